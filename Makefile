@@ -1,0 +1,86 @@
+# specl - build, test and benchmark. `make help` lists the targets.
+
+CC      ?= cc
+WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 $(WARN)
+ifdef SANITIZE
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+LLVM    ?= /usr/lib/llvm-14
+B        = build
+
+LIB_SRC  = $(filter-out gen/main.c,$(wildcard gen/*.c))
+LIB_OBJ  = $(LIB_SRC:gen/%.c=$(B)/obj/%.o) $(B)/obj/templates.o
+TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl bench/ceilings.cl
+TEST_SRC = $(wildcard tests/*.c)
+LIBS     = -lyaml -lOpenCL -lm
+
+.PHONY: all deps run test test-full golden-update valgrind fuzz bench clean help
+all: $(B)/specl
+
+help:
+	@echo "make            build $(B)/specl"
+	@echo "make run        generate specs/seeds.yaml, run, verify and time on the default OpenCL device"
+	@echo "make test       the test suite (CUnit; PoCL when no other device)"
+	@echo "make test-full  the test suite with the wide sweep"
+	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
+	@echo "make golden-update  refresh tests/golden from the current generator"
+	@echo "make valgrind   spec reader and generator under valgrind"
+	@echo "make fuzz       fuzz the spec reader (clang libFuzzer) for FUZZ_SECONDS"
+	@echo "make SANITIZE=address,undefined test"
+
+deps:
+	@sh tools/deps.sh
+
+$(B)/obj $(B)/tests:
+	@mkdir -p $@
+
+$(B)/embed: tools/embed.c | $(B)/obj
+	$(CC) -std=c11 -O1 $(WARN) -o $@ $<
+
+$(B)/templates.c: $(B)/embed $(TEMPLATES)
+	$(B)/embed $@ $(TEMPLATES)
+
+$(B)/obj/templates.o: $(B)/templates.c | $(B)/obj
+	$(CC) $(CFLAGS) -Igen -Wno-overlength-strings -c -o $@ $<
+
+$(B)/obj/%.o: gen/%.c $(wildcard gen/*.h) | $(B)/obj
+	$(CC) $(CFLAGS) -Igen -c -o $@ $<
+
+$(B)/libspecl.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/specl: $(B)/obj/main.o $(B)/libspecl.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lclblast
+
+run: deps $(B)/specl
+	$(B)/specl gen specs/seeds.yaml -o out
+	$(B)/specl bench specs/seeds.yaml --rows 128 --quick
+
+bench: deps $(B)/specl
+	sh bench/run.sh cpu
+
+clean:
+	rm -rf $(B) out
+
+# ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
+TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
+TEST_LIBS   = $(LIBS) -lclblast -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
+TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c,$(TEST_SRC)))
+
+-include tests/tests.mk
+
+$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h gen/*.h) $(TEST_STUB_HEADERS) | $(B)/tests
+	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+$(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+test: deps $(B)/specl $(B)/specl_tests
+	$(B)/specl_tests
+
+test-full: deps $(B)/specl $(B)/specl_tests
+	$(B)/specl_tests --full

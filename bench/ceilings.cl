@@ -1,0 +1,29 @@
+/* ceilings.cl - what the device can do at best: the floor of every
+ * benchmark is counted against these two measurements. */
+
+/* Copies n4 float4 values, one per work-item: bytes moved = 2 * 16 * n4. */
+__kernel void copy4(__global const float4 *src, __global float4 *dst,
+                    int n4)
+{
+    int i = get_global_id(0);
+    if (i < n4) {
+        dst[i] = src[i];
+    }
+}
+
+/* 8 independent float4 multiply-add chains, ITERS rounds: 2 * 4 * 8 * ITERS
+ * flops per work-item. The sum is stored so nothing is optimised away. */
+#define FMA_ITERS 512
+__kernel void fma_peak(__global float *out, float a, float b)
+{
+    float4 v0 = (float4)(get_global_id(0)), v1 = v0 + 1.0f, v2 = v0 + 2.0f,
+           v3 = v0 + 3.0f, v4 = v0 + 4.0f, v5 = v0 + 5.0f, v6 = v0 + 6.0f,
+           v7 = v0 + 7.0f;
+    for (int i = 0; i < FMA_ITERS; i++) {
+        v0 = mad(v0, a, b); v1 = mad(v1, a, b); v2 = mad(v2, a, b);
+        v3 = mad(v3, a, b); v4 = mad(v4, a, b); v5 = mad(v5, a, b);
+        v6 = mad(v6, a, b); v7 = mad(v7, a, b);
+    }
+    float4 s = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
+    out[get_global_id(0)] = s.x + s.y + s.z + s.w;
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# run.sh - the benchmark table: every case of design.md's list, at its rows,
+# on one device. usage: bench/run.sh [gpu|cpu] [extra `specl bench` options]
+# gpu: the full-size cases (an H100-class device); cpu: sizes a 2-core PoCL
+# device finishes in minutes. Output: one table per case on stdout.
+set -e
+here=$(dirname "$0")
+specl=${SPECL:-build/specl}
+size=${1:-cpu}
+[ $# -gt 0 ] && shift
+lora=$here/specs/lora.yaml
+rows=$here/specs/rows.yaml
+case "$size" in
+gpu)
+    "$specl" bench "$lora" --kernel llama_q --rows 4096 "$@"
+    "$specl" bench "$lora" --kernel llama_up --rows 4096 "$@"
+    "$specl" bench "$lora" --kernel llama_q_delta --rows 4096 "$@"
+    "$specl" bench "$lora" --kernel llama_q --rows 8 "$@"
+    "$specl" bench specs/seeds.yaml --rows 128 "$@"
+    "$specl" bench "$rows" --kernel rmsnorm_4096 --rows 4096 "$@"
+    "$specl" bench "$rows" --kernel layernorm_4096 --rows 4096 "$@"
+    "$specl" bench "$rows" --kernel softmax_1024 --rows 32768 "$@"
+    "$specl" bench "$rows" --kernel softmax_32000 --rows 512 "$@"
+    "$specl" bench specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
+    ;;
+cpu)
+    "$specl" bench "$lora" --kernel llama_q --rows 512 --reps 5 "$@"
+    "$specl" bench "$lora" --kernel llama_q_delta --rows 512 --reps 5 "$@"
+    "$specl" bench "$lora" --kernel llama_q --rows 8 --reps 10 "$@"
+    "$specl" bench specs/seeds.yaml --rows 128 --reps 10 "$@"
+    "$specl" bench "$rows" --kernel rmsnorm_4096 --rows 4096 --reps 10 "$@"
+    "$specl" bench "$rows" --kernel layernorm_4096 --rows 4096 --reps 10 "$@"
+    "$specl" bench "$rows" --kernel softmax_1024 --rows 4096 --reps 10 "$@"
+    "$specl" bench "$rows" --kernel softmax_32000 --rows 128 --reps 10 "$@"
+    ;;
+*)
+    echo "usage: bench/run.sh [gpu|cpu] [specl bench options]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,25 @@
+/* diag.c - diagnostics printed like a compiler's. */
+#include "diag.h"
+
+#include <stdarg.h>
+
+void diag_error(struct diags *d, const char *file, struct mark at,
+                const char *fmt, ...)
+{
+    d->count++;
+    if (d->out == NULL) {
+        return;
+    }
+    if (file != NULL && at.line > 0) {
+        fprintf(d->out, "%s:%d:%d: error: ", file, at.line, at.col);
+    } else if (file != NULL) {
+        fprintf(d->out, "%s: error: ", file);
+    } else {
+        fprintf(d->out, "specl: error: ");
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(d->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', d->out);
+}

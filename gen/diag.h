@@ -1,0 +1,27 @@
+/* diag.h - diagnostics: errors collected with file, line and column. */
+#ifndef SPECL_DIAG_H
+#define SPECL_DIAG_H
+
+#include <stdio.h>
+
+/* A position in a source file; line and column count from 1 (0: unknown). */
+struct mark {
+    int line;
+    int col;
+};
+
+/* Collects errors; printed as `file:line:col: error: message` in order. */
+struct diags {
+    int count;          /* errors reported so far */
+    FILE *out;          /* where messages go; NULL to stay silent */
+};
+
+/* Reports one error at FILE:AT and counts it. FILE may be NULL (no position). */
+void diag_error(struct diags *d, const char *file, struct mark at,
+                const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,41 @@
+/* emit.h - turns a validated kernel spec into its .cl, .h and .c text. */
+#ifndef SPECL_EMIT_H
+#define SPECL_EMIT_H
+
+#include "buf.h"
+#include "op.h"
+
+#define SPECL_VERSION "0.1.0"
+
+/* The three emitted files of one kernel, in memory. */
+struct emitted {
+    char name[SPECL_NAME_MAX];
+    struct buf cl; /* NAME.cl */
+    struct buf h;  /* NAME.h */
+    struct buf c;  /* NAME.c */
+};
+
+void emitted_free(struct emitted *e);
+
+/* Renders the kernel source of KS (header comment, #define prelude and
+ * template) into OUT; PLAN must be KS's plan. Returns 0, or -1 with a
+ * message in ERR (an internal template problem). */
+int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
+            struct buf *out, char *err, size_t errsize);
+
+/* Plans and renders all three files of KS into E (initialised here).
+ * Returns 0, or -1 with a message in ERR. */
+int emit_kernel(const struct kernel_spec *ks, struct emitted *e, char *err,
+                size_t errsize);
+
+/* Writes E's files into DIR (created if missing), each through a temporary
+ * file renamed into place, so that no file is ever half-written. Returns
+ * 0, or -1 with a message in ERR. */
+int emit_write(const char *dir, const struct emitted *e, char *err,
+               size_t errsize);
+
+/* Writes TEXT to PATH atomically (temporary file, then rename). */
+int write_file_atomic(const char *path, const char *text, size_t len,
+                      char *err, size_t errsize);
+
+#endif

@@ -1,0 +1,209 @@
+/* main.c - the specl command line: gen, check, list, bench. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "runtime.h"
+#include "spec.h"
+
+#define EXIT_INVALID 1 /* a spec or an environment problem */
+#define EXIT_USAGE 2   /* the command line itself */
+
+int specl_bench_main(int argc, char **argv);
+
+static void usage(FILE *f)
+{
+    fputs("usage: specl gen SPEC.yaml... [-o DIR]   emit kernels (default "
+          "DIR: out)\n"
+          "       specl check SPEC.yaml...          validate only\n"
+          "       specl list                        ops, fields and knobs\n"
+          "       specl bench SPEC.yaml... [--device N|P:D] [--rows M] "
+          "[--kernel NAME]\n"
+          "                   [--reps N] [--quick] [--no-naive] "
+          "[--csv|--json]\n"
+          "       specl devices                     list OpenCL devices\n"
+          "       specl --help | --version\n"
+          "\n"
+          "Reads YAML op specs and emits, per kernel NAME, NAME.cl (OpenCL "
+          "C),\nNAME.h and NAME.c (host stub). Exit status: 0 success, 1 "
+          "invalid\ninput, 2 usage error.\n",
+          f);
+}
+
+/* Reads every spec file named in ARGV (skipping options consumed by the
+ * caller, marked NULL); returns the number of errors. */
+static int read_specs(struct spec_set *set, int argc, char **argv,
+                      int *n_files)
+{
+    struct diags d = {0, stderr};
+    *n_files = 0;
+    for (int i = 0; i < argc; i++) {
+        if (argv[i] != NULL) {
+            spec_read_file(set, argv[i], &d);
+            (*n_files)++;
+        }
+    }
+    return d.count;
+}
+
+static int cmd_check_or_gen(int argc, char **argv, int write)
+{
+    const char *dir = "out";
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0) {
+            if (i + 1 >= argc) {
+                fputs("specl: error: -o needs a directory\n", stderr);
+                return EXIT_USAGE;
+            }
+            dir = argv[i + 1];
+            argv[i] = argv[i + 1] = NULL;
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "specl: error: unknown option '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        }
+    }
+    if (!write && dir != NULL && strcmp(dir, "out") != 0) {
+        fputs("specl: error: check writes nothing; -o is for gen\n", stderr);
+        return EXIT_USAGE;
+    }
+    struct spec_set set;
+    spec_set_init(&set);
+    int n_files;
+    int errors = read_specs(&set, argc, argv, &n_files);
+    if (n_files == 0) {
+        fputs("specl: error: no spec files given\n", stderr);
+        spec_set_free(&set);
+        return EXIT_USAGE;
+    }
+    if (errors) {
+        fprintf(stderr, "specl: %d error%s; nothing written\n", errors,
+                errors == 1 ? "" : "s");
+        spec_set_free(&set);
+        return EXIT_INVALID;
+    }
+    /* Render everything before writing anything. */
+    struct emitted *out = calloc((size_t)set.n_kernel + 1, sizeof *out);
+    int rc = 0;
+    char err[512];
+    for (int i = 0; i < set.n_kernel && rc == 0 && out != NULL; i++) {
+        if (emit_kernel(&set.kernel[i], &out[i], err, sizeof err) < 0) {
+            fprintf(stderr, "%s:%d:%d: error: %s: %s\n", set.kernel[i].file,
+                    set.kernel[i].mark.line, set.kernel[i].mark.col,
+                    set.kernel[i].name, err);
+            rc = EXIT_INVALID;
+        }
+    }
+    if (out == NULL) {
+        fputs("specl: out of memory\n", stderr);
+        rc = EXIT_INVALID;
+    }
+    for (int i = 0; i < set.n_kernel && rc == 0 && write; i++) {
+        if (emit_write(dir, &out[i], err, sizeof err) < 0) {
+            fprintf(stderr, "specl: error: %s\n", err);
+            rc = EXIT_INVALID;
+        }
+    }
+    if (rc == 0) {
+        printf("%s %d kernel%s%s%s\n", write ? "wrote" : "checked",
+               set.n_kernel, set.n_kernel == 1 ? "" : "s",
+               write ? " to " : "", write ? dir : "");
+    }
+    for (int i = 0; out != NULL && i < set.n_kernel; i++) {
+        emitted_free(&out[i]);
+    }
+    free(out);
+    spec_set_free(&set);
+    return rc;
+}
+
+static void list_params(const struct param_def *defs, int n, const char *what)
+{
+    char def[64], lo[32], hi[32];
+    for (int i = 0; i < n; i++) {
+        const struct param_def *p = &defs[i];
+        printf("    %-5s %-14s ", what, p->key);
+        switch (p->kind) {
+        case VALUE_INT:
+        case VALUE_FLOAT:
+            param_format(p, p->min, lo, sizeof lo);
+            param_format(p, p->max, hi, sizeof hi);
+            printf("%-6s [%s, %s]", p->kind == VALUE_INT ? "int" : "float",
+                   lo, hi);
+            break;
+        case VALUE_BOOL:
+            printf("bool  ");
+            break;
+        case VALUE_CHOICE:
+            printf("one of");
+            for (int c = 0; p->choices[c] != NULL; c++) {
+                printf("%s%s", c ? "|" : " ", p->choices[c]);
+            }
+            break;
+        }
+        if (p->required) {
+            printf(", required");
+        } else {
+            param_format(p, p->def, def, sizeof def);
+            printf(", default %s", def);
+        }
+        printf("\n          %s\n", p->help);
+    }
+}
+
+static int cmd_list(void)
+{
+    printf("Every kernel has: name (C identifier), op, dtype (f32|f16|bf16, "
+           "default f32),\ntile (a mapping of the op's knobs, or auto). "
+           "Knob defaults marked\n'shape' are chosen from the kernel's "
+           "sizes when omitted.\n\n");
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        const struct op_def *op = op_registry[i];
+        printf("%s: %s\n", op->name, op->summary);
+        list_params(op->fields, op->n_fields, "field");
+        list_params(op->knobs, op->n_knobs, "knob");
+        printf("\n");
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("specl %s\n", SPECL_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "gen") == 0) {
+        return cmd_check_or_gen(argc - 2, argv + 2, 1);
+    }
+    if (strcmp(cmd, "check") == 0) {
+        return cmd_check_or_gen(argc - 2, argv + 2, 0);
+    }
+    if (strcmp(cmd, "list") == 0) {
+        if (argc != 2) {
+            fputs("specl: error: list takes no arguments\n", stderr);
+            return EXIT_USAGE;
+        }
+        return cmd_list();
+    }
+    if (strcmp(cmd, "devices") == 0) {
+        return rt_list_devices(stdout) == 0 ? 0 : EXIT_INVALID;
+    }
+    if (strcmp(cmd, "bench") == 0) {
+        return specl_bench_main(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "specl: error: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,176 @@
+/* op.h - what an op family provides: its keys, checks and launch plan. */
+#ifndef SPECL_OP_H
+#define SPECL_OP_H
+
+#include <stddef.h>
+
+#include "diag.h"
+
+enum value_kind {
+    VALUE_INT,    /* a whole number within [min, max] */
+    VALUE_FLOAT,  /* a real number within [min, max] */
+    VALUE_BOOL,   /* true or false */
+    VALUE_CHOICE  /* one of `choices`; stored as its index */
+};
+
+/* One key an op accepts: a field of the kernel, or a knob under `tile:`. */
+struct param_def {
+    const char *key;
+    enum value_kind kind;
+    int required;               /* must be given (fields only) */
+    double def;                 /* default; bools 0/1, choices an index */
+    double min, max;            /* inclusive bounds for ints and floats */
+    const char *const *choices; /* VALUE_CHOICE: NULL-terminated names */
+    const char *help;           /* one line for `specl list` */
+};
+
+#define SPECL_MAX_PARAMS 16
+#define SPECL_NAME_MAX 64
+
+/* A parameter as read from a spec, or its default. */
+struct param_value {
+    int set;          /* given in the spec */
+    double num;       /* int, float, bool (0/1), or choice index */
+    struct mark mark; /* of the value; of the kernel when not set */
+};
+
+enum dtype { DTYPE_F32, DTYPE_F16, DTYPE_BF16 };
+
+struct op_def;
+
+/* One kernel of a spec file, after reading and defaulting. */
+struct kernel_spec {
+    const char *file;                         /* spec path, for messages */
+    char name[SPECL_NAME_MAX];                /* C identifier */
+    struct mark mark;                         /* the kernel's mapping */
+    const struct op_def *op;
+    enum dtype dtype;
+    int tile_auto;                            /* `tile: auto` */
+    struct param_value field[SPECL_MAX_PARAMS]; /* as op->fields */
+    struct param_value knob[SPECL_MAX_PARAMS];  /* as op->knobs */
+};
+
+/* A `#define NAME VALUE` line with a short comment saying what it is. */
+struct define {
+    char name[32];
+    char value[48];
+    char comment[64];
+};
+
+/* One clEnqueueNDRangeKernel of the emitted stub. Global size in dimension
+ * d is groups[d] * local[d]; a groups[d] of 0 means
+ * ceil(rows / rows_per_group) groups. */
+struct launch {
+    const char *kernel;       /* __kernel function name in the .cl */
+    int dims;                 /* 1 or 2 */
+    size_t local[2];
+    size_t groups[2];
+    size_t rows_per_group;
+    const char *args[8];      /* NULL-terminated: "rows", a buffer name of
+                                 op->buffers, or "scratch" */
+};
+
+#define SPECL_MAX_LAUNCHES 3
+#define SPECL_MAX_PATHS 3
+
+/* A sequence of launches used while rows <= max_rows (0: any rows).
+ * Paths are tried in order; the last must have max_rows 0. */
+struct path {
+    long max_rows;
+    const char *why;          /* shown in the emitted stub's comment */
+    int n_launch;
+    struct launch launch[SPECL_MAX_LAUNCHES];
+};
+
+/* A buffer of the host API: per_row * rows + fixed elements of the
+ * storage dtype. */
+struct plan_buffer {
+    const char *name;
+    long per_row;
+    long fixed;
+    int optional;             /* may be NULL (unused by this spec) */
+};
+
+#define SPECL_MAX_DEFINES 48
+#define SPECL_MAX_BUFFERS 6
+
+/* Everything the emitter needs to know about one kernel. */
+struct plan {
+    int n_define;             /* the .cl prelude */
+    struct define define[SPECL_MAX_DEFINES];
+    int n_constant;           /* the public #defines of NAME.h */
+    struct define constant[SPECL_MAX_DEFINES];
+    int n_buffer;             /* in host API order */
+    struct plan_buffer buffer[SPECL_MAX_BUFFERS];
+    long scratch_per_row;     /* floats of scratch per row; 0: none */
+    int n_path;
+    struct path path[SPECL_MAX_PATHS];
+};
+
+/* An op family. Adding an op: one gen/op_X.c defining one of these, and one
+ * row in op_registry (ops.c). */
+struct op_def {
+    const char *name;          /* the spec's `op:` */
+    const char *summary;
+    const char *template_file; /* kernel template under templates/ */
+    const struct param_def *fields;
+    int n_fields;
+    const struct param_def *knobs;
+    int n_knobs;
+    /* Optional: picks shape-aware values for knobs the spec left unset
+     * (their `set` is 0); knobs that were set must be left alone. */
+    void (*defaults)(struct kernel_spec *ks);
+    /* Checks across keys (rank <= in_features, tile consistency...);
+     * reports each problem through d at the offending value's mark. */
+    void (*validate)(const struct kernel_spec *ks, struct diags *d);
+    /* Fills p for a spec that validated. */
+    void (*plan)(const struct kernel_spec *ks, struct plan *p);
+};
+
+/* NULL-terminated table of every op. */
+extern const struct op_def *const op_registry[];
+
+/* The op named NAME, or NULL. */
+const struct op_def *op_find(const char *name);
+
+/* Index of KEY in the op's fields or knobs; -1 if absent. */
+int op_field_index(const struct op_def *op, const char *key);
+int op_knob_index(const struct op_def *op, const char *key);
+
+/* A field's or knob's value by key; the key must exist (checked). */
+double spec_field(const struct kernel_spec *ks, const char *key);
+double spec_knob(const struct kernel_spec *ks, const char *key);
+struct mark spec_field_mark(const struct kernel_spec *ks, const char *key);
+struct mark spec_knob_mark(const struct kernel_spec *ks, const char *key);
+
+/* Helpers for plans. */
+void plan_define(struct plan *p, const char *name, const char *comment,
+                 const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void plan_constant(struct plan *p, const char *name, const char *comment,
+                   const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
+                 int optional);
+/* Appends a define for the storage dtype (DTYPE_F32=1, ...). */
+void plan_dtype(struct plan *p, enum dtype dt);
+
+/* Bytes of one element of dtype DT in memory. */
+size_t dtype_size(enum dtype dt);
+const char *dtype_name(enum dtype dt);
+
+/* Formats a parameter's value as a spec would write it ("4096", "2.5",
+ * "true", "prepass"). */
+void param_format(const struct param_def *def, double num, char *buf,
+                  size_t size);
+
+/* Formats F as a float literal that reads back exactly ("2.0f", "1e-05f"). */
+void format_float(char *buf, size_t size, double f);
+
+#endif

@@ -1,0 +1,595 @@
+/* op_lora.c - lora_forward: Y (+)= X*W + scale*(X*A)*B, tiled for any M. */
+#include "op.h"
+
+#include <float.h>
+#include <stdio.h>
+
+#define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
+#define THREADS_MAX 1024L /* work-items per work-group */
+
+static const char *const xa_choices[] = {"prepass", "inline", NULL};
+enum { XA_PREPASS, XA_INLINE };
+
+static const struct param_def lora_fields[] = {
+    {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
+     "K: columns of X, rows of W and A"},
+    {"out_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
+     "N: columns of W, B and Y"},
+    {"rank", VALUE_INT, 1, 0, 1, 16777216, NULL,
+     "r: columns of A, rows of B; at most min(K, N)"},
+    {"alpha", VALUE_FLOAT, 0, 0, -FLT_MAX, FLT_MAX, NULL,
+     "LoRA alpha: scale = alpha / rank (as in PEFT)"},
+    {"scale", VALUE_FLOAT, 0, 1, -FLT_MAX, FLT_MAX, NULL,
+     "factor of (X*A)*B; default 1, or alpha / rank"},
+    {"base", VALUE_BOOL, 0, 1, 0, 1, NULL,
+     "include X*W; false: Y is the adapter term alone (no W)"},
+    {"accumulate", VALUE_BOOL, 0, 0, 0, 1, NULL,
+     "add into Y instead of overwriting it"},
+};
+
+static const struct param_def lora_knobs[] = {
+    {"m", VALUE_INT, 0, 128, 1, 1024, NULL, "rows of Y per work-group"},
+    {"n", VALUE_INT, 0, 128, 1, 1024, NULL, "columns of Y per work-group"},
+    {"k", VALUE_INT, 0, 8, 1, 256, NULL,
+     "K elements staged through local memory per step"},
+    {"wm", VALUE_INT, 0, 8, 1, 16, NULL, "rows of Y per work-item"},
+    {"wn", VALUE_INT, 0, 8, 1, 16, NULL, "columns of Y per work-item"},
+    {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
+     "elements per global load and store: 1, 2 or 4"},
+    {"pad", VALUE_INT, 0, 4, 0, 16, NULL,
+     "floats of padding per local-memory row (bank conflicts)"},
+    {"xa", VALUE_CHOICE, 0, XA_PREPASS, 0, 0, xa_choices,
+     "X*A: prepass (lora_xa into scratch) or inline (in lora_main)"},
+    {"decode_rows", VALUE_INT, 0, 16, 0, 64, NULL,
+     "rows at or below which lora_decode runs; 0: never"},
+    {"decode_n", VALUE_INT, 0, 8, 1, 1024, NULL,
+     "lora_decode: work-items along N, vec columns each"},
+    {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
+     "lora_decode: work-items splitting the reduction"},
+    {"xa_m", VALUE_INT, 0, 32, 1, 1024, NULL,
+     "lora_xa: rows of X per work-group"},
+    {"xa_k", VALUE_INT, 0, 8, 1, 1024, NULL,
+     "lora_xa: work-items splitting K"},
+};
+
+/* Every value of a lora_forward spec, as numbers. */
+struct lora {
+    long K, N, R;
+    int base, accumulate;
+    long m, n, k, wm, wn, vec, pad;
+    int xa;
+    long decode_rows, decode_n, decode_k, xa_m, xa_k;
+};
+
+static void lora_read(const struct kernel_spec *ks, struct lora *c)
+{
+    c->K = (long)spec_field(ks, "in_features");
+    c->N = (long)spec_field(ks, "out_features");
+    c->R = (long)spec_field(ks, "rank");
+    c->base = spec_field(ks, "base") != 0;
+    c->accumulate = spec_field(ks, "accumulate") != 0;
+    c->m = (long)spec_knob(ks, "m");
+    c->n = (long)spec_knob(ks, "n");
+    c->k = (long)spec_knob(ks, "k");
+    c->wm = (long)spec_knob(ks, "wm");
+    c->wn = (long)spec_knob(ks, "wn");
+    c->vec = (long)spec_knob(ks, "vec");
+    c->pad = (long)spec_knob(ks, "pad");
+    c->xa = (int)spec_knob(ks, "xa");
+    c->decode_rows = (long)spec_knob(ks, "decode_rows");
+    c->decode_n = (long)spec_knob(ks, "decode_n");
+    c->decode_k = (long)spec_knob(ks, "decode_k");
+    c->xa_m = (long)spec_knob(ks, "xa_m");
+    c->xa_k = (long)spec_knob(ks, "xa_k");
+}
+
+static long ceil_div(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+static long pow2_ceil(long v)
+{
+    long p = 1;
+    while (p < v) {
+        p *= 2;
+    }
+    return p;
+}
+
+static long gcd(long a, long b)
+{
+    while (b != 0) {
+        long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The multiple of STEP nearest below TARGET, but at least STEP. */
+static long round_to(long target, long step)
+{
+    long r = target / step * step;
+    return r < step ? step : r;
+}
+
+/* The largest of 8, 4, 2, 1 that is <= TARGET and divides TILE. */
+static long pick_work(long tile, long target)
+{
+    long w = 8;
+    while (w > 1 && (w > target || tile % w != 0)) {
+        w /= 2;
+    }
+    return w;
+}
+
+static long min_l(long a, long b)
+{
+    return a < b ? a : b;
+}
+
+/* The template's derived sizes (lora_forward.cl, "Derived sizes"). */
+static long rank_step(const struct lora *c)
+{
+    return min_l(c->R, c->k);
+}
+
+static long main_threads(const struct lora *c)
+{
+    return (c->m / c->wm) * (c->n / c->wn);
+}
+
+/* Local memory of lora_main without and with inline X*A, in bytes. */
+static long main_local(const struct lora *c, int xa)
+{
+    long lda = c->m + c->pad, ldb = c->n + c->pad;
+    long rk = rank_step(c);
+    long as = (c->base || xa == XA_INLINE) ? 2 * c->k * lda : rk * lda;
+    long bs = c->base ? 2 * c->k * ldb : rk * ldb;
+    long floats = as + bs;
+    if (xa == XA_INLINE) {
+        long rank_ceil = ceil_div(c->R, rk) * rk;
+        long tn = c->n / c->wn;
+        long al_w = ceil_div(rank_ceil, tn) * tn;
+        floats += 2 * c->k * al_w + rank_ceil * lda;
+    }
+    return 4 * floats;
+}
+
+static long xa_local(const struct lora *c)
+{
+    return 4 * c->xa_m * c->R * (c->xa_k + 1);
+}
+
+static long decode_local(const struct lora *c)
+{
+    long per_row = c->decode_k * c->decode_n * c->vec;
+    long fit = 4096 / per_row;
+    long red_rows = fit < 1 ? 1 : fit > c->decode_rows ? c->decode_rows : fit;
+    return 4 * red_rows * per_row;
+}
+
+/* lora_xa runs when X*A is a prepass or lora_decode needs T. */
+static int uses_xa(const struct lora *c)
+{
+    return c->xa == XA_PREPASS || c->decode_rows > 0;
+}
+
+static int knob_set(const struct kernel_spec *ks, const char *key)
+{
+    return ks->knob[op_knob_index(ks->op, key)].set;
+}
+
+static int field_set(const struct kernel_spec *ks, const char *key)
+{
+    return ks->field[op_field_index(ks->op, key)].set;
+}
+
+/* Sets knob KEY to V unless the spec gave it. */
+static void default_knob(struct kernel_spec *ks, const char *key, long v)
+{
+    struct param_value *pv = &ks->knob[op_knob_index(ks->op, key)];
+    if (!pv->set) {
+        pv->num = (double)v;
+    }
+}
+
+/* Shape-aware values for the knobs a spec left out, in dependency order:
+ * each choice respects the ones (given or chosen) before it. */
+static void lora_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+
+    /* Widest global vector that divides K, N and any given tile. */
+    long vec = 4;
+    while (vec > 1 && (c.K % vec != 0 || c.N % vec != 0 ||
+                       (knob_set(ks, "n") && c.n % vec != 0) ||
+                       (knob_set(ks, "k") && c.k % vec != 0))) {
+        vec /= 2;
+    }
+    default_knob(ks, "vec", vec);
+    lora_read(ks, &c);
+
+    /* 128 x 128 x 8 with 8 x 8 per work-item for large N (the GPU SGEMM
+     * shape), 64 x 64 with 4 x 4 below, and no wider than N needs. */
+    long tn = c.N >= 2048 ? 128 : c.N >= 64 ? 64 : pow2_ceil(c.N);
+    long step_n = knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
+    default_knob(ks, "n", round_to(tn, step_n));
+    lora_read(ks, &c);
+    long tm = c.n >= 128 ? 128 : 64;
+    default_knob(ks, "m", knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
+    lora_read(ks, &c);
+    default_knob(ks, "wn",
+                 pick_work(c.n, c.n >= 128 ? 8 : c.n >= 16 ? 4 : c.n / 4));
+    default_knob(ks, "wm", pick_work(c.m, c.m >= 128 ? 8 : 4));
+    lora_read(ks, &c);
+    long tk = c.K < 8 ? pow2_ceil(c.K) : 8;
+    default_knob(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
+    lora_read(ks, &c);
+
+    /* Padding keeps float4 alignment; dropped if it alone overflows. */
+    default_knob(ks, "pad", 4);
+    lora_read(ks, &c);
+    if (main_local(&c, XA_PREPASS) > LOCAL_MAX) {
+        default_knob(ks, "pad", 0);
+        lora_read(ks, &c);
+    }
+
+    /* Inline X*A recomputes T in every column block of Y: free with one
+     * block, worth a launch and the scratch buffer for small layers. */
+    int one_block = ceil_div(c.N, c.n) == 1;
+    int small = c.base && c.K * c.N <= (1L << 20);
+    int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
+    default_knob(ks, "xa", (one_block || small) && fits ? XA_INLINE
+                                                        : XA_PREPASS);
+
+    default_knob(ks, "decode_rows", 16);
+    /* 8 x 32 work-items, 4 columns each: many work-groups and many loads
+     * in flight, for streaming W at memory speed. */
+    default_knob(ks, "decode_n",
+                 min_l(8, pow2_ceil(ceil_div(c.N, c.vec))));
+    default_knob(ks, "decode_k",
+                 min_l(32, pow2_ceil(c.base ? c.K : c.R)));
+
+    default_knob(ks, "xa_k", min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
+    lora_read(ks, &c);
+    if (!knob_set(ks, "xa_m")) {
+        long xm = 32;
+        while (xm > 1 && 4 * xm * c.R * (c.xa_k + 1) > LOCAL_MAX) {
+            xm /= 2;
+        }
+        default_knob(ks, "xa_m", xm);
+        lora_read(ks, &c);
+    }
+    if (!knob_set(ks, "xa_k")) {
+        long xk = c.xa_k;
+        while (xk > 1 && 4 * c.xa_m * c.R * (xk + 1) > LOCAL_MAX) {
+            xk /= 2;
+        }
+        default_knob(ks, "xa_k", xk);
+    }
+}
+
+/* The mark of the first of KEYS the spec gave, else of the first key (the
+ * kernel's own mark when unset). */
+static struct mark blame(const struct kernel_spec *ks, const char *k1,
+                         const char *k2)
+{
+    if (!knob_set(ks, k1) && k2 != NULL && knob_set(ks, k2)) {
+        return spec_knob_mark(ks, k2);
+    }
+    return spec_knob_mark(ks, k1);
+}
+
+static void check_shape(const struct kernel_spec *ks, const struct lora *c,
+                        struct diags *d)
+{
+    const char *file = ks->file;
+    if (c->R > c->K) {
+        diag_error(d, file, spec_field_mark(ks, "rank"),
+                   "rank must be <= in_features (got %ld > %ld)", c->R,
+                   c->K);
+    } else if (c->R > c->N) {
+        diag_error(d, file, spec_field_mark(ks, "rank"),
+                   "rank must be <= out_features (got %ld > %ld)", c->R,
+                   c->N);
+    }
+    if (field_set(ks, "alpha") && field_set(ks, "scale")) {
+        diag_error(d, file, spec_field_mark(ks, "scale"),
+                   "give alpha or scale, not both (scale = alpha / rank)");
+    }
+}
+
+/* Divisibility and size checks of the main tiles; returns 0 if a check
+ * failed that the later checks depend on. */
+static int check_tiles(const struct kernel_spec *ks, const struct lora *c,
+                       struct diags *d)
+{
+    const char *file = ks->file;
+    int ok = 1;
+    if (c->vec != 1 && c->vec != 2 && c->vec != 4) {
+        diag_error(d, file, spec_knob_mark(ks, "vec"),
+                   "vec must be 1, 2 or 4 (got %ld)", c->vec);
+        return 0;
+    }
+    if (c->K % c->vec != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "vec"),
+                   "vec (%ld) must divide in_features (%ld)", c->vec, c->K);
+        ok = 0;
+    } else if (c->N % c->vec != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "vec"),
+                   "vec (%ld) must divide out_features (%ld)", c->vec, c->N);
+        ok = 0;
+    }
+    if (c->m % c->wm != 0) {
+        diag_error(d, file, blame(ks, "wm", "m"),
+                   "tile m (%ld) must be a multiple of wm (%ld)", c->m,
+                   c->wm);
+        ok = 0;
+    }
+    if (c->n % c->wn != 0) {
+        diag_error(d, file, blame(ks, "wn", "n"),
+                   "tile n (%ld) must be a multiple of wn (%ld)", c->n,
+                   c->wn);
+        ok = 0;
+    }
+    if (c->n % c->vec != 0) {
+        diag_error(d, file, blame(ks, "n", "vec"),
+                   "tile n (%ld) must be a multiple of vec (%ld)", c->n,
+                   c->vec);
+        ok = 0;
+    }
+    if (c->k % c->vec != 0) {
+        diag_error(d, file, blame(ks, "k", "vec"),
+                   "tile k (%ld) must be a multiple of vec (%ld)", c->k,
+                   c->vec);
+        ok = 0;
+    }
+    if (c->n > pow2_ceil(c->N)) {
+        diag_error(d, file, spec_knob_mark(ks, "n"),
+                   "tile n (%ld) exceeds out_features (%ld); use at most %ld",
+                   c->n, c->N, pow2_ceil(c->N));
+        ok = 0;
+    }
+    if (c->k > pow2_ceil(c->K)) {
+        diag_error(d, file, spec_knob_mark(ks, "k"),
+                   "tile k (%ld) exceeds in_features (%ld); use at most %ld",
+                   c->k, c->K, pow2_ceil(c->K));
+        ok = 0;
+    }
+    return ok;
+}
+
+/* Work-group sizes and local memory of each kernel the plan launches. */
+static void check_limits(const struct kernel_spec *ks, const struct lora *c,
+                         struct diags *d)
+{
+    const char *file = ks->file;
+    long threads = main_threads(c);
+    if (threads > THREADS_MAX) {
+        diag_error(d, file, blame(ks, "m", "n"),
+                   "lora_main work-group of %ld work-items (tile m %ld / wm "
+                   "%ld x tile n %ld / wn %ld) exceeds %ld",
+                   threads, c->m, c->wm, c->n, c->wn, THREADS_MAX);
+    }
+    long bytes = main_local(c, XA_PREPASS);
+    if (bytes > LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "k", "m"),
+                   "lora_main needs %ld bytes of local memory (tiles m %ld, "
+                   "n %ld, k %ld, pad %ld), more than %ld",
+                   bytes, c->m, c->n, c->k, c->pad, LOCAL_MAX);
+    } else if (c->xa == XA_INLINE &&
+               (bytes = main_local(c, XA_INLINE)) > LOCAL_MAX) {
+        diag_error(d, file, spec_knob_mark(ks, "xa"),
+                   "xa: inline needs %ld bytes of local memory in lora_main "
+                   "(rank %ld), more than %ld; use xa: prepass",
+                   bytes, c->R, LOCAL_MAX);
+    }
+    if (c->decode_rows > 0) {
+        if (c->decode_n * c->decode_k > THREADS_MAX) {
+            diag_error(d, file, blame(ks, "decode_n", "decode_k"),
+                       "lora_decode work-group of %ld work-items (decode_n "
+                       "%ld x decode_k %ld) exceeds %ld",
+                       c->decode_n * c->decode_k, c->decode_n, c->decode_k,
+                       THREADS_MAX);
+        }
+        bytes = decode_local(c);
+        if (bytes > LOCAL_MAX) {
+            diag_error(d, file, blame(ks, "decode_n", "decode_k"),
+                       "lora_decode needs %ld bytes of local memory "
+                       "(decode_n %ld x decode_k %ld x vec %ld floats), more "
+                       "than %ld",
+                       bytes, c->decode_n, c->decode_k, c->vec, LOCAL_MAX);
+        }
+    }
+    if (uses_xa(c)) {
+        if (c->xa_m * c->xa_k > THREADS_MAX) {
+            diag_error(d, file, blame(ks, "xa_m", "xa_k"),
+                       "lora_xa work-group of %ld work-items (xa_m %ld x "
+                       "xa_k %ld) exceeds %ld",
+                       c->xa_m * c->xa_k, c->xa_m, c->xa_k, THREADS_MAX);
+        }
+        bytes = xa_local(c);
+        if (bytes > LOCAL_MAX) {
+            diag_error(d, file, blame(ks, "xa_m", "xa_k"),
+                       "lora_xa needs %ld bytes of local memory (xa_m %ld x "
+                       "rank %ld x (xa_k %ld + 1) floats), more than %ld",
+                       bytes, c->xa_m, c->R, c->xa_k, LOCAL_MAX);
+        }
+    }
+}
+
+static void lora_validate(const struct kernel_spec *ks, struct diags *d)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    check_shape(ks, &c, d);
+    if (check_tiles(ks, &c, d)) {
+        check_limits(ks, &c, d);
+    }
+}
+
+static double lora_scale(const struct kernel_spec *ks)
+{
+    if (field_set(ks, "alpha")) {
+        return spec_field(ks, "alpha") / spec_field(ks, "rank");
+    }
+    return field_set(ks, "scale") ? spec_field(ks, "scale") : 1.0;
+}
+
+static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
+                         struct plan *p)
+{
+    char scale[48];
+    format_float(scale, sizeof scale, lora_scale(ks));
+    plan_define(p, "IN_FEATURES", "K: columns of X, rows of W and A", "%ld",
+                c->K);
+    plan_define(p, "OUT_FEATURES", "N: columns of W, B and Y", "%ld", c->N);
+    plan_define(p, "RANK", "r: columns of A, rows of B", "%ld", c->R);
+    plan_define(p, "SCALE", "factor of (X*A)*B", "%s", scale);
+    plan_define(p, "HAS_BASE", "1: Y includes X*W", "%d", c->base);
+    plan_define(p, "ACCUMULATE", "1: Y += result", "%d", c->accumulate);
+    plan_define(p, "XA_INLINE", "1: lora_main computes X*A itself", "%d",
+                c->xa == XA_INLINE);
+    plan_define(p, "TILE_M", "rows of Y per work-group", "%ld", c->m);
+    plan_define(p, "TILE_N", "columns of Y per work-group", "%ld", c->n);
+    plan_define(p, "TILE_K", "K elements per local-memory stage", "%ld",
+                c->k);
+    plan_define(p, "WORK_M", "rows of Y per work-item", "%ld", c->wm);
+    plan_define(p, "WORK_N", "columns of Y per work-item", "%ld", c->wn);
+    plan_define(p, "VEC", "elements per global load or store", "%ld",
+                c->vec);
+    plan_define(p, "PAD", "floats appended to each local-memory row", "%ld",
+                c->pad);
+    plan_define(p, "XA_M", "lora_xa: rows per work-group", "%ld", c->xa_m);
+    plan_define(p, "XA_K", "lora_xa: work-items along K", "%ld", c->xa_k);
+    plan_define(p, "DECODE_ROWS", "rows lora_decode handles at most", "%ld",
+                c->decode_rows);
+    plan_define(p, "DECODE_N", "lora_decode: work-items along N", "%ld",
+                c->decode_n);
+    plan_define(p, "DECODE_K", "lora_decode: work-items along the reduction",
+                "%ld", c->decode_k);
+    plan_dtype(p, ks->dtype);
+
+    plan_constant(p, "IN_FEATURES", "K: columns of x, rows of w and a",
+                  "%ld", c->K);
+    plan_constant(p, "OUT_FEATURES", "N: columns of w, b and y", "%ld",
+                  c->N);
+    plan_constant(p, "RANK", "r: columns of a, rows of b", "%ld", c->R);
+    plan_constant(p, "SCALE", "factor of (x*a)*b", "%s", scale);
+}
+
+static void launch_xa(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
+    l->kernel = "lora_xa";
+    l->dims = 2;
+    l->local[0] = (size_t)c->xa_k;
+    l->local[1] = (size_t)c->xa_m;
+    l->groups[0] = 1;
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->xa_m;
+    int i = 0;
+    for (; args[i] != NULL; i++) {
+        l->args[i] = args[i];
+    }
+    l->args[i] = NULL;
+}
+
+static void launch_main(const struct lora *c, struct launch *l)
+{
+    int n = 0;
+    l->kernel = "lora_main";
+    l->dims = 2;
+    l->local[0] = (size_t)(c->n / c->wn);
+    l->local[1] = (size_t)(c->m / c->wm);
+    l->groups[0] = (size_t)ceil_div(c->N, c->n);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->m;
+    l->args[n++] = "rows";
+    if (c->base || c->xa == XA_INLINE) {
+        l->args[n++] = "x";
+    }
+    if (c->base) {
+        l->args[n++] = "w";
+    }
+    if (c->xa == XA_INLINE) {
+        l->args[n++] = "a";
+    }
+    l->args[n++] = "b";
+    l->args[n++] = "y";
+    if (c->xa == XA_PREPASS) {
+        l->args[n++] = "scratch";
+    }
+    l->args[n] = NULL;
+}
+
+static void launch_decode(const struct lora *c, struct launch *l)
+{
+    int n = 0;
+    l->kernel = "lora_decode";
+    l->dims = 2;
+    l->local[0] = (size_t)c->decode_n;
+    l->local[1] = (size_t)c->decode_k;
+    l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * c->vec);
+    l->groups[1] = 1;
+    l->rows_per_group = (size_t)c->decode_rows;
+    l->args[n++] = "rows";
+    if (c->base) {
+        l->args[n++] = "x";
+        l->args[n++] = "w";
+    }
+    l->args[n++] = "b";
+    l->args[n++] = "y";
+    l->args[n++] = "scratch";
+    l->args[n] = NULL;
+}
+
+static void lora_plan(const struct kernel_spec *ks, struct plan *p)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    plan_prelude(ks, &c, p);
+
+    plan_buffer(p, "x", c.K, 0, 0);
+    plan_buffer(p, "w", 0, c.K * c.N, !c.base);
+    plan_buffer(p, "a", 0, c.K * c.R, 0);
+    plan_buffer(p, "b", 0, c.R * c.N, 0);
+    plan_buffer(p, "y", c.N, 0, 0);
+    p->scratch_per_row = uses_xa(&c) ? c.R : 0;
+
+    p->n_path = 0;
+    if (c.decode_rows > 0) {
+        struct path *pa = &p->path[p->n_path++];
+        pa->max_rows = c.decode_rows;
+        pa->why = "few rows: T = scale*X*A, then W streamed once";
+        pa->n_launch = 2;
+        launch_xa(&c, &pa->launch[0]);
+        launch_decode(&c, &pa->launch[1]);
+    }
+    struct path *pa = &p->path[p->n_path++];
+    pa->max_rows = 0;
+    pa->n_launch = 0;
+    if (c.xa == XA_PREPASS) {
+        pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
+        launch_xa(&c, &pa->launch[pa->n_launch++]);
+    } else {
+        pa->why = "tiled GEMM, X*A computed alongside";
+    }
+    launch_main(&c, &pa->launch[pa->n_launch++]);
+}
+
+const struct op_def op_lora_forward = {
+    "lora_forward",
+    "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time",
+    "lora_forward.cl",
+    lora_fields,
+    (int)(sizeof lora_fields / sizeof lora_fields[0]),
+    lora_knobs,
+    (int)(sizeof lora_knobs / sizeof lora_knobs[0]),
+    lora_defaults,
+    lora_validate,
+    lora_plan,
+};

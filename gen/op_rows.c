@@ -1,0 +1,236 @@
+/* op_rows.c - knobs, defaults, checks and plans shared by the row ops.
+ *
+ * A row op runs one work-group of wg x rows work-items per `rows` rows
+ * (templates/row_reduce.cl). Defaults aim at memory speed: vectors of 4
+ * where the row allows, about ROWS_ITEM_VECS vectors per work-item (enough
+ * loads in flight, few idle items), ROWS_GROUP_ITEMS items per group for
+ * short rows, and the row in registers when it fits. */
+#include "op_rows.h"
+
+#include <stdio.h>
+
+/* Vectors per work-item that the default wg aims at. */
+#define ROWS_ITEM_VECS 4
+/* Work-items per group that the default rows aims at, for short rows. */
+#define ROWS_GROUP_ITEMS 256
+/* Largest work-group (work-items) and local memory (bytes) a spec may ask
+ * for: what every OpenCL GPU of interest offers. */
+#define ROWS_MAX_GROUP 1024
+#define ROWS_MAX_LOCAL 32768
+
+static const char *const mode_choices[] = {"auto", "registers", "streaming",
+                                           NULL};
+enum { MODE_AUTO, MODE_REGISTERS, MODE_STREAMING };
+
+const struct param_def rows_knobs[ROWS_N_KNOBS] = {
+    [ROWS_KNOB_WG] = {"wg", VALUE_INT, 0, 256, 1, ROWS_MAX_GROUP, NULL,
+                      "work-items per row; default from the shape"},
+    [ROWS_KNOB_ROWS] = {"rows", VALUE_INT, 0, 1, 1, ROWS_MAX_GROUP, NULL,
+                        "rows per work-group, wg * rows <= 1024; default "
+                        "from the shape"},
+    [ROWS_KNOB_VEC] = {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
+                       "elements per load: 1, 2 or 4, dividing features; "
+                       "default the largest"},
+    [ROWS_KNOB_MODE] = {"mode", VALUE_CHOICE, 0, MODE_AUTO, 0, 0,
+                        mode_choices,
+                        "registers: row read once; streaming: read twice, "
+                        "any length; auto: registers if it fits"},
+};
+
+static long features(const struct kernel_spec *ks)
+{
+    return (long)spec_field(ks, "features");
+}
+
+static long knob(const struct kernel_spec *ks, int i)
+{
+    return (long)ks->knob[i].num;
+}
+
+static long ceil_div(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+static long pow2_at_least(long n)
+{
+    long p = 1;
+    while (p < n) {
+        p *= 2;
+    }
+    return p;
+}
+
+static long pow2_at_most(long n)
+{
+    long p = 1;
+    while (p * 2 <= n) {
+        p *= 2;
+    }
+    return p;
+}
+
+/* Vectors per row, and per work-item (the last maybe partly past the end). */
+static long row_vectors(const struct kernel_spec *ks)
+{
+    return features(ks) / knob(ks, ROWS_KNOB_VEC);
+}
+
+static long item_vectors(const struct kernel_spec *ks)
+{
+    return ceil_div(row_vectors(ks), knob(ks, ROWS_KNOB_WG));
+}
+
+static int row_fits(const struct kernel_spec *ks)
+{
+    return item_vectors(ks) * knob(ks, ROWS_KNOB_VEC) <= ROWS_REG_FLOATS;
+}
+
+int rows_in_registers(const struct kernel_spec *ks)
+{
+    switch ((int)knob(ks, ROWS_KNOB_MODE)) {
+    case MODE_REGISTERS:
+        return 1;
+    case MODE_STREAMING:
+        return 0;
+    default:
+        return row_fits(ks);
+    }
+}
+
+void rows_defaults(struct kernel_spec *ks)
+{
+    struct param_value *k = ks->knob;
+    long d = features(ks);
+    if (!k[ROWS_KNOB_VEC].set) {
+        k[ROWS_KNOB_VEC].num = d % 4 == 0 ? 4 : d % 2 == 0 ? 2 : 1;
+    }
+    if (!k[ROWS_KNOB_WG].set) {
+        long cap = ROWS_MAX_GROUP;
+        if (k[ROWS_KNOB_ROWS].set) {
+            cap = pow2_at_most(ROWS_MAX_GROUP / knob(ks, ROWS_KNOB_ROWS));
+        }
+        long want = pow2_at_least(ceil_div(row_vectors(ks), ROWS_ITEM_VECS));
+        k[ROWS_KNOB_WG].num = (double)(want < cap ? want : cap);
+    }
+    if (!k[ROWS_KNOB_ROWS].set) {
+        long wg = knob(ks, ROWS_KNOB_WG);
+        k[ROWS_KNOB_ROWS].num = wg < ROWS_GROUP_ITEMS
+                                    ? (double)(ROWS_GROUP_ITEMS / wg)
+                                    : 1;
+    }
+    if (!k[ROWS_KNOB_MODE].set) {
+        k[ROWS_KNOB_MODE].num = row_fits(ks) ? MODE_REGISTERS : MODE_STREAMING;
+    }
+}
+
+/* The mark of the first of knobs A, B that the spec set, else of A. */
+static struct mark mark_of(const struct kernel_spec *ks, int a, int b)
+{
+    return !ks->knob[a].set && ks->knob[b].set ? ks->knob[b].mark
+                                                : ks->knob[a].mark;
+}
+
+void rows_validate(const struct kernel_spec *ks, struct diags *d,
+                   int local_floats)
+{
+    long feat = features(ks);
+    long wg = knob(ks, ROWS_KNOB_WG);
+    long rows = knob(ks, ROWS_KNOB_ROWS);
+    long vec = knob(ks, ROWS_KNOB_VEC);
+    int vec_ok = 0;
+    if (vec == 3) {
+        diag_error(d, ks->file, ks->knob[ROWS_KNOB_VEC].mark,
+                   "tile vec (3) must be 1, 2 or 4");
+    } else if (feat % vec != 0) {
+        diag_error(d, ks->file, ks->knob[ROWS_KNOB_VEC].mark,
+                   "tile vec (%ld) must divide features (%ld)", vec, feat);
+    } else {
+        vec_ok = 1;
+    }
+    if (wg * rows > ROWS_MAX_GROUP) {
+        diag_error(d, ks->file, mark_of(ks, ROWS_KNOB_ROWS, ROWS_KNOB_WG),
+                   "tile wg (%ld) times rows (%ld) must be <= %d", wg, rows,
+                   ROWS_MAX_GROUP);
+    } else if (local_floats * wg * rows * 4 > ROWS_MAX_LOCAL) {
+        diag_error(d, ks->file, mark_of(ks, ROWS_KNOB_ROWS, ROWS_KNOB_WG),
+                   "tile wg (%ld) times rows (%ld) needs %ld bytes of local "
+                   "memory; at most %d",
+                   wg, rows, local_floats * wg * rows * 4, ROWS_MAX_LOCAL);
+    }
+    if (vec_ok && knob(ks, ROWS_KNOB_MODE) == MODE_REGISTERS &&
+        !row_fits(ks)) {
+        diag_error(d, ks->file, ks->knob[ROWS_KNOB_MODE].mark,
+                   "tile mode registers needs %ld floats per work-item "
+                   "(features %ld over wg %ld); at most %d fit: raise wg or "
+                   "use mode streaming",
+                   item_vectors(ks) * vec, feat, wg, ROWS_REG_FLOATS);
+    }
+}
+
+void rows_validate_eps(const struct kernel_spec *ks, struct diags *d)
+{
+    double eps = spec_field(ks, "eps");
+    if (!((float)eps > 0)) {
+        diag_error(d, ks->file, spec_field_mark(ks, "eps"),
+                   "eps (%g) must be > 0%s", eps,
+                   eps > 0 ? " as a float32" : "");
+    }
+}
+
+void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
+{
+    plan_dtype(p, ks->dtype);
+    plan_define(p, "FEATURES", "elements per row", "%ld", features(ks));
+    plan_constant(p, "FEATURES", "elements per row", "%ld", features(ks));
+    plan_define(p, "VEC", "elements per load and store", "%ld",
+                knob(ks, ROWS_KNOB_VEC));
+    plan_define(p, "WG_SIZE", "work-items per row", "%ld",
+                knob(ks, ROWS_KNOB_WG));
+    plan_define(p, "ROWS_PER_GROUP", "rows per work-group", "%ld",
+                knob(ks, ROWS_KNOB_ROWS));
+    plan_define(p, "ROW_IN_REGISTERS",
+                rows_in_registers(ks) ? "row held in registers, x read once"
+                                      : "row streamed, x read twice",
+                "%d", rows_in_registers(ks));
+    plan_define(p, "NVEC", "vectors per row", "%ld", row_vectors(ks));
+    plan_define(p, "SLOTS", "vectors per work-item, rounded up", "%ld",
+                item_vectors(ks));
+}
+
+void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
+                     const char *key, const char *name, const char *comment)
+{
+    char value[32];
+    format_float(value, sizeof value, spec_field(ks, key));
+    plan_define(p, name, comment, "%s", value);
+    plan_constant(p, name, comment, "%s", value);
+}
+
+void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
+                   const char *kernel, const char *const *params)
+{
+    long d = features(ks);
+    struct path *path = &p->path[p->n_path++];
+    struct launch *l = &path->launch[path->n_launch++];
+    int a = 0;
+    path->max_rows = 0;
+    path->why = "one work-group per rows_per_group rows";
+    l->kernel = kernel;
+    l->dims = 2;
+    l->local[0] = (size_t)knob(ks, ROWS_KNOB_WG);
+    l->local[1] = (size_t)knob(ks, ROWS_KNOB_ROWS);
+    l->groups[0] = 1;
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)knob(ks, ROWS_KNOB_ROWS);
+    l->args[a++] = "rows";
+    plan_buffer(p, "x", d, 0, 0);
+    l->args[a++] = "x";
+    for (int i = 0; params[i] != NULL; i++) {
+        plan_buffer(p, params[i], 0, d, 0);
+        l->args[a++] = params[i];
+    }
+    plan_buffer(p, "y", d, 0, 0);
+    l->args[a++] = "y";
+    l->args[a] = NULL;
+}

@@ -1,0 +1,155 @@
+/* render.c - template renderer: named holes and inlined includes.
+ *
+ * Kernel templates are plain OpenCL C and use no holes: a #define prelude
+ * specialises them. Host-stub templates have `@name@` holes where macros
+ * cannot shape the code (argument lists, tables). Includes are inlined so
+ * that every emitted file stands alone. */
+#include "render.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *template_text(const char *name)
+{
+    for (int i = 0; template_files[i].name != NULL; i++) {
+        if (strcmp(template_files[i].name, name) == 0) {
+            return template_files[i].text;
+        }
+    }
+    return NULL;
+}
+
+#define MAX_INCLUDES 16
+
+struct render_state {
+    const struct hole *holes;
+    const char *included[MAX_INCLUDES];
+    int n_included;
+    char *err;
+    size_t errsize;
+};
+
+static int render_text(struct render_state *st, struct buf *out,
+                       const char *text);
+
+/* If LINE (up to END) is `#include "X"` with X a template, renders X and
+ * returns 1; returns 0 for any other line; -1 on error. */
+static int try_include(struct render_state *st, struct buf *out,
+                       const char *line, const char *end)
+{
+    const char *p = line;
+    while (p < end && (*p == ' ' || *p == '\t')) {
+        p++;
+    }
+    static const char directive[] = "#include \"";
+    size_t dl = sizeof directive - 1;
+    if ((size_t)(end - p) < dl || memcmp(p, directive, dl) != 0) {
+        return 0;
+    }
+    p += dl;
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    if (q == NULL || q - p >= 64) {
+        return 0;
+    }
+    char name[64];
+    memcpy(name, p, (size_t)(q - p));
+    name[q - p] = '\0';
+    const struct template_file *t = NULL;
+    for (int i = 0; template_files[i].name != NULL; i++) {
+        if (strcmp(template_files[i].name, name) == 0) {
+            t = &template_files[i];
+        }
+    }
+    if (t == NULL) {
+        /* Not one of ours (a system header): keep the line. */
+        return 0;
+    }
+    for (int i = 0; i < st->n_included; i++) {
+        if (st->included[i] == t->name) {
+            return 1;
+        }
+    }
+    if (st->n_included == MAX_INCLUDES) {
+        snprintf(st->err, st->errsize, "too many nested includes at %s",
+                 name);
+        return -1;
+    }
+    st->included[st->n_included++] = t->name;
+    const char *text = t->text;
+    return render_text(st, out, text) < 0 ? -1 : 1;
+}
+
+static int fill_hole(struct render_state *st, struct buf *out,
+                     const char *name, size_t len)
+{
+    for (const struct hole *h = st->holes; h && h->name; h++) {
+        if (strlen(h->name) == len && memcmp(h->name, name, len) == 0) {
+            buf_puts(out, h->value);
+            return 0;
+        }
+    }
+    snprintf(st->err, st->errsize, "template hole @%.*s@ has no value",
+             (int)len, name);
+    return -1;
+}
+
+static int is_hole_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+           (c >= '0' && c <= '9');
+}
+
+static int render_text(struct render_state *st, struct buf *out,
+                       const char *text)
+{
+    const char *line = text;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        const char *next = end ? end + 1 : line + strlen(line);
+        if (end == NULL) {
+            end = next;
+        }
+        int inc = try_include(st, out, line, end);
+        if (inc < 0) {
+            return -1;
+        }
+        if (inc == 0) {
+            const char *p = line;
+            while (p < next) {
+                const char *at = memchr(p, '@', (size_t)(next - p));
+                if (at == NULL) {
+                    buf_add(out, p, (size_t)(next - p));
+                    break;
+                }
+                const char *close = at + 1;
+                while (close < end && is_hole_char(*close)) {
+                    close++;
+                }
+                if (close < end && *close == '@' && close > at + 1) {
+                    buf_add(out, p, (size_t)(at - p));
+                    if (fill_hole(st, out, at + 1,
+                                  (size_t)(close - at - 1)) < 0) {
+                        return -1;
+                    }
+                    p = close + 1;
+                } else {
+                    buf_add(out, p, (size_t)(at + 1 - p));
+                    p = at + 1;
+                }
+            }
+        }
+        line = next;
+    }
+    return 0;
+}
+
+int render(struct buf *out, const char *text, const struct hole *holes,
+           char *err, size_t errsize)
+{
+    struct render_state st;
+    memset(&st, 0, sizeof st);
+    st.holes = holes;
+    st.err = err;
+    st.errsize = errsize;
+    return render_text(&st, out, text);
+}

@@ -1,0 +1,70 @@
+/* runtime.h - the OpenCL layer: devices, programs and plan launches. */
+#ifndef SPECL_RUNTIME_H
+#define SPECL_RUNTIME_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+
+#include "op.h"
+
+/* An OpenCL device with a context and a profiling, in-order queue. */
+struct rt {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue;
+    char name[256];      /* device name */
+    char driver[128];    /* driver version */
+    char platform_name[128];
+    cl_ulong local_mem;  /* bytes */
+    size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    cl_uint units;       /* compute units */
+};
+
+/* Opens the device SELECTOR names: "P:D" (platform P, device D), "N" (the
+ * N-th device over all platforms), or NULL for $SPECL_DEVICE, else the
+ * first device of the first platform. Returns 0, or -1 with ERR filled. */
+int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize);
+void rt_close(struct rt *rt);
+
+/* Lists every platform's devices as "N  P:D  name (platform)". */
+int rt_list_devices(FILE *out);
+
+/* A readable name for an OpenCL status ("CL_INVALID_VALUE"). */
+const char *rt_status(cl_int status);
+
+/* Builds SOURCE for RT's device. On failure returns NULL with *STATUS set
+ * and the build log (or a message) in *LOG (caller frees; may be NULL). */
+cl_program rt_build(const struct rt *rt, const char *source,
+                    const char *options, cl_int *status, char **log);
+
+/* A generated kernel ready to run: its plan, program and kernels. */
+struct rt_op {
+    struct plan plan;
+    cl_program program;
+    int n_kernel;
+    const char *kernel_name[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
+    cl_kernel kernel[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
+    cl_mem scratch;           /* grown on demand */
+    size_t scratch_rows;
+};
+
+/* Plans, renders and builds KS on RT. Returns CL_SUCCESS, or an error with
+ * a message (build log included) in *LOG when LOG is not NULL. */
+cl_int rt_op_create(const struct rt *rt, const struct kernel_spec *ks,
+                    struct rt_op *op, char **log);
+void rt_op_destroy(struct rt_op *op);
+
+/* Enqueues OP over ROWS rows; BUFFERS are in the plan's buffer order.
+ * EVENTS (room for SPECL_MAX_LAUNCHES) receives one profiling event per
+ * launch, *N_EVENTS their count; the caller releases them. */
+cl_int rt_op_enqueue(const struct rt *rt, struct rt_op *op, size_t rows,
+                     const cl_mem *buffers, cl_event *events, int *n_events);
+
+/* Nanoseconds from the first event's start to the last one's end. */
+double rt_events_ns(const cl_event *events, int n);
+
+#endif

@@ -1,0 +1,33 @@
+/* spec.h - reads YAML op spec files into validated kernel specs. */
+#ifndef SPECL_SPEC_H
+#define SPECL_SPEC_H
+
+#include <stddef.h>
+
+#include "diag.h"
+#include "op.h"
+
+/* The kernels of one or more spec files, read in order. */
+struct spec_set {
+    int n_kernel;
+    int cap;
+    struct kernel_spec *kernel; /* owned; free with spec_set_free */
+};
+
+void spec_set_init(struct spec_set *s);
+void spec_set_free(struct spec_set *s);
+
+/* Reads the spec file at PATH and appends its kernels to S. Every problem
+ * is reported through D (all of them, in file order); returns the number of
+ * errors found in this file. Kernel names must be unique across S.
+ * PATH must outlive S (kernels point at it for messages). */
+int spec_read_file(struct spec_set *s, const char *path, struct diags *d);
+
+/* The same for a spec held in memory; PATH names it in messages. */
+int spec_read_buffer(struct spec_set *s, const char *path,
+                     const unsigned char *data, size_t len, struct diags *d);
+
+/* True if NAME is a valid C identifier and not a C keyword. */
+int spec_is_identifier(const char *name);
+
+#endif

@@ -1,0 +1,86 @@
+/* verify.h - random inputs, float64 references, naive kernels and error
+ * measures: what the tests, the benchmark and the tuner check with. */
+#ifndef SPECL_VERIFY_H
+#define SPECL_VERIFY_H
+
+#include "op.h"
+#include "runtime.h"
+
+/* Host copies of one case's buffers (in plan order), as float values that
+ * the storage dtype represents exactly, plus room for the output. */
+struct vcase {
+    const struct kernel_spec *ks;
+    struct plan plan;
+    size_t rows;
+    unsigned long seed;
+    int out;                          /* index of the output buffer */
+    size_t count[SPECL_MAX_BUFFERS];  /* elements */
+    float *host[SPECL_MAX_BUFFERS];   /* NULL for unused buffers */
+};
+
+/* How inputs are drawn: uniform in [offset - spread, offset + spread]. */
+struct vdist {
+    double offset;
+    double spread;
+};
+
+/* Fills C for KS over ROWS rows from SEED (x drawn from DIST, the other
+ * inputs from the op's usual ranges). Returns 0, -1 when out of memory. */
+int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
+               unsigned long seed, struct vdist dist);
+void vcase_free(struct vcase *c);
+
+/* The float64 reference of C's output (count[out] doubles, caller frees);
+ * NULL when out of memory. */
+double *vcase_reference(const struct vcase *c);
+
+/* Device buffers for a case: inputs uploaded in the storage dtype, the
+ * output poisoned with NaN and followed by a canary region. */
+struct vbuffers {
+    cl_mem mem[SPECL_MAX_BUFFERS];
+    size_t canary;                    /* canary elements after the output */
+};
+
+cl_int vbuffers_create(const struct rt *rt, const struct vcase *c,
+                       struct vbuffers *b);
+/* Re-uploads the output's initial contents (poison, or y for accumulate)
+ * and the canary. */
+cl_int vbuffers_reset_output(const struct rt *rt, const struct vcase *c,
+                             const struct vbuffers *b);
+/* Reads the output back as floats into OUT (count[out] values); returns
+ * CL_SUCCESS, or CL_INVALID_VALUE with *CANARY_OK 0 if the canary changed. */
+cl_int vbuffers_read_output(const struct rt *rt, const struct vcase *c,
+                            const struct vbuffers *b, float *out,
+                            int *canary_ok);
+void vbuffers_free(struct vbuffers *b);
+
+/* The naive kernels, built once per device and dtype. */
+struct naive {
+    cl_program program[3]; /* by dtype */
+};
+
+void naive_init(struct naive *n);
+void naive_free(struct naive *n);
+
+/* Enqueues the naive version of C's op on B; EVENTS gets up to 2 profiling
+ * events (count in *N_EVENTS). */
+cl_int naive_enqueue(const struct rt *rt, struct naive *n,
+                     const struct vcase *c, const struct vbuffers *b,
+                     cl_event *events, int *n_events);
+
+/* ||got - ref|| / ||ref||; +inf when GOT holds a NaN or an infinity. */
+double rel_l2(const float *got, const double *ref, size_t n);
+
+/* The largest relative L2 error accepted for KS: float32 1e-5 for row ops,
+ * 1e-4 for lora; half-width storage adds its output rounding. */
+double error_bound(const struct kernel_spec *ks);
+
+/* float <-> storage conversions on the host (round to nearest even). */
+unsigned short float_to_half(float f);
+float half_to_float(unsigned short h);
+unsigned short float_to_bf16(float f);
+float bf16_to_float(unsigned short h);
+/* Rounds F to the nearest value the dtype holds. */
+float round_to_dtype(float f, enum dtype dt);
+
+#endif

@@ -1,0 +1,898 @@
+#include "specl_common.cl"
+
+/* lora_forward.cl - Y (+)= X*W + SCALE*(X*A)*B as tiled OpenCL C kernels.
+ *
+ * X is rows x K, W is K x N, A is K x r, B is r x N, Y is rows x N, all
+ * row-major in storage_t; arithmetic and accumulation are float. The LoRA
+ * term is one more stretch of the reduction: with T = SCALE*X*A (rows x r),
+ * Y = [X | T]*[W ; B], so base and adapter come out of one accumulator and
+ * Y is written once.
+ *
+ * Kernels:
+ *   lora_main    register-tiled GEMM: TILE_M x TILE_N of Y per work-group,
+ *                WORK_M x WORK_N per work-item, K stepped by TILE_K through
+ *                double-buffered local memory, then the r stretch.
+ *                Local size (THREADS_N, THREADS_M).
+ *   lora_xa      T = SCALE*X*A into a float scratch buffer; reads X once.
+ *                Local size (XA_K, XA_M), XA_M rows per work-group.
+ *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
+ *                every row, the reduction is split over DECODE_K work-items,
+ *                so W is streamed once. Needs T from lora_xa.
+ *                Local size (DECODE_N, DECODE_K).
+ *
+ * Shape, set by the generator:
+ *   IN_FEATURES   K
+ *   OUT_FEATURES  N
+ *   RANK          r
+ *   SCALE         float literal multiplying (X*A)*B
+ *   HAS_BASE      1: Y includes X*W; 0: Y is the adapter term alone (no W)
+ *   ACCUMULATE    1: Y += result; 0: Y = result
+ *   XA_INLINE     1: lora_main computes X*A itself; 0: it reads T
+ * Tuning knobs (defaults below):
+ *   TILE_M, TILE_N  rows, columns of Y per work-group of lora_main
+ *   TILE_K          K step staged through local memory
+ *   WORK_M, WORK_N  rows, columns of Y per work-item (registers)
+ *   VEC             width of global loads and stores: 1, 2 or 4; divides K
+ *                   and N
+ *   PAD             floats of padding per local-memory row
+ *   XA_M, XA_K      lora_xa: rows per work-group, work-items along K
+ *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
+ *   DECODE_N        lora_decode: work-items along N, VEC columns each
+ *   DECODE_K        lora_decode: work-items sharing one column's reduction
+ * Storage (specl_common.cl): DTYPE_F32, DTYPE_F16 or DTYPE_BF16. */
+
+/* Shape: defaults only so that the template builds on its own. */
+#ifndef IN_FEATURES
+#define IN_FEATURES 256
+#endif
+#ifndef OUT_FEATURES
+#define OUT_FEATURES 256
+#endif
+#ifndef RANK
+#define RANK 16
+#endif
+#ifndef SCALE
+#define SCALE 2.0f
+#endif
+#ifndef HAS_BASE
+#define HAS_BASE 1
+#endif
+#ifndef ACCUMULATE
+#define ACCUMULATE 0
+#endif
+#ifndef XA_INLINE
+#define XA_INLINE 0
+#endif
+
+/* Knobs. */
+#ifndef TILE_M
+#define TILE_M 64 /* rows of Y per work-group */
+#endif
+#ifndef TILE_N
+#define TILE_N 64 /* columns of Y per work-group */
+#endif
+#ifndef TILE_K
+#define TILE_K 8 /* K elements per local-memory stage */
+#endif
+#ifndef WORK_M
+#define WORK_M 4 /* rows of Y per work-item */
+#endif
+#ifndef WORK_N
+#define WORK_N 4 /* columns of Y per work-item */
+#endif
+#ifndef VEC
+#define VEC 4 /* elements per global load or store */
+#endif
+#ifndef PAD
+#define PAD 4 /* floats appended to each local-memory row */
+#endif
+#ifndef XA_M
+#define XA_M 32 /* lora_xa: rows per work-group */
+#endif
+#ifndef XA_K
+#define XA_K 8 /* lora_xa: work-items along K */
+#endif
+#ifndef DECODE_ROWS
+#define DECODE_ROWS 16 /* rows lora_decode handles at most */
+#endif
+#ifndef DECODE_N
+#define DECODE_N 8 /* lora_decode: work-items along N */
+#endif
+#ifndef DECODE_K
+#define DECODE_K 32 /* lora_decode: work-items along the reduction */
+#endif
+
+/* ---- Derived sizes ---- */
+
+#define THREADS_M (TILE_M / WORK_M)
+#define THREADS_N (TILE_N / WORK_N)
+#define THREADS (THREADS_M * THREADS_N)
+#define LDA (TILE_M + PAD) /* row stride of X and T tiles (k-major) */
+#define LDB (TILE_N + PAD) /* row stride of W and B tiles */
+#define K_TILES ((IN_FEATURES + TILE_K - 1) / TILE_K)
+#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
+#define RANK_TILES ((RANK + RANK_K - 1) / RANK_K)
+#define RANK_CEIL (RANK_TILES * RANK_K)
+#define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+/* Local-memory read widths of the inner product. A work-item's WORK_M rows
+ * are groups of LVM adjacent rows, the groups THREADS_M * LVM apart, so one
+ * float4 read serves four rows and neighbouring work-items read neighbouring
+ * addresses (no bank conflicts). Same for columns with LVN. */
+#if WORK_M % 4 == 0 && PAD % 4 == 0
+#define LVM 4
+#elif WORK_M % 2 == 0 && PAD % 2 == 0
+#define LVM 2
+#else
+#define LVM 1
+#endif
+#if WORK_N % 4 == 0 && PAD % 4 == 0
+#define LVN 4
+#elif WORK_N % 2 == 0 && PAD % 2 == 0
+#define LVN 2
+#else
+#define LVN 1
+#endif
+/* Row (column) of the tile held in a work-item's i-th row (j-th column). */
+#define ROW_OF(i) (((i) / LVM) * (THREADS_M * LVM) + tm * LVM + (i) % LVM)
+#define COL_OF(j) (((j) / LVN) * (THREADS_N * LVN) + tn * LVN + (j) % LVN)
+/* Width of the stores of Y: a column group of LVN, split to VEC. */
+#define SVW (VEC < LVN ? VEC : LVN)
+
+/* Tile loads: VEC-wide along K for X, along N for W and B; each work-item
+ * takes every THREADS-th vector. */
+#define X_VECS (TILE_M * TILE_K / VEC)
+#define X_LOADS CEIL_DIV(X_VECS, THREADS)
+#define W_VECS (TILE_K * TILE_N / VEC)
+#define W_LOADS CEIL_DIV(W_VECS, THREADS)
+#define B_VECS (RANK_K * TILE_N / VEC)
+#define B_LOADS CEIL_DIV(B_VECS, THREADS)
+#define T_ELEMS (TILE_M * RANK_K)
+#define T_LOADS CEIL_DIV(T_ELEMS, THREADS)
+/* Inline X*A: work-item (tm, tn) accumulates T for its WORK_M rows and
+ * columns tn, tn + THREADS_N, ...; the A tile is AL_W wide, zero beyond r. */
+#define XA_PER CEIL_DIV(RANK_CEIL, THREADS_N)
+#define AL_W (XA_PER * THREADS_N)
+#define A_ELEMS (TILE_K * AL_W)
+#define A_LOADS CEIL_DIV(A_ELEMS, THREADS)
+
+/* Local memory of lora_main, in floats. */
+#if HAS_BASE || XA_INLINE
+#define AS_SIZE (2 * TILE_K * LDA)
+#else
+#define AS_SIZE (RANK_K * LDA)
+#endif
+#if HAS_BASE
+#define BS_SIZE (2 * TILE_K * LDB)
+#else
+#define BS_SIZE (RANK_K * LDB)
+#endif
+
+/* ---- Vectors of VEC elements ---- */
+
+#if VEC == 4
+typedef float4 vecf_t;
+#define VEC_AT(v, c) ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+#define loadv load4
+#define STASH_V(v, p) vstore4((v), 0, (p))
+#elif VEC == 2
+typedef float2 vecf_t;
+#define VEC_AT(v, c) ((c) == 0 ? (v).s0 : (v).s1)
+inline float2 loadv(const __global storage_t *p, size_t i)
+{
+    return (float2)(load1(p, i), load1(p, i + 1));
+}
+#define STASH_V(v, p) vstore2((v), 0, (p))
+#elif VEC == 1
+typedef float vecf_t;
+#define VEC_AT(v, c) (v)
+#define loadv load1
+#define STASH_V(v, p) (*(p) = (v))
+#else
+#error "VEC must be 1, 2 or 4"
+#endif
+
+/* Copies N floats from local memory at P (N-aligned) to the private D. */
+#define LDS_1(d, p) ((d)[0] = (p)[0])
+#define LDS_2(d, p)                                                      \
+    do {                                                                 \
+        const float2 v_ = *(const __local float2 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+    } while (0)
+#define LDS_4(d, p)                                                      \
+    do {                                                                 \
+        const float4 v_ = *(const __local float4 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+        (d)[2] = v_.s2;                                                  \
+        (d)[3] = v_.s3;                                                  \
+    } while (0)
+#define LDS_CAT(n) LDS_##n
+#define LDS_N(n) LDS_CAT(n)
+#define LDS_M LDS_N(LVM)
+#define LDS_W LDS_N(LVN)
+
+/* Stores (or adds, ACCUMULATE) SVW floats of private V at Y[I]; I is a
+ * multiple of SVW. */
+inline void put_y(__global storage_t *y, size_t i, const float *v)
+{
+#if SVW == 4
+    float4 s = (float4)(v[0], v[1], v[2], v[3]);
+#if ACCUMULATE
+    s += load4(y, i);
+#endif
+    store4(y, i, s);
+#else
+#pragma unroll
+    for (int c = 0; c < SVW; c++) {
+#if ACCUMULATE
+        store1(y, i + c, v[c] + load1(y, i + c));
+#else
+        store1(y, i + c, v[c]);
+#endif
+    }
+#endif
+}
+
+/* ---- lora_main ---- */
+
+/* acc += the N-step outer products of the local A-side tile AP (k-major,
+ * stride LDA, already offset to this work-item's rows) and B-side tile BP
+ * (stride LDB, offset to its columns). N <= TILE_K is a constant at each
+ * call; the loop runs to TILE_K so that it unrolls before inlining. */
+inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
+                     const __local float *bp, const int n)
+{
+#pragma unroll
+    for (int k = 0; k < TILE_K; k++) {
+        if (k < n) {
+            float av[WORK_M], bv[WORK_N];
+#pragma unroll
+            for (int g = 0; g < WORK_M / LVM; g++) {
+                LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
+            }
+#pragma unroll
+            for (int g = 0; g < WORK_N / LVN; g++) {
+                LDS_W(bv + g * LVN, bp + k * LDB + g * THREADS_N * LVN);
+            }
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+                for (int j = 0; j < WORK_N; j++) {
+                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+                }
+            }
+        }
+    }
+}
+
+#if HAS_BASE || XA_INLINE
+/* Global -> registers: this work-item's share of the X tile at
+ * (row0, k0); rows past the end repeat the last row (their results are
+ * never stored), K past the end reads as zero. */
+inline void fetch_x(vecf_t xr[X_LOADS], const __global storage_t *x,
+                    const int rows, const int row0, const int k0,
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < X_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int r = v / (TILE_K / VEC);
+        const int k = k0 + v % (TILE_K / VEC) * VEC;
+        const int row = min(row0 + r, rows - 1);
+        xr[l] = (vecf_t)0.0f;
+#if X_VECS % THREADS != 0
+        if (v < X_VECS)
+#endif
+#if IN_FEATURES % TILE_K != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            xr[l] = loadv(x + (size_t)row * IN_FEATURES, k);
+        }
+    }
+}
+
+/* Registers -> local: the X tile transposed to k-major, so that the inner
+ * product reads a work-item's rows as vectors. */
+inline void stash_x(__local float *as, const vecf_t xr[X_LOADS],
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < X_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int r = v / (TILE_K / VEC);
+        const int kk = v % (TILE_K / VEC) * VEC;
+#if X_VECS % THREADS != 0
+        if (v < X_VECS)
+#endif
+        {
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+                as[(kk + c) * LDA + r] = VEC_AT(xr[l], c);
+            }
+        }
+    }
+}
+#endif
+
+#if HAS_BASE
+/* Global -> registers: this work-item's share of the W tile at (k0, col0).
+ * Columns past N repeat the last vector (never stored); K past the end
+ * reads as zero. */
+inline void fetch_w(vecf_t wr[W_LOADS], const __global storage_t *w,
+                    const int col0, const int k0, const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < W_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int k = k0 + v / (TILE_N / VEC);
+        int col = col0 + v % (TILE_N / VEC) * VEC;
+#if OUT_FEATURES % TILE_N != 0
+        col = min(col, OUT_FEATURES - VEC);
+#endif
+        wr[l] = (vecf_t)0.0f;
+#if W_VECS % THREADS != 0
+        if (v < W_VECS)
+#endif
+#if IN_FEATURES % TILE_K != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            wr[l] = loadv(w + col, (size_t)k * OUT_FEATURES);
+        }
+    }
+}
+
+inline void stash_w(__local float *bs, const vecf_t wr[W_LOADS],
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < W_LOADS; l++) {
+        const int v = lid + l * THREADS;
+#if W_VECS % THREADS != 0
+        if (v < W_VECS)
+#endif
+        {
+            STASH_V(wr[l], bs + v / (TILE_N / VEC) * LDB +
+                               v % (TILE_N / VEC) * VEC);
+        }
+    }
+}
+#endif
+
+#if XA_INLINE
+/* Global -> registers: the A tile at k0, AL_W columns, zero past r or K. */
+inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
+                    const int k0, const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < A_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int k = k0 + v / AL_W;
+        const int j = v % AL_W;
+        ar[l] = 0.0f;
+#if A_ELEMS % THREADS != 0
+        if (v < A_ELEMS)
+#endif
+#if AL_W != RANK
+        if (j < RANK)
+#endif
+#if IN_FEATURES % TILE_K != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            ar[l] = load1(a, (size_t)k * RANK + j);
+        }
+    }
+}
+
+inline void stash_a(__local float *al, const float ar[A_LOADS],
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < A_LOADS; l++) {
+        const int v = lid + l * THREADS;
+#if A_ELEMS % THREADS != 0
+        if (v < A_ELEMS)
+#endif
+        {
+            al[v] = ar[l];
+        }
+    }
+}
+
+/* tacc += the TILE_K outer products of this work-item's X rows (AP, as in
+ * mac_tile) and its T columns of the A tile (AL, offset to tn). */
+inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
+                   const __local float *al)
+{
+#pragma unroll
+    for (int k = 0; k < TILE_K; k++) {
+        float av[WORK_M];
+#pragma unroll
+        for (int g = 0; g < WORK_M / LVM; g++) {
+            LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
+        }
+#pragma unroll
+        for (int q = 0; q < XA_PER; q++) {
+            const float aq = al[k * AL_W + q * THREADS_N];
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+                tacc[i][q] = fma(av[i], aq, tacc[i][q]);
+            }
+        }
+    }
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
+void lora_main(const int rows,
+#if HAS_BASE || XA_INLINE
+               const __global storage_t *restrict x,
+#endif
+#if HAS_BASE
+               const __global storage_t *restrict w,
+#endif
+#if XA_INLINE
+               const __global storage_t *restrict a,
+#endif
+               const __global storage_t *restrict b,
+#if XA_INLINE
+               __global storage_t *restrict y)
+#else
+               __global storage_t *restrict y,
+               const __global float *restrict t)
+#endif
+{
+    __local float as[AS_SIZE] __attribute__((aligned(16)));
+    __local float bs[BS_SIZE] __attribute__((aligned(16)));
+#if XA_INLINE
+    __local float al[2 * A_ELEMS];
+    __local float tl[RANK_CEIL * LDA] __attribute__((aligned(16)));
+#endif
+    const int tn = get_local_id(0);
+    const int tm = get_local_id(1);
+    const int lid = tm * THREADS_N + tn;
+    const int col0 = get_group_id(0) * TILE_N;
+    const int row0 = get_group_id(1) * TILE_M;
+
+    float acc[WORK_M][WORK_N];
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+        for (int j = 0; j < WORK_N; j++) {
+            acc[i][j] = 0.0f;
+        }
+    }
+
+#if HAS_BASE || XA_INLINE
+    /* The K stretch, software-pipelined: the next stage's tiles travel
+     * from global memory into registers while this stage's are multiplied,
+     * then go to the other half of local memory; one barrier per stage. */
+#if XA_INLINE
+    float tacc[WORK_M][XA_PER];
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+        for (int q = 0; q < XA_PER; q++) {
+            tacc[i][q] = 0.0f;
+        }
+    }
+    float ar[A_LOADS];
+    fetch_a(ar, a, 0, lid);
+    stash_a(al, ar, lid);
+#endif
+    vecf_t xr[X_LOADS];
+    fetch_x(xr, x, rows, row0, 0, lid);
+    stash_x(as, xr, lid);
+#if HAS_BASE
+    vecf_t wr[W_LOADS];
+    fetch_w(wr, w, col0, 0, lid);
+    stash_w(bs, wr, lid);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int kt = 0; kt < K_TILES; kt++) {
+        const int cur = kt & 1;
+        const int more = kt + 1 < K_TILES;
+        if (more) {
+            fetch_x(xr, x, rows, row0, (kt + 1) * TILE_K, lid);
+#if HAS_BASE
+            fetch_w(wr, w, col0, (kt + 1) * TILE_K, lid);
+#endif
+#if XA_INLINE
+            fetch_a(ar, a, (kt + 1) * TILE_K, lid);
+#endif
+        }
+#if HAS_BASE
+        mac_tile(acc, as + cur * (TILE_K * LDA) + tm * LVM,
+                 bs + cur * (TILE_K * LDB) + tn * LVN, TILE_K);
+#endif
+#if XA_INLINE
+        mac_xa(tacc, as + cur * (TILE_K * LDA) + tm * LVM,
+               al + cur * A_ELEMS + tn);
+#endif
+        if (more) {
+            stash_x(as + (cur ^ 1) * (TILE_K * LDA), xr, lid);
+#if HAS_BASE
+            stash_w(bs + (cur ^ 1) * (TILE_K * LDB), wr, lid);
+#endif
+#if XA_INLINE
+            stash_a(al + (cur ^ 1) * A_ELEMS, ar, lid);
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+
+#if XA_INLINE
+    /* Park T = SCALE*X*A of this row block in local memory, r-major like
+     * the X tiles; columns past r hold zeros. */
+#pragma unroll
+    for (int q = 0; q < XA_PER; q++) {
+        const int j = tn + q * THREADS_N;
+#if AL_W > RANK_CEIL
+        if (j < RANK_CEIL)
+#endif
+        {
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+                tl[j * LDA + ROW_OF(i)] = SCALE * tacc[i][q];
+            }
+        }
+    }
+#endif
+
+    /* The r stretch: acc += T*B, RANK_K rows of B per stage. */
+    for (int rt = 0; rt < RANK_TILES; rt++) {
+        const int j0 = rt * RANK_K;
+#pragma unroll
+        for (int l = 0; l < B_LOADS; l++) {
+            const int v = lid + l * THREADS;
+            const int j = j0 + v / (TILE_N / VEC);
+            int col = col0 + v % (TILE_N / VEC) * VEC;
+#if OUT_FEATURES % TILE_N != 0
+            col = min(col, OUT_FEATURES - VEC);
+#endif
+#if B_VECS % THREADS != 0
+            if (v < B_VECS)
+#endif
+            {
+                vecf_t bv = (vecf_t)0.0f;
+#if RANK % RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    bv = loadv(b + col, (size_t)j * OUT_FEATURES);
+                }
+                STASH_V(bv, bs + v / (TILE_N / VEC) * LDB +
+                                v % (TILE_N / VEC) * VEC);
+            }
+        }
+#if !XA_INLINE
+#pragma unroll
+        for (int l = 0; l < T_LOADS; l++) {
+            const int v = lid + l * THREADS;
+            const int r = v / RANK_K;
+            const int j = j0 + v % RANK_K;
+            const int row = min(row0 + r, rows - 1);
+#if T_ELEMS % THREADS != 0
+            if (v < T_ELEMS)
+#endif
+            {
+                float tv = 0.0f;
+#if RANK % RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    tv = t[(size_t)row * RANK + j];
+                }
+                as[v % RANK_K * LDA + r] = tv;
+            }
+        }
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+#if XA_INLINE
+        mac_tile(acc, tl + j0 * LDA + tm * LVM, bs + tn * LVN, RANK_K);
+#else
+        mac_tile(acc, as + tm * LVM, bs + tn * LVN, RANK_K);
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    /* Y = acc (or += ): each column group of LVN is SVW-wide stores. */
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+        const int row = row0 + ROW_OF(i);
+        if (row < rows) {
+            __global storage_t *yr = y + (size_t)row * OUT_FEATURES;
+#pragma unroll
+            for (int j = 0; j < WORK_N; j += SVW) {
+                const int col = col0 + COL_OF(j);
+#if OUT_FEATURES % TILE_N != 0
+                if (col < OUT_FEATURES)
+#endif
+                {
+                    put_y(yr, col, &acc[i][j]);
+                }
+            }
+        }
+    }
+}
+
+/* ---- lora_xa ---- */
+
+#if !XA_INLINE || DECODE_ROWS > 0
+#define XA_THREADS (XA_M * XA_K)
+#define XA_STEPS CEIL_DIV(IN_FEATURES, XA_K * VEC)
+#define XA_OUT (XA_M * RANK)
+/* A rows are read as float4 when r allows. */
+#if RANK % 4 == 0
+#define AV 4
+#else
+#define AV 1
+#endif
+
+/* T[m][j] = SCALE * sum_k X[m][k] A[k][j]. Work-item (tk, tm) reduces row
+ * tm of the block over every XA_K-th VEC-wide slice of K, so a work-group
+ * reads its rows of X once, coalesced, and its A reads are shared by XA_M
+ * rows; the XA_K partial sums then meet in local memory. */
+__kernel __attribute__((reqd_work_group_size(XA_K, XA_M, 1)))
+void lora_xa(const int rows, const __global storage_t *restrict x,
+             const __global storage_t *restrict a,
+             __global float *restrict t)
+{
+    /* Partial sums, [row][j][tk]; the odd stride spreads the banks. */
+    __local float red[XA_M * RANK * (XA_K + 1)];
+    const int tk = get_local_id(0);
+    const int tm = get_local_id(1);
+    const int row0 = get_group_id(1) * XA_M;
+    const __global storage_t *xr =
+        x + (size_t)min(row0 + tm, rows - 1) * IN_FEATURES;
+
+    float acc[RANK];
+#pragma unroll
+    for (int j = 0; j < RANK; j++) {
+        acc[j] = 0.0f;
+    }
+#pragma unroll 4
+    for (int s = 0; s < XA_STEPS; s++) {
+        const int k = (s * XA_K + tk) * VEC;
+#if IN_FEATURES % (XA_K * VEC) != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            const vecf_t xv = loadv(xr, k);
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+                const float xs = VEC_AT(xv, c);
+                const size_t at = (size_t)(k + c) * RANK;
+#if AV == 4
+#pragma unroll
+                for (int j = 0; j < RANK; j += 4) {
+                    const float4 av = load4(a, at + j);
+                    acc[j] = fma(xs, av.s0, acc[j]);
+                    acc[j + 1] = fma(xs, av.s1, acc[j + 1]);
+                    acc[j + 2] = fma(xs, av.s2, acc[j + 2]);
+                    acc[j + 3] = fma(xs, av.s3, acc[j + 3]);
+                }
+#else
+#pragma unroll
+                for (int j = 0; j < RANK; j++) {
+                    acc[j] = fma(xs, load1(a, at + j), acc[j]);
+                }
+#endif
+            }
+        }
+    }
+
+#pragma unroll
+    for (int j = 0; j < RANK; j++) {
+        red[(tm * RANK + j) * (XA_K + 1) + tk] = acc[j];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int o = tm * XA_K + tk; o < XA_OUT; o += XA_THREADS) {
+        float s = 0.0f;
+#pragma unroll
+        for (int p = 0; p < XA_K; p++) {
+            s += red[o * (XA_K + 1) + p];
+        }
+        const int row = row0 + o / RANK;
+        if (row < rows) {
+            t[(size_t)row0 * RANK + o] = SCALE * s;
+        }
+    }
+}
+#endif
+
+/* ---- lora_decode ---- */
+
+#if DECODE_ROWS > 0
+#define DEC_COLS (DECODE_N * VEC) /* columns of Y per work-group */
+#define DEC_THREADS (DECODE_N * DECODE_K)
+/* Rows whose partial sums fit local memory at once (16 KiB). */
+#define DEC_RED_ROWS_FIT (4096 / (DECODE_K * DEC_COLS))
+#if DEC_RED_ROWS_FIT < 1
+#define DEC_RED_ROWS 1
+#elif DEC_RED_ROWS_FIT > DECODE_ROWS
+#define DEC_RED_ROWS DECODE_ROWS
+#else
+#define DEC_RED_ROWS DEC_RED_ROWS_FIT
+#endif
+#define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K)
+#define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
+
+/* The decode body for at most NR rows (a constant at each call, so acc is
+ * registers and no work is spent on rows that cannot exist; loops run to
+ * DECODE_ROWS and test NR so that they unroll before inlining). Rows past
+ * `rows` repeat the last row and are never stored. */
+inline void decode_rows(const int nr, const int rows,
+#if HAS_BASE
+                        const __global storage_t *restrict x,
+                        const __global storage_t *restrict w,
+#endif
+                        const __global storage_t *restrict b,
+                        __global storage_t *restrict y,
+                        const __global float *restrict t,
+                        __local float *red)
+{
+    const int tn = get_local_id(0);
+    const int tk = get_local_id(1);
+    const int cb = get_group_id(0) * DEC_COLS;
+    int col = cb + tn * VEC;
+#if OUT_FEATURES % DEC_COLS != 0
+    col = min(col, OUT_FEATURES - VEC);
+#endif
+    int rowc[DECODE_ROWS];
+#pragma unroll
+    for (int m = 0; m < DECODE_ROWS; m++) {
+        rowc[m] = min(m, rows - 1);
+    }
+    vecf_t acc[DECODE_ROWS];
+#pragma unroll
+    for (int m = 0; m < DECODE_ROWS; m++) {
+        acc[m] = (vecf_t)0.0f;
+    }
+
+#if HAS_BASE
+    /* X*W: k = tk, tk + DECODE_K, ...; the X reads are shared by the
+     * DECODE_N work-items of one k (cache hits). */
+#pragma unroll 4
+    for (int s = 0; s < DEC_W_STEPS; s++) {
+        const int k = s * DECODE_K + tk;
+#if IN_FEATURES % DECODE_K != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            const vecf_t wv = loadv(w + col, (size_t)k * OUT_FEATURES);
+#pragma unroll
+            for (int m = 0; m < DECODE_ROWS; m++) {
+                if (m < nr) {
+                    const float xm =
+                        load1(x, (size_t)rowc[m] * IN_FEATURES + k);
+                    acc[m] = fma((vecf_t)xm, wv, acc[m]);
+                }
+            }
+        }
+    }
+#endif
+    /* T*B, the same way. */
+#pragma unroll
+    for (int s = 0; s < DEC_B_STEPS; s++) {
+        const int j = s * DECODE_K + tk;
+#if RANK % DECODE_K != 0
+        if (j < RANK)
+#endif
+        {
+            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
+#pragma unroll
+            for (int m = 0; m < DECODE_ROWS; m++) {
+                if (m < nr) {
+                    acc[m] = fma((vecf_t)t[rowc[m] * RANK + j], bv, acc[m]);
+                }
+            }
+        }
+    }
+
+    /* Sum the DECODE_K partials of each (row, column): DEC_RED_ROWS rows
+     * at a time through red[row][tk][column]. */
+#pragma unroll
+    for (int m0 = 0; m0 < DECODE_ROWS; m0 += DEC_RED_ROWS) {
+        if (m0 >= nr || m0 >= rows) {
+            continue; /* uniform: the same for the whole work-group */
+        }
+#pragma unroll
+        for (int r = 0; r < DEC_RED_ROWS; r++) {
+            if (m0 + r < nr) {
+                STASH_V(acc[m0 + r],
+                        red + (r * DECODE_K + tk) * DEC_COLS + tn * VEC);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = tk * DECODE_N + tn; o < DEC_RED_ROWS * DEC_COLS;
+             o += DEC_THREADS) {
+            const int r = o / DEC_COLS;
+            const int c = o % DEC_COLS;
+            float s = 0.0f;
+#pragma unroll
+            for (int p = 0; p < DECODE_K; p++) {
+                s += red[(r * DECODE_K + p) * DEC_COLS + c];
+            }
+            const int row = m0 + r;
+#if OUT_FEATURES % DEC_COLS != 0
+            if (cb + c < OUT_FEATURES)
+#endif
+            if (row < rows && row < nr) {
+                const size_t at = (size_t)row * OUT_FEATURES + cb + c;
+#if ACCUMULATE
+                s += load1(y, at);
+#endif
+                store1(y, at, s);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+#if HAS_BASE
+#define DECODE_ARGS rows, x, w, b, y, t, red
+#else
+#define DECODE_ARGS rows, b, y, t, red
+#endif
+
+/* Few rows: Y (+)= X*W + T*B with W streamed once. The body is
+ * instantiated for row counts 1, 2, 4, ... up to DECODE_ROWS and picked at
+ * run time (uniformly, so no divergence). */
+__kernel __attribute__((reqd_work_group_size(DECODE_N, DECODE_K, 1)))
+void lora_decode(const int rows,
+#if HAS_BASE
+                 const __global storage_t *restrict x,
+                 const __global storage_t *restrict w,
+#endif
+                 const __global storage_t *restrict b,
+                 __global storage_t *restrict y,
+                 const __global float *restrict t)
+{
+    __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS]
+        __attribute__((aligned(16)));
+#if DECODE_ROWS > 1
+    if (rows <= 1) {
+        decode_rows(1, DECODE_ARGS);
+        return;
+    }
+#endif
+#if DECODE_ROWS > 2
+    if (rows <= 2) {
+        decode_rows(2, DECODE_ARGS);
+        return;
+    }
+#endif
+#if DECODE_ROWS > 4
+    if (rows <= 4) {
+        decode_rows(4, DECODE_ARGS);
+        return;
+    }
+#endif
+#if DECODE_ROWS > 8
+    if (rows <= 8) {
+        decode_rows(8, DECODE_ARGS);
+        return;
+    }
+#endif
+#if DECODE_ROWS > 16
+    if (rows <= 16) {
+        decode_rows(16, DECODE_ARGS);
+        return;
+    }
+#endif
+#if DECODE_ROWS > 32
+    if (rows <= 32) {
+        decode_rows(32, DECODE_ARGS);
+        return;
+    }
+#endif
+    decode_rows(DECODE_ROWS, DECODE_ARGS);
+}
+#endif

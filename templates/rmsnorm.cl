@@ -1,0 +1,64 @@
+/* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.
+ *
+ * Macros: DTYPE_* (specl_common.cl); FEATURES, VEC, WG_SIZE,
+ * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
+ *   EPS   added to the mean square (a float literal)
+ *
+ * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).
+ * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
+ * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
+#include "specl_common.cl"
+
+#ifndef EPS
+#define EPS 1e-5f
+#endif
+
+#include "row_reduce.cl"
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
+void rmsnorm(const int rows, const __global storage_t *x,
+             const __global storage_t *gamma, __global storage_t *y)
+{
+    __local float part[ROWS_PER_GROUP][WG_SIZE];
+    const uint lid = get_local_id(0);
+    const size_t base = row_base(rows);
+
+    /* Each item sums squares per vector lane: VEC short sums, not one long. */
+    floatv acc = 0.0f;
+#if ROW_IN_REGISTERS
+    floatv v[SLOTS];
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            v[k] = loadv(x, base + j * VEC);
+            acc = mad(v[k], v[k], acc);
+        }
+    }
+#else
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        const floatv xv = loadv(x, base + j * VEC);
+        acc = mad(xv, xv, acc);
+    }
+#endif
+    const float ss = row_sum(part[get_local_id(1)], lid, hsum(acc));
+    const float r = rsqrt(ss / (float)FEATURES + EPS);
+    if (!row_live(rows)) {
+        return;
+    }
+
+#if ROW_IN_REGISTERS
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            storev(y, base + j * VEC, v[k] * r * loadv(gamma, j * VEC));
+        }
+    }
+#else
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        const floatv xv = loadv(x, base + j * VEC);
+        storev(y, base + j * VEC, xv * r * loadv(gamma, j * VEC));
+    }
+#endif
+}

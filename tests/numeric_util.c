@@ -1,0 +1,480 @@
+/* numeric_util.c - what the numeric and sweep suites share: one device per
+ * suite, kernels read from YAML text, and checked runs of a generated
+ * kernel against the naive kernel and the float64 reference. */
+#include "numeric_util.h"
+
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct nu_stats nu_stats;
+
+static struct rt the_rt;
+static int rt_ok;
+static struct naive the_naive;
+static unsigned long base_seed;
+static unsigned long case_counter;
+static int verbose;       /* $SPECL_TEST_VERBOSE: a line per build and run */
+
+#define DEFAULT_SEED 20240611UL
+/* Rows of a failing case printed in detail. */
+#define SHOW_ROWS 6
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Fails the current test with a message built from FMT. */
+static void fail(int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void fail(int line, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* CUnit copies the message into its failure record. */
+    CU_assertImplementation(CU_FALSE, (unsigned)line, msg, __FILE__, "",
+                            CU_FALSE);
+}
+
+int nu_suite_init(void)
+{
+    char err[256];
+    const char *s = getenv("SPECL_TEST_SEED");
+    memset(&nu_stats, 0, sizeof nu_stats);
+    base_seed = s != NULL && *s ? strtoul(s, NULL, 0) : DEFAULT_SEED;
+    case_counter = 0;
+    s = getenv("SPECL_TEST_VERBOSE");
+    verbose = s != NULL && *s && *s != '0';
+    naive_init(&the_naive);
+    if (rt_open(&the_rt, NULL, err, sizeof err) < 0) {
+        fprintf(stderr, "numeric: no OpenCL device: %s\n", err);
+        rt_ok = 0;
+        return -1;
+    }
+    rt_ok = 1;
+    fprintf(stderr, "numeric: device %s (%s), base seed %lu\n", the_rt.name,
+            the_rt.platform_name, base_seed);
+    return 0;
+}
+
+int nu_suite_cleanup(void)
+{
+    fprintf(stderr,
+            "numeric: %ld kernels built, %ld cases run, %ld failed, %ld "
+            "specs skipped as invalid\n",
+            nu_stats.kernels, nu_stats.cases, nu_stats.failed,
+            nu_stats.skipped);
+    naive_free(&the_naive);
+    if (rt_ok) {
+        rt_close(&the_rt);
+        rt_ok = 0;
+    }
+    return 0;
+}
+
+const struct rt *nu_rt(void)
+{
+    return &the_rt;
+}
+
+/* ---- specs ------------------------------------------------------------- */
+
+static int read_yaml(struct nu_kernel *k, const char *fmt, va_list ap)
+{
+    memset(k, 0, sizeof *k);
+    spec_set_init(&k->set);
+    int n = vsnprintf(k->yaml, sizeof k->yaml, fmt, ap);
+    if (n < 0 || (size_t)n >= sizeof k->yaml) {
+        snprintf(k->errors, sizeof k->errors, "test spec text too long");
+        return 0;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    struct diags d = {0, mem};
+    spec_read_buffer(&k->set, "<test>", (const unsigned char *)k->yaml,
+                     strlen(k->yaml), &d);
+    if (mem != NULL) {
+        fclose(mem);
+        snprintf(k->errors, sizeof k->errors, "%s", text ? text : "");
+        free(text);
+    }
+    if (d.count != 0 || k->set.n_kernel != 1) {
+        if (d.count == 0) {
+            snprintf(k->errors, sizeof k->errors, "expected one kernel, "
+                     "read %d", k->set.n_kernel);
+        }
+        return 0;
+    }
+    k->ks = &k->set.kernel[0];
+    return 1;
+}
+
+int nu_spec(struct nu_kernel *k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int ok = read_yaml(k, fmt, ap);
+    va_end(ap);
+    return ok;
+}
+
+int nu_spec_ok(struct nu_kernel *k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int ok = read_yaml(k, fmt, ap);
+    va_end(ap);
+    if (!ok) {
+        fprintf(stderr, "\nFAIL: a spec the test expects valid was "
+                "rejected:\n%s%s\n", k->yaml, k->errors);
+        fail(__LINE__, "spec rejected: %.200s", k->errors);
+    }
+    return ok;
+}
+
+void nu_adopt(struct nu_kernel *k, const struct spec_set *set, int i,
+              const char *what)
+{
+    memset(k, 0, sizeof *k);
+    spec_set_init(&k->set);
+    k->set.kernel = malloc(sizeof *k->set.kernel);
+    if (k->set.kernel == NULL) {
+        return;
+    }
+    k->set.kernel[0] = set->kernel[i];
+    k->set.n_kernel = k->set.cap = 1;
+    k->ks = &k->set.kernel[0];
+    snprintf(k->yaml, sizeof k->yaml, "# kernel '%s' of %s\n",
+             k->ks->name, what);
+}
+
+int nu_build(struct nu_kernel *k)
+{
+    char *log = NULL;
+    if (k->ks == NULL || !rt_ok) {
+        fail(__LINE__, "no spec or no device");
+        return 0;
+    }
+    double t0 = now();
+    cl_int st = rt_op_create(&the_rt, k->ks, &k->op, &log);
+    if (verbose) {
+        fprintf(stderr, "  build %-12s %-5s %6.2f s  %s", k->ks->op->name,
+                dtype_name(k->ks->dtype), now() - t0,
+                strchr(k->yaml, '{') ? strchr(k->yaml, '{') : k->yaml);
+    }
+    if (st != CL_SUCCESS) {
+        fprintf(stderr, "\nFAIL: rt_op_create: %s\n--- spec:\n%s--- log:\n"
+                "%s\n", rt_status(st), k->yaml, log ? log : "(none)");
+        fail(__LINE__, "kernel '%s' does not build: %s", k->ks->name,
+             rt_status(st));
+        free(log);
+        return 0;
+    }
+    free(log);
+    k->built = 1;
+    nu_stats.kernels++;
+    return 1;
+}
+
+void nu_kernel_free(struct nu_kernel *k)
+{
+    if (k->built) {
+        rt_op_destroy(&k->op);
+        k->built = 0;
+    }
+    spec_set_free(&k->set);
+    k->ks = NULL;
+}
+
+long nu_knob(const struct nu_kernel *k, const char *key)
+{
+    return (long)spec_knob(k->ks, key);
+}
+
+long nu_small_path_rows(const struct nu_kernel *k)
+{
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    k->ks->op->plan(k->ks, &p);
+    return p.n_path > 1 ? p.path[0].max_rows : 0;
+}
+
+/* ---- rows -------------------------------------------------------------- */
+
+int nu_rows_add(size_t *out, int n, long v)
+{
+    if (v < 1) {
+        return n;
+    }
+    int i = 0;
+    while (i < n && out[i] < (size_t)v) {
+        i++;
+    }
+    if (i < n && out[i] == (size_t)v) {
+        return n;
+    }
+    memmove(out + i + 1, out + i, (size_t)(n - i) * sizeof *out);
+    out[i] = (size_t)v;
+    return n + 1;
+}
+
+int nu_tile_rows(long tile, long large, size_t *out)
+{
+    int n = 0;
+    n = nu_rows_add(out, n, 1);
+    n = nu_rows_add(out, n, tile - 1);
+    n = nu_rows_add(out, n, tile);
+    n = nu_rows_add(out, n, tile + 1);
+    n = nu_rows_add(out, n, large);
+    return n;
+}
+
+struct vdist nu_unit(void)
+{
+    struct vdist d = {0.0, 1.0};
+    return d;
+}
+
+/* ---- runs -------------------------------------------------------------- */
+
+/* What one run found, for the report. */
+struct outcome {
+    const char *stage;   /* where an OpenCL call failed, or NULL */
+    cl_int status;
+    int canary_gen, canary_naive;
+    double err_gen, err_naive, err_pair;
+    double bound;
+    double t_gen, t_naive; /* seconds, compiling at first launch included */
+};
+
+static void release_events(cl_event *ev, int n)
+{
+    for (int i = 0; i < n; i++) {
+        clReleaseEvent(ev[i]);
+    }
+}
+
+/* Runs the generated (NAIVE 0) or naive kernel on B and reads y into OUT. */
+static cl_int run_one(struct nu_kernel *k, const struct vcase *c,
+                      const struct vbuffers *b, int naive, float *out,
+                      int *canary_ok)
+{
+    cl_event ev[SPECL_MAX_LAUNCHES + 2];
+    int n_ev = 0;
+    cl_int st;
+    *canary_ok = 1;
+    if (naive) {
+        st = naive_enqueue(&the_rt, &the_naive, c, b, ev, &n_ev);
+    } else {
+        st = rt_op_enqueue(&the_rt, &k->op, c->rows, b->mem, ev, &n_ev);
+    }
+    cl_int fin = clFinish(the_rt.queue);
+    release_events(ev, n_ev);
+    if (st == CL_SUCCESS) {
+        st = fin;
+    }
+    if (st != CL_SUCCESS) {
+        return st;
+    }
+    return vbuffers_read_output(&the_rt, c, b, out, canary_ok);
+}
+
+/* Relative L2 error of ROW of GOT against REF (ROW_LEN elements). */
+static double row_error(const float *got, const double *ref, size_t row,
+                        size_t row_len)
+{
+    return rel_l2(got + row * row_len, ref + row * row_len, row_len);
+}
+
+static void print_rows(const char *who, const float *got, const double *ref,
+                       size_t rows, size_t row_len, double bound)
+{
+    int shown = 0;
+    size_t bad = 0;
+    for (size_t r = 0; r < rows; r++) {
+        double e = row_error(got, ref, r, row_len);
+        if (!(e <= bound)) {
+            bad++;
+        }
+        if (!(e <= bound) && shown < SHOW_ROWS) {
+            size_t worst = 0;
+            double wd = -1;
+            for (size_t i = 0; i < row_len; i++) {
+                double v = got[r * row_len + i];
+                double dd = isfinite(v) ? fabs(v - ref[r * row_len + i])
+                                        : INFINITY;
+                if (dd > wd) {
+                    wd = dd;
+                    worst = i;
+                }
+            }
+            fprintf(stderr, "  %s row %zu: rel_l2 %.3g; worst [%zu] got "
+                    "%.9g want %.9g\n", who, r, e, worst,
+                    (double)got[r * row_len + worst], ref[r * row_len + worst]);
+            shown++;
+        }
+    }
+    fprintf(stderr, "  %s: %zu of %zu rows over the bound\n", who, bad, rows);
+}
+
+static void report(const struct nu_kernel *k, const struct vcase *c,
+                   struct vdist dist, const struct outcome *o,
+                   const float *got, const float *naive, const double *ref)
+{
+    size_t n = c->count[c->out];
+    size_t row_len = c->rows ? n / c->rows : n;
+    fprintf(stderr, "\nFAIL: kernel '%s' (%s, %s) rows %zu seed %lu "
+            "x~U[%g%+g, %g%+g]\n", k->ks->name, k->ks->op->name,
+            dtype_name(k->ks->dtype), c->rows, c->seed, dist.offset,
+            -dist.spread, dist.offset, dist.spread);
+    if (o->stage != NULL) {
+        fprintf(stderr, "  %s: %s\n", o->stage, rt_status(o->status));
+    }
+    fprintf(stderr, "  generated vs float64 %.3g, naive vs float64 %.3g, "
+            "generated vs naive %.3g (bound %.3g)%s%s\n", o->err_gen,
+            o->err_naive, o->err_pair, o->bound,
+            o->canary_gen ? "" : "; GENERATED WROTE PAST ITS OUTPUT",
+            o->canary_naive ? "" : "; naive wrote past its output");
+    if (got != NULL && !(o->err_gen <= o->bound)) {
+        print_rows("generated", got, ref, c->rows, row_len, o->bound);
+    }
+    if (naive != NULL && !(o->err_naive <= o->bound)) {
+        print_rows("naive", naive, ref, c->rows, row_len, o->bound);
+    }
+    fprintf(stderr, "--- spec:\n%s---\n", k->yaml);
+}
+
+static double pair_error(const float *a, const float *b, size_t n)
+{
+    double *bd = malloc((n ? n : 1) * sizeof *bd);
+    if (bd == NULL) {
+        return INFINITY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bd[i] = b[i];
+    }
+    double e = rel_l2(a, bd, n);
+    free(bd);
+    return e;
+}
+
+/* Runs both kernels on C; fills O. GOT and NAIVE hold count[out] floats. */
+static void run_case(struct nu_kernel *k, const struct vcase *c,
+                     const double *ref, float *got, float *naive,
+                     struct outcome *o)
+{
+    struct vbuffers b;
+    size_t n = c->count[c->out];
+    cl_int st = vbuffers_create(&the_rt, c, &b);
+    if (st != CL_SUCCESS) {
+        o->stage = "vbuffers_create";
+        o->status = st;
+        return;
+    }
+    double t0 = now();
+    st = run_one(k, c, &b, 0, got, &o->canary_gen);
+    o->t_gen = now() - t0;
+    if (st != CL_SUCCESS && o->canary_gen) {
+        o->stage = "generated kernel";
+        o->status = st;
+    }
+    o->err_gen = st == CL_SUCCESS ? rel_l2(got, ref, n) : INFINITY;
+    st = vbuffers_reset_output(&the_rt, c, &b);
+    if (st == CL_SUCCESS) {
+        t0 = now();
+        st = run_one(k, c, &b, 1, naive, &o->canary_naive);
+        o->t_naive = now() - t0;
+    }
+    if (st != CL_SUCCESS && o->canary_naive && o->stage == NULL) {
+        o->stage = "naive kernel";
+        o->status = st;
+    }
+    o->err_naive = st == CL_SUCCESS ? rel_l2(naive, ref, n) : INFINITY;
+    o->err_pair = pair_error(got, naive, n);
+    vbuffers_free(&b);
+}
+
+int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
+{
+    struct vcase c;
+    struct outcome o;
+    unsigned long seed = base_seed * 1000003UL + ++case_counter;
+    if (!k->built) {
+        return 0;
+    }
+    memset(&o, 0, sizeof o);
+    o.canary_gen = o.canary_naive = 1;
+    o.err_gen = o.err_naive = o.err_pair = INFINITY;
+    o.bound = error_bound(k->ks);
+    nu_stats.cases++;
+    if (vcase_init(&c, k->ks, rows, seed, dist) < 0) {
+        nu_stats.failed++;
+        fail(__LINE__, "vcase_init: out of memory ('%s', rows %zu)",
+             k->ks->name, rows);
+        return 0;
+    }
+    size_t n = c.count[c.out];
+    double *ref = vcase_reference(&c);
+    float *got = calloc(n ? n : 1, sizeof *got);
+    float *naive = calloc(n ? n : 1, sizeof *naive);
+    if (ref == NULL || got == NULL || naive == NULL) {
+        o.stage = "host memory";
+        o.status = CL_OUT_OF_HOST_MEMORY;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            got[i] = naive[i] = NAN;
+        }
+        double t0 = now();
+        run_case(k, &c, ref, got, naive, &o);
+        if (verbose) {
+            fprintf(stderr, "    rows %-6zu %6.2f s (generated %.2f, naive "
+                    "%.2f)  err %.2g naive %.2g\n", rows, now() - t0,
+                    o.t_gen, o.t_naive, o.err_gen, o.err_naive);
+        }
+    }
+    /* Both agree with float64; then generated and naive may differ by
+     * both their errors. */
+    int ok = o.stage == NULL && o.canary_gen && o.canary_naive &&
+             o.err_gen <= o.bound && o.err_naive <= o.bound &&
+             o.err_pair <= 2 * o.bound;
+    if (!ok) {
+        nu_stats.failed++;
+        report(k, &c, dist, &o, ref ? got : NULL, ref ? naive : NULL, ref);
+        fail(__LINE__, "'%s' %s %s rows %zu seed %lu: gen %.3g naive %.3g "
+             "pair %.3g bound %.3g%s", k->ks->name, k->ks->op->name,
+             dtype_name(k->ks->dtype), rows, seed, o.err_gen, o.err_naive,
+             o.err_pair, o.bound, o.canary_gen ? "" : " canary");
+    } else {
+        CU_PASS("case");
+    }
+    free(ref);
+    free(got);
+    free(naive);
+    vcase_free(&c);
+    return ok;
+}
+
+int nu_run_rows(struct nu_kernel *k, const size_t *rows, int n,
+                struct vdist dist)
+{
+    int passed = 0;
+    for (int i = 0; i < n; i++) {
+        passed += nu_run(k, rows[i], dist);
+    }
+    return passed;
+}

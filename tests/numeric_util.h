@@ -1,0 +1,95 @@
+/* numeric_util.h - what the numeric and sweep suites share: one device per
+ * suite, kernels read from YAML text, and checked runs of a generated
+ * kernel against the naive kernel and the float64 reference. */
+#ifndef SPECL_TESTS_NUMERIC_UTIL_H
+#define SPECL_TESTS_NUMERIC_UTIL_H
+
+#include <stddef.h>
+
+#include "runtime.h"
+#include "spec.h"
+#include "verify.h"
+
+/* One kernel under test: its YAML, its spec after defaults and validation,
+ * and (once built) the generated program. */
+struct nu_kernel {
+    char yaml[1024];          /* the spec text, printed on any failure */
+    char errors[1024];        /* validation messages when rejected */
+    struct spec_set set;
+    const struct kernel_spec *ks; /* set.kernel[0]; NULL when rejected */
+    struct rt_op op;
+    int built;
+};
+
+/* Counts of one suite, printed by nu_suite_cleanup. */
+struct nu_stats {
+    long kernels;   /* kernels built */
+    long cases;     /* (kernel, rows, inputs) runs checked */
+    long failed;    /* runs that failed a check */
+    long skipped;   /* specs that validation rejected (expected in sweeps) */
+};
+
+extern struct nu_stats nu_stats;
+
+/* Suite init and cleanup (CUnit signature): opens the OpenCL device
+ * ($SPECL_DEVICE or the first) and the naive kernels; prints the counts.
+ * The base seed is $SPECL_TEST_SEED, else a fixed one, so a run repeats. */
+int nu_suite_init(void);
+int nu_suite_cleanup(void);
+/* The open device. */
+const struct rt *nu_rt(void);
+
+/* Reads the one kernel of the YAML text (printf FMT) into K. Returns 1
+ * when it validated, 0 when the reader rejected it (messages in
+ * K->errors). K must be released with nu_kernel_free either way. */
+int nu_spec(struct nu_kernel *k, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* As nu_spec, for a spec that must validate: a rejection fails the test
+ * (messages printed). Returns 1 when it validated. */
+int nu_spec_ok(struct nu_kernel *k, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Adopts kernel I of SET (moved out of it) into K, e.g. from a spec file. */
+void nu_adopt(struct nu_kernel *k, const struct spec_set *set, int i,
+              const char *what);
+
+/* Plans, renders and builds K on the device; a failure fails the test
+ * (build log printed). Returns 1 when built. */
+int nu_build(struct nu_kernel *k);
+void nu_kernel_free(struct nu_kernel *k);
+
+/* A knob of K's spec after defaults (long), e.g. the rows of a tile. */
+long nu_knob(const struct nu_kernel *k, const char *key);
+/* The largest row count of the plan's first path when there are several
+ * (the decode threshold of lora); 0 when there is one path. */
+long nu_small_path_rows(const struct nu_kernel *k);
+
+/* Runs built kernel K over ROWS rows, inputs from a fresh seed and DIST:
+ * the generated kernel and the naive one against the float64 reference,
+ * and against each other. Any NaN, a changed canary, an OpenCL error or
+ * an error over error_bound fails the test, with the seed, YAML and the
+ * worst rows printed. Returns 1 when every check passed. */
+int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist);
+
+/* As nu_run over each of N row counts; returns how many passed. */
+int nu_run_rows(struct nu_kernel *k, const size_t *rows, int n,
+                struct vdist dist);
+
+/* Fills OUT (room for 8) with the sorted distinct positive counts of
+ * 1, tile-1, tile, tile+1 and LARGE; returns how many. */
+int nu_tile_rows(long tile, long large, size_t *out);
+
+/* Adds V to the sorted distinct list OUT of N (>= 1 only); returns N. */
+int nu_rows_add(size_t *out, int n, long v);
+
+/* The usual input distribution: uniform in [-1, 1]. */
+struct vdist nu_unit(void);
+
+#endif

@@ -1,0 +1,16 @@
+/* suites.h - the CUnit suites of the test driver; each file adds one. */
+#ifndef SPECL_TESTS_SUITES_H
+#define SPECL_TESTS_SUITES_H
+
+/* Set by --full: wider sweeps (make test-full). */
+extern int test_full;
+
+/* Each returns 0 when the suite was added to the CUnit registry. */
+int add_spec_suite(void);     /* test_spec.c: reader, bad-spec fixtures */
+int add_emit_suite(void);     /* test_emit.c: golden files, determinism */
+int add_syntax_suite(void);   /* test_syntax.c: libclang, no device */
+int add_numeric_suite(void);  /* test_numeric.c: PoCL vs naive vs float64 */
+int add_sweep_suite(void);    /* test_sweep.c: shapes, ranks, options */
+int add_stub_suite(void);     /* test_stub.c: host stub contract, vendor */
+
+#endif

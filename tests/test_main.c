@@ -1,0 +1,61 @@
+/* test_main.c - runs every CUnit suite; exits non-zero on any failure.
+ * usage: specl_tests [--full] [SUITE...] (no SUITE: all of them) */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "suites.h"
+
+int test_full = 0;
+
+static const struct {
+    const char *name;
+    int (*add)(void);
+} suites[] = {
+    {"spec", add_spec_suite},       {"emit", add_emit_suite},
+    {"syntax", add_syntax_suite},   {"numeric", add_numeric_suite},
+    {"sweep", add_sweep_suite},     {"stub", add_stub_suite},
+    {NULL, NULL},
+};
+
+static int wanted(const char *name, int argc, char **argv)
+{
+    int any = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            continue;
+        }
+        any = 1;
+        if (strcmp(argv[i], name) == 0) {
+            return 1;
+        }
+    }
+    return !any;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--full") == 0) {
+            test_full = 1;
+        }
+    }
+    if (CU_initialize_registry() != CUE_SUCCESS) {
+        fprintf(stderr, "specl_tests: %s\n", CU_get_error_msg());
+        return 2;
+    }
+    for (int i = 0; suites[i].name != NULL; i++) {
+        if (wanted(suites[i].name, argc, argv) && suites[i].add() != 0) {
+            fprintf(stderr, "specl_tests: cannot add suite %s: %s\n",
+                    suites[i].name, CU_get_error_msg());
+            CU_cleanup_registry();
+            return 2;
+        }
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() +
+                      CU_get_number_of_suites_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,279 @@
+/* test_numeric.c - every op's generated kernel on the OpenCL device (PoCL
+ * in CI) against the naive kernel and a float64 reference: default and
+ * explicit tiles, row counts around the tile (1, tile-1, tile, tile+1, a
+ * larger one), every storage dtype, the lora options and paths, inputs
+ * that stress the row ops' numerics, and the kernels of specs/seeds.yaml. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+
+#include "numeric_util.h"
+#include "suites.h"
+
+static const char *const dtypes[] = {"f32", "f16", "bf16"};
+#define N_DTYPES 3
+
+static const char *const row_ops[] = {"softmax", "rmsnorm", "layernorm"};
+#define N_ROW_OPS 3
+
+#define SEEDS_FILE "specs/seeds.yaml"
+
+/* ---- row ops ----------------------------------------------------------- */
+
+/* Builds one row-op kernel (FIELDS and TILE are flow-mapping entries, TILE
+ * may be "") and runs it over 1, tile-1, tile, tile+1 and a larger number
+ * of rows, tile being its `rows` knob. */
+static void check_row_kernel(const char *op, const char *dtype,
+                             const char *fields, const char *tile,
+                             struct vdist dist)
+{
+    struct nu_kernel k;
+    size_t rows[8];
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_%s, op: %s, dtype: %s, %s%s%s%s}\n",
+                   op, op, dtype, fields, *tile ? ", tile: {" : "", tile,
+                   *tile ? "}" : "") &&
+        nu_build(&k)) {
+        long t = nu_knob(&k, "rows");
+        int n = nu_tile_rows(t, 3 * t + 2 < 21 ? 21 : 3 * t + 2, rows);
+        nu_run_rows(&k, rows, n, dist);
+    }
+    nu_kernel_free(&k);
+}
+
+/* Default tiles and two explicit ones (streaming with vec 2 and three rows
+ * per group; registers with one row per group), in every dtype. */
+static void test_row_tiles(void)
+{
+    static const char *const tiles[] = {
+        "",
+        "wg: 32, rows: 3, vec: 2, mode: streaming",
+        "wg: 128, rows: 1, vec: 4, mode: registers",
+    };
+    for (int o = 0; o < N_ROW_OPS; o++) {
+        for (int t = 0; t < 3; t++) {
+            for (int d = 0; d < N_DTYPES; d++) {
+                check_row_kernel(row_ops[o], dtypes[d],
+                                 "features: 1000", tiles[t], nu_unit());
+            }
+        }
+    }
+}
+
+/* Shapes beside the 4-aligned one: odd and tiny rows (vec 1, a row
+ * shorter than the work-group), and a long odd row streamed. */
+static void test_row_shapes(void)
+{
+    static const struct {
+        const char *fields;
+        const char *tile;
+    } cases[] = {
+        {"features: 1", ""},
+        {"features: 7", ""},
+        {"features: 30", "wg: 8, rows: 5"},
+        {"features: 4097", ""},
+        {"features: 4097, eps: 0.001", "wg: 64, rows: 2, mode: streaming"},
+    };
+    for (int o = 0; o < N_ROW_OPS; o++) {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const char *fields = cases[c].fields;
+            if (o == 0 && c == 4) {
+                fields = "features: 4097, scale: 0.5";
+            }
+            check_row_kernel(row_ops[o], c == 3 ? "bf16" : "f32", fields,
+                             cases[c].tile, nu_unit());
+        }
+    }
+}
+
+/* Softmax with a scale (negative, not a power of two) and inputs up to
+ * +-1e4: exp must not overflow, nor lose the precision of x - max. */
+static void test_softmax_large(void)
+{
+    static const char *const cases[][2] = {
+        {"features: 1000, scale: 1.0", ""},
+        {"features: 1000, scale: -0.7", "mode: streaming"},
+        {"features: 1000, scale: 0.0883883", "wg: 128, rows: 1"},
+        {"features: 7, scale: 3.0", ""},
+        {"features: 4097, scale: 1.0", "mode: streaming"},
+    };
+    struct vdist wide = {0.0, 1e4};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int d = 0; d < N_DTYPES; d++) {
+            if (d > 0 && c > 1) {
+                continue;
+            }
+            check_row_kernel("softmax", dtypes[d], cases[c][0], cases[c][1],
+                             wide);
+        }
+    }
+}
+
+/* Layernorm (and rmsnorm) of rows with mean 1e4 and spread 1e-2: the
+ * variance is 1e-9 of the mean square, so E[x^2] - mean^2 would be noise. */
+static void test_norm_offset(void)
+{
+    static const char *const cases[][2] = {
+        {"features: 1000, eps: 1.0e-6", ""},
+        {"features: 1000, eps: 1.0e-6", "mode: streaming"},
+        {"features: 1000, eps: 1.0e-6", "wg: 32, rows: 3, vec: 2, mode: streaming"},
+        {"features: 4097, eps: 1.0e-6", ""},
+        {"features: 4097, eps: 1.0e-6", "mode: streaming"},
+    };
+    struct vdist off = {1e4, 1e-2};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        check_row_kernel("layernorm", "f32", cases[c][0], cases[c][1], off);
+    }
+    check_row_kernel("layernorm", "f16", cases[0][0], "", off);
+    check_row_kernel("rmsnorm", "f32", cases[0][0], "", off);
+    check_row_kernel("rmsnorm", "f32", cases[1][0], cases[1][1], off);
+}
+
+/* ---- lora_forward ------------------------------------------------------ */
+
+/* Builds one lora kernel and runs it over 1, m-1, m, m+1 and a larger
+ * number of rows (m its tile rows), and around its decode threshold. */
+static void check_lora_kernel(const char *dtype, const char *fields,
+                              const char *tile)
+{
+    struct nu_kernel k;
+    size_t rows[16];
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
+                   "dtype: %s, %s%s%s%s}\n", dtype, fields,
+                   *tile ? ", tile: {" : "", tile, *tile ? "}" : "") &&
+        nu_build(&k)) {
+        long m = nu_knob(&k, "m");
+        long dec = nu_small_path_rows(&k);
+        int n = nu_tile_rows(m, 2 * m + 3, rows);
+        n = nu_rows_add(rows, n, dec);
+        n = nu_rows_add(rows, n, dec + 1);
+        n = nu_rows_add(rows, n, dec > 2 ? dec - 1 : 0);
+        nu_run_rows(&k, rows, n, nu_unit());
+    }
+    nu_kernel_free(&k);
+}
+
+/* Default and explicit tiles; every dtype on the default and on one
+ * explicit tile (all of them with --full). */
+static void test_lora_tiles(void)
+{
+    static const char *const tiles[] = {
+        "",
+        "m: 32, n: 32, k: 8, wm: 4, wn: 4",
+        "m: 16, n: 64, k: 16, wm: 2, wn: 8, vec: 2, pad: 0, decode_rows: 5, "
+        "decode_n: 4, decode_k: 16, xa_m: 8, xa_k: 4",
+    };
+    for (int t = 0; t < 3; t++) {
+        for (int d = 0; d < N_DTYPES; d++) {
+            /* Without --full: tile 1 in f32 and f16, tile 2 in f32, bf16. */
+            if (!test_full && t != 0 && d != 0 && d != t) {
+                continue;
+            }
+            check_lora_kernel(dtypes[d], "in_features: 100, out_features: 72, "
+                              "rank: 8, alpha: 16", tiles[t]);
+        }
+    }
+}
+
+/* base x accumulate, alpha or scale, X*A as prepass or inline, the decode
+ * path off, tiny and past 16 rows. Each case in f32, one also in f16 (every
+ * dtype with --full). */
+static void test_lora_options(void)
+{
+    static const char *const cases[][2] = {
+        {"base: true, accumulate: false, alpha: 16", "xa: prepass"},
+        {"base: true, accumulate: true, scale: 0.5", "xa: inline, decode_rows: 0"},
+        {"base: true, accumulate: true, alpha: -4", "xa: prepass, decode_rows: 20"},
+        {"base: false, accumulate: false, scale: 2", "xa: prepass, decode_rows: 1"},
+        {"base: false, accumulate: false, alpha: 8", "xa: inline"},
+        {"base: false, accumulate: true, scale: -1.5", "xa: prepass, decode_rows: 0"},
+        {"base: false, accumulate: true, alpha: 3", "xa: inline"},
+    };
+    char fields[256];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(fields, sizeof fields, "in_features: 100, out_features: 72, "
+                 "rank: 8, %s", cases[c][0]);
+        for (int d = 0; d < N_DTYPES; d++) {
+            if (test_full || d == 0 || (c == 6 && d == 1)) {
+                check_lora_kernel(dtypes[d], fields, cases[c][1]);
+            }
+        }
+    }
+    if (test_full) {
+        /* The most rows the decode path may take: slow to compile. */
+        check_lora_kernel("f32", "in_features: 100, out_features: 72, "
+                          "rank: 8, alpha: 32", "xa: inline, decode_rows: 64");
+        check_lora_kernel("f32", "in_features: 100, out_features: 72, "
+                          "rank: 8, base: false, alpha: 32",
+                          "xa: prepass, decode_rows: 64");
+    }
+}
+
+/* Shapes that divide nothing: vec 1, partial tiles in every direction, a
+ * rank that is not a multiple of the k step, K shorter than a step. */
+static void test_lora_shapes(void)
+{
+    static const char *const cases[][2] = {
+        {"in_features: 99, out_features: 37, rank: 5, alpha: 10", ""},
+        {"in_features: 99, out_features: 37, rank: 5, scale: 0.25, "
+         "accumulate: true", "m: 16, n: 16, k: 4, wm: 2, wn: 2, xa: inline"},
+        {"in_features: 3, out_features: 130, rank: 3, alpha: 1", ""},
+        {"in_features: 130, out_features: 3, rank: 3, base: false, "
+         "alpha: 1", ""},
+        {"in_features: 1, out_features: 1, rank: 1", ""},
+        {"in_features: 24, out_features: 520, rank: 20, alpha: 40",
+         "m: 64, n: 128, k: 8, wm: 8, wn: 8"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        check_lora_kernel(c == 5 ? "bf16" : "f32", cases[c][0], cases[c][1]);
+    }
+}
+
+/* ---- specs/seeds.yaml --------------------------------------------------- */
+
+static void test_seeds(void)
+{
+    struct spec_set set;
+    struct diags d = {0, stderr};
+    FILE *f = fopen(SEEDS_FILE, "r");
+    if (f == NULL) {
+        fprintf(stderr, "numeric: no %s here; skipped\n", SEEDS_FILE);
+        return;
+    }
+    fclose(f);
+    spec_set_init(&set);
+    spec_read_file(&set, SEEDS_FILE, &d);
+    CU_ASSERT(d.count == 0);
+    for (int i = 0; i < set.n_kernel; i++) {
+        struct nu_kernel k;
+        static const size_t rows[] = {1, 7, 17};
+        nu_adopt(&k, &set, i, SEEDS_FILE);
+        if (k.ks != NULL && nu_build(&k)) {
+            nu_run_rows(&k, rows, 3, nu_unit());
+        }
+        nu_kernel_free(&k);
+    }
+    spec_set_free(&set);
+}
+
+int add_numeric_suite(void)
+{
+    CU_pSuite s = CU_add_suite("numeric", nu_suite_init, nu_suite_cleanup);
+    if (s == NULL ||
+        CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
+            NULL ||
+        CU_add_test(s, "row ops: odd and long rows", test_row_shapes) ==
+            NULL ||
+        CU_add_test(s, "softmax: scale, inputs up to 1e4",
+                    test_softmax_large) == NULL ||
+        CU_add_test(s, "norms: mean 1e4, spread 1e-2", test_norm_offset) ==
+            NULL ||
+        CU_add_test(s, "lora: tiles x dtypes x rows", test_lora_tiles) ==
+            NULL ||
+        CU_add_test(s, "lora: base, accumulate, scale, xa, decode",
+                    test_lora_options) == NULL ||
+        CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
+        CU_add_test(s, "specs/seeds.yaml at small rows", test_seeds) ==
+            NULL) {
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,713 @@
+/* test_spec.c - the spec reader: valid specs read to the expected values,
+ * bad-spec fixtures (tests/bad/NAME.yaml) give exactly the messages of
+ * tests/bad/NAME.err in process and through `specl gen` (exit 1, nothing
+ * written), the command line's exit codes, and fuzz regressions replayed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "spec.h"
+#include "suites.h"
+#include "testutil.h"
+
+#define GOOD_DIR "tests/good"
+#define BAD_DIR "tests/bad"
+#define REGRESSION_DIR "tests/fuzz/regressions"
+#define MIN_BAD_FIXTURES 40
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static const struct kernel_spec *find_kernel(const struct spec_set *s,
+                                             const char *name)
+{
+    for (int i = 0; i < s->n_kernel; i++) {
+        if (strcmp(s->kernel[i].name, name) == 0) {
+            return &s->kernel[i];
+        }
+    }
+    return NULL;
+}
+
+/* Reads PATH (which must be valid) into S; returns the error count, with
+ * any messages printed so that a failure explains itself. */
+static int read_good(struct spec_set *s, const char *path)
+{
+    struct diags d = {0, stderr};
+    spec_set_init(s);
+    return spec_read_file(s, path, &d);
+}
+
+static const struct param_value *field(const struct kernel_spec *ks,
+                                       const char *key)
+{
+    int i = op_field_index(ks->op, key);
+    return i < 0 ? NULL : &ks->field[i];
+}
+
+static const struct param_value *knob(const struct kernel_spec *ks,
+                                      const char *key)
+{
+    int i = op_knob_index(ks->op, key);
+    return i < 0 ? NULL : &ks->knob[i];
+}
+
+/* Field or knob KEY of KS was given in the spec as VALUE at LINE:COL. */
+static void expect_given(const struct kernel_spec *ks,
+                         const struct param_value *v, const char *key,
+                         double value, int line, int col)
+{
+    TU_CHECK(v != NULL, "%s: no parameter %s", ks->name, key);
+    if (v == NULL) {
+        return;
+    }
+    TU_CHECK(v->set, "%s: %s should be marked as given", ks->name, key);
+    TU_CHECK(v->num == value, "%s: %s is %.9g, expected %.9g", ks->name, key,
+             v->num, value);
+    TU_CHECK(v->mark.line == line && v->mark.col == col,
+             "%s: %s at %d:%d, expected %d:%d", ks->name, key, v->mark.line,
+             v->mark.col, line, col);
+}
+
+/* Field KEY of KS was left out and has VALUE (its documented default). */
+static void expect_default(const struct kernel_spec *ks,
+                           const struct param_value *v, const char *key,
+                           double value)
+{
+    TU_CHECK(v != NULL, "%s: no parameter %s", ks->name, key);
+    if (v == NULL) {
+        return;
+    }
+    TU_CHECK(!v->set, "%s: %s should not be marked as given", ks->name, key);
+    TU_CHECK(v->num == value, "%s: default %s is %.9g, expected %.9g",
+             ks->name, key, v->num, value);
+}
+
+/* Every knob KS left out is marked so, carries the kernel's mark and lies
+ * within the knob's bounds; and the kernel plans and emits. */
+static void expect_sane_defaults(const struct kernel_spec *ks)
+{
+    for (int i = 0; i < ks->op->n_knobs; i++) {
+        const struct param_def *def = &ks->op->knobs[i];
+        const struct param_value *v = &ks->knob[i];
+        if (v->set) {
+            continue;
+        }
+        TU_CHECK(v->mark.line == ks->mark.line && v->mark.col == ks->mark.col,
+                 "%s: default knob %s should carry the kernel's mark",
+                 ks->name, def->key);
+        if (def->kind == VALUE_INT || def->kind == VALUE_FLOAT) {
+            TU_CHECK(v->num >= def->min && v->num <= def->max,
+                     "%s: default knob %s = %g outside [%g, %g]", ks->name,
+                     def->key, v->num, def->min, def->max);
+        }
+        if (def->kind == VALUE_INT) {
+            TU_CHECK(v->num == floor(v->num), "%s: knob %s = %g not whole",
+                     ks->name, def->key, v->num);
+        }
+    }
+    struct emitted e;
+    char err[256] = "";
+    int rc = emit_kernel(ks, &e, err, sizeof err);
+    TU_CHECK(rc == 0, "%s: emit_kernel failed: %s", ks->name, err);
+    if (rc == 0) {
+        emitted_free(&e);
+    }
+}
+
+/* The public constant NAME of KS's plan, as emitted text; "" if absent. */
+static const char *plan_constant_text(const struct kernel_spec *ks,
+                                      struct plan *p, const char *name)
+{
+    memset(p, 0, sizeof *p);
+    ks->op->plan(ks, p);
+    for (int i = 0; i < p->n_constant; i++) {
+        if (strcmp(p->constant[i].name, name) == 0) {
+            return p->constant[i].value;
+        }
+    }
+    return "";
+}
+
+static void expect_scale(const struct kernel_spec *ks, double scale,
+                         const char *text)
+{
+    struct plan p;
+    const char *got = plan_constant_text(ks, &p, "SCALE");
+    TU_CHECK(strcmp(got, text) == 0, "%s: SCALE is '%s', expected '%s'",
+             ks->name, got, text);
+    TU_CHECK(strtod(got, NULL) == scale, "%s: SCALE %s is not %g", ks->name,
+             got, scale);
+}
+
+static int same_value(const struct param_value *a,
+                      const struct param_value *b)
+{
+    return a->set == b->set && a->num == b->num &&
+           a->mark.line == b->mark.line && a->mark.col == b->mark.col;
+}
+
+static int same_kernel(const struct kernel_spec *a,
+                       const struct kernel_spec *b)
+{
+    if (strcmp(a->name, b->name) != 0 || a->op != b->op ||
+        a->dtype != b->dtype || a->tile_auto != b->tile_auto ||
+        a->mark.line != b->mark.line || a->mark.col != b->mark.col) {
+        return 0;
+    }
+    for (int i = 0; i < a->op->n_fields; i++) {
+        if (!same_value(&a->field[i], &b->field[i])) {
+            return 0;
+        }
+    }
+    for (int i = 0; i < a->op->n_knobs; i++) {
+        if (!same_value(&a->knob[i], &b->knob[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}
+
+/* ---- valid specs ------------------------------------------------------- */
+
+static void test_good_lora(void)
+{
+    struct spec_set s;
+    int errors = read_good(&s, GOOD_DIR "/lora.yaml");
+    CU_ASSERT_EQUAL_FATAL(errors, 0);
+    CU_ASSERT_EQUAL(s.n_kernel, 3);
+
+    const struct kernel_spec *k = find_kernel(&s, "good_lora");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_STRING_EQUAL(k->op->name, "lora_forward");
+    CU_ASSERT_STRING_EQUAL(k->file, GOOD_DIR "/lora.yaml");
+    CU_ASSERT_EQUAL(k->mark.line, 5);
+    CU_ASSERT_EQUAL(k->mark.col, 5);
+    TU_CHECK(k->dtype == DTYPE_F16, "good_lora: dtype from defaults is %s",
+             dtype_name(k->dtype));
+    CU_ASSERT_FALSE(k->tile_auto);
+    expect_given(k, field(k, "in_features"), "in_features", 512, 7, 18);
+    expect_given(k, field(k, "out_features"), "out_features", 256, 8, 19);
+    expect_given(k, field(k, "rank"), "rank", 8, 9, 11);
+    expect_given(k, field(k, "alpha"), "alpha", 16, 10, 12);
+    TU_CHECK(!field(k, "scale")->set, "scale was not given");
+    expect_default(k, field(k, "base"), "base", 1);
+    expect_default(k, field(k, "accumulate"), "accumulate", 0);
+    expect_scale(k, 2.0, "2.0f"); /* alpha / rank */
+    expect_given(k, knob(k, "m"), "m", 64, 11, 16);
+    expect_given(k, knob(k, "n"), "n", 64, 11, 23);
+    expect_given(k, knob(k, "k"), "k", 16, 11, 30);
+    expect_given(k, knob(k, "wm"), "wm", 4, 11, 38);
+    expect_given(k, knob(k, "wn"), "wn", 4, 11, 45);
+    expect_default(k, knob(k, "vec"), "vec", 4); /* widest dividing all */
+    expect_sane_defaults(k);
+
+    k = find_kernel(&s, "good_lora_delta");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    TU_CHECK(k->dtype == DTYPE_BF16, "good_lora_delta: per-kernel dtype is %s",
+             dtype_name(k->dtype));
+    CU_ASSERT_TRUE(k->tile_auto);
+    expect_given(k, field(k, "scale"), "scale", 0.5, 18, 12);
+    expect_given(k, field(k, "base"), "base", 0, 19, 11);
+    expect_given(k, field(k, "accumulate"), "accumulate", 1, 20, 17);
+    TU_CHECK(!field(k, "alpha")->set, "alpha was not given");
+    expect_scale(k, 0.5, "0.5f");
+    for (int i = 0; i < k->op->n_knobs; i++) {
+        TU_CHECK(!k->knob[i].set, "tile: auto sets no knob (%s is set)",
+                 k->op->knobs[i].key);
+    }
+    struct plan p;
+    plan_constant_text(k, &p, "SCALE");
+    TU_CHECK(p.n_buffer == 5 && strcmp(p.buffer[1].name, "w") == 0 &&
+                 p.buffer[1].optional,
+             "base: false makes w optional");
+    expect_sane_defaults(k);
+
+    k = find_kernel(&s, "good_lora_plain");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_EQUAL(k->dtype, DTYPE_F32);
+    expect_default(k, field(k, "base"), "base", 1);
+    expect_scale(k, 1.0, "1.0f"); /* neither alpha nor scale */
+    expect_sane_defaults(k);
+    spec_set_free(&s);
+}
+
+static void test_good_rows(void)
+{
+    struct spec_set s;
+    int errors = read_good(&s, GOOD_DIR "/rows.yaml");
+    CU_ASSERT_EQUAL_FATAL(errors, 0);
+    CU_ASSERT_EQUAL(s.n_kernel, 4);
+
+    const struct kernel_spec *k = find_kernel(&s, "good_softmax");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_EQUAL(k->dtype, DTYPE_F32); /* no defaults: f32 */
+    expect_given(k, field(k, "features"), "features", 1024, 5, 15);
+    expect_default(k, field(k, "scale"), "scale", 1.0);
+    expect_default(k, knob(k, "vec"), "vec", 4); /* the largest dividing */
+    expect_sane_defaults(k);
+    CU_ASSERT(k->knob[op_knob_index(k->op, "wg")].num *
+                  k->knob[op_knob_index(k->op, "rows")].num <=
+              1024);
+
+    k = find_kernel(&s, "good_softmax_scaled");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    expect_given(k, field(k, "features"), "features", 1002, 8, 15);
+    expect_given(k, field(k, "scale"), "scale", -0.125, 9, 12);
+    expect_given(k, knob(k, "wg"), "wg", 64, 11, 11);
+    expect_given(k, knob(k, "rows"), "rows", 2, 12, 13);
+    expect_given(k, knob(k, "vec"), "vec", 2, 13, 12);
+    expect_given(k, knob(k, "mode"), "mode", 2, 14, 13); /* streaming */
+    expect_sane_defaults(k);
+
+    k = find_kernel(&s, "good_rmsnorm");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_EQUAL(k->dtype, DTYPE_BF16);
+    expect_default(k, field(k, "eps"), "eps", 1e-5);
+    expect_sane_defaults(k);
+
+    k = find_kernel(&s, "good_layernorm");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_EQUAL(k->dtype, DTYPE_F16);
+    CU_ASSERT_TRUE(k->tile_auto);
+    expect_given(k, field(k, "eps"), "eps", 1e-6, 22, 10);
+    expect_default(k, knob(k, "vec"), "vec", 4);
+    expect_sane_defaults(k);
+    spec_set_free(&s);
+}
+
+static void test_good_other(void)
+{
+    struct spec_set s;
+    CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/flow.yaml"), 0);
+    CU_ASSERT_EQUAL(s.n_kernel, 2);
+    const struct kernel_spec *k = find_kernel(&s, "_flow1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    expect_given(k, field(k, "features"), "features", 7, 3, 55);
+    expect_given(k, field(k, "eps"), "eps", 2.5e-3, 3, 63);
+    expect_default(k, knob(k, "vec"), "vec", 1); /* 7 is odd */
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "Flow_2"));
+    spec_set_free(&s);
+
+    CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/names.yaml"), 0);
+    CU_ASSERT_EQUAL(s.n_kernel, 3);
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(
+        &s, "n23456789012345678901234567890123456789012345678901234567890123"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "integer"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "_kernel"));
+    spec_set_free(&s);
+
+    CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/late_defaults.yaml"), 0);
+    k = find_kernel(&s, "late_softmax");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    TU_CHECK(k->dtype == DTYPE_BF16, "late defaults: dtype is %s",
+             dtype_name(k->dtype));
+    k = find_kernel(&s, "late_rmsnorm");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_EQUAL(k->dtype, DTYPE_F32);
+    spec_set_free(&s);
+}
+
+/* Every valid spec of the repository reads; reading from memory gives the
+ * same kernels as reading the file. */
+static void test_good_all(void)
+{
+    static const char *const dirs[] = {GOOD_DIR, "specs", NULL};
+    int files = 0;
+    for (int di = 0; dirs[di] != NULL; di++) {
+        char **names;
+        int n = tu_list(dirs[di], ".yaml", &names);
+        TU_CHECK(n > 0, "%s holds no spec", dirs[di]);
+        for (int i = 0; i < n; i++) {
+            char *path = tu_path(dirs[di], names[i]);
+            struct spec_set a, b;
+            int errors = read_good(&a, path);
+            TU_CHECK(errors == 0, "%s: %d errors", path, errors);
+            size_t len;
+            char *text = tu_read(path, &len);
+            CU_ASSERT_PTR_NOT_NULL(text);
+            struct diags quiet = {0, NULL};
+            spec_set_init(&b);
+            if (text != NULL) {
+                spec_read_buffer(&b, path, (const unsigned char *)text, len,
+                                 &quiet);
+            }
+            int same = a.n_kernel == b.n_kernel && a.n_kernel > 0;
+            for (int k = 0; same && k < a.n_kernel; k++) {
+                same = same_kernel(&a.kernel[k], &b.kernel[k]);
+            }
+            TU_CHECK(same, "%s: spec_read_buffer differs from spec_read_file",
+                     path);
+            for (int k = 0; k < a.n_kernel; k++) {
+                expect_sane_defaults(&a.kernel[k]);
+            }
+            free(text);
+            spec_set_free(&a);
+            spec_set_free(&b);
+            free(path);
+            files++;
+        }
+        tu_free_list(names, n);
+    }
+    CU_ASSERT(files >= 5);
+}
+
+/* Kernel names must be unique across all files read into one set. */
+static void test_duplicate_across_files(void)
+{
+    struct spec_set s;
+    char *out = NULL;
+    size_t size = 0;
+    spec_set_init(&s);
+    struct diags d = {0, open_memstream(&out, &size)};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+    CU_ASSERT_EQUAL(spec_read_file(&s, GOOD_DIR "/rows.yaml", &d), 0);
+    CU_ASSERT_EQUAL(spec_read_file(&s, GOOD_DIR "/flow.yaml", &d), 0);
+    CU_ASSERT_EQUAL(spec_read_file(&s, GOOD_DIR "/rows.yaml", &d), 4);
+    fclose(d.out);
+    CU_ASSERT_EQUAL(s.n_kernel, 6); /* nothing of the bad file is kept */
+    const char *want =
+        GOOD_DIR "/rows.yaml:3:11: error: duplicate kernel name "
+                 "'good_softmax' (first defined at " GOOD_DIR
+                 "/rows.yaml:3:5)\n";
+    TU_CHECK(out != NULL && strncmp(out, want, strlen(want)) == 0,
+             "got:\n%s", out ? out : "");
+    free(out);
+    spec_set_free(&s);
+
+    /* A file that cannot be opened is one error naming it. */
+    spec_set_init(&s);
+    out = NULL;
+    d.count = 0;
+    d.out = open_memstream(&out, &size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+    CU_ASSERT_EQUAL(spec_read_file(&s, GOOD_DIR "/no_such.yaml", &d), 1);
+    fclose(d.out);
+    TU_CHECK(out != NULL &&
+                 strcmp(out, GOOD_DIR "/no_such.yaml: error: cannot open: "
+                             "No such file or directory\n") == 0,
+             "got: %s", out ? out : "");
+    free(out);
+    spec_set_free(&s);
+}
+
+static void test_identifiers(void)
+{
+    static const char *const good[] = {"a", "_", "_9", "A_b9", "integer",
+                                       "kernel_", NULL};
+    static const char *const bad[] = {"", "9abc", "a-b", "a b", "int",
+                                      "while", "kernel", "global",
+                                      "caf\xc3\xa9", NULL};
+    for (int i = 0; good[i] != NULL; i++) {
+        TU_CHECK(spec_is_identifier(good[i]), "'%s' is an identifier",
+                 good[i]);
+    }
+    for (int i = 0; bad[i] != NULL; i++) {
+        TU_CHECK(!spec_is_identifier(bad[i]), "'%s' is no identifier",
+                 bad[i]);
+    }
+    char name[SPECL_NAME_MAX + 1];
+    memset(name, 'x', sizeof name);
+    name[SPECL_NAME_MAX - 1] = '\0';
+    CU_ASSERT_TRUE(spec_is_identifier(name)); /* 63 characters */
+    name[SPECL_NAME_MAX - 1] = 'x';
+    name[SPECL_NAME_MAX] = '\0';
+    CU_ASSERT_FALSE(spec_is_identifier(name)); /* 64 */
+}
+
+/* ---- bad specs --------------------------------------------------------- */
+
+/* Reads fixture PATH in process; its messages must equal EXPECTED. */
+static void check_fixture_in_process(const char *path, const char *expected)
+{
+    struct spec_set s;
+    char *out = NULL;
+    size_t size = 0;
+    spec_set_init(&s);
+    struct diags d = {0, open_memstream(&out, &size)};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+    int errors = spec_read_file(&s, path, &d);
+    fclose(d.out);
+    const char *got = out != NULL ? out : "";
+    TU_CHECK(strcmp(got, expected) == 0,
+             "%s: messages differ\n--- expected\n%s--- got\n%s", path,
+             expected, got);
+    TU_CHECK(errors > 0 && errors == d.count &&
+                 errors == count_lines(expected),
+             "%s: %d errors reported, %d expected", path, errors,
+             count_lines(expected));
+    TU_CHECK(s.n_kernel == 0, "%s: kept %d kernels of a bad file", path,
+             s.n_kernel);
+    free(out);
+    spec_set_free(&s);
+}
+
+/* Runs `specl gen PATH -o DIR` with DIR fresh and empty: exit 1, the same
+ * messages plus the summary line on stderr, and DIR still empty. */
+static void check_fixture_cli(const char *tmp, const char *name,
+                              const char *path, const char *expected)
+{
+    char *dir = tu_path(tmp, name);
+    char log[4200];
+    snprintf(log, sizeof log, "%s.stderr", dir);
+    CU_ASSERT_EQUAL_FATAL(tu_run("mkdir '%s'", dir), 0);
+    int rc = tu_run("%s gen '%s' -o '%s' >/dev/null 2>'%s'", TU_SPECL, path,
+                    dir, log);
+    TU_CHECK(rc == 1, "specl gen %s: exit %d, expected 1", path, rc);
+    int n = count_lines(expected);
+    char want[65536];
+    snprintf(want, sizeof want, "%sspecl: %d error%s; nothing written\n",
+             expected, n, n == 1 ? "" : "s");
+    char *got = tu_read(log, NULL);
+    TU_CHECK(got != NULL && strcmp(got, want) == 0,
+             "specl gen %s: stderr differs\n--- expected\n%s--- got\n%s",
+             path, want, got ? got : "(none)");
+    char **names;
+    int files = tu_list(dir, NULL, &names);
+    TU_CHECK(files == 0, "specl gen %s: wrote %d file(s) (first %s)", path,
+             files, files > 0 ? names[0] : "-");
+    if (files >= 0) {
+        tu_free_list(names, files);
+    }
+    free(got);
+    free(dir);
+}
+
+static void test_bad_fixtures(void)
+{
+    char **names;
+    int n = tu_list(BAD_DIR, ".yaml", &names);
+    TU_CHECK(n >= MIN_BAD_FIXTURES, "only %d fixtures in " BAD_DIR, n);
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(BAD_DIR, names[i]);
+        char err_path[4200];
+        snprintf(err_path, sizeof err_path, "%.*s.err",
+                 (int)(strlen(path) - 5), path);
+        char *expected = tu_read(err_path, NULL);
+        TU_CHECK(expected != NULL && expected[0] != '\0',
+                 "%s has no expected messages (%s)", path, err_path);
+        if (expected != NULL) {
+            check_fixture_in_process(path, expected);
+            check_fixture_cli(tmp, names[i], path, expected);
+        }
+        free(expected);
+        free(path);
+    }
+    tu_free_list(names, n);
+    /* No stray .err without its spec. */
+    n = tu_list(BAD_DIR, ".err", &names);
+    for (int i = 0; i < n; i++) {
+        char yaml[4200];
+        snprintf(yaml, sizeof yaml, "%s/%.*s.yaml", BAD_DIR,
+                 (int)(strlen(names[i]) - 4), names[i]);
+        FILE *f = fopen(yaml, "r");
+        TU_CHECK(f != NULL, "%s/%s has no spec", BAD_DIR, names[i]);
+        if (f != NULL) {
+            fclose(f);
+        }
+    }
+    tu_free_list(names, n);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+/* ---- the command line -------------------------------------------------- */
+
+/* Runs `specl ARGS`; returns its exit status with stdout in *OUT (caller
+ * frees) when OUT is not NULL. */
+static int specl(const char *tmp, const char *args, char **out)
+{
+    char log[4200];
+    snprintf(log, sizeof log, "%s/stdout", tmp);
+    int rc = tu_run("%s %s >'%s' 2>/dev/null", TU_SPECL, args, log);
+    if (out != NULL) {
+        *out = tu_read(log, NULL);
+        if (*out == NULL) {
+            *out = strdup("");
+        }
+    }
+    return rc;
+}
+
+static void test_cli_exit_codes(void)
+{
+    static const struct {
+        const char *args;
+        int rc;
+    } cases[] = {
+        {"check " GOOD_DIR "/rows.yaml", 0},
+        {"check " GOOD_DIR "/rows.yaml " GOOD_DIR "/lora.yaml", 0},
+        {"check " BAD_DIR "/zero_size.yaml", 1},
+        {"check " GOOD_DIR "/rows.yaml " BAD_DIR "/zero_size.yaml", 1},
+        {"check " GOOD_DIR "/rows.yaml " GOOD_DIR "/rows.yaml", 1},
+        {"check " GOOD_DIR "/no_such.yaml", 1},
+        {"gen " BAD_DIR "/unknown_op.yaml -o /nonexistent/specl", 1},
+        {"", 2},
+        {"check", 2},
+        {"gen", 2},
+        {"gen -o", 2},
+        {"gen " GOOD_DIR "/rows.yaml -o", 2},
+        {"check --frobnicate " GOOD_DIR "/rows.yaml", 2},
+        {"gen -x " GOOD_DIR "/rows.yaml", 2},
+        {"check -o /tmp " GOOD_DIR "/rows.yaml", 2},
+        {"frobnicate", 2},
+        {"list extra", 2},
+        {"--help", 0},
+        {"-h", 0},
+        {"--version", 0},
+        {"list", 0},
+    };
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = specl(tmp, cases[i].args, NULL);
+        TU_CHECK(rc == cases[i].rc, "specl %s: exit %d, expected %d",
+                 cases[i].args, rc, cases[i].rc);
+    }
+    /* gen of a valid spec writes three files per kernel into -o DIR. */
+    char args[4200];
+    snprintf(args, sizeof args, "gen " GOOD_DIR "/rows.yaml -o '%s/out'",
+             tmp);
+    CU_ASSERT_EQUAL(specl(tmp, args, NULL), 0);
+    char *dir = tu_path(tmp, "out");
+    char **names;
+    int n = tu_list(dir, NULL, &names);
+    TU_CHECK(n == 12, "gen rows.yaml wrote %d files, expected 12", n);
+    if (n >= 0) {
+        tu_free_list(names, n);
+    }
+    free(dir);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+static void test_cli_output(void)
+{
+    char *tmp = tu_tempdir();
+    char *out;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+
+    CU_ASSERT_EQUAL(specl(tmp, "list", &out), 0);
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        char head[128];
+        snprintf(head, sizeof head, "\n%s: ", op_registry[i]->name);
+        TU_CHECK(strstr(out, head) != NULL, "specl list lacks op %s",
+                 op_registry[i]->name);
+        for (int f = 0; f < op_registry[i]->n_fields; f++) {
+            TU_CHECK(strstr(out, op_registry[i]->fields[f].key) != NULL,
+                     "specl list lacks %s's field %s", op_registry[i]->name,
+                     op_registry[i]->fields[f].key);
+        }
+        for (int f = 0; f < op_registry[i]->n_knobs; f++) {
+            TU_CHECK(strstr(out, op_registry[i]->knobs[f].key) != NULL,
+                     "specl list lacks %s's knob %s", op_registry[i]->name,
+                     op_registry[i]->knobs[f].key);
+        }
+    }
+    free(out);
+
+    CU_ASSERT_EQUAL(specl(tmp, "--help", &out), 0);
+    TU_CHECK(strncmp(out, "usage: specl gen", 16) == 0 &&
+                 strstr(out, "check") != NULL && strstr(out, "list") != NULL,
+             "--help printed: %s", out);
+    free(out);
+
+    CU_ASSERT_EQUAL(specl(tmp, "--version", &out), 0);
+    TU_CHECK(strcmp(out, "specl " SPECL_VERSION "\n") == 0,
+             "--version printed: %s", out);
+    free(out);
+
+    CU_ASSERT_EQUAL(specl(tmp, "check " GOOD_DIR "/rows.yaml", &out), 0);
+    TU_CHECK(strcmp(out, "checked 4 kernels\n") == 0, "check printed: %s",
+             out);
+    free(out);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+/* ---- fuzz regressions -------------------------------------------------- */
+
+/* Feeds every file of DIR (but READMEs) to the reader, as the fuzz target
+ * does, and emits what validates; returns the number of files. */
+static int replay_dir(const char *dir, int expect_errors)
+{
+    char **names;
+    int n = tu_list(dir, NULL, &names);
+    if (n < 0) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (strncmp(names[i], "README", 6) == 0 ||
+            strstr(names[i], ".err") != NULL) {
+            continue;
+        }
+        char *path = tu_path(dir, names[i]);
+        size_t len = 0;
+        char *data = tu_read(path, &len);
+        TU_CHECK(data != NULL, "cannot read %s", path);
+        struct spec_set s;
+        struct diags quiet = {0, NULL};
+        spec_set_init(&s);
+        int errors = data == NULL ? 0
+                                  : spec_read_buffer(
+                                        &s, path, (const unsigned char *)data,
+                                        len, &quiet);
+        if (expect_errors) {
+            TU_CHECK(errors > 0, "%s: no error reported", path);
+        }
+        for (int k = 0; k < s.n_kernel; k++) {
+            struct emitted e;
+            char err[256];
+            if (emit_kernel(&s.kernel[k], &e, err, sizeof err) == 0) {
+                emitted_free(&e);
+            }
+        }
+        spec_set_free(&s);
+        free(data);
+        free(path);
+    }
+    tu_free_list(names, n);
+    return n;
+}
+
+static void test_fuzz_regressions(void)
+{
+    replay_dir(REGRESSION_DIR, 0);
+    CU_ASSERT(replay_dir(BAD_DIR, 1) > 0);
+    CU_ASSERT(replay_dir(GOOD_DIR, 0) > 0);
+}
+
+int add_spec_suite(void)
+{
+    CU_pSuite s = CU_add_suite("spec", NULL, NULL);
+    if (s == NULL ||
+        CU_add_test(s, "good: lora_forward", test_good_lora) == NULL ||
+        CU_add_test(s, "good: row ops", test_good_rows) == NULL ||
+        CU_add_test(s, "good: flow, names, late defaults",
+                    test_good_other) == NULL ||
+        CU_add_test(s, "good: every spec, file = buffer", test_good_all) ==
+            NULL ||
+        CU_add_test(s, "names unique across files",
+                    test_duplicate_across_files) == NULL ||
+        CU_add_test(s, "identifiers", test_identifiers) == NULL ||
+        CU_add_test(s, "bad-spec fixtures", test_bad_fixtures) == NULL ||
+        CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
+        CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
+        CU_add_test(s, "fuzz regressions replayed", test_fuzz_regressions) ==
+            NULL) {
+        return -1;
+    }
+    return 0;
+}

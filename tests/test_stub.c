@@ -1,0 +1,557 @@
+/* test_stub.c - the host-stub contract, through the stubs emitted for
+ * tests/stubs.yaml (built by tests.mk into build/tests/stubs) on the
+ * default OpenCL device: argument checks that enqueue nothing, optional w,
+ * wait lists and the done event (also on an out-of-order queue), results
+ * against the float64 reference, a failed build with its log, and the
+ * vendoring example (examples/vendor) built and run on its own. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "spec.h"
+#include "stub_broken.h"
+#include "stub_layernorm.h"
+#include "stub_lora.h"
+#include "stub_lora_delta.h"
+#include "stub_rmsnorm.h"
+#include "stub_softmax.h"
+#include "suites.h"
+#include "testutil.h"
+#include "verify.h"
+
+#define STUB_SPEC "tests/stubs.yaml"
+#define SEED 20240611UL /* every case's seed is SEED + rows */
+#define CHECK_ROWS 5    /* rows of the argument-check cases */
+
+/* ---- one calling convention for every stub ----------------------------- */
+
+typedef cl_int (*enqueue_fn)(const void *k, cl_command_queue q, size_t rows,
+                             const cl_mem *b, cl_uint n_wait,
+                             const cl_event *wait, cl_event *done);
+
+struct stub {
+    const char *name; /* kernel name in tests/stubs.yaml */
+    cl_int (*create)(cl_context ctx, cl_device_id dev, void **out);
+    enqueue_fn enqueue;
+    const char *(*build_log)(const void *k);
+    void (*destroy)(void *k);
+};
+
+#define ADAPT(N)                                                             \
+    static cl_int N##_create_(cl_context ctx, cl_device_id dev, void **out)  \
+    {                                                                        \
+        N *k = NULL;                                                         \
+        cl_int err = N##_create(ctx, dev, &k);                               \
+        *out = k;                                                            \
+        return err;                                                          \
+    }                                                                        \
+    static const char *N##_log_(const void *k)                               \
+    {                                                                        \
+        return N##_build_log((const N *)k);                                  \
+    }                                                                        \
+    static void N##_destroy_(void *k)                                        \
+    {                                                                        \
+        N##_destroy((N *)k);                                                 \
+    }
+
+#define ADAPT_ENQUEUE(N, ...)                                                \
+    static cl_int N##_enqueue_(const void *k, cl_command_queue q,            \
+                               size_t rows, const cl_mem *b, cl_uint n_wait, \
+                               const cl_event *wait, cl_event *done)         \
+    {                                                                        \
+        return N##_enqueue((const N *)k, q, rows, __VA_ARGS__, n_wait, wait, \
+                           done);                                            \
+    }
+
+#define STUB(N) {#N, N##_create_, N##_enqueue_, N##_log_, N##_destroy_}
+
+ADAPT(stub_lora)
+ADAPT(stub_lora_delta)
+ADAPT(stub_softmax)
+ADAPT(stub_rmsnorm)
+ADAPT(stub_layernorm)
+ADAPT_ENQUEUE(stub_lora, b[0], b[1], b[2], b[3], b[4])
+ADAPT_ENQUEUE(stub_lora_delta, b[0], b[1], b[2], b[3], b[4])
+ADAPT_ENQUEUE(stub_softmax, b[0], b[1])
+ADAPT_ENQUEUE(stub_rmsnorm, b[0], b[1], b[2])
+ADAPT_ENQUEUE(stub_layernorm, b[0], b[1], b[2], b[3])
+
+static const struct stub stubs[] = {
+    STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
+    STUB(stub_rmsnorm), STUB(stub_layernorm),
+};
+#define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
+
+/* ---- suite state ------------------------------------------------------- */
+
+static struct rt rt;
+static int rt_ok;
+static struct spec_set specs;
+static const struct kernel_spec *spec_of[N_STUBS];
+static void *handle[N_STUBS];
+
+static int setup(void)
+{
+    char err[256];
+    struct diags d = {0, stderr};
+    spec_set_init(&specs);
+    if (spec_read_file(&specs, STUB_SPEC, &d) != 0) {
+        return 1;
+    }
+    for (int i = 0; i < N_STUBS; i++) {
+        for (int k = 0; k < specs.n_kernel; k++) {
+            if (strcmp(specs.kernel[k].name, stubs[i].name) == 0) {
+                spec_of[i] = &specs.kernel[k];
+            }
+        }
+        if (spec_of[i] == NULL) {
+            fprintf(stderr, "%s: no kernel %s\n", STUB_SPEC, stubs[i].name);
+            return 1;
+        }
+    }
+    if (rt_open(&rt, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "stub suite: no OpenCL device: %s\n", err);
+        return 1;
+    }
+    rt_ok = 1;
+    for (int i = 0; i < N_STUBS; i++) {
+        cl_int e = stubs[i].create(rt.ctx, rt.device, &handle[i]);
+        if (e != CL_SUCCESS) {
+            fprintf(stderr, "%s_create: %s\n%s\n", stubs[i].name,
+                    rt_status(e),
+                    handle[i] ? stubs[i].build_log(handle[i]) : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int cleanup(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        stubs[i].destroy(handle[i]);
+        handle[i] = NULL;
+    }
+    if (rt_ok) {
+        rt_close(&rt);
+        rt_ok = 0;
+    }
+    spec_set_free(&specs);
+    return 0;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* A case of stub I over ROWS rows with device buffers; 0 on success. */
+static int make_case(int i, size_t rows, struct vcase *c, struct vbuffers *b)
+{
+    struct vdist dist = {0.0, 1.0};
+    if (vcase_init(c, spec_of[i], rows, SEED + rows, dist) != 0) {
+        return -1;
+    }
+    cl_int err = vbuffers_create(&rt, c, b);
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "\n    %s: vbuffers_create: %s\n", stubs[i].name,
+                rt_status(err));
+        vcase_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void free_case(struct vcase *c, struct vbuffers *b)
+{
+    vbuffers_free(b);
+    vcase_free(c);
+}
+
+/* The bytes of BUF (caller frees); NULL on failure. */
+static unsigned char *snapshot(cl_mem buf, size_t *size)
+{
+    *size = 0;
+    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof *size, size, NULL) !=
+        CL_SUCCESS) {
+        return NULL;
+    }
+    unsigned char *p = malloc(*size);
+    if (p != NULL && clEnqueueReadBuffer(rt.queue, buf, CL_TRUE, 0, *size, p,
+                                         0, NULL, NULL) != CL_SUCCESS) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* Compares stub I's output for case C with the float64 reference. */
+static void check_result(int i, const struct vcase *c,
+                         const struct vbuffers *b, const char *how)
+{
+    float *got = malloc((c->count[c->out] + 1) * sizeof *got);
+    double *ref = vcase_reference(c);
+    int canary_ok = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+    cl_int err = vbuffers_read_output(&rt, c, b, got, &canary_ok);
+    TU_CHECK(err == CL_SUCCESS && canary_ok,
+             "%s (%s, rows %zu, seed %lu): read %s, canary %s",
+             stubs[i].name, how, c->rows, c->seed, rt_status(err),
+             canary_ok ? "intact" : "overwritten");
+    double e = rel_l2(got, ref, c->count[c->out]);
+    double bound = error_bound(c->ks);
+    TU_CHECK(e < bound,
+             "%s (%s, rows %zu, seed %lu): relative L2 error %.3g >= %.3g",
+             stubs[i].name, how, c->rows, c->seed, e, bound);
+    free(got);
+    free(ref);
+}
+
+/* Calls stub I with buffers BUFS, expecting WANT and nothing enqueued:
+ * the buffer WATCH is unchanged after clFinish and DONE untouched. */
+static void expect_refused(int i, size_t rows, const cl_mem *bufs,
+                           cl_uint n_wait, const cl_event *wait, cl_mem watch,
+                           cl_int want, const char *what)
+{
+    static int sentinel;
+    cl_event done = (cl_event)(void *)&sentinel;
+    size_t n0 = 0, n1 = 0;
+    unsigned char *before = snapshot(watch, &n0);
+    cl_int err = stubs[i].enqueue(handle[i], rt.queue, rows, bufs, n_wait,
+                                  wait, &done);
+    TU_CHECK(err == want, "%s, %s: returned %s, expected %s", stubs[i].name,
+             what, rt_status(err), rt_status(want));
+    TU_CHECK(done == (cl_event)(void *)&sentinel,
+             "%s, %s: done was set on failure", stubs[i].name, what);
+    clFinish(rt.queue);
+    unsigned char *after = snapshot(watch, &n1);
+    TU_CHECK(before != NULL && after != NULL && n0 == n1 &&
+                 memcmp(before, after, n0) == 0,
+             "%s, %s: the output changed: something was enqueued",
+             stubs[i].name, what);
+    if (err == CL_SUCCESS && done != (cl_event)(void *)&sentinel) {
+        clReleaseEvent(done);
+    }
+    free(before);
+    free(after);
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+static void test_results(void)
+{
+    /* 1 and 5 take lora's decode path, 37 the tiled one (partial groups). */
+    static const size_t rows[] = {1, 5, 37};
+    for (int i = 0; i < N_STUBS; i++) {
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            struct vcase c;
+            struct vbuffers b;
+            if (make_case(i, rows[r], &c, &b) != 0) {
+                CU_FAIL("cannot make a case");
+                continue;
+            }
+            cl_event done = NULL;
+            cl_int err = stubs[i].enqueue(handle[i], rt.queue, rows[r], b.mem,
+                                          0, NULL, &done);
+            TU_CHECK(err == CL_SUCCESS && done != NULL,
+                     "%s rows %zu: enqueue %s", stubs[i].name, rows[r],
+                     rt_status(err));
+            if (done != NULL) {
+                cl_int st = -1;
+                CU_ASSERT_EQUAL(clWaitForEvents(1, &done), CL_SUCCESS);
+                clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                               sizeof st, &st, NULL);
+                TU_CHECK(st == CL_COMPLETE, "%s: done status %d after wait",
+                         stubs[i].name, (int)st);
+                clReleaseEvent(done);
+            }
+            check_result(i, &c, &b, "done event");
+            /* Without done, on an in-order queue, clFinish is enough. */
+            CU_ASSERT_EQUAL(vbuffers_reset_output(&rt, &c, &b), CL_SUCCESS);
+            err = stubs[i].enqueue(handle[i], rt.queue, rows[r], b.mem, 0,
+                                   NULL, NULL);
+            CU_ASSERT_EQUAL(err, CL_SUCCESS);
+            clFinish(rt.queue);
+            check_result(i, &c, &b, "no done event");
+            free_case(&c, &b);
+        }
+    }
+}
+
+static void test_rows_zero(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        expect_refused(i, 0, b.mem, 0, NULL, b.mem[c.out], CL_INVALID_VALUE,
+                       "rows 0");
+        if (sizeof(size_t) > sizeof(int)) {
+            expect_refused(i, (size_t)INT_MAX + 1, b.mem, 0, NULL,
+                           b.mem[c.out], CL_INVALID_VALUE, "rows > INT_MAX");
+        }
+        free_case(&c, &b);
+    }
+}
+
+static void test_null_buffers(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        for (int k = 0; k < c.plan.n_buffer; k++) {
+            if (c.plan.buffer[k].optional) {
+                continue;
+            }
+            cl_mem bufs[SPECL_MAX_BUFFERS];
+            char what[64];
+            memcpy(bufs, b.mem, sizeof bufs);
+            bufs[k] = NULL;
+            snprintf(what, sizeof what, "%s NULL", c.plan.buffer[k].name);
+            cl_mem watch = k == c.out ? b.mem[0] : b.mem[c.out];
+            expect_refused(i, CHECK_ROWS, bufs, 0, NULL, watch,
+                           CL_INVALID_MEM_OBJECT, what);
+        }
+        free_case(&c, &b);
+    }
+}
+
+static void test_small_buffers(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        size_t es = dtype_size(c.ks->dtype);
+        for (int k = 0; k < c.plan.n_buffer; k++) {
+            if (c.plan.buffer[k].optional) {
+                continue;
+            }
+            /* One element short, filled with a pattern. */
+            size_t bytes = (c.count[k] - 1) * es;
+            cl_int err;
+            cl_mem small = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE, bytes,
+                                          NULL, &err);
+            CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+            unsigned char *fill = malloc(bytes);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(fill);
+            memset(fill, 0xa5, bytes);
+            clEnqueueWriteBuffer(rt.queue, small, CL_TRUE, 0, bytes, fill, 0,
+                                 NULL, NULL);
+            free(fill);
+            cl_mem bufs[SPECL_MAX_BUFFERS];
+            char what[64];
+            memcpy(bufs, b.mem, sizeof bufs);
+            bufs[k] = small;
+            snprintf(what, sizeof what, "%s one element short",
+                     c.plan.buffer[k].name);
+            expect_refused(i, CHECK_ROWS, bufs, 0, NULL,
+                           k == c.out ? small : b.mem[c.out],
+                           CL_INVALID_BUFFER_SIZE, what);
+            clReleaseMemObject(small);
+        }
+        free_case(&c, &b);
+    }
+}
+
+/* base: false takes w == NULL (and ignores whatever w is). */
+static void test_optional_w(void)
+{
+    int i = 1;
+    CU_ASSERT_STRING_EQUAL_FATAL(stubs[i].name, "stub_lora_delta");
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_EQUAL_FATAL(make_case(i, 9, &c, &b), 0);
+    CU_ASSERT_TRUE(c.plan.buffer[1].optional);
+    CU_ASSERT_PTR_NULL(b.mem[1]);
+    cl_int err = stubs[i].enqueue(handle[i], rt.queue, 9, b.mem, 0, NULL,
+                                  NULL);
+    CU_ASSERT_EQUAL(err, CL_SUCCESS);
+    clFinish(rt.queue);
+    check_result(i, &c, &b, "w NULL");
+    free_case(&c, &b);
+}
+
+static void test_wait_list_checks(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        cl_int err;
+        cl_event user = clCreateUserEvent(rt.ctx, &err);
+        CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+        /* Complete, so that a wrongly enqueued kernel would run (and show)
+         * instead of blocking clFinish. */
+        clSetUserEventStatus(user, CL_COMPLETE);
+        expect_refused(i, CHECK_ROWS, b.mem, 1, NULL, b.mem[c.out],
+                       CL_INVALID_EVENT_WAIT_LIST, "n_wait 1, wait NULL");
+        expect_refused(i, CHECK_ROWS, b.mem, 0, &user, b.mem[c.out],
+                       CL_INVALID_EVENT_WAIT_LIST, "n_wait 0, wait set");
+        clReleaseEvent(user);
+        free_case(&c, &b);
+    }
+}
+
+/* On an out-of-order queue, every stub waits for its wait list (a user
+ * event held back), chains its own launches, and signals done last. */
+static void test_out_of_order(void)
+{
+    cl_command_queue_properties props = 0;
+    clGetDeviceInfo(rt.device, CL_DEVICE_QUEUE_PROPERTIES, sizeof props,
+                    &props, NULL);
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(
+        rt.ctx, rt.device, props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    static const size_t rows[] = {3, 37};
+    for (int i = 0; i < N_STUBS; i++) {
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            struct vcase c;
+            struct vbuffers b;
+            if (make_case(i, rows[r], &c, &b) != 0) {
+                CU_FAIL("cannot make a case");
+                continue;
+            }
+            cl_event gate = clCreateUserEvent(rt.ctx, &err);
+            CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+            cl_event done = NULL;
+            err = stubs[i].enqueue(handle[i], q, rows[r], b.mem, 1, &gate,
+                                   &done);
+            TU_CHECK(err == CL_SUCCESS && done != NULL,
+                     "%s rows %zu on an out-of-order queue: %s",
+                     stubs[i].name, rows[r], rt_status(err));
+            clFlush(q);
+            struct timespec pause = {0, 2000000}; /* 2 ms to (not) run */
+            nanosleep(&pause, NULL);
+            cl_int st = CL_COMPLETE;
+            if (done != NULL) {
+                clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                               sizeof st, &st, NULL);
+            }
+            TU_CHECK(st != CL_COMPLETE && st != CL_RUNNING,
+                     "%s: ran before its wait list completed (status %d)",
+                     stubs[i].name, (int)st);
+            clSetUserEventStatus(gate, CL_COMPLETE);
+            if (done != NULL) {
+                CU_ASSERT_EQUAL(clWaitForEvents(1, &done), CL_SUCCESS);
+                clReleaseEvent(done);
+            }
+            clReleaseEvent(gate);
+            clFinish(q);
+            check_result(i, &c, &b, "out-of-order queue");
+            free_case(&c, &b);
+        }
+    }
+    clReleaseCommandQueue(q);
+}
+
+/* A source that does not build: create fails with the build error, keeps
+ * a handle with the compiler's log, and enqueue refuses it. */
+static void test_build_failure(void)
+{
+    stub_broken *k = NULL;
+    cl_int err = stub_broken_create(rt.ctx, rt.device, &k);
+    CU_ASSERT_EQUAL(err, CL_BUILD_PROGRAM_FAILURE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    const char *log = stub_broken_build_log(k);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    TU_CHECK(strstr(log, "this source is broken on purpose") != NULL,
+             "the build log lacks the #error message:\n%s", log);
+    cl_int e;
+    cl_mem x = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE, 4096, NULL, &e);
+    cl_mem y = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE, 4096, NULL, &e);
+    CU_ASSERT_EQUAL(stub_broken_enqueue(k, rt.queue, 1, x, y, 0, NULL, NULL),
+                    CL_INVALID_PROGRAM_EXECUTABLE);
+    clReleaseMemObject(x);
+    clReleaseMemObject(y);
+    stub_broken_destroy(k);
+}
+
+static void test_api_edges(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        TU_CHECK(strcmp(stubs[i].build_log(handle[i]), "") == 0,
+                 "%s: a build log after a good build: %s", stubs[i].name,
+                 stubs[i].build_log(handle[i]));
+        TU_CHECK(strcmp(stubs[i].build_log(NULL), "") == 0,
+                 "%s_build_log(NULL)", stubs[i].name);
+        stubs[i].destroy(NULL);
+    }
+    CU_ASSERT_EQUAL(stub_softmax_create(rt.ctx, rt.device, NULL),
+                    CL_INVALID_VALUE);
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_EQUAL_FATAL(make_case(2, CHECK_ROWS, &c, &b), 0);
+    CU_ASSERT_EQUAL(stub_softmax_enqueue(NULL, rt.queue, CHECK_ROWS, b.mem[0],
+                                         b.mem[1], 0, NULL, NULL),
+                    CL_INVALID_VALUE);
+    CU_ASSERT_EQUAL(stub_softmax_enqueue(handle[2], NULL, CHECK_ROWS,
+                                         b.mem[0], b.mem[1], 0, NULL, NULL),
+                    CL_INVALID_COMMAND_QUEUE);
+    /* The public constants of the header are the spec's. */
+    CU_ASSERT_EQUAL(stub_softmax_FEATURES, 100);
+    CU_ASSERT_EQUAL(stub_lora_IN_FEATURES, 64);
+    CU_ASSERT_EQUAL(stub_lora_OUT_FEATURES, 48);
+    CU_ASSERT_EQUAL(stub_lora_RANK, 4);
+    CU_ASSERT_DOUBLE_EQUAL(stub_lora_SCALE, 2.0, 0);
+    free_case(&c, &b);
+}
+
+/* examples/vendor builds from its two emitted files alone and runs OK. */
+static void test_vendor_example(void)
+{
+    char cwd[4096];
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+    int rc = tu_run("MAKEFLAGS= MAKELEVEL= make -s -C examples/vendor "
+                    "SPECL='%s/" TU_SPECL "' OUT='%s' run >'%s/log' 2>&1",
+                    cwd, tmp, tmp);
+    char *log_path = tu_path(tmp, "log");
+    char *log = tu_read(log_path, NULL);
+    TU_CHECK(rc == 0 && log != NULL && strstr(log, "OK") != NULL,
+             "examples/vendor: exit %d\n%s", rc, log ? log : "");
+    free(log);
+    free(log_path);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+int add_stub_suite(void)
+{
+    CU_pSuite s = CU_add_suite("stub", setup, cleanup);
+    if (s == NULL ||
+        CU_add_test(s, "results match float64", test_results) == NULL ||
+        CU_add_test(s, "rows 0 refused", test_rows_zero) == NULL ||
+        CU_add_test(s, "NULL buffers refused", test_null_buffers) == NULL ||
+        CU_add_test(s, "short buffers refused", test_small_buffers) == NULL ||
+        CU_add_test(s, "base: false takes w NULL", test_optional_w) == NULL ||
+        CU_add_test(s, "wait list checks", test_wait_list_checks) == NULL ||
+        CU_add_test(s, "out-of-order queue, done event",
+                    test_out_of_order) == NULL ||
+        CU_add_test(s, "failed build and its log", test_build_failure) ==
+            NULL ||
+        CU_add_test(s, "NULL handles, constants", test_api_edges) == NULL ||
+        CU_add_test(s, "examples/vendor", test_vendor_example) == NULL) {
+        return -1;
+    }
+    return 0;
+}

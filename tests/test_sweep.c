@@ -1,0 +1,295 @@
+/* test_sweep.c - shapes, ranks, options and tile configs of every op,
+ * checked on the OpenCL device against the naive kernel and the float64
+ * reference (numeric_util.c). The default run picks a covering set that
+ * stays quick on a 2-core CPU; --full (make test-full) takes the cross
+ * products, more tiles and more rows. Tile configs that validation rejects
+ * are skipped and counted, as a tuner would. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+
+#include "numeric_util.h"
+#include "suites.h"
+
+static const char *const dtypes[] = {"f32", "f16", "bf16"};
+static const char *const row_ops[] = {"softmax", "rmsnorm", "layernorm"};
+
+static const long ranks[] = {1, 4, 8, 16, 32, 64, 128};
+#define N_RANKS 7
+static const long features[] = {1, 3, 1000, 4095, 11008};
+#define N_FEATURES 5
+
+/* Multiply-adds of the naive kernel (and the float64 reference) per row
+ * of a case; rows are cut to keep a case within the budget below. */
+#define DEFAULT_MACS 2.5e8
+#define FULL_MACS 3e9
+/* W elements above which the default run leaves the base out. */
+#define DEFAULT_W_MAX 12e6
+
+/* Runs K over the row counts of WANT (0-terminated) whose cost per row
+ * (MACS_PER_ROW) keeps a case within the budget; always at least 1 row. */
+static void run_within(struct nu_kernel *k, const long *want,
+                       double macs_per_row)
+{
+    size_t rows[16];
+    int n = 0;
+    double budget = test_full ? FULL_MACS : DEFAULT_MACS;
+    for (int i = 0; want[i] != 0 && n < 15; i++) {
+        if (want[i] == 1 || (double)want[i] * macs_per_row <= budget) {
+            n = nu_rows_add(rows, n, want[i]);
+        }
+    }
+    nu_run_rows(k, rows, n, nu_unit());
+}
+
+/* ---- lora_forward: shapes and ranks ------------------------------------ */
+
+struct lora_case {
+    long K, N, R;
+    int base, accumulate;
+};
+
+static double lora_macs(const struct lora_case *c)
+{
+    return (c->base ? (double)c->K * (double)c->N : 0) +
+           (double)c->R * (double)(c->K + c->N);
+}
+
+/* Builds the lora kernel of C (dtype DT, TILE flow entries or "") and runs
+ * it over rows around its decode threshold and tile. Returns 0 when the
+ * spec was rejected (counted as skipped), 1 otherwise. */
+static int sweep_lora(const struct lora_case *c, const char *dt,
+                      const char *tile, int expect_valid)
+{
+    struct nu_kernel k;
+    char text[512];
+    int ok;
+    snprintf(text, sizeof text,
+             "kernels:\n  - {name: sweep_lora, op: lora_forward, dtype: %s, "
+             "in_features: %ld, out_features: %ld, rank: %ld, alpha: %ld, "
+             "base: %s, accumulate: %s%s%s%s}\n",
+             dt, c->K, c->N, c->R, 2 * c->R, c->base ? "true" : "false",
+             c->accumulate ? "true" : "false", *tile ? ", tile: {" : "",
+             tile, *tile ? "}" : "");
+    ok = expect_valid ? nu_spec_ok(&k, "%s", text) : nu_spec(&k, "%s", text);
+    if (!ok) {
+        nu_stats.skipped += !expect_valid;
+        nu_kernel_free(&k);
+        return 0;
+    }
+    if (nu_build(&k)) {
+        long m = nu_knob(&k, "m");
+        long dec = nu_small_path_rows(&k);
+        long want[] = {1, 3, dec, dec + 1, m - 1, m + 1, 2 * m + 5,
+                       test_full ? 300 : 0, 0};
+        run_within(&k, want, lora_macs(c));
+    }
+    nu_kernel_free(&k);
+    return 1;
+}
+
+/* Every rank, every K and N of the list, base and accumulate in all four
+ * combinations, W kept small; --full: the cross product of K, N and the
+ * options, ranks cycled. */
+static void test_lora_shapes(void)
+{
+    static const struct lora_case cases[] = {
+        {1, 1, 1, 1, 0},          {1, 11008, 1, 1, 1},
+        {3, 3, 1, 0, 1},          {3, 4095, 1, 1, 0},
+        {11008, 3, 1, 1, 1},      {4095, 1, 1, 0, 0},
+        {1000, 1000, 4, 1, 1},    {4095, 1000, 8, 1, 0},
+        {1000, 4095, 16, 0, 1},   {11008, 1000, 32, 1, 0},
+        {4095, 4095, 64, 0, 0},   {1000, 11008, 128, 0, 1},
+        {11008, 11008, 16, 0, 0}, {1000, 3, 1, 0, 1},
+    };
+    if (!test_full) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            sweep_lora(&cases[i], dtypes[i % 3 == 2 ? 1 + i / 3 % 2 : 0], "",
+                       1);
+        }
+        return;
+    }
+    int n = 0;
+    for (int ki = 0; ki < N_FEATURES; ki++) {
+        for (int ni = 0; ni < N_FEATURES; ni++) {
+            for (int opt = 0; opt < 4; opt++, n++) {
+                struct lora_case c = {features[ki], features[ni], 1,
+                                      opt & 1, opt >> 1};
+                /* The largest rank of the list that fits, cycled down. */
+                for (int r = N_RANKS - 1 - n % N_RANKS; r >= 0; r--) {
+                    if (ranks[r] <= c.K && ranks[r] <= c.N) {
+                        c.R = ranks[r];
+                        break;
+                    }
+                }
+                sweep_lora(&c, dtypes[n % 3], "", 1);
+            }
+        }
+    }
+}
+
+/* Ranks with W at a middle shape: the largest two (test_lora_shapes has
+ * every rank), all of them with --full, and without W. */
+static void test_lora_ranks(void)
+{
+    for (int r = test_full ? 0 : N_RANKS - 2; r < N_RANKS; r++) {
+        struct lora_case c = {520, 264, ranks[r], 1, r % 2};
+        sweep_lora(&c, "f32", r % 2 ? "xa: inline" : "", 1);
+        if (test_full) {
+            struct lora_case d = {1000, 4095, ranks[r], 0, 1};
+            sweep_lora(&d, dtypes[r % 3], "xa: prepass", 1);
+            sweep_lora(&d, dtypes[(r + 1) % 3], "xa: inline", 0);
+        }
+    }
+}
+
+/* ---- lora_forward: tile configs --------------------------------------- */
+
+/* Hand-picked tiles: the GPU SGEMM shape, small and odd ones, vec 1 and 2,
+ * the decode and X*A knobs, and some that validation must reject (too
+ * many work-items, too much local memory, k not a multiple of vec). */
+static const char *const lora_tiles[] = {
+    "m: 128, n: 128, k: 8, wm: 8, wn: 8",
+    "m: 64, n: 64, k: 16, wm: 4, wn: 4, pad: 0",
+    "m: 32, n: 128, k: 4, wm: 2, wn: 8, xa: inline",
+    "m: 8, n: 8, k: 8, wm: 1, wn: 1, vec: 1, decode_rows: 0",
+    "m: 48, n: 24, k: 12, wm: 3, wn: 3, pad: 1, xa: inline",
+    "m: 16, n: 32, k: 8, wm: 4, wn: 2, vec: 2, decode_rows: 8, "
+    "decode_n: 16, decode_k: 8, xa_m: 4, xa_k: 16",
+    "decode_rows: 3, decode_n: 1, decode_k: 1, xa_m: 1, xa_k: 1",
+    "m: 128, n: 128, k: 64, wm: 8, wn: 8",
+    "m: 64, n: 256, k: 8, wm: 2, wn: 2",
+    "k: 2, vec: 4",
+    "decode_n: 64, decode_k: 64",
+};
+#define N_LORA_TILES (int)(sizeof lora_tiles / sizeof lora_tiles[0])
+
+static void test_lora_tiles(void)
+{
+    static const struct lora_case shapes[] = {
+        {520, 264, 16, 1, 0},
+        {200, 100, 8, 0, 1},
+    };
+    long before = nu_stats.skipped;
+    int ran = 0, tried = 0;
+    for (int t = 0; t < N_LORA_TILES; t++) {
+        tried++;
+        ran += sweep_lora(&shapes[t % 2], dtypes[t % 3], lora_tiles[t],
+                          0);
+    }
+    if (test_full) {
+        static const long ms[] = {16, 32, 64, 128};
+        static const long ns[] = {16, 64, 128};
+        static const long ks[] = {4, 8, 16};
+        static const long ws[][2] = {{1, 4}, {4, 4}, {8, 8}, {2, 8}};
+        char tile[160];
+        int n = 0;
+        for (int a = 0; a < 4; a++) {
+            for (int b = 0; b < 3; b++) {
+                for (int k = 0; k < 3; k++) {
+                    for (int w = 0; w < 4; w++, n++) {
+                        snprintf(tile, sizeof tile,
+                                 "m: %ld, n: %ld, k: %ld, wm: %ld, wn: %ld, "
+                                 "xa: %s, decode_rows: %d",
+                                 ms[a], ns[b], ks[k], ws[w][0], ws[w][1],
+                                 n % 2 ? "inline" : "prepass", n % 3 * 4);
+                        tried++;
+                        ran += sweep_lora(&shapes[n % 2], dtypes[n % 3],
+                                          tile, 0);
+                    }
+                }
+            }
+        }
+        static const long dn[] = {1, 4, 8, 32};
+        static const long dk[] = {1, 8, 32, 128};
+        for (int a = 0; a < 4; a++) {
+            for (int b = 0; b < 4; b++, n++) {
+                snprintf(tile, sizeof tile,
+                         "decode_rows: %d, decode_n: %ld, decode_k: %ld, "
+                         "xa_m: %ld, xa_k: %ld",
+                         1 + n % 3 * 5, dn[a], dk[b], dn[b], dn[a]);
+                tried++;
+                ran += sweep_lora(&shapes[n % 2], dtypes[n % 3], tile, 0);
+            }
+        }
+    }
+    fprintf(stderr, "\n  lora tiles: %d of %d configs ran, %ld rejected by "
+            "validation ", ran, tried, nu_stats.skipped - before);
+    CU_ASSERT(ran >= 6);
+    CU_ASSERT(ran < tried); /* the invalid ones must be rejected */
+}
+
+/* ---- row ops ----------------------------------------------------------- */
+
+static const long row_features[] = {1, 7, 1024, 4097, 32000};
+#define N_ROW_FEATURES 5
+
+static const char *const row_tiles[] = {
+    "",
+    "wg: 64, rows: 4, vec: 1, mode: streaming",
+    "wg: 1024, rows: 1, mode: registers",
+    "wg: 16, rows: 16, mode: registers",
+    "wg: 256, rows: 2, vec: 2",
+    "wg: 1, rows: 1, mode: streaming",
+    "wg: 512, rows: 4",
+};
+#define N_ROW_TILES (int)(sizeof row_tiles / sizeof row_tiles[0])
+
+/* Builds one row op (dtype DT) over D features with TILE; runs it over
+ * rows around its tile. Returns 1 when the spec validated. */
+static int sweep_row(const char *op, long d, const char *dt, const char *tile)
+{
+    struct nu_kernel k;
+    if (!nu_spec(&k, "kernels:\n  - {name: sweep_%s, op: %s, dtype: %s, "
+                 "features: %ld%s%s%s}\n", op, op, dt, d,
+                 *tile ? ", tile: {" : "", tile, *tile ? "}" : "")) {
+        nu_stats.skipped++;
+        nu_kernel_free(&k);
+        return 0;
+    }
+    if (nu_build(&k)) {
+        long t = nu_knob(&k, "rows");
+        long want[] = {1, 2, t - 1, t + 1, 3 * t + 2, 37,
+                       test_full ? 1000 : 0, 0};
+        /* A row op is a few passes over D elements: budget by elements. */
+        run_within(&k, want, (double)d * (test_full ? 1 : 40));
+    }
+    nu_kernel_free(&k);
+    return 1;
+}
+
+static void test_rows(void)
+{
+    int ran = 0, tried = 0;
+    for (int o = 0; o < 3; o++) {
+        for (int f = 0; f < N_ROW_FEATURES; f++) {
+            for (int t = 0; t < N_ROW_TILES; t++) {
+                for (int d = 0; d < 3; d++) {
+                    /* Default: one dtype per (op, D, tile), cycled. */
+                    if (!test_full && d != (o + f + t) % 3) {
+                        continue;
+                    }
+                    tried++;
+                    ran += sweep_row(row_ops[o], row_features[f], dtypes[d],
+                                     row_tiles[t]);
+                }
+            }
+        }
+    }
+    fprintf(stderr, "\n  row ops: %d of %d configs ran ", ran, tried);
+    CU_ASSERT(ran > tried / 2);
+}
+
+int add_sweep_suite(void)
+{
+    CU_pSuite s = CU_add_suite("sweep", nu_suite_init, nu_suite_cleanup);
+    if (s == NULL ||
+        CU_add_test(s, "lora: K, N, ranks, base, accumulate",
+                    test_lora_shapes) == NULL ||
+        CU_add_test(s, "lora: every rank", test_lora_ranks) == NULL ||
+        CU_add_test(s, "lora: tile configs", test_lora_tiles) == NULL ||
+        CU_add_test(s, "row ops: features x tiles x rows", test_rows) ==
+            NULL) {
+        return -1;
+    }
+    return 0;
+}

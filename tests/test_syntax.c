@@ -1,0 +1,260 @@
+/* test_syntax.c - syntax checks without a device: every kernel of
+ * specs/ and tests/golden/golden.yaml is emitted into a temporary
+ * directory; libclang parses each .cl as OpenCL C 1.2 and each .c as C99
+ * against the OpenCL headers with zero diagnostics (warnings count), and
+ * the system compiler builds each .c with -Werror -pedantic.
+ *
+ * libclang (LLVM 14) is loaded with dlopen(RTLD_LOCAL), not linked: PoCL
+ * runs its own LLVM (15 on Debian 12), and with both in the global symbol
+ * scope PoCL's compiler crashes in the device suites of the same binary. */
+#include <clang-c/Index.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "spec.h"
+#include "suites.h"
+#include "testutil.h"
+
+#define MAX_SPECS 64
+
+static char *dir;                /* the emitted files */
+static struct spec_set kernels;  /* what was emitted there */
+static char *spec_paths[MAX_SPECS]; /* the set points at these */
+static int n_spec_paths;
+static CXIndex index_;
+
+#ifndef SPECL_LIBCLANG
+#define SPECL_LIBCLANG "/usr/lib/llvm-14/lib/libclang.so.1"
+#endif
+
+/* The libclang functions used here, looked up in the dlopen'd library. */
+static struct {
+    void *lib;
+    CXIndex (*createIndex)(int, int);
+    void (*disposeIndex)(CXIndex);
+    enum CXErrorCode (*parseTranslationUnit2)(
+        CXIndex, const char *, const char *const *, int,
+        struct CXUnsavedFile *, unsigned, unsigned, CXTranslationUnit *);
+    unsigned (*getNumDiagnostics)(CXTranslationUnit);
+    CXDiagnostic (*getDiagnostic)(CXTranslationUnit, unsigned);
+    enum CXDiagnosticSeverity (*getDiagnosticSeverity)(CXDiagnostic);
+    CXString (*formatDiagnostic)(CXDiagnostic, unsigned);
+    unsigned (*defaultDiagnosticDisplayOptions)(void);
+    const char *(*getCString)(CXString);
+    void (*disposeString)(CXString);
+    void (*disposeDiagnostic)(CXDiagnostic);
+    void (*disposeTranslationUnit)(CXTranslationUnit);
+} lc;
+
+/* Stores the address of SYMBOL in *FN (a function pointer); 0 on success. */
+static int lookup(void *fn, size_t size, const char *symbol)
+{
+    void *p = dlsym(lc.lib, symbol);
+    if (p == NULL || size != sizeof p) {
+        fprintf(stderr, "libclang: no %s\n", symbol);
+        return 1;
+    }
+    memcpy(fn, &p, size);
+    return 0;
+}
+
+#define LOOKUP(field) lookup(&lc.field, sizeof lc.field, "clang_" #field)
+
+/* Loads libclang ($SPECL_LIBCLANG, else the one the Makefile names);
+ * 0 on success. */
+static int load_libclang(void)
+{
+    const char *path = getenv("SPECL_LIBCLANG");
+    if (path == NULL || path[0] == '\0') {
+        path = SPECL_LIBCLANG;
+    }
+    lc.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lc.lib == NULL) {
+        fprintf(stderr, "syntax suite: cannot load libclang: %s\n",
+                dlerror());
+        return 1;
+    }
+    return LOOKUP(createIndex) | LOOKUP(disposeIndex) |
+           LOOKUP(parseTranslationUnit2) | LOOKUP(getNumDiagnostics) |
+           LOOKUP(getDiagnostic) | LOOKUP(getDiagnosticSeverity) |
+           LOOKUP(formatDiagnostic) |
+           LOOKUP(defaultDiagnosticDisplayOptions) | LOOKUP(getCString) |
+           LOOKUP(disposeString) | LOOKUP(disposeDiagnostic) |
+           LOOKUP(disposeTranslationUnit);
+}
+
+static const char *const cl_args[] = {"-x", "cl", "-cl-std=CL1.2", "-Xclang",
+                                      "-finclude-default-header"};
+
+static int read_dir_specs(const char *d_name, struct diags *d)
+{
+    char **names;
+    int n = tu_list(d_name, ".yaml", &names);
+    for (int i = 0; i < n && n_spec_paths < MAX_SPECS; i++) {
+        char *path = tu_path(d_name, names[i]);
+        spec_paths[n_spec_paths++] = path; /* outlives the set */
+        spec_read_file(&kernels, path, d);
+    }
+    if (n >= 0) {
+        tu_free_list(names, n);
+    }
+    return n;
+}
+
+static int setup(void)
+{
+    struct diags d = {0, stderr};
+    spec_set_init(&kernels);
+    dir = tu_tempdir();
+    if (dir == NULL || read_dir_specs("specs", &d) <= 0) {
+        return 1;
+    }
+    spec_read_file(&kernels, "tests/golden/golden.yaml", &d);
+    if (d.count != 0 || kernels.n_kernel == 0) {
+        return 1;
+    }
+    for (int k = 0; k < kernels.n_kernel; k++) {
+        struct emitted e;
+        char err[256];
+        if (emit_kernel(&kernels.kernel[k], &e, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: %s\n", kernels.kernel[k].name, err);
+            return 1;
+        }
+        int rc = emit_write(dir, &e, err, sizeof err);
+        emitted_free(&e);
+        if (rc != 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+    }
+    if (load_libclang() != 0) {
+        return 1;
+    }
+    index_ = lc.createIndex(0, 0);
+    return index_ == NULL;
+}
+
+static int cleanup(void)
+{
+    spec_set_free(&kernels);
+    for (int i = 0; i < n_spec_paths; i++) {
+        free(spec_paths[i]);
+    }
+    n_spec_paths = 0;
+    if (index_ != NULL) {
+        lc.disposeIndex(index_);
+        index_ = NULL;
+    }
+    /* libclang stays loaded: LLVM does not support being unloaded. */
+    int rc = dir != NULL ? tu_rmtree(dir) : 0;
+    free(dir);
+    return rc != 0;
+}
+
+/* Parses PATH (or, with TEXT, an unsaved file of that name) with ARGS;
+ * returns the number of warnings and errors, each printed to stderr. */
+static int parse(const char *path, const char *text, const char *const *args,
+                 int n_args)
+{
+    struct CXUnsavedFile unsaved = {path, text,
+                                    text ? (unsigned long)strlen(text) : 0};
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode ec = lc.parseTranslationUnit2(
+        index_, path, args, n_args, text ? &unsaved : NULL, text ? 1 : 0,
+        CXTranslationUnit_None, &tu);
+    if (ec != CXError_Success || tu == NULL) {
+        fprintf(stderr, "\n    libclang cannot parse %s (error %d)\n", path,
+                (int)ec);
+        return 1;
+    }
+    int bad = 0;
+    unsigned n = lc.getNumDiagnostics(tu);
+    for (unsigned i = 0; i < n; i++) {
+        CXDiagnostic diag = lc.getDiagnostic(tu, i);
+        if (lc.getDiagnosticSeverity(diag) >= CXDiagnostic_Warning) {
+            CXString s = lc.formatDiagnostic(
+                diag, lc.defaultDiagnosticDisplayOptions());
+            fprintf(stderr, "\n    %s", lc.getCString(s));
+            lc.disposeString(s);
+            bad++;
+        }
+        lc.disposeDiagnostic(diag);
+    }
+    lc.disposeTranslationUnit(tu);
+    return bad;
+}
+
+/* libclang really checks: an undeclared function is an error, a builtin
+ * is known, so a clean parse below means something. */
+static void test_parser_sanity(void)
+{
+    int n_args = (int)(sizeof cl_args / sizeof cl_args[0]);
+    int bad = parse("sanity_bad.cl",
+                    "kernel void f(global float *x) { x[0] = "
+                    "no_such_builtin(x[1]); }\n",
+                    cl_args, n_args);
+    CU_ASSERT(bad >= 1);
+    if (bad >= 1) {
+        fputs("\n    (the diagnostic above is expected)", stderr);
+    }
+    bad = parse("sanity_good.cl",
+                "kernel void f(global float *x) { x[get_global_id(0)] = "
+                "native_exp(x[0]) + vload_half(0, (global const half *)x); "
+                "}\n",
+                cl_args, n_args);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_cl(void)
+{
+    int n_args = (int)(sizeof cl_args / sizeof cl_args[0]);
+    for (int k = 0; k < kernels.n_kernel; k++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.cl", dir, kernels.kernel[k].name);
+        int bad = parse(path, NULL, cl_args, n_args);
+        TU_CHECK(bad == 0, "%s.cl: %d diagnostics as OpenCL C 1.2",
+                 kernels.kernel[k].name, bad);
+    }
+}
+
+static void test_c(void)
+{
+    char include[4200];
+    snprintf(include, sizeof include, "-I%s", dir);
+    const char *const args[] = {"-x", "c", "-std=c99", "-pedantic", "-Wall",
+                                "-Wextra", include};
+    for (int k = 0; k < kernels.n_kernel; k++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.c", dir, kernels.kernel[k].name);
+        int bad = parse(path, NULL, args, (int)(sizeof args / sizeof args[0]));
+        TU_CHECK(bad == 0, "%s.c: %d diagnostics as C99",
+                 kernels.kernel[k].name, bad);
+    }
+}
+
+/* The host stubs build with the system compiler as the design promises. */
+static void test_cc(void)
+{
+    int rc = tu_run("cd '%s' && cc -std=c99 -Wall -Wextra -Werror -pedantic "
+                    "-c *.c",
+                    dir);
+    TU_CHECK(rc == 0, "cc -std=c99 -Wall -Wextra -Werror -pedantic failed "
+             "on the stubs in %s (exit %d)", dir, rc);
+}
+
+int add_syntax_suite(void)
+{
+    CU_pSuite s = CU_add_suite("syntax", setup, cleanup);
+    if (s == NULL ||
+        CU_add_test(s, "libclang reports errors", test_parser_sanity) ==
+            NULL ||
+        CU_add_test(s, "every .cl parses as OpenCL C 1.2", test_cl) == NULL ||
+        CU_add_test(s, "every .c parses as C99", test_c) == NULL ||
+        CU_add_test(s, "every .c builds with cc -Werror", test_cc) == NULL) {
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,100 @@
+# tests.mk - generated host stubs the test driver links, and the
+# golden-update, valgrind and fuzz targets. Included by the Makefile, which
+# links $(B)/specl_tests from TEST_OBJ + TEST_STUB_OBJ + libspecl.a.
+
+# ---- libclang is dlopen'd by the syntax suite (RTLD_LOCAL), not linked:
+# PoCL brings its own LLVM (15 on Debian 12), and libLLVM-14 in the global
+# symbol scope makes PoCL's compiler crash (segfault in clBuildProgram) in
+# every device suite of specl_tests.
+TEST_LIBS   := $(filter-out -lclang,$(TEST_LIBS)) -ldl
+TEST_CFLAGS += -DSPECL_LIBCLANG='"$(LLVM)/lib/libclang.so.1"' -DSPECL_BIN='"$(B)/specl"'
+
+# ---- host stubs of tests/stubs.yaml, built as a vendoring project would
+STUB_DIR   = $(B)/tests/stubs
+STUB_NAMES = stub_lora stub_lora_delta stub_softmax stub_rmsnorm stub_layernorm
+STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
+TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h
+TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o
+
+STUB_CFLAGS = -std=c99 -pedantic -Wall -Wextra -Werror -O2 -g
+ifdef SANITIZE
+STUB_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+$(STUB_FILES) &: tests/stubs.yaml $(B)/specl
+	$(B)/specl gen tests/stubs.yaml -o $(STUB_DIR)
+
+# stub_broken: stub_softmax renamed, with an #error as the first line of its
+# embedded source, so that stub_broken_create fails in clBuildProgram.
+STUB_RENAME = -e 's/stub_softmax/stub_broken/g' -e 's/STUB_SOFTMAX/STUB_BROKEN/g'
+$(STUB_DIR)/stub_broken.h: $(STUB_DIR)/stub_softmax.h
+	sed $(STUB_RENAME) $< > $@.tmp && mv $@.tmp $@
+$(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
+	sed $(STUB_RENAME) \
+	    -e '/^static const char \*const source_lines\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
+	    $< > $@.tmp
+	grep -q '"#error stub_broken' $@.tmp && mv $@.tmp $@
+
+$(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
+	$(CC) $(STUB_CFLAGS) -I$(STUB_DIR) -c -o $@ $<
+
+# ---- golden files: emitted text (tests/golden) and error messages
+# (tests/bad/*.err). Regenerated on purpose only; review with git diff.
+# Always from the repo root with the same relative paths: the emitted
+# header comment and every message name the spec path as given.
+golden-update: $(B)/specl
+	rm -f tests/golden/*.cl tests/golden/*.h tests/golden/*.c
+	$(B)/specl gen tests/golden/golden.yaml -o tests/golden
+	@for f in tests/bad/*.yaml; do \
+	    $(B)/specl check $$f 2>&1 >/dev/null | grep -v '^specl: ' > $${f%.yaml}.err; \
+	done; echo "rewrote tests/bad/*.err"
+
+# ---- valgrind: the reader and the generator on every spec and fixture,
+# then the spec, emit and syntax suites (the device suites run PoCL, too
+# noisy under valgrind). A bad fixture must exit 1 (specl's own status)
+# with no valgrind error (which exits 3 there).
+VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+           --suppressions=tests/valgrind.supp
+VG_GOOD  = $(wildcard tests/good/*.yaml specs/*.yaml) tests/golden/golden.yaml tests/stubs.yaml
+
+valgrind: $(B)/specl $(B)/specl_tests $(B)/fuzz_replay
+ifdef SANITIZE
+	@echo "make valgrind: build without SANITIZE" && exit 1
+endif
+	@set -e; for f in $(VG_GOOD); do \
+	    $(VALGRIND) --error-exitcode=1 $(B)/specl check $$f >/dev/null; \
+	done; echo "valgrind: good specs ok"
+	@for f in tests/bad/*.yaml; do \
+	    rc=0; $(VALGRIND) --error-exitcode=3 $(B)/specl check $$f >/dev/null 2>$(B)/valgrind.log || rc=$$?; \
+	    if [ $$rc -ne 1 ]; then cat $(B)/valgrind.log; echo "valgrind: $$f: exit $$rc"; exit 1; fi; \
+	done; echo "valgrind: bad fixtures ok"
+	rm -rf $(B)/valgrind-out
+	$(VALGRIND) --error-exitcode=1 $(B)/specl gen specs/*.yaml -o $(B)/valgrind-out
+	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
+	$(VALGRIND) --error-exitcode=1 $(B)/specl_tests spec emit syntax
+
+# ---- fuzzing the spec reader (and, for specs that validate, the emitter)
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_DIR      = $(B)/fuzz
+FUZZ_CFLAGS   = -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 \
+                -Igen -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SEEDS    = $(wildcard specs/*.yaml tests/good/*.yaml tests/bad/*.yaml) \
+                tests/golden/golden.yaml tests/stubs.yaml
+
+$(B)/fuzz_spec: tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c \
+	    $(LIBS) -lclblast
+
+# The same target without libFuzzer: replays files and directories.
+$(B)/fuzz_replay: tests/fuzz_spec.c $(B)/libspecl.a
+	$(CC) $(CFLAGS) -DSPECL_FUZZ_MAIN -Igen -o $@ $< $(B)/libspecl.a $(LDFLAGS) \
+	    $(LIBS) -lclblast
+
+fuzz: $(B)/fuzz_spec
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/crashes
+	@for f in $(FUZZ_SEEDS); do cp $$f $(FUZZ_DIR)/corpus/`echo $$f | tr / _`; done
+	$(B)/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/spec.dict \
+	    -artifact_prefix=$(FUZZ_DIR)/crashes/ -print_final_stats=1 \
+	    $(FUZZ_DIR)/corpus tests/fuzz/regressions
+	@echo "fuzz: no crash in $(FUZZ_SECONDS) s; crashers go to tests/fuzz/regressions/"

@@ -1,0 +1,15 @@
+#!/bin/sh
+# deps.sh - installs the Debian packages specl needs, if any is missing.
+set -e
+pkgs="libyaml-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
+libcunit1-dev libclang-dev libclblast-dev clang valgrind make gcc"
+missing=""
+for p in $pkgs; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $missing
