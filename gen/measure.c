@@ -1,0 +1,416 @@
+/* measure.c - verifying and timing one kernel's variants on a device:
+ * shared by `specl bench` and `specl tune`. */
+#include "measure.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "render.h"
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Times FN: warm-up, then up to REPS runs (fewer when one run is slow, so
+ * that a variant takes about BUDGET_US); median event and wall time. */
+#define BUDGET_US 2e6
+cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
+                           int n_sets, int reps, struct result *r)
+{
+    double ev_us[MAX_REPS], wall[MAX_REPS];
+    cl_event events[4];
+    int n;
+    cl_int err;
+    for (int i = 0; i < 3; i++) {
+        double t0 = now_us();
+        err = fn(ctx, i % n_sets, events, &n);
+        if (err == CL_SUCCESS) {
+            err = clFinish(rt->queue);
+        }
+        for (int e = 0; e < n; e++) {
+            clReleaseEvent(events[e]);
+        }
+        if (err != CL_SUCCESS) {
+            return err;
+        }
+        double one = now_us() - t0;
+        if (one * reps > BUDGET_US) {
+            reps = one * 3 > BUDGET_US ? 3 : (int)(BUDGET_US / one);
+        }
+        if (one > 1e5) {
+            break; /* slow enough that warm-up is done */
+        }
+    }
+    for (int i = 0; i < reps; i++) {
+        double t0 = now_us();
+        err = fn(ctx, i % n_sets, events, &n);
+        if (err == CL_SUCCESS) {
+            err = clFinish(rt->queue);
+        }
+        wall[i] = now_us() - t0;
+        if (err != CL_SUCCESS) {
+            return err;
+        }
+        ev_us[i] = rt_events_ns(events, n) / 1e3;
+        for (int e = 0; e < n; e++) {
+            clReleaseEvent(events[e]);
+        }
+    }
+    if (r->host_timed) {
+        /* Batches of BATCH calls back to back, host clock around each:
+         * the launch gaps are hidden as they would be in a real model. */
+        enum { BATCH = 10 };
+        int batches = reps < 5 ? reps : 5;
+        for (int i = 0; i < batches; i++) {
+            double t0 = now_us();
+            for (int j = 0; j < BATCH && err == CL_SUCCESS; j++) {
+                err = fn(ctx, (i * BATCH + j) % n_sets, events, &n);
+                for (int e = 0; e < n && err == CL_SUCCESS; e++) {
+                    clReleaseEvent(events[e]);
+                }
+            }
+            if (err == CL_SUCCESS) {
+                err = clFinish(rt->queue);
+            }
+            if (err != CL_SUCCESS) {
+                return err;
+            }
+            ev_us[i] = (now_us() - t0) / BATCH;
+        }
+        r->us = median(ev_us, batches);
+        r->wall_us = median(wall, reps);
+        return CL_SUCCESS;
+    }
+    r->us = median(ev_us, reps);
+    r->wall_us = median(wall, reps);
+    return CL_SUCCESS;
+}
+
+/* ---- ceilings ------------------------------------------------------- */
+
+
+cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
+{
+    cl_int err;
+    struct buf src;
+    char msg[128];
+    buf_init(&src);
+    render(&src, template_text("ceilings.cl"), NULL, msg, sizeof msg);
+    cl_program prog = rt_build(rt, buf_str(&src), "-cl-std=CL1.2", &err,
+                               NULL);
+    buf_free(&src);
+    if (prog == NULL) {
+        return err;
+    }
+    cl_ulong max_alloc = 0;
+    clGetDeviceInfo(rt->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+                    sizeof max_alloc, &max_alloc, NULL);
+    size_t bytes = (size_t)256 << 20;
+    while (bytes > max_alloc / 2) {
+        bytes /= 2;
+    }
+    cl_mem a = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    cl_mem b = err ? NULL
+                   : clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL,
+                                    &err);
+    cl_kernel copy = err ? NULL : clCreateKernel(prog, "copy4", &err);
+    cl_kernel fma = err ? NULL : clCreateKernel(prog, "fma_peak", &err);
+    if (err == CL_SUCCESS) {
+        float zero = 0;
+        err = clEnqueueFillBuffer(rt->queue, a, &zero, sizeof zero, 0, bytes,
+                                  0, NULL, NULL);
+    }
+    cl_int n4 = (cl_int)(bytes / 16);
+    size_t global = (size_t)n4, local = 256;
+    while (local > rt->max_wg) {
+        local /= 2;
+    }
+    double best_copy = 1e30, best_fma = 1e30;
+    for (int i = 0; i < 12 && err == CL_SUCCESS; i++) {
+        cl_event ev;
+        clSetKernelArg(copy, 0, sizeof a, &a);
+        clSetKernelArg(copy, 1, sizeof b, &b);
+        clSetKernelArg(copy, 2, sizeof n4, &n4);
+        err = clEnqueueNDRangeKernel(rt->queue, copy, 1, NULL, &global,
+                                     &local, 0, NULL, &ev);
+        if (err == CL_SUCCESS) {
+            clWaitForEvents(1, &ev);
+            double ns = rt_events_ns(&ev, 1);
+            best_copy = i > 1 && ns < best_copy ? ns : best_copy;
+            clReleaseEvent(ev);
+        }
+    }
+    size_t fglobal = (size_t)rt->units * 8192;
+    cl_mem out = err ? NULL
+                     : clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY,
+                                      fglobal * sizeof(float), NULL, &err);
+    for (int i = 0; i < 8 && err == CL_SUCCESS; i++) {
+        cl_event ev;
+        float fa = 0.999f, fb = 0.001f;
+        clSetKernelArg(fma, 0, sizeof out, &out);
+        clSetKernelArg(fma, 1, sizeof fa, &fa);
+        clSetKernelArg(fma, 2, sizeof fb, &fb);
+        err = clEnqueueNDRangeKernel(rt->queue, fma, 1, NULL, &fglobal,
+                                     &local, 0, NULL, &ev);
+        if (err == CL_SUCCESS) {
+            clWaitForEvents(1, &ev);
+            double ns = rt_events_ns(&ev, 1);
+            best_fma = i > 1 && ns < best_fma ? ns : best_fma;
+            clReleaseEvent(ev);
+        }
+    }
+    c->copy_gbs = 2.0 * (double)bytes / best_copy;
+    c->gflops = 2.0 * 4 * 8 * 512 * (double)fglobal / best_fma;
+    if (out) clReleaseMemObject(out);
+    if (copy) clReleaseKernel(copy);
+    if (fma) clReleaseKernel(fma);
+    if (a) clReleaseMemObject(a);
+    if (b) clReleaseMemObject(b);
+    clReleaseProgram(prog);
+    return err;
+}
+
+/* ---- one kernel ------------------------------------------------------ */
+
+cl_int run_specl(void *p, int set, cl_event *events, int *n)
+{
+    struct measure_case *bc = p;
+    return rt_op_enqueue(bc->rt, &bc->op, bc->vc.rows, bc->sets[set].mem,
+                         events, n);
+}
+
+cl_int run_naive(void *p, int set, cl_event *events, int *n)
+{
+    struct measure_case *bc = p;
+    return naive_enqueue(bc->rt, bc->naive, &bc->vc, &bc->sets[set], events,
+                         n);
+}
+
+int buffer_named(const struct vcase *c, const char *name)
+{
+    for (int i = 0; i < c->plan.n_buffer; i++) {
+        if (strcmp(c->plan.buffer[i].name, name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+double plan_number(const struct plan *p, const char *name)
+{
+    for (int i = 0; i < p->n_constant; i++) {
+        if (strcmp(p->constant[i].name, name) == 0) {
+            return strtod(p->constant[i].value, NULL);
+        }
+    }
+    return 0;
+}
+
+/* Rows of the output checked against float64 (all of them for small
+ * cases; a spread sample for large ones, where the reference would take
+ * minutes). */
+static double check_output(const struct vcase *c, const float *got,
+                           const double *ref_rows, const size_t *rows_idx,
+                           size_t n_rows)
+{
+    size_t per_row = c->count[c->out] / c->rows;
+    double worst = 0;
+    float *picked = malloc(n_rows * per_row * sizeof *picked);
+    if (picked == NULL) {
+        return INFINITY;
+    }
+    for (size_t i = 0; i < n_rows; i++) {
+        memcpy(picked + i * per_row, got + rows_idx[i] * per_row,
+               per_row * sizeof *picked);
+    }
+    for (size_t i = 0; i < c->count[c->out]; i++) {
+        if (isnan(got[i])) {
+            free(picked);
+            return INFINITY;
+        }
+    }
+    worst = rel_l2(picked, ref_rows, n_rows * per_row);
+    free(picked);
+    return worst;
+}
+
+/* The float64 reference for the sampled rows only. */
+static double *sampled_reference(const struct vcase *c, size_t *rows_idx,
+                                 size_t *n_rows)
+{
+    size_t sample = c->rows <= 64 ? c->rows : 64;
+    struct vcase sub = *c;
+    size_t per_row[SPECL_MAX_BUFFERS];
+    double *ref;
+    for (size_t i = 0; i < sample; i++) {
+        rows_idx[i] = sample == c->rows ? i : i * (c->rows - 1) / (sample - 1);
+    }
+    *n_rows = sample;
+    /* A case of just the sampled rows: per-row buffers gathered. */
+    for (int b = 0; b < c->plan.n_buffer; b++) {
+        per_row[b] = (size_t)c->plan.buffer[b].per_row;
+        if (per_row[b] == 0 || c->host[b] == NULL) {
+            continue;
+        }
+        sub.host[b] = malloc(sample * per_row[b] * sizeof(float));
+        if (sub.host[b] == NULL) {
+            return NULL;
+        }
+        for (size_t i = 0; i < sample; i++) {
+            memcpy(sub.host[b] + i * per_row[b],
+                   c->host[b] + rows_idx[i] * per_row[b],
+                   per_row[b] * sizeof(float));
+        }
+        sub.count[b] = sample * per_row[b];
+    }
+    sub.rows = sample;
+    ref = vcase_reference(&sub);
+    for (int b = 0; b < c->plan.n_buffer; b++) {
+        if (per_row[b] != 0 && c->host[b] != NULL) {
+            free(sub.host[b]);
+        }
+    }
+    return ref;
+}
+
+void verify_variant(struct measure_case *bc, enqueue_fn fn,
+                    struct result *r)
+{
+    const double *ref = bc->ref;
+    const size_t *rows_idx = bc->rows_idx;
+    size_t n_rows = bc->n_rows;
+    float *got = bc->got;
+    cl_event events[4];
+    int n = 0, canary_ok = 1;
+    cl_int err = vbuffers_reset_output(bc->rt, &bc->vc, &bc->sets[0]);
+    if (err == CL_SUCCESS) {
+        err = fn(bc, 0, events, &n);
+    }
+    if (err == CL_SUCCESS) {
+        err = clFinish(bc->rt->queue);
+    }
+    for (int e = 0; e < n; e++) {
+        clReleaseEvent(events[e]);
+    }
+    if (err == CL_SUCCESS) {
+        err = vbuffers_read_output(bc->rt, &bc->vc, &bc->sets[0], got,
+                                   &canary_ok);
+    }
+    if (err != CL_SUCCESS) {
+        snprintf(r->note, sizeof r->note, "%s",
+                 canary_ok ? rt_status(err) : "wrote past its output");
+        return;
+    }
+    r->err = check_output(&bc->vc, got, ref, rows_idx, n_rows);
+    r->ok = r->err <= error_bound(bc->vc.ks);
+    if (!r->ok) {
+        snprintf(r->note, sizeof r->note, "WRONG: error %.3g > %.3g",
+                 r->err, error_bound(bc->vc.ks));
+    }
+}
+
+static double case_bytes(const struct vcase *c)
+{
+    double bytes = 0;
+    for (int b = 0; b < c->plan.n_buffer; b++) {
+        if (c->host[b] != NULL) {
+            bytes += (double)c->count[b];
+        }
+    }
+    if (strcmp(c->ks->op->name, "lora_forward") == 0 &&
+        spec_field(c->ks, "accumulate") != 0) {
+        bytes += (double)c->count[c->out]; /* y is read too */
+    }
+    return bytes * (double)dtype_size(c->ks->dtype);
+}
+
+static double case_flops(const struct vcase *c)
+{
+    double M = (double)c->rows;
+    if (strcmp(c->ks->op->name, "lora_forward") == 0) {
+        double K = plan_number(&c->plan, "IN_FEATURES");
+        double N = plan_number(&c->plan, "OUT_FEATURES");
+        double R = plan_number(&c->plan, "RANK");
+        double base = spec_field(c->ks, "base") != 0 ? 2 * M * K * N : 0;
+        return base + 2 * M * K * R + 2 * M * R * N;
+    }
+    return 5.0 * (double)c->count[c->out];
+}
+
+
+cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
+                  struct naive *naive, const struct kernel_spec *ks,
+                  size_t rows, unsigned long seed, int rotate)
+{
+    struct vdist dist = {0.0, 1.0};
+    cl_int err = CL_SUCCESS;
+    memset(mc, 0, sizeof *mc);
+    mc->rt = rt;
+    mc->naive = naive;
+    if (vcase_init(&mc->vc, ks, rows, seed, dist) < 0) {
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    mc->bytes = case_bytes(&mc->vc);
+    mc->flops = case_flops(&mc->vc);
+    int want = 1;
+    while (rotate && want < MAX_SETS &&
+           mc->bytes * want < 64.0 * (1 << 20) &&
+           mc->bytes * (want + 1) < 1024.0 * (1 << 20)) {
+        want++;
+    }
+    for (int s = 0; s < want && err == CL_SUCCESS; s++) {
+        err = vbuffers_create(rt, &mc->vc, &mc->sets[s]);
+        if (err == CL_SUCCESS) {
+            mc->n_sets++;
+        }
+    }
+    if (mc->n_sets > 0) {
+        err = CL_SUCCESS; /* fewer sets than wished for is fine */
+    }
+    mc->ref = err ? NULL : sampled_reference(&mc->vc, mc->rows_idx,
+                                             &mc->n_rows);
+    mc->got = malloc((mc->vc.count[mc->vc.out] + 1) * sizeof *mc->got);
+    if (err == CL_SUCCESS && (mc->ref == NULL || mc->got == NULL)) {
+        err = CL_OUT_OF_HOST_MEMORY;
+    }
+    if (err != CL_SUCCESS) {
+        mcase_free(mc);
+    }
+    return err;
+}
+
+void mcase_free(struct measure_case *mc)
+{
+    for (int s = 0; s < MAX_SETS; s++) {
+        if (mc->t[s] != NULL) {
+            clReleaseMemObject(mc->t[s]);
+        }
+        vbuffers_free(&mc->sets[s]);
+    }
+    if (mc->op.program != NULL) {
+        rt_op_destroy(&mc->op);
+    }
+    free(mc->ref);
+    free(mc->got);
+    vcase_free(&mc->vc);
+    memset(mc, 0, sizeof *mc);
+}

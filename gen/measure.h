@@ -1,0 +1,82 @@
+/* measure.h - verifying and timing one kernel's variants on a device:
+ * shared by `specl bench` and `specl tune`. */
+#ifndef SPECL_MEASURE_H
+#define SPECL_MEASURE_H
+
+#include "runtime.h"
+#include "verify.h"
+
+#define MAX_REPS 1000
+#define MAX_SETS 8
+
+struct ceilings {
+    double copy_gbs;    /* read + write bytes per second / 1e9 */
+    double gflops;      /* fp32 multiply-add rate */
+};
+
+/* One measured variant. */
+struct result {
+    const char *variant;
+    int ok;             /* ran and verified */
+    double err;         /* relative L2 error against float64 */
+    double us;          /* median event time */
+    double wall_us;     /* median host time per call, enqueue to finish */
+    int host_timed;     /* us is host time over back-to-back batches */
+    char note[96];
+};
+
+/* One kernel at one size: random inputs in several sets of device
+ * buffers (rotated between runs so that a cache large enough for one set
+ * does not flatter the figures), the float64 reference of sampled rows,
+ * and the generated kernel under test. */
+struct measure_case {
+    const struct rt *rt;
+    struct vcase vc;
+    struct vbuffers sets[MAX_SETS];
+    int n_sets;
+    struct rt_op op;            /* the variant under test (may be unset) */
+    struct naive *naive;
+    cl_mem t[MAX_SETS];         /* scratch of peers (CLBlast's X*A) */
+    double *ref;                /* reference of the sampled rows */
+    size_t rows_idx[64];
+    size_t n_rows;
+    float *got;                 /* room for one output */
+    double bytes;               /* fewest bytes the op moves */
+    double flops;
+};
+
+/* Sets up MC for KS over ROWS rows; ROTATE: as many buffer sets as it
+ * takes to spill a 64 MiB cache (else one). Returns CL_SUCCESS or an error
+ * (MC is then freed). */
+cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
+                  struct naive *naive, const struct kernel_spec *ks,
+                  size_t rows, unsigned long seed, int rotate);
+void mcase_free(struct measure_case *mc);
+
+/* An enqueue of one variant on buffer set SET: fills EVENTS (room for 4)
+ * and *N_EVENTS. CTX is the measure_case. */
+typedef cl_int (*enqueue_fn)(void *ctx, int set, cl_event *events,
+                             int *n_events);
+
+cl_int run_specl(void *mc, int set, cl_event *events, int *n);
+cl_int run_naive(void *mc, int set, cl_event *events, int *n);
+
+/* Runs FN once on set 0 with a poisoned output and checks it against the
+ * reference: fills r->ok, r->err and r->note. */
+void verify_variant(struct measure_case *mc, enqueue_fn fn,
+                    struct result *r);
+
+/* Times FN: warm-up, then up to REPS runs (fewer when one run is slow);
+ * fills r->us and r->wall_us. */
+cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
+                    int n_sets, int reps, struct result *r);
+
+/* Measures the device's copy bandwidth and fp32 rate. */
+cl_int measure_ceilings(const struct rt *rt, struct ceilings *c);
+
+/* The plan's public constant NAME as a number (0 if absent). */
+double plan_number(const struct plan *p, const char *name);
+/* Index of the plan buffer NAME, or -1. */
+int buffer_named(const struct vcase *c, const char *name);
+
+#endif
