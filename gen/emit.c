@@ -48,10 +48,15 @@ static void header_comment(const struct kernel_spec *ks, const char *ext,
         buf_printf(out, " %s=%s%s", op->knobs[i].key, value,
                    ks->knob[i].set ? "" : "*");
     }
-    buf_printf(out, "\n *         (* = not in the spec: %s)\n */\n",
-               ks->tile_auto ? "tile: auto, no tuning database entry, "
-                               "op defaults for the shape"
-                             : "op defaults for the shape");
+    buf_printf(out, "\n *         (* = not in the spec: op defaults for "
+               "the shape)\n");
+    if (ks->tile_note[0]) {
+        buf_printf(out, " * knobs:  %s\n", ks->tile_note);
+    } else if (ks->tile_auto) {
+        buf_puts(out, " * knobs:  tile: auto without a tuning database "
+                      "(specl gen --db): op defaults\n");
+    }
+    buf_puts(out, " */\n");
 }
 
 static void define_lines(const struct define *defs, int n,
@@ -178,8 +183,8 @@ static int stub_tables(const struct plan *p, struct buf *b, char *err,
     int n_names = 0;
     for (int pi = 0; pi < p->n_path; pi++) {
         const struct path *path = &p->path[pi];
-        buf_printf(&b[H_PATH_TABLES], "/* %s */\nstatic const struct launch "
-                   "path%d[] = {\n", path->why, pi);
+        buf_printf(&b[H_PATH_TABLES], "/* %s */\nstatic const struct "
+                   "specl_launch specl_path%d[] = {\n", path->why, pi);
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             int ki = kernel_index(names, &n_names, l->kernel);
@@ -192,28 +197,28 @@ static int stub_tables(const struct plan *p, struct buf *b, char *err,
             for (int a = 0; l->args[a] != NULL; a++) {
                 const char *arg = l->args[a];
                 if (strcmp(arg, "rows") == 0) {
-                    buf_puts(&b[H_PATH_TABLES], "ARG_ROWS, ");
+                    buf_puts(&b[H_PATH_TABLES], "SPECL_ARG_ROWS, ");
                 } else if (strcmp(arg, "scratch") == 0) {
-                    buf_puts(&b[H_PATH_TABLES], "ARG_SCRATCH, ");
+                    buf_puts(&b[H_PATH_TABLES], "SPECL_ARG_SCRATCH, ");
                 } else if (buffer_index(p, arg) >= 0) {
                     char up[32];
                     upper(up, arg, sizeof up);
-                    buf_printf(&b[H_PATH_TABLES], "BUF_%s, ", up);
+                    buf_printf(&b[H_PATH_TABLES], "SPECL_BUF_%s, ", up);
                 } else {
                     snprintf(err, errsize, "launch %s: unknown argument %s",
                              l->kernel, arg);
                     return -1;
                 }
             }
-            buf_puts(&b[H_PATH_TABLES], "ARG_END}},\n");
+            buf_puts(&b[H_PATH_TABLES], "SPECL_ARG_END}},\n");
         }
         buf_puts(&b[H_PATH_TABLES], "};\n\n");
         if (path->max_rows != 0) {
-            buf_printf(&b[H_PATHS], "    {%ld, %d, path%d},\n",
+            buf_printf(&b[H_PATHS], "    {%ld, %d, specl_path%d},\n",
                        path->max_rows, path->n_launch, pi);
         } else {
-            buf_printf(&b[H_PATHS], "    {0, %d, path%d},\n", path->n_launch,
-                       pi);
+            buf_printf(&b[H_PATHS], "    {0, %d, specl_path%d},\n",
+                       path->n_launch, pi);
         }
     }
     for (int i = 0; i < n_names; i++) {
@@ -231,7 +236,7 @@ static void stub_buffers(const struct kernel_spec *ks, const struct plan *p,
         const struct plan_buffer *pb = &p->buffer[i];
         char up[32];
         upper(up, pb->name, sizeof up);
-        buf_printf(&b[H_BUFFER_ENUM], "%sBUF_%s", i ? ", " : "", up);
+        buf_printf(&b[H_BUFFER_ENUM], "%sSPECL_BUF_%s", i ? ", " : "", up);
         buf_printf(&b[H_BUFFER_SHAPES], "    {%ld, %ld, %d}, /* %s */\n",
                    pb->per_row, pb->fixed, pb->optional, pb->name);
         buf_printf(&b[H_BUFFER_ARGS], "%s%s", i ? ", " : "", pb->name);

@@ -5,12 +5,17 @@
 
 #include "emit.h"
 #include "runtime.h"
+#include "tunedb.h"
 #include "spec.h"
 
 #define EXIT_INVALID 1 /* a spec or an environment problem */
 #define EXIT_USAGE 2   /* the command line itself */
 
 int specl_bench_main(int argc, char **argv);
+int specl_tune_main(int argc, char **argv);
+
+static void apply_tuning(struct spec_set *set, const struct tunedb *db,
+                         const char *device);
 
 static void usage(FILE *f)
 {
@@ -22,6 +27,14 @@ static void usage(FILE *f)
           "[--kernel NAME]\n"
           "                   [--reps N] [--quick] [--no-naive] "
           "[--csv|--json]\n"
+          "       specl tune SPEC.yaml... [--device N] [--strategy "
+          "exhaustive|random|local]\n"
+          "                  [--budget SECONDS|--max-evals N] [--rows M] "
+          "[--db FILE]\n"
+          "                  [--plot FILE.svg] [--kernel NAME]\n"
+          "       specl db merge A.yaml B.yaml... -o C.yaml\n"
+          "       specl gen ... --db FILE [--db-device NAME]  knobs from "
+          "tuning\n"
           "       specl devices                     list OpenCL devices\n"
           "       specl --help | --version\n"
           "\n"
@@ -50,8 +63,22 @@ static int read_specs(struct spec_set *set, int argc, char **argv,
 static int cmd_check_or_gen(int argc, char **argv, int write)
 {
     const char *dir = "out";
+    const char *db_path = NULL, *db_device = NULL;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-o") == 0) {
+        if ((strcmp(argv[i], "--db") == 0 ||
+             strcmp(argv[i], "--db-device") == 0) && write) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "specl: error: %s needs a value\n", argv[i]);
+                return EXIT_USAGE;
+            }
+            if (argv[i][4] == '\0') {
+                db_path = argv[i + 1];
+            } else {
+                db_device = argv[i + 1];
+            }
+            argv[i] = argv[i + 1] = NULL;
+            i++;
+        } else if (strcmp(argv[i], "-o") == 0) {
             if (i + 1 >= argc) {
                 fputs("specl: error: -o needs a directory\n", stderr);
                 return EXIT_USAGE;
@@ -77,6 +104,16 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
         spec_set_free(&set);
         return EXIT_USAGE;
     }
+    struct tunedb db;
+    tunedb_init(&db);
+    if (db_path != NULL) {
+        struct diags d = {0, stderr};
+        errors += tunedb_load(&db, db_path, 0, &d);
+        if (!errors) {
+            apply_tuning(&set, &db, db_device);
+        }
+    }
+    tunedb_free(&db);
     if (errors) {
         fprintf(stderr, "specl: %d error%s; nothing written\n", errors,
                 errors == 1 ? "" : "s");
@@ -116,6 +153,98 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
     free(out);
     spec_set_free(&set);
     return rc;
+}
+
+/* `specl db merge A.yaml B.yaml... -o C.yaml` */
+static int cmd_db(int argc, char **argv)
+{
+    const char *out = NULL;
+    struct tunedb db;
+    struct diags d = {0, stderr};
+    int n_in = 0;
+    if (argc < 1 || strcmp(argv[0], "merge") != 0) {
+        fputs("specl: error: usage: specl db merge A.yaml B.yaml... -o "
+              "C.yaml\n", stderr);
+        return EXIT_USAGE;
+    }
+    tunedb_init(&db);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "specl: error: unknown db option '%s'\n",
+                    argv[i]);
+            tunedb_free(&db);
+            return EXIT_USAGE;
+        } else {
+            struct tunedb one;
+            tunedb_init(&one);
+            tunedb_load(&one, argv[i], 0, &d);
+            tunedb_merge(&db, &one);
+            tunedb_free(&one);
+            n_in++;
+        }
+    }
+    if (out == NULL || n_in == 0) {
+        fputs("specl: error: db merge needs input files and -o FILE\n",
+              stderr);
+        tunedb_free(&db);
+        return EXIT_USAGE;
+    }
+    char err[512];
+    int rc = 0;
+    if (d.count) {
+        fputs("specl: db merge: nothing written\n", stderr);
+        rc = EXIT_INVALID;
+    } else if (tunedb_save(&db, out, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        rc = EXIT_INVALID;
+    } else {
+        printf("merged %d file%s: %d entries in %s\n", n_in,
+               n_in == 1 ? "" : "s", db.n, out);
+    }
+    tunedb_free(&db);
+    return rc;
+}
+
+/* Takes knobs from DB for every kernel that asked for `tile: auto` or
+ * gave no knob at all; says which source it used in the header. */
+static void apply_tuning(struct spec_set *set, const struct tunedb *db,
+                         const char *device)
+{
+    for (int i = 0; i < set->n_kernel; i++) {
+        struct kernel_spec *ks = &set->kernel[i];
+        int any_set = 0;
+        for (int k = 0; k < ks->op->n_knobs; k++) {
+            any_set |= ks->knob[k].set;
+        }
+        if (any_set && !ks->tile_auto) {
+            continue;
+        }
+        char knobs[TUNE_TEXT], why[200];
+        enum tune_pick pick = tunedb_pick(db, device, ks, knobs,
+                                          sizeof knobs, why, sizeof why);
+        if (pick == PICK_NONE) {
+            snprintf(ks->tile_note, sizeof ks->tile_note,
+                     "op defaults (%s)", why);
+            continue;
+        }
+        struct kernel_spec tuned = *ks;
+        struct diags quiet = {0, NULL};
+        if (tune_apply_knobs(&tuned, knobs) == 0) {
+            if (tuned.op->defaults != NULL) {
+                tuned.op->defaults(&tuned);
+            }
+            tuned.op->validate(&tuned, &quiet);
+        }
+        if (quiet.count == 0 && tune_apply_knobs(&tuned, knobs) == 0) {
+            snprintf(tuned.tile_note, sizeof tuned.tile_note, "%s", why);
+            *ks = tuned;
+        } else {
+            snprintf(ks->tile_note, sizeof ks->tile_note,
+                     "op defaults (the %s does not fit this shape)", why);
+        }
+    }
 }
 
 static void list_params(const struct param_def *defs, int n, const char *what)
@@ -199,6 +328,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "devices") == 0) {
         return rt_list_devices(stdout) == 0 ? 0 : EXIT_INVALID;
+    }
+    if (strcmp(cmd, "tune") == 0) {
+        return specl_tune_main(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "db") == 0) {
+        return cmd_db(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "bench") == 0) {
         return specl_bench_main(argc - 2, argv + 2);

@@ -46,6 +46,8 @@ struct kernel_spec {
     const struct op_def *op;
     enum dtype dtype;
     int tile_auto;                            /* `tile: auto` */
+    char tile_note[256];                      /* where the knobs came from,
+                                                 for the emitted header */
     struct param_value field[SPECL_MAX_PARAMS]; /* as op->fields */
     struct param_value knob[SPECL_MAX_PARAMS];  /* as op->knobs */
 };
@@ -107,6 +109,14 @@ struct plan {
     struct path path[SPECL_MAX_PATHS];
 };
 
+/* One knob's candidate values for `specl tune`: VALUES lists them
+ * separated by spaces ("64 128", or choice names). Constraints between
+ * knobs are the op's validate(); device limits are checked when built. */
+struct tune_axis {
+    const char *knob;
+    const char *values;
+};
+
 /* An op family. Adding an op: one gen/op_X.c defining one of these, and one
  * row in op_registry (ops.c). */
 struct op_def {
@@ -125,6 +135,9 @@ struct op_def {
     void (*validate)(const struct kernel_spec *ks, struct diags *d);
     /* Fills p for a spec that validated. */
     void (*plan)(const struct kernel_spec *ks, struct plan *p);
+    /* Search space of `specl tune`, ordered by importance (the first two
+     * are the axes of its plot); NULL-terminated. */
+    const struct tune_axis *tune_space;
 };
 
 /* NULL-terminated table of every op. */

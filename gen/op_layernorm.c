@@ -32,4 +32,5 @@ const struct op_def op_layernorm = {
     rows_defaults,
     validate,
     plan,
+    rows_tune_space,
 };

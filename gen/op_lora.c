@@ -581,6 +581,19 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     launch_main(&c, &pa->launch[pa->n_launch++]);
 }
 
+/* What `specl tune` searches, most important first (the first two are the
+ * axes of its plot); the constraints between them are validate()'s. */
+static const struct tune_axis lora_tune_space[] = {
+    {"m", "32 64 128"},
+    {"n", "32 64 128 256"},
+    {"k", "8 16 32"},
+    {"wm", "4 8"},
+    {"wn", "4 8"},
+    {"pad", "0 4"},
+    {"xa", "prepass inline"},
+    {NULL, NULL},
+};
+
 const struct op_def op_lora_forward = {
     "lora_forward",
     "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time",
@@ -592,4 +605,5 @@ const struct op_def op_lora_forward = {
     lora_defaults,
     lora_validate,
     lora_plan,
+    lora_tune_space,
 };

@@ -31,4 +31,5 @@ const struct op_def op_rmsnorm = {
     rows_defaults,
     validate,
     plan,
+    rows_tune_space,
 };

@@ -28,13 +28,21 @@ const struct param_def rows_knobs[ROWS_N_KNOBS] = {
     [ROWS_KNOB_ROWS] = {"rows", VALUE_INT, 0, 1, 1, ROWS_MAX_GROUP, NULL,
                         "rows per work-group, wg * rows <= 1024; default "
                         "from the shape"},
-    [ROWS_KNOB_VEC] = {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
-                       "elements per load: 1, 2 or 4, dividing features; "
-                       "default the largest"},
+    [ROWS_KNOB_VEC] = {"vec", VALUE_INT, 0, 4, 1, 16, NULL,
+                       "elements per load: 1, 2, 4 (GPUs), 8 or 16 (CPUs), "
+                       "dividing features; default the largest of 1, 2, 4"},
     [ROWS_KNOB_MODE] = {"mode", VALUE_CHOICE, 0, MODE_AUTO, 0, 0,
                         mode_choices,
                         "registers: row read once; streaming: read twice, "
                         "any length; auto: registers if it fits"},
+};
+
+const struct tune_axis rows_tune_space[] = {
+    {"wg", "32 64 128 256 512 1024"},
+    {"rows", "1 2 4 8 16"},
+    {"vec", "1 2 4"},
+    {"mode", "registers streaming"},
+    {NULL, NULL},
 };
 
 static long features(const struct kernel_spec *ks)
@@ -139,9 +147,9 @@ void rows_validate(const struct kernel_spec *ks, struct diags *d,
     long rows = knob(ks, ROWS_KNOB_ROWS);
     long vec = knob(ks, ROWS_KNOB_VEC);
     int vec_ok = 0;
-    if (vec == 3) {
+    if (vec != 1 && vec != 2 && vec != 4 && vec != 8 && vec != 16) {
         diag_error(d, ks->file, ks->knob[ROWS_KNOB_VEC].mark,
-                   "tile vec (3) must be 1, 2 or 4");
+                   "tile vec (%ld) must be 1, 2, 4, 8 or 16", vec);
     } else if (feat % vec != 0) {
         diag_error(d, ks->file, ks->knob[ROWS_KNOB_VEC].mark,
                    "tile vec (%ld) must divide features (%ld)", vec, feat);

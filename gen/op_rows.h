@@ -47,4 +47,7 @@ void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
 void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
                    const char *kernel, const char *const *params);
 
+/* What `specl tune` searches for a row op. */
+extern const struct tune_axis rows_tune_space[];
+
 #endif

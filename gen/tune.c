@@ -1,0 +1,852 @@
+/* tune.c - `specl tune`: searches each kernel's knobs on a device, verifies
+ * every candidate before timing it, and keeps the results in the tuning
+ * database. */
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "emit.h"
+#include "measure.h"
+#include "spec.h"
+#include "tunedb.h"
+
+#define MAX_AXES 12
+#define MAX_VALUES 16
+#define MAX_CONFIGS 200000
+
+enum strategy { EXHAUSTIVE, RANDOM, LOCAL };
+
+struct tune_opts {
+    const char *device;
+    enum strategy strategy;
+    double budget_s;      /* 0: none */
+    long max_evals;       /* 0: by strategy */
+    long rows;            /* 0: per op default */
+    const char *db_path;  /* NULL: tuning/<device-slug>.yaml */
+    const char *plot;     /* SVG path or NULL */
+    const char *kernel;   /* only this kernel */
+    int reps;
+    unsigned long seed;
+};
+
+/* The knob values a kernel's search runs over. */
+struct space {
+    int n_axis;
+    int knob[MAX_AXES];           /* index in op->knobs */
+    int n_value[MAX_AXES];
+    double value[MAX_AXES][MAX_VALUES];
+    long n_config;                /* product of n_value */
+};
+
+/* What became of one configuration. */
+enum outcome { UNSEEN, INVALID, FAILED, WRONG, TIMED };
+
+struct config_state {
+    unsigned char outcome;
+    float us;
+};
+
+static volatile sig_atomic_t interrupted = 0;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int build_space(const struct kernel_spec *ks, struct space *sp,
+                       char *err, size_t errsize)
+{
+    const struct op_def *op = ks->op;
+    memset(sp, 0, sizeof *sp);
+    sp->n_config = 1;
+    if (op->tune_space == NULL) {
+        snprintf(err, errsize, "op %s declares no tuning space", op->name);
+        return -1;
+    }
+    for (const struct tune_axis *ax = op->tune_space; ax->knob; ax++) {
+        int k = op_knob_index(op, ax->knob);
+        if (k < 0 || sp->n_axis == MAX_AXES) {
+            snprintf(err, errsize, "tuning space of %s: bad knob %s",
+                     op->name, ax->knob);
+            return -1;
+        }
+        const struct param_def *def = &op->knobs[k];
+        int a = sp->n_axis++;
+        sp->knob[a] = k;
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", ax->values);
+        for (char *t = strtok(copy, " "); t; t = strtok(NULL, " ")) {
+            double v;
+            if (def->kind == VALUE_CHOICE) {
+                v = -1;
+                for (int c = 0; def->choices[c]; c++) {
+                    if (strcmp(def->choices[c], t) == 0) {
+                        v = c;
+                    }
+                }
+            } else {
+                v = strtod(t, NULL);
+            }
+            if (v < 0 || sp->n_value[a] == MAX_VALUES) {
+                snprintf(err, errsize, "tuning space of %s: bad value %s "
+                         "for %s", op->name, t, ax->knob);
+                return -1;
+            }
+            sp->value[a][sp->n_value[a]++] = v;
+        }
+        sp->n_config *= sp->n_value[a];
+        if (sp->n_config > MAX_CONFIGS) {
+            snprintf(err, errsize, "tuning space of %s is too large",
+                     op->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void decode(const struct space *sp, long index, int *idx)
+{
+    for (int a = sp->n_axis - 1; a >= 0; a--) {
+        idx[a] = (int)(index % sp->n_value[a]);
+        index /= sp->n_value[a];
+    }
+}
+
+static long encode(const struct space *sp, const int *idx)
+{
+    long index = 0;
+    for (int a = 0; a < sp->n_axis; a++) {
+        index = index * sp->n_value[a] + idx[a];
+    }
+    return index;
+}
+
+/* KS with the knobs of config INDEX: the axes set, every other knob the
+ * spec left out chosen again by the op's defaults for them. */
+static void config_spec(const struct kernel_spec *base, const struct space *sp,
+                        long index, struct kernel_spec *out)
+{
+    int idx[MAX_AXES] = {0};
+    *out = *base;
+    decode(sp, index, idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        out->knob[sp->knob[a]].num = sp->value[a][idx[a]];
+        out->knob[sp->knob[a]].set = 1;
+    }
+    if (out->op->defaults != NULL) {
+        out->op->defaults(out);
+    }
+}
+
+/* Validates KS silently; returns 1 if valid, else 0 with the first
+ * reason in WHY (without its file position). */
+static int config_valid(const struct kernel_spec *ks, char *why,
+                        size_t size)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    struct diags d = {0, mem};
+    ks->op->validate(ks, &d);
+    if (mem != NULL) {
+        fclose(mem);
+    }
+    why[0] = '\0';
+    if (d.count > 0 && text != NULL) {
+        const char *msg = strstr(text, "error: ");
+        msg = msg ? msg + 7 : text;
+        snprintf(why, size, "%.*s", (int)strcspn(msg, "\n"), msg);
+    }
+    free(text);
+    return d.count == 0;
+}
+
+/* A reason with its numbers blanked, to count reasons of the same kind. */
+static void reason_kind(const char *why, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = why; *p && n + 1 < size; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (n == 0 || out[n - 1] != '#') {
+                out[n++] = '#';
+            }
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* State of one kernel's search. */
+struct search {
+    const struct tune_opts *o;
+    const struct rt *rt;
+    const struct kernel_spec *ks;
+    struct measure_case *mc;
+    struct space sp;
+    struct config_state *state;
+    struct tune_entry *entry;
+    long n_valid, evaluated, built, verified, timed, from_db;
+    long max_evals;
+    long best;            /* config index, -1 none */
+    double best_us;
+    double t0;
+    double last_report;
+};
+
+static int is_tty = 0;
+
+static void progress(struct search *s, int final)
+{
+    double el = now_s() - s->t0;
+    double left = s->evaluated > 0
+                      ? el / s->evaluated * (s->max_evals - s->evaluated)
+                      : 0;
+    if (s->o->budget_s > 0 && s->o->budget_s - el < left) {
+        left = s->o->budget_s - el;
+    }
+    if (left < 0) {
+        left = 0;
+    }
+    char best[48] = "-";
+    if (s->best >= 0) {
+        snprintf(best, sizeof best, "%.1f us", s->best_us);
+    }
+    if (is_tty) {
+        int width = 30;
+        int filled = s->max_evals
+                         ? (int)(width * s->evaluated / s->max_evals)
+                         : width;
+        fprintf(stderr, "\r  [%.*s%*s] %ld/%ld best %s  %d:%02d elapsed, "
+                "~%d:%02d left ",
+                filled, "==============================", width - filled, "",
+                s->evaluated, s->max_evals, best, (int)el / 60, (int)el % 60,
+                (int)left / 60, (int)left % 60);
+        if (final) {
+            fputc('\n', stderr);
+        }
+    } else if (final || el - s->last_report >= 5.0) {
+        fprintf(stderr, "  %s: %ld/%ld evaluated, best %s, %.0f s elapsed, "
+                "~%.0f s left\n",
+                s->ks->name, s->evaluated, s->max_evals, best, el, left);
+        s->last_report = el;
+    }
+    fflush(stderr);
+}
+
+/* Builds, checks against the device, verifies and times config INDEX;
+ * records the outcome in the state and the database entry. */
+static void evaluate(struct search *s, long index)
+{
+    struct config_state *st = &s->state[index];
+    struct kernel_spec cks;
+    char knobs[TUNE_TEXT];
+    config_spec(s->ks, &s->sp, index, &cks);
+    tune_knobs_text(&cks, knobs, sizeof knobs);
+    s->evaluated++;
+    const struct tune_record *rec = tune_entry_tried(s->entry, knobs);
+    if (rec != NULL) {
+        s->from_db++;
+        st->outcome = rec->us > 0 ? TIMED : FAILED;
+        st->us = (float)rec->us;
+    } else {
+        struct result r;
+        char *log = NULL;
+        memset(&r, 0, sizeof r);
+        cl_int err = rt_op_create(s->rt, &cks, &s->mc->op, &log);
+        free(log);
+        if (err != CL_SUCCESS) {
+            st->outcome = FAILED;
+            char why[96];
+            snprintf(why, sizeof why, "build failed: %s", rt_status(err));
+            tune_entry_record(s->entry, knobs, -1, why);
+            return;
+        }
+        s->built++;
+        verify_variant(s->mc, run_specl, &r);
+        if (!r.ok) {
+            st->outcome = WRONG;
+            tune_entry_record(s->entry, knobs, -1,
+                              r.note[0] ? r.note : "wrong result");
+        } else {
+            s->verified++;
+            err = time_variant(s->rt, run_specl, s->mc, s->mc->n_sets,
+                               s->o->reps, &r);
+            if (err != CL_SUCCESS) {
+                st->outcome = FAILED;
+                tune_entry_record(s->entry, knobs, -1, rt_status(err));
+            } else {
+                s->timed++;
+                st->outcome = TIMED;
+                st->us = (float)r.us;
+                tune_entry_record(s->entry, knobs, r.us, "ok");
+            }
+        }
+        rt_op_destroy(&s->mc->op);
+    }
+    if (st->outcome == TIMED && (s->best < 0 || st->us < s->best_us)) {
+        s->best = index;
+        s->best_us = st->us;
+    }
+}
+
+static int out_of_budget(const struct search *s)
+{
+    return interrupted || s->evaluated >= s->max_evals ||
+           (s->o->budget_s > 0 && now_s() - s->t0 >= s->o->budget_s);
+}
+
+static uint64_t rng_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void try_config(struct search *s, long index)
+{
+    if (s->state[index].outcome == UNSEEN && !out_of_budget(s)) {
+        evaluate(s, index);
+        progress(s, 0);
+    }
+}
+
+/* Hill climbing: from START, move to the best neighbour (one axis one
+ * step away) while that improves. */
+static void climb(struct search *s, long start)
+{
+    long cur = start;
+    while (!out_of_budget(s)) {
+        int idx[MAX_AXES] = {0};
+        decode(&s->sp, cur, idx);
+        long next = -1;
+        double next_us = s->state[cur].us;
+        for (int a = 0; a < s->sp.n_axis; a++) {
+            for (int step = -1; step <= 1; step += 2) {
+                int v = idx[a] + step;
+                if (v < 0 || v >= s->sp.n_value[a]) {
+                    continue;
+                }
+                int nidx[MAX_AXES];
+                memcpy(nidx, idx, sizeof nidx);
+                nidx[a] = v;
+                long n = encode(&s->sp, nidx);
+                try_config(s, n);
+                if (s->state[n].outcome == TIMED && s->state[n].us < next_us) {
+                    next = n;
+                    next_us = s->state[n].us;
+                }
+            }
+        }
+        if (next < 0) {
+            return; /* a local optimum */
+        }
+        cur = next;
+    }
+}
+
+static void run_strategy(struct search *s, const long *valid)
+{
+    long n = s->n_valid;
+    long *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    uint64_t rng = s->o->seed * 2654435761u + 88172645463325252ull;
+    if (order == NULL) {
+        return;
+    }
+    memcpy(order, valid, (size_t)n * sizeof *order);
+    if (s->o->strategy != EXHAUSTIVE) {
+        for (long i = n - 1; i > 0; i--) {
+            long j = (long)(rng_next(&rng) % (uint64_t)(i + 1));
+            long t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+    }
+    if (s->o->strategy != LOCAL) {
+        for (long i = 0; i < n && !out_of_budget(s); i++) {
+            try_config(s, order[i]);
+        }
+        free(order);
+        return;
+    }
+    /* Local: a third of the budget on random points, then climb from the
+     * best ones in turn. */
+    long seeds = s->max_evals / 3 > 1 ? s->max_evals / 3 : 1;
+    long i = 0;
+    for (; i < n && s->evaluated < seeds && !out_of_budget(s); i++) {
+        try_config(s, order[i]);
+    }
+    long *starts = malloc((size_t)(i ? i : 1) * sizeof *starts);
+    long n_starts = 0;
+    for (long k = 0; starts != NULL && k < i; k++) {
+        if (s->state[order[k]].outcome == TIMED) {
+            starts[n_starts++] = order[k];
+        }
+    }
+    /* Best starts first (insertion sort: few of them). */
+    for (long a = 1; a < n_starts; a++) {
+        long v = starts[a], b = a - 1;
+        while (b >= 0 && s->state[starts[b]].us > s->state[v].us) {
+            starts[b + 1] = starts[b];
+            b--;
+        }
+        starts[b + 1] = v;
+    }
+    for (long k = 0; k < n_starts && !out_of_budget(s); k++) {
+        climb(s, starts[k]);
+    }
+    /* Budget left after every climb: keep sampling. */
+    for (; i < n && !out_of_budget(s); i++) {
+        try_config(s, order[i]);
+    }
+    free(starts);
+    free(order);
+}
+
+/* ---- plot ------------------------------------------------------------- */
+
+static void svg_color(double t, char *out, size_t size)
+{
+    /* 0: fastest (green) .. 1: slowest (red), through yellow. */
+    int r = t < 0.5 ? (int)(510 * t) : 255;
+    int g = t < 0.5 ? 200 : (int)(200 * (1 - t) * 2);
+    snprintf(out, size, "rgb(%d,%d,60)", r, g);
+}
+
+static int write_plot(const struct search *s, const char *path,
+                      const char *device, char *err, size_t errsize)
+{
+    const struct space *sp = &s->sp;
+    const struct op_def *op = s->ks->op;
+    int ax = 0, ay = sp->n_axis > 1 ? 1 : 0;
+    int nx = sp->n_value[ax], ny = sp->n_axis > 1 ? sp->n_value[ay] : 1;
+    double cell[MAX_VALUES][MAX_VALUES];
+    double lo = INFINITY, hi = 0;
+    for (int x = 0; x < nx; x++) {
+        for (int y = 0; y < ny; y++) {
+            cell[x][y] = INFINITY;
+        }
+    }
+    for (long i = 0; i < sp->n_config; i++) {
+        if (s->state[i].outcome != TIMED) {
+            continue;
+        }
+        int idx[MAX_AXES] = {0};
+        decode(sp, i, idx);
+        int x = idx[ax], y = sp->n_axis > 1 ? idx[ay] : 0;
+        double us = s->state[i].us;
+        cell[x][y] = us < cell[x][y] ? us : cell[x][y];
+        lo = us < lo ? us : lo;
+        hi = us > hi ? us : hi;
+    }
+    int bx = -1, by = -1;
+    if (s->best >= 0) {
+        int idx[MAX_AXES] = {0};
+        decode(sp, s->best, idx);
+        bx = idx[ax];
+        by = sp->n_axis > 1 ? idx[ay] : 0;
+    }
+    const int cw = 90, ch = 44, left = 110, top = 70;
+    int width = left + nx * cw + 40, height = top + ny * ch + 90;
+    struct buf b;
+    buf_init(&b);
+    buf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+               "height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n",
+               width, height);
+    buf_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+               "<text x=\"10\" y=\"22\" font-size=\"15\">%s (%s): best time "
+               "over the other knobs</text>\n<text x=\"10\" y=\"42\">%s; "
+               "green fast, red slow, grey not timed; the box marks the "
+               "chosen config</text>\n",
+               s->ks->name, op->name, device);
+    char v[64], col[32];
+    for (int x = 0; x < nx; x++) {
+        param_format(&op->knobs[sp->knob[ax]], sp->value[ax][x], v, sizeof v);
+        buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s"
+                   "</text>\n", left + x * cw + cw / 2, top - 8, v);
+    }
+    for (int y = 0; y < ny; y++) {
+        if (sp->n_axis > 1) {
+            param_format(&op->knobs[sp->knob[ay]], sp->value[ay][y], v,
+                         sizeof v);
+        } else {
+            snprintf(v, sizeof v, "-");
+        }
+        buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s"
+                   "</text>\n", left - 8, top + y * ch + ch / 2 + 4, v);
+        for (int x = 0; x < nx; x++) {
+            double us = cell[x][y];
+            if (isfinite(us)) {
+                double t = hi > lo ? log(us / lo) / log(hi / lo) : 0;
+                svg_color(t, col, sizeof col);
+            } else {
+                snprintf(col, sizeof col, "#ddd");
+            }
+            buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height="
+                       "\"%d\" fill=\"%s\" stroke=\"white\"/>\n",
+                       left + x * cw, top + y * ch, cw, ch, col);
+            if (isfinite(us)) {
+                buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle"
+                           "\">%.1f us</text>\n", left + x * cw + cw / 2,
+                           top + y * ch + ch / 2 + 4, us);
+            }
+        }
+    }
+    if (bx >= 0) {
+        buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                   "fill=\"none\" stroke=\"black\" stroke-width=\"4\"/>\n",
+                   left + bx * cw + 2, top + by * ch + 2, cw - 4, ch - 4);
+    }
+    buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s"
+               "</text>\n", left + nx * cw / 2, top + ny * ch + 24,
+               op->knobs[sp->knob[ax]].key);
+    buf_printf(&b, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" "
+               "text-anchor=\"middle\">%s</text>\n",
+               top + ny * ch / 2, top + ny * ch / 2,
+               sp->n_axis > 1 ? op->knobs[sp->knob[ay]].key : "");
+    if (s->best >= 0) {
+        char knobs[TUNE_TEXT];
+        struct kernel_spec cks;
+        config_spec(s->ks, sp, s->best, &cks);
+        tune_knobs_text(&cks, knobs, sizeof knobs);
+        buf_printf(&b, "<text x=\"10\" y=\"%d\">chosen: %s (%.1f us)</text>\n",
+                   top + ny * ch + 56, knobs, s->best_us);
+    }
+    buf_puts(&b, "</svg>\n");
+    int rc = write_file_atomic(path, buf_str(&b), b.len, err, errsize);
+    buf_free(&b);
+    return rc;
+}
+
+/* ---- one kernel ------------------------------------------------------- */
+
+static long default_rows(const struct kernel_spec *ks)
+{
+    if (strcmp(ks->op->name, "lora_forward") == 0) {
+        return 512;
+    }
+    long rows = (16L << 20) / (long)spec_field(ks, "features");
+    return rows < 1 ? 1 : rows;
+}
+
+static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
+                       struct naive *naive, struct tunedb *db,
+                       const struct kernel_spec *ks, const char *plot)
+{
+    struct search s;
+    char err[256];
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    s.rt = rt;
+    s.ks = ks;
+    s.best = -1;
+    if (build_space(ks, &s.sp, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: tune: %s: %s\n", ks->name, err);
+        return 1;
+    }
+    size_t rows = (size_t)(o->rows > 0 ? o->rows : default_rows(ks));
+    struct measure_case mc;
+    cl_int st = mcase_init(&mc, rt, naive, ks, rows, o->seed, 1);
+    if (st != CL_SUCCESS) {
+        fprintf(stderr, "specl: tune: %s: cannot set up %zu rows: %s\n",
+                ks->name, rows, rt_status(st));
+        return 1;
+    }
+    s.mc = &mc;
+    s.state = calloc((size_t)s.sp.n_config, sizeof *s.state);
+    long *valid = malloc((size_t)s.sp.n_config * sizeof *valid);
+    if (s.state == NULL || valid == NULL) {
+        free(s.state);
+        free(valid);
+        mcase_free(&mc);
+        return 1;
+    }
+
+    /* The constraint filter: the op's own checks, with their reasons. */
+    char kinds[8][128];
+    long kind_count[8] = {0};
+    int n_kinds = 0;
+    for (long i = 0; i < s.sp.n_config; i++) {
+        struct kernel_spec cks;
+        char why[160], kind[128];
+        config_spec(ks, &s.sp, i, &cks);
+        if (config_valid(&cks, why, sizeof why)) {
+            valid[s.n_valid++] = i;
+            continue;
+        }
+        s.state[i].outcome = INVALID;
+        reason_kind(why, kind, sizeof kind);
+        int k = 0;
+        while (k < n_kinds && strcmp(kinds[k], kind) != 0) {
+            k++;
+        }
+        if (k == n_kinds && n_kinds < 8) {
+            snprintf(kinds[n_kinds++], sizeof kinds[0], "%s", kind);
+        }
+        if (k < 8) {
+            kind_count[k]++;
+        }
+    }
+
+    char shape[TUNE_TEXT];
+    tune_shape_text(ks, shape, sizeof shape);
+    s.entry = tunedb_find(db, rt->name, rt->driver, ks->op->name,
+                          dtype_name(ks->dtype), shape, (long)rows);
+    if (s.entry == NULL) {
+        struct tune_entry e;
+        memset(&e, 0, sizeof e);
+        snprintf(e.device, sizeof e.device, "%s", rt->name);
+        snprintf(e.driver, sizeof e.driver, "%s", rt->driver);
+        snprintf(e.op, sizeof e.op, "%s", ks->op->name);
+        snprintf(e.dtype, sizeof e.dtype, "%s", dtype_name(ks->dtype));
+        snprintf(e.shape, sizeof e.shape, "%s", shape);
+        e.rows = (long)rows;
+        s.entry = tunedb_add(db, &e);
+    }
+
+    s.max_evals = o->max_evals > 0 ? o->max_evals
+                  : o->strategy == EXHAUSTIVE ? s.n_valid
+                                              : (s.n_valid + 3) / 4;
+    if (s.max_evals > s.n_valid) {
+        s.max_evals = s.n_valid;
+    }
+    printf("%s: %s %s, rows %zu: %ld configs, %ld valid", ks->name,
+           ks->op->name, shape, rows, s.sp.n_config, s.n_valid);
+    for (int k = 0; k < n_kinds; k++) {
+        printf("%s%ld %s", k ? "; " : " (invalid: ", kind_count[k], kinds[k]);
+    }
+    printf("%s\n", n_kinds ? ")" : "");
+    fflush(stdout);
+
+    /* The op's defaults, measured in the same run for comparison. */
+    double default_us = -1;
+    {
+        struct result r;
+        char *log = NULL;
+        memset(&r, 0, sizeof r);
+        if (rt_op_create(rt, ks, &mc.op, &log) == CL_SUCCESS) {
+            verify_variant(&mc, run_specl, &r);
+            if (r.ok && time_variant(rt, run_specl, &mc, mc.n_sets, o->reps,
+                                     &r) == CL_SUCCESS) {
+                default_us = r.us;
+            }
+            rt_op_destroy(&mc.op);
+        }
+        free(log);
+    }
+
+    s.t0 = now_s();
+    run_strategy(&s, valid);
+    progress(&s, 1);
+
+    int failed = 0;
+    char knobs[TUNE_TEXT] = "";
+    if (s.best >= 0) {
+        struct kernel_spec cks;
+        config_spec(ks, &s.sp, s.best, &cks);
+        tune_knobs_text(&cks, knobs, sizeof knobs);
+    }
+    /* Keep the database's best if an earlier run found a faster one. */
+    if (s.best >= 0 && (!s.entry->best[0] || s.best_us <= s.entry->best_us ||
+                        tune_entry_tried(s.entry, s.entry->best) == NULL)) {
+        snprintf(s.entry->best, sizeof s.entry->best, "%s", knobs);
+        s.entry->best_us = s.best_us;
+        s.entry->best_gbs = mc.bytes / (s.best_us * 1e3);
+        s.entry->best_gflops = mc.flops / (s.best_us * 1e3);
+    }
+    if (default_us > 0) {
+        s.entry->default_us = default_us;
+    }
+    snprintf(s.entry->version, sizeof s.entry->version, "%s", SPECL_VERSION);
+    printf("  evaluated %ld of %ld valid (%.0f%%): %ld built, %ld verified, "
+           "%ld timed, %ld from the database\n",
+           s.evaluated, s.n_valid,
+           s.n_valid ? 100.0 * s.evaluated / s.n_valid : 0.0, s.built,
+           s.verified, s.timed, s.from_db);
+    if (s.best >= 0) {
+        printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", s.best_us,
+               mc.bytes / (s.best_us * 1e3), mc.flops / (s.best_us * 1e3),
+               knobs);
+        if (default_us > 0) {
+            printf("  defaults %.1f us: tuned is %.2fx\n", default_us,
+                   default_us / s.best_us);
+        }
+    } else {
+        printf("  no config ran correctly\n");
+        failed = 1;
+    }
+    if (plot != NULL && s.evaluated > 0 &&
+        write_plot(&s, plot, rt->name, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: tune: %s\n", err);
+        failed = 1;
+    }
+    free(valid);
+    free(s.state);
+    mcase_free(&mc);
+    return failed;
+}
+
+static int parse_number(const char *opt, const char *val, double lo,
+                        double hi, double *out)
+{
+    char *end;
+    double v = val ? strtod(val, &end) : 0;
+    if (val == NULL || *end != '\0' || end == val || v < lo || v > hi) {
+        fprintf(stderr, "specl: error: %s needs a number in [%g, %g]%s%s\n",
+                opt, lo, hi, val ? ", got " : "", val ? val : "");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int specl_tune_main(int argc, char **argv);
+
+int specl_tune_main(int argc, char **argv)
+{
+    struct tune_opts o = {NULL, LOCAL, 0, 0, 0, NULL, NULL, NULL, 20, 1};
+    struct spec_set set;
+    struct diags d = {0, stderr};
+    int n_files = 0, rc = 0;
+    double num;
+    spec_set_init(&set);
+    for (int i = 0; i < argc && rc == 0; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--device") == 0 && val) {
+            o.device = argv[++i];
+        } else if (strcmp(a, "--strategy") == 0 && val) {
+            i++;
+            if (strcmp(val, "exhaustive") == 0) {
+                o.strategy = EXHAUSTIVE;
+            } else if (strcmp(val, "random") == 0) {
+                o.strategy = RANDOM;
+            } else if (strcmp(val, "local") == 0) {
+                o.strategy = LOCAL;
+            } else {
+                fprintf(stderr, "specl: error: --strategy must be "
+                        "exhaustive, random or local (got %s)\n", val);
+                rc = 2;
+            }
+        } else if (strcmp(a, "--budget") == 0) {
+            rc = parse_number(a, val, 0.001, 1e7, &o.budget_s) ? 2 : 0;
+            i++;
+        } else if (strcmp(a, "--max-evals") == 0) {
+            rc = parse_number(a, val, 1, 1e7, &num) ? 2 : 0;
+            o.max_evals = (long)num;
+            i++;
+        } else if (strcmp(a, "--rows") == 0) {
+            rc = parse_number(a, val, 1, 1 << 24, &num) ? 2 : 0;
+            o.rows = (long)num;
+            i++;
+        } else if (strcmp(a, "--reps") == 0) {
+            rc = parse_number(a, val, 1, MAX_REPS, &num) ? 2 : 0;
+            o.reps = (int)num;
+            i++;
+        } else if (strcmp(a, "--seed") == 0) {
+            rc = parse_number(a, val, 0, 4e9, &num) ? 2 : 0;
+            o.seed = (unsigned long)num;
+            i++;
+        } else if (strcmp(a, "--db") == 0 && val) {
+            o.db_path = argv[++i];
+        } else if (strcmp(a, "--plot") == 0 && val) {
+            o.plot = argv[++i];
+        } else if (strcmp(a, "--kernel") == 0 && val) {
+            o.kernel = argv[++i];
+        } else if (a[0] == '-') {
+            fprintf(stderr, "specl: error: unknown or incomplete tune option "
+                    "'%s'\n", a);
+            rc = 2;
+        } else {
+            spec_read_file(&set, a, &d);
+            n_files++;
+        }
+    }
+    if (rc == 0 && n_files == 0) {
+        fputs("specl: error: tune needs spec files\n", stderr);
+        rc = 2;
+    }
+    if (rc == 0 && d.count) {
+        rc = 1;
+    }
+    struct rt rt;
+    char err[256];
+    if (rc == 0 && rt_open(&rt, o.device, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        rc = 1;
+    }
+    if (rc != 0) {
+        spec_set_free(&set);
+        return rc;
+    }
+    char db_path[512];
+    if (o.db_path != NULL) {
+        snprintf(db_path, sizeof db_path, "%s", o.db_path);
+    } else {
+        char slug[160];
+        tune_device_slug(rt.name, slug, sizeof slug);
+        mkdir("tuning", 0777);
+        snprintf(db_path, sizeof db_path, "tuning/%s.yaml", slug);
+    }
+    struct tunedb db;
+    tunedb_init(&db);
+    if (tunedb_load(&db, db_path, 1, &d) != 0) {
+        rt_close(&rt);
+        tunedb_free(&db);
+        spec_set_free(&set);
+        return 1;
+    }
+    is_tty = isatty(2);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    printf("device: %s (%s, driver %s); database %s\n", rt.name,
+           rt.platform_name, rt.driver, db_path);
+    struct naive naive;
+    naive_init(&naive);
+    int matched = 0;
+    for (int k = 0; k < set.n_kernel && !interrupted; k++) {
+        if (o.kernel != NULL && strcmp(o.kernel, set.kernel[k].name) != 0) {
+            continue;
+        }
+        matched++;
+        rc |= tune_kernel(&o, &rt, &naive, &db, &set.kernel[k],
+                          matched == 1 ? o.plot : NULL);
+        /* Save after every kernel: an interrupted run keeps its results. */
+        if (tunedb_save(&db, db_path, err, sizeof err) < 0) {
+            fprintf(stderr, "specl: error: %s\n", err);
+            rc = 1;
+        }
+    }
+    if (matched == 0) {
+        fprintf(stderr, "specl: error: no kernel to tune%s%s\n",
+                o.kernel ? " named " : "", o.kernel ? o.kernel : "");
+        rc = 1;
+    }
+    if (interrupted) {
+        fprintf(stderr, "specl: tune: interrupted; results so far are in "
+                "%s\n", db_path);
+        rc = 130;
+    }
+    naive_free(&naive);
+    rt_close(&rt);
+    tunedb_free(&db);
+    spec_set_free(&set);
+    return rc;
+}

@@ -1,0 +1,96 @@
+/* tunedb.h - the tuning database: best knobs per device, op and shape,
+ * kept as YAML (tuning/<device-slug>.yaml by default). */
+#ifndef SPECL_TUNEDB_H
+#define SPECL_TUNEDB_H
+
+#include "diag.h"
+#include "op.h"
+
+#define TUNE_TEXT 256
+
+/* One configuration measured for an entry (kept so that a run resumes). */
+struct tune_record {
+    char knobs[TUNE_TEXT];  /* "m=128 n=64 ...": every knob of the op */
+    double us;              /* median time; < 0 when it did not run */
+    char status[96];        /* "ok", or why it was skipped */
+};
+
+/* The result of tuning one kernel shape on one device. */
+struct tune_entry {
+    char device[256];
+    char driver[128];
+    char op[32];
+    char dtype[8];
+    char shape[TUNE_TEXT];  /* "in_features=4096 ...": int and bool fields */
+    long rows;
+    char best[TUNE_TEXT];   /* knobs of the fastest config; "" if none */
+    double best_us;
+    double best_gbs;
+    double best_gflops;
+    double default_us;      /* the op's default knobs, same run */
+    char version[16];       /* specl version that measured it */
+    int n_tried;
+    int cap_tried;
+    struct tune_record *tried;
+};
+
+struct tunedb {
+    int n;
+    int cap;
+    struct tune_entry *entry;
+};
+
+void tunedb_init(struct tunedb *db);
+void tunedb_free(struct tunedb *db);
+
+/* Loads PATH into DB (appending). A missing file is an empty database
+ * when MAY_BE_MISSING. Errors go through D with file:line:col. Returns the
+ * number of errors. */
+int tunedb_load(struct tunedb *db, const char *path, int may_be_missing,
+                struct diags *d);
+
+/* Writes DB to PATH atomically. Returns 0, or -1 with ERR filled. */
+int tunedb_save(const struct tunedb *db, const char *path, char *err,
+                size_t errsize);
+
+/* The entry with this exact key, or NULL; tunedb_add makes one. */
+struct tune_entry *tunedb_find(struct tunedb *db, const char *device,
+                               const char *driver, const char *op,
+                               const char *dtype, const char *shape,
+                               long rows);
+struct tune_entry *tunedb_add(struct tunedb *db, const struct tune_entry *e);
+
+/* Appends a tried config to E (replacing one with the same knobs). */
+void tune_entry_record(struct tune_entry *e, const char *knobs, double us,
+                       const char *status);
+/* The record for KNOBS in E, or NULL. */
+const struct tune_record *tune_entry_tried(const struct tune_entry *e,
+                                           const char *knobs);
+
+/* Merges SRC into DST: entries with the same key combine their tried
+ * configs and keep the faster best. */
+void tunedb_merge(struct tunedb *dst, const struct tunedb *src);
+
+/* Formats KS's knobs ("m=128 n=64 ...") and its shape key. */
+void tune_knobs_text(const struct kernel_spec *ks, char *out, size_t size);
+void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size);
+
+/* Sets KS's knobs from TEXT (as tune_knobs_text writes it), marking them
+ * set. Returns 0, or -1 when TEXT names an unknown knob or bad value. */
+int tune_apply_knobs(struct kernel_spec *ks, const char *text);
+
+/* How `specl gen` chose a kernel's knobs from a database. */
+enum tune_pick { PICK_NONE, PICK_EXACT, PICK_NEAREST };
+
+/* Finds knobs for KS in DB: the entry of the same device (DEVICE, or any
+ * when NULL and DB holds one device), op, dtype and shape (the one with
+ * the most rows), else the nearest shape of the same op, dtype and flags.
+ * Copies its best knobs into KNOBS and a description into WHY. */
+enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
+                           const struct kernel_spec *ks, char *knobs,
+                           size_t knobs_size, char *why, size_t why_size);
+
+/* A file-name-safe form of a device name ("nvidia-h100-80gb-hbm3"). */
+void tune_device_slug(const char *device, char *out, size_t size);
+
+#endif
