@@ -11,19 +11,24 @@ __kernel void copy4(__global const float4 *src, __global float4 *dst,
     }
 }
 
-/* 8 independent float4 multiply-add chains, ITERS rounds: 2 * 4 * 8 * ITERS
- * flops per work-item. The sum is stored so nothing is optimised away. */
-#define FMA_ITERS 512
+/* 8 independent float16 multiply-add chains, FMA_ITERS rounds: 2 * 16 * 8 *
+ * FMA_ITERS flops per work-item. Wide vectors reach a CPU's SIMD units
+ * (implementations vectorise little across work-items around a loop); a
+ * GPU splits them into scalar chains. The sum is stored so that nothing is
+ * optimised away. */
+#define FMA_ITERS 256
 __kernel void fma_peak(__global float *out, float a, float b)
 {
-    float4 v0 = (float4)(get_global_id(0)), v1 = v0 + 1.0f, v2 = v0 + 2.0f,
-           v3 = v0 + 3.0f, v4 = v0 + 4.0f, v5 = v0 + 5.0f, v6 = v0 + 6.0f,
-           v7 = v0 + 7.0f;
+    float16 v0 = (float16)(get_global_id(0)), v1 = v0 + 1.0f,
+            v2 = v0 + 2.0f, v3 = v0 + 3.0f, v4 = v0 + 4.0f, v5 = v0 + 5.0f,
+            v6 = v0 + 6.0f, v7 = v0 + 7.0f;
     for (int i = 0; i < FMA_ITERS; i++) {
         v0 = mad(v0, a, b); v1 = mad(v1, a, b); v2 = mad(v2, a, b);
         v3 = mad(v3, a, b); v4 = mad(v4, a, b); v5 = mad(v5, a, b);
         v6 = mad(v6, a, b); v7 = mad(v7, a, b);
     }
-    float4 s = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
-    out[get_global_id(0)] = s.x + s.y + s.z + s.w;
+    float16 s = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
+    out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3 + s.s4 + s.s5 + s.s6 +
+                            s.s7 + s.s8 + s.s9 + s.sa + s.sb + s.sc + s.sd +
+                            s.se + s.sf;
 }
