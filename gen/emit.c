@@ -32,11 +32,18 @@ static void header_comment(const struct kernel_spec *ks, const char *ext,
                ks->name, ext, SPECL_VERSION, ks->file);
     buf_printf(out, " *\n * op:     %s (%s)\n", op->name, op->summary);
     buf_printf(out, " * dtype:  %s\n", dtype_name(ks->dtype));
+    /* An unset optional float is an alternative not taken (alpha vs
+     * scale) when another float was given, or when it has no default. */
+    int float_given = 0;
+    for (int i = 0; i < op->n_fields; i++) {
+        float_given |= op->fields[i].kind == VALUE_FLOAT && ks->field[i].set;
+    }
     buf_puts(out, " * fields:");
     for (int i = 0; i < op->n_fields; i++) {
         if (!ks->field[i].set && op->fields[i].kind == VALUE_FLOAT &&
-            !op->fields[i].required && op->fields[i].def == 0) {
-            continue; /* an alternative not taken (e.g. alpha vs scale) */
+            !op->fields[i].required &&
+            (op->fields[i].def == 0 || float_given)) {
+            continue;
         }
         param_format(&op->fields[i], ks->field[i].num, value, sizeof value);
         buf_printf(out, " %s=%s%s", op->fields[i].key, value,

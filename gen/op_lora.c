@@ -2,6 +2,7 @@
 #include "op.h"
 
 #include <float.h>
+#include <limits.h>
 #include <stdio.h>
 
 #define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
@@ -151,6 +152,9 @@ static long main_local(const struct lora *c, int xa)
     if (xa == XA_INLINE) {
         long rank_ceil = ceil_div(c->R, rk) * rk;
         long tn = c->n / c->wn;
+        if (tn < 1) {
+            return LONG_MAX; /* no valid layout: validate() says why */
+        }
         long al_w = ceil_div(rank_ceil, tn) * tn;
         floats += 2 * c->k * al_w + rank_ceil * lda;
     }

@@ -313,29 +313,56 @@ static void read_tile(struct reader *r, struct kernel_spec *ks,
     }
 }
 
+static int same_ignoring_case(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+        char cb = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+        if (ca != cb) {
+            return 0;
+        }
+    }
+    return *a == *b;
+}
+
+/* Reports NAME (at AT) if it equals OTHER, defined at FILE:M, or differs
+ * from it only in case (NAME.h and OTHER.h would be one file on a
+ * case-insensitive file system). Returns 1 if reported. */
+static int name_clash(struct reader *r, const char *name, struct mark at,
+                      const char *other, const char *file, struct mark m)
+{
+    if (strcmp(name, other) == 0) {
+        diag_error(r->d, r->path, at,
+                   "duplicate kernel name '%s' (first defined at %s:%d:%d)",
+                   name, file, m.line, m.col);
+        return 1;
+    }
+    if (same_ignoring_case(name, other)) {
+        diag_error(r->d, r->path, at,
+                   "kernel name '%s' differs from '%s' (defined at "
+                   "%s:%d:%d) only in case; their files would collide on "
+                   "case-insensitive file systems",
+                   name, other, file, m.line, m.col);
+        return 1;
+    }
+    return 0;
+}
+
 /* Reports NAME (at AT) if an earlier file of the set or an earlier kernel
- * of this file (valid or not) has it; else remembers it with KERNEL, the
- * mark of its kernel. Returns 1 if reported. */
+ * of this file (valid or not) has it, in any case; else remembers it with
+ * KERNEL, the mark of its kernel. Returns 1 if reported. */
 static int duplicate_name(struct reader *r, const char *name,
                           struct mark at, struct mark kernel)
 {
     for (int i = 0; i < r->first_kernel; i++) {
         const struct kernel_spec *o = &r->set->kernel[i];
-        if (strcmp(o->name, name) == 0) {
-            diag_error(r->d, r->path, at,
-                       "duplicate kernel name '%s' (first defined at "
-                       "%s:%d:%d)",
-                       name, o->file, o->mark.line, o->mark.col);
+        if (name_clash(r, name, at, o->name, o->file, o->mark)) {
             return 1;
         }
     }
     for (int i = 0; i < r->n_seen; i++) {
-        if (strcmp(r->seen[i].name, name) == 0) {
-            diag_error(r->d, r->path, at,
-                       "duplicate kernel name '%s' (first defined at "
-                       "%s:%d:%d)",
-                       name, r->path, r->seen[i].mark.line,
-                       r->seen[i].mark.col);
+        if (name_clash(r, name, at, r->seen[i].name, r->path,
+                       r->seen[i].mark)) {
             return 1;
         }
     }
@@ -370,11 +397,65 @@ static void append_kernel(struct spec_set *s, const struct kernel_spec *ks)
     s->kernel[s->n_kernel++] = *ks;
 }
 
+/* Why NAME, an identifier, cannot name a kernel: the emitted NAME.h
+ * declares `typedef struct NAME NAME` next to OpenCL's and the C
+ * library's names (the common ones are listed), the stub's own names start
+ * with specl_, and NAME.h is usable from C++. NULL if NAME is free. */
+static const char *reserved_name(const char *name)
+{
+    static const char *const library[] = {
+        /* stddef.h, stdint.h, limits.h (and sys/types.h via stdlib.h) */
+        "size_t", "ssize_t", "ptrdiff_t", "wchar_t", "max_align_t", "NULL",
+        "offsetof", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+        "uint16_t", "uint32_t", "uint64_t", "intptr_t", "uintptr_t",
+        "intmax_t", "uintmax_t", "uint", "ulong", "ushort", "uchar",
+        "u_int", "u_long", "u_short", "u_char", "off_t", "pid_t", "time_t",
+        "clock_t", "CHAR_BIT", "INT_MAX", "INT_MIN", "UINT_MAX", "LONG_MAX",
+        "LONG_MIN", "ULONG_MAX", "SIZE_MAX", "EXIT_SUCCESS", "EXIT_FAILURE",
+        "RAND_MAX",
+        /* stdlib.h */
+        "malloc", "calloc", "realloc", "free", "abort", "exit", "atexit",
+        "getenv", "system", "qsort", "bsearch", "abs", "labs", "div",
+        "ldiv", "div_t", "ldiv_t", "rand", "srand", "random", "srandom",
+        "atoi", "atol", "atof", "strtol", "strtoul", "strtod", "strtof",
+        "alloca", "select", NULL};
+    static const char *const cplusplus[] = {
+        "bool", "true", "false", "class", "new", "delete", "this",
+        "template", "typename", "namespace", "using", "operator", "public",
+        "protected", "virtual", "friend", "explicit", "mutable", "try",
+        "catch", "throw", "nullptr", "export", "and", "or", "not", "xor",
+        "bitand", "bitor", "compl", "and_eq", "or_eq", "xor_eq", "not_eq",
+        "asm", "typeid", "decltype", "noexcept", "static_cast",
+        "const_cast", "dynamic_cast", "reinterpret_cast", NULL};
+    if (strncmp(name, "specl_", 6) == 0 || strncmp(name, "SPECL_", 6) == 0) {
+        return "the specl_ prefix belongs to the emitted code";
+    }
+    if (strncmp(name, "cl_", 3) == 0 || strncmp(name, "CL_", 3) == 0) {
+        return "the cl_ and CL_ prefixes belong to OpenCL";
+    }
+    if (name[0] == '_' &&
+        (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'))) {
+        return "C reserves names that start with __ or _ and a capital";
+    }
+    for (int i = 0; library[i] != NULL; i++) {
+        if (strcmp(name, library[i]) == 0) {
+            return "a C library name (the typedef in its header would clash)";
+        }
+    }
+    for (int i = 0; cplusplus[i] != NULL; i++) {
+        if (strcmp(name, cplusplus[i]) == 0) {
+            return "a C++ keyword (its header is usable from C++)";
+        }
+    }
+    return NULL;
+}
+
 static void read_kernel(struct reader *r, yaml_node_t *n)
 {
     static const char *const common[] = {"name", "op", "dtype", "tile",
                                          NULL};
     char tmp[64];
+    const char *why;
     int errors = r->d->count;
     if (n->type != YAML_MAPPING_NODE) {
         diag_error(r->d, r->path, mark_of(n),
@@ -402,6 +483,9 @@ static void read_kernel(struct reader *r, yaml_node_t *n)
                    "name must be a C identifier of at most %d characters "
                    "(got %s)",
                    SPECL_NAME_MAX - 1, shown(name, tmp, sizeof tmp));
+    } else if ((why = reserved_name(scalar_text(name))) != NULL) {
+        diag_error(r->d, r->path, mark_of(name),
+                   "name '%s' is reserved: %s", scalar_text(name), why);
     } else if (!duplicate_name(r, scalar_text(name), mark_of(name),
                                ks.mark)) {
         snprintf(ks.name, sizeof ks.name, "%s", scalar_text(name));

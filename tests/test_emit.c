@@ -171,7 +171,7 @@ static size_t unescape(const char *s, size_t n, char *out)
  * frees); NULL if the table is not found. */
 static char *embedded_source(const char *c)
 {
-    const char *start = strstr(c, "source_lines[] = {\n");
+    const char *start = strstr(c, "specl_source[] = {\n");
     if (start == NULL) {
         return NULL;
     }

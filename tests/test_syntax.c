@@ -1,8 +1,8 @@
 /* test_syntax.c - syntax checks without a device: every kernel of
- * specs/ and tests/golden/golden.yaml is emitted into a temporary
- * directory; libclang parses each .cl as OpenCL C 1.2 and each .c as C99
- * against the OpenCL headers with zero diagnostics (warnings count), and
- * the system compiler builds each .c with -Werror -pedantic.
+ * specs/, tests/good/ and tests/golden/golden.yaml is emitted into a
+ * temporary directory; libclang parses each .cl as OpenCL C 1.2 and each
+ * .c as C99 against the OpenCL headers with zero diagnostics (warnings
+ * count), and the system compiler builds each .c with -Werror -pedantic.
  *
  * libclang (LLVM 14) is loaded with dlopen(RTLD_LOCAL), not linked: PoCL
  * runs its own LLVM (15 on Debian 12), and with both in the global symbol
@@ -109,7 +109,8 @@ static int setup(void)
     struct diags d = {0, stderr};
     spec_set_init(&kernels);
     dir = tu_tempdir();
-    if (dir == NULL || read_dir_specs("specs", &d) <= 0) {
+    if (dir == NULL || read_dir_specs("specs", &d) <= 0 ||
+        read_dir_specs("tests/good", &d) <= 0) {
         return 1;
     }
     spec_read_file(&kernels, "tests/golden/golden.yaml", &d);

@@ -31,7 +31,7 @@ $(STUB_DIR)/stub_broken.h: $(STUB_DIR)/stub_softmax.h
 	sed $(STUB_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
 	sed $(STUB_RENAME) \
-	    -e '/^static const char \*const source_lines\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
+	    -e '/^static const char \*const specl_source\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_broken' $@.tmp && mv $@.tmp $@
 
@@ -51,8 +51,8 @@ golden-update: $(B)/specl
 
 # ---- valgrind: the reader and the generator on every spec and fixture,
 # then the spec, emit and syntax suites (the device suites run PoCL, too
-# noisy under valgrind). A bad fixture must exit 1 (specl's own status)
-# with no valgrind error (which exits 3 there).
+# noisy under valgrind). The bad fixtures are read in one run, which must
+# exit 1 (specl's own status) with no valgrind error (which exits 3 there).
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
            --suppressions=tests/valgrind.supp
 VG_GOOD  = $(wildcard tests/good/*.yaml specs/*.yaml) tests/golden/golden.yaml tests/stubs.yaml
@@ -64,10 +64,10 @@ endif
 	@set -e; for f in $(VG_GOOD); do \
 	    $(VALGRIND) --error-exitcode=1 $(B)/specl check $$f >/dev/null; \
 	done; echo "valgrind: good specs ok"
-	@for f in tests/bad/*.yaml; do \
-	    rc=0; $(VALGRIND) --error-exitcode=3 $(B)/specl check $$f >/dev/null 2>$(B)/valgrind.log || rc=$$?; \
-	    if [ $$rc -ne 1 ]; then cat $(B)/valgrind.log; echo "valgrind: $$f: exit $$rc"; exit 1; fi; \
-	done; echo "valgrind: bad fixtures ok"
+	@rc=0; $(VALGRIND) --error-exitcode=3 $(B)/specl check tests/bad/*.yaml \
+	    >/dev/null 2>$(B)/valgrind.log || rc=$$?; \
+	if [ $$rc -ne 1 ]; then cat $(B)/valgrind.log; echo "valgrind: bad fixtures: exit $$rc"; exit 1; fi; \
+	echo "valgrind: bad fixtures ok"
 	rm -rf $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/specl gen specs/*.yaml -o $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good

@@ -36,7 +36,8 @@ typedef struct golden_layernorm golden_layernorm;
  * still stores a handle whose build log golden_layernorm_build_log returns; destroy
  * it with golden_layernorm_destroy. Returns CL_INVALID_WORK_GROUP_SIZE when DEV
  * cannot run the work-group size the kernels were generated for. */
-cl_int golden_layernorm_create(cl_context ctx, cl_device_id dev, golden_layernorm **out);
+cl_int golden_layernorm_create(cl_context ctx, cl_device_id dev,
+                     struct golden_layernorm **out);
 
 /* Enqueues layernorm over ROWS rows on Q:
  *   y = (x - mean) / sqrt(var + eps) * gamma + beta per row (biased var)
@@ -52,7 +53,7 @@ cl_int golden_layernorm_create(cl_context ctx, cl_device_id dev, golden_layernor
  * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on shared kernel objects). */
-cl_int golden_layernorm_enqueue(const golden_layernorm *k, cl_command_queue q, size_t rows,
+cl_int golden_layernorm_enqueue(const struct golden_layernorm *k, cl_command_queue q, size_t rows,
                     cl_mem x,
                     cl_mem gamma,
                     cl_mem beta,
@@ -60,10 +61,10 @@ cl_int golden_layernorm_enqueue(const golden_layernorm *k, cl_command_queue q, s
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* The compiler's log after a failed golden_layernorm_create ("" if none). */
-const char *golden_layernorm_build_log(const golden_layernorm *k);
+const char *golden_layernorm_build_log(const struct golden_layernorm *k);
 
 /* Releases everything K holds; K may be NULL. */
-void golden_layernorm_destroy(golden_layernorm *k);
+void golden_layernorm_destroy(struct golden_layernorm *k);
 
 #ifdef __cplusplus
 }

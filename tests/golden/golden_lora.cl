@@ -2,7 +2,7 @@
  *
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f32
- * fields: in_features=128 out_features=64 rank=8 alpha=16 scale=1* base=true* accumulate=false*
+ * fields: in_features=128 out_features=64 rank=8 alpha=16 base=true* accumulate=false*
  * tile:   m=64* n=64* k=8* wm=4* wn=4* vec=4* pad=4* xa=inline* decode_rows=16* decode_n=8* decode_k=32* xa_m=32* xa_k=8*
  *         (* = not in the spec: op defaults for the shape)
  */
@@ -837,41 +837,28 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
 
-/* The decode body for at most NR rows (a constant at each call, so acc is
- * registers and no work is spent on rows that cannot exist; loops run to
- * DECODE_ROWS and test NR so that they unroll before inlining). Rows past
- * `rows` repeat the last row and are never stored. */
-inline void decode_rows(const int nr, const int rows,
+/* acc[m] += this work-item's share of row m of [X | T]*[W ; B] at columns
+ * COL..COL+VEC-1, for m < NR. NR is a constant at each call, so acc stays
+ * in registers and no work goes to rows that cannot exist; the loops run
+ * to DECODE_ROWS and test NR so that they unroll before inlining. Rows
+ * past `rows` repeat the last row (never stored). */
+inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
+                          const int rows, const int col, const int tk,
 #if HAS_BASE
-                        const __global storage_t *restrict x,
-                        const __global storage_t *restrict w,
+                          const __global storage_t *restrict x,
+                          const __global storage_t *restrict w,
 #endif
-                        const __global storage_t *restrict b,
-                        __global storage_t *restrict y,
-                        const __global float *restrict t,
-                        __local float *red)
+                          const __global storage_t *restrict b,
+                          const __global float *restrict t)
 {
-    const int tn = get_local_id(0);
-    const int tk = get_local_id(1);
-    const int cb = get_group_id(0) * DEC_COLS;
-    int col = cb + tn * VEC;
-#if OUT_FEATURES % DEC_COLS != 0
-    col = min(col, OUT_FEATURES - VEC);
-#endif
     int rowc[DECODE_ROWS];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
         rowc[m] = min(m, rows - 1);
     }
-    vecf_t acc[DECODE_ROWS];
-#pragma unroll
-    for (int m = 0; m < DECODE_ROWS; m++) {
-        acc[m] = (vecf_t)0.0f;
-    }
-
 #if HAS_BASE
-    /* X*W: k = tk, tk + DECODE_K, ...; the X reads are shared by the
-     * DECODE_N work-items of one k (cache hits). */
+    /* k = tk, tk + DECODE_K, ...: W rows are read once, coalesced along
+     * N; the X reads are shared by the DECODE_N work-items of one k. */
 #pragma unroll 4
     for (int s = 0; s < DEC_W_STEPS; s++) {
         const int k = s * DECODE_K + tk;
@@ -908,56 +895,18 @@ inline void decode_rows(const int nr, const int rows,
             }
         }
     }
-
-    /* Sum the DECODE_K partials of each (row, column): DEC_RED_ROWS rows
-     * at a time through red[row][tk][column]. */
-#pragma unroll
-    for (int m0 = 0; m0 < DECODE_ROWS; m0 += DEC_RED_ROWS) {
-        if (m0 >= nr || m0 >= rows) {
-            continue; /* uniform: the same for the whole work-group */
-        }
-#pragma unroll
-        for (int r = 0; r < DEC_RED_ROWS; r++) {
-            if (m0 + r < nr) {
-                STASH_V(acc[m0 + r],
-                        red + (r * DECODE_K + tk) * DEC_COLS + tn * VEC);
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int o = tk * DECODE_N + tn; o < DEC_RED_ROWS * DEC_COLS;
-             o += DEC_THREADS) {
-            const int r = o / DEC_COLS;
-            const int c = o % DEC_COLS;
-            float s = 0.0f;
-#pragma unroll
-            for (int p = 0; p < DECODE_K; p++) {
-                s += red[(r * DECODE_K + p) * DEC_COLS + c];
-            }
-            const int row = m0 + r;
-#if OUT_FEATURES % DEC_COLS != 0
-            if (cb + c < OUT_FEATURES)
-#endif
-            if (row < rows && row < nr) {
-                const size_t at = (size_t)row * OUT_FEATURES + cb + c;
-#if ACCUMULATE
-                s += load1(y, at);
-#endif
-                store1(y, at, s);
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
 }
 
 #if HAS_BASE
-#define DECODE_ARGS rows, x, w, b, y, t, red
+#define DECODE_ARGS acc, rows, col, tk, x, w, b, t
 #else
-#define DECODE_ARGS rows, b, y, t, red
+#define DECODE_ARGS acc, rows, col, tk, b, t
 #endif
 
-/* Few rows: Y (+)= X*W + T*B with W streamed once. The body is
- * instantiated for row counts 1, 2, 4, ... up to DECODE_ROWS and picked at
- * run time (uniformly, so no divergence). */
+/* Few rows: Y (+)= X*W + T*B with W streamed once. The streaming is
+ * instantiated for 1, 2, 4, ... rows up to DECODE_ROWS and picked at run
+ * time (uniformly, so no divergence); the reduction that follows is
+ * shared. */
 __kernel __attribute__((reqd_work_group_size(DECODE_N, DECODE_K, 1)))
 void lora_decode(const int rows,
 #if HAS_BASE
@@ -968,44 +917,81 @@ void lora_decode(const int rows,
                  __global storage_t *restrict y,
                  const __global float *restrict t)
 {
-    __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS]
-        __attribute__((aligned(16)));
-#if DECODE_ROWS > 1
-    if (rows <= 1) {
-        decode_rows(1, DECODE_ARGS);
-        return;
-    }
+    /* Partial sums of DEC_RED_ROWS rows, [row][tk][column]. */
+    __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS];
+    const int tn = get_local_id(0);
+    const int tk = get_local_id(1);
+    const int cb = get_group_id(0) * DEC_COLS;
+    int col = cb + tn * VEC;
+#if OUT_FEATURES % DEC_COLS != 0
+    col = min(col, OUT_FEATURES - VEC);
 #endif
-#if DECODE_ROWS > 2
-    if (rows <= 2) {
-        decode_rows(2, DECODE_ARGS);
-        return;
+
+    vecf_t acc[DECODE_ROWS];
+#pragma unroll
+    for (int m = 0; m < DECODE_ROWS; m++) {
+        acc[m] = (vecf_t)0.0f;
     }
+    if (rows <= 1) {
+        decode_stream(1, DECODE_ARGS);
+#if DECODE_ROWS > 2
+    } else if (rows <= 2) {
+        decode_stream(2, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 4
-    if (rows <= 4) {
-        decode_rows(4, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 4) {
+        decode_stream(4, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 8
-    if (rows <= 8) {
-        decode_rows(8, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 8) {
+        decode_stream(8, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 16
-    if (rows <= 16) {
-        decode_rows(16, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 16) {
+        decode_stream(16, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 32
-    if (rows <= 32) {
-        decode_rows(32, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 32) {
+        decode_stream(32, DECODE_ARGS);
 #endif
-    decode_rows(DECODE_ROWS, DECODE_ARGS);
+    } else {
+        decode_stream(DECODE_ROWS, DECODE_ARGS);
+    }
+
+    /* Sum the DECODE_K partials of each (row, column), DEC_RED_ROWS rows
+     * at a time. The pass count depends on rows only (uniform); acc is
+     * indexed by constants so that it stays in registers. */
+    for (int m0 = 0; m0 < rows; m0 += DEC_RED_ROWS) {
+#pragma unroll
+        for (int m = 0; m < DECODE_ROWS; m++) {
+            if (m >= m0 && m < m0 + DEC_RED_ROWS) {
+                STASH_V(acc[m], red + ((m - m0) * DECODE_K + tk) * DEC_COLS +
+                                    tn * VEC);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = tk * DECODE_N + tn; o < DEC_RED_ROWS * DEC_COLS;
+             o += DEC_THREADS) {
+            const int row = m0 + o / DEC_COLS;
+            const int c = cb + o % DEC_COLS;
+            float sum = 0.0f;
+#pragma unroll
+            for (int p = 0; p < DECODE_K; p++) {
+                sum += red[(o / DEC_COLS * DECODE_K + p) * DEC_COLS +
+                           o % DEC_COLS];
+            }
+#if OUT_FEATURES % DEC_COLS != 0
+            if (c < OUT_FEATURES)
+#endif
+            if (row < rows) {
+                const size_t at = (size_t)row * OUT_FEATURES + c;
+#if ACCUMULATE
+                sum += load1(y, at);
+#endif
+                store1(y, at, sum);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
 }
 #endif

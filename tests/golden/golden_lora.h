@@ -2,7 +2,7 @@
  *
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f32
- * fields: in_features=128 out_features=64 rank=8 alpha=16 scale=1* base=true* accumulate=false*
+ * fields: in_features=128 out_features=64 rank=8 alpha=16 base=true* accumulate=false*
  * tile:   m=64* n=64* k=8* wm=4* wn=4* vec=4* pad=4* xa=inline* decode_rows=16* decode_n=8* decode_k=32* xa_m=32* xa_k=8*
  *         (* = not in the spec: op defaults for the shape)
  */
@@ -38,7 +38,8 @@ typedef struct golden_lora golden_lora;
  * still stores a handle whose build log golden_lora_build_log returns; destroy
  * it with golden_lora_destroy. Returns CL_INVALID_WORK_GROUP_SIZE when DEV
  * cannot run the work-group size the kernels were generated for. */
-cl_int golden_lora_create(cl_context ctx, cl_device_id dev, golden_lora **out);
+cl_int golden_lora_create(cl_context ctx, cl_device_id dev,
+                     struct golden_lora **out);
 
 /* Enqueues lora_forward over ROWS rows on Q:
  *   Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time
@@ -55,7 +56,7 @@ cl_int golden_lora_create(cl_context ctx, cl_device_id dev, golden_lora **out);
  * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on shared kernel objects). */
-cl_int golden_lora_enqueue(const golden_lora *k, cl_command_queue q, size_t rows,
+cl_int golden_lora_enqueue(const struct golden_lora *k, cl_command_queue q, size_t rows,
                     cl_mem x,
                     cl_mem w,
                     cl_mem a,
@@ -64,10 +65,10 @@ cl_int golden_lora_enqueue(const golden_lora *k, cl_command_queue q, size_t rows
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* The compiler's log after a failed golden_lora_create ("" if none). */
-const char *golden_lora_build_log(const golden_lora *k);
+const char *golden_lora_build_log(const struct golden_lora *k);
 
 /* Releases everything K holds; K may be NULL. */
-void golden_lora_destroy(golden_lora *k);
+void golden_lora_destroy(struct golden_lora *k);
 
 #ifdef __cplusplus
 }

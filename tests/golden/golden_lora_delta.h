@@ -38,7 +38,8 @@ typedef struct golden_lora_delta golden_lora_delta;
  * still stores a handle whose build log golden_lora_delta_build_log returns; destroy
  * it with golden_lora_delta_destroy. Returns CL_INVALID_WORK_GROUP_SIZE when DEV
  * cannot run the work-group size the kernels were generated for. */
-cl_int golden_lora_delta_create(cl_context ctx, cl_device_id dev, golden_lora_delta **out);
+cl_int golden_lora_delta_create(cl_context ctx, cl_device_id dev,
+                     struct golden_lora_delta **out);
 
 /* Enqueues lora_forward over ROWS rows on Q:
  *   Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time
@@ -55,7 +56,7 @@ cl_int golden_lora_delta_create(cl_context ctx, cl_device_id dev, golden_lora_de
  * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on shared kernel objects). */
-cl_int golden_lora_delta_enqueue(const golden_lora_delta *k, cl_command_queue q, size_t rows,
+cl_int golden_lora_delta_enqueue(const struct golden_lora_delta *k, cl_command_queue q, size_t rows,
                     cl_mem x,
                     cl_mem w,
                     cl_mem a,
@@ -64,10 +65,10 @@ cl_int golden_lora_delta_enqueue(const golden_lora_delta *k, cl_command_queue q,
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* The compiler's log after a failed golden_lora_delta_create ("" if none). */
-const char *golden_lora_delta_build_log(const golden_lora_delta *k);
+const char *golden_lora_delta_build_log(const struct golden_lora_delta *k);
 
 /* Releases everything K holds; K may be NULL. */
-void golden_lora_delta_destroy(golden_lora_delta *k);
+void golden_lora_delta_destroy(struct golden_lora_delta *k);
 
 #ifdef __cplusplus
 }

@@ -128,8 +128,9 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *
  * Macros (knobs; the generator defines every one):
  *   FEATURES          elements per row
- *   VEC               elements per global access: 1, 2 or 4; divides FEATURES
- *   WG_SIZE           work-items per row
+ *   VEC               elements per global access: 1, 2, 4, 8 or 16; divides
+ *                     FEATURES
+ *   WG_SIZE           work-items per row, a power of two
  *   ROWS_PER_GROUP    rows per work-group
  *   ROW_IN_REGISTERS  1: each item holds its part of the row; 0: streamed
  * Derived:
@@ -162,6 +163,9 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC
 #error "inconsistent row geometry: VEC must divide FEATURES"
 #endif
+#if (WG_SIZE & (WG_SIZE - 1)) != 0
+#error "WG_SIZE must be a power of two"
+#endif
 
 /* Whether slot k (vector j of the row) holds data: only the last slot can
  * overhang, and only when the items do not split the row evenly. */
@@ -172,8 +176,59 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #endif
 
 /* floatv: VEC floats, loaded and stored at element index i (a multiple of
- * VEC) through the storage type. */
-#if VEC == 4
+ * VEC) through the storage type. Widths above 4 are for CPUs, where one
+ * work-item per row with wide vectors runs best; they are built from
+ * 4-wide accesses, which the compiler merges. */
+#if VEC == 16
+typedef float16 floatv;
+inline floatv loadv(const __global storage_t *p, size_t i)
+{
+    return (float16)((float8)(load4(p, i), load4(p, i + 4)),
+                     (float8)(load4(p, i + 8), load4(p, i + 12)));
+}
+inline void storev(__global storage_t *p, size_t i, floatv v)
+{
+    store4(p, i, v.lo.lo);
+    store4(p, i + 4, v.lo.hi);
+    store4(p, i + 8, v.hi.lo);
+    store4(p, i + 12, v.hi.hi);
+}
+inline float hsum(floatv v)
+{
+    const float8 a = v.lo + v.hi;
+    const float4 b = a.lo + a.hi;
+    return (b.x + b.y) + (b.z + b.w);
+}
+inline float hmax(floatv v)
+{
+    const float8 a = fmax(v.lo, v.hi);
+    const float4 b = fmax(a.lo, a.hi);
+    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
+}
+
+#elif VEC == 8
+typedef float8 floatv;
+inline floatv loadv(const __global storage_t *p, size_t i)
+{
+    return (float8)(load4(p, i), load4(p, i + 4));
+}
+inline void storev(__global storage_t *p, size_t i, floatv v)
+{
+    store4(p, i, v.lo);
+    store4(p, i + 4, v.hi);
+}
+inline float hsum(floatv v)
+{
+    const float4 b = v.lo + v.hi;
+    return (b.x + b.y) + (b.z + b.w);
+}
+inline float hmax(floatv v)
+{
+    const float4 b = fmax(v.lo, v.hi);
+    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
+}
+
+#elif VEC == 4
 typedef float4 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
@@ -233,7 +288,7 @@ inline float hsum(floatv v) { return v; }
 inline float hmax(floatv v) { return v; }
 
 #else
-#error "VEC must be 1, 2 or 4"
+#error "VEC must be 1, 2, 4, 8 or 16"
 #endif
 
 /* Element offset of this item's row. In a last group that overhangs the
@@ -258,14 +313,12 @@ inline bool row_live(int rows)
 }
 
 /* Reductions over the WG_SIZE partials of a row in local memory take a few
- * wide steps instead of many halvings, to save barriers: each step leaves
- * red_next(n) of n partials, item i folding in every red_next(n)-th one. */
-#define REDUCE_FANIN 8
-
-inline uint red_next(uint n)
-{
-    return n > 2 * REDUCE_FANIN ? n / REDUCE_FANIN : 1;
-}
+ * wide steps instead of log2(WG_SIZE) halvings, to save barriers: a step
+ * over n partials leaves step = RED_NEXT(n) of them, item i < step folding
+ * partials i + step, i + 2 * step, ... into its own (neighbouring items
+ * read neighbouring words). WG_SIZE is a power of two, so each step's
+ * fan-in n / step is a constant and its loop unrolls. */
+#define RED_NEXT(n) ((n) > 16 ? (n) / 8 : 1)
 
 /* The sum of v over the items of this row, returned to each of them. part
  * is the row's WG_SIZE floats of local memory; it is left holding the
@@ -273,13 +326,13 @@ inline uint red_next(uint n)
 inline float row_sum(__local float *part, uint lid, float v)
 {
     part[lid] = v;
-    for (uint n = WG_SIZE; n > 1; n = red_next(n)) {
+    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = red_next(n);
+        const uint step = RED_NEXT(n);
         if (lid < step) {
             float s = part[lid];
-            for (uint k = lid + step; k < n; k += step) {
-                s += part[k];
+            for (uint k = 1; k < n / step; k++) {
+                s += part[lid + k * step];
             }
             part[lid] = s;
         }

@@ -36,7 +36,8 @@ typedef struct golden_rmsnorm golden_rmsnorm;
  * still stores a handle whose build log golden_rmsnorm_build_log returns; destroy
  * it with golden_rmsnorm_destroy. Returns CL_INVALID_WORK_GROUP_SIZE when DEV
  * cannot run the work-group size the kernels were generated for. */
-cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev, golden_rmsnorm **out);
+cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
+                     struct golden_rmsnorm **out);
 
 /* Enqueues rmsnorm over ROWS rows on Q:
  *   y = x / sqrt(mean(x^2) + eps) * gamma per row
@@ -51,17 +52,17 @@ cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev, golden_rmsnorm **
  * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on shared kernel objects). */
-cl_int golden_rmsnorm_enqueue(const golden_rmsnorm *k, cl_command_queue q, size_t rows,
+cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q, size_t rows,
                     cl_mem x,
                     cl_mem gamma,
                     cl_mem y,
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* The compiler's log after a failed golden_rmsnorm_create ("" if none). */
-const char *golden_rmsnorm_build_log(const golden_rmsnorm *k);
+const char *golden_rmsnorm_build_log(const struct golden_rmsnorm *k);
 
 /* Releases everything K holds; K may be NULL. */
-void golden_rmsnorm_destroy(golden_rmsnorm *k);
+void golden_rmsnorm_destroy(struct golden_rmsnorm *k);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,8 @@ typedef struct golden_softmax golden_softmax;
  * still stores a handle whose build log golden_softmax_build_log returns; destroy
  * it with golden_softmax_destroy. Returns CL_INVALID_WORK_GROUP_SIZE when DEV
  * cannot run the work-group size the kernels were generated for. */
-cl_int golden_softmax_create(cl_context ctx, cl_device_id dev, golden_softmax **out);
+cl_int golden_softmax_create(cl_context ctx, cl_device_id dev,
+                     struct golden_softmax **out);
 
 /* Enqueues softmax over ROWS rows on Q:
  *   y = exp(scale*x - max) / sum(exp(scale*x - max)) per row
@@ -50,16 +51,16 @@ cl_int golden_softmax_create(cl_context ctx, cl_device_id dev, golden_softmax **
  * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on shared kernel objects). */
-cl_int golden_softmax_enqueue(const golden_softmax *k, cl_command_queue q, size_t rows,
+cl_int golden_softmax_enqueue(const struct golden_softmax *k, cl_command_queue q, size_t rows,
                     cl_mem x,
                     cl_mem y,
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* The compiler's log after a failed golden_softmax_create ("" if none). */
-const char *golden_softmax_build_log(const golden_softmax *k);
+const char *golden_softmax_build_log(const struct golden_softmax *k);
 
 /* Releases everything K holds; K may be NULL. */
-void golden_softmax_destroy(golden_softmax *k);
+void golden_softmax_destroy(struct golden_softmax *k);
 
 #ifdef __cplusplus
 }
