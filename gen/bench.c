@@ -67,6 +67,36 @@ static cl_int run_clblast(void *p, int set, cl_event *events, int *n)
     return CL_SUCCESS;
 }
 
+/* "lora_xa 20.1 + lora_main 301.5 us": one run's kernels, for finding
+ * which one costs. Left empty for single-kernel plans. */
+static void launch_breakdown(const struct rt *rt, struct measure_case *mc,
+                             char *out, size_t size)
+{
+    cl_event ev[SPECL_MAX_LAUNCHES];
+    int n = 0;
+    const struct path *path = &mc->op.plan.path[0];
+    while (path->max_rows != 0 && (long)mc->vc.rows > path->max_rows) {
+        path++;
+    }
+    out[0] = '\0';
+    if (rt_op_enqueue(rt, &mc->op, mc->vc.rows, mc->sets[0].mem, ev, &n) !=
+            CL_SUCCESS ||
+        clFinish(rt->queue) != CL_SUCCESS) {
+        n = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(out);
+        if (n > 1) {
+            snprintf(out + len, size - len, "%s%s %.1f", i ? " + " : "",
+                     path->launch[i].kernel, rt_events_ns(&ev[i], 1) / 1e3);
+        }
+        clReleaseEvent(ev[i]);
+    }
+    if (out[0]) {
+        strncat(out, " us", size - strlen(out) - 1);
+    }
+}
+
 static long default_rows(const struct kernel_spec *ks)
 {
     if (strcmp(ks->op->name, "lora_forward") == 0) {
@@ -130,9 +160,9 @@ static void print_row(const struct bench_opts *o, const struct rt *rt,
         if (vs_blas > 0) {
             snprintf(blas_col, sizeof blas_col, "%.2fx", vs_blas);
         }
-        printf("  %-8s %10.1f %10.1f %9.1f %9.1f %6.1f%% %9s %8s %9.2g\n",
+        printf("  %-8s %10.1f %10.1f %9.1f %9.1f %6.1f%% %9s %8s %9.2g%s%s\n",
                r->variant, r->us, r->wall_us, gbs, gfl, pct, naive_col,
-               blas_col, r->err);
+               blas_col, r->err, r->note[0] ? "  " : "", r->note);
     } else {
         printf("  %-8s %s\n", r->variant, r->note[0] ? r->note : "skipped");
     }
@@ -188,6 +218,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         verify_variant(&mc, run_specl, &res[0]);
         if (res[0].ok) {
             time_variant(rt, run_specl, &mc, mc.n_sets, o->reps, &res[0]);
+            launch_breakdown(rt, &mc, res[0].note, sizeof res[0].note);
         } else {
             failed = 1;
         }

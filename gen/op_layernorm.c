@@ -9,8 +9,8 @@ static const struct param_def fields[] = {
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
     rows_validate_eps(ks, d);
-    /* Registers: two sums; streaming: count, mean and M2 per item. */
-    rows_validate(ks, d, rows_in_registers(ks) ? 2 : 3);
+    /* The sum of x, then the sums of d and d^2. */
+    rows_validate(ks, d, 3);
 }
 
 static void plan(const struct kernel_spec *ks, struct plan *p)
@@ -22,15 +22,16 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 }
 
 const struct op_def op_layernorm = {
-    "layernorm",
-    "y = (x - mean) / sqrt(var + eps) * gamma + beta per row (biased var)",
-    "layernorm.cl",
-    fields,
-    sizeof fields / sizeof fields[0],
-    rows_knobs,
-    ROWS_N_KNOBS,
-    rows_defaults,
-    validate,
-    plan,
-    rows_tune_space,
+    .name = "layernorm",
+    .summary = "y = (x - mean) / sqrt(var + eps) * gamma + beta per row "
+               "(biased var)",
+    .template_file = "layernorm.cl",
+    .fields = fields,
+    .n_fields = sizeof fields / sizeof fields[0],
+    .knobs = rows_knobs,
+    .n_knobs = ROWS_N_KNOBS,
+    .defaults = rows_defaults,
+    .validate = validate,
+    .plan = plan,
+    .tune_space = rows_tune_space,
 };

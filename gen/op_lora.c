@@ -47,9 +47,11 @@ static const struct param_def lora_knobs[] = {
      "lora_decode: work-items along N, vec columns each"},
     {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
      "lora_decode: work-items splitting the reduction"},
-    {"xa_m", VALUE_INT, 0, 32, 1, 1024, NULL,
+    {"decode_split", VALUE_INT, 0, 16, 1, 64, NULL,
+     "lora_decode: work-groups along K of the lora_xa before it"},
+    {"xa_m", VALUE_INT, 0, 16, 1, 1024, NULL,
      "lora_xa: rows of X per work-group"},
-    {"xa_k", VALUE_INT, 0, 8, 1, 1024, NULL,
+    {"xa_k", VALUE_INT, 0, 16, 1, 1024, NULL,
      "lora_xa: work-items splitting K"},
 };
 
@@ -59,7 +61,7 @@ struct lora {
     int base, accumulate;
     long m, n, k, wm, wn, vec, pad;
     int xa;
-    long decode_rows, decode_n, decode_k, xa_m, xa_k;
+    long decode_rows, decode_n, decode_k, decode_split, xa_m, xa_k;
 };
 
 static void lora_read(const struct kernel_spec *ks, struct lora *c)
@@ -80,6 +82,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->decode_rows = (long)spec_knob(ks, "decode_rows");
     c->decode_n = (long)spec_knob(ks, "decode_n");
     c->decode_k = (long)spec_knob(ks, "decode_k");
+    c->decode_split = (long)spec_knob(ks, "decode_split");
     c->xa_m = (long)spec_knob(ks, "xa_m");
     c->xa_k = (long)spec_knob(ks, "xa_k");
 }
@@ -171,7 +174,16 @@ static long decode_local(const struct lora *c)
     long per_row = c->decode_k * c->decode_n * c->vec;
     long fit = 4096 / per_row;
     long red_rows = fit < 1 ? 1 : fit > c->decode_rows ? c->decode_rows : fit;
-    return 4 * red_rows * per_row;
+    return 4 * (red_rows * per_row + c->decode_rows * c->R);
+}
+
+/* Floats of scratch per row: T, or DECODE_SPLIT partial sums of it. */
+static long scratch_per_row(const struct lora *c)
+{
+    if (c->decode_rows > 0) {
+        return c->R * c->decode_split;
+    }
+    return c->xa == XA_PREPASS ? c->R : 0;
 }
 
 /* lora_xa runs when X*A is a prepass or lora_decode needs T. */
@@ -217,7 +229,8 @@ static void lora_defaults(struct kernel_spec *ks)
     lora_read(ks, &c);
 
     /* 128 x 128 x 8 with 8 x 8 per work-item for large N (the GPU SGEMM
-     * shape), 64 x 64 with 4 x 4 below, and no wider than N needs. */
+     * shape), 64 x 64 below, no wider than N needs. Work-items keep 8 x 8
+     * where the tile allows: fewer, fuller work-items also suit CPUs. */
     long tn = c.N >= 2048 ? 128 : c.N >= 64 ? 64 : pow2_ceil(c.N);
     long step_n = knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     default_knob(ks, "n", round_to(tn, step_n));
@@ -226,8 +239,8 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "m", knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
     lora_read(ks, &c);
     default_knob(ks, "wn",
-                 pick_work(c.n, c.n >= 128 ? 8 : c.n >= 16 ? 4 : c.n / 4));
-    default_knob(ks, "wm", pick_work(c.m, c.m >= 128 ? 8 : 4));
+                 pick_work(c.n, c.n >= 64 ? 8 : c.n >= 16 ? 4 : c.n / 4));
+    default_knob(ks, "wm", pick_work(c.m, 8));
     lora_read(ks, &c);
     long tk = c.K < 8 ? pow2_ceil(c.K) : 8;
     default_knob(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
@@ -257,10 +270,11 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "decode_k",
                  min_l(32, pow2_ceil(c.base ? c.K : c.R)));
 
-    default_knob(ks, "xa_k", min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
+    /* lora_xa: 16 x 16 work-items, 16 rows sharing each A read. */
+    default_knob(ks, "xa_k", min_l(16, pow2_ceil(ceil_div(c.K, c.vec))));
     lora_read(ks, &c);
     if (!knob_set(ks, "xa_m")) {
-        long xm = 32;
+        long xm = 16;
         while (xm > 1 && 4 * xm * c.R * (c.xa_k + 1) > LOCAL_MAX) {
             xm /= 2;
         }
@@ -273,6 +287,24 @@ static void lora_defaults(struct kernel_spec *ks)
             xk /= 2;
         }
         default_knob(ks, "xa_k", xk);
+    }
+    lora_read(ks, &c);
+
+    /* Before lora_decode, lora_xa splits K over work-groups, about four
+     * steps each, so that T for a few rows takes a few microseconds; the
+     * partial sums stay within 1024 floats of scratch per row. */
+    long split = ceil_div(c.K, c.xa_k * c.vec) / 4;
+    split = min_l(split, min_l(64, 1024 / c.R));
+    default_knob(ks, "decode_split", split < 1 ? 1 : split);
+    /* lora_decode only where its local memory fits, unless the spec set
+     * its shape (then validate() says what does not fit). */
+    if (!knob_set(ks, "decode_rows") && !knob_set(ks, "decode_n") &&
+        !knob_set(ks, "decode_k")) {
+        lora_read(ks, &c);
+        while (c.decode_rows > 0 && decode_local(&c) > LOCAL_MAX) {
+            c.decode_rows /= 2;
+        }
+        default_knob(ks, "decode_rows", c.decode_rows);
     }
 }
 
@@ -287,15 +319,19 @@ static struct mark blame(const struct kernel_spec *ks, const char *k1,
     return spec_knob_mark(ks, k1);
 }
 
-static void check_shape(const struct kernel_spec *ks, const struct lora *c,
-                        struct diags *d)
+/* Returns 0 if the shape itself is wrong (the limits would only cascade). */
+static int check_shape(const struct kernel_spec *ks, const struct lora *c,
+                       struct diags *d)
 {
     const char *file = ks->file;
+    int ok = 1;
     if (c->R > c->K) {
+        ok = 0;
         diag_error(d, file, spec_field_mark(ks, "rank"),
                    "rank must be <= in_features (got %ld > %ld)", c->R,
                    c->K);
     } else if (c->R > c->N) {
+        ok = 0;
         diag_error(d, file, spec_field_mark(ks, "rank"),
                    "rank must be <= out_features (got %ld > %ld)", c->R,
                    c->N);
@@ -304,6 +340,7 @@ static void check_shape(const struct kernel_spec *ks, const struct lora *c,
         diag_error(d, file, spec_field_mark(ks, "scale"),
                    "give alpha or scale, not both (scale = alpha / rank)");
     }
+    return ok;
 }
 
 /* Divisibility and size checks of the main tiles; returns 0 if a check
@@ -403,9 +440,10 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
         if (bytes > LOCAL_MAX) {
             diag_error(d, file, blame(ks, "decode_n", "decode_k"),
                        "lora_decode needs %ld bytes of local memory "
-                       "(decode_n %ld x decode_k %ld x vec %ld floats), more "
-                       "than %ld",
-                       bytes, c->decode_n, c->decode_k, c->vec, LOCAL_MAX);
+                       "(decode_n %ld x decode_k %ld x vec %ld floats, and "
+                       "decode_rows %ld x rank %ld), more than %ld",
+                       bytes, c->decode_n, c->decode_k, c->vec,
+                       c->decode_rows, c->R, LOCAL_MAX);
         }
     }
     if (uses_xa(c)) {
@@ -429,8 +467,8 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct lora c;
     lora_read(ks, &c);
-    check_shape(ks, &c, d);
-    if (check_tiles(ks, &c, d)) {
+    int shape_ok = check_shape(ks, &c, d);
+    if (check_tiles(ks, &c, d) && shape_ok) {
         check_limits(ks, &c, d);
     }
 }
@@ -475,6 +513,8 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                 c->decode_n);
     plan_define(p, "DECODE_K", "lora_decode: work-items along the reduction",
                 "%ld", c->decode_k);
+    plan_define(p, "DECODE_SPLIT", "lora_decode: partial sums of T", "%ld",
+                c->decode_split);
     plan_dtype(p, ks->dtype);
 
     plan_constant(p, "IN_FEATURES", "K: columns of x, rows of w and a",
@@ -485,14 +525,15 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_constant(p, "SCALE", "factor of (x*a)*b", "%s", scale);
 }
 
-static void launch_xa(const struct lora *c, struct launch *l)
+/* lora_xa with SPLIT work-groups along K (SPLIT partial sums of T). */
+static void launch_xa(const struct lora *c, long split, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
     l->kernel = "lora_xa";
     l->dims = 2;
     l->local[0] = (size_t)c->xa_k;
     l->local[1] = (size_t)c->xa_m;
-    l->groups[0] = 1;
+    l->groups[0] = (size_t)split;
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->xa_m;
     int i = 0;
@@ -562,7 +603,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     plan_buffer(p, "a", 0, c.K * c.R, 0);
     plan_buffer(p, "b", 0, c.R * c.N, 0);
     plan_buffer(p, "y", c.N, 0, 0);
-    p->scratch_per_row = uses_xa(&c) ? c.R : 0;
+    p->scratch_per_row = scratch_per_row(&c);
 
     p->n_path = 0;
     if (c.decode_rows > 0) {
@@ -570,7 +611,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         pa->max_rows = c.decode_rows;
         pa->why = "few rows: T = scale*X*A, then W streamed once";
         pa->n_launch = 2;
-        launch_xa(&c, &pa->launch[0]);
+        launch_xa(&c, c.decode_split, &pa->launch[0]);
         launch_decode(&c, &pa->launch[1]);
     }
     struct path *pa = &p->path[p->n_path++];
@@ -578,7 +619,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     pa->n_launch = 0;
     if (c.xa == XA_PREPASS) {
         pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
-        launch_xa(&c, &pa->launch[pa->n_launch++]);
+        launch_xa(&c, 1, &pa->launch[pa->n_launch++]);
     } else {
         pa->why = "tiled GEMM, X*A computed alongside";
     }

@@ -1,16 +1,16 @@
 /* op_rows.c - knobs, defaults, checks and plans shared by the row ops.
  *
  * A row op runs one work-group of wg x rows work-items per `rows` rows
- * (templates/row_reduce.cl). Defaults aim at memory speed: vectors of 4
- * where the row allows, about ROWS_ITEM_VECS vectors per work-item (enough
- * loads in flight, few idle items), ROWS_GROUP_ITEMS items per group for
- * short rows, and the row in registers when it fits. */
+ * (templates/row_reduce.cl). Defaults aim at memory speed on GPUs:
+ * vectors of 4 where the row allows, about ROWS_ITEM_FLOATS elements per
+ * work-item (enough loads in flight, few idle items), ROWS_GROUP_ITEMS
+ * items per group for short rows, and the row in registers when it fits.
+ * CPUs want one work-item per row and wide vectors instead (wg 1, vec 16,
+ * mode streaming); `specl tune` finds those. */
 #include "op_rows.h"
 
-#include <stdio.h>
-
-/* Vectors per work-item that the default wg aims at. */
-#define ROWS_ITEM_VECS 4
+/* Elements per work-item that the default wg aims at. */
+#define ROWS_ITEM_FLOATS 16
 /* Work-items per group that the default rows aims at, for short rows. */
 #define ROWS_GROUP_ITEMS 256
 /* Largest work-group (work-items) and local memory (bytes) a spec may ask
@@ -24,23 +24,26 @@ enum { MODE_AUTO, MODE_REGISTERS, MODE_STREAMING };
 
 const struct param_def rows_knobs[ROWS_N_KNOBS] = {
     [ROWS_KNOB_WG] = {"wg", VALUE_INT, 0, 256, 1, ROWS_MAX_GROUP, NULL,
-                      "work-items per row; default from the shape"},
+                      "work-items per row, a power of two (shape: about 16 "
+                      "elements each)"},
     [ROWS_KNOB_ROWS] = {"rows", VALUE_INT, 0, 1, 1, ROWS_MAX_GROUP, NULL,
-                        "rows per work-group, wg * rows <= 1024; default "
-                        "from the shape"},
+                        "rows per work-group, wg * rows <= 1024 (shape: "
+                        "256 / wg)"},
     [ROWS_KNOB_VEC] = {"vec", VALUE_INT, 0, 4, 1, 16, NULL,
-                       "elements per load: 1, 2, 4 (GPUs), 8 or 16 (CPUs), "
-                       "dividing features; default the largest of 1, 2, 4"},
+                       "elements per access, dividing features: 1, 2, 4 "
+                       "(GPUs), 8, 16 (CPUs)"},
     [ROWS_KNOB_MODE] = {"mode", VALUE_CHOICE, 0, MODE_AUTO, 0, 0,
                         mode_choices,
-                        "registers: row read once; streaming: read twice, "
-                        "any length; auto: registers if it fits"},
+                        "registers (x read once), streaming (x re-read, any "
+                        "length) or auto"},
 };
 
+/* GPUs want many work-items per row and vec <= 4; CPUs one work-item per
+ * row (wg 1) with wide vectors. */
 const struct tune_axis rows_tune_space[] = {
-    {"wg", "32 64 128 256 512 1024"},
-    {"rows", "1 2 4 8 16"},
-    {"vec", "1 2 4"},
+    {"wg", "1 2 4 8 16 32 64 128 256 512 1024"},
+    {"vec", "1 2 4 8 16"},
+    {"rows", "1 2 4 8 16 64 256"},
     {"mode", "registers streaming"},
     {NULL, NULL},
 };
@@ -94,7 +97,8 @@ static int row_fits(const struct kernel_spec *ks)
     return item_vectors(ks) * knob(ks, ROWS_KNOB_VEC) <= ROWS_REG_FLOATS;
 }
 
-int rows_in_registers(const struct kernel_spec *ks)
+/* Whether the row is kept in registers (mode, with auto resolved). */
+static int rows_in_registers(const struct kernel_spec *ks)
 {
     switch ((int)knob(ks, ROWS_KNOB_MODE)) {
     case MODE_REGISTERS:
@@ -118,7 +122,7 @@ void rows_defaults(struct kernel_spec *ks)
         if (k[ROWS_KNOB_ROWS].set) {
             cap = pow2_at_most(ROWS_MAX_GROUP / knob(ks, ROWS_KNOB_ROWS));
         }
-        long want = pow2_at_least(ceil_div(row_vectors(ks), ROWS_ITEM_VECS));
+        long want = pow2_at_least(ceil_div(d, ROWS_ITEM_FLOATS));
         k[ROWS_KNOB_WG].num = (double)(want < cap ? want : cap);
     }
     if (!k[ROWS_KNOB_ROWS].set) {
@@ -156,6 +160,10 @@ void rows_validate(const struct kernel_spec *ks, struct diags *d,
     } else {
         vec_ok = 1;
     }
+    if ((wg & (wg - 1)) != 0) {
+        diag_error(d, ks->file, ks->knob[ROWS_KNOB_WG].mark,
+                   "tile wg (%ld) must be a power of two", wg);
+    }
     if (wg * rows > ROWS_MAX_GROUP) {
         diag_error(d, ks->file, mark_of(ks, ROWS_KNOB_ROWS, ROWS_KNOB_WG),
                    "tile wg (%ld) times rows (%ld) must be <= %d", wg, rows,
@@ -170,9 +178,10 @@ void rows_validate(const struct kernel_spec *ks, struct diags *d,
         !row_fits(ks)) {
         diag_error(d, ks->file, ks->knob[ROWS_KNOB_MODE].mark,
                    "tile mode registers needs %ld floats per work-item "
-                   "(features %ld over wg %ld); at most %d fit: raise wg or "
-                   "use mode streaming",
-                   item_vectors(ks) * vec, feat, wg, ROWS_REG_FLOATS);
+                   "(features %ld over wg %ld); at most %d fit: %suse mode "
+                   "streaming",
+                   item_vectors(ks) * vec, feat, wg, ROWS_REG_FLOATS,
+                   wg < ROWS_MAX_GROUP ? "raise wg or " : "");
     }
 }
 
@@ -199,7 +208,7 @@ void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
                 knob(ks, ROWS_KNOB_ROWS));
     plan_define(p, "ROW_IN_REGISTERS",
                 rows_in_registers(ks) ? "row held in registers, x read once"
-                                      : "row streamed, x read twice",
+                                      : "row streamed, x re-read",
                 "%d", rows_in_registers(ks));
     plan_define(p, "NVEC", "vectors per row", "%ld", row_vectors(ks));
     plan_define(p, "SLOTS", "vectors per work-item, rounded up", "%ld",
@@ -223,7 +232,9 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
     struct launch *l = &path->launch[path->n_launch++];
     int a = 0;
     path->max_rows = 0;
-    path->why = "one work-group per rows_per_group rows";
+    path->why = knob(ks, ROWS_KNOB_ROWS) == 1
+                    ? "one work-group per row"
+                    : "one work-group per `rows` rows (tile knob)";
     l->kernel = kernel;
     l->dims = 2;
     l->local[0] = (size_t)knob(ks, ROWS_KNOB_WG);

@@ -11,7 +11,7 @@
      "elements per row (D); rows (M) are given at run time"}
 #define ROWS_EPS_FIELD                                                       \
     {"eps", VALUE_FLOAT, 0, 1e-5, 0, 1, NULL,                                \
-     "added to the denominator's square, > 0 (default 1e-5)"}
+     "added under the square root; > 0 (default 1e-5)"}
 
 /* The knobs under `tile:` of every row op, in this order. */
 enum { ROWS_KNOB_WG, ROWS_KNOB_ROWS, ROWS_KNOB_VEC, ROWS_KNOB_MODE,
@@ -31,9 +31,6 @@ void rows_validate(const struct kernel_spec *ks, struct diags *d,
 
 /* Reports an eps that is not > 0 (as a float) at its mark. */
 void rows_validate_eps(const struct kernel_spec *ks, struct diags *d);
-
-/* Whether the row is kept in registers (mode, with auto resolved). */
-int rows_in_registers(const struct kernel_spec *ks);
 
 /* Starts P: the dtype, FEATURES and the geometry defines. */
 void rows_plan_begin(const struct kernel_spec *ks, struct plan *p);

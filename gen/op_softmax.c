@@ -9,6 +9,7 @@ static const struct param_def fields[] = {
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
+    /* The max and the sum of exponentials of each item. */
     rows_validate(ks, d, 2);
 }
 
@@ -21,15 +22,15 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 }
 
 const struct op_def op_softmax = {
-    "softmax",
-    "y = exp(scale*x - max) / sum(exp(scale*x - max)) per row",
-    "softmax.cl",
-    fields,
-    sizeof fields / sizeof fields[0],
-    rows_knobs,
-    ROWS_N_KNOBS,
-    rows_defaults,
-    validate,
-    plan,
-    rows_tune_space,
+    .name = "softmax",
+    .summary = "y = exp(scale*x - max) / sum(exp(scale*x - max)) per row",
+    .template_file = "softmax.cl",
+    .fields = fields,
+    .n_fields = sizeof fields / sizeof fields[0],
+    .knobs = rows_knobs,
+    .n_knobs = ROWS_N_KNOBS,
+    .defaults = rows_defaults,
+    .validate = validate,
+    .plan = plan,
+    .tune_space = rows_tune_space,
 };

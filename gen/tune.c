@@ -361,6 +361,26 @@ static void climb(struct search *s, long start)
     }
 }
 
+/* The config of the space holding KS's own knobs (its defaults), or -1
+ * when some default lies outside the space. */
+static long default_config(const struct space *sp,
+                           const struct kernel_spec *ks)
+{
+    int idx[MAX_AXES] = {0};
+    for (int a = 0; a < sp->n_axis; a++) {
+        idx[a] = -1;
+        for (int v = 0; v < sp->n_value[a]; v++) {
+            if (sp->value[a][v] == ks->knob[sp->knob[a]].num) {
+                idx[a] = v;
+            }
+        }
+        if (idx[a] < 0) {
+            return -1;
+        }
+    }
+    return encode(sp, idx);
+}
+
 static void run_strategy(struct search *s, const long *valid)
 {
     long n = s->n_valid;
@@ -370,6 +390,12 @@ static void run_strategy(struct search *s, const long *valid)
         return;
     }
     memcpy(order, valid, (size_t)n * sizeof *order);
+    /* The op's defaults first: every strategy then knows the number to
+     * beat, and the local search climbs from there too. */
+    long home = default_config(&s->sp, s->ks);
+    if (home >= 0 && s->state[home].outcome == UNSEEN) {
+        try_config(s, home);
+    }
     if (s->o->strategy != EXHAUSTIVE) {
         for (long i = n - 1; i > 0; i--) {
             long j = (long)(rng_next(&rng) % (uint64_t)(i + 1));
@@ -407,6 +433,9 @@ static void run_strategy(struct search *s, const long *valid)
             b--;
         }
         starts[b + 1] = v;
+    }
+    if (home >= 0 && s->state[home].outcome == TIMED) {
+        climb(s, home);
     }
     for (long k = 0; k < n_starts && !out_of_budget(s); k++) {
         climb(s, starts[k]);

@@ -14,11 +14,17 @@
  *                double-buffered local memory, then the r stretch.
  *                Local size (THREADS_N, THREADS_M).
  *   lora_xa      T = SCALE*X*A into a float scratch buffer; reads X once.
- *                Local size (XA_K, XA_M), XA_M rows per work-group.
+ *                Local size (XA_K, XA_M), XA_M rows per work-group; with
+ *                S work-groups along dimension 0, S partial sums of T.
  *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
  *                every row, the reduction is split over DECODE_K work-items,
- *                so W is streamed once. Needs T from lora_xa.
+ *                so W is streamed once. Needs T from lora_xa run with
+ *                DECODE_SPLIT work-groups along K.
  *                Local size (DECODE_N, DECODE_K).
+ *
+ * Edges: rows is a run-time argument and always checked; the K, N and r
+ * edges cost code only where the shape does not divide the tiles (#if on
+ * the constants), so a shape that divides evenly has no guards.
  *
  * Shape, set by the generator:
  *   IN_FEATURES   K
@@ -39,6 +45,8 @@
  *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
+ *   DECODE_SPLIT    lora_decode: work-groups along K of the lora_xa before
+ *                   it (T arrives as that many partial sums)
  * Storage (specl_common.cl): DTYPE_F32, DTYPE_F16 or DTYPE_BF16. */
 
 /* Shape: defaults only so that the template builds on its own. */
@@ -66,19 +74,19 @@
 
 /* Knobs. */
 #ifndef TILE_M
-#define TILE_M 64 /* rows of Y per work-group */
+#define TILE_M 128 /* rows of Y per work-group */
 #endif
 #ifndef TILE_N
-#define TILE_N 64 /* columns of Y per work-group */
+#define TILE_N 128 /* columns of Y per work-group */
 #endif
 #ifndef TILE_K
 #define TILE_K 8 /* K elements per local-memory stage */
 #endif
 #ifndef WORK_M
-#define WORK_M 4 /* rows of Y per work-item */
+#define WORK_M 8 /* rows of Y per work-item */
 #endif
 #ifndef WORK_N
-#define WORK_N 4 /* columns of Y per work-item */
+#define WORK_N 8 /* columns of Y per work-item */
 #endif
 #ifndef VEC
 #define VEC 4 /* elements per global load or store */
@@ -87,10 +95,10 @@
 #define PAD 4 /* floats appended to each local-memory row */
 #endif
 #ifndef XA_M
-#define XA_M 32 /* lora_xa: rows per work-group */
+#define XA_M 16 /* lora_xa: rows per work-group */
 #endif
 #ifndef XA_K
-#define XA_K 8 /* lora_xa: work-items along K */
+#define XA_K 16 /* lora_xa: work-items along K */
 #endif
 #ifndef DECODE_ROWS
 #define DECODE_ROWS 16 /* rows lora_decode handles at most */
@@ -101,6 +109,9 @@
 #ifndef DECODE_K
 #define DECODE_K 32 /* lora_decode: work-items along the reduction */
 #endif
+#ifndef DECODE_SPLIT
+#define DECODE_SPLIT 1 /* lora_decode: partial sums of T from lora_xa */
+#endif
 
 /* ---- Derived sizes ---- */
 
@@ -109,11 +120,11 @@
 #define THREADS (THREADS_M * THREADS_N)
 #define LDA (TILE_M + PAD) /* row stride of X and T tiles (k-major) */
 #define LDB (TILE_N + PAD) /* row stride of W and B tiles */
-#define K_TILES ((IN_FEATURES + TILE_K - 1) / TILE_K)
-#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
-#define RANK_TILES ((RANK + RANK_K - 1) / RANK_K)
-#define RANK_CEIL (RANK_TILES * RANK_K)
 #define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+#define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
+#define RANK_TILES CEIL_DIV(RANK, RANK_K)
+#define RANK_CEIL (RANK_TILES * RANK_K)
 
 /* Local-memory read widths of the inner product. A work-item's WORK_M rows
  * are groups of LVM adjacent rows, the groups THREADS_M * LVM apart, so one
@@ -172,7 +183,8 @@
 
 #if VEC == 4
 typedef float4 vecf_t;
-#define VEC_AT(v, c) ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+#define VEC_AT(v, c)                                                     \
+    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
 #define loadv load4
 #define STASH_V(v, p) vstore4((v), 0, (p))
 #elif VEC == 2
@@ -602,7 +614,7 @@ void lora_main(const int rows,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
-    /* Y = acc (or += ): each column group of LVN is SVW-wide stores. */
+    /* Y = acc, or Y += acc; each group of LVN columns in SVW-wide stores. */
 #pragma unroll
     for (int i = 0; i < WORK_M; i++) {
         const int row = row0 + ROW_OF(i);
@@ -635,30 +647,35 @@ void lora_main(const int rows,
 #define AV 1
 #endif
 
-/* T[m][j] = SCALE * sum_k X[m][k] A[k][j]. Work-item (tk, tm) reduces row
- * tm of the block over every XA_K-th VEC-wide slice of K, so a work-group
- * reads its rows of X once, coalesced, and its A reads are shared by XA_M
- * rows; the XA_K partial sums then meet in local memory. */
+/* T = SCALE * X*A. Work-item (tk, tm) reduces row tm of the block over
+ * every XA_K-th VEC-wide slice of K, so a work-group reads its rows of X
+ * once, coalesced, and each A read serves XA_M rows; the XA_K partial sums
+ * then meet in local memory. With S = get_num_groups(0) > 1 the K steps
+ * are also split over S work-groups (few rows, as for lora_decode), each
+ * writing its partial sum: T[m][s][j] at t[(m * S + s) * RANK + j]. */
 __kernel __attribute__((reqd_work_group_size(XA_K, XA_M, 1)))
 void lora_xa(const int rows, const __global storage_t *restrict x,
              const __global storage_t *restrict a,
              __global float *restrict t)
 {
-    /* Partial sums, [row][j][tk]; the odd stride spreads the banks. */
+    /* Partial sums, [row][j][tk]; the padded stride spreads the banks. */
     __local float red[XA_M * RANK * (XA_K + 1)];
     const int tk = get_local_id(0);
     const int tm = get_local_id(1);
+    const int nsplit = get_num_groups(0);
+    const int split = get_group_id(0);
     const int row0 = get_group_id(1) * XA_M;
     const __global storage_t *xr =
         x + (size_t)min(row0 + tm, rows - 1) * IN_FEATURES;
+    const int per = CEIL_DIV(XA_STEPS, nsplit);
+    const int s_end = min(split * per + per, XA_STEPS);
 
     float acc[RANK];
 #pragma unroll
     for (int j = 0; j < RANK; j++) {
         acc[j] = 0.0f;
     }
-#pragma unroll 4
-    for (int s = 0; s < XA_STEPS; s++) {
+    for (int s = split * per; s < s_end; s++) {
         const int k = (s * XA_K + tk) * VEC;
 #if IN_FEATURES % (XA_K * VEC) != 0
         if (k < IN_FEATURES)
@@ -694,14 +711,14 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int o = tm * XA_K + tk; o < XA_OUT; o += XA_THREADS) {
-        float s = 0.0f;
+        float sum = 0.0f;
 #pragma unroll
         for (int p = 0; p < XA_K; p++) {
-            s += red[o * (XA_K + 1) + p];
+            sum += red[o * (XA_K + 1) + p];
         }
         const int row = row0 + o / RANK;
         if (row < rows) {
-            t[(size_t)row0 * RANK + o] = SCALE * s;
+            t[((size_t)row * nsplit + split) * RANK + o % RANK] = SCALE * sum;
         }
     }
 }
@@ -724,42 +741,30 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
 
-/* The decode body for at most NR rows (a constant at each call, so acc is
- * registers and no work is spent on rows that cannot exist; loops run to
- * DECODE_ROWS and test NR so that they unroll before inlining). Rows past
- * `rows` repeat the last row and are never stored. */
-inline void decode_rows(const int nr, const int rows,
+/* acc[m] += this work-item's share of row m of [X | T]*[W ; B] at columns
+ * COL..COL+VEC-1, for m < NR; T is TL in local memory. NR is a constant at
+ * each call, so acc stays in registers and no work goes to rows that cannot
+ * exist; the loops run to DECODE_ROWS and test NR so that they unroll
+ * before inlining. Rows past `rows` repeat the last row (never stored). */
+inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
+                          const int rows, const int col, const int tk,
 #if HAS_BASE
-                        const __global storage_t *restrict x,
-                        const __global storage_t *restrict w,
+                          const __global storage_t *restrict x,
+                          const __global storage_t *restrict w,
 #endif
-                        const __global storage_t *restrict b,
-                        __global storage_t *restrict y,
-                        const __global float *restrict t,
-                        __local float *red)
+                          const __global storage_t *restrict b,
+                          const __local float *tl)
 {
-    const int tn = get_local_id(0);
-    const int tk = get_local_id(1);
-    const int cb = get_group_id(0) * DEC_COLS;
-    int col = cb + tn * VEC;
-#if OUT_FEATURES % DEC_COLS != 0
-    col = min(col, OUT_FEATURES - VEC);
-#endif
     int rowc[DECODE_ROWS];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
         rowc[m] = min(m, rows - 1);
     }
-    vecf_t acc[DECODE_ROWS];
-#pragma unroll
-    for (int m = 0; m < DECODE_ROWS; m++) {
-        acc[m] = (vecf_t)0.0f;
-    }
-
 #if HAS_BASE
-    /* X*W: k = tk, tk + DECODE_K, ...; the X reads are shared by the
-     * DECODE_N work-items of one k (cache hits). */
-#pragma unroll 4
+    /* k = tk, tk + DECODE_K, ...: W rows are read once, coalesced along
+     * N; the X reads are shared by the DECODE_N work-items of one k.
+     * Unrolled so that several W loads are in flight per work-item. */
+#pragma unroll 8
     for (int s = 0; s < DEC_W_STEPS; s++) {
         const int k = s * DECODE_K + tk;
 #if IN_FEATURES % DECODE_K != 0
@@ -770,8 +775,7 @@ inline void decode_rows(const int nr, const int rows,
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
-                    const float xm =
-                        load1(x, (size_t)rowc[m] * IN_FEATURES + k);
+                    const float xm = load1(x, rowc[m] * IN_FEATURES + k);
                     acc[m] = fma((vecf_t)xm, wv, acc[m]);
                 }
             }
@@ -790,61 +794,23 @@ inline void decode_rows(const int nr, const int rows,
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
-                    acc[m] = fma((vecf_t)t[rowc[m] * RANK + j], bv, acc[m]);
+                    acc[m] = fma((vecf_t)tl[rowc[m] * RANK + j], bv, acc[m]);
                 }
             }
         }
     }
-
-    /* Sum the DECODE_K partials of each (row, column): DEC_RED_ROWS rows
-     * at a time through red[row][tk][column]. */
-#pragma unroll
-    for (int m0 = 0; m0 < DECODE_ROWS; m0 += DEC_RED_ROWS) {
-        if (m0 >= nr || m0 >= rows) {
-            continue; /* uniform: the same for the whole work-group */
-        }
-#pragma unroll
-        for (int r = 0; r < DEC_RED_ROWS; r++) {
-            if (m0 + r < nr) {
-                STASH_V(acc[m0 + r],
-                        red + (r * DECODE_K + tk) * DEC_COLS + tn * VEC);
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int o = tk * DECODE_N + tn; o < DEC_RED_ROWS * DEC_COLS;
-             o += DEC_THREADS) {
-            const int r = o / DEC_COLS;
-            const int c = o % DEC_COLS;
-            float s = 0.0f;
-#pragma unroll
-            for (int p = 0; p < DECODE_K; p++) {
-                s += red[(r * DECODE_K + p) * DEC_COLS + c];
-            }
-            const int row = m0 + r;
-#if OUT_FEATURES % DEC_COLS != 0
-            if (cb + c < OUT_FEATURES)
-#endif
-            if (row < rows && row < nr) {
-                const size_t at = (size_t)row * OUT_FEATURES + cb + c;
-#if ACCUMULATE
-                s += load1(y, at);
-#endif
-                store1(y, at, s);
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
 }
 
 #if HAS_BASE
-#define DECODE_ARGS rows, x, w, b, y, t, red
+#define DECODE_ARGS acc, rows, col, tk, x, w, b, tl
 #else
-#define DECODE_ARGS rows, b, y, t, red
+#define DECODE_ARGS acc, rows, col, tk, b, tl
 #endif
 
-/* Few rows: Y (+)= X*W + T*B with W streamed once. The body is
- * instantiated for row counts 1, 2, 4, ... up to DECODE_ROWS and picked at
- * run time (uniformly, so no divergence). */
+/* Few rows: Y (+)= X*W + T*B with W streamed once. The streaming is
+ * instantiated for 1, 2, 4, ... rows up to DECODE_ROWS and picked at run
+ * time (uniformly, so no divergence); the reduction that follows is
+ * shared. */
 __kernel __attribute__((reqd_work_group_size(DECODE_N, DECODE_K, 1)))
 void lora_decode(const int rows,
 #if HAS_BASE
@@ -855,44 +821,96 @@ void lora_decode(const int rows,
                  __global storage_t *restrict y,
                  const __global float *restrict t)
 {
-    __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS]
-        __attribute__((aligned(16)));
-#if DECODE_ROWS > 1
-    if (rows <= 1) {
-        decode_rows(1, DECODE_ARGS);
-        return;
+    /* Partial sums of DEC_RED_ROWS rows, [row][tk][column]. */
+    __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS];
+    __local float tl[DECODE_ROWS * RANK]; /* T of every row */
+    const int tn = get_local_id(0);
+    const int tk = get_local_id(1);
+
+    /* T = the sum of lora_xa's DECODE_SPLIT partial sums. */
+    for (int o = tk * DECODE_N + tn; o < min(rows, DECODE_ROWS) * RANK;
+         o += DEC_THREADS) {
+        const __global float *tp =
+            t + (size_t)(o / RANK) * (DECODE_SPLIT * RANK) + o % RANK;
+        float sum = 0.0f;
+#pragma unroll
+        for (int p = 0; p < DECODE_SPLIT; p++) {
+            sum += tp[p * RANK];
+        }
+        tl[o] = sum;
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int cb = get_group_id(0) * DEC_COLS;
+    int col = cb + tn * VEC;
+#if OUT_FEATURES % DEC_COLS != 0
+    col = min(col, OUT_FEATURES - VEC);
 #endif
-#if DECODE_ROWS > 2
-    if (rows <= 2) {
-        decode_rows(2, DECODE_ARGS);
-        return;
+
+    vecf_t acc[DECODE_ROWS];
+#pragma unroll
+    for (int m = 0; m < DECODE_ROWS; m++) {
+        acc[m] = (vecf_t)0.0f;
     }
+    if (rows <= 1) {
+        decode_stream(1, DECODE_ARGS);
+#if DECODE_ROWS > 2
+    } else if (rows <= 2) {
+        decode_stream(2, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 4
-    if (rows <= 4) {
-        decode_rows(4, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 4) {
+        decode_stream(4, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 8
-    if (rows <= 8) {
-        decode_rows(8, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 8) {
+        decode_stream(8, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 16
-    if (rows <= 16) {
-        decode_rows(16, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 16) {
+        decode_stream(16, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 32
-    if (rows <= 32) {
-        decode_rows(32, DECODE_ARGS);
-        return;
-    }
+    } else if (rows <= 32) {
+        decode_stream(32, DECODE_ARGS);
 #endif
-    decode_rows(DECODE_ROWS, DECODE_ARGS);
+    } else {
+        decode_stream(DECODE_ROWS, DECODE_ARGS);
+    }
+
+    /* Sum the DECODE_K partials of each (row, column), DEC_RED_ROWS rows
+     * at a time. The pass count depends on rows only (uniform); acc is
+     * indexed by constants so that it stays in registers. */
+    for (int m0 = 0; m0 < rows; m0 += DEC_RED_ROWS) {
+#pragma unroll
+        for (int m = 0; m < DECODE_ROWS; m++) {
+            if (m >= m0 && m < m0 + DEC_RED_ROWS) {
+                STASH_V(acc[m], red + ((m - m0) * DECODE_K + tk) * DEC_COLS +
+                                    tn * VEC);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = tk * DECODE_N + tn; o < DEC_RED_ROWS * DEC_COLS;
+             o += DEC_THREADS) {
+            const int row = m0 + o / DEC_COLS;
+            const int c = cb + o % DEC_COLS;
+            float sum = 0.0f;
+#pragma unroll
+            for (int p = 0; p < DECODE_K; p++) {
+                sum += red[(o / DEC_COLS * DECODE_K + p) * DEC_COLS +
+                           o % DEC_COLS];
+            }
+#if OUT_FEATURES % DEC_COLS != 0
+            if (c < OUT_FEATURES)
+#endif
+            if (row < rows) {
+                const size_t at = (size_t)row * OUT_FEATURES + c;
+#if ACCUMULATE
+                sum += load1(y, at);
+#endif
+                store1(y, at, sum);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
 }
 #endif

@@ -32,13 +32,13 @@ void rmsnorm(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = loadv(x, base + j * VEC);
-            acc = mad(v[k], v[k], acc);
+            acc += v[k] * v[k];
         }
     }
 #else
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
         const floatv xv = loadv(x, base + j * VEC);
-        acc = mad(xv, xv, acc);
+        acc += xv * xv;
     }
 #endif
     const float ss = row_sum(part[get_local_id(1)], lid, hsum(acc));

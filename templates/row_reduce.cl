@@ -7,12 +7,13 @@
  * vectors of VEC elements, item i taking vectors i, i + WG_SIZE, ... so that
  * neighbouring items touch neighbouring memory. With ROW_IN_REGISTERS each
  * item keeps its SLOTS vectors in a private array and x is read once;
- * otherwise the row is streamed and x is read twice.
+ * otherwise the row is streamed: x is read again for each pass.
  *
  * Macros (knobs; the generator defines every one):
  *   FEATURES          elements per row
- *   VEC               elements per global access: 1, 2 or 4; divides FEATURES
- *   WG_SIZE           work-items per row
+ *   VEC               elements per global access: 1, 2, 4, 8 or 16; divides
+ *                     FEATURES
+ *   WG_SIZE           work-items per row, a power of two
  *   ROWS_PER_GROUP    rows per work-group
  *   ROW_IN_REGISTERS  1: each item holds its part of the row; 0: streamed
  * Derived:
@@ -45,18 +46,77 @@
 #if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC
 #error "inconsistent row geometry: VEC must divide FEATURES"
 #endif
+#if (WG_SIZE & (WG_SIZE - 1)) != 0
+#error "WG_SIZE must be a power of two"
+#endif
 
 /* Whether slot k (vector j of the row) holds data: only the last slot can
  * overhang, and only when the items do not split the row evenly. */
 #if NVEC % WG_SIZE == 0
-#define SLOT_IN_ROW(k, j) 1
+#define SLOT_IN_ROW(k, j) ((void)(j), 1)
 #else
 #define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)
 #endif
 
+/* max() is undefined for infinities and fmax() spends instructions on NaN
+ * (which reaches the output through exp() anyway): a plain compare keeps
+ * -inf (masked) inputs right and is one instruction, vectors included. */
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+
 /* floatv: VEC floats, loaded and stored at element index i (a multiple of
- * VEC) through the storage type. */
-#if VEC == 4
+ * VEC) through the storage type. Widths above 4 are for CPUs, where one
+ * work-item per row with wide vectors runs best; they are built from
+ * 4-wide accesses. */
+#if VEC == 16
+typedef float16 floatv;
+inline floatv loadv(const __global storage_t *p, size_t i)
+{
+    return (float16)((float8)(load4(p, i), load4(p, i + 4)),
+                     (float8)(load4(p, i + 8), load4(p, i + 12)));
+}
+inline void storev(__global storage_t *p, size_t i, floatv v)
+{
+    store4(p, i, v.lo.lo);
+    store4(p, i + 4, v.lo.hi);
+    store4(p, i + 8, v.hi.lo);
+    store4(p, i + 12, v.hi.hi);
+}
+inline float hsum(floatv v)
+{
+    const float8 a = v.lo + v.hi;
+    const float4 b = a.lo + a.hi;
+    return (b.x + b.y) + (b.z + b.w);
+}
+inline float hmax(floatv v)
+{
+    const float8 a = MAX2(v.lo, v.hi);
+    const float4 b = MAX2(a.lo, a.hi);
+    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));
+}
+
+#elif VEC == 8
+typedef float8 floatv;
+inline floatv loadv(const __global storage_t *p, size_t i)
+{
+    return (float8)(load4(p, i), load4(p, i + 4));
+}
+inline void storev(__global storage_t *p, size_t i, floatv v)
+{
+    store4(p, i, v.lo);
+    store4(p, i + 4, v.hi);
+}
+inline float hsum(floatv v)
+{
+    const float4 b = v.lo + v.hi;
+    return (b.x + b.y) + (b.z + b.w);
+}
+inline float hmax(floatv v)
+{
+    const float4 b = MAX2(v.lo, v.hi);
+    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));
+}
+
+#elif VEC == 4
 typedef float4 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
@@ -67,7 +127,7 @@ inline void storev(__global storage_t *p, size_t i, floatv v)
     store4(p, i, v);
 }
 inline float hsum(floatv v) { return (v.x + v.y) + (v.z + v.w); }
-inline float hmax(floatv v) { return fmax(fmax(v.x, v.y), fmax(v.z, v.w)); }
+inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }
 
 #elif VEC == 2
 typedef float2 floatv;
@@ -100,7 +160,7 @@ inline void storev(__global storage_t *p, size_t i, floatv v)
 }
 #endif
 inline float hsum(floatv v) { return v.x + v.y; }
-inline float hmax(floatv v) { return fmax(v.x, v.y); }
+inline float hmax(floatv v) { return MAX2(v.x, v.y); }
 
 #elif VEC == 1
 typedef float floatv;
@@ -116,7 +176,7 @@ inline float hsum(floatv v) { return v; }
 inline float hmax(floatv v) { return v; }
 
 #else
-#error "VEC must be 1, 2 or 4"
+#error "VEC must be 1, 2, 4, 8 or 16"
 #endif
 
 /* Element offset of this item's row. In a last group that overhangs the
@@ -127,6 +187,7 @@ inline size_t row_base(int rows)
 #if ROWS_PER_GROUP > 1
     return (size_t)min((int)get_global_id(1), rows - 1) * FEATURES;
 #else
+    (void)rows;
     return (size_t)get_global_id(1) * FEATURES;
 #endif
 }
@@ -136,37 +197,43 @@ inline bool row_live(int rows)
 #if ROWS_PER_GROUP > 1
     return (int)get_global_id(1) < rows;
 #else
+    (void)rows;
     return true;
 #endif
 }
 
 /* Reductions over the WG_SIZE partials of a row in local memory take a few
- * wide steps instead of many halvings, to save barriers: each step leaves
- * red_next(n) of n partials, item i folding in every red_next(n)-th one. */
-#define REDUCE_FANIN 8
-
-inline uint red_next(uint n)
-{
-    return n > 2 * REDUCE_FANIN ? n / REDUCE_FANIN : 1;
-}
+ * wide steps instead of log2(WG_SIZE) halvings, to save barriers: a step
+ * over n partials leaves step = RED_NEXT(n) of them, item i < step folding
+ * partials i + step, i + 2 * step, ... into its own (neighbouring items
+ * read neighbouring words). WG_SIZE is a power of two, so each step's
+ * fan-in n / step is a constant and its loop unrolls. A row of one item
+ * (WG_SIZE 1, as CPUs like) needs no reduction and no barrier. */
+#define RED_NEXT(n) ((n) > 16 ? (n) / 8 : 1)
 
 /* The sum of v over the items of this row, returned to each of them. part
  * is the row's WG_SIZE floats of local memory; it is left holding the
  * result, so a second reduction in the same kernel needs other memory. */
 inline float row_sum(__local float *part, uint lid, float v)
 {
+#if WG_SIZE == 1
+    (void)part;
+    (void)lid;
+    return v;
+#else
     part[lid] = v;
-    for (uint n = WG_SIZE; n > 1; n = red_next(n)) {
+    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = red_next(n);
+        const uint step = RED_NEXT(n);
         if (lid < step) {
             float s = part[lid];
-            for (uint k = lid + step; k < n; k += step) {
-                s += part[k];
+            for (uint k = 1; k < n / step; k++) {
+                s += part[lid + k * step];
             }
             part[lid] = s;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     return part[0];
+#endif
 }

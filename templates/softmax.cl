@@ -25,8 +25,9 @@
 #define SIGN (SCALE < 0.0f ? -1.0f : 1.0f)
 #define ABS_SCALE (SCALE < 0.0f ? -(SCALE) : (SCALE))
 
-/* Merges the partial (m2, s2) into (m, s): sums of exp(ABS_SCALE*(z - m)). */
-inline void merge(float *m, float *s, float m2, float s2)
+/* Merges the partial (m2, s2) into (m, s): maxima of z and sums of
+ * exp(ABS_SCALE*(z - max)), rescaled to the larger max. */
+inline void merge_max_sum(float *m, float *s, float m2, float s2)
 {
     if (m2 > *m) {
         *s = *s * exp(ABS_SCALE * (*m - m2)) + s2;
@@ -40,16 +41,24 @@ inline void merge(float *m, float *s, float m2, float s2)
 inline void row_merge(__local float *pm, __local float *ps, uint lid,
                       float *m, float *s)
 {
+#if WG_SIZE == 1
+    (void)pm;
+    (void)ps;
+    (void)lid;
+    (void)m;
+    (void)s;
+#else
     pm[lid] = *m;
     ps[lid] = *s;
-    for (uint n = WG_SIZE; n > 1; n = red_next(n)) {
+    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = red_next(n);
+        const uint step = RED_NEXT(n);
         if (lid < step) {
             float mm = pm[lid];
             float ss = ps[lid];
-            for (uint k = lid + step; k < n; k += step) {
-                merge(&mm, &ss, pm[k], ps[k]);
+            for (uint k = 1; k < n / step; k++) {
+                merge_max_sum(&mm, &ss, pm[lid + k * step],
+                              ps[lid + k * step]);
             }
             pm[lid] = mm;
             ps[lid] = ss;
@@ -58,6 +67,7 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
     barrier(CLK_LOCAL_MEM_FENCE);
     *m = pm[0];
     *s = ps[0];
+#endif
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
@@ -72,7 +82,8 @@ void softmax(const int rows, const __global storage_t *x,
     /* -FLT_MAX, not -INFINITY: an item without elements, or with only
      * -inf ones (masked), must merge as a zero sum, not as inf - inf. */
     float m = -FLT_MAX;
-    float s = 0.0f;
+    float s;
+    floatv sv = 0.0f;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
 #pragma unroll
@@ -80,7 +91,7 @@ void softmax(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = SIGN * loadv(x, base + j * VEC);
-            m = fmax(m, hmax(v[k]));
+            m = MAX2(m, hmax(v[k]));
         }
     }
 #pragma unroll
@@ -88,9 +99,10 @@ void softmax(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = exp(ABS_SCALE * (v[k] - m));
-            s += hsum(v[k]);
+            sv += v[k];
         }
     }
+    s = hsum(sv);
     const float mine = m;
     row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
     if (!row_live(rows)) {
@@ -106,15 +118,17 @@ void softmax(const int rows, const __global storage_t *x,
         }
     }
 #else
+    /* Online: the sum is rescaled whenever the max grows. */
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
         const floatv z = SIGN * loadv(x, base + j * VEC);
         const float mz = hmax(z);
         if (mz > m) {
-            s *= exp(ABS_SCALE * (m - mz));
+            sv *= exp(ABS_SCALE * (m - mz));
             m = mz;
         }
-        s += hsum(exp(ABS_SCALE * (z - m)));
+        sv += exp(ABS_SCALE * (z - m));
     }
+    s = hsum(sv);
     row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
     if (!row_live(rows)) {
         return;

@@ -18,6 +18,7 @@ static int rt_ok;
 static struct naive the_naive;
 static unsigned long base_seed;
 static unsigned long case_counter;
+static const char *suite_name = "numeric";
 static int verbose;       /* $SPECL_TEST_VERBOSE: a line per build and run */
 
 #define DEFAULT_SEED 20240611UL
@@ -50,33 +51,34 @@ static void fail(int line, const char *fmt, ...)
                             CU_FALSE);
 }
 
-int nu_suite_init(void)
+int nu_open(const char *name)
 {
     char err[256];
     const char *s = getenv("SPECL_TEST_SEED");
     memset(&nu_stats, 0, sizeof nu_stats);
+    suite_name = name;
     base_seed = s != NULL && *s ? strtoul(s, NULL, 0) : DEFAULT_SEED;
     case_counter = 0;
     s = getenv("SPECL_TEST_VERBOSE");
     verbose = s != NULL && *s && *s != '0';
     naive_init(&the_naive);
     if (rt_open(&the_rt, NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "numeric: no OpenCL device: %s\n", err);
+        fprintf(stderr, "%s: no OpenCL device: %s\n", name, err);
         rt_ok = 0;
         return -1;
     }
     rt_ok = 1;
-    fprintf(stderr, "numeric: device %s (%s), base seed %lu\n", the_rt.name,
-            the_rt.platform_name, base_seed);
+    fprintf(stderr, "%s: device %s (%s), base seed %lu\n", name,
+            the_rt.name, the_rt.platform_name, base_seed);
     return 0;
 }
 
-int nu_suite_cleanup(void)
+int nu_close(void)
 {
     fprintf(stderr,
-            "numeric: %ld kernels built, %ld cases run, %ld failed, %ld "
+            "\n%s: %ld kernels built, %ld cases run, %ld failed, %ld "
             "specs skipped as invalid\n",
-            nu_stats.kernels, nu_stats.cases, nu_stats.failed,
+            suite_name, nu_stats.kernels, nu_stats.cases, nu_stats.failed,
             nu_stats.skipped);
     naive_free(&the_naive);
     if (rt_ok) {

@@ -21,7 +21,7 @@ struct nu_kernel {
     int built;
 };
 
-/* Counts of one suite, printed by nu_suite_cleanup. */
+/* Counts of one suite, printed by nu_close. */
 struct nu_stats {
     long kernels;   /* kernels built */
     long cases;     /* (kernel, rows, inputs) runs checked */
@@ -31,11 +31,13 @@ struct nu_stats {
 
 extern struct nu_stats nu_stats;
 
-/* Suite init and cleanup (CUnit signature): opens the OpenCL device
- * ($SPECL_DEVICE or the first) and the naive kernels; prints the counts.
- * The base seed is $SPECL_TEST_SEED, else a fixed one, so a run repeats. */
-int nu_suite_init(void);
-int nu_suite_cleanup(void);
+/* For a suite's init and cleanup: opens the OpenCL device ($SPECL_DEVICE
+ * or the first) and the naive kernels, and resets the counts (returns 0,
+ * or -1 without a device); closes them and prints the counts under NAME.
+ * The base seed is $SPECL_TEST_SEED, else a fixed one, so a run repeats;
+ * $SPECL_TEST_VERBOSE=1 prints a line per build and run with its time. */
+int nu_open(const char *name);
+int nu_close(void);
 /* The open device. */
 const struct rt *nu_rt(void);
 

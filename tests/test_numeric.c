@@ -28,9 +28,9 @@ static void check_row_kernel(const char *op, const char *dtype,
 {
     struct nu_kernel k;
     size_t rows[8];
-    if (nu_spec_ok(&k, "kernels:\n  - {name: t_%s, op: %s, dtype: %s, %s%s%s%s}\n",
-                   op, op, dtype, fields, *tile ? ", tile: {" : "", tile,
-                   *tile ? "}" : "") &&
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_%s, op: %s, dtype: %s, "
+                   "%s%s%s%s}\n", op, op, dtype, fields,
+                   *tile ? ", tile: {" : "", tile, *tile ? "}" : "") &&
         nu_build(&k)) {
         long t = nu_knob(&k, "rows");
         int n = nu_tile_rows(t, 3 * t + 2 < 21 ? 21 : 3 * t + 2, rows);
@@ -40,7 +40,8 @@ static void check_row_kernel(const char *op, const char *dtype,
 }
 
 /* Default tiles and two explicit ones (streaming with vec 2 and three rows
- * per group; registers with one row per group), in every dtype. */
+ * per group; registers with one row per group), the first two in every
+ * dtype, the third in f32 (every dtype with --full). */
 static void test_row_tiles(void)
 {
     static const char *const tiles[] = {
@@ -50,7 +51,7 @@ static void test_row_tiles(void)
     };
     for (int o = 0; o < N_ROW_OPS; o++) {
         for (int t = 0; t < 3; t++) {
-            for (int d = 0; d < N_DTYPES; d++) {
+            for (int d = 0; d < (t < 2 || test_full ? N_DTYPES : 1); d++) {
                 check_row_kernel(row_ops[o], dtypes[d],
                                  "features: 1000", tiles[t], nu_unit());
             }
@@ -98,7 +99,7 @@ static void test_softmax_large(void)
     struct vdist wide = {0.0, 1e4};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         for (int d = 0; d < N_DTYPES; d++) {
-            if (d > 0 && c > 1) {
+            if (d > 0 && c > 1 && !test_full) {
                 continue;
             }
             check_row_kernel("softmax", dtypes[d], cases[c][0], cases[c][1],
@@ -108,13 +109,15 @@ static void test_softmax_large(void)
 }
 
 /* Layernorm (and rmsnorm) of rows with mean 1e4 and spread 1e-2: the
- * variance is 1e-9 of the mean square, so E[x^2] - mean^2 would be noise. */
+ * variance is 1e-9 of the mean square, so E[x^2] - mean^2 would be noise.
+ * (In f16 every x of a row rounds to one value: y = beta exactly.) */
 static void test_norm_offset(void)
 {
     static const char *const cases[][2] = {
         {"features: 1000, eps: 1.0e-6", ""},
         {"features: 1000, eps: 1.0e-6", "mode: streaming"},
-        {"features: 1000, eps: 1.0e-6", "wg: 32, rows: 3, vec: 2, mode: streaming"},
+        {"features: 1000, eps: 1.0e-6",
+         "wg: 32, rows: 3, vec: 2, mode: streaming"},
         {"features: 4097, eps: 1.0e-6", ""},
         {"features: 4097, eps: 1.0e-6", "mode: streaming"},
     };
@@ -157,7 +160,7 @@ static void test_lora_tiles(void)
 {
     static const char *const tiles[] = {
         "",
-        "m: 32, n: 32, k: 8, wm: 4, wn: 4",
+        "m: 32, n: 32, k: 8, wm: 4, wn: 4, decode_rows: 4",
         "m: 16, n: 64, k: 16, wm: 2, wn: 8, vec: 2, pad: 0, decode_rows: 5, "
         "decode_n: 4, decode_k: 16, xa_m: 8, xa_k: 4",
     };
@@ -175,17 +178,23 @@ static void test_lora_tiles(void)
 
 /* base x accumulate, alpha or scale, X*A as prepass or inline, the decode
  * path off, tiny and past 16 rows. Each case in f32, one also in f16 (every
- * dtype with --full). */
+ * dtype with --full). lora_decode with W is slow to compile (seconds per
+ * 8 decode rows on PoCL), so the default run keeps its decode_rows small
+ * where W is read; the default 16 is covered by test_lora_tiles. */
 static void test_lora_options(void)
 {
     static const char *const cases[][2] = {
-        {"base: true, accumulate: false, alpha: 16", "xa: prepass"},
-        {"base: true, accumulate: true, scale: 0.5", "xa: inline, decode_rows: 0"},
-        {"base: true, accumulate: true, alpha: -4", "xa: prepass, decode_rows: 20"},
-        {"base: false, accumulate: false, scale: 2", "xa: prepass, decode_rows: 1"},
+        {"base: true, alpha: 16", "xa: prepass, decode_rows: 3"},
+        {"base: true, accumulate: true, scale: 0.5",
+         "xa: inline, decode_rows: 0"},
+        {"base: true, accumulate: true, alpha: -4",
+         "xa: prepass, decode_rows: 6"},
+        {"base: false, scale: 2", "xa: prepass, decode_rows: 1"},
         {"base: false, accumulate: false, alpha: 8", "xa: inline"},
-        {"base: false, accumulate: true, scale: -1.5", "xa: prepass, decode_rows: 0"},
-        {"base: false, accumulate: true, alpha: 3", "xa: inline"},
+        {"base: false, accumulate: true, scale: -1.5",
+         "xa: prepass, decode_rows: 0"},
+        {"base: false, accumulate: true, alpha: 3",
+         "xa: inline, decode_rows: 20"},
     };
     char fields[256];
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -198,7 +207,8 @@ static void test_lora_options(void)
         }
     }
     if (test_full) {
-        /* The most rows the decode path may take: slow to compile. */
+        /* The most rows the decode path may take: slow to compile (20 s
+         * and more on PoCL with W). */
         check_lora_kernel("f32", "in_features: 100, out_features: 72, "
                           "rank: 8, alpha: 32", "xa: inline, decode_rows: 64");
         check_lora_kernel("f32", "in_features: 100, out_features: 72, "
@@ -208,22 +218,19 @@ static void test_lora_options(void)
 }
 
 /* Shapes that divide nothing: vec 1, partial tiles in every direction, a
- * rank that is not a multiple of the k step, K shorter than a step. */
+ * rank that is not a multiple of the k step (test_sweep.c has K and N of
+ * 1 and 3). */
 static void test_lora_shapes(void)
 {
     static const char *const cases[][2] = {
         {"in_features: 99, out_features: 37, rank: 5, alpha: 10", ""},
         {"in_features: 99, out_features: 37, rank: 5, scale: 0.25, "
          "accumulate: true", "m: 16, n: 16, k: 4, wm: 2, wn: 2, xa: inline"},
-        {"in_features: 3, out_features: 130, rank: 3, alpha: 1", ""},
-        {"in_features: 130, out_features: 3, rank: 3, base: false, "
-         "alpha: 1", ""},
-        {"in_features: 1, out_features: 1, rank: 1", ""},
         {"in_features: 24, out_features: 520, rank: 20, alpha: 40",
-         "m: 64, n: 128, k: 8, wm: 8, wn: 8"},
+         "m: 64, n: 128, k: 8, wm: 8, wn: 8, decode_rows: 4"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        check_lora_kernel(c == 5 ? "bf16" : "f32", cases[c][0], cases[c][1]);
+        check_lora_kernel(c == 2 ? "bf16" : "f32", cases[c][0], cases[c][1]);
     }
 }
 
@@ -254,9 +261,19 @@ static void test_seeds(void)
     spec_set_free(&set);
 }
 
+static int suite_init(void)
+{
+    return nu_open("numeric");
+}
+
+static int suite_cleanup(void)
+{
+    return nu_close();
+}
+
 int add_numeric_suite(void)
 {
-    CU_pSuite s = CU_add_suite("numeric", nu_suite_init, nu_suite_cleanup);
+    CU_pSuite s = CU_add_suite("numeric", suite_init, suite_cleanup);
     if (s == NULL ||
         CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
             NULL ||

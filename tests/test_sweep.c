@@ -22,18 +22,18 @@ static const long features[] = {1, 3, 1000, 4095, 11008};
  * of a case; rows are cut to keep a case within the budget below. */
 #define DEFAULT_MACS 2.5e8
 #define FULL_MACS 3e9
-/* W elements above which the default run leaves the base out. */
-#define DEFAULT_W_MAX 12e6
 
-/* Runs K over the row counts of WANT (0-terminated) whose cost per row
- * (MACS_PER_ROW) keeps a case within the budget; always at least 1 row. */
-static void run_within(struct nu_kernel *k, const long *want,
+#define MAX_WANT 12
+
+/* Runs K over the distinct row counts >= 1 of WANT (N of them) whose cost
+ * (MACS_PER_ROW each) keeps a case within the budget; 1 row always. */
+static void run_within(struct nu_kernel *k, const long *want, int n_want,
                        double macs_per_row)
 {
-    size_t rows[16];
+    size_t rows[MAX_WANT];
     int n = 0;
     double budget = test_full ? FULL_MACS : DEFAULT_MACS;
-    for (int i = 0; want[i] != 0 && n < 15; i++) {
+    for (int i = 0; i < n_want && i < MAX_WANT; i++) {
         if (want[i] == 1 || (double)want[i] * macs_per_row <= budget) {
             n = nu_rows_add(rows, n, want[i]);
         }
@@ -46,6 +46,7 @@ static void run_within(struct nu_kernel *k, const long *want,
 struct lora_case {
     long K, N, R;
     int base, accumulate;
+    const char *tile; /* flow entries of `tile:`, "" for the defaults */
 };
 
 static double lora_macs(const struct lora_case *c)
@@ -54,12 +55,14 @@ static double lora_macs(const struct lora_case *c)
            (double)c->R * (double)(c->K + c->N);
 }
 
-/* Builds the lora kernel of C (dtype DT, TILE flow entries or "") and runs
- * it over rows around its decode threshold and tile. Returns 0 when the
- * spec was rejected (counted as skipped), 1 otherwise. */
+/* Builds the lora kernel of C in dtype DT and runs it over rows around its
+ * decode threshold and tile. A spec that validation rejects fails the test
+ * if EXPECT_VALID, else it is counted as skipped. Returns 1 when the spec
+ * validated. */
 static int sweep_lora(const struct lora_case *c, const char *dt,
-                      const char *tile, int expect_valid)
+                      int expect_valid)
 {
+    const char *tile = c->tile;
     struct nu_kernel k;
     char text[512];
     int ok;
@@ -80,8 +83,9 @@ static int sweep_lora(const struct lora_case *c, const char *dt,
         long m = nu_knob(&k, "m");
         long dec = nu_small_path_rows(&k);
         long want[] = {1, 3, dec, dec + 1, m - 1, m + 1, 2 * m + 5,
-                       test_full ? 300 : 0, 0};
-        run_within(&k, want, lora_macs(c));
+                       test_full ? 300 : 0};
+        run_within(&k, want, (int)(sizeof want / sizeof want[0]),
+                   lora_macs(c));
     }
     nu_kernel_free(&k);
     return 1;
@@ -89,22 +93,31 @@ static int sweep_lora(const struct lora_case *c, const char *dt,
 
 /* Every rank, every K and N of the list, base and accumulate in all four
  * combinations, W kept small; --full: the cross product of K, N and the
- * options, ranks cycled. */
+ * options, ranks cycled. lora_decode with W takes seconds to compile on
+ * PoCL at the default 16 decode rows, so the default run sets fewer for
+ * most cases that read W (--full: the defaults everywhere). */
 static void test_lora_shapes(void)
 {
     static const struct lora_case cases[] = {
-        {1, 1, 1, 1, 0},          {1, 11008, 1, 1, 1},
-        {3, 3, 1, 0, 1},          {3, 4095, 1, 1, 0},
-        {11008, 3, 1, 1, 1},      {4095, 1, 1, 0, 0},
-        {1000, 1000, 4, 1, 1},    {4095, 1000, 8, 1, 0},
-        {1000, 4095, 16, 0, 1},   {11008, 1000, 32, 1, 0},
-        {4095, 4095, 64, 0, 0},   {1000, 11008, 128, 0, 1},
-        {11008, 11008, 16, 0, 0}, {1000, 3, 1, 0, 1},
+        {1, 1, 1, 1, 0, ""},
+        {1, 11008, 1, 1, 1, "decode_rows: 3"},
+        {3, 3, 1, 0, 1, ""},
+        {3, 4095, 1, 1, 0, "decode_rows: 2"},
+        {11008, 3, 1, 1, 1, ""},
+        {4095, 1, 1, 0, 0, ""},
+        {1000, 1000, 4, 1, 1, "decode_rows: 4"},
+        {4095, 1000, 8, 1, 0, "decode_rows: 3"},
+        {1000, 4095, 16, 0, 1, ""},
+        {11008, 1000, 32, 1, 0, "decode_rows: 2"},
+        {4095, 4095, 64, 0, 0, ""},
+        {1000, 11008, 64, 0, 1, ""},
+        {11008, 11008, 16, 0, 0, ""},
+        {1000, 3, 1, 0, 1, ""},
     };
     if (!test_full) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            sweep_lora(&cases[i], dtypes[i % 3 == 2 ? 1 + i / 3 % 2 : 0], "",
-                       1);
+            /* Half-width storage for two cases (compiles are slower). */
+            sweep_lora(&cases[i], dtypes[i == 5 ? 1 : i == 11 ? 2 : 0], 1);
         }
         return;
     }
@@ -113,7 +126,7 @@ static void test_lora_shapes(void)
         for (int ni = 0; ni < N_FEATURES; ni++) {
             for (int opt = 0; opt < 4; opt++, n++) {
                 struct lora_case c = {features[ki], features[ni], 1,
-                                      opt & 1, opt >> 1};
+                                      opt & 1, opt >> 1, ""};
                 /* The largest rank of the list that fits, cycled down. */
                 for (int r = N_RANKS - 1 - n % N_RANKS; r >= 0; r--) {
                     if (ranks[r] <= c.K && ranks[r] <= c.N) {
@@ -121,23 +134,28 @@ static void test_lora_shapes(void)
                         break;
                     }
                 }
-                sweep_lora(&c, dtypes[n % 3], "", 1);
+                sweep_lora(&c, dtypes[n % 3], 1);
             }
         }
     }
 }
 
-/* Ranks with W at a middle shape: the largest two (test_lora_shapes has
- * every rank), all of them with --full, and without W. */
+/* Ranks with W at a middle shape: the largest (test_lora_shapes has the
+ * others), all of them with --full, and without W. */
 static void test_lora_ranks(void)
 {
-    for (int r = test_full ? 0 : N_RANKS - 2; r < N_RANKS; r++) {
-        struct lora_case c = {520, 264, ranks[r], 1, r % 2};
-        sweep_lora(&c, "f32", r % 2 ? "xa: inline" : "", 1);
+    for (int r = test_full ? 0 : N_RANKS - 1; r < N_RANKS; r++) {
+        struct lora_case c = {520, 264, ranks[r], 1, r % 2,
+                              r % 2       ? "xa: inline"
+                              : test_full ? ""
+                                          : "decode_rows: 4"};
+        sweep_lora(&c, "f32", 1);
         if (test_full) {
-            struct lora_case d = {1000, 4095, ranks[r], 0, 1};
-            sweep_lora(&d, dtypes[r % 3], "xa: prepass", 1);
-            sweep_lora(&d, dtypes[(r + 1) % 3], "xa: inline", 0);
+            struct lora_case d = {1000, 4095, ranks[r], 0, 1, "xa: prepass"};
+            sweep_lora(&d, dtypes[r % 3], 1);
+            /* Inline X*A may not fit local memory at large ranks. */
+            d.tile = "xa: inline";
+            sweep_lora(&d, dtypes[(r + 1) % 3], 0);
         }
     }
 }
@@ -148,11 +166,11 @@ static void test_lora_ranks(void)
  * the decode and X*A knobs, and some that validation must reject (too
  * many work-items, too much local memory, k not a multiple of vec). */
 static const char *const lora_tiles[] = {
-    "m: 128, n: 128, k: 8, wm: 8, wn: 8",
+    "m: 128, n: 128, k: 8, wm: 8, wn: 8, decode_rows: 2",
     "m: 64, n: 64, k: 16, wm: 4, wn: 4, pad: 0",
-    "m: 32, n: 128, k: 4, wm: 2, wn: 8, xa: inline",
+    "m: 32, n: 128, k: 4, wm: 2, wn: 8, xa: inline, decode_rows: 1",
     "m: 8, n: 8, k: 8, wm: 1, wn: 1, vec: 1, decode_rows: 0",
-    "m: 48, n: 24, k: 12, wm: 3, wn: 3, pad: 1, xa: inline",
+    "m: 48, n: 24, k: 12, wm: 3, wn: 3, pad: 1, xa: inline, decode_rows: 2",
     "m: 16, n: 32, k: 8, wm: 4, wn: 2, vec: 2, decode_rows: 8, "
     "decode_n: 16, decode_k: 8, xa_m: 4, xa_k: 16",
     "decode_rows: 3, decode_n: 1, decode_k: 1, xa_m: 1, xa_k: 1",
@@ -163,18 +181,30 @@ static const char *const lora_tiles[] = {
 };
 #define N_LORA_TILES (int)(sizeof lora_tiles / sizeof lora_tiles[0])
 
+/* Two shapes with partial tiles: with W, and without W accumulating. */
+static struct lora_case tile_shape(int i, const char *tile)
+{
+    struct lora_case c = {520, 264, 16, 1, 0, tile};
+    if (i % 2) {
+        c.K = 200;
+        c.N = 100;
+        c.R = 8;
+        c.base = 0;
+        c.accumulate = 1;
+    }
+    return c;
+}
+
 static void test_lora_tiles(void)
 {
-    static const struct lora_case shapes[] = {
-        {520, 264, 16, 1, 0},
-        {200, 100, 8, 0, 1},
-    };
     long before = nu_stats.skipped;
     int ran = 0, tried = 0;
     for (int t = 0; t < N_LORA_TILES; t++) {
+        struct lora_case c = tile_shape(t, lora_tiles[t]);
         tried++;
-        ran += sweep_lora(&shapes[t % 2], dtypes[t % 3], lora_tiles[t],
-                          0);
+        /* Half-width storage on the small tiles only: big register tiles
+         * take long to compile. */
+        ran += sweep_lora(&c, dtypes[t < 3 ? 0 : t % 3], 0);
     }
     if (test_full) {
         static const long ms[] = {16, 32, 64, 128};
@@ -192,9 +222,9 @@ static void test_lora_tiles(void)
                                  "xa: %s, decode_rows: %d",
                                  ms[a], ns[b], ks[k], ws[w][0], ws[w][1],
                                  n % 2 ? "inline" : "prepass", n % 3 * 4);
+                        struct lora_case c = tile_shape(n, tile);
                         tried++;
-                        ran += sweep_lora(&shapes[n % 2], dtypes[n % 3],
-                                          tile, 0);
+                        ran += sweep_lora(&c, dtypes[n % 3], 0);
                     }
                 }
             }
@@ -207,8 +237,9 @@ static void test_lora_tiles(void)
                          "decode_rows: %d, decode_n: %ld, decode_k: %ld, "
                          "xa_m: %ld, xa_k: %ld",
                          1 + n % 3 * 5, dn[a], dk[b], dn[b], dn[a]);
+                struct lora_case c = tile_shape(n, tile);
                 tried++;
-                ran += sweep_lora(&shapes[n % 2], dtypes[n % 3], tile, 0);
+                ran += sweep_lora(&c, dtypes[n % 3], 0);
             }
         }
     }
@@ -249,9 +280,10 @@ static int sweep_row(const char *op, long d, const char *dt, const char *tile)
     if (nu_build(&k)) {
         long t = nu_knob(&k, "rows");
         long want[] = {1, 2, t - 1, t + 1, 3 * t + 2, 37,
-                       test_full ? 1000 : 0, 0};
+                       test_full ? 1000 : 0};
         /* A row op is a few passes over D elements: budget by elements. */
-        run_within(&k, want, (double)d * (test_full ? 1 : 40));
+        run_within(&k, want, (int)(sizeof want / sizeof want[0]),
+                   (double)d * (test_full ? 1 : 40));
     }
     nu_kernel_free(&k);
     return 1;
@@ -279,9 +311,19 @@ static void test_rows(void)
     CU_ASSERT(ran > tried / 2);
 }
 
+static int suite_init(void)
+{
+    return nu_open("sweep");
+}
+
+static int suite_cleanup(void)
+{
+    return nu_close();
+}
+
 int add_sweep_suite(void)
 {
-    CU_pSuite s = CU_add_suite("sweep", nu_suite_init, nu_suite_cleanup);
+    CU_pSuite s = CU_add_suite("sweep", suite_init, suite_cleanup);
     if (s == NULL ||
         CU_add_test(s, "lora: K, N, ranks, base, accumulate",
                     test_lora_shapes) == NULL ||

@@ -25,12 +25,12 @@
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   EPS   added to the variance (a float literal)
  *
- * Statistics are taken of d = x - x[0], the row's first element: when the
- * mean is large next to the spread, x - x[0] is exact and the sums stay at
- * the scale of the spread, so the mean's rounding does not swamp it.
- * In registers the variance is a second pass, sum((d - mean)^2); streamed,
- * each item runs Welford's update and the items' (count, mean, M2) are
- * merged with Chan's formula. Neither subtracts mean^2 from E[x^2].
+ * The corrected two-pass algorithm (Chan, Golub and LeVeque): a first pass
+ * gives mean0, the rounded mean; a second sums d = x - mean0 and d^2. The
+ * mean of d, c, is only mean0's rounding error, so var = E[d^2] - c^2
+ * cannot cancel, and d - c keeps the precision of the deviations even when
+ * |mean| is far larger than the spread. Rows in registers are read once;
+ * streamed rows are read three times.
  *
  * Buffers: x (rows x FEATURES), gamma, beta (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
@@ -132,7 +132,7 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  * vectors of VEC elements, item i taking vectors i, i + WG_SIZE, ... so that
  * neighbouring items touch neighbouring memory. With ROW_IN_REGISTERS each
  * item keeps its SLOTS vectors in a private array and x is read once;
- * otherwise the row is streamed and x is read twice.
+ * otherwise the row is streamed: x is read again for each pass.
  *
  * Macros (knobs; the generator defines every one):
  *   FEATURES          elements per row
@@ -178,15 +178,20 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 /* Whether slot k (vector j of the row) holds data: only the last slot can
  * overhang, and only when the items do not split the row evenly. */
 #if NVEC % WG_SIZE == 0
-#define SLOT_IN_ROW(k, j) 1
+#define SLOT_IN_ROW(k, j) ((void)(j), 1)
 #else
 #define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)
 #endif
 
+/* max() is undefined for infinities and fmax() spends instructions on NaN
+ * (which reaches the output through exp() anyway): a plain compare keeps
+ * -inf (masked) inputs right and is one instruction, vectors included. */
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+
 /* floatv: VEC floats, loaded and stored at element index i (a multiple of
  * VEC) through the storage type. Widths above 4 are for CPUs, where one
  * work-item per row with wide vectors runs best; they are built from
- * 4-wide accesses, which the compiler merges. */
+ * 4-wide accesses. */
 #if VEC == 16
 typedef float16 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
@@ -209,9 +214,9 @@ inline float hsum(floatv v)
 }
 inline float hmax(floatv v)
 {
-    const float8 a = fmax(v.lo, v.hi);
-    const float4 b = fmax(a.lo, a.hi);
-    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
+    const float8 a = MAX2(v.lo, v.hi);
+    const float4 b = MAX2(a.lo, a.hi);
+    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));
 }
 
 #elif VEC == 8
@@ -232,8 +237,8 @@ inline float hsum(floatv v)
 }
 inline float hmax(floatv v)
 {
-    const float4 b = fmax(v.lo, v.hi);
-    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
+    const float4 b = MAX2(v.lo, v.hi);
+    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));
 }
 
 #elif VEC == 4
@@ -247,7 +252,7 @@ inline void storev(__global storage_t *p, size_t i, floatv v)
     store4(p, i, v);
 }
 inline float hsum(floatv v) { return (v.x + v.y) + (v.z + v.w); }
-inline float hmax(floatv v) { return fmax(fmax(v.x, v.y), fmax(v.z, v.w)); }
+inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }
 
 #elif VEC == 2
 typedef float2 floatv;
@@ -280,7 +285,7 @@ inline void storev(__global storage_t *p, size_t i, floatv v)
 }
 #endif
 inline float hsum(floatv v) { return v.x + v.y; }
-inline float hmax(floatv v) { return fmax(v.x, v.y); }
+inline float hmax(floatv v) { return MAX2(v.x, v.y); }
 
 #elif VEC == 1
 typedef float floatv;
@@ -307,6 +312,7 @@ inline size_t row_base(int rows)
 #if ROWS_PER_GROUP > 1
     return (size_t)min((int)get_global_id(1), rows - 1) * FEATURES;
 #else
+    (void)rows;
     return (size_t)get_global_id(1) * FEATURES;
 #endif
 }
@@ -316,6 +322,7 @@ inline bool row_live(int rows)
 #if ROWS_PER_GROUP > 1
     return (int)get_global_id(1) < rows;
 #else
+    (void)rows;
     return true;
 #endif
 }
@@ -325,7 +332,8 @@ inline bool row_live(int rows)
  * over n partials leaves step = RED_NEXT(n) of them, item i < step folding
  * partials i + step, i + 2 * step, ... into its own (neighbouring items
  * read neighbouring words). WG_SIZE is a power of two, so each step's
- * fan-in n / step is a constant and its loop unrolls. */
+ * fan-in n / step is a constant and its loop unrolls. A row of one item
+ * (WG_SIZE 1, as CPUs like) needs no reduction and no barrier. */
 #define RED_NEXT(n) ((n) > 16 ? (n) / 8 : 1)
 
 /* The sum of v over the items of this row, returned to each of them. part
@@ -333,6 +341,11 @@ inline bool row_live(int rows)
  * result, so a second reduction in the same kernel needs other memory. */
 inline float row_sum(__local float *part, uint lid, float v)
 {
+#if WG_SIZE == 1
+    (void)part;
+    (void)lid;
+    return v;
+#else
     part[lid] = v;
     for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -347,139 +360,108 @@ inline float row_sum(__local float *part, uint lid, float v)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     return part[0];
+#endif
 }
 
-#if !ROW_IN_REGISTERS
-/* Merges the statistics (nb, mb, qb) into (n, m, q): counts, means and
- * sums of squared deviations. Either count may be 0. */
-inline void chan(float *n, float *m, float *q, float nb, float mb, float qb)
+/* row_sum() for two sums at once. */
+inline float2 row_sum2(__local float2 *part, uint lid, float2 v)
 {
-    const float total = *n + nb;
-    const float delta = mb - *m;
-    const float wb = nb / fmax(total, 1.0f);
-    *m += delta * wb;
-    *q += qb + delta * delta * *n * wb;
-    *n = total;
-}
-
-/* Merges (n, m, q) over the items of this row, as row_sum() does sums. */
-inline void row_chan(__local float *pn, __local float *pm, __local float *pq,
-                     uint lid, float *n, float *m, float *q)
-{
-    pn[lid] = *n;
-    pm[lid] = *m;
-    pq[lid] = *q;
-    for (uint c = WG_SIZE; c > 1; c = RED_NEXT(c)) {
+#if WG_SIZE == 1
+    (void)part;
+    (void)lid;
+    return v;
+#else
+    part[lid] = v;
+    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = RED_NEXT(c);
+        const uint step = RED_NEXT(n);
         if (lid < step) {
-            float nn = pn[lid];
-            float mm = pm[lid];
-            float qq = pq[lid];
-            for (uint k = 1; k < c / step; k++) {
-                const uint i = lid + k * step;
-                chan(&nn, &mm, &qq, pn[i], pm[i], pq[i]);
+            float2 s = part[lid];
+            for (uint k = 1; k < n / step; k++) {
+                s += part[lid + k * step];
             }
-            pn[lid] = nn;
-            pm[lid] = mm;
-            pq[lid] = qq;
+            part[lid] = s;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    *n = pn[0];
-    *m = pm[0];
-    *q = pq[0];
-}
+    return part[0];
 #endif
+}
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
 void layernorm(const int rows, const __global storage_t *x,
                const __global storage_t *gamma,
                const __global storage_t *beta, __global storage_t *y)
 {
+    __local float part_mean[ROWS_PER_GROUP][WG_SIZE];
+    __local float2 part_dev[ROWS_PER_GROUP][WG_SIZE];
     const uint lid = get_local_id(0);
     const uint ly = get_local_id(1);
     const size_t base = row_base(rows);
-    const float shift = load1(x, base);
 
-#if ROW_IN_REGISTERS
-    __local float part_mean[ROWS_PER_GROUP][WG_SIZE];
-    __local float part_var[ROWS_PER_GROUP][WG_SIZE];
-    floatv v[SLOTS];
     floatv acc = 0.0f;
+#if ROW_IN_REGISTERS
+    floatv v[SLOTS];
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] = loadv(x, base + j * VEC) - shift;
+            v[k] = loadv(x, base + j * VEC);
             acc += v[k];
         }
     }
-    const float mean =
+#else
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        acc += loadv(x, base + j * VEC);
+    }
+#endif
+    const float mean0 =
         row_sum(part_mean[ly], lid, hsum(acc)) / (float)FEATURES;
-    acc = 0.0f;
+
+    /* Sums of d and d^2, per vector lane. */
+    floatv sd = 0.0f;
+    floatv sd2 = 0.0f;
+#if ROW_IN_REGISTERS
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] -= mean;
-            acc = mad(v[k], v[k], acc);
+            v[k] -= mean0;
+            sd += v[k];
+            sd2 += v[k] * v[k];
         }
     }
-    const float var = row_sum(part_var[ly], lid, hsum(acc)) / (float)FEATURES;
+#else
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        const floatv d = loadv(x, base + j * VEC) - mean0;
+        sd += d;
+        sd2 += d * d;
+    }
+#endif
+    const float2 sums =
+        row_sum2(part_dev[ly], lid, (float2)(hsum(sd), hsum(sd2)));
+    const float c = sums.x / (float)FEATURES;
+    const float var = fmax(sums.y / (float)FEATURES - c * c, 0.0f);
     const float r = rsqrt(var + EPS);
     if (!row_live(rows)) {
         return;
     }
+
+#if ROW_IN_REGISTERS
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             storev(y, base + j * VEC,
-                   mad(v[k] * r, loadv(gamma, j * VEC), loadv(beta, j * VEC)));
+                   (v[k] - c) * r * loadv(gamma, j * VEC) +
+                       loadv(beta, j * VEC));
         }
     }
 #else
-    __local float part_n[ROWS_PER_GROUP][WG_SIZE];
-    __local float part_mean[ROWS_PER_GROUP][WG_SIZE];
-    __local float part_m2[ROWS_PER_GROUP][WG_SIZE];
-    /* Welford per vector lane: the lanes share the count. */
-    float n = 0.0f;
-    floatv mv = 0.0f;
-    floatv qv = 0.0f;
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv d = loadv(x, base + j * VEC) - shift;
-        n += 1.0f;
-        const floatv delta = d - mv;
-        mv = mad(delta, 1.0f / n, mv);
-        qv = mad(delta, d - mv, qv);
-    }
-#if VEC == 1
-    float mean = mv;
-    float m2 = qv;
-#else
-    float mean = mv.s0;
-    float m2 = qv.s0;
-    float count = n;
-    chan(&count, &mean, &m2, n, mv.s1, qv.s1);
-#if VEC == 4
-    float mean23 = mv.s2;
-    float m2_23 = qv.s2;
-    float count23 = n;
-    chan(&count23, &mean23, &m2_23, n, mv.s3, qv.s3);
-    chan(&count, &mean, &m2, count23, mean23, m2_23);
-#endif
-    n = count;
-#endif
-    row_chan(part_n[ly], part_mean[ly], part_m2[ly], lid, &n, &mean, &m2);
-    const float r = rsqrt(m2 / (float)FEATURES + EPS);
-    if (!row_live(rows)) {
-        return;
-    }
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv d = loadv(x, base + j * VEC) - shift - mean;
+        const floatv d = loadv(x, base + j * VEC) - mean0 - c;
         storev(y, base + j * VEC,
-               mad(d * r, loadv(gamma, j * VEC), loadv(beta, j * VEC)));
+               d * r * loadv(gamma, j * VEC) + loadv(beta, j * VEC));
     }
 #endif
 }

@@ -3,7 +3,7 @@
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f32
  * fields: in_features=128 out_features=64 rank=8 alpha=16 base=true* accumulate=false*
- * tile:   m=64* n=64* k=8* wm=4* wn=4* vec=4* pad=4* xa=inline* decode_rows=16* decode_n=8* decode_k=32* xa_m=32* xa_k=8*
+ * tile:   m=64* n=64* k=8* wm=8* wn=8* vec=4* pad=4* xa=inline* decode_rows=16* decode_n=8* decode_k=32* decode_split=1* xa_m=16* xa_k=16*
  *         (* = not in the spec: op defaults for the shape)
  */
 
@@ -18,15 +18,16 @@
 #define TILE_M 64       /* rows of Y per work-group */
 #define TILE_N 64       /* columns of Y per work-group */
 #define TILE_K 8        /* K elements per local-memory stage */
-#define WORK_M 4        /* rows of Y per work-item */
-#define WORK_N 4        /* columns of Y per work-item */
+#define WORK_M 8        /* rows of Y per work-item */
+#define WORK_N 8        /* columns of Y per work-item */
 #define VEC 4           /* elements per global load or store */
 #define PAD 4           /* floats appended to each local-memory row */
-#define XA_M 32         /* lora_xa: rows per work-group */
-#define XA_K 8          /* lora_xa: work-items along K */
+#define XA_M 16         /* lora_xa: rows per work-group */
+#define XA_K 16         /* lora_xa: work-items along K */
 #define DECODE_ROWS 16  /* rows lora_decode handles at most */
 #define DECODE_N 8      /* lora_decode: work-items along N */
 #define DECODE_K 32     /* lora_decode: work-items along the reduction */
+#define DECODE_SPLIT 1  /* lora_decode: partial sums of T */
 #define DTYPE_F32 1     /* storage type of every buffer */
 
 /* specl_common.cl - storage types shared by every kernel template.
@@ -127,11 +128,17 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *                double-buffered local memory, then the r stretch.
  *                Local size (THREADS_N, THREADS_M).
  *   lora_xa      T = SCALE*X*A into a float scratch buffer; reads X once.
- *                Local size (XA_K, XA_M), XA_M rows per work-group.
+ *                Local size (XA_K, XA_M), XA_M rows per work-group; with
+ *                S work-groups along dimension 0, S partial sums of T.
  *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
  *                every row, the reduction is split over DECODE_K work-items,
- *                so W is streamed once. Needs T from lora_xa.
+ *                so W is streamed once. Needs T from lora_xa run with
+ *                DECODE_SPLIT work-groups along K.
  *                Local size (DECODE_N, DECODE_K).
+ *
+ * Edges: rows is a run-time argument and always checked; the K, N and r
+ * edges cost code only where the shape does not divide the tiles (#if on
+ * the constants), so a shape that divides evenly has no guards.
  *
  * Shape, set by the generator:
  *   IN_FEATURES   K
@@ -152,6 +159,8 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
+ *   DECODE_SPLIT    lora_decode: work-groups along K of the lora_xa before
+ *                   it (T arrives as that many partial sums)
  * Storage (specl_common.cl): DTYPE_F32, DTYPE_F16 or DTYPE_BF16. */
 
 /* Shape: defaults only so that the template builds on its own. */
@@ -179,19 +188,19 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 
 /* Knobs. */
 #ifndef TILE_M
-#define TILE_M 64 /* rows of Y per work-group */
+#define TILE_M 128 /* rows of Y per work-group */
 #endif
 #ifndef TILE_N
-#define TILE_N 64 /* columns of Y per work-group */
+#define TILE_N 128 /* columns of Y per work-group */
 #endif
 #ifndef TILE_K
 #define TILE_K 8 /* K elements per local-memory stage */
 #endif
 #ifndef WORK_M
-#define WORK_M 4 /* rows of Y per work-item */
+#define WORK_M 8 /* rows of Y per work-item */
 #endif
 #ifndef WORK_N
-#define WORK_N 4 /* columns of Y per work-item */
+#define WORK_N 8 /* columns of Y per work-item */
 #endif
 #ifndef VEC
 #define VEC 4 /* elements per global load or store */
@@ -200,10 +209,10 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #define PAD 4 /* floats appended to each local-memory row */
 #endif
 #ifndef XA_M
-#define XA_M 32 /* lora_xa: rows per work-group */
+#define XA_M 16 /* lora_xa: rows per work-group */
 #endif
 #ifndef XA_K
-#define XA_K 8 /* lora_xa: work-items along K */
+#define XA_K 16 /* lora_xa: work-items along K */
 #endif
 #ifndef DECODE_ROWS
 #define DECODE_ROWS 16 /* rows lora_decode handles at most */
@@ -214,6 +223,9 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #ifndef DECODE_K
 #define DECODE_K 32 /* lora_decode: work-items along the reduction */
 #endif
+#ifndef DECODE_SPLIT
+#define DECODE_SPLIT 1 /* lora_decode: partial sums of T from lora_xa */
+#endif
 
 /* ---- Derived sizes ---- */
 
@@ -222,11 +234,11 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #define THREADS (THREADS_M * THREADS_N)
 #define LDA (TILE_M + PAD) /* row stride of X and T tiles (k-major) */
 #define LDB (TILE_N + PAD) /* row stride of W and B tiles */
-#define K_TILES ((IN_FEATURES + TILE_K - 1) / TILE_K)
-#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
-#define RANK_TILES ((RANK + RANK_K - 1) / RANK_K)
-#define RANK_CEIL (RANK_TILES * RANK_K)
 #define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+#define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
+#define RANK_TILES CEIL_DIV(RANK, RANK_K)
+#define RANK_CEIL (RANK_TILES * RANK_K)
 
 /* Local-memory read widths of the inner product. A work-item's WORK_M rows
  * are groups of LVM adjacent rows, the groups THREADS_M * LVM apart, so one
@@ -285,7 +297,8 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 
 #if VEC == 4
 typedef float4 vecf_t;
-#define VEC_AT(v, c) ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+#define VEC_AT(v, c)                                                     \
+    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
 #define loadv load4
 #define STASH_V(v, p) vstore4((v), 0, (p))
 #elif VEC == 2
@@ -715,7 +728,7 @@ void lora_main(const int rows,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
-    /* Y = acc (or += ): each column group of LVN is SVW-wide stores. */
+    /* Y = acc, or Y += acc; each group of LVN columns in SVW-wide stores. */
 #pragma unroll
     for (int i = 0; i < WORK_M; i++) {
         const int row = row0 + ROW_OF(i);
@@ -748,30 +761,35 @@ void lora_main(const int rows,
 #define AV 1
 #endif
 
-/* T[m][j] = SCALE * sum_k X[m][k] A[k][j]. Work-item (tk, tm) reduces row
- * tm of the block over every XA_K-th VEC-wide slice of K, so a work-group
- * reads its rows of X once, coalesced, and its A reads are shared by XA_M
- * rows; the XA_K partial sums then meet in local memory. */
+/* T = SCALE * X*A. Work-item (tk, tm) reduces row tm of the block over
+ * every XA_K-th VEC-wide slice of K, so a work-group reads its rows of X
+ * once, coalesced, and each A read serves XA_M rows; the XA_K partial sums
+ * then meet in local memory. With S = get_num_groups(0) > 1 the K steps
+ * are also split over S work-groups (few rows, as for lora_decode), each
+ * writing its partial sum: T[m][s][j] at t[(m * S + s) * RANK + j]. */
 __kernel __attribute__((reqd_work_group_size(XA_K, XA_M, 1)))
 void lora_xa(const int rows, const __global storage_t *restrict x,
              const __global storage_t *restrict a,
              __global float *restrict t)
 {
-    /* Partial sums, [row][j][tk]; the odd stride spreads the banks. */
+    /* Partial sums, [row][j][tk]; the padded stride spreads the banks. */
     __local float red[XA_M * RANK * (XA_K + 1)];
     const int tk = get_local_id(0);
     const int tm = get_local_id(1);
+    const int nsplit = get_num_groups(0);
+    const int split = get_group_id(0);
     const int row0 = get_group_id(1) * XA_M;
     const __global storage_t *xr =
         x + (size_t)min(row0 + tm, rows - 1) * IN_FEATURES;
+    const int per = CEIL_DIV(XA_STEPS, nsplit);
+    const int s_end = min(split * per + per, XA_STEPS);
 
     float acc[RANK];
 #pragma unroll
     for (int j = 0; j < RANK; j++) {
         acc[j] = 0.0f;
     }
-#pragma unroll 4
-    for (int s = 0; s < XA_STEPS; s++) {
+    for (int s = split * per; s < s_end; s++) {
         const int k = (s * XA_K + tk) * VEC;
 #if IN_FEATURES % (XA_K * VEC) != 0
         if (k < IN_FEATURES)
@@ -807,14 +825,14 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int o = tm * XA_K + tk; o < XA_OUT; o += XA_THREADS) {
-        float s = 0.0f;
+        float sum = 0.0f;
 #pragma unroll
         for (int p = 0; p < XA_K; p++) {
-            s += red[o * (XA_K + 1) + p];
+            sum += red[o * (XA_K + 1) + p];
         }
         const int row = row0 + o / RANK;
         if (row < rows) {
-            t[(size_t)row0 * RANK + o] = SCALE * s;
+            t[((size_t)row * nsplit + split) * RANK + o % RANK] = SCALE * sum;
         }
     }
 }
@@ -838,10 +856,10 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
 
 /* acc[m] += this work-item's share of row m of [X | T]*[W ; B] at columns
- * COL..COL+VEC-1, for m < NR. NR is a constant at each call, so acc stays
- * in registers and no work goes to rows that cannot exist; the loops run
- * to DECODE_ROWS and test NR so that they unroll before inlining. Rows
- * past `rows` repeat the last row (never stored). */
+ * COL..COL+VEC-1, for m < NR; T is TL in local memory. NR is a constant at
+ * each call, so acc stays in registers and no work goes to rows that cannot
+ * exist; the loops run to DECODE_ROWS and test NR so that they unroll
+ * before inlining. Rows past `rows` repeat the last row (never stored). */
 inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
                           const int rows, const int col, const int tk,
 #if HAS_BASE
@@ -849,7 +867,7 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
                           const __global storage_t *restrict w,
 #endif
                           const __global storage_t *restrict b,
-                          const __global float *restrict t)
+                          const __local float *tl)
 {
     int rowc[DECODE_ROWS];
 #pragma unroll
@@ -858,8 +876,9 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
     }
 #if HAS_BASE
     /* k = tk, tk + DECODE_K, ...: W rows are read once, coalesced along
-     * N; the X reads are shared by the DECODE_N work-items of one k. */
-#pragma unroll 4
+     * N; the X reads are shared by the DECODE_N work-items of one k.
+     * Unrolled so that several W loads are in flight per work-item. */
+#pragma unroll 8
     for (int s = 0; s < DEC_W_STEPS; s++) {
         const int k = s * DECODE_K + tk;
 #if IN_FEATURES % DECODE_K != 0
@@ -870,8 +889,7 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
-                    const float xm =
-                        load1(x, (size_t)rowc[m] * IN_FEATURES + k);
+                    const float xm = load1(x, rowc[m] * IN_FEATURES + k);
                     acc[m] = fma((vecf_t)xm, wv, acc[m]);
                 }
             }
@@ -890,7 +908,7 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
-                    acc[m] = fma((vecf_t)t[rowc[m] * RANK + j], bv, acc[m]);
+                    acc[m] = fma((vecf_t)tl[rowc[m] * RANK + j], bv, acc[m]);
                 }
             }
         }
@@ -898,9 +916,9 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
 }
 
 #if HAS_BASE
-#define DECODE_ARGS acc, rows, col, tk, x, w, b, t
+#define DECODE_ARGS acc, rows, col, tk, x, w, b, tl
 #else
-#define DECODE_ARGS acc, rows, col, tk, b, t
+#define DECODE_ARGS acc, rows, col, tk, b, tl
 #endif
 
 /* Few rows: Y (+)= X*W + T*B with W streamed once. The streaming is
@@ -919,8 +937,23 @@ void lora_decode(const int rows,
 {
     /* Partial sums of DEC_RED_ROWS rows, [row][tk][column]. */
     __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS];
+    __local float tl[DECODE_ROWS * RANK]; /* T of every row */
     const int tn = get_local_id(0);
     const int tk = get_local_id(1);
+
+    /* T = the sum of lora_xa's DECODE_SPLIT partial sums. */
+    for (int o = tk * DECODE_N + tn; o < min(rows, DECODE_ROWS) * RANK;
+         o += DEC_THREADS) {
+        const __global float *tp =
+            t + (size_t)(o / RANK) * (DECODE_SPLIT * RANK) + o % RANK;
+        float sum = 0.0f;
+#pragma unroll
+        for (int p = 0; p < DECODE_SPLIT; p++) {
+            sum += tp[p * RANK];
+        }
+        tl[o] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
     const int cb = get_group_id(0) * DEC_COLS;
     int col = cb + tn * VEC;
 #if OUT_FEATURES % DEC_COLS != 0

@@ -131,7 +131,7 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  * vectors of VEC elements, item i taking vectors i, i + WG_SIZE, ... so that
  * neighbouring items touch neighbouring memory. With ROW_IN_REGISTERS each
  * item keeps its SLOTS vectors in a private array and x is read once;
- * otherwise the row is streamed and x is read twice.
+ * otherwise the row is streamed: x is read again for each pass.
  *
  * Macros (knobs; the generator defines every one):
  *   FEATURES          elements per row
@@ -177,15 +177,20 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 /* Whether slot k (vector j of the row) holds data: only the last slot can
  * overhang, and only when the items do not split the row evenly. */
 #if NVEC % WG_SIZE == 0
-#define SLOT_IN_ROW(k, j) 1
+#define SLOT_IN_ROW(k, j) ((void)(j), 1)
 #else
 #define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)
 #endif
 
+/* max() is undefined for infinities and fmax() spends instructions on NaN
+ * (which reaches the output through exp() anyway): a plain compare keeps
+ * -inf (masked) inputs right and is one instruction, vectors included. */
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+
 /* floatv: VEC floats, loaded and stored at element index i (a multiple of
  * VEC) through the storage type. Widths above 4 are for CPUs, where one
  * work-item per row with wide vectors runs best; they are built from
- * 4-wide accesses, which the compiler merges. */
+ * 4-wide accesses. */
 #if VEC == 16
 typedef float16 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
@@ -208,9 +213,9 @@ inline float hsum(floatv v)
 }
 inline float hmax(floatv v)
 {
-    const float8 a = fmax(v.lo, v.hi);
-    const float4 b = fmax(a.lo, a.hi);
-    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
+    const float8 a = MAX2(v.lo, v.hi);
+    const float4 b = MAX2(a.lo, a.hi);
+    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));
 }
 
 #elif VEC == 8
@@ -231,8 +236,8 @@ inline float hsum(floatv v)
 }
 inline float hmax(floatv v)
 {
-    const float4 b = fmax(v.lo, v.hi);
-    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
+    const float4 b = MAX2(v.lo, v.hi);
+    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));
 }
 
 #elif VEC == 4
@@ -246,7 +251,7 @@ inline void storev(__global storage_t *p, size_t i, floatv v)
     store4(p, i, v);
 }
 inline float hsum(floatv v) { return (v.x + v.y) + (v.z + v.w); }
-inline float hmax(floatv v) { return fmax(fmax(v.x, v.y), fmax(v.z, v.w)); }
+inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }
 
 #elif VEC == 2
 typedef float2 floatv;
@@ -279,7 +284,7 @@ inline void storev(__global storage_t *p, size_t i, floatv v)
 }
 #endif
 inline float hsum(floatv v) { return v.x + v.y; }
-inline float hmax(floatv v) { return fmax(v.x, v.y); }
+inline float hmax(floatv v) { return MAX2(v.x, v.y); }
 
 #elif VEC == 1
 typedef float floatv;
@@ -306,6 +311,7 @@ inline size_t row_base(int rows)
 #if ROWS_PER_GROUP > 1
     return (size_t)min((int)get_global_id(1), rows - 1) * FEATURES;
 #else
+    (void)rows;
     return (size_t)get_global_id(1) * FEATURES;
 #endif
 }
@@ -315,6 +321,7 @@ inline bool row_live(int rows)
 #if ROWS_PER_GROUP > 1
     return (int)get_global_id(1) < rows;
 #else
+    (void)rows;
     return true;
 #endif
 }
@@ -324,7 +331,8 @@ inline bool row_live(int rows)
  * over n partials leaves step = RED_NEXT(n) of them, item i < step folding
  * partials i + step, i + 2 * step, ... into its own (neighbouring items
  * read neighbouring words). WG_SIZE is a power of two, so each step's
- * fan-in n / step is a constant and its loop unrolls. */
+ * fan-in n / step is a constant and its loop unrolls. A row of one item
+ * (WG_SIZE 1, as CPUs like) needs no reduction and no barrier. */
 #define RED_NEXT(n) ((n) > 16 ? (n) / 8 : 1)
 
 /* The sum of v over the items of this row, returned to each of them. part
@@ -332,6 +340,11 @@ inline bool row_live(int rows)
  * result, so a second reduction in the same kernel needs other memory. */
 inline float row_sum(__local float *part, uint lid, float v)
 {
+#if WG_SIZE == 1
+    (void)part;
+    (void)lid;
+    return v;
+#else
     part[lid] = v;
     for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -346,13 +359,15 @@ inline float row_sum(__local float *part, uint lid, float v)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     return part[0];
+#endif
 }
 
 #define SIGN (SCALE < 0.0f ? -1.0f : 1.0f)
 #define ABS_SCALE (SCALE < 0.0f ? -(SCALE) : (SCALE))
 
-/* Merges the partial (m2, s2) into (m, s): sums of exp(ABS_SCALE*(z - m)). */
-inline void merge(float *m, float *s, float m2, float s2)
+/* Merges the partial (m2, s2) into (m, s): maxima of z and sums of
+ * exp(ABS_SCALE*(z - max)), rescaled to the larger max. */
+inline void merge_max_sum(float *m, float *s, float m2, float s2)
 {
     if (m2 > *m) {
         *s = *s * exp(ABS_SCALE * (*m - m2)) + s2;
@@ -366,6 +381,13 @@ inline void merge(float *m, float *s, float m2, float s2)
 inline void row_merge(__local float *pm, __local float *ps, uint lid,
                       float *m, float *s)
 {
+#if WG_SIZE == 1
+    (void)pm;
+    (void)ps;
+    (void)lid;
+    (void)m;
+    (void)s;
+#else
     pm[lid] = *m;
     ps[lid] = *s;
     for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
@@ -375,7 +397,8 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
             float mm = pm[lid];
             float ss = ps[lid];
             for (uint k = 1; k < n / step; k++) {
-                merge(&mm, &ss, pm[lid + k * step], ps[lid + k * step]);
+                merge_max_sum(&mm, &ss, pm[lid + k * step],
+                              ps[lid + k * step]);
             }
             pm[lid] = mm;
             ps[lid] = ss;
@@ -384,6 +407,7 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
     barrier(CLK_LOCAL_MEM_FENCE);
     *m = pm[0];
     *s = ps[0];
+#endif
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
@@ -398,7 +422,8 @@ void softmax(const int rows, const __global storage_t *x,
     /* -FLT_MAX, not -INFINITY: an item without elements, or with only
      * -inf ones (masked), must merge as a zero sum, not as inf - inf. */
     float m = -FLT_MAX;
-    float s = 0.0f;
+    float s;
+    floatv sv = 0.0f;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
 #pragma unroll
@@ -406,7 +431,7 @@ void softmax(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = SIGN * loadv(x, base + j * VEC);
-            m = fmax(m, hmax(v[k]));
+            m = MAX2(m, hmax(v[k]));
         }
     }
 #pragma unroll
@@ -414,9 +439,10 @@ void softmax(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = exp(ABS_SCALE * (v[k] - m));
-            s += hsum(v[k]);
+            sv += v[k];
         }
     }
+    s = hsum(sv);
     const float mine = m;
     row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
     if (!row_live(rows)) {
@@ -432,8 +458,7 @@ void softmax(const int rows, const __global storage_t *x,
         }
     }
 #else
-    /* Online: the sum (kept per lane) is rescaled when the max grows. */
-    floatv sv = 0.0f;
+    /* Online: the sum is rescaled whenever the max grows. */
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
         const floatv z = SIGN * loadv(x, base + j * VEC);
         const float mz = hmax(z);
