@@ -10,6 +10,7 @@
 
 #include "measure.h"
 #include "spec.h"
+#include "tunedb.h"
 
 struct bench_opts {
     const char *device;
@@ -18,6 +19,7 @@ struct bench_opts {
     int csv, json, quick;
     int no_naive;
     const char *kernel; /* only this kernel; NULL: all */
+    const char *db;     /* tuning database for tile: auto / untiled */
 };
 
 /* CLBlast: Y = X*W (beta 0, or 1 to accumulate), T = scale*X*A,
@@ -199,6 +201,9 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         shape_text(&mc.vc, shape, sizeof shape);
         printf("\n%s  %s %s %s\n", ks->name, ks->op->name, shape,
                dtype_name(ks->dtype));
+        if (ks->tile_note[0]) {
+            printf("  knobs: %s\n", ks->tile_note);
+        }
         printf("  floor %.1f us, %s-bound: %.1f MB at %.0f GB/s = %.1f us; "
                "%.2f GFLOP at %.0f GFLOP/s = %.1f us\n",
                floor_us, t_bytes > t_flops ? "memory" : "compute",
@@ -259,7 +264,7 @@ int specl_bench_main(int argc, char **argv);
 
 int specl_bench_main(int argc, char **argv)
 {
-    struct bench_opts o = {NULL, 0, 50, 0, 0, 0, 0, NULL};
+    struct bench_opts o = {NULL, 0, 50, 0, 0, 0, 0, NULL, NULL};
     struct spec_set set;
     struct diags d = {0, stderr};
     int n_files = 0;
@@ -268,7 +273,8 @@ int specl_bench_main(int argc, char **argv)
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if ((strcmp(a, "--device") == 0 || strcmp(a, "--rows") == 0 ||
-             strcmp(a, "--reps") == 0 || strcmp(a, "--kernel") == 0) &&
+             strcmp(a, "--reps") == 0 || strcmp(a, "--kernel") == 0 ||
+             strcmp(a, "--db") == 0) &&
             val == NULL) {
             fprintf(stderr, "specl: error: %s needs a value\n", a);
             spec_set_free(&set);
@@ -276,6 +282,9 @@ int specl_bench_main(int argc, char **argv)
         }
         if (strcmp(a, "--device") == 0) {
             o.device = val;
+            i++;
+        } else if (strcmp(a, "--db") == 0) {
+            o.db = val;
             i++;
         } else if (strcmp(a, "--kernel") == 0) {
             o.kernel = val;
@@ -325,6 +334,17 @@ int specl_bench_main(int argc, char **argv)
     }
     struct rt rt;
     char err[256];
+    if (o.db != NULL) {
+        struct tunedb db;
+        tunedb_init(&db);
+        if (tunedb_load(&db, o.db, 0, &d) != 0) {
+            tunedb_free(&db);
+            spec_set_free(&set);
+            return 1;
+        }
+        tunedb_apply(&db, &set, NULL);
+        tunedb_free(&db);
+    }
     if (rt_open(&rt, o.device, err, sizeof err) < 0) {
         fprintf(stderr, "specl: error: %s\n", err);
         spec_set_free(&set);

@@ -14,9 +14,6 @@
 int specl_bench_main(int argc, char **argv);
 int specl_tune_main(int argc, char **argv);
 
-static void apply_tuning(struct spec_set *set, const struct tunedb *db,
-                         const char *device);
-
 static void usage(FILE *f)
 {
     fputs("usage: specl gen SPEC.yaml... [-o DIR]   emit kernels (default "
@@ -24,7 +21,7 @@ static void usage(FILE *f)
           "       specl check SPEC.yaml...          validate only\n"
           "       specl list                        ops, fields and knobs\n"
           "       specl bench SPEC.yaml... [--device N|P:D] [--rows M] "
-          "[--kernel NAME]\n"
+          "[--kernel NAME] [--db FILE]\n"
           "                   [--reps N] [--quick] [--no-naive] "
           "[--csv|--json]\n"
           "       specl tune SPEC.yaml... [--device N] [--strategy "
@@ -110,7 +107,7 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
         struct diags d = {0, stderr};
         errors += tunedb_load(&db, db_path, 0, &d);
         if (!errors) {
-            apply_tuning(&set, &db, db_device);
+            tunedb_apply(db.n ? &db : NULL, &set, db_device);
         }
     }
     tunedb_free(&db);
@@ -205,46 +202,6 @@ static int cmd_db(int argc, char **argv)
     }
     tunedb_free(&db);
     return rc;
-}
-
-/* Takes knobs from DB for every kernel that asked for `tile: auto` or
- * gave no knob at all; says which source it used in the header. */
-static void apply_tuning(struct spec_set *set, const struct tunedb *db,
-                         const char *device)
-{
-    for (int i = 0; i < set->n_kernel; i++) {
-        struct kernel_spec *ks = &set->kernel[i];
-        int any_set = 0;
-        for (int k = 0; k < ks->op->n_knobs; k++) {
-            any_set |= ks->knob[k].set;
-        }
-        if (any_set && !ks->tile_auto) {
-            continue;
-        }
-        char knobs[TUNE_TEXT], why[200];
-        enum tune_pick pick = tunedb_pick(db, device, ks, knobs,
-                                          sizeof knobs, why, sizeof why);
-        if (pick == PICK_NONE) {
-            snprintf(ks->tile_note, sizeof ks->tile_note,
-                     "op defaults (%s)", why);
-            continue;
-        }
-        struct kernel_spec tuned = *ks;
-        struct diags quiet = {0, NULL};
-        if (tune_apply_knobs(&tuned, knobs) == 0) {
-            if (tuned.op->defaults != NULL) {
-                tuned.op->defaults(&tuned);
-            }
-            tuned.op->validate(&tuned, &quiet);
-        }
-        if (quiet.count == 0 && tune_apply_knobs(&tuned, knobs) == 0) {
-            snprintf(tuned.tile_note, sizeof tuned.tile_note, "%s", why);
-            *ks = tuned;
-        } else {
-            snprintf(ks->tile_note, sizeof ks->tile_note,
-                     "op defaults (the %s does not fit this shape)", why);
-        }
-    }
 }
 
 static void list_params(const struct param_def *defs, int n, const char *what)

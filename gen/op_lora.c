@@ -10,6 +10,8 @@
 
 static const char *const xa_choices[] = {"prepass", "inline", NULL};
 enum { XA_PREPASS, XA_INLINE };
+static const char *const delta_choices[] = {"fused", "split", NULL};
+enum { DELTA_FUSED, DELTA_SPLIT };
 
 static const struct param_def lora_fields[] = {
     {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
@@ -30,8 +32,8 @@ static const struct param_def lora_fields[] = {
 
 static const struct param_def lora_knobs[] = {
     {"m", VALUE_INT, 0, 128, 1, 1024, NULL, "rows of Y per work-group"},
-    {"n", VALUE_INT, 0, 128, 1, 1024, NULL, "columns of Y per work-group"},
-    {"k", VALUE_INT, 0, 8, 1, 256, NULL,
+    {"n", VALUE_INT, 0, 64, 1, 1024, NULL, "columns of Y per work-group"},
+    {"k", VALUE_INT, 0, 16, 1, 256, NULL,
      "K elements staged through local memory per step"},
     {"wm", VALUE_INT, 0, 8, 1, 16, NULL, "rows of Y per work-item"},
     {"wn", VALUE_INT, 0, 8, 1, 16, NULL, "columns of Y per work-item"},
@@ -41,6 +43,10 @@ static const struct param_def lora_knobs[] = {
      "floats of padding per local-memory row (bank conflicts)"},
     {"xa", VALUE_CHOICE, 0, XA_PREPASS, 0, 0, xa_choices,
      "X*A: prepass (lora_xa into scratch) or inline (in lora_main)"},
+    {"delta", VALUE_CHOICE, 0, DELTA_FUSED, 0, 0, delta_choices,
+     "base: false: fused (one lora_delta) or split (as base: true)"},
+    {"warp_n", VALUE_INT, 0, 8, 0, 32, NULL,
+     "lora_main: work-items along N per warp of 32; 0: row-major"},
     {"decode_rows", VALUE_INT, 0, 16, 0, 64, NULL,
      "rows at or below which lora_decode runs; 0: never"},
     {"decode_n", VALUE_INT, 0, 8, 1, 1024, NULL,
@@ -50,9 +56,9 @@ static const struct param_def lora_knobs[] = {
     {"decode_split", VALUE_INT, 0, 16, 1, 64, NULL,
      "lora_decode: work-groups along K of the lora_xa before it"},
     {"xa_m", VALUE_INT, 0, 16, 1, 1024, NULL,
-     "lora_xa: rows of X per work-group"},
-    {"xa_k", VALUE_INT, 0, 16, 1, 1024, NULL,
-     "lora_xa: work-items splitting K"},
+     "lora_xa, lora_delta: rows of X per work-group"},
+    {"xa_k", VALUE_INT, 0, 64, 1, 1024, NULL,
+     "lora_xa, lora_delta: work-items splitting K"},
 };
 
 /* Every value of a lora_forward spec, as numbers. */
@@ -60,7 +66,8 @@ struct lora {
     long K, N, R;
     int base, accumulate;
     long m, n, k, wm, wn, vec, pad;
-    int xa;
+    int xa, delta;
+    long warp_n;
     long decode_rows, decode_n, decode_k, decode_split, xa_m, xa_k;
 };
 
@@ -79,6 +86,8 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->vec = (long)spec_knob(ks, "vec");
     c->pad = (long)spec_knob(ks, "pad");
     c->xa = (int)spec_knob(ks, "xa");
+    c->delta = (int)spec_knob(ks, "delta");
+    c->warp_n = (long)spec_knob(ks, "warp_n");
     c->decode_rows = (long)spec_knob(ks, "decode_rows");
     c->decode_n = (long)spec_knob(ks, "decode_n");
     c->decode_k = (long)spec_knob(ks, "decode_k");
@@ -164,9 +173,42 @@ static long main_local(const struct lora *c, int xa)
     return 4 * floats;
 }
 
-static long xa_local(const struct lora *c)
+/* lora_delta replaces the base: false launches. */
+static int fused_delta(const struct lora *c)
 {
-    return 4 * c->xa_m * c->R * (c->xa_k + 1);
+    return !c->base && c->delta == DELTA_FUSED;
+}
+
+/* Rows per work-item of lora_xa and lora_delta (XA_W): as many as divide
+ * xa_m with at most 64 accumulators, so that each A value staged in local
+ * memory serves several rows. */
+static long xa_rows_per_item(const struct lora *c)
+{
+    long w = 8;
+    while (w > 1 && (c->xa_m % w != 0 || w * c->R > 64)) {
+        w /= 2;
+    }
+    return w;
+}
+
+static long xa_threads(const struct lora *c)
+{
+    return c->xa_k * (c->xa_m / xa_rows_per_item(c));
+}
+
+/* Local memory of lora_xa (and lora_delta, which adds T) in bytes: the
+ * A slab with its padded stride, sharing memory with the reduction. */
+static long xa_local(const struct lora *c, int delta)
+{
+    long lda = c->R % 4 == 0 ? (c->R % 8 == 0 ? c->R + 4 : c->R)
+                             : (c->R % 2 == 0 ? c->R + 1 : c->R);
+    long slab = c->xa_k * c->vec * lda;
+    long red = (c->xa_m / xa_rows_per_item(c)) * c->R * (c->xa_k + 1);
+    long floats = slab > red ? slab : red;
+    if (delta) {
+        floats += c->xa_m * c->R;
+    }
+    return 4 * floats;
 }
 
 static long decode_local(const struct lora *c)
@@ -183,13 +225,13 @@ static long scratch_per_row(const struct lora *c)
     if (c->decode_rows > 0) {
         return c->R * c->decode_split;
     }
-    return c->xa == XA_PREPASS ? c->R : 0;
+    return c->xa == XA_PREPASS && !fused_delta(c) ? c->R : 0;
 }
 
 /* lora_xa runs when X*A is a prepass or lora_decode needs T. */
 static int uses_xa(const struct lora *c)
 {
-    return c->xa == XA_PREPASS || c->decode_rows > 0;
+    return (c->xa == XA_PREPASS && !fused_delta(c)) || c->decode_rows > 0;
 }
 
 static int knob_set(const struct kernel_spec *ks, const char *key)
@@ -228,21 +270,23 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "vec", vec);
     lora_read(ks, &c);
 
-    /* 128 x 128 x 8 with 8 x 8 per work-item for large N (the GPU SGEMM
-     * shape), 64 x 64 below, no wider than N needs. Work-items keep 8 x 8
+    /* 128 x 64 x 16 with 8 x 8 per work-item for large layers (the best
+     * of the tuned H100 configurations: 128 work-items whose warps read
+     * 64 + 128 distinct bytes of local memory per step, one barrier per 16
+     * K), 64 x 64 below, no wider than N needs. Work-items keep 8 x 8
      * where the tile allows: fewer, fuller work-items also suit CPUs. */
-    long tn = c.N >= 2048 ? 128 : c.N >= 64 ? 64 : pow2_ceil(c.N);
+    long tn = c.N >= 64 ? 64 : pow2_ceil(c.N);
     long step_n = knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     default_knob(ks, "n", round_to(tn, step_n));
     lora_read(ks, &c);
-    long tm = c.n >= 128 ? 128 : 64;
+    long tm = c.n >= 128 || (c.n >= 64 && c.N >= 2048) ? 128 : 64;
     default_knob(ks, "m", knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
     lora_read(ks, &c);
     default_knob(ks, "wn",
                  pick_work(c.n, c.n >= 64 ? 8 : c.n >= 16 ? 4 : c.n / 4));
     default_knob(ks, "wm", pick_work(c.m, 8));
     lora_read(ks, &c);
-    long tk = c.K < 8 ? pow2_ceil(c.K) : 8;
+    long tk = c.K < 16 ? pow2_ceil(c.K) : 16;
     default_knob(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
     lora_read(ks, &c);
 
@@ -251,6 +295,15 @@ static void lora_defaults(struct kernel_spec *ks)
     lora_read(ks, &c);
     if (main_local(&c, XA_PREPASS) > LOCAL_MAX) {
         default_knob(ks, "pad", 0);
+        lora_read(ks, &c);
+    }
+    /* Warps of 4 x 8 work-items: a warp's local reads then touch 64 bytes
+     * of the X tile and 128 of the W tile per step (broadcast within). */
+    if (!knob_set(ks, "warp_n")) {
+        long thn = c.n / c.wn, thm = c.m / c.wm;
+        int ok = c.n % c.wn == 0 && c.m % c.wm == 0 && thn % 8 == 0 &&
+                 thm % 4 == 0;
+        default_knob(ks, "warp_n", ok ? 8 : 0);
         lora_read(ks, &c);
     }
 
@@ -268,32 +321,36 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "decode_n",
                  min_l(8, pow2_ceil(ceil_div(c.N, c.vec))));
     default_knob(ks, "decode_k",
-                 min_l(32, pow2_ceil(c.base ? c.K : c.R)));
+                 min_l(32, pow2_ceil(c.base ? ceil_div(c.K, c.vec) : c.R)));
 
-    /* lora_xa: 16 x 16 work-items, 16 rows sharing each A read. */
-    default_knob(ks, "xa_k", min_l(16, pow2_ceil(ceil_div(c.K, c.vec))));
-    lora_read(ks, &c);
-    if (!knob_set(ks, "xa_m")) {
-        long xm = 16;
-        while (xm > 1 && 4 * xm * c.R * (c.xa_k + 1) > LOCAL_MAX) {
-            xm /= 2;
-        }
-        default_knob(ks, "xa_m", xm);
+    /* lora_xa and lora_delta: 16 rows per work-group, 4 per work-item at
+     * rank 16, 256 work-items; shrunk until local memory fits. */
+    int fused = fused_delta(&c);
+    if (!knob_set(ks, "xa_k")) {
+        long per = c.xa_m / xa_rows_per_item(&c);
+        long xk = 256 / (per < 1 ? 1 : per);
+        default_knob(ks, "xa_k",
+                     min_l(xk < 1 ? 1 : xk,
+                           pow2_ceil(ceil_div(c.K, c.vec))));
         lora_read(ks, &c);
     }
-    if (!knob_set(ks, "xa_k")) {
-        long xk = c.xa_k;
-        while (xk > 1 && 4 * c.xa_m * c.R * (xk + 1) > LOCAL_MAX) {
-            xk /= 2;
+    while (xa_local(&c, fused) > LOCAL_MAX) {
+        if (!knob_set(ks, "xa_k") && c.xa_k > 4) {
+            default_knob(ks, "xa_k", c.xa_k / 2);
+        } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
+            default_knob(ks, "xa_m", c.xa_m / 2);
+        } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
+            default_knob(ks, "xa_k", c.xa_k / 2);
+        } else {
+            break; /* validate() says what does not fit */
         }
-        default_knob(ks, "xa_k", xk);
+        lora_read(ks, &c);
     }
-    lora_read(ks, &c);
 
-    /* Before lora_decode, lora_xa splits K over work-groups, about four
-     * steps each, so that T for a few rows takes a few microseconds; the
-     * partial sums stay within 1024 floats of scratch per row. */
-    long split = ceil_div(c.K, c.xa_k * c.vec) / 4;
+    /* Before lora_decode, lora_xa splits K over work-groups, one slab of
+     * xa_k * vec elements each, so that T for a few rows takes a few
+     * microseconds; the partial sums stay within 1024 floats per row. */
+    long split = ceil_div(c.K, c.xa_k * c.vec);
     split = min_l(split, min_l(64, 1024 / c.R));
     default_knob(ks, "decode_split", split < 1 ? 1 : split);
     /* lora_decode only where its local memory fits, unless the spec set
@@ -446,19 +503,44 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                        c->decode_rows, c->R, LOCAL_MAX);
         }
     }
-    if (uses_xa(c)) {
-        if (c->xa_m * c->xa_k > THREADS_MAX) {
-            diag_error(d, file, blame(ks, "xa_m", "xa_k"),
-                       "lora_xa work-group of %ld work-items (xa_m %ld x "
-                       "xa_k %ld) exceeds %ld",
-                       c->xa_m * c->xa_k, c->xa_m, c->xa_k, THREADS_MAX);
+    if (uses_xa(c) || fused_delta(c)) {
+        long xw = xa_rows_per_item(c), xt = xa_threads(c);
+        const char *who = fused_delta(c) ? "lora_delta" : "lora_xa";
+        if (xt > THREADS_MAX) {
+            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
+                       "%s work-group of %ld work-items (xa_k %ld x xa_m "
+                       "%ld / %ld rows each) exceeds %ld",
+                       who, xt, c->xa_k, c->xa_m, xw, THREADS_MAX);
         }
-        bytes = xa_local(c);
+        bytes = xa_local(c, fused_delta(c));
         if (bytes > LOCAL_MAX) {
-            diag_error(d, file, blame(ks, "xa_m", "xa_k"),
-                       "lora_xa needs %ld bytes of local memory (xa_m %ld x "
-                       "rank %ld x (xa_k %ld + 1) floats), more than %ld",
-                       bytes, c->xa_m, c->R, c->xa_k, LOCAL_MAX);
+            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
+                       "%s needs %ld bytes of local memory (xa_k %ld x vec "
+                       "%ld rows of A, xa_m %ld, rank %ld), more than %ld",
+                       who, bytes, c->xa_k, c->vec, c->xa_m, c->R,
+                       LOCAL_MAX);
+        }
+    }
+    if (c->warp_n > 0) {
+        long thn = c->n / c->wn, thm = c->m / c->wm;
+        if (32 % c->warp_n != 0) {
+            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                       "warp_n (%ld) must divide 32", c->warp_n);
+        } else if (threads % 32 != 0) {
+            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                       "warp_n needs a lora_main work-group of a multiple "
+                       "of 32 work-items (got %ld); use warp_n: 0",
+                       threads);
+        } else if (thn % c->warp_n != 0) {
+            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                       "warp_n (%ld) must divide the work-items along N "
+                       "(tile n %ld / wn %ld = %ld)",
+                       c->warp_n, c->n, c->wn, thn);
+        } else if (thm % (32 / c->warp_n) != 0) {
+            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                       "32 / warp_n (%ld) must divide the work-items along "
+                       "M (tile m %ld / wm %ld = %ld)",
+                       32 / c->warp_n, c->m, c->wm, thm);
         }
     }
 }
@@ -507,6 +589,12 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                 c->pad);
     plan_define(p, "XA_M", "lora_xa: rows per work-group", "%ld", c->xa_m);
     plan_define(p, "XA_K", "lora_xa: work-items along K", "%ld", c->xa_k);
+    plan_define(p, "XA_W", "lora_xa: rows per work-item", "%ld",
+                xa_rows_per_item(c));
+    plan_define(p, "DELTA_FUSED", "1: lora_delta computes Y alone", "%d",
+                fused_delta(c));
+    plan_define(p, "WARP_N", "lora_main: work-items along N per warp",
+                "%ld", c->warp_n);
     plan_define(p, "DECODE_ROWS", "rows lora_decode handles at most", "%ld",
                 c->decode_rows);
     plan_define(p, "DECODE_N", "lora_decode: work-items along N", "%ld",
@@ -532,9 +620,26 @@ static void launch_xa(const struct lora *c, long split, struct launch *l)
     l->kernel = "lora_xa";
     l->dims = 2;
     l->local[0] = (size_t)c->xa_k;
-    l->local[1] = (size_t)c->xa_m;
+    l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
     l->groups[0] = (size_t)split;
     l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->xa_m;
+    int i = 0;
+    for (; args[i] != NULL; i++) {
+        l->args[i] = args[i];
+    }
+    l->args[i] = NULL;
+}
+
+static void launch_delta(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "x", "a", "b", "y", NULL};
+    l->kernel = "lora_delta";
+    l->dims = 2;
+    l->local[0] = (size_t)c->xa_k;
+    l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
+    l->groups[0] = 0;
+    l->groups[1] = 1;
     l->rows_per_group = (size_t)c->xa_m;
     int i = 0;
     for (; args[i] != NULL; i++) {
@@ -617,6 +722,11 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = 0;
     pa->n_launch = 0;
+    if (fused_delta(&c)) {
+        pa->why = "per row block: T = scale*X*A in local memory, then T*B";
+        launch_delta(&c, &pa->launch[pa->n_launch++]);
+        return;
+    }
     if (c.xa == XA_PREPASS) {
         pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
         launch_xa(&c, 1, &pa->launch[pa->n_launch++]);
@@ -629,13 +739,14 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
 /* What `specl tune` searches, most important first (the first two are the
  * axes of its plot); the constraints between them are validate()'s. */
 static const struct tune_axis lora_tune_space[] = {
-    {"m", "32 64 128"},
+    {"m", "64 128"},
     {"n", "32 64 128 256"},
     {"k", "8 16 32"},
     {"wm", "4 8"},
     {"wn", "4 8"},
-    {"pad", "0 4"},
+    {"warp_n", "0 8"},
     {"xa", "prepass inline"},
+    {"delta", "fused split"},
     {NULL, NULL},
 };
 

@@ -19,7 +19,7 @@ enum { ROWS_KNOB_WG, ROWS_KNOB_ROWS, ROWS_KNOB_VEC, ROWS_KNOB_MODE,
 extern const struct param_def rows_knobs[ROWS_N_KNOBS];
 
 /* The most floats one work-item keeps in registers (mode: registers). */
-#define ROWS_REG_FLOATS 32
+#define ROWS_REG_FLOATS 64
 
 /* Fills the knobs the spec left unset from the shape (see op_rows.c). */
 void rows_defaults(struct kernel_spec *ks);

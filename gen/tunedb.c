@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "emit.h"
+#include "spec.h"
 
 void tunedb_init(struct tunedb *db)
 {
@@ -319,6 +320,50 @@ enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
              exact ? "exact" : "nearest-shape", e->device, e->shape, e->rows,
              e->best_us, e->version);
     return exact ? PICK_EXACT : PICK_NEAREST;
+}
+
+/* ---- applying a database to specs ------------------------------------ */
+
+/* Takes knobs from DB for every kernel that asked for `tile: auto` or
+ * gave no knob at all; says which source it used in the header. */
+void tunedb_apply(const struct tunedb *db, struct spec_set *set,
+                  const char *device)
+{
+    for (int i = 0; i < set->n_kernel; i++) {
+        struct kernel_spec *ks = &set->kernel[i];
+        int any_set = 0;
+        for (int k = 0; k < ks->op->n_knobs; k++) {
+            any_set |= ks->knob[k].set;
+        }
+        if (any_set && !ks->tile_auto) {
+            continue;
+        }
+        char knobs[TUNE_TEXT] = "", why[200] = "an empty tuning database";
+        enum tune_pick pick =
+            db == NULL ? PICK_NONE
+                       : tunedb_pick(db, device, ks, knobs, sizeof knobs, why,
+                                     sizeof why);
+        if (pick == PICK_NONE) {
+            snprintf(ks->tile_note, sizeof ks->tile_note,
+                     "op defaults (%s)", why);
+            continue;
+        }
+        struct kernel_spec tuned = *ks;
+        struct diags quiet = {0, NULL};
+        if (tune_apply_knobs(&tuned, knobs) == 0) {
+            if (tuned.op->defaults != NULL) {
+                tuned.op->defaults(&tuned);
+            }
+            tuned.op->validate(&tuned, &quiet);
+        }
+        if (quiet.count == 0 && tune_apply_knobs(&tuned, knobs) == 0) {
+            snprintf(tuned.tile_note, sizeof tuned.tile_note, "%s", why);
+            *ks = tuned;
+        } else {
+            snprintf(ks->tile_note, sizeof ks->tile_note,
+                     "op defaults (the %s does not fit this shape)", why);
+        }
+    }
 }
 
 /* ---- YAML ------------------------------------------------------------ */

@@ -90,6 +90,14 @@ enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
                            const struct kernel_spec *ks, char *knobs,
                            size_t knobs_size, char *why, size_t why_size);
 
+struct spec_set;
+
+/* For every kernel of SET that asked for `tile: auto` or gave no knob at
+ * all, takes knobs from DB (see tunedb_pick) when they validate for its
+ * shape, and notes the source in the kernel's tile_note. */
+void tunedb_apply(const struct tunedb *db, struct spec_set *set,
+                  const char *device);
+
 /* A file-name-safe form of a device name ("nvidia-h100-80gb-hbm3"). */
 void tune_device_slug(const char *device, char *out, size_t size);
 
