@@ -230,6 +230,8 @@ static void list_params(const struct param_def *defs, int n, const char *what)
         }
         if (p->required) {
             printf(", required");
+        } else if (p->kind == VALUE_FLOAT && p->def == 0) {
+            printf(", optional");
         } else {
             param_format(p, p->def, def, sizeof def);
             printf(", default %s", def);
@@ -242,8 +244,9 @@ static int cmd_list(void)
 {
     printf("Every kernel has: name (C identifier), op, dtype (f32|f16|bf16, "
            "default f32),\ntile (a mapping of the op's knobs, or auto). "
-           "Knob defaults marked\n'shape' are chosen from the kernel's "
-           "sizes when omitted.\n\n");
+           "A knob a spec omits gets a value\nchosen for the kernel's shape "
+           "(the default below is the baseline); the\nemitted header lists "
+           "the values used.\n\n");
     for (int i = 0; op_registry[i] != NULL; i++) {
         const struct op_def *op = op_registry[i];
         printf("%s: %s\n", op->name, op->summary);
