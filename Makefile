@@ -18,7 +18,7 @@ TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl ben
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm
 
-.PHONY: all deps run test test-full golden-update valgrind fuzz bench clean help
+.PHONY: all deps run test test-full golden-update valgrind fuzz bench mutation clean help
 all: $(B)/specl
 
 help:

@@ -297,6 +297,13 @@ static void lora_defaults(struct kernel_spec *ks)
         default_knob(ks, "pad", 0);
         lora_read(ks, &c);
     }
+    /* A spec asking for inline X*A gets a K step that leaves it room. */
+    while (knob_set(ks, "xa") && c.xa == XA_INLINE && !knob_set(ks, "k") &&
+           main_local(&c, XA_INLINE) > LOCAL_MAX && c.k / 2 >= c.vec &&
+           (c.k / 2) % c.vec == 0) {
+        default_knob(ks, "k", c.k / 2);
+        lora_read(ks, &c);
+    }
     /* Warps of 4 x 8 work-items: a warp's local reads then touch 64 bytes
      * of the X tile and 128 of the W tile per step (broadcast within). */
     if (!knob_set(ks, "warp_n")) {

@@ -327,35 +327,51 @@ static void try_config(struct search *s, long index)
     }
 }
 
-/* Hill climbing: from START, move to the best neighbour (one axis one
- * step away) while that improves. */
-static void climb(struct search *s, long start)
+/* Hill climbing from START: tries the neighbours (one knob one or two
+ * steps away; two when one step is invalid) in random order and moves to
+ * the first that is faster, until none is: a local optimum. */
+static void climb(struct search *s, long start, uint64_t *rng)
 {
     long cur = start;
     while (!out_of_budget(s)) {
         int idx[MAX_AXES] = {0};
+        long moves[4 * MAX_AXES];
+        int n_moves = 0;
         decode(&s->sp, cur, idx);
-        long next = -1;
-        double next_us = s->state[cur].us;
         for (int a = 0; a < s->sp.n_axis; a++) {
-            for (int step = -1; step <= 1; step += 2) {
-                int v = idx[a] + step;
-                if (v < 0 || v >= s->sp.n_value[a]) {
-                    continue;
-                }
-                int nidx[MAX_AXES];
-                memcpy(nidx, idx, sizeof nidx);
-                nidx[a] = v;
-                long n = encode(&s->sp, nidx);
-                try_config(s, n);
-                if (s->state[n].outcome == TIMED && s->state[n].us < next_us) {
-                    next = n;
-                    next_us = s->state[n].us;
+            for (int dir = -1; dir <= 1; dir += 2) {
+                for (int step = 1; step <= 2; step++) {
+                    int v = idx[a] + dir * step;
+                    if (v < 0 || v >= s->sp.n_value[a]) {
+                        break;
+                    }
+                    int nidx[MAX_AXES];
+                    memcpy(nidx, idx, sizeof nidx);
+                    nidx[a] = v;
+                    long n = encode(&s->sp, nidx);
+                    if (s->state[n].outcome != INVALID) {
+                        moves[n_moves++] = n;
+                        break;
+                    }
                 }
             }
         }
+        for (int m = n_moves - 1; m > 0; m--) {
+            int j = (int)(rng_next(rng) % (uint64_t)(m + 1));
+            long t = moves[m];
+            moves[m] = moves[j];
+            moves[j] = t;
+        }
+        long next = -1;
+        for (int m = 0; m < n_moves && next < 0; m++) {
+            try_config(s, moves[m]);
+            if (s->state[moves[m]].outcome == TIMED &&
+                s->state[moves[m]].us < s->state[cur].us) {
+                next = moves[m];
+            }
+        }
         if (next < 0) {
-            return; /* a local optimum */
+            return;
         }
         cur = next;
     }
@@ -418,12 +434,15 @@ static void run_strategy(struct search *s, const long *valid)
     for (; i < n && s->evaluated < seeds && !out_of_budget(s); i++) {
         try_config(s, order[i]);
     }
-    long *starts = malloc((size_t)(i ? i : 1) * sizeof *starts);
+    long *starts = malloc((size_t)(i + 1) * sizeof *starts);
     long n_starts = 0;
     for (long k = 0; starts != NULL && k < i; k++) {
-        if (s->state[order[k]].outcome == TIMED) {
+        if (s->state[order[k]].outcome == TIMED && order[k] != home) {
             starts[n_starts++] = order[k];
         }
+    }
+    if (starts != NULL && home >= 0 && s->state[home].outcome == TIMED) {
+        starts[n_starts++] = home; /* ranked among the others below */
     }
     /* Best starts first (insertion sort: few of them). */
     for (long a = 1; a < n_starts; a++) {
@@ -434,11 +453,8 @@ static void run_strategy(struct search *s, const long *valid)
         }
         starts[b + 1] = v;
     }
-    if (home >= 0 && s->state[home].outcome == TIMED) {
-        climb(s, home);
-    }
     for (long k = 0; k < n_starts && !out_of_budget(s); k++) {
-        climb(s, starts[k]);
+        climb(s, starts[k], &rng);
     }
     /* Budget left after every climb: keep sampling. */
     for (; i < n && !out_of_budget(s); i++) {

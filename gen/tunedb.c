@@ -188,11 +188,16 @@ int tune_apply_knobs(struct kernel_spec *ks, const char *text)
             }
             num = found;
         } else if (def->kind == VALUE_BOOL) {
+            if (strcmp(eq + 1, "true") != 0 && strcmp(eq + 1, "false") != 0) {
+                return -1;
+            }
             num = strcmp(eq + 1, "true") == 0;
         } else {
             char *end;
             num = strtod(eq + 1, &end);
-            if (*end != '\0' || num < def->min || num > def->max) {
+            if (end == eq + 1 || *end != '\0' || num < def->min ||
+                num > def->max ||
+                (def->kind == VALUE_INT && num != floor(num))) {
                 return -1;
             }
         }
@@ -286,6 +291,15 @@ enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
 {
     char shape[TUNE_TEXT];
     tune_shape_text(ks, shape, sizeof shape);
+    /* Without a device named, only a database of one device answers:
+     * knobs tuned on one device are no guide for another. */
+    for (int i = 1; device == NULL && i < db->n; i++) {
+        if (strcmp(db->entry[i].device, db->entry[0].device) != 0) {
+            snprintf(why, why_size, "the tuning database holds several "
+                     "devices and none was named (gen --db-device)");
+            return PICK_NONE;
+        }
+    }
     const struct tune_entry *exact = NULL, *near = NULL;
     double best_dist = INFINITY;
     for (int i = 0; i < db->n; i++) {
@@ -402,10 +416,12 @@ int tunedb_save(const struct tunedb *db, const char *path, char *err,
         put_string(&b, e->shape);
         buf_printf(&b, "\n    rows: %ld\n    best: ", e->rows);
         put_string(&b, e->best);
+        /* No record: `tried: []`, since a bare `tried:` reads as null. */
         buf_printf(&b, "\n    time_us: %.2f\n    gbs: %.1f\n    gflops: %.1f"
-                   "\n    default_us: %.2f\n    specl: \"%s\"\n    tried:\n",
+                   "\n    default_us: %.2f\n    specl: \"%s\"\n    "
+                   "tried:%s\n",
                    e->best_us, e->best_gbs, e->best_gflops, e->default_us,
-                   e->version);
+                   e->version, e->n_tried ? "" : " []");
         for (int t = 0; t < e->n_tried; t++) {
             buf_puts(&b, "      - { knobs: ");
             put_string(&b, e->tried[t].knobs);
@@ -472,6 +488,10 @@ static double number(struct loader *l, yaml_node_t *v, const char *key)
 static void load_tried(struct loader *l, struct tune_entry *e,
                        yaml_node_t *seq)
 {
+    if (seq->type == YAML_SCALAR_NODE && seq->data.scalar.length == 0 &&
+        seq->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        return; /* `tried:` with nothing: none (as older versions wrote) */
+    }
     if (seq->type != YAML_SEQUENCE_NODE) {
         diag_error(l->d, l->path, node_mark(seq), "tried must be a sequence");
         return;

@@ -12,5 +12,6 @@ int add_syntax_suite(void);   /* test_syntax.c: libclang, no device */
 int add_numeric_suite(void);  /* test_numeric.c: PoCL vs naive vs float64 */
 int add_sweep_suite(void);    /* test_sweep.c: shapes, ranks, options */
 int add_stub_suite(void);     /* test_stub.c: host stub contract, vendor */
+int add_tune_suite(void);     /* test_tune.c: tuner, tuning database */
 
 #endif

@@ -98,3 +98,8 @@ fuzz: $(B)/fuzz_spec
 	    -artifact_prefix=$(FUZZ_DIR)/crashes/ -print_final_stats=1 \
 	    $(FUZZ_DIR)/corpus tests/fuzz/regressions
 	@echo "fuzz: no crash in $(FUZZ_SECONDS) s; crashers go to tests/fuzz/regressions/"
+
+# Breaks generated kernels and stubs on purpose; every mutation must be
+# caught by the numeric, sweep and stub suites.
+mutation: $(B)/specl $(B)/specl_tests
+	sh tests/mutations.sh

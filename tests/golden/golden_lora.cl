@@ -3,7 +3,7 @@
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f32
  * fields: in_features=128 out_features=64 rank=8 alpha=16 base=true* accumulate=false*
- * tile:   m=64* n=64* k=8* wm=8* wn=8* vec=4* pad=4* xa=inline* decode_rows=16* decode_n=8* decode_k=32* decode_split=1* xa_m=16* xa_k=16*
+ * tile:   m=64* n=64* k=16* wm=8* wn=8* vec=4* pad=4* xa=inline* delta=fused* warp_n=8* decode_rows=16* decode_n=8* decode_k=32* decode_split=1* xa_m=16* xa_k=32*
  *         (* = not in the spec: op defaults for the shape)
  */
 
@@ -17,13 +17,16 @@
 #define XA_INLINE 1     /* 1: lora_main computes X*A itself */
 #define TILE_M 64       /* rows of Y per work-group */
 #define TILE_N 64       /* columns of Y per work-group */
-#define TILE_K 8        /* K elements per local-memory stage */
+#define TILE_K 16       /* K elements per local-memory stage */
 #define WORK_M 8        /* rows of Y per work-item */
 #define WORK_N 8        /* columns of Y per work-item */
 #define VEC 4           /* elements per global load or store */
 #define PAD 4           /* floats appended to each local-memory row */
 #define XA_M 16         /* lora_xa: rows per work-group */
-#define XA_K 16         /* lora_xa: work-items along K */
+#define XA_K 32         /* lora_xa: work-items along K */
+#define XA_W 8          /* lora_xa: rows per work-item */
+#define DELTA_FUSED 0   /* 1: lora_delta computes Y alone */
+#define WARP_N 8        /* lora_main: work-items along N per warp */
 #define DECODE_ROWS 16  /* rows lora_decode handles at most */
 #define DECODE_N 8      /* lora_decode: work-items along N */
 #define DECODE_K 32     /* lora_decode: work-items along the reduction */
@@ -128,8 +131,12 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *                double-buffered local memory, then the r stretch.
  *                Local size (THREADS_N, THREADS_M).
  *   lora_xa      T = SCALE*X*A into a float scratch buffer; reads X once.
- *                Local size (XA_K, XA_M), XA_M rows per work-group; with
- *                S work-groups along dimension 0, S partial sums of T.
+ *                Local size (XA_K, XA_M / XA_W), XA_M rows per work-group,
+ *                XA_W per work-item; with S work-groups along dimension
+ *                0, S partial sums of T.
+ *   lora_delta   HAS_BASE 0 and DELTA_FUSED: one kernel; a work-group
+ *                computes T for its XA_M rows into local memory, then
+ *                writes those rows of Y = T*B. Local size (XA_K, XA_T).
  *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
  *                every row, the reduction is split over DECODE_K work-items,
  *                so W is streamed once. Needs T from lora_xa run with
@@ -155,7 +162,12 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *   VEC             width of global loads and stores: 1, 2 or 4; divides K
  *                   and N
  *   PAD             floats of padding per local-memory row
- *   XA_M, XA_K      lora_xa: rows per work-group, work-items along K
+ *   XA_M, XA_K      lora_xa, lora_delta: rows per work-group, work-items
+ *                   along K
+ *   XA_W            lora_xa, lora_delta: rows per work-item; divides XA_M
+ *   DELTA_FUSED     1 (with HAS_BASE 0): lora_delta does everything
+ *   WARP_N          lora_main: work-items along N within each group of 32
+ *                   consecutive ones (a warp); 0: THREADS_N (row-major)
  *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
@@ -213,6 +225,15 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #endif
 #ifndef XA_K
 #define XA_K 16 /* lora_xa: work-items along K */
+#endif
+#ifndef XA_W
+#define XA_W 4 /* lora_xa, lora_delta: rows per work-item */
+#endif
+#ifndef DELTA_FUSED
+#define DELTA_FUSED 0 /* 1: base: false runs as the one kernel lora_delta */
+#endif
+#ifndef WARP_N
+#define WARP_N 0 /* lora_main: work-items along N per warp; 0: plain */
 #endif
 #ifndef DECODE_ROWS
 #define DECODE_ROWS 16 /* rows lora_decode handles at most */
@@ -578,9 +599,17 @@ void lora_main(const int rows,
     __local float al[2 * A_ELEMS];
     __local float tl[RANK_CEIL * LDA] __attribute__((aligned(16)));
 #endif
+    const int lid = get_local_id(1) * THREADS_N + get_local_id(0);
+#if WARP_N > 0 && WARP_N != THREADS_N
+    /* Each warp (32 consecutive lid) is a (32 / WARP_N) x WARP_N block of
+     * work-items, so its local reads touch few distinct addresses. */
+    const int tn = (lid / 32) % (THREADS_N / WARP_N) * WARP_N + lid % WARP_N;
+    const int tm = (lid / 32) / (THREADS_N / WARP_N) * (32 / WARP_N) +
+                   lid % 32 / WARP_N;
+#else
     const int tn = get_local_id(0);
     const int tm = get_local_id(1);
-    const int lid = tm * THREADS_N + tn;
+#endif
     const int col0 = get_group_id(0) * TILE_N;
     const int row0 = get_group_id(1) * TILE_M;
 
@@ -748,91 +777,315 @@ void lora_main(const int rows,
     }
 }
 
-/* ---- lora_xa ---- */
+/* ---- lora_xa and lora_delta ---- */
 
-#if !XA_INLINE || DECODE_ROWS > 0
-#define XA_THREADS (XA_M * XA_K)
-#define XA_STEPS CEIL_DIV(IN_FEATURES, XA_K * VEC)
-#define XA_OUT (XA_M * RANK)
-/* A rows are read as float4 when r allows. */
+#if !XA_INLINE || DECODE_ROWS > 0 || DELTA_FUSED
+/* Work-item (tk, tm) of a (XA_K, XA_T) work-group owns rows
+ * row0 + i * XA_T + tm (i < XA_W) of an XA_M-row block and, in each slab
+ * of XA_SLAB = XA_K * VEC elements of K, the elements tk, tk + XA_K, ...:
+ * the X loads are coalesced along K, and each A value it reads serves
+ * XA_W rows. A slab of A (contiguous in memory) is staged through local
+ * memory with coalesced vector loads; its row stride XA_LDA keeps the
+ * float4 reads of neighbouring work-items on distinct banks. The XA_K
+ * partial sums of each (row, j) then meet in local memory, one round per
+ * i, reusing the slab's memory. */
+#define XA_T (XA_M / XA_W)
+#define XA_THREADS (XA_K * XA_T)
+#define XA_SLAB (XA_K * VEC)
+#define XA_SLABS CEIL_DIV(IN_FEATURES, XA_SLAB)
 #if RANK % 4 == 0
 #define AV 4
+#define XA_LDA (RANK % 8 == 0 ? RANK + 4 : RANK) /* RANK/4 odd: no conflict */
 #else
 #define AV 1
+#define XA_LDA (RANK % 2 == 0 ? RANK + 1 : RANK)
+#endif
+#define XA_AS (XA_SLAB * XA_LDA)
+#define XA_RED (XA_T * RANK * (XA_K + 1))
+#define XA_LOCAL (XA_AS > XA_RED ? XA_AS : XA_RED)
+#define XA_A_ELEMS (XA_SLAB * RANK)
+
+/* Global -> registers: this work-item's X values of slab S. */
+inline void xa_fetch_x(float xr[XA_W][VEC], const __global storage_t *x,
+                       const int rows, const int row0, const int tm,
+                       const int tk, const int s)
+{
+#pragma unroll
+    for (int i = 0; i < XA_W; i++) {
+        const __global storage_t *xp =
+            x + (size_t)min(row0 + i * XA_T + tm, rows - 1) * IN_FEATURES;
+#pragma unroll
+        for (int c = 0; c < VEC; c++) {
+            const int k = s * XA_SLAB + c * XA_K + tk;
+            xr[i][c] = 0.0f;
+#if IN_FEATURES % XA_SLAB != 0
+            if (k < IN_FEATURES)
+#endif
+            {
+                xr[i][c] = load1(xp, k);
+            }
+        }
+    }
+}
+
+/* Global -> local: slab S of A, rows past K as zeros. */
+inline void xa_stage_a(__local float *as, const __global storage_t *a,
+                       const int s, const int lid)
+{
+    const size_t base = (size_t)s * XA_SLAB * RANK;
+#if AV == 4
+    for (int v = lid; v < XA_A_ELEMS / 4; v += XA_THREADS) {
+        const int kk = v * 4 / RANK;
+        const int j = v * 4 % RANK;
+        float4 av = (float4)0.0f;
+#if IN_FEATURES % XA_SLAB != 0
+        if (s * XA_SLAB + kk < IN_FEATURES)
+#endif
+        {
+            av = load4(a, base + (size_t)v * 4);
+        }
+        vstore4(av, 0, as + kk * XA_LDA + j);
+    }
+#else
+    for (int v = lid; v < XA_A_ELEMS; v += XA_THREADS) {
+        const int kk = v / RANK;
+        float av = 0.0f;
+#if IN_FEATURES % XA_SLAB != 0
+        if (s * XA_SLAB + kk < IN_FEATURES)
+#endif
+        {
+            av = load1(a, base + (size_t)v);
+        }
+        as[kk * XA_LDA + v % RANK] = av;
+    }
+#endif
+}
+
+/* acc[i][j] = this work-item's share of (X*A)[row i][j] over slabs
+ * [s_begin, s_end); X for the next slab is in flight while A is staged. */
+inline void xa_accumulate(float acc[XA_W][RANK], __local float *as,
+                          const __global storage_t *x,
+                          const __global storage_t *a, const int rows,
+                          const int row0, const int tm, const int tk,
+                          const int lid, const int s_begin, const int s_end)
+{
+#pragma unroll
+    for (int i = 0; i < XA_W; i++) {
+#pragma unroll
+        for (int j = 0; j < RANK; j++) {
+            acc[i][j] = 0.0f;
+        }
+    }
+    float xn[XA_W][VEC];
+    if (s_begin < s_end) {
+        xa_fetch_x(xn, x, rows, row0, tm, tk, s_begin);
+    }
+    for (int s = s_begin; s < s_end; s++) {
+        float xc[XA_W][VEC];
+#pragma unroll
+        for (int i = 0; i < XA_W; i++) {
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+                xc[i][c] = xn[i][c];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        xa_stage_a(as, a, s, lid);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (s + 1 < s_end) {
+            xa_fetch_x(xn, x, rows, row0, tm, tk, s + 1);
+        }
+#pragma unroll
+        for (int c = 0; c < VEC; c++) {
+            const __local float *ap = as + (c * XA_K + tk) * XA_LDA;
+#if AV == 4
+#pragma unroll
+            for (int j = 0; j < RANK; j += 4) {
+                const float4 av = vload4(0, ap + j);
+#pragma unroll
+                for (int i = 0; i < XA_W; i++) {
+                    acc[i][j] = fma(xc[i][c], av.s0, acc[i][j]);
+                    acc[i][j + 1] = fma(xc[i][c], av.s1, acc[i][j + 1]);
+                    acc[i][j + 2] = fma(xc[i][c], av.s2, acc[i][j + 2]);
+                    acc[i][j + 3] = fma(xc[i][c], av.s3, acc[i][j + 3]);
+                }
+            }
+#else
+#pragma unroll
+            for (int j = 0; j < RANK; j++) {
+                const float av = ap[j];
+#pragma unroll
+                for (int i = 0; i < XA_W; i++) {
+                    acc[i][j] = fma(xc[i][c], av, acc[i][j]);
+                }
+            }
+#endif
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the slab's memory becomes red */
+}
+
+/* Round I of the reduction: parks acc[i] in RED; after it, output
+ * o < XA_T * RANK (row row0 + I * XA_T + o / RANK, column o % RANK) is
+ * xa_sum(red, o). The caller adds a barrier before the next round. */
+inline void xa_park(__local float *red, const float acc[XA_W][RANK],
+                    const int i, const int tm, const int tk)
+{
+#pragma unroll
+    for (int w = 0; w < XA_W; w++) {
+        if (w == i) {
+#pragma unroll
+            for (int j = 0; j < RANK; j++) {
+                red[(tm * RANK + j) * (XA_K + 1) + tk] = acc[w][j];
+            }
+        }
+    }
+}
+
+inline float xa_sum(const __local float *red, const int o)
+{
+    float sum = 0.0f;
+#pragma unroll
+    for (int p = 0; p < XA_K; p++) {
+        sum += red[o * (XA_K + 1) + p];
+    }
+    return sum;
+}
 #endif
 
-/* T = SCALE * X*A. Work-item (tk, tm) reduces row tm of the block over
- * every XA_K-th VEC-wide slice of K, so a work-group reads its rows of X
- * once, coalesced, and each A read serves XA_M rows; the XA_K partial sums
- * then meet in local memory. With S = get_num_groups(0) > 1 the K steps
- * are also split over S work-groups (few rows, as for lora_decode), each
- * writing its partial sum: T[m][s][j] at t[(m * S + s) * RANK + j]. */
-__kernel __attribute__((reqd_work_group_size(XA_K, XA_M, 1)))
+#if !XA_INLINE || DECODE_ROWS > 0
+/* T = SCALE * X*A into the float scratch. With S = get_num_groups(0) > 1
+ * the slabs of K are split over S work-groups (few rows, as for
+ * lora_decode), each writing its partial sum: T[m][s][j] at
+ * t[(m * S + s) * RANK + j]. */
+__kernel __attribute__((reqd_work_group_size(XA_K, XA_T, 1)))
 void lora_xa(const int rows, const __global storage_t *restrict x,
              const __global storage_t *restrict a,
              __global float *restrict t)
 {
-    /* Partial sums, [row][j][tk]; the padded stride spreads the banks. */
-    __local float red[XA_M * RANK * (XA_K + 1)];
+    __local float as[XA_LOCAL] __attribute__((aligned(16)));
     const int tk = get_local_id(0);
     const int tm = get_local_id(1);
+    const int lid = tm * XA_K + tk;
     const int nsplit = get_num_groups(0);
     const int split = get_group_id(0);
     const int row0 = get_group_id(1) * XA_M;
-    const __global storage_t *xr =
-        x + (size_t)min(row0 + tm, rows - 1) * IN_FEATURES;
-    const int per = CEIL_DIV(XA_STEPS, nsplit);
-    const int s_end = min(split * per + per, XA_STEPS);
+    const int per = CEIL_DIV(XA_SLABS, nsplit);
+    const int s_begin = min(split * per, XA_SLABS);
+    const int s_end = min(s_begin + per, XA_SLABS);
 
-    float acc[RANK];
+    float acc[XA_W][RANK];
+    xa_accumulate(acc, as, x, a, rows, row0, tm, tk, lid, s_begin, s_end);
 #pragma unroll
-    for (int j = 0; j < RANK; j++) {
-        acc[j] = 0.0f;
-    }
-    for (int s = split * per; s < s_end; s++) {
-        const int k = (s * XA_K + tk) * VEC;
-#if IN_FEATURES % (XA_K * VEC) != 0
-        if (k < IN_FEATURES)
-#endif
-        {
-            const vecf_t xv = loadv(xr, k);
-#pragma unroll
-            for (int c = 0; c < VEC; c++) {
-                const float xs = VEC_AT(xv, c);
-                const size_t at = (size_t)(k + c) * RANK;
-#if AV == 4
-#pragma unroll
-                for (int j = 0; j < RANK; j += 4) {
-                    const float4 av = load4(a, at + j);
-                    acc[j] = fma(xs, av.s0, acc[j]);
-                    acc[j + 1] = fma(xs, av.s1, acc[j + 1]);
-                    acc[j + 2] = fma(xs, av.s2, acc[j + 2]);
-                    acc[j + 3] = fma(xs, av.s3, acc[j + 3]);
-                }
-#else
-#pragma unroll
-                for (int j = 0; j < RANK; j++) {
-                    acc[j] = fma(xs, load1(a, at + j), acc[j]);
-                }
-#endif
+    for (int i = 0; i < XA_W; i++) {
+        if (i > 0) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        xa_park(as, acc, i, tm, tk);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = lid; o < XA_T * RANK; o += XA_THREADS) {
+            const int row = row0 + i * XA_T + o / RANK;
+            const float sum = xa_sum(as, o);
+            if (row < rows) {
+                t[((size_t)row * nsplit + split) * RANK + o % RANK] =
+                    SCALE * sum;
             }
         }
     }
+}
+#endif
 
+#if DELTA_FUSED
+/* base: false in one launch: a work-group takes XA_M rows, computes
+ * T = SCALE*X*A for them into local memory (reading its X rows once,
+ * as lora_xa), then writes those full rows of Y = T*B: each work-item
+ * owns VEC columns at a time and every row of the block, so each B
+ * value is read once per work-group (from cache; B is r x N). */
+__kernel __attribute__((reqd_work_group_size(XA_K, XA_T, 1)))
+void lora_delta(const int rows, const __global storage_t *restrict x,
+                const __global storage_t *restrict a,
+                const __global storage_t *restrict b,
+                __global storage_t *restrict y)
+{
+    __local float as[XA_LOCAL] __attribute__((aligned(16)));
+    __local float tl[XA_M * RANK] __attribute__((aligned(16)));
+    const int tk = get_local_id(0);
+    const int tm = get_local_id(1);
+    const int lid = tm * XA_K + tk;
+    const int row0 = get_group_id(0) * XA_M;
+
+    float acc[XA_W][RANK];
+    xa_accumulate(acc, as, x, a, rows, row0, tm, tk, lid, 0, XA_SLABS);
 #pragma unroll
-    for (int j = 0; j < RANK; j++) {
-        red[(tm * RANK + j) * (XA_K + 1) + tk] = acc[j];
+    for (int i = 0; i < XA_W; i++) {
+        if (i > 0) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        xa_park(as, acc, i, tm, tk);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = lid; o < XA_T * RANK; o += XA_THREADS) {
+            tl[(i * XA_T + o / RANK) * RANK + o % RANK] =
+                SCALE * xa_sum(as, o);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int o = tm * XA_K + tk; o < XA_OUT; o += XA_THREADS) {
-        float sum = 0.0f;
+
+    /* Y rows = T*B: VEC columns per work-item per pass, every row. */
+    const int nrows = min(rows - row0, XA_M);
+    for (int cv = lid; cv < OUT_FEATURES / VEC; cv += XA_THREADS) {
+        const int col = cv * VEC;
+        vecf_t yv[XA_M];
 #pragma unroll
-        for (int p = 0; p < XA_K; p++) {
-            sum += red[o * (XA_K + 1) + p];
+        for (int m = 0; m < XA_M; m++) {
+            yv[m] = (vecf_t)0.0f;
         }
-        const int row = row0 + o / RANK;
-        if (row < rows) {
-            t[((size_t)row * nsplit + split) * RANK + o % RANK] = SCALE * sum;
+#if AV == 4
+#pragma unroll 2
+        for (int j = 0; j < RANK; j += 4) {
+            const vecf_t b0 = loadv(b + col, (size_t)j * OUT_FEATURES);
+            const vecf_t b1 = loadv(b + col, (size_t)(j + 1) * OUT_FEATURES);
+            const vecf_t b2 = loadv(b + col, (size_t)(j + 2) * OUT_FEATURES);
+            const vecf_t b3 = loadv(b + col, (size_t)(j + 3) * OUT_FEATURES);
+#pragma unroll
+            for (int m = 0; m < XA_M; m++) {
+                const float4 tv = vload4(0, tl + m * RANK + j);
+                yv[m] = fma((vecf_t)tv.s0, b0, yv[m]);
+                yv[m] = fma((vecf_t)tv.s1, b1, yv[m]);
+                yv[m] = fma((vecf_t)tv.s2, b2, yv[m]);
+                yv[m] = fma((vecf_t)tv.s3, b3, yv[m]);
+            }
+        }
+#else
+#pragma unroll 4
+        for (int j = 0; j < RANK; j++) {
+            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
+#pragma unroll
+            for (int m = 0; m < XA_M; m++) {
+                yv[m] = fma((vecf_t)tl[m * RANK + j], bv, yv[m]);
+            }
+        }
+#endif
+#pragma unroll
+        for (int m = 0; m < XA_M; m++) {
+            if (m < nrows) {
+                __global storage_t *yr =
+                    y + (size_t)(row0 + m) * OUT_FEATURES + col;
+#if VEC == 4
+#if ACCUMULATE
+                yv[m] += load4(yr, 0);
+#endif
+                store4(yr, 0, yv[m]);
+#else
+#pragma unroll
+                for (int c = 0; c < VEC; c++) {
+#if ACCUMULATE
+                    store1(yr, c, VEC_AT(yv[m], c) + load1(yr, c));
+#else
+                    store1(yr, c, VEC_AT(yv[m], c));
+#endif
+                }
+#endif
+            }
         }
     }
 }
@@ -852,7 +1105,7 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
 #else
 #define DEC_RED_ROWS DEC_RED_ROWS_FIT
 #endif
-#define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K)
+#define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * VEC)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
 
 /* acc[m] += this work-item's share of row m of [X | T]*[W ; B] at columns
@@ -875,22 +1128,32 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
         rowc[m] = min(m, rows - 1);
     }
 #if HAS_BASE
-    /* k = tk, tk + DECODE_K, ...: W rows are read once, coalesced along
-     * N; the X reads are shared by the DECODE_N work-items of one k.
+    /* Work-item tk takes VEC consecutive rows of W per step, k = (s *
+     * DECODE_K + tk) * VEC + c: the W rows are read once, coalesced along
+     * N, and one VEC-wide load of each X row serves VEC rows of W (the X
+     * loads are shared by the DECODE_N work-items of one tk, from cache).
      * Unrolled so that several W loads are in flight per work-item. */
-#pragma unroll 8
+#pragma unroll 2
     for (int s = 0; s < DEC_W_STEPS; s++) {
-        const int k = s * DECODE_K + tk;
-#if IN_FEATURES % DECODE_K != 0
+        const int k = (s * DECODE_K + tk) * VEC;
+#if IN_FEATURES % (DECODE_K * VEC) != 0
         if (k < IN_FEATURES)
 #endif
         {
-            const vecf_t wv = loadv(w + col, (size_t)k * OUT_FEATURES);
+            vecf_t wv[VEC];
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+                wv[c] = loadv(w + col, (size_t)(k + c) * OUT_FEATURES);
+            }
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
-                    const float xm = load1(x, rowc[m] * IN_FEATURES + k);
-                    acc[m] = fma((vecf_t)xm, wv, acc[m]);
+                    const vecf_t xv =
+                        loadv(x + (size_t)rowc[m] * IN_FEATURES, k);
+#pragma unroll
+                    for (int c = 0; c < VEC; c++) {
+                        acc[m] = fma((vecf_t)VEC_AT(xv, c), wv[c], acc[m]);
+                    }
                 }
             }
         }

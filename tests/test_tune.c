@@ -1,0 +1,1920 @@
+/* test_tune.c - `specl tune` and the tuning database: the constraint
+ * filter (each op's validate() over its tune_space, re-run here and
+ * checked against the first line `specl tune` prints), tiny tuning runs
+ * on PoCL (random, exhaustive, local; the database, the plot, bad
+ * options), resume, `specl db merge` and tunedb_merge, key matching and
+ * the nearest-shape fallback (tunedb_pick, tunedb_apply, `specl gen
+ * --db`), the knob text round trip and device slugs.
+ *
+ * Fixtures are under tests/tune/: small.yaml (kernels to tune), best.yaml
+ * (the bests of a database the tests build), gen.yaml (kernels that take
+ * their knobs from it), a.yaml and b.yaml (databases to merge), and two
+ * malformed databases. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "spec.h"
+#include "suites.h"
+#include "testutil.h"
+#include "tunedb.h"
+
+#define TUNE_DIR "tests/tune"
+#define SMALL_SPEC TUNE_DIR "/small.yaml"
+#define BEST_SPEC TUNE_DIR "/best.yaml"
+#define GEN_SPEC TUNE_DIR "/gen.yaml"
+#define DB_A TUNE_DIR "/a.yaml"
+#define DB_B TUNE_DIR "/b.yaml"
+#define DB_BAD_ENTRY TUNE_DIR "/bad_entry.yaml"
+#define DB_BAD_YAML TUNE_DIR "/bad_yaml.yaml"
+
+#define TEST_DEVICE "Test Device"
+#define OTHER_DEVICE "Other GPU"
+
+/* The command of the tuning run that the resume tests repeat. */
+#define RANDOM_RUN "tune " SMALL_SPEC " --rows 8 --strategy random " \
+                   "--max-evals 4 --reps 2 --seed 3"
+#define RANDOM_EVALS 4
+
+static char *tmp; /* the suite's temporary directory */
+
+static int suite_init(void)
+{
+    tmp = tu_tempdir();
+    return tmp == NULL;
+}
+
+static int suite_cleanup(void)
+{
+    if (tmp != NULL) {
+        tu_rmtree(tmp);
+    }
+    free(tmp);
+    tmp = NULL;
+    return 0;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* TMP/NAME in BUF. */
+static const char *tmp_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", tmp, name);
+    return buf;
+}
+
+/* Runs `specl ARGS` (printf-style) with stdout in TMP/out.txt and stderr in
+ * TMP/err.txt; returns its exit status. *OUT and *ERR (if not NULL) get
+ * the text of each (caller frees). */
+static int specl(char **out, char **err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int specl(char **out, char **err, const char *fmt, ...)
+{
+    char args[4096], o[4096], e[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    tmp_path(o, sizeof o, "out.txt");
+    tmp_path(e, sizeof e, "err.txt");
+    int rc = tu_run("%s %s >'%s' 2>'%s'", TU_SPECL, args, o, e);
+    if (out != NULL) {
+        *out = tu_read(o, NULL);
+        if (*out == NULL) {
+            *out = calloc(1, 1);
+        }
+    }
+    if (err != NULL) {
+        *err = tu_read(e, NULL);
+        if (*err == NULL) {
+            *err = calloc(1, 1);
+        }
+    }
+    return rc;
+}
+
+static int read_spec(struct spec_set *s, const char *path)
+{
+    struct diags d = {0, stderr};
+    spec_set_init(s);
+    return spec_read_file(s, path, &d);
+}
+
+/* Reads a spec held in TEXT (PATH names it; a string literal). */
+static int read_spec_text(struct spec_set *s, const char *path,
+                          const char *text)
+{
+    struct diags d = {0, stderr};
+    spec_set_init(s);
+    return spec_read_buffer(s, path, (const unsigned char *)text,
+                            strlen(text), &d);
+}
+
+static const struct kernel_spec *find_kernel(const struct spec_set *s,
+                                             const char *name)
+{
+    for (int i = 0; i < s->n_kernel; i++) {
+        if (strcmp(s->kernel[i].name, name) == 0) {
+            return &s->kernel[i];
+        }
+    }
+    return NULL;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int file_exists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f != NULL) {
+        fclose(f);
+    }
+    return f != NULL;
+}
+
+/* Validates KS silently: the number of errors, and the first message
+ * (what follows "error: ") in WHY, as `specl tune` reports it. */
+static int check_config(const struct kernel_spec *ks, char *why, size_t size)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    struct diags d = {0, mem};
+    ks->op->validate(ks, &d);
+    if (mem != NULL) {
+        fclose(mem);
+    }
+    why[0] = '\0';
+    if (d.count > 0 && text != NULL) {
+        const char *msg = strstr(text, "error: ");
+        msg = msg ? msg + 7 : text;
+        snprintf(why, size, "%.*s", (int)strcspn(msg, "\n"), msg);
+    }
+    free(text);
+    return d.count;
+}
+
+/* BASE with the knobs of TEXT set and the others chosen again by the
+ * op's defaults, as the tuner builds a config; 0, or -1 if TEXT is bad. */
+static int with_knobs(const struct kernel_spec *base, const char *text,
+                      struct kernel_spec *out)
+{
+    *out = *base;
+    if (tune_apply_knobs(out, text) != 0) {
+        return -1;
+    }
+    if (out->op->defaults != NULL) {
+        out->op->defaults(out);
+    }
+    return 0;
+}
+
+static void knobs_of(const struct kernel_spec *ks, char *out, size_t size)
+{
+    tune_knobs_text(ks, out, size);
+}
+
+/* ---- the search space, as tune.c builds and filters it ------------------ */
+
+#define MAX_AXES 12
+#define MAX_VALUES 16
+#define MAX_KINDS 8
+
+struct tspace {
+    int n_axis;
+    int knob[MAX_AXES];
+    int n_value[MAX_AXES];
+    double value[MAX_AXES][MAX_VALUES];
+    long n_config;
+};
+
+static int tspace_build(const struct op_def *op, struct tspace *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->n_config = 1;
+    if (op->tune_space == NULL) {
+        return -1;
+    }
+    for (const struct tune_axis *ax = op->tune_space; ax->knob; ax++) {
+        int k = op_knob_index(op, ax->knob);
+        if (k < 0 || sp->n_axis == MAX_AXES) {
+            return -1;
+        }
+        const struct param_def *def = &op->knobs[k];
+        int a = sp->n_axis++;
+        char copy[256], *save = NULL;
+        sp->knob[a] = k;
+        snprintf(copy, sizeof copy, "%s", ax->values);
+        for (char *t = strtok_r(copy, " ", &save); t;
+             t = strtok_r(NULL, " ", &save)) {
+            double v = -1;
+            if (def->kind == VALUE_CHOICE) {
+                for (int c = 0; def->choices[c]; c++) {
+                    if (strcmp(def->choices[c], t) == 0) {
+                        v = c;
+                    }
+                }
+            } else {
+                v = strtod(t, NULL);
+            }
+            if (v < 0 || sp->n_value[a] == MAX_VALUES) {
+                return -1;
+            }
+            sp->value[a][sp->n_value[a]++] = v;
+        }
+        sp->n_config *= sp->n_value[a];
+    }
+    return 0;
+}
+
+/* Config INDEX of SP (the last axis varies fastest) on BASE. */
+static void tspace_config(const struct kernel_spec *base,
+                          const struct tspace *sp, long index,
+                          struct kernel_spec *out)
+{
+    *out = *base;
+    for (int a = sp->n_axis - 1; a >= 0; a--) {
+        out->knob[sp->knob[a]].num = sp->value[a][index % sp->n_value[a]];
+        out->knob[sp->knob[a]].set = 1;
+        index /= sp->n_value[a];
+    }
+    if (out->op->defaults != NULL) {
+        out->op->defaults(out);
+    }
+}
+
+/* The config of SP holding KS's own knobs, or -1. */
+static long tspace_home(const struct tspace *sp, const struct kernel_spec *ks)
+{
+    long index = 0;
+    for (int a = 0; a < sp->n_axis; a++) {
+        int found = -1;
+        for (int v = 0; v < sp->n_value[a]; v++) {
+            if (sp->value[a][v] == ks->knob[sp->knob[a]].num) {
+                found = v;
+            }
+        }
+        if (found < 0) {
+            return -1;
+        }
+        index = index * sp->n_value[a] + found;
+    }
+    return index;
+}
+
+/* A reason with its numbers blanked (tune.c's kinds of reasons). */
+static void reason_kind(const char *why, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = why; *p && n + 1 < size; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (n == 0 || out[n - 1] != '#') {
+                out[n++] = '#';
+            }
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* One kernel's space after the constraint filter. */
+struct filter {
+    struct tspace sp;
+    long n_valid;
+    char *valid;             /* per config: 1 if it validates */
+    long home;               /* the op defaults' config, or -1 */
+    int n_kinds;
+    char kinds[MAX_KINDS][128];
+    long kind_count[MAX_KINDS];
+};
+
+static int filter_run(const struct kernel_spec *ks, struct filter *f)
+{
+    memset(f, 0, sizeof *f);
+    if (tspace_build(ks->op, &f->sp) != 0) {
+        return -1;
+    }
+    f->valid = calloc((size_t)f->sp.n_config, 1);
+    if (f->valid == NULL) {
+        return -1;
+    }
+    f->home = tspace_home(&f->sp, ks);
+    for (long i = 0; i < f->sp.n_config; i++) {
+        struct kernel_spec cks;
+        char why[160], kind[128];
+        tspace_config(ks, &f->sp, i, &cks);
+        if (check_config(&cks, why, sizeof why) == 0) {
+            f->valid[i] = 1;
+            f->n_valid++;
+            continue;
+        }
+        reason_kind(why, kind, sizeof kind);
+        int k = 0;
+        while (k < f->n_kinds && strcmp(f->kinds[k], kind) != 0) {
+            k++;
+        }
+        if (k == f->n_kinds && f->n_kinds < MAX_KINDS) {
+            snprintf(f->kinds[f->n_kinds++], sizeof f->kinds[0], "%s", kind);
+        }
+        if (k < MAX_KINDS) {
+            f->kind_count[k]++;
+        }
+    }
+    return 0;
+}
+
+static void filter_free(struct filter *f)
+{
+    free(f->valid);
+    f->valid = NULL;
+}
+
+/* The line `specl tune` prints first for KS tuned over ROWS rows. */
+static void filter_line(const struct kernel_spec *ks, const struct filter *f,
+                        long rows, char *out, size_t size)
+{
+    char shape[TUNE_TEXT];
+    tune_shape_text(ks, shape, sizeof shape);
+    size_t n = (size_t)snprintf(out, size, "%s: %s %s, rows %ld: %ld "
+                                "configs, %ld valid", ks->name, ks->op->name,
+                                shape, rows, f->sp.n_config, f->n_valid);
+    for (int k = 0; k < f->n_kinds && n < size; k++) {
+        n += (size_t)snprintf(out + n, size - n, "%s%ld %s",
+                              k ? "; " : " (invalid: ", f->kind_count[k],
+                              f->kinds[k]);
+    }
+    if (f->n_kinds && n < size) {
+        snprintf(out + n, size - n, ")");
+    }
+}
+
+/* The config of F's space whose knobs read TEXT, or -1. */
+static long filter_find(const struct kernel_spec *ks, const struct filter *f,
+                        const char *text)
+{
+    for (long i = 0; i < f->sp.n_config; i++) {
+        struct kernel_spec cks;
+        char k[TUNE_TEXT];
+        tspace_config(ks, &f->sp, i, &cks);
+        knobs_of(&cks, k, sizeof k);
+        if (strcmp(k, text) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void config_text(const struct kernel_spec *ks, const struct filter *f,
+                        long index, char *out, size_t size)
+{
+    struct kernel_spec cks;
+    tspace_config(ks, &f->sp, index, &cks);
+    knobs_of(&cks, out, size);
+}
+
+/* ---- 1. the constraint filter ------------------------------------------ */
+
+/* KS with KNOBS set validates (REASON NULL), or is rejected with a first
+ * reason containing REASON. */
+static void expect_config(const struct kernel_spec *ks, const char *knobs,
+                          const char *reason)
+{
+    struct kernel_spec cks;
+    char why[256];
+    int rc = with_knobs(ks, knobs, &cks);
+    TU_CHECK(rc == 0, "%s: cannot apply '%s'", ks->name, knobs);
+    if (rc != 0) {
+        return;
+    }
+    int errors = check_config(&cks, why, sizeof why);
+    if (reason == NULL) {
+        TU_CHECK(errors == 0, "%s {%s}: should be valid, rejected: %s",
+                 ks->name, knobs, why);
+    } else {
+        TU_CHECK(errors > 0 && strstr(why, reason) != NULL,
+                 "%s {%s}: expected rejection '%s', got %s", ks->name, knobs,
+                 reason, errors ? why : "valid");
+    }
+}
+
+static const char *const filter_spec =
+    "kernels:\n"
+    "  - {name: f_lora, op: lora_forward, in_features: 64, "
+    "out_features: 64, rank: 4}\n"
+    "  - {name: f_softmax, op: softmax, features: 4096}\n"
+    "  - {name: f_softmax_odd, op: softmax, features: 1000}\n"
+    "  - {name: f_layernorm, op: layernorm, features: 768}\n";
+
+static void test_filter_cases(void)
+{
+    struct spec_set s;
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "filter.yaml", filter_spec), 0);
+    const struct kernel_spec *lora = find_kernel(&s, "f_lora");
+    const struct kernel_spec *sm = find_kernel(&s, "f_softmax");
+    const struct kernel_spec *odd = find_kernel(&s, "f_softmax_odd");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lora);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sm);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(odd);
+
+    /* lora_forward: the op defaults and a hand-picked tile are valid. */
+    expect_config(lora, "", NULL);
+    expect_config(lora, "m=64 n=64 k=16 wm=8 wn=8 warp_n=0 xa=prepass "
+                  "delta=fused", NULL);
+    expect_config(lora, "m=128 n=64 k=16 wm=4 wn=4 warp_n=8 xa=inline", NULL);
+    /* Register tiles that do not divide the tile. */
+    expect_config(lora, "m=64 wm=3", "tile m (64) must be a multiple of wm "
+                  "(3)");
+    expect_config(lora, "n=64 wn=3", "tile n (64) must be a multiple of wn "
+                  "(3)");
+    /* Work-groups too large: 128/1 x 64/4 work-items. */
+    expect_config(lora, "m=128 n=64 wm=1 wn=4", "lora_main work-group of "
+                  "2048 work-items");
+    /* Local memory: 2 x 64 x (128 + 64) floats (the default pad
+     * drops to 0 when it alone overflows). */
+    expect_config(lora, "m=128 n=64 k=64 wm=8 wn=8", "lora_main needs 98304 "
+                  "bytes of local memory");
+    /* Tiles beyond the shape, and warps that do not fit the work-group. */
+    expect_config(lora, "n=128", "tile n (128) exceeds out_features (64)");
+    expect_config(lora, "k=128", "tile k (128) exceeds in_features (64)");
+    expect_config(lora, "m=64 n=32 wm=8 wn=8 warp_n=8", "warp_n (8) must "
+                  "divide the work-items along N");
+
+    /* Row ops: registers mode only where the row fits 64 floats per
+     * work-item (4096 / 64 work-items = 64 fits, / 32 does not). */
+    expect_config(sm, "", NULL);
+    expect_config(sm, "wg=64 rows=2 vec=4 mode=registers", NULL);
+    expect_config(sm, "wg=32 rows=2 vec=4 mode=registers",
+                  "tile mode registers needs 128 floats per work-item");
+    expect_config(sm, "wg=1 rows=256 vec=4 mode=registers",
+                  "tile mode registers needs 4096 floats per work-item");
+    expect_config(sm, "wg=1 rows=256 vec=16 mode=streaming", NULL);
+    expect_config(sm, "wg=1024 rows=2", "tile wg (1024) times rows (2) must "
+                  "be <= 1024");
+    expect_config(sm, "wg=48", "tile wg (48) must be a power of two");
+    expect_config(odd, "vec=16", "tile vec (16) must divide features (1000)");
+    expect_config(odd, "wg=8 rows=1 vec=8 mode=streaming", NULL);
+    spec_set_free(&s);
+}
+
+/* Over the whole space of each op: the count is the product of the axes,
+ * some configs pass and some not, the op defaults lie in the space and
+ * pass, every config that passes plans launches of at most 1024
+ * work-items, and a row kept in registers fits. */
+static void test_filter_space(void)
+{
+    struct spec_set s;
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "filter.yaml", filter_spec), 0);
+    for (int k = 0; k < s.n_kernel; k++) {
+        const struct kernel_spec *ks = &s.kernel[k];
+        struct filter f;
+        CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
+        long product = 1;
+        for (int a = 0; a < f.sp.n_axis; a++) {
+            product *= f.sp.n_value[a];
+        }
+        TU_CHECK(f.sp.n_axis >= 2 && f.sp.n_config == product,
+                 "%s: %d axes, %ld configs", ks->name, f.sp.n_axis,
+                 f.sp.n_config);
+        TU_CHECK(f.n_valid > 0 && f.n_valid < f.sp.n_config,
+                 "%s: %ld of %ld configs valid", ks->name, f.n_valid,
+                 f.sp.n_config);
+        TU_CHECK(f.home >= 0 && f.valid[f.home],
+                 "%s: the op defaults are not a valid config of the space",
+                 ks->name);
+        long invalid = 0;
+        for (int i = 0; i < f.n_kinds; i++) {
+            invalid += f.kind_count[i];
+        }
+        TU_CHECK(f.n_kinds < MAX_KINDS ? invalid == f.sp.n_config - f.n_valid
+                                       : invalid <= f.sp.n_config - f.n_valid,
+                 "%s: reasons count %ld of %ld invalid configs", ks->name,
+                 invalid, f.sp.n_config - f.n_valid);
+        int in_registers = op_knob_index(ks->op, "mode");
+        for (long i = 0; i < f.sp.n_config; i++) {
+            if (!f.valid[i]) {
+                continue;
+            }
+            struct kernel_spec cks;
+            struct plan p;
+            tspace_config(ks, &f.sp, i, &cks);
+            memset(&p, 0, sizeof p);
+            cks.op->plan(&cks, &p);
+            for (int pa = 0; pa < p.n_path; pa++) {
+                for (int l = 0; l < p.path[pa].n_launch; l++) {
+                    const struct launch *la = &p.path[pa].launch[l];
+                    size_t items = la->local[0] *
+                                   (la->dims > 1 ? la->local[1] : 1);
+                    TU_CHECK(items >= 1 && items <= 1024,
+                             "%s config %ld: %s work-group of %zu", ks->name,
+                             i, la->kernel, items);
+                }
+            }
+            if (in_registers >= 0 &&
+                strcmp(ks->op->knobs[in_registers].choices[(int)cks.knob
+                           [in_registers].num], "registers") == 0) {
+                long feat = (long)spec_field(&cks, "features");
+                long wg = (long)spec_knob(&cks, "wg");
+                long vec = (long)spec_knob(&cks, "vec");
+                long slots = (feat / vec + wg - 1) / wg;
+                TU_CHECK(slots * vec <= 64, "%s config %ld: %ld floats in "
+                         "registers", ks->name, i, slots * vec);
+            }
+        }
+        filter_free(&f);
+    }
+    spec_set_free(&s);
+}
+
+/* ---- 2. tuning runs on the device --------------------------------------- */
+
+/* Counts of an "evaluated ..." line. */
+struct evals {
+    long evaluated, n_valid, built, verified, timed, from_db;
+};
+
+/* The "evaluated" line that follows KERNEL's first line in OUT. */
+static int parse_evals(const char *out, const char *kernel, struct evals *e)
+{
+    char head[128];
+    snprintf(head, sizeof head, "%s: ", kernel);
+    for (const char *p = out; p != NULL && *p; p = strchr(p, '\n')) {
+        p += *p == '\n';
+        if (!starts_with(p, head)) {
+            continue;
+        }
+        const char *ev = strstr(p, "\n  evaluated ");
+        return ev != NULL &&
+               sscanf(ev, "\n  evaluated %ld of %ld valid (%*[^)]): %ld "
+                      "built, %ld verified, %ld timed, %ld from the "
+                      "database", &e->evaluated, &e->n_valid, &e->built,
+                      &e->verified, &e->timed, &e->from_db) == 6;
+    }
+    return 0;
+}
+
+/* The line of OUT that starts with PREFIX is exactly LINE. */
+static int has_line(const char *out, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = out; p != NULL && *p;) {
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0')) {
+            return 1;
+        }
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return 0;
+}
+
+static const struct tune_entry *entry_for(const struct tunedb *db,
+                                          const struct kernel_spec *ks)
+{
+    char shape[TUNE_TEXT];
+    tune_shape_text(ks, shape, sizeof shape);
+    for (int i = 0; i < db->n; i++) {
+        const struct tune_entry *e = &db->entry[i];
+        if (strcmp(e->op, ks->op->name) == 0 &&
+            strcmp(e->dtype, dtype_name(ks->dtype)) == 0 &&
+            strcmp(e->shape, shape) == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* The database a run wrote: PATH loads without errors. */
+static int load_db(struct tunedb *db, const char *path)
+{
+    struct diags d = {0, stderr};
+    tunedb_init(db);
+    return tunedb_load(db, path, 0, &d);
+}
+
+/* E is what tuning KS over ROWS rows with N_TRIED evaluations records:
+ * every tried config is a valid one of the space, distinct, the first
+ * the op defaults, each timed; the best is the fastest of them. */
+static void check_entry(const struct kernel_spec *ks, const struct filter *f,
+                        const struct tune_entry *e, long rows, int n_tried)
+{
+    TU_CHECK(e != NULL, "%s: no database entry", ks->name);
+    if (e == NULL) {
+        return;
+    }
+    char home[TUNE_TEXT];
+    config_text(ks, f, f->home, home, sizeof home);
+    TU_CHECK(e->device[0] && e->driver[0], "%s: no device or driver",
+             ks->name);
+    TU_CHECK(e->rows == rows, "%s: rows %ld", ks->name, e->rows);
+    TU_CHECK(strcmp(e->version, SPECL_VERSION) == 0, "%s: version '%s'",
+             ks->name, e->version);
+    TU_CHECK(e->best[0] != '\0', "%s: no best", ks->name);
+    TU_CHECK(e->best_us > 0 && e->default_us > 0 && e->best_gbs > 0,
+             "%s: time %g us, defaults %g us, %g GB/s", ks->name, e->best_us,
+             e->default_us, e->best_gbs);
+    TU_CHECK(e->n_tried == n_tried, "%s: %d tried, expected %d", ks->name,
+             e->n_tried, n_tried);
+    TU_CHECK(e->n_tried > 0 && strcmp(e->tried[0].knobs, home) == 0,
+             "%s: the first config tried is %s, not the op defaults %s",
+             ks->name, e->n_tried ? e->tried[0].knobs : "-", home);
+    double fastest = INFINITY;
+    for (int t = 0; t < e->n_tried; t++) {
+        const struct tune_record *r = &e->tried[t];
+        long index = filter_find(ks, f, r->knobs);
+        TU_CHECK(index >= 0 && f->valid[index],
+                 "%s: tried %s is not a valid config of the space", ks->name,
+                 r->knobs);
+        TU_CHECK(strcmp(r->status, "ok") == 0 && r->us > 0,
+                 "%s: %s: %s, %g us", ks->name, r->knobs, r->status, r->us);
+        for (int u = 0; u < t; u++) {
+            TU_CHECK(strcmp(e->tried[u].knobs, r->knobs) != 0,
+                     "%s: %s tried twice", ks->name, r->knobs);
+        }
+        fastest = r->us > 0 && r->us < fastest ? r->us : fastest;
+    }
+    const struct tune_record *best = tune_entry_tried(e, e->best);
+    TU_CHECK(best != NULL, "%s: best %s is not among the tried", ks->name,
+             e->best);
+    /* Times are kept to 0.01 us. */
+    TU_CHECK(best != NULL && fabs(best->us - fastest) <= 0.011 &&
+                 fabs(e->best_us - fastest) <= 0.011,
+             "%s: best %g us (record %g), fastest tried %g", ks->name,
+             e->best_us, best ? best->us : -1, fastest);
+}
+
+static int tuned_ok = 0; /* the random run passed: resume can go on */
+
+static void test_tune_random(void)
+{
+    char db_path[4096], svg_path[4096];
+    char *out, *err;
+    struct spec_set s;
+    tmp_path(db_path, sizeof db_path, "random.yaml");
+    tmp_path(svg_path, sizeof svg_path, "random.svg");
+    CU_ASSERT_EQUAL_FATAL(read_spec(&s, SMALL_SPEC), 0);
+    int rc = specl(&out, &err, RANDOM_RUN " --db '%s' --plot '%s'", db_path,
+                   svg_path);
+    TU_CHECK(rc == 0, "specl %s: exit %d\n%s%s", RANDOM_RUN, rc, out, err);
+    char line[4200];
+    snprintf(line, sizeof line, "database %s\n", db_path);
+    TU_CHECK(starts_with(out, "device: ") && strstr(out, line) != NULL,
+             "first line: %.*s", (int)strcspn(out, "\n"), out);
+
+    struct tunedb db;
+    int errors = load_db(&db, db_path);
+    TU_CHECK(errors == 0 && db.n == s.n_kernel, "%s: %d errors, %d entries",
+             db_path, errors, db.n);
+    int ok = rc == 0 && errors == 0;
+    for (int k = 0; k < s.n_kernel; k++) {
+        const struct kernel_spec *ks = &s.kernel[k];
+        struct filter f;
+        struct evals ev;
+        CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
+        /* The first line: the filter counted as here. */
+        filter_line(ks, &f, 8, line, sizeof line);
+        TU_CHECK(has_line(out, line), "expected the line\n%s\nin\n%s", line,
+                 out);
+        int parsed = parse_evals(out, ks->name, &ev);
+        TU_CHECK(parsed && ev.evaluated == RANDOM_EVALS &&
+                     ev.n_valid == f.n_valid && ev.built == RANDOM_EVALS &&
+                     ev.verified == RANDOM_EVALS &&
+                     ev.timed == RANDOM_EVALS && ev.from_db == 0,
+                 "%s: evaluated line wrong in\n%s", ks->name, out);
+        check_entry(ks, &f, entry_for(&db, ks), 8, RANDOM_EVALS);
+        ok &= parsed && entry_for(&db, ks) != NULL;
+        filter_free(&f);
+    }
+    for (int i = 1; i < db.n; i++) {
+        TU_CHECK(strcmp(db.entry[i].device, db.entry[0].device) == 0,
+                 "entries of two devices: %s, %s", db.entry[0].device,
+                 db.entry[i].device);
+    }
+    tunedb_free(&db);
+
+    /* The plot of the first kernel. */
+    char *svg = tu_read(svg_path, NULL);
+    TU_CHECK(svg != NULL, "no plot %s", svg_path);
+    if (svg != NULL) {
+        size_t n = strlen(svg);
+        while (n > 0 && (svg[n - 1] == '\n' || svg[n - 1] == ' ')) {
+            svg[--n] = '\0';
+        }
+        TU_CHECK(starts_with(svg, "<svg") && ends_with(svg, "</svg>"),
+                 "%s is not an SVG document", svg_path);
+        TU_CHECK(strstr(svg, s.kernel[0].name) != NULL &&
+                     strstr(svg, "chosen: ") != NULL,
+                 "%s: no kernel name or chosen config", svg_path);
+    }
+    free(svg);
+    tuned_ok = ok;
+    free(out);
+    free(err);
+    spec_set_free(&s);
+}
+
+/* Tunes t_softmax alone with STRATEGY and MAX evaluations into DB_NAME;
+ * checks the run and returns 0 with the entry in DB (loaded) on success. */
+static int tune_softmax(const char *strategy, int max, const char *db_name,
+                        struct tunedb *db, const struct kernel_spec *ks,
+                        const struct filter *f)
+{
+    char db_path[4096];
+    char *out, *err;
+    struct evals ev;
+    tmp_path(db_path, sizeof db_path, db_name);
+    int rc = specl(&out, &err, "tune " SMALL_SPEC " --kernel t_softmax "
+                   "--rows 8 --strategy %s --max-evals %d --reps 2 "
+                   "--seed 11 --db '%s'", strategy, max, db_path);
+    TU_CHECK(rc == 0, "tune --strategy %s: exit %d\n%s%s", strategy, rc, out,
+             err);
+    TU_CHECK(strstr(out, "t_lora") == NULL, "--kernel t_softmax tuned "
+             "t_lora too:\n%s", out);
+    int parsed = parse_evals(out, "t_softmax", &ev);
+    TU_CHECK(parsed && ev.evaluated == max && ev.timed == max &&
+                 ev.from_db == 0 && ev.n_valid == f->n_valid,
+             "--strategy %s: evaluated line wrong in\n%s", strategy, out);
+    free(out);
+    free(err);
+    int errors = load_db(db, db_path);
+    TU_CHECK(errors == 0 && db->n == 1, "%s: %d errors, %d entries",
+             db_path, errors, db->n);
+    if (rc != 0 || errors != 0 || db->n != 1) {
+        tunedb_free(db);
+        return -1;
+    }
+    check_entry(ks, f, entry_for(db, ks), 8, max);
+    return 0;
+}
+
+static void test_tune_exhaustive_local(void)
+{
+    struct spec_set s;
+    struct filter f;
+    struct tunedb db;
+    CU_ASSERT_EQUAL_FATAL(read_spec(&s, SMALL_SPEC), 0);
+    const struct kernel_spec *ks = find_kernel(&s, "t_softmax");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
+    CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
+
+    /* Exhaustive: the op defaults, then the valid configs in order. */
+    if (tune_softmax("exhaustive", 3, "exhaustive.yaml", &db, ks, &f) == 0) {
+        const struct tune_entry *e = entry_for(&db, ks);
+        int t = 1;
+        for (long i = 0; i < f.sp.n_config && t < 3 && e->n_tried == 3;
+             i++) {
+            char want[TUNE_TEXT];
+            if (!f.valid[i] || i == f.home) {
+                continue;
+            }
+            config_text(ks, &f, i, want, sizeof want);
+            TU_CHECK(strcmp(e->tried[t].knobs, want) == 0,
+                     "exhaustive: tried #%d is %s, expected %s", t,
+                     e->tried[t].knobs, want);
+            t++;
+        }
+        tunedb_free(&db);
+    }
+    /* Local: checked by check_entry (defaults first, valid, distinct). */
+    if (tune_softmax("local", 5, "local.yaml", &db, ks, &f) == 0) {
+        tunedb_free(&db);
+    }
+    filter_free(&f);
+    spec_set_free(&s);
+}
+
+static void test_tune_bad_options(void)
+{
+    static const struct {
+        const char *args;
+        int status;
+        const char *message;
+    } cases[] = {
+        {"tune " SMALL_SPEC " --strategy fastest", 2,
+         "--strategy must be exhaustive, random or local (got fastest)"},
+        {"tune " SMALL_SPEC " --max-evals 0", 2,
+         "--max-evals needs a number in [1, 1e+07], got 0"},
+        {"tune " SMALL_SPEC " --max-evals", 2, "--max-evals needs a number"},
+        {"tune " SMALL_SPEC " --max-evals 2x", 2, "got 2x"},
+        {"tune " SMALL_SPEC " --reps 0", 2, "--reps needs a number"},
+        {"tune " SMALL_SPEC " --rows -1", 2, "--rows needs a number"},
+        {"tune " SMALL_SPEC " --budget 0", 2, "--budget needs a number"},
+        {"tune " SMALL_SPEC " --frobnicate", 2,
+         "unknown or incomplete tune option '--frobnicate'"},
+        {"tune " SMALL_SPEC " --db", 2, "unknown or incomplete tune option "
+         "'--db'"},
+        {"tune --rows 8 --strategy random", 2, "tune needs spec files"},
+        {"tune", 2, "tune needs spec files"},
+        {"tune tests/tune/no_such_spec.yaml", 1, "no_such_spec.yaml"},
+        {"tune " SMALL_SPEC " --kernel no_such_kernel --db /nonexistent/x",
+         1, "no kernel to tune named no_such_kernel"},
+        {"tune " SMALL_SPEC " --db " DB_BAD_ENTRY, 1,
+         DB_BAD_ENTRY ":9:11: error: rows must be a number (got 'many')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out, *err;
+        int rc = specl(&out, &err, "%s", cases[i].args);
+        TU_CHECK(rc == cases[i].status, "specl %s: exit %d, expected %d\n%s",
+                 cases[i].args, rc, cases[i].status, err);
+        TU_CHECK(strstr(err, cases[i].message) != NULL,
+                 "specl %s: no '%s' in\n%s", cases[i].args,
+                 cases[i].message, err);
+        TU_CHECK(strstr(out, "evaluated") == NULL, "specl %s tuned:\n%s",
+                 cases[i].args, out);
+        free(out);
+        free(err);
+    }
+}
+
+/* A kernel whose space has no valid config (tile n >= 32 > out_features
+ * 8): exit 1, and the database it saved (an entry without tried configs)
+ * loads again, in process and in the next run. */
+static void test_tune_none_valid(void)
+{
+    char spec_path[4096], db_path[4096];
+    char *out, *err;
+    struct tunedb db;
+    tmp_path(spec_path, sizeof spec_path, "none_valid.yaml");
+    tmp_path(db_path, sizeof db_path, "none_valid_db.yaml");
+    write_text(spec_path, "kernels:\n  - {name: t_narrow, op: lora_forward, "
+               "in_features: 8, out_features: 8, rank: 2}\n");
+    for (int run = 0; run < 2; run++) {
+        int rc = specl(&out, &err, "tune '%s' --rows 8 --reps 2 --db '%s'",
+                       spec_path, db_path);
+        TU_CHECK(rc == 1 && strstr(out, ", 0 valid (invalid: ") != NULL &&
+                     strstr(out, "no config ran correctly") != NULL &&
+                     strstr(err, "error") == NULL,
+                 "run %d: exit %d\n%s%s", run + 1, rc, out, err);
+        free(out);
+        free(err);
+        int errors = load_db(&db, db_path);
+        TU_CHECK(errors == 0 && db.n == 1 && db.entry[0].n_tried == 0 &&
+                     db.entry[0].best[0] == '\0',
+                 "run %d: %d errors, %d entries", run + 1, errors, db.n);
+        tunedb_free(&db);
+    }
+}
+
+/* ---- 3. resume ---------------------------------------------------------- */
+
+static void test_tune_resume(void)
+{
+    char db_path[4096];
+    char *out, *err;
+    struct spec_set s;
+    struct tunedb before, after;
+    if (!tuned_ok) {
+        CU_FAIL("the random tuning run failed; nothing to resume");
+        return;
+    }
+    tmp_path(db_path, sizeof db_path, "random.yaml");
+    CU_ASSERT_EQUAL_FATAL(read_spec(&s, SMALL_SPEC), 0);
+    CU_ASSERT_EQUAL_FATAL(load_db(&before, db_path), 0);
+
+    /* The same run again: everything from the database. */
+    int rc = specl(&out, &err, RANDOM_RUN " --db '%s'", db_path);
+    TU_CHECK(rc == 0, "resume: exit %d\n%s%s", rc, out, err);
+    for (int k = 0; k < s.n_kernel; k++) {
+        struct evals ev;
+        int parsed = parse_evals(out, s.kernel[k].name, &ev);
+        TU_CHECK(parsed && ev.evaluated == RANDOM_EVALS && ev.built == 0 &&
+                     ev.verified == 0 && ev.timed == 0 &&
+                     ev.from_db == RANDOM_EVALS,
+                 "resume of %s re-timed:\n%s", s.kernel[k].name, out);
+    }
+    TU_CHECK(strstr(out, ", 0 timed, 4 from the database") != NULL,
+             "resume:\n%s", out);
+    free(out);
+    free(err);
+    CU_ASSERT_EQUAL_FATAL(load_db(&after, db_path), 0);
+    TU_CHECK(after.n == before.n, "resume: %d entries, were %d", after.n,
+             before.n);
+    for (int i = 0; i < before.n && i < after.n; i++) {
+        const struct tune_entry *b = &before.entry[i], *a = &after.entry[i];
+        TU_CHECK(strcmp(a->best, b->best) == 0 && a->n_tried == b->n_tried &&
+                     fabs(a->best_us - b->best_us) < 1e-9,
+                 "resume changed %s: best %s (%g us, %d tried), was %s (%g "
+                 "us, %d tried)", b->op, a->best, a->best_us, a->n_tried,
+                 b->best, b->best_us, b->n_tried);
+    }
+    tunedb_free(&after);
+
+    /* A larger budget for one kernel: the same first four from the
+     * database, two more timed; the other kernel's entry kept. */
+    rc = specl(&out, &err, RANDOM_RUN " --max-evals 6 --kernel t_softmax "
+               "--db '%s'", db_path);
+    TU_CHECK(rc == 0, "resume +2: exit %d\n%s%s", rc, out, err);
+    struct evals ev;
+    int parsed = parse_evals(out, "t_softmax", &ev);
+    TU_CHECK(parsed && ev.evaluated == 6 && ev.from_db == 4 &&
+                 ev.timed == 2 && ev.built == 2,
+             "resume +2:\n%s", out);
+    free(out);
+    free(err);
+    CU_ASSERT_EQUAL_FATAL(load_db(&after, db_path), 0);
+    const struct kernel_spec *sm = find_kernel(&s, "t_softmax");
+    const struct kernel_spec *lora = find_kernel(&s, "t_lora");
+    const struct tune_entry *e = entry_for(&after, sm);
+    const struct tune_entry *el = entry_for(&after, lora);
+    const struct tune_entry *bl = entry_for(&before, lora);
+    TU_CHECK(after.n == before.n && e != NULL && e->n_tried == 6,
+             "resume +2: %d entries, softmax %d tried", after.n,
+             e ? e->n_tried : -1);
+    TU_CHECK(el != NULL && bl != NULL && el->n_tried == bl->n_tried &&
+                 strcmp(el->best, bl->best) == 0,
+             "resume +2 changed t_lora's entry");
+    if (e != NULL) {
+        const struct tune_entry *be = entry_for(&before, sm);
+        for (int t = 0; be != NULL && t < be->n_tried; t++) {
+            TU_CHECK(strcmp(e->tried[t].knobs, be->tried[t].knobs) == 0 &&
+                         e->tried[t].us == be->tried[t].us,
+                     "resume +2 changed tried #%d", t);
+        }
+        struct filter f;
+        CU_ASSERT_EQUAL_FATAL(filter_run(sm, &f), 0);
+        check_entry(sm, &f, e, 8, 6);
+        filter_free(&f);
+    }
+    tunedb_free(&after);
+    tunedb_free(&before);
+    spec_set_free(&s);
+}
+
+/* ---- 4. merge ----------------------------------------------------------- */
+
+static const struct tune_entry *entry_key(const struct tunedb *db,
+                                          const char *driver, const char *op,
+                                          long rows)
+{
+    for (int i = 0; i < db->n; i++) {
+        const struct tune_entry *e = &db->entry[i];
+        if (strcmp(e->driver, driver) == 0 && strcmp(e->op, op) == 0 &&
+            e->rows == rows) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static const char *const S64 =
+    "in_features=64 out_features=64 rank=4 base=true accumulate=false";
+
+/* DB is a.yaml merged with b.yaml; A_FIRST: a.yaml's records win where
+ * both timed a config. */
+static void check_merged(const struct tunedb *db, int a_first,
+                         const char *what)
+{
+    TU_CHECK(db->n == 5, "%s: %d entries, expected 5", what, db->n);
+    const struct tune_entry *shared = entry_key(db, "1.0", "lora_forward",
+                                                512);
+    TU_CHECK(shared != NULL, "%s: no shared entry", what);
+    if (shared != NULL) {
+        TU_CHECK(strcmp(shared->device, "Merge GPU") == 0 &&
+                     strcmp(shared->shape, S64) == 0,
+                 "%s: shared entry %s / %s", what, shared->device,
+                 shared->shape);
+        TU_CHECK(strcmp(shared->best, "m=128 n=64 k=16 wm=8 wn=4") == 0 &&
+                     shared->best_us == 9.75 && shared->best_gbs == 51.5 &&
+                     shared->best_gflops == 25.5 &&
+                     strcmp(shared->version, "0.1.0") == 0,
+                 "%s: best %s (%g us, %g GB/s, %s), expected b.yaml's",
+                 what, shared->best, shared->best_us, shared->best_gbs,
+                 shared->version);
+        TU_CHECK(shared->default_us == (a_first ? 20.0 : 21.0),
+                 "%s: default_us %g", what, shared->default_us);
+        static const char *const tried[] = {
+            "m=64 n=64 k=16 wm=8 wn=8", "m=64 n=32 k=8 wm=4 wn=4",
+            "m=128 n=128 k=32 wm=8 wn=8", "m=128 n=64 k=16 wm=8 wn=4",
+            "m=64 n=64 k=32 wm=8 wn=8"};
+        TU_CHECK(shared->n_tried == 5, "%s: %d tried, expected 5", what,
+                 shared->n_tried);
+        for (int t = 0; t < 5; t++) {
+            TU_CHECK(tune_entry_tried(shared, tried[t]) != NULL,
+                     "%s: %s not tried", what, tried[t]);
+        }
+        const struct tune_record *both =
+            tune_entry_tried(shared, "m=64 n=64 k=16 wm=8 wn=8");
+        TU_CHECK(both != NULL && both->us == (a_first ? 12.5 : 13.0),
+                 "%s: the config both timed has %g us", what,
+                 both ? both->us : -1);
+        const struct tune_record *failed =
+            tune_entry_tried(shared, "m=128 n=128 k=32 wm=8 wn=8");
+        TU_CHECK(failed != NULL && failed->us < 0 &&
+                     strcmp(failed->status,
+                            "build failed: CL_OUT_OF_RESOURCES") == 0,
+                 "%s: a failed record lost its status", what);
+    }
+    const struct tune_entry *e = entry_key(db, "1.0", "lora_forward", 64);
+    TU_CHECK(e != NULL && strcmp(e->best, "m=64 n=32 k=8 wm=4 wn=4") == 0 &&
+                 e->n_tried == 1,
+             "%s: a.yaml's rows 64 entry", what);
+    e = entry_key(db, "2.0", "lora_forward", 512);
+    TU_CHECK(e != NULL && e->best_us == 11.0 && e->n_tried == 1,
+             "%s: b.yaml's driver 2.0 entry", what);
+    e = entry_key(db, "1.0", "softmax", 4096);
+    TU_CHECK(e != NULL && e->best_us == 8.25, "%s: a.yaml's softmax", what);
+    e = entry_key(db, "1.0", "rmsnorm", 128);
+    TU_CHECK(e != NULL && strcmp(e->dtype, "bf16") == 0 && e->n_tried == 2,
+             "%s: b.yaml's rmsnorm", what);
+}
+
+static void test_merge_cli(void)
+{
+    char c[4096], d[4096];
+    char *out, *err;
+    struct tunedb db;
+    tmp_path(c, sizeof c, "merged.yaml");
+    int rc = specl(&out, &err, "db merge " DB_A " " DB_B " -o '%s'", c);
+    TU_CHECK(rc == 0, "db merge: exit %d\n%s", rc, err);
+    char want[4200];
+    snprintf(want, sizeof want, "merged 2 files: 5 entries in %s\n", c);
+    TU_CHECK(strcmp(out, want) == 0, "db merge said: %s", out);
+    free(out);
+    free(err);
+    if (load_db(&db, c) == 0) {
+        check_merged(&db, 1, "db merge a b");
+    } else {
+        CU_FAIL("the merged database does not load");
+    }
+    tunedb_free(&db);
+
+    rc = specl(&out, &err, "db merge " DB_B " " DB_A " -o '%s'", c);
+    TU_CHECK(rc == 0, "db merge b a: exit %d\n%s", rc, err);
+    free(out);
+    free(err);
+    if (load_db(&db, c) == 0) {
+        check_merged(&db, 0, "db merge b a");
+    } else {
+        CU_FAIL("the merged database does not load");
+    }
+    tunedb_free(&db);
+
+    /* Merging a database with itself changes nothing. */
+    rc = specl(&out, &err, "db merge " DB_A " " DB_A " -o '%s'", c);
+    TU_CHECK(rc == 0, "db merge a a: exit %d\n%s", rc, err);
+    free(out);
+    free(err);
+    struct tunedb a;
+    if (load_db(&db, c) == 0 && load_db(&a, DB_A) == 0) {
+        TU_CHECK(db.n == a.n, "a + a: %d entries, a has %d", db.n, a.n);
+        for (int i = 0; i < db.n && i < a.n; i++) {
+            TU_CHECK(db.entry[i].n_tried == a.entry[i].n_tried &&
+                         strcmp(db.entry[i].best, a.entry[i].best) == 0,
+                     "a + a: entry %d changed", i);
+        }
+    }
+    tunedb_free(&a);
+    tunedb_free(&db);
+
+    /* Malformed inputs: file:line:col, exit 1, nothing written. */
+    static const struct {
+        const char *file;
+        const char *message;
+    } bad[] = {
+        {DB_BAD_ENTRY, DB_BAD_ENTRY ":9:11: error: rows must be a number "
+                       "(got 'many')\n"},
+        {DB_BAD_ENTRY, DB_BAD_ENTRY ":12:65: error: unknown key 'speed' in "
+                       "a tried config\n"},
+        {DB_BAD_YAML, DB_BAD_YAML ":4:14: error: malformed YAML: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tmp_path(d, sizeof d, "never.yaml");
+        rc = specl(&out, &err, "db merge " DB_A " %s -o '%s'", bad[i].file,
+                   d);
+        TU_CHECK(rc == 1, "db merge %s: exit %d", bad[i].file, rc);
+        TU_CHECK(strstr(err, bad[i].message) != NULL &&
+                     strstr(err, "nothing written") != NULL,
+                 "db merge %s: no '%s' in\n%s", bad[i].file, bad[i].message,
+                 err);
+        TU_CHECK(!file_exists(d), "db merge %s wrote %s", bad[i].file, d);
+        free(out);
+        free(err);
+    }
+    /* Usage errors. */
+    static const char *const usage[] = {
+        "db", "db split " DB_A " -o /nonexistent/x.yaml", "db merge " DB_A,
+        "db merge -o /nonexistent/x.yaml",
+        "db merge " DB_A " --force -o /nonexistent/x.yaml",
+        "db merge " DB_A " -o"};
+    for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+        rc = specl(NULL, NULL, "%s", usage[i]);
+        TU_CHECK(rc == 2, "specl %s: exit %d, expected 2", usage[i], rc);
+    }
+    rc = specl(NULL, &err, "db merge " DB_A " %s/missing.yaml -o '%s'", tmp,
+               d);
+    TU_CHECK(rc == 1 && strstr(err, "cannot open") != NULL &&
+                 !file_exists(d),
+             "db merge of a missing file: exit %d\n%s", rc, err);
+    free(err);
+}
+
+static void test_merge_in_process(void)
+{
+    struct tunedb a, b, ab, ba;
+    CU_ASSERT_EQUAL_FATAL(load_db(&a, DB_A), 0);
+    CU_ASSERT_EQUAL_FATAL(load_db(&b, DB_B), 0);
+    TU_CHECK(a.n == 3 && b.n == 3, "a %d entries, b %d", a.n, b.n);
+    tunedb_init(&ab);
+    tunedb_merge(&ab, &a);
+    tunedb_merge(&ab, &b);
+    check_merged(&ab, 1, "tunedb_merge a b");
+    tunedb_init(&ba);
+    tunedb_merge(&ba, &b);
+    tunedb_merge(&ba, &a);
+    check_merged(&ba, 0, "tunedb_merge b a");
+    /* The sources are left alone. */
+    TU_CHECK(a.n == 3 && a.entry[0].n_tried == 3 &&
+                 strcmp(a.entry[0].best, "m=64 n=64 k=16 wm=8 wn=8") == 0,
+             "tunedb_merge changed its source");
+    /* A slower best does not replace a faster one; an empty best never. */
+    struct tunedb one;
+    struct tune_entry e = a.entry[0];
+    tunedb_init(&one);
+    snprintf(e.best, sizeof e.best, "m=8 n=8");
+    e.best_us = 100;
+    e.n_tried = 0;
+    e.tried = NULL;
+    tunedb_add(&one, &e);
+    tunedb_merge(&ab, &one);
+    const struct tune_entry *shared = entry_key(&ab, "1.0", "lora_forward",
+                                                512);
+    TU_CHECK(shared != NULL && shared->best_us == 9.75, "a slower best won");
+    one.entry[0].best[0] = '\0';
+    one.entry[0].best_us = 0;
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    TU_CHECK(shared != NULL && shared->best_us == 9.75 &&
+                 strcmp(shared->best, "m=128 n=64 k=16 wm=8 wn=4") == 0,
+             "an entry without a best replaced the best");
+    /* Into an entry without a best, any best goes. */
+    struct tunedb empty;
+    tunedb_init(&empty);
+    tunedb_add(&empty, &one.entry[0]);
+    tunedb_merge(&empty, &a);
+    TU_CHECK(empty.n == 3 && strcmp(empty.entry[0].best,
+                                    "m=64 n=64 k=16 wm=8 wn=8") == 0 &&
+                 empty.entry[0].best_us == 12.5,
+             "a best did not fill an entry without one");
+    tunedb_free(&empty);
+    tunedb_free(&one);
+
+    /* Malformed files, in process: errors at file:line:col, counted. */
+    struct diags d;
+    char *text = NULL;
+    size_t len = 0;
+    struct tunedb bad;
+    FILE *mem = open_memstream(&text, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mem);
+    d.count = 0;
+    d.out = mem;
+    tunedb_init(&bad);
+    int errors = tunedb_load(&bad, DB_BAD_ENTRY, 0, &d);
+    errors += tunedb_load(&bad, DB_BAD_YAML, 0, &d);
+    errors += tunedb_load(&bad, "tests/tune/no_such_db.yaml", 1, &d);
+    fclose(mem);
+    TU_CHECK(errors == 3 && d.count == 3, "%d errors:\n%s", errors, text);
+    TU_CHECK(strstr(text, DB_BAD_ENTRY ":9:11: error: rows must be a number")
+                     != NULL &&
+                 strstr(text, DB_BAD_ENTRY ":12:65: error: unknown key "
+                        "'speed'") != NULL &&
+                 strstr(text, DB_BAD_YAML ":4:14: error: malformed YAML")
+                     != NULL,
+             "messages:\n%s", text);
+    free(text);
+    tunedb_free(&bad);
+    d.out = NULL;
+    d.count = 0;
+    tunedb_init(&bad);
+    TU_CHECK(tunedb_load(&bad, "tests/tune/no_such_db.yaml", 0, &d) == 1,
+             "a missing database that must exist is no error");
+    tunedb_free(&bad);
+
+    tunedb_free(&ab);
+    tunedb_free(&ba);
+    tunedb_free(&a);
+    tunedb_free(&b);
+}
+
+/* tunedb_save and tunedb_load keep every field, quotes and backslashes in
+ * names included. */
+static void test_save_load(void)
+{
+    struct tunedb db, back;
+    struct tune_entry e;
+    char path[4096], err[256] = "";
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "GPU \"X\" \\ 2: #1, [a] {b}");
+    snprintf(e.driver, sizeof e.driver, "1.2 'beta'");
+    snprintf(e.op, sizeof e.op, "softmax");
+    snprintf(e.dtype, sizeof e.dtype, "f16");
+    snprintf(e.shape, sizeof e.shape, "features=100");
+    e.rows = 12345;
+    snprintf(e.best, sizeof e.best, "wg=4 rows=2 vec=4 mode=streaming");
+    e.best_us = 1.25;
+    e.best_gbs = 12.5;
+    e.best_gflops = 3.5;
+    e.default_us = 2.5;
+    snprintf(e.version, sizeof e.version, "9.9.9");
+    tunedb_init(&db);
+    struct tune_entry *in = tunedb_add(&db, &e);
+    tune_entry_record(in, "wg=4 rows=2 vec=4 mode=streaming", 1.25, "ok");
+    tune_entry_record(in, "wg=8 rows=2 vec=4 mode=registers", -1,
+                      "verify: \"max error\" 1e9");
+    tune_entry_record(in, "wg=4 rows=2 vec=4 mode=streaming", 1.5, "ok");
+    TU_CHECK(in->n_tried == 2 && in->tried[0].us == 1.5,
+             "tune_entry_record did not replace a record of the same knobs");
+    tmp_path(path, sizeof path, "saved.yaml");
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(load_db(&back, path), 0);
+    TU_CHECK(back.n == 1, "%d entries", back.n);
+    if (back.n == 1) {
+        const struct tune_entry *b = &back.entry[0];
+        TU_CHECK(strcmp(b->device, e.device) == 0 &&
+                     strcmp(b->driver, e.driver) == 0 &&
+                     strcmp(b->op, e.op) == 0 &&
+                     strcmp(b->dtype, e.dtype) == 0 &&
+                     strcmp(b->shape, e.shape) == 0 && b->rows == e.rows &&
+                     strcmp(b->best, e.best) == 0 && b->best_us == 1.25 &&
+                     b->best_gbs == 12.5 && b->best_gflops == 3.5 &&
+                     b->default_us == 2.5 &&
+                     strcmp(b->version, "9.9.9") == 0,
+                 "the entry changed: %s / %s / %s", b->device, b->driver,
+                 b->best);
+        TU_CHECK(b->n_tried == 2 && b->tried[0].us == 1.5 &&
+                     b->tried[1].us == -1 &&
+                     strcmp(b->tried[1].status, "verify: \"max error\" 1e9")
+                         == 0,
+                 "tried records changed");
+    }
+    tunedb_free(&back);
+    /* An entry with no tried config (a space with no valid one) reads
+     * back; so does the bare `tried:` that older versions wrote. */
+    snprintf(e.shape, sizeof e.shape, "features=7");
+    e.best[0] = '\0';
+    tunedb_add(&db, &e);
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
+    TU_CHECK(load_db(&back, path) == 0 && back.n == 2 &&
+                 back.entry[1].n_tried == 0 && back.entry[1].best[0] == '\0',
+             "an entry without tried configs does not read back");
+    tunedb_free(&back);
+    write_text(path, "entries:\n  - device: d\n    driver: v\n    op: "
+               "softmax\n    dtype: f32\n    shape: \"features=7\"\n    "
+               "rows: 1\n    tried:\n");
+    TU_CHECK(load_db(&back, path) == 0 && back.n == 1 &&
+                 back.entry[0].n_tried == 0,
+             "a bare tried: does not read");
+    tunedb_free(&back);
+    tunedb_free(&db);
+    /* A file without entries, and one that is no database. */
+    write_text(path, "entries: []\n");
+    TU_CHECK(load_db(&back, path) == 0 && back.n == 0, "entries: []");
+    tunedb_free(&back);
+    write_text(path, "- just\n- a list\n");
+    struct diags quiet = {0, NULL};
+    tunedb_init(&back);
+    TU_CHECK(tunedb_load(&back, path, 0, &quiet) == 1,
+             "a list loaded as a database");
+    tunedb_free(&back);
+    /* Saving where no file can be written fails with a message. */
+    TU_CHECK(tunedb_save(&db, "/nonexistent/dir/db.yaml", err, sizeof err) <
+                     0 && err[0] != '\0',
+             "tunedb_save into a missing directory");
+}
+
+/* ---- 5. key matching, nearest shape, gen --db --------------------------- */
+
+/* Entries built from best.yaml: which kernel, device, rows, time. */
+static const struct {
+    const char *kernel;
+    const char *device;
+    long rows;
+    double us;
+} db_plan[] = {
+    {"e_s64_small", TEST_DEVICE, 64, 3.5},
+    {"e_s64", TEST_DEVICE, 512, 20.5},
+    {"e_k128_n128", TEST_DEVICE, 256, 30.5},
+    {"e_rank8", TEST_DEVICE, 8192, 90.75},
+    {"e_s64_f16", TEST_DEVICE, 16384, 120},
+    {"e_s64_delta", TEST_DEVICE, 32768, 150},
+    {"e_softmax", TEST_DEVICE, 4096, 8.5},
+    {"e_s64_other", OTHER_DEVICE, 100000, 500},
+};
+#define N_DB_PLAN (sizeof db_plan / sizeof db_plan[0])
+
+static void entry_from(struct tune_entry *e, const struct kernel_spec *ks,
+                       const char *device, long rows, double us)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->device, sizeof e->device, "%s", device);
+    snprintf(e->driver, sizeof e->driver, "test 1.0");
+    snprintf(e->op, sizeof e->op, "%s", ks->op->name);
+    snprintf(e->dtype, sizeof e->dtype, "%s", dtype_name(ks->dtype));
+    tune_shape_text(ks, e->shape, sizeof e->shape);
+    e->rows = rows;
+    knobs_of(ks, e->best, sizeof e->best);
+    e->best_us = us;
+    e->best_gbs = 1;
+    e->default_us = 2 * us;
+    snprintf(e->version, sizeof e->version, "%s", SPECL_VERSION);
+}
+
+/* The database of db_plan, on DEVICE only (NULL: every device), leaving
+ * out the kernels named in SKIP (NULL-terminated, or NULL). */
+static void build_db(struct tunedb *db, const struct spec_set *best,
+                     const char *device, const char *const *skip)
+{
+    tunedb_init(db);
+    for (size_t i = 0; i < N_DB_PLAN; i++) {
+        int skipped = device != NULL &&
+                      strcmp(device, db_plan[i].device) != 0;
+        for (int k = 0; skip != NULL && skip[k] != NULL; k++) {
+            skipped |= strcmp(skip[k], db_plan[i].kernel) == 0;
+        }
+        const struct kernel_spec *ks = find_kernel(best, db_plan[i].kernel);
+        TU_CHECK(ks != NULL, "%s: no kernel %s", BEST_SPEC,
+                 db_plan[i].kernel);
+        if (ks != NULL && !skipped) {
+            struct tune_entry e;
+            entry_from(&e, ks, db_plan[i].device, db_plan[i].rows,
+                       db_plan[i].us);
+            tunedb_add(db, &e);
+        }
+    }
+}
+
+/* The best text of best.yaml's kernel NAME. */
+static void best_of(const struct spec_set *best, const char *name, char *out,
+                    size_t size)
+{
+    const struct kernel_spec *ks = find_kernel(best, name);
+    out[0] = '\0';
+    if (ks != NULL) {
+        knobs_of(ks, out, size);
+    }
+}
+
+/* tunedb_pick of the kernel TARGET of gen.yaml (or of SPEC when given)
+ * gives PICK and the best of best.yaml's kernel FROM (NULL: none). */
+static void expect_pick(const struct tunedb *db, const struct spec_set *best,
+                        const struct spec_set *targets, const char *target,
+                        const char *device, enum tune_pick pick,
+                        const char *from, const char *why_prefix)
+{
+    const struct kernel_spec *ks = find_kernel(targets, target);
+    char knobs[TUNE_TEXT] = "", why[512] = "", want[TUNE_TEXT] = "";
+    TU_CHECK(ks != NULL, "no target %s", target);
+    if (ks == NULL) {
+        return;
+    }
+    enum tune_pick got = tunedb_pick(db, device, ks, knobs, sizeof knobs,
+                                     why, sizeof why);
+    TU_CHECK(got == pick, "%s on %s: pick %d, expected %d (%s)", target,
+             device ? device : "any device", (int)got, (int)pick, why);
+    if (from != NULL) {
+        best_of(best, from, want, sizeof want);
+        TU_CHECK(strcmp(knobs, want) == 0, "%s: picked %s, expected %s's %s",
+                 target, knobs, from, want);
+    }
+    TU_CHECK(starts_with(why, why_prefix), "%s: why '%s', expected '%s...'",
+             target, why, why_prefix);
+}
+
+static void test_pick(void)
+{
+    struct spec_set best, gen;
+    struct tunedb db;
+    CU_ASSERT_EQUAL_FATAL(read_spec(&best, BEST_SPEC), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec(&gen, GEN_SPEC), 0);
+    build_db(&db, &best, TEST_DEVICE, NULL);
+    char why[512];
+    snprintf(why, sizeof why, "exact tuning entry: %s, %s, rows 512 (20.5 us"
+             ", specl %s)", TEST_DEVICE, S64, SPECL_VERSION);
+    /* Exact: the entry of the shape with the most rows, before nearer
+     * shapes with more rows and the f16, base: false entries. */
+    expect_pick(&db, &best, &gen, "g_exact", NULL, PICK_EXACT, "e_s64", why);
+    expect_pick(&db, &best, &gen, "g_exact", TEST_DEVICE, PICK_EXACT,
+                "e_s64", why);
+    expect_pick(&db, &best, &gen, "g_explicit", NULL, PICK_EXACT, "e_s64",
+                "exact tuning entry: ");
+    /* Nearest by the sum of |log2| ratios: 128x128 (0.42) before S64
+     * (1.58), though S64 has more rows. */
+    expect_pick(&db, &best, &gen, "g_near", NULL, PICK_NEAREST,
+                "e_k128_n128", "nearest-shape tuning entry: " TEST_DEVICE
+                ", in_features=128 out_features=128 rank=4 base=true "
+                "accumulate=false, rows 256 (30.5 us");
+    expect_pick(&db, &best, &gen, "g_misfit", NULL, PICK_NEAREST, "e_s64",
+                "nearest-shape tuning entry: ");
+    /* Only the same dtype, only the same flags. */
+    expect_pick(&db, &best, &gen, "g_f16", NULL, PICK_NEAREST, "e_s64_f16",
+                "nearest-shape tuning entry: ");
+    expect_pick(&db, &best, &gen, "g_delta", NULL, PICK_NEAREST,
+                "e_s64_delta", "nearest-shape tuning entry: ");
+    expect_pick(&db, &best, &gen, "g_softmax", NULL, PICK_NEAREST,
+                "e_softmax", "nearest-shape tuning entry: ");
+    expect_pick(&db, &best, &gen, "g_rmsnorm", NULL, PICK_NONE, NULL,
+                "no tuning entry for this op and dtype");
+    expect_pick(&db, &best, &gen, "g_exact", OTHER_DEVICE, PICK_NONE, NULL,
+                "no tuning entry for this op and dtype on " OTHER_DEVICE);
+    tunedb_free(&db);
+
+    /* Without S64 (f32, base: true): the f16 and base: false entries of
+     * the very same sizes, with the most rows, still never match; rank 8
+     * (distance 1) goes before 128x128 (distance 2). */
+    static const char *const no_s64[] = {"e_s64", "e_s64_small", NULL};
+    build_db(&db, &best, TEST_DEVICE, no_s64);
+    expect_pick(&db, &best, &gen, "g_exact", NULL, PICK_NEAREST, "e_rank8",
+                "nearest-shape tuning entry: " TEST_DEVICE
+                ", in_features=64 out_features=64 rank=8");
+    tunedb_free(&db);
+    /* Nothing of the dtype or the flags at all: none. */
+    static const char *const only_f16[] = {"e_s64", "e_s64_small",
+                                           "e_k128_n128", "e_rank8", NULL};
+    build_db(&db, &best, TEST_DEVICE, only_f16);
+    expect_pick(&db, &best, &gen, "g_exact", NULL, PICK_NONE, NULL,
+                "no tuning entry");
+    tunedb_free(&db);
+
+    /* Two devices: a named device picks its own entries only; none named
+     * picks nothing, since knobs of one device are no guide for another. */
+    build_db(&db, &best, NULL, NULL);
+    expect_pick(&db, &best, &gen, "g_exact", TEST_DEVICE, PICK_EXACT,
+                "e_s64", "exact tuning entry: " TEST_DEVICE ",");
+    expect_pick(&db, &best, &gen, "g_exact", OTHER_DEVICE, PICK_EXACT,
+                "e_s64_other", "exact tuning entry: " OTHER_DEVICE ",");
+    expect_pick(&db, &best, &gen, "g_near", OTHER_DEVICE, PICK_NEAREST,
+                "e_s64_other", "nearest-shape tuning entry: " OTHER_DEVICE);
+    expect_pick(&db, &best, &gen, "g_softmax", OTHER_DEVICE, PICK_NONE, NULL,
+                "no tuning entry for this op and dtype on " OTHER_DEVICE);
+    expect_pick(&db, &best, &gen, "g_exact", NULL, PICK_NONE, NULL,
+                "the tuning database holds several devices");
+    tunedb_free(&db);
+
+    /* Equal distances: the entry with more rows; entries without a best
+     * are skipped. */
+    const struct kernel_spec *target = find_kernel(&gen, "g_exact");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(target);
+    struct tune_entry e;
+    char knobs[TUNE_TEXT], reason[512];
+    for (int order = 0; order < 2; order++) {
+        tunedb_init(&db);
+        entry_from(&e, target, TEST_DEVICE, 0, 1);
+        snprintf(e.shape, sizeof e.shape, "in_features=32 out_features=64 "
+                 "rank=4 base=true accumulate=false");
+        snprintf(e.best, sizeof e.best, "m=32");
+        e.rows = order ? 100 : 200;
+        tunedb_add(&db, &e);
+        snprintf(e.shape, sizeof e.shape, "in_features=128 out_features=64 "
+                 "rank=4 base=true accumulate=false");
+        snprintf(e.best, sizeof e.best, "m=128");
+        e.rows = order ? 200 : 100;
+        tunedb_add(&db, &e);
+        snprintf(e.shape, sizeof e.shape, "%s", S64);
+        e.best[0] = '\0';
+        e.rows = 1000;
+        tunedb_add(&db, &e);
+        enum tune_pick p = tunedb_pick(&db, NULL, target, knobs,
+                                       sizeof knobs, reason, sizeof reason);
+        TU_CHECK(p == PICK_NEAREST &&
+                     strcmp(knobs, order ? "m=128" : "m=32") == 0,
+                 "tie %d: picked %s (%s)", order, knobs, reason);
+        tunedb_free(&db);
+    }
+    spec_set_free(&gen);
+    spec_set_free(&best);
+}
+
+/* What tunedb_apply should make of each kernel of gen.yaml: the note's
+ * start, and whose knobs (best.yaml's kernel; "-": unchanged). */
+static const struct {
+    const char *kernel;
+    const char *note;
+    const char *from;
+} apply_plan[] = {
+    {"g_exact", "exact tuning entry: " TEST_DEVICE ", ", "e_s64"},
+    {"g_near", "nearest-shape tuning entry: " TEST_DEVICE
+               ", in_features=128 out_features=128", "e_k128_n128"},
+    {"g_misfit", "op defaults (the nearest-shape tuning entry: " TEST_DEVICE
+                 ", " /* S64 */, "-"},
+    {"g_f16", "nearest-shape tuning entry: ", "e_s64_f16"},
+    {"g_delta", "nearest-shape tuning entry: ", "e_s64_delta"},
+    {"g_explicit", "", "-"},
+    {"g_softmax", "nearest-shape tuning entry: " TEST_DEVICE
+                  ", features=1024", "e_softmax"},
+    {"g_softmax_misfit", "op defaults (the nearest-shape tuning entry: ",
+     "-"},
+    {"g_rmsnorm", "op defaults (no tuning entry for this op and dtype",
+     "-"},
+};
+#define N_APPLY_PLAN (sizeof apply_plan / sizeof apply_plan[0])
+
+static void check_applied(const struct spec_set *before,
+                          const struct spec_set *after,
+                          const struct spec_set *best)
+{
+    CU_ASSERT_EQUAL_FATAL(after->n_kernel, (int)N_APPLY_PLAN);
+    for (size_t i = 0; i < N_APPLY_PLAN; i++) {
+        const struct kernel_spec *b = find_kernel(before, apply_plan[i].kernel);
+        const struct kernel_spec *a = find_kernel(after, apply_plan[i].kernel);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        char got[TUNE_TEXT], want[TUNE_TEXT];
+        knobs_of(a, got, sizeof got);
+        if (strcmp(apply_plan[i].from, "-") == 0) {
+            knobs_of(b, want, sizeof want);
+        } else {
+            best_of(best, apply_plan[i].from, want, sizeof want);
+        }
+        TU_CHECK(strcmp(got, want) == 0, "%s: knobs %s, expected %s",
+                 a->name, got, want);
+        TU_CHECK(starts_with(a->tile_note, apply_plan[i].note) &&
+                     (apply_plan[i].note[0] || !a->tile_note[0]),
+                 "%s: note '%s', expected '%s...'", a->name, a->tile_note,
+                 apply_plan[i].note);
+        if (starts_with(apply_plan[i].note, "op defaults (the")) {
+            TU_CHECK(ends_with(a->tile_note, "does not fit this shape)"),
+                     "%s: note '%s'", a->name, a->tile_note);
+        }
+        /* What it was given: untouched. */
+        for (int k = 0; k < a->op->n_knobs; k++) {
+            if (b->knob[k].set) {
+                TU_CHECK(a->knob[k].num == b->knob[k].num,
+                         "%s: given knob %s changed", a->name,
+                         a->op->knobs[k].key);
+            }
+        }
+        /* And what it got validates. */
+        char why[256];
+        TU_CHECK(check_config(a, why, sizeof why) == 0, "%s: %s", a->name,
+                 why);
+    }
+}
+
+static void test_apply(void)
+{
+    struct spec_set best, before, after;
+    struct tunedb db;
+    CU_ASSERT_EQUAL_FATAL(read_spec(&best, BEST_SPEC), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec(&before, GEN_SPEC), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec(&after, GEN_SPEC), 0);
+    build_db(&db, &best, TEST_DEVICE, NULL);
+    tunedb_apply(&db, &after, NULL);
+    check_applied(&before, &after, &best);
+    spec_set_free(&after);
+
+    /* The database's device named: the same; another device: defaults. */
+    CU_ASSERT_EQUAL_FATAL(read_spec(&after, GEN_SPEC), 0);
+    tunedb_apply(&db, &after, TEST_DEVICE);
+    check_applied(&before, &after, &best);
+    spec_set_free(&after);
+    CU_ASSERT_EQUAL_FATAL(read_spec(&after, GEN_SPEC), 0);
+    tunedb_apply(&db, &after, OTHER_DEVICE);
+    for (int i = 0; i < after.n_kernel; i++) {
+        const struct kernel_spec *a = &after.kernel[i];
+        char got[TUNE_TEXT], want[TUNE_TEXT];
+        knobs_of(a, got, sizeof got);
+        knobs_of(&before.kernel[i], want, sizeof want);
+        TU_CHECK(strcmp(got, want) == 0, "%s on %s: knobs changed", a->name,
+                 OTHER_DEVICE);
+        TU_CHECK(strcmp(a->name, "g_explicit") == 0
+                     ? a->tile_note[0] == '\0'
+                     : starts_with(a->tile_note, "op defaults (no tuning "
+                                   "entry") &&
+                           strstr(a->tile_note, OTHER_DEVICE) != NULL,
+                 "%s: note '%s'", a->name, a->tile_note);
+    }
+    spec_set_free(&after);
+    /* No database. */
+    CU_ASSERT_EQUAL_FATAL(read_spec(&after, GEN_SPEC), 0);
+    tunedb_apply(NULL, &after, NULL);
+    for (int i = 0; i < after.n_kernel; i++) {
+        const struct kernel_spec *a = &after.kernel[i];
+        TU_CHECK(strcmp(a->name, "g_explicit") == 0
+                     ? a->tile_note[0] == '\0'
+                     : strcmp(a->tile_note,
+                              "op defaults (an empty tuning database)") == 0,
+                 "%s: note '%s'", a->name, a->tile_note);
+    }
+    spec_set_free(&after);
+    tunedb_free(&db);
+    spec_set_free(&before);
+    spec_set_free(&best);
+}
+
+/* `specl gen --db`: the emitted header says where each kernel's knobs
+ * came from (as tunedb_apply does in process) and shows them. */
+static void check_gen_output(const char *dir, const struct spec_set *applied)
+{
+    for (int i = 0; i < applied->n_kernel; i++) {
+        const struct kernel_spec *a = &applied->kernel[i];
+        char path[4096], line[1024], knobs[TUNE_TEXT];
+        snprintf(path, sizeof path, "%s/%s.h", dir, a->name);
+        char *h = tu_read(path, NULL);
+        TU_CHECK(h != NULL, "gen --db wrote no %s", path);
+        if (h == NULL) {
+            continue;
+        }
+        if (a->tile_note[0]) {
+            snprintf(line, sizeof line, " * knobs:  %s\n", a->tile_note);
+            TU_CHECK(strstr(h, line) != NULL, "%s: no line '%s'", path,
+                     a->tile_note);
+        } else {
+            TU_CHECK(strstr(h, " * knobs:") == NULL,
+                     "%s: a knobs line for a kernel with its own", path);
+        }
+        /* Knobs from a database are all set: no '*' in the tile line. */
+        if (starts_with(a->tile_note, "exact") ||
+            starts_with(a->tile_note, "nearest")) {
+            knobs_of(a, knobs, sizeof knobs);
+            snprintf(line, sizeof line, " * tile:   %s\n", knobs);
+            TU_CHECK(strstr(h, line) != NULL, "%s: no tile line '%s'", path,
+                     knobs);
+        }
+        free(h);
+    }
+}
+
+static void test_gen_db(void)
+{
+    struct spec_set best, applied;
+    struct tunedb db;
+    char db_path[4096], two_path[4096], out_dir[4096], err[256];
+    char *out, *errs;
+    CU_ASSERT_EQUAL_FATAL(read_spec(&best, BEST_SPEC), 0);
+    tmp_path(db_path, sizeof db_path, "gen_db.yaml");
+    tmp_path(two_path, sizeof two_path, "gen_db2.yaml");
+    tmp_path(out_dir, sizeof out_dir, "gen_out");
+    build_db(&db, &best, TEST_DEVICE, NULL);
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, db_path, err, sizeof err), 0);
+    tunedb_free(&db);
+    build_db(&db, &best, NULL, NULL);
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, two_path, err, sizeof err), 0);
+    tunedb_free(&db);
+
+    /* One device in the database: no --db-device needed. The expected
+     * notes come from the saved file (its times are rounded). */
+    CU_ASSERT_EQUAL_FATAL(load_db(&db, db_path), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec(&applied, GEN_SPEC), 0);
+    tunedb_apply(&db, &applied, NULL);
+    tunedb_free(&db);
+    int rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s' -o '%s/one'",
+                   db_path, out_dir);
+    TU_CHECK(rc == 0, "gen --db: exit %d\n%s", rc, errs);
+    free(out);
+    free(errs);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/one", out_dir);
+    check_gen_output(dir, &applied);
+    spec_set_free(&applied);
+
+    /* Two devices: one must be named. */
+    CU_ASSERT_EQUAL_FATAL(load_db(&db, two_path), 0);
+    const char *const devices[] = {NULL, TEST_DEVICE, OTHER_DEVICE};
+    for (int d = 0; d < 3; d++) {
+        CU_ASSERT_EQUAL_FATAL(read_spec(&applied, GEN_SPEC), 0);
+        tunedb_apply(&db, &applied, devices[d]);
+        snprintf(dir, sizeof dir, "%s/two%d", out_dir, d);
+        rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s'%s%s%s -o '%s'",
+                   two_path, devices[d] ? " --db-device '" : "",
+                   devices[d] ? devices[d] : "", devices[d] ? "'" : "", dir);
+        TU_CHECK(rc == 0, "gen --db two devices (%s): exit %d\n%s",
+                 devices[d] ? devices[d] : "none named", rc, errs);
+        free(out);
+        free(errs);
+        check_gen_output(dir, &applied);
+        const struct kernel_spec *g = find_kernel(&applied, "g_exact");
+        const char *want = d == 0 ? "op defaults (the tuning database holds "
+                                    "several devices"
+                                  : "exact tuning entry: ";
+        TU_CHECK(g != NULL && starts_with(g->tile_note, want),
+                 "two devices, %s: g_exact note '%s'",
+                 devices[d] ? devices[d] : "none named",
+                 g ? g->tile_note : "-");
+        spec_set_free(&applied);
+    }
+    tunedb_free(&db);
+
+    /* An empty database; a missing or malformed one writes nothing. */
+    char empty[4096];
+    tmp_path(empty, sizeof empty, "empty_db.yaml");
+    write_text(empty, "# nothing tuned yet\nentries: []\n");
+    snprintf(dir, sizeof dir, "%s/empty", out_dir);
+    rc = specl(NULL, NULL, "gen " GEN_SPEC " --db '%s' -o '%s'", empty, dir);
+    TU_CHECK(rc == 0, "gen --db (empty): exit %d", rc);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/g_exact.h", dir);
+    char *h = tu_read(path, NULL);
+    TU_CHECK(h != NULL && strstr(h, " * knobs:  op defaults (an empty tuning "
+                                    "database)\n") != NULL,
+             "gen --db (empty): %s", path);
+    free(h);
+    static const char *const bad[] = {DB_BAD_ENTRY, DB_BAD_YAML,
+                                      TUNE_DIR "/no_such_db.yaml"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(dir, sizeof dir, "%s/bad%d", out_dir, i);
+        rc = specl(NULL, &errs, "gen " GEN_SPEC " --db %s -o '%s'", bad[i],
+                   dir);
+        snprintf(path, sizeof path, "%s/g_exact.h", dir);
+        TU_CHECK(rc == 1 && strstr(errs, bad[i]) != NULL &&
+                     strstr(errs, "nothing written") != NULL &&
+                     !file_exists(path),
+                 "gen --db %s: exit %d\n%s", bad[i], rc, errs);
+        free(errs);
+    }
+    rc = specl(NULL, NULL, "gen " GEN_SPEC " -o '%s' --db", out_dir);
+    TU_CHECK(rc == 2, "gen --db without a file: exit %d", rc);
+    spec_set_free(&best);
+}
+
+/* ---- 6. knob text, shape text, device slugs ----------------------------- */
+
+static const char *const text_spec =
+    "kernels:\n"
+    "  - {name: x_lora, op: lora_forward, in_features: 96, out_features: "
+    "64, rank: 8, alpha: 16}\n"
+    "  - {name: x_delta, op: lora_forward, dtype: bf16, in_features: 4096, "
+    "out_features: 4096, rank: 16, base: false, accumulate: true}\n"
+    "  - {name: x_softmax, op: softmax, features: 1000, scale: 0.5}\n"
+    "  - {name: x_rmsnorm, op: rmsnorm, features: 4096}\n"
+    "  - {name: x_layernorm, op: layernorm, features: 768}\n";
+
+/* Every config of every op's space reads back from its text: the same
+ * knobs, all marked set. */
+static void test_knobs_text(void)
+{
+    struct spec_set s;
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "text.yaml", text_spec), 0);
+    long checked = 0;
+    for (int k = 0; k < s.n_kernel; k++) {
+        const struct kernel_spec *ks = &s.kernel[k];
+        struct tspace sp;
+        CU_ASSERT_EQUAL_FATAL(tspace_build(ks->op, &sp), 0);
+        for (long i = 0; i < sp.n_config; i++) {
+            struct kernel_spec cks, back = *ks;
+            char text[TUNE_TEXT], again[TUNE_TEXT];
+            tspace_config(ks, &sp, i, &cks);
+            knobs_of(&cks, text, sizeof text);
+            for (int n = 0; n < ks->op->n_knobs; n++) {
+                back.knob[n].set = 0;
+                back.knob[n].num = -12345;
+            }
+            int rc = tune_apply_knobs(&back, text);
+            knobs_of(&back, again, sizeof again);
+            int same = rc == 0 && strcmp(text, again) == 0;
+            for (int n = 0; n < ks->op->n_knobs; n++) {
+                same &= back.knob[n].set &&
+                        back.knob[n].num == cks.knob[n].num;
+            }
+            TU_CHECK(same, "%s config %ld: '%s' reads back as '%s' (%d)",
+                     ks->name, i, text, again, rc);
+            if (!same) {
+                break;
+            }
+            checked++;
+        }
+    }
+    CU_ASSERT(checked > 1000);
+
+    /* The text names every knob in the op's order. */
+    const struct kernel_spec *lora = find_kernel(&s, "x_lora");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lora);
+    char text[TUNE_TEXT];
+    knobs_of(lora, text, sizeof text);
+    TU_CHECK(starts_with(text, "m=") && strstr(text, " xa=") != NULL &&
+                 strstr(text, "  ") == NULL && !ends_with(text, " "),
+             "lora knobs: '%s'", text);
+    const struct kernel_spec *sm = find_kernel(&s, "x_softmax");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sm);
+    struct kernel_spec k = *sm;
+    CU_ASSERT_EQUAL(tune_apply_knobs(&k, "wg=8 rows=2 vec=8 mode=streaming"),
+                    0);
+    knobs_of(&k, text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "wg=8 rows=2 vec=8 mode=streaming");
+    /* Part of the knobs: only those set. */
+    k = *sm;
+    CU_ASSERT_EQUAL(tune_apply_knobs(&k, "vec=2"), 0);
+    CU_ASSERT(k.knob[op_knob_index(k.op, "vec")].set &&
+              !k.knob[op_knob_index(k.op, "wg")].set);
+    k = *sm;
+    CU_ASSERT_EQUAL(tune_apply_knobs(&k, ""), 0);
+    CU_ASSERT(!k.knob[0].set);
+
+    /* Bad texts. */
+    static const char *const bad[] = {
+        "wg", "wg=", "=8", "wg=8 bogus=1", "wg=8x", "wg=abc", "wg=0",
+        "wg=2048", "wg=8.5", "mode=fast", "mode=2", "vec=-4", "rows=1e9"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        k = *sm;
+        TU_CHECK(tune_apply_knobs(&k, bad[i]) == -1, "'%s' accepted",
+                 bad[i]);
+    }
+    k = *lora;
+    TU_CHECK(tune_apply_knobs(&k, "xa=sideways") == -1 &&
+                 tune_apply_knobs(&k, "pad=") == -1 &&
+                 tune_apply_knobs(&k, "m=64.5") == -1 &&
+                 tune_apply_knobs(&k, "xa=inline delta=split") == 0,
+             "lora knob texts");
+
+    /* Shape texts: the int and bool fields, no floats. */
+    static const struct {
+        const char *kernel;
+        const char *shape;
+    } shapes[] = {
+        {"x_lora", "in_features=96 out_features=64 rank=8 base=true "
+                   "accumulate=false"},
+        {"x_delta", "in_features=4096 out_features=4096 rank=16 base=false "
+                    "accumulate=true"},
+        {"x_softmax", "features=1000"},
+        {"x_layernorm", "features=768"},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const struct kernel_spec *ks = find_kernel(&s, shapes[i].kernel);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
+        tune_shape_text(ks, text, sizeof text);
+        TU_CHECK(strcmp(text, shapes[i].shape) == 0, "%s: shape '%s'",
+                 ks->name, text);
+    }
+    spec_set_free(&s);
+}
+
+static void test_device_slug(void)
+{
+    static const struct {
+        const char *device;
+        size_t size;
+        const char *slug;
+    } cases[] = {
+        {"NVIDIA H100 80GB HBM3", 160, "nvidia-h100-80gb-hbm3"},
+        {"pthread-skylake-avx512-AMD EPYC 7B13", 160,
+         "pthread-skylake-avx512-amd-epyc-7b13"},
+        {"  Intel(R) UHD Graphics 630 [0x3e92]  ", 160,
+         "intel-r-uhd-graphics-630-0x3e92"},
+        {"gfx90a:sramecc+:xnack-", 160, "gfx90a-sramecc-xnack"},
+        {"A--B__C", 160, "a-b-c"},
+        {"", 160, "device"},
+        {"***", 160, "device"},
+        {"NVIDIA H100", 8, "nvidia"},
+        {"NVIDIA H100", 12, "nvidia-h100"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char slug[160];
+        memset(slug, 'z', sizeof slug);
+        tune_device_slug(cases[i].device, slug, cases[i].size);
+        TU_CHECK(strcmp(slug, cases[i].slug) == 0,
+                 "slug of '%s' (%zu): '%s', expected '%s'", cases[i].device,
+                 cases[i].size, slug, cases[i].slug);
+        TU_CHECK(strlen(slug) < cases[i].size, "slug '%s' overflows %zu",
+                 slug, cases[i].size);
+    }
+}
+
+int add_tune_suite(void)
+{
+    CU_pSuite s = CU_add_suite("tune", suite_init, suite_cleanup);
+    if (s == NULL ||
+        CU_add_test(s, "filter: rejections and reasons", test_filter_cases) ==
+            NULL ||
+        CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||
+        CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
+        CU_add_test(s, "tune: exhaustive, local",
+                    test_tune_exhaustive_local) == NULL ||
+        CU_add_test(s, "tune: bad options", test_tune_bad_options) == NULL ||
+        CU_add_test(s, "tune: no valid config", test_tune_none_valid) ==
+            NULL ||
+        CU_add_test(s, "tune: resume", test_tune_resume) == NULL ||
+        CU_add_test(s, "db merge: cli", test_merge_cli) == NULL ||
+        CU_add_test(s, "db merge: tunedb_merge, malformed",
+                    test_merge_in_process) == NULL ||
+        CU_add_test(s, "db: save and load", test_save_load) == NULL ||
+        CU_add_test(s, "pick: exact, nearest, dtype, flags, device",
+                    test_pick) == NULL ||
+        CU_add_test(s, "apply: tunedb_apply", test_apply) == NULL ||
+        CU_add_test(s, "gen --db", test_gen_db) == NULL ||
+        CU_add_test(s, "knob and shape text", test_knobs_text) == NULL ||
+        CU_add_test(s, "device slug", test_device_slug) == NULL) {
+        return -1;
+    }
+    return 0;
+}
