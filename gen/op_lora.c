@@ -12,6 +12,8 @@ static const char *const xa_choices[] = {"prepass", "inline", NULL};
 enum { XA_PREPASS, XA_INLINE };
 static const char *const delta_choices[] = {"fused", "split", NULL};
 enum { DELTA_FUSED, DELTA_SPLIT };
+static const char *const decode_xa_choices[] = {"inline", "prepass", NULL};
+enum { DECODE_XA_INLINE, DECODE_XA_PREPASS };
 
 static const struct param_def lora_fields[] = {
     {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
@@ -55,6 +57,8 @@ static const struct param_def lora_knobs[] = {
      "lora_decode: work-items splitting the reduction"},
     {"decode_split", VALUE_INT, 0, 16, 1, 64, NULL,
      "lora_decode: work-groups along K of the lora_xa before it"},
+    {"decode_xa", VALUE_CHOICE, 0, DECODE_XA_INLINE, 0, 0, decode_xa_choices,
+     "lora_decode: T = X*A inline (one launch) or prepass (lora_xa)"},
     {"xa_m", VALUE_INT, 0, 16, 1, 1024, NULL,
      "lora_xa, lora_delta: rows of X per work-group"},
     {"xa_k", VALUE_INT, 0, 64, 1, 1024, NULL,
@@ -69,6 +73,7 @@ struct lora {
     int xa, delta;
     long warp_n;
     long decode_rows, decode_n, decode_k, decode_split, xa_m, xa_k;
+    int decode_xa;
 };
 
 static void lora_read(const struct kernel_spec *ks, struct lora *c)
@@ -94,6 +99,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->decode_split = (long)spec_knob(ks, "decode_split");
     c->xa_m = (long)spec_knob(ks, "xa_m");
     c->xa_k = (long)spec_knob(ks, "xa_k");
+    c->decode_xa = (int)spec_knob(ks, "decode_xa");
 }
 
 static long ceil_div(long a, long b)
@@ -211,27 +217,52 @@ static long xa_local(const struct lora *c, int delta)
     return 4 * floats;
 }
 
-static long decode_local(const struct lora *c)
+/* Rows of partial sums that fit 4096 floats of lora_decode's reduction
+ * buffer, PER_ROW floats each; at least 1, at most decode_rows. */
+static long decode_fit(const struct lora *c, long per_row)
+{
+    long fit = 4096 / per_row;
+    return fit < 1 ? 1 : fit > c->decode_rows ? c->decode_rows : fit;
+}
+
+/* The template's DEC_RED_SIZE: partial sums of Y, and with decode_xa:
+ * inline those of T (RANK rounded up to decode_n columns). */
+static long decode_red(const struct lora *c)
 {
     long per_row = c->decode_k * c->decode_n * c->vec;
-    long fit = 4096 / per_row;
-    long red_rows = fit < 1 ? 1 : fit > c->decode_rows ? c->decode_rows : fit;
-    return 4 * (red_rows * per_row + c->decode_rows * c->R);
+    long red = decode_fit(c, per_row) * per_row;
+    if (c->decode_xa == DECODE_XA_INLINE) {
+        long t_row = c->decode_k * ceil_div(c->R, c->decode_n) * c->decode_n;
+        long tred = decode_fit(c, t_row) * t_row;
+        red = tred > red ? tred : red;
+    }
+    return red;
+}
+
+static long decode_local(const struct lora *c)
+{
+    return 4 * (decode_red(c) + c->decode_rows * c->R);
+}
+
+/* lora_decode reads T from lora_xa's scratch. */
+static int decode_prepass(const struct lora *c)
+{
+    return c->decode_rows > 0 && c->decode_xa == DECODE_XA_PREPASS;
 }
 
 /* Floats of scratch per row: T, or DECODE_SPLIT partial sums of it. */
 static long scratch_per_row(const struct lora *c)
 {
-    if (c->decode_rows > 0) {
+    if (decode_prepass(c)) {
         return c->R * c->decode_split;
     }
     return c->xa == XA_PREPASS && !fused_delta(c) ? c->R : 0;
 }
 
-/* lora_xa runs when X*A is a prepass or lora_decode needs T. */
+/* lora_xa runs when X*A is a prepass or lora_decode needs T from it. */
 static int uses_xa(const struct lora *c)
 {
-    return (c->xa == XA_PREPASS && !fused_delta(c)) || c->decode_rows > 0;
+    return (c->xa == XA_PREPASS && !fused_delta(c)) || decode_prepass(c);
 }
 
 static int knob_set(const struct kernel_spec *ks, const char *key)
@@ -274,17 +305,23 @@ static void lora_defaults(struct kernel_spec *ks)
      * of the tuned H100 configurations: 128 work-items whose warps read
      * 64 + 128 distinct bytes of local memory per step, one barrier per 16
      * K), 64 x 64 below, no wider than N needs. Work-items keep 8 x 8
-     * where the tile allows: fewer, fuller work-items also suit CPUs. */
-    long tn = c.N >= 64 ? 64 : pow2_ceil(c.N);
+     * where the tile allows: fewer, fuller work-items also suit CPUs.
+     * Narrow layers (N <= 2048) get 32 x 32 tiles of 4 x 4 per work-item:
+     * at a few hundred rows, large tiles leave most compute units idle
+     * (M = 128, N = 512: 64 work-groups instead of 8). */
+    int narrow = c.N <= 2048;
+    long tn = narrow ? min_l(32, pow2_ceil(c.N))
+                     : c.N >= 64 ? 64 : pow2_ceil(c.N);
     long step_n = knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     default_knob(ks, "n", round_to(tn, step_n));
     lora_read(ks, &c);
-    long tm = c.n >= 128 || (c.n >= 64 && c.N >= 2048) ? 128 : 64;
+    long tm = narrow ? 32
+                     : c.n >= 128 || (c.n >= 64 && c.N >= 2048) ? 128 : 64;
     default_knob(ks, "m", knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
     lora_read(ks, &c);
     default_knob(ks, "wn",
                  pick_work(c.n, c.n >= 64 ? 8 : c.n >= 16 ? 4 : c.n / 4));
-    default_knob(ks, "wm", pick_work(c.m, 8));
+    default_knob(ks, "wm", pick_work(c.m, narrow ? 4 : 8));
     lora_read(ks, &c);
     long tk = c.K < 16 ? pow2_ceil(c.K) : 16;
     default_knob(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
@@ -314,10 +351,12 @@ static void lora_defaults(struct kernel_spec *ks)
         lora_read(ks, &c);
     }
 
-    /* Inline X*A recomputes T in every column block of Y: free with one
-     * block, worth a launch and the scratch buffer for small layers. */
+    /* Inline X*A recomputes T in every column block of Y (r / n more
+     * work): free with one block, worth a launch and the scratch buffer
+     * for layers up to 2048 x 2048, whose few rows make the launch gap
+     * and the prepass's own pass over X count. */
     int one_block = ceil_div(c.N, c.n) == 1;
-    int small = c.base && c.K * c.N <= (1L << 20);
+    int small = c.base && c.K * c.N <= (1L << 22);
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
     default_knob(ks, "xa", (one_block || small) && fits ? XA_INLINE
                                                         : XA_PREPASS);
@@ -502,12 +541,25 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
         }
         bytes = decode_local(c);
         if (bytes > LOCAL_MAX) {
-            diag_error(d, file, blame(ks, "decode_n", "decode_k"),
-                       "lora_decode needs %ld bytes of local memory "
-                       "(decode_n %ld x decode_k %ld x vec %ld floats, and "
-                       "decode_rows %ld x rank %ld), more than %ld",
-                       bytes, c->decode_n, c->decode_k, c->vec,
-                       c->decode_rows, c->R, LOCAL_MAX);
+            struct lora pre = *c;
+            pre.decode_xa = DECODE_XA_PREPASS;
+            if (c->decode_xa == DECODE_XA_INLINE &&
+                decode_local(&pre) <= LOCAL_MAX) {
+                diag_error(d, file, spec_knob_mark(ks, "decode_xa"),
+                           "decode_xa: inline needs %ld bytes of local "
+                           "memory in lora_decode (decode_k %ld x rank %ld "
+                           "partial sums, decode_rows %ld), more than %ld; "
+                           "use decode_xa: prepass",
+                           bytes, c->decode_k, c->R, c->decode_rows,
+                           LOCAL_MAX);
+            } else {
+                diag_error(d, file, blame(ks, "decode_n", "decode_k"),
+                           "lora_decode needs %ld bytes of local memory "
+                           "(decode_n %ld x decode_k %ld x vec %ld floats, "
+                           "and decode_rows %ld x rank %ld), more than %ld",
+                           bytes, c->decode_n, c->decode_k, c->vec,
+                           c->decode_rows, c->R, LOCAL_MAX);
+            }
         }
     }
     if (uses_xa(c) || fused_delta(c)) {
@@ -610,6 +662,8 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                 "%ld", c->decode_k);
     plan_define(p, "DECODE_SPLIT", "lora_decode: partial sums of T", "%ld",
                 c->decode_split);
+    plan_define(p, "DECODE_XA_INLINE", "1: lora_decode computes X*A itself",
+                "%d", c->decode_xa == DECODE_XA_INLINE);
     plan_dtype(p, ks->dtype);
 
     plan_constant(p, "IN_FEATURES", "K: columns of x, rows of w and a",
@@ -693,14 +747,22 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * c->vec);
     l->groups[1] = 1;
     l->rows_per_group = (size_t)c->decode_rows;
+    int inl = c->decode_xa == DECODE_XA_INLINE;
     l->args[n++] = "rows";
-    if (c->base) {
+    if (c->base || inl) {
         l->args[n++] = "x";
+    }
+    if (c->base) {
         l->args[n++] = "w";
+    }
+    if (inl) {
+        l->args[n++] = "a";
     }
     l->args[n++] = "b";
     l->args[n++] = "y";
-    l->args[n++] = "scratch";
+    if (!inl) {
+        l->args[n++] = "scratch";
+    }
     l->args[n] = NULL;
 }
 
@@ -721,10 +783,14 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     if (c.decode_rows > 0) {
         struct path *pa = &p->path[p->n_path++];
         pa->max_rows = c.decode_rows;
-        pa->why = "few rows: T = scale*X*A, then W streamed once";
-        pa->n_launch = 2;
-        launch_xa(&c, c.decode_split, &pa->launch[0]);
-        launch_decode(&c, &pa->launch[1]);
+        pa->n_launch = 0;
+        if (decode_prepass(&c)) {
+            pa->why = "few rows: T = scale*X*A, then W streamed once";
+            launch_xa(&c, c.decode_split, &pa->launch[pa->n_launch++]);
+        } else {
+            pa->why = "few rows: W streamed once, T = scale*X*A alongside";
+        }
+        launch_decode(&c, &pa->launch[pa->n_launch++]);
     }
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = 0;

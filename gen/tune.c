@@ -50,7 +50,8 @@ enum outcome { UNSEEN, INVALID, FAILED, WRONG, TIMED };
 
 struct config_state {
     unsigned char outcome;
-    float us;
+    double us;  /* as measured: a float would move a best across the
+                   0.01 us the database keeps, away from its record */
 };
 
 static volatile sig_atomic_t interrupted = 0;
@@ -263,7 +264,7 @@ static void evaluate(struct search *s, long index)
     if (rec != NULL) {
         s->from_db++;
         st->outcome = rec->us > 0 ? TIMED : FAILED;
-        st->us = (float)rec->us;
+        st->us = rec->us;
     } else {
         struct result r;
         char *log = NULL;
@@ -293,7 +294,7 @@ static void evaluate(struct search *s, long index)
             } else {
                 s->timed++;
                 st->outcome = TIMED;
-                st->us = (float)r.us;
+                st->us = r.us;
                 tune_entry_record(s->entry, knobs, r.us, "ok");
             }
         }
@@ -707,8 +708,9 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
         config_spec(ks, &s.sp, s.best, &cks);
         tune_knobs_text(&cks, knobs, sizeof knobs);
     }
-    /* Keep the database's best if an earlier run found a faster one. */
-    if (s.best >= 0 && (!s.entry->best[0] || s.best_us <= s.entry->best_us ||
+    /* Keep the database's best if an earlier run found a faster one, or
+     * one as fast (a resume then keeps it, ties among records included). */
+    if (s.best >= 0 && (!s.entry->best[0] || s.best_us < s.entry->best_us ||
                         tune_entry_tried(s.entry, s.entry->best) == NULL)) {
         snprintf(s.entry->best, sizeof s.entry->best, "%s", knobs);
         s.entry->best_us = s.best_us;

@@ -22,8 +22,9 @@
  *                writes those rows of Y = T*B. Local size (XA_K, XA_T).
  *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
  *                every row, the reduction is split over DECODE_K work-items,
- *                so W is streamed once. Needs T from lora_xa run with
- *                DECODE_SPLIT work-groups along K.
+ *                so W is streamed once. With DECODE_XA_INLINE it computes
+ *                T itself alongside (one launch); else it needs T from
+ *                lora_xa run with DECODE_SPLIT work-groups along K.
  *                Local size (DECODE_N, DECODE_K).
  *
  * Edges: rows is a run-time argument and always checked; the K, N and r
@@ -56,6 +57,7 @@
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
  *   DECODE_SPLIT    lora_decode: work-groups along K of the lora_xa before
  *                   it (T arrives as that many partial sums)
+ *   DECODE_XA_INLINE 1: lora_decode computes T = SCALE*X*A itself
  * Storage (specl_common.cl): DTYPE_F32, DTYPE_F16 or DTYPE_BF16. */
 
 /* Shape: defaults only so that the template builds on its own. */
@@ -129,6 +131,9 @@
 #endif
 #ifndef DECODE_SPLIT
 #define DECODE_SPLIT 1 /* lora_decode: partial sums of T from lora_xa */
+#endif
+#ifndef DECODE_XA_INLINE
+#define DECODE_XA_INLINE 1 /* lora_decode: T computed in the kernel */
 #endif
 
 /* ---- Derived sizes ---- */
@@ -662,7 +667,8 @@ void lora_main(const int rows,
 
 /* ---- lora_xa and lora_delta ---- */
 
-#if !XA_INLINE || DECODE_ROWS > 0 || DELTA_FUSED
+#define DECODE_XA_PREPASS (DECODE_ROWS > 0 && !DECODE_XA_INLINE)
+#if !XA_INLINE || DECODE_XA_PREPASS || DELTA_FUSED
 /* Work-item (tk, tm) of a (XA_K, XA_T) work-group owns rows
  * row0 + i * XA_T + tm (i < XA_W) of an XA_M-row block and, in each slab
  * of XA_SLAB = XA_K * VEC elements of K, the elements tk, tk + XA_K, ...:
@@ -836,7 +842,7 @@ inline float xa_sum(const __local float *red, const int o)
 }
 #endif
 
-#if !XA_INLINE || DECODE_ROWS > 0
+#if !XA_INLINE || DECODE_XA_PREPASS
 /* T = SCALE * X*A into the float scratch. With S = get_num_groups(0) > 1
  * the slabs of K are split over S work-groups (few rows, as for
  * lora_decode), each writing its partial sum: T[m][s][j] at
@@ -979,43 +985,72 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
 #if DECODE_ROWS > 0
 #define DEC_COLS (DECODE_N * VEC) /* columns of Y per work-group */
 #define DEC_THREADS (DECODE_N * DECODE_K)
-/* Rows whose partial sums fit local memory at once (16 KiB). */
-#define DEC_RED_ROWS_FIT (4096 / (DECODE_K * DEC_COLS))
-#if DEC_RED_ROWS_FIT < 1
-#define DEC_RED_ROWS 1
-#elif DEC_RED_ROWS_FIT > DECODE_ROWS
-#define DEC_RED_ROWS DECODE_ROWS
-#else
-#define DEC_RED_ROWS DEC_RED_ROWS_FIT
-#endif
+/* Rows of PER_ROW partial sums that fit 4096 floats; 1..DECODE_ROWS. */
+#define DEC_FIT(per_row)                                                 \
+    (4096 / (per_row) < 1 ? 1                                            \
+     : 4096 / (per_row) > DECODE_ROWS ? DECODE_ROWS : 4096 / (per_row))
+#define DEC_RED_ROWS DEC_FIT(DECODE_K * DEC_COLS)
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * VEC)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
+#if DECODE_XA_INLINE
+/* Work-item (tn, tk) accumulates T for columns tn, tn + DECODE_N, ... of
+ * every row over its k; the DECODE_K partial sums then meet in local
+ * memory, DEC_T_ROWS rows at a time, laid out [row][tk][column]. */
+#define DEC_TQ CEIL_DIV(RANK, DECODE_N)
+#define DEC_TCOLS (DEC_TQ * DECODE_N)
+#define DEC_T_ROWS DEC_FIT(DECODE_K * DEC_TCOLS)
+#define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
+#define DEC_RED_T (DEC_T_ROWS * DECODE_K * DEC_TCOLS)
+#define DEC_RED_SIZE (DEC_RED_Y > DEC_RED_T ? DEC_RED_Y : DEC_RED_T)
+#else
+#define DEC_TQ 1
+#define DEC_RED_SIZE (DEC_RED_ROWS * DECODE_K * DEC_COLS)
+#endif
 
 /* acc[m] += this work-item's share of row m of [X | T]*[W ; B] at columns
- * COL..COL+VEC-1, for m < NR; T is TL in local memory. NR is a constant at
- * each call, so acc stays in registers and no work goes to rows that cannot
- * exist; the loops run to DECODE_ROWS and test NR so that they unroll
- * before inlining. Rows past `rows` repeat the last row (never stored). */
+ * COL..COL+VEC-1, for m < NR; with DECODE_XA_INLINE, T = SCALE*X*A is
+ * accumulated from the same X loads and reduced into TL first (through
+ * RED), else TL holds it already. NR is a constant at each call, so acc
+ * stays in registers and no work goes to rows that cannot exist; the loops
+ * run to DECODE_ROWS and test NR so that they unroll before inlining. Rows
+ * past `rows` repeat the last row (never stored). */
 inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
-                          const int rows, const int col, const int tk,
-#if HAS_BASE
+                          const int rows, const int col, const int tn,
+                          const int tk,
+#if HAS_BASE || DECODE_XA_INLINE
                           const __global storage_t *restrict x,
+#endif
+#if HAS_BASE
                           const __global storage_t *restrict w,
 #endif
+#if DECODE_XA_INLINE
+                          const __global storage_t *restrict a,
+#endif
                           const __global storage_t *restrict b,
-                          const __local float *tl)
+                          __local float *red, __local float *tl)
 {
     int rowc[DECODE_ROWS];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
         rowc[m] = min(m, rows - 1);
     }
-#if HAS_BASE
-    /* Work-item tk takes VEC consecutive rows of W per step, k = (s *
-     * DECODE_K + tk) * VEC + c: the W rows are read once, coalesced along
-     * N, and one VEC-wide load of each X row serves VEC rows of W (the X
-     * loads are shared by the DECODE_N work-items of one tk, from cache).
-     * Unrolled so that several W loads are in flight per work-item. */
+#if DECODE_XA_INLINE
+    float tacc[DECODE_ROWS][DEC_TQ];
+#pragma unroll
+    for (int m = 0; m < DECODE_ROWS; m++) {
+#pragma unroll
+        for (int q = 0; q < DEC_TQ; q++) {
+            tacc[m][q] = 0.0f;
+        }
+    }
+#endif
+#if HAS_BASE || DECODE_XA_INLINE
+    /* Work-item tk takes VEC consecutive rows of W (and A) per step, k =
+     * (s * DECODE_K + tk) * VEC + c: the W rows are read once, coalesced
+     * along N, and one VEC-wide load of each X row serves VEC rows of W
+     * (the X loads are shared by the DECODE_N work-items of one tk, from
+     * cache). Unrolled so that several W loads are in flight per
+     * work-item. */
 #pragma unroll 2
     for (int s = 0; s < DEC_W_STEPS; s++) {
         const int k = (s * DECODE_K + tk) * VEC;
@@ -1023,11 +1058,30 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
         if (k < IN_FEATURES)
 #endif
         {
+#if HAS_BASE
             vecf_t wv[VEC];
 #pragma unroll
             for (int c = 0; c < VEC; c++) {
                 wv[c] = loadv(w + col, (size_t)(k + c) * OUT_FEATURES);
             }
+#endif
+#if DECODE_XA_INLINE
+            float av[VEC][DEC_TQ];
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+#pragma unroll
+                for (int q = 0; q < DEC_TQ; q++) {
+                    const int j = tn + q * DECODE_N;
+                    av[c][q] = 0.0f;
+#if RANK % DECODE_N != 0
+                    if (j < RANK)
+#endif
+                    {
+                        av[c][q] = load1(a, (size_t)(k + c) * RANK + j);
+                    }
+                }
+            }
+#endif
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
@@ -1035,10 +1089,55 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
                         loadv(x + (size_t)rowc[m] * IN_FEATURES, k);
 #pragma unroll
                     for (int c = 0; c < VEC; c++) {
+#if HAS_BASE
                         acc[m] = fma((vecf_t)VEC_AT(xv, c), wv[c], acc[m]);
+#endif
+#if DECODE_XA_INLINE
+#pragma unroll
+                        for (int q = 0; q < DEC_TQ; q++) {
+                            tacc[m][q] =
+                                fma(VEC_AT(xv, c), av[c][q], tacc[m][q]);
+                        }
+#endif
                     }
                 }
             }
+        }
+    }
+#endif
+#if DECODE_XA_INLINE
+    /* TL = SCALE * the DECODE_K partial sums of T, DEC_T_ROWS rows per
+     * round (the round count depends on NR only: uniform). */
+    const int lid = tk * DECODE_N + tn;
+    const int nt = min(rows, nr);
+#pragma unroll
+    for (int m0 = 0; m0 < DECODE_ROWS; m0 += DEC_T_ROWS) {
+        if (m0 < nr) {
+#pragma unroll
+            for (int m = 0; m < DECODE_ROWS; m++) {
+                if (m >= m0 && m < m0 + DEC_T_ROWS && m < nr) {
+#pragma unroll
+                    for (int q = 0; q < DEC_TQ; q++) {
+                        red[((m - m0) * DECODE_K + tk) * DEC_TCOLS + tn +
+                            q * DECODE_N] = tacc[m][q];
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int o = lid; o < DEC_T_ROWS * RANK; o += DEC_THREADS) {
+                const int row = m0 + o / RANK;
+                const int j = o % RANK;
+                if (row < nt) {
+                    float sum = 0.0f;
+#pragma unroll
+                    for (int p = 0; p < DECODE_K; p++) {
+                        sum += red[((o / RANK) * DECODE_K + p) * DEC_TCOLS +
+                                   j];
+                    }
+                    tl[row * RANK + j] = SCALE * sum;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
 #endif
@@ -1061,11 +1160,24 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
     }
 }
 
-#if HAS_BASE
-#define DECODE_ARGS acc, rows, col, tk, x, w, b, tl
+#if HAS_BASE || DECODE_XA_INLINE
+#define DECODE_ARGS_X x,
 #else
-#define DECODE_ARGS acc, rows, col, tk, b, tl
+#define DECODE_ARGS_X
 #endif
+#if HAS_BASE
+#define DECODE_ARGS_W w,
+#else
+#define DECODE_ARGS_W
+#endif
+#if DECODE_XA_INLINE
+#define DECODE_ARGS_A a,
+#else
+#define DECODE_ARGS_A
+#endif
+#define DECODE_ARGS                                                      \
+    acc, rows, col, tn, tk, DECODE_ARGS_X DECODE_ARGS_W DECODE_ARGS_A b, \
+        red, tl
 
 /* Few rows: Y (+)= X*W + T*B with W streamed once. The streaming is
  * instantiated for 1, 2, 4, ... rows up to DECODE_ROWS and picked at run
@@ -1073,20 +1185,31 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
  * shared. */
 __kernel __attribute__((reqd_work_group_size(DECODE_N, DECODE_K, 1)))
 void lora_decode(const int rows,
-#if HAS_BASE
+#if HAS_BASE || DECODE_XA_INLINE
                  const __global storage_t *restrict x,
+#endif
+#if HAS_BASE
                  const __global storage_t *restrict w,
 #endif
+#if DECODE_XA_INLINE
+                 const __global storage_t *restrict a,
+#endif
                  const __global storage_t *restrict b,
+#if DECODE_XA_INLINE
+                 __global storage_t *restrict y)
+#else
                  __global storage_t *restrict y,
                  const __global float *restrict t)
+#endif
 {
-    /* Partial sums of DEC_RED_ROWS rows, [row][tk][column]. */
-    __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS];
+    /* Partial sums of DEC_RED_ROWS rows of Y, [row][tk][column] (and
+     * before them those of T). */
+    __local float red[DEC_RED_SIZE];
     __local float tl[DECODE_ROWS * RANK]; /* T of every row */
     const int tn = get_local_id(0);
     const int tk = get_local_id(1);
 
+#if !DECODE_XA_INLINE
     /* T = the sum of lora_xa's DECODE_SPLIT partial sums. */
     for (int o = tk * DECODE_N + tn; o < min(rows, DECODE_ROWS) * RANK;
          o += DEC_THREADS) {
@@ -1100,6 +1223,7 @@ void lora_decode(const int rows,
         tl[o] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     const int cb = get_group_id(0) * DEC_COLS;
     int col = cb + tn * VEC;
 #if OUT_FEATURES % DEC_COLS != 0

@@ -3,7 +3,7 @@
  * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)
  * dtype:  f32
  * fields: features=512 eps=1e-06
- * tile:   wg=32* rows=8* vec=4* mode=registers*
+ * tile:   wg=64* rows=4* vec=4* mode=registers*
  *         (* = not in the spec: op defaults for the shape)
  */
 
@@ -21,7 +21,7 @@ static const char *const specl_source[] = {
     " * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)\n",
     " * dtype:  f32\n",
     " * fields: features=512 eps=1e-06\n",
-    " * tile:   wg=32* rows=8* vec=4* mode=registers*\n",
+    " * tile:   wg=64* rows=4* vec=4* mode=registers*\n",
     " *         (* = not in the spec: op defaults for the shape)\n",
     " */\n",
     "\n",
@@ -29,11 +29,11 @@ static const char *const specl_source[] = {
     "#define DTYPE_F32 1        /* storage type of every buffer */\n",
     "#define FEATURES 512       /* elements per row */\n",
     "#define VEC 4              /* elements per load and store */\n",
-    "#define WG_SIZE 32         /* work-items per row */\n",
-    "#define ROWS_PER_GROUP 8   /* rows per work-group */\n",
+    "#define WG_SIZE 64         /* work-items per row */\n",
+    "#define ROWS_PER_GROUP 4   /* rows per work-group */\n",
     "#define ROW_IN_REGISTERS 1 /* row held in registers, x read once */\n",
     "#define NVEC 128           /* vectors per row */\n",
-    "#define SLOTS 4            /* vectors per work-item, rounded up */\n",
+    "#define SLOTS 2            /* vectors per work-item, rounded up */\n",
     "#define EPS 1e-06f         /* added to the mean square */\n",
     "\n",
     "/* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.\n",
@@ -471,7 +471,7 @@ struct specl_launch {
 /* Launch sequences; the first whose max_rows covers rows runs (0: any). */
 /* one work-group per `rows` rows (tile knob) */
 static const struct specl_launch specl_path0[] = {
-    {0, 2, {32, 8}, {1, 0}, 8, {SPECL_ARG_ROWS, SPECL_BUF_X, SPECL_BUF_GAMMA, SPECL_BUF_Y, SPECL_ARG_END}},
+    {0, 2, {64, 4}, {1, 0}, 4, {SPECL_ARG_ROWS, SPECL_BUF_X, SPECL_BUF_GAMMA, SPECL_BUF_Y, SPECL_ARG_END}},
 };
 
 

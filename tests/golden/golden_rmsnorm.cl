@@ -3,7 +3,7 @@
  * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)
  * dtype:  f32
  * fields: features=512 eps=1e-06
- * tile:   wg=32* rows=8* vec=4* mode=registers*
+ * tile:   wg=64* rows=4* vec=4* mode=registers*
  *         (* = not in the spec: op defaults for the shape)
  */
 
@@ -11,11 +11,11 @@
 #define DTYPE_F32 1        /* storage type of every buffer */
 #define FEATURES 512       /* elements per row */
 #define VEC 4              /* elements per load and store */
-#define WG_SIZE 32         /* work-items per row */
-#define ROWS_PER_GROUP 8   /* rows per work-group */
+#define WG_SIZE 64         /* work-items per row */
+#define ROWS_PER_GROUP 4   /* rows per work-group */
 #define ROW_IN_REGISTERS 1 /* row held in registers, x read once */
 #define NVEC 128           /* vectors per row */
-#define SLOTS 4            /* vectors per work-item, rounded up */
+#define SLOTS 2            /* vectors per work-item, rounded up */
 #define EPS 1e-06f         /* added to the mean square */
 
 /* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.

@@ -3,7 +3,7 @@
  * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)
  * dtype:  f32
  * fields: features=512 eps=1e-06
- * tile:   wg=32* rows=8* vec=4* mode=registers*
+ * tile:   wg=64* rows=4* vec=4* mode=registers*
  *         (* = not in the spec: op defaults for the shape)
  */
 

@@ -3,7 +3,7 @@
  * op:     softmax (y = exp(scale*x - max) / sum(exp(scale*x - max)) per row)
  * dtype:  f32
  * fields: features=256 scale=0.125
- * tile:   wg=16* rows=16* vec=4* mode=registers*
+ * tile:   wg=32* rows=8* vec=4* mode=registers*
  *         (* = not in the spec: op defaults for the shape)
  */
 
@@ -11,11 +11,11 @@
 #define DTYPE_F32 1        /* storage type of every buffer */
 #define FEATURES 256       /* elements per row */
 #define VEC 4              /* elements per load and store */
-#define WG_SIZE 16         /* work-items per row */
-#define ROWS_PER_GROUP 16  /* rows per work-group */
+#define WG_SIZE 32         /* work-items per row */
+#define ROWS_PER_GROUP 8   /* rows per work-group */
 #define ROW_IN_REGISTERS 1 /* row held in registers, x read once */
 #define NVEC 64            /* vectors per row */
-#define SLOTS 4            /* vectors per work-item, rounded up */
+#define SLOTS 2            /* vectors per work-item, rounded up */
 #define SCALE 0.125f       /* applied to x first */
 
 /* softmax.cl - y = exp(SCALE*x - m) / sum(exp(SCALE*x - m)), m the row's

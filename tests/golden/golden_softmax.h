@@ -3,7 +3,7 @@
  * op:     softmax (y = exp(scale*x - max) / sum(exp(scale*x - max)) per row)
  * dtype:  f32
  * fields: features=256 scale=0.125
- * tile:   wg=16* rows=16* vec=4* mode=registers*
+ * tile:   wg=32* rows=8* vec=4* mode=registers*
  *         (* = not in the spec: op defaults for the shape)
  */
 
