@@ -51,7 +51,7 @@ static const struct param_def lora_knobs[] = {
      "lora_main: work-items along N per warp of 32; 0: row-major"},
     {"decode_rows", VALUE_INT, 0, 16, 0, 64, NULL,
      "rows at or below which lora_decode runs; 0: never"},
-    {"decode_n", VALUE_INT, 0, 8, 1, 1024, NULL,
+    {"decode_n", VALUE_INT, 0, 8, 2, 1024, NULL,
      "lora_decode: work-items along N, vec columns each"},
     {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
      "lora_decode: work-items splitting the reduction"},
@@ -364,8 +364,12 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "decode_rows", 16);
     /* 8 x 32 work-items, 4 columns each: many work-groups and many loads
      * in flight, for streaming W at memory speed. */
+    /* At least 2: with one work-item along N, PoCL computes wrong sums
+     * (work-groups of 1 x 4 and up; 2 x 4 is right). */
     default_knob(ks, "decode_n",
-                 min_l(8, pow2_ceil(ceil_div(c.N, c.vec))));
+                 min_l(8, pow2_ceil(ceil_div(c.N, c.vec)) < 2
+                              ? 2
+                              : pow2_ceil(ceil_div(c.N, c.vec))));
     default_knob(ks, "decode_k",
                  min_l(32, pow2_ceil(c.base ? ceil_div(c.K, c.vec) : c.R)));
 
@@ -812,8 +816,8 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
 /* What `specl tune` searches, most important first (the first two are the
  * axes of its plot); the constraints between them are validate()'s. */
 static const struct tune_axis lora_tune_space[] = {
-    {"m", "64 128"},
-    {"n", "32 64 128 256"},
+    {"m", "32 64 128"},
+    {"n", "32 64 128"},
     {"k", "8 16 32"},
     {"wm", "4 8"},
     {"wn", "4 8"},

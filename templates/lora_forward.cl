@@ -990,6 +990,7 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
     (4096 / (per_row) < 1 ? 1                                            \
      : 4096 / (per_row) > DECODE_ROWS ? DECODE_ROWS : 4096 / (per_row))
 #define DEC_RED_ROWS DEC_FIT(DECODE_K * DEC_COLS)
+#define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * VEC)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
 #if DECODE_XA_INLINE
@@ -999,58 +1000,40 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
 #define DEC_TQ CEIL_DIV(RANK, DECODE_N)
 #define DEC_TCOLS (DEC_TQ * DECODE_N)
 #define DEC_T_ROWS DEC_FIT(DECODE_K * DEC_TCOLS)
-#define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
 #define DEC_RED_T (DEC_T_ROWS * DECODE_K * DEC_TCOLS)
 #define DEC_RED_SIZE (DEC_RED_Y > DEC_RED_T ? DEC_RED_Y : DEC_RED_T)
 #else
 #define DEC_TQ 1
-#define DEC_RED_SIZE (DEC_RED_ROWS * DECODE_K * DEC_COLS)
+#define DEC_RED_SIZE DEC_RED_Y
 #endif
 
-/* acc[m] += this work-item's share of row m of [X | T]*[W ; B] at columns
- * COL..COL+VEC-1, for m < NR; with DECODE_XA_INLINE, T = SCALE*X*A is
- * accumulated from the same X loads and reduced into TL first (through
- * RED), else TL holds it already. NR is a constant at each call, so acc
- * stays in registers and no work goes to rows that cannot exist; the loops
- * run to DECODE_ROWS and test NR so that they unroll before inlining. Rows
- * past `rows` repeat the last row (never stored). */
+/* acc[m] += this work-item's share of row m of X*W at columns
+ * COL..COL+VEC-1 and, with DECODE_XA_INLINE, tacc[m][q] += its share of
+ * row m of X*A at column tn + q * DECODE_N, both from the same X loads,
+ * for m < NR. NR is a constant at each call, so the accumulators stay in
+ * registers and no work goes to rows that cannot exist; the loops run to
+ * DECODE_ROWS and test NR so that they unroll before inlining. Rows past
+ * `rows` repeat the last row (never stored). */
 inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
-                          const int rows, const int col, const int tn,
-                          const int tk,
-#if HAS_BASE || DECODE_XA_INLINE
+                          float tacc[DECODE_ROWS][DEC_TQ], const int rows,
+                          const int col, const int tn, const int tk,
                           const __global storage_t *restrict x,
-#endif
-#if HAS_BASE
                           const __global storage_t *restrict w,
-#endif
-#if DECODE_XA_INLINE
-                          const __global storage_t *restrict a,
-#endif
-                          const __global storage_t *restrict b,
-                          __local float *red, __local float *tl)
+                          const __global storage_t *restrict a)
 {
+#if HAS_BASE || DECODE_XA_INLINE
     int rowc[DECODE_ROWS];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
         rowc[m] = min(m, rows - 1);
     }
-#if DECODE_XA_INLINE
-    float tacc[DECODE_ROWS][DEC_TQ];
-#pragma unroll
-    for (int m = 0; m < DECODE_ROWS; m++) {
-#pragma unroll
-        for (int q = 0; q < DEC_TQ; q++) {
-            tacc[m][q] = 0.0f;
-        }
-    }
-#endif
-#if HAS_BASE || DECODE_XA_INLINE
-    /* Work-item tk takes VEC consecutive rows of W (and A) per step, k =
-     * (s * DECODE_K + tk) * VEC + c: the W rows are read once, coalesced
-     * along N, and one VEC-wide load of each X row serves VEC rows of W
-     * (the X loads are shared by the DECODE_N work-items of one tk, from
-     * cache). Unrolled so that several W loads are in flight per
-     * work-item. */
+    /* Work-item tk takes VEC consecutive rows of W (and of A) per step,
+     * k = (s * DECODE_K + tk) * VEC + c: the W rows are read once,
+     * coalesced along N, and one VEC-wide load of each X row serves VEC
+     * rows of W and of A (the X loads are shared by the DECODE_N
+     * work-items of one tk, from cache; A, 64 bytes a row at rank 16,
+     * comes from cache too). Unrolled so that several W loads are in
+     * flight per work-item. */
 #pragma unroll 2
     for (int s = 0; s < DEC_W_STEPS; s++) {
         const int k = (s * DECODE_K + tk) * VEC;
@@ -1105,84 +1088,12 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
         }
     }
 #endif
-#if DECODE_XA_INLINE
-    /* TL = SCALE * the DECODE_K partial sums of T, DEC_T_ROWS rows per
-     * round (the round count depends on NR only: uniform). */
-    const int lid = tk * DECODE_N + tn;
-    const int nt = min(rows, nr);
-#pragma unroll
-    for (int m0 = 0; m0 < DECODE_ROWS; m0 += DEC_T_ROWS) {
-        if (m0 < nr) {
-#pragma unroll
-            for (int m = 0; m < DECODE_ROWS; m++) {
-                if (m >= m0 && m < m0 + DEC_T_ROWS && m < nr) {
-#pragma unroll
-                    for (int q = 0; q < DEC_TQ; q++) {
-                        red[((m - m0) * DECODE_K + tk) * DEC_TCOLS + tn +
-                            q * DECODE_N] = tacc[m][q];
-                    }
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (int o = lid; o < DEC_T_ROWS * RANK; o += DEC_THREADS) {
-                const int row = m0 + o / RANK;
-                const int j = o % RANK;
-                if (row < nt) {
-                    float sum = 0.0f;
-#pragma unroll
-                    for (int p = 0; p < DECODE_K; p++) {
-                        sum += red[((o / RANK) * DECODE_K + p) * DEC_TCOLS +
-                                   j];
-                    }
-                    tl[row * RANK + j] = SCALE * sum;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
-#endif
-    /* T*B, the same way. */
-#pragma unroll
-    for (int s = 0; s < DEC_B_STEPS; s++) {
-        const int j = s * DECODE_K + tk;
-#if RANK % DECODE_K != 0
-        if (j < RANK)
-#endif
-        {
-            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
-#pragma unroll
-            for (int m = 0; m < DECODE_ROWS; m++) {
-                if (m < nr) {
-                    acc[m] = fma((vecf_t)tl[rowc[m] * RANK + j], bv, acc[m]);
-                }
-            }
-        }
-    }
 }
-
-#if HAS_BASE || DECODE_XA_INLINE
-#define DECODE_ARGS_X x,
-#else
-#define DECODE_ARGS_X
-#endif
-#if HAS_BASE
-#define DECODE_ARGS_W w,
-#else
-#define DECODE_ARGS_W
-#endif
-#if DECODE_XA_INLINE
-#define DECODE_ARGS_A a,
-#else
-#define DECODE_ARGS_A
-#endif
-#define DECODE_ARGS                                                      \
-    acc, rows, col, tn, tk, DECODE_ARGS_X DECODE_ARGS_W DECODE_ARGS_A b, \
-        red, tl
 
 /* Few rows: Y (+)= X*W + T*B with W streamed once. The streaming is
  * instantiated for 1, 2, 4, ... rows up to DECODE_ROWS and picked at run
- * time (uniformly, so no divergence); the reduction that follows is
- * shared. */
+ * time (uniformly, so no divergence); the reductions that follow are
+ * shared. Pointers this variant lacks alias B (never read through). */
 __kernel __attribute__((reqd_work_group_size(DECODE_N, DECODE_K, 1)))
 void lora_decode(const int rows,
 #if HAS_BASE || DECODE_XA_INLINE
@@ -1202,17 +1113,24 @@ void lora_decode(const int rows,
                  const __global float *restrict t)
 #endif
 {
-    /* Partial sums of DEC_RED_ROWS rows of Y, [row][tk][column] (and
-     * before them those of T). */
+    /* Partial sums of T (DEC_T_ROWS rows), then of Y (DEC_RED_ROWS
+     * rows), [row][tk][column]. */
     __local float red[DEC_RED_SIZE];
     __local float tl[DECODE_ROWS * RANK]; /* T of every row */
     const int tn = get_local_id(0);
     const int tk = get_local_id(1);
-
+    const int lid = tk * DECODE_N + tn;
+#if !(HAS_BASE || DECODE_XA_INLINE)
+    const __global storage_t *x = b;
+#endif
+#if !HAS_BASE
+    const __global storage_t *w = b;
+#endif
 #if !DECODE_XA_INLINE
+    const __global storage_t *a = b;
+
     /* T = the sum of lora_xa's DECODE_SPLIT partial sums. */
-    for (int o = tk * DECODE_N + tn; o < min(rows, DECODE_ROWS) * RANK;
-         o += DEC_THREADS) {
+    for (int o = lid; o < min(rows, DECODE_ROWS) * RANK; o += DEC_THREADS) {
         const __global float *tp =
             t + (size_t)(o / RANK) * (DECODE_SPLIT * RANK) + o % RANK;
         float sum = 0.0f;
@@ -1222,7 +1140,6 @@ void lora_decode(const int rows,
         }
         tl[o] = sum;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     const int cb = get_group_id(0) * DEC_COLS;
     int col = cb + tn * VEC;
@@ -1231,10 +1148,16 @@ void lora_decode(const int rows,
 #endif
 
     vecf_t acc[DECODE_ROWS];
+    float tacc[DECODE_ROWS][DEC_TQ];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
         acc[m] = (vecf_t)0.0f;
+#pragma unroll
+        for (int q = 0; q < DEC_TQ; q++) {
+            tacc[m][q] = 0.0f;
+        }
     }
+#define DECODE_ARGS acc, tacc, rows, col, tn, tk, x, w, a
     if (rows <= 1) {
         decode_stream(1, DECODE_ARGS);
 #if DECODE_ROWS > 2
@@ -1259,6 +1182,57 @@ void lora_decode(const int rows,
 #endif
     } else {
         decode_stream(DECODE_ROWS, DECODE_ARGS);
+    }
+#undef DECODE_ARGS
+
+#if DECODE_XA_INLINE
+    /* T = SCALE * the sum of the DECODE_K partials of each (row, column),
+     * DEC_T_ROWS rows at a time; uniform pass count, constant indices. */
+    for (int m0 = 0; m0 < rows; m0 += DEC_T_ROWS) {
+#pragma unroll
+        for (int m = 0; m < DECODE_ROWS; m++) {
+            if (m >= m0 && m < m0 + DEC_T_ROWS) {
+#pragma unroll
+                for (int q = 0; q < DEC_TQ; q++) {
+                    red[((m - m0) * DECODE_K + tk) * DEC_TCOLS + tn +
+                        q * DECODE_N] = tacc[m][q];
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = lid; o < DEC_T_ROWS * RANK; o += DEC_THREADS) {
+            const int row = m0 + o / RANK;
+            float sum = 0.0f;
+#pragma unroll
+            for (int p = 0; p < DECODE_K; p++) {
+                sum += red[(o / RANK * DECODE_K + p) * DEC_TCOLS + o % RANK];
+            }
+            if (row < rows && row < DECODE_ROWS) {
+                tl[row * RANK + o % RANK] = SCALE * sum;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#else
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+
+    /* acc += T*B: work-item tk takes rows j = tk, tk + DECODE_K, ... of B;
+     * rows past `rows` repeat the last row (never stored). */
+#pragma unroll
+    for (int s = 0; s < DEC_B_STEPS; s++) {
+        const int j = s * DECODE_K + tk;
+#if RANK % DECODE_K != 0
+        if (j < RANK)
+#endif
+        {
+            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
+#pragma unroll
+            for (int m = 0; m < DECODE_ROWS; m++) {
+                const int row = min(m, rows - 1);
+                acc[m] = fma((vecf_t)tl[row * RANK + j], bv, acc[m]);
+            }
+        }
     }
 
     /* Sum the DECODE_K partials of each (row, column), DEC_RED_ROWS rows

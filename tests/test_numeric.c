@@ -225,6 +225,10 @@ static void test_lora_shapes(void)
          "accumulate: true", "m: 16, n: 16, k: 4, wm: 2, wn: 2, xa: inline"},
         {"in_features: 24, out_features: 520, rank: 20, alpha: 40",
          "m: 64, n: 128, k: 8, wm: 8, wn: 8, decode_rows: 4"},
+        /* One or two output columns through the decode path (a work-group
+         * of one work-item along N once summed wrongly on PoCL). */
+        {"in_features: 64, out_features: 1, rank: 1", ""},
+        {"in_features: 8, out_features: 2, rank: 1", "decode_xa: prepass"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(c == 2 ? "bf16" : "f32", cases[c][0], cases[c][1]);

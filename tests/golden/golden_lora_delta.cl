@@ -3,35 +3,36 @@
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f16
  * fields: in_features=64 out_features=128 rank=4 scale=0.25 base=false accumulate=true
- * tile:   m=64* n=64* k=16* wm=8* wn=8* vec=4* pad=4* xa=prepass* delta=fused* warp_n=8* decode_rows=16* decode_n=8* decode_k=4* decode_split=1* xa_m=16* xa_k=16*
+ * tile:   m=32* n=32* k=16* wm=4* wn=4* vec=4* pad=4* xa=prepass* delta=fused* warp_n=8* decode_rows=16* decode_n=8* decode_k=4* decode_split=1* decode_xa=inline* xa_m=16* xa_k=16*
  *         (* = not in the spec: op defaults for the shape)
  */
 
 /* Parameters: every other knob keeps the template's default. */
-#define IN_FEATURES 64   /* K: columns of X, rows of W and A */
-#define OUT_FEATURES 128 /* N: columns of W, B and Y */
-#define RANK 4           /* r: columns of A, rows of B */
-#define SCALE 0.25f      /* factor of (X*A)*B */
-#define HAS_BASE 0       /* 1: Y includes X*W */
-#define ACCUMULATE 1     /* 1: Y += result */
-#define XA_INLINE 0      /* 1: lora_main computes X*A itself */
-#define TILE_M 64        /* rows of Y per work-group */
-#define TILE_N 64        /* columns of Y per work-group */
-#define TILE_K 16        /* K elements per local-memory stage */
-#define WORK_M 8         /* rows of Y per work-item */
-#define WORK_N 8         /* columns of Y per work-item */
-#define VEC 4            /* elements per global load or store */
-#define PAD 4            /* floats appended to each local-memory row */
-#define XA_M 16          /* lora_xa: rows per work-group */
-#define XA_K 16          /* lora_xa: work-items along K */
-#define XA_W 8           /* lora_xa: rows per work-item */
-#define DELTA_FUSED 1    /* 1: lora_delta computes Y alone */
-#define WARP_N 8         /* lora_main: work-items along N per warp */
-#define DECODE_ROWS 16   /* rows lora_decode handles at most */
-#define DECODE_N 8       /* lora_decode: work-items along N */
-#define DECODE_K 4       /* lora_decode: work-items along the reduction */
-#define DECODE_SPLIT 1   /* lora_decode: partial sums of T */
-#define DTYPE_F16 1      /* storage type of every buffer */
+#define IN_FEATURES 64     /* K: columns of X, rows of W and A */
+#define OUT_FEATURES 128   /* N: columns of W, B and Y */
+#define RANK 4             /* r: columns of A, rows of B */
+#define SCALE 0.25f        /* factor of (X*A)*B */
+#define HAS_BASE 0         /* 1: Y includes X*W */
+#define ACCUMULATE 1       /* 1: Y += result */
+#define XA_INLINE 0        /* 1: lora_main computes X*A itself */
+#define TILE_M 32          /* rows of Y per work-group */
+#define TILE_N 32          /* columns of Y per work-group */
+#define TILE_K 16          /* K elements per local-memory stage */
+#define WORK_M 4           /* rows of Y per work-item */
+#define WORK_N 4           /* columns of Y per work-item */
+#define VEC 4              /* elements per global load or store */
+#define PAD 4              /* floats appended to each local-memory row */
+#define XA_M 16            /* lora_xa: rows per work-group */
+#define XA_K 16            /* lora_xa: work-items along K */
+#define XA_W 8             /* lora_xa: rows per work-item */
+#define DELTA_FUSED 1      /* 1: lora_delta computes Y alone */
+#define WARP_N 8           /* lora_main: work-items along N per warp */
+#define DECODE_ROWS 16     /* rows lora_decode handles at most */
+#define DECODE_N 8         /* lora_decode: work-items along N */
+#define DECODE_K 4         /* lora_decode: work-items along the reduction */
+#define DECODE_SPLIT 1     /* lora_decode: partial sums of T */
+#define DECODE_XA_INLINE 1 /* 1: lora_decode computes X*A itself */
+#define DTYPE_F16 1        /* storage type of every buffer */
 
 /* specl_common.cl - storage types shared by every kernel template.
  *
@@ -139,8 +140,9 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *                writes those rows of Y = T*B. Local size (XA_K, XA_T).
  *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
  *                every row, the reduction is split over DECODE_K work-items,
- *                so W is streamed once. Needs T from lora_xa run with
- *                DECODE_SPLIT work-groups along K.
+ *                so W is streamed once. With DECODE_XA_INLINE it computes
+ *                T itself alongside (one launch); else it needs T from
+ *                lora_xa run with DECODE_SPLIT work-groups along K.
  *                Local size (DECODE_N, DECODE_K).
  *
  * Edges: rows is a run-time argument and always checked; the K, N and r
@@ -173,6 +175,7 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
  *   DECODE_SPLIT    lora_decode: work-groups along K of the lora_xa before
  *                   it (T arrives as that many partial sums)
+ *   DECODE_XA_INLINE 1: lora_decode computes T = SCALE*X*A itself
  * Storage (specl_common.cl): DTYPE_F32, DTYPE_F16 or DTYPE_BF16. */
 
 /* Shape: defaults only so that the template builds on its own. */
@@ -246,6 +249,9 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #endif
 #ifndef DECODE_SPLIT
 #define DECODE_SPLIT 1 /* lora_decode: partial sums of T from lora_xa */
+#endif
+#ifndef DECODE_XA_INLINE
+#define DECODE_XA_INLINE 1 /* lora_decode: T computed in the kernel */
 #endif
 
 /* ---- Derived sizes ---- */
@@ -779,7 +785,8 @@ void lora_main(const int rows,
 
 /* ---- lora_xa and lora_delta ---- */
 
-#if !XA_INLINE || DECODE_ROWS > 0 || DELTA_FUSED
+#define DECODE_XA_PREPASS (DECODE_ROWS > 0 && !DECODE_XA_INLINE)
+#if !XA_INLINE || DECODE_XA_PREPASS || DELTA_FUSED
 /* Work-item (tk, tm) of a (XA_K, XA_T) work-group owns rows
  * row0 + i * XA_T + tm (i < XA_W) of an XA_M-row block and, in each slab
  * of XA_SLAB = XA_K * VEC elements of K, the elements tk, tk + XA_K, ...:
@@ -953,7 +960,7 @@ inline float xa_sum(const __local float *red, const int o)
 }
 #endif
 
-#if !XA_INLINE || DECODE_ROWS > 0
+#if !XA_INLINE || DECODE_XA_PREPASS
 /* T = SCALE * X*A into the float scratch. With S = get_num_groups(0) > 1
  * the slabs of K are split over S work-groups (few rows, as for
  * lora_decode), each writing its partial sum: T[m][s][j] at
@@ -1096,43 +1103,55 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
 #if DECODE_ROWS > 0
 #define DEC_COLS (DECODE_N * VEC) /* columns of Y per work-group */
 #define DEC_THREADS (DECODE_N * DECODE_K)
-/* Rows whose partial sums fit local memory at once (16 KiB). */
-#define DEC_RED_ROWS_FIT (4096 / (DECODE_K * DEC_COLS))
-#if DEC_RED_ROWS_FIT < 1
-#define DEC_RED_ROWS 1
-#elif DEC_RED_ROWS_FIT > DECODE_ROWS
-#define DEC_RED_ROWS DECODE_ROWS
-#else
-#define DEC_RED_ROWS DEC_RED_ROWS_FIT
-#endif
+/* Rows of PER_ROW partial sums that fit 4096 floats; 1..DECODE_ROWS. */
+#define DEC_FIT(per_row)                                                 \
+    (4096 / (per_row) < 1 ? 1                                            \
+     : 4096 / (per_row) > DECODE_ROWS ? DECODE_ROWS : 4096 / (per_row))
+#define DEC_RED_ROWS DEC_FIT(DECODE_K * DEC_COLS)
+#define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * VEC)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
+#if DECODE_XA_INLINE
+/* Work-item (tn, tk) accumulates T for columns tn, tn + DECODE_N, ... of
+ * every row over its k; the DECODE_K partial sums then meet in local
+ * memory, DEC_T_ROWS rows at a time, laid out [row][tk][column]. */
+#define DEC_TQ CEIL_DIV(RANK, DECODE_N)
+#define DEC_TCOLS (DEC_TQ * DECODE_N)
+#define DEC_T_ROWS DEC_FIT(DECODE_K * DEC_TCOLS)
+#define DEC_RED_T (DEC_T_ROWS * DECODE_K * DEC_TCOLS)
+#define DEC_RED_SIZE (DEC_RED_Y > DEC_RED_T ? DEC_RED_Y : DEC_RED_T)
+#else
+#define DEC_TQ 1
+#define DEC_RED_SIZE DEC_RED_Y
+#endif
 
-/* acc[m] += this work-item's share of row m of [X | T]*[W ; B] at columns
- * COL..COL+VEC-1, for m < NR; T is TL in local memory. NR is a constant at
- * each call, so acc stays in registers and no work goes to rows that cannot
- * exist; the loops run to DECODE_ROWS and test NR so that they unroll
- * before inlining. Rows past `rows` repeat the last row (never stored). */
+/* acc[m] += this work-item's share of row m of X*W at columns
+ * COL..COL+VEC-1 and, with DECODE_XA_INLINE, tacc[m][q] += its share of
+ * row m of X*A at column tn + q * DECODE_N, both from the same X loads,
+ * for m < NR. NR is a constant at each call, so the accumulators stay in
+ * registers and no work goes to rows that cannot exist; the loops run to
+ * DECODE_ROWS and test NR so that they unroll before inlining. Rows past
+ * `rows` repeat the last row (never stored). */
 inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
-                          const int rows, const int col, const int tk,
-#if HAS_BASE
+                          float tacc[DECODE_ROWS][DEC_TQ], const int rows,
+                          const int col, const int tn, const int tk,
                           const __global storage_t *restrict x,
                           const __global storage_t *restrict w,
-#endif
-                          const __global storage_t *restrict b,
-                          const __local float *tl)
+                          const __global storage_t *restrict a)
 {
+#if HAS_BASE || DECODE_XA_INLINE
     int rowc[DECODE_ROWS];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
         rowc[m] = min(m, rows - 1);
     }
-#if HAS_BASE
-    /* Work-item tk takes VEC consecutive rows of W per step, k = (s *
-     * DECODE_K + tk) * VEC + c: the W rows are read once, coalesced along
-     * N, and one VEC-wide load of each X row serves VEC rows of W (the X
-     * loads are shared by the DECODE_N work-items of one tk, from cache).
-     * Unrolled so that several W loads are in flight per work-item. */
+    /* Work-item tk takes VEC consecutive rows of W (and of A) per step,
+     * k = (s * DECODE_K + tk) * VEC + c: the W rows are read once,
+     * coalesced along N, and one VEC-wide load of each X row serves VEC
+     * rows of W and of A (the X loads are shared by the DECODE_N
+     * work-items of one tk, from cache; A, 64 bytes a row at rank 16,
+     * comes from cache too). Unrolled so that several W loads are in
+     * flight per work-item. */
 #pragma unroll 2
     for (int s = 0; s < DEC_W_STEPS; s++) {
         const int k = (s * DECODE_K + tk) * VEC;
@@ -1140,11 +1159,30 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
         if (k < IN_FEATURES)
 #endif
         {
+#if HAS_BASE
             vecf_t wv[VEC];
 #pragma unroll
             for (int c = 0; c < VEC; c++) {
                 wv[c] = loadv(w + col, (size_t)(k + c) * OUT_FEATURES);
             }
+#endif
+#if DECODE_XA_INLINE
+            float av[VEC][DEC_TQ];
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+#pragma unroll
+                for (int q = 0; q < DEC_TQ; q++) {
+                    const int j = tn + q * DECODE_N;
+                    av[c][q] = 0.0f;
+#if RANK % DECODE_N != 0
+                    if (j < RANK)
+#endif
+                    {
+                        av[c][q] = load1(a, (size_t)(k + c) * RANK + j);
+                    }
+                }
+            }
+#endif
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
@@ -1152,61 +1190,65 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
                         loadv(x + (size_t)rowc[m] * IN_FEATURES, k);
 #pragma unroll
                     for (int c = 0; c < VEC; c++) {
+#if HAS_BASE
                         acc[m] = fma((vecf_t)VEC_AT(xv, c), wv[c], acc[m]);
+#endif
+#if DECODE_XA_INLINE
+#pragma unroll
+                        for (int q = 0; q < DEC_TQ; q++) {
+                            tacc[m][q] =
+                                fma(VEC_AT(xv, c), av[c][q], tacc[m][q]);
+                        }
+#endif
                     }
                 }
             }
         }
     }
 #endif
-    /* T*B, the same way. */
-#pragma unroll
-    for (int s = 0; s < DEC_B_STEPS; s++) {
-        const int j = s * DECODE_K + tk;
-#if RANK % DECODE_K != 0
-        if (j < RANK)
-#endif
-        {
-            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
-#pragma unroll
-            for (int m = 0; m < DECODE_ROWS; m++) {
-                if (m < nr) {
-                    acc[m] = fma((vecf_t)tl[rowc[m] * RANK + j], bv, acc[m]);
-                }
-            }
-        }
-    }
 }
-
-#if HAS_BASE
-#define DECODE_ARGS acc, rows, col, tk, x, w, b, tl
-#else
-#define DECODE_ARGS acc, rows, col, tk, b, tl
-#endif
 
 /* Few rows: Y (+)= X*W + T*B with W streamed once. The streaming is
  * instantiated for 1, 2, 4, ... rows up to DECODE_ROWS and picked at run
- * time (uniformly, so no divergence); the reduction that follows is
- * shared. */
+ * time (uniformly, so no divergence); the reductions that follow are
+ * shared. Pointers this variant lacks alias B (never read through). */
 __kernel __attribute__((reqd_work_group_size(DECODE_N, DECODE_K, 1)))
 void lora_decode(const int rows,
-#if HAS_BASE
+#if HAS_BASE || DECODE_XA_INLINE
                  const __global storage_t *restrict x,
+#endif
+#if HAS_BASE
                  const __global storage_t *restrict w,
 #endif
+#if DECODE_XA_INLINE
+                 const __global storage_t *restrict a,
+#endif
                  const __global storage_t *restrict b,
+#if DECODE_XA_INLINE
+                 __global storage_t *restrict y)
+#else
                  __global storage_t *restrict y,
                  const __global float *restrict t)
+#endif
 {
-    /* Partial sums of DEC_RED_ROWS rows, [row][tk][column]. */
-    __local float red[DEC_RED_ROWS * DECODE_K * DEC_COLS];
+    /* Partial sums of T (DEC_T_ROWS rows), then of Y (DEC_RED_ROWS
+     * rows), [row][tk][column]. */
+    __local float red[DEC_RED_SIZE];
     __local float tl[DECODE_ROWS * RANK]; /* T of every row */
     const int tn = get_local_id(0);
     const int tk = get_local_id(1);
+    const int lid = tk * DECODE_N + tn;
+#if !(HAS_BASE || DECODE_XA_INLINE)
+    const __global storage_t *x = b;
+#endif
+#if !HAS_BASE
+    const __global storage_t *w = b;
+#endif
+#if !DECODE_XA_INLINE
+    const __global storage_t *a = b;
 
     /* T = the sum of lora_xa's DECODE_SPLIT partial sums. */
-    for (int o = tk * DECODE_N + tn; o < min(rows, DECODE_ROWS) * RANK;
-         o += DEC_THREADS) {
+    for (int o = lid; o < min(rows, DECODE_ROWS) * RANK; o += DEC_THREADS) {
         const __global float *tp =
             t + (size_t)(o / RANK) * (DECODE_SPLIT * RANK) + o % RANK;
         float sum = 0.0f;
@@ -1216,7 +1258,7 @@ void lora_decode(const int rows,
         }
         tl[o] = sum;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     const int cb = get_group_id(0) * DEC_COLS;
     int col = cb + tn * VEC;
 #if OUT_FEATURES % DEC_COLS != 0
@@ -1224,10 +1266,16 @@ void lora_decode(const int rows,
 #endif
 
     vecf_t acc[DECODE_ROWS];
+    float tacc[DECODE_ROWS][DEC_TQ];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
         acc[m] = (vecf_t)0.0f;
+#pragma unroll
+        for (int q = 0; q < DEC_TQ; q++) {
+            tacc[m][q] = 0.0f;
+        }
     }
+#define DECODE_ARGS acc, tacc, rows, col, tn, tk, x, w, a
     if (rows <= 1) {
         decode_stream(1, DECODE_ARGS);
 #if DECODE_ROWS > 2
@@ -1252,6 +1300,57 @@ void lora_decode(const int rows,
 #endif
     } else {
         decode_stream(DECODE_ROWS, DECODE_ARGS);
+    }
+#undef DECODE_ARGS
+
+#if DECODE_XA_INLINE
+    /* T = SCALE * the sum of the DECODE_K partials of each (row, column),
+     * DEC_T_ROWS rows at a time; uniform pass count, constant indices. */
+    for (int m0 = 0; m0 < rows; m0 += DEC_T_ROWS) {
+#pragma unroll
+        for (int m = 0; m < DECODE_ROWS; m++) {
+            if (m >= m0 && m < m0 + DEC_T_ROWS) {
+#pragma unroll
+                for (int q = 0; q < DEC_TQ; q++) {
+                    red[((m - m0) * DECODE_K + tk) * DEC_TCOLS + tn +
+                        q * DECODE_N] = tacc[m][q];
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = lid; o < DEC_T_ROWS * RANK; o += DEC_THREADS) {
+            const int row = m0 + o / RANK;
+            float sum = 0.0f;
+#pragma unroll
+            for (int p = 0; p < DECODE_K; p++) {
+                sum += red[(o / RANK * DECODE_K + p) * DEC_TCOLS + o % RANK];
+            }
+            if (row < rows && row < DECODE_ROWS) {
+                tl[row * RANK + o % RANK] = SCALE * sum;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#else
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+
+    /* acc += T*B: work-item tk takes rows j = tk, tk + DECODE_K, ... of B;
+     * rows past `rows` repeat the last row (never stored). */
+#pragma unroll
+    for (int s = 0; s < DEC_B_STEPS; s++) {
+        const int j = s * DECODE_K + tk;
+#if RANK % DECODE_K != 0
+        if (j < RANK)
+#endif
+        {
+            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
+#pragma unroll
+            for (int m = 0; m < DECODE_ROWS; m++) {
+                const int row = min(m, rows - 1);
+                acc[m] = fma((vecf_t)tl[row * RANK + j], bv, acc[m]);
+            }
+        }
     }
 
     /* Sum the DECODE_K partials of each (row, column), DEC_RED_ROWS rows
