@@ -334,21 +334,22 @@ int specl_bench_main(int argc, char **argv)
     }
     struct rt rt;
     char err[256];
+    if (rt_open(&rt, o.device, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        spec_set_free(&set);
+        return 1;
+    }
     if (o.db != NULL) {
         struct tunedb db;
         tunedb_init(&db);
         if (tunedb_load(&db, o.db, 0, &d) != 0) {
             tunedb_free(&db);
+            rt_close(&rt);
             spec_set_free(&set);
             return 1;
         }
-        tunedb_apply(&db, &set, NULL);
+        tunedb_apply(&db, &set, rt.name); /* this device's entries */
         tunedb_free(&db);
-    }
-    if (rt_open(&rt, o.device, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: error: %s\n", err);
-        spec_set_free(&set);
-        return 1;
     }
     struct ceilings ceil;
     cl_int st = measure_ceilings(&rt, &ceil);

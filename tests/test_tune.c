@@ -72,6 +72,10 @@ static const char *tmp_path(char *buf, size_t size, const char *name)
 #define LSAN_ENV "LSAN_OPTIONS=\"suppressions=" TUNE_DIR "/lsan.supp:" \
                  "print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}\" "
 
+/* No run of this suite takes more than a few seconds; one that hangs (a
+ * kernel or the OpenCL runtime) fails its test with status 124. */
+#define RUN_TIMEOUT "timeout 180 "
+
 /* Runs `specl ARGS` (printf-style) with stdout in TMP/out.txt and stderr in
  * TMP/err.txt; returns its exit status. *OUT and *ERR (if not NULL) get
  * the text of each (caller frees). */
@@ -90,7 +94,8 @@ static int specl(char **out, char **err, const char *fmt, ...)
     va_end(ap);
     tmp_path(o, sizeof o, "out.txt");
     tmp_path(e, sizeof e, "err.txt");
-    int rc = tu_run(LSAN_ENV "%s %s >'%s' 2>'%s'", TU_SPECL, args, o, e);
+    int rc = tu_run(LSAN_ENV RUN_TIMEOUT "%s %s >'%s' 2>'%s'", TU_SPECL,
+                    args, o, e);
     if (out != NULL) {
         *out = tu_read(o, NULL);
         if (*out == NULL) {
