@@ -24,6 +24,12 @@ static int verbose;       /* $SPECL_TEST_VERBOSE: a line per build and run */
 #define DEFAULT_SEED 20240611UL
 /* Rows of a failing case printed in detail. */
 #define SHOW_ROWS 6
+/* The naive kernels sum rows of up to 32000 elements one by one in
+ * float32; their error may reach the generated kernels' bound, which is
+ * the contract (error_bound) and stays strict. The naive ones are a check
+ * of the semantics (wrong results are off by far more), so they get this
+ * much room. */
+#define NAIVE_SLACK 4.0
 
 static double now(void)
 {
@@ -260,7 +266,8 @@ struct outcome {
     cl_int status;
     int canary_gen, canary_naive;
     double err_gen, err_naive, err_pair;
-    double bound;
+    double bound;       /* the generated kernel's, vs float64 */
+    double naive_bound; /* the naive kernel's, vs float64 */
     double t_gen, t_naive; /* seconds, compiling at first launch included */
 };
 
@@ -348,15 +355,15 @@ static void report(const struct nu_kernel *k, const struct vcase *c,
         fprintf(stderr, "  %s: %s\n", o->stage, rt_status(o->status));
     }
     fprintf(stderr, "  generated vs float64 %.3g, naive vs float64 %.3g, "
-            "generated vs naive %.3g (bound %.3g)%s%s\n", o->err_gen,
-            o->err_naive, o->err_pair, o->bound,
+            "generated vs naive %.3g (bounds %.3g, naive %.3g)%s%s\n",
+            o->err_gen, o->err_naive, o->err_pair, o->bound, o->naive_bound,
             o->canary_gen ? "" : "; GENERATED WROTE PAST ITS OUTPUT",
             o->canary_naive ? "" : "; naive wrote past its output");
     if (got != NULL && !(o->err_gen <= o->bound)) {
         print_rows("generated", got, ref, c->rows, row_len, o->bound);
     }
-    if (naive != NULL && !(o->err_naive <= o->bound)) {
-        print_rows("naive", naive, ref, c->rows, row_len, o->bound);
+    if (naive != NULL && !(o->err_naive <= o->naive_bound)) {
+        print_rows("naive", naive, ref, c->rows, row_len, o->naive_bound);
     }
     fprintf(stderr, "--- spec:\n%s---\n", k->yaml);
 }
@@ -423,6 +430,7 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
     o.canary_gen = o.canary_naive = 1;
     o.err_gen = o.err_naive = o.err_pair = INFINITY;
     o.bound = error_bound(k->ks);
+    o.naive_bound = NAIVE_SLACK * o.bound;
     nu_stats.cases++;
     if (vcase_init(&c, k->ks, rows, seed, dist) < 0) {
         nu_stats.failed++;
@@ -452,8 +460,8 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
     /* Both agree with float64; then generated and naive may differ by
      * both their errors. */
     int ok = o.stage == NULL && o.canary_gen && o.canary_naive &&
-             o.err_gen <= o.bound && o.err_naive <= o.bound &&
-             o.err_pair <= 2 * o.bound;
+             o.err_gen <= o.bound && o.err_naive <= o.naive_bound &&
+             o.err_pair <= o.bound + o.naive_bound;
     if (!ok) {
         nu_stats.failed++;
         report(k, &c, dist, &o, ref ? got : NULL, ref ? naive : NULL, ref);

@@ -6,6 +6,7 @@
  * are skipped and counted, as a tuner would. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "numeric_util.h"
 #include "suites.h"
@@ -75,7 +76,13 @@ static int sweep_lora(const struct lora_case *c, const char *dt,
              tile, *tile ? "}" : "");
     ok = expect_valid ? nu_spec_ok(&k, "%s", text) : nu_spec(&k, "%s", text);
     if (!ok) {
-        nu_stats.skipped += !expect_valid;
+        if (!expect_valid) {
+            /* The first message says why: shown, to spot a tile that
+             * should have been valid. */
+            nu_stats.skipped++;
+            fprintf(stderr, "\n  skipped {%s}: %.*s", tile,
+                    (int)strcspn(k.errors, "\n"), k.errors);
+        }
         nu_kernel_free(&k);
         return 0;
     }
