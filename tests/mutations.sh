@@ -1,25 +1,25 @@
 #!/bin/sh
 # mutations.sh - breaks the generator's output on purpose, one mutation at a
 # time, and checks that the test suite notices. Run from the repository root
-# (make mutation). Each mutation: FILE|SED EXPRESSION|WHAT IT BREAKS.
+# (make mutation). Each mutation: FILE%SED EXPRESSION%WHAT IT BREAKS.
 set -u
 suites=${SUITES:-numeric sweep stub}
 mutations='
-templates/row_reduce.cl|s/((k) + 1 < SLOTS || (j) < NVEC)/((k) + 1 < SLOTS || (j) <= NVEC)/|row ops: tail guard of a row the work-items split unevenly, off by one
-templates/layernorm.cl|0,/(float)FEATURES;/s//(float)(FEATURES + 1);/|layernorm: mean divided by D+1
-templates/softmax.cl|s/v\[k\] = exp(ABS_SCALE \* (v\[k\] - m));/v[k] = exp(ABS_SCALE * v[k]);/|softmax: max not subtracted (overflows at large inputs)
-templates/rmsnorm.cl|0,/(float)FEATURES/s//(float)(FEATURES - 1)/|rmsnorm: mean of squares over D-1
-templates/lora_forward.cl|0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/|lora: K tail guard of the X tile off by one
-templates/lora_forward.cl|s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/|lora: last partial rank step dropped
-templates/stub.c.in|s/if (rows == 0 || rows > INT_MAX) {/if (rows > INT_MAX) {/|stub: rows == 0 accepted
-templates/stub.c.in|s/return size < need ? CL_INVALID_BUFFER_SIZE/return size + 4 < need ? CL_INVALID_BUFFER_SIZE/|stub: buffer one element short accepted
+templates/row_reduce.cl%s/((k) + 1 < SLOTS || (j) < NVEC)/((k) + 1 < SLOTS || (j) <= NVEC)/%row ops: tail guard of a row the work-items split unevenly, off by one
+templates/layernorm.cl%0,/(float)FEATURES;/s//(float)(FEATURES + 1);/%layernorm: mean divided by D+1
+templates/softmax.cl%s/v\[k\] = exp(ABS_SCALE \* (v\[k\] - m));/v[k] = exp(ABS_SCALE * v[k]);/%softmax: max not subtracted (overflows at large inputs)
+templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
+templates/lora_forward.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K tail guard of the X tile off by one
+templates/lora_forward.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
+templates/stub.c.in%s/if (rows == 0 || rows > INT_MAX) {/if (rows > INT_MAX) {/%stub: rows == 0 accepted
+templates/stub.c.in%s/return size < need ? CL_INVALID_BUFFER_SIZE/return size + 4 < need ? CL_INVALID_BUFFER_SIZE/%stub: buffer one element short accepted
 '
 top=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 caught=0
 missed=0
-echo "$mutations" | while IFS='|' read -r file expr what; do
+echo "$mutations" | while IFS='%' read -r file expr what; do
     [ -n "$file" ] || continue
     rm -rf "$work/tree"
     mkdir -p "$work/tree"

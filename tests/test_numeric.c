@@ -132,24 +132,30 @@ static void test_norm_offset(void)
 
 /* ---- lora_forward ------------------------------------------------------ */
 
-/* Builds one lora kernel and runs it over 1, m-1, m, m+1 and a larger
- * number of rows (m its tile rows), and around its decode threshold. */
+/* Runs built lora kernel K over 1, m-1, m, m+1 and a larger number of
+ * rows (m its tile rows), and around its decode threshold. */
+static void run_lora_rows(struct nu_kernel *k)
+{
+    size_t rows[16];
+    long m = nu_knob(k, "m");
+    long dec = nu_small_path_rows(k);
+    int n = nu_tile_rows(m, 2 * m + 3, rows);
+    n = nu_rows_add(rows, n, dec);
+    n = nu_rows_add(rows, n, dec + 1);
+    n = nu_rows_add(rows, n, dec > 2 ? dec - 1 : 0);
+    nu_run_rows(k, rows, n, nu_unit());
+}
+
+/* Builds one lora kernel, which must validate, and runs run_lora_rows. */
 static void check_lora_kernel(const char *dtype, const char *fields,
                               const char *tile)
 {
     struct nu_kernel k;
-    size_t rows[16];
     if (nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
                    "dtype: %s, %s%s%s%s}\n", dtype, fields,
                    *tile ? ", tile: {" : "", tile, *tile ? "}" : "") &&
         nu_build(&k)) {
-        long m = nu_knob(&k, "m");
-        long dec = nu_small_path_rows(&k);
-        int n = nu_tile_rows(m, 2 * m + 3, rows);
-        n = nu_rows_add(rows, n, dec);
-        n = nu_rows_add(rows, n, dec + 1);
-        n = nu_rows_add(rows, n, dec > 2 ? dec - 1 : 0);
-        nu_run_rows(&k, rows, n, nu_unit());
+        run_lora_rows(&k);
     }
     nu_kernel_free(&k);
 }
@@ -235,6 +241,45 @@ static void test_lora_shapes(void)
     }
 }
 
+/* Every value of every choice knob of lora_forward (xa, and whatever the
+ * op grows), with W and without (accumulating): a value that validates in
+ * neither is a failure. Read from the op's table, so new choices are
+ * covered without touching this test. */
+static void test_lora_choices(void)
+{
+    const struct op_def *op = op_find("lora_forward");
+    CU_ASSERT_FATAL(op != NULL);
+    for (int i = 0; i < op->n_knobs; i++) {
+        const struct param_def *kd = &op->knobs[i];
+        if (kd->kind != VALUE_CHOICE) {
+            continue;
+        }
+        for (int c = 0; kd->choices[c] != NULL; c++) {
+            int valid = 0;
+            for (int base = 1; base >= 0; base--) {
+                struct nu_kernel k;
+                if (nu_spec(&k, "kernels:\n  - {name: t_lora, op: "
+                            "lora_forward, in_features: 100, out_features: "
+                            "72, rank: 8, alpha: 16, base: %s, accumulate: "
+                            "%s, tile: {%s: %s}}\n", base ? "true" : "false",
+                            base ? "false" : "true", kd->key,
+                            kd->choices[c])) {
+                    valid = 1;
+                    if (nu_build(&k)) {
+                        run_lora_rows(&k);
+                    }
+                }
+                nu_kernel_free(&k);
+            }
+            if (!valid) {
+                fprintf(stderr, "\nFAIL: tile %s: %s validates neither "
+                        "with nor without W\n", kd->key, kd->choices[c]);
+            }
+            CU_ASSERT(valid);
+        }
+    }
+}
+
 /* ---- specs/seeds.yaml --------------------------------------------------- */
 
 static void test_seeds(void)
@@ -288,6 +333,8 @@ int add_numeric_suite(void)
             NULL ||
         CU_add_test(s, "lora: base, accumulate, scale, xa, decode",
                     test_lora_options) == NULL ||
+        CU_add_test(s, "lora: every value of every choice knob",
+                    test_lora_choices) == NULL ||
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
         CU_add_test(s, "specs/seeds.yaml at small rows", test_seeds) ==
             NULL) {

@@ -166,8 +166,9 @@ static void test_lora_ranks(void)
 /* ---- lora_forward: tile configs --------------------------------------- */
 
 /* Hand-picked tiles: the GPU SGEMM shape, small and odd ones, vec 1 and 2,
- * the decode and X*A knobs, and some that validation must reject (too
- * many work-items, too much local memory, k not a multiple of vec). */
+ * the decode, X*A and warp knobs, and some that validation should reject
+ * (too many work-items or too much local memory, k not a multiple of
+ * vec). Even entries run with W, odd ones without (tile_shape). */
 static const char *const lora_tiles[] = {
     "m: 128, n: 128, k: 8, wm: 8, wn: 8, decode_rows: 2",
     "m: 64, n: 64, k: 16, wm: 4, wn: 4, pad: 0",
@@ -176,7 +177,9 @@ static const char *const lora_tiles[] = {
     "m: 48, n: 24, k: 12, wm: 3, wn: 3, pad: 1, xa: inline, decode_rows: 2",
     "m: 16, n: 32, k: 8, wm: 4, wn: 2, vec: 2, decode_rows: 8, "
     "decode_n: 16, decode_k: 8, xa_m: 4, xa_k: 16",
-    "decode_rows: 3, decode_n: 1, decode_k: 1, xa_m: 1, xa_k: 1",
+    "decode_rows: 3, decode_n: 2, decode_k: 1, xa_m: 1, xa_k: 1",
+    "m: 64, n: 32, wm: 4, wn: 4, warp_n: 4, decode_split: 3",
+    "warp_n: 0, decode_split: 1, decode_xa: prepass, xa: inline",
     "m: 128, n: 128, k: 64, wm: 8, wn: 8",
     "m: 64, n: 256, k: 8, wm: 2, wn: 2",
     "k: 2, vec: 4",
@@ -232,7 +235,7 @@ static void test_lora_tiles(void)
                 }
             }
         }
-        static const long dn[] = {1, 4, 8, 32};
+        static const long dn[] = {2, 4, 8, 32};
         static const long dk[] = {1, 8, 32, 128};
         for (int a = 0; a < 4; a++) {
             for (int b = 0; b < 4; b++, n++) {
