@@ -428,9 +428,10 @@ static void run_strategy(struct search *s, const long *valid)
         free(order);
         return;
     }
-    /* Local: a third of the budget on random points, then climb from the
-     * best ones in turn. */
-    long seeds = s->max_evals / 3 > 1 ? s->max_evals / 3 : 1;
+    /* Local: half the budget on random points (measured on PoCL: a third
+     * left rmsnorm stuck in poorer basins for 4 seeds of 10, half for 1),
+     * then climb from the best of them and the defaults in turn. */
+    long seeds = s->max_evals / 2 > 1 ? s->max_evals / 2 : 1;
     long i = 0;
     for (; i < n && s->evaluated < seeds && !out_of_budget(s); i++) {
         try_config(s, order[i]);
