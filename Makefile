@@ -30,6 +30,7 @@ help:
 	@echo "make golden-update  refresh tests/golden from the current generator"
 	@echo "make valgrind   spec reader and generator under valgrind"
 	@echo "make fuzz       fuzz the spec reader (clang libFuzzer) for FUZZ_SECONDS"
+	@echo "make mutation   break generated code on purpose; the suites must catch it"
 	@echo "make SANITIZE=address,undefined test"
 
 deps:
