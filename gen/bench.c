@@ -99,16 +99,6 @@ static void launch_breakdown(const struct rt *rt, struct measure_case *mc,
     }
 }
 
-static long default_rows(const struct kernel_spec *ks)
-{
-    if (strcmp(ks->op->name, "lora_forward") == 0) {
-        return 512;
-    }
-    long d = (long)spec_field(ks, "features");
-    long rows = (16L << 20) / d;
-    return rows < 1 ? 1 : rows;
-}
-
 static void shape_text(const struct vcase *c, char *s, size_t size)
 {
     if (strcmp(c->ks->op->name, "lora_forward") == 0) {
@@ -178,7 +168,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     struct measure_case mc;
     char *log = NULL;
     int failed = 0;
-    size_t rows = (size_t)(o->rows > 0 ? o->rows : default_rows(ks));
+    size_t rows = (size_t)(o->rows > 0 ? o->rows : measure_default_rows(ks));
     cl_int err = mcase_init(&mc, rt, naive, ks, rows, 20261122, !o->quick);
     if (err != CL_SUCCESS) {
         fprintf(stderr, "specl: bench: %s: cannot set up %zu rows: %s\n",

@@ -422,3 +422,12 @@ void mcase_free(struct measure_case *mc)
     vcase_free(&mc->vc);
     memset(mc, 0, sizeof *mc);
 }
+
+long measure_default_rows(const struct kernel_spec *ks)
+{
+    if (strcmp(ks->op->name, "lora_forward") == 0) {
+        return 512;
+    }
+    long rows = (16L << 20) / (long)spec_field(ks, "features");
+    return rows < 1 ? 1 : rows;
+}

@@ -74,6 +74,10 @@ cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
 /* Measures the device's copy bandwidth and fp32 rate. */
 cl_int measure_ceilings(const struct rt *rt, struct ceilings *c);
 
+/* Rows a kernel is measured at when none are asked for: 512 for lora (a
+ * batch of prompts), else 16 Mi elements' worth of rows. */
+long measure_default_rows(const struct kernel_spec *ks);
+
 /* The plan's public constant NAME as a number (0 if absent). */
 double plan_number(const struct plan *p, const char *name);
 /* Index of the plan buffer NAME, or -1. */

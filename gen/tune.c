@@ -583,15 +583,6 @@ static int write_plot(const struct search *s, const char *path,
 
 /* ---- one kernel ------------------------------------------------------- */
 
-static long default_rows(const struct kernel_spec *ks)
-{
-    if (strcmp(ks->op->name, "lora_forward") == 0) {
-        return 512;
-    }
-    long rows = (16L << 20) / (long)spec_field(ks, "features");
-    return rows < 1 ? 1 : rows;
-}
-
 static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
                        struct naive *naive, struct tunedb *db,
                        const struct kernel_spec *ks, const char *plot)
@@ -607,7 +598,7 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
         fprintf(stderr, "specl: tune: %s: %s\n", ks->name, err);
         return 1;
     }
-    size_t rows = (size_t)(o->rows > 0 ? o->rows : default_rows(ks));
+    size_t rows = (size_t)(o->rows > 0 ? o->rows : measure_default_rows(ks));
     struct measure_case mc;
     cl_int st = mcase_init(&mc, rt, naive, ks, rows, o->seed, 1);
     if (st != CL_SUCCESS) {
