@@ -1,5 +1,6 @@
 /* ceilings.cl - what the device can do at best: the floor of every
- * benchmark is counted against these two measurements. */
+ * benchmark is counted against copy4 and fma_peak; read4 and write4 are the
+ * one-way stream rates that explain a kernel missing its floor. */
 
 /* Copies n4 float4 values, one per work-item: bytes moved = 2 * 16 * n4. */
 __kernel void copy4(__global const float4 *src, __global float4 *dst,
@@ -8,6 +9,35 @@ __kernel void copy4(__global const float4 *src, __global float4 *dst,
     int i = get_global_id(0);
     if (i < n4) {
         dst[i] = src[i];
+    }
+}
+
+/* Reads READ_PER_ITEM float4 values per work-item (measure.c defines it):
+ * each group owns a block of local size * READ_PER_ITEM values and at step
+ * j its items read neighbouring values (coalesced); the fixed, unrolled
+ * count keeps that many loads in flight and lets PoCL vectorise across
+ * items. One float, the sum, is stored so that the loads are kept: bytes
+ * moved = 16 * READ_PER_ITEM * global size (the stores are not counted). */
+__kernel void read4(__global const float4 *src, __global float *dst)
+{
+    int l = get_local_id(0), ls = get_local_size(0);
+    int base = get_group_id(0) * ls * READ_PER_ITEM;
+    float4 s = (float4)(0.0f);
+#pragma unroll
+    for (int j = 0; j < READ_PER_ITEM; j++) {
+        s += src[base + j * ls + l];
+    }
+    dst[get_global_id(0)] = s.x + s.y + s.z + s.w;
+}
+
+/* Writes n4 float4 values computed from their index, one per work-item as
+ * copy4 does, reading nothing: bytes moved = 16 * n4. */
+__kernel void write4(__global float4 *dst, int n4)
+{
+    int i = get_global_id(0);
+    if (i < n4) {
+        float f = (float)i;
+        dst[i] = (float4)(f, f + 1.0f, f + 2.0f, f + 3.0f);
     }
 }
 

@@ -353,9 +353,11 @@ int specl_bench_main(int argc, char **argv)
     if (!o.csv && !o.json) {
         printf("device: %s (%s, driver %s), %u units\n", rt.name,
                rt.platform_name, rt.driver, rt.units);
-        printf("ceilings: copy %.0f GB/s, fp32 %.0f GFLOP/s (measured "
-               "now); times are medians of %d runs\n",
-               ceil.copy_gbs, ceil.gflops, o.reps);
+        printf("ceilings: copy %.0f GB/s (read-only %.0f, write-only %.0f), "
+               "fp32 %.0f GFLOP/s (measured now); times are medians of %d "
+               "runs\n",
+               ceil.copy_gbs, ceil.read_gbs, ceil.write_gbs, ceil.gflops,
+               o.reps);
     }
     struct naive naive;
     naive_init(&naive);

@@ -11,6 +11,9 @@
 
 struct ceilings {
     double copy_gbs;    /* read + write bytes per second / 1e9 */
+    double read_gbs;    /* bytes read per second / 1e9 (1 float stored
+                         * per 256 bytes read, not counted) */
+    double write_gbs;   /* bytes written per second / 1e9, nothing read */
     double gflops;      /* fp32 multiply-add rate */
 };
 
@@ -71,7 +74,9 @@ void verify_variant(struct measure_case *mc, enqueue_fn fn,
 cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
                     int n_sets, int reps, struct result *r);
 
-/* Measures the device's copy bandwidth and fp32 rate. */
+/* Measures the device's copy, read-only and write-only bandwidths and its
+ * fp32 rate. Floors use the copy; a kernel that reads all its input before
+ * it writes cannot beat bytes read / read_gbs + bytes written / write_gbs. */
 cl_int measure_ceilings(const struct rt *rt, struct ceilings *c);
 
 /* Rows a kernel is measured at when none are asked for: 512 for lora (a
