@@ -27,6 +27,7 @@ help:
 	@echo "make test       the test suite (CUnit; PoCL when no other device)"
 	@echo "make test-full  the test suite with the wide sweep"
 	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
+	@echo "make $(B)/lab    kernel design experiments (bench/lab/lab.c)"
 	@echo "make golden-update  refresh tests/golden from the current generator"
 	@echo "make valgrind   spec reader and generator under valgrind"
 	@echo "make fuzz       fuzz the spec reader (clang libFuzzer) for FUZZ_SECONDS"
@@ -63,6 +64,10 @@ run: deps $(B)/specl
 
 bench: deps $(B)/specl
 	sh bench/run.sh cpu
+
+# bench/lab: candidate kernel designs timed side by side (see lab.c)
+$(B)/lab: bench/lab/lab.c | $(B)/obj
+	$(CC) $(CFLAGS) -o $@ $< -lOpenCL -lm
 
 clean:
 	rm -rf $(B) out

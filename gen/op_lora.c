@@ -45,8 +45,9 @@ static const struct param_def lora_knobs[] = {
      "floats of padding per local-memory row (bank conflicts)"},
     {"xa", VALUE_CHOICE, 0, XA_PREPASS, 0, 0, xa_choices,
      "X*A: prepass (lora_xa into scratch) or inline (in lora_main)"},
-    {"delta", VALUE_CHOICE, 0, DELTA_FUSED, 0, 0, delta_choices,
-     "base: false: fused (one lora_delta) or split (as base: true)"},
+    {"delta", VALUE_CHOICE, 0, DELTA_SPLIT, 0, 0, delta_choices,
+     "base: false: fused (one lora_delta) or split (lora_xa, then "
+     "lora_expand or, with xa: inline, lora_main)"},
     {"warp_n", VALUE_INT, 0, 8, 0, 32, NULL,
      "lora_main: work-items along N per warp of 32; 0: row-major"},
     {"decode_rows", VALUE_INT, 0, 16, 0, 64, NULL,
@@ -63,6 +64,9 @@ static const struct param_def lora_knobs[] = {
      "lora_xa, lora_delta: rows of X per work-group"},
     {"xa_k", VALUE_INT, 0, 64, 1, 1024, NULL,
      "lora_xa, lora_delta: work-items splitting K"},
+    {"xa_chunk", VALUE_INT, 0, 256, 1, 16777216, NULL,
+     "lora_xa: rows of A staged in local memory at once (a multiple of "
+     "vec); K is split over work-groups in stretches of this size"},
 };
 
 /* Every value of a lora_forward spec, as numbers. */
@@ -74,6 +78,7 @@ struct lora {
     long warp_n;
     long decode_rows, decode_n, decode_k, decode_split, xa_m, xa_k;
     int decode_xa;
+    long xa_chunk;
 };
 
 static void lora_read(const struct kernel_spec *ks, struct lora *c)
@@ -100,6 +105,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->xa_m = (long)spec_knob(ks, "xa_m");
     c->xa_k = (long)spec_knob(ks, "xa_k");
     c->decode_xa = (int)spec_knob(ks, "decode_xa");
+    c->xa_chunk = (long)spec_knob(ks, "xa_chunk");
 }
 
 static long ceil_div(long a, long b)
@@ -202,19 +208,56 @@ static long xa_threads(const struct lora *c)
     return c->xa_k * (c->xa_m / xa_rows_per_item(c));
 }
 
-/* Local memory of lora_xa (and lora_delta, which adds T) in bytes: the
- * A slab with its padded stride, sharing memory with the reduction. */
-static long xa_local(const struct lora *c, int delta)
+/* The reduction of lora_xa and lora_delta, in floats. */
+static long xa_reduction(const struct lora *c)
+{
+    return (c->xa_m / xa_rows_per_item(c)) * c->R * (c->xa_k + 1);
+}
+
+/* Local memory of lora_xa in bytes (the template's XA_LOCAL): xa_chunk
+ * rows of A, VEC rows then XA_APAD floats of padding, sharing memory with
+ * the reduction. */
+static long xa_staged_a(const struct lora *c)
+{
+    long apad = c->R % 4 == 0 ? 4 : 1;
+    return ceil_div(c->xa_chunk, c->vec) * (c->vec * c->R + apad);
+}
+
+static long xa_local(const struct lora *c)
+{
+    long a = xa_staged_a(c), red = xa_reduction(c);
+    return 4 * (a > red ? a : red);
+}
+
+/* Local memory of lora_delta in bytes: a slab of A (xa_k * vec rows at a
+ * padded stride) sharing memory with the reduction, and T. */
+static long delta_local(const struct lora *c)
 {
     long lda = c->R % 4 == 0 ? (c->R % 8 == 0 ? c->R + 4 : c->R)
                              : (c->R % 2 == 0 ? c->R + 1 : c->R);
     long slab = c->xa_k * c->vec * lda;
-    long red = (c->xa_m / xa_rows_per_item(c)) * c->R * (c->xa_k + 1);
-    long floats = slab > red ? slab : red;
-    if (delta) {
-        floats += c->xa_m * c->R;
-    }
-    return 4 * floats;
+    long red = xa_reduction(c);
+    return 4 * ((slab > red ? slab : red) + c->xa_m * c->R);
+}
+
+/* Partial sums of T that lora_xa writes per row before lora_main and
+ * lora_expand (the template's XA_SPLIT). */
+static long xa_split(const struct lora *c)
+{
+    return ceil_div(c->K, c->xa_chunk);
+}
+
+/* lora_expand: rows of Y per work-group, as many as local memory holds
+ * T for, at most 64 (EXPAND_ROWS); work-items along N (EXPAND_N). */
+static long expand_rows(const struct lora *c)
+{
+    long fit = LOCAL_MAX / (4 * c->R);
+    return fit > 64 ? 64 : fit;
+}
+
+static long expand_threads(const struct lora *c)
+{
+    return min_l(256, pow2_ceil(ceil_div(c->N, c->vec)));
 }
 
 /* Rows of partial sums that fit 4096 floats of lora_decode's reduction
@@ -250,19 +293,33 @@ static int decode_prepass(const struct lora *c)
     return c->decode_rows > 0 && c->decode_xa == DECODE_XA_PREPASS;
 }
 
-/* Floats of scratch per row: T, or DECODE_SPLIT partial sums of it. */
-static long scratch_per_row(const struct lora *c)
+/* lora_xa runs before lora_main or lora_expand. */
+static int main_prepass(const struct lora *c)
 {
-    if (decode_prepass(c)) {
-        return c->R * c->decode_split;
-    }
-    return c->xa == XA_PREPASS && !fused_delta(c) ? c->R : 0;
+    return c->xa == XA_PREPASS && !fused_delta(c);
+}
+
+/* base: false without lora_delta: lora_xa, then lora_expand. */
+static int uses_expand(const struct lora *c)
+{
+    return !c->base && main_prepass(c);
 }
 
 /* lora_xa runs when X*A is a prepass or lora_decode needs T from it. */
 static int uses_xa(const struct lora *c)
 {
-    return (c->xa == XA_PREPASS && !fused_delta(c)) || decode_prepass(c);
+    return main_prepass(c) || decode_prepass(c);
+}
+
+/* Floats of scratch per row: the partial sums of T of whichever lora_xa
+ * launch writes more of them. */
+static long scratch_per_row(const struct lora *c)
+{
+    long n = main_prepass(c) ? c->R * xa_split(c) : 0;
+    if (decode_prepass(c) && c->R * c->decode_split > n) {
+        n = c->R * c->decode_split;
+    }
+    return n;
 }
 
 static int knob_set(const struct kernel_spec *ks, const char *key)
@@ -373,36 +430,80 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "decode_k",
                  min_l(32, pow2_ceil(c.base ? ceil_div(c.K, c.vec) : c.R)));
 
-    /* lora_xa and lora_delta: 16 rows per work-group, 4 per work-item at
-     * rank 16, 256 work-items; shrunk until local memory fits. */
+    /* lora_delta: 16 rows per work-group, 4 per work-item at rank 16,
+     * 256 work-items; shrunk until local memory fits. */
     int fused = fused_delta(&c);
-    if (!knob_set(ks, "xa_k")) {
-        long per = c.xa_m / xa_rows_per_item(&c);
-        long xk = 256 / (per < 1 ? 1 : per);
-        default_knob(ks, "xa_k",
-                     min_l(xk < 1 ? 1 : xk,
-                           pow2_ceil(ceil_div(c.K, c.vec))));
-        lora_read(ks, &c);
-    }
-    while (xa_local(&c, fused) > LOCAL_MAX) {
-        if (!knob_set(ks, "xa_k") && c.xa_k > 4) {
-            default_knob(ks, "xa_k", c.xa_k / 2);
-        } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
-            default_knob(ks, "xa_m", c.xa_m / 2);
-        } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
-            default_knob(ks, "xa_k", c.xa_k / 2);
-        } else {
-            break; /* validate() says what does not fit */
+    if (fused) {
+        if (!knob_set(ks, "xa_k")) {
+            long per = c.xa_m / xa_rows_per_item(&c);
+            long xk = 256 / (per < 1 ? 1 : per);
+            default_knob(ks, "xa_k", min_l(xk < 1 ? 1 : xk,
+                                           pow2_ceil(ceil_div(c.K, c.vec))));
+            lora_read(ks, &c);
         }
+        while (delta_local(&c) > LOCAL_MAX) {
+            if (!knob_set(ks, "xa_k") && c.xa_k > 4) {
+                default_knob(ks, "xa_k", c.xa_k / 2);
+            } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
+                default_knob(ks, "xa_m", c.xa_m / 2);
+            } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
+                default_knob(ks, "xa_k", c.xa_k / 2);
+            } else {
+                break; /* validate() says what does not fit */
+            }
+            lora_read(ks, &c);
+        }
+    } else {
+        /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank
+         * 16) by 8 work-items along K. Many rows per work-group, so that
+         * each row of A staged in local memory serves many rows of X; K is
+         * split over work-groups in equal stretches of at most what local
+         * memory holds of A, staged once per work-group (the fastest of
+         * the geometries measured on the H100, bench/lab). */
+        long w = 4;
+        while (w > 1 && w * c.R > 64) {
+            w /= 2;
+        }
+        default_knob(ks, "xa_m", 32 * w);
+        default_knob(ks, "xa_k", min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
         lora_read(ks, &c);
+        long step = c.xa_k * c.vec;
+        if (!knob_set(ks, "xa_chunk")) {
+            /* 256 rows of A (16 KiB at rank 16): K = 4096 makes 16
+             * stretches, 512 work-groups at 4096 rows, about two full
+             * waves on the H100; 480 (the most 32 KiB holds) made 9 and a
+             * second wave of a few work-groups, 1.5x slower. */
+            long chunk = min_l(256, ceil_div(c.K, step) * step);
+            default_knob(ks, "xa_chunk", chunk < step ? step : chunk);
+            lora_read(ks, &c);
+        }
+        while (xa_local(&c) > LOCAL_MAX) {
+            if (!knob_set(ks, "xa_chunk") && c.xa_chunk > c.vec &&
+                4 * xa_staged_a(&c) > LOCAL_MAX) {
+                default_knob(ks, "xa_chunk",
+                             c.xa_chunk > step ? c.xa_chunk - step : c.vec);
+            } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
+                default_knob(ks, "xa_k", c.xa_k / 2);
+            } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
+                default_knob(ks, "xa_m", c.xa_m / 2);
+            } else {
+                break; /* validate() says what does not fit */
+            }
+            lora_read(ks, &c);
+        }
     }
 
     /* Before lora_decode, lora_xa splits K over work-groups, one slab of
      * xa_k * vec elements each, so that T for a few rows takes a few
-     * microseconds; the partial sums stay within 1024 floats per row. */
+     * microseconds; the partial sums stay within 1024 floats per row
+     * unless xa_chunk needs more work-groups. */
     long split = ceil_div(c.K, c.xa_k * c.vec);
     split = min_l(split, min_l(64, 1024 / c.R));
-    default_knob(ks, "decode_split", split < 1 ? 1 : split);
+    /* lora_xa takes at most xa_chunk of K per work-group */
+    if (split < xa_split(&c)) {
+        split = xa_split(&c);
+    }
+    default_knob(ks, "decode_split", split);
     /* lora_decode only where its local memory fits, unless the spec set
      * its shape (then validate() says what does not fit). */
     if (!knob_set(ks, "decode_rows") && !knob_set(ks, "decode_n") &&
@@ -575,14 +676,45 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                        "%ld / %ld rows each) exceeds %ld",
                        who, xt, c->xa_k, c->xa_m, xw, THREADS_MAX);
         }
-        bytes = xa_local(c, fused_delta(c));
-        if (bytes > LOCAL_MAX) {
-            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
-                       "%s needs %ld bytes of local memory (xa_k %ld x vec "
-                       "%ld rows of A, xa_m %ld, rank %ld), more than %ld",
-                       who, bytes, c->xa_k, c->vec, c->xa_m, c->R,
-                       LOCAL_MAX);
+    }
+    if (fused_delta(c) && (bytes = delta_local(c)) > LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "xa_k", "xa_m"),
+                   "lora_delta needs %ld bytes of local memory (xa_k %ld x "
+                   "vec %ld rows of A, xa_m %ld, rank %ld), more than %ld",
+                   bytes, c->xa_k, c->vec, c->xa_m, c->R, LOCAL_MAX);
+    }
+    if (uses_xa(c)) {
+        struct mark at = knob_set(ks, "xa_chunk")
+                             ? spec_knob_mark(ks, "xa_chunk")
+                             : blame(ks, "xa_k", "xa_m");
+        if (decode_prepass(c) && c->decode_split < xa_split(c)) {
+            diag_error(d, file, blame(ks, "decode_split", "xa_chunk"),
+                       "decode_split (%ld) must be at least in_features / "
+                       "xa_chunk, rounded up (%ld / %ld: %ld)",
+                       c->decode_split, c->K, c->xa_chunk, xa_split(c));
         }
+        if (c->xa_chunk % c->vec != 0) {
+            diag_error(d, file, blame(ks, "xa_chunk", "vec"),
+                       "xa_chunk (%ld) must be a multiple of vec (%ld)",
+                       c->xa_chunk, c->vec);
+        } else if ((bytes = 4 * xa_staged_a(c)) > LOCAL_MAX) {
+            diag_error(d, file, at,
+                       "lora_xa needs %ld bytes of local memory for xa_chunk "
+                       "%ld rows of A at rank %ld, more than %ld",
+                       bytes, c->xa_chunk, c->R, LOCAL_MAX);
+        } else if ((bytes = 4 * xa_reduction(c)) > LOCAL_MAX) {
+            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
+                       "lora_xa needs %ld bytes of local memory to sum the "
+                       "partials of xa_m %ld rows over xa_k %ld work-items "
+                       "(rank %ld), more than %ld",
+                       bytes, c->xa_m, c->xa_k, c->R, LOCAL_MAX);
+        }
+    }
+    if (uses_expand(c) && expand_rows(c) < 1) {
+        diag_error(d, file, spec_field_mark(ks, "rank"),
+                   "lora_expand needs %ld bytes of local memory for one row "
+                   "of T (rank %ld), more than %ld; use delta: fused",
+                   4 * c->R, c->R, LOCAL_MAX);
     }
     if (c->warp_n > 0) {
         long thn = c->n / c->wn, thm = c->m / c->wm;
@@ -654,6 +786,12 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_define(p, "XA_K", "lora_xa: work-items along K", "%ld", c->xa_k);
     plan_define(p, "XA_W", "lora_xa: rows per work-item", "%ld",
                 xa_rows_per_item(c));
+    plan_define(p, "XA_CHUNK", "lora_xa: rows of A staged at once", "%ld",
+                c->xa_chunk);
+    plan_define(p, "EXPAND_N", "lora_expand: work-items along N", "%ld",
+                expand_threads(c));
+    plan_define(p, "EXPAND_ROWS", "lora_expand: rows per work-group", "%ld",
+                expand_rows(c) < 1 ? 1 : expand_rows(c));
     plan_define(p, "DELTA_FUSED", "1: lora_delta computes Y alone", "%d",
                 fused_delta(c));
     plan_define(p, "WARP_N", "lora_main: work-items along N per warp",
@@ -706,6 +844,23 @@ static void launch_delta(const struct lora *c, struct launch *l)
     l->groups[0] = 0;
     l->groups[1] = 1;
     l->rows_per_group = (size_t)c->xa_m;
+    int i = 0;
+    for (; args[i] != NULL; i++) {
+        l->args[i] = args[i];
+    }
+    l->args[i] = NULL;
+}
+
+static void launch_expand(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
+    l->kernel = "lora_expand";
+    l->dims = 2;
+    l->local[0] = (size_t)expand_threads(c);
+    l->local[1] = 1;
+    l->groups[0] = (size_t)ceil_div(c->N, expand_threads(c) * c->vec);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)expand_rows(c);
     int i = 0;
     for (; args[i] != NULL; i++) {
         l->args[i] = args[i];
@@ -804,9 +959,15 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         launch_delta(&c, &pa->launch[pa->n_launch++]);
         return;
     }
+    if (uses_expand(&c)) {
+        pa->why = "T = scale*X*A, then Y = T*B row by row";
+        launch_xa(&c, xa_split(&c), &pa->launch[pa->n_launch++]);
+        launch_expand(&c, &pa->launch[pa->n_launch++]);
+        return;
+    }
     if (c.xa == XA_PREPASS) {
         pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
-        launch_xa(&c, 1, &pa->launch[pa->n_launch++]);
+        launch_xa(&c, xa_split(&c), &pa->launch[pa->n_launch++]);
     } else {
         pa->why = "tiled GEMM, X*A computed alongside";
     }

@@ -3,7 +3,7 @@
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f16
  * fields: in_features=64 out_features=128 rank=4 scale=0.25 base=false accumulate=true
- * tile:   m=32* n=32* k=16* wm=4* wn=4* vec=4* pad=4* xa=prepass* delta=fused* warp_n=8* decode_rows=16* decode_n=8* decode_k=4* decode_split=1* decode_xa=inline* xa_m=16* xa_k=16*
+ * tile:   m=32* n=32* k=16* wm=4* wn=4* vec=4* pad=4* xa=prepass* delta=split* warp_n=8* decode_rows=16* decode_n=8* decode_k=4* decode_split=2* decode_xa=inline* xa_m=128* xa_k=8* xa_chunk=64*
  *         (* = not in the spec: op defaults for the shape)
  */
 
@@ -22,15 +22,18 @@
 #define WORK_N 4           /* columns of Y per work-item */
 #define VEC 4              /* elements per global load or store */
 #define PAD 4              /* floats appended to each local-memory row */
-#define XA_M 16            /* lora_xa: rows per work-group */
-#define XA_K 16            /* lora_xa: work-items along K */
+#define XA_M 128           /* lora_xa: rows per work-group */
+#define XA_K 8             /* lora_xa: work-items along K */
 #define XA_W 8             /* lora_xa: rows per work-item */
-#define DELTA_FUSED 1      /* 1: lora_delta computes Y alone */
+#define XA_CHUNK 64        /* lora_xa: rows of A staged at once */
+#define EXPAND_N 32        /* lora_expand: work-items along N */
+#define EXPAND_ROWS 64     /* lora_expand: rows per work-group */
+#define DELTA_FUSED 0      /* 1: lora_delta computes Y alone */
 #define WARP_N 8           /* lora_main: work-items along N per warp */
 #define DECODE_ROWS 16     /* rows lora_decode handles at most */
 #define DECODE_N 8         /* lora_decode: work-items along N */
 #define DECODE_K 4         /* lora_decode: work-items along the reduction */
-#define DECODE_SPLIT 1     /* lora_decode: partial sums of T */
+#define DECODE_SPLIT 2     /* lora_decode: partial sums of T */
 #define DECODE_XA_INLINE 1 /* 1: lora_decode computes X*A itself */
 #define DTYPE_F16 1        /* storage type of every buffer */
 
@@ -133,8 +136,13 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *                Local size (THREADS_N, THREADS_M).
  *   lora_xa      T = SCALE*X*A into a float scratch buffer; reads X once.
  *                Local size (XA_K, XA_M / XA_W), XA_M rows per work-group,
- *                XA_W per work-item; with S work-groups along dimension
- *                0, S partial sums of T.
+ *                XA_W per work-item; S work-groups along dimension 0 split
+ *                K and write S partial sums of T (S = XA_SPLIT before
+ *                lora_main and lora_expand, DECODE_SPLIT before
+ *                lora_decode).
+ *   lora_expand  HAS_BASE 0 after lora_xa: Y = T*B, EXPAND_ROWS rows per
+ *                work-group, VEC columns per work-item. Local size
+ *                (EXPAND_N, 1).
  *   lora_delta   HAS_BASE 0 and DELTA_FUSED: one kernel; a work-group
  *                computes T for its XA_M rows into local memory, then
  *                writes those rows of Y = T*B. Local size (XA_K, XA_T).
@@ -167,6 +175,9 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *   XA_M, XA_K      lora_xa, lora_delta: rows per work-group, work-items
  *                   along K
  *   XA_W            lora_xa, lora_delta: rows per work-item; divides XA_M
+ *   XA_CHUNK        lora_xa: rows of A staged in local memory at once
+ *   EXPAND_N        lora_expand: work-items per work-group
+ *   EXPAND_ROWS     lora_expand: rows of Y per work-group
  *   DELTA_FUSED     1 (with HAS_BASE 0): lora_delta does everything
  *   WARP_N          lora_main: work-items along N within each group of 32
  *                   consecutive ones (a warp); 0: THREADS_N (row-major)
@@ -174,7 +185,8 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
  *   DECODE_SPLIT    lora_decode: work-groups along K of the lora_xa before
- *                   it (T arrives as that many partial sums)
+ *                   it (T arrives as that many partial sums); at least
+ *                   XA_SPLIT
  *   DECODE_XA_INLINE 1: lora_decode computes T = SCALE*X*A itself
  * Storage (specl_common.cl): DTYPE_F32, DTYPE_F16 or DTYPE_BF16. */
 
@@ -232,6 +244,15 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #ifndef XA_W
 #define XA_W 4 /* lora_xa, lora_delta: rows per work-item */
 #endif
+#ifndef XA_CHUNK
+#define XA_CHUNK 256 /* lora_xa: K rows of A staged in local memory at once */
+#endif
+#ifndef EXPAND_N
+#define EXPAND_N 256 /* lora_expand: work-items along N */
+#endif
+#ifndef EXPAND_ROWS
+#define EXPAND_ROWS 64 /* lora_expand: rows of Y per work-group */
+#endif
 #ifndef DELTA_FUSED
 #define DELTA_FUSED 0 /* 1: base: false runs as the one kernel lora_delta */
 #endif
@@ -266,6 +287,9 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 #define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
 #define RANK_TILES CEIL_DIV(RANK, RANK_K)
 #define RANK_CEIL (RANK_TILES * RANK_K)
+/* Partial sums of T that lora_xa writes per row for lora_main and
+ * lora_expand: one per XA_CHUNK of K. */
+#define XA_SPLIT CEIL_DIV(IN_FEATURES, XA_CHUNK)
 
 /* Local-memory read widths of the inner product. A work-item's WORK_M rows
  * are groups of LVM adjacent rows, the groups THREADS_M * LVM apart, so one
@@ -580,6 +604,7 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
 }
 #endif
 
+#if HAS_BASE || (XA_INLINE && !DELTA_FUSED)
 __kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
 void lora_main(const int rows,
 #if HAS_BASE || XA_INLINE
@@ -748,7 +773,13 @@ void lora_main(const int rows,
                 if (j < RANK)
 #endif
                 {
-                    tv = t[(size_t)row * RANK + j];
+                    /* the XA_SPLIT partial sums from lora_xa */
+                    const __global float *tp =
+                        t + (size_t)row * (XA_SPLIT * RANK) + j;
+#pragma unroll
+                    for (int p = 0; p < XA_SPLIT; p++) {
+                        tv += tp[p * RANK];
+                    }
                 }
                 as[v % RANK_K * LDA + r] = tv;
             }
@@ -782,34 +813,318 @@ void lora_main(const int rows,
         }
     }
 }
+#endif
 
-/* ---- lora_xa and lora_delta ---- */
+/* ---- lora_xa, lora_expand and lora_delta ---- */
 
 #define DECODE_XA_PREPASS (DECODE_ROWS > 0 && !DECODE_XA_INLINE)
-#if !XA_INLINE || DECODE_XA_PREPASS || DELTA_FUSED
+/* lora_xa runs before lora_main, lora_expand or lora_decode. */
+#define XA_KERNEL ((!XA_INLINE && !DELTA_FUSED) || DECODE_XA_PREPASS)
+#if XA_KERNEL || DELTA_FUSED
 /* Work-item (tk, tm) of a (XA_K, XA_T) work-group owns rows
- * row0 + i * XA_T + tm (i < XA_W) of an XA_M-row block and, in each slab
- * of XA_SLAB = XA_K * VEC elements of K, the elements tk, tk + XA_K, ...:
- * the X loads are coalesced along K, and each A value it reads serves
- * XA_W rows. A slab of A (contiguous in memory) is staged through local
- * memory with coalesced vector loads; its row stride XA_LDA keeps the
- * float4 reads of neighbouring work-items on distinct banks. The XA_K
- * partial sums of each (row, j) then meet in local memory, one round per
- * i, reusing the slab's memory. */
+ * row0 + i * XA_T + tm (i < XA_W) of an XA_M-row block; the XA_K partial
+ * sums of each (row, j) meet in local memory at the end, one round per i. */
 #define XA_T (XA_M / XA_W)
 #define XA_THREADS (XA_K * XA_T)
-#define XA_SLAB (XA_K * VEC)
-#define XA_SLABS CEIL_DIV(IN_FEATURES, XA_SLAB)
 #if RANK % 4 == 0
-#define AV 4
-#define XA_LDA (RANK % 8 == 0 ? RANK + 4 : RANK) /* RANK/4 odd: no conflict */
+#define AV 4 /* A and T read from local memory as float4 */
 #else
 #define AV 1
+#endif
+
+/* Round I of the reduction: parks acc[i] in RED; after it, output
+ * o < XA_T * RANK (row row0 + I * XA_T + o / RANK, column o % RANK) is
+ * xa_sum(red, o). The caller adds a barrier before the next round. */
+inline void xa_park(__local float *red, const float acc[XA_W][RANK],
+                    const int i, const int tm, const int tk)
+{
+#pragma unroll
+    for (int w = 0; w < XA_W; w++) {
+        if (w == i) {
+#pragma unroll
+            for (int j = 0; j < RANK; j++) {
+                red[(tm * RANK + j) * (XA_K + 1) + tk] = acc[w][j];
+            }
+        }
+    }
+}
+
+inline float xa_sum(const __local float *red, const int o)
+{
+    float sum = 0.0f;
+#pragma unroll
+    for (int p = 0; p < XA_K; p++) {
+        sum += red[o * (XA_K + 1) + p];
+    }
+    return sum;
+}
+#endif
+
+/* Y[i .. i + VEC) = V, or += V with ACCUMULATE. */
+inline void store_vec(__global storage_t *y, const size_t i, const vecf_t v)
+{
+#if VEC == 4
+#if ACCUMULATE
+    store4(y, i, v + load4(y, i));
+#else
+    store4(y, i, v);
+#endif
+#else
+#pragma unroll
+    for (int c = 0; c < VEC; c++) {
+#if ACCUMULATE
+        store1(y, i + c, VEC_AT(v, c) + load1(y, i + c));
+#else
+        store1(y, i + c, VEC_AT(v, c));
+#endif
+    }
+#endif
+}
+
+#if XA_KERNEL
+/* T = SCALE * X*A into the float scratch. Work-group (s, b) takes rows
+ * b * XA_M .. + XA_M and stretch s of S = get_num_groups(0) equal
+ * stretches of K, and writes its partial sum of T: T[m][s][j] at
+ * t[(m * S + s) * RANK + j]. A stretch is at most XA_CHUNK long (the
+ * host launches at least CEIL_DIV(K, XA_CHUNK) work-groups along K; one
+ * stretch per work-group keeps the kernel within 128 registers on the
+ * H100). Its rows of A are staged in local memory once, so the loop
+ * over K that follows has no barrier: work-item (tk, tm)
+ * loads X VEC-wide at k = (step * XA_K + tk) * VEC, coalesced along K,
+ * and each A value it reads serves XA_W rows. Each VEC rows of A in
+ * local memory are followed by XA_APAD floats, so that the XA_K
+ * work-items of a warp read distinct banks. */
+#if AV == 4
+#define XA_APAD 4
+#else
+#define XA_APAD 1
+#endif
+#define XA_AGROUP (VEC * RANK + XA_APAD)
+#define XA_AT(kk, j) ((kk) / VEC * XA_AGROUP + (kk) % VEC * RANK + (j))
+#define XA_STEPS CEIL_DIV(XA_CHUNK, XA_K * VEC)
+#define XA_ASIZE (CEIL_DIV(XA_CHUNK, VEC) * XA_AGROUP)
+#define XA_RSIZE (XA_T * RANK * (XA_K + 1))
+#define XA_LOCAL (XA_ASIZE > XA_RSIZE ? XA_ASIZE : XA_RSIZE)
+
+/* Global -> local: rows K0 .. K0 + N of A, N a multiple of VEC. */
+inline void xa_stage(__local float *as, const __global storage_t *a,
+                     const int k0, const int n, const int lid)
+{
+#if AV == 4
+    for (int v = lid; v < n * (RANK / 4); v += XA_THREADS) {
+        const int kk = v / (RANK / 4);
+        vstore4(load4(a, (size_t)k0 * RANK + (size_t)v * 4), 0,
+                as + XA_AT(kk, v % (RANK / 4) * 4));
+    }
+#else
+    for (int v = lid; v < n * RANK; v += XA_THREADS) {
+        as[XA_AT(v / RANK, v % RANK)] = load1(a, (size_t)k0 * RANK + v);
+    }
+#endif
+}
+
+/* f32 X through vload4: with load4's float4 pointer the H100 compiler
+ * spends 164 registers on lora_xa instead of 124 (half the work-groups
+ * per compute unit, 1.2x slower). */
+#if defined(DTYPE_F32) && VEC == 4
+#define XA_LOADV(p, i) vload4(0, (p) + (i))
+#else
+#define XA_LOADV(p, i) loadv((p), (i))
+#endif
+
+/* Global -> registers: XR[i][K0 + KK ..] for each of the XA_W rows, if
+ * KK < N (else XV is left as it is). */
+inline void xa_fetch(vecf_t xv[XA_W], const __global storage_t *xr[XA_W],
+                     const int k0, const int kk, const int n)
+{
+    if (kk < n) {
+#pragma unroll
+        for (int i = 0; i < XA_W; i++) {
+            xv[i] = XA_LOADV(xr[i], k0 + kk);
+        }
+    }
+}
+
+/* acc[i][j] += this work-item's share of XR[i][K0 .. K0 + N) * A, from
+ * the N rows of A staged at AS. XN holds the first step's X on entry;
+ * each step loads the next step's X before it computes, so that a load
+ * is always in flight. */
+inline void xa_stream(float acc[XA_W][RANK], const __local float *as,
+                      const __global storage_t *xr[XA_W], vecf_t xn[XA_W],
+                      const int k0, const int n, const int tk)
+{
+    for (int step = 0; step < XA_STEPS; step++) {
+        const int kk = (step * XA_K + tk) * VEC;
+        vecf_t xv[XA_W];
+#pragma unroll
+        for (int i = 0; i < XA_W; i++) {
+            xv[i] = xn[i];
+        }
+        xa_fetch(xn, xr, k0, kk + XA_K * VEC, n);
+        if (kk < n) {
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+#if AV == 4
+#pragma unroll
+                for (int j = 0; j < RANK; j += 4) {
+                    const float4 av = vload4(0, as + XA_AT(kk + c, j));
+#pragma unroll
+                    for (int i = 0; i < XA_W; i++) {
+                        const float xc = VEC_AT(xv[i], c);
+                        acc[i][j] = fma(xc, av.s0, acc[i][j]);
+                        acc[i][j + 1] = fma(xc, av.s1, acc[i][j + 1]);
+                        acc[i][j + 2] = fma(xc, av.s2, acc[i][j + 2]);
+                        acc[i][j + 3] = fma(xc, av.s3, acc[i][j + 3]);
+                    }
+                }
+#else
+#pragma unroll
+                for (int j = 0; j < RANK; j++) {
+                    const float av = as[XA_AT(kk + c, j)];
+#pragma unroll
+                    for (int i = 0; i < XA_W; i++) {
+                        acc[i][j] = fma(VEC_AT(xv[i], c), av, acc[i][j]);
+                    }
+                }
+#endif
+            }
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(XA_K, XA_T, 1)))
+void lora_xa(const int rows, const __global storage_t *restrict x,
+             const __global storage_t *restrict a,
+             __global float *restrict t)
+{
+    __local float as[XA_LOCAL] __attribute__((aligned(16)));
+    const int tk = get_local_id(0);
+    const int tm = get_local_id(1);
+    const int lid = tm * XA_K + tk;
+    const int nsplit = get_num_groups(0);
+    const int split = get_group_id(0);
+    const int row0 = get_group_id(1) * XA_M;
+    /* This work-group's stretch of K, in whole vectors. */
+    const int per = CEIL_DIV(IN_FEATURES / VEC, nsplit) * VEC;
+    const int kbeg = min(split * per, IN_FEATURES);
+    const int kend = min(kbeg + per, IN_FEATURES);
+
+    const int n = kend - kbeg; /* <= XA_CHUNK */
+
+    float acc[XA_W][RANK];
+    const __global storage_t *xr[XA_W];
+#pragma unroll
+    for (int i = 0; i < XA_W; i++) {
+        /* rows past the end repeat the last row (never stored) */
+        xr[i] = x + (size_t)min(row0 + i * XA_T + tm, rows - 1) * IN_FEATURES;
+#pragma unroll
+        for (int j = 0; j < RANK; j++) {
+            acc[i][j] = 0.0f;
+        }
+    }
+    /* the first X loads travel while A is staged */
+    vecf_t xn[XA_W];
+    xa_fetch(xn, xr, kbeg, tk * VEC, n);
+    xa_stage(as, a, kbeg, n, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xa_stream(acc, as, xr, xn, kbeg, n, tk);
+#pragma unroll
+    for (int i = 0; i < XA_W; i++) {
+        barrier(CLK_LOCAL_MEM_FENCE); /* A (or the last round) is done */
+        xa_park(as, acc, i, tm, tk);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int o = lid; o < XA_T * RANK; o += XA_THREADS) {
+            const int row = row0 + i * XA_T + o / RANK;
+            const float sum = xa_sum(as, o);
+            if (row < rows) {
+                t[((size_t)row * nsplit + split) * RANK + o % RANK] =
+                    SCALE * sum;
+            }
+        }
+    }
+}
+#endif
+
+#if !HAS_BASE && !XA_INLINE && !DELTA_FUSED
+/* base: false after lora_xa: Y (+)= T*B. Work-item l of a work-group owns
+ * VEC columns and keeps their RANK x VEC block of B in registers (for
+ * RANK <= 32; above, it reads B through the cache); the group sums the
+ * XA_SPLIT partials of its EXPAND_ROWS rows of T into local memory once,
+ * then writes one row of Y after another, VEC-wide stores coalesced
+ * along N. */
+#define EX_COLS (EXPAND_N * VEC)
+#define EX_B_REGS (RANK <= 32)
+__kernel __attribute__((reqd_work_group_size(EXPAND_N, 1, 1)))
+void lora_expand(const int rows, const __global storage_t *restrict b,
+                 __global storage_t *restrict y,
+                 const __global float *restrict t)
+{
+    __local float tl[EXPAND_ROWS * RANK];
+    const int lid = get_local_id(0);
+    const int row0 = get_group_id(1) * EXPAND_ROWS;
+    const int nr = min(rows - row0, EXPAND_ROWS);
+    int col = get_group_id(0) * EX_COLS + lid * VEC;
+#if OUT_FEATURES % EX_COLS != 0
+    const int live = col < OUT_FEATURES;
+    col = min(col, OUT_FEATURES - VEC);
+#endif
+    for (int o = lid; o < nr * RANK; o += EXPAND_N) {
+        const __global float *tp =
+            t + (size_t)(row0 + o / RANK) * (XA_SPLIT * RANK) + o % RANK;
+        float sum = 0.0f;
+#pragma unroll
+        for (int p = 0; p < XA_SPLIT; p++) {
+            sum += tp[p * RANK];
+        }
+        tl[o] = sum;
+    }
+#if EX_B_REGS
+    vecf_t bv[RANK];
+#pragma unroll
+    for (int j = 0; j < RANK; j++) {
+        bv[j] = loadv(b + col, (size_t)j * OUT_FEATURES);
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if OUT_FEATURES % EX_COLS != 0
+    if (!live) {
+        return;
+    }
+#endif
+    for (int m = 0; m < nr; m++) {
+        vecf_t yv = (vecf_t)0.0f;
+#pragma unroll
+        for (int j = 0; j < RANK; j++) {
+#if EX_B_REGS
+            yv = fma((vecf_t)tl[m * RANK + j], bv[j], yv);
+#else
+            yv = fma((vecf_t)tl[m * RANK + j],
+                     loadv(b + col, (size_t)j * OUT_FEATURES), yv);
+#endif
+        }
+        store_vec(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv);
+    }
+}
+#endif
+
+#if DELTA_FUSED
+/* lora_delta's X*A: in each slab of XA_SLAB = XA_K * VEC elements of K,
+ * work-item (tk, tm) owns the elements tk, tk + XA_K, ...: the X loads
+ * are coalesced along K, and each A value it reads serves XA_W rows. A
+ * slab of A (contiguous in memory) is staged through local memory with
+ * coalesced vector loads; its row stride XA_LDA keeps the float4 reads of
+ * neighbouring work-items on distinct banks. The partial sums then meet
+ * as in lora_xa, reusing the slab's memory. */
+#define XA_SLAB (XA_K * VEC)
+#define XA_SLABS CEIL_DIV(IN_FEATURES, XA_SLAB)
+#if AV == 4
+#define XA_LDA (RANK % 8 == 0 ? RANK + 4 : RANK) /* RANK/4 odd: no conflict */
+#else
 #define XA_LDA (RANK % 2 == 0 ? RANK + 1 : RANK)
 #endif
 #define XA_AS (XA_SLAB * XA_LDA)
 #define XA_RED (XA_T * RANK * (XA_K + 1))
-#define XA_LOCAL (XA_AS > XA_RED ? XA_AS : XA_RED)
+#define XA_DLOCAL (XA_AS > XA_RED ? XA_AS : XA_RED)
 #define XA_A_ELEMS (XA_SLAB * RANK)
 
 /* Global -> registers: this work-item's X values of slab S. */
@@ -932,77 +1247,6 @@ inline void xa_accumulate(float acc[XA_W][RANK], __local float *as,
     barrier(CLK_LOCAL_MEM_FENCE); /* the slab's memory becomes red */
 }
 
-/* Round I of the reduction: parks acc[i] in RED; after it, output
- * o < XA_T * RANK (row row0 + I * XA_T + o / RANK, column o % RANK) is
- * xa_sum(red, o). The caller adds a barrier before the next round. */
-inline void xa_park(__local float *red, const float acc[XA_W][RANK],
-                    const int i, const int tm, const int tk)
-{
-#pragma unroll
-    for (int w = 0; w < XA_W; w++) {
-        if (w == i) {
-#pragma unroll
-            for (int j = 0; j < RANK; j++) {
-                red[(tm * RANK + j) * (XA_K + 1) + tk] = acc[w][j];
-            }
-        }
-    }
-}
-
-inline float xa_sum(const __local float *red, const int o)
-{
-    float sum = 0.0f;
-#pragma unroll
-    for (int p = 0; p < XA_K; p++) {
-        sum += red[o * (XA_K + 1) + p];
-    }
-    return sum;
-}
-#endif
-
-#if !XA_INLINE || DECODE_XA_PREPASS
-/* T = SCALE * X*A into the float scratch. With S = get_num_groups(0) > 1
- * the slabs of K are split over S work-groups (few rows, as for
- * lora_decode), each writing its partial sum: T[m][s][j] at
- * t[(m * S + s) * RANK + j]. */
-__kernel __attribute__((reqd_work_group_size(XA_K, XA_T, 1)))
-void lora_xa(const int rows, const __global storage_t *restrict x,
-             const __global storage_t *restrict a,
-             __global float *restrict t)
-{
-    __local float as[XA_LOCAL] __attribute__((aligned(16)));
-    const int tk = get_local_id(0);
-    const int tm = get_local_id(1);
-    const int lid = tm * XA_K + tk;
-    const int nsplit = get_num_groups(0);
-    const int split = get_group_id(0);
-    const int row0 = get_group_id(1) * XA_M;
-    const int per = CEIL_DIV(XA_SLABS, nsplit);
-    const int s_begin = min(split * per, XA_SLABS);
-    const int s_end = min(s_begin + per, XA_SLABS);
-
-    float acc[XA_W][RANK];
-    xa_accumulate(acc, as, x, a, rows, row0, tm, tk, lid, s_begin, s_end);
-#pragma unroll
-    for (int i = 0; i < XA_W; i++) {
-        if (i > 0) {
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        xa_park(as, acc, i, tm, tk);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int o = lid; o < XA_T * RANK; o += XA_THREADS) {
-            const int row = row0 + i * XA_T + o / RANK;
-            const float sum = xa_sum(as, o);
-            if (row < rows) {
-                t[((size_t)row * nsplit + split) * RANK + o % RANK] =
-                    SCALE * sum;
-            }
-        }
-    }
-}
-#endif
-
-#if DELTA_FUSED
 /* base: false in one launch: a work-group takes XA_M rows, computes
  * T = SCALE*X*A for them into local memory (reading its X rows once,
  * as lora_xa), then writes those full rows of Y = T*B: each work-item
@@ -1014,7 +1258,7 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
                 const __global storage_t *restrict b,
                 __global storage_t *restrict y)
 {
-    __local float as[XA_LOCAL] __attribute__((aligned(16)));
+    __local float as[XA_DLOCAL] __attribute__((aligned(16)));
     __local float tl[XA_M * RANK] __attribute__((aligned(16)));
     const int tk = get_local_id(0);
     const int tm = get_local_id(1);
@@ -1075,23 +1319,7 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
 #pragma unroll
         for (int m = 0; m < XA_M; m++) {
             if (m < nrows) {
-                __global storage_t *yr =
-                    y + (size_t)(row0 + m) * OUT_FEATURES + col;
-#if VEC == 4
-#if ACCUMULATE
-                yv[m] += load4(yr, 0);
-#endif
-                store4(yr, 0, yv[m]);
-#else
-#pragma unroll
-                for (int c = 0; c < VEC; c++) {
-#if ACCUMULATE
-                    store1(yr, c, VEC_AT(yv[m], c) + load1(yr, c));
-#else
-                    store1(yr, c, VEC_AT(yv[m], c));
-#endif
-                }
-#endif
+                store_vec(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv[m]);
             }
         }
     }
