@@ -710,9 +710,9 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     }
     if (uses_expand(c) && expand_rows(c) < 1) {
         diag_error(d, file, spec_field_mark(ks, "rank"),
-                   "lora_expand needs %ld bytes of local memory for one row "
-                   "of T (rank %ld), more than %ld; use delta: fused",
-                   4 * c->R, c->R, LOCAL_MAX);
+                   "rank %ld is too large for lora_expand: one row of T "
+                   "needs %ld bytes of local memory, more than %ld",
+                   c->R, 4 * c->R, LOCAL_MAX);
     }
     if (c->warp_n > 0) {
         long thn = c->n / c->wn, thm = c->m / c->wm;
