@@ -329,6 +329,12 @@ int specl_bench_main(int argc, char **argv)
         spec_set_free(&set);
         return 1;
     }
+    /* Knobs a spec leaves out suit the device at hand. */
+    if (spec_set_target(&set, rt.target, &d) != 0) {
+        rt_close(&rt);
+        spec_set_free(&set);
+        return 1;
+    }
     if (o.db != NULL) {
         struct tunedb db;
         tunedb_init(&db);

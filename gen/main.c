@@ -19,6 +19,10 @@ static void usage(FILE *f)
     fputs("usage: specl gen SPEC.yaml... [-o DIR]   emit kernels (default "
           "DIR: out)\n"
           "       specl check SPEC.yaml...          validate only\n"
+          "       specl gen|check ... --target cpu|gpu  defaults for that "
+          "kind of device\n"
+          "                                         (gpu; bench and tune "
+          "use the device's)\n"
           "       specl list                        ops, fields and knobs\n"
           "       specl bench SPEC.yaml... [--device N|P:D] [--rows M] "
           "[--kernel NAME] [--db FILE]\n"
@@ -61,6 +65,7 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
 {
     const char *dir = "out";
     const char *db_path = NULL, *db_device = NULL;
+    enum target target = TARGET_GPU;
     for (int i = 0; i < argc; i++) {
         if ((strcmp(argv[i], "--db") == 0 ||
              strcmp(argv[i], "--db-device") == 0) && write) {
@@ -73,6 +78,16 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
             } else {
                 db_device = argv[i + 1];
             }
+            argv[i] = argv[i + 1] = NULL;
+            i++;
+        } else if (strcmp(argv[i], "--target") == 0) {
+            if (i + 1 >= argc || (strcmp(argv[i + 1], "cpu") != 0 &&
+                                  strcmp(argv[i + 1], "gpu") != 0)) {
+                fputs("specl: error: --target needs cpu or gpu\n", stderr);
+                return EXIT_USAGE;
+            }
+            target = strcmp(argv[i + 1], "cpu") == 0 ? TARGET_CPU
+                                                      : TARGET_GPU;
             argv[i] = argv[i + 1] = NULL;
             i++;
         } else if (strcmp(argv[i], "-o") == 0) {
@@ -100,6 +115,10 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
         fputs("specl: error: no spec files given\n", stderr);
         spec_set_free(&set);
         return EXIT_USAGE;
+    }
+    if (!errors && target != TARGET_GPU) {
+        struct diags d = {0, stderr};
+        errors += spec_set_target(&set, target, &d);
     }
     struct tunedb db;
     tunedb_init(&db);

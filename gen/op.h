@@ -36,6 +36,11 @@ struct param_value {
 
 enum dtype { DTYPE_F32, DTYPE_F16, DTYPE_BF16 };
 
+/* The kind of device the op defaults aim at: the knobs a spec leaves out
+ * are chosen for GPUs unless the device is known to be a CPU (`gen
+ * --target cpu`, or bench and tune on a CPU device). */
+enum target { TARGET_GPU, TARGET_CPU };
+
 struct op_def;
 
 /* One kernel of a spec file, after reading and defaulting. */
@@ -45,6 +50,7 @@ struct kernel_spec {
     struct mark mark;                         /* the kernel's mapping */
     const struct op_def *op;
     enum dtype dtype;
+    enum target target;                       /* what the defaults aim at */
     int tile_auto;                            /* `tile: auto` */
     char tile_note[256];                      /* where the knobs came from,
                                                  for the emitted header */

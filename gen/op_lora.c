@@ -366,17 +366,24 @@ static void lora_defaults(struct kernel_spec *ks)
      * (N <= 2048) get 32 x 32 tiles of 4 x 4 per work-item: at a few
      * hundred rows, large tiles leave most compute units idle (M = 128,
      * N = 512: 64 work-groups instead of 8). */
+    /* CPUs (PoCL): 128 x 64 x 16 with 8 x 4 per work-item, the best of
+     * an exhaustive search at llama-q, 512 rows (bench/RESULTS.md); a CPU
+     * wants few, large work-groups whatever the shape. */
+    int cpu = ks->target == TARGET_CPU;
     int narrow = c.N <= 2048;
-    long tn = narrow ? min_l(32, pow2_ceil(c.N)) : 128;
+    long tn = cpu ? min_l(64, pow2_ceil(c.N))
+                  : narrow ? min_l(32, pow2_ceil(c.N)) : 128;
     long step_n = knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     default_knob(ks, "n", round_to(tn, step_n));
     lora_read(ks, &c);
-    long tm = narrow ? 32 : c.n >= 128 ? 64 : c.n >= 64 ? 128 : 64;
+    long tm = cpu ? 128 : narrow ? 32 : c.n >= 128 ? 64 : c.n >= 64 ? 128 : 64;
     default_knob(ks, "m", knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
     lora_read(ks, &c);
     default_knob(ks, "wn",
-                 pick_work(c.n, c.n >= 64 ? 8 : c.n >= 16 ? 4 : c.n / 4));
-    default_knob(ks, "wm", pick_work(c.m, narrow ? 4 : 8));
+                 pick_work(c.n, cpu ? 4
+                                    : c.n >= 64 ? 8
+                                    : c.n >= 16 ? 4 : c.n / 4));
+    default_knob(ks, "wm", pick_work(c.m, narrow && !cpu ? 4 : 8));
     lora_read(ks, &c);
     long tk = c.K < 16 ? pow2_ceil(c.K) : 16;
     default_knob(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
@@ -400,8 +407,8 @@ static void lora_defaults(struct kernel_spec *ks)
      * of the X tile and 128 of the W tile per step (broadcast within). */
     if (!knob_set(ks, "warp_n")) {
         long thn = c.n / c.wn, thm = c.m / c.wm;
-        int ok = c.n % c.wn == 0 && c.m % c.wm == 0 && thn % 8 == 0 &&
-                 thm % 4 == 0;
+        int ok = !cpu && c.n % c.wn == 0 && c.m % c.wm == 0 &&
+                 thn % 8 == 0 && thm % 4 == 0;
         default_knob(ks, "warp_n", ok ? 8 : 0);
         lora_read(ks, &c);
     }

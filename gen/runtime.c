@@ -160,18 +160,39 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
     if (pick(selector, &rt->platform, &rt->device, err, errsize) < 0) {
         return -1;
     }
-    clGetDeviceInfo(rt->device, CL_DEVICE_NAME, sizeof rt->name, rt->name,
-                    NULL);
-    clGetDeviceInfo(rt->device, CL_DRIVER_VERSION, sizeof rt->driver,
-                    rt->driver, NULL);
-    clGetPlatformInfo(rt->platform, CL_PLATFORM_NAME,
-                      sizeof rt->platform_name, rt->platform_name, NULL);
-    clGetDeviceInfo(rt->device, CL_DEVICE_LOCAL_MEM_SIZE,
-                    sizeof rt->local_mem, &rt->local_mem, NULL);
-    clGetDeviceInfo(rt->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
-                    sizeof rt->max_wg, &rt->max_wg, NULL);
-    clGetDeviceInfo(rt->device, CL_DEVICE_MAX_COMPUTE_UNITS,
-                    sizeof rt->units, &rt->units, NULL);
+    cl_device_type type = 0;
+    st = clGetDeviceInfo(rt->device, CL_DEVICE_NAME, sizeof rt->name,
+                         rt->name, NULL);
+    if (st == CL_SUCCESS) {
+        st = clGetDeviceInfo(rt->device, CL_DRIVER_VERSION,
+                             sizeof rt->driver, rt->driver, NULL);
+    }
+    if (st == CL_SUCCESS) {
+        st = clGetPlatformInfo(rt->platform, CL_PLATFORM_NAME,
+                               sizeof rt->platform_name, rt->platform_name,
+                               NULL);
+    }
+    if (st == CL_SUCCESS) {
+        st = clGetDeviceInfo(rt->device, CL_DEVICE_LOCAL_MEM_SIZE,
+                             sizeof rt->local_mem, &rt->local_mem, NULL);
+    }
+    if (st == CL_SUCCESS) {
+        st = clGetDeviceInfo(rt->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                             sizeof rt->max_wg, &rt->max_wg, NULL);
+    }
+    if (st == CL_SUCCESS) {
+        st = clGetDeviceInfo(rt->device, CL_DEVICE_MAX_COMPUTE_UNITS,
+                             sizeof rt->units, &rt->units, NULL);
+    }
+    if (st == CL_SUCCESS) {
+        st = clGetDeviceInfo(rt->device, CL_DEVICE_TYPE, sizeof type, &type,
+                             NULL);
+    }
+    if (st != CL_SUCCESS) {
+        snprintf(err, errsize, "clGetDeviceInfo: %s", rt_status(st));
+        return -1;
+    }
+    rt->target = (type & CL_DEVICE_TYPE_CPU) ? TARGET_CPU : TARGET_GPU;
     rt->ctx = clCreateContext(NULL, 1, &rt->device, NULL, NULL, &st);
     if (st != CL_SUCCESS) {
         snprintf(err, errsize, "clCreateContext: %s", rt_status(st));

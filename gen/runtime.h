@@ -22,6 +22,7 @@ struct rt {
     cl_ulong local_mem;  /* bytes */
     size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_uint units;       /* compute units */
+    enum target target;  /* CPU or not: which op defaults suit it */
 };
 
 /* Opens the device SELECTOR names: "P:D" (platform P, device D), "N" (the

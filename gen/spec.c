@@ -718,6 +718,35 @@ int spec_read_buffer(struct spec_set *s, const char *path,
     return d->count - before;
 }
 
+int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
+{
+    int before = d->count;
+    for (int i = 0; i < s->n_kernel; i++) {
+        struct kernel_spec *ks = &s->kernel[i];
+        if (ks->target == target) {
+            continue;
+        }
+        ks->target = target;
+        for (int k = 0; k < ks->op->n_knobs; k++) {
+            if (!ks->knob[k].set) {
+                ks->knob[k].num = ks->op->knobs[k].def;
+            }
+        }
+        if (ks->op->defaults != NULL) {
+            ks->op->defaults(ks);
+        }
+        if (target == TARGET_CPU && ks->tile_note[0] == '\0') {
+            snprintf(ks->tile_note, sizeof ks->tile_note,
+                     "op defaults for CPUs");
+        } else if (target == TARGET_GPU &&
+                   strcmp(ks->tile_note, "op defaults for CPUs") == 0) {
+            ks->tile_note[0] = '\0';
+        }
+        ks->op->validate(ks, d);
+    }
+    return d->count - before;
+}
+
 int spec_read_file(struct spec_set *s, const char *path, struct diags *d)
 {
     struct mark none = {0, 0};

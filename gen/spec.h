@@ -27,6 +27,11 @@ int spec_read_file(struct spec_set *s, const char *path, struct diags *d);
 int spec_read_buffer(struct spec_set *s, const char *path,
                      const unsigned char *data, size_t len, struct diags *d);
 
+/* Re-derives the knobs each kernel of S leaves out for devices of kind
+ * TARGET (the op defaults; a spec's own knobs stay) and checks the result
+ * through D; returns the number of errors. Reading assumes TARGET_GPU. */
+int spec_set_target(struct spec_set *s, enum target target, struct diags *d);
+
 /* True if NAME is a valid C identifier and not a C keyword. */
 int spec_is_identifier(const char *name);
 

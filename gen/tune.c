@@ -828,6 +828,9 @@ int specl_tune_main(int argc, char **argv)
     if (rc == 0 && rt_open(&rt, o.device, err, sizeof err) < 0) {
         fprintf(stderr, "specl: error: %s\n", err);
         rc = 1;
+    } else if (rc == 0 && spec_set_target(&set, rt.target, &d) != 0) {
+        rt_close(&rt); /* the defaults for this device do not validate */
+        rc = 1;
     }
     if (rc != 0) {
         spec_set_free(&set);

@@ -396,6 +396,37 @@ static void test_nothing_half_written(void)
     free(tmp);
 }
 
+/* gen --target cpu: the knobs a spec leaves out are the CPU defaults and
+ * the header says so; a spec's own knobs stay; a bad target is a usage
+ * error that writes nothing. */
+static void test_target_cpu(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    int rc = tu_run("%s gen specs/seeds.yaml --target cpu -o '%s' >/dev/null",
+                    TU_SPECL, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *path = tu_path(tmp, "seed_rmsnorm_1024.cl");
+    char *text = tu_read(path, NULL);
+    TU_CHECK(text != NULL &&
+                 strstr(text, " * knobs:  op defaults for CPUs\n") != NULL &&
+                 strstr(text, "wg=1* rows=16* vec=16* mode=streaming*") !=
+                     NULL,
+             "%s: no CPU defaults in the header", path);
+    free(text);
+    free(path);
+    rc = tu_run("%s gen tests/golden/golden.yaml --target cpu -o '%s/g' "
+                ">/dev/null", TU_SPECL, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    rc = tu_run("%s gen specs/seeds.yaml --target tpu -o '%s/bad' "
+                "2>/dev/null", TU_SPECL, tmp);
+    CU_ASSERT_EQUAL(rc, 2);
+    rc = tu_run("test ! -e '%s/bad'", tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
 int add_emit_suite(void)
 {
     CU_pSuite s = CU_add_suite("emit", NULL, NULL);
@@ -409,7 +440,8 @@ int add_emit_suite(void)
         CU_add_test(s, "deterministic specl gen specs/*.yaml",
                     test_determinism) == NULL ||
         CU_add_test(s, "atomic, nothing half-written",
-                    test_nothing_half_written) == NULL) {
+                    test_nothing_half_written) == NULL ||
+        CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL) {
         return -1;
     }
     return 0;

@@ -307,6 +307,63 @@ static void test_seeds(void)
     spec_set_free(&set);
 }
 
+/* ---- the op defaults for CPUs (gen --target cpu; bench and tune on a
+ * CPU device) ------------------------------------------------------------ */
+
+static const char cpu_spec[] =
+    "kernels:\n"
+    "  - {name: q, op: lora_forward, in_features: 4096, out_features: 4096, "
+    "rank: 16, alpha: 32}\n"
+    "  - {name: mid, op: lora_forward, in_features: 520, out_features: 264, "
+    "rank: 16, alpha: 16}\n"
+    "  - {name: delta, op: lora_forward, in_features: 200, out_features: "
+    "100, rank: 8, scale: 2, base: false, accumulate: true}\n"
+    "  - {name: odd, op: lora_forward, in_features: 99, out_features: 37, "
+    "rank: 5, alpha: 10}\n"
+    "  - {name: sm1, op: softmax, features: 1}\n"
+    "  - {name: sm7, op: softmax, features: 7, scale: -0.5}\n"
+    "  - {name: sm4097, op: softmax, features: 4097}\n"
+    "  - {name: sm32000, op: softmax, features: 32000}\n"
+    "  - {name: rms4096, op: rmsnorm, features: 4096}\n"
+    "  - {name: rms7, op: rmsnorm, features: 7}\n"
+    "  - {name: ln1024, op: layernorm, features: 1024}\n"
+    "  - {name: ln4097, op: layernorm, features: 4097}\n";
+
+static void test_cpu_defaults(void)
+{
+    static const char *const files[] = {SEEDS_FILE, "cpu_defaults.yaml"};
+    for (int f = 0; f < 2; f++) {
+        struct spec_set set;
+        struct diags d = {0, stderr};
+        spec_set_init(&set);
+        if (f == 0) {
+            spec_read_file(&set, files[f], &d);
+        } else {
+            spec_read_buffer(&set, files[f], (const unsigned char *)cpu_spec,
+                             sizeof cpu_spec - 1, &d);
+        }
+        CU_ASSERT(d.count == 0);
+        CU_ASSERT(spec_set_target(&set, TARGET_CPU, &d) == 0);
+        for (int i = 0; i < set.n_kernel; i++) {
+            struct nu_kernel k;
+            static const size_t rows[] = {1, 7, 17};
+            const struct kernel_spec *ks = &set.kernel[i];
+            /* the row ops: one work-item per row on CPUs */
+            int wg = op_knob_index(ks->op, "wg");
+            if (wg >= 0) {
+                CU_ASSERT(ks->knob[wg].num == 1);
+            }
+            CU_ASSERT(strcmp(ks->tile_note, "op defaults for CPUs") == 0);
+            nu_adopt(&k, &set, i, files[f]);
+            if (k.ks != NULL && nu_build(&k)) {
+                nu_run_rows(&k, rows, 3, nu_unit());
+            }
+            nu_kernel_free(&k);
+        }
+        spec_set_free(&set);
+    }
+}
+
 static int suite_init(void)
 {
     return nu_open("numeric");
@@ -336,6 +393,7 @@ int add_numeric_suite(void)
         CU_add_test(s, "lora: every value of every choice knob",
                     test_lora_choices) == NULL ||
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
+        CU_add_test(s, "op defaults for CPUs", test_cpu_defaults) == NULL ||
         CU_add_test(s, "specs/seeds.yaml at small rows", test_seeds) ==
             NULL) {
         return -1;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "runtime.h"
 #include "spec.h"
 #include "suites.h"
 #include "testutil.h"
@@ -116,6 +117,25 @@ static int read_spec(struct spec_set *s, const char *path)
     struct diags d = {0, stderr};
     spec_set_init(s);
     return spec_read_file(s, path, &d);
+}
+
+/* Reads PATH with the defaults `specl tune` gives it on the default
+ * device (those for CPUs on PoCL). */
+static int read_spec_for_device(struct spec_set *s, const char *path)
+{
+    struct diags d = {0, stderr};
+    struct rt rt;
+    char err[256];
+    if (read_spec(s, path) != 0) {
+        return -1;
+    }
+    if (rt_open(&rt, NULL, err, sizeof err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    int errors = spec_set_target(s, rt.target, &d);
+    rt_close(&rt);
+    return errors;
 }
 
 /* Reads a spec held in TEXT (PATH names it; a string literal). */
@@ -685,7 +705,7 @@ static void test_tune_random(void)
     struct spec_set s;
     tmp_path(db_path, sizeof db_path, "random.yaml");
     tmp_path(svg_path, sizeof svg_path, "random.svg");
-    CU_ASSERT_EQUAL_FATAL(read_spec(&s, SMALL_SPEC), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
     int rc = specl(&out, &err, RANDOM_RUN " --db '%s' --plot '%s'", db_path,
                    svg_path);
     TU_CHECK(rc == 0, "specl %s: exit %d\n%s%s", RANDOM_RUN, rc, out, err);
@@ -785,7 +805,7 @@ static void test_tune_exhaustive_local(void)
     struct spec_set s;
     struct filter f;
     struct tunedb db;
-    CU_ASSERT_EQUAL_FATAL(read_spec(&s, SMALL_SPEC), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
     const struct kernel_spec *ks = find_kernel(&s, "t_softmax");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
     CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
@@ -901,7 +921,7 @@ static void test_tune_resume(void)
         return;
     }
     tmp_path(db_path, sizeof db_path, "random.yaml");
-    CU_ASSERT_EQUAL_FATAL(read_spec(&s, SMALL_SPEC), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
     CU_ASSERT_EQUAL_FATAL(load_db(&before, db_path), 0);
 
     /* The same run again: everything from the database. */

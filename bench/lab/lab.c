@@ -73,15 +73,16 @@ static cl_program build(const char *opts)
     cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
     CHECK(err);
     char full[1024];
-    snprintf(full, sizeof full, "-cl-mad-enable %s%s", opts,
-             getenv("LAB_NV") ? " -cl-nv-verbose" : "");
+    snprintf(full, sizeof full, "-cl-mad-enable %s%s %s", opts,
+             getenv("LAB_NV") ? " -cl-nv-verbose" : "",
+             getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
     cl_int built = clBuildProgram(p, 1, &dev, full, NULL, NULL);
     if (built == CL_SUCCESS && getenv("LAB_NV")) {
         char log[20000] = "";
         clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log,
                               NULL);
         for (char *l = strtok(log, "\n"); l != NULL; l = strtok(NULL, "\n")) {
-            if (strstr(l, "xa_split") || strstr(l, "registers")) {
+            if (strstr(l, "Compiling entry") || strstr(l, "registers")) {
                 printf("    | %s\n", l);
             }
         }
@@ -489,7 +490,47 @@ static void run_decode(double copy)
     double bytes = (double)K * N * 4;
     printf("\ndecode M=%d K=%d N=%d r=%d: floor %.1f us at copy speed\n", M,
            K, N, R, bytes / copy / 1e3);
-    for (size_t vi = 0; vi < sizeof dec_variants / sizeof dec_variants[0];
+    const char *ext = getenv("LAB_KERNEL");
+    if (ext != NULL) {
+        /* an emitted lora_decode: LAB_DN x LAB_DK work-items */
+        int dn = atoi(getenv("LAB_DN") ? getenv("LAB_DN") : "8");
+        int dk = atoi(getenv("LAB_DK") ? getenv("LAB_DK") : "32");
+        cl_program p = build("");
+        if (p == NULL) {
+            exit(1);
+        }
+        cl_kernel kd = kernel(p, ext);
+        ARG(kd, 0, M);
+        ARG(kd, 1, x);
+        ARG(kd, 3, a);
+        ARG(kd, 4, b);
+        ARG(kd, 5, y);
+        double t[REPS_MAX], err = 0;
+        for (int r = -3; r < REPS; r++) {
+            ARG(kd, 2, w[(r + 3) % SETS]);
+            if (r == -3) {
+                poison(y, (size_t)M * N);
+            }
+            cl_event ev;
+            launch(kd, (size_t)N / (4 * dn) * dn, (size_t)dk, dn, dk, &ev);
+            double us = span_us(&ev, 1);
+            if (r == -3) {
+                read(y, yh, (size_t)M * N);
+                err = rel_err(yh, yref, (size_t)M * N);
+            }
+            if (r >= 0) {
+                t[r] = us;
+            }
+        }
+        double us = median(t, REPS);
+        printf("  %s dn=%d dk=%d: %7.1f us (%5.0f GB/s) err %.1e%s\n", ext,
+               dn, dk, us, bytes / us / 1e3, err,
+               err < 1e-5 ? "" : "  WRONG");
+        clReleaseKernel(kd);
+        clReleaseProgram(p);
+    }
+    for (size_t vi = 0; ext == NULL &&
+                        vi < sizeof dec_variants / sizeof dec_variants[0];
          vi++) {
         const struct decode_variant *v = &dec_variants[vi];
         char opts[256];
@@ -564,6 +605,84 @@ static void run_decode(double copy)
     free(yh);
 }
 
+/* ---- an emitted lora_main at llama-q, timed; 64 outputs checked ---- */
+static void run_main(void)
+{
+    const int M = 4096, K = 4096, N = 4096, R = 16, S = 16;
+    const int tm = atoi(getenv("LAB_TM") ? getenv("LAB_TM") : "64");
+    const int tn = atoi(getenv("LAB_TN") ? getenv("LAB_TN") : "128");
+    const int wm = 8, wn = 8;
+    float *xh = randoms((size_t)M * K, 11), *wh = randoms((size_t)K * N, 12);
+    float *bh = randoms((size_t)R * N, 13), *th = randoms((size_t)M * S * R, 14);
+    cl_mem x[2], w[2];
+    for (int i = 0; i < 2; i++) {
+        x[i] = buffer((size_t)M * K, xh);
+        w[i] = buffer((size_t)K * N, wh);
+    }
+    cl_mem b = buffer((size_t)R * N, bh), t = buffer((size_t)M * S * R, th);
+    cl_mem y = buffer((size_t)M * N, NULL);
+    cl_program p = build("");
+    if (p == NULL) {
+        exit(1);
+    }
+    cl_kernel k = kernel(p, "lora_main");
+    ARG(k, 0, M);
+    ARG(k, 3, b);
+    ARG(k, 4, y);
+    ARG(k, 5, t);
+    double tt[REPS_MAX];
+    for (int r = -2; r < REPS; r++) {
+        ARG(k, 1, x[(r + 2) % 2]);
+        ARG(k, 2, w[(r + 2) % 2]);
+        cl_event ev;
+        launch(k, (size_t)N / tn * (tn / wn), (size_t)M / tm * (tm / wm),
+               tn / wn, tm / wm, &ev);
+        double us = span_us(&ev, 1);
+        if (r >= 0) {
+            tt[r] = us;
+        }
+    }
+    float *yh = malloc((size_t)M * N * sizeof *yh);
+    read(y, yh, (size_t)M * N);
+    double worst = 0;
+    unsigned seed = 7;
+    for (int q = 0; q < 64; q++) {
+        seed = seed * 1664525u + 1013904223u;
+        int r = (int)(seed >> 8) % M, c = (int)((seed >> 4) % (unsigned)N);
+        double ref = 0;
+        for (int kk = 0; kk < K; kk++) {
+            ref += (double)xh[(size_t)r * K + kk] * wh[(size_t)kk * N + c];
+        }
+        for (int j = 0; j < R; j++) {
+            double tj = 0;
+            for (int s2 = 0; s2 < S; s2++) {
+                tj += th[((size_t)r * S + s2) * R + j];
+            }
+            ref += tj * bh[(size_t)j * N + c];
+        }
+        double e = fabs(yh[(size_t)r * N + c] - ref) / (fabs(ref) + 1);
+        worst = e > worst ? e : worst;
+    }
+    double us = median(tt, REPS);
+    printf("  lora_main %dx%d: %8.1f us %8.1f GFLOP/s  worst rel err %.1e%s\n",
+           tm, tn, us, 2.0 * M * N * K / us / 1e3, worst,
+           worst < 1e-4 ? "" : "  WRONG");
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    for (int i = 0; i < 2; i++) {
+        clReleaseMemObject(x[i]);
+        clReleaseMemObject(w[i]);
+    }
+    clReleaseMemObject(b);
+    clReleaseMemObject(t);
+    clReleaseMemObject(y);
+    free(xh);
+    free(wh);
+    free(bh);
+    free(th);
+    free(yh);
+}
+
 int main(int argc, char **argv)
 {
     const char *sel = argc > 1 ? argv[1] : NULL;
@@ -580,6 +699,16 @@ int main(int argc, char **argv)
     double copy = copy_gbs();
     source = ext;
     free(own);
+    if (!strcmp(what, "build")) {
+        /* the compiler's report for LAB_CL (with LAB_NV set) */
+        cl_program p = build("");
+        if (p != NULL) {
+            clReleaseProgram(p);
+        }
+    }
+    if (!strcmp(what, "main")) {
+        run_main();
+    }
     if (!strcmp(what, "all") || !strcmp(what, "xa")) {
         run_xa(0, copy);
     }
