@@ -82,6 +82,15 @@ void xa_split(const int rows, const __global float *restrict x,
         xn[i] = tk * 4 < n ? vload4(0, xr[i] + tk * 4) : (float4)0.0f;
     }
 #endif
+#if XP == 2
+    /* and the second step's */
+    float4 xm[XW];
+#pragma unroll
+    for (int i = 0; i < XW; i++) {
+        xm[i] = (XK + tk) * 4 < n ? vload4(0, xr[i] + (XK + tk) * 4)
+                                  : (float4)0.0f;
+    }
+#endif
     for (int v = lid; v < n * R / 4; v += XK * XT) {
         const int kk = v * 4 / R;
         vstore4(vload4(v, a + (size_t)k0 * R), 0, lm + A_AT(kk, v * 4 % R));
@@ -92,7 +101,21 @@ void xa_split(const int rows, const __global float *restrict x,
 #endif
     for (int s = 0; s < STEPS; s++) {
         const int kk = (s * XK + tk) * 4;
-#if XP
+#if XP == 2
+        float4 xc[XW];
+#pragma unroll
+        for (int i = 0; i < XW; i++) {
+            xc[i] = xn[i];
+            xn[i] = xm[i];
+        }
+        const int kn = kk + 2 * XK * 4;
+        if (s + 2 < STEPS && kn < n) {
+#pragma unroll
+            for (int i = 0; i < XW; i++) {
+                xm[i] = vload4(0, xr[i] + kn);
+            }
+        }
+#elif XP
         float4 xc[XW];
 #pragma unroll
         for (int i = 0; i < XW; i++) {
