@@ -606,7 +606,8 @@ static void run_decode(double copy)
 /* ---- an emitted lora_main at llama-q, timed; 64 outputs checked ---- */
 static void run_main(void)
 {
-    const int M = 4096, K = 4096, N = 4096, R = 16, S = 16;
+    const int M = getenv("LAB_M") ? atoi(getenv("LAB_M")) : 4096;
+    const int K = 4096, N = 4096, R = 16, S = 16;
     const int tm = atoi(getenv("LAB_TM") ? getenv("LAB_TM") : "64");
     const int tn = atoi(getenv("LAB_TN") ? getenv("LAB_TN") : "128");
     const int wm = 8, wn = 8;
@@ -662,8 +663,9 @@ static void run_main(void)
         worst = e > worst ? e : worst;
     }
     double us = median(tt, REPS);
-    printf("  lora_main %dx%d: %8.1f us %8.1f GFLOP/s  worst rel err %.1e%s\n",
-           tm, tn, us, 2.0 * M * N * K / us / 1e3, worst,
+    printf("  lora_main M=%d %dx%d: %8.1f us %8.1f GFLOP/s  worst rel err "
+           "%.1e%s\n",
+           M, tm, tn, us, 2.0 * M * N * K / us / 1e3, worst,
            worst < 1e-4 ? "" : "  WRONG");
     clReleaseKernel(k);
     clReleaseProgram(p);
