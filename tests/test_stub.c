@@ -281,6 +281,78 @@ static void test_results(void)
     }
 }
 
+/* NAME_enqueue_scratch: lora_delta (a lora_xa prepass: scratch needed)
+ * with one caller-owned buffer over two calls, a buffer one float short
+ * refused with nothing enqueued; softmax (no scratch) ignores it. */
+static void test_caller_scratch(void)
+{
+    enum { DELTA = 1, SOFTMAX = 2 };
+    const size_t rows = 37;
+    size_t need = stub_lora_delta_scratch_bytes(rows);
+    /* T, or partial sums of it: at least r floats per row */
+    TU_CHECK(need >= rows * stub_lora_delta_RANK * sizeof(float) &&
+                 need % (rows * sizeof(float)) == 0 &&
+                 stub_lora_delta_scratch_bytes(2 * rows) == 2 * need,
+             "stub_lora_delta_scratch_bytes(%zu) = %zu", rows, need);
+    TU_CHECK(stub_softmax_scratch_bytes(rows) == 0,
+             "stub_softmax_scratch_bytes(%zu) = %zu", rows,
+             stub_softmax_scratch_bytes(rows));
+    cl_int err;
+    cl_mem scratch = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE, need, NULL,
+                                    &err);
+    cl_mem short_one = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE,
+                                      need - sizeof(float), NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scratch);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(short_one);
+    for (int call = 0; call < 2; call++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(DELTA, rows, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            break;
+        }
+        err = stub_lora_delta_enqueue_scratch(handle[DELTA], rt.queue, rows,
+                                              b.mem[0], NULL, b.mem[2],
+                                              b.mem[3], b.mem[4], scratch, 0,
+                                              NULL, NULL);
+        TU_CHECK(err == CL_SUCCESS, "enqueue_scratch call %d: %s", call,
+                 rt_status(err));
+        clFinish(rt.queue);
+        check_result(DELTA, &c, &b, "caller's scratch");
+        if (call == 1) {
+            size_t n0 = 0, n1 = 0;
+            unsigned char *before = snapshot(b.mem[4], &n0);
+            err = stub_lora_delta_enqueue_scratch(
+                handle[DELTA], rt.queue, rows, b.mem[0], NULL, b.mem[2],
+                b.mem[3], b.mem[4], short_one, 0, NULL, NULL);
+            TU_CHECK(err == CL_INVALID_BUFFER_SIZE,
+                     "scratch one float short: %s", rt_status(err));
+            clFinish(rt.queue);
+            unsigned char *after = snapshot(b.mem[4], &n1);
+            TU_CHECK(before != NULL && after != NULL && n0 == n1 &&
+                         memcmp(before, after, n0) == 0,
+                     "scratch one float short: y changed");
+            free(before);
+            free(after);
+        }
+        free_case(&c, &b);
+    }
+    struct vcase c;
+    struct vbuffers b;
+    if (make_case(SOFTMAX, rows, &c, &b) == 0) {
+        err = stub_softmax_enqueue_scratch(handle[SOFTMAX], rt.queue, rows,
+                                           b.mem[0], b.mem[1], short_one, 0,
+                                           NULL, NULL);
+        TU_CHECK(err == CL_SUCCESS, "softmax with a scratch: %s",
+                 rt_status(err));
+        clFinish(rt.queue);
+        check_result(SOFTMAX, &c, &b, "scratch ignored");
+        free_case(&c, &b);
+    }
+    clReleaseMemObject(scratch);
+    clReleaseMemObject(short_one);
+}
+
 static void test_rows_zero(void)
 {
     for (int i = 0; i < N_STUBS; i++) {
@@ -540,6 +612,8 @@ int add_stub_suite(void)
     CU_pSuite s = CU_add_suite("stub", setup, cleanup);
     if (s == NULL ||
         CU_add_test(s, "results match float64", test_results) == NULL ||
+        CU_add_test(s, "caller-owned scratch", test_caller_scratch) ==
+            NULL ||
         CU_add_test(s, "rows 0 refused", test_rows_zero) == NULL ||
         CU_add_test(s, "NULL buffers refused", test_null_buffers) == NULL ||
         CU_add_test(s, "short buffers refused", test_small_buffers) == NULL ||

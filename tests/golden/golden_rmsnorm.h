@@ -58,6 +58,25 @@ cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q
                     cl_mem y,
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
+/* Bytes of device memory the kernels of golden_rmsnorm keep between launches at
+ * ROWS rows (partial sums of X*A for lora); 0 when they need none. */
+size_t golden_rmsnorm_scratch_bytes(size_t rows);
+
+/* golden_rmsnorm_enqueue with scratch memory the caller owns and reuses across
+ * calls, instead of a buffer created and released in every call:
+ * SCRATCH holds at least golden_rmsnorm_scratch_bytes(rows) bytes in Q's context
+ * (else CL_INVALID_BUFFER_SIZE, nothing enqueued), or is NULL to get
+ * golden_rmsnorm_enqueue's behaviour. It is ignored when the kernels need none.
+ * The kernels write it: calls that share one SCRATCH must run one after
+ * the other (one in-order queue, or wait lists). */
+cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command_queue q,
+                    size_t rows,
+                    cl_mem x,
+                    cl_mem gamma,
+                    cl_mem y,
+                    cl_mem scratch, cl_uint n_wait, const cl_event *wait,
+                    cl_event *done);
+
 /* The compiler's log after a failed golden_rmsnorm_create ("" if none). */
 const char *golden_rmsnorm_build_log(const struct golden_rmsnorm *k);
 

@@ -712,10 +712,29 @@ static cl_int specl_create_scratch(cl_command_queue q, size_t rows,
     return err;
 }
 
+size_t golden_softmax_scratch_bytes(size_t rows)
+{
+    if (rows > SIZE_MAX / sizeof(float) / (SPECL_SCRATCH_PER_ROW + 1)) {
+        return 0; /* too many rows: _enqueue refuses them */
+    }
+    return rows * SPECL_SCRATCH_PER_ROW * sizeof(float);
+}
+
 cl_int golden_softmax_enqueue(const struct golden_softmax *k, cl_command_queue q, size_t rows,
                     cl_mem x,
                     cl_mem y,
                     cl_uint n_wait, const cl_event *wait, cl_event *done)
+{
+    return golden_softmax_enqueue_scratch(k, q, rows, x, y, NULL, n_wait,
+                                  wait, done);
+}
+
+cl_int golden_softmax_enqueue_scratch(const struct golden_softmax *k, cl_command_queue q,
+                    size_t rows,
+                    cl_mem x,
+                    cl_mem y,
+                    cl_mem scratch, cl_uint n_wait, const cl_event *wait,
+                    cl_event *done)
 {
     const cl_mem buffers[SPECL_N_BUFFERS] = {x, y};
     cl_int err;
@@ -754,18 +773,28 @@ cl_int golden_softmax_enqueue(const struct golden_softmax *k, cl_command_queue q
     while (path->max_rows != 0 && rows > path->max_rows) {
         path++;
     }
-    cl_mem scratch = NULL;
-    for (size_t i = 0; i < path->n_launch && scratch == NULL; i++) {
+    /* The caller's scratch, checked, or one for this call (OWN). */
+    int needs_scratch = 0;
+    for (size_t i = 0; i < path->n_launch; i++) {
         for (int a = 0;
              a < 8 && path->launch[i].args[a] != SPECL_ARG_END; a++) {
-            if (path->launch[i].args[a] == SPECL_ARG_SCRATCH) {
-                err = specl_create_scratch(q, rows, &scratch);
-                if (err != CL_SUCCESS) {
-                    return err;
-                }
-                break;
-            }
+            needs_scratch |= path->launch[i].args[a] == SPECL_ARG_SCRATCH;
         }
+    }
+    cl_mem own = NULL;
+    if (!needs_scratch) {
+        scratch = NULL;
+    } else if (scratch != NULL) {
+        err = specl_check_buffer(scratch, golden_softmax_scratch_bytes(rows));
+        if (err != CL_SUCCESS) {
+            return err;
+        }
+    } else {
+        err = specl_create_scratch(q, rows, &own);
+        if (err != CL_SUCCESS) {
+            return err;
+        }
+        scratch = own;
     }
 
     /* Each launch waits for the one before, so out-of-order queues work. */
@@ -783,8 +812,8 @@ cl_int golden_softmax_enqueue(const struct golden_softmax *k, cl_command_queue q
         }
         prev = ev;
     }
-    if (scratch != NULL) {
-        clReleaseMemObject(scratch);
+    if (own != NULL) {
+        clReleaseMemObject(own);
     }
     if (err != CL_SUCCESS) {
         if (prev != NULL) {
