@@ -683,6 +683,59 @@ static void run_main(void)
     free(yh);
 }
 
+/* ---- decode's W access pattern alone ---- */
+static void run_slices(double copy)
+{
+    const int K = 4096, N = 4096;
+    static const int v[][3] = {{8, 32, 1},  {8, 32, 2},  {8, 32, 4},
+                               {16, 16, 1}, {32, 8, 1},  {32, 8, 4},
+                               {64, 4, 4},  {64, 4, 8},  {128, 2, 8},
+                               {256, 1, 16}};
+    float *wh = randoms((size_t)K * N, 21);
+    cl_mem w[SETS];
+    for (int i = 0; i < SETS; i++) {
+        w[i] = buffer((size_t)K * N, wh);
+    }
+    cl_mem out = buffer((size_t)1 << 22, NULL);
+    printf("\nW slices (K = N = 4096): read-only floor %.1f us at copy "
+           "speed\n", (double)K * N * 4 / copy / 1e3);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char opts[128];
+        snprintf(opts, sizeof opts, "-DK=%d -DN=%d -DSN=%d -DSK=%d", K, N,
+                 v[i][0], v[i][1]);
+        cl_program p = build(opts);
+        if (p == NULL) {
+            continue;
+        }
+        cl_kernel k = kernel(p, "slice_read");
+        ARG(k, 1, out);
+        double t[REPS_MAX];
+        for (int r = -3; r < REPS; r++) {
+            ARG(k, 0, w[(r + 3) % SETS]);
+            cl_event ev;
+            launch(k, (size_t)N / 4, (size_t)v[i][1] * v[i][2], v[i][0],
+                   v[i][1], &ev);
+            double us = span_us(&ev, 1);
+            if (r >= 0) {
+                t[r] = us;
+            }
+        }
+        double us = median(t, REPS);
+        printf("  slice %4d B, %3d x %3d items, K split %2d, %4d groups: "
+               "%6.1f us %5.0f GB/s\n",
+               v[i][0] * 16, v[i][0], v[i][1], v[i][2],
+               N / (4 * v[i][0]) * v[i][2], us,
+               (double)K * N * 4 / us / 1e3);
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+    }
+    for (int i = 0; i < SETS; i++) {
+        clReleaseMemObject(w[i]);
+    }
+    clReleaseMemObject(out);
+    free(wh);
+}
+
 int main(int argc, char **argv)
 {
     const char *sel = argc > 1 ? argv[1] : NULL;
@@ -705,6 +758,9 @@ int main(int argc, char **argv)
         if (p != NULL) {
             clReleaseProgram(p);
         }
+    }
+    if (!strcmp(what, "slices")) {
+        run_slices(copy);
     }
     if (!strcmp(what, "main")) {
         run_main();

@@ -424,3 +424,31 @@ __kernel void sum4(const __global float4 *restrict src,
     }
     out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3;
 }
+
+/* Decode's access pattern alone: work-group (cb, s) reads the column slice
+ * SN * 4 wide at cb of rows s * rows/S .. of W (K x N), SN x SK work-items,
+ * each 4 consecutive rows per step; one float out per work-item. */
+#ifndef SN
+#define SN 8
+#endif
+#ifndef SK
+#define SK 32
+#endif
+__kernel __attribute__((reqd_work_group_size(SN, SK, 1)))
+void slice_read(const __global float *restrict w, __global float *restrict out)
+{
+    const int tn = get_local_id(0), tk = get_local_id(1);
+    const int col = (get_group_id(0) * SN + tn) * 4;
+    const int ns = get_num_groups(1), s = get_group_id(1);
+    const int per = K / ns;
+    float4 acc = (float4)0.0f;
+#pragma unroll 2
+    for (int k = s * per + tk * 4; k < (s + 1) * per; k += SK * 4) {
+        acc += vload4(0, w + (size_t)k * N + col);
+        acc += vload4(0, w + (size_t)(k + 1) * N + col);
+        acc += vload4(0, w + (size_t)(k + 2) * N + col);
+        acc += vload4(0, w + (size_t)(k + 3) * N + col);
+    }
+    out[get_global_id(1) * get_global_size(0) + get_global_id(0)] =
+        acc.s0 + acc.s1 + acc.s2 + acc.s3;
+}
