@@ -822,6 +822,16 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
 }
 
 /* lora_xa with SPLIT work-groups along K (SPLIT partial sums of T). */
+/* L's NULL-terminated argument list ARGS. */
+static void copy_args(struct launch *l, const char *const *args)
+{
+    int i = 0;
+    for (; args[i] != NULL; i++) {
+        l->args[i] = args[i];
+    }
+    l->args[i] = NULL;
+}
+
 static void launch_xa(const struct lora *c, long split, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
@@ -832,11 +842,7 @@ static void launch_xa(const struct lora *c, long split, struct launch *l)
     l->groups[0] = (size_t)split;
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->xa_m;
-    int i = 0;
-    for (; args[i] != NULL; i++) {
-        l->args[i] = args[i];
-    }
-    l->args[i] = NULL;
+    copy_args(l, args);
 }
 
 static void launch_delta(const struct lora *c, struct launch *l)
@@ -849,11 +855,7 @@ static void launch_delta(const struct lora *c, struct launch *l)
     l->groups[0] = 0;
     l->groups[1] = 1;
     l->rows_per_group = (size_t)c->xa_m;
-    int i = 0;
-    for (; args[i] != NULL; i++) {
-        l->args[i] = args[i];
-    }
-    l->args[i] = NULL;
+    copy_args(l, args);
 }
 
 static void launch_expand(const struct lora *c, struct launch *l)
@@ -866,11 +868,7 @@ static void launch_expand(const struct lora *c, struct launch *l)
     l->groups[0] = (size_t)ceil_div(c->N, expand_threads(c) * c->vec);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)expand_rows(c);
-    int i = 0;
-    for (; args[i] != NULL; i++) {
-        l->args[i] = args[i];
-    }
-    l->args[i] = NULL;
+    copy_args(l, args);
 }
 
 static void launch_main(const struct lora *c, struct launch *l)

@@ -450,6 +450,20 @@ static const char *reserved_name(const char *name)
     return NULL;
 }
 
+/* The knobs KS leaves out: each from its op default, then from the op's
+ * shape-aware (and ks->target-aware) defaults(). */
+static void apply_defaults(struct kernel_spec *ks)
+{
+    for (int k = 0; k < ks->op->n_knobs; k++) {
+        if (!ks->knob[k].set) {
+            ks->knob[k].num = ks->op->knobs[k].def;
+        }
+    }
+    if (ks->op->defaults != NULL) {
+        ks->op->defaults(ks);
+    }
+}
+
 static void read_kernel(struct reader *r, yaml_node_t *n)
 {
     static const char *const common[] = {"name", "op", "dtype", "tile",
@@ -513,7 +527,6 @@ static void read_kernel(struct reader *r, yaml_node_t *n)
         ks.field[i].mark = ks.mark;
     }
     for (int i = 0; i < ks.op->n_knobs; i++) {
-        ks.knob[i].num = ks.op->knobs[i].def;
         ks.knob[i].mark = ks.mark;
     }
 
@@ -556,9 +569,7 @@ static void read_kernel(struct reader *r, yaml_node_t *n)
     if (r->d->count != errors) {
         return;
     }
-    if (ks.op->defaults != NULL) {
-        ks.op->defaults(&ks);
-    }
+    apply_defaults(&ks);
     ks.op->validate(&ks, r->d);
     if (r->d->count == errors) {
         append_kernel(r->set, &ks);
@@ -727,14 +738,7 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
             continue;
         }
         ks->target = target;
-        for (int k = 0; k < ks->op->n_knobs; k++) {
-            if (!ks->knob[k].set) {
-                ks->knob[k].num = ks->op->knobs[k].def;
-            }
-        }
-        if (ks->op->defaults != NULL) {
-            ks->op->defaults(ks);
-        }
+        apply_defaults(ks);
         if (target == TARGET_CPU && ks->tile_note[0] == '\0') {
             snprintf(ks->tile_note, sizeof ks->tile_note,
                      "op defaults for CPUs");
