@@ -75,23 +75,10 @@ void layernorm(const int rows, const __global storage_t *x,
         acc += loadv(x, base + j * VEC);
     }
 #endif
-#if ROW_IN_REGISTERS && SLOTS * VEC <= 16
-    /* gamma and beta travel during the reductions, not after
-     * them */
+#if PARAMS_EARLY
     floatv g[SLOTS], bt[SLOTS];
-#pragma unroll
-    for (uint k = 0; k < SLOTS; k++) {
-        const uint j = lid + k * WG_SIZE;
-        if (SLOT_IN_ROW(k, j)) {
-            g[k] = loadv(gamma, j * VEC);
-            bt[k] = loadv(beta, j * VEC);
-        }
-    }
-#define GAMMA_AT(k, j) g[k]
-#define BETA_AT(k, j) bt[k]
-#else
-#define GAMMA_AT(k, j) loadv(gamma, (j) * VEC)
-#define BETA_AT(k, j) loadv(beta, (j) * VEC)
+    load_param(g, gamma, lid);
+    load_param(bt, beta, lid);
 #endif
     const float mean0 =
         row_sum(part_mean[ly], lid, hsum(acc)) / (float)FEATURES;
@@ -131,7 +118,8 @@ void layernorm(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             storev(y, base + j * VEC,
-                   (v[k] - c) * r * GAMMA_AT(k, j) + BETA_AT(k, j));
+                   (v[k] - c) * r * PARAM_AT(g, gamma, k, j) +
+                       PARAM_AT(bt, beta, k, j));
         }
     }
 #else

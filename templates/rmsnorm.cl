@@ -41,19 +41,9 @@ void rmsnorm(const int rows, const __global storage_t *x,
         acc += xv * xv;
     }
 #endif
-#if ROW_IN_REGISTERS && SLOTS * VEC <= 16
-    /* gamma travels during the reduction, not after it */
+#if PARAMS_EARLY
     floatv g[SLOTS];
-#pragma unroll
-    for (uint k = 0; k < SLOTS; k++) {
-        const uint j = lid + k * WG_SIZE;
-        if (SLOT_IN_ROW(k, j)) {
-            g[k] = loadv(gamma, j * VEC);
-        }
-    }
-#define GAMMA_AT(k, j) g[k]
-#else
-#define GAMMA_AT(k, j) loadv(gamma, (j) * VEC)
+    load_param(g, gamma, lid);
 #endif
     const float ss = row_sum(part[get_local_id(1)], lid, hsum(acc));
     const float r = rsqrt(ss / (float)FEATURES + EPS);
@@ -66,7 +56,7 @@ void rmsnorm(const int rows, const __global storage_t *x,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            storev(y, base + j * VEC, v[k] * r * GAMMA_AT(k, j));
+            storev(y, base + j * VEC, v[k] * r * PARAM_AT(g, gamma, k, j));
         }
     }
 #else

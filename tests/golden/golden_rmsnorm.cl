@@ -309,6 +309,31 @@ inline size_t row_base(int rows)
 #endif
 }
 
+/* Row parameters (gamma, beta: FEATURES values each). When a work-item's
+ * share is small and the row sits in registers, it loads its share with
+ * the row (load_param), so that it travels during the reductions; then
+ * PARAM_AT(reg, p, k, j) is slot k of REG, else vector j of P, loaded
+ * where it is used. */
+#if ROW_IN_REGISTERS && SLOTS * VEC <= 16
+#define PARAMS_EARLY 1
+#define PARAM_AT(reg, p, k, j) ((reg)[k])
+#else
+#define PARAMS_EARLY 0
+#define PARAM_AT(reg, p, k, j) loadv((p), (size_t)(j) * VEC)
+#endif
+
+inline void load_param(floatv out[SLOTS], const __global storage_t *p,
+                       uint lid)
+{
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            out[k] = loadv(p, j * VEC);
+        }
+    }
+}
+
 inline bool row_live(int rows)
 {
 #if ROWS_PER_GROUP > 1
@@ -381,19 +406,9 @@ void rmsnorm(const int rows, const __global storage_t *x,
         acc += xv * xv;
     }
 #endif
-#if ROW_IN_REGISTERS && SLOTS * VEC <= 16
-    /* gamma travels during the reduction, not after it */
+#if PARAMS_EARLY
     floatv g[SLOTS];
-#pragma unroll
-    for (uint k = 0; k < SLOTS; k++) {
-        const uint j = lid + k * WG_SIZE;
-        if (SLOT_IN_ROW(k, j)) {
-            g[k] = loadv(gamma, j * VEC);
-        }
-    }
-#define GAMMA_AT(k, j) g[k]
-#else
-#define GAMMA_AT(k, j) loadv(gamma, (j) * VEC)
+    load_param(g, gamma, lid);
 #endif
     const float ss = row_sum(part[get_local_id(1)], lid, hsum(acc));
     const float r = rsqrt(ss / (float)FEATURES + EPS);
@@ -406,7 +421,7 @@ void rmsnorm(const int rows, const __global storage_t *x,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            storev(y, base + j * VEC, v[k] * r * GAMMA_AT(k, j));
+            storev(y, base + j * VEC, v[k] * r * PARAM_AT(g, gamma, k, j));
         }
     }
 #else

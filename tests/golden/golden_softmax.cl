@@ -316,6 +316,31 @@ inline size_t row_base(int rows)
 #endif
 }
 
+/* Row parameters (gamma, beta: FEATURES values each). When a work-item's
+ * share is small and the row sits in registers, it loads its share with
+ * the row (load_param), so that it travels during the reductions; then
+ * PARAM_AT(reg, p, k, j) is slot k of REG, else vector j of P, loaded
+ * where it is used. */
+#if ROW_IN_REGISTERS && SLOTS * VEC <= 16
+#define PARAMS_EARLY 1
+#define PARAM_AT(reg, p, k, j) ((reg)[k])
+#else
+#define PARAMS_EARLY 0
+#define PARAM_AT(reg, p, k, j) loadv((p), (size_t)(j) * VEC)
+#endif
+
+inline void load_param(floatv out[SLOTS], const __global storage_t *p,
+                       uint lid)
+{
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            out[k] = loadv(p, j * VEC);
+        }
+    }
+}
+
 inline bool row_live(int rows)
 {
 #if ROWS_PER_GROUP > 1
