@@ -69,36 +69,6 @@ static cl_int run_clblast(void *p, int set, cl_event *events, int *n)
     return CL_SUCCESS;
 }
 
-/* "lora_xa 20.1 + lora_main 301.5 us": one run's kernels, for finding
- * which one costs. Left empty for single-kernel plans. */
-static void launch_breakdown(const struct rt *rt, struct measure_case *mc,
-                             char *out, size_t size)
-{
-    cl_event ev[SPECL_MAX_LAUNCHES];
-    int n = 0;
-    const struct path *path = &mc->op.plan.path[0];
-    while (path->max_rows != 0 && (long)mc->vc.rows > path->max_rows) {
-        path++;
-    }
-    out[0] = '\0';
-    if (rt_op_enqueue(rt, &mc->op, mc->vc.rows, mc->sets[0].mem, ev, &n) !=
-            CL_SUCCESS ||
-        clFinish(rt->queue) != CL_SUCCESS) {
-        n = 0;
-    }
-    for (int i = 0; i < n; i++) {
-        size_t len = strlen(out);
-        if (n > 1) {
-            snprintf(out + len, size - len, "%s%s %.1f", i ? " + " : "",
-                     path->launch[i].kernel, rt_events_ns(&ev[i], 1) / 1e3);
-        }
-        clReleaseEvent(ev[i]);
-    }
-    if (out[0]) {
-        strncat(out, " us", size - strlen(out) - 1);
-    }
-}
-
 static void shape_text(const struct vcase *c, char *s, size_t size)
 {
     if (strcmp(c->ks->op->name, "lora_forward") == 0) {
@@ -203,7 +173,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                "time_us", "wall_us", "GB/s", "GFLOP/s", "%floor", "vs_naive",
                "vs_blas", "error");
     }
-    err = rt_op_create(rt, ks, &mc.op, &log);
+    err = stub_load(&mc.stub, rt, ks, &log);
     if (err != CL_SUCCESS) {
         snprintf(res[0].note, sizeof res[0].note, "build failed: %s",
                  rt_status(err));
@@ -213,7 +183,6 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         verify_variant(&mc, run_specl, &res[0]);
         if (res[0].ok) {
             time_variant(rt, run_specl, &mc, mc.n_sets, o->reps, &res[0]);
-            launch_breakdown(rt, &mc, res[0].note, sizeof res[0].note);
         } else {
             failed = 1;
         }

@@ -267,11 +267,43 @@ cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
 
 /* ---- one kernel ------------------------------------------------------ */
 
+/* The launch sequence the plan runs for ROWS rows. */
+static const struct path *path_for_rows(const struct plan *p, size_t rows)
+{
+    const struct path *path = &p->path[0];
+    while (path->max_rows != 0 && (long)rows > path->max_rows) {
+        path++;
+    }
+    return path;
+}
+
 cl_int run_specl(void *p, int set, cl_event *events, int *n)
 {
     struct measure_case *bc = p;
-    return rt_op_enqueue(bc->rt, &bc->op, bc->vc.rows, bc->sets[set].mem,
-                         events, n);
+    const struct rt *rt = bc->rt;
+    size_t rows = bc->vc.rows;
+    cl_int err, gate_err;
+    *n = 0;
+    if (path_for_rows(&bc->vc.plan, rows)->n_launch == 1) {
+        err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 0,
+                           NULL, &events[0]);
+        *n = err == CL_SUCCESS;
+        return err;
+    }
+    cl_event gate = clCreateUserEvent(rt->ctx, &err);
+    if (err != CL_SUCCESS) {
+        return err;
+    }
+    err = clEnqueueMarkerWithWaitList(rt->queue, 1, &gate, &events[0]);
+    if (err == CL_SUCCESS) {
+        *n = 1;
+        err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 1,
+                           &events[0], &events[1]);
+        *n += err == CL_SUCCESS;
+    }
+    gate_err = clSetUserEventStatus(gate, CL_COMPLETE);
+    clReleaseEvent(gate);
+    return err != CL_SUCCESS ? err : gate_err;
 }
 
 cl_int run_naive(void *p, int set, cl_event *events, int *n)
@@ -482,9 +514,7 @@ void mcase_free(struct measure_case *mc)
         }
         vbuffers_free(&mc->sets[s]);
     }
-    if (mc->op.program != NULL) {
-        rt_op_destroy(&mc->op);
-    }
+    stub_unload(&mc->stub);
     free(mc->ref);
     free(mc->got);
     vcase_free(&mc->vc);

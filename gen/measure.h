@@ -4,6 +4,7 @@
 #define SPECL_MEASURE_H
 
 #include "runtime.h"
+#include "stubrun.h"
 #include "verify.h"
 
 #define MAX_REPS 1000
@@ -31,13 +32,13 @@ struct result {
 /* One kernel at one size: random inputs in several sets of device
  * buffers (rotated between runs so that a cache large enough for one set
  * does not flatter the figures), the float64 reference of sampled rows,
- * and the generated kernel under test. */
+ * and the emitted stub under test. */
 struct measure_case {
     const struct rt *rt;
     struct vcase vc;
     struct vbuffers sets[MAX_SETS];
     int n_sets;
-    struct rt_op op;            /* the variant under test (may be unset) */
+    struct stub stub;           /* the emitted stub under test (may be unset) */
     struct naive *naive;
     cl_mem t[MAX_SETS];         /* scratch of peers (CLBlast's X*A) */
     double *ref;                /* reference of the sampled rows */
@@ -57,10 +58,15 @@ cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
 void mcase_free(struct measure_case *mc);
 
 /* An enqueue of one variant on buffer set SET: fills EVENTS (room for 4)
- * and *N_EVENTS. CTX is the measure_case. */
+ * and *N_EVENTS; the run lasts from the start of the first event to the
+ * end of the last. CTX is the measure_case. */
 typedef cl_int (*enqueue_fn)(void *ctx, int set, cl_event *events,
                              int *n_events);
 
+/* The emitted stub, through NAME_enqueue_scratch: one event for a plan
+ * of one kernel; for several, a marker the kernels wait on (all of them
+ * held back by a user event until enqueued, so that the host's work in
+ * NAME_enqueue does not count) and the stub's done event. */
 cl_int run_specl(void *mc, int set, cl_event *events, int *n);
 cl_int run_naive(void *mc, int set, cl_event *events, int *n);
 

@@ -1,4 +1,4 @@
-/* runtime.c - the OpenCL layer: devices, programs and plan launches. */
+/* runtime.c - the OpenCL layer: devices, programs and events. */
 #include <stdio.h>
 
 #include "runtime.h"
@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "emit.h"
 
 const char *rt_status(cl_int s)
 {
@@ -220,15 +218,6 @@ void rt_close(struct rt *rt)
     memset(rt, 0, sizeof *rt);
 }
 
-static char *dup_str(const char *s)
-{
-    char *p = malloc(strlen(s) + 1);
-    if (p != NULL) {
-        strcpy(p, s);
-    }
-    return p;
-}
-
 cl_program rt_build(const struct rt *rt, const char *source,
                     const char *options, cl_int *status, char **log)
 {
@@ -256,156 +245,6 @@ cl_program rt_build(const struct rt *rt, const char *source,
     }
     clReleaseProgram(prog);
     return NULL;
-}
-
-cl_int rt_op_create(const struct rt *rt, const struct kernel_spec *ks,
-                    struct rt_op *op, char **log)
-{
-    char err[256];
-    struct buf src;
-    cl_int st;
-    memset(op, 0, sizeof *op);
-    if (log != NULL) {
-        *log = NULL;
-    }
-    ks->op->plan(ks, &op->plan);
-    buf_init(&src);
-    if (emit_cl(ks, &op->plan, &src, err, sizeof err) < 0) {
-        buf_free(&src);
-        if (log != NULL) {
-            *log = dup_str(err);
-        }
-        return CL_INVALID_PROGRAM;
-    }
-    op->program = rt_build(rt, buf_str(&src), "-cl-std=CL1.2", &st, log);
-    buf_free(&src);
-    if (op->program == NULL) {
-        return st;
-    }
-    for (int p = 0; p < op->plan.n_path; p++) {
-        for (int l = 0; l < op->plan.path[p].n_launch; l++) {
-            const char *name = op->plan.path[p].launch[l].kernel;
-            int known = 0;
-            for (int k = 0; k < op->n_kernel; k++) {
-                known |= strcmp(op->kernel_name[k], name) == 0;
-            }
-            if (known) {
-                continue;
-            }
-            op->kernel_name[op->n_kernel] = name;
-            op->kernel[op->n_kernel] = clCreateKernel(op->program, name, &st);
-            if (st != CL_SUCCESS) {
-                if (log != NULL) {
-                    *log = dup_str(name);
-                }
-                rt_op_destroy(op);
-                return st;
-            }
-            op->n_kernel++;
-        }
-    }
-    return CL_SUCCESS;
-}
-
-void rt_op_destroy(struct rt_op *op)
-{
-    for (int k = 0; k < op->n_kernel; k++) {
-        clReleaseKernel(op->kernel[k]);
-    }
-    if (op->program != NULL) {
-        clReleaseProgram(op->program);
-    }
-    if (op->scratch != NULL) {
-        clReleaseMemObject(op->scratch);
-    }
-    memset(op, 0, sizeof *op);
-}
-
-static cl_kernel find_kernel(const struct rt_op *op, const char *name)
-{
-    for (int k = 0; k < op->n_kernel; k++) {
-        if (strcmp(op->kernel_name[k], name) == 0) {
-            return op->kernel[k];
-        }
-    }
-    return NULL;
-}
-
-static cl_int set_args(const struct rt_op *op, cl_kernel kernel,
-                       const struct launch *l, cl_int rows,
-                       const cl_mem *buffers)
-{
-    for (cl_uint a = 0; l->args[a] != NULL; a++) {
-        const char *arg = l->args[a];
-        cl_int st = CL_INVALID_ARG_VALUE;
-        if (strcmp(arg, "rows") == 0) {
-            st = clSetKernelArg(kernel, a, sizeof rows, &rows);
-        } else if (strcmp(arg, "scratch") == 0) {
-            st = clSetKernelArg(kernel, a, sizeof(cl_mem), &op->scratch);
-        } else {
-            for (int b = 0; b < op->plan.n_buffer; b++) {
-                if (strcmp(op->plan.buffer[b].name, arg) == 0) {
-                    st = clSetKernelArg(kernel, a, sizeof(cl_mem),
-                                        &buffers[b]);
-                }
-            }
-        }
-        if (st != CL_SUCCESS) {
-            return st;
-        }
-    }
-    return CL_SUCCESS;
-}
-
-cl_int rt_op_enqueue(const struct rt *rt, struct rt_op *op, size_t rows,
-                     const cl_mem *buffers, cl_event *events, int *n_events)
-{
-    const struct plan *p = &op->plan;
-    const struct path *path = &p->path[0];
-    cl_int st;
-    *n_events = 0;
-    while (path->max_rows != 0 && (long)rows > path->max_rows) {
-        path++;
-    }
-    if (p->scratch_per_row > 0 && op->scratch_rows < rows) {
-        if (op->scratch != NULL) {
-            clReleaseMemObject(op->scratch);
-        }
-        op->scratch = clCreateBuffer(
-            rt->ctx, CL_MEM_READ_WRITE,
-            rows * (size_t)p->scratch_per_row * sizeof(float), NULL, &st);
-        if (st != CL_SUCCESS) {
-            op->scratch = NULL;
-            op->scratch_rows = 0;
-            return st;
-        }
-        op->scratch_rows = rows;
-    }
-    for (int i = 0; i < path->n_launch; i++) {
-        const struct launch *l = &path->launch[i];
-        cl_kernel kernel = find_kernel(op, l->kernel);
-        size_t global[2], local[2];
-        st = set_args(op, kernel, l, (cl_int)rows, buffers);
-        if (st != CL_SUCCESS) {
-            return st;
-        }
-        for (int d = 0; d < l->dims; d++) {
-            size_t groups = l->groups[d];
-            if (groups == 0) {
-                groups = (rows + l->rows_per_group - 1) / l->rows_per_group;
-            }
-            global[d] = groups * l->local[d];
-            local[d] = l->local[d];
-        }
-        st = clEnqueueNDRangeKernel(rt->queue, kernel, (cl_uint)l->dims,
-                                    NULL, global, local, 0, NULL,
-                                    &events[*n_events]);
-        if (st != CL_SUCCESS) {
-            return st;
-        }
-        (*n_events)++;
-    }
-    return CL_SUCCESS;
 }
 
 double rt_events_ns(const cl_event *events, int n)

@@ -1,4 +1,5 @@
-/* runtime.h - the OpenCL layer: devices, programs and plan launches. */
+/* runtime.h - the OpenCL layer: devices, programs and events. Generated
+ * kernels run through their emitted stubs (stubrun.h). */
 #ifndef SPECL_RUNTIME_H
 #define SPECL_RUNTIME_H
 
@@ -41,29 +42,6 @@ const char *rt_status(cl_int status);
  * and the build log (or a message) in *LOG (caller frees; may be NULL). */
 cl_program rt_build(const struct rt *rt, const char *source,
                     const char *options, cl_int *status, char **log);
-
-/* A generated kernel ready to run: its plan, program and kernels. */
-struct rt_op {
-    struct plan plan;
-    cl_program program;
-    int n_kernel;
-    const char *kernel_name[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
-    cl_kernel kernel[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
-    cl_mem scratch;           /* grown on demand */
-    size_t scratch_rows;
-};
-
-/* Plans, renders and builds KS on RT. Returns CL_SUCCESS, or an error with
- * a message (build log included) in *LOG when LOG is not NULL. */
-cl_int rt_op_create(const struct rt *rt, const struct kernel_spec *ks,
-                    struct rt_op *op, char **log);
-void rt_op_destroy(struct rt_op *op);
-
-/* Enqueues OP over ROWS rows; BUFFERS are in the plan's buffer order.
- * EVENTS (room for SPECL_MAX_LAUNCHES) receives one profiling event per
- * launch, *N_EVENTS their count; the caller releases them. */
-cl_int rt_op_enqueue(const struct rt *rt, struct rt_op *op, size_t rows,
-                     const cl_mem *buffers, cl_event *events, int *n_events);
 
 /* Nanoseconds from the first event's start to the last one's end. */
 double rt_events_ns(const cl_event *events, int n);

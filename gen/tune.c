@@ -269,7 +269,7 @@ static void evaluate(struct search *s, long index)
         struct result r;
         char *log = NULL;
         memset(&r, 0, sizeof r);
-        cl_int err = rt_op_create(s->rt, &cks, &s->mc->op, &log);
+        cl_int err = stub_load(&s->mc->stub, s->rt, &cks, &log);
         free(log);
         if (err != CL_SUCCESS) {
             st->outcome = FAILED;
@@ -298,7 +298,7 @@ static void evaluate(struct search *s, long index)
                 tune_entry_record(s->entry, knobs, r.us, "ok");
             }
         }
-        rt_op_destroy(&s->mc->op);
+        stub_unload(&s->mc->stub);
     }
     if (st->outcome == TIMED && (s->best < 0 || st->us < s->best_us)) {
         s->best = index;
@@ -678,13 +678,13 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
         struct result r;
         char *log = NULL;
         memset(&r, 0, sizeof r);
-        if (rt_op_create(rt, ks, &mc.op, &log) == CL_SUCCESS) {
+        if (stub_load(&mc.stub, rt, ks, &log) == CL_SUCCESS) {
             verify_variant(&mc, run_specl, &r);
             if (r.ok && time_variant(rt, run_specl, &mc, mc.n_sets, o->reps,
                                      &r) == CL_SUCCESS) {
                 default_us = r.us;
             }
-            rt_op_destroy(&mc.op);
+            stub_unload(&mc.stub);
         }
         free(log);
     }

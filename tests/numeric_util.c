@@ -179,14 +179,14 @@ int nu_build(struct nu_kernel *k)
         return 0;
     }
     double t0 = now();
-    cl_int st = rt_op_create(&the_rt, k->ks, &k->op, &log);
+    cl_int st = stub_load(&k->stub, &the_rt, k->ks, &log);
     if (verbose) {
         fprintf(stderr, "  build %-12s %-5s %6.2f s  %s", k->ks->op->name,
                 dtype_name(k->ks->dtype), now() - t0,
                 strchr(k->yaml, '{') ? strchr(k->yaml, '{') : k->yaml);
     }
     if (st != CL_SUCCESS) {
-        fprintf(stderr, "\nFAIL: rt_op_create: %s\n--- spec:\n%s--- log:\n"
+        fprintf(stderr, "\nFAIL: stub_load: %s\n--- spec:\n%s--- log:\n"
                 "%s\n", rt_status(st), k->yaml, log ? log : "(none)");
         fail(__LINE__, "kernel '%s' does not build: %s", k->ks->name,
              rt_status(st));
@@ -202,7 +202,7 @@ int nu_build(struct nu_kernel *k)
 void nu_kernel_free(struct nu_kernel *k)
 {
     if (k->built) {
-        rt_op_destroy(&k->op);
+        stub_unload(&k->stub);
         k->built = 0;
     }
     spec_set_free(&k->set);
@@ -290,7 +290,9 @@ static cl_int run_one(struct nu_kernel *k, const struct vcase *c,
     if (naive) {
         st = naive_enqueue(&the_rt, &the_naive, c, b, ev, &n_ev);
     } else {
-        st = rt_op_enqueue(&the_rt, &k->op, c->rows, b->mem, ev, &n_ev);
+        st = stub_enqueue(&k->stub, the_rt.queue, c->rows, b->mem, 0, NULL,
+                          &ev[0]);
+        n_ev = st == CL_SUCCESS;
     }
     cl_int fin = clFinish(the_rt.queue);
     release_events(ev, n_ev);

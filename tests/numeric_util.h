@@ -8,16 +8,17 @@
 
 #include "runtime.h"
 #include "spec.h"
+#include "stubrun.h"
 #include "verify.h"
 
 /* One kernel under test: its YAML, its spec after defaults and validation,
- * and (once built) the generated program. */
+ * and (once built) its emitted stub, loaded. */
 struct nu_kernel {
     char yaml[1024];          /* the spec text, printed on any failure */
     char errors[1024];        /* validation messages when rejected */
     struct spec_set set;
     const struct kernel_spec *ks; /* set.kernel[0]; NULL when rejected */
-    struct rt_op op;
+    struct stub stub;
     int built;
 };
 

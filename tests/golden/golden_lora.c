@@ -1767,23 +1767,23 @@ cl_int golden_lora_create(cl_context ctx, cl_device_id dev,
         *out = k;
         return err;
     }
-    for (size_t i = 0; i < SPECL_N_KERNELS; i++) {
-        size_t max_threads = 0;
-        k->kernels[i] = clCreateKernel(k->program, specl_kernel_names[i],
-                                       &err);
-        if (err == CL_SUCCESS) {
-            err = clGetKernelWorkGroupInfo(k->kernels[i], dev,
-                                           CL_KERNEL_WORK_GROUP_SIZE,
-                                           sizeof max_threads, &max_threads,
-                                           NULL);
-        }
-        if (err == CL_SUCCESS && max_threads < specl_kernel_threads[i]) {
+    /* Each kernel declares its work-group size (reqd_work_group_size), so
+     * the device's own limit is the check that holds everywhere: some
+     * drivers report a smaller CL_KERNEL_WORK_GROUP_SIZE than they run. */
+    size_t max_threads = 0;
+    err = clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                          sizeof max_threads, &max_threads, NULL);
+    for (size_t i = 0; i < SPECL_N_KERNELS && err == CL_SUCCESS; i++) {
+        if (max_threads < specl_kernel_threads[i]) {
             err = CL_INVALID_WORK_GROUP_SIZE;
+        } else {
+            k->kernels[i] = clCreateKernel(k->program, specl_kernel_names[i],
+                                           &err);
         }
-        if (err != CL_SUCCESS) {
-            golden_lora_destroy(k);
-            return err;
-        }
+    }
+    if (err != CL_SUCCESS) {
+        golden_lora_destroy(k);
+        return err;
     }
     *out = k;
     return CL_SUCCESS;

@@ -1,0 +1,283 @@
+/* stubrun.c - compiles an emitted NAME.c to a shared object, loads it and
+ * calls its public API (see stubrun.h). */
+#include "stubrun.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "emit.h"
+
+static char *dup_text(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p != NULL) {
+        memcpy(p, s, n);
+    }
+    return p;
+}
+
+static void set_log(char **log, const char *text)
+{
+    if (log != NULL && *log == NULL) {
+        *log = dup_text(text);
+    }
+}
+
+/* The whole of a small text file (caller frees); NULL when unreadable. */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    struct buf b;
+    char chunk[4096];
+    size_t n;
+    if (f == NULL) {
+        return NULL;
+    }
+    buf_init(&b);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        buf_add(&b, chunk, n);
+    }
+    fclose(f);
+    char *text = dup_text(buf_str(&b));
+    buf_free(&b);
+    return text;
+}
+
+static const char *compiler(void)
+{
+    const char *cc = getenv("SPECL_CC");
+    if (cc == NULL || *cc == '\0') {
+        cc = getenv("CC");
+    }
+    return cc != NULL && *cc != '\0' ? cc : "cc";
+}
+
+/* Writes E's NAME.h and NAME.c into DIR and compiles them to SO. Returns
+ * 0, or -1 with the reason in *LOG. */
+static int compile_stub(const char *dir, const struct emitted *e,
+                        const char *so, char **log)
+{
+    char err[512];
+    struct buf cmd, path;
+    if (emit_write(dir, e, err, sizeof err) < 0) {
+        set_log(log, err);
+        return -1;
+    }
+    const char *flags = getenv("SPECL_STUB_CFLAGS");
+    buf_init(&cmd);
+    buf_printf(&cmd,
+               "%s -std=c99 -O2 -fPIC -shared %s -o '%s' '%s/%s.c' "
+               ">'%s/cc.log' 2>&1",
+               compiler(), flags != NULL ? flags : "", so, dir, e->name, dir);
+    int rc = system(buf_str(&cmd)) == 0 ? 0 : -1;
+    if (rc != 0 && log != NULL && *log == NULL) {
+        buf_init(&path);
+        buf_printf(&path, "%s/cc.log", dir);
+        char *out = read_text(buf_str(&path));
+        buf_free(&path);
+        buf_init(&path);
+        buf_printf(&path, "compiling the emitted %s.c failed:\n%s\n%s",
+                   e->name, buf_str(&cmd), out != NULL ? out : "");
+        *log = dup_text(buf_str(&path));
+        buf_free(&path);
+        free(out);
+    }
+    buf_free(&cmd);
+    return rc;
+}
+
+/* Removes the files stub_load made in DIR, then DIR. */
+static void remove_dir(const char *dir, const char *name)
+{
+    static const char *const file[] = {".c", ".h", ".cl", ".so", "cc.log"};
+    for (size_t i = 0; i < sizeof file / sizeof file[0]; i++) {
+        struct buf path;
+        buf_init(&path);
+        buf_printf(&path, "%s/%s%s", dir, file[i][0] == '.' ? name : "",
+                   file[i]);
+        unlink(buf_str(&path));
+        buf_free(&path);
+    }
+    rmdir(dir);
+}
+
+/* Resolves NAME_SUFFIX in S's library into *FN; -1 when missing. */
+static int resolve(struct stub *s, const char *name, const char *suffix,
+                   void *fn)
+{
+    char sym[SPECL_NAME_MAX + 32];
+    snprintf(sym, sizeof sym, "%s%s", name, suffix);
+    void *p = dlsym(s->dl, sym);
+    memcpy(fn, &p, sizeof p); /* POSIX: data and function pointers agree */
+    return p != NULL ? 0 : -1;
+}
+
+cl_int stub_load(struct stub *s, const struct rt *rt,
+                 const struct kernel_spec *ks, char **log)
+{
+    struct emitted e;
+    char err[512], dir[1024];
+    struct buf so;
+    cl_int (*fn_create)(cl_context, cl_device_id, void **) = NULL;
+    const char *(*fn_build_log)(const void *) = NULL;
+    cl_int st = CL_INVALID_PROGRAM;
+    struct plan plan;
+
+    memset(s, 0, sizeof *s);
+    if (log != NULL) {
+        *log = NULL;
+    }
+    memset(&plan, 0, sizeof plan);
+    ks->op->plan(ks, &plan);
+    if (plan.n_buffer < 1 || plan.n_buffer > STUB_MAX_BUFFERS) {
+        set_log(log, "the plan's buffer count is out of range");
+        return CL_INVALID_PROGRAM;
+    }
+    if (emit_kernel(ks, &e, err, sizeof err) < 0) {
+        set_log(log, err);
+        return CL_INVALID_PROGRAM;
+    }
+    /* A directory of its own, so that loading never meets another
+     * stub's files; quoted in the compiler's command line. */
+    const char *tmp = getenv("TMPDIR");
+    if (tmp == NULL || *tmp == '\0' || strchr(tmp, '\'') != NULL ||
+        strlen(tmp) > sizeof dir - 16) {
+        tmp = "/tmp";
+    }
+    snprintf(dir, sizeof dir, "%s/specl-XXXXXX", tmp);
+    if (mkdtemp(dir) == NULL) {
+        set_log(log, "cannot create a temporary directory for the stub");
+        emitted_free(&e);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    buf_init(&so);
+    buf_printf(&so, "%s/%s.so", dir, e.name);
+    if (compile_stub(dir, &e, buf_str(&so), log) == 0) {
+        s->dl = dlopen(buf_str(&so), RTLD_NOW | RTLD_LOCAL);
+        if (s->dl == NULL) {
+            set_log(log, dlerror());
+        }
+    }
+    buf_free(&so);
+    remove_dir(dir, e.name);
+    emitted_free(&e);
+    if (s->dl == NULL) {
+        return CL_INVALID_PROGRAM;
+    }
+    s->n_buffer = plan.n_buffer;
+    s->ctx = rt->ctx;
+    if (resolve(s, ks->name, "_create", &fn_create) < 0 ||
+        resolve(s, ks->name, "_build_log", &fn_build_log) < 0 ||
+        resolve(s, ks->name, "_enqueue_scratch", &s->fn_enqueue) < 0 ||
+        resolve(s, ks->name, "_scratch_bytes", &s->fn_scratch_bytes) < 0 ||
+        resolve(s, ks->name, "_destroy", &s->fn_destroy) < 0) {
+        set_log(log, "the emitted stub lacks a function of the host API");
+        stub_unload(s);
+        return CL_INVALID_PROGRAM;
+    }
+    st = fn_create(rt->ctx, rt->device, &s->handle);
+    if (st != CL_SUCCESS) {
+        const char *text = s->handle != NULL ? fn_build_log(s->handle) : "";
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s_create: %s", ks->name, rt_status(st));
+        if (log != NULL && *log == NULL) {
+            struct buf b;
+            buf_init(&b);
+            buf_printf(&b, "%s\n%s", msg, text);
+            *log = dup_text(buf_str(&b));
+            buf_free(&b);
+        }
+        stub_unload(s);
+        return st;
+    }
+    return CL_SUCCESS;
+}
+
+/* NAME_enqueue_scratch's type for N buffers. */
+#define ENQUEUE_FN(...)                                                   \
+    ((cl_int(*)(const void *, cl_command_queue, size_t, __VA_ARGS__,      \
+                cl_mem, cl_uint, const cl_event *, cl_event *))s->fn_enqueue)
+#define M cl_mem
+
+cl_int stub_enqueue_scratch(const struct stub *s, cl_command_queue q,
+                            size_t rows, const cl_mem *b, cl_mem scratch,
+                            cl_uint n_wait, const cl_event *wait,
+                            cl_event *done)
+{
+    const void *h = s->handle;
+    switch (s->n_buffer) {
+    case 1:
+        return ENQUEUE_FN(M)(h, q, rows, b[0], scratch, n_wait, wait, done);
+    case 2:
+        return ENQUEUE_FN(M, M)(h, q, rows, b[0], b[1], scratch, n_wait,
+                                wait, done);
+    case 3:
+        return ENQUEUE_FN(M, M, M)(h, q, rows, b[0], b[1], b[2], scratch,
+                                   n_wait, wait, done);
+    case 4:
+        return ENQUEUE_FN(M, M, M, M)(h, q, rows, b[0], b[1], b[2], b[3],
+                                      scratch, n_wait, wait, done);
+    case 5:
+        return ENQUEUE_FN(M, M, M, M, M)(h, q, rows, b[0], b[1], b[2], b[3],
+                                         b[4], scratch, n_wait, wait, done);
+    case 6:
+        return ENQUEUE_FN(M, M, M, M, M, M)(h, q, rows, b[0], b[1], b[2],
+                                            b[3], b[4], b[5], scratch,
+                                            n_wait, wait, done);
+    case 7:
+        return ENQUEUE_FN(M, M, M, M, M, M, M)(h, q, rows, b[0], b[1], b[2],
+                                               b[3], b[4], b[5], b[6],
+                                               scratch, n_wait, wait, done);
+    case 8:
+        return ENQUEUE_FN(M, M, M, M, M, M, M, M)(
+            h, q, rows, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+            scratch, n_wait, wait, done);
+    default:
+        return CL_INVALID_VALUE;
+    }
+}
+
+#undef M
+#undef ENQUEUE_FN
+
+cl_int stub_enqueue(struct stub *s, cl_command_queue q, size_t rows,
+                    const cl_mem *buffers, cl_uint n_wait,
+                    const cl_event *wait, cl_event *done)
+{
+    size_t need = s->fn_scratch_bytes(rows);
+    if (need > s->scratch_size) {
+        cl_int st;
+        if (s->scratch != NULL) {
+            clReleaseMemObject(s->scratch);
+        }
+        s->scratch = clCreateBuffer(s->ctx, CL_MEM_READ_WRITE, need, NULL,
+                                    &st);
+        if (st != CL_SUCCESS) {
+            s->scratch = NULL;
+            s->scratch_size = 0;
+            return st;
+        }
+        s->scratch_size = need;
+    }
+    return stub_enqueue_scratch(s, q, rows, buffers, s->scratch, n_wait,
+                                wait, done);
+}
+
+void stub_unload(struct stub *s)
+{
+    if (s->handle != NULL && s->fn_destroy != NULL) {
+        s->fn_destroy(s->handle);
+    }
+    if (s->scratch != NULL) {
+        clReleaseMemObject(s->scratch);
+    }
+    if (s->dl != NULL) {
+        dlclose(s->dl);
+    }
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,52 @@
+/* stubrun.h - runs an emitted NAME.c through its public API: the stub is
+ * compiled to a shared object and loaded, so that `specl bench`, `specl
+ * tune` and the test suites launch exactly the code users vendor. */
+#ifndef SPECL_STUBRUN_H
+#define SPECL_STUBRUN_H
+
+#include "runtime.h"
+
+/* Most buffers an emitted NAME_enqueue takes. */
+#define STUB_MAX_BUFFERS 8
+
+/* A loaded NAME.c with a handle from NAME_create on one device. */
+struct stub {
+    void *dl;          /* the shared object */
+    void *handle;      /* the stub's NAME * */
+    int n_buffer;      /* buffers of NAME_enqueue */
+    void (*fn_enqueue)(void); /* NAME_enqueue_scratch, cast by n_buffer */
+    size_t (*fn_scratch_bytes)(size_t rows);
+    void (*fn_destroy)(void *k);
+    cl_mem scratch;    /* caller-owned scratch, grown on demand */
+    size_t scratch_size;
+    cl_context ctx;
+};
+
+/* Emits KS's NAME.c and NAME.h into a fresh temporary directory, compiles
+ * them to a shared object with $SPECL_CC (else $CC, else cc) and
+ * $SPECL_STUB_CFLAGS, loads it and calls NAME_create for RT's device.
+ * The directory is removed before returning. Returns CL_SUCCESS; or an
+ * OpenCL error (NAME_create's, or CL_INVALID_PROGRAM when the stub cannot
+ * be emitted, compiled or loaded) with a message (the compiler's output or
+ * NAME_build_log) in *LOG when LOG is not NULL (caller frees). */
+cl_int stub_load(struct stub *s, const struct rt *rt,
+                 const struct kernel_spec *ks, char **log);
+
+/* NAME_enqueue_scratch(handle, Q, ROWS, BUFFERS..., scratch, N_WAIT, WAIT,
+ * DONE) with a scratch buffer S owns (created or grown for ROWS when the
+ * stub needs one). BUFFERS are in the plan's buffer order. */
+cl_int stub_enqueue(struct stub *s, cl_command_queue q, size_t rows,
+                    const cl_mem *buffers, cl_uint n_wait,
+                    const cl_event *wait, cl_event *done);
+
+/* NAME_enqueue_scratch as the user calls it, SCRATCH given (or NULL). */
+cl_int stub_enqueue_scratch(const struct stub *s, cl_command_queue q,
+                            size_t rows, const cl_mem *buffers,
+                            cl_mem scratch, cl_uint n_wait,
+                            const cl_event *wait, cl_event *done);
+
+/* Destroys the handle, releases the scratch and unloads; S may be unset
+ * (all zero). */
+void stub_unload(struct stub *s);
+
+#endif
