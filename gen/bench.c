@@ -24,8 +24,10 @@ struct bench_opts {
 
 /* CLBlast: Y = X*W (beta 0, or 1 to accumulate), T = scale*X*A,
  * Y += T*B: what a user would write without specl. */
-static cl_int run_clblast(void *p, int set, cl_event *events, int *n)
+static cl_int run_clblast(void *p, int set, struct run_events *r)
 {
+    cl_event *events = r->ev;
+    int *n = &r->n;
     struct measure_case *bc = p;
     const struct vcase *c = &bc->vc;
     cl_command_queue q = bc->rt->queue;

@@ -30,6 +30,29 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double run_events_us(const struct run_events *r)
+{
+    cl_ulong start = 0, end = 0;
+    if (r->n == 0 ||
+        clGetEventProfilingInfo(r->ev[0],
+                                r->from_end ? CL_PROFILING_COMMAND_END
+                                            : CL_PROFILING_COMMAND_START,
+                                sizeof start, &start, NULL) != CL_SUCCESS ||
+        clGetEventProfilingInfo(r->ev[r->n - 1], CL_PROFILING_COMMAND_END,
+                                sizeof end, &end, NULL) != CL_SUCCESS) {
+        return -1;
+    }
+    return (double)(end - start) / 1e3 - (r->from_end ? r->gap_us : 0);
+}
+
+void run_events_release(struct run_events *r)
+{
+    for (int e = 0; e < r->n; e++) {
+        clReleaseEvent(r->ev[e]);
+    }
+    memset(r, 0, sizeof *r);
+}
+
 /* Times FN: warm-up, then up to REPS runs (fewer when one run is slow, so
  * that a variant takes about BUDGET_US); median event and wall time. */
 #define BUDGET_US 2e6
@@ -37,27 +60,25 @@ cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
                            int n_sets, int reps, struct result *r)
 {
     double ev_us[MAX_REPS], wall[MAX_REPS];
-    cl_event events[4];
-    int n;
+    struct run_events ev;
     cl_int err;
     for (int i = 0; i < 3; i++) {
         double t0 = now_us();
-        err = fn(ctx, i % n_sets, events, &n);
+        memset(&ev, 0, sizeof ev);
+        err = fn(ctx, i % n_sets, &ev);
         if (err == CL_SUCCESS) {
             err = clFinish(rt->queue);
         }
         double one = now_us() - t0;
-        double ev = err == CL_SUCCESS ? rt_events_ns(events, n) / 1e3 : 0;
-        for (int e = 0; e < n; e++) {
-            clReleaseEvent(events[e]);
-        }
+        double us = err == CL_SUCCESS ? run_events_us(&ev) : 0;
+        run_events_release(&ev);
         if (err != CL_SUCCESS) {
             return err;
         }
         if (one > 1e6 && !r->host_timed) {
             /* Seconds per run (naive kernels on big shapes): the verify
              * run warmed up, so this run is the one sample we can afford. */
-            r->us = ev;
+            r->us = us;
             r->wall_us = one;
             return CL_SUCCESS;
         }
@@ -70,17 +91,16 @@ cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
     }
     for (int i = 0; i < reps; i++) {
         double t0 = now_us();
-        err = fn(ctx, i % n_sets, events, &n);
+        memset(&ev, 0, sizeof ev);
+        err = fn(ctx, i % n_sets, &ev);
         if (err == CL_SUCCESS) {
             err = clFinish(rt->queue);
         }
         wall[i] = now_us() - t0;
+        ev_us[i] = err == CL_SUCCESS ? run_events_us(&ev) : 0;
+        run_events_release(&ev);
         if (err != CL_SUCCESS) {
             return err;
-        }
-        ev_us[i] = rt_events_ns(events, n) / 1e3;
-        for (int e = 0; e < n; e++) {
-            clReleaseEvent(events[e]);
         }
     }
     if (r->host_timed) {
@@ -91,10 +111,9 @@ cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
         for (int i = 0; i < batches; i++) {
             double t0 = now_us();
             for (int j = 0; j < BATCH && err == CL_SUCCESS; j++) {
-                err = fn(ctx, (i * BATCH + j) % n_sets, events, &n);
-                for (int e = 0; e < n && err == CL_SUCCESS; e++) {
-                    clReleaseEvent(events[e]);
-                }
+                memset(&ev, 0, sizeof ev);
+                err = fn(ctx, (i * BATCH + j) % n_sets, &ev);
+                run_events_release(&ev);
             }
             if (err == CL_SUCCESS) {
                 err = clFinish(rt->queue);
@@ -277,40 +296,112 @@ static const struct path *path_for_rows(const struct plan *p, size_t rows)
     return path;
 }
 
-cl_int run_specl(void *p, int set, cl_event *events, int *n)
+/* Enqueues the mark kernel behind GATE (when not NULL). */
+static cl_int enqueue_mark(struct measure_case *mc, cl_event *gate,
+                           cl_event *ev)
+{
+    size_t one = 1;
+    return clEnqueueNDRangeKernel(mc->rt->queue, mc->mark, 1, NULL, &one,
+                                  &one, gate != NULL, gate, ev);
+}
+
+/* The one-item kernel run_specl times multi-kernel plans from, built on
+ * first use, and the launch gap between two of them in order (median of
+ * held-back pairs): the time from its end to the start of the kernel
+ * after it, taken off what the events span. */
+static cl_int mark_kernel(struct measure_case *mc)
+{
+    static const char source[] = "__kernel void specl_mark(void) {}\n";
+    enum { PAIRS = 21 };
+    double gaps[PAIRS];
+    cl_int err = CL_SUCCESS;
+    if (mc->mark != NULL) {
+        return CL_SUCCESS;
+    }
+    mc->mark_program = rt_build(mc->rt, source, "-cl-std=CL1.2", &err, NULL);
+    if (mc->mark_program != NULL) {
+        mc->mark = clCreateKernel(mc->mark_program, "specl_mark", &err);
+    }
+    for (int i = 0; i < PAIRS && err == CL_SUCCESS; i++) {
+        cl_event gate = clCreateUserEvent(mc->rt->ctx, &err), ev[2];
+        cl_ulong end = 0, start = 0;
+        if (err != CL_SUCCESS) {
+            break;
+        }
+        err = enqueue_mark(mc, &gate, &ev[0]);
+        cl_int err2 = err == CL_SUCCESS ? enqueue_mark(mc, NULL, &ev[1])
+                                        : CL_SUCCESS;
+        clSetUserEventStatus(gate, CL_COMPLETE);
+        clReleaseEvent(gate);
+        if (err == CL_SUCCESS && err2 == CL_SUCCESS) {
+            err = clWaitForEvents(2, ev);
+        }
+        if (err == CL_SUCCESS && err2 == CL_SUCCESS) {
+            err = clGetEventProfilingInfo(ev[0], CL_PROFILING_COMMAND_END,
+                                          sizeof end, &end, NULL);
+        }
+        if (err == CL_SUCCESS && err2 == CL_SUCCESS) {
+            err = clGetEventProfilingInfo(ev[1], CL_PROFILING_COMMAND_START,
+                                          sizeof start, &start, NULL);
+        }
+        if (err == CL_SUCCESS) {
+            clReleaseEvent(ev[0]);
+            err = err2;
+        }
+        if (err2 == CL_SUCCESS) {
+            clReleaseEvent(ev[1]);
+        }
+        gaps[i] = start > end ? (double)(start - end) / 1e3 : 0;
+    }
+    if (err == CL_SUCCESS) {
+        mc->mark_gap_us = median(gaps, PAIRS);
+    } else if (mc->mark != NULL) {
+        clReleaseKernel(mc->mark);
+        mc->mark = NULL;
+    }
+    return err;
+}
+
+cl_int run_specl(void *p, int set, struct run_events *r)
 {
     struct measure_case *bc = p;
     const struct rt *rt = bc->rt;
     size_t rows = bc->vc.rows;
     cl_int err, gate_err;
-    *n = 0;
     if (path_for_rows(&bc->vc.plan, rows)->n_launch == 1) {
         err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 0,
-                           NULL, &events[0]);
-        *n = err == CL_SUCCESS;
+                           NULL, &r->ev[0]);
+        r->n = err == CL_SUCCESS;
+        return err;
+    }
+    err = mark_kernel(bc);
+    if (err != CL_SUCCESS) {
         return err;
     }
     cl_event gate = clCreateUserEvent(rt->ctx, &err);
     if (err != CL_SUCCESS) {
         return err;
     }
-    err = clEnqueueMarkerWithWaitList(rt->queue, 1, &gate, &events[0]);
+    err = enqueue_mark(bc, &gate, &r->ev[0]);
     if (err == CL_SUCCESS) {
-        *n = 1;
-        err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 1,
-                           &events[0], &events[1]);
-        *n += err == CL_SUCCESS;
+        r->n = 1;
+        r->from_end = 1;
+        r->gap_us = bc->mark_gap_us;
+        /* The queue is in order: the stub's kernels follow the mark. */
+        err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 0,
+                           NULL, &r->ev[1]);
+        r->n += err == CL_SUCCESS;
     }
     gate_err = clSetUserEventStatus(gate, CL_COMPLETE);
     clReleaseEvent(gate);
     return err != CL_SUCCESS ? err : gate_err;
 }
 
-cl_int run_naive(void *p, int set, cl_event *events, int *n)
+cl_int run_naive(void *p, int set, struct run_events *r)
 {
     struct measure_case *bc = p;
-    return naive_enqueue(bc->rt, bc->naive, &bc->vc, &bc->sets[set], events,
-                         n);
+    return naive_enqueue(bc->rt, bc->naive, &bc->vc, &bc->sets[set], r->ev,
+                         &r->n);
 }
 
 int buffer_named(const struct vcase *c, const char *name)
@@ -407,18 +498,17 @@ void verify_variant(struct measure_case *bc, enqueue_fn fn,
     const size_t *rows_idx = bc->rows_idx;
     size_t n_rows = bc->n_rows;
     float *got = bc->got;
-    cl_event events[4];
-    int n = 0, canary_ok = 1;
+    struct run_events ev;
+    int canary_ok = 1;
+    memset(&ev, 0, sizeof ev);
     cl_int err = vbuffers_reset_output(bc->rt, &bc->vc, &bc->sets[0]);
     if (err == CL_SUCCESS) {
-        err = fn(bc, 0, events, &n);
+        err = fn(bc, 0, &ev);
     }
     if (err == CL_SUCCESS) {
         err = clFinish(bc->rt->queue);
     }
-    for (int e = 0; e < n; e++) {
-        clReleaseEvent(events[e]);
-    }
+    run_events_release(&ev);
     if (err == CL_SUCCESS) {
         err = vbuffers_read_output(bc->rt, &bc->vc, &bc->sets[0], got,
                                    &canary_ok);
@@ -515,6 +605,12 @@ void mcase_free(struct measure_case *mc)
         vbuffers_free(&mc->sets[s]);
     }
     stub_unload(&mc->stub);
+    if (mc->mark != NULL) {
+        clReleaseKernel(mc->mark);
+    }
+    if (mc->mark_program != NULL) {
+        clReleaseProgram(mc->mark_program);
+    }
     free(mc->ref);
     free(mc->got);
     vcase_free(&mc->vc);

@@ -41,6 +41,9 @@ struct measure_case {
     struct stub stub;           /* the emitted stub under test (may be unset) */
     struct naive *naive;
     cl_mem t[MAX_SETS];         /* scratch of peers (CLBlast's X*A) */
+    cl_program mark_program;    /* the one-item kernel run_specl times from */
+    cl_kernel mark;
+    double mark_gap_us;         /* launch gap after the mark kernel */
     double *ref;                /* reference of the sampled rows */
     size_t rows_idx[64];
     size_t n_rows;
@@ -57,18 +60,34 @@ cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
                   size_t rows, unsigned long seed, int rotate);
 void mcase_free(struct measure_case *mc);
 
-/* An enqueue of one variant on buffer set SET: fills EVENTS (room for 4)
- * and *N_EVENTS; the run lasts from the start of the first event to the
- * end of the last. CTX is the measure_case. */
-typedef cl_int (*enqueue_fn)(void *ctx, int set, cl_event *events,
-                             int *n_events);
+/* The events of one run of a variant: it lasted from the start of ev[0]
+ * to the end of ev[n - 1]; or, when from_end is set, ev[0] is a one-item
+ * mark kernel queued just before the run, and the run started gap_us
+ * after its end (the launch gap between two kernels in order). */
+struct run_events {
+    cl_event ev[4];
+    int n;
+    int from_end;
+    double gap_us;
+};
 
-/* The emitted stub, through NAME_enqueue_scratch: one event for a plan
- * of one kernel; for several, a marker the kernels wait on (all of them
- * held back by a user event until enqueued, so that the host's work in
- * NAME_enqueue does not count) and the stub's done event. */
-cl_int run_specl(void *mc, int set, cl_event *events, int *n);
-cl_int run_naive(void *mc, int set, cl_event *events, int *n);
+/* Microseconds the run took; negative when the events cannot tell. */
+double run_events_us(const struct run_events *r);
+/* Releases the events and zeroes R. */
+void run_events_release(struct run_events *r);
+
+/* An enqueue of one variant on buffer set SET, filling R (zeroed by the
+ * caller). CTX is the measure_case. */
+typedef cl_int (*enqueue_fn)(void *ctx, int set, struct run_events *r);
+
+/* The emitted stub, through NAME_enqueue_scratch: the stub's done event
+ * for a plan of one kernel; for several, a mark kernel queued before the
+ * stub's call (both held back by a user event until all is enqueued, so
+ * that the host's work in NAME_enqueue does not count) and the done
+ * event. Marker commands cannot serve: NVIDIA's report start times long
+ * before the commands they follow. */
+cl_int run_specl(void *mc, int set, struct run_events *r);
+cl_int run_naive(void *mc, int set, struct run_events *r);
 
 /* Runs FN once on set 0 with a poisoned output and checks it against the
  * reference: fills r->ok, r->err and r->note. */

@@ -818,16 +818,24 @@ cl_int golden_layernorm_enqueue_scratch(const struct golden_layernorm *k, cl_com
         scratch = own;
     }
 
-    /* Each launch waits for the one before, so out-of-order queues work. */
+    /* On an out-of-order queue each launch waits for the one before; an
+     * in-order queue orders them already, and event waits between
+     * kernels cost microseconds on some drivers. */
+    cl_command_queue_properties props = 0;
+    err = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props,
+                                NULL);
+    int chain = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
     cl_event prev = NULL;
-    err = CL_SUCCESS;
     for (size_t i = 0; i < path->n_launch && err == CL_SUCCESS; i++) {
         int last = i + 1 == path->n_launch;
         cl_event ev = NULL;
         err = specl_enqueue_launch(k, q, &path->launch[i], (cl_int)rows,
-                                   buffers, scratch, i == 0 ? n_wait : 1,
-                                   i == 0 ? wait : &prev,
-                                   last && done == NULL ? NULL : &ev);
+                                   buffers, scratch,
+                                   i == 0 ? n_wait : chain ? 1 : 0,
+                                   i == 0 ? wait : chain ? &prev : NULL,
+                                   (last && done != NULL) || (chain && !last)
+                                       ? &ev
+                                       : NULL);
         if (prev != NULL) {
             clReleaseEvent(prev);
         }
