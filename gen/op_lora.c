@@ -992,15 +992,16 @@ static const struct tune_axis lora_tune_space[] = {
 };
 
 const struct op_def op_lora_forward = {
-    "lora_forward",
-    "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time",
-    "lora_forward.cl",
-    lora_fields,
-    (int)(sizeof lora_fields / sizeof lora_fields[0]),
-    lora_knobs,
-    (int)(sizeof lora_knobs / sizeof lora_knobs[0]),
-    lora_defaults,
-    lora_validate,
-    lora_plan,
-    lora_tune_space,
+    .name = "lora_forward",
+    .summary = "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run "
+               "time",
+    .template_file = "lora_forward.cl",
+    .fields = lora_fields,
+    .n_fields = (int)(sizeof lora_fields / sizeof lora_fields[0]),
+    .knobs = lora_knobs,
+    .n_knobs = (int)(sizeof lora_knobs / sizeof lora_knobs[0]),
+    .defaults = lora_defaults,
+    .validate = lora_validate,
+    .plan = lora_plan,
+    .tune_space = lora_tune_space,
 };
