@@ -22,43 +22,48 @@ struct bench_opts {
     const char *db;     /* tuning database for tile: auto / untiled */
 };
 
-/* CLBlast: Y = X*W (beta 0, or 1 to accumulate), T = scale*X*A,
- * Y += T*B: what a user would write without specl. */
+/* The SGEMMs of the case being measured (the op's blas_peer); bench
+ * measures one case at a time. */
+static struct gemm_chain peer_chain;
+
+/* A gemm operand: the plan buffer NAME of buffer set SET, or the chain's
+ * temporary; NULL if the case has no such buffer. */
+static cl_mem gemm_operand(const struct measure_case *bc, int set,
+                           const char *name)
+{
+    if (strcmp(name, "temp") == 0) {
+        return bc->t[set];
+    }
+    int i = buffer_named(&bc->vc, name);
+    return i >= 0 ? bc->sets[set].mem[i] : NULL;
+}
+
+/* CLBlast: the op's chain of SGEMMs, what a user would write without
+ * specl. */
 static cl_int run_clblast(void *p, int set, struct run_events *r)
 {
     cl_event *events = r->ev;
     int *n = &r->n;
     struct measure_case *bc = p;
-    const struct vcase *c = &bc->vc;
     cl_command_queue q = bc->rt->queue;
-    size_t M = c->rows;
-    size_t K = (size_t)plan_number(&c->plan, "IN_FEATURES");
-    size_t N = (size_t)plan_number(&c->plan, "OUT_FEATURES");
-    size_t R = (size_t)plan_number(&c->plan, "RANK");
-    float scale = (float)plan_number(&c->plan, "SCALE");
-    int base = spec_field(c->ks, "base") != 0;
-    float beta = spec_field(c->ks, "accumulate") != 0 ? 1.0f : 0.0f;
-    const cl_mem *m = bc->sets[set].mem;
-    cl_mem x = m[buffer_named(c, "x")], y = m[buffer_named(c, "y")];
-    cl_mem a = m[buffer_named(c, "a")], b = m[buffer_named(c, "b")];
     CLBlastStatusCode s = CLBlastSuccess;
     *n = 0;
-    if (base) {
-        cl_mem w = m[buffer_named(c, "w")];
+    for (int i = 0; i < peer_chain.n_gemm && s == CLBlastSuccess; i++) {
+        const struct gemm *g = &peer_chain.gemm[i];
+        cl_mem a = gemm_operand(bc, set, g->a);
+        cl_mem b = gemm_operand(bc, set, g->b);
+        cl_mem c = gemm_operand(bc, set, g->c);
+        if (a == NULL || b == NULL || c == NULL) {
+            for (int e = 0; e < *n; e++) {
+                clReleaseEvent(events[e]);
+            }
+            *n = 0;
+            return CL_INVALID_MEM_OBJECT;
+        }
         s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo,
-                         CLBlastTransposeNo, M, N, K, 1.0f, x, 0, K, w, 0, N,
-                         beta, y, 0, N, &q, &events[(*n)++]);
-        beta = 1.0f;
-    }
-    if (s == CLBlastSuccess) {
-        s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo,
-                         CLBlastTransposeNo, M, R, K, scale, x, 0, K, a, 0, R,
-                         0.0f, bc->t[set], 0, R, &q, &events[(*n)++]);
-    }
-    if (s == CLBlastSuccess) {
-        s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo,
-                         CLBlastTransposeNo, M, N, R, 1.0f, bc->t[set], 0, R,
-                         b, 0, N, beta, y, 0, N, &q, &events[(*n)++]);
+                         CLBlastTransposeNo, g->m, g->n, g->k,
+                         (float)g->alpha, a, 0, g->k, b, 0, g->n,
+                         (float)g->beta, c, 0, g->n, &q, &events[(*n)++]);
     }
     if (s != CLBlastSuccess) {
         (*n)--;
@@ -73,16 +78,7 @@ static cl_int run_clblast(void *p, int set, struct run_events *r)
 
 static void shape_text(const struct vcase *c, char *s, size_t size)
 {
-    if (strcmp(c->ks->op->name, "lora_forward") == 0) {
-        snprintf(s, size, "M=%zu K=%.0f N=%.0f r=%.0f%s%s", c->rows,
-                 plan_number(&c->plan, "IN_FEATURES"),
-                 plan_number(&c->plan, "OUT_FEATURES"),
-                 plan_number(&c->plan, "RANK"),
-                 spec_field(c->ks, "base") != 0 ? "" : " delta",
-                 spec_field(c->ks, "accumulate") != 0 ? " +=" : "");
-    } else {
-        snprintf(s, size, "%zux%.0f", c->rows, spec_field(c->ks, "features"));
-    }
+    c->ks->op->shape_text(c->ks, c->rows, s, size);
 }
 
 static void print_row(const struct bench_opts *o, const struct rt *rt,
@@ -197,12 +193,15 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     } else {
         snprintf(res[1].note, sizeof res[1].note, "skipped (--no-naive)");
     }
-    int lora = strcmp(ks->op->name, "lora_forward") == 0;
-    if (lora && ks->dtype == DTYPE_F32) {
-        size_t R = (size_t)plan_number(&mc.vc.plan, "RANK");
-        for (int s = 0; s < mc.n_sets && err == CL_SUCCESS; s++) {
+    int peer = ks->op->blas_peer != NULL;
+    if (peer && ks->dtype == DTYPE_F32) {
+        memset(&peer_chain, 0, sizeof peer_chain);
+        ks->op->blas_peer(ks, rows, &peer_chain);
+        size_t temp = peer_chain.temp_per_row;
+        for (int s = 0; s < mc.n_sets && err == CL_SUCCESS && temp > 0;
+             s++) {
             mc.t[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                                     rows * R * sizeof(float), NULL, &err);
+                                     rows * temp * sizeof(float), NULL, &err);
         }
         verify_variant(&mc, run_clblast, &res[2]);
         if (res[2].ok) {
@@ -210,7 +209,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         }
     } else {
         snprintf(res[2].note, sizeof res[2].note, "%s",
-                 lora ? "no half-width sgemm" : "no such primitive in CLBlast");
+                 peer ? "no half-width sgemm" : "no such primitive in CLBlast");
     }
     for (int i = 0; i < 3; i++) {
         print_row(o, rt, &mc.vc, &res[i], &res[1], &res[2], floor_us,

@@ -414,16 +414,6 @@ int buffer_named(const struct vcase *c, const char *name)
     return -1;
 }
 
-double plan_number(const struct plan *p, const char *name)
-{
-    for (int i = 0; i < p->n_constant; i++) {
-        if (strcmp(p->constant[i].name, name) == 0) {
-            return strtod(p->constant[i].value, NULL);
-        }
-    }
-    return 0;
-}
-
 /* Rows of the output checked against float64 (all of them for small
  * cases; a spread sample for large ones, where the reference would take
  * minutes). */
@@ -526,32 +516,19 @@ void verify_variant(struct measure_case *bc, enqueue_fn fn,
     }
 }
 
+/* The op's floor figures for the case. */
 static double case_bytes(const struct vcase *c)
 {
-    double bytes = 0;
-    for (int b = 0; b < c->plan.n_buffer; b++) {
-        if (c->host[b] != NULL) {
-            bytes += (double)c->count[b];
-        }
-    }
-    if (strcmp(c->ks->op->name, "lora_forward") == 0 &&
-        spec_field(c->ks, "accumulate") != 0) {
-        bytes += (double)c->count[c->out]; /* y is read too */
-    }
-    return bytes * (double)dtype_size(c->ks->dtype);
+    double bytes, flops;
+    c->ks->op->costs(c->ks, c->rows, &bytes, &flops);
+    return bytes;
 }
 
 static double case_flops(const struct vcase *c)
 {
-    double M = (double)c->rows;
-    if (strcmp(c->ks->op->name, "lora_forward") == 0) {
-        double K = plan_number(&c->plan, "IN_FEATURES");
-        double N = plan_number(&c->plan, "OUT_FEATURES");
-        double R = plan_number(&c->plan, "RANK");
-        double base = spec_field(c->ks, "base") != 0 ? 2 * M * K * N : 0;
-        return base + 2 * M * K * R + 2 * M * R * N;
-    }
-    return 5.0 * (double)c->count[c->out];
+    double bytes, flops;
+    c->ks->op->costs(c->ks, c->rows, &bytes, &flops);
+    return flops;
 }
 
 
@@ -619,9 +596,5 @@ void mcase_free(struct measure_case *mc)
 
 long measure_default_rows(const struct kernel_spec *ks)
 {
-    if (strcmp(ks->op->name, "lora_forward") == 0) {
-        return 512;
-    }
-    long rows = (16L << 20) / (long)spec_field(ks, "features");
-    return rows < 1 ? 1 : rows;
+    return ks->op->bench_rows(ks);
 }

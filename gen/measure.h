@@ -40,7 +40,7 @@ struct measure_case {
     int n_sets;
     struct stub stub;           /* the emitted stub under test (may be unset) */
     struct naive *naive;
-    cl_mem t[MAX_SETS];         /* scratch of peers (CLBlast's X*A) */
+    cl_mem t[MAX_SETS];         /* temporary of peers (gemm_chain) */
     cl_program mark_program;    /* the one-item kernel run_specl times from */
     cl_kernel mark;
     double mark_gap_us;         /* launch gap after the mark kernel */
@@ -104,12 +104,10 @@ cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
  * it writes cannot beat bytes read / read_gbs + bytes written / write_gbs. */
 cl_int measure_ceilings(const struct rt *rt, struct ceilings *c);
 
-/* Rows a kernel is measured at when none are asked for: 512 for lora (a
- * batch of prompts), else 16 Mi elements' worth of rows. */
+/* Rows a kernel is measured at when none are asked for (the op's
+ * bench_rows). */
 long measure_default_rows(const struct kernel_spec *ks);
 
-/* The plan's public constant NAME as a number (0 if absent). */
-double plan_number(const struct plan *p, const char *name);
 /* Index of the plan buffer NAME, or -1. */
 int buffer_named(const struct vcase *c, const char *name);
 

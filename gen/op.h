@@ -123,8 +123,61 @@ struct tune_axis {
     const char *values;
 };
 
+/* One argument of a naive kernel (tests/naive.cl). */
+enum naive_arg_kind {
+    NAIVE_ROWS,   /* the rows of the case, as int */
+    NAIVE_INT,    /* num, as int */
+    NAIVE_FLOAT,  /* num, as float */
+    NAIVE_BUFFER, /* the plan buffer named `buffer` */
+    NAIVE_TEMP    /* the float temporary of the naive plan */
+};
+
+struct naive_arg {
+    enum naive_arg_kind kind;
+    double num;
+    const char *buffer;
+};
+
+#define SPECL_MAX_NAIVE_ARGS 12
+#define SPECL_MAX_NAIVE_LAUNCHES 2
+
+/* One launch of a naive kernel, local size left to the runtime. */
+struct naive_launch {
+    const char *kernel;       /* __kernel function name in tests/naive.cl */
+    int dims;                 /* 1 or 2 */
+    size_t global[2];         /* work-items; 0 means one per row */
+    int n_arg;
+    struct naive_arg arg[SPECL_MAX_NAIVE_ARGS];
+};
+
+/* The naive version of an op: launches run in order, sharing one float
+ * temporary of temp_per_row floats per row (none when 0). */
+struct naive_plan {
+    size_t temp_per_row;
+    int n_launch;
+    struct naive_launch launch[SPECL_MAX_NAIVE_LAUNCHES];
+};
+
+/* One SGEMM of a BLAS peer: c = alpha * a * b + beta * c, row-major and
+ * dense (a is m x k, b k x n, c m x n). Operands name plan buffers, or
+ * "temp": the chain's float temporary. */
+struct gemm {
+    size_t m, n, k;
+    double alpha, beta;
+    const char *a, *b, *c;
+};
+
+#define SPECL_MAX_GEMMS 3
+
+/* What a BLAS library runs for the op on float32 storage. */
+struct gemm_chain {
+    size_t temp_per_row;      /* floats per row of "temp"; 0: none */
+    int n_gemm;
+    struct gemm gemm[SPECL_MAX_GEMMS];
+};
+
 /* An op family. Adding an op: one gen/op_X.c defining one of these, and one
- * row in op_registry (ops.c). */
+ * row in op_registry (ops.c); docs/adding-an-op.md walks through it. */
 struct op_def {
     const char *name;          /* the spec's `op:` */
     const char *summary;
@@ -144,6 +197,41 @@ struct op_def {
     /* Search space of `specl tune`, ordered by importance (the first two
      * are the axes of its plot); NULL-terminated. */
     const struct tune_axis *tune_space;
+
+    /* What checks and measures the op (verify.c, measure.c, bench.c).
+     * Host buffers are in plan order; the output is the last one. */
+
+    /* Writes the float64 reference of the output for ROWS rows to OUT.
+     * IN[i] holds plan buffer i as floats (NULL for a buffer the spec
+     * leaves unused; the output's entry holds its initial contents).
+     * Returns 0, or -1 when out of memory. */
+    int (*reference)(const struct kernel_spec *ks, const float *const *in,
+                     size_t rows, double *out);
+    /* Fills NP with the naive kernel(s) that compute the same. */
+    void (*naive)(const struct kernel_spec *ks, struct naive_plan *np);
+    /* Optional: narrows or moves the range [*LO, *HI] (preset to [-1, 1])
+     * that random values of input BUFFER are drawn from; x always follows
+     * the caller's distribution and is not asked about. */
+    void (*input_range)(const struct kernel_spec *ks, const char *buffer,
+                        double *lo, double *hi);
+    /* Optional: nonzero when the output's initial contents are an input
+     * (accumulate); else it is poisoned before each checked run. */
+    int (*reads_output)(const struct kernel_spec *ks);
+    /* The fewest bytes a kernel must move and the flops it must do for
+     * ROWS rows: the floor `specl bench` measures against. */
+    void (*costs)(const struct kernel_spec *ks, size_t rows, double *bytes,
+                  double *flops);
+    /* The largest relative L2 error against the reference accepted. */
+    double (*error_bound)(const struct kernel_spec *ks);
+    /* Rows `bench` and `tune` measure at when none are asked for. */
+    long (*bench_rows)(const struct kernel_spec *ks);
+    /* The shape at ROWS rows in one line of bench output. */
+    void (*shape_text)(const struct kernel_spec *ks, size_t rows, char *buf,
+                       size_t size);
+    /* Optional: the SGEMMs a user would run through CLBlast instead (the
+     * `clblast` variant of `specl bench`, f32 storage only). */
+    void (*blas_peer)(const struct kernel_spec *ks, size_t rows,
+                      struct gemm_chain *g);
 };
 
 /* NULL-terminated table of every op. */
@@ -179,6 +267,24 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
                  int optional);
 /* Appends a define for the storage dtype (DTYPE_F32=1, ...). */
 void plan_dtype(struct plan *p, enum dtype dt);
+
+/* Helpers for naive plans: a launch of KERNEL over GLOBAL0 x GLOBAL1
+ * work-items (0: one per row; DIMS 1 ignores GLOBAL1), then its arguments
+ * in order. */
+struct naive_launch *naive_add(struct naive_plan *np, const char *kernel,
+                               int dims, size_t global0, size_t global1);
+void naive_rows(struct naive_launch *l);
+void naive_int(struct naive_launch *l, long v);
+void naive_float(struct naive_launch *l, double v);
+void naive_buffer(struct naive_launch *l, const char *name);
+void naive_temp(struct naive_launch *l);
+
+/* Helpers for costs and error bounds: the bytes of every buffer KS uses
+ * (optional ones left out) read or written once at ROWS rows; and the
+ * bound F32 for float32 storage, the output rounding for half-width
+ * storage (2e-3 f16, 1e-2 bf16). */
+double plan_io_bytes(const struct kernel_spec *ks, size_t rows);
+double storage_error_bound(enum dtype dt, double f32);
 
 /* Bytes of one element of dtype DT in memory. */
 size_t dtype_size(enum dtype dt);

@@ -6,6 +6,9 @@ static const struct param_def fields[] = {
     ROWS_EPS_FIELD,
 };
 
+/* Inputs besides x and y, FEATURES elements each. */
+static const char *const params[] = {"gamma", "beta", NULL};
+
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
     rows_validate_eps(ks, d);
@@ -15,10 +18,20 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
 
 static void plan(const struct kernel_spec *ks, struct plan *p)
 {
-    static const char *const params[] = {"gamma", "beta", NULL};
     rows_plan_begin(ks, p);
     rows_plan_float(ks, p, "eps", "EPS", "added to the variance");
     rows_plan_end(ks, p, "layernorm", params);
+}
+
+static int reference(const struct kernel_spec *ks, const float *const *in,
+                     size_t rows, double *y)
+{
+    return rows_norm_reference(ks, in, rows, y, 1);
+}
+
+static void naive(const struct kernel_spec *ks, struct naive_plan *np)
+{
+    rows_naive(ks, np, "naive_layernorm", spec_field(ks, "eps"), params);
 }
 
 const struct op_def op_layernorm = {
@@ -34,4 +47,11 @@ const struct op_def op_layernorm = {
     .validate = validate,
     .plan = plan,
     .tune_space = rows_tune_space,
+    .reference = reference,
+    .naive = naive,
+    .input_range = rows_input_range,
+    .costs = rows_costs,
+    .error_bound = rows_error_bound,
+    .bench_rows = rows_bench_rows,
+    .shape_text = rows_shape_text,
 };

@@ -4,6 +4,8 @@
 #include <float.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
 #define THREADS_MAX 1024L /* work-items per work-group */
@@ -991,16 +993,179 @@ static const struct tune_axis lora_tune_space[] = {
     {NULL, NULL},
 };
 
+/* ---- checking and measuring ------------------------------------------ */
+
+/* The buffers in plan order (lora_plan). */
+enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_Y };
+
+/* The scale as the emitted kernel holds it: the SCALE constant read back. */
+static double emitted_scale(const struct kernel_spec *ks)
+{
+    char text[48];
+    format_float(text, sizeof text, lora_scale(ks));
+    return strtod(text, NULL);
+}
+
+/* Row by row: T = scale * X*A, then Y = (Y +) X*W + T*B. */
+static int lora_reference(const struct kernel_spec *ks,
+                          const float *const *in, size_t rows, double *y)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
+    double scale = emitted_scale(ks);
+    const float *x = in[BUF_X], *w = c.base ? in[BUF_W] : NULL;
+    const float *a = in[BUF_A], *b = in[BUF_B], *y0 = in[BUF_Y];
+    double *t = calloc(R ? R : 1, sizeof *t);
+    double *row = calloc(N, sizeof *row);
+    if (t == NULL || row == NULL) {
+        free(t);
+        free(row);
+        return -1;
+    }
+    for (size_t m = 0; m < rows; m++) {
+        const float *xm = x + m * K;
+        for (size_t j = 0; j < R; j++) {
+            double acc = 0;
+            for (size_t k = 0; k < K; k++) {
+                acc += (double)xm[k] * a[k * R + j];
+            }
+            t[j] = scale * acc;
+        }
+        for (size_t n = 0; n < N; n++) {
+            row[n] = c.accumulate ? y0[m * N + n] : 0.0;
+        }
+        for (size_t k = 0; c.base && k < K; k++) {
+            double xv = xm[k];
+            const float *wk = w + k * N;
+            for (size_t n = 0; n < N; n++) {
+                row[n] += xv * wk[n];
+            }
+        }
+        for (size_t j = 0; j < R; j++) {
+            for (size_t n = 0; n < N; n++) {
+                row[n] += t[j] * b[j * N + n];
+            }
+        }
+        memcpy(y + m * N, row, N * sizeof *row);
+    }
+    free(t);
+    free(row);
+    return 0;
+}
+
+/* naive_xa: T = scale * X*A into the temporary, one work-item per element;
+ * then naive_lora: Y (+)= X*W + T*B, one work-item per element. */
+static void lora_naive(const struct kernel_spec *ks, struct naive_plan *np)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    np->temp_per_row = (size_t)c.R;
+    struct naive_launch *l = naive_add(np, "naive_xa", 2, (size_t)c.R, 0);
+    naive_rows(l);
+    naive_int(l, c.K);
+    naive_int(l, c.R);
+    naive_float(l, emitted_scale(ks));
+    naive_buffer(l, "x");
+    naive_buffer(l, "a");
+    naive_temp(l);
+    l = naive_add(np, "naive_lora", 2, (size_t)c.N, 0);
+    naive_rows(l);
+    naive_int(l, c.K);
+    naive_int(l, c.N);
+    naive_int(l, c.R);
+    naive_int(l, c.base);
+    naive_int(l, c.accumulate);
+    naive_buffer(l, "x");
+    naive_buffer(l, c.base ? "w" : "x"); /* unread without the base */
+    naive_temp(l);
+    naive_buffer(l, "b");
+    naive_buffer(l, "y");
+}
+
+static int lora_reads_output(const struct kernel_spec *ks)
+{
+    return spec_field(ks, "accumulate") != 0;
+}
+
+/* Every buffer once (y twice to accumulate); the three products. */
+static void lora_costs(const struct kernel_spec *ks, size_t rows,
+                       double *bytes, double *flops)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    double M = (double)rows;
+    double K = (double)c.K, N = (double)c.N, R = (double)c.R;
+    *bytes = plan_io_bytes(ks, rows);
+    if (c.accumulate) {
+        *bytes += (double)(rows * (size_t)c.N) * (double)dtype_size(ks->dtype);
+    }
+    double base = c.base ? 2 * M * K * N : 0;
+    *flops = base + 2 * M * K * R + 2 * M * R * N;
+}
+
+static double lora_error_bound(const struct kernel_spec *ks)
+{
+    return storage_error_bound(ks->dtype, 1e-4);
+}
+
+/* A batch of prompts. */
+static long lora_bench_rows(const struct kernel_spec *ks)
+{
+    (void)ks;
+    return 512;
+}
+
+static void lora_shape_text(const struct kernel_spec *ks, size_t rows,
+                            char *buf, size_t size)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    snprintf(buf, size, "M=%zu K=%ld N=%ld r=%ld%s%s", rows, c.K, c.N, c.R,
+             c.base ? "" : " delta", c.accumulate ? " +=" : "");
+}
+
+/* What one would write without specl: Y = X*W (added to Y to accumulate),
+ * T = scale*X*A, Y += T*B. */
+static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
+                           struct gemm_chain *g)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
+    double beta = c.accumulate ? 1 : 0;
+    g->temp_per_row = R;
+    g->n_gemm = 0;
+    if (c.base) {
+        g->gemm[g->n_gemm++] = (struct gemm){rows, N, K, 1, beta,
+                                             "x", "w", "y"};
+        beta = 1;
+    }
+    g->gemm[g->n_gemm++] = (struct gemm){rows, R, K, emitted_scale(ks), 0,
+                                         "x", "a", "temp"};
+    g->gemm[g->n_gemm++] = (struct gemm){rows, N, R, 1, beta,
+                                         "temp", "b", "y"};
+}
+
 const struct op_def op_lora_forward = {
-    "lora_forward",
-    "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time",
-    "lora_forward.cl",
-    lora_fields,
-    (int)(sizeof lora_fields / sizeof lora_fields[0]),
-    lora_knobs,
-    (int)(sizeof lora_knobs / sizeof lora_knobs[0]),
-    lora_defaults,
-    lora_validate,
-    lora_plan,
-    lora_tune_space,
+    .name = "lora_forward",
+    .summary = "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run "
+               "time",
+    .template_file = "lora_forward.cl",
+    .fields = lora_fields,
+    .n_fields = (int)(sizeof lora_fields / sizeof lora_fields[0]),
+    .knobs = lora_knobs,
+    .n_knobs = (int)(sizeof lora_knobs / sizeof lora_knobs[0]),
+    .defaults = lora_defaults,
+    .validate = lora_validate,
+    .plan = lora_plan,
+    .tune_space = lora_tune_space,
+    .reference = lora_reference,
+    .naive = lora_naive,
+    .reads_output = lora_reads_output,
+    .costs = lora_costs,
+    .error_bound = lora_error_bound,
+    .bench_rows = lora_bench_rows,
+    .shape_text = lora_shape_text,
+    .blas_peer = lora_blas_peer,
 };

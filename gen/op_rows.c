@@ -9,6 +9,10 @@
  * mode streaming); `specl tune` finds those. */
 #include "op_rows.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 /* Elements per work-item that the default wg aims at: 8 (two float4) let
  * the H100 keep D=4096 layer norms at 90% of copy bandwidth (16 ran 2%
  * slower there); rows too long for 1024 items simply hold more. */
@@ -288,4 +292,81 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
     plan_buffer(p, "y", d, 0, 0);
     l->args[a++] = "y";
     l->args[a] = NULL;
+}
+
+/* ---- checking and measuring ------------------------------------------ */
+
+int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
+                        size_t rows, double *y, int centred)
+{
+    size_t D = (size_t)features(ks);
+    double eps = spec_field(ks, "eps");
+    const float *x = in[0], *gamma = in[1];
+    const float *beta = centred ? in[2] : NULL;
+    for (size_t m = 0; m < rows; m++) {
+        const float *xm = x + m * D;
+        double *ym = y + m * D;
+        double mean = 0, var = 0;
+        for (size_t i = 0; centred && i < D; i++) {
+            mean += xm[i];
+        }
+        mean /= (double)D;
+        for (size_t i = 0; i < D; i++) {
+            var += (xm[i] - mean) * (xm[i] - mean);
+        }
+        double inv = 1.0 / sqrt(var / (double)D + eps);
+        for (size_t i = 0; i < D; i++) {
+            ym[i] = (xm[i] - mean) * inv * gamma[i] +
+                    (centred ? beta[i] : 0.0);
+        }
+    }
+    return 0;
+}
+
+void rows_naive(const struct kernel_spec *ks, struct naive_plan *np,
+                const char *kernel, double value, const char *const *params)
+{
+    struct naive_launch *l = naive_add(np, kernel, 1, 0, 0);
+    naive_rows(l);
+    naive_int(l, features(ks));
+    naive_float(l, value);
+    naive_buffer(l, "x");
+    for (int i = 0; params[i] != NULL; i++) {
+        naive_buffer(l, params[i]);
+    }
+    naive_buffer(l, "y");
+}
+
+void rows_input_range(const struct kernel_spec *ks, const char *buffer,
+                      double *lo, double *hi)
+{
+    (void)ks;
+    if (strcmp(buffer, "gamma") == 0) {
+        *lo = 0.5;
+        *hi = 1.5;
+    }
+}
+
+void rows_costs(const struct kernel_spec *ks, size_t rows, double *bytes,
+                double *flops)
+{
+    *bytes = plan_io_bytes(ks, rows);
+    *flops = 5.0 * (double)((size_t)features(ks) * rows);
+}
+
+double rows_error_bound(const struct kernel_spec *ks)
+{
+    return storage_error_bound(ks->dtype, 1e-5);
+}
+
+long rows_bench_rows(const struct kernel_spec *ks)
+{
+    long rows = (16L << 20) / features(ks);
+    return rows < 1 ? 1 : rows;
+}
+
+void rows_shape_text(const struct kernel_spec *ks, size_t rows, char *buf,
+                     size_t size)
+{
+    snprintf(buf, size, "%zux%ld", rows, features(ks));
 }

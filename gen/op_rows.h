@@ -47,4 +47,37 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
 /* What `specl tune` searches for a row op. */
 extern const struct tune_axis rows_tune_space[];
 
+/* Checking and measuring (the op_def hooks of the same names). Buffers
+ * are x, PARAMS, y, as rows_plan_end lays them out. */
+
+/* The float64 reference of rmsnorm (CENTRED 0) or layernorm (1): x over
+ * its root mean square (or x - mean over its standard deviation), times
+ * gamma (plus beta). */
+int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
+                        size_t rows, double *out, int centred);
+
+/* The naive plan: KERNEL (rows, features, VALUE as float, x, PARAMS, y),
+ * one work-item per row. */
+void rows_naive(const struct kernel_spec *ks, struct naive_plan *np,
+                const char *kernel, double value, const char *const *params);
+
+/* gamma in [0.5, 1.5]: scales of either sign or near 0 would make the
+ * error relative to a vanishing output. */
+void rows_input_range(const struct kernel_spec *ks, const char *buffer,
+                      double *lo, double *hi);
+
+/* Each buffer once; 5 flops per element of y. */
+void rows_costs(const struct kernel_spec *ks, size_t rows, double *bytes,
+                double *flops);
+
+/* 1e-5 for float32 storage. */
+double rows_error_bound(const struct kernel_spec *ks);
+
+/* 16 Mi elements' worth of rows. */
+long rows_bench_rows(const struct kernel_spec *ks);
+
+/* "ROWSxFEATURES". */
+void rows_shape_text(const struct kernel_spec *ks, size_t rows, char *buf,
+                     size_t size);
+
 #endif

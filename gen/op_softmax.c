@@ -1,11 +1,16 @@
 /* op_softmax.c - softmax over each row, with an optional scale first. */
 #include "op_rows.h"
 
+#include <math.h>
+
 static const struct param_def fields[] = {
     ROWS_FEATURES_FIELD,
     {"scale", VALUE_FLOAT, 0, 1.0, -1e30, 1e30, NULL,
      "multiplies x before the softmax (default 1)"},
 };
+
+/* Inputs besides x and y: none. */
+static const char *const params[] = {NULL};
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
@@ -15,10 +20,37 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
 
 static void plan(const struct kernel_spec *ks, struct plan *p)
 {
-    static const char *const params[] = {NULL};
     rows_plan_begin(ks, p);
     rows_plan_float(ks, p, "scale", "SCALE", "applied to x first");
     rows_plan_end(ks, p, "softmax", params);
+}
+
+static int reference(const struct kernel_spec *ks, const float *const *in,
+                     size_t rows, double *y)
+{
+    size_t D = (size_t)spec_field(ks, "features");
+    double s = spec_field(ks, "scale");
+    for (size_t m = 0; m < rows; m++) {
+        const float *xm = in[0] + m * D;
+        double *ym = y + m * D;
+        double mx = -INFINITY, sum = 0;
+        for (size_t i = 0; i < D; i++) {
+            mx = fmax(mx, s * xm[i]);
+        }
+        for (size_t i = 0; i < D; i++) {
+            ym[i] = exp(s * xm[i] - mx);
+            sum += ym[i];
+        }
+        for (size_t i = 0; i < D; i++) {
+            ym[i] /= sum;
+        }
+    }
+    return 0;
+}
+
+static void naive(const struct kernel_spec *ks, struct naive_plan *np)
+{
+    rows_naive(ks, np, "naive_softmax", spec_field(ks, "scale"), params);
 }
 
 const struct op_def op_softmax = {
@@ -33,4 +65,10 @@ const struct op_def op_softmax = {
     .validate = validate,
     .plan = plan,
     .tune_space = rows_tune_space,
+    .reference = reference,
+    .naive = naive,
+    .costs = rows_costs,
+    .error_bound = rows_error_bound,
+    .bench_rows = rows_bench_rows,
+    .shape_text = rows_shape_text,
 };

@@ -140,6 +140,82 @@ void plan_dtype(struct plan *p, enum dtype dt)
     plan_define(p, macro[dt], "storage type of every buffer", "1");
 }
 
+struct naive_launch *naive_add(struct naive_plan *np, const char *kernel,
+                               int dims, size_t global0, size_t global1)
+{
+    assert(np->n_launch < SPECL_MAX_NAIVE_LAUNCHES);
+    struct naive_launch *l = &np->launch[np->n_launch++];
+    memset(l, 0, sizeof *l);
+    l->kernel = kernel;
+    l->dims = dims;
+    l->global[0] = global0;
+    l->global[1] = global1;
+    return l;
+}
+
+static struct naive_arg *naive_arg(struct naive_launch *l,
+                                   enum naive_arg_kind kind)
+{
+    assert(l->n_arg < SPECL_MAX_NAIVE_ARGS);
+    struct naive_arg *a = &l->arg[l->n_arg++];
+    a->kind = kind;
+    a->num = 0;
+    a->buffer = NULL;
+    return a;
+}
+
+void naive_rows(struct naive_launch *l)
+{
+    naive_arg(l, NAIVE_ROWS);
+}
+
+void naive_int(struct naive_launch *l, long v)
+{
+    naive_arg(l, NAIVE_INT)->num = (double)v;
+}
+
+void naive_float(struct naive_launch *l, double v)
+{
+    naive_arg(l, NAIVE_FLOAT)->num = v;
+}
+
+void naive_buffer(struct naive_launch *l, const char *name)
+{
+    naive_arg(l, NAIVE_BUFFER)->buffer = name;
+}
+
+void naive_temp(struct naive_launch *l)
+{
+    naive_arg(l, NAIVE_TEMP);
+}
+
+double plan_io_bytes(const struct kernel_spec *ks, size_t rows)
+{
+    struct plan p;
+    double elements = 0;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    for (int i = 0; i < p.n_buffer; i++) {
+        if (!p.buffer[i].optional) {
+            elements += (double)((size_t)p.buffer[i].per_row * rows +
+                                 (size_t)p.buffer[i].fixed);
+        }
+    }
+    return elements * (double)dtype_size(ks->dtype);
+}
+
+double storage_error_bound(enum dtype dt, double f32)
+{
+    switch (dt) {
+    case DTYPE_F16:
+        return 2e-3; /* output rounding alone is up to 2^-11 per element */
+    case DTYPE_BF16:
+        return 1e-2; /* 2^-8 */
+    default:
+        return f32;
+    }
+}
+
 size_t dtype_size(enum dtype dt)
 {
     return dt == DTYPE_F32 ? 4 : 2;

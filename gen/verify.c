@@ -118,15 +118,7 @@ double rel_l2(const float *got, const double *ref, size_t n)
 
 double error_bound(const struct kernel_spec *ks)
 {
-    int lora = strcmp(ks->op->name, "lora_forward") == 0;
-    switch (ks->dtype) {
-    case DTYPE_F16:
-        return 2e-3; /* output rounding alone is up to 2^-11 per element */
-    case DTYPE_BF16:
-        return 1e-2; /* 2^-8 */
-    default:
-        return lora ? 1e-4 : 1e-5;
-    }
+    return ks->op->error_bound(ks);
 }
 
 /* ---- cases ------------------------------------------------------------ */
@@ -143,22 +135,6 @@ static uint64_t next_random(uint64_t *s)
 static double uniform(uint64_t *s, double lo, double hi)
 {
     return lo + (hi - lo) * (double)(next_random(s) >> 11) * 0x1.0p-53;
-}
-
-/* The plan's public constant NAME as a number (0 if absent). */
-static double plan_const(const struct plan *p, const char *name)
-{
-    for (int i = 0; i < p->n_constant; i++) {
-        if (strcmp(p->constant[i].name, name) == 0) {
-            return strtod(p->constant[i].value, NULL);
-        }
-    }
-    return 0;
-}
-
-static int is_op(const struct vcase *c, const char *name)
-{
-    return strcmp(c->ks->op->name, name) == 0;
 }
 
 int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
@@ -186,9 +162,8 @@ int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
         if (strcmp(pb->name, "x") == 0) {
             lo = dist.offset - dist.spread;
             hi = dist.offset + dist.spread;
-        } else if (strcmp(pb->name, "gamma") == 0) {
-            lo = 0.5;
-            hi = 1.5;
+        } else if (ks->op->input_range != NULL) {
+            ks->op->input_range(ks, pb->name, &lo, &hi);
         }
         for (size_t k = 0; k < c->count[i]; k++) {
             c->host[i][k] = round_to_dtype((float)uniform(&s, lo, hi),
@@ -216,108 +191,19 @@ static int buffer_of(const struct vcase *c, const char *name)
     return -1;
 }
 
-static void reference_lora(const struct vcase *c, double *y)
-{
-    const struct plan *p = &c->plan;
-    size_t K = (size_t)plan_const(p, "IN_FEATURES");
-    size_t N = (size_t)plan_const(p, "OUT_FEATURES");
-    size_t R = (size_t)plan_const(p, "RANK");
-    double scale = plan_const(p, "SCALE");
-    int base = spec_field(c->ks, "base") != 0;
-    int accumulate = spec_field(c->ks, "accumulate") != 0;
-    const float *x = c->host[buffer_of(c, "x")];
-    const float *w = base ? c->host[buffer_of(c, "w")] : NULL;
-    const float *a = c->host[buffer_of(c, "a")];
-    const float *b = c->host[buffer_of(c, "b")];
-    const float *y0 = c->host[buffer_of(c, "y")];
-    double *t = calloc(R ? R : 1, sizeof *t);
-    double *row = calloc(N, sizeof *row);
-    if (t == NULL || row == NULL) {
-        free(t);
-        free(row);
-        return;
-    }
-    for (size_t m = 0; m < c->rows; m++) {
-        const float *xm = x + m * K;
-        for (size_t j = 0; j < R; j++) {
-            double acc = 0;
-            for (size_t k = 0; k < K; k++) {
-                acc += (double)xm[k] * a[k * R + j];
-            }
-            t[j] = scale * acc;
-        }
-        for (size_t n = 0; n < N; n++) {
-            row[n] = accumulate ? y0[m * N + n] : 0.0;
-        }
-        for (size_t k = 0; base && k < K; k++) {
-            double xv = xm[k];
-            const float *wk = w + k * N;
-            for (size_t n = 0; n < N; n++) {
-                row[n] += xv * wk[n];
-            }
-        }
-        for (size_t j = 0; j < R; j++) {
-            for (size_t n = 0; n < N; n++) {
-                row[n] += t[j] * b[j * N + n];
-            }
-        }
-        memcpy(y + m * N, row, N * sizeof *row);
-    }
-    free(t);
-    free(row);
-}
-
-static void reference_rows(const struct vcase *c, double *y)
-{
-    size_t D = (size_t)spec_field(c->ks, "features");
-    const float *x = c->host[buffer_of(c, "x")];
-    int gi = buffer_of(c, "gamma"), bi = buffer_of(c, "beta");
-    const float *gamma = gi >= 0 ? c->host[gi] : NULL;
-    const float *beta = bi >= 0 ? c->host[bi] : NULL;
-    for (size_t m = 0; m < c->rows; m++) {
-        const float *xm = x + m * D;
-        double *ym = y + m * D;
-        if (is_op(c, "softmax")) {
-            double s = spec_field(c->ks, "scale"), mx = -INFINITY, sum = 0;
-            for (size_t i = 0; i < D; i++) {
-                mx = fmax(mx, s * xm[i]);
-            }
-            for (size_t i = 0; i < D; i++) {
-                ym[i] = exp(s * xm[i] - mx);
-                sum += ym[i];
-            }
-            for (size_t i = 0; i < D; i++) {
-                ym[i] /= sum;
-            }
-        } else {
-            double eps = spec_field(c->ks, "eps"), mean = 0, var = 0;
-            int layer = is_op(c, "layernorm");
-            for (size_t i = 0; layer && i < D; i++) {
-                mean += xm[i];
-            }
-            mean /= (double)D;
-            for (size_t i = 0; i < D; i++) {
-                var += (xm[i] - mean) * (xm[i] - mean);
-            }
-            double inv = 1.0 / sqrt(var / (double)D + eps);
-            for (size_t i = 0; i < D; i++) {
-                ym[i] = (xm[i] - mean) * inv * gamma[i] +
-                        (layer ? beta[i] : 0.0);
-            }
-        }
-    }
-}
-
 double *vcase_reference(const struct vcase *c)
 {
     double *y = calloc(c->count[c->out] ? c->count[c->out] : 1, sizeof *y);
     if (y == NULL) {
         return NULL;
     }
-    if (is_op(c, "lora_forward")) {
-        reference_lora(c, y);
-    } else {
-        reference_rows(c, y);
+    const float *in[SPECL_MAX_BUFFERS] = {NULL};
+    for (int i = 0; i < c->plan.n_buffer; i++) {
+        in[i] = c->host[i];
+    }
+    if (c->ks->op->reference(c->ks, in, c->rows, y) < 0) {
+        free(y);
+        return NULL;
     }
     return y;
 }
@@ -362,8 +248,8 @@ cl_int vbuffers_reset_output(const struct rt *rt, const struct vcase *c,
                              const struct vbuffers *b)
 {
     size_t n = c->count[c->out], total = n + b->canary;
-    int accumulate = is_op(c, "lora_forward") &&
-                     spec_field(c->ks, "accumulate") != 0;
+    int accumulate = c->ks->op->reads_output != NULL &&
+                     c->ks->op->reads_output(c->ks);
     float *init = malloc(total * sizeof *init);
     if (init == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
@@ -499,76 +385,62 @@ static cl_program naive_program(const struct rt *rt, struct naive *n,
     return n->program[dt];
 }
 
-/* Sets ARGS (int, float or cl_mem by the letters of SIG) on K. */
-static cl_int set_args(cl_kernel k, const char *sig, const void *const *args)
+/* Sets the arguments of L on K: C's rows and buffers B, or TEMP. */
+static cl_int set_naive_args(cl_kernel k, const struct naive_launch *l,
+                             const struct vcase *c, const struct vbuffers *b,
+                             cl_mem temp)
 {
     cl_int err = CL_SUCCESS;
-    for (cl_uint i = 0; sig[i] && err == CL_SUCCESS; i++) {
-        size_t size = sig[i] == 'i' ? sizeof(cl_int)
-                      : sig[i] == 'f' ? sizeof(cl_float)
-                                      : sizeof(cl_mem);
-        err = clSetKernelArg(k, i, size, args[i]);
-    }
-    return err;
-}
-
-static cl_int run_kernel(const struct rt *rt, cl_program prog,
-                         const char *name, const char *sig,
-                         const void *const *args, cl_uint dims,
-                         const size_t *global, cl_event *ev)
-{
-    cl_int err;
-    cl_kernel k = clCreateKernel(prog, name, &err);
-    if (err != CL_SUCCESS) {
-        return err;
-    }
-    err = set_args(k, sig, args);
-    if (err == CL_SUCCESS) {
-        err = clEnqueueNDRangeKernel(rt->queue, k, dims, NULL, global, NULL,
-                                     0, NULL, ev);
-    }
-    clReleaseKernel(k);
-    return err;
-}
-
-static cl_int naive_lora_enqueue(const struct rt *rt, cl_program prog,
-                                 const struct vcase *c,
-                                 const struct vbuffers *b, cl_event *events,
-                                 int *n_events)
-{
-    const struct plan *p = &c->plan;
-    cl_int rows = (cl_int)c->rows;
-    cl_int K = (cl_int)plan_const(p, "IN_FEATURES");
-    cl_int N = (cl_int)plan_const(p, "OUT_FEATURES");
-    cl_int R = (cl_int)plan_const(p, "RANK");
-    cl_float scale = (cl_float)plan_const(p, "SCALE");
-    cl_int base = spec_field(c->ks, "base") != 0;
-    cl_int acc = spec_field(c->ks, "accumulate") != 0;
-    cl_int err;
-    cl_mem x = b->mem[buffer_of(c, "x")], a = b->mem[buffer_of(c, "a")];
-    cl_mem bb = b->mem[buffer_of(c, "b")], y = b->mem[buffer_of(c, "y")];
-    cl_mem w = base ? b->mem[buffer_of(c, "w")] : x; /* unread if !base */
-    cl_mem t = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                              c->rows * (size_t)R * sizeof(float), NULL, &err);
-    if (err != CL_SUCCESS) {
-        return err;
-    }
-    const void *xa_args[] = {&rows, &K, &R, &scale, &x, &a, &t};
-    size_t g1[2] = {(size_t)R, c->rows};
-    err = run_kernel(rt, prog, "naive_xa", "iiifmmm", xa_args, 2, g1,
-                     &events[0]);
-    if (err == CL_SUCCESS) {
-        *n_events = 1;
-        const void *args[] = {&rows, &K, &N, &R, &base, &acc,
-                              &x, &w, &t, &bb, &y};
-        size_t g2[2] = {(size_t)N, c->rows};
-        err = run_kernel(rt, prog, "naive_lora", "iiiiiimmmmm", args, 2, g2,
-                         &events[1]);
-        if (err == CL_SUCCESS) {
-            *n_events = 2;
+    for (int i = 0; i < l->n_arg && err == CL_SUCCESS; i++) {
+        const struct naive_arg *a = &l->arg[i];
+        cl_int iv = a->kind == NAIVE_ROWS ? (cl_int)c->rows : (cl_int)a->num;
+        cl_float fv = (cl_float)a->num;
+        cl_mem mv = temp;
+        if (a->kind == NAIVE_BUFFER) {
+            int at = buffer_of(c, a->buffer);
+            mv = at >= 0 ? b->mem[at] : NULL;
+            if (mv == NULL) {
+                return CL_INVALID_MEM_OBJECT;
+            }
+        }
+        switch (a->kind) {
+        case NAIVE_ROWS:
+        case NAIVE_INT:
+            err = clSetKernelArg(k, (cl_uint)i, sizeof iv, &iv);
+            break;
+        case NAIVE_FLOAT:
+            err = clSetKernelArg(k, (cl_uint)i, sizeof fv, &fv);
+            break;
+        case NAIVE_BUFFER:
+        case NAIVE_TEMP:
+            err = clSetKernelArg(k, (cl_uint)i, sizeof mv, &mv);
+            break;
         }
     }
-    clReleaseMemObject(t);
+    return err;
+}
+
+static cl_int run_naive_launch(const struct rt *rt, cl_program prog,
+                               const struct naive_launch *l,
+                               const struct vcase *c,
+                               const struct vbuffers *b, cl_mem temp,
+                               cl_event *ev)
+{
+    cl_int err;
+    cl_kernel k = clCreateKernel(prog, l->kernel, &err);
+    if (err != CL_SUCCESS) {
+        return err;
+    }
+    size_t global[2];
+    for (int d = 0; d < 2; d++) {
+        global[d] = l->global[d] ? l->global[d] : c->rows;
+    }
+    err = set_naive_args(k, l, c, b, temp);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueNDRangeKernel(rt->queue, k, (cl_uint)l->dims, NULL,
+                                     global, NULL, 0, NULL, ev);
+    }
+    clReleaseKernel(k);
     return err;
 }
 
@@ -577,39 +449,32 @@ cl_int naive_enqueue(const struct rt *rt, struct naive *n,
                      cl_event *events, int *n_events)
 {
     cl_int err;
+    struct naive_plan np;
+    cl_mem temp = NULL;
     *n_events = 0;
     cl_program prog = naive_program(rt, n, c->ks->dtype, &err);
     if (prog == NULL) {
         return err;
     }
-    if (is_op(c, "lora_forward")) {
-        return naive_lora_enqueue(rt, prog, c, b, events, n_events);
-    }
-    cl_int rows = (cl_int)c->rows;
-    cl_int D = (cl_int)spec_field(c->ks, "features");
-    size_t global = c->rows;
-    cl_mem x = b->mem[buffer_of(c, "x")], y = b->mem[c->out];
-    if (is_op(c, "softmax")) {
-        cl_float s = (cl_float)spec_field(c->ks, "scale");
-        const void *args[] = {&rows, &D, &s, &x, &y};
-        err = run_kernel(rt, prog, "naive_softmax", "iifmm", args, 1,
-                         &global, &events[0]);
-    } else {
-        cl_float eps = (cl_float)spec_field(c->ks, "eps");
-        cl_mem g = b->mem[buffer_of(c, "gamma")];
-        if (is_op(c, "rmsnorm")) {
-            const void *args[] = {&rows, &D, &eps, &x, &g, &y};
-            err = run_kernel(rt, prog, "naive_rmsnorm", "iifmmm", args, 1,
-                             &global, &events[0]);
-        } else {
-            cl_mem be = b->mem[buffer_of(c, "beta")];
-            const void *args[] = {&rows, &D, &eps, &x, &g, &be, &y};
-            err = run_kernel(rt, prog, "naive_layernorm", "iifmmmm", args, 1,
-                             &global, &events[0]);
+    memset(&np, 0, sizeof np);
+    c->ks->op->naive(c->ks, &np);
+    if (np.temp_per_row > 0) {
+        temp = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
+                              c->rows * np.temp_per_row * sizeof(float),
+                              NULL, &err);
+        if (err != CL_SUCCESS) {
+            return err;
         }
     }
-    if (err == CL_SUCCESS) {
-        *n_events = 1;
+    for (int i = 0; i < np.n_launch && err == CL_SUCCESS; i++) {
+        err = run_naive_launch(rt, prog, &np.launch[i], c, b, temp,
+                               &events[i]);
+        if (err == CL_SUCCESS) {
+            *n_events = i + 1;
+        }
+    }
+    if (temp != NULL) {
+        clReleaseMemObject(temp);
     }
     return err;
 }

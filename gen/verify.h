@@ -25,13 +25,14 @@ struct vdist {
 };
 
 /* Fills C for KS over ROWS rows from SEED (x drawn from DIST, the other
- * inputs from the op's usual ranges). Returns 0, -1 when out of memory. */
+ * inputs from [-1, 1] or the op's input_range). Returns 0, -1 when out of
+ * memory. */
 int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
                unsigned long seed, struct vdist dist);
 void vcase_free(struct vcase *c);
 
-/* The float64 reference of C's output (count[out] doubles, caller frees);
- * NULL when out of memory. */
+/* The float64 reference of C's output (count[out] doubles, caller frees;
+ * the op's reference); NULL when out of memory. */
 double *vcase_reference(const struct vcase *c);
 
 /* Device buffers for a case: inputs uploaded in the storage dtype, the
@@ -43,8 +44,8 @@ struct vbuffers {
 
 cl_int vbuffers_create(const struct rt *rt, const struct vcase *c,
                        struct vbuffers *b);
-/* Re-uploads the output's initial contents (poison, or y for accumulate)
- * and the canary. */
+/* Re-uploads the output's initial contents (poison, or the host copy when
+ * the op reads it: accumulate) and the canary. */
 cl_int vbuffers_reset_output(const struct rt *rt, const struct vcase *c,
                              const struct vbuffers *b);
 /* Reads the output back as floats into OUT (count[out] values); returns
@@ -62,8 +63,9 @@ struct naive {
 void naive_init(struct naive *n);
 void naive_free(struct naive *n);
 
-/* Enqueues the naive version of C's op on B; EVENTS gets up to 2 profiling
- * events (count in *N_EVENTS). */
+/* Enqueues the naive version of C's op (its naive plan) on B; EVENTS gets
+ * one profiling event per launch, up to SPECL_MAX_NAIVE_LAUNCHES (count in
+ * *N_EVENTS). */
 cl_int naive_enqueue(const struct rt *rt, struct naive *n,
                      const struct vcase *c, const struct vbuffers *b,
                      cl_event *events, int *n_events);
@@ -71,8 +73,7 @@ cl_int naive_enqueue(const struct rt *rt, struct naive *n,
 /* ||got - ref|| / ||ref||; +inf when GOT holds a NaN or an infinity. */
 double rel_l2(const float *got, const double *ref, size_t n);
 
-/* The largest relative L2 error accepted for KS: float32 1e-5 for row ops,
- * 1e-4 for lora; half-width storage adds its output rounding. */
+/* The largest relative L2 error accepted for KS (the op's error_bound). */
 double error_bound(const struct kernel_spec *ks);
 
 /* float <-> storage conversions on the host (round to nearest even). */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "render.h"
 #include "spec.h"
 #include "suites.h"
 #include "testutil.h"
@@ -719,6 +720,112 @@ static void test_fuzz_regressions(void)
     CU_ASSERT(replay_dir(GOOD_DIR, 0) > 0);
 }
 
+/* ---- op hooks ------------------------------------------------------------ */
+
+static int has_buffer(const struct plan *p, const char *name)
+{
+    for (int i = 0; i < p->n_buffer; i++) {
+        if (strcmp(p->buffer[i].name, name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* KS's naive plan names kernels of tests/naive.cl (NAIVE_CL) and buffers
+ * of its plan, its BLAS peer buffers of its plan, and its figures are
+ * sane. */
+static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
+{
+    const struct op_def *op = ks->op;
+    struct plan p;
+    struct naive_plan np;
+    memset(&p, 0, sizeof p);
+    memset(&np, 0, sizeof np);
+    op->plan(ks, &p);
+    op->naive(ks, &np);
+    TU_CHECK(np.n_launch >= 1, "%s: empty naive plan", ks->name);
+    for (int i = 0; i < np.n_launch; i++) {
+        const struct naive_launch *l = &np.launch[i];
+        char head[96];
+        snprintf(head, sizeof head, "__kernel void %s(", l->kernel);
+        TU_CHECK(strstr(naive_cl, head) != NULL,
+                 "%s: no naive kernel %s in tests/naive.cl", ks->name,
+                 l->kernel);
+        TU_CHECK(l->dims == 1 || l->dims == 2, "%s: %s has %d dims",
+                 ks->name, l->kernel, l->dims);
+        for (int a = 0; a < l->n_arg; a++) {
+            const struct naive_arg *arg = &l->arg[a];
+            TU_CHECK(arg->kind != NAIVE_BUFFER ||
+                         has_buffer(&p, arg->buffer),
+                     "%s: %s argument %d names no buffer of the plan",
+                     ks->name, l->kernel, a);
+            TU_CHECK(arg->kind != NAIVE_TEMP || np.temp_per_row > 0,
+                     "%s: %s uses a temporary of 0 floats", ks->name,
+                     l->kernel);
+        }
+    }
+    if (op->blas_peer != NULL) {
+        struct gemm_chain g;
+        memset(&g, 0, sizeof g);
+        op->blas_peer(ks, 5, &g);
+        TU_CHECK(g.n_gemm >= 1, "%s: empty BLAS peer", ks->name);
+        for (int i = 0; i < g.n_gemm; i++) {
+            const char *operand[3] = {g.gemm[i].a, g.gemm[i].b, g.gemm[i].c};
+            for (int o = 0; o < 3; o++) {
+                int temp = strcmp(operand[o], "temp") == 0;
+                TU_CHECK(temp ? g.temp_per_row > 0
+                              : has_buffer(&p, operand[o]),
+                         "%s: gemm %d operand %s is no buffer", ks->name, i,
+                         operand[o]);
+            }
+        }
+    }
+    double bytes = 0, flops = 0;
+    op->costs(ks, 7, &bytes, &flops);
+    TU_CHECK(bytes > 0 && flops > 0, "%s: costs %g bytes %g flops",
+             ks->name, bytes, flops);
+    double bound = op->error_bound(ks);
+    TU_CHECK(bound > 0 && bound <= 1e-2, "%s: error bound %g", ks->name,
+             bound);
+    TU_CHECK(op->bench_rows(ks) >= 1, "%s: bench rows %ld", ks->name,
+             op->bench_rows(ks));
+    char shape[96] = "";
+    op->shape_text(ks, 7, shape, sizeof shape);
+    TU_CHECK(strstr(shape, "7") != NULL, "%s: shape text '%s' lacks the rows",
+             ks->name, shape);
+}
+
+/* Every op of the registry fills the hooks that verify.c, measure.c and
+ * bench.c call, and has a kernel in tests/golden/golden.yaml whose hooks
+ * are consistent with its plan and with tests/naive.cl. */
+static void test_op_hooks(void)
+{
+    struct spec_set s;
+    const char *naive_cl = template_text("naive.cl");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(naive_cl);
+    CU_ASSERT_EQUAL_FATAL(read_good(&s, "tests/golden/golden.yaml"), 0);
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        const struct op_def *op = op_registry[i];
+        int golden = 0;
+        TU_CHECK(op->summary && op->fields && op->validate && op->plan &&
+                     op->tune_space && op->reference && op->naive &&
+                     op->costs && op->error_bound && op->bench_rows &&
+                     op->shape_text,
+                 "op %s lacks a required member of struct op_def", op->name);
+        TU_CHECK(template_text(op->template_file) != NULL,
+                 "op %s: no template %s", op->name, op->template_file);
+        for (int k = 0; k < s.n_kernel; k++) {
+            if (s.kernel[k].op == op) {
+                golden++;
+                check_hooks(&s.kernel[k], naive_cl);
+            }
+        }
+        TU_CHECK(golden > 0, "op %s has no kernel in golden.yaml", op->name);
+    }
+    spec_set_free(&s);
+}
+
 int add_spec_suite(void)
 {
     CU_pSuite s = CU_add_suite("spec", NULL, NULL);
@@ -735,6 +842,7 @@ int add_spec_suite(void)
         CU_add_test(s, "bad-spec fixtures", test_bad_fixtures) == NULL ||
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
+        CU_add_test(s, "op hooks", test_op_hooks) == NULL ||
         CU_add_test(s, "fuzz regressions replayed", test_fuzz_regressions) ==
             NULL) {
         return -1;
