@@ -171,20 +171,11 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                "time_us", "wall_us", "GB/s", "GFLOP/s", "%floor", "vs_naive",
                "vs_blas", "error");
     }
-    err = stub_load(&mc.stub, rt, ks, &log);
-    if (err != CL_SUCCESS) {
-        snprintf(res[0].note, sizeof res[0].note, "build failed: %s",
-                 rt_status(err));
+    enum stub_outcome got = measure_stub(&mc, ks, o->reps, &res[0], &log);
+    if (got == STUB_BUILD_FAILED) {
         fprintf(stderr, "%s: build log:\n%s\n", ks->name, log ? log : "");
-        failed = 1;
-    } else {
-        verify_variant(&mc, run_specl, &res[0]);
-        if (res[0].ok) {
-            time_variant(rt, run_specl, &mc, mc.n_sets, o->reps, &res[0]);
-        } else {
-            failed = 1;
-        }
     }
+    failed = got != STUB_TIMED;
     if (!o->no_naive) {
         verify_variant(&mc, run_naive, &res[1]);
         if (res[1].ok) {

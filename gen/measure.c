@@ -517,6 +517,31 @@ void verify_variant(struct measure_case *bc, enqueue_fn fn,
 }
 
 /* The op's floor figures for the case. */
+enum stub_outcome measure_stub(struct measure_case *mc,
+                               const struct kernel_spec *ks, int reps,
+                               struct result *r, char **log)
+{
+    enum stub_outcome outcome = STUB_TIMED;
+    cl_int err = stub_load(&mc->stub, mc->rt, ks, log);
+    if (err != CL_SUCCESS) {
+        snprintf(r->note, sizeof r->note, "build failed: %s", rt_status(err));
+        return STUB_BUILD_FAILED;
+    }
+    verify_variant(mc, run_specl, r);
+    if (!r->ok) {
+        outcome = STUB_WRONG;
+    } else {
+        err = time_variant(mc->rt, run_specl, mc, mc->n_sets, reps, r);
+        if (err != CL_SUCCESS) {
+            r->ok = 0;
+            snprintf(r->note, sizeof r->note, "%s", rt_status(err));
+            outcome = STUB_RUN_FAILED;
+        }
+    }
+    stub_unload(&mc->stub);
+    return outcome;
+}
+
 static double case_bytes(const struct vcase *c)
 {
     double bytes, flops;

@@ -99,6 +99,23 @@ void verify_variant(struct measure_case *mc, enqueue_fn fn,
 cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
                     int n_sets, int reps, struct result *r);
 
+/* What measure_stub got to. */
+enum stub_outcome {
+    STUB_BUILD_FAILED, /* emitting, compiling, loading or NAME_create */
+    STUB_WRONG,        /* ran, but failed the float64 check */
+    STUB_RUN_FAILED,   /* verified, then an enqueue failed while timing */
+    STUB_TIMED
+};
+
+/* Build, verify, time: loads KS's emitted stub into MC (KS must have
+ * MC's shape; its knobs may differ), checks one run against float64 and
+ * times REPS runs. Fills R (ok, err, us, wall_us and a note saying what
+ * failed); *LOG (when LOG is not NULL, caller frees) gets the compiler's
+ * or driver's log of a failed build. The stub is unloaded again. */
+enum stub_outcome measure_stub(struct measure_case *mc,
+                               const struct kernel_spec *ks, int reps,
+                               struct result *r, char **log);
+
 /* Measures the device's copy, read-only and write-only bandwidths and its
  * fp32 rate. Floors use the copy; a kernel that reads all its input before
  * it writes cannot beat bytes read / read_gbs + bytes written / write_gbs. */

@@ -267,38 +267,33 @@ static void evaluate(struct search *s, long index)
         st->us = rec->us;
     } else {
         struct result r;
-        char *log = NULL;
         memset(&r, 0, sizeof r);
-        cl_int err = stub_load(&s->mc->stub, s->rt, &cks, &log);
-        free(log);
-        if (err != CL_SUCCESS) {
+        switch (measure_stub(s->mc, &cks, s->o->reps, &r, NULL)) {
+        case STUB_BUILD_FAILED:
             st->outcome = FAILED;
-            char why[96];
-            snprintf(why, sizeof why, "build failed: %s", rt_status(err));
-            tune_entry_record(s->entry, knobs, -1, why);
-            return;
-        }
-        s->built++;
-        verify_variant(s->mc, run_specl, &r);
-        if (!r.ok) {
+            tune_entry_record(s->entry, knobs, -1, r.note);
+            break;
+        case STUB_RUN_FAILED:
+            s->built++;
+            s->verified++;
+            st->outcome = FAILED;
+            tune_entry_record(s->entry, knobs, -1, r.note);
+            break;
+        case STUB_WRONG:
+            s->built++;
             st->outcome = WRONG;
             tune_entry_record(s->entry, knobs, -1,
                               r.note[0] ? r.note : "wrong result");
-        } else {
+            break;
+        case STUB_TIMED:
+            s->built++;
             s->verified++;
-            err = time_variant(s->rt, run_specl, s->mc, s->mc->n_sets,
-                               s->o->reps, &r);
-            if (err != CL_SUCCESS) {
-                st->outcome = FAILED;
-                tune_entry_record(s->entry, knobs, -1, rt_status(err));
-            } else {
-                s->timed++;
-                st->outcome = TIMED;
-                st->us = r.us;
-                tune_entry_record(s->entry, knobs, r.us, "ok");
-            }
+            s->timed++;
+            st->outcome = TIMED;
+            st->us = r.us;
+            tune_entry_record(s->entry, knobs, r.us, "ok");
+            break;
         }
-        stub_unload(&s->mc->stub);
     }
     if (st->outcome == TIMED && (s->best < 0 || st->us < s->best_us)) {
         s->best = index;
@@ -676,17 +671,10 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
     double default_us = -1;
     {
         struct result r;
-        char *log = NULL;
         memset(&r, 0, sizeof r);
-        if (stub_load(&mc.stub, rt, ks, &log) == CL_SUCCESS) {
-            verify_variant(&mc, run_specl, &r);
-            if (r.ok && time_variant(rt, run_specl, &mc, mc.n_sets, o->reps,
-                                     &r) == CL_SUCCESS) {
-                default_us = r.us;
-            }
-            stub_unload(&mc.stub);
+        if (measure_stub(&mc, ks, o->reps, &r, NULL) == STUB_TIMED) {
+            default_us = r.us;
         }
-        free(log);
     }
 
     s.t0 = now_s();
