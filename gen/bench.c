@@ -217,7 +217,7 @@ int specl_bench_main(int argc, char **argv)
 {
     struct bench_opts o = {NULL, 0, 50, 0, 0, 0, 0, NULL, NULL};
     struct spec_set set;
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     int n_files = 0;
     spec_set_init(&set);
     for (int i = 0; i < argc; i++) {

@@ -6,7 +6,13 @@
 void diag_error(struct diags *d, const char *file, struct mark at,
                 const char *fmt, ...)
 {
-    d->count++;
+    va_list ap;
+    if (d->count++ == 0) {
+        va_start(ap, fmt);
+        vsnprintf(d->first, sizeof d->first, fmt, ap);
+        va_end(ap);
+        d->first_at = at;
+    }
     if (d->out == NULL) {
         return;
     }
@@ -17,7 +23,6 @@ void diag_error(struct diags *d, const char *file, struct mark at,
     } else {
         fprintf(d->out, "specl: error: ");
     }
-    va_list ap;
     va_start(ap, fmt);
     vfprintf(d->out, fmt, ap);
     va_end(ap);

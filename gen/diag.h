@@ -10,10 +10,16 @@ struct mark {
     int col;
 };
 
-/* Collects errors; printed as `file:line:col: error: message` in order. */
+#define DIAG_MESSAGE_MAX 200
+
+/* Collects errors; printed as `file:line:col: error: message` in order.
+ * The first one is also kept as data, for callers that check quietly
+ * (the tuner's filter): its message without position, and its mark. */
 struct diags {
     int count;          /* errors reported so far */
     FILE *out;          /* where messages go; NULL to stay silent */
+    char first[DIAG_MESSAGE_MAX]; /* the first error's message; "" before one */
+    struct mark first_at;
 };
 
 /* Reports one error at FILE:AT and counts it. FILE may be NULL (no position). */

@@ -50,7 +50,7 @@ static void usage(FILE *f)
 static int read_specs(struct spec_set *set, int argc, char **argv,
                       int *n_files)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     *n_files = 0;
     for (int i = 0; i < argc; i++) {
         if (argv[i] != NULL) {
@@ -117,13 +117,13 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
         return EXIT_USAGE;
     }
     if (!errors && target != TARGET_GPU) {
-        struct diags d = {0, stderr};
+        struct diags d = {.out = stderr};
         errors += spec_set_target(&set, target, &d);
     }
     struct tunedb db;
     tunedb_init(&db);
     if (db_path != NULL) {
-        struct diags d = {0, stderr};
+        struct diags d = {.out = stderr};
         errors += tunedb_load(&db, db_path, 0, &d);
         if (!errors) {
             tunedb_apply(db.n ? &db : NULL, &set, db_device);
@@ -176,7 +176,7 @@ static int cmd_db(int argc, char **argv)
 {
     const char *out = NULL;
     struct tunedb db;
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     int n_in = 0;
     if (argc < 1 || strcmp(argv[0], "merge") != 0) {
         fputs("specl: error: usage: specl db merge A.yaml B.yaml... -o "

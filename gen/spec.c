@@ -14,6 +14,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "knobs.h"
+
 void spec_set_init(struct spec_set *s)
 {
     s->n_kernel = 0;
@@ -450,20 +452,6 @@ static const char *reserved_name(const char *name)
     return NULL;
 }
 
-/* The knobs KS leaves out: each from its op default, then from the op's
- * shape-aware (and ks->target-aware) defaults(). */
-static void apply_defaults(struct kernel_spec *ks)
-{
-    for (int k = 0; k < ks->op->n_knobs; k++) {
-        if (!ks->knob[k].set) {
-            ks->knob[k].num = ks->op->knobs[k].def;
-        }
-    }
-    if (ks->op->defaults != NULL) {
-        ks->op->defaults(ks);
-    }
-}
-
 static void read_kernel(struct reader *r, yaml_node_t *n)
 {
     static const char *const common[] = {"name", "op", "dtype", "tile",
@@ -569,8 +557,7 @@ static void read_kernel(struct reader *r, yaml_node_t *n)
     if (r->d->count != errors) {
         return;
     }
-    apply_defaults(&ks);
-    ks.op->validate(&ks, r->d);
+    knobs_resolve(&ks, r->d);
     if (r->d->count == errors) {
         append_kernel(r->set, &ks);
     }
@@ -637,7 +624,7 @@ static void read_root(struct reader *r, yaml_node_t *root)
      * them: read it quietly first, then report in file order. */
     yaml_node_t *defaults = lookup(r, root, "defaults");
     if (defaults != NULL) {
-        struct diags quiet = {0, NULL};
+        struct diags quiet = {.out = NULL};
         struct diags *loud = r->d;
         r->d = &quiet;
         read_defaults(r, defaults);
@@ -738,7 +725,6 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
             continue;
         }
         ks->target = target;
-        apply_defaults(ks);
         if (target == TARGET_CPU && ks->tile_note[0] == '\0') {
             snprintf(ks->tile_note, sizeof ks->tile_note,
                      "op defaults for CPUs");
@@ -746,7 +732,7 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
                    strcmp(ks->tile_note, "op defaults for CPUs") == 0) {
             ks->tile_note[0] = '\0';
         }
-        ks->op->validate(ks, d);
+        knobs_resolve(ks, d);
     }
     return d->count - before;
 }

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "emit.h"
+#include "knobs.h"
 #include "measure.h"
 #include "spec.h"
 #include "tunedb.h"
@@ -137,44 +138,27 @@ static long encode(const struct space *sp, const int *idx)
     return index;
 }
 
-/* KS with the knobs of config INDEX: the axes set, every other knob the
- * spec left out chosen again by the op's defaults for them. */
-static void config_spec(const struct kernel_spec *base, const struct space *sp,
-                        long index, struct kernel_spec *out)
+/* KS with the knobs of config INDEX (the axes set, every other knob the
+ * spec left out chosen again by the op's defaults), resolved quietly:
+ * returns 1 if valid, else 0 with the first reason in WHY (when not
+ * NULL). */
+static int config_spec(const struct kernel_spec *base, const struct space *sp,
+                       long index, struct kernel_spec *out, char *why,
+                       size_t size)
 {
     int idx[MAX_AXES] = {0};
+    struct diags quiet = {.out = NULL};
     *out = *base;
     decode(sp, index, idx);
     for (int a = 0; a < sp->n_axis; a++) {
         out->knob[sp->knob[a]].num = sp->value[a][idx[a]];
         out->knob[sp->knob[a]].set = 1;
     }
-    if (out->op->defaults != NULL) {
-        out->op->defaults(out);
+    int valid = knobs_resolve(out, &quiet) == 0;
+    if (why != NULL) {
+        snprintf(why, size, "%s", quiet.first);
     }
-}
-
-/* Validates KS silently; returns 1 if valid, else 0 with the first
- * reason in WHY (without its file position). */
-static int config_valid(const struct kernel_spec *ks, char *why,
-                        size_t size)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    struct diags d = {0, mem};
-    ks->op->validate(ks, &d);
-    if (mem != NULL) {
-        fclose(mem);
-    }
-    why[0] = '\0';
-    if (d.count > 0 && text != NULL) {
-        const char *msg = strstr(text, "error: ");
-        msg = msg ? msg + 7 : text;
-        snprintf(why, size, "%.*s", (int)strcspn(msg, "\n"), msg);
-    }
-    free(text);
-    return d.count == 0;
+    return valid;
 }
 
 /* A reason with its numbers blanked, to count reasons of the same kind. */
@@ -257,8 +241,8 @@ static void evaluate(struct search *s, long index)
     struct config_state *st = &s->state[index];
     struct kernel_spec cks;
     char knobs[TUNE_TEXT];
-    config_spec(s->ks, &s->sp, index, &cks);
-    tune_knobs_text(&cks, knobs, sizeof knobs);
+    config_spec(s->ks, &s->sp, index, &cks, NULL, 0);
+    knobs_text(&cks, knobs, sizeof knobs);
     s->evaluated++;
     const struct tune_record *rec = tune_entry_tried(s->entry, knobs);
     if (rec != NULL) {
@@ -565,8 +549,8 @@ static int write_plot(const struct search *s, const char *path,
     if (s->best >= 0) {
         char knobs[TUNE_TEXT];
         struct kernel_spec cks;
-        config_spec(s->ks, sp, s->best, &cks);
-        tune_knobs_text(&cks, knobs, sizeof knobs);
+        config_spec(s->ks, sp, s->best, &cks, NULL, 0);
+        knobs_text(&cks, knobs, sizeof knobs);
         buf_printf(&b, "<text x=\"10\" y=\"%d\">chosen: %s (%.1f us)</text>\n",
                    top + ny * ch + 56, knobs, s->best_us);
     }
@@ -617,9 +601,8 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
     int n_kinds = 0;
     for (long i = 0; i < s.sp.n_config; i++) {
         struct kernel_spec cks;
-        char why[160], kind[128];
-        config_spec(ks, &s.sp, i, &cks);
-        if (config_valid(&cks, why, sizeof why)) {
+        char why[DIAG_MESSAGE_MAX], kind[128];
+        if (config_spec(ks, &s.sp, i, &cks, why, sizeof why)) {
             valid[s.n_valid++] = i;
             continue;
         }
@@ -685,8 +668,8 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
     char knobs[TUNE_TEXT] = "";
     if (s.best >= 0) {
         struct kernel_spec cks;
-        config_spec(ks, &s.sp, s.best, &cks);
-        tune_knobs_text(&cks, knobs, sizeof knobs);
+        config_spec(ks, &s.sp, s.best, &cks, NULL, 0);
+        knobs_text(&cks, knobs, sizeof knobs);
     }
     /* Keep the database's best if an earlier run found a faster one, or
      * one as fast (a resume then keeps it, ties among records included). */
@@ -749,7 +732,7 @@ int specl_tune_main(int argc, char **argv)
 {
     struct tune_opts o = {NULL, LOCAL, 0, 0, 0, NULL, NULL, NULL, 20, 1};
     struct spec_set set;
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     int n_files = 0, rc = 0;
     double num;
     spec_set_init(&set);

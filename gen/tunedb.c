@@ -10,6 +10,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "knobs.h"
+
 #include "buf.h"
 #include "emit.h"
 #include "spec.h"
@@ -133,18 +135,6 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
 
 /* ---- text forms ------------------------------------------------------ */
 
-void tune_knobs_text(const struct kernel_spec *ks, char *out, size_t size)
-{
-    char v[64];
-    out[0] = '\0';
-    for (int i = 0; i < ks->op->n_knobs; i++) {
-        param_format(&ks->op->knobs[i], ks->knob[i].num, v, sizeof v);
-        size_t len = strlen(out);
-        snprintf(out + len, size - len, "%s%s=%s", i ? " " : "",
-                 ks->op->knobs[i].key, v);
-    }
-}
-
 void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size)
 {
     char v[64];
@@ -158,53 +148,6 @@ void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size)
         size_t len = strlen(out);
         snprintf(out + len, size - len, "%s%s=%s", len ? " " : "", f->key, v);
     }
-}
-
-int tune_apply_knobs(struct kernel_spec *ks, const char *text)
-{
-    char copy[TUNE_TEXT];
-    snprintf(copy, sizeof copy, "%s", text);
-    for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        if (eq == NULL) {
-            return -1;
-        }
-        *eq = '\0';
-        int k = op_knob_index(ks->op, tok);
-        if (k < 0) {
-            return -1;
-        }
-        const struct param_def *def = &ks->op->knobs[k];
-        double num = 0;
-        if (def->kind == VALUE_CHOICE) {
-            int found = -1;
-            for (int c = 0; def->choices[c]; c++) {
-                if (strcmp(def->choices[c], eq + 1) == 0) {
-                    found = c;
-                }
-            }
-            if (found < 0) {
-                return -1;
-            }
-            num = found;
-        } else if (def->kind == VALUE_BOOL) {
-            if (strcmp(eq + 1, "true") != 0 && strcmp(eq + 1, "false") != 0) {
-                return -1;
-            }
-            num = strcmp(eq + 1, "true") == 0;
-        } else {
-            char *end;
-            num = strtod(eq + 1, &end);
-            if (end == eq + 1 || *end != '\0' || num < def->min ||
-                num > def->max ||
-                (def->kind == VALUE_INT && num != floor(num))) {
-                return -1;
-            }
-        }
-        ks->knob[k].num = num;
-        ks->knob[k].set = 1;
-    }
-    return 0;
 }
 
 void tune_device_slug(const char *device, char *out, size_t size)
@@ -235,28 +178,18 @@ void tune_device_slug(const char *device, char *out, size_t size)
 
 /* ---- picking knobs for `specl gen` ------------------------------------ */
 
-/* Value of KEY in a "k=v k=v" text; NAN when absent. */
+/* Value of KEY in a "k=v k=v" text (true and false as 1 and 0); NAN
+ * when absent. */
 static double text_value(const char *text, const char *key)
 {
-    size_t kl = strlen(key);
-    for (const char *p = text; *p;) {
-        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            const char *v = p + kl + 1;
-            if (strncmp(v, "true", 4) == 0) {
-                return 1;
-            }
-            if (strncmp(v, "false", 5) == 0) {
-                return 0;
-            }
-            return strtod(v, NULL);
-        }
-        const char *sp = strchr(p, ' ');
-        if (sp == NULL) {
-            break;
-        }
-        p = sp + 1;
+    char v[64];
+    if (knobs_text_value(text, key, v, sizeof v) < 0) {
+        return NAN;
     }
-    return NAN;
+    if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+        return v[0] == 't';
+    }
+    return strtod(v, NULL);
 }
 
 /* How far shape B is from A: the sum of |log2| ratios of the sizes;
@@ -363,14 +296,9 @@ void tunedb_apply(const struct tunedb *db, struct spec_set *set,
             continue;
         }
         struct kernel_spec tuned = *ks;
-        struct diags quiet = {0, NULL};
-        if (tune_apply_knobs(&tuned, knobs) == 0) {
-            if (tuned.op->defaults != NULL) {
-                tuned.op->defaults(&tuned);
-            }
-            tuned.op->validate(&tuned, &quiet);
-        }
-        if (quiet.count == 0 && tune_apply_knobs(&tuned, knobs) == 0) {
+        struct diags quiet = {.out = NULL};
+        if (knobs_parse(&tuned, knobs, NULL, 0) == 0 &&
+            knobs_resolve(&tuned, &quiet) == 0) {
             snprintf(tuned.tile_note, sizeof tuned.tile_note, "%s", why);
             *ks = tuned;
         } else {

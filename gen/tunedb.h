@@ -71,13 +71,6 @@ const struct tune_record *tune_entry_tried(const struct tune_entry *e,
  * configs and keep the faster best. */
 void tunedb_merge(struct tunedb *dst, const struct tunedb *src);
 
-/* Formats KS's knobs ("m=128 n=64 ...") and its shape key. */
-void tune_knobs_text(const struct kernel_spec *ks, char *out, size_t size);
-void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size);
-
-/* Sets KS's knobs from TEXT (as tune_knobs_text writes it), marking them
- * set. Returns 0, or -1 when TEXT names an unknown knob or bad value. */
-int tune_apply_knobs(struct kernel_spec *ks, const char *text);
 
 /* How `specl gen` chose a kernel's knobs from a database. */
 enum tune_pick { PICK_NONE, PICK_EXACT, PICK_NEAREST };
@@ -100,5 +93,8 @@ void tunedb_apply(const struct tunedb *db, struct spec_set *set,
 
 /* A file-name-safe form of a device name ("nvidia-h100-80gb-hbm3"). */
 void tune_device_slug(const char *device, char *out, size_t size);
+
+/* The shape key of KS: its int and bool fields as "key=value ...". */
+void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size);
 
 #endif

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct spec_set set;
-    struct diags quiet = {0, NULL};
+    struct diags quiet = {.out = NULL};
     spec_set_init(&set);
     spec_read_buffer(&set, "fuzz.yaml", data, size, &quiet);
     for (int i = 0; i < set.n_kernel; i++) {

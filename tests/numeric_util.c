@@ -113,7 +113,7 @@ static int read_yaml(struct nu_kernel *k, const char *fmt, va_list ap)
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    struct diags d = {0, mem};
+    struct diags d = {.out = mem};
     spec_read_buffer(&k->set, "<test>", (const unsigned char *)k->yaml,
                      strlen(k->yaml), &d);
     if (mem != NULL) {

@@ -25,7 +25,7 @@ static const struct buf *emitted_file(const struct emitted *e, int i)
 /* Reads SPEC in process; returns its error count (messages on stderr). */
 static int read_spec(struct spec_set *s, const char *path)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     spec_set_init(s);
     return spec_read_file(s, path, &d);
 }
@@ -257,7 +257,7 @@ static int count_spec_kernels(void)
     char **names;
     int n = tu_list("specs", ".yaml", &names), total = 0;
     struct spec_set s;
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     spec_set_init(&s);
     for (int i = 0; i < n; i++) {
         char *path = tu_path("specs", names[i]);

@@ -285,7 +285,7 @@ static void test_lora_choices(void)
 static void test_seeds(void)
 {
     struct spec_set set;
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     FILE *f = fopen(SEEDS_FILE, "r");
     if (f == NULL) {
         fprintf(stderr, "numeric: no %s here; skipped\n", SEEDS_FILE);
@@ -334,7 +334,7 @@ static void test_cpu_defaults(void)
     static const char *const files[] = {SEEDS_FILE, "cpu_defaults.yaml"};
     for (int f = 0; f < 2; f++) {
         struct spec_set set;
-        struct diags d = {0, stderr};
+        struct diags d = {.out = stderr};
         spec_set_init(&set);
         if (f == 0) {
             spec_read_file(&set, files[f], &d);

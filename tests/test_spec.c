@@ -38,7 +38,7 @@ static const struct kernel_spec *find_kernel(const struct spec_set *s,
  * any messages printed so that a failure explains itself. */
 static int read_good(struct spec_set *s, const char *path)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     spec_set_init(s);
     return spec_read_file(s, path, &d);
 }
@@ -342,7 +342,7 @@ static void test_good_all(void)
             size_t len;
             char *text = tu_read(path, &len);
             CU_ASSERT_PTR_NOT_NULL(text);
-            struct diags quiet = {0, NULL};
+            struct diags quiet = {.out = NULL};
             spec_set_init(&b);
             if (text != NULL) {
                 spec_read_buffer(&b, path, (const unsigned char *)text, len,
@@ -375,7 +375,7 @@ static void test_duplicate_across_files(void)
     char *out = NULL;
     size_t size = 0;
     spec_set_init(&s);
-    struct diags d = {0, open_memstream(&out, &size)};
+    struct diags d = {.out = open_memstream(&out, &size)};
     CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
     CU_ASSERT_EQUAL(spec_read_file(&s, GOOD_DIR "/rows.yaml", &d), 0);
     CU_ASSERT_EQUAL(spec_read_file(&s, GOOD_DIR "/flow.yaml", &d), 0);
@@ -440,7 +440,7 @@ static void check_fixture_in_process(const char *path, const char *expected)
     char *out = NULL;
     size_t size = 0;
     spec_set_init(&s);
-    struct diags d = {0, open_memstream(&out, &size)};
+    struct diags d = {.out = open_memstream(&out, &size)};
     CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
     int errors = spec_read_file(&s, path, &d);
     fclose(d.out);
@@ -650,7 +650,7 @@ static void test_cli_output(void)
 static int replay_one(const char *path, const char *data, size_t len)
 {
     struct spec_set s;
-    struct diags quiet = {0, NULL};
+    struct diags quiet = {.out = NULL};
     spec_set_init(&s);
     int errors = spec_read_buffer(&s, path, (const unsigned char *)data, len,
                                   &quiet);

@@ -98,7 +98,7 @@ static void *handle[N_STUBS];
 static int setup(void)
 {
     char err[256];
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     spec_set_init(&specs);
     if (spec_read_file(&specs, STUB_SPEC, &d) != 0) {
         return 1;

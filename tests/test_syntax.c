@@ -106,7 +106,7 @@ static int read_dir_specs(const char *d_name, struct diags *d)
 
 static int setup(void)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     spec_set_init(&kernels);
     dir = tu_tempdir();
     if (dir == NULL || read_dir_specs("specs", &d) <= 0 ||

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "knobs.h"
 #include "runtime.h"
 #include "spec.h"
 #include "suites.h"
@@ -114,7 +115,7 @@ static int specl(char **out, char **err, const char *fmt, ...)
 
 static int read_spec(struct spec_set *s, const char *path)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     spec_set_init(s);
     return spec_read_file(s, path, &d);
 }
@@ -123,7 +124,7 @@ static int read_spec(struct spec_set *s, const char *path)
  * device (those for CPUs on PoCL). */
 static int read_spec_for_device(struct spec_set *s, const char *path)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     struct rt rt;
     char err[256];
     if (read_spec(s, path) != 0) {
@@ -142,7 +143,7 @@ static int read_spec_for_device(struct spec_set *s, const char *path)
 static int read_spec_text(struct spec_set *s, const char *path,
                           const char *text)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     spec_set_init(s);
     return spec_read_buffer(s, path, (const unsigned char *)text,
                             strlen(text), &d);
@@ -191,21 +192,9 @@ static int file_exists(const char *path)
  * (what follows "error: ") in WHY, as `specl tune` reports it. */
 static int check_config(const struct kernel_spec *ks, char *why, size_t size)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    struct diags d = {0, mem};
+    struct diags d = {.out = NULL};
     ks->op->validate(ks, &d);
-    if (mem != NULL) {
-        fclose(mem);
-    }
-    why[0] = '\0';
-    if (d.count > 0 && text != NULL) {
-        const char *msg = strstr(text, "error: ");
-        msg = msg ? msg + 7 : text;
-        snprintf(why, size, "%.*s", (int)strcspn(msg, "\n"), msg);
-    }
-    free(text);
+    snprintf(why, size, "%s", d.first);
     return d.count;
 }
 
@@ -215,7 +204,7 @@ static int with_knobs(const struct kernel_spec *base, const char *text,
                       struct kernel_spec *out)
 {
     *out = *base;
-    if (tune_apply_knobs(out, text) != 0) {
+    if (knobs_parse(out, text, NULL, 0) != 0) {
         return -1;
     }
     if (out->op->defaults != NULL) {
@@ -226,7 +215,7 @@ static int with_knobs(const struct kernel_spec *base, const char *text,
 
 static void knobs_of(const struct kernel_spec *ks, char *out, size_t size)
 {
-    tune_knobs_text(ks, out, size);
+    knobs_text(ks, out, size);
 }
 
 /* ---- the search space, as tune.c builds and filters it ------------------ */
@@ -357,7 +346,7 @@ static int filter_run(const struct kernel_spec *ks, struct filter *f)
     f->home = tspace_home(&f->sp, ks);
     for (long i = 0; i < f->sp.n_config; i++) {
         struct kernel_spec cks;
-        char why[160], kind[128];
+        char why[DIAG_MESSAGE_MAX], kind[128];
         tspace_config(ks, &f->sp, i, &cks);
         if (check_config(&cks, why, sizeof why) == 0) {
             f->valid[i] = 1;
@@ -641,7 +630,7 @@ static const struct tune_entry *entry_for(const struct tunedb *db,
 /* The database a run wrote: PATH loads without errors. */
 static int load_db(struct tunedb *db, const char *path)
 {
-    struct diags d = {0, stderr};
+    struct diags d = {.out = stderr};
     tunedb_init(db);
     return tunedb_load(db, path, 0, &d);
 }
@@ -1356,7 +1345,7 @@ static void test_save_load(void)
     TU_CHECK(load_db(&back, path) == 0 && back.n == 0, "entries: []");
     tunedb_free(&back);
     write_text(path, "- just\n- a list\n");
-    struct diags quiet = {0, NULL};
+    struct diags quiet = {.out = NULL};
     tunedb_init(&back);
     TU_CHECK(tunedb_load(&back, path, 0, &quiet) == 1,
              "a list loaded as a database");
@@ -1843,7 +1832,7 @@ static void test_knobs_text(void)
                 back.knob[n].set = 0;
                 back.knob[n].num = -12345;
             }
-            int rc = tune_apply_knobs(&back, text);
+            int rc = knobs_parse(&back, text, NULL, 0);
             knobs_of(&back, again, sizeof again);
             int same = rc == 0 && strcmp(text, again) == 0;
             for (int n = 0; n < ks->op->n_knobs; n++) {
@@ -1871,17 +1860,17 @@ static void test_knobs_text(void)
     const struct kernel_spec *sm = find_kernel(&s, "x_softmax");
     CU_ASSERT_PTR_NOT_NULL_FATAL(sm);
     struct kernel_spec k = *sm;
-    CU_ASSERT_EQUAL(tune_apply_knobs(&k, "wg=8 rows=2 vec=8 mode=streaming"),
+    CU_ASSERT_EQUAL(knobs_parse(&k, "wg=8 rows=2 vec=8 mode=streaming", NULL, 0),
                     0);
     knobs_of(&k, text, sizeof text);
     CU_ASSERT_STRING_EQUAL(text, "wg=8 rows=2 vec=8 mode=streaming");
     /* Part of the knobs: only those set. */
     k = *sm;
-    CU_ASSERT_EQUAL(tune_apply_knobs(&k, "vec=2"), 0);
+    CU_ASSERT_EQUAL(knobs_parse(&k, "vec=2", NULL, 0), 0);
     CU_ASSERT(k.knob[op_knob_index(k.op, "vec")].set &&
               !k.knob[op_knob_index(k.op, "wg")].set);
     k = *sm;
-    CU_ASSERT_EQUAL(tune_apply_knobs(&k, ""), 0);
+    CU_ASSERT_EQUAL(knobs_parse(&k, "", NULL, 0), 0);
     CU_ASSERT(!k.knob[0].set);
 
     /* Bad texts. */
@@ -1890,14 +1879,14 @@ static void test_knobs_text(void)
         "wg=2048", "wg=8.5", "mode=fast", "mode=2", "vec=-4", "rows=1e9"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         k = *sm;
-        TU_CHECK(tune_apply_knobs(&k, bad[i]) == -1, "'%s' accepted",
+        TU_CHECK(knobs_parse(&k, bad[i], NULL, 0) == -1, "'%s' accepted",
                  bad[i]);
     }
     k = *lora;
-    TU_CHECK(tune_apply_knobs(&k, "xa=sideways") == -1 &&
-                 tune_apply_knobs(&k, "pad=") == -1 &&
-                 tune_apply_knobs(&k, "m=64.5") == -1 &&
-                 tune_apply_knobs(&k, "xa=inline delta=split") == 0,
+    TU_CHECK(knobs_parse(&k, "xa=sideways", NULL, 0) == -1 &&
+                 knobs_parse(&k, "pad=", NULL, 0) == -1 &&
+                 knobs_parse(&k, "m=64.5", NULL, 0) == -1 &&
+                 knobs_parse(&k, "xa=inline delta=split", NULL, 0) == 0,
              "lora knob texts");
 
     /* Shape texts: the int and bool fields, no floats. */
