@@ -86,6 +86,7 @@ endif
 	echo "valgrind: bad fixtures ok"
 	rm -rf $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/specl gen specs/*.yaml -o $(B)/valgrind-out
+	$(VALGRIND) --error-exitcode=1 $(B)/specl plan specs/*.yaml -o $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
 	$(VALGRIND) --error-exitcode=1 $(B)/specl_tests spec emit syntax
 
