@@ -337,6 +337,134 @@ done:
     return rc;
 }
 
+/* ---- decisions: what the generator chose for a kernel, as short text --- */
+
+/* One "NAME VALUE comment" line at fixed columns, so that a changed value
+ * changes its own line only. */
+static void decision_define(const struct define *d, struct buf *out)
+{
+    buf_printf(out, "  %-18s %-7s%s%s\n", d->name, d->value,
+               d->comment[0] ? " " : "", d->comment);
+}
+
+/* "{8, 32}"; groups of 0 (one per rows_per_group rows) read
+ * "{2, ceil(rows/32)}", or "{1, rows}". */
+static void decision_dims(const struct launch *l, const size_t *v,
+                          int groups, struct buf *out)
+{
+    buf_puts(out, "{");
+    for (int d = 0; d < l->dims; d++) {
+        if (groups && v[d] == 0 && l->rows_per_group == 1) {
+            buf_printf(out, "%srows", d ? ", " : "");
+        } else if (groups && v[d] == 0) {
+            buf_printf(out, "%sceil(rows/%zu)", d ? ", " : "",
+                       l->rows_per_group);
+        } else {
+            buf_printf(out, "%s%zu", d ? ", " : "", v[d]);
+        }
+    }
+    buf_puts(out, "}");
+}
+
+int emit_decisions(const struct kernel_spec *ks, struct buf *out, char *err,
+                   size_t errsize)
+{
+    struct plan plan;
+    struct buf b[N_HOLES];
+    memset(&plan, 0, sizeof plan);
+    ks->op->plan(ks, &plan);
+    /* The stub's own tables, built and dropped: a plan the stub cannot
+     * express fails here as it does in emit_kernel. */
+    for (int i = 0; i < N_HOLES; i++) {
+        buf_init(&b[i]);
+    }
+    int rc = stub_tables(&plan, b, err, errsize);
+    for (int i = 0; i < N_HOLES; i++) {
+        buf_free(&b[i]);
+    }
+    if (rc < 0) {
+        return -1;
+    }
+
+    header_comment(ks, "plan", out);
+    buf_printf(out, "\n%s.cl, #define prelude:\n", ks->name);
+    for (int i = 0; i < plan.n_define; i++) {
+        decision_define(&plan.define[i], out);
+    }
+    buf_printf(out, "\n%s.h, constants (prefixed %s_):\n", ks->name,
+               ks->name);
+    for (int i = 0; i < plan.n_constant; i++) {
+        decision_define(&plan.constant[i], out);
+    }
+    buf_printf(out, "\nbuffers, in argument order (%s, %zu bytes an "
+               "element):\n", dtype_name(ks->dtype), dtype_size(ks->dtype));
+    for (int i = 0; i < plan.n_buffer; i++) {
+        const struct plan_buffer *pb = &plan.buffer[i];
+        buf_printf(out, "  %-6s ", pb->name);
+        if (pb->per_row != 0) {
+            buf_printf(out, "rows x %ld", pb->per_row);
+        }
+        if (pb->fixed != 0 || pb->per_row == 0) {
+            buf_printf(out, "%s%ld", pb->per_row != 0 ? " + " : "",
+                       pb->fixed);
+        }
+        buf_puts(out, pb->optional ? " (optional: unused by this spec)\n"
+                                   : "\n");
+    }
+    if (plan.scratch_per_row != 0) {
+        buf_printf(out, "scratch: rows x %ld floats\n", plan.scratch_per_row);
+    } else {
+        buf_puts(out, "scratch: none\n");
+    }
+
+    /* Kernels in the stub's order, with the work-group size create checks
+     * (that of the last launch of each, as stub_tables records it). */
+    const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
+    size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
+    int n_names = 0;
+    for (int pi = 0; pi < plan.n_path; pi++) {
+        for (int li = 0; li < plan.path[pi].n_launch; li++) {
+            const struct launch *l = &plan.path[pi].launch[li];
+            int ki = kernel_index(names, &n_names, l->kernel);
+            threads[ki] = l->local[0] * (l->dims > 1 ? l->local[1] : 1);
+        }
+    }
+    buf_puts(out, "\nkernels, work-items per group:\n");
+    for (int i = 0; i < n_names; i++) {
+        buf_printf(out, "  %-18s %zu\n", names[i], threads[i]);
+    }
+    for (int pi = 0; pi < plan.n_path; pi++) {
+        const struct path *path = &plan.path[pi];
+        buf_printf(out, "\npath %d (", pi);
+        if (path->max_rows != 0) {
+            buf_printf(out, "rows <= %ld", path->max_rows);
+        } else {
+            buf_puts(out, pi ? "other rows" : "any rows");
+        }
+        buf_printf(out, "): %s\n", path->why);
+        for (int li = 0; li < path->n_launch; li++) {
+            const struct launch *l = &path->launch[li];
+            int zero = 0;
+            buf_printf(out, "  %s  local ", l->kernel);
+            decision_dims(l, l->local, 0, out);
+            buf_puts(out, "  groups ");
+            decision_dims(l, l->groups, 1, out);
+            for (int d = 0; d < l->dims; d++) {
+                zero |= l->groups[d] == 0;
+            }
+            if (!zero) {
+                buf_printf(out, "  rows_per_group %zu", l->rows_per_group);
+            }
+            buf_puts(out, "  args (");
+            for (int a = 0; l->args[a] != NULL; a++) {
+                buf_printf(out, "%s%s", a ? ", " : "", l->args[a]);
+            }
+            buf_puts(out, ")\n");
+        }
+    }
+    return 0;
+}
+
 int write_file_atomic(const char *path, const char *text, size_t len,
                       char *err, size_t errsize)
 {
@@ -402,4 +530,15 @@ int emit_write(const char *dir, const struct emitted *e, char *err,
         }
     }
     return 0;
+}
+
+int emit_write_decisions(const char *dir, const char *name,
+                         const struct buf *text, char *err, size_t errsize)
+{
+    char path[4096];
+    if (make_dirs(dir, err, errsize) < 0) {
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/%s.plan", dir, name);
+    return write_file_atomic(path, buf_str(text), text->len, err, errsize);
 }

@@ -34,6 +34,19 @@ int emit_kernel(const struct kernel_spec *ks, struct emitted *e, char *err,
 int emit_write(const char *dir, const struct emitted *e, char *err,
                size_t errsize);
 
+/* Renders what the generator decided for KS into OUT: the header comment,
+ * the #define prelude of NAME.cl, the constants of NAME.h, the buffer
+ * shapes, scratch, kernels with their work-group sizes, and every path's
+ * launches (local size, groups, arguments). Short, one decision a line,
+ * from the same plan emit_kernel renders: the golden files pin this.
+ * Returns 0, or -1 with a message in ERR. */
+int emit_decisions(const struct kernel_spec *ks, struct buf *out, char *err,
+                   size_t errsize);
+
+/* Writes TEXT as DIR/NAME.plan (DIR created if missing), atomically. */
+int emit_write_decisions(const char *dir, const char *name,
+                         const struct buf *text, char *err, size_t errsize);
+
 /* Writes TEXT to PATH atomically (temporary file, then rename). */
 int write_file_atomic(const char *path, const char *text, size_t len,
                       char *err, size_t errsize);

@@ -1,4 +1,4 @@
-/* main.c - the specl command line: gen, check, list, bench. */
+/* main.c - the specl command line: gen, plan, check, list, bench. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +18,13 @@ static void usage(FILE *f)
 {
     fputs("usage: specl gen SPEC.yaml... [-o DIR]   emit kernels (default "
           "DIR: out)\n"
+          "       specl plan SPEC.yaml... [-o DIR]  what gen decides per kernel "
+          "(knobs,\n"
+          "                                         #defines, buffers, "
+          "launches): stdout or DIR/NAME.plan\n"
           "       specl check SPEC.yaml...          validate only\n"
-          "       specl gen|check ... --target cpu|gpu  defaults for that "
+          "       specl gen|plan|check ... --target cpu|gpu  defaults for "
+          "that "
           "kind of device\n"
           "                                         (gpu; bench and tune "
           "use the device's)\n"
@@ -34,7 +39,8 @@ static void usage(FILE *f)
           "[--db FILE]\n"
           "                  [--plot FILE.svg] [--kernel NAME]\n"
           "       specl db merge A.yaml B.yaml... -o C.yaml\n"
-          "       specl gen ... --db FILE [--db-device NAME]  knobs from "
+          "       specl gen|plan ... --db FILE [--db-device NAME]  knobs "
+          "from "
           "tuning\n"
           "       specl devices                     list OpenCL devices\n"
           "       specl --help | --version\n"
@@ -61,14 +67,17 @@ static int read_specs(struct spec_set *set, int argc, char **argv,
     return d.count;
 }
 
-static int cmd_check_or_gen(int argc, char **argv, int write)
+enum { MODE_CHECK, MODE_GEN, MODE_PLAN };
+
+/* `specl check`, `specl gen` and `specl plan` (MODE). */
+static int cmd_check_or_gen(int argc, char **argv, int mode)
 {
-    const char *dir = "out";
+    const char *dir = NULL;
     const char *db_path = NULL, *db_device = NULL;
     enum target target = TARGET_GPU;
     for (int i = 0; i < argc; i++) {
         if ((strcmp(argv[i], "--db") == 0 ||
-             strcmp(argv[i], "--db-device") == 0) && write) {
+             strcmp(argv[i], "--db-device") == 0) && mode != MODE_CHECK) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "specl: error: %s needs a value\n", argv[i]);
                 return EXIT_USAGE;
@@ -103,9 +112,12 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
             return EXIT_USAGE;
         }
     }
-    if (!write && dir != NULL && strcmp(dir, "out") != 0) {
+    if (mode == MODE_CHECK && dir != NULL) {
         fputs("specl: error: check writes nothing; -o is for gen\n", stderr);
         return EXIT_USAGE;
+    }
+    if (mode == MODE_GEN && dir == NULL) {
+        dir = "out";
     }
     struct spec_set set;
     spec_set_init(&set);
@@ -141,7 +153,13 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
     int rc = 0;
     char err[512];
     for (int i = 0; i < set.n_kernel && rc == 0 && out != NULL; i++) {
-        if (emit_kernel(&set.kernel[i], &out[i], err, sizeof err) < 0) {
+        /* A plan's text goes in the .cl buffer: one file per kernel. */
+        int bad = mode == MODE_PLAN
+                      ? emit_decisions(&set.kernel[i], &out[i].cl, err,
+                                       sizeof err)
+                      : emit_kernel(&set.kernel[i], &out[i], err, sizeof err);
+        snprintf(out[i].name, sizeof out[i].name, "%s", set.kernel[i].name);
+        if (bad < 0) {
             fprintf(stderr, "%s:%d:%d: error: %s: %s\n", set.kernel[i].file,
                     set.kernel[i].mark.line, set.kernel[i].mark.col,
                     set.kernel[i].name, err);
@@ -152,16 +170,27 @@ static int cmd_check_or_gen(int argc, char **argv, int write)
         fputs("specl: out of memory\n", stderr);
         rc = EXIT_INVALID;
     }
-    for (int i = 0; i < set.n_kernel && rc == 0 && write; i++) {
-        if (emit_write(dir, &out[i], err, sizeof err) < 0) {
+    for (int i = 0; i < set.n_kernel && rc == 0 && mode != MODE_CHECK; i++) {
+        int bad = mode == MODE_GEN
+                      ? emit_write(dir, &out[i], err, sizeof err)
+                  : dir != NULL ? emit_write_decisions(dir, out[i].name,
+                                                       &out[i].cl, err,
+                                                       sizeof err)
+                                : 0;
+        if (mode == MODE_PLAN && dir == NULL) {
+            fputs(i ? "\n" : "", stdout);
+            fputs(buf_str(&out[i].cl), stdout);
+        }
+        if (bad < 0) {
             fprintf(stderr, "specl: error: %s\n", err);
             rc = EXIT_INVALID;
         }
     }
-    if (rc == 0) {
-        printf("%s %d kernel%s%s%s\n", write ? "wrote" : "checked",
-               set.n_kernel, set.n_kernel == 1 ? "" : "s",
-               write ? " to " : "", write ? dir : "");
+    if (rc == 0 && (mode != MODE_PLAN || dir != NULL)) {
+        printf("%s %d %s%s%s%s\n", mode != MODE_CHECK ? "wrote" : "checked",
+               set.n_kernel, mode == MODE_PLAN ? "plan" : "kernel",
+               set.n_kernel == 1 ? "" : "s", mode != MODE_CHECK ? " to " : "",
+               mode != MODE_CHECK ? dir : "");
     }
     for (int i = 0; out != NULL && i < set.n_kernel; i++) {
         emitted_free(&out[i]);
@@ -293,10 +322,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "gen") == 0) {
-        return cmd_check_or_gen(argc - 2, argv + 2, 1);
+        return cmd_check_or_gen(argc - 2, argv + 2, MODE_GEN);
+    }
+    if (strcmp(cmd, "plan") == 0) {
+        return cmd_check_or_gen(argc - 2, argv + 2, MODE_PLAN);
     }
     if (strcmp(cmd, "check") == 0) {
-        return cmd_check_or_gen(argc - 2, argv + 2, 0);
+        return cmd_check_or_gen(argc - 2, argv + 2, MODE_CHECK);
     }
     if (strcmp(cmd, "list") == 0) {
         if (argc != 2) {

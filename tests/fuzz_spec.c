@@ -1,6 +1,7 @@
 /* fuzz_spec.c - libFuzzer target for the spec reader: any bytes go to
  * spec_read_buffer (messages discarded) and every kernel that validates is
- * planned and rendered by emit_kernel (nothing is written).
+ * planned and rendered by emit_kernel and emit_decisions (nothing is
+ * written).
  *
  * Built by `make fuzz` with clang -fsanitize=fuzzer,address,undefined.
  * With -DSPECL_FUZZ_MAIN it is a plain program that replays the files and
@@ -29,6 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (emit_kernel(&set.kernel[i], &e, err, sizeof err) == 0) {
             emitted_free(&e);
         }
+        struct buf plan;
+        buf_init(&plan);
+        emit_decisions(&set.kernel[i], &plan, err, sizeof err);
+        buf_free(&plan);
     }
     spec_set_free(&set);
     return 0;

@@ -1,8 +1,9 @@
 /* test_emit.c - emitted text: golden files (tests/golden, refreshed on
- * purpose by `make golden-update`), header comments and symbol prefixes,
- * the .cl embedded in the .c, determinism of `specl gen` over every spec
- * in specs/, and atomic writes (no temporary files, nothing written for a
- * bad spec). */
+ * purpose by `make golden-update`: what was decided for every kernel, and
+ * the full emission of a few), header comments and symbol prefixes, the
+ * .cl embedded in the .c, decisions that agree with the emitted files,
+ * determinism of `specl gen` over every spec in specs/, and atomic writes
+ * (no temporary files, nothing written for a bad spec). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,111 @@ static int read_spec(struct spec_set *s, const char *path)
 
 /* ---- golden files ------------------------------------------------------ */
 
+/* tests/golden holds, for every kernel of golden.yaml, what the generator
+ * decided (NAME.plan, from emit_decisions), the same for every kernel of
+ * each model spec specs/MODEL.yaml (MODEL/NAME.plan), and the three
+ * emitted files of the kernels of GOLDEN_FULL only: the syntax and stub
+ * suites compile and run every other emission. tests.mk sets both lists
+ * (golden-update writes from them). */
+#ifndef SPECL_GOLDEN_FULL
+#define SPECL_GOLDEN_FULL "golden_rmsnorm"
+#endif
+#ifndef SPECL_GOLDEN_MODELS
+#define SPECL_GOLDEN_MODELS "llama2-7b"
+#endif
+
+/* Whether NAME is a word of the space-separated LIST. */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && strncmp(p, name, n) == 0) {
+            return 1;
+        }
+        p += w;
+        p += strspn(p, " ");
+    }
+    return 0;
+}
+
+/* The number of words of the space-separated LIST. */
+static int count_words(const char *list)
+{
+    int n = 0;
+    for (const char *p = list + strspn(list, " "); *p;
+         p += strspn(p, " ")) {
+        p += strcspn(p, " ");
+        n++;
+    }
+    return n;
+}
+
+/* Compares GOT (LEN bytes) with the file at PATH; 1 if they differ. */
+static int golden_differs(const char *path, const char *got, size_t len)
+{
+    size_t want_len = 0;
+    char *want = tu_read(path, &want_len);
+    int same = want != NULL && want_len == len && memcmp(want, got, len) == 0;
+    TU_CHECK(same, "%s differs from what specl emits now%s", path,
+             want == NULL ? " (missing)" : "");
+    if (!same && want != NULL) {
+        tu_report_diff(path, want, got);
+    }
+    free(want);
+    return !same;
+}
+
+/* Checks the .plan of every kernel of SPEC against DIR/NAME.plan; returns
+ * the number of kernels (-1 if SPEC does not read), *STALE set on a
+ * difference. */
+static int golden_plans(const char *spec, const char *dir, int *stale)
+{
+    struct spec_set s;
+    if (read_spec(&s, spec) != 0) {
+        TU_CHECK(0, "%s does not read", spec);
+        spec_set_free(&s);
+        return -1;
+    }
+    for (int k = 0; k < s.n_kernel; k++) {
+        struct buf plan;
+        char err[256] = "", path[512];
+        buf_init(&plan);
+        int rc = emit_decisions(&s.kernel[k], &plan, err, sizeof err);
+        TU_CHECK(rc == 0, "%s: %s", s.kernel[k].name, err);
+        snprintf(path, sizeof path, "%s/%s.plan", dir, s.kernel[k].name);
+        if (rc == 0) {
+            *stale |= golden_differs(path, buf_str(&plan), plan.len);
+        }
+        buf_free(&plan);
+    }
+    int n = s.n_kernel;
+    spec_set_free(&s);
+    return n;
+}
+
+/* The number of entries of DIR (-1 if it cannot be read). */
+static int count_entries(const char *dir)
+{
+    char **names;
+    int n = tu_list(dir, NULL, &names);
+    if (n >= 0) {
+        tu_free_list(names, n);
+    }
+    return n;
+}
+
 static void test_golden(void)
 {
     struct spec_set s;
+    int stale = 0, n_full = 0, n_models = 0;
+    int n_plans = golden_plans(GOLDEN_SPEC, GOLDEN_DIR, &stale);
+    CU_ASSERT(n_plans >= 5);
     CU_ASSERT_EQUAL_FATAL(read_spec(&s, GOLDEN_SPEC), 0);
-    CU_ASSERT(s.n_kernel >= 5);
-    int stale = 0;
     for (int k = 0; k < s.n_kernel; k++) {
+        if (!in_list(SPECL_GOLDEN_FULL, s.kernel[k].name)) {
+            continue;
+        }
         struct emitted e;
         char err[256] = "";
         int rc = emit_kernel(&s.kernel[k], &e, err, sizeof err);
@@ -46,62 +145,65 @@ static void test_golden(void)
         if (rc != 0) {
             continue;
         }
+        n_full++;
         for (int i = 0; i < 3; i++) {
             char path[256];
             snprintf(path, sizeof path, GOLDEN_DIR "/%s.%s", e.name, exts[i]);
-            size_t len = 0;
-            char *want = tu_read(path, &len);
             const struct buf *got = emitted_file(&e, i);
-            int same = want != NULL && len == got->len &&
-                       memcmp(want, buf_str(got), len) == 0;
-            TU_CHECK(same, "%s differs from what specl emits now%s", path,
-                     want == NULL ? " (missing)" : "");
-            if (!same) {
-                stale = 1;
-                if (want != NULL) {
-                    tu_report_diff(path, want, buf_str(got));
-                }
-            }
-            free(want);
+            stale |= golden_differs(path, buf_str(got), got->len);
         }
         emitted_free(&e);
+    }
+    spec_set_free(&s);
+    TU_CHECK(n_full == count_words(SPECL_GOLDEN_FULL),
+             "GOLDEN_FULL (%s): %d of its names are kernels of " GOLDEN_SPEC,
+             SPECL_GOLDEN_FULL, n_full);
+    /* Each model: specs/MODEL.yaml, its plans in tests/golden/MODEL/ and
+     * nothing else there. */
+    for (const char *m = SPECL_GOLDEN_MODELS; *m; m += strspn(m, " ")) {
+        char model[64], spec[128], dir[128];
+        size_t w = strcspn(m, " ");
+        snprintf(model, sizeof model, "%.*s", (int)w, m);
+        m += w;
+        snprintf(spec, sizeof spec, "specs/%s.yaml", model);
+        snprintf(dir, sizeof dir, GOLDEN_DIR "/%s", model);
+        int n = golden_plans(spec, dir, &stale);
+        CU_ASSERT(n > 0);
+        int files = count_entries(dir);
+        TU_CHECK(files == n, "%s holds %d files, expected %d (one .plan per "
+                 "kernel of %s)", dir, files, n, spec);
+        n_models++;
     }
     if (stale) {
         fputs("\n    golden files are stale: if the change is intended, run "
               "`make golden-update` and review the diff\n",
               stderr);
     }
-    /* Nothing in tests/golden but golden.yaml and its kernels' files. */
-    char **names;
-    int n = tu_list(GOLDEN_DIR, NULL, &names);
-    TU_CHECK(n == 1 + 3 * s.n_kernel, GOLDEN_DIR " holds %d files, expected "
-             "%d (golden.yaml and 3 per kernel)", n, 1 + 3 * s.n_kernel);
-    if (n >= 0) {
-        tu_free_list(names, n);
-    }
-    spec_set_free(&s);
+    /* Nothing else in tests/golden: golden.yaml, a .plan per kernel, the
+     * full emissions and a directory per model. */
+    int want = 1 + n_plans + 3 * n_full + n_models;
+    int files = count_entries(GOLDEN_DIR);
+    TU_CHECK(files == want, GOLDEN_DIR " holds %d files, expected %d "
+             "(golden.yaml, %d .plan, %d full emissions of 3 files, %d "
+             "model directories)", files, want, n_plans, n_full, n_models);
 }
 
-/* The command line emits the same bytes as emit_kernel. */
-static void test_golden_cli(void)
+/* Every file of GOT_DIR (at least MIN of them) equals the one of the same
+ * name in WANT_DIR. */
+static void same_files(const char *got_dir, const char *want_dir, int min)
 {
-    char *tmp = tu_tempdir();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
-    int rc = tu_run("%s gen " GOLDEN_SPEC " -o '%s' >/dev/null", TU_SPECL,
-                    tmp);
-    CU_ASSERT_EQUAL(rc, 0);
     char **names;
-    int n = tu_list(tmp, NULL, &names);
-    CU_ASSERT(n >= 15);
+    int n = tu_list(got_dir, NULL, &names);
+    TU_CHECK(n >= min, "%s: %d files, expected %d", got_dir, n, min);
     for (int i = 0; i < n; i++) {
-        char *got_path = tu_path(tmp, names[i]);
-        char *want_path = tu_path(GOLDEN_DIR, names[i]);
+        char *got_path = tu_path(got_dir, names[i]);
+        char *want_path = tu_path(want_dir, names[i]);
         size_t got_len = 0, want_len = 0;
         char *got = tu_read(got_path, &got_len);
         char *want = tu_read(want_path, &want_len);
         TU_CHECK(got != NULL && want != NULL && got_len == want_len &&
                      memcmp(got, want, got_len) == 0,
-                 "specl gen: %s differs from %s", got_path, want_path);
+                 "%s differs from %s", got_path, want_path);
         free(got);
         free(want);
         free(got_path);
@@ -110,6 +212,80 @@ static void test_golden_cli(void)
     if (n >= 0) {
         tu_free_list(names, n);
     }
+}
+
+/* The command line writes the same bytes as emit_decisions and
+ * emit_kernel: specl plan -o DIR, specl plan to stdout (the plans one
+ * after the other, a blank line between), and specl gen for the full
+ * emissions kept. */
+static void test_golden_cli(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    int rc = tu_run("%s plan " GOLDEN_SPEC " -o '%s/plan' >/dev/null",
+                    TU_SPECL, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *dir = tu_path(tmp, "plan");
+    same_files(dir, GOLDEN_DIR, 5);
+    free(dir);
+    for (const char *m = SPECL_GOLDEN_MODELS; *m; m += strspn(m, " ")) {
+        char model[64], want[128];
+        size_t w = strcspn(m, " ");
+        snprintf(model, sizeof model, "%.*s", (int)w, m);
+        m += w;
+        rc = tu_run("%s plan specs/%s.yaml -o '%s/%s' >/dev/null", TU_SPECL,
+                    model, tmp, model);
+        CU_ASSERT_EQUAL(rc, 0);
+        dir = tu_path(tmp, model);
+        snprintf(want, sizeof want, GOLDEN_DIR "/%s", model);
+        same_files(dir, want, 1);
+        free(dir);
+    }
+
+    /* stdout: the .plan files in spec order. */
+    struct spec_set s;
+    struct buf all;
+    buf_init(&all);
+    CU_ASSERT_EQUAL_FATAL(read_spec(&s, GOLDEN_SPEC), 0);
+    for (int k = 0; k < s.n_kernel; k++) {
+        char path[256];
+        snprintf(path, sizeof path, GOLDEN_DIR "/%s.plan", s.kernel[k].name);
+        char *text = tu_read(path, NULL);
+        buf_puts(&all, k ? "\n" : "");
+        buf_puts(&all, text != NULL ? text : "");
+        free(text);
+    }
+    rc = tu_run("%s plan " GOLDEN_SPEC " > '%s/stdout.txt'", TU_SPECL, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *path = tu_path(tmp, "stdout.txt");
+    char *out = tu_read(path, NULL);
+    TU_CHECK(out != NULL && strcmp(out, buf_str(&all)) == 0,
+             "specl plan " GOLDEN_SPEC ": stdout is not the .plan files of "
+             GOLDEN_DIR " one after the other");
+    if (out != NULL) {
+        tu_report_diff("specl plan stdout", buf_str(&all), out);
+    }
+    free(out);
+    free(path);
+    buf_free(&all);
+
+    /* specl gen: the full emissions kept. */
+    rc = tu_run("%s gen " GOLDEN_SPEC " -o '%s/gen' >/dev/null", TU_SPECL,
+                tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    for (int k = 0; k < s.n_kernel; k++) {
+        if (!in_list(SPECL_GOLDEN_FULL, s.kernel[k].name)) {
+            continue;
+        }
+        for (int i = 0; i < 3; i++) {
+            rc = tu_run("cmp -s '%s/gen/%s.%s' " GOLDEN_DIR "/%s.%s", tmp,
+                        s.kernel[k].name, exts[i], s.kernel[k].name,
+                        exts[i]);
+            TU_CHECK(rc == 0, "specl gen: %s.%s differs from " GOLDEN_DIR,
+                     s.kernel[k].name, exts[i]);
+        }
+    }
+    spec_set_free(&s);
     CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
     free(tmp);
 }
@@ -200,6 +376,139 @@ static char *embedded_source(const char *c)
     return out;
 }
 
+/* Whether PLAN has a line "  NAME VALUE..." (any spacing between) after
+ * its first. */
+static int has_decision(const char *plan, const char *name, size_t name_len,
+                        const char *value, size_t value_len)
+{
+    for (const char *p = strstr(plan, "\n  "); p != NULL;
+         p = strstr(p + 1, "\n  ")) {
+        const char *q = p + 3;
+        if (strncmp(q, name, name_len) != 0 || q[name_len] != ' ') {
+            continue;
+        }
+        q += name_len;
+        q += strspn(q, " ");
+        if (strncmp(q, value, value_len) == 0 &&
+            (q[value_len] == ' ' || q[value_len] == '\n')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Checks the "#define PREFIXNAME VALUE" lines of TEXT from FROM (to the
+ * first blank line when BLOCK) against PLAN's "  NAME VALUE"; returns how
+ * many were found. */
+static int check_defines(const char *what, const char *text, const char *from,
+                         const char *prefix, int block, const char *plan)
+{
+    const char *p = strstr(text, from);
+    size_t pl = strlen("#define ") + strlen(prefix);
+    int n = 0;
+    while (p != NULL && *p != '\0' && !(block && *p == '\n')) {
+        size_t len = strcspn(p, "\n");
+        if (strncmp(p, "#define ", 8) == 0 &&
+            strncmp(p + 8, prefix, strlen(prefix)) == 0) {
+            const char *name = p + pl;
+            size_t name_len = strcspn(name, " \n");
+            const char *value = name + name_len + strspn(name + name_len, " ");
+            size_t value_len = strcspn(value, " \n");
+            TU_CHECK(has_decision(plan, name, name_len, value, value_len),
+                     "%s: %.*s is not in the decisions", what, (int)len, p);
+            n++;
+        }
+        p += len + (p[len] != '\0');
+    }
+    return n;
+}
+
+/* A copy of the part of PLAN from the line ending in HEADING to the next
+ * blank line ("" if there is none; caller frees). */
+static char *plan_section(const char *plan, const char *heading)
+{
+    const char *p = strstr(plan, heading);
+    const char *end = p != NULL ? strstr(p, "\n\n") : NULL;
+    if (p == NULL) {
+        return strdup("");
+    }
+    size_t n = end != NULL ? (size_t)(end - p) + 1 : strlen(p);
+    char *out = malloc(n + 1);
+    if (out != NULL) {
+        memcpy(out, p, n);
+        out[n] = '\0';
+    }
+    return out;
+}
+
+/* The decisions agree with the files emitted: every #define of the .cl
+ * prelude and of the header, every kernel with its work-group size, the
+ * scratch and the number of paths. */
+static void check_decisions(const struct kernel_spec *ks,
+                            const struct emitted *e)
+{
+    struct buf b;
+    char err[256] = "", prefix[SPECL_NAME_MAX + 1];
+    buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(emit_decisions(ks, &b, err, sizeof err), 0);
+    const char *plan = buf_str(&b);
+    char *prelude = plan_section(plan, ".cl, #define prelude:\n");
+    char *constants = plan_section(plan, ".h, constants");
+    CU_ASSERT_FATAL(prelude != NULL && constants != NULL);
+    int n = check_defines(ks->name, buf_str(&e->cl), "/* Parameters:", "", 1,
+                          prelude);
+    TU_CHECK(n > 0, "%s.cl: no #define prelude found", ks->name);
+    snprintf(prefix, sizeof prefix, "%s_", ks->name);
+    n = check_defines(ks->name, buf_str(&e->h), "#define", prefix, 0,
+                      constants);
+    TU_CHECK(n > 0, "%s.h: no constants found", ks->name);
+    free(prelude);
+    free(constants);
+
+    const char *c = buf_str(&e->c);
+    const char *names = strstr(c, "specl_kernel_names[] = {");
+    const char *threads = strstr(c, "specl_kernel_threads[] = {");
+    CU_ASSERT_FATAL(names != NULL && threads != NULL);
+    names = strchr(names, '{') + 1;
+    threads = strchr(threads, '{') + 1;
+    for (int k = 0; *names == '"' || *names == ' '; k++) {
+        names += strspn(names, " \"");
+        threads += strspn(threads, " ,");
+        size_t nl = strcspn(names, "\""), tl = strcspn(threads, ",}");
+        TU_CHECK(has_decision(plan, names, nl, threads, tl),
+                 "%s.c: kernel %d, %.*s with %.*s work-items, is not in the "
+                 "decisions", ks->name, k, (int)nl, names, (int)tl, threads);
+        names += nl + 1;
+        threads += tl;
+        names += strspn(names, ",");
+    }
+    const char *sc = strstr(c, "#define SPECL_SCRATCH_PER_ROW ");
+    CU_ASSERT_FATAL(sc != NULL);
+    long per_row = strtol(sc + strlen("#define SPECL_SCRATCH_PER_ROW "), NULL,
+                          10);
+    char want[64];
+    if (per_row != 0) {
+        snprintf(want, sizeof want, "\nscratch: rows x %ld floats\n", per_row);
+    } else {
+        snprintf(want, sizeof want, "\nscratch: none\n");
+    }
+    TU_CHECK(strstr(plan, want) != NULL, "%s: no `%.*s` in the decisions",
+             ks->name, (int)strlen(want) - 2, want + 1);
+    int paths_c = 0, paths_plan = 0;
+    for (const char *p = strstr(c, "specl_launch specl_path"); p != NULL;
+         p = strstr(p + 1, "specl_launch specl_path")) {
+        paths_c++;
+    }
+    for (const char *p = strstr(plan, "\npath "); p != NULL;
+         p = strstr(p + 1, "\npath ")) {
+        paths_plan++;
+    }
+    TU_CHECK(paths_c == paths_plan && paths_c > 0,
+             "%s: %d paths in the stub, %d in the decisions", ks->name,
+             paths_c, paths_plan);
+    buf_free(&b);
+}
+
 static void test_emitted_shape(void)
 {
     struct spec_set s;
@@ -244,6 +553,7 @@ static void test_emitted_shape(void)
             tu_report_diff("embedded source", buf_str(&e.cl), src);
         }
         free(src);
+        check_decisions(ks, &e);
         emitted_free(&e);
     }
     spec_set_free(&s);
@@ -431,9 +741,9 @@ int add_emit_suite(void)
 {
     CU_pSuite s = CU_add_suite("emit", NULL, NULL);
     if (s == NULL ||
-        CU_add_test(s, "golden files (emit_kernel)", test_golden) == NULL ||
-        CU_add_test(s, "golden files (specl gen)", test_golden_cli) == NULL ||
-        CU_add_test(s, "header, prefixes, embedded source",
+        CU_add_test(s, "golden files (emit_decisions, emit_kernel)", test_golden) == NULL ||
+        CU_add_test(s, "golden files (specl plan, specl gen)", test_golden_cli) == NULL ||
+        CU_add_test(s, "header, prefixes, embedded source, decisions",
                     test_emitted_shape) == NULL ||
         CU_add_test(s, "deterministic in process",
                     test_in_process_determinism) == NULL ||

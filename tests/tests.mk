@@ -38,13 +38,29 @@ $(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
 $(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
 	$(CC) $(STUB_CFLAGS) -I$(STUB_DIR) -c -o $@ $<
 
-# ---- golden files: emitted text (tests/golden) and error messages
-# (tests/bad/*.err). Regenerated on purpose only; review with git diff.
-# Always from the repo root with the same relative paths: the emitted
-# header comment and every message name the spec path as given.
+# ---- golden files (tests/golden) and error messages (tests/bad/*.err).
+# tests/golden pins what the generator decides (`specl plan`): NAME.plan
+# for every kernel of golden.yaml, MODEL/NAME.plan for every kernel of
+# specs/MODEL.yaml for each of GOLDEN_MODELS; and the emitted .cl/.h/.c of
+# the GOLDEN_FULL kernels only (the syntax and stub suites compile and run
+# every emission). Regenerated on purpose only; review with git diff.
+# Always from the repo root with the same relative paths: the header
+# comment and every message name the spec path as given.
+GOLDEN_FULL   = golden_rmsnorm
+GOLDEN_MODELS = llama2-7b
+TEST_CFLAGS  += -DSPECL_GOLDEN_FULL='"$(GOLDEN_FULL)"' -DSPECL_GOLDEN_MODELS='"$(GOLDEN_MODELS)"'
+$(B)/tests/test_emit.o: tests/tests.mk
+
 golden-update: $(B)/specl
-	rm -f tests/golden/*.cl tests/golden/*.h tests/golden/*.c
-	$(B)/specl gen tests/golden/golden.yaml -o tests/golden
+	rm -f tests/golden/*.plan tests/golden/*.cl tests/golden/*.h tests/golden/*.c
+	rm -rf $(GOLDEN_MODELS:%=tests/golden/%) $(B)/golden-full
+	$(B)/specl plan tests/golden/golden.yaml -o tests/golden
+	@set -e; for m in $(GOLDEN_MODELS); do \
+	    echo "$(B)/specl plan specs/$$m.yaml -o tests/golden/$$m"; \
+	    $(B)/specl plan specs/$$m.yaml -o tests/golden/$$m; \
+	done
+	$(B)/specl gen tests/golden/golden.yaml -o $(B)/golden-full
+	cp $(foreach n,$(GOLDEN_FULL),$(B)/golden-full/$(n).cl $(B)/golden-full/$(n).h $(B)/golden-full/$(n).c) tests/golden/
 	@for f in tests/bad/*.yaml; do \
 	    $(B)/specl check $$f 2>&1 >/dev/null | grep -v '^specl: ' > $${f%.yaml}.err; \
 	done; echo "rewrote tests/bad/*.err"
@@ -70,6 +86,7 @@ endif
 	echo "valgrind: bad fixtures ok"
 	rm -rf $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/specl gen specs/*.yaml -o $(B)/valgrind-out
+	$(VALGRIND) --error-exitcode=1 $(B)/specl plan specs/*.yaml -o $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
 	$(VALGRIND) --error-exitcode=1 $(B)/specl_tests spec emit syntax
 
