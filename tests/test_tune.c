@@ -474,8 +474,8 @@ static void test_filter_cases(void)
 
     /* lora_forward: the op defaults and a hand-picked tile are valid. */
     expect_config(lora, "", NULL);
-    expect_config(lora, "m=64 n=64 k=16 wm=8 wn=8 warp_n=0 xa=prepass "
-                  "delta=fused", NULL);
+    expect_config(lora, "m=64 n=64 k=16 wm=8 wn=8 warp_n=0 xa=prepass",
+                  NULL);
     expect_config(lora, "m=128 n=64 k=16 wm=4 wn=4 warp_n=8 xa=inline", NULL);
     /* Register tiles that do not divide the tile. */
     expect_config(lora, "m=64 wm=3", "tile m (64) must be a multiple of wm "
@@ -1897,7 +1897,8 @@ static void test_knobs_text(void)
     TU_CHECK(tune_apply_knobs(&k, "xa=sideways") == -1 &&
                  tune_apply_knobs(&k, "pad=") == -1 &&
                  tune_apply_knobs(&k, "m=64.5") == -1 &&
-                 tune_apply_knobs(&k, "xa=inline delta=split") == 0,
+                 tune_apply_knobs(&k, "xa=inline warp_n=0") == 0 &&
+                 tune_apply_knobs(&k, "xa=inline delta=split") == -1,
              "lora knob texts");
 
     /* Shape texts: the int and bool fields, no floats. */

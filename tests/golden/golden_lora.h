@@ -3,7 +3,7 @@
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f32
  * fields: in_features=128 out_features=64 rank=8 alpha=16 base=true* accumulate=false*
- * tile:   m=32* n=32* k=16* wm=4* wn=4* vec=4* pad=4* xa=inline* delta=split* warp_n=8* decode_rows=16* decode_n=8* decode_k=32* decode_split=4* decode_xa=inline* xa_m=128* xa_k=8* xa_chunk=128*
+ * tile:   m=32* n=32* k=16* wm=4* wn=4* vec=4* pad=4* xa=inline* warp_n=8* decode_rows=16* decode_n=8* decode_k=32* xa_m=128* xa_k=8* xa_chunk=128*
  *         (* = not in the spec: op defaults for the shape)
  */
 

@@ -3,7 +3,7 @@
  * op:     lora_forward (Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run time)
  * dtype:  f16
  * fields: in_features=64 out_features=128 rank=4 scale=0.25 base=false accumulate=true
- * tile:   m=32* n=32* k=16* wm=4* wn=4* vec=4* pad=4* xa=prepass* delta=split* warp_n=8* decode_rows=16* decode_n=8* decode_k=4* decode_split=2* decode_xa=inline* xa_m=128* xa_k=8* xa_chunk=64*
+ * tile:   m=32* n=32* k=16* wm=4* wn=4* vec=4* pad=4* xa=prepass* warp_n=8* decode_rows=16* decode_n=8* decode_k=4* xa_m=128* xa_k=8* xa_chunk=64*
  *         (* = not in the spec: op defaults for the shape)
  */
 
