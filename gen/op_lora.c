@@ -258,6 +258,12 @@ static int uses_xa(const struct lora *c)
     return c->xa == XA_PREPASS;
 }
 
+/* lora_main runs (with X*W, or X*A inline), else lora_expand. */
+static int uses_main(const struct lora *c)
+{
+    return c->base || c->xa == XA_INLINE;
+}
+
 /* base: false after lora_xa: lora_expand instead of lora_main. */
 static int uses_expand(const struct lora *c)
 {
@@ -662,16 +668,25 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_define(p, "ACCUMULATE", "1: Y += result", "%d", c->accumulate);
     plan_define(p, "XA_INLINE", "1: lora_main computes X*A itself", "%d",
                 c->xa == XA_INLINE);
-    plan_define(p, "TILE_M", "rows of Y per work-group", "%ld", c->m);
-    plan_define(p, "TILE_N", "columns of Y per work-group", "%ld", c->n);
-    plan_define(p, "TILE_K", "K elements per local-memory stage", "%ld",
-                c->k);
-    plan_define(p, "WORK_M", "rows of Y per work-item", "%ld", c->wm);
-    plan_define(p, "WORK_N", "columns of Y per work-item", "%ld", c->wn);
+    /* lora_main's knobs only where it runs, and WARP_N as the layout it
+     * gives (a warp as wide as a row of work-items is row-major): a knob
+     * that changes no code then leaves the emitted source as it is, and
+     * `specl tune`, which merges configs by that source, times it once. */
+    int runs_main = uses_main(c);
+    if (runs_main) {
+        plan_define(p, "TILE_M", "rows of Y per work-group", "%ld", c->m);
+        plan_define(p, "TILE_N", "columns of Y per work-group", "%ld", c->n);
+        plan_define(p, "TILE_K", "K elements per local-memory stage", "%ld",
+                    c->k);
+        plan_define(p, "WORK_M", "rows of Y per work-item", "%ld", c->wm);
+        plan_define(p, "WORK_N", "columns of Y per work-item", "%ld", c->wn);
+    }
     plan_define(p, "VEC", "elements per global load or store", "%ld",
                 c->vec);
-    plan_define(p, "PAD", "floats appended to each local-memory row", "%ld",
-                c->pad);
+    if (runs_main) {
+        plan_define(p, "PAD", "floats appended to each local-memory row",
+                    "%ld", c->pad);
+    }
     plan_define(p, "XA_M", "lora_xa: rows per work-group", "%ld", c->xa_m);
     plan_define(p, "XA_K", "lora_xa: work-items along K", "%ld", c->xa_k);
     plan_define(p, "XA_W", "lora_xa: rows per work-item", "%ld",
@@ -682,8 +697,11 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                 expand_threads(c));
     plan_define(p, "EXPAND_ROWS", "lora_expand: rows per work-group", "%ld",
                 expand_rows(c) < 1 ? 1 : expand_rows(c));
-    plan_define(p, "WARP_N", "lora_main: work-items along N per warp",
-                "%ld", c->warp_n);
+    if (runs_main) {
+        plan_define(p, "WARP_N",
+                    "lora_main: work-items along N per warp; 0: row-major",
+                    "%ld", c->warp_n == c->n / c->wn ? 0 : c->warp_n);
+    }
     plan_define(p, "DECODE_ROWS", "rows lora_decode handles at most", "%ld",
                 c->decode_rows);
     plan_define(p, "DECODE_N", "lora_decode: work-items along N", "%ld",

@@ -46,7 +46,7 @@ static const char *const specl_source[] = {
     "#define XA_CHUNK 128    /* lora_xa: rows of A staged at once */\n",
     "#define EXPAND_N 16     /* lora_expand: work-items along N */\n",
     "#define EXPAND_ROWS 64  /* lora_expand: rows per work-group */\n",
-    "#define WARP_N 8        /* lora_main: work-items along N per warp */\n",
+    "#define WARP_N 0        /* lora_main: work-items along N per warp; 0: row-major */\n",
     "#define DECODE_ROWS 16  /* rows lora_decode handles at most */\n",
     "#define DECODE_N 8      /* lora_decode: work-items along N */\n",
     "#define DECODE_K 32     /* lora_decode: work-items along the reduction */\n",

@@ -28,7 +28,7 @@
 #define XA_CHUNK 128    /* lora_xa: rows of A staged at once */
 #define EXPAND_N 16     /* lora_expand: work-items along N */
 #define EXPAND_ROWS 64  /* lora_expand: rows per work-group */
-#define WARP_N 8        /* lora_main: work-items along N per warp */
+#define WARP_N 0        /* lora_main: work-items along N per warp; 0: row-major */
 #define DECODE_ROWS 16  /* rows lora_decode handles at most */
 #define DECODE_N 8      /* lora_decode: work-items along N */
 #define DECODE_K 32     /* lora_decode: work-items along the reduction */

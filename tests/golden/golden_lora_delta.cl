@@ -15,20 +15,13 @@
 #define HAS_BASE 0       /* 1: Y includes X*W */
 #define ACCUMULATE 1     /* 1: Y += result */
 #define XA_INLINE 0      /* 1: lora_main computes X*A itself */
-#define TILE_M 32        /* rows of Y per work-group */
-#define TILE_N 32        /* columns of Y per work-group */
-#define TILE_K 16        /* K elements per local-memory stage */
-#define WORK_M 4         /* rows of Y per work-item */
-#define WORK_N 4         /* columns of Y per work-item */
 #define VEC 4            /* elements per global load or store */
-#define PAD 4            /* floats appended to each local-memory row */
 #define XA_M 128         /* lora_xa: rows per work-group */
 #define XA_K 8           /* lora_xa: work-items along K */
 #define XA_W 8           /* lora_xa: rows per work-item */
 #define XA_CHUNK 64      /* lora_xa: rows of A staged at once */
 #define EXPAND_N 32      /* lora_expand: work-items along N */
 #define EXPAND_ROWS 64   /* lora_expand: rows per work-group */
-#define WARP_N 8         /* lora_main: work-items along N per warp */
 #define DECODE_ROWS 16   /* rows lora_decode handles at most */
 #define DECODE_N 8       /* lora_decode: work-items along N */
 #define DECODE_K 4       /* lora_decode: work-items along the reduction */
