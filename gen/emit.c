@@ -6,6 +6,7 @@
 #include "emit.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,20 +89,80 @@ static void define_lines(const struct define *defs, int n,
     }
 }
 
-int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
-            struct buf *out, char *err, size_t errsize)
+/* The kernel source after its header comment: the prelude and the
+ * rendered template. */
+static int cl_body(const struct kernel_spec *ks, const struct plan *plan,
+                   struct buf *out, char *err, size_t errsize)
 {
     const char *tmpl = template_text(ks->op->template_file);
     if (tmpl == NULL) {
         snprintf(err, errsize, "no template %s", ks->op->template_file);
         return -1;
     }
-    header_comment(ks, "cl", out);
     buf_puts(out, "\n/* Parameters: every other knob keeps the template's "
                   "default. */\n");
     define_lines(plan->define, plan->n_define, "", out);
     buf_puts(out, "\n");
     return render(out, tmpl, NULL, err, errsize);
+}
+
+int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
+            struct buf *out, char *err, size_t errsize)
+{
+    header_comment(ks, "cl", out);
+    return cl_body(ks, plan, out, err, errsize);
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+int emit_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
+                   size_t errsize)
+{
+    struct plan p;
+    struct buf b;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    buf_init(&b);
+    if (cl_body(ks, &p, &b, err, errsize) < 0) {
+        buf_free(&b);
+        return -1;
+    }
+    /* What the header and the stub take from the plan, as text. */
+    for (int i = 0; i < p.n_constant; i++) {
+        buf_printf(&b, "constant %s %s\n", p.constant[i].name,
+                   p.constant[i].value);
+    }
+    for (int i = 0; i < p.n_buffer; i++) {
+        buf_printf(&b, "buffer %s %ld %ld %d\n", p.buffer[i].name,
+                   p.buffer[i].per_row, p.buffer[i].fixed,
+                   p.buffer[i].optional);
+    }
+    buf_printf(&b, "scratch %ld\n", p.scratch_per_row);
+    for (int i = 0; i < p.n_path; i++) {
+        const struct path *pa = &p.path[i];
+        buf_printf(&b, "path %ld %s\n", pa->max_rows, pa->why);
+        for (int l = 0; l < pa->n_launch; l++) {
+            const struct launch *la = &pa->launch[l];
+            buf_printf(&b, "launch %s %d %zu %zu %zu %zu %zu", la->kernel,
+                       la->dims, la->local[0], la->local[1], la->groups[0],
+                       la->groups[1], la->rows_per_group);
+            for (int a = 0; la->args[a] != NULL; a++) {
+                buf_printf(&b, " %s", la->args[a]);
+            }
+            buf_puts(&b, "\n");
+        }
+    }
+    *hash = fnv1a(14695981039346656037u, buf_str(&b), b.len);
+    buf_free(&b);
+    return 0;
 }
 
 /* Appends S as the body of a C string literal. */

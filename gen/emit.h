@@ -2,6 +2,8 @@
 #ifndef SPECL_EMIT_H
 #define SPECL_EMIT_H
 
+#include <stdint.h>
+
 #include "buf.h"
 #include "op.h"
 
@@ -22,6 +24,14 @@ void emitted_free(struct emitted *e);
  * message in ERR (an internal template problem). */
 int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
             struct buf *out, char *err, size_t errsize);
+
+/* A hash of the code KS emits, apart from the header comments (which list
+ * its knobs): the kernel source with its prelude, and the plan's launches,
+ * buffers and constants. Configs of one kernel with equal hashes emit the
+ * same kernels, launched the same way (`specl tune` times one of them).
+ * Returns 0, or -1 with a message in ERR. */
+int emit_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
+                   size_t errsize);
 
 /* Plans and renders all three files of KS into E (initialised here).
  * Returns 0, or -1 with a message in ERR. */

@@ -12,10 +12,6 @@
 
 static const char *const xa_choices[] = {"prepass", "inline", NULL};
 enum { XA_PREPASS, XA_INLINE };
-static const char *const delta_choices[] = {"fused", "split", NULL};
-enum { DELTA_FUSED, DELTA_SPLIT };
-static const char *const decode_xa_choices[] = {"inline", "prepass", NULL};
-enum { DECODE_XA_INLINE, DECODE_XA_PREPASS };
 
 static const struct param_def lora_fields[] = {
     {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
@@ -47,9 +43,6 @@ static const struct param_def lora_knobs[] = {
      "floats of padding per local-memory row (bank conflicts)"},
     {"xa", VALUE_CHOICE, 0, XA_PREPASS, 0, 0, xa_choices,
      "X*A: prepass (lora_xa into scratch) or inline (in lora_main)"},
-    {"delta", VALUE_CHOICE, 0, DELTA_SPLIT, 0, 0, delta_choices,
-     "base: false: fused (one lora_delta) or split (lora_xa, then "
-     "lora_expand or, with xa: inline, lora_main)"},
     {"warp_n", VALUE_INT, 0, 8, 0, 32, NULL,
      "lora_main: work-items along N per warp of 32; 0: row-major"},
     {"decode_rows", VALUE_INT, 0, 16, 0, 64, NULL,
@@ -58,14 +51,10 @@ static const struct param_def lora_knobs[] = {
      "lora_decode: work-items along N, vec columns each"},
     {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
      "lora_decode: work-items splitting the reduction"},
-    {"decode_split", VALUE_INT, 0, 16, 1, 64, NULL,
-     "lora_decode: work-groups along K of the lora_xa before it"},
-    {"decode_xa", VALUE_CHOICE, 0, DECODE_XA_INLINE, 0, 0, decode_xa_choices,
-     "lora_decode: T = X*A inline (one launch) or prepass (lora_xa)"},
     {"xa_m", VALUE_INT, 0, 16, 1, 1024, NULL,
-     "lora_xa, lora_delta: rows of X per work-group"},
+     "lora_xa: rows of X per work-group"},
     {"xa_k", VALUE_INT, 0, 64, 1, 1024, NULL,
-     "lora_xa, lora_delta: work-items splitting K"},
+     "lora_xa: work-items splitting K"},
     {"xa_chunk", VALUE_INT, 0, 256, 1, 16777216, NULL,
      "lora_xa: rows of A staged in local memory at once (a multiple of "
      "vec); K is split over work-groups in stretches of this size"},
@@ -76,10 +65,9 @@ struct lora {
     long K, N, R;
     int base, accumulate;
     long m, n, k, wm, wn, vec, pad;
-    int xa, delta;
+    int xa;
     long warp_n;
-    long decode_rows, decode_n, decode_k, decode_split, xa_m, xa_k;
-    int decode_xa;
+    long decode_rows, decode_n, decode_k, xa_m, xa_k;
     long xa_chunk;
 };
 
@@ -98,15 +86,12 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->vec = (long)spec_knob(ks, "vec");
     c->pad = (long)spec_knob(ks, "pad");
     c->xa = (int)spec_knob(ks, "xa");
-    c->delta = (int)spec_knob(ks, "delta");
     c->warp_n = (long)spec_knob(ks, "warp_n");
     c->decode_rows = (long)spec_knob(ks, "decode_rows");
     c->decode_n = (long)spec_knob(ks, "decode_n");
     c->decode_k = (long)spec_knob(ks, "decode_k");
-    c->decode_split = (long)spec_knob(ks, "decode_split");
     c->xa_m = (long)spec_knob(ks, "xa_m");
     c->xa_k = (long)spec_knob(ks, "xa_k");
-    c->decode_xa = (int)spec_knob(ks, "decode_xa");
     c->xa_chunk = (long)spec_knob(ks, "xa_chunk");
 }
 
@@ -187,15 +172,9 @@ static long main_local(const struct lora *c, int xa)
     return 4 * floats;
 }
 
-/* lora_delta replaces the base: false launches. */
-static int fused_delta(const struct lora *c)
-{
-    return !c->base && c->delta == DELTA_FUSED;
-}
-
-/* Rows per work-item of lora_xa and lora_delta (XA_W): as many as divide
- * xa_m with at most 64 accumulators, so that each A value staged in local
- * memory serves several rows. */
+/* Rows per work-item of lora_xa (XA_W): as many as divide xa_m with at
+ * most 64 accumulators, so that each A value staged in local memory serves
+ * several rows. */
 static long xa_rows_per_item(const struct lora *c)
 {
     long w = 8;
@@ -210,7 +189,7 @@ static long xa_threads(const struct lora *c)
     return c->xa_k * (c->xa_m / xa_rows_per_item(c));
 }
 
-/* The reduction of lora_xa and lora_delta, in floats. */
+/* The reduction of lora_xa, in floats. */
 static long xa_reduction(const struct lora *c)
 {
     return (c->xa_m / xa_rows_per_item(c)) * c->R * (c->xa_k + 1);
@@ -229,17 +208,6 @@ static long xa_local(const struct lora *c)
 {
     long a = xa_staged_a(c), red = xa_reduction(c);
     return 4 * (a > red ? a : red);
-}
-
-/* Local memory of lora_delta in bytes: a slab of A (xa_k * vec rows at a
- * padded stride) sharing memory with the reduction, and T. */
-static long delta_local(const struct lora *c)
-{
-    long lda = c->R % 4 == 0 ? (c->R % 8 == 0 ? c->R + 4 : c->R)
-                             : (c->R % 2 == 0 ? c->R + 1 : c->R);
-    long slab = c->xa_k * c->vec * lda;
-    long red = xa_reduction(c);
-    return 4 * ((slab > red ? slab : red) + c->xa_m * c->R);
 }
 
 /* Partial sums of T that lora_xa writes per row before lora_main and
@@ -270,18 +238,15 @@ static long decode_fit(const struct lora *c, long per_row)
     return fit < 1 ? 1 : fit > c->decode_rows ? c->decode_rows : fit;
 }
 
-/* The template's DEC_RED_SIZE: partial sums of Y, and with decode_xa:
- * inline those of T (RANK rounded up to decode_n columns). */
+/* The template's DEC_RED_SIZE: partial sums of Y, or of T (RANK rounded
+ * up to decode_n columns), whichever take more. */
 static long decode_red(const struct lora *c)
 {
     long per_row = c->decode_k * c->decode_n * c->vec;
     long red = decode_fit(c, per_row) * per_row;
-    if (c->decode_xa == DECODE_XA_INLINE) {
-        long t_row = c->decode_k * ceil_div(c->R, c->decode_n) * c->decode_n;
-        long tred = decode_fit(c, t_row) * t_row;
-        red = tred > red ? tred : red;
-    }
-    return red;
+    long t_row = c->decode_k * ceil_div(c->R, c->decode_n) * c->decode_n;
+    long tred = decode_fit(c, t_row) * t_row;
+    return tred > red ? tred : red;
 }
 
 static long decode_local(const struct lora *c)
@@ -289,39 +254,28 @@ static long decode_local(const struct lora *c)
     return 4 * (decode_red(c) + c->decode_rows * c->R);
 }
 
-/* lora_decode reads T from lora_xa's scratch. */
-static int decode_prepass(const struct lora *c)
-{
-    return c->decode_rows > 0 && c->decode_xa == DECODE_XA_PREPASS;
-}
-
 /* lora_xa runs before lora_main or lora_expand. */
-static int main_prepass(const struct lora *c)
-{
-    return c->xa == XA_PREPASS && !fused_delta(c);
-}
-
-/* base: false without lora_delta: lora_xa, then lora_expand. */
-static int uses_expand(const struct lora *c)
-{
-    return !c->base && main_prepass(c);
-}
-
-/* lora_xa runs when X*A is a prepass or lora_decode needs T from it. */
 static int uses_xa(const struct lora *c)
 {
-    return main_prepass(c) || decode_prepass(c);
+    return c->xa == XA_PREPASS;
 }
 
-/* Floats of scratch per row: the partial sums of T of whichever lora_xa
- * launch writes more of them. */
+/* lora_main runs (with X*W, or X*A inline), else lora_expand. */
+static int uses_main(const struct lora *c)
+{
+    return c->base || c->xa == XA_INLINE;
+}
+
+/* base: false after lora_xa: lora_expand instead of lora_main. */
+static int uses_expand(const struct lora *c)
+{
+    return !c->base && uses_xa(c);
+}
+
+/* Floats of scratch per row: the partial sums of T from lora_xa. */
 static long scratch_per_row(const struct lora *c)
 {
-    long n = main_prepass(c) ? c->R * xa_split(c) : 0;
-    if (decode_prepass(c) && c->R * c->decode_split > n) {
-        n = c->R * c->decode_split;
-    }
-    return n;
+    return uses_xa(c) ? c->R * xa_split(c) : 0;
 }
 
 static int knob_set(const struct kernel_spec *ks, const char *key)
@@ -437,80 +391,44 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "decode_k",
                  min_l(32, pow2_ceil(c.base ? ceil_div(c.K, c.vec) : c.R)));
 
-    /* lora_delta: 16 rows per work-group, 4 per work-item at rank 16,
-     * 256 work-items; shrunk until local memory fits. */
-    int fused = fused_delta(&c);
-    if (fused) {
-        if (!knob_set(ks, "xa_k")) {
-            long per = c.xa_m / xa_rows_per_item(&c);
-            long xk = 256 / (per < 1 ? 1 : per);
-            default_knob(ks, "xa_k", min_l(xk < 1 ? 1 : xk,
-                                           pow2_ceil(ceil_div(c.K, c.vec))));
-            lora_read(ks, &c);
-        }
-        while (delta_local(&c) > LOCAL_MAX) {
-            if (!knob_set(ks, "xa_k") && c.xa_k > 4) {
-                default_knob(ks, "xa_k", c.xa_k / 2);
-            } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
-                default_knob(ks, "xa_m", c.xa_m / 2);
-            } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
-                default_knob(ks, "xa_k", c.xa_k / 2);
-            } else {
-                break; /* validate() says what does not fit */
-            }
-            lora_read(ks, &c);
-        }
-    } else {
-        /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank
-         * 16) by 8 work-items along K. Many rows per work-group, so that
-         * each row of A staged in local memory serves many rows of X; K is
-         * split over work-groups in equal stretches of at most what local
-         * memory holds of A, staged once per work-group (the fastest of
-         * the geometries measured on the H100, bench/lab). */
-        long w = 4;
-        while (w > 1 && w * c.R > 64) {
-            w /= 2;
-        }
-        default_knob(ks, "xa_m", 32 * w);
-        default_knob(ks, "xa_k", min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
+    /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank 16)
+     * by 8 work-items along K. Many rows per work-group, so that each row
+     * of A staged in local memory serves many rows of X; K is split over
+     * work-groups in equal stretches of at most what local memory holds of
+     * A, staged once per work-group (the fastest of the geometries
+     * measured on the H100, bench/lab). */
+    long w = 4;
+    while (w > 1 && w * c.R > 64) {
+        w /= 2;
+    }
+    default_knob(ks, "xa_m", 32 * w);
+    default_knob(ks, "xa_k", min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
+    lora_read(ks, &c);
+    long step = c.xa_k * c.vec;
+    if (!knob_set(ks, "xa_chunk")) {
+        /* 256 rows of A (16 KiB at rank 16): K = 4096 makes 16 stretches,
+         * 512 work-groups at 4096 rows, about two full waves on the H100;
+         * 480 (the most 32 KiB holds) made 9 and a second wave of a few
+         * work-groups, 1.5x slower. */
+        long chunk = min_l(256, ceil_div(c.K, step) * step);
+        default_knob(ks, "xa_chunk", chunk < step ? step : chunk);
         lora_read(ks, &c);
-        long step = c.xa_k * c.vec;
-        if (!knob_set(ks, "xa_chunk")) {
-            /* 256 rows of A (16 KiB at rank 16): K = 4096 makes 16
-             * stretches, 512 work-groups at 4096 rows, about two full
-             * waves on the H100; 480 (the most 32 KiB holds) made 9 and a
-             * second wave of a few work-groups, 1.5x slower. */
-            long chunk = min_l(256, ceil_div(c.K, step) * step);
-            default_knob(ks, "xa_chunk", chunk < step ? step : chunk);
-            lora_read(ks, &c);
+    }
+    while (xa_local(&c) > LOCAL_MAX) {
+        if (!knob_set(ks, "xa_chunk") && c.xa_chunk > c.vec &&
+            4 * xa_staged_a(&c) > LOCAL_MAX) {
+            default_knob(ks, "xa_chunk",
+                         c.xa_chunk > step ? c.xa_chunk - step : c.vec);
+        } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
+            default_knob(ks, "xa_k", c.xa_k / 2);
+        } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
+            default_knob(ks, "xa_m", c.xa_m / 2);
+        } else {
+            break; /* validate() says what does not fit */
         }
-        while (xa_local(&c) > LOCAL_MAX) {
-            if (!knob_set(ks, "xa_chunk") && c.xa_chunk > c.vec &&
-                4 * xa_staged_a(&c) > LOCAL_MAX) {
-                default_knob(ks, "xa_chunk",
-                             c.xa_chunk > step ? c.xa_chunk - step : c.vec);
-            } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
-                default_knob(ks, "xa_k", c.xa_k / 2);
-            } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
-                default_knob(ks, "xa_m", c.xa_m / 2);
-            } else {
-                break; /* validate() says what does not fit */
-            }
-            lora_read(ks, &c);
-        }
+        lora_read(ks, &c);
     }
 
-    /* Before lora_decode, lora_xa splits K over work-groups, one slab of
-     * xa_k * vec elements each, so that T for a few rows takes a few
-     * microseconds; the partial sums stay within 1024 floats per row
-     * unless xa_chunk needs more work-groups. */
-    long split = ceil_div(c.K, c.xa_k * c.vec);
-    split = min_l(split, min_l(64, 1024 / c.R));
-    /* lora_xa takes at most xa_chunk of K per work-group */
-    if (split < xa_split(&c)) {
-        split = xa_split(&c);
-    }
-    default_knob(ks, "decode_split", split);
     /* lora_decode only where its local memory fits, unless the spec set
      * its shape (then validate() says what does not fit). */
     if (!knob_set(ks, "decode_rows") && !knob_set(ks, "decode_n") &&
@@ -653,52 +571,25 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
         }
         bytes = decode_local(c);
         if (bytes > LOCAL_MAX) {
-            struct lora pre = *c;
-            pre.decode_xa = DECODE_XA_PREPASS;
-            if (c->decode_xa == DECODE_XA_INLINE &&
-                decode_local(&pre) <= LOCAL_MAX) {
-                diag_error(d, file, spec_knob_mark(ks, "decode_xa"),
-                           "decode_xa: inline needs %ld bytes of local "
-                           "memory in lora_decode (decode_k %ld x rank %ld "
-                           "partial sums, decode_rows %ld), more than %ld; "
-                           "use decode_xa: prepass",
-                           bytes, c->decode_k, c->R, c->decode_rows,
-                           LOCAL_MAX);
-            } else {
-                diag_error(d, file, blame(ks, "decode_n", "decode_k"),
-                           "lora_decode needs %ld bytes of local memory "
-                           "(decode_n %ld x decode_k %ld x vec %ld floats, "
-                           "and decode_rows %ld x rank %ld), more than %ld",
-                           bytes, c->decode_n, c->decode_k, c->vec,
-                           c->decode_rows, c->R, LOCAL_MAX);
-            }
+            diag_error(d, file, blame(ks, "decode_n", "decode_k"),
+                       "lora_decode needs %ld bytes of local memory "
+                       "(decode_n %ld x decode_k %ld x vec %ld floats or "
+                       "decode_k %ld x rank %ld partial sums, and "
+                       "decode_rows %ld x rank %ld), more than %ld",
+                       bytes, c->decode_n, c->decode_k, c->vec, c->decode_k,
+                       c->R, c->decode_rows, c->R, LOCAL_MAX);
         }
-    }
-    if (uses_xa(c) || fused_delta(c)) {
-        long xw = xa_rows_per_item(c), xt = xa_threads(c);
-        const char *who = fused_delta(c) ? "lora_delta" : "lora_xa";
-        if (xt > THREADS_MAX) {
-            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
-                       "%s work-group of %ld work-items (xa_k %ld x xa_m "
-                       "%ld / %ld rows each) exceeds %ld",
-                       who, xt, c->xa_k, c->xa_m, xw, THREADS_MAX);
-        }
-    }
-    if (fused_delta(c) && (bytes = delta_local(c)) > LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "xa_k", "xa_m"),
-                   "lora_delta needs %ld bytes of local memory (xa_k %ld x "
-                   "vec %ld rows of A, xa_m %ld, rank %ld), more than %ld",
-                   bytes, c->xa_k, c->vec, c->xa_m, c->R, LOCAL_MAX);
     }
     if (uses_xa(c)) {
+        long xw = xa_rows_per_item(c), xt = xa_threads(c);
         struct mark at = knob_set(ks, "xa_chunk")
                              ? spec_knob_mark(ks, "xa_chunk")
                              : blame(ks, "xa_k", "xa_m");
-        if (decode_prepass(c) && c->decode_split < xa_split(c)) {
-            diag_error(d, file, blame(ks, "decode_split", "xa_chunk"),
-                       "decode_split (%ld) must be at least in_features / "
-                       "xa_chunk, rounded up (%ld / %ld: %ld)",
-                       c->decode_split, c->K, c->xa_chunk, xa_split(c));
+        if (xt > THREADS_MAX) {
+            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
+                       "lora_xa work-group of %ld work-items (xa_k %ld x xa_m "
+                       "%ld / %ld rows each) exceeds %ld",
+                       xt, c->xa_k, c->xa_m, xw, THREADS_MAX);
         }
         if (c->xa_chunk % c->vec != 0) {
             diag_error(d, file, blame(ks, "xa_chunk", "vec"),
@@ -779,16 +670,25 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_define(p, "ACCUMULATE", "1: Y += result", "%d", c->accumulate);
     plan_define(p, "XA_INLINE", "1: lora_main computes X*A itself", "%d",
                 c->xa == XA_INLINE);
-    plan_define(p, "TILE_M", "rows of Y per work-group", "%ld", c->m);
-    plan_define(p, "TILE_N", "columns of Y per work-group", "%ld", c->n);
-    plan_define(p, "TILE_K", "K elements per local-memory stage", "%ld",
-                c->k);
-    plan_define(p, "WORK_M", "rows of Y per work-item", "%ld", c->wm);
-    plan_define(p, "WORK_N", "columns of Y per work-item", "%ld", c->wn);
+    /* lora_main's knobs only where it runs, and WARP_N as the layout it
+     * gives (a warp as wide as a row of work-items is row-major): a knob
+     * that changes no code then leaves the emitted source as it is, and
+     * `specl tune`, which merges configs by that source, times it once. */
+    int runs_main = uses_main(c);
+    if (runs_main) {
+        plan_define(p, "TILE_M", "rows of Y per work-group", "%ld", c->m);
+        plan_define(p, "TILE_N", "columns of Y per work-group", "%ld", c->n);
+        plan_define(p, "TILE_K", "K elements per local-memory stage", "%ld",
+                    c->k);
+        plan_define(p, "WORK_M", "rows of Y per work-item", "%ld", c->wm);
+        plan_define(p, "WORK_N", "columns of Y per work-item", "%ld", c->wn);
+    }
     plan_define(p, "VEC", "elements per global load or store", "%ld",
                 c->vec);
-    plan_define(p, "PAD", "floats appended to each local-memory row", "%ld",
-                c->pad);
+    if (runs_main) {
+        plan_define(p, "PAD", "floats appended to each local-memory row",
+                    "%ld", c->pad);
+    }
     plan_define(p, "XA_M", "lora_xa: rows per work-group", "%ld", c->xa_m);
     plan_define(p, "XA_K", "lora_xa: work-items along K", "%ld", c->xa_k);
     plan_define(p, "XA_W", "lora_xa: rows per work-item", "%ld",
@@ -799,20 +699,17 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                 expand_threads(c));
     plan_define(p, "EXPAND_ROWS", "lora_expand: rows per work-group", "%ld",
                 expand_rows(c) < 1 ? 1 : expand_rows(c));
-    plan_define(p, "DELTA_FUSED", "1: lora_delta computes Y alone", "%d",
-                fused_delta(c));
-    plan_define(p, "WARP_N", "lora_main: work-items along N per warp",
-                "%ld", c->warp_n);
+    if (runs_main) {
+        plan_define(p, "WARP_N",
+                    "lora_main: work-items along N per warp; 0: row-major",
+                    "%ld", c->warp_n == c->n / c->wn ? 0 : c->warp_n);
+    }
     plan_define(p, "DECODE_ROWS", "rows lora_decode handles at most", "%ld",
                 c->decode_rows);
     plan_define(p, "DECODE_N", "lora_decode: work-items along N", "%ld",
                 c->decode_n);
     plan_define(p, "DECODE_K", "lora_decode: work-items along the reduction",
                 "%ld", c->decode_k);
-    plan_define(p, "DECODE_SPLIT", "lora_decode: partial sums of T", "%ld",
-                c->decode_split);
-    plan_define(p, "DECODE_XA_INLINE", "1: lora_decode computes X*A itself",
-                "%d", c->decode_xa == DECODE_XA_INLINE);
     plan_dtype(p, ks->dtype);
 
     plan_constant(p, "IN_FEATURES", "K: columns of x, rows of w and a",
@@ -823,7 +720,6 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_constant(p, "SCALE", "factor of (x*a)*b", "%s", scale);
 }
 
-/* lora_xa with SPLIT work-groups along K (SPLIT partial sums of T). */
 /* L's NULL-terminated argument list ARGS. */
 static void copy_args(struct launch *l, const char *const *args)
 {
@@ -834,28 +730,16 @@ static void copy_args(struct launch *l, const char *const *args)
     l->args[i] = NULL;
 }
 
-static void launch_xa(const struct lora *c, long split, struct launch *l)
+/* lora_xa with XA_SPLIT work-groups along K (as many partial sums of T). */
+static void launch_xa(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
     l->kernel = "lora_xa";
     l->dims = 2;
     l->local[0] = (size_t)c->xa_k;
     l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
-    l->groups[0] = (size_t)split;
+    l->groups[0] = (size_t)xa_split(c);
     l->groups[1] = 0;
-    l->rows_per_group = (size_t)c->xa_m;
-    copy_args(l, args);
-}
-
-static void launch_delta(const struct lora *c, struct launch *l)
-{
-    static const char *const args[] = {"rows", "x", "a", "b", "y", NULL};
-    l->kernel = "lora_delta";
-    l->dims = 2;
-    l->local[0] = (size_t)c->xa_k;
-    l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
-    l->groups[0] = 0;
-    l->groups[1] = 1;
     l->rows_per_group = (size_t)c->xa_m;
     copy_args(l, args);
 }
@@ -884,9 +768,7 @@ static void launch_main(const struct lora *c, struct launch *l)
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->m;
     l->args[n++] = "rows";
-    if (c->base || c->xa == XA_INLINE) {
-        l->args[n++] = "x";
-    }
+    l->args[n++] = "x"; /* lora_main runs with base or inline X*A */
     if (c->base) {
         l->args[n++] = "w";
     }
@@ -911,22 +793,14 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * c->vec);
     l->groups[1] = 1;
     l->rows_per_group = (size_t)c->decode_rows;
-    int inl = c->decode_xa == DECODE_XA_INLINE;
     l->args[n++] = "rows";
-    if (c->base || inl) {
-        l->args[n++] = "x";
-    }
+    l->args[n++] = "x";
     if (c->base) {
         l->args[n++] = "w";
     }
-    if (inl) {
-        l->args[n++] = "a";
-    }
+    l->args[n++] = "a";
     l->args[n++] = "b";
     l->args[n++] = "y";
-    if (!inl) {
-        l->args[n++] = "scratch";
-    }
     l->args[n] = NULL;
 }
 
@@ -948,31 +822,21 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         struct path *pa = &p->path[p->n_path++];
         pa->max_rows = c.decode_rows;
         pa->n_launch = 0;
-        if (decode_prepass(&c)) {
-            pa->why = "few rows: T = scale*X*A, then W streamed once";
-            launch_xa(&c, c.decode_split, &pa->launch[pa->n_launch++]);
-        } else {
-            pa->why = "few rows: W streamed once, T = scale*X*A alongside";
-        }
+        pa->why = "few rows: W streamed once, T = scale*X*A alongside";
         launch_decode(&c, &pa->launch[pa->n_launch++]);
     }
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = 0;
     pa->n_launch = 0;
-    if (fused_delta(&c)) {
-        pa->why = "per row block: T = scale*X*A in local memory, then T*B";
-        launch_delta(&c, &pa->launch[pa->n_launch++]);
-        return;
-    }
     if (uses_expand(&c)) {
         pa->why = "T = scale*X*A, then Y = T*B row by row";
-        launch_xa(&c, xa_split(&c), &pa->launch[pa->n_launch++]);
+        launch_xa(&c, &pa->launch[pa->n_launch++]);
         launch_expand(&c, &pa->launch[pa->n_launch++]);
         return;
     }
     if (c.xa == XA_PREPASS) {
         pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
-        launch_xa(&c, xa_split(&c), &pa->launch[pa->n_launch++]);
+        launch_xa(&c, &pa->launch[pa->n_launch++]);
     } else {
         pa->why = "tiled GEMM, X*A computed alongside";
     }
@@ -989,7 +853,6 @@ static const struct tune_axis lora_tune_space[] = {
     {"wn", "4 8"},
     {"warp_n", "0 8"},
     {"xa", "prepass inline"},
-    {"delta", "fused split"},
     {NULL, NULL},
 };
 

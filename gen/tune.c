@@ -16,6 +16,7 @@
 #include "knobs.h"
 #include "measure.h"
 #include "spec.h"
+#include "tune.h"
 #include "tunedb.h"
 
 #define MAX_AXES 12
@@ -46,8 +47,10 @@ struct space {
     long n_config;                /* product of n_value */
 };
 
-/* What became of one configuration. */
-enum outcome { UNSEEN, INVALID, FAILED, WRONG, TIMED };
+/* What became of one configuration. SAME: valid, but it emits the code
+ * of another config (a knob without effect for this spec); only that one
+ * is timed. */
+enum outcome { UNSEEN, INVALID, SAME, FAILED, WRONG, TIMED };
 
 struct config_state {
     unsigned char outcome;
@@ -177,6 +180,103 @@ static void reason_kind(const char *why, char *out, size_t size)
     out[n] = '\0';
 }
 
+/* The kinds of reasons for which configs were rejected, counted. */
+#define MAX_KINDS 8
+struct reasons {
+    int n_kinds;
+    char kinds[MAX_KINDS][128];
+    long count[MAX_KINDS];
+};
+
+/* The constraint filter (the op's checks), then the merging of configs
+ * that emit the same code: marks each config of SP in STATE as INVALID
+ * (its reason counted in R), SAME (REP[i]: the config whose code it
+ * emits) or UNSEEN, a candidate (REP[i] = i). HOME (the op defaults'
+ * config, or -1) stands for its equals, else the first in space order.
+ * Writes the candidates, in space order, to CAND; returns their number
+ * (N_VALID: the valid configs), or -1 if memory runs out or a config does
+ * not render (message in ERR). */
+static long filter_space(const struct kernel_spec *ks, const struct space *sp,
+                         long home, struct config_state *state, long *rep,
+                         long *cand, long *n_valid, struct reasons *r,
+                         char *err, size_t errsize)
+{
+    long n = sp->n_config, valid = 0, size = 1, n_cand = 0;
+    memset(r, 0, sizeof *r);
+    for (long i = 0; i < n; i++) {
+        struct kernel_spec cks;
+        char why[DIAG_MESSAGE_MAX], kind[128];
+        if (config_spec(ks, sp, i, &cks, why, sizeof why)) {
+            state[i].outcome = UNSEEN;
+            valid++;
+            continue;
+        }
+        state[i].outcome = INVALID;
+        reason_kind(why, kind, sizeof kind);
+        int k = 0;
+        while (k < r->n_kinds && strcmp(r->kinds[k], kind) != 0) {
+            k++;
+        }
+        if (k == r->n_kinds && r->n_kinds < MAX_KINDS) {
+            snprintf(r->kinds[r->n_kinds++], sizeof r->kinds[0], "%s", kind);
+        }
+        if (k < MAX_KINDS) {
+            r->count[k]++;
+        }
+    }
+    *n_valid = valid;
+    /* An open-addressing table of the code hashes seen, at most half
+     * full. */
+    while (size < 2 * valid) {
+        size *= 2;
+    }
+    uint64_t *hash = malloc((size_t)size * sizeof *hash);
+    long *slot = malloc((size_t)size * sizeof *slot);
+    if (hash == NULL || slot == NULL) {
+        free(hash);
+        free(slot);
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    for (long t = 0; t < size; t++) {
+        slot[t] = -1;
+    }
+    for (long o = -1; o < n; o++) {
+        long i = o < 0 ? home : o; /* the defaults' config first */
+        if (i < 0 || (o >= 0 && i == home) || state[i].outcome == INVALID) {
+            continue;
+        }
+        struct kernel_spec cks;
+        uint64_t h;
+        config_spec(ks, sp, i, &cks, NULL, 0);
+        if (emit_code_hash(&cks, &h, err, errsize) < 0) {
+            free(hash);
+            free(slot);
+            return -1;
+        }
+        long t = (long)(h & (uint64_t)(size - 1));
+        while (slot[t] >= 0 && hash[t] != h) {
+            t = (t + 1) & (size - 1);
+        }
+        if (slot[t] >= 0) {
+            state[i].outcome = SAME;
+            rep[i] = slot[t];
+        } else {
+            slot[t] = i;
+            hash[t] = h;
+            rep[i] = i;
+        }
+    }
+    free(hash);
+    free(slot);
+    for (long i = 0; i < n; i++) {
+        if (state[i].outcome == UNSEEN) {
+            cand[n_cand++] = i;
+        }
+    }
+    return n_cand;
+}
+
 /* State of one kernel's search. */
 struct search {
     const struct tune_opts *o;
@@ -185,8 +285,11 @@ struct search {
     struct measure_case *mc;
     struct space sp;
     struct config_state *state;
+    long *rep;            /* per valid config: the candidate emitting its
+                             code (filter_space) */
     struct tune_entry *entry;
-    long n_valid, evaluated, built, verified, timed, from_db;
+    long n_cand;          /* configs to time: valid, distinct code */
+    long evaluated, built, verified, timed, from_db;
     long max_evals;
     long best;            /* config index, -1 none */
     double best_us;
@@ -308,8 +411,9 @@ static void try_config(struct search *s, long index)
 }
 
 /* Hill climbing from START: tries the neighbours (one knob one or two
- * steps away; two when one step is invalid) in random order and moves to
- * the first that is faster, until none is: a local optimum. */
+ * steps away; two when one step is invalid or emits the same code) in
+ * random order and moves to the first that is faster, until none is: a
+ * local optimum. */
 static void climb(struct search *s, long start, uint64_t *rng)
 {
     long cur = start;
@@ -329,8 +433,11 @@ static void climb(struct search *s, long start, uint64_t *rng)
                     memcpy(nidx, idx, sizeof nidx);
                     nidx[a] = v;
                     long n = encode(&s->sp, nidx);
-                    if (s->state[n].outcome != INVALID) {
-                        moves[n_moves++] = n;
+                    /* a step that changes the code (to the candidate that
+                     * emits it), else one more */
+                    if (s->state[n].outcome != INVALID &&
+                        s->rep[n] != cur) {
+                        moves[n_moves++] = s->rep[n];
                         break;
                     }
                 }
@@ -377,15 +484,15 @@ static long default_config(const struct space *sp,
     return encode(sp, idx);
 }
 
-static void run_strategy(struct search *s, const long *valid)
+static void run_strategy(struct search *s, const long *cand)
 {
-    long n = s->n_valid;
+    long n = s->n_cand;
     long *order = malloc((size_t)(n ? n : 1) * sizeof *order);
     uint64_t rng = s->o->seed * 2654435761u + 88172645463325252ull;
     if (order == NULL) {
         return;
     }
-    memcpy(order, valid, (size_t)n * sizeof *order);
+    memcpy(order, cand, (size_t)n * sizeof *order);
     /* The op's defaults first: every strategy then knows the number to
      * beat, and the local search climbs from there too. */
     long home = default_config(&s->sp, s->ks);
@@ -470,13 +577,15 @@ static int write_plot(const struct search *s, const char *path,
         }
     }
     for (long i = 0; i < sp->n_config; i++) {
-        if (s->state[i].outcome != TIMED) {
+        /* a config that emits another's code has its time */
+        long c = s->state[i].outcome == SAME ? s->rep[i] : i;
+        if (s->state[c].outcome != TIMED) {
             continue;
         }
         int idx[MAX_AXES] = {0};
         decode(sp, i, idx);
         int x = idx[ax], y = sp->n_axis > 1 ? idx[ay] : 0;
-        double us = s->state[i].us;
+        double us = s->state[c].us;
         cell[x][y] = us < cell[x][y] ? us : cell[x][y];
         lo = us < lo ? us : lo;
         hi = us > hi ? us : hi;
@@ -587,37 +696,21 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
     }
     s.mc = &mc;
     s.state = calloc((size_t)s.sp.n_config, sizeof *s.state);
-    long *valid = malloc((size_t)s.sp.n_config * sizeof *valid);
-    if (s.state == NULL || valid == NULL) {
+    s.rep = malloc((size_t)s.sp.n_config * sizeof *s.rep);
+    long *cand = malloc((size_t)s.sp.n_config * sizeof *cand);
+    struct reasons why;
+    long n_ok = 0;
+    if (s.state == NULL || s.rep == NULL || cand == NULL ||
+        (s.n_cand = filter_space(ks, &s.sp, default_config(&s.sp, ks),
+                                 s.state, s.rep, cand, &n_ok, &why, err,
+                                 sizeof err)) < 0) {
+        fprintf(stderr, "specl: tune: %s: %s\n", ks->name,
+                s.state && s.rep && cand ? err : "out of memory");
         free(s.state);
-        free(valid);
+        free(s.rep);
+        free(cand);
         mcase_free(&mc);
         return 1;
-    }
-
-    /* The constraint filter: the op's own checks, with their reasons. */
-    char kinds[8][128];
-    long kind_count[8] = {0};
-    int n_kinds = 0;
-    for (long i = 0; i < s.sp.n_config; i++) {
-        struct kernel_spec cks;
-        char why[DIAG_MESSAGE_MAX], kind[128];
-        if (config_spec(ks, &s.sp, i, &cks, why, sizeof why)) {
-            valid[s.n_valid++] = i;
-            continue;
-        }
-        s.state[i].outcome = INVALID;
-        reason_kind(why, kind, sizeof kind);
-        int k = 0;
-        while (k < n_kinds && strcmp(kinds[k], kind) != 0) {
-            k++;
-        }
-        if (k == n_kinds && n_kinds < 8) {
-            snprintf(kinds[n_kinds++], sizeof kinds[0], "%s", kind);
-        }
-        if (k < 8) {
-            kind_count[k]++;
-        }
     }
 
     char shape[TUNE_TEXT];
@@ -637,17 +730,19 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
     }
 
     s.max_evals = o->max_evals > 0 ? o->max_evals
-                  : o->strategy == EXHAUSTIVE ? s.n_valid
-                                              : (s.n_valid + 3) / 4;
-    if (s.max_evals > s.n_valid) {
-        s.max_evals = s.n_valid;
+                  : o->strategy == EXHAUSTIVE ? s.n_cand
+                                              : (s.n_cand + 3) / 4;
+    if (s.max_evals > s.n_cand) {
+        s.max_evals = s.n_cand;
     }
-    printf("%s: %s %s, rows %zu: %ld configs, %ld valid", ks->name,
-           ks->op->name, shape, rows, s.sp.n_config, s.n_valid);
-    for (int k = 0; k < n_kinds; k++) {
-        printf("%s%ld %s", k ? "; " : " (invalid: ", kind_count[k], kinds[k]);
+    printf("%s: %s %s, rows %zu: %ld configs, %ld valid, %ld distinct",
+           ks->name, ks->op->name, shape, rows, s.sp.n_config, n_ok,
+           s.n_cand);
+    for (int k = 0; k < why.n_kinds; k++) {
+        printf("%s%ld %s", k ? "; " : " (invalid: ", why.count[k],
+               why.kinds[k]);
     }
-    printf("%s\n", n_kinds ? ")" : "");
+    printf("%s\n", why.n_kinds ? ")" : "");
     fflush(stdout);
 
     /* The op's defaults, measured in the same run for comparison. */
@@ -661,7 +756,7 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
     }
 
     s.t0 = now_s();
-    run_strategy(&s, valid);
+    run_strategy(&s, cand);
     progress(&s, 1);
 
     int failed = 0;
@@ -684,10 +779,10 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
         s.entry->default_us = default_us;
     }
     snprintf(s.entry->version, sizeof s.entry->version, "%s", SPECL_VERSION);
-    printf("  evaluated %ld of %ld valid (%.0f%%): %ld built, %ld verified, "
-           "%ld timed, %ld from the database\n",
-           s.evaluated, s.n_valid,
-           s.n_valid ? 100.0 * s.evaluated / s.n_valid : 0.0, s.built,
+    printf("  evaluated %ld of %ld distinct (%.0f%%): %ld built, %ld "
+           "verified, %ld timed, %ld from the database\n",
+           s.evaluated, s.n_cand,
+           s.n_cand ? 100.0 * s.evaluated / s.n_cand : 0.0, s.built,
            s.verified, s.timed, s.from_db);
     if (s.best >= 0) {
         printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", s.best_us,
@@ -706,10 +801,44 @@ static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
         fprintf(stderr, "specl: tune: %s\n", err);
         failed = 1;
     }
-    free(valid);
+    free(cand);
+    free(s.rep);
     free(s.state);
     mcase_free(&mc);
     return failed;
+}
+
+long tune_candidates(const struct kernel_spec *ks, char **texts,
+                     long *n_valid)
+{
+    struct space sp;
+    char err[256];
+    *texts = NULL;
+    if (build_space(ks, &sp, err, sizeof err) < 0) {
+        return -1;
+    }
+    struct config_state *state = calloc((size_t)sp.n_config, sizeof *state);
+    long *rep = malloc((size_t)sp.n_config * sizeof *rep);
+    long *cand = malloc((size_t)sp.n_config * sizeof *cand);
+    struct reasons why;
+    long n = -1;
+    if (state != NULL && rep != NULL && cand != NULL) {
+        n = filter_space(ks, &sp, default_config(&sp, ks), state, rep, cand,
+                         n_valid, &why, err, sizeof err);
+    }
+    if (n >= 0) {
+        *texts = malloc((size_t)(n ? n : 1) * TUNE_TEXT);
+        for (long i = 0; *texts != NULL && i < n; i++) {
+            struct kernel_spec cks;
+            config_spec(ks, &sp, cand[i], &cks, NULL, 0);
+            knobs_text(&cks, *texts + i * TUNE_TEXT, TUNE_TEXT);
+        }
+        n = *texts != NULL ? n : -1;
+    }
+    free(state);
+    free(rep);
+    free(cand);
+    return n;
 }
 
 static int parse_number(const char *opt, const char *val, double lo,

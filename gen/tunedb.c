@@ -345,7 +345,7 @@ int tunedb_save(const struct tunedb *db, const char *path, char *err,
         buf_printf(&b, "\n    rows: %ld\n    best: ", e->rows);
         put_string(&b, e->best);
         /* No record: `tried: []`, since a bare `tried:` reads as null. */
-        buf_printf(&b, "\n    time_us: %.2f\n    gbs: %.1f\n    gflops: %.1f"
+        buf_printf(&b, "\n    time_us: %.2f\n    gbs: %.4g\n    gflops: %.4g"
                    "\n    default_us: %.2f\n    specl: \"%s\"\n    "
                    "tried:%s\n",
                    e->best_us, e->best_gbs, e->best_gflops, e->default_us,

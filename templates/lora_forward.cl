@@ -13,24 +13,18 @@
  *                WORK_M x WORK_N per work-item, K stepped by TILE_K through
  *                double-buffered local memory, then the r stretch.
  *                Local size (THREADS_N, THREADS_M).
- *   lora_xa      T = SCALE*X*A into a float scratch buffer; reads X once.
+ *   lora_xa      XA_INLINE 0, before lora_main or lora_expand: T =
+ *                SCALE*X*A into a float scratch buffer; reads X once.
  *                Local size (XA_K, XA_M / XA_W), XA_M rows per work-group,
- *                XA_W per work-item; S work-groups along dimension 0 split
- *                K and write S partial sums of T (S = XA_SPLIT before
- *                lora_main and lora_expand, DECODE_SPLIT before
- *                lora_decode).
+ *                XA_W per work-item; XA_SPLIT work-groups along dimension
+ *                0 split K and write XA_SPLIT partial sums of T.
  *   lora_expand  HAS_BASE 0 after lora_xa: Y = T*B, EXPAND_ROWS rows per
  *                work-group, VEC columns per work-item. Local size
  *                (EXPAND_N, 1).
- *   lora_delta   HAS_BASE 0 and DELTA_FUSED: one kernel; a work-group
- *                computes T for its XA_M rows into local memory, then
- *                writes those rows of Y = T*B. Local size (XA_K, XA_T).
  *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
  *                every row, the reduction is split over DECODE_K work-items,
- *                so W is streamed once. With DECODE_XA_INLINE it computes
- *                T itself alongside (one launch); else it needs T from
- *                lora_xa run with DECODE_SPLIT work-groups along K.
- *                Local size (DECODE_N, DECODE_K).
+ *                so W is streamed once; T is computed alongside, in the
+ *                same launch. Local size (DECODE_N, DECODE_K).
  *
  * Edges: rows is a run-time argument and always checked; the K, N and r
  * edges cost code only where the shape does not divide the tiles (#if on
@@ -51,22 +45,16 @@
  *   VEC             width of global loads and stores: 1, 2 or 4; divides K
  *                   and N
  *   PAD             floats of padding per local-memory row
- *   XA_M, XA_K      lora_xa, lora_delta: rows per work-group, work-items
- *                   along K
- *   XA_W            lora_xa, lora_delta: rows per work-item; divides XA_M
+ *   XA_M, XA_K      lora_xa: rows per work-group, work-items along K
+ *   XA_W            lora_xa: rows per work-item; divides XA_M
  *   XA_CHUNK        lora_xa: rows of A staged in local memory at once
  *   EXPAND_N        lora_expand: work-items per work-group
  *   EXPAND_ROWS     lora_expand: rows of Y per work-group
- *   DELTA_FUSED     1 (with HAS_BASE 0): lora_delta does everything
  *   WARP_N          lora_main: work-items along N within each group of 32
  *                   consecutive ones (a warp); 0: THREADS_N (row-major)
  *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
- *   DECODE_SPLIT    lora_decode: work-groups along K of the lora_xa before
- *                   it (T arrives as that many partial sums); at least
- *                   XA_SPLIT
- *   DECODE_XA_INLINE 1: lora_decode computes T = SCALE*X*A itself
  * Storage (specl_common.cl): DTYPE_F32, DTYPE_F16 or DTYPE_BF16. */
 
 /* Shape: defaults only so that the template builds on its own. */
@@ -121,7 +109,7 @@
 #define XA_K 16 /* lora_xa: work-items along K */
 #endif
 #ifndef XA_W
-#define XA_W 4 /* lora_xa, lora_delta: rows per work-item */
+#define XA_W 4 /* lora_xa: rows per work-item */
 #endif
 #ifndef XA_CHUNK
 #define XA_CHUNK 256 /* lora_xa: K rows of A staged in local memory at once */
@@ -131,9 +119,6 @@
 #endif
 #ifndef EXPAND_ROWS
 #define EXPAND_ROWS 64 /* lora_expand: rows of Y per work-group */
-#endif
-#ifndef DELTA_FUSED
-#define DELTA_FUSED 0 /* 1: base: false runs as the one kernel lora_delta */
 #endif
 #ifndef WARP_N
 #define WARP_N 0 /* lora_main: work-items along N per warp; 0: plain */
@@ -146,12 +131,6 @@
 #endif
 #ifndef DECODE_K
 #define DECODE_K 32 /* lora_decode: work-items along the reduction */
-#endif
-#ifndef DECODE_SPLIT
-#define DECODE_SPLIT 1 /* lora_decode: partial sums of T from lora_xa */
-#endif
-#ifndef DECODE_XA_INLINE
-#define DECODE_XA_INLINE 1 /* lora_decode: T computed in the kernel */
 #endif
 
 /* ---- Derived sizes ---- */
@@ -212,11 +191,7 @@
 #define A_LOADS CEIL_DIV(A_ELEMS, THREADS)
 
 /* Local memory of lora_main, in floats. */
-#if HAS_BASE || XA_INLINE
 #define AS_SIZE (2 * TILE_K * LDA)
-#else
-#define AS_SIZE (RANK_K * LDA)
-#endif
 #if HAS_BASE
 #define BS_SIZE (2 * TILE_K * LDB)
 #else
@@ -269,6 +244,9 @@ typedef float vecf_t;
 #define LDS_M LDS_N(LVM)
 #define LDS_W LDS_N(LVN)
 
+/* ---- lora_main ---- */
+
+#if HAS_BASE || XA_INLINE
 /* Stores (or adds, ACCUMULATE) SVW floats of private V at Y[I]; I is a
  * multiple of SVW. */
 inline void put_y(__global storage_t *y, size_t i, const float *v)
@@ -290,8 +268,6 @@ inline void put_y(__global storage_t *y, size_t i, const float *v)
     }
 #endif
 }
-
-/* ---- lora_main ---- */
 
 /* acc += the N-step outer products of the local A-side tile AP (k-major,
  * stride LDA, already offset to this work-item's rows) and B-side tile BP
@@ -323,7 +299,6 @@ inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
     }
 }
 
-#if HAS_BASE || XA_INLINE
 /* Global -> registers: this work-item's share of the X tile at
  * (row0, k0); rows past the end repeat the last row (their results are
  * never stored), K past the end reads as zero. */
@@ -371,7 +346,6 @@ inline void stash_x(__local float *as, const vecf_t xr[X_LOADS],
         }
     }
 }
-#endif
 
 #if HAS_BASE
 /* Global -> registers: this work-item's share of the W tile at (k0, col0).
@@ -483,12 +457,9 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
 }
 #endif
 
-#if HAS_BASE || (XA_INLINE && !DELTA_FUSED)
 __kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
 void lora_main(const int rows,
-#if HAS_BASE || XA_INLINE
                const __global storage_t *restrict x,
-#endif
 #if HAS_BASE
                const __global storage_t *restrict w,
 #endif
@@ -532,7 +503,6 @@ void lora_main(const int rows,
         }
     }
 
-#if HAS_BASE || XA_INLINE
     /* The K stretch, software-pipelined: the next stage's tiles travel
      * from global memory into registers while this stage's are multiplied,
      * then go to the other half of local memory; one barrier per stage. */
@@ -590,7 +560,6 @@ void lora_main(const int rows,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-#endif
 
 #if XA_INLINE
     /* Park T = SCALE*X*A of this row block in local memory, r-major like
@@ -694,12 +663,10 @@ void lora_main(const int rows,
 }
 #endif
 
-/* ---- lora_xa, lora_expand and lora_delta ---- */
+/* ---- lora_xa and lora_expand ---- */
 
-#define DECODE_XA_PREPASS (DECODE_ROWS > 0 && !DECODE_XA_INLINE)
-/* lora_xa runs before lora_main, lora_expand or lora_decode. */
-#define XA_KERNEL ((!XA_INLINE && !DELTA_FUSED) || DECODE_XA_PREPASS)
-#if XA_KERNEL || DELTA_FUSED
+/* lora_xa runs before lora_main or lora_expand. */
+#if !XA_INLINE
 /* Work-item (tk, tm) of a (XA_K, XA_T) work-group owns rows
  * row0 + i * XA_T + tm (i < XA_W) of an XA_M-row block; the XA_K partial
  * sums of each (row, j) meet in local memory at the end, one round per i. */
@@ -737,36 +704,13 @@ inline float xa_sum(const __local float *red, const int o)
     }
     return sum;
 }
-#endif
 
-/* Y[i .. i + VEC) = V, or += V with ACCUMULATE. */
-inline void store_vec(__global storage_t *y, const size_t i, const vecf_t v)
-{
-#if VEC == 4
-#if ACCUMULATE
-    store4(y, i, v + load4(y, i));
-#else
-    store4(y, i, v);
-#endif
-#else
-#pragma unroll
-    for (int c = 0; c < VEC; c++) {
-#if ACCUMULATE
-        store1(y, i + c, VEC_AT(v, c) + load1(y, i + c));
-#else
-        store1(y, i + c, VEC_AT(v, c));
-#endif
-    }
-#endif
-}
-
-#if XA_KERNEL
 /* T = SCALE * X*A into the float scratch. Work-group (s, b) takes rows
  * b * XA_M .. + XA_M and stretch s of S = get_num_groups(0) equal
  * stretches of K, and writes its partial sum of T: T[m][s][j] at
  * t[(m * S + s) * RANK + j]. A stretch is at most XA_CHUNK long (the
- * host launches at least CEIL_DIV(K, XA_CHUNK) work-groups along K; one
- * stretch per work-group keeps the kernel within 128 registers on the
+ * host launches S = XA_SPLIT = CEIL_DIV(K, XA_CHUNK) work-groups along K;
+ * one stretch per work-group keeps the kernel within 128 registers on the
  * H100). Its rows of A are staged in local memory once, so the loop
  * over K that follows has no barrier: work-item (tk, tm)
  * loads X VEC-wide at k = (step * XA_K + tk) * VEC, coalesced along K,
@@ -924,7 +868,28 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
 }
 #endif
 
-#if !HAS_BASE && !XA_INLINE && !DELTA_FUSED
+#if !HAS_BASE && !XA_INLINE
+/* Y[i .. i + VEC) = V, or += V with ACCUMULATE. */
+inline void store_vec(__global storage_t *y, const size_t i, const vecf_t v)
+{
+#if VEC == 4
+#if ACCUMULATE
+    store4(y, i, v + load4(y, i));
+#else
+    store4(y, i, v);
+#endif
+#else
+#pragma unroll
+    for (int c = 0; c < VEC; c++) {
+#if ACCUMULATE
+        store1(y, i + c, VEC_AT(v, c) + load1(y, i + c));
+#else
+        store1(y, i + c, VEC_AT(v, c));
+#endif
+    }
+#endif
+}
+
 /* base: false after lora_xa: Y (+)= T*B. Work-item l of a work-group owns
  * VEC columns and keeps their RANK x VEC block of B in registers (for
  * RANK <= 32; above, it reads B through the cache); the group sums the
@@ -986,225 +951,6 @@ void lora_expand(const int rows, const __global storage_t *restrict b,
 }
 #endif
 
-#if DELTA_FUSED
-/* lora_delta's X*A: in each slab of XA_SLAB = XA_K * VEC elements of K,
- * work-item (tk, tm) owns the elements tk, tk + XA_K, ...: the X loads
- * are coalesced along K, and each A value it reads serves XA_W rows. A
- * slab of A (contiguous in memory) is staged through local memory with
- * coalesced vector loads; its row stride XA_LDA keeps the float4 reads of
- * neighbouring work-items on distinct banks. The partial sums then meet
- * as in lora_xa, reusing the slab's memory. */
-#define XA_SLAB (XA_K * VEC)
-#define XA_SLABS CEIL_DIV(IN_FEATURES, XA_SLAB)
-#if AV == 4
-#define XA_LDA (RANK % 8 == 0 ? RANK + 4 : RANK) /* RANK/4 odd: no conflict */
-#else
-#define XA_LDA (RANK % 2 == 0 ? RANK + 1 : RANK)
-#endif
-#define XA_AS (XA_SLAB * XA_LDA)
-#define XA_RED (XA_T * RANK * (XA_K + 1))
-#define XA_DLOCAL (XA_AS > XA_RED ? XA_AS : XA_RED)
-#define XA_A_ELEMS (XA_SLAB * RANK)
-
-/* Global -> registers: this work-item's X values of slab S. */
-inline void xa_fetch_x(float xr[XA_W][VEC], const __global storage_t *x,
-                       const int rows, const int row0, const int tm,
-                       const int tk, const int s)
-{
-#pragma unroll
-    for (int i = 0; i < XA_W; i++) {
-        const __global storage_t *xp =
-            x + (size_t)min(row0 + i * XA_T + tm, rows - 1) * IN_FEATURES;
-#pragma unroll
-        for (int c = 0; c < VEC; c++) {
-            const int k = s * XA_SLAB + c * XA_K + tk;
-            xr[i][c] = 0.0f;
-#if IN_FEATURES % XA_SLAB != 0
-            if (k < IN_FEATURES)
-#endif
-            {
-                xr[i][c] = load1(xp, k);
-            }
-        }
-    }
-}
-
-/* Global -> local: slab S of A, rows past K as zeros. */
-inline void xa_stage_a(__local float *as, const __global storage_t *a,
-                       const int s, const int lid)
-{
-    const size_t base = (size_t)s * XA_SLAB * RANK;
-#if AV == 4
-    for (int v = lid; v < XA_A_ELEMS / 4; v += XA_THREADS) {
-        const int kk = v * 4 / RANK;
-        const int j = v * 4 % RANK;
-        float4 av = (float4)0.0f;
-#if IN_FEATURES % XA_SLAB != 0
-        if (s * XA_SLAB + kk < IN_FEATURES)
-#endif
-        {
-            av = load4(a, base + (size_t)v * 4);
-        }
-        vstore4(av, 0, as + kk * XA_LDA + j);
-    }
-#else
-    for (int v = lid; v < XA_A_ELEMS; v += XA_THREADS) {
-        const int kk = v / RANK;
-        float av = 0.0f;
-#if IN_FEATURES % XA_SLAB != 0
-        if (s * XA_SLAB + kk < IN_FEATURES)
-#endif
-        {
-            av = load1(a, base + (size_t)v);
-        }
-        as[kk * XA_LDA + v % RANK] = av;
-    }
-#endif
-}
-
-/* acc[i][j] = this work-item's share of (X*A)[row i][j] over slabs
- * [s_begin, s_end); X for the next slab is in flight while A is staged. */
-inline void xa_accumulate(float acc[XA_W][RANK], __local float *as,
-                          const __global storage_t *x,
-                          const __global storage_t *a, const int rows,
-                          const int row0, const int tm, const int tk,
-                          const int lid, const int s_begin, const int s_end)
-{
-#pragma unroll
-    for (int i = 0; i < XA_W; i++) {
-#pragma unroll
-        for (int j = 0; j < RANK; j++) {
-            acc[i][j] = 0.0f;
-        }
-    }
-    float xn[XA_W][VEC];
-    if (s_begin < s_end) {
-        xa_fetch_x(xn, x, rows, row0, tm, tk, s_begin);
-    }
-    for (int s = s_begin; s < s_end; s++) {
-        float xc[XA_W][VEC];
-#pragma unroll
-        for (int i = 0; i < XA_W; i++) {
-#pragma unroll
-            for (int c = 0; c < VEC; c++) {
-                xc[i][c] = xn[i][c];
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        xa_stage_a(as, a, s, lid);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (s + 1 < s_end) {
-            xa_fetch_x(xn, x, rows, row0, tm, tk, s + 1);
-        }
-#pragma unroll
-        for (int c = 0; c < VEC; c++) {
-            const __local float *ap = as + (c * XA_K + tk) * XA_LDA;
-#if AV == 4
-#pragma unroll
-            for (int j = 0; j < RANK; j += 4) {
-                const float4 av = vload4(0, ap + j);
-#pragma unroll
-                for (int i = 0; i < XA_W; i++) {
-                    acc[i][j] = fma(xc[i][c], av.s0, acc[i][j]);
-                    acc[i][j + 1] = fma(xc[i][c], av.s1, acc[i][j + 1]);
-                    acc[i][j + 2] = fma(xc[i][c], av.s2, acc[i][j + 2]);
-                    acc[i][j + 3] = fma(xc[i][c], av.s3, acc[i][j + 3]);
-                }
-            }
-#else
-#pragma unroll
-            for (int j = 0; j < RANK; j++) {
-                const float av = ap[j];
-#pragma unroll
-                for (int i = 0; i < XA_W; i++) {
-                    acc[i][j] = fma(xc[i][c], av, acc[i][j]);
-                }
-            }
-#endif
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE); /* the slab's memory becomes red */
-}
-
-/* base: false in one launch: a work-group takes XA_M rows, computes
- * T = SCALE*X*A for them into local memory (reading its X rows once,
- * as lora_xa), then writes those full rows of Y = T*B: each work-item
- * owns VEC columns at a time and every row of the block, so each B
- * value is read once per work-group (from cache; B is r x N). */
-__kernel __attribute__((reqd_work_group_size(XA_K, XA_T, 1)))
-void lora_delta(const int rows, const __global storage_t *restrict x,
-                const __global storage_t *restrict a,
-                const __global storage_t *restrict b,
-                __global storage_t *restrict y)
-{
-    __local float as[XA_DLOCAL] __attribute__((aligned(16)));
-    __local float tl[XA_M * RANK] __attribute__((aligned(16)));
-    const int tk = get_local_id(0);
-    const int tm = get_local_id(1);
-    const int lid = tm * XA_K + tk;
-    const int row0 = get_group_id(0) * XA_M;
-
-    float acc[XA_W][RANK];
-    xa_accumulate(acc, as, x, a, rows, row0, tm, tk, lid, 0, XA_SLABS);
-#pragma unroll
-    for (int i = 0; i < XA_W; i++) {
-        if (i > 0) {
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        xa_park(as, acc, i, tm, tk);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int o = lid; o < XA_T * RANK; o += XA_THREADS) {
-            tl[(i * XA_T + o / RANK) * RANK + o % RANK] =
-                SCALE * xa_sum(as, o);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* Y rows = T*B: VEC columns per work-item per pass, every row. */
-    const int nrows = min(rows - row0, XA_M);
-    for (int cv = lid; cv < OUT_FEATURES / VEC; cv += XA_THREADS) {
-        const int col = cv * VEC;
-        vecf_t yv[XA_M];
-#pragma unroll
-        for (int m = 0; m < XA_M; m++) {
-            yv[m] = (vecf_t)0.0f;
-        }
-#if AV == 4
-#pragma unroll 2
-        for (int j = 0; j < RANK; j += 4) {
-            const vecf_t b0 = loadv(b + col, (size_t)j * OUT_FEATURES);
-            const vecf_t b1 = loadv(b + col, (size_t)(j + 1) * OUT_FEATURES);
-            const vecf_t b2 = loadv(b + col, (size_t)(j + 2) * OUT_FEATURES);
-            const vecf_t b3 = loadv(b + col, (size_t)(j + 3) * OUT_FEATURES);
-#pragma unroll
-            for (int m = 0; m < XA_M; m++) {
-                const float4 tv = vload4(0, tl + m * RANK + j);
-                yv[m] = fma((vecf_t)tv.s0, b0, yv[m]);
-                yv[m] = fma((vecf_t)tv.s1, b1, yv[m]);
-                yv[m] = fma((vecf_t)tv.s2, b2, yv[m]);
-                yv[m] = fma((vecf_t)tv.s3, b3, yv[m]);
-            }
-        }
-#else
-#pragma unroll 4
-        for (int j = 0; j < RANK; j++) {
-            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
-#pragma unroll
-            for (int m = 0; m < XA_M; m++) {
-                yv[m] = fma((vecf_t)tl[m * RANK + j], bv, yv[m]);
-            }
-        }
-#endif
-#pragma unroll
-        for (int m = 0; m < XA_M; m++) {
-            if (m < nrows) {
-                store_vec(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv[m]);
-            }
-        }
-    }
-}
-#endif
-
 /* ---- lora_decode ---- */
 
 #if DECODE_ROWS > 0
@@ -1218,7 +964,6 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
 #define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * VEC)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
-#if DECODE_XA_INLINE
 /* Work-item (tn, tk) accumulates T for columns tn, tn + DECODE_N, ... of
  * every row over its k; the DECODE_K partial sums then meet in local
  * memory, DEC_T_ROWS rows at a time, laid out [row][tk][column]. */
@@ -1227,13 +972,9 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
 #define DEC_T_ROWS DEC_FIT(DECODE_K * DEC_TCOLS)
 #define DEC_RED_T (DEC_T_ROWS * DECODE_K * DEC_TCOLS)
 #define DEC_RED_SIZE (DEC_RED_Y > DEC_RED_T ? DEC_RED_Y : DEC_RED_T)
-#else
-#define DEC_TQ 1
-#define DEC_RED_SIZE DEC_RED_Y
-#endif
 
 /* acc[m] += this work-item's share of row m of X*W at columns
- * COL..COL+VEC-1 and, with DECODE_XA_INLINE, tacc[m][q] += its share of
+ * COL..COL+VEC-1 (with HAS_BASE) and tacc[m][q] += its share of
  * row m of X*A at column tn + q * DECODE_N, both from the same X loads,
  * for m < NR. NR is a constant at each call, so the accumulators stay in
  * registers and no work goes to rows that cannot exist; the loops run to
@@ -1246,7 +987,6 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
                           const __global storage_t *restrict w,
                           const __global storage_t *restrict a)
 {
-#if HAS_BASE || DECODE_XA_INLINE
     int rowc[DECODE_ROWS];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
@@ -1273,7 +1013,6 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
                 wv[c] = loadv(w + col, (size_t)(k + c) * OUT_FEATURES);
             }
 #endif
-#if DECODE_XA_INLINE
             float av[VEC][DEC_TQ];
 #pragma unroll
             for (int c = 0; c < VEC; c++) {
@@ -1289,7 +1028,6 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
                     }
                 }
             }
-#endif
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
@@ -1300,43 +1038,31 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
 #if HAS_BASE
                         acc[m] = fma((vecf_t)VEC_AT(xv, c), wv[c], acc[m]);
 #endif
-#if DECODE_XA_INLINE
 #pragma unroll
                         for (int q = 0; q < DEC_TQ; q++) {
                             tacc[m][q] =
                                 fma(VEC_AT(xv, c), av[c][q], tacc[m][q]);
                         }
-#endif
                     }
                 }
             }
         }
     }
-#endif
 }
 
 /* Few rows: Y (+)= X*W + T*B with W streamed once. The streaming is
  * instantiated for 1, 2, 4, ... rows up to DECODE_ROWS and picked at run
  * time (uniformly, so no divergence); the reductions that follow are
- * shared. Pointers this variant lacks alias B (never read through). */
+ * shared. Without HAS_BASE, W aliases B (never read through). */
 __kernel __attribute__((reqd_work_group_size(DECODE_N, DECODE_K, 1)))
 void lora_decode(const int rows,
-#if HAS_BASE || DECODE_XA_INLINE
                  const __global storage_t *restrict x,
-#endif
 #if HAS_BASE
                  const __global storage_t *restrict w,
 #endif
-#if DECODE_XA_INLINE
                  const __global storage_t *restrict a,
-#endif
                  const __global storage_t *restrict b,
-#if DECODE_XA_INLINE
                  __global storage_t *restrict y)
-#else
-                 __global storage_t *restrict y,
-                 const __global float *restrict t)
-#endif
 {
     /* Partial sums of T (DEC_T_ROWS rows), then of Y (DEC_RED_ROWS
      * rows), [row][tk][column]. */
@@ -1345,26 +1071,8 @@ void lora_decode(const int rows,
     const int tn = get_local_id(0);
     const int tk = get_local_id(1);
     const int lid = tk * DECODE_N + tn;
-#if !(HAS_BASE || DECODE_XA_INLINE)
-    const __global storage_t *x = b;
-#endif
 #if !HAS_BASE
     const __global storage_t *w = b;
-#endif
-#if !DECODE_XA_INLINE
-    const __global storage_t *a = b;
-
-    /* T = the sum of lora_xa's DECODE_SPLIT partial sums. */
-    for (int o = lid; o < min(rows, DECODE_ROWS) * RANK; o += DEC_THREADS) {
-        const __global float *tp =
-            t + (size_t)(o / RANK) * (DECODE_SPLIT * RANK) + o % RANK;
-        float sum = 0.0f;
-#pragma unroll
-        for (int p = 0; p < DECODE_SPLIT; p++) {
-            sum += tp[p * RANK];
-        }
-        tl[o] = sum;
-    }
 #endif
     const int cb = get_group_id(0) * DEC_COLS;
     int col = cb + tn * VEC;
@@ -1410,7 +1118,6 @@ void lora_decode(const int rows,
     }
 #undef DECODE_ARGS
 
-#if DECODE_XA_INLINE
     /* T = SCALE * the sum of the DECODE_K partials of each (row, column),
      * DEC_T_ROWS rows at a time; uniform pass count, constant indices. */
     for (int m0 = 0; m0 < rows; m0 += DEC_T_ROWS) {
@@ -1438,9 +1145,6 @@ void lora_decode(const int rows,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-#else
-    barrier(CLK_LOCAL_MEM_FENCE);
-#endif
 
     /* acc += T*B: work-item tk takes rows j = tk, tk + DECODE_K, ... of B;
      * rows past `rows` repeat the last row (never stored). */

@@ -180,8 +180,8 @@ static const char *const lora_tiles[] = {
     "m: 16, n: 32, k: 8, wm: 4, wn: 2, vec: 2, decode_rows: 8, "
     "decode_n: 16, decode_k: 8, xa_m: 4, xa_k: 16",
     "decode_rows: 3, decode_n: 2, decode_k: 1, xa_m: 1, xa_k: 1",
-    "m: 64, n: 32, wm: 4, wn: 4, warp_n: 4, decode_split: 3",
-    "warp_n: 0, decode_split: 3, decode_xa: prepass, xa: inline",
+    "m: 64, n: 32, wm: 4, wn: 4, warp_n: 4",
+    "warp_n: 0, xa: inline",
     "xa_chunk: 12, xa_m: 8, xa_k: 2",
     "xa: prepass, xa_chunk: 7, vec: 1, xa_m: 3, xa_k: 3",
     "m: 128, n: 128, k: 64, wm: 8, wn: 8",

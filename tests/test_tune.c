@@ -22,6 +22,7 @@
 #include "spec.h"
 #include "suites.h"
 #include "testutil.h"
+#include "tune.h"
 #include "tunedb.h"
 
 #define TUNE_DIR "tests/tune"
@@ -327,6 +328,8 @@ struct filter {
     struct tspace sp;
     long n_valid;
     char *valid;             /* per config: 1 if it validates */
+    long n_cand;             /* the configs tune times (tune_candidates) */
+    char *cand;              /* their knob texts, TUNE_TEXT apart */
     long home;               /* the op defaults' config, or -1 */
     int n_kinds;
     char kinds[MAX_KINDS][128];
@@ -365,13 +368,28 @@ static int filter_run(const struct kernel_spec *ks, struct filter *f)
             f->kind_count[k]++;
         }
     }
-    return 0;
+    long n_valid = -1;
+    f->n_cand = tune_candidates(ks, &f->cand, &n_valid);
+    return f->n_cand >= 0 && n_valid == f->n_valid ? 0 : -1;
 }
 
 static void filter_free(struct filter *f)
 {
     free(f->valid);
+    free(f->cand);
     f->valid = NULL;
+    f->cand = NULL;
+}
+
+/* Whether TEXT is one of F's candidates. */
+static int filter_is_cand(const struct filter *f, const char *text)
+{
+    for (long i = 0; i < f->n_cand; i++) {
+        if (strcmp(f->cand + i * TUNE_TEXT, text) == 0) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The line `specl tune` prints first for KS tuned over ROWS rows. */
@@ -381,8 +399,9 @@ static void filter_line(const struct kernel_spec *ks, const struct filter *f,
     char shape[TUNE_TEXT];
     tune_shape_text(ks, shape, sizeof shape);
     size_t n = (size_t)snprintf(out, size, "%s: %s %s, rows %ld: %ld "
-                                "configs, %ld valid", ks->name, ks->op->name,
-                                shape, rows, f->sp.n_config, f->n_valid);
+                                "configs, %ld valid, %ld distinct", ks->name,
+                                ks->op->name, shape, rows, f->sp.n_config,
+                                f->n_valid, f->n_cand);
     for (int k = 0; k < f->n_kinds && n < size; k++) {
         n += (size_t)snprintf(out + n, size - n, "%s%ld %s",
                               k ? "; " : " (invalid: ", f->kind_count[k],
@@ -463,8 +482,8 @@ static void test_filter_cases(void)
 
     /* lora_forward: the op defaults and a hand-picked tile are valid. */
     expect_config(lora, "", NULL);
-    expect_config(lora, "m=64 n=64 k=16 wm=8 wn=8 warp_n=0 xa=prepass "
-                  "delta=fused", NULL);
+    expect_config(lora, "m=64 n=64 k=16 wm=8 wn=8 warp_n=0 xa=prepass",
+                  NULL);
     expect_config(lora, "m=128 n=64 k=16 wm=4 wn=4 warp_n=8 xa=inline", NULL);
     /* Register tiles that do not divide the tile. */
     expect_config(lora, "m=64 wm=3", "tile m (64) must be a multiple of wm "
@@ -570,11 +589,132 @@ static void test_filter_space(void)
     spec_set_free(&s);
 }
 
+/* The code KS emits as the compiler sees it: its kernel source after the
+ * header comment (which lists the knobs) through the C preprocessor, then
+ * the launch plan; NULL if that fails. DIR: a scratch directory. */
+static char *code_text(const struct kernel_spec *ks, const char *dir)
+{
+    struct plan p;
+    struct buf b;
+    char err[256], cl[4200], pre[4300];
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    buf_init(&b);
+    if (emit_cl(ks, &p, &b, err, sizeof err) < 0) {
+        buf_free(&b);
+        return NULL;
+    }
+    const char *body = strstr(buf_str(&b), "\n/* Parameters");
+    snprintf(cl, sizeof cl, "%s/code.cl", dir);
+    snprintf(pre, sizeof pre, "%s/code.i", dir);
+    write_text(cl, body != NULL ? body : buf_str(&b));
+    buf_free(&b);
+    if (tu_run("cc -E -P -undef -x c '%s' -o '%s'", cl, pre) != 0) {
+        return NULL;
+    }
+    char *text = tu_read(pre, NULL);
+    if (text == NULL) {
+        return NULL;
+    }
+    buf_init(&b);
+    buf_puts(&b, text);
+    free(text);
+    buf_printf(&b, "scratch %ld\n", p.scratch_per_row);
+    for (int i = 0; i < p.n_path; i++) {
+        buf_printf(&b, "path %ld\n", p.path[i].max_rows);
+        for (int l = 0; l < p.path[i].n_launch; l++) {
+            const struct launch *la = &p.path[i].launch[l];
+            buf_printf(&b, "%s %zu %zu %zu %zu %zu", la->kernel, la->local[0],
+                       la->local[1], la->groups[0], la->groups[1],
+                       la->rows_per_group);
+            for (int a = 0; la->args[a] != NULL; a++) {
+                buf_printf(&b, " %s", la->args[a]);
+            }
+            buf_puts(&b, "\n");
+        }
+    }
+    text = strdup(buf_str(&b));
+    buf_free(&b);
+    return text;
+}
+
+static const char *const same_code_spec =
+    "kernels:\n"
+    "  - {name: c_lora, op: lora_forward, in_features: 8, out_features: 32, "
+    "rank: 2}\n"
+    "  - {name: c_delta, op: lora_forward, in_features: 8, out_features: "
+    "32, rank: 2, base: false, accumulate: true}\n";
+
+/* The candidates `specl tune` times (tune_candidates): no two of them
+ * emit the same code (preprocessed, with the same launches), and every
+ * valid config emits the code of one of them. Both kernels have configs
+ * that differ only in knobs without effect: warp_n when a warp spans a
+ * row of 8 work-items, and with base: false and xa: prepass every knob of
+ * lora_main, which does not run. */
+static void test_candidates_distinct(void)
+{
+    struct spec_set s;
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "same.yaml", same_code_spec),
+                          0);
+    for (int k = 0; k < s.n_kernel; k++) {
+        const struct kernel_spec *ks = &s.kernel[k];
+        struct filter f;
+        CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
+        TU_CHECK(f.n_cand > 1 && f.n_cand < f.n_valid,
+                 "%s: %ld candidates of %ld valid configs", ks->name,
+                 f.n_cand, f.n_valid);
+        char **code = calloc((size_t)f.n_cand, sizeof *code);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(code);
+        for (long c = 0; c < f.n_cand; c++) {
+            struct kernel_spec cks;
+            const char *text = f.cand + c * TUNE_TEXT;
+            TU_CHECK(with_knobs(ks, text, &cks) == 0, "%s: '%s'", ks->name,
+                     text);
+            code[c] = code_text(&cks, dir);
+            TU_CHECK(code[c] != NULL, "%s {%s}: no code", ks->name, text);
+            for (long d = 0; code[c] != NULL && d < c; d++) {
+                TU_CHECK(code[d] == NULL || strcmp(code[c], code[d]) != 0,
+                         "%s: {%s} and {%s} emit the same code", ks->name,
+                         f.cand + d * TUNE_TEXT, text);
+            }
+        }
+        for (long i = 0; i < f.sp.n_config; i++) {
+            if (!f.valid[i]) {
+                continue;
+            }
+            struct kernel_spec cks;
+            char text[TUNE_TEXT];
+            tspace_config(ks, &f.sp, i, &cks);
+            knobs_of(&cks, text, sizeof text);
+            char *mine = code_text(&cks, dir);
+            long c = 0;
+            while (mine != NULL && c < f.n_cand &&
+                   (code[c] == NULL || strcmp(mine, code[c]) != 0)) {
+                c++;
+            }
+            TU_CHECK(mine != NULL && c < f.n_cand,
+                     "%s: {%s} emits code no candidate emits", ks->name,
+                     text);
+            free(mine);
+        }
+        for (long c = 0; c < f.n_cand; c++) {
+            free(code[c]);
+        }
+        free(code);
+        filter_free(&f);
+    }
+    spec_set_free(&s);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* ---- 2. tuning runs on the device --------------------------------------- */
 
 /* Counts of an "evaluated ..." line. */
 struct evals {
-    long evaluated, n_valid, built, verified, timed, from_db;
+    long evaluated, n_cand, built, verified, timed, from_db;
 };
 
 /* The "evaluated" line that follows KERNEL's first line in OUT. */
@@ -589,9 +729,9 @@ static int parse_evals(const char *out, const char *kernel, struct evals *e)
         }
         const char *ev = strstr(p, "\n  evaluated ");
         return ev != NULL &&
-               sscanf(ev, "\n  evaluated %ld of %ld valid (%*[^)]): %ld "
+               sscanf(ev, "\n  evaluated %ld of %ld distinct (%*[^)]): %ld "
                       "built, %ld verified, %ld timed, %ld from the "
-                      "database", &e->evaluated, &e->n_valid, &e->built,
+                      "database", &e->evaluated, &e->n_cand, &e->built,
                       &e->verified, &e->timed, &e->from_db) == 6;
     }
     return 0;
@@ -636,8 +776,9 @@ static int load_db(struct tunedb *db, const char *path)
 }
 
 /* E is what tuning KS over ROWS rows with N_TRIED evaluations records:
- * every tried config is a valid one of the space, distinct, the first
- * the op defaults, each timed; the best is the fastest of them. */
+ * every tried config is a candidate (valid, and no two emit the same
+ * code), none twice, the first the op defaults, each timed; the best is
+ * the fastest of them. */
 static void check_entry(const struct kernel_spec *ks, const struct filter *f,
                         const struct tune_entry *e, long rows, int n_tried)
 {
@@ -667,6 +808,9 @@ static void check_entry(const struct kernel_spec *ks, const struct filter *f,
         long index = filter_find(ks, f, r->knobs);
         TU_CHECK(index >= 0 && f->valid[index],
                  "%s: tried %s is not a valid config of the space", ks->name,
+                 r->knobs);
+        TU_CHECK(filter_is_cand(f, r->knobs),
+                 "%s: tried %s emits the code of another config", ks->name,
                  r->knobs);
         TU_CHECK(strcmp(r->status, "ok") == 0 && r->us > 0,
                  "%s: %s: %s, %g us", ks->name, r->knobs, r->status, r->us);
@@ -719,7 +863,7 @@ static void test_tune_random(void)
                  out);
         int parsed = parse_evals(out, ks->name, &ev);
         TU_CHECK(parsed && ev.evaluated == RANDOM_EVALS &&
-                     ev.n_valid == f.n_valid && ev.built == RANDOM_EVALS &&
+                     ev.n_cand == f.n_cand && ev.built == RANDOM_EVALS &&
                      ev.verified == RANDOM_EVALS &&
                      ev.timed == RANDOM_EVALS && ev.from_db == 0,
                  "%s: evaluated line wrong in\n%s", ks->name, out);
@@ -774,7 +918,7 @@ static int tune_softmax(const char *strategy, int max, const char *db_name,
              "t_lora too:\n%s", out);
     int parsed = parse_evals(out, "t_softmax", &ev);
     TU_CHECK(parsed && ev.evaluated == max && ev.timed == max &&
-                 ev.from_db == 0 && ev.n_valid == f->n_valid,
+                 ev.from_db == 0 && ev.n_cand == f->n_cand,
              "--strategy %s: evaluated line wrong in\n%s", strategy, out);
     free(out);
     free(err);
@@ -799,17 +943,17 @@ static void test_tune_exhaustive_local(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
     CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
 
-    /* Exhaustive: the op defaults, then the valid configs in order. */
+    /* Exhaustive: the op defaults, then the candidates in order. */
     if (tune_softmax("exhaustive", 3, "exhaustive.yaml", &db, ks, &f) == 0) {
         const struct tune_entry *e = entry_for(&db, ks);
+        char home[TUNE_TEXT];
+        config_text(ks, &f, f.home, home, sizeof home);
         int t = 1;
-        for (long i = 0; i < f.sp.n_config && t < 3 && e->n_tried == 3;
-             i++) {
-            char want[TUNE_TEXT];
-            if (!f.valid[i] || i == f.home) {
+        for (long i = 0; i < f.n_cand && t < 3 && e->n_tried == 3; i++) {
+            const char *want = f.cand + i * TUNE_TEXT;
+            if (strcmp(want, home) == 0) {
                 continue;
             }
-            config_text(ks, &f, i, want, sizeof want);
             TU_CHECK(strcmp(e->tried[t].knobs, want) == 0,
                      "exhaustive: tried #%d is %s, expected %s", t,
                      e->tried[t].knobs, want);
@@ -883,7 +1027,9 @@ static void test_tune_none_valid(void)
     for (int run = 0; run < 2; run++) {
         int rc = specl(&out, &err, "tune '%s' --rows 8 --reps 2 --db '%s'",
                        spec_path, db_path);
-        TU_CHECK(rc == 1 && strstr(out, ", 0 valid (invalid: ") != NULL &&
+        TU_CHECK(rc == 1 &&
+                     strstr(out, ", 0 valid, 0 distinct (invalid: ") !=
+                         NULL &&
                      strstr(out, "no config ran correctly") != NULL &&
                      strstr(err, "error") == NULL,
                  "run %d: exit %d\n%s%s", run + 1, rc, out, err);
@@ -1886,7 +2032,8 @@ static void test_knobs_text(void)
     TU_CHECK(knobs_parse(&k, "xa=sideways", NULL, 0) == -1 &&
                  knobs_parse(&k, "pad=", NULL, 0) == -1 &&
                  knobs_parse(&k, "m=64.5", NULL, 0) == -1 &&
-                 knobs_parse(&k, "xa=inline delta=split", NULL, 0) == 0,
+                 knobs_parse(&k, "xa=inline warp_n=0", NULL, 0) == 0 &&
+                 knobs_parse(&k, "xa=inline delta=split", NULL, 0) == -1,
              "lora knob texts");
 
     /* Shape texts: the int and bool fields, no floats. */
@@ -1949,6 +2096,8 @@ int add_tune_suite(void)
         CU_add_test(s, "filter: rejections and reasons", test_filter_cases) ==
             NULL ||
         CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||
+        CU_add_test(s, "candidates: one per distinct code",
+                    test_candidates_distinct) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
         CU_add_test(s, "tune: exhaustive, local",
                     test_tune_exhaustive_local) == NULL ||
