@@ -70,17 +70,17 @@ static void header_comment(const struct kernel_spec *ks, const char *ext,
 static void define_lines(const struct define *defs, int n,
                          const char *prefix, struct buf *out)
 {
+    char value[48];
     size_t width = 0;
     for (int i = 0; i < n; i++) {
-        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 +
-                   strlen(defs[i].value);
+        define_text(&defs[i], value, sizeof value);
+        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
         width = w > width ? w : width;
     }
     for (int i = 0; i < n; i++) {
-        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 +
-                   strlen(defs[i].value);
-        buf_printf(out, "#define %s%s %s", prefix, defs[i].name,
-                   defs[i].value);
+        define_text(&defs[i], value, sizeof value);
+        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
+        buf_printf(out, "#define %s%s %s", prefix, defs[i].name, value);
         if (defs[i].comment[0]) {
             buf_printf(out, "%*s /* %s */", (int)(width - w), "",
                        defs[i].comment);
@@ -137,8 +137,9 @@ int emit_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
     }
     /* What the header and the stub take from the plan, as text. */
     for (int i = 0; i < p.n_constant; i++) {
-        buf_printf(&b, "constant %s %s\n", p.constant[i].name,
-                   p.constant[i].value);
+        char value[48];
+        define_text(&p.constant[i], value, sizeof value);
+        buf_printf(&b, "constant %s %s\n", p.constant[i].name, value);
     }
     for (int i = 0; i < p.n_buffer; i++) {
         buf_printf(&b, "buffer %s %ld %ld %d\n", p.buffer[i].name,
@@ -404,7 +405,9 @@ done:
  * changes its own line only. */
 static void decision_define(const struct define *d, struct buf *out)
 {
-    buf_printf(out, "  %-18s %-7s%s%s\n", d->name, d->value,
+    char value[48];
+    define_text(d, value, sizeof value);
+    buf_printf(out, "  %-18s %-7s%s%s\n", d->name, value,
                d->comment[0] ? " " : "", d->comment);
 }
 

@@ -58,12 +58,20 @@ struct kernel_spec {
     struct param_value knob[SPECL_MAX_PARAMS];  /* as op->knobs */
 };
 
-/* A `#define NAME VALUE` line with a short comment saying what it is. */
+/* A `#define NAME VALUE` line with a short comment saying what it is:
+ * the plan holds the number; the emitter writes it (a float as a literal
+ * that reads back to the same float32). */
+enum define_kind { DEFINE_INT, DEFINE_FLOAT };
 struct define {
     char name[32];
-    char value[48];
+    enum define_kind kind;
+    long i;           /* DEFINE_INT */
+    double f;         /* DEFINE_FLOAT */
     char comment[64];
 };
+
+/* D's value as the emitted source writes it ("4096", "2.0f"). */
+void define_text(const struct define *d, char *buf, size_t size);
 
 /* One clEnqueueNDRangeKernel of the emitted stub. Global size in dimension
  * d is groups[d] * local[d]; a groups[d] of 0 means
@@ -250,19 +258,15 @@ double spec_knob(const struct kernel_spec *ks, const char *key);
 struct mark spec_field_mark(const struct kernel_spec *ks, const char *key);
 struct mark spec_knob_mark(const struct kernel_spec *ks, const char *key);
 
-/* Helpers for plans. */
-void plan_define(struct plan *p, const char *name, const char *comment,
-                 const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-void plan_constant(struct plan *p, const char *name, const char *comment,
-                   const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+/* Helpers for plans: a #define of the .cl prelude, or a public constant
+ * of NAME.h (emitted as NAME_<name>). */
+void plan_int(struct plan *p, const char *name, const char *comment, long v);
+void plan_float(struct plan *p, const char *name, const char *comment,
+                double v);
+void plan_public_int(struct plan *p, const char *name, const char *comment,
+                     long v);
+void plan_public_float(struct plan *p, const char *name,
+                       const char *comment, double v);
 void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
                  int optional);
 /* Appends a define for the storage dtype (DTYPE_F32=1, ...). */

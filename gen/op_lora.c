@@ -659,65 +659,48 @@ static double lora_scale(const struct kernel_spec *ks)
 static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                          struct plan *p)
 {
-    char scale[48];
-    format_float(scale, sizeof scale, lora_scale(ks));
-    plan_define(p, "IN_FEATURES", "K: columns of X, rows of W and A", "%ld",
-                c->K);
-    plan_define(p, "OUT_FEATURES", "N: columns of W, B and Y", "%ld", c->N);
-    plan_define(p, "RANK", "r: columns of A, rows of B", "%ld", c->R);
-    plan_define(p, "SCALE", "factor of (X*A)*B", "%s", scale);
-    plan_define(p, "HAS_BASE", "1: Y includes X*W", "%d", c->base);
-    plan_define(p, "ACCUMULATE", "1: Y += result", "%d", c->accumulate);
-    plan_define(p, "XA_INLINE", "1: lora_main computes X*A itself", "%d",
-                c->xa == XA_INLINE);
+    double scale = lora_scale(ks);
+    plan_int(p, "IN_FEATURES", "K: columns of X, rows of W and A", c->K);
+    plan_int(p, "OUT_FEATURES", "N: columns of W, B and Y", c->N);
+    plan_int(p, "RANK", "r: columns of A, rows of B", c->R);
+    plan_float(p, "SCALE", "factor of (X*A)*B", scale);
+    plan_int(p, "HAS_BASE", "1: Y includes X*W", c->base);
+    plan_int(p, "ACCUMULATE", "1: Y += result", c->accumulate);
+    plan_int(p, "XA_INLINE", "1: lora_main computes X*A itself", c->xa == XA_INLINE);
     /* lora_main's knobs only where it runs, and WARP_N as the layout it
      * gives (a warp as wide as a row of work-items is row-major): a knob
      * that changes no code then leaves the emitted source as it is, and
      * `specl tune`, which merges configs by that source, times it once. */
     int runs_main = uses_main(c);
     if (runs_main) {
-        plan_define(p, "TILE_M", "rows of Y per work-group", "%ld", c->m);
-        plan_define(p, "TILE_N", "columns of Y per work-group", "%ld", c->n);
-        plan_define(p, "TILE_K", "K elements per local-memory stage", "%ld",
-                    c->k);
-        plan_define(p, "WORK_M", "rows of Y per work-item", "%ld", c->wm);
-        plan_define(p, "WORK_N", "columns of Y per work-item", "%ld", c->wn);
+        plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
+        plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
+        plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
+        plan_int(p, "WORK_M", "rows of Y per work-item", c->wm);
+        plan_int(p, "WORK_N", "columns of Y per work-item", c->wn);
     }
-    plan_define(p, "VEC", "elements per global load or store", "%ld",
-                c->vec);
+    plan_int(p, "VEC", "elements per global load or store", c->vec);
     if (runs_main) {
-        plan_define(p, "PAD", "floats appended to each local-memory row",
-                    "%ld", c->pad);
+        plan_int(p, "PAD", "floats appended to each local-memory row", c->pad);
     }
-    plan_define(p, "XA_M", "lora_xa: rows per work-group", "%ld", c->xa_m);
-    plan_define(p, "XA_K", "lora_xa: work-items along K", "%ld", c->xa_k);
-    plan_define(p, "XA_W", "lora_xa: rows per work-item", "%ld",
-                xa_rows_per_item(c));
-    plan_define(p, "XA_CHUNK", "lora_xa: rows of A staged at once", "%ld",
-                c->xa_chunk);
-    plan_define(p, "EXPAND_N", "lora_expand: work-items along N", "%ld",
-                expand_threads(c));
-    plan_define(p, "EXPAND_ROWS", "lora_expand: rows per work-group", "%ld",
-                expand_rows(c) < 1 ? 1 : expand_rows(c));
+    plan_int(p, "XA_M", "lora_xa: rows per work-group", c->xa_m);
+    plan_int(p, "XA_K", "lora_xa: work-items along K", c->xa_k);
+    plan_int(p, "XA_W", "lora_xa: rows per work-item", xa_rows_per_item(c));
+    plan_int(p, "XA_CHUNK", "lora_xa: rows of A staged at once", c->xa_chunk);
+    plan_int(p, "EXPAND_N", "lora_expand: work-items along N", expand_threads(c));
+    plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group", expand_rows(c) < 1 ? 1 : expand_rows(c));
     if (runs_main) {
-        plan_define(p, "WARP_N",
-                    "lora_main: work-items along N per warp; 0: row-major",
-                    "%ld", c->warp_n == c->n / c->wn ? 0 : c->warp_n);
+        plan_int(p, "WARP_N", "lora_main: work-items along N per warp; 0: row-major", c->warp_n == c->n / c->wn ? 0 : c->warp_n);
     }
-    plan_define(p, "DECODE_ROWS", "rows lora_decode handles at most", "%ld",
-                c->decode_rows);
-    plan_define(p, "DECODE_N", "lora_decode: work-items along N", "%ld",
-                c->decode_n);
-    plan_define(p, "DECODE_K", "lora_decode: work-items along the reduction",
-                "%ld", c->decode_k);
+    plan_int(p, "DECODE_ROWS", "rows lora_decode handles at most", c->decode_rows);
+    plan_int(p, "DECODE_N", "lora_decode: work-items along N", c->decode_n);
+    plan_int(p, "DECODE_K", "lora_decode: work-items along the reduction", c->decode_k);
     plan_dtype(p, ks->dtype);
 
-    plan_constant(p, "IN_FEATURES", "K: columns of x, rows of w and a",
-                  "%ld", c->K);
-    plan_constant(p, "OUT_FEATURES", "N: columns of w, b and y", "%ld",
-                  c->N);
-    plan_constant(p, "RANK", "r: columns of a, rows of b", "%ld", c->R);
-    plan_constant(p, "SCALE", "factor of (x*a)*b", "%s", scale);
+    plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a", c->K);
+    plan_public_int(p, "OUT_FEATURES", "N: columns of w, b and y", c->N);
+    plan_public_int(p, "RANK", "r: columns of a, rows of b", c->R);
+    plan_public_float(p, "SCALE", "factor of (x*a)*b", scale);
 }
 
 /* L's NULL-terminated argument list ARGS. */

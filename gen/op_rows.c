@@ -238,30 +238,23 @@ void rows_validate_eps(const struct kernel_spec *ks, struct diags *d)
 void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
 {
     plan_dtype(p, ks->dtype);
-    plan_define(p, "FEATURES", "elements per row", "%ld", features(ks));
-    plan_constant(p, "FEATURES", "elements per row", "%ld", features(ks));
-    plan_define(p, "VEC", "elements per load and store", "%ld",
-                knob(ks, ROWS_KNOB_VEC));
-    plan_define(p, "WG_SIZE", "work-items per row", "%ld",
-                knob(ks, ROWS_KNOB_WG));
-    plan_define(p, "ROWS_PER_GROUP", "rows per work-group", "%ld",
-                knob(ks, ROWS_KNOB_ROWS));
-    plan_define(p, "ROW_IN_REGISTERS",
-                rows_in_registers(ks) ? "row held in registers, x read once"
-                                      : "row streamed, x re-read",
-                "%d", rows_in_registers(ks));
-    plan_define(p, "NVEC", "vectors per row", "%ld", row_vectors(ks));
-    plan_define(p, "SLOTS", "vectors per work-item, rounded up", "%ld",
-                item_vectors(ks));
+    plan_int(p, "FEATURES", "elements per row", features(ks));
+    plan_public_int(p, "FEATURES", "elements per row", features(ks));
+    plan_int(p, "VEC", "elements per load and store", knob(ks, ROWS_KNOB_VEC));
+    plan_int(p, "WG_SIZE", "work-items per row", knob(ks, ROWS_KNOB_WG));
+    plan_int(p, "ROWS_PER_GROUP", "rows per work-group", knob(ks, ROWS_KNOB_ROWS));
+    plan_int(p, "ROW_IN_REGISTERS", rows_in_registers(ks) ? "row held in registers, x read once"
+                                      : "row streamed, x re-read", rows_in_registers(ks));
+    plan_int(p, "NVEC", "vectors per row", row_vectors(ks));
+    plan_int(p, "SLOTS", "vectors per work-item, rounded up", item_vectors(ks));
 }
 
 void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
                      const char *key, const char *name, const char *comment)
 {
-    char value[32];
-    format_float(value, sizeof value, spec_field(ks, key));
-    plan_define(p, name, comment, "%s", value);
-    plan_constant(p, name, comment, "%s", value);
+    double value = spec_field(ks, key);
+    plan_float(p, name, comment, value);
+    plan_public_float(p, name, comment, value);
 }
 
 void rows_plan_end(const struct kernel_spec *ks, struct plan *p,

@@ -93,33 +93,52 @@ struct mark spec_knob_mark(const struct kernel_spec *ks, const char *key)
     return ks->knob[must_knob(ks, key)].mark;
 }
 
-static void fill_define(struct define *d, const char *name,
-                        const char *comment, const char *fmt, va_list ap)
+static struct define *add_define(struct define *defs, int *n,
+                                 const char *name, const char *comment)
 {
-    assert(strlen(name) < sizeof d->name);
+    assert(*n < SPECL_MAX_DEFINES);
+    assert(strlen(name) < sizeof defs->name);
+    struct define *d = &defs[(*n)++];
+    memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "%s", name);
     snprintf(d->comment, sizeof d->comment, "%s", comment ? comment : "");
-    vsnprintf(d->value, sizeof d->value, fmt, ap);
+    return d;
 }
 
-void plan_define(struct plan *p, const char *name, const char *comment,
-                 const char *fmt, ...)
+void plan_int(struct plan *p, const char *name, const char *comment, long v)
 {
-    assert(p->n_define < SPECL_MAX_DEFINES);
-    va_list ap;
-    va_start(ap, fmt);
-    fill_define(&p->define[p->n_define++], name, comment, fmt, ap);
-    va_end(ap);
+    add_define(p->define, &p->n_define, name, comment)->i = v;
 }
 
-void plan_constant(struct plan *p, const char *name, const char *comment,
-                   const char *fmt, ...)
+void plan_float(struct plan *p, const char *name, const char *comment,
+                double v)
 {
-    assert(p->n_constant < SPECL_MAX_DEFINES);
-    va_list ap;
-    va_start(ap, fmt);
-    fill_define(&p->constant[p->n_constant++], name, comment, fmt, ap);
-    va_end(ap);
+    struct define *d = add_define(p->define, &p->n_define, name, comment);
+    d->kind = DEFINE_FLOAT;
+    d->f = v;
+}
+
+void plan_public_int(struct plan *p, const char *name, const char *comment,
+                     long v)
+{
+    add_define(p->constant, &p->n_constant, name, comment)->i = v;
+}
+
+void plan_public_float(struct plan *p, const char *name,
+                       const char *comment, double v)
+{
+    struct define *d = add_define(p->constant, &p->n_constant, name, comment);
+    d->kind = DEFINE_FLOAT;
+    d->f = v;
+}
+
+void define_text(const struct define *d, char *buf, size_t size)
+{
+    if (d->kind == DEFINE_FLOAT) {
+        format_float(buf, size, d->f);
+    } else {
+        snprintf(buf, size, "%ld", d->i);
+    }
 }
 
 void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
@@ -137,7 +156,7 @@ void plan_dtype(struct plan *p, enum dtype dt)
 {
     static const char *const macro[] = {"DTYPE_F32", "DTYPE_F16",
                                         "DTYPE_BF16"};
-    plan_define(p, macro[dt], "storage type of every buffer", "1");
+    plan_int(p, macro[dt], "storage type of every buffer", 1);
 }
 
 struct naive_launch *naive_add(struct naive_plan *np, const char *kernel,
