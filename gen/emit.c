@@ -89,21 +89,57 @@ static void define_lines(const struct define *defs, int n,
     }
 }
 
-/* The kernel source after its header comment: the prelude and the
- * rendered template. */
+/* Whether PLAN launches the kernel NAME. */
+static int plan_launches(const struct plan *plan, const char *name)
+{
+    for (int p = 0; p < plan->n_path; p++) {
+        for (int l = 0; l < plan->path[p].n_launch; l++) {
+            if (strcmp(plan->path[p].launch[l].kernel, name) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The kernel source after its header comment: the prelude, then the
+ * template of each kernel the plan launches (their shared parts, included
+ * by each, once). */
 static int cl_body(const struct kernel_spec *ks, const struct plan *plan,
                    struct buf *out, char *err, size_t errsize)
 {
-    const char *tmpl = template_text(ks->op->template_file);
-    if (tmpl == NULL) {
-        snprintf(err, errsize, "no template %s", ks->op->template_file);
-        return -1;
+    struct buf top;
+    int n = 0;
+    buf_init(&top);
+    for (const char *const *k = ks->op->kernels; *k != NULL; k++) {
+        char name[SPECL_NAME_MAX + 8];
+        snprintf(name, sizeof name, "%s.cl", *k);
+        if (template_text(name) == NULL) {
+            snprintf(err, errsize, "no template %s for kernel %s of %s",
+                     name, *k, ks->op->name);
+            buf_free(&top);
+            return -1;
+        }
+        if (plan_launches(plan, *k)) {
+            buf_printf(&top, "#include \"%s\"\n", name);
+            n++;
+        }
     }
-    buf_puts(out, "\n/* Parameters: every other knob keeps the template's "
-                  "default. */\n");
+    buf_puts(out, "\n/* Parameters: the values of this kernel's plan. */\n");
     define_lines(plan->define, plan->n_define, "", out);
     buf_puts(out, "\n");
-    return render(out, tmpl, NULL, err, errsize);
+    int rc = 0;
+    if (n == 0) {
+        snprintf(err, errsize, "the plan of %s launches no kernel of %s",
+                 ks->name, ks->op->name);
+        rc = -1;
+    } else {
+        const struct hole holes[] = {{"dtype", dtype_name(ks->dtype)},
+                                     {NULL, NULL}};
+        rc = render(out, buf_str(&top), holes, err, errsize);
+    }
+    buf_free(&top);
+    return rc;
 }
 
 int emit_cl(const struct kernel_spec *ks, const struct plan *plan,

@@ -189,7 +189,10 @@ struct gemm_chain {
 struct op_def {
     const char *name;          /* the spec's `op:` */
     const char *summary;
-    const char *template_file; /* kernel template under templates/ */
+    /* Every __kernel of the op, NULL-terminated, in the order they go
+     * into the emitted source; kernel K is the template templates/K.cl.
+     * The emitted source holds the ones its plan launches. */
+    const char *const *kernels;
     const struct param_def *fields;
     int n_fields;
     const struct param_def *knobs;

@@ -34,11 +34,13 @@ static void naive(const struct kernel_spec *ks, struct naive_plan *np)
     rows_naive(ks, np, "naive_layernorm", spec_field(ks, "eps"), params);
 }
 
+static const char *const layernorm_kernels[] = {"layernorm", NULL};
+
 const struct op_def op_layernorm = {
     .name = "layernorm",
     .summary = "y = (x - mean) / sqrt(var + eps) * gamma + beta per row "
                "(biased var)",
-    .template_file = "layernorm.cl",
+    .kernels = layernorm_kernels,
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,

@@ -141,7 +141,7 @@ static long min_l(long a, long b)
     return a < b ? a : b;
 }
 
-/* The template's derived sizes (lora_forward.cl, "Derived sizes"). */
+/* The template's derived sizes (lora_main.cl, "Derived sizes"). */
 static long rank_step(const struct lora *c)
 {
     return min_l(c->R, c->k);
@@ -787,6 +787,31 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->args[n] = NULL;
 }
 
+/* The local memory of each kernel P launches, as the checks above count
+ * it: the templates #error when their arrays take another size, so the
+ * limits checked here are the ones the kernels meet. */
+static void plan_local_bytes(const struct lora *c, struct plan *p)
+{
+    static const char *const kernel[] = {"lora_main", "lora_xa",
+                                         "lora_expand", "lora_decode"};
+    static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
+                                       "EXPAND_LOCAL_BYTES",
+                                       "DECODE_LOCAL_BYTES"};
+    long bytes[] = {main_local(c, c->xa), xa_local(c),
+                    4 * expand_rows(c) * c->R, decode_local(c)};
+    for (int k = 0; k < 4; k++) {
+        int launched = 0;
+        for (int i = 0; i < p->n_path; i++) {
+            for (int l = 0; l < p->path[i].n_launch; l++) {
+                launched |= strcmp(p->path[i].launch[l].kernel, kernel[k]) == 0;
+            }
+        }
+        if (launched) {
+            plan_int(p, name[k], "local memory the plan counted", bytes[k]);
+        }
+    }
+}
+
 static void lora_plan(const struct kernel_spec *ks, struct plan *p)
 {
     struct lora c;
@@ -815,6 +840,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         pa->why = "T = scale*X*A, then Y = T*B row by row";
         launch_xa(&c, &pa->launch[pa->n_launch++]);
         launch_expand(&c, &pa->launch[pa->n_launch++]);
+        plan_local_bytes(&c, p);
         return;
     }
     if (c.xa == XA_PREPASS) {
@@ -824,6 +850,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         pa->why = "tiled GEMM, X*A computed alongside";
     }
     launch_main(&c, &pa->launch[pa->n_launch++]);
+    plan_local_bytes(&c, p);
 }
 
 /* What `specl tune` searches, most important first (the first two are the
@@ -993,11 +1020,16 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
                                          "temp", "b", "y"};
 }
 
+/* Each is templates/NAME.cl; their shared part is lora_common.cl. */
+static const char *const lora_kernels[] = {"lora_main", "lora_xa",
+                                           "lora_expand", "lora_decode",
+                                           NULL};
+
 const struct op_def op_lora_forward = {
     .name = "lora_forward",
     .summary = "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run "
                "time",
-    .template_file = "lora_forward.cl",
+    .kernels = lora_kernels,
     .fields = lora_fields,
     .n_fields = (int)(sizeof lora_fields / sizeof lora_fields[0]),
     .knobs = lora_knobs,

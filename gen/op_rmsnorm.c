@@ -34,10 +34,12 @@ static void naive(const struct kernel_spec *ks, struct naive_plan *np)
     rows_naive(ks, np, "naive_rmsnorm", spec_field(ks, "eps"), params);
 }
 
+static const char *const rmsnorm_kernels[] = {"rmsnorm", NULL};
+
 const struct op_def op_rmsnorm = {
     .name = "rmsnorm",
     .summary = "y = x / sqrt(mean(x^2) + eps) * gamma per row",
-    .template_file = "rmsnorm.cl",
+    .kernels = rmsnorm_kernels,
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,

@@ -53,10 +53,12 @@ static void naive(const struct kernel_spec *ks, struct naive_plan *np)
     rows_naive(ks, np, "naive_softmax", spec_field(ks, "scale"), params);
 }
 
+static const char *const softmax_kernels[] = {"softmax", NULL};
+
 const struct op_def op_softmax = {
     .name = "softmax",
     .summary = "y = exp(scale*x - max) / sum(exp(scale*x - max)) per row",
-    .template_file = "softmax.cl",
+    .kernels = softmax_kernels,
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,

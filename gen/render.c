@@ -31,6 +31,8 @@ struct render_state {
 
 static int render_text(struct render_state *st, struct buf *out,
                        const char *text);
+static int render_text_line(struct render_state *st, struct buf *out,
+                            const char *p, const char *end);
 
 /* If LINE (up to END) is `#include "X"` with X a template, renders X and
  * returns 1; returns 0 for any other line; -1 on error. */
@@ -51,9 +53,16 @@ static int try_include(struct render_state *st, struct buf *out,
     if (q == NULL || q - p >= 64) {
         return 0;
     }
+    /* The name may hold holes: `#include "storage_@dtype@.cl"`. */
+    struct buf named;
+    buf_init(&named);
+    if (render_text_line(st, &named, p, q) < 0) {
+        buf_free(&named);
+        return -1;
+    }
     char name[64];
-    memcpy(name, p, (size_t)(q - p));
-    name[q - p] = '\0';
+    snprintf(name, sizeof name, "%s", buf_str(&named));
+    buf_free(&named);
     const struct template_file *t = NULL;
     for (int i = 0; template_files[i].name != NULL; i++) {
         if (strcmp(template_files[i].name, name) == 0) {
@@ -99,6 +108,34 @@ static int is_hole_char(char c)
            (c >= '0' && c <= '9');
 }
 
+/* Appends [P, END) to OUT with its holes filled. */
+static int render_text_line(struct render_state *st, struct buf *out,
+                            const char *p, const char *end)
+{
+    while (p < end) {
+        const char *at = memchr(p, '@', (size_t)(end - p));
+        if (at == NULL) {
+            buf_add(out, p, (size_t)(end - p));
+            break;
+        }
+        const char *close = at + 1;
+        while (close < end && is_hole_char(*close)) {
+            close++;
+        }
+        if (close < end && *close == '@' && close > at + 1) {
+            buf_add(out, p, (size_t)(at - p));
+            if (fill_hole(st, out, at + 1, (size_t)(close - at - 1)) < 0) {
+                return -1;
+            }
+            p = close + 1;
+        } else {
+            buf_add(out, p, (size_t)(at + 1 - p));
+            p = at + 1;
+        }
+    }
+    return 0;
+}
+
 static int render_text(struct render_state *st, struct buf *out,
                        const char *text)
 {
@@ -113,30 +150,8 @@ static int render_text(struct render_state *st, struct buf *out,
         if (inc < 0) {
             return -1;
         }
-        if (inc == 0) {
-            const char *p = line;
-            while (p < next) {
-                const char *at = memchr(p, '@', (size_t)(next - p));
-                if (at == NULL) {
-                    buf_add(out, p, (size_t)(next - p));
-                    break;
-                }
-                const char *close = at + 1;
-                while (close < end && is_hole_char(*close)) {
-                    close++;
-                }
-                if (close < end && *close == '@' && close > at + 1) {
-                    buf_add(out, p, (size_t)(at - p));
-                    if (fill_hole(st, out, at + 1,
-                                  (size_t)(close - at - 1)) < 0) {
-                        return -1;
-                    }
-                    p = close + 1;
-                } else {
-                    buf_add(out, p, (size_t)(at + 1 - p));
-                    p = at + 1;
-                }
-            }
+        if (inc == 0 && render_text_line(st, out, line, next) < 0) {
+            return -1;
         }
         line = next;
     }

@@ -27,7 +27,8 @@ struct hole {
 /* Appends TEXT to OUT with every `@name@` replaced by its value in HOLES
  * (a NULL-terminated array; may be NULL for none) and every line
  * `#include "X"` naming a template replaced by that template, rendered
- * the same way (each included at most once). Returns 0 on success; on an
+ * the same way (each included at most once; X may hold holes too, as in
+ * `#include "storage_@dtype@.cl"`). Returns 0 on success; on an
  * unknown hole or a missing include returns -1 with a message in ERR. */
 int render(struct buf *out, const char *text, const struct hole *holes,
            char *err, size_t errsize);

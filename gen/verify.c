@@ -375,7 +375,9 @@ static cl_program naive_program(const struct rt *rt, struct naive *n,
     char msg[128];
     buf_init(&src);
     buf_printf(&src, "#define %s 1\n", macro[dt]);
-    if (render(&src, template_text("naive.cl"), NULL, msg, sizeof msg) < 0) {
+    const struct hole holes[] = {{"dtype", dtype_name(dt)}, {NULL, NULL}};
+    if (render(&src, template_text("naive.cl"), holes, msg, sizeof msg) <
+        0) {
         buf_free(&src);
         *err = CL_INVALID_PROGRAM;
         return NULL;

@@ -1,7 +1,7 @@
 /* layernorm.cl - y = (x - mean) / sqrt(var + EPS) * gamma + beta, row by
  * row, var the biased variance.
  *
- * Macros: DTYPE_* (specl_common.cl); FEATURES, VEC, WG_SIZE,
+ * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   EPS   added to the variance (a float literal)
  *
@@ -15,10 +15,10 @@
  * Buffers: x (rows x FEATURES), gamma, beta (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
-#include "specl_common.cl"
+#include "storage_@dtype@.cl"
 
-#ifndef EPS
-#define EPS 1e-5f
+#if !defined(EPS)
+#error "layernorm.cl: the plan must define EPS"
 #endif
 
 #include "row_reduce.cl"

@@ -1,16 +1,16 @@
 /* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.
  *
- * Macros: DTYPE_* (specl_common.cl); FEATURES, VEC, WG_SIZE,
+ * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   EPS   added to the mean square (a float literal)
  *
  * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
-#include "specl_common.cl"
+#include "storage_@dtype@.cl"
 
-#ifndef EPS
-#define EPS 1e-5f
+#if !defined(EPS)
+#error "rmsnorm.cl: the plan must define EPS"
 #endif
 
 #include "row_reduce.cl"

@@ -1,6 +1,6 @@
 /* row_reduce.cl - row geometry, vector access and the work-group sum shared
  * by the row ops (softmax.cl, rmsnorm.cl, layernorm.cl; include it after
- * specl_common.cl).
+ * storage_DTYPE.cl).
  *
  * A work-group of WG_SIZE x ROWS_PER_GROUP work-items handles
  * ROWS_PER_GROUP rows. The WG_SIZE items of a row split it into NVEC
@@ -20,27 +20,12 @@
  *   NVEC              vectors per row
  *   SLOTS             vectors per item, the last one maybe past the row end
  */
-#ifndef FEATURES
-#define FEATURES 4096
-#endif
-#ifndef VEC
-#define VEC 4
-#endif
-#ifndef WG_SIZE
-#define WG_SIZE 256
-#endif
-#ifndef ROWS_PER_GROUP
-#define ROWS_PER_GROUP 1
-#endif
-#ifndef ROW_IN_REGISTERS
-#define ROW_IN_REGISTERS 1
-#endif
-
-#ifndef NVEC
-#define NVEC (FEATURES / VEC)
-#endif
-#ifndef SLOTS
-#define SLOTS ((NVEC + WG_SIZE - 1) / WG_SIZE)
+/* Every value comes from the plan (gen/op_rows.c), which keeps specl's
+ * knob defaults in one place. */
+#if !defined(FEATURES) || !defined(VEC) || !defined(WG_SIZE) ||            \
+    !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) ||             \
+    !defined(NVEC) || !defined(SLOTS)
+#error "row_reduce.cl: a macro of the row ops' plan is missing"
 #endif
 
 #if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC
@@ -131,34 +116,14 @@ inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }
 
 #elif VEC == 2
 typedef float2 floatv;
-#if defined(DTYPE_F32)
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
-    return ((const __global float2 *)p)[i / 2];
+    return load2(p, i);
 }
 inline void storev(__global storage_t *p, size_t i, floatv v)
 {
-    ((__global float2 *)p)[i / 2] = v;
+    store2(p, i, v);
 }
-#elif defined(DTYPE_F16)
-inline floatv loadv(const __global storage_t *p, size_t i)
-{
-    return vload_half2(i / 2, p);
-}
-inline void storev(__global storage_t *p, size_t i, floatv v)
-{
-    vstore_half2_rte(v, i / 2, p);
-}
-#else
-inline floatv loadv(const __global storage_t *p, size_t i)
-{
-    return as_float2(convert_uint2(vload2(i / 2, p)) << 16);
-}
-inline void storev(__global storage_t *p, size_t i, floatv v)
-{
-    vstore2((ushort2)(bf16_from_float(v.x), bf16_from_float(v.y)), i / 2, p);
-}
-#endif
 inline float hsum(floatv v) { return v.x + v.y; }
 inline float hmax(floatv v) { return MAX2(v.x, v.y); }
 

@@ -1,7 +1,7 @@
 /* softmax.cl - y = exp(SCALE*x - m) / sum(exp(SCALE*x - m)), m the row's
  * largest SCALE*x, row by row.
  *
- * Macros: DTYPE_* (specl_common.cl); FEATURES, VEC, WG_SIZE,
+ * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   SCALE   applied to x first (a float literal)
  *
@@ -14,10 +14,10 @@
  * Buffers: x (rows x FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
-#include "specl_common.cl"
+#include "storage_@dtype@.cl"
 
-#ifndef SCALE
-#define SCALE 1.0f
+#if !defined(SCALE)
+#error "softmax.cl: the plan must define SCALE"
 #endif
 
 #include "row_reduce.cl"

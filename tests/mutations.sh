@@ -9,8 +9,8 @@ templates/row_reduce.cl%s/((k) + 1 < SLOTS || (j) < NVEC)/((k) + 1 < SLOTS || (j
 templates/layernorm.cl%0,/(float)FEATURES;/s//(float)(FEATURES + 1);/%layernorm: mean divided by D+1
 templates/softmax.cl%s/v\[k\] = exp(ABS_SCALE \* (v\[k\] - m));/v[k] = exp(ABS_SCALE * v[k]);/%softmax: max not subtracted (overflows at large inputs)
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
-templates/lora_forward.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K tail guard of the X tile off by one
-templates/lora_forward.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
+templates/lora_main.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K tail guard of the X tile off by one
+templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
 templates/stub.c.in%s/if (rows == 0 || rows > INT_MAX) {/if (rows > INT_MAX) {/%stub: rows == 0 accepted
 templates/stub.c.in%s/return size < need ? CL_INVALID_BUFFER_SIZE/return size + 4 < need ? CL_INVALID_BUFFER_SIZE/%stub: buffer one element short accepted
 '

@@ -1,7 +1,7 @@
 /* naive.cl - obviously correct reference kernels: one work-item per output
  * element (lora) or per row (row ops), sizes passed at run time. The
  * generated kernels are checked against these on the same device. */
-#include "specl_common.cl"
+#include "storage_@dtype@.cl"
 
 /* t[m][j] = scale * sum_k x[m][k] * a[k][j]; one work-item per (j, m). */
 __kernel void naive_xa(int rows, int k_dim, int rank, float scale,

@@ -818,8 +818,12 @@ static void test_op_hooks(void)
                      op->costs && op->error_bound && op->bench_rows &&
                      op->shape_text,
                  "op %s lacks a required member of struct op_def", op->name);
-        TU_CHECK(template_text(op->template_file) != NULL,
-                 "op %s: no template %s", op->name, op->template_file);
+        for (const char *const *k = op->kernels; *k != NULL; k++) {
+            char name[80];
+            snprintf(name, sizeof name, "%s.cl", *k);
+            TU_CHECK(template_text(name) != NULL, "op %s: no template %s",
+                     op->name, name);
+        }
         for (int k = 0; k < s.n_kernel; k++) {
             if (s.kernel[k].op == op) {
                 golden++;

@@ -47,6 +47,12 @@ static struct {
     void (*disposeString)(CXString);
     void (*disposeDiagnostic)(CXDiagnostic);
     void (*disposeTranslationUnit)(CXTranslationUnit);
+    CXCursor (*getTranslationUnitCursor)(CXTranslationUnit);
+    unsigned (*visitChildren)(CXCursor, CXCursorVisitor, CXClientData);
+    enum CXCursorKind (*getCursorKind)(CXCursor);
+    CXString (*getCursorSpelling)(CXCursor);
+    int (*Cursor_getNumArguments)(CXCursor);
+    CXCursor (*Cursor_getArgument)(CXCursor, unsigned);
 } lc;
 
 /* Stores the address of SYMBOL in *FN (a function pointer); 0 on success. */
@@ -83,7 +89,10 @@ static int load_libclang(void)
            LOOKUP(formatDiagnostic) |
            LOOKUP(defaultDiagnosticDisplayOptions) | LOOKUP(getCString) |
            LOOKUP(disposeString) | LOOKUP(disposeDiagnostic) |
-           LOOKUP(disposeTranslationUnit);
+           LOOKUP(disposeTranslationUnit) | LOOKUP(getTranslationUnitCursor) |
+           LOOKUP(visitChildren) | LOOKUP(getCursorKind) |
+           LOOKUP(getCursorSpelling) | LOOKUP(Cursor_getNumArguments) |
+           LOOKUP(Cursor_getArgument);
 }
 
 static const char *const cl_args[] = {"-x", "cl", "-cl-std=CL1.2", "-Xclang",
@@ -221,6 +230,107 @@ static void test_cl(void)
     }
 }
 
+/* The launch tables of one plan, checked against the kernels' parameter
+ * lists as libclang reads them from the emitted .cl. */
+struct arg_check {
+    const struct kernel_spec *ks;
+    const struct plan *plan;
+    int seen;               /* launched kernels found in the source */
+};
+
+/* Whether KERNEL's parameters are, in order, the names in ARGS ("rows", a
+ * buffer of the host API, "scratch"): the stub sets them by position. */
+static void check_params(const struct arg_check *c, CXCursor fn,
+                         const struct launch *l)
+{
+    int n = lc.Cursor_getNumArguments(fn), want = 0;
+    while (l->args[want] != NULL) {
+        want++;
+    }
+    TU_CHECK(n == want, "%s: %s takes %d parameters, its launch sets %d",
+             c->ks->name, l->kernel, n, want);
+    for (int i = 0; i < n && i < want; i++) {
+        CXString name = lc.getCursorSpelling(lc.Cursor_getArgument(fn, i));
+        const char *got = lc.getCString(name);
+        TU_CHECK(strcmp(got, l->args[i]) == 0,
+                 "%s: parameter %d of %s is '%s', its launch passes '%s'",
+                 c->ks->name, i, l->kernel, got, l->args[i]);
+        lc.disposeString(name);
+    }
+}
+
+static enum CXChildVisitResult visit_kernel(CXCursor cursor, CXCursor parent,
+                                            CXClientData data)
+{
+    struct arg_check *c = data;
+    (void)parent;
+    if (lc.getCursorKind(cursor) != CXCursor_FunctionDecl) {
+        return CXChildVisit_Continue;
+    }
+    CXString name = lc.getCursorSpelling(cursor);
+    const char *fn = lc.getCString(name);
+    int found = 0;
+    for (int p = 0; p < c->plan->n_path; p++) {
+        for (int i = 0; i < c->plan->path[p].n_launch; i++) {
+            const struct launch *l = &c->plan->path[p].launch[i];
+            if (strcmp(l->kernel, fn) == 0) {
+                check_params(c, cursor, l);
+                found = 1;
+            }
+        }
+    }
+    c->seen += found;
+    for (const char *const *k = c->ks->op->kernels; !found && *k; k++) {
+        TU_CHECK(strcmp(*k, fn) != 0, "%s.cl holds %s, which its plan "
+                 "does not launch", c->ks->name, fn);
+    }
+    lc.disposeString(name);
+    return CXChildVisit_Continue;
+}
+
+/* Every launch of every plan names a kernel of its .cl with exactly the
+ * parameters it sets, and the .cl holds no kernel the plan does not
+ * launch. */
+static void test_launch_args(void)
+{
+    int n_args = (int)(sizeof cl_args / sizeof cl_args[0]);
+    for (int k = 0; k < kernels.n_kernel; k++) {
+        const struct kernel_spec *ks = &kernels.kernel[k];
+        struct plan plan;
+        char path[4200];
+        memset(&plan, 0, sizeof plan);
+        ks->op->plan(ks, &plan);
+        snprintf(path, sizeof path, "%s/%s.cl", dir, ks->name);
+        CXTranslationUnit tu = NULL;
+        enum CXErrorCode ec = lc.parseTranslationUnit2(
+            index_, path, cl_args, n_args, NULL, 0, CXTranslationUnit_None,
+            &tu);
+        TU_CHECK(ec == CXError_Success && tu != NULL, "%s: cannot parse",
+                 path);
+        if (tu == NULL) {
+            continue;
+        }
+        struct arg_check c = {ks, &plan, 0};
+        lc.visitChildren(lc.getTranslationUnitCursor(tu), visit_kernel, &c);
+        int launched = 0;
+        const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
+        for (int p = 0; p < plan.n_path; p++) {
+            for (int i = 0; i < plan.path[p].n_launch; i++) {
+                int dup = 0;
+                for (int j = 0; j < launched; j++) {
+                    dup |= strcmp(names[j], plan.path[p].launch[i].kernel) == 0;
+                }
+                if (!dup) {
+                    names[launched++] = plan.path[p].launch[i].kernel;
+                }
+            }
+        }
+        TU_CHECK(c.seen == launched, "%s.cl: %d of the %d kernels its plan "
+                 "launches found", ks->name, c.seen, launched);
+        lc.disposeTranslationUnit(tu);
+    }
+}
+
 static void test_c(void)
 {
     char include[4200];
@@ -253,6 +363,8 @@ int add_syntax_suite(void)
         CU_add_test(s, "libclang reports errors", test_parser_sanity) ==
             NULL ||
         CU_add_test(s, "every .cl parses as OpenCL C 1.2", test_cl) == NULL ||
+        CU_add_test(s, "kernel parameters match the launch tables",
+                    test_launch_args) == NULL ||
         CU_add_test(s, "every .c parses as C99", test_c) == NULL ||
         CU_add_test(s, "every .c builds with cc -Werror", test_cc) == NULL) {
         return -1;

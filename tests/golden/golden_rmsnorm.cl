@@ -7,7 +7,7 @@
  *         (* = not in the spec: op defaults for the shape)
  */
 
-/* Parameters: every other knob keeps the template's default. */
+/* Parameters: the values of this kernel's plan. */
 #define DTYPE_F32 1        /* storage type of every buffer */
 #define FEATURES 512       /* elements per row */
 #define VEC 4              /* elements per load and store */
@@ -20,30 +20,20 @@
 
 /* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.
  *
- * Macros: DTYPE_* (specl_common.cl); FEATURES, VEC, WG_SIZE,
+ * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   EPS   added to the mean square (a float literal)
  *
  * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
-/* specl_common.cl - storage types shared by every kernel template.
+/* storage_f32.cl - the storage type of every kernel's buffers: float (DTYPE_F32).
+ * The generator includes one storage_DTYPE.cl per kernel source.
  *
- * Arithmetic is float32 whatever the storage: f16 goes through
- * vload_half/vstore_half (no cl_khr_fp16 needed), bf16 through shifts.
- *
- * Macros (the generator defines exactly one; f32 by default):
- *   DTYPE_F32   storage is float
- *   DTYPE_F16   storage is IEEE half
- *   DTYPE_BF16  storage is bfloat16 (the top 16 bits of a float)
- *
- * Index arguments count elements. load4/store4 need an index that is a
- * multiple of 4 and a buffer aligned to 16 bytes (clCreateBuffer's are). */
-#if !defined(DTYPE_F16) && !defined(DTYPE_BF16) && !defined(DTYPE_F32)
-#define DTYPE_F32 1
-#endif
-
-#if defined(DTYPE_F32)
+ * Arithmetic is float32 whatever the storage. Index arguments count
+ * elements. load2/store2 and load4/store4 need an index that is a multiple
+ * of 2 or 4 and a buffer aligned to 16 bytes (clCreateBuffer's are);
+ * load4v takes any index. */
 typedef float storage_t;
 
 inline float load1(const __global storage_t *p, size_t i) { return p[i]; }
@@ -56,68 +46,29 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
 {
     ((__global float4 *)p)[i / 4] = v;
 }
-
-#elif defined(DTYPE_F16)
-typedef half storage_t;
-
-inline float load1(const __global storage_t *p, size_t i)
+inline float2 load2(const __global storage_t *p, size_t i)
 {
-    return vload_half(i, p);
+    return ((const __global float2 *)p)[i / 2];
 }
-inline void store1(__global storage_t *p, size_t i, float v)
+inline void store2(__global storage_t *p, size_t i, float2 v)
 {
-    vstore_half_rte(v, i, p);
+    ((__global float2 *)p)[i / 2] = v;
 }
-inline float4 load4(const __global storage_t *p, size_t i)
+/* vload4 rather than load4's float4 pointer: on the H100 lora_xa takes
+ * 124 registers this way instead of 164 (twice the work-groups per
+ * compute unit, 1.2x faster). */
+inline float4 load4v(const __global storage_t *p, size_t i)
 {
-    return vload_half4(i / 4, p);
-}
-inline void store4(__global storage_t *p, size_t i, float4 v)
-{
-    vstore_half4_rte(v, i / 4, p);
+    return vload4(0, p + i);
 }
 
-#elif defined(DTYPE_BF16)
-typedef ushort storage_t;
-
-/* Round to nearest even; NaN stays a quiet NaN. */
-inline ushort bf16_from_float(float v)
-{
-    uint u = as_uint(v);
-    if (isnan(v)) {
-        return (ushort)((u >> 16) | 0x40u);
-    }
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (ushort)(u >> 16);
-}
-inline float load1(const __global storage_t *p, size_t i)
-{
-    return as_float((uint)p[i] << 16);
-}
-inline void store1(__global storage_t *p, size_t i, float v)
-{
-    p[i] = bf16_from_float(v);
-}
-inline float4 load4(const __global storage_t *p, size_t i)
-{
-    uint4 u = convert_uint4(vload4(i / 4, p));
-    return as_float4(u << 16);
-}
-inline void store4(__global storage_t *p, size_t i, float4 v)
-{
-    ushort4 h = (ushort4)(bf16_from_float(v.x), bf16_from_float(v.y),
-                          bf16_from_float(v.z), bf16_from_float(v.w));
-    vstore4(h, i / 4, p);
-}
-#endif
-
-#ifndef EPS
-#define EPS 1e-5f
+#if !defined(EPS)
+#error "rmsnorm.cl: the plan must define EPS"
 #endif
 
 /* row_reduce.cl - row geometry, vector access and the work-group sum shared
  * by the row ops (softmax.cl, rmsnorm.cl, layernorm.cl; include it after
- * specl_common.cl).
+ * storage_DTYPE.cl).
  *
  * A work-group of WG_SIZE x ROWS_PER_GROUP work-items handles
  * ROWS_PER_GROUP rows. The WG_SIZE items of a row split it into NVEC
@@ -137,27 +88,12 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
  *   NVEC              vectors per row
  *   SLOTS             vectors per item, the last one maybe past the row end
  */
-#ifndef FEATURES
-#define FEATURES 4096
-#endif
-#ifndef VEC
-#define VEC 4
-#endif
-#ifndef WG_SIZE
-#define WG_SIZE 256
-#endif
-#ifndef ROWS_PER_GROUP
-#define ROWS_PER_GROUP 1
-#endif
-#ifndef ROW_IN_REGISTERS
-#define ROW_IN_REGISTERS 1
-#endif
-
-#ifndef NVEC
-#define NVEC (FEATURES / VEC)
-#endif
-#ifndef SLOTS
-#define SLOTS ((NVEC + WG_SIZE - 1) / WG_SIZE)
+/* Every value comes from the plan (gen/op_rows.c), which keeps specl's
+ * knob defaults in one place. */
+#if !defined(FEATURES) || !defined(VEC) || !defined(WG_SIZE) ||            \
+    !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) ||             \
+    !defined(NVEC) || !defined(SLOTS)
+#error "row_reduce.cl: a macro of the row ops' plan is missing"
 #endif
 
 #if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC
@@ -248,34 +184,14 @@ inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }
 
 #elif VEC == 2
 typedef float2 floatv;
-#if defined(DTYPE_F32)
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
-    return ((const __global float2 *)p)[i / 2];
+    return load2(p, i);
 }
 inline void storev(__global storage_t *p, size_t i, floatv v)
 {
-    ((__global float2 *)p)[i / 2] = v;
+    store2(p, i, v);
 }
-#elif defined(DTYPE_F16)
-inline floatv loadv(const __global storage_t *p, size_t i)
-{
-    return vload_half2(i / 2, p);
-}
-inline void storev(__global storage_t *p, size_t i, floatv v)
-{
-    vstore_half2_rte(v, i / 2, p);
-}
-#else
-inline floatv loadv(const __global storage_t *p, size_t i)
-{
-    return as_float2(convert_uint2(vload2(i / 2, p)) << 16);
-}
-inline void storev(__global storage_t *p, size_t i, floatv v)
-{
-    vstore2((ushort2)(bf16_from_float(v.x), bf16_from_float(v.y)), i / 2, p);
-}
-#endif
 inline float hsum(floatv v) { return v.x + v.y; }
 inline float hmax(floatv v) { return MAX2(v.x, v.y); }
 

@@ -1,0 +1,103 @@
+#include "storage_@dtype@.cl"
+
+
+/* lora_common.cl - what the kernels of lora_forward share: Y (+)= X*W +
+ * SCALE*(X*A)*B as tiled OpenCL C kernels. Each kernel is a template of
+ * its own (lora_main.cl, lora_xa.cl, lora_expand.cl, lora_decode.cl); the
+ * emitted source holds the ones its plan launches.
+ *
+ * X is rows x K, W is K x N, A is K x r, B is r x N, Y is rows x N, all
+ * row-major in storage_t; arithmetic and accumulation are float. The LoRA
+ * term is one more stretch of the reduction: with T = SCALE*X*A (rows x r),
+ * Y = [X | T]*[W ; B], so base and adapter come out of one accumulator and
+ * Y is written once.
+ *
+ * Kernels:
+ *   lora_main    register-tiled GEMM: TILE_M x TILE_N of Y per work-group,
+ *                WORK_M x WORK_N per work-item, K stepped by TILE_K through
+ *                double-buffered local memory, then the r stretch.
+ *                Local size (THREADS_N, THREADS_M).
+ *   lora_xa      XA_INLINE 0, before lora_main or lora_expand: T =
+ *                SCALE*X*A into a float scratch buffer; reads X once.
+ *                Local size (XA_K, XA_M / XA_W), XA_M rows per work-group,
+ *                XA_W per work-item; XA_SPLIT work-groups along dimension
+ *                0 split K and write XA_SPLIT partial sums of T.
+ *   lora_expand  HAS_BASE 0 after lora_xa: Y = T*B, EXPAND_ROWS rows per
+ *                work-group, VEC columns per work-item. Local size
+ *                (EXPAND_N, 1).
+ *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
+ *                every row, the reduction is split over DECODE_K work-items,
+ *                so W is streamed once; T is computed alongside, in the
+ *                same launch. Local size (DECODE_N, DECODE_K).
+ *
+ * Edges: rows is a run-time argument and always checked; the K, N and r
+ * edges cost code only where the shape does not divide the tiles (#if on
+ * the constants), so a shape that divides evenly has no guards.
+ *
+ * Shape, set by the plan (gen/op_lora.c):
+ *   IN_FEATURES   K
+ *   OUT_FEATURES  N
+ *   RANK          r
+ *   SCALE         float literal multiplying (X*A)*B
+ *   HAS_BASE      1: Y includes X*W; 0: Y is the adapter term alone (no W)
+ *   ACCUMULATE    1: Y += result; 0: Y = result
+ *   XA_INLINE     1: lora_main computes X*A itself; 0: it reads T
+ * Tuning knobs, set by the plan for the kernels it launches:
+ *   TILE_M, TILE_N  rows, columns of Y per work-group of lora_main
+ *   TILE_K          K step staged through local memory
+ *   WORK_M, WORK_N  rows, columns of Y per work-item (registers)
+ *   VEC             width of global loads and stores: 1, 2 or 4; divides K
+ *                   and N
+ *   PAD             floats of padding per local-memory row
+ *   XA_M, XA_K      lora_xa: rows per work-group, work-items along K
+ *   XA_W            lora_xa: rows per work-item; divides XA_M
+ *   XA_CHUNK        lora_xa: rows of A staged in local memory at once
+ *   EXPAND_N        lora_expand: work-items per work-group
+ *   EXPAND_ROWS     lora_expand: rows of Y per work-group
+ *   WARP_N          lora_main: work-items along N within each group of 32
+ *                   consecutive ones (a warp); 0: THREADS_N (row-major)
+ *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
+ *   DECODE_N        lora_decode: work-items along N, VEC columns each
+ *   DECODE_K        lora_decode: work-items sharing one column's reduction
+ * Storage: storage_DTYPE.cl, one of f32, f16, bf16, chosen by the plan. */
+
+
+/* Every value comes from the plan: there are no defaults here, so that
+ * specl's knob defaults live in one place (gen/op_lora.c). */
+#if !defined(IN_FEATURES) || !defined(OUT_FEATURES) || !defined(RANK) ||  \
+    !defined(SCALE) || !defined(HAS_BASE) || !defined(ACCUMULATE) ||      \
+    !defined(XA_INLINE) || !defined(VEC)
+#error "lora_common.cl: the plan must define the shape, XA_INLINE and VEC"
+#endif
+
+/* ---- Derived sizes ---- */
+
+#define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+/* Partial sums of T that lora_xa writes per row for lora_main and
+ * lora_expand: one per XA_CHUNK of K. */
+#define XA_SPLIT CEIL_DIV(IN_FEATURES, XA_CHUNK)
+
+/* ---- Vectors of VEC elements ---- */
+
+#if VEC == 4
+typedef float4 vecf_t;
+#define VEC_AT(v, c)                                                     \
+    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+#define loadv load4
+#define STASH_V(v, p) vstore4((v), 0, (p))
+#elif VEC == 2
+typedef float2 vecf_t;
+#define VEC_AT(v, c) ((c) == 0 ? (v).s0 : (v).s1)
+inline float2 loadv(const __global storage_t *p, size_t i)
+{
+    return (float2)(load1(p, i), load1(p, i + 1));
+}
+#define STASH_V(v, p) vstore2((v), 0, (p))
+#elif VEC == 1
+typedef float vecf_t;
+#define VEC_AT(v, c) (v)
+#define loadv load1
+#define STASH_V(v, p) (*(p) = (v))
+#else
+#error "VEC must be 1, 2 or 4"
+#endif

@@ -1,0 +1,93 @@
+/* lora_expand.cl - Y (+)= T*B after lora_xa, for base: false (see
+ * lora_common.cl). */
+#include "lora_common.cl"
+
+#if !defined(EXPAND_N) || !defined(EXPAND_ROWS)
+#error "lora_expand.cl: the plan must define EXPAND_N, EXPAND_ROWS"
+#endif
+
+/* Y[i .. i + VEC) = V, or += V with ACCUMULATE. */
+inline void store_vec(__global storage_t *y, const size_t i, const vecf_t v)
+{
+#if VEC == 4
+#if ACCUMULATE
+    store4(y, i, v + load4(y, i));
+#else
+    store4(y, i, v);
+#endif
+#else
+#pragma unroll
+    for (int c = 0; c < VEC; c++) {
+#if ACCUMULATE
+        store1(y, i + c, VEC_AT(v, c) + load1(y, i + c));
+#else
+        store1(y, i + c, VEC_AT(v, c));
+#endif
+    }
+#endif
+}
+
+/* base: false after lora_xa: Y (+)= T*B. Work-item l of a work-group owns
+ * VEC columns and keeps their RANK x VEC block of B in registers (for
+ * RANK <= 32; above, it reads B through the cache); the group sums the
+ * XA_SPLIT partials of its EXPAND_ROWS rows of T into local memory once,
+ * then writes one row of Y after another, VEC-wide stores coalesced
+ * along N. */
+#define EX_COLS (EXPAND_N * VEC)
+#define EX_B_REGS (RANK <= 32)
+#if !defined(EXPAND_LOCAL_BYTES) ||                                       \
+    EXPAND_ROWS * RANK * 4 != EXPAND_LOCAL_BYTES
+#error "lora_expand.cl: local memory differs from the plan's count"
+#endif
+__kernel __attribute__((reqd_work_group_size(EXPAND_N, 1, 1)))
+void lora_expand(const int rows, const __global storage_t *restrict b,
+                 __global storage_t *restrict y,
+                 const __global float *restrict scratch)
+{
+    const __global float *restrict t = scratch; /* lora_xa's T */
+    __local float tl[EXPAND_ROWS * RANK];
+    const int lid = get_local_id(0);
+    const int row0 = get_group_id(1) * EXPAND_ROWS;
+    const int nr = min(rows - row0, EXPAND_ROWS);
+    int col = get_group_id(0) * EX_COLS + lid * VEC;
+#if OUT_FEATURES % EX_COLS != 0
+    const int live = col < OUT_FEATURES;
+    col = min(col, OUT_FEATURES - VEC);
+#endif
+    for (int o = lid; o < nr * RANK; o += EXPAND_N) {
+        const __global float *tp =
+            t + (size_t)(row0 + o / RANK) * (XA_SPLIT * RANK) + o % RANK;
+        float sum = 0.0f;
+#pragma unroll
+        for (int p = 0; p < XA_SPLIT; p++) {
+            sum += tp[p * RANK];
+        }
+        tl[o] = sum;
+    }
+#if EX_B_REGS
+    vecf_t bv[RANK];
+#pragma unroll
+    for (int j = 0; j < RANK; j++) {
+        bv[j] = loadv(b + col, (size_t)j * OUT_FEATURES);
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if OUT_FEATURES % EX_COLS != 0
+    if (!live) {
+        return;
+    }
+#endif
+    for (int m = 0; m < nr; m++) {
+        vecf_t yv = (vecf_t)0.0f;
+#pragma unroll
+        for (int j = 0; j < RANK; j++) {
+#if EX_B_REGS
+            yv = fma((vecf_t)tl[m * RANK + j], bv[j], yv);
+#else
+            yv = fma((vecf_t)tl[m * RANK + j],
+                     loadv(b + col, (size_t)j * OUT_FEATURES), yv);
+#endif
+        }
+        store_vec(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv);
+    }
+}

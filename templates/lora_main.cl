@@ -1,0 +1,519 @@
+/* lora_main.cl - the register-tiled GEMM over [X | T] * [W ; B] (see
+ * lora_common.cl). Launched when the plan has a base product or computes
+ * X*A inline. */
+#include "lora_common.cl"
+
+#if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
+    !defined(WORK_M) || !defined(WORK_N) || !defined(PAD) || !defined(WARP_N)
+#error "lora_main.cl: the plan must define TILE_M, TILE_N, TILE_K, WORK_M, WORK_N, PAD, WARP_N"
+#endif
+
+/* ---- Derived sizes ---- */
+
+#define THREADS_M (TILE_M / WORK_M)
+#define THREADS_N (TILE_N / WORK_N)
+#define THREADS (THREADS_M * THREADS_N)
+#define LDA (TILE_M + PAD) /* row stride of X and T tiles (k-major) */
+#define LDB (TILE_N + PAD) /* row stride of W and B tiles */
+#define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
+#define RANK_TILES CEIL_DIV(RANK, RANK_K)
+#define RANK_CEIL (RANK_TILES * RANK_K)
+
+/* Local-memory read widths of the inner product. A work-item's WORK_M rows
+ * are groups of LVM adjacent rows, the groups THREADS_M * LVM apart, so one
+ * float4 read serves four rows and neighbouring work-items read neighbouring
+ * addresses (no bank conflicts). Same for columns with LVN. */
+#if WORK_M % 4 == 0 && PAD % 4 == 0
+#define LVM 4
+#elif WORK_M % 2 == 0 && PAD % 2 == 0
+#define LVM 2
+#else
+#define LVM 1
+#endif
+#if WORK_N % 4 == 0 && PAD % 4 == 0
+#define LVN 4
+#elif WORK_N % 2 == 0 && PAD % 2 == 0
+#define LVN 2
+#else
+#define LVN 1
+#endif
+/* Row (column) of the tile held in a work-item's i-th row (j-th column). */
+#define ROW_OF(i) (((i) / LVM) * (THREADS_M * LVM) + tm * LVM + (i) % LVM)
+#define COL_OF(j) (((j) / LVN) * (THREADS_N * LVN) + tn * LVN + (j) % LVN)
+/* Width of the stores of Y: a column group of LVN, split to VEC. */
+#define SVW (VEC < LVN ? VEC : LVN)
+
+/* Tile loads: VEC-wide along K for X, along N for W and B; each work-item
+ * takes every THREADS-th vector. */
+#define X_VECS (TILE_M * TILE_K / VEC)
+#define X_LOADS CEIL_DIV(X_VECS, THREADS)
+#define W_VECS (TILE_K * TILE_N / VEC)
+#define W_LOADS CEIL_DIV(W_VECS, THREADS)
+#define B_VECS (RANK_K * TILE_N / VEC)
+#define B_LOADS CEIL_DIV(B_VECS, THREADS)
+#define T_ELEMS (TILE_M * RANK_K)
+#define T_LOADS CEIL_DIV(T_ELEMS, THREADS)
+/* Inline X*A: work-item (tm, tn) accumulates T for its WORK_M rows and
+ * columns tn, tn + THREADS_N, ...; the A tile is AL_W wide, zero beyond r. */
+#define XA_PER CEIL_DIV(RANK_CEIL, THREADS_N)
+#define AL_W (XA_PER * THREADS_N)
+#define A_ELEMS (TILE_K * AL_W)
+#define A_LOADS CEIL_DIV(A_ELEMS, THREADS)
+
+/* Local memory of lora_main, in floats. */
+#define AS_SIZE (2 * TILE_K * LDA)
+#if HAS_BASE
+#define BS_SIZE (2 * TILE_K * LDB)
+#else
+#define BS_SIZE (RANK_K * LDB)
+#endif
+/* The plan counted this kernel's local memory (MAIN_LOCAL_BYTES) to
+ * check it against the device: it must be what the arrays take. */
+#if XA_INLINE
+#define MAIN_LOCAL (AS_SIZE + BS_SIZE + 2 * A_ELEMS + RANK_CEIL * LDA)
+#else
+#define MAIN_LOCAL (AS_SIZE + BS_SIZE)
+#endif
+#if !defined(MAIN_LOCAL_BYTES) || MAIN_LOCAL * 4 != MAIN_LOCAL_BYTES
+#error "lora_main.cl: local memory differs from the plan's count"
+#endif
+
+/* Copies N floats from local memory at P (N-aligned) to the private D. */
+#define LDS_1(d, p) ((d)[0] = (p)[0])
+#define LDS_2(d, p)                                                      \
+    do {                                                                 \
+        const float2 v_ = *(const __local float2 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+    } while (0)
+#define LDS_4(d, p)                                                      \
+    do {                                                                 \
+        const float4 v_ = *(const __local float4 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+        (d)[2] = v_.s2;                                                  \
+        (d)[3] = v_.s3;                                                  \
+    } while (0)
+#define LDS_CAT(n) LDS_##n
+#define LDS_N(n) LDS_CAT(n)
+#define LDS_M LDS_N(LVM)
+#define LDS_W LDS_N(LVN)
+
+/* Stores (or adds, ACCUMULATE) SVW floats of private V at Y[I]; I is a
+ * multiple of SVW. */
+inline void put_y(__global storage_t *y, size_t i, const float *v)
+{
+#if SVW == 4
+    float4 s = (float4)(v[0], v[1], v[2], v[3]);
+#if ACCUMULATE
+    s += load4(y, i);
+#endif
+    store4(y, i, s);
+#else
+#pragma unroll
+    for (int c = 0; c < SVW; c++) {
+#if ACCUMULATE
+        store1(y, i + c, v[c] + load1(y, i + c));
+#else
+        store1(y, i + c, v[c]);
+#endif
+    }
+#endif
+}
+
+/* acc += the N-step outer products of the local A-side tile AP (k-major,
+ * stride LDA, already offset to this work-item's rows) and B-side tile BP
+ * (stride LDB, offset to its columns). N <= TILE_K is a constant at each
+ * call; the loop runs to TILE_K so that it unrolls before inlining. */
+inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
+                     const __local float *bp, const int n)
+{
+#pragma unroll
+    for (int k = 0; k < TILE_K; k++) {
+        if (k < n) {
+            float av[WORK_M], bv[WORK_N];
+#pragma unroll
+            for (int g = 0; g < WORK_M / LVM; g++) {
+                LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
+            }
+#pragma unroll
+            for (int g = 0; g < WORK_N / LVN; g++) {
+                LDS_W(bv + g * LVN, bp + k * LDB + g * THREADS_N * LVN);
+            }
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+                for (int j = 0; j < WORK_N; j++) {
+                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+                }
+            }
+        }
+    }
+}
+
+/* Global -> registers: this work-item's share of the X tile at
+ * (row0, k0); rows past the end repeat the last row (their results are
+ * never stored), K past the end reads as zero. */
+inline void fetch_x(vecf_t xr[X_LOADS], const __global storage_t *x,
+                    const int rows, const int row0, const int k0,
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < X_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int r = v / (TILE_K / VEC);
+        const int k = k0 + v % (TILE_K / VEC) * VEC;
+        const int row = min(row0 + r, rows - 1);
+        xr[l] = (vecf_t)0.0f;
+#if X_VECS % THREADS != 0
+        if (v < X_VECS)
+#endif
+#if IN_FEATURES % TILE_K != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            xr[l] = loadv(x + (size_t)row * IN_FEATURES, k);
+        }
+    }
+}
+
+/* Registers -> local: the X tile transposed to k-major, so that the inner
+ * product reads a work-item's rows as vectors. */
+inline void stash_x(__local float *as, const vecf_t xr[X_LOADS],
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < X_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int r = v / (TILE_K / VEC);
+        const int kk = v % (TILE_K / VEC) * VEC;
+#if X_VECS % THREADS != 0
+        if (v < X_VECS)
+#endif
+        {
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+                as[(kk + c) * LDA + r] = VEC_AT(xr[l], c);
+            }
+        }
+    }
+}
+
+#if HAS_BASE
+/* Global -> registers: this work-item's share of the W tile at (k0, col0).
+ * Columns past N repeat the last vector (never stored); K past the end
+ * reads as zero. */
+inline void fetch_w(vecf_t wr[W_LOADS], const __global storage_t *w,
+                    const int col0, const int k0, const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < W_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int k = k0 + v / (TILE_N / VEC);
+        int col = col0 + v % (TILE_N / VEC) * VEC;
+#if OUT_FEATURES % TILE_N != 0
+        col = min(col, OUT_FEATURES - VEC);
+#endif
+        wr[l] = (vecf_t)0.0f;
+#if W_VECS % THREADS != 0
+        if (v < W_VECS)
+#endif
+#if IN_FEATURES % TILE_K != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            wr[l] = loadv(w + col, (size_t)k * OUT_FEATURES);
+        }
+    }
+}
+
+inline void stash_w(__local float *bs, const vecf_t wr[W_LOADS],
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < W_LOADS; l++) {
+        const int v = lid + l * THREADS;
+#if W_VECS % THREADS != 0
+        if (v < W_VECS)
+#endif
+        {
+            STASH_V(wr[l], bs + v / (TILE_N / VEC) * LDB +
+                               v % (TILE_N / VEC) * VEC);
+        }
+    }
+}
+#endif
+
+#if XA_INLINE
+/* Global -> registers: the A tile at k0, AL_W columns, zero past r or K. */
+inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
+                    const int k0, const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < A_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int k = k0 + v / AL_W;
+        const int j = v % AL_W;
+        ar[l] = 0.0f;
+#if A_ELEMS % THREADS != 0
+        if (v < A_ELEMS)
+#endif
+#if AL_W != RANK
+        if (j < RANK)
+#endif
+#if IN_FEATURES % TILE_K != 0
+        if (k < IN_FEATURES)
+#endif
+        {
+            ar[l] = load1(a, (size_t)k * RANK + j);
+        }
+    }
+}
+
+inline void stash_a(__local float *al, const float ar[A_LOADS],
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < A_LOADS; l++) {
+        const int v = lid + l * THREADS;
+#if A_ELEMS % THREADS != 0
+        if (v < A_ELEMS)
+#endif
+        {
+            al[v] = ar[l];
+        }
+    }
+}
+
+/* tacc += the TILE_K outer products of this work-item's X rows (AP, as in
+ * mac_tile) and its T columns of the A tile (AL, offset to tn). */
+inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
+                   const __local float *al)
+{
+#pragma unroll
+    for (int k = 0; k < TILE_K; k++) {
+        float av[WORK_M];
+#pragma unroll
+        for (int g = 0; g < WORK_M / LVM; g++) {
+            LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
+        }
+#pragma unroll
+        for (int q = 0; q < XA_PER; q++) {
+            const float aq = al[k * AL_W + q * THREADS_N];
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+                tacc[i][q] = fma(av[i], aq, tacc[i][q]);
+            }
+        }
+    }
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
+void lora_main(const int rows,
+               const __global storage_t *restrict x,
+#if HAS_BASE
+               const __global storage_t *restrict w,
+#endif
+#if XA_INLINE
+               const __global storage_t *restrict a,
+#endif
+               const __global storage_t *restrict b,
+#if XA_INLINE
+               __global storage_t *restrict y)
+#else
+               __global storage_t *restrict y,
+               const __global float *restrict scratch)
+#endif
+{
+#if !XA_INLINE
+    const __global float *restrict t = scratch; /* lora_xa's T */
+#endif
+    __local float as[AS_SIZE] __attribute__((aligned(16)));
+    __local float bs[BS_SIZE] __attribute__((aligned(16)));
+#if XA_INLINE
+    __local float al[2 * A_ELEMS];
+    __local float tl[RANK_CEIL * LDA] __attribute__((aligned(16)));
+#endif
+    const int lid = get_local_id(1) * THREADS_N + get_local_id(0);
+#if WARP_N > 0 && WARP_N != THREADS_N
+    /* Each warp (32 consecutive lid) is a (32 / WARP_N) x WARP_N block of
+     * work-items, so its local reads touch few distinct addresses. */
+    const int tn = (lid / 32) % (THREADS_N / WARP_N) * WARP_N + lid % WARP_N;
+    const int tm = (lid / 32) / (THREADS_N / WARP_N) * (32 / WARP_N) +
+                   lid % 32 / WARP_N;
+#else
+    const int tn = get_local_id(0);
+    const int tm = get_local_id(1);
+#endif
+    const int col0 = get_group_id(0) * TILE_N;
+    const int row0 = get_group_id(1) * TILE_M;
+
+    float acc[WORK_M][WORK_N];
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+        for (int j = 0; j < WORK_N; j++) {
+            acc[i][j] = 0.0f;
+        }
+    }
+
+    /* The K stretch, software-pipelined: the next stage's tiles travel
+     * from global memory into registers while this stage's are multiplied,
+     * then go to the other half of local memory; one barrier per stage. */
+#if XA_INLINE
+    float tacc[WORK_M][XA_PER];
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+        for (int q = 0; q < XA_PER; q++) {
+            tacc[i][q] = 0.0f;
+        }
+    }
+    float ar[A_LOADS];
+    fetch_a(ar, a, 0, lid);
+    stash_a(al, ar, lid);
+#endif
+    vecf_t xr[X_LOADS];
+    fetch_x(xr, x, rows, row0, 0, lid);
+    stash_x(as, xr, lid);
+#if HAS_BASE
+    vecf_t wr[W_LOADS];
+    fetch_w(wr, w, col0, 0, lid);
+    stash_w(bs, wr, lid);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int kt = 0; kt < K_TILES; kt++) {
+        const int cur = kt & 1;
+        const int more = kt + 1 < K_TILES;
+        if (more) {
+            fetch_x(xr, x, rows, row0, (kt + 1) * TILE_K, lid);
+#if HAS_BASE
+            fetch_w(wr, w, col0, (kt + 1) * TILE_K, lid);
+#endif
+#if XA_INLINE
+            fetch_a(ar, a, (kt + 1) * TILE_K, lid);
+#endif
+        }
+#if HAS_BASE
+        mac_tile(acc, as + cur * (TILE_K * LDA) + tm * LVM,
+                 bs + cur * (TILE_K * LDB) + tn * LVN, TILE_K);
+#endif
+#if XA_INLINE
+        mac_xa(tacc, as + cur * (TILE_K * LDA) + tm * LVM,
+               al + cur * A_ELEMS + tn);
+#endif
+        if (more) {
+            stash_x(as + (cur ^ 1) * (TILE_K * LDA), xr, lid);
+#if HAS_BASE
+            stash_w(bs + (cur ^ 1) * (TILE_K * LDB), wr, lid);
+#endif
+#if XA_INLINE
+            stash_a(al + (cur ^ 1) * A_ELEMS, ar, lid);
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+#if XA_INLINE
+    /* Park T = SCALE*X*A of this row block in local memory, r-major like
+     * the X tiles; columns past r hold zeros. */
+#pragma unroll
+    for (int q = 0; q < XA_PER; q++) {
+        const int j = tn + q * THREADS_N;
+#if AL_W > RANK_CEIL
+        if (j < RANK_CEIL)
+#endif
+        {
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+                tl[j * LDA + ROW_OF(i)] = SCALE * tacc[i][q];
+            }
+        }
+    }
+#endif
+
+    /* The r stretch: acc += T*B, RANK_K rows of B per stage. */
+    for (int rt = 0; rt < RANK_TILES; rt++) {
+        const int j0 = rt * RANK_K;
+#pragma unroll
+        for (int l = 0; l < B_LOADS; l++) {
+            const int v = lid + l * THREADS;
+            const int j = j0 + v / (TILE_N / VEC);
+            int col = col0 + v % (TILE_N / VEC) * VEC;
+#if OUT_FEATURES % TILE_N != 0
+            col = min(col, OUT_FEATURES - VEC);
+#endif
+#if B_VECS % THREADS != 0
+            if (v < B_VECS)
+#endif
+            {
+                vecf_t bv = (vecf_t)0.0f;
+#if RANK % RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    bv = loadv(b + col, (size_t)j * OUT_FEATURES);
+                }
+                STASH_V(bv, bs + v / (TILE_N / VEC) * LDB +
+                                v % (TILE_N / VEC) * VEC);
+            }
+        }
+#if !XA_INLINE
+#pragma unroll
+        for (int l = 0; l < T_LOADS; l++) {
+            const int v = lid + l * THREADS;
+            const int r = v / RANK_K;
+            const int j = j0 + v % RANK_K;
+            const int row = min(row0 + r, rows - 1);
+#if T_ELEMS % THREADS != 0
+            if (v < T_ELEMS)
+#endif
+            {
+                float tv = 0.0f;
+#if RANK % RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    /* the XA_SPLIT partial sums from lora_xa */
+                    const __global float *tp =
+                        t + (size_t)row * (XA_SPLIT * RANK) + j;
+#pragma unroll
+                    for (int p = 0; p < XA_SPLIT; p++) {
+                        tv += tp[p * RANK];
+                    }
+                }
+                as[v % RANK_K * LDA + r] = tv;
+            }
+        }
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+#if XA_INLINE
+        mac_tile(acc, tl + j0 * LDA + tm * LVM, bs + tn * LVN, RANK_K);
+#else
+        mac_tile(acc, as + tm * LVM, bs + tn * LVN, RANK_K);
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    /* Y = acc, or Y += acc; each group of LVN columns in SVW-wide stores. */
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+        const int row = row0 + ROW_OF(i);
+        if (row < rows) {
+            __global storage_t *yr = y + (size_t)row * OUT_FEATURES;
+#pragma unroll
+            for (int j = 0; j < WORK_N; j += SVW) {
+                const int col = col0 + COL_OF(j);
+#if OUT_FEATURES % TILE_N != 0
+                if (col < OUT_FEATURES)
+#endif
+                {
+                    put_y(yr, col, &acc[i][j]);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+/* storage_f16.cl - the storage type of every kernel's buffers: IEEE
+ * half through vload_half/vstore_half, no cl_khr_fp16 needed (DTYPE_F16).
+ * The generator includes one storage_DTYPE.cl per kernel source.
+ *
+ * Arithmetic is float32 whatever the storage. Index arguments count
+ * elements. load2/store2 and load4/store4 need an index that is a multiple
+ * of 2 or 4 and a buffer aligned to 16 bytes (clCreateBuffer's are);
+ * load4v takes any index. */
+typedef half storage_t;
+
+inline float load1(const __global storage_t *p, size_t i)
+{
+    return vload_half(i, p);
+}
+inline void store1(__global storage_t *p, size_t i, float v)
+{
+    vstore_half_rte(v, i, p);
+}
+inline float4 load4(const __global storage_t *p, size_t i)
+{
+    return vload_half4(i / 4, p);
+}
+inline void store4(__global storage_t *p, size_t i, float4 v)
+{
+    vstore_half4_rte(v, i / 4, p);
+}
+inline float2 load2(const __global storage_t *p, size_t i)
+{
+    return vload_half2(i / 2, p);
+}
+inline void store2(__global storage_t *p, size_t i, float2 v)
+{
+    vstore_half2_rte(v, i / 2, p);
+}
+#define load4v load4

@@ -1,0 +1,34 @@
+/* storage_f32.cl - the storage type of every kernel's buffers: float (DTYPE_F32).
+ * The generator includes one storage_DTYPE.cl per kernel source.
+ *
+ * Arithmetic is float32 whatever the storage. Index arguments count
+ * elements. load2/store2 and load4/store4 need an index that is a multiple
+ * of 2 or 4 and a buffer aligned to 16 bytes (clCreateBuffer's are);
+ * load4v takes any index. */
+typedef float storage_t;
+
+inline float load1(const __global storage_t *p, size_t i) { return p[i]; }
+inline void store1(__global storage_t *p, size_t i, float v) { p[i] = v; }
+inline float4 load4(const __global storage_t *p, size_t i)
+{
+    return ((const __global float4 *)p)[i / 4];
+}
+inline void store4(__global storage_t *p, size_t i, float4 v)
+{
+    ((__global float4 *)p)[i / 4] = v;
+}
+inline float2 load2(const __global storage_t *p, size_t i)
+{
+    return ((const __global float2 *)p)[i / 2];
+}
+inline void store2(__global storage_t *p, size_t i, float2 v)
+{
+    ((__global float2 *)p)[i / 2] = v;
+}
+/* vload4 rather than load4's float4 pointer: on the H100 lora_xa takes
+ * 124 registers this way instead of 164 (twice the work-groups per
+ * compute unit, 1.2x faster). */
+inline float4 load4v(const __global storage_t *p, size_t i)
+{
+    return vload4(0, p + i);
+}
