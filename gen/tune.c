@@ -1,6 +1,6 @@
-/* tune.c - `specl tune`: searches each kernel's knobs on a device, verifies
- * every candidate before timing it, and keeps the results in the tuning
- * database. */
+/* tune.c - the tuner: each kernel's search space, the constraint filter,
+ * the search (verifying every candidate before timing it, keeping the
+ * results in a tuning-database entry), and `specl tune` around it. */
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -19,34 +19,6 @@
 #include "tune.h"
 #include "tunedb.h"
 
-#define MAX_AXES 12
-#define MAX_VALUES 16
-#define MAX_CONFIGS 200000
-
-enum strategy { EXHAUSTIVE, RANDOM, LOCAL };
-
-struct tune_opts {
-    const char *device;
-    enum strategy strategy;
-    double budget_s;      /* 0: none */
-    long max_evals;       /* 0: by strategy */
-    long rows;            /* 0: per op default */
-    const char *db_path;  /* NULL: tuning/<device-slug>.yaml */
-    const char *plot;     /* SVG path or NULL */
-    const char *kernel;   /* only this kernel */
-    int reps;
-    unsigned long seed;
-};
-
-/* The knob values a kernel's search runs over. */
-struct space {
-    int n_axis;
-    int knob[MAX_AXES];           /* index in op->knobs */
-    int n_value[MAX_AXES];
-    double value[MAX_AXES][MAX_VALUES];
-    long n_config;                /* product of n_value */
-};
-
 /* What became of one configuration. SAME: valid, but it emits the code
  * of another config (a knob without effect for this spec); only that one
  * is timed. */
@@ -58,14 +30,6 @@ struct config_state {
                    0.01 us the database keeps, away from its record */
 };
 
-static volatile sig_atomic_t interrupted = 0;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -73,10 +37,11 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int build_space(const struct kernel_spec *ks, struct space *sp,
-                       char *err, size_t errsize)
+/* ---- the search space ------------------------------------------------- */
+
+int tune_space_build(const struct op_def *op, struct tune_space *sp,
+                     char *err, size_t errsize)
 {
-    const struct op_def *op = ks->op;
     memset(sp, 0, sizeof *sp);
     sp->n_config = 1;
     if (op->tune_space == NULL) {
@@ -85,7 +50,7 @@ static int build_space(const struct kernel_spec *ks, struct space *sp,
     }
     for (const struct tune_axis *ax = op->tune_space; ax->knob; ax++) {
         int k = op_knob_index(op, ax->knob);
-        if (k < 0 || sp->n_axis == MAX_AXES) {
+        if (k < 0 || sp->n_axis == TUNE_MAX_AXES) {
             snprintf(err, errsize, "tuning space of %s: bad knob %s",
                      op->name, ax->knob);
             return -1;
@@ -93,9 +58,10 @@ static int build_space(const struct kernel_spec *ks, struct space *sp,
         const struct param_def *def = &op->knobs[k];
         int a = sp->n_axis++;
         sp->knob[a] = k;
-        char copy[256];
+        char copy[256], *save = NULL;
         snprintf(copy, sizeof copy, "%s", ax->values);
-        for (char *t = strtok(copy, " "); t; t = strtok(NULL, " ")) {
+        for (char *t = strtok_r(copy, " ", &save); t;
+             t = strtok_r(NULL, " ", &save)) {
             double v;
             if (def->kind == VALUE_CHOICE) {
                 v = -1;
@@ -107,7 +73,7 @@ static int build_space(const struct kernel_spec *ks, struct space *sp,
             } else {
                 v = strtod(t, NULL);
             }
-            if (v < 0 || sp->n_value[a] == MAX_VALUES) {
+            if (v < 0 || sp->n_value[a] == TUNE_MAX_VALUES) {
                 snprintf(err, errsize, "tuning space of %s: bad value %s "
                          "for %s", op->name, t, ax->knob);
                 return -1;
@@ -115,7 +81,7 @@ static int build_space(const struct kernel_spec *ks, struct space *sp,
             sp->value[a][sp->n_value[a]++] = v;
         }
         sp->n_config *= sp->n_value[a];
-        if (sp->n_config > MAX_CONFIGS) {
+        if (sp->n_config > TUNE_MAX_CONFIGS) {
             snprintf(err, errsize, "tuning space of %s is too large",
                      op->name);
             return -1;
@@ -124,7 +90,7 @@ static int build_space(const struct kernel_spec *ks, struct space *sp,
     return 0;
 }
 
-static void decode(const struct space *sp, long index, int *idx)
+static void decode(const struct tune_space *sp, long index, int *idx)
 {
     for (int a = sp->n_axis - 1; a >= 0; a--) {
         idx[a] = (int)(index % sp->n_value[a]);
@@ -132,7 +98,7 @@ static void decode(const struct space *sp, long index, int *idx)
     }
 }
 
-static long encode(const struct space *sp, const int *idx)
+static long encode(const struct tune_space *sp, const int *idx)
 {
     long index = 0;
     for (int a = 0; a < sp->n_axis; a++) {
@@ -141,17 +107,13 @@ static long encode(const struct space *sp, const int *idx)
     return index;
 }
 
-/* KS with the knobs of config INDEX (the axes set, every other knob the
- * spec left out chosen again by the op's defaults), resolved quietly:
- * returns 1 if valid, else 0 with the first reason in WHY (when not
- * NULL). */
-static int config_spec(const struct kernel_spec *base, const struct space *sp,
-                       long index, struct kernel_spec *out, char *why,
-                       size_t size)
+int tune_space_config(const struct kernel_spec *ks,
+                      const struct tune_space *sp, long index,
+                      struct kernel_spec *out, char *why, size_t size)
 {
-    int idx[MAX_AXES] = {0};
+    int idx[TUNE_MAX_AXES] = {0};
     struct diags quiet = {.out = NULL};
-    *out = *base;
+    *out = *ks;
     decode(sp, index, idx);
     for (int a = 0; a < sp->n_axis; a++) {
         out->knob[sp->knob[a]].num = sp->value[a][idx[a]];
@@ -164,8 +126,27 @@ static int config_spec(const struct kernel_spec *base, const struct space *sp,
     return valid;
 }
 
-/* A reason with its numbers blanked, to count reasons of the same kind. */
-static void reason_kind(const char *why, char *out, size_t size)
+long tune_space_home(const struct tune_space *sp,
+                     const struct kernel_spec *ks)
+{
+    int idx[TUNE_MAX_AXES] = {0};
+    for (int a = 0; a < sp->n_axis; a++) {
+        idx[a] = -1;
+        for (int v = 0; v < sp->n_value[a]; v++) {
+            if (sp->value[a][v] == ks->knob[sp->knob[a]].num) {
+                idx[a] = v;
+            }
+        }
+        if (idx[a] < 0) {
+            return -1;
+        }
+    }
+    return encode(sp, idx);
+}
+
+/* ---- the constraint filter -------------------------------------------- */
+
+void tune_reason_kind(const char *why, char *out, size_t size)
 {
     size_t n = 0;
     for (const char *p = why; *p && n + 1 < size; p++) {
@@ -180,161 +161,157 @@ static void reason_kind(const char *why, char *out, size_t size)
     out[n] = '\0';
 }
 
-/* The kinds of reasons for which configs were rejected, counted. */
-#define MAX_KINDS 8
-struct reasons {
-    int n_kinds;
-    char kinds[MAX_KINDS][128];
-    long count[MAX_KINDS];
-};
-
-/* The constraint filter (the op's checks), then the merging of configs
- * that emit the same code: marks each config of SP in STATE as INVALID
- * (its reason counted in R), SAME (REP[i]: the config whose code it
- * emits) or UNSEEN, a candidate (REP[i] = i). HOME (the op defaults'
- * config, or -1) stands for its equals, else the first in space order.
- * Writes the candidates, in space order, to CAND; returns their number
- * (N_VALID: the valid configs), or -1 if memory runs out or a config does
- * not render (message in ERR). */
-static long filter_space(const struct kernel_spec *ks, const struct space *sp,
-                         long home, struct config_state *state, long *rep,
-                         long *cand, long *n_valid, struct reasons *r,
-                         char *err, size_t errsize)
+static void count_reason(struct tune_reasons *r, const char *why)
 {
-    long n = sp->n_config, valid = 0, size = 1, n_cand = 0;
-    memset(r, 0, sizeof *r);
-    for (long i = 0; i < n; i++) {
-        struct kernel_spec cks;
-        char why[DIAG_MESSAGE_MAX], kind[128];
-        if (config_spec(ks, sp, i, &cks, why, sizeof why)) {
-            state[i].outcome = UNSEEN;
-            valid++;
-            continue;
-        }
-        state[i].outcome = INVALID;
-        reason_kind(why, kind, sizeof kind);
-        int k = 0;
-        while (k < r->n_kinds && strcmp(r->kinds[k], kind) != 0) {
-            k++;
-        }
-        if (k == r->n_kinds && r->n_kinds < MAX_KINDS) {
-            snprintf(r->kinds[r->n_kinds++], sizeof r->kinds[0], "%s", kind);
-        }
-        if (k < MAX_KINDS) {
-            r->count[k]++;
-        }
+    char kind[128];
+    tune_reason_kind(why, kind, sizeof kind);
+    int k = 0;
+    while (k < r->n_kinds && strcmp(r->kind[k], kind) != 0) {
+        k++;
     }
-    *n_valid = valid;
-    /* An open-addressing table of the code hashes seen, at most half
-     * full. */
-    while (size < 2 * valid) {
+    if (k == r->n_kinds && r->n_kinds < TUNE_MAX_KINDS) {
+        snprintf(r->kind[r->n_kinds++], sizeof r->kind[0], "%s", kind);
+    }
+    if (k < TUNE_MAX_KINDS) {
+        r->count[k]++;
+    }
+}
+
+void tune_filter_free(struct tune_filter *f)
+{
+    free(f->rep);
+    free(f->cand);
+    f->rep = NULL;
+    f->cand = NULL;
+}
+
+/* The configs that validate emit code; merges those of equal code (an
+ * open-addressing table of the hashes seen, at most half full), the home
+ * config first. */
+static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
+                           char *err, size_t errsize)
+{
+    long n = f->sp.n_config, size = 1;
+    while (size < 2 * f->n_valid) {
         size *= 2;
     }
     uint64_t *hash = malloc((size_t)size * sizeof *hash);
     long *slot = malloc((size_t)size * sizeof *slot);
+    int rc = 0;
     if (hash == NULL || slot == NULL) {
-        free(hash);
-        free(slot);
         snprintf(err, errsize, "out of memory");
-        return -1;
+        rc = -1;
     }
-    for (long t = 0; t < size; t++) {
+    for (long t = 0; rc == 0 && t < size; t++) {
         slot[t] = -1;
     }
-    for (long o = -1; o < n; o++) {
-        long i = o < 0 ? home : o; /* the defaults' config first */
-        if (i < 0 || (o >= 0 && i == home) || state[i].outcome == INVALID) {
+    for (long o = -1; rc == 0 && o < n; o++) {
+        long i = o < 0 ? f->home : o; /* the defaults' config first */
+        if (i < 0 || (o >= 0 && i == f->home) || f->rep[i] < 0) {
             continue;
         }
         struct kernel_spec cks;
         uint64_t h;
-        config_spec(ks, sp, i, &cks, NULL, 0);
+        tune_space_config(ks, &f->sp, i, &cks, NULL, 0);
         if (emit_code_hash(&cks, &h, err, errsize) < 0) {
-            free(hash);
-            free(slot);
-            return -1;
+            rc = -1;
+            break;
         }
         long t = (long)(h & (uint64_t)(size - 1));
         while (slot[t] >= 0 && hash[t] != h) {
             t = (t + 1) & (size - 1);
         }
-        if (slot[t] >= 0) {
-            state[i].outcome = SAME;
-            rep[i] = slot[t];
-        } else {
+        if (slot[t] < 0) {
             slot[t] = i;
             hash[t] = h;
-            rep[i] = i;
         }
+        f->rep[i] = slot[t];
     }
     free(hash);
     free(slot);
+    return rc;
+}
+
+int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
+                    char *err, size_t errsize)
+{
+    memset(f, 0, sizeof *f);
+    if (tune_space_build(ks->op, &f->sp, err, errsize) < 0) {
+        return -1;
+    }
+    long n = f->sp.n_config;
+    f->home = tune_space_home(&f->sp, ks);
+    f->rep = malloc((size_t)n * sizeof *f->rep);
+    f->cand = malloc((size_t)n * sizeof *f->cand);
+    if (f->rep == NULL || f->cand == NULL) {
+        tune_filter_free(f);
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
     for (long i = 0; i < n; i++) {
-        if (state[i].outcome == UNSEEN) {
-            cand[n_cand++] = i;
+        struct kernel_spec cks;
+        char why[DIAG_MESSAGE_MAX];
+        if (tune_space_config(ks, &f->sp, i, &cks, why, sizeof why)) {
+            f->rep[i] = i;
+            f->n_valid++;
+        } else {
+            f->rep[i] = -1;
+            count_reason(&f->why, why);
         }
     }
-    return n_cand;
+    if (merge_same_code(ks, f, err, errsize) < 0) {
+        tune_filter_free(f);
+        return -1;
+    }
+    for (long i = 0; i < n; i++) {
+        if (f->rep[i] == i) {
+            f->cand[f->n_cand++] = i;
+        }
+    }
+    return 0;
 }
+
+long tune_candidates(const struct kernel_spec *ks, char **texts,
+                     long *n_valid)
+{
+    struct tune_filter f;
+    char err[256];
+    *texts = NULL;
+    if (tune_filter_run(ks, &f, err, sizeof err) < 0) {
+        return -1;
+    }
+    long n = f.n_cand;
+    *texts = malloc((size_t)(n ? n : 1) * TUNE_TEXT);
+    for (long i = 0; *texts != NULL && i < n; i++) {
+        struct kernel_spec cks;
+        tune_space_config(ks, &f.sp, f.cand[i], &cks, NULL, 0);
+        knobs_text(&cks, *texts + i * TUNE_TEXT, TUNE_TEXT);
+    }
+    *n_valid = f.n_valid;
+    tune_filter_free(&f);
+    return *texts != NULL ? n : -1;
+}
+
+/* ---- the search ------------------------------------------------------- */
 
 /* State of one kernel's search. */
 struct search {
-    const struct tune_opts *o;
-    const struct rt *rt;
+    const struct tune_options *o;
     const struct kernel_spec *ks;
     struct measure_case *mc;
-    struct space sp;
+    const struct tune_space *sp;
+    const long *rep;      /* the filter's: per valid config, the candidate
+                             emitting its code */
     struct config_state *state;
-    long *rep;            /* per valid config: the candidate emitting its
-                             code (filter_space) */
-    struct tune_entry *entry;
-    long n_cand;          /* configs to time: valid, distinct code */
-    long evaluated, built, verified, timed, from_db;
-    long max_evals;
-    long best;            /* config index, -1 none */
-    double best_us;
+    struct tune_result *r;
     double t0;
-    double last_report;
 };
-
-static int is_tty = 0;
 
 static void progress(struct search *s, int final)
 {
-    double el = now_s() - s->t0;
-    double left = s->evaluated > 0
-                      ? el / s->evaluated * (s->max_evals - s->evaluated)
-                      : 0;
-    if (s->o->budget_s > 0 && s->o->budget_s - el < left) {
-        left = s->o->budget_s - el;
+    if (s->o->on_progress != NULL) {
+        s->o->on_progress(s->r, now_s() - s->t0, final, s->o->ctx);
     }
-    if (left < 0) {
-        left = 0;
-    }
-    char best[48] = "-";
-    if (s->best >= 0) {
-        snprintf(best, sizeof best, "%.1f us", s->best_us);
-    }
-    if (is_tty) {
-        int width = 30;
-        int filled = s->max_evals
-                         ? (int)(width * s->evaluated / s->max_evals)
-                         : width;
-        fprintf(stderr, "\r  [%.*s%*s] %ld/%ld best %s  %d:%02d elapsed, "
-                "~%d:%02d left ",
-                filled, "==============================", width - filled, "",
-                s->evaluated, s->max_evals, best, (int)el / 60, (int)el % 60,
-                (int)left / 60, (int)left % 60);
-        if (final) {
-            fputc('\n', stderr);
-        }
-    } else if (final || el - s->last_report >= 5.0) {
-        fprintf(stderr, "  %s: %ld/%ld evaluated, best %s, %.0f s elapsed, "
-                "~%.0f s left\n",
-                s->ks->name, s->evaluated, s->max_evals, best, el, left);
-        s->last_report = el;
-    }
-    fflush(stderr);
 }
 
 /* Builds, checks against the device, verifies and times config INDEX;
@@ -342,14 +319,15 @@ static void progress(struct search *s, int final)
 static void evaluate(struct search *s, long index)
 {
     struct config_state *st = &s->state[index];
+    struct tune_result *res = s->r;
     struct kernel_spec cks;
     char knobs[TUNE_TEXT];
-    config_spec(s->ks, &s->sp, index, &cks, NULL, 0);
+    tune_space_config(s->ks, s->sp, index, &cks, NULL, 0);
     knobs_text(&cks, knobs, sizeof knobs);
-    s->evaluated++;
-    const struct tune_record *rec = tune_entry_tried(s->entry, knobs);
+    res->evaluated++;
+    const struct tune_record *rec = tune_entry_tried(res->entry, knobs);
     if (rec != NULL) {
-        s->from_db++;
+        res->from_db++;
         st->outcome = rec->us > 0 ? TIMED : FAILED;
         st->us = rec->us;
     } else {
@@ -358,42 +336,42 @@ static void evaluate(struct search *s, long index)
         switch (measure_stub(s->mc, &cks, s->o->reps, &r, NULL)) {
         case STUB_BUILD_FAILED:
             st->outcome = FAILED;
-            tune_entry_record(s->entry, knobs, -1, r.note);
+            tune_entry_record(res->entry, knobs, -1, r.note);
             break;
         case STUB_RUN_FAILED:
-            s->built++;
-            s->verified++;
+            res->built++;
+            res->verified++;
             st->outcome = FAILED;
-            tune_entry_record(s->entry, knobs, -1, r.note);
+            tune_entry_record(res->entry, knobs, -1, r.note);
             break;
         case STUB_WRONG:
-            s->built++;
+            res->built++;
             st->outcome = WRONG;
-            tune_entry_record(s->entry, knobs, -1,
+            tune_entry_record(res->entry, knobs, -1,
                               r.note[0] ? r.note : "wrong result");
             break;
         case STUB_TIMED:
-            s->built++;
-            s->verified++;
-            s->timed++;
+            res->built++;
+            res->verified++;
+            res->timed++;
             st->outcome = TIMED;
             st->us = r.us;
-            tune_entry_record(s->entry, knobs, r.us, "ok");
+            tune_entry_record(res->entry, knobs, r.us, "ok");
             break;
         }
     }
-    if (st->outcome == TIMED && (s->best < 0 || st->us < s->best_us)) {
-        s->best = index;
-        s->best_us = st->us;
+    if (st->outcome == TIMED && (res->best < 0 || st->us < res->best_us)) {
+        res->best = index;
+        res->best_us = st->us;
     }
 }
 
 static int out_of_budget(const struct search *s)
 {
-    return interrupted || s->evaluated >= s->max_evals ||
+    return (s->o->stop != NULL && *s->o->stop) ||
+           s->r->evaluated >= s->r->max_evals ||
            (s->o->budget_s > 0 && now_s() - s->t0 >= s->o->budget_s);
 }
-
 static uint64_t rng_next(uint64_t *x)
 {
     *x ^= *x << 13;
@@ -418,21 +396,21 @@ static void climb(struct search *s, long start, uint64_t *rng)
 {
     long cur = start;
     while (!out_of_budget(s)) {
-        int idx[MAX_AXES] = {0};
-        long moves[4 * MAX_AXES];
+        int idx[TUNE_MAX_AXES] = {0};
+        long moves[4 * TUNE_MAX_AXES];
         int n_moves = 0;
-        decode(&s->sp, cur, idx);
-        for (int a = 0; a < s->sp.n_axis; a++) {
+        decode(s->sp, cur, idx);
+        for (int a = 0; a < s->sp->n_axis; a++) {
             for (int dir = -1; dir <= 1; dir += 2) {
                 for (int step = 1; step <= 2; step++) {
                     int v = idx[a] + dir * step;
-                    if (v < 0 || v >= s->sp.n_value[a]) {
+                    if (v < 0 || v >= s->sp->n_value[a]) {
                         break;
                     }
-                    int nidx[MAX_AXES];
+                    int nidx[TUNE_MAX_AXES];
                     memcpy(nidx, idx, sizeof nidx);
                     nidx[a] = v;
-                    long n = encode(&s->sp, nidx);
+                    long n = encode(s->sp, nidx);
                     /* a step that changes the code (to the candidate that
                      * emits it), else one more */
                     if (s->state[n].outcome != INVALID &&
@@ -464,29 +442,9 @@ static void climb(struct search *s, long start, uint64_t *rng)
     }
 }
 
-/* The config of the space holding KS's own knobs (its defaults), or -1
- * when some default lies outside the space. */
-static long default_config(const struct space *sp,
-                           const struct kernel_spec *ks)
-{
-    int idx[MAX_AXES] = {0};
-    for (int a = 0; a < sp->n_axis; a++) {
-        idx[a] = -1;
-        for (int v = 0; v < sp->n_value[a]; v++) {
-            if (sp->value[a][v] == ks->knob[sp->knob[a]].num) {
-                idx[a] = v;
-            }
-        }
-        if (idx[a] < 0) {
-            return -1;
-        }
-    }
-    return encode(sp, idx);
-}
-
 static void run_strategy(struct search *s, const long *cand)
 {
-    long n = s->n_cand;
+    long n = s->r->n_cand;
     long *order = malloc((size_t)(n ? n : 1) * sizeof *order);
     uint64_t rng = s->o->seed * 2654435761u + 88172645463325252ull;
     if (order == NULL) {
@@ -495,11 +453,11 @@ static void run_strategy(struct search *s, const long *cand)
     memcpy(order, cand, (size_t)n * sizeof *order);
     /* The op's defaults first: every strategy then knows the number to
      * beat, and the local search climbs from there too. */
-    long home = default_config(&s->sp, s->ks);
+    long home = tune_space_home(s->sp, s->ks);
     if (home >= 0 && s->state[home].outcome == UNSEEN) {
         try_config(s, home);
     }
-    if (s->o->strategy != EXHAUSTIVE) {
+    if (s->o->strategy != TUNE_EXHAUSTIVE) {
         for (long i = n - 1; i > 0; i--) {
             long j = (long)(rng_next(&rng) % (uint64_t)(i + 1));
             long t = order[i];
@@ -507,7 +465,7 @@ static void run_strategy(struct search *s, const long *cand)
             order[j] = t;
         }
     }
-    if (s->o->strategy != LOCAL) {
+    if (s->o->strategy != TUNE_LOCAL) {
         for (long i = 0; i < n && !out_of_budget(s); i++) {
             try_config(s, order[i]);
         }
@@ -517,9 +475,9 @@ static void run_strategy(struct search *s, const long *cand)
     /* Local: half the budget on random points (measured on PoCL: a third
      * left rmsnorm stuck in poorer basins for 4 seeds of 10, half for 1),
      * then climb from the best of them and the defaults in turn. */
-    long seeds = s->max_evals / 2 > 1 ? s->max_evals / 2 : 1;
+    long seeds = s->r->max_evals / 2 > 1 ? s->r->max_evals / 2 : 1;
     long i = 0;
-    for (; i < n && s->evaluated < seeds && !out_of_budget(s); i++) {
+    for (; i < n && s->r->evaluated < seeds && !out_of_budget(s); i++) {
         try_config(s, order[i]);
     }
     long *starts = malloc((size_t)(i + 1) * sizeof *starts);
@@ -565,11 +523,11 @@ static void svg_color(double t, char *out, size_t size)
 static int write_plot(const struct search *s, const char *path,
                       const char *device, char *err, size_t errsize)
 {
-    const struct space *sp = &s->sp;
+    const struct tune_space *sp = s->sp;
     const struct op_def *op = s->ks->op;
     int ax = 0, ay = sp->n_axis > 1 ? 1 : 0;
     int nx = sp->n_value[ax], ny = sp->n_axis > 1 ? sp->n_value[ay] : 1;
-    double cell[MAX_VALUES][MAX_VALUES];
+    double cell[TUNE_MAX_VALUES][TUNE_MAX_VALUES];
     double lo = INFINITY, hi = 0;
     for (int x = 0; x < nx; x++) {
         for (int y = 0; y < ny; y++) {
@@ -582,7 +540,7 @@ static int write_plot(const struct search *s, const char *path,
         if (s->state[c].outcome != TIMED) {
             continue;
         }
-        int idx[MAX_AXES] = {0};
+        int idx[TUNE_MAX_AXES] = {0};
         decode(sp, i, idx);
         int x = idx[ax], y = sp->n_axis > 1 ? idx[ay] : 0;
         double us = s->state[c].us;
@@ -591,9 +549,9 @@ static int write_plot(const struct search *s, const char *path,
         hi = us > hi ? us : hi;
     }
     int bx = -1, by = -1;
-    if (s->best >= 0) {
-        int idx[MAX_AXES] = {0};
-        decode(sp, s->best, idx);
+    if (s->r->best >= 0) {
+        int idx[TUNE_MAX_AXES] = {0};
+        decode(sp, s->r->best, idx);
         bx = idx[ax];
         by = sp->n_axis > 1 ? idx[ay] : 0;
     }
@@ -655,13 +613,9 @@ static int write_plot(const struct search *s, const char *path,
                "text-anchor=\"middle\">%s</text>\n",
                top + ny * ch / 2, top + ny * ch / 2,
                sp->n_axis > 1 ? op->knobs[sp->knob[ay]].key : "");
-    if (s->best >= 0) {
-        char knobs[TUNE_TEXT];
-        struct kernel_spec cks;
-        config_spec(s->ks, sp, s->best, &cks, NULL, 0);
-        knobs_text(&cks, knobs, sizeof knobs);
+    if (s->r->best >= 0) {
         buf_printf(&b, "<text x=\"10\" y=\"%d\">chosen: %s (%.1f us)</text>\n",
-                   top + ny * ch + 56, knobs, s->best_us);
+                   top + ny * ch + 56, s->r->best_knobs, s->r->best_us);
     }
     buf_puts(&b, "</svg>\n");
     int rc = write_file_atomic(path, buf_str(&b), b.len, err, errsize);
@@ -671,174 +625,251 @@ static int write_plot(const struct search *s, const char *path,
 
 /* ---- one kernel ------------------------------------------------------- */
 
-static int tune_kernel(const struct tune_opts *o, const struct rt *rt,
-                       struct naive *naive, struct tunedb *db,
-                       const struct kernel_spec *ks, const char *plot)
+void tune_options_init(struct tune_options *o)
 {
+    memset(o, 0, sizeof *o);
+    o->strategy = TUNE_LOCAL;
+    o->reps = 20;
+    o->seed = 1;
+}
+
+/* DB's entry for KS over ROWS rows on RT, made when missing. */
+static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
+                                   const struct kernel_spec *ks, long rows)
+{
+    char shape[TUNE_TEXT];
+    tune_shape_text(ks, shape, sizeof shape);
+    struct tune_entry *e = tunedb_find(db, rt->name, rt->driver,
+                                       ks->op->name, dtype_name(ks->dtype),
+                                       shape, rows);
+    if (e == NULL) {
+        struct tune_entry n;
+        memset(&n, 0, sizeof n);
+        snprintf(n.device, sizeof n.device, "%s", rt->name);
+        snprintf(n.driver, sizeof n.driver, "%s", rt->driver);
+        snprintf(n.op, sizeof n.op, "%s", ks->op->name);
+        snprintf(n.dtype, sizeof n.dtype, "%s", dtype_name(ks->dtype));
+        snprintf(n.shape, sizeof n.shape, "%s", shape);
+        n.rows = rows;
+        e = tunedb_add(db, &n);
+    }
+    return e;
+}
+
+int tune_kernel(const struct rt *rt, struct naive *naive,
+                const struct kernel_spec *ks, const struct tune_options *o,
+                struct tunedb *db, struct tune_result *r)
+{
+    struct tune_options defaults;
+    struct tune_filter f;
+    struct measure_case mc;
     struct search s;
-    char err[256];
+    if (o == NULL) {
+        tune_options_init(&defaults);
+        o = &defaults;
+    }
+    memset(r, 0, sizeof *r);
+    r->best = -1;
+    r->default_us = -1;
+    r->rows = o->rows > 0 ? o->rows : measure_default_rows(ks);
+    if (tune_filter_run(ks, &f, r->error, sizeof r->error) < 0) {
+        return 1;
+    }
+    cl_int st = mcase_init(&mc, rt, naive, ks, (size_t)r->rows, o->seed, 1);
+    if (st != CL_SUCCESS) {
+        snprintf(r->error, sizeof r->error, "cannot set up %ld rows: %s",
+                 r->rows, rt_status(st));
+        tune_filter_free(&f);
+        return 1;
+    }
     memset(&s, 0, sizeof s);
     s.o = o;
-    s.rt = rt;
     s.ks = ks;
-    s.best = -1;
-    if (build_space(ks, &s.sp, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: tune: %s: %s\n", ks->name, err);
-        return 1;
-    }
-    size_t rows = (size_t)(o->rows > 0 ? o->rows : measure_default_rows(ks));
-    struct measure_case mc;
-    cl_int st = mcase_init(&mc, rt, naive, ks, rows, o->seed, 1);
-    if (st != CL_SUCCESS) {
-        fprintf(stderr, "specl: tune: %s: cannot set up %zu rows: %s\n",
-                ks->name, rows, rt_status(st));
-        return 1;
-    }
     s.mc = &mc;
-    s.state = calloc((size_t)s.sp.n_config, sizeof *s.state);
-    s.rep = malloc((size_t)s.sp.n_config * sizeof *s.rep);
-    long *cand = malloc((size_t)s.sp.n_config * sizeof *cand);
-    struct reasons why;
-    long n_ok = 0;
-    if (s.state == NULL || s.rep == NULL || cand == NULL ||
-        (s.n_cand = filter_space(ks, &s.sp, default_config(&s.sp, ks),
-                                 s.state, s.rep, cand, &n_ok, &why, err,
-                                 sizeof err)) < 0) {
-        fprintf(stderr, "specl: tune: %s: %s\n", ks->name,
-                s.state && s.rep && cand ? err : "out of memory");
-        free(s.state);
-        free(s.rep);
-        free(cand);
+    s.sp = &f.sp;
+    s.rep = f.rep;
+    s.r = r;
+    s.state = calloc((size_t)f.sp.n_config, sizeof *s.state);
+    if (s.state == NULL) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        tune_filter_free(&f);
         mcase_free(&mc);
         return 1;
     }
-
-    char shape[TUNE_TEXT];
-    tune_shape_text(ks, shape, sizeof shape);
-    s.entry = tunedb_find(db, rt->name, rt->driver, ks->op->name,
-                          dtype_name(ks->dtype), shape, (long)rows);
-    if (s.entry == NULL) {
-        struct tune_entry e;
-        memset(&e, 0, sizeof e);
-        snprintf(e.device, sizeof e.device, "%s", rt->name);
-        snprintf(e.driver, sizeof e.driver, "%s", rt->driver);
-        snprintf(e.op, sizeof e.op, "%s", ks->op->name);
-        snprintf(e.dtype, sizeof e.dtype, "%s", dtype_name(ks->dtype));
-        snprintf(e.shape, sizeof e.shape, "%s", shape);
-        e.rows = (long)rows;
-        s.entry = tunedb_add(db, &e);
+    for (long i = 0; i < f.sp.n_config; i++) {
+        s.state[i].outcome = f.rep[i] < 0    ? INVALID
+                             : f.rep[i] != i ? SAME
+                                             : UNSEEN;
     }
-
-    s.max_evals = o->max_evals > 0 ? o->max_evals
-                  : o->strategy == EXHAUSTIVE ? s.n_cand
-                                              : (s.n_cand + 3) / 4;
-    if (s.max_evals > s.n_cand) {
-        s.max_evals = s.n_cand;
+    r->entry = entry_of(db, rt, ks, r->rows);
+    r->n_configs = f.sp.n_config;
+    r->n_valid = f.n_valid;
+    r->n_cand = f.n_cand;
+    r->why = f.why;
+    r->max_evals = o->max_evals > 0 ? o->max_evals
+                   : o->strategy == TUNE_EXHAUSTIVE ? f.n_cand
+                                                    : (f.n_cand + 3) / 4;
+    if (r->max_evals > f.n_cand) {
+        r->max_evals = f.n_cand;
     }
-    printf("%s: %s %s, rows %zu: %ld configs, %ld valid, %ld distinct",
-           ks->name, ks->op->name, shape, rows, s.sp.n_config, n_ok,
-           s.n_cand);
-    for (int k = 0; k < why.n_kinds; k++) {
-        printf("%s%ld %s", k ? "; " : " (invalid: ", why.count[k],
-               why.kinds[k]);
+    if (o->on_start != NULL) {
+        o->on_start(r, o->ctx);
     }
-    printf("%s\n", why.n_kinds ? ")" : "");
-    fflush(stdout);
 
     /* The op's defaults, measured in the same run for comparison. */
-    double default_us = -1;
-    {
-        struct result r;
-        memset(&r, 0, sizeof r);
-        if (measure_stub(&mc, ks, o->reps, &r, NULL) == STUB_TIMED) {
-            default_us = r.us;
-        }
+    struct result dr;
+    memset(&dr, 0, sizeof dr);
+    if (measure_stub(&mc, ks, o->reps, &dr, NULL) == STUB_TIMED) {
+        r->default_us = dr.us;
     }
 
     s.t0 = now_s();
-    run_strategy(&s, cand);
+    run_strategy(&s, f.cand);
     progress(&s, 1);
+    r->searched = 1;
 
-    int failed = 0;
-    char knobs[TUNE_TEXT] = "";
-    if (s.best >= 0) {
+    struct tune_entry *e = r->entry;
+    if (r->best >= 0) {
         struct kernel_spec cks;
-        config_spec(ks, &s.sp, s.best, &cks, NULL, 0);
-        knobs_text(&cks, knobs, sizeof knobs);
+        tune_space_config(ks, &f.sp, r->best, &cks, NULL, 0);
+        knobs_text(&cks, r->best_knobs, sizeof r->best_knobs);
+        r->best_gbs = mc.bytes / (r->best_us * 1e3);
+        r->best_gflops = mc.flops / (r->best_us * 1e3);
     }
     /* Keep the database's best if an earlier run found a faster one, or
      * one as fast (a resume then keeps it, ties among records included). */
-    if (s.best >= 0 && (!s.entry->best[0] || s.best_us < s.entry->best_us ||
-                        tune_entry_tried(s.entry, s.entry->best) == NULL)) {
-        snprintf(s.entry->best, sizeof s.entry->best, "%s", knobs);
-        s.entry->best_us = s.best_us;
-        s.entry->best_gbs = mc.bytes / (s.best_us * 1e3);
-        s.entry->best_gflops = mc.flops / (s.best_us * 1e3);
+    if (r->best >= 0 && (!e->best[0] || r->best_us < e->best_us ||
+                         tune_entry_tried(e, e->best) == NULL)) {
+        snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
+        e->best_us = r->best_us;
+        e->best_gbs = r->best_gbs;
+        e->best_gflops = r->best_gflops;
     }
-    if (default_us > 0) {
-        s.entry->default_us = default_us;
+    if (r->default_us > 0) {
+        e->default_us = r->default_us;
     }
-    snprintf(s.entry->version, sizeof s.entry->version, "%s", SPECL_VERSION);
-    printf("  evaluated %ld of %ld distinct (%.0f%%): %ld built, %ld "
-           "verified, %ld timed, %ld from the database\n",
-           s.evaluated, s.n_cand,
-           s.n_cand ? 100.0 * s.evaluated / s.n_cand : 0.0, s.built,
-           s.verified, s.timed, s.from_db);
-    if (s.best >= 0) {
-        printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", s.best_us,
-               mc.bytes / (s.best_us * 1e3), mc.flops / (s.best_us * 1e3),
-               knobs);
-        if (default_us > 0) {
-            printf("  defaults %.1f us: tuned is %.2fx\n", default_us,
-                   default_us / s.best_us);
-        }
-    } else {
-        printf("  no config ran correctly\n");
+    snprintf(e->version, sizeof e->version, "%s", SPECL_VERSION);
+    int failed = r->best < 0;
+    if (o->plot != NULL && r->evaluated > 0 &&
+        write_plot(&s, o->plot, rt->name, r->error, sizeof r->error) < 0) {
         failed = 1;
     }
-    if (plot != NULL && s.evaluated > 0 &&
-        write_plot(&s, plot, rt->name, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: tune: %s\n", err);
-        failed = 1;
-    }
-    free(cand);
-    free(s.rep);
     free(s.state);
+    tune_filter_free(&f);
     mcase_free(&mc);
     return failed;
 }
 
-long tune_candidates(const struct kernel_spec *ks, char **texts,
-                     long *n_valid)
+/* ---- specl tune ------------------------------------------------------- */
+
+static volatile sig_atomic_t interrupted = 0;
+
+static void on_sigint(int sig)
 {
-    struct space sp;
-    char err[256];
-    *texts = NULL;
-    if (build_space(ks, &sp, err, sizeof err) < 0) {
-        return -1;
+    (void)sig;
+    interrupted = 1;
+}
+
+/* What the command's callbacks print for one kernel. */
+struct report {
+    const struct kernel_spec *ks;
+    double budget_s;
+    int is_tty;
+    double last_report;
+};
+
+/* The first line of a kernel: the space, and why configs were rejected. */
+static void print_start(const struct tune_result *r, void *ctx)
+{
+    const struct report *rep = ctx;
+    const struct kernel_spec *ks = rep->ks;
+    char shape[TUNE_TEXT];
+    tune_shape_text(ks, shape, sizeof shape);
+    printf("%s: %s %s, rows %ld: %ld configs, %ld valid, %ld distinct",
+           ks->name, ks->op->name, shape, r->rows, r->n_configs, r->n_valid,
+           r->n_cand);
+    for (int k = 0; k < r->why.n_kinds; k++) {
+        printf("%s%ld %s", k ? "; " : " (invalid: ", r->why.count[k],
+               r->why.kind[k]);
     }
-    struct config_state *state = calloc((size_t)sp.n_config, sizeof *state);
-    long *rep = malloc((size_t)sp.n_config * sizeof *rep);
-    long *cand = malloc((size_t)sp.n_config * sizeof *cand);
-    struct reasons why;
-    long n = -1;
-    if (state != NULL && rep != NULL && cand != NULL) {
-        n = filter_space(ks, &sp, default_config(&sp, ks), state, rep, cand,
-                         n_valid, &why, err, sizeof err);
+    printf("%s\n", r->why.n_kinds ? ")" : "");
+    fflush(stdout);
+}
+
+static void print_progress(const struct tune_result *r, double el, int final,
+                           void *ctx)
+{
+    struct report *rep = ctx;
+    double left = r->evaluated > 0
+                      ? el / r->evaluated * (r->max_evals - r->evaluated)
+                      : 0;
+    if (rep->budget_s > 0 && rep->budget_s - el < left) {
+        left = rep->budget_s - el;
     }
-    if (n >= 0) {
-        *texts = malloc((size_t)(n ? n : 1) * TUNE_TEXT);
-        for (long i = 0; *texts != NULL && i < n; i++) {
-            struct kernel_spec cks;
-            config_spec(ks, &sp, cand[i], &cks, NULL, 0);
-            knobs_text(&cks, *texts + i * TUNE_TEXT, TUNE_TEXT);
+    if (left < 0) {
+        left = 0;
+    }
+    char best[48] = "-";
+    if (r->best >= 0) {
+        snprintf(best, sizeof best, "%.1f us", r->best_us);
+    }
+    if (rep->is_tty) {
+        int width = 30;
+        int filled = r->max_evals
+                         ? (int)(width * r->evaluated / r->max_evals)
+                         : width;
+        fprintf(stderr, "\r  [%.*s%*s] %ld/%ld best %s  %d:%02d elapsed, "
+                "~%d:%02d left ",
+                filled, "==============================", width - filled, "",
+                r->evaluated, r->max_evals, best, (int)el / 60, (int)el % 60,
+                (int)left / 60, (int)left % 60);
+        if (final) {
+            fputc('\n', stderr);
         }
-        n = *texts != NULL ? n : -1;
+    } else if (final || el - rep->last_report >= 5.0) {
+        fprintf(stderr, "  %s: %ld/%ld evaluated, best %s, %.0f s elapsed, "
+                "~%.0f s left\n",
+                rep->ks->name, r->evaluated, r->max_evals, best, el, left);
+        rep->last_report = el;
     }
-    free(state);
-    free(rep);
-    free(cand);
-    return n;
+    fflush(stderr);
+}
+
+/* Tunes KS with O and prints what it did; returns 1 when it failed. */
+static int tune_and_print(const struct tune_options *o, const struct rt *rt,
+                          struct naive *naive, struct tunedb *db,
+                          const struct kernel_spec *ks)
+{
+    struct tune_options ko = *o;
+    struct tune_result r;
+    struct report rep = {ks, o->budget_s, isatty(2), 0};
+    ko.on_start = print_start;
+    ko.on_progress = print_progress;
+    ko.ctx = &rep;
+    int failed = tune_kernel(rt, naive, ks, &ko, db, &r);
+    if (!r.searched) {
+        fprintf(stderr, "specl: tune: %s: %s\n", ks->name, r.error);
+        return 1;
+    }
+    printf("  evaluated %ld of %ld distinct (%.0f%%): %ld built, %ld "
+           "verified, %ld timed, %ld from the database\n",
+           r.evaluated, r.n_cand,
+           r.n_cand ? 100.0 * r.evaluated / r.n_cand : 0.0, r.built,
+           r.verified, r.timed, r.from_db);
+    if (r.best >= 0) {
+        printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", r.best_us,
+               r.best_gbs, r.best_gflops, r.best_knobs);
+        if (r.default_us > 0) {
+            printf("  defaults %.1f us: tuned is %.2fx\n", r.default_us,
+                   r.default_us / r.best_us);
+        }
+    } else {
+        printf("  no config ran correctly\n");
+    }
+    if (r.error[0]) {
+        fprintf(stderr, "specl: tune: %s\n", r.error);
+    }
+    return failed;
 }
 
 static int parse_number(const char *opt, const char *val, double lo,
@@ -855,28 +886,29 @@ static int parse_number(const char *opt, const char *val, double lo,
     return 0;
 }
 
-int specl_tune_main(int argc, char **argv);
-
 int specl_tune_main(int argc, char **argv)
 {
-    struct tune_opts o = {NULL, LOCAL, 0, 0, 0, NULL, NULL, NULL, 20, 1};
+    struct tune_options o;
+    const char *device = NULL, *db_arg = NULL, *plot = NULL, *only = NULL;
     struct spec_set set;
     struct diags d = {.out = stderr};
     int n_files = 0, rc = 0;
     double num;
+    tune_options_init(&o);
+    o.stop = &interrupted;
     spec_set_init(&set);
     for (int i = 0; i < argc && rc == 0; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--device") == 0 && val) {
-            o.device = argv[++i];
+            device = argv[++i];
         } else if (strcmp(a, "--strategy") == 0 && val) {
             i++;
             if (strcmp(val, "exhaustive") == 0) {
-                o.strategy = EXHAUSTIVE;
+                o.strategy = TUNE_EXHAUSTIVE;
             } else if (strcmp(val, "random") == 0) {
-                o.strategy = RANDOM;
+                o.strategy = TUNE_RANDOM;
             } else if (strcmp(val, "local") == 0) {
-                o.strategy = LOCAL;
+                o.strategy = TUNE_LOCAL;
             } else {
                 fprintf(stderr, "specl: error: --strategy must be "
                         "exhaustive, random or local (got %s)\n", val);
@@ -902,11 +934,11 @@ int specl_tune_main(int argc, char **argv)
             o.seed = (unsigned long)num;
             i++;
         } else if (strcmp(a, "--db") == 0 && val) {
-            o.db_path = argv[++i];
+            db_arg = argv[++i];
         } else if (strcmp(a, "--plot") == 0 && val) {
-            o.plot = argv[++i];
+            plot = argv[++i];
         } else if (strcmp(a, "--kernel") == 0 && val) {
-            o.kernel = argv[++i];
+            only = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "specl: error: unknown or incomplete tune option "
                     "'%s'\n", a);
@@ -925,7 +957,7 @@ int specl_tune_main(int argc, char **argv)
     }
     struct rt rt;
     char err[256];
-    if (rc == 0 && rt_open(&rt, o.device, err, sizeof err) < 0) {
+    if (rc == 0 && rt_open(&rt, device, err, sizeof err) < 0) {
         fprintf(stderr, "specl: error: %s\n", err);
         rc = 1;
     } else if (rc == 0 && spec_set_target(&set, rt.target, &d) != 0) {
@@ -937,8 +969,8 @@ int specl_tune_main(int argc, char **argv)
         return rc;
     }
     char db_path[512];
-    if (o.db_path != NULL) {
-        snprintf(db_path, sizeof db_path, "%s", o.db_path);
+    if (db_arg != NULL) {
+        snprintf(db_path, sizeof db_path, "%s", db_arg);
     } else {
         char slug[160];
         tune_device_slug(rt.name, slug, sizeof slug);
@@ -953,7 +985,6 @@ int specl_tune_main(int argc, char **argv)
         spec_set_free(&set);
         return 1;
     }
-    is_tty = isatty(2);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
@@ -964,12 +995,12 @@ int specl_tune_main(int argc, char **argv)
     naive_init(&naive);
     int matched = 0;
     for (int k = 0; k < set.n_kernel && !interrupted; k++) {
-        if (o.kernel != NULL && strcmp(o.kernel, set.kernel[k].name) != 0) {
+        if (only != NULL && strcmp(only, set.kernel[k].name) != 0) {
             continue;
         }
         matched++;
-        rc |= tune_kernel(&o, &rt, &naive, &db, &set.kernel[k],
-                          matched == 1 ? o.plot : NULL);
+        o.plot = matched == 1 ? plot : NULL;
+        rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k]);
         /* Save after every kernel: an interrupted run keeps its results. */
         if (tunedb_save(&db, db_path, err, sizeof err) < 0) {
             fprintf(stderr, "specl: error: %s\n", err);
@@ -978,7 +1009,7 @@ int specl_tune_main(int argc, char **argv)
     }
     if (matched == 0) {
         fprintf(stderr, "specl: error: no kernel to tune%s%s\n",
-                o.kernel ? " named " : "", o.kernel ? o.kernel : "");
+                only ? " named " : "", only ? only : "");
         rc = 1;
     }
     if (interrupted) {

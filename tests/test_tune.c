@@ -1,10 +1,12 @@
-/* test_tune.c - `specl tune` and the tuning database: the constraint
- * filter (each op's validate() over its tune_space, re-run here and
- * checked against the first line `specl tune` prints), tiny tuning runs
- * on PoCL (random, exhaustive, local; the database, the plot, bad
- * options), resume, `specl db merge` and tunedb_merge, key matching and
- * the nearest-shape fallback (tunedb_pick, tunedb_apply, `specl gen
- * --db`), the knob text round trip and device slugs.
+/* test_tune.c - the tuner and the tuning database: the constraint filter
+ * (tune_filter_run against each op's tune_space and validate()), the
+ * candidates (one per distinct emitted code), tiny tuning runs on PoCL in
+ * process through tune_kernel (random, exhaustive, local, no valid
+ * config; the database, the plot), resume, the `specl tune` command (what
+ * it prints, --kernel, bad options, exit codes), `specl db merge` and
+ * tunedb_merge, key matching and the nearest-shape fallback (tunedb_pick,
+ * tunedb_apply, `specl gen --db`), the knob text round trip and device
+ * slugs.
  *
  * Fixtures are under tests/tune/: small.yaml (kernels to tune), best.yaml
  * (the bests of a database the tests build), gen.yaml (kernels that take
@@ -37,12 +39,9 @@
 #define TEST_DEVICE "Test Device"
 #define OTHER_DEVICE "Other GPU"
 
-/* The command of the tuning run that the resume tests repeat. */
-#define RANDOM_RUN "tune " SMALL_SPEC " --rows 8 --strategy random " \
-                   "--max-evals 4 --reps 2 --seed 3"
-#define RANDOM_EVALS 4
-
 static char *tmp; /* the suite's temporary directory */
+
+static void device_close(void);
 
 static int suite_init(void)
 {
@@ -57,6 +56,7 @@ static int suite_cleanup(void)
     }
     free(tmp);
     tmp = NULL;
+    device_close();
     return 0;
 }
 
@@ -121,25 +121,6 @@ static int read_spec(struct spec_set *s, const char *path)
     return spec_read_file(s, path, &d);
 }
 
-/* Reads PATH with the defaults `specl tune` gives it on the default
- * device (those for CPUs on PoCL). */
-static int read_spec_for_device(struct spec_set *s, const char *path)
-{
-    struct diags d = {.out = stderr};
-    struct rt rt;
-    char err[256];
-    if (read_spec(s, path) != 0) {
-        return -1;
-    }
-    if (rt_open(&rt, NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "%s\n", err);
-        return -1;
-    }
-    int errors = spec_set_target(s, rt.target, &d);
-    rt_close(&rt);
-    return errors;
-}
-
 /* Reads a spec held in TEXT (PATH names it; a string literal). */
 static int read_spec_text(struct spec_set *s, const char *path,
                           const char *text)
@@ -148,6 +129,51 @@ static int read_spec_text(struct spec_set *s, const char *path,
     spec_set_init(s);
     return spec_read_buffer(s, path, (const unsigned char *)text,
                             strlen(text), &d);
+}
+
+/* The default device (as `specl tune` opens it without --device) and the
+ * naive kernels, for the tuning runs in process: opened on first use,
+ * closed with the suite. NULL when there is no device. */
+static struct rt dev;
+static struct naive dev_naive;
+static int dev_state; /* 0: not tried; 1: open; -1: failed */
+
+static const struct rt *device(void)
+{
+    char err[256];
+    if (dev_state == 0) {
+        naive_init(&dev_naive);
+        dev_state = rt_open(&dev, NULL, err, sizeof err) < 0 ? -1 : 1;
+        if (dev_state < 0) {
+            fprintf(stderr, "tune: no OpenCL device: %s\n", err);
+        }
+    }
+    return dev_state > 0 ? &dev : NULL;
+}
+
+static void device_close(void)
+{
+    if (dev_state > 0) {
+        rt_close(&dev);
+    }
+    if (dev_state != 0) {
+        naive_free(&dev_naive);
+    }
+    dev_state = 0;
+}
+
+/* Gives S the defaults `specl tune` gives it on the default device (those
+ * for CPUs on PoCL); the number of errors, or -1 without a device. */
+static int set_device_target(struct spec_set *s)
+{
+    struct diags d = {.out = stderr};
+    const struct rt *rt = device();
+    return rt == NULL ? -1 : spec_set_target(s, rt->target, &d);
+}
+
+static int read_spec_for_device(struct spec_set *s, const char *path)
+{
+    return read_spec(s, path) != 0 ? -1 : set_device_target(s);
 }
 
 static const struct kernel_spec *find_kernel(const struct spec_set *s,
@@ -189,8 +215,8 @@ static int file_exists(const char *path)
     return f != NULL;
 }
 
-/* Validates KS silently: the number of errors, and the first message
- * (what follows "error: ") in WHY, as `specl tune` reports it. */
+/* Validates KS silently with the op's checks alone: the number of errors,
+ * and the first message in WHY. */
 static int check_config(const struct kernel_spec *ks, char *why, size_t size)
 {
     struct diags d = {.out = NULL};
@@ -199,241 +225,35 @@ static int check_config(const struct kernel_spec *ks, char *why, size_t size)
     return d.count;
 }
 
-/* BASE with the knobs of TEXT set and the others chosen again by the
- * op's defaults, as the tuner builds a config; 0, or -1 if TEXT is bad. */
-static int with_knobs(const struct kernel_spec *base, const char *text,
-                      struct kernel_spec *out)
+/* BASE with the knobs of TEXT set, resolved quietly by knobs_resolve (the
+ * knobs TEXT leaves out chosen again by the op's defaults): the number of
+ * problems with the first in WHY, or -1 if TEXT does not parse. */
+static int resolve_text(const struct kernel_spec *base, const char *text,
+                        struct kernel_spec *out, char *why, size_t size)
 {
+    struct diags d = {.out = NULL};
     *out = *base;
-    if (knobs_parse(out, text, NULL, 0) != 0) {
+    if (knobs_parse(out, text, why, size) != 0) {
         return -1;
     }
-    if (out->op->defaults != NULL) {
-        out->op->defaults(out);
-    }
-    return 0;
+    int errors = knobs_resolve(out, &d);
+    snprintf(why, size, "%s", d.first);
+    return errors;
 }
 
-static void knobs_of(const struct kernel_spec *ks, char *out, size_t size)
-{
-    knobs_text(ks, out, size);
-}
-
-/* ---- the search space, as tune.c builds and filters it ------------------ */
-
-#define MAX_AXES 12
-#define MAX_VALUES 16
-#define MAX_KINDS 8
-
-struct tspace {
-    int n_axis;
-    int knob[MAX_AXES];
-    int n_value[MAX_AXES];
-    double value[MAX_AXES][MAX_VALUES];
-    long n_config;
-};
-
-static int tspace_build(const struct op_def *op, struct tspace *sp)
-{
-    memset(sp, 0, sizeof *sp);
-    sp->n_config = 1;
-    if (op->tune_space == NULL) {
-        return -1;
-    }
-    for (const struct tune_axis *ax = op->tune_space; ax->knob; ax++) {
-        int k = op_knob_index(op, ax->knob);
-        if (k < 0 || sp->n_axis == MAX_AXES) {
-            return -1;
-        }
-        const struct param_def *def = &op->knobs[k];
-        int a = sp->n_axis++;
-        char copy[256], *save = NULL;
-        sp->knob[a] = k;
-        snprintf(copy, sizeof copy, "%s", ax->values);
-        for (char *t = strtok_r(copy, " ", &save); t;
-             t = strtok_r(NULL, " ", &save)) {
-            double v = -1;
-            if (def->kind == VALUE_CHOICE) {
-                for (int c = 0; def->choices[c]; c++) {
-                    if (strcmp(def->choices[c], t) == 0) {
-                        v = c;
-                    }
-                }
-            } else {
-                v = strtod(t, NULL);
-            }
-            if (v < 0 || sp->n_value[a] == MAX_VALUES) {
-                return -1;
-            }
-            sp->value[a][sp->n_value[a]++] = v;
-        }
-        sp->n_config *= sp->n_value[a];
-    }
-    return 0;
-}
-
-/* Config INDEX of SP (the last axis varies fastest) on BASE. */
-static void tspace_config(const struct kernel_spec *base,
-                          const struct tspace *sp, long index,
-                          struct kernel_spec *out)
-{
-    *out = *base;
-    for (int a = sp->n_axis - 1; a >= 0; a--) {
-        out->knob[sp->knob[a]].num = sp->value[a][index % sp->n_value[a]];
-        out->knob[sp->knob[a]].set = 1;
-        index /= sp->n_value[a];
-    }
-    if (out->op->defaults != NULL) {
-        out->op->defaults(out);
-    }
-}
-
-/* The config of SP holding KS's own knobs, or -1. */
-static long tspace_home(const struct tspace *sp, const struct kernel_spec *ks)
-{
-    long index = 0;
-    for (int a = 0; a < sp->n_axis; a++) {
-        int found = -1;
-        for (int v = 0; v < sp->n_value[a]; v++) {
-            if (sp->value[a][v] == ks->knob[sp->knob[a]].num) {
-                found = v;
-            }
-        }
-        if (found < 0) {
-            return -1;
-        }
-        index = index * sp->n_value[a] + found;
-    }
-    return index;
-}
-
-/* A reason with its numbers blanked (tune.c's kinds of reasons). */
-static void reason_kind(const char *why, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const char *p = why; *p && n + 1 < size; p++) {
-        if (*p >= '0' && *p <= '9') {
-            if (n == 0 || out[n - 1] != '#') {
-                out[n++] = '#';
-            }
-        } else {
-            out[n++] = *p;
-        }
-    }
-    out[n] = '\0';
-}
-
-/* One kernel's space after the constraint filter. */
-struct filter {
-    struct tspace sp;
-    long n_valid;
-    char *valid;             /* per config: 1 if it validates */
-    long n_cand;             /* the configs tune times (tune_candidates) */
-    char *cand;              /* their knob texts, TUNE_TEXT apart */
-    long home;               /* the op defaults' config, or -1 */
-    int n_kinds;
-    char kinds[MAX_KINDS][128];
-    long kind_count[MAX_KINDS];
-};
-
-static int filter_run(const struct kernel_spec *ks, struct filter *f)
-{
-    memset(f, 0, sizeof *f);
-    if (tspace_build(ks->op, &f->sp) != 0) {
-        return -1;
-    }
-    f->valid = calloc((size_t)f->sp.n_config, 1);
-    if (f->valid == NULL) {
-        return -1;
-    }
-    f->home = tspace_home(&f->sp, ks);
-    for (long i = 0; i < f->sp.n_config; i++) {
-        struct kernel_spec cks;
-        char why[DIAG_MESSAGE_MAX], kind[128];
-        tspace_config(ks, &f->sp, i, &cks);
-        if (check_config(&cks, why, sizeof why) == 0) {
-            f->valid[i] = 1;
-            f->n_valid++;
-            continue;
-        }
-        reason_kind(why, kind, sizeof kind);
-        int k = 0;
-        while (k < f->n_kinds && strcmp(f->kinds[k], kind) != 0) {
-            k++;
-        }
-        if (k == f->n_kinds && f->n_kinds < MAX_KINDS) {
-            snprintf(f->kinds[f->n_kinds++], sizeof f->kinds[0], "%s", kind);
-        }
-        if (k < MAX_KINDS) {
-            f->kind_count[k]++;
-        }
-    }
-    long n_valid = -1;
-    f->n_cand = tune_candidates(ks, &f->cand, &n_valid);
-    return f->n_cand >= 0 && n_valid == f->n_valid ? 0 : -1;
-}
-
-static void filter_free(struct filter *f)
-{
-    free(f->valid);
-    free(f->cand);
-    f->valid = NULL;
-    f->cand = NULL;
-}
-
-/* Whether TEXT is one of F's candidates. */
-static int filter_is_cand(const struct filter *f, const char *text)
-{
-    for (long i = 0; i < f->n_cand; i++) {
-        if (strcmp(f->cand + i * TUNE_TEXT, text) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* The line `specl tune` prints first for KS tuned over ROWS rows. */
-static void filter_line(const struct kernel_spec *ks, const struct filter *f,
-                        long rows, char *out, size_t size)
-{
-    char shape[TUNE_TEXT];
-    tune_shape_text(ks, shape, sizeof shape);
-    size_t n = (size_t)snprintf(out, size, "%s: %s %s, rows %ld: %ld "
-                                "configs, %ld valid, %ld distinct", ks->name,
-                                ks->op->name, shape, rows, f->sp.n_config,
-                                f->n_valid, f->n_cand);
-    for (int k = 0; k < f->n_kinds && n < size; k++) {
-        n += (size_t)snprintf(out + n, size - n, "%s%ld %s",
-                              k ? "; " : " (invalid: ", f->kind_count[k],
-                              f->kinds[k]);
-    }
-    if (f->n_kinds && n < size) {
-        snprintf(out + n, size - n, ")");
-    }
-}
-
-/* The config of F's space whose knobs read TEXT, or -1. */
-static long filter_find(const struct kernel_spec *ks, const struct filter *f,
-                        const char *text)
-{
-    for (long i = 0; i < f->sp.n_config; i++) {
-        struct kernel_spec cks;
-        char k[TUNE_TEXT];
-        tspace_config(ks, &f->sp, i, &cks);
-        knobs_of(&cks, k, sizeof k);
-        if (strcmp(k, text) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
-static void config_text(const struct kernel_spec *ks, const struct filter *f,
-                        long index, char *out, size_t size)
+/* The knob text of config INDEX of SP for KS. */
+static void config_text(const struct kernel_spec *ks,
+                        const struct tune_space *sp, long index, char *out,
+                        size_t size)
 {
     struct kernel_spec cks;
-    tspace_config(ks, &f->sp, index, &cks);
-    knobs_of(&cks, out, size);
+    tune_space_config(ks, sp, index, &cks, NULL, 0);
+    knobs_text(&cks, out, size);
+}
+
+static int cmp_text(const void *a, const void *b)
+{
+    return strcmp(a, b);
 }
 
 /* ---- 1. the constraint filter ------------------------------------------ */
@@ -445,12 +265,11 @@ static void expect_config(const struct kernel_spec *ks, const char *knobs,
 {
     struct kernel_spec cks;
     char why[256];
-    int rc = with_knobs(ks, knobs, &cks);
-    TU_CHECK(rc == 0, "%s: cannot apply '%s'", ks->name, knobs);
-    if (rc != 0) {
+    int errors = resolve_text(ks, knobs, &cks, why, sizeof why);
+    TU_CHECK(errors >= 0, "%s: cannot apply '%s': %s", ks->name, knobs, why);
+    if (errors < 0) {
         return;
     }
-    int errors = check_config(&cks, why, sizeof why);
     if (reason == NULL) {
         TU_CHECK(errors == 0, "%s {%s}: should be valid, rejected: %s",
                  ks->name, knobs, why);
@@ -517,12 +336,41 @@ static void test_filter_cases(void)
     expect_config(sm, "wg=48", "tile wg (48) must be a power of two");
     expect_config(odd, "vec=16", "tile vec (16) must divide features (1000)");
     expect_config(odd, "wg=8 rows=1 vec=8 mode=streaming", NULL);
+
+    /* Kinds of reasons: every run of digits one '#'. */
+    char kind[128];
+    tune_reason_kind("tile n (128) exceeds out_features (64); use at most 64",
+                     kind, sizeof kind);
+    CU_ASSERT_STRING_EQUAL(kind, "tile n (#) exceeds out_features (#); use "
+                                 "at most #");
+    tune_reason_kind("12x3.5", kind, sizeof kind);
+    CU_ASSERT_STRING_EQUAL(kind, "#x#.#");
+    tune_reason_kind("a 1234567", kind, 4);
+    CU_ASSERT_STRING_EQUAL(kind, "a #");
     spec_set_free(&s);
 }
 
-/* Over the whole space of each op: the count is the product of the axes,
- * some configs pass and some not, the op defaults lie in the space and
- * pass, every config that passes plans launches of at most 1024
+/* The values of axis A of OP's tune_space as the op writes them. */
+static int axis_values(const struct op_def *op, int a, char values[][32],
+                       int max)
+{
+    char copy[256], *save = NULL;
+    int n = 0;
+    snprintf(copy, sizeof copy, "%s", op->tune_space[a].values);
+    for (char *t = strtok_r(copy, " ", &save); t && n < max;
+         t = strtok_r(NULL, " ", &save)) {
+        snprintf(values[n++], 32, "%s", t);
+    }
+    return n;
+}
+
+/* Over the whole space of each op, against what the op declares and what
+ * its checks say on each config: the space has the op's axes and values
+ * and as many configs as their product, each a different combination of
+ * those values; config I validates exactly when the op's checks accept
+ * it, with their first reason, and the filter's reasons are those counted
+ * by kind; some configs pass and some not; the op defaults lie in the
+ * space and pass; every config that passes plans launches of at most 1024
  * work-items, and a row kept in registers fits. */
 static void test_filter_space(void)
 {
@@ -530,39 +378,104 @@ static void test_filter_space(void)
     CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "filter.yaml", filter_spec), 0);
     for (int k = 0; k < s.n_kernel; k++) {
         const struct kernel_spec *ks = &s.kernel[k];
-        struct filter f;
-        CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
+        const struct op_def *op = ks->op;
+        struct tune_filter f;
+        char err[256];
+        CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, err, sizeof err), 0);
+        const struct tune_space *sp = &f.sp;
         long product = 1;
-        for (int a = 0; a < f.sp.n_axis; a++) {
-            product *= f.sp.n_value[a];
+        int n_axes = 0;
+        char values[TUNE_MAX_VALUES][32];
+        for (; op->tune_space[n_axes].knob != NULL; n_axes++) {
+            int a = n_axes, n = axis_values(op, a, values, TUNE_MAX_VALUES);
+            product *= n;
+            TU_CHECK(a < sp->n_axis && sp->n_value[a] == n &&
+                         strcmp(op->knobs[sp->knob[a]].key,
+                                op->tune_space[a].knob) == 0,
+                     "%s: axis %d is not %s with %d values", ks->name, a,
+                     op->tune_space[a].knob, n);
+            for (int v = 0; a < sp->n_axis && v < n && v < sp->n_value[a];
+                 v++) {
+                char text[64];
+                param_format(&op->knobs[sp->knob[a]], sp->value[a][v], text,
+                             sizeof text);
+                TU_CHECK(strcmp(text, values[v]) == 0, "%s: %s value %d is "
+                         "%s, the op says %s", ks->name,
+                         op->tune_space[a].knob, v, text, values[v]);
+            }
         }
-        TU_CHECK(f.sp.n_axis >= 2 && f.sp.n_config == product,
-                 "%s: %d axes, %ld configs", ks->name, f.sp.n_axis,
-                 f.sp.n_config);
-        TU_CHECK(f.n_valid > 0 && f.n_valid < f.sp.n_config,
+        TU_CHECK(n_axes >= 2 && sp->n_axis == n_axes &&
+                     sp->n_config == product,
+                 "%s: %d axes, %ld configs; the op has %d axes, %ld "
+                 "combinations", ks->name, sp->n_axis, sp->n_config, n_axes,
+                 product);
+        TU_CHECK(f.n_valid > 0 && f.n_valid < sp->n_config,
                  "%s: %ld of %ld configs valid", ks->name, f.n_valid,
-                 f.sp.n_config);
-        TU_CHECK(f.home >= 0 && f.valid[f.home],
-                 "%s: the op defaults are not a valid config of the space",
-                 ks->name);
-        long invalid = 0;
-        for (int i = 0; i < f.n_kinds; i++) {
-            invalid += f.kind_count[i];
+                 sp->n_config);
+        char own[TUNE_TEXT], home[TUNE_TEXT] = "-";
+        knobs_text(ks, own, sizeof own);
+        if (f.home >= 0) {
+            config_text(ks, sp, f.home, home, sizeof home);
         }
-        TU_CHECK(f.n_kinds < MAX_KINDS ? invalid == f.sp.n_config - f.n_valid
-                                       : invalid <= f.sp.n_config - f.n_valid,
-                 "%s: reasons count %ld of %ld invalid configs", ks->name,
-                 invalid, f.sp.n_config - f.n_valid);
-        int in_registers = op_knob_index(ks->op, "mode");
-        for (long i = 0; i < f.sp.n_config; i++) {
-            if (!f.valid[i]) {
+        TU_CHECK(f.home >= 0 && f.home == tune_space_home(sp, ks) &&
+                     f.rep[f.home] >= 0 && strcmp(home, own) == 0,
+                 "%s: the op defaults %s are not a valid config of the "
+                 "space (home %ld: %s)", ks->name, own, f.home, home);
+
+        /* Config by config. */
+        char (*text)[TUNE_TEXT] = calloc((size_t)sp->n_config, TUNE_TEXT);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        struct tune_reasons tally;
+        memset(&tally, 0, sizeof tally);
+        long n_valid = 0, n_invalid = 0;
+        int in_registers = op_knob_index(op, "mode");
+        for (long i = 0; i < sp->n_config; i++) {
+            struct kernel_spec cks;
+            char why[DIAG_MESSAGE_MAX], first[DIAG_MESSAGE_MAX];
+            int valid = tune_space_config(ks, sp, i, &cks, why, sizeof why);
+            knobs_text(&cks, text[i], TUNE_TEXT);
+            for (int a = 0; a < sp->n_axis; a++) {
+                int found = 0;
+                char v[64];
+                param_format(&op->knobs[sp->knob[a]],
+                             cks.knob[sp->knob[a]].num, v, sizeof v);
+                int n = axis_values(op, a, values, TUNE_MAX_VALUES);
+                for (int j = 0; j < n; j++) {
+                    found |= strcmp(v, values[j]) == 0;
+                }
+                TU_CHECK(found && cks.knob[sp->knob[a]].set,
+                         "%s config %ld: %s=%s is not a value of the axis",
+                         ks->name, i, op->knobs[sp->knob[a]].key, v);
+            }
+            int errors = check_config(&cks, first, sizeof first);
+            TU_CHECK(valid == (errors == 0) && (f.rep[i] >= 0) == valid &&
+                         strcmp(why, first) == 0,
+                     "%s config %ld {%s}: tune says %s (%s), filter %ld, the "
+                     "op's checks %d errors (%s)", ks->name, i, text[i],
+                     valid ? "valid" : "invalid", why, f.rep[i], errors,
+                     first);
+            if (errors != 0) {
+                char kind[128];
+                int kk = 0;
+                n_invalid++;
+                tune_reason_kind(first, kind, sizeof kind);
+                TU_CHECK(strpbrk(kind, "0123456789") == NULL, "kind '%s'",
+                         kind);
+                while (kk < tally.n_kinds && strcmp(tally.kind[kk], kind)) {
+                    kk++;
+                }
+                if (kk == tally.n_kinds && kk < TUNE_MAX_KINDS) {
+                    snprintf(tally.kind[tally.n_kinds++], 128, "%s", kind);
+                }
+                if (kk < TUNE_MAX_KINDS) {
+                    tally.count[kk]++;
+                }
                 continue;
             }
-            struct kernel_spec cks;
+            n_valid++;
             struct plan p;
-            tspace_config(ks, &f.sp, i, &cks);
             memset(&p, 0, sizeof p);
-            cks.op->plan(&cks, &p);
+            op->plan(&cks, &p);
             for (int pa = 0; pa < p.n_path; pa++) {
                 for (int l = 0; l < p.path[pa].n_launch; l++) {
                     const struct launch *la = &p.path[pa].launch[l];
@@ -574,7 +487,7 @@ static void test_filter_space(void)
                 }
             }
             if (in_registers >= 0 &&
-                strcmp(ks->op->knobs[in_registers].choices[(int)cks.knob
+                strcmp(op->knobs[in_registers].choices[(int)cks.knob
                            [in_registers].num], "registers") == 0) {
                 long feat = (long)spec_field(&cks, "features");
                 long wg = (long)spec_knob(&cks, "wg");
@@ -584,7 +497,31 @@ static void test_filter_space(void)
                          "registers", ks->name, i, slots * vec);
             }
         }
-        filter_free(&f);
+        TU_CHECK(n_valid == f.n_valid, "%s: %ld valid configs, the filter "
+                 "says %ld", ks->name, n_valid, f.n_valid);
+        /* Every combination once. */
+        qsort(text, (size_t)sp->n_config, TUNE_TEXT, cmp_text);
+        for (long i = 1; i < sp->n_config; i++) {
+            TU_CHECK(strcmp(text[i - 1], text[i]) != 0,
+                     "%s: two configs are {%s}", ks->name, text[i]);
+        }
+        free(text);
+        /* The reasons, counted by kind in the order met. */
+        long counted = 0;
+        int same = tally.n_kinds == f.why.n_kinds;
+        for (int i = 0; same && i < tally.n_kinds; i++) {
+            same = strcmp(tally.kind[i], f.why.kind[i]) == 0 &&
+                   tally.count[i] == f.why.count[i];
+            counted += f.why.count[i];
+        }
+        TU_CHECK(same && f.why.n_kinds > 0, "%s: the filter's reasons "
+                 "differ from the op's (%d kinds, %d expected)", ks->name,
+                 f.why.n_kinds, tally.n_kinds);
+        TU_CHECK(f.why.n_kinds < TUNE_MAX_KINDS ? counted == n_invalid
+                                                : counted <= n_invalid,
+                 "%s: reasons count %ld of %ld invalid configs", ks->name,
+                 counted, n_invalid);
+        tune_filter_free(&f);
     }
     spec_set_free(&s);
 }
@@ -645,11 +582,13 @@ static const char *const same_code_spec =
     "  - {name: c_delta, op: lora_forward, in_features: 8, out_features: "
     "32, rank: 2, base: false, accumulate: true}\n";
 
-/* The candidates `specl tune` times (tune_candidates): no two of them
- * emit the same code (preprocessed, with the same launches), and every
- * valid config emits the code of one of them. Both kernels have configs
- * that differ only in knobs without effect: warp_n when a warp spans a
- * row of 8 work-items, and with base: false and xa: prepass every knob of
+/* The candidates `specl tune` times (tune_candidates, and the filter's
+ * cand and rep): each validates with knobs_resolve as its text reads; no
+ * two of them emit the same code (preprocessed, with the same launches);
+ * every valid config emits the code of the candidate the filter maps it
+ * to; the op defaults are a candidate. Both kernels have configs that
+ * differ only in knobs without effect: warp_n when a warp spans a row of
+ * 8 work-items, and with base: false and xa: prepass every knob of
  * lora_main, which does not run. */
 static void test_candidates_distinct(void)
 {
@@ -660,50 +599,68 @@ static void test_candidates_distinct(void)
                           0);
     for (int k = 0; k < s.n_kernel; k++) {
         const struct kernel_spec *ks = &s.kernel[k];
-        struct filter f;
-        CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
+        struct tune_filter f;
+        char err[256], *texts = NULL;
+        long n_valid = -1;
+        CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, err, sizeof err), 0);
+        long n_cand = tune_candidates(ks, &texts, &n_valid);
+        TU_CHECK(n_cand == f.n_cand && n_valid == f.n_valid,
+                 "%s: tune_candidates says %ld of %ld, the filter %ld of %ld",
+                 ks->name, n_cand, n_valid, f.n_cand, f.n_valid);
         TU_CHECK(f.n_cand > 1 && f.n_cand < f.n_valid,
                  "%s: %ld candidates of %ld valid configs", ks->name,
                  f.n_cand, f.n_valid);
+        TU_CHECK(f.home >= 0 && f.rep[f.home] == f.home,
+                 "%s: the op defaults are not a candidate", ks->name);
         char **code = calloc((size_t)f.n_cand, sizeof *code);
         CU_ASSERT_PTR_NOT_NULL_FATAL(code);
         for (long c = 0; c < f.n_cand; c++) {
             struct kernel_spec cks;
-            const char *text = f.cand + c * TUNE_TEXT;
-            TU_CHECK(with_knobs(ks, text, &cks) == 0, "%s: '%s'", ks->name,
-                     text);
+            char own[TUNE_TEXT], why[256];
+            config_text(ks, &f.sp, f.cand[c], own, sizeof own);
+            const char *text = c < n_cand ? texts + c * TUNE_TEXT : own;
+            TU_CHECK(strcmp(text, own) == 0 && f.rep[f.cand[c]] == f.cand[c]
+                         && (c == 0 || f.cand[c - 1] < f.cand[c]),
+                     "%s: candidate %ld is {%s}, config %ld {%s}", ks->name,
+                     c, text, f.cand[c], own);
+            int errors = resolve_text(ks, text, &cks, why, sizeof why);
+            knobs_text(&cks, own, sizeof own);
+            TU_CHECK(errors == 0 && strcmp(own, text) == 0,
+                     "%s: candidate {%s} does not validate as it reads: %s",
+                     ks->name, text, errors ? why : own);
             code[c] = code_text(&cks, dir);
             TU_CHECK(code[c] != NULL, "%s {%s}: no code", ks->name, text);
             for (long d = 0; code[c] != NULL && d < c; d++) {
                 TU_CHECK(code[d] == NULL || strcmp(code[c], code[d]) != 0,
-                         "%s: {%s} and {%s} emit the same code", ks->name,
-                         f.cand + d * TUNE_TEXT, text);
+                         "%s: candidates %ld and %ld ({%s}) emit the same "
+                         "code", ks->name, f.cand[d], f.cand[c], text);
             }
         }
         for (long i = 0; i < f.sp.n_config; i++) {
-            if (!f.valid[i]) {
+            if (f.rep[i] < 0) {
                 continue;
             }
             struct kernel_spec cks;
             char text[TUNE_TEXT];
-            tspace_config(ks, &f.sp, i, &cks);
-            knobs_of(&cks, text, sizeof text);
+            tune_space_config(ks, &f.sp, i, &cks, NULL, 0);
+            knobs_text(&cks, text, sizeof text);
             char *mine = code_text(&cks, dir);
             long c = 0;
-            while (mine != NULL && c < f.n_cand &&
-                   (code[c] == NULL || strcmp(mine, code[c]) != 0)) {
+            while (c < f.n_cand && f.cand[c] != f.rep[i]) {
                 c++;
             }
-            TU_CHECK(mine != NULL && c < f.n_cand,
-                     "%s: {%s} emits code no candidate emits", ks->name,
-                     text);
+            TU_CHECK(mine != NULL && c < f.n_cand && code[c] != NULL &&
+                         strcmp(mine, code[c]) == 0,
+                     "%s: {%s} does not emit the code of candidate %ld",
+                     ks->name, text, f.rep[i]);
             free(mine);
         }
         for (long c = 0; c < f.n_cand; c++) {
             free(code[c]);
         }
         free(code);
-        filter_free(&f);
+        free(texts);
+        tune_filter_free(&f);
     }
     spec_set_free(&s);
     tu_rmtree(dir);
@@ -712,32 +669,7 @@ static void test_candidates_distinct(void)
 
 /* ---- 2. tuning runs on the device --------------------------------------- */
 
-/* Counts of an "evaluated ..." line. */
-struct evals {
-    long evaluated, n_cand, built, verified, timed, from_db;
-};
-
-/* The "evaluated" line that follows KERNEL's first line in OUT. */
-static int parse_evals(const char *out, const char *kernel, struct evals *e)
-{
-    char head[128];
-    snprintf(head, sizeof head, "%s: ", kernel);
-    for (const char *p = out; p != NULL && *p; p = strchr(p, '\n')) {
-        p += *p == '\n';
-        if (!starts_with(p, head)) {
-            continue;
-        }
-        const char *ev = strstr(p, "\n  evaluated ");
-        return ev != NULL &&
-               sscanf(ev, "\n  evaluated %ld of %ld distinct (%*[^)]): %ld "
-                      "built, %ld verified, %ld timed, %ld from the "
-                      "database", &e->evaluated, &e->n_cand, &e->built,
-                      &e->verified, &e->timed, &e->from_db) == 6;
-    }
-    return 0;
-}
-
-/* The line of OUT that starts with PREFIX is exactly LINE. */
+/* The line of OUT that is exactly LINE exists. */
 static int has_line(const char *out, const char *line)
 {
     size_t n = strlen(line);
@@ -767,7 +699,7 @@ static const struct tune_entry *entry_for(const struct tunedb *db,
     return NULL;
 }
 
-/* The database a run wrote: PATH loads without errors. */
+/* PATH loads without errors into DB. */
 static int load_db(struct tunedb *db, const char *path)
 {
     struct diags d = {.out = stderr};
@@ -775,22 +707,107 @@ static int load_db(struct tunedb *db, const char *path)
     return tunedb_load(db, path, 0, &d);
 }
 
-/* E is what tuning KS over ROWS rows with N_TRIED evaluations records:
- * every tried config is a candidate (valid, and no two emit the same
- * code), none twice, the first the op defaults, each timed; the best is
- * the fastest of them. */
-static void check_entry(const struct kernel_spec *ks, const struct filter *f,
-                        const struct tune_entry *e, long rows, int n_tried)
+/* The in-process runs: 8 rows, 2 reps. */
+#define RUN_ROWS 8
+#define RUN_REPS 2
+
+/* The random run that the resume tests repeat. */
+#define RANDOM_EVALS 4
+#define RANDOM_SEED 3
+
+static void run_options(struct tune_options *o, enum tune_strategy strategy,
+                        long max_evals, unsigned long seed)
+{
+    tune_options_init(o);
+    o->strategy = strategy;
+    o->max_evals = max_evals;
+    o->rows = RUN_ROWS;
+    o->reps = RUN_REPS;
+    o->seed = seed;
+}
+
+/* Tunes KS in process on the default device into DB; R gets what the run
+ * did. Returns tune_kernel's status (-1: no device). */
+static int tune_in_process(const struct kernel_spec *ks,
+                           const struct tune_options *o, struct tunedb *db,
+                           struct tune_result *r)
+{
+    const struct rt *rt = device();
+    memset(r, 0, sizeof *r);
+    return rt == NULL ? -1 : tune_kernel(rt, &dev_naive, ks, o, db, r);
+}
+
+/* R's counts of the space are what the filter says for KS, and the run
+ * made EVALS evaluations: TIMED timed (built, verified), the rest from the
+ * database. */
+static void check_result(const struct kernel_spec *ks,
+                         const struct tune_result *r, int rc, long evals,
+                         long timed)
+{
+    struct tune_filter f;
+    char err[256];
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, err, sizeof err), 0);
+    TU_CHECK(rc == 0 && r->searched && r->error[0] == '\0',
+             "%s: status %d, searched %d: %s", ks->name, rc, r->searched,
+             r->error);
+    TU_CHECK(r->rows == RUN_ROWS && r->n_configs == f.sp.n_config &&
+                 r->n_valid == f.n_valid && r->n_cand == f.n_cand &&
+                 r->max_evals == evals,
+             "%s: rows %ld, %ld configs, %ld valid, %ld distinct, %ld at "
+             "most; the filter says %ld, %ld, %ld", ks->name, r->rows,
+             r->n_configs, r->n_valid, r->n_cand, r->max_evals,
+             f.sp.n_config, f.n_valid, f.n_cand);
+    int same = r->why.n_kinds == f.why.n_kinds;
+    for (int i = 0; same && i < f.why.n_kinds; i++) {
+        same = strcmp(r->why.kind[i], f.why.kind[i]) == 0 &&
+               r->why.count[i] == f.why.count[i];
+    }
+    TU_CHECK(same, "%s: the run's reasons differ from the filter's",
+             ks->name);
+    TU_CHECK(r->evaluated == evals && r->timed == timed &&
+                 r->built == timed && r->verified == timed &&
+                 r->from_db == evals - timed,
+             "%s: evaluated %ld (%ld expected): %ld built, %ld verified, "
+             "%ld timed (%ld expected), %ld from the database", ks->name,
+             r->evaluated, evals, r->built, r->verified, r->timed, timed,
+             r->from_db);
+    char text[TUNE_TEXT] = "";
+    if (r->best >= 0 && r->best < f.sp.n_config) {
+        config_text(ks, &f.sp, r->best, text, sizeof text);
+    }
+    TU_CHECK(r->best >= 0 && r->best < f.sp.n_config &&
+                 f.rep[r->best] == r->best &&
+                 strcmp(r->best_knobs, text) == 0 && r->best_us > 0 &&
+                 r->best_gbs > 0 && r->default_us > 0,
+             "%s: best %ld {%s} (%g us, %g GB/s), config {%s}, defaults %g "
+             "us", ks->name, r->best, r->best_knobs, r->best_us, r->best_gbs,
+             text, r->default_us);
+    TU_CHECK(r->entry != NULL && strcmp(r->entry->device, dev.name) == 0 &&
+                 strcmp(r->entry->driver, dev.driver) == 0 &&
+                 r->entry->rows == RUN_ROWS,
+             "%s: not recorded in the entry of this device and rows",
+             ks->name);
+    tune_filter_free(&f);
+}
+
+/* E is what tuning KS over RUN_ROWS rows with N_TRIED evaluations
+ * records: every tried config a candidate (tune_candidates) and valid as
+ * its text reads (knobs_resolve), none twice, the first the op defaults
+ * (KS's own knobs), each timed; the best is the fastest of them. */
+static void check_entry(const struct kernel_spec *ks,
+                        const struct tune_entry *e, int n_tried)
 {
     TU_CHECK(e != NULL, "%s: no database entry", ks->name);
     if (e == NULL) {
         return;
     }
-    char home[TUNE_TEXT];
-    config_text(ks, f, f->home, home, sizeof home);
+    char home[TUNE_TEXT], *cand = NULL;
+    long n_valid, n_cand = tune_candidates(ks, &cand, &n_valid);
+    CU_ASSERT_FATAL(n_cand > 0);
+    knobs_text(ks, home, sizeof home);
     TU_CHECK(e->device[0] && e->driver[0], "%s: no device or driver",
              ks->name);
-    TU_CHECK(e->rows == rows, "%s: rows %ld", ks->name, e->rows);
+    TU_CHECK(e->rows == RUN_ROWS, "%s: rows %ld", ks->name, e->rows);
     TU_CHECK(strcmp(e->version, SPECL_VERSION) == 0, "%s: version '%s'",
              ks->name, e->version);
     TU_CHECK(e->best[0] != '\0', "%s: no best", ks->name);
@@ -805,13 +822,19 @@ static void check_entry(const struct kernel_spec *ks, const struct filter *f,
     double fastest = INFINITY;
     for (int t = 0; t < e->n_tried; t++) {
         const struct tune_record *r = &e->tried[t];
-        long index = filter_find(ks, f, r->knobs);
-        TU_CHECK(index >= 0 && f->valid[index],
-                 "%s: tried %s is not a valid config of the space", ks->name,
-                 r->knobs);
-        TU_CHECK(filter_is_cand(f, r->knobs),
-                 "%s: tried %s emits the code of another config", ks->name,
-                 r->knobs);
+        struct kernel_spec cks;
+        char why[256], again[TUNE_TEXT];
+        int errors = resolve_text(ks, r->knobs, &cks, why, sizeof why);
+        knobs_text(&cks, again, sizeof again);
+        TU_CHECK(errors == 0 && strcmp(again, r->knobs) == 0,
+                 "%s: tried %s is not a valid config: %s", ks->name,
+                 r->knobs, errors ? why : again);
+        long c = 0;
+        while (c < n_cand && strcmp(cand + c * TUNE_TEXT, r->knobs) != 0) {
+            c++;
+        }
+        TU_CHECK(c < n_cand, "%s: tried %s is no candidate (it emits the "
+                 "code of another config)", ks->name, r->knobs);
         TU_CHECK(strcmp(r->status, "ok") == 0 && r->us > 0,
                  "%s: %s: %s, %g us", ks->name, r->knobs, r->status, r->us);
         for (int u = 0; u < t; u++) {
@@ -827,56 +850,58 @@ static void check_entry(const struct kernel_spec *ks, const struct filter *f,
     TU_CHECK(best != NULL && best->us == fastest && e->best_us == fastest,
              "%s: best %g us (record %g), fastest tried %g", ks->name,
              e->best_us, best ? best->us : -1, fastest);
+    free(cand);
 }
 
 static int tuned_ok = 0; /* the random run passed: resume can go on */
 
+/* Both kernels of small.yaml, random, in process: what each run did, the
+ * database entries (in memory, and as saved and loaded again), the plot
+ * of the first kernel. */
 static void test_tune_random(void)
 {
-    char db_path[4096], svg_path[4096];
-    char *out, *err;
+    char db_path[4096], svg_path[4096], err[256];
     struct spec_set s;
+    struct tunedb db, back;
+    struct tune_options o;
     tmp_path(db_path, sizeof db_path, "random.yaml");
     tmp_path(svg_path, sizeof svg_path, "random.svg");
     CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
-    int rc = specl(&out, &err, RANDOM_RUN " --db '%s' --plot '%s'", db_path,
-                   svg_path);
-    TU_CHECK(rc == 0, "specl %s: exit %d\n%s%s", RANDOM_RUN, rc, out, err);
-    char line[4200];
-    snprintf(line, sizeof line, "database %s\n", db_path);
-    TU_CHECK(starts_with(out, "device: ") && strstr(out, line) != NULL,
-             "first line: %.*s", (int)strcspn(out, "\n"), out);
-
-    struct tunedb db;
-    int errors = load_db(&db, db_path);
-    TU_CHECK(errors == 0 && db.n == s.n_kernel, "%s: %d errors, %d entries",
-             db_path, errors, db.n);
-    int ok = rc == 0 && errors == 0;
+    tunedb_init(&db);
+    int ok = 1;
     for (int k = 0; k < s.n_kernel; k++) {
         const struct kernel_spec *ks = &s.kernel[k];
-        struct filter f;
-        struct evals ev;
-        CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
-        /* The first line: the filter counted as here. */
-        filter_line(ks, &f, 8, line, sizeof line);
-        TU_CHECK(has_line(out, line), "expected the line\n%s\nin\n%s", line,
-                 out);
-        int parsed = parse_evals(out, ks->name, &ev);
-        TU_CHECK(parsed && ev.evaluated == RANDOM_EVALS &&
-                     ev.n_cand == f.n_cand && ev.built == RANDOM_EVALS &&
-                     ev.verified == RANDOM_EVALS &&
-                     ev.timed == RANDOM_EVALS && ev.from_db == 0,
-                 "%s: evaluated line wrong in\n%s", ks->name, out);
-        check_entry(ks, &f, entry_for(&db, ks), 8, RANDOM_EVALS);
-        ok &= parsed && entry_for(&db, ks) != NULL;
-        filter_free(&f);
+        struct tune_result r;
+        run_options(&o, TUNE_RANDOM, RANDOM_EVALS, RANDOM_SEED);
+        o.plot = k == 0 ? svg_path : NULL;
+        int rc = tune_in_process(ks, &o, &db, &r);
+        check_result(ks, &r, rc, RANDOM_EVALS, RANDOM_EVALS);
+        check_entry(ks, r.entry, RANDOM_EVALS);
+        TU_CHECK(r.entry == entry_for(&db, ks) &&
+                     strcmp(r.entry->best, r.best_knobs) == 0 &&
+                     r.entry->best_us == r.best_us &&
+                     r.entry->default_us == r.default_us,
+                 "%s: the entry's best is not the run's", ks->name);
+        ok &= rc == 0;
     }
-    for (int i = 1; i < db.n; i++) {
-        TU_CHECK(strcmp(db.entry[i].device, db.entry[0].device) == 0,
-                 "entries of two devices: %s, %s", db.entry[0].device,
-                 db.entry[i].device);
-    }
+    TU_CHECK(db.n == s.n_kernel, "%d entries", db.n);
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, db_path, err, sizeof err), 0);
     tunedb_free(&db);
+
+    int errors = load_db(&back, db_path);
+    TU_CHECK(errors == 0 && back.n == s.n_kernel, "%s: %d errors, %d "
+             "entries", db_path, errors, back.n);
+    ok &= errors == 0 && back.n == s.n_kernel;
+    for (int k = 0; k < s.n_kernel; k++) {
+        check_entry(&s.kernel[k], entry_for(&back, &s.kernel[k]),
+                    RANDOM_EVALS);
+    }
+    for (int i = 1; i < back.n; i++) {
+        TU_CHECK(strcmp(back.entry[i].device, back.entry[0].device) == 0,
+                 "entries of two devices: %s, %s", back.entry[0].device,
+                 back.entry[i].device);
+    }
+    tunedb_free(&back);
 
     /* The plot of the first kernel. */
     char *svg = tu_read(svg_path, NULL);
@@ -894,63 +919,54 @@ static void test_tune_random(void)
     }
     free(svg);
     tuned_ok = ok;
-    free(out);
-    free(err);
     spec_set_free(&s);
 }
 
-/* Tunes t_softmax alone with STRATEGY and MAX evaluations into DB_NAME;
- * checks the run and returns 0 with the entry in DB (loaded) on success. */
-static int tune_softmax(const char *strategy, int max, const char *db_name,
-                        struct tunedb *db, const struct kernel_spec *ks,
-                        const struct filter *f)
+/* Tunes KS (t_softmax) alone with STRATEGY and MAX evaluations into a new
+ * database, saved as DB_NAME and loaded again into DB; checks the run and
+ * returns 0 on success. */
+static int tune_softmax(enum tune_strategy strategy, int max,
+                        const char *db_name, struct tunedb *db,
+                        const struct kernel_spec *ks)
 {
-    char db_path[4096];
-    char *out, *err;
-    struct evals ev;
+    char db_path[4096], err[256];
+    struct tune_options o;
+    struct tune_result r;
     tmp_path(db_path, sizeof db_path, db_name);
-    int rc = specl(&out, &err, "tune " SMALL_SPEC " --kernel t_softmax "
-                   "--rows 8 --strategy %s --max-evals %d --reps 2 "
-                   "--seed 11 --db '%s'", strategy, max, db_path);
-    TU_CHECK(rc == 0, "tune --strategy %s: exit %d\n%s%s", strategy, rc, out,
-             err);
-    TU_CHECK(strstr(out, "t_lora") == NULL, "--kernel t_softmax tuned "
-             "t_lora too:\n%s", out);
-    int parsed = parse_evals(out, "t_softmax", &ev);
-    TU_CHECK(parsed && ev.evaluated == max && ev.timed == max &&
-                 ev.from_db == 0 && ev.n_cand == f->n_cand,
-             "--strategy %s: evaluated line wrong in\n%s", strategy, out);
-    free(out);
-    free(err);
-    int errors = load_db(db, db_path);
+    run_options(&o, strategy, max, 11);
+    tunedb_init(db);
+    int rc = tune_in_process(ks, &o, db, &r);
+    check_result(ks, &r, rc, max, max);
+    int saved = tunedb_save(db, db_path, err, sizeof err);
+    tunedb_free(db);
+    int errors = saved == 0 ? load_db(db, db_path) : -1;
     TU_CHECK(errors == 0 && db->n == 1, "%s: %d errors, %d entries",
              db_path, errors, db->n);
     if (rc != 0 || errors != 0 || db->n != 1) {
         tunedb_free(db);
         return -1;
     }
-    check_entry(ks, f, entry_for(db, ks), 8, max);
+    check_entry(ks, entry_for(db, ks), max);
     return 0;
 }
 
 static void test_tune_exhaustive_local(void)
 {
     struct spec_set s;
-    struct filter f;
     struct tunedb db;
     CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
     const struct kernel_spec *ks = find_kernel(&s, "t_softmax");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
-    CU_ASSERT_EQUAL_FATAL(filter_run(ks, &f), 0);
 
     /* Exhaustive: the op defaults, then the candidates in order. */
-    if (tune_softmax("exhaustive", 3, "exhaustive.yaml", &db, ks, &f) == 0) {
+    if (tune_softmax(TUNE_EXHAUSTIVE, 3, "exhaustive.yaml", &db, ks) == 0) {
         const struct tune_entry *e = entry_for(&db, ks);
-        char home[TUNE_TEXT];
-        config_text(ks, &f, f.home, home, sizeof home);
+        char home[TUNE_TEXT], *cand = NULL;
+        long n_valid, n_cand = tune_candidates(ks, &cand, &n_valid);
+        knobs_text(ks, home, sizeof home);
         int t = 1;
-        for (long i = 0; i < f.n_cand && t < 3 && e->n_tried == 3; i++) {
-            const char *want = f.cand + i * TUNE_TEXT;
+        for (long i = 0; i < n_cand && t < 3 && e->n_tried == 3; i++) {
+            const char *want = cand + i * TUNE_TEXT;
             if (strcmp(want, home) == 0) {
                 continue;
             }
@@ -959,14 +975,141 @@ static void test_tune_exhaustive_local(void)
                      e->tried[t].knobs, want);
             t++;
         }
+        TU_CHECK(t == 3, "exhaustive: %d of 3 checked", t);
+        free(cand);
         tunedb_free(&db);
     }
     /* Local: checked by check_entry (defaults first, valid, distinct). */
-    if (tune_softmax("local", 5, "local.yaml", &db, ks, &f) == 0) {
+    if (tune_softmax(TUNE_LOCAL, 5, "local.yaml", &db, ks) == 0) {
         tunedb_free(&db);
     }
-    filter_free(&f);
     spec_set_free(&s);
+}
+
+/* The limits of a search: by default a quarter of the candidates
+ * (rounded up) for local and random search and all of them for
+ * exhaustive, never more than there are; a budget stops it after the
+ * evaluation under way, and so does the stop flag, before the first. */
+static void test_tune_limits(void)
+{
+    struct spec_set s;
+    struct tunedb db;
+    struct tune_options o;
+    struct tune_result r;
+    static volatile sig_atomic_t stop = 1;
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
+    const struct kernel_spec *ks = find_kernel(&s, "t_lora");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
+    char *cand = NULL;
+    long n_valid, n_cand = tune_candidates(ks, &cand, &n_valid);
+    free(cand);
+    CU_ASSERT_FATAL(n_cand > 4);
+    tunedb_init(&db);
+
+    run_options(&o, TUNE_LOCAL, 0, 1);
+    o.budget_s = 0.001;
+    int rc = tune_in_process(ks, &o, &db, &r);
+    TU_CHECK(r.searched && r.max_evals == (n_cand + 3) / 4 &&
+                 r.evaluated <= 1 && r.evaluated == r.timed &&
+                 (rc == 0) == (r.evaluated == 1),
+             "local, 1 ms: status %d, %ld of %ld allowed, %ld evaluated, "
+             "%ld timed", rc, r.max_evals, n_cand, r.evaluated, r.timed);
+
+    run_options(&o, TUNE_EXHAUSTIVE, 0, 1);
+    o.stop = &stop;
+    rc = tune_in_process(ks, &o, &db, &r);
+    TU_CHECK(rc == 1 && r.searched && r.max_evals == n_cand &&
+                 r.evaluated == 0 && r.best < 0 && r.default_us > 0,
+             "exhaustive, stopped: status %d, %ld of %ld allowed, %ld "
+             "evaluated", rc, r.max_evals, n_cand, r.evaluated);
+    run_options(&o, TUNE_RANDOM, 1000, 1);
+    o.stop = &stop;
+    rc = tune_in_process(ks, &o, &db, &r);
+    TU_CHECK(rc == 1 && r.max_evals == n_cand && r.evaluated == 0,
+             "random, 1000 asked, stopped: %ld of %ld allowed, %ld "
+             "evaluated", r.max_evals, n_cand, r.evaluated);
+    TU_CHECK(db.n == 1 && db.entry[0].n_tried <= 1,
+             "%d entries, %d tried", db.n, db.n ? db.entry[0].n_tried : -1);
+    tunedb_free(&db);
+    spec_set_free(&s);
+}
+
+/* The command: what it prints (the device, for each kernel the filter's
+ * line, the evaluated line, the best and the defaults), the database and
+ * the plot it writes; then --kernel, resuming from that database. */
+static void test_tune_cli(void)
+{
+    char db_path[4096], svg_path[4096], line[4200];
+    char *out, *err;
+    struct spec_set s;
+    struct tunedb db;
+    tmp_path(db_path, sizeof db_path, "cli.yaml");
+    tmp_path(svg_path, sizeof svg_path, "cli.svg");
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
+#define CLI_RUN "tune " SMALL_SPEC " --rows 8 --strategy random " \
+                "--max-evals 2 --reps 2 --seed 3"
+    int rc = specl(&out, &err, CLI_RUN " --db '%s' --plot '%s'", db_path,
+                   svg_path);
+    TU_CHECK(rc == 0, "specl %s: exit %d\n%s%s", CLI_RUN, rc, out, err);
+    snprintf(line, sizeof line, "database %s\n", db_path);
+    TU_CHECK(starts_with(out, "device: ") && strstr(out, line) != NULL,
+             "first line: %.*s", (int)strcspn(out, "\n"), out);
+    TU_CHECK(load_db(&db, db_path) == 0 && db.n == s.n_kernel,
+             "%s: %d entries", db_path, db.n);
+    for (int k = 0; k < s.n_kernel; k++) {
+        const struct kernel_spec *ks = &s.kernel[k];
+        const struct tune_entry *e = entry_for(&db, ks);
+        struct tune_filter f;
+        char shape[TUNE_TEXT], msg[256];
+        CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, msg, sizeof msg), 0);
+        tune_shape_text(ks, shape, sizeof shape);
+        size_t n = (size_t)snprintf(line, sizeof line, "%s: %s %s, rows 8: "
+                                    "%ld configs, %ld valid, %ld distinct",
+                                    ks->name, ks->op->name, shape,
+                                    f.sp.n_config, f.n_valid, f.n_cand);
+        for (int i = 0; i < f.why.n_kinds && n < sizeof line; i++) {
+            n += (size_t)snprintf(line + n, sizeof line - n, "%s%ld %s",
+                                  i ? "; " : " (invalid: ", f.why.count[i],
+                                  f.why.kind[i]);
+        }
+        if (f.why.n_kinds && n < sizeof line) {
+            snprintf(line + n, sizeof line - n, ")");
+        }
+        TU_CHECK(has_line(out, line), "expected the line\n%s\nin\n%s", line,
+                 out);
+        snprintf(line, sizeof line, "  evaluated 2 of %ld distinct (%.0f%%)"
+                 ": 2 built, 2 verified, 2 timed, 0 from the database",
+                 f.n_cand, 200.0 / f.n_cand);
+        TU_CHECK(has_line(out, line), "expected the line\n%s\nin\n%s", line,
+                 out);
+        if (e != NULL) {
+            snprintf(line, sizeof line, " GFLOP/s): %s\n  defaults ",
+                     e->best);
+            TU_CHECK(e->n_tried == 2 && strstr(out, line) != NULL,
+                     "%s: %d tried; no best line ending '%s'\n%s", ks->name,
+                     e->n_tried, e->best, out);
+        }
+        tune_filter_free(&f);
+    }
+    tunedb_free(&db);
+    free(out);
+    free(err);
+    char *svg = tu_read(svg_path, NULL);
+    TU_CHECK(svg != NULL && starts_with(svg, "<svg"), "no plot %s",
+             svg_path);
+    free(svg);
+
+    /* One kernel again: all from the database. */
+    rc = specl(&out, &err, CLI_RUN " --kernel t_softmax --db '%s'", db_path);
+    TU_CHECK(rc == 0 && strstr(out, "t_lora") == NULL &&
+                 strstr(out, "\nt_softmax: ") != NULL &&
+                 strstr(out, ": 0 built, 0 verified, 0 timed, 2 from the "
+                        "database\n") != NULL,
+             "--kernel t_softmax, resumed: exit %d\n%s%s", rc, out, err);
+    free(out);
+    free(err);
+    spec_set_free(&s);
+#undef CLI_RUN
 }
 
 static void test_tune_bad_options(void)
@@ -1013,42 +1156,88 @@ static void test_tune_bad_options(void)
 }
 
 /* A kernel whose space has no valid config (tile n >= 32 > out_features
- * 8): exit 1, and the database it saved (an entry without tried configs)
- * loads again, in process and in the next run. */
+ * 8): tune_kernel fails with nothing evaluated, and the database it leaves
+ * (an entry without tried configs) saves and loads again; `specl tune`
+ * resumes from it and exits 1 saying so. */
 static void test_tune_none_valid(void)
 {
-    char spec_path[4096], db_path[4096];
+    char db_path[4096], err_text[256];
     char *out, *err;
+    struct spec_set s;
     struct tunedb db;
-    tmp_path(spec_path, sizeof spec_path, "none_valid.yaml");
+    struct tune_options o;
+    struct tune_result r;
     tmp_path(db_path, sizeof db_path, "none_valid_db.yaml");
-    write_text(spec_path, "kernels:\n  - {name: t_narrow, op: lora_forward, "
-               "in_features: 8, out_features: 8, rank: 2}\n");
+    static const char *const spec_text =
+        "kernels:\n  - {name: t_narrow, op: lora_forward, in_features: 8, "
+        "out_features: 8, rank: 2}\n";
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "none_valid.yaml", spec_text),
+                          0);
+    CU_ASSERT_EQUAL_FATAL(set_device_target(&s), 0);
+    run_options(&o, TUNE_LOCAL, 0, 1);
+    tunedb_init(&db);
     for (int run = 0; run < 2; run++) {
-        int rc = specl(&out, &err, "tune '%s' --rows 8 --reps 2 --db '%s'",
-                       spec_path, db_path);
-        TU_CHECK(rc == 1 &&
-                     strstr(out, ", 0 valid, 0 distinct (invalid: ") !=
-                         NULL &&
-                     strstr(out, "no config ran correctly") != NULL &&
-                     strstr(err, "error") == NULL,
-                 "run %d: exit %d\n%s%s", run + 1, rc, out, err);
-        free(out);
-        free(err);
+        int rc = tune_in_process(&s.kernel[0], &o, &db, &r);
+        TU_CHECK(rc == 1 && r.searched && r.error[0] == '\0' &&
+                     r.n_configs > 0 && r.n_valid == 0 && r.n_cand == 0 &&
+                     r.why.n_kinds > 0 && r.evaluated == 0 && r.best < 0 &&
+                     r.best_knobs[0] == '\0',
+                 "run %d: status %d, %ld valid, %ld evaluated, best %ld: %s",
+                 run + 1, rc, r.n_valid, r.evaluated, r.best, r.error);
+        CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, db_path, err_text,
+                                          sizeof err_text), 0);
+        tunedb_free(&db);
         int errors = load_db(&db, db_path);
         TU_CHECK(errors == 0 && db.n == 1 && db.entry[0].n_tried == 0 &&
                      db.entry[0].best[0] == '\0',
                  "run %d: %d errors, %d entries", run + 1, errors, db.n);
-        tunedb_free(&db);
     }
+    tunedb_free(&db);
+    spec_set_free(&s);
+
+    char spec_path[4096];
+    tmp_path(spec_path, sizeof spec_path, "none_valid.yaml");
+    write_text(spec_path, spec_text);
+    int rc = specl(&out, &err, "tune '%s' --rows 8 --reps 2 --db '%s'",
+                   spec_path, db_path);
+    TU_CHECK(rc == 1 &&
+                 strstr(out, ", 0 valid, 0 distinct (invalid: ") != NULL &&
+                 strstr(out, "no config ran correctly") != NULL &&
+                 strstr(err, "error") == NULL,
+             "specl tune: exit %d\n%s%s", rc, out, err);
+    free(out);
+    free(err);
+    TU_CHECK(load_db(&db, db_path) == 0 && db.n == 1 &&
+                 db.entry[0].n_tried == 0,
+             "specl tune: %d entries", db.n);
+    tunedb_free(&db);
 }
 
 /* ---- 3. resume ---------------------------------------------------------- */
 
+/* Tunes every kernel of S named ONLY (NULL: all) as the random run does,
+ * with MAX evaluations, into DB; checks each run: EVALS evaluations of
+ * which TIMED timed. */
+static void resume_run(const struct spec_set *s, const char *only, long max,
+                       struct tunedb *db, long timed, const char *what)
+{
+    struct tune_options o;
+    run_options(&o, TUNE_RANDOM, max, RANDOM_SEED);
+    for (int k = 0; k < s->n_kernel; k++) {
+        const struct kernel_spec *ks = &s->kernel[k];
+        struct tune_result r;
+        if (only != NULL && strcmp(ks->name, only) != 0) {
+            continue;
+        }
+        int rc = tune_in_process(ks, &o, db, &r);
+        TU_CHECK(rc == 0, "%s: %s failed", what, ks->name);
+        check_result(ks, &r, rc, max, timed);
+    }
+}
+
 static void test_tune_resume(void)
 {
     char db_path[4096];
-    char *out, *err;
     struct spec_set s;
     struct tunedb before, after;
     if (!tuned_ok) {
@@ -1059,22 +1248,9 @@ static void test_tune_resume(void)
     CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
     CU_ASSERT_EQUAL_FATAL(load_db(&before, db_path), 0);
 
-    /* The same run again: everything from the database. */
-    int rc = specl(&out, &err, RANDOM_RUN " --db '%s'", db_path);
-    TU_CHECK(rc == 0, "resume: exit %d\n%s%s", rc, out, err);
-    for (int k = 0; k < s.n_kernel; k++) {
-        struct evals ev;
-        int parsed = parse_evals(out, s.kernel[k].name, &ev);
-        TU_CHECK(parsed && ev.evaluated == RANDOM_EVALS && ev.built == 0 &&
-                     ev.verified == 0 && ev.timed == 0 &&
-                     ev.from_db == RANDOM_EVALS,
-                 "resume of %s re-timed:\n%s", s.kernel[k].name, out);
-    }
-    TU_CHECK(strstr(out, ", 0 timed, 4 from the database") != NULL,
-             "resume:\n%s", out);
-    free(out);
-    free(err);
+    /* The same run again: everything from the database, nothing changed. */
     CU_ASSERT_EQUAL_FATAL(load_db(&after, db_path), 0);
+    resume_run(&s, NULL, RANDOM_EVALS, &after, 0, "resume");
     TU_CHECK(after.n == before.n, "resume: %d entries, were %d", after.n,
              before.n);
     for (int i = 0; i < before.n && i < after.n; i++) {
@@ -1085,21 +1261,10 @@ static void test_tune_resume(void)
                  "us, %d tried)", b->op, a->best, a->best_us, a->n_tried,
                  b->best, b->best_us, b->n_tried);
     }
-    tunedb_free(&after);
 
     /* A larger budget for one kernel: the same first four from the
      * database, two more timed; the other kernel's entry kept. */
-    rc = specl(&out, &err, RANDOM_RUN " --max-evals 6 --kernel t_softmax "
-               "--db '%s'", db_path);
-    TU_CHECK(rc == 0, "resume +2: exit %d\n%s%s", rc, out, err);
-    struct evals ev;
-    int parsed = parse_evals(out, "t_softmax", &ev);
-    TU_CHECK(parsed && ev.evaluated == 6 && ev.from_db == 4 &&
-                 ev.timed == 2 && ev.built == 2,
-             "resume +2:\n%s", out);
-    free(out);
-    free(err);
-    CU_ASSERT_EQUAL_FATAL(load_db(&after, db_path), 0);
+    resume_run(&s, "t_softmax", 6, &after, 2, "resume +2");
     const struct kernel_spec *sm = find_kernel(&s, "t_softmax");
     const struct kernel_spec *lora = find_kernel(&s, "t_lora");
     const struct tune_entry *e = entry_for(&after, sm);
@@ -1118,15 +1283,13 @@ static void test_tune_resume(void)
                          e->tried[t].us == be->tried[t].us,
                      "resume +2 changed tried #%d", t);
         }
-        struct filter f;
-        CU_ASSERT_EQUAL_FATAL(filter_run(sm, &f), 0);
-        check_entry(sm, &f, e, 8, 6);
-        filter_free(&f);
+        check_entry(sm, e, 6);
     }
     tunedb_free(&after);
 
     /* Ties: every softmax record as fast as the best, which was tried
-     * last. A resume finds the first of them, and keeps the best. */
+     * last, saved and loaded again. A resume finds the first of them, and
+     * keeps the best. */
     char tie_path[4096], err_text[256];
     const struct tune_entry *be = entry_for(&before, sm);
     struct tune_entry *te = (struct tune_entry *)be;
@@ -1141,15 +1304,9 @@ static void test_tune_resume(void)
         te->best_us = 5.0;
         CU_ASSERT_EQUAL_FATAL(tunedb_save(&before, tie_path, err_text,
                                           sizeof err_text), 0);
-        rc = specl(&out, &err, RANDOM_RUN " --kernel t_softmax --db '%s'",
-                   tie_path);
-        parsed = parse_evals(out, "t_softmax", &ev);
-        TU_CHECK(rc == 0 && parsed && ev.from_db == RANDOM_EVALS &&
-                     ev.timed == 0,
-                 "resume (ties): exit %d\n%s%s", rc, out, err);
-        free(out);
-        free(err);
         CU_ASSERT_EQUAL_FATAL(load_db(&after, tie_path), 0);
+        resume_run(&s, "t_softmax", RANDOM_EVALS, &after, 0,
+                   "resume (ties)");
         e = entry_for(&after, sm);
         TU_CHECK(e != NULL && strcmp(e->best, te->best) == 0 &&
                      e->best_us == 5.0,
@@ -1160,6 +1317,7 @@ static void test_tune_resume(void)
     tunedb_free(&before);
     spec_set_free(&s);
 }
+
 
 /* ---- 4. merge ----------------------------------------------------------- */
 
@@ -1532,7 +1690,7 @@ static void entry_from(struct tune_entry *e, const struct kernel_spec *ks,
     snprintf(e->dtype, sizeof e->dtype, "%s", dtype_name(ks->dtype));
     tune_shape_text(ks, e->shape, sizeof e->shape);
     e->rows = rows;
-    knobs_of(ks, e->best, sizeof e->best);
+    knobs_text(ks, e->best, sizeof e->best);
     e->best_us = us;
     e->best_gbs = 1;
     e->default_us = 2 * us;
@@ -1570,7 +1728,7 @@ static void best_of(const struct spec_set *best, const char *name, char *out,
     const struct kernel_spec *ks = find_kernel(best, name);
     out[0] = '\0';
     if (ks != NULL) {
-        knobs_of(ks, out, size);
+        knobs_text(ks, out, size);
     }
 }
 
@@ -1739,9 +1897,9 @@ static void check_applied(const struct spec_set *before,
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(b);
         char got[TUNE_TEXT], want[TUNE_TEXT];
-        knobs_of(a, got, sizeof got);
+        knobs_text(a, got, sizeof got);
         if (strcmp(apply_plan[i].from, "-") == 0) {
-            knobs_of(b, want, sizeof want);
+            knobs_text(b, want, sizeof want);
         } else {
             best_of(best, apply_plan[i].from, want, sizeof want);
         }
@@ -1792,8 +1950,8 @@ static void test_apply(void)
     for (int i = 0; i < after.n_kernel; i++) {
         const struct kernel_spec *a = &after.kernel[i];
         char got[TUNE_TEXT], want[TUNE_TEXT];
-        knobs_of(a, got, sizeof got);
-        knobs_of(&before.kernel[i], want, sizeof want);
+        knobs_text(a, got, sizeof got);
+        knobs_text(&before.kernel[i], want, sizeof want);
         TU_CHECK(strcmp(got, want) == 0, "%s on %s: knobs changed", a->name,
                  OTHER_DEVICE);
         TU_CHECK(strcmp(a->name, "g_explicit") == 0
@@ -1845,7 +2003,7 @@ static void check_gen_output(const char *dir, const struct spec_set *applied)
         /* Knobs from a database are all set: no '*' in the tile line. */
         if (starts_with(a->tile_note, "exact") ||
             starts_with(a->tile_note, "nearest")) {
-            knobs_of(a, knobs, sizeof knobs);
+            knobs_text(a, knobs, sizeof knobs);
             snprintf(line, sizeof line, " * tile:   %s\n", knobs);
             TU_CHECK(strstr(h, line) != NULL, "%s: no tile line '%s'", path,
                      knobs);
@@ -1967,19 +2125,21 @@ static void test_knobs_text(void)
     long checked = 0;
     for (int k = 0; k < s.n_kernel; k++) {
         const struct kernel_spec *ks = &s.kernel[k];
-        struct tspace sp;
-        CU_ASSERT_EQUAL_FATAL(tspace_build(ks->op, &sp), 0);
+        struct tune_space sp;
+        char err[256];
+        CU_ASSERT_EQUAL_FATAL(tune_space_build(ks->op, &sp, err, sizeof err),
+                              0);
         for (long i = 0; i < sp.n_config; i++) {
             struct kernel_spec cks, back = *ks;
             char text[TUNE_TEXT], again[TUNE_TEXT];
-            tspace_config(ks, &sp, i, &cks);
-            knobs_of(&cks, text, sizeof text);
+            tune_space_config(ks, &sp, i, &cks, NULL, 0);
+            knobs_text(&cks, text, sizeof text);
             for (int n = 0; n < ks->op->n_knobs; n++) {
                 back.knob[n].set = 0;
                 back.knob[n].num = -12345;
             }
             int rc = knobs_parse(&back, text, NULL, 0);
-            knobs_of(&back, again, sizeof again);
+            knobs_text(&back, again, sizeof again);
             int same = rc == 0 && strcmp(text, again) == 0;
             for (int n = 0; n < ks->op->n_knobs; n++) {
                 same &= back.knob[n].set &&
@@ -1999,7 +2159,7 @@ static void test_knobs_text(void)
     const struct kernel_spec *lora = find_kernel(&s, "x_lora");
     CU_ASSERT_PTR_NOT_NULL_FATAL(lora);
     char text[TUNE_TEXT];
-    knobs_of(lora, text, sizeof text);
+    knobs_text(lora, text, sizeof text);
     TU_CHECK(starts_with(text, "m=") && strstr(text, " xa=") != NULL &&
                  strstr(text, "  ") == NULL && !ends_with(text, " "),
              "lora knobs: '%s'", text);
@@ -2008,7 +2168,7 @@ static void test_knobs_text(void)
     struct kernel_spec k = *sm;
     CU_ASSERT_EQUAL(knobs_parse(&k, "wg=8 rows=2 vec=8 mode=streaming", NULL, 0),
                     0);
-    knobs_of(&k, text, sizeof text);
+    knobs_text(&k, text, sizeof text);
     CU_ASSERT_STRING_EQUAL(text, "wg=8 rows=2 vec=8 mode=streaming");
     /* Part of the knobs: only those set. */
     k = *sm;
@@ -2101,6 +2261,9 @@ int add_tune_suite(void)
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
         CU_add_test(s, "tune: exhaustive, local",
                     test_tune_exhaustive_local) == NULL ||
+        CU_add_test(s, "tune: limits, budget, stop", test_tune_limits) ==
+            NULL ||
+        CU_add_test(s, "tune: the command", test_tune_cli) == NULL ||
         CU_add_test(s, "tune: bad options", test_tune_bad_options) == NULL ||
         CU_add_test(s, "tune: no valid config", test_tune_none_valid) ==
             NULL ||
