@@ -111,3 +111,26 @@ int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
     memcpy(ks->knob, knob, sizeof knob);
     return 0;
 }
+
+int knobs_example(const struct op_def *op, enum target target,
+                  struct kernel_spec *out)
+{
+    struct diags quiet = {.out = NULL};
+    char value[64];
+    memset(out, 0, sizeof *out);
+    out->op = op;
+    out->target = target;
+    snprintf(out->name, sizeof out->name, "example");
+    for (int i = 0; i < op->n_fields; i++) {
+        out->field[i].num = op->fields[i].def;
+        if (op->example != NULL &&
+            knobs_text_value(op->example, op->fields[i].key, value,
+                             sizeof value) == 0) {
+            if (parse_value(&op->fields[i], value, &out->field[i].num) < 0) {
+                return -1;
+            }
+            out->field[i].set = 1;
+        }
+    }
+    return knobs_resolve(out, &quiet) == 0 ? 0 : -1;
+}

@@ -26,6 +26,13 @@ void knobs_text(const struct kernel_spec *ks, char *out, size_t size);
 int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
                 size_t why_size);
 
+/* A kernel of OP with its fields from OP->example (the others at their
+ * defaults) and its knobs resolved for TARGET, as a spec that gives no
+ * knob gets them. Returns 0, or -1 when the example does not parse or
+ * validate. */
+int knobs_example(const struct op_def *op, enum target target,
+                  struct kernel_spec *out);
+
 /* The value of KEY in a "key=value key=value" TEXT, copied into VALUE;
  * returns 0, or -1 when KEY is absent. */
 int knobs_text_value(const char *text, const char *key, char *value,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "knobs.h"
 #include "runtime.h"
 #include "tunedb.h"
 #include "spec.h"
@@ -252,40 +253,48 @@ static int cmd_db(int argc, char **argv)
     return rc;
 }
 
-static void list_params(const struct param_def *defs, int n, const char *what)
+/* One key of `specl list`: kind, limits and default. For knobs, GPU and
+ * CPU are what the op's defaults choose for its example kernel (the one
+ * source of knob values: knobs_resolve). */
+static void list_param(const struct param_def *p, const char *what,
+                       const double *gpu, const double *cpu)
 {
     char def[64], lo[32], hi[32];
-    for (int i = 0; i < n; i++) {
-        const struct param_def *p = &defs[i];
-        printf("    %-5s %-14s ", what, p->key);
-        switch (p->kind) {
-        case VALUE_INT:
-        case VALUE_FLOAT:
-            param_format(p, p->min, lo, sizeof lo);
-            param_format(p, p->max, hi, sizeof hi);
-            printf("%-6s [%s, %s]", p->kind == VALUE_INT ? "int" : "float",
-                   lo, hi);
-            break;
-        case VALUE_BOOL:
-            printf("bool  ");
-            break;
-        case VALUE_CHOICE:
-            printf("one of");
-            for (int c = 0; p->choices[c] != NULL; c++) {
-                printf("%s%s", c ? "|" : " ", p->choices[c]);
-            }
-            break;
+    printf("    %-5s %-14s ", what, p->key);
+    switch (p->kind) {
+    case VALUE_INT:
+    case VALUE_FLOAT:
+        param_format(p, p->min, lo, sizeof lo);
+        param_format(p, p->max, hi, sizeof hi);
+        printf("%-6s [%s, %s]", p->kind == VALUE_INT ? "int" : "float", lo,
+               hi);
+        break;
+    case VALUE_BOOL:
+        printf("bool  ");
+        break;
+    case VALUE_CHOICE:
+        printf("one of");
+        for (int c = 0; p->choices[c] != NULL; c++) {
+            printf("%s%s", c ? "|" : " ", p->choices[c]);
         }
-        if (p->required) {
-            printf(", required");
-        } else if (p->kind == VALUE_FLOAT && p->def == 0) {
-            printf(", optional");
-        } else {
-            param_format(p, p->def, def, sizeof def);
-            printf(", default %s", def);
-        }
-        printf("\n          %s\n", p->help);
+        break;
     }
+    if (gpu != NULL && cpu != NULL) {
+        param_format(p, *gpu, def, sizeof def);
+        printf(", example: %s", def);
+        if (*cpu != *gpu) {
+            param_format(p, *cpu, def, sizeof def);
+            printf(" (CPU %s)", def);
+        }
+    } else if (p->required) {
+        printf(", required");
+    } else if (p->kind == VALUE_FLOAT && p->def == 0) {
+        printf(", optional");
+    } else {
+        param_format(p, p->def, def, sizeof def);
+        printf(", default %s", def);
+    }
+    printf("\n          %s\n", p->help);
 }
 
 static int cmd_list(void)
@@ -293,13 +302,25 @@ static int cmd_list(void)
     printf("Every kernel has: name (C identifier), op, dtype (f32|f16|bf16, "
            "default f32),\ntile (a mapping of the op's knobs, or auto). "
            "A knob a spec omits gets a value\nchosen for the kernel's shape "
-           "(the default below is the baseline); the\nemitted header lists "
-           "the values used.\n\n");
+           "and device class: `example` is what the\nop picks for a GPU "
+           "(and a CPU, where it differs) for the example kernel\nshown. The "
+           "emitted header, and `specl plan`, list the values used.\n\n");
     for (int i = 0; op_registry[i] != NULL; i++) {
         const struct op_def *op = op_registry[i];
+        struct kernel_spec gpu, cpu;
+        int ok = knobs_example(op, TARGET_GPU, &gpu) == 0 &&
+                 knobs_example(op, TARGET_CPU, &cpu) == 0;
         printf("%s: %s\n", op->name, op->summary);
-        list_params(op->fields, op->n_fields, "field");
-        list_params(op->knobs, op->n_knobs, "knob");
+        for (int f = 0; f < op->n_fields; f++) {
+            list_param(&op->fields[f], "field", NULL, NULL);
+        }
+        if (ok) {
+            printf("    knobs for the example kernel %s:\n", op->example);
+        }
+        for (int k = 0; k < op->n_knobs; k++) {
+            list_param(&op->knobs[k], "knob", ok ? &gpu.knob[k].num : NULL,
+                       ok ? &cpu.knob[k].num : NULL);
+        }
         printf("\n");
     }
     return 0;

@@ -193,6 +193,9 @@ struct op_def {
      * into the emitted source; kernel K is the template templates/K.cl.
      * The emitted source holds the ones its plan launches. */
     const char *const *kernels;
+    /* Fields of a typical kernel ("features=4096"): `specl list` shows the
+     * knob values the op's defaults choose for it. */
+    const char *example;
     const struct param_def *fields;
     int n_fields;
     const struct param_def *knobs;

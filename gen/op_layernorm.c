@@ -41,6 +41,7 @@ const struct op_def op_layernorm = {
     .summary = "y = (x - mean) / sqrt(var + eps) * gamma + beta per row "
                "(biased var)",
     .kernels = layernorm_kernels,
+    .example = "features=4096",
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,

@@ -1030,6 +1030,7 @@ const struct op_def op_lora_forward = {
     .summary = "Y (+)= X*W + scale*(X*A)*B: LoRA linear layer, rows at run "
                "time",
     .kernels = lora_kernels,
+    .example = "in_features=4096 out_features=4096 rank=16",
     .fields = lora_fields,
     .n_fields = (int)(sizeof lora_fields / sizeof lora_fields[0]),
     .knobs = lora_knobs,

@@ -40,6 +40,7 @@ const struct op_def op_rmsnorm = {
     .name = "rmsnorm",
     .summary = "y = x / sqrt(mean(x^2) + eps) * gamma per row",
     .kernels = rmsnorm_kernels,
+    .example = "features=4096",
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,

@@ -59,6 +59,7 @@ const struct op_def op_softmax = {
     .name = "softmax",
     .summary = "y = exp(scale*x - max) / sum(exp(scale*x - max)) per row",
     .kernels = softmax_kernels,
+    .example = "features=4096",
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "knobs.h"
 #include "render.h"
 #include "spec.h"
 #include "suites.h"
@@ -801,6 +802,56 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
              ks->name, shape);
 }
 
+/* `specl list` shows, for each op's example kernel, the knobs a spec of
+ * that shape gets from `specl gen` for a GPU and with --target cpu: the
+ * list and the generator share one source of knob values. */
+static void test_list_example(void)
+{
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        const struct op_def *op = op_registry[i];
+        struct kernel_spec ex[2];
+        struct spec_set s;
+        struct diags d = {.out = stderr};
+        char text[512], fields[256];
+        TU_CHECK(op->example != NULL, "op %s has no example", op->name);
+        if (op->example == NULL) {
+            continue;
+        }
+        snprintf(fields, sizeof fields, "%s", op->example);
+        for (char *c = fields; *c; c++) {
+            *c = *c == '=' ? ':' : *c == ' ' ? ',' : *c;
+        }
+        /* "a:1,b:2" -> a flow mapping with spaces after the colons */
+        char flow[300] = "";
+        for (const char *c = fields; *c; c++) {
+            size_t n = strlen(flow);
+            snprintf(flow + n, sizeof flow - n, "%c%s", *c,
+                     *c == ':' || *c == ',' ? " " : "");
+        }
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: ex, op: %s, %s}\n", op->name, flow);
+        for (int t = 0; t < 2; t++) {
+            enum target target = t ? TARGET_CPU : TARGET_GPU;
+            CU_ASSERT_EQUAL_FATAL(knobs_example(op, target, &ex[t]), 0);
+            spec_set_init(&s);
+            int errors = spec_read_buffer(&s, "<example>",
+                                          (const unsigned char *)text,
+                                          strlen(text), &d);
+            if (errors == 0 && t) {
+                errors = spec_set_target(&s, TARGET_CPU, &d);
+            }
+            TU_CHECK(errors == 0 && s.n_kernel == 1, "%s: %s", op->name, text);
+            for (int k = 0; errors == 0 && k < op->n_knobs; k++) {
+                TU_CHECK(s.kernel[0].knob[k].num == ex[t].knob[k].num,
+                         "%s %s: list shows %s = %g, gen picks %g", op->name,
+                         t ? "cpu" : "gpu", op->knobs[k].key,
+                         ex[t].knob[k].num, s.kernel[0].knob[k].num);
+            }
+            spec_set_free(&s);
+        }
+    }
+}
+
 /* Every op of the registry fills the hooks that verify.c, measure.c and
  * bench.c call, and has a kernel in tests/golden/golden.yaml whose hooks
  * are consistent with its plan and with tests/naive.cl. */
@@ -852,6 +903,8 @@ int add_spec_suite(void)
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
         CU_add_test(s, "op hooks", test_op_hooks) == NULL ||
+        CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
+            NULL ||
         CU_add_test(s, "fuzz regressions replayed", test_fuzz_regressions) ==
             NULL) {
         return -1;
