@@ -42,7 +42,7 @@ double run_events_us(const struct run_events *r)
                                 sizeof end, &end, NULL) != CL_SUCCESS) {
         return -1;
     }
-    return (double)(end - start) / 1e3 - (r->from_end ? r->gap_us : 0);
+    return (double)(end - start) / 1e3;
 }
 
 void run_events_release(struct run_events *r)
@@ -306,58 +306,20 @@ static cl_int enqueue_mark(struct measure_case *mc, cl_event *gate,
 }
 
 /* The one-item kernel run_specl times multi-kernel plans from, built on
- * first use, and the launch gap between two of them in order (median of
- * held-back pairs): the time from its end to the start of the kernel
- * after it, taken off what the events span. */
+ * first use. */
 static cl_int mark_kernel(struct measure_case *mc)
 {
     static const char source[] = "__kernel void specl_mark(void) {}\n";
-    enum { PAIRS = 21 };
-    double gaps[PAIRS];
     cl_int err = CL_SUCCESS;
     if (mc->mark != NULL) {
         return CL_SUCCESS;
     }
-    mc->mark_program = rt_build(mc->rt, source, "-cl-std=CL1.2", &err, NULL);
+    if (mc->mark_program == NULL) {
+        mc->mark_program = rt_build(mc->rt, source, "-cl-std=CL1.2", &err,
+                                    NULL);
+    }
     if (mc->mark_program != NULL) {
         mc->mark = clCreateKernel(mc->mark_program, "specl_mark", &err);
-    }
-    for (int i = 0; i < PAIRS && err == CL_SUCCESS; i++) {
-        cl_event gate = clCreateUserEvent(mc->rt->ctx, &err), ev[2];
-        cl_ulong end = 0, start = 0;
-        if (err != CL_SUCCESS) {
-            break;
-        }
-        err = enqueue_mark(mc, &gate, &ev[0]);
-        cl_int err2 = err == CL_SUCCESS ? enqueue_mark(mc, NULL, &ev[1])
-                                        : CL_SUCCESS;
-        clSetUserEventStatus(gate, CL_COMPLETE);
-        clReleaseEvent(gate);
-        if (err == CL_SUCCESS && err2 == CL_SUCCESS) {
-            err = clWaitForEvents(2, ev);
-        }
-        if (err == CL_SUCCESS && err2 == CL_SUCCESS) {
-            err = clGetEventProfilingInfo(ev[0], CL_PROFILING_COMMAND_END,
-                                          sizeof end, &end, NULL);
-        }
-        if (err == CL_SUCCESS && err2 == CL_SUCCESS) {
-            err = clGetEventProfilingInfo(ev[1], CL_PROFILING_COMMAND_START,
-                                          sizeof start, &start, NULL);
-        }
-        if (err == CL_SUCCESS) {
-            clReleaseEvent(ev[0]);
-            err = err2;
-        }
-        if (err2 == CL_SUCCESS) {
-            clReleaseEvent(ev[1]);
-        }
-        gaps[i] = start > end ? (double)(start - end) / 1e3 : 0;
-    }
-    if (err == CL_SUCCESS) {
-        mc->mark_gap_us = median(gaps, PAIRS);
-    } else if (mc->mark != NULL) {
-        clReleaseKernel(mc->mark);
-        mc->mark = NULL;
     }
     return err;
 }
@@ -386,7 +348,6 @@ cl_int run_specl(void *p, int set, struct run_events *r)
     if (err == CL_SUCCESS) {
         r->n = 1;
         r->from_end = 1;
-        r->gap_us = bc->mark_gap_us;
         /* The queue is in order: the stub's kernels follow the mark. */
         err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 0,
                            NULL, &r->ev[1]);

@@ -43,7 +43,6 @@ struct measure_case {
     cl_mem t[MAX_SETS];         /* temporary of peers (gemm_chain) */
     cl_program mark_program;    /* the one-item kernel run_specl times from */
     cl_kernel mark;
-    double mark_gap_us;         /* launch gap after the mark kernel */
     double *ref;                /* reference of the sampled rows */
     size_t rows_idx[64];
     size_t n_rows;
@@ -61,14 +60,14 @@ cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
 void mcase_free(struct measure_case *mc);
 
 /* The events of one run of a variant: it lasted from the start of ev[0]
- * to the end of ev[n - 1]; or, when from_end is set, ev[0] is a one-item
- * mark kernel queued just before the run, and the run started gap_us
- * after its end (the launch gap between two kernels in order). */
+ * (from its end when from_end is set: ev[0] is then a one-item mark
+ * kernel queued just before the run, as a CUDA event recorded before a
+ * call would be, so the launch gap after it counts) to the end of
+ * ev[n - 1]. */
 struct run_events {
     cl_event ev[4];
     int n;
     int from_end;
-    double gap_us;
 };
 
 /* Microseconds the run took; negative when the events cannot tell. */
