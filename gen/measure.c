@@ -352,7 +352,7 @@ static cl_int mark_kernel(struct measure_case *mc)
     return err;
 }
 
-/* A run of stub S on buffer set SET of BC. */
+/* A run of stub S on buffer set SET of BC (run_specl, run_naive). */
 static cl_int run_stub(struct measure_case *bc, struct stub *s, int set,
                        struct run_events *r)
 {
@@ -397,8 +397,17 @@ cl_int run_specl(void *p, int set, struct run_events *r)
 cl_int run_naive(void *p, int set, struct run_events *r)
 {
     struct measure_case *bc = p;
-    return naive_enqueue(bc->rt, bc->naive, &bc->vc, &bc->sets[set], r->ev,
-                         &r->n);
+    if (bc->naive_stub == NULL) {
+        return CL_INVALID_PROGRAM_EXECUTABLE; /* mcase_load_naive first */
+    }
+    return run_stub(bc, bc->naive_stub, set, r);
+}
+
+cl_int mcase_load_naive(struct measure_case *mc, char **log)
+{
+    cl_int err;
+    mc->naive_stub = naive_stub(mc->naive, mc->rt, mc->vc.ks, &err, log);
+    return err;
 }
 
 int buffer_named(const struct vcase *c, const char *name)

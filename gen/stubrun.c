@@ -118,7 +118,7 @@ static int resolve(struct stub *s, const char *name, const char *suffix,
 }
 
 /* Compiles and loads E, emitted from PLAN, and calls its NAME_create for
- * RT's device (stub_load). Frees E. */
+ * RT's device (stub_load, stub_load_naive). Frees E. */
 static cl_int load_emitted(struct stub *s, const struct rt *rt,
                            struct emitted *e, const struct plan *plan,
                            char **log)
@@ -206,6 +206,25 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
     memset(&plan, 0, sizeof plan);
     ks->op->plan(ks, &plan);
     if (emit_kernel(ks, &e, err, sizeof err) < 0) {
+        set_log(log, err);
+        return CL_INVALID_PROGRAM;
+    }
+    return load_emitted(s, rt, &e, &plan, log);
+}
+
+cl_int stub_load_naive(struct stub *s, const struct rt *rt,
+                       const struct kernel_spec *ks, char **log)
+{
+    struct emitted e;
+    char err[512];
+    struct plan plan;
+
+    memset(s, 0, sizeof *s);
+    if (log != NULL) {
+        *log = NULL;
+    }
+    naive_plan(ks, &plan);
+    if (emit_naive(ks, &e, err, sizeof err) < 0) {
         set_log(log, err);
         return CL_INVALID_PROGRAM;
     }

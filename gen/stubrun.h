@@ -33,6 +33,11 @@ struct stub {
 cl_int stub_load(struct stub *s, const struct rt *rt,
                  const struct kernel_spec *ks, char **log);
 
+/* As stub_load for KS's naive kernels: the stub NAME_naive of emit_naive,
+ * which takes the buffers of NAME in the same order. */
+cl_int stub_load_naive(struct stub *s, const struct rt *rt,
+                       const struct kernel_spec *ks, char **log);
+
 /* The launches S runs for ROWS rows (its plan's path for them). */
 const struct path *stub_path(const struct stub *s, size_t rows);
 

@@ -194,6 +194,23 @@ int nu_build(struct nu_kernel *k)
         return 0;
     }
     free(log);
+    log = NULL;
+    t0 = now();
+    naive_stub(&the_naive, &the_rt, k->ks, &st, &log);
+    if (verbose) {
+        fprintf(stderr, "  build %-12s naive %6.2f s\n", k->ks->op->name,
+                now() - t0);
+    }
+    if (st != CL_SUCCESS) {
+        fprintf(stderr, "\nFAIL: naive_stub: %s\n--- spec:\n%s--- log:\n"
+                "%s\n", rt_status(st), k->yaml, log ? log : "(none)");
+        fail(__LINE__, "the naive kernels of '%s' do not build: %s",
+             k->ks->name, rt_status(st));
+        free(log);
+        stub_unload(&k->stub);
+        return 0;
+    }
+    free(log);
     k->built = 1;
     nu_stats.kernels++;
     return 1;
@@ -271,31 +288,23 @@ struct outcome {
     double t_gen, t_naive; /* seconds, compiling at first launch included */
 };
 
-static void release_events(cl_event *ev, int n)
-{
-    for (int i = 0; i < n; i++) {
-        clReleaseEvent(ev[i]);
-    }
-}
-
-/* Runs the generated (NAIVE 0) or naive kernel on B and reads y into OUT. */
+/* Runs the generated (NAIVE 0) or naive stub on B and reads y into OUT. */
 static cl_int run_one(struct nu_kernel *k, const struct vcase *c,
                       const struct vbuffers *b, int naive, float *out,
                       int *canary_ok)
 {
-    cl_event ev[SPECL_MAX_LAUNCHES + 2];
-    int n_ev = 0;
-    cl_int st;
+    cl_event done = NULL;
+    cl_int st = CL_SUCCESS;
+    struct stub *s = naive ? naive_stub(&the_naive, &the_rt, k->ks, &st, NULL)
+                           : &k->stub;
     *canary_ok = 1;
-    if (naive) {
-        st = naive_enqueue(&the_rt, &the_naive, c, b, ev, &n_ev);
-    } else {
-        st = stub_enqueue(&k->stub, the_rt.queue, c->rows, b->mem, 0, NULL,
-                          &ev[0]);
-        n_ev = st == CL_SUCCESS;
+    if (s != NULL) {
+        st = stub_enqueue(s, the_rt.queue, c->rows, b->mem, 0, NULL, &done);
     }
     cl_int fin = clFinish(the_rt.queue);
-    release_events(ev, n_ev);
+    if (done != NULL) {
+        clReleaseEvent(done);
+    }
     if (st == CL_SUCCESS) {
         st = fin;
     }
