@@ -499,3 +499,77 @@ int nu_run_rows(struct nu_kernel *k, const size_t *rows, int n,
     }
     return passed;
 }
+
+int nu_check_naive(const struct kernel_spec *ks, const size_t *rows, int n)
+{
+    struct stub s;
+    char *log = NULL;
+    int passed = 0;
+    if (!rt_ok) {
+        fail(__LINE__, "no device");
+        return 0;
+    }
+    cl_int st = stub_load_naive(&s, &the_rt, ks, &log);
+    if (st != CL_SUCCESS) {
+        fprintf(stderr, "\nFAIL: stub_load_naive '%s' (%s, %s): %s\n--- "
+                "log:\n%s\n", ks->name, ks->op->name, dtype_name(ks->dtype),
+                rt_status(st), log ? log : "(none)");
+        fail(__LINE__, "the naive stub of '%s' (%s) does not build: %s",
+             ks->name, dtype_name(ks->dtype), rt_status(st));
+        free(log);
+        return 0;
+    }
+    free(log);
+    nu_stats.kernels++;
+    double bound = NAIVE_SLACK * error_bound(ks);
+    for (int i = 0; i < n; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        unsigned long seed = base_seed * 1000003UL + ++case_counter;
+        int canary_ok = 1;
+        double err = INFINITY;
+        nu_stats.cases++;
+        if (vcase_init(&c, ks, rows[i], seed, nu_unit()) < 0) {
+            nu_stats.failed++;
+            fail(__LINE__, "vcase_init: out of memory");
+            continue;
+        }
+        size_t count = c.count[c.out];
+        double *ref = vcase_reference(&c);
+        float *got = calloc(count ? count : 1, sizeof *got);
+        st = ref != NULL && got != NULL ? vbuffers_create(&the_rt, &c, &b)
+                                        : CL_OUT_OF_HOST_MEMORY;
+        if (st == CL_SUCCESS) {
+            cl_event done = NULL;
+            st = stub_enqueue(&s, the_rt.queue, c.rows, b.mem, 0, NULL,
+                              &done);
+            cl_int fin = clFinish(the_rt.queue);
+            if (done != NULL) {
+                clReleaseEvent(done);
+            }
+            st = st != CL_SUCCESS ? st : fin;
+            if (st == CL_SUCCESS) {
+                st = vbuffers_read_output(&the_rt, &c, &b, got, &canary_ok);
+            }
+            vbuffers_free(&b);
+        }
+        if (st == CL_SUCCESS) {
+            err = rel_l2(got, ref, count);
+        }
+        if (st == CL_SUCCESS && err <= bound) {
+            passed++;
+            CU_PASS("naive case");
+        } else {
+            nu_stats.failed++;
+            fail(__LINE__, "naive '%s' %s %s rows %zu seed %lu: %s, error "
+                 "%.3g (bound %.3g)%s", ks->name, ks->op->name,
+                 dtype_name(ks->dtype), rows[i], seed, rt_status(st), err,
+                 bound, canary_ok ? "" : ", wrote past its output");
+        }
+        free(ref);
+        free(got);
+        vcase_free(&c);
+    }
+    stub_unload(&s);
+    return passed;
+}
