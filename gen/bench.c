@@ -177,10 +177,21 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     }
     failed = got != STUB_TIMED;
     if (!o->no_naive) {
-        verify_variant(&mc, run_naive, &res[1]);
+        char *naive_log = NULL;
+        err = mcase_load_naive(&mc, &naive_log);
+        if (err != CL_SUCCESS) {
+            fprintf(stderr, "%s: naive kernels: build log:\n%s\n", ks->name,
+                    naive_log ? naive_log : "");
+            snprintf(res[1].note, sizeof res[1].note, "build failed: %s",
+                     rt_status(err));
+            err = CL_SUCCESS;
+        } else {
+            verify_variant(&mc, run_naive, &res[1]);
+        }
         if (res[1].ok) {
             time_variant(rt, run_naive, &mc, mc.n_sets, o->reps, &res[1]);
         }
+        free(naive_log);
     } else {
         snprintf(res[1].note, sizeof res[1].note, "skipped (--no-naive)");
     }

@@ -9,9 +9,14 @@
 
 #define SPECL_VERSION "0.1.0"
 
+/* The naive stub of kernel NAME is NAME_naive (emit_naive). */
+#define EMIT_NAIVE_SUFFIX "_naive"
+/* Room for an emitted name and its terminating NUL. */
+#define EMIT_NAME_MAX (SPECL_NAME_MAX + sizeof EMIT_NAIVE_SUFFIX)
+
 /* The three emitted files of one kernel, in memory. */
 struct emitted {
-    char name[SPECL_NAME_MAX];
+    char name[EMIT_NAME_MAX];
     struct buf cl; /* NAME.cl */
     struct buf h;  /* NAME.h */
     struct buf c;  /* NAME.c */
@@ -33,10 +38,30 @@ int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
 int emit_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
                    size_t errsize);
 
+/* The same for KS's naive stub (emit_naive): equal for kernels of one op,
+ * shape and dtype, whatever their knobs. */
+int emit_naive_code_hash(const struct kernel_spec *ks, uint64_t *hash,
+                         char *err, size_t errsize);
+
 /* Plans and renders all three files of KS into E (initialised here).
  * Returns 0, or -1 with a message in ERR. */
 int emit_kernel(const struct kernel_spec *ks, struct emitted *e, char *err,
                 size_t errsize);
+
+/* Renders the three files of a stub NAME for KS into E (initialised here):
+ * PLAN's prelude in front of TEMPLATE_FILE, and PLAN's buffers, constants
+ * and launches in templates/stub.{h,c}.in. emit_kernel is KS's plan over
+ * the op's template under KS's name. Returns 0, or -1 with a message in
+ * ERR. */
+int emit_stub(const struct kernel_spec *ks, const char *name,
+              const struct plan *plan, const char *template_file,
+              struct emitted *e, char *err, size_t errsize);
+
+/* The naive version of KS (naive_plan over tests/naive.cl) as the stub
+ * NAME_naive, with the host API of NAME: what the checks compare NAME
+ * with. Returns 0, or -1 with a message in ERR. */
+int emit_naive(const struct kernel_spec *ks, struct emitted *e, char *err,
+               size_t errsize);
 
 /* Writes E's files into DIR (created if missing), each through a temporary
  * file renamed into place, so that no file is ever half-written. Returns

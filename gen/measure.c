@@ -286,16 +286,6 @@ cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
 
 /* ---- one kernel ------------------------------------------------------ */
 
-/* The launch sequence the plan runs for ROWS rows. */
-static const struct path *path_for_rows(const struct plan *p, size_t rows)
-{
-    const struct path *path = &p->path[0];
-    while (path->max_rows != 0 && (long)rows > path->max_rows) {
-        path++;
-    }
-    return path;
-}
-
 /* Enqueues the mark kernel behind GATE (when not NULL). */
 static cl_int enqueue_mark(struct measure_case *mc, cl_event *gate,
                            cl_event *ev)
@@ -324,15 +314,16 @@ static cl_int mark_kernel(struct measure_case *mc)
     return err;
 }
 
-cl_int run_specl(void *p, int set, struct run_events *r)
+/* A run of stub S on buffer set SET of BC (run_specl, run_naive). */
+static cl_int run_stub(struct measure_case *bc, struct stub *s, int set,
+                       struct run_events *r)
 {
-    struct measure_case *bc = p;
     const struct rt *rt = bc->rt;
     size_t rows = bc->vc.rows;
     cl_int err, gate_err;
-    if (path_for_rows(&bc->vc.plan, rows)->n_launch == 1) {
-        err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 0,
-                           NULL, &r->ev[0]);
+    if (stub_path(s, rows)->n_launch == 1) {
+        err = stub_enqueue(s, rt->queue, rows, bc->sets[set].mem, 0, NULL,
+                           &r->ev[0]);
         r->n = err == CL_SUCCESS;
         return err;
     }
@@ -349,8 +340,8 @@ cl_int run_specl(void *p, int set, struct run_events *r)
         r->n = 1;
         r->from_end = 1;
         /* The queue is in order: the stub's kernels follow the mark. */
-        err = stub_enqueue(&bc->stub, rt->queue, rows, bc->sets[set].mem, 0,
-                           NULL, &r->ev[1]);
+        err = stub_enqueue(s, rt->queue, rows, bc->sets[set].mem, 0, NULL,
+                           &r->ev[1]);
         r->n += err == CL_SUCCESS;
     }
     gate_err = clSetUserEventStatus(gate, CL_COMPLETE);
@@ -358,11 +349,26 @@ cl_int run_specl(void *p, int set, struct run_events *r)
     return err != CL_SUCCESS ? err : gate_err;
 }
 
+cl_int run_specl(void *p, int set, struct run_events *r)
+{
+    struct measure_case *bc = p;
+    return run_stub(bc, &bc->stub, set, r);
+}
+
 cl_int run_naive(void *p, int set, struct run_events *r)
 {
     struct measure_case *bc = p;
-    return naive_enqueue(bc->rt, bc->naive, &bc->vc, &bc->sets[set], r->ev,
-                         &r->n);
+    if (bc->naive_stub == NULL) {
+        return CL_INVALID_PROGRAM_EXECUTABLE; /* mcase_load_naive first */
+    }
+    return run_stub(bc, bc->naive_stub, set, r);
+}
+
+cl_int mcase_load_naive(struct measure_case *mc, char **log)
+{
+    cl_int err;
+    mc->naive_stub = naive_stub(mc->naive, mc->rt, mc->vc.ks, &err, log);
+    return err;
 }
 
 int buffer_named(const struct vcase *c, const char *name)

@@ -39,7 +39,9 @@ struct measure_case {
     struct vbuffers sets[MAX_SETS];
     int n_sets;
     struct stub stub;           /* the emitted stub under test (may be unset) */
-    struct naive *naive;
+    struct naive *naive;        /* where the naive stubs are kept */
+    struct stub *naive_stub;    /* this kernel's, in *naive, once
+                                   mcase_load_naive */
     cl_mem t[MAX_SETS];         /* temporary of peers (gemm_chain) */
     cl_program mark_program;    /* the one-item kernel run_specl times from */
     cl_kernel mark;
@@ -86,7 +88,14 @@ typedef cl_int (*enqueue_fn)(void *ctx, int set, struct run_events *r);
  * event. Marker commands cannot serve: NVIDIA's report start times long
  * before the commands they follow. */
 cl_int run_specl(void *mc, int set, struct run_events *r);
+/* The same for the kernel's naive stub, loaded by mcase_load_naive. */
 cl_int run_naive(void *mc, int set, struct run_events *r);
+
+/* Loads the naive stub of MC's kernel into MC->naive (or finds it there)
+ * for run_naive, which may use it until MC->naive loads others
+ * (naive_stub). Returns CL_SUCCESS, or an error with the compiler's or
+ * driver's log in *LOG (when LOG is not NULL, caller frees). */
+cl_int mcase_load_naive(struct measure_case *mc, char **log);
 
 /* Runs FN once on set 0 with a poisoned output and checks it against the
  * reference: fills r->ok, r->err and r->note. */

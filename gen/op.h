@@ -131,41 +131,6 @@ struct tune_axis {
     const char *values;
 };
 
-/* One argument of a naive kernel (tests/naive.cl). */
-enum naive_arg_kind {
-    NAIVE_ROWS,   /* the rows of the case, as int */
-    NAIVE_INT,    /* num, as int */
-    NAIVE_FLOAT,  /* num, as float */
-    NAIVE_BUFFER, /* the plan buffer named `buffer` */
-    NAIVE_TEMP    /* the float temporary of the naive plan */
-};
-
-struct naive_arg {
-    enum naive_arg_kind kind;
-    double num;
-    const char *buffer;
-};
-
-#define SPECL_MAX_NAIVE_ARGS 12
-#define SPECL_MAX_NAIVE_LAUNCHES 2
-
-/* One launch of a naive kernel, local size left to the runtime. */
-struct naive_launch {
-    const char *kernel;       /* __kernel function name in tests/naive.cl */
-    int dims;                 /* 1 or 2 */
-    size_t global[2];         /* work-items; 0 means one per row */
-    int n_arg;
-    struct naive_arg arg[SPECL_MAX_NAIVE_ARGS];
-};
-
-/* The naive version of an op: launches run in order, sharing one float
- * temporary of temp_per_row floats per row (none when 0). */
-struct naive_plan {
-    size_t temp_per_row;
-    int n_launch;
-    struct naive_launch launch[SPECL_MAX_NAIVE_LAUNCHES];
-};
-
 /* One SGEMM of a BLAS peer: c = alpha * a * b + beta * c, row-major and
  * dense (a is m x k, b k x n, c m x n). Operands name plan buffers, or
  * "temp": the chain's float temporary. */
@@ -221,8 +186,12 @@ struct op_def {
      * Returns 0, or -1 when out of memory. */
     int (*reference)(const struct kernel_spec *ks, const float *const *in,
                      size_t rows, double *out);
-    /* Fills NP with the naive kernel(s) that compute the same. */
-    void (*naive)(const struct kernel_spec *ks, struct naive_plan *np);
+    /* Fills P with the naive kernel(s) of tests/naive.cl that compute the
+     * same: their #define prelude (every size and value a constant, and
+     * the dtype), scratch_per_row and launches (naive_launch). P comes
+     * with the kernel's buffers and constants and one empty path
+     * (naive_plan). */
+    void (*naive)(const struct kernel_spec *ks, struct plan *p);
     /* Optional: narrows or moves the range [*LO, *HI] (preset to [-1, 1])
      * that random values of input BUFFER are drawn from; x always follows
      * the caller's distribution and is not asked about. */
@@ -278,16 +247,22 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
 /* Appends a define for the storage dtype (DTYPE_F32=1, ...). */
 void plan_dtype(struct plan *p, enum dtype dt);
 
-/* Helpers for naive plans: a launch of KERNEL over GLOBAL0 x GLOBAL1
- * work-items (0: one per row; DIMS 1 ignores GLOBAL1), then its arguments
- * in order. */
-struct naive_launch *naive_add(struct naive_plan *np, const char *kernel,
-                               int dims, size_t global0, size_t global1);
-void naive_rows(struct naive_launch *l);
-void naive_int(struct naive_launch *l, long v);
-void naive_float(struct naive_launch *l, double v);
-void naive_buffer(struct naive_launch *l, const char *name);
-void naive_temp(struct naive_launch *l);
+/* The template of naive plans: obviously correct kernels that the
+ * generated ones are checked against (tests/naive.cl). */
+#define NAIVE_TEMPLATE "naive.cl"
+
+/* KS's naive version as a plan of its own, emitted and launched like the
+ * kernel's plan: the same buffers and constants, then the op's naive hook
+ * (its prelude, scratch and launches over NAIVE_TEMPLATE). */
+void naive_plan(const struct kernel_spec *ks, struct plan *p);
+
+/* Helper for naive hooks: appends to P's path a launch of KERNEL with
+ * ARGS (NULL-terminated, as struct launch's), one work-item per row
+ * (COLUMNS 0: 64 rows per work-group) or per element of a rows x COLUMNS
+ * output (16 x 16 elements per work-group). The kernel returns for
+ * work-items past the end. */
+void naive_launch(struct plan *p, const char *kernel, long columns,
+                  const char *const *args);
 
 /* Helpers for costs and error bounds: the bytes of every buffer KS uses
  * (optional ones left out) read or written once at ROWS rows; and the

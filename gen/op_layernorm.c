@@ -29,9 +29,10 @@ static int reference(const struct kernel_spec *ks, const float *const *in,
     return rows_norm_reference(ks, in, rows, y, 1);
 }
 
-static void naive(const struct kernel_spec *ks, struct naive_plan *np)
+static void naive(const struct kernel_spec *ks, struct plan *p)
 {
-    rows_naive(ks, np, "naive_layernorm", spec_field(ks, "eps"), params);
+    rows_naive(ks, p, "naive_layernorm", "eps", "EPS",
+               "added to the variance", params);
 }
 
 static const char *const layernorm_kernels[] = {"layernorm", NULL};

@@ -927,33 +927,27 @@ static int lora_reference(const struct kernel_spec *ks,
     return 0;
 }
 
-/* naive_xa: T = scale * X*A into the temporary, one work-item per element;
+/* naive_xa: T = scale * X*A into the scratch, one work-item per element;
  * then naive_lora: Y (+)= X*W + T*B, one work-item per element. */
-static void lora_naive(const struct kernel_spec *ks, struct naive_plan *np)
+static void lora_naive(const struct kernel_spec *ks, struct plan *p)
 {
     struct lora c;
+    double scale = lora_scale(ks);
     lora_read(ks, &c);
-    np->temp_per_row = (size_t)c.R;
-    struct naive_launch *l = naive_add(np, "naive_xa", 2, (size_t)c.R, 0);
-    naive_rows(l);
-    naive_int(l, c.K);
-    naive_int(l, c.R);
-    naive_float(l, emitted_scale(ks));
-    naive_buffer(l, "x");
-    naive_buffer(l, "a");
-    naive_temp(l);
-    l = naive_add(np, "naive_lora", 2, (size_t)c.N, 0);
-    naive_rows(l);
-    naive_int(l, c.K);
-    naive_int(l, c.N);
-    naive_int(l, c.R);
-    naive_int(l, c.base);
-    naive_int(l, c.accumulate);
-    naive_buffer(l, "x");
-    naive_buffer(l, c.base ? "w" : "x"); /* unread without the base */
-    naive_temp(l);
-    naive_buffer(l, "b");
-    naive_buffer(l, "y");
+    plan_int(p, "IN_FEATURES", "K: columns of X, rows of W and A", c.K);
+    plan_int(p, "OUT_FEATURES", "N: columns of W, B and Y", c.N);
+    plan_int(p, "RANK", "r: columns of A, rows of B", c.R);
+    plan_float(p, "SCALE", "factor of (X*A)*B", scale);
+    plan_int(p, "HAS_BASE", "1: Y includes X*W", c.base);
+    plan_int(p, "ACCUMULATE", "1: Y += result", c.accumulate);
+    plan_dtype(p, ks->dtype);
+    p->scratch_per_row = c.R;
+    const char *const xa_args[] = {"rows", "x", "a", "scratch", NULL};
+    /* w is unread without the base (and may be NULL): x stands in. */
+    const char *const lora_args[] = {"rows", "x", c.base ? "w" : "x",
+                                     "scratch", "b", "y", NULL};
+    naive_launch(p, "naive_xa", c.R, xa_args);
+    naive_launch(p, "naive_lora", c.N, lora_args);
 }
 
 static int lora_reads_output(const struct kernel_spec *ks)

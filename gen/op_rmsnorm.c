@@ -29,9 +29,10 @@ static int reference(const struct kernel_spec *ks, const float *const *in,
     return rows_norm_reference(ks, in, rows, y, 0);
 }
 
-static void naive(const struct kernel_spec *ks, struct naive_plan *np)
+static void naive(const struct kernel_spec *ks, struct plan *p)
 {
-    rows_naive(ks, np, "naive_rmsnorm", spec_field(ks, "eps"), params);
+    rows_naive(ks, p, "naive_rmsnorm", "eps", "EPS",
+               "added to the mean square", params);
 }
 
 static const char *const rmsnorm_kernels[] = {"rmsnorm", NULL};

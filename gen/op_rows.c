@@ -316,18 +316,23 @@ int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
     return 0;
 }
 
-void rows_naive(const struct kernel_spec *ks, struct naive_plan *np,
-                const char *kernel, double value, const char *const *params)
+void rows_naive(const struct kernel_spec *ks, struct plan *p,
+                const char *kernel, const char *key, const char *name,
+                const char *comment, const char *const *params)
 {
-    struct naive_launch *l = naive_add(np, kernel, 1, 0, 0);
-    naive_rows(l);
-    naive_int(l, features(ks));
-    naive_float(l, value);
-    naive_buffer(l, "x");
+    const char *args[8];
+    int a = 0;
+    plan_dtype(p, ks->dtype);
+    plan_int(p, "FEATURES", "elements per row", features(ks));
+    plan_float(p, name, comment, spec_field(ks, key));
+    args[a++] = "rows";
+    args[a++] = "x";
     for (int i = 0; params[i] != NULL; i++) {
-        naive_buffer(l, params[i]);
+        args[a++] = params[i];
     }
-    naive_buffer(l, "y");
+    args[a++] = "y";
+    args[a] = NULL;
+    naive_launch(p, kernel, 0, args);
 }
 
 void rows_input_range(const struct kernel_spec *ks, const char *buffer,

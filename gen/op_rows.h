@@ -56,10 +56,12 @@ extern const struct tune_axis rows_tune_space[];
 int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
                         size_t rows, double *out, int centred);
 
-/* The naive plan: KERNEL (rows, features, VALUE as float, x, PARAMS, y),
- * one work-item per row. */
-void rows_naive(const struct kernel_spec *ks, struct naive_plan *np,
-                const char *kernel, double value, const char *const *params);
+/* The naive hook: KERNEL (rows, x, PARAMS, y) of tests/naive.cl, one
+ * work-item per row, FEATURES and float field KEY defined (as NAME,
+ * COMMENT). */
+void rows_naive(const struct kernel_spec *ks, struct plan *p,
+                const char *kernel, const char *key, const char *name,
+                const char *comment, const char *const *params);
 
 /* gamma in [0.5, 1.5]: scales of either sign or near 0 would make the
  * error relative to a vanishing output. */

@@ -48,9 +48,10 @@ static int reference(const struct kernel_spec *ks, const float *const *in,
     return 0;
 }
 
-static void naive(const struct kernel_spec *ks, struct naive_plan *np)
+static void naive(const struct kernel_spec *ks, struct plan *p)
 {
-    rows_naive(ks, np, "naive_softmax", spec_field(ks, "scale"), params);
+    rows_naive(ks, p, "naive_softmax", "scale", "SCALE",
+               "applied to x first", params);
 }
 
 static const char *const softmax_kernels[] = {"softmax", NULL};

@@ -159,53 +159,48 @@ void plan_dtype(struct plan *p, enum dtype dt)
     plan_int(p, macro[dt], "storage type of every buffer", 1);
 }
 
-struct naive_launch *naive_add(struct naive_plan *np, const char *kernel,
-                               int dims, size_t global0, size_t global1)
+void naive_plan(const struct kernel_spec *ks, struct plan *p)
 {
-    assert(np->n_launch < SPECL_MAX_NAIVE_LAUNCHES);
-    struct naive_launch *l = &np->launch[np->n_launch++];
+    memset(p, 0, sizeof *p);
+    ks->op->plan(ks, p);
+    /* The kernel's buffers and constants stay; what runs is the op's. */
+    p->n_define = 0;
+    memset(p->define, 0, sizeof p->define);
+    p->scratch_per_row = 0;
+    memset(p->path, 0, sizeof p->path);
+    p->n_path = 1;
+    p->path[0].max_rows = 0;
+    p->path[0].why = "naive kernels (tests/naive.cl)";
+    ks->op->naive(ks, p);
+}
+
+void naive_launch(struct plan *p, const char *kernel, long columns,
+                  const char *const *args)
+{
+    struct path *path = &p->path[p->n_path - 1];
+    assert(path->n_launch < SPECL_MAX_LAUNCHES);
+    struct launch *l = &path->launch[path->n_launch++];
+    int a = 0;
     memset(l, 0, sizeof *l);
     l->kernel = kernel;
-    l->dims = dims;
-    l->global[0] = global0;
-    l->global[1] = global1;
-    return l;
-}
-
-static struct naive_arg *naive_arg(struct naive_launch *l,
-                                   enum naive_arg_kind kind)
-{
-    assert(l->n_arg < SPECL_MAX_NAIVE_ARGS);
-    struct naive_arg *a = &l->arg[l->n_arg++];
-    a->kind = kind;
-    a->num = 0;
-    a->buffer = NULL;
-    return a;
-}
-
-void naive_rows(struct naive_launch *l)
-{
-    naive_arg(l, NAIVE_ROWS);
-}
-
-void naive_int(struct naive_launch *l, long v)
-{
-    naive_arg(l, NAIVE_INT)->num = (double)v;
-}
-
-void naive_float(struct naive_launch *l, double v)
-{
-    naive_arg(l, NAIVE_FLOAT)->num = v;
-}
-
-void naive_buffer(struct naive_launch *l, const char *name)
-{
-    naive_arg(l, NAIVE_BUFFER)->buffer = name;
-}
-
-void naive_temp(struct naive_launch *l)
-{
-    naive_arg(l, NAIVE_TEMP);
+    if (columns == 0) {
+        l->dims = 1;
+        l->local[0] = 64;
+        l->groups[0] = 0;
+        l->rows_per_group = 64;
+    } else {
+        l->dims = 2;
+        l->local[0] = 16;
+        l->local[1] = 16;
+        l->groups[0] = (size_t)((columns + 15) / 16);
+        l->groups[1] = 0;
+        l->rows_per_group = 16;
+    }
+    for (; args[a] != NULL; a++) {
+        assert(a + 1 < (int)(sizeof l->args / sizeof l->args[0]));
+        l->args[a] = args[a];
+    }
+    l->args[a] = NULL;
 }
 
 double plan_io_bytes(const struct kernel_spec *ks, size_t rows)

@@ -110,36 +110,28 @@ static void remove_dir(const char *dir, const char *name)
 static int resolve(struct stub *s, const char *name, const char *suffix,
                    void *fn)
 {
-    char sym[SPECL_NAME_MAX + 32];
+    char sym[EMIT_NAME_MAX + 32];
     snprintf(sym, sizeof sym, "%s%s", name, suffix);
     void *p = dlsym(s->dl, sym);
     memcpy(fn, &p, sizeof p); /* POSIX: data and function pointers agree */
     return p != NULL ? 0 : -1;
 }
 
-cl_int stub_load(struct stub *s, const struct rt *rt,
-                 const struct kernel_spec *ks, char **log)
+/* Compiles and loads E, emitted from PLAN, and calls its NAME_create for
+ * RT's device (stub_load, stub_load_naive). Frees E. */
+static cl_int load_emitted(struct stub *s, const struct rt *rt,
+                           struct emitted *e, const struct plan *plan,
+                           char **log)
 {
-    struct emitted e;
-    char err[512], dir[1024];
+    char dir[1024];
     struct buf so;
     cl_int (*fn_create)(cl_context, cl_device_id, void **) = NULL;
     const char *(*fn_build_log)(const void *) = NULL;
     cl_int st = CL_INVALID_PROGRAM;
-    struct plan plan;
 
-    memset(s, 0, sizeof *s);
-    if (log != NULL) {
-        *log = NULL;
-    }
-    memset(&plan, 0, sizeof plan);
-    ks->op->plan(ks, &plan);
-    if (plan.n_buffer < 1 || plan.n_buffer > STUB_MAX_BUFFERS) {
+    if (plan->n_buffer < 1 || plan->n_buffer > STUB_MAX_BUFFERS) {
         set_log(log, "the plan's buffer count is out of range");
-        return CL_INVALID_PROGRAM;
-    }
-    if (emit_kernel(ks, &e, err, sizeof err) < 0) {
-        set_log(log, err);
+        emitted_free(e);
         return CL_INVALID_PROGRAM;
     }
     /* A directory of its own, so that loading never meets another
@@ -152,31 +144,33 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
     snprintf(dir, sizeof dir, "%s/specl-XXXXXX", tmp);
     if (mkdtemp(dir) == NULL) {
         set_log(log, "cannot create a temporary directory for the stub");
-        emitted_free(&e);
+        emitted_free(e);
         return CL_OUT_OF_HOST_MEMORY;
     }
     buf_init(&so);
-    buf_printf(&so, "%s/%s.so", dir, e.name);
-    if (compile_stub(dir, &e, buf_str(&so), log) == 0) {
+    buf_printf(&so, "%s/%s.so", dir, e->name);
+    if (compile_stub(dir, e, buf_str(&so), log) == 0) {
         s->dl = dlopen(buf_str(&so), RTLD_NOW | RTLD_LOCAL);
         if (s->dl == NULL) {
             set_log(log, dlerror());
         }
     }
     buf_free(&so);
-    remove_dir(dir, e.name);
-    emitted_free(&e);
+    remove_dir(dir, e->name);
     if (s->dl == NULL) {
+        emitted_free(e);
         return CL_INVALID_PROGRAM;
     }
-    s->n_buffer = plan.n_buffer;
+    s->plan = *plan;
+    s->n_buffer = plan->n_buffer;
     s->ctx = rt->ctx;
-    if (resolve(s, ks->name, "_create", &fn_create) < 0 ||
-        resolve(s, ks->name, "_build_log", &fn_build_log) < 0 ||
-        resolve(s, ks->name, "_enqueue_scratch", &s->fn_enqueue) < 0 ||
-        resolve(s, ks->name, "_scratch_bytes", &s->fn_scratch_bytes) < 0 ||
-        resolve(s, ks->name, "_destroy", &s->fn_destroy) < 0) {
+    if (resolve(s, e->name, "_create", &fn_create) < 0 ||
+        resolve(s, e->name, "_build_log", &fn_build_log) < 0 ||
+        resolve(s, e->name, "_enqueue_scratch", &s->fn_enqueue) < 0 ||
+        resolve(s, e->name, "_scratch_bytes", &s->fn_scratch_bytes) < 0 ||
+        resolve(s, e->name, "_destroy", &s->fn_destroy) < 0) {
         set_log(log, "the emitted stub lacks a function of the host API");
+        emitted_free(e);
         stub_unload(s);
         return CL_INVALID_PROGRAM;
     }
@@ -184,7 +178,7 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
     if (st != CL_SUCCESS) {
         const char *text = s->handle != NULL ? fn_build_log(s->handle) : "";
         char msg[128];
-        snprintf(msg, sizeof msg, "%s_create: %s", ks->name, rt_status(st));
+        snprintf(msg, sizeof msg, "%s_create: %s", e->name, rt_status(st));
         if (log != NULL && *log == NULL) {
             struct buf b;
             buf_init(&b);
@@ -193,9 +187,57 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
             buf_free(&b);
         }
         stub_unload(s);
-        return st;
     }
-    return CL_SUCCESS;
+    emitted_free(e);
+    return st;
+}
+
+cl_int stub_load(struct stub *s, const struct rt *rt,
+                 const struct kernel_spec *ks, char **log)
+{
+    struct emitted e;
+    char err[512];
+    struct plan plan;
+
+    memset(s, 0, sizeof *s);
+    if (log != NULL) {
+        *log = NULL;
+    }
+    memset(&plan, 0, sizeof plan);
+    ks->op->plan(ks, &plan);
+    if (emit_kernel(ks, &e, err, sizeof err) < 0) {
+        set_log(log, err);
+        return CL_INVALID_PROGRAM;
+    }
+    return load_emitted(s, rt, &e, &plan, log);
+}
+
+cl_int stub_load_naive(struct stub *s, const struct rt *rt,
+                       const struct kernel_spec *ks, char **log)
+{
+    struct emitted e;
+    char err[512];
+    struct plan plan;
+
+    memset(s, 0, sizeof *s);
+    if (log != NULL) {
+        *log = NULL;
+    }
+    naive_plan(ks, &plan);
+    if (emit_naive(ks, &e, err, sizeof err) < 0) {
+        set_log(log, err);
+        return CL_INVALID_PROGRAM;
+    }
+    return load_emitted(s, rt, &e, &plan, log);
+}
+
+const struct path *stub_path(const struct stub *s, size_t rows)
+{
+    const struct path *path = &s->plan.path[0];
+    while (path->max_rows != 0 && rows > (size_t)path->max_rows) {
+        path++;
+    }
+    return path;
 }
 
 /* NAME_enqueue_scratch's type for N buffers. */

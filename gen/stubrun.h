@@ -11,6 +11,7 @@
 
 /* A loaded NAME.c with a handle from NAME_create on one device. */
 struct stub {
+    struct plan plan;  /* what it was emitted from */
     void *dl;          /* the shared object */
     void *handle;      /* the stub's NAME * */
     int n_buffer;      /* buffers of NAME_enqueue */
@@ -31,6 +32,14 @@ struct stub {
  * NAME_build_log) in *LOG when LOG is not NULL (caller frees). */
 cl_int stub_load(struct stub *s, const struct rt *rt,
                  const struct kernel_spec *ks, char **log);
+
+/* As stub_load for KS's naive kernels: the stub NAME_naive of emit_naive,
+ * which takes the buffers of NAME in the same order. */
+cl_int stub_load_naive(struct stub *s, const struct rt *rt,
+                       const struct kernel_spec *ks, char **log);
+
+/* The launches S runs for ROWS rows (its plan's path for them). */
+const struct path *stub_path(const struct stub *s, size_t rows);
 
 /* NAME_enqueue_scratch(handle, Q, ROWS, BUFFERS..., scratch, N_WAIT, WAIT,
  * DONE) with a scratch buffer S owns (created or grown for ROWS when the

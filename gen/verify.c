@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "render.h"
+#include "emit.h"
 
 /* ---- numbers ---------------------------------------------------------- */
 
@@ -181,16 +180,6 @@ void vcase_free(struct vcase *c)
     }
 }
 
-static int buffer_of(const struct vcase *c, const char *name)
-{
-    for (int i = 0; i < c->plan.n_buffer; i++) {
-        if (strcmp(c->plan.buffer[i].name, name) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 double *vcase_reference(const struct vcase *c)
 {
     double *y = calloc(c->count[c->out] ? c->count[c->out] : 1, sizeof *y);
@@ -354,129 +343,46 @@ void naive_init(struct naive *n)
 
 void naive_free(struct naive *n)
 {
-    for (int i = 0; i < 3; i++) {
-        if (n->program[i] != NULL) {
-            clReleaseProgram(n->program[i]);
-        }
+    for (int i = 0; i < NAIVE_KEEP; i++) {
+        stub_unload(&n->entry[i].stub);
     }
     naive_init(n);
 }
 
-static cl_program naive_program(const struct rt *rt, struct naive *n,
-                                enum dtype dt, cl_int *err)
+struct stub *naive_stub(struct naive *n, const struct rt *rt,
+                        const struct kernel_spec *ks, cl_int *err,
+                        char **log)
 {
-    static const char *const macro[] = {"DTYPE_F32", "DTYPE_F16",
-                                        "DTYPE_BF16"};
-    if (n->program[dt] != NULL) {
-        *err = CL_SUCCESS;
-        return n->program[dt];
+    char msg[256];
+    uint64_t hash;
+    struct naive_entry *e = &n->entry[0];
+    if (log != NULL) {
+        *log = NULL;
     }
-    struct buf src;
-    char msg[128];
-    buf_init(&src);
-    buf_printf(&src, "#define %s 1\n", macro[dt]);
-    const struct hole holes[] = {{"dtype", dtype_name(dt)}, {NULL, NULL}};
-    if (render(&src, template_text("naive.cl"), holes, msg, sizeof msg) <
-        0) {
-        buf_free(&src);
+    if (emit_naive_code_hash(ks, &hash, msg, sizeof msg) < 0) {
         *err = CL_INVALID_PROGRAM;
+        if (log != NULL) {
+            *log = strdup(msg);
+        }
         return NULL;
     }
-    n->program[dt] = rt_build(rt, buf_str(&src), "-cl-std=CL1.2", err, NULL);
-    buf_free(&src);
-    return n->program[dt];
-}
-
-/* Sets the arguments of L on K: C's rows and buffers B, or TEMP. */
-static cl_int set_naive_args(cl_kernel k, const struct naive_launch *l,
-                             const struct vcase *c, const struct vbuffers *b,
-                             cl_mem temp)
-{
-    cl_int err = CL_SUCCESS;
-    for (int i = 0; i < l->n_arg && err == CL_SUCCESS; i++) {
-        const struct naive_arg *a = &l->arg[i];
-        cl_int iv = a->kind == NAIVE_ROWS ? (cl_int)c->rows : (cl_int)a->num;
-        cl_float fv = (cl_float)a->num;
-        cl_mem mv = temp;
-        if (a->kind == NAIVE_BUFFER) {
-            int at = buffer_of(c, a->buffer);
-            mv = at >= 0 ? b->mem[at] : NULL;
-            if (mv == NULL) {
-                return CL_INVALID_MEM_OBJECT;
-            }
+    for (int i = 0; i < NAIVE_KEEP; i++) {
+        struct naive_entry *c = &n->entry[i];
+        if (c->stub.dl != NULL && c->hash == hash) {
+            c->used = ++n->clock;
+            *err = CL_SUCCESS;
+            return &c->stub;
         }
-        switch (a->kind) {
-        case NAIVE_ROWS:
-        case NAIVE_INT:
-            err = clSetKernelArg(k, (cl_uint)i, sizeof iv, &iv);
-            break;
-        case NAIVE_FLOAT:
-            err = clSetKernelArg(k, (cl_uint)i, sizeof fv, &fv);
-            break;
-        case NAIVE_BUFFER:
-        case NAIVE_TEMP:
-            err = clSetKernelArg(k, (cl_uint)i, sizeof mv, &mv);
-            break;
+        if (c->stub.dl == NULL ? e->stub.dl != NULL : c->used < e->used) {
+            e = c; /* an empty entry, else the least recently used */
         }
     }
-    return err;
-}
-
-static cl_int run_naive_launch(const struct rt *rt, cl_program prog,
-                               const struct naive_launch *l,
-                               const struct vcase *c,
-                               const struct vbuffers *b, cl_mem temp,
-                               cl_event *ev)
-{
-    cl_int err;
-    cl_kernel k = clCreateKernel(prog, l->kernel, &err);
-    if (err != CL_SUCCESS) {
-        return err;
+    stub_unload(&e->stub);
+    *err = stub_load_naive(&e->stub, rt, ks, log);
+    if (*err != CL_SUCCESS) {
+        return NULL;
     }
-    size_t global[2];
-    for (int d = 0; d < 2; d++) {
-        global[d] = l->global[d] ? l->global[d] : c->rows;
-    }
-    err = set_naive_args(k, l, c, b, temp);
-    if (err == CL_SUCCESS) {
-        err = clEnqueueNDRangeKernel(rt->queue, k, (cl_uint)l->dims, NULL,
-                                     global, NULL, 0, NULL, ev);
-    }
-    clReleaseKernel(k);
-    return err;
-}
-
-cl_int naive_enqueue(const struct rt *rt, struct naive *n,
-                     const struct vcase *c, const struct vbuffers *b,
-                     cl_event *events, int *n_events)
-{
-    cl_int err;
-    struct naive_plan np;
-    cl_mem temp = NULL;
-    *n_events = 0;
-    cl_program prog = naive_program(rt, n, c->ks->dtype, &err);
-    if (prog == NULL) {
-        return err;
-    }
-    memset(&np, 0, sizeof np);
-    c->ks->op->naive(c->ks, &np);
-    if (np.temp_per_row > 0) {
-        temp = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                              c->rows * np.temp_per_row * sizeof(float),
-                              NULL, &err);
-        if (err != CL_SUCCESS) {
-            return err;
-        }
-    }
-    for (int i = 0; i < np.n_launch && err == CL_SUCCESS; i++) {
-        err = run_naive_launch(rt, prog, &np.launch[i], c, b, temp,
-                               &events[i]);
-        if (err == CL_SUCCESS) {
-            *n_events = i + 1;
-        }
-    }
-    if (temp != NULL) {
-        clReleaseMemObject(temp);
-    }
-    return err;
+    e->hash = hash;
+    e->used = ++n->clock;
+    return &e->stub;
 }

@@ -3,8 +3,11 @@
 #ifndef SPECL_VERIFY_H
 #define SPECL_VERIFY_H
 
+#include <stdint.h>
+
 #include "op.h"
 #include "runtime.h"
+#include "stubrun.h"
 
 /* Host copies of one case's buffers (in plan order), as float values that
  * the storage dtype represents exactly, plus room for the output. */
@@ -55,20 +58,33 @@ cl_int vbuffers_read_output(const struct rt *rt, const struct vcase *c,
                             int *canary_ok);
 void vbuffers_free(struct vbuffers *b);
 
-/* The naive kernels, built once per device and dtype. */
+/* The naive kernels of the kernels checked on one device: each kernel's
+ * naive stub (stub_load_naive), kept for the kernels after it whose naive
+ * code is the same (one op, shape and dtype, whatever the knobs). */
+#define NAIVE_KEEP 8
+
 struct naive {
-    cl_program program[3]; /* by dtype */
+    struct naive_entry {
+        uint64_t hash;        /* emit_naive_code_hash */
+        unsigned long used;   /* when last asked for */
+        struct stub stub;     /* loaded when stub.dl is not NULL */
+    } entry[NAIVE_KEEP];
+    unsigned long clock;
 };
 
 void naive_init(struct naive *n);
 void naive_free(struct naive *n);
 
-/* Enqueues the naive version of C's op (its naive plan) on B; EVENTS gets
- * one profiling event per launch, up to SPECL_MAX_NAIVE_LAUNCHES (count in
- * *N_EVENTS). */
-cl_int naive_enqueue(const struct rt *rt, struct naive *n,
-                     const struct vcase *c, const struct vbuffers *b,
-                     cl_event *events, int *n_events);
+/* KS's naive stub on RT's device (the same RT every call for one N): one
+ * loaded before when its code is the same, else loaded now in place of
+ * the one asked for least recently. Returns NULL with an OpenCL error in
+ * *ERR when it cannot be emitted, compiled, loaded or built, and then a
+ * message in *LOG when LOG is not NULL (caller frees). The stub stays
+ * loaded until NAIVE_KEEP others have been asked for since, or
+ * naive_free. */
+struct stub *naive_stub(struct naive *n, const struct rt *rt,
+                        const struct kernel_spec *ks, cl_int *err,
+                        char **log);
 
 /* ||got - ref|| / ||ref||; +inf when GOT holds a NaN or an infinity. */
 double rel_l2(const float *got, const double *ref, size_t n);

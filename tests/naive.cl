@@ -1,29 +1,61 @@
 /* naive.cl - obviously correct reference kernels: one work-item per output
- * element (lora) or per row (row ops), sizes passed at run time. The
- * generated kernels are checked against these on the same device. */
+ * element (lora) or per row (row ops), straightforward loops, arithmetic in
+ * float32. The generated kernels are checked against these on the same
+ * device. The sizes are macros an op's naive plan defines in a prelude
+ * (gen/op_*.c, the naive hook); the defaults below only stand in for the
+ * other ops' sizes, whose kernels share this file. rows is the only
+ * argument besides the buffers. Work-groups may reach past the last row or column: those
+ * work-items return at once. */
 #include "storage_@dtype@.cl"
 
-/* t[m][j] = scale * sum_k x[m][k] * a[k][j]; one work-item per (j, m). */
-__kernel void naive_xa(int rows, int k_dim, int rank, float scale,
-                       __global const storage_t *x,
+/* lora_forward */
+#ifndef IN_FEATURES
+#define IN_FEATURES 1   /* K: columns of X, rows of W and A */
+#endif
+#ifndef OUT_FEATURES
+#define OUT_FEATURES 1  /* N: columns of W, B and Y */
+#endif
+#ifndef RANK
+#define RANK 1          /* r: columns of A, rows of B */
+#endif
+#ifndef HAS_BASE
+#define HAS_BASE 1      /* 1: Y includes X*W */
+#endif
+#ifndef ACCUMULATE
+#define ACCUMULATE 0    /* 1: Y += result */
+#endif
+/* lora_forward: factor of (X*A)*B; softmax: applied to x first */
+#ifndef SCALE
+#define SCALE 1.0f
+#endif
+/* row ops */
+#ifndef FEATURES
+#define FEATURES 1      /* elements per row */
+#endif
+#ifndef EPS
+#define EPS 1e-5f       /* rmsnorm, layernorm: added under the root */
+#endif
+
+/* t[m][j] = SCALE * sum_k x[m][k] * a[k][j]; one work-item per (j, m). */
+__kernel void naive_xa(int rows, __global const storage_t *x,
                        __global const storage_t *a, __global float *t)
 {
     int j = get_global_id(0);
     int m = get_global_id(1);
-    if (j >= rank || m >= rows) {
+    if (j >= RANK || m >= rows) {
         return;
     }
     float acc = 0.0f;
-    for (int k = 0; k < k_dim; k++) {
-        acc += load1(x, (size_t)m * k_dim + k) * load1(a, (size_t)k * rank + j);
+    for (int k = 0; k < IN_FEATURES; k++) {
+        acc += load1(x, (size_t)m * IN_FEATURES + k) *
+               load1(a, (size_t)k * RANK + j);
     }
-    t[(size_t)m * rank + j] = scale * acc;
+    t[(size_t)m * RANK + j] = SCALE * acc;
 }
 
-/* y[m][n] (+)= sum_k x[m][k] w[k][n] + sum_j t[m][j] b[j][n]. */
-__kernel void naive_lora(int rows, int k_dim, int n_dim, int rank,
-                         int has_base, int accumulate,
-                         __global const storage_t *x,
+/* y[m][n] (+)= sum_k x[m][k] w[k][n] + sum_j t[m][j] b[j][n]; one
+ * work-item per (n, m). */
+__kernel void naive_lora(int rows, __global const storage_t *x,
                          __global const storage_t *w,
                          __global const float *t,
                          __global const storage_t *b,
@@ -31,50 +63,50 @@ __kernel void naive_lora(int rows, int k_dim, int n_dim, int rank,
 {
     int n = get_global_id(0);
     int m = get_global_id(1);
-    if (n >= n_dim || m >= rows) {
+    if (n >= OUT_FEATURES || m >= rows) {
         return;
     }
     float acc = 0.0f;
-    if (has_base) {
-        for (int k = 0; k < k_dim; k++) {
-            acc += load1(x, (size_t)m * k_dim + k) *
-                   load1(w, (size_t)k * n_dim + n);
+    if (HAS_BASE) {
+        for (int k = 0; k < IN_FEATURES; k++) {
+            acc += load1(x, (size_t)m * IN_FEATURES + k) *
+                   load1(w, (size_t)k * OUT_FEATURES + n);
         }
     }
-    for (int j = 0; j < rank; j++) {
-        acc += t[(size_t)m * rank + j] * load1(b, (size_t)j * n_dim + n);
+    for (int j = 0; j < RANK; j++) {
+        acc += t[(size_t)m * RANK + j] *
+               load1(b, (size_t)j * OUT_FEATURES + n);
     }
-    size_t at = (size_t)m * n_dim + n;
-    if (accumulate) {
+    size_t at = (size_t)m * OUT_FEATURES + n;
+    if (ACCUMULATE) {
         acc += load1(y, at);
     }
     store1(y, at, acc);
 }
 
-__kernel void naive_softmax(int rows, int d, float scale,
-                            __global const storage_t *x,
+/* One work-item per row, as the three below. */
+__kernel void naive_softmax(int rows, __global const storage_t *x,
                             __global storage_t *y)
 {
     int m = get_global_id(0);
     if (m >= rows) {
         return;
     }
-    size_t base = (size_t)m * d;
+    size_t base = (size_t)m * FEATURES;
     float mx = -INFINITY;
-    for (int i = 0; i < d; i++) {
-        mx = fmax(mx, scale * load1(x, base + i));
+    for (int i = 0; i < FEATURES; i++) {
+        mx = fmax(mx, SCALE * load1(x, base + i));
     }
     float sum = 0.0f;
-    for (int i = 0; i < d; i++) {
-        sum += exp(scale * load1(x, base + i) - mx);
+    for (int i = 0; i < FEATURES; i++) {
+        sum += exp(SCALE * load1(x, base + i) - mx);
     }
-    for (int i = 0; i < d; i++) {
-        store1(y, base + i, exp(scale * load1(x, base + i) - mx) / sum);
+    for (int i = 0; i < FEATURES; i++) {
+        store1(y, base + i, exp(SCALE * load1(x, base + i) - mx) / sum);
     }
 }
 
-__kernel void naive_rmsnorm(int rows, int d, float eps,
-                            __global const storage_t *x,
+__kernel void naive_rmsnorm(int rows, __global const storage_t *x,
                             __global const storage_t *gamma,
                             __global storage_t *y)
 {
@@ -82,20 +114,19 @@ __kernel void naive_rmsnorm(int rows, int d, float eps,
     if (m >= rows) {
         return;
     }
-    size_t base = (size_t)m * d;
+    size_t base = (size_t)m * FEATURES;
     float ss = 0.0f;
-    for (int i = 0; i < d; i++) {
+    for (int i = 0; i < FEATURES; i++) {
         float v = load1(x, base + i);
         ss += v * v;
     }
-    float inv = 1.0f / sqrt(ss / d + eps);
-    for (int i = 0; i < d; i++) {
+    float inv = 1.0f / sqrt(ss / FEATURES + EPS);
+    for (int i = 0; i < FEATURES; i++) {
         store1(y, base + i, load1(x, base + i) * inv * load1(gamma, i));
     }
 }
 
-__kernel void naive_layernorm(int rows, int d, float eps,
-                              __global const storage_t *x,
+__kernel void naive_layernorm(int rows, __global const storage_t *x,
                               __global const storage_t *gamma,
                               __global const storage_t *beta,
                               __global storage_t *y)
@@ -104,23 +135,23 @@ __kernel void naive_layernorm(int rows, int d, float eps,
     if (m >= rows) {
         return;
     }
-    size_t base = (size_t)m * d;
+    size_t base = (size_t)m * FEATURES;
     /* Two passes over x - x[0]: the same variance, but float sums at the
      * scale of the spread, not of the mean (mean 1e4, spread 1e-2 would
      * otherwise lose every digit of the variance). */
     float shift = load1(x, base);
     float sum = 0.0f;
-    for (int i = 0; i < d; i++) {
+    for (int i = 0; i < FEATURES; i++) {
         sum += load1(x, base + i) - shift;
     }
-    float mean = sum / d;
+    float mean = sum / FEATURES;
     float var = 0.0f;
-    for (int i = 0; i < d; i++) {
+    for (int i = 0; i < FEATURES; i++) {
         float c = load1(x, base + i) - shift - mean;
         var += c * c;
     }
-    float inv = 1.0f / sqrt(var / d + eps);
-    for (int i = 0; i < d; i++) {
+    float inv = 1.0f / sqrt(var / FEATURES + EPS);
+    for (int i = 0; i < FEATURES; i++) {
         store1(y, base + i, (load1(x, base + i) - shift - mean) * inv *
                                 load1(gamma, i) + load1(beta, i));
     }

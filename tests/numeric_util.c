@@ -194,6 +194,23 @@ int nu_build(struct nu_kernel *k)
         return 0;
     }
     free(log);
+    log = NULL;
+    t0 = now();
+    naive_stub(&the_naive, &the_rt, k->ks, &st, &log);
+    if (verbose) {
+        fprintf(stderr, "  build %-12s naive %6.2f s\n", k->ks->op->name,
+                now() - t0);
+    }
+    if (st != CL_SUCCESS) {
+        fprintf(stderr, "\nFAIL: naive_stub: %s\n--- spec:\n%s--- log:\n"
+                "%s\n", rt_status(st), k->yaml, log ? log : "(none)");
+        fail(__LINE__, "the naive kernels of '%s' do not build: %s",
+             k->ks->name, rt_status(st));
+        free(log);
+        stub_unload(&k->stub);
+        return 0;
+    }
+    free(log);
     k->built = 1;
     nu_stats.kernels++;
     return 1;
@@ -271,31 +288,23 @@ struct outcome {
     double t_gen, t_naive; /* seconds, compiling at first launch included */
 };
 
-static void release_events(cl_event *ev, int n)
-{
-    for (int i = 0; i < n; i++) {
-        clReleaseEvent(ev[i]);
-    }
-}
-
-/* Runs the generated (NAIVE 0) or naive kernel on B and reads y into OUT. */
+/* Runs the generated (NAIVE 0) or naive stub on B and reads y into OUT. */
 static cl_int run_one(struct nu_kernel *k, const struct vcase *c,
                       const struct vbuffers *b, int naive, float *out,
                       int *canary_ok)
 {
-    cl_event ev[SPECL_MAX_LAUNCHES + 2];
-    int n_ev = 0;
-    cl_int st;
+    cl_event done = NULL;
+    cl_int st = CL_SUCCESS;
+    struct stub *s = naive ? naive_stub(&the_naive, &the_rt, k->ks, &st, NULL)
+                           : &k->stub;
     *canary_ok = 1;
-    if (naive) {
-        st = naive_enqueue(&the_rt, &the_naive, c, b, ev, &n_ev);
-    } else {
-        st = stub_enqueue(&k->stub, the_rt.queue, c->rows, b->mem, 0, NULL,
-                          &ev[0]);
-        n_ev = st == CL_SUCCESS;
+    if (s != NULL) {
+        st = stub_enqueue(s, the_rt.queue, c->rows, b->mem, 0, NULL, &done);
     }
     cl_int fin = clFinish(the_rt.queue);
-    release_events(ev, n_ev);
+    if (done != NULL) {
+        clReleaseEvent(done);
+    }
     if (st == CL_SUCCESS) {
         st = fin;
     }
@@ -488,5 +497,79 @@ int nu_run_rows(struct nu_kernel *k, const size_t *rows, int n,
     for (int i = 0; i < n; i++) {
         passed += nu_run(k, rows[i], dist);
     }
+    return passed;
+}
+
+int nu_check_naive(const struct kernel_spec *ks, const size_t *rows, int n)
+{
+    struct stub s;
+    char *log = NULL;
+    int passed = 0;
+    if (!rt_ok) {
+        fail(__LINE__, "no device");
+        return 0;
+    }
+    cl_int st = stub_load_naive(&s, &the_rt, ks, &log);
+    if (st != CL_SUCCESS) {
+        fprintf(stderr, "\nFAIL: stub_load_naive '%s' (%s, %s): %s\n--- "
+                "log:\n%s\n", ks->name, ks->op->name, dtype_name(ks->dtype),
+                rt_status(st), log ? log : "(none)");
+        fail(__LINE__, "the naive stub of '%s' (%s) does not build: %s",
+             ks->name, dtype_name(ks->dtype), rt_status(st));
+        free(log);
+        return 0;
+    }
+    free(log);
+    nu_stats.kernels++;
+    double bound = NAIVE_SLACK * error_bound(ks);
+    for (int i = 0; i < n; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        unsigned long seed = base_seed * 1000003UL + ++case_counter;
+        int canary_ok = 1;
+        double err = INFINITY;
+        nu_stats.cases++;
+        if (vcase_init(&c, ks, rows[i], seed, nu_unit()) < 0) {
+            nu_stats.failed++;
+            fail(__LINE__, "vcase_init: out of memory");
+            continue;
+        }
+        size_t count = c.count[c.out];
+        double *ref = vcase_reference(&c);
+        float *got = calloc(count ? count : 1, sizeof *got);
+        st = ref != NULL && got != NULL ? vbuffers_create(&the_rt, &c, &b)
+                                        : CL_OUT_OF_HOST_MEMORY;
+        if (st == CL_SUCCESS) {
+            cl_event done = NULL;
+            st = stub_enqueue(&s, the_rt.queue, c.rows, b.mem, 0, NULL,
+                              &done);
+            cl_int fin = clFinish(the_rt.queue);
+            if (done != NULL) {
+                clReleaseEvent(done);
+            }
+            st = st != CL_SUCCESS ? st : fin;
+            if (st == CL_SUCCESS) {
+                st = vbuffers_read_output(&the_rt, &c, &b, got, &canary_ok);
+            }
+            vbuffers_free(&b);
+        }
+        if (st == CL_SUCCESS) {
+            err = rel_l2(got, ref, count);
+        }
+        if (st == CL_SUCCESS && err <= bound) {
+            passed++;
+            CU_PASS("naive case");
+        } else {
+            nu_stats.failed++;
+            fail(__LINE__, "naive '%s' %s %s rows %zu seed %lu: %s, error "
+                 "%.3g (bound %.3g)%s", ks->name, ks->op->name,
+                 dtype_name(ks->dtype), rows[i], seed, rt_status(st), err,
+                 bound, canary_ok ? "" : ", wrote past its output");
+        }
+        free(ref);
+        free(got);
+        vcase_free(&c);
+    }
+    stub_unload(&s);
     return passed;
 }

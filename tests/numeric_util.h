@@ -81,6 +81,13 @@ long nu_small_path_rows(const struct nu_kernel *k);
  * worst rows printed. Returns 1 when every check passed. */
 int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist);
 
+/* Loads KS's naive stub (stub_load_naive) and checks it alone against
+ * the float64 reference over each of N row counts (rows[i]), with the
+ * room the naive kernels get in nu_run. Fails the test on a build error,
+ * an OpenCL error, a changed canary or too large an error; returns how
+ * many row counts passed. */
+int nu_check_naive(const struct kernel_spec *ks, const size_t *rows, int n);
+
 /* As nu_run over each of N row counts; returns how many passed. */
 int nu_run_rows(struct nu_kernel *k, const size_t *rows, int n,
                 struct vdist dist);

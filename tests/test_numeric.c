@@ -307,6 +307,45 @@ static void test_seeds(void)
     spec_set_free(&set);
 }
 
+/* ---- naive stubs -------------------------------------------------------- */
+
+#define GOLDEN_FILE "tests/golden/golden.yaml"
+
+/* The naive stub (emit_naive) of every op builds and matches float64 on
+ * its own, in every dtype: the kernels of tests/golden/golden.yaml (one or
+ * more per op) at 1, 7 and 130 rows. */
+static void test_naive_stubs(void)
+{
+    static const enum dtype dts[N_DTYPES] = {DTYPE_F32, DTYPE_F16,
+                                             DTYPE_BF16};
+    static const size_t rows[] = {1, 7, 130};
+    struct spec_set set;
+    struct diags d = {.out = stderr};
+    spec_set_init(&set);
+    spec_read_file(&set, GOLDEN_FILE, &d);
+    CU_ASSERT_EQUAL(d.count, 0);
+    for (int o = 0; op_registry[o] != NULL; o++) {
+        int seen = 0;
+        for (int i = 0; i < set.n_kernel; i++) {
+            if (set.kernel[i].op != op_registry[o]) {
+                continue;
+            }
+            seen++;
+            for (int t = 0; t < N_DTYPES; t++) {
+                struct kernel_spec ks = set.kernel[i];
+                ks.dtype = dts[t];
+                CU_ASSERT_EQUAL(nu_check_naive(&ks, rows, 3), 3);
+            }
+        }
+        CU_ASSERT(seen > 0);
+        if (seen == 0) {
+            fprintf(stderr, "\nFAIL: op %s has no kernel in %s\n",
+                    op_registry[o]->name, GOLDEN_FILE);
+        }
+    }
+    spec_set_free(&set);
+}
+
 /* ---- the op defaults for CPUs (gen --target cpu; bench and tune on a
  * CPU device) ------------------------------------------------------------ */
 
@@ -395,7 +434,9 @@ int add_numeric_suite(void)
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
         CU_add_test(s, "op defaults for CPUs", test_cpu_defaults) == NULL ||
         CU_add_test(s, "specs/seeds.yaml at small rows", test_seeds) ==
-            NULL) {
+            NULL ||
+        CU_add_test(s, "naive stubs of every op and dtype",
+                    test_naive_stubs) == NULL) {
         return -1;
     }
     return 0;

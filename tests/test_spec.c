@@ -738,39 +738,51 @@ static int has_buffer(const struct plan *p, const char *name)
     return 0;
 }
 
-/* KS's naive plan names kernels of tests/naive.cl (NAIVE_CL) and buffers
- * of its plan, its BLAS peer buffers of its plan, and its figures are
- * sane. */
+/* KS's naive plan has KS's buffers, names kernels of tests/naive.cl
+ * (NAIVE_CL) and arguments the stub knows, and emits; its BLAS peer names
+ * buffers of its plan, and its figures are sane. */
 static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
 {
     const struct op_def *op = ks->op;
-    struct plan p;
-    struct naive_plan np;
+    struct plan p, np;
+    struct emitted e;
+    char err[256];
     memset(&p, 0, sizeof p);
-    memset(&np, 0, sizeof np);
     op->plan(ks, &p);
-    op->naive(ks, &np);
-    TU_CHECK(np.n_launch >= 1, "%s: empty naive plan", ks->name);
-    for (int i = 0; i < np.n_launch; i++) {
-        const struct naive_launch *l = &np.launch[i];
+    naive_plan(ks, &np);
+    TU_CHECK(np.n_buffer == p.n_buffer, "%s: naive plan of %d buffers, "
+             "not %d", ks->name, np.n_buffer, p.n_buffer);
+    for (int i = 0; i < np.n_buffer && i < p.n_buffer; i++) {
+        TU_CHECK(strcmp(np.buffer[i].name, p.buffer[i].name) == 0 &&
+                     np.buffer[i].per_row == p.buffer[i].per_row &&
+                     np.buffer[i].fixed == p.buffer[i].fixed,
+                 "%s: naive buffer %d differs", ks->name, i);
+    }
+    TU_CHECK(np.n_path == 1 && np.path[0].max_rows == 0 &&
+                 np.path[0].n_launch >= 1,
+             "%s: the naive plan is not one path of launches", ks->name);
+    for (int i = 0; i < np.path[0].n_launch; i++) {
+        const struct launch *l = &np.path[0].launch[i];
         char head[96];
-        snprintf(head, sizeof head, "__kernel void %s(", l->kernel);
+        snprintf(head, sizeof head, "__kernel void %s(int rows,", l->kernel);
         TU_CHECK(strstr(naive_cl, head) != NULL,
-                 "%s: no naive kernel %s in tests/naive.cl", ks->name,
-                 l->kernel);
+                 "%s: no naive kernel %s(int rows, ...) in tests/naive.cl",
+                 ks->name, l->kernel);
         TU_CHECK(l->dims == 1 || l->dims == 2, "%s: %s has %d dims",
                  ks->name, l->kernel, l->dims);
-        for (int a = 0; a < l->n_arg; a++) {
-            const struct naive_arg *arg = &l->arg[a];
-            TU_CHECK(arg->kind != NAIVE_BUFFER ||
-                         has_buffer(&p, arg->buffer),
-                     "%s: %s argument %d names no buffer of the plan",
-                     ks->name, l->kernel, a);
-            TU_CHECK(arg->kind != NAIVE_TEMP || np.temp_per_row > 0,
-                     "%s: %s uses a temporary of 0 floats", ks->name,
-                     l->kernel);
+        TU_CHECK(l->args[0] != NULL && strcmp(l->args[0], "rows") == 0,
+                 "%s: %s does not take rows first", ks->name, l->kernel);
+        for (int a = 1; l->args[a] != NULL; a++) {
+            int scratch = strcmp(l->args[a], "scratch") == 0;
+            TU_CHECK(scratch ? np.scratch_per_row > 0
+                             : has_buffer(&p, l->args[a]),
+                     "%s: %s argument %d (%s) names no buffer of the plan",
+                     ks->name, l->kernel, a, l->args[a]);
         }
     }
+    TU_CHECK(emit_naive(ks, &e, err, sizeof err) == 0,
+             "%s: emit_naive: %s", ks->name, err);
+    emitted_free(&e); /* also after a failure: then empty */
     if (op->blas_peer != NULL) {
         struct gemm_chain g;
         memset(&g, 0, sizeof g);

@@ -34,7 +34,7 @@ typedef cl_int (*enqueue_fn)(const void *k, cl_command_queue q, size_t rows,
                              const cl_mem *b, cl_uint n_wait,
                              const cl_event *wait, cl_event *done);
 
-struct stub {
+struct stub_api {
     const char *name; /* kernel name in tests/stubs.yaml */
     cl_int (*create)(cl_context ctx, cl_device_id dev, void **out);
     enqueue_fn enqueue;
@@ -81,7 +81,7 @@ ADAPT_ENQUEUE(stub_softmax, b[0], b[1])
 ADAPT_ENQUEUE(stub_rmsnorm, b[0], b[1], b[2])
 ADAPT_ENQUEUE(stub_layernorm, b[0], b[1], b[2], b[3])
 
-static const struct stub stubs[] = {
+static const struct stub_api stubs[] = {
     STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
     STUB(stub_rmsnorm), STUB(stub_layernorm),
 };

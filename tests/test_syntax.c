@@ -22,6 +22,8 @@
 
 static char *dir;                /* the emitted files */
 static struct spec_set kernels;  /* what was emitted there */
+static int golden_from;          /* kernels[golden_from..]: golden.yaml's,
+                                    emitted with their naive stubs */
 static char *spec_paths[MAX_SPECS]; /* the set points at these */
 static int n_spec_paths;
 static CXIndex index_;
@@ -113,6 +115,29 @@ static int read_dir_specs(const char *d_name, struct diags *d)
     return n;
 }
 
+/* The emitted stubs: every kernel's (stem I < n_kernel), then the naive
+ * stubs of golden.yaml's kernels. */
+static int n_stems(void)
+{
+    return 2 * kernels.n_kernel - golden_from;
+}
+
+/* The kernel of stem I; *NAIVE: whether the stem is its naive stub. */
+static const struct kernel_spec *stem_kernel(int i, int *naive)
+{
+    *naive = i >= kernels.n_kernel;
+    return &kernels.kernel[*naive ? i - kernels.n_kernel + golden_from : i];
+}
+
+/* Writes DIR/STEM.EXT of stem I into PATH. */
+static void stem_path(int i, const char *ext, char *path, size_t size)
+{
+    int naive;
+    const struct kernel_spec *ks = stem_kernel(i, &naive);
+    snprintf(path, size, "%s/%s%s.%s", dir, ks->name,
+             naive ? EMIT_NAIVE_SUFFIX : "", ext);
+}
+
 static int setup(void)
 {
     struct diags d = {.out = stderr};
@@ -122,18 +147,23 @@ static int setup(void)
         read_dir_specs("tests/good", &d) <= 0) {
         return 1;
     }
+    golden_from = kernels.n_kernel;
     spec_read_file(&kernels, "tests/golden/golden.yaml", &d);
     if (d.count != 0 || kernels.n_kernel == 0) {
         return 1;
     }
-    for (int k = 0; k < kernels.n_kernel; k++) {
+    for (int i = 0; i < n_stems(); i++) {
+        int naive;
+        const struct kernel_spec *ks = stem_kernel(i, &naive);
         struct emitted e;
         char err[256];
-        if (emit_kernel(&kernels.kernel[k], &e, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: %s\n", kernels.kernel[k].name, err);
+        int rc = naive ? emit_naive(ks, &e, err, sizeof err)
+                       : emit_kernel(ks, &e, err, sizeof err);
+        if (rc != 0) {
+            fprintf(stderr, "%s: %s\n", ks->name, err);
             return 1;
         }
-        int rc = emit_write(dir, &e, err, sizeof err);
+        rc = emit_write(dir, &e, err, sizeof err);
         emitted_free(&e);
         if (rc != 0) {
             fprintf(stderr, "%s\n", err);
@@ -221,12 +251,11 @@ static void test_parser_sanity(void)
 static void test_cl(void)
 {
     int n_args = (int)(sizeof cl_args / sizeof cl_args[0]);
-    for (int k = 0; k < kernels.n_kernel; k++) {
+    for (int i = 0; i < n_stems(); i++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s.cl", dir, kernels.kernel[k].name);
+        stem_path(i, "cl", path, sizeof path);
         int bad = parse(path, NULL, cl_args, n_args);
-        TU_CHECK(bad == 0, "%s.cl: %d diagnostics as OpenCL C 1.2",
-                 kernels.kernel[k].name, bad);
+        TU_CHECK(bad == 0, "%s: %d diagnostics as OpenCL C 1.2", path, bad);
     }
 }
 
@@ -337,12 +366,11 @@ static void test_c(void)
     snprintf(include, sizeof include, "-I%s", dir);
     const char *const args[] = {"-x", "c", "-std=c99", "-pedantic", "-Wall",
                                 "-Wextra", include};
-    for (int k = 0; k < kernels.n_kernel; k++) {
+    for (int i = 0; i < n_stems(); i++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s.c", dir, kernels.kernel[k].name);
+        stem_path(i, "c", path, sizeof path);
         int bad = parse(path, NULL, args, (int)(sizeof args / sizeof args[0]));
-        TU_CHECK(bad == 0, "%s.c: %d diagnostics as C99",
-                 kernels.kernel[k].name, bad);
+        TU_CHECK(bad == 0, "%s: %d diagnostics as C99", path, bad);
     }
 }
 
