@@ -49,9 +49,8 @@ int knobs_text_value(const char *text, const char *key, char *value,
     return -1;
 }
 
-/* Reads VAL as a value of DEF into *NUM; -1 when it is not one. */
-static int parse_value(const struct param_def *def, const char *val,
-                       double *num)
+int knobs_parse_value(const struct param_def *def, const char *val,
+                      double *num)
 {
     if (def->kind == VALUE_CHOICE) {
         for (int c = 0; def->choices[c] != NULL; c++) {
@@ -94,7 +93,7 @@ int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
         int k = eq != NULL ? op_knob_index(ks->op, key) : -1;
         double num = 0;
         if (eq == NULL || k < 0 ||
-            parse_value(&ks->op->knobs[k], val, &num) < 0) {
+            knobs_parse_value(&ks->op->knobs[k], val, &num) < 0) {
             if (why != NULL) {
                 snprintf(why, why_size, "%s '%.*s' in \"%s\"",
                          eq == NULL ? "no '=' in" :
@@ -126,7 +125,8 @@ int knobs_example(const struct op_def *op, enum target target,
         if (op->example != NULL &&
             knobs_text_value(op->example, op->fields[i].key, value,
                              sizeof value) == 0) {
-            if (parse_value(&op->fields[i], value, &out->field[i].num) < 0) {
+            if (knobs_parse_value(&op->fields[i], value,
+                                  &out->field[i].num) < 0) {
                 return -1;
             }
             out->field[i].set = 1;

@@ -33,6 +33,12 @@ int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
 int knobs_example(const struct op_def *op, enum target target,
                   struct kernel_spec *out);
 
+/* Reads VAL as a spec writes a value of DEF ("64", "true", "prepass")
+ * into *NUM (a choice as its index); -1 when it is not one within DEF's
+ * limits. */
+int knobs_parse_value(const struct param_def *def, const char *val,
+                      double *num);
+
 /* The value of KEY in a "key=value key=value" TEXT, copied into VALUE;
  * returns 0, or -1 when KEY is absent. */
 int knobs_text_value(const char *text, const char *key, char *value,

@@ -6,6 +6,7 @@
 #include "emit.h"
 #include "knobs.h"
 #include "runtime.h"
+#include "tune.h"
 #include "tunedb.h"
 #include "spec.h"
 
@@ -13,7 +14,6 @@
 #define EXIT_USAGE 2   /* the command line itself */
 
 int specl_bench_main(int argc, char **argv);
-int specl_tune_main(int argc, char **argv);
 
 static void usage(FILE *f)
 {

@@ -63,17 +63,8 @@ int tune_space_build(const struct op_def *op, struct tune_space *sp,
         for (char *t = strtok_r(copy, " ", &save); t;
              t = strtok_r(NULL, " ", &save)) {
             double v;
-            if (def->kind == VALUE_CHOICE) {
-                v = -1;
-                for (int c = 0; def->choices[c]; c++) {
-                    if (strcmp(def->choices[c], t) == 0) {
-                        v = c;
-                    }
-                }
-            } else {
-                v = strtod(t, NULL);
-            }
-            if (v < 0 || sp->n_value[a] == TUNE_MAX_VALUES) {
+            if (knobs_parse_value(def, t, &v) < 0 ||
+                sp->n_value[a] == TUNE_MAX_VALUES) {
                 snprintf(err, errsize, "tuning space of %s: bad value %s "
                          "for %s", op->name, t, ax->knob);
                 return -1;
