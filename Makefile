@@ -74,7 +74,7 @@ clean:
 
 # ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
 TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
-TEST_LIBS   = $(LIBS) -lclblast -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
+TEST_LIBS   = $(LIBS) -pthread -lclblast -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
 TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c,$(TEST_SRC)))
 
 -include tests/tests.mk

@@ -5,6 +5,7 @@
  * against the float64 reference, a failed build with its log, and the
  * vendoring example (examples/vendor) built and run on its own. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,102 @@ static void test_results(void)
             free_case(&c, &b);
         }
     }
+}
+
+/* Threads sharing one built program, each through its own NAME_clone and
+ * queue, many calls each on inputs of their own: every result matches
+ * float64 (kernel arguments set on a shared handle would race). */
+#define THREADS 4
+#define CALLS 12
+
+struct thread_run {
+    int stub;               /* index in stubs[] */
+    const void *parent;     /* the handle to clone */
+    const struct vbuffers *b;
+    size_t rows;
+    cl_int err;
+};
+
+static cl_int clone_of(int i, const void *parent, void **out)
+{
+    if (i == 0) {
+        return stub_lora_clone(parent, (stub_lora **)out);
+    }
+    return stub_rmsnorm_clone(parent, (stub_rmsnorm **)out);
+}
+
+static void *thread_main(void *arg)
+{
+    struct thread_run *t = arg;
+    void *mine = NULL;
+    cl_command_queue q = clCreateCommandQueue(rt.ctx, rt.device, 0, &t->err);
+    if (t->err == CL_SUCCESS) {
+        t->err = clone_of(t->stub, t->parent, &mine);
+    }
+    for (int n = 0; n < CALLS && t->err == CL_SUCCESS; n++) {
+        t->err = stubs[t->stub].enqueue(mine, q, t->rows, t->b->mem, 0, NULL,
+                                        NULL);
+    }
+    if (t->err == CL_SUCCESS) {
+        t->err = clFinish(q);
+    }
+    if (mine != NULL) {
+        stubs[t->stub].destroy(mine);
+    }
+    if (q != NULL) {
+        clReleaseCommandQueue(q);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    static const int which[] = {0, 3}; /* stub_lora, stub_rmsnorm */
+    for (size_t w = 0; w < sizeof which / sizeof which[0]; w++) {
+        int i = which[w];
+        struct vcase c[THREADS];
+        struct vbuffers b[THREADS];
+        struct thread_run run[THREADS];
+        pthread_t tid[THREADS];
+        int made = 0;
+        for (; made < THREADS; made++) {
+            /* different rows and inputs per thread: 37, 38, ... */
+            if (make_case(i, 37 + (size_t)made, &c[made], &b[made]) != 0) {
+                break;
+            }
+            run[made] = (struct thread_run){i, handle[i], &b[made],
+                                            37 + (size_t)made, CL_SUCCESS};
+        }
+        CU_ASSERT_EQUAL(made, THREADS);
+        int started = 0;
+        for (; started < made; started++) {
+            if (pthread_create(&tid[started], NULL, thread_main,
+                               &run[started]) != 0) {
+                break;
+            }
+        }
+        CU_ASSERT_EQUAL(started, made);
+        for (int t = 0; t < started; t++) {
+            pthread_join(tid[t], NULL);
+            TU_CHECK(run[t].err == CL_SUCCESS, "%s thread %d: %s",
+                     stubs[i].name, t, rt_status(run[t].err));
+            check_result(i, &c[t], &b[t], "own clone per thread");
+        }
+        for (int t = 0; t < made; t++) {
+            free_case(&c[t], &b[t]);
+        }
+    }
+    /* A clone of a failed build is refused; NULL arguments too. */
+    stub_broken *broken = NULL;
+    stub_broken *copy = NULL;
+    cl_int err = stub_broken_create(rt.ctx, rt.device, &broken);
+    CU_ASSERT_NOT_EQUAL(err, CL_SUCCESS);
+    CU_ASSERT_EQUAL(stub_broken_clone(broken, &copy),
+                    CL_INVALID_PROGRAM_EXECUTABLE);
+    CU_ASSERT_PTR_NULL(copy);
+    CU_ASSERT_EQUAL(stub_broken_clone(NULL, &copy), CL_INVALID_VALUE);
+    CU_ASSERT_EQUAL(stub_softmax_clone(handle[2], NULL), CL_INVALID_VALUE);
+    stub_broken_destroy(broken);
 }
 
 /* NAME_enqueue_scratch: lora_delta (a lora_xa prepass: scratch needed)
@@ -612,6 +709,7 @@ int add_stub_suite(void)
     CU_pSuite s = CU_add_suite("stub", setup, cleanup);
     if (s == NULL ||
         CU_add_test(s, "results match float64", test_results) == NULL ||
+        CU_add_test(s, "threads, a clone each", test_threads) == NULL ||
         CU_add_test(s, "caller-owned scratch", test_caller_scratch) ==
             NULL ||
         CU_add_test(s, "rows 0 refused", test_rows_zero) == NULL ||

@@ -705,6 +705,43 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
     return CL_SUCCESS;
 }
 
+cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *k, struct golden_rmsnorm **out)
+{
+    cl_int err;
+    if (out == NULL) {
+        return CL_INVALID_VALUE;
+    }
+    *out = NULL;
+    if (k == NULL) {
+        return CL_INVALID_VALUE;
+    }
+    if (k->kernels[0] == NULL) {
+        return CL_INVALID_PROGRAM_EXECUTABLE; /* its build failed */
+    }
+    struct golden_rmsnorm *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    err = clRetainProgram(k->program);
+    if (err != CL_SUCCESS) {
+        free(c);
+        return err;
+    }
+    c->program = k->program;
+    /* Kernel arguments live in the cl_kernel: a handle of its own per
+     * thread, from the same built program. */
+    for (size_t i = 0; i < SPECL_N_KERNELS && err == CL_SUCCESS; i++) {
+        c->kernels[i] = clCreateKernel(c->program, specl_kernel_names[i],
+                                       &err);
+    }
+    if (err != CL_SUCCESS) {
+        golden_rmsnorm_destroy(c);
+        return err;
+    }
+    *out = c;
+    return CL_SUCCESS;
+}
+
 const char *golden_rmsnorm_build_log(const struct golden_rmsnorm *k)
 {
     return k != NULL && k->build_log != NULL ? k->build_log : "";

@@ -51,7 +51,8 @@ cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
  * for rows == 0 (or too many), CL_INVALID_MEM_OBJECT for a NULL buffer,
  * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs.
  * Not safe to call for one handle from several threads at once (kernel
- * arguments are set on shared kernel objects). */
+ * arguments are set on the handle's kernel objects): give each thread a
+ * handle of its own from golden_rmsnorm_clone. */
 cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q, size_t rows,
                     cl_mem x,
                     cl_mem gamma,
@@ -76,6 +77,12 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
                     cl_mem y,
                     cl_mem scratch, cl_uint n_wait, const cl_event *wait,
                     cl_event *done);
+
+/* A new handle on K's built program, for another thread: kernel objects
+ * of its own, the program shared (nothing is rebuilt). Handles may be
+ * destroyed in any order; the program goes with the last. Returns
+ * CL_INVALID_PROGRAM_EXECUTABLE for a handle whose build failed. */
+cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *k, struct golden_rmsnorm **out);
 
 /* The compiler's log after a failed golden_rmsnorm_create ("" if none). */
 const char *golden_rmsnorm_build_log(const struct golden_rmsnorm *k);
