@@ -138,8 +138,26 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
     if (db_path != NULL) {
         struct diags d = {.out = stderr};
         errors += tunedb_load(&db, db_path, 0, &d);
+        char held[1024];
+        const char *device = NULL;
+        if (!errors && db_device != NULL &&
+            (device = tunedb_device(&db, db_device, held, sizeof held)) ==
+                NULL) {
+            diag_error(&d, db_path, (struct mark){0, 0},
+                       "--db-device '%s' names no device of this database "
+                       "(it holds: %s)",
+                       db_device, held[0] ? held : "no entry");
+            errors++;
+        }
         if (!errors) {
-            tunedb_apply(db.n ? &db : NULL, &set, db_device);
+            tunedb_apply(db.n ? &db : NULL, &set, device);
+            /* Where each kernel's knobs came from, entry or not. */
+            for (int i = 0; i < set.n_kernel; i++) {
+                const struct kernel_spec *ks = &set.kernel[i];
+                fprintf(stderr, "specl: note: %s: %s\n", ks->name,
+                        ks->tile_note[0] ? ks->tile_note
+                                         : "knobs as the spec gives them");
+            }
         }
     }
     tunedb_free(&db);

@@ -178,6 +178,35 @@ void tune_device_slug(const char *device, char *out, size_t size)
 
 /* ---- picking knobs for `specl gen` ------------------------------------ */
 
+const char *tunedb_device(const struct tunedb *db, const char *name,
+                          char *list, size_t list_size)
+{
+    char slug[256];
+    if (list != NULL && list_size > 0) {
+        list[0] = '\0';
+    }
+    for (int i = 0; i < db->n; i++) {
+        const char *dev = db->entry[i].device;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            seen = strcmp(db->entry[j].device, dev) == 0;
+        }
+        if (seen) {
+            continue;
+        }
+        tune_device_slug(dev, slug, sizeof slug);
+        if (strcmp(dev, name) == 0 || strcmp(slug, name) == 0) {
+            return dev;
+        }
+        if (list != NULL && list_size > 0) {
+            size_t len = strlen(list);
+            snprintf(list + len, list_size - len, "%s%s (%s)", len ? "; " : "",
+                     dev, slug);
+        }
+    }
+    return NULL;
+}
+
 /* Value of KEY in a "k=v k=v" text (true and false as 1 and 0); NAN
  * when absent. */
 static double text_value(const char *text, const char *key)

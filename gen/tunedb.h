@@ -94,6 +94,13 @@ void tunedb_apply(const struct tunedb *db, struct spec_set *set,
 /* A file-name-safe form of a device name ("nvidia-h100-80gb-hbm3"). */
 void tune_device_slug(const char *device, char *out, size_t size);
 
+/* The device of DB's entries that NAME names: a device name as stored, or
+ * its slug (as in the database's file name). NULL when none does; then
+ * LIST (when not NULL) gets the devices the database holds, "name (slug)"
+ * separated by "; ". */
+const char *tunedb_device(const struct tunedb *db, const char *name,
+                          char *list, size_t list_size);
+
 /* The shape key of KS: its int and bool fields as "key=value ...". */
 void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size);
 

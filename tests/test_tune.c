@@ -2058,7 +2058,6 @@ static void test_gen_db(void)
         TU_CHECK(rc == 0, "gen --db two devices (%s): exit %d\n%s",
                  devices[d] ? devices[d] : "none named", rc, errs);
         free(out);
-        free(errs);
         check_gen_output(dir, &applied);
         const struct kernel_spec *g = find_kernel(&applied, "g_exact");
         const char *want = d == 0 ? "op defaults (the tuning database holds "
@@ -2068,8 +2067,45 @@ static void test_gen_db(void)
                  "two devices, %s: g_exact note '%s'",
                  devices[d] ? devices[d] : "none named",
                  g ? g->tile_note : "-");
+        /* Every kernel's source is said, on stderr. */
+        for (int k = 0; k < applied.n_kernel; k++) {
+            char line[512];
+            const struct kernel_spec *ks = &applied.kernel[k];
+            snprintf(line, sizeof line, "specl: note: %s: %s\n", ks->name,
+                     ks->tile_note[0] ? ks->tile_note
+                                      : "knobs as the spec gives them");
+            TU_CHECK(strstr(errs, line) != NULL,
+                     "gen --db (%s): no note for %s in\n%s",
+                     devices[d] ? devices[d] : "none named", ks->name, errs);
+        }
+        free(errs);
         spec_set_free(&applied);
     }
+
+    /* --db-device takes the slug of the file name too, and one that names
+     * no device of the file is an error that lists them; nothing written. */
+    CU_ASSERT_EQUAL_FATAL(read_spec(&applied, GEN_SPEC), 0);
+    tunedb_apply(&db, &applied, OTHER_DEVICE);
+    char slug[256];
+    tune_device_slug(OTHER_DEVICE, slug, sizeof slug);
+    snprintf(dir, sizeof dir, "%s/slug", out_dir);
+    rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s' --db-device '%s' "
+               "-o '%s'", two_path, slug, dir);
+    TU_CHECK(rc == 0, "gen --db-device %s: exit %d\n%s", slug, rc, errs);
+    free(out);
+    free(errs);
+    check_gen_output(dir, &applied);
+    spec_set_free(&applied);
+    snprintf(dir, sizeof dir, "%s/typo", out_dir);
+    rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s' --db-device 'Other' "
+               "-o '%s'", two_path, dir);
+    TU_CHECK(rc == 1 && strstr(errs, "--db-device 'Other' names no device") &&
+                 strstr(errs, TEST_DEVICE) && strstr(errs, slug) &&
+                 !file_exists(dir),
+             "gen --db-device Other: exit %d, wrote %s\n%s", rc,
+             file_exists(dir) ? "files" : "nothing", errs);
+    free(out);
+    free(errs);
     tunedb_free(&db);
 
     /* An empty database; a missing or malformed one writes nothing. */
