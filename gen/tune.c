@@ -1,6 +1,8 @@
 /* tune.c - the tuner: each kernel's search space, the constraint filter,
  * the search (verifying every candidate before timing it, keeping the
  * results in a tuning-database entry), and `specl tune` around it. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -755,6 +757,98 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
 
 static volatile sig_atomic_t interrupted = 0;
 
+/* Takes PATH.lock for writing, waiting for another run that holds it; the
+ * descriptor, or -1 with the reason in ERR. A lock file that its holder
+ * removed in the meantime is taken again. */
+static int lock_db(const char *path, char *err, size_t errsize)
+{
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    for (;;) {
+        int fd = open(lock, O_RDWR | O_CREAT, 0666);
+        if (fd < 0) {
+            snprintf(err, errsize, "%s: cannot create: %s", lock,
+                     strerror(errno));
+            return -1;
+        }
+        struct flock fl;
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        int rc;
+        while ((rc = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR) {
+        }
+        struct stat held, now;
+        if (rc == 0 && fstat(fd, &held) == 0 && stat(lock, &now) == 0 &&
+            held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
+            return fd;
+        }
+        if (rc < 0) {
+            snprintf(err, errsize, "%s: cannot lock: %s", lock,
+                     strerror(errno));
+            close(fd);
+            return -1;
+        }
+        close(fd);
+    }
+}
+
+static void unlock_db(const char *path, int fd)
+{
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    close(fd);
+}
+
+/* Saves DB into PATH merged with what PATH holds now (another run's
+ * entries and records kept; of two bests the faster), under PATH.lock, so
+ * that runs writing one database at once lose nothing. */
+static int save_merged(const struct tunedb *db, const char *path, char *err,
+                       size_t errsize)
+{
+    int fd = lock_db(path, err, errsize);
+    if (fd < 0) {
+        return -1;
+    }
+    struct tunedb disk;
+    struct diags d = {.out = stderr};
+    tunedb_init(&disk);
+    int rc = tunedb_load(&disk, path, 1, &d) == 0 ? 0 : -1;
+    if (rc < 0) {
+        snprintf(err, errsize, "%s changed into a file that does not load; "
+                 "not overwritten", path);
+    } else {
+        tunedb_merge(&disk, db);
+        rc = tunedb_save(&disk, path, err, errsize);
+    }
+    tunedb_free(&disk);
+    unlock_db(path, fd);
+    return rc;
+}
+
+/* Whether the database at PATH can be written (its directory, since it is
+ * replaced through a temporary file), before any measuring. */
+static int db_writable(const char *path, char *err, size_t errsize)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL) {
+        snprintf(dir, sizeof dir, ".");
+    } else if (slash == dir) {
+        dir[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    if (access(dir, W_OK) != 0) {
+        snprintf(err, errsize, "cannot write the tuning database %s: %s: %s",
+                 path, dir, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
 static void on_sigint(int sig)
 {
     (void)sig;
@@ -947,7 +1041,7 @@ int specl_tune_main(int argc, char **argv)
         rc = 1;
     }
     struct rt rt;
-    char err[256];
+    char err[2048];
     if (rc == 0 && rt_open(&rt, device, err, sizeof err) < 0) {
         fprintf(stderr, "specl: error: %s\n", err);
         rc = 1;
@@ -967,6 +1061,22 @@ int specl_tune_main(int argc, char **argv)
         tune_device_slug(rt.name, slug, sizeof slug);
         mkdir("tuning", 0777);
         snprintf(db_path, sizeof db_path, "tuning/%s.yaml", slug);
+    }
+    int named = only == NULL;
+    for (int k = 0; k < set.n_kernel && !named; k++) {
+        named = strcmp(only, set.kernel[k].name) == 0;
+    }
+    if (!named) {
+        fprintf(stderr, "specl: error: no kernel to tune named %s\n", only);
+        rt_close(&rt);
+        spec_set_free(&set);
+        return 1;
+    }
+    if (!db_writable(db_path, err, sizeof err)) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        rt_close(&rt);
+        spec_set_free(&set);
+        return 1;
     }
     struct tunedb db;
     tunedb_init(&db);
@@ -993,7 +1103,7 @@ int specl_tune_main(int argc, char **argv)
         o.plot = matched == 1 ? plot : NULL;
         rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k]);
         /* Save after every kernel: an interrupted run keeps its results. */
-        if (tunedb_save(&db, db_path, err, sizeof err) < 0) {
+        if (save_merged(&db, db_path, err, sizeof err) < 0) {
             fprintf(stderr, "specl: error: %s\n", err);
             rc = 1;
         }

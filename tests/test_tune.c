@@ -1159,6 +1159,56 @@ static void test_tune_bad_options(void)
  * 8): tune_kernel fails with nothing evaluated, and the database it leaves
  * (an entry without tried configs) saves and loads again; `specl tune`
  * resumes from it and exits 1 saying so. */
+/* Two runs writing one database at once keep both their entries (saving
+ * merges with the file under a lock); a database that cannot be written
+ * is refused before anything is measured. */
+static void test_tune_shared_db(void)
+{
+    char db_path[4096], out_a[4096], out_b[4096];
+    tmp_path(db_path, sizeof db_path, "shared.yaml");
+    tmp_path(out_a, sizeof out_a, "shared_a.txt");
+    tmp_path(out_b, sizeof out_b, "shared_b.txt");
+    remove(db_path);
+    int rc = tu_run("(" LSAN_ENV RUN_TIMEOUT "%s tune " SMALL_SPEC
+                    " --kernel t_softmax --rows 8 --strategy random "
+                    "--max-evals 3 --reps 2 --db '%s' >'%s' 2>&1 & a=$!; "
+                    LSAN_ENV RUN_TIMEOUT "%s tune " SMALL_SPEC
+                    " --kernel t_lora --rows 8 --strategy random "
+                    "--max-evals 3 --reps 2 --db '%s' >'%s' 2>&1 & b=$!; "
+                    "wait $a && wait $b)",
+                    TU_SPECL, db_path, out_a, TU_SPECL, db_path, out_b);
+    char *a = tu_read(out_a, NULL), *b = tu_read(out_b, NULL);
+    TU_CHECK(rc == 0, "two tunes at once: exit %d\n%s\n%s", rc,
+             a ? a : "", b ? b : "");
+    free(a);
+    free(b);
+    struct tunedb db;
+    CU_ASSERT_EQUAL_FATAL(load_db(&db, db_path), 0);
+    int softmax = 0, lora = 0;
+    for (int i = 0; i < db.n; i++) {
+        softmax += strcmp(db.entry[i].op, "softmax") == 0 &&
+                   db.entry[i].n_tried == 3;
+        lora += strcmp(db.entry[i].op, "lora_forward") == 0 &&
+                db.entry[i].n_tried == 3;
+    }
+    TU_CHECK(db.n == 2 && softmax == 1 && lora == 1,
+             "two tunes at once: %d entries (softmax %d, lora %d)", db.n,
+             softmax, lora);
+    tunedb_free(&db);
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s.lock", db_path);
+    TU_CHECK(!file_exists(lock), "%s left behind", lock);
+
+    char *out, *err;
+    rc = specl(&out, &err, "tune " SMALL_SPEC " --kernel t_softmax --rows 8 "
+               "--db /nonexistent-dir/db.yaml");
+    TU_CHECK(rc == 1 && strstr(err, "cannot write the tuning database") &&
+                 strstr(out, "evaluated") == NULL,
+             "unwritable --db: exit %d\n%s%s", rc, out, err);
+    free(out);
+    free(err);
+}
+
 static void test_tune_none_valid(void)
 {
     char db_path[4096], err_text[256];
@@ -2301,6 +2351,8 @@ int add_tune_suite(void)
             NULL ||
         CU_add_test(s, "tune: the command", test_tune_cli) == NULL ||
         CU_add_test(s, "tune: bad options", test_tune_bad_options) == NULL ||
+        CU_add_test(s, "tune: two runs, one database", test_tune_shared_db) ==
+            NULL ||
         CU_add_test(s, "tune: no valid config", test_tune_none_valid) ==
             NULL ||
         CU_add_test(s, "tune: resume", test_tune_resume) == NULL ||
