@@ -649,6 +649,56 @@ static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
     return e;
 }
 
+static int interrupted_search(const struct tune_options *o)
+{
+    return o->stop != NULL && *o->stop;
+}
+
+static int cmp_us(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The search's best against the op defaults (F's home config), re-timed
+ * back to back in alternation: a config found faster in one noisy
+ * measurement must beat the defaults again to be stored (else the
+ * defaults are the best, with their record's time). */
+static void confirm_best(struct search *s, const struct tune_filter *f,
+                         struct tune_result *r)
+{
+    double t[2][TUNE_CONFIRM_ROUNDS];
+    struct kernel_spec cfg[2];
+    tune_space_config(s->ks, &f->sp, f->home, &cfg[0], NULL, 0);
+    tune_space_config(s->ks, &f->sp, r->best, &cfg[1], NULL, 0);
+    for (int round = 0; round < TUNE_CONFIRM_ROUNDS; round++) {
+        for (int c = 0; c < 2; c++) {
+            struct result res;
+            memset(&res, 0, sizeof res);
+            if (measure_stub(s->mc, &cfg[c], s->o->reps, &res, NULL) !=
+                STUB_TIMED) {
+                return; /* it ran in the search: leave the search's word */
+            }
+            t[c][round] = res.us;
+        }
+    }
+    for (int c = 0; c < 2; c++) {
+        qsort(t[c], TUNE_CONFIRM_ROUNDS, sizeof t[c][0], cmp_us);
+    }
+    r->confirmed = 1;
+    r->confirm_default_us = t[0][TUNE_CONFIRM_ROUNDS / 2];
+    r->confirm_best_us = t[1][TUNE_CONFIRM_ROUNDS / 2];
+    r->default_spread[0] = t[0][0];
+    r->default_spread[1] = t[0][TUNE_CONFIRM_ROUNDS - 1];
+    r->best_spread[0] = t[1][0];
+    r->best_spread[1] = t[1][TUNE_CONFIRM_ROUNDS - 1];
+    if (r->confirm_best_us >= r->confirm_default_us) {
+        r->kept_defaults = 1;
+        r->best = f->home;
+        r->best_us = s->state[f->home].us;
+    }
+}
+
 int tune_kernel(const struct rt *rt, struct naive *naive,
                 const struct kernel_spec *ks, const struct tune_options *o,
                 struct tunedb *db, struct tune_result *r)
@@ -721,6 +771,10 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
     progress(&s, 1);
     r->searched = 1;
 
+    if (r->best >= 0 && f.home >= 0 && r->best != f.home && r->timed > 0 &&
+        s.state[f.home].outcome == TIMED && !interrupted_search(o)) {
+        confirm_best(&s, &f, r);
+    }
     struct tune_entry *e = r->entry;
     if (r->best >= 0) {
         struct kernel_spec cks;
@@ -730,9 +784,13 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
         r->best_gflops = mc.flops / (r->best_us * 1e3);
     }
     /* Keep the database's best if an earlier run found a faster one, or
-     * one as fast (a resume then keeps it, ties among records included). */
-    if (r->best >= 0 && (!e->best[0] || r->best_us < e->best_us ||
-                         tune_entry_tried(e, e->best) == NULL)) {
+     * one as fast (a resume then keeps it, ties among records included),
+     * or if this run timed nothing new (the earlier decision stands); the
+     * defaults kept back to back replace it. */
+    if (r->best >= 0 &&
+        (!e->best[0] || r->kept_defaults ||
+         tune_entry_tried(e, e->best) == NULL ||
+         (r->timed > 0 && r->best_us < e->best_us))) {
         snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
         e->best_us = r->best_us;
         e->best_gbs = r->best_gbs;
@@ -941,7 +999,18 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
            r.evaluated, r.n_cand,
            r.n_cand ? 100.0 * r.evaluated / r.n_cand : 0.0, r.built,
            r.verified, r.timed, r.from_db);
-    if (r.best >= 0) {
+    if (r.confirmed) {
+        printf("  back to back, %d rounds: defaults %.1f us (%.1f-%.1f), "
+               "search's best %.1f us (%.1f-%.1f)%s\n",
+               TUNE_CONFIRM_ROUNDS, r.confirm_default_us, r.default_spread[0],
+               r.default_spread[1], r.confirm_best_us, r.best_spread[0],
+               r.best_spread[1],
+               r.kept_defaults ? ": not faster, the defaults are kept" : "");
+    }
+    if (r.kept_defaults) {
+        printf("  best: the op defaults (%.1f us in the search): %s\n",
+               r.best_us, r.best_knobs);
+    } else if (r.best >= 0) {
         printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", r.best_us,
                r.best_gbs, r.best_gflops, r.best_knobs);
         if (r.default_us > 0) {

@@ -132,6 +132,8 @@ struct tune_options {
 void tune_options_init(struct tune_options *o);
 
 /* What tuning one kernel did. */
+#define TUNE_CONFIRM_ROUNDS 3
+
 struct tune_result {
     long rows;          /* rows measured */
     long n_configs;     /* configs of the space */
@@ -153,6 +155,14 @@ struct tune_result {
     double best_gflops;
     double default_us;  /* the op defaults (KS itself), timed in the same
                            run before the search; -1 when it failed */
+    /* When the search's best is not the op defaults: both re-timed back
+     * to back, TUNE_CONFIRM_ROUNDS times alternately (medians, and each
+     * one's spread, min and max). The best stands only if its median is
+     * the lower; else the defaults are kept as the best (kept_defaults). */
+    int confirmed;
+    double confirm_best_us, confirm_default_us;
+    double best_spread[2], default_spread[2];
+    int kept_defaults;
     struct tune_entry *entry; /* the database entry recorded into; valid
                                  until the database changes */
     int searched;       /* the search ran: the counts above hold */
@@ -166,9 +176,12 @@ struct tune_result {
  * op, dtype, shape and rows, times the op defaults, then searches the
  * candidates with measure_stub (build, verify against float64, time),
  * taking configs already recorded in the entry from it and recording
- * every other evaluated config (its time, or why it failed). The entry's
- * best becomes the search's best unless the entry holds a faster or as
- * fast record; its default_us and version are updated. Fills R. Returns
+ * every other evaluated config (its time, or why it failed). A best that
+ * is not the op defaults is re-timed against them back to back and stands
+ * only if it stays faster (else the defaults are the best). The entry's
+ * best becomes the run's best unless the entry holds a faster or as fast
+ * record, or the run timed nothing new; defaults kept back to back
+ * replace it. Its default_us and version are updated. Fills R. Returns
  * 0 when some config ran correctly and the plot (if any) was written,
  * else 1: R->searched says whether the search ran, and R->error why not
  * (or why the plot failed). Saving DB is the caller's. */
