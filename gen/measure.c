@@ -24,7 +24,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -287,14 +287,6 @@ cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
 /* ---- one kernel ------------------------------------------------------ */
 
 /* Enqueues the mark kernel behind GATE (when not NULL). */
-static cl_int enqueue_mark(struct measure_case *mc, cl_event *gate,
-                           cl_event *ev)
-{
-    size_t one = 1;
-    return clEnqueueNDRangeKernel(mc->rt->queue, mc->mark, 1, NULL, &one,
-                                  &one, gate != NULL, gate, ev);
-}
-
 /* The one-item kernel run_specl times multi-kernel plans from, built on
  * first use. */
 static cl_int mark_kernel(struct measure_case *mc)
@@ -335,7 +327,9 @@ static cl_int run_stub(struct measure_case *bc, struct stub *s, int set,
     if (err != CL_SUCCESS) {
         return err;
     }
-    err = enqueue_mark(bc, &gate, &r->ev[0]);
+    size_t one = 1;
+    err = clEnqueueNDRangeKernel(rt->queue, bc->mark, 1, NULL, &one, &one, 1,
+                                 &gate, &r->ev[0]);
     if (err == CL_SUCCESS) {
         r->n = 1;
         r->from_end = 1;

@@ -124,6 +124,10 @@ enum stub_outcome measure_stub(struct measure_case *mc,
                                const struct kernel_spec *ks, int reps,
                                struct result *r, char **log);
 
+/* The median of V's N values (N > 0); sorts V, so V[0] and V[N - 1] are
+ * then the least and the greatest. */
+double median(double *v, int n);
+
 /* Measures the device's copy, read-only and write-only bandwidths and its
  * fp32 rate. Floors use the copy; a kernel that reads all its input before
  * it writes cannot beat bytes read / read_gbs + bytes written / write_gbs. */

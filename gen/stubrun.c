@@ -162,7 +162,6 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
         return CL_INVALID_PROGRAM;
     }
     s->plan = *plan;
-    s->n_buffer = plan->n_buffer;
     s->ctx = rt->ctx;
     if (resolve(s, e->name, "_create", &fn_create) < 0 ||
         resolve(s, e->name, "_build_log", &fn_build_log) < 0 ||
@@ -192,43 +191,47 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
     return st;
 }
 
-cl_int stub_load(struct stub *s, const struct rt *rt,
-                 const struct kernel_spec *ks, char **log)
+/* Emits KS's stub NAME from PLAN over TEMPLATE_FILE (NULL: the op's
+ * kernels), then loads it. */
+static cl_int emit_and_load(struct stub *s, const struct rt *rt,
+                            const struct kernel_spec *ks, const char *name,
+                            const struct plan *plan,
+                            const char *template_file, char **log)
 {
     struct emitted e;
     char err[512];
-    struct plan plan;
+    if (emit_stub(ks, name, plan, template_file, &e, err, sizeof err) < 0) {
+        set_log(log, err);
+        return CL_INVALID_PROGRAM;
+    }
+    return load_emitted(s, rt, &e, plan, log);
+}
 
+cl_int stub_load(struct stub *s, const struct rt *rt,
+                 const struct kernel_spec *ks, char **log)
+{
+    struct plan plan;
     memset(s, 0, sizeof *s);
     if (log != NULL) {
         *log = NULL;
     }
     memset(&plan, 0, sizeof plan);
     ks->op->plan(ks, &plan);
-    if (emit_kernel(ks, &e, err, sizeof err) < 0) {
-        set_log(log, err);
-        return CL_INVALID_PROGRAM;
-    }
-    return load_emitted(s, rt, &e, &plan, log);
+    return emit_and_load(s, rt, ks, ks->name, &plan, NULL, log);
 }
 
 cl_int stub_load_naive(struct stub *s, const struct rt *rt,
                        const struct kernel_spec *ks, char **log)
 {
-    struct emitted e;
-    char err[512];
     struct plan plan;
-
+    char name[EMIT_NAME_MAX];
     memset(s, 0, sizeof *s);
     if (log != NULL) {
         *log = NULL;
     }
     naive_plan(ks, &plan);
-    if (emit_naive(ks, &e, err, sizeof err) < 0) {
-        set_log(log, err);
-        return CL_INVALID_PROGRAM;
-    }
-    return load_emitted(s, rt, &e, &plan, log);
+    snprintf(name, sizeof name, "%s%s", ks->name, EMIT_NAIVE_SUFFIX);
+    return emit_and_load(s, rt, ks, name, &plan, NAIVE_TEMPLATE, log);
 }
 
 const struct path *stub_path(const struct stub *s, size_t rows)
@@ -252,7 +255,7 @@ cl_int stub_enqueue_scratch(const struct stub *s, cl_command_queue q,
                             cl_event *done)
 {
     const void *h = s->handle;
-    switch (s->n_buffer) {
+    switch (s->plan.n_buffer) {
     case 1:
         return ENQUEUE_FN(M)(h, q, rows, b[0], scratch, n_wait, wait, done);
     case 2:

@@ -14,8 +14,8 @@ struct stub {
     struct plan plan;  /* what it was emitted from */
     void *dl;          /* the shared object */
     void *handle;      /* the stub's NAME * */
-    int n_buffer;      /* buffers of NAME_enqueue */
-    void (*fn_enqueue)(void); /* NAME_enqueue_scratch, cast by n_buffer */
+    void (*fn_enqueue)(void); /* NAME_enqueue_scratch, cast by the
+                                 plan's number of buffers */
     size_t (*fn_scratch_bytes)(size_t rows);
     void (*fn_destroy)(void *k);
     cl_mem scratch;    /* caller-owned scratch, grown on demand */

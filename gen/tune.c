@@ -649,17 +649,6 @@ static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
     return e;
 }
 
-static int interrupted_search(const struct tune_options *o)
-{
-    return o->stop != NULL && *o->stop;
-}
-
-static int cmp_us(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The search's best against the op defaults (F's home config), re-timed
  * back to back in alternation: a config found faster in one noisy
  * measurement must beat the defaults again to be stored (else the
@@ -682,12 +671,9 @@ static void confirm_best(struct search *s, const struct tune_filter *f,
             t[c][round] = res.us;
         }
     }
-    for (int c = 0; c < 2; c++) {
-        qsort(t[c], TUNE_CONFIRM_ROUNDS, sizeof t[c][0], cmp_us);
-    }
     r->confirmed = 1;
-    r->confirm_default_us = t[0][TUNE_CONFIRM_ROUNDS / 2];
-    r->confirm_best_us = t[1][TUNE_CONFIRM_ROUNDS / 2];
+    r->confirm_default_us = median(t[0], TUNE_CONFIRM_ROUNDS);
+    r->confirm_best_us = median(t[1], TUNE_CONFIRM_ROUNDS);
     r->default_spread[0] = t[0][0];
     r->default_spread[1] = t[0][TUNE_CONFIRM_ROUNDS - 1];
     r->best_spread[0] = t[1][0];
@@ -772,7 +758,8 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
     r->searched = 1;
 
     if (r->best >= 0 && f.home >= 0 && r->best != f.home && r->timed > 0 &&
-        s.state[f.home].outcome == TIMED && !interrupted_search(o)) {
+        s.state[f.home].outcome == TIMED &&
+        (o->stop == NULL || !*o->stop)) {
         confirm_best(&s, &f, r);
     }
     struct tune_entry *e = r->entry;
