@@ -93,19 +93,6 @@ static void define_lines(const struct define *defs, int n,
     }
 }
 
-/* Whether PLAN launches the kernel NAME. */
-static int plan_launches(const struct plan *plan, const char *name)
-{
-    for (int p = 0; p < plan->n_path; p++) {
-        for (int l = 0; l < plan->path[p].n_launch; l++) {
-            if (strcmp(plan->path[p].launch[l].kernel, name) == 0) {
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
 /* The kernel source after its header comment: the prelude, then
  * TEMPLATE_FILE, or when it is NULL the template of each kernel of KS's
  * op that the plan launches (their shared parts, included by each,

@@ -88,8 +88,8 @@ int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
         const char *eq = memchr(p, '=', len);
         size_t kl = eq != NULL ? (size_t)(eq - p) : len;
         snprintf(key, sizeof key, "%.*s", (int)kl, p);
-        snprintf(val, sizeof val, "%.*s",
-                 eq != NULL ? (int)(len - kl - 1) : 0, eq != NULL ? eq + 1 : "");
+        snprintf(val, sizeof val, "%.*s", eq != NULL ? (int)(len - kl - 1) : 0,
+                 eq != NULL ? eq + 1 : "");
         int k = eq != NULL ? op_knob_index(ks->op, key) : -1;
         double num = 0;
         if (eq == NULL || k < 0 ||

@@ -123,6 +123,9 @@ struct plan {
     struct path path[SPECL_MAX_PATHS];
 };
 
+/* Whether some path of P launches the __kernel KERNEL. */
+int plan_launches(const struct plan *p, const char *kernel);
+
 /* One knob's candidate values for `specl tune`: VALUES lists them
  * separated by spaces ("64 128", or choice names). Constraints between
  * knobs are the op's validate(); device limits are checked when built. */

@@ -666,7 +666,8 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_float(p, "SCALE", "factor of (X*A)*B", scale);
     plan_int(p, "HAS_BASE", "1: Y includes X*W", c->base);
     plan_int(p, "ACCUMULATE", "1: Y += result", c->accumulate);
-    plan_int(p, "XA_INLINE", "1: lora_main computes X*A itself", c->xa == XA_INLINE);
+    plan_int(p, "XA_INLINE", "1: lora_main computes X*A itself",
+             c->xa == XA_INLINE);
     /* lora_main's knobs only where it runs, and WARP_N as the layout it
      * gives (a warp as wide as a row of work-items is row-major): a knob
      * that changes no code then leaves the emitted source as it is, and
@@ -687,17 +688,24 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_int(p, "XA_K", "lora_xa: work-items along K", c->xa_k);
     plan_int(p, "XA_W", "lora_xa: rows per work-item", xa_rows_per_item(c));
     plan_int(p, "XA_CHUNK", "lora_xa: rows of A staged at once", c->xa_chunk);
-    plan_int(p, "EXPAND_N", "lora_expand: work-items along N", expand_threads(c));
-    plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group", expand_rows(c) < 1 ? 1 : expand_rows(c));
+    plan_int(p, "EXPAND_N", "lora_expand: work-items along N",
+             expand_threads(c));
+    plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group",
+             expand_rows(c) < 1 ? 1 : expand_rows(c));
     if (runs_main) {
-        plan_int(p, "WARP_N", "lora_main: work-items along N per warp; 0: row-major", c->warp_n == c->n / c->wn ? 0 : c->warp_n);
+        plan_int(p, "WARP_N",
+                 "lora_main: work-items along N per warp; 0: row-major",
+                 c->warp_n == c->n / c->wn ? 0 : c->warp_n);
     }
-    plan_int(p, "DECODE_ROWS", "rows lora_decode handles at most", c->decode_rows);
+    plan_int(p, "DECODE_ROWS", "rows lora_decode handles at most",
+             c->decode_rows);
     plan_int(p, "DECODE_N", "lora_decode: work-items along N", c->decode_n);
-    plan_int(p, "DECODE_K", "lora_decode: work-items along the reduction", c->decode_k);
+    plan_int(p, "DECODE_K", "lora_decode: work-items along the reduction",
+             c->decode_k);
     plan_dtype(p, ks->dtype);
 
-    plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a", c->K);
+    plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a",
+                    c->K);
     plan_public_int(p, "OUT_FEATURES", "N: columns of w, b and y", c->N);
     plan_public_int(p, "RANK", "r: columns of a, rows of b", c->R);
     plan_public_float(p, "SCALE", "factor of (x*a)*b", scale);
@@ -800,13 +808,7 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
     long bytes[] = {main_local(c, c->xa), xa_local(c),
                     4 * expand_rows(c) * c->R, decode_local(c)};
     for (int k = 0; k < 4; k++) {
-        int launched = 0;
-        for (int i = 0; i < p->n_path; i++) {
-            for (int l = 0; l < p->path[i].n_launch; l++) {
-                launched |= strcmp(p->path[i].launch[l].kernel, kernel[k]) == 0;
-            }
-        }
-        if (launched) {
+        if (plan_launches(p, kernel[k])) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
         }
     }

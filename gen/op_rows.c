@@ -242,11 +242,15 @@ void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
     plan_public_int(p, "FEATURES", "elements per row", features(ks));
     plan_int(p, "VEC", "elements per load and store", knob(ks, ROWS_KNOB_VEC));
     plan_int(p, "WG_SIZE", "work-items per row", knob(ks, ROWS_KNOB_WG));
-    plan_int(p, "ROWS_PER_GROUP", "rows per work-group", knob(ks, ROWS_KNOB_ROWS));
-    plan_int(p, "ROW_IN_REGISTERS", rows_in_registers(ks) ? "row held in registers, x read once"
-                                      : "row streamed, x re-read", rows_in_registers(ks));
+    plan_int(p, "ROWS_PER_GROUP", "rows per work-group",
+             knob(ks, ROWS_KNOB_ROWS));
+    plan_int(p, "ROW_IN_REGISTERS",
+             rows_in_registers(ks) ? "row held in registers, x read once"
+                                   : "row streamed, x re-read",
+             rows_in_registers(ks));
     plan_int(p, "NVEC", "vectors per row", row_vectors(ks));
-    plan_int(p, "SLOTS", "vectors per work-item, rounded up", item_vectors(ks));
+    plan_int(p, "SLOTS", "vectors per work-item, rounded up",
+             item_vectors(ks));
 }
 
 void rows_plan_float(const struct kernel_spec *ks, struct plan *p,

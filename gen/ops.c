@@ -132,6 +132,18 @@ void plan_public_float(struct plan *p, const char *name,
     d->f = v;
 }
 
+int plan_launches(const struct plan *p, const char *kernel)
+{
+    for (int i = 0; i < p->n_path; i++) {
+        for (int l = 0; l < p->path[i].n_launch; l++) {
+            if (strcmp(p->path[i].launch[l].kernel, kernel) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 void define_text(const struct define *d, char *buf, size_t size)
 {
     if (d->kind == DEFINE_FLOAT) {

@@ -658,18 +658,31 @@ static void confirm_best(struct search *s, const struct tune_filter *f,
 {
     double t[2][TUNE_CONFIRM_ROUNDS];
     struct kernel_spec cfg[2];
+    struct stub stub[2];
+    cl_int err = CL_SUCCESS;
+    /* Both verified in the search: loaded once here, then timed in turn. */
+    memset(stub, 0, sizeof stub);
     tune_space_config(s->ks, &f->sp, f->home, &cfg[0], NULL, 0);
     tune_space_config(s->ks, &f->sp, r->best, &cfg[1], NULL, 0);
+    for (int c = 0; c < 2 && err == CL_SUCCESS; c++) {
+        err = stub_load(&stub[c], s->mc->rt, &cfg[c], NULL);
+    }
     for (int round = 0; round < TUNE_CONFIRM_ROUNDS; round++) {
-        for (int c = 0; c < 2; c++) {
+        for (int c = 0; c < 2 && err == CL_SUCCESS; c++) {
             struct result res;
             memset(&res, 0, sizeof res);
-            if (measure_stub(s->mc, &cfg[c], s->o->reps, &res, NULL) !=
-                STUB_TIMED) {
-                return; /* it ran in the search: leave the search's word */
-            }
+            s->mc->stub = stub[c];
+            err = time_variant(s->mc->rt, run_specl, s->mc, s->mc->n_sets,
+                               s->o->reps, &res);
+            stub[c] = s->mc->stub; /* its scratch may have grown */
             t[c][round] = res.us;
         }
+    }
+    memset(&s->mc->stub, 0, sizeof s->mc->stub);
+    stub_unload(&stub[0]);
+    stub_unload(&stub[1]);
+    if (err != CL_SUCCESS) {
+        return; /* both ran in the search: leave the search's word */
     }
     r->confirmed = 1;
     r->confirm_default_us = median(t[0], TUNE_CONFIRM_ROUNDS);

@@ -5,7 +5,7 @@
 
 #if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
     !defined(WORK_M) || !defined(WORK_N) || !defined(PAD) || !defined(WARP_N)
-#error "lora_main.cl: the plan must define TILE_M, TILE_N, TILE_K, WORK_M, WORK_N, PAD, WARP_N"
+#error "lora_main.cl: the plan must define the tiles, PAD and WARP_N"
 #endif
 
 /* ---- Derived sizes ---- */

@@ -1,4 +1,5 @@
-/* storage_f32.cl - the storage type of every kernel's buffers: float (DTYPE_F32).
+/* storage_f32.cl - the storage type of every kernel's buffers: float
+ * (DTYPE_F32).
  * The generator includes one storage_DTYPE.cl per kernel source.
  *
  * Arithmetic is float32 whatever the storage. Index arguments count

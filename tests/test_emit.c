@@ -741,8 +741,10 @@ int add_emit_suite(void)
 {
     CU_pSuite s = CU_add_suite("emit", NULL, NULL);
     if (s == NULL ||
-        CU_add_test(s, "golden files (emit_decisions, emit_kernel)", test_golden) == NULL ||
-        CU_add_test(s, "golden files (specl plan, specl gen)", test_golden_cli) == NULL ||
+        CU_add_test(s, "golden files (emit_decisions, emit_kernel)",
+                    test_golden) == NULL ||
+        CU_add_test(s, "golden files (specl plan, specl gen)",
+                    test_golden_cli) == NULL ||
         CU_add_test(s, "header, prefixes, embedded source, decisions",
                     test_emitted_shape) == NULL ||
         CU_add_test(s, "deterministic in process",

@@ -27,7 +27,8 @@
  * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
-/* storage_f32.cl - the storage type of every kernel's buffers: float (DTYPE_F32).
+/* storage_f32.cl - the storage type of every kernel's buffers: float
+ * (DTYPE_F32).
  * The generator includes one storage_DTYPE.cl per kernel source.
  *
  * Arithmetic is float32 whatever the storage. Index arguments count
