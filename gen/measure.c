@@ -503,21 +503,6 @@ enum stub_outcome measure_stub(struct measure_case *mc,
     return outcome;
 }
 
-static double case_bytes(const struct vcase *c)
-{
-    double bytes, flops;
-    c->ks->op->costs(c->ks, c->rows, &bytes, &flops);
-    return bytes;
-}
-
-static double case_flops(const struct vcase *c)
-{
-    double bytes, flops;
-    c->ks->op->costs(c->ks, c->rows, &bytes, &flops);
-    return flops;
-}
-
-
 cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
                   struct naive *naive, const struct kernel_spec *ks,
                   size_t rows, unsigned long seed, int rotate)
@@ -530,8 +515,7 @@ cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
     if (vcase_init(&mc->vc, ks, rows, seed, dist) < 0) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    mc->bytes = case_bytes(&mc->vc);
-    mc->flops = case_flops(&mc->vc);
+    ks->op->costs(ks, rows, &mc->bytes, &mc->flops);
     int want = 1;
     while (rotate && want < MAX_SETS &&
            mc->bytes * want < 64.0 * (1 << 20) &&
