@@ -8,9 +8,11 @@
 
 #include <clblast_c.h>
 
+#include "knobs.h"
 #include "measure.h"
 #include "spec.h"
 #include "tunedb.h"
+#include "variant.h"
 
 struct bench_opts {
     const char *device;
@@ -131,8 +133,9 @@ static void print_row(const struct bench_opts *o, const struct rt *rt,
 
 static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                         const struct ceilings *ceil, struct naive *naive,
-                        const struct kernel_spec *ks, int *first)
+                        const struct variant_set *vs, int *first)
 {
+    const struct kernel_spec *ks = &vs->v[0].ks;
     struct measure_case mc;
     char *log = NULL;
     int failed = 0;
@@ -159,9 +162,6 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         shape_text(&mc.vc, shape, sizeof shape);
         printf("\n%s  %s %s %s\n", ks->name, ks->op->name, shape,
                dtype_name(ks->dtype));
-        if (ks->tile_note[0]) {
-            printf("  knobs: %s\n", ks->tile_note);
-        }
         printf("  floor %.1f us, %s-bound: %.1f MB at %.0f GB/s = %.1f us; "
                "%.2f GFLOP at %.0f GFLOP/s = %.1f us\n",
                floor_us, t_bytes > t_flops ? "memory" : "compute",
@@ -171,7 +171,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                "time_us", "wall_us", "GB/s", "GFLOP/s", "%floor", "vs_naive",
                "vs_blas", "error");
     }
-    enum stub_outcome got = measure_stub(&mc, ks, o->reps, &res[0], &log);
+    enum stub_outcome got = measure_stub(&mc, vs, o->reps, &res[0], &log);
     if (got == STUB_BUILD_FAILED) {
         fprintf(stderr, "%s: build log:\n%s\n", ks->name, log ? log : "");
     }
@@ -216,6 +216,14 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     for (int i = 0; i < 3; i++) {
         print_row(o, rt, &mc.vc, &res[i], &res[1], &res[2], floor_us,
                   mc.bytes, mc.flops, first);
+    }
+    if (!o->csv && !o->json && got != STUB_BUILD_FAILED) {
+        /* What NAME_create chose on this device, as gen's NAME.c would. */
+        const struct variant *v = &vs->v[res[0].stub_variant];
+        char knobs[256];
+        knobs_text(&v->ks, knobs, sizeof knobs);
+        printf("  specl ran variant %d of %d (%s): %s\n",
+               res[0].stub_variant, vs->n, v->label, knobs);
     }
     free(log);
     mcase_free(&mc);
@@ -301,29 +309,23 @@ int specl_bench_main(int argc, char **argv)
         spec_set_free(&set);
         return 1;
     }
-    /* Knobs a spec leaves out suit the device at hand. */
-    if (spec_set_target(&set, rt.target, &d) != 0) {
+    /* What runs is what `specl gen` emits: every variant (and with --db
+     * every database entry for the shape), NAME_create picking the one
+     * for this device. */
+    struct tunedb db;
+    tunedb_init(&db);
+    if (o.db != NULL && tunedb_load(&db, o.db, 0, &d) != 0) {
+        tunedb_free(&db);
         rt_close(&rt);
         spec_set_free(&set);
         return 1;
-    }
-    if (o.db != NULL) {
-        struct tunedb db;
-        tunedb_init(&db);
-        if (tunedb_load(&db, o.db, 0, &d) != 0) {
-            tunedb_free(&db);
-            rt_close(&rt);
-            spec_set_free(&set);
-            return 1;
-        }
-        tunedb_apply(&db, &set, rt.name); /* this device's entries */
-        tunedb_free(&db);
     }
     struct ceilings ceil;
     cl_int st = measure_ceilings(&rt, &ceil);
     if (st != CL_SUCCESS) {
         fprintf(stderr, "specl: error: cannot measure the device: %s\n",
                 rt_status(st));
+        tunedb_free(&db);
         rt_close(&rt);
         spec_set_free(&set);
         return 1;
@@ -346,8 +348,19 @@ int specl_bench_main(int argc, char **argv)
             continue;
         }
         matched++;
-        failed |= bench_kernel(&o, &rt, &ceil, &naive, &set.kernel[k],
-                               &first);
+        struct variant_set vs;
+        struct buf notes;
+        buf_init(&notes);
+        variants_build(&set.kernel[k], o.db != NULL ? &db : NULL, NULL, &vs,
+                       &notes);
+        for (const char *line = buf_str(&notes);
+             o.db != NULL && *line != '\0';) {
+            size_t len = strcspn(line, "\n");
+            fprintf(stderr, "specl: note: %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+        buf_free(&notes);
+        failed |= bench_kernel(&o, &rt, &ceil, &naive, &vs, &first);
     }
     if (o.json) {
         printf("%s]\n", first ? "[" : "");
@@ -357,6 +370,7 @@ int specl_bench_main(int argc, char **argv)
         failed = 1;
     }
     naive_free(&naive);
+    tunedb_free(&db);
     rt_close(&rt);
     spec_set_free(&set);
     return failed;

@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "op.h"
+#include "variant.h"
 
 #define SPECL_VERSION "0.1.0"
 
@@ -43,16 +44,17 @@ int emit_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
 int emit_naive_code_hash(const struct kernel_spec *ks, uint64_t *hash,
                          char *err, size_t errsize);
 
-/* Plans and renders all three files of KS into E (initialised here).
- * Returns 0, or -1 with a message in ERR. */
-int emit_kernel(const struct kernel_spec *ks, struct emitted *e, char *err,
+/* Plans and renders all three files of the kernel of VS (its variants:
+ * one, or several that NAME_create picks from per device) into E
+ * (initialised here). NAME.cl is variant 0's source. Returns 0, or -1
+ * with a message in ERR. */
+int emit_kernel(const struct variant_set *vs, struct emitted *e, char *err,
                 size_t errsize);
 
 /* Renders the three files of a stub NAME for KS into E (initialised here):
  * PLAN's prelude in front of TEMPLATE_FILE, and PLAN's buffers, constants
- * and launches in templates/stub.{h,c}.in. emit_kernel is KS's plan over
- * the op's template under KS's name. Returns 0, or -1 with a message in
- * ERR. */
+ * and launches in templates/stub.{h,c}.in, as the one variant of NAME.
+ * Returns 0, or -1 with a message in ERR. */
 int emit_stub(const struct kernel_spec *ks, const char *name,
               const struct plan *plan, const char *template_file,
               struct emitted *e, char *err, size_t errsize);
@@ -69,13 +71,14 @@ int emit_naive(const struct kernel_spec *ks, struct emitted *e, char *err,
 int emit_write(const char *dir, const struct emitted *e, char *err,
                size_t errsize);
 
-/* Renders what the generator decided for KS into OUT: the header comment,
- * the #define prelude of NAME.cl, the constants of NAME.h, the buffer
- * shapes, scratch, kernels with their work-group sizes, and every path's
- * launches (local size, groups, arguments). Short, one decision a line,
- * from the same plan emit_kernel renders: the golden files pin this.
- * Returns 0, or -1 with a message in ERR. */
-int emit_decisions(const struct kernel_spec *ks, struct buf *out, char *err,
+/* Renders what the generator decided for the kernel of VS into OUT: the
+ * header comment, then per variant the #define prelude of its source, the
+ * constants of NAME.h and the buffer shapes (once), scratch, kernels with
+ * their work-group sizes, and every path's launches (local size, groups,
+ * arguments). Short, one decision a line, from the same plans emit_kernel
+ * renders: the golden files pin this. Returns 0, or -1 with a message in
+ * ERR. */
+int emit_decisions(const struct variant_set *vs, struct buf *out, char *err,
                    size_t errsize);
 
 /* Writes TEXT as DIR/NAME.plan (DIR created if missing), atomically. */

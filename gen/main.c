@@ -9,6 +9,7 @@
 #include "tune.h"
 #include "tunedb.h"
 #include "spec.h"
+#include "variant.h"
 
 #define EXIT_INVALID 1 /* a spec or an environment problem */
 #define EXIT_USAGE 2   /* the command line itself */
@@ -76,6 +77,7 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
     const char *dir = NULL;
     const char *db_path = NULL, *db_device = NULL;
     enum target target = TARGET_GPU;
+    int target_given = 0;
     for (int i = 0; i < argc; i++) {
         if ((strcmp(argv[i], "--db") == 0 ||
              strcmp(argv[i], "--db-device") == 0) && mode != MODE_CHECK) {
@@ -98,6 +100,7 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
             }
             target = strcmp(argv[i + 1], "cpu") == 0 ? TARGET_CPU
                                                       : TARGET_GPU;
+            target_given = 1;
             argv[i] = argv[i + 1] = NULL;
             i++;
         } else if (strcmp(argv[i], "-o") == 0) {
@@ -134,12 +137,12 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         errors += spec_set_target(&set, target, &d);
     }
     struct tunedb db;
+    const char *device = NULL;
     tunedb_init(&db);
     if (db_path != NULL) {
         struct diags d = {.out = stderr};
         errors += tunedb_load(&db, db_path, 0, &d);
         char held[1024];
-        const char *device = NULL;
         if (!errors && db_device != NULL &&
             (device = tunedb_device(&db, db_device, held, sizeof held)) ==
                 NULL) {
@@ -149,7 +152,7 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
                        db_device, held[0] ? held : "no entry");
             errors++;
         }
-        if (!errors) {
+        if (!errors && target_given) {
             tunedb_apply(db.n ? &db : NULL, &set, device);
             /* Where each kernel's knobs came from, entry or not. */
             for (int i = 0; i < set.n_kernel; i++) {
@@ -160,23 +163,45 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
             }
         }
     }
-    tunedb_free(&db);
     if (errors) {
+        tunedb_free(&db);
         fprintf(stderr, "specl: %d error%s; nothing written\n", errors,
                 errors == 1 ? "" : "s");
         spec_set_free(&set);
         return EXIT_INVALID;
     }
+    /* The variants of each kernel: with --target, its knobs for that
+     * kind of device alone; else every kind's, and the database's. */
+    struct variant_set *vs = calloc((size_t)set.n_kernel + 1, sizeof *vs);
+    for (int i = 0; i < set.n_kernel && vs != NULL; i++) {
+        if (target_given) {
+            variants_one(&set.kernel[i], &vs[i]);
+            continue;
+        }
+        struct buf notes;
+        buf_init(&notes);
+        variants_build(&set.kernel[i], db_path != NULL ? &db : NULL, device,
+                       &vs[i], &notes);
+        /* Which database entry each kernel got, or why none. */
+        for (const char *line = buf_str(&notes);
+             db_path != NULL && *line != '\0';) {
+            size_t len = strcspn(line, "\n");
+            fprintf(stderr, "specl: note: %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+        buf_free(&notes);
+    }
+    tunedb_free(&db);
     /* Render everything before writing anything. */
     struct emitted *out = calloc((size_t)set.n_kernel + 1, sizeof *out);
     int rc = 0;
     char err[512];
-    for (int i = 0; i < set.n_kernel && rc == 0 && out != NULL; i++) {
+    for (int i = 0; i < set.n_kernel && rc == 0 && out != NULL && vs != NULL;
+         i++) {
         /* A plan's text goes in the .cl buffer: one file per kernel. */
         int bad = mode == MODE_PLAN
-                      ? emit_decisions(&set.kernel[i], &out[i].cl, err,
-                                       sizeof err)
-                      : emit_kernel(&set.kernel[i], &out[i], err, sizeof err);
+                      ? emit_decisions(&vs[i], &out[i].cl, err, sizeof err)
+                      : emit_kernel(&vs[i], &out[i], err, sizeof err);
         snprintf(out[i].name, sizeof out[i].name, "%s", set.kernel[i].name);
         if (bad < 0) {
             fprintf(stderr, "%s:%d:%d: error: %s: %s\n", set.kernel[i].file,
@@ -185,7 +210,7 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
             rc = EXIT_INVALID;
         }
     }
-    if (out == NULL) {
+    if (out == NULL || vs == NULL) {
         fputs("specl: out of memory\n", stderr);
         rc = EXIT_INVALID;
     }
@@ -215,6 +240,7 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         emitted_free(&out[i]);
     }
     free(out);
+    free(vs);
     spec_set_free(&set);
     return rc;
 }

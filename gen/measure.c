@@ -479,15 +479,16 @@ void verify_variant(struct measure_case *bc, enqueue_fn fn,
 
 /* The op's floor figures for the case. */
 enum stub_outcome measure_stub(struct measure_case *mc,
-                               const struct kernel_spec *ks, int reps,
+                               const struct variant_set *vs, int reps,
                                struct result *r, char **log)
 {
     enum stub_outcome outcome = STUB_TIMED;
-    cl_int err = stub_load(&mc->stub, mc->rt, ks, log);
+    cl_int err = stub_load(&mc->stub, mc->rt, vs, -1, log);
     if (err != CL_SUCCESS) {
         snprintf(r->note, sizeof r->note, "build failed: %s", rt_status(err));
         return STUB_BUILD_FAILED;
     }
+    r->stub_variant = mc->stub.variant;
     verify_variant(mc, run_specl, r);
     if (!r->ok) {
         outcome = STUB_WRONG;

@@ -26,6 +26,7 @@ struct result {
     double us;          /* median event time */
     double wall_us;     /* median host time per call, enqueue to finish */
     int host_timed;     /* us is host time over back-to-back batches */
+    int stub_variant;   /* the variant the stub built (measure_stub) */
     char note[96];
 };
 
@@ -115,13 +116,14 @@ enum stub_outcome {
     STUB_TIMED
 };
 
-/* Build, verify, time: loads KS's emitted stub into MC (KS must have
- * MC's shape; its knobs may differ), checks one run against float64 and
- * times REPS runs. Fills R (ok, err, us, wall_us and a note saying what
+/* Build, verify, time: loads the emitted stub of VS's kernel into MC (of
+ * MC's shape; knobs may differ), NAME_create picking the variant (which
+ * one: mc->stub.variant until unloaded, and R's note when there are
+ * several), checks one run against float64 and times REPS runs. Fills R (ok, err, us, wall_us and a note saying what
  * failed); *LOG (when LOG is not NULL, caller frees) gets the compiler's
  * or driver's log of a failed build. The stub is unloaded again. */
 enum stub_outcome measure_stub(struct measure_case *mc,
-                               const struct kernel_spec *ks, int reps,
+                               const struct variant_set *vs, int reps,
                                struct result *r, char **log);
 
 /* The median of V's N values (N > 0); sorts V, so V[0] and V[N - 1] are

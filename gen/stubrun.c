@@ -117,16 +117,21 @@ static int resolve(struct stub *s, const char *name, const char *suffix,
     return p != NULL ? 0 : -1;
 }
 
-/* Compiles and loads E, emitted from PLAN, and calls its NAME_create for
- * RT's device (stub_load, stub_load_naive). Frees E. */
+/* Compiles and loads E, emitted from the N_PLAN variants of PLANS, and
+ * calls its NAME_create (VARIANT < 0) or NAME_create_variant for RT's
+ * device (stub_load, stub_load_naive). Frees E. */
 static cl_int load_emitted(struct stub *s, const struct rt *rt,
-                           struct emitted *e, const struct plan *plan,
-                           char **log)
+                           struct emitted *e, const struct plan *plans,
+                           int n_plan, int variant, char **log)
 {
     char dir[1024];
     struct buf so;
     cl_int (*fn_create)(cl_context, cl_device_id, void **) = NULL;
+    cl_int (*fn_create_variant)(cl_context, cl_device_id, int,
+                                void **) = NULL;
+    int (*fn_variant)(const void *) = NULL;
     const char *(*fn_build_log)(const void *) = NULL;
+    const struct plan *plan = &plans[0];
     cl_int st = CL_INVALID_PROGRAM;
 
     if (plan->n_buffer < 1 || plan->n_buffer > STUB_MAX_BUFFERS) {
@@ -161,9 +166,10 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
         emitted_free(e);
         return CL_INVALID_PROGRAM;
     }
-    s->plan = *plan;
     s->ctx = rt->ctx;
     if (resolve(s, e->name, "_create", &fn_create) < 0 ||
+        resolve(s, e->name, "_create_variant", &fn_create_variant) < 0 ||
+        resolve(s, e->name, "_variant", &fn_variant) < 0 ||
         resolve(s, e->name, "_build_log", &fn_build_log) < 0 ||
         resolve(s, e->name, "_enqueue_scratch", &s->fn_enqueue) < 0 ||
         resolve(s, e->name, "_scratch_bytes", &s->fn_scratch_bytes) < 0 ||
@@ -173,8 +179,20 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
         stub_unload(s);
         return CL_INVALID_PROGRAM;
     }
-    st = fn_create(rt->ctx, rt->device, &s->handle);
-    if (st != CL_SUCCESS) {
+    st = variant < 0 ? fn_create(rt->ctx, rt->device, &s->handle)
+                     : fn_create_variant(rt->ctx, rt->device, variant,
+                                         &s->handle);
+    if (st == CL_SUCCESS) {
+        s->variant = fn_variant(s->handle);
+        if (s->variant < 0 || s->variant >= n_plan) {
+            set_log(log, "the emitted stub reports no variant it was built "
+                         "with");
+            st = CL_INVALID_PROGRAM;
+            stub_unload(s);
+        } else {
+            s->plan = plans[s->variant];
+        }
+    } else {
         const char *text = s->handle != NULL ? fn_build_log(s->handle) : "";
         char msg[128];
         snprintf(msg, sizeof msg, "%s_create: %s", e->name, rt_status(st));
@@ -191,33 +209,31 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
     return st;
 }
 
-/* Emits KS's stub NAME from PLAN over TEMPLATE_FILE (NULL: the op's
- * kernels), then loads it. */
-static cl_int emit_and_load(struct stub *s, const struct rt *rt,
-                            const struct kernel_spec *ks, const char *name,
-                            const struct plan *plan,
-                            const char *template_file, char **log)
+cl_int stub_load(struct stub *s, const struct rt *rt,
+                 const struct variant_set *vs, int variant, char **log)
 {
     struct emitted e;
     char err[512];
-    if (emit_stub(ks, name, plan, template_file, &e, err, sizeof err) < 0) {
-        set_log(log, err);
-        return CL_INVALID_PROGRAM;
-    }
-    return load_emitted(s, rt, &e, plan, log);
-}
-
-cl_int stub_load(struct stub *s, const struct rt *rt,
-                 const struct kernel_spec *ks, char **log)
-{
-    struct plan plan;
     memset(s, 0, sizeof *s);
     if (log != NULL) {
         *log = NULL;
     }
-    memset(&plan, 0, sizeof plan);
-    ks->op->plan(ks, &plan);
-    return emit_and_load(s, rt, ks, ks->name, &plan, NULL, log);
+    struct plan *plans = calloc((size_t)vs->n, sizeof *plans);
+    if (plans == NULL) {
+        set_log(log, "out of memory");
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    for (int v = 0; v < vs->n; v++) {
+        vs->v[v].ks.op->plan(&vs->v[v].ks, &plans[v]);
+    }
+    cl_int st = CL_INVALID_PROGRAM;
+    if (emit_kernel(vs, &e, err, sizeof err) < 0) {
+        set_log(log, err);
+    } else {
+        st = load_emitted(s, rt, &e, plans, vs->n, variant, log);
+    }
+    free(plans);
+    return st;
 }
 
 cl_int stub_load_naive(struct stub *s, const struct rt *rt,
@@ -231,7 +247,14 @@ cl_int stub_load_naive(struct stub *s, const struct rt *rt,
     }
     naive_plan(ks, &plan);
     snprintf(name, sizeof name, "%s%s", ks->name, EMIT_NAIVE_SUFFIX);
-    return emit_and_load(s, rt, ks, name, &plan, NAIVE_TEMPLATE, log);
+    struct emitted e;
+    char err[512];
+    if (emit_stub(ks, name, &plan, NAIVE_TEMPLATE, &e, err, sizeof err) <
+        0) {
+        set_log(log, err);
+        return CL_INVALID_PROGRAM;
+    }
+    return load_emitted(s, rt, &e, &plan, 1, -1, log);
 }
 
 const struct path *stub_path(const struct stub *s, size_t rows)

@@ -5,13 +5,15 @@
 #define SPECL_STUBRUN_H
 
 #include "runtime.h"
+#include "variant.h"
 
 /* Most buffers an emitted NAME_enqueue takes. */
 #define STUB_MAX_BUFFERS 8
 
 /* A loaded NAME.c with a handle from NAME_create on one device. */
 struct stub {
-    struct plan plan;  /* what it was emitted from */
+    int variant;       /* the variant NAME_create built */
+    struct plan plan;  /* that variant's */
     void *dl;          /* the shared object */
     void *handle;      /* the stub's NAME * */
     void (*fn_enqueue)(void); /* NAME_enqueue_scratch, cast by the
@@ -23,15 +25,17 @@ struct stub {
     cl_context ctx;
 };
 
-/* Emits KS's NAME.c and NAME.h into a fresh temporary directory, compiles
- * them to a shared object with $SPECL_CC (else $CC, else cc) and
- * $SPECL_STUB_CFLAGS, loads it and calls NAME_create for RT's device.
+/* Emits the NAME.c and NAME.h of the kernel of VS (emit_kernel) into a
+ * fresh temporary directory, compiles them to a shared object with
+ * $SPECL_CC (else $CC, else cc) and $SPECL_STUB_CFLAGS, loads it and calls
+ * NAME_create for RT's device (VARIANT < 0: the stub picks the variant;
+ * else NAME_create_variant with that one).
  * The directory is removed before returning. Returns CL_SUCCESS; or an
  * OpenCL error (NAME_create's, or CL_INVALID_PROGRAM when the stub cannot
  * be emitted, compiled or loaded) with a message (the compiler's output or
  * NAME_build_log) in *LOG when LOG is not NULL (caller frees). */
 cl_int stub_load(struct stub *s, const struct rt *rt,
-                 const struct kernel_spec *ks, char **log);
+                 const struct variant_set *vs, int variant, char **log);
 
 /* As stub_load for KS's naive kernels: the stub NAME_naive of emit_naive,
  * which takes the buffers of NAME in the same order. */

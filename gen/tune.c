@@ -298,6 +298,7 @@ struct search {
     struct config_state *state;
     struct tune_result *r;
     double t0;
+    struct variant_set one; /* the config being loaded, as its one variant */
 };
 
 static void progress(struct search *s, int final)
@@ -326,7 +327,8 @@ static void evaluate(struct search *s, long index)
     } else {
         struct result r;
         memset(&r, 0, sizeof r);
-        switch (measure_stub(s->mc, &cks, s->o->reps, &r, NULL)) {
+        variants_one(&cks, &s->one);
+        switch (measure_stub(s->mc, &s->one, s->o->reps, &r, NULL)) {
         case STUB_BUILD_FAILED:
             st->outcome = FAILED;
             tune_entry_record(res->entry, knobs, -1, r.note);
@@ -665,7 +667,8 @@ static void confirm_best(struct search *s, const struct tune_filter *f,
     tune_space_config(s->ks, &f->sp, f->home, &cfg[0], NULL, 0);
     tune_space_config(s->ks, &f->sp, r->best, &cfg[1], NULL, 0);
     for (int c = 0; c < 2 && err == CL_SUCCESS; c++) {
-        err = stub_load(&stub[c], s->mc->rt, &cfg[c], NULL);
+        variants_one(&cfg[c], &s->one);
+        err = stub_load(&stub[c], s->mc->rt, &s->one, -1, NULL);
     }
     for (int round = 0; round < TUNE_CONFIRM_ROUNDS; round++) {
         for (int c = 0; c < 2 && err == CL_SUCCESS; c++) {
@@ -761,7 +764,8 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
     /* The op's defaults, measured in the same run for comparison. */
     struct result dr;
     memset(&dr, 0, sizeof dr);
-    if (measure_stub(&mc, ks, o->reps, &dr, NULL) == STUB_TIMED) {
+    variants_one(ks, &s.one);
+    if (measure_stub(&mc, &s.one, o->reps, &dr, NULL) == STUB_TIMED) {
         r->default_us = dr.us;
     }
 

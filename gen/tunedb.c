@@ -251,6 +251,21 @@ enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
                            const struct kernel_spec *ks, char *knobs,
                            size_t knobs_size, char *why, size_t why_size)
 {
+    enum tune_pick pick;
+    const struct tune_entry *e =
+        tunedb_pick_entry(db, device, ks, &pick, why, why_size);
+    if (e != NULL) {
+        snprintf(knobs, knobs_size, "%s", e->best);
+    }
+    return pick;
+}
+
+const struct tune_entry *tunedb_pick_entry(const struct tunedb *db,
+                                           const char *device,
+                                           const struct kernel_spec *ks,
+                                           enum tune_pick *pick, char *why,
+                                           size_t why_size)
+{
     char shape[TUNE_TEXT];
     tune_shape_text(ks, shape, sizeof shape);
     /* Without a device named, only a database of one device answers:
@@ -259,7 +274,8 @@ enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
         if (strcmp(db->entry[i].device, db->entry[0].device) != 0) {
             snprintf(why, why_size, "the tuning database holds several "
                      "devices and none was named (gen --db-device)");
-            return PICK_NONE;
+            *pick = PICK_NONE;
+            return NULL;
         }
     }
     const struct tune_entry *exact = NULL, *near = NULL;
@@ -288,14 +304,15 @@ enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
     if (e == NULL) {
         snprintf(why, why_size, "no tuning entry for this op and dtype%s%s",
                  device ? " on " : "", device ? device : "");
-        return PICK_NONE;
+        *pick = PICK_NONE;
+        return NULL;
     }
-    snprintf(knobs, knobs_size, "%s", e->best);
     snprintf(why, why_size, "%s tuning entry: %s, %s, rows %ld (%.1f us, "
              "specl %s)",
              exact ? "exact" : "nearest-shape", e->device, e->shape, e->rows,
              e->best_us, e->version);
-    return exact ? PICK_EXACT : PICK_NEAREST;
+    *pick = exact ? PICK_EXACT : PICK_NEAREST;
+    return e;
 }
 
 /* ---- applying a database to specs ------------------------------------ */

@@ -83,6 +83,13 @@ enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
                            const struct kernel_spec *ks, char *knobs,
                            size_t knobs_size, char *why, size_t why_size);
 
+/* tunedb_pick's entry itself (NULL for PICK_NONE, the kind in *PICK). */
+const struct tune_entry *tunedb_pick_entry(const struct tunedb *db,
+                                           const char *device,
+                                           const struct kernel_spec *ks,
+                                           enum tune_pick *pick, char *why,
+                                           size_t why_size);
+
 struct spec_set;
 
 /* For every kernel of SET that asked for `tile: auto` or gave no knob at

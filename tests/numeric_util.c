@@ -179,7 +179,9 @@ int nu_build(struct nu_kernel *k)
         return 0;
     }
     double t0 = now();
-    cl_int st = stub_load(&k->stub, &the_rt, k->ks, &log);
+    static struct variant_set one; /* big: off the stack */
+    variants_one(k->ks, &one);
+    cl_int st = stub_load(&k->stub, &the_rt, &one, -1, &log);
     if (verbose) {
         fprintf(stderr, "  build %-12s %-5s %6.2f s  %s", k->ks->op->name,
                 dtype_name(k->ks->dtype), now() - t0,

@@ -103,7 +103,8 @@ static int golden_plans(const char *spec, const char *dir, int *stale)
         struct buf plan;
         char err[256] = "", path[512];
         buf_init(&plan);
-        int rc = emit_decisions(&s.kernel[k], &plan, err, sizeof err);
+        int rc = emit_decisions(tu_gen_variants(&s.kernel[k]), &plan, err,
+                                sizeof err);
         TU_CHECK(rc == 0, "%s: %s", s.kernel[k].name, err);
         snprintf(path, sizeof path, "%s/%s.plan", dir, s.kernel[k].name);
         if (rc == 0) {
@@ -140,7 +141,8 @@ static void test_golden(void)
         }
         struct emitted e;
         char err[256] = "";
-        int rc = emit_kernel(&s.kernel[k], &e, err, sizeof err);
+        int rc = emit_kernel(tu_gen_variants(&s.kernel[k]), &e, err,
+                             sizeof err);
         TU_CHECK(rc == 0, "%s: %s", s.kernel[k].name, err);
         if (rc != 0) {
             continue;
@@ -343,11 +345,11 @@ static size_t unescape(const char *s, size_t n, char *out)
     return o;
 }
 
-/* The OpenCL source embedded in an emitted .c, as one string (caller
- * frees); NULL if the table is not found. */
-static char *embedded_source(const char *c)
+/* The lines of the string table TABLE embedded in an emitted .c, as one
+ * string (caller frees); NULL if the table is not found. */
+static char *embedded_table(const char *c, const char *table)
 {
-    const char *start = strstr(c, "specl_source[] = {\n");
+    const char *start = strstr(c, table);
     if (start == NULL) {
         return NULL;
     }
@@ -441,6 +443,24 @@ static char *plan_section(const char *plan, const char *heading)
     return out;
 }
 
+/* Each kernel of a stub's table (NAMES and THREADS after the brace) is in
+ * the decisions with its work-group size. */
+static void check_kernels(const char *name, const char *plan,
+                          const char *names, const char *threads)
+{
+    for (int k = 0; *names == '"' || *names == ' '; k++) {
+        names += strspn(names, " \"");
+        threads += strspn(threads, " ,");
+        size_t nl = strcspn(names, "\""), tl = strcspn(threads, ",}");
+        TU_CHECK(has_decision(plan, names, nl, threads, tl),
+                 "%s.c: kernel %d, %.*s with %.*s work-items, is not in the "
+                 "decisions", name, k, (int)nl, names, (int)tl, threads);
+        names += nl + 1;
+        threads += tl;
+        names += strspn(names, ",");
+    }
+}
+
 /* The decisions agree with the files emitted: every #define of the .cl
  * prelude and of the header, every kernel with its work-group size, the
  * scratch and the number of paths. */
@@ -450,7 +470,8 @@ static void check_decisions(const struct kernel_spec *ks,
     struct buf b;
     char err[256] = "", prefix[SPECL_NAME_MAX + 1];
     buf_init(&b);
-    CU_ASSERT_EQUAL_FATAL(emit_decisions(ks, &b, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(
+        emit_decisions(tu_gen_variants(ks), &b, err, sizeof err), 0);
     const char *plan = buf_str(&b);
     char *prelude = plan_section(plan, ".cl, #define prelude:\n");
     char *constants = plan_section(plan, ".h, constants");
@@ -465,27 +486,39 @@ static void check_decisions(const struct kernel_spec *ks,
     free(prelude);
     free(constants);
 
+    /* Every variant's kernels, each with its work-group size. */
     const char *c = buf_str(&e->c);
-    const char *names = strstr(c, "specl_kernel_names[] = {");
-    const char *threads = strstr(c, "specl_kernel_threads[] = {");
-    CU_ASSERT_FATAL(names != NULL && threads != NULL);
-    names = strchr(names, '{') + 1;
-    threads = strchr(threads, '{') + 1;
-    for (int k = 0; *names == '"' || *names == ' '; k++) {
-        names += strspn(names, " \"");
-        threads += strspn(threads, " ,");
-        size_t nl = strcspn(names, "\""), tl = strcspn(threads, ",}");
-        TU_CHECK(has_decision(plan, names, nl, threads, tl),
-                 "%s.c: kernel %d, %.*s with %.*s work-items, is not in the "
-                 "decisions", ks->name, k, (int)nl, names, (int)tl, threads);
-        names += nl + 1;
-        threads += tl;
-        names += strspn(names, ",");
+    int n_variants = 16;
+    for (int v = 0; v < 16; v++) {
+        char want_names[64], want_threads[64];
+        snprintf(want_names, sizeof want_names,
+                 "specl_kernel_names%d[] = {", v);
+        snprintf(want_threads, sizeof want_threads,
+                 "specl_kernel_threads%d[] = {", v);
+        const char *names = strstr(c, want_names);
+        const char *threads = strstr(c, want_threads);
+        if (names == NULL) {
+            n_variants = v;
+            break;
+        }
+        CU_ASSERT_FATAL(threads != NULL);
+        names = strchr(names, '{') + 1;
+        threads = strchr(threads, '{') + 1;
+        check_kernels(ks->name, plan, names, threads);
     }
-    const char *sc = strstr(c, "#define SPECL_SCRATCH_PER_ROW ");
+    TU_CHECK(n_variants > 0, "%s.c: no kernel table found", ks->name);
+    int variants_plan = 0;
+    for (const char *p = strstr(plan, "\n== variant "); p != NULL;
+         p = strstr(p + 1, "\n== variant ")) {
+        variants_plan++;
+    }
+    TU_CHECK(n_variants == (variants_plan ? variants_plan : 1),
+             "%s: %d variants in the stub, %d in the decisions", ks->name,
+             n_variants, variants_plan);
+    const char *sc = strstr(c, "#define SPECL_MAX_SCRATCH_PER_ROW ");
     CU_ASSERT_FATAL(sc != NULL);
-    long per_row = strtol(sc + strlen("#define SPECL_SCRATCH_PER_ROW "), NULL,
-                          10);
+    long per_row = strtol(sc + strlen("#define SPECL_MAX_SCRATCH_PER_ROW "),
+                          NULL, 10);
     char want[64];
     if (per_row != 0) {
         snprintf(want, sizeof want, "\nscratch: rows x %ld floats\n", per_row);
@@ -495,8 +528,8 @@ static void check_decisions(const struct kernel_spec *ks,
     TU_CHECK(strstr(plan, want) != NULL, "%s: no `%.*s` in the decisions",
              ks->name, (int)strlen(want) - 2, want + 1);
     int paths_c = 0, paths_plan = 0;
-    for (const char *p = strstr(c, "specl_launch specl_path"); p != NULL;
-         p = strstr(p + 1, "specl_launch specl_path")) {
+    for (const char *p = strstr(c, "specl_launch specl_launches"); p != NULL;
+         p = strstr(p + 1, "specl_launch specl_launches")) {
         paths_c++;
     }
     for (const char *p = strstr(plan, "\npath "); p != NULL;
@@ -509,6 +542,7 @@ static void check_decisions(const struct kernel_spec *ks,
     buf_free(&b);
 }
 
+
 static void test_emitted_shape(void)
 {
     struct spec_set s;
@@ -517,7 +551,8 @@ static void test_emitted_shape(void)
         const struct kernel_spec *ks = &s.kernel[k];
         struct emitted e;
         char err[256] = "";
-        CU_ASSERT_EQUAL_FATAL(emit_kernel(ks, &e, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(
+            emit_kernel(tu_gen_variants(ks), &e, err, sizeof err), 0);
         for (int i = 0; i < 3; i++) {
             char head[512];
             snprintf(head, sizeof head,
@@ -545,14 +580,24 @@ static void test_emitted_shape(void)
         TU_CHECK(strstr(buf_str(&e.h), want) != NULL, "%s.h lacks %s",
                  ks->name, want);
         check_prefixes(ks->name, buf_str(&e.c));
-        char *src = embedded_source(buf_str(&e.c));
-        TU_CHECK(src != NULL && strcmp(src, buf_str(&e.cl)) == 0,
-                 "%s.c: the embedded source is not %s.cl", ks->name,
-                 ks->name);
-        if (src != NULL && strcmp(src, buf_str(&e.cl)) != 0) {
-            tu_report_diff("embedded source", buf_str(&e.cl), src);
+        /* NAME.cl after its comment is variant 0's source as embedded:
+         * its parameters, then its kernels. */
+        char *params = embedded_table(buf_str(&e.c),
+                                      "specl_params0[] = {\n");
+        char *kernels = embedded_table(buf_str(&e.c),
+                                       "specl_kernels_source0[] = {\n");
+        const char *cl = strstr(buf_str(&e.cl), "\n/* Parameters:");
+        TU_CHECK(params != NULL && kernels != NULL && cl != NULL,
+                 "%s: no source of variant 0 in the .c or the .cl", ks->name);
+        if (params != NULL && kernels != NULL && cl != NULL) {
+            size_t np = strlen(params);
+            int same = strncmp(cl, params, np) == 0 &&
+                       strcmp(cl + np, kernels) == 0;
+            TU_CHECK(same, "%s.c: the embedded source of variant 0 is not "
+                     "%s.cl", ks->name, ks->name);
         }
-        free(src);
+        free(params);
+        free(kernels);
         check_decisions(ks, &e);
         emitted_free(&e);
     }
@@ -638,10 +683,12 @@ static void test_in_process_determinism(void)
     for (int k = 0; k < s.n_kernel; k++) {
         struct emitted a, b;
         char err[256];
-        CU_ASSERT_EQUAL_FATAL(emit_kernel(&s.kernel[k], &a, err, sizeof err),
-                              0);
-        CU_ASSERT_EQUAL_FATAL(emit_kernel(&s.kernel[k], &b, err, sizeof err),
-                              0);
+        CU_ASSERT_EQUAL_FATAL(
+            emit_kernel(tu_gen_variants(&s.kernel[k]), &a, err, sizeof err),
+            0);
+        CU_ASSERT_EQUAL_FATAL(
+            emit_kernel(tu_gen_variants(&s.kernel[k]), &b, err, sizeof err),
+            0);
         for (int i = 0; i < 3; i++) {
             TU_CHECK(strcmp(buf_str(emitted_file(&a, i)),
                             buf_str(emitted_file(&b, i))) == 0,

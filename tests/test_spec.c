@@ -114,7 +114,7 @@ static void expect_sane_defaults(const struct kernel_spec *ks)
     }
     struct emitted e;
     char err[256] = "";
-    int rc = emit_kernel(ks, &e, err, sizeof err);
+    int rc = emit_kernel(tu_gen_variants(ks), &e, err, sizeof err);
     TU_CHECK(rc == 0, "%s: emit_kernel failed: %s", ks->name, err);
     if (rc == 0) {
         emitted_free(&e);
@@ -663,7 +663,8 @@ static int replay_one(const char *path, const char *data, size_t len)
     for (int k = 0; k < s.n_kernel; k++) {
         struct emitted e;
         char err[256];
-        if (emit_kernel(&s.kernel[k], &e, err, sizeof err) == 0) {
+        if (emit_kernel(tu_gen_variants(&s.kernel[k]), &e, err, sizeof err) ==
+            0) {
             emitted_free(&e);
         }
     }

@@ -16,6 +16,7 @@
 #include "runtime.h"
 #include "spec.h"
 #include "stub_broken.h"
+#include "stub_fallback.h"
 #include "stub_layernorm.h"
 #include "stub_lora.h"
 #include "stub_lora_delta.h"
@@ -38,6 +39,10 @@ typedef cl_int (*enqueue_fn)(const void *k, cl_command_queue q, size_t rows,
 struct stub_api {
     const char *name; /* kernel name in tests/stubs.yaml */
     cl_int (*create)(cl_context ctx, cl_device_id dev, void **out);
+    cl_int (*create_variant)(cl_context ctx, cl_device_id dev, int v,
+                             void **out);
+    int (*variant)(const void *k);
+    int n_variants;
     enqueue_fn enqueue;
     const char *(*build_log)(const void *k);
     void (*destroy)(void *k);
@@ -50,6 +55,18 @@ struct stub_api {
         cl_int err = N##_create(ctx, dev, &k);                               \
         *out = k;                                                            \
         return err;                                                          \
+    }                                                                        \
+    static cl_int N##_create_variant_(cl_context ctx, cl_device_id dev,     \
+                                      int v, void **out)                    \
+    {                                                                        \
+        N *k = NULL;                                                         \
+        cl_int err = N##_create_variant(ctx, dev, v, &k);                    \
+        *out = k;                                                            \
+        return err;                                                          \
+    }                                                                        \
+    static int N##_variant_(const void *k)                                   \
+    {                                                                        \
+        return N##_variant((const N *)k);                                    \
     }                                                                        \
     static const char *N##_log_(const void *k)                               \
     {                                                                        \
@@ -69,7 +86,9 @@ struct stub_api {
                            done);                                            \
     }
 
-#define STUB(N) {#N, N##_create_, N##_enqueue_, N##_log_, N##_destroy_}
+#define STUB(N)                                                              \
+    {#N,           N##_create_, N##_create_variant_, N##_variant_,           \
+     N##_N_VARIANTS, N##_enqueue_, N##_log_,      N##_destroy_}
 
 ADAPT(stub_lora)
 ADAPT(stub_lora_delta)
@@ -401,6 +420,12 @@ static void test_caller_scratch(void)
                                       need - sizeof(float), NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(scratch);
     CU_ASSERT_PTR_NOT_NULL_FATAL(short_one);
+    /* Variant 0 (the GPU defaults) runs the prepass at these rows, on any
+     * device. */
+    stub_lora_delta *delta = NULL;
+    CU_ASSERT_EQUAL_FATAL(
+        stub_lora_delta_create_variant(rt.ctx, rt.device, 0, &delta),
+        CL_SUCCESS);
     for (int call = 0; call < 2; call++) {
         struct vcase c;
         struct vbuffers b;
@@ -408,7 +433,7 @@ static void test_caller_scratch(void)
             CU_FAIL("cannot make a case");
             break;
         }
-        err = stub_lora_delta_enqueue_scratch(handle[DELTA], rt.queue, rows,
+        err = stub_lora_delta_enqueue_scratch(delta, rt.queue, rows,
                                               b.mem[0], NULL, b.mem[2],
                                               b.mem[3], b.mem[4], scratch, 0,
                                               NULL, NULL);
@@ -420,7 +445,7 @@ static void test_caller_scratch(void)
             size_t n0 = 0, n1 = 0;
             unsigned char *before = snapshot(b.mem[4], &n0);
             err = stub_lora_delta_enqueue_scratch(
-                handle[DELTA], rt.queue, rows, b.mem[0], NULL, b.mem[2],
+                delta, rt.queue, rows, b.mem[0], NULL, b.mem[2],
                 b.mem[3], b.mem[4], short_one, 0, NULL, NULL);
             TU_CHECK(err == CL_INVALID_BUFFER_SIZE,
                      "scratch one float short: %s", rt_status(err));
@@ -434,6 +459,7 @@ static void test_caller_scratch(void)
         }
         free_case(&c, &b);
     }
+    stub_lora_delta_destroy(delta);
     struct vcase c;
     struct vbuffers b;
     if (make_case(SOFTMAX, rows, &c, &b) == 0) {
@@ -632,6 +658,106 @@ static void test_out_of_order(void)
     clReleaseCommandQueue(q);
 }
 
+/* Runs handle H of stub I over ROWS rows and checks the result. */
+static void run_checked(int i, const void *h, size_t rows, const char *how)
+{
+    struct vcase c;
+    struct vbuffers b;
+    if (make_case(i, rows, &c, &b) != 0) {
+        CU_FAIL("cannot make a case");
+        return;
+    }
+    cl_int err = stubs[i].enqueue(h, rt.queue, rows, b.mem, 0, NULL, NULL);
+    TU_CHECK(err == CL_SUCCESS, "%s (%s) rows %zu: enqueue %s",
+             stubs[i].name, how, rows, rt_status(err));
+    clFinish(rt.queue);
+    check_result(i, &c, &b, how);
+    free_case(&c, &b);
+}
+
+/* Every variant of every stub builds on this device when asked for by
+ * index and computes the float64 result; indices out of range are
+ * refused. */
+static void test_every_variant(void)
+{
+    static const size_t rows[] = {1, 5, 37};
+    int many = 0;
+    for (int i = 0; i < N_STUBS; i++) {
+        many |= stubs[i].n_variants > 1;
+        for (int v = 0; v < stubs[i].n_variants; v++) {
+            void *h = NULL;
+            char how[32];
+            snprintf(how, sizeof how, "variant %d", v);
+            cl_int err = stubs[i].create_variant(rt.ctx, rt.device, v, &h);
+            TU_CHECK(err == CL_SUCCESS && stubs[i].variant(h) == v,
+                     "%s: create_variant(%d): %s, variant %d\n%s",
+                     stubs[i].name, v, rt_status(err),
+                     h ? stubs[i].variant(h) : -1,
+                     h ? stubs[i].build_log(h) : "");
+            for (size_t r = 0; err == CL_SUCCESS && r < 3; r++) {
+                run_checked(i, h, rows[r], how);
+            }
+            stubs[i].destroy(h);
+        }
+        for (int v = -1; v <= stubs[i].n_variants; v += stubs[i].n_variants
+                                                        + 1) {
+            void *h = &rt;
+            TU_CHECK(stubs[i].create_variant(rt.ctx, rt.device, v, &h) ==
+                             CL_INVALID_VALUE && h == NULL,
+                     "%s: create_variant(%d) accepted", stubs[i].name, v);
+        }
+    }
+    /* specl gen emits GPU and CPU defaults: they differ for some. */
+    CU_ASSERT(many);
+}
+
+/* NAME_create picks the variant of the device's type: the CPU defaults
+ * (variant 1 where they differ from the GPU ones) on a CPU, variant 0
+ * elsewhere. */
+static void test_variant_choice(void)
+{
+    cl_device_type type = 0;
+    CU_ASSERT_EQUAL_FATAL(clGetDeviceInfo(rt.device, CL_DEVICE_TYPE,
+                                          sizeof type, &type, NULL),
+                          CL_SUCCESS);
+    int cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    for (int i = 0; i < N_STUBS; i++) {
+        int want = cpu && stubs[i].n_variants > 1 ? 1 : 0;
+        TU_CHECK(stubs[i].variant(handle[i]) == want,
+                 "%s: variant %d on a %s device, expected %d", stubs[i].name,
+                 stubs[i].variant(handle[i]), cpu ? "CPU" : "non-CPU", want);
+    }
+    CU_ASSERT_EQUAL(stub_softmax_variant(NULL), -1);
+}
+
+/* stub_fallback is stub_softmax whose variant 1 (the CPU defaults) does
+ * not build: create moves on to variant 0 on any device, and asking for
+ * variant 1 alone fails with a log that names it. */
+static void test_fallback(void)
+{
+    stub_fallback *k = NULL;
+    cl_int err = stub_fallback_create(rt.ctx, rt.device, &k);
+    TU_CHECK(err == CL_SUCCESS && stub_fallback_variant(k) == 0,
+             "stub_fallback_create: %s, variant %d\n%s", rt_status(err),
+             stub_fallback_variant(k), stub_fallback_build_log(k));
+    TU_CHECK(strcmp(stub_fallback_build_log(k), "") == 0,
+             "a log after a variant built: %s", stub_fallback_build_log(k));
+    if (err == CL_SUCCESS) {
+        run_checked(2, k, 37, "fallback to variant 0");
+    }
+    stub_fallback_destroy(k);
+    k = NULL;
+    err = stub_fallback_create_variant(rt.ctx, rt.device, 1, &k);
+    CU_ASSERT_EQUAL(err, CL_BUILD_PROGRAM_FAILURE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_EQUAL(stub_fallback_variant(k), -1);
+    const char *log = stub_fallback_build_log(k);
+    TU_CHECK(strstr(log, "stub_fallback variant 1 (") != NULL &&
+                 strstr(log, "broken on purpose") != NULL,
+             "the log does not say which variant failed and why:\n%s", log);
+    stub_fallback_destroy(k);
+}
+
 /* A source that does not build: create fails with the build error, keeps
  * a handle with the compiler's log, and enqueue refuses it. */
 static void test_build_failure(void)
@@ -710,6 +836,12 @@ int add_stub_suite(void)
     if (s == NULL ||
         CU_add_test(s, "results match float64", test_results) == NULL ||
         CU_add_test(s, "threads, a clone each", test_threads) == NULL ||
+        CU_add_test(s, "every variant, by index", test_every_variant) ==
+            NULL ||
+        CU_add_test(s, "the device type picks the variant",
+                    test_variant_choice) == NULL ||
+        CU_add_test(s, "a variant that fails to build is passed over",
+                    test_fallback) == NULL ||
         CU_add_test(s, "caller-owned scratch", test_caller_scratch) ==
             NULL ||
         CU_add_test(s, "rows 0 refused", test_rows_zero) == NULL ||

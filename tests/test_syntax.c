@@ -158,7 +158,7 @@ static int setup(void)
         struct emitted e;
         char err[256];
         int rc = naive ? emit_naive(ks, &e, err, sizeof err)
-                       : emit_kernel(ks, &e, err, sizeof err);
+                       : emit_kernel(tu_gen_variants(ks), &e, err, sizeof err);
         if (rc != 0) {
             fprintf(stderr, "%s: %s\n", ks->name, err);
             return 1;

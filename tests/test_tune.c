@@ -2107,7 +2107,7 @@ static void test_gen_db(void)
     CU_ASSERT_EQUAL_FATAL(read_spec(&applied, GEN_SPEC), 0);
     tunedb_apply(&db, &applied, NULL);
     tunedb_free(&db);
-    int rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s' -o '%s/one'",
+    int rc = specl(&out, &errs, "gen " GEN_SPEC " --target gpu --db '%s' -o '%s/one'",
                    db_path, out_dir);
     TU_CHECK(rc == 0, "gen --db: exit %d\n%s", rc, errs);
     free(out);
@@ -2124,7 +2124,7 @@ static void test_gen_db(void)
         CU_ASSERT_EQUAL_FATAL(read_spec(&applied, GEN_SPEC), 0);
         tunedb_apply(&db, &applied, devices[d]);
         snprintf(dir, sizeof dir, "%s/two%d", out_dir, d);
-        rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s'%s%s%s -o '%s'",
+        rc = specl(&out, &errs, "gen " GEN_SPEC " --target gpu --db '%s'%s%s%s -o '%s'",
                    two_path, devices[d] ? " --db-device '" : "",
                    devices[d] ? devices[d] : "", devices[d] ? "'" : "", dir);
         TU_CHECK(rc == 0, "gen --db two devices (%s): exit %d\n%s",
@@ -2161,7 +2161,7 @@ static void test_gen_db(void)
     char slug[256];
     tune_device_slug(OTHER_DEVICE, slug, sizeof slug);
     snprintf(dir, sizeof dir, "%s/slug", out_dir);
-    rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s' --db-device '%s' "
+    rc = specl(&out, &errs, "gen " GEN_SPEC " --target gpu --db '%s' --db-device '%s' "
                "-o '%s'", two_path, slug, dir);
     TU_CHECK(rc == 0, "gen --db-device %s: exit %d\n%s", slug, rc, errs);
     free(out);
@@ -2169,7 +2169,7 @@ static void test_gen_db(void)
     check_gen_output(dir, &applied);
     spec_set_free(&applied);
     snprintf(dir, sizeof dir, "%s/typo", out_dir);
-    rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s' --db-device 'Other' "
+    rc = specl(&out, &errs, "gen " GEN_SPEC " --target gpu --db '%s' --db-device 'Other' "
                "-o '%s'", two_path, dir);
     TU_CHECK(rc == 1 && strstr(errs, "--db-device 'Other' names no device") &&
                  strstr(errs, TEST_DEVICE) && strstr(errs, slug) &&
@@ -2185,7 +2185,7 @@ static void test_gen_db(void)
     tmp_path(empty, sizeof empty, "empty_db.yaml");
     write_text(empty, "# nothing tuned yet\nentries: []\n");
     snprintf(dir, sizeof dir, "%s/empty", out_dir);
-    rc = specl(NULL, NULL, "gen " GEN_SPEC " --db '%s' -o '%s'", empty, dir);
+    rc = specl(NULL, NULL, "gen " GEN_SPEC " --target gpu --db '%s' -o '%s'", empty, dir);
     TU_CHECK(rc == 0, "gen --db (empty): exit %d", rc);
     char path[4300];
     snprintf(path, sizeof path, "%s/g_exact.h", dir);
@@ -2198,7 +2198,7 @@ static void test_gen_db(void)
                                       TUNE_DIR "/no_such_db.yaml"};
     for (int i = 0; i < 3; i++) {
         snprintf(dir, sizeof dir, "%s/bad%d", out_dir, i);
-        rc = specl(NULL, &errs, "gen " GEN_SPEC " --db %s -o '%s'", bad[i],
+        rc = specl(NULL, &errs, "gen " GEN_SPEC " --target gpu --db %s -o '%s'", bad[i],
                    dir);
         snprintf(path, sizeof path, "%s/g_exact.h", dir);
         TU_CHECK(rc == 1 && strstr(errs, bad[i]) != NULL &&
@@ -2210,6 +2210,75 @@ static void test_gen_db(void)
     rc = specl(NULL, NULL, "gen " GEN_SPEC " -o '%s' --db", out_dir);
     TU_CHECK(rc == 2, "gen --db without a file: exit %d", rc);
     spec_set_free(&best);
+}
+
+/* Without --target, gen puts each database device's entry for a kernel's
+ * shape into its NAME.c beside the GPU and CPU defaults, for that device
+ * (by name and driver), says per kernel which entries it used or why none,
+ * and --db-device keeps one device's. */
+static void test_gen_db_variants(void)
+{
+    static const struct {
+        const char *device; /* --db-device, or none */
+        int test, other;    /* whose entries g_exact gets */
+    } runs[] = {{NULL, 1, 1}, {TEST_DEVICE, 1, 0}, {OTHER_DEVICE, 0, 1}};
+    struct spec_set best;
+    struct tunedb db;
+    char db_path[4096], out_dir[4096], err[256], dir[4200], path[4400];
+    CU_ASSERT_EQUAL_FATAL(read_spec(&best, BEST_SPEC), 0);
+    tmp_path(db_path, sizeof db_path, "variants_db.yaml");
+    tmp_path(out_dir, sizeof out_dir, "variants_out");
+    build_db(&db, &best, NULL, NULL);
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, db_path, err, sizeof err), 0);
+    tunedb_free(&db);
+    spec_set_free(&best);
+    for (int r = 0; r < 3; r++) {
+        const char *named = runs[r].device;
+        char *out = NULL, *errs = NULL;
+        snprintf(dir, sizeof dir, "%s/run%d", out_dir, r);
+        int rc = specl(&out, &errs, "gen " GEN_SPEC " --db '%s'%s%s%s -o '%s'",
+                       db_path, named ? " --db-device '" : "",
+                       named ? named : "", named ? "'" : "", dir);
+        TU_CHECK(rc == 0, "gen --db (%s): exit %d\n%s",
+                 named ? named : "every device", rc, errs);
+        snprintf(path, sizeof path, "%s/g_exact.h", dir);
+        char *h = tu_read(path, NULL);
+        snprintf(path, sizeof path, "%s/g_exact.c", dir);
+        char *c = tu_read(path, NULL);
+        CU_ASSERT_FATAL(h != NULL && c != NULL && errs != NULL);
+        static const char *const names[] = {TEST_DEVICE, OTHER_DEVICE};
+        for (int d = 0; d < 2; d++) {
+            int want = d == 0 ? runs[r].test : runs[r].other;
+            char doc[128], match[128], note[160];
+            snprintf(doc, sizeof doc, "%s (driver test 1.0)", names[d]);
+            snprintf(match, sizeof match, "    {\"%s\", \"test 1.0\", 0, ",
+                     names[d]);
+            snprintf(note, sizeof note, "specl: note: g_exact: %s: ",
+                     names[d]);
+            TU_CHECK((strstr(h, doc) != NULL) == want &&
+                         (strstr(c, match) != NULL) == want &&
+                         (strstr(errs, note) != NULL) == want,
+                     "gen --db (%s): g_exact %s a variant for %s\n%s",
+                     named ? named : "every device", want ? "lacks" : "has",
+                     names[d], errs);
+        }
+        /* The defaults are always there, for every device and CPUs. */
+        TU_CHECK(strstr(c, "    {NULL, NULL, 0, 0}, /* any device */") &&
+                     strstr(h, "op defaults for GPUs; for any device"),
+                 "gen --db (%s): g_exact without the GPU defaults",
+                 named ? named : "every device");
+        TU_CHECK(strstr(errs, "specl: note: g_explicit: knobs as the spec "
+                              "gives them\n") != NULL &&
+                     strstr(errs, "specl: note: g_rmsnorm: no tuning entry "
+                                  "used: op defaults for every device\n") !=
+                         NULL,
+                 "gen --db (%s): notes\n%s", named ? named : "every device",
+                 errs);
+        free(h);
+        free(c);
+        free(out);
+        free(errs);
+    }
 }
 
 /* ---- 6. knob text, shape text, device slugs ----------------------------- */
@@ -2386,6 +2455,8 @@ int add_tune_suite(void)
                     test_pick) == NULL ||
         CU_add_test(s, "apply: tunedb_apply", test_apply) == NULL ||
         CU_add_test(s, "gen --db", test_gen_db) == NULL ||
+        CU_add_test(s, "gen --db: a variant per device",
+                    test_gen_db_variants) == NULL ||
         CU_add_test(s, "knob and shape text", test_knobs_text) == NULL ||
         CU_add_test(s, "device slug", test_device_slug) == NULL) {
         return -1;

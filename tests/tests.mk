@@ -13,8 +13,10 @@ TEST_CFLAGS += -DSPECL_LIBCLANG='"$(LLVM)/lib/libclang.so.1"' -DSPECL_BIN='"$(B)
 STUB_DIR   = $(B)/tests/stubs
 STUB_NAMES = stub_lora stub_lora_delta stub_softmax stub_rmsnorm stub_layernorm
 STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
-TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h
-TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o
+TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
+                    $(STUB_DIR)/stub_fallback.h
+TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o \
+                    $(STUB_DIR)/stub_fallback.o
 
 STUB_CFLAGS = -std=c99 -pedantic -Wall -Wextra -Werror -O2 -g
 ifdef SANITIZE
@@ -31,9 +33,20 @@ $(STUB_DIR)/stub_broken.h: $(STUB_DIR)/stub_softmax.h
 	sed $(STUB_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
 	sed $(STUB_RENAME) \
-	    -e '/^static const char \*const specl_source\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
+	    -e '/^static const char \*const specl_kernels_source0\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_broken' $@.tmp && mv $@.tmp $@
+
+# stub_fallback: stub_softmax renamed, with an #error in the parameters of
+# its variant 1 (the CPU defaults) only, so that create must pass over it.
+FALLBACK_RENAME = -e 's/stub_softmax/stub_fallback/g' -e 's/STUB_SOFTMAX/STUB_FALLBACK/g'
+$(STUB_DIR)/stub_fallback.h: $(STUB_DIR)/stub_softmax.h
+	sed $(FALLBACK_RENAME) $< > $@.tmp && mv $@.tmp $@
+$(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
+	sed $(FALLBACK_RENAME) \
+	    -e '/^static const char \*const specl_params1\[\] = {$$/a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
+	    $< > $@.tmp
+	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
 
 $(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
 	$(CC) $(STUB_CFLAGS) -I$(STUB_DIR) -c -o $@ $<

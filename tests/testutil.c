@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "variant.h"
+
 char *tu_read(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -196,4 +198,11 @@ void tu_report_diff(const char *what, const char *a, const char *b)
             "  got:      %.*s\n",
             what, line, (int)strcspn(la, "\n"), la, (int)strcspn(lb, "\n"),
             lb);
+}
+
+const struct variant_set *tu_gen_variants(const struct kernel_spec *ks)
+{
+    static struct variant_set vs;
+    variants_build(ks, NULL, NULL, &vs, NULL);
+    return &vs;
 }

@@ -66,4 +66,11 @@ int tu_first_diff(const char *a, const char *b, const char **line_a,
  * naming WHAT. */
 void tu_report_diff(const char *what, const char *a, const char *b);
 
+struct kernel_spec;
+struct variant_set;
+
+/* The variants `specl gen` emits for KS without a tuning database
+ * (variants_build), in a buffer that the next call overwrites. */
+const struct variant_set *tu_gen_variants(const struct kernel_spec *ks);
+
 #endif

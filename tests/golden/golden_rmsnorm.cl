@@ -3,9 +3,15 @@
  * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)
  * dtype:  f32
  * fields: features=512 eps=1e-06
- * tile:   wg=64* rows=4* vec=4* mode=registers*
- *         (* = not in the spec: op defaults for the shape)
+ * variants: golden_rmsnorm_create picks one per device (golden_rmsnorm.h says how)
+ *   0: op defaults for GPUs; for any device
+ *      wg=64* rows=4* vec=4* mode=registers*
+ *   1: op defaults for CPUs; for CPUs
+ *      wg=1* rows=16* vec=16* mode=streaming*
+ *   (* = not in the spec: chosen for the shape and the device type)
  */
+
+/* The source of variant 0; golden_rmsnorm.c holds every variant's. */
 
 /* Parameters: the values of this kernel's plan. */
 #define DTYPE_F32 1        /* storage type of every buffer */

@@ -3,8 +3,12 @@
  * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)
  * dtype:  f32
  * fields: features=512 eps=1e-06
- * tile:   wg=64* rows=4* vec=4* mode=registers*
- *         (* = not in the spec: op defaults for the shape)
+ * variants: golden_rmsnorm_create picks one per device (golden_rmsnorm.h says how)
+ *   0: op defaults for GPUs; for any device
+ *      wg=64* rows=4* vec=4* mode=registers*
+ *   1: op defaults for CPUs; for CPUs
+ *      wg=1* rows=16* vec=16* mode=streaming*
+ *   (* = not in the spec: chosen for the shape and the device type)
  */
 
 #ifndef SPECL_GOLDEN_RMSNORM_H
@@ -31,13 +35,35 @@ extern "C" {
 /* Opaque: the built program and its kernels. */
 typedef struct golden_rmsnorm golden_rmsnorm;
 
-/* Builds the program for DEV in CTX and stores a new handle in *OUT.
- * On a build failure returns the OpenCL error and, when OUT is not NULL,
- * still stores a handle whose build log golden_rmsnorm_build_log returns; destroy
- * it with golden_rmsnorm_destroy. Returns CL_INVALID_WORK_GROUP_SIZE when DEV
- * cannot run the work-group size the kernels were generated for. */
+/* The kernel's variants: knob sets of the same op and shape, each suited
+ * to some devices; golden_rmsnorm_create builds the one for its device.
+ *   0: op defaults for GPUs; for any device
+ *      wg=64 rows=4 vec=4 mode=registers
+ *   1: op defaults for CPUs; for CPUs
+ *      wg=1 rows=16 vec=16 mode=streaming */
+#define golden_rmsnorm_N_VARIANTS 2
+
+/* Builds the kernel for DEV in CTX and stores a new handle in *OUT. It
+ * tries first the variant meant for DEV: the one tuned on a device of the
+ * same CL_DEVICE_NAME (measured with the same CL_DRIVER_VERSION before any
+ * other), else the defaults for its device type (CPU or not), then every
+ * other variant in order; the first that builds and whose work-groups fit
+ * the device's limits is used (golden_rmsnorm_variant says which). When none can
+ * be, returns the error of the first tried and, when OUT is not NULL,
+ * still stores a handle whose golden_rmsnorm_build_log says, per variant, what
+ * failed (the compiler's log, or the device limit it exceeds); destroy it
+ * with golden_rmsnorm_destroy. */
 cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
                      struct golden_rmsnorm **out);
+
+/* golden_rmsnorm_create with variant VARIANT (0 .. golden_rmsnorm_N_VARIANTS - 1) and no
+ * other: CL_INVALID_VALUE for an index out of range. */
+cl_int golden_rmsnorm_create_variant(cl_context ctx, cl_device_id dev, int variant,
+                             struct golden_rmsnorm **out);
+
+/* The variant K runs (-1 for NULL or a handle no variant could be built
+ * for). */
+int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
 
 /* Enqueues rmsnorm over ROWS rows on Q:
  *   y = x / sqrt(mean(x^2) + eps) * gamma per row
@@ -60,7 +86,8 @@ cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* Bytes of device memory the kernels of golden_rmsnorm keep between launches at
- * ROWS rows (partial sums of X*A for lora); 0 when they need none. */
+ * ROWS rows (partial sums of X*A for lora), enough for every variant; 0
+ * when they need none. */
 size_t golden_rmsnorm_scratch_bytes(size_t rows);
 
 /* golden_rmsnorm_enqueue with scratch memory the caller owns and reuses across
@@ -81,10 +108,11 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
 /* A new handle on K's built program, for another thread: kernel objects
  * of its own, the program shared (nothing is rebuilt). Handles may be
  * destroyed in any order; the program goes with the last. Returns
- * CL_INVALID_PROGRAM_EXECUTABLE for a handle whose build failed. */
+ * CL_INVALID_PROGRAM_EXECUTABLE for a handle no variant was built for. */
 cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *k, struct golden_rmsnorm **out);
 
-/* The compiler's log after a failed golden_rmsnorm_create ("" if none). */
+/* After a failed golden_rmsnorm_create, why each variant tried could not be used,
+ * with the compiler's log ("" if none). */
 const char *golden_rmsnorm_build_log(const struct golden_rmsnorm *k);
 
 /* Releases everything K holds; K may be NULL. */

@@ -1,0 +1,170 @@
+/* variant.c - the knob sets one kernel's NAME.c carries (see variant.h). */
+#include "variant.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+#include "knobs.h"
+#include "tunedb.h"
+
+void variants_one(const struct kernel_spec *ks, struct variant_set *vs)
+{
+    memset(vs, 0, sizeof *vs);
+    vs->n = 1;
+    vs->v[0].ks = *ks;
+    snprintf(vs->v[0].label, sizeof vs->v[0].label, "%s",
+             ks->tile_note[0] ? ks->tile_note
+             : ks->target == TARGET_CPU ? "op defaults for CPUs"
+                                        : "op defaults for GPUs");
+    vs->v[0].n_match = 1; /* every device */
+}
+
+/* Adds KS to VS under LABEL for the devices of MATCH, or gives those
+ * devices the variant that already emits the same code. Returns 0, or -1
+ * when VS is full or KS cannot be emitted (WHY says so). */
+static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
+                       const char *label, const struct variant_match *match,
+                       char *why, size_t why_size)
+{
+    uint64_t hash, other;
+    char err[256];
+    if (emit_code_hash(ks, &hash, err, sizeof err) < 0) {
+        snprintf(why, why_size, "%s", err);
+        return -1;
+    }
+    for (int i = 0; i < vs->n; i++) {
+        struct variant *v = &vs->v[i];
+        if (emit_code_hash(&v->ks, &other, err, sizeof err) == 0 &&
+            other == hash) {
+            if (v->n_match < (int)(sizeof v->match / sizeof v->match[0])) {
+                v->match[v->n_match++] = *match;
+            }
+            snprintf(why, why_size, "the same code as variant %d", i);
+            return 0;
+        }
+    }
+    if (vs->n == SPECL_MAX_VARIANTS) {
+        snprintf(why, why_size, "a NAME.c holds at most %d variants",
+                 SPECL_MAX_VARIANTS);
+        return -1;
+    }
+    struct variant *v = &vs->v[vs->n++];
+    memset(v, 0, sizeof *v);
+    v->ks = *ks;
+    snprintf(v->label, sizeof v->label, "%s", label);
+    snprintf(v->ks.tile_note, sizeof v->ks.tile_note, "%.255s", label);
+    v->match[v->n_match++] = *match;
+    why[0] = '\0';
+    return 0;
+}
+
+/* KS with the knobs it leaves out chosen for TARGET; -1 when they do not
+ * validate with the knobs the spec gives. */
+static int for_target(const struct kernel_spec *ks, enum target target,
+                      struct kernel_spec *out)
+{
+    struct diags quiet = {.out = NULL};
+    *out = *ks;
+    out->target = target;
+    out->tile_note[0] = '\0';
+    return knobs_resolve(out, &quiet) == 0 ? 0 : -1;
+}
+
+void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
+                    const char *device, struct variant_set *vs,
+                    struct buf *notes)
+{
+    struct kernel_spec one;
+    struct variant_match match;
+    char why[256], label[640];
+    memset(vs, 0, sizeof *vs);
+
+    /* The GPU defaults first: every device without a better match gets
+     * them, and they are what a read spec resolves to. */
+    memset(&match, 0, sizeof match);
+    if (for_target(ks, TARGET_GPU, &one) == 0) {
+        add_variant(vs, &one, "op defaults for GPUs", &match, why,
+                    sizeof why);
+    } else {
+        variants_one(ks, vs); /* cannot happen: the spec validated */
+    }
+    match.cpu = 1;
+    if (for_target(ks, TARGET_CPU, &one) < 0) {
+        if (notes != NULL) {
+            buf_printf(notes, "%s: no CPU variant: the op defaults for CPUs "
+                       "do not fit the knobs the spec gives\n", ks->name);
+        }
+    } else {
+        add_variant(vs, &one, "op defaults for CPUs", &match, why,
+                    sizeof why);
+    }
+
+    /* A spec that gives knobs keeps them (tile: auto asks for the
+     * database), as tunedb_apply decides for one device. */
+    int any_set = 0;
+    for (int k = 0; k < ks->op->n_knobs; k++) {
+        any_set |= ks->knob[k].set;
+    }
+    if (db == NULL || (any_set && !ks->tile_auto)) {
+        if (db != NULL && notes != NULL) {
+            buf_printf(notes, "%s: knobs as the spec gives them\n",
+                       ks->name);
+        }
+        return;
+    }
+    int used = 0;
+    for (int i = 0; i < db->n; i++) {
+        const char *dev = db->entry[i].device;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            seen = strcmp(db->entry[j].device, dev) == 0;
+        }
+        if (seen || (device != NULL && strcmp(device, dev) != 0)) {
+            continue;
+        }
+        enum tune_pick pick;
+        const struct tune_entry *e =
+            tunedb_pick_entry(db, dev, ks, &pick, why, sizeof why);
+        if (e == NULL) {
+            if (notes != NULL) {
+                buf_printf(notes, "%s: %s: %s\n", ks->name, dev, why);
+            }
+            continue;
+        }
+        one = *ks;
+        one.target = TARGET_GPU;
+        struct diags quiet = {.out = NULL};
+        if (knobs_parse(&one, e->best, NULL, 0) < 0 ||
+            knobs_resolve(&one, &quiet) != 0) {
+            if (notes != NULL) {
+                buf_printf(notes, "%s: %s: the %s does not fit this shape\n",
+                           ks->name, dev, why);
+            }
+            continue;
+        }
+        memset(&match, 0, sizeof match);
+        snprintf(match.device, sizeof match.device, "%s", e->device);
+        snprintf(match.driver, sizeof match.driver, "%s", e->driver);
+        snprintf(label, sizeof label, "tuned on %.255s (driver %.127s): %.200s",
+                 e->device, e->driver, why);
+        char merged[256];
+        if (add_variant(vs, &one, label, &match, merged, sizeof merged) < 0) {
+            if (notes != NULL) {
+                buf_printf(notes, "%s: %s: left out: %s\n", ks->name, dev,
+                           merged);
+            }
+            continue;
+        }
+        used++;
+        if (notes != NULL) {
+            buf_printf(notes, "%s: %s: %s%s%s\n", ks->name, dev, why,
+                       merged[0] ? "; " : "", merged);
+        }
+    }
+    if (used == 0 && notes != NULL) {
+        buf_printf(notes, "%s: no tuning entry used: op defaults for every "
+                   "device\n", ks->name);
+    }
+}
