@@ -13,6 +13,8 @@ templates/lora_main.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K
 templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
 gen/op_lora.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
 templates/stub.c.in%s/if (rows == 0 || rows > INT_MAX) {/if (rows > INT_MAX) {/%stub: rows == 0 accepted
+templates/stub.c.in%s/return cpu ? 2 : 0;/return cpu ? 0 : 2;/%stub: the CPU variant given to every device but CPUs
+templates/stub.c.in%s/for (int tried = 0; tried < n; tried++) {/for (int tried = 0; tried < n \&\& tried < 1; tried++) {/%stub: no fallback past the first variant tried
 templates/stub.c.in%s/return size < need ? CL_INVALID_BUFFER_SIZE/return size + 4 < need ? CL_INVALID_BUFFER_SIZE/%stub: buffer one element short accepted
 '
 top=$(pwd)

@@ -719,8 +719,8 @@ static cl_int specl_create(cl_context ctx, cl_device_id dev,
     }
     k->variant = -1;
     cl_int first = CL_SUCCESS;
-    for (int i = 0; i < n; i++) {
-        err = specl_build_variant(k, ctx, dev, order[i], &lim);
+    for (int tried = 0; tried < n; tried++) {
+        err = specl_build_variant(k, ctx, dev, order[tried], &lim);
         if (err == CL_SUCCESS) {
             /* The variants that failed before it matter no more. */
             free(k->build_log);
