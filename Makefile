@@ -18,7 +18,7 @@ TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl ben
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm
 
-.PHONY: all deps run test test-full golden-update valgrind fuzz bench mutation clean help
+.PHONY: all deps run test test-full test-wide golden-update valgrind fuzz bench mutation clean help
 all: $(B)/specl
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo "make run        generate specs/seeds.yaml, run, verify and time on the default OpenCL device"
 	@echo "make test       the test suite (CUnit; PoCL when no other device)"
 	@echo "make test-full  the test suite with the wide sweep"
+	@echo "make test-wide  the wide device sweep, then numeric, sweep and stub (for a GPU: SPECL_DEVICE=P:D)"
 	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
 	@echo "make $(B)/lab    kernel design experiments (bench/lab/lab.c)"
 	@echo "make golden-update  refresh tests/golden from the current generator"
@@ -93,3 +94,9 @@ test: deps $(B)/specl $(B)/specl_tests
 
 test-full: deps $(B)/specl $(B)/specl_tests
 	$(B)/specl_tests --full
+
+# The device suites and the wide sweep (tests/test_wide.c): meant for a
+# GPU (make test-wide SPECL_DEVICE=P:D); the float64 references run on
+# the host, so it takes long (half an hour or so), longer on a CPU device.
+test-wide: deps $(B)/specl $(B)/specl_tests
+	$(B)/specl_tests --wide wide numeric sweep stub

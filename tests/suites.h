@@ -4,6 +4,8 @@
 
 /* Set by --full: wider sweeps (make test-full). */
 extern int test_full;
+/* Set by --wide: adds the wide device sweep (make test-wide). */
+extern int test_wide;
 
 /* Each returns 0 when the suite was added to the CUnit registry. */
 int add_spec_suite(void);     /* test_spec.c: reader, bad-spec fixtures */
@@ -13,5 +15,6 @@ int add_numeric_suite(void);  /* test_numeric.c: PoCL vs naive vs float64 */
 int add_sweep_suite(void);    /* test_sweep.c: shapes, ranks, options */
 int add_stub_suite(void);     /* test_stub.c: host stub contract, vendor */
 int add_tune_suite(void);     /* test_tune.c: tuner, tuning database */
+int add_wide_suite(void);     /* test_wide.c: wide sweep, --wide only */
 
 #endif

@@ -1,5 +1,6 @@
 /* test_main.c - runs every CUnit suite; exits non-zero on any failure.
- * usage: specl_tests [--full] [SUITE...] (no SUITE: all of them) */
+ * usage: specl_tests [--full] [--wide] [SUITE...] (no SUITE: all of them;
+ * the wide suite is there only with --wide) */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "suites.h"
 
 int test_full = 0;
+int test_wide = 0;
 
 static const struct {
     const char *name;
@@ -15,7 +17,7 @@ static const struct {
     {"spec", add_spec_suite},       {"emit", add_emit_suite},
     {"syntax", add_syntax_suite},   {"numeric", add_numeric_suite},
     {"sweep", add_sweep_suite},     {"stub", add_stub_suite},
-    {"tune", add_tune_suite},
+    {"tune", add_tune_suite},       {"wide", add_wide_suite},
     {NULL, NULL},
 };
 
@@ -39,6 +41,15 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0) {
             test_full = 1;
+        } else if (strcmp(argv[i], "--wide") == 0) {
+            test_wide = 1;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        /* Named alone it would run nothing, silently. */
+        if (!test_wide && strcmp(argv[i], "wide") == 0) {
+            fprintf(stderr, "specl_tests: the wide suite runs only with "
+                    "--wide\n");
         }
     }
     if (CU_initialize_registry() != CUE_SUCCESS) {
