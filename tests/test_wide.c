@@ -14,9 +14,11 @@
  * in all, half an hour or so of host time on a GPU machine, and on a CPU
  * device (PoCL, 2 cores) about an hour. Without --wide the suite is not
  * added, so `make test` does not pay for it. For a trimmed run,
- * $SPECL_WIDE_BUDGET scales both budgets (e.g. 0.001) and
- * $SPECL_WIDE_EVERY=N builds every N-th kernel only; $SPECL_TEST_VERBOSE=1
- * prints a line per build and case, as in the other device suites. */
+ * $SPECL_WIDE_BUDGET scales both budgets (e.g. 0.001). $SPECL_WIDE_PART=K/N
+ * builds only the kernels whose index is K modulo N: N processes with
+ * K = 0 .. N-1 run the whole sweep between them, on as many host cores.
+ * $SPECL_TEST_VERBOSE=1 prints a line per build and case, as in the other
+ * device suites. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,13 +38,13 @@
 #define MAX_WANT 12
 
 static double budget_scale = 1.0; /* $SPECL_WIDE_BUDGET */
-static long every = 1;            /* $SPECL_WIDE_EVERY */
-static long kernel_counter;       /* for `every` */
+static long part = 0, parts = 1;  /* $SPECL_WIDE_PART */
+static long kernel_counter;       /* for `part` */
 
-/* Whether the next kernel of a list is taken ($SPECL_WIDE_EVERY). */
+/* Whether the next kernel of a list is this part's ($SPECL_WIDE_PART). */
 static int take_kernel(void)
 {
-    return kernel_counter++ % every == 0;
+    return kernel_counter++ % parts == part;
 }
 
 /* Runs K over the distinct row counts >= 1 of WANT (N of them) whose cost
@@ -249,7 +251,8 @@ static void read_trim(void)
 {
     const char *s = getenv("SPECL_WIDE_BUDGET");
     budget_scale = 1.0;
-    every = 1;
+    part = 0;
+    parts = 1;
     kernel_counter = 0;
     if (s != NULL && *s) {
         char *end;
@@ -261,20 +264,22 @@ static void read_trim(void)
                     "number > 0)\n", s);
         }
     }
-    s = getenv("SPECL_WIDE_EVERY");
+    s = getenv("SPECL_WIDE_PART");
     if (s != NULL && *s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (*end == '\0' && v >= 1) {
-            every = v;
+        long k = -1, n = 0;
+        char tail = 0;
+        if (sscanf(s, "%ld/%ld%c", &k, &n, &tail) == 2 && n >= 1 && k >= 0 &&
+            k < n) {
+            part = k;
+            parts = n;
         } else {
-            fprintf(stderr, "wide: ignoring SPECL_WIDE_EVERY=%s (want an "
-                    "integer >= 1)\n", s);
+            fprintf(stderr, "wide: ignoring SPECL_WIDE_PART=%s (want K/N, "
+                    "0 <= K < N)\n", s);
         }
     }
-    if (budget_scale != 1.0 || every != 1) {
-        fprintf(stderr, "wide: trimmed: budgets x %g, every %ld-th kernel\n",
-                budget_scale, every);
+    if (budget_scale != 1.0 || parts != 1) {
+        fprintf(stderr, "wide: trimmed: budgets x %g, kernels %ld modulo "
+                "%ld\n", budget_scale, part, parts);
     }
 }
 
