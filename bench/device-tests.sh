@@ -28,7 +28,10 @@ wait
 echo "wide ($parts parts): done after $(($(date +%s) - start)) s" \
     >>"$logdir/summary.txt"
 # One line per suite run: kernels, cases, failures; and CUnit's totals.
-grep -h "kernels built\|cases run" "$logdir"/*.txt >>"$logdir/summary.txt"
-grep -h -A3 "Run Summary" "$logdir"/*.txt | grep "tests\|asserts" \
+logs=$(ls "$logdir"/suites.txt "$logdir"/wide-*.txt)
+# shellcheck disable=SC2086
+grep -h "kernels built\|cases run" $logs >>"$logdir/summary.txt"
+# shellcheck disable=SC2086
+grep -h -A3 "Run Summary" $logs | grep "tests\|asserts" \
     >>"$logdir/summary.txt"
 cat "$logdir/summary.txt"
