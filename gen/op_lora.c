@@ -46,7 +46,10 @@ static const struct param_def lora_knobs[] = {
     {"warp_n", VALUE_INT, 0, 8, 0, 32, NULL,
      "lora_main: work-items along N per warp of 32; 0: row-major"},
     {"decode_rows", VALUE_INT, 0, 16, 0, 64, NULL,
-     "rows at or below which lora_decode runs; 0: never"},
+     "lora_decode: rows per work-group; 0: lora_decode never runs"},
+    {"decode_max", VALUE_INT, 0, 16, 0, 16777216, NULL,
+     "rows at or below which lora_decode runs (decode_rows per "
+     "work-group), in one launch"},
     {"decode_n", VALUE_INT, 0, 8, 2, 1024, NULL,
      "lora_decode: work-items along N, vec columns each"},
     {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
@@ -67,7 +70,7 @@ struct lora {
     long m, n, k, wm, wn, vec, pad;
     int xa;
     long warp_n;
-    long decode_rows, decode_n, decode_k, xa_m, xa_k;
+    long decode_rows, decode_max, decode_n, decode_k, xa_m, xa_k;
     long xa_chunk;
 };
 
@@ -88,6 +91,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->xa = (int)spec_knob(ks, "xa");
     c->warp_n = (long)spec_knob(ks, "warp_n");
     c->decode_rows = (long)spec_knob(ks, "decode_rows");
+    c->decode_max = (long)spec_knob(ks, "decode_max");
     c->decode_n = (long)spec_knob(ks, "decode_n");
     c->decode_k = (long)spec_knob(ks, "decode_k");
     c->xa_m = (long)spec_knob(ks, "xa_m");
@@ -388,8 +392,10 @@ static void lora_defaults(struct kernel_spec *ks)
                  min_l(8, pow2_ceil(ceil_div(c.N, c.vec)) < 2
                               ? 2
                               : pow2_ceil(ceil_div(c.N, c.vec))));
-    default_knob(ks, "decode_k",
-                 min_l(32, pow2_ceil(c.base ? ceil_div(c.K, c.vec) : c.R)));
+    /* 32 along K with or without W: without, T's reduction over K is the
+     * work (at 128 rows, M=K=N=512, rank 8: 12.1 us against 17.9 with 8
+     * work-items, the rank, on the H100). */
+    default_knob(ks, "decode_k", min_l(32, pow2_ceil(ceil_div(c.K, c.vec))));
 
     /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank 16)
      * by 8 work-items along K. Many rows per work-group, so that each row
@@ -439,6 +445,24 @@ static void lora_defaults(struct kernel_spec *ks)
         }
         default_knob(ks, "decode_rows", c.decode_rows);
     }
+    /* lora_decode beyond decode_rows, a work-group per decode_rows rows,
+     * where one launch beats the tiled path (rank 8, H100, bench/RESULTS):
+     * with W up to 128 rows (M=128, K=N=512: 13.1 us against 23.3;
+     * 1024: 29.5 against 47.7; 4096: 303 against 316, and at 32 rows 82
+     * against 310); without W, where every work-group recomputes its rows
+     * of T, up to about 2^27 / (K*N) rows (K=N=512: 512 rows, 23.4 us;
+     * 2048: 32 rows, 21.0 against 24.3 us). */
+    lora_read(ks, &c);
+    long upto = cpu ? c.decode_rows : 128; /* measured on GPUs only */
+    if (!c.base && !cpu) {
+        upto = 1;
+        while (upto * 2 <= (1L << 27) / (c.K * c.N) && upto < 4096) {
+            upto *= 2;
+        }
+    }
+    default_knob(ks, "decode_max",
+                 c.decode_rows > 0 && upto > c.decode_rows ? upto
+                                                           : c.decode_rows);
 }
 
 /* The mark of the first of KEYS the spec gave, else of the first key (the
@@ -560,6 +584,12 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                    "xa: inline needs %ld bytes of local memory in lora_main "
                    "(rank %ld), more than %ld; use xa: prepass",
                    bytes, c->R, LOCAL_MAX);
+    }
+    if (c->decode_rows > 0 && c->decode_max < c->decode_rows) {
+        diag_error(d, file, blame(ks, "decode_max", "decode_rows"),
+                   "decode_max (%ld) must be at least decode_rows (%ld): "
+                   "lora_decode runs for every row count up to it",
+                   c->decode_max, c->decode_rows);
     }
     if (c->decode_rows > 0) {
         if (c->decode_n * c->decode_k > THREADS_MAX) {
@@ -782,7 +812,7 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->local[0] = (size_t)c->decode_n;
     l->local[1] = (size_t)c->decode_k;
     l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * c->vec);
-    l->groups[1] = 1;
+    l->groups[1] = 0;
     l->rows_per_group = (size_t)c->decode_rows;
     l->args[n++] = "rows";
     l->args[n++] = "x";
@@ -830,9 +860,10 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     p->n_path = 0;
     if (c.decode_rows > 0) {
         struct path *pa = &p->path[p->n_path++];
-        pa->max_rows = c.decode_rows;
+        pa->max_rows = c.decode_max;
         pa->n_launch = 0;
-        pa->why = "few rows: W streamed once, T = scale*X*A alongside";
+        pa->why = "few rows, one launch: a work-group per decode_rows rows "
+                  "streams W, T = scale*X*A alongside";
         launch_decode(&c, &pa->launch[pa->n_launch++]);
     }
     struct path *pa = &p->path[p->n_path++];

@@ -127,6 +127,11 @@ void lora_decode(const int rows,
     const int tn = get_local_id(0);
     const int tk = get_local_id(1);
     const int lid = tk * DECODE_N + tn;
+    /* Work-groups along dimension 1 take DECODE_ROWS rows each: NR. */
+    const int row0 = get_group_id(1) * DECODE_ROWS;
+    const int nr = min(rows - row0, DECODE_ROWS);
+    x += (size_t)row0 * IN_FEATURES;
+    y += (size_t)row0 * OUT_FEATURES;
 #if !HAS_BASE
     const __global storage_t *w = b;
 #endif
@@ -146,27 +151,27 @@ void lora_decode(const int rows,
             tacc[m][q] = 0.0f;
         }
     }
-#define DECODE_ARGS acc, tacc, rows, col, tn, tk, x, w, a
-    if (rows <= 1) {
+#define DECODE_ARGS acc, tacc, nr, col, tn, tk, x, w, a
+    if (nr <= 1) {
         decode_stream(1, DECODE_ARGS);
 #if DECODE_ROWS > 2
-    } else if (rows <= 2) {
+    } else if (nr <= 2) {
         decode_stream(2, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 4
-    } else if (rows <= 4) {
+    } else if (nr <= 4) {
         decode_stream(4, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 8
-    } else if (rows <= 8) {
+    } else if (nr <= 8) {
         decode_stream(8, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 16
-    } else if (rows <= 16) {
+    } else if (nr <= 16) {
         decode_stream(16, DECODE_ARGS);
 #endif
 #if DECODE_ROWS > 32
-    } else if (rows <= 32) {
+    } else if (nr <= 32) {
         decode_stream(32, DECODE_ARGS);
 #endif
     } else {
@@ -176,7 +181,7 @@ void lora_decode(const int rows,
 
     /* T = SCALE * the sum of the DECODE_K partials of each (row, column),
      * DEC_T_ROWS rows at a time; uniform pass count, constant indices. */
-    for (int m0 = 0; m0 < rows; m0 += DEC_T_ROWS) {
+    for (int m0 = 0; m0 < nr; m0 += DEC_T_ROWS) {
 #pragma unroll
         for (int m = 0; m < DECODE_ROWS; m++) {
             if (m >= m0 && m < m0 + DEC_T_ROWS) {
@@ -195,7 +200,7 @@ void lora_decode(const int rows,
             for (int p = 0; p < DECODE_K; p++) {
                 sum += red[(o / RANK * DECODE_K + p) * DEC_TCOLS + o % RANK];
             }
-            if (row < rows && row < DECODE_ROWS) {
+            if (row < nr && row < DECODE_ROWS) {
                 tl[row * RANK + o % RANK] = SCALE * sum;
             }
         }
@@ -203,7 +208,7 @@ void lora_decode(const int rows,
     }
 
     /* acc += T*B: work-item tk takes rows j = tk, tk + DECODE_K, ... of B;
-     * rows past `rows` repeat the last row (never stored). */
+     * rows past `nr` repeat the last row (never stored). */
 #pragma unroll
     for (int s = 0; s < DEC_B_STEPS; s++) {
         const int j = s * DECODE_K + tk;
@@ -214,16 +219,16 @@ void lora_decode(const int rows,
             const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
-                const int row = min(m, rows - 1);
+                const int row = min(m, nr - 1);
                 acc[m] = fma((vecf_t)tl[row * RANK + j], bv, acc[m]);
             }
         }
     }
 
     /* Sum the DECODE_K partials of each (row, column), DEC_RED_ROWS rows
-     * at a time. The pass count depends on rows only (uniform); acc is
+     * at a time. The pass count depends on nr only (uniform); acc is
      * indexed by constants so that it stays in registers. */
-    for (int m0 = 0; m0 < rows; m0 += DEC_RED_ROWS) {
+    for (int m0 = 0; m0 < nr; m0 += DEC_RED_ROWS) {
 #pragma unroll
         for (int m = 0; m < DECODE_ROWS; m++) {
             if (m >= m0 && m < m0 + DEC_RED_ROWS) {
@@ -245,7 +250,7 @@ void lora_decode(const int rows,
 #if OUT_FEATURES % DEC_COLS != 0
             if (c < OUT_FEATURES)
 #endif
-            if (row < rows) {
+            if (row < nr) {
                 const size_t at = (size_t)row * OUT_FEATURES + c;
 #if ACCUMULATE
                 sum += load1(y, at);

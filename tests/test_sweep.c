@@ -89,7 +89,7 @@ static int sweep_lora(const struct lora_case *c, const char *dt,
     if (nu_build(&k)) {
         long m = nu_knob(&k, "m");
         long dec = nu_small_path_rows(&k);
-        long want[] = {1, 3, dec, dec + 1, m - 1, m + 1, 2 * m + 5,
+        long want[] = {1, 3, dec - 1, dec, dec + 1, m - 1, m + 1, 2 * m + 5,
                        test_full ? 300 : 0};
         run_within(&k, want, (int)(sizeof want / sizeof want[0]),
                    lora_macs(c));
