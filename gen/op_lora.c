@@ -446,14 +446,20 @@ static void lora_defaults(struct kernel_spec *ks)
         default_knob(ks, "decode_rows", c.decode_rows);
     }
     /* lora_decode beyond decode_rows, a work-group per decode_rows rows,
-     * where one launch beats the tiled path (rank 8, H100, bench/RESULTS):
-     * with W up to 128 rows (M=128, K=N=512: 13.1 us against 23.3;
-     * 1024: 29.5 against 47.7; 4096: 303 against 316, and at 32 rows 82
-     * against 310); without W, where every work-group recomputes its rows
-     * of T, up to about 2^27 / (K*N) rows (K=N=512: 512 rows, 23.4 us;
-     * 2048: 32 rows, 21.0 against 24.3 us). */
+     * where one launch beats the tiled path (H100, bench/RESULTS.md). With
+     * W, each block of rows reads W again: up to 128 rows while W stays
+     * in a 50 MB cache (M=128, rank 8, K=N=512: 13.1 us against 23.3;
+     * 1024: 29.5 against 47.7), up to 32 rows above (K=4096 N=11008 rank
+     * 16: 300 us against 346 at 32 rows, but 1067 against 406 at 128).
+     * Without W, where every work-group recomputes its rows of T, up to
+     * about 2^27 / (K*N) rows (K=N=512: 512 rows, 23.4 us; 2048: 32 rows,
+     * 21.0 against 24.3 us). */
     lora_read(ks, &c);
-    long upto = cpu ? c.decode_rows : 128; /* measured on GPUs only */
+    long w_bytes = c.K * c.N * (long)dtype_size(ks->dtype);
+    long upto = w_bytes <= (16L << 20) ? 128 : 32;
+    if (cpu) {
+        upto = c.decode_rows; /* measured on GPUs only */
+    }
     if (!c.base && !cpu) {
         upto = 1;
         while (upto * 2 <= (1L << 27) / (c.K * c.N) && upto < 4096) {
