@@ -4,7 +4,8 @@
  * .cl embedded in the .c, decisions that agree with the emitted files,
  * determinism of `specl gen` over every spec in specs/, a run's output all
  * or nothing (no temporary files, nothing written for a bad spec, the
- * previous files kept when a write fails, concurrent runs never mixed). */
+ * previous files kept when a write fails, concurrent runs never mixed),
+ * and spec paths that would break a comment. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1113,6 +1114,69 @@ static void test_concurrent_runs(void)
     free(tmp);
 }
 
+/* ---- spec paths that would break a comment ----------------------------- */
+
+/* The header comment of TEXT (an emitted file) opens the file and ends
+ * on the first line that closes a comment: nothing in it closes one early
+ * or opens another. */
+static void check_header_closed(const char *what, const char *text)
+{
+    const char *end = strstr(text, "*/");
+    const char *line_end = strstr(text, "\n */\n");
+    const char *nested = strstr(text + 2, "/*");
+    TU_CHECK(strncmp(text, "/* ", 3) == 0 && end != NULL &&
+                 line_end != NULL && end == line_end + 2 &&
+                 (nested == NULL || nested > end),
+             "%s: the header comment ends or nests early:\n%.*s", what,
+             end != NULL ? (int)(end - text) + 2 : 200, text);
+}
+
+/* A spec under directories named with the characters that end, open or
+ * otherwise break a C comment ("a*", then "/b", "*d", "e??" and a tab and
+ * a newline): every emitted file's header shows the path escaped, the .c
+ * builds with -Werror, and plan's header is the same. */
+static void test_path_in_comment(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char dir[512], spec[600], want[800];
+    snprintf(dir, sizeof dir, "%s/a*/b/c/*d/e?\?/t\tn\nl", tmp);
+    CU_ASSERT_EQUAL_FATAL(tu_run("mkdir -p '%s'", dir), 0);
+    snprintf(spec, sizeof spec, "%s/x.yaml", dir);
+    FILE *f = fopen(spec, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("kernels:\n  - { name: comment_path, op: rmsnorm, features: 64 "
+          "}\n", f);
+    CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+    snprintf(want, sizeof want, " from %s/a*\\/b/c/\\*d/e?\\?/t\\tn\\nl/"
+             "x.yaml; do not edit.\n", tmp);
+    int rc = tu_run("%s gen '%s' -o '%s/out' >/dev/null && "
+                    "%s plan '%s' -o '%s/out' >/dev/null",
+                    TU_SPECL, spec, tmp, TU_SPECL, spec, tmp);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    static const char *const all_exts[] = {"cl", "h", "c", "plan"};
+    for (int i = 0; i < 4; i++) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/out/comment_path.%s", tmp,
+                 all_exts[i]);
+        char *text = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        const char *line = strstr(text, " from ");
+        TU_CHECK(line != NULL && strncmp(line, want, strlen(want)) == 0,
+                 "%s: the header names the spec as\n%.*s\nexpected\n%s",
+                 path, line ? (int)strcspn(line, "\n") : 0,
+                 line ? line : "", want);
+        check_header_closed(path, text);
+        free(text);
+    }
+    rc = tu_run("cd '%s/out' && ${CC:-cc} -std=c99 -pedantic -Wall -Wextra "
+                "-Werror -c comment_path.c -o comment_path.o", tmp);
+    TU_CHECK(rc == 0, "the .c emitted from a spec under %s does not build",
+             dir);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
 int add_emit_suite(void)
 {
     CU_pSuite s = CU_add_suite("emit", NULL, NULL);
@@ -1133,6 +1197,8 @@ int add_emit_suite(void)
                     test_write_failure_keeps_previous) == NULL ||
         CU_add_test(s, "concurrent runs into one directory never mix",
                     test_concurrent_runs) == NULL ||
+        CU_add_test(s, "spec paths that would break a comment",
+                    test_path_in_comment) == NULL ||
         CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL) {
         return -1;
     }
