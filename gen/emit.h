@@ -65,9 +65,52 @@ int emit_stub(const struct kernel_spec *ks, const char *name,
 int emit_naive(const struct kernel_spec *ks, struct emitted *e, char *err,
                size_t errsize);
 
-/* Writes E's files into DIR (created if missing), each through a temporary
- * file renamed into place, so that no file is ever half-written. Returns
- * 0, or -1 with a message in ERR. */
+/* The files of one run on their way into an output directory DIR, all or
+ * none. emit_output_add writes each into a staging directory of the run's
+ * own inside DIR (DIR/.specl-tmp-XXXXXX); emit_output_commit then takes
+ * DIR's lock (flock on DIR/.specl.lock, a file removed again when the run
+ * is done) and renames them into place one by one, keeping a second link
+ * to each file it replaces until all are in place. A run that fails
+ * anywhere puts back what it replaced and removes what it staged, so DIR
+ * holds either every file of the run or the files it held before; and of
+ * runs that write into one DIR at once, one's files all replace the
+ * other's, never some of them. A run killed before it is done may leave
+ * its staging directory behind: it is safe to remove when no run is
+ * writing. */
+struct emit_output {
+    char *dir;     /* DIR as given */
+    char *staging; /* DIR/.specl-tmp-XXXXXX, while it exists */
+    char **names;  /* DIR/NAME of each file added, in order */
+    int n_names;
+    int cap_names;
+};
+
+/* Creates DIR (and its parents) if missing and a staging directory in it.
+ * Returns 0, after which O ends with emit_output_commit or
+ * emit_output_discard; or -1 with a message in ERR (nothing to end). */
+int emit_output_begin(struct emit_output *o, const char *dir, char *err,
+                      size_t errsize);
+
+/* Stages the LEN bytes of TEXT as DIR/NAME. Returns 0, or -1 with a
+ * message in ERR (then discard O). */
+int emit_output_add(struct emit_output *o, const char *name,
+                    const char *text, size_t len, char *err, size_t errsize);
+
+/* Stages E's NAME.cl, NAME.h and NAME.c, as emit_output_add. */
+int emit_output_add_kernel(struct emit_output *o, const struct emitted *e,
+                           char *err, size_t errsize);
+
+/* Moves every staged file into place, under DIR's lock, and ends O.
+ * Returns 0; -1 with a message in ERR when it failed and DIR holds what
+ * it held before; or -2 when, moreover, some files it replaced could not
+ * be put back (ERR names them and the directory that keeps them). */
+int emit_output_commit(struct emit_output *o, char *err, size_t errsize);
+
+/* Removes what O staged and ends it; DIR is left as it was. */
+void emit_output_discard(struct emit_output *o);
+
+/* Writes E's files into DIR (created if missing), all three or none, as
+ * one run of emit_output. Returns 0, or -1 with a message in ERR. */
 int emit_write(const char *dir, const struct emitted *e, char *err,
                size_t errsize);
 
@@ -81,11 +124,13 @@ int emit_write(const char *dir, const struct emitted *e, char *err,
 int emit_decisions(const struct variant_set *vs, struct buf *out, char *err,
                    size_t errsize);
 
-/* Writes TEXT as DIR/NAME.plan (DIR created if missing), atomically. */
+/* Writes TEXT as DIR/NAME.plan (DIR created if missing), as one run of
+ * emit_output. */
 int emit_write_decisions(const char *dir, const char *name,
                          const struct buf *text, char *err, size_t errsize);
 
-/* Writes TEXT to PATH atomically (temporary file, then rename). */
+/* Writes TEXT to PATH atomically (temporary file, then rename): one file,
+ * with no lock; a run's several files go through emit_output. */
 int write_file_atomic(const char *path, const char *text, size_t len,
                       char *err, size_t errsize);
 

@@ -71,6 +71,40 @@ static int read_specs(struct spec_set *set, int argc, char **argv,
 
 enum { MODE_CHECK, MODE_GEN, MODE_PLAN };
 
+/* Writes the files of the N kernels of OUT into DIR, all of them or none
+ * (emit_output): each kernel's .cl, .h and .c, or with PLANS its .plan
+ * (held in the .cl buffer). Returns 0 or EXIT_INVALID. */
+static int write_run(const char *dir, const struct emitted *out, int n,
+                     int plans)
+{
+    struct emit_output o;
+    char err[1024];
+    if (emit_output_begin(&o, dir, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s; nothing written\n", err);
+        return EXIT_INVALID;
+    }
+    int bad = 0;
+    for (int i = 0; i < n && !bad; i++) {
+        char name[EMIT_NAME_MAX + 8];
+        snprintf(name, sizeof name, "%s.plan", out[i].name);
+        bad = plans ? emit_output_add(&o, name, buf_str(&out[i].cl),
+                                      out[i].cl.len, err, sizeof err)
+                    : emit_output_add_kernel(&o, &out[i], err, sizeof err);
+    }
+    if (bad) {
+        emit_output_discard(&o);
+    } else {
+        bad = emit_output_commit(&o, err, sizeof err);
+    }
+    if (bad == -2) {
+        fprintf(stderr, "specl: error: %s\n", err);
+    } else if (bad) {
+        fprintf(stderr, "specl: error: %s; nothing written: the files in "
+                "%s are as they were\n", err, dir);
+    }
+    return bad ? EXIT_INVALID : 0;
+}
+
 /* `specl check`, `specl gen` and `specl plan` (MODE). */
 static int cmd_check_or_gen(int argc, char **argv, int mode)
 {
@@ -214,21 +248,13 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         fputs("specl: out of memory\n", stderr);
         rc = EXIT_INVALID;
     }
-    for (int i = 0; i < set.n_kernel && rc == 0 && mode != MODE_CHECK; i++) {
-        int bad = mode == MODE_GEN
-                      ? emit_write(dir, &out[i], err, sizeof err)
-                  : dir != NULL ? emit_write_decisions(dir, out[i].name,
-                                                       &out[i].cl, err,
-                                                       sizeof err)
-                                : 0;
-        if (mode == MODE_PLAN && dir == NULL) {
+    if (rc == 0 && mode == MODE_PLAN && dir == NULL) {
+        for (int i = 0; i < set.n_kernel; i++) {
             fputs(i ? "\n" : "", stdout);
             fputs(buf_str(&out[i].cl), stdout);
         }
-        if (bad < 0) {
-            fprintf(stderr, "specl: error: %s\n", err);
-            rc = EXIT_INVALID;
-        }
+    } else if (rc == 0 && mode != MODE_CHECK) {
+        rc = write_run(dir, out, set.n_kernel, mode == MODE_PLAN);
     }
     if (rc == 0 && (mode != MODE_PLAN || dir != NULL)) {
         printf("%s %d %s%s%s%s\n", mode != MODE_CHECK ? "wrote" : "checked",

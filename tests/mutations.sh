@@ -16,6 +16,7 @@ templates/stub.c.in%s/if (rows == 0 || rows > INT_MAX) {/if (rows > INT_MAX) {/%
 templates/stub.c.in%s/return cpu ? 2 : 0;/return cpu ? 0 : 2;/%stub: the CPU variant given to every device but CPUs
 templates/stub.c.in%s/for (int tried = 0; tried < n; tried++) {/for (int tried = 0; tried < n \&\& tried < 1; tried++) {/%stub: no fallback past the first variant tried
 templates/stub.c.in%s/return size < need ? CL_INVALID_BUFFER_SIZE/return size + 4 < need ? CL_INVALID_BUFFER_SIZE/%stub: buffer one element short accepted
+templates/stub.c.in%s/if (err == CL_SUCCESS && of != ctx) {/if (err == CL_SUCCESS \&\& of != ctx \&\& 0) {/%stub: a queue, buffer, scratch or wait event of another context accepted
 '
 top=$(pwd)
 work=$(mktemp -d)

@@ -2,11 +2,18 @@
  * purpose by `make golden-update`: what was decided for every kernel, and
  * the full emission of a few), header comments and symbol prefixes, the
  * .cl embedded in the .c, decisions that agree with the emitted files,
- * determinism of `specl gen` over every spec in specs/, and atomic writes
- * (no temporary files, nothing written for a bad spec). */
+ * determinism of `specl gen` over every spec in specs/, a run's output all
+ * or nothing (no temporary files, nothing written for a bad spec, the
+ * previous files kept when a write fails, concurrent runs never mixed),
+ * and spec paths that would break a comment. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "emit.h"
 #include "spec.h"
@@ -784,6 +791,392 @@ static void test_target_cpu(void)
     free(tmp);
 }
 
+/* ---- a run's output, all or nothing ----------------------------------- */
+
+#define RUN_KERNELS 24 /* per spec: enough files for runs to overlap */
+
+/* Writes a spec of RUN_KERNELS small kernels, k0 .. k23, to PATH; VERSION
+ * changes every kernel's fields (same names, other content). */
+static int write_run_spec(const char *path, int version)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        return -1;
+    }
+    fputs("kernels:\n", f);
+    for (int k = 0; k < RUN_KERNELS; k++) {
+        if (k % 2 == 0) {
+            fprintf(f, "  - { name: k%d, op: rmsnorm, features: %d, "
+                    "eps: %d.0e-6 }\n", k, 64 * (k + 1), version + 1);
+        } else {
+            fprintf(f, "  - { name: k%d, op: softmax, features: %d, "
+                    "scale: %d.5 }\n", k, 32 * (k + 1), version);
+        }
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The files of a directory as they were: names, bytes and inodes. */
+struct dir_state {
+    int n;
+    char **names;
+    char **text;
+    size_t *len;
+    ino_t *ino;
+};
+
+static void dir_state_read(const char *dir, struct dir_state *st)
+{
+    memset(st, 0, sizeof *st);
+    st->n = tu_list(dir, NULL, &st->names);
+    if (st->n <= 0) {
+        return;
+    }
+    st->text = calloc((size_t)st->n, sizeof *st->text);
+    st->len = calloc((size_t)st->n, sizeof *st->len);
+    st->ino = calloc((size_t)st->n, sizeof *st->ino);
+    CU_ASSERT_FATAL(st->text != NULL && st->len != NULL && st->ino != NULL);
+    for (int i = 0; i < st->n; i++) {
+        char *path = tu_path(dir, st->names[i]);
+        struct stat sb;
+        memset(&sb, 0, sizeof sb);
+        if (lstat(path, &sb) == 0) {
+            st->ino[i] = sb.st_ino;
+        }
+        st->text[i] = S_ISREG(sb.st_mode) ? tu_read(path, &st->len[i])
+                                          : NULL;
+        free(path);
+    }
+}
+
+static void dir_state_free(struct dir_state *st)
+{
+    for (int i = 0; i < st->n; i++) {
+        free(st->text[i]);
+    }
+    if (st->n >= 0) {
+        tu_free_list(st->names, st->n);
+    }
+    free(st->text);
+    free(st->len);
+    free(st->ino);
+}
+
+/* DIR holds exactly what WAS held: the same names, and each file the same
+ * inode with the same bytes (untouched, not rewritten alike). */
+static void same_state(const char *dir, const struct dir_state *was,
+                       const char *after)
+{
+    struct dir_state now;
+    dir_state_read(dir, &now);
+    TU_CHECK(now.n == was->n, "after %s: %d entries in %s, %d before",
+             after, now.n, dir, was->n);
+    for (int i = 0; i < now.n && now.n == was->n; i++) {
+        TU_CHECK(strcmp(now.names[i], was->names[i]) == 0 &&
+                     now.ino[i] == was->ino[i] &&
+                     now.len[i] == was->len[i] &&
+                     (now.text[i] == NULL) == (was->text[i] == NULL) &&
+                     (now.text[i] == NULL ||
+                      memcmp(now.text[i], was->text[i], now.len[i]) == 0),
+                 "after %s: %s/%s is not the file it was (name %s, bytes "
+                 "or inode)", after, dir, now.names[i], was->names[i]);
+    }
+    dir_state_free(&now);
+}
+
+/* The spec a file emitted by specl names in its first line ("... from
+ * SPEC; do not edit."), in a new string; NULL if none. */
+static char *emitted_from(const char *path)
+{
+    char *text = tu_read(path, NULL);
+    char *from = text != NULL ? strstr(text, " from ") : NULL;
+    char *end = from != NULL ? strstr(from, "; do not edit.\n") : NULL;
+    char *spec = NULL;
+    if (end != NULL && memchr(from, '\n', (size_t)(end - from)) == NULL) {
+        from += strlen(" from ");
+        spec = strndup(from, (size_t)(end - from));
+    }
+    free(text);
+    return spec;
+}
+
+/* Checks that the entries of DIR are the files of kernels k0 .. k23, one
+ * per extension of KINDS each (nothing else: no staging directory, no
+ * lock), all emitted from one spec, returned in a new string (NULL if
+ * they are not). */
+static char *one_run_only(const char *dir, const char *const *kinds,
+                          int n_kinds, const char *when)
+{
+    char **names;
+    int n = tu_list(dir, NULL, &names);
+    TU_CHECK(n == RUN_KERNELS * n_kinds, "%s: %d entries in %s, expected "
+             "%d", when, n, dir, RUN_KERNELS * n_kinds);
+    for (int k = 0; k < RUN_KERNELS; k++) {
+        for (int e = 0; e < n_kinds; e++) {
+            char path[600];
+            snprintf(path, sizeof path, "%s/k%d.%s", dir, k, kinds[e]);
+            TU_CHECK(access(path, R_OK) == 0, "%s: no %s", when, path);
+        }
+    }
+    char *first = NULL;
+    int mixed = 0;
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(dir, names[i]);
+        char *spec = emitted_from(path);
+        TU_CHECK(spec != NULL && names[i][0] == 'k', "%s: %s is not a "
+                 "file specl emitted", when, path);
+        if (spec != NULL && first == NULL) {
+            first = strdup(spec);
+        } else if (spec != NULL && strcmp(spec, first) != 0) {
+            TU_CHECK(0, "%s: %s is from %s, %s from %s", when, path, spec,
+                     names[0], first);
+            mixed = 1;
+        }
+        free(spec);
+        free(path);
+    }
+    if (n >= 0) {
+        tu_free_list(names, n);
+    }
+    if (mixed) {
+        free(first);
+        first = NULL;
+    }
+    return first;
+}
+
+/* A write that fails in the middle of a run, for real, leaves the files
+ * of the run before as they were (same bytes, same inodes) and nothing
+ * of its own: while staging (the file size limit, as a full disk would),
+ * and while moving files into place (a directory where the last file
+ * goes, after every other file has been moved: they are put back). */
+static void test_write_failure_keeps_previous(void)
+{
+    static const char *const gen_exts[] = {"cl", "h", "c"};
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char *a = tu_path(tmp, "a.yaml"), *b = tu_path(tmp, "b.yaml");
+    char *out = tu_path(tmp, "out"), *log = tu_path(tmp, "log");
+    CU_ASSERT_FATAL(write_run_spec(a, 0) == 0 && write_run_spec(b, 1) == 0);
+    int rc = tu_run("%s gen '%s' -o '%s' >/dev/null", TU_SPECL, a, out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    char *from = one_run_only(out, gen_exts, 3, "gen a.yaml");
+    TU_CHECK(from != NULL && strcmp(from, a) == 0, "gen a.yaml: files from "
+             "%s", from ? from : "several specs");
+    free(from);
+    struct dir_state before;
+    dir_state_read(out, &before);
+
+    /* Files over 14 or 28 KiB (ulimit -f counts 512 or 1024 bytes)
+     * cannot be written, as on a full disk: k0.cl and k0.h are staged,
+     * k0.c (some 40 KiB) fails. */
+    rc = tu_run("(trap '' XFSZ; ulimit -f 28 && exec %s gen '%s' -o '%s') "
+                ">/dev/null 2>'%s'", TU_SPECL, b, out, log);
+    char *msg = tu_read(log, NULL);
+    TU_CHECK(rc == 1 && msg != NULL && strstr(msg, ": cannot write: "
+             "File too large") != NULL && strstr(msg, "nothing written") !=
+             NULL, "gen over the file size limit: exit %d, stderr:\n%s", rc,
+             msg ? msg : "");
+    free(msg);
+    same_state(out, &before, "a write failure while staging");
+
+    /* A directory in place of the last file: every file before it has
+     * been replaced when its move fails, and each is put back. */
+    char last[600];
+    snprintf(last, sizeof last, "%s/k%d.c", out, RUN_KERNELS - 1);
+    CU_ASSERT_FATAL(unlink(last) == 0 && mkdir(last, 0777) == 0);
+    dir_state_free(&before);
+    dir_state_read(out, &before);
+    rc = tu_run("%s gen '%s' -o '%s' >/dev/null 2>'%s'", TU_SPECL, b, out,
+                log);
+    msg = tu_read(log, NULL);
+    TU_CHECK(rc == 1 && msg != NULL && strstr(msg, last) != NULL &&
+                 strstr(msg, "Is a directory") != NULL &&
+                 strstr(msg, "nothing written") != NULL,
+             "gen with a directory in place of %s: exit %d, stderr:\n%s",
+             last, rc, msg ? msg : "");
+    free(msg);
+    same_state(out, &before, "a failure moving files into place");
+    dir_state_free(&before);
+
+    /* specl plan -o: the same. */
+    char *plans = tu_path(tmp, "plans");
+    rc = tu_run("%s plan '%s' -o '%s' >/dev/null", TU_SPECL, a, plans);
+    CU_ASSERT_EQUAL(rc, 0);
+    snprintf(last, sizeof last, "%s/k%d.plan", plans, RUN_KERNELS - 1);
+    CU_ASSERT_FATAL(unlink(last) == 0 && mkdir(last, 0777) == 0);
+    dir_state_read(plans, &before);
+    rc = tu_run("%s plan '%s' -o '%s' >/dev/null 2>&1", TU_SPECL, b, plans);
+    CU_ASSERT_EQUAL(rc, 1);
+    same_state(plans, &before, "plan with a directory in place of a file");
+    dir_state_free(&before);
+
+    /* Once the way is clear, the run writes every file. */
+    rc = tu_run("rmdir '%s' '%s/k%d.c' && %s gen '%s' -o '%s' >/dev/null",
+                last, out, RUN_KERNELS - 1, TU_SPECL, b, out);
+    CU_ASSERT_EQUAL(rc, 0);
+    from = one_run_only(out, gen_exts, 3, "gen b.yaml");
+    TU_CHECK(from != NULL && strcmp(from, b) == 0, "gen b.yaml: files from "
+             "%s", from ? from : "several specs");
+    free(from);
+    free(plans);
+    free(a);
+    free(b);
+    free(out);
+    free(log);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+/* Starts `specl MODE SPEC -o DIR`, its output into LOG; the pid, or -1. */
+static pid_t spawn_specl(const char *mode, const char *spec, const char *dir,
+                         const char *log)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+            _exit(126);
+        }
+        execl(TU_SPECL, "specl", mode, spec, "-o", dir, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The exit status of child PID, or -1. */
+static int wait_status(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            return -1;
+        }
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Two runs of other specs with the same kernel names into one directory
+ * at once, again and again (the first into a directory neither finds):
+ * both succeed and, after both, every file is from one of them, the
+ * same for all; nothing else is left. gen and plan -o alike. */
+static void test_concurrent_runs(void)
+{
+    static const char *const gen_exts[] = {"cl", "h", "c"};
+    static const char *const plan_exts[] = {"plan"};
+    enum { ROUNDS = 20 };
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char *spec[2] = {tu_path(tmp, "a.yaml"), tu_path(tmp, "b.yaml")};
+    char *log[2] = {tu_path(tmp, "a.log"), tu_path(tmp, "b.log")};
+    CU_ASSERT_FATAL(write_run_spec(spec[0], 0) == 0 &&
+                    write_run_spec(spec[1], 1) == 0);
+    int won[2] = {0, 0};
+    for (int mode = 0; mode < 2; mode++) {
+        char *out = tu_path(tmp, mode == 0 ? "gen" : "plan");
+        for (int round = 0; round < ROUNDS; round++) {
+            pid_t pid[2];
+            int rc[2];
+            for (int r = 0; r < 2; r++) {
+                pid[r] = spawn_specl(mode == 0 ? "gen" : "plan", spec[r],
+                                     out, log[r]);
+            }
+            for (int r = 0; r < 2; r++) {
+                rc[r] = pid[r] > 0 ? wait_status(pid[r]) : -1;
+                char *text = tu_read(log[r], NULL);
+                TU_CHECK(rc[r] == 0, "round %d: %s %s: exit %d\n%s", round,
+                         mode == 0 ? "gen" : "plan", spec[r], rc[r],
+                         text ? text : "");
+                free(text);
+            }
+            char when[64];
+            snprintf(when, sizeof when, "%s, round %d",
+                     mode == 0 ? "gen" : "plan", round);
+            char *from = one_run_only(out, mode == 0 ? gen_exts : plan_exts,
+                                      mode == 0 ? 3 : 1, when);
+            for (int r = 0; r < 2 && from != NULL; r++) {
+                won[r] += strcmp(from, spec[r]) == 0;
+            }
+            free(from);
+        }
+        free(out);
+    }
+    /* Which run finishes last is up to the scheduler: not checked. */
+    TU_CHECK(won[0] + won[1] == 2 * ROUNDS, "%d and %d of %d rounds whole",
+             won[0], won[1], 2 * ROUNDS);
+    for (int r = 0; r < 2; r++) {
+        free(spec[r]);
+        free(log[r]);
+    }
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+/* ---- spec paths that would break a comment ----------------------------- */
+
+/* The header comment of TEXT (an emitted file) opens the file and ends
+ * on the first line that closes a comment: nothing in it closes one early
+ * or opens another. */
+static void check_header_closed(const char *what, const char *text)
+{
+    const char *end = strstr(text, "*/");
+    const char *line_end = strstr(text, "\n */\n");
+    const char *nested = strstr(text + 2, "/*");
+    TU_CHECK(strncmp(text, "/* ", 3) == 0 && end != NULL &&
+                 line_end != NULL && end == line_end + 2 &&
+                 (nested == NULL || nested > end),
+             "%s: the header comment ends or nests early:\n%.*s", what,
+             end != NULL ? (int)(end - text) + 2 : 200, text);
+}
+
+/* A spec under directories named with the characters that end, open or
+ * otherwise break a C comment ("a*", then "/b", "*d", "e??" and a tab and
+ * a newline): every emitted file's header shows the path escaped, the .c
+ * builds with -Werror, and plan's header is the same. */
+static void test_path_in_comment(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char dir[512], spec[600], want[800];
+    snprintf(dir, sizeof dir, "%s/a*/b/c/*d/e?\?/t\tn\nl", tmp);
+    CU_ASSERT_EQUAL_FATAL(tu_run("mkdir -p '%s'", dir), 0);
+    snprintf(spec, sizeof spec, "%s/x.yaml", dir);
+    FILE *f = fopen(spec, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("kernels:\n  - { name: comment_path, op: rmsnorm, features: 64 "
+          "}\n", f);
+    CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+    snprintf(want, sizeof want, " from %s/a*\\/b/c/\\*d/e?\\?/t\\tn\\nl/"
+             "x.yaml; do not edit.\n", tmp);
+    int rc = tu_run("%s gen '%s' -o '%s/out' >/dev/null && "
+                    "%s plan '%s' -o '%s/out' >/dev/null",
+                    TU_SPECL, spec, tmp, TU_SPECL, spec, tmp);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    static const char *const all_exts[] = {"cl", "h", "c", "plan"};
+    for (int i = 0; i < 4; i++) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/out/comment_path.%s", tmp,
+                 all_exts[i]);
+        char *text = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        const char *line = strstr(text, " from ");
+        TU_CHECK(line != NULL && strncmp(line, want, strlen(want)) == 0,
+                 "%s: the header names the spec as\n%.*s\nexpected\n%s",
+                 path, line ? (int)strcspn(line, "\n") : 0,
+                 line ? line : "", want);
+        check_header_closed(path, text);
+        free(text);
+    }
+    rc = tu_run("cd '%s/out' && ${CC:-cc} -std=c99 -pedantic -Wall -Wextra "
+                "-Werror -c comment_path.c -o comment_path.o", tmp);
+    TU_CHECK(rc == 0, "the .c emitted from a spec under %s does not build",
+             dir);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
 int add_emit_suite(void)
 {
     CU_pSuite s = CU_add_suite("emit", NULL, NULL);
@@ -800,6 +1193,12 @@ int add_emit_suite(void)
                     test_determinism) == NULL ||
         CU_add_test(s, "atomic, nothing half-written",
                     test_nothing_half_written) == NULL ||
+        CU_add_test(s, "a failed run keeps the previous files",
+                    test_write_failure_keeps_previous) == NULL ||
+        CU_add_test(s, "concurrent runs into one directory never mix",
+                    test_concurrent_runs) == NULL ||
+        CU_add_test(s, "spec paths that would break a comment",
+                    test_path_in_comment) == NULL ||
         CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL) {
         return -1;
     }

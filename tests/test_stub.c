@@ -1,8 +1,10 @@
 /* test_stub.c - the host-stub contract, through the stubs emitted for
  * tests/stubs.yaml (built by tests.mk into build/tests/stubs) on the
  * default OpenCL device: argument checks that enqueue nothing, optional w,
- * wait lists and the done event (also on an out-of-order queue), results
- * against the float64 reference, a failed build with its log, and the
+ * wait lists and the done event (also on an out-of-order queue), a queue,
+ * buffers, scratch and events of another context refused, create's NULL
+ * context and device, the context a handle holds, results against the
+ * float64 reference, a failed build with its log, and the
  * vendoring example (examples/vendor) built and run on its own. */
 #include <limits.h>
 #include <pthread.h>
@@ -190,8 +192,10 @@ static void free_case(struct vcase *c, struct vbuffers *b)
     vcase_free(c);
 }
 
-/* The bytes of BUF (caller frees); NULL on failure. */
-static unsigned char *snapshot(cl_mem buf, size_t *size)
+/* The bytes of BUF, read through Q, a queue of its context (caller
+ * frees); NULL on failure. */
+static unsigned char *snapshot_on(cl_command_queue q, cl_mem buf,
+                                  size_t *size)
 {
     *size = 0;
     if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof *size, size, NULL) !=
@@ -199,12 +203,17 @@ static unsigned char *snapshot(cl_mem buf, size_t *size)
         return NULL;
     }
     unsigned char *p = malloc(*size);
-    if (p != NULL && clEnqueueReadBuffer(rt.queue, buf, CL_TRUE, 0, *size, p,
-                                         0, NULL, NULL) != CL_SUCCESS) {
+    if (p != NULL && clEnqueueReadBuffer(q, buf, CL_TRUE, 0, *size, p, 0,
+                                         NULL, NULL) != CL_SUCCESS) {
         free(p);
         p = NULL;
     }
     return p;
+}
+
+static unsigned char *snapshot(cl_mem buf, size_t *size)
+{
+    return snapshot_on(rt.queue, buf, size);
 }
 
 /* Compares stub I's output for case C with the float64 reference. */
@@ -230,24 +239,28 @@ static void check_result(int i, const struct vcase *c,
     free(ref);
 }
 
-/* Calls stub I with buffers BUFS, expecting WANT and nothing enqueued:
- * the buffer WATCH is unchanged after clFinish and DONE untouched. */
-static void expect_refused(int i, size_t rows, const cl_mem *bufs,
-                           cl_uint n_wait, const cl_event *wait, cl_mem watch,
-                           cl_int want, const char *what)
+/* Calls stub I on queue Q with buffers BUFS, expecting WANT and nothing
+ * enqueued: the buffer WATCH (read through WATCH_Q, a queue of its
+ * context) is unchanged after clFinish and DONE untouched. */
+static void expect_refused_on(int i, cl_command_queue q, size_t rows,
+                              const cl_mem *bufs, cl_uint n_wait,
+                              const cl_event *wait, cl_mem watch,
+                              cl_command_queue watch_q, cl_int want,
+                              const char *what)
 {
     static int sentinel;
     cl_event done = (cl_event)(void *)&sentinel;
     size_t n0 = 0, n1 = 0;
-    unsigned char *before = snapshot(watch, &n0);
-    cl_int err = stubs[i].enqueue(handle[i], rt.queue, rows, bufs, n_wait,
-                                  wait, &done);
+    unsigned char *before = snapshot_on(watch_q, watch, &n0);
+    cl_int err = stubs[i].enqueue(handle[i], q, rows, bufs, n_wait, wait,
+                                  &done);
     TU_CHECK(err == want, "%s, %s: returned %s, expected %s", stubs[i].name,
              what, rt_status(err), rt_status(want));
     TU_CHECK(done == (cl_event)(void *)&sentinel,
              "%s, %s: done was set on failure", stubs[i].name, what);
-    clFinish(rt.queue);
-    unsigned char *after = snapshot(watch, &n1);
+    clFinish(q);
+    clFinish(watch_q);
+    unsigned char *after = snapshot_on(watch_q, watch, &n1);
     TU_CHECK(before != NULL && after != NULL && n0 == n1 &&
                  memcmp(before, after, n0) == 0,
              "%s, %s: the output changed: something was enqueued",
@@ -257,6 +270,15 @@ static void expect_refused(int i, size_t rows, const cl_mem *bufs,
     }
     free(before);
     free(after);
+}
+
+/* expect_refused_on, on the suite's queue. */
+static void expect_refused(int i, size_t rows, const cl_mem *bufs,
+                           cl_uint n_wait, const cl_event *wait, cl_mem watch,
+                           cl_int want, const char *what)
+{
+    expect_refused_on(i, rt.queue, rows, bufs, n_wait, wait, watch,
+                      rt.queue, want, what);
 }
 
 /* ---- tests ------------------------------------------------------------- */
@@ -810,6 +832,203 @@ static void test_api_edges(void)
     free_case(&c, &b);
 }
 
+/* create refuses a NULL context or device (which would crash the driver)
+ * and stores no handle. */
+static void test_create_null_target(void)
+{
+    stub_softmax *k = (stub_softmax *)(void *)&rt;
+    CU_ASSERT_EQUAL(stub_softmax_create(NULL, rt.device, &k),
+                    CL_INVALID_CONTEXT);
+    CU_ASSERT_PTR_NULL(k);
+    k = (stub_softmax *)(void *)&rt;
+    CU_ASSERT_EQUAL(stub_softmax_create(rt.ctx, NULL, &k), CL_INVALID_DEVICE);
+    CU_ASSERT_PTR_NULL(k);
+    k = (stub_softmax *)(void *)&rt;
+    CU_ASSERT_EQUAL(stub_softmax_create_variant(NULL, rt.device, 0, &k),
+                    CL_INVALID_CONTEXT);
+    CU_ASSERT_PTR_NULL(k);
+    k = (stub_softmax *)(void *)&rt;
+    CU_ASSERT_EQUAL(stub_softmax_create_variant(rt.ctx, NULL, 0, &k),
+                    CL_INVALID_DEVICE);
+    CU_ASSERT_PTR_NULL(k);
+}
+
+/* A copy of BUF (through the suite's queue) in context CTX; NULL on
+ * failure. */
+static cl_mem copy_into(cl_context ctx, cl_mem buf)
+{
+    size_t size = 0;
+    cl_int err;
+    unsigned char *bytes = snapshot(buf, &size);
+    cl_mem copy = bytes == NULL ? NULL
+                                : clCreateBuffer(ctx, CL_MEM_READ_WRITE |
+                                                          CL_MEM_COPY_HOST_PTR,
+                                                 size, bytes, &err);
+    free(bytes);
+    return copy;
+}
+
+/* A queue, buffers, a scratch or wait events of another context than the
+ * handle's are refused with CL_INVALID_CONTEXT and nothing enqueued
+ * (PoCL itself takes them and runs the kernels): every buffer of every
+ * stub in turn, with the same bytes in a second context on the same
+ * device; a complete user event of it, alone and after one of the
+ * handle's; a NULL event. */
+static void test_other_context(void)
+{
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &rt.device, NULL, NULL,
+                                       &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    cl_command_queue other_q = clCreateCommandQueue(other, rt.device, 0,
+                                                    &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    /* Complete, so that a kernel wrongly enqueued after them runs (and
+     * shows) instead of blocking clFinish. */
+    cl_event theirs = clCreateUserEvent(other, &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    cl_event ours = clCreateUserEvent(rt.ctx, &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    clSetUserEventStatus(theirs, CL_COMPLETE);
+    clSetUserEventStatus(ours, CL_COMPLETE);
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        for (int k = 0; k < c.plan.n_buffer; k++) {
+            if (c.plan.buffer[k].optional) {
+                continue;
+            }
+            cl_mem bufs[SPECL_MAX_BUFFERS];
+            char what[64];
+            memcpy(bufs, b.mem, sizeof bufs);
+            bufs[k] = copy_into(other, b.mem[k]);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(bufs[k]);
+            snprintf(what, sizeof what, "%s of another context",
+                     c.plan.buffer[k].name);
+            if (k == c.out) {
+                expect_refused_on(i, rt.queue, CHECK_ROWS, bufs, 0, NULL,
+                                  bufs[k], other_q, CL_INVALID_CONTEXT, what);
+            } else {
+                expect_refused(i, CHECK_ROWS, bufs, 0, NULL, b.mem[c.out],
+                               CL_INVALID_CONTEXT, what);
+            }
+            clReleaseMemObject(bufs[k]);
+        }
+        const cl_event mixed[] = {ours, theirs};
+        expect_refused(i, CHECK_ROWS, b.mem, 1, &theirs, b.mem[c.out],
+                       CL_INVALID_CONTEXT, "a wait event of another context");
+        expect_refused(i, CHECK_ROWS, b.mem, 2, mixed, b.mem[c.out],
+                       CL_INVALID_CONTEXT, "the second wait event of another "
+                       "context");
+        const cl_event with_null[] = {ours, NULL};
+        expect_refused(i, CHECK_ROWS, b.mem, 2, with_null, b.mem[c.out],
+                       CL_INVALID_EVENT_WAIT_LIST, "a NULL wait event");
+        expect_refused_on(i, other_q, CHECK_ROWS, b.mem, 0, NULL,
+                          b.mem[c.out], rt.queue, CL_INVALID_CONTEXT,
+                          "a queue of another context");
+        free_case(&c, &b);
+    }
+
+    /* A scratch of another context: refused where the kernels need one
+     * (lora_delta's variant 0 at 37 rows), and where they do not. */
+    const size_t rows = 37;
+    cl_mem scratch = clCreateBuffer(
+        other, CL_MEM_READ_WRITE, stub_lora_delta_scratch_bytes(rows), NULL,
+        &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    stub_lora_delta *delta = NULL;
+    CU_ASSERT_EQUAL_FATAL(
+        stub_lora_delta_create_variant(rt.ctx, rt.device, 0, &delta),
+        CL_SUCCESS);
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_EQUAL_FATAL(make_case(1, rows, &c, &b), 0);
+    size_t n0 = 0, n1 = 0;
+    unsigned char *before = snapshot(b.mem[4], &n0);
+    err = stub_lora_delta_enqueue_scratch(delta, rt.queue, rows, b.mem[0],
+                                          NULL, b.mem[2], b.mem[3], b.mem[4],
+                                          scratch, 0, NULL, NULL);
+    TU_CHECK(err == CL_INVALID_CONTEXT, "lora_delta, scratch of another "
+             "context: %s", rt_status(err));
+    clFinish(rt.queue);
+    clFinish(other_q);
+    unsigned char *after = snapshot(b.mem[4], &n1);
+    TU_CHECK(before != NULL && after != NULL && n0 == n1 &&
+                 memcmp(before, after, n0) == 0,
+             "lora_delta, scratch of another context: y changed");
+    free(before);
+    free(after);
+    free_case(&c, &b);
+    stub_lora_delta_destroy(delta);
+    CU_ASSERT_EQUAL_FATAL(make_case(2, rows, &c, &b), 0);
+    err = stub_softmax_enqueue_scratch(handle[2], rt.queue, rows, b.mem[0],
+                                       b.mem[1], scratch, 0, NULL, NULL);
+    TU_CHECK(err == CL_INVALID_CONTEXT, "softmax (no scratch needed), "
+             "scratch of another context: %s", rt_status(err));
+    free_case(&c, &b);
+    clReleaseMemObject(scratch);
+    clReleaseEvent(theirs);
+    clReleaseEvent(ours);
+    clReleaseCommandQueue(other_q);
+    clReleaseContext(other);
+}
+
+/* The references a context has now (stale at once in general; exact
+ * here, where this thread alone uses it). */
+static cl_uint context_refs(cl_context ctx)
+{
+    cl_uint n = 0;
+    clGetContextInfo(ctx, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL);
+    return n;
+}
+
+/* A handle keeps its context (so that enqueue can check against it) and
+ * gives it back: create, a clone, a failed create and destroy leave the
+ * context's references as they found them; a clone outlives its parent
+ * and still runs. */
+static void test_context_references(void)
+{
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &rt.device, NULL, NULL, &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueue(ctx, rt.device, 0, &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    cl_uint refs = context_refs(ctx);
+    stub_softmax *k = NULL, *copy = NULL;
+    CU_ASSERT_EQUAL_FATAL(stub_softmax_create(ctx, rt.device, &k),
+                          CL_SUCCESS);
+    CU_ASSERT(context_refs(ctx) > refs);
+    CU_ASSERT_EQUAL_FATAL(stub_softmax_clone(k, &copy), CL_SUCCESS);
+    stub_softmax_destroy(k);
+    cl_mem x = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
+                              3 * stub_softmax_FEATURES * sizeof(float), NULL,
+                              &err);
+    cl_mem y = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
+                              3 * stub_softmax_FEATURES * sizeof(float), NULL,
+                              &err);
+    CU_ASSERT_EQUAL(stub_softmax_enqueue(copy, q, 3, x, y, 0, NULL, NULL),
+                    CL_SUCCESS);
+    CU_ASSERT_EQUAL(clFinish(q), CL_SUCCESS);
+    clReleaseMemObject(x);
+    clReleaseMemObject(y);
+    stub_softmax_destroy(copy);
+    TU_CHECK(context_refs(ctx) == refs, "create, clone, destroy: %u "
+             "references to the context, %u before", context_refs(ctx),
+             refs);
+    stub_broken *broken = NULL;
+    CU_ASSERT_EQUAL(stub_broken_create(ctx, rt.device, &broken),
+                    CL_BUILD_PROGRAM_FAILURE);
+    stub_broken_destroy(broken);
+    TU_CHECK(context_refs(ctx) == refs, "a failed create: %u references "
+             "to the context, %u before", context_refs(ctx), refs);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
 /* examples/vendor builds from its two emitted files alone and runs OK. */
 static void test_vendor_example(void)
 {
@@ -854,6 +1073,12 @@ int add_stub_suite(void)
         CU_add_test(s, "failed build and its log", test_build_failure) ==
             NULL ||
         CU_add_test(s, "NULL handles, constants", test_api_edges) == NULL ||
+        CU_add_test(s, "create: NULL context or device refused",
+                    test_create_null_target) == NULL ||
+        CU_add_test(s, "queue, buffers, scratch, events of another "
+                    "context refused", test_other_context) == NULL ||
+        CU_add_test(s, "a handle holds its context, and lets it go",
+                    test_context_references) == NULL ||
         CU_add_test(s, "examples/vendor", test_vendor_example) == NULL) {
         return -1;
     }

@@ -505,6 +505,7 @@ static const struct specl_match {
 
 struct golden_rmsnorm {
     int variant; /* index in specl_variants; -1 when none could be used */
+    cl_context ctx; /* retained: queues, buffers and events must be of it */
     cl_program program;
     cl_kernel kernels[SPECL_MAX_KERNELS];
     char *build_log;
@@ -718,6 +719,12 @@ static cl_int specl_create(cl_context ctx, cl_device_id dev,
         return CL_OUT_OF_HOST_MEMORY;
     }
     k->variant = -1;
+    err = clRetainContext(ctx);
+    if (err != CL_SUCCESS) {
+        free(k);
+        return err;
+    }
+    k->ctx = ctx;
     cl_int first = CL_SUCCESS;
     for (int tried = 0; tried < n; tried++) {
         err = specl_build_variant(k, ctx, dev, order[tried], &lim);
@@ -758,6 +765,16 @@ static int specl_match_rank(const struct specl_match *m, const char *name,
     return 1;
 }
 
+/* Refuses a NULL CTX or DEV before OpenCL sees them: not every loader
+ * or driver checks (some follow the pointer to find the driver). */
+static cl_int specl_check_target(cl_context ctx, cl_device_id dev)
+{
+    if (ctx == NULL) {
+        return CL_INVALID_CONTEXT;
+    }
+    return dev == NULL ? CL_INVALID_DEVICE : CL_SUCCESS;
+}
+
 cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
                      struct golden_rmsnorm **out)
 {
@@ -767,8 +784,11 @@ cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
         return CL_INVALID_VALUE;
     }
     *out = NULL;
-    cl_int err = clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type,
-                                 NULL);
+    cl_int err = specl_check_target(ctx, dev);
+    if (err != CL_SUCCESS) {
+        return err;
+    }
+    err = clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     if (err != CL_SUCCESS) {
         return err;
     }
@@ -810,6 +830,10 @@ cl_int golden_rmsnorm_create_variant(cl_context ctx, cl_device_id dev, int varia
     if (variant < 0 || variant >= SPECL_N_VARIANTS) {
         return CL_INVALID_VALUE;
     }
+    cl_int err = specl_check_target(ctx, dev);
+    if (err != CL_SUCCESS) {
+        return err;
+    }
     return specl_create(ctx, dev, &variant, 1, out);
 }
 
@@ -818,20 +842,51 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k)
     return k != NULL ? k->variant : -1;
 }
 
-/* CL_INVALID_MEM_OBJECT for NULL, CL_INVALID_BUFFER_SIZE when BUF holds
- * fewer than NEED bytes. */
-static cl_int specl_check_buffer(cl_mem buf, size_t need)
+/* CL_INVALID_MEM_OBJECT for NULL, CL_INVALID_CONTEXT for a buffer of
+ * another context than CTX, CL_INVALID_BUFFER_SIZE when BUF holds fewer
+ * than NEED bytes. */
+static cl_int specl_check_buffer(cl_context ctx, cl_mem buf, size_t need)
 {
+    cl_context of = NULL;
     size_t size = 0;
     if (buf == NULL) {
         return CL_INVALID_MEM_OBJECT;
     }
-    cl_int err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size,
+    cl_int err = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof of, &of,
                                     NULL);
+    if (err == CL_SUCCESS && of != ctx) {
+        return CL_INVALID_CONTEXT;
+    }
+    if (err == CL_SUCCESS) {
+        err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
+    }
     if (err != CL_SUCCESS) {
         return err;
     }
     return size < need ? CL_INVALID_BUFFER_SIZE : CL_SUCCESS;
+}
+
+/* CL_INVALID_CONTEXT unless Q and the N_WAIT events of WAIT are of CTX,
+ * CL_INVALID_EVENT_WAIT_LIST for a NULL event. */
+static cl_int specl_check_queue_and_wait(cl_context ctx, cl_command_queue q,
+                                         cl_uint n_wait, const cl_event *wait)
+{
+    cl_context of = NULL;
+    cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof of, &of,
+                                       NULL);
+    if (err == CL_SUCCESS && of != ctx) {
+        return CL_INVALID_CONTEXT;
+    }
+    for (cl_uint i = 0; i < n_wait && err == CL_SUCCESS; i++) {
+        if (wait[i] == NULL) {
+            return CL_INVALID_EVENT_WAIT_LIST;
+        }
+        err = clGetEventInfo(wait[i], CL_EVENT_CONTEXT, sizeof of, &of, NULL);
+        if (err == CL_SUCCESS && of != ctx) {
+            return CL_INVALID_CONTEXT;
+        }
+    }
+    return err;
 }
 
 /* Sets the arguments of L and enqueues it after the N_WAIT events of WAIT;
@@ -869,21 +924,6 @@ static cl_int specl_enqueue_launch(const struct golden_rmsnorm *k,
     }
     return clEnqueueNDRangeKernel(q, kernel, l->dims, NULL, global,
                                   l->local, n_wait, wait, done);
-}
-
-/* Creates the scratch buffer a path needs in Q's context. It is released
- * right after enqueueing: OpenCL frees it once the kernels are done. */
-static cl_int specl_create_scratch(cl_command_queue q, size_t bytes,
-                                   cl_mem *out)
-{
-    cl_context ctx;
-    cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx,
-                                       NULL);
-    if (err != CL_SUCCESS) {
-        return err;
-    }
-    *out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    return err;
 }
 
 size_t golden_rmsnorm_scratch_bytes(size_t rows)
@@ -929,6 +969,12 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
     if ((n_wait == 0) != (wait == NULL)) {
         return CL_INVALID_EVENT_WAIT_LIST;
     }
+    /* Some drivers take a queue, buffer or event of another context and
+     * run the kernels on it: each is checked against K's. */
+    err = specl_check_queue_and_wait(k->ctx, q, n_wait, wait);
+    if (err != CL_SUCCESS) {
+        return err;
+    }
     for (size_t i = 0; i < SPECL_N_BUFFERS; i++) {
         size_t per_row =
             specl_buffer_shape[i].per_row * SPECL_ELEMENT_BYTES;
@@ -939,7 +985,7 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
         if (per_row != 0 && rows > (SIZE_MAX - fixed) / per_row) {
             return CL_INVALID_VALUE;
         }
-        err = specl_check_buffer(buffers[i], rows * per_row + fixed);
+        err = specl_check_buffer(k->ctx, buffers[i], rows * per_row + fixed);
         if (err != CL_SUCCESS) {
             return err;
         }
@@ -959,17 +1005,25 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
         }
     }
     cl_mem own = NULL;
-    if (!needs_scratch) {
-        scratch = NULL;
-    } else if (scratch != NULL) {
-        /* The size the header promises is enough for every variant. */
-        err = specl_check_buffer(scratch, golden_rmsnorm_scratch_bytes(rows));
+    if (scratch != NULL) {
+        /* The size the header promises is enough for every variant; one
+         * the kernels do not need is still refused from another context,
+         * as it would be at other rows. */
+        err = specl_check_buffer(k->ctx, scratch,
+                                 needs_scratch ? golden_rmsnorm_scratch_bytes(rows)
+                                               : 0);
         if (err != CL_SUCCESS) {
             return err;
         }
-    } else {
-        err = specl_create_scratch(
-            q, rows * var->scratch_per_row * sizeof(float), &own);
+    }
+    if (!needs_scratch) {
+        scratch = NULL;
+    } else if (scratch == NULL) {
+        /* Released right after enqueueing: OpenCL frees it once the
+         * kernels are done. */
+        own = clCreateBuffer(k->ctx, CL_MEM_READ_WRITE,
+                             rows * var->scratch_per_row * sizeof(float),
+                             NULL, &err);
         if (err != CL_SUCCESS) {
             return err;
         }
@@ -1032,13 +1086,19 @@ cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *k, struct golden_rmsnor
     if (c == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    err = clRetainProgram(k->program);
+    err = clRetainContext(k->ctx);
     if (err != CL_SUCCESS) {
         free(c);
         return err;
     }
-    c->program = k->program;
+    c->ctx = k->ctx;
     c->variant = k->variant;
+    err = clRetainProgram(k->program);
+    if (err != CL_SUCCESS) {
+        golden_rmsnorm_destroy(c);
+        return err;
+    }
+    c->program = k->program;
     /* Kernel arguments live in the cl_kernel: a handle of its own per
      * thread, from the same built program. */
     for (size_t i = 0; i < var->n_kernels && err == CL_SUCCESS; i++) {
@@ -1070,6 +1130,9 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *k)
     }
     if (k->program != NULL) {
         clReleaseProgram(k->program);
+    }
+    if (k->ctx != NULL) {
+        clReleaseContext(k->ctx);
     }
     free(k->build_log);
     free(k);

@@ -52,7 +52,10 @@ typedef struct golden_rmsnorm golden_rmsnorm;
  * be, returns the error of the first tried and, when OUT is not NULL,
  * still stores a handle whose golden_rmsnorm_build_log says, per variant, what
  * failed (the compiler's log, or the device limit it exceeds); destroy it
- * with golden_rmsnorm_destroy. */
+ * with golden_rmsnorm_destroy. CL_INVALID_CONTEXT for a NULL CTX and
+ * CL_INVALID_DEVICE for a NULL DEV, before OpenCL is called. The handle
+ * keeps CTX retained until destroyed: every queue, buffer and event given
+ * to golden_rmsnorm_enqueue must be of CTX. */
 cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
                      struct golden_rmsnorm **out);
 
@@ -75,7 +78,11 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
  * NULL) receives an event that completes with the last kernel. Checks its
  * arguments first and enqueues nothing when one is wrong: CL_INVALID_VALUE
  * for rows == 0 (or too many), CL_INVALID_MEM_OBJECT for a NULL buffer,
- * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs.
+ * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs,
+ * CL_INVALID_CONTEXT for a queue, buffer or wait event of another context
+ * than the one K was created in (some drivers do not check, and would run
+ * the kernels on it), CL_INVALID_EVENT_WAIT_LIST for a NULL event in WAIT
+ * or N_WAIT and WAIT that disagree.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on the handle's kernel objects): give each thread a
  * handle of its own from golden_rmsnorm_clone. */
@@ -92,9 +99,10 @@ size_t golden_rmsnorm_scratch_bytes(size_t rows);
 
 /* golden_rmsnorm_enqueue with scratch memory the caller owns and reuses across
  * calls, instead of a buffer created and released in every call:
- * SCRATCH holds at least golden_rmsnorm_scratch_bytes(rows) bytes in Q's context
- * (else CL_INVALID_BUFFER_SIZE, nothing enqueued), or is NULL to get
- * golden_rmsnorm_enqueue's behaviour. It is ignored when the kernels need none.
+ * SCRATCH holds at least golden_rmsnorm_scratch_bytes(rows) bytes in K's context
+ * (else CL_INVALID_BUFFER_SIZE or CL_INVALID_CONTEXT, nothing enqueued),
+ * or is NULL to get golden_rmsnorm_enqueue's behaviour. Its size is not looked at
+ * when the kernels need none at ROWS, its context always.
  * The kernels write it: calls that share one SCRATCH must run one after
  * the other (one in-order queue, or wait lists). */
 cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command_queue q,
@@ -106,7 +114,8 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
                     cl_event *done);
 
 /* A new handle on K's built program, for another thread: kernel objects
- * of its own, the program shared (nothing is rebuilt). Handles may be
+ * of its own, the program and K's context shared (nothing is rebuilt;
+ * both stay retained until the last handle goes). Handles may be
  * destroyed in any order; the program goes with the last. Returns
  * CL_INVALID_PROGRAM_EXECUTABLE for a handle no variant was built for. */
 cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *k, struct golden_rmsnorm **out);
