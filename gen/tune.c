@@ -784,8 +784,12 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
         struct kernel_spec cks;
         tune_space_config(ks, &f.sp, r->best, &cks, NULL, 0);
         knobs_text(&cks, r->best_knobs, sizeof r->best_knobs);
-        r->best_gbs = mc.bytes / (r->best_us * 1e3);
-        r->best_gflops = mc.flops / (r->best_us * 1e3);
+        /* A time of 0 (a record that rounded to 0.00) would give infinite
+         * rates, which no database loads. */
+        if (r->best_us > 0) {
+            r->best_gbs = mc.bytes / (r->best_us * 1e3);
+            r->best_gflops = mc.flops / (r->best_us * 1e3);
+        }
     }
     /* Keep the database's best if an earlier run found a faster one, or
      * one as fast (a resume then keeps it, ties among records included),
@@ -1080,7 +1084,7 @@ int specl_tune_main(int argc, char **argv)
             o.max_evals = (long)num;
             i++;
         } else if (strcmp(a, "--rows") == 0) {
-            rc = parse_number(a, val, 1, 1 << 24, &num) ? 2 : 0;
+            rc = parse_number(a, val, 1, TUNE_MAX_ROWS, &num) ? 2 : 0;
             o.rows = (long)num;
             i++;
         } else if (strcmp(a, "--reps") == 0) {

@@ -35,6 +35,8 @@
 #define DB_B TUNE_DIR "/b.yaml"
 #define DB_BAD_ENTRY TUNE_DIR "/bad_entry.yaml"
 #define DB_BAD_YAML TUNE_DIR "/bad_yaml.yaml"
+#define DB_BAD_DIR TUNE_DIR "/bad"
+#define MIN_DB_BAD_FIXTURES 18
 
 #define TEST_DEVICE "Test Device"
 #define OTHER_DEVICE "Other GPU"
@@ -1160,7 +1162,7 @@ static void test_tune_bad_options(void)
         {"tune " SMALL_SPEC " --kernel no_such_kernel --db /nonexistent/x",
          1, "no kernel to tune named no_such_kernel"},
         {"tune " SMALL_SPEC " --db " DB_BAD_ENTRY, 1,
-         DB_BAD_ENTRY ":9:11: error: rows must be a number (got 'many')"},
+         DB_BAD_ENTRY ":9:11: error: rows must be an integer (got 'many')"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out, *err;
@@ -1522,7 +1524,7 @@ static void test_merge_cli(void)
         const char *file;
         const char *message;
     } bad[] = {
-        {DB_BAD_ENTRY, DB_BAD_ENTRY ":9:11: error: rows must be a number "
+        {DB_BAD_ENTRY, DB_BAD_ENTRY ":9:11: error: rows must be an integer "
                        "(got 'many')\n"},
         {DB_BAD_ENTRY, DB_BAD_ENTRY ":12:65: error: unknown key 'speed' in "
                        "a tried config\n"},
@@ -1624,8 +1626,8 @@ static void test_merge_in_process(void)
     errors += tunedb_load(&bad, "tests/tune/no_such_db.yaml", 1, &d);
     fclose(mem);
     TU_CHECK(errors == 3 && d.count == 3, "%d errors:\n%s", errors, text);
-    TU_CHECK(strstr(text, DB_BAD_ENTRY ":9:11: error: rows must be a number")
-                     != NULL &&
+    TU_CHECK(strstr(text, DB_BAD_ENTRY ":9:11: error: rows must be an "
+                    "integer") != NULL &&
                  strstr(text, DB_BAD_ENTRY ":12:65: error: unknown key "
                         "'speed'") != NULL &&
                  strstr(text, DB_BAD_YAML ":4:14: error: malformed YAML")
@@ -1644,6 +1646,90 @@ static void test_merge_in_process(void)
     tunedb_free(&ba);
     tunedb_free(&a);
     tunedb_free(&b);
+}
+
+/* ---- bad databases ------------------------------------------------------ */
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}
+
+/* Every fixture tests/tune/bad/NAME.yaml gives exactly the messages of
+ * NAME.err (made with `build/specl db merge NAME.yaml -o /tmp/x.yaml
+ * 2>&1 | grep -v '^specl: '`), in process (nothing of the file kept in
+ * the database it loads into) and through `specl db merge` (exit 1,
+ * nothing written). */
+static void test_bad_databases(void)
+{
+    char **names;
+    int n = tu_list(DB_BAD_DIR, ".yaml", &names);
+    TU_CHECK(n >= MIN_DB_BAD_FIXTURES, "only %d fixtures in " DB_BAD_DIR, n);
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(DB_BAD_DIR, names[i]);
+        char err_path[4200], never[4096];
+        snprintf(err_path, sizeof err_path, "%.*s.err",
+                 (int)(strlen(path) - 5), path);
+        char *expected = tu_read(err_path, NULL);
+        TU_CHECK(expected != NULL && expected[0] != '\0',
+                 "%s has no expected messages (%s)", path, err_path);
+        if (expected == NULL) {
+            free(path);
+            continue;
+        }
+        /* In process, into a database that holds an entry already. */
+        struct tunedb db;
+        char *text = NULL;
+        size_t len = 0;
+        struct diags d = {.out = open_memstream(&text, &len)};
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+        CU_ASSERT_EQUAL_FATAL(load_db(&db, DB_A), 0);
+        int before = db.n, tried = db.entry[0].n_tried;
+        int errors = tunedb_load(&db, path, 0, &d);
+        fclose(d.out);
+        TU_CHECK(text != NULL && strcmp(text, expected) == 0,
+                 "%s: messages differ\n--- expected\n%s--- got\n%s", path,
+                 expected, text ? text : "");
+        TU_CHECK(errors > 0 && errors == d.count &&
+                     errors == count_lines(expected),
+                 "%s: %d errors reported, %d expected", path, errors,
+                 count_lines(expected));
+        TU_CHECK(db.n == before && db.entry[0].n_tried == tried,
+                 "%s: kept something of a bad file (%d entries, were %d)",
+                 path, db.n, before);
+        free(text);
+        tunedb_free(&db);
+
+        /* The command. */
+        char *out, *err;
+        tmp_path(never, sizeof never, "never.yaml");
+        int rc = specl(&out, &err, "db merge %s -o '%s'", path, never);
+        char want[8192];
+        snprintf(want, sizeof want, "%sspecl: db merge: nothing written\n",
+                 expected);
+        TU_CHECK(rc == 1 && strcmp(err, want) == 0 && !file_exists(never),
+                 "specl db merge %s: exit %d\n--- expected\n%s--- got\n%s",
+                 path, rc, want, err);
+        free(out);
+        free(err);
+        free(expected);
+        free(path);
+    }
+    tu_free_list(names, n);
+    /* No stray .err without its database. */
+    n = tu_list(DB_BAD_DIR, ".err", &names);
+    for (int i = 0; i < n; i++) {
+        char yaml[4200];
+        snprintf(yaml, sizeof yaml, DB_BAD_DIR "/%.*s.yaml",
+                 (int)(strlen(names[i]) - 4), names[i]);
+        TU_CHECK(file_exists(yaml), "%s/%s has no database", DB_BAD_DIR,
+                 names[i]);
+    }
+    tu_free_list(names, n);
 }
 
 /* tunedb_save and tunedb_load keep every field, quotes and backslashes in
@@ -1725,6 +1811,45 @@ static void test_save_load(void)
     tunedb_init(&back);
     TU_CHECK(tunedb_load(&back, path, 0, &quiet) == 1,
              "a list loaded as a database");
+    tunedb_free(&back);
+    /* Text YAML would not read back as written (control characters, line
+     * breaks such as NEL and LS, a byte order mark, C1 controls) is
+     * escaped; a byte that starts no UTF-8 sequence is written as the code
+     * point of its value. An empty database saves as `entries: []`. */
+    static const char odd[] = "tab\there nel\xc2\x85 ls\xe2\x80\xa8 "
+                              "del\x7f bom\xef\xbb\xbf c1\xc2\x90 "
+                              "\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\";
+    tunedb_free(&db);
+    tunedb_init(&db);
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "%s", odd);
+    snprintf(e.driver, sizeof e.driver, "latin-1 \xe9 \xff\xc3");
+    snprintf(e.op, sizeof e.op, "softmax");
+    snprintf(e.dtype, sizeof e.dtype, "f32");
+    snprintf(e.shape, sizeof e.shape, "features=100");
+    snprintf(e.version, sizeof e.version, "1\n2");
+    e.rows = 1;
+    in = tunedb_add(&db, &e);
+    tune_entry_record(in, "wg=4", -1, "line 1\nline 2\r\x01");
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
+    TU_CHECK(load_db(&back, path) == 0 && back.n == 1,
+             "odd names do not load back");
+    if (back.n == 1) {
+        const struct tune_entry *b = &back.entry[0];
+        TU_CHECK(strcmp(b->device, odd) == 0, "device came back as '%s'",
+                 b->device);
+        TU_CHECK(strcmp(b->driver, "latin-1 \xc3\xa9 \xc3\xbf\xc3\x83") ==
+                     0, "driver came back as '%s'", b->driver);
+        TU_CHECK(strcmp(b->version, "1\n2") == 0 && b->n_tried == 1 &&
+                     strcmp(b->tried[0].status, "line 1\nline 2\r\x01") == 0,
+                 "version or status changed");
+    }
+    tunedb_free(&back);
+    tunedb_free(&db);
+    tunedb_init(&db);
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
+    TU_CHECK(load_db(&back, path) == 0 && back.n == 0,
+             "an empty database does not load back");
     tunedb_free(&back);
     /* Saving where no file can be written fails with a message. */
     TU_CHECK(tunedb_save(&db, "/nonexistent/dir/db.yaml", err, sizeof err) <
@@ -2451,6 +2576,7 @@ int add_tune_suite(void)
         CU_add_test(s, "db merge: tunedb_merge, malformed",
                     test_merge_in_process) == NULL ||
         CU_add_test(s, "db: save and load", test_save_load) == NULL ||
+        CU_add_test(s, "db: bad databases", test_bad_databases) == NULL ||
         CU_add_test(s, "pick: exact, nearest, dtype, flags, device",
                     test_pick) == NULL ||
         CU_add_test(s, "apply: tunedb_apply", test_apply) == NULL ||
