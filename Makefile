@@ -18,7 +18,8 @@ TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl ben
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm
 
-.PHONY: all deps run test test-full test-wide golden-update valgrind fuzz bench mutation clean help
+.PHONY: all deps run test test-full test-wide golden-update valgrind fuzz fuzz-spec fuzz-db \
+        bench mutation clean help
 all: $(B)/specl
 
 help:
@@ -31,7 +32,9 @@ help:
 	@echo "make $(B)/lab    kernel design experiments (bench/lab/lab.c)"
 	@echo "make golden-update  refresh tests/golden from the current generator"
 	@echo "make valgrind   spec reader and generator under valgrind"
-	@echo "make fuzz       fuzz the spec reader (clang libFuzzer) for FUZZ_SECONDS"
+	@echo "make fuzz       fuzz-spec, then fuzz-db (clang libFuzzer), FUZZ_SECONDS each"
+	@echo "make fuzz-spec  fuzz the spec reader and the emitter"
+	@echo "make fuzz-db    fuzz the tuning-database loader"
 	@echo "make mutation   break generated code on purpose; the suites must catch it"
 	@echo "make SANITIZE=address,undefined test"
 

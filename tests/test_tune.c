@@ -4,21 +4,26 @@
  * process through tune_kernel (random, exhaustive, local, no valid
  * config; the database, the plot), resume, the `specl tune` command (what
  * it prints, --kernel, bad options, exit codes), `specl db merge` and
- * tunedb_merge, key matching and the nearest-shape fallback (tunedb_pick,
- * tunedb_apply, `specl gen --db`), the knob text round trip and device
- * slugs.
+ * tunedb_merge, the loader's checks (tests/tune/bad) and the database
+ * fuzz target's regressions, key matching and the nearest-shape fallback
+ * (tunedb_pick, tunedb_apply, `specl gen --db`), the knob text round trip
+ * and device slugs.
  *
  * Fixtures are under tests/tune/: small.yaml (kernels to tune), best.yaml
  * (the bests of a database the tests build), gen.yaml (kernels that take
  * their knobs from it), a.yaml and b.yaml (databases to merge), two
- * malformed databases, and lsan.supp (PoCL's leaks, for SANITIZE runs). */
+ * malformed databases, bad/ (databases the loader rejects, with their
+ * messages), and lsan.supp (PoCL's leaks, for SANITIZE runs). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "emit.h"
+#include "fuzz_db.h"
 #include "knobs.h"
 #include "runtime.h"
 #include "spec.h"
@@ -37,6 +42,7 @@
 #define DB_BAD_YAML TUNE_DIR "/bad_yaml.yaml"
 #define DB_BAD_DIR TUNE_DIR "/bad"
 #define MIN_DB_BAD_FIXTURES 18
+#define DB_REGRESSION_DIR "tests/fuzz/db-regressions"
 
 #define TEST_DEVICE "Test Device"
 #define OTHER_DEVICE "Other GPU"
@@ -1732,6 +1738,78 @@ static void test_bad_databases(void)
     tu_free_list(names, n);
 }
 
+/* Feeds every file of DIR (but READMEs and .err files) to the database
+ * fuzz target in a child process, so that a crasher fails this test and
+ * names its file instead of taking the test driver down. EXPECT_ERRORS
+ * 1: each must be rejected; 0: each must load; -1: either. Returns the
+ * number of files. */
+static int replay_db_dir(const char *dir, int expect_errors)
+{
+    char **names;
+    int n = tu_list(dir, NULL, &names), count = 0;
+    if (n < 0) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (strncmp(names[i], "README", 6) == 0 || names[i][0] == '.' ||
+            ends_with(names[i], ".err")) {
+            continue;
+        }
+        char *path = tu_path(dir, names[i]);
+        size_t len = 0;
+        char *data = tu_read(path, &len);
+        TU_CHECK(data != NULL, "cannot read %s", path);
+        fflush(NULL);
+        pid_t pid = data != NULL ? fork() : -1;
+        if (pid == 0) {
+            int errors = fuzz_db_input((const uint8_t *)data, len);
+            free(data); /* for valgrind, which follows the child */
+            free(path);
+            tu_free_list(names, n);
+            _exit(expect_errors < 0 || (errors != 0) == expect_errors ? 0
+                                                                     : 3);
+        }
+        int st = 0;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            TU_CHECK(code != 3, "%s: %s", path,
+                     expect_errors ? "no error reported" : "does not load");
+            TU_CHECK(code == 0 || code == 3,
+                     "%s crashes the database loader (%s %d); replay it "
+                     "with build/fuzz_db_replay %s",
+                     path, code < 0 ? "signal" : "exit status",
+                     code < 0 ? WTERMSIG(st) : code, path);
+        } else {
+            CU_FAIL("cannot fork for a replay");
+        }
+        count++;
+        free(data);
+        free(path);
+    }
+    tu_free_list(names, n);
+    return count;
+}
+
+/* The fuzz target's crashers (whatever they were: each is named after
+ * its bug), the bad fixtures and the databases that load, through the
+ * target's checks: a database that loads saves and loads back the
+ * same, and gen --db can use it. */
+static void test_db_fuzz_regressions(void)
+{
+    replay_db_dir(DB_REGRESSION_DIR, -1);
+    CU_ASSERT(replay_db_dir(DB_BAD_DIR, 1) >= MIN_DB_BAD_FIXTURES);
+    CU_ASSERT(replay_db_dir("tuning", 0) > 0);
+    static const char *const good[] = {DB_A, DB_B};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        size_t len = 0;
+        char *data = tu_read(good[i], &len);
+        TU_CHECK(data != NULL &&
+                     fuzz_db_input((const uint8_t *)data, len) == 0,
+                 "%s does not load in the fuzz target", good[i]);
+        free(data);
+    }
+}
+
 /* tunedb_save and tunedb_load keep every field, quotes and backslashes in
  * names included. */
 static void test_save_load(void)
@@ -2577,6 +2655,8 @@ int add_tune_suite(void)
                     test_merge_in_process) == NULL ||
         CU_add_test(s, "db: save and load", test_save_load) == NULL ||
         CU_add_test(s, "db: bad databases", test_bad_databases) == NULL ||
+        CU_add_test(s, "db: fuzz regressions replayed",
+                    test_db_fuzz_regressions) == NULL ||
         CU_add_test(s, "pick: exact, nearest, dtype, flags, device",
                     test_pick) == NULL ||
         CU_add_test(s, "apply: tunedb_apply", test_apply) == NULL ||
