@@ -4,10 +4,11 @@
  * process through tune_kernel (random, exhaustive, local, no valid
  * config; the database, the plot), resume, the `specl tune` command (what
  * it prints, --kernel, bad options, exit codes), `specl db merge` and
- * tunedb_merge, the loader's checks (tests/tune/bad) and the database
- * fuzz target's regressions, key matching and the nearest-shape fallback
- * (tunedb_pick, tunedb_apply, `specl gen --db`), the knob text round trip
- * and device slugs.
+ * tunedb_merge, saving as it goes (SIGKILL, SIGTERM and Ctrl-C in the
+ * middle of a run), the loader's checks (tests/tune/bad) and the
+ * database fuzz target's regressions, key matching and the nearest-shape
+ * fallback (tunedb_pick, tunedb_apply, `specl gen --db`), the knob text
+ * round trip and device slugs.
  *
  * Fixtures are under tests/tune/: small.yaml (kernels to tune), best.yaml
  * (the bests of a database the tests build), gen.yaml (kernels that take
@@ -15,11 +16,13 @@
  * malformed databases, bad/ (databases the loader rejects, with their
  * messages), and lsan.supp (PoCL's leaks, for SANITIZE runs). */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emit.h"
@@ -1399,6 +1402,285 @@ static void test_tune_resume(void)
 }
 
 
+/* ---- saving as it goes; stopped by signals --------------------------------- */
+
+/* A run long enough to stop in the middle (24 distinct configs, a second
+ * or more each on PoCL), of one kernel. */
+#define LONG_RUN "tune " SMALL_SPEC " --kernel t_lora --rows 8 " \
+                 "--strategy exhaustive --reps 2"
+
+/* How long a stopped run may take to stop, or one to measure what the
+ * test waits for, before it fails the test (a loaded machine is slow). */
+#define WAIT_LIMIT_S 300.0
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Starts `ENV specl ARGS` (ENV: assignments, or "") in a process group of
+ * its own, as a shell starts a job, with stdout and stderr in OUT;
+ * returns its pid (specl's own: the shell execs it), or -1. */
+static pid_t spawn_specl(const char *env, const char *args, const char *out)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "exec env " LSAN_ENV "%s %s %s >'%s' 2>&1",
+             env, TU_SPECL, args, out);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0) {
+        setpgid(pid, pid); /* also here: whichever runs first */
+    }
+    return pid;
+}
+
+/* Waits up to WAIT_LIMIT_S for PID to end, its status in *ST; returns 0,
+ * or -1 when it did not end (it is killed then). */
+static int wait_child(pid_t pid, int *st)
+{
+    for (double waited = 0; waited < WAIT_LIMIT_S; waited += 0.05) {
+        pid_t got = waitpid(pid, st, WNOHANG);
+        if (got == pid) {
+            return 0;
+        }
+        if (got < 0) {
+            return -1;
+        }
+        sleep_s(0.05);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, st, 0);
+    return -1;
+}
+
+/* The database at PATH, loaded as a run beside the tuning one would (the
+ * file is replaced whole, never written in place), quietly; its number
+ * of errors (0 when it does not exist yet). */
+static int load_quietly(struct tunedb *db, const char *path)
+{
+    struct diags quiet = {.out = NULL};
+    tunedb_init(db);
+    return tunedb_load(db, path, 1, &quiet);
+}
+
+/* The first lora_forward entry of DB (LONG_RUN tunes t_lora alone). */
+static const struct tune_entry *lora_entry(const struct tunedb *db)
+{
+    for (int i = 0; i < db->n; i++) {
+        if (strcmp(db->entry[i].op, "lora_forward") == 0) {
+            return &db->entry[i];
+        }
+    }
+    return NULL;
+}
+
+/* Waits until the database at PATH holds N or more records of t_lora,
+ * polling it while PID runs; then SEEN holds it (to free). Returns 0, or
+ * -1 when PID ended first or WAIT_LIMIT_S passed. */
+static int wait_for_records(pid_t pid, const char *path, int n,
+                            struct tunedb *seen)
+{
+    for (double waited = 0; waited < WAIT_LIMIT_S; waited += 0.05) {
+        const struct tune_entry *e;
+        if (load_quietly(seen, path) == 0 && (e = lora_entry(seen)) != NULL &&
+            e->n_tried >= n) {
+            return 0;
+        }
+        tunedb_free(seen);
+        if (waitpid(pid, NULL, WNOHANG) != 0) {
+            return -1;
+        }
+        sleep_s(0.05);
+    }
+    return -1;
+}
+
+/* The number in "  evaluated N of" in OUT, or -1. */
+static int evaluated_in(const char *out)
+{
+    const char *p = strstr(out, "\n  evaluated ");
+    int n;
+    return p != NULL && sscanf(p, "\n  evaluated %d of", &n) == 1 ? n : -1;
+}
+
+/* SIGKILL while tuning: the database the run saved as it measured loads
+ * and holds every record seen before the kill, and a rerun resumes from
+ * it, saying how many configs came from the database. */
+static void test_tune_killed(void)
+{
+    char db_path[4096], out_path[4096];
+    struct tunedb seen, after;
+    tmp_path(db_path, sizeof db_path, "killed.yaml");
+    tmp_path(out_path, sizeof out_path, "killed.txt");
+    remove(db_path);
+    char args[8192];
+    snprintf(args, sizeof args, LONG_RUN " --db '%s'", db_path);
+    pid_t pid = spawn_specl("", args, out_path);
+    CU_ASSERT_FATAL(pid > 0);
+    int got = wait_for_records(pid, db_path, 3, &seen);
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char *out = tu_read(out_path, NULL);
+    TU_CHECK(got == 0, "no 3 records saved in %s before the run ended (or "
+             "%.0f s passed)\n%s", db_path, WAIT_LIMIT_S, out ? out : "");
+    free(out);
+    if (got != 0) {
+        return;
+    }
+    TU_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+             "the run ended by itself (status %d) before it was killed", st);
+    TU_CHECK(load_quietly(&after, db_path) == 0, "%s does not load after "
+             "SIGKILL", db_path);
+    const struct tune_entry *before = lora_entry(&seen);
+    const struct tune_entry *e = lora_entry(&after);
+    TU_CHECK(e != NULL && e->n_tried >= before->n_tried,
+             "%s: %d records, %d seen before the kill", db_path,
+             e ? e->n_tried : -1, before->n_tried);
+    for (int t = 0; e != NULL && t < before->n_tried; t++) {
+        const struct tune_record *r =
+            tune_entry_tried(e, before->tried[t].knobs);
+        TU_CHECK(r != NULL && r->us == before->tried[t].us,
+                 "%s lost the record of %s", db_path, before->tried[t].knobs);
+    }
+    int saved = e != NULL ? e->n_tried : 0;
+    tunedb_free(&seen);
+    tunedb_free(&after);
+
+    /* The same run resumed with one config more: the saved ones are the
+     * first of its (exhaustive, so fixed) order. */
+    char *err, want[128];
+    int rc = specl(&out, &err, LONG_RUN " --max-evals %d --db '%s'",
+                   saved + 1, db_path);
+    snprintf(want, sizeof want, ", %d from the database\n", saved);
+    TU_CHECK(rc == 0 && evaluated_in(out) == saved + 1 &&
+                 strstr(out, want) != NULL,
+             "the rerun after SIGKILL: exit %d, expected %d evaluated and "
+             "'%s'\n%s%s", rc, saved + 1, want, out, err);
+    TU_CHECK(load_quietly(&after, db_path) == 0 &&
+                 (e = lora_entry(&after)) != NULL &&
+                 e->n_tried == saved + 1 && e->best[0] != '\0',
+             "after the rerun: %d records, best '%s'",
+             lora_entry(&after) ? lora_entry(&after)->n_tried : -1,
+             lora_entry(&after) ? lora_entry(&after)->best : "-");
+    tunedb_free(&after);
+    free(out);
+    free(err);
+}
+
+/* Checks a run stopped by SIG (exit status ST, output OUT, database at
+ * DB_PATH): 128 + SIG, the message, every config it evaluated saved (and
+ * none failed: the one cut short is not recorded), a best, no lock. */
+static void check_stopped(int sig, int st, const char *out,
+                          const char *db_path)
+{
+    struct tunedb db;
+    char want[4200], lock[4200];
+    snprintf(want, sizeof want, "specl: tune: %s; results so far are in "
+             "%s\n", sig == SIGTERM ? "terminated" : "interrupted", db_path);
+    TU_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sig &&
+                 strstr(out, want) != NULL,
+             "stopped by signal %d: status %d, expected exit %d and '%s'\n%s",
+             sig, st, 128 + sig, want, out);
+    int evaluated = evaluated_in(out);
+    TU_CHECK(load_quietly(&db, db_path) == 0, "%s does not load", db_path);
+    const struct tune_entry *e = lora_entry(&db);
+    TU_CHECK(e != NULL && evaluated > 0 && e->n_tried == evaluated &&
+                 e->best[0] != '\0',
+             "stopped by signal %d: %d evaluated, %d records, best '%s'", sig,
+             evaluated, e ? e->n_tried : -1, e ? e->best : "-");
+    for (int t = 0; e != NULL && t < e->n_tried; t++) {
+        TU_CHECK(strcmp(e->tried[t].status, "ok") == 0,
+                 "stopped by signal %d: recorded %s as '%s'", sig,
+                 e->tried[t].knobs, e->tried[t].status);
+    }
+    tunedb_free(&db);
+    snprintf(lock, sizeof lock, "%s.lock", db_path);
+    TU_CHECK(!file_exists(lock), "%s left behind", lock);
+}
+
+/* SIGTERM (kill) stops as Ctrl-C does: after the config being measured,
+ * saving, with exit status 143. */
+static void test_tune_sigterm(void)
+{
+    char db_path[4096], out_path[4096], args[8192];
+    struct tunedb seen;
+    tmp_path(db_path, sizeof db_path, "terminated.yaml");
+    tmp_path(out_path, sizeof out_path, "terminated.txt");
+    remove(db_path);
+    snprintf(args, sizeof args, LONG_RUN " --db '%s'", db_path);
+    pid_t pid = spawn_specl("", args, out_path);
+    CU_ASSERT_FATAL(pid > 0);
+    int got = wait_for_records(pid, db_path, 2, &seen);
+    if (got == 0) {
+        tunedb_free(&seen);
+    }
+    kill(pid, SIGTERM);
+    int st = 0;
+    int ended = wait_child(pid, &st);
+    char *out = tu_read(out_path, NULL);
+    TU_CHECK(got == 0 && ended == 0, "SIGTERM: %s\n%s",
+             got ? "no 2 records saved before the run ended"
+                 : "the run did not stop", out ? out : "");
+    if (got == 0 && ended == 0) {
+        check_stopped(SIGTERM, st, out ? out : "", db_path);
+    }
+    free(out);
+}
+
+/* Ctrl-C in a terminal sends SIGINT to the whole process group, the
+ * compiler of the config being built included (while system() makes
+ * specl ignore it): the run stops, its compiler's failure is not recorded
+ * against the config, and the rest is saved. A compiler wrapper sends
+ * SIGINT to its process group (specl's, of its own) during the fourth
+ * build of t_lora (the defaults, the home config, one more, then that
+ * one). */
+static void test_tune_ctrl_c(void)
+{
+    char db_path[4096], out_path[4096], cc_path[4096], count_path[4096];
+    char args[8192], env[8400], script[16384];
+    tmp_path(db_path, sizeof db_path, "ctrl_c.yaml");
+    tmp_path(out_path, sizeof out_path, "ctrl_c.txt");
+    tmp_path(cc_path, sizeof cc_path, "ctrl_c_cc.sh");
+    tmp_path(count_path, sizeof count_path, "ctrl_c_count");
+    remove(db_path);
+    remove(count_path);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "case \"$*\" in *t_lora.c*)\n"
+             "    n=$(($(cat '%s' 2>/dev/null || echo 0) + 1))\n"
+             "    echo $n >'%s'\n"
+             "    if [ $n -eq 4 ]; then kill -INT 0; sleep 5; fi;;\n"
+             "esac\n"
+             "exec ${CC:-cc} \"$@\"\n",
+             count_path, count_path);
+    write_text(cc_path, script);
+    CU_ASSERT_EQUAL_FATAL(tu_run("chmod +x '%s'", cc_path), 0);
+    snprintf(args, sizeof args, LONG_RUN " --max-evals 8 --db '%s'", db_path);
+    snprintf(env, sizeof env, "SPECL_CC='%s'", cc_path);
+    pid_t pid = spawn_specl(env, args, out_path);
+    CU_ASSERT_FATAL(pid > 0);
+    int st = 0;
+    int ended = wait_child(pid, &st);
+    char *out = tu_read(out_path, NULL);
+    char *count = tu_read(count_path, NULL);
+    TU_CHECK(ended == 0 && count != NULL && atoi(count) == 4,
+             "Ctrl-C: %s, %s builds of t_lora\n%s",
+             ended ? "the run did not end" : "ended", count ? count : "no",
+             out ? out : "");
+    if (ended == 0) {
+        check_stopped(SIGINT, st, out ? out : "", db_path);
+    }
+    free(count);
+    free(out);
+}
+
 /* ---- 4. merge ----------------------------------------------------------- */
 
 static const struct tune_entry *entry_key(const struct tunedb *db,
@@ -2650,6 +2932,12 @@ int add_tune_suite(void)
         CU_add_test(s, "tune: no valid config", test_tune_none_valid) ==
             NULL ||
         CU_add_test(s, "tune: resume", test_tune_resume) == NULL ||
+        CU_add_test(s, "tune: SIGKILL, then resume", test_tune_killed) ==
+            NULL ||
+        CU_add_test(s, "tune: SIGTERM stops and saves", test_tune_sigterm) ==
+            NULL ||
+        CU_add_test(s, "tune: Ctrl-C during a build", test_tune_ctrl_c) ==
+            NULL ||
         CU_add_test(s, "db merge: cli", test_merge_cli) == NULL ||
         CU_add_test(s, "db merge: tunedb_merge, malformed",
                     test_merge_in_process) == NULL ||
