@@ -18,7 +18,8 @@ TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl ben
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm
 
-.PHONY: all deps run test test-full test-wide golden-update valgrind fuzz bench mutation clean help
+.PHONY: all deps run test test-full test-wide smoke golden-update valgrind fuzz fuzz-spec \
+        fuzz-db bench mutation clean help
 all: $(B)/specl
 
 help:
@@ -27,11 +28,14 @@ help:
 	@echo "make test       the test suite (CUnit; PoCL when no other device)"
 	@echo "make test-full  the test suite with the wide sweep"
 	@echo "make test-wide  the wide device sweep, then numeric, sweep and stub (for a GPU: SPECL_DEVICE=P:D)"
+	@echo "make CC=clang B=build-clang smoke  build with clang, quick checks of that build"
 	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
 	@echo "make $(B)/lab    kernel design experiments (bench/lab/lab.c)"
 	@echo "make golden-update  refresh tests/golden from the current generator"
 	@echo "make valgrind   spec reader and generator under valgrind"
-	@echo "make fuzz       fuzz the spec reader (clang libFuzzer) for FUZZ_SECONDS"
+	@echo "make fuzz       fuzz-spec, then fuzz-db (clang libFuzzer), FUZZ_SECONDS each"
+	@echo "make fuzz-spec  fuzz the spec reader and the emitter"
+	@echo "make fuzz-db    fuzz the tuning-database loader"
 	@echo "make mutation   break generated code on purpose; the suites must catch it"
 	@echo "make SANITIZE=address,undefined test"
 
@@ -94,6 +98,38 @@ test: deps $(B)/specl $(B)/specl_tests
 
 test-full: deps $(B)/specl $(B)/specl_tests
 	$(B)/specl_tests --full
+
+# A quick check of a build by another compiler, say `make CC=clang
+# B=build-clang smoke` (.ci/run does it; the suites run on the default
+# build): every spec checks, plans and the golden kernels' files come out
+# as tests/golden holds them, the fuzz regressions replay, databases merge
+# and a tiny tuning run goes through the device. No test driver: it needs
+# what the suites need, and a second full run would double CI's time.
+SMOKE_DIR = $(B)/smoke
+smoke: deps $(B)/specl $(B)/fuzz_replay $(B)/fuzz_db_replay
+	rm -rf $(SMOKE_DIR)
+	$(B)/specl check $(wildcard specs/*.yaml tests/good/*.yaml) tests/golden/golden.yaml \
+	    tests/stubs.yaml
+	$(B)/specl plan tests/golden/golden.yaml -o $(SMOKE_DIR)/plan
+	@set -e; for m in $(GOLDEN_MODELS); do \
+	    echo "$(B)/specl plan specs/$$m.yaml -o $(SMOKE_DIR)/plan/$$m"; \
+	    $(B)/specl plan specs/$$m.yaml -o $(SMOKE_DIR)/plan/$$m; \
+	done
+	$(B)/specl gen tests/golden/golden.yaml -o $(SMOKE_DIR)/gen
+	@set -e; cd $(SMOKE_DIR); n=0; \
+	for f in plan/*.plan plan/*/*.plan; do \
+	    cmp $$f $(CURDIR)/tests/golden/$${f#plan/}; n=$$((n + 1)); \
+	done; \
+	for k in $(GOLDEN_FULL); do for x in cl h c; do \
+	    cmp gen/$$k.$$x $(CURDIR)/tests/golden/$$k.$$x; n=$$((n + 1)); \
+	done; done; echo "smoke: $$n files as tests/golden holds them"
+	$(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
+	$(B)/fuzz_db_replay tests/fuzz/db-regressions tests/tune/bad tuning
+	$(B)/specl db merge $(wildcard tuning/*.yaml) tests/tune/a.yaml tests/tune/b.yaml \
+	    -o $(SMOKE_DIR)/db.yaml
+	$(B)/specl tune tests/tune/small.yaml --kernel t_softmax --rows 8 --strategy random \
+	    --max-evals 2 --reps 2 --db $(SMOKE_DIR)/db.yaml
+	@echo "smoke: $(B) ok"
 
 # The device suites and the wide sweep (tests/test_wide.c): meant for a
 # GPU (make test-wide SPECL_DEVICE=P:D); the float64 references run on

@@ -3,9 +3,11 @@
 #include "stubrun.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -74,7 +76,16 @@ static int compile_stub(const char *dir, const struct emitted *e,
                "%s -std=c99 -O2 -fPIC -shared %s -o '%s' '%s/%s.c' "
                ">'%s/cc.log' 2>&1",
                compiler(), flags != NULL ? flags : "", so, dir, e->name, dir);
-    int rc = system(buf_str(&cmd)) == 0 ? 0 : -1;
+    int status = system(buf_str(&cmd));
+    /* system() ignores SIGINT and SIGQUIT while the compiler runs, so a
+     * Ctrl-C meant for the whole process group killed the compiler alone:
+     * pass it on, to the caller's handler (specl tune stops and saves) or
+     * to the default action. */
+    int sig = status != -1 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (sig == SIGINT || sig == SIGQUIT) {
+        raise(sig);
+    }
+    int rc = status == 0 ? 0 : -1;
     if (rc != 0 && log != NULL && *log == NULL) {
         buf_init(&path);
         buf_printf(&path, "%s/cc.log", dir);

@@ -124,6 +124,11 @@ struct tune_options {
     void (*on_start)(const struct tune_result *r, void *ctx);
     void (*on_progress)(const struct tune_result *r, double elapsed_s,
                         int final, void *ctx);
+    /* When not NULL: after each config newly measured and recorded in
+     * r->entry (its time, or why it failed), before the next is built. A
+     * caller saves the database there, so that a run killed later keeps
+     * what it measured (specl tune does). */
+    void (*on_record)(const struct tune_result *r, void *ctx);
     void *ctx;
 };
 
@@ -181,7 +186,9 @@ struct tune_result {
  * only if it stays faster (else the defaults are the best). The entry's
  * best becomes the run's best unless the entry holds a faster or as fast
  * record, or the run timed nothing new; defaults kept back to back
- * replace it. Its default_us and version are updated. Fills R. Returns
+ * replace it. Its default_us and version are updated. A config whose
+ * build or run failed after *O->STOP was set is not recorded: the stop
+ * may have cut it short (Ctrl-C reaches the compiler too). Fills R. Returns
  * 0 when some config ran correctly and the plot (if any) was written,
  * else 1: R->searched says whether the search ran, and R->error why not
  * (or why the plot failed). Saving DB is the caller's. */

@@ -356,19 +356,114 @@ void tunedb_apply(const struct tunedb *db, struct spec_set *set,
 
 /* ---- YAML ------------------------------------------------------------ */
 
+/* The length of the UTF-8 sequence at S, its code point in *CP; 0 when S
+ * starts none (a stray byte, an overlong form, a surrogate, a sequence
+ * cut short by the end of the string). */
+static int utf8_decode(const unsigned char *s, unsigned long *cp)
+{
+    int n;
+    unsigned long c, least;
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if ((s[0] & 0xe0) == 0xc0) {
+        n = 2, c = s[0] & 0x1fu, least = 0x80;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3, c = s[0] & 0x0fu, least = 0x800;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4, c = s[0] & 0x07u, least = 0x10000;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0; /* the terminating NUL stops here too */
+        }
+        c = c << 6 | (s[i] & 0x3fu);
+    }
+    if (c < least || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
+        return 0;
+    }
+    *cp = c;
+    return n;
+}
+
+/* Whether code point CP, written as it is inside a double-quoted scalar,
+ * reads back as itself: YAML's printable characters, less the line breaks
+ * (NEL, LS, PS: folded into a space) and the byte order mark. */
+static int reads_back(unsigned long cp)
+{
+    return (cp >= 0x20 && cp <= 0x7e) ||
+           (cp >= 0xa0 && cp <= 0xfffd && cp != 0x2028 && cp != 0x2029 &&
+            cp != 0xfeff && (cp < 0xd800 || cp >= 0xe000)) ||
+           cp >= 0x10000;
+}
+
+/* S as a double-quoted YAML scalar that loads back as S. A byte that
+ * starts no UTF-8 sequence (a driver's name in another encoding) is
+ * written as the code point of its value: the file stays loadable. */
 static void put_string(struct buf *b, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
     buf_puts(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') {
-            buf_printf(b, "\\%c", *s);
-        } else if ((unsigned char)*s < 32) {
-            buf_printf(b, "\\x%02x", (unsigned char)*s);
-        } else {
-            buf_add(b, s, 1);
+    while (*p != '\0') {
+        unsigned long cp;
+        int n = utf8_decode(p, &cp);
+        int stray = n == 0;
+        if (stray) {
+            cp = *p;
+            n = 1;
         }
+        if (cp == '"' || cp == '\\') {
+            buf_printf(b, "\\%c", (char)cp);
+        } else if (!stray && reads_back(cp)) {
+            buf_add(b, (const char *)p, (size_t)n);
+        } else if (cp <= 0xff) {
+            buf_printf(b, "\\x%02lx", cp);
+        } else if (cp <= 0xffff) {
+            buf_printf(b, "\\u%04lx", cp);
+        } else {
+            buf_printf(b, "\\U%08lx", cp);
+        }
+        p += n;
     }
     buf_puts(b, "\"");
+}
+
+void tunedb_format(const struct tunedb *db, struct buf *b)
+{
+    buf_puts(b, "# specl tuning database: the fastest knobs measured per "
+                "device, op, dtype\n# and shape. Written by `specl tune`; "
+                "read by `specl gen` for tile: auto.\n");
+    /* A bare `entries:` would read as null. */
+    buf_puts(b, db->n ? "entries:\n" : "entries: []\n");
+    for (int i = 0; i < db->n; i++) {
+        const struct tune_entry *e = &db->entry[i];
+        buf_puts(b, "  - device: ");
+        put_string(b, e->device);
+        buf_puts(b, "\n    driver: ");
+        put_string(b, e->driver);
+        /* op and dtype: names of the registry, as a spec writes them */
+        buf_printf(b, "\n    op: %s\n    dtype: %s\n    shape: ", e->op,
+                   e->dtype);
+        put_string(b, e->shape);
+        buf_printf(b, "\n    rows: %ld\n    best: ", e->rows);
+        put_string(b, e->best);
+        buf_printf(b, "\n    time_us: %.2f\n    gbs: %.4g\n    gflops: %.4g"
+                   "\n    default_us: %.2f\n    specl: ",
+                   e->best_us, e->best_gbs, e->best_gflops, e->default_us);
+        put_string(b, e->version);
+        /* No record: `tried: []`, since a bare `tried:` reads as null. */
+        buf_printf(b, "\n    tried:%s\n", e->n_tried ? "" : " []");
+        for (int t = 0; t < e->n_tried; t++) {
+            buf_puts(b, "      - { knobs: ");
+            put_string(b, e->tried[t].knobs);
+            buf_printf(b, ", us: %.2f, status: ", e->tried[t].us);
+            put_string(b, e->tried[t].status);
+            buf_puts(b, " }\n");
+        }
+    }
 }
 
 int tunedb_save(const struct tunedb *db, const char *path, char *err,
@@ -376,34 +471,7 @@ int tunedb_save(const struct tunedb *db, const char *path, char *err,
 {
     struct buf b;
     buf_init(&b);
-    buf_puts(&b, "# specl tuning database: the fastest knobs measured per "
-                 "device, op, dtype\n# and shape. Written by `specl tune`; "
-                 "read by `specl gen` for tile: auto.\nentries:\n");
-    for (int i = 0; i < db->n; i++) {
-        const struct tune_entry *e = &db->entry[i];
-        buf_puts(&b, "  - device: ");
-        put_string(&b, e->device);
-        buf_puts(&b, "\n    driver: ");
-        put_string(&b, e->driver);
-        buf_printf(&b, "\n    op: %s\n    dtype: %s\n    shape: ", e->op,
-                   e->dtype);
-        put_string(&b, e->shape);
-        buf_printf(&b, "\n    rows: %ld\n    best: ", e->rows);
-        put_string(&b, e->best);
-        /* No record: `tried: []`, since a bare `tried:` reads as null. */
-        buf_printf(&b, "\n    time_us: %.2f\n    gbs: %.4g\n    gflops: %.4g"
-                   "\n    default_us: %.2f\n    specl: \"%s\"\n    "
-                   "tried:%s\n",
-                   e->best_us, e->best_gbs, e->best_gflops, e->default_us,
-                   e->version, e->n_tried ? "" : " []");
-        for (int t = 0; t < e->n_tried; t++) {
-            buf_puts(&b, "      - { knobs: ");
-            put_string(&b, e->tried[t].knobs);
-            buf_printf(&b, ", us: %.2f, status: ", e->tried[t].us);
-            put_string(&b, e->tried[t].status);
-            buf_puts(&b, " }\n");
-        }
-    }
+    tunedb_format(db, &b);
     int rc = write_file_atomic(path, buf_str(&b), b.len, err, errsize);
     buf_free(&b);
     return rc;
@@ -413,6 +481,8 @@ struct loader {
     yaml_document_t *doc;
     const char *path;
     struct diags *d;
+    int *entry_line;    /* per entry loaded, its line: for duplicates */
+    int cap_entry_line;
 };
 
 static struct mark node_mark(const yaml_node_t *n)
@@ -431,6 +501,78 @@ static const char *scalar(struct loader *l, yaml_node_t *n, const char *key)
     return (const char *)n->data.scalar.value;
 }
 
+/* Whether N is a plain scalar with nothing in it: what a bare `key:`
+ * reads as. */
+static int is_null(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0 &&
+           n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+/* Reports every key of mapping M that is no scalar or repeats an earlier
+ * one (in the spec reader's words). */
+static void check_keys(struct loader *l, yaml_node_t *m)
+{
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
+         p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+        if (k->type != YAML_SCALAR_NODE) {
+            diag_error(l->d, l->path, node_mark(k),
+                       "expected a key (a plain word)");
+            continue;
+        }
+        for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *k0 = yaml_document_get_node(l->doc, q->key);
+            if (k0->type == YAML_SCALAR_NODE &&
+                k0->data.scalar.length == k->data.scalar.length &&
+                memcmp(k0->data.scalar.value, k->data.scalar.value,
+                       k->data.scalar.length) == 0) {
+                diag_error(l->d, l->path, node_mark(k),
+                           "duplicate key '%s' (first given at line %d)",
+                           (const char *)k->data.scalar.value,
+                           node_mark(k0).line);
+                break;
+            }
+        }
+    }
+}
+
+/* Looks KEY up in NAMES (NULL-ended): its index, or -1. */
+static int key_index(const char *const *names, const char *key)
+{
+    for (int i = 0; names[i] != NULL; i++) {
+        if (strcmp(names[i], key) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Gathers the values of mapping M by key into NODE (as NAMES, the first
+ * of repeated keys: check_keys reports the others) and reports keys not
+ * in NAMES as unknown in WHAT. */
+static void gather(struct loader *l, yaml_node_t *m,
+                   const char *const *names, yaml_node_t **node,
+                   const char *what)
+{
+    check_keys(l, m);
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
+         p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+        if (k->type != YAML_SCALAR_NODE) {
+            continue;
+        }
+        const char *key = (const char *)k->data.scalar.value;
+        int i = key_index(names, key);
+        if (i < 0) {
+            diag_error(l->d, l->path, node_mark(k), "unknown key '%s' in %s",
+                       key, what);
+        } else if (node[i] == NULL) {
+            node[i] = yaml_document_get_node(l->doc, p->value);
+        }
+    }
+}
+
 static void copy_text(struct loader *l, yaml_node_t *v, const char *key,
                       char *dst, size_t size)
 {
@@ -444,26 +586,156 @@ static void copy_text(struct loader *l, yaml_node_t *v, const char *key,
     }
 }
 
-static double number(struct loader *l, yaml_node_t *v, const char *key)
+/* V's number into *OUT: decimal digits with sign, point and exponent
+ * (not the nan, inf or hexadecimal that strtod takes too), finite.
+ * Returns 0, or -1 when reported. */
+static int number(struct loader *l, yaml_node_t *v, const char *key,
+                  double *out)
 {
     const char *s = scalar(l, v, key);
-    char *end;
     if (s == NULL) {
-        return 0;
+        return -1;
     }
-    double f = strtod(s, &end);
-    if (*end != '\0' || end == s) {
-        diag_error(l->d, l->path, node_mark(v), "%s must be a number (got "
-                   "'%s')", key, s);
+    char *end = NULL;
+    int decimal = s[0] != '\0' && s[strspn(s, "0123456789+-.eE")] == '\0';
+    double f = decimal ? strtod(s, &end) : 0;
+    if (!decimal || *end != '\0') {
+        diag_error(l->d, l->path, node_mark(v),
+                   "%s must be a number (got '%.40s')", key, s);
+        return -1;
     }
-    return f;
+    if (!isfinite(f)) {
+        diag_error(l->d, l->path, node_mark(v),
+                   "%s is out of range (got '%.40s')", key, s);
+        return -1;
+    }
+    *out = f;
+    return 0;
 }
 
-static void load_tried(struct loader *l, struct tune_entry *e,
-                       yaml_node_t *seq)
+/* A time, rate or speed: a number >= 0. */
+static void non_negative(struct loader *l, yaml_node_t *v, const char *key,
+                         double *out)
 {
-    if (seq->type == YAML_SCALAR_NODE && seq->data.scalar.length == 0 &&
-        seq->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+    double f;
+    if (number(l, v, key, &f) == 0) {
+        if (f < 0) {
+            diag_error(l->d, l->path, node_mark(v),
+                       "%s must be >= 0 (got '%s')", key,
+                       (const char *)v->data.scalar.value);
+        } else {
+            *out = f;
+        }
+    }
+}
+
+/* V's integer in [LO, HI] into *OUT (decimal digits and a sign). */
+static void integer(struct loader *l, yaml_node_t *v, const char *key,
+                    long lo, long hi, long *out)
+{
+    const char *s = scalar(l, v, key);
+    if (s == NULL) {
+        return;
+    }
+    char *end = NULL;
+    errno = 0;
+    /* strtoll would skip leading blanks, which a quoted scalar can have */
+    long long n = (s[0] >= '0' && s[0] <= '9') || s[0] == '-' || s[0] == '+'
+                      ? strtoll(s, &end, 10)
+                      : 0;
+    if (end == NULL || end == s || *end != '\0') {
+        diag_error(l->d, l->path, node_mark(v),
+                   "%s must be an integer (got '%.40s')", key, s);
+    } else if (errno == ERANGE || n < lo || n > hi) {
+        /* On ERANGE n is LLONG_MIN or LLONG_MAX: its sign still says
+         * which bound was crossed. */
+        diag_error(l->d, l->path, node_mark(v), n < lo
+                   ? "%s must be >= %ld (got '%.40s')"
+                   : "%s must be <= %ld (got '%.40s')",
+                   key, n < lo ? lo : hi, s);
+    } else {
+        *out = (long)n;
+    }
+}
+
+/* Whether TEXT reads as knobs of OP (knobs_parse: any of its knobs, each
+ * with a value within its limits); else the reason in WHY. */
+static int knobs_fit(const struct op_def *op, const char *text, char *why,
+                     size_t size)
+{
+    struct kernel_spec ks;
+    memset(&ks, 0, sizeof ks);
+    ks.op = op;
+    return knobs_parse(&ks, text, why, size) == 0;
+}
+
+/* Whether TEXT is a shape of OP as tune_shape_text writes it (every int
+ * and bool field once, in the op's order, values within their limits):
+ * entries are found by their shape's text. Else the reason in WHY. */
+static int shape_fits(const struct op_def *op, const char *text, char *why,
+                      size_t size)
+{
+    struct kernel_spec ks;
+    int given[SPECL_MAX_PARAMS] = {0};
+    char key[64], canonical[TUNE_TEXT];
+    memset(&ks, 0, sizeof ks);
+    ks.op = op;
+    for (const char *p = text + strspn(text, " "); *p != '\0';) {
+        size_t len = strcspn(p, " ");
+        const char *eq = memchr(p, '=', len);
+        size_t kl = eq != NULL ? (size_t)(eq - p) : len;
+        snprintf(key, sizeof key, "%.*s", (int)kl, p);
+        int f = eq != NULL ? op_field_index(op, key) : -1;
+        const struct param_def *def = f >= 0 ? &op->fields[f] : NULL;
+        char value[64];
+        snprintf(value, sizeof value, "%.*s",
+                 eq != NULL ? (int)(len - kl - 1) : 0, eq != NULL ? eq + 1 : "");
+        if (eq == NULL) {
+            snprintf(why, size, "no '=' in '%.*s'", (int)len, p);
+            return 0;
+        }
+        if (def == NULL ||
+            (def->kind != VALUE_INT && def->kind != VALUE_BOOL)) {
+            snprintf(why, size, "'%s' is no shape key of %s", key, op->name);
+            return 0;
+        }
+        if (given[f]) {
+            snprintf(why, size, "'%s' given twice", key);
+            return 0;
+        }
+        if (knobs_parse_value(def, value, &ks.field[f].num) < 0) {
+            snprintf(why, size, "bad value of '%.*s'", (int)len, p);
+            return 0;
+        }
+        given[f] = 1;
+        p += len;
+        p += strspn(p, " ");
+    }
+    for (int f = 0; f < op->n_fields; f++) {
+        const struct param_def *def = &op->fields[f];
+        if ((def->kind == VALUE_INT || def->kind == VALUE_BOOL) && !given[f]) {
+            snprintf(why, size, "no '%s'", def->key);
+            return 0;
+        }
+    }
+    tune_shape_text(&ks, canonical, sizeof canonical);
+    if (strcmp(canonical, text) != 0) {
+        snprintf(why, size, "not as the tuner writes it: \"%.120s\"",
+                 canonical);
+        return 0;
+    }
+    return 1;
+}
+
+enum record_key { R_KNOBS, R_US, R_STATUS, N_RECORD_KEYS };
+static const char *const record_keys[] = {"knobs", "us", "status", NULL};
+
+/* Loads the tried configs of SEQ into E; OP (NULL when unknown: already
+ * reported) checks their knobs. */
+static void load_tried(struct loader *l, struct tune_entry *e,
+                       const struct op_def *op, yaml_node_t *seq)
+{
+    if (is_null(seq)) {
         return; /* `tried:` with nothing: none (as older versions wrote) */
     }
     if (seq->type != YAML_SEQUENCE_NODE) {
@@ -473,112 +745,272 @@ static void load_tried(struct loader *l, struct tune_entry *e,
     for (yaml_node_item_t *it = seq->data.sequence.items.start;
          it < seq->data.sequence.items.top; it++) {
         yaml_node_t *m = yaml_document_get_node(l->doc, *it);
+        yaml_node_t *node[N_RECORD_KEYS] = {NULL};
         struct tune_record r = {"", -1, ""};
+        int before = l->d->count;
+        char why[DIAG_MESSAGE_MAX];
         if (m->type != YAML_MAPPING_NODE) {
             diag_error(l->d, l->path, node_mark(m),
                        "a tried config must be a mapping");
             continue;
         }
-        for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
-             p < m->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-            yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
-            const char *key = scalar(l, k, "key");
-            if (key == NULL) {
-                continue;
-            }
-            if (strcmp(key, "knobs") == 0) {
-                copy_text(l, v, key, r.knobs, sizeof r.knobs);
-            } else if (strcmp(key, "us") == 0) {
-                r.us = number(l, v, key);
-            } else if (strcmp(key, "status") == 0) {
-                copy_text(l, v, key, r.status, sizeof r.status);
-            } else {
-                diag_error(l->d, l->path, node_mark(k),
-                           "unknown key '%s' in a tried config", key);
+        gather(l, m, record_keys, node, "a tried config");
+        for (int k = R_KNOBS; k <= R_US; k++) {
+            if (node[k] == NULL) {
+                diag_error(l->d, l->path, node_mark(m),
+                           "a tried config needs '%s'", record_keys[k]);
             }
         }
-        tune_entry_record(e, r.knobs, r.us, r.status);
+        if (node[R_KNOBS] != NULL) {
+            copy_text(l, node[R_KNOBS], "knobs", r.knobs, sizeof r.knobs);
+        }
+        if (node[R_STATUS] != NULL) {
+            copy_text(l, node[R_STATUS], "status", r.status, sizeof r.status);
+        }
+        /* Negative: a config that did not run, which the tuner writes as
+         * -1; any other negative time is no measurement. */
+        if (node[R_US] != NULL && number(l, node[R_US], "us", &r.us) == 0 &&
+            r.us < 0 && r.us != -1) {
+            diag_error(l->d, l->path, node_mark(node[R_US]),
+                       "us must be >= 0, or -1 for a config that did not "
+                       "run (got '%s')",
+                       (const char *)node[R_US]->data.scalar.value);
+        }
+        if (l->d->count != before) {
+            continue;
+        }
+        const struct tune_record *twice = tune_entry_tried(e, r.knobs);
+        if (r.knobs[0] == '\0') {
+            diag_error(l->d, l->path, node_mark(node[R_KNOBS]),
+                       "a tried config's knobs must not be empty");
+        } else if (op != NULL && !knobs_fit(op, r.knobs, why, sizeof why)) {
+            diag_error(l->d, l->path, node_mark(node[R_KNOBS]),
+                       "knobs do not fit %s: %s", op->name, why);
+        } else if (twice != NULL) {
+            diag_error(l->d, l->path, node_mark(node[R_KNOBS]),
+                       "tried config \"%s\" given twice", r.knobs);
+        } else {
+            tune_entry_record(e, r.knobs, r.us, r.status);
+        }
     }
 }
 
+enum entry_key {
+    E_DEVICE, E_DRIVER, E_OP, E_DTYPE, E_SHAPE, E_ROWS, /* required */
+    E_BEST, E_TIME_US, E_GBS, E_GFLOPS, E_DEFAULT_US, E_SPECL, E_TRIED,
+    N_ENTRY_KEYS
+};
+static const char *const entry_keys[] = {
+    "device", "driver", "op", "dtype", "shape", "rows", "best", "time_us",
+    "gbs", "gflops", "default_us", "specl", "tried", NULL};
+
+/* OP's name and the names of every op, for a message. */
+static void known_ops(char *out, size_t size)
+{
+    out[0] = '\0';
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", i ? ", " : "",
+                 op_registry[i]->name);
+    }
+}
+
+/* Loads the entry of mapping M into DB (a fresh database of this file's
+ * entries alone); an entry with an error is left out. */
 static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
 {
     struct tune_entry e;
+    yaml_node_t *node[N_ENTRY_KEYS] = {NULL};
+    char why[DIAG_MESSAGE_MAX], ops[128];
+    int before = l->d->count;
     memset(&e, 0, sizeof e);
     if (m->type != YAML_MAPPING_NODE) {
         diag_error(l->d, l->path, node_mark(m), "an entry must be a mapping");
         return;
     }
-    static const char *const required[] = {"device", "driver", "op", "dtype",
-                                           "shape", "rows", NULL};
-    unsigned seen = 0;
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
-         p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
-        const char *key = scalar(l, k, "key");
-        if (key == NULL) {
-            continue;
-        }
-        for (int r = 0; required[r]; r++) {
-            if (strcmp(key, required[r]) == 0) {
-                seen |= 1u << r;
-            }
-        }
-        if (strcmp(key, "device") == 0) {
-            copy_text(l, v, key, e.device, sizeof e.device);
-        } else if (strcmp(key, "driver") == 0) {
-            copy_text(l, v, key, e.driver, sizeof e.driver);
-        } else if (strcmp(key, "op") == 0) {
-            copy_text(l, v, key, e.op, sizeof e.op);
-        } else if (strcmp(key, "dtype") == 0) {
-            copy_text(l, v, key, e.dtype, sizeof e.dtype);
-        } else if (strcmp(key, "shape") == 0) {
-            copy_text(l, v, key, e.shape, sizeof e.shape);
-        } else if (strcmp(key, "rows") == 0) {
-            e.rows = (long)number(l, v, key);
-        } else if (strcmp(key, "best") == 0) {
-            copy_text(l, v, key, e.best, sizeof e.best);
-        } else if (strcmp(key, "time_us") == 0) {
-            e.best_us = number(l, v, key);
-        } else if (strcmp(key, "gbs") == 0) {
-            e.best_gbs = number(l, v, key);
-        } else if (strcmp(key, "gflops") == 0) {
-            e.best_gflops = number(l, v, key);
-        } else if (strcmp(key, "default_us") == 0) {
-            e.default_us = number(l, v, key);
-        } else if (strcmp(key, "specl") == 0) {
-            copy_text(l, v, key, e.version, sizeof e.version);
-        } else if (strcmp(key, "tried") == 0) {
-            load_tried(l, &e, v);
-        } else {
-            diag_error(l->d, l->path, node_mark(k),
-                       "unknown key '%s' in a tuning entry", key);
-        }
-    }
-    for (int r = 0; required[r]; r++) {
-        if (!(seen & (1u << r))) {
+    gather(l, m, entry_keys, node, "a tuning entry");
+    for (int k = 0; k <= E_ROWS; k++) {
+        if (node[k] == NULL) {
             diag_error(l->d, l->path, node_mark(m), "entry has no '%s'",
-                       required[r]);
+                       entry_keys[k]);
         }
     }
-    struct tune_entry *have = tunedb_find(db, e.device, e.driver, e.op,
-                                          e.dtype, e.shape, e.rows);
-    if (have != NULL) {
-        struct tunedb one = {1, 1, &e};
-        tunedb_merge(db, &one);
-    } else {
-        tunedb_add(db, &e);
+    const struct {
+        enum entry_key key;
+        char *dst;
+        size_t size;
+    } texts[] = {
+        {E_DEVICE, e.device, sizeof e.device},
+        {E_DRIVER, e.driver, sizeof e.driver},
+        {E_OP, e.op, sizeof e.op},
+        {E_DTYPE, e.dtype, sizeof e.dtype},
+        {E_SHAPE, e.shape, sizeof e.shape},
+        {E_BEST, e.best, sizeof e.best},
+        {E_SPECL, e.version, sizeof e.version},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        if (node[texts[i].key] != NULL) {
+            copy_text(l, node[texts[i].key], entry_keys[texts[i].key],
+                      texts[i].dst, texts[i].size);
+        }
+    }
+    if (node[E_ROWS] != NULL) {
+        integer(l, node[E_ROWS], "rows", 1, TUNE_MAX_ROWS, &e.rows);
+    }
+    const struct {
+        enum entry_key key;
+        double *dst;
+    } numbers[] = {
+        {E_TIME_US, &e.best_us},
+        {E_GBS, &e.best_gbs},
+        {E_GFLOPS, &e.best_gflops},
+        {E_DEFAULT_US, &e.default_us},
+    };
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        if (node[numbers[i].key] != NULL) {
+            non_negative(l, node[numbers[i].key], entry_keys[numbers[i].key],
+                         numbers[i].dst);
+        }
+    }
+    const struct op_def *op = NULL;
+    if (node[E_OP] != NULL && node[E_OP]->type == YAML_SCALAR_NODE) {
+        op = op_find(e.op);
+        if (op == NULL) {
+            known_ops(ops, sizeof ops);
+            diag_error(l->d, l->path, node_mark(node[E_OP]),
+                       "unknown op '%s' (known: %s)", e.op, ops);
+        }
+    }
+    if (node[E_DTYPE] != NULL && node[E_DTYPE]->type == YAML_SCALAR_NODE &&
+        strcmp(e.dtype, "f32") != 0 && strcmp(e.dtype, "f16") != 0 &&
+        strcmp(e.dtype, "bf16") != 0) {
+        diag_error(l->d, l->path, node_mark(node[E_DTYPE]),
+                   "dtype must be one of f32, f16, bf16 (got '%s')", e.dtype);
+    }
+    if (op != NULL && node[E_SHAPE] != NULL &&
+        node[E_SHAPE]->type == YAML_SCALAR_NODE &&
+        !shape_fits(op, e.shape, why, sizeof why)) {
+        diag_error(l->d, l->path, node_mark(node[E_SHAPE]),
+                   "shape of %s: %s", op->name, why);
+    }
+    if (op != NULL && e.best[0] != '\0' &&
+        !knobs_fit(op, e.best, why, sizeof why)) {
+        diag_error(l->d, l->path, node_mark(node[E_BEST]),
+                   "best does not fit %s: %s", op->name, why);
+    }
+    if (node[E_TRIED] != NULL) {
+        load_tried(l, &e, op, node[E_TRIED]);
+    }
+    if (l->d->count == before) {
+        /* Entries are found by their key: one that repeats an earlier
+         * entry's would be merged into it or shadowed, silently. */
+        struct tune_entry *twice = tunedb_find(db, e.device, e.driver, e.op,
+                                               e.dtype, e.shape, e.rows);
+        if (twice != NULL) {
+            diag_error(l->d, l->path, node_mark(m), "duplicate entry: the "
+                       "device, driver, op, dtype, shape and rows of the "
+                       "entry at line %d",
+                       l->entry_line[twice - db->entry]);
+        } else {
+            tunedb_add(db, &e);
+            l->entry_line = grow(l->entry_line, &l->cap_entry_line, db->n,
+                                 sizeof *l->entry_line);
+            l->entry_line[db->n - 1] = node_mark(m).line;
+        }
     }
     free(e.tried);
+}
+
+static void report_yaml_error(struct diags *d, const char *path,
+                              const yaml_parser_t *parser)
+{
+    const yaml_mark_t *pm = &parser->problem_mark;
+    struct mark m = {(int)pm->line + 1, (int)pm->column + 1};
+    diag_error(d, path, m, "malformed YAML: %s%s%s",
+               parser->problem ? parser->problem : "error",
+               parser->context ? " " : "",
+               parser->context ? parser->context : "");
+}
+
+/* Loads the entries of document DOC into DB (empty). */
+static void load_document(struct loader *l, struct tunedb *db,
+                          yaml_node_t *root)
+{
+    static const char *const root_keys[] = {"entries", NULL};
+    yaml_node_t *entries = NULL;
+    if (root->type != YAML_MAPPING_NODE) {
+        diag_error(l->d, l->path, node_mark(root),
+                   "expected a mapping with an 'entries:' sequence");
+        return;
+    }
+    gather(l, root, root_keys, &entries, "a tuning database");
+    if (entries == NULL ||
+        (entries->type != YAML_SEQUENCE_NODE && !is_null(entries))) {
+        diag_error(l->d, l->path,
+                   node_mark(entries != NULL ? entries : root),
+                   "expected a mapping with an 'entries:' sequence");
+        return;
+    }
+    if (is_null(entries)) {
+        return; /* `entries:` with nothing: as older versions wrote none */
+    }
+    for (yaml_node_item_t *it = entries->data.sequence.items.start;
+         it < entries->data.sequence.items.top; it++) {
+        load_entry(l, db, yaml_document_get_node(l->doc, *it));
+    }
+}
+
+int tunedb_load_buffer(struct tunedb *db, const char *path,
+                       const unsigned char *data, size_t len,
+                       struct diags *d)
+{
+    int before = d->count;
+    struct tunedb file;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        diag_error(d, path, (struct mark){0, 0},
+                   "cannot initialise the YAML parser");
+        return 1;
+    }
+    yaml_parser_set_input_string(&parser, data, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        report_yaml_error(d, path, &parser);
+        yaml_parser_delete(&parser);
+        return d->count - before;
+    }
+    tunedb_init(&file);
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root != NULL) { /* none: an empty file, an empty database */
+        struct loader l = {&doc, path, d, NULL, 0};
+        load_document(&l, &file, root);
+        free(l.entry_line);
+        /* A second document would be silently ignored: refuse it. */
+        yaml_document_t extra;
+        if (yaml_parser_load(&parser, &extra)) {
+            yaml_node_t *x = yaml_document_get_root_node(&extra);
+            if (x != NULL) {
+                diag_error(d, path, node_mark(x),
+                           "expected one YAML document, found another");
+            }
+            yaml_document_delete(&extra);
+        } else {
+            report_yaml_error(d, path, &parser);
+        }
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (d->count == before) {
+        tunedb_merge(db, &file); /* nothing of a bad file is kept */
+    }
+    tunedb_free(&file);
+    return d->count - before;
 }
 
 int tunedb_load(struct tunedb *db, const char *path, int may_be_missing,
                 struct diags *d)
 {
     struct mark none = {0, 0};
-    int before = d->count;
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         if (may_be_missing && errno == ENOENT) {
@@ -587,44 +1019,24 @@ int tunedb_load(struct tunedb *db, const char *path, int may_be_missing,
         diag_error(d, path, none, "cannot open: %s", strerror(errno));
         return 1;
     }
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
-    if (!yaml_parser_load(&parser, &doc)) {
-        struct mark m = {(int)parser.problem_mark.line + 1,
-                         (int)parser.problem_mark.column + 1};
-        diag_error(d, path, m, "malformed YAML: %s",
-                   parser.problem ? parser.problem : "error");
-        yaml_parser_delete(&parser);
-        fclose(f);
-        return d->count - before;
+    struct buf text;
+    char chunk[65536];
+    size_t n;
+    buf_init(&text);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        buf_add(&text, chunk, n);
     }
-    struct loader l = {&doc, path, d};
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    yaml_node_t *entries = NULL;
-    if (root != NULL && root->type == YAML_MAPPING_NODE) {
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-             p < root->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(&doc, p->key);
-            if (k->type == YAML_SCALAR_NODE &&
-                strcmp((const char *)k->data.scalar.value, "entries") == 0) {
-                entries = yaml_document_get_node(&doc, p->value);
-            }
-        }
-    }
-    if (root != NULL && (entries == NULL ||
-                         entries->type != YAML_SEQUENCE_NODE)) {
-        diag_error(d, path, node_mark(root),
-                   "expected a mapping with an 'entries:' sequence");
-    } else if (entries != NULL) {
-        for (yaml_node_item_t *it = entries->data.sequence.items.start;
-             it < entries->data.sequence.items.top; it++) {
-            load_entry(&l, db, yaml_document_get_node(&doc, *it));
-        }
-    }
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
+    int failed = ferror(f);
     fclose(f);
-    return d->count - before;
+    int errors;
+    if (failed) {
+        diag_error(d, path, none, "cannot read: %s", strerror(errno));
+        errors = 1;
+    } else {
+        errors = tunedb_load_buffer(db, path,
+                                    (const unsigned char *)buf_str(&text),
+                                    text.len, d);
+    }
+    buf_free(&text);
+    return errors;
 }

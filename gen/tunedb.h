@@ -7,6 +7,10 @@
 #include "op.h"
 
 #define TUNE_TEXT 256
+/* The most rows an entry is measured at (`specl tune --rows`). */
+#define TUNE_MAX_ROWS (1L << 24)
+
+struct buf;
 
 /* One configuration measured for an entry (kept so that a run resumes). */
 struct tune_record {
@@ -43,11 +47,27 @@ struct tunedb {
 void tunedb_init(struct tunedb *db);
 void tunedb_free(struct tunedb *db);
 
-/* Loads PATH into DB (appending). A missing file is an empty database
- * when MAY_BE_MISSING. Errors go through D with file:line:col. Returns the
- * number of errors. */
+/* Loads PATH into DB (merged with what DB holds, as tunedb_merge does).
+ * A missing file is an empty database when MAY_BE_MISSING. Errors go
+ * through D with file:line:col, and a file with any leaves DB as it was.
+ * Every entry is checked: its keys known and given once, rows an integer
+ * in [1, TUNE_MAX_ROWS], times and rates finite and >= 0 (a tried
+ * config's time -1 when it did not run), a known op and dtype, its shape
+ * as tune_shape_text writes it, its best and tried knobs knobs of the op
+ * (knobs_parse), no tried config twice and no entry of another's key.
+ * Returns the number of errors. */
 int tunedb_load(struct tunedb *db, const char *path, int may_be_missing,
                 struct diags *d);
+
+/* tunedb_load of the LEN bytes at DATA, named PATH in messages. */
+int tunedb_load_buffer(struct tunedb *db, const char *path,
+                       const unsigned char *data, size_t len,
+                       struct diags *d);
+
+/* DB as the YAML text tunedb_save writes, appended to OUT. Any text in
+ * DB is quoted so that it loads back the same (a byte that is not UTF-8
+ * as the code point of its value). */
+void tunedb_format(const struct tunedb *db, struct buf *out);
 
 /* Writes DB to PATH atomically. Returns 0, or -1 with ERR filled. */
 int tunedb_save(const struct tunedb *db, const char *path, char *err,

@@ -4,21 +4,29 @@
  * process through tune_kernel (random, exhaustive, local, no valid
  * config; the database, the plot), resume, the `specl tune` command (what
  * it prints, --kernel, bad options, exit codes), `specl db merge` and
- * tunedb_merge, key matching and the nearest-shape fallback (tunedb_pick,
- * tunedb_apply, `specl gen --db`), the knob text round trip and device
- * slugs.
+ * tunedb_merge, saving as it goes (SIGKILL, SIGTERM and Ctrl-C in the
+ * middle of a run), the loader's checks (tests/tune/bad) and the
+ * database fuzz target's regressions, key matching and the nearest-shape
+ * fallback (tunedb_pick, tunedb_apply, `specl gen --db`), the knob text
+ * round trip and device slugs.
  *
  * Fixtures are under tests/tune/: small.yaml (kernels to tune), best.yaml
  * (the bests of a database the tests build), gen.yaml (kernels that take
  * their knobs from it), a.yaml and b.yaml (databases to merge), two
- * malformed databases, and lsan.supp (PoCL's leaks, for SANITIZE runs). */
+ * malformed databases, bad/ (databases the loader rejects, with their
+ * messages), and lsan.supp (PoCL's leaks, for SANITIZE runs). */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "emit.h"
+#include "fuzz_db.h"
 #include "knobs.h"
 #include "runtime.h"
 #include "spec.h"
@@ -35,6 +43,9 @@
 #define DB_B TUNE_DIR "/b.yaml"
 #define DB_BAD_ENTRY TUNE_DIR "/bad_entry.yaml"
 #define DB_BAD_YAML TUNE_DIR "/bad_yaml.yaml"
+#define DB_BAD_DIR TUNE_DIR "/bad"
+#define MIN_DB_BAD_FIXTURES 18
+#define DB_REGRESSION_DIR "tests/fuzz/db-regressions"
 
 #define TEST_DEVICE "Test Device"
 #define OTHER_DEVICE "Other GPU"
@@ -1160,7 +1171,7 @@ static void test_tune_bad_options(void)
         {"tune " SMALL_SPEC " --kernel no_such_kernel --db /nonexistent/x",
          1, "no kernel to tune named no_such_kernel"},
         {"tune " SMALL_SPEC " --db " DB_BAD_ENTRY, 1,
-         DB_BAD_ENTRY ":9:11: error: rows must be a number (got 'many')"},
+         DB_BAD_ENTRY ":9:11: error: rows must be an integer (got 'many')"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out, *err;
@@ -1391,6 +1402,285 @@ static void test_tune_resume(void)
 }
 
 
+/* ---- saving as it goes; stopped by signals --------------------------------- */
+
+/* A run long enough to stop in the middle (24 distinct configs, a second
+ * or more each on PoCL), of one kernel. */
+#define LONG_RUN "tune " SMALL_SPEC " --kernel t_lora --rows 8 " \
+                 "--strategy exhaustive --reps 2"
+
+/* How long a stopped run may take to stop, or one to measure what the
+ * test waits for, before it fails the test (a loaded machine is slow). */
+#define WAIT_LIMIT_S 300.0
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Starts `ENV specl ARGS` (ENV: assignments, or "") in a process group of
+ * its own, as a shell starts a job, with stdout and stderr in OUT;
+ * returns its pid (specl's own: the shell execs it), or -1. */
+static pid_t spawn_specl(const char *env, const char *args, const char *out)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "exec env " LSAN_ENV "%s %s %s >'%s' 2>&1",
+             env, TU_SPECL, args, out);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0) {
+        setpgid(pid, pid); /* also here: whichever runs first */
+    }
+    return pid;
+}
+
+/* Waits up to WAIT_LIMIT_S for PID to end, its status in *ST; returns 0,
+ * or -1 when it did not end (it is killed then). */
+static int wait_child(pid_t pid, int *st)
+{
+    for (double waited = 0; waited < WAIT_LIMIT_S; waited += 0.05) {
+        pid_t got = waitpid(pid, st, WNOHANG);
+        if (got == pid) {
+            return 0;
+        }
+        if (got < 0) {
+            return -1;
+        }
+        sleep_s(0.05);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, st, 0);
+    return -1;
+}
+
+/* The database at PATH, loaded as a run beside the tuning one would (the
+ * file is replaced whole, never written in place), quietly; its number
+ * of errors (0 when it does not exist yet). */
+static int load_quietly(struct tunedb *db, const char *path)
+{
+    struct diags quiet = {.out = NULL};
+    tunedb_init(db);
+    return tunedb_load(db, path, 1, &quiet);
+}
+
+/* The first lora_forward entry of DB (LONG_RUN tunes t_lora alone). */
+static const struct tune_entry *lora_entry(const struct tunedb *db)
+{
+    for (int i = 0; i < db->n; i++) {
+        if (strcmp(db->entry[i].op, "lora_forward") == 0) {
+            return &db->entry[i];
+        }
+    }
+    return NULL;
+}
+
+/* Waits until the database at PATH holds N or more records of t_lora,
+ * polling it while PID runs; then SEEN holds it (to free). Returns 0, or
+ * -1 when PID ended first or WAIT_LIMIT_S passed. */
+static int wait_for_records(pid_t pid, const char *path, int n,
+                            struct tunedb *seen)
+{
+    for (double waited = 0; waited < WAIT_LIMIT_S; waited += 0.05) {
+        const struct tune_entry *e;
+        if (load_quietly(seen, path) == 0 && (e = lora_entry(seen)) != NULL &&
+            e->n_tried >= n) {
+            return 0;
+        }
+        tunedb_free(seen);
+        if (waitpid(pid, NULL, WNOHANG) != 0) {
+            return -1;
+        }
+        sleep_s(0.05);
+    }
+    return -1;
+}
+
+/* The number in "  evaluated N of" in OUT, or -1. */
+static int evaluated_in(const char *out)
+{
+    const char *p = strstr(out, "\n  evaluated ");
+    int n;
+    return p != NULL && sscanf(p, "\n  evaluated %d of", &n) == 1 ? n : -1;
+}
+
+/* SIGKILL while tuning: the database the run saved as it measured loads
+ * and holds every record seen before the kill, and a rerun resumes from
+ * it, saying how many configs came from the database. */
+static void test_tune_killed(void)
+{
+    char db_path[4096], out_path[4096];
+    struct tunedb seen, after;
+    tmp_path(db_path, sizeof db_path, "killed.yaml");
+    tmp_path(out_path, sizeof out_path, "killed.txt");
+    remove(db_path);
+    char args[8192];
+    snprintf(args, sizeof args, LONG_RUN " --db '%s'", db_path);
+    pid_t pid = spawn_specl("", args, out_path);
+    CU_ASSERT_FATAL(pid > 0);
+    int got = wait_for_records(pid, db_path, 3, &seen);
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char *out = tu_read(out_path, NULL);
+    TU_CHECK(got == 0, "no 3 records saved in %s before the run ended (or "
+             "%.0f s passed)\n%s", db_path, WAIT_LIMIT_S, out ? out : "");
+    free(out);
+    if (got != 0) {
+        return;
+    }
+    TU_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+             "the run ended by itself (status %d) before it was killed", st);
+    TU_CHECK(load_quietly(&after, db_path) == 0, "%s does not load after "
+             "SIGKILL", db_path);
+    const struct tune_entry *before = lora_entry(&seen);
+    const struct tune_entry *e = lora_entry(&after);
+    TU_CHECK(e != NULL && e->n_tried >= before->n_tried,
+             "%s: %d records, %d seen before the kill", db_path,
+             e ? e->n_tried : -1, before->n_tried);
+    for (int t = 0; e != NULL && t < before->n_tried; t++) {
+        const struct tune_record *r =
+            tune_entry_tried(e, before->tried[t].knobs);
+        TU_CHECK(r != NULL && r->us == before->tried[t].us,
+                 "%s lost the record of %s", db_path, before->tried[t].knobs);
+    }
+    int saved = e != NULL ? e->n_tried : 0;
+    tunedb_free(&seen);
+    tunedb_free(&after);
+
+    /* The same run resumed with one config more: the saved ones are the
+     * first of its (exhaustive, so fixed) order. */
+    char *err, want[128];
+    int rc = specl(&out, &err, LONG_RUN " --max-evals %d --db '%s'",
+                   saved + 1, db_path);
+    snprintf(want, sizeof want, ", %d from the database\n", saved);
+    TU_CHECK(rc == 0 && evaluated_in(out) == saved + 1 &&
+                 strstr(out, want) != NULL,
+             "the rerun after SIGKILL: exit %d, expected %d evaluated and "
+             "'%s'\n%s%s", rc, saved + 1, want, out, err);
+    TU_CHECK(load_quietly(&after, db_path) == 0 &&
+                 (e = lora_entry(&after)) != NULL &&
+                 e->n_tried == saved + 1 && e->best[0] != '\0',
+             "after the rerun: %d records, best '%s'",
+             lora_entry(&after) ? lora_entry(&after)->n_tried : -1,
+             lora_entry(&after) ? lora_entry(&after)->best : "-");
+    tunedb_free(&after);
+    free(out);
+    free(err);
+}
+
+/* Checks a run stopped by SIG (exit status ST, output OUT, database at
+ * DB_PATH): 128 + SIG, the message, every config it evaluated saved (and
+ * none failed: the one cut short is not recorded), a best, no lock. */
+static void check_stopped(int sig, int st, const char *out,
+                          const char *db_path)
+{
+    struct tunedb db;
+    char want[4200], lock[4200];
+    snprintf(want, sizeof want, "specl: tune: %s; results so far are in "
+             "%s\n", sig == SIGTERM ? "terminated" : "interrupted", db_path);
+    TU_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sig &&
+                 strstr(out, want) != NULL,
+             "stopped by signal %d: status %d, expected exit %d and '%s'\n%s",
+             sig, st, 128 + sig, want, out);
+    int evaluated = evaluated_in(out);
+    TU_CHECK(load_quietly(&db, db_path) == 0, "%s does not load", db_path);
+    const struct tune_entry *e = lora_entry(&db);
+    TU_CHECK(e != NULL && evaluated > 0 && e->n_tried == evaluated &&
+                 e->best[0] != '\0',
+             "stopped by signal %d: %d evaluated, %d records, best '%s'", sig,
+             evaluated, e ? e->n_tried : -1, e ? e->best : "-");
+    for (int t = 0; e != NULL && t < e->n_tried; t++) {
+        TU_CHECK(strcmp(e->tried[t].status, "ok") == 0,
+                 "stopped by signal %d: recorded %s as '%s'", sig,
+                 e->tried[t].knobs, e->tried[t].status);
+    }
+    tunedb_free(&db);
+    snprintf(lock, sizeof lock, "%s.lock", db_path);
+    TU_CHECK(!file_exists(lock), "%s left behind", lock);
+}
+
+/* SIGTERM (kill) stops as Ctrl-C does: after the config being measured,
+ * saving, with exit status 143. */
+static void test_tune_sigterm(void)
+{
+    char db_path[4096], out_path[4096], args[8192];
+    struct tunedb seen;
+    tmp_path(db_path, sizeof db_path, "terminated.yaml");
+    tmp_path(out_path, sizeof out_path, "terminated.txt");
+    remove(db_path);
+    snprintf(args, sizeof args, LONG_RUN " --db '%s'", db_path);
+    pid_t pid = spawn_specl("", args, out_path);
+    CU_ASSERT_FATAL(pid > 0);
+    int got = wait_for_records(pid, db_path, 2, &seen);
+    if (got == 0) {
+        tunedb_free(&seen);
+    }
+    kill(pid, SIGTERM);
+    int st = 0;
+    int ended = wait_child(pid, &st);
+    char *out = tu_read(out_path, NULL);
+    TU_CHECK(got == 0 && ended == 0, "SIGTERM: %s\n%s",
+             got ? "no 2 records saved before the run ended"
+                 : "the run did not stop", out ? out : "");
+    if (got == 0 && ended == 0) {
+        check_stopped(SIGTERM, st, out ? out : "", db_path);
+    }
+    free(out);
+}
+
+/* Ctrl-C in a terminal sends SIGINT to the whole process group, the
+ * compiler of the config being built included (while system() makes
+ * specl ignore it): the run stops, its compiler's failure is not recorded
+ * against the config, and the rest is saved. A compiler wrapper sends
+ * SIGINT to its process group (specl's, of its own) during the fourth
+ * build of t_lora (the defaults, the home config, one more, then that
+ * one). */
+static void test_tune_ctrl_c(void)
+{
+    char db_path[4096], out_path[4096], cc_path[4096], count_path[4096];
+    char args[8192], env[8400], script[16384];
+    tmp_path(db_path, sizeof db_path, "ctrl_c.yaml");
+    tmp_path(out_path, sizeof out_path, "ctrl_c.txt");
+    tmp_path(cc_path, sizeof cc_path, "ctrl_c_cc.sh");
+    tmp_path(count_path, sizeof count_path, "ctrl_c_count");
+    remove(db_path);
+    remove(count_path);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "case \"$*\" in *t_lora.c*)\n"
+             "    n=$(($(cat '%s' 2>/dev/null || echo 0) + 1))\n"
+             "    echo $n >'%s'\n"
+             "    if [ $n -eq 4 ]; then kill -INT 0; sleep 5; fi;;\n"
+             "esac\n"
+             "exec ${CC:-cc} \"$@\"\n",
+             count_path, count_path);
+    write_text(cc_path, script);
+    CU_ASSERT_EQUAL_FATAL(tu_run("chmod +x '%s'", cc_path), 0);
+    snprintf(args, sizeof args, LONG_RUN " --max-evals 8 --db '%s'", db_path);
+    snprintf(env, sizeof env, "SPECL_CC='%s'", cc_path);
+    pid_t pid = spawn_specl(env, args, out_path);
+    CU_ASSERT_FATAL(pid > 0);
+    int st = 0;
+    int ended = wait_child(pid, &st);
+    char *out = tu_read(out_path, NULL);
+    char *count = tu_read(count_path, NULL);
+    TU_CHECK(ended == 0 && count != NULL && atoi(count) == 4,
+             "Ctrl-C: %s, %s builds of t_lora\n%s",
+             ended ? "the run did not end" : "ended", count ? count : "no",
+             out ? out : "");
+    if (ended == 0) {
+        check_stopped(SIGINT, st, out ? out : "", db_path);
+    }
+    free(count);
+    free(out);
+}
+
 /* ---- 4. merge ----------------------------------------------------------- */
 
 static const struct tune_entry *entry_key(const struct tunedb *db,
@@ -1522,7 +1812,7 @@ static void test_merge_cli(void)
         const char *file;
         const char *message;
     } bad[] = {
-        {DB_BAD_ENTRY, DB_BAD_ENTRY ":9:11: error: rows must be a number "
+        {DB_BAD_ENTRY, DB_BAD_ENTRY ":9:11: error: rows must be an integer "
                        "(got 'many')\n"},
         {DB_BAD_ENTRY, DB_BAD_ENTRY ":12:65: error: unknown key 'speed' in "
                        "a tried config\n"},
@@ -1624,8 +1914,8 @@ static void test_merge_in_process(void)
     errors += tunedb_load(&bad, "tests/tune/no_such_db.yaml", 1, &d);
     fclose(mem);
     TU_CHECK(errors == 3 && d.count == 3, "%d errors:\n%s", errors, text);
-    TU_CHECK(strstr(text, DB_BAD_ENTRY ":9:11: error: rows must be a number")
-                     != NULL &&
+    TU_CHECK(strstr(text, DB_BAD_ENTRY ":9:11: error: rows must be an "
+                    "integer") != NULL &&
                  strstr(text, DB_BAD_ENTRY ":12:65: error: unknown key "
                         "'speed'") != NULL &&
                  strstr(text, DB_BAD_YAML ":4:14: error: malformed YAML")
@@ -1644,6 +1934,162 @@ static void test_merge_in_process(void)
     tunedb_free(&ba);
     tunedb_free(&a);
     tunedb_free(&b);
+}
+
+/* ---- bad databases ------------------------------------------------------ */
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}
+
+/* Every fixture tests/tune/bad/NAME.yaml gives exactly the messages of
+ * NAME.err (made with `build/specl db merge NAME.yaml -o /tmp/x.yaml
+ * 2>&1 | grep -v '^specl: '`), in process (nothing of the file kept in
+ * the database it loads into) and through `specl db merge` (exit 1,
+ * nothing written). */
+static void test_bad_databases(void)
+{
+    char **names;
+    int n = tu_list(DB_BAD_DIR, ".yaml", &names);
+    TU_CHECK(n >= MIN_DB_BAD_FIXTURES, "only %d fixtures in " DB_BAD_DIR, n);
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(DB_BAD_DIR, names[i]);
+        char err_path[4200], never[4096];
+        snprintf(err_path, sizeof err_path, "%.*s.err",
+                 (int)(strlen(path) - 5), path);
+        char *expected = tu_read(err_path, NULL);
+        TU_CHECK(expected != NULL && expected[0] != '\0',
+                 "%s has no expected messages (%s)", path, err_path);
+        if (expected == NULL) {
+            free(path);
+            continue;
+        }
+        /* In process, into a database that holds an entry already. */
+        struct tunedb db;
+        char *text = NULL;
+        size_t len = 0;
+        struct diags d = {.out = open_memstream(&text, &len)};
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+        CU_ASSERT_EQUAL_FATAL(load_db(&db, DB_A), 0);
+        int before = db.n, tried = db.entry[0].n_tried;
+        int errors = tunedb_load(&db, path, 0, &d);
+        fclose(d.out);
+        TU_CHECK(text != NULL && strcmp(text, expected) == 0,
+                 "%s: messages differ\n--- expected\n%s--- got\n%s", path,
+                 expected, text ? text : "");
+        TU_CHECK(errors > 0 && errors == d.count &&
+                     errors == count_lines(expected),
+                 "%s: %d errors reported, %d expected", path, errors,
+                 count_lines(expected));
+        TU_CHECK(db.n == before && db.entry[0].n_tried == tried,
+                 "%s: kept something of a bad file (%d entries, were %d)",
+                 path, db.n, before);
+        free(text);
+        tunedb_free(&db);
+
+        /* The command. */
+        char *out, *err;
+        tmp_path(never, sizeof never, "never.yaml");
+        int rc = specl(&out, &err, "db merge %s -o '%s'", path, never);
+        char want[8192];
+        snprintf(want, sizeof want, "%sspecl: db merge: nothing written\n",
+                 expected);
+        TU_CHECK(rc == 1 && strcmp(err, want) == 0 && !file_exists(never),
+                 "specl db merge %s: exit %d\n--- expected\n%s--- got\n%s",
+                 path, rc, want, err);
+        free(out);
+        free(err);
+        free(expected);
+        free(path);
+    }
+    tu_free_list(names, n);
+    /* No stray .err without its database. */
+    n = tu_list(DB_BAD_DIR, ".err", &names);
+    for (int i = 0; i < n; i++) {
+        char yaml[4200];
+        snprintf(yaml, sizeof yaml, DB_BAD_DIR "/%.*s.yaml",
+                 (int)(strlen(names[i]) - 4), names[i]);
+        TU_CHECK(file_exists(yaml), "%s/%s has no database", DB_BAD_DIR,
+                 names[i]);
+    }
+    tu_free_list(names, n);
+}
+
+/* Feeds every file of DIR (but READMEs and .err files) to the database
+ * fuzz target in a child process, so that a crasher fails this test and
+ * names its file instead of taking the test driver down. EXPECT_ERRORS
+ * 1: each must be rejected; 0: each must load; -1: either. Returns the
+ * number of files. */
+static int replay_db_dir(const char *dir, int expect_errors)
+{
+    char **names;
+    int n = tu_list(dir, NULL, &names), count = 0;
+    if (n < 0) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (strncmp(names[i], "README", 6) == 0 || names[i][0] == '.' ||
+            ends_with(names[i], ".err")) {
+            continue;
+        }
+        char *path = tu_path(dir, names[i]);
+        size_t len = 0;
+        char *data = tu_read(path, &len);
+        TU_CHECK(data != NULL, "cannot read %s", path);
+        fflush(NULL);
+        pid_t pid = data != NULL ? fork() : -1;
+        if (pid == 0) {
+            int errors = fuzz_db_input((const uint8_t *)data, len);
+            free(data); /* for valgrind, which follows the child */
+            free(path);
+            tu_free_list(names, n);
+            _exit(expect_errors < 0 || (errors != 0) == expect_errors ? 0
+                                                                     : 3);
+        }
+        int st = 0;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            TU_CHECK(code != 3, "%s: %s", path,
+                     expect_errors ? "no error reported" : "does not load");
+            TU_CHECK(code == 0 || code == 3,
+                     "%s crashes the database loader (%s %d); replay it "
+                     "with build/fuzz_db_replay %s",
+                     path, code < 0 ? "signal" : "exit status",
+                     code < 0 ? WTERMSIG(st) : code, path);
+        } else {
+            CU_FAIL("cannot fork for a replay");
+        }
+        count++;
+        free(data);
+        free(path);
+    }
+    tu_free_list(names, n);
+    return count;
+}
+
+/* The fuzz target's crashers (whatever they were: each is named after
+ * its bug), the bad fixtures and the databases that load, through the
+ * target's checks: a database that loads saves and loads back the
+ * same, and gen --db can use it. */
+static void test_db_fuzz_regressions(void)
+{
+    replay_db_dir(DB_REGRESSION_DIR, -1);
+    CU_ASSERT(replay_db_dir(DB_BAD_DIR, 1) >= MIN_DB_BAD_FIXTURES);
+    CU_ASSERT(replay_db_dir("tuning", 0) > 0);
+    static const char *const good[] = {DB_A, DB_B};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        size_t len = 0;
+        char *data = tu_read(good[i], &len);
+        TU_CHECK(data != NULL &&
+                     fuzz_db_input((const uint8_t *)data, len) == 0,
+                 "%s does not load in the fuzz target", good[i]);
+        free(data);
+    }
 }
 
 /* tunedb_save and tunedb_load keep every field, quotes and backslashes in
@@ -1725,6 +2171,45 @@ static void test_save_load(void)
     tunedb_init(&back);
     TU_CHECK(tunedb_load(&back, path, 0, &quiet) == 1,
              "a list loaded as a database");
+    tunedb_free(&back);
+    /* Text YAML would not read back as written (control characters, line
+     * breaks such as NEL and LS, a byte order mark, C1 controls) is
+     * escaped; a byte that starts no UTF-8 sequence is written as the code
+     * point of its value. An empty database saves as `entries: []`. */
+    static const char odd[] = "tab\there nel\xc2\x85 ls\xe2\x80\xa8 "
+                              "del\x7f bom\xef\xbb\xbf c1\xc2\x90 "
+                              "\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\";
+    tunedb_free(&db);
+    tunedb_init(&db);
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "%s", odd);
+    snprintf(e.driver, sizeof e.driver, "latin-1 \xe9 \xff\xc3");
+    snprintf(e.op, sizeof e.op, "softmax");
+    snprintf(e.dtype, sizeof e.dtype, "f32");
+    snprintf(e.shape, sizeof e.shape, "features=100");
+    snprintf(e.version, sizeof e.version, "1\n2");
+    e.rows = 1;
+    in = tunedb_add(&db, &e);
+    tune_entry_record(in, "wg=4", -1, "line 1\nline 2\r\x01");
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
+    TU_CHECK(load_db(&back, path) == 0 && back.n == 1,
+             "odd names do not load back");
+    if (back.n == 1) {
+        const struct tune_entry *b = &back.entry[0];
+        TU_CHECK(strcmp(b->device, odd) == 0, "device came back as '%s'",
+                 b->device);
+        TU_CHECK(strcmp(b->driver, "latin-1 \xc3\xa9 \xc3\xbf\xc3\x83") ==
+                     0, "driver came back as '%s'", b->driver);
+        TU_CHECK(strcmp(b->version, "1\n2") == 0 && b->n_tried == 1 &&
+                     strcmp(b->tried[0].status, "line 1\nline 2\r\x01") == 0,
+                 "version or status changed");
+    }
+    tunedb_free(&back);
+    tunedb_free(&db);
+    tunedb_init(&db);
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
+    TU_CHECK(load_db(&back, path) == 0 && back.n == 0,
+             "an empty database does not load back");
     tunedb_free(&back);
     /* Saving where no file can be written fails with a message. */
     TU_CHECK(tunedb_save(&db, "/nonexistent/dir/db.yaml", err, sizeof err) <
@@ -2447,10 +2932,19 @@ int add_tune_suite(void)
         CU_add_test(s, "tune: no valid config", test_tune_none_valid) ==
             NULL ||
         CU_add_test(s, "tune: resume", test_tune_resume) == NULL ||
+        CU_add_test(s, "tune: SIGKILL, then resume", test_tune_killed) ==
+            NULL ||
+        CU_add_test(s, "tune: SIGTERM stops and saves", test_tune_sigterm) ==
+            NULL ||
+        CU_add_test(s, "tune: Ctrl-C during a build", test_tune_ctrl_c) ==
+            NULL ||
         CU_add_test(s, "db merge: cli", test_merge_cli) == NULL ||
         CU_add_test(s, "db merge: tunedb_merge, malformed",
                     test_merge_in_process) == NULL ||
         CU_add_test(s, "db: save and load", test_save_load) == NULL ||
+        CU_add_test(s, "db: bad databases", test_bad_databases) == NULL ||
+        CU_add_test(s, "db: fuzz regressions replayed",
+                    test_db_fuzz_regressions) == NULL ||
         CU_add_test(s, "pick: exact, nearest, dtype, flags, device",
                     test_pick) == NULL ||
         CU_add_test(s, "apply: tunedb_apply", test_apply) == NULL ||

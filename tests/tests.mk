@@ -86,7 +86,7 @@ VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indire
            --suppressions=tests/valgrind.supp
 VG_GOOD  = $(wildcard tests/good/*.yaml specs/*.yaml) tests/golden/golden.yaml tests/stubs.yaml
 
-valgrind: $(B)/specl $(B)/specl_tests $(B)/fuzz_replay
+valgrind: $(B)/specl $(B)/specl_tests $(B)/fuzz_replay $(B)/fuzz_db_replay
 ifdef SANITIZE
 	@echo "make valgrind: build without SANITIZE" && exit 1
 endif
@@ -101,33 +101,61 @@ endif
 	$(VALGRIND) --error-exitcode=1 $(B)/specl gen specs/*.yaml -o $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/specl plan specs/*.yaml -o $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
+	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_db_replay tests/fuzz/db-regressions tests/tune/bad \
+	    tuning
 	$(VALGRIND) --error-exitcode=1 $(B)/specl_tests spec emit syntax
 
 # ---- fuzzing the spec reader (and, for specs that validate, the emitter)
+# and the tuning-database loader (and, for databases that load, their
+# round trip through tunedb_format and their use by gen --db)
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_DIR      = $(B)/fuzz
 FUZZ_CFLAGS   = -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 \
-                -Igen -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+                -Igen -Itests -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SEEDS    = $(wildcard specs/*.yaml tests/good/*.yaml tests/bad/*.yaml) \
                 tests/golden/golden.yaml tests/stubs.yaml
+FUZZ_DB_SEEDS = $(wildcard tuning/*.yaml tests/tune/*.yaml tests/tune/bad/*.yaml)
+
+# tests/fuzz_main.c is the main of the replay programs below; the test
+# driver has its own (fuzz_db.c it links: it replays the database
+# regressions in process).
+TEST_OBJ := $(filter-out $(B)/tests/fuzz_main.o,$(TEST_OBJ))
 
 $(B)/fuzz_spec: tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c \
 	    $(LIBS) -lclblast
 
-# The same target without libFuzzer: replays files and directories.
-$(B)/fuzz_replay: tests/fuzz_spec.c $(B)/libspecl.a
-	$(CC) $(CFLAGS) -DSPECL_FUZZ_MAIN -Igen -o $@ $< $(B)/libspecl.a $(LDFLAGS) \
+$(B)/fuzz_db: tests/fuzz_db.c tests/fuzz_db.h $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz_db.c $(LIB_SRC) $(B)/templates.c \
 	    $(LIBS) -lclblast
 
-fuzz: $(B)/fuzz_spec
+# The same targets without libFuzzer: they replay files and directories.
+$(B)/fuzz_replay: tests/fuzz_spec.c tests/fuzz_main.c $(B)/libspecl.a
+	$(CC) $(CFLAGS) -Igen -o $@ tests/fuzz_spec.c tests/fuzz_main.c \
+	    $(B)/libspecl.a $(LDFLAGS) $(LIBS) -lclblast
+
+$(B)/fuzz_db_replay: tests/fuzz_db.c tests/fuzz_db.h tests/fuzz_main.c $(B)/libspecl.a
+	$(CC) $(CFLAGS) -Igen -Itests -o $@ tests/fuzz_db.c tests/fuzz_main.c \
+	    $(B)/libspecl.a $(LDFLAGS) $(LIBS) -lclblast
+
+fuzz: fuzz-spec fuzz-db
+
+fuzz-spec: $(B)/fuzz_spec
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/crashes
 	@for f in $(FUZZ_SEEDS); do cp $$f $(FUZZ_DIR)/corpus/`echo $$f | tr / _`; done
 	$(B)/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/spec.dict \
 	    -artifact_prefix=$(FUZZ_DIR)/crashes/ -print_final_stats=1 \
 	    $(FUZZ_DIR)/corpus tests/fuzz/regressions
 	@echo "fuzz: no crash in $(FUZZ_SECONDS) s; crashers go to tests/fuzz/regressions/"
+
+fuzz-db: $(B)/fuzz_db
+	@mkdir -p $(FUZZ_DIR)/db-corpus $(FUZZ_DIR)/db-crashes
+	@for f in $(FUZZ_DB_SEEDS); do cp $$f $(FUZZ_DIR)/db-corpus/`echo $$f | tr / _`; done
+	$(B)/fuzz_db -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/db.dict \
+	    -artifact_prefix=$(FUZZ_DIR)/db-crashes/ -print_final_stats=1 \
+	    $(FUZZ_DIR)/db-corpus tests/fuzz/db-regressions
+	@echo "fuzz-db: no crash in $(FUZZ_SECONDS) s; crashers go to tests/fuzz/db-regressions/"
 
 # Breaks generated kernels and stubs on purpose; every mutation must be
 # caught by the numeric, sweep and stub suites.
