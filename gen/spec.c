@@ -399,65 +399,30 @@ static void append_kernel(struct spec_set *s, const struct kernel_spec *ks)
     s->kernel[s->n_kernel++] = *ks;
 }
 
-/* Why NAME, an identifier, cannot name a kernel: the emitted NAME.h
- * declares `typedef struct NAME NAME` next to OpenCL's and the C
- * library's names (the common ones are listed), the stub's own names start
- * with specl_, and NAME.h is usable from C++. NULL if NAME is free. */
-static const char *reserved_name(const char *name)
+/* Whether every character of NAME may be in a C identifier and its length
+ * fits. */
+static int identifier_syntax(const char *name)
 {
-    static const char *const library[] = {
-        /* stddef.h, stdint.h, limits.h (and sys/types.h via stdlib.h) */
-        "size_t", "ssize_t", "ptrdiff_t", "wchar_t", "max_align_t", "NULL",
-        "offsetof", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
-        "uint16_t", "uint32_t", "uint64_t", "intptr_t", "uintptr_t",
-        "intmax_t", "uintmax_t", "uint", "ulong", "ushort", "uchar",
-        "u_int", "u_long", "u_short", "u_char", "off_t", "pid_t", "time_t",
-        "clock_t", "CHAR_BIT", "INT_MAX", "INT_MIN", "UINT_MAX", "LONG_MAX",
-        "LONG_MIN", "ULONG_MAX", "SIZE_MAX", "EXIT_SUCCESS", "EXIT_FAILURE",
-        "RAND_MAX",
-        /* stdlib.h */
-        "malloc", "calloc", "realloc", "free", "abort", "exit", "atexit",
-        "getenv", "system", "qsort", "bsearch", "abs", "labs", "div",
-        "ldiv", "div_t", "ldiv_t", "rand", "srand", "random", "srandom",
-        "atoi", "atol", "atof", "strtol", "strtoul", "strtod", "strtof",
-        "alloca", "select", NULL};
-    static const char *const cplusplus[] = {
-        "bool", "true", "false", "class", "new", "delete", "this",
-        "template", "typename", "namespace", "using", "operator", "public",
-        "protected", "virtual", "friend", "explicit", "mutable", "try",
-        "catch", "throw", "nullptr", "export", "and", "or", "not", "xor",
-        "bitand", "bitor", "compl", "and_eq", "or_eq", "xor_eq", "not_eq",
-        "asm", "typeid", "decltype", "noexcept", "static_cast",
-        "const_cast", "dynamic_cast", "reinterpret_cast", NULL};
-    if (strncmp(name, "specl_", 6) == 0 || strncmp(name, "SPECL_", 6) == 0) {
-        return "the specl_ prefix belongs to the emitted code";
+    size_t n = strlen(name);
+    if (n == 0 || n >= SPECL_NAME_MAX) {
+        return 0;
     }
-    if (strncmp(name, "cl_", 3) == 0 || strncmp(name, "CL_", 3) == 0) {
-        return "the cl_ and CL_ prefixes belong to OpenCL";
-    }
-    if (name[0] == '_' &&
-        (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'))) {
-        return "C reserves names that start with __ or _ and a capital";
-    }
-    for (int i = 0; library[i] != NULL; i++) {
-        if (strcmp(name, library[i]) == 0) {
-            return "a C library name (the typedef in its header would clash)";
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    c == '_';
+        if (!alpha && !(i > 0 && c >= '0' && c <= '9')) {
+            return 0;
         }
     }
-    for (int i = 0; cplusplus[i] != NULL; i++) {
-        if (strcmp(name, cplusplus[i]) == 0) {
-            return "a C++ keyword (its header is usable from C++)";
-        }
-    }
-    return NULL;
+    return 1;
 }
 
 static void read_kernel(struct reader *r, yaml_node_t *n)
 {
     static const char *const common[] = {"name", "op", "dtype", "tile",
                                          NULL};
-    char tmp[64];
-    const char *why;
+    char tmp[64], why[256];
     int errors = r->d->count;
     if (n->type != YAML_MAPPING_NODE) {
         diag_error(r->d, r->path, mark_of(n),
@@ -480,14 +445,14 @@ static void read_kernel(struct reader *r, yaml_node_t *n)
     if (name == NULL) {
         diag_error(r->d, r->path, ks.mark, "kernel has no 'name'");
     } else if (name->type != YAML_SCALAR_NODE ||
-               !spec_is_identifier(scalar_text(name))) {
+               !identifier_syntax(scalar_text(name))) {
         diag_error(r->d, r->path, mark_of(name),
                    "name must be a C identifier of at most %d characters "
                    "(got %s)",
                    SPECL_NAME_MAX - 1, shown(name, tmp, sizeof tmp));
-    } else if ((why = reserved_name(scalar_text(name))) != NULL) {
+    } else if (spec_name_reserved(scalar_text(name), why, sizeof why)) {
         diag_error(r->d, r->path, mark_of(name),
-                   "name '%s' is reserved: %s", scalar_text(name), why);
+                   "kernel name %s; choose another name", why);
     } else if (!duplicate_name(r, scalar_text(name), mark_of(name),
                                ks.mark)) {
         snprintf(ks.name, sizeof ks.name, "%s", scalar_text(name));
@@ -786,17 +751,8 @@ int spec_is_identifier(const char *name)
         "short", "signed", "sizeof", "static", "struct", "switch",
         "typedef", "union", "unsigned", "void", "volatile", "while",
         "kernel", "global", "local", "constant", "private", NULL};
-    size_t n = strlen(name);
-    if (n == 0 || n >= SPECL_NAME_MAX) {
+    if (!identifier_syntax(name)) {
         return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    c == '_';
-        if (!alpha && !(i > 0 && c >= '0' && c <= '9')) {
-            return 0;
-        }
     }
     for (int i = 0; keywords[i] != NULL; i++) {
         if (strcmp(name, keywords[i]) == 0) {

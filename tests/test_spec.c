@@ -2,6 +2,7 @@
  * bad-spec fixtures (tests/bad/NAME.yaml) give exactly the messages of
  * tests/bad/NAME.err in process and through `specl gen` (exit 1, nothing
  * written), the command line's exit codes, and fuzz regressions replayed. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,7 +302,7 @@ static void test_good_other(void)
     struct spec_set s;
     CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/flow.yaml"), 0);
     CU_ASSERT_EQUAL(s.n_kernel, 2);
-    const struct kernel_spec *k = find_kernel(&s, "_flow1");
+    const struct kernel_spec *k = find_kernel(&s, "flow1_");
     CU_ASSERT_PTR_NOT_NULL_FATAL(k);
     expect_given(k, field(k, "features"), "features", 7, 3, 55);
     expect_given(k, field(k, "eps"), "eps", 2.5e-3, 3, 63);
@@ -310,11 +311,12 @@ static void test_good_other(void)
     spec_set_free(&s);
 
     CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/names.yaml"), 0);
-    CU_ASSERT_EQUAL(s.n_kernel, 9);
+    CU_ASSERT_EQUAL(s.n_kernel, 11);
     CU_ASSERT_PTR_NOT_NULL(find_kernel(
         &s, "n23456789012345678901234567890123456789012345678901234567890123"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "integer"));
-    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "_kernel"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "kernel_"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "Linux"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "ctx"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "launch"));
     spec_set_free(&s);
@@ -435,6 +437,179 @@ static void test_identifiers(void)
     name[SPECL_NAME_MAX - 1] = 'x';
     name[SPECL_NAME_MAX] = '\0';
     CU_ASSERT_FALSE(spec_is_identifier(name)); /* 64 */
+}
+
+/* ---- kernel names ------------------------------------------------------ */
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Where NAME may be written: not with the tables' names (sorted, as
+ * bsearch needs), nor with the names the system's headers define or
+ * declare. A failure lists the names spec_names.c lacks. */
+static void test_reserved_names(void)
+{
+    static const char *const refused[] = {
+        "linux", "unix", "i386", "INT8_MAX", "int_least8_t", "MB_CUR_MAX",
+        "llabs", "setenv", "typeof", "constexpr", "static_assert",
+        "thread_local", "alignas", "alignof", "char16_t", "char32_t",
+        "concept", "requires", "char8_t", "consteval", "co_await", "cl",
+        "cl_x", "CL_X", "clFinish", "specl", "specl_x", "SPECL_X", "_x",
+        "__x", "_X", "int", "kernel", NULL};
+    static const char *const allowed[] = {"Linux", "x", "clamp", "Specl",
+                                          "integer", "kernel_", "cl2",
+                                          NULL};
+    char why[256];
+    int n_table = 0;
+    for (const char *name; (name = spec_reserved_table_name(n_table)) != NULL;
+         n_table++) {
+        TU_CHECK(spec_name_reserved(name, why, sizeof why),
+                 "table name '%s' is not refused (tables unsorted?)", name);
+    }
+    CU_ASSERT(n_table > 500);
+    for (int i = 0; refused[i] != NULL; i++) {
+        TU_CHECK(spec_name_reserved(refused[i], why, sizeof why) &&
+                     strncmp(why, "'", 1) == 0 && strstr(why, refused[i]),
+                 "'%s' is not refused", refused[i]);
+    }
+    for (int i = 0; allowed[i] != NULL; i++) {
+        TU_CHECK(!spec_name_reserved(allowed[i], why, sizeof why),
+                 "'%s' is refused: %s", allowed[i], why);
+    }
+
+    /* The headers as this machine's compilers see them: C in its default
+     * dialect and with _GNU_SOURCE; C++ for what NAME.h includes. */
+    static const struct {
+        const char *cc, *headers;
+    } modes[] = {
+        {"cc -std=gnu17", "CL/cl.h stddef.h limits.h stdint.h stdio.h "
+                          "stdlib.h string.h"},
+        {"cc -std=gnu17 -D_GNU_SOURCE", "CL/cl.h stddef.h limits.h stdint.h "
+                                        "stdio.h stdlib.h string.h"},
+        {"c++ -x c++", "CL/cl.h stddef.h"},
+    };
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        char path[4300], *text;
+        FILE *f;
+        snprintf(path, sizeof path, "%s/h.c", tmp);
+        f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        char headers[200];
+        snprintf(headers, sizeof headers, "%s", modes[m].headers);
+        for (char *h = strtok(headers, " "); h; h = strtok(NULL, " ")) {
+            fprintf(f, "#include <%s>\n", h);
+        }
+        fclose(f);
+        if (tu_run("cd '%s' && %s -E -dM h.c >macros 2>/dev/null && %s -E "
+                   "h.c >pp 2>/dev/null",
+                   tmp, modes[m].cc, modes[m].cc) != 0) {
+            TU_CHECK(m == 2, "%s cannot preprocess the headers", modes[m].cc);
+            continue; /* no C++ compiler: nothing to check */
+        }
+        /* Every macro, predefined or the headers'. */
+        snprintf(path, sizeof path, "%s/macros", tmp);
+        text = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        char missing[4096] = "";
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            char name[128];
+            if (sscanf(line, "#define %127[A-Za-z0-9_]", name) == 1 &&
+                !spec_name_reserved(name, why, sizeof why) &&
+                strlen(missing) + strlen(name) + 2 < sizeof missing) {
+                strcat(missing, " ");
+                strcat(missing, name);
+            }
+        }
+        free(text);
+        TU_CHECK(missing[0] == '\0',
+                 "%s: macros of the headers not refused as kernel names:%s",
+                 modes[m].cc, missing);
+        /* Every identifier of the preprocessed headers that is not refused
+         * must compile as `typedef struct N N; struct N {...};`. */
+        snprintf(path, sizeof path, "%s/pp", tmp);
+        text = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        size_t cap = 1024, n = 0;
+        char **ids = malloc(cap * sizeof *ids);
+        for (char *p = text; *p;) {
+            if (*p == '#' && (p == text || p[-1] == '\n')) {
+                p += strcspn(p, "\n");
+            } else if (isalpha((unsigned char)*p) || *p == '_') {
+                char *q = p;
+                while (isalnum((unsigned char)*q) || *q == '_') {
+                    q++;
+                }
+                char save = *q;
+                *q = '\0';
+                if (q - p < SPECL_NAME_MAX &&
+                    !spec_name_reserved(p, why, sizeof why)) {
+                    if (n == cap) {
+                        ids = realloc(ids, (cap *= 2) * sizeof *ids);
+                    }
+                    ids[n++] = strdup(p);
+                }
+                *q = save;
+                p = q;
+            } else if (isdigit((unsigned char)*p)) {
+                while (isalnum((unsigned char)*p) || *p == '_' || *p == '.') {
+                    p++;
+                }
+            } else {
+                p++;
+            }
+        }
+        free(text);
+        qsort(ids, n, sizeof *ids, compare_strings);
+        snprintf(path, sizeof path, "%s/oracle.c", tmp);
+        f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fprintf(f, "#include \"h.c\"\n");
+        size_t lines = 0;
+        char **line_name = malloc((n + 1) * sizeof *line_name);
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0 && strcmp(ids[i], ids[i - 1]) == 0) {
+                continue;
+            }
+            fprintf(f, "typedef struct %s %s; struct %s { int specl_m; };\n",
+                    ids[i], ids[i], ids[i]);
+            line_name[lines++] = ids[i];
+        }
+        fclose(f);
+        int rc = tu_run("cd '%s' && %s -fsyntax-only oracle.c 2>log >&2",
+                        tmp, modes[m].cc);
+        missing[0] = '\0';
+        if (rc != 0) {
+            snprintf(path, sizeof path, "%s/log", tmp);
+            text = tu_read(path, NULL);
+            for (char *line = text ? strtok(text, "\n") : NULL; line;
+                 line = strtok(NULL, "\n")) {
+                unsigned long l;
+                if (sscanf(line, "oracle.c:%lu:", &l) == 1 && l >= 2 &&
+                    l - 2 < lines && strstr(line, "error") &&
+                    strstr(missing, line_name[l - 2]) == NULL &&
+                    strlen(missing) + strlen(line_name[l - 2]) + 2 <
+                        sizeof missing) {
+                    strcat(missing, " ");
+                    strcat(missing, line_name[l - 2]);
+                }
+            }
+            free(text);
+        }
+        TU_CHECK(rc == 0, "%s: names the headers declare are not refused as "
+                 "kernel names (add them to gen/spec_names.c):%s",
+                 modes[m].cc, missing);
+        for (size_t i = 0; i < n; i++) {
+            free(ids[i]);
+        }
+        free(ids);
+        free(line_name);
+    }
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
 }
 
 /* ---- bad specs --------------------------------------------------------- */
@@ -912,6 +1087,8 @@ int add_spec_suite(void)
         CU_add_test(s, "names unique across files",
                     test_duplicate_across_files) == NULL ||
         CU_add_test(s, "identifiers", test_identifiers) == NULL ||
+        CU_add_test(s, "names: reserved, and the system's headers",
+                    test_reserved_names) == NULL ||
         CU_add_test(s, "bad-spec fixtures", test_bad_fixtures) == NULL ||
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
