@@ -7,11 +7,15 @@
 #include "diag.h"
 #include "op.h"
 
+struct spec_names;
+
 /* The kernels of one or more spec files, read in order. */
 struct spec_set {
     int n_kernel;
     int cap;
     struct kernel_spec *kernel; /* owned; free with spec_set_free */
+    struct spec_names *names;   /* index of the kernels' names (owned;
+                                   rebuilt when it does not cover them) */
 };
 
 void spec_set_init(struct spec_set *s);
@@ -19,7 +23,8 @@ void spec_set_free(struct spec_set *s);
 
 /* Reads the spec file at PATH and appends its kernels to S. Every problem
  * is reported through D (all of them, in file order); returns the number of
- * errors found in this file. Kernel names must be unique across S.
+ * errors found in this file. Kernel names must be unique across S, also
+ * ignoring case. Time and memory are linear in the file's size.
  * PATH must outlive S (kernels point at it for messages). */
 int spec_read_file(struct spec_set *s, const char *path, struct diags *d);
 

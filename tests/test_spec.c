@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emit.h"
@@ -612,6 +613,84 @@ static void test_reserved_names(void)
     free(tmp);
 }
 
+/* ---- scale --------------------------------------------------------------- */
+
+/* A spec of N kernels (every op; names with underscores, as real ones
+ * have) and, when KEYS, one more kernel with N unknown keys. */
+static char *many_kernels(int n, int keys, size_t *len)
+{
+    size_t cap = (size_t)n * 160 + 256, used = 0;
+    char *text = malloc(cap);
+    if (text == NULL) {
+        return NULL;
+    }
+    used += (size_t)snprintf(text, cap, "kernels:\n");
+    for (int i = 0; i < n && !keys; i++) {
+        static const char *const body[] = {
+            "op: softmax, features: 1024",
+            "op: rmsnorm, features: 4096, eps: 1.0e-5",
+            "op: lora_forward, in_features: 4096, out_features: 4096, "
+            "rank: 16, alpha: 32",
+            "op: layernorm, features: 2048"};
+        used += (size_t)snprintf(text + used, cap - used,
+                                 "  - {name: layer_%06d_proj, %s}\n", i,
+                                 body[i % 4]);
+    }
+    if (keys) {
+        used += (size_t)snprintf(text + used, cap - used,
+                                 "  - name: k\n    op: softmax\n"
+                                 "    features: 64\n");
+        for (int i = 0; i < n; i++) {
+            used += (size_t)snprintf(text + used, cap - used,
+                                     "    key_%d: 1\n", i);
+        }
+    }
+    *len = used;
+    return text;
+}
+
+/* CPU seconds spec_read_buffer takes for TEXT (the least of three). */
+static double read_seconds(const char *text, size_t len, int *errors)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        struct spec_set s;
+        struct diags quiet = {.out = NULL};
+        spec_set_init(&s);
+        clock_t t0 = clock();
+        *errors = spec_read_buffer(&s, "<many>", (const unsigned char *)text,
+                                   len, &quiet);
+        double t = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        best = t < best ? t : best;
+        spec_set_free(&s);
+    }
+    return best;
+}
+
+/* Reading is linear: four times the kernels (or the keys of a mapping)
+ * take about four times as long, not sixteen. */
+static void test_scale_linear(void)
+{
+    enum { N = 3000 };
+    for (int keys = 0; keys < 2; keys++) {
+        size_t len1, len4;
+        int e1, e4;
+        char *one = many_kernels(N, keys, &len1);
+        char *four = many_kernels(4 * N, keys, &len4);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(four);
+        double t1 = read_seconds(one, len1, &e1);
+        double t4 = read_seconds(four, len4, &e4);
+        TU_CHECK(keys ? e1 == N && e4 == 4 * N : e1 == 0 && e4 == 0,
+                 "%d and %d errors", e1, e4);
+        TU_CHECK(t4 < 8 * t1 + 0.05,
+                 "%s: %d take %.3f s, %d take %.3f s: not linear",
+                 keys ? "keys of a mapping" : "kernels", N, t1, 4 * N, t4);
+        free(one);
+        free(four);
+    }
+}
+
 /* ---- bad specs --------------------------------------------------------- */
 
 /* Reads fixture PATH in process; its messages must equal EXPECTED. */
@@ -1089,6 +1168,8 @@ int add_spec_suite(void)
         CU_add_test(s, "identifiers", test_identifiers) == NULL ||
         CU_add_test(s, "names: reserved, and the system's headers",
                     test_reserved_names) == NULL ||
+        CU_add_test(s, "scale: reading is linear",
+                    test_scale_linear) == NULL ||
         CU_add_test(s, "bad-spec fixtures", test_bad_fixtures) == NULL ||
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
