@@ -892,6 +892,7 @@ static int parse_param(struct reader *r, const struct param_def *def,
     }
     case VALUE_FLOAT: {
         char *end = NULL;
+        errno = 0;
         double f = number ? strtod(text, &end) : 0;
         if (!number || *end != '\0' || end == text || isnan(f) ||
             strpbrk(text, "xXnN") != NULL) {
@@ -903,6 +904,16 @@ static int parse_param(struct reader *r, const struct param_def *def,
         if (!isfinite(f) || fabs(f) > FLT_MAX) {
             diag_error(r->d, r->path, out->mark,
                        "%s is out of float32 range (got %s)", what, text);
+            return 0;
+        }
+        /* Kernels compute in float32: a value below its normal range is 0
+         * there, or a subnormal that devices may flush to 0. */
+        if ((errno == ERANGE && fabs(f) < 1) ||
+            (f != 0 && fabs(f) < FLT_MIN)) {
+            diag_error(r->d, r->path, out->mark,
+                       "%s is too small for float32 (got %s): a nonzero "
+                       "value needs a magnitude of at least %g",
+                       what, text, FLT_MIN);
             return 0;
         }
         if (f < def->min || f > def->max) {
@@ -1076,6 +1087,29 @@ static void append_kernel(struct spec_set *s, const struct kernel_spec *ks)
     s->kernel[s->n_kernel++] = *ks;
 }
 
+/* Float constants of KS's plan are float32 in the kernel: one the fields
+ * give in range can still end up outside it (scale = alpha / rank). */
+static void check_constants(struct reader *r, const struct kernel_spec *ks)
+{
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    for (int i = 0; i < p.n_define; i++) {
+        const struct define *c = &p.define[i];
+        double f = fabs(c->f);
+        if (c->kind == DEFINE_FLOAT && f != 0 && !(f >= FLT_MIN)) {
+            diag_error(r->d, r->path, ks->mark,
+                       "kernel '%s': %s would be %g, below float32's normal "
+                       "range (%g; devices may flush it to 0)",
+                       ks->name, c->name, c->f, FLT_MIN);
+        } else if (c->kind == DEFINE_FLOAT && !(f <= FLT_MAX)) {
+            diag_error(r->d, r->path, ks->mark,
+                       "kernel '%s': %s would be %g, out of float32 range",
+                       ks->name, c->name, c->f);
+        }
+    }
+}
+
 static void read_kernel_name(struct reader *r, struct kernel_spec *ks,
                              struct ref name)
 {
@@ -1195,6 +1229,9 @@ static void read_kernel(struct reader *r, struct ref n)
         return;
     }
     knobs_resolve(&ks, r->d);
+    if (r->d->count == errors) {
+        check_constants(r, &ks);
+    }
     if (r->d->count == errors) {
         append_kernel(r->set, &ks);
     }
