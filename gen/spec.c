@@ -21,6 +21,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "emit.h"
 #include "knobs.h"
 
 /* Larger specs are refused: node and kernel counts stay far from INT_MAX. */
@@ -141,10 +142,21 @@ struct name_entry {
     struct mark mark; /* of the kernel */
 };
 
+/* Kernel P emits symbols P_t for t in T: its host API, its header's
+ * constants, and its naive stub P_naive with the same symbols. A kernel
+ * named P_S clashes with P when P_S or one of its own symbols P_S_t2 is
+ * one of P's: when S is a tail of T, that is, S is in T or t = S_t2 for
+ * some t and t2 in T. (stub_lora_delta and stub_lora do not clash.) */
+static const char *const host_api[] = {
+    "create", "create_variant", "variant", "enqueue", "enqueue_scratch",
+    "scratch_bytes", "clone", "build_log", "destroy", "N_VARIANTS", NULL};
+
 struct spec_names {
     struct name_entry *entry;
     size_t n, cap;
     struct strmap by_name;   /* lower-cased name -> entry */
+    struct strmap by_prefix; /* P -> the first entry named P_S, S a tail */
+    struct strmap tails;     /* the tails S (value unused) */
     int covers;              /* the set's kernels the index holds */
 };
 
@@ -162,7 +174,7 @@ static void names_add(struct spec_names *ix, const char *name,
                       const char *file, struct mark mark)
 {
     char lower[SPECL_NAME_MAX];
-    int id = (int)ix->n;
+    int id = (int)ix->n, old;
     if (ix->n == ix->cap) {
         ix->entry = grow(ix->entry, &ix->cap, sizeof *ix->entry);
     }
@@ -172,6 +184,72 @@ static void names_add(struct spec_names *ix, const char *name,
     e->mark = mark;
     lower_name(name, lower);
     strmap_put(&ix->by_name, lower, strlen(lower), id);
+    for (size_t i = 1; name[i] != '\0'; i++) {
+        const char *tail = name + i + 1;
+        if (name[i] == '_' &&
+            strmap_get(&ix->tails, tail, strlen(tail), &old) &&
+            !strmap_get(&ix->by_prefix, name, i, &old)) {
+            strmap_put(&ix->by_prefix, name, i, id);
+        }
+    }
+}
+
+#define MAX_SUFFIXES (2 * (16 + SPECL_MAX_DEFINES))
+
+/* The suffixes t of the symbols P_t a kernel P emits (see host_api): the
+ * host API, every op's header constants (as its example kernel's plan
+ * names them), its naive stub's name, and the naive stub's own. Returns
+ * how many it wrote into T. */
+static int symbol_suffixes(char (*t)[48])
+{
+    int n = 0;
+    for (int i = 0; host_api[i] != NULL; i++) {
+        snprintf(t[n++], sizeof t[0], "%s", host_api[i]);
+    }
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        struct kernel_spec ks;
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        if (knobs_example(op_registry[i], TARGET_GPU, &ks) != 0) {
+            continue;
+        }
+        op_registry[i]->plan(&ks, &p);
+        for (int c = 0; c < p.n_constant && n < MAX_SUFFIXES / 2 - 1; c++) {
+            int known = 0;
+            for (int k = 0; k < n && !known; k++) {
+                known = strcmp(t[k], p.constant[c].name) == 0;
+            }
+            if (!known) {
+                snprintf(t[n++], sizeof t[0], "%s", p.constant[c].name);
+            }
+        }
+    }
+    int own = n;
+    for (int i = 0; i < own; i++) {
+        snprintf(t[n++], sizeof t[0], "%s_%.32s", EMIT_NAIVE_SUFFIX + 1,
+                 t[i]);
+    }
+    snprintf(t[n++], sizeof t[0], "%s", EMIT_NAIVE_SUFFIX + 1);
+    return n;
+}
+
+/* Fills TAILS with every S that makes P_S clash with P: S is a suffix t,
+ * or t1 = S_t2 for suffixes t1 and t2. */
+static void build_tails(struct strmap *tails)
+{
+    char t[MAX_SUFFIXES][48];
+    int n = symbol_suffixes(t);
+    for (int i = 0; i < n; i++) {
+        size_t a = strlen(t[i]);
+        strmap_put(tails, t[i], a, 0);
+        for (int j = 0; j < n; j++) {
+            size_t b = strlen(t[j]);
+            if (a > b + 1 && t[i][a - b - 1] == '_' &&
+                strcmp(t[i] + a - b, t[j]) == 0) {
+                strmap_put(tails, t[i], a - b - 1, 0);
+            }
+        }
+    }
 }
 
 /* Makes S's index hold exactly the names of S's kernels. */
@@ -185,7 +263,11 @@ static void names_rebuild(struct spec_set *s)
         }
     }
     struct spec_names *ix = s->names;
+    if (ix->tails.n == 0) {
+        build_tails(&ix->tails);
+    }
     strmap_free(&ix->by_name);
+    strmap_free(&ix->by_prefix);
     ix->n = 0;
     for (int i = 0; i < s->n_kernel; i++) {
         names_add(ix, s->kernel[i].name, s->kernel[i].file,
@@ -206,6 +288,8 @@ void spec_set_free(struct spec_set *s)
 {
     if (s->names != NULL) {
         strmap_free(&s->names->by_name);
+        strmap_free(&s->names->by_prefix);
+        strmap_free(&s->names->tails);
         free(s->names->entry);
         free(s->names);
     }
@@ -1027,8 +1111,8 @@ static void read_tile(struct reader *r, struct kernel_spec *ks, struct ref v)
 }
 
 /* Reports NAME (at WHERE, the mark of its value) if an earlier kernel of
- * the set or of this file (valid or not) has it, in any case (NAME.h and
- * OTHER.h would be one file on a case-insensitive file system). Else
+ * the set or of this file (valid or not) has it, in any case, or if the
+ * two clash (see host_api): one is P, the other P_S and S a tail. Else
  * remembers it with KERNEL, the mark of its kernel. Returns 1 if
  * reported. */
 static int name_clash(struct reader *r, const char *name, struct mark where,
@@ -1052,6 +1136,39 @@ static int name_clash(struct reader *r, const char *name, struct mark where,
                        "on case-insensitive file systems",
                        name, e->name, e->file, e->mark.line, e->mark.col);
         }
+        return 1;
+    }
+    for (size_t i = 1; name[i] != '\0'; i++) {
+        char prefix[SPECL_NAME_MAX];
+        const char *tail = name + i + 1;
+        if (name[i] != '_' ||
+            !strmap_get(&ix->tails, tail, strlen(tail), &id)) {
+            continue;
+        }
+        snprintf(prefix, sizeof prefix, "%.*s", (int)i, name);
+        lower_name(prefix, lower);
+        if (strmap_get(&ix->by_name, lower, i, &id) &&
+            strcmp(ix->entry[id].name, prefix) == 0) {
+            const struct name_entry *e = &ix->entry[id];
+            diag_error(r->d, r->path, where,
+                       "kernel name '%s' clashes with kernel '%s' (defined "
+                       "at %s:%d:%d): it or its symbols would be among "
+                       "%s's (%s_create ... %s_N_VARIANTS, constants such "
+                       "as %s_RANK, the naive stub %s_naive); rename one",
+                       name, e->name, e->file, e->mark.line, e->mark.col,
+                       e->name, e->name, e->name, e->name, e->name);
+            return 1;
+        }
+    }
+    if (strmap_get(&ix->by_prefix, name, strlen(name), &id)) {
+        const struct name_entry *e = &ix->entry[id];
+        diag_error(r->d, r->path, where,
+                   "kernel name '%s' clashes with kernel '%s' (defined at "
+                   "%s:%d:%d): '%s' or its symbols would be among %s's "
+                   "(%s_create ... %s_N_VARIANTS, constants such as "
+                   "%s_RANK, the naive stub %s_naive); rename one",
+                   name, e->name, e->file, e->mark.line, e->mark.col,
+                   e->name, name, name, name, name, name);
         return 1;
     }
     names_add(ix, name, r->path, kernel);

@@ -24,7 +24,9 @@ void spec_set_free(struct spec_set *s);
 /* Reads the spec file at PATH and appends its kernels to S. Every problem
  * is reported through D (all of them, in file order); returns the number of
  * errors found in this file. Kernel names must be unique across S, also
- * ignoring case. Time and memory are linear in the file's size.
+ * ignoring case, and must not clash: kernels P and P_S are refused when
+ * P_S, or a symbol P_S emits, is one of P's (P_create, P_RANK, P_naive;
+ * see host_api in spec.c). Time and memory are linear in the file's size.
  * PATH must outlive S (kernels point at it for messages). */
 int spec_read_file(struct spec_set *s, const char *path, struct diags *d);
 

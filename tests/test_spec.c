@@ -312,12 +312,13 @@ static void test_good_other(void)
     spec_set_free(&s);
 
     CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/names.yaml"), 0);
-    CU_ASSERT_EQUAL(s.n_kernel, 11);
+    CU_ASSERT_EQUAL(s.n_kernel, 13);
     CU_ASSERT_PTR_NOT_NULL(find_kernel(
         &s, "n23456789012345678901234567890123456789012345678901234567890123"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "integer"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "kernel_"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "Linux"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "pair_delta"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "ctx"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "launch"));
     spec_set_free(&s);
@@ -445,6 +446,182 @@ static void test_identifiers(void)
 static int compare_strings(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads spec TEXT into a fresh S; returns the error count, with what was
+ * reported in *MESSAGES (caller frees) when MESSAGES is not NULL. */
+static int read_text(struct spec_set *s, const char *text, char **messages)
+{
+    char *out = NULL;
+    size_t size = 0;
+    struct diags d = {.out = open_memstream(&out, &size)};
+    spec_set_init(s);
+    if (d.out == NULL) {
+        return -1;
+    }
+    int errors = spec_read_buffer(s, "<text>", (const unsigned char *)text,
+                                  strlen(text), &d);
+    fclose(d.out);
+    if (messages != NULL) {
+        *messages = out;
+    } else {
+        free(out);
+    }
+    return errors;
+}
+
+/* A flow mapping of OP's example fields ("in_features: 4096, ...") in
+ * BUF: a kernel of OP that validates. */
+static const char *example_fields(const struct op_def *op, char *buf,
+                                  size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const char *c = op->example; c != NULL && *c && n + 3 < size; c++) {
+        buf[n++] = *c == '=' ? ':' : *c == ' ' ? ',' : *c;
+        if (*c == '=' || *c == ' ') {
+            buf[n++] = ' ';
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The suffixes t of the tokens NAME_t in TEXT, appended to T (unique). */
+static int symbol_suffixes_in(const char *text, const char *name,
+                              char (*t)[64], int n, int max)
+{
+    size_t len = strlen(name);
+    for (const char *p = strstr(text, name); p != NULL;
+         p = strstr(p + 1, name)) {
+        if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+            p[len] != '_') {
+            continue;
+        }
+        size_t k = 0;
+        char suffix[64];
+        for (const char *q = p + len + 1;
+             (isalnum((unsigned char)*q) || *q == '_') && k + 1 < sizeof suffix;
+             q++) {
+            suffix[k++] = *q;
+        }
+        suffix[k] = '\0';
+        int known = k == 0;
+        for (int i = 0; i < n && !known; i++) {
+            known = strcmp(t[i], suffix) == 0;
+        }
+        if (!known && n < max) {
+            snprintf(t[n++], sizeof t[0], "%s", suffix);
+        }
+    }
+    return n;
+}
+
+/* Two kernels whose emitted symbols collide are refused, in either order
+ * and across files; the suffixes come from what the emitter writes (every
+ * op's header and naive stub), so a new constant or API function is
+ * covered or this test says which is not. */
+static void test_name_clashes(void)
+{
+    struct spec_set golden, s;
+    char t[256][64];
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(read_good(&golden, "tests/golden/golden.yaml"), 0);
+    for (int k = 0; k < golden.n_kernel; k++) {
+        const struct kernel_spec *ks = &golden.kernel[k];
+        struct emitted e;
+        char err[256];
+        if (emit_kernel(tu_gen_variants(ks), &e, err, sizeof err) == 0) {
+            n = symbol_suffixes_in(buf_str(&e.h), ks->name, t, n, 256);
+            emitted_free(&e);
+        }
+        if (emit_naive(ks, &e, err, sizeof err) == 0) {
+            n = symbol_suffixes_in(buf_str(&e.h), ks->name, t, n, 256);
+            emitted_free(&e);
+        }
+    }
+    spec_set_free(&golden);
+    TU_CHECK(n >= 16, "only %d symbol suffixes found", n);
+    for (int o = 0; op_registry[o] != NULL; o++) {
+        char fields[256], text[1024], *msg = NULL;
+        example_fields(op_registry[o], fields, sizeof fields);
+        for (int i = 0; i < n; i++) {
+            for (int order = 0; order < 2; order++) {
+                char pline[400], tline[200];
+                snprintf(pline, sizeof pline, "  - {name: p, op: %s, %s}\n",
+                         op_registry[o]->name, fields);
+                snprintf(tline, sizeof tline,
+                         "  - {name: p_%.63s, op: softmax, features: 8}\n",
+                         t[i]);
+                snprintf(text, sizeof text, "kernels:\n%s%s",
+                         order ? tline : pline, order ? pline : tline);
+                int errors = read_text(&s, text, &msg);
+                TU_CHECK(errors == 1 && strstr(msg, "clashes with kernel"),
+                         "kernels p (%s) and p_%s: %d errors\n%s",
+                         op_registry[o]->name, t[i], errors, msg);
+                free(msg);
+                spec_set_free(&s);
+            }
+        }
+        /* A tail that is no symbol's: fine. */
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: p, op: %s, %s}\n"
+                 "  - {name: p_delta, op: softmax, features: 8}\n"
+                 "  - {name: p_IN_x, op: softmax, features: 8}\n",
+                 op_registry[o]->name, fields);
+        int errors = read_text(&s, text, &msg);
+        TU_CHECK(errors == 0, "p and p_delta: %s", msg);
+        free(msg);
+        spec_set_free(&s);
+    }
+
+    /* Across files, naming both places; a file with errors leaves no name
+     * behind. */
+    char *out = NULL;
+    size_t size = 0;
+    struct diags d = {.out = open_memstream(&out, &size)};
+    static const char a[] = "kernels:\n  - {name: x, op: softmax, "
+                            "features: 8}\n";
+    static const char bad[] = "kernels:\n  - {name: y, op: softmax, "
+                              "features: 8}\n  - {name: z, op: nope}\n";
+    static const char b[] = "kernels:\n  - {name: y_create, op: softmax, "
+                            "features: 8}\n  - {name: x_naive, op: softmax, "
+                            "features: 8}\n";
+    spec_set_init(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+    CU_ASSERT_EQUAL(spec_read_buffer(&s, "a.yaml", (const unsigned char *)a,
+                                     strlen(a), &d), 0);
+    CU_ASSERT_EQUAL(spec_read_buffer(&s, "bad.yaml",
+                                     (const unsigned char *)bad, strlen(bad),
+                                     &d), 1);
+    CU_ASSERT_EQUAL(spec_read_buffer(&s, "b.yaml", (const unsigned char *)b,
+                                     strlen(b), &d), 1);
+    fclose(d.out);
+    const char *want =
+        "b.yaml:3:12: error: kernel name 'x_naive' clashes with kernel 'x' "
+        "(defined at a.yaml:2:5)";
+    TU_CHECK(out != NULL && strstr(out, want) != NULL &&
+                 strstr(out, "y_create") == NULL,
+             "got:\n%s", out ? out : "");
+    CU_ASSERT_EQUAL(s.n_kernel, 1);
+    free(out);
+    spec_set_free(&s);
+
+    /* A set built by hand (as numeric_util.c's nu_adopt does) is indexed
+     * before the next file is read into it. */
+    struct spec_set one;
+    CU_ASSERT_EQUAL_FATAL(read_text(&s, a, NULL), 0);
+    spec_set_init(&one);
+    one.kernel = malloc(sizeof *one.kernel);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one.kernel);
+    one.kernel[0] = s.kernel[0];
+    one.n_kernel = one.cap = 1;
+    struct diags quiet = {.out = NULL};
+    CU_ASSERT_EQUAL(spec_read_buffer(&one, "a.yaml",
+                                     (const unsigned char *)a, strlen(a),
+                                     &quiet), 1);
+    spec_set_free(&one);
+    spec_set_free(&s);
 }
 
 /* Where NAME may be written: not with the tables' names (sorted, as
@@ -1168,6 +1345,8 @@ int add_spec_suite(void)
         CU_add_test(s, "identifiers", test_identifiers) == NULL ||
         CU_add_test(s, "names: reserved, and the system's headers",
                     test_reserved_names) == NULL ||
+        CU_add_test(s, "names: clashing symbols",
+                    test_name_clashes) == NULL ||
         CU_add_test(s, "scale: reading is linear",
                     test_scale_linear) == NULL ||
         CU_add_test(s, "bad-spec fixtures", test_bad_fixtures) == NULL ||
