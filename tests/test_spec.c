@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -868,6 +869,36 @@ static void test_scale_linear(void)
     }
 }
 
+/* `specl check` validates without rendering: 4000 lora kernels take
+ * well under the seconds their emission takes. */
+static void test_check_does_not_render(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char *path = tu_path(tmp, "many.yaml");
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("kernels:\n", f);
+    for (int i = 0; i < 4000; i++) {
+        fprintf(f, "  - {name: lora_%d, op: lora_forward, in_features: 4096, "
+                   "out_features: 4096, rank: 16, alpha: 32}\n", i);
+    }
+    fclose(f);
+    struct rusage before, after;
+    getrusage(RUSAGE_CHILDREN, &before);
+    int rc = tu_run("%s check '%s' >/dev/null", TU_SPECL, path);
+    getrusage(RUSAGE_CHILDREN, &after);
+    double cpu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+                 (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) /
+                     1e6;
+    CU_ASSERT_EQUAL(rc, 0);
+    TU_CHECK(cpu < 2.0, "specl check of 4000 kernels took %.2f s of CPU",
+             cpu);
+    free(path);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
 /* ---- bad specs --------------------------------------------------------- */
 
 /* Reads fixture PATH in process; its messages must equal EXPECTED. */
@@ -1345,10 +1376,12 @@ int add_spec_suite(void)
         CU_add_test(s, "identifiers", test_identifiers) == NULL ||
         CU_add_test(s, "names: reserved, and the system's headers",
                     test_reserved_names) == NULL ||
-        CU_add_test(s, "names: clashing symbols",
-                    test_name_clashes) == NULL ||
-        CU_add_test(s, "scale: reading is linear",
-                    test_scale_linear) == NULL ||
+        CU_add_test(s, "names: clashing symbols", test_name_clashes) ==
+            NULL ||
+        CU_add_test(s, "scale: reading is linear", test_scale_linear) ==
+            NULL ||
+        CU_add_test(s, "scale: check does not render",
+                    test_check_does_not_render) == NULL ||
         CU_add_test(s, "bad-spec fixtures", test_bad_fixtures) == NULL ||
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
