@@ -7,11 +7,15 @@
 #include "diag.h"
 #include "op.h"
 
+struct spec_names;
+
 /* The kernels of one or more spec files, read in order. */
 struct spec_set {
     int n_kernel;
     int cap;
     struct kernel_spec *kernel; /* owned; free with spec_set_free */
+    struct spec_names *names;   /* index of the kernels' names (owned;
+                                   rebuilt when it does not cover them) */
 };
 
 void spec_set_init(struct spec_set *s);
@@ -19,7 +23,10 @@ void spec_set_free(struct spec_set *s);
 
 /* Reads the spec file at PATH and appends its kernels to S. Every problem
  * is reported through D (all of them, in file order); returns the number of
- * errors found in this file. Kernel names must be unique across S.
+ * errors found in this file. Kernel names must be unique across S, also
+ * ignoring case, and must not clash: kernels P and P_S are refused when
+ * P_S, or a symbol P_S emits, is one of P's (P_create, P_RANK, P_naive;
+ * see host_api in spec.c). Time and memory are linear in the file's size.
  * PATH must outlive S (kernels point at it for messages). */
 int spec_read_file(struct spec_set *s, const char *path, struct diags *d);
 
@@ -34,5 +41,15 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d);
 
 /* True if NAME is a valid C identifier and not a C keyword. */
 int spec_is_identifier(const char *name);
+
+/* Whether identifier NAME is refused as a kernel name (gen/spec_names.c):
+ * a keyword of C or C++, a macro compilers predefine, a name the headers
+ * of the emitted code declare, or a prefix OpenCL, C or specl keep. If so,
+ * writes why into WHY, as a sentence about 'NAME', and returns 1. */
+int spec_name_reserved(const char *name, char *why, size_t size);
+
+/* The I-th name of spec_name_reserved's tables (for tests); NULL after the
+ * last. */
+const char *spec_reserved_table_name(int i);
 
 #endif

@@ -2,12 +2,15 @@
  * bad-spec fixtures (tests/bad/NAME.yaml) give exactly the messages of
  * tests/bad/NAME.err in process and through `specl gen` (exit 1, nothing
  * written), the command line's exit codes, and fuzz regressions replayed. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emit.h"
@@ -301,7 +304,7 @@ static void test_good_other(void)
     struct spec_set s;
     CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/flow.yaml"), 0);
     CU_ASSERT_EQUAL(s.n_kernel, 2);
-    const struct kernel_spec *k = find_kernel(&s, "_flow1");
+    const struct kernel_spec *k = find_kernel(&s, "flow1_");
     CU_ASSERT_PTR_NOT_NULL_FATAL(k);
     expect_given(k, field(k, "features"), "features", 7, 3, 55);
     expect_given(k, field(k, "eps"), "eps", 2.5e-3, 3, 63);
@@ -310,11 +313,13 @@ static void test_good_other(void)
     spec_set_free(&s);
 
     CU_ASSERT_EQUAL_FATAL(read_good(&s, GOOD_DIR "/names.yaml"), 0);
-    CU_ASSERT_EQUAL(s.n_kernel, 9);
+    CU_ASSERT_EQUAL(s.n_kernel, 13);
     CU_ASSERT_PTR_NOT_NULL(find_kernel(
         &s, "n23456789012345678901234567890123456789012345678901234567890123"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "integer"));
-    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "_kernel"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "kernel_"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "Linux"));
+    CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "pair_delta"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "ctx"));
     CU_ASSERT_PTR_NOT_NULL(find_kernel(&s, "launch"));
     spec_set_free(&s);
@@ -435,6 +440,463 @@ static void test_identifiers(void)
     name[SPECL_NAME_MAX - 1] = 'x';
     name[SPECL_NAME_MAX] = '\0';
     CU_ASSERT_FALSE(spec_is_identifier(name)); /* 64 */
+}
+
+/* ---- kernel names ------------------------------------------------------ */
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads spec TEXT into a fresh S; returns the error count, with what was
+ * reported in *MESSAGES (caller frees) when MESSAGES is not NULL. */
+static int read_text(struct spec_set *s, const char *text, char **messages)
+{
+    char *out = NULL;
+    size_t size = 0;
+    struct diags d = {.out = open_memstream(&out, &size)};
+    spec_set_init(s);
+    if (d.out == NULL) {
+        return -1;
+    }
+    int errors = spec_read_buffer(s, "<text>", (const unsigned char *)text,
+                                  strlen(text), &d);
+    fclose(d.out);
+    if (messages != NULL) {
+        *messages = out;
+    } else {
+        free(out);
+    }
+    return errors;
+}
+
+/* A flow mapping of OP's example fields ("in_features: 4096, ...") in
+ * BUF: a kernel of OP that validates. */
+static const char *example_fields(const struct op_def *op, char *buf,
+                                  size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const char *c = op->example; c != NULL && *c && n + 3 < size; c++) {
+        buf[n++] = *c == '=' ? ':' : *c == ' ' ? ',' : *c;
+        if (*c == '=' || *c == ' ') {
+            buf[n++] = ' ';
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The suffixes t of the tokens NAME_t in TEXT, appended to T (unique). */
+static int symbol_suffixes_in(const char *text, const char *name,
+                              char (*t)[64], int n, int max)
+{
+    size_t len = strlen(name);
+    for (const char *p = strstr(text, name); p != NULL;
+         p = strstr(p + 1, name)) {
+        if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+            p[len] != '_') {
+            continue;
+        }
+        size_t k = 0;
+        char suffix[64];
+        for (const char *q = p + len + 1;
+             (isalnum((unsigned char)*q) || *q == '_') && k + 1 < sizeof suffix;
+             q++) {
+            suffix[k++] = *q;
+        }
+        suffix[k] = '\0';
+        int known = k == 0;
+        for (int i = 0; i < n && !known; i++) {
+            known = strcmp(t[i], suffix) == 0;
+        }
+        if (!known && n < max) {
+            snprintf(t[n++], sizeof t[0], "%s", suffix);
+        }
+    }
+    return n;
+}
+
+/* Two kernels whose emitted symbols collide are refused, in either order
+ * and across files; the suffixes come from what the emitter writes (every
+ * op's header and naive stub), so a new constant or API function is
+ * covered or this test says which is not. */
+static void test_name_clashes(void)
+{
+    struct spec_set golden, s;
+    char t[256][64];
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(read_good(&golden, "tests/golden/golden.yaml"), 0);
+    for (int k = 0; k < golden.n_kernel; k++) {
+        const struct kernel_spec *ks = &golden.kernel[k];
+        struct emitted e;
+        char err[256];
+        if (emit_kernel(tu_gen_variants(ks), &e, err, sizeof err) == 0) {
+            n = symbol_suffixes_in(buf_str(&e.h), ks->name, t, n, 256);
+            emitted_free(&e);
+        }
+        if (emit_naive(ks, &e, err, sizeof err) == 0) {
+            n = symbol_suffixes_in(buf_str(&e.h), ks->name, t, n, 256);
+            emitted_free(&e);
+        }
+    }
+    spec_set_free(&golden);
+    TU_CHECK(n >= 16, "only %d symbol suffixes found", n);
+    for (int o = 0; op_registry[o] != NULL; o++) {
+        char fields[256], text[1024], *msg = NULL;
+        example_fields(op_registry[o], fields, sizeof fields);
+        for (int i = 0; i < n; i++) {
+            for (int order = 0; order < 2; order++) {
+                char pline[400], tline[200];
+                snprintf(pline, sizeof pline, "  - {name: p, op: %s, %s}\n",
+                         op_registry[o]->name, fields);
+                snprintf(tline, sizeof tline,
+                         "  - {name: p_%.63s, op: softmax, features: 8}\n",
+                         t[i]);
+                snprintf(text, sizeof text, "kernels:\n%s%s",
+                         order ? tline : pline, order ? pline : tline);
+                int errors = read_text(&s, text, &msg);
+                TU_CHECK(errors == 1 && strstr(msg, "clashes with kernel"),
+                         "kernels p (%s) and p_%s: %d errors\n%s",
+                         op_registry[o]->name, t[i], errors, msg);
+                free(msg);
+                spec_set_free(&s);
+            }
+        }
+        /* A tail that is no symbol's: fine. */
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: p, op: %s, %s}\n"
+                 "  - {name: p_delta, op: softmax, features: 8}\n"
+                 "  - {name: p_IN_x, op: softmax, features: 8}\n",
+                 op_registry[o]->name, fields);
+        int errors = read_text(&s, text, &msg);
+        TU_CHECK(errors == 0, "p and p_delta: %s", msg);
+        free(msg);
+        spec_set_free(&s);
+    }
+
+    /* Across files, naming both places; a file with errors leaves no name
+     * behind. */
+    char *out = NULL;
+    size_t size = 0;
+    struct diags d = {.out = open_memstream(&out, &size)};
+    static const char a[] = "kernels:\n  - {name: x, op: softmax, "
+                            "features: 8}\n";
+    static const char bad[] = "kernels:\n  - {name: y, op: softmax, "
+                              "features: 8}\n  - {name: z, op: nope}\n";
+    static const char b[] = "kernels:\n  - {name: y_create, op: softmax, "
+                            "features: 8}\n  - {name: x_naive, op: softmax, "
+                            "features: 8}\n";
+    spec_set_init(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+    CU_ASSERT_EQUAL(spec_read_buffer(&s, "a.yaml", (const unsigned char *)a,
+                                     strlen(a), &d), 0);
+    CU_ASSERT_EQUAL(spec_read_buffer(&s, "bad.yaml",
+                                     (const unsigned char *)bad, strlen(bad),
+                                     &d), 1);
+    CU_ASSERT_EQUAL(spec_read_buffer(&s, "b.yaml", (const unsigned char *)b,
+                                     strlen(b), &d), 1);
+    fclose(d.out);
+    const char *want =
+        "b.yaml:3:12: error: kernel name 'x_naive' clashes with kernel 'x' "
+        "(defined at a.yaml:2:5)";
+    TU_CHECK(out != NULL && strstr(out, want) != NULL &&
+                 strstr(out, "y_create") == NULL,
+             "got:\n%s", out ? out : "");
+    CU_ASSERT_EQUAL(s.n_kernel, 1);
+    free(out);
+    spec_set_free(&s);
+
+    /* A set built by hand (as numeric_util.c's nu_adopt does) is indexed
+     * before the next file is read into it. */
+    struct spec_set one;
+    CU_ASSERT_EQUAL_FATAL(read_text(&s, a, NULL), 0);
+    spec_set_init(&one);
+    one.kernel = malloc(sizeof *one.kernel);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one.kernel);
+    one.kernel[0] = s.kernel[0];
+    one.n_kernel = one.cap = 1;
+    struct diags quiet = {.out = NULL};
+    CU_ASSERT_EQUAL(spec_read_buffer(&one, "a.yaml",
+                                     (const unsigned char *)a, strlen(a),
+                                     &quiet), 1);
+    spec_set_free(&one);
+    spec_set_free(&s);
+}
+
+/* Where NAME may be written: not with the tables' names (sorted, as
+ * bsearch needs), nor with the names the system's headers define or
+ * declare. A failure lists the names spec_names.c lacks. */
+static void test_reserved_names(void)
+{
+    static const char *const refused[] = {
+        "linux", "unix", "i386", "INT8_MAX", "int_least8_t", "MB_CUR_MAX",
+        "llabs", "setenv", "typeof", "constexpr", "static_assert",
+        "thread_local", "alignas", "alignof", "char16_t", "char32_t",
+        "concept", "requires", "char8_t", "consteval", "co_await", "cl",
+        "cl_x", "CL_X", "clFinish", "specl", "specl_x", "SPECL_X", "_x",
+        "__x", "_X", "int", "kernel", NULL};
+    static const char *const allowed[] = {"Linux", "x", "clamp", "Specl",
+                                          "integer", "kernel_", "cl2",
+                                          NULL};
+    char why[256];
+    int n_table = 0;
+    for (const char *name; (name = spec_reserved_table_name(n_table)) != NULL;
+         n_table++) {
+        TU_CHECK(spec_name_reserved(name, why, sizeof why),
+                 "table name '%s' is not refused (tables unsorted?)", name);
+    }
+    CU_ASSERT(n_table > 500);
+    for (int i = 0; refused[i] != NULL; i++) {
+        TU_CHECK(spec_name_reserved(refused[i], why, sizeof why) &&
+                     strncmp(why, "'", 1) == 0 && strstr(why, refused[i]),
+                 "'%s' is not refused", refused[i]);
+    }
+    for (int i = 0; allowed[i] != NULL; i++) {
+        TU_CHECK(!spec_name_reserved(allowed[i], why, sizeof why),
+                 "'%s' is refused: %s", allowed[i], why);
+    }
+
+    /* The headers as this machine's compilers see them: C in its default
+     * dialect and with _GNU_SOURCE; C++ for what NAME.h includes. */
+    static const struct {
+        const char *cc, *headers;
+    } modes[] = {
+        {"cc -std=gnu17", "CL/cl.h stddef.h limits.h stdint.h stdio.h "
+                          "stdlib.h string.h"},
+        {"cc -std=gnu17 -D_GNU_SOURCE", "CL/cl.h stddef.h limits.h stdint.h "
+                                        "stdio.h stdlib.h string.h"},
+        {"c++ -x c++", "CL/cl.h stddef.h"},
+    };
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        char path[4300], *text;
+        FILE *f;
+        snprintf(path, sizeof path, "%s/h.c", tmp);
+        f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        char headers[200];
+        snprintf(headers, sizeof headers, "%s", modes[m].headers);
+        for (char *h = strtok(headers, " "); h; h = strtok(NULL, " ")) {
+            fprintf(f, "#include <%s>\n", h);
+        }
+        fclose(f);
+        if (tu_run("cd '%s' && %s -E -dM h.c >macros 2>/dev/null && %s -E "
+                   "h.c >pp 2>/dev/null",
+                   tmp, modes[m].cc, modes[m].cc) != 0) {
+            TU_CHECK(m == 2, "%s cannot preprocess the headers", modes[m].cc);
+            continue; /* no C++ compiler: nothing to check */
+        }
+        /* Every macro, predefined or the headers'. */
+        snprintf(path, sizeof path, "%s/macros", tmp);
+        text = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        char missing[4096] = "";
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            char name[128];
+            if (sscanf(line, "#define %127[A-Za-z0-9_]", name) == 1 &&
+                !spec_name_reserved(name, why, sizeof why) &&
+                strlen(missing) + strlen(name) + 2 < sizeof missing) {
+                strcat(missing, " ");
+                strcat(missing, name);
+            }
+        }
+        free(text);
+        TU_CHECK(missing[0] == '\0',
+                 "%s: macros of the headers not refused as kernel names:%s",
+                 modes[m].cc, missing);
+        /* Every identifier of the preprocessed headers that is not refused
+         * must compile as `typedef struct N N; struct N {...};`. */
+        snprintf(path, sizeof path, "%s/pp", tmp);
+        text = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        size_t cap = 1024, n = 0;
+        char **ids = malloc(cap * sizeof *ids);
+        for (char *p = text; *p;) {
+            if (*p == '#' && (p == text || p[-1] == '\n')) {
+                p += strcspn(p, "\n");
+            } else if (isalpha((unsigned char)*p) || *p == '_') {
+                char *q = p;
+                while (isalnum((unsigned char)*q) || *q == '_') {
+                    q++;
+                }
+                char save = *q;
+                *q = '\0';
+                if (q - p < SPECL_NAME_MAX &&
+                    !spec_name_reserved(p, why, sizeof why)) {
+                    if (n == cap) {
+                        ids = realloc(ids, (cap *= 2) * sizeof *ids);
+                    }
+                    ids[n++] = strdup(p);
+                }
+                *q = save;
+                p = q;
+            } else if (isdigit((unsigned char)*p)) {
+                while (isalnum((unsigned char)*p) || *p == '_' || *p == '.') {
+                    p++;
+                }
+            } else {
+                p++;
+            }
+        }
+        free(text);
+        qsort(ids, n, sizeof *ids, compare_strings);
+        snprintf(path, sizeof path, "%s/oracle.c", tmp);
+        f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fprintf(f, "#include \"h.c\"\n");
+        size_t lines = 0;
+        char **line_name = malloc((n + 1) * sizeof *line_name);
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0 && strcmp(ids[i], ids[i - 1]) == 0) {
+                continue;
+            }
+            fprintf(f, "typedef struct %s %s; struct %s { int specl_m; };\n",
+                    ids[i], ids[i], ids[i]);
+            line_name[lines++] = ids[i];
+        }
+        fclose(f);
+        int rc = tu_run("cd '%s' && %s -fsyntax-only oracle.c 2>log >&2",
+                        tmp, modes[m].cc);
+        missing[0] = '\0';
+        if (rc != 0) {
+            snprintf(path, sizeof path, "%s/log", tmp);
+            text = tu_read(path, NULL);
+            for (char *line = text ? strtok(text, "\n") : NULL; line;
+                 line = strtok(NULL, "\n")) {
+                unsigned long l;
+                if (sscanf(line, "oracle.c:%lu:", &l) == 1 && l >= 2 &&
+                    l - 2 < lines && strstr(line, "error") &&
+                    strstr(missing, line_name[l - 2]) == NULL &&
+                    strlen(missing) + strlen(line_name[l - 2]) + 2 <
+                        sizeof missing) {
+                    strcat(missing, " ");
+                    strcat(missing, line_name[l - 2]);
+                }
+            }
+            free(text);
+        }
+        TU_CHECK(rc == 0, "%s: names the headers declare are not refused as "
+                 "kernel names (add them to gen/spec_names.c):%s",
+                 modes[m].cc, missing);
+        for (size_t i = 0; i < n; i++) {
+            free(ids[i]);
+        }
+        free(ids);
+        free(line_name);
+    }
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+/* ---- scale --------------------------------------------------------------- */
+
+/* A spec of N kernels (every op; names with underscores, as real ones
+ * have) and, when KEYS, one more kernel with N unknown keys. */
+static char *many_kernels(int n, int keys, size_t *len)
+{
+    size_t cap = (size_t)n * 160 + 256, used = 0;
+    char *text = malloc(cap);
+    if (text == NULL) {
+        return NULL;
+    }
+    used += (size_t)snprintf(text, cap, "kernels:\n");
+    for (int i = 0; i < n && !keys; i++) {
+        static const char *const body[] = {
+            "op: softmax, features: 1024",
+            "op: rmsnorm, features: 4096, eps: 1.0e-5",
+            "op: lora_forward, in_features: 4096, out_features: 4096, "
+            "rank: 16, alpha: 32",
+            "op: layernorm, features: 2048"};
+        used += (size_t)snprintf(text + used, cap - used,
+                                 "  - {name: layer_%06d_proj, %s}\n", i,
+                                 body[i % 4]);
+    }
+    if (keys) {
+        used += (size_t)snprintf(text + used, cap - used,
+                                 "  - name: k\n    op: softmax\n"
+                                 "    features: 64\n");
+        for (int i = 0; i < n; i++) {
+            used += (size_t)snprintf(text + used, cap - used,
+                                     "    key_%d: 1\n", i);
+        }
+    }
+    *len = used;
+    return text;
+}
+
+/* CPU seconds spec_read_buffer takes for TEXT (the least of three). */
+static double read_seconds(const char *text, size_t len, int *errors)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        struct spec_set s;
+        struct diags quiet = {.out = NULL};
+        spec_set_init(&s);
+        clock_t t0 = clock();
+        *errors = spec_read_buffer(&s, "<many>", (const unsigned char *)text,
+                                   len, &quiet);
+        double t = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        best = t < best ? t : best;
+        spec_set_free(&s);
+    }
+    return best;
+}
+
+/* Reading is linear: four times the kernels (or the keys of a mapping)
+ * take about four times as long, not sixteen. */
+static void test_scale_linear(void)
+{
+    enum { N = 3000 };
+    for (int keys = 0; keys < 2; keys++) {
+        size_t len1, len4;
+        int e1, e4;
+        char *one = many_kernels(N, keys, &len1);
+        char *four = many_kernels(4 * N, keys, &len4);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(four);
+        double t1 = read_seconds(one, len1, &e1);
+        double t4 = read_seconds(four, len4, &e4);
+        TU_CHECK(keys ? e1 == N && e4 == 4 * N : e1 == 0 && e4 == 0,
+                 "%d and %d errors", e1, e4);
+        TU_CHECK(t4 < 8 * t1 + 0.05,
+                 "%s: %d take %.3f s, %d take %.3f s: not linear",
+                 keys ? "keys of a mapping" : "kernels", N, t1, 4 * N, t4);
+        free(one);
+        free(four);
+    }
+}
+
+/* `specl check` validates without rendering: 4000 lora kernels take
+ * well under the seconds their emission takes. */
+static void test_check_does_not_render(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char *path = tu_path(tmp, "many.yaml");
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("kernels:\n", f);
+    for (int i = 0; i < 4000; i++) {
+        fprintf(f, "  - {name: lora_%d, op: lora_forward, in_features: 4096, "
+                   "out_features: 4096, rank: 16, alpha: 32}\n", i);
+    }
+    fclose(f);
+    struct rusage before, after;
+    getrusage(RUSAGE_CHILDREN, &before);
+    int rc = tu_run("%s check '%s' >/dev/null", TU_SPECL, path);
+    getrusage(RUSAGE_CHILDREN, &after);
+    double cpu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+                 (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) /
+                     1e6;
+    CU_ASSERT_EQUAL(rc, 0);
+    TU_CHECK(cpu < 2.0, "specl check of 4000 kernels took %.2f s of CPU",
+             cpu);
+    free(path);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
 }
 
 /* ---- bad specs --------------------------------------------------------- */
@@ -912,6 +1374,14 @@ int add_spec_suite(void)
         CU_add_test(s, "names unique across files",
                     test_duplicate_across_files) == NULL ||
         CU_add_test(s, "identifiers", test_identifiers) == NULL ||
+        CU_add_test(s, "names: reserved, and the system's headers",
+                    test_reserved_names) == NULL ||
+        CU_add_test(s, "names: clashing symbols", test_name_clashes) ==
+            NULL ||
+        CU_add_test(s, "scale: reading is linear", test_scale_linear) ==
+            NULL ||
+        CU_add_test(s, "scale: check does not render",
+                    test_check_does_not_render) == NULL ||
         CU_add_test(s, "bad-spec fixtures", test_bad_fixtures) == NULL ||
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
