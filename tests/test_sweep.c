@@ -177,8 +177,8 @@ static const char *const lora_tiles[] = {
     "m: 32, n: 128, k: 4, wm: 2, wn: 8, xa: inline, decode_rows: 1",
     "m: 8, n: 8, k: 8, wm: 1, wn: 1, vec: 1, decode_rows: 0",
     "m: 48, n: 24, k: 12, wm: 3, wn: 3, pad: 1, xa: inline, decode_rows: 2",
-    "m: 16, n: 32, k: 8, wm: 4, wn: 2, vec: 2, decode_rows: 8, "
-    "decode_n: 16, decode_k: 8, xa_m: 4, xa_k: 16",
+    ("m: 16, n: 32, k: 8, wm: 4, wn: 2, vec: 2, decode_rows: 8, "
+     "decode_n: 16, decode_k: 8, xa_m: 4, xa_k: 16"),
     "decode_rows: 3, decode_n: 2, decode_k: 1, xa_m: 1, xa_k: 1",
     "m: 64, n: 32, wm: 4, wn: 4, warp_n: 4",
     "warp_n: 0, xa: inline",
