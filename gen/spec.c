@@ -226,10 +226,10 @@ static int symbol_suffixes(char (*t)[48])
     }
     int own = n;
     for (int i = 0; i < own; i++) {
-        snprintf(t[n++], sizeof t[0], "%s_%.32s", EMIT_NAIVE_SUFFIX + 1,
+        snprintf(t[n++], sizeof t[0], "%s_%.32s", &EMIT_NAIVE_SUFFIX[1],
                  t[i]);
     }
-    snprintf(t[n++], sizeof t[0], "%s", EMIT_NAIVE_SUFFIX + 1);
+    snprintf(t[n++], sizeof t[0], "%s", &EMIT_NAIVE_SUFFIX[1]);
     return n;
 }
 
