@@ -9,7 +9,12 @@
  * gives mean0, the rounded mean; a second sums d = x - mean0 and d^2. The
  * mean of d, c, is only mean0's rounding error, so var = E[d^2] - c^2
  * cannot cancel, and d - c keeps the precision of the deviations even when
- * |mean| is far larger than the spread. Rows in registers are read once;
+ * |mean| is far larger than the spread. That holds only while mean0 is
+ * within a few roundings of the mean, so the first pass sums x - shift,
+ * shift being the row's first element: terms at the scale of the spread,
+ * not of the mean, whose float32 sum stays close even over a long row
+ * that one work-item sums alone (a CPU's), and all 0 in a constant row,
+ * whose y is then beta exactly. Rows in registers are read once;
  * streamed rows are read three times.
  *
  * Buffers: x (rows x FEATURES), gamma, beta (FEATURES), y (rows x FEATURES).
@@ -59,6 +64,8 @@ void layernorm(const int rows, const __global storage_t *x,
     const uint ly = get_local_id(1);
     const size_t base = row_base(rows);
 
+    /* Sums of x - shift, per vector lane. */
+    const float shift = load1(x, base);
     floatv acc = 0.0f;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
@@ -67,12 +74,12 @@ void layernorm(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = loadv(x, base + j * VEC);
-            acc += v[k];
+            acc += v[k] - shift;
         }
     }
 #else
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        acc += loadv(x, base + j * VEC);
+        acc += loadv(x, base + j * VEC) - shift;
     }
 #endif
 #if PARAMS_EARLY
@@ -81,7 +88,7 @@ void layernorm(const int rows, const __global storage_t *x,
     load_param(bt, beta, lid);
 #endif
     const float mean0 =
-        row_sum(part_mean[ly], lid, hsum(acc)) / (float)FEATURES;
+        shift + row_sum(part_mean[ly], lid, hsum(acc)) / (float)FEATURES;
 
     /* Sums of d and d^2, per vector lane. */
     floatv sd = 0.0f;

@@ -20,6 +20,10 @@ struct nu_kernel {
     const struct kernel_spec *ks; /* set.kernel[0]; NULL when rejected */
     struct stub stub;
     int built;
+    /* Set before nu_run: the float64 reference alone judges, for inputs
+     * that the naive kernel's plain float32 arithmetic cannot take (a
+     * softmax scale times 3e38 overflows there, not in the kernel). */
+    int reference_only;
 };
 
 /* Counts of one suite, printed by nu_close. */

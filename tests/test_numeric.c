@@ -5,6 +5,7 @@
  * that stress the row ops' numerics, and the kernels of specs/seeds.yaml. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "numeric_util.h"
 #include "suites.h"
@@ -128,6 +129,65 @@ static void test_norm_offset(void)
     check_row_kernel("layernorm", "f16", cases[0][0], "", off);
     check_row_kernel("rmsnorm", "f32", cases[0][0], "", off);
     check_row_kernel("rmsnorm", "f32", cases[1][0], cases[1][1], off);
+}
+
+/* ---- hard inputs, with the GPU and the CPU defaults --------------------- */
+
+/* Inputs that break float32 row arithmetic done the simple way, at the row
+ * lengths where it breaks. Each case runs with the op defaults for GPUs
+ * (many work-items per row, each summing a few elements) and for CPUs
+ * (gen --target cpu: one work-item sums the whole row alone, so its sums
+ * are as long as the row). */
+struct hard_case {
+    const char *op, *dtype, *fields;
+    struct vdist x;
+    size_t rows;
+    /* The float64 reference alone judges: the naive kernel's one running
+     * sum per row nears or passes its room (4e-5) from about 50000 terms,
+     * depending on the seed. */
+    int reference_only;
+};
+
+static void run_hard_case(const struct hard_case *c, enum target target)
+{
+    struct nu_kernel k;
+    struct diags d = {.out = stderr};
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_hard, op: %s, dtype: %s, "
+                   "%s}\n", c->op, c->dtype, c->fields)) {
+        CU_ASSERT(spec_set_target(&k.set, target, &d) == 0);
+        /* Shown with the spec when a case fails. */
+        snprintf(k.yaml + strlen(k.yaml), sizeof k.yaml - strlen(k.yaml),
+                 "# op defaults for %s\n",
+                 target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+        k.reference_only = c->reference_only;
+        if (nu_build(&k)) {
+            nu_run(&k, c->rows, c->x);
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+static void run_hard_cases(const struct hard_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        run_hard_case(&c[i], TARGET_GPU);
+        run_hard_case(&c[i], TARGET_CPU);
+    }
+}
+
+/* Layer norms whose variance cancels unless the mean is right to a few
+ * roundings: mean 1e4 and spread 1e-2 over a long row (one float32 sum
+ * of the row gave errors of 4.3), and constant rows, where y must be beta
+ * (5e-4 off at 50257 features). */
+static void test_norm_cancel(void)
+{
+    static const struct hard_case cases[] = {
+        {"layernorm", "f32", "features: 65537, eps: 1.0e-6", {1e4, 1e-2},
+         2, 1},
+        {"layernorm", "f32", "features: 50257", {3.3, 0}, 2, 0},
+        {"layernorm", "f32", "features: 4096", {-1234.567, 0}, 3, 0},
+    };
+    run_hard_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ---- lora_forward ------------------------------------------------------ */
@@ -425,6 +485,8 @@ int add_numeric_suite(void)
                     test_softmax_large) == NULL ||
         CU_add_test(s, "norms: mean 1e4, spread 1e-2", test_norm_offset) ==
             NULL ||
+        CU_add_test(s, "layernorm: cancelling variance, GPU and CPU "
+                    "defaults", test_norm_cancel) == NULL ||
         CU_add_test(s, "lora: tiles x dtypes x rows", test_lora_tiles) ==
             NULL ||
         CU_add_test(s, "lora: base, accumulate, scale, xa, decode",
