@@ -12,10 +12,10 @@
  * |mean| is far larger than the spread. That holds only while mean0 is
  * within a few roundings of the mean, so the first pass sums x - shift,
  * shift being the row's first element: terms at the scale of the spread,
- * not of the mean, whose float32 sum stays close even over a long row
- * that one work-item sums alone (a CPU's), and all 0 in a constant row,
- * whose y is then beta exactly. Rows in registers are read once;
- * streamed rows are read three times.
+ * not of the mean (and all 0 in a constant row, whose y is then beta
+ * exactly); and streamed rows sum in compensated blocks (row_reduce.cl),
+ * as one work-item per row on a CPU sums tens of thousands of terms.
+ * Rows in registers are read once; streamed rows are read three times.
  *
  * Buffers: x (rows x FEATURES), gamma, beta (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
@@ -78,9 +78,15 @@ void layernorm(const int rows, const __global storage_t *x,
         }
     }
 #else
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        acc += loadv(x, base + j * VEC) - shift;
+    floatv acc_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            b += loadv(x, base + j * VEC) - shift;
+        }
+        csum_add(&acc, &acc_err, b);
     }
+    acc += acc_err;
 #endif
 #if PARAMS_EARLY
     floatv g[SLOTS], bt[SLOTS];
@@ -104,11 +110,21 @@ void layernorm(const int rows, const __global storage_t *x,
         }
     }
 #else
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv d = loadv(x, base + j * VEC) - mean0;
-        sd += d;
-        sd2 += d * d;
+    floatv sd_err = 0.0f;
+    floatv sd2_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        floatv b2 = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            const floatv d = loadv(x, base + j * VEC) - mean0;
+            b += d;
+            b2 += d * d;
+        }
+        csum_add(&sd, &sd_err, b);
+        csum_add(&sd2, &sd2_err, b2);
     }
+    sd += sd_err;
+    sd2 += sd2_err;
 #endif
     const float2 sums =
         row_sum2(part_dev[ly], lid, (float2)(hsum(sd), hsum(sd2)));

@@ -24,6 +24,9 @@ struct nu_kernel {
      * that the naive kernel's plain float32 arithmetic cannot take (a
      * softmax scale times 3e38 overflows there, not in the kernel). */
     int reference_only;
+    /* Set before nu_run: x also rises by this much along each row
+     * (0: does not), e.g. a softmax row whose max grows all along. */
+    double x_ramp;
 };
 
 /* Counts of one suite, printed by nu_close. */

@@ -146,6 +146,7 @@ struct hard_case {
      * sum per row nears or passes its room (4e-5) from about 50000 terms,
      * depending on the seed. */
     int reference_only;
+    double x_ramp; /* x also rises by this much along each row */
 };
 
 static void run_hard_case(const struct hard_case *c, enum target target)
@@ -160,6 +161,7 @@ static void run_hard_case(const struct hard_case *c, enum target target)
                  "# op defaults for %s\n",
                  target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
         k.reference_only = c->reference_only;
+        k.x_ramp = c->x_ramp;
         if (nu_build(&k)) {
             nu_run(&k, c->rows, c->x);
         }
@@ -175,6 +177,28 @@ static void run_hard_cases(const struct hard_case *c, size_t n)
     }
 }
 
+/* Long rows of small terms: a float32 running sum over a whole row drifts
+ * by far more than 1e-5 (softmax with logits in +-5 at 50257 features:
+ * 4e-5; squares of 1e4 +- 0.01 at 65537: 3e-5). Odd lengths take vec 1
+ * on CPUs, one sum per row; the most features take vec 16 there, a
+ * million terms per lane (1e-3 for softmax, 2e-4 for the norms). */
+static void test_long_sums(void)
+{
+    static const struct hard_case cases[] = {
+        {"softmax", "f32", "features: 50257", {0, 5}, 3, 1, 0},
+        {"softmax", "f32", "features: 65537", {0, 5}, 2, 1, 0},
+        {"softmax", "f32", "features: 16777216", {0, 5}, 1, 1, 0},
+        /* Rising rows: the max grows all along, and a sum rescaled at
+         * each new max took a rounding each time (6e-5 at 50257). */
+        {"softmax", "f32", "features: 50257", {0, 0}, 1, 0, 10},
+        {"softmax", "f32", "features: 65537", {0, 0}, 1, 1, 10},
+        {"rmsnorm", "f32", "features: 65537", {1e4, 1e-2}, 2, 1, 0},
+        {"rmsnorm", "f32", "features: 16777216", {0, 1}, 1, 1, 0},
+        {"layernorm", "f32", "features: 16777216", {0, 1}, 1, 1, 0},
+    };
+    run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
 /* Layer norms whose variance cancels unless the mean is right to a few
  * roundings: mean 1e4 and spread 1e-2 over a long row (one float32 sum
  * of the row gave errors of 4.3), and constant rows, where y must be beta
@@ -183,9 +207,9 @@ static void test_norm_cancel(void)
 {
     static const struct hard_case cases[] = {
         {"layernorm", "f32", "features: 65537, eps: 1.0e-6", {1e4, 1e-2},
-         2, 1},
-        {"layernorm", "f32", "features: 50257", {3.3, 0}, 2, 0},
-        {"layernorm", "f32", "features: 4096", {-1234.567, 0}, 3, 0},
+         2, 1, 0},
+        {"layernorm", "f32", "features: 50257", {3.3, 0}, 2, 0, 0},
+        {"layernorm", "f32", "features: 4096", {-1234.567, 0}, 3, 0, 0},
     };
     run_hard_cases(cases, sizeof cases / sizeof cases[0]);
 }
@@ -485,6 +509,8 @@ int add_numeric_suite(void)
                     test_softmax_large) == NULL ||
         CU_add_test(s, "norms: mean 1e4, spread 1e-2", test_norm_offset) ==
             NULL ||
+        CU_add_test(s, "row ops: long sums, GPU and CPU defaults",
+                    test_long_sums) == NULL ||
         CU_add_test(s, "layernorm: cancelling variance, GPU and CPU "
                     "defaults", test_norm_cancel) == NULL ||
         CU_add_test(s, "lora: tiles x dtypes x rows", test_lora_tiles) ==
