@@ -1,6 +1,7 @@
 /* op_softmax.c - softmax over each row, with an optional scale first. */
 #include "op_rows.h"
 
+#include <float.h>
 #include <math.h>
 
 static const struct param_def fields[] = {
@@ -22,6 +23,15 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 {
     rows_plan_begin(ks, p);
     rows_plan_float(ks, p, "scale", "SCALE", "applied to x first");
+    /* Below 128/FLT_MAX, scale * (x - max x) would be 0 * inf for a row
+     * spanning more than FLT_MAX (scale 0), or lose moderate exponents
+     * to -inf; at or above it, exp of an overflowed difference is 0 as it
+     * should be (templates/softmax.cl). */
+    int half_x = fabsf((float)spec_field(ks, "scale")) < 128.0f / FLT_MAX;
+    plan_int(p, "HALF_X",
+             half_x ? "x halved: x - max x must not overflow"
+                    : "x - max x may overflow: exp gives 0",
+             half_x);
     rows_plan_end(ks, p, "softmax", params);
 }
 

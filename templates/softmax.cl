@@ -4,43 +4,63 @@
  * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   SCALE   applied to x first (a float literal)
+ *   HALF_X  1: x is halved first (|SCALE| < 128/FLT_MAX, see below)
  *
- * The kernel works on z = sign(SCALE)*x: SCALE*x - m is formed as
- * |SCALE|*(z - max z), a difference of inputs scaled afterwards, so it keeps
- * its precision when |x| is large, and it is <= 0, so exp cannot overflow.
- * Each item keeps a max of z (streamed rows: a reference not far below it)
- * and a sum of exponentials relative to it; the row's pairs are then
- * merged.
+ * The kernel works on h = sign(SCALE)*x and forms SCALE*x - m as
+ * |SCALE|*(h - max h): a difference of inputs, scaled afterwards, so it
+ * keeps its precision when |x| is large, and <= 0, so exp cannot
+ * overflow. h - max h itself overflows to -inf when x spans more than
+ * FLT_MAX; for |SCALE| >= 128/FLT_MAX the exponent is then below -128
+ * anyway, and exp gives the 0 it should (so does a huge |SCALE|, for all
+ * but the largest elements). Smaller scales, 0 among them, would turn
+ * that into 0 * inf = NaN, or lose exp(-6) terms to 0: for those the plan
+ * sets HALF_X and h is sign(SCALE)*x/2, whose differences stay finite,
+ * scaled by 2|SCALE| (halving and doubling are exact; SCALE 0 then gives
+ * the uniform row). Each item keeps a max of h (streamed rows: a
+ * reference not far below it) and a sum of exponentials relative to it;
+ * the row's pairs are then merged.
  *
  * Buffers: x (rows x FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
 #include "storage_@dtype@.cl"
 
-#if !defined(SCALE)
-#error "softmax.cl: the plan must define SCALE"
+#if !defined(SCALE) || !defined(HALF_X)
+#error "softmax.cl: the plan must define SCALE and HALF_X"
 #endif
 
 #include "row_reduce.cl"
 
-#define SIGN (SCALE < 0.0f ? -1.0f : 1.0f)
-#define ABS_SCALE (SCALE < 0.0f ? -(SCALE) : (SCALE))
+/* h = H_SIGN * x, and SCALE*x - m = EXP_SCALE * (h - max h). Halving is
+ * exact but for subnormal x (off by 2^-150 at most, which no exponent
+ * notices). With HALF_X 0, H_SIGN is +-1 and folds away: the common
+ * scales pay nothing for the rare ones. */
+#if HALF_X
+#define H_PER_X 0.5f
+#else
+#define H_PER_X 1.0f
+#endif
+#define H_SIGN (SCALE < 0.0f ? -H_PER_X : H_PER_X)
+#define EXP_SCALE ((SCALE < 0.0f ? -(SCALE) : (SCALE)) / H_PER_X)
+/* No h is below it: the max of an item without elements, or with only
+ * -inf ones (masked), which must merge as a zero sum, not as inf - inf. */
+#define NO_MAX (-H_PER_X * FLT_MAX)
 
-/* Streamed rows: the largest exponent ABS_SCALE * (z - m) that a term may
+/* Streamed rows: the largest exponent EXP_SCALE * (h - m) that a term may
  * have before the reference m moves up. e^32 per term keeps a row's sum
  * below 2^24 e^32 < 1e22, far from overflow. */
 #define RESCALE_ABOVE 32.0f
 
 /* Merges the partial (m2, s2) into (m, s): references (maxima, or not far
- * below) of z and sums of exp(ABS_SCALE*(z - reference)), rescaled to the
+ * below) of h and sums of exp(EXP_SCALE*(h - reference)), rescaled to the
  * larger reference. */
 inline void merge_max_sum(float *m, float *s, float m2, float s2)
 {
     if (m2 > *m) {
-        *s = *s * exp(ABS_SCALE * (*m - m2)) + s2;
+        *s = *s * exp(EXP_SCALE * (*m - m2)) + s2;
         *m = m2;
     } else {
-        *s += s2 * exp(ABS_SCALE * (m2 - *m));
+        *s += s2 * exp(EXP_SCALE * (m2 - *m));
     }
 }
 
@@ -86,9 +106,7 @@ void softmax(const int rows, const __global storage_t *x,
     const uint lid = get_local_id(0);
     const size_t base = row_base(rows);
 
-    /* -FLT_MAX, not -INFINITY: an item without elements, or with only
-     * -inf ones (masked), must merge as a zero sum, not as inf - inf. */
-    float m = -FLT_MAX;
+    float m = NO_MAX;
     float s;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
@@ -97,7 +115,7 @@ void softmax(const int rows, const __global storage_t *x,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] = SIGN * loadv(x, base + j * VEC);
+            v[k] = H_SIGN * loadv(x, base + j * VEC);
             m = MAX2(m, hmax(v[k]));
         }
     }
@@ -105,7 +123,7 @@ void softmax(const int rows, const __global storage_t *x,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] = exp(ABS_SCALE * (v[k] - m));
+            v[k] = exp(EXP_SCALE * (v[k] - m));
             sv += v[k];
         }
     }
@@ -116,7 +134,7 @@ void softmax(const int rows, const __global storage_t *x,
         return;
     }
     /* v holds exponentials relative to this item's max. */
-    const float f = exp(ABS_SCALE * (mine - m)) / s;
+    const float f = exp(EXP_SCALE * (mine - m)) / s;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
@@ -138,18 +156,18 @@ void softmax(const int rows, const __global storage_t *x,
         const uint j1 = block_end(j0);
         floatv mv = m;
         for (uint j = j0; j < j1; j += WG_SIZE) {
-            mv = MAX2(mv, SIGN * loadv(x, base + j * VEC));
+            mv = MAX2(mv, H_SIGN * loadv(x, base + j * VEC));
         }
         const float mb = hmax(mv);
-        if (ABS_SCALE * (mb - m) > RESCALE_ABOVE) {
-            const float rescale = exp(ABS_SCALE * (m - mb));
+        if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
+            const float rescale = exp(EXP_SCALE * (m - mb));
             sum *= rescale;
             err *= rescale;
             m = mb;
         }
         floatv b = 0.0f;
         for (uint j = j0; j < j1; j += WG_SIZE) {
-            b += exp(ABS_SCALE * (SIGN * loadv(x, base + j * VEC) - m));
+            b += exp(EXP_SCALE * (H_SIGN * loadv(x, base + j * VEC) - m));
         }
         csum_add(&sum, &err, b);
     }
@@ -160,8 +178,8 @@ void softmax(const int rows, const __global storage_t *x,
     }
     const float inv = 1.0f / s;
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv z = SIGN * loadv(x, base + j * VEC);
-        storev(y, base + j * VEC, exp(ABS_SCALE * (z - m)) * inv);
+        const floatv h = H_SIGN * loadv(x, base + j * VEC);
+        storev(y, base + j * VEC, exp(EXP_SCALE * (h - m)) * inv);
     }
 #endif
 }

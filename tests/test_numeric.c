@@ -144,7 +144,8 @@ struct hard_case {
     size_t rows;
     /* The float64 reference alone judges: the naive kernel's one running
      * sum per row nears or passes its room (4e-5) from about 50000 terms,
-     * depending on the seed. */
+     * depending on the seed, and its scale * x overflows for huge
+     * scales. */
     int reference_only;
     double x_ramp; /* x also rises by this much along each row */
 };
@@ -210,6 +211,28 @@ static void test_norm_cancel(void)
          2, 1, 0},
         {"layernorm", "f32", "features: 50257", {3.3, 0}, 2, 0, 0},
         {"layernorm", "f32", "features: 4096", {-1234.567, 0}, 3, 0, 0},
+    };
+    run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Softmax of the largest finite inputs and extreme scales: scale * (x -
+ * max) must neither turn into 0 * inf (scale 0: a uniform row) nor lose
+ * differences beyond FLT_MAX (a tiny scale makes exp(-6) of them), and a
+ * huge scale must give the one-hot row, not NaN. The naive kernel forms
+ * scale * x first, which overflows for the huge scales (and its
+ * scale * x - max, contracted to an fma, is not 0 at the max). */
+static void test_softmax_extremes(void)
+{
+    static const struct hard_case cases[] = {
+        {"softmax", "f32", "features: 1000, scale: 0", {0, 3e38}, 3, 0, 0},
+        {"softmax", "f32", "features: 4096, scale: 0", {0, 1e32}, 3, 0, 0},
+        {"softmax", "f32", "features: 1000", {0, 3e38}, 3, 0, 0},
+        {"softmax", "f32", "features: 4097, scale: 2.0e-38", {0, 3e38}, 3,
+         0, 0},
+        {"softmax", "f32", "features: 1000, scale: -1.0e30", {0, 3e38}, 3,
+         1, 0},
+        {"softmax", "f32", "features: 4097, scale: 1.0e30", {0, 1}, 3, 1, 0},
+        {"softmax", "bf16", "features: 1000, scale: 0", {0, 3e38}, 3, 0, 0},
     };
     run_hard_cases(cases, sizeof cases / sizeof cases[0]);
 }
@@ -513,6 +536,8 @@ int add_numeric_suite(void)
                     test_long_sums) == NULL ||
         CU_add_test(s, "layernorm: cancelling variance, GPU and CPU "
                     "defaults", test_norm_cancel) == NULL ||
+        CU_add_test(s, "softmax: huge inputs, extreme scales, GPU and CPU "
+                    "defaults", test_softmax_extremes) == NULL ||
         CU_add_test(s, "lora: tiles x dtypes x rows", test_lora_tiles) ==
             NULL ||
         CU_add_test(s, "lora: base, accumulate, scale, xa, decode",
