@@ -19,6 +19,12 @@
 #define ROWS_ITEM_FLOATS 8
 /* Work-items per group that the default rows aims at, for short rows. */
 #define ROWS_GROUP_ITEMS 256
+/* Vectors a streaming work-item sums into a fresh accumulator before
+ * adding the block's sum to its compensated total (row_reduce.cl): a sum
+ * of 64 float32 terms is off by a few 1e-7 relative at worst-typical, far
+ * inside the 1e-5 bound, and the compensated add costs a few operations
+ * per 64 vectors. */
+#define ROWS_SUM_BLOCK 64
 /* Largest work-group (work-items) and local memory (bytes) a spec may ask
  * for: what every OpenCL GPU of interest offers. */
 #define ROWS_MAX_GROUP 1024
@@ -251,6 +257,10 @@ void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "NVEC", "vectors per row", row_vectors(ks));
     plan_int(p, "SLOTS", "vectors per work-item, rounded up",
              item_vectors(ks));
+    if (!rows_in_registers(ks)) {
+        plan_int(p, "SUM_BLOCK", "vectors summed apart, then added "
+                 "compensated", ROWS_SUM_BLOCK);
+    }
 }
 
 void rows_plan_float(const struct kernel_spec *ks, struct plan *p,

@@ -9,8 +9,13 @@
  * gives mean0, the rounded mean; a second sums d = x - mean0 and d^2. The
  * mean of d, c, is only mean0's rounding error, so var = E[d^2] - c^2
  * cannot cancel, and d - c keeps the precision of the deviations even when
- * |mean| is far larger than the spread. Rows in registers are read once;
- * streamed rows are read three times.
+ * |mean| is far larger than the spread. That holds only while mean0 is
+ * within a few roundings of the mean, so the first pass sums x - shift,
+ * shift being the row's first element: terms at the scale of the spread,
+ * not of the mean (and all 0 in a constant row, whose y is then beta
+ * exactly); and streamed rows sum in compensated blocks (row_reduce.cl),
+ * as one work-item per row on a CPU sums tens of thousands of terms.
+ * Rows in registers are read once; streamed rows are read three times.
  *
  * Buffers: x (rows x FEATURES), gamma, beta (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
@@ -59,6 +64,8 @@ void layernorm(const int rows, const __global storage_t *x,
     const uint ly = get_local_id(1);
     const size_t base = row_base(rows);
 
+    /* Sums of x - shift, per vector lane. */
+    const float shift = load1(x, base);
     floatv acc = 0.0f;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
@@ -67,13 +74,19 @@ void layernorm(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = loadv(x, base + j * VEC);
-            acc += v[k];
+            acc += v[k] - shift;
         }
     }
 #else
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        acc += loadv(x, base + j * VEC);
+    floatv acc_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            b += loadv(x, base + j * VEC) - shift;
+        }
+        csum_add(&acc, &acc_err, b);
     }
+    acc += acc_err;
 #endif
 #if PARAMS_EARLY
     floatv g[SLOTS], bt[SLOTS];
@@ -81,7 +94,7 @@ void layernorm(const int rows, const __global storage_t *x,
     load_param(bt, beta, lid);
 #endif
     const float mean0 =
-        row_sum(part_mean[ly], lid, hsum(acc)) / (float)FEATURES;
+        shift + row_sum(part_mean[ly], lid, hsum(acc)) / (float)FEATURES;
 
     /* Sums of d and d^2, per vector lane. */
     floatv sd = 0.0f;
@@ -97,11 +110,21 @@ void layernorm(const int rows, const __global storage_t *x,
         }
     }
 #else
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv d = loadv(x, base + j * VEC) - mean0;
-        sd += d;
-        sd2 += d * d;
+    floatv sd_err = 0.0f;
+    floatv sd2_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        floatv b2 = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            const floatv d = loadv(x, base + j * VEC) - mean0;
+            b += d;
+            b2 += d * d;
+        }
+        csum_add(&sd, &sd_err, b);
+        csum_add(&sd2, &sd2_err, b2);
     }
+    sd += sd_err;
+    sd2 += sd2_err;
 #endif
     const float2 sums =
         row_sum2(part_dev[ly], lid, (float2)(hsum(sd), hsum(sd2)));

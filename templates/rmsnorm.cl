@@ -36,10 +36,18 @@ void rmsnorm(const int rows, const __global storage_t *x,
         }
     }
 #else
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv xv = loadv(x, base + j * VEC);
-        acc += xv * xv;
+    /* Compensated blocks (row_reduce.cl): a CPU's one item per row sums
+     * tens of thousands of squares. */
+    floatv acc_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            const floatv xv = loadv(x, base + j * VEC);
+            b += xv * xv;
+        }
+        csum_add(&acc, &acc_err, b);
     }
+    acc += acc_err;
 #endif
 #if PARAMS_EARLY
     floatv g[SLOTS];

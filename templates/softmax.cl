@@ -4,36 +4,63 @@
  * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   SCALE   applied to x first (a float literal)
+ *   HALF_X  1: x is halved first (|SCALE| < 128/FLT_MAX, see below)
  *
- * The kernel works on z = sign(SCALE)*x: SCALE*x - m is formed as
- * |SCALE|*(z - max z), a difference of inputs scaled afterwards, so it keeps
- * its precision when |x| is large, and it is <= 0, so exp cannot overflow.
- * Each item keeps a running max of z and a sum of exponentials relative to
- * it (rescaled when the max grows); the row's pairs are then merged.
+ * The kernel works on h = sign(SCALE)*x and forms SCALE*x - m as
+ * |SCALE|*(h - max h): a difference of inputs, scaled afterwards, so it
+ * keeps its precision when |x| is large, and <= 0, so exp cannot
+ * overflow. h - max h itself overflows to -inf when x spans more than
+ * FLT_MAX; for |SCALE| >= 128/FLT_MAX the exponent is then below -128
+ * anyway, and exp gives the 0 it should (so does a huge |SCALE|, for all
+ * but the largest elements). Smaller scales, 0 among them, would turn
+ * that into 0 * inf = NaN, or lose exp(-6) terms to 0: for those the plan
+ * sets HALF_X and h is sign(SCALE)*x/2, whose differences stay finite,
+ * scaled by 2|SCALE| (halving and doubling are exact; SCALE 0 then gives
+ * the uniform row). Each item keeps a max of h (streamed rows: a
+ * reference not far below it) and a sum of exponentials relative to it;
+ * the row's pairs are then merged.
  *
  * Buffers: x (rows x FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
 #include "storage_@dtype@.cl"
 
-#if !defined(SCALE)
-#error "softmax.cl: the plan must define SCALE"
+#if !defined(SCALE) || !defined(HALF_X)
+#error "softmax.cl: the plan must define SCALE and HALF_X"
 #endif
 
 #include "row_reduce.cl"
 
-#define SIGN (SCALE < 0.0f ? -1.0f : 1.0f)
-#define ABS_SCALE (SCALE < 0.0f ? -(SCALE) : (SCALE))
+/* h = H_SIGN * x, and SCALE*x - m = EXP_SCALE * (h - max h). Halving is
+ * exact but for subnormal x (off by 2^-150 at most, which no exponent
+ * notices). With HALF_X 0, H_SIGN is +-1 and folds away: the common
+ * scales pay nothing for the rare ones. */
+#if HALF_X
+#define H_PER_X 0.5f
+#else
+#define H_PER_X 1.0f
+#endif
+#define H_SIGN (SCALE < 0.0f ? -H_PER_X : H_PER_X)
+#define EXP_SCALE ((SCALE < 0.0f ? -(SCALE) : (SCALE)) / H_PER_X)
+/* No h is below it: the max of an item without elements, or with only
+ * -inf ones (masked), which must merge as a zero sum, not as inf - inf. */
+#define NO_MAX (-H_PER_X * FLT_MAX)
 
-/* Merges the partial (m2, s2) into (m, s): maxima of z and sums of
- * exp(ABS_SCALE*(z - max)), rescaled to the larger max. */
+/* Streamed rows: the largest exponent EXP_SCALE * (h - m) that a term may
+ * have before the reference m moves up. e^32 per term keeps a row's sum
+ * below 2^24 e^32 < 1e22, far from overflow. */
+#define RESCALE_ABOVE 32.0f
+
+/* Merges the partial (m2, s2) into (m, s): references (maxima, or not far
+ * below) of h and sums of exp(EXP_SCALE*(h - reference)), rescaled to the
+ * larger reference. */
 inline void merge_max_sum(float *m, float *s, float m2, float s2)
 {
     if (m2 > *m) {
-        *s = *s * exp(ABS_SCALE * (*m - m2)) + s2;
+        *s = *s * exp(EXP_SCALE * (*m - m2)) + s2;
         *m = m2;
     } else {
-        *s += s2 * exp(ABS_SCALE * (m2 - *m));
+        *s += s2 * exp(EXP_SCALE * (m2 - *m));
     }
 }
 
@@ -79,18 +106,16 @@ void softmax(const int rows, const __global storage_t *x,
     const uint lid = get_local_id(0);
     const size_t base = row_base(rows);
 
-    /* -FLT_MAX, not -INFINITY: an item without elements, or with only
-     * -inf ones (masked), must merge as a zero sum, not as inf - inf. */
-    float m = -FLT_MAX;
+    float m = NO_MAX;
     float s;
-    floatv sv = 0.0f;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
+    floatv sv = 0.0f;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] = SIGN * loadv(x, base + j * VEC);
+            v[k] = H_SIGN * loadv(x, base + j * VEC);
             m = MAX2(m, hmax(v[k]));
         }
     }
@@ -98,7 +123,7 @@ void softmax(const int rows, const __global storage_t *x,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] = exp(ABS_SCALE * (v[k] - m));
+            v[k] = exp(EXP_SCALE * (v[k] - m));
             sv += v[k];
         }
     }
@@ -109,7 +134,7 @@ void softmax(const int rows, const __global storage_t *x,
         return;
     }
     /* v holds exponentials relative to this item's max. */
-    const float f = exp(ABS_SCALE * (mine - m)) / s;
+    const float f = exp(EXP_SCALE * (mine - m)) / s;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
@@ -118,25 +143,43 @@ void softmax(const int rows, const __global storage_t *x,
         }
     }
 #else
-    /* Online: the sum is rescaled whenever the max grows. */
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv z = SIGN * loadv(x, base + j * VEC);
-        const float mz = hmax(z);
-        if (mz > m) {
-            sv *= exp(ABS_SCALE * (m - mz));
-            m = mz;
+    /* Block by block (row_reduce.cl): the block's max first, then its
+     * exponentials relative to m, a reference that may trail the max by
+     * an exponent of up to RESCALE_ABOVE. Only when the block's max gets
+     * past that is the compensated sum rescaled to it, so a rising row is
+     * rescaled a few times, not once per vector or block: each rescale
+     * rounds the whole sum (up to 6e-5 relative at 50257 features when
+     * it was per vector). */
+    floatv sum = 0.0f;
+    floatv err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        const uint j1 = block_end(j0);
+        floatv mv = m;
+        for (uint j = j0; j < j1; j += WG_SIZE) {
+            mv = MAX2(mv, H_SIGN * loadv(x, base + j * VEC));
         }
-        sv += exp(ABS_SCALE * (z - m));
+        const float mb = hmax(mv);
+        if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
+            const float rescale = exp(EXP_SCALE * (m - mb));
+            sum *= rescale;
+            err *= rescale;
+            m = mb;
+        }
+        floatv b = 0.0f;
+        for (uint j = j0; j < j1; j += WG_SIZE) {
+            b += exp(EXP_SCALE * (H_SIGN * loadv(x, base + j * VEC) - m));
+        }
+        csum_add(&sum, &err, b);
     }
-    s = hsum(sv);
+    s = hsum(sum + err);
     row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
     if (!row_live(rows)) {
         return;
     }
     const float inv = 1.0f / s;
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv z = SIGN * loadv(x, base + j * VEC);
-        storev(y, base + j * VEC, exp(ABS_SCALE * (z - m)) * inv);
+        const floatv h = H_SIGN * loadv(x, base + j * VEC);
+        storev(y, base + j * VEC, exp(EXP_SCALE * (h - m)) * inv);
     }
 #endif
 }

@@ -7,7 +7,8 @@ suites=${SUITES:-numeric sweep stub}
 mutations='
 templates/row_reduce.cl%s/((k) + 1 < SLOTS || (j) < NVEC)/((k) + 1 < SLOTS || (j) <= NVEC)/%row ops: tail guard of a row the work-items split unevenly, off by one
 templates/layernorm.cl%0,/(float)FEATURES;/s//(float)(FEATURES + 1);/%layernorm: mean divided by D+1
-templates/softmax.cl%s/v\[k\] = exp(ABS_SCALE \* (v\[k\] - m));/v[k] = exp(ABS_SCALE * v[k]);/%softmax: max not subtracted (overflows at large inputs)
+templates/softmax.cl%s/v\[k\] = exp(EXP_SCALE \* (v\[k\] - m));/v[k] = exp(EXP_SCALE * v[k]);/%softmax: max not subtracted (overflows at large inputs)
+templates/softmax.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not halved for scale 0 (0 * inf at inputs spanning more than FLT_MAX)
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
 templates/lora_main.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K tail guard of the X tile off by one
 templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped

@@ -361,9 +361,13 @@ static void report(const struct nu_kernel *k, const struct vcase *c,
     size_t n = c->count[c->out];
     size_t row_len = c->rows ? n / c->rows : n;
     fprintf(stderr, "\nFAIL: kernel '%s' (%s, %s) rows %zu seed %lu "
-            "x~U[%g%+g, %g%+g]\n", k->ks->name, k->ks->op->name,
+            "x~U[%g%+g, %g%+g]", k->ks->name, k->ks->op->name,
             dtype_name(k->ks->dtype), c->rows, c->seed, dist.offset,
             -dist.spread, dist.offset, dist.spread);
+    if (k->x_ramp != 0) {
+        fprintf(stderr, " + %g * column / length", k->x_ramp);
+    }
+    fprintf(stderr, "\n");
     if (o->stage != NULL) {
         fprintf(stderr, "  %s: %s\n", o->stage, rt_status(o->status));
     }
@@ -377,6 +381,9 @@ static void report(const struct nu_kernel *k, const struct vcase *c,
     }
     if (naive != NULL && !(o->err_naive <= o->naive_bound)) {
         print_rows("naive", naive, ref, c->rows, row_len, o->naive_bound);
+    }
+    if (k->reference_only) {
+        fprintf(stderr, "  (naive kernel not run: reference_only)\n");
     }
     fprintf(stderr, "--- spec:\n%s---\n", k->yaml);
 }
@@ -416,6 +423,11 @@ static void run_case(struct nu_kernel *k, const struct vcase *c,
         o->status = st;
     }
     o->err_gen = st == CL_SUCCESS ? rel_l2(got, ref, n) : INFINITY;
+    if (k->reference_only) {
+        o->err_naive = o->err_pair = 0;
+        vbuffers_free(&b);
+        return;
+    }
     st = vbuffers_reset_output(&the_rt, c, &b);
     if (st == CL_SUCCESS) {
         t0 = now();
@@ -429,6 +441,23 @@ static void run_case(struct nu_kernel *k, const struct vcase *c,
     o->err_naive = st == CL_SUCCESS ? rel_l2(naive, ref, n) : INFINITY;
     o->err_pair = pair_error(got, naive, n);
     vbuffers_free(&b);
+}
+
+/* Adds RAMP * i / length to element i of each row of C's x. */
+static void add_ramp(struct vcase *c, double ramp)
+{
+    for (int b = 0; b < c->plan.n_buffer; b++) {
+        const struct plan_buffer *pb = &c->plan.buffer[b];
+        if (strcmp(pb->name, "x") != 0 || pb->per_row <= 0 ||
+            c->host[b] == NULL) {
+            continue;
+        }
+        size_t len = (size_t)pb->per_row;
+        for (size_t i = 0; i < c->count[b]; i++) {
+            double v = c->host[b][i] + ramp * (double)(i % len) / (double)len;
+            c->host[b][i] = round_to_dtype((float)v, c->ks->dtype);
+        }
+    }
 }
 
 int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
@@ -450,6 +479,9 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
         fail(__LINE__, "vcase_init: out of memory ('%s', rows %zu)",
              k->ks->name, rows);
         return 0;
+    }
+    if (k->x_ramp != 0) {
+        add_ramp(&c, k->x_ramp);
     }
     size_t n = c.count[c.out];
     double *ref = vcase_reference(&c);

@@ -20,6 +20,13 @@ struct nu_kernel {
     const struct kernel_spec *ks; /* set.kernel[0]; NULL when rejected */
     struct stub stub;
     int built;
+    /* Set before nu_run: the float64 reference alone judges, for inputs
+     * that the naive kernel's plain float32 arithmetic cannot take (a
+     * softmax scale times 3e38 overflows there, not in the kernel). */
+    int reference_only;
+    /* Set before nu_run: x also rises by this much along each row
+     * (0: does not), e.g. a softmax row whose max grows all along. */
+    double x_ramp;
 };
 
 /* Counts of one suite, printed by nu_close. */

@@ -5,6 +5,7 @@
  * that stress the row ops' numerics, and the kernels of specs/seeds.yaml. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "numeric_util.h"
 #include "suites.h"
@@ -128,6 +129,131 @@ static void test_norm_offset(void)
     check_row_kernel("layernorm", "f16", cases[0][0], "", off);
     check_row_kernel("rmsnorm", "f32", cases[0][0], "", off);
     check_row_kernel("rmsnorm", "f32", cases[1][0], cases[1][1], off);
+}
+
+/* ---- hard inputs, with the GPU and the CPU defaults --------------------- */
+
+/* Inputs that break float32 row arithmetic done the simple way, at the row
+ * lengths where it breaks. Each case runs with the op defaults for GPUs
+ * (many work-items per row, each summing a few elements) and for CPUs
+ * (gen --target cpu: one work-item sums the whole row alone, so its sums
+ * are as long as the row). */
+struct hard_case {
+    const char *op, *dtype, *fields;
+    struct vdist x;
+    size_t rows;
+    /* The float64 reference alone judges: the naive kernel's one running
+     * sum per row nears or passes its room (4e-5) from about 50000 terms,
+     * depending on the seed, and its scale * x overflows for huge
+     * scales. */
+    int reference_only;
+    double x_ramp; /* x also rises by this much along each row */
+};
+
+static void run_hard_case(const struct hard_case *c, enum target target)
+{
+    struct nu_kernel k;
+    struct diags d = {.out = stderr};
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_hard, op: %s, dtype: %s, "
+                   "%s}\n", c->op, c->dtype, c->fields)) {
+        CU_ASSERT(spec_set_target(&k.set, target, &d) == 0);
+        /* Shown with the spec when a case fails. */
+        snprintf(k.yaml + strlen(k.yaml), sizeof k.yaml - strlen(k.yaml),
+                 "# op defaults for %s\n",
+                 target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+        k.reference_only = c->reference_only;
+        k.x_ramp = c->x_ramp;
+        if (nu_build(&k)) {
+            nu_run(&k, c->rows, c->x);
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+static void run_hard_cases(const struct hard_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        run_hard_case(&c[i], TARGET_GPU);
+        run_hard_case(&c[i], TARGET_CPU);
+    }
+}
+
+/* Long rows of small terms: a float32 running sum over a whole row drifts
+ * by far more than 1e-5 (softmax with logits in +-5 at 50257 features:
+ * 4e-5; squares of 1e4 +- 0.01 at 65537: 3e-5). Odd lengths take vec 1
+ * on CPUs, one sum per row; the most features take vec 16 there, a
+ * million terms per lane (1e-3 for softmax, 2e-4 for the norms). */
+static void test_long_sums(void)
+{
+    static const struct hard_case cases[] = {
+        {"softmax", "f32", "features: 50257", {0, 5}, 3, 1, 0},
+        {"softmax", "f32", "features: 65537", {0, 5}, 2, 1, 0},
+        {"softmax", "f32", "features: 16777216", {0, 5}, 1, 1, 0},
+        /* Rising rows: the max grows all along, and a sum rescaled at
+         * each new max took a rounding each time (6e-5 at 50257). */
+        {"softmax", "f32", "features: 50257", {0, 0}, 1, 0, 10},
+        {"softmax", "f32", "features: 65537", {0, 0}, 1, 1, 10},
+        {"rmsnorm", "f32", "features: 65537", {1e4, 1e-2}, 2, 1, 0},
+        {"rmsnorm", "f32", "features: 16777216", {0, 1}, 1, 1, 0},
+        {"layernorm", "f32", "features: 16777216", {0, 1}, 1, 1, 0},
+    };
+    run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Layer norms whose variance cancels unless the mean is right to a few
+ * roundings: mean 1e4 and spread 1e-2 over a long row (one float32 sum
+ * of the row gave errors of 4.3), and constant rows, where y must be beta
+ * (5e-4 off at 50257 features). */
+static void test_norm_cancel(void)
+{
+    static const struct hard_case cases[] = {
+        {"layernorm", "f32", "features: 65537, eps: 1.0e-6", {1e4, 1e-2},
+         2, 1, 0},
+        {"layernorm", "f32", "features: 50257", {3.3, 0}, 2, 0, 0},
+        {"layernorm", "f32", "features: 4096", {-1234.567, 0}, 3, 0, 0},
+    };
+    run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Softmax of the largest finite inputs and extreme scales: scale * (x -
+ * max) must neither turn into 0 * inf (scale 0: a uniform row) nor lose
+ * differences beyond FLT_MAX (a tiny scale makes exp(-6) of them), and a
+ * huge scale must give the one-hot row, not NaN. The naive kernel forms
+ * scale * x first, which overflows for the huge scales (and its
+ * scale * x - max, contracted to an fma, is not 0 at the max). */
+static void test_softmax_extremes(void)
+{
+    static const struct hard_case cases[] = {
+        {"softmax", "f32", "features: 1000, scale: 0", {0, 3e38}, 3, 0, 0},
+        {"softmax", "f32", "features: 4096, scale: 0", {0, 1e32}, 3, 0, 0},
+        {"softmax", "f32", "features: 1000", {0, 3e38}, 3, 0, 0},
+        {"softmax", "f32", "features: 4097, scale: 2.0e-38", {0, 3e38}, 3,
+         0, 0},
+        {"softmax", "f32", "features: 1000, scale: -1.0e30", {0, 3e38}, 3,
+         1, 0},
+        {"softmax", "f32", "features: 4097, scale: 1.0e30", {0, 1}, 3, 1, 0},
+        {"softmax", "bf16", "features: 1000, scale: 0", {0, 3e38}, 3, 0, 0},
+    };
+    run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Softmax in f16 past 16384 features: outputs near 1/D fall among the
+ * subnormals, whose fixed spacing 2^-24 costs relative precision (0.003
+ * at 200000 features, from rounding alone) that the op's error bound owns
+ * up to; and the bound stays that of f16 rounding for short rows. */
+static void test_softmax_f16_subnormal(void)
+{
+    static const struct hard_case cases[] = {
+        {"softmax", "f16", "features: 65537", {0, 1}, 2, 0, 0},
+        {"softmax", "f16", "features: 200000", {0, 1}, 1, 0, 0},
+    };
+    run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+    struct nu_kernel k;
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_f16, op: softmax, dtype: "
+                   "f16, features: 4096}\n")) {
+        CU_ASSERT(error_bound(k.ks) < 2.2e-3);
+    }
+    nu_kernel_free(&k);
 }
 
 /* ---- lora_forward ------------------------------------------------------ */
@@ -425,6 +551,14 @@ int add_numeric_suite(void)
                     test_softmax_large) == NULL ||
         CU_add_test(s, "norms: mean 1e4, spread 1e-2", test_norm_offset) ==
             NULL ||
+        CU_add_test(s, "row ops: long sums, GPU and CPU defaults",
+                    test_long_sums) == NULL ||
+        CU_add_test(s, "layernorm: cancelling variance, GPU and CPU "
+                    "defaults", test_norm_cancel) == NULL ||
+        CU_add_test(s, "softmax: huge inputs, extreme scales, GPU and CPU "
+                    "defaults", test_softmax_extremes) == NULL ||
+        CU_add_test(s, "softmax: f16 outputs among the subnormals",
+                    test_softmax_f16_subnormal) == NULL ||
         CU_add_test(s, "lora: tiles x dtypes x rows", test_lora_tiles) ==
             NULL ||
         CU_add_test(s, "lora: base, accumulate, scale, xa, decode",

@@ -94,6 +94,8 @@ inline float4 load4v(const __global storage_t *p, size_t i)
  * Derived:
  *   NVEC              vectors per row
  *   SLOTS             vectors per item, the last one maybe past the row end
+ *   SUM_BLOCK         streamed rows only: vectors per item summed apart
+ *                     before they join a compensated total (long sums, below)
  */
 /* Every value comes from the plan (gen/op_rows.c), which keeps specl's
  * knob defaults in one place. */
@@ -101,6 +103,10 @@ inline float4 load4v(const __global storage_t *p, size_t i)
     !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) ||             \
     !defined(NVEC) || !defined(SLOTS)
 #error "row_reduce.cl: a macro of the row ops' plan is missing"
+#endif
+
+#if !ROW_IN_REGISTERS && !defined(SUM_BLOCK)
+#error "row_reduce.cl: a streamed row needs SUM_BLOCK from the plan"
 #endif
 
 #if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC
@@ -219,6 +225,34 @@ inline float hmax(floatv v) { return v; }
 #error "VEC must be 1, 2, 4, 8 or 16"
 #endif
 
+/* Long sums. An item that streams a long row (all of it on CPUs, where
+ * WG_SIZE is 1) must not add thousands of terms into one float per lane:
+ * the rounding errors of a float32 running sum grow with its length
+ * (4e-5 relative for the 50257 exponentials of a softmax row; all of a
+ * variance that cancels). So streamed loops walk the item's vectors in
+ * blocks of SUM_BLOCK (j0 = lid, lid + BLOCK_STRIDE, ..., each block up
+ * to block_end(j0) in steps of WG_SIZE), sum each block into a fresh
+ * accumulator and add that into a compensated total: csum_add keeps in
+ * *err what rounding took from *sum (Neumaier's variant of Kahan's sum,
+ * which stays right when a block outweighs the total). The error is that
+ * of a sum of SUM_BLOCK terms whatever the row's length, for a few
+ * operations per block. */
+#if !ROW_IN_REGISTERS
+#define BLOCK_STRIDE (SUM_BLOCK * WG_SIZE)
+
+inline uint block_end(uint j0)
+{
+    return min(j0 + BLOCK_STRIDE, (uint)NVEC);
+}
+
+inline void csum_add(floatv *sum, floatv *err, floatv b)
+{
+    const floatv t = *sum + b;
+    *err += fabs(*sum) >= fabs(b) ? (*sum - t) + b : (b - t) + *sum;
+    *sum = t;
+}
+#endif
+
 /* Element offset of this item's row. In a last group that overhangs the
  * rows, the extra items work on the last row (they must still reach every
  * barrier) and row_live() tells them not to store. */
@@ -324,10 +358,18 @@ void rmsnorm(const int rows, const __global storage_t *x,
         }
     }
 #else
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv xv = loadv(x, base + j * VEC);
-        acc += xv * xv;
+    /* Compensated blocks (row_reduce.cl): a CPU's one item per row sums
+     * tens of thousands of squares. */
+    floatv acc_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            const floatv xv = loadv(x, base + j * VEC);
+            b += xv * xv;
+        }
+        csum_add(&acc, &acc_err, b);
     }
+    acc += acc_err;
 #endif
 #if PARAMS_EARLY
     floatv g[SLOTS];
