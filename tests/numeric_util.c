@@ -101,6 +101,9 @@ const struct rt *nu_rt(void)
 
 /* ---- specs ------------------------------------------------------------- */
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 0)))
+#endif
 static int read_yaml(struct nu_kernel *k, const char *fmt, va_list ap)
 {
     memset(k, 0, sizeof *k);

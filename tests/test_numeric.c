@@ -293,8 +293,8 @@ static void test_lora_tiles(void)
     static const char *const tiles[] = {
         "",
         "m: 32, n: 32, k: 8, wm: 4, wn: 4, decode_rows: 4",
-        "m: 16, n: 64, k: 16, wm: 2, wn: 8, vec: 2, pad: 0, decode_rows: 5, "
-        "decode_n: 4, decode_k: 16, xa_m: 8, xa_k: 4",
+        ("m: 16, n: 64, k: 16, wm: 2, wn: 8, vec: 2, pad: 0, decode_rows: 5, "
+         "decode_n: 4, decode_k: 16, xa_m: 8, xa_k: 4"),
     };
     for (int t = 0; t < 3; t++) {
         for (int d = 0; d < N_DTYPES; d++) {

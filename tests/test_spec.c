@@ -807,8 +807,8 @@ static char *many_kernels(int n, int keys, size_t *len)
         static const char *const body[] = {
             "op: softmax, features: 1024",
             "op: rmsnorm, features: 4096, eps: 1.0e-5",
-            "op: lora_forward, in_features: 4096, out_features: 4096, "
-            "rank: 16, alpha: 32",
+            ("op: lora_forward, in_features: 4096, out_features: 4096, "
+             "rank: 16, alpha: 32"),
             "op: layernorm, features: 2048"};
         used += (size_t)snprintf(text + used, cap - used,
                                  "  - {name: layer_%06d_proj, %s}\n", i,
