@@ -353,11 +353,8 @@ int specl_bench_main(int argc, char **argv)
         buf_init(&notes);
         variants_build(&set.kernel[k], o.db != NULL ? &db : NULL, NULL, &vs,
                        &notes);
-        for (const char *line = buf_str(&notes);
-             o.db != NULL && *line != '\0';) {
-            size_t len = strcspn(line, "\n");
-            fprintf(stderr, "specl: note: %.*s\n", (int)len, line);
-            line += len + (line[len] == '\n');
+        if (o.db != NULL) {
+            variants_print_notes(&notes, stderr);
         }
         buf_free(&notes);
         failed |= bench_kernel(&o, &rt, &ceil, &naive, &vs, &first);

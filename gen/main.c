@@ -225,11 +225,8 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         variants_build(&set.kernel[i], db_path != NULL ? &db : NULL, device,
                        &vs[i], &notes);
         /* Which database entry each kernel got, or why none. */
-        for (const char *line = buf_str(&notes);
-             db_path != NULL && *line != '\0';) {
-            size_t len = strcspn(line, "\n");
-            fprintf(stderr, "specl: note: %.*s\n", (int)len, line);
-            line += len + (line[len] == '\n');
+        if (db_path != NULL) {
+            variants_print_notes(&notes, stderr);
         }
         buf_free(&notes);
     }

@@ -1,6 +1,7 @@
 /* variant.c - the knob sets one kernel's NAME.c carries (see variant.h). */
 #include "variant.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,13 +10,39 @@
 #include "knobs.h"
 #include "tunedb.h"
 
+/* Appends one line (printf FMT) to NOTES, when there are notes to keep. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void note(struct buf *notes, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    if (notes == NULL) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    buf_printf(notes, "%s\n", line);
+}
+
+void variants_print_notes(const struct buf *notes, FILE *out)
+{
+    for (const char *line = buf_str(notes); *line != '\0';) {
+        size_t len = strcspn(line, "\n");
+        fprintf(out, "specl: note: %.*s\n", (int)len, line);
+        line += len + (line[len] == '\n');
+    }
+}
+
 void variants_one(const struct kernel_spec *ks, struct variant_set *vs)
 {
     memset(vs, 0, sizeof *vs);
     vs->n = 1;
     vs->v[0].ks = *ks;
     snprintf(vs->v[0].label, sizeof vs->v[0].label, "%s",
-             ks->tile_note[0] ? ks->tile_note
+             ks->tile_note[0]           ? ks->tile_note
              : ks->target == TARGET_CPU ? "op defaults for CPUs"
                                         : "op defaults for GPUs");
     vs->v[0].n_match = 1; /* every device */
@@ -28,7 +55,7 @@ static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
                        const char *label, const struct variant_match *match,
                        char *why, size_t why_size)
 {
-    uint64_t hash, other;
+    uint64_t hash;
     char err[256];
     if (emit_code_hash(ks, &hash, err, sizeof err) < 0) {
         snprintf(why, why_size, "%s", err);
@@ -36,8 +63,7 @@ static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
     }
     for (int i = 0; i < vs->n; i++) {
         struct variant *v = &vs->v[i];
-        if (emit_code_hash(&v->ks, &other, err, sizeof err) == 0 &&
-            other == hash) {
+        if (v->code_hash == hash) {
             if (v->n_match < (int)(sizeof v->match / sizeof v->match[0])) {
                 v->match[v->n_match++] = *match;
             }
@@ -53,6 +79,7 @@ static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
     struct variant *v = &vs->v[vs->n++];
     memset(v, 0, sizeof *v);
     v->ks = *ks;
+    v->code_hash = hash;
     snprintf(v->label, sizeof v->label, "%s", label);
     snprintf(v->ks.tile_note, sizeof v->ks.tile_note, "%.255s", label);
     v->match[v->n_match++] = *match;
@@ -85,20 +112,18 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
      * them, and they are what a read spec resolves to. */
     memset(&match, 0, sizeof match);
     if (for_target(ks, TARGET_GPU, &one) == 0) {
-        add_variant(vs, &one, "op defaults for GPUs", &match, why,
-                    sizeof why);
+        add_variant(vs, &one, "op defaults for GPUs", &match, why, sizeof why);
     } else {
         variants_one(ks, vs); /* cannot happen: the spec validated */
     }
     match.cpu = 1;
     if (for_target(ks, TARGET_CPU, &one) < 0) {
-        if (notes != NULL) {
-            buf_printf(notes, "%s: no CPU variant: the op defaults for CPUs "
-                       "do not fit the knobs the spec gives\n", ks->name);
-        }
+        note(notes,
+             "%s: no CPU variant: the op defaults for CPUs "
+             "do not fit the knobs the spec gives",
+             ks->name);
     } else {
-        add_variant(vs, &one, "op defaults for CPUs", &match, why,
-                    sizeof why);
+        add_variant(vs, &one, "op defaults for CPUs", &match, why, sizeof why);
     }
 
     /* A spec that gives knobs keeps them (tile: auto asks for the
@@ -108,9 +133,8 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
         any_set |= ks->knob[k].set;
     }
     if (db == NULL || (any_set && !ks->tile_auto)) {
-        if (db != NULL && notes != NULL) {
-            buf_printf(notes, "%s: knobs as the spec gives them\n",
-                       ks->name);
+        if (db != NULL) {
+            note(notes, "%s: knobs as the spec gives them", ks->name);
         }
         return;
     }
@@ -128,9 +152,7 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
         const struct tune_entry *e =
             tunedb_pick_entry(db, dev, ks, &pick, why, sizeof why);
         if (e == NULL) {
-            if (notes != NULL) {
-                buf_printf(notes, "%s: %s: %s\n", ks->name, dev, why);
-            }
+            note(notes, "%s: %s: %s", ks->name, dev, why);
             continue;
         }
         one = *ks;
@@ -138,33 +160,29 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
         struct diags quiet = {.out = NULL};
         if (knobs_parse(&one, e->best, NULL, 0) < 0 ||
             knobs_resolve(&one, &quiet) != 0) {
-            if (notes != NULL) {
-                buf_printf(notes, "%s: %s: the %s does not fit this shape\n",
-                           ks->name, dev, why);
-            }
+            note(notes, "%s: %s: the %s does not fit this shape", ks->name,
+                 dev, why);
             continue;
         }
         memset(&match, 0, sizeof match);
         snprintf(match.device, sizeof match.device, "%s", e->device);
         snprintf(match.driver, sizeof match.driver, "%s", e->driver);
-        snprintf(label, sizeof label, "tuned on %.255s (driver %.127s): %.200s",
-                 e->device, e->driver, why);
+        snprintf(label, sizeof label,
+                 "tuned on %.255s (driver %.127s): %.200s", e->device,
+                 e->driver, why);
         char merged[256];
         if (add_variant(vs, &one, label, &match, merged, sizeof merged) < 0) {
-            if (notes != NULL) {
-                buf_printf(notes, "%s: %s: left out: %s\n", ks->name, dev,
-                           merged);
-            }
+            note(notes, "%s: %s: left out: %s", ks->name, dev, merged);
             continue;
         }
         used++;
-        if (notes != NULL) {
-            buf_printf(notes, "%s: %s: %s%s%s\n", ks->name, dev, why,
-                       merged[0] ? "; " : "", merged);
-        }
+        note(notes, "%s: %s: %s%s%s", ks->name, dev, why,
+             merged[0] ? "; " : "", merged);
     }
-    if (used == 0 && notes != NULL) {
-        buf_printf(notes, "%s: no tuning entry used: op defaults for every "
-                   "device\n", ks->name);
+    if (used == 0) {
+        note(notes,
+             "%s: no tuning entry used: op defaults for every "
+             "device",
+             ks->name);
     }
 }

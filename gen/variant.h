@@ -8,6 +8,9 @@
 #ifndef SPECL_VARIANT_H
 #define SPECL_VARIANT_H
 
+#include <stdint.h>
+#include <stdio.h>
+
 #include "buf.h"
 #include "op.h"
 
@@ -30,6 +33,7 @@ struct variant_match {
  * devices NAME_create gives it to first. */
 struct variant {
     struct kernel_spec ks;
+    uint64_t code_hash; /* emit_code_hash of ks (variants_build) */
     char label[640];
     int n_match;
     struct variant_match match[SPECL_MAX_VARIANTS + 2];
@@ -54,5 +58,8 @@ void variants_one(const struct kernel_spec *ks, struct variant_set *vs);
 void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
                     const char *device, struct variant_set *vs,
                     struct buf *notes);
+
+/* Prints each line of NOTES to OUT as "specl: note: LINE". */
+void variants_print_notes(const struct buf *notes, FILE *out);
 
 #endif

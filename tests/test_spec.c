@@ -181,15 +181,6 @@ static int same_kernel(const struct kernel_spec *a,
     return 1;
 }
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) {
-        n += *s == '\n';
-    }
-    return n;
-}
-
 /* ---- valid specs ------------------------------------------------------- */
 
 static void test_good_lora(void)
@@ -917,9 +908,9 @@ static void check_fixture_in_process(const char *path, const char *expected)
              "%s: messages differ\n--- expected\n%s--- got\n%s", path,
              expected, got);
     TU_CHECK(errors > 0 && errors == d.count &&
-                 errors == count_lines(expected),
+                 errors == tu_count_lines(expected),
              "%s: %d errors reported, %d expected", path, errors,
-             count_lines(expected));
+             tu_count_lines(expected));
     TU_CHECK(s.n_kernel == 0, "%s: kept %d kernels of a bad file", path,
              s.n_kernel);
     free(out);
@@ -938,7 +929,7 @@ static void check_fixture_cli(const char *tmp, const char *name,
     int rc = tu_run("%s gen '%s' -o '%s' >/dev/null 2>'%s'", TU_SPECL, path,
                     dir, log);
     TU_CHECK(rc == 1, "specl gen %s: exit %d, expected 1", path, rc);
-    int n = count_lines(expected);
+    int n = tu_count_lines(expected);
     char want[65536];
     snprintf(want, sizeof want, "%sspecl: %d error%s; nothing written\n",
              expected, n, n == 1 ? "" : "s");

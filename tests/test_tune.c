@@ -1938,15 +1938,6 @@ static void test_merge_in_process(void)
 
 /* ---- bad databases ------------------------------------------------------ */
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) {
-        n += *s == '\n';
-    }
-    return n;
-}
-
 /* Every fixture tests/tune/bad/NAME.yaml gives exactly the messages of
  * NAME.err (made with `build/specl db merge NAME.yaml -o /tmp/x.yaml
  * 2>&1 | grep -v '^specl: '`), in process (nothing of the file kept in
@@ -1983,9 +1974,9 @@ static void test_bad_databases(void)
                  "%s: messages differ\n--- expected\n%s--- got\n%s", path,
                  expected, text ? text : "");
         TU_CHECK(errors > 0 && errors == d.count &&
-                     errors == count_lines(expected),
+                     errors == tu_count_lines(expected),
                  "%s: %d errors reported, %d expected", path, errors,
-                 count_lines(expected));
+                 tu_count_lines(expected));
         TU_CHECK(db.n == before && db.entry[0].n_tried == tried,
                  "%s: kept something of a bad file (%d entries, were %d)",
                  path, db.n, before);

@@ -206,3 +206,12 @@ const struct variant_set *tu_gen_variants(const struct kernel_spec *ks)
     variants_build(ks, NULL, NULL, &vs, NULL);
     return &vs;
 }
+
+int tu_count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}

@@ -66,6 +66,9 @@ int tu_first_diff(const char *a, const char *b, const char **line_a,
  * naming WHAT. */
 void tu_report_diff(const char *what, const char *a, const char *b);
 
+/* The number of newlines in S. */
+int tu_count_lines(const char *s);
+
 struct kernel_spec;
 struct variant_set;
 
