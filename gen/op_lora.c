@@ -10,8 +10,15 @@
 #define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
 #define THREADS_MAX 1024L /* work-items per work-group */
 
+/* Local memory a tensor-core work-group may ask for: the most one
+ * work-group of compute capability 9.0 gets (227 KiB); a device with less
+ * fails to build the variant, and the stub passes over it. */
+#define MMA_LOCAL_MAX 232448L
+
 static const char *const xa_choices[] = {"prepass", "inline", NULL};
 enum { XA_PREPASS, XA_INLINE };
+static const char *const engine_choices[] = {"simt", "mma", NULL};
+enum { ENGINE_SIMT, ENGINE_MMA };
 
 static const struct param_def lora_fields[] = {
     {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
@@ -35,8 +42,10 @@ static const struct param_def lora_knobs[] = {
     {"n", VALUE_INT, 0, 64, 1, 1024, NULL, "columns of Y per work-group"},
     {"k", VALUE_INT, 0, 16, 1, 256, NULL,
      "K elements staged through local memory per step"},
-    {"wm", VALUE_INT, 0, 8, 1, 16, NULL, "rows of Y per work-item"},
-    {"wn", VALUE_INT, 0, 8, 1, 16, NULL, "columns of Y per work-item"},
+    {"wm", VALUE_INT, 0, 8, 1, 128, NULL,
+     "rows of Y per work-item (at most 16), per warp with engine: mma"},
+    {"wn", VALUE_INT, 0, 8, 1, 128, NULL,
+     "columns of Y per work-item (at most 16), per warp with engine: mma"},
     {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
      "elements per global load and store: 1, 2 or 4"},
     {"pad", VALUE_INT, 0, 4, 0, 16, NULL,
@@ -61,6 +70,11 @@ static const struct param_def lora_knobs[] = {
     {"xa_chunk", VALUE_INT, 0, 256, 1, 16777216, NULL,
      "lora_xa: rows of A staged in local memory at once (a multiple of "
      "vec); K is split over work-groups in stretches of this size"},
+    {"engine", VALUE_CHOICE, 0, ENGINE_SIMT, 0, 0, engine_choices,
+     "simt: lora_main, float multiply-adds; mma: lora_mma, tensor cores "
+     "(NVIDIA, compute capability 8.0+, f16/bf16; wm x wn per warp)"},
+    {"stages", VALUE_INT, 0, 3, 2, 8, NULL,
+     "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
 };
 
 /* Every value of a lora_forward spec, as numbers. */
@@ -72,6 +86,8 @@ struct lora {
     long warp_n;
     long decode_rows, decode_max, decode_n, decode_k, xa_m, xa_k;
     long xa_chunk;
+    int engine;
+    long stages;
 };
 
 static void lora_read(const struct kernel_spec *ks, struct lora *c)
@@ -97,6 +113,8 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->xa_m = (long)spec_knob(ks, "xa_m");
     c->xa_k = (long)spec_knob(ks, "xa_k");
     c->xa_chunk = (long)spec_knob(ks, "xa_chunk");
+    c->engine = (int)spec_knob(ks, "engine");
+    c->stages = (long)spec_knob(ks, "stages");
 }
 
 static long ceil_div(long a, long b)
@@ -264,16 +282,33 @@ static int uses_xa(const struct lora *c)
     return c->xa == XA_PREPASS;
 }
 
+/* lora_mma runs after lora_xa, with or without X*W. */
+static int uses_mma(const struct lora *c)
+{
+    return c->engine == ENGINE_MMA;
+}
+
 /* lora_main runs (with X*W, or X*A inline), else lora_expand. */
 static int uses_main(const struct lora *c)
 {
-    return c->base || c->xa == XA_INLINE;
+    return !uses_mma(c) && (c->base || c->xa == XA_INLINE);
 }
 
 /* base: false after lora_xa: lora_expand instead of lora_main. */
 static int uses_expand(const struct lora *c)
 {
-    return !c->base && uses_xa(c);
+    return !uses_mma(c) && !c->base && uses_xa(c);
+}
+
+/* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
+static long mma_threads(const struct lora *c)
+{
+    return 32 * (c->m / c->wm) * (c->n / c->wn);
+}
+
+static long mma_local(const struct lora *c)
+{
+    return 2 * c->stages * (c->m * c->k + c->k * c->n);
 }
 
 /* Floats of scratch per row: the partial sums of T from lora_xa. */
@@ -301,23 +336,12 @@ static void default_knob(struct kernel_spec *ks, const char *key, long v)
     }
 }
 
-/* Shape-aware values for the knobs a spec left out, in dependency order:
- * each choice respects the ones (given or chosen) before it. */
-static void lora_defaults(struct kernel_spec *ks)
+/* lora_main's tiles, padding, warp layout and X*A placement (the SIMT
+ * engine). */
+static void simt_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
-
-    /* Widest global vector that divides K, N and any given tile. */
-    long vec = 4;
-    while (vec > 1 && (c.K % vec != 0 || c.N % vec != 0 ||
-                       (knob_set(ks, "n") && c.n % vec != 0) ||
-                       (knob_set(ks, "k") && c.k % vec != 0))) {
-        vec /= 2;
-    }
-    default_knob(ks, "vec", vec);
-    lora_read(ks, &c);
-
     /* 64 x 128 x 16 with 8 x 8 per work-item for large layers: the best
      * tuned H100 configuration of every llama2-7b projection (1-2% ahead
      * of 128 x 64; 128 work-items, one barrier per 16 K). A spec that
@@ -382,6 +406,54 @@ static void lora_defaults(struct kernel_spec *ks)
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
     default_knob(ks, "xa", (one_block || small) && fits ? XA_INLINE
                                                         : XA_PREPASS);
+
+}
+
+/* lora_mma's tiles: 128 x 128 of Y per work-group in 8 warps of 32 x 64,
+ * K in steps of 32, 3 stages: 48 KiB of local memory, what a work-group
+ * gets on every device of compute capability 8.0 and later without
+ * asking (bf16 4096^3 on the H100: 589 us; 128 x 256 x 64 in 147 KiB,
+ * which a tuning database can choose there, 505: bench/logs/
+ * mma-lab-h100.txt). T comes from lora_xa. */
+static void mma_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    /* Narrow layers: the tile no wider than N, a warp's 16 at least. */
+    default_knob(ks, "m", 128);
+    default_knob(ks, "n", min_l(128, pow2_ceil(c.N < 16 ? 16 : c.N)));
+    default_knob(ks, "k", min_l(32, pow2_ceil(c.K < 16 ? 16 : c.K)));
+    lora_read(ks, &c);
+    default_knob(ks, "wm", min_l(32, c.m));
+    default_knob(ks, "wn", min_l(64, c.n));
+    default_knob(ks, "stages", 3);
+    default_knob(ks, "xa", XA_PREPASS);
+}
+
+/* Shape-aware values for the knobs a spec left out, in dependency order:
+ * each choice respects the ones (given or chosen) before it. */
+static void lora_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+
+    /* Widest global vector that divides K, N and any given tile. */
+    long vec = 4;
+    while (vec > 1 && (c.K % vec != 0 || c.N % vec != 0 ||
+                       (knob_set(ks, "n") && c.n % vec != 0) ||
+                       (knob_set(ks, "k") && c.k % vec != 0))) {
+        vec /= 2;
+    }
+    default_knob(ks, "vec", vec);
+    lora_read(ks, &c);
+
+    if (c.engine == ENGINE_MMA) {
+        mma_defaults(ks);
+    } else {
+        simt_defaults(ks);
+    }
+    lora_read(ks, &c);
+    int cpu = ks->target == TARGET_CPU;
 
     default_knob(ks, "decode_rows", 16);
     /* 8 x 32 work-items, 4 columns each: many work-groups and many loads
@@ -527,6 +599,13 @@ static int check_tiles(const struct kernel_spec *ks, const struct lora *c,
                    "vec (%ld) must divide out_features (%ld)", c->vec, c->N);
         ok = 0;
     }
+    if (c->engine == ENGINE_SIMT && (c->wm > 16 || c->wn > 16)) {
+        diag_error(d, file, spec_knob_mark(ks, c->wm > 16 ? "wm" : "wn"),
+                   "tile %s must be <= 16 (got %ld): a work-item's rows and "
+                   "columns of Y (engine: mma takes a warp's, up to 128)",
+                   c->wm > 16 ? "wm" : "wn", c->wm > 16 ? c->wm : c->wn);
+        return 0;
+    }
     if (c->m % c->wm != 0) {
         diag_error(d, file, blame(ks, "wm", "m"),
                    "tile m (%ld) must be a multiple of wm (%ld)", c->m,
@@ -551,16 +630,21 @@ static int check_tiles(const struct kernel_spec *ks, const struct lora *c,
                    c->vec);
         ok = 0;
     }
-    if (c->n > pow2_ceil(c->N)) {
+    long most_n = pow2_ceil(c->N), most_k = pow2_ceil(c->K);
+    if (c->engine == ENGINE_MMA) {
+        most_n = most_n < 16 ? 16 : most_n; /* an mma tile is 16 wide */
+        most_k = most_k < 16 ? 16 : most_k;
+    }
+    if (c->n > most_n) {
         diag_error(d, file, spec_knob_mark(ks, "n"),
                    "tile n (%ld) exceeds out_features (%ld); use at most %ld",
-                   c->n, c->N, pow2_ceil(c->N));
+                   c->n, c->N, most_n);
         ok = 0;
     }
-    if (c->k > pow2_ceil(c->K)) {
+    if (c->k > most_k) {
         diag_error(d, file, spec_knob_mark(ks, "k"),
                    "tile k (%ld) exceeds in_features (%ld); use at most %ld",
-                   c->k, c->K, pow2_ceil(c->K));
+                   c->k, c->K, most_k);
         ok = 0;
     }
     return ok;
@@ -572,19 +656,23 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
 {
     const char *file = ks->file;
     long threads = main_threads(c);
+    long bytes = main_local(c, XA_PREPASS);
+    if (uses_mma(c)) {
+        threads = 0; /* check_mma's */
+        bytes = 0;
+    }
     if (threads > THREADS_MAX) {
         diag_error(d, file, blame(ks, "m", "n"),
                    "lora_main work-group of %ld work-items (tile m %ld / wm "
                    "%ld x tile n %ld / wn %ld) exceeds %ld",
                    threads, c->m, c->wm, c->n, c->wn, THREADS_MAX);
     }
-    long bytes = main_local(c, XA_PREPASS);
     if (bytes > LOCAL_MAX) {
         diag_error(d, file, blame(ks, "k", "m"),
                    "lora_main needs %ld bytes of local memory (tiles m %ld, "
                    "n %ld, k %ld, pad %ld), more than %ld",
                    bytes, c->m, c->n, c->k, c->pad, LOCAL_MAX);
-    } else if (c->xa == XA_INLINE &&
+    } else if (c->xa == XA_INLINE && !uses_mma(c) &&
                (bytes = main_local(c, XA_INLINE)) > LOCAL_MAX) {
         diag_error(d, file, spec_knob_mark(ks, "xa"),
                    "xa: inline needs %ld bytes of local memory in lora_main "
@@ -650,7 +738,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                    "needs %ld bytes of local memory, more than %ld",
                    c->R, 4 * c->R, LOCAL_MAX);
     }
-    if (c->warp_n > 0) {
+    if (c->warp_n > 0 && !uses_mma(c)) {
         long thn = c->n / c->wn, thm = c->m / c->wm;
         if (32 % c->warp_n != 0) {
             diag_error(d, file, spec_knob_mark(ks, "warp_n"),
@@ -674,12 +762,64 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+/* What lora_mma needs of the storage, the shape and its tiles. */
+static void check_mma(const struct kernel_spec *ks, const struct lora *c,
+                      struct diags *d)
+{
+    const char *file = ks->file;
+    struct mark at = spec_knob_mark(ks, "engine");
+    if (ks->dtype == DTYPE_F32) {
+        diag_error(d, file, at,
+                   "engine: mma needs dtype f16 or bf16 (tensor cores "
+                   "multiply half-width values)");
+        return;
+    }
+    if (c->K % 8 != 0 || c->N % 8 != 0) {
+        diag_error(d, file, at,
+                   "engine: mma needs in_features and out_features "
+                   "multiples of 8 (got %ld, %ld): it copies 16-byte rows",
+                   c->K, c->N);
+    }
+    if (c->k % 16 != 0) {
+        diag_error(d, file, blame(ks, "k", "engine"),
+                   "engine: mma needs tile k a multiple of 16 (got %ld)",
+                   c->k);
+    }
+    if (c->wm % 16 != 0 || c->wn % 16 != 0) {
+        diag_error(d, file, blame(ks, c->wm % 16 ? "wm" : "wn", "engine"),
+                   "engine: mma needs wm and wn (a warp's rows and columns "
+                   "of Y) multiples of 16 (got %ld, %ld)",
+                   c->wm, c->wn);
+    }
+    if (c->xa != XA_PREPASS) {
+        diag_error(d, file, spec_knob_mark(ks, "xa"),
+                   "engine: mma takes T from lora_xa: use xa: prepass");
+    }
+    long threads = mma_threads(c);
+    if (threads > THREADS_MAX) {
+        diag_error(d, file, blame(ks, "m", "n"),
+                   "lora_mma work-group of %ld work-items (32 per warp of "
+                   "wm %ld x wn %ld in tile m %ld x n %ld) exceeds %ld",
+                   threads, c->wm, c->wn, c->m, c->n, THREADS_MAX);
+    }
+    long bytes = mma_local(c);
+    if (bytes > MMA_LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "stages", "k"),
+                   "lora_mma needs %ld bytes of local memory (stages %ld x "
+                   "(m %ld + n %ld) x k %ld halves), more than %ld",
+                   bytes, c->stages, c->m, c->n, c->k, MMA_LOCAL_MAX);
+    }
+}
+
 static void lora_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct lora c;
     lora_read(ks, &c);
     int shape_ok = check_shape(ks, &c, d);
     if (check_tiles(ks, &c, d) && shape_ok) {
+        if (c.engine == ENGINE_MMA) {
+            check_mma(ks, &c, d);
+        }
         check_limits(ks, &c, d);
     }
 }
@@ -715,6 +855,17 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
         plan_int(p, "WORK_M", "rows of Y per work-item", c->wm);
         plan_int(p, "WORK_N", "columns of Y per work-item", c->wn);
+    }
+    if (uses_mma(c)) {
+        plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
+        plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
+        plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
+        plan_int(p, "MMA_WARP_M", "rows of Y per warp", c->wm);
+        plan_int(p, "MMA_WARP_N", "columns of Y per warp", c->wn);
+        plan_int(p, "MMA_STAGES", "K steps staged in local memory",
+                 c->stages);
+        plan_int(p, "MMA_PENDING", "copies in flight while a step is used",
+                 c->stages - 2);
     }
     plan_int(p, "VEC", "elements per global load or store", c->vec);
     if (runs_main) {
@@ -810,6 +961,27 @@ static void launch_main(const struct lora *c, struct launch *l)
     l->args[n] = NULL;
 }
 
+static void launch_mma(const struct lora *c, struct launch *l)
+{
+    int n = 0;
+    l->kernel = "lora_mma";
+    l->dims = 2;
+    l->local[0] = (size_t)mma_threads(c);
+    l->local[1] = 1;
+    l->groups[0] = (size_t)ceil_div(c->N, c->n);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->m;
+    l->args[n++] = "rows";
+    if (c->base) {
+        l->args[n++] = "x";
+        l->args[n++] = "w";
+    }
+    l->args[n++] = "b";
+    l->args[n++] = "y";
+    l->args[n++] = "scratch";
+    l->args[n] = NULL;
+}
+
 static void launch_decode(const struct lora *c, struct launch *l)
 {
     int n = 0;
@@ -837,13 +1009,15 @@ static void launch_decode(const struct lora *c, struct launch *l)
 static void plan_local_bytes(const struct lora *c, struct plan *p)
 {
     static const char *const kernel[] = {"lora_main", "lora_xa",
-                                         "lora_expand", "lora_decode"};
+                                         "lora_expand", "lora_decode",
+                                         "lora_mma"};
     static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
                                        "EXPAND_LOCAL_BYTES",
-                                       "DECODE_LOCAL_BYTES"};
+                                       "DECODE_LOCAL_BYTES",
+                                       "MMA_LOCAL_BYTES"};
     long bytes[] = {main_local(c, c->xa), xa_local(c),
-                    4 * expand_rows(c) * c->R, decode_local(c)};
-    for (int k = 0; k < 4; k++) {
+                    4 * expand_rows(c) * c->R, decode_local(c), mma_local(c)};
+    for (int k = 0; k < 5; k++) {
         if (plan_launches(p, kernel[k])) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
         }
@@ -875,6 +1049,15 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = 0;
     pa->n_launch = 0;
+    if (uses_mma(&c)) {
+        pa->why = c.base ? "T = scale*X*A, then [X | T]*[W ; B] on tensor "
+                           "cores"
+                         : "T = scale*X*A, then T*B on tensor cores";
+        launch_xa(&c, &pa->launch[pa->n_launch++]);
+        launch_mma(&c, &pa->launch[pa->n_launch++]);
+        plan_local_bytes(&c, p);
+        return;
+    }
     if (uses_expand(&c)) {
         pa->why = "T = scale*X*A, then Y = T*B row by row";
         launch_xa(&c, &pa->launch[pa->n_launch++]);
@@ -1054,9 +1237,9 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
 }
 
 /* Each is templates/NAME.cl; their shared part is lora_common.cl. */
-static const char *const lora_kernels[] = {"lora_main", "lora_xa",
+static const char *const lora_kernels[] = {"lora_main",   "lora_xa",
                                            "lora_expand", "lora_decode",
-                                           NULL};
+                                           "lora_mma",    NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

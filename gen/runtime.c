@@ -191,6 +191,7 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
         return -1;
     }
     rt->target = (type & CL_DEVICE_TYPE_CPU) ? TARGET_CPU : TARGET_GPU;
+    rt->tensor_cores = rt_tensor_cores(rt->device);
     rt->ctx = clCreateContext(NULL, 1, &rt->device, NULL, NULL, &st);
     if (st != CL_SUCCESS) {
         snprintf(err, errsize, "clCreateContext: %s", rt_status(st));
@@ -205,6 +206,32 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
         return -1;
     }
     return 0;
+}
+
+int rt_tensor_cores(cl_device_id device)
+{
+    /* cl_nv_device_attribute_query's CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */
+    const cl_device_info major_nv = 0x4000;
+    size_t size = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) !=
+            CL_SUCCESS ||
+        size == 0) {
+        return 0;
+    }
+    char *ext = malloc(size + 1);
+    if (ext == NULL) {
+        return 0;
+    }
+    int has = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, ext,
+                              NULL) == CL_SUCCESS;
+    ext[size] = '\0';
+    has = has && strstr(ext, "cl_nv_device_attribute_query") != NULL;
+    free(ext);
+    cl_uint major = 0;
+    return has &&
+           clGetDeviceInfo(device, major_nv, sizeof major, &major, NULL) ==
+               CL_SUCCESS &&
+           major >= 8;
 }
 
 void rt_close(struct rt *rt)

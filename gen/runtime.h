@@ -24,6 +24,8 @@ struct rt {
     size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_uint units;       /* compute units */
     enum target target;  /* CPU or not: which op defaults suit it */
+    int tensor_cores;    /* NVIDIA, compute capability 8.0 or later:
+                            mma.sync through inline PTX builds */
 };
 
 /* Opens the device SELECTOR names: "P:D" (platform P, device D), "N" (the
@@ -31,6 +33,10 @@ struct rt {
  * first device of the first platform. Returns 0, or -1 with ERR filled. */
 int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize);
 void rt_close(struct rt *rt);
+
+/* 1 when DEVICE has NVIDIA tensor cores that mma.sync reaches: the
+ * cl_nv_device_attribute_query extension, compute capability 8.0+. */
+int rt_tensor_cores(cl_device_id device);
 
 /* Lists every platform's devices as "N  P:D  name (platform)". */
 int rt_list_devices(FILE *out);

@@ -381,17 +381,22 @@ static void test_lora_choices(void)
             continue;
         }
         for (int c = 0; kd->choices[c] != NULL; c++) {
+            /* Tensor cores take half-width storage and K, N multiples of
+             * 8, and run only where the device has them. */
+            int mma = strcmp(kd->key, "engine") == 0 &&
+                      strcmp(kd->choices[c], "mma") == 0;
             int valid = 0;
             for (int base = 1; base >= 0; base--) {
                 struct nu_kernel k;
                 if (nu_spec(&k, "kernels:\n  - {name: t_lora, op: "
-                            "lora_forward, in_features: 100, out_features: "
-                            "72, rank: 8, alpha: 16, base: %s, accumulate: "
-                            "%s, tile: {%s: %s}}\n", base ? "true" : "false",
-                            base ? "false" : "true", kd->key,
-                            kd->choices[c])) {
+                            "lora_forward, dtype: %s, in_features: %d, "
+                            "out_features: 72, rank: 8, alpha: 16, base: %s, "
+                            "accumulate: %s, tile: {%s: %s}}\n",
+                            mma ? "bf16" : "f32", mma ? 104 : 100,
+                            base ? "true" : "false", base ? "false" : "true",
+                            kd->key, kd->choices[c])) {
                     valid = 1;
-                    if (nu_build(&k)) {
+                    if ((!mma || nu_rt()->tensor_cores) && nu_build(&k)) {
                         run_lora_rows(&k);
                     }
                 }

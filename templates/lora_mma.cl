@@ -1,0 +1,316 @@
+/* lora_mma.cl - the GEMM over [X | T] * [W ; B] on NVIDIA tensor cores
+ * (compute capability 8.0 and later), for f16 and bf16 storage: the
+ * tensor-core counterpart of lora_main.cl, run after lora_xa.
+ *
+ * Inline PTX, which only NVIDIA's OpenCL compiler accepts: the stub
+ * builds this source only on devices that report compute capability 8.0
+ * or more (cl_nv_device_attribute_query); every other device gets a
+ * variant without it.
+ *
+ * A work-group computes TILE_M x TILE_N of Y with (TILE_M / MMA_WARP_M) x
+ * (TILE_N / MMA_WARP_N) warps of 32 work-items, each warp MMA_WARP_M x
+ * MMA_WARP_N of it, in m16n8k16 products with float accumulators:
+ *   - K in steps of TILE_K: cp.async copies the X and W tiles into local
+ *     memory MMA_STAGES - 1 steps ahead of the products, 16 bytes at a
+ *     time (zero-filled past the rows, K and N);
+ *   - ldmatrix loads the fragments (.trans for W, which is k-major); the
+ *     16-byte chunks of each tile row are XOR-swizzled so that the eight
+ *     rows one ldmatrix phase reads fall in distinct banks;
+ *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
+ *     products run;
+ *   - then the rank stretch: T = SCALE*X*A (lora_xa's float partial sums)
+ *     split into two halves, hi + lo, so that T keeps 16 bits or more,
+ *     against [B ; B]: TILE_K / 2 ranks per step.
+ * Needs K and N multiples of 8 (whole 16-byte chunks; checked by the
+ * plan). Local size (32 * warps, 1). */
+#include "lora_common.cl"
+
+#if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
+    !defined(MMA_WARP_M) || !defined(MMA_WARP_N) || !defined(MMA_STAGES) || \
+    !defined(MMA_PENDING)
+#error "lora_mma.cl: the plan must define the tiles and MMA_STAGES"
+#endif
+#if DTYPE_F32
+#error "lora_mma.cl: tensor cores take f16 or bf16 storage"
+#endif
+#if IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 || TILE_K % 16 != 0 ||  \
+    MMA_WARP_M % 16 != 0 || MMA_WARP_N % 16 != 0
+#error "lora_mma.cl: K, N multiples of 8; TILE_K and warp tiles of 16"
+#endif
+
+#define MMA_WARPS_N (TILE_N / MMA_WARP_N)
+#define MMA_THREADS (32 * (TILE_M / MMA_WARP_M) * MMA_WARPS_N)
+#define MMA_TILES_M (MMA_WARP_M / 16) /* m16 tiles per warp */
+#define MMA_TILES_N (MMA_WARP_N / 8)  /* n8 tiles per warp */
+#define X_CHUNKS (TILE_K / 8)         /* 16-byte chunks per X tile row */
+#define W_CHUNKS (TILE_N / 8)         /* 16-byte chunks per W tile row */
+#if HAS_BASE
+#define MMA_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#else
+#define MMA_K_TILES 0
+#endif
+#define RANK_STEP (TILE_K / 2) /* ranks per step of the rank stretch */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#ifdef DTYPE_F16
+#define MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#else
+#define MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#endif
+
+/* Chunk C of row R in a tile of CPR chunks per row, XOR-swizzled: a
+ * 128-byte line holds 8 chunks, and the 8 rows an ldmatrix phase reads
+ * land on 8 distinct ones. */
+inline uint mma_swizzle(uint r, uint c, uint cpr)
+{
+    return cpr >= 8 ? c ^ (r % 8) : c ^ ((r / (8 / cpr)) % cpr);
+}
+
+/* 16 bytes from SRC to DST, asynchronously; the first SRC_BYTES of them
+ * read (16 or 0), the rest zero. */
+inline void mma_copy16(__local ushort *dst, const __global storage_t *src,
+                       uint src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"l"(dst),
+                 "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+inline void mma_commit(void)
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+#if HAS_BASE
+/* Starts the copies of K step KT's X and W tiles into XS and WS. */
+inline void mma_load_step(__local ushort *xs, __local ushort *ws,
+                          const __global storage_t *x,
+                          const __global storage_t *w, uint rows, uint row0,
+                          uint col0, uint kt, uint tid)
+{
+    uint k0 = kt * TILE_K;
+    for (uint i = tid; i < TILE_M * X_CHUNKS; i += MMA_THREADS) {
+        uint r = i / X_CHUNKS, c = i % X_CHUNKS;
+        uint ok = row0 + r < rows && k0 + c * 8 < IN_FEATURES;
+        const __global storage_t *src =
+            ok ? x + (size_t)(row0 + r) * IN_FEATURES + k0 + c * 8 : x;
+        mma_copy16(xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 8, src,
+                   ok ? 16 : 0);
+    }
+    for (uint i = tid; i < TILE_K * W_CHUNKS; i += MMA_THREADS) {
+        uint r = i / W_CHUNKS, c = i % W_CHUNKS;
+        uint ok = k0 + r < IN_FEATURES && col0 + c * 8 < OUT_FEATURES;
+        const __global storage_t *src =
+            ok ? w + (size_t)(k0 + r) * OUT_FEATURES + col0 + c * 8 : w;
+        mma_copy16(ws + r * TILE_N + mma_swizzle(r, c, W_CHUNKS) * 8, src,
+                   ok ? 16 : 0);
+    }
+    mma_commit();
+}
+#endif
+
+/* The warp's A fragments (MMA_TILES_M m16 tiles) and B fragments
+ * (MMA_TILES_N n8 tiles) of the 16-deep slice KK of the staged tiles. */
+inline void mma_fragments(__local ushort *xs, __local ushort *ws,
+                          uint kk, uint warp_m, uint warp_n, uint lane,
+                          uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
+{
+    /* ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8 */
+    uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+        uint r = warp_m * MMA_WARP_M + i * 16 + row;
+        uint c = kk / 8 + chunk;
+        __local ushort *p = xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                     "{%0,%1,%2,%3}, [%4];"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]),
+                       "=r"(a[i][3])
+                     : "l"(p));
+    }
+#pragma unroll
+    for (int j = 0; j < MMA_TILES_N / 2; j++) {
+        uint r = kk + row;
+        uint c = (warp_n * MMA_WARP_N + j * 16) / 8 + chunk;
+        __local ushort *p = ws + r * TILE_N + mma_swizzle(r, c, W_CHUNKS) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                     "{%0,%1,%2,%3}, [%4];"
+                     : "=r"(b[2 * j][0]), "=r"(b[2 * j][1]),
+                       "=r"(b[2 * j + 1][0]), "=r"(b[2 * j + 1][1])
+                     : "l"(p));
+    }
+}
+
+/* acc += the products of one 16-deep slice. */
+inline void mma_multiply(float acc[MMA_TILES_M][MMA_TILES_N][4],
+                         uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
+{
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++) {
+            asm(MMA_SHAPE " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                          "{%0,%1,%2,%3};"
+                : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]),
+                  "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]),
+                  "r"(b[j][0]), "r"(b[j][1]));
+        }
+    }
+}
+
+/* acc += the staged tiles XS and WS, TILE_K deep. */
+inline void mma_step(__local ushort *xs, __local ushort *ws,
+                     uint warp_m, uint warp_n, uint lane,
+                     float acc[MMA_TILES_M][MMA_TILES_N][4])
+{
+#pragma unroll
+    for (uint kk = 0; kk < TILE_K; kk += 16) {
+        uint a[MMA_TILES_M][4], b[MMA_TILES_N][2];
+        mma_fragments(xs, ws, kk, warp_m, warp_n, lane, a, b);
+        mma_multiply(acc, a, b);
+    }
+}
+
+/* The bits of V in storage, rounded to nearest even. */
+inline ushort mma_bits(float v)
+{
+#ifdef DTYPE_F16
+    ushort h;
+    vstore_half_rte(v, 0, (__private half *)&h);
+    return h;
+#else
+    return bf16_from_float(v);
+#endif
+}
+
+/* Row R, rank J of T from lora_xa's XA_SPLIT partial sums (0 outside). */
+inline float mma_t(const __global float *t, uint rows, uint r, uint j)
+{
+    float sum = 0.0f;
+    if (r < rows && j < RANK) {
+        const __global float *p = t + (size_t)r * (XA_SPLIT * RANK) + j;
+        for (int s = 0; s < XA_SPLIT; s++) {
+            sum += p[s * RANK];
+        }
+    }
+    return sum;
+}
+
+/* Stages rank step RS of the rank stretch: XS gets T's ranks
+ * [RS, RS + RANK_STEP) as hi halves then lo halves, WS gets B's rows of
+ * those ranks twice (zero past r, the rows and N). */
+inline void mma_stage_rank(__local ushort *xs, __local ushort *ws,
+                           const __global float *t,
+                           const __global storage_t *b, uint rows, uint row0,
+                           uint col0, uint rs, uint tid)
+{
+    for (uint i = tid; i < TILE_M * RANK_STEP; i += MMA_THREADS) {
+        uint r = i / RANK_STEP, j = i % RANK_STEP;
+        float v = mma_t(t, rows, row0 + r, rs + j);
+        ushort hi = mma_bits(v);
+#ifdef DTYPE_F16
+        ushort lo = mma_bits(v - vload_half(0, (__private half *)&hi));
+#else
+        ushort lo = mma_bits(v - as_float((uint)hi << 16));
+#endif
+        uint c_hi = j / 8, c_lo = (RANK_STEP + j) / 8;
+        xs[r * TILE_K + mma_swizzle(r, c_hi, X_CHUNKS) * 8 + j % 8] = hi;
+        xs[r * TILE_K + mma_swizzle(r, c_lo, X_CHUNKS) * 8 + j % 8] = lo;
+    }
+    for (uint i = tid; i < RANK_STEP * TILE_N; i += MMA_THREADS) {
+        uint j = i / TILE_N, n = i % TILE_N;
+        ushort v = rs + j < RANK && col0 + n < OUT_FEATURES
+                       ? ((const __global ushort *)
+                              b)[(size_t)(rs + j) * OUT_FEATURES + col0 + n]
+                       : (ushort)0;
+        uint r_lo = RANK_STEP + j;
+        ws[j * TILE_N + mma_swizzle(j, n / 8, W_CHUNKS) * 8 + n % 8] = v;
+        ws[r_lo * TILE_N + mma_swizzle(r_lo, n / 8, W_CHUNKS) * 8 + n % 8] =
+            v;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(MMA_THREADS, 1, 1))) void
+lora_mma(const int rows_arg,
+#if HAS_BASE
+         const __global storage_t *restrict x,
+         const __global storage_t *restrict w,
+#endif
+         const __global storage_t *restrict b, __global storage_t *restrict y,
+         const __global float *restrict scratch)
+{
+    __local ushort xs[MMA_STAGES][TILE_M * TILE_K]
+        __attribute__((aligned(16)));
+    __local ushort ws[MMA_STAGES][TILE_K * TILE_N]
+        __attribute__((aligned(16)));
+    uint rows = (uint)rows_arg;
+    uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    uint warp_m = warp / MMA_WARPS_N, warp_n = warp % MMA_WARPS_N;
+    uint row0 = get_group_id(1) * TILE_M, col0 = get_group_id(0) * TILE_N;
+
+    float acc[MMA_TILES_M][MMA_TILES_N][4];
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.0f;
+
+#if HAS_BASE
+    /* The pipeline: MMA_STAGES - 1 steps in flight; one commit group per
+     * step (empty past the end) so that the wait counts stay fixed. */
+    for (uint s = 0; s < MMA_STAGES - 1; s++) {
+        if (s < MMA_K_TILES)
+            mma_load_step(xs[s], ws[s], x, w, rows, row0, col0, s, tid);
+        else
+            mma_commit();
+    }
+    for (uint kt = 0; kt < MMA_K_TILES; kt++) {
+        asm volatile("cp.async.wait_group " STR(MMA_PENDING) ";" ::: "memory");
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint next = kt + MMA_STAGES - 1;
+        if (next < MMA_K_TILES)
+            mma_load_step(xs[next % MMA_STAGES], ws[next % MMA_STAGES], x, w,
+                          rows, row0, col0, next, tid);
+        else
+            mma_commit();
+        mma_step(xs[kt % MMA_STAGES], ws[kt % MMA_STAGES], warp_m, warp_n,
+                 lane, acc);
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+
+    /* The rank stretch, through the first stage's buffers. */
+    for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        mma_stage_rank(xs[0], ws[0], scratch, b, rows, row0, col0, rs, tid);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        mma_step(xs[0], ws[0], warp_m, warp_n, lane, acc);
+    }
+
+    /* Accumulator e of tile (i, j) is row g (+8 for e >= 2), columns 2t
+     * and 2t + 1 of the tile: stored as pairs. */
+    uint g = lane / 4, t2 = (lane % 4) * 2;
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++) {
+            uint c = col0 + warp_n * MMA_WARP_N + j * 8 + t2;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                uint r = row0 + warp_m * MMA_WARP_M + i * 16 + g + h * 8;
+                if (r < rows && c < OUT_FEATURES) {
+                    size_t at = (size_t)r * OUT_FEATURES + c;
+                    float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+#if ACCUMULATE
+                    v += load2(y, at);
+#endif
+                    store2(y, at, v);
+                }
+            }
+        }
+    }
+}
