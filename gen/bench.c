@@ -8,6 +8,7 @@
 
 #include <clblast_c.h>
 
+#include "cli.h"
 #include "knobs.h"
 #include "measure.h"
 #include "spec.h"
@@ -230,84 +231,122 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     return failed;
 }
 
+static const char bench_usage[] =
+    "usage: specl bench [OPTION]... SPEC.yaml...\n"
+    "\n"
+    "Times each kernel of the spec files as gen emits it (every variant,\n"
+    "NAME_create picking one), the naive kernel and, where the op has a\n"
+    "CLBlast peer (f32), CLBlast, on one device and on the same inputs,\n"
+    "each verified against float64 first; against the floor of the\n"
+    "device's bandwidth and fp32 rate, measured in the same run. A spec\n"
+    "file '-' is standard input.\n"
+    "\n"
+    "Options:\n"
+    "      --device N|P:D  the device ('specl devices'; default:\n"
+    "                      $SPECL_DEVICE, else the first)\n"
+    "      --kernel NAME   only that kernel\n"
+    "      --rows M        rows of every kernel (default: the op's)\n"
+    "      --reps N        timed runs per variant, 1 to 1000 (default 50)\n"
+    "      --quick         10 reps (unless --reps) and one buffer set\n"
+    "      --no-naive      leave out the naive kernels\n"
+    "      --db FILE       the tuning database's entries as variants, as\n"
+    "                      gen --db emits them\n"
+    "      --csv           one CSV row per kernel and variant\n"
+    "      --json          a JSON array of the same rows\n"
+    "  -h, --help          this text\n";
+
+enum { OPT_DEVICE = 256, OPT_ROWS, OPT_REPS, OPT_KERNEL, OPT_DB, OPT_CSV,
+       OPT_JSON, OPT_QUICK, OPT_NO_NAIVE };
+
+static const struct cli_option bench_options[] = {
+    {"device", OPT_DEVICE, 1},
+    {"rows", OPT_ROWS, 1},
+    {"reps", OPT_REPS, 1},
+    {"kernel", OPT_KERNEL, 1},
+    {"db", OPT_DB, 1},
+    {"csv", OPT_CSV, 0},
+    {"json", OPT_JSON, 0},
+    {"quick", OPT_QUICK, 0},
+    {"no-naive", OPT_NO_NAIVE, 0},
+    {NULL, 0, 0},
+};
+
+/* Reads bench's command line C into O: -1 to go on, else the exit status
+ * (0 after --help). */
+static int parse_bench(struct cli *c, struct bench_opts *o)
+{
+    long reps = 0;
+    int key;
+    while ((key = cli_next(c)) != CLI_END) {
+        int bad = 0;
+        switch (key) {
+        case CLI_HELP:
+            return 0;
+        case CLI_ERROR:
+            return CLI_EXIT_USAGE;
+        case OPT_DEVICE:
+            bad = cli_device(c);
+            o->device = c->value;
+            break;
+        case OPT_ROWS:
+            bad = cli_long(c, 1, 1L << 24, &o->rows);
+            break;
+        case OPT_REPS:
+            bad = cli_long(c, 1, MAX_REPS, &reps);
+            break;
+        case OPT_KERNEL:
+            o->kernel = c->value;
+            break;
+        case OPT_DB:
+            o->db = c->value;
+            break;
+        case OPT_CSV:
+            o->csv = 1;
+            break;
+        case OPT_JSON:
+            o->json = 1;
+            break;
+        case OPT_QUICK:
+            o->quick = 1;
+            break;
+        case OPT_NO_NAIVE:
+            o->no_naive = 1;
+            break;
+        }
+        if (bad) {
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (o->csv && o->json) {
+        return cli_usage_error(c->cmd, "--csv and --json exclude each "
+                               "other");
+    }
+    o->reps = reps > 0 ? (int)reps : o->quick ? 10 : 50;
+    return -1;
+}
+
 int specl_bench_main(int argc, char **argv);
 
+/* `specl bench ARGS...` (ARGV[0]: "bench"): every argument is checked,
+ * the specs read, the kernel found and the database loaded before the
+ * device is opened. */
 int specl_bench_main(int argc, char **argv)
 {
     struct bench_opts o = {NULL, 0, 50, 0, 0, 0, 0, NULL, NULL};
+    struct cli c = {.cmd = "bench", .usage = bench_usage,
+                    .options = bench_options, .argc = argc, .argv = argv};
+    int rc = parse_bench(&c, &o);
+    if (rc >= 0) {
+        return rc;
+    }
     struct spec_set set;
     struct diags d = {.out = stderr};
-    int n_files = 0;
     spec_set_init(&set);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if ((strcmp(a, "--device") == 0 || strcmp(a, "--rows") == 0 ||
-             strcmp(a, "--reps") == 0 || strcmp(a, "--kernel") == 0 ||
-             strcmp(a, "--db") == 0) &&
-            val == NULL) {
-            fprintf(stderr, "specl: error: %s needs a value\n", a);
-            spec_set_free(&set);
-            return 2;
-        }
-        if (strcmp(a, "--device") == 0) {
-            o.device = val;
-            i++;
-        } else if (strcmp(a, "--db") == 0) {
-            o.db = val;
-            i++;
-        } else if (strcmp(a, "--kernel") == 0) {
-            o.kernel = val;
-            i++;
-        } else if (strcmp(a, "--rows") == 0 || strcmp(a, "--reps") == 0) {
-            char *end;
-            long v = strtol(val, &end, 10);
-            if (*end != '\0' || v < 1 || v > (a[2] == 'r' && a[3] == 'e'
-                                                  ? MAX_REPS
-                                                  : 1L << 24)) {
-                fprintf(stderr, "specl: error: bad %s '%s'\n", a, val);
-                spec_set_free(&set);
-                return 2;
-            }
-            if (a[3] == 'e') {
-                o.reps = (int)v;
-            } else {
-                o.rows = v;
-            }
-            i++;
-        } else if (strcmp(a, "--csv") == 0) {
-            o.csv = 1;
-        } else if (strcmp(a, "--json") == 0) {
-            o.json = 1;
-        } else if (strcmp(a, "--quick") == 0) {
-            o.quick = 1;
-            o.reps = 10;
-        } else if (strcmp(a, "--no-naive") == 0) {
-            o.no_naive = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "specl: error: unknown bench option '%s'\n", a);
-            spec_set_free(&set);
-            return 2;
-        } else {
-            spec_read_file(&set, a, &d);
-            n_files++;
-        }
-    }
-    if (n_files == 0) {
-        fputs("specl: error: bench needs spec files\n", stderr);
+    int errors = cli_read_specs(&c, &set, &d);
+    if (errors != 0 ||
+        (o.kernel != NULL && cli_find_kernel(&set, o.kernel) < 0)) {
         spec_set_free(&set);
-        return 2;
-    }
-    if (d.count) {
-        spec_set_free(&set);
-        return 1;
-    }
-    struct rt rt;
-    char err[256];
-    if (rt_open(&rt, o.device, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: error: %s\n", err);
-        spec_set_free(&set);
-        return 1;
+        return errors < 0 ? CLI_EXIT_USAGE : CLI_EXIT_INVALID;
     }
     /* What runs is what `specl gen` emits: every variant (and with --db
      * every database entry for the shape), NAME_create picking the one
@@ -316,9 +355,16 @@ int specl_bench_main(int argc, char **argv)
     tunedb_init(&db);
     if (o.db != NULL && tunedb_load(&db, o.db, 0, &d) != 0) {
         tunedb_free(&db);
-        rt_close(&rt);
         spec_set_free(&set);
-        return 1;
+        return CLI_EXIT_INVALID;
+    }
+    struct rt rt;
+    char err[256];
+    if (rt_open(&rt, o.device, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        tunedb_free(&db);
+        spec_set_free(&set);
+        return CLI_EXIT_INVALID;
     }
     struct ceilings ceil;
     cl_int st = measure_ceilings(&rt, &ceil);
@@ -328,7 +374,7 @@ int specl_bench_main(int argc, char **argv)
         tunedb_free(&db);
         rt_close(&rt);
         spec_set_free(&set);
-        return 1;
+        return CLI_EXIT_INVALID;
     }
     if (!o.csv && !o.json) {
         printf("device: %s (%s, driver %s), %u units\n", rt.name,
@@ -363,7 +409,7 @@ int specl_bench_main(int argc, char **argv)
         printf("%s]\n", first ? "[" : "");
     }
     if (matched == 0) {
-        fprintf(stderr, "specl: error: no kernel named '%s'\n", o.kernel);
+        fputs("specl: error: the specs have no kernel\n", stderr);
         failed = 1;
     }
     naive_free(&naive);
@@ -372,4 +418,3 @@ int specl_bench_main(int argc, char **argv)
     spec_set_free(&set);
     return failed;
 }
-

@@ -32,8 +32,10 @@ struct rt {
 int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize);
 void rt_close(struct rt *rt);
 
-/* Lists every platform's devices as "N  P:D  name (platform)". */
-int rt_list_devices(FILE *out);
+/* Lists every platform's devices as "N  P:D  name (platform)". Returns
+ * 0, or -1 with ERR filled when there is no platform (as rt_open says) or
+ * no device. */
+int rt_list_devices(FILE *out, char *err, size_t errsize);
 
 /* A readable name for an OpenCL status ("CL_INVALID_VALUE"). */
 const char *rt_status(cl_int status);
