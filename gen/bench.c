@@ -84,38 +84,173 @@ static void shape_text(const struct vcase *c, char *s, size_t size)
     c->ks->op->shape_text(c->ks, c->rows, s, size);
 }
 
+/* ---- --csv and --json ------------------------------------------------- */
+
+#define MAX_DIMENSIONS 16
+
+/* The shape columns after rows: every whole-number field of any op
+ * (in_features, out_features, rank, features...), in registry order. */
+static int dimension_keys(const char **keys)
+{
+    int n = 0;
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        const struct op_def *op = op_registry[i];
+        for (int f = 0; f < op->n_fields; f++) {
+            const char *key = op->fields[f].key;
+            int seen = op->fields[f].kind != VALUE_INT;
+            for (int k = 0; k < n && !seen; k++) {
+                seen = strcmp(keys[k], key) == 0;
+            }
+            if (!seen && n < MAX_DIMENSIONS) {
+                keys[n++] = key;
+            }
+        }
+    }
+    return n;
+}
+
+/* A row of --csv or --json being written: a CSV line, or a JSON object
+ * of the same columns by name. */
+struct row_writer {
+    struct buf *b;
+    int json;
+    int n;              /* columns so far */
+};
+
+static void column_start(struct row_writer *w, const char *name)
+{
+    if (w->json) {
+        buf_printf(w->b, "%s\"%s\":", w->n ? "," : "{", name);
+    } else if (w->n) {
+        buf_puts(w->b, ",");
+    }
+    w->n++;
+}
+
+static void column_text(struct row_writer *w, const char *name,
+                        const char *text)
+{
+    column_start(w, name);
+    if (w->json) {
+        cli_json_string(w->b, text);
+    } else {
+        cli_csv_field(w->b, text);
+    }
+}
+
+/* V with DIGITS after the point (G: that many significant digits) when
+ * HAS is set and V is finite; else csv's empty field, json's null. */
+static void column_number(struct row_writer *w, const char *name, int has,
+                          int digits, double v)
+{
+    column_start(w, name);
+    if (has && isfinite(v)) {
+        buf_printf(w->b, "%.*f", digits, v);
+    } else if (w->json) {
+        buf_puts(w->b, "null");
+    }
+}
+
+static void column_significant(struct row_writer *w, const char *name,
+                               int digits, double v)
+{
+    column_start(w, name);
+    if (isfinite(v)) {
+        buf_printf(w->b, "%.*g", digits, v);
+    } else if (w->json) {
+        buf_puts(w->b, "null");
+    }
+}
+
+static void column_bool(struct row_writer *w, const char *name, int v)
+{
+    column_start(w, name);
+    buf_puts(w->b, w->json ? (v ? "true" : "false") : (v ? "1" : "0"));
+}
+
+static void print_header(void)
+{
+    const char *keys[MAX_DIMENSIONS];
+    int n = dimension_keys(keys);
+    printf("kernel,op,dtype,device,rows");
+    for (int k = 0; k < n; k++) {
+        printf(",%s", keys[k]);
+    }
+    printf(",variant,ok,error,us,wall_us,gbs,gflops,pct_floor,vs_naive,"
+           "vs_clblast,note\n");
+}
+
+/* One result as a row of --csv or --json (the line buffering shows it as
+ * soon as it is measured). */
+static void print_data_row(const struct bench_opts *o, const struct rt *rt,
+                           const struct vcase *c, const struct result *r,
+                           const struct result *naive,
+                           const struct result *blas, double floor_us,
+                           double bytes, double flops, int *first)
+{
+    const struct kernel_spec *ks = c->ks;
+    const char *keys[MAX_DIMENSIONS];
+    int n_keys = dimension_keys(keys);
+    struct buf b;
+    buf_init(&b);
+    struct row_writer w = {&b, o->json, 0};
+    if (o->json) {
+        buf_puts(&b, *first ? "[\n" : ",\n");
+    } else if (*first) {
+        print_header();
+    }
+    column_text(&w, "kernel", ks->name);
+    column_text(&w, "op", ks->op->name);
+    column_text(&w, "dtype", dtype_name(ks->dtype));
+    column_text(&w, "device", rt->name);
+    column_number(&w, "rows", 1, 0, (double)c->rows);
+    for (int k = 0; k < n_keys; k++) {
+        int f = op_field_index(ks->op, keys[k]);
+        column_number(&w, keys[k], f >= 0, 0,
+                      f >= 0 ? ks->field[f].num : 0);
+    }
+    int timed = r->ok && r->us > 0;
+    column_text(&w, "variant", r->variant);
+    column_bool(&w, "ok", r->ok);
+    column_significant(&w, "error", 3, r->err);
+    column_number(&w, "us", r->ok, 2, r->us);
+    column_number(&w, "wall_us", r->ok, 2, r->wall_us);
+    column_number(&w, "gbs", timed, 1, timed ? bytes / (r->us * 1e3) : 0);
+    column_number(&w, "gflops", timed, 1,
+                  timed ? flops / (r->us * 1e3) : 0);
+    column_number(&w, "pct_floor", timed, 1,
+                  timed ? 100.0 * floor_us / r->us : 0);
+    column_number(&w, "vs_naive", timed && naive->ok, 2,
+                  timed ? naive->us / r->us : 0);
+    column_number(&w, "vs_clblast", timed && blas->ok, 2,
+                  timed ? blas->us / r->us : 0);
+    column_text(&w, "note", r->note);
+    buf_puts(&b, o->json ? "}" : "\n");
+    fputs(buf_str(&b), stdout);
+    fflush(stdout);
+    buf_free(&b);
+    *first = 0;
+}
+
+/* ---- the table -------------------------------------------------------- */
+
 static void print_row(const struct bench_opts *o, const struct rt *rt,
                       const struct vcase *c, const struct result *r,
                       const struct result *naive, const struct result *blas,
                       double floor_us, double bytes, double flops,
                       int *first)
 {
-    char shape[96];
-    shape_text(c, shape, sizeof shape);
+    if (o->csv || o->json) {
+        print_data_row(o, rt, c, r, naive, blas, floor_us, bytes, flops,
+                       first);
+        return;
+    }
     double gbs = r->ok ? bytes / (r->us * 1e3) : 0;
     double gfl = r->ok ? flops / (r->us * 1e3) : 0;
     double pct = r->ok ? 100.0 * floor_us / r->us : 0;
-    double vs_naive = naive && naive->ok && r->ok ? naive->us / r->us : 0;
-    double vs_blas = blas && blas->ok && r->ok ? blas->us / r->us : 0;
-    if (o->json) {
-        printf("%s{\"kernel\":\"%s\",\"op\":\"%s\",\"shape\":\"%s\","
-               "\"device\":\"%s\",\"variant\":\"%s\",\"ok\":%s,"
-               "\"error\":%.3g,\"us\":%.2f,\"wall_us\":%.2f,\"gbs\":%.1f,"
-               "\"gflops\":%.1f,\"pct_floor\":%.1f,\"vs_naive\":%.2f,"
-               "\"vs_clblast\":%.2f,\"note\":\"%s\"}",
-               *first ? "[\n" : ",\n", c->ks->name, c->ks->op->name, shape,
-               rt->name, r->variant, r->ok ? "true" : "false",
-               isfinite(r->err) ? r->err : -1, r->us, r->wall_us, gbs, gfl,
-               pct, vs_naive, vs_blas, r->note);
-    } else if (o->csv) {
-        if (*first) {
-            printf("kernel,op,shape,variant,ok,error,us,wall_us,gbs,gflops,"
-                   "pct_floor,vs_naive,vs_clblast,note\n");
-        }
-        printf("%s,%s,%s,%s,%d,%.3g,%.2f,%.2f,%.1f,%.1f,%.1f,%.2f,%.2f,%s\n",
-               c->ks->name, c->ks->op->name, shape, r->variant, r->ok, r->err,
-               r->us, r->wall_us, gbs, gfl, pct, vs_naive, vs_blas, r->note);
-    } else if (r->ok) {
+    double vs_naive = naive->ok && r->ok ? naive->us / r->us : 0;
+    double vs_blas = blas->ok && r->ok ? blas->us / r->us : 0;
+    if (r->ok) {
         char naive_col[16] = "-", blas_col[16] = "-";
         if (vs_naive > 0) {
             snprintf(naive_col, sizeof naive_col, "%.2fx", vs_naive);
@@ -149,6 +284,9 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     }
     struct result res[3];
     memset(res, 0, sizeof res);
+    for (int i = 0; i < 3; i++) {
+        res[i].err = NAN; /* until verified */
+    }
     res[0].variant = "specl";
     res[1].variant = "naive";
     res[2].variant = "clblast";
@@ -251,9 +389,21 @@ static const char bench_usage[] =
     "      --no-naive      leave out the naive kernels\n"
     "      --db FILE       the tuning database's entries as variants, as\n"
     "                      gen --db emits them\n"
-    "      --csv           one CSV row per kernel and variant\n"
+    "      --csv           one CSV row per kernel and variant (RFC 4180)\n"
     "      --json          a JSON array of the same rows\n"
-    "  -h, --help          this text\n";
+    "  -h, --help          this text\n"
+    "\n"
+    "Columns of --csv and --json: kernel, op, dtype, device, rows, one per\n"
+    "dimension of any op (in_features, out_features, rank, features: empty\n"
+    "or null where the kernel's op has no such dimension), variant (specl,\n"
+    "naive, clblast), ok, error (relative L2 error against float64), us,\n"
+    "wall_us, gbs, gflops, pct_floor, vs_naive, vs_clblast (how many times\n"
+    "faster than that variant), note. A figure that does not apply (a\n"
+    "variant that did not run or failed, no naive or CLBlast peer) is empty\n"
+    "in CSV and null in JSON.\n"
+    "\n"
+    "Rows are written as each kernel is measured. When stderr is a\n"
+    "terminal and stdout is not, stderr shows which kernel runs.\n";
 
 enum { OPT_DEVICE = 256, OPT_ROWS, OPT_REPS, OPT_KERNEL, OPT_DB, OPT_CSV,
        OPT_JSON, OPT_QUICK, OPT_NO_NAIVE };
@@ -366,6 +516,8 @@ int specl_bench_main(int argc, char **argv)
         spec_set_free(&set);
         return CLI_EXIT_INVALID;
     }
+    /* Each row as soon as it is measured, also into a pipe or a file. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     struct ceilings ceil;
     cl_int st = measure_ceilings(&rt, &ceil);
     if (st != CL_SUCCESS) {
@@ -385,6 +537,10 @@ int specl_bench_main(int argc, char **argv)
                ceil.copy_gbs, ceil.read_gbs, ceil.write_gbs, ceil.gflops,
                o.reps);
     }
+    /* Which kernel runs, where nothing else shows it: stdout goes to a
+     * file or a pipe, stderr to a terminal. */
+    int progress = cli_is_terminal(stderr) && !cli_is_terminal(stdout);
+    int n_run = o.kernel != NULL ? 1 : set.n_kernel;
     struct naive naive;
     naive_init(&naive);
     int failed = 0, first = 1;
@@ -394,6 +550,10 @@ int specl_bench_main(int argc, char **argv)
             continue;
         }
         matched++;
+        if (progress) {
+            fprintf(stderr, "specl bench: kernel %d/%d: %s ...\n", matched,
+                    n_run, set.kernel[k].name);
+        }
         struct variant_set vs;
         struct buf notes;
         buf_init(&notes);
@@ -406,7 +566,7 @@ int specl_bench_main(int argc, char **argv)
         failed |= bench_kernel(&o, &rt, &ceil, &naive, &vs, &first);
     }
     if (o.json) {
-        printf("%s]\n", first ? "[" : "");
+        fputs(first ? "[]\n" : "\n]\n", stdout);
     }
     if (matched == 0) {
         fputs("specl: error: the specs have no kernel\n", stderr);

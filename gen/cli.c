@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* getopt_long's tables for the command line being parsed: at most
  * CLI_MAX_OPTIONS options plus --help. */
@@ -251,4 +252,45 @@ int cli_find_kernel(const struct spec_set *set, const char *name)
     }
     fputs(set->n_kernel ? "\n" : " none\n", stderr);
     return -1;
+}
+
+int cli_is_terminal(FILE *f)
+{
+    return isatty(fileno(f));
+}
+
+void cli_csv_field(struct buf *b, const char *s)
+{
+    if (s[strcspn(s, ",\"\r\n")] == '\0') {
+        buf_puts(b, s);
+        return;
+    }
+    buf_puts(b, "\"");
+    for (; *s; s++) {
+        buf_add(b, s, 1);
+        if (*s == '"') {
+            buf_puts(b, "\"");
+        }
+    }
+    buf_puts(b, "\"");
+}
+
+void cli_json_string(struct buf *b, const char *s)
+{
+    buf_puts(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            buf_printf(b, "\\%c", ch);
+        } else if (ch == '\n') {
+            buf_puts(b, "\\n");
+        } else if (ch == '\t') {
+            buf_puts(b, "\\t");
+        } else if (ch < 0x20 || ch == 0x7f) {
+            buf_printf(b, "\\u%04x", ch);
+        } else {
+            buf_add(b, s, 1);
+        }
+    }
+    buf_puts(b, "\"");
 }

@@ -6,6 +6,9 @@
 #ifndef SPECL_CLI_H
 #define SPECL_CLI_H
 
+#include <stdio.h>
+
+#include "buf.h"
 #include "diag.h"
 #include "spec.h"
 
@@ -76,8 +79,27 @@ int cli_device(const struct cli *c);
  * anything, else the number of errors found in the specs. */
 int cli_read_specs(const struct cli *c, struct spec_set *set, struct diags *d);
 
+/* Whether F is a terminal (progress is shown on one, not in a file). */
+int cli_is_terminal(FILE *f);
+
 /* Whether SET has a kernel called NAME: 0, or -1 after saying on stderr
  * that it has none, listing the kernels it has. */
 int cli_find_kernel(const struct spec_set *set, const char *name);
+
+/* Appends S to B as one CSV field (RFC 4180): quoted when it holds a
+ * comma, a quote or a line break, its quotes doubled. */
+void cli_csv_field(struct buf *b, const char *s);
+
+/* Appends S to B as a JSON string: quotes, backslashes and control
+ * characters escaped (S is taken as UTF-8 and passed through). */
+void cli_json_string(struct buf *b, const char *s);
+
+/* Appends S to B as one CSV field (RFC 4180): quoted when it holds a
+ * comma, a quote or a line break, its quotes doubled. */
+void cli_csv_field(struct buf *b, const char *s);
+
+/* Appends S to B as a JSON string: quotes, backslashes and control
+ * characters escaped (S is taken as UTF-8 and passed through). */
+void cli_json_string(struct buf *b, const char *s);
 
 #endif
