@@ -1092,6 +1092,8 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
     }
     if (r.error[0]) {
         fprintf(stderr, "specl: tune: %s\n", r.error);
+    } else if (o->plot != NULL && r.evaluated > 0) {
+        printf("  plot: %s\n", o->plot);
     }
     return failed;
 }
@@ -1123,8 +1125,9 @@ static const char tune_usage[] =
     "      --seed N           of the inputs and the search order (default 1)\n"
     "      --db FILE          the database (default:\n"
     "                         tuning/DEVICE-SLUG.yaml)\n"
-    "      --plot FILE.svg    a heat map of the first kernel's search over\n"
-    "                         its first two knobs\n"
+    "      --plot FILE.svg    a heat map of each kernel's search over its\n"
+    "                         first two knobs: FILE.svg when one kernel is\n"
+    "                         tuned, else FILE-NAME.svg for each kernel NAME\n"
     "  -h, --help             this text\n";
 
 enum {
@@ -1215,6 +1218,24 @@ static int parse_tune(struct cli *c, struct tune_options *o,
     return -1;
 }
 
+/* The plot of kernel NAME: PLOT itself when one kernel is tuned, else
+ * PLOT with "-NAME" before its extension (plot.svg: plot-NAME.svg). */
+static void plot_path(const char *plot, const char *name, int several,
+                      char *out, size_t size)
+{
+    if (!several) {
+        snprintf(out, size, "%s", plot);
+        return;
+    }
+    const char *dot = strrchr(plot, '.');
+    const char *slash = strrchr(plot, '/');
+    if (dot == NULL || (slash != NULL && dot < slash) || dot == plot ||
+        dot[-1] == '/') {
+        dot = plot + strlen(plot); /* no extension: append */
+    }
+    snprintf(out, size, "%.*s-%s%s", (int)(dot - plot), plot, name, dot);
+}
+
 /* `specl tune ARGS...` (ARGV[0]: "tune"): the arguments, the specs, the
  * kernel and the database are checked before the device is opened. */
 int specl_tune_main(int argc, char **argv)
@@ -1293,13 +1314,19 @@ int specl_tune_main(int argc, char **argv)
     struct naive naive;
     naive_init(&naive);
     int matched = 0;
+    int several = args.kernel == NULL && set.n_kernel > 1;
+    char plot[1024];
     for (int k = 0; k < set.n_kernel && !stop_signal; k++) {
         if (args.kernel != NULL &&
             strcmp(args.kernel, set.kernel[k].name) != 0) {
             continue;
         }
         matched++;
-        o.plot = matched == 1 ? args.plot : NULL;
+        if (args.plot != NULL) {
+            plot_path(args.plot, set.kernel[k].name, several, plot,
+                      sizeof plot);
+        }
+        o.plot = args.plot != NULL ? plot : NULL;
         rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k], &saver);
         /* And after every kernel: its best, its default time. */
         if (save_merged(&db, db_path, err, sizeof err) < 0) {

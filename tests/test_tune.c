@@ -1127,10 +1127,17 @@ static void test_tune_cli(void)
     tunedb_free(&db);
     free(out);
     free(err);
-    char *svg = tu_read(svg_path, NULL);
-    TU_CHECK(svg != NULL && starts_with(svg, "<svg"), "no plot %s",
-             svg_path);
-    free(svg);
+    /* Several kernels: a plot each, named after it. */
+    for (int k = 0; k < s.n_kernel; k++) {
+        char name[128];
+        snprintf(name, sizeof name, "cli-%s.svg", s.kernel[k].name);
+        tmp_path(svg_path, sizeof svg_path, name);
+        char *svg = tu_read(svg_path, NULL);
+        TU_CHECK(svg != NULL && starts_with(svg, "<svg") &&
+                     strstr(svg, s.kernel[k].name) != NULL,
+                 "no plot %s", svg_path);
+        free(svg);
+    }
 
     /* One kernel again: all from the database. */
     rc = specl(&out, &err, CLI_RUN " --kernel t_softmax --db '%s'", db_path);
