@@ -114,7 +114,7 @@ static int dimension_keys(const char **keys)
 struct row_writer {
     struct buf *b;
     int json;
-    int n;              /* columns so far */
+    int n; /* columns so far */
 };
 
 static void column_start(struct row_writer *w, const char *name)
@@ -138,8 +138,8 @@ static void column_text(struct row_writer *w, const char *name,
     }
 }
 
-/* V with DIGITS after the point (G: that many significant digits) when
- * HAS is set and V is finite; else csv's empty field, json's null. */
+/* V with DIGITS after the point when HAS is set and V is finite; else
+ * csv's empty field, json's null. */
 static void column_number(struct row_writer *w, const char *name, int has,
                           int digits, double v)
 {
@@ -151,6 +151,8 @@ static void column_number(struct row_writer *w, const char *name, int has,
     }
 }
 
+/* V to DIGITS significant digits when finite (an error is not otherwise:
+ * NaN until verified). */
 static void column_significant(struct row_writer *w, const char *name,
                                int digits, double v)
 {
@@ -206,8 +208,7 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     column_number(&w, "rows", 1, 0, (double)c->rows);
     for (int k = 0; k < n_keys; k++) {
         int f = op_field_index(ks->op, keys[k]);
-        column_number(&w, keys[k], f >= 0, 0,
-                      f >= 0 ? ks->field[f].num : 0);
+        column_number(&w, keys[k], f >= 0, 0, f >= 0 ? ks->field[f].num : 0);
     }
     int timed = r->ok && r->us > 0;
     column_text(&w, "variant", r->variant);
@@ -216,8 +217,7 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     column_number(&w, "us", r->ok, 2, r->us);
     column_number(&w, "wall_us", r->ok, 2, r->wall_us);
     column_number(&w, "gbs", timed, 1, timed ? bytes / (r->us * 1e3) : 0);
-    column_number(&w, "gflops", timed, 1,
-                  timed ? flops / (r->us * 1e3) : 0);
+    column_number(&w, "gflops", timed, 1, timed ? flops / (r->us * 1e3) : 0);
     column_number(&w, "pct_floor", timed, 1,
                   timed ? 100.0 * floor_us / r->us : 0);
     column_number(&w, "vs_naive", timed && naive->ok, 2,
@@ -405,8 +405,17 @@ static const char bench_usage[] =
     "Rows are written as each kernel is measured. When stderr is a\n"
     "terminal and stdout is not, stderr shows which kernel runs.\n";
 
-enum { OPT_DEVICE = 256, OPT_ROWS, OPT_REPS, OPT_KERNEL, OPT_DB, OPT_CSV,
-       OPT_JSON, OPT_QUICK, OPT_NO_NAIVE };
+enum {
+    OPT_DEVICE = 256,
+    OPT_ROWS,
+    OPT_REPS,
+    OPT_KERNEL,
+    OPT_DB,
+    OPT_CSV,
+    OPT_JSON,
+    OPT_QUICK,
+    OPT_NO_NAIVE
+};
 
 static const struct cli_option bench_options[] = {
     {"device", OPT_DEVICE, 1},
@@ -468,8 +477,8 @@ static int parse_bench(struct cli *c, struct bench_opts *o)
         }
     }
     if (o->csv && o->json) {
-        return cli_usage_error(c->cmd, "--csv and --json exclude each "
-                               "other");
+        return cli_usage_error(c->cmd,
+                               "--csv and --json exclude each other");
     }
     o->reps = reps > 0 ? (int)reps : o->quick ? 10 : 50;
     return -1;
@@ -483,8 +492,11 @@ int specl_bench_main(int argc, char **argv);
 int specl_bench_main(int argc, char **argv)
 {
     struct bench_opts o = {NULL, 0, 50, 0, 0, 0, 0, NULL, NULL};
-    struct cli c = {.cmd = "bench", .usage = bench_usage,
-                    .options = bench_options, .argc = argc, .argv = argv};
+    struct cli c = {.cmd = "bench",
+                    .usage = bench_usage,
+                    .options = bench_options,
+                    .argc = argc,
+                    .argv = argv};
     int rc = parse_bench(&c, &o);
     if (rc >= 0) {
         return rc;

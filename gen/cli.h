@@ -23,7 +23,8 @@ struct cli_option {
     int takes_value;
 };
 
-/* A subcommand's command line, parsed by cli_next. */
+/* A subcommand's command line, parsed by cli_next: set CMD, USAGE,
+ * OPTIONS, ARGC and ARGV (a designated initializer leaves the rest 0). */
 struct cli {
     const char *cmd;   /* "gen", "db merge": the messages
                           say "specl CMD" */

@@ -9,9 +9,9 @@
 #include "emit.h"
 #include "knobs.h"
 #include "runtime.h"
+#include "spec.h"
 #include "tune.h"
 #include "tunedb.h"
-#include "spec.h"
 #include "variant.h"
 
 #define EXIT_INVALID CLI_EXIT_INVALID
@@ -308,7 +308,8 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         dir = "out";
     }
     if ((depfile != NULL || list_outputs) && dir == NULL) {
-        return cli_usage_error(c.cmd, "plan writes to stdout without -o; "
+        return cli_usage_error(c.cmd,
+                               "plan writes to stdout without -o; "
                                "--depfile and --list-outputs need -o DIR");
     }
     struct spec_set set;
@@ -473,8 +474,11 @@ static const struct cli_option db_options[] = {
 /* `specl db merge A.yaml B.yaml... -o C.yaml` (ARGV[0]: "merge") */
 static int cmd_db_merge(int argc, char **argv)
 {
-    struct cli c = {.cmd = "db merge", .usage = db_usage,
-                    .options = db_options, .argc = argc, .argv = argv};
+    struct cli c = {.cmd = "db merge",
+                    .usage = db_usage,
+                    .options = db_options,
+                    .argc = argc,
+                    .argv = argv};
     const char *out = NULL;
     int key;
     while ((key = cli_next(&c)) != CLI_END) {
@@ -526,16 +530,16 @@ static int cmd_db(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
         return cmd_db_merge(argc - 1, argv + 1);
     }
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-                      strcmp(argv[1], "-h") == 0)) {
+    if (argc >= 2 &&
+        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(db_usage, stdout);
         return 0;
     }
     if (argc < 2) {
         return cli_usage_error("db", "no db command given (merge)");
     }
-    return cli_usage_error("db", "unknown db command '%s' (merge is the "
-                           "one)", argv[1]);
+    return cli_usage_error("db", "unknown db command '%s' (merge is the one)",
+                           argv[1]);
 }
 
 /* One key of `specl list`: kind, limits and default. For knobs, GPU and
@@ -617,8 +621,11 @@ static const struct cli_option no_options[] = {{NULL, 0, 0}};
  * on, else the exit status. */
 static int parse_bare(int argc, char **argv, const char *usage)
 {
-    struct cli c = {.cmd = argv[0], .usage = usage, .options = no_options,
-                    .argc = argc, .argv = argv};
+    struct cli c = {.cmd = argv[0],
+                    .usage = usage,
+                    .options = no_options,
+                    .argc = argc,
+                    .argv = argv};
     int key = cli_next(&c);
     if (key != CLI_END) {
         return key == CLI_HELP ? 0 : EXIT_USAGE;

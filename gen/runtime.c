@@ -63,8 +63,9 @@ static cl_int devices(cl_platform_id p, cl_device_id **out, cl_uint *n)
  * platform: on a machine without a driver, the usual first problem. */
 static void no_platform(char *err, size_t errsize)
 {
-    snprintf(err, errsize, "no OpenCL platform found (is an OpenCL "
-             "driver/ICD installed? e.g. apt install pocl-opencl-icd)");
+    snprintf(err, errsize,
+             "no OpenCL platform found (is an OpenCL driver/ICD installed? "
+             "e.g. apt install pocl-opencl-icd)");
 }
 
 int rt_list_devices(FILE *out, char *err, size_t errsize)
@@ -96,8 +97,9 @@ int rt_list_devices(FILE *out, char *err, size_t errsize)
     }
     free(ps);
     if (index == 0) {
-        snprintf(err, errsize, "no OpenCL device found (%u platform%s, no "
-                 "device)", np, np == 1 ? "" : "s");
+        snprintf(err, errsize,
+                 "no OpenCL device found (%u platform%s, no device)", np,
+                 np == 1 ? "" : "s");
         return -1;
     }
     return 0;

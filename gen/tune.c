@@ -1144,11 +1144,16 @@ enum {
 };
 
 static const struct cli_option tune_cli_options[] = {
-    {"device", OPT_DEVICE, 1},       {"kernel", OPT_KERNEL, 1},
-    {"strategy", OPT_STRATEGY, 1},   {"max-evals", OPT_MAX_EVALS, 1},
-    {"budget", OPT_BUDGET, 1},       {"rows", OPT_ROWS, 1},
-    {"reps", OPT_REPS, 1},           {"seed", OPT_SEED, 1},
-    {"db", OPT_DB, 1},               {"plot", OPT_PLOT, 1},
+    {"device", OPT_DEVICE, 1},
+    {"kernel", OPT_KERNEL, 1},
+    {"strategy", OPT_STRATEGY, 1},
+    {"max-evals", OPT_MAX_EVALS, 1},
+    {"budget", OPT_BUDGET, 1},
+    {"rows", OPT_ROWS, 1},
+    {"reps", OPT_REPS, 1},
+    {"seed", OPT_SEED, 1},
+    {"db", OPT_DB, 1},
+    {"plot", OPT_PLOT, 1},
     {NULL, 0, 0},
 };
 
@@ -1162,10 +1167,10 @@ struct tune_args {
 static int parse_tune(struct cli *c, struct tune_options *o,
                       struct tune_args *a)
 {
-    static const char *const strategies[] = {"exhaustive", "random",
-                                             "local", NULL};
-    static const enum tune_strategy strategy_of[] = {
-        TUNE_EXHAUSTIVE, TUNE_RANDOM, TUNE_LOCAL};
+    static const char *const strategies[] = {"exhaustive", "random", "local",
+                                             NULL};
+    static const enum tune_strategy strategy_of[] = {TUNE_EXHAUSTIVE,
+                                                     TUNE_RANDOM, TUNE_LOCAL};
     int key;
     while ((key = cli_next(c)) != CLI_END) {
         int bad = 0, index;
@@ -1242,8 +1247,10 @@ int specl_tune_main(int argc, char **argv)
 {
     struct tune_options o;
     struct tune_args args = {NULL, NULL, NULL, NULL};
-    struct cli c = {.cmd = "tune", .usage = tune_usage,
-                    .options = tune_cli_options, .argc = argc,
+    struct cli c = {.cmd = "tune",
+                    .usage = tune_usage,
+                    .options = tune_cli_options,
+                    .argc = argc,
                     .argv = argv};
     tune_options_init(&o);
     o.stop = &stop_signal;

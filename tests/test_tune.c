@@ -1176,8 +1176,8 @@ static void test_tune_bad_options(void)
         {"tune --rows 8 --strategy random", 2, "no spec files given"},
         {"tune", 2, "no spec files given"},
         {"tune tests/tune/no_such_spec.yaml", 1, "no_such_spec.yaml"},
-        {"tune " SMALL_SPEC " --kernel no_such_kernel --db /nonexistent/x",
-         1, "no kernel named 'no_such_kernel' in the specs; they have: "
+        {"tune " SMALL_SPEC " --kernel no_such_kernel --db /nonexistent/x", 1,
+         "no kernel named 'no_such_kernel' in the specs; they have: "
          "t_lora, t_softmax\n"},
         {"tune " SMALL_SPEC " --db " DB_BAD_ENTRY, 1,
          DB_BAD_ENTRY ":9:11: error: rows must be an integer (got 'many')"},
