@@ -8,6 +8,7 @@
 
 #include <clblast_c.h>
 
+#include "cli.h"
 #include "knobs.h"
 #include "measure.h"
 #include "spec.h"
@@ -83,38 +84,173 @@ static void shape_text(const struct vcase *c, char *s, size_t size)
     c->ks->op->shape_text(c->ks, c->rows, s, size);
 }
 
+/* ---- --csv and --json ------------------------------------------------- */
+
+#define MAX_DIMENSIONS 16
+
+/* The shape columns after rows: every whole-number field of any op
+ * (in_features, out_features, rank, features...), in registry order. */
+static int dimension_keys(const char **keys)
+{
+    int n = 0;
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        const struct op_def *op = op_registry[i];
+        for (int f = 0; f < op->n_fields; f++) {
+            const char *key = op->fields[f].key;
+            int seen = op->fields[f].kind != VALUE_INT;
+            for (int k = 0; k < n && !seen; k++) {
+                seen = strcmp(keys[k], key) == 0;
+            }
+            if (!seen && n < MAX_DIMENSIONS) {
+                keys[n++] = key;
+            }
+        }
+    }
+    return n;
+}
+
+/* A row of --csv or --json being written: a CSV line, or a JSON object
+ * of the same columns by name. */
+struct row_writer {
+    struct buf *b;
+    int json;
+    int n; /* columns so far */
+};
+
+static void column_start(struct row_writer *w, const char *name)
+{
+    if (w->json) {
+        buf_printf(w->b, "%s\"%s\":", w->n ? "," : "{", name);
+    } else if (w->n) {
+        buf_puts(w->b, ",");
+    }
+    w->n++;
+}
+
+static void column_text(struct row_writer *w, const char *name,
+                        const char *text)
+{
+    column_start(w, name);
+    if (w->json) {
+        cli_json_string(w->b, text);
+    } else {
+        cli_csv_field(w->b, text);
+    }
+}
+
+/* V with DIGITS after the point when HAS is set and V is finite; else
+ * csv's empty field, json's null. */
+static void column_number(struct row_writer *w, const char *name, int has,
+                          int digits, double v)
+{
+    column_start(w, name);
+    if (has && isfinite(v)) {
+        buf_printf(w->b, "%.*f", digits, v);
+    } else if (w->json) {
+        buf_puts(w->b, "null");
+    }
+}
+
+/* V to DIGITS significant digits when finite (an error is not otherwise:
+ * NaN until verified). */
+static void column_significant(struct row_writer *w, const char *name,
+                               int digits, double v)
+{
+    column_start(w, name);
+    if (isfinite(v)) {
+        buf_printf(w->b, "%.*g", digits, v);
+    } else if (w->json) {
+        buf_puts(w->b, "null");
+    }
+}
+
+static void column_bool(struct row_writer *w, const char *name, int v)
+{
+    column_start(w, name);
+    buf_puts(w->b, w->json ? (v ? "true" : "false") : (v ? "1" : "0"));
+}
+
+static void print_header(void)
+{
+    const char *keys[MAX_DIMENSIONS];
+    int n = dimension_keys(keys);
+    printf("kernel,op,dtype,device,rows");
+    for (int k = 0; k < n; k++) {
+        printf(",%s", keys[k]);
+    }
+    printf(",variant,ok,error,us,wall_us,gbs,gflops,pct_floor,vs_naive,"
+           "vs_clblast,note\n");
+}
+
+/* One result as a row of --csv or --json (the line buffering shows it as
+ * soon as it is measured). */
+static void print_data_row(const struct bench_opts *o, const struct rt *rt,
+                           const struct vcase *c, const struct result *r,
+                           const struct result *naive,
+                           const struct result *blas, double floor_us,
+                           double bytes, double flops, int *first)
+{
+    const struct kernel_spec *ks = c->ks;
+    const char *keys[MAX_DIMENSIONS];
+    int n_keys = dimension_keys(keys);
+    struct buf b;
+    buf_init(&b);
+    struct row_writer w = {&b, o->json, 0};
+    if (o->json) {
+        buf_puts(&b, *first ? "[\n" : ",\n");
+    } else if (*first) {
+        print_header();
+    }
+    column_text(&w, "kernel", ks->name);
+    column_text(&w, "op", ks->op->name);
+    column_text(&w, "dtype", dtype_name(ks->dtype));
+    column_text(&w, "device", rt->name);
+    column_number(&w, "rows", 1, 0, (double)c->rows);
+    for (int k = 0; k < n_keys; k++) {
+        int f = op_field_index(ks->op, keys[k]);
+        column_number(&w, keys[k], f >= 0, 0, f >= 0 ? ks->field[f].num : 0);
+    }
+    int timed = r->ok && r->us > 0;
+    column_text(&w, "variant", r->variant);
+    column_bool(&w, "ok", r->ok);
+    column_significant(&w, "error", 3, r->err);
+    column_number(&w, "us", r->ok, 2, r->us);
+    column_number(&w, "wall_us", r->ok, 2, r->wall_us);
+    column_number(&w, "gbs", timed, 1, timed ? bytes / (r->us * 1e3) : 0);
+    column_number(&w, "gflops", timed, 1, timed ? flops / (r->us * 1e3) : 0);
+    column_number(&w, "pct_floor", timed, 1,
+                  timed ? 100.0 * floor_us / r->us : 0);
+    column_number(&w, "vs_naive", timed && naive->ok, 2,
+                  timed ? naive->us / r->us : 0);
+    column_number(&w, "vs_clblast", timed && blas->ok, 2,
+                  timed ? blas->us / r->us : 0);
+    column_text(&w, "note", r->note);
+    buf_puts(&b, o->json ? "}" : "\n");
+    fputs(buf_str(&b), stdout);
+    fflush(stdout);
+    buf_free(&b);
+    *first = 0;
+}
+
+/* ---- the table -------------------------------------------------------- */
+
 static void print_row(const struct bench_opts *o, const struct rt *rt,
                       const struct vcase *c, const struct result *r,
                       const struct result *naive, const struct result *blas,
                       double floor_us, double bytes, double flops,
                       int *first)
 {
-    char shape[96];
-    shape_text(c, shape, sizeof shape);
+    if (o->csv || o->json) {
+        print_data_row(o, rt, c, r, naive, blas, floor_us, bytes, flops,
+                       first);
+        return;
+    }
     double gbs = r->ok ? bytes / (r->us * 1e3) : 0;
     double gfl = r->ok ? flops / (r->us * 1e3) : 0;
     double pct = r->ok ? 100.0 * floor_us / r->us : 0;
-    double vs_naive = naive && naive->ok && r->ok ? naive->us / r->us : 0;
-    double vs_blas = blas && blas->ok && r->ok ? blas->us / r->us : 0;
-    if (o->json) {
-        printf("%s{\"kernel\":\"%s\",\"op\":\"%s\",\"shape\":\"%s\","
-               "\"device\":\"%s\",\"variant\":\"%s\",\"ok\":%s,"
-               "\"error\":%.3g,\"us\":%.2f,\"wall_us\":%.2f,\"gbs\":%.1f,"
-               "\"gflops\":%.1f,\"pct_floor\":%.1f,\"vs_naive\":%.2f,"
-               "\"vs_clblast\":%.2f,\"note\":\"%s\"}",
-               *first ? "[\n" : ",\n", c->ks->name, c->ks->op->name, shape,
-               rt->name, r->variant, r->ok ? "true" : "false",
-               isfinite(r->err) ? r->err : -1, r->us, r->wall_us, gbs, gfl,
-               pct, vs_naive, vs_blas, r->note);
-    } else if (o->csv) {
-        if (*first) {
-            printf("kernel,op,shape,variant,ok,error,us,wall_us,gbs,gflops,"
-                   "pct_floor,vs_naive,vs_clblast,note\n");
-        }
-        printf("%s,%s,%s,%s,%d,%.3g,%.2f,%.2f,%.1f,%.1f,%.1f,%.2f,%.2f,%s\n",
-               c->ks->name, c->ks->op->name, shape, r->variant, r->ok, r->err,
-               r->us, r->wall_us, gbs, gfl, pct, vs_naive, vs_blas, r->note);
-    } else if (r->ok) {
+    double vs_naive = naive->ok && r->ok ? naive->us / r->us : 0;
+    double vs_blas = blas->ok && r->ok ? blas->us / r->us : 0;
+    if (r->ok) {
         char naive_col[16] = "-", blas_col[16] = "-";
         if (vs_naive > 0) {
             snprintf(naive_col, sizeof naive_col, "%.2fx", vs_naive);
@@ -148,6 +284,9 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     }
     struct result res[3];
     memset(res, 0, sizeof res);
+    for (int i = 0; i < 3; i++) {
+        res[i].err = NAN; /* until verified */
+    }
     res[0].variant = "specl";
     res[1].variant = "naive";
     res[2].variant = "clblast";
@@ -230,84 +369,146 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     return failed;
 }
 
+static const char bench_usage[] =
+    "usage: specl bench [OPTION]... SPEC.yaml...\n"
+    "\n"
+    "Times each kernel of the spec files as gen emits it (every variant,\n"
+    "NAME_create picking one), the naive kernel and, where the op has a\n"
+    "CLBlast peer (f32), CLBlast, on one device and on the same inputs,\n"
+    "each verified against float64 first; against the floor of the\n"
+    "device's bandwidth and fp32 rate, measured in the same run. A spec\n"
+    "file '-' is standard input.\n"
+    "\n"
+    "Options:\n"
+    "      --device N|P:D  the device ('specl devices'; default:\n"
+    "                      $SPECL_DEVICE, else the first)\n"
+    "      --kernel NAME   only that kernel\n"
+    "      --rows M        rows of every kernel (default: the op's)\n"
+    "      --reps N        timed runs per variant, 1 to 1000 (default 50)\n"
+    "      --quick         10 reps (unless --reps) and one buffer set\n"
+    "      --no-naive      leave out the naive kernels\n"
+    "      --db FILE       the tuning database's entries as variants, as\n"
+    "                      gen --db emits them\n"
+    "      --csv           one CSV row per kernel and variant (RFC 4180)\n"
+    "      --json          a JSON array of the same rows\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Columns of --csv and --json: kernel, op, dtype, device, rows, one per\n"
+    "dimension of any op (in_features, out_features, rank, features: empty\n"
+    "or null where the kernel's op has no such dimension), variant (specl,\n"
+    "naive, clblast), ok, error (relative L2 error against float64), us,\n"
+    "wall_us, gbs, gflops, pct_floor, vs_naive, vs_clblast (how many times\n"
+    "faster than that variant), note. A figure that does not apply (a\n"
+    "variant that did not run or failed, no naive or CLBlast peer) is empty\n"
+    "in CSV and null in JSON.\n"
+    "\n"
+    "Rows are written as each kernel is measured. When stderr is a\n"
+    "terminal and stdout is not, stderr shows which kernel runs.\n";
+
+enum {
+    OPT_DEVICE = 256,
+    OPT_ROWS,
+    OPT_REPS,
+    OPT_KERNEL,
+    OPT_DB,
+    OPT_CSV,
+    OPT_JSON,
+    OPT_QUICK,
+    OPT_NO_NAIVE
+};
+
+static const struct cli_option bench_options[] = {
+    {"device", OPT_DEVICE, 1},
+    {"rows", OPT_ROWS, 1},
+    {"reps", OPT_REPS, 1},
+    {"kernel", OPT_KERNEL, 1},
+    {"db", OPT_DB, 1},
+    {"csv", OPT_CSV, 0},
+    {"json", OPT_JSON, 0},
+    {"quick", OPT_QUICK, 0},
+    {"no-naive", OPT_NO_NAIVE, 0},
+    {NULL, 0, 0},
+};
+
+/* Reads bench's command line C into O: -1 to go on, else the exit status
+ * (0 after --help). */
+static int parse_bench(struct cli *c, struct bench_opts *o)
+{
+    long reps = 0;
+    int key;
+    while ((key = cli_next(c)) != CLI_END) {
+        int bad = 0;
+        switch (key) {
+        case CLI_HELP:
+            return 0;
+        case CLI_ERROR:
+            return CLI_EXIT_USAGE;
+        case OPT_DEVICE:
+            bad = cli_device(c);
+            o->device = c->value;
+            break;
+        case OPT_ROWS:
+            bad = cli_long(c, 1, 1L << 24, &o->rows);
+            break;
+        case OPT_REPS:
+            bad = cli_long(c, 1, MAX_REPS, &reps);
+            break;
+        case OPT_KERNEL:
+            o->kernel = c->value;
+            break;
+        case OPT_DB:
+            o->db = c->value;
+            break;
+        case OPT_CSV:
+            o->csv = 1;
+            break;
+        case OPT_JSON:
+            o->json = 1;
+            break;
+        case OPT_QUICK:
+            o->quick = 1;
+            break;
+        case OPT_NO_NAIVE:
+            o->no_naive = 1;
+            break;
+        }
+        if (bad) {
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (o->csv && o->json) {
+        return cli_usage_error(c->cmd,
+                               "--csv and --json exclude each other");
+    }
+    o->reps = reps > 0 ? (int)reps : o->quick ? 10 : 50;
+    return -1;
+}
+
 int specl_bench_main(int argc, char **argv);
 
+/* `specl bench ARGS...` (ARGV[0]: "bench"): every argument is checked,
+ * the specs read, the kernel found and the database loaded before the
+ * device is opened. */
 int specl_bench_main(int argc, char **argv)
 {
     struct bench_opts o = {NULL, 0, 50, 0, 0, 0, 0, NULL, NULL};
+    struct cli c = {.cmd = "bench",
+                    .usage = bench_usage,
+                    .options = bench_options,
+                    .argc = argc,
+                    .argv = argv};
+    int rc = parse_bench(&c, &o);
+    if (rc >= 0) {
+        return rc;
+    }
     struct spec_set set;
     struct diags d = {.out = stderr};
-    int n_files = 0;
     spec_set_init(&set);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if ((strcmp(a, "--device") == 0 || strcmp(a, "--rows") == 0 ||
-             strcmp(a, "--reps") == 0 || strcmp(a, "--kernel") == 0 ||
-             strcmp(a, "--db") == 0) &&
-            val == NULL) {
-            fprintf(stderr, "specl: error: %s needs a value\n", a);
-            spec_set_free(&set);
-            return 2;
-        }
-        if (strcmp(a, "--device") == 0) {
-            o.device = val;
-            i++;
-        } else if (strcmp(a, "--db") == 0) {
-            o.db = val;
-            i++;
-        } else if (strcmp(a, "--kernel") == 0) {
-            o.kernel = val;
-            i++;
-        } else if (strcmp(a, "--rows") == 0 || strcmp(a, "--reps") == 0) {
-            char *end;
-            long v = strtol(val, &end, 10);
-            if (*end != '\0' || v < 1 || v > (a[2] == 'r' && a[3] == 'e'
-                                                  ? MAX_REPS
-                                                  : 1L << 24)) {
-                fprintf(stderr, "specl: error: bad %s '%s'\n", a, val);
-                spec_set_free(&set);
-                return 2;
-            }
-            if (a[3] == 'e') {
-                o.reps = (int)v;
-            } else {
-                o.rows = v;
-            }
-            i++;
-        } else if (strcmp(a, "--csv") == 0) {
-            o.csv = 1;
-        } else if (strcmp(a, "--json") == 0) {
-            o.json = 1;
-        } else if (strcmp(a, "--quick") == 0) {
-            o.quick = 1;
-            o.reps = 10;
-        } else if (strcmp(a, "--no-naive") == 0) {
-            o.no_naive = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "specl: error: unknown bench option '%s'\n", a);
-            spec_set_free(&set);
-            return 2;
-        } else {
-            spec_read_file(&set, a, &d);
-            n_files++;
-        }
-    }
-    if (n_files == 0) {
-        fputs("specl: error: bench needs spec files\n", stderr);
+    int errors = cli_read_specs(&c, &set, &d);
+    if (errors != 0 ||
+        (o.kernel != NULL && cli_find_kernel(&set, o.kernel) < 0)) {
         spec_set_free(&set);
-        return 2;
-    }
-    if (d.count) {
-        spec_set_free(&set);
-        return 1;
-    }
-    struct rt rt;
-    char err[256];
-    if (rt_open(&rt, o.device, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: error: %s\n", err);
-        spec_set_free(&set);
-        return 1;
+        return errors < 0 ? CLI_EXIT_USAGE : CLI_EXIT_INVALID;
     }
     /* What runs is what `specl gen` emits: every variant (and with --db
      * every database entry for the shape), NAME_create picking the one
@@ -316,10 +517,19 @@ int specl_bench_main(int argc, char **argv)
     tunedb_init(&db);
     if (o.db != NULL && tunedb_load(&db, o.db, 0, &d) != 0) {
         tunedb_free(&db);
-        rt_close(&rt);
         spec_set_free(&set);
-        return 1;
+        return CLI_EXIT_INVALID;
     }
+    struct rt rt;
+    char err[256];
+    if (rt_open(&rt, o.device, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        tunedb_free(&db);
+        spec_set_free(&set);
+        return CLI_EXIT_INVALID;
+    }
+    /* Each row as soon as it is measured, also into a pipe or a file. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     struct ceilings ceil;
     cl_int st = measure_ceilings(&rt, &ceil);
     if (st != CL_SUCCESS) {
@@ -328,7 +538,7 @@ int specl_bench_main(int argc, char **argv)
         tunedb_free(&db);
         rt_close(&rt);
         spec_set_free(&set);
-        return 1;
+        return CLI_EXIT_INVALID;
     }
     if (!o.csv && !o.json) {
         printf("device: %s (%s, driver %s), %u units\n", rt.name,
@@ -339,6 +549,10 @@ int specl_bench_main(int argc, char **argv)
                ceil.copy_gbs, ceil.read_gbs, ceil.write_gbs, ceil.gflops,
                o.reps);
     }
+    /* Which kernel runs, where nothing else shows it: stdout goes to a
+     * file or a pipe, stderr to a terminal. */
+    int progress = cli_is_terminal(stderr) && !cli_is_terminal(stdout);
+    int n_run = o.kernel != NULL ? 1 : set.n_kernel;
     struct naive naive;
     naive_init(&naive);
     int failed = 0, first = 1;
@@ -348,6 +562,10 @@ int specl_bench_main(int argc, char **argv)
             continue;
         }
         matched++;
+        if (progress) {
+            fprintf(stderr, "specl bench: kernel %d/%d: %s ...\n", matched,
+                    n_run, set.kernel[k].name);
+        }
         struct variant_set vs;
         struct buf notes;
         buf_init(&notes);
@@ -360,10 +578,10 @@ int specl_bench_main(int argc, char **argv)
         failed |= bench_kernel(&o, &rt, &ceil, &naive, &vs, &first);
     }
     if (o.json) {
-        printf("%s]\n", first ? "[" : "");
+        fputs(first ? "[]\n" : "\n]\n", stdout);
     }
     if (matched == 0) {
-        fprintf(stderr, "specl: error: no kernel named '%s'\n", o.kernel);
+        fputs("specl: error: the specs have no kernel\n", stderr);
         failed = 1;
     }
     naive_free(&naive);
@@ -372,4 +590,3 @@ int specl_bench_main(int argc, char **argv)
     spec_set_free(&set);
     return failed;
 }
-

@@ -1,81 +1,127 @@
-/* main.c - the specl command line: gen, plan, check, list, bench. */
+/* main.c - the specl command line: the subcommands gen, plan, check,
+ * list, devices and db merge, and the dispatch to bench and tune. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "emit.h"
 #include "knobs.h"
 #include "runtime.h"
+#include "spec.h"
 #include "tune.h"
 #include "tunedb.h"
-#include "spec.h"
 #include "variant.h"
 
-#define EXIT_INVALID 1 /* a spec or an environment problem */
-#define EXIT_USAGE 2   /* the command line itself */
+#define EXIT_INVALID CLI_EXIT_INVALID
+#define EXIT_USAGE CLI_EXIT_USAGE
 
 int specl_bench_main(int argc, char **argv);
 
-static void usage(FILE *f)
-{
-    fputs("usage: specl gen SPEC.yaml... [-o DIR]   emit kernels (default "
-          "DIR: out)\n"
-          "       specl plan SPEC.yaml... [-o DIR]  what gen decides per kernel "
-          "(knobs,\n"
-          "                                         #defines, buffers, "
-          "launches): stdout or DIR/NAME.plan\n"
-          "       specl gen|plan ... -o DIR --list-outputs  the files it "
-          "would write, one\n"
-          "                                         per line; writes "
-          "nothing\n"
-          "       specl gen|plan ... -o DIR --depfile FILE  also write a "
-          "make rule of\n"
-          "                                         outputs and inputs\n"
-          "       specl check SPEC.yaml...          validate only\n"
-          "       specl gen|plan|check ... --target cpu|gpu  defaults for "
-          "that "
-          "kind of device\n"
-          "                                         (gpu; bench and tune "
-          "use the device's)\n"
-          "       specl list                        ops, fields and knobs\n"
-          "       specl bench SPEC.yaml... [--device N|P:D] [--rows M] "
-          "[--kernel NAME] [--db FILE]\n"
-          "                   [--reps N] [--quick] [--no-naive] "
-          "[--csv|--json]\n"
-          "       specl tune SPEC.yaml... [--device N] [--strategy "
-          "exhaustive|random|local]\n"
-          "                  [--budget SECONDS|--max-evals N] [--rows M] "
-          "[--db FILE]\n"
-          "                  [--plot FILE.svg] [--kernel NAME]\n"
-          "       specl db merge A.yaml B.yaml... -o C.yaml\n"
-          "       specl gen|plan ... --db FILE [--db-device NAME]  knobs "
-          "from "
-          "tuning\n"
-          "       specl devices                     list OpenCL devices\n"
-          "       specl --help | --version\n"
-          "\n"
-          "Reads YAML op specs and emits, per kernel NAME, NAME.cl (OpenCL "
-          "C),\nNAME.h and NAME.c (host stub). Exit status: 0 success, 1 "
-          "invalid\ninput, 2 usage error.\n",
-          f);
-}
+static const char usage_text[] =
+    "usage: specl COMMAND [OPTION]... [ARG]...\n"
+    "\n"
+    "Reads YAML op specs and emits, per kernel NAME, NAME.cl (OpenCL C),\n"
+    "NAME.h and NAME.c (a host stub that needs nothing of specl at run\n"
+    "time).\n"
+    "\n"
+    "Commands:\n"
+    "  gen       emit the kernels and host stubs of spec files\n"
+    "  plan      what gen decides per kernel: knobs, #defines, buffers,\n"
+    "            launches\n"
+    "  check     validate spec files; write nothing\n"
+    "  list      the ops, with their fields and knobs\n"
+    "  devices   the OpenCL devices, numbered as --device takes them\n"
+    "  bench     time the emitted kernels against naive ones and CLBlast\n"
+    "  tune      search kernels' knobs on a device into a tuning database\n"
+    "  db merge  merge tuning databases\n"
+    "\n"
+    "'specl COMMAND --help' (or 'specl help COMMAND') gives a command's\n"
+    "options. Options may come before or after the operands; '--' ends\n"
+    "them. A spec file '-' is standard input.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     this text\n"
+    "      --version  the version\n"
+    "\n"
+    "Exit status: 0 success, 1 invalid input or environment (a spec, a\n"
+    "file, the device), 2 usage error.\n";
 
-/* Reads every spec file named in ARGV (skipping options consumed by the
- * caller, marked NULL); returns the number of errors. */
-static int read_specs(struct spec_set *set, int argc, char **argv,
-                      int *n_files)
-{
-    struct diags d = {.out = stderr};
-    *n_files = 0;
-    for (int i = 0; i < argc; i++) {
-        if (argv[i] != NULL) {
-            spec_read_file(set, argv[i], &d);
-            (*n_files)++;
-        }
-    }
-    return d.count;
-}
+static const char gen_usage[] =
+    "usage: specl gen [OPTION]... SPEC.yaml...\n"
+    "\n"
+    "Emits NAME.cl, NAME.h and NAME.c for every kernel of the spec files\n"
+    "into DIR: all of them, or none when one fails. A spec file '-' is\n"
+    "standard input.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output DIR      where to write (default: out)\n"
+    "      --target cpu|gpu  one variant per kernel: the op defaults for\n"
+    "                        that kind of device (and the database's entry\n"
+    "                        with --db); without it, a variant per kind\n"
+    "                        and per database device, NAME_create picking\n"
+    "                        one at run time\n"
+    "      --db FILE         the tuning database's entries as variants\n"
+    "      --db-device NAME  only that device's entries (its name as\n"
+    "                        stored, or its slug)\n"
+    "      --list-outputs    print the files it would write, one a line;\n"
+    "                        write nothing\n"
+    "      --depfile FILE    also write FILE, a make rule: the outputs on\n"
+    "                        the spec files and the database\n"
+    "  -h, --help            this text\n";
+
+static const char plan_usage[] =
+    "usage: specl plan [OPTION]... SPEC.yaml...\n"
+    "\n"
+    "What gen decides per kernel and variant (knobs, #defines, buffers,\n"
+    "launches): to stdout, or with -o one NAME.plan per kernel into DIR.\n"
+    "A spec file '-' is standard input.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output DIR      write DIR/NAME.plan (default: stdout)\n"
+    "      --target cpu|gpu  the one variant for that kind of device\n"
+    "      --db FILE         the tuning database's entries as variants\n"
+    "      --db-device NAME  only that device's entries\n"
+    "      --list-outputs    with -o: print the files it would write; write\n"
+    "                        nothing\n"
+    "      --depfile FILE    with -o: also write FILE, a make rule of the\n"
+    "                        outputs on the inputs\n"
+    "  -h, --help            this text\n";
+
+static const char check_usage[] =
+    "usage: specl check [OPTION]... SPEC.yaml...\n"
+    "\n"
+    "Reads and validates the spec files; writes nothing. A spec file '-'\n"
+    "is standard input.\n"
+    "\n"
+    "Options:\n"
+    "      --target cpu|gpu  check the knobs the op defaults choose for that\n"
+    "                        kind of device (default: gpu)\n"
+    "  -h, --help            this text\n";
+
+static const char list_usage[] =
+    "usage: specl list\n"
+    "\n"
+    "Prints every op: its fields, and its knobs with the values the op's\n"
+    "defaults choose for an example kernel.\n";
+
+static const char devices_usage[] =
+    "usage: specl devices\n"
+    "\n"
+    "Lists the OpenCL devices as 'N  P:D  name (platform)': bench and tune\n"
+    "take N or P:D as --device (or in $SPECL_DEVICE).\n";
+
+static const char db_usage[] =
+    "usage: specl db merge [OPTION]... DB.yaml... -o OUT.yaml\n"
+    "\n"
+    "Merges tuning databases into OUT.yaml: entries of the same device,\n"
+    "driver, op, dtype, shape and rows combine their measured configs and\n"
+    "keep the faster best. Nothing is written when an input does not load.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output FILE  the merged database (required)\n"
+    "  -h, --help         this text\n";
 
 enum { MODE_CHECK, MODE_GEN, MODE_PLAN };
 
@@ -189,82 +235,88 @@ static int write_run(const char *dir, const struct emitted *out, int n,
     return bad ? EXIT_INVALID : 0;
 }
 
+enum {
+    OPT_TARGET = 256,
+    OPT_DB,
+    OPT_DB_DEVICE,
+    OPT_LIST_OUTPUTS,
+    OPT_DEPFILE
+};
+
+static const struct cli_option gen_options[] = {
+    {"output", 'o', 1},
+    {"target", OPT_TARGET, 1},
+    {"db", OPT_DB, 1},
+    {"db-device", OPT_DB_DEVICE, 1},
+    {"list-outputs", OPT_LIST_OUTPUTS, 0},
+    {"depfile", OPT_DEPFILE, 1},
+    {NULL, 0, 0},
+};
+
+static const struct cli_option check_options[] = {
+    {"target", OPT_TARGET, 1},
+    {NULL, 0, 0},
+};
+
 /* `specl check`, `specl gen` and `specl plan` (MODE). */
 static int cmd_check_or_gen(int argc, char **argv, int mode)
 {
+    static const char *const targets[] = {"cpu", "gpu", NULL};
+    struct cli c = {.cmd = argv[0], .argc = argc, .argv = argv};
+    c.usage = mode == MODE_GEN    ? gen_usage
+              : mode == MODE_PLAN ? plan_usage
+                                  : check_usage;
+    c.options = mode == MODE_CHECK ? check_options : gen_options;
     const char *dir = NULL;
     const char *db_path = NULL, *db_device = NULL;
     const char *depfile = NULL;
     int list_outputs = 0;
     enum target target = TARGET_GPU;
     int target_given = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--list-outputs") == 0 && mode != MODE_CHECK) {
-            list_outputs = 1;
-            argv[i] = NULL;
-        } else if (strcmp(argv[i], "--depfile") == 0 && mode != MODE_CHECK) {
-            if (i + 1 >= argc) {
-                fputs("specl: error: --depfile needs a file\n", stderr);
-                return EXIT_USAGE;
-            }
-            depfile = argv[i + 1];
-            argv[i] = argv[i + 1] = NULL;
-            i++;
-        } else if ((strcmp(argv[i], "--db") == 0 ||
-             strcmp(argv[i], "--db-device") == 0) && mode != MODE_CHECK) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "specl: error: %s needs a value\n", argv[i]);
-                return EXIT_USAGE;
-            }
-            if (argv[i][4] == '\0') {
-                db_path = argv[i + 1];
-            } else {
-                db_device = argv[i + 1];
-            }
-            argv[i] = argv[i + 1] = NULL;
-            i++;
-        } else if (strcmp(argv[i], "--target") == 0) {
-            if (i + 1 >= argc || (strcmp(argv[i + 1], "cpu") != 0 &&
-                                  strcmp(argv[i + 1], "gpu") != 0)) {
-                fputs("specl: error: --target needs cpu or gpu\n", stderr);
-                return EXIT_USAGE;
-            }
-            target = strcmp(argv[i + 1], "cpu") == 0 ? TARGET_CPU
-                                                      : TARGET_GPU;
-            target_given = 1;
-            argv[i] = argv[i + 1] = NULL;
-            i++;
-        } else if (strcmp(argv[i], "-o") == 0) {
-            if (i + 1 >= argc) {
-                fputs("specl: error: -o needs a directory\n", stderr);
-                return EXIT_USAGE;
-            }
-            dir = argv[i + 1];
-            argv[i] = argv[i + 1] = NULL;
-            i++;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "specl: error: unknown option '%s'\n", argv[i]);
+    int key;
+    while ((key = cli_next(&c)) != CLI_END) {
+        switch (key) {
+        case CLI_HELP:
+            return 0;
+        case CLI_ERROR:
             return EXIT_USAGE;
+        case 'o':
+            dir = c.value;
+            break;
+        case OPT_TARGET:
+            if (cli_choice(&c, targets) < 0) {
+                return EXIT_USAGE;
+            }
+            target = strcmp(c.value, "cpu") == 0 ? TARGET_CPU : TARGET_GPU;
+            target_given = 1;
+            break;
+        case OPT_DB:
+            db_path = c.value;
+            break;
+        case OPT_DB_DEVICE:
+            db_device = c.value;
+            break;
+        case OPT_LIST_OUTPUTS:
+            list_outputs = 1;
+            break;
+        case OPT_DEPFILE:
+            depfile = c.value;
+            break;
         }
-    }
-    if (mode == MODE_CHECK && dir != NULL) {
-        fputs("specl: error: check writes nothing; -o is for gen\n", stderr);
-        return EXIT_USAGE;
     }
     if (mode == MODE_GEN && dir == NULL) {
         dir = "out";
     }
     if ((depfile != NULL || list_outputs) && dir == NULL) {
-        fputs("specl: error: plan writes to stdout without -o; "
-              "--depfile and --list-outputs need -o DIR\n", stderr);
-        return EXIT_USAGE;
+        return cli_usage_error(c.cmd,
+                               "plan writes to stdout without -o; "
+                               "--depfile and --list-outputs need -o DIR");
     }
     struct spec_set set;
     spec_set_init(&set);
-    int n_files;
-    int errors = read_specs(&set, argc, argv, &n_files);
-    if (n_files == 0) {
-        fputs("specl: error: no spec files given\n", stderr);
+    struct diags reading = {.out = stderr};
+    int errors = cli_read_specs(&c, &set, &reading);
+    if (errors < 0) {
         spec_set_free(&set);
         return EXIT_USAGE;
     }
@@ -314,12 +366,13 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         spec_set_free(&set);
         return 0;
     }
-    /* The inputs a depfile names: the spec files, then the database. */
-    const char **inputs = calloc((size_t)argc + 2, sizeof *inputs);
+    /* The inputs a depfile names: the spec files, then the database;
+     * not standard input, which make cannot watch. */
+    const char **inputs = calloc((size_t)c.n_operands + 2, sizeof *inputs);
     int n_inputs = 0;
-    for (int i = 0; inputs != NULL && i < argc; i++) {
-        if (argv[i] != NULL) {
-            inputs[n_inputs++] = argv[i];
+    for (int i = 0; inputs != NULL && i < c.n_operands; i++) {
+        if (strcmp(c.operands[i], "-") != 0) {
+            inputs[n_inputs++] = c.operands[i];
         }
     }
     if (inputs != NULL && db_path != NULL) {
@@ -413,41 +466,47 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
     return rc;
 }
 
-/* `specl db merge A.yaml B.yaml... -o C.yaml` */
-static int cmd_db(int argc, char **argv)
+static const struct cli_option db_options[] = {
+    {"output", 'o', 1},
+    {NULL, 0, 0},
+};
+
+/* `specl db merge A.yaml B.yaml... -o C.yaml` (ARGV[0]: "merge") */
+static int cmd_db_merge(int argc, char **argv)
 {
+    struct cli c = {.cmd = "db merge",
+                    .usage = db_usage,
+                    .options = db_options,
+                    .argc = argc,
+                    .argv = argv};
     const char *out = NULL;
-    struct tunedb db;
-    struct diags d = {.out = stderr};
-    int n_in = 0;
-    if (argc < 1 || strcmp(argv[0], "merge") != 0) {
-        fputs("specl: error: usage: specl db merge A.yaml B.yaml... -o "
-              "C.yaml\n", stderr);
-        return EXIT_USAGE;
-    }
-    tunedb_init(&db);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "specl: error: unknown db option '%s'\n",
-                    argv[i]);
-            tunedb_free(&db);
+    int key;
+    while ((key = cli_next(&c)) != CLI_END) {
+        switch (key) {
+        case CLI_HELP:
+            return 0;
+        case CLI_ERROR:
             return EXIT_USAGE;
-        } else {
-            struct tunedb one;
-            tunedb_init(&one);
-            tunedb_load(&one, argv[i], 0, &d);
-            tunedb_merge(&db, &one);
-            tunedb_free(&one);
-            n_in++;
+        case 'o':
+            out = c.value;
+            break;
         }
     }
-    if (out == NULL || n_in == 0) {
-        fputs("specl: error: db merge needs input files and -o FILE\n",
-              stderr);
-        tunedb_free(&db);
-        return EXIT_USAGE;
+    if (c.n_operands == 0) {
+        return cli_usage_error(c.cmd, "no databases to merge given");
+    }
+    if (out == NULL) {
+        return cli_usage_error(c.cmd, "no output given: -o FILE");
+    }
+    struct tunedb db;
+    struct diags d = {.out = stderr};
+    tunedb_init(&db);
+    for (int i = 0; i < c.n_operands; i++) {
+        struct tunedb one;
+        tunedb_init(&one);
+        tunedb_load(&one, c.operands[i], 0, &d);
+        tunedb_merge(&db, &one);
+        tunedb_free(&one);
     }
     char err[512];
     int rc = 0;
@@ -458,11 +517,29 @@ static int cmd_db(int argc, char **argv)
         fprintf(stderr, "specl: error: %s\n", err);
         rc = EXIT_INVALID;
     } else {
-        printf("merged %d file%s: %d entries in %s\n", n_in,
-               n_in == 1 ? "" : "s", db.n, out);
+        printf("merged %d file%s: %d entries in %s\n", c.n_operands,
+               c.n_operands == 1 ? "" : "s", db.n, out);
     }
     tunedb_free(&db);
     return rc;
+}
+
+/* `specl db COMMAND ...`: merge is the one command. */
+static int cmd_db(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
+        return cmd_db_merge(argc - 1, argv + 1);
+    }
+    if (argc >= 2 &&
+        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(db_usage, stdout);
+        return 0;
+    }
+    if (argc < 2) {
+        return cli_usage_error("db", "no db command given (merge)");
+    }
+    return cli_usage_error("db", "unknown db command '%s' (merge is the one)",
+                           argv[1]);
 }
 
 /* One key of `specl list`: kind, limits and default. For knobs, GPU and
@@ -538,51 +615,99 @@ static int cmd_list(void)
     return 0;
 }
 
+static const struct cli_option no_options[] = {{NULL, 0, 0}};
+
+/* The command line of a command that takes nothing but --help: -1 to go
+ * on, else the exit status. */
+static int parse_bare(int argc, char **argv, const char *usage)
+{
+    struct cli c = {.cmd = argv[0],
+                    .usage = usage,
+                    .options = no_options,
+                    .argc = argc,
+                    .argv = argv};
+    int key = cli_next(&c);
+    if (key != CLI_END) {
+        return key == CLI_HELP ? 0 : EXIT_USAGE;
+    }
+    if (c.n_operands > 0) {
+        return cli_usage_error(c.cmd, "%s takes no arguments (got '%s')",
+                               c.cmd, c.operands[0]);
+    }
+    return -1;
+}
+
+static int cmd_devices(void)
+{
+    char err[512];
+    if (rt_list_devices(stdout, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        return EXIT_INVALID;
+    }
+    return 0;
+}
+
+/* Runs the command ARGV[0] with its arguments. */
+static int dispatch(int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    int rc;
+    if (strcmp(cmd, "gen") == 0) {
+        return cmd_check_or_gen(argc, argv, MODE_GEN);
+    }
+    if (strcmp(cmd, "plan") == 0) {
+        return cmd_check_or_gen(argc, argv, MODE_PLAN);
+    }
+    if (strcmp(cmd, "check") == 0) {
+        return cmd_check_or_gen(argc, argv, MODE_CHECK);
+    }
+    if (strcmp(cmd, "list") == 0) {
+        rc = parse_bare(argc, argv, list_usage);
+        return rc >= 0 ? rc : cmd_list();
+    }
+    if (strcmp(cmd, "devices") == 0) {
+        rc = parse_bare(argc, argv, devices_usage);
+        return rc >= 0 ? rc : cmd_devices();
+    }
+    if (strcmp(cmd, "tune") == 0) {
+        return specl_tune_main(argc, argv);
+    }
+    if (strcmp(cmd, "db") == 0) {
+        return cmd_db(argc, argv);
+    }
+    if (strcmp(cmd, "bench") == 0) {
+        return specl_bench_main(argc, argv);
+    }
+    if (cmd[0] == '-') {
+        return cli_usage_error(NULL, "unknown option '%s'", cmd);
+    }
+    return cli_usage_error(NULL, "unknown command '%s'", cmd);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        fputs(usage_text, stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
-        strcmp(cmd, "help") == 0) {
-        usage(stdout);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(usage_text, stdout);
         return 0;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        if (argc == 2) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        /* `specl help gen` is `specl gen --help`. */
+        char help[] = "--help";
+        char *args[] = {argv[2], help, NULL};
+        return dispatch(2, args);
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("specl %s\n", SPECL_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "gen") == 0) {
-        return cmd_check_or_gen(argc - 2, argv + 2, MODE_GEN);
-    }
-    if (strcmp(cmd, "plan") == 0) {
-        return cmd_check_or_gen(argc - 2, argv + 2, MODE_PLAN);
-    }
-    if (strcmp(cmd, "check") == 0) {
-        return cmd_check_or_gen(argc - 2, argv + 2, MODE_CHECK);
-    }
-    if (strcmp(cmd, "list") == 0) {
-        if (argc != 2) {
-            fputs("specl: error: list takes no arguments\n", stderr);
-            return EXIT_USAGE;
-        }
-        return cmd_list();
-    }
-    if (strcmp(cmd, "devices") == 0) {
-        return rt_list_devices(stdout) == 0 ? 0 : EXIT_INVALID;
-    }
-    if (strcmp(cmd, "tune") == 0) {
-        return specl_tune_main(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "db") == 0) {
-        return cmd_db(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "bench") == 0) {
-        return specl_bench_main(argc - 2, argv + 2);
-    }
-    fprintf(stderr, "specl: error: unknown command '%s'\n", cmd);
-    usage(stderr);
-    return EXIT_USAGE;
+    return dispatch(argc - 1, argv + 1);
 }

@@ -59,13 +59,24 @@ static cl_int devices(cl_platform_id p, cl_device_id **out, cl_uint *n)
     return clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, *n, *out, NULL);
 }
 
-int rt_list_devices(FILE *out)
+/* What rt_open and rt_list_devices say where the OpenCL loader finds no
+ * platform: on a machine without a driver, the usual first problem. */
+static void no_platform(char *err, size_t errsize)
+{
+    snprintf(err, errsize,
+             "no OpenCL platform found (is an OpenCL driver/ICD installed? "
+             "e.g. apt install pocl-opencl-icd)");
+}
+
+int rt_list_devices(FILE *out, char *err, size_t errsize)
 {
     cl_platform_id *ps = NULL;
     cl_uint np = 0;
     int index = 0;
-    if (platforms(&ps, &np) != CL_SUCCESS) {
+    cl_int st = platforms(&ps, &np);
+    if (st != CL_SUCCESS) {
         free(ps);
+        no_platform(err, errsize);
         return -1;
     }
     for (cl_uint p = 0; p < np; p++) {
@@ -85,6 +96,12 @@ int rt_list_devices(FILE *out)
         free(ds);
     }
     free(ps);
+    if (index == 0) {
+        snprintf(err, errsize,
+                 "no OpenCL device found (%u platform%s, no device)", np,
+                 np == 1 ? "" : "s");
+        return -1;
+    }
     return 0;
 }
 
@@ -116,8 +133,7 @@ static int pick(const char *selector, cl_platform_id *pp, cl_device_id *pd,
     cl_int st = platforms(&ps, &np);
     if (st != CL_SUCCESS) {
         free(ps);
-        snprintf(err, errsize, "no OpenCL platform (%s); is an ICD such as "
-                 "pocl-opencl-icd installed?", rt_status(st));
+        no_platform(err, errsize);
         return -1;
     }
     long index = 0;

@@ -38,8 +38,10 @@ void rt_close(struct rt *rt);
  * cl_nv_device_attribute_query extension, compute capability 8.0+. */
 int rt_tensor_cores(cl_device_id device);
 
-/* Lists every platform's devices as "N  P:D  name (platform)". */
-int rt_list_devices(FILE *out);
+/* Lists every platform's devices as "N  P:D  name (platform)". Returns
+ * 0, or -1 with ERR filled when there is no platform (as rt_open says) or
+ * no device. */
+int rt_list_devices(FILE *out, char *err, size_t errsize);
 
 /* A readable name for an OpenCL status ("CL_INVALID_VALUE"). */
 const char *rt_status(cl_int status);

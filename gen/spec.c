@@ -1527,7 +1527,12 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
 int spec_read_file(struct spec_set *s, const char *path, struct diags *d)
 {
     struct mark none = {0, 0};
-    FILE *f = fopen(path, "rb");
+    /* "-": standard input, named so in messages and emitted comments. */
+    int from_stdin = strcmp(path, "-") == 0;
+    if (from_stdin) {
+        path = SPEC_STDIN_NAME;
+    }
+    FILE *f = from_stdin ? stdin : fopen(path, "rb");
     if (f == NULL) {
         diag_error(d, path, none, "cannot open: %s", strerror(errno));
         return 1;
@@ -1543,7 +1548,9 @@ int spec_read_file(struct spec_set *s, const char *path, struct diags *d)
             unsigned char *p = realloc(data, cap);
             if (p == NULL) {
                 free(data);
-                fclose(f);
+                if (!from_stdin) {
+                    fclose(f);
+                }
                 diag_error(d, path, none, "out of memory");
                 return 1;
             }
@@ -1556,7 +1563,9 @@ int spec_read_file(struct spec_set *s, const char *path, struct diags *d)
         }
     }
     int bad = ferror(f);
-    fclose(f);
+    if (!from_stdin) {
+        fclose(f);
+    }
     if (bad) {
         free(data);
         diag_error(d, path, none, "cannot read: %s", strerror(errno));

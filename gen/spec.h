@@ -21,7 +21,11 @@ struct spec_set {
 void spec_set_init(struct spec_set *s);
 void spec_set_free(struct spec_set *s);
 
-/* Reads the spec file at PATH and appends its kernels to S. Every problem
+/* What messages call the spec read from standard input. */
+#define SPEC_STDIN_NAME "<stdin>"
+
+/* Reads the spec file at PATH ("-": standard input, to its end; named
+ * SPEC_STDIN_NAME) and appends its kernels to S. Every problem
  * is reported through D (all of them, in file order); returns the number of
  * errors found in this file. Kernel names must be unique across S, also
  * ignoring case, and must not clash: kernels P and P_S are refused when

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "cli.h"
 #include "emit.h"
 #include "knobs.h"
 #include "measure.h"
@@ -1091,138 +1092,221 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
     }
     if (r.error[0]) {
         fprintf(stderr, "specl: tune: %s\n", r.error);
+    } else if (o->plot != NULL && r.evaluated > 0) {
+        printf("  plot: %s\n", o->plot);
     }
     return failed;
 }
 
-static int parse_number(const char *opt, const char *val, double lo,
-                        double hi, double *out)
+static const char tune_usage[] =
+    "usage: specl tune [OPTION]... SPEC.yaml...\n"
+    "\n"
+    "Searches each kernel's knob space on one device: builds, verifies\n"
+    "against float64 and times each candidate, and keeps every\n"
+    "measurement in a tuning database (saved as it goes, under a lock;\n"
+    "a second run resumes). A best that is not the op defaults is timed\n"
+    "against them again, back to back, and stored only if it stays\n"
+    "faster. Ctrl-C or SIGTERM stops after the config being measured,\n"
+    "saves, and exits with 130 or 143. A spec file '-' is standard\n"
+    "input.\n"
+    "\n"
+    "Options:\n"
+    "      --device N|P:D     the device ('specl devices'; default:\n"
+    "                         $SPECL_DEVICE, else the first)\n"
+    "      --kernel NAME      only that kernel\n"
+    "      --strategy S       exhaustive, random, or local (default: the op\n"
+    "                         defaults and random points, then hill\n"
+    "                         climbing one knob step at a time)\n"
+    "      --max-evals N      candidates to evaluate (default: all for\n"
+    "                         exhaustive, else a quarter)\n"
+    "      --budget SECONDS   stop searching a kernel after that long\n"
+    "      --rows M           rows measured (default: the op's)\n"
+    "      --reps N           timed runs per config, 1 to 1000 (default 20)\n"
+    "      --seed N           of the inputs and the search order (default 1)\n"
+    "      --db FILE          the database (default:\n"
+    "                         tuning/DEVICE-SLUG.yaml)\n"
+    "      --plot FILE.svg    a heat map of each kernel's search over its\n"
+    "                         first two knobs: FILE.svg when one kernel is\n"
+    "                         tuned, else FILE-NAME.svg for each kernel NAME\n"
+    "  -h, --help             this text\n";
+
+enum {
+    OPT_DEVICE = 256,
+    OPT_KERNEL,
+    OPT_STRATEGY,
+    OPT_MAX_EVALS,
+    OPT_BUDGET,
+    OPT_ROWS,
+    OPT_REPS,
+    OPT_SEED,
+    OPT_DB,
+    OPT_PLOT
+};
+
+static const struct cli_option tune_cli_options[] = {
+    {"device", OPT_DEVICE, 1},
+    {"kernel", OPT_KERNEL, 1},
+    {"strategy", OPT_STRATEGY, 1},
+    {"max-evals", OPT_MAX_EVALS, 1},
+    {"budget", OPT_BUDGET, 1},
+    {"rows", OPT_ROWS, 1},
+    {"reps", OPT_REPS, 1},
+    {"seed", OPT_SEED, 1},
+    {"db", OPT_DB, 1},
+    {"plot", OPT_PLOT, 1},
+    {NULL, 0, 0},
+};
+
+/* What tune's command line asks beyond the tuning options. */
+struct tune_args {
+    const char *device, *db, *plot, *kernel;
+};
+
+/* Reads tune's command line C into O and A: -1 to go on, else the exit
+ * status (0 after --help). */
+static int parse_tune(struct cli *c, struct tune_options *o,
+                      struct tune_args *a)
 {
-    char *end;
-    double v = val ? strtod(val, &end) : 0;
-    if (val == NULL || *end != '\0' || end == val || v < lo || v > hi) {
-        fprintf(stderr, "specl: error: %s needs a number in [%g, %g]%s%s\n",
-                opt, lo, hi, val ? ", got " : "", val ? val : "");
-        return -1;
+    static const char *const strategies[] = {"exhaustive", "random", "local",
+                                             NULL};
+    static const enum tune_strategy strategy_of[] = {TUNE_EXHAUSTIVE,
+                                                     TUNE_RANDOM, TUNE_LOCAL};
+    int key;
+    while ((key = cli_next(c)) != CLI_END) {
+        int bad = 0, index;
+        long n;
+        switch (key) {
+        case CLI_HELP:
+            return 0;
+        case CLI_ERROR:
+            return CLI_EXIT_USAGE;
+        case OPT_DEVICE:
+            bad = cli_device(c);
+            a->device = c->value;
+            break;
+        case OPT_KERNEL:
+            a->kernel = c->value;
+            break;
+        case OPT_STRATEGY:
+            index = cli_choice(c, strategies);
+            bad = index < 0;
+            o->strategy = bad ? o->strategy : strategy_of[index];
+            break;
+        case OPT_MAX_EVALS:
+            bad = cli_long(c, 1, 10000000, &o->max_evals);
+            break;
+        case OPT_BUDGET:
+            bad = cli_double(c, 0.001, 1e7, &o->budget_s);
+            break;
+        case OPT_ROWS:
+            bad = cli_long(c, 1, TUNE_MAX_ROWS, &o->rows);
+            break;
+        case OPT_REPS:
+            bad = cli_long(c, 1, MAX_REPS, &n);
+            o->reps = (int)n;
+            break;
+        case OPT_SEED:
+            bad = cli_long(c, 0, 4000000000L, &n);
+            o->seed = (unsigned long)n;
+            break;
+        case OPT_DB:
+            a->db = c->value;
+            break;
+        case OPT_PLOT:
+            a->plot = c->value;
+            break;
+        }
+        if (bad) {
+            return CLI_EXIT_USAGE;
+        }
     }
-    *out = v;
-    return 0;
+    return -1;
 }
 
+/* The plot of kernel NAME: PLOT itself when one kernel is tuned, else
+ * PLOT with "-NAME" before its extension (plot.svg: plot-NAME.svg). */
+static void plot_path(const char *plot, const char *name, int several,
+                      char *out, size_t size)
+{
+    if (!several) {
+        snprintf(out, size, "%s", plot);
+        return;
+    }
+    const char *dot = strrchr(plot, '.');
+    const char *slash = strrchr(plot, '/');
+    if (dot == NULL || (slash != NULL && dot < slash) || dot == plot ||
+        dot[-1] == '/') {
+        dot = plot + strlen(plot); /* no extension: append */
+    }
+    snprintf(out, size, "%.*s-%s%s", (int)(dot - plot), plot, name, dot);
+}
+
+/* `specl tune ARGS...` (ARGV[0]: "tune"): the arguments, the specs, the
+ * kernel and the database are checked before the device is opened. */
 int specl_tune_main(int argc, char **argv)
 {
     struct tune_options o;
-    const char *device = NULL, *db_arg = NULL, *plot = NULL, *only = NULL;
-    struct spec_set set;
-    struct diags d = {.out = stderr};
-    int n_files = 0, rc = 0;
-    double num;
+    struct tune_args args = {NULL, NULL, NULL, NULL};
+    struct cli c = {.cmd = "tune",
+                    .usage = tune_usage,
+                    .options = tune_cli_options,
+                    .argc = argc,
+                    .argv = argv};
     tune_options_init(&o);
     o.stop = &stop_signal;
-    spec_set_init(&set);
-    for (int i = 0; i < argc && rc == 0; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--device") == 0 && val) {
-            device = argv[++i];
-        } else if (strcmp(a, "--strategy") == 0 && val) {
-            i++;
-            if (strcmp(val, "exhaustive") == 0) {
-                o.strategy = TUNE_EXHAUSTIVE;
-            } else if (strcmp(val, "random") == 0) {
-                o.strategy = TUNE_RANDOM;
-            } else if (strcmp(val, "local") == 0) {
-                o.strategy = TUNE_LOCAL;
-            } else {
-                fprintf(stderr, "specl: error: --strategy must be "
-                        "exhaustive, random or local (got %s)\n", val);
-                rc = 2;
-            }
-        } else if (strcmp(a, "--budget") == 0) {
-            rc = parse_number(a, val, 0.001, 1e7, &o.budget_s) ? 2 : 0;
-            i++;
-        } else if (strcmp(a, "--max-evals") == 0) {
-            rc = parse_number(a, val, 1, 1e7, &num) ? 2 : 0;
-            o.max_evals = (long)num;
-            i++;
-        } else if (strcmp(a, "--rows") == 0) {
-            rc = parse_number(a, val, 1, TUNE_MAX_ROWS, &num) ? 2 : 0;
-            o.rows = (long)num;
-            i++;
-        } else if (strcmp(a, "--reps") == 0) {
-            rc = parse_number(a, val, 1, MAX_REPS, &num) ? 2 : 0;
-            o.reps = (int)num;
-            i++;
-        } else if (strcmp(a, "--seed") == 0) {
-            rc = parse_number(a, val, 0, 4e9, &num) ? 2 : 0;
-            o.seed = (unsigned long)num;
-            i++;
-        } else if (strcmp(a, "--db") == 0 && val) {
-            db_arg = argv[++i];
-        } else if (strcmp(a, "--plot") == 0 && val) {
-            plot = argv[++i];
-        } else if (strcmp(a, "--kernel") == 0 && val) {
-            only = argv[++i];
-        } else if (a[0] == '-') {
-            fprintf(stderr, "specl: error: unknown or incomplete tune option "
-                    "'%s'\n", a);
-            rc = 2;
-        } else {
-            spec_read_file(&set, a, &d);
-            n_files++;
-        }
-    }
-    if (rc == 0 && n_files == 0) {
-        fputs("specl: error: tune needs spec files\n", stderr);
-        rc = 2;
-    }
-    if (rc == 0 && d.count) {
-        rc = 1;
-    }
-    struct rt rt;
-    char err[2048];
-    if (rc == 0 && rt_open(&rt, device, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: error: %s\n", err);
-        rc = 1;
-    } else if (rc == 0 && spec_set_target(&set, rt.target, &d) != 0) {
-        rt_close(&rt); /* the defaults for this device do not validate */
-        rc = 1;
-    }
-    if (rc != 0) {
-        spec_set_free(&set);
+    int rc = parse_tune(&c, &o, &args);
+    if (rc >= 0) {
         return rc;
     }
-    char db_path[512];
-    if (db_arg != NULL) {
-        snprintf(db_path, sizeof db_path, "%s", db_arg);
-    } else {
+    struct spec_set set;
+    struct diags d = {.out = stderr};
+    struct tunedb db;
+    struct rt rt;
+    char err[2048], db_path[512];
+    spec_set_init(&set);
+    tunedb_init(&db);
+    int errors = cli_read_specs(&c, &set, &d);
+    rc = 0;
+    if (errors < 0) {
+        rc = CLI_EXIT_USAGE;
+    } else if (errors > 0 || (args.kernel != NULL &&
+                              cli_find_kernel(&set, args.kernel) < 0)) {
+        rc = CLI_EXIT_INVALID;
+    } else if (args.db != NULL) {
+        snprintf(db_path, sizeof db_path, "%s", args.db);
+        if (!db_writable(db_path, err, sizeof err)) {
+            fprintf(stderr, "specl: error: %s\n", err);
+            rc = CLI_EXIT_INVALID;
+        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
+            rc = CLI_EXIT_INVALID;
+        }
+    }
+    if (rc == 0 && rt_open(&rt, args.device, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        rc = CLI_EXIT_INVALID;
+    } else if (rc == 0 && spec_set_target(&set, rt.target, &d) != 0) {
+        rt_close(&rt); /* the defaults for this device do not validate */
+        rc = CLI_EXIT_INVALID;
+    } else if (rc == 0 && args.db == NULL) {
+        /* The device's own database, named after it. */
         char slug[160];
         tune_device_slug(rt.name, slug, sizeof slug);
         mkdir("tuning", 0777);
         snprintf(db_path, sizeof db_path, "tuning/%s.yaml", slug);
+        if (!db_writable(db_path, err, sizeof err)) {
+            fprintf(stderr, "specl: error: %s\n", err);
+            rc = CLI_EXIT_INVALID;
+        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
+            rc = CLI_EXIT_INVALID;
+        }
+        if (rc != 0) {
+            rt_close(&rt);
+        }
     }
-    int named = only == NULL;
-    for (int k = 0; k < set.n_kernel && !named; k++) {
-        named = strcmp(only, set.kernel[k].name) == 0;
-    }
-    if (!named) {
-        fprintf(stderr, "specl: error: no kernel to tune named %s\n", only);
-        rt_close(&rt);
-        spec_set_free(&set);
-        return 1;
-    }
-    if (!db_writable(db_path, err, sizeof err)) {
-        fprintf(stderr, "specl: error: %s\n", err);
-        rt_close(&rt);
-        spec_set_free(&set);
-        return 1;
-    }
-    struct tunedb db;
-    tunedb_init(&db);
-    if (tunedb_load(&db, db_path, 1, &d) != 0) {
-        rt_close(&rt);
+    if (rc != 0) {
         tunedb_free(&db);
         spec_set_free(&set);
-        return 1;
+        return rc;
     }
     /* Ctrl-C and kill (SIGTERM) stop after the config being measured;
      * what was measured is saved. */
@@ -1237,12 +1321,19 @@ int specl_tune_main(int argc, char **argv)
     struct naive naive;
     naive_init(&naive);
     int matched = 0;
+    int several = args.kernel == NULL && set.n_kernel > 1;
+    char plot[1024];
     for (int k = 0; k < set.n_kernel && !stop_signal; k++) {
-        if (only != NULL && strcmp(only, set.kernel[k].name) != 0) {
+        if (args.kernel != NULL &&
+            strcmp(args.kernel, set.kernel[k].name) != 0) {
             continue;
         }
         matched++;
-        o.plot = matched == 1 ? plot : NULL;
+        if (args.plot != NULL) {
+            plot_path(args.plot, set.kernel[k].name, several, plot,
+                      sizeof plot);
+        }
+        o.plot = args.plot != NULL ? plot : NULL;
         rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k], &saver);
         /* And after every kernel: its best, its default time. */
         if (save_merged(&db, db_path, err, sizeof err) < 0) {
@@ -1258,8 +1349,7 @@ int specl_tune_main(int argc, char **argv)
                saver.total_s);
     }
     if (matched == 0) {
-        fprintf(stderr, "specl: error: no kernel to tune%s%s\n",
-                only ? " named " : "", only ? only : "");
+        fputs("specl: error: the specs have no kernel\n", stderr);
         rc = 1;
     }
     if (stop_signal) {

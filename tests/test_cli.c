@@ -1,9 +1,16 @@
-/* test_cli.c - the command line as a build system drives it: the outputs
- * gen announces (--list-outputs) and the depfile it writes. */
+/* test_cli.c - the command line: as a build system drives it (the outputs
+ * gen announces with --list-outputs, the depfile it writes), its parser
+ * (--help, usage errors, option forms, '-' for standard input), the
+ * checks made before any device work, and the output of bench and tune
+ * (csv and json rows, progress, plots). */
 #include <CUnit/CUnit.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "cli.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -102,6 +109,596 @@ static void test_depfile(void)
     free(dep);
 }
 
+/* ---- the parser ------------------------------------------------------- */
+
+/* Runs `PREFIX specl ARGS` (ARGS printf-style; PREFIX: environment
+ * settings and a time limit) with stdout and stderr in *OUT and *ERR
+ * (caller frees; NULL: discarded); returns its exit status (124: it ran
+ * past the time limit). */
+static int run_specl(const char *prefix, char **out, char **err,
+                     const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int run_specl(const char *prefix, char **out, char **err,
+                     const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    char *dir = tu_tempdir();
+    if (dir == NULL) {
+        return -1;
+    }
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    int rc = tu_run("%s %s %s >'%s' 2>'%s'", prefix, TU_SPECL, args, o, e);
+    if (out != NULL) {
+        *out = tu_read(o, NULL);
+    }
+    if (err != NULL) {
+        *err = tu_read(e, NULL);
+    }
+    tu_rmtree(dir);
+    free(dir);
+    free(o);
+    free(e);
+    return rc;
+}
+
+/* Time limits: what must fail at once, and what runs kernels on PoCL. */
+#define AT_ONCE "timeout 10"
+#define LIMIT "timeout 300"
+/* The ocl-icd loader then finds no platform. */
+#define NO_PLATFORM "OCL_ICD_VENDORS=/nonexistent-dir "
+
+static const char *const commands[] = {"gen",  "plan",     "check",
+                                       "list", "devices",  "bench",
+                                       "tune", "db merge", NULL};
+
+/* --help and -h: the command's usage on stdout, nothing on stderr, exit
+ * 0; `specl --help` names every command, `specl help CMD` is `specl CMD
+ * --help`. */
+static void test_help(void)
+{
+    char *out, *err, *again;
+    for (int i = 0; commands[i] != NULL; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "usage: specl %s", commands[i]);
+        for (int h = 0; h < 2; h++) {
+            const char *flag = h ? "-h" : "--help";
+            int rc =
+                run_specl(AT_ONCE, &out, &err, "%s %s", commands[i], flag);
+            TU_CHECK(rc == 0 && out != NULL &&
+                         strncmp(out, head, strlen(head)) == 0 &&
+                         err != NULL && err[0] == '\0',
+                     "specl %s %s: exit %d\n%s%s", commands[i], flag, rc,
+                     out ? out : "", err ? err : "");
+            free(err);
+            if (h == 0) {
+                TU_CHECK(run_specl(AT_ONCE, &again, NULL, "help %s",
+                                   commands[i]) == 0 &&
+                             again != NULL && out != NULL &&
+                             strcmp(again, out) == 0,
+                         "specl help %s differs from --help", commands[i]);
+                free(again);
+            }
+            free(out);
+        }
+    }
+    int rc = run_specl(AT_ONCE, &out, NULL, "--help");
+    CU_ASSERT_EQUAL(rc, 0);
+    for (int i = 0; out != NULL && commands[i] != NULL; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "\n  %s ", commands[i]);
+        TU_CHECK(strstr(out, line) != NULL, "specl --help lacks %s:\n%s",
+                 commands[i], out);
+    }
+    TU_CHECK(out != NULL && strstr(out, "Exit status") != NULL,
+             "specl --help lacks the exit statuses");
+    free(out);
+}
+
+/* Bad command lines: one message, the hint, exit 2, nothing on stdout. */
+static void test_usage_errors(void)
+{
+    static const struct {
+        const char *args;
+        const char *err; /* all of stderr */
+    } cases[] = {
+        {"gen --foo specs/seeds.yaml",
+         "specl gen: error: unknown option '--foo'\n"
+         "Try 'specl gen --help'.\n"},
+        {"gen specs/seeds.yaml --foo=bar",
+         "specl gen: error: unknown option '--foo'\n"
+         "Try 'specl gen --help'.\n"},
+        {"plan -x specs/seeds.yaml", "specl plan: error: unknown option '-x'\n"
+                                     "Try 'specl plan --help'.\n"},
+        {"check -o /tmp specs/seeds.yaml",
+         "specl check: error: unknown option '-o'\n"
+         "Try 'specl check --help'.\n"},
+        {"gen specs/seeds.yaml -o",
+         "specl gen: error: option '-o' needs a value\n"
+         "Try 'specl gen --help'.\n"},
+        {"gen specs/seeds.yaml --depfile",
+         "specl gen: error: option '--depfile' needs a value\n"
+         "Try 'specl gen --help'.\n"},
+        {"gen specs/seeds.yaml --list-outputs=yes -o x",
+         "specl gen: error: option '--list-outputs' takes no value\n"
+         "Try 'specl gen --help'.\n"},
+        {"gen specs/seeds.yaml --d x",
+         "specl gen: error: option '--d' is ambiguous (--db, --db-device, "
+         "--depfile)\nTry 'specl gen --help'.\n"},
+        {"gen specs/seeds.yaml --target tpu",
+         "specl gen: error: --target must be cpu or gpu (got tpu)\n"
+         "Try 'specl gen --help'.\n"},
+        {"gen", "specl gen: error: no spec files given\n"
+                "Try 'specl gen --help'.\n"},
+        {"check - -",
+         "specl check: error: '-' (standard input) given 2 times; it can "
+         "be read once\nTry 'specl check --help'.\n"},
+        {"bench --foo specs/seeds.yaml",
+         "specl bench: error: unknown option '--foo'\n"
+         "Try 'specl bench --help'.\n"},
+        {"bench specs/seeds.yaml --csv --json",
+         "specl bench: error: --csv and --json exclude each other\n"
+         "Try 'specl bench --help'.\n"},
+        {"tune specs/seeds.yaml --strategy=fastest",
+         "specl tune: error: --strategy must be exhaustive, random or local "
+         "(got fastest)\nTry 'specl tune --help'.\n"},
+        {"db merge tests/tune/a.yaml --force -o x",
+         "specl db merge: error: unknown option '--force'\n"
+         "Try 'specl db merge --help'.\n"},
+        {"db merge tests/tune/a.yaml",
+         "specl db merge: error: no output given: -o FILE\n"
+         "Try 'specl db merge --help'.\n"},
+        {"db split", "specl db: error: unknown db command 'split' (merge is "
+                     "the one)\nTry 'specl db --help'.\n"},
+        {"list --all", "specl list: error: unknown option '--all'\n"
+                       "Try 'specl list --help'.\n"},
+        {"devices 0", "specl devices: error: devices takes no arguments "
+                      "(got '0')\nTry 'specl devices --help'.\n"},
+        {"frobnicate", "specl: error: unknown command 'frobnicate'\n"
+                       "Try 'specl --help'.\n"},
+        {"--frobnicate", "specl: error: unknown option '--frobnicate'\n"
+                         "Try 'specl --help'.\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out, *err;
+        int rc = run_specl(AT_ONCE, &out, &err, "%s", cases[i].args);
+        TU_CHECK(rc == 2 && out != NULL && out[0] == '\0' && err != NULL &&
+                     strcmp(err, cases[i].err) == 0,
+                 "specl %s: exit %d, stderr\n%sexpected\n%s", cases[i].args,
+                 rc, err ? err : "", cases[i].err);
+        free(out);
+        free(err);
+    }
+    /* No command at all: the overview, on stderr. */
+    char *err;
+    TU_CHECK(run_specl(AT_ONCE, NULL, &err, "%s", "") == 2 && err != NULL &&
+                 strncmp(err, "usage: specl COMMAND", 20) == 0,
+             "specl alone: %s", err ? err : "");
+    free(err);
+}
+
+/* --name=value and --name value, -o DIR and --output DIR, options after
+ * the operands, and -- before an operand that looks like an option. */
+static void test_option_forms(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    /* The output directory goes between HEAD and TAIL. */
+    static const struct {
+        const char *head, *tail;
+    } forms[] = {
+        {"-o ", " " TWO_SPECS},
+        {"--output ", " " TWO_SPECS},
+        {"--output=", " " TWO_SPECS},
+        {TWO_SPECS " -o ", ""},
+        {"--target=gpu " TWO_SPECS " --output ", " --target gpu"},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, "%s'%s/%c'%s", forms[i].head, dir,
+                 (char)('a' + i), forms[i].tail);
+        int rc = run_specl(LIMIT, NULL, NULL, "gen %s", args);
+        char *listed = tu_path(dir, "listed");
+        rc |= tu_run("cd '%s' && find %c -type f ! -name '.specl*' >listed",
+                     dir, (char)('a' + i));
+        char *text = tu_read(listed, NULL);
+        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 33,
+                 "gen %s: exit %d, wrote\n%s", args, rc, text ? text : "");
+        free(text);
+        free(listed);
+    }
+    /* --db=FILE and --db FILE: the same notes. */
+    char *a, *b;
+    run_specl(LIMIT, NULL, &a,
+              "plan specs/seeds.yaml --db "
+              "tuning/nvidia-h100-80gb-hbm3.yaml");
+    run_specl(LIMIT, NULL, &b,
+              "plan --db=tuning/nvidia-h100-80gb-hbm3.yaml "
+              "specs/seeds.yaml");
+    TU_CHECK(a != NULL && b != NULL && strstr(a, "tuning entry") != NULL &&
+                 strcmp(a, b) == 0,
+             "--db FILE and --db=FILE differ:\n%s\n%s", a, b);
+    free(a);
+    free(b);
+    /* After --, a file whose name starts with '-' is a spec file. */
+    TU_CHECK(tu_run("cd '%s' && cp %s/tests/good/rows.yaml ./--odd.yaml && "
+                    "%s/%s check -- --odd.yaml >out 2>&1 && "
+                    "grep -qx 'checked 4 kernels' out && "
+                    "! %s/%s check --odd.yaml >/dev/null 2>&1",
+                    dir, getenv("PWD"), getenv("PWD"), TU_SPECL, getenv("PWD"),
+                    TU_SPECL) == 0,
+             "check -- --odd.yaml did not read it as a spec");
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* '-': the spec from standard input, named <stdin> in messages; gen,
+ * plan and check read it, and the depfile leaves it out. */
+static void test_stdin(void)
+{
+    char *out, *err;
+    int rc = run_specl(LIMIT, &out, NULL, "check - <tests/good/rows.yaml");
+    TU_CHECK(rc == 0 && out != NULL && strcmp(out, "checked 4 kernels\n") == 0,
+             "check - : exit %d, %s", rc, out ? out : "");
+    free(out);
+    rc = run_specl(LIMIT, NULL, &err,
+                   "check - <tests/bad/rank_gt_features.yaml");
+    TU_CHECK(rc == 1 && err != NULL && strncmp(err, "<stdin>:", 8) == 0,
+             "check - of a bad spec: exit %d\n%s", rc, err ? err : "");
+    free(err);
+    /* The same plan as from the file, but for the name of the spec. */
+    char *from_file, *from_stdin;
+    run_specl(LIMIT, &from_file, NULL, "plan tests/good/rows.yaml");
+    run_specl(LIMIT, &from_stdin, NULL, "plan - <tests/good/rows.yaml");
+    TU_CHECK(from_file != NULL && from_stdin != NULL &&
+                 strstr(from_stdin, "from <stdin>") != NULL &&
+                 tu_count_lines(from_file) == tu_count_lines(from_stdin),
+             "plan - differs from plan FILE:\n%s", from_stdin);
+    free(from_file);
+    free(from_stdin);
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *dep = tu_path(dir, "k.d");
+    rc = run_specl(LIMIT, NULL, NULL,
+                   "gen - specs/seeds.yaml -o '%s/out' "
+                   "--depfile '%s' <tests/good/rows.yaml",
+                   dir, dep);
+    char *text = tu_read(dep, NULL);
+    TU_CHECK(rc == 0 && text != NULL && strstr(text, "good_softmax.c") &&
+                 strstr(text, "specs/seeds.yaml\n") != NULL &&
+                 strstr(text, "stdin") == NULL && strstr(text, " -") == NULL,
+             "gen - --depfile: exit %d\n%s", rc, text ? text : "");
+    free(text);
+    free(dep);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+#define NO_PLATFORM_MESSAGE                                                   \
+    "specl: error: no OpenCL platform found (is an OpenCL driver/ICD "        \
+    "installed? e.g. apt install pocl-opencl-icd)\n"
+
+/* Wrong arguments fail at once, before any device work: with no OpenCL
+ * platform at all they still say what is wrong with them. */
+static void test_checked_first(void)
+{
+    static const struct {
+        const char *args;
+        int status;
+        const char *err; /* the start of stderr */
+    } cases[] = {
+        {"bench specs/seeds.yaml --kernel nope", 1,
+         "specl: error: no kernel named 'nope' in the specs; they have: "
+         "seed_lora_512, seed_lora_1024, seed_lora_2048, seed_softmax_1024, "
+         "seed_rmsnorm_1024, seed_layernorm_1024\n"},
+        {"tune specs/seeds.yaml --kernel=nope --db /nonexistent-dir/x.yaml", 1,
+         "specl: error: no kernel named 'nope' in the specs; they have: "
+         "seed_lora_512,"},
+        {"bench - --kernel nope <tests/tune/small.yaml", 1,
+         "specl: error: no kernel named 'nope' in the specs; they have: "
+         "t_lora, t_softmax\n"},
+        {"bench specs/seeds.yaml --rows 0", 2,
+         "specl bench: error: --rows needs a whole number in [1, 16777216], "
+         "got '0'\n"},
+        {"bench specs/seeds.yaml --reps x", 2,
+         "specl bench: error: --reps needs a whole number in [1, 1000], got "
+         "'x'\n"},
+        {"bench specs/seeds.yaml --device 9:", 2,
+         "specl bench: error: --device needs N or PLATFORM:DEVICE"},
+        {"tune specs/seeds.yaml --device=gpu", 2,
+         "specl tune: error: --device needs N or PLATFORM:DEVICE"},
+        {"tune specs/seeds.yaml --rows 1.5", 2,
+         "specl tune: error: --rows needs a whole number"},
+        {"bench tests/bad/rank_gt_features.yaml", 1,
+         "tests/bad/rank_gt_features.yaml:"},
+        {"tune specs/seeds.yaml --db /nonexistent-dir/x.yaml", 1,
+         "specl: error: cannot write the tuning database "
+         "/nonexistent-dir/x.yaml"},
+        {"bench specs/seeds.yaml --db /nonexistent-dir/x.yaml", 1,
+         "/nonexistent-dir/x.yaml"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out, *err;
+        int rc = run_specl(AT_ONCE, &out, &err, "%s", cases[i].args);
+        TU_CHECK(rc == cases[i].status && err != NULL &&
+                     strncmp(err, cases[i].err, strlen(cases[i].err)) == 0 &&
+                     out != NULL && out[0] == '\0',
+                 "specl %s: exit %d, expected %d; stderr\n%s", cases[i].args,
+                 rc, cases[i].status, err ? err : "");
+        free(out);
+        free(err);
+        /* Without a platform: the same, so nothing asked for one. */
+        char *err2;
+        rc = run_specl(NO_PLATFORM AT_ONCE, NULL, &err2, "%s", cases[i].args);
+        TU_CHECK(rc == cases[i].status && err != NULL && err2 != NULL &&
+                     strstr(err2, "OpenCL") == NULL,
+                 NO_PLATFORM "specl %s: exit %d\n%s", cases[i].args, rc,
+                 err2 ? err2 : "");
+        free(err2);
+    }
+}
+
+/* No OpenCL platform: devices, bench and tune say so in the same words
+ * and exit 1. */
+static void test_no_platform(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    const char *const runs[] = {
+        "devices", "bench tests/tune/small.yaml --rows 8 --quick",
+        "tune tests/tune/small.yaml --kernel t_softmax --rows 8 --db "};
+    for (int i = 0; i < 3; i++) {
+        char args[1024], *out, *err;
+        /* tune's database in DIR */
+        snprintf(args, sizeof args, "%s%s%s%s", runs[i], i == 2 ? "'" : "",
+                 i == 2 ? dir : "", i == 2 ? "/db.yaml'" : "");
+        int rc = run_specl(NO_PLATFORM AT_ONCE, &out, &err, "%s", args);
+        TU_CHECK(rc == 1 && err != NULL &&
+                     strcmp(err, NO_PLATFORM_MESSAGE) == 0 && out != NULL &&
+                     out[0] == '\0',
+                 "specl %s without a platform: exit %d\n%s%s", args, rc,
+                 out ? out : "", err ? err : "");
+        free(out);
+        free(err);
+    }
+    /* With one: a device per line, numbered as --device takes it. */
+    char *out;
+    int rc = run_specl(LIMIT, &out, NULL, "devices");
+    TU_CHECK(rc == 0 && out != NULL && strncmp(out, "0  0:0  ", 8) == 0,
+             "specl devices: exit %d\n%s", rc, out ? out : "");
+    free(out);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* ---- bench's rows ----------------------------------------------------- */
+
+/* The quoting of CSV fields and JSON strings. */
+static void test_quoting(void)
+{
+    static const struct {
+        const char *in, *csv, *json;
+    } cases[] = {
+        {"plain", "plain", "\"plain\""},
+        {"", "", "\"\""},
+        {"a,b", "\"a,b\"", "\"a,b\""},
+        {"say \"x\"", "\"say \"\"x\"\"\"", "\"say \\\"x\\\"\""},
+        {"two\nlines", "\"two\nlines\"", "\"two\\nlines\""},
+        {"back\\slash\ttab\001", "back\\slash\ttab\001",
+         "\"back\\\\slash\\ttab\\u0001\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct buf csv, json;
+        buf_init(&csv);
+        buf_init(&json);
+        cli_csv_field(&csv, cases[i].in);
+        cli_json_string(&json, cases[i].in);
+        TU_CHECK(strcmp(buf_str(&csv), cases[i].csv) == 0, "csv of '%s': %s",
+                 cases[i].in, buf_str(&csv));
+        TU_CHECK(strcmp(buf_str(&json), cases[i].json) == 0,
+                 "json of '%s': %s", cases[i].in, buf_str(&json));
+        buf_free(&csv);
+        buf_free(&json);
+    }
+}
+
+#define BENCH_SMALL "bench tests/tune/small.yaml --rows 8 --quick"
+#define CSV_HEADER                                                            \
+    "kernel,op,dtype,device,rows,in_features,out_features,rank,features,"     \
+    "variant,ok,error,us,wall_us,gbs,gflops,pct_floor,vs_naive,vs_clblast,"   \
+    "note\n"
+
+/* Whether python3 runs here: the tests parse bench's rows with its csv
+ * and json modules when it does. */
+static int have_python(void)
+{
+    return tu_run("python3 -c 'import csv, json' >/dev/null 2>&1") == 0;
+}
+
+/* The start of the line of TEXT that holds AT. */
+static const char *line_start(const char *text, const char *at)
+{
+    while (at > text && at[-1] != '\n') {
+        at--;
+    }
+    return at;
+}
+
+/* --csv: the columns, a shape dimension each (empty where the op has
+ * none), empty figures where they do not apply; rows as each kernel is
+ * measured. */
+static void test_bench_csv(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *stamped = tu_path(dir, "stamped"), *csv = tu_path(dir, "b.csv");
+    /* Each line with the time it came through the pipe. */
+    int rc = tu_run(LIMIT " %s " BENCH_SMALL " --csv | while IFS= read -r "
+                          "line; do printf '%%s %%s\\n' \"$(date +%%s%%N)\" "
+                          "\"$line\"; done >'%s' && cut -d' ' -f2- '%s' >'%s'",
+                    TU_SPECL, stamped, stamped, csv);
+    char *text = tu_read(csv, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    TU_CHECK(rc == 0 && strncmp(text, CSV_HEADER, strlen(CSV_HEADER)) == 0 &&
+                 tu_count_lines(text) == 7,
+             "bench --csv: exit %d\n%s", rc, text);
+    /* lora: its dimensions, no features; softmax: the reverse, and no
+     * CLBlast peer: its row has no figures, its ratios none. */
+    TU_CHECK(strstr(text, "\nt_lora,lora_forward,f32,") != NULL &&
+                 strstr(text, ",8,8,32,2,,specl,1,") != NULL &&
+                 strstr(text, ",8,8,32,2,,clblast,") != NULL &&
+                 strstr(text, ",8,,,,8,specl,1,") != NULL &&
+                 strstr(text, ",8,,,,8,clblast,0,,,,,,,,,no such primitive "
+                              "in CLBlast\n") != NULL,
+             "bench --csv:\n%s", text);
+    const char *softmax = strstr(text, ",8,,,,8,specl,1,");
+    TU_CHECK(softmax != NULL && strstr(softmax, ",,\n") != NULL &&
+                 strchr(softmax, '\n') == strstr(softmax, ",,\n") + 2,
+             "softmax's specl row has a vs_clblast:\n%s", text);
+    if (have_python()) {
+        TU_CHECK(tu_run("python3 -c 'import csv, sys\n"
+                        "rows = list(csv.DictReader(open(sys.argv[1])))\n"
+                        "assert len(rows) == 6, rows\n"
+                        "for r in rows:\n"
+                        "    assert len(r) == 20 and None not in r, r\n"
+                        "    if r[\"ok\"] == \"1\": float(r[\"us\"])\n"
+                        "    else: assert r[\"us\"] == \"\", r\n"
+                        "' '%s'",
+                        csv) == 0,
+                 "python's csv module does not read %s as expected", csv);
+    }
+    free(text);
+    /* The first kernel's rows came before the second was measured. */
+    text = tu_read(stamped, NULL);
+    long long first_ns = 0, last_ns = 0;
+    const char *row = text != NULL ? strstr(text, " t_lora,") : NULL;
+    if (row != NULL) {
+        first_ns = atoll(line_start(text, row));
+        last_ns = atoll(line_start(text, text + strlen(text) - 1));
+    }
+    TU_CHECK(first_ns > 0 && last_ns - first_ns > 100000000LL,
+             "bench --csv into a pipe: the rows came %.3f s apart:\n%s",
+             (double)(last_ns - first_ns) / 1e9, text ? text : "");
+    free(text);
+    tu_rmtree(dir);
+    free(dir);
+    free(stamped);
+    free(csv);
+}
+
+/* --json: an array of objects of the same columns, null where csv is
+ * empty (vs_naive with --no-naive). */
+static void test_bench_json(void)
+{
+    char *out, *err;
+    int rc = run_specl(LIMIT, &out, &err,
+                       BENCH_SMALL " --kernel t_softmax --no-naive --json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    TU_CHECK(rc == 0 &&
+                 strncmp(out,
+                         "[\n{\"kernel\":\"t_softmax\",\"op\":"
+                         "\"softmax\",\"dtype\":\"f32\",",
+                         40) == 0 &&
+                 strstr(out, ",\"rows\":8,\"in_features\":null,"
+                             "\"out_features\":null,\"rank\":null,"
+                             "\"features\":8,\"variant\":\"specl\","
+                             "\"ok\":true,") != NULL &&
+                 strstr(out, "\"vs_naive\":null,\"vs_clblast\":null,"
+                             "\"note\":\"\"}") != NULL &&
+                 strstr(out, "\"variant\":\"naive\",\"ok\":false,"
+                             "\"error\":null,\"us\":null,") != NULL &&
+                 strlen(out) > 4 &&
+                 strcmp(out + strlen(out) - 4, "}\n]\n") == 0,
+             "bench --json: exit %d\n%s%s", rc, out, err ? err : "");
+    if (have_python()) {
+        char *dir = tu_tempdir();
+        char *json = tu_path(dir, "b.json");
+        FILE *f = fopen(json, "w");
+        if (f != NULL) {
+            fputs(out, f);
+            fclose(f);
+        }
+        TU_CHECK(tu_run("python3 -c 'import json, sys\n"
+                        "rows = json.load(open(sys.argv[1]))\n"
+                        "assert [r[\"variant\"] for r in rows] == "
+                        "[\"specl\", \"naive\", \"clblast\"], rows\n"
+                        "assert all(r[\"vs_naive\"] is None for r in rows)\n"
+                        "assert rows[0][\"ok\"] is True and "
+                        "rows[0][\"us\"] > 0, rows[0]\n"
+                        "assert rows[2][\"us\"] is None, rows[2]\n"
+                        "' '%s'",
+                        json) == 0,
+                 "python's json module does not read as expected:\n%s", out);
+        tu_rmtree(dir);
+        free(dir);
+        free(json);
+    }
+    free(out);
+    free(err);
+}
+
+/* Progress on stderr only when it is a terminal (and stdout is not). */
+static void test_bench_progress(void)
+{
+    char *err;
+    int rc = run_specl(LIMIT, NULL, &err, BENCH_SMALL " --csv");
+    TU_CHECK(rc == 0 && err != NULL && strstr(err, "kernel 1/2") == NULL,
+             "bench printed progress into a file:\n%s", err ? err : "");
+    free(err);
+    if (tu_run("command -v script >/dev/null") != 0) {
+        return; /* no way to give it a terminal here */
+    }
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *typescript = tu_path(dir, "tty");
+    rc = tu_run(LIMIT " script -qec \"%s " BENCH_SMALL " --csv "
+                      ">'%s/csv'\" /dev/null >'%s' </dev/null",
+                TU_SPECL, dir, typescript);
+    char *text = tu_read(typescript, NULL);
+    TU_CHECK(rc == 0 && text != NULL &&
+                 strstr(text, "specl bench: kernel 1/2: t_lora ...") != NULL &&
+                 strstr(text, "specl bench: kernel 2/2: t_softmax ...") !=
+                     NULL,
+             "bench on a terminal: exit %d\n%s", rc, text ? text : "");
+    free(text);
+    free(typescript);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* --plot with one kernel tuned: FILE itself. */
+static void test_tune_plot(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *out;
+    int rc = run_specl(LIMIT, &out, NULL,
+                       "tune tests/tune/small.yaml --kernel t_softmax "
+                       "--rows 8 --strategy random --max-evals 2 --reps 2 "
+                       "--db '%s/db.yaml' --plot '%s/p.svg'",
+                       dir, dir);
+    char **names = NULL;
+    int n = tu_list(dir, ".svg", &names);
+    TU_CHECK(rc == 0 && n == 1 && strcmp(names[0], "p.svg") == 0 &&
+                 out != NULL && strstr(out, "/p.svg\n") != NULL,
+             "tune --kernel t_softmax --plot p.svg: exit %d, %d plots "
+             "(%s)\n%s",
+             rc, n, n > 0 ? names[0] : "", out ? out : "");
+    if (n >= 0) {
+        tu_free_list(names, n);
+    }
+    free(out);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int add_cli_suite(void)
 {
     CU_pSuite s = CU_add_suite("cli", NULL, NULL);
@@ -109,7 +706,28 @@ int add_cli_suite(void)
         CU_add_test(s, "--list-outputs names what gen writes",
                     test_list_outputs) == NULL ||
         CU_add_test(s, "--depfile is a make rule of outputs and inputs",
-                    test_depfile) == NULL) {
+                    test_depfile) == NULL ||
+        CU_add_test(s, "--help and -h: the usage, exit 0", test_help) ==
+            NULL ||
+        CU_add_test(s, "usage errors: one form, exit 2", test_usage_errors) ==
+            NULL ||
+        CU_add_test(s, "option forms: =, -o/--output, order, --",
+                    test_option_forms) == NULL ||
+        CU_add_test(s, "'-' reads a spec from standard input", test_stdin) ==
+            NULL ||
+        CU_add_test(s, "arguments are checked before device work",
+                    test_checked_first) == NULL ||
+        CU_add_test(s, "no OpenCL platform: one message, exit 1",
+                    test_no_platform) == NULL ||
+        CU_add_test(s, "csv and json quoting", test_quoting) == NULL ||
+        CU_add_test(s, "bench --csv: columns, empty figures, streamed",
+                    test_bench_csv) == NULL ||
+        CU_add_test(s, "bench --json: columns, nulls", test_bench_json) ==
+            NULL ||
+        CU_add_test(s, "bench: progress on a terminal only",
+                    test_bench_progress) == NULL ||
+        CU_add_test(s, "tune --plot of one kernel: FILE itself",
+                    test_tune_plot) == NULL) {
         return -1;
     }
     return 0;

@@ -1127,10 +1127,17 @@ static void test_tune_cli(void)
     tunedb_free(&db);
     free(out);
     free(err);
-    char *svg = tu_read(svg_path, NULL);
-    TU_CHECK(svg != NULL && starts_with(svg, "<svg"), "no plot %s",
-             svg_path);
-    free(svg);
+    /* Several kernels: a plot each, named after it. */
+    for (int k = 0; k < s.n_kernel; k++) {
+        char name[128];
+        snprintf(name, sizeof name, "cli-%s.svg", s.kernel[k].name);
+        tmp_path(svg_path, sizeof svg_path, name);
+        char *svg = tu_read(svg_path, NULL);
+        TU_CHECK(svg != NULL && starts_with(svg, "<svg") &&
+                     strstr(svg, s.kernel[k].name) != NULL,
+                 "no plot %s", svg_path);
+        free(svg);
+    }
 
     /* One kernel again: all from the database. */
     rc = specl(&out, &err, CLI_RUN " --kernel t_softmax --db '%s'", db_path);
@@ -1155,21 +1162,23 @@ static void test_tune_bad_options(void)
         {"tune " SMALL_SPEC " --strategy fastest", 2,
          "--strategy must be exhaustive, random or local (got fastest)"},
         {"tune " SMALL_SPEC " --max-evals 0", 2,
-         "--max-evals needs a number in [1, 1e+07], got 0"},
-        {"tune " SMALL_SPEC " --max-evals", 2, "--max-evals needs a number"},
-        {"tune " SMALL_SPEC " --max-evals 2x", 2, "got 2x"},
-        {"tune " SMALL_SPEC " --reps 0", 2, "--reps needs a number"},
-        {"tune " SMALL_SPEC " --rows -1", 2, "--rows needs a number"},
+         "specl tune: error: --max-evals needs a whole number in [1, "
+         "10000000], got '0'\nTry 'specl tune --help'.\n"},
+        {"tune " SMALL_SPEC " --max-evals", 2,
+         "option '--max-evals' needs a value"},
+        {"tune " SMALL_SPEC " --max-evals 2x", 2, "got '2x'"},
+        {"tune " SMALL_SPEC " --reps 0", 2, "--reps needs a whole number"},
+        {"tune " SMALL_SPEC " --rows -1", 2, "--rows needs a whole number"},
         {"tune " SMALL_SPEC " --budget 0", 2, "--budget needs a number"},
         {"tune " SMALL_SPEC " --frobnicate", 2,
-         "unknown or incomplete tune option '--frobnicate'"},
-        {"tune " SMALL_SPEC " --db", 2, "unknown or incomplete tune option "
-         "'--db'"},
-        {"tune --rows 8 --strategy random", 2, "tune needs spec files"},
-        {"tune", 2, "tune needs spec files"},
+         "specl tune: error: unknown option '--frobnicate'"},
+        {"tune " SMALL_SPEC " --db", 2, "option '--db' needs a value"},
+        {"tune --rows 8 --strategy random", 2, "no spec files given"},
+        {"tune", 2, "no spec files given"},
         {"tune tests/tune/no_such_spec.yaml", 1, "no_such_spec.yaml"},
-        {"tune " SMALL_SPEC " --kernel no_such_kernel --db /nonexistent/x",
-         1, "no kernel to tune named no_such_kernel"},
+        {"tune " SMALL_SPEC " --kernel no_such_kernel --db /nonexistent/x", 1,
+         "no kernel named 'no_such_kernel' in the specs; they have: "
+         "t_lora, t_softmax\n"},
         {"tune " SMALL_SPEC " --db " DB_BAD_ENTRY, 1,
          DB_BAD_ENTRY ":9:11: error: rows must be an integer (got 'many')"},
     };
