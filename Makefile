@@ -16,7 +16,7 @@ LIB_SRC  = $(filter-out gen/main.c,$(wildcard gen/*.c))
 LIB_OBJ  = $(LIB_SRC:gen/%.c=$(B)/obj/%.o) $(B)/obj/templates.o
 TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl bench/ceilings.cl
 TEST_SRC = $(wildcard tests/*.c)
-LIBS     = -lyaml -lOpenCL -lm
+LIBS     = -lyaml -lOpenCL -lm -ldl
 
 .PHONY: all deps run test test-full test-wide smoke golden-update valgrind fuzz fuzz-spec \
         fuzz-db bench mutation clean help
@@ -61,7 +61,7 @@ $(B)/libspecl.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/specl: $(B)/obj/main.o $(B)/libspecl.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lclblast
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 run: deps $(B)/specl
 	$(B)/specl gen specs/seeds.yaml -o out
@@ -79,7 +79,7 @@ clean:
 
 # ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
 TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
-TEST_LIBS   = $(LIBS) -pthread -lclblast -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
+TEST_LIBS   = $(LIBS) -pthread -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
 TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c,$(TEST_SRC)))
 
 -include tests/tests.mk

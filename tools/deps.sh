@@ -2,7 +2,7 @@
 # deps.sh - installs the Debian packages specl needs, if any is missing.
 set -e
 pkgs="libyaml-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
-libcunit1-dev libclang-dev libclblast-dev clang valgrind make gcc"
+libcunit1-dev libclang-dev libclblast1 clang valgrind make gcc"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
