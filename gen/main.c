@@ -1,4 +1,5 @@
 /* main.c - the specl command line: gen, plan, check, list, bench. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,13 @@ static void usage(FILE *f)
           "(knobs,\n"
           "                                         #defines, buffers, "
           "launches): stdout or DIR/NAME.plan\n"
+          "       specl gen|plan ... -o DIR --list-outputs  the files it "
+          "would write, one\n"
+          "                                         per line; writes "
+          "nothing\n"
+          "       specl gen|plan ... -o DIR --depfile FILE  also write a "
+          "make rule of\n"
+          "                                         outputs and inputs\n"
           "       specl check SPEC.yaml...          validate only\n"
           "       specl gen|plan|check ... --target cpu|gpu  defaults for "
           "that "
@@ -71,6 +79,82 @@ static int read_specs(struct spec_set *set, int argc, char **argv,
 
 enum { MODE_CHECK, MODE_GEN, MODE_PLAN };
 
+/* The files a run of gen (or plan -o) writes for SET into DIR, in the
+ * order it writes them. */
+static void output_paths(const struct spec_set *set, const char *dir,
+                         int mode, struct buf *paths)
+{
+    static const char *const gen_exts[] = {"cl", "h", "c", NULL};
+    static const char *const plan_exts[] = {"plan", NULL};
+    const char *const *exts = mode == MODE_PLAN ? plan_exts : gen_exts;
+    size_t dir_len = strlen(dir);
+    while (dir_len > 1 && dir[dir_len - 1] == '/') {
+        dir_len--; /* out/ names out/a.cl, not out//a.cl */
+    }
+    for (int i = 0; i < set->n_kernel; i++) {
+        for (int e = 0; exts[e] != NULL; e++) {
+            buf_printf(paths, "%.*s/%s.%s\n", (int)dir_len, dir,
+                       set->kernel[i].name, exts[e]);
+        }
+    }
+}
+
+/* Appends PATH to OUT escaped for a make rule: spaces, '#' and '$'. */
+static void depfile_path(struct buf *out, const char *path, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = path[i];
+        if (c == ' ' || c == '#' || c == '\\') {
+            buf_printf(out, "\\%c", c);
+        } else if (c == '$') {
+            buf_printf(out, "$$");
+        } else {
+            buf_printf(out, "%c", c);
+        }
+    }
+}
+
+/* Writes FILE, a make rule naming the files in PATHS (one per line) as
+ * outputs of the N_INPUTS INPUTS, through a temporary file so that a
+ * reader never sees half of it. Returns 0 or EXIT_INVALID. */
+static int write_depfile(const char *file, const struct buf *paths,
+                         const char *const *inputs, int n_inputs)
+{
+    struct buf rule;
+    buf_init(&rule);
+    const char *p = buf_str(paths);
+    while (*p != '\0') {
+        const char *nl = strchr(p, '\n');
+        depfile_path(&rule, p, (size_t)(nl - p));
+        buf_printf(&rule, nl[1] != '\0' ? " \\\n" : ":");
+        p = nl + 1;
+    }
+    for (int i = 0; i < n_inputs; i++) {
+        buf_printf(&rule, " \\\n  ");
+        depfile_path(&rule, inputs[i], strlen(inputs[i]));
+    }
+    buf_printf(&rule, "\n");
+    char tmp[4096];
+    int rc = 0;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", file) >= (int)sizeof tmp) {
+        fprintf(stderr, "specl: error: %s: depfile path too long\n", file);
+        rc = EXIT_INVALID;
+    } else {
+        FILE *f = fopen(tmp, "w");
+        int bad = f == NULL || fwrite(buf_str(&rule), 1, rule.len, f) !=
+                                   rule.len;
+        bad |= f != NULL && fclose(f) != 0;
+        if (bad || rename(tmp, file) != 0) {
+            fprintf(stderr, "specl: error: %s: cannot write the depfile: "
+                    "%s\n", file, strerror(errno));
+            remove(tmp);
+            rc = EXIT_INVALID;
+        }
+    }
+    buf_free(&rule);
+    return rc;
+}
+
 /* Writes the files of the N kernels of OUT into DIR, all of them or none
  * (emit_output): each kernel's .cl, .h and .c, or with PLANS its .plan
  * (held in the .cl buffer). Returns 0 or EXIT_INVALID. */
@@ -110,10 +194,23 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
 {
     const char *dir = NULL;
     const char *db_path = NULL, *db_device = NULL;
+    const char *depfile = NULL;
+    int list_outputs = 0;
     enum target target = TARGET_GPU;
     int target_given = 0;
     for (int i = 0; i < argc; i++) {
-        if ((strcmp(argv[i], "--db") == 0 ||
+        if (strcmp(argv[i], "--list-outputs") == 0 && mode != MODE_CHECK) {
+            list_outputs = 1;
+            argv[i] = NULL;
+        } else if (strcmp(argv[i], "--depfile") == 0 && mode != MODE_CHECK) {
+            if (i + 1 >= argc) {
+                fputs("specl: error: --depfile needs a file\n", stderr);
+                return EXIT_USAGE;
+            }
+            depfile = argv[i + 1];
+            argv[i] = argv[i + 1] = NULL;
+            i++;
+        } else if ((strcmp(argv[i], "--db") == 0 ||
              strcmp(argv[i], "--db-device") == 0) && mode != MODE_CHECK) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "specl: error: %s needs a value\n", argv[i]);
@@ -156,6 +253,11 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
     }
     if (mode == MODE_GEN && dir == NULL) {
         dir = "out";
+    }
+    if ((depfile != NULL || list_outputs) && dir == NULL) {
+        fputs("specl: error: plan writes to stdout without -o; "
+              "--depfile and --list-outputs need -o DIR\n", stderr);
+        return EXIT_USAGE;
     }
     struct spec_set set;
     spec_set_init(&set);
@@ -212,6 +314,36 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         spec_set_free(&set);
         return 0;
     }
+    /* The inputs a depfile names: the spec files, then the database. */
+    const char **inputs = calloc((size_t)argc + 2, sizeof *inputs);
+    int n_inputs = 0;
+    for (int i = 0; inputs != NULL && i < argc; i++) {
+        if (argv[i] != NULL) {
+            inputs[n_inputs++] = argv[i];
+        }
+    }
+    if (inputs != NULL && db_path != NULL) {
+        inputs[n_inputs++] = db_path;
+    }
+    if (inputs == NULL) {
+        fputs("specl: out of memory\n", stderr);
+        tunedb_free(&db);
+        spec_set_free(&set);
+        return EXIT_INVALID;
+    }
+    struct buf paths;
+    buf_init(&paths);
+    output_paths(&set, dir != NULL ? dir : "", mode, &paths);
+    if (list_outputs) {
+        /* What a build system needs to know before gen runs: no
+         * rendering, nothing written. */
+        fputs(buf_str(&paths), stdout);
+        buf_free(&paths);
+        tunedb_free(&db);
+        spec_set_free(&set);
+        free(inputs);
+        return 0;
+    }
     /* The variants of each kernel: with --target, its knobs for that
      * kind of device alone; else every kind's, and the database's. */
     struct variant_set *vs = calloc((size_t)set.n_kernel + 1, sizeof *vs);
@@ -260,6 +392,9 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         }
     } else if (rc == 0 && mode != MODE_CHECK) {
         rc = write_run(dir, out, set.n_kernel, mode == MODE_PLAN);
+        if (rc == 0 && depfile != NULL) {
+            rc = write_depfile(depfile, &paths, inputs, n_inputs);
+        }
     }
     if (rc == 0 && (mode != MODE_PLAN || dir != NULL)) {
         printf("%s %d %s%s%s%s\n", mode != MODE_CHECK ? "wrote" : "checked",
@@ -272,6 +407,8 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
     }
     free(out);
     free(vs);
+    buf_free(&paths);
+    free(inputs);
     spec_set_free(&set);
     return rc;
 }

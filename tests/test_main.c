@@ -17,7 +17,8 @@ static const struct {
     {"spec", add_spec_suite},       {"emit", add_emit_suite},
     {"syntax", add_syntax_suite},   {"numeric", add_numeric_suite},
     {"sweep", add_sweep_suite},     {"stub", add_stub_suite},
-    {"tune", add_tune_suite},       {"wide", add_wide_suite},
+    {"tune", add_tune_suite},       {"cli", add_cli_suite},
+    {"wide", add_wide_suite},
     {NULL, NULL},
 };
 
