@@ -18,8 +18,8 @@ TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl ben
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm -ldl
 
-.PHONY: all deps run test test-full test-wide smoke golden-update valgrind fuzz fuzz-spec \
-        fuzz-db bench mutation clean help
+.PHONY: all deps run test test-full test-wide smoke golden-update valgrind fuzz \
+        fuzz-spec fuzz-db bench mutation install uninstall clean help
 all: $(B)/specl
 
 help:
@@ -38,6 +38,8 @@ help:
 	@echo "make fuzz-db    fuzz the tuning-database loader"
 	@echo "make mutation   break generated code on purpose; the suites must catch it"
 	@echo "make SANITIZE=address,undefined test"
+	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  specl, its CMake package, LICENSE, docs"
+	@echo "make uninstall [PREFIX=/usr/local] [DESTDIR=]"
 
 deps:
 	@sh tools/deps.sh
@@ -76,6 +78,35 @@ $(B)/lab: bench/lab/lab.c | $(B)/obj
 
 clean:
 	rm -rf $(B) out
+
+# ---- install: PREFIX/bin/specl, the CMake package that find_package(specl)
+# reads (specl::specl and specl_generate) in PREFIX/lib/cmake/specl, and
+# LICENSE and the documents in PREFIX/share/doc/specl. DESTDIR stages it
+# (packaging). specl-config.cmake finds PREFIX from its own place.
+PREFIX    ?= /usr/local
+INSTALL   ?= install
+VERSION   := $(shell sed -n 's/^\#define SPECL_VERSION "\(.*\)"$$/\1/p' gen/emit.h)
+BIN_DIR    = $(DESTDIR)$(PREFIX)/bin
+CMAKE_DIR  = $(DESTDIR)$(PREFIX)/lib/cmake/specl
+DOC_DIR    = $(DESTDIR)$(PREFIX)/share/doc/specl
+CMAKE_FILES = cmake/specl-config.cmake cmake/SpeclGenerate.cmake
+DOC_FILES  = $(wildcard docs/*.md)
+
+$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/emit.h | $(B)/obj
+	sed 's/@SPECL_VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
+
+install: $(B)/specl $(B)/specl-config-version.cmake
+	$(INSTALL) -d $(BIN_DIR) $(CMAKE_DIR) $(DOC_DIR)/docs
+	$(INSTALL) -m 755 $(B)/specl $(BIN_DIR)/specl
+	$(INSTALL) -m 644 $(CMAKE_FILES) $(B)/specl-config-version.cmake $(CMAKE_DIR)
+	$(INSTALL) -m 644 LICENSE README.md $(DOC_DIR)
+	$(INSTALL) -m 644 $(DOC_FILES) $(DOC_DIR)/docs
+
+uninstall:
+	rm -f $(BIN_DIR)/specl
+	rm -f $(CMAKE_FILES:cmake/%=$(CMAKE_DIR)/%) $(CMAKE_DIR)/specl-config-version.cmake
+	rm -f $(DOC_DIR)/LICENSE $(DOC_DIR)/README.md $(DOC_FILES:docs/%=$(DOC_DIR)/docs/%)
+	-rmdir $(CMAKE_DIR) $(DOC_DIR)/docs $(DOC_DIR) 2>/dev/null
 
 # ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
 TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
