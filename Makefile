@@ -18,7 +18,7 @@ TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl ben
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm -ldl
 
-.PHONY: all deps run test test-full test-wide smoke golden-update valgrind fuzz \
+.PHONY: all deps run test test-full test-wide test-vendor smoke golden-update valgrind fuzz \
         fuzz-spec fuzz-db bench mutation install uninstall clean help
 all: $(B)/specl
 
@@ -27,6 +27,7 @@ help:
 	@echo "make run        generate specs/seeds.yaml, run, verify and time on the default OpenCL device"
 	@echo "make test       the test suite (CUnit; PoCL when no other device)"
 	@echo "make test-full  the test suite with the wide sweep"
+	@echo "make test-vendor  build and run examples/cmake from the source tree and from an install"
 	@echo "make test-wide  the wide device sweep, then numeric, sweep and stub (for a GPU: SPECL_DEVICE=P:D)"
 	@echo "make CC=clang B=build-clang smoke  build with clang, quick checks of that build"
 	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
@@ -126,6 +127,35 @@ $(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a
 test: deps $(B)/specl $(B)/specl_tests
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/tune/lsan.supp:print_suppressions=0 \
 	    $(B)/specl_tests
+	$(MAKE) --no-print-directory test-vendor
+
+# examples/cmake, a C++ program of two specs' kernels, configured, built
+# and run as a user's project would be: (a) with the source tree's
+# cmake/SpeclGenerate.cmake and this build's specl, (b) through
+# find_package(specl) from `make install` into a temporary prefix, which
+# `make uninstall` must then leave empty. VENDOR_UNITY: CMAKE_UNITY_BUILD
+# for both (the example's own default is ON).
+VENDOR_DIR   = $(B)/vendor
+VENDOR_UNITY ?= OFF
+CMAKE       ?= cmake
+VENDOR_CMAKE = $(CMAKE) -S examples/cmake -DCMAKE_UNITY_BUILD=$(VENDOR_UNITY)
+test-vendor: $(B)/specl
+	rm -rf $(VENDOR_DIR)
+	$(VENDOR_CMAKE) -B $(VENDOR_DIR)/tree -DCMAKE_DISABLE_FIND_PACKAGE_specl=ON \
+	    -DSPECL_EXECUTABLE=$(CURDIR)/$(B)/specl
+	$(CMAKE) --build $(VENDOR_DIR)/tree
+	$(VENDOR_DIR)/tree/specl_demo
+	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(VENDOR_DIR)/prefix DESTDIR=
+	$(VENDOR_CMAKE) -B $(VENDOR_DIR)/installed -DCMAKE_PREFIX_PATH=$(CURDIR)/$(VENDOR_DIR)/prefix \
+	    | tee $(VENDOR_DIR)/installed.log
+	grep -q '^-- specl $(VERSION): $(CURDIR)/$(VENDOR_DIR)/prefix/lib/cmake/specl$$' \
+	    $(VENDOR_DIR)/installed.log
+	$(CMAKE) --build $(VENDOR_DIR)/installed
+	$(VENDOR_DIR)/installed/specl_demo
+	$(MAKE) --no-print-directory uninstall PREFIX=$(CURDIR)/$(VENDOR_DIR)/prefix DESTDIR=
+	@left=$$(find $(VENDOR_DIR)/prefix -type f); \
+	if [ -n "$$left" ]; then echo "uninstall left: $$left"; exit 1; fi
+	@echo "test-vendor: ok"
 
 test-full: deps $(B)/specl $(B)/specl_tests
 	$(B)/specl_tests --full
