@@ -135,17 +135,14 @@ function(specl_generate)
     endif()
     string(REGEX REPLACE "\n$" "" listed "${listed}")
     string(REPLACE "\n" ";" outputs "${listed}")
-    set(sources "")
-    foreach(file IN LISTS outputs)
-        if(file MATCHES "\\.c$")
-            list(APPEND sources "${file}")
-        endif()
-    endforeach()
 
     # A kernel added to or removed from a spec changes the outputs: the
     # configuration runs again, as it does for a new specl.
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
                  ${specs} "${specl}")
+    if(NOT outputs)
+        return() # specs without kernels: nothing to build yet
+    endif()
 
     # specl's own make rule of what it read, where CMake can take one
     # without a policy warning (the paths are absolute: CMP0116's two
@@ -155,7 +152,11 @@ function(specl_generate)
        CMAKE_GENERATOR MATCHES "Makefiles|Ninja")
         cmake_policy(GET CMP0116 depfile_policy)
         if(depfile_policy OR NOT CMAKE_GENERATOR MATCHES "Ninja")
-            set(depfile "${CMAKE_CURRENT_BINARY_DIR}/specl/${arg_TARGET}.d")
+            # One per call: a target may take several.
+            string(MD5 call "${out_dir};${specs}")
+            string(SUBSTRING "${call}" 0 8 call)
+            set(depfile
+                "${CMAKE_CURRENT_BINARY_DIR}/specl/${arg_TARGET}-${call}.d")
             file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/specl")
             set(depfile_args DEPFILE "${depfile}")
             list(APPEND options --depfile "${depfile}")
@@ -166,6 +167,8 @@ function(specl_generate)
     else()
         set(command "${specl}")
     endif()
+    set(sources ${outputs})
+    list(FILTER sources INCLUDE REGEX "\\.c$")
     list(LENGTH sources n_kernels)
     add_custom_command(
         OUTPUT ${outputs}
