@@ -134,7 +134,8 @@ test: deps $(B)/specl $(B)/specl_tests
 # cmake/SpeclGenerate.cmake and this build's specl, (b) through
 # find_package(specl) from `make install` into a temporary prefix, which
 # `make uninstall` must then leave empty. VENDOR_UNITY: CMAKE_UNITY_BUILD
-# for both (the example's own default is ON).
+# for both (the example's own default is ON); OFF until the NAME.c of
+# several kernels may share a translation unit.
 VENDOR_DIR   = $(B)/vendor
 VENDOR_UNITY ?= OFF
 CMAKE       ?= cmake
