@@ -16,10 +16,10 @@ LIB_SRC  = $(filter-out gen/main.c,$(wildcard gen/*.c))
 LIB_OBJ  = $(LIB_SRC:gen/%.c=$(B)/obj/%.o) $(B)/obj/templates.o
 TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl bench/ceilings.cl
 TEST_SRC = $(wildcard tests/*.c)
-LIBS     = -lyaml -lOpenCL -lm
+LIBS     = -lyaml -lOpenCL -lm -ldl
 
-.PHONY: all deps run test test-full test-wide smoke golden-update valgrind fuzz fuzz-spec \
-        fuzz-db bench mutation clean help
+.PHONY: all deps run test test-full test-wide test-vendor smoke golden-update valgrind fuzz \
+        fuzz-spec fuzz-db bench mutation install uninstall clean help
 all: $(B)/specl
 
 help:
@@ -27,6 +27,7 @@ help:
 	@echo "make run        generate specs/seeds.yaml, run, verify and time on the default OpenCL device"
 	@echo "make test       the test suite (CUnit; PoCL when no other device)"
 	@echo "make test-full  the test suite with the wide sweep"
+	@echo "make test-vendor  build and run examples/cmake from the source tree and from an install"
 	@echo "make test-wide  the wide device sweep, then numeric, sweep and stub (for a GPU: SPECL_DEVICE=P:D)"
 	@echo "make CC=clang B=build-clang smoke  build with clang, quick checks of that build"
 	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
@@ -38,6 +39,8 @@ help:
 	@echo "make fuzz-db    fuzz the tuning-database loader"
 	@echo "make mutation   break generated code on purpose; the suites must catch it"
 	@echo "make SANITIZE=address,undefined test"
+	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  specl, its CMake package, LICENSE, docs"
+	@echo "make uninstall [PREFIX=/usr/local] [DESTDIR=]"
 
 deps:
 	@sh tools/deps.sh
@@ -61,7 +64,7 @@ $(B)/libspecl.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/specl: $(B)/obj/main.o $(B)/libspecl.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lclblast
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 run: deps $(B)/specl
 	$(B)/specl gen specs/seeds.yaml -o out
@@ -77,9 +80,38 @@ $(B)/lab: bench/lab/lab.c | $(B)/obj
 clean:
 	rm -rf $(B) out
 
+# ---- install: PREFIX/bin/specl, the CMake package that find_package(specl)
+# reads (specl::specl and specl_generate) in PREFIX/lib/cmake/specl, and
+# LICENSE and the documents in PREFIX/share/doc/specl. DESTDIR stages it
+# (packaging). specl-config.cmake finds PREFIX from its own place.
+PREFIX    ?= /usr/local
+INSTALL   ?= install
+VERSION   := $(shell sed -n 's/^\#define SPECL_VERSION "\(.*\)"$$/\1/p' gen/emit.h)
+BIN_DIR    = $(DESTDIR)$(PREFIX)/bin
+CMAKE_DIR  = $(DESTDIR)$(PREFIX)/lib/cmake/specl
+DOC_DIR    = $(DESTDIR)$(PREFIX)/share/doc/specl
+CMAKE_FILES = cmake/specl-config.cmake cmake/SpeclGenerate.cmake
+DOC_FILES  = $(wildcard docs/*.md)
+
+$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/emit.h | $(B)/obj
+	sed 's/@SPECL_VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
+
+install: $(B)/specl $(B)/specl-config-version.cmake
+	$(INSTALL) -d $(BIN_DIR) $(CMAKE_DIR) $(DOC_DIR)/docs
+	$(INSTALL) -m 755 $(B)/specl $(BIN_DIR)/specl
+	$(INSTALL) -m 644 $(CMAKE_FILES) $(B)/specl-config-version.cmake $(CMAKE_DIR)
+	$(INSTALL) -m 644 LICENSE README.md $(DOC_DIR)
+	$(INSTALL) -m 644 $(DOC_FILES) $(DOC_DIR)/docs
+
+uninstall:
+	rm -f $(BIN_DIR)/specl
+	rm -f $(CMAKE_FILES:cmake/%=$(CMAKE_DIR)/%) $(CMAKE_DIR)/specl-config-version.cmake
+	rm -f $(DOC_DIR)/LICENSE $(DOC_DIR)/README.md $(DOC_FILES:docs/%=$(DOC_DIR)/docs/%)
+	-rmdir $(CMAKE_DIR) $(DOC_DIR)/docs $(DOC_DIR) 2>/dev/null
+
 # ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
 TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
-TEST_LIBS   = $(LIBS) -pthread -lclblast -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
+TEST_LIBS   = $(LIBS) -pthread -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
 TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c,$(TEST_SRC)))
 
 -include tests/tests.mk
@@ -95,6 +127,36 @@ $(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a
 test: deps $(B)/specl $(B)/specl_tests
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/tune/lsan.supp:print_suppressions=0 \
 	    $(B)/specl_tests
+	$(MAKE) --no-print-directory test-vendor
+
+# examples/cmake, a C++ program of two specs' kernels, configured, built
+# and run as a user's project would be: (a) with the source tree's
+# cmake/SpeclGenerate.cmake and this build's specl, (b) through
+# find_package(specl) from `make install` into a temporary prefix, which
+# `make uninstall` must then leave empty. VENDOR_UNITY: CMAKE_UNITY_BUILD
+# for both (the example's own default is ON); OFF until the NAME.c of
+# several kernels may share a translation unit.
+VENDOR_DIR   = $(B)/vendor
+VENDOR_UNITY ?= OFF
+CMAKE       ?= cmake
+VENDOR_CMAKE = $(CMAKE) -S examples/cmake -DCMAKE_UNITY_BUILD=$(VENDOR_UNITY)
+test-vendor: $(B)/specl
+	rm -rf $(VENDOR_DIR)
+	$(VENDOR_CMAKE) -B $(VENDOR_DIR)/tree -DCMAKE_DISABLE_FIND_PACKAGE_specl=ON \
+	    -DSPECL_EXECUTABLE=$(CURDIR)/$(B)/specl
+	$(CMAKE) --build $(VENDOR_DIR)/tree
+	$(VENDOR_DIR)/tree/specl_demo
+	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(VENDOR_DIR)/prefix DESTDIR=
+	$(VENDOR_CMAKE) -B $(VENDOR_DIR)/installed -DCMAKE_PREFIX_PATH=$(CURDIR)/$(VENDOR_DIR)/prefix \
+	    | tee $(VENDOR_DIR)/installed.log
+	grep -q '^-- specl $(VERSION): $(CURDIR)/$(VENDOR_DIR)/prefix/lib/cmake/specl$$' \
+	    $(VENDOR_DIR)/installed.log
+	$(CMAKE) --build $(VENDOR_DIR)/installed
+	$(VENDOR_DIR)/installed/specl_demo
+	$(MAKE) --no-print-directory uninstall PREFIX=$(CURDIR)/$(VENDOR_DIR)/prefix DESTDIR=
+	@left=$$(find $(VENDOR_DIR)/prefix -type f); \
+	if [ -n "$$left" ]; then echo "uninstall left: $$left"; exit 1; fi
+	@echo "test-vendor: ok"
 
 test-full: deps $(B)/specl $(B)/specl_tests
 	$(B)/specl_tests --full

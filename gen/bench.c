@@ -6,9 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <clblast_c.h>
-
 #include "cli.h"
+#include "clblast.h"
 #include "knobs.h"
 #include "measure.h"
 #include "spec.h"
@@ -49,9 +48,9 @@ static cl_int run_clblast(void *p, int set, struct run_events *r)
     int *n = &r->n;
     struct measure_case *bc = p;
     cl_command_queue q = bc->rt->queue;
-    CLBlastStatusCode s = CLBlastSuccess;
+    int s = CLBLAST_SUCCESS;
     *n = 0;
-    for (int i = 0; i < peer_chain.n_gemm && s == CLBlastSuccess; i++) {
+    for (int i = 0; i < peer_chain.n_gemm && s == CLBLAST_SUCCESS; i++) {
         const struct gemm *g = &peer_chain.gemm[i];
         cl_mem a = gemm_operand(bc, set, g->a);
         cl_mem b = gemm_operand(bc, set, g->b);
@@ -63,12 +62,11 @@ static cl_int run_clblast(void *p, int set, struct run_events *r)
             *n = 0;
             return CL_INVALID_MEM_OBJECT;
         }
-        s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo,
-                         CLBlastTransposeNo, g->m, g->n, g->k,
-                         (float)g->alpha, a, 0, g->k, b, 0, g->n,
-                         (float)g->beta, c, 0, g->n, &q, &events[(*n)++]);
+        s = clblast_sgemm(g->m, g->n, g->k, (float)g->alpha, a, 0, g->k, b, 0,
+                          g->n, (float)g->beta, c, 0, g->n, &q,
+                          &events[(*n)++]);
     }
-    if (s != CLBlastSuccess) {
+    if (s != CLBLAST_SUCCESS) {
         (*n)--;
         for (int e = 0; e < *n; e++) {
             clReleaseEvent(events[e]);
@@ -335,7 +333,9 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         snprintf(res[1].note, sizeof res[1].note, "skipped (--no-naive)");
     }
     int peer = ks->op->blas_peer != NULL;
-    if (peer && ks->dtype == DTYPE_F32) {
+    /* Without CLBlast the row says why and how to get it. */
+    if (peer && ks->dtype == DTYPE_F32 &&
+        clblast_load(res[2].note, sizeof res[2].note) == 0) {
         memset(&peer_chain, 0, sizeof peer_chain);
         ks->op->blas_peer(ks, rows, &peer_chain);
         size_t temp = peer_chain.temp_per_row;
@@ -348,7 +348,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         if (res[2].ok) {
             time_variant(rt, run_clblast, &mc, mc.n_sets, o->reps, &res[2]);
         }
-    } else {
+    } else if (res[2].note[0] == '\0') {
         snprintf(res[2].note, sizeof res[2].note, "%s",
                  peer ? "no half-width sgemm" : "no such primitive in CLBlast");
     }

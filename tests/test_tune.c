@@ -2217,6 +2217,76 @@ static void test_save_load(void)
              "tunedb_save into a missing directory");
 }
 
+/* Device names as drivers report them, whatever they hold (quotes, ': ',
+ * '#', line breaks, text YAML would read as another type, non-ASCII),
+ * save on one line each and load back as they were. */
+static void test_save_load_names(void)
+{
+    static const char *const names[] = {
+        "GPU \"X\": #1 'rev: 2' # not a comment",
+        "line 1\nline 2\r\n\ttab",
+        /* split where a letter would extend the \x escape */
+        ("Gr\xc3\xa4"
+         "fikkarte \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x9a\x80"),
+        "- [a, b]: {c: d}, &anchor *alias !tag %directive @ `",
+        "null",
+        "0x1F",
+        "  spaces around  ",
+        "\\ \\n \\x41 \"\"",
+    };
+    enum { N_NAMES = sizeof names / sizeof names[0] };
+    struct tunedb db, back;
+    struct tune_entry e;
+    char path[4096], err[256] = "";
+    tunedb_init(&db);
+    for (int i = 0; i < N_NAMES; i++) {
+        memset(&e, 0, sizeof e);
+        snprintf(e.device, sizeof e.device, "%s", names[i]);
+        snprintf(e.driver, sizeof e.driver, "%s", names[N_NAMES - 1 - i]);
+        snprintf(e.op, sizeof e.op, "softmax");
+        snprintf(e.dtype, sizeof e.dtype, "f32");
+        snprintf(e.shape, sizeof e.shape, "features=100");
+        snprintf(e.version, sizeof e.version, "0.1.0");
+        e.rows = 1;
+        tune_entry_record(tunedb_add(&db, &e), "wg=4", -1, names[i]);
+    }
+    tmp_path(path, sizeof path, "names.yaml");
+    CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(load_db(&back, path), 0);
+    TU_CHECK(back.n == N_NAMES, "%d entries of %d", back.n, (int)N_NAMES);
+    for (int i = 0; i < back.n && i < N_NAMES; i++) {
+        const struct tune_entry *b = &back.entry[i];
+        TU_CHECK(strcmp(b->device, names[i]) == 0 &&
+                     strcmp(b->driver, names[N_NAMES - 1 - i]) == 0 &&
+                     b->n_tried == 1 &&
+                     strcmp(b->tried[0].status, names[i]) == 0,
+                 "name %d came back as '%s' / '%s'", i, b->device, b->driver);
+    }
+    /* One line per entry's device, and the same text when saved again. */
+    struct buf first, again;
+    buf_init(&first);
+    buf_init(&again);
+    tunedb_format(&db, &first);
+    tunedb_format(&back, &again);
+    TU_CHECK(strcmp(buf_str(&first), buf_str(&again)) == 0,
+             "saved again, the text differs:\n%s\n---\n%s", buf_str(&first),
+             buf_str(&again));
+    int devices = 0;
+    const char *line = buf_str(&first);
+    while (line != NULL) {
+        line += strspn(line, " -");
+        devices += strncmp(line, "device: \"", 9) == 0;
+        line = strchr(line, '\n');
+        line = line != NULL ? line + 1 : NULL;
+    }
+    TU_CHECK(devices == N_NAMES, "%d device lines of %d", devices,
+             (int)N_NAMES);
+    buf_free(&first);
+    buf_free(&again);
+    tunedb_free(&back);
+    tunedb_free(&db);
+}
+
 /* ---- 5. key matching, nearest shape, gen --db --------------------------- */
 
 /* Entries built from best.yaml: which kernel, device, rows, time. */
@@ -2942,6 +3012,8 @@ int add_tune_suite(void)
         CU_add_test(s, "db merge: tunedb_merge, malformed",
                     test_merge_in_process) == NULL ||
         CU_add_test(s, "db: save and load", test_save_load) == NULL ||
+        CU_add_test(s, "db: odd device names", test_save_load_names) ==
+            NULL ||
         CU_add_test(s, "db: bad databases", test_bad_databases) == NULL ||
         CU_add_test(s, "db: fuzz regressions replayed",
                     test_db_fuzz_regressions) == NULL ||

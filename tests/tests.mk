@@ -124,20 +124,20 @@ TEST_OBJ := $(filter-out $(B)/tests/fuzz_main.o,$(TEST_OBJ))
 
 $(B)/fuzz_spec: tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c \
-	    $(LIBS) -lclblast
+	    $(LIBS)
 
 $(B)/fuzz_db: tests/fuzz_db.c tests/fuzz_db.h $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz_db.c $(LIB_SRC) $(B)/templates.c \
-	    $(LIBS) -lclblast
+	    $(LIBS)
 
 # The same targets without libFuzzer: they replay files and directories.
 $(B)/fuzz_replay: tests/fuzz_spec.c tests/fuzz_main.c $(B)/libspecl.a
 	$(CC) $(CFLAGS) -Igen -o $@ tests/fuzz_spec.c tests/fuzz_main.c \
-	    $(B)/libspecl.a $(LDFLAGS) $(LIBS) -lclblast
+	    $(B)/libspecl.a $(LDFLAGS) $(LIBS)
 
 $(B)/fuzz_db_replay: tests/fuzz_db.c tests/fuzz_db.h tests/fuzz_main.c $(B)/libspecl.a
 	$(CC) $(CFLAGS) -Igen -Itests -o $@ tests/fuzz_db.c tests/fuzz_main.c \
-	    $(B)/libspecl.a $(LDFLAGS) $(LIBS) -lclblast
+	    $(B)/libspecl.a $(LDFLAGS) $(LIBS)
 
 fuzz: fuzz-spec fuzz-db
 

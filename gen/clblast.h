@@ -1,0 +1,26 @@
+/* clblast.h - CLBlast, loaded at run time for the peer that `specl bench`
+ * measures: building specl and generating code need no CLBlast. */
+#ifndef SPECL_CLBLAST_H
+#define SPECL_CLBLAST_H
+
+#include <stddef.h>
+
+#include <CL/cl.h>
+
+/* CLBlastSuccess of CLBlast's status codes (clblast_c.h); its other codes
+ * are OpenCL's errors and CLBlast's own, all negative. */
+#define CLBLAST_SUCCESS 0
+
+/* Loads libclblast.so.1 once per process. Returns 0 when CLBlastSgemm is
+ * there; else -1, with a note for the user in WHY. */
+int clblast_load(char *why, size_t why_size);
+
+/* CLBlastSgemm, row-major and without transposes: C = ALPHA A B + BETA C
+ * for an M x K A, a K x N B and an M x N C. Returns CLBlast's status;
+ * CL_INVALID_OPERATION before a successful clblast_load. */
+int clblast_sgemm(size_t m, size_t n, size_t k, float alpha, cl_mem a,
+                  size_t a_offset, size_t a_ld, cl_mem b, size_t b_offset,
+                  size_t b_ld, float beta, cl_mem c, size_t c_offset,
+                  size_t c_ld, cl_command_queue *queue, cl_event *event);
+
+#endif
