@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh - the benchmark table: every case of design.md's list, at its rows,
+# run.sh - the benchmark table: every case of bench/RESULTS.md, at its rows,
 # on one device. usage: bench/run.sh [gpu|cpu] [extra `specl bench` options]
 # gpu: the full-size cases (an H100-class device); cpu: sizes a 2-core PoCL
 # device finishes in minutes. Output: one table per case on stdout.
