@@ -57,8 +57,9 @@ $(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
 # specs/MODEL.yaml for each of GOLDEN_MODELS; and the emitted .cl/.h/.c of
 # the GOLDEN_FULL kernels only (the syntax and stub suites compile and run
 # every emission). Regenerated on purpose only; review with git diff.
-# Always from the repo root with the same relative paths: the header
-# comment and every message name the spec path as given.
+# Always from the repo root with the same relative paths: the messages
+# (tests/bad/*.err) name the spec path as given (the emitted files only
+# its base name).
 GOLDEN_FULL   = golden_rmsnorm
 GOLDEN_MODELS = llama2-7b
 TEST_CFLAGS  += -DSPECL_GOLDEN_FULL='"$(GOLDEN_FULL)"' -DSPECL_GOLDEN_MODELS='"$(GOLDEN_MODELS)"'
