@@ -102,9 +102,9 @@ static const char *base_name(const char *path)
 }
 
 /* The comment every emitted file opens with: where it came from, the
- * kernel's fields and the knobs of each of its N variants. The spec is
- * named by its base name: the files are the same wherever specl runs and
- * the spec lives. */
+ * terms of its use (the code files only), the kernel's fields and the
+ * knobs of each of its N variants. The spec is named by its base name:
+ * the files are the same wherever specl runs and the spec lives. */
 static void header_comment(const struct emit_variant *ev, int n,
                            const char *name, const char *ext,
                            struct buf *out)
@@ -116,6 +116,9 @@ static void header_comment(const struct emit_variant *ev, int n,
                SPECL_VERSION);
     comment_text(out, base_name(ks->file));
     buf_puts(out, "; do not edit.\n");
+    if (strcmp(ext, "plan") != 0) {
+        buf_puts(out, " * " EMIT_LICENCE "\n");
+    }
     if (strcmp(name, ks->name) != 0) {
         buf_printf(out, " *\n * The naive kernels (tests/naive.cl) that %s is "
                    "checked against.\n", ks->name);

@@ -10,6 +10,12 @@
 
 #define SPECL_VERSION "0.1.0"
 
+/* The terms of use every emitted .cl, .h and .c states, one line of its
+ * header comment. */
+#define EMIT_LICENCE                                                          \
+    "Generated output of specl; you may use, modify and distribute it "       \
+    "under terms of your choice (see specl's LICENSE)."
+
 /* The naive stub of kernel NAME is NAME_naive (emit_naive). */
 #define EMIT_NAIVE_SUFFIX "_naive"
 /* Room for an emitted name and its terminating NUL. */
