@@ -400,19 +400,17 @@ static void upper(char *dst, const char *src, size_t size)
 
 /* The holes of the stub templates; strings live in B (one buf each). */
 enum stub_hole {
-    H_HEADER, H_NAME, H_GUARD, H_CONSTANTS, H_OP, H_MATH, H_DTYPE,
-    H_BUFFER_DOC, H_PARAMS, H_SOURCES, H_BUFFER_ENUM, H_ELEMENT_BYTES,
-    H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS, H_MAX_KERNELS,
-    H_MAX_SCRATCH_PER_ROW, H_MATCHES, H_VARIANT_DOC, H_N_VARIANTS,
-    H_BUFFER_ARGS, N_HOLES
+    H_HEADER, H_NAME, H_GUARD, H_CONSTANTS, H_OP, H_MATH, H_BUFFER_DOC,
+    H_PARAMS, H_SOURCES, H_BUFFER_ENUM, H_ELEMENT_BYTES, H_BUFFER_SHAPES,
+    H_VARIANT_TABLES, H_VARIANTS, H_MAX_KERNELS, H_MAX_SCRATCH_PER_ROW,
+    H_MATCHES, H_VARIANT_DOC, H_N_VARIANTS, H_BUFFER_ARGS, N_HOLES
 };
 
 static const char *const hole_names[N_HOLES] = {
-    "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "DTYPE",
-    "BUFFER_DOC", "PARAMS", "SOURCES", "BUFFER_ENUM", "ELEMENT_BYTES",
-    "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS", "MAX_KERNELS",
-    "MAX_SCRATCH_PER_ROW", "MATCHES", "VARIANT_DOC", "N_VARIANTS",
-    "BUFFER_ARGS"};
+    "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "BUFFER_DOC",
+    "PARAMS", "SOURCES", "BUFFER_ENUM", "ELEMENT_BYTES", "BUFFER_SHAPES",
+    "VARIANT_TABLES", "VARIANTS", "MAX_KERNELS", "MAX_SCRATCH_PER_ROW",
+    "MATCHES", "VARIANT_DOC", "N_VARIANTS", "BUFFER_ARGS"};
 
 /* The kernels of P in the stub's order (first launch first), with the
  * work-items of a group each is launched with; returns how many. */
@@ -497,12 +495,80 @@ static int stub_tables(const struct plan *p, int v, const char *knobs,
     return n_names;
 }
 
-static void stub_buffers(const struct kernel_spec *ks, const struct plan *p,
-                         struct buf *b)
+/* What an element of DT is on the host, for NAME.h. */
+static const char *element_doc(enum dtype dt)
 {
+    switch (dt) {
+    case DTYPE_F16:
+        return "f16 elements: IEEE 754 half-precision bit patterns, 2 bytes "
+               "each (cl_half, or uint16_t on the host)";
+    case DTYPE_BF16:
+        return "bf16 elements: bfloat16 bit patterns, 2 bytes each, the "
+               "upper half of a float's bits (cl_ushort, or uint16_t on the "
+               "host)";
+    default:
+        return "f32 elements: float (cl_float), 4 bytes each";
+    }
+}
+
+/* Appends TEXT to OUT as lines of a C comment that fit 79 columns,
+ * breaking at spaces: FIRST opens the first line, INDENT the others. */
+static void comment_wrap(struct buf *out, const char *first,
+                         const char *indent, const char *text)
+{
+    size_t column = strlen(first);
+    int line_empty = 1;
+    buf_puts(out, first);
+    for (const char *p = text + strspn(text, " "); *p != '\0';) {
+        size_t len = strcspn(p, " ");
+        if (!line_empty && column + 1 + len > 79) {
+            buf_printf(out, "\n%s", indent);
+            column = strlen(indent);
+            line_empty = 1;
+        }
+        if (!line_empty) {
+            buf_puts(out, " ");
+            column++;
+        }
+        buf_add(out, p, len);
+        column += len;
+        line_empty = 0;
+        p += len;
+        p += strspn(p, " ");
+    }
+    buf_puts(out, "\n");
+}
+
+/* The buffers' holes: their indexes and shapes in NAME.c, their
+ * parameters, and what NAME.h says of each (stub NAME). */
+static void stub_buffers(const char *name, const struct kernel_spec *ks,
+                         const struct plan *p, struct buf *b)
+{
+    struct buf doc;
+    buf_init(&doc);
+    buf_printf(&doc, "Buffers, in argument order, hold dense row-major "
+               "arrays of %s. [n][m] is element [i][j] at index i * m + j",
+               element_doc(ks->dtype));
+    /* The last size of the first shape, as a constant of the header: the
+     * example of how sizes and constants go together. */
+    const char *shape = p->n_buffer > 0 ? p->buffer[0].shape : NULL;
+    const char *last = shape != NULL ? strrchr(shape, '[') : NULL;
+    char size[32] = "", constant[32] = "";
+    if (last != NULL && sscanf(last, "[%31[a-z_]]", size) == 1) {
+        upper(constant, size, sizeof constant);
+    }
+    for (int i = 0; i < p->n_constant; i++) {
+        if (strcmp(p->constant[i].name, constant) == 0) {
+            buf_printf(&doc, "; the sizes other than rows are the constants "
+                       "above (%s: %s_%s)", size, name, constant);
+            break;
+        }
+    }
+    buf_puts(&doc, ":");
+    comment_wrap(&b[H_BUFFER_DOC], " * ", " * ", buf_str(&doc));
     for (int i = 0; i < p->n_buffer; i++) {
         const struct plan_buffer *pb = &p->buffer[i];
-        char up[32];
+        char up[32], first[32];
         upper(up, pb->name, sizeof up);
         buf_printf(&b[H_BUFFER_ENUM], "%sSPECL_BUF_%s", i ? ", " : "", up);
         buf_printf(&b[H_BUFFER_SHAPES], "    {%ld, %ld, %d}, /* %s */\n",
@@ -510,16 +576,29 @@ static void stub_buffers(const struct kernel_spec *ks, const struct plan *p,
         buf_printf(&b[H_BUFFER_ARGS], "%s%s", i ? ", " : "", pb->name);
         buf_printf(&b[H_PARAMS], "                    cl_mem %s,\n",
                    pb->name);
-        if (pb->per_row != 0) {
-            buf_printf(&b[H_BUFFER_DOC], " *   %-6s rows x %ld\n", pb->name,
-                       pb->per_row);
-        } else {
-            buf_printf(&b[H_BUFFER_DOC], " *   %-6s %ld%s\n", pb->name,
-                       pb->fixed,
-                       pb->optional ? " (unused by this spec; may be NULL)"
-                                    : "");
+
+        buf_free(&doc);
+        buf_init(&doc);
+        if (pb->shape != NULL) {
+            buf_printf(&doc, "%s, ", pb->shape);
         }
+        if (pb->per_row != 0) {
+            buf_printf(&doc, "rows x %ld", pb->per_row);
+        }
+        if (pb->fixed != 0 || pb->per_row == 0) {
+            buf_printf(&doc, "%s%ld", pb->per_row != 0 ? " + " : "",
+                       pb->fixed);
+        }
+        buf_puts(&doc, " elements");
+        if (pb->optional) {
+            buf_puts(&doc, " (unused by this spec; may be NULL)");
+        } else if (pb->note != NULL) {
+            buf_printf(&doc, ". %s.", pb->note);
+        }
+        snprintf(first, sizeof first, " *   %-6s ", pb->name);
+        comment_wrap(&b[H_BUFFER_DOC], first, " *          ", buf_str(&doc));
     }
+    buf_free(&doc);
     /* The prototype's last buffer line must not end in a newline twice. */
     if (b[H_PARAMS].len > 0) {
         b[H_PARAMS].data[--b[H_PARAMS].len] = '\0';
@@ -672,14 +751,13 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     buf_puts(&b[H_GUARD], guard);
     buf_puts(&b[H_OP], ks->op->name);
     buf_puts(&b[H_MATH], ks->op->summary);
-    buf_puts(&b[H_DTYPE], dtype_name(ks->dtype));
     buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
     buf_printf(&b[H_MAX_SCRATCH_PER_ROW], "%ld", max_scratch);
     buf_printf(&b[H_N_VARIANTS], "%d", n);
     char prefix[EMIT_NAME_MAX + 1];
     snprintf(prefix, sizeof prefix, "%s_", name);
     define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
-    stub_buffers(ks, plan, b);
+    stub_buffers(name, ks, plan, b);
     for (int i = 0; i < N_HOLES; i++) {
         holes[i].name = hole_names[i];
         holes[i].value = buf_str(&b[i]);

@@ -328,6 +328,31 @@ static void check_prefixes(const char *name, const char *c)
     }
 }
 
+/* NAME.h says, for each buffer of KS's plan, which array it holds (the
+ * shape its op gives) and, for half-width storage, the bit patterns. */
+static void check_buffer_doc(const struct kernel_spec *ks, const char *h)
+{
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    for (int i = 0; i < p.n_buffer; i++) {
+        char want[128];
+        TU_CHECK(p.buffer[i].shape != NULL, "%s: buffer %s has no shape",
+                 ks->name, p.buffer[i].name);
+        snprintf(want, sizeof want, "\n *   %-6s %s, ", p.buffer[i].name,
+                 p.buffer[i].shape ? p.buffer[i].shape : "");
+        TU_CHECK(strstr(h, want) != NULL, "%s.h: no line `%s`", ks->name,
+                 want + 1);
+    }
+    TU_CHECK(strstr(h, "row-major") != NULL, "%s.h: no word of the layout",
+             ks->name);
+    if (ks->dtype != DTYPE_F32) {
+        TU_CHECK(strstr(h, "bit patterns, 2 bytes each") != NULL &&
+                     strstr(h, "uint16_t") != NULL,
+                 "%s.h: the 16-bit storage is not explained", ks->name);
+    }
+}
+
 /* Undoes the C string escapes of the emitted .c (\\ \" \t \n \? \ooo). */
 static size_t unescape(const char *s, size_t n, char *out)
 {
@@ -588,6 +613,7 @@ static void test_emitted_shape(void)
         TU_CHECK(strstr(buf_str(&e.h), want) != NULL, "%s.h lacks %s",
                  ks->name, want);
         check_prefixes(ks->name, buf_str(&e.c));
+        check_buffer_doc(ks, buf_str(&e.h));
         /* NAME.cl after its comment is variant 0's source as embedded:
          * its parameters, then its kernels. */
         char *params = embedded_table(buf_str(&e.c),

@@ -71,10 +71,13 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
 
 /* Enqueues rmsnorm over ROWS rows on Q:
  *   y = x / sqrt(mean(x^2) + eps) * gamma per row
- * Buffers hold f32 elements, row-major:
- *   x      rows x 512
- *   gamma  512
- *   y      rows x 512
+ * Buffers, in argument order, hold dense row-major arrays of f32 elements:
+ * float (cl_float), 4 bytes each. [n][m] is element [i][j] at index i * m + j;
+ * the sizes other than rows are the constants above (features:
+ * golden_rmsnorm_FEATURES):
+ *   x      [rows][features], rows x 512 elements
+ *   gamma  [features], 512 elements
+ *   y      [rows][features], rows x 512 elements
  * The first kernel waits for the N_WAIT events of WAIT; *DONE (if not
  * NULL) receives an event that completes with the last kernel. Checks its
  * arguments first and enqueues nothing when one is wrong: CL_INVALID_VALUE
