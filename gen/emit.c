@@ -401,16 +401,18 @@ static void upper(char *dst, const char *src, size_t size)
 /* The holes of the stub templates; strings live in B (one buf each). */
 enum stub_hole {
     H_HEADER, H_NAME, H_GUARD, H_CONSTANTS, H_OP, H_MATH, H_BUFFER_DOC,
-    H_PARAMS, H_SOURCES, H_BUFFER_ENUM, H_ELEMENT_BYTES, H_BUFFER_SHAPES,
-    H_VARIANT_TABLES, H_VARIANTS, H_MAX_KERNELS, H_MAX_SCRATCH_PER_ROW,
-    H_MATCHES, H_VARIANT_DOC, H_N_VARIANTS, H_BUFFER_ARGS, N_HOLES
+    H_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS, H_ELEMENT_BYTES,
+    H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS, H_MAX_KERNELS,
+    H_MAX_SCRATCH_PER_ROW, H_MATCHES, H_VARIANT_DOC, H_N_VARIANTS,
+    H_BUFFER_ARGS, N_HOLES
 };
 
 static const char *const hole_names[N_HOLES] = {
     "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "BUFFER_DOC",
-    "PARAMS", "SOURCES", "BUFFER_ENUM", "ELEMENT_BYTES", "BUFFER_SHAPES",
-    "VARIANT_TABLES", "VARIANTS", "MAX_KERNELS", "MAX_SCRATCH_PER_ROW",
-    "MATCHES", "VARIANT_DOC", "N_VARIANTS", "BUFFER_ARGS"};
+    "PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS", "ELEMENT_BYTES",
+    "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS", "MAX_KERNELS",
+    "MAX_SCRATCH_PER_ROW", "MATCHES", "VARIANT_DOC", "N_VARIANTS",
+    "BUFFER_ARGS"};
 
 /* The kernels of P in the stub's order (first launch first), with the
  * work-items of a group each is launched with; returns how many. */
@@ -428,29 +430,31 @@ static int plan_kernels(const struct plan *p, const char **names,
     return n;
 }
 
-/* Variant V's kernel table, paths and specl_variants row. */
-static int stub_tables(const struct plan *p, int v, const char *knobs,
-                       int kernels_source, struct buf *b, char *err,
-                       size_t errsize)
+/* Variant V's kernel table, paths and NAME_variants row (stub NAME). */
+static int stub_tables(const char *name, const struct plan *p, int v,
+                       const char *knobs, int kernels_source, struct buf *b,
+                       char *err, size_t errsize)
 {
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     int n_names = plan_kernels(p, names, threads);
     struct buf *t = &b[H_VARIANT_TABLES];
     buf_printf(t, "/* Variant %d: its kernels, then its paths. */\n"
-               "static const char *const specl_kernel_names%d[] = {", v, v);
+               "static const char *const %s_kernel_names%d[] = {", v, name,
+               v);
     for (int i = 0; i < n_names; i++) {
         buf_printf(t, "%s\"%s\"", i ? ", " : "", names[i]);
     }
-    buf_printf(t, "};\nstatic const size_t specl_kernel_threads%d[] = {", v);
+    buf_printf(t, "};\nstatic const size_t %s_kernel_threads%d[] = {", name,
+               v);
     for (int i = 0; i < n_names; i++) {
         buf_printf(t, "%s%zu", i ? ", " : "", threads[i]);
     }
     buf_puts(t, "};\n\n");
     for (int pi = 0; pi < p->n_path; pi++) {
         const struct path *path = &p->path[pi];
-        buf_printf(t, "/* %s */\nstatic const struct specl_launch "
-                   "specl_launches%d_%d[] = {\n", path->why, v, pi);
+        buf_printf(t, "/* %s */\nstatic const struct %s_launch "
+                   "%s_launches%d_%d[] = {\n", path->why, name, name, v, pi);
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             int ki = kernel_index(names, &n_names, l->kernel);
@@ -461,37 +465,40 @@ static int stub_tables(const struct plan *p, int v, const char *knobs,
             for (int a = 0; l->args[a] != NULL; a++) {
                 const char *arg = l->args[a];
                 if (strcmp(arg, "rows") == 0) {
-                    buf_puts(t, "SPECL_ARG_ROWS, ");
+                    buf_printf(t, "%s_ARG_ROWS, ", name);
                 } else if (strcmp(arg, "scratch") == 0) {
-                    buf_puts(t, "SPECL_ARG_SCRATCH, ");
+                    buf_printf(t, "%s_ARG_SCRATCH, ", name);
                 } else if (buffer_index(p, arg) >= 0) {
                     char up[32];
                     upper(up, arg, sizeof up);
-                    buf_printf(t, "SPECL_BUF_%s, ", up);
+                    buf_printf(t, "%s_BUF_%s, ", name, up);
                 } else {
                     snprintf(err, errsize, "launch %s: unknown argument %s",
                              l->kernel, arg);
                     return -1;
                 }
             }
-            buf_puts(t, "SPECL_ARG_END}},\n");
+            buf_printf(t, "%s_ARG_END}},\n", name);
         }
         buf_puts(t, "};\n\n");
     }
-    buf_printf(t, "static const struct specl_path specl_paths%d[] = {\n", v);
+    buf_printf(t, "static const struct %s_path %s_paths%d[] = {\n", name, name,
+               v);
     for (int pi = 0; pi < p->n_path; pi++) {
-        buf_printf(t, "    {%ld, %d, specl_launches%d_%d},\n",
-                   p->path[pi].max_rows, p->path[pi].n_launch, v, pi);
+        buf_printf(t, "    {%ld, %d, %s_launches%d_%d},\n",
+                   p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi);
     }
     buf_puts(t, "};\n\n");
+    buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
+    buf_printf(&b[H_VARIANTS], "     %s_params%d, %s_COUNT(%s_params%d),\n",
+               name, v, name, name, v);
     buf_printf(&b[H_VARIANTS],
-               "    {\"%s\",\n     specl_params%d, SPECL_COUNT(specl_params%d),"
-               "\n     specl_kernels_source%d, "
-               "SPECL_COUNT(specl_kernels_source%d),\n     "
-               "specl_kernel_names%d, specl_kernel_threads%d, %d, "
-               "specl_paths%d, %ld},\n",
-               knobs, v, v, kernels_source, kernels_source, v, v, n_names, v,
-               p->scratch_per_row);
+               "     %s_kernels_source%d, %s_COUNT(%s_kernels_source%d),\n",
+               name, kernels_source, name, name, kernels_source);
+    buf_printf(&b[H_VARIANTS],
+               "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
+               "%ld},\n",
+               name, v, name, v, n_names, name, v, p->scratch_per_row);
     return n_names;
 }
 
@@ -570,7 +577,9 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         const struct plan_buffer *pb = &p->buffer[i];
         char up[32], first[32];
         upper(up, pb->name, sizeof up);
-        buf_printf(&b[H_BUFFER_ENUM], "%sSPECL_BUF_%s", i ? ", " : "", up);
+        buf_printf(&b[H_BUFFER_INDEXES], "#define %s_BUF_%s %d\n", name, up,
+                   i);
+        buf_printf(&b[H_BUFFER_UNDEFS], "#undef %s_BUF_%s\n", name, up);
         buf_printf(&b[H_BUFFER_SHAPES], "    {%ld, %ld, %d}, /* %s */\n",
                    pb->per_row, pb->fixed, pb->optional, pb->name);
         buf_printf(&b[H_BUFFER_ARGS], "%s%s", i ? ", " : "", pb->name);
@@ -599,6 +608,8 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         comment_wrap(&b[H_BUFFER_DOC], first, " *          ", buf_str(&doc));
     }
     buf_free(&doc);
+    buf_printf(&b[H_BUFFER_INDEXES], "#define %s_N_BUFFERS %d", name,
+               p->n_buffer);
     /* The prototype's last buffer line must not end in a newline twice. */
     if (b[H_PARAMS].len > 0) {
         b[H_PARAMS].data[--b[H_PARAMS].len] = '\0';
@@ -693,7 +704,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                 kernels[n_kernels++] = text;
                 buf_init(&text);
                 buf_printf(&b[H_SOURCES], "static const char *const "
-                           "specl_kernels_source%d[] = {\n", same);
+                           "%s_kernels_source%d[] = {\n", name, same);
                 source_lines(&kernels[same], &b[H_SOURCES]);
                 buf_puts(&b[H_SOURCES], "};\n\n");
             }
@@ -703,12 +714,12 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                 buf_puts(&e->cl, buf_str(&kernels[same]));
             }
             buf_printf(&b[H_SOURCES], "static const char *const "
-                       "specl_params%d[] = {\n", v);
+                       "%s_params%d[] = {\n", name, v);
             source_lines(&prelude, &b[H_SOURCES]);
             buf_puts(&b[H_SOURCES], "};\n\n");
             char knobs[256];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
-            int k = stub_tables(p, v, knobs, same, b, err, errsize);
+            int k = stub_tables(name, p, v, knobs, same, b, err, errsize);
             if (k < 0) {
                 bad = 1;
             }

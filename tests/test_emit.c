@@ -328,6 +328,45 @@ static void check_prefixes(const char *name, const char *c)
     }
 }
 
+/* Whether every line after the one at P (a newline) to the end of the
+ * text is an #undef. */
+static int only_undefs_after(const char *p)
+{
+    for (p = strchr(p + 1, '\n'); p != NULL && p[1] != '\0';
+         p = strchr(p + 1, '\n')) {
+        if (strncmp(p + 1, "#undef ", 7) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every macro NAME.c defines (a #define at the start of a line: the
+ * embedded source's are inside strings) begins with NAME_ and is
+ * #undef'd at the end of the file, where nothing but #undefs follows, so
+ * that another kernel's NAME.c may follow in the same translation unit. */
+static void check_macros_undefined(const char *name, const char *c)
+{
+    size_t nl = strlen(name);
+    int n = 0;
+    for (const char *p = strstr(c, "\n#define "); p != NULL;
+         p = strstr(p + 1, "\n#define ")) {
+        const char *macro = p + strlen("\n#define ");
+        size_t len = strcspn(macro, " (\n");
+        char undef[128];
+        snprintf(undef, sizeof undef, "\n#undef %.*s\n", (int)len, macro);
+        const char *at = strstr(macro, undef);
+        TU_CHECK(strncmp(macro, name, nl) == 0 && macro[nl] == '_',
+                 "%s.c: macro %.*s without the kernel's prefix", name,
+                 (int)len, macro);
+        TU_CHECK(at != NULL && only_undefs_after(at),
+                 "%s.c: macro %.*s is not #undef'd at the end", name, (int)len,
+                 macro);
+        n++;
+    }
+    TU_CHECK(n > 0, "%s.c: no macro found", name);
+}
+
 /* NAME.h says, for each buffer of KS's plan, which array it holds (the
  * shape its op gives) and, for half-width storage, the bit patterns. */
 static void check_buffer_doc(const struct kernel_spec *ks, const char *h)
@@ -523,11 +562,12 @@ static void check_decisions(const struct kernel_spec *ks,
     const char *c = buf_str(&e->c);
     int n_variants = 16;
     for (int v = 0; v < 16; v++) {
-        char want_names[64], want_threads[64];
-        snprintf(want_names, sizeof want_names,
-                 "specl_kernel_names%d[] = {", v);
+        char want_names[SPECL_NAME_MAX + 32];
+        char want_threads[SPECL_NAME_MAX + 32];
+        snprintf(want_names, sizeof want_names, "%s_kernel_names%d[] = {",
+                 ks->name, v);
         snprintf(want_threads, sizeof want_threads,
-                 "specl_kernel_threads%d[] = {", v);
+                 "%s_kernel_threads%d[] = {", ks->name, v);
         const char *names = strstr(c, want_names);
         const char *threads = strstr(c, want_threads);
         if (names == NULL) {
@@ -548,11 +588,11 @@ static void check_decisions(const struct kernel_spec *ks,
     TU_CHECK(n_variants == (variants_plan ? variants_plan : 1),
              "%s: %d variants in the stub, %d in the decisions", ks->name,
              n_variants, variants_plan);
-    const char *sc = strstr(c, "#define SPECL_MAX_SCRATCH_PER_ROW ");
+    char want[2 * SPECL_NAME_MAX + 64];
+    snprintf(want, sizeof want, "#define %s_MAX_SCRATCH_PER_ROW ", ks->name);
+    const char *sc = strstr(c, want);
     CU_ASSERT_FATAL(sc != NULL);
-    long per_row = strtol(sc + strlen("#define SPECL_MAX_SCRATCH_PER_ROW "),
-                          NULL, 10);
-    char want[64];
+    long per_row = strtol(sc + strlen(want), NULL, 10);
     if (per_row != 0) {
         snprintf(want, sizeof want, "\nscratch: rows x %ld floats\n", per_row);
     } else {
@@ -561,8 +601,8 @@ static void check_decisions(const struct kernel_spec *ks,
     TU_CHECK(strstr(plan, want) != NULL, "%s: no `%.*s` in the decisions",
              ks->name, (int)strlen(want) - 2, want + 1);
     int paths_c = 0, paths_plan = 0;
-    for (const char *p = strstr(c, "specl_launch specl_launches"); p != NULL;
-         p = strstr(p + 1, "specl_launch specl_launches")) {
+    snprintf(want, sizeof want, "%s_launch %s_launches", ks->name, ks->name);
+    for (const char *p = strstr(c, want); p != NULL; p = strstr(p + 1, want)) {
         paths_c++;
     }
     for (const char *p = strstr(plan, "\npath "); p != NULL;
@@ -613,13 +653,15 @@ static void test_emitted_shape(void)
         TU_CHECK(strstr(buf_str(&e.h), want) != NULL, "%s.h lacks %s",
                  ks->name, want);
         check_prefixes(ks->name, buf_str(&e.c));
+        check_macros_undefined(ks->name, buf_str(&e.c));
         check_buffer_doc(ks, buf_str(&e.h));
         /* NAME.cl after its comment is variant 0's source as embedded:
          * its parameters, then its kernels. */
-        char *params = embedded_table(buf_str(&e.c),
-                                      "specl_params0[] = {\n");
-        char *kernels = embedded_table(buf_str(&e.c),
-                                       "specl_kernels_source0[] = {\n");
+        char table[SPECL_NAME_MAX + 32];
+        snprintf(table, sizeof table, "%s_params0[] = {\n", ks->name);
+        char *params = embedded_table(buf_str(&e.c), table);
+        snprintf(table, sizeof table, "%s_kernels_source0[] = {\n", ks->name);
+        char *kernels = embedded_table(buf_str(&e.c), table);
         const char *cl = strstr(buf_str(&e.cl), "\n/* Parameters:");
         TU_CHECK(params != NULL && kernels != NULL && cl != NULL,
                  "%s: no source of variant 0 in the .c or the .cl", ks->name);

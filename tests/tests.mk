@@ -33,7 +33,7 @@ $(STUB_DIR)/stub_broken.h: $(STUB_DIR)/stub_softmax.h
 	sed $(STUB_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
 	sed $(STUB_RENAME) \
-	    -e '/^static const char \*const specl_kernels_source0\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
+	    -e '/^static const char \*const stub_broken_kernels_source0\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_broken' $@.tmp && mv $@.tmp $@
 
@@ -44,7 +44,7 @@ $(STUB_DIR)/stub_fallback.h: $(STUB_DIR)/stub_softmax.h
 	sed $(FALLBACK_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
 	sed $(FALLBACK_RENAME) \
-	    -e '/^static const char \*const specl_params1\[\] = {$$/a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
+	    -e '/^static const char \*const stub_fallback_params1\[\] = {$$/a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
 

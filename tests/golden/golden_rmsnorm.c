@@ -20,11 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every name this file defines begins with golden_rmsnorm_, so that the files
+ * of several kernels can be compiled as one translation unit (unity
+ * builds); its macros are #undef'd at its end. */
+
 /* The OpenCL C source of each variant: its parameters (a #define
  * prelude), then its kernels (golden_rmsnorm.cl is variant 0's). One string per
  * line: C99 compilers need not accept string literals longer than 4095
  * characters. */
-static const char *const specl_kernels_source0[] = {
+static const char *const golden_rmsnorm_kernels_source0[] = {
     "/* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.\n",
     " *\n",
     " * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,\n",
@@ -399,7 +403,7 @@ static const char *const specl_kernels_source0[] = {
     "}\n",
 };
 
-static const char *const specl_params0[] = {
+static const char *const golden_rmsnorm_params0[] = {
     "\n",
     "/* Parameters: the values of this kernel's plan. */\n",
     "#define DTYPE_F32 1        /* storage type of every buffer */\n",
@@ -414,7 +418,7 @@ static const char *const specl_params0[] = {
     "\n",
 };
 
-static const char *const specl_params1[] = {
+static const char *const golden_rmsnorm_params1[] = {
     "\n",
     "/* Parameters: the values of this kernel's plan. */\n",
     "#define DTYPE_F32 1        /* storage type of every buffer */\n",
@@ -431,20 +435,23 @@ static const char *const specl_params1[] = {
 };
 
 
-#define SPECL_BUILD_OPTIONS "-cl-std=CL1.2"
-#define SPECL_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define golden_rmsnorm_BUILD_OPTIONS "-cl-std=CL1.2"
+#define golden_rmsnorm_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* Buffers of golden_rmsnorm_enqueue, in argument order. */
-enum { SPECL_BUF_X, SPECL_BUF_GAMMA, SPECL_BUF_Y, SPECL_N_BUFFERS };
+#define golden_rmsnorm_BUF_X 0
+#define golden_rmsnorm_BUF_GAMMA 1
+#define golden_rmsnorm_BUF_Y 2
+#define golden_rmsnorm_N_BUFFERS 3
 
-/* A buffer holds per_row * rows + fixed elements of SPECL_ELEMENT_BYTES
+/* A buffer holds per_row * rows + fixed elements of golden_rmsnorm_ELEMENT_BYTES
  * each; an unused one is ignored and may be NULL. */
-#define SPECL_ELEMENT_BYTES 4
+#define golden_rmsnorm_ELEMENT_BYTES 4
 static const struct {
     size_t per_row;
     size_t fixed;
     int unused;
-} specl_buffer_shape[SPECL_N_BUFFERS] = {
+} golden_rmsnorm_buffer_shapes[golden_rmsnorm_N_BUFFERS] = {
     {512, 0, 0}, /* x */
     {0, 512, 0}, /* gamma */
     {512, 0, 0}, /* y */
@@ -452,11 +459,13 @@ static const struct {
 };
 
 /* Kernel arguments: a buffer index, or one of these. */
-enum { SPECL_ARG_END = -3, SPECL_ARG_SCRATCH = -2, SPECL_ARG_ROWS = -1 };
+#define golden_rmsnorm_ARG_END (-3)
+#define golden_rmsnorm_ARG_SCRATCH (-2)
+#define golden_rmsnorm_ARG_ROWS (-1)
 
 /* One kernel launch. The global size in dimension d is groups[d] * local[d],
  * where groups[d] == 0 means one group per rows_per_group rows. */
-struct specl_launch {
+struct golden_rmsnorm_launch {
     int kernel;
     cl_uint dims;
     size_t local[2];
@@ -467,15 +476,15 @@ struct specl_launch {
 
 /* A launch sequence; a variant runs the first of its paths whose max_rows
  * covers rows (the last has max_rows 0: any rows). */
-struct specl_path {
+struct golden_rmsnorm_path {
     size_t max_rows;
     size_t n_launch;
-    const struct specl_launch *launch;
+    const struct golden_rmsnorm_launch *launch;
 };
 
 /* One knob set of the kernel: its source, kernels (with the work-items of
  * a group each is launched with), paths and scratch (floats per row). */
-struct specl_variant {
+struct golden_rmsnorm_variant_def {
     const char *knobs;
     const char *const *params;
     size_t n_params;
@@ -484,80 +493,79 @@ struct specl_variant {
     const char *const *kernel_names;
     const size_t *kernel_threads;
     size_t n_kernels;
-    const struct specl_path *paths;
+    const struct golden_rmsnorm_path *paths;
     size_t scratch_per_row;
 };
 
 /* Variant 0: its kernels, then its paths. */
-static const char *const specl_kernel_names0[] = {"rmsnorm"};
-static const size_t specl_kernel_threads0[] = {256};
+static const char *const golden_rmsnorm_kernel_names0[] = {"rmsnorm"};
+static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
 /* one work-group per `rows` rows (tile knob) */
-static const struct specl_launch specl_launches0_0[] = {
-    {0, 2, {64, 4}, {1, 0}, 4, {SPECL_ARG_ROWS, SPECL_BUF_X, SPECL_BUF_GAMMA, SPECL_BUF_Y, SPECL_ARG_END}},
+static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
+    {0, 2, {64, 4}, {1, 0}, 4, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
-static const struct specl_path specl_paths0[] = {
-    {0, 1, specl_launches0_0},
+static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
+    {0, 1, golden_rmsnorm_launches0_0},
 };
 
 /* Variant 1: its kernels, then its paths. */
-static const char *const specl_kernel_names1[] = {"rmsnorm"};
-static const size_t specl_kernel_threads1[] = {16};
+static const char *const golden_rmsnorm_kernel_names1[] = {"rmsnorm"};
+static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
-static const struct specl_launch specl_launches1_0[] = {
-    {0, 2, {1, 16}, {1, 0}, 16, {SPECL_ARG_ROWS, SPECL_BUF_X, SPECL_BUF_GAMMA, SPECL_BUF_Y, SPECL_ARG_END}},
+static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
+    {0, 2, {1, 16}, {1, 0}, 16, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
-static const struct specl_path specl_paths1[] = {
-    {0, 1, specl_launches1_0},
+static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
+    {0, 1, golden_rmsnorm_launches1_0},
 };
 
 
-static const struct specl_variant specl_variants[] = {
+static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"wg=64 rows=4 vec=4 mode=registers",
-     specl_params0, SPECL_COUNT(specl_params0),
-     specl_kernels_source0, SPECL_COUNT(specl_kernels_source0),
-     specl_kernel_names0, specl_kernel_threads0, 1, specl_paths0, 0},
+     golden_rmsnorm_params0, golden_rmsnorm_COUNT(golden_rmsnorm_params0),
+     golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
+     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0},
     {"wg=1 rows=16 vec=16 mode=streaming",
-     specl_params1, SPECL_COUNT(specl_params1),
-     specl_kernels_source0, SPECL_COUNT(specl_kernels_source0),
-     specl_kernel_names1, specl_kernel_threads1, 1, specl_paths1, 0},
+     golden_rmsnorm_params1, golden_rmsnorm_COUNT(golden_rmsnorm_params1),
+     golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
+     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0},
 
 };
 
-#define SPECL_N_VARIANTS ((int)SPECL_COUNT(specl_variants))
-#define SPECL_MAX_KERNELS 1
-#define SPECL_MAX_SCRATCH_PER_ROW 0
+#define golden_rmsnorm_MAX_KERNELS 1
+#define golden_rmsnorm_MAX_SCRATCH_PER_ROW 0
 
 /* The devices each variant is meant for. golden_rmsnorm_create tries first the
  * variant of the best match for its device: a device of the same
  * CL_DEVICE_NAME measured with the same CL_DRIVER_VERSION, then one of the
  * same name, then (device NULL) every CPU (cpu 1), then every device;
  * then the other variants in order. */
-static const struct specl_match {
+static const struct golden_rmsnorm_match {
     const char *device;
     const char *driver;
     int cpu;
     int variant;
-} specl_matches[] = {
+} golden_rmsnorm_matches[] = {
     {NULL, NULL, 0, 0}, /* any device */
     {NULL, NULL, 1, 1}, /* CPUs */
 
 };
 
 struct golden_rmsnorm {
-    int variant; /* index in specl_variants; -1 when none could be used */
+    int variant; /* index in golden_rmsnorm_variants; -1 when none could be used */
     cl_context ctx; /* retained: queues, buffers and events must be of it */
     cl_program program;
-    cl_kernel kernels[SPECL_MAX_KERNELS];
+    cl_kernel kernels[golden_rmsnorm_MAX_KERNELS];
     char *build_log;
 };
 
 /* Appends the N strings of PARTS and a newline to *LOG (nothing when out
  * of memory). */
-static void specl_log_append(char **log, const char *const *parts, int n)
+static void golden_rmsnorm_log_append(char **log, const char *const *parts, int n)
 {
     size_t have = *log != NULL ? strlen(*log) : 0;
     size_t add = 0;
@@ -580,22 +588,22 @@ static void specl_log_append(char **log, const char *const *parts, int n)
 
 /* Appends why variant V could not be used to *LOG: REASON, then DETAIL
  * (the compiler's log; may be NULL) on lines of its own. */
-static void specl_log_variant(char **log, int v, const char *reason,
-                              const char *detail)
+static void golden_rmsnorm_log_variant(char **log, int v, const char *reason,
+                               const char *detail)
 {
     char index[16];
     snprintf(index, sizeof index, "%d", v);
     const char *const parts[] = {"golden_rmsnorm variant ", index, " (",
-                                 specl_variants[v].knobs, "): ", reason};
-    specl_log_append(log, parts, (int)SPECL_COUNT(parts));
+                                 golden_rmsnorm_variants[v].knobs, "): ", reason};
+    golden_rmsnorm_log_append(log, parts, (int)golden_rmsnorm_COUNT(parts));
     if (detail != NULL && detail[0] != '\0') {
-        specl_log_append(log, &detail, 1);
+        golden_rmsnorm_log_append(log, &detail, 1);
     }
 }
 
 /* A string property of DEV as a new string ("" when it cannot be read;
  * NULL only when out of memory). */
-static char *specl_device_text(cl_device_id dev, cl_device_info what)
+static char *golden_rmsnorm_device_text(cl_device_id dev, cl_device_info what)
 {
     size_t size = 0;
     char *text;
@@ -616,7 +624,7 @@ static char *specl_device_text(cl_device_id dev, cl_device_info what)
 
 /* Copies the program's build log for DEV into a new string (NULL if it
  * cannot be had). */
-static char *specl_read_build_log(cl_program program, cl_device_id dev)
+static char *golden_rmsnorm_read_build_log(cl_program program, cl_device_id dev)
 {
     size_t size = 0;
     if (clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, NULL,
@@ -637,7 +645,7 @@ static char *specl_read_build_log(cl_program program, cl_device_id dev)
 }
 
 /* What DEV allows a work-group. */
-struct specl_limits {
+struct golden_rmsnorm_limits {
     size_t max_threads;
     size_t max_items[3];
 };
@@ -646,14 +654,14 @@ struct specl_limits {
  * kernel declares its work-group size (reqd_work_group_size), so the
  * device's own limits are the checks that hold everywhere: some drivers
  * report a smaller CL_KERNEL_WORK_GROUP_SIZE than they run. */
-static int specl_fits(int v, const struct specl_limits *lim, char *why,
-                      size_t why_size)
+static int golden_rmsnorm_fits(int v, const struct golden_rmsnorm_limits *lim, char *why,
+                       size_t why_size)
 {
-    const struct specl_variant *var = &specl_variants[v];
-    const struct specl_path *path = var->paths;
+    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[v];
+    const struct golden_rmsnorm_path *path = var->paths;
     for (;; path++) {
         for (size_t i = 0; i < path->n_launch; i++) {
-            const struct specl_launch *l = &path->launch[i];
+            const struct golden_rmsnorm_launch *l = &path->launch[i];
             size_t threads = var->kernel_threads[l->kernel];
             if (threads > lim->max_threads) {
                 snprintf(why, why_size, "%s needs %lu work-items per group; "
@@ -684,15 +692,15 @@ static int specl_fits(int v, const struct specl_limits *lim, char *why,
 /* Builds variant V for DEV into K (program and kernels). Returns
  * CL_SUCCESS, or the error with what went wrong appended to K's log and
  * K's program and kernels released. */
-static cl_int specl_build_variant(struct golden_rmsnorm *k, cl_context ctx,
-                                  cl_device_id dev, int v,
-                                  const struct specl_limits *lim)
+static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *k, cl_context ctx,
+                                   cl_device_id dev, int v,
+                                   const struct golden_rmsnorm_limits *lim)
 {
-    const struct specl_variant *var = &specl_variants[v];
+    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[v];
     char why[256];
     cl_int err;
-    if (!specl_fits(v, lim, why, sizeof why)) {
-        specl_log_variant(&k->build_log, v, why, NULL);
+    if (!golden_rmsnorm_fits(v, lim, why, sizeof why)) {
+        golden_rmsnorm_log_variant(&k->build_log, v, why, NULL);
         return CL_INVALID_WORK_GROUP_SIZE;
     }
     size_t n = var->n_params + var->n_kernels_source;
@@ -708,15 +716,15 @@ static cl_int specl_build_variant(struct golden_rmsnorm *k, cl_context ctx,
     free(lines);
     if (err != CL_SUCCESS) {
         k->program = NULL;
-        specl_log_variant(&k->build_log, v, "clCreateProgramWithSource "
-                          "failed", NULL);
+        golden_rmsnorm_log_variant(&k->build_log, v, "clCreateProgramWithSource "
+                           "failed", NULL);
         return err;
     }
-    err = clBuildProgram(k->program, 1, &dev, SPECL_BUILD_OPTIONS, NULL,
+    err = clBuildProgram(k->program, 1, &dev, golden_rmsnorm_BUILD_OPTIONS, NULL,
                          NULL);
     if (err != CL_SUCCESS) {
-        char *log = specl_read_build_log(k->program, dev);
-        specl_log_variant(&k->build_log, v, "the build failed:", log);
+        char *log = golden_rmsnorm_read_build_log(k->program, dev);
+        golden_rmsnorm_log_variant(&k->build_log, v, "the build failed:", log);
         free(log);
     }
     for (size_t i = 0; i < var->n_kernels && err == CL_SUCCESS; i++) {
@@ -724,12 +732,12 @@ static cl_int specl_build_variant(struct golden_rmsnorm *k, cl_context ctx,
                                        &err);
         if (err != CL_SUCCESS) {
             k->kernels[i] = NULL;
-            specl_log_variant(&k->build_log, v, "clCreateKernel failed",
-                              NULL);
+            golden_rmsnorm_log_variant(&k->build_log, v, "clCreateKernel failed",
+                               NULL);
         }
     }
     if (err != CL_SUCCESS) {
-        for (size_t i = 0; i < SPECL_MAX_KERNELS; i++) {
+        for (size_t i = 0; i < golden_rmsnorm_MAX_KERNELS; i++) {
             if (k->kernels[i] != NULL) {
                 clReleaseKernel(k->kernels[i]);
                 k->kernels[i] = NULL;
@@ -744,10 +752,11 @@ static cl_int specl_build_variant(struct golden_rmsnorm *k, cl_context ctx,
 }
 
 /* Tries the N variants of ORDER on DEV until one builds and fits. */
-static cl_int specl_create(cl_context ctx, cl_device_id dev,
-                           const int *order, int n, struct golden_rmsnorm **out)
+static cl_int golden_rmsnorm_create_in_order(cl_context ctx, cl_device_id dev,
+                                     const int *order, int n,
+                                     struct golden_rmsnorm **out)
 {
-    struct specl_limits lim;
+    struct golden_rmsnorm_limits lim;
     cl_int err = clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE,
                                  sizeof lim.max_threads, &lim.max_threads,
                                  NULL);
@@ -771,7 +780,7 @@ static cl_int specl_create(cl_context ctx, cl_device_id dev,
     k->ctx = ctx;
     cl_int first = CL_SUCCESS;
     for (int tried = 0; tried < n; tried++) {
-        err = specl_build_variant(k, ctx, dev, order[tried], &lim);
+        err = golden_rmsnorm_build_variant(k, ctx, dev, order[tried], &lim);
         if (err == CL_SUCCESS) {
             /* The variants that failed before it matter no more. */
             free(k->build_log);
@@ -794,8 +803,8 @@ static cl_int specl_create(cl_context ctx, cl_device_id dev,
 }
 
 /* How well match M fits a device (0: not at all). */
-static int specl_match_rank(const struct specl_match *m, const char *name,
-                            const char *driver, int cpu)
+static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *m, const char *name,
+                             const char *driver, int cpu)
 {
     if (m->device != NULL) {
         if (strcmp(m->device, name) != 0) {
@@ -811,7 +820,7 @@ static int specl_match_rank(const struct specl_match *m, const char *name,
 
 /* Refuses a NULL CTX or DEV before OpenCL sees them: not every loader
  * or driver checks (some follow the pointer to find the driver). */
-static cl_int specl_check_target(cl_context ctx, cl_device_id dev)
+static cl_int golden_rmsnorm_check_target(cl_context ctx, cl_device_id dev)
 {
     if (ctx == NULL) {
         return CL_INVALID_CONTEXT;
@@ -822,13 +831,13 @@ static cl_int specl_check_target(cl_context ctx, cl_device_id dev)
 cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
                      struct golden_rmsnorm **out)
 {
-    int order[SPECL_N_VARIANTS], rank[SPECL_N_VARIANTS], n = 0;
+    int order[golden_rmsnorm_N_VARIANTS], rank[golden_rmsnorm_N_VARIANTS], n = 0;
     cl_device_type type = 0;
     if (out == NULL) {
         return CL_INVALID_VALUE;
     }
     *out = NULL;
-    cl_int err = specl_check_target(ctx, dev);
+    cl_int err = golden_rmsnorm_check_target(ctx, dev);
     if (err != CL_SUCCESS) {
         return err;
     }
@@ -836,32 +845,32 @@ cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
     if (err != CL_SUCCESS) {
         return err;
     }
-    char *name = specl_device_text(dev, CL_DEVICE_NAME);
-    char *driver = specl_device_text(dev, CL_DRIVER_VERSION);
+    char *name = golden_rmsnorm_device_text(dev, CL_DEVICE_NAME);
+    char *driver = golden_rmsnorm_device_text(dev, CL_DRIVER_VERSION);
     if (name == NULL || driver == NULL) {
         free(name);
         free(driver);
         return CL_OUT_OF_HOST_MEMORY;
     }
-    for (int v = 0; v < SPECL_N_VARIANTS; v++) {
+    for (int v = 0; v < golden_rmsnorm_N_VARIANTS; v++) {
         rank[v] = 0;
     }
-    for (size_t m = 0; m < SPECL_COUNT(specl_matches); m++) {
-        int r = specl_match_rank(&specl_matches[m], name, driver,
-                                 (type & CL_DEVICE_TYPE_CPU) != 0);
-        int v = specl_matches[m].variant;
+    for (size_t m = 0; m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); m++) {
+        int r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[m], name, driver,
+                                  (type & CL_DEVICE_TYPE_CPU) != 0);
+        int v = golden_rmsnorm_matches[m].variant;
         rank[v] = r > rank[v] ? r : rank[v];
     }
     free(name);
     free(driver);
     for (int r = 4; r >= 0; r--) {
-        for (int v = 0; v < SPECL_N_VARIANTS; v++) {
+        for (int v = 0; v < golden_rmsnorm_N_VARIANTS; v++) {
             if (rank[v] == r) {
                 order[n++] = v;
             }
         }
     }
-    return specl_create(ctx, dev, order, n, out);
+    return golden_rmsnorm_create_in_order(ctx, dev, order, n, out);
 }
 
 cl_int golden_rmsnorm_create_variant(cl_context ctx, cl_device_id dev, int variant,
@@ -871,14 +880,14 @@ cl_int golden_rmsnorm_create_variant(cl_context ctx, cl_device_id dev, int varia
         return CL_INVALID_VALUE;
     }
     *out = NULL;
-    if (variant < 0 || variant >= SPECL_N_VARIANTS) {
+    if (variant < 0 || variant >= golden_rmsnorm_N_VARIANTS) {
         return CL_INVALID_VALUE;
     }
-    cl_int err = specl_check_target(ctx, dev);
+    cl_int err = golden_rmsnorm_check_target(ctx, dev);
     if (err != CL_SUCCESS) {
         return err;
     }
-    return specl_create(ctx, dev, &variant, 1, out);
+    return golden_rmsnorm_create_in_order(ctx, dev, &variant, 1, out);
 }
 
 int golden_rmsnorm_variant(const struct golden_rmsnorm *k)
@@ -889,7 +898,7 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k)
 /* CL_INVALID_MEM_OBJECT for NULL, CL_INVALID_CONTEXT for a buffer of
  * another context than CTX, CL_INVALID_BUFFER_SIZE when BUF holds fewer
  * than NEED bytes. */
-static cl_int specl_check_buffer(cl_context ctx, cl_mem buf, size_t need)
+static cl_int golden_rmsnorm_check_buffer(cl_context ctx, cl_mem buf, size_t need)
 {
     cl_context of = NULL;
     size_t size = 0;
@@ -912,8 +921,8 @@ static cl_int specl_check_buffer(cl_context ctx, cl_mem buf, size_t need)
 
 /* CL_INVALID_CONTEXT unless Q and the N_WAIT events of WAIT are of CTX,
  * CL_INVALID_EVENT_WAIT_LIST for a NULL event. */
-static cl_int specl_check_queue_and_wait(cl_context ctx, cl_command_queue q,
-                                         cl_uint n_wait, const cl_event *wait)
+static cl_int golden_rmsnorm_check_queue_and_wait(cl_context ctx, cl_command_queue q,
+                                          cl_uint n_wait, const cl_event *wait)
 {
     cl_context of = NULL;
     cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof of, &of,
@@ -935,20 +944,20 @@ static cl_int specl_check_queue_and_wait(cl_context ctx, cl_command_queue q,
 
 /* Sets the arguments of L and enqueues it after the N_WAIT events of WAIT;
  * *DONE (if not NULL) receives its event. */
-static cl_int specl_enqueue_launch(const struct golden_rmsnorm *k,
-                                   cl_command_queue q,
-                                   const struct specl_launch *l, cl_int rows,
-                                   const cl_mem *buffers, cl_mem scratch,
-                                   cl_uint n_wait, const cl_event *wait,
-                                   cl_event *done)
+static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *k,
+                                    cl_command_queue q,
+                                    const struct golden_rmsnorm_launch *l,
+                                    cl_int rows, const cl_mem *buffers,
+                                    cl_mem scratch, cl_uint n_wait,
+                                    const cl_event *wait, cl_event *done)
 {
     cl_kernel kernel = k->kernels[l->kernel];
     size_t global[2];
     cl_int err = CL_SUCCESS;
-    for (cl_uint a = 0; a < 8 && l->args[a] != SPECL_ARG_END && !err; a++) {
-        if (l->args[a] == SPECL_ARG_ROWS) {
+    for (cl_uint a = 0; a < 8 && l->args[a] != golden_rmsnorm_ARG_END && !err; a++) {
+        if (l->args[a] == golden_rmsnorm_ARG_ROWS) {
             err = clSetKernelArg(kernel, a, sizeof rows, &rows);
-        } else if (l->args[a] == SPECL_ARG_SCRATCH) {
+        } else if (l->args[a] == golden_rmsnorm_ARG_SCRATCH) {
             err = clSetKernelArg(kernel, a, sizeof scratch, &scratch);
         } else {
             err = clSetKernelArg(kernel, a, sizeof(cl_mem),
@@ -972,10 +981,10 @@ static cl_int specl_enqueue_launch(const struct golden_rmsnorm *k,
 
 size_t golden_rmsnorm_scratch_bytes(size_t rows)
 {
-    if (rows > SIZE_MAX / sizeof(float) / (SPECL_MAX_SCRATCH_PER_ROW + 1)) {
+    if (rows > SIZE_MAX / sizeof(float) / (golden_rmsnorm_MAX_SCRATCH_PER_ROW + 1)) {
         return 0; /* too many rows: _enqueue refuses them */
     }
-    return rows * SPECL_MAX_SCRATCH_PER_ROW * sizeof(float);
+    return rows * golden_rmsnorm_MAX_SCRATCH_PER_ROW * sizeof(float);
 }
 
 cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q, size_t rows,
@@ -996,7 +1005,7 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
                     cl_mem scratch, cl_uint n_wait, const cl_event *wait,
                     cl_event *done)
 {
-    const cl_mem buffers[SPECL_N_BUFFERS] = {x, gamma, y};
+    const cl_mem buffers[golden_rmsnorm_N_BUFFERS] = {x, gamma, y};
     cl_int err;
     if (k == NULL) {
         return CL_INVALID_VALUE;
@@ -1015,28 +1024,28 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
     }
     /* Some drivers take a queue, buffer or event of another context and
      * run the kernels on it: each is checked against K's. */
-    err = specl_check_queue_and_wait(k->ctx, q, n_wait, wait);
+    err = golden_rmsnorm_check_queue_and_wait(k->ctx, q, n_wait, wait);
     if (err != CL_SUCCESS) {
         return err;
     }
-    for (size_t i = 0; i < SPECL_N_BUFFERS; i++) {
+    for (size_t i = 0; i < golden_rmsnorm_N_BUFFERS; i++) {
         size_t per_row =
-            specl_buffer_shape[i].per_row * SPECL_ELEMENT_BYTES;
-        size_t fixed = specl_buffer_shape[i].fixed * SPECL_ELEMENT_BYTES;
-        if (specl_buffer_shape[i].unused) {
+            golden_rmsnorm_buffer_shapes[i].per_row * golden_rmsnorm_ELEMENT_BYTES;
+        size_t fixed = golden_rmsnorm_buffer_shapes[i].fixed * golden_rmsnorm_ELEMENT_BYTES;
+        if (golden_rmsnorm_buffer_shapes[i].unused) {
             continue;
         }
         if (per_row != 0 && rows > (SIZE_MAX - fixed) / per_row) {
             return CL_INVALID_VALUE;
         }
-        err = specl_check_buffer(k->ctx, buffers[i], rows * per_row + fixed);
+        err = golden_rmsnorm_check_buffer(k->ctx, buffers[i], rows * per_row + fixed);
         if (err != CL_SUCCESS) {
             return err;
         }
     }
 
-    const struct specl_variant *var = &specl_variants[k->variant];
-    const struct specl_path *path = var->paths;
+    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[k->variant];
+    const struct golden_rmsnorm_path *path = var->paths;
     while (path->max_rows != 0 && rows > path->max_rows) {
         path++;
     }
@@ -1044,8 +1053,8 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
     int needs_scratch = 0;
     for (size_t i = 0; i < path->n_launch; i++) {
         for (int a = 0;
-             a < 8 && path->launch[i].args[a] != SPECL_ARG_END; a++) {
-            needs_scratch |= path->launch[i].args[a] == SPECL_ARG_SCRATCH;
+             a < 8 && path->launch[i].args[a] != golden_rmsnorm_ARG_END; a++) {
+            needs_scratch |= path->launch[i].args[a] == golden_rmsnorm_ARG_SCRATCH;
         }
     }
     cl_mem own = NULL;
@@ -1053,9 +1062,9 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
         /* The size the header promises is enough for every variant; one
          * the kernels do not need is still refused from another context,
          * as it would be at other rows. */
-        err = specl_check_buffer(k->ctx, scratch,
-                                 needs_scratch ? golden_rmsnorm_scratch_bytes(rows)
-                                               : 0);
+        err = golden_rmsnorm_check_buffer(k->ctx, scratch,
+                                  needs_scratch ? golden_rmsnorm_scratch_bytes(rows)
+                                                : 0);
         if (err != CL_SUCCESS) {
             return err;
         }
@@ -1085,13 +1094,13 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
     for (size_t i = 0; i < path->n_launch && err == CL_SUCCESS; i++) {
         int last = i + 1 == path->n_launch;
         cl_event ev = NULL;
-        err = specl_enqueue_launch(k, q, &path->launch[i], (cl_int)rows,
-                                   buffers, scratch,
-                                   i == 0 ? n_wait : chain ? 1 : 0,
-                                   i == 0 ? wait : chain ? &prev : NULL,
-                                   (last && done != NULL) || (chain && !last)
-                                       ? &ev
-                                       : NULL);
+        err = golden_rmsnorm_enqueue_launch(k, q, &path->launch[i], (cl_int)rows,
+                                    buffers, scratch,
+                                    i == 0 ? n_wait : chain ? 1 : 0,
+                                    i == 0 ? wait : chain ? &prev : NULL,
+                                    (last && done != NULL) || (chain && !last)
+                                        ? &ev
+                                        : NULL);
         if (prev != NULL) {
             clReleaseEvent(prev);
         }
@@ -1125,7 +1134,7 @@ cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *k, struct golden_rmsnor
     if (k->variant < 0) {
         return CL_INVALID_PROGRAM_EXECUTABLE; /* no variant could be built */
     }
-    const struct specl_variant *var = &specl_variants[k->variant];
+    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[k->variant];
     struct golden_rmsnorm *c = calloc(1, sizeof *c);
     if (c == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
@@ -1167,7 +1176,7 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *k)
     if (k == NULL) {
         return;
     }
-    for (size_t i = 0; i < SPECL_MAX_KERNELS; i++) {
+    for (size_t i = 0; i < golden_rmsnorm_MAX_KERNELS; i++) {
         if (k->kernels[i] != NULL) {
             clReleaseKernel(k->kernels[i]);
         }
@@ -1181,3 +1190,17 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *k)
     free(k->build_log);
     free(k);
 }
+
+/* The end of this file's macros: another kernel's file may follow. */
+#undef golden_rmsnorm_BUILD_OPTIONS
+#undef golden_rmsnorm_COUNT
+#undef golden_rmsnorm_BUF_X
+#undef golden_rmsnorm_BUF_GAMMA
+#undef golden_rmsnorm_BUF_Y
+#undef golden_rmsnorm_N_BUFFERS
+#undef golden_rmsnorm_ELEMENT_BYTES
+#undef golden_rmsnorm_ARG_END
+#undef golden_rmsnorm_ARG_SCRATCH
+#undef golden_rmsnorm_ARG_ROWS
+#undef golden_rmsnorm_MAX_KERNELS
+#undef golden_rmsnorm_MAX_SCRATCH_PER_ROW
