@@ -401,18 +401,18 @@ static void upper(char *dst, const char *src, size_t size)
 /* The holes of the stub templates; strings live in B (one buf each). */
 enum stub_hole {
     H_HEADER, H_NAME, H_GUARD, H_CONSTANTS, H_OP, H_MATH, H_BUFFER_DOC,
-    H_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS, H_ELEMENT_BYTES,
-    H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS, H_MAX_KERNELS,
-    H_MAX_SCRATCH_PER_ROW, H_MATCHES, H_VARIANT_DOC, H_N_VARIANTS,
-    H_BUFFER_ARGS, N_HOLES
+    H_PARAMS, H_DEF_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS,
+    H_ELEMENT_BYTES, H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS,
+    H_MAX_KERNELS, H_MAX_SCRATCH_PER_ROW, H_MATCHES, H_VARIANT_DOC,
+    H_N_VARIANTS, H_BUFFER_ARGS, N_HOLES
 };
 
 static const char *const hole_names[N_HOLES] = {
     "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "BUFFER_DOC",
-    "PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS", "ELEMENT_BYTES",
-    "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS", "MAX_KERNELS",
-    "MAX_SCRATCH_PER_ROW", "MATCHES", "VARIANT_DOC", "N_VARIANTS",
-    "BUFFER_ARGS"};
+    "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
+    "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
+    "MAX_KERNELS", "MAX_SCRATCH_PER_ROW", "MATCHES", "VARIANT_DOC",
+    "N_VARIANTS", "BUFFER_ARGS"};
 
 /* The kernels of P in the stub's order (first launch first), with the
  * work-items of a group each is launched with; returns how many. */
@@ -582,8 +582,12 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         buf_printf(&b[H_BUFFER_UNDEFS], "#undef %s_BUF_%s\n", name, up);
         buf_printf(&b[H_BUFFER_SHAPES], "    {%ld, %ld, %d}, /* %s */\n",
                    pb->per_row, pb->fixed, pb->optional, pb->name);
-        buf_printf(&b[H_BUFFER_ARGS], "%s%s", i ? ", " : "", pb->name);
+        /* In NAME.c's definitions, with an underscore as every parameter
+         * (stub.c.in says why). */
+        buf_printf(&b[H_BUFFER_ARGS], "%s_%s", i ? ", " : "", pb->name);
         buf_printf(&b[H_PARAMS], "                    cl_mem %s,\n",
+                   pb->name);
+        buf_printf(&b[H_DEF_PARAMS], "                    cl_mem _%s,\n",
                    pb->name);
 
         buf_free(&doc);
@@ -610,9 +614,11 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
     buf_free(&doc);
     buf_printf(&b[H_BUFFER_INDEXES], "#define %s_N_BUFFERS %d", name,
                p->n_buffer);
-    /* The prototype's last buffer line must not end in a newline twice. */
-    if (b[H_PARAMS].len > 0) {
-        b[H_PARAMS].data[--b[H_PARAMS].len] = '\0';
+    /* The prototypes' last buffer line must not end in a newline twice. */
+    for (int h = H_PARAMS; h <= H_DEF_PARAMS; h++) {
+        if (b[h].len > 0) {
+            b[h].data[--b[h].len] = '\0';
+        }
     }
     buf_printf(&b[H_ELEMENT_BYTES], "%zu", dtype_size(ks->dtype));
 }

@@ -3,8 +3,8 @@
  * temporary directory; libclang parses each .cl as OpenCL C 1.2 and each
  * .c as C99 against the OpenCL headers with zero diagnostics (warnings
  * count), every name a .c defines carries its kernel's prefix, the system
- * compiler builds each .c with -Werror -pedantic, and several .c compiled
- * as one translation unit (a unity build) link.
+ * compilers build each .c with strict warnings as C99 and as C++, and
+ * several .c compiled as one translation unit (a unity build) link.
  *
  * libclang (LLVM 14) is loaded with dlopen(RTLD_LOCAL), not linked: PoCL
  * runs its own LLVM (15 on Debian 12), and with both in the global symbol
@@ -363,6 +363,11 @@ static void test_launch_args(void)
     }
 }
 
+/* The warnings every emitted .c and .h must build without, as C99 and
+ * as C++ (-Wpedantic is C99's or C++'s by -std). */
+#define STRICT_WARNINGS                                                       \
+    "-Wall -Wextra -Wpedantic -Wshadow -Wcast-qual -Wconversion -Werror"
+
 /* The names a .c defines, checked as libclang reads them. */
 struct name_check {
     const char *name; /* the stem: NAME of NAME.c */
@@ -402,8 +407,9 @@ static void test_c(void)
 {
     char include[4200];
     snprintf(include, sizeof include, "-I%s", dir);
-    const char *const args[] = {"-x", "c", "-std=c99", "-pedantic", "-Wall",
-                                "-Wextra", include};
+    const char *const args[] = {
+        "-x",      "c",        "-std=c99",    "-pedantic",    "-Wall",
+        "-Wextra", "-Wshadow", "-Wcast-qual", "-Wconversion", include};
     for (int i = 0; i < n_stems(); i++) {
         char path[4200];
         stem_path(i, "c", path, sizeof path);
@@ -419,20 +425,51 @@ static void test_c(void)
     }
 }
 
-/* The host stubs build with the system compiler as the design promises. */
+/* Whether the shell finds a C++ compiler `c++`; says so, once, when
+ * not. */
+static int have_cxx(void)
+{
+    static int found = -1;
+    if (found < 0) {
+        found = tu_run("command -v c++ >/dev/null 2>&1") == 0;
+        if (!found) {
+            fputs("\n    no c++ in PATH: the stubs are not compiled as C++ ",
+                  stderr);
+        }
+    }
+    return found;
+}
+
+/* The stubs build with the system compilers with every warning above an
+ * error: each .c (its .h first) as C99 with cc and, at the same time, as
+ * C++17 with c++ (a C++ project may compile them as its own sources). */
 static void test_cc(void)
 {
-    int rc = tu_run("cd '%s' && cc -std=c99 -Wall -Wextra -Werror -pedantic "
-                    "-c *.c",
-                    dir);
-    TU_CHECK(rc == 0, "cc -std=c99 -Wall -Wextra -Werror -pedantic failed "
-             "on the stubs in %s (exit %d)", dir, rc);
+    int cxx = have_cxx();
+    int rc = tu_run("cd '%s' || exit 1; rm -f cxx.rc; "
+                    "{ %s echo $? >cxx.rc; } & "
+                    "cc -std=c99 " STRICT_WARNINGS " -c *.c; c=$?; wait; "
+                    "exit $c",
+                    dir,
+                    cxx ? "c++ -x c++ -std=c++17 " STRICT_WARNINGS
+                          " -fsyntax-only *.c;"
+                        : "true;");
+    TU_CHECK(rc == 0, "cc -std=c99 " STRICT_WARNINGS " failed on the stubs "
+             "in %s (exit %d)", dir, rc);
+    char *path = tu_path(dir, "cxx.rc");
+    char *status = tu_read(path, NULL);
+    TU_CHECK(status != NULL && atoi(status) == 0,
+             "c++ -x c++ -std=c++17 " STRICT_WARNINGS " failed on the stubs "
+             "in %s (exit %s)", dir, status != NULL ? status : "unknown");
+    free(status);
+    free(path);
 }
 
 /* A unity build (CMake's UNITY_BUILD, say): the .c of golden.yaml's
  * kernels (two of lora_forward, every other op) and their naive stubs,
  * and one of specs/, #included one after the other into one translation
- * unit with a main that uses each, compiled and linked. */
+ * unit with a main that uses each, compiled with the same warnings as C99
+ * and as C++11 and linked. */
 static void test_unity_build(void)
 {
     char *unity = tu_path(dir, "unity");
@@ -465,11 +502,18 @@ static void test_unity_build(void)
     fputs("    return n > 0 ? 0 : 1;\n}\n", f);
     CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
     CU_ASSERT(n >= 6);
-    int rc = tu_run("cd '%s' && cc -std=c99 -Wall -Wextra -Werror -pedantic "
-                    "-I.. -o unity unity.c -lOpenCL",
+    int rc = tu_run("cd '%s' && cc -std=c99 " STRICT_WARNINGS " -I.. "
+                    "-o unity-c unity.c -lOpenCL",
                     unity);
-    TU_CHECK(rc == 0, "%s: %d stubs in one unit do not build (exit %d)",
-             path, n, rc);
+    TU_CHECK(rc == 0, "%s: %d stubs in one unit do not build as C99 "
+             "(exit %d)", path, n, rc);
+    if (have_cxx()) {
+        rc = tu_run("cd '%s' && c++ -x c++ -std=c++11 " STRICT_WARNINGS
+                    " -I.. -o unity-cxx unity.c -lOpenCL",
+                    unity);
+        TU_CHECK(rc == 0, "%s: %d stubs in one unit do not build as C++11 "
+                 "(exit %d)", path, n, rc);
+    }
     free(path);
     free(unity);
 }
@@ -485,7 +529,8 @@ int add_syntax_suite(void)
                     test_launch_args) == NULL ||
         CU_add_test(s, "every .c parses as C99, its names prefixed",
                     test_c) == NULL ||
-        CU_add_test(s, "every .c builds with cc -Werror", test_cc) == NULL ||
+        CU_add_test(s, "every .c builds strictly as C99 and C++17",
+                    test_cc) == NULL ||
         CU_add_test(s, "several .c as one unit (unity build) link",
                     test_unity_build) == NULL) {
         return -1;

@@ -18,7 +18,8 @@ TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
 TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o \
                     $(STUB_DIR)/stub_fallback.o
 
-STUB_CFLAGS = -std=c99 -pedantic -Wall -Wextra -Werror -O2 -g
+STUB_CFLAGS = -std=c99 -Wpedantic -Wall -Wextra -Wshadow -Wcast-qual -Wconversion -Werror \
+              -O2 -g
 ifdef SANITIZE
 STUB_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif

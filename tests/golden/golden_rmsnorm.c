@@ -22,7 +22,9 @@
 
 /* Every name this file defines begins with golden_rmsnorm_, so that the files
  * of several kernels can be compiled as one translation unit (unity
- * builds); its macros are #undef'd at its end. */
+ * builds); its macros are #undef'd at its end. Parameters and variables
+ * begin with an underscore, as no kernel name does: none can shadow the
+ * typedef of a kernel (gcc's -Wshadow). */
 
 /* The OpenCL C source of each variant: its parameters (a #define
  * prelude), then its kernels (golden_rmsnorm.cl is variant 0's). One string per
@@ -565,83 +567,83 @@ struct golden_rmsnorm {
 
 /* Appends the N strings of PARTS and a newline to *LOG (nothing when out
  * of memory). */
-static void golden_rmsnorm_log_append(char **log, const char *const *parts, int n)
+static void golden_rmsnorm_log_append(char **_log, const char *const *_parts, int _n)
 {
-    size_t have = *log != NULL ? strlen(*log) : 0;
-    size_t add = 0;
-    for (int i = 0; i < n; i++) {
-        add += strlen(parts[i]);
+    size_t _have = *_log != NULL ? strlen(*_log) : 0;
+    size_t _add = 0;
+    for (int _i = 0; _i < _n; _i++) {
+        _add += strlen(_parts[_i]);
     }
-    char *grown = realloc(*log, have + add + 2);
-    if (grown == NULL) {
+    char *_grown = (char *)realloc(*_log, _have + _add + 2);
+    if (_grown == NULL) {
         return;
     }
-    for (int i = 0; i < n; i++) {
-        size_t len = strlen(parts[i]);
-        memcpy(grown + have, parts[i], len);
-        have += len;
+    for (int _i = 0; _i < _n; _i++) {
+        size_t _len = strlen(_parts[_i]);
+        memcpy(_grown + _have, _parts[_i], _len);
+        _have += _len;
     }
-    grown[have] = '\n';
-    grown[have + 1] = '\0';
-    *log = grown;
+    _grown[_have] = '\n';
+    _grown[_have + 1] = '\0';
+    *_log = _grown;
 }
 
 /* Appends why variant V could not be used to *LOG: REASON, then DETAIL
  * (the compiler's log; may be NULL) on lines of its own. */
-static void golden_rmsnorm_log_variant(char **log, int v, const char *reason,
-                               const char *detail)
+static void golden_rmsnorm_log_variant(char **_log, int _v, const char *_reason,
+                               const char *_detail)
 {
-    char index[16];
-    snprintf(index, sizeof index, "%d", v);
-    const char *const parts[] = {"golden_rmsnorm variant ", index, " (",
-                                 golden_rmsnorm_variants[v].knobs, "): ", reason};
-    golden_rmsnorm_log_append(log, parts, (int)golden_rmsnorm_COUNT(parts));
-    if (detail != NULL && detail[0] != '\0') {
-        golden_rmsnorm_log_append(log, &detail, 1);
+    char _index[16];
+    snprintf(_index, sizeof _index, "%d", _v);
+    const char *const _parts[] = {"golden_rmsnorm variant ", _index, " (",
+                                  golden_rmsnorm_variants[_v].knobs, "): ", _reason};
+    golden_rmsnorm_log_append(_log, _parts, (int)golden_rmsnorm_COUNT(_parts));
+    if (_detail != NULL && _detail[0] != '\0') {
+        golden_rmsnorm_log_append(_log, &_detail, 1);
     }
 }
 
 /* A string property of DEV as a new string ("" when it cannot be read;
  * NULL only when out of memory). */
-static char *golden_rmsnorm_device_text(cl_device_id dev, cl_device_info what)
+static char *golden_rmsnorm_device_text(cl_device_id _dev, cl_device_info _what)
 {
-    size_t size = 0;
-    char *text;
-    if (clGetDeviceInfo(dev, what, 0, NULL, &size) != CL_SUCCESS) {
-        size = 0;
+    size_t _size = 0;
+    char *_text;
+    if (clGetDeviceInfo(_dev, _what, 0, NULL, &_size) != CL_SUCCESS) {
+        _size = 0;
     }
-    text = malloc(size + 1);
-    if (text == NULL) {
+    _text = (char *)malloc(_size + 1);
+    if (_text == NULL) {
         return NULL;
     }
-    if (size == 0 ||
-        clGetDeviceInfo(dev, what, size, text, NULL) != CL_SUCCESS) {
-        size = 0;
+    if (_size == 0 ||
+        clGetDeviceInfo(_dev, _what, _size, _text, NULL) != CL_SUCCESS) {
+        _size = 0;
     }
-    text[size] = '\0';
-    return text;
+    _text[_size] = '\0';
+    return _text;
 }
 
 /* Copies the program's build log for DEV into a new string (NULL if it
  * cannot be had). */
-static char *golden_rmsnorm_read_build_log(cl_program program, cl_device_id dev)
+static char *golden_rmsnorm_read_build_log(cl_program _program, cl_device_id _dev)
 {
-    size_t size = 0;
-    if (clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, NULL,
-                              &size) != CL_SUCCESS) {
+    size_t _size = 0;
+    if (clGetProgramBuildInfo(_program, _dev, CL_PROGRAM_BUILD_LOG, 0, NULL,
+                              &_size) != CL_SUCCESS) {
         return NULL;
     }
-    char *log = malloc(size + 1);
-    if (log == NULL) {
+    char *_log = (char *)malloc(_size + 1);
+    if (_log == NULL) {
         return NULL;
     }
-    if (clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, size, log,
-                              NULL) != CL_SUCCESS) {
-        free(log);
+    if (clGetProgramBuildInfo(_program, _dev, CL_PROGRAM_BUILD_LOG, _size,
+                              _log, NULL) != CL_SUCCESS) {
+        free(_log);
         return NULL;
     }
-    log[size] = '\0';
-    return log;
+    _log[_size] = '\0';
+    return _log;
 }
 
 /* What DEV allows a work-group. */
@@ -654,36 +656,36 @@ struct golden_rmsnorm_limits {
  * kernel declares its work-group size (reqd_work_group_size), so the
  * device's own limits are the checks that hold everywhere: some drivers
  * report a smaller CL_KERNEL_WORK_GROUP_SIZE than they run. */
-static int golden_rmsnorm_fits(int v, const struct golden_rmsnorm_limits *lim, char *why,
-                       size_t why_size)
+static int golden_rmsnorm_fits(int _v, const struct golden_rmsnorm_limits *_lim, char *_why,
+                       size_t _why_size)
 {
-    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[v];
-    const struct golden_rmsnorm_path *path = var->paths;
-    for (;; path++) {
-        for (size_t i = 0; i < path->n_launch; i++) {
-            const struct golden_rmsnorm_launch *l = &path->launch[i];
-            size_t threads = var->kernel_threads[l->kernel];
-            if (threads > lim->max_threads) {
-                snprintf(why, why_size, "%s needs %lu work-items per group; "
+    const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_v];
+    const struct golden_rmsnorm_path *_path = _var->paths;
+    for (;; _path++) {
+        for (size_t _i = 0; _i < _path->n_launch; _i++) {
+            const struct golden_rmsnorm_launch *_l = &_path->launch[_i];
+            size_t _threads = _var->kernel_threads[_l->kernel];
+            if (_threads > _lim->max_threads) {
+                snprintf(_why, _why_size, "%s needs %lu work-items per group; "
                          "the device allows %lu (CL_DEVICE_MAX_WORK_GROUP_"
-                         "SIZE)", var->kernel_names[l->kernel],
-                         (unsigned long)threads,
-                         (unsigned long)lim->max_threads);
+                         "SIZE)", _var->kernel_names[_l->kernel],
+                         (unsigned long)_threads,
+                         (unsigned long)_lim->max_threads);
                 return 0;
             }
-            for (cl_uint d = 0; d < l->dims; d++) {
-                if (l->local[d] > lim->max_items[d]) {
-                    snprintf(why, why_size, "%s needs %lu work-items in "
+            for (cl_uint _d = 0; _d < _l->dims; _d++) {
+                if (_l->local[_d] > _lim->max_items[_d]) {
+                    snprintf(_why, _why_size, "%s needs %lu work-items in "
                              "dimension %u; the device allows %lu "
                              "(CL_DEVICE_MAX_WORK_ITEM_SIZES)",
-                             var->kernel_names[l->kernel],
-                             (unsigned long)l->local[d], (unsigned)d,
-                             (unsigned long)lim->max_items[d]);
+                             _var->kernel_names[_l->kernel],
+                             (unsigned long)_l->local[_d], (unsigned)_d,
+                             (unsigned long)_lim->max_items[_d]);
                     return 0;
                 }
             }
         }
-        if (path->max_rows == 0) {
+        if (_path->max_rows == 0) {
             return 1;
         }
     }
@@ -692,503 +694,519 @@ static int golden_rmsnorm_fits(int v, const struct golden_rmsnorm_limits *lim, c
 /* Builds variant V for DEV into K (program and kernels). Returns
  * CL_SUCCESS, or the error with what went wrong appended to K's log and
  * K's program and kernels released. */
-static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *k, cl_context ctx,
-                                   cl_device_id dev, int v,
-                                   const struct golden_rmsnorm_limits *lim)
+static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context _ctx,
+                                   cl_device_id _dev, int _v,
+                                   const struct golden_rmsnorm_limits *_lim)
 {
-    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[v];
-    char why[256];
-    cl_int err;
-    if (!golden_rmsnorm_fits(v, lim, why, sizeof why)) {
-        golden_rmsnorm_log_variant(&k->build_log, v, why, NULL);
+    const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_v];
+    char _why[256];
+    cl_int _err;
+    if (!golden_rmsnorm_fits(_v, _lim, _why, sizeof _why)) {
+        golden_rmsnorm_log_variant(&_k->build_log, _v, _why, NULL);
         return CL_INVALID_WORK_GROUP_SIZE;
     }
-    size_t n = var->n_params + var->n_kernels_source;
-    const char **lines = malloc(n * sizeof *lines);
-    if (lines == NULL) {
+    size_t _n = _var->n_params + _var->n_kernels_source;
+    const char **_lines = (const char **)malloc(_n * sizeof *_lines);
+    if (_lines == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    memcpy(lines, var->params, var->n_params * sizeof *lines);
-    memcpy(lines + var->n_params, var->kernels_source,
-           var->n_kernels_source * sizeof *lines);
-    k->program = clCreateProgramWithSource(ctx, (cl_uint)n, lines, NULL,
-                                           &err);
-    free(lines);
-    if (err != CL_SUCCESS) {
-        k->program = NULL;
-        golden_rmsnorm_log_variant(&k->build_log, v, "clCreateProgramWithSource "
+    memcpy(_lines, _var->params, _var->n_params * sizeof *_lines);
+    memcpy(_lines + _var->n_params, _var->kernels_source,
+           _var->n_kernels_source * sizeof *_lines);
+    _k->program = clCreateProgramWithSource(_ctx, (cl_uint)_n, _lines, NULL,
+                                            &_err);
+    free(_lines);
+    if (_err != CL_SUCCESS) {
+        _k->program = NULL;
+        golden_rmsnorm_log_variant(&_k->build_log, _v, "clCreateProgramWithSource "
                            "failed", NULL);
-        return err;
+        return _err;
     }
-    err = clBuildProgram(k->program, 1, &dev, golden_rmsnorm_BUILD_OPTIONS, NULL,
-                         NULL);
-    if (err != CL_SUCCESS) {
-        char *log = golden_rmsnorm_read_build_log(k->program, dev);
-        golden_rmsnorm_log_variant(&k->build_log, v, "the build failed:", log);
-        free(log);
+    _err = clBuildProgram(_k->program, 1, &_dev, golden_rmsnorm_BUILD_OPTIONS, NULL,
+                          NULL);
+    if (_err != CL_SUCCESS) {
+        char *_log = golden_rmsnorm_read_build_log(_k->program, _dev);
+        golden_rmsnorm_log_variant(&_k->build_log, _v, "the build failed:", _log);
+        free(_log);
     }
-    for (size_t i = 0; i < var->n_kernels && err == CL_SUCCESS; i++) {
-        k->kernels[i] = clCreateKernel(k->program, var->kernel_names[i],
-                                       &err);
-        if (err != CL_SUCCESS) {
-            k->kernels[i] = NULL;
-            golden_rmsnorm_log_variant(&k->build_log, v, "clCreateKernel failed",
+    for (size_t _i = 0; _i < _var->n_kernels && _err == CL_SUCCESS; _i++) {
+        _k->kernels[_i] = clCreateKernel(_k->program, _var->kernel_names[_i],
+                                         &_err);
+        if (_err != CL_SUCCESS) {
+            _k->kernels[_i] = NULL;
+            golden_rmsnorm_log_variant(&_k->build_log, _v, "clCreateKernel failed",
                                NULL);
         }
     }
-    if (err != CL_SUCCESS) {
-        for (size_t i = 0; i < golden_rmsnorm_MAX_KERNELS; i++) {
-            if (k->kernels[i] != NULL) {
-                clReleaseKernel(k->kernels[i]);
-                k->kernels[i] = NULL;
+    if (_err != CL_SUCCESS) {
+        for (size_t _i = 0; _i < golden_rmsnorm_MAX_KERNELS; _i++) {
+            if (_k->kernels[_i] != NULL) {
+                clReleaseKernel(_k->kernels[_i]);
+                _k->kernels[_i] = NULL;
             }
         }
-        clReleaseProgram(k->program);
-        k->program = NULL;
-        return err;
+        clReleaseProgram(_k->program);
+        _k->program = NULL;
+        return _err;
     }
-    k->variant = v;
+    _k->variant = _v;
     return CL_SUCCESS;
 }
 
 /* Tries the N variants of ORDER on DEV until one builds and fits. */
-static cl_int golden_rmsnorm_create_in_order(cl_context ctx, cl_device_id dev,
-                                     const int *order, int n,
-                                     struct golden_rmsnorm **out)
+static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
+                                     const int *_order, int _n,
+                                     struct golden_rmsnorm **_out)
 {
-    struct golden_rmsnorm_limits lim;
-    cl_int err = clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE,
-                                 sizeof lim.max_threads, &lim.max_threads,
+    struct golden_rmsnorm_limits _lim;
+    cl_int _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                                  sizeof _lim.max_threads, &_lim.max_threads,
                                  NULL);
-    if (err == CL_SUCCESS) {
-        err = clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
-                              sizeof lim.max_items, lim.max_items, NULL);
+    if (_err == CL_SUCCESS) {
+        _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+                               sizeof _lim.max_items, _lim.max_items, NULL);
     }
-    if (err != CL_SUCCESS) {
-        return err;
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
-    struct golden_rmsnorm *k = calloc(1, sizeof *k);
-    if (k == NULL) {
+    struct golden_rmsnorm *_k = (struct golden_rmsnorm *)calloc(1, sizeof *_k);
+    if (_k == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    k->variant = -1;
-    err = clRetainContext(ctx);
-    if (err != CL_SUCCESS) {
-        free(k);
-        return err;
+    _k->variant = -1;
+    _err = clRetainContext(_ctx);
+    if (_err != CL_SUCCESS) {
+        free(_k);
+        return _err;
     }
-    k->ctx = ctx;
-    cl_int first = CL_SUCCESS;
-    for (int tried = 0; tried < n; tried++) {
-        err = golden_rmsnorm_build_variant(k, ctx, dev, order[tried], &lim);
-        if (err == CL_SUCCESS) {
+    _k->ctx = _ctx;
+    cl_int _first = CL_SUCCESS;
+    for (int _tried = 0; _tried < _n; _tried++) {
+        _err = golden_rmsnorm_build_variant(_k, _ctx, _dev, _order[_tried], &_lim);
+        if (_err == CL_SUCCESS) {
             /* The variants that failed before it matter no more. */
-            free(k->build_log);
-            k->build_log = NULL;
-            *out = k;
+            free(_k->build_log);
+            _k->build_log = NULL;
+            *_out = _k;
             return CL_SUCCESS;
         }
-        if (err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_CONTEXT ||
-            err == CL_INVALID_DEVICE) {
-            golden_rmsnorm_destroy(k);
-            return err;
+        if (_err == CL_OUT_OF_HOST_MEMORY || _err == CL_INVALID_CONTEXT ||
+            _err == CL_INVALID_DEVICE) {
+            golden_rmsnorm_destroy(_k);
+            return _err;
         }
-        if (first == CL_SUCCESS) {
-            first = err;
+        if (_first == CL_SUCCESS) {
+            _first = _err;
         }
     }
     /* No variant runs on DEV: the handle keeps the log that says why. */
-    *out = k;
-    return first;
+    *_out = _k;
+    return _first;
 }
 
 /* How well match M fits a device (0: not at all). */
-static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *m, const char *name,
-                             const char *driver, int cpu)
+static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *_m, const char *_name,
+                             const char *_driver, int _cpu)
 {
-    if (m->device != NULL) {
-        if (strcmp(m->device, name) != 0) {
+    if (_m->device != NULL) {
+        if (strcmp(_m->device, _name) != 0) {
             return 0;
         }
-        return strcmp(m->driver, driver) == 0 ? 4 : 3;
+        return strcmp(_m->driver, _driver) == 0 ? 4 : 3;
     }
-    if (m->cpu) {
-        return cpu ? 2 : 0;
+    if (_m->cpu) {
+        return _cpu ? 2 : 0;
     }
     return 1;
 }
 
 /* Refuses a NULL CTX or DEV before OpenCL sees them: not every loader
  * or driver checks (some follow the pointer to find the driver). */
-static cl_int golden_rmsnorm_check_target(cl_context ctx, cl_device_id dev)
+static cl_int golden_rmsnorm_check_target(cl_context _ctx, cl_device_id _dev)
 {
-    if (ctx == NULL) {
+    if (_ctx == NULL) {
         return CL_INVALID_CONTEXT;
     }
-    return dev == NULL ? CL_INVALID_DEVICE : CL_SUCCESS;
+    return _dev == NULL ? CL_INVALID_DEVICE : CL_SUCCESS;
 }
 
-cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
-                     struct golden_rmsnorm **out)
+cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
+                     struct golden_rmsnorm **_out)
 {
-    int order[golden_rmsnorm_N_VARIANTS], rank[golden_rmsnorm_N_VARIANTS], n = 0;
-    cl_device_type type = 0;
-    if (out == NULL) {
+    int _order[golden_rmsnorm_N_VARIANTS], _rank[golden_rmsnorm_N_VARIANTS], _n = 0;
+    cl_device_type _type = 0;
+    if (_out == NULL) {
         return CL_INVALID_VALUE;
     }
-    *out = NULL;
-    cl_int err = golden_rmsnorm_check_target(ctx, dev);
-    if (err != CL_SUCCESS) {
-        return err;
+    *_out = NULL;
+    cl_int _err = golden_rmsnorm_check_target(_ctx, _dev);
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
-    err = clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    if (err != CL_SUCCESS) {
-        return err;
+    _err = clGetDeviceInfo(_dev, CL_DEVICE_TYPE, sizeof _type, &_type, NULL);
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
-    char *name = golden_rmsnorm_device_text(dev, CL_DEVICE_NAME);
-    char *driver = golden_rmsnorm_device_text(dev, CL_DRIVER_VERSION);
-    if (name == NULL || driver == NULL) {
-        free(name);
-        free(driver);
+    char *_name = golden_rmsnorm_device_text(_dev, CL_DEVICE_NAME);
+    char *_driver = golden_rmsnorm_device_text(_dev, CL_DRIVER_VERSION);
+    if (_name == NULL || _driver == NULL) {
+        free(_name);
+        free(_driver);
         return CL_OUT_OF_HOST_MEMORY;
     }
-    for (int v = 0; v < golden_rmsnorm_N_VARIANTS; v++) {
-        rank[v] = 0;
+    for (int _v = 0; _v < golden_rmsnorm_N_VARIANTS; _v++) {
+        _rank[_v] = 0;
     }
-    for (size_t m = 0; m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); m++) {
-        int r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[m], name, driver,
-                                  (type & CL_DEVICE_TYPE_CPU) != 0);
-        int v = golden_rmsnorm_matches[m].variant;
-        rank[v] = r > rank[v] ? r : rank[v];
+    for (size_t _m = 0; _m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); _m++) {
+        int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m], _name, _driver,
+                                   (_type & CL_DEVICE_TYPE_CPU) != 0);
+        int _v = golden_rmsnorm_matches[_m].variant;
+        _rank[_v] = _r > _rank[_v] ? _r : _rank[_v];
     }
-    free(name);
-    free(driver);
-    for (int r = 4; r >= 0; r--) {
-        for (int v = 0; v < golden_rmsnorm_N_VARIANTS; v++) {
-            if (rank[v] == r) {
-                order[n++] = v;
+    free(_name);
+    free(_driver);
+    for (int _r = 4; _r >= 0; _r--) {
+        for (int _v = 0; _v < golden_rmsnorm_N_VARIANTS; _v++) {
+            if (_rank[_v] == _r) {
+                _order[_n++] = _v;
             }
         }
     }
-    return golden_rmsnorm_create_in_order(ctx, dev, order, n, out);
+    return golden_rmsnorm_create_in_order(_ctx, _dev, _order, _n, _out);
 }
 
-cl_int golden_rmsnorm_create_variant(cl_context ctx, cl_device_id dev, int variant,
-                             struct golden_rmsnorm **out)
+cl_int golden_rmsnorm_create_variant(cl_context _ctx, cl_device_id _dev, int _variant,
+                             struct golden_rmsnorm **_out)
 {
-    if (out == NULL) {
+    if (_out == NULL) {
         return CL_INVALID_VALUE;
     }
-    *out = NULL;
-    if (variant < 0 || variant >= golden_rmsnorm_N_VARIANTS) {
+    *_out = NULL;
+    if (_variant < 0 || _variant >= golden_rmsnorm_N_VARIANTS) {
         return CL_INVALID_VALUE;
     }
-    cl_int err = golden_rmsnorm_check_target(ctx, dev);
-    if (err != CL_SUCCESS) {
-        return err;
+    cl_int _err = golden_rmsnorm_check_target(_ctx, _dev);
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
-    return golden_rmsnorm_create_in_order(ctx, dev, &variant, 1, out);
+    return golden_rmsnorm_create_in_order(_ctx, _dev, &_variant, 1, _out);
 }
 
-int golden_rmsnorm_variant(const struct golden_rmsnorm *k)
+int golden_rmsnorm_variant(const struct golden_rmsnorm *_k)
 {
-    return k != NULL ? k->variant : -1;
+    return _k != NULL ? _k->variant : -1;
 }
 
 /* CL_INVALID_MEM_OBJECT for NULL, CL_INVALID_CONTEXT for a buffer of
  * another context than CTX, CL_INVALID_BUFFER_SIZE when BUF holds fewer
  * than NEED bytes. */
-static cl_int golden_rmsnorm_check_buffer(cl_context ctx, cl_mem buf, size_t need)
+static cl_int golden_rmsnorm_check_buffer(cl_context _ctx, cl_mem _buf, size_t _need)
 {
-    cl_context of = NULL;
-    size_t size = 0;
-    if (buf == NULL) {
+    cl_context _of = NULL;
+    size_t _size = 0;
+    if (_buf == NULL) {
         return CL_INVALID_MEM_OBJECT;
     }
-    cl_int err = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof of, &of,
-                                    NULL);
-    if (err == CL_SUCCESS && of != ctx) {
+    cl_int _err = clGetMemObjectInfo(_buf, CL_MEM_CONTEXT, sizeof _of, &_of,
+                                     NULL);
+    if (_err == CL_SUCCESS && _of != _ctx) {
         return CL_INVALID_CONTEXT;
     }
-    if (err == CL_SUCCESS) {
-        err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (_err == CL_SUCCESS) {
+        _err = clGetMemObjectInfo(_buf, CL_MEM_SIZE, sizeof _size, &_size,
+                                  NULL);
     }
-    if (err != CL_SUCCESS) {
-        return err;
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
-    return size < need ? CL_INVALID_BUFFER_SIZE : CL_SUCCESS;
+    return _size < _need ? CL_INVALID_BUFFER_SIZE : CL_SUCCESS;
 }
 
 /* CL_INVALID_CONTEXT unless Q and the N_WAIT events of WAIT are of CTX,
  * CL_INVALID_EVENT_WAIT_LIST for a NULL event. */
-static cl_int golden_rmsnorm_check_queue_and_wait(cl_context ctx, cl_command_queue q,
-                                          cl_uint n_wait, const cl_event *wait)
+static cl_int golden_rmsnorm_check_queue_and_wait(cl_context _ctx,
+                                          cl_command_queue _q, cl_uint _n_wait,
+                                          const cl_event *_wait)
 {
-    cl_context of = NULL;
-    cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof of, &of,
-                                       NULL);
-    if (err == CL_SUCCESS && of != ctx) {
+    cl_context _of = NULL;
+    cl_int _err = clGetCommandQueueInfo(_q, CL_QUEUE_CONTEXT, sizeof _of, &_of,
+                                        NULL);
+    if (_err == CL_SUCCESS && _of != _ctx) {
         return CL_INVALID_CONTEXT;
     }
-    for (cl_uint i = 0; i < n_wait && err == CL_SUCCESS; i++) {
-        if (wait[i] == NULL) {
+    for (cl_uint _i = 0; _i < _n_wait && _err == CL_SUCCESS; _i++) {
+        if (_wait[_i] == NULL) {
             return CL_INVALID_EVENT_WAIT_LIST;
         }
-        err = clGetEventInfo(wait[i], CL_EVENT_CONTEXT, sizeof of, &of, NULL);
-        if (err == CL_SUCCESS && of != ctx) {
+        _err = clGetEventInfo(_wait[_i], CL_EVENT_CONTEXT, sizeof _of, &_of,
+                              NULL);
+        if (_err == CL_SUCCESS && _of != _ctx) {
             return CL_INVALID_CONTEXT;
         }
     }
-    return err;
+    return _err;
 }
 
 /* Sets the arguments of L and enqueues it after the N_WAIT events of WAIT;
  * *DONE (if not NULL) receives its event. */
-static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *k,
-                                    cl_command_queue q,
-                                    const struct golden_rmsnorm_launch *l,
-                                    cl_int rows, const cl_mem *buffers,
-                                    cl_mem scratch, cl_uint n_wait,
-                                    const cl_event *wait, cl_event *done)
+static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
+                                    cl_command_queue _q,
+                                    const struct golden_rmsnorm_launch *_l,
+                                    cl_int _rows, const cl_mem *_buffers,
+                                    cl_mem _scratch, cl_uint _n_wait,
+                                    const cl_event *_wait, cl_event *_done)
 {
-    cl_kernel kernel = k->kernels[l->kernel];
-    size_t global[2];
-    cl_int err = CL_SUCCESS;
-    for (cl_uint a = 0; a < 8 && l->args[a] != golden_rmsnorm_ARG_END && !err; a++) {
-        if (l->args[a] == golden_rmsnorm_ARG_ROWS) {
-            err = clSetKernelArg(kernel, a, sizeof rows, &rows);
-        } else if (l->args[a] == golden_rmsnorm_ARG_SCRATCH) {
-            err = clSetKernelArg(kernel, a, sizeof scratch, &scratch);
+    cl_kernel _kernel = _k->kernels[_l->kernel];
+    size_t _global[2];
+    cl_int _err = CL_SUCCESS;
+    for (cl_uint _a = 0; _a < 8 && _l->args[_a] != golden_rmsnorm_ARG_END && !_err;
+         _a++) {
+        if (_l->args[_a] == golden_rmsnorm_ARG_ROWS) {
+            _err = clSetKernelArg(_kernel, _a, sizeof _rows, &_rows);
+        } else if (_l->args[_a] == golden_rmsnorm_ARG_SCRATCH) {
+            _err = clSetKernelArg(_kernel, _a, sizeof _scratch, &_scratch);
         } else {
-            err = clSetKernelArg(kernel, a, sizeof(cl_mem),
-                                 &buffers[l->args[a]]);
+            _err = clSetKernelArg(_kernel, _a, sizeof(cl_mem),
+                                  &_buffers[_l->args[_a]]);
         }
     }
-    if (err != CL_SUCCESS) {
-        return err;
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
-    for (cl_uint d = 0; d < l->dims; d++) {
-        size_t groups = l->groups[d];
-        if (groups == 0) {
-            groups = ((size_t)rows + l->rows_per_group - 1) /
-                     l->rows_per_group;
+    for (cl_uint _d = 0; _d < _l->dims; _d++) {
+        size_t _groups = _l->groups[_d];
+        if (_groups == 0) {
+            _groups = ((size_t)_rows + _l->rows_per_group - 1) /
+                     _l->rows_per_group;
         }
-        global[d] = groups * l->local[d];
+        _global[_d] = _groups * _l->local[_d];
     }
-    return clEnqueueNDRangeKernel(q, kernel, l->dims, NULL, global,
-                                  l->local, n_wait, wait, done);
+    return clEnqueueNDRangeKernel(_q, _kernel, _l->dims, NULL, _global,
+                                  _l->local, _n_wait, _wait, _done);
 }
 
-size_t golden_rmsnorm_scratch_bytes(size_t rows)
+size_t golden_rmsnorm_scratch_bytes(size_t _rows)
 {
-    if (rows > SIZE_MAX / sizeof(float) / (golden_rmsnorm_MAX_SCRATCH_PER_ROW + 1)) {
+    if (_rows > SIZE_MAX / sizeof(float) / (golden_rmsnorm_MAX_SCRATCH_PER_ROW + 1)) {
         return 0; /* too many rows: _enqueue refuses them */
     }
-    return rows * golden_rmsnorm_MAX_SCRATCH_PER_ROW * sizeof(float);
+    return _rows * golden_rmsnorm_MAX_SCRATCH_PER_ROW * sizeof(float);
 }
 
-cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q, size_t rows,
-                    cl_mem x,
-                    cl_mem gamma,
-                    cl_mem y,
-                    cl_uint n_wait, const cl_event *wait, cl_event *done)
+/* golden_rmsnorm_enqueue_scratch with the buffers in argument order in BUFFERS:
+ * its own parameters are named after the buffers, which may shadow any
+ * local name; none is in scope here. */
+static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
+                                     cl_command_queue _q, size_t _rows,
+                                     const cl_mem *_buffers, cl_mem _scratch,
+                                     cl_uint _n_wait, const cl_event *_wait,
+                                     cl_event *_done)
 {
-    return golden_rmsnorm_enqueue_scratch(k, q, rows, x, gamma, y, NULL, n_wait,
-                                  wait, done);
-}
-
-cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command_queue q,
-                    size_t rows,
-                    cl_mem x,
-                    cl_mem gamma,
-                    cl_mem y,
-                    cl_mem scratch, cl_uint n_wait, const cl_event *wait,
-                    cl_event *done)
-{
-    const cl_mem buffers[golden_rmsnorm_N_BUFFERS] = {x, gamma, y};
-    cl_int err;
-    if (k == NULL) {
+    cl_int _err;
+    if (_k == NULL) {
         return CL_INVALID_VALUE;
     }
-    if (k->variant < 0) {
+    if (_k->variant < 0) {
         return CL_INVALID_PROGRAM_EXECUTABLE; /* no variant could be built */
     }
-    if (q == NULL) {
+    if (_q == NULL) {
         return CL_INVALID_COMMAND_QUEUE;
     }
-    if (rows == 0 || rows > INT_MAX) {
+    if (_rows == 0 || _rows > INT_MAX) {
         return CL_INVALID_VALUE;
     }
-    if ((n_wait == 0) != (wait == NULL)) {
+    if ((_n_wait == 0) != (_wait == NULL)) {
         return CL_INVALID_EVENT_WAIT_LIST;
     }
     /* Some drivers take a queue, buffer or event of another context and
      * run the kernels on it: each is checked against K's. */
-    err = golden_rmsnorm_check_queue_and_wait(k->ctx, q, n_wait, wait);
-    if (err != CL_SUCCESS) {
-        return err;
+    _err = golden_rmsnorm_check_queue_and_wait(_k->ctx, _q, _n_wait, _wait);
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
-    for (size_t i = 0; i < golden_rmsnorm_N_BUFFERS; i++) {
-        size_t per_row =
-            golden_rmsnorm_buffer_shapes[i].per_row * golden_rmsnorm_ELEMENT_BYTES;
-        size_t fixed = golden_rmsnorm_buffer_shapes[i].fixed * golden_rmsnorm_ELEMENT_BYTES;
-        if (golden_rmsnorm_buffer_shapes[i].unused) {
+    for (size_t _i = 0; _i < golden_rmsnorm_N_BUFFERS; _i++) {
+        size_t _per_row =
+            golden_rmsnorm_buffer_shapes[_i].per_row * golden_rmsnorm_ELEMENT_BYTES;
+        size_t _fixed = golden_rmsnorm_buffer_shapes[_i].fixed * golden_rmsnorm_ELEMENT_BYTES;
+        if (golden_rmsnorm_buffer_shapes[_i].unused) {
             continue;
         }
-        if (per_row != 0 && rows > (SIZE_MAX - fixed) / per_row) {
+        if (_per_row != 0 && _rows > (SIZE_MAX - _fixed) / _per_row) {
             return CL_INVALID_VALUE;
         }
-        err = golden_rmsnorm_check_buffer(k->ctx, buffers[i], rows * per_row + fixed);
-        if (err != CL_SUCCESS) {
-            return err;
+        _err = golden_rmsnorm_check_buffer(_k->ctx, _buffers[_i],
+                                   _rows * _per_row + _fixed);
+        if (_err != CL_SUCCESS) {
+            return _err;
         }
     }
 
-    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[k->variant];
-    const struct golden_rmsnorm_path *path = var->paths;
-    while (path->max_rows != 0 && rows > path->max_rows) {
-        path++;
+    const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_k->variant];
+    const struct golden_rmsnorm_path *_path = _var->paths;
+    while (_path->max_rows != 0 && _rows > _path->max_rows) {
+        _path++;
     }
     /* The caller's scratch, checked, or one for this call (OWN). */
-    int needs_scratch = 0;
-    for (size_t i = 0; i < path->n_launch; i++) {
-        for (int a = 0;
-             a < 8 && path->launch[i].args[a] != golden_rmsnorm_ARG_END; a++) {
-            needs_scratch |= path->launch[i].args[a] == golden_rmsnorm_ARG_SCRATCH;
+    int _needs_scratch = 0;
+    for (size_t _i = 0; _i < _path->n_launch; _i++) {
+        const signed char *_args = _path->launch[_i].args;
+        for (int _arg = 0; _arg < 8 && _args[_arg] != golden_rmsnorm_ARG_END; _arg++) {
+            _needs_scratch |= _args[_arg] == golden_rmsnorm_ARG_SCRATCH;
         }
     }
-    cl_mem own = NULL;
-    if (scratch != NULL) {
+    cl_mem _own = NULL;
+    if (_scratch != NULL) {
         /* The size the header promises is enough for every variant; one
          * the kernels do not need is still refused from another context,
          * as it would be at other rows. */
-        err = golden_rmsnorm_check_buffer(k->ctx, scratch,
-                                  needs_scratch ? golden_rmsnorm_scratch_bytes(rows)
-                                                : 0);
-        if (err != CL_SUCCESS) {
-            return err;
+        size_t _need = _needs_scratch ? golden_rmsnorm_scratch_bytes(_rows) : 0;
+        _err = golden_rmsnorm_check_buffer(_k->ctx, _scratch, _need);
+        if (_err != CL_SUCCESS) {
+            return _err;
         }
     }
-    if (!needs_scratch) {
-        scratch = NULL;
-    } else if (scratch == NULL) {
+    if (!_needs_scratch) {
+        _scratch = NULL;
+    } else if (_scratch == NULL) {
         /* Released right after enqueueing: OpenCL frees it once the
          * kernels are done. */
-        own = clCreateBuffer(k->ctx, CL_MEM_READ_WRITE,
-                             rows * var->scratch_per_row * sizeof(float),
-                             NULL, &err);
-        if (err != CL_SUCCESS) {
-            return err;
+        _own = clCreateBuffer(_k->ctx, CL_MEM_READ_WRITE,
+                              _rows * _var->scratch_per_row * sizeof(float),
+                             NULL, &_err);
+        if (_err != CL_SUCCESS) {
+            return _err;
         }
-        scratch = own;
+        _scratch = _own;
     }
 
     /* On an out-of-order queue each launch waits for the one before; an
      * in-order queue orders them already, and event waits between
      * kernels cost microseconds on some drivers. */
-    cl_command_queue_properties props = 0;
-    err = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props,
-                                NULL);
-    int chain = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
-    cl_event prev = NULL;
-    for (size_t i = 0; i < path->n_launch && err == CL_SUCCESS; i++) {
-        int last = i + 1 == path->n_launch;
-        cl_event ev = NULL;
-        err = golden_rmsnorm_enqueue_launch(k, q, &path->launch[i], (cl_int)rows,
-                                    buffers, scratch,
-                                    i == 0 ? n_wait : chain ? 1 : 0,
-                                    i == 0 ? wait : chain ? &prev : NULL,
-                                    (last && done != NULL) || (chain && !last)
-                                        ? &ev
-                                        : NULL);
-        if (prev != NULL) {
-            clReleaseEvent(prev);
+    cl_command_queue_properties _props = 0;
+    _err = clGetCommandQueueInfo(_q, CL_QUEUE_PROPERTIES, sizeof _props,
+                                 &_props, NULL);
+    int _chain = (_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
+    cl_event _prev = NULL;
+    for (size_t _i = 0; _i < _path->n_launch && _err == CL_SUCCESS; _i++) {
+        int _last = _i + 1 == _path->n_launch;
+        cl_event _ev = NULL;
+        _err = golden_rmsnorm_enqueue_launch(
+            _k, _q, &_path->launch[_i], (cl_int)_rows, _buffers, _scratch,
+            _i == 0 ? _n_wait : _chain ? 1 : 0,
+            _i == 0 ? _wait : _chain ? &_prev : NULL,
+            (_last && _done != NULL) || (_chain && !_last) ? &_ev : NULL);
+        if (_prev != NULL) {
+            clReleaseEvent(_prev);
         }
-        prev = ev;
+        _prev = _ev;
     }
-    if (own != NULL) {
-        clReleaseMemObject(own);
+    if (_own != NULL) {
+        clReleaseMemObject(_own);
     }
-    if (err != CL_SUCCESS) {
-        if (prev != NULL) {
-            clReleaseEvent(prev);
+    if (_err != CL_SUCCESS) {
+        if (_prev != NULL) {
+            clReleaseEvent(_prev);
         }
-        return err;
+        return _err;
     }
-    if (done != NULL) {
-        *done = prev;
+    if (_done != NULL) {
+        *_done = _prev;
     }
     return CL_SUCCESS;
 }
 
-cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *k, struct golden_rmsnorm **out)
+cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *_k, cl_command_queue _q,
+                    size_t _rows,
+                    cl_mem _x,
+                    cl_mem _gamma,
+                    cl_mem _y,
+                    cl_uint _n_wait, const cl_event *_wait, cl_event *_done)
 {
-    cl_int err;
-    if (out == NULL) {
+    return golden_rmsnorm_enqueue_scratch(_k, _q, _rows, _x, _gamma, _y, NULL, _n_wait,
+                                  _wait, _done);
+}
+
+cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *_k, cl_command_queue _q,
+                    size_t _rows,
+                    cl_mem _x,
+                    cl_mem _gamma,
+                    cl_mem _y,
+                    cl_mem _scratch, cl_uint _n_wait, const cl_event *_wait,
+                    cl_event *_done)
+{
+    const cl_mem _buffers[golden_rmsnorm_N_BUFFERS] = {_x, _gamma, _y};
+    return golden_rmsnorm_enqueue_buffers(_k, _q, _rows, _buffers, _scratch, _n_wait,
+                                  _wait, _done);
+}
+
+cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *_k, struct golden_rmsnorm **_out)
+{
+    cl_int _err;
+    if (_out == NULL) {
         return CL_INVALID_VALUE;
     }
-    *out = NULL;
-    if (k == NULL) {
+    *_out = NULL;
+    if (_k == NULL) {
         return CL_INVALID_VALUE;
     }
-    if (k->variant < 0) {
+    if (_k->variant < 0) {
         return CL_INVALID_PROGRAM_EXECUTABLE; /* no variant could be built */
     }
-    const struct golden_rmsnorm_variant_def *var = &golden_rmsnorm_variants[k->variant];
-    struct golden_rmsnorm *c = calloc(1, sizeof *c);
-    if (c == NULL) {
+    const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_k->variant];
+    struct golden_rmsnorm *_c = (struct golden_rmsnorm *)calloc(1, sizeof *_c);
+    if (_c == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    err = clRetainContext(k->ctx);
-    if (err != CL_SUCCESS) {
-        free(c);
-        return err;
+    _err = clRetainContext(_k->ctx);
+    if (_err != CL_SUCCESS) {
+        free(_c);
+        return _err;
     }
-    c->ctx = k->ctx;
-    c->variant = k->variant;
-    err = clRetainProgram(k->program);
-    if (err != CL_SUCCESS) {
-        golden_rmsnorm_destroy(c);
-        return err;
+    _c->ctx = _k->ctx;
+    _c->variant = _k->variant;
+    _err = clRetainProgram(_k->program);
+    if (_err != CL_SUCCESS) {
+        golden_rmsnorm_destroy(_c);
+        return _err;
     }
-    c->program = k->program;
+    _c->program = _k->program;
     /* Kernel arguments live in the cl_kernel: a handle of its own per
      * thread, from the same built program. */
-    for (size_t i = 0; i < var->n_kernels && err == CL_SUCCESS; i++) {
-        c->kernels[i] = clCreateKernel(c->program, var->kernel_names[i],
-                                       &err);
+    for (size_t _i = 0; _i < _var->n_kernels && _err == CL_SUCCESS; _i++) {
+        _c->kernels[_i] = clCreateKernel(_c->program, _var->kernel_names[_i],
+                                         &_err);
     }
-    if (err != CL_SUCCESS) {
-        golden_rmsnorm_destroy(c);
-        return err;
+    if (_err != CL_SUCCESS) {
+        golden_rmsnorm_destroy(_c);
+        return _err;
     }
-    *out = c;
+    *_out = _c;
     return CL_SUCCESS;
 }
 
-const char *golden_rmsnorm_build_log(const struct golden_rmsnorm *k)
+const char *golden_rmsnorm_build_log(const struct golden_rmsnorm *_k)
 {
-    return k != NULL && k->build_log != NULL ? k->build_log : "";
+    return _k != NULL && _k->build_log != NULL ? _k->build_log : "";
 }
 
-void golden_rmsnorm_destroy(struct golden_rmsnorm *k)
+void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 {
-    if (k == NULL) {
+    if (_k == NULL) {
         return;
     }
-    for (size_t i = 0; i < golden_rmsnorm_MAX_KERNELS; i++) {
-        if (k->kernels[i] != NULL) {
-            clReleaseKernel(k->kernels[i]);
+    for (size_t _i = 0; _i < golden_rmsnorm_MAX_KERNELS; _i++) {
+        if (_k->kernels[_i] != NULL) {
+            clReleaseKernel(_k->kernels[_i]);
         }
     }
-    if (k->program != NULL) {
-        clReleaseProgram(k->program);
+    if (_k->program != NULL) {
+        clReleaseProgram(_k->program);
     }
-    if (k->ctx != NULL) {
-        clReleaseContext(k->ctx);
+    if (_k->ctx != NULL) {
+        clReleaseContext(_k->ctx);
     }
-    free(k->build_log);
-    free(k);
+    free(_k->build_log);
+    free(_k);
 }
 
 /* The end of this file's macros: another kernel's file may follow. */
