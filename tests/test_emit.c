@@ -5,8 +5,9 @@
  * determinism of `specl gen` over every spec in specs/, a run's output all
  * or nothing (no temporary files, nothing written for a bad spec, the
  * previous files kept when a write fails, concurrent runs never mixed),
- * spec paths that would break a comment, and the same files wherever
- * specl runs and the spec lives. */
+ * spec paths that would break a comment, the same files wherever specl
+ * runs and the spec lives, and kernel names that would clash with a
+ * stub's own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1297,6 +1298,37 @@ static void test_reproducible(void)
     free(tmp);
 }
 
+/* NAME.c's own names (emit_stub_suffix) are NAME_ and a suffix: a kernel
+ * named NAME_S that would define one of them (its struct NAME_S) is
+ * refused next to NAME, as one whose public names would clash is. */
+static void test_stub_names_clash(void)
+{
+    char suffix[64];
+    int n = 0;
+    for (; emit_stub_suffix(n, suffix, sizeof suffix); n++) {
+    }
+    CU_ASSERT(n > 20 && n <= EMIT_STUB_SUFFIXES);
+    static const char *const clashing[] = {"launch", "variants", "paths0",
+                                           "launches0_1"};
+    for (size_t i = 0; i < sizeof clashing / sizeof clashing[0]; i++) {
+        char text[512];
+        struct spec_set s;
+        struct diags quiet = {.out = NULL};
+        snprintf(text, sizeof text,
+                 "kernels:\n"
+                 "  - { name: u, op: rmsnorm, features: 64 }\n"
+                 "  - { name: u_%s, op: rmsnorm, features: 64 }\n",
+                 clashing[i]);
+        spec_set_init(&s);
+        int errors = spec_read_buffer(&s, "clash.yaml",
+                                      (const unsigned char *)text,
+                                      strlen(text), &quiet);
+        TU_CHECK(errors == 1, "kernels u and u_%s: %d errors, expected one "
+                 "(a clash)", clashing[i], errors);
+        spec_set_free(&s);
+    }
+}
+
 int add_emit_suite(void)
 {
     CU_pSuite s = CU_add_suite("emit", NULL, NULL);
@@ -1321,6 +1353,8 @@ int add_emit_suite(void)
                     test_path_in_comment) == NULL ||
         CU_add_test(s, "the same files from any directory",
                     test_reproducible) == NULL ||
+        CU_add_test(s, "kernel names that would clash with a stub's names",
+                    test_stub_names_clash) == NULL ||
         CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL) {
         return -1;
     }

@@ -10,6 +10,7 @@
  * runs its own LLVM (15 on Debian 12), and with both in the global symbol
  * scope PoCL's compiler crashes in the device suites of the same binary. */
 #include <clang-c/Index.h>
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,13 +371,43 @@ static void test_launch_args(void)
 
 /* The names a .c defines, checked as libclang reads them. */
 struct name_check {
-    const char *name; /* the stem: NAME of NAME.c */
-    int defined;      /* names seen */
+    const char *name;   /* the stem: NAME of NAME.c */
+    const char *header; /* NAME.h's text */
+    int defined;        /* names seen */
 };
+
+/* Whether SUFFIX is one that emit_stub_suffix lists. */
+static int stub_suffix_listed(const char *suffix)
+{
+    char listed[64];
+    for (int i = 0; emit_stub_suffix(i, listed, sizeof listed); i++) {
+        if (strcmp(listed, suffix) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether WORD is in TEXT as a whole identifier. */
+static int has_identifier(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(text, word); p != NULL;
+         p = strstr(p + 1, word)) {
+        char before = p > text ? p[-1] : ' ', after = p[n];
+        if (!(isalnum((unsigned char)before) || before == '_') &&
+            !(isalnum((unsigned char)after) || after == '_')) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* Every name NAME.c itself defines (a macro, type, table or function)
  * is NAME or begins with NAME_, so that several kernels' files compile
- * as one unit. */
+ * as one unit; those NAME.h does not declare end in a suffix that
+ * emit_stub_suffix lists (the spec reader refuses the kernel names that
+ * would clash with them). */
 static enum CXChildVisitResult visit_name(CXCursor cursor, CXCursor parent,
                                           CXClientData data)
 {
@@ -397,6 +428,12 @@ static enum CXChildVisitResult visit_name(CXCursor cursor, CXCursor parent,
         int prefixed = own || (strncmp(got, c->name, n) == 0 && got[n] == '_');
         TU_CHECK(prefixed, "%s.c defines '%s', without the prefix %s_",
                  c->name, got, c->name);
+        TU_CHECK(!prefixed || own || kind == CXCursor_MacroDefinition ||
+                     stub_suffix_listed(got + n + 1) ||
+                     has_identifier(c->header, got),
+                 "%s.c defines '%s', neither in %s.h nor a suffix "
+                 "emit_stub_suffix lists",
+                 c->name, got, c->name);
         c->defined++;
     }
     lc.disposeString(spelling);
@@ -412,16 +449,19 @@ static void test_c(void)
         "-Wextra", "-Wshadow", "-Wcast-qual", "-Wconversion", include};
     for (int i = 0; i < n_stems(); i++) {
         char path[4200];
+        stem_path(i, "h", path, sizeof path);
+        char *header = tu_read(path, NULL);
         stem_path(i, "c", path, sizeof path);
         const char *base = strrchr(path, '/') + 1;
         char name[EMIT_NAME_MAX];
         snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 2), base);
-        struct name_check c = {name, 0};
+        struct name_check c = {name, header != NULL ? header : "", 0};
         int bad = parse(path, NULL, args, (int)(sizeof args / sizeof args[0]),
                         CXTranslationUnit_DetailedPreprocessingRecord,
                         visit_name, &c);
         TU_CHECK(bad == 0, "%s: %d diagnostics as C99", path, bad);
         TU_CHECK(c.defined > 0, "%s: no names found", path);
+        free(header);
     }
 }
 
