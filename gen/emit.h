@@ -10,10 +10,26 @@
 
 #define SPECL_VERSION "0.1.0"
 
+/* The terms of use every emitted .cl, .h and .c states, one line of its
+ * header comment. */
+#define EMIT_LICENCE                                                          \
+    "Generated output of specl; you may use, modify and distribute it "       \
+    "under terms of your choice (see specl's LICENSE)."
+
 /* The naive stub of kernel NAME is NAME_naive (emit_naive). */
 #define EMIT_NAIVE_SUFFIX "_naive"
 /* Room for an emitted name and its terminating NUL. */
 #define EMIT_NAME_MAX (SPECL_NAME_MAX + sizeof EMIT_NAIVE_SUFFIX)
+
+/* Every name NAME.c defines begins with NAME_, so that the files of
+ * several kernels compile as one translation unit (unity builds); those
+ * NAME.h does not declare are NAME_ and one of the suffixes this writes
+ * into BUF, the I-th for I = 0, 1, ...: it returns 1, or 0 past the last
+ * (at most EMIT_STUB_SUFFIXES). A kernel named NAME_S whose own names
+ * would be among them cannot go with NAME into one unit. NAME.c's macros
+ * are left out: it #undefs them at its end. */
+int emit_stub_suffix(int i, char *buf, size_t size);
+#define EMIT_STUB_SUFFIXES (32 + 8 * SPECL_MAX_VARIANTS)
 
 /* The three emitted files of one kernel, in memory. */
 struct emitted {

@@ -105,6 +105,10 @@ struct plan_buffer {
     long per_row;
     long fixed;
     int optional;             /* may be NULL (unused by this spec) */
+    const char *shape;        /* for NAME.h: the row-major array it holds
+                                 in the op's terms, "[rows][features]" */
+    const char *note;         /* for NAME.h: how to fill it from what
+                                 users have at hand (NULL: nothing) */
 };
 
 #define SPECL_MAX_DEFINES 48
@@ -247,6 +251,9 @@ void plan_public_float(struct plan *p, const char *name,
                        const char *comment, double v);
 void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
                  int optional);
+/* Documents the buffer plan_buffer added last, for NAME.h: SHAPE and NOTE
+ * (may be NULL) as struct plan_buffer's. */
+void plan_buffer_doc(struct plan *p, const char *shape, const char *note);
 /* Appends a define for the storage dtype (DTYPE_F32=1, ...). */
 void plan_dtype(struct plan *p, enum dtype dt);
 

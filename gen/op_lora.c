@@ -1031,10 +1031,22 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     plan_prelude(ks, &c, p);
 
     plan_buffer(p, "x", c.K, 0, 0);
+    plan_buffer_doc(p, "[rows][in_features]", NULL);
     plan_buffer(p, "w", 0, c.K * c.N, !c.base);
+    plan_buffer_doc(p, "[in_features][out_features]",
+                    "PyTorch and PEFT keep the base layer's weight as "
+                    "[out_features][in_features]: pass its transpose "
+                    "(transposed once, when the weights are loaded)");
     plan_buffer(p, "a", 0, c.K * c.R, 0);
+    plan_buffer_doc(p, "[in_features][rank]",
+                    "PEFT's lora_A.weight is [rank][in_features]: pass its "
+                    "transpose");
     plan_buffer(p, "b", 0, c.R * c.N, 0);
+    plan_buffer_doc(p, "[rank][out_features]",
+                    "PEFT's lora_B.weight is [out_features][rank]: pass its "
+                    "transpose");
     plan_buffer(p, "y", c.N, 0, 0);
+    plan_buffer_doc(p, "[rows][out_features]", NULL);
     p->scratch_per_row = scratch_per_row(&c);
 
     p->n_path = 0;

@@ -291,12 +291,15 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
     l->rows_per_group = (size_t)knob(ks, ROWS_KNOB_ROWS);
     l->args[a++] = "rows";
     plan_buffer(p, "x", d, 0, 0);
+    plan_buffer_doc(p, "[rows][features]", NULL);
     l->args[a++] = "x";
     for (int i = 0; params[i] != NULL; i++) {
         plan_buffer(p, params[i], 0, d, 0);
+        plan_buffer_doc(p, "[features]", NULL);
         l->args[a++] = params[i];
     }
     plan_buffer(p, "y", d, 0, 0);
+    plan_buffer_doc(p, "[rows][features]", NULL);
     l->args[a++] = "y";
     l->args[a] = NULL;
 }

@@ -162,6 +162,15 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
     b->per_row = per_row;
     b->fixed = fixed;
     b->optional = optional;
+    b->shape = NULL;
+    b->note = NULL;
+}
+
+void plan_buffer_doc(struct plan *p, const char *shape, const char *note)
+{
+    assert(p->n_buffer > 0);
+    p->buffer[p->n_buffer - 1].shape = shape;
+    p->buffer[p->n_buffer - 1].note = note;
 }
 
 void plan_dtype(struct plan *p, enum dtype dt)

@@ -143,10 +143,12 @@ struct name_entry {
 };
 
 /* Kernel P emits symbols P_t for t in T: its host API, its header's
- * constants, and its naive stub P_naive with the same symbols. A kernel
- * named P_S clashes with P when P_S or one of its own symbols P_S_t2 is
- * one of P's: when S is a tail of T, that is, S is in T or t = S_t2 for
- * some t and t2 in T. (stub_lora_delta and stub_lora do not clash.) */
+ * constants, the names of its NAME.c (emit_stub_suffix: unity builds
+ * compile several in one unit), and its naive stub P_naive with the same
+ * symbols. A kernel named P_S clashes with P when P_S or one of its own
+ * symbols P_S_t2 is one of P's: when S is a tail of T, that is, S is in T
+ * or t = S_t2 for some t and t2 in T. (stub_lora_delta and stub_lora do
+ * not clash.) */
 static const char *const host_api[] = {
     "create", "create_variant", "variant", "enqueue", "enqueue_scratch",
     "scratch_bytes", "clone", "build_log", "destroy", "N_VARIANTS", NULL};
@@ -194,17 +196,22 @@ static void names_add(struct spec_names *ix, const char *name,
     }
 }
 
-#define MAX_SUFFIXES (2 * (16 + SPECL_MAX_DEFINES))
+#define MAX_SUFFIXES (2 * (16 + EMIT_STUB_SUFFIXES + SPECL_MAX_DEFINES))
 
 /* The suffixes t of the symbols P_t a kernel P emits (see host_api): the
- * host API, every op's header constants (as its example kernel's plan
- * names them), its naive stub's name, and the naive stub's own. Returns
- * how many it wrote into T. */
+ * host API, the names of NAME.c, every op's header constants (as its
+ * example kernel's plan names them), its naive stub's name, and the naive
+ * stub's own. Returns how many it wrote into T. */
 static int symbol_suffixes(char (*t)[48])
 {
     int n = 0;
     for (int i = 0; host_api[i] != NULL; i++) {
         snprintf(t[n++], sizeof t[0], "%s", host_api[i]);
+    }
+    for (int i = 0;
+         n < MAX_SUFFIXES / 2 - 1 && emit_stub_suffix(i, t[n], sizeof t[0]);
+         i++) {
+        n++;
     }
     for (int i = 0; op_registry[i] != NULL; i++) {
         struct kernel_spec ks;

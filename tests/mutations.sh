@@ -13,11 +13,11 @@ templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean 
 templates/lora_main.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K tail guard of the X tile off by one
 templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
 gen/op_lora.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
-templates/stub.c.in%s/if (rows == 0 || rows > INT_MAX) {/if (rows > INT_MAX) {/%stub: rows == 0 accepted
-templates/stub.c.in%s/return cpu ? 2 : 0;/return cpu ? 0 : 2;/%stub: the CPU variant given to every device but CPUs
-templates/stub.c.in%s/for (int tried = 0; tried < n; tried++) {/for (int tried = 0; tried < n \&\& tried < 1; tried++) {/%stub: no fallback past the first variant tried
-templates/stub.c.in%s/return size < need ? CL_INVALID_BUFFER_SIZE/return size + 4 < need ? CL_INVALID_BUFFER_SIZE/%stub: buffer one element short accepted
-templates/stub.c.in%s/if (err == CL_SUCCESS && of != ctx) {/if (err == CL_SUCCESS \&\& of != ctx \&\& 0) {/%stub: a queue, buffer, scratch or wait event of another context accepted
+templates/stub.c.in%s/if (_rows == 0 || _rows > INT_MAX) {/if (_rows > INT_MAX) {/%stub: rows == 0 accepted
+templates/stub.c.in%s/return _cpu ? 2 : 0;/return _cpu ? 0 : 2;/%stub: the CPU variant given to every device but CPUs
+templates/stub.c.in%s/for (int _tried = 0; _tried < _n; _tried++) {/for (int _tried = 0; _tried < _n \&\& _tried < 1; _tried++) {/%stub: no fallback past the first variant tried
+templates/stub.c.in%s/return _size < _need ? CL_INVALID_BUFFER_SIZE/return _size + 4 < _need ? CL_INVALID_BUFFER_SIZE/%stub: buffer one element short accepted
+templates/stub.c.in%s/if (_err == CL_SUCCESS && _of != _ctx) {/if (_err == CL_SUCCESS \&\& _of != _ctx \&\& 0) {/%stub: a queue, buffer, scratch or wait event of another context accepted
 '
 top=$(pwd)
 work=$(mktemp -d)

@@ -5,7 +5,9 @@
  * determinism of `specl gen` over every spec in specs/, a run's output all
  * or nothing (no temporary files, nothing written for a bad spec, the
  * previous files kept when a write fails, concurrent runs never mixed),
- * and spec paths that would break a comment. */
+ * spec paths that would break a comment, the same files wherever specl
+ * runs and the spec lives, and kernel names that would clash with a
+ * stub's own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -327,6 +329,70 @@ static void check_prefixes(const char *name, const char *c)
     }
 }
 
+/* Whether every line after the one at P (a newline) to the end of the
+ * text is an #undef. */
+static int only_undefs_after(const char *p)
+{
+    for (p = strchr(p + 1, '\n'); p != NULL && p[1] != '\0';
+         p = strchr(p + 1, '\n')) {
+        if (strncmp(p + 1, "#undef ", 7) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every macro NAME.c defines (a #define at the start of a line: the
+ * embedded source's are inside strings) begins with NAME_ and is
+ * #undef'd at the end of the file, where nothing but #undefs follows, so
+ * that another kernel's NAME.c may follow in the same translation unit. */
+static void check_macros_undefined(const char *name, const char *c)
+{
+    size_t nl = strlen(name);
+    int n = 0;
+    for (const char *p = strstr(c, "\n#define "); p != NULL;
+         p = strstr(p + 1, "\n#define ")) {
+        const char *macro = p + strlen("\n#define ");
+        size_t len = strcspn(macro, " (\n");
+        char undef[128];
+        snprintf(undef, sizeof undef, "\n#undef %.*s\n", (int)len, macro);
+        const char *at = strstr(macro, undef);
+        TU_CHECK(strncmp(macro, name, nl) == 0 && macro[nl] == '_',
+                 "%s.c: macro %.*s without the kernel's prefix", name,
+                 (int)len, macro);
+        TU_CHECK(at != NULL && only_undefs_after(at),
+                 "%s.c: macro %.*s is not #undef'd at the end", name, (int)len,
+                 macro);
+        n++;
+    }
+    TU_CHECK(n > 0, "%s.c: no macro found", name);
+}
+
+/* NAME.h says, for each buffer of KS's plan, which array it holds (the
+ * shape its op gives) and, for half-width storage, the bit patterns. */
+static void check_buffer_doc(const struct kernel_spec *ks, const char *h)
+{
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    for (int i = 0; i < p.n_buffer; i++) {
+        char want[128];
+        TU_CHECK(p.buffer[i].shape != NULL, "%s: buffer %s has no shape",
+                 ks->name, p.buffer[i].name);
+        snprintf(want, sizeof want, "\n *   %-6s %s, ", p.buffer[i].name,
+                 p.buffer[i].shape ? p.buffer[i].shape : "");
+        TU_CHECK(strstr(h, want) != NULL, "%s.h: no line `%s`", ks->name,
+                 want + 1);
+    }
+    TU_CHECK(strstr(h, "row-major") != NULL, "%s.h: no word of the layout",
+             ks->name);
+    if (ks->dtype != DTYPE_F32) {
+        TU_CHECK(strstr(h, "bit patterns, 2 bytes each") != NULL &&
+                     strstr(h, "uint16_t") != NULL,
+                 "%s.h: the 16-bit storage is not explained", ks->name);
+    }
+}
+
 /* Undoes the C string escapes of the emitted .c (\\ \" \t \n \? \ooo). */
 static size_t unescape(const char *s, size_t n, char *out)
 {
@@ -497,11 +563,12 @@ static void check_decisions(const struct kernel_spec *ks,
     const char *c = buf_str(&e->c);
     int n_variants = 16;
     for (int v = 0; v < 16; v++) {
-        char want_names[64], want_threads[64];
-        snprintf(want_names, sizeof want_names,
-                 "specl_kernel_names%d[] = {", v);
+        char want_names[SPECL_NAME_MAX + 32];
+        char want_threads[SPECL_NAME_MAX + 32];
+        snprintf(want_names, sizeof want_names, "%s_kernel_names%d[] = {",
+                 ks->name, v);
         snprintf(want_threads, sizeof want_threads,
-                 "specl_kernel_threads%d[] = {", v);
+                 "%s_kernel_threads%d[] = {", ks->name, v);
         const char *names = strstr(c, want_names);
         const char *threads = strstr(c, want_threads);
         if (names == NULL) {
@@ -522,11 +589,11 @@ static void check_decisions(const struct kernel_spec *ks,
     TU_CHECK(n_variants == (variants_plan ? variants_plan : 1),
              "%s: %d variants in the stub, %d in the decisions", ks->name,
              n_variants, variants_plan);
-    const char *sc = strstr(c, "#define SPECL_MAX_SCRATCH_PER_ROW ");
+    char want[2 * SPECL_NAME_MAX + 64];
+    snprintf(want, sizeof want, "#define %s_MAX_SCRATCH_PER_ROW ", ks->name);
+    const char *sc = strstr(c, want);
     CU_ASSERT_FATAL(sc != NULL);
-    long per_row = strtol(sc + strlen("#define SPECL_MAX_SCRATCH_PER_ROW "),
-                          NULL, 10);
-    char want[64];
+    long per_row = strtol(sc + strlen(want), NULL, 10);
     if (per_row != 0) {
         snprintf(want, sizeof want, "\nscratch: rows x %ld floats\n", per_row);
     } else {
@@ -535,8 +602,8 @@ static void check_decisions(const struct kernel_spec *ks,
     TU_CHECK(strstr(plan, want) != NULL, "%s: no `%.*s` in the decisions",
              ks->name, (int)strlen(want) - 2, want + 1);
     int paths_c = 0, paths_plan = 0;
-    for (const char *p = strstr(c, "specl_launch specl_launches"); p != NULL;
-         p = strstr(p + 1, "specl_launch specl_launches")) {
+    snprintf(want, sizeof want, "%s_launch %s_launches", ks->name, ks->name);
+    for (const char *p = strstr(c, want); p != NULL; p = strstr(p + 1, want)) {
         paths_c++;
     }
     for (const char *p = strstr(plan, "\npath "); p != NULL;
@@ -563,9 +630,9 @@ static void test_emitted_shape(void)
         for (int i = 0; i < 3; i++) {
             char head[512];
             snprintf(head, sizeof head,
-                     "/* %s.%s - generated by specl %s from %s; do not "
-                     "edit.\n",
-                     ks->name, exts[i], SPECL_VERSION, GOLDEN_SPEC);
+                     "/* %s.%s - generated by specl %s from golden.yaml; do "
+                     "not edit.\n * " EMIT_LICENCE "\n",
+                     ks->name, exts[i], SPECL_VERSION);
             const char *text = buf_str(emitted_file(&e, i));
             TU_CHECK(strncmp(text, head, strlen(head)) == 0,
                      "%s.%s opens with: %.*s", ks->name, exts[i],
@@ -587,12 +654,15 @@ static void test_emitted_shape(void)
         TU_CHECK(strstr(buf_str(&e.h), want) != NULL, "%s.h lacks %s",
                  ks->name, want);
         check_prefixes(ks->name, buf_str(&e.c));
+        check_macros_undefined(ks->name, buf_str(&e.c));
+        check_buffer_doc(ks, buf_str(&e.h));
         /* NAME.cl after its comment is variant 0's source as embedded:
          * its parameters, then its kernels. */
-        char *params = embedded_table(buf_str(&e.c),
-                                      "specl_params0[] = {\n");
-        char *kernels = embedded_table(buf_str(&e.c),
-                                       "specl_kernels_source0[] = {\n");
+        char table[SPECL_NAME_MAX + 32];
+        snprintf(table, sizeof table, "%s_params0[] = {\n", ks->name);
+        char *params = embedded_table(buf_str(&e.c), table);
+        snprintf(table, sizeof table, "%s_kernels_source0[] = {\n", ks->name);
+        char *kernels = embedded_table(buf_str(&e.c), table);
         const char *cl = strstr(buf_str(&e.cl), "\n/* Parameters:");
         TU_CHECK(params != NULL && kernels != NULL && cl != NULL,
                  "%s: no source of variant 0 in the .c or the .cl", ks->name);
@@ -885,7 +955,7 @@ static void same_state(const char *dir, const struct dir_state *was,
 }
 
 /* The spec a file emitted by specl names in its first line ("... from
- * SPEC; do not edit."), in a new string; NULL if none. */
+ * SPEC; do not edit.": its base name), in a new string; NULL if none. */
 static char *emitted_from(const char *path)
 {
     char *text = tu_read(path, NULL);
@@ -961,8 +1031,8 @@ static void test_write_failure_keeps_previous(void)
     int rc = tu_run("%s gen '%s' -o '%s' >/dev/null", TU_SPECL, a, out);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     char *from = one_run_only(out, gen_exts, 3, "gen a.yaml");
-    TU_CHECK(from != NULL && strcmp(from, a) == 0, "gen a.yaml: files from "
-             "%s", from ? from : "several specs");
+    TU_CHECK(from != NULL && strcmp(from, "a.yaml") == 0, "gen a.yaml: "
+             "files from %s", from ? from : "several specs");
     free(from);
     struct dir_state before;
     dir_state_read(out, &before);
@@ -1016,8 +1086,8 @@ static void test_write_failure_keeps_previous(void)
                 last, out, RUN_KERNELS - 1, TU_SPECL, b, out);
     CU_ASSERT_EQUAL(rc, 0);
     from = one_run_only(out, gen_exts, 3, "gen b.yaml");
-    TU_CHECK(from != NULL && strcmp(from, b) == 0, "gen b.yaml: files from "
-             "%s", from ? from : "several specs");
+    TU_CHECK(from != NULL && strcmp(from, "b.yaml") == 0, "gen b.yaml: "
+             "files from %s", from ? from : "several specs");
     free(from);
     free(plans);
     free(a);
@@ -1097,7 +1167,7 @@ static void test_concurrent_runs(void)
             char *from = one_run_only(out, mode == 0 ? gen_exts : plan_exts,
                                       mode == 0 ? 3 : 1, when);
             for (int r = 0; r < 2 && from != NULL; r++) {
-                won[r] += strcmp(from, spec[r]) == 0;
+                won[r] += strcmp(from, strrchr(spec[r], '/') + 1) == 0;
             }
             free(from);
         }
@@ -1133,23 +1203,23 @@ static void check_header_closed(const char *what, const char *text)
 
 /* A spec under directories named with the characters that end, open or
  * otherwise break a C comment ("a*", then "/b", "*d", "e??" and a tab and
- * a newline): every emitted file's header shows the path escaped, the .c
- * builds with -Werror, and plan's header is the same. */
+ * a newline), itself named with those a file name can hold: every
+ * emitted file's header names the spec by its base name only, escaped,
+ * the .c builds with -Werror, and plan's header is the same. */
 static void test_path_in_comment(void)
 {
     char *tmp = tu_tempdir();
     CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
-    char dir[512], spec[600], want[800];
+    char dir[512], spec[600];
     snprintf(dir, sizeof dir, "%s/a*/b/c/*d/e?\?/t\tn\nl", tmp);
     CU_ASSERT_EQUAL_FATAL(tu_run("mkdir -p '%s'", dir), 0);
-    snprintf(spec, sizeof spec, "%s/x.yaml", dir);
+    snprintf(spec, sizeof spec, "%s/x*?\?\t\\.yaml", dir);
     FILE *f = fopen(spec, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("kernels:\n  - { name: comment_path, op: rmsnorm, features: 64 "
           "}\n", f);
     CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
-    snprintf(want, sizeof want, " from %s/a*\\/b/c/\\*d/e?\\?/t\\tn\\nl/"
-             "x.yaml; do not edit.\n", tmp);
+    const char *want = " from x*?\\?\\t\\\\.yaml; do not edit.\n";
     int rc = tu_run("%s gen '%s' -o '%s/out' >/dev/null && "
                     "%s plan '%s' -o '%s/out' >/dev/null",
                     TU_SPECL, spec, tmp, TU_SPECL, spec, tmp);
@@ -1166,6 +1236,8 @@ static void test_path_in_comment(void)
                  "%s: the header names the spec as\n%.*s\nexpected\n%s",
                  path, line ? (int)strcspn(line, "\n") : 0,
                  line ? line : "", want);
+        TU_CHECK(strstr(text, tmp) == NULL, "%s names the spec's directory",
+                 path);
         check_header_closed(path, text);
         free(text);
     }
@@ -1175,6 +1247,86 @@ static void test_path_in_comment(void)
              dir);
     CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
     free(tmp);
+}
+
+/* ---- the same files wherever specl runs and the spec lives ------------ */
+
+/* One spec copied into two directories and generated from each: by an
+ * absolute path from the repository, and by a relative one from the
+ * directory the spec is in. Both runs write the same bytes, and none of
+ * them names either directory. */
+static void test_reproducible(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char *cwd = getcwd(NULL, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cwd);
+    int rc = tu_run("mkdir -p '%s/one/specs' '%s/two/deeper' && "
+                    "cp " GOLDEN_SPEC " '%s/one/specs/golden.yaml' && "
+                    "cp " GOLDEN_SPEC " '%s/two/deeper/golden.yaml'",
+                    tmp, tmp, tmp, tmp);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    rc = tu_run("%s gen '%s/one/specs/golden.yaml' -o '%s/out1' >/dev/null",
+                TU_SPECL, tmp, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    rc = tu_run("cd '%s/two/deeper' && '%s/%s' gen golden.yaml -o ../out2 "
+                ">/dev/null",
+                tmp, cwd, TU_SPECL);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *out1 = tu_path(tmp, "out1"), *out2 = tu_path(tmp, "two/out2");
+    same_files(out1, out2, 15);
+    same_files(out2, out1, 15);
+    char **names;
+    int n = tu_list(out1, NULL, &names);
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(out1, names[i]);
+        char *text = tu_read(path, NULL);
+        TU_CHECK(text != NULL && strstr(text, tmp) == NULL &&
+                     strstr(text, "deeper") == NULL &&
+                     strstr(text, "specs/") == NULL,
+                 "%s names the directory of its spec", path);
+        free(text);
+        free(path);
+    }
+    if (n >= 0) {
+        tu_free_list(names, n);
+    }
+    free(out1);
+    free(out2);
+    free(cwd);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+/* NAME.c's own names (emit_stub_suffix) are NAME_ and a suffix: a kernel
+ * named NAME_S that would define one of them (its struct NAME_S) is
+ * refused next to NAME, as one whose public names would clash is. */
+static void test_stub_names_clash(void)
+{
+    char suffix[64];
+    int n = 0;
+    for (; emit_stub_suffix(n, suffix, sizeof suffix); n++) {
+    }
+    CU_ASSERT(n > 20 && n <= EMIT_STUB_SUFFIXES);
+    static const char *const clashing[] = {"launch", "variants", "paths0",
+                                           "launches0_1"};
+    for (size_t i = 0; i < sizeof clashing / sizeof clashing[0]; i++) {
+        char text[512];
+        struct spec_set s;
+        struct diags quiet = {.out = NULL};
+        snprintf(text, sizeof text,
+                 "kernels:\n"
+                 "  - { name: u, op: rmsnorm, features: 64 }\n"
+                 "  - { name: u_%s, op: rmsnorm, features: 64 }\n",
+                 clashing[i]);
+        spec_set_init(&s);
+        int errors = spec_read_buffer(&s, "clash.yaml",
+                                      (const unsigned char *)text,
+                                      strlen(text), &quiet);
+        TU_CHECK(errors == 1, "kernels u and u_%s: %d errors, expected one "
+                 "(a clash)", clashing[i], errors);
+        spec_set_free(&s);
+    }
 }
 
 int add_emit_suite(void)
@@ -1199,6 +1351,10 @@ int add_emit_suite(void)
                     test_concurrent_runs) == NULL ||
         CU_add_test(s, "spec paths that would break a comment",
                     test_path_in_comment) == NULL ||
+        CU_add_test(s, "the same files from any directory",
+                    test_reproducible) == NULL ||
+        CU_add_test(s, "kernel names that would clash with a stub's names",
+                    test_stub_names_clash) == NULL ||
         CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL) {
         return -1;
     }

@@ -2,12 +2,15 @@
  * specs/, tests/good/ and tests/golden/golden.yaml is emitted into a
  * temporary directory; libclang parses each .cl as OpenCL C 1.2 and each
  * .c as C99 against the OpenCL headers with zero diagnostics (warnings
- * count), and the system compiler builds each .c with -Werror -pedantic.
+ * count), every name a .c defines carries its kernel's prefix, the system
+ * compilers build each .c with strict warnings as C99 and as C++, and
+ * several .c compiled as one translation unit (a unity build) link.
  *
  * libclang (LLVM 14) is loaded with dlopen(RTLD_LOCAL), not linked: PoCL
  * runs its own LLVM (15 on Debian 12), and with both in the global symbol
  * scope PoCL's compiler crashes in the device suites of the same binary. */
 #include <clang-c/Index.h>
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,8 @@ static struct {
     CXString (*getCursorSpelling)(CXCursor);
     int (*Cursor_getNumArguments)(CXCursor);
     CXCursor (*Cursor_getArgument)(CXCursor, unsigned);
+    CXSourceLocation (*getCursorLocation)(CXCursor);
+    int (*Location_isFromMainFile)(CXSourceLocation);
 } lc;
 
 /* Stores the address of SYMBOL in *FN (a function pointer); 0 on success. */
@@ -94,7 +99,8 @@ static int load_libclang(void)
            LOOKUP(disposeTranslationUnit) | LOOKUP(getTranslationUnitCursor) |
            LOOKUP(visitChildren) | LOOKUP(getCursorKind) |
            LOOKUP(getCursorSpelling) | LOOKUP(Cursor_getNumArguments) |
-           LOOKUP(Cursor_getArgument);
+           LOOKUP(Cursor_getArgument) | LOOKUP(getCursorLocation) |
+           LOOKUP(Location_isFromMainFile);
 }
 
 static const char *const cl_args[] = {"-x", "cl", "-cl-std=CL1.2", "-Xclang",
@@ -194,17 +200,20 @@ static int cleanup(void)
     return rc != 0;
 }
 
-/* Parses PATH (or, with TEXT, an unsaved file of that name) with ARGS;
- * returns the number of warnings and errors, each printed to stderr. */
+/* Parses PATH (or, with TEXT, an unsaved file of that name) with ARGS
+ * and OPTIONS (CXTranslationUnit_*), then, when VISIT is not NULL, visits
+ * the children of the unit's cursor with it and DATA; returns the number
+ * of warnings and errors, each printed to stderr. */
 static int parse(const char *path, const char *text, const char *const *args,
-                 int n_args)
+                 int n_args, unsigned options, CXCursorVisitor visit,
+                 void *data)
 {
     struct CXUnsavedFile unsaved = {path, text,
                                     text ? (unsigned long)strlen(text) : 0};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode ec = lc.parseTranslationUnit2(
         index_, path, args, n_args, text ? &unsaved : NULL, text ? 1 : 0,
-        CXTranslationUnit_None, &tu);
+        options, &tu);
     if (ec != CXError_Success || tu == NULL) {
         fprintf(stderr, "\n    libclang cannot parse %s (error %d)\n", path,
                 (int)ec);
@@ -223,6 +232,9 @@ static int parse(const char *path, const char *text, const char *const *args,
         }
         lc.disposeDiagnostic(diag);
     }
+    if (visit != NULL) {
+        lc.visitChildren(lc.getTranslationUnitCursor(tu), visit, data);
+    }
     lc.disposeTranslationUnit(tu);
     return bad;
 }
@@ -235,7 +247,7 @@ static void test_parser_sanity(void)
     int bad = parse("sanity_bad.cl",
                     "kernel void f(global float *x) { x[0] = "
                     "no_such_builtin(x[1]); }\n",
-                    cl_args, n_args);
+                    cl_args, n_args, CXTranslationUnit_None, NULL, NULL);
     CU_ASSERT(bad >= 1);
     if (bad >= 1) {
         fputs("\n    (the diagnostic above is expected)", stderr);
@@ -244,7 +256,7 @@ static void test_parser_sanity(void)
                 "kernel void f(global float *x) { x[get_global_id(0)] = "
                 "native_exp(x[0]) + vload_half(0, (global const half *)x); "
                 "}\n",
-                cl_args, n_args);
+                cl_args, n_args, CXTranslationUnit_None, NULL, NULL);
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -254,7 +266,8 @@ static void test_cl(void)
     for (int i = 0; i < n_stems(); i++) {
         char path[4200];
         stem_path(i, "cl", path, sizeof path);
-        int bad = parse(path, NULL, cl_args, n_args);
+        int bad = parse(path, NULL, cl_args, n_args, CXTranslationUnit_None,
+                        NULL, NULL);
         TU_CHECK(bad == 0, "%s: %d diagnostics as OpenCL C 1.2", path, bad);
     }
 }
@@ -351,28 +364,198 @@ static void test_launch_args(void)
     }
 }
 
+/* The warnings every emitted .c and .h must build without, as C99 and
+ * as C++ (-Wpedantic is C99's or C++'s by -std). */
+#define STRICT_WARNINGS                                                       \
+    "-Wall -Wextra -Wpedantic -Wshadow -Wcast-qual -Wconversion -Werror"
+
+/* The names a .c defines, checked as libclang reads them. */
+struct name_check {
+    const char *name;   /* the stem: NAME of NAME.c */
+    const char *header; /* NAME.h's text */
+    int defined;        /* names seen */
+};
+
+/* Whether SUFFIX is one that emit_stub_suffix lists. */
+static int stub_suffix_listed(const char *suffix)
+{
+    char listed[64];
+    for (int i = 0; emit_stub_suffix(i, listed, sizeof listed); i++) {
+        if (strcmp(listed, suffix) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether WORD is in TEXT as a whole identifier. */
+static int has_identifier(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(text, word); p != NULL;
+         p = strstr(p + 1, word)) {
+        char before = p > text ? p[-1] : ' ', after = p[n];
+        if (!(isalnum((unsigned char)before) || before == '_') &&
+            !(isalnum((unsigned char)after) || after == '_')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every name NAME.c itself defines (a macro, type, table or function)
+ * is NAME or begins with NAME_, so that several kernels' files compile
+ * as one unit; those NAME.h does not declare end in a suffix that
+ * emit_stub_suffix lists (the spec reader refuses the kernel names that
+ * would clash with them). */
+static enum CXChildVisitResult visit_name(CXCursor cursor, CXCursor parent,
+                                          CXClientData data)
+{
+    struct name_check *c = data;
+    enum CXCursorKind kind = lc.getCursorKind(cursor);
+    (void)parent;
+    if (!lc.Location_isFromMainFile(lc.getCursorLocation(cursor)) ||
+        kind == CXCursor_InclusionDirective ||
+        kind == CXCursor_MacroExpansion) {
+        return CXChildVisit_Continue;
+    }
+    CXString spelling = lc.getCursorSpelling(cursor);
+    const char *got = lc.getCString(spelling);
+    size_t n = strlen(c->name);
+    /* An unnamed struct has no name, or (newer libclang) a description. */
+    if (got[0] != '\0' && strchr(got, ' ') == NULL) {
+        int own = strcmp(got, c->name) == 0;
+        int prefixed = own || (strncmp(got, c->name, n) == 0 && got[n] == '_');
+        TU_CHECK(prefixed, "%s.c defines '%s', without the prefix %s_",
+                 c->name, got, c->name);
+        TU_CHECK(!prefixed || own || kind == CXCursor_MacroDefinition ||
+                     stub_suffix_listed(got + n + 1) ||
+                     has_identifier(c->header, got),
+                 "%s.c defines '%s', neither in %s.h nor a suffix "
+                 "emit_stub_suffix lists",
+                 c->name, got, c->name);
+        c->defined++;
+    }
+    lc.disposeString(spelling);
+    return CXChildVisit_Continue;
+}
+
 static void test_c(void)
 {
     char include[4200];
     snprintf(include, sizeof include, "-I%s", dir);
-    const char *const args[] = {"-x", "c", "-std=c99", "-pedantic", "-Wall",
-                                "-Wextra", include};
+    const char *const args[] = {
+        "-x",      "c",        "-std=c99",    "-pedantic",    "-Wall",
+        "-Wextra", "-Wshadow", "-Wcast-qual", "-Wconversion", include};
     for (int i = 0; i < n_stems(); i++) {
         char path[4200];
+        stem_path(i, "h", path, sizeof path);
+        char *header = tu_read(path, NULL);
         stem_path(i, "c", path, sizeof path);
-        int bad = parse(path, NULL, args, (int)(sizeof args / sizeof args[0]));
+        const char *base = strrchr(path, '/') + 1;
+        char name[EMIT_NAME_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(base) - 2), base);
+        struct name_check c = {name, header != NULL ? header : "", 0};
+        int bad = parse(path, NULL, args, (int)(sizeof args / sizeof args[0]),
+                        CXTranslationUnit_DetailedPreprocessingRecord,
+                        visit_name, &c);
         TU_CHECK(bad == 0, "%s: %d diagnostics as C99", path, bad);
+        TU_CHECK(c.defined > 0, "%s: no names found", path);
+        free(header);
     }
 }
 
-/* The host stubs build with the system compiler as the design promises. */
+/* Whether the shell finds a C++ compiler `c++`; says so, once, when
+ * not. */
+static int have_cxx(void)
+{
+    static int found = -1;
+    if (found < 0) {
+        found = tu_run("command -v c++ >/dev/null 2>&1") == 0;
+        if (!found) {
+            fputs("\n    no c++ in PATH: the stubs are not compiled as C++ ",
+                  stderr);
+        }
+    }
+    return found;
+}
+
+/* The stubs build with the system compilers with every warning above an
+ * error: each .c (its .h first) as C99 with cc and, at the same time, as
+ * C++17 with c++ (a C++ project may compile them as its own sources). */
 static void test_cc(void)
 {
-    int rc = tu_run("cd '%s' && cc -std=c99 -Wall -Wextra -Werror -pedantic "
-                    "-c *.c",
-                    dir);
-    TU_CHECK(rc == 0, "cc -std=c99 -Wall -Wextra -Werror -pedantic failed "
-             "on the stubs in %s (exit %d)", dir, rc);
+    int cxx = have_cxx();
+    int rc = tu_run("cd '%s' || exit 1; rm -f cxx.rc; "
+                    "{ %s echo $? >cxx.rc; } & "
+                    "cc -std=c99 " STRICT_WARNINGS " -c *.c; c=$?; wait; "
+                    "exit $c",
+                    dir,
+                    cxx ? "c++ -x c++ -std=c++17 " STRICT_WARNINGS
+                          " -fsyntax-only *.c;"
+                        : "true;");
+    TU_CHECK(rc == 0, "cc -std=c99 " STRICT_WARNINGS " failed on the stubs "
+             "in %s (exit %d)", dir, rc);
+    char *path = tu_path(dir, "cxx.rc");
+    char *status = tu_read(path, NULL);
+    TU_CHECK(status != NULL && atoi(status) == 0,
+             "c++ -x c++ -std=c++17 " STRICT_WARNINGS " failed on the stubs "
+             "in %s (exit %s)", dir, status != NULL ? status : "unknown");
+    free(status);
+    free(path);
+}
+
+/* A unity build (CMake's UNITY_BUILD, say): the .c of golden.yaml's
+ * kernels (two of lora_forward, every other op) and their naive stubs,
+ * and one of specs/, #included one after the other into one translation
+ * unit with a main that uses each, compiled with the same warnings as C99
+ * and as C++11 and linked. */
+static void test_unity_build(void)
+{
+    char *unity = tu_path(dir, "unity");
+    char *path = tu_path(unity, "unity.c");
+    CU_ASSERT_EQUAL_FATAL(tu_run("mkdir -p '%s'", unity), 0);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    int n = 0;
+    for (int i = 0; i < n_stems(); i++) {
+        if (i > 0 && i < golden_from) {
+            continue;
+        }
+        char c[4200];
+        stem_path(i, "c", c, sizeof c);
+        fprintf(f, "#include \"%s\"\n", strrchr(c, '/') + 1);
+        n++;
+    }
+    fputs("\nint main(void)\n{\n    int n = 0;\n", f);
+    for (int i = 0; i < n_stems(); i++) {
+        if (i > 0 && i < golden_from) {
+            continue;
+        }
+        int naive;
+        const struct kernel_spec *ks = stem_kernel(i, &naive);
+        const char *suffix = naive ? EMIT_NAIVE_SUFFIX : "";
+        fprintf(f, "    n += %s%s_N_VARIANTS + %s%s_variant(NULL);\n"
+                   "    %s%s_destroy(NULL);\n",
+                ks->name, suffix, ks->name, suffix, ks->name, suffix);
+    }
+    fputs("    return n > 0 ? 0 : 1;\n}\n", f);
+    CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+    CU_ASSERT(n >= 6);
+    int rc = tu_run("cd '%s' && cc -std=c99 " STRICT_WARNINGS " -I.. "
+                    "-o unity-c unity.c -lOpenCL",
+                    unity);
+    TU_CHECK(rc == 0, "%s: %d stubs in one unit do not build as C99 "
+             "(exit %d)", path, n, rc);
+    if (have_cxx()) {
+        rc = tu_run("cd '%s' && c++ -x c++ -std=c++11 " STRICT_WARNINGS
+                    " -I.. -o unity-cxx unity.c -lOpenCL",
+                    unity);
+        TU_CHECK(rc == 0, "%s: %d stubs in one unit do not build as C++11 "
+                 "(exit %d)", path, n, rc);
+    }
+    free(path);
+    free(unity);
 }
 
 int add_syntax_suite(void)
@@ -384,8 +567,12 @@ int add_syntax_suite(void)
         CU_add_test(s, "every .cl parses as OpenCL C 1.2", test_cl) == NULL ||
         CU_add_test(s, "kernel parameters match the launch tables",
                     test_launch_args) == NULL ||
-        CU_add_test(s, "every .c parses as C99", test_c) == NULL ||
-        CU_add_test(s, "every .c builds with cc -Werror", test_cc) == NULL) {
+        CU_add_test(s, "every .c parses as C99, its names prefixed",
+                    test_c) == NULL ||
+        CU_add_test(s, "every .c builds strictly as C99 and C++17",
+                    test_cc) == NULL ||
+        CU_add_test(s, "several .c as one unit (unity build) link",
+                    test_unity_build) == NULL) {
         return -1;
     }
     return 0;

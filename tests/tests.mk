@@ -18,7 +18,8 @@ TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
 TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o \
                     $(STUB_DIR)/stub_fallback.o
 
-STUB_CFLAGS = -std=c99 -pedantic -Wall -Wextra -Werror -O2 -g
+STUB_CFLAGS = -std=c99 -Wpedantic -Wall -Wextra -Wshadow -Wcast-qual -Wconversion -Werror \
+              -O2 -g
 ifdef SANITIZE
 STUB_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
@@ -33,7 +34,7 @@ $(STUB_DIR)/stub_broken.h: $(STUB_DIR)/stub_softmax.h
 	sed $(STUB_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
 	sed $(STUB_RENAME) \
-	    -e '/^static const char \*const specl_kernels_source0\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
+	    -e '/^static const char \*const stub_broken_kernels_source0\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_broken' $@.tmp && mv $@.tmp $@
 
@@ -44,7 +45,7 @@ $(STUB_DIR)/stub_fallback.h: $(STUB_DIR)/stub_softmax.h
 	sed $(FALLBACK_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
 	sed $(FALLBACK_RENAME) \
-	    -e '/^static const char \*const specl_params1\[\] = {$$/a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
+	    -e '/^static const char \*const stub_fallback_params1\[\] = {$$/a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
 
@@ -57,8 +58,9 @@ $(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
 # specs/MODEL.yaml for each of GOLDEN_MODELS; and the emitted .cl/.h/.c of
 # the GOLDEN_FULL kernels only (the syntax and stub suites compile and run
 # every emission). Regenerated on purpose only; review with git diff.
-# Always from the repo root with the same relative paths: the header
-# comment and every message name the spec path as given.
+# Always from the repo root with the same relative paths: the messages
+# (tests/bad/*.err) name the spec path as given (the emitted files only
+# its base name).
 GOLDEN_FULL   = golden_rmsnorm
 GOLDEN_MODELS = llama2-7b
 TEST_CFLAGS  += -DSPECL_GOLDEN_FULL='"$(GOLDEN_FULL)"' -DSPECL_GOLDEN_MODELS='"$(GOLDEN_MODELS)"'
