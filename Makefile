@@ -134,10 +134,10 @@ test: deps $(B)/specl $(B)/specl_tests
 # cmake/SpeclGenerate.cmake and this build's specl, (b) through
 # find_package(specl) from `make install` into a temporary prefix, which
 # `make uninstall` must then leave empty. VENDOR_UNITY: CMAKE_UNITY_BUILD
-# for both (the example's own default is ON); OFF until the NAME.c of
-# several kernels may share a translation unit.
+# for both (ON, the example's own default: the NAME.c of several kernels
+# in one translation unit).
 VENDOR_DIR   = $(B)/vendor
-VENDOR_UNITY ?= OFF
+VENDOR_UNITY ?= ON
 CMAKE       ?= cmake
 VENDOR_CMAKE = $(CMAKE) -S examples/cmake -DCMAKE_UNITY_BUILD=$(VENDOR_UNITY)
 test-vendor: $(B)/specl
