@@ -78,7 +78,10 @@ static void match_text(const struct variant_match *m, int n,
             comment_text(out, m[i].driver);
             buf_puts(out, ")");
         } else {
-            buf_puts(out, m[i].cpu ? "CPUs" : "any device");
+            buf_puts(out, m[i].cpu            ? "CPUs"
+                          : m[i].tensor_cores ? "NVIDIA tensor cores "
+                                                "(compute capability 8.0+)"
+                                              : "any device");
         }
     }
 }
@@ -497,8 +500,9 @@ static int stub_tables(const char *name, const struct plan *p, int v,
                name, kernels_source, name, name, kernels_source);
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
-               "%ld},\n",
-               name, v, name, v, n_names, name, v, p->scratch_per_row);
+               "%ld, %d},\n",
+               name, v, name, v, n_names, name, v, p->scratch_per_row,
+               p->needs == NEEDS_TENSOR_CORES);
     return n_names;
 }
 
@@ -628,8 +632,8 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
 static const char *const stub_suffixes[] = {
     "launch", "path", "variant_def", "match", "limits", "buffer_shapes",
     "variants", "matches", "log_append", "log_variant", "device_text",
-    "read_build_log", "fits", "build_variant", "create_in_order",
-    "match_rank", "check_target", "check_buffer", "check_queue_and_wait",
+    "read_build_log", "has_tensor_cores", "fits", "build_variant",
+    "create_in_order", "match_rank", "check_target", "check_buffer", "check_queue_and_wait",
     "enqueue_launch", "enqueue_buffers", NULL};
 
 /* The tables numbered by variant (or by kernel source, as many at most);
@@ -778,11 +782,13 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                     c_escape(&b[H_MATCHES], vm->device, strlen(vm->device));
                     buf_puts(&b[H_MATCHES], "\", \"");
                     c_escape(&b[H_MATCHES], vm->driver, strlen(vm->driver));
-                    buf_printf(&b[H_MATCHES], "\", 0, %d},\n", v);
+                    buf_printf(&b[H_MATCHES], "\", 0, 0, %d},\n", v);
                 } else {
-                    buf_printf(&b[H_MATCHES], "    {NULL, NULL, %d, %d}, "
-                               "/* %s */\n", vm->cpu, v,
-                               vm->cpu ? "CPUs" : "any device");
+                    buf_printf(&b[H_MATCHES], "    {NULL, NULL, %d, %d, %d}, "
+                               "/* %s */\n", vm->cpu, vm->tensor_cores, v,
+                               vm->cpu            ? "CPUs"
+                               : vm->tensor_cores ? "tensor cores"
+                                                  : "any device");
                 }
             }
             buf_printf(&b[H_VARIANT_DOC], " *   %d: ", v);

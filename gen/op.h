@@ -38,8 +38,14 @@ enum dtype { DTYPE_F32, DTYPE_F16, DTYPE_BF16 };
 
 /* The kind of device the op defaults aim at: the knobs a spec leaves out
  * are chosen for GPUs unless the device is known to be a CPU (`gen
- * --target cpu`, or bench and tune on a CPU device). */
-enum target { TARGET_GPU, TARGET_CPU };
+ * --target cpu`, or bench and tune on a CPU device) or an NVIDIA GPU with
+ * tensor cores (compute capability 8.0+), which gets the GPU defaults
+ * except where an op has a tensor-core kernel for the spec. */
+enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR };
+
+/* "op defaults for GPUs" and the like: how emitted comments and notes
+ * name the defaults for TARGET. */
+const char *target_defaults_label(enum target target);
 
 struct op_def;
 
@@ -114,6 +120,12 @@ struct plan_buffer {
 #define SPECL_MAX_DEFINES 48
 #define SPECL_MAX_BUFFERS 6
 
+/* What a device must have for a plan's kernels to build. */
+enum plan_needs {
+    NEEDS_NOTHING,      /* any OpenCL 1.2 device */
+    NEEDS_TENSOR_CORES  /* NVIDIA, compute capability 8.0+ (inline PTX) */
+};
+
 /* Everything the emitter needs to know about one kernel. */
 struct plan {
     int n_define;             /* the .cl prelude */
@@ -125,6 +137,7 @@ struct plan {
     long scratch_per_row;     /* floats of scratch per row; 0: none */
     int n_path;
     struct path path[SPECL_MAX_PATHS];
+    enum plan_needs needs;    /* devices that can build the kernels */
 };
 
 /* Whether some path of P launches the __kernel KERNEL. */

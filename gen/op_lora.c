@@ -447,6 +447,12 @@ static void lora_defaults(struct kernel_spec *ks)
     default_knob(ks, "vec", vec);
     lora_read(ks, &c);
 
+    /* Tensor cores for the GEMM with W where they can run it. */
+    if (ks->target == TARGET_TENSOR && ks->dtype != DTYPE_F32 && c.base &&
+        c.K % 8 == 0 && c.N % 8 == 0) {
+        default_knob(ks, "engine", ENGINE_MMA);
+        lora_read(ks, &c);
+    }
     if (c.engine == ENGINE_MMA) {
         mma_defaults(ks);
     } else {
@@ -1068,6 +1074,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         launch_xa(&c, &pa->launch[pa->n_launch++]);
         launch_mma(&c, &pa->launch[pa->n_launch++]);
         plan_local_bytes(&c, p);
+        p->needs = NEEDS_TENSOR_CORES;
         return;
     }
     if (uses_expand(&c)) {

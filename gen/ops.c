@@ -173,6 +173,19 @@ void plan_buffer_doc(struct plan *p, const char *shape, const char *note)
     p->buffer[p->n_buffer - 1].note = note;
 }
 
+const char *target_defaults_label(enum target target)
+{
+    switch (target) {
+    case TARGET_CPU:
+        return "op defaults for CPUs";
+    case TARGET_TENSOR:
+        return "op defaults for NVIDIA tensor cores";
+    case TARGET_GPU:
+        break;
+    }
+    return "op defaults for GPUs";
+}
+
 void plan_dtype(struct plan *p, enum dtype dt)
 {
     static const char *const macro[] = {"DTYPE_F32", "DTYPE_F16",

@@ -206,8 +206,10 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
         snprintf(err, errsize, "clGetDeviceInfo: %s", rt_status(st));
         return -1;
     }
-    rt->target = (type & CL_DEVICE_TYPE_CPU) ? TARGET_CPU : TARGET_GPU;
     rt->tensor_cores = rt_tensor_cores(rt->device);
+    rt->target = (type & CL_DEVICE_TYPE_CPU) ? TARGET_CPU
+                 : rt->tensor_cores          ? TARGET_TENSOR
+                                             : TARGET_GPU;
     rt->ctx = clCreateContext(NULL, 1, &rt->device, NULL, NULL, &st);
     if (st != CL_SUCCESS) {
         snprintf(err, errsize, "clCreateContext: %s", rt_status(st));

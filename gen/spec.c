@@ -1518,13 +1518,18 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
         if (ks->target == target) {
             continue;
         }
+        /* The note says which defaults, unless it says more (a
+         * database entry); the GPU defaults go without one. */
+        int defaults_note = ks->tile_note[0] == '\0';
+        for (int t = TARGET_GPU; t <= TARGET_TENSOR; t++) {
+            defaults_note |= strcmp(ks->tile_note,
+                                    target_defaults_label(t)) == 0;
+        }
         ks->target = target;
-        if (target == TARGET_CPU && ks->tile_note[0] == '\0') {
-            snprintf(ks->tile_note, sizeof ks->tile_note,
-                     "op defaults for CPUs");
-        } else if (target == TARGET_GPU &&
-                   strcmp(ks->tile_note, "op defaults for CPUs") == 0) {
-            ks->tile_note[0] = '\0';
+        if (defaults_note) {
+            snprintf(ks->tile_note, sizeof ks->tile_note, "%s",
+                     target == TARGET_GPU ? ""
+                                          : target_defaults_label(target));
         }
         knobs_resolve(ks, d);
     }

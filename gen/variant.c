@@ -42,9 +42,8 @@ void variants_one(const struct kernel_spec *ks, struct variant_set *vs)
     vs->n = 1;
     vs->v[0].ks = *ks;
     snprintf(vs->v[0].label, sizeof vs->v[0].label, "%s",
-             ks->tile_note[0]           ? ks->tile_note
-             : ks->target == TARGET_CPU ? "op defaults for CPUs"
-                                        : "op defaults for GPUs");
+             ks->tile_note[0] ? ks->tile_note
+                              : target_defaults_label(ks->target));
     vs->v[0].n_match = 1; /* every device */
 }
 
@@ -124,6 +123,17 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
              ks->name);
     } else {
         add_variant(vs, &one, "op defaults for CPUs", &match, why, sizeof why);
+    }
+    /* Tensor cores, where the op has a kernel for them and the spec's
+     * knobs leave room: otherwise those devices take the GPU variant. */
+    uint64_t hash;
+    memset(&match, 0, sizeof match);
+    match.tensor_cores = 1;
+    if (for_target(ks, TARGET_TENSOR, &one) == 0 &&
+        emit_code_hash(&one, &hash, why, sizeof why) == 0 &&
+        hash != vs->v[0].code_hash) {
+        add_variant(vs, &one, target_defaults_label(TARGET_TENSOR), &match,
+                    why, sizeof why);
     }
 
     /* A spec that gives knobs keeps them (tile: auto asks for the

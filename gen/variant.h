@@ -22,11 +22,13 @@ struct tunedb;
 
 /* Devices a variant is meant for: one named as CL_DEVICE_NAME reads (and
  * measured with driver CL_DRIVER_VERSION), or, with an empty device,
- * every CPU (cpu set) or every other device. */
+ * every CPU (cpu set), every NVIDIA GPU with tensor cores (tensor_cores
+ * set) or every other device. */
 struct variant_match {
     char device[SPECL_DEVICE_NAME_MAX];
     char driver[SPECL_DRIVER_MAX];
     int cpu;
+    int tensor_cores; /* every NVIDIA GPU of compute capability 8.0+ */
 };
 
 /* One knob set: KS with its knobs resolved, why it is there, and the
@@ -48,10 +50,11 @@ struct variant_set {
  * `tune` emit. */
 void variants_one(const struct kernel_spec *ks, struct variant_set *vs);
 
-/* The variants `specl gen` emits for KS (knobs resolved as read): DB's
- * entry for KS's shape from each device it holds (DEVICE: that device
- * only; DB may be NULL), then the op defaults for GPUs (the variant every
- * device falls back to), then those for CPUs. Variants that emit the same
+/* The variants `specl gen` emits for KS (knobs resolved as read): the op
+ * defaults for GPUs (the variant every device falls back to), those for
+ * CPUs, those for tensor cores where they differ from the GPU's, then
+ * DB's entry for KS's shape from each device it holds (DEVICE: that
+ * device only; DB may be NULL). Variants that emit the same
  * code are one variant with the devices of both. Knobs the spec gives stay
  * in every variant; a kernel that gives them all has one variant. Writes
  * a line per entry used or skipped, and why, to NOTES (may be NULL). */

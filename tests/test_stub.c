@@ -22,6 +22,7 @@
 #include "stub_layernorm.h"
 #include "stub_lora.h"
 #include "stub_lora_delta.h"
+#include "stub_lora_tc.h"
 #include "stub_rmsnorm.h"
 #include "stub_softmax.h"
 #include "suites.h"
@@ -94,18 +95,20 @@ struct stub_api {
 
 ADAPT(stub_lora)
 ADAPT(stub_lora_delta)
+ADAPT(stub_lora_tc)
 ADAPT(stub_softmax)
 ADAPT(stub_rmsnorm)
 ADAPT(stub_layernorm)
 ADAPT_ENQUEUE(stub_lora, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_delta, b[0], b[1], b[2], b[3], b[4])
+ADAPT_ENQUEUE(stub_lora_tc, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_softmax, b[0], b[1])
 ADAPT_ENQUEUE(stub_rmsnorm, b[0], b[1], b[2])
 ADAPT_ENQUEUE(stub_layernorm, b[0], b[1], b[2], b[3])
 
 static const struct stub_api stubs[] = {
     STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
-    STUB(stub_rmsnorm), STUB(stub_layernorm),
+    STUB(stub_rmsnorm), STUB(stub_layernorm),  STUB(stub_lora_tc),
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 
@@ -697,26 +700,47 @@ static void run_checked(int i, const void *h, size_t rows, const char *how)
     free_case(&c, &b);
 }
 
+/* The variant of stub I that runs on tensor cores, or -1: stub_lora_tc's
+ * third (GPU, CPU, then tensor-core defaults). */
+static int tensor_variant(int i)
+{
+    return strcmp(stubs[i].name, "stub_lora_tc") == 0 ? 2 : -1;
+}
+
 /* Every variant of every stub builds on this device when asked for by
- * index and computes the float64 result; indices out of range are
- * refused. */
+ * index and computes the float64 result, but for a tensor-core variant on
+ * a device without tensor cores, which is refused with a log that says
+ * so; indices out of range are refused. */
 static void test_every_variant(void)
 {
-    static const size_t rows[] = {1, 5, 37};
+    static const size_t rows[] = {1, 5, 37, 130};
     int many = 0;
     for (int i = 0; i < N_STUBS; i++) {
         many |= stubs[i].n_variants > 1;
+        TU_CHECK(tensor_variant(i) < stubs[i].n_variants,
+                 "%s: %d variants, no tensor-core one", stubs[i].name,
+                 stubs[i].n_variants);
         for (int v = 0; v < stubs[i].n_variants; v++) {
             void *h = NULL;
             char how[32];
             snprintf(how, sizeof how, "variant %d", v);
             cl_int err = stubs[i].create_variant(rt.ctx, rt.device, v, &h);
+            if (v == tensor_variant(i) && !rt.tensor_cores) {
+                TU_CHECK(err == CL_BUILD_PROGRAM_FAILURE && h != NULL &&
+                             strstr(stubs[i].build_log(h),
+                                    "needs NVIDIA tensor cores") != NULL,
+                         "%s: tensor-core variant %d on %s: %s\n%s",
+                         stubs[i].name, v, rt.name, rt_status(err),
+                         h ? stubs[i].build_log(h) : "");
+                stubs[i].destroy(h);
+                continue;
+            }
             TU_CHECK(err == CL_SUCCESS && stubs[i].variant(h) == v,
                      "%s: create_variant(%d): %s, variant %d\n%s",
                      stubs[i].name, v, rt_status(err),
                      h ? stubs[i].variant(h) : -1,
                      h ? stubs[i].build_log(h) : "");
-            for (size_t r = 0; err == CL_SUCCESS && r < 3; r++) {
+            for (size_t r = 0; err == CL_SUCCESS && r < 4; r++) {
                 run_checked(i, h, rows[r], how);
             }
             stubs[i].destroy(h);
@@ -734,8 +758,8 @@ static void test_every_variant(void)
 }
 
 /* NAME_create picks the variant of the device's type: the CPU defaults
- * (variant 1 where they differ from the GPU ones) on a CPU, variant 0
- * elsewhere. */
+ * (variant 1 where they differ from the GPU ones) on a CPU, the
+ * tensor-core defaults on a GPU with tensor cores, variant 0 elsewhere. */
 static void test_variant_choice(void)
 {
     cl_device_type type = 0;
@@ -745,6 +769,9 @@ static void test_variant_choice(void)
     int cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     for (int i = 0; i < N_STUBS; i++) {
         int want = cpu && stubs[i].n_variants > 1 ? 1 : 0;
+        if (rt.tensor_cores && tensor_variant(i) >= 0) {
+            want = tensor_variant(i);
+        }
         TU_CHECK(stubs[i].variant(handle[i]) == want,
                  "%s: variant %d on a %s device, expected %d", stubs[i].name,
                  stubs[i].variant(handle[i]), cpu ? "CPU" : "non-CPU", want);
