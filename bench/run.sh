@@ -10,6 +10,7 @@ size=${1:-cpu}
 [ $# -gt 0 ] && shift
 lora=$here/specs/lora.yaml
 rows=$here/specs/rows.yaml
+half=$here/specs/half.yaml
 case "$size" in
 gpu)
     "$specl" bench "$lora" --kernel llama_q --rows 4096 "$@"
@@ -22,6 +23,15 @@ gpu)
     "$specl" bench "$rows" --kernel softmax_1024 --rows 32768 "$@"
     "$specl" bench "$rows" --kernel softmax_32000 --rows 512 "$@"
     "$specl" bench specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
+    # half precision: tensor cores where the device has them
+    for k in bf16_q f16_q bf16_up bf16_q_mma_big bf16_q_delta; do
+        "$specl" bench "$half" --kernel $k --rows 4096 "$@"
+    done
+    "$specl" bench "$half" --kernel bf16_q --rows 8 "$@"
+    "$specl" bench "$half" --kernel bf16_rmsnorm_4096 --rows 4096 "$@"
+    "$specl" bench "$half" --kernel bf16_layernorm_4096 --rows 4096 "$@"
+    "$specl" bench "$half" --kernel bf16_softmax_32000 --rows 4096 "$@"
+    "$specl" bench "$half" --kernel bf16_softmax_1024 --rows 32768 "$@"
     ;;
 cpu)
     "$specl" bench "$lora" --kernel llama_q --rows 512 --reps 5 "$@"

@@ -57,11 +57,12 @@ static const char gen_usage[] =
     "\n"
     "Options:\n"
     "  -o, --output DIR      where to write (default: out)\n"
-    "      --target cpu|gpu  one variant per kernel: the op defaults for\n"
-    "                        that kind of device (and the database's entry\n"
-    "                        with --db); without it, a variant per kind\n"
-    "                        and per database device, NAME_create picking\n"
-    "                        one at run time\n"
+    "      --target cpu|gpu|tensor  one variant per kernel: the op\n"
+    "                        defaults for that kind of device (tensor:\n"
+    "                        NVIDIA, compute capability 8.0+), and the\n"
+    "                        database's entry with --db; without it, a\n"
+    "                        variant per kind and per database device,\n"
+    "                        NAME_create picking one at run time\n"
     "      --db FILE         the tuning database's entries as variants\n"
     "      --db-device NAME  only that device's entries (its name as\n"
     "                        stored, or its slug)\n"
@@ -80,7 +81,8 @@ static const char plan_usage[] =
     "\n"
     "Options:\n"
     "  -o, --output DIR      write DIR/NAME.plan (default: stdout)\n"
-    "      --target cpu|gpu  the one variant for that kind of device\n"
+    "      --target cpu|gpu|tensor  the one variant for that kind of\n"
+    "                        device\n"
     "      --db FILE         the tuning database's entries as variants\n"
     "      --db-device NAME  only that device's entries\n"
     "      --list-outputs    with -o: print the files it would write; write\n"
@@ -96,8 +98,8 @@ static const char check_usage[] =
     "is standard input.\n"
     "\n"
     "Options:\n"
-    "      --target cpu|gpu  check the knobs the op defaults choose for that\n"
-    "                        kind of device (default: gpu)\n"
+    "      --target cpu|gpu|tensor  check the knobs the op defaults choose\n"
+    "                        for that kind of device (default: gpu)\n"
     "  -h, --help            this text\n";
 
 static const char list_usage[] =
@@ -261,7 +263,7 @@ static const struct cli_option check_options[] = {
 /* `specl check`, `specl gen` and `specl plan` (MODE). */
 static int cmd_check_or_gen(int argc, char **argv, int mode)
 {
-    static const char *const targets[] = {"cpu", "gpu", NULL};
+    static const char *const targets[] = {"cpu", "gpu", "tensor", NULL};
     struct cli c = {.cmd = argv[0], .argc = argc, .argv = argv};
     c.usage = mode == MODE_GEN    ? gen_usage
               : mode == MODE_PLAN ? plan_usage
@@ -287,7 +289,9 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
             if (cli_choice(&c, targets) < 0) {
                 return EXIT_USAGE;
             }
-            target = strcmp(c.value, "cpu") == 0 ? TARGET_CPU : TARGET_GPU;
+            target = strcmp(c.value, "cpu") == 0      ? TARGET_CPU
+                     : strcmp(c.value, "tensor") == 0 ? TARGET_TENSOR
+                                                      : TARGET_GPU;
             target_given = 1;
             break;
         case OPT_DB:

@@ -233,7 +233,7 @@ static void test_usage_errors(void)
          "specl gen: error: option '--d' is ambiguous (--db, --db-device, "
          "--depfile)\nTry 'specl gen --help'.\n"},
         {"gen specs/seeds.yaml --target tpu",
-         "specl gen: error: --target must be cpu or gpu (got tpu)\n"
+         "specl gen: error: --target must be cpu, gpu or tensor (got tpu)\n"
          "Try 'specl gen --help'.\n"},
         {"gen", "specl gen: error: no spec files given\n"
                 "Try 'specl gen --help'.\n"},
@@ -699,6 +699,24 @@ static void test_tune_plot(void)
     free(dir);
 }
 
+/* --target tensor: the op defaults for tensor cores, one variant; a bf16
+ * lora with W gets engine mma, an f32 one does not. */
+static void test_target_tensor(void)
+{
+    TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tensor 2>/dev/null "
+                    "| grep -q '^ \\* tile: .* engine=mma\\*'",
+                    TU_SPECL) == 0,
+             "plan --target tensor: no kernel with engine=mma");
+    TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tensor 2>/dev/null "
+                    "| grep -c 'engine=mma\\*' | grep -qx 1",
+                    TU_SPECL) == 0,
+             "plan --target tensor: engine=mma on other kernels than "
+             "stub_lora_tc");
+    TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tpu 2>/dev/null",
+                    TU_SPECL) == 2,
+             "--target tpu is not a usage error");
+}
+
 int add_cli_suite(void)
 {
     CU_pSuite s = CU_add_suite("cli", NULL, NULL);
@@ -707,6 +725,8 @@ int add_cli_suite(void)
                     test_list_outputs) == NULL ||
         CU_add_test(s, "--depfile is a make rule of outputs and inputs",
                     test_depfile) == NULL ||
+        CU_add_test(s, "--target tensor: the tensor-core defaults",
+                    test_target_tensor) == NULL ||
         CU_add_test(s, "--help and -h: the usage, exit 0", test_help) ==
             NULL ||
         CU_add_test(s, "usage errors: one form, exit 2", test_usage_errors) ==
