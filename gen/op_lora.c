@@ -656,17 +656,13 @@ static int check_tiles(const struct kernel_spec *ks, const struct lora *c,
     return ok;
 }
 
-/* Work-group sizes and local memory of each kernel the plan launches. */
-static void check_limits(const struct kernel_spec *ks, const struct lora *c,
-                         struct diags *d)
+/* lora_main's work-group and local memory (the SIMT engine). */
+static void check_main(const struct kernel_spec *ks, const struct lora *c,
+                       struct diags *d)
 {
     const char *file = ks->file;
     long threads = main_threads(c);
     long bytes = main_local(c, XA_PREPASS);
-    if (uses_mma(c)) {
-        threads = 0; /* check_mma's */
-        bytes = 0;
-    }
     if (threads > THREADS_MAX) {
         diag_error(d, file, blame(ks, "m", "n"),
                    "lora_main work-group of %ld work-items (tile m %ld / wm "
@@ -678,12 +674,25 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                    "lora_main needs %ld bytes of local memory (tiles m %ld, "
                    "n %ld, k %ld, pad %ld), more than %ld",
                    bytes, c->m, c->n, c->k, c->pad, LOCAL_MAX);
-    } else if (c->xa == XA_INLINE && !uses_mma(c) &&
+    } else if (c->xa == XA_INLINE &&
                (bytes = main_local(c, XA_INLINE)) > LOCAL_MAX) {
         diag_error(d, file, spec_knob_mark(ks, "xa"),
                    "xa: inline needs %ld bytes of local memory in lora_main "
                    "(rank %ld), more than %ld; use xa: prepass",
                    bytes, c->R, LOCAL_MAX);
+    }
+}
+
+/* Work-group sizes and local memory of each kernel the plan launches
+ * (lora_mma's are check_mma's). */
+static void check_limits(const struct kernel_spec *ks, const struct lora *c,
+                         struct diags *d)
+{
+    const char *file = ks->file;
+    long threads = main_threads(c); /* lora_main's, for warp_n */
+    long bytes;
+    if (!uses_mma(c)) {
+        check_main(ks, c, d);
     }
     if (c->decode_rows > 0 && c->decode_max < c->decode_rows) {
         diag_error(d, file, blame(ks, "decode_max", "decode_rows"),
@@ -855,17 +864,16 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
      * that changes no code then leaves the emitted source as it is, and
      * `specl tune`, which merges configs by that source, times it once. */
     int runs_main = uses_main(c);
-    if (runs_main) {
+    if (runs_main || uses_mma(c)) {
         plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
         plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
         plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
+    }
+    if (runs_main) {
         plan_int(p, "WORK_M", "rows of Y per work-item", c->wm);
         plan_int(p, "WORK_N", "columns of Y per work-item", c->wn);
     }
     if (uses_mma(c)) {
-        plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
-        plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
-        plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
         plan_int(p, "MMA_WARP_M", "rows of Y per warp", c->wm);
         plan_int(p, "MMA_WARP_N", "columns of Y per warp", c->wn);
         plan_int(p, "MMA_STAGES", "K steps staged in local memory",

@@ -47,12 +47,13 @@ void variants_one(const struct kernel_spec *ks, struct variant_set *vs)
     vs->v[0].n_match = 1; /* every device */
 }
 
-/* Adds KS to VS under LABEL for the devices of MATCH, or gives those
- * devices the variant that already emits the same code. Returns 0, or -1
- * when VS is full or KS cannot be emitted (WHY says so). */
+/* Adds KS to VS under LABEL for the devices of MATCH, or (with MERGE)
+ * gives those devices the variant that already emits the same code;
+ * without MERGE such a KS adds nothing. Returns 0, or -1 when VS is full
+ * or KS cannot be emitted (WHY says so). */
 static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
                        const char *label, const struct variant_match *match,
-                       char *why, size_t why_size)
+                       int merge, char *why, size_t why_size)
 {
     uint64_t hash;
     char err[256];
@@ -63,7 +64,9 @@ static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
     for (int i = 0; i < vs->n; i++) {
         struct variant *v = &vs->v[i];
         if (v->code_hash == hash) {
-            if (v->n_match < (int)(sizeof v->match / sizeof v->match[0])) {
+            int room = v->n_match < (int)(sizeof v->match /
+                                          sizeof v->match[0]);
+            if (merge && room) {
                 v->match[v->n_match++] = *match;
             }
             snprintf(why, why_size, "the same code as variant %d", i);
@@ -111,7 +114,8 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
      * them, and they are what a read spec resolves to. */
     memset(&match, 0, sizeof match);
     if (for_target(ks, TARGET_GPU, &one) == 0) {
-        add_variant(vs, &one, "op defaults for GPUs", &match, why, sizeof why);
+        add_variant(vs, &one, "op defaults for GPUs", &match, 1, why,
+                    sizeof why);
     } else {
         variants_one(ks, vs); /* cannot happen: the spec validated */
     }
@@ -122,17 +126,15 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
              "do not fit the knobs the spec gives",
              ks->name);
     } else {
-        add_variant(vs, &one, "op defaults for CPUs", &match, why, sizeof why);
+        add_variant(vs, &one, "op defaults for CPUs", &match, 1, why,
+                    sizeof why);
     }
     /* Tensor cores, where the op has a kernel for them and the spec's
      * knobs leave room: otherwise those devices take the GPU variant. */
-    uint64_t hash;
     memset(&match, 0, sizeof match);
     match.tensor_cores = 1;
-    if (for_target(ks, TARGET_TENSOR, &one) == 0 &&
-        emit_code_hash(&one, &hash, why, sizeof why) == 0 &&
-        hash != vs->v[0].code_hash) {
-        add_variant(vs, &one, target_defaults_label(TARGET_TENSOR), &match,
+    if (for_target(ks, TARGET_TENSOR, &one) == 0) {
+        add_variant(vs, &one, target_defaults_label(TARGET_TENSOR), &match, 0,
                     why, sizeof why);
     }
 
@@ -181,7 +183,8 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
                  "tuned on %.255s (driver %.127s): %.200s", e->device,
                  e->driver, why);
         char merged[256];
-        if (add_variant(vs, &one, label, &match, merged, sizeof merged) < 0) {
+        if (add_variant(vs, &one, label, &match, 1, merged, sizeof merged) <
+            0) {
             note(notes, "%s: %s: left out: %s", ks->name, dev, merged);
             continue;
         }

@@ -304,7 +304,8 @@ lora_mma(const int rows_arg,
                 uint r = row0 + warp_m * MMA_WARP_M + i * 16 + g + h * 8;
                 if (r < rows && c < OUT_FEATURES) {
                     size_t at = (size_t)r * OUT_FEATURES + c;
-                    float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                    float2 v =
+                        (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
 #if ACCUMULATE
                     v += load2(y, at);
 #endif
