@@ -1,6 +1,5 @@
 /* main.c - the specl command line: the subcommands gen, plan, check,
  * list, devices and db merge, and the dispatch to bench and tune. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,22 +181,12 @@ static int write_depfile(const char *file, const struct buf *paths,
         depfile_path(&rule, inputs[i], strlen(inputs[i]));
     }
     buf_printf(&rule, "\n");
-    char tmp[4096];
+    char err[4400];
     int rc = 0;
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", file) >= (int)sizeof tmp) {
-        fprintf(stderr, "specl: error: %s: depfile path too long\n", file);
+    if (write_file_atomic(file, buf_str(&rule), rule.len, err, sizeof err) <
+        0) {
+        fprintf(stderr, "specl: error: cannot write the depfile: %s\n", err);
         rc = EXIT_INVALID;
-    } else {
-        FILE *f = fopen(tmp, "w");
-        int bad = f == NULL || fwrite(buf_str(&rule), 1, rule.len, f) !=
-                                   rule.len;
-        bad |= f != NULL && fclose(f) != 0;
-        if (bad || rename(tmp, file) != 0) {
-            fprintf(stderr, "specl: error: %s: cannot write the depfile: "
-                    "%s\n", file, strerror(errno));
-            remove(tmp);
-            rc = EXIT_INVALID;
-        }
     }
     buf_free(&rule);
     return rc;
