@@ -1,0 +1,68 @@
+/* lora_bwd_common.cl - what the kernels of lora_backward share: the
+ * gradients of Y = X*W + SCALE*(X*A)*B with W frozen. With T = X*A and
+ * G = SCALE*dY*B^T (rows x r each):
+ *
+ *     dB = SCALE*T^T*dY   (r x N)    dA = X^T*G   (K x r)
+ *     dX = dY*W^T + G*A^T   (rows x K)
+ *
+ * X is rows x K, W is K x N, A is K x r, B is r x N, dY is rows x N, dX is
+ * rows x K, dA is K x r, dB is r x N, all row-major in storage_t;
+ * arithmetic and accumulation are float. dA and dB come out the same bit
+ * for bit on every run: their sums over rows run in a fixed order (no
+ * atomics).
+ *
+ * Kernels, in launch order:
+ *   lora_bwd_tg      G and SCALE*T into the scratch (reads X and dY once).
+ *                    Local size (TG_THREADS), TG_ROWS rows per work-group.
+ *   lora_bwd_grad    partial sums of dA and dB over GRAD_ROWS rows each:
+ *                    work-group (c, s) takes column block c of dA's K rows
+ *                    (the first GRAD_BLOCKS_K blocks) or dB's N columns
+ *                    (the GRAD_BLOCKS_N after), and rows s * GRAD_ROWS ..
+ *                    + GRAD_ROWS. Local size (GRAD_THREADS), GRAD_VEC
+ *                    columns per work-item.
+ *   lora_bwd_reduce  dA, dB (+)= the sum of the partials in slice order.
+ *                    Local size (REDUCE_THREADS), one work-item per
+ *                    element of dA and dB.
+ *   lora_bwd_dx      INPUT_GRAD 1: dX = [dY | G] * [W^T ; A^T], a
+ *                    register-tiled GEMM whose reduction runs over N, then
+ *                    r. Local size (DX_TILE_N / DX_WORK_N, DX_TILE_M /
+ *                    DX_WORK_M), DX_TILE_M rows and DX_TILE_N columns of
+ *                    dX per work-group.
+ *
+ * Scratch (floats), for `rows` rows:
+ *   G          at 0:              rows x RANK
+ *   SCALE*T    at rows * RANK:    rows x RANK
+ *   partials   at 2 * rows * RANK: GRAD_SLICES(rows) slices of
+ *              (K + N) * RANK floats; slice s holds the sums over its rows
+ *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
+ *              n of dB at n * RANK).
+ *
+ * Shape, set by the plan (gen/op_lora_backward.c):
+ *   IN_FEATURES   K
+ *   OUT_FEATURES  N
+ *   RANK          r
+ *   SCALE         float literal
+ *   HAS_BASE      1: dX includes dY*W^T; 0: dX = G*A^T (no W)
+ *   INPUT_GRAD    1: dX is computed; 0: no dX (and no W)
+ *   ACCUMULATE    1: dA += ..., dB += ...; 0: dA = ..., dB = ...
+ * Storage: storage_DTYPE.cl, one of f32, f16, bf16, chosen by the plan. */
+
+#include "storage_@dtype@.cl"
+
+#if !defined(IN_FEATURES) || !defined(OUT_FEATURES) || !defined(RANK) ||  \
+    !defined(SCALE) || !defined(HAS_BASE) || !defined(INPUT_GRAD) ||      \
+    !defined(ACCUMULATE) || !defined(GRAD_ROWS)
+#error "lora_bwd_common.cl: the plan must define the shape and GRAD_ROWS"
+#endif
+
+#define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+/* Slices of partial sums lora_bwd_grad writes for ROWS rows. */
+#define GRAD_SLICES(rows) CEIL_DIV((rows), GRAD_ROWS)
+/* Floats of one slice. */
+#define SLICE_FLOATS ((IN_FEATURES + OUT_FEATURES) * RANK)
+
+/* Where the parts of the scratch start, for ROWS rows. */
+#define SCRATCH_G(scratch, rows) (scratch)
+#define SCRATCH_T(scratch, rows) ((scratch) + (size_t)(rows) * RANK)
+#define SCRATCH_PARTIALS(scratch, rows) ((scratch) + (size_t)(rows) * 2 * RANK)
