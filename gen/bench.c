@@ -28,13 +28,16 @@ struct bench_opts {
  * measures one case at a time. */
 static struct gemm_chain peer_chain;
 
-/* A gemm operand: the plan buffer NAME of buffer set SET, or the chain's
- * temporary; NULL if the case has no such buffer. */
+/* A gemm operand: the plan buffer NAME of buffer set SET, or one of the
+ * chain's temporaries; NULL if the case has no such buffer. */
 static cl_mem gemm_operand(const struct measure_case *bc, int set,
                            const char *name)
 {
     if (strcmp(name, "temp") == 0) {
         return bc->t[set];
+    }
+    if (strcmp(name, "temp2") == 0) {
+        return bc->t2[set];
     }
     int i = buffer_named(&bc->vc, name);
     return i >= 0 ? bc->sets[set].mem[i] : NULL;
@@ -62,9 +65,11 @@ static cl_int run_clblast(void *p, int set, struct run_events *r)
             *n = 0;
             return CL_INVALID_MEM_OBJECT;
         }
-        s = clblast_sgemm(g->m, g->n, g->k, (float)g->alpha, a, 0, g->k, b, 0,
-                          g->n, (float)g->beta, c, 0, g->n, &q,
-                          &events[(*n)++]);
+        /* Row-major leading dimensions: the stored rows' lengths. */
+        s = clblast_sgemm(g->trans_a, g->trans_b, g->m, g->n, g->k,
+                          (float)g->alpha, a, 0, g->trans_a ? g->m : g->k, b,
+                          0, g->trans_b ? g->k : g->n, (float)g->beta, c, 0,
+                          g->n, &q, &events[(*n)++]);
     }
     if (s != CLBLAST_SUCCESS) {
         (*n)--;
@@ -339,10 +344,18 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         memset(&peer_chain, 0, sizeof peer_chain);
         ks->op->blas_peer(ks, rows, &peer_chain);
         size_t temp = peer_chain.temp_per_row;
-        for (int s = 0; s < mc.n_sets && err == CL_SUCCESS && temp > 0;
-             s++) {
-            mc.t[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                                     rows * temp * sizeof(float), NULL, &err);
+        size_t temp2 = peer_chain.temp2_per_row;
+        for (int s = 0; s < mc.n_sets && err == CL_SUCCESS; s++) {
+            if (temp > 0) {
+                mc.t[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
+                                         rows * temp * sizeof(float), NULL,
+                                         &err);
+            }
+            if (temp2 > 0 && err == CL_SUCCESS) {
+                mc.t2[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
+                                          rows * temp2 * sizeof(float), NULL,
+                                          &err);
+            }
         }
         verify_variant(&mc, run_clblast, &res[2]);
         if (res[2].ok) {

@@ -7,9 +7,9 @@
 
 #define CLBLAST_LIBRARY "libclblast.so.1"
 
-/* The values clblast_c.h gives CLBlastLayoutRowMajor and
- * CLBlastTransposeNo; C passes its enums as int. */
-enum { LAYOUT_ROW_MAJOR = 101, TRANSPOSE_NO = 111 };
+/* The values clblast_c.h gives CLBlastLayoutRowMajor, CLBlastTransposeNo
+ * and CLBlastTransposeYes; C passes its enums as int. */
+enum { LAYOUT_ROW_MAJOR = 101, TRANSPOSE_NO = 111, TRANSPOSE_YES = 112 };
 
 typedef int (*sgemm_fn)(int layout, int a_transpose, int b_transpose, size_t m,
                         size_t n, size_t k, float alpha, cl_mem a,
@@ -51,7 +51,8 @@ int clblast_load(char *why, size_t why_size)
     return 0;
 }
 
-int clblast_sgemm(size_t m, size_t n, size_t k, float alpha, cl_mem a,
+int clblast_sgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                  float alpha, cl_mem a,
                   size_t a_offset, size_t a_ld, cl_mem b, size_t b_offset,
                   size_t b_ld, float beta, cl_mem c, size_t c_offset,
                   size_t c_ld, cl_command_queue *queue, cl_event *event)
@@ -59,7 +60,8 @@ int clblast_sgemm(size_t m, size_t n, size_t k, float alpha, cl_mem a,
     if (sgemm == NULL) {
         return CL_INVALID_OPERATION;
     }
-    return sgemm(LAYOUT_ROW_MAJOR, TRANSPOSE_NO, TRANSPOSE_NO, m, n, k, alpha,
+    return sgemm(LAYOUT_ROW_MAJOR, trans_a ? TRANSPOSE_YES : TRANSPOSE_NO,
+                 trans_b ? TRANSPOSE_YES : TRANSPOSE_NO, m, n, k, alpha,
                  a, a_offset, a_ld, b, b_offset, b_ld, beta, c, c_offset, c_ld,
                  queue, event);
 }

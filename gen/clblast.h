@@ -15,10 +15,12 @@
  * there; else -1, with a note for the user in WHY. */
 int clblast_load(char *why, size_t why_size);
 
-/* CLBlastSgemm, row-major and without transposes: C = ALPHA A B + BETA C
- * for an M x K A, a K x N B and an M x N C. Returns CLBlast's status;
- * CL_INVALID_OPERATION before a successful clblast_load. */
-int clblast_sgemm(size_t m, size_t n, size_t k, float alpha, cl_mem a,
+/* CLBlastSgemm, row-major: C = ALPHA op(A) op(B) + BETA C for an M x K
+ * op(A), a K x N op(B) and an M x N C, op transposing when TRANS_A
+ * (TRANS_B) is set. Returns CLBlast's status; CL_INVALID_OPERATION before
+ * a successful clblast_load. */
+int clblast_sgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                  float alpha, cl_mem a,
                   size_t a_offset, size_t a_ld, cl_mem b, size_t b_offset,
                   size_t b_ld, float beta, cl_mem c, size_t c_offset,
                   size_t c_ld, cl_command_queue *queue, cl_event *event);

@@ -301,6 +301,9 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
                    p->buffer[i].optional);
     }
     buf_printf(&b, "scratch %ld\n", p->scratch_per_row);
+    if (p->scratch_fixed != 0) {
+        buf_printf(&b, "scratch_fixed %ld\n", p->scratch_fixed);
+    }
     for (int i = 0; i < p->n_path; i++) {
         const struct path *pa = &p->path[i];
         buf_printf(&b, "path %ld %s\n", pa->max_rows, pa->why);
@@ -406,7 +409,7 @@ enum stub_hole {
     H_HEADER, H_NAME, H_GUARD, H_CONSTANTS, H_OP, H_MATH, H_BUFFER_DOC,
     H_PARAMS, H_DEF_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS,
     H_ELEMENT_BYTES, H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS,
-    H_MAX_KERNELS, H_MAX_SCRATCH_PER_ROW, H_MATCHES, H_VARIANT_DOC,
+    H_MAX_KERNELS, H_MAX_SCRATCH_PER_ROW, H_MAX_SCRATCH_FIXED, H_MATCHES, H_VARIANT_DOC,
     H_N_VARIANTS, H_BUFFER_ARGS, N_HOLES
 };
 
@@ -414,7 +417,7 @@ static const char *const hole_names[N_HOLES] = {
     "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "BUFFER_DOC",
     "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
     "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
-    "MAX_KERNELS", "MAX_SCRATCH_PER_ROW", "MATCHES", "VARIANT_DOC",
+    "MAX_KERNELS", "MAX_SCRATCH_PER_ROW", "MAX_SCRATCH_FIXED", "MATCHES", "VARIANT_DOC",
     "N_VARIANTS", "BUFFER_ARGS"};
 
 /* The kernels of P in the stub's order (first launch first), with the
@@ -500,9 +503,9 @@ static int stub_tables(const char *name, const struct plan *p, int v,
                name, kernels_source, name, name, kernels_source);
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
-               "%ld, %d},\n",
+               "%ld, %ld, %d},\n",
                name, v, name, v, n_names, name, v, p->scratch_per_row,
-               p->needs == NEEDS_TENSOR_CORES);
+               p->scratch_fixed, p->needs == NEEDS_TENSOR_CORES);
     return n_names;
 }
 
@@ -724,7 +727,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         buf_printf(&e->cl, "\n/* The source of variant 0; %s.c holds every "
                    "variant's. */\n", name);
     }
-    long max_scratch = 0;
+    long max_scratch = 0, max_scratch_fixed = 0;
     int max_kernels = 0;
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
@@ -775,6 +778,9 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             if (p->scratch_per_row > max_scratch) {
                 max_scratch = p->scratch_per_row;
             }
+            if (p->scratch_fixed > max_scratch_fixed) {
+                max_scratch_fixed = p->scratch_fixed;
+            }
             for (int m = 0; m < ev[v].n_match; m++) {
                 const struct variant_match *vm = &ev[v].match[m];
                 if (vm->device[0]) {
@@ -814,6 +820,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     buf_puts(&b[H_MATH], ks->op->summary);
     buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
     buf_printf(&b[H_MAX_SCRATCH_PER_ROW], "%ld", max_scratch);
+    buf_printf(&b[H_MAX_SCRATCH_FIXED], "%ld", max_scratch_fixed);
     buf_printf(&b[H_N_VARIANTS], "%d", n);
     char prefix[EMIT_NAME_MAX + 1];
     snprintf(prefix, sizeof prefix, "%s_", name);
@@ -990,7 +997,10 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
                                        : "\n");
         }
     }
-    if (plan->scratch_per_row != 0) {
+    if (plan->scratch_fixed != 0) {
+        buf_printf(out, "scratch: rows x %ld + %ld floats\n",
+                   plan->scratch_per_row, plan->scratch_fixed);
+    } else if (plan->scratch_per_row != 0) {
         buf_printf(out, "scratch: rows x %ld floats\n",
                    plan->scratch_per_row);
     } else {

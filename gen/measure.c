@@ -375,55 +375,113 @@ int buffer_named(const struct vcase *c, const char *name)
     return -1;
 }
 
-/* Rows of the output checked against float64 (all of them for small
- * cases; a spread sample for large ones, where the reference would take
- * minutes). */
-static double check_output(const struct vcase *c, const float *got,
-                           const double *ref_rows, const size_t *rows_idx,
-                           size_t n_rows)
+/* Whether output I is checked on sampled rows only: per-row outputs of
+ * large cases, where the reference would take minutes. Outputs of a
+ * fixed size (sums over every row) are checked whole. */
+static int output_sampled(const struct vcase *c, int i)
 {
-    size_t per_row = c->count[c->out] / c->rows;
-    double worst = 0;
-    float *picked = malloc(n_rows * per_row * sizeof *picked);
-    if (picked == NULL) {
-        return INFINITY;
+    return c->plan.buffer[i].per_row > 0 && c->plan.buffer[i].fixed == 0;
+}
+
+/* Offsets of the outputs in an array of the checked values (SAMPLED_AT,
+ * indexed by buffer) for N_ROWS sampled rows; returns its length. */
+static size_t sampled_layout(const struct vcase *c, size_t n_rows,
+                             size_t *sampled_at)
+{
+    size_t total = 0;
+    for (int o = 0; o < c->n_out; o++) {
+        int i = c->outs[o];
+        sampled_at[i] = total;
+        total += output_sampled(c, i)
+                     ? n_rows * (size_t)c->plan.buffer[i].per_row
+                     : c->count[i];
     }
-    for (size_t i = 0; i < n_rows; i++) {
-        memcpy(picked + i * per_row, got + rows_idx[i] * per_row,
-               per_row * sizeof *picked);
-    }
-    for (size_t i = 0; i < c->count[c->out]; i++) {
+    return total;
+}
+
+/* The worst relative error of the checked values of GOT (all outputs)
+ * against REF (sampled_layout's); its buffer in *WORST. */
+static double check_output(const struct vcase *c, const float *got,
+                           const double *ref, const size_t *rows_idx,
+                           size_t n_rows, int *worst)
+{
+    size_t at[SPECL_MAX_BUFFERS];
+    double err = 0;
+    *worst = c->out;
+    for (size_t i = 0; i < c->out_count; i++) {
         if (isnan(got[i])) {
-            free(picked);
             return INFINITY;
         }
     }
-    worst = rel_l2(picked, ref_rows, n_rows * per_row);
-    free(picked);
-    return worst;
+    sampled_layout(c, n_rows, at);
+    for (int o = 0; o < c->n_out; o++) {
+        int i = c->outs[o];
+        const float *g = got + c->out_at[i];
+        size_t per_row = (size_t)c->plan.buffer[i].per_row;
+        size_t n = output_sampled(c, i) ? n_rows * per_row : c->count[i];
+        float *picked = malloc((n ? n : 1) * sizeof *picked);
+        if (picked == NULL) {
+            return INFINITY;
+        }
+        if (output_sampled(c, i)) {
+            for (size_t r = 0; r < n_rows; r++) {
+                memcpy(picked + r * per_row, g + rows_idx[r] * per_row,
+                       per_row * sizeof *picked);
+            }
+        } else {
+            memcpy(picked, g, n * sizeof *picked);
+        }
+        double e = rel_l2(picked, ref + at[i], n);
+        free(picked);
+        if (!(e <= err)) {
+            err = e;
+            *worst = i;
+        }
+    }
+    return err;
 }
 
-/* The float64 reference for the sampled rows only. */
+/* The float64 reference of the checked values (sampled_layout's): the
+ * per-row outputs of the sampled rows only, from a case of just those
+ * rows; the others from the whole case. */
 static double *sampled_reference(const struct vcase *c, size_t *rows_idx,
                                  size_t *n_rows)
 {
     size_t sample = c->rows <= 64 ? c->rows : 64;
     struct vcase sub = *c;
-    size_t per_row[SPECL_MAX_BUFFERS];
-    double *ref;
+    size_t per_row[SPECL_MAX_BUFFERS], at[SPECL_MAX_BUFFERS];
+    double *sub_out[SPECL_MAX_BUFFERS] = {NULL};
+    double *full_out[SPECL_MAX_BUFFERS] = {NULL};
+    int any_sub = 0, any_full = 0, failed = 0;
     for (size_t i = 0; i < sample; i++) {
         rows_idx[i] = sample == c->rows ? i : i * (c->rows - 1) / (sample - 1);
     }
     *n_rows = sample;
+    double *ref = calloc(sampled_layout(c, sample, at) + 1, sizeof *ref);
+    if (ref == NULL) {
+        return NULL;
+    }
+    for (int o = 0; o < c->n_out; o++) {
+        int i = c->outs[o];
+        if (output_sampled(c, i)) {
+            sub_out[i] = ref + at[i];
+            any_sub = 1;
+        } else {
+            full_out[i] = ref + at[i];
+            any_full = 1;
+        }
+    }
     /* A case of just the sampled rows: per-row buffers gathered. */
     for (int b = 0; b < c->plan.n_buffer; b++) {
         per_row[b] = (size_t)c->plan.buffer[b].per_row;
-        if (per_row[b] == 0 || c->host[b] == NULL) {
+        sub.host[b] = c->host[b];
+        if (per_row[b] == 0 || c->host[b] == NULL || !any_sub) {
             continue;
         }
         sub.host[b] = malloc(sample * per_row[b] * sizeof(float));
         if (sub.host[b] == NULL) {
-            return NULL;
+            failed = 1;
+            continue;
         }
         for (size_t i = 0; i < sample; i++) {
             memcpy(sub.host[b] + i * per_row[b],
@@ -433,11 +491,20 @@ static double *sampled_reference(const struct vcase *c, size_t *rows_idx,
         sub.count[b] = sample * per_row[b];
     }
     sub.rows = sample;
-    ref = vcase_reference(&sub);
+    if (!failed && any_sub && vcase_reference_into(&sub, sub_out) < 0) {
+        failed = 1;
+    }
+    if (!failed && any_full && vcase_reference_into(c, full_out) < 0) {
+        failed = 1;
+    }
     for (int b = 0; b < c->plan.n_buffer; b++) {
-        if (per_row[b] != 0 && c->host[b] != NULL) {
+        if (sub.host[b] != c->host[b]) {
             free(sub.host[b]);
         }
+    }
+    if (failed) {
+        free(ref);
+        return NULL;
     }
     return ref;
 }
@@ -469,9 +536,14 @@ void verify_variant(struct measure_case *bc, enqueue_fn fn,
                  canary_ok ? rt_status(err) : "wrote past its output");
         return;
     }
-    r->err = check_output(&bc->vc, got, ref, rows_idx, n_rows);
+    int worst;
+    r->err = check_output(&bc->vc, got, ref, rows_idx, n_rows, &worst);
     r->ok = r->err <= error_bound(bc->vc.ks);
-    if (!r->ok) {
+    if (!r->ok && bc->vc.n_out > 1) {
+        snprintf(r->note, sizeof r->note, "WRONG: %s error %.3g > %.3g",
+                 bc->vc.plan.buffer[worst].name, r->err,
+                 error_bound(bc->vc.ks));
+    } else if (!r->ok) {
         snprintf(r->note, sizeof r->note, "WRONG: error %.3g > %.3g",
                  r->err, error_bound(bc->vc.ks));
     }
@@ -534,7 +606,7 @@ cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
     }
     mc->ref = err ? NULL : sampled_reference(&mc->vc, mc->rows_idx,
                                              &mc->n_rows);
-    mc->got = malloc((mc->vc.count[mc->vc.out] + 1) * sizeof *mc->got);
+    mc->got = malloc((mc->vc.out_count + 1) * sizeof *mc->got);
     if (err == CL_SUCCESS && (mc->ref == NULL || mc->got == NULL)) {
         err = CL_OUT_OF_HOST_MEMORY;
     }
@@ -549,6 +621,9 @@ void mcase_free(struct measure_case *mc)
     for (int s = 0; s < MAX_SETS; s++) {
         if (mc->t[s] != NULL) {
             clReleaseMemObject(mc->t[s]);
+        }
+        if (mc->t2[s] != NULL) {
+            clReleaseMemObject(mc->t2[s]);
         }
         vbuffers_free(&mc->sets[s]);
     }

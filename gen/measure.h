@@ -43,13 +43,14 @@ struct measure_case {
     struct naive *naive;        /* where the naive stubs are kept */
     struct stub *naive_stub;    /* this kernel's, in *naive, once
                                    mcase_load_naive */
-    cl_mem t[MAX_SETS];         /* temporary of peers (gemm_chain) */
+    cl_mem t[MAX_SETS];         /* temporaries of peers (gemm_chain) */
+    cl_mem t2[MAX_SETS];
     cl_program mark_program;    /* the one-item kernel run_specl times from */
     cl_kernel mark;
     double *ref;                /* reference of the sampled rows */
     size_t rows_idx[64];
     size_t n_rows;
-    float *got;                 /* room for one output */
+    float *got;                 /* room for all outputs */
     double bytes;               /* fewest bytes the op moves */
     double flops;
 };

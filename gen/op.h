@@ -92,7 +92,7 @@ struct launch {
                                  op->buffers, or "scratch" */
 };
 
-#define SPECL_MAX_LAUNCHES 3
+#define SPECL_MAX_LAUNCHES 4
 #define SPECL_MAX_PATHS 3
 
 /* A sequence of launches used while rows <= max_rows (0: any rows).
@@ -104,6 +104,13 @@ struct path {
     struct launch launch[SPECL_MAX_LAUNCHES];
 };
 
+/* What the kernels do with a buffer of the host API. */
+enum buffer_role {
+    BUFFER_IN,    /* read only */
+    BUFFER_OUT,   /* written whole; its contents before the call unused */
+    BUFFER_INOUT  /* read, then written (accumulate: Y += ...) */
+};
+
 /* A buffer of the host API: per_row * rows + fixed elements of the
  * storage dtype. */
 struct plan_buffer {
@@ -111,6 +118,7 @@ struct plan_buffer {
     long per_row;
     long fixed;
     int optional;             /* may be NULL (unused by this spec) */
+    enum buffer_role role;
     const char *shape;        /* for NAME.h: the row-major array it holds
                                  in the op's terms, "[rows][features]" */
     const char *note;         /* for NAME.h: how to fill it from what
@@ -118,7 +126,7 @@ struct plan_buffer {
 };
 
 #define SPECL_MAX_DEFINES 48
-#define SPECL_MAX_BUFFERS 6
+#define SPECL_MAX_BUFFERS 8
 
 /* What a device must have for a plan's kernels to build. */
 enum plan_needs {
@@ -134,7 +142,8 @@ struct plan {
     struct define constant[SPECL_MAX_DEFINES];
     int n_buffer;             /* in host API order */
     struct plan_buffer buffer[SPECL_MAX_BUFFERS];
-    long scratch_per_row;     /* floats of scratch per row; 0: none */
+    long scratch_per_row;     /* floats of scratch: rows * scratch_per_row */
+    long scratch_fixed;       /* + scratch_fixed; both 0: none */
     int n_path;
     struct path path[SPECL_MAX_PATHS];
     enum plan_needs needs;    /* devices that can build the kernels */
@@ -151,20 +160,24 @@ struct tune_axis {
     const char *values;
 };
 
-/* One SGEMM of a BLAS peer: c = alpha * a * b + beta * c, row-major and
- * dense (a is m x k, b k x n, c m x n). Operands name plan buffers, or
- * "temp": the chain's float temporary. */
+/* One SGEMM of a BLAS peer: c = alpha * op(a) * op(b) + beta * c,
+ * row-major and dense, op(a) m x k, op(b) k x n, c m x n; op transposes
+ * when trans_a (trans_b) is set, a then being stored k x m (b n x k).
+ * Operands name plan buffers, or "temp" and "temp2": the chain's float
+ * temporaries. */
 struct gemm {
     size_t m, n, k;
     double alpha, beta;
     const char *a, *b, *c;
+    int trans_a, trans_b;
 };
 
-#define SPECL_MAX_GEMMS 3
+#define SPECL_MAX_GEMMS 6
 
 /* What a BLAS library runs for the op on float32 storage. */
 struct gemm_chain {
     size_t temp_per_row;      /* floats per row of "temp"; 0: none */
+    size_t temp2_per_row;     /* of "temp2" */
     int n_gemm;
     struct gemm gemm[SPECL_MAX_GEMMS];
 };
@@ -198,14 +211,18 @@ struct op_def {
     const struct tune_axis *tune_space;
 
     /* What checks and measures the op (verify.c, measure.c, bench.c).
-     * Host buffers are in plan order; the output is the last one. */
+     * Host buffers are in plan order; the outputs are the buffers whose
+     * role is BUFFER_OUT or BUFFER_INOUT. */
 
-    /* Writes the float64 reference of the output for ROWS rows to OUT.
-     * IN[i] holds plan buffer i as floats (NULL for a buffer the spec
-     * leaves unused; the output's entry holds its initial contents).
-     * Returns 0, or -1 when out of memory. */
+    /* Writes the float64 reference of the outputs for ROWS rows: OUT[i],
+     * when not NULL, receives output buffer i's values (per_row * rows +
+     * fixed doubles); the checks ask for some outputs only (the per-row
+     * ones of sampled rows, the others over every row). IN[i] holds plan
+     * buffer i as floats (NULL for a buffer the spec leaves unused; an
+     * output's entry holds its initial contents). Returns 0, or -1 when
+     * out of memory. */
     int (*reference)(const struct kernel_spec *ks, const float *const *in,
-                     size_t rows, double *out);
+                     size_t rows, double *const *out);
     /* Fills P with the naive kernel(s) of tests/naive.cl that compute the
      * same: their #define prelude (every size and value a constant, and
      * the dtype), scratch_per_row and launches (naive_launch). P comes
@@ -217,9 +234,6 @@ struct op_def {
      * the caller's distribution and is not asked about. */
     void (*input_range)(const struct kernel_spec *ks, const char *buffer,
                         double *lo, double *hi);
-    /* Optional: nonzero when the output's initial contents are an input
-     * (accumulate); else it is poisoned before each checked run. */
-    int (*reads_output)(const struct kernel_spec *ks);
     /* The fewest bytes a kernel must move and the flops it must do for
      * ROWS rows: the floor `specl bench` measures against. */
     void (*costs)(const struct kernel_spec *ks, size_t rows, double *bytes,
@@ -264,6 +278,9 @@ void plan_public_float(struct plan *p, const char *name,
                        const char *comment, double v);
 void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
                  int optional);
+/* Marks the buffer plan_buffer added last as ROLE (they start as
+ * BUFFER_IN). */
+void plan_buffer_role(struct plan *p, enum buffer_role role);
 /* Documents the buffer plan_buffer added last, for NAME.h: SHAPE and NOTE
  * (may be NULL) as struct plan_buffer's. */
 void plan_buffer_doc(struct plan *p, const char *shape, const char *note);
@@ -286,6 +303,10 @@ void naive_plan(const struct kernel_spec *ks, struct plan *p);
  * work-items past the end. */
 void naive_launch(struct plan *p, const char *kernel, long columns,
                   const char *const *args);
+/* The same for a kernel with one work-item per element of a fixed-size
+ * output of COUNT elements, whatever the rows (64 per work-group). */
+void naive_launch_fixed(struct plan *p, const char *kernel, long count,
+                        const char *const *args);
 
 /* Helpers for costs and error bounds: the bytes of every buffer KS uses
  * (optional ones left out) read or written once at ROWS rows; and the

@@ -1060,6 +1060,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
                     "PEFT's lora_B.weight is [out_features][rank]: pass its "
                     "transpose");
     plan_buffer(p, "y", c.N, 0, 0);
+    plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[rows][out_features]", NULL);
     p->scratch_per_row = scratch_per_row(&c);
 
@@ -1130,8 +1131,10 @@ static double emitted_scale(const struct kernel_spec *ks)
 
 /* Row by row: T = scale * X*A, then Y = (Y +) X*W + T*B. */
 static int lora_reference(const struct kernel_spec *ks,
-                          const float *const *in, size_t rows, double *y)
+                          const float *const *in, size_t rows,
+                          double *const *out)
 {
+    double *y = out[BUF_Y];
     struct lora c;
     lora_read(ks, &c);
     size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
@@ -1199,11 +1202,6 @@ static void lora_naive(const struct kernel_spec *ks, struct plan *p)
     naive_launch(p, "naive_lora", c.N, lora_args);
 }
 
-static int lora_reads_output(const struct kernel_spec *ks)
-{
-    return spec_field(ks, "accumulate") != 0;
-}
-
 /* Every buffer once (y twice to accumulate); the three products. */
 static void lora_costs(const struct kernel_spec *ks, size_t rows,
                        double *bytes, double *flops)
@@ -1254,13 +1252,13 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
     g->n_gemm = 0;
     if (c.base) {
         g->gemm[g->n_gemm++] = (struct gemm){rows, N, K, 1, beta,
-                                             "x", "w", "y"};
+                                             "x", "w", "y", 0, 0};
         beta = 1;
     }
     g->gemm[g->n_gemm++] = (struct gemm){rows, R, K, emitted_scale(ks), 0,
-                                         "x", "a", "temp"};
+                                         "x", "a", "temp", 0, 0};
     g->gemm[g->n_gemm++] = (struct gemm){rows, N, R, 1, beta,
-                                         "temp", "b", "y"};
+                                         "temp", "b", "y", 0, 0};
 }
 
 /* Each is templates/NAME.cl; their shared part is lora_common.cl. */
@@ -1284,7 +1282,6 @@ const struct op_def op_lora_forward = {
     .tune_space = lora_tune_space,
     .reference = lora_reference,
     .naive = lora_naive,
-    .reads_output = lora_reads_output,
     .costs = lora_costs,
     .error_bound = lora_error_bound,
     .bench_rows = lora_bench_rows,

@@ -24,9 +24,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 }
 
 static int reference(const struct kernel_spec *ks, const float *const *in,
-                     size_t rows, double *y)
+                     size_t rows, double *const *out)
 {
-    return rows_norm_reference(ks, in, rows, y, 0);
+    return rows_norm_reference(ks, in, rows, out, 0);
 }
 
 static void naive(const struct kernel_spec *ks, struct plan *p)

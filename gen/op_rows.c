@@ -299,6 +299,7 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
         l->args[a++] = params[i];
     }
     plan_buffer(p, "y", d, 0, 0);
+    plan_buffer_role(p, BUFFER_OUT);
     plan_buffer_doc(p, "[rows][features]", NULL);
     l->args[a++] = "y";
     l->args[a] = NULL;
@@ -307,8 +308,9 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
 /* ---- checking and measuring ------------------------------------------ */
 
 int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
-                        size_t rows, double *y, int centred)
+                        size_t rows, double *const *out, int centred)
 {
+    double *y = out[centred ? 3 : 2]; /* after x, gamma (and beta) */
     size_t D = (size_t)features(ks);
     double eps = spec_field(ks, "eps");
     const float *x = in[0], *gamma = in[1];

@@ -54,7 +54,7 @@ extern const struct tune_axis rows_tune_space[];
  * its root mean square (or x - mean over its standard deviation), times
  * gamma (plus beta). */
 int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
-                        size_t rows, double *out, int centred);
+                        size_t rows, double *const *out, int centred);
 
 /* The naive hook: KERNEL (rows, x, PARAMS, y) of tests/naive.cl, one
  * work-item per row, FEATURES and float field KEY defined (as NAME,

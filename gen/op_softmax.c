@@ -36,8 +36,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 }
 
 static int reference(const struct kernel_spec *ks, const float *const *in,
-                     size_t rows, double *y)
+                     size_t rows, double *const *out)
 {
+    double *y = out[1]; /* after x */
     size_t D = (size_t)spec_field(ks, "features");
     double s = spec_field(ks, "scale");
     for (size_t m = 0; m < rows; m++) {

@@ -162,8 +162,15 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
     b->per_row = per_row;
     b->fixed = fixed;
     b->optional = optional;
+    b->role = BUFFER_IN;
     b->shape = NULL;
     b->note = NULL;
+}
+
+void plan_buffer_role(struct plan *p, enum buffer_role role)
+{
+    assert(p->n_buffer > 0);
+    p->buffer[p->n_buffer - 1].role = role;
 }
 
 void plan_buffer_doc(struct plan *p, const char *shape, const char *note)
@@ -201,6 +208,7 @@ void naive_plan(const struct kernel_spec *ks, struct plan *p)
     p->n_define = 0;
     memset(p->define, 0, sizeof p->define);
     p->scratch_per_row = 0;
+    p->scratch_fixed = 0;
     memset(p->path, 0, sizeof p->path);
     p->n_path = 1;
     p->path[0].max_rows = 0;
@@ -235,6 +243,16 @@ void naive_launch(struct plan *p, const char *kernel, long columns,
         l->args[a] = args[a];
     }
     l->args[a] = NULL;
+}
+
+void naive_launch_fixed(struct plan *p, const char *kernel, long count,
+                        const char *const *args)
+{
+    naive_launch(p, kernel, 0, args);
+    struct launch *l = &p->path[p->n_path - 1].launch[
+        p->path[p->n_path - 1].n_launch - 1];
+    l->groups[0] = (size_t)((count + 63) / 64);
+    l->rows_per_group = 0;
 }
 
 double plan_io_bytes(const struct kernel_spec *ks, size_t rows)

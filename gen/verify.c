@@ -145,10 +145,18 @@ int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
     c->rows = rows;
     c->seed = seed;
     ks->op->plan(ks, &c->plan);
-    c->out = c->plan.n_buffer - 1;
     for (int i = 0; i < c->plan.n_buffer; i++) {
         const struct plan_buffer *pb = &c->plan.buffer[i];
         c->count[i] = (size_t)pb->per_row * rows + (size_t)pb->fixed;
+        if (pb->role != BUFFER_IN && !pb->optional) {
+            c->out = i;
+            c->outs[c->n_out++] = i;
+            c->out_at[i] = c->out_count;
+            c->out_count += c->count[i];
+        }
+    }
+    for (int i = 0; i < c->plan.n_buffer; i++) {
+        const struct plan_buffer *pb = &c->plan.buffer[i];
         if (pb->optional) {
             continue;
         }
@@ -180,21 +188,50 @@ void vcase_free(struct vcase *c)
     }
 }
 
-double *vcase_reference(const struct vcase *c)
+int vcase_reference_into(const struct vcase *c, double *const *out)
 {
-    double *y = calloc(c->count[c->out] ? c->count[c->out] : 1, sizeof *y);
-    if (y == NULL) {
-        return NULL;
-    }
     const float *in[SPECL_MAX_BUFFERS] = {NULL};
     for (int i = 0; i < c->plan.n_buffer; i++) {
         in[i] = c->host[i];
     }
-    if (c->ks->op->reference(c->ks, in, c->rows, y) < 0) {
+    return c->ks->op->reference(c->ks, in, c->rows, out);
+}
+
+double *vcase_reference(const struct vcase *c)
+{
+    double *y = calloc(c->out_count ? c->out_count : 1, sizeof *y);
+    double *out[SPECL_MAX_BUFFERS] = {NULL};
+    if (y == NULL) {
+        return NULL;
+    }
+    for (int o = 0; o < c->n_out; o++) {
+        out[c->outs[o]] = y + c->out_at[c->outs[o]];
+    }
+    if (vcase_reference_into(c, out) < 0) {
         free(y);
         return NULL;
     }
     return y;
+}
+
+double vcase_error(const struct vcase *c, const float *got,
+                   const double *ref, int *worst)
+{
+    double err = 0;
+    if (worst != NULL) {
+        *worst = c->out;
+    }
+    for (int o = 0; o < c->n_out; o++) {
+        int i = c->outs[o];
+        double e = rel_l2(got + c->out_at[i], ref + c->out_at[i], c->count[i]);
+        if (!(e <= err)) { /* NaN counts as worst */
+            err = e;
+            if (worst != NULL) {
+                *worst = i;
+            }
+        }
+    }
+    return err;
 }
 
 /* ---- device buffers --------------------------------------------------- */
@@ -233,29 +270,38 @@ static float from_storage(const unsigned char *p, size_t i, enum dtype dt)
 
 #define CANARY_VALUE 12345.0f
 
-cl_int vbuffers_reset_output(const struct rt *rt, const struct vcase *c,
-                             const struct vbuffers *b)
+/* Writes output I's initial contents and its canary. */
+static cl_int reset_one_output(const struct rt *rt, const struct vcase *c,
+                               const struct vbuffers *b, int i)
 {
-    size_t n = c->count[c->out], total = n + b->canary;
-    int accumulate = c->ks->op->reads_output != NULL &&
-                     c->ks->op->reads_output(c->ks);
+    size_t n = c->count[i], total = n + b->canary;
+    int inout = c->plan.buffer[i].role == BUFFER_INOUT;
     float *init = malloc(total * sizeof *init);
     if (init == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    for (size_t i = 0; i < total; i++) {
-        init[i] = i >= n ? CANARY_VALUE
-                         : accumulate ? c->host[c->out][i] : NAN;
+    for (size_t k = 0; k < total; k++) {
+        init[k] = k >= n ? CANARY_VALUE : inout ? c->host[i][k] : NAN;
     }
     void *st = to_storage(init, total, c->ks->dtype);
     free(init);
     if (st == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    cl_int err = clEnqueueWriteBuffer(rt->queue, b->mem[c->out], CL_TRUE, 0,
+    cl_int err = clEnqueueWriteBuffer(rt->queue, b->mem[i], CL_TRUE, 0,
                                       total * dtype_size(c->ks->dtype), st,
                                       0, NULL, NULL);
     free(st);
+    return err;
+}
+
+cl_int vbuffers_reset_output(const struct rt *rt, const struct vcase *c,
+                             const struct vbuffers *b)
+{
+    cl_int err = CL_SUCCESS;
+    for (int o = 0; o < c->n_out && err == CL_SUCCESS; o++) {
+        err = reset_one_output(rt, c, b, c->outs[o]);
+    }
     return err;
 }
 
@@ -270,10 +316,11 @@ cl_int vbuffers_create(const struct rt *rt, const struct vcase *c,
         if (c->host[i] == NULL) {
             continue;
         }
-        size_t n = c->count[i] + (i == c->out ? b->canary : 0);
+        int is_out = c->plan.buffer[i].role != BUFFER_IN;
+        size_t n = c->count[i] + (is_out ? b->canary : 0);
         b->mem[i] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
                                    (n ? n : 1) * es, NULL, &err);
-        if (err != CL_SUCCESS || i == c->out || c->count[i] == 0) {
+        if (err != CL_SUCCESS || is_out || c->count[i] == 0) {
             continue;
         }
         void *st = to_storage(c->host[i], c->count[i], c->ks->dtype);
@@ -294,26 +341,26 @@ cl_int vbuffers_create(const struct rt *rt, const struct vcase *c,
     return err;
 }
 
-cl_int vbuffers_read_output(const struct rt *rt, const struct vcase *c,
-                            const struct vbuffers *b, float *out,
-                            int *canary_ok)
+/* Reads output I into OUT (count[I] values) and checks its canary. */
+static cl_int read_one_output(const struct rt *rt, const struct vcase *c,
+                              const struct vbuffers *b, int i, float *out,
+                              int *canary_ok)
 {
-    size_t n = c->count[c->out], total = n + b->canary;
+    size_t n = c->count[i], total = n + b->canary;
     enum dtype dt = c->ks->dtype;
     unsigned char *raw = malloc(total * dtype_size(dt));
     if (raw == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    cl_int err = clEnqueueReadBuffer(rt->queue, b->mem[c->out], CL_TRUE, 0,
+    cl_int err = clEnqueueReadBuffer(rt->queue, b->mem[i], CL_TRUE, 0,
                                      total * dtype_size(dt), raw, 0, NULL,
                                      NULL);
-    *canary_ok = 1;
     if (err == CL_SUCCESS) {
-        for (size_t i = 0; i < n; i++) {
-            out[i] = from_storage(raw, i, dt);
+        for (size_t k = 0; k < n; k++) {
+            out[k] = from_storage(raw, k, dt);
         }
-        for (size_t i = n; i < total; i++) {
-            if (from_storage(raw, i, dt) != round_to_dtype(CANARY_VALUE, dt)) {
+        for (size_t k = n; k < total; k++) {
+            if (from_storage(raw, k, dt) != round_to_dtype(CANARY_VALUE, dt)) {
                 *canary_ok = 0;
                 err = CL_INVALID_VALUE;
                 break;
@@ -321,6 +368,19 @@ cl_int vbuffers_read_output(const struct rt *rt, const struct vcase *c,
         }
     }
     free(raw);
+    return err;
+}
+
+cl_int vbuffers_read_output(const struct rt *rt, const struct vcase *c,
+                            const struct vbuffers *b, float *out,
+                            int *canary_ok)
+{
+    cl_int err = CL_SUCCESS;
+    *canary_ok = 1;
+    for (int o = 0; o < c->n_out && err == CL_SUCCESS; o++) {
+        int i = c->outs[o];
+        err = read_one_output(rt, c, b, i, out + c->out_at[i], canary_ok);
+    }
     return err;
 }
 

@@ -10,13 +10,19 @@
 #include "stubrun.h"
 
 /* Host copies of one case's buffers (in plan order), as float values that
- * the storage dtype represents exactly, plus room for the output. */
+ * the storage dtype represents exactly, plus room for the outputs. Arrays
+ * of "all outputs" hold each output's values in plan order, output i at
+ * out_at[i]. */
 struct vcase {
     const struct kernel_spec *ks;
     struct plan plan;
     size_t rows;
     unsigned long seed;
-    int out;                          /* index of the output buffer */
+    int out;                          /* the last output buffer */
+    int n_out;                        /* outputs, in plan order */
+    int outs[SPECL_MAX_BUFFERS];
+    size_t out_count;                 /* elements of all outputs */
+    size_t out_at[SPECL_MAX_BUFFERS];
     size_t count[SPECL_MAX_BUFFERS];  /* elements */
     float *host[SPECL_MAX_BUFFERS];   /* NULL for unused buffers */
 };
@@ -34,25 +40,34 @@ int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
                unsigned long seed, struct vdist dist);
 void vcase_free(struct vcase *c);
 
-/* The float64 reference of C's output (count[out] doubles, caller frees;
+/* The float64 reference of C's outputs (out_count doubles, caller frees;
  * the op's reference); NULL when out of memory. */
 double *vcase_reference(const struct vcase *c);
+/* The op's reference of the outputs i whose OUT[i] is not NULL. Returns
+ * 0, or -1 when out of memory. */
+int vcase_reference_into(const struct vcase *c, double *const *out);
 
-/* Device buffers for a case: inputs uploaded in the storage dtype, the
- * output poisoned with NaN and followed by a canary region. */
+/* The worst of ||got - ref|| / ||ref|| over C's outputs, GOT and REF
+ * holding all outputs; its buffer index in *WORST when not NULL. */
+double vcase_error(const struct vcase *c, const float *got,
+                   const double *ref, int *worst);
+
+/* Device buffers for a case: inputs uploaded in the storage dtype, each
+ * output poisoned with NaN (or holding its initial contents, BUFFER_INOUT)
+ * and followed by a canary region. */
 struct vbuffers {
     cl_mem mem[SPECL_MAX_BUFFERS];
-    size_t canary;                    /* canary elements after the output */
+    size_t canary;                    /* canary elements after outputs */
 };
 
 cl_int vbuffers_create(const struct rt *rt, const struct vcase *c,
                        struct vbuffers *b);
-/* Re-uploads the output's initial contents (poison, or the host copy when
- * the op reads it: accumulate) and the canary. */
+/* Re-uploads the outputs' initial contents (poison, or the host copy when
+ * the kernels read it: BUFFER_INOUT) and the canaries. */
 cl_int vbuffers_reset_output(const struct rt *rt, const struct vcase *c,
                              const struct vbuffers *b);
-/* Reads the output back as floats into OUT (count[out] values); returns
- * CL_SUCCESS, or CL_INVALID_VALUE with *CANARY_OK 0 if the canary changed. */
+/* Reads all outputs back as floats into OUT (out_count values); returns
+ * CL_SUCCESS, or CL_INVALID_VALUE with *CANARY_OK 0 if a canary changed. */
 cl_int vbuffers_read_output(const struct rt *rt, const struct vcase *c,
                             const struct vbuffers *b, float *out,
                             int *canary_ok);

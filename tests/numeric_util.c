@@ -361,7 +361,8 @@ static void report(const struct nu_kernel *k, const struct vcase *c,
                    struct vdist dist, const struct outcome *o,
                    const float *got, const float *naive, const double *ref)
 {
-    size_t n = c->count[c->out];
+    /* Rows are printed of the last output. */
+    size_t n = c->count[c->out], at = c->out_at[c->out];
     size_t row_len = c->rows ? n / c->rows : n;
     fprintf(stderr, "\nFAIL: kernel '%s' (%s, %s) rows %zu seed %lu "
             "x~U[%g%+g, %g%+g]", k->ks->name, k->ks->op->name,
@@ -380,10 +381,12 @@ static void report(const struct nu_kernel *k, const struct vcase *c,
             o->canary_gen ? "" : "; GENERATED WROTE PAST ITS OUTPUT",
             o->canary_naive ? "" : "; naive wrote past its output");
     if (got != NULL && !(o->err_gen <= o->bound)) {
-        print_rows("generated", got, ref, c->rows, row_len, o->bound);
+        print_rows("generated", got + at, ref + at, c->rows, row_len,
+                   o->bound);
     }
     if (naive != NULL && !(o->err_naive <= o->naive_bound)) {
-        print_rows("naive", naive, ref, c->rows, row_len, o->naive_bound);
+        print_rows("naive", naive + at, ref + at, c->rows, row_len,
+                   o->naive_bound);
     }
     if (k->reference_only) {
         fprintf(stderr, "  (naive kernel not run: reference_only)\n");
@@ -391,8 +394,11 @@ static void report(const struct nu_kernel *k, const struct vcase *c,
     fprintf(stderr, "--- spec:\n%s---\n", k->yaml);
 }
 
-static double pair_error(const float *a, const float *b, size_t n)
+/* The worst error over C's outputs of A (all outputs) against B. */
+static double pair_error(const struct vcase *c, const float *a,
+                         const float *b)
 {
+    size_t n = c->out_count;
     double *bd = malloc((n ? n : 1) * sizeof *bd);
     if (bd == NULL) {
         return INFINITY;
@@ -400,18 +406,17 @@ static double pair_error(const float *a, const float *b, size_t n)
     for (size_t i = 0; i < n; i++) {
         bd[i] = b[i];
     }
-    double e = rel_l2(a, bd, n);
+    double e = vcase_error(c, a, bd, NULL);
     free(bd);
     return e;
 }
 
-/* Runs both kernels on C; fills O. GOT and NAIVE hold count[out] floats. */
+/* Runs both kernels on C; fills O. GOT and NAIVE hold out_count floats. */
 static void run_case(struct nu_kernel *k, const struct vcase *c,
                      const double *ref, float *got, float *naive,
                      struct outcome *o)
 {
     struct vbuffers b;
-    size_t n = c->count[c->out];
     cl_int st = vbuffers_create(&the_rt, c, &b);
     if (st != CL_SUCCESS) {
         o->stage = "vbuffers_create";
@@ -425,7 +430,7 @@ static void run_case(struct nu_kernel *k, const struct vcase *c,
         o->stage = "generated kernel";
         o->status = st;
     }
-    o->err_gen = st == CL_SUCCESS ? rel_l2(got, ref, n) : INFINITY;
+    o->err_gen = st == CL_SUCCESS ? vcase_error(c, got, ref, NULL) : INFINITY;
     if (k->reference_only) {
         o->err_naive = o->err_pair = 0;
         vbuffers_free(&b);
@@ -441,8 +446,9 @@ static void run_case(struct nu_kernel *k, const struct vcase *c,
         o->stage = "naive kernel";
         o->status = st;
     }
-    o->err_naive = st == CL_SUCCESS ? rel_l2(naive, ref, n) : INFINITY;
-    o->err_pair = pair_error(got, naive, n);
+    o->err_naive =
+        st == CL_SUCCESS ? vcase_error(c, naive, ref, NULL) : INFINITY;
+    o->err_pair = pair_error(c, got, naive);
     vbuffers_free(&b);
 }
 
@@ -486,7 +492,7 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
     if (k->x_ramp != 0) {
         add_ramp(&c, k->x_ramp);
     }
-    size_t n = c.count[c.out];
+    size_t n = c.out_count;
     double *ref = vcase_reference(&c);
     float *got = calloc(n ? n : 1, sizeof *got);
     float *naive = calloc(n ? n : 1, sizeof *naive);
@@ -571,7 +577,7 @@ int nu_check_naive(const struct kernel_spec *ks, const size_t *rows, int n)
             fail(__LINE__, "vcase_init: out of memory");
             continue;
         }
-        size_t count = c.count[c.out];
+        size_t count = c.out_count;
         double *ref = vcase_reference(&c);
         float *got = calloc(count ? count : 1, sizeof *got);
         st = ref != NULL && got != NULL ? vbuffers_create(&the_rt, &c, &b)
@@ -591,7 +597,7 @@ int nu_check_naive(const struct kernel_spec *ks, const size_t *rows, int n)
             vbuffers_free(&b);
         }
         if (st == CL_SUCCESS) {
-            err = rel_l2(got, ref, count);
+            err = vcase_error(&c, got, ref, NULL);
         }
         if (st == CL_SUCCESS && err <= bound) {
             passed++;

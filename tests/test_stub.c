@@ -223,7 +223,7 @@ static unsigned char *snapshot(cl_mem buf, size_t *size)
 static void check_result(int i, const struct vcase *c,
                          const struct vbuffers *b, const char *how)
 {
-    float *got = malloc((c->count[c->out] + 1) * sizeof *got);
+    float *got = malloc((c->out_count + 1) * sizeof *got);
     double *ref = vcase_reference(c);
     int canary_ok = 0;
     CU_ASSERT_PTR_NOT_NULL_FATAL(got);
@@ -233,7 +233,7 @@ static void check_result(int i, const struct vcase *c,
              "%s (%s, rows %zu, seed %lu): read %s, canary %s",
              stubs[i].name, how, c->rows, c->seed, rt_status(err),
              canary_ok ? "intact" : "overwritten");
-    double e = rel_l2(got, ref, c->count[c->out]);
+    double e = vcase_error(c, got, ref, NULL);
     double bound = error_bound(c->ks);
     TU_CHECK(e < bound,
              "%s (%s, rows %zu, seed %lu): relative L2 error %.3g >= %.3g",

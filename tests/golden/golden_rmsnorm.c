@@ -485,7 +485,8 @@ struct golden_rmsnorm_path {
 };
 
 /* One knob set of the kernel: its source, kernels (with the work-items of
- * a group each is launched with), paths and scratch (floats per row). */
+ * a group each is launched with), paths and scratch (floats: rows *
+ * scratch_per_row + scratch_fixed). */
 struct golden_rmsnorm_variant_def {
     const char *knobs;
     const char *const *params;
@@ -497,6 +498,7 @@ struct golden_rmsnorm_variant_def {
     size_t n_kernels;
     const struct golden_rmsnorm_path *paths;
     size_t scratch_per_row;
+    size_t scratch_fixed;
     int needs_tensor_cores; /* inline PTX: NVIDIA, compute capability 8.0+ */
 };
 
@@ -531,16 +533,17 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"wg=64 rows=4 vec=4 mode=registers",
      golden_rmsnorm_params0, golden_rmsnorm_COUNT(golden_rmsnorm_params0),
      golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
-     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0, 0},
+     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0, 0, 0},
     {"wg=1 rows=16 vec=16 mode=streaming",
      golden_rmsnorm_params1, golden_rmsnorm_COUNT(golden_rmsnorm_params1),
      golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
-     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0, 0},
+     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0, 0, 0},
 
 };
 
 #define golden_rmsnorm_MAX_KERNELS 1
 #define golden_rmsnorm_MAX_SCRATCH_PER_ROW 0
+#define golden_rmsnorm_MAX_SCRATCH_FIXED 0
 
 /* The devices each variant is meant for. golden_rmsnorm_create tries first the
  * variant of the best match for its device: a device of the same
@@ -1021,10 +1024,12 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
 
 size_t golden_rmsnorm_scratch_bytes(size_t _rows)
 {
-    if (_rows > SIZE_MAX / sizeof(float) / (golden_rmsnorm_MAX_SCRATCH_PER_ROW + 1)) {
+    if (_rows > (SIZE_MAX / sizeof(float) - golden_rmsnorm_MAX_SCRATCH_FIXED) /
+                    (golden_rmsnorm_MAX_SCRATCH_PER_ROW + 1)) {
         return 0; /* too many rows: _enqueue refuses them */
     }
-    return _rows * golden_rmsnorm_MAX_SCRATCH_PER_ROW * sizeof(float);
+    return (_rows * golden_rmsnorm_MAX_SCRATCH_PER_ROW + golden_rmsnorm_MAX_SCRATCH_FIXED) *
+           sizeof(float);
 }
 
 /* golden_rmsnorm_enqueue_scratch with the buffers in argument order in BUFFERS:
@@ -1105,7 +1110,8 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         /* Released right after enqueueing: OpenCL frees it once the
          * kernels are done. */
         _own = clCreateBuffer(_k->ctx, CL_MEM_READ_WRITE,
-                              _rows * _var->scratch_per_row * sizeof(float),
+                              (_rows * _var->scratch_per_row +
+                               _var->scratch_fixed) * sizeof(float),
                              NULL, &_err);
         if (_err != CL_SUCCESS) {
             return _err;
@@ -1256,3 +1262,4 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 #undef golden_rmsnorm_ARG_ROWS
 #undef golden_rmsnorm_MAX_KERNELS
 #undef golden_rmsnorm_MAX_SCRATCH_PER_ROW
+#undef golden_rmsnorm_MAX_SCRATCH_FIXED
