@@ -1,0 +1,443 @@
+/* lora_bwd_dx.cl - dX = dY*W^T + G*A^T (see lora_bwd_common.cl): the
+ * register-tiled GEMM over [dY | G] * [W^T ; A^T], built like lora_main's
+ * (lora_main.cl) with the reduction over N, then r.
+ *
+ * Work-group (c, b) owns DX_TILE_M rows of dX from b * DX_TILE_M and
+ * DX_TILE_N columns from c * DX_TILE_N; each work-item keeps
+ * DX_WORK_M x DX_WORK_N of them in registers. N is stepped by DX_TILE_K
+ * through double-buffered local memory, software-pipelined. Both operands
+ * are contiguous along the reduction (dY's rows along n, and W's rows too,
+ * as w[k][n]), so both tiles are read VEC-wide along n and stored
+ * transposed, n-major, where the inner product reads them as vectors. The
+ * r stretch then takes G from the scratch and A^T from a (a[k][j],
+ * contiguous along j), DX_RANK_K of r per stage. HAS_BASE 0 has only the
+ * r stretch.
+ *
+ * Knobs, set by the plan (gen/op_lora_backward.c):
+ *   DX_TILE_M, DX_TILE_N  rows, columns of dX per work-group
+ *   DX_TILE_K             N step staged through local memory
+ *   DX_WORK_M, DX_WORK_N  rows, columns of dX per work-item (registers)
+ *   DX_PAD                floats of padding per local-memory row
+ *   VEC                   width of the global loads of dY and W and of the
+ *                         stores of dX: 1, 2 or 4
+ *   DX_LOCAL_BYTES        the plan's count of local memory: DX_LOCAL * 4
+ * The plan must see to these (all but the device's limits are checked
+ * here too):
+ *   DX_TILE_M % DX_WORK_M == 0 and DX_TILE_N % DX_WORK_N == 0
+ *   DX_WORK_M, DX_WORK_N <= 16 (the accumulators are registers)
+ *   DX_TILE_K % VEC == 0, and VEC divides IN_FEATURES and OUT_FEATURES
+ *     (vector loads and stores sit at multiples of VEC, so a vector is
+ *     wholly inside N or K or wholly past it)
+ *   work-items (DX_TILE_M / DX_WORK_M) * (DX_TILE_N / DX_WORK_N) <= 1024
+ *     and <= the device's work-group limit
+ *   DX_LOCAL_BYTES <= the device's local memory
+ * Local memory, in floats, with DX_LDA = DX_TILE_M + DX_PAD and
+ * DX_LDB = DX_TILE_N + DX_PAD (row strides of the dY or G and the W^T or
+ * A^T tiles) and DX_RANK_K = min(RANK, DX_TILE_K):
+ *   HAS_BASE 1: DX_LOCAL = 2 * DX_TILE_K * (DX_LDA + DX_LDB)
+ *   HAS_BASE 0: DX_LOCAL = DX_RANK_K * (DX_LDA + DX_LDB)
+ *
+ * Edges: rows is a run-time argument and always checked (rows past the end
+ * repeat the last row and are never stored); the K, N and r edges cost
+ * code only where the shape does not divide the tiles: columns past K
+ * repeat the last one and are never stored, n and j past the end read as
+ * zero. Names start with DX_ or dx_: one source holds every kernel of
+ * lora_backward. */
+#include "lora_bwd_common.cl"
+
+#if !defined(DX_TILE_M) || !defined(DX_TILE_N) || !defined(DX_TILE_K) ||  \
+    !defined(DX_WORK_M) || !defined(DX_WORK_N) || !defined(DX_PAD) ||     \
+    !defined(VEC)
+#error "lora_bwd_dx.cl: the plan must define the DX_ tiles, DX_PAD and VEC"
+#endif
+#if !INPUT_GRAD
+#error "lora_bwd_dx.cl: launched only with INPUT_GRAD 1"
+#endif
+#if DX_TILE_M % DX_WORK_M != 0 || DX_TILE_N % DX_WORK_N != 0 ||            \
+    DX_WORK_M > 16 || DX_WORK_N > 16
+#error "lora_bwd_dx.cl: DX_WORK_M, DX_WORK_N must divide the tiles, <= 16"
+#endif
+#if DX_TILE_K % VEC != 0 || IN_FEATURES % VEC != 0 || OUT_FEATURES % VEC != 0
+#error "lora_bwd_dx.cl: VEC must divide DX_TILE_K, K and N"
+#endif
+
+/* ---- Derived sizes ---- */
+
+#define DX_THREADS_M (DX_TILE_M / DX_WORK_M)
+#define DX_THREADS_N (DX_TILE_N / DX_WORK_N)
+#define DX_THREADS (DX_THREADS_M * DX_THREADS_N)
+#if DX_THREADS > 1024
+#error "lora_bwd_dx.cl: more than 1024 work-items per work-group"
+#endif
+#define DX_LDA (DX_TILE_M + DX_PAD) /* row stride of dY and G tiles */
+#define DX_LDB (DX_TILE_N + DX_PAD) /* row stride of W^T and A^T tiles */
+#define DX_N_TILES CEIL_DIV(OUT_FEATURES, DX_TILE_K)
+#define DX_RANK_K (RANK < DX_TILE_K ? RANK : DX_TILE_K) /* r per stage */
+#define DX_RANK_TILES CEIL_DIV(RANK, DX_RANK_K)
+
+/* Local-memory read widths of the inner product, as in lora_main: a
+ * work-item's DX_WORK_M rows are groups of DX_LVM adjacent rows, the groups
+ * DX_THREADS_M * DX_LVM apart, so one float4 read serves four rows and
+ * neighbouring work-items read neighbouring addresses. Same for columns
+ * with DX_LVN. */
+#if DX_WORK_M % 4 == 0 && DX_PAD % 4 == 0
+#define DX_LVM 4
+#elif DX_WORK_M % 2 == 0 && DX_PAD % 2 == 0
+#define DX_LVM 2
+#else
+#define DX_LVM 1
+#endif
+#if DX_WORK_N % 4 == 0 && DX_PAD % 4 == 0
+#define DX_LVN 4
+#elif DX_WORK_N % 2 == 0 && DX_PAD % 2 == 0
+#define DX_LVN 2
+#else
+#define DX_LVN 1
+#endif
+/* Row (column) of the tile held in a work-item's i-th row (j-th column). */
+#define DX_ROW_OF(i)                                                     \
+    (((i) / DX_LVM) * (DX_THREADS_M * DX_LVM) + tm * DX_LVM + (i) % DX_LVM)
+#define DX_COL_OF(j)                                                     \
+    (((j) / DX_LVN) * (DX_THREADS_N * DX_LVN) + tn * DX_LVN + (j) % DX_LVN)
+/* Width of the stores of dX: a column group of DX_LVN, split to VEC. */
+#define DX_SVW (VEC < DX_LVN ? VEC : DX_LVN)
+
+/* Tile loads, VEC-wide along n; each work-item takes every
+ * DX_THREADS-th vector. The G and A^T tiles of the r stretch go element by
+ * element, since r need not be a multiple of VEC. */
+#define DX_DY_VECS (DX_TILE_M * DX_TILE_K / VEC)
+#define DX_DY_LOADS CEIL_DIV(DX_DY_VECS, DX_THREADS)
+#define DX_W_VECS (DX_TILE_N * DX_TILE_K / VEC)
+#define DX_W_LOADS CEIL_DIV(DX_W_VECS, DX_THREADS)
+#define DX_G_ELEMS (DX_TILE_M * DX_RANK_K)
+#define DX_G_LOADS CEIL_DIV(DX_G_ELEMS, DX_THREADS)
+#define DX_A_ELEMS (DX_TILE_N * DX_RANK_K)
+#define DX_A_LOADS CEIL_DIV(DX_A_ELEMS, DX_THREADS)
+
+/* Local memory of lora_bwd_dx, in floats. */
+#if HAS_BASE
+#define DX_AS_SIZE (2 * DX_TILE_K * DX_LDA)
+#define DX_BS_SIZE (2 * DX_TILE_K * DX_LDB)
+#else
+#define DX_AS_SIZE (DX_RANK_K * DX_LDA)
+#define DX_BS_SIZE (DX_RANK_K * DX_LDB)
+#endif
+/* The plan counted this kernel's local memory (DX_LOCAL_BYTES) to check
+ * it against the device: it must be what the arrays take. */
+#define DX_LOCAL (DX_AS_SIZE + DX_BS_SIZE)
+#if !defined(DX_LOCAL_BYTES) || DX_LOCAL * 4 != DX_LOCAL_BYTES
+#error "lora_bwd_dx.cl: local memory differs from the plan's count"
+#endif
+
+/* ---- Vectors of VEC elements ---- */
+
+#if VEC == 4
+typedef float4 dx_vec_t;
+#define DX_AT(v, c)                                                      \
+    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+#define DX_LOADV load4
+#elif VEC == 2
+typedef float2 dx_vec_t;
+#define DX_AT(v, c) ((c) == 0 ? (v).s0 : (v).s1)
+#define DX_LOADV load2
+#elif VEC == 1
+typedef float dx_vec_t;
+#define DX_AT(v, c) (v)
+#define DX_LOADV load1
+#else
+#error "lora_bwd_dx.cl: VEC must be 1, 2 or 4"
+#endif
+
+/* Copies N floats from local memory at P (N-aligned) to the private D. */
+#define DX_LDS_1(d, p) ((d)[0] = (p)[0])
+#define DX_LDS_2(d, p)                                                   \
+    do {                                                                 \
+        const float2 v_ = *(const __local float2 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+    } while (0)
+#define DX_LDS_4(d, p)                                                   \
+    do {                                                                 \
+        const float4 v_ = *(const __local float4 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+        (d)[2] = v_.s2;                                                  \
+        (d)[3] = v_.s3;                                                  \
+    } while (0)
+#define DX_LDS_CAT(n) DX_LDS_##n
+#define DX_LDS_N(n) DX_LDS_CAT(n)
+#define DX_LDS_M DX_LDS_N(DX_LVM)
+#define DX_LDS_W DX_LDS_N(DX_LVN)
+
+/* Stores DX_SVW floats of private V at DX[I]; I is a multiple of DX_SVW. */
+inline void dx_put(__global storage_t *dx, size_t i, const float *v)
+{
+#if DX_SVW == 4
+    store4(dx, i, (float4)(v[0], v[1], v[2], v[3]));
+#elif DX_SVW == 2
+    store2(dx, i, (float2)(v[0], v[1]));
+#else
+    store1(dx, i, v[0]);
+#endif
+}
+
+/* acc += the N-step outer products of the local A-side tile AP (n-major,
+ * stride DX_LDA, already offset to this work-item's rows) and B-side tile
+ * BP (stride DX_LDB, offset to its columns). N <= DX_TILE_K is a constant
+ * at each call; the loop runs to DX_TILE_K so that it unrolls before
+ * inlining. */
+inline void dx_mac(float acc[DX_WORK_M][DX_WORK_N], const __local float *ap,
+                   const __local float *bp, const int n)
+{
+#pragma unroll
+    for (int k = 0; k < DX_TILE_K; k++) {
+        if (k < n) {
+            float av[DX_WORK_M], bv[DX_WORK_N];
+#pragma unroll
+            for (int g = 0; g < DX_WORK_M / DX_LVM; g++) {
+                DX_LDS_M(av + g * DX_LVM,
+                         ap + k * DX_LDA + g * DX_THREADS_M * DX_LVM);
+            }
+#pragma unroll
+            for (int g = 0; g < DX_WORK_N / DX_LVN; g++) {
+                DX_LDS_W(bv + g * DX_LVN,
+                         bp + k * DX_LDB + g * DX_THREADS_N * DX_LVN);
+            }
+#pragma unroll
+            for (int i = 0; i < DX_WORK_M; i++) {
+#pragma unroll
+                for (int j = 0; j < DX_WORK_N; j++) {
+                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+                }
+            }
+        }
+    }
+}
+
+#if HAS_BASE
+/* Global -> registers: this work-item's share of the dY tile at
+ * (row0, n0); rows past the end repeat the last row (their results are
+ * never stored), n past N reads as zero. */
+inline void dx_fetch_dy(dx_vec_t dr[DX_DY_LOADS], const __global storage_t *dy,
+                        const int rows, const int row0, const int n0,
+                        const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < DX_DY_LOADS; l++) {
+        const int v = lid + l * DX_THREADS;
+        const int r = v / (DX_TILE_K / VEC);
+        const int n = n0 + v % (DX_TILE_K / VEC) * VEC;
+        const int row = min(row0 + r, rows - 1);
+        dr[l] = (dx_vec_t)0.0f;
+#if DX_DY_VECS % DX_THREADS != 0
+        if (v < DX_DY_VECS)
+#endif
+#if OUT_FEATURES % DX_TILE_K != 0
+        if (n < OUT_FEATURES)
+#endif
+        {
+            dr[l] = DX_LOADV(dy, (size_t)row * OUT_FEATURES + n);
+        }
+    }
+}
+
+/* Global -> registers: this work-item's share of the W^T tile at
+ * (n0, col0), read along W's rows; columns past K repeat the last one
+ * (never stored), n past N reads as zero. */
+inline void dx_fetch_w(dx_vec_t wr[DX_W_LOADS], const __global storage_t *w,
+                       const int col0, const int n0, const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < DX_W_LOADS; l++) {
+        const int v = lid + l * DX_THREADS;
+        int col = col0 + v / (DX_TILE_K / VEC);
+        const int n = n0 + v % (DX_TILE_K / VEC) * VEC;
+#if IN_FEATURES % DX_TILE_N != 0
+        col = min(col, IN_FEATURES - 1);
+#endif
+        wr[l] = (dx_vec_t)0.0f;
+#if DX_W_VECS % DX_THREADS != 0
+        if (v < DX_W_VECS)
+#endif
+#if OUT_FEATURES % DX_TILE_K != 0
+        if (n < OUT_FEATURES)
+#endif
+        {
+            wr[l] = DX_LOADV(w, (size_t)col * OUT_FEATURES + n);
+        }
+    }
+}
+
+/* Registers -> local: the dY tile transposed to n-major, so that the
+ * inner product reads a work-item's rows as vectors. */
+inline void dx_stash_dy(__local float *as, const dx_vec_t dr[DX_DY_LOADS],
+                        const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < DX_DY_LOADS; l++) {
+        const int v = lid + l * DX_THREADS;
+        const int r = v / (DX_TILE_K / VEC);
+        const int nn = v % (DX_TILE_K / VEC) * VEC;
+#if DX_DY_VECS % DX_THREADS != 0
+        if (v < DX_DY_VECS)
+#endif
+        {
+#pragma unroll
+            for (int c = 0; c < VEC; c++) {
+                as[(nn + c) * DX_LDA + r] = DX_AT(dr[l], c);
+            }
+        }
+    }
+}
+
+/* Registers -> local: the W^T tile, n-major like the dY tile. */
+inline void dx_stash_w(__local float *bs, const dx_vec_t wr[DX_W_LOADS],
+                       const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < DX_W_LOADS; l++) {
+        const int v = lid + l * DX_THREADS;
+        const int c = v / (DX_TILE_K / VEC);
+        const int nn = v % (DX_TILE_K / VEC) * VEC;
+#if DX_W_VECS % DX_THREADS != 0
+        if (v < DX_W_VECS)
+#endif
+        {
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                bs[(nn + e) * DX_LDB + c] = DX_AT(wr[l], e);
+            }
+        }
+    }
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(DX_TILE_N / DX_WORK_N,
+                                              DX_TILE_M / DX_WORK_M, 1)))
+void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
+#if HAS_BASE
+                 const __global storage_t *restrict w,
+#endif
+                 const __global storage_t *restrict a,
+                 __global storage_t *restrict dx,
+                 const __global float *restrict scratch)
+{
+    const __global float *restrict g = SCRATCH_G(scratch, rows);
+    __local float as[DX_AS_SIZE] __attribute__((aligned(16)));
+    __local float bs[DX_BS_SIZE] __attribute__((aligned(16)));
+    const int tn = get_local_id(0);
+    const int tm = get_local_id(1);
+    const int lid = tm * DX_THREADS_N + tn;
+    const int col0 = get_group_id(0) * DX_TILE_N;
+    const int row0 = get_group_id(1) * DX_TILE_M;
+
+    float acc[DX_WORK_M][DX_WORK_N];
+#pragma unroll
+    for (int i = 0; i < DX_WORK_M; i++) {
+#pragma unroll
+        for (int j = 0; j < DX_WORK_N; j++) {
+            acc[i][j] = 0.0f;
+        }
+    }
+
+#if HAS_BASE
+    /* The N stretch, software-pipelined: the next stage's tiles travel
+     * from global memory into registers while this stage's are multiplied,
+     * then go to the other half of local memory; one barrier per stage. */
+    dx_vec_t dr[DX_DY_LOADS], wr[DX_W_LOADS];
+    dx_fetch_dy(dr, dy, rows, row0, 0, lid);
+    dx_fetch_w(wr, w, col0, 0, lid);
+    dx_stash_dy(as, dr, lid);
+    dx_stash_w(bs, wr, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int nt = 0; nt < DX_N_TILES; nt++) {
+        const int cur = nt & 1;
+        const int more = nt + 1 < DX_N_TILES;
+        if (more) {
+            dx_fetch_dy(dr, dy, rows, row0, (nt + 1) * DX_TILE_K, lid);
+            dx_fetch_w(wr, w, col0, (nt + 1) * DX_TILE_K, lid);
+        }
+        dx_mac(acc, as + cur * (DX_TILE_K * DX_LDA) + tm * DX_LVM,
+               bs + cur * (DX_TILE_K * DX_LDB) + tn * DX_LVN, DX_TILE_K);
+        if (more) {
+            dx_stash_dy(as + (cur ^ 1) * (DX_TILE_K * DX_LDA), dr, lid);
+            dx_stash_w(bs + (cur ^ 1) * (DX_TILE_K * DX_LDB), wr, lid);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+
+    /* The r stretch: acc += G*A^T, DX_RANK_K of r per stage; G from the
+     * scratch, A^T from a, both contiguous along j, read element by
+     * element with neighbouring work-items on neighbouring j. */
+    for (int rt = 0; rt < DX_RANK_TILES; rt++) {
+        const int j0 = rt * DX_RANK_K;
+#pragma unroll
+        for (int l = 0; l < DX_G_LOADS; l++) {
+            const int v = lid + l * DX_THREADS;
+            const int r = v / DX_RANK_K;
+            const int j = j0 + v % DX_RANK_K;
+            const int row = min(row0 + r, rows - 1);
+#if DX_G_ELEMS % DX_THREADS != 0
+            if (v < DX_G_ELEMS)
+#endif
+            {
+                float gv = 0.0f;
+#if RANK % DX_RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    gv = g[(size_t)row * RANK + j];
+                }
+                as[v % DX_RANK_K * DX_LDA + r] = gv;
+            }
+        }
+#pragma unroll
+        for (int l = 0; l < DX_A_LOADS; l++) {
+            const int v = lid + l * DX_THREADS;
+            const int c = v / DX_RANK_K;
+            const int j = j0 + v % DX_RANK_K;
+            int col = col0 + c;
+#if IN_FEATURES % DX_TILE_N != 0
+            col = min(col, IN_FEATURES - 1);
+#endif
+#if DX_A_ELEMS % DX_THREADS != 0
+            if (v < DX_A_ELEMS)
+#endif
+            {
+                float av = 0.0f;
+#if RANK % DX_RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    av = load1(a, (size_t)col * RANK + j);
+                }
+                bs[v % DX_RANK_K * DX_LDB + c] = av;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        dx_mac(acc, as + tm * DX_LVM, bs + tn * DX_LVN, DX_RANK_K);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    /* dX = acc (never accumulated); each group of DX_LVN columns in
+     * DX_SVW-wide stores. */
+#pragma unroll
+    for (int i = 0; i < DX_WORK_M; i++) {
+        const int row = row0 + DX_ROW_OF(i);
+        if (row < rows) {
+            __global storage_t *dxr = dx + (size_t)row * IN_FEATURES;
+#pragma unroll
+            for (int j = 0; j < DX_WORK_N; j += DX_SVW) {
+                const int col = col0 + DX_COL_OF(j);
+#if IN_FEATURES % DX_TILE_N != 0
+                if (col < IN_FEATURES)
+#endif
+                {
+                    dx_put(dxr, col, &acc[i][j]);
+                }
+            }
+        }
+    }
+}
