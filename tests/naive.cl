@@ -24,6 +24,9 @@
 #ifndef ACCUMULATE
 #define ACCUMULATE 0    /* 1: Y += result */
 #endif
+#ifndef INPUT_GRAD
+#define INPUT_GRAD 1    /* lora_backward: 1: dX is computed */
+#endif
 /* lora_forward: factor of (X*A)*B; softmax: applied to x first */
 #ifndef SCALE
 #define SCALE 1.0f
@@ -155,4 +158,104 @@ __kernel void naive_layernorm(int rows, __global const storage_t *x,
         store1(y, base + i, (load1(x, base + i) - shift - mean) * inv *
                                 load1(gamma, i) + load1(beta, i));
     }
+}
+
+/* lora_backward */
+
+/* With G = SCALE * dY*B^T and T = X*A, t holds row m of G at
+ * t[m * 2 * RANK] and row m of SCALE*T right after it (rows x 2 * RANK). */
+
+/* t[m][c] = G[m][c] for c < RANK, SCALE*T[m][c - RANK] after; one
+ * work-item per (c, m). */
+__kernel void naive_bwd_tg(int rows, __global const storage_t *x,
+                           __global const storage_t *a,
+                           __global const storage_t *b,
+                           __global const storage_t *dy, __global float *t)
+{
+    int c = get_global_id(0);
+    int m = get_global_id(1);
+    if (c >= 2 * RANK || m >= rows) {
+        return;
+    }
+    float acc = 0.0f;
+    if (c < RANK) {
+        for (int n = 0; n < OUT_FEATURES; n++) {
+            acc += load1(dy, (size_t)m * OUT_FEATURES + n) *
+                   load1(b, (size_t)c * OUT_FEATURES + n);
+        }
+    } else {
+        for (int k = 0; k < IN_FEATURES; k++) {
+            acc += load1(x, (size_t)m * IN_FEATURES + k) *
+                   load1(a, (size_t)k * RANK + (c - RANK));
+        }
+    }
+    t[(size_t)m * 2 * RANK + c] = SCALE * acc;
+}
+
+/* dx[m][k] = sum_n dy[m][n] w[k][n] (HAS_BASE) + sum_j G[m][j] a[k][j];
+ * one work-item per (k, m). Without HAS_BASE, w is not read. */
+__kernel void naive_bwd_dx(int rows, __global const storage_t *dy,
+                           __global const storage_t *w,
+                           __global const storage_t *a,
+                           __global const float *t, __global storage_t *dx)
+{
+    int k = get_global_id(0);
+    int m = get_global_id(1);
+    if (k >= IN_FEATURES || m >= rows) {
+        return;
+    }
+    float acc = 0.0f;
+    if (HAS_BASE) {
+        for (int n = 0; n < OUT_FEATURES; n++) {
+            acc += load1(dy, (size_t)m * OUT_FEATURES + n) *
+                   load1(w, (size_t)k * OUT_FEATURES + n);
+        }
+    }
+    for (int j = 0; j < RANK; j++) {
+        acc += t[(size_t)m * 2 * RANK + j] * load1(a, (size_t)k * RANK + j);
+    }
+    store1(dx, (size_t)m * IN_FEATURES + k, acc);
+}
+
+/* da[k][j] (+)= sum_m x[m][k] G[m][j]; one work-item per element. */
+__kernel void naive_bwd_da(int rows, __global const storage_t *x,
+                           __global const float *t, __global storage_t *da)
+{
+    int e = get_global_id(0);
+    if (e >= IN_FEATURES * RANK) {
+        return;
+    }
+    int k = e / RANK;
+    int j = e % RANK;
+    float acc = 0.0f;
+    for (int m = 0; m < rows; m++) {
+        acc += load1(x, (size_t)m * IN_FEATURES + k) *
+               t[(size_t)m * 2 * RANK + j];
+    }
+    if (ACCUMULATE) {
+        acc += load1(da, e);
+    }
+    store1(da, e, acc);
+}
+
+/* db[j][n] (+)= sum_m SCALE*T[m][j] dy[m][n]; one work-item per
+ * element. */
+__kernel void naive_bwd_db(int rows, __global const storage_t *dy,
+                           __global const float *t, __global storage_t *db)
+{
+    int e = get_global_id(0);
+    if (e >= RANK * OUT_FEATURES) {
+        return;
+    }
+    int j = e / OUT_FEATURES;
+    int n = e % OUT_FEATURES;
+    float acc = 0.0f;
+    for (int m = 0; m < rows; m++) {
+        acc += t[(size_t)m * 2 * RANK + RANK + j] *
+               load1(dy, (size_t)m * OUT_FEATURES + n);
+    }
+    if (ACCUMULATE) {
+        acc += load1(db, e);
+    }
+    store1(db, e, acc);
 }
