@@ -67,9 +67,9 @@ void mcase_free(struct measure_case *mc);
  * (from its end when from_end is set: ev[0] is then a one-item mark
  * kernel queued just before the run, as a CUDA event recorded before a
  * call would be, so the launch gap after it counts) to the end of
- * ev[n - 1]. */
+ * ev[n - 1]. A BLAS peer's chain has an event per SGEMM. */
 struct run_events {
-    cl_event ev[4];
+    cl_event ev[SPECL_MAX_GEMMS > 2 ? SPECL_MAX_GEMMS : 2];
     int n;
     int from_end;
 };

@@ -9,12 +9,14 @@
 #include <string.h>
 
 extern const struct op_def op_lora_forward;
+extern const struct op_def op_lora_backward;
 extern const struct op_def op_softmax;
 extern const struct op_def op_rmsnorm;
 extern const struct op_def op_layernorm;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
+    &op_lora_backward,
     &op_softmax,
     &op_rmsnorm,
     &op_layernorm,

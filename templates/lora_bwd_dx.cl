@@ -18,6 +18,10 @@
  *   DX_TILE_K             N step staged through local memory
  *   DX_WORK_M, DX_WORK_N  rows, columns of dX per work-item (registers)
  *   DX_PAD                floats of padding per local-memory row
+ *   DX_WARP_N             work-items along N within each warp of 32
+ *                         consecutive ones; 0: DX_THREADS_N (row-major).
+ *                         Divides DX_THREADS_N and 32, and 32 / DX_WARP_N
+ *                         divides DX_THREADS_M; DX_THREADS a multiple of 32
  *   VEC                   width of the global loads of dY and W and of the
  *                         stores of dX: 1, 2 or 4
  *   DX_LOCAL_BYTES        the plan's count of local memory: DX_LOCAL * 4
@@ -47,8 +51,8 @@
 
 #if !defined(DX_TILE_M) || !defined(DX_TILE_N) || !defined(DX_TILE_K) ||  \
     !defined(DX_WORK_M) || !defined(DX_WORK_N) || !defined(DX_PAD) ||     \
-    !defined(VEC)
-#error "lora_bwd_dx.cl: the plan must define the DX_ tiles, DX_PAD and VEC"
+    !defined(DX_WARP_N) || !defined(VEC)
+#error "lora_bwd_dx.cl: the plan must define the DX_ tiles, DX_PAD, DX_WARP_N, VEC"
 #endif
 #if !INPUT_GRAD
 #error "lora_bwd_dx.cl: launched only with INPUT_GRAD 1"
@@ -325,9 +329,20 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
     const __global float *restrict g = SCRATCH_G(scratch, rows);
     __local float as[DX_AS_SIZE] __attribute__((aligned(16)));
     __local float bs[DX_BS_SIZE] __attribute__((aligned(16)));
+    const int lid = get_local_id(1) * DX_THREADS_N + get_local_id(0);
+#if DX_WARP_N > 0 && DX_WARP_N != DX_THREADS_N
+    /* Each warp (32 consecutive lid) is a (32 / DX_WARP_N) x DX_WARP_N
+     * block of work-items, so its local reads touch few distinct
+     * addresses (as lora_main's WARP_N). */
+    const int tn = (lid / 32) % (DX_THREADS_N / DX_WARP_N) * DX_WARP_N +
+                   lid % DX_WARP_N;
+    const int tm = (lid / 32) / (DX_THREADS_N / DX_WARP_N) *
+                       (32 / DX_WARP_N) +
+                   lid % 32 / DX_WARP_N;
+#else
     const int tn = get_local_id(0);
     const int tm = get_local_id(1);
-    const int lid = tm * DX_THREADS_N + tn;
+#endif
     const int col0 = get_group_id(0) * DX_TILE_N;
     const int row0 = get_group_id(1) * DX_TILE_M;
 

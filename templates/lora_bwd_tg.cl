@@ -20,11 +20,11 @@
  *   TG_TM     = TG_ROWS / TG_W          (must divide TG_THREADS)
  *   TG_TK     = TG_THREADS / TG_TM
  *   TG_SPAN   = TG_TK * VEC
- *   TG_CSTEPS = min(CEIL_DIV(max(K, N), TG_SPAN),
- *                   max(1, 8192 / (TG_SPAN * RANK)))
- *   TG_CHUNK  = TG_CSTEPS * TG_SPAN
  *   TG_AV     = RANK % 4 == 0 ? 4 : 1
  *   TG_AGROUP = VEC * RANK + (VEC * RANK / TG_AV % 2 == 0 ? TG_AV : 0)
+ *   TG_CSTEPS = min(CEIL_DIV(max(K, N), TG_SPAN),
+ *                   max(1, 8192 / (TG_TK * TG_AGROUP)))
+ *   TG_CHUNK  = TG_CSTEPS * TG_SPAN
  *   TG_LOCAL  = max(min(TG_CHUNK, max(K, N)) / VEC * TG_AGROUP,
  *                   TG_TM * RANK * (TG_TK + 1)) */
 #include "lora_bwd_common.cl"
@@ -49,13 +49,6 @@
 #define TG_TK (TG_THREADS / TG_TM) /* work-items along K (N) */
 #define TG_SPAN (TG_TK * VEC)      /* columns one step covers */
 #define TG_KN_MAX (IN_FEATURES > OUT_FEATURES ? IN_FEATURES : OUT_FEATURES)
-/* A chunk is the most whole steps whose rows of A take at most 8192
- * floats (one step at least), and no more than the longest product. */
-#define TG_FIT (TG_SPAN * RANK >= 8192 ? 1 : 8192 / (TG_SPAN * RANK))
-#define TG_CSTEPS                                                        \
-    (CEIL_DIV(TG_KN_MAX, TG_SPAN) < TG_FIT ? CEIL_DIV(TG_KN_MAX, TG_SPAN) \
-                                           : TG_FIT)
-#define TG_CHUNK (TG_CSTEPS * TG_SPAN)
 
 /* Staged A and B^T are read as float4 along the rank where it divides
  * by 4. Each VEC rows of them take TG_AGROUP floats, an odd number of
@@ -71,6 +64,15 @@
 #else
 #define TG_AGROUP (VEC * RANK)
 #endif
+/* A chunk is the most whole steps whose staged rows of A take at most
+ * 8192 floats, padding included (one step at least), and no more than
+ * the longest product. */
+#define TG_STEP_FLOATS (TG_TK * TG_AGROUP) /* one step's rows, staged */
+#define TG_FIT (TG_STEP_FLOATS >= 8192 ? 1 : 8192 / TG_STEP_FLOATS)
+#define TG_CSTEPS                                                        \
+    (CEIL_DIV(TG_KN_MAX, TG_SPAN) < TG_FIT ? CEIL_DIV(TG_KN_MAX, TG_SPAN) \
+                                           : TG_FIT)
+#define TG_CHUNK (TG_CSTEPS * TG_SPAN)
 /* Row KK (< TG_CHUNK), column J of the staged chunk. */
 #define TG_AT(kk, j) ((kk) / VEC * TG_AGROUP + (kk) % VEC * RANK + (j))
 #define TG_ROWS_STAGED (TG_CHUNK < TG_KN_MAX ? TG_CHUNK : TG_KN_MAX)

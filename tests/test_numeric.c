@@ -5,6 +5,7 @@
  * that stress the row ops' numerics, and the kernels of specs/seeds.yaml. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "numeric_util.h"
@@ -477,6 +478,113 @@ static void test_naive_stubs(void)
     spec_set_free(&set);
 }
 
+/* ---- lora_backward ---------------------------------------------------- */
+
+/* Runs built lora_backward kernel K over 1, 2, m-1, m, m+1 and a larger
+ * number of rows (m its dX tile rows), and one past its lora_bwd_tg and
+ * lora_bwd_grad row blocks (the latter: two slices of partial sums). */
+static void run_bwd_rows(struct nu_kernel *k)
+{
+    size_t rows[16];
+    long m = nu_knob(k, "m");
+    int n = nu_tile_rows(m, 2 * m + 3, rows);
+    n = nu_rows_add(rows, n, 2);
+    n = nu_rows_add(rows, n, nu_knob(k, "tg_rows") + 1);
+    n = nu_rows_add(rows, n, nu_knob(k, "grad_rows") + 1);
+    nu_run_rows(k, rows, n, nu_unit());
+}
+
+static void check_bwd_kernel(const char *dtype, const char *fields,
+                             const char *tile)
+{
+    struct nu_kernel k;
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
+                   "dtype: %s, %s%s%s%s}\n", dtype, fields,
+                   *tile ? ", tile: {" : "", tile, *tile ? "}" : "") &&
+        nu_build(&k)) {
+        run_bwd_rows(&k);
+    }
+    nu_kernel_free(&k);
+}
+
+/* input_grad x base x accumulate, alpha or scale; odd K, N and r; tiles
+ * that leave partial blocks everywhere. Each case in f32, two in f16 and
+ * bf16 (every dtype with --full). */
+static void test_bwd_options(void)
+{
+    static const char *const cases[][2] = {
+        {"in_features: 96, out_features: 40, rank: 7, alpha: 14", ""},
+        {"in_features: 37, out_features: 51, rank: 3, scale: -0.5, "
+         "accumulate: true", "grad_rows: 16, tg_rows: 3, tg_threads: 96"},
+        {"in_features: 100, out_features: 72, rank: 8, input_grad: false",
+         "grad_rows: 32, grad_threads: 64"},
+        {"in_features: 100, out_features: 72, rank: 8, input_grad: false, "
+         "accumulate: true, alpha: 4", ""},
+        {"in_features: 64, out_features: 128, rank: 16, base: false, "
+         "scale: 2", "m: 32, n: 32, k: 8, wm: 4, wn: 4"},
+        {"in_features: 72, out_features: 100, rank: 5, base: false, "
+         "accumulate: true", "m: 16, n: 48, k: 4, wm: 2, wn: 3, vec: 2, "
+         "pad: 0, grad_vec: 1, reduce_threads: 64"},
+        {"in_features: 1, out_features: 3, rank: 1", ""},
+    };
+    char fields[256];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(fields, sizeof fields, "%s", cases[c][0]);
+        for (int d = 0; d < N_DTYPES; d++) {
+            if (test_full || d == 0 || c == 1 || c == 5) {
+                check_bwd_kernel(dtypes[d], fields, cases[c][1]);
+            }
+        }
+    }
+}
+
+/* dA and dB are sums over every row in a fixed order: two runs on the same
+ * inputs give the same bits (dX too). */
+static void test_bwd_deterministic(void)
+{
+    struct nu_kernel k;
+    if (!nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
+                    "in_features: 200, out_features: 136, rank: 12, "
+                    "alpha: 24, tile: {grad_rows: 32}}\n") ||
+        !nu_build(&k)) {
+        nu_kernel_free(&k);
+        return;
+    }
+    struct vcase c;
+    struct vbuffers b;
+    unsigned long seed = 77;
+    CU_ASSERT_FATAL(vcase_init(&c, k.ks, 300, seed, nu_unit()) == 0);
+    CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
+    float *run[2];
+    for (int r = 0; r < 2; r++) {
+        int canary_ok = 0;
+        cl_event done = NULL;
+        run[r] = malloc((c.out_count + 1) * sizeof *run[r]);
+        CU_ASSERT_FATAL(run[r] != NULL);
+        CU_ASSERT(vbuffers_reset_output(nu_rt(), &c, &b) == CL_SUCCESS);
+        CU_ASSERT(stub_enqueue(&k.stub, nu_rt()->queue, c.rows, b.mem, 0,
+                               NULL, &done) == CL_SUCCESS);
+        CU_ASSERT(clFinish(nu_rt()->queue) == CL_SUCCESS);
+        if (done != NULL) {
+            clReleaseEvent(done);
+        }
+        CU_ASSERT(vbuffers_read_output(nu_rt(), &c, &b, run[r],
+                                       &canary_ok) == CL_SUCCESS);
+        CU_ASSERT(canary_ok);
+    }
+    int same = memcmp(run[0], run[1], c.out_count * sizeof *run[0]) == 0;
+    if (!same) {
+        fprintf(stderr, "\nFAIL: lora_backward gave different bits on two "
+                "runs (rows %zu, seed %lu)\n", c.rows, seed);
+    }
+    CU_ASSERT(same);
+    free(run[0]);
+    free(run[1]);
+    vbuffers_free(&b);
+    vcase_free(&c);
+    nu_kernel_free(&k);
+}
+
 /* ---- the op defaults for CPUs (gen --target cpu; bench and tune on a
  * CPU device) ------------------------------------------------------------ */
 
@@ -489,6 +597,8 @@ static const char cpu_spec[] =
     "  - {name: delta, op: lora_forward, in_features: 200, out_features: "
     "100, rank: 8, scale: 2, base: false, accumulate: true}\n"
     "  - {name: odd, op: lora_forward, in_features: 99, out_features: 37, "
+    "rank: 5, alpha: 10}\n"
+    "  - {name: bwd, op: lora_backward, in_features: 99, out_features: 37, "
     "rank: 5, alpha: 10}\n"
     "  - {name: sm1, op: softmax, features: 1}\n"
     "  - {name: sm7, op: softmax, features: 7, scale: -0.5}\n"
@@ -571,6 +681,10 @@ int add_numeric_suite(void)
         CU_add_test(s, "lora: every value of every choice knob",
                     test_lora_choices) == NULL ||
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
+        CU_add_test(s, "lora_backward: input_grad, base, accumulate, "
+                    "odd shapes", test_bwd_options) == NULL ||
+        CU_add_test(s, "lora_backward: dA and dB the same bits every run",
+                    test_bwd_deterministic) == NULL ||
         CU_add_test(s, "op defaults for CPUs", test_cpu_defaults) == NULL ||
         CU_add_test(s, "specs/seeds.yaml at small rows", test_seeds) ==
             NULL ||

@@ -11,7 +11,8 @@ TEST_CFLAGS += -DSPECL_LIBCLANG='"$(LLVM)/lib/libclang.so.1"' -DSPECL_BIN='"$(B)
 
 # ---- host stubs of tests/stubs.yaml, built as a vendoring project would
 STUB_DIR   = $(B)/tests/stubs
-STUB_NAMES = stub_lora stub_lora_delta stub_lora_tc stub_softmax stub_rmsnorm stub_layernorm
+STUB_NAMES = stub_lora stub_lora_delta stub_lora_tc stub_softmax stub_rmsnorm stub_layernorm \
+             stub_lora_backward
 STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
 TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
                     $(STUB_DIR)/stub_fallback.h
@@ -62,7 +63,7 @@ $(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
 # (tests/bad/*.err) name the spec path as given (the emitted files only
 # its base name).
 GOLDEN_FULL   = golden_rmsnorm
-GOLDEN_MODELS = llama2-7b
+GOLDEN_MODELS = llama2-7b llama2-7b-train
 TEST_CFLAGS  += -DSPECL_GOLDEN_FULL='"$(GOLDEN_FULL)"' -DSPECL_GOLDEN_MODELS='"$(GOLDEN_MODELS)"'
 $(B)/tests/test_emit.o: tests/tests.mk
 

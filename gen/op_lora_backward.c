@@ -1,0 +1,783 @@
+/* op_lora_backward.c - lora_backward: the gradients of a LoRA layer with
+ * its base weight frozen, dA, dB and (input_grad) dX, for any M. */
+#include "op.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
+#define THREADS_MAX 1024L /* work-items per work-group */
+
+static const struct param_def bwd_fields[] = {
+    {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
+     "K: columns of X and dX, rows of W, A and dA"},
+    {"out_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
+     "N: columns of W, B, dB and dY"},
+    {"rank", VALUE_INT, 1, 0, 1, 16777216, NULL,
+     "r: columns of A, rows of B; at most min(K, N)"},
+    {"alpha", VALUE_FLOAT, 0, 0, -FLT_MAX, FLT_MAX, NULL,
+     "LoRA alpha: scale = alpha / rank (as in PEFT)"},
+    {"scale", VALUE_FLOAT, 0, 1, -FLT_MAX, FLT_MAX, NULL,
+     "factor of (X*A)*B in the forward; default 1, or alpha / rank"},
+    {"input_grad", VALUE_BOOL, 0, 1, 0, 1, NULL,
+     "compute dX (false for the first layer: dA and dB only)"},
+    {"base", VALUE_BOOL, 0, 1, 0, 1, NULL,
+     "dX includes dY*W^T; false: dX is the adapter's part alone (no W)"},
+    {"accumulate", VALUE_BOOL, 0, 0, 0, 1, NULL,
+     "add into dA and dB (gradient accumulation) instead of overwriting"},
+};
+
+static const struct param_def bwd_knobs[] = {
+    {"m", VALUE_INT, 0, 64, 1, 1024, NULL,
+     "lora_bwd_dx: rows of dX per work-group"},
+    {"n", VALUE_INT, 0, 128, 1, 1024, NULL,
+     "lora_bwd_dx: columns of dX per work-group"},
+    {"k", VALUE_INT, 0, 16, 1, 256, NULL,
+     "lora_bwd_dx: N elements staged through local memory per step"},
+    {"wm", VALUE_INT, 0, 8, 1, 16, NULL,
+     "lora_bwd_dx: rows of dX per work-item"},
+    {"wn", VALUE_INT, 0, 8, 1, 16, NULL,
+     "lora_bwd_dx: columns of dX per work-item"},
+    {"pad", VALUE_INT, 0, 4, 0, 16, NULL,
+     "lora_bwd_dx: floats of padding per local-memory row"},
+    {"warp_n", VALUE_INT, 0, 8, 0, 32, NULL,
+     "lora_bwd_dx: work-items along N per warp of 32; 0: row-major"},
+    {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
+     "elements per global load and store of X, dY and dX: 1, 2 or 4"},
+    {"tg_rows", VALUE_INT, 0, 16, 1, 256, NULL,
+     "lora_bwd_tg: rows of X and dY per work-group"},
+    {"tg_threads", VALUE_INT, 0, 256, 32, 1024, NULL,
+     "lora_bwd_tg: work-items per work-group"},
+    {"grad_rows", VALUE_INT, 0, 256, 1, 16777216, NULL,
+     "lora_bwd_grad: rows summed per work-group (one slice of partial "
+     "sums of dA and dB per grad_rows rows)"},
+    {"grad_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
+     "lora_bwd_grad: work-items per work-group, grad_vec columns each"},
+    {"grad_vec", VALUE_INT, 0, 2, 1, 4, NULL,
+     "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4"},
+    {"reduce_threads", VALUE_INT, 0, 256, 32, 1024, NULL,
+     "lora_bwd_reduce: work-items per work-group"},
+};
+
+/* Every value of a lora_backward spec, as numbers. */
+struct bwd {
+    long K, N, R;
+    int input_grad, base, accumulate;
+    long m, n, k, wm, wn, pad, warp_n, vec;
+    long tg_rows, tg_threads, grad_rows, grad_threads, grad_vec;
+    long reduce_threads;
+};
+
+static void bwd_read(const struct kernel_spec *ks, struct bwd *c)
+{
+    c->K = (long)spec_field(ks, "in_features");
+    c->N = (long)spec_field(ks, "out_features");
+    c->R = (long)spec_field(ks, "rank");
+    c->input_grad = spec_field(ks, "input_grad") != 0;
+    c->base = spec_field(ks, "base") != 0;
+    c->accumulate = spec_field(ks, "accumulate") != 0;
+    c->m = (long)spec_knob(ks, "m");
+    c->n = (long)spec_knob(ks, "n");
+    c->k = (long)spec_knob(ks, "k");
+    c->wm = (long)spec_knob(ks, "wm");
+    c->wn = (long)spec_knob(ks, "wn");
+    c->pad = (long)spec_knob(ks, "pad");
+    c->warp_n = (long)spec_knob(ks, "warp_n");
+    c->vec = (long)spec_knob(ks, "vec");
+    c->tg_rows = (long)spec_knob(ks, "tg_rows");
+    c->tg_threads = (long)spec_knob(ks, "tg_threads");
+    c->grad_rows = (long)spec_knob(ks, "grad_rows");
+    c->grad_threads = (long)spec_knob(ks, "grad_threads");
+    c->grad_vec = (long)spec_knob(ks, "grad_vec");
+    c->reduce_threads = (long)spec_knob(ks, "reduce_threads");
+}
+
+static long ceil_div(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+/* dX needs W only with both the input gradient and the base. */
+static int uses_w(const struct bwd *c)
+{
+    return c->input_grad && c->base;
+}
+
+/* ---- local memory, in floats, as the templates declare it ------------- */
+
+static long max_l(long a, long b)
+{
+    return a > b ? a : b;
+}
+
+static long min_l(long a, long b)
+{
+    return a < b ? a : b;
+}
+
+/* lora_bwd_tg's rows per work-item: up to 4, keeping <= 64 sums. */
+static long tg_rows_per_item(const struct bwd *c)
+{
+    if (c->tg_rows % 4 == 0 && c->R <= 16) {
+        return 4;
+    }
+    return c->tg_rows % 2 == 0 && c->R <= 32 ? 2 : 1;
+}
+
+/* lora_bwd_tg's work-items along the rows. */
+static long tg_items_m(const struct bwd *c)
+{
+    return c->tg_rows / tg_rows_per_item(c);
+}
+
+/* Rows of A (B^T) staged at once, at most 8192 floats with their
+ * padding where one step's fit, or the sums meeting at the end. */
+static long tg_local(const struct bwd *c)
+{
+    long tm = tg_items_m(c), tk = c->tg_threads / tm;
+    long span = tk * c->vec, kn = max_l(c->K, c->N);
+    long av = c->R % 4 == 0 ? 4 : 1;
+    long group = c->vec * c->R + ((c->vec * c->R / av) % 2 == 0 ? av : 0);
+    long fit = tk * group >= 8192 ? 1 : 8192 / (tk * group);
+    long chunk = min_l(ceil_div(kn, span), fit) * span;
+    long staged = min_l(chunk, kn) / c->vec * group;
+    return max_l(staged, tm * c->R * (tk + 1));
+}
+
+/* A chunk of rows of G (SCALE*T): a whole number of batches of 4 rows,
+ * about 1024 floats, no more than a slice. */
+static long grad_local(const struct bwd *c)
+{
+    long fit = 1024 / c->R / 4 > 1 ? 1024 / c->R / 4 * 4 : 4;
+    return min_l(ceil_div(c->grad_rows, 4) * 4, fit) * c->R;
+}
+
+/* Two stages of the dY and W^T tiles; without W, one stage of the G and
+ * A^T tiles, r deep at most. */
+static long dx_local(const struct bwd *c)
+{
+    long lda = c->m + c->pad, ldb = c->n + c->pad;
+    long rank_k = c->R < c->k ? c->R : c->k;
+    return c->base ? 2 * c->k * (lda + ldb) : rank_k * (lda + ldb);
+}
+
+static long dx_threads(const struct bwd *c)
+{
+    return (c->m / c->wm) * (c->n / c->wn);
+}
+
+static long grad_blocks(const struct bwd *c, long columns)
+{
+    return ceil_div(columns, c->grad_threads * c->grad_vec);
+}
+
+/* ---- defaults --------------------------------------------------------- */
+
+static int knob_set(const struct kernel_spec *ks, const char *key)
+{
+    return ks->knob[op_knob_index(ks->op, key)].set;
+}
+
+static int field_set(const struct kernel_spec *ks, const char *key)
+{
+    return ks->field[op_field_index(ks->op, key)].set;
+}
+
+static void default_knob(struct kernel_spec *ks, const char *key, long v)
+{
+    struct param_value *pv = &ks->knob[op_knob_index(ks->op, key)];
+    if (!pv->set) {
+        pv->num = (double)v;
+    }
+}
+
+/* The widest loads that divide both K and N. */
+static long widest_vec(long K, long N, long most)
+{
+    long v = most;
+    while (v > 1 && (K % v != 0 || N % v != 0)) {
+        v /= 2;
+    }
+    return v;
+}
+
+static long pow2_ceil(long v)
+{
+    long p = 1;
+    while (p < v) {
+        p *= 2;
+    }
+    return p;
+}
+
+/* dX's tiles, as lora_forward's for a layer of K outputs: 64 x 128 with
+ * 8 x 8 per work-item for wide layers; 32 x 32 of 4 x 4 for K <= 2048,
+ * where large tiles leave compute units idle at a few hundred rows; on
+ * CPUs 128 x 64 of 8 x 4. */
+static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
+{
+    int cpu = ks->target == TARGET_CPU, narrow = c->K <= 2048;
+    long n = cpu ? min_l(64, pow2_ceil(c->K))
+                 : narrow ? min_l(32, pow2_ceil(c->K)) : 128;
+    long m = cpu ? 128 : narrow ? 32 : 64;
+    long wn = cpu || narrow ? 4 : 8, wm = narrow && !cpu ? 4 : 8;
+    if (knob_set(ks, "n") || knob_set(ks, "wn")) {
+        n = (long)spec_knob(ks, "n");
+        wn = (long)spec_knob(ks, "wn");
+    }
+    if (knob_set(ks, "m") || knob_set(ks, "wm")) {
+        m = (long)spec_knob(ks, "m");
+        wm = (long)spec_knob(ks, "wm");
+    }
+    default_knob(ks, "n", n);
+    default_knob(ks, "wn", min_l(wn, n));
+    default_knob(ks, "m", m);
+    default_knob(ks, "wm", min_l(wm, m));
+}
+
+static void bwd_defaults(struct kernel_spec *ks)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    default_knob(ks, "vec", widest_vec(c.K, c.N, 4));
+    default_knob(ks, "grad_vec", widest_vec(c.K, c.N, 2));
+    bwd_read(ks, &c);
+    dx_defaults(ks, &c);
+    bwd_read(ks, &c);
+    /* The dX tile's K step keeps loads whole vectors. */
+    if (!knob_set(ks, "k") && c.k % c.vec != 0) {
+        default_knob(ks, "k", c.vec * 4);
+    }
+    /* Warps of 4 x 8 work-items, as lora_main's (GPUs only). */
+    if (!knob_set(ks, "warp_n")) {
+        long thn = c.n / c.wn, thm = c.m / c.wm;
+        int ok = ks->target != TARGET_CPU && c.n % c.wn == 0 &&
+                 c.m % c.wm == 0 && thn % 8 == 0 && thm % 4 == 0;
+        default_knob(ks, "warp_n", ok ? 8 : 0);
+    }
+}
+
+/* ---- checks ----------------------------------------------------------- */
+
+static void check_vec(const struct kernel_spec *ks, const struct bwd *c,
+                      const char *key, long v, struct diags *d)
+{
+    if (v != 1 && v != 2 && v != 4) {
+        diag_error(d, ks->file, spec_knob_mark(ks, key),
+                   "%s must be 1, 2 or 4 (got %ld)", key, v);
+    } else if (c->K % v != 0 || c->N % v != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, key),
+                   "%s (%ld) must divide in_features (%ld) and out_features "
+                   "(%ld)",
+                   key, v, c->K, c->N);
+    }
+}
+
+static void check_group(const struct kernel_spec *ks, const char *key,
+                        const char *kernel, long threads, long local_floats,
+                        struct diags *d)
+{
+    if (threads > THREADS_MAX) {
+        diag_error(d, ks->file, spec_knob_mark(ks, key),
+                   "%s work-group of %ld work-items exceeds %ld", kernel,
+                   threads, THREADS_MAX);
+    }
+    if (local_floats * 4 > LOCAL_MAX) {
+        diag_error(d, ks->file, spec_knob_mark(ks, key),
+                   "%s needs %ld bytes of local memory, more than %ld",
+                   kernel, local_floats * 4, LOCAL_MAX);
+    }
+}
+
+static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
+                     struct diags *d)
+{
+    const char *file = ks->file;
+    if (c->m % c->wm != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "wm"),
+                   "wm (%ld) must divide m (%ld)", c->wm, c->m);
+        return;
+    }
+    if (c->n % c->wn != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "wn"),
+                   "wn (%ld) must divide n (%ld)", c->wn, c->n);
+        return;
+    }
+    if (c->k % c->vec != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "k"),
+                   "k (%ld) must be a multiple of vec (%ld)", c->k, c->vec);
+        return;
+    }
+    check_group(ks, "m", "lora_bwd_dx", dx_threads(c), dx_local(c), d);
+    long thn = c->n / c->wn, thm = c->m / c->wm;
+    if (c->warp_n == 0) {
+        return;
+    }
+    if (32 % c->warp_n != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                   "warp_n (%ld) must divide 32", c->warp_n);
+    } else if (dx_threads(c) % 32 != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                   "warp_n needs a lora_bwd_dx work-group of a multiple of "
+                   "32 work-items (got %ld); use warp_n: 0",
+                   dx_threads(c));
+    } else if (thn % c->warp_n != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                   "warp_n (%ld) must divide the work-items along N (tile n "
+                   "%ld / wn %ld = %ld)",
+                   c->warp_n, c->n, c->wn, thn);
+    } else if (thm % (32 / c->warp_n) != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
+                   "32 / warp_n (%ld) must divide the work-items along M "
+                   "(tile m %ld / wm %ld = %ld)",
+                   32 / c->warp_n, c->m, c->wm, thm);
+    }
+}
+
+static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    const char *file = ks->file;
+    if (c.R > c.K) {
+        diag_error(d, file, spec_field_mark(ks, "rank"),
+                   "rank must be <= in_features (got %ld > %ld)", c.R, c.K);
+        return;
+    }
+    if (c.R > c.N) {
+        diag_error(d, file, spec_field_mark(ks, "rank"),
+                   "rank must be <= out_features (got %ld > %ld)", c.R, c.N);
+        return;
+    }
+    if (field_set(ks, "alpha") && field_set(ks, "scale")) {
+        diag_error(d, file, spec_field_mark(ks, "scale"),
+                   "give alpha or scale, not both (scale = alpha / rank)");
+    }
+    int errors = d->count;
+    check_vec(ks, &c, "vec", c.vec, d);
+    check_vec(ks, &c, "grad_vec", c.grad_vec, d);
+    if (d->count != errors) {
+        return;
+    }
+    if (c.tg_threads % tg_items_m(&c) != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "tg_threads"),
+                   "tg_threads (%ld) must be a multiple of the work-items "
+                   "along tg_rows (%ld: %ld rows of %ld each)",
+                   c.tg_threads, tg_items_m(&c), c.tg_rows,
+                   tg_rows_per_item(&c));
+        return;
+    }
+    check_group(ks, "tg_threads", "lora_bwd_tg", c.tg_threads, tg_local(&c),
+                d);
+    check_group(ks, "grad_threads", "lora_bwd_grad", c.grad_threads,
+                grad_local(&c), d);
+    check_group(ks, "reduce_threads", "lora_bwd_reduce", c.reduce_threads,
+                0, d);
+    if (c.input_grad) {
+        check_dx(ks, &c, d);
+    }
+}
+
+/* ---- plan ------------------------------------------------------------- */
+
+static double bwd_scale(const struct kernel_spec *ks)
+{
+    if (field_set(ks, "alpha")) {
+        return spec_field(ks, "alpha") / spec_field(ks, "rank");
+    }
+    return field_set(ks, "scale") ? spec_field(ks, "scale") : 1.0;
+}
+
+static void plan_shape(const struct kernel_spec *ks, const struct bwd *c,
+                       struct plan *p)
+{
+    plan_int(p, "IN_FEATURES", "K: columns of X and dX, rows of W and A",
+             c->K);
+    plan_int(p, "OUT_FEATURES", "N: columns of W, B and dY", c->N);
+    plan_int(p, "RANK", "r: columns of A, rows of B", c->R);
+    plan_float(p, "SCALE", "factor of (X*A)*B in the forward",
+               bwd_scale(ks));
+    plan_int(p, "HAS_BASE", "1: dX includes dY*W^T", uses_w(c));
+    plan_int(p, "INPUT_GRAD", "1: dX is computed", c->input_grad);
+    plan_int(p, "ACCUMULATE", "1: dA += ..., dB += ...", c->accumulate);
+}
+
+static void plan_knobs(const struct bwd *c, struct plan *p)
+{
+    plan_int(p, "GRAD_ROWS", "rows per slice of partial sums", c->grad_rows);
+    plan_int(p, "VEC", "elements per global load of X and dY", c->vec);
+    plan_int(p, "TG_ROWS", "lora_bwd_tg: rows per work-group", c->tg_rows);
+    plan_int(p, "TG_THREADS", "lora_bwd_tg: work-items per work-group",
+             c->tg_threads);
+    plan_int(p, "GRAD_THREADS", "lora_bwd_grad: work-items per work-group",
+             c->grad_threads);
+    plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
+             c->grad_vec);
+    plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
+             c->reduce_threads);
+    if (c->input_grad) {
+        plan_int(p, "DX_TILE_M", "lora_bwd_dx: rows of dX per work-group",
+                 c->m);
+        plan_int(p, "DX_TILE_N", "lora_bwd_dx: columns of dX per work-group",
+                 c->n);
+        plan_int(p, "DX_TILE_K", "lora_bwd_dx: N elements per stage", c->k);
+        plan_int(p, "DX_WORK_M", "lora_bwd_dx: rows per work-item", c->wm);
+        plan_int(p, "DX_WORK_N", "lora_bwd_dx: columns per work-item",
+                 c->wn);
+        plan_int(p, "DX_PAD", "lora_bwd_dx: floats of padding per row",
+                 c->pad);
+        /* As the layout it gives: a warp as wide as a row of work-items is
+         * row-major. */
+        plan_int(p, "DX_WARP_N",
+                 "lora_bwd_dx: work-items along N per warp; 0: row-major",
+                 c->warp_n == c->n / c->wn ? 0 : c->warp_n);
+    }
+    plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
+             4 * tg_local(c));
+    plan_int(p, "GRAD_LOCAL_BYTES", "local memory the plan counted",
+             4 * grad_local(c));
+    if (c->input_grad) {
+        plan_int(p, "DX_LOCAL_BYTES", "local memory the plan counted",
+                 4 * dx_local(c));
+    }
+}
+
+static void set_args(struct launch *l, const char *const *args)
+{
+    int i = 0;
+    for (; args[i] != NULL; i++) {
+        l->args[i] = args[i];
+    }
+    l->args[i] = NULL;
+}
+
+static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    plan_shape(ks, &c, p);
+    plan_knobs(&c, p);
+    plan_dtype(p, ks->dtype);
+    plan_public_int(p, "IN_FEATURES", "K: columns of x and dx, rows of w, a "
+                    "and da", c.K);
+    plan_public_int(p, "OUT_FEATURES", "N: columns of w, b, db and dy", c.N);
+    plan_public_int(p, "RANK", "r: columns of a and da, rows of b and db",
+                    c.R);
+    plan_public_float(p, "SCALE", "factor of (x*a)*b in the forward",
+                      bwd_scale(ks));
+
+    plan_buffer(p, "x", c.K, 0, 0);
+    plan_buffer_doc(p, "[rows][in_features]", "the forward's input");
+    plan_buffer(p, "w", 0, c.K * c.N, !uses_w(&c));
+    plan_buffer_doc(p, "[in_features][out_features]",
+                    "PyTorch and PEFT keep the base layer's weight as "
+                    "[out_features][in_features]: pass its transpose");
+    plan_buffer(p, "a", 0, c.K * c.R, 0);
+    plan_buffer_doc(p, "[in_features][rank]",
+                    "PEFT's lora_A.weight is [rank][in_features]: pass its "
+                    "transpose");
+    plan_buffer(p, "b", 0, c.R * c.N, 0);
+    plan_buffer_doc(p, "[rank][out_features]",
+                    "PEFT's lora_B.weight is [out_features][rank]: pass its "
+                    "transpose");
+    plan_buffer(p, "dy", c.N, 0, 0);
+    plan_buffer_doc(p, "[rows][out_features]", "the gradient of the output");
+    plan_buffer(p, "dx", c.K, 0, !c.input_grad);
+    plan_buffer_role(p, BUFFER_OUT);
+    plan_buffer_doc(p, "[rows][in_features]", "the gradient of the input");
+    plan_buffer(p, "da", 0, c.K * c.R, 0);
+    plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
+    plan_buffer_doc(p, "[in_features][rank]",
+                    "the gradient of a; lora_A.weight.grad is its "
+                    "transpose");
+    plan_buffer(p, "db", 0, c.R * c.N, 0);
+    plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
+    plan_buffer_doc(p, "[rank][out_features]",
+                    "the gradient of b; lora_B.weight.grad is its "
+                    "transpose");
+
+    /* G and T per row, then a slice of partial sums per grad_rows rows:
+     * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
+     * + slice floats. */
+    long slice = (c.K + c.N) * c.R;
+    p->scratch_per_row = 2 * c.R + ceil_div(slice, c.grad_rows);
+    p->scratch_fixed = slice;
+
+    p->n_path = 1;
+    struct path *pa = &p->path[0];
+    pa->max_rows = 0;
+    pa->why = c.input_grad
+                  ? "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
+                    "grad_rows rows, their sums, then dX = [dY | G]*[W^T ; "
+                    "A^T]"
+                  : "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
+                    "grad_rows rows, then their sums";
+    struct launch *l = &pa->launch[pa->n_launch++];
+    static const char *const tg_args[] = {"rows", "x",  "a",      "b",
+                                          "dy",   "scratch", NULL};
+    l->kernel = "lora_bwd_tg";
+    l->dims = 1;
+    l->local[0] = (size_t)c.tg_threads;
+    l->groups[0] = 0;
+    l->rows_per_group = (size_t)c.tg_rows;
+    set_args(l, tg_args);
+
+    l = &pa->launch[pa->n_launch++];
+    static const char *const grad_args[] = {"rows", "x", "dy", "scratch",
+                                            NULL};
+    l->kernel = "lora_bwd_grad";
+    l->dims = 2;
+    l->local[0] = (size_t)c.grad_threads;
+    l->local[1] = 1;
+    l->groups[0] = (size_t)(grad_blocks(&c, c.K) + grad_blocks(&c, c.N));
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c.grad_rows;
+    set_args(l, grad_args);
+
+    l = &pa->launch[pa->n_launch++];
+    static const char *const reduce_args[] = {"rows", "da", "db", "scratch",
+                                              NULL};
+    l->kernel = "lora_bwd_reduce";
+    l->dims = 1;
+    l->local[0] = (size_t)c.reduce_threads;
+    l->groups[0] = (size_t)ceil_div(slice, c.reduce_threads);
+    l->rows_per_group = 0;
+    set_args(l, reduce_args);
+
+    if (c.input_grad) {
+        l = &pa->launch[pa->n_launch++];
+        static const char *const dx_base[] = {"rows", "dy", "w",      "a",
+                                              "dx",   "scratch", NULL};
+        static const char *const dx_adapter[] = {"rows", "dy",      "a",
+                                                 "dx",   "scratch", NULL};
+        l->kernel = "lora_bwd_dx";
+        l->dims = 2;
+        l->local[0] = (size_t)(c.n / c.wn);
+        l->local[1] = (size_t)(c.m / c.wm);
+        l->groups[0] = (size_t)ceil_div(c.K, c.n);
+        l->groups[1] = 0;
+        l->rows_per_group = (size_t)c.m;
+        set_args(l, uses_w(&c) ? dx_base : dx_adapter);
+    }
+}
+
+/* What `specl tune` searches, most important first. */
+static const struct tune_axis bwd_tune_space[] = {
+    {"m", "32 64 128"},
+    {"n", "32 64 128"},
+    {"grad_rows", "64 128 256 512"},
+    {"grad_threads", "64 128 256"},
+    {"tg_rows", "4 8 16"},
+    {"k", "8 16 32"},
+    {"wm", "4 8"},
+    {"wn", "4 8"},
+    {NULL, NULL},
+};
+
+/* ---- checking and measuring ------------------------------------------ */
+
+/* The buffers in plan order (bwd_plan). */
+enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_DY, BUF_DX, BUF_DA, BUF_DB };
+
+/* The scale as the emitted kernels hold it: the SCALE constant read back. */
+static double emitted_scale(const struct kernel_spec *ks)
+{
+    char text[48];
+    format_float(text, sizeof text, bwd_scale(ks));
+    return strtod(text, NULL);
+}
+
+/* T = scale*X*A and G = scale*dY*B^T row by row, then the sums over rows
+ * of dA and dB and each row of dX, as the definitions read. */
+static int bwd_reference(const struct kernel_spec *ks,
+                         const float *const *in, size_t rows,
+                         double *const *out)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
+    double scale = emitted_scale(ks);
+    const float *x = in[BUF_X], *w = in[BUF_W], *a = in[BUF_A];
+    const float *b = in[BUF_B], *dy = in[BUF_DY];
+    double *dx = out[BUF_DX], *da = out[BUF_DA], *db = out[BUF_DB];
+    double *t = calloc(rows * R + 1, sizeof *t);
+    double *g = calloc(rows * R + 1, sizeof *g);
+    if (t == NULL || g == NULL) {
+        free(t);
+        free(g);
+        return -1;
+    }
+    for (size_t m = 0; m < rows; m++) {
+        for (size_t j = 0; j < R; j++) {
+            double xa = 0, dyb = 0;
+            for (size_t k = 0; k < K; k++) {
+                xa += (double)x[m * K + k] * a[k * R + j];
+            }
+            for (size_t n = 0; n < N; n++) {
+                dyb += (double)dy[m * N + n] * b[j * N + n];
+            }
+            t[m * R + j] = scale * xa;
+            g[m * R + j] = scale * dyb;
+        }
+    }
+    for (size_t k = 0; da != NULL && k < K; k++) {
+        for (size_t j = 0; j < R; j++) {
+            double sum = c.accumulate ? in[BUF_DA][k * R + j] : 0;
+            for (size_t m = 0; m < rows; m++) {
+                sum += (double)x[m * K + k] * g[m * R + j];
+            }
+            da[k * R + j] = sum;
+        }
+    }
+    for (size_t j = 0; db != NULL && j < R; j++) {
+        for (size_t n = 0; n < N; n++) {
+            double sum = c.accumulate ? in[BUF_DB][j * N + n] : 0;
+            for (size_t m = 0; m < rows; m++) {
+                sum += t[m * R + j] * dy[m * N + n];
+            }
+            db[j * N + n] = sum;
+        }
+    }
+    for (size_t m = 0; dx != NULL && m < rows; m++) {
+        for (size_t k = 0; k < K; k++) {
+            double sum = 0;
+            for (size_t n = 0; uses_w(&c) && n < N; n++) {
+                sum += (double)dy[m * N + n] * w[k * N + n];
+            }
+            for (size_t j = 0; j < R; j++) {
+                sum += g[m * R + j] * a[k * R + j];
+            }
+            dx[m * K + k] = sum;
+        }
+    }
+    free(t);
+    free(g);
+    return 0;
+}
+
+/* naive_bwd_tg: G and scale*T into the scratch, one work-item per element;
+ * then dA, dB and dX, one work-item per element. */
+static void bwd_naive(const struct kernel_spec *ks, struct plan *p)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    plan_shape(ks, &c, p);
+    plan_dtype(p, ks->dtype);
+    p->scratch_per_row = 2 * c.R;
+    const char *const tg_args[] = {"rows", "x", "a", "b", "dy", "scratch",
+                                   NULL};
+    const char *const da_args[] = {"rows", "x", "scratch", "da", NULL};
+    const char *const db_args[] = {"rows", "dy", "scratch", "db", NULL};
+    /* w is unread without the base (and may be NULL): a stands in. */
+    const char *const dx_args[] = {"rows", "dy", uses_w(&c) ? "w" : "a",
+                                   "a", "scratch", "dx", NULL};
+    naive_launch(p, "naive_bwd_tg", 2 * c.R, tg_args);
+    naive_launch_fixed(p, "naive_bwd_da", c.K * c.R, da_args);
+    naive_launch_fixed(p, "naive_bwd_db", c.R * c.N, db_args);
+    if (c.input_grad) {
+        naive_launch(p, "naive_bwd_dx", c.K, dx_args);
+    }
+}
+
+/* Every buffer once (dA and dB twice to accumulate); the six products. */
+static void bwd_costs(const struct kernel_spec *ks, size_t rows,
+                      double *bytes, double *flops)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    double M = (double)rows;
+    double K = (double)c.K, N = (double)c.N, R = (double)c.R;
+    *bytes = plan_io_bytes(ks, rows);
+    if (c.accumulate) {
+        *bytes += (K + N) * R * (double)dtype_size(ks->dtype);
+    }
+    /* T, G, dA, dB: 2MKr + 2MNr + 2MKr + 2MNr */
+    *flops = 4 * M * R * (K + N);
+    if (c.input_grad) {
+        *flops += 2 * M * K * R + (uses_w(&c) ? 2 * M * N * K : 0);
+    }
+}
+
+static double bwd_error_bound(const struct kernel_spec *ks)
+{
+    return storage_error_bound(ks->dtype, 1e-4);
+}
+
+/* A batch of tokens in training. */
+static long bwd_bench_rows(const struct kernel_spec *ks)
+{
+    (void)ks;
+    return 512;
+}
+
+static void bwd_shape_text(const struct kernel_spec *ks, size_t rows,
+                           char *buf, size_t size)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    snprintf(buf, size, "M=%zu K=%ld N=%ld r=%ld%s%s", rows, c.K, c.N, c.R,
+             !c.input_grad ? " adapter only" : c.base ? "" : " no base",
+             c.accumulate ? " +=" : "");
+}
+
+/* What one would write without specl: T = scale*X*A, G = scale*dY*B^T,
+ * dB = T^T*dY, dA = X^T*G, dX = dY*W^T + G*A^T. */
+static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
+                          struct gemm_chain *g)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
+    double scale = emitted_scale(ks), beta = c.accumulate ? 1 : 0;
+    g->temp_per_row = R;
+    g->temp2_per_row = R;
+    g->n_gemm = 0;
+    g->gemm[g->n_gemm++] =
+        (struct gemm){rows, R, K, scale, 0, "x", "a", "temp", 0, 0};
+    g->gemm[g->n_gemm++] =
+        (struct gemm){rows, R, N, scale, 0, "dy", "b", "temp2", 0, 1};
+    g->gemm[g->n_gemm++] =
+        (struct gemm){R, N, rows, 1, beta, "temp", "dy", "db", 1, 0};
+    g->gemm[g->n_gemm++] =
+        (struct gemm){K, R, rows, 1, beta, "x", "temp2", "da", 1, 0};
+    if (c.input_grad) {
+        double dx_beta = 0;
+        if (uses_w(&c)) {
+            g->gemm[g->n_gemm++] =
+                (struct gemm){rows, K, N, 1, 0, "dy", "w", "dx", 0, 1};
+            dx_beta = 1;
+        }
+        g->gemm[g->n_gemm++] =
+            (struct gemm){rows, K, R, 1, dx_beta, "temp2", "a", "dx", 0, 1};
+    }
+}
+
+/* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
+static const char *const bwd_kernels[] = {"lora_bwd_tg", "lora_bwd_grad",
+                                          "lora_bwd_reduce", "lora_bwd_dx",
+                                          NULL};
+
+const struct op_def op_lora_backward = {
+    .name = "lora_backward",
+    .summary = "dA, dB, dX of Y = X*W + scale*(X*A)*B with W frozen: "
+               "LoRA training, rows at run time",
+    .kernels = bwd_kernels,
+    .example = "in_features=4096 out_features=4096 rank=16",
+    .fields = bwd_fields,
+    .n_fields = (int)(sizeof bwd_fields / sizeof bwd_fields[0]),
+    .knobs = bwd_knobs,
+    .n_knobs = (int)(sizeof bwd_knobs / sizeof bwd_knobs[0]),
+    .defaults = bwd_defaults,
+    .validate = bwd_validate,
+    .plan = bwd_plan,
+    .tune_space = bwd_tune_space,
+    .reference = bwd_reference,
+    .naive = bwd_naive,
+    .costs = bwd_costs,
+    .error_bound = bwd_error_bound,
+    .bench_rows = bwd_bench_rows,
+    .shape_text = bwd_shape_text,
+    .blas_peer = bwd_blas_peer,
+};
