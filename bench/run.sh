@@ -11,6 +11,7 @@ size=${1:-cpu}
 lora=$here/specs/lora.yaml
 rows=$here/specs/rows.yaml
 half=$here/specs/half.yaml
+train=specs/llama2-7b-train.yaml
 case "$size" in
 gpu)
     "$specl" bench "$lora" --kernel llama_q --rows 4096 "$@"
@@ -32,6 +33,12 @@ gpu)
     "$specl" bench "$half" --kernel bf16_layernorm_4096 --rows 4096 "$@"
     "$specl" bench "$half" --kernel bf16_softmax_32000 --rows 4096 "$@"
     "$specl" bench "$half" --kernel bf16_softmax_1024 --rows 32768 "$@"
+    # training: lora_backward at 4096 tokens (specs/seeds.yaml above has
+    # the seeds' case at 128)
+    for k in llama_q_proj_grad llama_q_proj_adapter llama_up_proj_grad \
+             llama_up_proj_adapter llama_down_proj_adapter; do
+        "$specl" bench "$train" --kernel $k --rows 4096 --no-naive "$@"
+    done
     ;;
 cpu)
     "$specl" bench "$lora" --kernel llama_q --rows 512 --reps 5 "$@"
@@ -42,6 +49,8 @@ cpu)
     "$specl" bench "$rows" --kernel layernorm_4096 --rows 4096 --reps 10 "$@"
     "$specl" bench "$rows" --kernel softmax_1024 --rows 4096 --reps 10 "$@"
     "$specl" bench "$rows" --kernel softmax_32000 --rows 128 --reps 10 "$@"
+    "$specl" bench "$train" --kernel llama_q_proj_adapter --rows 512 \
+        --reps 5 "$@"
     ;;
 *)
     echo "usage: bench/run.sh [gpu|cpu] [specl bench options]" >&2

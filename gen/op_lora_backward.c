@@ -469,7 +469,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
                       bwd_scale(ks));
 
     plan_buffer(p, "x", c.K, 0, 0);
-    plan_buffer_doc(p, "[rows][in_features]", "the forward's input");
+    plan_buffer_doc(p, "[rows][in_features]", "The forward's input");
     plan_buffer(p, "w", 0, c.K * c.N, !uses_w(&c));
     plan_buffer_doc(p, "[in_features][out_features]",
                     "PyTorch and PEFT keep the base layer's weight as "
@@ -483,19 +483,19 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
                     "PEFT's lora_B.weight is [out_features][rank]: pass its "
                     "transpose");
     plan_buffer(p, "dy", c.N, 0, 0);
-    plan_buffer_doc(p, "[rows][out_features]", "the gradient of the output");
+    plan_buffer_doc(p, "[rows][out_features]", "The gradient of the output");
     plan_buffer(p, "dx", c.K, 0, !c.input_grad);
     plan_buffer_role(p, BUFFER_OUT);
-    plan_buffer_doc(p, "[rows][in_features]", "the gradient of the input");
+    plan_buffer_doc(p, "[rows][in_features]", "The gradient of the input");
     plan_buffer(p, "da", 0, c.K * c.R, 0);
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[in_features][rank]",
-                    "the gradient of a; lora_A.weight.grad is its "
+                    "The gradient of a; lora_A.weight.grad is its "
                     "transpose");
     plan_buffer(p, "db", 0, c.R * c.N, 0);
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[rank][out_features]",
-                    "the gradient of b; lora_B.weight.grad is its "
+                    "The gradient of b; lora_B.weight.grad is its "
                     "transpose");
 
     /* G and T per row, then a slice of partial sums per grad_rows rows:

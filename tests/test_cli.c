@@ -42,8 +42,8 @@ static void test_list_outputs(void)
              listed, wrote);
     char *text = tu_read(listed, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    /* seeds.yaml has 6 kernels, stubs.yaml 6: .cl, .h and .c each. */
-    TU_CHECK(tu_count_lines(text) == 36, "%d outputs listed",
+    /* seeds.yaml has 7 kernels, stubs.yaml 7: .cl, .h and .c each. */
+    TU_CHECK(tu_count_lines(text) == 42, "%d outputs listed",
              tu_count_lines(text));
     TU_CHECK(strstr(text, "//") == NULL, "double slash in:\n%s", text);
     TU_CHECK(strncmp(text, out, strlen(out)) == 0 &&
@@ -88,7 +88,7 @@ static void test_depfile(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     TU_CHECK(strncmp(text, "my\\ out/seed_lora_512.cl \\\n", 27) == 0,
              "depfile:\n%s", text);
-    TU_CHECK(strstr(text, "my\\ out/seed_layernorm_1024.c:") != NULL &&
+    TU_CHECK(strstr(text, "my\\ out/seed_lora_backward_512.c:") != NULL &&
                  strstr(text, "/specs/seeds.yaml \\\n") != NULL &&
                  strstr(text, "/tuning/nvidia-h100-80gb-hbm3.yaml\n") != NULL,
              "depfile:\n%s", text);
@@ -309,7 +309,7 @@ static void test_option_forms(void)
         rc |= tu_run("cd '%s' && find %c -type f ! -name '.specl*' >listed",
                      dir, (char)('a' + i));
         char *text = tu_read(listed, NULL);
-        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 36,
+        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 42,
                  "gen %s: exit %d, wrote\n%s", args, rc, text ? text : "");
         free(text);
         free(listed);
@@ -397,7 +397,7 @@ static void test_checked_first(void)
         {"bench specs/seeds.yaml --kernel nope", 1,
          "specl: error: no kernel named 'nope' in the specs; they have: "
          "seed_lora_512, seed_lora_1024, seed_lora_2048, seed_softmax_1024, "
-         "seed_rmsnorm_1024, seed_layernorm_1024\n"},
+         "seed_rmsnorm_1024, seed_layernorm_1024, seed_lora_backward_512\n"},
         {"tune specs/seeds.yaml --kernel=nope --db /nonexistent-dir/x.yaml", 1,
          "specl: error: no kernel named 'nope' in the specs; they have: "
          "seed_lora_512,"},

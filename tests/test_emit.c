@@ -594,7 +594,14 @@ static void check_decisions(const struct kernel_spec *ks,
     const char *sc = strstr(c, want);
     CU_ASSERT_FATAL(sc != NULL);
     long per_row = strtol(sc + strlen(want), NULL, 10);
-    if (per_row != 0) {
+    snprintf(want, sizeof want, "#define %s_MAX_SCRATCH_FIXED ", ks->name);
+    sc = strstr(c, want);
+    CU_ASSERT_FATAL(sc != NULL);
+    long fixed = strtol(sc + strlen(want), NULL, 10);
+    if (fixed != 0) {
+        snprintf(want, sizeof want, "\nscratch: rows x %ld + %ld floats\n",
+                 per_row, fixed);
+    } else if (per_row != 0) {
         snprintf(want, sizeof want, "\nscratch: rows x %ld floats\n", per_row);
     } else {
         snprintf(want, sizeof want, "\nscratch: none\n");

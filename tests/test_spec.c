@@ -1246,8 +1246,10 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
             const char *operand[3] = {g.gemm[i].a, g.gemm[i].b, g.gemm[i].c};
             for (int o = 0; o < 3; o++) {
                 int temp = strcmp(operand[o], "temp") == 0;
-                TU_CHECK(temp ? g.temp_per_row > 0
-                              : has_buffer(&p, operand[o]),
+                int temp2 = strcmp(operand[o], "temp2") == 0;
+                TU_CHECK(temp    ? g.temp_per_row > 0
+                         : temp2 ? g.temp2_per_row > 0
+                                 : has_buffer(&p, operand[o]),
                          "%s: gemm %d operand %s is no buffer", ks->name, i,
                          operand[o]);
             }

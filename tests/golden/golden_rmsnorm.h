@@ -97,7 +97,7 @@ cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* Bytes of device memory the kernels of golden_rmsnorm keep between launches at
- * ROWS rows (partial sums of X*A for lora), enough for every variant; 0
+ * ROWS rows (partial sums), enough for every variant; 0
  * when they need none. */
 size_t golden_rmsnorm_scratch_bytes(size_t rows);
 
