@@ -48,16 +48,16 @@ static const struct param_def bwd_knobs[] = {
      "elements per global load and store of X, dY and dX: 1, 2 or 4"},
     {"tg_rows", VALUE_INT, 0, 16, 1, 256, NULL,
      "lora_bwd_tg: rows of X and dY per work-group"},
-    {"tg_threads", VALUE_INT, 0, 256, 32, 1024, NULL,
+    {"tg_threads", VALUE_INT, 0, 256, 1, 1024, NULL,
      "lora_bwd_tg: work-items per work-group"},
     {"grad_rows", VALUE_INT, 0, 256, 1, 16777216, NULL,
      "lora_bwd_grad: rows summed per work-group (one slice of partial "
      "sums of dA and dB per grad_rows rows)"},
-    {"grad_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
+    {"grad_threads", VALUE_INT, 0, 128, 1, 1024, NULL,
      "lora_bwd_grad: work-items per work-group, grad_vec columns each"},
     {"grad_vec", VALUE_INT, 0, 2, 1, 4, NULL,
      "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4"},
-    {"reduce_threads", VALUE_INT, 0, 256, 32, 1024, NULL,
+    {"reduce_threads", VALUE_INT, 0, 256, 1, 1024, NULL,
      "lora_bwd_reduce: work-items per work-group"},
 };
 
@@ -241,8 +241,17 @@ static void bwd_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
     bwd_read(ks, &c);
+    int cpu = ks->target == TARGET_CPU;
     default_knob(ks, "vec", widest_vec(c.K, c.N, 4));
-    default_knob(ks, "grad_vec", widest_vec(c.K, c.N, 2));
+    default_knob(ks, "grad_vec", widest_vec(c.K, c.N, cpu ? 4 : 2));
+    /* CPUs (PoCL): smaller work-groups over wider loads, 2x faster than
+     * the GPU defaults at llama-q, 512 rows, adapter only (13.0 ms
+     * against 25.4). */
+    if (cpu) {
+        default_knob(ks, "tg_threads", 64);
+        default_knob(ks, "grad_threads", 64);
+        default_knob(ks, "grad_rows", 128);
+    }
     bwd_read(ks, &c);
     dx_defaults(ks, &c);
     bwd_read(ks, &c);
