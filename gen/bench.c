@@ -43,8 +43,8 @@ static cl_mem gemm_operand(const struct measure_case *bc, int set,
     return i >= 0 ? bc->sets[set].mem[i] : NULL;
 }
 
-/* CLBlast: the op's chain of SGEMMs, what a user would write without
- * specl. */
+/* CLBlast: the op's chain of SGEMMs (HGEMMs for f16 storage), what a user
+ * would write without specl. */
 static cl_int run_clblast(void *p, int set, struct run_events *r)
 {
     cl_event *events = r->ev;
@@ -66,10 +66,18 @@ static cl_int run_clblast(void *p, int set, struct run_events *r)
             return CL_INVALID_MEM_OBJECT;
         }
         /* Row-major leading dimensions: the stored rows' lengths. */
-        s = clblast_sgemm(g->trans_a, g->trans_b, g->m, g->n, g->k,
-                          (float)g->alpha, a, 0, g->trans_a ? g->m : g->k, b,
-                          0, g->trans_b ? g->k : g->n, (float)g->beta, c, 0,
-                          g->n, &q, &events[(*n)++]);
+        size_t lda = g->trans_a ? g->m : g->k, ldb = g->trans_b ? g->k : g->n;
+        if (bc->vc.ks->dtype == DTYPE_F16) {
+            s = clblast_hgemm(g->trans_a, g->trans_b, g->m, g->n, g->k,
+                              float_to_half((float)g->alpha), a, 0, lda, b, 0,
+                              ldb, float_to_half((float)g->beta), c, 0, g->n,
+                              &q, &events[(*n)++]);
+        } else {
+            s = clblast_sgemm(g->trans_a, g->trans_b, g->m, g->n, g->k,
+                              (float)g->alpha, a, 0, lda, b, 0, ldb,
+                              (float)g->beta, c, 0, g->n, &q,
+                              &events[(*n)++]);
+        }
     }
     if (s != CLBLAST_SUCCESS) {
         (*n)--;
@@ -337,23 +345,35 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     } else {
         snprintf(res[1].note, sizeof res[1].note, "skipped (--no-naive)");
     }
-    int peer = ks->op->blas_peer != NULL;
+    /* CLBlast multiplies f32 (SGEMM) and f16 (HGEMM, on devices with
+     * cl_khr_fp16); it has no bf16 GEMM. */
+    const char *no_peer = NULL;
+    if (ks->op->blas_peer == NULL) {
+        no_peer = "no such primitive in CLBlast";
+    } else if (ks->dtype == DTYPE_BF16) {
+        no_peer = "no bf16 GEMM in CLBlast";
+    } else if (ks->dtype == DTYPE_F16 &&
+               !rt_has_extension(rt->device, "cl_khr_fp16")) {
+        no_peer = "CLBlast's HGEMM needs cl_khr_fp16, which the device lacks";
+    }
     /* Without CLBlast the row says why and how to get it. */
-    if (peer && ks->dtype == DTYPE_F32 &&
+    if (no_peer == NULL &&
         clblast_load(res[2].note, sizeof res[2].note) == 0) {
         memset(&peer_chain, 0, sizeof peer_chain);
         ks->op->blas_peer(ks, rows, &peer_chain);
+        /* the temporaries in the storage dtype, as HGEMM's operands */
+        size_t es = dtype_size(ks->dtype);
         size_t temp = peer_chain.temp_per_row;
         size_t temp2 = peer_chain.temp2_per_row;
         for (int s = 0; s < mc.n_sets && err == CL_SUCCESS; s++) {
             if (temp > 0) {
                 mc.t[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                                         rows * temp * sizeof(float), NULL,
+                                         rows * temp * es, NULL,
                                          &err);
             }
             if (temp2 > 0 && err == CL_SUCCESS) {
                 mc.t2[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                                          rows * temp2 * sizeof(float), NULL,
+                                          rows * temp2 * es, NULL,
                                           &err);
             }
         }
@@ -362,8 +382,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
             time_variant(rt, run_clblast, &mc, mc.n_sets, o->reps, &res[2]);
         }
     } else if (res[2].note[0] == '\0') {
-        snprintf(res[2].note, sizeof res[2].note, "%s",
-                 peer ? "no half-width sgemm" : "no such primitive in CLBlast");
+        snprintf(res[2].note, sizeof res[2].note, "%s", no_peer);
     }
     for (int i = 0; i < 3; i++) {
         print_row(o, rt, &mc.vc, &res[i], &res[1], &res[2], floor_us,

@@ -18,7 +18,15 @@ typedef int (*sgemm_fn)(int layout, int a_transpose, int b_transpose, size_t m,
                         size_t c_offset, size_t c_ld, cl_command_queue *queue,
                         cl_event *event);
 
+typedef int (*hgemm_fn)(int layout, int a_transpose, int b_transpose, size_t m,
+                        size_t n, size_t k, unsigned short alpha, cl_mem a,
+                        size_t a_offset, size_t a_ld, cl_mem b,
+                        size_t b_offset, size_t b_ld, unsigned short beta,
+                        cl_mem c, size_t c_offset, size_t c_ld,
+                        cl_command_queue *queue, cl_event *event);
+
 static sgemm_fn sgemm;
+static hgemm_fn hgemm;
 
 int clblast_load(char *why, size_t why_size)
 {
@@ -42,6 +50,10 @@ int clblast_load(char *why, size_t why_size)
         } else {
             /* POSIX: data and function pointers agree */
             memcpy(&sgemm, &symbol, sizeof symbol);
+            void *half = dlsym(lib, "CLBlastHgemm");
+            if (half != NULL) {
+                memcpy(&hgemm, &half, sizeof half);
+            }
         }
     }
     if (sgemm == NULL) {
@@ -63,5 +75,20 @@ int clblast_sgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k,
     return sgemm(LAYOUT_ROW_MAJOR, trans_a ? TRANSPOSE_YES : TRANSPOSE_NO,
                  trans_b ? TRANSPOSE_YES : TRANSPOSE_NO, m, n, k, alpha,
                  a, a_offset, a_ld, b, b_offset, b_ld, beta, c, c_offset, c_ld,
+                 queue, event);
+}
+
+int clblast_hgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                  unsigned short alpha, cl_mem a, size_t a_offset,
+                  size_t a_ld, cl_mem b, size_t b_offset, size_t b_ld,
+                  unsigned short beta, cl_mem c, size_t c_offset, size_t c_ld,
+                  cl_command_queue *queue, cl_event *event)
+{
+    if (hgemm == NULL) {
+        return CL_INVALID_OPERATION;
+    }
+    return hgemm(LAYOUT_ROW_MAJOR, trans_a ? TRANSPOSE_YES : TRANSPOSE_NO,
+                 trans_b ? TRANSPOSE_YES : TRANSPOSE_NO, m, n, k, alpha, a,
+                 a_offset, a_ld, b, b_offset, b_ld, beta, c, c_offset, c_ld,
                  queue, event);
 }

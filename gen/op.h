@@ -246,7 +246,8 @@ struct op_def {
     void (*shape_text)(const struct kernel_spec *ks, size_t rows, char *buf,
                        size_t size);
     /* Optional: the SGEMMs a user would run through CLBlast instead (the
-     * `clblast` variant of `specl bench`, f32 storage only). */
+     * `clblast` variant of `specl bench`: SGEMM for f32 storage, HGEMM for
+     * f16 where the device has cl_khr_fp16). */
     void (*blas_peer)(const struct kernel_spec *ks, size_t rows,
                       struct gemm_chain *g);
 };

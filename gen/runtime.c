@@ -226,11 +226,9 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
     return 0;
 }
 
-int rt_tensor_cores(cl_device_id device)
+int rt_has_extension(cl_device_id device, const char *name)
 {
-    /* cl_nv_device_attribute_query's CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */
-    const cl_device_info major_nv = 0x4000;
-    size_t size = 0;
+    size_t size = 0, n = strlen(name);
     if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) !=
             CL_SUCCESS ||
         size == 0) {
@@ -240,11 +238,26 @@ int rt_tensor_cores(cl_device_id device)
     if (ext == NULL) {
         return 0;
     }
-    int has = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, ext,
-                              NULL) == CL_SUCCESS;
-    ext[size] = '\0';
-    has = has && strstr(ext, "cl_nv_device_attribute_query") != NULL;
+    int has = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, ext, NULL) ==
+        CL_SUCCESS) {
+        ext[size] = '\0';
+        /* a whole word of the space-separated list */
+        for (const char *p = strstr(ext, name); p != NULL && !has;
+             p = strstr(p + 1, name)) {
+            has = (p == ext || p[-1] == ' ') &&
+                  (p[n] == ' ' || p[n] == '\0');
+        }
+    }
     free(ext);
+    return has;
+}
+
+int rt_tensor_cores(cl_device_id device)
+{
+    /* cl_nv_device_attribute_query's CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */
+    const cl_device_info major_nv = 0x4000;
+    int has = rt_has_extension(device, "cl_nv_device_attribute_query");
     cl_uint major = 0;
     return has &&
            clGetDeviceInfo(device, major_nv, sizeof major, &major, NULL) ==

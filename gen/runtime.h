@@ -34,6 +34,9 @@ struct rt {
 int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize);
 void rt_close(struct rt *rt);
 
+/* 1 when DEVICE lists the extension NAME. */
+int rt_has_extension(cl_device_id device, const char *name);
+
 /* 1 when DEVICE has NVIDIA tensor cores that mma.sync reaches: the
  * cl_nv_device_attribute_query extension, compute capability 8.0+. */
 int rt_tensor_cores(cl_device_id device);
