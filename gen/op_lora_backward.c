@@ -310,6 +310,11 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
                    "k (%ld) must be a multiple of vec (%ld)", c->k, c->vec);
         return;
     }
+    if (c->n % c->vec != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "n"),
+                   "n (%ld) must be a multiple of vec (%ld)", c->n, c->vec);
+        return;
+    }
     check_group(ks, "m", "lora_bwd_dx", dx_threads(c), dx_local(c), d);
     long thn = c->n / c->wn, thm = c->m / c->wm;
     if (c->warp_n == 0) {
@@ -504,14 +509,19 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     long slice = (c.K + c.N) * c.R;
     p->scratch_per_row = 2 * c.R + ceil_div(slice, c.grad_rows);
     p->scratch_fixed = slice;
+    /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
+     * floats. */
+    if (uses_w(&c)) {
+        p->scratch_fixed += c.K * c.N + 3;
+    }
 
     p->n_path = 1;
     struct path *pa = &p->path[0];
     pa->max_rows = 0;
     pa->why = c.input_grad
                   ? "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
-                    "grad_rows rows, their sums, then dX = [dY | G]*[W^T ; "
-                    "A^T]"
+                    "grad_rows rows, their sums, W^T (with the base), then "
+                    "dX = [dY | G]*[W^T ; A^T]"
                   : "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
                     "grad_rows rows, then their sums";
     struct launch *l = &pa->launch[pa->n_launch++];
@@ -546,12 +556,22 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     l->rows_per_group = 0;
     set_args(l, reduce_args);
 
+    if (uses_w(&c)) {
+        l = &pa->launch[pa->n_launch++];
+        static const char *const wt_args[] = {"rows", "w", "scratch", NULL};
+        l->kernel = "lora_bwd_wt";
+        l->dims = 2;
+        l->local[0] = 32;
+        l->local[1] = 8;
+        l->groups[0] = (size_t)ceil_div(c.N, 32);
+        l->groups[1] = (size_t)ceil_div(c.K, 32);
+        l->rows_per_group = 0;
+        set_args(l, wt_args);
+    }
     if (c.input_grad) {
         l = &pa->launch[pa->n_launch++];
-        static const char *const dx_base[] = {"rows", "dy", "w",      "a",
+        static const char *const dx_args[] = {"rows", "dy",      "a",
                                               "dx",   "scratch", NULL};
-        static const char *const dx_adapter[] = {"rows", "dy",      "a",
-                                                 "dx",   "scratch", NULL};
         l->kernel = "lora_bwd_dx";
         l->dims = 2;
         l->local[0] = (size_t)(c.n / c.wn);
@@ -559,7 +579,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
         l->groups[0] = (size_t)ceil_div(c.K, c.n);
         l->groups[1] = 0;
         l->rows_per_group = (size_t)c.m;
-        set_args(l, uses_w(&c) ? dx_base : dx_adapter);
+        set_args(l, dx_args);
     }
 }
 
@@ -755,9 +775,9 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
 }
 
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
-static const char *const bwd_kernels[] = {"lora_bwd_tg", "lora_bwd_grad",
-                                          "lora_bwd_reduce", "lora_bwd_dx",
-                                          NULL};
+static const char *const bwd_kernels[] = {
+    "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
+    "lora_bwd_dx", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",
