@@ -92,7 +92,7 @@ struct launch {
                                  op->buffers, or "scratch" */
 };
 
-#define SPECL_MAX_LAUNCHES 4
+#define SPECL_MAX_LAUNCHES 5
 #define SPECL_MAX_PATHS 3
 
 /* A sequence of launches used while rows <= max_rows (0: any rows).

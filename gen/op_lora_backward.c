@@ -212,17 +212,24 @@ static long pow2_ceil(long v)
     return p;
 }
 
-/* dX's tiles, as lora_forward's for a layer of K outputs: 64 x 128 with
- * 8 x 8 per work-item for wide layers; 32 x 32 of 4 x 4 for K <= 2048,
+/* dX's tiles. Wide layers on GPUs: 128 x 128 with 16 x 8 per work-item,
+ * N in steps of 8, no padding: on the H100 (f32, 4096 rows, K = N =
+ * 4096, lora_bwd_dx alone) 2899 us, against 3018 for lora_forward's 64 x
+ * 128 of 8 x 8 (k 16, pad 0), 2931 for 256 x 128 of 16 x 8, 3098 for 128
+ * x 128 with k 16 (254 registers), 3249 for 8 x 16 per work-item;
+ * padding costs, 64 x 128: 3321 with pad 4, 3578 with pad 8. Whatever the
+ * tile, 128 or more sums per work-item take k 8, fewer k 16 (64 x 128 of
+ * 8 x 8 with k 8: 3143). Narrow layers (K <= 2048), as lora_forward's: 32 x 32 of 4 x 4,
  * where large tiles leave compute units idle at a few hundred rows; on
  * CPUs 128 x 64 of 8 x 4. */
 static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
 {
     int cpu = ks->target == TARGET_CPU, narrow = c->K <= 2048;
+    int wide = !cpu && !narrow;
     long n = cpu ? min_l(64, pow2_ceil(c->K))
                  : narrow ? min_l(32, pow2_ceil(c->K)) : 128;
-    long m = cpu ? 128 : narrow ? 32 : 64;
-    long wn = cpu || narrow ? 4 : 8, wm = narrow && !cpu ? 4 : 8;
+    long m = cpu || wide ? 128 : 32;
+    long wn = cpu || narrow ? 4 : 8, wm = cpu ? 8 : narrow ? 4 : 16;
     if (knob_set(ks, "n") || knob_set(ks, "wn")) {
         n = (long)spec_knob(ks, "n");
         wn = (long)spec_knob(ks, "wn");
@@ -235,6 +242,12 @@ static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
     default_knob(ks, "wn", min_l(wn, n));
     default_knob(ks, "m", m);
     default_knob(ks, "wm", min_l(wm, m));
+    if (wide) {
+        struct bwd now;
+        bwd_read(ks, &now);
+        default_knob(ks, "pad", 0);
+        default_knob(ks, "k", now.wm * now.wn >= 128 ? 8 : 16);
+    }
 }
 
 static void bwd_defaults(struct kernel_spec *ks)
@@ -317,6 +330,11 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
     if (c->k % c->vec != 0) {
         diag_error(d, file, spec_knob_mark(ks, "k"),
                    "k (%ld) must be a multiple of vec (%ld)", c->k, c->vec);
+        return;
+    }
+    if (c->n % c->vec != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "n"),
+                   "n (%ld) must be a multiple of vec (%ld)", c->n, c->vec);
         return;
     }
     check_group(ks, "m", "lora_bwd_dx", dx_threads(c), dx_local(c), d);
@@ -513,14 +531,19 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     long slice = (c.K + c.N) * c.R;
     p->scratch_per_row = 2 * c.R + ceil_div(slice, c.grad_rows);
     p->scratch_fixed = slice;
+    /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
+     * floats. */
+    if (uses_w(&c)) {
+        p->scratch_fixed += c.K * c.N + 3;
+    }
 
     p->n_path = 1;
     struct path *pa = &p->path[0];
     pa->max_rows = 0;
     pa->why = c.input_grad
                   ? "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
-                    "grad_rows rows, their sums, then dX = [dY | G]*[W^T ; "
-                    "A^T]"
+                    "grad_rows rows, their sums, W^T (with the base), then "
+                    "dX = [dY | G]*[W^T ; A^T]"
                   : "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
                     "grad_rows rows, then their sums";
     struct launch *l = &pa->launch[pa->n_launch++];
@@ -555,12 +578,22 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     l->rows_per_group = 0;
     set_args(l, reduce_args);
 
+    if (uses_w(&c)) {
+        l = &pa->launch[pa->n_launch++];
+        static const char *const wt_args[] = {"rows", "w", "scratch", NULL};
+        l->kernel = "lora_bwd_wt";
+        l->dims = 2;
+        l->local[0] = 32;
+        l->local[1] = 8;
+        l->groups[0] = (size_t)ceil_div(c.N, 32);
+        l->groups[1] = (size_t)ceil_div(c.K, 32);
+        l->rows_per_group = 0;
+        set_args(l, wt_args);
+    }
     if (c.input_grad) {
         l = &pa->launch[pa->n_launch++];
-        static const char *const dx_base[] = {"rows", "dy", "w",      "a",
+        static const char *const dx_args[] = {"rows", "dy",      "a",
                                               "dx",   "scratch", NULL};
-        static const char *const dx_adapter[] = {"rows", "dy",      "a",
-                                                 "dx",   "scratch", NULL};
         l->kernel = "lora_bwd_dx";
         l->dims = 2;
         l->local[0] = (size_t)(c.n / c.wn);
@@ -568,7 +601,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
         l->groups[0] = (size_t)ceil_div(c.K, c.n);
         l->groups[1] = 0;
         l->rows_per_group = (size_t)c.m;
-        set_args(l, uses_w(&c) ? dx_base : dx_adapter);
+        set_args(l, dx_args);
     }
 }
 
@@ -764,9 +797,9 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
 }
 
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
-static const char *const bwd_kernels[] = {"lora_bwd_tg", "lora_bwd_grad",
-                                          "lora_bwd_reduce", "lora_bwd_dx",
-                                          NULL};
+static const char *const bwd_kernels[] = {
+    "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
+    "lora_bwd_dx", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",

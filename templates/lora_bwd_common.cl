@@ -23,6 +23,9 @@
  *   lora_bwd_reduce  dA, dB (+)= the sum of the partials in slice order.
  *                    Local size (REDUCE_THREADS), one work-item per
  *                    element of dA and dB.
+ *   lora_bwd_wt      INPUT_GRAD 1 and HAS_BASE 1: W^T into the scratch
+ *                    (lora_bwd_wt.cl). Local size (32, 8), a 32 x 32
+ *                    block of W per work-group.
  *   lora_bwd_dx      INPUT_GRAD 1: dX = [dY | G] * [W^T ; A^T], a
  *                    register-tiled GEMM whose reduction runs over N, then
  *                    r. Local size (DX_TILE_N / DX_WORK_N, DX_TILE_M /
@@ -36,6 +39,10 @@
  *              (K + N) * RANK floats; slice s holds the sums over its rows
  *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
  *              n of dB at n * RANK).
+ *   W^T        INPUT_GRAD 1 and HAS_BASE 1: past the partials, rounded up
+ *              to a multiple of 4 floats: N x K storage_t (W transposed,
+ *              row n at n * K), written by lora_bwd_wt for lora_bwd_dx.
+ *              The plan counts K * N + 3 floats for it.
  *
  * Shape, set by the plan (gen/op_lora_backward.c):
  *   IN_FEATURES   K
@@ -66,3 +73,8 @@
 #define SCRATCH_G(scratch, rows) (scratch)
 #define SCRATCH_T(scratch, rows) ((scratch) + (size_t)(rows) * RANK)
 #define SCRATCH_PARTIALS(scratch, rows) ((scratch) + (size_t)(rows) * 2 * RANK)
+/* W^T (lora_bwd_wt), past the partials, at a multiple of 4 floats. */
+#define SCRATCH_WT(scratch, rows)                                         \
+    ((scratch) + CEIL_DIV((size_t)(rows) * 2 * RANK +                     \
+                              (size_t)GRAD_SLICES(rows) * SLICE_FLOATS,   \
+                          4) * 4)

@@ -5,13 +5,18 @@
  * Work-group (c, b) owns DX_TILE_M rows of dX from b * DX_TILE_M and
  * DX_TILE_N columns from c * DX_TILE_N; each work-item keeps
  * DX_WORK_M x DX_WORK_N of them in registers. N is stepped by DX_TILE_K
- * through double-buffered local memory, software-pipelined. Both operands
- * are contiguous along the reduction (dY's rows along n, and W's rows too,
- * as w[k][n]), so both tiles are read VEC-wide along n and stored
- * transposed, n-major, where the inner product reads them as vectors. The
- * r stretch then takes G from the scratch and A^T from a (a[k][j],
+ * through double-buffered local memory, software-pipelined. The dY tile
+ * is read VEC-wide along n (dY's rows) and stored transposed, n-major,
+ * where the inner product reads it as vectors. W^T comes from lora_bwd_wt's
+ * copy in the scratch (SCRATCH_WT, N x K), so its tile is read VEC-wide
+ * along K and stored as it comes, like lora_main's W tile: read from W
+ * itself (K x N), each column of the tile would be a short segment of a
+ * row of W to scatter transposed. On the H100 (f32, 4096 rows, K = N =
+ * 4096, 64 x 128 tiles of 8 x 8) that took 3729 us with pad 4 and 3653
+ * with pad 0; from the copy 3322 and 3018, plus 53 for the copy.
+ * The r stretch then takes G from the scratch and A^T from a (a[k][j],
  * contiguous along j), DX_RANK_K of r per stage. HAS_BASE 0 has only the
- * r stretch.
+ * r stretch (and no copy of W).
  *
  * Knobs, set by the plan (gen/op_lora_backward.c):
  *   DX_TILE_M, DX_TILE_N  rows, columns of dX per work-group
@@ -22,14 +27,14 @@
  *                         consecutive ones; 0: DX_THREADS_N (row-major).
  *                         Divides DX_THREADS_N and 32, and 32 / DX_WARP_N
  *                         divides DX_THREADS_M; DX_THREADS a multiple of 32
- *   VEC                   width of the global loads of dY and W and of the
- *                         stores of dX: 1, 2 or 4
+ *   VEC                   width of the global loads of dY and W^T and of
+ *                         the stores of dX: 1, 2 or 4
  *   DX_LOCAL_BYTES        the plan's count of local memory: DX_LOCAL * 4
  * The plan must see to these (all but the device's limits are checked
  * here too):
  *   DX_TILE_M % DX_WORK_M == 0 and DX_TILE_N % DX_WORK_N == 0
  *   DX_WORK_M, DX_WORK_N <= 16 (the accumulators are registers)
- *   DX_TILE_K % VEC == 0, and VEC divides IN_FEATURES and OUT_FEATURES
+ *   VEC divides DX_TILE_K, DX_TILE_N, IN_FEATURES and OUT_FEATURES
  *     (vector loads and stores sit at multiples of VEC, so a vector is
  *     wholly inside N or K or wholly past it)
  *   work-items (DX_TILE_M / DX_WORK_M) * (DX_TILE_N / DX_WORK_N) <= 1024
@@ -44,7 +49,7 @@
  * Edges: rows is a run-time argument and always checked (rows past the end
  * repeat the last row and are never stored); the K, N and r edges cost
  * code only where the shape does not divide the tiles: columns past K
- * repeat the last one and are never stored, n and j past the end read as
+ * repeat earlier ones and are never stored, n and j past the end read as
  * zero. Names start with DX_ or dx_: one source holds every kernel of
  * lora_backward. */
 #include "lora_bwd_common.cl"
@@ -61,8 +66,9 @@
     DX_WORK_M > 16 || DX_WORK_N > 16
 #error "lora_bwd_dx.cl: DX_WORK_M, DX_WORK_N must divide the tiles, <= 16"
 #endif
-#if DX_TILE_K % VEC != 0 || IN_FEATURES % VEC != 0 || OUT_FEATURES % VEC != 0
-#error "lora_bwd_dx.cl: VEC must divide DX_TILE_K, K and N"
+#if DX_TILE_K % VEC != 0 || DX_TILE_N % VEC != 0 ||                     \
+    IN_FEATURES % VEC != 0 || OUT_FEATURES % VEC != 0
+#error "lora_bwd_dx.cl: VEC must divide DX_TILE_K, DX_TILE_N, K and N"
 #endif
 
 /* ---- Derived sizes ---- */
@@ -140,14 +146,17 @@ typedef float4 dx_vec_t;
 #define DX_AT(v, c)                                                      \
     ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
 #define DX_LOADV load4
+#define DX_STASH_V(v, p) vstore4((v), 0, (p))
 #elif VEC == 2
 typedef float2 dx_vec_t;
 #define DX_AT(v, c) ((c) == 0 ? (v).s0 : (v).s1)
 #define DX_LOADV load2
+#define DX_STASH_V(v, p) vstore2((v), 0, (p))
 #elif VEC == 1
 typedef float dx_vec_t;
 #define DX_AT(v, c) (v)
 #define DX_LOADV load1
+#define DX_STASH_V(v, p) (*(p) = (v))
 #else
 #error "lora_bwd_dx.cl: VEC must be 1, 2 or 4"
 #endif
@@ -245,33 +254,6 @@ inline void dx_fetch_dy(dx_vec_t dr[DX_DY_LOADS], const __global storage_t *dy,
     }
 }
 
-/* Global -> registers: this work-item's share of the W^T tile at
- * (n0, col0), read along W's rows; columns past K repeat the last one
- * (never stored), n past N reads as zero. */
-inline void dx_fetch_w(dx_vec_t wr[DX_W_LOADS], const __global storage_t *w,
-                       const int col0, const int n0, const int lid)
-{
-#pragma unroll
-    for (int l = 0; l < DX_W_LOADS; l++) {
-        const int v = lid + l * DX_THREADS;
-        int col = col0 + v / (DX_TILE_K / VEC);
-        const int n = n0 + v % (DX_TILE_K / VEC) * VEC;
-#if IN_FEATURES % DX_TILE_N != 0
-        col = min(col, IN_FEATURES - 1);
-#endif
-        wr[l] = (dx_vec_t)0.0f;
-#if DX_W_VECS % DX_THREADS != 0
-        if (v < DX_W_VECS)
-#endif
-#if OUT_FEATURES % DX_TILE_K != 0
-        if (n < OUT_FEATURES)
-#endif
-        {
-            wr[l] = DX_LOADV(w, (size_t)col * OUT_FEATURES + n);
-        }
-    }
-}
-
 /* Registers -> local: the dY tile transposed to n-major, so that the
  * inner product reads a work-item's rows as vectors. */
 inline void dx_stash_dy(__local float *as, const dx_vec_t dr[DX_DY_LOADS],
@@ -294,23 +276,48 @@ inline void dx_stash_dy(__local float *as, const dx_vec_t dr[DX_DY_LOADS],
     }
 }
 
-/* Registers -> local: the W^T tile, n-major like the dY tile. */
+/* Global -> registers: this work-item's share of the W^T tile at
+ * (n0, col0) from lora_bwd_wt's copy WT (N x K), read along K as lora_main
+ * reads W: columns past K repeat the last vector (never stored), n past N
+ * reads as zero. */
+inline void dx_fetch_w(dx_vec_t wr[DX_W_LOADS], const __global storage_t *wt,
+                       const int col0, const int n0, const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < DX_W_LOADS; l++) {
+        const int v = lid + l * DX_THREADS;
+        const int n = n0 + v / (DX_TILE_N / VEC);
+        int col = col0 + v % (DX_TILE_N / VEC) * VEC;
+#if IN_FEATURES % DX_TILE_N != 0
+        col = min(col, IN_FEATURES - VEC);
+#endif
+        wr[l] = (dx_vec_t)0.0f;
+#if DX_W_VECS % DX_THREADS != 0
+        if (v < DX_W_VECS)
+#endif
+#if OUT_FEATURES % DX_TILE_K != 0
+        if (n < OUT_FEATURES)
+#endif
+        {
+            wr[l] = DX_LOADV(wt, (size_t)n * IN_FEATURES + col);
+        }
+    }
+}
+
+/* Registers -> local: the W^T tile as it came, n-major like the dY
+ * tile. */
 inline void dx_stash_w(__local float *bs, const dx_vec_t wr[DX_W_LOADS],
                        const int lid)
 {
 #pragma unroll
     for (int l = 0; l < DX_W_LOADS; l++) {
         const int v = lid + l * DX_THREADS;
-        const int c = v / (DX_TILE_K / VEC);
-        const int nn = v % (DX_TILE_K / VEC) * VEC;
 #if DX_W_VECS % DX_THREADS != 0
         if (v < DX_W_VECS)
 #endif
         {
-#pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                bs[(nn + e) * DX_LDB + c] = DX_AT(wr[l], e);
-            }
+            DX_STASH_V(wr[l], bs + v / (DX_TILE_N / VEC) * DX_LDB +
+                                  v % (DX_TILE_N / VEC) * VEC);
         }
     }
 }
@@ -319,14 +326,15 @@ inline void dx_stash_w(__local float *bs, const dx_vec_t wr[DX_W_LOADS],
 __kernel __attribute__((reqd_work_group_size(DX_TILE_N / DX_WORK_N,
                                               DX_TILE_M / DX_WORK_M, 1)))
 void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
-#if HAS_BASE
-                 const __global storage_t *restrict w,
-#endif
                  const __global storage_t *restrict a,
                  __global storage_t *restrict dx,
                  const __global float *restrict scratch)
 {
     const __global float *restrict g = SCRATCH_G(scratch, rows);
+#if HAS_BASE
+    const __global storage_t *restrict wt =
+        (const __global storage_t *)SCRATCH_WT(scratch, rows);
+#endif
     __local float as[DX_AS_SIZE] __attribute__((aligned(16)));
     __local float bs[DX_BS_SIZE] __attribute__((aligned(16)));
     const int lid = get_local_id(1) * DX_THREADS_N + get_local_id(0);
@@ -361,7 +369,7 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
      * then go to the other half of local memory; one barrier per stage. */
     dx_vec_t dr[DX_DY_LOADS], wr[DX_W_LOADS];
     dx_fetch_dy(dr, dy, rows, row0, 0, lid);
-    dx_fetch_w(wr, w, col0, 0, lid);
+    dx_fetch_w(wr, wt, col0, 0, lid);
     dx_stash_dy(as, dr, lid);
     dx_stash_w(bs, wr, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -371,7 +379,7 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
         const int more = nt + 1 < DX_N_TILES;
         if (more) {
             dx_fetch_dy(dr, dy, rows, row0, (nt + 1) * DX_TILE_K, lid);
-            dx_fetch_w(wr, w, col0, (nt + 1) * DX_TILE_K, lid);
+            dx_fetch_w(wr, wt, col0, (nt + 1) * DX_TILE_K, lid);
         }
         dx_mac(acc, as + cur * (DX_TILE_K * DX_LDA) + tm * DX_LVM,
                bs + cur * (DX_TILE_K * DX_LDB) + tn * DX_LVN, DX_TILE_K);
