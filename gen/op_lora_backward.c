@@ -46,9 +46,9 @@ static const struct param_def bwd_knobs[] = {
      "lora_bwd_dx: work-items along N per warp of 32; 0: row-major"},
     {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
      "elements per global load and store of X, dY and dX: 1, 2 or 4"},
-    {"tg_rows", VALUE_INT, 0, 16, 1, 256, NULL,
+    {"tg_rows", VALUE_INT, 0, 8, 1, 256, NULL,
      "lora_bwd_tg: rows of X and dY per work-group"},
-    {"tg_threads", VALUE_INT, 0, 256, 32, 1024, NULL,
+    {"tg_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
      "lora_bwd_tg: work-items per work-group"},
     {"grad_rows", VALUE_INT, 0, 256, 1, 16777216, NULL,
      "lora_bwd_grad: rows summed per work-group (one slice of partial "
@@ -117,33 +117,58 @@ static long min_l(long a, long b)
     return a < b ? a : b;
 }
 
-/* lora_bwd_tg's rows per work-item: up to 4, keeping <= 64 sums. */
-static long tg_rows_per_item(const struct bwd *c)
+/* lora_bwd_tg's rows per work-item with RL work-items along the rank:
+ * 4, 2 or 1, the most that divide tg_rows and keep <= 32 sums. */
+static long tg_rows_of(const struct bwd *c, long rl)
 {
-    if (c->tg_rows % 4 == 0 && c->R <= 16) {
+    long rj = c->R / rl;
+    if (c->tg_rows % 4 == 0 && 4 * rj <= 32) {
         return 4;
     }
-    return c->tg_rows % 2 == 0 && c->R <= 32 ? 2 : 1;
+    return c->tg_rows % 2 == 0 && 2 * rj <= 32 ? 2 : 1;
 }
 
-/* lora_bwd_tg's work-items along the rows. */
+/* lora_bwd_tg's work-items along the rank: the most of 8, 4, 2 that
+ * leave each at least 8 of its columns, four at a time, and divide the
+ * work-group with the row groups they give; else 1. */
+static long tg_rank_lanes(const struct bwd *c)
+{
+    for (long rl = 8; rl > 1; rl /= 2) {
+        if (c->R % (4 * rl) == 0 && c->R / rl >= 8 &&
+            c->tg_threads % (rl * (c->tg_rows / tg_rows_of(c, rl))) == 0) {
+            return rl;
+        }
+    }
+    return 1;
+}
+
+/* lora_bwd_tg's rows per work-item. */
+static long tg_rows_per_item(const struct bwd *c)
+{
+    return tg_rows_of(c, tg_rank_lanes(c));
+}
+
+/* lora_bwd_tg's work-items across the rows (row groups times work-items
+ * along the rank): tg_threads must be a multiple. */
 static long tg_items_m(const struct bwd *c)
 {
-    return c->tg_rows / tg_rows_per_item(c);
+    return c->tg_rows / tg_rows_per_item(c) * tg_rank_lanes(c);
 }
 
-/* Rows of A (B^T) staged at once, at most 8192 floats with their
- * padding where one step's fit, or the sums meeting at the end. */
+/* Two chunks of rows of A (B^T), each the most whole steps within 2048
+ * floats with their padding (one step at least), or the sums meeting at
+ * the end. */
 static long tg_local(const struct bwd *c)
 {
-    long tm = tg_items_m(c), tk = c->tg_threads / tm;
-    long span = tk * c->vec, kn = max_l(c->K, c->N);
-    long av = c->R % 4 == 0 ? 4 : 1;
-    long group = c->vec * c->R + ((c->vec * c->R / av) % 2 == 0 ? av : 0);
-    long fit = tk * group >= 8192 ? 1 : 8192 / (tk * group);
+    long rl = tg_rank_lanes(c);
+    long tm = c->tg_rows / tg_rows_per_item(c);
+    long tk = c->tg_threads / (tm * rl);
+    long span = tk * c->vec, kn = max_l(c->K, c->N), vr = c->vec * c->R;
+    long group = c->R % 4 == 0 ? vr + (4 * rl - vr % 32 + 32) % 32
+                 : vr % 2 == 0 ? vr + 1 : vr;
+    long fit = tk * group >= 2048 ? 1 : 2048 / (tk * group);
     long chunk = min_l(ceil_div(kn, span), fit) * span;
-    long staged = min_l(chunk, kn) / c->vec * group;
-    return max_l(staged, tm * c->R * (tk + 1));
+    return max_l(2 * (chunk / c->vec) * group, tm * c->R * (tk + 1));
 }
 
 /* A chunk of rows of G (SCALE*T): a whole number of batches of 4 rows,
