@@ -50,12 +50,14 @@ static const struct param_def bwd_knobs[] = {
      "lora_bwd_tg: rows of X and dY per work-group"},
     {"tg_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
      "lora_bwd_tg: work-items per work-group"},
-    {"grad_rows", VALUE_INT, 0, 256, 1, 16777216, NULL,
-     "lora_bwd_grad: rows summed per work-group (one slice of partial "
-     "sums of dA and dB per grad_rows rows)"},
+    {"grad_rows", VALUE_INT, 0, 4096, 1, 16777216, NULL,
+     "lora_bwd_grad: rows per work-group (more rows than this: a slice of "
+     "partial sums of dA and dB per grad_rows rows); default from the "
+     "shape"},
     {"grad_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
-     "lora_bwd_grad: work-items per work-group, grad_vec columns each"},
-    {"grad_vec", VALUE_INT, 0, 2, 1, 4, NULL,
+     "lora_bwd_grad: work-items per work-group, over 32 columns of X or dY "
+     "(grad_vec each) and their rows"},
+    {"grad_vec", VALUE_INT, 0, 4, 1, 4, NULL,
      "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4"},
     {"reduce_threads", VALUE_INT, 0, 256, 32, 1024, NULL,
      "lora_bwd_reduce: work-items per work-group"},
@@ -171,12 +173,21 @@ static long tg_local(const struct bwd *c)
     return max_l(2 * (chunk / c->vec) * group, tm * c->R * (tk + 1));
 }
 
-/* A chunk of rows of G (SCALE*T): a whole number of batches of 4 rows,
- * about 1024 floats, no more than a slice. */
+/* lora_bwd_grad: two steps of rows of G (SCALE*T), rows GRAD_LD floats
+ * apart, 8, 4, 2 or 1 rows per work-item, the most within 6144 floats; or
+ * the sums meeting at the end, 4 columns of the rank at a time where they
+ * fit as well. */
 static long grad_local(const struct bwd *c)
 {
-    long fit = 1024 / c->R / 4 > 1 ? 1024 / c->R / 4 * 4 : 4;
-    return min_l(ceil_div(c->grad_rows, 4) * 4, fit) * c->R;
+    long cl = 32 / c->grad_vec;
+    long rw = c->grad_threads >= cl ? c->grad_threads / cl : 1;
+    long ld = c->R % 4 == 0 && c->R % 8 != 4 ? c->R + 4 : c->R;
+    long u = 8;
+    while (u > 1 && 2 * rw * u * ld > 6144) {
+        u /= 2;
+    }
+    long rq = c->R % 4 == 0 && rw * 32 * 4 <= 6144 ? 4 : 1;
+    return max_l(2 * rw * u * ld, rw * 32 * rq);
 }
 
 /* Two stages of the dY and W^T tiles; without W, one stage of the G and
@@ -193,9 +204,10 @@ static long dx_threads(const struct bwd *c)
     return (c->m / c->wm) * (c->n / c->wn);
 }
 
-static long grad_blocks(const struct bwd *c, long columns)
+/* lora_bwd_grad's strips of 32 columns. */
+static long grad_strips(long columns)
 {
-    return ceil_div(columns, c->grad_threads * c->grad_vec);
+    return ceil_div(columns, 32);
 }
 
 /* ---- defaults --------------------------------------------------------- */
@@ -267,7 +279,16 @@ static void bwd_defaults(struct kernel_spec *ks)
     struct bwd c;
     bwd_read(ks, &c);
     default_knob(ks, "vec", widest_vec(c.K, c.N, 4));
-    default_knob(ks, "grad_vec", widest_vec(c.K, c.N, 2));
+    /* grad_vec * rank sums per work-item in lora_bwd_grad */
+    default_knob(ks, "grad_vec",
+                 widest_vec(c.K, c.N, c.R <= 16 ? 4 : c.R <= 32 ? 2 : 1));
+    /* lora_bwd_grad: about 16 rows per strip of 32 columns, so that 4096
+     * rows make some 256 work-groups or more; a whole number of 128-row
+     * steps, 128 to 8192 rows. */
+    default_knob(ks, "grad_rows",
+                 min_l(8192, max_l(128, ceil_div(16 * (ceil_div(c.K, 32) +
+                                                       ceil_div(c.N, 32)),
+                                                 128) * 128)));
     bwd_read(ks, &c);
     dx_defaults(ks, &c);
     bwd_read(ks, &c);
@@ -534,11 +555,13 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     struct path *pa = &p->path[0];
     pa->max_rows = 0;
     pa->why = c.input_grad
-                  ? "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
-                    "grad_rows rows, their sums, then dX = [dY | G]*[W^T ; "
-                    "A^T]"
-                  : "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
-                    "grad_rows rows, then their sums";
+                  ? "G = scale*dY*B^T and scale*X*A, dA and dB by strips of "
+                    "32 columns (partial sums per grad_rows rows past "
+                    "grad_rows rows, then their sums), then dX = [dY | "
+                    "G]*[W^T ; A^T]"
+                  : "G = scale*dY*B^T and scale*X*A, then dA and dB by "
+                    "strips of 32 columns (partial sums per grad_rows rows "
+                    "past grad_rows rows, then their sums)";
     struct launch *l = &pa->launch[pa->n_launch++];
     static const char *const tg_args[] = {"rows", "x",  "a",      "b",
                                           "dy",   "scratch", NULL};
@@ -550,13 +573,13 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     set_args(l, tg_args);
 
     l = &pa->launch[pa->n_launch++];
-    static const char *const grad_args[] = {"rows", "x", "dy", "scratch",
-                                            NULL};
+    static const char *const grad_args[] = {"rows", "x",       "dy", "da",
+                                            "db",   "scratch", NULL};
     l->kernel = "lora_bwd_grad";
     l->dims = 2;
     l->local[0] = (size_t)c.grad_threads;
     l->local[1] = 1;
-    l->groups[0] = (size_t)(grad_blocks(&c, c.K) + grad_blocks(&c, c.N));
+    l->groups[0] = (size_t)(grad_strips(c.K) + grad_strips(c.N));
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c.grad_rows;
     set_args(l, grad_args);
