@@ -46,16 +46,18 @@ static const struct param_def bwd_knobs[] = {
      "lora_bwd_dx: work-items along N per warp of 32; 0: row-major"},
     {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
      "elements per global load and store of X, dY and dX: 1, 2 or 4"},
-    {"tg_rows", VALUE_INT, 0, 16, 1, 256, NULL,
+    {"tg_rows", VALUE_INT, 0, 8, 1, 256, NULL,
      "lora_bwd_tg: rows of X and dY per work-group"},
-    {"tg_threads", VALUE_INT, 0, 256, 1, 1024, NULL,
+    {"tg_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
      "lora_bwd_tg: work-items per work-group"},
-    {"grad_rows", VALUE_INT, 0, 256, 1, 16777216, NULL,
-     "lora_bwd_grad: rows summed per work-group (one slice of partial "
-     "sums of dA and dB per grad_rows rows)"},
-    {"grad_threads", VALUE_INT, 0, 128, 1, 1024, NULL,
-     "lora_bwd_grad: work-items per work-group, grad_vec columns each"},
-    {"grad_vec", VALUE_INT, 0, 2, 1, 4, NULL,
+    {"grad_rows", VALUE_INT, 0, 4096, 1, 16777216, NULL,
+     "lora_bwd_grad: rows per work-group (more rows than this: a slice of "
+     "partial sums of dA and dB per grad_rows rows); default from the "
+     "shape"},
+    {"grad_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
+     "lora_bwd_grad: work-items per work-group, over 32 columns of X or dY "
+     "(grad_vec each) and their rows"},
+    {"grad_vec", VALUE_INT, 0, 4, 1, 4, NULL,
      "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4"},
     {"reduce_threads", VALUE_INT, 0, 256, 1, 1024, NULL,
      "lora_bwd_reduce: work-items per work-group"},
@@ -117,41 +119,75 @@ static long min_l(long a, long b)
     return a < b ? a : b;
 }
 
-/* lora_bwd_tg's rows per work-item: up to 4, keeping <= 64 sums. */
-static long tg_rows_per_item(const struct bwd *c)
+/* lora_bwd_tg's rows per work-item with RL work-items along the rank:
+ * 4, 2 or 1, the most that divide tg_rows and keep <= 32 sums. */
+static long tg_rows_of(const struct bwd *c, long rl)
 {
-    if (c->tg_rows % 4 == 0 && c->R <= 16) {
+    long rj = c->R / rl;
+    if (c->tg_rows % 4 == 0 && 4 * rj <= 32) {
         return 4;
     }
-    return c->tg_rows % 2 == 0 && c->R <= 32 ? 2 : 1;
+    return c->tg_rows % 2 == 0 && 2 * rj <= 32 ? 2 : 1;
 }
 
-/* lora_bwd_tg's work-items along the rows. */
+/* lora_bwd_tg's work-items along the rank: the most of 8, 4, 2 that
+ * leave each at least 8 of its columns, four at a time, and divide the
+ * work-group with the row groups they give; else 1. */
+static long tg_rank_lanes(const struct bwd *c)
+{
+    for (long rl = 8; rl > 1; rl /= 2) {
+        if (c->R % (4 * rl) == 0 && c->R / rl >= 8 &&
+            c->tg_threads % (rl * (c->tg_rows / tg_rows_of(c, rl))) == 0) {
+            return rl;
+        }
+    }
+    return 1;
+}
+
+/* lora_bwd_tg's rows per work-item. */
+static long tg_rows_per_item(const struct bwd *c)
+{
+    return tg_rows_of(c, tg_rank_lanes(c));
+}
+
+/* lora_bwd_tg's work-items across the rows (row groups times work-items
+ * along the rank): tg_threads must be a multiple. */
 static long tg_items_m(const struct bwd *c)
 {
-    return c->tg_rows / tg_rows_per_item(c);
+    return c->tg_rows / tg_rows_per_item(c) * tg_rank_lanes(c);
 }
 
-/* Rows of A (B^T) staged at once, at most 8192 floats with their
- * padding where one step's fit, or the sums meeting at the end. */
+/* Two chunks of rows of A (B^T), each the most whole steps within 2048
+ * floats with their padding (one step at least), or the sums meeting at
+ * the end. */
 static long tg_local(const struct bwd *c)
 {
-    long tm = tg_items_m(c), tk = c->tg_threads / tm;
-    long span = tk * c->vec, kn = max_l(c->K, c->N);
-    long av = c->R % 4 == 0 ? 4 : 1;
-    long group = c->vec * c->R + ((c->vec * c->R / av) % 2 == 0 ? av : 0);
-    long fit = tk * group >= 8192 ? 1 : 8192 / (tk * group);
+    long rl = tg_rank_lanes(c);
+    long tm = c->tg_rows / tg_rows_per_item(c);
+    long tk = c->tg_threads / (tm * rl);
+    long span = tk * c->vec, kn = max_l(c->K, c->N), vr = c->vec * c->R;
+    long group = c->R % 4 == 0 ? vr + (4 * rl - vr % 32 + 32) % 32
+                 : vr % 2 == 0 ? vr + 1 : vr;
+    long fit = tk * group >= 2048 ? 1 : 2048 / (tk * group);
     long chunk = min_l(ceil_div(kn, span), fit) * span;
-    long staged = min_l(chunk, kn) / c->vec * group;
-    return max_l(staged, tm * c->R * (tk + 1));
+    return max_l(2 * (chunk / c->vec) * group, tm * c->R * (tk + 1));
 }
 
-/* A chunk of rows of G (SCALE*T): a whole number of batches of 4 rows,
- * about 1024 floats, no more than a slice. */
+/* lora_bwd_grad: two steps of rows of G (SCALE*T), rows GRAD_LD floats
+ * apart, 8, 4, 2 or 1 rows per work-item, the most within 6144 floats; or
+ * the sums meeting at the end, 4 columns of the rank at a time where they
+ * fit as well. */
 static long grad_local(const struct bwd *c)
 {
-    long fit = 1024 / c->R / 4 > 1 ? 1024 / c->R / 4 * 4 : 4;
-    return min_l(ceil_div(c->grad_rows, 4) * 4, fit) * c->R;
+    long cl = 32 / c->grad_vec;
+    long rw = c->grad_threads >= cl ? c->grad_threads / cl : 1;
+    long ld = c->R % 4 == 0 && c->R % 8 != 4 ? c->R + 4 : c->R;
+    long u = 8;
+    while (u > 1 && 2 * rw * u * ld > 6144) {
+        u /= 2;
+    }
+    long rq = c->R % 4 == 0 && rw * 32 * 4 <= 6144 ? 4 : 1;
+    return max_l(2 * rw * u * ld, rw * 32 * rq);
 }
 
 /* Two stages of the dY and W^T tiles; without W, one stage of the G and
@@ -168,9 +204,10 @@ static long dx_threads(const struct bwd *c)
     return (c->m / c->wm) * (c->n / c->wn);
 }
 
-static long grad_blocks(const struct bwd *c, long columns)
+/* lora_bwd_grad's strips of 32 columns. */
+static long grad_strips(long columns)
 {
-    return ceil_div(columns, c->grad_threads * c->grad_vec);
+    return ceil_div(columns, 32);
 }
 
 /* ---- defaults --------------------------------------------------------- */
@@ -254,17 +291,24 @@ static void bwd_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
     bwd_read(ks, &c);
-    int cpu = ks->target == TARGET_CPU;
     default_knob(ks, "vec", widest_vec(c.K, c.N, 4));
-    default_knob(ks, "grad_vec", widest_vec(c.K, c.N, cpu ? 4 : 2));
-    /* CPUs (PoCL): smaller work-groups over wider loads, 2x faster than
-     * the GPU defaults at llama-q, 512 rows, adapter only (13.0 ms
-     * against 25.4). */
-    if (cpu) {
+    /* grad_vec * rank sums per work-item in lora_bwd_grad */
+    default_knob(ks, "grad_vec",
+                 widest_vec(c.K, c.N, c.R <= 16 ? 4 : c.R <= 32 ? 2 : 1));
+    /* CPUs (PoCL): small work-groups: 8.3 ms at llama-q, 512 rows,
+     * adapter only, against 32.6 with the GPU defaults. */
+    if (ks->target == TARGET_CPU) {
+        default_knob(ks, "tg_rows", 16);
         default_knob(ks, "tg_threads", 64);
-        default_knob(ks, "grad_threads", 64);
-        default_knob(ks, "grad_rows", 128);
+        default_knob(ks, "grad_threads", 32);
     }
+    /* lora_bwd_grad: about 16 rows per strip of 32 columns, so that 4096
+     * rows make some 256 work-groups or more; a whole number of 128-row
+     * steps, 128 to 8192 rows. */
+    default_knob(ks, "grad_rows",
+                 min_l(8192, max_l(128, ceil_div(16 * (ceil_div(c.K, 32) +
+                                                       ceil_div(c.N, 32)),
+                                                 128) * 128)));
     bwd_read(ks, &c);
     dx_defaults(ks, &c);
     bwd_read(ks, &c);
@@ -541,11 +585,13 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     struct path *pa = &p->path[0];
     pa->max_rows = 0;
     pa->why = c.input_grad
-                  ? "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
-                    "grad_rows rows, their sums, W^T (with the base), then "
-                    "dX = [dY | G]*[W^T ; A^T]"
-                  : "G = scale*dY*B^T and scale*X*A, partial dA and dB per "
-                    "grad_rows rows, then their sums";
+                  ? "G = scale*dY*B^T and scale*X*A, dA and dB by strips of "
+                    "32 columns (partial sums per grad_rows rows past "
+                    "grad_rows rows, then their sums), W^T (with the base), "
+                    "then dX = [dY | G]*[W^T ; A^T]"
+                  : "G = scale*dY*B^T and scale*X*A, then dA and dB by "
+                    "strips of 32 columns (partial sums per grad_rows rows "
+                    "past grad_rows rows, then their sums)";
     struct launch *l = &pa->launch[pa->n_launch++];
     static const char *const tg_args[] = {"rows", "x",  "a",      "b",
                                           "dy",   "scratch", NULL};
@@ -557,13 +603,13 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     set_args(l, tg_args);
 
     l = &pa->launch[pa->n_launch++];
-    static const char *const grad_args[] = {"rows", "x", "dy", "scratch",
-                                            NULL};
+    static const char *const grad_args[] = {"rows", "x",       "dy", "da",
+                                            "db",   "scratch", NULL};
     l->kernel = "lora_bwd_grad";
     l->dims = 2;
     l->local[0] = (size_t)c.grad_threads;
     l->local[1] = 1;
-    l->groups[0] = (size_t)(grad_blocks(&c, c.K) + grad_blocks(&c, c.N));
+    l->groups[0] = (size_t)(grad_strips(c.K) + grad_strips(c.N));
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c.grad_rows;
     set_args(l, grad_args);

@@ -14,13 +14,16 @@
  * Kernels, in launch order:
  *   lora_bwd_tg      G and SCALE*T into the scratch (reads X and dY once).
  *                    Local size (TG_THREADS), TG_ROWS rows per work-group.
- *   lora_bwd_grad    partial sums of dA and dB over GRAD_ROWS rows each:
- *                    work-group (c, s) takes column block c of dA's K rows
- *                    (the first GRAD_BLOCKS_K blocks) or dB's N columns
- *                    (the GRAD_BLOCKS_N after), and rows s * GRAD_ROWS ..
- *                    + GRAD_ROWS. Local size (GRAD_THREADS), GRAD_VEC
- *                    columns per work-item.
- *   lora_bwd_reduce  dA, dB (+)= the sum of the partials in slice order.
+ *   lora_bwd_grad    dA and dB, or where rows > GRAD_ROWS their partial
+ *                    sums over each slice of GRAD_ROWS rows: work-group
+ *                    (c, s) takes strip c of 32 columns of X (dA's K rows;
+ *                    the first CEIL_DIV(K, 32) strips) or of dY (dB's N
+ *                    columns; the CEIL_DIV(N, 32) after) and the rows
+ *                    s * GRAD_ROWS .. + GRAD_ROWS, walked from the last
+ *                    down. Local size (GRAD_THREADS), GRAD_VEC columns per
+ *                    work-item.
+ *   lora_bwd_reduce  where rows > GRAD_ROWS: dA, dB (+)= the sum of the
+ *                    partials in slice order (else it returns at once).
  *                    Local size (REDUCE_THREADS), one work-item per
  *                    element of dA and dB.
  *   lora_bwd_wt      INPUT_GRAD 1 and HAS_BASE 1: W^T into the scratch
@@ -38,7 +41,7 @@
  *   partials   at 2 * rows * RANK: GRAD_SLICES(rows) slices of
  *              (K + N) * RANK floats; slice s holds the sums over its rows
  *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
- *              n of dB at n * RANK).
+ *              n of dB at n * RANK). Unused with one slice.
  *   W^T        INPUT_GRAD 1 and HAS_BASE 1: past the partials, rounded up
  *              to a multiple of 4 floats: N x K storage_t (W transposed,
  *              row n at n * K), written by lora_bwd_wt for lora_bwd_dx.

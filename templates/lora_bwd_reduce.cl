@@ -23,6 +23,9 @@ void lora_bwd_reduce(const int rows, __global storage_t *restrict da,
 {
     const int e = get_global_id(0);
     const int slices = GRAD_SLICES(rows);
+    if (slices == 1) {
+        return; /* lora_bwd_grad wrote dA and dB */
+    }
     const __global float *from = SCRATCH_PARTIALS(scratch, rows);
     __global storage_t *to;
     size_t at;

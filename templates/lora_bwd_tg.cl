@@ -5,27 +5,37 @@
  * Plan: TG_ROWS rows per work-group, TG_THREADS work-items (1-D), VEC
  * (1, 2 or 4, divides K and N) the width of the loads of X and dY.
  *
- * Work-item tk + tm * TG_TK owns rows row0 + i * TG_TM + tm (i < TG_W)
- * of the work-group's TG_ROWS and steps along K (then N) VEC-wide at
- * k = (step * TG_TK + tk) * VEC, so a warp reads whole row segments.
- * TG_W is the most rows (4, 2 or 1, dividing TG_ROWS) that keep
- * TG_W * RANK <= 64 accumulators; each A value a work-item reads from
- * local memory serves its TG_W rows. A (then B^T) goes through local
- * memory a chunk of TG_CHUNK rows at a time; the TG_TK partial sums of
- * each output meet in local memory at the end, one round per i.
+ * Each work-item sums TG_W rows times TG_RJ of the RANK columns (the
+ * rank is split over TG_RL work-items, four columns at a time, to keep
+ * TG_W * TG_RJ <= 32 sums in registers), over its share of K (then N):
+ * it steps VEC-wide at k = (step * TG_TK + tk) * VEC. Work-item lid is
+ *   rl = lid % TG_RL, then tk's low part (TG_KW values), then the row
+ *   group tm (TG_TM), then tk's high part,
+ * so a warp holds few k (each A value it reads from local memory serves
+ * the warp's rows: few distinct addresses per load) and reads whole
+ * 16-byte pieces of TG_KW * VEC contiguous elements of each of its rows.
+ * A (then B^T) goes through local memory one chunk of TG_CHUNK rows at a
+ * time, double-buffered: the next chunk's loads are in registers while
+ * the current one is used (one barrier a chunk), and the next step's X
+ * (dY) loads are always in flight. The TG_TK partial sums of each output
+ * meet in local memory at the end.
  *
  * Local memory, in floats (the plan computes the same TG_LOCAL):
- *   TG_W      = TG_ROWS % 4 == 0 && RANK <= 16 ? 4
- *             : TG_ROWS % 2 == 0 && RANK <= 32 ? 2 : 1
- *   TG_TM     = TG_ROWS / TG_W          (must divide TG_THREADS)
- *   TG_TK     = TG_THREADS / TG_TM
+ *   TG_RL     = the largest of 8, 4, 2, 1 with RANK % (4 * TG_RL) == 0,
+ *               RANK / TG_RL >= 8 and TG_THREADS % (TG_RL * TG_TM) == 0
+ *               (1 always qualifies)
+ *   TG_RJ     = RANK / TG_RL
+ *   TG_W      = 4, 2 or 1: the largest dividing TG_ROWS with
+ *               TG_W * TG_RJ <= 32 (else 1)
+ *   TG_TM     = TG_ROWS / TG_W
+ *   TG_TK     = TG_THREADS / (TG_RL * TG_TM)
  *   TG_SPAN   = TG_TK * VEC
- *   TG_AV     = RANK % 4 == 0 ? 4 : 1
- *   TG_AGROUP = VEC * RANK + (VEC * RANK / TG_AV % 2 == 0 ? TG_AV : 0)
+ *   TG_AGROUP = VEC * RANK + pad: RANK % 4 == 0: pad makes TG_AGROUP
+ *               = 4 * TG_RL (mod 32); else pad 1 if VEC * RANK is even
  *   TG_CSTEPS = min(CEIL_DIV(max(K, N), TG_SPAN),
- *                   max(1, 8192 / (TG_TK * TG_AGROUP)))
+ *                   max(1, 2048 / (TG_TK * TG_AGROUP)))
  *   TG_CHUNK  = TG_CSTEPS * TG_SPAN
- *   TG_LOCAL  = max(min(TG_CHUNK, max(K, N)) / VEC * TG_AGROUP,
+ *   TG_LOCAL  = max(2 * TG_CHUNK / VEC * TG_AGROUP,
  *                   TG_TM * RANK * (TG_TK + 1)) */
 #include "lora_bwd_common.cl"
 
@@ -35,50 +45,69 @@
 
 /* ---- Derived sizes ---- */
 
-#if TG_ROWS % 4 == 0 && RANK <= 16
-#define TG_W 4
-#elif TG_ROWS % 2 == 0 && RANK <= 32
-#define TG_W 2
+/* Rows per work-item and work-items along the rows with RL rank lanes. */
+#define TG_W_OF(rl)                                                      \
+    (TG_ROWS % 4 == 0 && 4 * (RANK / (rl)) <= 32                         \
+         ? 4                                                             \
+         : TG_ROWS % 2 == 0 && 2 * (RANK / (rl)) <= 32 ? 2 : 1)
+#define TG_RL_OK(rl)                                                     \
+    (RANK % (4 * (rl)) == 0 && RANK / (rl) >= 8 &&                       \
+     TG_THREADS % ((rl) * (TG_ROWS / TG_W_OF(rl))) == 0)
+#if TG_RL_OK(8)
+#define TG_RL 8
+#elif TG_RL_OK(4)
+#define TG_RL 4
+#elif TG_RL_OK(2)
+#define TG_RL 2
 #else
-#define TG_W 1
+#define TG_RL 1
 #endif
-#define TG_TM (TG_ROWS / TG_W) /* work-items along rows */
-#if TG_THREADS % TG_TM != 0
+#define TG_RJ (RANK / TG_RL)       /* columns of the rank per work-item */
+#define TG_W TG_W_OF(TG_RL)        /* rows per work-item */
+#define TG_TM (TG_ROWS / TG_W)     /* row groups */
+#if TG_THREADS % (TG_TM * TG_RL) != 0
 #error "lora_bwd_tg.cl: TG_ROWS / TG_W must divide TG_THREADS"
 #endif
-#define TG_TK (TG_THREADS / TG_TM) /* work-items along K (N) */
-#define TG_SPAN (TG_TK * VEC)      /* columns one step covers */
+#define TG_TK (TG_THREADS / (TG_TM * TG_RL)) /* work-items along K (N) */
+#if TG_TK % 4 == 0
+#define TG_KW 4
+#elif TG_TK % 2 == 0
+#define TG_KW 2
+#else
+#define TG_KW 1
+#endif
+#define TG_SPAN (TG_TK * VEC) /* columns one step covers */
+
 #define TG_KN_MAX (IN_FEATURES > OUT_FEATURES ? IN_FEATURES : OUT_FEATURES)
 
-/* Staged A and B^T are read as float4 along the rank where it divides
- * by 4. Each VEC rows of them take TG_AGROUP floats, an odd number of
- * TG_AV-float units, so that the work-items of a warp, TG_AGROUP apart,
- * read distinct banks. */
+/* Staged A and B^T: each VEC rows take TG_AGROUP floats. Along the rank
+ * they are read as float4 where RANK divides by 4: a warp's TG_KW
+ * groups then start 4 * TG_RL banks apart, and its TG_RL rank lanes
+ * fill the banks between. */
 #if RANK % 4 == 0
 #define TG_AV 4
+#define TG_AGROUP (VEC * RANK + (4 * TG_RL - VEC * RANK % 32 + 32) % 32)
+#elif VEC * RANK % 2 == 0
+#define TG_AV 1
+#define TG_AGROUP (VEC * RANK + 1)
 #else
 #define TG_AV 1
-#endif
-#if VEC * RANK / TG_AV % 2 == 0
-#define TG_AGROUP (VEC * RANK + TG_AV)
-#else
 #define TG_AGROUP (VEC * RANK)
 #endif
-/* A chunk is the most whole steps whose staged rows of A take at most
- * 8192 floats, padding included (one step at least), and no more than
- * the longest product. */
+/* A chunk is the most whole steps whose staged rows take at most 2048
+ * floats, padding included (one step at least), and no more than the
+ * longest product; two of them are staged at once. */
 #define TG_STEP_FLOATS (TG_TK * TG_AGROUP) /* one step's rows, staged */
-#define TG_FIT (TG_STEP_FLOATS >= 8192 ? 1 : 8192 / TG_STEP_FLOATS)
+#define TG_FIT (TG_STEP_FLOATS >= 2048 ? 1 : 2048 / TG_STEP_FLOATS)
 #define TG_CSTEPS                                                        \
     (CEIL_DIV(TG_KN_MAX, TG_SPAN) < TG_FIT ? CEIL_DIV(TG_KN_MAX, TG_SPAN) \
                                            : TG_FIT)
 #define TG_CHUNK (TG_CSTEPS * TG_SPAN)
-/* Row KK (< TG_CHUNK), column J of the staged chunk. */
+#define TG_BUF (TG_CHUNK / VEC * TG_AGROUP) /* floats of one buffer */
+/* Row KK (< TG_CHUNK), column J of a staged chunk. */
 #define TG_AT(kk, j) ((kk) / VEC * TG_AGROUP + (kk) % VEC * RANK + (j))
-#define TG_ROWS_STAGED (TG_CHUNK < TG_KN_MAX ? TG_CHUNK : TG_KN_MAX)
-#define TG_ASIZE (TG_ROWS_STAGED / VEC * TG_AGROUP)
 #define TG_RSIZE (TG_TM * RANK * (TG_TK + 1))
-#define TG_LOCAL (TG_ASIZE > TG_RSIZE ? TG_ASIZE : TG_RSIZE)
+#define TG_LOCAL (2 * TG_BUF > TG_RSIZE ? 2 * TG_BUF : TG_RSIZE)
 #if !defined(TG_LOCAL_BYTES) || TG_LOCAL * 4 != TG_LOCAL_BYTES
 #error "lora_bwd_tg.cl: local memory differs from the plan's count"
 #endif
@@ -102,115 +131,194 @@ typedef float tg_vec_t;
 #error "lora_bwd_tg.cl: VEC must be 1, 2 or 4"
 #endif
 
-/* ---- Staging ---- */
+/* ---- Staging, double-buffered through registers ---- */
 
-/* Global -> local: rows K0 .. K0 + N of A (K x RANK), N <= TG_CHUNK a
- * multiple of VEC. The rows are contiguous in A: plain coalesced
- * loads. */
-inline void tg_stage_a(__local float *ms, const __global storage_t *a,
-                       const int k0, const int n, const int lid)
-{
-    const __global storage_t *from = a + (size_t)k0 * RANK;
+/* A chunk is loaded in units: with RANK % 4 == 0, a float4 along the
+ * rank of A, or a 4 x 4 block of B (four rows of B, four columns: four
+ * rows of B^T, transposed on the way) where VEC is 4; else one element.
+ * Unit u of TG_UNITS, work-item lid takes u = lid + p * TG_THREADS. */
 #if TG_AV == 4
-    for (int v = lid; v < n * (RANK / 4); v += TG_THREADS) {
-        vstore4(load4(from, (size_t)v * 4), 0,
-                ms + TG_AT(v / (RANK / 4), v % (RANK / 4) * 4));
-    }
+#define TG_UNITS_A (TG_CHUNK * (RANK / 4))
 #else
-    for (int v = lid; v < n * RANK; v += TG_THREADS) {
-        ms[TG_AT(v / RANK, v % RANK)] = load1(from, v);
-    }
+#define TG_UNITS_A (TG_CHUNK * RANK)
 #endif
+#if TG_AV == 4 && VEC == 4
+#define TG_BLOCKS 1 /* B^T in 4 x 4 blocks */
+#define TG_UNITS_B (TG_CHUNK / 4 * (RANK / 4))
+#else
+#define TG_BLOCKS 0
+#define TG_UNITS_B (TG_CHUNK * RANK)
+#endif
+#define TG_PF_A CEIL_DIV(TG_UNITS_A, TG_THREADS)
+#define TG_PF_B CEIL_DIV(TG_UNITS_B, TG_THREADS)
+
+/* Registers of one chunk in flight: A's units, or B's. */
+typedef struct {
+#if TG_AV == 4
+    float4 a[TG_PF_A];
+#else
+    float a[TG_PF_A];
+#endif
+#if TG_BLOCKS
+    float4 b[TG_PF_B][4];
+#else
+    float b[TG_PF_B];
+#endif
+} tg_pf_t;
+
+/* Global -> registers: the chunk of rows K0 .. of A (TRANSPOSED 0, K x
+ * RANK, rows contiguous) or of B^T (TRANSPOSED 1: columns of B,
+ * RANK x N), rows past LEN left out. */
+inline void tg_fetch_chunk(tg_pf_t *pf, const __global storage_t *m,
+                           const int transposed, const int k0,
+                           const int len, const int lid)
+{
+    if (!transposed) {
+#pragma unroll
+        for (int p = 0; p < TG_PF_A; p++) {
+            const int u = lid + p * TG_THREADS;
+#if TG_AV == 4
+            const int kk = u / (RANK / 4);
+            if (u < TG_UNITS_A && k0 + kk < len) {
+                pf->a[p] = load4(m, (size_t)(k0 + kk) * RANK +
+                                        u % (RANK / 4) * 4);
+            }
+#else
+            const int kk = u / RANK;
+            if (u < TG_UNITS_A && k0 + kk < len) {
+                pf->a[p] = load1(m, (size_t)(k0 + kk) * RANK + u % RANK);
+            }
+#endif
+        }
+    } else {
+#pragma unroll
+        for (int p = 0; p < TG_PF_B; p++) {
+            const int u = lid + p * TG_THREADS;
+#if TG_BLOCKS
+            /* consecutive units: consecutive columns of B */
+            const int nn = u % (TG_CHUNK / 4) * 4;
+            const int j = u / (TG_CHUNK / 4) * 4;
+            if (u < TG_UNITS_B && k0 + nn < len) {
+                const size_t at = (size_t)j * OUT_FEATURES + k0 + nn;
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    pf->b[p][r] = load4(m, at + (size_t)r * OUT_FEATURES);
+                }
+            }
+#else
+            const int nn = u % TG_CHUNK;
+            const int j = u / TG_CHUNK;
+            if (u < TG_UNITS_B && k0 + nn < len) {
+                pf->b[p] = load1(m, (size_t)j * OUT_FEATURES + k0 + nn);
+            }
+#endif
+        }
+    }
 }
 
-/* Global -> local: rows N0 .. N0 + N of B^T, that is columns of B
- * (RANK x OUT_FEATURES), transposed on the way. Work-items take VEC
- * adjacent columns of one row of B (coalesced along the row); with
- * TG_AV 4 they take four rows of B at once and store float4 along the
- * rank (TG_AGROUP apart: no bank conflicts). */
-inline void tg_stage_bt(__local float *ms, const __global storage_t *b,
-                        const int n0, const int n, const int lid)
+/* Registers -> local: the chunk TG_FETCH_CHUNK loaded, into MS. */
+inline void tg_store_chunk(__local float *ms, const tg_pf_t *pf,
+                           const int transposed, const int k0,
+                           const int len, const int lid)
 {
-    const int groups = TG_ROWS_STAGED / VEC; /* a constant divisor */
+    if (!transposed) {
+#pragma unroll
+        for (int p = 0; p < TG_PF_A; p++) {
+            const int u = lid + p * TG_THREADS;
 #if TG_AV == 4
-    for (int v = lid; v < groups * (RANK / 4); v += TG_THREADS) {
-        const int nn = v % groups * VEC;
-        const int j = v / groups * 4;
-        if (nn >= n) {
-            continue;
-        }
-        const size_t at = (size_t)j * OUT_FEATURES + n0 + nn;
-        const tg_vec_t b0 = tg_loadv(b, at);
-        const tg_vec_t b1 = tg_loadv(b, at + OUT_FEATURES);
-        const tg_vec_t b2 = tg_loadv(b, at + 2 * OUT_FEATURES);
-        const tg_vec_t b3 = tg_loadv(b, at + 3 * OUT_FEATURES);
-#pragma unroll
-        for (int c = 0; c < VEC; c++) {
-            const float4 col = (float4)(TG_VEC_AT(b0, c), TG_VEC_AT(b1, c),
-                                        TG_VEC_AT(b2, c), TG_VEC_AT(b3, c));
-            vstore4(col, 0, ms + TG_AT(nn + c, j));
-        }
-    }
+            const int kk = u / (RANK / 4);
+            if (u < TG_UNITS_A && k0 + kk < len) {
+                vstore4(pf->a[p], 0, ms + TG_AT(kk, u % (RANK / 4) * 4));
+            }
 #else
-    for (int v = lid; v < groups * RANK; v += TG_THREADS) {
-        const int nn = v % groups * VEC;
-        const int j = v / groups;
-        if (nn >= n) {
-            continue;
+            const int kk = u / RANK;
+            if (u < TG_UNITS_A && k0 + kk < len) {
+                ms[TG_AT(kk, u % RANK)] = pf->a[p];
+            }
+#endif
         }
-        const tg_vec_t bv = tg_loadv(b, (size_t)j * OUT_FEATURES + n0 + nn);
+    } else {
 #pragma unroll
-        for (int c = 0; c < VEC; c++) {
-            ms[TG_AT(nn + c, j)] = TG_VEC_AT(bv, c);
+        for (int p = 0; p < TG_PF_B; p++) {
+            const int u = lid + p * TG_THREADS;
+#if TG_BLOCKS
+            const int nn = u % (TG_CHUNK / 4) * 4;
+            const int j = u / (TG_CHUNK / 4) * 4;
+            if (u < TG_UNITS_B && k0 + nn < len) {
+                const float4 r0 = pf->b[p][0], r1 = pf->b[p][1];
+                const float4 r2 = pf->b[p][2], r3 = pf->b[p][3];
+                vstore4((float4)(r0.s0, r1.s0, r2.s0, r3.s0), 0,
+                        ms + TG_AT(nn, j));
+                vstore4((float4)(r0.s1, r1.s1, r2.s1, r3.s1), 0,
+                        ms + TG_AT(nn + 1, j));
+                vstore4((float4)(r0.s2, r1.s2, r2.s2, r3.s2), 0,
+                        ms + TG_AT(nn + 2, j));
+                vstore4((float4)(r0.s3, r1.s3, r2.s3, r3.s3), 0,
+                        ms + TG_AT(nn + 3, j));
+            }
+#else
+            const int nn = u % TG_CHUNK;
+            const int j = u / TG_CHUNK;
+            if (u < TG_UNITS_B && k0 + nn < len) {
+                ms[TG_AT(nn, j)] = pf->b[p];
+            }
+#endif
         }
     }
-#endif
 }
 
 /* ---- Streaming ---- */
 
-/* Global -> registers: ROW[i][K .. K + VEC) for each of the TG_W rows,
- * if K < LEN (else XV is left as it is). */
-inline void tg_fetch(tg_vec_t xv[TG_W], const __global storage_t *row[TG_W],
+/* Global -> registers: elements K .. K + VEC of rows FIRST + i * TG_TM
+ * (i < TG_W; rows past the end read the last row, never stored) of SRC,
+ * rows STRIDE elements long, if K < LEN (else XV is left as it is). */
+inline void tg_fetch(tg_vec_t xv[TG_W], const __global storage_t *src,
+                     const int stride, const int first, const int rows,
                      const int k, const int len)
 {
     if (k < len) {
 #pragma unroll
         for (int i = 0; i < TG_W; i++) {
-            xv[i] = tg_loadv(row[i], k);
+            xv[i] = tg_loadv(src, (size_t)min(first + i * TG_TM, rows - 1) *
+                                      stride + k);
         }
     }
 }
 
-/* acc[i][j] = sum over k < LEN of ROW[i][k] * M[k][j], this work-item's
- * share, where M is A (TRANSPOSED 0, LEN = K) or B^T (TRANSPOSED 1,
- * LEN = N). TG_CHUNK is a whole number of steps, so the next step's
- * columns are always TG_SPAN further on, in this chunk or the next: each
- * step loads them before it computes, and a load is always in flight,
- * across the barriers of staging too. */
-inline void tg_product(float acc[TG_W][RANK], __local float *ms,
+/* acc[i][jj] = sum over k < LEN of ROW_i[k] * M[k][j] (j the work-item's
+ * jj-th rank column: 4 * (rl + TG_RL * (jj / 4)) + jj % 4 with TG_AV 4),
+ * this work-item's share, where M is A (TRANSPOSED 0, LEN = K) or B^T
+ * (TRANSPOSED 1, LEN = N). TG_CHUNK is a whole number of steps, so the
+ * next step's columns are always TG_SPAN further on, in this chunk or
+ * the next: each step loads them before it computes. */
+inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
                        const __global storage_t *m, const int transposed,
-                       const __global storage_t *row[TG_W], const int len,
-                       const int tk, const int lid)
+                       const __global storage_t *src, const int first,
+                       const int rows, const int len, const int tk,
+                       const int rl, const int lid)
 {
 #pragma unroll
     for (int i = 0; i < TG_W; i++) {
 #pragma unroll
-        for (int j = 0; j < RANK; j++) {
-            acc[i][j] = 0.0f;
+        for (int jj = 0; jj < TG_RJ; jj++) {
+            acc[i][jj] = 0.0f;
         }
     }
     tg_vec_t xn[TG_W];
-    tg_fetch(xn, row, tk * VEC, len);
+    tg_fetch(xn, src, len, first, rows, tk * VEC, len);
+    tg_pf_t pf;
+    tg_fetch_chunk(&pf, m, transposed, 0, len, lid);
+    int buf = 0;
+    barrier(CLK_LOCAL_MEM_FENCE); /* the last product's sums are read */
     for (int k0 = 0; k0 < len; k0 += TG_CHUNK) {
-        const int n = min(TG_CHUNK, len - k0);
-        barrier(CLK_LOCAL_MEM_FENCE); /* the last chunk or round is read */
-        if (transposed) {
-            tg_stage_bt(ms, m, k0, n, lid);
-        } else {
-            tg_stage_a(ms, m, k0, n, lid);
-        }
+        __local float *ch = ms + buf * TG_BUF;
+        /* The buffer was last read two chunks ago: a barrier since. */
+        tg_store_chunk(ch, &pf, transposed, k0, len, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + TG_CHUNK < len) {
+            tg_fetch_chunk(&pf, m, transposed, k0 + TG_CHUNK, len, lid);
+        }
+        const int n = min(TG_CHUNK, len - k0);
         for (int step = 0; step < TG_CSTEPS; step++) {
             const int kk = (step * TG_TK + tk) * VEC;
             tg_vec_t xv[TG_W];
@@ -218,56 +326,65 @@ inline void tg_product(float acc[TG_W][RANK], __local float *ms,
             for (int i = 0; i < TG_W; i++) {
                 xv[i] = xn[i];
             }
-            tg_fetch(xn, row, k0 + kk + TG_SPAN, len);
+            tg_fetch(xn, src, len, first, rows, k0 + kk + TG_SPAN, len);
             if (kk < n) {
 #pragma unroll
                 for (int c = 0; c < VEC; c++) {
 #if TG_AV == 4
 #pragma unroll
-                    for (int j = 0; j < RANK; j += 4) {
-                        const float4 mv = vload4(0, ms + TG_AT(kk + c, j));
+                    for (int jj = 0; jj < TG_RJ; jj += 4) {
+                        const float4 mv = vload4(
+                            0, ch + TG_AT(kk + c, 4 * (rl + TG_RL * (jj / 4))));
 #pragma unroll
                         for (int i = 0; i < TG_W; i++) {
                             const float xc = TG_VEC_AT(xv[i], c);
-                            acc[i][j] = fma(xc, mv.s0, acc[i][j]);
-                            acc[i][j + 1] = fma(xc, mv.s1, acc[i][j + 1]);
-                            acc[i][j + 2] = fma(xc, mv.s2, acc[i][j + 2]);
-                            acc[i][j + 3] = fma(xc, mv.s3, acc[i][j + 3]);
+                            acc[i][jj] = fma(xc, mv.s0, acc[i][jj]);
+                            acc[i][jj + 1] = fma(xc, mv.s1, acc[i][jj + 1]);
+                            acc[i][jj + 2] = fma(xc, mv.s2, acc[i][jj + 2]);
+                            acc[i][jj + 3] = fma(xc, mv.s3, acc[i][jj + 3]);
                         }
                     }
 #else
 #pragma unroll
-                    for (int j = 0; j < RANK; j++) {
-                        const float mv = ms[TG_AT(kk + c, j)];
+                    for (int jj = 0; jj < TG_RJ; jj++) {
+                        const float mv = ch[TG_AT(kk + c, jj)];
 #pragma unroll
                         for (int i = 0; i < TG_W; i++) {
-                            acc[i][j] =
-                                fma(TG_VEC_AT(xv[i], c), mv, acc[i][j]);
+                            acc[i][jj] =
+                                fma(TG_VEC_AT(xv[i], c), mv, acc[i][jj]);
                         }
                     }
 #endif
                 }
             }
         }
+        buf ^= 1;
     }
 }
 
 /* ---- Reduction over the TG_TK work-items of a row ---- */
 
+/* The rank column of a work-item's jj-th sum. */
+#if TG_AV == 4
+#define TG_J(rl, jj) (4 * ((rl) + TG_RL * ((jj) / 4)) + (jj) % 4)
+#else
+#define TG_J(rl, jj) (jj)
+#endif
+
 /* Round I: parks acc[i] in RED (the select on a constant keeps acc in
  * registers); after it, output o < TG_TM * RANK (row
  * row0 + I * TG_TM + o / RANK, column o % RANK) is tg_sum(red, o).
- * Rows TG_TK + 1 apart: the parking work-items of a warp write
- * consecutive banks, and the summing ones read TG_TK + 1 apart. */
-inline void tg_park(__local float *red, const float acc[TG_W][RANK],
-                    const int i, const int tm, const int tk)
+ * Rows TG_TK + 1 apart. */
+inline void tg_park(__local float *red, const float acc[TG_W][TG_RJ],
+                    const int i, const int tm, const int tk, const int rl)
 {
 #pragma unroll
     for (int w = 0; w < TG_W; w++) {
         if (w == i) {
 #pragma unroll
-            for (int j = 0; j < RANK; j++) {
-                red[(tm * RANK + j) * (TG_TK + 1) + tk] = acc[w][j];
+            for (int jj = 0; jj < TG_RJ; jj++) {
+                red[(tm * RANK + TG_J(rl, jj)) * (TG_TK + 1) + tk] =
+                    acc[w][jj];
             }
         }
     }
@@ -283,15 +400,16 @@ inline float tg_sum(const __local float *red, const int o)
 }
 
 /* OUT[row][j] = SCALE * the work-group's sums for its rows, row < ROWS.
- * The caller's next barrier guards RED. */
+ * The next product's first barrier guards RED. */
 inline void tg_store(__global float *out, __local float *red,
-                     const float acc[TG_W][RANK], const int rows,
-                     const int row0, const int tm, const int tk, const int lid)
+                     const float acc[TG_W][TG_RJ], const int rows,
+                     const int row0, const int tm, const int tk,
+                     const int rl, const int lid)
 {
 #pragma unroll
     for (int i = 0; i < TG_W; i++) {
         barrier(CLK_LOCAL_MEM_FENCE); /* the chunk or last round is read */
-        tg_park(red, acc, i, tm, tk);
+        tg_park(red, acc, i, tm, tk, rl);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int o = lid; o < TG_TM * RANK; o += TG_THREADS) {
             const int row = row0 + i * TG_TM + o / RANK;
@@ -314,26 +432,15 @@ void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
 {
     __local float ms[TG_LOCAL] __attribute__((aligned(16)));
     const int lid = get_local_id(0);
-    const int tk = lid % TG_TK;
-    const int tm = lid / TG_TK;
+    const int rl = lid % TG_RL;
+    const int q = lid / TG_RL;
+    const int tm = q / TG_KW % TG_TM;
+    const int tk = q / (TG_KW * TG_TM) * TG_KW + q % TG_KW;
     const int row0 = get_group_id(0) * TG_ROWS;
 
-    float acc[TG_W][RANK];
-    const __global storage_t *row[TG_W];
-    /* rows past the end repeat the last row (never stored) */
-#pragma unroll
-    for (int i = 0; i < TG_W; i++) {
-        row[i] =
-            x + (size_t)min(row0 + i * TG_TM + tm, rows - 1) * IN_FEATURES;
-    }
-    tg_product(acc, ms, a, 0, row, IN_FEATURES, tk, lid);
-    tg_store(SCRATCH_T(scratch, rows), ms, acc, rows, row0, tm, tk, lid);
-
-#pragma unroll
-    for (int i = 0; i < TG_W; i++) {
-        row[i] =
-            dy + (size_t)min(row0 + i * TG_TM + tm, rows - 1) * OUT_FEATURES;
-    }
-    tg_product(acc, ms, b, 1, row, OUT_FEATURES, tk, lid);
-    tg_store(SCRATCH_G(scratch, rows), ms, acc, rows, row0, tm, tk, lid);
+    float acc[TG_W][TG_RJ];
+    tg_product(acc, ms, a, 0, x, row0 + tm, rows, IN_FEATURES, tk, rl, lid);
+    tg_store(SCRATCH_T(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
+    tg_product(acc, ms, b, 1, dy, row0 + tm, rows, OUT_FEATURES, tk, rl, lid);
+    tg_store(SCRATCH_G(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
 }
