@@ -13,6 +13,7 @@ templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean 
 templates/lora_main.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K tail guard of the X tile off by one
 templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
 gen/op_lora.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
+templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0; s + 1 < slices; s++) {/%lora_backward: the last slice of rows dropped from the sums of dA and dB
 templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
 templates/stub.c.in%s/if (_rows == 0 || _rows > INT_MAX) {/if (_rows > INT_MAX) {/%stub: rows == 0 accepted
 templates/stub.c.in%s/return _cpu ? 2 : 0;/return _cpu ? 0 : 2;/%stub: the CPU variant given to every device but CPUs
