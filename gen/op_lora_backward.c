@@ -524,6 +524,73 @@ static void set_args(struct launch *l, const char *const *args)
     l->args[i] = NULL;
 }
 
+/* One launch sequence: G and scale*T, dA and dB (their partial sums and
+ * the sums of those with REDUCE), then W^T and dX. */
+static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
+{
+    long slice = (c->K + c->N) * c->R;
+    pa->n_launch = 0;
+    struct launch *l = &pa->launch[pa->n_launch++];
+    static const char *const tg_args[] = {"rows", "x",  "a",      "b",
+                                          "dy",   "scratch", NULL};
+    l->kernel = "lora_bwd_tg";
+    l->dims = 1;
+    l->local[0] = (size_t)c->tg_threads;
+    l->groups[0] = 0;
+    l->rows_per_group = (size_t)c->tg_rows;
+    set_args(l, tg_args);
+
+    l = &pa->launch[pa->n_launch++];
+    static const char *const grad_args[] = {"rows", "x",       "dy", "da",
+                                            "db",   "scratch", NULL};
+    l->kernel = "lora_bwd_grad";
+    l->dims = 2;
+    l->local[0] = (size_t)c->grad_threads;
+    l->local[1] = 1;
+    l->groups[0] = (size_t)(grad_strips(c->K) + grad_strips(c->N));
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->grad_rows;
+    set_args(l, grad_args);
+
+    if (reduce) {
+        l = &pa->launch[pa->n_launch++];
+        static const char *const reduce_args[] = {"rows", "da", "db",
+                                                  "scratch", NULL};
+        l->kernel = "lora_bwd_reduce";
+        l->dims = 1;
+        l->local[0] = (size_t)c->reduce_threads;
+        l->groups[0] = (size_t)ceil_div(slice, c->reduce_threads);
+        l->rows_per_group = 0;
+        set_args(l, reduce_args);
+    }
+
+    if (uses_w(c)) {
+        l = &pa->launch[pa->n_launch++];
+        static const char *const wt_args[] = {"rows", "w", "scratch", NULL};
+        l->kernel = "lora_bwd_wt";
+        l->dims = 2;
+        l->local[0] = 32;
+        l->local[1] = 8;
+        l->groups[0] = (size_t)ceil_div(c->N, 32);
+        l->groups[1] = (size_t)ceil_div(c->K, 32);
+        l->rows_per_group = 0;
+        set_args(l, wt_args);
+    }
+    if (c->input_grad) {
+        l = &pa->launch[pa->n_launch++];
+        static const char *const dx_args[] = {"rows", "dy",      "a",
+                                              "dx",   "scratch", NULL};
+        l->kernel = "lora_bwd_dx";
+        l->dims = 2;
+        l->local[0] = (size_t)(c->n / c->wn);
+        l->local[1] = (size_t)(c->m / c->wm);
+        l->groups[0] = (size_t)ceil_div(c->K, c->n);
+        l->groups[1] = 0;
+        l->rows_per_group = (size_t)c->m;
+        set_args(l, dx_args);
+    }
+}
+
 static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
 {
     struct bwd c;
@@ -581,86 +648,40 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
         p->scratch_fixed += c.K * c.N + 3;
     }
 
-    p->n_path = 1;
-    struct path *pa = &p->path[0];
-    pa->max_rows = 0;
-    pa->why = c.input_grad
-                  ? "G = scale*dY*B^T and scale*X*A, dA and dB by strips of "
-                    "32 columns (partial sums per grad_rows rows past "
-                    "grad_rows rows, then their sums), W^T (with the base), "
-                    "then dX = [dY | G]*[W^T ; A^T]"
-                  : "G = scale*dY*B^T and scale*X*A, then dA and dB by "
-                    "strips of 32 columns (partial sums per grad_rows rows "
-                    "past grad_rows rows, then their sums)";
-    struct launch *l = &pa->launch[pa->n_launch++];
-    static const char *const tg_args[] = {"rows", "x",  "a",      "b",
-                                          "dy",   "scratch", NULL};
-    l->kernel = "lora_bwd_tg";
-    l->dims = 1;
-    l->local[0] = (size_t)c.tg_threads;
-    l->groups[0] = 0;
-    l->rows_per_group = (size_t)c.tg_rows;
-    set_args(l, tg_args);
-
-    l = &pa->launch[pa->n_launch++];
-    static const char *const grad_args[] = {"rows", "x",       "dy", "da",
-                                            "db",   "scratch", NULL};
-    l->kernel = "lora_bwd_grad";
-    l->dims = 2;
-    l->local[0] = (size_t)c.grad_threads;
-    l->local[1] = 1;
-    l->groups[0] = (size_t)(grad_strips(c.K) + grad_strips(c.N));
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)c.grad_rows;
-    set_args(l, grad_args);
-
-    l = &pa->launch[pa->n_launch++];
-    static const char *const reduce_args[] = {"rows", "da", "db", "scratch",
-                                              NULL};
-    l->kernel = "lora_bwd_reduce";
-    l->dims = 1;
-    l->local[0] = (size_t)c.reduce_threads;
-    l->groups[0] = (size_t)ceil_div(slice, c.reduce_threads);
-    l->rows_per_group = 0;
-    set_args(l, reduce_args);
-
-    if (uses_w(&c)) {
-        l = &pa->launch[pa->n_launch++];
-        static const char *const wt_args[] = {"rows", "w", "scratch", NULL};
-        l->kernel = "lora_bwd_wt";
-        l->dims = 2;
-        l->local[0] = 32;
-        l->local[1] = 8;
-        l->groups[0] = (size_t)ceil_div(c.N, 32);
-        l->groups[1] = (size_t)ceil_div(c.K, 32);
-        l->rows_per_group = 0;
-        set_args(l, wt_args);
-    }
-    if (c.input_grad) {
-        l = &pa->launch[pa->n_launch++];
-        static const char *const dx_args[] = {"rows", "dy",      "a",
-                                              "dx",   "scratch", NULL};
-        l->kernel = "lora_bwd_dx";
-        l->dims = 2;
-        l->local[0] = (size_t)(c.n / c.wn);
-        l->local[1] = (size_t)(c.m / c.wm);
-        l->groups[0] = (size_t)ceil_div(c.K, c.n);
-        l->groups[1] = 0;
-        l->rows_per_group = (size_t)c.m;
-        set_args(l, dx_args);
-    }
+    /* Up to grad_rows rows lora_bwd_grad sums every row and writes dA and
+     * dB itself: one launch fewer. */
+    p->n_path = 2;
+    p->path[0].max_rows = c.grad_rows;
+    p->path[0].why =
+        c.input_grad
+            ? "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 "
+              "columns over every row, W^T (with the base), then dX = [dY | "
+              "G]*[W^T ; A^T]"
+            : "G = scale*dY*B^T and scale*X*A, then dA and dB by strips of "
+              "32 columns over every row";
+    bwd_path(&c, 0, &p->path[0]);
+    p->path[1].max_rows = 0;
+    p->path[1].why =
+        c.input_grad
+            ? "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+              "grad_rows rows by strips of 32 columns, their sums, W^T (with "
+              "the base), then dX = [dY | G]*[W^T ; A^T]"
+            : "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+              "grad_rows rows by strips of 32 columns, then their sums";
+    bwd_path(&c, 1, &p->path[1]);
 }
 
 /* What `specl tune` searches, most important first. */
 static const struct tune_axis bwd_tune_space[] = {
     {"m", "32 64 128"},
     {"n", "32 64 128"},
-    {"grad_rows", "64 128 256 512"},
-    {"grad_threads", "64 128 256"},
-    {"tg_rows", "4 8 16"},
-    {"k", "8 16 32"},
-    {"wm", "4 8"},
+    {"wm", "4 8 16"},
     {"wn", "4 8"},
+    {"k", "8 16"},
+    {"tg_rows", "4 8 16"},
+    {"tg_threads", "64 128 256"},
+    {"grad_threads", "64 128 256"},
+    {"grad_rows", "128 512 4096"},
     {NULL, NULL},
 };
 

@@ -25,7 +25,8 @@ void lora_bwd_wt(const int rows, const __global storage_t *restrict w,
     const int n0 = get_group_id(0) * WT_TILE;
     const int k0 = get_group_id(1) * WT_TILE;
 #pragma unroll
-    for (int i = ty; i < WT_TILE; i += WT_STEP) {
+    for (int step = 0; step < WT_TILE / WT_STEP; step++) {
+        const int i = ty + step * WT_STEP;
         const int k = k0 + i, n = n0 + tx;
         if (k < IN_FEATURES && n < OUT_FEATURES) {
             tile[i][tx] = load1(w, (size_t)k * OUT_FEATURES + n);
@@ -33,7 +34,8 @@ void lora_bwd_wt(const int rows, const __global storage_t *restrict w,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (int i = ty; i < WT_TILE; i += WT_STEP) {
+    for (int step = 0; step < WT_TILE / WT_STEP; step++) {
+        const int i = ty + step * WT_STEP;
         const int n = n0 + i, k = k0 + tx;
         if (n < OUT_FEATURES && k < IN_FEATURES) {
             store1(wt, (size_t)n * IN_FEATURES + k, tile[tx][i]);
