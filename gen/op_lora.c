@@ -1107,12 +1107,16 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
  * axes of its plot); the constraints between them are validate()'s. */
 static const struct tune_axis lora_tune_space[] = {
     {"m", "32 64 128"},
-    {"n", "32 64 128"},
-    {"k", "8 16 32"},
-    {"wm", "4 8"},
-    {"wn", "4 8"},
+    {"n", "32 64 128 256"},
+    {"k", "8 16 32 64"},
+    {"wm", "4 8 32 64"},
+    {"wn", "4 8 32 64"},
     {"warp_n", "0 8"},
     {"xa", "prepass inline"},
+    /* tensor cores: f16 and bf16 with K and N multiples of 8 (validate()
+     * rejects mma elsewhere, and wm, wn past 16 for simt) */
+    {"engine", "simt mma"},
+    {"stages", "2 3 4"},
     {NULL, NULL},
 };
 

@@ -117,6 +117,21 @@ int tune_space_config(const struct kernel_spec *ks,
     if (why != NULL) {
         snprintf(why, size, "%s", quiet.first);
     }
+    /* Kernels that only NVIDIA tensor cores build are no candidates on
+     * other devices (ks->target says which the tuner runs on). */
+    if (valid && ks->target != TARGET_TENSOR) {
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        out->op->plan(out, &p);
+        if (p.needs == NEEDS_TENSOR_CORES) {
+            valid = 0;
+            if (why != NULL) {
+                snprintf(why, size, "needs NVIDIA tensor cores (compute "
+                                    "capability 8.0+), which the device "
+                                    "lacks");
+            }
+        }
+    }
     return valid;
 }
 
