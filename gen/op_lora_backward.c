@@ -256,9 +256,9 @@ static long pow2_ceil(long v)
  * x 128 with k 16 (254 registers), 3249 for 8 x 16 per work-item;
  * padding costs, 64 x 128: 3321 with pad 4, 3578 with pad 8. Whatever the
  * tile, 128 or more sums per work-item take k 8, fewer k 16 (64 x 128 of
- * 8 x 8 with k 8: 3143). Narrow layers (K <= 2048), as lora_forward's: 32 x 32 of 4 x 4,
- * where large tiles leave compute units idle at a few hundred rows; on
- * CPUs 128 x 64 of 8 x 4. */
+ * 8 x 8 with k 8: 3143). Narrow layers (K <= 2048), as lora_forward's:
+ * 32 x 32 of 4 x 4, where large tiles leave compute units idle at a few
+ * hundred rows; on CPUs 128 x 64 of 8 x 4. */
 static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
 {
     int cpu = ks->target == TARGET_CPU, narrow = c->K <= 2048;

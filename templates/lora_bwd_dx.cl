@@ -57,7 +57,7 @@
 #if !defined(DX_TILE_M) || !defined(DX_TILE_N) || !defined(DX_TILE_K) ||  \
     !defined(DX_WORK_M) || !defined(DX_WORK_N) || !defined(DX_PAD) ||     \
     !defined(DX_WARP_N) || !defined(VEC)
-#error "lora_bwd_dx.cl: the plan must define the DX_ tiles, DX_PAD, DX_WARP_N, VEC"
+#error "lora_bwd_dx.cl: the plan must define DX_ tiles, PAD, WARP_N and VEC"
 #endif
 #if !INPUT_GRAD
 #error "lora_bwd_dx.cl: launched only with INPUT_GRAD 1"

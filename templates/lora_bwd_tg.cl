@@ -333,8 +333,8 @@ inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
 #if TG_AV == 4
 #pragma unroll
                     for (int jj = 0; jj < TG_RJ; jj += 4) {
-                        const float4 mv = vload4(
-                            0, ch + TG_AT(kk + c, 4 * (rl + TG_RL * (jj / 4))));
+                        const int j = 4 * (rl + TG_RL * (jj / 4));
+                        const float4 mv = vload4(0, ch + TG_AT(kk + c, j));
 #pragma unroll
                         for (int i = 0; i < TG_W; i++) {
                             const float xc = TG_VEC_AT(xv[i], c);
