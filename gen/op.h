@@ -268,6 +268,28 @@ double spec_knob(const struct kernel_spec *ks, const char *key);
 struct mark spec_field_mark(const struct kernel_spec *ks, const char *key);
 struct mark spec_knob_mark(const struct kernel_spec *ks, const char *key);
 
+/* Whether the spec gave field (knob) KEY; the key must exist (checked). */
+int spec_field_set(const struct kernel_spec *ks, const char *key);
+int spec_knob_set(const struct kernel_spec *ks, const char *key);
+/* For defaults hooks: sets knob KEY to V unless the spec gave it. */
+void spec_knob_default(struct kernel_spec *ks, const char *key, double v);
+
+/* For kernels whose work-items form warps of 32 laid out by the knob
+ * warp_n: checks WARP_N against KERNEL's work-group of (M / WM) x
+ * (N / WN) work-items, reporting at warp_n's mark; 0 (row-major) always
+ * fits. */
+void check_warp_n(const struct kernel_spec *ks, const char *kernel,
+                  long warp_n, long m, long wm, long n, long wn,
+                  struct diags *d);
+
+/* The LoRA scale of a spec with the fields alpha, scale and rank (both
+ * lora ops): alpha / rank when alpha is given, else scale (default 1). */
+double spec_lora_scale(const struct kernel_spec *ks);
+
+/* F as the kernels hold it: the float literal format_float writes, read
+ * back (what references compare against). */
+double emitted_float(double f);
+
 /* Helpers for plans: a #define of the .cl prelude, or a public constant
  * of NAME.h (emitted as NAME_<name>). */
 void plan_int(struct plan *p, const char *name, const char *comment, long v);

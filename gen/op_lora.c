@@ -317,25 +317,6 @@ static long scratch_per_row(const struct lora *c)
     return uses_xa(c) ? c->R * xa_split(c) : 0;
 }
 
-static int knob_set(const struct kernel_spec *ks, const char *key)
-{
-    return ks->knob[op_knob_index(ks->op, key)].set;
-}
-
-static int field_set(const struct kernel_spec *ks, const char *key)
-{
-    return ks->field[op_field_index(ks->op, key)].set;
-}
-
-/* Sets knob KEY to V unless the spec gave it. */
-static void default_knob(struct kernel_spec *ks, const char *key, long v)
-{
-    struct param_value *pv = &ks->knob[op_knob_index(ks->op, key)];
-    if (!pv->set) {
-        pv->num = (double)v;
-    }
-}
-
 /* lora_main's tiles, padding, warp layout and X*A placement (the SIMT
  * engine). */
 static void simt_defaults(struct kernel_spec *ks)
@@ -357,43 +338,45 @@ static void simt_defaults(struct kernel_spec *ks)
     int narrow = c.N <= 2048;
     long tn = cpu ? min_l(64, pow2_ceil(c.N))
                   : narrow ? min_l(32, pow2_ceil(c.N)) : 128;
-    long step_n = knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
-    default_knob(ks, "n", round_to(tn, step_n));
+    long step_n =
+        spec_knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
+    spec_knob_default(ks, "n", round_to(tn, step_n));
     lora_read(ks, &c);
     long tm = cpu ? 128 : narrow ? 32 : c.n >= 128 ? 64 : c.n >= 64 ? 128 : 64;
-    default_knob(ks, "m", knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
+    spec_knob_default(ks, "m",
+                      spec_knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
     lora_read(ks, &c);
-    default_knob(ks, "wn",
+    spec_knob_default(ks, "wn",
                  pick_work(c.n, cpu ? 4
                                     : c.n >= 64 ? 8
                                     : c.n >= 16 ? 4 : c.n / 4));
-    default_knob(ks, "wm", pick_work(c.m, narrow && !cpu ? 4 : 8));
+    spec_knob_default(ks, "wm", pick_work(c.m, narrow && !cpu ? 4 : 8));
     lora_read(ks, &c);
     long tk = c.K < 16 ? pow2_ceil(c.K) : 16;
-    default_knob(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
+    spec_knob_default(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
     lora_read(ks, &c);
 
     /* Padding keeps float4 alignment; dropped if it alone overflows. */
-    default_knob(ks, "pad", 4);
+    spec_knob_default(ks, "pad", 4);
     lora_read(ks, &c);
     if (main_local(&c, XA_PREPASS) > LOCAL_MAX) {
-        default_knob(ks, "pad", 0);
+        spec_knob_default(ks, "pad", 0);
         lora_read(ks, &c);
     }
     /* A spec asking for inline X*A gets a K step that leaves it room. */
-    while (knob_set(ks, "xa") && c.xa == XA_INLINE && !knob_set(ks, "k") &&
-           main_local(&c, XA_INLINE) > LOCAL_MAX && c.k / 2 >= c.vec &&
-           (c.k / 2) % c.vec == 0) {
-        default_knob(ks, "k", c.k / 2);
+    while (spec_knob_set(ks, "xa") && c.xa == XA_INLINE &&
+           !spec_knob_set(ks, "k") && main_local(&c, XA_INLINE) > LOCAL_MAX &&
+           c.k / 2 >= c.vec && (c.k / 2) % c.vec == 0) {
+        spec_knob_default(ks, "k", c.k / 2);
         lora_read(ks, &c);
     }
     /* Warps of 4 x 8 work-items: a warp's local reads then touch 64 bytes
      * of the X tile and 128 of the W tile per step (broadcast within). */
-    if (!knob_set(ks, "warp_n")) {
+    if (!spec_knob_set(ks, "warp_n")) {
         long thn = c.n / c.wn, thm = c.m / c.wm;
         int ok = !cpu && c.n % c.wn == 0 && c.m % c.wm == 0 &&
                  thn % 8 == 0 && thm % 4 == 0;
-        default_knob(ks, "warp_n", ok ? 8 : 0);
+        spec_knob_default(ks, "warp_n", ok ? 8 : 0);
         lora_read(ks, &c);
     }
 
@@ -404,7 +387,7 @@ static void simt_defaults(struct kernel_spec *ks)
     int one_block = ceil_div(c.N, c.n) == 1;
     int small = c.base && c.K * c.N <= (1L << 22);
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
-    default_knob(ks, "xa", (one_block || small) && fits ? XA_INLINE
+    spec_knob_default(ks, "xa", (one_block || small) && fits ? XA_INLINE
                                                         : XA_PREPASS);
 
 }
@@ -420,14 +403,14 @@ static void mma_defaults(struct kernel_spec *ks)
     struct lora c;
     lora_read(ks, &c);
     /* Narrow layers: the tile no wider than N, a warp's 16 at least. */
-    default_knob(ks, "m", 128);
-    default_knob(ks, "n", min_l(128, pow2_ceil(c.N < 16 ? 16 : c.N)));
-    default_knob(ks, "k", min_l(32, pow2_ceil(c.K < 16 ? 16 : c.K)));
+    spec_knob_default(ks, "m", 128);
+    spec_knob_default(ks, "n", min_l(128, pow2_ceil(c.N < 16 ? 16 : c.N)));
+    spec_knob_default(ks, "k", min_l(32, pow2_ceil(c.K < 16 ? 16 : c.K)));
     lora_read(ks, &c);
-    default_knob(ks, "wm", min_l(32, c.m));
-    default_knob(ks, "wn", min_l(64, c.n));
-    default_knob(ks, "stages", 3);
-    default_knob(ks, "xa", XA_PREPASS);
+    spec_knob_default(ks, "wm", min_l(32, c.m));
+    spec_knob_default(ks, "wn", min_l(64, c.n));
+    spec_knob_default(ks, "stages", 3);
+    spec_knob_default(ks, "xa", XA_PREPASS);
 }
 
 /* Shape-aware values for the knobs a spec left out, in dependency order:
@@ -440,17 +423,17 @@ static void lora_defaults(struct kernel_spec *ks)
     /* Widest global vector that divides K, N and any given tile. */
     long vec = 4;
     while (vec > 1 && (c.K % vec != 0 || c.N % vec != 0 ||
-                       (knob_set(ks, "n") && c.n % vec != 0) ||
-                       (knob_set(ks, "k") && c.k % vec != 0))) {
+                       (spec_knob_set(ks, "n") && c.n % vec != 0) ||
+                       (spec_knob_set(ks, "k") && c.k % vec != 0))) {
         vec /= 2;
     }
-    default_knob(ks, "vec", vec);
+    spec_knob_default(ks, "vec", vec);
     lora_read(ks, &c);
 
     /* Tensor cores for the GEMM with W where they can run it. */
     if (ks->target == TARGET_TENSOR && ks->dtype != DTYPE_F32 && c.base &&
         c.K % 8 == 0 && c.N % 8 == 0) {
-        default_knob(ks, "engine", ENGINE_MMA);
+        spec_knob_default(ks, "engine", ENGINE_MMA);
         lora_read(ks, &c);
     }
     if (c.engine == ENGINE_MMA) {
@@ -461,19 +444,20 @@ static void lora_defaults(struct kernel_spec *ks)
     lora_read(ks, &c);
     int cpu = ks->target == TARGET_CPU;
 
-    default_knob(ks, "decode_rows", 16);
+    spec_knob_default(ks, "decode_rows", 16);
     /* 8 x 32 work-items, 4 columns each: many work-groups and many loads
      * in flight, for streaming W at memory speed. */
     /* At least 2: with one work-item along N, PoCL computes wrong sums
      * (work-groups of 1 x 4 and up; 2 x 4 is right). */
-    default_knob(ks, "decode_n",
+    spec_knob_default(ks, "decode_n",
                  min_l(8, pow2_ceil(ceil_div(c.N, c.vec)) < 2
                               ? 2
                               : pow2_ceil(ceil_div(c.N, c.vec))));
     /* 32 along K with or without W: without, T's reduction over K is the
      * work (at 128 rows, M=K=N=512, rank 8: 12.1 us against 17.9 with 8
      * work-items, the rank, on the H100). */
-    default_knob(ks, "decode_k", min_l(32, pow2_ceil(ceil_div(c.K, c.vec))));
+    spec_knob_default(ks, "decode_k",
+                      min_l(32, pow2_ceil(ceil_div(c.K, c.vec))));
 
     /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank 16)
      * by 8 work-items along K. Many rows per work-group, so that each row
@@ -485,28 +469,28 @@ static void lora_defaults(struct kernel_spec *ks)
     while (w > 1 && w * c.R > 64) {
         w /= 2;
     }
-    default_knob(ks, "xa_m", 32 * w);
-    default_knob(ks, "xa_k", min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
+    spec_knob_default(ks, "xa_m", 32 * w);
+    spec_knob_default(ks, "xa_k", min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
     lora_read(ks, &c);
     long step = c.xa_k * c.vec;
-    if (!knob_set(ks, "xa_chunk")) {
+    if (!spec_knob_set(ks, "xa_chunk")) {
         /* 256 rows of A (16 KiB at rank 16): K = 4096 makes 16 stretches,
          * 512 work-groups at 4096 rows, about two full waves on the H100;
          * 480 (the most 32 KiB holds) made 9 and a second wave of a few
          * work-groups, 1.5x slower. */
         long chunk = min_l(256, ceil_div(c.K, step) * step);
-        default_knob(ks, "xa_chunk", chunk < step ? step : chunk);
+        spec_knob_default(ks, "xa_chunk", chunk < step ? step : chunk);
         lora_read(ks, &c);
     }
     while (xa_local(&c) > LOCAL_MAX) {
-        if (!knob_set(ks, "xa_chunk") && c.xa_chunk > c.vec &&
+        if (!spec_knob_set(ks, "xa_chunk") && c.xa_chunk > c.vec &&
             4 * xa_staged_a(&c) > LOCAL_MAX) {
-            default_knob(ks, "xa_chunk",
+            spec_knob_default(ks, "xa_chunk",
                          c.xa_chunk > step ? c.xa_chunk - step : c.vec);
-        } else if (!knob_set(ks, "xa_k") && c.xa_k > 1) {
-            default_knob(ks, "xa_k", c.xa_k / 2);
-        } else if (!knob_set(ks, "xa_m") && c.xa_m > 1) {
-            default_knob(ks, "xa_m", c.xa_m / 2);
+        } else if (!spec_knob_set(ks, "xa_k") && c.xa_k > 1) {
+            spec_knob_default(ks, "xa_k", c.xa_k / 2);
+        } else if (!spec_knob_set(ks, "xa_m") && c.xa_m > 1) {
+            spec_knob_default(ks, "xa_m", c.xa_m / 2);
         } else {
             break; /* validate() says what does not fit */
         }
@@ -515,13 +499,13 @@ static void lora_defaults(struct kernel_spec *ks)
 
     /* lora_decode only where its local memory fits, unless the spec set
      * its shape (then validate() says what does not fit). */
-    if (!knob_set(ks, "decode_rows") && !knob_set(ks, "decode_n") &&
-        !knob_set(ks, "decode_k")) {
+    if (!spec_knob_set(ks, "decode_rows") && !spec_knob_set(ks, "decode_n") &&
+        !spec_knob_set(ks, "decode_k")) {
         lora_read(ks, &c);
         while (c.decode_rows > 0 && decode_local(&c) > LOCAL_MAX) {
             c.decode_rows /= 2;
         }
-        default_knob(ks, "decode_rows", c.decode_rows);
+        spec_knob_default(ks, "decode_rows", c.decode_rows);
     }
     /* lora_decode beyond decode_rows, a work-group per decode_rows rows,
      * where one launch beats the tiled path (H100, bench/RESULTS.md). With
@@ -544,7 +528,7 @@ static void lora_defaults(struct kernel_spec *ks)
             upto *= 2;
         }
     }
-    default_knob(ks, "decode_max",
+    spec_knob_default(ks, "decode_max",
                  c.decode_rows > 0 && upto > c.decode_rows ? upto
                                                            : c.decode_rows);
 }
@@ -554,7 +538,7 @@ static void lora_defaults(struct kernel_spec *ks)
 static struct mark blame(const struct kernel_spec *ks, const char *k1,
                          const char *k2)
 {
-    if (!knob_set(ks, k1) && k2 != NULL && knob_set(ks, k2)) {
+    if (!spec_knob_set(ks, k1) && k2 != NULL && spec_knob_set(ks, k2)) {
         return spec_knob_mark(ks, k2);
     }
     return spec_knob_mark(ks, k1);
@@ -577,7 +561,7 @@ static int check_shape(const struct kernel_spec *ks, const struct lora *c,
                    "rank must be <= out_features (got %ld > %ld)", c->R,
                    c->N);
     }
-    if (field_set(ks, "alpha") && field_set(ks, "scale")) {
+    if (spec_field_set(ks, "alpha") && spec_field_set(ks, "scale")) {
         diag_error(d, file, spec_field_mark(ks, "scale"),
                    "give alpha or scale, not both (scale = alpha / rank)");
     }
@@ -689,7 +673,6 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                          struct diags *d)
 {
     const char *file = ks->file;
-    long threads = main_threads(c); /* lora_main's, for warp_n */
     long bytes;
     if (!uses_mma(c)) {
         check_main(ks, c, d);
@@ -721,7 +704,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     }
     if (uses_xa(c)) {
         long xw = xa_rows_per_item(c), xt = xa_threads(c);
-        struct mark at = knob_set(ks, "xa_chunk")
+        struct mark at = spec_knob_set(ks, "xa_chunk")
                              ? spec_knob_mark(ks, "xa_chunk")
                              : blame(ks, "xa_k", "xa_m");
         if (xt > THREADS_MAX) {
@@ -753,27 +736,9 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                    "needs %ld bytes of local memory, more than %ld",
                    c->R, 4 * c->R, LOCAL_MAX);
     }
-    if (c->warp_n > 0 && !uses_mma(c)) {
-        long thn = c->n / c->wn, thm = c->m / c->wm;
-        if (32 % c->warp_n != 0) {
-            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                       "warp_n (%ld) must divide 32", c->warp_n);
-        } else if (threads % 32 != 0) {
-            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                       "warp_n needs a lora_main work-group of a multiple "
-                       "of 32 work-items (got %ld); use warp_n: 0",
-                       threads);
-        } else if (thn % c->warp_n != 0) {
-            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                       "warp_n (%ld) must divide the work-items along N "
-                       "(tile n %ld / wn %ld = %ld)",
-                       c->warp_n, c->n, c->wn, thn);
-        } else if (thm % (32 / c->warp_n) != 0) {
-            diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                       "32 / warp_n (%ld) must divide the work-items along "
-                       "M (tile m %ld / wm %ld = %ld)",
-                       32 / c->warp_n, c->m, c->wm, thm);
-        }
+    if (!uses_mma(c)) {
+        check_warp_n(ks, "lora_main", c->warp_n, c->m, c->wm, c->n, c->wn,
+                     d);
     }
 }
 
@@ -839,18 +804,10 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
     }
 }
 
-static double lora_scale(const struct kernel_spec *ks)
-{
-    if (field_set(ks, "alpha")) {
-        return spec_field(ks, "alpha") / spec_field(ks, "rank");
-    }
-    return field_set(ks, "scale") ? spec_field(ks, "scale") : 1.0;
-}
-
 static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                          struct plan *p)
 {
-    double scale = lora_scale(ks);
+    double scale = spec_lora_scale(ks);
     plan_int(p, "IN_FEATURES", "K: columns of X, rows of W and A", c->K);
     plan_int(p, "OUT_FEATURES", "N: columns of W, B and Y", c->N);
     plan_int(p, "RANK", "r: columns of A, rows of B", c->R);
@@ -1125,14 +1082,6 @@ static const struct tune_axis lora_tune_space[] = {
 /* The buffers in plan order (lora_plan). */
 enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_Y };
 
-/* The scale as the emitted kernel holds it: the SCALE constant read back. */
-static double emitted_scale(const struct kernel_spec *ks)
-{
-    char text[48];
-    format_float(text, sizeof text, lora_scale(ks));
-    return strtod(text, NULL);
-}
-
 /* Row by row: T = scale * X*A, then Y = (Y +) X*W + T*B. */
 static int lora_reference(const struct kernel_spec *ks,
                           const float *const *in, size_t rows,
@@ -1142,7 +1091,7 @@ static int lora_reference(const struct kernel_spec *ks,
     struct lora c;
     lora_read(ks, &c);
     size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
-    double scale = emitted_scale(ks);
+    double scale = emitted_float(spec_lora_scale(ks));
     const float *x = in[BUF_X], *w = c.base ? in[BUF_W] : NULL;
     const float *a = in[BUF_A], *b = in[BUF_B], *y0 = in[BUF_Y];
     double *t = calloc(R ? R : 1, sizeof *t);
@@ -1188,7 +1137,7 @@ static int lora_reference(const struct kernel_spec *ks,
 static void lora_naive(const struct kernel_spec *ks, struct plan *p)
 {
     struct lora c;
-    double scale = lora_scale(ks);
+    double scale = spec_lora_scale(ks);
     lora_read(ks, &c);
     plan_int(p, "IN_FEATURES", "K: columns of X, rows of W and A", c.K);
     plan_int(p, "OUT_FEATURES", "N: columns of W, B and Y", c.N);
@@ -1259,7 +1208,8 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
                                              "x", "w", "y", 0, 0};
         beta = 1;
     }
-    g->gemm[g->n_gemm++] = (struct gemm){rows, R, K, emitted_scale(ks), 0,
+    double scale = emitted_float(spec_lora_scale(ks));
+    g->gemm[g->n_gemm++] = (struct gemm){rows, R, K, scale, 0,
                                          "x", "a", "temp", 0, 0};
     g->gemm[g->n_gemm++] = (struct gemm){rows, N, R, 1, beta,
                                          "temp", "b", "y", 0, 0};

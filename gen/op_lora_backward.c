@@ -212,24 +212,6 @@ static long grad_strips(long columns)
 
 /* ---- defaults --------------------------------------------------------- */
 
-static int knob_set(const struct kernel_spec *ks, const char *key)
-{
-    return ks->knob[op_knob_index(ks->op, key)].set;
-}
-
-static int field_set(const struct kernel_spec *ks, const char *key)
-{
-    return ks->field[op_field_index(ks->op, key)].set;
-}
-
-static void default_knob(struct kernel_spec *ks, const char *key, long v)
-{
-    struct param_value *pv = &ks->knob[op_knob_index(ks->op, key)];
-    if (!pv->set) {
-        pv->num = (double)v;
-    }
-}
-
 /* The widest loads that divide both K and N. */
 static long widest_vec(long K, long N, long most)
 {
@@ -267,23 +249,23 @@ static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
                  : narrow ? min_l(32, pow2_ceil(c->K)) : 128;
     long m = cpu || wide ? 128 : 32;
     long wn = cpu || narrow ? 4 : 8, wm = cpu ? 8 : narrow ? 4 : 16;
-    if (knob_set(ks, "n") || knob_set(ks, "wn")) {
+    if (spec_knob_set(ks, "n") || spec_knob_set(ks, "wn")) {
         n = (long)spec_knob(ks, "n");
         wn = (long)spec_knob(ks, "wn");
     }
-    if (knob_set(ks, "m") || knob_set(ks, "wm")) {
+    if (spec_knob_set(ks, "m") || spec_knob_set(ks, "wm")) {
         m = (long)spec_knob(ks, "m");
         wm = (long)spec_knob(ks, "wm");
     }
-    default_knob(ks, "n", n);
-    default_knob(ks, "wn", min_l(wn, n));
-    default_knob(ks, "m", m);
-    default_knob(ks, "wm", min_l(wm, m));
+    spec_knob_default(ks, "n", n);
+    spec_knob_default(ks, "wn", min_l(wn, n));
+    spec_knob_default(ks, "m", m);
+    spec_knob_default(ks, "wm", min_l(wm, m));
     if (wide) {
         struct bwd now;
         bwd_read(ks, &now);
-        default_knob(ks, "pad", 0);
-        default_knob(ks, "k", now.wm * now.wn >= 128 ? 8 : 16);
+        spec_knob_default(ks, "pad", 0);
+        spec_knob_default(ks, "k", now.wm * now.wn >= 128 ? 8 : 16);
     }
 }
 
@@ -291,21 +273,21 @@ static void bwd_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
     bwd_read(ks, &c);
-    default_knob(ks, "vec", widest_vec(c.K, c.N, 4));
+    spec_knob_default(ks, "vec", widest_vec(c.K, c.N, 4));
     /* grad_vec * rank sums per work-item in lora_bwd_grad */
-    default_knob(ks, "grad_vec",
+    spec_knob_default(ks, "grad_vec",
                  widest_vec(c.K, c.N, c.R <= 16 ? 4 : c.R <= 32 ? 2 : 1));
     /* CPUs (PoCL): small work-groups: 8.3 ms at llama-q, 512 rows,
      * adapter only, against 32.6 with the GPU defaults. */
     if (ks->target == TARGET_CPU) {
-        default_knob(ks, "tg_rows", 16);
-        default_knob(ks, "tg_threads", 64);
-        default_knob(ks, "grad_threads", 32);
+        spec_knob_default(ks, "tg_rows", 16);
+        spec_knob_default(ks, "tg_threads", 64);
+        spec_knob_default(ks, "grad_threads", 32);
     }
     /* lora_bwd_grad: about 16 rows per strip of 32 columns, so that 4096
      * rows make some 256 work-groups or more; a whole number of 128-row
      * steps, 128 to 8192 rows. */
-    default_knob(ks, "grad_rows",
+    spec_knob_default(ks, "grad_rows",
                  min_l(8192, max_l(128, ceil_div(16 * (ceil_div(c.K, 32) +
                                                        ceil_div(c.N, 32)),
                                                  128) * 128)));
@@ -313,15 +295,15 @@ static void bwd_defaults(struct kernel_spec *ks)
     dx_defaults(ks, &c);
     bwd_read(ks, &c);
     /* The dX tile's K step keeps loads whole vectors. */
-    if (!knob_set(ks, "k") && c.k % c.vec != 0) {
-        default_knob(ks, "k", c.vec * 4);
+    if (!spec_knob_set(ks, "k") && c.k % c.vec != 0) {
+        spec_knob_default(ks, "k", c.vec * 4);
     }
     /* Warps of 4 x 8 work-items, as lora_main's (GPUs only). */
-    if (!knob_set(ks, "warp_n")) {
+    if (!spec_knob_set(ks, "warp_n")) {
         long thn = c.n / c.wn, thm = c.m / c.wm;
         int ok = ks->target != TARGET_CPU && c.n % c.wn == 0 &&
                  c.m % c.wm == 0 && thn % 8 == 0 && thm % 4 == 0;
-        default_knob(ks, "warp_n", ok ? 8 : 0);
+        spec_knob_default(ks, "warp_n", ok ? 8 : 0);
     }
 }
 
@@ -382,29 +364,7 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
         return;
     }
     check_group(ks, "m", "lora_bwd_dx", dx_threads(c), dx_local(c), d);
-    long thn = c->n / c->wn, thm = c->m / c->wm;
-    if (c->warp_n == 0) {
-        return;
-    }
-    if (32 % c->warp_n != 0) {
-        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                   "warp_n (%ld) must divide 32", c->warp_n);
-    } else if (dx_threads(c) % 32 != 0) {
-        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                   "warp_n needs a lora_bwd_dx work-group of a multiple of "
-                   "32 work-items (got %ld); use warp_n: 0",
-                   dx_threads(c));
-    } else if (thn % c->warp_n != 0) {
-        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                   "warp_n (%ld) must divide the work-items along N (tile n "
-                   "%ld / wn %ld = %ld)",
-                   c->warp_n, c->n, c->wn, thn);
-    } else if (thm % (32 / c->warp_n) != 0) {
-        diag_error(d, file, spec_knob_mark(ks, "warp_n"),
-                   "32 / warp_n (%ld) must divide the work-items along M "
-                   "(tile m %ld / wm %ld = %ld)",
-                   32 / c->warp_n, c->m, c->wm, thm);
-    }
+    check_warp_n(ks, "lora_bwd_dx", c->warp_n, c->m, c->wm, c->n, c->wn, d);
 }
 
 static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
@@ -422,7 +382,7 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
                    "rank must be <= out_features (got %ld > %ld)", c.R, c.N);
         return;
     }
-    if (field_set(ks, "alpha") && field_set(ks, "scale")) {
+    if (spec_field_set(ks, "alpha") && spec_field_set(ks, "scale")) {
         diag_error(d, file, spec_field_mark(ks, "scale"),
                    "give alpha or scale, not both (scale = alpha / rank)");
     }
@@ -453,14 +413,6 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
 
 /* ---- plan ------------------------------------------------------------- */
 
-static double bwd_scale(const struct kernel_spec *ks)
-{
-    if (field_set(ks, "alpha")) {
-        return spec_field(ks, "alpha") / spec_field(ks, "rank");
-    }
-    return field_set(ks, "scale") ? spec_field(ks, "scale") : 1.0;
-}
-
 static void plan_shape(const struct kernel_spec *ks, const struct bwd *c,
                        struct plan *p)
 {
@@ -469,7 +421,7 @@ static void plan_shape(const struct kernel_spec *ks, const struct bwd *c,
     plan_int(p, "OUT_FEATURES", "N: columns of W, B and dY", c->N);
     plan_int(p, "RANK", "r: columns of A, rows of B", c->R);
     plan_float(p, "SCALE", "factor of (X*A)*B in the forward",
-               bwd_scale(ks));
+               spec_lora_scale(ks));
     plan_int(p, "HAS_BASE", "1: dX includes dY*W^T", uses_w(c));
     plan_int(p, "INPUT_GRAD", "1: dX is computed", c->input_grad);
     plan_int(p, "ACCUMULATE", "1: dA += ..., dB += ...", c->accumulate);
@@ -604,7 +556,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     plan_public_int(p, "RANK", "r: columns of a and da, rows of b and db",
                     c.R);
     plan_public_float(p, "SCALE", "factor of (x*a)*b in the forward",
-                      bwd_scale(ks));
+                      spec_lora_scale(ks));
 
     plan_buffer(p, "x", c.K, 0, 0);
     plan_buffer_doc(p, "[rows][in_features]", "The forward's input");
@@ -690,14 +642,6 @@ static const struct tune_axis bwd_tune_space[] = {
 /* The buffers in plan order (bwd_plan). */
 enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_DY, BUF_DX, BUF_DA, BUF_DB };
 
-/* The scale as the emitted kernels hold it: the SCALE constant read back. */
-static double emitted_scale(const struct kernel_spec *ks)
-{
-    char text[48];
-    format_float(text, sizeof text, bwd_scale(ks));
-    return strtod(text, NULL);
-}
-
 /* T = scale*X*A and G = scale*dY*B^T row by row, then the sums over rows
  * of dA and dB and each row of dX, as the definitions read. */
 static int bwd_reference(const struct kernel_spec *ks,
@@ -707,7 +651,7 @@ static int bwd_reference(const struct kernel_spec *ks,
     struct bwd c;
     bwd_read(ks, &c);
     size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
-    double scale = emitted_scale(ks);
+    double scale = emitted_float(spec_lora_scale(ks));
     const float *x = in[BUF_X], *w = in[BUF_W], *a = in[BUF_A];
     const float *b = in[BUF_B], *dy = in[BUF_DY];
     double *dx = out[BUF_DX], *da = out[BUF_DA], *db = out[BUF_DB];
@@ -839,7 +783,8 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
     struct bwd c;
     bwd_read(ks, &c);
     size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
-    double scale = emitted_scale(ks), beta = c.accumulate ? 1 : 0;
+    double scale = emitted_float(spec_lora_scale(ks));
+    double beta = c.accumulate ? 1 : 0;
     g->temp_per_row = R;
     g->temp2_per_row = R;
     g->n_gemm = 0;

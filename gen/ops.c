@@ -155,6 +155,73 @@ void define_text(const struct define *d, char *buf, size_t size)
     }
 }
 
+int spec_field_set(const struct kernel_spec *ks, const char *key)
+{
+    int i = op_field_index(ks->op, key);
+    assert(i >= 0);
+    return ks->field[i].set;
+}
+
+int spec_knob_set(const struct kernel_spec *ks, const char *key)
+{
+    int i = op_knob_index(ks->op, key);
+    assert(i >= 0);
+    return ks->knob[i].set;
+}
+
+void spec_knob_default(struct kernel_spec *ks, const char *key, double v)
+{
+    int i = op_knob_index(ks->op, key);
+    assert(i >= 0);
+    if (!ks->knob[i].set) {
+        ks->knob[i].num = v;
+    }
+}
+
+void check_warp_n(const struct kernel_spec *ks, const char *kernel,
+                  long warp_n, long m, long wm, long n, long wn,
+                  struct diags *d)
+{
+    long thn = n / wn, thm = m / wm;
+    struct mark at = spec_knob_mark(ks, "warp_n");
+    if (warp_n == 0) {
+        return;
+    }
+    if (32 % warp_n != 0) {
+        diag_error(d, ks->file, at, "warp_n (%ld) must divide 32", warp_n);
+    } else if (thn * thm % 32 != 0) {
+        diag_error(d, ks->file, at,
+                   "warp_n needs a %s work-group of a multiple of 32 "
+                   "work-items (got %ld); use warp_n: 0",
+                   kernel, thn * thm);
+    } else if (thn % warp_n != 0) {
+        diag_error(d, ks->file, at,
+                   "warp_n (%ld) must divide the work-items along N (tile n "
+                   "%ld / wn %ld = %ld)",
+                   warp_n, n, wn, thn);
+    } else if (thm % (32 / warp_n) != 0) {
+        diag_error(d, ks->file, at,
+                   "32 / warp_n (%ld) must divide the work-items along M "
+                   "(tile m %ld / wm %ld = %ld)",
+                   32 / warp_n, m, wm, thm);
+    }
+}
+
+double spec_lora_scale(const struct kernel_spec *ks)
+{
+    if (spec_field_set(ks, "alpha")) {
+        return spec_field(ks, "alpha") / spec_field(ks, "rank");
+    }
+    return spec_field_set(ks, "scale") ? spec_field(ks, "scale") : 1.0;
+}
+
+double emitted_float(double f)
+{
+    char text[48];
+    format_float(text, sizeof text, f);
+    return strtod(text, NULL);
+}
+
 void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
                  int optional)
 {
