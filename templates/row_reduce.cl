@@ -55,22 +55,19 @@
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 
 /* floatv: VEC floats, loaded and stored at element index i (a multiple of
- * VEC) through the storage type. Widths above 4 are for CPUs, where one
- * work-item per row with wide vectors runs best; they are built from
- * 4-wide accesses. */
+ * VEC) through the storage type. VEC 8 is one 16-byte access for f16 and
+ * bf16 on GPUs; VEC 8 and 16 in float32 are for CPUs, where one work-item
+ * per row with wide vectors runs best. */
 #if VEC == 16
 typedef float16 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
-    return (float16)((float8)(load4(p, i), load4(p, i + 4)),
-                     (float8)(load4(p, i + 8), load4(p, i + 12)));
+    return (float16)(load8(p, i), load8(p, i + 8));
 }
 inline void storev(__global storage_t *p, size_t i, floatv v)
 {
-    store4(p, i, v.lo.lo);
-    store4(p, i + 4, v.lo.hi);
-    store4(p, i + 8, v.hi.lo);
-    store4(p, i + 12, v.hi.hi);
+    store8(p, i, v.lo);
+    store8(p, i + 8, v.hi);
 }
 inline float hsum(floatv v)
 {
@@ -89,12 +86,11 @@ inline float hmax(floatv v)
 typedef float8 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
-    return (float8)(load4(p, i), load4(p, i + 4));
+    return load8(p, i);
 }
 inline void storev(__global storage_t *p, size_t i, floatv v)
 {
-    store4(p, i, v.lo);
-    store4(p, i + 4, v.hi);
+    store8(p, i, v);
 }
 inline float hsum(floatv v)
 {

@@ -3,9 +3,11 @@
  * The generator includes one storage_DTYPE.cl per kernel source.
  *
  * Arithmetic is float32 whatever the storage. Index arguments count
- * elements. load2/store2 and load4/store4 need an index that is a multiple
- * of 2 or 4 and a buffer aligned to 16 bytes (clCreateBuffer's are);
- * load4v takes any index. */
+ * elements. load2/store2, load4/store4 and load8/store8 need an index
+ * that is a multiple of 2, 4 or 8 and a buffer aligned to 16 bytes
+ * (clCreateBuffer's are); load4v takes any index. load8/store8 move 16
+ * bytes as one uint4, which a GPU does in one access (the half-width row
+ * ops reach memory speed only so). */
 typedef half storage_t;
 
 inline float load1(const __global storage_t *p, size_t i)
@@ -31,5 +33,16 @@ inline float2 load2(const __global storage_t *p, size_t i)
 inline void store2(__global storage_t *p, size_t i, float2 v)
 {
     vstore_half2_rte(v, i / 2, p);
+}
+inline float8 load8(const __global storage_t *p, size_t i)
+{
+    const uint4 u = ((const __global uint4 *)p)[i / 8];
+    return vload_half8(0, (const half *)&u);
+}
+inline void store8(__global storage_t *p, size_t i, float8 v)
+{
+    uint4 u;
+    vstore_half8_rte(v, 0, (half *)&u);
+    ((__global uint4 *)p)[i / 8] = u;
 }
 #define load4v load4

@@ -3,9 +3,9 @@
  * The generator includes one storage_DTYPE.cl per kernel source.
  *
  * Arithmetic is float32 whatever the storage. Index arguments count
- * elements. load2/store2 and load4/store4 need an index that is a multiple
- * of 2 or 4 and a buffer aligned to 16 bytes (clCreateBuffer's are);
- * load4v takes any index. */
+ * elements. load2/store2, load4/store4 and load8/store8 need an index
+ * that is a multiple of 2, 4 or 8 and a buffer aligned to 16 bytes
+ * (clCreateBuffer's are); load4v takes any index. */
 typedef float storage_t;
 
 inline float load1(const __global storage_t *p, size_t i) { return p[i]; }
@@ -25,6 +25,15 @@ inline float2 load2(const __global storage_t *p, size_t i)
 inline void store2(__global storage_t *p, size_t i, float2 v)
 {
     ((__global float2 *)p)[i / 2] = v;
+}
+inline float8 load8(const __global storage_t *p, size_t i)
+{
+    return (float8)(load4(p, i), load4(p, i + 4));
+}
+inline void store8(__global storage_t *p, size_t i, float8 v)
+{
+    store4(p, i, v.lo);
+    store4(p, i + 4, v.hi);
 }
 /* vload4 rather than load4's float4 pointer: on the H100 lora_xa takes
  * 124 registers this way instead of 164 (twice the work-groups per

@@ -285,7 +285,7 @@ static void test_good_rows(void)
     CU_ASSERT_EQUAL(k->dtype, DTYPE_F16);
     CU_ASSERT_TRUE(k->tile_auto);
     expect_given(k, field(k, "eps"), "eps", 1e-6, 22, 10);
-    expect_default(k, knob(k, "vec"), "vec", 4);
+    expect_default(k, knob(k, "vec"), "vec", 8); /* 16 bytes of f16 */
     expect_sane_defaults(k);
     spec_set_free(&s);
 }

@@ -39,9 +39,9 @@
  * The generator includes one storage_DTYPE.cl per kernel source.
  *
  * Arithmetic is float32 whatever the storage. Index arguments count
- * elements. load2/store2 and load4/store4 need an index that is a multiple
- * of 2 or 4 and a buffer aligned to 16 bytes (clCreateBuffer's are);
- * load4v takes any index. */
+ * elements. load2/store2, load4/store4 and load8/store8 need an index
+ * that is a multiple of 2, 4 or 8 and a buffer aligned to 16 bytes
+ * (clCreateBuffer's are); load4v takes any index. */
 typedef float storage_t;
 
 inline float load1(const __global storage_t *p, size_t i) { return p[i]; }
@@ -61,6 +61,15 @@ inline float2 load2(const __global storage_t *p, size_t i)
 inline void store2(__global storage_t *p, size_t i, float2 v)
 {
     ((__global float2 *)p)[i / 2] = v;
+}
+inline float8 load8(const __global storage_t *p, size_t i)
+{
+    return (float8)(load4(p, i), load4(p, i + 4));
+}
+inline void store8(__global storage_t *p, size_t i, float8 v)
+{
+    store4(p, i, v.lo);
+    store4(p, i + 4, v.hi);
 }
 /* vload4 rather than load4's float4 pointer: on the H100 lora_xa takes
  * 124 registers this way instead of 164 (twice the work-groups per
@@ -131,22 +140,19 @@ inline float4 load4v(const __global storage_t *p, size_t i)
 #define MAX2(a, b) ((a) > (b) ? (a) : (b))
 
 /* floatv: VEC floats, loaded and stored at element index i (a multiple of
- * VEC) through the storage type. Widths above 4 are for CPUs, where one
- * work-item per row with wide vectors runs best; they are built from
- * 4-wide accesses. */
+ * VEC) through the storage type. VEC 8 is one 16-byte access for f16 and
+ * bf16 on GPUs; VEC 8 and 16 in float32 are for CPUs, where one work-item
+ * per row with wide vectors runs best. */
 #if VEC == 16
 typedef float16 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
-    return (float16)((float8)(load4(p, i), load4(p, i + 4)),
-                     (float8)(load4(p, i + 8), load4(p, i + 12)));
+    return (float16)(load8(p, i), load8(p, i + 8));
 }
 inline void storev(__global storage_t *p, size_t i, floatv v)
 {
-    store4(p, i, v.lo.lo);
-    store4(p, i + 4, v.lo.hi);
-    store4(p, i + 8, v.hi.lo);
-    store4(p, i + 12, v.hi.hi);
+    store8(p, i, v.lo);
+    store8(p, i + 8, v.hi);
 }
 inline float hsum(floatv v)
 {
@@ -165,12 +171,11 @@ inline float hmax(floatv v)
 typedef float8 floatv;
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
-    return (float8)(load4(p, i), load4(p, i + 4));
+    return load8(p, i);
 }
 inline void storev(__global storage_t *p, size_t i, floatv v)
 {
-    store4(p, i, v.lo);
-    store4(p, i + 4, v.hi);
+    store8(p, i, v);
 }
 inline float hsum(floatv v)
 {
