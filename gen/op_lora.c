@@ -75,6 +75,11 @@ static const struct param_def lora_knobs[] = {
      "(NVIDIA, compute capability 8.0+, f16/bf16; wm x wn per warp)"},
     {"stages", VALUE_INT, 0, 3, 2, 8, NULL,
      "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
+    {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
+     "lora_main at few rows: K cut into this many slices, a work-group "
+     "each, summed by lora_combine; 1: no split path"},
+    {"split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
+     "rows at or below which the split path runs (above decode_max)"},
 };
 
 /* Every value of a lora_forward spec, as numbers. */
@@ -88,6 +93,7 @@ struct lora {
     long xa_chunk;
     int engine;
     long stages;
+    long split_k, split_max;
 };
 
 static void lora_read(const struct kernel_spec *ks, struct lora *c)
@@ -115,6 +121,8 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->xa_chunk = (long)spec_knob(ks, "xa_chunk");
     c->engine = (int)spec_knob(ks, "engine");
     c->stages = (long)spec_knob(ks, "stages");
+    c->split_k = (long)spec_knob(ks, "split_k");
+    c->split_max = (long)spec_knob(ks, "split_max");
 }
 
 static long ceil_div(long a, long b)
@@ -300,6 +308,20 @@ static int uses_expand(const struct lora *c)
     return !uses_mma(c) && !c->base && uses_xa(c);
 }
 
+/* The split path runs: lora_xa, lora_main over split_k slices of K, then
+ * lora_combine, for rows above decode_max up to split_max. */
+static int uses_split(const struct lora *c)
+{
+    return uses_main(c) && uses_xa(c) && c->split_k > 1 &&
+           c->split_max > (c->decode_rows > 0 ? c->decode_max : 0);
+}
+
+/* lora_combine's work-items, VEC columns each. */
+static long combine_threads(const struct lora *c)
+{
+    return min_l(256, pow2_ceil(ceil_div(c->N, c->vec)));
+}
+
 /* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
 static long mma_threads(const struct lora *c)
 {
@@ -315,6 +337,13 @@ static long mma_local(const struct lora *c)
 static long scratch_per_row(const struct lora *c)
 {
     return uses_xa(c) ? c->R * xa_split(c) : 0;
+}
+
+/* Floats of scratch whatever the rows: the split path's partial sums of Y
+ * (split_k.cl), for up to split_max rows, after T rounded up to 4. */
+static long scratch_fixed(const struct lora *c)
+{
+    return uses_split(c) ? c->split_k * c->split_max * c->N + 3 : 0;
 }
 
 /* lora_main's tiles, padding, warp layout and X*A placement (the SIMT
@@ -387,8 +416,10 @@ static void simt_defaults(struct kernel_spec *ks)
     int one_block = ceil_div(c.N, c.n) == 1;
     int small = c.base && c.K * c.N <= (1L << 22);
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
-    spec_knob_default(ks, "xa", (one_block || small) && fits ? XA_INLINE
-                                                        : XA_PREPASS);
+    int split = c.split_k > 1; /* its slices need all of T first */
+    spec_knob_default(ks, "xa", (one_block || small) && fits && !split
+                                    ? XA_INLINE
+                                    : XA_PREPASS);
 
 }
 
@@ -415,6 +446,53 @@ static void mma_defaults(struct kernel_spec *ks)
 
 /* Shape-aware values for the knobs a spec left out, in dependency order:
  * each choice respects the ones (given or chosen) before it. */
+/* The split path on GPUs. Few rows make few tiles, and a work-group alone
+ * on its compute unit waits out each K step's loads: at 32 to 128 rows,
+ * K = N = 4096, the tiled path took 322-328 us whatever the rows. Cut
+ * into slices of K, the tiles' chains run side by side: on the H100 4
+ * slices took 79 us at 32 rows, 83 at 64, 130 at 128 and 279 at 256
+ * (2 slices: 231; 8: 76, 79, 156, 239). So rows split while their tiles
+ * are fewer than SPLIT_FEW (one wave of a large GPU), into as many slices
+ * as bring the tiles at half those rows to SPLIT_GROUPS work-groups, each
+ * slice at least SPLIT_MIN_STEPS steps of K: shorter ones lost to the
+ * combine's traffic (K = N = 1024, 256 rows, 2 slices: 46.9 us against
+ * 45.0; K = 2048 gained 4%, 105 against 110, and takes X*A inline). */
+#define SPLIT_FEW 128
+#define SPLIT_GROUPS 256
+#define SPLIT_MIN_STEPS 64
+
+static long pow2_floor(long v)
+{
+    long p = 1;
+    while (p * 2 <= v) {
+        p *= 2;
+    }
+    return p;
+}
+
+static void split_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    long decode = c.decode_rows > 0 ? c.decode_max : 0;
+    long col_tiles = ceil_div(c.N, c.n);
+    long few = SPLIT_FEW / col_tiles * c.m;
+    if (!spec_knob_set(ks, "split_k") && ks->target != TARGET_CPU &&
+        uses_main(&c) && uses_xa(&c) && c.base && few > decode) {
+        long most = ceil_div(c.K, c.k) / SPLIT_MIN_STEPS;
+        long tiles = ceil_div(few / 2, c.m) * col_tiles;
+        long split = pow2_floor(SPLIT_GROUPS / tiles);
+        spec_knob_default(ks, "split_k",
+                          most < 2 ? 1 : split < most ? split
+                                                      : pow2_floor(most));
+        lora_read(ks, &c);
+    }
+    /* A spec's split_k runs for at least one tile of rows past decode. */
+    if (c.split_k > 1) {
+        spec_knob_default(ks, "split_max", few > decode ? few : decode + c.m);
+    }
+}
+
 static void lora_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -531,6 +609,7 @@ static void lora_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "decode_max",
                  c.decode_rows > 0 && upto > c.decode_rows ? upto
                                                            : c.decode_rows);
+    split_defaults(ks);
 }
 
 /* The mark of the first of KEYS the spec gave, else of the first key (the
@@ -791,6 +870,49 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+/* Most bytes of partial sums the split path may ask of the scratch. */
+#define SPLIT_SCRATCH_MAX (256L << 20)
+
+/* What the split path needs: lora_main with T from lora_xa, slices of at
+ * least one K step, and rows to run for. */
+static void check_split(const struct kernel_spec *ks, const struct lora *c,
+                        struct diags *d)
+{
+    const char *file = ks->file;
+    struct mark at = spec_knob_mark(ks, "split_k");
+    long decode = c->decode_rows > 0 ? c->decode_max : 0;
+    if (c->split_k <= 1) {
+        return;
+    }
+    if (!c->base || uses_mma(c) || c->xa != XA_PREPASS) {
+        diag_error(d, file, at, "split_k (%ld) needs %s", c->split_k,
+                   !c->base ? "base: true (it cuts X*W's K into slices)"
+                   : uses_mma(c) ? "engine: simt (lora_main's tiles)"
+                                 : "xa: prepass (each slice adds all of "
+                                   "T from lora_xa)");
+        return;
+    }
+    if (c->split_k > ceil_div(c->K, c->k)) {
+        diag_error(d, file, blame(ks, "split_k", "k"),
+                   "split_k (%ld) exceeds the %ld K steps of tile k %ld",
+                   c->split_k, ceil_div(c->K, c->k), c->k);
+    }
+    if (c->split_max <= decode) {
+        diag_error(d, file, blame(ks, "split_max", "split_k"),
+                   "split_max (%ld) must exceed decode_max (%ld) for the "
+                   "split path to run",
+                   c->split_max, decode);
+    } else if (4 * c->split_k * c->split_max * c->N > SPLIT_SCRATCH_MAX) {
+        diag_error(d, file, blame(ks, "split_max", "split_k"),
+                   "the split path's partial sums take %.1f MiB of scratch "
+                   "(split_k %ld x split_max %ld rows x %ld columns of "
+                   "floats), more than %ld MiB",
+                   (double)(4 * c->split_k * c->split_max * c->N) /
+                       (1 << 20),
+                   c->split_k, c->split_max, c->N, SPLIT_SCRATCH_MAX >> 20);
+    }
+}
+
 static void lora_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct lora c;
@@ -801,6 +923,7 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
             check_mma(ks, &c, d);
         }
         check_limits(ks, &c, d);
+        check_split(ks, &c, d);
     }
 }
 
@@ -850,6 +973,15 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
              expand_threads(c));
     plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group",
              expand_rows(c) < 1 ? 1 : expand_rows(c));
+    if (runs_main) {
+        plan_int(p, "SPLIT_K",
+                 "K slices of the split path's lora_main; 1: no split path",
+                 uses_split(c) ? c->split_k : 1);
+    }
+    if (uses_split(c)) {
+        plan_int(p, "COMBINE_N", "lora_combine: work-items along N",
+                 combine_threads(c));
+    }
     if (runs_main) {
         plan_int(p, "WARP_N",
                  "lora_main: work-items along N per warp; 0: row-major",
@@ -906,14 +1038,16 @@ static void launch_expand(const struct lora *c, struct launch *l)
     copy_args(l, args);
 }
 
-static void launch_main(const struct lora *c, struct launch *l)
+/* lora_main, or with SLICES > 1 lora_main_split over that many slices of
+ * K: a work-group per slice and tile. */
+static void launch_main(const struct lora *c, struct launch *l, long slices)
 {
     int n = 0;
-    l->kernel = "lora_main";
+    l->kernel = slices > 1 ? "lora_main_split" : "lora_main";
     l->dims = 2;
     l->local[0] = (size_t)(c->n / c->wn);
     l->local[1] = (size_t)(c->m / c->wm);
-    l->groups[0] = (size_t)ceil_div(c->N, c->n);
+    l->groups[0] = (size_t)(ceil_div(c->N, c->n) * slices);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->m;
     l->args[n++] = "rows";
@@ -930,6 +1064,19 @@ static void launch_main(const struct lora *c, struct launch *l)
         l->args[n++] = "scratch";
     }
     l->args[n] = NULL;
+}
+
+static void launch_combine(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "y", "scratch", NULL};
+    l->kernel = "lora_combine";
+    l->dims = 2;
+    l->local[0] = (size_t)combine_threads(c);
+    l->local[1] = 1;
+    l->groups[0] = (size_t)ceil_div(c->N, combine_threads(c) * c->vec);
+    l->groups[1] = 0;
+    l->rows_per_group = 1;
+    copy_args(l, args);
 }
 
 static void launch_mma(const struct lora *c, struct launch *l)
@@ -982,6 +1129,7 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
     static const char *const kernel[] = {"lora_main", "lora_xa",
                                          "lora_expand", "lora_decode",
                                          "lora_mma"};
+    /* lora_combine uses none. */
     static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
                                        "EXPAND_LOCAL_BYTES",
                                        "DECODE_LOCAL_BYTES",
@@ -1020,6 +1168,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[rows][out_features]", NULL);
     p->scratch_per_row = scratch_per_row(&c);
+    p->scratch_fixed = scratch_fixed(&c);
 
     p->n_path = 0;
     if (c.decode_rows > 0) {
@@ -1029,6 +1178,16 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         pa->why = "few rows, one launch: a work-group per decode_rows rows "
                   "streams W, T = scale*X*A alongside";
         launch_decode(&c, &pa->launch[pa->n_launch++]);
+    }
+    if (uses_split(&c)) {
+        struct path *sp = &p->path[p->n_path++];
+        sp->max_rows = c.split_max;
+        sp->n_launch = 0;
+        sp->why = "few rows for the tiles: T = scale*X*A, the tiled GEMM "
+                  "over split_k slices of K, then their sum";
+        launch_xa(&c, &sp->launch[sp->n_launch++]);
+        launch_main(&c, &sp->launch[sp->n_launch++], c.split_k);
+        launch_combine(&c, &sp->launch[sp->n_launch++]);
     }
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = 0;
@@ -1056,7 +1215,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     } else {
         pa->why = "tiled GEMM, X*A computed alongside";
     }
-    launch_main(&c, &pa->launch[pa->n_launch++]);
+    launch_main(&c, &pa->launch[pa->n_launch++], 1);
     plan_local_bytes(&c, p);
 }
 
@@ -1216,9 +1375,9 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
 }
 
 /* Each is templates/NAME.cl; their shared part is lora_common.cl. */
-static const char *const lora_kernels[] = {"lora_main",   "lora_xa",
-                                           "lora_expand", "lora_decode",
-                                           "lora_mma",    NULL};
+static const char *const lora_kernels[] = {
+    "lora_main", "lora_main_split", "lora_xa",      "lora_expand",
+    "lora_decode", "lora_mma",      "lora_combine", NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

@@ -1,31 +1,11 @@
 /* lora_expand.cl - Y (+)= T*B after lora_xa, for base: false (see
  * lora_common.cl). */
 #include "lora_common.cl"
+#include "lora_store.cl"
 
 #if !defined(EXPAND_N) || !defined(EXPAND_ROWS)
 #error "lora_expand.cl: the plan must define EXPAND_N, EXPAND_ROWS"
 #endif
-
-/* Y[i .. i + VEC) = V, or += V with ACCUMULATE. */
-inline void store_vec(__global storage_t *y, const size_t i, const vecf_t v)
-{
-#if VEC == 4
-#if ACCUMULATE
-    store4(y, i, v + load4(y, i));
-#else
-    store4(y, i, v);
-#endif
-#else
-#pragma unroll
-    for (int c = 0; c < VEC; c++) {
-#if ACCUMULATE
-        store1(y, i + c, VEC_AT(v, c) + load1(y, i + c));
-#else
-        store1(y, i + c, VEC_AT(v, c));
-#endif
-    }
-#endif
-}
 
 /* base: false after lora_xa: Y (+)= T*B. Work-item l of a work-group owns
  * VEC columns and keeps their RANK x VEC block of B in registers (for

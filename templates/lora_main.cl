@@ -4,8 +4,15 @@
 #include "lora_common.cl"
 
 #if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
-    !defined(WORK_M) || !defined(WORK_N) || !defined(PAD) || !defined(WARP_N)
-#error "lora_main.cl: the plan must define the tiles, PAD and WARP_N"
+    !defined(WORK_M) || !defined(WORK_N) || !defined(PAD) ||              \
+    !defined(WARP_N) || !defined(SPLIT_K)
+#error "lora_main.cl: the plan must define the tiles, PAD, WARP_N, SPLIT_K"
+#endif
+#if SPLIT_K > 1 && XA_INLINE
+#error "lora_main.cl: a split K needs T from lora_xa"
+#endif
+#if SPLIT_K > 1
+#include "split_k.cl"
 #endif
 
 /* ---- Derived sizes ---- */
@@ -16,6 +23,7 @@
 #define LDA (TILE_M + PAD) /* row stride of X and T tiles (k-major) */
 #define LDB (TILE_N + PAD) /* row stride of W and B tiles */
 #define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#define COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
 #define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
 #define RANK_TILES CEIL_DIV(RANK, RANK_K)
 #define RANK_CEIL (RANK_TILES * RANK_K)
@@ -121,6 +129,21 @@ inline void put_y(__global storage_t *y, size_t i, const float *v)
     }
 #endif
 }
+
+#if SPLIT_K > 1
+/* Stores SVW floats of private V at P, a multiple of SVW floats into the
+ * scratch (whose slices start at multiples of 4). */
+inline void put_part(__global float *p, const float *v)
+{
+#if SVW == 4
+    *(__global float4 *)p = (float4)(v[0], v[1], v[2], v[3]);
+#elif SVW == 2
+    *(__global float2 *)p = (float2)(v[0], v[1]);
+#else
+    *p = v[0];
+#endif
+}
+#endif
 
 /* acc += the N-step outer products of the local A-side tile AP (k-major,
  * stride LDA, already offset to this work-item's rows) and B-side tile BP
@@ -310,31 +333,33 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
 }
 #endif
 
-__kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
-void lora_main(const int rows,
-               const __global storage_t *restrict x,
+/* One work-group's TILE_M x TILE_N of Y, or with SLICES > 1 its partial
+ * sums over slice SLICE of K. Along dimension 0 run SLICES x COL_TILES
+ * work-groups. lora_main runs one slice, all of K, and writes Y. Few rows
+ * fill few work-groups, so the plan's split path launches
+ * lora_main_split (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice
+ * s runs K tiles [kt0, kt1) and leaves its partial sums in scratch for
+ * lora_combine; slice 0 adds T*B. Local memory: the kernel's arrays. */
+inline void main_tiles(const int rows,
+                       const __global storage_t *restrict x,
 #if HAS_BASE
-               const __global storage_t *restrict w,
+                       const __global storage_t *restrict w,
 #endif
 #if XA_INLINE
-               const __global storage_t *restrict a,
+                       const __global storage_t *restrict a,
 #endif
-               const __global storage_t *restrict b,
+                       const __global storage_t *restrict b,
+                       __global storage_t *restrict y,
 #if XA_INLINE
-               __global storage_t *restrict y)
+                       __local float *al, __local float *tl,
 #else
-               __global storage_t *restrict y,
-               const __global float *restrict scratch)
+                       __global float *restrict scratch,
 #endif
+                       __local float *as, __local float *bs,
+                       const int slices, const int slice)
 {
 #if !XA_INLINE
     const __global float *restrict t = scratch; /* lora_xa's T */
-#endif
-    __local float as[AS_SIZE] __attribute__((aligned(16)));
-    __local float bs[BS_SIZE] __attribute__((aligned(16)));
-#if XA_INLINE
-    __local float al[2 * A_ELEMS];
-    __local float tl[RANK_CEIL * LDA] __attribute__((aligned(16)));
 #endif
     const int lid = get_local_id(1) * THREADS_N + get_local_id(0);
 #if WARP_N > 0 && WARP_N != THREADS_N
@@ -347,7 +372,9 @@ void lora_main(const int rows,
     const int tn = get_local_id(0);
     const int tm = get_local_id(1);
 #endif
-    const int col0 = get_group_id(0) * TILE_N;
+    const int kt0 = slice * K_TILES / slices;
+    const int kt1 = (slice + 1) * K_TILES / slices;
+    const int col0 = (get_group_id(0) - slice * COL_TILES) * TILE_N;
     const int row0 = get_group_id(1) * TILE_M;
 
     float acc[WORK_M][WORK_N];
@@ -376,18 +403,18 @@ void lora_main(const int rows,
     stash_a(al, ar, lid);
 #endif
     vecf_t xr[X_LOADS];
-    fetch_x(xr, x, rows, row0, 0, lid);
+    fetch_x(xr, x, rows, row0, kt0 * TILE_K, lid);
     stash_x(as, xr, lid);
 #if HAS_BASE
     vecf_t wr[W_LOADS];
-    fetch_w(wr, w, col0, 0, lid);
+    fetch_w(wr, w, col0, kt0 * TILE_K, lid);
     stash_w(bs, wr, lid);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    for (int kt = 0; kt < K_TILES; kt++) {
-        const int cur = kt & 1;
-        const int more = kt + 1 < K_TILES;
+    for (int kt = kt0; kt < kt1; kt++) {
+        const int cur = (kt - kt0) & 1;
+        const int more = kt + 1 < kt1;
         if (more) {
             fetch_x(xr, x, rows, row0, (kt + 1) * TILE_K, lid);
 #if HAS_BASE
@@ -436,7 +463,7 @@ void lora_main(const int rows,
 #endif
 
     /* The r stretch: acc += T*B, RANK_K rows of B per stage. */
-    for (int rt = 0; rt < RANK_TILES; rt++) {
+    for (int rt = 0; rt < (slice == 0 ? RANK_TILES : 0); rt++) {
         const int j0 = rt * RANK_K;
 #pragma unroll
         for (int l = 0; l < B_LOADS; l++) {
@@ -498,6 +525,31 @@ void lora_main(const int rows,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
+#if SPLIT_K > 1
+    if (slices > 1) {
+        /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). */
+        __global float *part = scratch + SPLIT_PART(rows, slice);
+#pragma unroll
+        for (int i = 0; i < WORK_M; i++) {
+            const int row = row0 + ROW_OF(i);
+            if (row < rows) {
+#pragma unroll
+                for (int j = 0; j < WORK_N; j += SVW) {
+                    const int col = col0 + COL_OF(j);
+#if OUT_FEATURES % TILE_N != 0
+                    if (col < OUT_FEATURES)
+#endif
+                    {
+                        put_part(part + (size_t)row * OUT_FEATURES + col,
+                                 &acc[i][j]);
+                    }
+                }
+            }
+        }
+        return;
+    }
+#endif
+
     /* Y = acc, or Y += acc; each group of LVN columns in SVW-wide stores. */
 #pragma unroll
     for (int i = 0; i < WORK_M; i++) {
@@ -516,4 +568,40 @@ void lora_main(const int rows,
             }
         }
     }
+}
+
+__kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
+void lora_main(const int rows,
+               const __global storage_t *restrict x,
+#if HAS_BASE
+               const __global storage_t *restrict w,
+#endif
+#if XA_INLINE
+               const __global storage_t *restrict a,
+#endif
+               const __global storage_t *restrict b,
+#if XA_INLINE
+               __global storage_t *restrict y)
+#else
+               __global storage_t *restrict y,
+               const __global float *restrict scratch)
+#endif
+{
+    __local float as[AS_SIZE] __attribute__((aligned(16)));
+    __local float bs[BS_SIZE] __attribute__((aligned(16)));
+#if XA_INLINE
+    __local float al[2 * A_ELEMS];
+    __local float tl[RANK_CEIL * LDA] __attribute__((aligned(16)));
+#endif
+    main_tiles(rows, x,
+#if HAS_BASE
+               w,
+#endif
+#if XA_INLINE
+               a, b, y, al, tl,
+#else
+               /* one slice only reads the scratch (T) */
+               b, y, (__global float *)scratch,
+#endif
+               as, bs, 1, 0);
 }

@@ -244,6 +244,18 @@ long nu_small_path_rows(const struct nu_kernel *k)
     return p.n_path > 1 ? p.path[0].max_rows : 0;
 }
 
+int nu_path_limits(const struct nu_kernel *k, long *out, int max)
+{
+    struct plan p;
+    int n = 0;
+    memset(&p, 0, sizeof p);
+    k->ks->op->plan(k->ks, &p);
+    for (int i = 0; i + 1 < p.n_path && n < max; i++) {
+        out[n++] = p.path[i].max_rows;
+    }
+    return n;
+}
+
 /* ---- rows -------------------------------------------------------------- */
 
 int nu_rows_add(size_t *out, int n, long v)

@@ -80,6 +80,9 @@ long nu_knob(const struct nu_kernel *k, const char *key);
 /* The largest row count of the plan's first path when there are several
  * (the decode threshold of lora); 0 when there is one path. */
 long nu_small_path_rows(const struct nu_kernel *k);
+/* The largest row counts of every path of K's plan but the last (which
+ * takes any rows) into OUT (at most MAX); returns how many. */
+int nu_path_limits(const struct nu_kernel *k, long *out, int max);
 
 /* Runs built kernel K over ROWS rows, inputs from a fresh seed and DIST:
  * the generated kernel and the naive one against the float64 reference,

@@ -260,16 +260,20 @@ static void test_softmax_f16_subnormal(void)
 /* ---- lora_forward ------------------------------------------------------ */
 
 /* Runs built lora kernel K over 1, m-1, m, m+1 and a larger number of
- * rows (m its tile rows), and around its decode threshold. */
+ * rows (m its tile rows), and around the row limit of each of its paths
+ * but the last (decode, split K). */
 static void run_lora_rows(struct nu_kernel *k)
 {
-    size_t rows[16];
+    size_t rows[24];
+    long limit[4];
     long m = nu_knob(k, "m");
-    long dec = nu_small_path_rows(k);
     int n = nu_tile_rows(m, 2 * m + 3, rows);
-    n = nu_rows_add(rows, n, dec);
-    n = nu_rows_add(rows, n, dec + 1);
-    n = nu_rows_add(rows, n, dec > 2 ? dec - 1 : 0);
+    int paths = nu_path_limits(k, limit, 4);
+    for (int i = 0; i < paths; i++) {
+        n = nu_rows_add(rows, n, limit[i]);
+        n = nu_rows_add(rows, n, limit[i] + 1);
+        n = nu_rows_add(rows, n, limit[i] > 2 ? limit[i] - 1 : 0);
+    }
     nu_run_rows(k, rows, n, nu_unit());
 }
 
@@ -365,6 +369,28 @@ static void test_lora_shapes(void)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(c == 2 ? "bf16" : "f32", cases[c][0], cases[c][1]);
+    }
+}
+
+/* The split path: K in slices summed by lora_combine, with partial tiles,
+ * vec 1 and 2, accumulate, slices of unequal K steps, and each dtype; the
+ * paths' limits and their neighbours among the rows. */
+static void test_lora_split(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 1000, out_features: 1064, rank: 40, alpha: 16, "
+         "accumulate: true", "split_k: 3, split_max: 100, decode_max: 16, "
+         "vec: 2"},
+        {"f32", "in_features: 37, out_features: 51, rank: 3",
+         "split_k: 2, split_max: 40, decode_rows: 4, decode_max: 4, m: 16, "
+         "n: 16, k: 8, wm: 2, wn: 2"},
+        {"f16", "in_features: 264, out_features: 72, rank: 8, alpha: 16",
+         "split_k: 5, split_max: 70, decode_rows: 0"},
+        {"bf16", "in_features: 264, out_features: 72, rank: 8, "
+         "accumulate: true", "split_k: 4, split_max: 33, decode_max: 16"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
     }
 }
 
@@ -681,6 +707,8 @@ int add_numeric_suite(void)
         CU_add_test(s, "lora: every value of every choice knob",
                     test_lora_choices) == NULL ||
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
+        CU_add_test(s, "lora: K split over work-groups", test_lora_split) ==
+            NULL ||
         CU_add_test(s, "lora_backward: input_grad, base, accumulate, "
                     "odd shapes", test_bwd_options) == NULL ||
         CU_add_test(s, "lora_backward: dA and dB the same bits every run",
