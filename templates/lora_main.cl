@@ -175,12 +175,22 @@ inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
     }
 }
 
+/* K past its end reads as zero in the last K step only: EDGE, a constant
+ * at each call (FETCH_STEP below), leaves the other steps' loads
+ * unguarded (K = 4100, N = 4096 on the H100: 3759 us with every step
+ * guarded, 20% slower than K = 4096). */
+#if IN_FEATURES % TILE_K != 0
+#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)
+#else
+#define K_LIVE(edge, k) 1
+#endif
+
 /* Global -> registers: this work-item's share of the X tile at
  * (row0, k0); rows past the end repeat the last row (their results are
- * never stored), K past the end reads as zero. */
+ * never stored), K past the end reads as zero (EDGE). */
 inline void fetch_x(vecf_t xr[X_LOADS], const __global storage_t *x,
                     const int rows, const int row0, const int k0,
-                    const int lid)
+                    const int lid, const int edge)
 {
 #pragma unroll
     for (int l = 0; l < X_LOADS; l++) {
@@ -192,10 +202,7 @@ inline void fetch_x(vecf_t xr[X_LOADS], const __global storage_t *x,
 #if X_VECS % THREADS != 0
         if (v < X_VECS)
 #endif
-#if IN_FEATURES % TILE_K != 0
-        if (k < IN_FEATURES)
-#endif
-        {
+        if (K_LIVE(edge, k)) {
             xr[l] = loadv(x + (size_t)row * IN_FEATURES, k);
         }
     }
@@ -228,7 +235,8 @@ inline void stash_x(__local float *as, const vecf_t xr[X_LOADS],
  * Columns past N repeat the last vector (never stored); K past the end
  * reads as zero. */
 inline void fetch_w(vecf_t wr[W_LOADS], const __global storage_t *w,
-                    const int col0, const int k0, const int lid)
+                    const int col0, const int k0, const int lid,
+                    const int edge)
 {
 #pragma unroll
     for (int l = 0; l < W_LOADS; l++) {
@@ -242,10 +250,7 @@ inline void fetch_w(vecf_t wr[W_LOADS], const __global storage_t *w,
 #if W_VECS % THREADS != 0
         if (v < W_VECS)
 #endif
-#if IN_FEATURES % TILE_K != 0
-        if (k < IN_FEATURES)
-#endif
-        {
+        if (K_LIVE(edge, k)) {
             wr[l] = loadv(w + col, (size_t)k * OUT_FEATURES);
         }
     }
@@ -271,7 +276,7 @@ inline void stash_w(__local float *bs, const vecf_t wr[W_LOADS],
 #if XA_INLINE
 /* Global -> registers: the A tile at k0, AL_W columns, zero past r or K. */
 inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
-                    const int k0, const int lid)
+                    const int k0, const int lid, const int edge)
 {
 #pragma unroll
     for (int l = 0; l < A_LOADS; l++) {
@@ -285,10 +290,7 @@ inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
 #if AL_W != RANK
         if (j < RANK)
 #endif
-#if IN_FEATURES % TILE_K != 0
-        if (k < IN_FEATURES)
-#endif
-        {
+        if (K_LIVE(edge, k)) {
             ar[l] = load1(a, (size_t)k * RANK + j);
         }
     }
@@ -399,16 +401,48 @@ inline void main_tiles(const int rows,
         }
     }
     float ar[A_LOADS];
-    fetch_a(ar, a, 0, lid);
-    stash_a(al, ar, lid);
 #endif
     vecf_t xr[X_LOADS];
-    fetch_x(xr, x, rows, row0, kt0 * TILE_K, lid);
-    stash_x(as, xr, lid);
 #if HAS_BASE
     vecf_t wr[W_LOADS];
-    fetch_w(wr, w, col0, kt0 * TILE_K, lid);
+#endif
+    /* The tiles of K step KT into registers (xr, wr, ar), guarded
+     * against K's end in the last step only. */
+#if HAS_BASE
+#define FETCH_W(kt, edge) fetch_w(wr, w, col0, (kt) * TILE_K, lid, edge)
+#else
+#define FETCH_W(kt, edge)
+#endif
+#if XA_INLINE
+#define FETCH_A(kt, edge) fetch_a(ar, a, (kt) * TILE_K, lid, edge)
+#else
+#define FETCH_A(kt, edge)
+#endif
+#define FETCH_TILES(kt, edge)                                            \
+    do {                                                                 \
+        fetch_x(xr, x, rows, row0, (kt) * TILE_K, lid, edge);            \
+        FETCH_W(kt, edge);                                               \
+        FETCH_A(kt, edge);                                               \
+    } while (0)
+#if IN_FEATURES % TILE_K != 0
+#define FETCH_STEP(kt)                                                   \
+    do {                                                                 \
+        if ((kt) == K_TILES - 1) {                                       \
+            FETCH_TILES(kt, 1);                                          \
+        } else {                                                         \
+            FETCH_TILES(kt, 0);                                          \
+        }                                                                \
+    } while (0)
+#else
+#define FETCH_STEP(kt) FETCH_TILES(kt, 0)
+#endif
+    FETCH_STEP(kt0);
+    stash_x(as, xr, lid);
+#if HAS_BASE
     stash_w(bs, wr, lid);
+#endif
+#if XA_INLINE
+    stash_a(al, ar, lid);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -416,13 +450,7 @@ inline void main_tiles(const int rows,
         const int cur = (kt - kt0) & 1;
         const int more = kt + 1 < kt1;
         if (more) {
-            fetch_x(xr, x, rows, row0, (kt + 1) * TILE_K, lid);
-#if HAS_BASE
-            fetch_w(wr, w, col0, (kt + 1) * TILE_K, lid);
-#endif
-#if XA_INLINE
-            fetch_a(ar, a, (kt + 1) * TILE_K, lid);
-#endif
+            FETCH_STEP(kt + 1);
         }
 #if HAS_BASE
         mac_tile(acc, as + cur * (TILE_K * LDA) + tm * LVM,
