@@ -10,11 +10,13 @@ templates/layernorm.cl%s/sums\.y \/ (float)FEATURES/sums.y \/ (float)(FEATURES +
 templates/softmax.cl%s/v\[k\] = exp(EXP_SCALE \* (v\[k\] - m));/v[k] = exp(EXP_SCALE * v[k]);/%softmax: max not subtracted (overflows at large inputs)
 templates/softmax.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not halved for scale 0 (0 * inf at inputs spanning more than FLT_MAX)
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
-templates/lora_main.cl%0,/if (k < IN_FEATURES)/s//if (k <= IN_FEATURES)/%lora: K tail guard of the X tile off by one
+templates/lora_main.cl%s/#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)/#define K_LIVE(edge, k) (!(edge) || (k) <= IN_FEATURES)/%lora: K tail guard of the tiles off by one
 templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
 gen/op_lora.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
 templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0; s + 1 < slices; s++) {/%lora_backward: the last slice of rows dropped from the sums of dA and dB
 templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
+templates/lora_combine.cl%s/for (int s = 1; s < SPLIT_K; s++) {/for (int s = 1; s + 1 < SPLIT_K; s++) {/%lora: the split path drops the last slice of K from the sum
+templates/lora_main.cl%s/const int kt1 = (slice + 1) \* K_TILES \/ slices;/const int kt1 = (slice + 1) * (K_TILES \/ slices);/%lora: the split path drops the K steps that do not divide evenly into slices
 templates/stub.c.in%s/if (_rows == 0 || _rows > INT_MAX) {/if (_rows > INT_MAX) {/%stub: rows == 0 accepted
 templates/stub.c.in%s/return _cpu ? 2 : 0;/return _cpu ? 0 : 2;/%stub: the CPU variant given to every device but CPUs
 templates/stub.c.in%s/for (int _tried = 0; _tried < _n; _tried++) {/for (int _tried = 0; _tried < _n \&\& _tried < 1; _tried++) {/%stub: no fallback past the first variant tried
