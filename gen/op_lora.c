@@ -248,16 +248,24 @@ static long xa_split(const struct lora *c)
 }
 
 /* lora_expand: rows of Y per work-group, as many as local memory holds
- * T for, at most 64 (EXPAND_ROWS); work-items along N (EXPAND_N). */
+ * T for, at most 64 (EXPAND_ROWS). */
 static long expand_rows(const struct lora *c)
 {
     long fit = LOCAL_MAX / (4 * c->R);
     return fit > 64 ? 64 : fit;
 }
 
-static long expand_threads(const struct lora *c)
+/* Work-items of the kernels that walk rows of Y, VEC columns each:
+ * lora_expand (EXPAND_N) and lora_combine (COMBINE_N). */
+static long row_threads(const struct lora *c)
 {
     return min_l(256, pow2_ceil(ceil_div(c->N, c->vec)));
+}
+
+/* The most rows lora_decode takes; 0 when it never runs. */
+static long decode_upto(const struct lora *c)
+{
+    return c->decode_rows > 0 ? c->decode_max : 0;
 }
 
 /* Rows of partial sums that fit 4096 floats of lora_decode's reduction
@@ -313,13 +321,7 @@ static int uses_expand(const struct lora *c)
 static int uses_split(const struct lora *c)
 {
     return uses_main(c) && uses_xa(c) && c->split_k > 1 &&
-           c->split_max > (c->decode_rows > 0 ? c->decode_max : 0);
-}
-
-/* lora_combine's work-items, VEC columns each. */
-static long combine_threads(const struct lora *c)
-{
-    return min_l(256, pow2_ceil(ceil_div(c->N, c->vec)));
+           c->split_max > decode_upto(c);
 }
 
 /* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
@@ -444,8 +446,6 @@ static void mma_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "xa", XA_PREPASS);
 }
 
-/* Shape-aware values for the knobs a spec left out, in dependency order:
- * each choice respects the ones (given or chosen) before it. */
 /* The split path on GPUs. Few rows make few tiles, and a work-group alone
  * on its compute unit waits out each K step's loads: at 32 to 128 rows,
  * K = N = 4096, the tiled path took 322-328 us whatever the rows. Cut
@@ -474,7 +474,7 @@ static void split_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
-    long decode = c.decode_rows > 0 ? c.decode_max : 0;
+    long decode = decode_upto(&c);
     long col_tiles = ceil_div(c.N, c.n);
     long few = SPLIT_FEW / col_tiles * c.m;
     if (!spec_knob_set(ks, "split_k") && ks->target != TARGET_CPU &&
@@ -493,6 +493,8 @@ static void split_defaults(struct kernel_spec *ks)
     }
 }
 
+/* Shape-aware values for the knobs a spec left out, in dependency order:
+ * each choice respects the ones (given or chosen) before it. */
 static void lora_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -880,7 +882,7 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
 {
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "split_k");
-    long decode = c->decode_rows > 0 ? c->decode_max : 0;
+    long decode = decode_upto(c);
     if (c->split_k <= 1) {
         return;
     }
@@ -970,7 +972,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_int(p, "XA_W", "lora_xa: rows per work-item", xa_rows_per_item(c));
     plan_int(p, "XA_CHUNK", "lora_xa: rows of A staged at once", c->xa_chunk);
     plan_int(p, "EXPAND_N", "lora_expand: work-items along N",
-             expand_threads(c));
+             row_threads(c));
     plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group",
              expand_rows(c) < 1 ? 1 : expand_rows(c));
     if (runs_main) {
@@ -980,7 +982,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     }
     if (uses_split(c)) {
         plan_int(p, "COMBINE_N", "lora_combine: work-items along N",
-                 combine_threads(c));
+                 row_threads(c));
     }
     if (runs_main) {
         plan_int(p, "WARP_N",
@@ -1030,9 +1032,9 @@ static void launch_expand(const struct lora *c, struct launch *l)
     static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
     l->kernel = "lora_expand";
     l->dims = 2;
-    l->local[0] = (size_t)expand_threads(c);
+    l->local[0] = (size_t)row_threads(c);
     l->local[1] = 1;
-    l->groups[0] = (size_t)ceil_div(c->N, expand_threads(c) * c->vec);
+    l->groups[0] = (size_t)ceil_div(c->N, row_threads(c) * c->vec);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)expand_rows(c);
     copy_args(l, args);
@@ -1071,9 +1073,9 @@ static void launch_combine(const struct lora *c, struct launch *l)
     static const char *const args[] = {"rows", "y", "scratch", NULL};
     l->kernel = "lora_combine";
     l->dims = 2;
-    l->local[0] = (size_t)combine_threads(c);
+    l->local[0] = (size_t)row_threads(c);
     l->local[1] = 1;
-    l->groups[0] = (size_t)ceil_div(c->N, combine_threads(c) * c->vec);
+    l->groups[0] = (size_t)ceil_div(c->N, row_threads(c) * c->vec);
     l->groups[1] = 0;
     l->rows_per_group = 1;
     copy_args(l, args);
