@@ -262,6 +262,13 @@ static long row_threads(const struct lora *c)
     return min_l(256, pow2_ceil(ceil_div(c->N, c->vec)));
 }
 
+/* lora_decode's columns per work-item: 4 wherever N allows, gathered in
+ * vec-wide pieces at vec 1 or 2 (see lora_decode.cl). */
+static long decode_vec(const struct lora *c)
+{
+    return c->N >= 4 ? 4 : c->vec;
+}
+
 /* The most rows lora_decode takes; 0 when it never runs. */
 static long decode_upto(const struct lora *c)
 {
@@ -280,7 +287,7 @@ static long decode_fit(const struct lora *c, long per_row)
  * up to decode_n columns), whichever take more. */
 static long decode_red(const struct lora *c)
 {
-    long per_row = c->decode_k * c->decode_n * c->vec;
+    long per_row = c->decode_k * c->decode_n * decode_vec(c);
     long red = decode_fit(c, per_row) * per_row;
     long t_row = c->decode_k * ceil_div(c->R, c->decode_n) * c->decode_n;
     long tred = decode_fit(c, t_row) * t_row;
@@ -530,14 +537,14 @@ static void lora_defaults(struct kernel_spec *ks)
     /* At least 2: with one work-item along N, PoCL computes wrong sums
      * (work-groups of 1 x 4 and up; 2 x 4 is right). */
     spec_knob_default(ks, "decode_n",
-                 min_l(8, pow2_ceil(ceil_div(c.N, c.vec)) < 2
+                 min_l(8, pow2_ceil(ceil_div(c.N, decode_vec(&c))) < 2
                               ? 2
-                              : pow2_ceil(ceil_div(c.N, c.vec))));
+                              : pow2_ceil(ceil_div(c.N, decode_vec(&c)))));
     /* 32 along K with or without W: without, T's reduction over K is the
      * work (at 128 rows, M=K=N=512, rank 8: 12.1 us against 17.9 with 8
      * work-items, the rank, on the H100). */
     spec_knob_default(ks, "decode_k",
-                      min_l(32, pow2_ceil(ceil_div(c.K, c.vec))));
+                      min_l(32, pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
 
     /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank 16)
      * by 8 work-items along K. Many rows per work-group, so that each row
@@ -776,10 +783,11 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
         if (bytes > LOCAL_MAX) {
             diag_error(d, file, blame(ks, "decode_n", "decode_k"),
                        "lora_decode needs %ld bytes of local memory "
-                       "(decode_n %ld x decode_k %ld x vec %ld floats or "
+                       "(decode_n %ld x decode_k %ld x %ld columns or "
                        "decode_k %ld x rank %ld partial sums, and "
                        "decode_rows %ld x rank %ld), more than %ld",
-                       bytes, c->decode_n, c->decode_k, c->vec, c->decode_k,
+                       bytes, c->decode_n, c->decode_k, decode_vec(c),
+                       c->decode_k,
                        c->R, c->decode_rows, c->R, LOCAL_MAX);
         }
     }
@@ -994,6 +1002,8 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_int(p, "DECODE_N", "lora_decode: work-items along N", c->decode_n);
     plan_int(p, "DECODE_K", "lora_decode: work-items along the reduction",
              c->decode_k);
+    plan_int(p, "DECODE_VEC", "lora_decode: columns per work-item",
+             decode_vec(c));
     plan_dtype(p, ks->dtype);
 
     plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a",
@@ -1109,7 +1119,7 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->dims = 2;
     l->local[0] = (size_t)c->decode_n;
     l->local[1] = (size_t)c->decode_k;
-    l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * c->vec);
+    l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * decode_vec(c));
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->decode_rows;
     l->args[n++] = "rows";

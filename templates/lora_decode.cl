@@ -2,11 +2,32 @@
  * in one launch (see lora_common.cl). */
 #include "lora_common.cl"
 
-#if !defined(DECODE_ROWS) || !defined(DECODE_N) || !defined(DECODE_K)
-#error "lora_decode.cl: the plan must define DECODE_ROWS, DECODE_N, DECODE_K"
+#if !defined(DECODE_ROWS) || !defined(DECODE_N) || !defined(DECODE_K) ||   \
+    !defined(DECODE_VEC)
+#error "lora_decode.cl: the plan must define DECODE_ROWS, DECODE_N, DECODE_K, DECODE_VEC"
 #endif
 
-#define DEC_COLS (DECODE_N * VEC) /* columns of Y per work-group */
+/* ---- DECODE_VEC columns (and rows of W) per work-item ----
+ * VEC is what the rows' alignment allows in one load; DECODE_VEC is the
+ * work-item's width, 4 wherever N allows it: at VEC 1 or 2 its loads
+ * gather DECODE_VEC elements in VEC-wide pieces, so that each X load still
+ * serves DECODE_VEC columns of W and each work-group still covers 128
+ * bytes of a row (8 columns a work-group made every work-group along N
+ * recompute T from all of X and A: 3 times slower on the H100). */
+#if DECODE_VEC == VEC
+typedef vecf_t dvec_t;
+#define DVEC_AT VEC_AT
+#define DSTASH STASH_V
+#elif DECODE_VEC == 4
+typedef float4 dvec_t;
+#define DVEC_AT(v, c)                                                    \
+    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+#define DSTASH(v, p) vstore4((v), 0, (p))
+#else
+#error "lora_decode.cl: DECODE_VEC must be VEC or 4"
+#endif
+
+#define DEC_COLS (DECODE_N * DECODE_VEC) /* columns of Y per work-group */
 #define DEC_THREADS (DECODE_N * DECODE_K)
 /* Rows of PER_ROW partial sums that fit 4096 floats; 1..DECODE_ROWS. */
 #define DEC_FIT(per_row)                                                 \
@@ -14,8 +35,19 @@
      : 4096 / (per_row) > DECODE_ROWS ? DECODE_ROWS : 4096 / (per_row))
 #define DEC_RED_ROWS DEC_FIT(DECODE_K * DEC_COLS)
 #define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
-#define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * VEC)
+#define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * DECODE_VEC)
+/* Steps whose W loads are issued together (4 measured no faster on the
+ * H100, at 1 to 16 rows). */
+#define DEC_UNROLL 2
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
+/* Row K of W, A and X is live: only tested where steps may pass K (a
+ * ragged last stretch, or unrolled steps past the last). */
+#if IN_FEATURES % (DECODE_K * DECODE_VEC) != 0 ||                          \
+    DEC_W_STEPS % DEC_UNROLL != 0
+#define DEC_LIVE(k) ((k) < IN_FEATURES)
+#else
+#define DEC_LIVE(k) 1
+#endif
 /* Work-item (tn, tk) accumulates T for columns tn, tn + DECODE_N, ... of
  * every row over its k; the DECODE_K partial sums then meet in local
  * memory, DEC_T_ROWS rows at a time, laid out [row][tk][column]. */
@@ -29,16 +61,58 @@
 #error "lora_decode.cl: local memory differs from the plan's count"
 #endif
 
+/* DECODE_VEC columns of P's row at element OFF: this work-item's columns
+ * COLC (clamped to N, so that a work-item past N repeats the last
+ * columns; never stored), one load from COLC[0] where VEC allows. */
+#if DECODE_VEC == VEC
+inline dvec_t load_cols(const __global storage_t *p, const size_t off,
+                        const int colc[DECODE_VEC])
+{
+    return loadv(p + colc[0], off);
+}
+#else
+inline dvec_t load_cols(const __global storage_t *p, const size_t off,
+                        const int colc[DECODE_VEC])
+{
+    return (dvec_t)(load1(p, off + colc[0]), load1(p, off + colc[1]),
+                     load1(p, off + colc[2]), load1(p, off + colc[3]));
+}
+#endif
+
+/* Elements K..K+DECODE_VEC-1 of row P of X, zero past its end. */
+inline dvec_t load_k(const __global storage_t *p, const int k)
+{
+#if DECODE_VEC == VEC
+    return DEC_LIVE(k) ? loadv(p, k) : (dvec_t)0.0f;
+#else
+    float e[DECODE_VEC];
+#pragma unroll
+    for (int c = 0; c < DECODE_VEC; c++) {
+        e[c] = 0.0f;
+#if IN_FEATURES % DECODE_VEC != 0
+        if (DEC_LIVE(k + c))
+#else
+        if (DEC_LIVE(k))
+#endif
+        {
+            e[c] = load1(p, k + c);
+        }
+    }
+    return (dvec_t)(e[0], e[1], e[2], e[3]);
+#endif
+}
+
 /* acc[m] += this work-item's share of row m of X*W at columns
- * COL..COL+VEC-1 (with HAS_BASE) and tacc[m][q] += its share of
+ * COLC (with HAS_BASE) and tacc[m][q] += its share of
  * row m of X*A at column tn + q * DECODE_N, both from the same X loads,
  * for m < NR. NR is a constant at each call, so the accumulators stay in
  * registers and no work goes to rows that cannot exist; the loops run to
  * DECODE_ROWS and test NR so that they unroll before inlining. Rows past
  * `rows` repeat the last row (never stored). */
-inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
+inline void decode_stream(const int nr, dvec_t acc[DECODE_ROWS],
                           float tacc[DECODE_ROWS][DEC_TQ], const int rows,
-                          const int col, const int tn, const int tk,
+                          const int colc[DECODE_VEC], const int tn,
+                          const int tk,
                           const __global storage_t *restrict x,
                           const __global storage_t *restrict w,
                           const __global storage_t *restrict a)
@@ -48,56 +122,66 @@ inline void decode_stream(const int nr, vecf_t acc[DECODE_ROWS],
     for (int m = 0; m < DECODE_ROWS; m++) {
         rowc[m] = min(m, rows - 1);
     }
-    /* Work-item tk takes VEC consecutive rows of W (and of A) per step,
-     * k = (s * DECODE_K + tk) * VEC + c: the W rows are read once,
-     * coalesced along N, and one VEC-wide load of each X row serves VEC
-     * rows of W and of A (the X loads are shared by the DECODE_N
+    /* Work-item tk takes DECODE_VEC consecutive rows of W (and of A) per
+     * step, k = (s * DECODE_K + tk) * DECODE_VEC + c: the W rows are read
+     * once, coalesced along N, and one load of each X row serves
+     * DECODE_VEC rows of W and of A (the X loads are shared by the DECODE_N
      * work-items of one tk, from cache; A, 64 bytes a row at rank 16,
-     * comes from cache too). Unrolled so that several W loads are in
-     * flight per work-item. */
-#pragma unroll 2
-    for (int s = 0; s < DEC_W_STEPS; s++) {
-        const int k = (s * DECODE_K + tk) * VEC;
-#if IN_FEATURES % (DECODE_K * VEC) != 0
-        if (k < IN_FEATURES)
-#endif
-        {
+     * comes from cache too). The W and A loads of DEC_UNROLL steps are
+     * issued before their products, so that as many bytes of W are in
+     * flight per work-item (streaming W is the work). */
+    for (int s0 = 0; s0 < DEC_W_STEPS; s0 += DEC_UNROLL) {
 #if HAS_BASE
-            vecf_t wv[VEC];
-#pragma unroll
-            for (int c = 0; c < VEC; c++) {
-                wv[c] = loadv(w + col, (size_t)(k + c) * OUT_FEATURES);
-            }
+        dvec_t wv[DEC_UNROLL][DECODE_VEC];
 #endif
-            float av[VEC][DEC_TQ];
+        float av[DEC_UNROLL][DECODE_VEC][DEC_TQ];
 #pragma unroll
-            for (int c = 0; c < VEC; c++) {
+        for (int u = 0; u < DEC_UNROLL; u++) {
+            const int k = ((s0 + u) * DECODE_K + tk) * DECODE_VEC;
+#pragma unroll
+            for (int c = 0; c < DECODE_VEC; c++) {
+#if HAS_BASE
+                wv[u][c] = (dvec_t)0.0f;
+#endif
 #pragma unroll
                 for (int q = 0; q < DEC_TQ; q++) {
-                    const int j = tn + q * DECODE_N;
-                    av[c][q] = 0.0f;
-#if RANK % DECODE_N != 0
-                    if (j < RANK)
+                    av[u][c][q] = 0.0f;
+                }
+                if (DEC_LIVE(k + c)) {
+#if HAS_BASE
+                    wv[u][c] =
+                        load_cols(w, (size_t)(k + c) * OUT_FEATURES, colc);
 #endif
-                    {
-                        av[c][q] = load1(a, (size_t)(k + c) * RANK + j);
+#pragma unroll
+                    for (int q = 0; q < DEC_TQ; q++) {
+                        const int j = tn + q * DECODE_N;
+#if RANK % DECODE_N != 0
+                        if (j < RANK)
+#endif
+                        {
+                            av[u][c][q] = load1(a, (size_t)(k + c) * RANK + j);
+                        }
                     }
                 }
             }
+        }
+#pragma unroll
+        for (int u = 0; u < DEC_UNROLL; u++) {
+            const int k = ((s0 + u) * DECODE_K + tk) * DECODE_VEC;
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 if (m < nr) {
-                    const vecf_t xv =
-                        loadv(x + (size_t)rowc[m] * IN_FEATURES, k);
+                    const dvec_t xv =
+                        load_k(x + (size_t)rowc[m] * IN_FEATURES, k);
 #pragma unroll
-                    for (int c = 0; c < VEC; c++) {
+                    for (int c = 0; c < DECODE_VEC; c++) {
 #if HAS_BASE
-                        acc[m] = fma((vecf_t)VEC_AT(xv, c), wv[c], acc[m]);
+                        acc[m] = fma((dvec_t)DVEC_AT(xv, c), wv[u][c], acc[m]);
 #endif
 #pragma unroll
                         for (int q = 0; q < DEC_TQ; q++) {
                             tacc[m][q] =
-                                fma(VEC_AT(xv, c), av[c][q], tacc[m][q]);
+                                fma(DVEC_AT(xv, c), av[u][c][q], tacc[m][q]);
                         }
                     }
                 }
@@ -136,22 +220,31 @@ void lora_decode(const int rows,
     const __global storage_t *w = b;
 #endif
     const int cb = get_group_id(0) * DEC_COLS;
-    int col = cb + tn * VEC;
+    int colc[DECODE_VEC];
+#if DECODE_VEC == VEC
+    /* VEC divides N: a vector starts past N or ends at or before it. */
+    colc[0] = cb + tn * VEC;
 #if OUT_FEATURES % DEC_COLS != 0
-    col = min(col, OUT_FEATURES - VEC);
+    colc[0] = min(colc[0], OUT_FEATURES - VEC);
+#endif
+#else
+#pragma unroll
+    for (int c = 0; c < DECODE_VEC; c++) {
+        colc[c] = min(cb + tn * DECODE_VEC + c, OUT_FEATURES - 1);
+    }
 #endif
 
-    vecf_t acc[DECODE_ROWS];
+    dvec_t acc[DECODE_ROWS];
     float tacc[DECODE_ROWS][DEC_TQ];
 #pragma unroll
     for (int m = 0; m < DECODE_ROWS; m++) {
-        acc[m] = (vecf_t)0.0f;
+        acc[m] = (dvec_t)0.0f;
 #pragma unroll
         for (int q = 0; q < DEC_TQ; q++) {
             tacc[m][q] = 0.0f;
         }
     }
-#define DECODE_ARGS acc, tacc, nr, col, tn, tk, x, w, a
+#define DECODE_ARGS acc, tacc, nr, colc, tn, tk, x, w, a
     if (nr <= 1) {
         decode_stream(1, DECODE_ARGS);
 #if DECODE_ROWS > 2
@@ -216,11 +309,11 @@ void lora_decode(const int rows,
         if (j < RANK)
 #endif
         {
-            const vecf_t bv = loadv(b + col, (size_t)j * OUT_FEATURES);
+            const dvec_t bv = load_cols(b, (size_t)j * OUT_FEATURES, colc);
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 const int row = min(m, nr - 1);
-                acc[m] = fma((vecf_t)tl[row * RANK + j], bv, acc[m]);
+                acc[m] = fma((dvec_t)tl[row * RANK + j], bv, acc[m]);
             }
         }
     }
@@ -232,8 +325,8 @@ void lora_decode(const int rows,
 #pragma unroll
         for (int m = 0; m < DECODE_ROWS; m++) {
             if (m >= m0 && m < m0 + DEC_RED_ROWS) {
-                STASH_V(acc[m], red + ((m - m0) * DECODE_K + tk) * DEC_COLS +
-                                    tn * VEC);
+                DSTASH(acc[m], red + ((m - m0) * DECODE_K + tk) * DEC_COLS +
+                                   tn * DECODE_VEC);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);

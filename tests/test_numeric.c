@@ -366,6 +366,11 @@ static void test_lora_shapes(void)
          * of one work-item along N once summed wrongly on PoCL). */
         {"in_features: 64, out_features: 1, rank: 1", ""},
         {"in_features: 8, out_features: 2, rank: 1", "decode_rows: 4"},
+        /* The decode path gathering 4 columns from rows that allow only
+         * scalar loads: K under 4, N just past 4, no W. */
+        {"in_features: 3, out_features: 5, rank: 2", ""},
+        {"in_features: 13, out_features: 7, rank: 3, base: false, "
+         "accumulate: true", "decode_rows: 4, decode_n: 2, decode_k: 2"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(c == 2 ? "bf16" : "f32", cases[c][0], cases[c][1]);
