@@ -60,7 +60,7 @@ static const struct param_def lora_knobs[] = {
      "rows at or below which lora_decode runs (decode_rows per "
      "work-group), in one launch"},
     {"decode_n", VALUE_INT, 0, 8, 2, 1024, NULL,
-     "lora_decode: work-items along N, vec columns each"},
+     "lora_decode: work-items along N, 4 columns each (N under 4: vec)"},
     {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
      "lora_decode: work-items splitting the reduction"},
     {"xa_m", VALUE_INT, 0, 16, 1, 1024, NULL,

@@ -36,14 +36,9 @@ typedef float4 dvec_t;
 #define DEC_RED_ROWS DEC_FIT(DECODE_K * DEC_COLS)
 #define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * DECODE_VEC)
-/* Steps whose W loads are issued together (4 measured no faster on the
- * H100, at 1 to 16 rows). */
-#define DEC_UNROLL 2
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
-/* Row K of W, A and X is live: only tested where steps may pass K (a
- * ragged last stretch, or unrolled steps past the last). */
-#if IN_FEATURES % (DECODE_K * DECODE_VEC) != 0 ||                          \
-    DEC_W_STEPS % DEC_UNROLL != 0
+/* Row K of W, A and X is live: only tested where steps may pass K. */
+#if IN_FEATURES % (DECODE_K * DECODE_VEC) != 0
 #define DEC_LIVE(k) ((k) < IN_FEATURES)
 #else
 #define DEC_LIVE(k) 1
@@ -125,64 +120,55 @@ inline void decode_stream(const int nr, dvec_t acc[DECODE_ROWS],
     /* Work-item tk takes DECODE_VEC consecutive rows of W (and of A) per
      * step, k = (s * DECODE_K + tk) * DECODE_VEC + c: the W rows are read
      * once, coalesced along N, and one load of each X row serves
-     * DECODE_VEC rows of W and of A (the X loads are shared by the DECODE_N
-     * work-items of one tk, from cache; A, 64 bytes a row at rank 16,
-     * comes from cache too). The W and A loads of DEC_UNROLL steps are
-     * issued before their products, so that as many bytes of W are in
-     * flight per work-item (streaming W is the work). */
-    for (int s0 = 0; s0 < DEC_W_STEPS; s0 += DEC_UNROLL) {
+     * DECODE_VEC rows of W and of A (the X loads are shared by the
+     * DECODE_N work-items of one tk, from cache; A, 64 bytes a row at
+     * rank 16, comes from cache too). Unrolled so that several W loads
+     * are in flight per work-item; loading two steps' W ahead of their
+     * products instead spilled at 16 rows (2x slower at 128 rows). */
+#pragma unroll 2
+    for (int s = 0; s < DEC_W_STEPS; s++) {
+        const int k = (s * DECODE_K + tk) * DECODE_VEC;
 #if HAS_BASE
-        dvec_t wv[DEC_UNROLL][DECODE_VEC];
+        dvec_t wv[DECODE_VEC];
 #endif
-        float av[DEC_UNROLL][DECODE_VEC][DEC_TQ];
+        float av[DECODE_VEC][DEC_TQ];
 #pragma unroll
-        for (int u = 0; u < DEC_UNROLL; u++) {
-            const int k = ((s0 + u) * DECODE_K + tk) * DECODE_VEC;
-#pragma unroll
-            for (int c = 0; c < DECODE_VEC; c++) {
+        for (int c = 0; c < DECODE_VEC; c++) {
 #if HAS_BASE
-                wv[u][c] = (dvec_t)0.0f;
+            wv[c] = (dvec_t)0.0f;
+#endif
+#pragma unroll
+            for (int q = 0; q < DEC_TQ; q++) {
+                av[c][q] = 0.0f;
+            }
+            if (DEC_LIVE(k + c)) {
+#if HAS_BASE
+                wv[c] = load_cols(w, (size_t)(k + c) * OUT_FEATURES, colc);
 #endif
 #pragma unroll
                 for (int q = 0; q < DEC_TQ; q++) {
-                    av[u][c][q] = 0.0f;
-                }
-                if (DEC_LIVE(k + c)) {
-#if HAS_BASE
-                    wv[u][c] =
-                        load_cols(w, (size_t)(k + c) * OUT_FEATURES, colc);
-#endif
-#pragma unroll
-                    for (int q = 0; q < DEC_TQ; q++) {
-                        const int j = tn + q * DECODE_N;
+                    const int j = tn + q * DECODE_N;
 #if RANK % DECODE_N != 0
-                        if (j < RANK)
+                    if (j < RANK)
 #endif
-                        {
-                            av[u][c][q] = load1(a, (size_t)(k + c) * RANK + j);
-                        }
+                    {
+                        av[c][q] = load1(a, (size_t)(k + c) * RANK + j);
                     }
                 }
             }
         }
 #pragma unroll
-        for (int u = 0; u < DEC_UNROLL; u++) {
-            const int k = ((s0 + u) * DECODE_K + tk) * DECODE_VEC;
+        for (int m = 0; m < DECODE_ROWS; m++) {
+            if (m < nr) {
+                const dvec_t xv = load_k(x + (size_t)rowc[m] * IN_FEATURES, k);
 #pragma unroll
-            for (int m = 0; m < DECODE_ROWS; m++) {
-                if (m < nr) {
-                    const dvec_t xv =
-                        load_k(x + (size_t)rowc[m] * IN_FEATURES, k);
-#pragma unroll
-                    for (int c = 0; c < DECODE_VEC; c++) {
+                for (int c = 0; c < DECODE_VEC; c++) {
 #if HAS_BASE
-                        acc[m] = fma((dvec_t)DVEC_AT(xv, c), wv[u][c], acc[m]);
+                    acc[m] = fma((dvec_t)DVEC_AT(xv, c), wv[c], acc[m]);
 #endif
 #pragma unroll
-                        for (int q = 0; q < DEC_TQ; q++) {
-                            tacc[m][q] =
-                                fma(DVEC_AT(xv, c), av[u][c][q], tacc[m][q]);
-                        }
+                    for (int q = 0; q < DEC_TQ; q++) {
+                        tacc[m][q] = fma(DVEC_AT(xv, c), av[c][q], tacc[m][q]);
                     }
                 }
             }
