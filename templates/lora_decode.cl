@@ -37,8 +37,9 @@ typedef float4 dvec_t;
 #define DEC_RED_Y (DEC_RED_ROWS * DECODE_K * DEC_COLS)
 #define DEC_W_STEPS CEIL_DIV(IN_FEATURES, DECODE_K * DECODE_VEC)
 #define DEC_B_STEPS CEIL_DIV(RANK, DECODE_K)
-/* Row K of W, A and X is live: only tested where steps may pass K. */
-#if IN_FEATURES % (DECODE_K * DECODE_VEC) != 0
+/* Row K of W, A and X is live: only tested where steps may pass K (a
+ * ragged last stretch, or the second of two steps past the last). */
+#if IN_FEATURES % (DECODE_K * DECODE_VEC) != 0 || DEC_W_STEPS % 2 != 0
 #define DEC_LIVE(k) ((k) < IN_FEATURES)
 #else
 #define DEC_LIVE(k) 1
@@ -97,13 +98,81 @@ inline dvec_t load_k(const __global storage_t *p, const int k)
 #endif
 }
 
-/* acc[m] += this work-item's share of row m of X*W at columns
- * COLC (with HAS_BASE) and tacc[m][q] += its share of
- * row m of X*A at column tn + q * DECODE_N, both from the same X loads,
- * for m < NR. NR is a constant at each call, so the accumulators stay in
- * registers and no work goes to rows that cannot exist; the loops run to
- * DECODE_ROWS and test NR so that they unroll before inlining. Rows past
- * `rows` repeat the last row (never stored). */
+/* One step of the stream: work-item tk takes DECODE_VEC consecutive rows
+ * of W (and of A), k = (s * DECODE_K + tk) * DECODE_VEC + c. The W rows
+ * are read once, coalesced along N, and one load of each X row serves
+ * DECODE_VEC rows of W and of A (the X loads are shared by the DECODE_N
+ * work-items of one tk, from cache; A, 64 bytes a row at rank 16, comes
+ * from cache too). decode_load: the step's W and A into registers, zero
+ * past K. */
+inline void decode_load(const int k, dvec_t wv[DECODE_VEC],
+                        float av[DECODE_VEC][DEC_TQ],
+                        const int colc[DECODE_VEC], const int tn,
+                        const __global storage_t *restrict w,
+                        const __global storage_t *restrict a)
+{
+#pragma unroll
+    for (int c = 0; c < DECODE_VEC; c++) {
+        wv[c] = (dvec_t)0.0f;
+#pragma unroll
+        for (int q = 0; q < DEC_TQ; q++) {
+            av[c][q] = 0.0f;
+        }
+        if (DEC_LIVE(k + c)) {
+#if HAS_BASE
+            wv[c] = load_cols(w, (size_t)(k + c) * OUT_FEATURES, colc);
+#endif
+#pragma unroll
+            for (int q = 0; q < DEC_TQ; q++) {
+                const int j = tn + q * DECODE_N;
+#if RANK % DECODE_N != 0
+                if (j < RANK)
+#endif
+                {
+                    av[c][q] = load1(a, (size_t)(k + c) * RANK + j);
+                }
+            }
+        }
+    }
+}
+
+/* decode_mac: acc[m] += the step's share of row m of X*W at columns COLC
+ * (with HAS_BASE), tacc[m][q] += its share of row m of X*A at column
+ * tn + q * DECODE_N, both from the same X loads, for m < NR. */
+inline void decode_mac(const int nr, const int k, dvec_t acc[DECODE_ROWS],
+                       float tacc[DECODE_ROWS][DEC_TQ],
+                       const dvec_t wv[DECODE_VEC],
+                       const float av[DECODE_VEC][DEC_TQ],
+                       const int rowc[DECODE_ROWS],
+                       const __global storage_t *restrict x)
+{
+#pragma unroll
+    for (int m = 0; m < DECODE_ROWS; m++) {
+        if (m < nr) {
+            const dvec_t xv = load_k(x + (size_t)rowc[m] * IN_FEATURES, k);
+#pragma unroll
+            for (int c = 0; c < DECODE_VEC; c++) {
+#if HAS_BASE
+                acc[m] = fma((dvec_t)DVEC_AT(xv, c), wv[c], acc[m]);
+#endif
+#pragma unroll
+                for (int q = 0; q < DEC_TQ; q++) {
+                    tacc[m][q] = fma(DVEC_AT(xv, c), av[c][q], tacc[m][q]);
+                }
+            }
+        }
+    }
+}
+
+/* The whole stream over K for NR rows. NR is a constant at each call, so
+ * the accumulators stay in registers and no work goes to rows that cannot
+ * exist; the loops run to DECODE_ROWS and test NR so that they unroll
+ * before inlining. Rows past `rows` repeat the last row (never stored).
+ * Up to DEC_AHEAD_ROWS rows, two steps' loads are issued before their
+ * products, for more bytes of W in flight (K = 4099, N = 11001 on the
+ * H100: 84 against 98 us at one row); at more rows that made the seeds'
+ * 16-row blocks 2x slower, so there one step's loads go at a time. */
+#define DEC_AHEAD_ROWS 8
 inline void decode_stream(const int nr, dvec_t acc[DECODE_ROWS],
                           float tacc[DECODE_ROWS][DEC_TQ], const int rows,
                           const int colc[DECODE_VEC], const int tn,
@@ -117,61 +186,23 @@ inline void decode_stream(const int nr, dvec_t acc[DECODE_ROWS],
     for (int m = 0; m < DECODE_ROWS; m++) {
         rowc[m] = min(m, rows - 1);
     }
-    /* Work-item tk takes DECODE_VEC consecutive rows of W (and of A) per
-     * step, k = (s * DECODE_K + tk) * DECODE_VEC + c: the W rows are read
-     * once, coalesced along N, and one load of each X row serves
-     * DECODE_VEC rows of W and of A (the X loads are shared by the
-     * DECODE_N work-items of one tk, from cache; A, 64 bytes a row at
-     * rank 16, comes from cache too). Unrolled so that several W loads
-     * are in flight per work-item; loading two steps' W ahead of their
-     * products instead spilled at 16 rows (2x slower at 128 rows). */
-#pragma unroll 2
-    for (int s = 0; s < DEC_W_STEPS; s++) {
-        const int k = (s * DECODE_K + tk) * DECODE_VEC;
-#if HAS_BASE
-        dvec_t wv[DECODE_VEC];
-#endif
-        float av[DECODE_VEC][DEC_TQ];
-#pragma unroll
-        for (int c = 0; c < DECODE_VEC; c++) {
-#if HAS_BASE
-            wv[c] = (dvec_t)0.0f;
-#endif
-#pragma unroll
-            for (int q = 0; q < DEC_TQ; q++) {
-                av[c][q] = 0.0f;
-            }
-            if (DEC_LIVE(k + c)) {
-#if HAS_BASE
-                wv[c] = load_cols(w, (size_t)(k + c) * OUT_FEATURES, colc);
-#endif
-#pragma unroll
-                for (int q = 0; q < DEC_TQ; q++) {
-                    const int j = tn + q * DECODE_N;
-#if RANK % DECODE_N != 0
-                    if (j < RANK)
-#endif
-                    {
-                        av[c][q] = load1(a, (size_t)(k + c) * RANK + j);
-                    }
-                }
-            }
+    dvec_t wv[DECODE_VEC], wv2[DECODE_VEC];
+    float av[DECODE_VEC][DEC_TQ], av2[DECODE_VEC][DEC_TQ];
+    if (nr <= DEC_AHEAD_ROWS) {
+        for (int s = 0; s < DEC_W_STEPS; s += 2) {
+            const int k = (s * DECODE_K + tk) * DECODE_VEC;
+            const int k2 = k + DECODE_K * DECODE_VEC;
+            decode_load(k, wv, av, colc, tn, w, a);
+            decode_load(k2, wv2, av2, colc, tn, w, a);
+            decode_mac(nr, k, acc, tacc, wv, av, rowc, x);
+            decode_mac(nr, k2, acc, tacc, wv2, av2, rowc, x);
         }
-#pragma unroll
-        for (int m = 0; m < DECODE_ROWS; m++) {
-            if (m < nr) {
-                const dvec_t xv = load_k(x + (size_t)rowc[m] * IN_FEATURES, k);
-#pragma unroll
-                for (int c = 0; c < DECODE_VEC; c++) {
-#if HAS_BASE
-                    acc[m] = fma((dvec_t)DVEC_AT(xv, c), wv[c], acc[m]);
-#endif
-#pragma unroll
-                    for (int q = 0; q < DEC_TQ; q++) {
-                        tacc[m][q] = fma(DVEC_AT(xv, c), av[c][q], tacc[m][q]);
-                    }
-                }
-            }
+    } else {
+#pragma unroll 2
+        for (int s = 0; s < DEC_W_STEPS; s++) {
+            const int k = (s * DECODE_K + tk) * DECODE_VEC;
+            decode_load(k, wv, av, colc, tn, w, a);
+            decode_mac(nr, k, acc, tacc, wv, av, rowc, x);
         }
     }
 }
