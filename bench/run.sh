@@ -23,13 +23,22 @@ gpu)
         "$specl" bench "$lora" --kernel llama_q --rows $r "$@"
     done
     "$specl" bench specs/seeds.yaml --rows 128 "$@"
+    "$specl" bench "$here/specs/small.yaml" --rows 128 "$@"
+    # K and N that divide no tile, and few rows of odd-width layers
+    for k in q4096 q4100 k4001 n4001 q4001 kn4002; do
+        "$specl" bench "$here/specs/tails.yaml" --kernel $k --rows 4096 \
+            --no-naive "$@"
+    done
+    for r in 1 8 16; do
+        "$specl" bench "$here/specs/decode_odd.yaml" --rows $r --no-naive "$@"
+    done
     "$specl" bench "$rows" --kernel rmsnorm_4096 --rows 4096 "$@"
     "$specl" bench "$rows" --kernel layernorm_4096 --rows 4096 "$@"
     "$specl" bench "$rows" --kernel softmax_1024 --rows 32768 "$@"
     "$specl" bench "$rows" --kernel softmax_32000 --rows 512 "$@"
     "$specl" bench specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
     # half precision: tensor cores where the device has them
-    for k in bf16_q f16_q bf16_up bf16_q_mma_big bf16_q_delta; do
+    for k in bf16_q f16_q bf16_up bf16_down bf16_q_mma_big bf16_q_delta; do
         "$specl" bench "$half" --kernel $k --rows 4096 "$@"
     done
     "$specl" bench "$half" --kernel bf16_q --rows 8 "$@"
@@ -49,6 +58,7 @@ cpu)
     "$specl" bench "$lora" --kernel llama_q_delta --rows 512 --reps 5 "$@"
     "$specl" bench "$lora" --kernel llama_q --rows 8 --reps 10 "$@"
     "$specl" bench specs/seeds.yaml --rows 128 --reps 10 "$@"
+    "$specl" bench "$here/specs/small.yaml" --rows 128 --reps 10 "$@"
     "$specl" bench "$rows" --kernel rmsnorm_4096 --rows 4096 --reps 10 "$@"
     "$specl" bench "$rows" --kernel layernorm_4096 --rows 4096 --reps 10 "$@"
     "$specl" bench "$rows" --kernel softmax_1024 --rows 4096 --reps 10 "$@"

@@ -17,6 +17,8 @@ templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0
 templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
 templates/lora_combine.cl%s/for (int s = 1; s < SPLIT_K; s++) {/for (int s = 1; s + 1 < SPLIT_K; s++) {/%lora: the split path drops the last slice of K from the sum
 templates/lora_main.cl%s/const int kt1 = (slice + 1) \* K_TILES \/ slices;/const int kt1 = (slice + 1) * (K_TILES \/ slices);/%lora: the split path drops the K steps that do not divide evenly into slices
+templates/lora_decode.cl%s/decode_mac(nr, k2, acc, tacc, wv2, av2, rowc, x);//%lora: the decode path drops the second of the two steps it loads ahead
+templates/lora_decode.cl%s/colc\[c\] = min(cb + tn \* DECODE_VEC + c, OUT_FEATURES - 1);/colc[c] = min(cb + tn * DECODE_VEC, OUT_FEATURES - 1);/%lora: the decode path gathers one column four times where the rows allow only narrow loads
 templates/stub.c.in%s/if (_rows == 0 || _rows > INT_MAX) {/if (_rows > INT_MAX) {/%stub: rows == 0 accepted
 templates/stub.c.in%s/return _cpu ? 2 : 0;/return _cpu ? 0 : 2;/%stub: the CPU variant given to every device but CPUs
 templates/stub.c.in%s/for (int _tried = 0; _tried < _n; _tried++) {/for (int _tried = 0; _tried < _n \&\& _tried < 1; _tried++) {/%stub: no fallback past the first variant tried
