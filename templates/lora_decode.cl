@@ -4,7 +4,7 @@
 
 #if !defined(DECODE_ROWS) || !defined(DECODE_N) || !defined(DECODE_K) ||   \
     !defined(DECODE_VEC)
-#error "lora_decode.cl: the plan must define DECODE_ROWS, DECODE_N, DECODE_K, DECODE_VEC"
+#error "lora_decode.cl: the plan must define DECODE_ROWS, _N, _K and _VEC"
 #endif
 
 /* ---- DECODE_VEC columns (and rows of W) per work-item ----
@@ -12,8 +12,9 @@
  * work-item's width, 4 wherever N allows it: at VEC 1 or 2 its loads
  * gather DECODE_VEC elements in VEC-wide pieces, so that each X load still
  * serves DECODE_VEC columns of W and each work-group still covers 128
- * bytes of a row (8 columns a work-group made every work-group along N
- * recompute T from all of X and A: 3 times slower on the H100). */
+ * bytes of an f32 row (8 columns a work-group made every work-group
+ * along N recompute T from all of X and A: 2.5 times slower on the
+ * H100). */
 #if DECODE_VEC == VEC
 typedef vecf_t dvec_t;
 #define DVEC_AT VEC_AT
