@@ -1037,17 +1037,26 @@ static void launch_xa(const struct lora *c, struct launch *l)
     copy_args(l, args);
 }
 
-static void launch_expand(const struct lora *c, struct launch *l)
+/* lora_expand and lora_combine: row_threads(c) work-items along N, vec
+ * columns each, ROWS rows per work-group. */
+static void launch_rows(const struct lora *c, struct launch *l,
+                        const char *kernel, long rows,
+                        const char *const *args)
 {
-    static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
-    l->kernel = "lora_expand";
+    l->kernel = kernel;
     l->dims = 2;
     l->local[0] = (size_t)row_threads(c);
     l->local[1] = 1;
     l->groups[0] = (size_t)ceil_div(c->N, row_threads(c) * c->vec);
     l->groups[1] = 0;
-    l->rows_per_group = (size_t)expand_rows(c);
+    l->rows_per_group = (size_t)rows;
     copy_args(l, args);
+}
+
+static void launch_expand(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
+    launch_rows(c, l, "lora_expand", expand_rows(c), args);
 }
 
 /* lora_main, or with SLICES > 1 lora_main_split over that many slices of
@@ -1081,14 +1090,7 @@ static void launch_main(const struct lora *c, struct launch *l, long slices)
 static void launch_combine(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "y", "scratch", NULL};
-    l->kernel = "lora_combine";
-    l->dims = 2;
-    l->local[0] = (size_t)row_threads(c);
-    l->local[1] = 1;
-    l->groups[0] = (size_t)ceil_div(c->N, row_threads(c) * c->vec);
-    l->groups[1] = 0;
-    l->rows_per_group = 1;
-    copy_args(l, args);
+    launch_rows(c, l, "lora_combine", 1, args);
 }
 
 static void launch_mma(const struct lora *c, struct launch *l)

@@ -555,7 +555,10 @@ inline void main_tiles(const int rows,
 
 #if SPLIT_K > 1
     if (slices > 1) {
-        /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). */
+        /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). A
+         * loop of its own: sharing the Y stores' loop, with the store
+         * picked per element, made lora_main_split slower on the H100
+         * (llama-q at 64 rows: 105 against 83 us). */
         __global float *part = scratch + SPLIT_PART(rows, slice);
 #pragma unroll
         for (int i = 0; i < WORK_M; i++) {
