@@ -536,10 +536,8 @@ static void lora_defaults(struct kernel_spec *ks)
      * in flight, for streaming W at memory speed. */
     /* At least 2: with one work-item along N, PoCL computes wrong sums
      * (work-groups of 1 x 4 and up; 2 x 4 is right). */
-    spec_knob_default(ks, "decode_n",
-                 min_l(8, pow2_ceil(ceil_div(c.N, decode_vec(&c))) < 2
-                              ? 2
-                              : pow2_ceil(ceil_div(c.N, decode_vec(&c)))));
+    long lanes_n = pow2_ceil(ceil_div(c.N, decode_vec(&c)));
+    spec_knob_default(ks, "decode_n", min_l(8, lanes_n < 2 ? 2 : lanes_n));
     /* 32 along K with or without W: without, T's reduction over K is the
      * work (at 128 rows, M=K=N=512, rank 8: 12.1 us against 17.9 with 8
      * work-items, the rank, on the H100). */
