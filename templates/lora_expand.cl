@@ -3,17 +3,59 @@
 #include "lora_common.cl"
 #include "lora_store.cl"
 
-#if !defined(EXPAND_N) || !defined(EXPAND_ROWS)
-#error "lora_expand.cl: the plan must define EXPAND_N, EXPAND_ROWS"
+#if !defined(EXPAND_N) || !defined(EXPAND_ROWS) || !defined(EXPAND_VEC)
+#error "lora_expand.cl: the plan must define EXPAND_N, EXPAND_ROWS, EXPAND_VEC"
+#endif
+
+/* exv_t: EXPAND_VEC columns of a row. VEC on GPUs; 8 or 16 on CPUs, whose
+ * compilers make SIMD of an item's own vectors (see the plan). */
+#if EXPAND_VEC == VEC
+typedef vecf_t exv_t;
+#define ex_load loadv
+#define ex_store store_vec
+#elif EXPAND_VEC == 8 || EXPAND_VEC == 16
+#if EXPAND_VEC == 8
+typedef float8 exv_t;
+inline exv_t ex_load(const __global storage_t *p, size_t i)
+{
+    return load8(p, i);
+}
+inline void ex_put(__global storage_t *p, size_t i, exv_t v)
+{
+    store8(p, i, v);
+}
+#else
+typedef float16 exv_t;
+inline exv_t ex_load(const __global storage_t *p, size_t i)
+{
+    return (float16)(load8(p, i), load8(p, i + 8));
+}
+inline void ex_put(__global storage_t *p, size_t i, exv_t v)
+{
+    store8(p, i, v.lo);
+    store8(p, i + 8, v.hi);
+}
+#endif
+inline void ex_store(__global storage_t *y, size_t i, exv_t v)
+{
+#if ACCUMULATE
+    ex_put(y, i, v + ex_load(y, i));
+#else
+    ex_put(y, i, v);
+#endif
+}
+#else
+#error "EXPAND_VEC must be VEC, 8 or 16"
 #endif
 
 /* base: false after lora_xa: Y (+)= T*B. Work-item l of a work-group owns
- * VEC columns and keeps their RANK x VEC block of B in registers (for
+ * EXPAND_VEC columns and keeps their RANK x EXPAND_VEC block of B in
+ * registers (for
  * RANK <= 32; above, it reads B through the cache); the group sums the
  * XA_SPLIT partials of its EXPAND_ROWS rows of T into local memory once,
  * then writes one row of Y after another, VEC-wide stores coalesced
  * along N. */
-#define EX_COLS (EXPAND_N * VEC)
+#define EX_COLS (EXPAND_N * EXPAND_VEC)
 #define EX_B_REGS (RANK <= 32)
 #if !defined(EXPAND_LOCAL_BYTES) ||                                       \
     EXPAND_ROWS * RANK * 4 != EXPAND_LOCAL_BYTES
@@ -29,10 +71,10 @@ void lora_expand(const int rows, const __global storage_t *restrict b,
     const int lid = get_local_id(0);
     const int row0 = get_group_id(1) * EXPAND_ROWS;
     const int nr = min(rows - row0, EXPAND_ROWS);
-    int col = get_group_id(0) * EX_COLS + lid * VEC;
+    int col = get_group_id(0) * EX_COLS + lid * EXPAND_VEC;
 #if OUT_FEATURES % EX_COLS != 0
     const int live = col < OUT_FEATURES;
-    col = min(col, OUT_FEATURES - VEC);
+    col = min(col, OUT_FEATURES - EXPAND_VEC);
 #endif
     for (int o = lid; o < nr * RANK; o += EXPAND_N) {
         const __global float *tp =
@@ -45,10 +87,10 @@ void lora_expand(const int rows, const __global storage_t *restrict b,
         tl[o] = sum;
     }
 #if EX_B_REGS
-    vecf_t bv[RANK];
+    exv_t bv[RANK];
 #pragma unroll
     for (int j = 0; j < RANK; j++) {
-        bv[j] = loadv(b + col, (size_t)j * OUT_FEATURES);
+        bv[j] = ex_load(b + col, (size_t)j * OUT_FEATURES);
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -58,16 +100,16 @@ void lora_expand(const int rows, const __global storage_t *restrict b,
     }
 #endif
     for (int m = 0; m < nr; m++) {
-        vecf_t yv = (vecf_t)0.0f;
+        exv_t yv = (exv_t)0.0f;
 #pragma unroll
         for (int j = 0; j < RANK; j++) {
 #if EX_B_REGS
-            yv = fma((vecf_t)tl[m * RANK + j], bv[j], yv);
+            yv = fma((exv_t)tl[m * RANK + j], bv[j], yv);
 #else
-            yv = fma((vecf_t)tl[m * RANK + j],
-                     loadv(b + col, (size_t)j * OUT_FEATURES), yv);
+            yv = fma((exv_t)tl[m * RANK + j],
+                     ex_load(b + col, (size_t)j * OUT_FEATURES), yv);
 #endif
         }
-        store_vec(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv);
+        ex_store(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv);
     }
 }

@@ -13,15 +13,20 @@
 #define XA_T (XA_M / XA_W)
 #define XA_THREADS (XA_K * XA_T)
 #if RANK % 4 == 0
-#define AV 4 /* A and T read from local memory as float4 */
+#define AV 4 /* A read from local memory as float4, T summed in float4 */
+typedef float4 accv_t;
+#define ACC_AT(v, c)                                                     \
+    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
 #else
 #define AV 1
+typedef float accv_t;
+#define ACC_AT(v, c) (v)
 #endif
 
 /* Round I of the reduction: parks acc[i] in RED; after it, output
  * o < XA_T * RANK (row row0 + I * XA_T + o / RANK, column o % RANK) is
  * xa_sum(red, o). The caller adds a barrier before the next round. */
-inline void xa_park(__local float *red, const float acc[XA_W][RANK],
+inline void xa_park(__local float *red, const accv_t acc[XA_W][RANK / AV],
                     const int i, const int tm, const int tk)
 {
 #pragma unroll
@@ -29,7 +34,8 @@ inline void xa_park(__local float *red, const float acc[XA_W][RANK],
         if (w == i) {
 #pragma unroll
             for (int j = 0; j < RANK; j++) {
-                red[(tm * RANK + j) * (XA_K + 1) + tk] = acc[w][j];
+                red[(tm * RANK + j) * (XA_K + 1) + tk] =
+                    ACC_AT(acc[w][j / AV], j % AV);
             }
         }
     }
@@ -113,7 +119,7 @@ inline void xa_fetch(vecf_t xv[XA_W], const __global storage_t *xr[XA_W],
  * the N rows of A staged at AS. XN holds the first step's X on entry;
  * each step loads the next step's X before it computes, so that a load
  * is always in flight. */
-inline void xa_stream(float acc[XA_W][RANK], const __local float *as,
+inline void xa_stream(accv_t acc[XA_W][RANK / AV], const __local float *as,
                       const __global storage_t *xr[XA_W], vecf_t xn[XA_W],
                       const int k0, const int n, const int tk)
 {
@@ -135,10 +141,7 @@ inline void xa_stream(float acc[XA_W][RANK], const __local float *as,
 #pragma unroll
                     for (int i = 0; i < XA_W; i++) {
                         const float xc = VEC_AT(xv[i], c);
-                        acc[i][j] = fma(xc, av.s0, acc[i][j]);
-                        acc[i][j + 1] = fma(xc, av.s1, acc[i][j + 1]);
-                        acc[i][j + 2] = fma(xc, av.s2, acc[i][j + 2]);
-                        acc[i][j + 3] = fma(xc, av.s3, acc[i][j + 3]);
+                        acc[i][j / 4] = fma((float4)xc, av, acc[i][j / 4]);
                     }
                 }
 #else
@@ -176,15 +179,15 @@ void lora_xa(const int rows, const __global storage_t *restrict x,
 
     const int n = kend - kbeg; /* <= XA_CHUNK */
 
-    float acc[XA_W][RANK];
+    accv_t acc[XA_W][RANK / AV];
     const __global storage_t *xr[XA_W];
 #pragma unroll
     for (int i = 0; i < XA_W; i++) {
         /* rows past the end repeat the last row (never stored) */
         xr[i] = x + (size_t)min(row0 + i * XA_T + tm, rows - 1) * IN_FEATURES;
 #pragma unroll
-        for (int j = 0; j < RANK; j++) {
-            acc[i][j] = 0.0f;
+        for (int j = 0; j < RANK / AV; j++) {
+            acc[i][j] = (accv_t)0.0f;
         }
     }
     /* the first X loads travel while A is staged */
