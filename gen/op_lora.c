@@ -71,8 +71,9 @@ static const struct param_def lora_knobs[] = {
      "lora_xa: rows of A staged in local memory at once (a multiple of "
      "vec); K is split over work-groups in stretches of this size"},
     {"engine", VALUE_CHOICE, 0, ENGINE_SIMT, 0, 0, engine_choices,
-     "simt: lora_main, float multiply-adds; mma: lora_mma, tensor cores "
-     "(NVIDIA, compute capability 8.0+, f16/bf16; wm x wn per warp)"},
+     "simt: float multiply-adds (lora_xa, lora_main); mma: tensor cores "
+     "for X*A (lora_xa_mma) and the GEMM with W (lora_mma, wm x wn per "
+     "warp; NVIDIA, compute capability 8.0+, f16/bf16)"},
     {"stages", VALUE_INT, 0, 3, 2, 8, NULL,
      "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
     {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
@@ -249,6 +250,18 @@ static long xa_split(const struct lora *c)
     return ceil_div(c->K, c->xa_chunk);
 }
 
+/* Local memory of lora_xa_mma in bytes (the template's XM_LOCAL): its
+ * stretch of K in whole 16-byte chunks, rounded up to steps of 32, for
+ * each of the rank's columns rounded up to 8, plus 32 halves per column
+ * when that puts the columns 64 bytes apart modulo 128. */
+static long xa_mma_local(const struct lora *c)
+{
+    long per = ceil_div(c->K / 8, xa_split(c)) * 8;
+    long steps = ceil_div(per, 32);
+    long lda = steps * 32 + (steps % 2 == 0 ? 32 : 0);
+    return 2 * ceil_div(c->R, 8) * 8 * lda;
+}
+
 /* lora_expand: rows of Y per work-group, as many as local memory holds
  * T for, at most 64 (EXPAND_ROWS). */
 static long expand_rows(const struct lora *c)
@@ -321,10 +334,19 @@ static int uses_xa(const struct lora *c)
     return c->xa == XA_PREPASS;
 }
 
-/* lora_mma runs after lora_xa, with or without X*W. */
+/* Tensor cores: lora_xa_mma for T, then lora_mma (or without W
+ * lora_expand). */
 static int uses_mma(const struct lora *c)
 {
     return c->engine == ENGINE_MMA;
+}
+
+/* lora_mma, the GEMM over [X | T] on tensor cores, runs. (Without W, T*B
+ * on tensor cores after lora_xa_mma took 116 us at llama-q in bf16 on the
+ * H100, lora_expand 29.) */
+static int uses_lora_mma(const struct lora *c)
+{
+    return uses_mma(c) && c->base;
 }
 
 /* lora_main runs (with X*W, or X*A inline), else lora_expand. */
@@ -333,10 +355,10 @@ static int uses_main(const struct lora *c)
     return !uses_mma(c) && (c->base || c->xa == XA_INLINE);
 }
 
-/* base: false after lora_xa: lora_expand instead of lora_main. */
+/* base: false after lora_xa or lora_xa_mma: lora_expand, not lora_main. */
 static int uses_expand(const struct lora *c)
 {
-    return !uses_mma(c) && !c->base && uses_xa(c);
+    return !c->base && uses_xa(c);
 }
 
 /* The split path runs: lora_xa, lora_main over split_k slices of K, then
@@ -533,9 +555,9 @@ static void lora_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "vec", vec);
     lora_read(ks, &c);
 
-    /* Tensor cores for the GEMM with W where they can run it. */
-    if (ks->target == TARGET_TENSOR && ks->dtype != DTYPE_F32 && c.base &&
-        c.K % 8 == 0 && c.N % 8 == 0) {
+    /* Tensor cores where they can run X*A and the GEMM with W. */
+    if (ks->target == TARGET_TENSOR && ks->dtype != DTYPE_F32 &&
+        c.K % 8 == 0 && (c.N % 8 == 0 || !c.base)) {
         spec_knob_default(ks, "engine", ENGINE_MMA);
         lora_read(ks, &c);
     }
@@ -586,7 +608,14 @@ static void lora_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "xa_chunk", chunk < step ? step : chunk);
         lora_read(ks, &c);
     }
-    while (xa_local(&c) > LOCAL_MAX) {
+    /* lora_xa_mma stages the stretch whole: fewer rows of A at once where
+     * the rank is wide. */
+    while (uses_mma(&c) && !spec_knob_set(ks, "xa_chunk") &&
+           c.xa_chunk > 32 && xa_mma_local(&c) > LOCAL_MAX) {
+        spec_knob_default(ks, "xa_chunk", c.xa_chunk - 32);
+        lora_read(ks, &c);
+    }
+    while (!uses_mma(&c) && xa_local(&c) > LOCAL_MAX) {
         if (!spec_knob_set(ks, "xa_chunk") && c.xa_chunk > c.vec &&
             4 * xa_staged_a(&c) > LOCAL_MAX) {
             spec_knob_default(ks, "xa_chunk",
@@ -808,7 +837,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                        c->R, c->decode_rows, c->R, LOCAL_MAX);
         }
     }
-    if (uses_xa(c)) {
+    if (uses_xa(c) && !uses_mma(c)) {
         long xw = xa_rows_per_item(c), xt = xa_threads(c);
         struct mark at = spec_knob_set(ks, "xa_chunk")
                              ? spec_knob_mark(ks, "xa_chunk")
@@ -860,11 +889,33 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
                    "multiply half-width values)");
         return;
     }
-    if (c->K % 8 != 0 || c->N % 8 != 0) {
+    if (c->K % 8 != 0 || (c->base && c->N % 8 != 0)) {
         diag_error(d, file, at,
-                   "engine: mma needs in_features and out_features "
-                   "multiples of 8 (got %ld, %ld): it copies 16-byte rows",
+                   c->base ? "engine: mma needs in_features and out_features "
+                             "multiples of 8 (got %ld, %ld): it copies "
+                             "16-byte rows"
+                           : "engine: mma needs in_features a multiple of 8 "
+                             "(got %ld): it loads 16-byte rows of X",
                    c->K, c->N);
+    }
+    if (c->xa != XA_PREPASS) {
+        diag_error(d, file, spec_knob_mark(ks, "xa"),
+                   "engine: mma takes T from lora_xa_mma: use xa: prepass");
+    }
+    if (c->xa_m % 16 != 0 || 2 * c->xa_m > THREADS_MAX) {
+        diag_error(d, file, blame(ks, "xa_m", "engine"),
+                   "engine: mma needs xa_m a multiple of 16, at most %ld "
+                   "(lora_xa_mma runs a warp per 16 rows; got %ld)",
+                   THREADS_MAX / 2, c->xa_m);
+    }
+    if (xa_mma_local(c) > LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "xa_chunk", "engine"),
+                   "lora_xa_mma needs %ld bytes of local memory for xa_chunk "
+                   "%ld rows of A at rank %ld, more than %ld",
+                   xa_mma_local(c), c->xa_chunk, c->R, LOCAL_MAX);
+    }
+    if (!uses_lora_mma(c)) {
+        return; /* the tiles below are lora_mma's */
     }
     if (c->k % 16 != 0) {
         diag_error(d, file, blame(ks, "k", "engine"),
@@ -876,10 +927,6 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
                    "engine: mma needs wm and wn (a warp's rows and columns "
                    "of Y) multiples of 16 (got %ld, %ld)",
                    c->wm, c->wn);
-    }
-    if (c->xa != XA_PREPASS) {
-        diag_error(d, file, spec_knob_mark(ks, "xa"),
-                   "engine: mma takes T from lora_xa: use xa: prepass");
     }
     long threads = mma_threads(c);
     if (threads > THREADS_MAX) {
@@ -971,7 +1018,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
      * that changes no code then leaves the emitted source as it is, and
      * `specl tune`, which merges configs by that source, times it once. */
     int runs_main = uses_main(c);
-    if (runs_main || uses_mma(c)) {
+    if (runs_main || uses_lora_mma(c)) {
         plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
         plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
         plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
@@ -980,7 +1027,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "WORK_M", "rows of Y per work-item", c->wm);
         plan_int(p, "WORK_N", "columns of Y per work-item", c->wn);
     }
-    if (uses_mma(c)) {
+    if (uses_lora_mma(c)) {
         plan_int(p, "MMA_WARP_M", "rows of Y per warp", c->wm);
         plan_int(p, "MMA_WARP_N", "columns of Y per warp", c->wn);
         plan_int(p, "MMA_STAGES", "K steps staged in local memory",
@@ -1043,13 +1090,15 @@ static void copy_args(struct launch *l, const char *const *args)
 }
 
 /* lora_xa with XA_SPLIT work-groups along K (as many partial sums of T). */
+/* lora_xa, or with lora_mma its tensor-core twin lora_xa_mma (a warp per
+ * 16 rows); both write xa_split partial sums of T. */
 static void launch_xa(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
-    l->kernel = "lora_xa";
+    l->kernel = uses_mma(c) ? "lora_xa_mma" : "lora_xa";
     l->dims = 2;
-    l->local[0] = (size_t)c->xa_k;
-    l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
+    l->local[0] = (size_t)(uses_mma(c) ? 2 * c->xa_m : c->xa_k);
+    l->local[1] = uses_mma(c) ? 1 : (size_t)(c->xa_m / xa_rows_per_item(c));
     l->groups[0] = (size_t)xa_split(c);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->xa_m;
@@ -1123,10 +1172,8 @@ static void launch_mma(const struct lora *c, struct launch *l)
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->m;
     l->args[n++] = "rows";
-    if (c->base) {
-        l->args[n++] = "x";
-        l->args[n++] = "w";
-    }
+    l->args[n++] = "x";
+    l->args[n++] = "w";
     l->args[n++] = "b";
     l->args[n++] = "y";
     l->args[n++] = "scratch";
@@ -1161,15 +1208,17 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
 {
     static const char *const kernel[] = {"lora_main", "lora_xa",
                                          "lora_expand", "lora_decode",
-                                         "lora_mma"};
+                                         "lora_mma", "lora_xa_mma"};
     /* lora_combine uses none. */
     static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
                                        "EXPAND_LOCAL_BYTES",
                                        "DECODE_LOCAL_BYTES",
-                                       "MMA_LOCAL_BYTES"};
+                                       "MMA_LOCAL_BYTES",
+                                       "XA_MMA_LOCAL_BYTES"};
     long bytes[] = {main_local(c, c->xa), xa_local(c),
-                    4 * expand_rows(c) * c->R, decode_local(c), mma_local(c)};
-    for (int k = 0; k < 5; k++) {
+                    4 * expand_rows(c) * c->R, decode_local(c), mma_local(c),
+                    xa_mma_local(c)};
+    for (int k = 0; k < 6; k++) {
         if (plan_launches(p, kernel[k])) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
         }
@@ -1228,9 +1277,14 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     if (uses_mma(&c)) {
         pa->why = c.base ? "T = scale*X*A, then [X | T]*[W ; B] on tensor "
                            "cores"
-                         : "T = scale*X*A, then T*B on tensor cores";
+                         : "T = scale*X*A on tensor cores, then Y = T*B "
+                           "row by row";
         launch_xa(&c, &pa->launch[pa->n_launch++]);
-        launch_mma(&c, &pa->launch[pa->n_launch++]);
+        if (c.base) {
+            launch_mma(&c, &pa->launch[pa->n_launch++]);
+        } else {
+            launch_expand(&c, &pa->launch[pa->n_launch++]);
+        }
         plan_local_bytes(&c, p);
         p->needs = NEEDS_TENSOR_CORES;
         return;
@@ -1410,7 +1464,7 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
 /* Each is templates/NAME.cl; their shared part is lora_common.cl. */
 static const char *const lora_kernels[] = {
     "lora_main", "lora_main_split", "lora_xa",      "lora_expand",
-    "lora_decode", "lora_mma",      "lora_combine", NULL};
+    "lora_decode", "lora_mma",      "lora_xa_mma", "lora_combine", NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

@@ -22,9 +22,12 @@
  *                Local size (XA_K, XA_M / XA_W), XA_M rows per work-group,
  *                XA_W per work-item; XA_SPLIT work-groups along dimension
  *                0 split K and write XA_SPLIT partial sums of T.
- *   lora_expand  HAS_BASE 0 after lora_xa: Y = T*B, EXPAND_ROWS rows per
- *                work-group, VEC columns per work-item. Local size
- *                (EXPAND_N, 1).
+ *   lora_xa_mma  lora_xa's tensor-core twin (NVIDIA, f16/bf16), before
+ *                lora_mma or lora_expand: the same partial sums of T.
+ *   lora_mma     [X | T]*[W ; B] on tensor cores after lora_xa_mma.
+ *   lora_expand  HAS_BASE 0 after lora_xa or lora_xa_mma: Y = T*B,
+ *                EXPAND_ROWS rows per work-group, EXPAND_VEC columns per
+ *                work-item. Local size (EXPAND_N, 1).
  *   lora_decode  rows <= DECODE_ROWS: each work-item owns VEC columns for
  *                every row, the reduction is split over DECODE_K work-items,
  *                so W is streamed once; T is computed alongside, in the
@@ -58,6 +61,8 @@
  *   XA_W            lora_xa: rows per work-item; divides XA_M
  *   XA_CHUNK        lora_xa: rows of A staged in local memory at once
  *   EXPAND_N        lora_expand: work-items per work-group
+ *   EXPAND_VEC      lora_expand: columns per work-item (VEC; 8 or 16 on
+ *                   CPUs)
  *   EXPAND_ROWS     lora_expand: rows of Y per work-group
  *   WARP_N          lora_main: work-items along N within each group of 32
  *                   consecutive ones (a warp); 0: THREADS_N (row-major)

@@ -1,6 +1,7 @@
 /* lora_mma.cl - the GEMM over [X | T] * [W ; B] on NVIDIA tensor cores
  * (compute capability 8.0 and later), for f16 and bf16 storage: the
- * tensor-core counterpart of lora_main.cl, run after lora_xa.
+ * tensor-core counterpart of lora_main.cl, run after lora_xa_mma (the
+ * delta without W runs lora_expand after it instead).
  *
  * Inline PTX, which only NVIDIA's OpenCL compiler accepts: the stub
  * builds this source only on devices that report compute capability 8.0
@@ -18,9 +19,9 @@
  *     rows one ldmatrix phase reads fall in distinct banks;
  *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
  *     products run;
- *   - then the rank stretch: T = SCALE*X*A (lora_xa's float partial sums)
- *     split into two halves, hi + lo, so that T keeps 16 bits or more,
- *     against [B ; B]: TILE_K / 2 ranks per step.
+ *   - then the rank stretch: T = SCALE*X*A (lora_xa_mma's float partial
+ *     sums) split into two halves, hi + lo, so that T keeps 16 bits or
+ *     more, against [B ; B]: TILE_K / 2 ranks per step.
  * Needs K and N multiples of 8 (whole 16-byte chunks; checked by the
  * plan). Local size (32 * warps, 1). */
 #include "lora_common.cl"
@@ -30,8 +31,8 @@
     !defined(MMA_PENDING)
 #error "lora_mma.cl: the plan must define the tiles and MMA_STAGES"
 #endif
-#if DTYPE_F32
-#error "lora_mma.cl: tensor cores take f16 or bf16 storage"
+#if DTYPE_F32 || !HAS_BASE
+#error "lora_mma.cl: tensor cores take f16 or bf16 storage, and W"
 #endif
 #if IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 || TILE_K % 16 != 0 ||  \
     MMA_WARP_M % 16 != 0 || MMA_WARP_N % 16 != 0
@@ -44,11 +45,7 @@
 #define MMA_TILES_N (MMA_WARP_N / 8)  /* n8 tiles per warp */
 #define X_CHUNKS (TILE_K / 8)         /* 16-byte chunks per X tile row */
 #define W_CHUNKS (TILE_N / 8)         /* 16-byte chunks per W tile row */
-#if HAS_BASE
 #define MMA_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
-#else
-#define MMA_K_TILES 0
-#endif
 #define RANK_STEP (TILE_K / 2) /* ranks per step of the rank stretch */
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -82,7 +79,6 @@ inline void mma_commit(void)
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
-#if HAS_BASE
 /* Starts the copies of K step KT's X and W tiles into XS and WS. */
 inline void mma_load_step(__local ushort *xs, __local ushort *ws,
                           const __global storage_t *x,
@@ -108,7 +104,6 @@ inline void mma_load_step(__local ushort *xs, __local ushort *ws,
     }
     mma_commit();
 }
-#endif
 
 /* The warp's A fragments (MMA_TILES_M m16 tiles) and B fragments
  * (MMA_TILES_N n8 tiles) of the 16-deep slice KK of the staged tiles. */
@@ -185,7 +180,8 @@ inline ushort mma_bits(float v)
 #endif
 }
 
-/* Row R, rank J of T from lora_xa's XA_SPLIT partial sums (0 outside). */
+/* Row R, rank J of T from lora_xa_mma's XA_SPLIT partial sums (0
+ * outside). */
 inline float mma_t(const __global float *t, uint rows, uint r, uint j)
 {
     float sum = 0.0f;
@@ -233,11 +229,8 @@ inline void mma_stage_rank(__local ushort *xs, __local ushort *ws,
 }
 
 __kernel __attribute__((reqd_work_group_size(MMA_THREADS, 1, 1))) void
-lora_mma(const int rows_arg,
-#if HAS_BASE
-         const __global storage_t *restrict x,
+lora_mma(const int rows_arg, const __global storage_t *restrict x,
          const __global storage_t *restrict w,
-#endif
          const __global storage_t *restrict b, __global storage_t *restrict y,
          const __global float *restrict scratch)
 {
@@ -259,7 +252,6 @@ lora_mma(const int rows_arg,
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0f;
 
-#if HAS_BASE
     /* The pipeline: MMA_STAGES - 1 steps in flight; one commit group per
      * step (empty past the end) so that the wait counts stay fixed. */
     for (uint s = 0; s < MMA_STAGES - 1; s++) {
@@ -281,7 +273,6 @@ lora_mma(const int rows_arg,
                  lane, acc);
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
-#endif
 
     /* The rank stretch, through the first stage's buffers. */
     for (uint rs = 0; rs < RANK; rs += RANK_STEP) {

@@ -699,8 +699,9 @@ static void test_tune_plot(void)
     free(dir);
 }
 
-/* --target tensor: the op defaults for tensor cores, one variant; a bf16
- * lora with W gets engine mma, an f32 one does not. */
+/* --target tensor: the op defaults for tensor cores, one variant; the
+ * half-width loras (with W, and the f16 delta) get engine mma, an f32 one
+ * does not. */
 static void test_target_tensor(void)
 {
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tensor 2>/dev/null "
@@ -708,10 +709,10 @@ static void test_target_tensor(void)
                     TU_SPECL) == 0,
              "plan --target tensor: no kernel with engine=mma");
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tensor 2>/dev/null "
-                    "| grep -c 'engine=mma\\*' | grep -qx 1",
+                    "| grep -c 'engine=mma\\*' | grep -qx 2",
                     TU_SPECL) == 0,
              "plan --target tensor: engine=mma on other kernels than "
-             "stub_lora_tc");
+             "stub_lora_tc and stub_lora_delta");
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tpu 2>/dev/null",
                     TU_SPECL) == 2,
              "--target tpu is not a usage error");

@@ -375,12 +375,14 @@ static void test_lora_shapes(void)
         {"in_features: 3, out_features: 5, rank: 2", ""},
         {"in_features: 13, out_features: 7, rank: 3, base: false, "
          "accumulate: true", "decode_rows: 4, decode_n: 2, decode_k: 2"},
-        /* lora_expand 16 columns wide on CPUs, 3 of 4 work-items live. */
+        /* In f16: lora_expand 16 columns wide on CPUs, 3 of 4 work-items
+         * live; on tensor cores lora_xa_mma before it. */
         {"in_features: 40, out_features: 48, rank: 4, base: false, "
          "accumulate: true", "decode_rows: 0"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        check_lora_kernel(c == 2 ? "bf16" : "f32", cases[c][0], cases[c][1]);
+        check_lora_kernel(c == 2 ? "bf16" : c == 7 ? "f16" : "f32",
+                          cases[c][0], cases[c][1]);
     }
 }
 

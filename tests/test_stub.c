@@ -705,11 +705,14 @@ static void run_checked(int i, const void *h, size_t rows, const char *how)
     free_case(&c, &b);
 }
 
-/* The variant of stub I that runs on tensor cores, or -1: stub_lora_tc's
- * third (GPU, CPU, then tensor-core defaults). */
+/* The variant of stub I that runs on tensor cores, or -1: the third (GPU,
+ * CPU, then tensor-core defaults) of stub_lora_tc and stub_lora_delta. */
 static int tensor_variant(int i)
 {
-    return strcmp(stubs[i].name, "stub_lora_tc") == 0 ? 2 : -1;
+    return strcmp(stubs[i].name, "stub_lora_tc") == 0 ||
+                   strcmp(stubs[i].name, "stub_lora_delta") == 0
+               ? 2
+               : -1;
 }
 
 /* Every variant of every stub builds on this device when asked for by

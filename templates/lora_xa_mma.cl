@@ -1,0 +1,184 @@
+/* lora_xa_mma.cl - T = SCALE * X*A on NVIDIA tensor cores, before
+ * lora_mma: the tensor-core counterpart of lora_xa.cl, for f16 and bf16
+ * storage. It writes the same XA_SPLIT partial sums of T per row (see
+ * lora_common.cl), so lora_mma reads them as it reads lora_xa's.
+ *
+ * Inline PTX, which only NVIDIA's OpenCL compiler accepts: the plan
+ * launches it only where lora_mma runs (compute capability 8.0 and later).
+ *
+ * A work-group takes XA_M rows and one of XA_SPLIT stretches of K, in
+ * warps of 16 rows. The stretch of A is staged once, transposed (a row of
+ * local memory per column of A), and shared by the warps; each warp
+ * streams its rows of X from global memory straight into registers, 16
+ * bytes per work-item and step of 32, XM_BATCH steps' loads in flight
+ * at once.
+ *
+ * The 32 values of K in a step are the two 16-deep halves of two
+ * m16n8k16 products in an order of their own: work-item (g, q) of a warp
+ * (g = lane / 4, q = lane % 4) holds K values 8q .. 8q + 7 of rows g and
+ * g + 8, which it passes as fragment columns {2q, 2q + 1, 2q + 8,
+ * 2q + 9} of both products. A's fragments follow the same order (the
+ * same 8 values of K, of column g of A), so each product still pairs
+ * every X[row][k] with its A[k][col]: one 16-byte load of X per row and
+ * one of A per n8 tile, and no shuffles.
+ *
+ * Local size (2 * XA_M, 1): 32 work-items per 16 rows. Needs K a multiple
+ * of 8 (whole 16-byte chunks; the plan runs it only with lora_mma, which
+ * needs the same). */
+#include "lora_common.cl"
+
+#if !defined(XA_M) || !defined(XA_CHUNK)
+#error "lora_xa_mma.cl: the plan must define XA_M and XA_CHUNK"
+#endif
+#if DTYPE_F32
+#error "lora_xa_mma.cl: tensor cores take f16 or bf16 storage"
+#endif
+#if IN_FEATURES % 8 != 0 || XA_M % 16 != 0
+#error "lora_xa_mma.cl: K a multiple of 8, XA_M of 16"
+#endif
+
+#define XM_THREADS (2 * XA_M)
+#define XM_TILES_N CEIL_DIV(RANK, 8) /* n8 tiles across T's columns */
+/* K per work-group, whole 16-byte chunks; at most XA_CHUNK. */
+#define XM_PER (CEIL_DIV(IN_FEATURES / 8, XA_SPLIT) * 8)
+#define XM_STEPS CEIL_DIV(XM_PER, 32)
+/* Halves per staged row of A: the steps, plus 32 when that makes the
+ * stride a multiple of 128 bytes, so that the 8 rows a phase of 16-byte
+ * loads reads start 64 bytes apart modulo 128 and miss each other's
+ * banks. */
+#define XM_LDA (XM_STEPS * 32 + (XM_STEPS % 2 == 0 ? 32 : 0))
+#define XM_LOCAL (XM_TILES_N * 8 * XM_LDA)
+/* Steps whose loads are issued together: a work-item's whole stretch up
+ * to 8 steps (64 registers), so that its loads wait out one latency, not
+ * one per step. */
+#define XM_BATCH (XM_STEPS < 8 ? XM_STEPS : 8)
+#if !defined(XA_MMA_LOCAL_BYTES) || XM_LOCAL * 2 != XA_MMA_LOCAL_BYTES
+#error "lora_xa_mma.cl: local memory differs from the plan's count"
+#endif
+
+#ifdef DTYPE_F16
+#define XM_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#else
+#define XM_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#endif
+
+/* acc += the m16n8k16 product of fragments A0..A3 and B0, B1. */
+inline void xm_multiply(float acc[4], uint a0, uint a1, uint a2, uint a3,
+                        uint b0, uint b1)
+{
+    asm(XM_SHAPE " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/* Rows G and G + 8 of the warp at K values 8q .. 8q + 7 of steps S0 ..
+ * S0 + XM_BATCH - 1 (zero past the stretch's N values). */
+inline void xm_fetch(uint4 xv[XM_BATCH][2], const __global uint *xr[2],
+                     uint s0, uint q, uint n)
+{
+#pragma unroll
+    for (int b = 0; b < XM_BATCH; b++) {
+        const uint k = (s0 + b) * 32 + q * 8;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            xv[b][h] = k < n ? vload4(0, xr[h] + (s0 + b) * 16) : (uint4)0;
+        }
+    }
+}
+
+/* A's rows KBEG .. KBEG + N into AT, transposed: AT[j][k] = A[kbeg + k][j],
+ * zero past N and RANK; 16-byte loads where the rank allows them. */
+inline void xm_stage(__local ushort *at, const __global storage_t *a,
+                     uint kbeg, uint n, uint tid)
+{
+    const __global ushort *a16 = (const __global ushort *)a;
+#if RANK % 8 == 0
+    for (uint i = tid; i < XM_STEPS * 32 * (RANK / 8); i += XM_THREADS) {
+        const uint k = i / (RANK / 8), c = i % (RANK / 8);
+        const uint4 v = k < n ? vload4(0, (const __global uint *)(a16 +
+                                          (size_t)(kbeg + k) * RANK + c * 8))
+                              : (uint4)0;
+        const uint w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            at[(c * 8 + e) * XM_LDA + k] = (ushort)(w[e / 2] >> (16 * (e % 2)));
+        }
+    }
+#else
+    for (uint i = tid; i < XM_STEPS * 32 * XM_TILES_N * 8; i += XM_THREADS) {
+        const uint k = i / (XM_TILES_N * 8), j = i % (XM_TILES_N * 8);
+        at[j * XM_LDA + k] =
+            k < n && j < RANK ? a16[(size_t)(kbeg + k) * RANK + j] : 0;
+    }
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(XM_THREADS, 1, 1)))
+void lora_xa_mma(const int rows, const __global storage_t *restrict x,
+                 const __global storage_t *restrict a,
+                 __global float *restrict scratch)
+{
+    __local ushort at[XM_LOCAL] __attribute__((aligned(16)));
+    const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    const uint g = lane / 4, q = lane % 4;
+    const uint split = get_group_id(0);
+    const uint kbeg = min(split * XM_PER, (uint)IN_FEATURES);
+    const uint n = min(kbeg + XM_PER, (uint)IN_FEATURES) - kbeg;
+    const int row0 = get_group_id(1) * XA_M + warp * 16;
+
+    /* Rows past the end repeat the last row (never stored). */
+    const __global uint *xr[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r = min(row0 + (int)g + 8 * h, rows - 1);
+        xr[h] = (const __global uint *)(x + (size_t)r * IN_FEATURES + kbeg +
+                                        q * 8);
+    }
+    /* The first steps' X travel while A is staged. */
+    uint4 xv[XM_BATCH][2];
+    xm_fetch(xv, xr, 0, q, n);
+    xm_stage(at, a, kbeg, n, tid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    float acc[XM_TILES_N][4];
+#pragma unroll
+    for (int j = 0; j < XM_TILES_N; j++) {
+        acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+    }
+    const __local uint *ar = (const __local uint *)(at + g * XM_LDA + q * 8);
+    for (uint s0 = 0; s0 < XM_STEPS; s0 += XM_BATCH) {
+        if (s0 > 0) {
+            xm_fetch(xv, xr, s0, q, n);
+        }
+#pragma unroll
+        for (int b = 0; b < XM_BATCH; b++) {
+            const uint s = s0 + b;
+            if (XM_STEPS % XM_BATCH == 0 || s < XM_STEPS) {
+                const uint4 x0 = xv[b][0], x1 = xv[b][1];
+#pragma unroll
+                for (int j = 0; j < XM_TILES_N; j++) {
+                    const uint4 av =
+                        vload4(0, ar + (j * 8 * XM_LDA + s * 32) / 2);
+                    xm_multiply(acc[j], x0.x, x1.x, x0.y, x1.y, av.x, av.y);
+                    xm_multiply(acc[j], x0.z, x1.z, x0.w, x1.w, av.z, av.w);
+                }
+            }
+        }
+    }
+
+    /* Accumulator e of tile j is row g (+8 for e >= 2), columns
+     * 8j + 2q + e % 2. */
+    __global float *restrict t = scratch;
+#pragma unroll
+    for (int j = 0; j < XM_TILES_N; j++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = row0 + (int)g + (e / 2) * 8;
+            const uint col = j * 8 + q * 2 + e % 2;
+            if (r < rows && col < RANK) {
+                t[((size_t)r * XA_SPLIT + split) * RANK + col] =
+                    SCALE * acc[j][e];
+            }
+        }
+    }
+}
