@@ -1,30 +1,30 @@
 /* lora_xa_mma.cl - T = SCALE * X*A on NVIDIA tensor cores, before
- * lora_mma: the tensor-core counterpart of lora_xa.cl, for f16 and bf16
- * storage. It writes the same XA_SPLIT partial sums of T per row (see
- * lora_common.cl), so lora_mma reads them as it reads lora_xa's.
+ * lora_mma or lora_expand: the tensor-core counterpart of lora_xa.cl, for
+ * f16 and bf16 storage. It writes the same XA_SPLIT partial sums of T per
+ * row (see lora_common.cl), so the kernels after it read them as they
+ * read lora_xa's.
  *
  * Inline PTX, which only NVIDIA's OpenCL compiler accepts: the plan
- * launches it only where lora_mma runs (compute capability 8.0 and later).
+ * launches it only in the variant for compute capability 8.0 and later.
  *
  * A work-group takes XA_M rows and one of XA_SPLIT stretches of K, in
  * warps of 16 rows. The stretch of A is staged once, transposed (a row of
  * local memory per column of A), and shared by the warps; each warp
- * streams its rows of X from global memory straight into registers, 16
- * bytes per work-item and step of 32, XM_BATCH steps' loads in flight
- * at once.
+ * streams its rows of X from global memory straight into registers, 8
+ * values of K per row, work-item and step of 32, XM_BATCH steps' loads in
+ * flight at once.
  *
- * The 32 values of K in a step are the two 16-deep halves of two
- * m16n8k16 products in an order of their own: work-item (g, q) of a warp
- * (g = lane / 4, q = lane % 4) holds K values 8q .. 8q + 7 of rows g and
- * g + 8, which it passes as fragment columns {2q, 2q + 1, 2q + 8,
- * 2q + 9} of both products. A's fragments follow the same order (the
- * same 8 values of K, of column g of A), so each product still pairs
- * every X[row][k] with its A[k][col]: one 16-byte load of X per row and
- * one of A per n8 tile, and no shuffles.
+ * The 32 values of K in a step go to the products in an order of their
+ * own: work-item (g, q) of a warp (g = lane / 4, q = lane % 4) holds K
+ * values 8q .. 8q + 7 of rows g and g + 8 and passes them as its fragment
+ * columns, and A's fragments follow the same order (the same 8 values of
+ * K, of column g of A), so each product still pairs every X[row][k] with
+ * its A[k][col]: one 16-byte load of X per row and one of A per n8 tile,
+ * two m16n8k16 products per step (fragment columns {2q, 2q + 1, 2q + 8,
+ * 2q + 9} each), and no shuffles.
  *
  * Local size (2 * XA_M, 1): 32 work-items per 16 rows. Needs K a multiple
- * of 8 (whole 16-byte chunks; the plan runs it only with lora_mma, which
- * needs the same). */
+ * of 8 (whole chunks of 8; the plan checks it). */
 #include "lora_common.cl"
 
 #if !defined(XA_M) || !defined(XA_CHUNK)
@@ -39,19 +39,19 @@
 
 #define XM_THREADS (2 * XA_M)
 #define XM_TILES_N CEIL_DIV(RANK, 8) /* n8 tiles across T's columns */
-/* K per work-group, whole 16-byte chunks; at most XA_CHUNK. */
+/* K per work-group, whole chunks of 8; at most XA_CHUNK. */
 #define XM_PER (CEIL_DIV(IN_FEATURES / 8, XA_SPLIT) * 8)
 #define XM_STEPS CEIL_DIV(XM_PER, 32)
+
 /* Halves per staged row of A: the steps, plus 32 when that makes the
  * stride a multiple of 128 bytes, so that the 8 rows a phase of 16-byte
  * loads reads start 64 bytes apart modulo 128 and miss each other's
- * banks. */
+ * banks. XM_BATCH: steps whose X loads are issued together, up to 8 (64
+ * registers), so that a work-item's loads wait out one latency, not one
+ * per step. */
 #define XM_LDA (XM_STEPS * 32 + (XM_STEPS % 2 == 0 ? 32 : 0))
-#define XM_LOCAL (XM_TILES_N * 8 * XM_LDA)
-/* Steps whose loads are issued together: a work-item's whole stretch up
- * to 8 steps (64 registers), so that its loads wait out one latency, not
- * one per step. */
 #define XM_BATCH (XM_STEPS < 8 ? XM_STEPS : 8)
+#define XM_LOCAL (XM_TILES_N * 8 * XM_LDA)
 #if !defined(XA_MMA_LOCAL_BYTES) || XM_LOCAL * 2 != XA_MMA_LOCAL_BYTES
 #error "lora_xa_mma.cl: local memory differs from the plan's count"
 #endif
@@ -71,17 +71,29 @@ inline void xm_multiply(float acc[4], uint a0, uint a1, uint a2, uint a3,
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/* 8 halves at P as one 16-byte access (vload4 of uint makes four). */
+inline uint4 xm_load(const __global storage_t *p)
+{
+    return ((const __global uint4 *)p)[0];
+}
+
+inline uint4 xm_load_local(const __local ushort *p)
+{
+    return ((const __local uint4 *)p)[0];
+}
+
 /* Rows G and G + 8 of the warp at K values 8q .. 8q + 7 of steps S0 ..
  * S0 + XM_BATCH - 1 (zero past the stretch's N values). */
-inline void xm_fetch(uint4 xv[XM_BATCH][2], const __global uint *xr[2],
-                     uint s0, uint q, uint n)
+inline void xm_fetch(uint4 xv[XM_BATCH][2],
+                     const __global storage_t *xr[2], uint s0, uint q,
+                     uint n)
 {
 #pragma unroll
     for (int b = 0; b < XM_BATCH; b++) {
         const uint k = (s0 + b) * 32 + q * 8;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            xv[b][h] = k < n ? vload4(0, xr[h] + (s0 + b) * 16) : (uint4)0;
+            xv[b][h] = k < n ? xm_load(xr[h] + (s0 + b) * 32) : (uint4)0;
         }
     }
 }
@@ -91,24 +103,24 @@ inline void xm_fetch(uint4 xv[XM_BATCH][2], const __global uint *xr[2],
 inline void xm_stage(__local ushort *at, const __global storage_t *a,
                      uint kbeg, uint n, uint tid)
 {
-    const __global ushort *a16 = (const __global ushort *)a;
 #if RANK % 8 == 0
     for (uint i = tid; i < XM_STEPS * 32 * (RANK / 8); i += XM_THREADS) {
         const uint k = i / (RANK / 8), c = i % (RANK / 8);
-        const uint4 v = k < n ? vload4(0, (const __global uint *)(a16 +
-                                          (size_t)(kbeg + k) * RANK + c * 8))
-                              : (uint4)0;
-        const uint w[4] = {v.x, v.y, v.z, v.w};
+        const __global storage_t *p = a + (size_t)(kbeg + k) * RANK + c * 8;
+        const uint4 w4 = k < n ? xm_load(p) : (uint4)0;
+        const uint w[4] = {w4.x, w4.y, w4.z, w4.w};
 #pragma unroll
         for (int e = 0; e < 8; e++) {
-            at[(c * 8 + e) * XM_LDA + k] = (ushort)(w[e / 2] >> (16 * (e % 2)));
+            at[(c * 8 + e) * XM_LDA + k] =
+                (ushort)(w[e / 2] >> (16 * (e % 2)));
         }
     }
 #else
+    const __global ushort *ae = (const __global ushort *)a;
     for (uint i = tid; i < XM_STEPS * 32 * XM_TILES_N * 8; i += XM_THREADS) {
         const uint k = i / (XM_TILES_N * 8), j = i % (XM_TILES_N * 8);
         at[j * XM_LDA + k] =
-            k < n && j < RANK ? a16[(size_t)(kbeg + k) * RANK + j] : 0;
+            k < n && j < RANK ? ae[(size_t)(kbeg + k) * RANK + j] : 0;
     }
 #endif
 }
@@ -127,12 +139,11 @@ void lora_xa_mma(const int rows, const __global storage_t *restrict x,
     const int row0 = get_group_id(1) * XA_M + warp * 16;
 
     /* Rows past the end repeat the last row (never stored). */
-    const __global uint *xr[2];
+    const __global storage_t *xr[2];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = min(row0 + (int)g + 8 * h, rows - 1);
-        xr[h] = (const __global uint *)(x + (size_t)r * IN_FEATURES + kbeg +
-                                        q * 8);
+        xr[h] = x + (size_t)r * IN_FEATURES + kbeg + q * 8;
     }
     /* The first steps' X travel while A is staged. */
     uint4 xv[XM_BATCH][2];
@@ -145,7 +156,7 @@ void lora_xa_mma(const int rows, const __global storage_t *restrict x,
     for (int j = 0; j < XM_TILES_N; j++) {
         acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
     }
-    const __local uint *ar = (const __local uint *)(at + g * XM_LDA + q * 8);
+    const __local ushort *ar = at + g * XM_LDA + q * 8;
     for (uint s0 = 0; s0 < XM_STEPS; s0 += XM_BATCH) {
         if (s0 > 0) {
             xm_fetch(xv, xr, s0, q, n);
@@ -158,7 +169,7 @@ void lora_xa_mma(const int rows, const __global storage_t *restrict x,
 #pragma unroll
                 for (int j = 0; j < XM_TILES_N; j++) {
                     const uint4 av =
-                        vload4(0, ar + (j * 8 * XM_LDA + s * 32) / 2);
+                        xm_load_local(ar + j * 8 * XM_LDA + s * 32);
                     xm_multiply(acc[j], x0.x, x1.x, x0.y, x1.y, av.x, av.y);
                     xm_multiply(acc[j], x0.z, x1.z, x0.w, x1.w, av.z, av.w);
                 }
