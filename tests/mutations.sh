@@ -9,10 +9,13 @@ templates/row_reduce.cl%s/((k) + 1 < SLOTS || (j) < NVEC)/((k) + 1 < SLOTS || (j
 templates/layernorm.cl%s/sums\.y \/ (float)FEATURES/sums.y \/ (float)(FEATURES + 1)/%layernorm: variance divided by D+1
 templates/softmax.cl%s/v\[k\] = exp(EXP_SCALE \* (v\[k\] - m));/v[k] = exp(EXP_SCALE * v[k]);/%softmax: max not subtracted (overflows at large inputs)
 templates/softmax.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not halved for scale 0 (0 * inf at inputs spanning more than FLT_MAX)
+templates/softmax.cl%s/v\[i\] \*= rescale;//%softmax: a row in registers keeps its earlier slots at the old reference when the reference moves up
+templates/softmax.cl%s/mm = MAX2(mm, pm\[lid + k \* step\]);//%softmax: a merge step keeps the first reference, not the largest
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
 templates/lora_main.cl%s/#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)/#define K_LIVE(edge, k) (!(edge) || (k) <= IN_FEATURES)/%lora: K tail guard of the tiles off by one
 templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
 gen/op_lora.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
+templates/lora_expand.cl%s/ex_put(y, i, v + ex_load(y, i));/ex_put(y, i, v);/%lora: the wide lora_expand of CPUs overwrites Y where it should accumulate
 templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0; s + 1 < slices; s++) {/%lora_backward: the last slice of rows dropped from the sums of dA and dB
 templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
 templates/lora_combine.cl%s/for (int s = 1; s < SPLIT_K; s++) {/for (int s = 1; s + 1 < SPLIT_K; s++) {/%lora: the split path drops the last slice of K from the sum

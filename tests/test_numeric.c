@@ -375,8 +375,8 @@ static void test_lora_shapes(void)
         {"in_features: 3, out_features: 5, rank: 2", ""},
         {"in_features: 13, out_features: 7, rank: 3, base: false, "
          "accumulate: true", "decode_rows: 4, decode_n: 2, decode_k: 2"},
-        /* In f16: lora_expand 16 columns wide on CPUs, 3 of 4 work-items
-         * live; on tensor cores lora_xa_mma before it. */
+        /* A delta in f16 whose K takes lora_xa_mma on tensor cores (the
+         * device suites), 3 of 4 work-items of lora_expand live. */
         {"in_features: 40, out_features: 48, rank: 4, base: false, "
          "accumulate: true", "decode_rows: 0"},
     };
@@ -636,6 +636,11 @@ static const char cpu_spec[] =
     "rank: 16, alpha: 16}\n"
     "  - {name: delta, op: lora_forward, in_features: 200, out_features: "
     "100, rank: 8, scale: 2, base: false, accumulate: true}\n"
+    /* lora_expand 16 and 8 columns wide */
+    "  - {name: delta16, op: lora_forward, in_features: 40, out_features: "
+    "48, rank: 4, base: false, accumulate: true}\n"
+    "  - {name: delta8, op: lora_forward, dtype: f16, in_features: 100, "
+    "out_features: 72, rank: 8, alpha: 4, base: false, accumulate: true}\n"
     "  - {name: odd, op: lora_forward, in_features: 99, out_features: 37, "
     "rank: 5, alpha: 10}\n"
     "  - {name: bwd, op: lora_backward, in_features: 99, out_features: 37, "
