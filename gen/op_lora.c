@@ -95,7 +95,8 @@ struct lora {
     int engine;
     long stages;
     long split_k, split_max;
-    int cpu; /* the variant is for CPUs */
+    int cpu;  /* the variant is for CPUs */
+    int half; /* f16 or bf16 storage */
 };
 
 static void lora_read(const struct kernel_spec *ks, struct lora *c)
@@ -126,6 +127,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->split_k = (long)spec_knob(ks, "split_k");
     c->split_max = (long)spec_knob(ks, "split_max");
     c->cpu = ks->target == TARGET_CPU;
+    c->half = ks->dtype != DTYPE_F32;
 }
 
 static long ceil_div(long a, long b)
@@ -270,13 +272,19 @@ static long expand_rows(const struct lora *c)
     return fit > 64 ? 64 : fit;
 }
 
-/* lora_expand's columns per work-item (EXPAND_VEC): vec on GPUs; on CPUs
+/* lora_expand's columns per work-item (EXPAND_VEC). GPUs: vec, or 8
+ * halves (16-byte stores) while B's 8-wide rows fit in registers (rank 16
+ * and below, 155 registers; H100, bf16 llama-q delta about 3 us faster
+ * at 4096 rows, 4-8 at 17 and 100). CPUs:
  * 16 or 8 where they divide N. PoCL runs a work-item's loop over the rows
  * as it is, so only the item's own vectors become SIMD: 4 wide left
  * AVX-512 mostly idle (M=128 K=N=2048 rank 8: 80 us against 520 at 4). */
 static long expand_vec(const struct lora *c)
 {
-    for (long v = 16; c->cpu && v > c->vec; v /= 2) {
+    if (!c->cpu) {
+        return c->half && c->R <= 16 && c->N % 8 == 0 ? 8 : c->vec;
+    }
+    for (long v = 16; v > c->vec; v /= 2) {
         if (c->N % v == 0) {
             return v;
         }
@@ -285,10 +293,23 @@ static long expand_vec(const struct lora *c)
 }
 
 /* Work-items of the kernels that walk rows of Y, WIDTH columns each:
- * lora_expand (EXPAND_N) and lora_combine (COMBINE_N). */
+ * lora_combine (COMBINE_N) and lora_expand (expand_threads). */
 static long row_threads(const struct lora *c, long width)
 {
     return min_l(256, pow2_ceil(ceil_div(c->N, width)));
+}
+
+/* lora_expand's work-items (EXPAND_N). On GPUs as many columns per
+ * work-group as at vec, in fewer, wider items: as many work-groups at few
+ * rows (at 17 and 100 rows, half the groups made the bf16 llama-q delta
+ * 8-11% slower). */
+static long expand_threads(const struct lora *c)
+{
+    if (c->cpu) {
+        return row_threads(c, expand_vec(c));
+    }
+    long t = row_threads(c, c->vec) * c->vec / expand_vec(c);
+    return t < 1 ? 1 : t;
 }
 
 /* lora_decode's columns per work-item: 4 wherever N allows, gathered in
@@ -1044,7 +1065,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_int(p, "XA_W", "lora_xa: rows per work-item", xa_rows_per_item(c));
     plan_int(p, "XA_CHUNK", "lora_xa: rows of A staged at once", c->xa_chunk);
     plan_int(p, "EXPAND_N", "lora_expand: work-items along N",
-             row_threads(c, expand_vec(c)));
+             expand_threads(c));
     plan_int(p, "EXPAND_VEC", "lora_expand: columns per work-item",
              expand_vec(c));
     plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group",
@@ -1105,17 +1126,17 @@ static void launch_xa(const struct lora *c, struct launch *l)
     copy_args(l, args);
 }
 
-/* lora_expand and lora_combine: row_threads(c, WIDTH) work-items along N,
- * WIDTH columns each, ROWS rows per work-group. */
+/* lora_expand and lora_combine: THREADS work-items along N, WIDTH columns
+ * each, ROWS rows per work-group. */
 static void launch_rows(const struct lora *c, struct launch *l,
-                        const char *kernel, long width, long rows,
-                        const char *const *args)
+                        const char *kernel, long threads, long width,
+                        long rows, const char *const *args)
 {
     l->kernel = kernel;
     l->dims = 2;
-    l->local[0] = (size_t)row_threads(c, width);
+    l->local[0] = (size_t)threads;
     l->local[1] = 1;
-    l->groups[0] = (size_t)ceil_div(c->N, row_threads(c, width) * width);
+    l->groups[0] = (size_t)ceil_div(c->N, threads * width);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)rows;
     copy_args(l, args);
@@ -1124,7 +1145,8 @@ static void launch_rows(const struct lora *c, struct launch *l,
 static void launch_expand(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
-    launch_rows(c, l, "lora_expand", expand_vec(c), expand_rows(c), args);
+    launch_rows(c, l, "lora_expand", expand_threads(c), expand_vec(c),
+                expand_rows(c), args);
 }
 
 /* lora_main, or with SLICES > 1 lora_main_split over that many slices of
@@ -1158,7 +1180,8 @@ static void launch_main(const struct lora *c, struct launch *l, long slices)
 static void launch_combine(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "y", "scratch", NULL};
-    launch_rows(c, l, "lora_combine", c->vec, 1, args);
+    launch_rows(c, l, "lora_combine", row_threads(c, c->vec), c->vec, 1,
+                args);
 }
 
 static void launch_mma(const struct lora *c, struct launch *l)
