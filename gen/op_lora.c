@@ -1110,16 +1110,21 @@ static void copy_args(struct launch *l, const char *const *args)
     l->args[i] = NULL;
 }
 
-/* lora_xa with XA_SPLIT work-groups along K (as many partial sums of T). */
-/* lora_xa, or with lora_mma its tensor-core twin lora_xa_mma (a warp per
- * 16 rows); both write xa_split partial sums of T. */
+/* lora_xa, or on tensor cores lora_xa_mma (a warp per 16 rows), with
+ * XA_SPLIT work-groups along K: as many partial sums of T. */
 static void launch_xa(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
-    l->kernel = uses_mma(c) ? "lora_xa_mma" : "lora_xa";
     l->dims = 2;
-    l->local[0] = (size_t)(uses_mma(c) ? 2 * c->xa_m : c->xa_k);
-    l->local[1] = uses_mma(c) ? 1 : (size_t)(c->xa_m / xa_rows_per_item(c));
+    if (uses_mma(c)) {
+        l->kernel = "lora_xa_mma";
+        l->local[0] = (size_t)(2 * c->xa_m);
+        l->local[1] = 1;
+    } else {
+        l->kernel = "lora_xa";
+        l->local[0] = (size_t)c->xa_k;
+        l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
+    }
     l->groups[0] = (size_t)xa_split(c);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->xa_m;

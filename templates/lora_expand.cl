@@ -7,8 +7,9 @@
 #error "lora_expand.cl: the plan must define EXPAND_N, EXPAND_ROWS, EXPAND_VEC"
 #endif
 
-/* exv_t: EXPAND_VEC columns of a row. VEC on GPUs; 8 or 16 on CPUs, whose
- * compilers make SIMD of an item's own vectors (see the plan). */
+/* exv_t: EXPAND_VEC columns of a row: VEC, or 8 halves on GPUs (16-byte
+ * stores), or 8 or 16 on CPUs, whose compilers make SIMD of an item's own
+ * vectors (see expand_vec in the plan). */
 #if EXPAND_VEC == VEC
 typedef vecf_t exv_t;
 #define ex_load loadv
@@ -48,13 +49,12 @@ inline void ex_store(__global storage_t *y, size_t i, exv_t v)
 #error "EXPAND_VEC must be VEC, 8 or 16"
 #endif
 
-/* base: false after lora_xa: Y (+)= T*B. Work-item l of a work-group owns
- * EXPAND_VEC columns and keeps their RANK x EXPAND_VEC block of B in
- * registers (for
- * RANK <= 32; above, it reads B through the cache); the group sums the
- * XA_SPLIT partials of its EXPAND_ROWS rows of T into local memory once,
- * then writes one row of Y after another, VEC-wide stores coalesced
- * along N. */
+/* base: false after lora_xa or lora_xa_mma: Y (+)= T*B. Work-item l of a
+ * work-group owns EXPAND_VEC columns and keeps their RANK x EXPAND_VEC
+ * block of B in registers (for RANK <= 32; above, it reads B through the
+ * cache); the group sums the XA_SPLIT partials of its EXPAND_ROWS rows of
+ * T into local memory once, then writes one row of Y after another,
+ * EXPAND_VEC-wide stores coalesced along N. */
 #define EX_COLS (EXPAND_N * EXPAND_VEC)
 #define EX_B_REGS (RANK <= 32)
 #if !defined(EXPAND_LOCAL_BYTES) ||                                       \
