@@ -5,7 +5,7 @@
  * Arithmetic is float32 whatever the storage. Index arguments count
  * elements. load2/store2, load4/store4 and load8/store8 need an index
  * that is a multiple of 2, 4 or 8 and a buffer aligned to 16 bytes
- * (clCreateBuffer's are); load4v takes any index. load8/store8 move 16
+ * (clCreateBuffer's are); load4v is load4. load8/store8 move 16
  * bytes as one uint4, which a GPU does in one access (the half-width row
  * ops reach memory speed only so). */
 typedef ushort storage_t;
@@ -28,27 +28,22 @@ inline void store1(__global storage_t *p, size_t i, float v)
 {
     p[i] = bf16_from_float(v);
 }
+/* Element 2k is the low half of word k (OpenCL devices are little-endian
+ * where it matters here: the host writes the buffers in its own order).
+ * load2/4/8 and store2/4/8 each make one access of 4, 8 or 16 bytes:
+ * vload4 and vstore4 promise the compiler only 2-byte alignment, so it
+ * may move the halves one by one. */
 inline float4 load4(const __global storage_t *p, size_t i)
 {
-    uint4 u = convert_uint4(vload4(i / 4, p));
-    return as_float4(u << 16);
-}
-inline void store4(__global storage_t *p, size_t i, float4 v)
-{
-    ushort4 h = (ushort4)(bf16_from_float(v.x), bf16_from_float(v.y),
-                          bf16_from_float(v.z), bf16_from_float(v.w));
-    vstore4(h, i / 4, p);
+    const uint2 u = ((const __global uint2 *)p)[i / 4];
+    return as_float4((uint4)(u.x << 16, u.x & 0xffff0000u, u.y << 16,
+                             u.y & 0xffff0000u));
 }
 inline float2 load2(const __global storage_t *p, size_t i)
 {
-    return as_float2(convert_uint2(vload2(i / 2, p)) << 16);
+    const uint u = ((const __global uint *)p)[i / 2];
+    return as_float2((uint2)(u << 16, u & 0xffff0000u));
 }
-inline void store2(__global storage_t *p, size_t i, float2 v)
-{
-    vstore2((ushort2)(bf16_from_float(v.x), bf16_from_float(v.y)), i / 2, p);
-}
-/* Element 2k is the low half of word k (OpenCL devices are little-endian
- * where it matters here: the host writes the buffers in its own order). */
 inline float8 load8(const __global storage_t *p, size_t i)
 {
     const uint4 u = ((const __global uint4 *)p)[i / 8];
@@ -59,6 +54,15 @@ inline float8 load8(const __global storage_t *p, size_t i)
 inline uint bf16_pair(float a, float b)
 {
     return (uint)bf16_from_float(a) | ((uint)bf16_from_float(b) << 16);
+}
+inline void store2(__global storage_t *p, size_t i, float2 v)
+{
+    ((__global uint *)p)[i / 2] = bf16_pair(v.s0, v.s1);
+}
+inline void store4(__global storage_t *p, size_t i, float4 v)
+{
+    ((__global uint2 *)p)[i / 4] =
+        (uint2)(bf16_pair(v.s0, v.s1), bf16_pair(v.s2, v.s3));
 }
 inline void store8(__global storage_t *p, size_t i, float8 v)
 {

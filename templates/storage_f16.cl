@@ -5,7 +5,7 @@
  * Arithmetic is float32 whatever the storage. Index arguments count
  * elements. load2/store2, load4/store4 and load8/store8 need an index
  * that is a multiple of 2, 4 or 8 and a buffer aligned to 16 bytes
- * (clCreateBuffer's are); load4v takes any index. load8/store8 move 16
+ * (clCreateBuffer's are); load4v is load4. load8/store8 move 16
  * bytes as one uint4, which a GPU does in one access (the half-width row
  * ops reach memory speed only so). */
 typedef half storage_t;
@@ -18,21 +18,30 @@ inline void store1(__global storage_t *p, size_t i, float v)
 {
     vstore_half_rte(v, i, p);
 }
+/* load2/4/8 and store2/4/8 each make one access of 4, 8 or 16 bytes,
+ * converted in private memory: vload_halfN promises the compiler only
+ * 2-byte alignment, so it may move the halves one by one. */
 inline float4 load4(const __global storage_t *p, size_t i)
 {
-    return vload_half4(i / 4, p);
+    const uint2 u = ((const __global uint2 *)p)[i / 4];
+    return vload_half4(0, (const half *)&u);
 }
 inline void store4(__global storage_t *p, size_t i, float4 v)
 {
-    vstore_half4_rte(v, i / 4, p);
+    uint2 u;
+    vstore_half4_rte(v, 0, (half *)&u);
+    ((__global uint2 *)p)[i / 4] = u;
 }
 inline float2 load2(const __global storage_t *p, size_t i)
 {
-    return vload_half2(i / 2, p);
+    const uint u = ((const __global uint *)p)[i / 2];
+    return vload_half2(0, (const half *)&u);
 }
 inline void store2(__global storage_t *p, size_t i, float2 v)
 {
-    vstore_half2_rte(v, i / 2, p);
+    uint u;
+    vstore_half2_rte(v, 0, (half *)&u);
+    ((__global uint *)p)[i / 2] = u;
 }
 inline float8 load8(const __global storage_t *p, size_t i)
 {
