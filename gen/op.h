@@ -24,7 +24,7 @@ struct param_def {
     const char *help;           /* one line for `specl list` */
 };
 
-#define SPECL_MAX_PARAMS 20
+#define SPECL_MAX_PARAMS 24
 #define SPECL_NAME_MAX 64
 
 /* A parameter as read from a spec, or its default. */
@@ -93,7 +93,7 @@ struct launch {
 };
 
 #define SPECL_MAX_LAUNCHES 5
-#define SPECL_MAX_PATHS 3
+#define SPECL_MAX_PATHS 4
 
 /* A sequence of launches used while rows <= max_rows (0: any rows).
  * Paths are tried in order; the last must have max_rows 0. */

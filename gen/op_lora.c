@@ -81,6 +81,18 @@ static const struct param_def lora_knobs[] = {
      "each, summed by lora_combine; 1: no split path"},
     {"split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
      "rows at or below which the split path runs (above decode_max)"},
+    {"delta_rows", VALUE_INT, 0, 0, 0, 32, NULL,
+     "lora_delta (base: false): rows per work-group, T computed on chip; "
+     "0: lora_delta never runs"},
+    {"delta_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
+     "rows at or below which lora_delta runs (above decode_max), in one "
+     "launch"},
+    {"delta_split", VALUE_INT, 0, 1, 1, 64, NULL,
+     "lora_delta at its fewest rows (up to 64 work-groups of delta_rows): "
+     "N cut into this many slices, a work-group each, each computing its "
+     "rows' T; 1: none"},
+    {"delta_threads", VALUE_INT, 0, 256, 1, 1024, NULL,
+     "lora_delta: work-items per work-group"},
 };
 
 /* Every value of a lora_forward spec, as numbers. */
@@ -95,6 +107,7 @@ struct lora {
     int engine;
     long stages;
     long split_k, split_max;
+    long delta_rows, delta_max, delta_split, delta_threads;
     int cpu;  /* the variant is for CPUs */
     int half; /* f16 or bf16 storage */
 };
@@ -126,6 +139,10 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->stages = (long)spec_knob(ks, "stages");
     c->split_k = (long)spec_knob(ks, "split_k");
     c->split_max = (long)spec_knob(ks, "split_max");
+    c->delta_rows = (long)spec_knob(ks, "delta_rows");
+    c->delta_max = (long)spec_knob(ks, "delta_max");
+    c->delta_split = (long)spec_knob(ks, "delta_split");
+    c->delta_threads = (long)spec_knob(ks, "delta_threads");
     c->cpu = ks->target == TARGET_CPU;
     c->half = ks->dtype != DTYPE_F32;
 }
@@ -349,6 +366,35 @@ static long decode_local(const struct lora *c)
     return 4 * (decode_red(c) + c->decode_rows * c->R);
 }
 
+/* lora_delta's path exists (base: false): rows above decode_max up to
+ * delta_max, in one launch. */
+static int uses_delta(const struct lora *c)
+{
+    return !c->base && c->delta_rows > 0 && c->delta_max > decode_upto(c);
+}
+
+/* Rows up to which lora_delta cuts N into delta_split slices: while the
+ * rows alone make at most 64 work-groups; 0 where it never does. */
+#define DELTA_SPLIT_GROUPS 64
+static long delta_split_upto(const struct lora *c)
+{
+    if (!uses_delta(c) || c->delta_split < 2) {
+        return 0;
+    }
+    long upto = c->delta_rows * DELTA_SPLIT_GROUPS / c->delta_split;
+    upto = upto > c->delta_max ? c->delta_max : upto;
+    return upto > decode_upto(c) ? upto : 0;
+}
+
+/* The template's reduction lanes, and its local memory in bytes: the
+ * partial sums of T per work-item, per lane, and T. */
+static long delta_local(const struct lora *c)
+{
+    long t = c->delta_rows * c->R;
+    long lanes = c->delta_threads % 32 == 0 ? 32 : c->delta_threads;
+    return 4 * t * (c->delta_threads + lanes + 2);
+}
+
 /* lora_xa runs before lora_main or lora_expand. */
 static int uses_xa(const struct lora *c)
 {
@@ -559,6 +605,76 @@ static void split_defaults(struct kernel_spec *ks)
     }
 }
 
+/* lora_delta can run: base: false, T of rank up to 32 (delta_rows x
+ * rank values in each work-item's registers), unless the spec turned it
+ * off. */
+static int delta_fits(const struct kernel_spec *ks, const struct lora *c)
+{
+    return !c->base && c->R <= 32 &&
+           !(spec_knob_set(ks, "delta_rows") && c->delta_rows == 0);
+}
+
+/* Bytes of A and B that lora_delta's work-groups may read from cache in
+ * all: each reads both whole (per slice of N, B's slice), so past this
+ * lora_xa + lora_expand, which read them once per stretch of rows, win
+ * (H100: K=N=4096 rank 16 f32, 26.9 against 31.9 us at 256 rows, 50.7
+ * against 34.4 at 1024; K=N=2048 rank 8 even at 2048 rows). */
+#define DELTA_CACHE_BYTES (64L << 20)
+#define DELTA_ROWS_MAX 4096L /* the most rows measured (K=N=512 rank 8:
+                              * 21.4 us against 23.8) */
+
+/* lora_delta's knobs, for base: false between lora_decode and lora_xa +
+ * lora_expand. H100 (bench/RESULTS.md): 2 rows per work-group of 256 at
+ * rank 8 (M=128 K=N=2048: 9.5 us against 11.5-12.1 for 1 or 4 rows), 2
+ * of 128 at rank 16 (M=128 K=N=4096: 23.1 against 27.9 for 1 of 256);
+ * PoCL: 4 rows per 16 work-items (M=128 K=N=2048 rank 8: 143 us against
+ * 254 for 2 of 256), since its work-items run one after another. N in 4
+ * slices on GPUs where N >= 2048 (K=N=2048 at 4 and 32 rows: 8.3 and 8.6
+ * us against 9.7 and 9.6). */
+static void delta_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    if (!delta_fits(ks, &c)) {
+        return;
+    }
+    long rows = 1;
+    if (c.cpu) {
+        while (rows * 2 * c.R <= 32) {
+            rows *= 2;
+        }
+    } else {
+        while (rows * 2 * c.R <= 16 || (rows < 2 && rows * 2 * c.R <= 32)) {
+            rows *= 2;
+        }
+    }
+    spec_knob_default(ks, "delta_rows", rows);
+    spec_knob_default(ks, "delta_threads", c.cpu ? 16 : 256);
+    lora_read(ks, &c);
+    while (!spec_knob_set(ks, "delta_threads") && c.delta_threads > 16 &&
+           delta_local(&c) > LOCAL_MAX) {
+        spec_knob_default(ks, "delta_threads", c.delta_threads / 2);
+        lora_read(ks, &c);
+    }
+    long split = 1;
+    while (!c.cpu && split < 4 && split * 2 * 512 <= c.N) {
+        split *= 2;
+    }
+    spec_knob_default(ks, "delta_split", split);
+    long per_group = (c.K + c.N) * c.R * (long)dtype_size(ks->dtype);
+    long upto = c.delta_rows;
+    while (upto < DELTA_ROWS_MAX &&
+           upto * 2 / c.delta_rows * per_group <= DELTA_CACHE_BYTES) {
+        upto *= 2;
+    }
+    spec_knob_default(ks, "delta_max", upto);
+    lora_read(ks, &c);
+    if (!spec_knob_set(ks, "delta_rows") && !spec_knob_set(ks, "delta_max") &&
+        c.delta_max <= decode_upto(&c)) {
+        spec_knob_default(ks, "delta_rows", 0); /* lora_decode covers them */
+    }
+}
+
 /* Shape-aware values for the knobs a spec left out, in dependency order:
  * each choice respects the ones (given or chosen) before it. */
 static void lora_defaults(struct kernel_spec *ks)
@@ -685,7 +801,22 @@ static void lora_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "decode_max",
                  c.decode_rows > 0 && upto > c.decode_rows ? upto
                                                            : c.decode_rows);
+    /* Where lora_delta runs (base: false), lora_decode keeps up to 2 rows
+     * on GPUs, and only where K*N >= 2^22 (H100, f32, K=N=4096 rank 16:
+     * 14.1-14.9 and 15.4 us at 1 and 2 rows against 15.9 and 16.4 for
+     * lora_delta, in 16-row blocks, which beat 1- and 2-row blocks;
+     * K=N=512: 7.1 against 6.8 at one row); on CPUs none (PoCL, K=N=2048:
+     * 2593 us at one row against 16.7). */
+    if (delta_fits(ks, &c) && !spec_knob_set(ks, "decode_rows") &&
+        !spec_knob_set(ks, "decode_max")) {
+        int none = cpu || c.K * c.N < (1L << 22);
+        if (none) {
+            spec_knob_default(ks, "decode_rows", 0);
+        }
+        spec_knob_default(ks, "decode_max", none ? 0 : 2);
+    }
     split_defaults(ks);
+    delta_defaults(ks);
 }
 
 /* The mark of the first of KEYS the spec gave, else of the first key (the
@@ -832,12 +963,6 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     if (!uses_mma(c)) {
         check_main(ks, c, d);
     }
-    if (c->decode_rows > 0 && c->decode_max < c->decode_rows) {
-        diag_error(d, file, blame(ks, "decode_max", "decode_rows"),
-                   "decode_max (%ld) must be at least decode_rows (%ld): "
-                   "lora_decode runs for every row count up to it",
-                   c->decode_max, c->decode_rows);
-    }
     if (c->decode_rows > 0) {
         if (c->decode_n * c->decode_k > THREADS_MAX) {
             diag_error(d, file, blame(ks, "decode_n", "decode_k"),
@@ -965,6 +1090,56 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+/* lora_delta: base: false, T in registers, its work-group and local
+ * memory. */
+static void check_delta(const struct kernel_spec *ks, const struct lora *c,
+                        struct diags *d)
+{
+    const char *file = ks->file;
+    if (c->delta_rows == 0) {
+        return;
+    }
+    struct mark at = spec_knob_mark(ks, "delta_rows");
+    if (c->base) {
+        diag_error(d, file, at,
+                   "delta_rows (%ld) needs base: false (lora_delta writes "
+                   "the adapter term alone)",
+                   c->delta_rows);
+        return;
+    }
+    if (c->delta_rows * c->R > 64) {
+        diag_error(d, file, blame(ks, "delta_rows", "delta_max"),
+                   "lora_delta keeps delta_rows x rank values of T per "
+                   "work-item in registers: at most 64 (got %ld x %ld)",
+                   c->delta_rows, c->R);
+        return;
+    }
+    if (c->delta_max <= decode_upto(c)) {
+        diag_error(d, file, blame(ks, "delta_max", "delta_rows"),
+                   "delta_max (%ld) must exceed decode_max (%ld) for "
+                   "lora_delta to run",
+                   c->delta_max, decode_upto(c));
+    }
+    if (c->delta_split > c->N / c->vec) {
+        diag_error(d, file, blame(ks, "delta_split", "vec"),
+                   "delta_split (%ld) exceeds the %ld pieces of vec %ld "
+                   "columns in out_features",
+                   c->delta_split, c->N / c->vec, c->vec);
+    }
+    if (c->delta_threads > THREADS_MAX) {
+        diag_error(d, file, spec_knob_mark(ks, "delta_threads"),
+                   "lora_delta work-group of %ld work-items exceeds %ld",
+                   c->delta_threads, THREADS_MAX);
+    } else if (delta_local(c) > LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "delta_threads", "delta_rows"),
+                   "lora_delta needs %ld bytes of local memory to sum "
+                   "delta_rows %ld x rank %ld values over delta_threads %ld "
+                   "work-items, more than %ld",
+                   delta_local(c), c->delta_rows, c->R, c->delta_threads,
+                   LOCAL_MAX);
+    }
+}
+
 /* Most bytes of partial sums the split path may ask of the scratch. */
 #define SPLIT_SCRATCH_MAX (256L << 20)
 
@@ -1019,6 +1194,7 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
         }
         check_limits(ks, &c, d);
         check_split(ks, &c, d);
+        check_delta(ks, &c, d);
     }
 }
 
@@ -1091,6 +1267,12 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
              c->decode_k);
     plan_int(p, "DECODE_VEC", "lora_decode: columns per work-item",
              decode_vec(c));
+    if (uses_delta(c)) {
+        plan_int(p, "DELTA_ROWS", "lora_delta: rows per work-group",
+                 c->delta_rows);
+        plan_int(p, "DELTA_THREADS", "lora_delta: work-items per work-group",
+                 c->delta_threads);
+    }
     plan_dtype(p, ks->dtype);
 
     plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a",
@@ -1229,6 +1411,20 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->args[n] = NULL;
 }
 
+/* lora_delta over SLICES work-groups along N. */
+static void launch_delta(const struct lora *c, struct launch *l, long slices)
+{
+    static const char *const args[] = {"rows", "x", "a", "b", "y", NULL};
+    l->kernel = "lora_delta";
+    l->dims = 2;
+    l->local[0] = (size_t)c->delta_threads;
+    l->local[1] = 1;
+    l->groups[0] = (size_t)slices;
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->delta_rows;
+    copy_args(l, args);
+}
+
 /* The local memory of each kernel P launches, as the checks above count
  * it: the templates #error when their arrays take another size, so the
  * limits checked here are the ones the kernels meet. */
@@ -1236,17 +1432,19 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
 {
     static const char *const kernel[] = {"lora_main", "lora_xa",
                                          "lora_expand", "lora_decode",
-                                         "lora_mma", "lora_xa_mma"};
+                                         "lora_mma", "lora_xa_mma",
+                                         "lora_delta"};
     /* lora_combine uses none. */
     static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
                                        "EXPAND_LOCAL_BYTES",
                                        "DECODE_LOCAL_BYTES",
                                        "MMA_LOCAL_BYTES",
-                                       "XA_MMA_LOCAL_BYTES"};
+                                       "XA_MMA_LOCAL_BYTES",
+                                       "DELTA_LOCAL_BYTES"};
     long bytes[] = {main_local(c, c->xa), xa_local(c),
                     4 * expand_rows(c) * c->R, decode_local(c), mma_local(c),
-                    xa_mma_local(c)};
-    for (int k = 0; k < 6; k++) {
+                    xa_mma_local(c), delta_local(c)};
+    for (int k = 0; k < 7; k++) {
         if (plan_launches(p, kernel[k])) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
         }
@@ -1288,6 +1486,24 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         pa->why = "few rows, one launch: a work-group per decode_rows rows "
                   "streams W, T = scale*X*A alongside";
         launch_decode(&c, &pa->launch[pa->n_launch++]);
+    }
+    if (delta_split_upto(&c) > 0) {
+        struct path *dp = &p->path[p->n_path++];
+        dp->max_rows = delta_split_upto(&c);
+        dp->n_launch = 0;
+        dp->why = "fewer rows without W, one launch: a work-group per "
+                  "delta_rows rows and slice of N computes their T = "
+                  "scale*X*A on chip, then its slice of Y = T*B";
+        launch_delta(&c, &dp->launch[dp->n_launch++], c.delta_split);
+    }
+    if (uses_delta(&c)) {
+        struct path *dp = &p->path[p->n_path++];
+        dp->max_rows = c.delta_max;
+        dp->n_launch = 0;
+        dp->why = "few rows without W, one launch: a work-group per "
+                  "delta_rows rows computes their T = scale*X*A on chip, "
+                  "then Y = T*B";
+        launch_delta(&c, &dp->launch[dp->n_launch++], 1);
     }
     if (uses_split(&c)) {
         struct path *sp = &p->path[p->n_path++];
@@ -1492,7 +1708,8 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
 /* Each is templates/NAME.cl; their shared part is lora_common.cl. */
 static const char *const lora_kernels[] = {
     "lora_main", "lora_main_split", "lora_xa",      "lora_expand",
-    "lora_decode", "lora_mma",      "lora_xa_mma", "lora_combine", NULL};
+    "lora_decode", "lora_mma",      "lora_xa_mma", "lora_combine",
+    "lora_delta",  NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

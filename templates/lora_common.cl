@@ -4,7 +4,8 @@
 /* lora_common.cl - what the kernels of lora_forward share: Y (+)= X*W +
  * SCALE*(X*A)*B as tiled OpenCL C kernels. Each kernel is a template of
  * its own (lora_main.cl, lora_xa.cl, lora_expand.cl, lora_decode.cl,
- * lora_combine.cl); the emitted source holds the ones its plan launches.
+ * lora_delta.cl, lora_combine.cl); the emitted source holds the ones its
+ * plan launches.
  *
  * X is rows x K, W is K x N, A is K x r, B is r x N, Y is rows x N, all
  * row-major in storage_t; arithmetic and accumulation are float. The LoRA
@@ -32,6 +33,10 @@
  *                every row, the reduction is split over DECODE_K work-items,
  *                so W is streamed once; T is computed alongside, in the
  *                same launch. Local size (DECODE_N, DECODE_K).
+ *   lora_delta   HAS_BASE 0, few rows: DELTA_ROWS rows per work-group, T
+ *                summed over K by all its work-items in local memory, then
+ *                Y (+)= T*B; the work-groups along dimension 0 split N.
+ *                Local size (DELTA_THREADS, 1).
  *   lora_combine SPLIT_K > 1, after lora_main ran over SPLIT_K slices of K
  *                (the plan's split path for few rows): Y (+)= the sum of
  *                their partial sums (split_k.cl), VEC columns per
@@ -69,6 +74,8 @@
  *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction
+ *   DELTA_ROWS      lora_delta: rows per work-group
+ *   DELTA_THREADS   lora_delta: work-items per work-group
  *   SPLIT_K         lora_main: slices of K of the split path; 1: none
  *   COMBINE_N       lora_combine: work-items per work-group
  * Storage: storage_DTYPE.cl, one of f32, f16, bf16, chosen by the plan. */

@@ -386,6 +386,33 @@ static void test_lora_shapes(void)
     }
 }
 
+/* lora_delta (base: false, few rows): K past one step of the work-group
+ * and not a multiple of it, N in slices that divide it unevenly, vec 1
+ * and 2, ranks that are not multiples of 4 (A in scalar loads at vec 4),
+ * work-groups of a size that is
+ * not a multiple of 32, the most values of T (64) an item holds, every
+ * dtype, accumulate; the paths' limits and their neighbours among the
+ * rows. */
+static void test_lora_delta(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 1100, out_features: 76, rank: 6, base: false",
+         "delta_split: 3"},
+        {"f32", "in_features: 37, out_features: 51, rank: 5, base: false, "
+         "accumulate: true", "delta_rows: 3, delta_threads: 24, "
+         "delta_split: 5, delta_max: 40"},
+        {"f32", "in_features: 256, out_features: 40, rank: 8, base: false, "
+         "alpha: 4", "delta_rows: 8, delta_threads: 32, delta_max: 50"},
+        {"bf16", "in_features: 264, out_features: 72, rank: 16, "
+         "base: false", "delta_threads: 64, delta_split: 2"},
+        {"f16", "in_features: 130, out_features: 66, rank: 32, base: false, "
+         "accumulate: true", ""},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
+    }
+}
+
 /* The split path: K in slices summed by lora_combine, with partial tiles,
  * vec 1 and 2, accumulate, slices of unequal K steps, and each dtype; the
  * paths' limits and their neighbours among the rows. */
@@ -671,7 +698,8 @@ static void test_cpu_defaults(void)
         CU_ASSERT(spec_set_target(&set, TARGET_CPU, &d) == 0);
         for (int i = 0; i < set.n_kernel; i++) {
             struct nu_kernel k;
-            static const size_t rows[] = {1, 7, 17};
+            size_t rows[8] = {1, 7, 17};
+            long limit[4];
             const struct kernel_spec *ks = &set.kernel[i];
             /* the row ops: one work-item per row on CPUs */
             int wg = op_knob_index(ks->op, "wg");
@@ -681,7 +709,12 @@ static void test_cpu_defaults(void)
             CU_ASSERT(strcmp(ks->tile_note, "op defaults for CPUs") == 0);
             nu_adopt(&k, &set, i, files[f]);
             if (k.ks != NULL && nu_build(&k)) {
-                nu_run_rows(&k, rows, 3, nu_unit());
+                /* and the first row of each path past the first */
+                int n = 3, paths = nu_path_limits(&k, limit, 4);
+                for (int p = 0; p < paths; p++) {
+                    n = nu_rows_add(rows, n, limit[p] + 1);
+                }
+                nu_run_rows(&k, rows, n, nu_unit());
             }
             nu_kernel_free(&k);
         }
@@ -727,6 +760,8 @@ int add_numeric_suite(void)
                     test_lora_choices) == NULL ||
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
         CU_add_test(s, "lora: K split over work-groups", test_lora_split) ==
+            NULL ||
+        CU_add_test(s, "lora: the delta in one launch", test_lora_delta) ==
             NULL ||
         CU_add_test(s, "lora_backward: input_grad, base, accumulate, "
                     "odd shapes", test_bwd_options) == NULL ||
