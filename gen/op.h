@@ -309,6 +309,9 @@ void plan_buffer_role(struct plan *p, enum buffer_role role);
 void plan_buffer_doc(struct plan *p, const char *shape, const char *note);
 /* Appends a define for the storage dtype (DTYPE_F32=1, ...). */
 void plan_dtype(struct plan *p, enum dtype dt);
+/* plan_dtype for KS's dtype; bf16 for NVIDIA tensor cores (TARGET_TENSOR)
+ * also converts in PTX, which makes the plan need those devices. */
+void plan_storage(struct plan *p, const struct kernel_spec *ks);
 
 /* The template of naive plans: obviously correct kernels that the
  * generated ones are checked against (tests/naive.cl). */

@@ -1273,7 +1273,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "DELTA_THREADS", "lora_delta: work-items per work-group",
                  c->delta_threads);
     }
-    plan_dtype(p, ks->dtype);
+    plan_storage(p, ks);
 
     plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a",
                     c->K);

@@ -549,7 +549,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     bwd_read(ks, &c);
     plan_shape(ks, &c, p);
     plan_knobs(&c, p);
-    plan_dtype(p, ks->dtype);
+    plan_storage(p, ks);
     plan_public_int(p, "IN_FEATURES", "K: columns of x and dx, rows of w, a "
                     "and da", c.K);
     plan_public_int(p, "OUT_FEATURES", "N: columns of w, b, db and dy", c.N);

@@ -256,7 +256,7 @@ void rows_validate_eps(const struct kernel_spec *ks, struct diags *d)
 
 void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
 {
-    plan_dtype(p, ks->dtype);
+    plan_storage(p, ks);
     plan_int(p, "FEATURES", "elements per row", features(ks));
     plan_public_int(p, "FEATURES", "elements per row", features(ks));
     plan_int(p, "VEC", "elements per load and store", knob(ks, ROWS_KNOB_VEC));

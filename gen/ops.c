@@ -269,6 +269,16 @@ void plan_dtype(struct plan *p, enum dtype dt)
     plan_int(p, macro[dt], "storage type of every buffer", 1);
 }
 
+void plan_storage(struct plan *p, const struct kernel_spec *ks)
+{
+    plan_dtype(p, ks->dtype);
+    if (ks->dtype == DTYPE_BF16 && ks->target == TARGET_TENSOR) {
+        plan_int(p, "BF16_CVT_PTX", "float to bf16 by PTX cvt, a pair at once",
+                 1);
+        p->needs = NEEDS_TENSOR_CORES;
+    }
+}
+
 void naive_plan(const struct kernel_spec *ks, struct plan *p)
 {
     memset(p, 0, sizeof *p);

@@ -705,12 +705,15 @@ static void run_checked(int i, const void *h, size_t rows, const char *how)
     free_case(&c, &b);
 }
 
-/* The variant of stub I that runs on tensor cores, or -1: the third (GPU,
- * CPU, then tensor-core defaults) of stub_lora_tc and stub_lora_delta. */
+/* The variant of stub I for NVIDIA tensor-core devices, or -1: the third
+ * (GPU, CPU, then tensor-core defaults) of stub_lora_tc and
+ * stub_lora_delta (tensor cores) and of stub_rmsnorm (bf16 converted in
+ * PTX). */
 static int tensor_variant(int i)
 {
     return strcmp(stubs[i].name, "stub_lora_tc") == 0 ||
-                   strcmp(stubs[i].name, "stub_lora_delta") == 0
+                   strcmp(stubs[i].name, "stub_lora_delta") == 0 ||
+                   strcmp(stubs[i].name, "stub_rmsnorm") == 0
                ? 2
                : -1;
 }
