@@ -391,8 +391,8 @@ static void test_lora_shapes(void)
  * and 2, ranks that are not multiples of 4 (A in scalar loads at vec 4),
  * work-groups of a size that is
  * not a multiple of 32, the most values of T (64) an item holds, every
- * dtype, accumulate; the paths' limits and their neighbours among the
- * rows. */
+ * dtype, accumulate, many stretches of columns per work-item; the paths'
+ * limits and their neighbours among the rows. */
 static void test_lora_delta(void)
 {
     static const char *const cases[][3] = {
@@ -407,6 +407,9 @@ static void test_lora_delta(void)
          "base: false", "delta_threads: 64, delta_split: 2"},
         {"f16", "in_features: 130, out_features: 66, rank: 32, base: false, "
          "accumulate: true", ""},
+        /* 16 stretches of columns per work-item, B loaded ahead */
+        {"f32", "in_features: 64, out_features: 2048, rank: 4, base: false, "
+         "accumulate: true", "delta_threads: 32"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
