@@ -25,8 +25,8 @@
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
 #include "storage_@dtype@.cl"
 
-#if !defined(SCALE) || !defined(HALF_X)
-#error "softmax.cl: the plan must define SCALE and HALF_X"
+#if !defined(SCALE) || !defined(HALF_X) || !defined(EXP_BASE2)
+#error "softmax.cl: the plan must define SCALE, HALF_X and EXP_BASE2"
 #endif
 
 #include "row_reduce.cl"
@@ -52,6 +52,15 @@
  * the item's other loads. e^32 per term keeps a row's sum below
  * 2^24 e^32 < 1e22, far from overflow. */
 #define RESCALE_ABOVE 32.0f
+
+/* e^(EXP_SCALE * D). EXP_BASE2 (the plan's choice per device type): as
+ * 2^(EXP_SCALE * D * log2 e), the product first, so that a huge
+ * EXP_SCALE still meets D = 0 as 0. */
+#if EXP_BASE2
+#define EXPS(d) exp2((EXP_SCALE * (d)) * M_LOG2E_F)
+#else
+#define EXPS(d) exp(EXP_SCALE * (d))
+#endif
 
 /* Merges (m, s) over the items of this row, in the steps row_sum() takes
  * for sums. A step folds its pairs at once: the largest reference first,
@@ -81,7 +90,7 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
             float ss = 0.0f;
             for (uint k = 0; k < n / step; k++) {
                 ss += ps[lid + k * step] *
-                      exp(EXP_SCALE * (pm[lid + k * step] - mm));
+                      EXPS(pm[lid + k * step] - mm);
             }
             pm[lid] = mm;
             ps[lid] = ss;
@@ -120,7 +129,7 @@ void softmax(const int rows, const __global storage_t *x,
         if (SLOT_IN_ROW(k, j)) {
             const float mk = hmax(v[k]);
             if (EXP_SCALE * (mk - m) > RESCALE_ABOVE) {
-                const float rescale = exp(EXP_SCALE * (m - mk));
+                const float rescale = EXPS(m - mk);
                 sv *= rescale;
 #pragma unroll
                 for (uint i = 0; i < k; i++) {
@@ -128,7 +137,7 @@ void softmax(const int rows, const __global storage_t *x,
                 }
                 m = mk;
             }
-            v[k] = exp(EXP_SCALE * (v[k] - m));
+            v[k] = EXPS(v[k] - m);
             sv += v[k];
         }
     }
@@ -139,7 +148,7 @@ void softmax(const int rows, const __global storage_t *x,
         return;
     }
     /* v holds exponentials relative to this item's reference. */
-    const float f = exp(EXP_SCALE * (mine - m)) / s;
+    const float f = EXPS(mine - m) / s;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
@@ -165,14 +174,14 @@ void softmax(const int rows, const __global storage_t *x,
         }
         const float mb = hmax(mv);
         if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
-            const float rescale = exp(EXP_SCALE * (m - mb));
+            const float rescale = EXPS(m - mb);
             sum *= rescale;
             err *= rescale;
             m = mb;
         }
         floatv b = 0.0f;
         for (uint j = j0; j < j1; j += WG_SIZE) {
-            b += exp(EXP_SCALE * (H_SIGN * loadv(x, base + j * VEC) - m));
+            b += EXPS(H_SIGN * loadv(x, base + j * VEC) - m);
         }
         csum_add(&sum, &err, b);
     }
@@ -184,7 +193,7 @@ void softmax(const int rows, const __global storage_t *x,
     const float inv = 1.0f / s;
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
         const floatv h = H_SIGN * loadv(x, base + j * VEC);
-        storev(y, base + j * VEC, exp(EXP_SCALE * (h - m)) * inv);
+        storev(y, base + j * VEC, EXPS(h - m) * inv);
     }
 #endif
 }

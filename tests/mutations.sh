@@ -7,7 +7,7 @@ suites=${SUITES:-numeric sweep stub}
 mutations='
 templates/row_reduce.cl%s/((k) + 1 < SLOTS || (j) < NVEC)/((k) + 1 < SLOTS || (j) <= NVEC)/%row ops: tail guard of a row the work-items split unevenly, off by one
 templates/layernorm.cl%s/sums\.y \/ (float)FEATURES/sums.y \/ (float)(FEATURES + 1)/%layernorm: variance divided by D+1
-templates/softmax.cl%s/v\[k\] = exp(EXP_SCALE \* (v\[k\] - m));/v[k] = exp(EXP_SCALE * v[k]);/%softmax: max not subtracted (overflows at large inputs)
+templates/softmax.cl%s/v\[k\] = EXPS(v\[k\] - m);/v[k] = EXPS(v[k]);/%softmax: max not subtracted (overflows at large inputs)
 templates/softmax.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not halved for scale 0 (0 * inf at inputs spanning more than FLT_MAX)
 templates/softmax.cl%s/v\[i\] \*= rescale;//%softmax: a row in registers keeps its earlier slots at the old reference when the reference moves up
 templates/softmax.cl%s/mm = MAX2(mm, pm\[lid + k \* step\]);//%softmax: a merge step keeps the first reference, not the largest
