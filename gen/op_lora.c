@@ -386,8 +386,9 @@ static long delta_split_upto(const struct lora *c)
     return upto > decode_upto(c) ? upto : 0;
 }
 
-/* The template's reduction lanes, and its local memory in bytes: the
- * partial sums of T per work-item, per lane, and T. */
+/* lora_delta's local memory in bytes (the template's count): the partial
+ * sums of T per work-item, their sums per lane (up to 32, a float of
+ * padding each), and T. */
 static long delta_local(const struct lora *c)
 {
     long t = c->delta_rows * c->R;
@@ -1411,10 +1412,17 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->args[n] = NULL;
 }
 
-/* lora_delta over SLICES work-groups along N. */
-static void launch_delta(const struct lora *c, struct launch *l, long slices)
+/* A path of P up to MAX_ROWS: lora_delta over SLICES work-groups along
+ * N. */
+static void add_delta_path(const struct lora *c, struct plan *p,
+                           long max_rows, long slices, const char *why)
 {
     static const char *const args[] = {"rows", "x", "a", "b", "y", NULL};
+    struct path *dp = &p->path[p->n_path++];
+    dp->max_rows = max_rows;
+    dp->why = why;
+    dp->n_launch = 1;
+    struct launch *l = &dp->launch[0];
     l->kernel = "lora_delta";
     l->dims = 2;
     l->local[0] = (size_t)c->delta_threads;
@@ -1444,7 +1452,7 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
     long bytes[] = {main_local(c, c->xa), xa_local(c),
                     4 * expand_rows(c) * c->R, decode_local(c), mma_local(c),
                     xa_mma_local(c), delta_local(c)};
-    for (int k = 0; k < 7; k++) {
+    for (size_t k = 0; k < sizeof kernel / sizeof kernel[0]; k++) {
         if (plan_launches(p, kernel[k])) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
         }
@@ -1488,22 +1496,16 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         launch_decode(&c, &pa->launch[pa->n_launch++]);
     }
     if (delta_split_upto(&c) > 0) {
-        struct path *dp = &p->path[p->n_path++];
-        dp->max_rows = delta_split_upto(&c);
-        dp->n_launch = 0;
-        dp->why = "fewer rows without W, one launch: a work-group per "
-                  "delta_rows rows and slice of N computes their T = "
-                  "scale*X*A on chip, then its slice of Y = T*B";
-        launch_delta(&c, &dp->launch[dp->n_launch++], c.delta_split);
+        add_delta_path(&c, p, delta_split_upto(&c), c.delta_split,
+                       "fewer rows without W, one launch: a work-group per "
+                       "delta_rows rows and slice of N computes their T = "
+                       "scale*X*A on chip, then its slice of Y = T*B");
     }
     if (uses_delta(&c)) {
-        struct path *dp = &p->path[p->n_path++];
-        dp->max_rows = c.delta_max;
-        dp->n_launch = 0;
-        dp->why = "few rows without W, one launch: a work-group per "
-                  "delta_rows rows computes their T = scale*X*A on chip, "
-                  "then Y = T*B";
-        launch_delta(&c, &dp->launch[dp->n_launch++], 1);
+        add_delta_path(&c, p, c.delta_max, 1,
+                       "few rows without W, one launch: a work-group per "
+                       "delta_rows rows computes their T = scale*X*A on "
+                       "chip, then Y = T*B");
     }
     if (uses_split(&c)) {
         struct path *sp = &p->path[p->n_path++];
