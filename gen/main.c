@@ -278,9 +278,7 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
             if (cli_choice(&c, targets) < 0) {
                 return EXIT_USAGE;
             }
-            target = strcmp(c.value, "cpu") == 0      ? TARGET_CPU
-                     : strcmp(c.value, "tensor") == 0 ? TARGET_TENSOR
-                                                      : TARGET_GPU;
+            target_from_name(c.value, &target);
             target_given = 1;
             break;
         case OPT_DB:

@@ -47,6 +47,11 @@ enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR };
  * name the defaults for TARGET. */
 const char *target_defaults_label(enum target target);
 
+/* "gpu", "cpu", "tensor": TARGET as `specl gen --target` and tuning
+ * databases spell it; target_from_name reads it back (-1: none of them). */
+const char *target_name(enum target target);
+int target_from_name(const char *name, enum target *target);
+
 struct op_def;
 
 /* One kernel of a spec file, after reading and defaulting. */

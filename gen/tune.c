@@ -676,6 +676,9 @@ static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
         n.rows = rows;
         e = tunedb_add(db, &n);
     }
+    /* The defaults it ran with (tensor cores or not): gen emits the
+     * entry's knobs for the same ones. */
+    snprintf(e->target, sizeof e->target, "%s", target_name(ks->target));
     return e;
 }
 

@@ -131,6 +131,9 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
         if (d->default_us <= 0) {
             d->default_us = s->default_us;
         }
+        if (d->target[0] == '\0') {
+            snprintf(d->target, sizeof d->target, "%s", s->target);
+        }
     }
 }
 
@@ -519,6 +522,9 @@ static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
     emit_text(o, "driver", e->driver);
     emit_plain(o, "op", "%s", e->op);
     emit_plain(o, "dtype", "%s", e->dtype);
+    if (e->target[0] != '\0') {
+        emit_plain(o, "target", "%s", e->target);
+    }
     emit_text(o, "shape", e->shape);
     emit_plain(o, "rows", "%ld", e->rows);
     emit_text(o, "best", e->best);
@@ -921,12 +927,12 @@ static void load_tried(struct loader *l, struct tune_entry *e,
 
 enum entry_key {
     E_DEVICE, E_DRIVER, E_OP, E_DTYPE, E_SHAPE, E_ROWS, /* required */
-    E_BEST, E_TIME_US, E_GBS, E_GFLOPS, E_DEFAULT_US, E_SPECL, E_TRIED,
-    N_ENTRY_KEYS
+    E_TARGET, E_BEST, E_TIME_US, E_GBS, E_GFLOPS, E_DEFAULT_US, E_SPECL,
+    E_TRIED, N_ENTRY_KEYS
 };
 static const char *const entry_keys[] = {
-    "device", "driver", "op", "dtype", "shape", "rows", "best", "time_us",
-    "gbs", "gflops", "default_us", "specl", "tried", NULL};
+    "device", "driver", "op", "dtype", "shape", "rows", "target", "best",
+    "time_us", "gbs", "gflops", "default_us", "specl", "tried", NULL};
 
 /* OP's name and the names of every op, for a message. */
 static void known_ops(char *out, size_t size)
@@ -968,6 +974,7 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
         {E_DRIVER, e.driver, sizeof e.driver},
         {E_OP, e.op, sizeof e.op},
         {E_DTYPE, e.dtype, sizeof e.dtype},
+        {E_TARGET, e.target, sizeof e.target},
         {E_SHAPE, e.shape, sizeof e.shape},
         {E_BEST, e.best, sizeof e.best},
         {E_SPECL, e.version, sizeof e.version},
@@ -1010,6 +1017,13 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
         strcmp(e.dtype, "bf16") != 0) {
         diag_error(l->d, l->path, node_mark(node[E_DTYPE]),
                    "dtype must be one of f32, f16, bf16 (got '%s')", e.dtype);
+    }
+    enum target target;
+    if (node[E_TARGET] != NULL && node[E_TARGET]->type == YAML_SCALAR_NODE &&
+        target_from_name(e.target, &target) != 0) {
+        diag_error(l->d, l->path, node_mark(node[E_TARGET]),
+                   "target must be one of gpu, cpu, tensor (got '%s')",
+                   e.target);
     }
     if (op != NULL && node[E_SHAPE] != NULL &&
         node[E_SHAPE]->type == YAML_SCALAR_NODE &&

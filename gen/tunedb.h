@@ -25,6 +25,8 @@ struct tune_entry {
     char driver[128];
     char op[32];
     char dtype[8];
+    char target[8];         /* the op defaults the tuner ran ("gpu", "cpu",
+                             * "tensor"); "" in older files: "gpu" */
     char shape[TUNE_TEXT];  /* "in_features=4096 ...": int and bool fields */
     long rows;
     char best[TUNE_TEXT];   /* knobs of the fastest config; "" if none */
@@ -52,9 +54,10 @@ void tunedb_free(struct tunedb *db);
  * through D with file:line:col, and a file with any leaves DB as it was.
  * Every entry is checked: its keys known and given once, rows an integer
  * in [1, TUNE_MAX_ROWS], times and rates finite and >= 0 (a tried
- * config's time -1 when it did not run), a known op and dtype, its shape
- * as tune_shape_text writes it, its best and tried knobs knobs of the op
- * (knobs_parse), no tried config twice and no entry of another's key.
+ * config's time -1 when it did not run), a known op and dtype, a target
+ * of gpu, cpu or tensor if given, its shape as tune_shape_text writes it,
+ * its best and tried knobs knobs of the op (knobs_parse), no tried config
+ * twice and no entry of another's key.
  * Returns the number of errors. */
 int tunedb_load(struct tunedb *db, const char *path, int may_be_missing,
                 struct diags *d);

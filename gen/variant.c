@@ -167,8 +167,11 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
             note(notes, "%s: %s: %s", ks->name, dev, why);
             continue;
         }
+        /* The knobs on the op defaults the tuner ran with: a device of
+         * tensor cores keeps what only they run (older entries: GPU). */
         one = *ks;
         one.target = TARGET_GPU;
+        target_from_name(e->target, &one.target);
         struct diags quiet = {.out = NULL};
         if (knobs_parse(&one, e->best, NULL, 0) < 0 ||
             knobs_resolve(&one, &quiet) != 0) {

@@ -817,7 +817,7 @@ static void check_result(const struct kernel_spec *ks,
 }
 
 /* E is what tuning KS over RUN_ROWS rows with N_TRIED evaluations
- * records: every tried config a candidate (tune_candidates) and valid as
+ * records: the op defaults it ran on (KS's target), every tried config a candidate (tune_candidates) and valid as
  * its text reads (knobs_resolve), none twice, the first the op defaults
  * (KS's own knobs), each timed; the best is the fastest of them. */
 static void check_entry(const struct kernel_spec *ks,
@@ -834,6 +834,9 @@ static void check_entry(const struct kernel_spec *ks,
     TU_CHECK(e->device[0] && e->driver[0], "%s: no device or driver",
              ks->name);
     TU_CHECK(e->rows == RUN_ROWS, "%s: rows %ld", ks->name, e->rows);
+    TU_CHECK(strcmp(e->target, target_name(ks->target)) == 0,
+             "%s: target '%s', tuned on %s", ks->name, e->target,
+             target_name(ks->target));
     TU_CHECK(strcmp(e->version, SPECL_VERSION) == 0, "%s: version '%s'",
              ks->name, e->version);
     TU_CHECK(e->best[0] != '\0', "%s: no best", ks->name);
@@ -2836,6 +2839,66 @@ static void test_gen_db_variants(void)
     }
 }
 
+/* An entry is emitted on the op defaults it was tuned with: one from a
+ * device of tensor cores keeps what only they run (bf16 rounded by PTX),
+ * one without a target (older files) or from a GPU without them does
+ * not. The variant found is the one given to the entry's device, merged
+ * or not with the op defaults' variant of the same code. */
+static void test_db_target(void)
+{
+    static const char spec[] =
+        "kernels:\n"
+        "  - {name: t_softmax, op: softmax, dtype: bf16, features: 4096}\n";
+    static const struct {
+        const char *target;
+        enum target want;
+    } cases[] = {{"tensor", TARGET_TENSOR},
+                 {"", TARGET_GPU},
+                 {"gpu", TARGET_GPU}};
+    static struct variant_set vs; /* several whole kernel specs */
+    struct spec_set set;
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&set, "target.yaml", spec), 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct tunedb db;
+        struct tune_entry e;
+        struct buf notes;
+        tunedb_init(&db);
+        buf_init(&notes);
+        entry_from(&e, &set.kernel[0], TEST_DEVICE, 4096, 10);
+        snprintf(e.target, sizeof e.target, "%s", cases[c].target);
+        tunedb_add(&db, &e);
+        variants_build(&set.kernel[0], &db, NULL, &vs, &notes);
+        const struct variant *tuned = NULL;
+        for (int v = 0; v < vs.n && tuned == NULL; v++) {
+            for (int m = 0; m < vs.v[v].n_match; m++) {
+                if (strcmp(vs.v[v].match[m].device, TEST_DEVICE) == 0) {
+                    tuned = &vs.v[v];
+                }
+            }
+        }
+        TU_CHECK(tuned != NULL, "target '%s': no variant for %s\n%s",
+                 cases[c].target, TEST_DEVICE, buf_str(&notes));
+        if (tuned != NULL) {
+            struct plan p;
+            memset(&p, 0, sizeof p);
+            tuned->ks.op->plan(&tuned->ks, &p);
+            int ptx = 0;
+            for (int d = 0; d < p.n_define; d++) {
+                ptx |= strcmp(p.define[d].name, "BF16_CVT_PTX") == 0;
+            }
+            TU_CHECK(tuned->ks.target == cases[c].want &&
+                         ptx == (cases[c].want == TARGET_TENSOR),
+                     "target '%s': variant '%s' on target %d (want %d), "
+                     "BF16_CVT_PTX %d",
+                     cases[c].target, tuned->label, (int)tuned->ks.target,
+                     (int)cases[c].want, ptx);
+        }
+        buf_free(&notes);
+        tunedb_free(&db);
+    }
+    spec_set_free(&set);
+}
+
 /* ---- 6. knob text, shape text, device slugs ----------------------------- */
 
 static const char *const text_spec =
@@ -3023,6 +3086,8 @@ int add_tune_suite(void)
         CU_add_test(s, "gen --db", test_gen_db) == NULL ||
         CU_add_test(s, "gen --db: a variant per device",
                     test_gen_db_variants) == NULL ||
+        CU_add_test(s, "gen --db: an entry on the target it was tuned for",
+                    test_db_target) == NULL ||
         CU_add_test(s, "knob and shape text", test_knobs_text) == NULL ||
         CU_add_test(s, "device slug", test_device_slug) == NULL) {
         return -1;
