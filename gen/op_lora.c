@@ -707,7 +707,13 @@ static void lora_defaults(struct kernel_spec *ks)
     lora_read(ks, &c);
     int cpu = ks->target == TARGET_CPU;
 
-    spec_knob_default(ks, "decode_rows", 16);
+    /* f16 and bf16 on GPUs: blocks of 8 rows by 64 work-items along K,
+     * whose fewer registers keep more of W's 8-byte loads in flight (bf16
+     * llama2-7b projections on the H100: 10-16% faster than 16 by 32 at 1
+     * to 8 rows; up to 22% slower at 16 to 32, where two to four blocks
+     * each read W: bench/RESULTS.md). */
+    int half_gpu = ks->dtype != DTYPE_F32 && !(ks->target == TARGET_CPU);
+    spec_knob_default(ks, "decode_rows", half_gpu ? 8 : 16);
     /* 8 x 32 work-items, 4 columns each: many work-groups and many loads
      * in flight, for streaming W at memory speed. */
     /* At least 2: with one work-item along N, PoCL computes wrong sums
@@ -718,7 +724,8 @@ static void lora_defaults(struct kernel_spec *ks)
      * work (at 128 rows, M=K=N=512, rank 8: 12.1 us against 17.9 with 8
      * work-items, the rank, on the H100). */
     spec_knob_default(ks, "decode_k",
-                      min_l(32, pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
+                      min_l(half_gpu ? 64 : 32,
+                            pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
 
     /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank 16)
      * by 8 work-items along K. Many rows per work-group, so that each row
