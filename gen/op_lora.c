@@ -800,6 +800,19 @@ static void lora_defaults(struct kernel_spec *ks)
     if (cpu) {
         upto = c.decode_rows; /* measured on GPUs only */
     }
+    /* With tensor cores, their path costs about one wave of tiles at up
+     * to 128 rows whatever the rows, and each block of lora_decode about
+     * W's bytes at 1.1 TB/s (bf16 on the H100): blocks pay while fewer
+     * than about 3.5 * 4096 / N per wave of 128 tiles, rounded. K = 4096:
+     * to 32 rows at N = 4096 (tensor path 107-109 us, lora_decode 93.9 at
+     * 32 rows), to 8 at N = 11008 (tensor path 107.5-108.9 us at 12 to 32
+     * rows, lora_decode 116-254). */
+    if (uses_mma(&c) && c.base && !cpu && c.decode_rows > 0) {
+        long waves = ceil_div(ceil_div(c.N, c.n), 128);
+        long blocks = (2 * 14336 * waves / c.N + 1) / 2;
+        long most = (blocks < 1 ? 1 : blocks) * c.decode_rows;
+        upto = most < upto ? most : upto;
+    }
     if (!c.base && !cpu) {
         upto = 1;
         while (upto * 2 <= (1L << 27) / (c.K * c.N) && upto < 4096) {
