@@ -5,6 +5,7 @@
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   SCALE   applied to x first (a float literal)
  *   HALF_X  1: x is halved first (|SCALE| < 128/FLT_MAX, see below)
+ *   SHFL_PTX  1: row_merge by PTX warp shuffles (NVIDIA only)
  *
  * The kernel works on h = sign(SCALE)*x and forms SCALE*x - m as
  * |SCALE|*(h - max h): a difference of inputs, scaled afterwards, so it
@@ -25,8 +26,9 @@
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
 #include "storage_@dtype@.cl"
 
-#if !defined(SCALE) || !defined(HALF_X) || !defined(EXP_BASE2)
-#error "softmax.cl: the plan must define SCALE, HALF_X and EXP_BASE2"
+#if !defined(SCALE) || !defined(HALF_X) || !defined(EXP_BASE2) ||         \
+    !defined(SHFL_PTX)
+#error "softmax.cl: the plan must define SCALE, HALF_X, EXP_BASE2, SHFL_PTX"
 #endif
 
 #include "row_reduce.cl"
@@ -62,6 +64,86 @@
 #define EXPS(d) exp(EXP_SCALE * (d))
 #endif
 
+#if SHFL_PTX
+/* (m, s) and (m2, s2) as one pair: the larger reference, both sums
+ * rescaled to it. */
+inline void merge_pair(float *m, float *s, const float m2, const float s2)
+{
+    const float mm = MAX2(*m, m2);
+    *s = *s * EXPS(*m - mm) + s2 * EXPS(m2 - mm);
+    *m = mm;
+}
+
+/* The lanes of this work-item's warp that exist: a work-group of fewer
+ * than 32 items, or a last warp cut short (WG_SIZE 16 x 3 rows), has
+ * fewer, and shfl.sync must name only those. */
+#define GROUP_ITEMS (WG_SIZE * ROWS_PER_GROUP)
+inline uint warp_lanes(void)
+{
+#if GROUP_ITEMS % 32 == 0
+    return 0xffffffffu;
+#else
+    const uint first = (get_local_id(1) * WG_SIZE + get_local_id(0)) & ~31u;
+    const uint n = min(32u, (uint)GROUP_ITEMS - first);
+    return n == 32 ? 0xffffffffu : (1u << n) - 1u;
+#endif
+}
+
+/* Merges (m, s) over aligned groups of WIDTH lanes of a warp (a power of
+ * two, at most 32), every lane taking the group's result: butterfly
+ * shuffles, NVIDIA compute capability 7.0 and later. */
+inline void warp_merge(float *m, float *s, const uint width)
+{
+    const uint lanes = warp_lanes();
+    for (uint o = width / 2; o > 0; o >>= 1) {
+        float m2, s2;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
+                     : "=f"(m2)
+                     : "f"(*m), "r"(o), "r"(lanes));
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
+                     : "=f"(s2)
+                     : "f"(*s), "r"(o), "r"(lanes));
+        merge_pair(m, s, m2, s2);
+    }
+}
+
+/* Merges (m, s) over the items of this row: within each warp by
+ * shuffles (a row of WG_SIZE <= 32 items is a group of one warp: work
+ * groups are WG_SIZE x ROWS_PER_GROUP), then the warps' pairs through
+ * local memory, merged by the first warp; every item takes the row's. */
+inline void row_merge(__local float *pm, __local float *ps, uint lid,
+                      float *m, float *s)
+{
+#if WG_SIZE <= 32
+    (void)pm;
+    (void)ps;
+    (void)lid;
+    warp_merge(m, s, WG_SIZE);
+#else
+#define ROW_WARPS (WG_SIZE / 32)
+    warp_merge(m, s, 32);
+    if (lid % 32 == 0) {
+        pm[lid / 32] = *m;
+        ps[lid / 32] = *s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < 32) {
+        float mw = lid < ROW_WARPS ? pm[lid] : NO_MAX;
+        float sw = lid < ROW_WARPS ? ps[lid] : 0.0f;
+        warp_merge(&mw, &sw, ROW_WARPS < 32 ? ROW_WARPS : 32);
+        if (lid == 0) {
+            /* Past the warps' slots, which others may still read. */
+            pm[WG_SIZE - 1] = mw;
+            ps[WG_SIZE - 1] = sw;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *m = pm[WG_SIZE - 1];
+    *s = ps[WG_SIZE - 1];
+#undef ROW_WARPS
+#endif
+}
+#else
 /* Merges (m, s) over the items of this row, in the steps row_sum() takes
  * for sums. A step folds its pairs at once: the largest reference first,
  * then the sums rescaled to it, whose exponentials do not wait on one
@@ -101,6 +183,7 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
     *s = ps[0];
 #endif
 }
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
 void softmax(const int rows, const __global storage_t *x,
