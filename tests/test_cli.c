@@ -718,6 +718,50 @@ static void test_target_tensor(void)
              "--target tpu is not a usage error");
 }
 
+/* The defaults that depend on the device kind, as `plan --target` shows
+ * them: lora_decode in blocks of 8 rows by 64 along K for f16/bf16 on
+ * GPUs (16 by 32 in f32), reaching only 8 rows of a layer as wide as
+ * llama-up on tensor cores (32 on other GPUs); the softmax merging its
+ * rows by warp shuffles on tensor-core devices only. */
+static void test_target_defaults(void)
+{
+    static const struct {
+        const char *dtype, *target, *grep;
+    } cases[] = {
+        {"bf16", "tensor", "decode_rows=8* decode_max=8* "
+                           "decode_n=8* decode_k=64*"},
+        {"bf16", "tensor", "path 0 (rows <= 8)"},
+        {"bf16", "gpu", "decode_rows=8* decode_max=32* "
+                        "decode_n=8* decode_k=64*"},
+        {"f16", "gpu", "decode_rows=8* decode_max=32*"},
+        {"f32", "tensor", "decode_rows=16* decode_max=32* "
+                          "decode_n=8* decode_k=32*"},
+        {"f32", "cpu", "decode_rows=16* decode_max=16*"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TU_CHECK(tu_run("printf 'kernels:\\n  - {name: up, op: "
+                        "lora_forward, dtype: %s, in_features: 4096, "
+                        "out_features: 11008, rank: 16, alpha: 32}\\n' "
+                        "| %s plan - --target %s 2>/dev/null "
+                        "| grep -qF '%s'",
+                        cases[i].dtype, TU_SPECL, cases[i].target,
+                        cases[i].grep) == 0,
+                 "%s llama-up, --target %s: no '%s' in the plan",
+                 cases[i].dtype, cases[i].target, cases[i].grep);
+    }
+    static const struct {
+        const char *target, *shfl;
+    } softmax[] = {{"tensor", "1"}, {"gpu", "0"}, {"cpu", "0"}};
+    for (size_t i = 0; i < sizeof softmax / sizeof softmax[0]; i++) {
+        TU_CHECK(tu_run("printf 'kernels:\\n  - {name: s, op: softmax, "
+                        "features: 32000}\\n' | %s plan - --target %s "
+                        "2>/dev/null | grep -q '^  SHFL_PTX  *%s '",
+                        TU_SPECL, softmax[i].target, softmax[i].shfl) == 0,
+                 "softmax --target %s: SHFL_PTX is not %s", softmax[i].target,
+                 softmax[i].shfl);
+    }
+}
+
 int add_cli_suite(void)
 {
     CU_pSuite s = CU_add_suite("cli", NULL, NULL);
@@ -728,6 +772,8 @@ int add_cli_suite(void)
                     test_depfile) == NULL ||
         CU_add_test(s, "--target tensor: the tensor-core defaults",
                     test_target_tensor) == NULL ||
+        CU_add_test(s, "--target: decode blocks and reach, softmax merge",
+                    test_target_defaults) == NULL ||
         CU_add_test(s, "--help and -h: the usage, exit 0", test_help) ==
             NULL ||
         CU_add_test(s, "usage errors: one form, exit 2", test_usage_errors) ==
