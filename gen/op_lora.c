@@ -681,6 +681,7 @@ static void delta_defaults(struct kernel_spec *ks)
 static void lora_defaults(struct kernel_spec *ks)
 {
     struct lora c;
+    int cpu = ks->target == TARGET_CPU;
     lora_read(ks, &c);
 
     /* Widest global vector that divides K, N and any given tile. */
@@ -705,15 +706,18 @@ static void lora_defaults(struct kernel_spec *ks)
         simt_defaults(ks);
     }
     lora_read(ks, &c);
-    int cpu = ks->target == TARGET_CPU;
 
     /* f16 and bf16 on GPUs: blocks of 8 rows by 64 work-items along K,
      * whose fewer registers keep more of W's 8-byte loads in flight (bf16
      * llama2-7b projections on the H100: 10-16% faster than 16 by 32 at 1
      * to 8 rows; up to 22% slower at 16 to 32, where two to four blocks
      * each read W: bench/RESULTS.md). */
-    int half_gpu = ks->dtype != DTYPE_F32 && !(ks->target == TARGET_CPU);
-    spec_knob_default(ks, "decode_rows", half_gpu ? 8 : 16);
+    int half_gpu = ks->dtype != DTYPE_F32 && !cpu;
+    /* CPUs: blocks of 8 rows, one work-item along K (its rows need no
+     * reduction across items): PoCL, K = N = 2048 rank 8, 1 / 8 / 16
+     * rows: 2.9 / 4.9 / 10.3 ms against 4.5 / 7.4 / 20.1 for 16 by 32,
+     * and against CLBlast's 7.0 / 6.6 / 9.3 (bench/RESULTS.md). */
+    spec_knob_default(ks, "decode_rows", half_gpu || cpu ? 8 : 16);
     /* 8 x 32 work-items, 4 columns each: many work-groups and many loads
      * in flight, for streaming W at memory speed. */
     /* At least 2: with one work-item along N, PoCL computes wrong sums
@@ -724,8 +728,9 @@ static void lora_defaults(struct kernel_spec *ks)
      * work (at 128 rows, M=K=N=512, rank 8: 12.1 us against 17.9 with 8
      * work-items, the rank, on the H100). */
     spec_knob_default(ks, "decode_k",
-                      min_l(half_gpu ? 64 : 32,
-                            pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
+                      cpu ? 1
+                          : min_l(half_gpu ? 64 : 32,
+                                  pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
 
     /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank 16)
      * by 8 work-items along K. Many rows per work-group, so that each row
@@ -798,7 +803,9 @@ static void lora_defaults(struct kernel_spec *ks)
     long w_bytes = c.K * c.N * (long)dtype_size(ks->dtype);
     long upto = w_bytes <= (16L << 20) ? 128 : 32;
     if (cpu) {
-        upto = c.decode_rows; /* measured on GPUs only */
+        /* Two blocks (PoCL, K = N = 2048 at 16 rows: 10.3 ms against 22.4
+         * for the tiled path); past that, unmeasured. */
+        upto = 2 * c.decode_rows;
     }
     /* With tensor cores, their path costs about one wave of tiles at up
      * to 128 rows whatever the rows, and each block of lora_decode about

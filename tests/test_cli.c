@@ -720,9 +720,10 @@ static void test_target_tensor(void)
 
 /* The defaults that depend on the device kind, as `plan --target` shows
  * them: lora_decode in blocks of 8 rows by 64 along K for f16/bf16 on
- * GPUs (16 by 32 in f32), reaching only 8 rows of a layer as wide as
- * llama-up on tensor cores (32 on other GPUs); the softmax merging its
- * rows by warp shuffles on tensor-core devices only. */
+ * GPUs (16 by 32 in f32; 8 by 1, two blocks at most, on CPUs), reaching
+ * only 8 rows of a layer as wide as llama-up on tensor cores (32 on
+ * other GPUs); the softmax merging its rows by warp shuffles on
+ * tensor-core devices only. */
 static void test_target_defaults(void)
 {
     static const struct {
@@ -736,7 +737,8 @@ static void test_target_defaults(void)
         {"f16", "gpu", "decode_rows=8* decode_max=32*"},
         {"f32", "tensor", "decode_rows=16* decode_max=32* "
                           "decode_n=8* decode_k=32*"},
-        {"f32", "cpu", "decode_rows=16* decode_max=16*"},
+        {"f32", "cpu", "decode_rows=8* decode_max=16* decode_n=8* "
+                       "decode_k=1*"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TU_CHECK(tu_run("printf 'kernels:\\n  - {name: up, op: "
