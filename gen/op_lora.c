@@ -718,8 +718,9 @@ static void lora_defaults(struct kernel_spec *ks)
      * rows: 2.9 / 4.9 / 10.3 ms against 4.5 / 7.4 / 20.1 for 16 by 32,
      * and against CLBlast's 7.0 / 6.6 / 9.3 (bench/RESULTS.md). */
     spec_knob_default(ks, "decode_rows", half_gpu || cpu ? 8 : 16);
-    /* 8 x 32 work-items, 4 columns each: many work-groups and many loads
-     * in flight, for streaming W at memory speed. */
+    /* 8 work-items along N, 4 columns each (by 32 or 64 along K on GPUs):
+     * many work-groups and many loads in flight, for streaming W at
+     * memory speed. */
     /* At least 2: with one work-item along N, PoCL computes wrong sums
      * (work-groups of 1 x 4 and up; 2 x 4 is right). */
     long lanes_n = pow2_ceil(ceil_div(c.N, decode_vec(&c)));

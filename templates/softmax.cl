@@ -130,9 +130,9 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
     if (lid < 32) {
         float mw = lid < ROW_WARPS ? pm[lid] : NO_MAX;
         float sw = lid < ROW_WARPS ? ps[lid] : 0.0f;
-        warp_merge(&mw, &sw, ROW_WARPS < 32 ? ROW_WARPS : 32);
+        warp_merge(&mw, &sw, ROW_WARPS);
         if (lid == 0) {
-            /* Past the warps' slots, which others may still read. */
+            /* A slot of its own, past the warps'. */
             pm[WG_SIZE - 1] = mw;
             ps[WG_SIZE - 1] = sw;
         }
