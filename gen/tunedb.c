@@ -1012,7 +1012,9 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
                        "unknown op '%s' (known: %s)", e.op, ops);
         }
     }
+    /* A text too long for its field has been reported already. */
     if (node[E_DTYPE] != NULL && node[E_DTYPE]->type == YAML_SCALAR_NODE &&
+        node[E_DTYPE]->data.scalar.length < sizeof e.dtype &&
         strcmp(e.dtype, "f32") != 0 && strcmp(e.dtype, "f16") != 0 &&
         strcmp(e.dtype, "bf16") != 0) {
         diag_error(l->d, l->path, node_mark(node[E_DTYPE]),
@@ -1020,6 +1022,7 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
     }
     enum target target;
     if (node[E_TARGET] != NULL && node[E_TARGET]->type == YAML_SCALAR_NODE &&
+        node[E_TARGET]->data.scalar.length < sizeof e.target &&
         target_from_name(e.target, &target) != 0) {
         diag_error(l->d, l->path, node_mark(node[E_TARGET]),
                    "target must be one of gpu, cpu, tensor (got '%s')",
