@@ -816,8 +816,9 @@ static void lora_defaults(struct kernel_spec *ks)
      * 32 rows), to 8 at N = 11008 (tensor path 107.5-108.9 us at 12 to 32
      * rows, lora_decode 116-254). */
     if (uses_mma(&c) && c.base && !cpu && c.decode_rows > 0) {
+        const long reach_n = 7 * 4096 / 2; /* 3.5 blocks at N = 4096 */
         long waves = ceil_div(ceil_div(c.N, c.n), 128);
-        long blocks = (2 * 14336 * waves / c.N + 1) / 2;
+        long blocks = (reach_n * waves + c.N / 2) / c.N; /* rounded */
         long most = (blocks < 1 ? 1 : blocks) * c.decode_rows;
         upto = most < upto ? most : upto;
     }
