@@ -95,6 +95,14 @@ static void shape_text(const struct vcase *c, char *s, size_t size)
     c->ks->op->shape_text(c->ks, c->rows, s, size);
 }
 
+/* What every variant of a case is held against. */
+struct case_figures {
+    double bytes, flops; /* the fewest the op moves and does */
+    double floor_us;     /* from the device's ceilings */
+    double copy_us;      /* a copy of the same bytes (memory-bound cases);
+                            0: not measured */
+};
+
 /* ---- --csv and --json ------------------------------------------------- */
 
 #define MAX_DIMENSIONS 16
@@ -189,8 +197,8 @@ static void print_header(void)
     for (int k = 0; k < n; k++) {
         printf(",%s", keys[k]);
     }
-    printf(",variant,ok,error,us,wall_us,gbs,gflops,pct_floor,vs_naive,"
-           "vs_clblast,note\n");
+    printf(",variant,ok,error,us,wall_us,gbs,gflops,pct_floor,copy_us,"
+           "vs_naive,vs_clblast,note\n");
 }
 
 /* One result as a row of --csv or --json (the line buffering shows it as
@@ -198,8 +206,8 @@ static void print_header(void)
 static void print_data_row(const struct bench_opts *o, const struct rt *rt,
                            const struct vcase *c, const struct result *r,
                            const struct result *naive,
-                           const struct result *blas, double floor_us,
-                           double bytes, double flops, int *first)
+                           const struct result *blas,
+                           const struct case_figures *figures, int *first)
 {
     const struct kernel_spec *ks = c->ks;
     const char *keys[MAX_DIMENSIONS];
@@ -227,10 +235,14 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     column_significant(&w, "error", 3, r->err);
     column_number(&w, "us", r->ok, 2, r->us);
     column_number(&w, "wall_us", r->ok, 2, r->wall_us);
-    column_number(&w, "gbs", timed, 1, timed ? bytes / (r->us * 1e3) : 0);
-    column_number(&w, "gflops", timed, 1, timed ? flops / (r->us * 1e3) : 0);
+    column_number(&w, "gbs", timed, 1,
+                  timed ? figures->bytes / (r->us * 1e3) : 0);
+    column_number(&w, "gflops", timed, 1,
+                  timed ? figures->flops / (r->us * 1e3) : 0);
     column_number(&w, "pct_floor", timed, 1,
-                  timed ? 100.0 * floor_us / r->us : 0);
+                  timed ? 100.0 * figures->floor_us / r->us : 0);
+    /* The case's, on each of its rows as its dimensions are. */
+    column_number(&w, "copy_us", figures->copy_us > 0, 2, figures->copy_us);
     column_number(&w, "vs_naive", timed && naive->ok, 2,
                   timed ? naive->us / r->us : 0);
     column_number(&w, "vs_clblast", timed && blas->ok, 2,
@@ -248,17 +260,15 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
 static void print_row(const struct bench_opts *o, const struct rt *rt,
                       const struct vcase *c, const struct result *r,
                       const struct result *naive, const struct result *blas,
-                      double floor_us, double bytes, double flops,
-                      int *first)
+                      const struct case_figures *figures, int *first)
 {
     if (o->csv || o->json) {
-        print_data_row(o, rt, c, r, naive, blas, floor_us, bytes, flops,
-                       first);
+        print_data_row(o, rt, c, r, naive, blas, figures, first);
         return;
     }
-    double gbs = r->ok ? bytes / (r->us * 1e3) : 0;
-    double gfl = r->ok ? flops / (r->us * 1e3) : 0;
-    double pct = r->ok ? 100.0 * floor_us / r->us : 0;
+    double gbs = r->ok ? figures->bytes / (r->us * 1e3) : 0;
+    double gfl = r->ok ? figures->flops / (r->us * 1e3) : 0;
+    double pct = r->ok ? 100.0 * figures->floor_us / r->us : 0;
     double vs_naive = naive->ok && r->ok ? naive->us / r->us : 0;
     double vs_blas = blas->ok && r->ok ? blas->us / r->us : 0;
     if (r->ok) {
@@ -306,7 +316,29 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
 
     double t_bytes = mc.bytes / (ceil->copy_gbs * 1e3);
     double t_flops = mc.flops / (ceil->gflops * 1e3);
-    double floor_us = t_bytes > t_flops ? t_bytes : t_flops;
+    int memory_bound = t_bytes > t_flops;
+    struct case_figures figures = {mc.bytes, mc.flops,
+                                   memory_bound ? t_bytes : t_flops, 0};
+    /* The floor's big-buffer rate flatters a copy of a case's size (a
+     * kernel ramps up and drains): a copy of the same bytes on as many
+     * buffer pairs as the case has sets says how close it comes to memory
+     * speed at that size. */
+    struct result copy;
+    double copy_bytes = 0;
+    memset(&copy, 0, sizeof copy);
+    if (memory_bound) {
+        err = measure_copy(rt, mc.bytes, mc.n_sets, o->reps, &copy,
+                           &copy_bytes);
+        if (err != CL_SUCCESS) {
+            fprintf(stderr, "specl: bench: %s: copy of the same bytes: %s\n",
+                    ks->name, rt_status(err));
+            failed = 1;
+            err = CL_SUCCESS;
+        }
+        if (copy.ok) {
+            figures.copy_us = copy.us;
+        }
+    }
     if (!o->csv && !o->json) {
         char shape[96];
         shape_text(&mc.vc, shape, sizeof shape);
@@ -314,9 +346,16 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                dtype_name(ks->dtype));
         printf("  floor %.1f us, %s-bound: %.1f MB at %.0f GB/s = %.1f us; "
                "%.2f GFLOP at %.0f GFLOP/s = %.1f us\n",
-               floor_us, t_bytes > t_flops ? "memory" : "compute",
+               figures.floor_us, memory_bound ? "memory" : "compute",
                mc.bytes / 1e6, ceil->copy_gbs, t_bytes, mc.flops / 1e9,
                ceil->gflops, t_flops);
+        if (copy.ok) {
+            printf("  copy of the same bytes: %.1f us (%.0f GB/s)\n",
+                   copy.us, copy_bytes / (copy.us * 1e3));
+        } else if (memory_bound) {
+            printf("  copy of the same bytes: not measured (%s)\n",
+                   copy.note);
+        }
         printf("  %-8s %10s %10s %9s %9s %7s %9s %8s %9s\n", "variant",
                "time_us", "wall_us", "GB/s", "GFLOP/s", "%floor", "vs_naive",
                "vs_blas", "error");
@@ -325,7 +364,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     if (got == STUB_BUILD_FAILED) {
         fprintf(stderr, "%s: build log:\n%s\n", ks->name, log ? log : "");
     }
-    failed = got != STUB_TIMED;
+    failed |= got != STUB_TIMED;
     if (!o->no_naive) {
         char *naive_log = NULL;
         err = mcase_load_naive(&mc, &naive_log);
@@ -385,8 +424,12 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         snprintf(res[2].note, sizeof res[2].note, "%s", no_peer);
     }
     for (int i = 0; i < 3; i++) {
-        print_row(o, rt, &mc.vc, &res[i], &res[1], &res[2], floor_us,
-                  mc.bytes, mc.flops, first);
+        print_row(o, rt, &mc.vc, &res[i], &res[1], &res[2], &figures,
+                  first);
+    }
+    if (!o->csv && !o->json && got == STUB_TIMED && copy.ok) {
+        printf("  specl at %.0f%% of that copy\n",
+               100.0 * copy.us / res[0].us);
     }
     if (!o->csv && !o->json && got != STUB_BUILD_FAILED) {
         /* What NAME_create chose on this device, as gen's NAME.c would. */
@@ -429,10 +472,12 @@ static const char bench_usage[] =
     "dimension of any op (in_features, out_features, rank, features: empty\n"
     "or null where the kernel's op has no such dimension), variant (specl,\n"
     "naive, clblast), ok, error (relative L2 error against float64), us,\n"
-    "wall_us, gbs, gflops, pct_floor, vs_naive, vs_clblast (how many times\n"
-    "faster than that variant), note. A figure that does not apply (a\n"
-    "variant that did not run or failed, no naive or CLBlast peer) is empty\n"
-    "in CSV and null in JSON.\n"
+    "wall_us, gbs, gflops, pct_floor, copy_us (a plain copy of the same\n"
+    "bytes, on every row of a memory-bound kernel), vs_naive, vs_clblast\n"
+    "(how many times faster than that variant), note. A figure that does\n"
+    "not apply (a variant that did not run or failed, no naive or CLBlast\n"
+    "peer, no copy for a compute-bound kernel) is empty in CSV and null in\n"
+    "JSON.\n"
     "\n"
     "Rows are written as each kernel is measured. When stderr is a\n"
     "terminal and stdout is not, stderr shows which kernel runs.\n";

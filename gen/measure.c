@@ -2,6 +2,7 @@
  * shared by `specl bench` and `specl tune`. */
 #include "measure.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,22 +178,42 @@ static cl_int best_run(const struct rt *rt, cl_kernel k, size_t global,
  * is still filled with items. 16 was fastest on PoCL too. */
 #define READ_PER_ITEM 16
 
-cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
+/* The kernels of ceilings.cl built for RT's device, or NULL with *ERR
+ * set. */
+static cl_program ceilings_program(const struct rt *rt, cl_int *err)
 {
-    cl_int err;
     struct buf src;
     char msg[128];
-    memset(c, 0, sizeof *c);
     buf_init(&src);
     buf_printf(&src, "#define READ_PER_ITEM %d\n", READ_PER_ITEM);
     if (render(&src, template_text("ceilings.cl"), NULL, msg, sizeof msg) <
         0) {
         buf_free(&src);
-        return CL_INVALID_PROGRAM;
+        *err = CL_INVALID_PROGRAM;
+        return NULL;
     }
-    cl_program prog = rt_build(rt, buf_str(&src), "-cl-std=CL1.2", &err,
+    cl_program prog = rt_build(rt, buf_str(&src), "-cl-std=CL1.2", err,
                                NULL);
     buf_free(&src);
+    return prog;
+}
+
+/* Work-group size of the streaming kernels: 256 items, or the most the
+ * device takes when fewer. */
+static size_t stream_local_size(const struct rt *rt)
+{
+    size_t local = 256;
+    while (local > rt->max_wg) {
+        local /= 2;
+    }
+    return local;
+}
+
+cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
+{
+    cl_int err;
+    memset(c, 0, sizeof *c);
+    cl_program prog = ceilings_program(rt, &err);
     if (prog == NULL) {
         return err;
     }
@@ -229,10 +250,7 @@ cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
                                   0, NULL, NULL);
     }
     cl_int n4 = (cl_int)(bytes / 16);
-    size_t global = (size_t)n4, local = 256;
-    while (local > rt->max_wg) {
-        local /= 2;
-    }
+    size_t global = (size_t)n4, local = stream_local_size(rt);
     /* read4's items each read READ_PER_ITEM values of their group's block:
      * whole groups that fit in the buffer; its one float per item fits in b
      * many times over. */
@@ -281,6 +299,129 @@ cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
     clReleaseProgram(prog);
+    return err;
+}
+
+/* ---- a copy of a case's bytes ---------------------------------------- */
+
+/* copy4 over buffer pairs, one pair per input set of the case it stands
+ * beside (run_copy's context). */
+struct copy_case {
+    cl_command_queue queue;
+    cl_kernel copy;
+    cl_mem src[MAX_SETS], dst[MAX_SETS];
+    int n_sets;
+    cl_int n4;
+    size_t global, local;
+};
+
+/* An enqueue_fn: one copy4 on pair SET. */
+static cl_int run_copy(void *p, int set, struct run_events *r)
+{
+    struct copy_case *cc = p;
+    cl_int err = set_arg(cc->copy, 0, sizeof cc->src[set], &cc->src[set],
+                         CL_SUCCESS);
+    err = set_arg(cc->copy, 1, sizeof cc->dst[set], &cc->dst[set], err);
+    err = set_arg(cc->copy, 2, sizeof cc->n4, &cc->n4, err);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueNDRangeKernel(cc->queue, cc->copy, 1, NULL,
+                                     &cc->global, &cc->local, 0, NULL,
+                                     &r->ev[0]);
+    }
+    r->n = err == CL_SUCCESS;
+    return err;
+}
+
+/* Whether STATUS says the device ran out of memory (some drivers allocate
+ * on first use, so an enqueue may say it rather than clCreateBuffer). */
+static int out_of_memory(cl_int status)
+{
+    return status == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+           status == CL_OUT_OF_RESOURCES || status == CL_OUT_OF_HOST_MEMORY ||
+           status == CL_INVALID_BUFFER_SIZE;
+}
+
+cl_int measure_copy(const struct rt *rt, double bytes, int n_sets, int reps,
+                    struct result *r, double *moved)
+{
+    struct copy_case cc;
+    cl_int err = CL_SUCCESS;
+    memset(&cc, 0, sizeof cc);
+    cc.queue = rt->queue;
+    cc.n_sets = n_sets < 1 ? 1 : n_sets > MAX_SETS ? MAX_SETS : n_sets;
+    double n4 = floor(bytes / 2 / 16);
+    if (n4 < 1) {
+        n4 = 1;
+    }
+    *moved = 0;
+    if (n4 > INT_MAX) {
+        snprintf(r->note, sizeof r->note, "over %d float4 values", INT_MAX);
+        return CL_SUCCESS;
+    }
+    cc.n4 = (cl_int)n4;
+    size_t half = (size_t)cc.n4 * 16;
+    *moved = 2.0 * (double)half;
+    cc.local = stream_local_size(rt);
+    /* copy4 skips the items past n4: whole groups. */
+    cc.global = ((size_t)cc.n4 + cc.local - 1) / cc.local * cc.local;
+    cl_program prog = ceilings_program(rt, &err);
+    if (prog != NULL) {
+        cc.copy = clCreateKernel(prog, "copy4", &err);
+    }
+    /* Both buffers of every pair written once, as the case's own sets
+     * are, so that no run pays for first touches. */
+    float zero = 0;
+    for (int s = 0; s < cc.n_sets && err == CL_SUCCESS; s++) {
+        cc.src[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, half, NULL,
+                                   &err);
+        if (err == CL_SUCCESS) {
+            cc.dst[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, half,
+                                       NULL, &err);
+        }
+        if (err == CL_SUCCESS) {
+            err = clEnqueueFillBuffer(rt->queue, cc.src[s], &zero,
+                                      sizeof zero, 0, half, 0, NULL, NULL);
+        }
+        if (err == CL_SUCCESS) {
+            err = clEnqueueFillBuffer(rt->queue, cc.dst[s], &zero,
+                                      sizeof zero, 0, half, 0, NULL, NULL);
+        }
+    }
+    if (err == CL_SUCCESS) {
+        err = clFinish(rt->queue);
+    }
+    if (err == CL_SUCCESS) {
+        err = time_variant(rt, run_copy, &cc, cc.n_sets, reps, r);
+    }
+    r->ok = err == CL_SUCCESS && r->us > 0;
+    if (err != CL_SUCCESS) {
+        /* A queue that failed may still hold work on the buffers. */
+        clFinish(rt->queue);
+        if (out_of_memory(err)) {
+            snprintf(r->note, sizeof r->note,
+                     "no room for %d pairs of %.1f MB buffers: %s", cc.n_sets,
+                     (double)half / 1e6, rt_status(err));
+            err = CL_SUCCESS;
+        } else {
+            snprintf(r->note, sizeof r->note, "%s", rt_status(err));
+        }
+    } else if (!r->ok) {
+        snprintf(r->note, sizeof r->note, "no event times");
+    }
+    for (int s = 0; s < cc.n_sets; s++) {
+        if (cc.src[s] != NULL) {
+            clReleaseMemObject(cc.src[s]);
+        }
+        if (cc.dst[s] != NULL) {
+            clReleaseMemObject(cc.dst[s]);
+        }
+    }
+    if (cc.copy != NULL) {
+        clReleaseKernel(cc.copy);
+    }
+    if (prog != NULL) {
+        clReleaseProgram(prog);
+    }
     return err;
 }
 

@@ -136,6 +136,19 @@ double median(double *v, int n);
  * it writes cannot beat bytes read / read_gbs + bytes written / write_gbs. */
 cl_int measure_ceilings(const struct rt *rt, struct ceilings *c);
 
+/* A plain copy of a memory-bound case's bytes, the reference that tells
+ * how close a kernel comes to memory speed at its own size (a copy of
+ * tens of MB already trails the big-buffer copy_gbs: ramp-up and drain).
+ * Reads BYTES / 2 and writes BYTES / 2, whole float4 values (at least
+ * one), with ceilings.cl's copy4, timed as time_variant times a plan of
+ * one kernel (REPS runs after warm-up), rotating over N_SETS buffer
+ * pairs. Fills r->ok, r->us and r->wall_us, or r->note with why not;
+ * *MOVED: the bytes read and written.
+ * Returns CL_SUCCESS also when the device lacks the memory (r->ok unset,
+ * the note says so); other failures return their status. */
+cl_int measure_copy(const struct rt *rt, double bytes, int n_sets, int reps,
+                    struct result *r, double *moved);
+
 /* Rows a kernel is measured at when none are asked for (the op's
  * bench_rows). */
 long measure_default_rows(const struct kernel_spec *ks);

@@ -512,8 +512,8 @@ static void test_quoting(void)
 #define BENCH_SMALL "bench tests/tune/small.yaml --rows 8 --quick"
 #define CSV_HEADER                                                            \
     "kernel,op,dtype,device,rows,in_features,out_features,rank,features,"     \
-    "variant,ok,error,us,wall_us,gbs,gflops,pct_floor,vs_naive,vs_clblast,"   \
-    "note\n"
+    "variant,ok,error,us,wall_us,gbs,gflops,pct_floor,copy_us,vs_naive,"      \
+    "vs_clblast,note\n"
 
 /* Whether python3 runs here: the tests parse bench's rows with its csv
  * and json modules when it does. */
@@ -550,13 +550,21 @@ static void test_bench_csv(void)
                  tu_count_lines(text) == 7,
              "bench --csv: exit %d\n%s", rc, text);
     /* lora: its dimensions, no features; softmax: the reverse, and no
-     * CLBlast peer: its row has no figures, its ratios none. */
+     * CLBlast peer: its row has no figures of its own, its ratios none,
+     * but the copy of the case's bytes (softmax is memory-bound on any
+     * device: 5 flops per 8 bytes) as every row of the case has it. */
+    static const char softmax_blas[] = ",8,,,,8,clblast,0,,,,,,,";
+    const char *blas_row = strstr(text, softmax_blas);
+    char *after_copy = NULL;
+    double copy_us = blas_row != NULL
+                         ? strtod(blas_row + strlen(softmax_blas), &after_copy)
+                         : 0;
     TU_CHECK(strstr(text, "\nt_lora,lora_forward,f32,") != NULL &&
                  strstr(text, ",8,8,32,2,,specl,1,") != NULL &&
                  strstr(text, ",8,8,32,2,,clblast,") != NULL &&
-                 strstr(text, ",8,,,,8,specl,1,") != NULL &&
-                 strstr(text, ",8,,,,8,clblast,0,,,,,,,,,no such primitive "
-                              "in CLBlast\n") != NULL,
+                 strstr(text, ",8,,,,8,specl,1,") != NULL && copy_us > 0 &&
+                 strncmp(after_copy, ",,,no such primitive in CLBlast\n",
+                         32) == 0,
              "bench --csv:\n%s", text);
     const char *softmax = strstr(text, ",8,,,,8,specl,1,");
     TU_CHECK(softmax != NULL && strstr(softmax, ",,\n") != NULL &&
@@ -567,9 +575,11 @@ static void test_bench_csv(void)
                         "rows = list(csv.DictReader(open(sys.argv[1])))\n"
                         "assert len(rows) == 6, rows\n"
                         "for r in rows:\n"
-                        "    assert len(r) == 20 and None not in r, r\n"
+                        "    assert len(r) == 21 and None not in r, r\n"
                         "    if r[\"ok\"] == \"1\": float(r[\"us\"])\n"
                         "    else: assert r[\"us\"] == \"\", r\n"
+                        "    if r[\"op\"] == \"softmax\": "
+                        "assert float(r[\"copy_us\"]) > 0, r\n"
                         "' '%s'",
                         csv) == 0,
                  "python's csv module does not read %s as expected", csv);
@@ -633,6 +643,7 @@ static void test_bench_json(void)
                         "assert rows[0][\"ok\"] is True and "
                         "rows[0][\"us\"] > 0, rows[0]\n"
                         "assert rows[2][\"us\"] is None, rows[2]\n"
+                        "assert all(r[\"copy_us\"] > 0 for r in rows)\n"
                         "' '%s'",
                         json) == 0,
                  "python's json module does not read as expected:\n%s", out);
@@ -640,6 +651,38 @@ static void test_bench_json(void)
         free(dir);
         free(json);
     }
+    free(out);
+    free(err);
+}
+
+/* The table of a memory-bound kernel: a copy of the same bytes timed
+ * after the floor line, and specl's share of it after the rows. */
+static void test_bench_copy(void)
+{
+    char *out, *err;
+    int rc = run_specl(LIMIT, &out, &err,
+                       BENCH_SMALL " --kernel t_softmax --no-naive");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const char *floor_line = strstr(out, "\n  floor ");
+    const char *copy_line = strstr(out, "\n  copy of the same bytes: ");
+    const char *specl_row = strstr(out, "\n  specl ");
+    const char *share = strstr(out, "\n  specl at ");
+    const char *ran = strstr(out, "\n  specl ran variant ");
+    double copy_us = 0, copy_gbs = 0, pct = 0;
+    if (copy_line != NULL) {
+        sscanf(copy_line, "\n  copy of the same bytes: %lf us (%lf GB/s)",
+               &copy_us, &copy_gbs);
+    }
+    if (share != NULL) {
+        sscanf(share, "\n  specl at %lf%% of that copy", &pct);
+    }
+    TU_CHECK(rc == 0 && floor_line != NULL &&
+                 strstr(floor_line, "memory-bound") != NULL &&
+                 copy_line == strchr(floor_line + 1, '\n') && copy_us > 0 &&
+                 copy_gbs > 0 && specl_row != NULL && share != NULL &&
+                 share > specl_row && pct > 0 && ran != NULL && ran > share,
+             "bench of a memory-bound kernel: exit %d\n%s%s", rc, out,
+             err ? err : "");
     free(out);
     free(err);
 }
@@ -791,6 +834,8 @@ int add_cli_suite(void)
         CU_add_test(s, "csv and json quoting", test_quoting) == NULL ||
         CU_add_test(s, "bench --csv: columns, empty figures, streamed",
                     test_bench_csv) == NULL ||
+        CU_add_test(s, "bench: a copy of a memory-bound kernel's bytes",
+                    test_bench_copy) == NULL ||
         CU_add_test(s, "bench --json: columns, nulls", test_bench_json) ==
             NULL ||
         CU_add_test(s, "bench: progress on a terminal only",
