@@ -77,8 +77,8 @@ static const struct param_def lora_knobs[] = {
     {"stages", VALUE_INT, 0, 3, 2, 8, NULL,
      "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
     {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
-     "lora_main at few rows: K cut into this many slices, a work-group "
-     "each, summed by lora_combine; 1: no split path"},
+     "lora_main (lora_mma) at few rows: K cut into this many slices, a "
+     "work-group each, summed by lora_combine; 1: no split path"},
     {"split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
      "rows at or below which the split path runs (above decode_max)"},
     {"delta_rows", VALUE_INT, 0, 0, 0, 32, NULL,
@@ -429,12 +429,13 @@ static int uses_expand(const struct lora *c)
     return !c->base && uses_xa(c);
 }
 
-/* The split path runs: lora_xa, lora_main over split_k slices of K, then
- * lora_combine, for rows above decode_max up to split_max. */
+/* The split path runs: lora_xa, lora_main (on tensor cores lora_mma) over
+ * split_k slices of K, then lora_combine, for rows above decode_max up to
+ * split_max. */
 static int uses_split(const struct lora *c)
 {
-    return uses_main(c) && uses_xa(c) && c->split_k > 1 &&
-           c->split_max > decode_upto(c);
+    return (uses_main(c) || uses_lora_mma(c)) && uses_xa(c) &&
+           c->split_k > 1 && c->split_max > decode_upto(c);
 }
 
 /* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
@@ -583,12 +584,46 @@ static long pow2_floor(long v)
     return p;
 }
 
+/* The split path on tensor cores: lora_mma_split's slices bring the
+ * tiles of one row of tiles to about SPLIT_GROUPS work-groups, each slice
+ * at least SPLIT_MMA_MIN_STEPS steps of K. bf16 on the H100, K = N =
+ * 4096 (32 tiles along N), 16 / 32 / 64 / 128 / 256 rows: 8 slices 41.7
+ * / 42.1 / 46.5 / 60.8 / 92.6 us against 52.6 / 94.4 / 103.0 / 120.1 /
+ * 123.9 (lora_decode to 32 rows, then one wave of tiles); 4 slices 46 /
+ * 47 / 51 / 63 / 78; at 512 rows lora_mma alone wins (126.8 against
+ * 118.6-163.0 for 2-8 slices). So the path runs while its work-groups
+ * stay within two waves of SPLIT_GROUPS. Returns the slices, or 0 where
+ * the path does not run (the spec's split_k decides where given). */
+#define SPLIT_MMA_MIN_STEPS 8
+static long mma_split_default(const struct kernel_spec *ks,
+                              const struct lora *c)
+{
+    if (!uses_lora_mma(c) || !uses_xa(c) || ks->target == TARGET_CPU) {
+        return 0;
+    }
+    if (spec_knob_set(ks, "split_k")) {
+        return c->split_k > 1 ? c->split_k : 0;
+    }
+    long split = pow2_floor(SPLIT_GROUPS / ceil_div(c->N, c->n));
+    long most = ceil_div(c->K, c->k) / SPLIT_MMA_MIN_STEPS;
+    split = split < most ? split : pow2_floor(most < 1 ? 1 : most);
+    return split > 1 ? split : 0;
+}
+
 static void split_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
     long decode = decode_upto(&c);
     long col_tiles = ceil_div(c.N, c.n);
+    long mma_split = mma_split_default(ks, &c);
+    if (mma_split > 1) {
+        spec_knob_default(ks, "split_k", mma_split);
+        long row_tiles = 2 * SPLIT_GROUPS / (col_tiles * mma_split);
+        long most = (row_tiles < 1 ? 1 : row_tiles) * c.m;
+        spec_knob_default(ks, "split_max", most > decode ? most : decode + c.m);
+        return;
+    }
     long few = SPLIT_FEW / col_tiles * c.m;
     if (!spec_knob_set(ks, "split_k") && ks->target != TARGET_CPU &&
         uses_main(&c) && uses_xa(&c) && c.base && few > decode) {
@@ -815,7 +850,13 @@ static void lora_defaults(struct kernel_spec *ks)
      * to 32 rows at N = 4096 (tensor path 107-109 us, lora_decode 93.9 at
      * 32 rows), to 8 at N = 11008 (tensor path 107.5-108.9 us at 12 to 32
      * rows, lora_decode 116-254). */
-    if (uses_mma(&c) && c.base && !cpu && c.decode_rows > 0) {
+    if (mma_split_default(ks, &c) > 1 && c.decode_rows > 0) {
+        /* The tensor cores' split path (split_defaults) beats a second
+         * block: bf16 K = N = 4096 at 16 rows 41.7 us against 52.6, and
+         * K = 11008 already at 8 rows, 60.6 against 79.2; one block wins
+         * at 8 rows of K = 4096 (31.8 against 37.7). */
+        upto = c.decode_rows;
+    } else if (uses_mma(&c) && c.base && !cpu && c.decode_rows > 0) {
         const long reach_n = 7 * 4096 / 2; /* 3.5 blocks at N = 4096 */
         long waves = ceil_div(ceil_div(c.N, c.n), 128);
         long blocks = (reach_n * waves + c.N / 2) / c.N; /* rounded */
@@ -1184,12 +1225,11 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
     if (c->split_k <= 1) {
         return;
     }
-    if (!c->base || uses_mma(c) || c->xa != XA_PREPASS) {
+    if (!c->base || c->xa != XA_PREPASS) {
         diag_error(d, file, at, "split_k (%ld) needs %s", c->split_k,
                    !c->base ? "base: true (it cuts X*W's K into slices)"
-                   : uses_mma(c) ? "engine: simt (lora_main's tiles)"
-                                 : "xa: prepass (each slice adds all of "
-                                   "T from lora_xa)");
+                            : "xa: prepass (each slice adds all of "
+                              "T from lora_xa)");
         return;
     }
     if (c->split_k > ceil_div(c->K, c->k)) {
@@ -1276,9 +1316,12 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
              expand_vec(c));
     plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group",
              expand_rows(c) < 1 ? 1 : expand_rows(c));
-    if (runs_main) {
+    if (runs_main || uses_lora_mma(c)) {
         plan_int(p, "SPLIT_K",
-                 "K slices of the split path's lora_main; 1: no split path",
+                 runs_main ? "K slices of the split path's lora_main; 1: "
+                             "no split path"
+                           : "K slices of the split path's lora_mma; 1: "
+                             "no split path",
                  uses_split(c) ? c->split_k : 1);
     }
     if (uses_split(c)) {
@@ -1401,14 +1444,16 @@ static void launch_combine(const struct lora *c, struct launch *l)
                 args);
 }
 
-static void launch_mma(const struct lora *c, struct launch *l)
+/* lora_mma, or with SLICES > 1 lora_mma_split over that many slices of
+ * K: a work-group per slice and tile. */
+static void launch_mma(const struct lora *c, struct launch *l, long slices)
 {
     int n = 0;
-    l->kernel = "lora_mma";
+    l->kernel = slices > 1 ? "lora_mma_split" : "lora_mma";
     l->dims = 2;
     l->local[0] = (size_t)mma_threads(c);
     l->local[1] = 1;
-    l->groups[0] = (size_t)ceil_div(c->N, c->n);
+    l->groups[0] = (size_t)(ceil_div(c->N, c->n) * slices);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->m;
     l->args[n++] = "rows";
@@ -1543,7 +1588,11 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         sp->why = "few rows for the tiles: T = scale*X*A, the tiled GEMM "
                   "over split_k slices of K, then their sum";
         launch_xa(&c, &sp->launch[sp->n_launch++]);
-        launch_main(&c, &sp->launch[sp->n_launch++], c.split_k);
+        if (uses_mma(&c)) {
+            launch_mma(&c, &sp->launch[sp->n_launch++], c.split_k);
+        } else {
+            launch_main(&c, &sp->launch[sp->n_launch++], c.split_k);
+        }
         launch_combine(&c, &sp->launch[sp->n_launch++]);
     }
     struct path *pa = &p->path[p->n_path++];
@@ -1556,7 +1605,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
                            "row by row";
         launch_xa(&c, &pa->launch[pa->n_launch++]);
         if (c.base) {
-            launch_mma(&c, &pa->launch[pa->n_launch++]);
+            launch_mma(&c, &pa->launch[pa->n_launch++], 1);
         } else {
             launch_expand(&c, &pa->launch[pa->n_launch++]);
         }
@@ -1738,9 +1787,9 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
 
 /* Each is templates/NAME.cl; their shared part is lora_common.cl. */
 static const char *const lora_kernels[] = {
-    "lora_main", "lora_main_split", "lora_xa",      "lora_expand",
-    "lora_decode", "lora_mma",      "lora_xa_mma", "lora_combine",
-    "lora_delta",  NULL};
+    "lora_main",   "lora_main_split", "lora_xa",      "lora_expand",
+    "lora_decode", "lora_mma",        "lora_mma_split", "lora_xa_mma",
+    "lora_combine", "lora_delta",     NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

@@ -25,7 +25,8 @@
  *                0 split K and write XA_SPLIT partial sums of T.
  *   lora_xa_mma  lora_xa's tensor-core twin (NVIDIA, f16/bf16), before
  *                lora_mma or lora_expand: the same partial sums of T.
- *   lora_mma     [X | T]*[W ; B] on tensor cores after lora_xa_mma.
+ *   lora_mma     [X | T]*[W ; B] on tensor cores after lora_xa_mma;
+ *                lora_mma_split the same over SPLIT_K slices of K.
  *   lora_expand  HAS_BASE 0 after lora_xa or lora_xa_mma: Y = T*B,
  *                EXPAND_ROWS rows per work-group, EXPAND_VEC columns per
  *                work-item. Local size (EXPAND_N, 1).
@@ -37,7 +38,8 @@
  *                summed over K by all its work-items in local memory, then
  *                Y (+)= T*B; the work-groups along dimension 0 split N.
  *                Local size (DELTA_THREADS, 1).
- *   lora_combine SPLIT_K > 1, after lora_main ran over SPLIT_K slices of K
+ *   lora_combine SPLIT_K > 1, after lora_main_split (or lora_mma_split) ran
+ *                over SPLIT_K slices of K
  *                (the plan's split path for few rows): Y (+)= the sum of
  *                their partial sums (split_k.cl), VEC columns per
  *                work-item, a row per work-group along dimension 1.

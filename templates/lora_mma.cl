@@ -28,8 +28,11 @@
 
 #if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
     !defined(MMA_WARP_M) || !defined(MMA_WARP_N) || !defined(MMA_STAGES) || \
-    !defined(MMA_PENDING)
-#error "lora_mma.cl: the plan must define the tiles and MMA_STAGES"
+    !defined(MMA_PENDING) || !defined(SPLIT_K)
+#error "lora_mma.cl: the plan must define the tiles, MMA_STAGES, SPLIT_K"
+#endif
+#if SPLIT_K > 1
+#include "split_k.cl"
 #endif
 #if DTYPE_F32 || !HAS_BASE
 #error "lora_mma.cl: tensor cores take f16 or bf16 storage, and W"
@@ -228,20 +231,34 @@ inline void mma_stage_rank(__local ushort *xs, __local ushort *ws,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(MMA_THREADS, 1, 1))) void
-lora_mma(const int rows_arg, const __global storage_t *restrict x,
-         const __global storage_t *restrict w,
-         const __global storage_t *restrict b, __global storage_t *restrict y,
-         const __global float *restrict scratch)
+/* One work-group's TILE_M x TILE_N of Y, or with SLICES > 1 its partial
+ * sums over slice SLICE of K. Along dimension 0 run SLICES x COL_TILES
+ * work-groups. lora_mma runs one slice, all of K, and writes Y. Few rows
+ * make few tiles, so the plan's split path launches lora_mma_split
+ * (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice s runs K steps
+ * [kt0, kt1) and leaves its float partial sums in scratch for
+ * lora_combine; slice 0 adds T*B. A warp whose rows all lie past `rows`
+ * only copies: at a few rows most of the tile is empty. XS and WS: the
+ * kernel's MMA_STAGES stages of local memory. */
+#define MMA_X_STAGE (TILE_M * TILE_K)
+#define MMA_W_STAGE (TILE_K * TILE_N)
+#define MMA_COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
+inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
+                      const __global storage_t *restrict w,
+                      const __global storage_t *restrict b,
+                      __global storage_t *restrict y,
+                      __global float *restrict scratch, __local ushort *xs,
+                      __local ushort *ws, const uint slices,
+                      const uint slice)
 {
-    __local ushort xs[MMA_STAGES][TILE_M * TILE_K]
-        __attribute__((aligned(16)));
-    __local ushort ws[MMA_STAGES][TILE_K * TILE_N]
-        __attribute__((aligned(16)));
-    uint rows = (uint)rows_arg;
     uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
     uint warp_m = warp / MMA_WARPS_N, warp_n = warp % MMA_WARPS_N;
-    uint row0 = get_group_id(1) * TILE_M, col0 = get_group_id(0) * TILE_N;
+    uint row0 = get_group_id(1) * TILE_M;
+    uint col0 = (get_group_id(0) - slice * MMA_COL_TILES) * TILE_N;
+    uint kt0 = slice * MMA_K_TILES / slices;
+    uint kt1 = (slice + 1) * MMA_K_TILES / slices;
+    /* Uniform within each warp, so ldmatrix and mma.sync stay whole. */
+    bool live = row0 + warp_m * MMA_WARP_M < rows;
 
     float acc[MMA_TILES_M][MMA_TILES_N][4];
 #pragma unroll
@@ -255,36 +272,66 @@ lora_mma(const int rows_arg, const __global storage_t *restrict x,
     /* The pipeline: MMA_STAGES - 1 steps in flight; one commit group per
      * step (empty past the end) so that the wait counts stay fixed. */
     for (uint s = 0; s < MMA_STAGES - 1; s++) {
-        if (s < MMA_K_TILES)
-            mma_load_step(xs[s], ws[s], x, w, rows, row0, col0, s, tid);
+        if (kt0 + s < kt1)
+            mma_load_step(xs + s * MMA_X_STAGE, ws + s * MMA_W_STAGE, x, w,
+                          rows, row0, col0, kt0 + s, tid);
         else
             mma_commit();
     }
-    for (uint kt = 0; kt < MMA_K_TILES; kt++) {
+    for (uint kt = kt0; kt < kt1; kt++) {
         asm volatile("cp.async.wait_group " STR(MMA_PENDING) ";" ::: "memory");
         barrier(CLK_LOCAL_MEM_FENCE);
         uint next = kt + MMA_STAGES - 1;
-        if (next < MMA_K_TILES)
-            mma_load_step(xs[next % MMA_STAGES], ws[next % MMA_STAGES], x, w,
-                          rows, row0, col0, next, tid);
+        uint at = (next - kt0) % MMA_STAGES;
+        if (next < kt1)
+            mma_load_step(xs + at * MMA_X_STAGE, ws + at * MMA_W_STAGE, x,
+                          w, rows, row0, col0, next, tid);
         else
             mma_commit();
-        mma_step(xs[kt % MMA_STAGES], ws[kt % MMA_STAGES], warp_m, warp_n,
-                 lane, acc);
+        at = (kt - kt0) % MMA_STAGES;
+        if (live)
+            mma_step(xs + at * MMA_X_STAGE, ws + at * MMA_W_STAGE, warp_m,
+                     warp_n, lane, acc);
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
 
     /* The rank stretch, through the first stage's buffers. */
-    for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        mma_stage_rank(xs[0], ws[0], scratch, b, rows, row0, col0, rs, tid);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        mma_step(xs[0], ws[0], warp_m, warp_n, lane, acc);
+    if (slice == 0) {
+        for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            mma_stage_rank(xs, ws, scratch, b, rows, row0, col0, rs, tid);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (live)
+                mma_step(xs, ws, warp_m, warp_n, lane, acc);
+        }
     }
 
     /* Accumulator e of tile (i, j) is row g (+8 for e >= 2), columns 2t
      * and 2t + 1 of the tile: stored as pairs. */
     uint g = lane / 4, t2 = (lane % 4) * 2;
+#if SPLIT_K > 1
+    if (slices > 1) {
+        /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). */
+        __global float *part = scratch + SPLIT_PART(rows, slice);
+#pragma unroll
+        for (int i = 0; i < MMA_TILES_M; i++) {
+#pragma unroll
+            for (int j = 0; j < MMA_TILES_N; j++) {
+                uint c = col0 + warp_n * MMA_WARP_N + j * 8 + t2;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    uint r = row0 + warp_m * MMA_WARP_M + i * 16 + g + h * 8;
+                    if (r < rows && c < OUT_FEATURES) {
+                        vstore2((float2)(acc[i][j][2 * h],
+                                         acc[i][j][2 * h + 1]),
+                                0, part + (size_t)r * OUT_FEATURES + c);
+                    }
+                }
+            }
+        }
+        return;
+    }
+#endif
 #pragma unroll
     for (int i = 0; i < MMA_TILES_M; i++) {
 #pragma unroll
@@ -305,4 +352,15 @@ lora_mma(const int rows_arg, const __global storage_t *restrict x,
             }
         }
     }
+}
+
+__kernel __attribute__((reqd_work_group_size(MMA_THREADS, 1, 1))) void
+lora_mma(const int rows, const __global storage_t *restrict x,
+         const __global storage_t *restrict w,
+         const __global storage_t *restrict b, __global storage_t *restrict y,
+         __global float *restrict scratch)
+{
+    __local ushort xs[MMA_STAGES * MMA_X_STAGE] __attribute__((aligned(16)));
+    __local ushort ws[MMA_STAGES * MMA_W_STAGE] __attribute__((aligned(16)));
+    mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws, 1, 0);
 }

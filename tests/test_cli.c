@@ -765,7 +765,8 @@ static void test_target_tensor(void)
  * them: lora_decode in blocks of 8 rows by 64 along K for f16/bf16 on
  * GPUs (16 by 32 in f32; 8 by 1, two blocks at most, on CPUs), reaching
  * only 8 rows of a layer as wide as llama-up on tensor cores (32 on
- * other GPUs); the softmax merging its rows by warp shuffles on
+ * other GPUs), then on tensor cores lora_mma over 2 slices of K up to
+ * 256 rows; the softmax merging its rows by warp shuffles on
  * tensor-core devices only. */
 static void test_target_defaults(void)
 {
@@ -775,6 +776,9 @@ static void test_target_defaults(void)
         {"bf16", "tensor", "decode_rows=8* decode_max=8* "
                            "decode_n=8* decode_k=64*"},
         {"bf16", "tensor", "path 0 (rows <= 8)"},
+        {"bf16", "tensor", "split_k=2* split_max=256*"},
+        {"bf16", "tensor", "lora_mma_split  local {256, 1}  groups {172, "},
+        {"bf16", "gpu", "split_k=2* split_max=64*"},
         {"bf16", "gpu", "decode_rows=8* decode_max=32* "
                         "decode_n=8* decode_k=64*"},
         {"f16", "gpu", "decode_rows=8* decode_max=32*"},

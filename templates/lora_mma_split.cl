@@ -1,0 +1,21 @@
+/* lora_mma_split.cl - lora_mma over SPLIT_K slices of K, for the plan's
+ * split path on tensor cores (see lora_mma.cl's mma_tiles). */
+#include "lora_mma.cl"
+
+#if SPLIT_K < 2
+#error "lora_mma_split.cl: a split K needs SPLIT_K > 1"
+#endif
+
+__kernel __attribute__((reqd_work_group_size(MMA_THREADS, 1, 1))) void
+lora_mma_split(const int rows, const __global storage_t *restrict x,
+               const __global storage_t *restrict w,
+               const __global storage_t *restrict b,
+               __global storage_t *restrict y,
+               __global float *restrict scratch)
+{
+    __local ushort xs[MMA_STAGES * MMA_X_STAGE] __attribute__((aligned(16)));
+    __local ushort ws[MMA_STAGES * MMA_W_STAGE] __attribute__((aligned(16)));
+    mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws,
+              get_num_groups(0) / MMA_COL_TILES,
+              get_group_id(0) / MMA_COL_TILES);
+}
