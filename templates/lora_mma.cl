@@ -239,7 +239,9 @@ inline void mma_stage_rank(__local ushort *xs, __local ushort *ws,
  * [kt0, kt1) and leaves its float partial sums in scratch for
  * lora_combine; slice 0 adds T*B. A warp whose rows all lie past `rows`
  * only copies: at a few rows most of the tile is empty. XS and WS: the
- * kernel's MMA_STAGES stages of local memory. */
+ * kernel's MMA_STAGES stages of local memory. SLICES is a constant at
+ * each call (1, or the plan's SPLIT_K), so each kernel keeps one kind of
+ * store. */
 #define MMA_X_STAGE (TILE_M * TILE_K)
 #define MMA_W_STAGE (TILE_K * TILE_N)
 #define MMA_COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
@@ -310,27 +312,8 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
      * and 2t + 1 of the tile: stored as pairs. */
     uint g = lane / 4, t2 = (lane % 4) * 2;
 #if SPLIT_K > 1
-    if (slices > 1) {
-        /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). */
-        __global float *part = scratch + SPLIT_PART(rows, slice);
-#pragma unroll
-        for (int i = 0; i < MMA_TILES_M; i++) {
-#pragma unroll
-            for (int j = 0; j < MMA_TILES_N; j++) {
-                uint c = col0 + warp_n * MMA_WARP_N + j * 8 + t2;
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    uint r = row0 + warp_m * MMA_WARP_M + i * 16 + g + h * 8;
-                    if (r < rows && c < OUT_FEATURES) {
-                        vstore2((float2)(acc[i][j][2 * h],
-                                         acc[i][j][2 * h + 1]),
-                                0, part + (size_t)r * OUT_FEATURES + c);
-                    }
-                }
-            }
-        }
-        return;
-    }
+    /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). */
+    __global float *part = scratch + SPLIT_PART(rows, slice);
 #endif
 #pragma unroll
     for (int i = 0; i < MMA_TILES_M; i++) {
@@ -344,6 +327,12 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
                     size_t at = (size_t)r * OUT_FEATURES + c;
                     float2 v =
                         (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+#if SPLIT_K > 1
+                    if (slices > 1) {
+                        vstore2(v, 0, part + at);
+                        continue;
+                    }
+#endif
 #if ACCUMULATE
                     v += load2(y, at);
 #endif

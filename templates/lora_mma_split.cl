@@ -15,7 +15,7 @@ lora_mma_split(const int rows, const __global storage_t *restrict x,
 {
     __local ushort xs[MMA_STAGES * MMA_X_STAGE] __attribute__((aligned(16)));
     __local ushort ws[MMA_STAGES * MMA_W_STAGE] __attribute__((aligned(16)));
-    mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws,
-              get_num_groups(0) / MMA_COL_TILES,
+    /* The plan launches SPLIT_K x MMA_COL_TILES work-groups along 0. */
+    mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws, SPLIT_K,
               get_group_id(0) / MMA_COL_TILES);
 }
