@@ -434,7 +434,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     if (!o->csv && !o->json && got != STUB_BUILD_FAILED) {
         /* What NAME_create chose on this device, as gen's NAME.c would. */
         const struct variant *v = &vs->v[res[0].stub_variant];
-        char knobs[256];
+        char knobs[TUNE_TEXT];
         knobs_text(&v->ks, knobs, sizeof knobs);
         printf("  specl ran variant %d of %d (%s): %s\n",
                res[0].stub_variant, vs->n, v->label, knobs);

@@ -18,6 +18,7 @@
 
 #include "knobs.h"
 #include "render.h"
+#include "tunedb.h"
 #include "variant.h"
 
 /* One variant as the emitter renders it. */
@@ -768,7 +769,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                        "%s_params%d[] = {\n", name, v);
             source_lines(&prelude, &b[H_SOURCES]);
             buf_puts(&b[H_SOURCES], "};\n\n");
-            char knobs[256];
+            char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
             int k = stub_tables(name, p, v, knobs, same, b, err, errsize);
             if (k < 0) {

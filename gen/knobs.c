@@ -1,6 +1,8 @@
 /* knobs.c - resolving a kernel's knobs and their text form. */
 #include "knobs.h"
 
+#include <assert.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +30,10 @@ void knobs_text(const struct kernel_spec *ks, char *out, size_t size)
     for (int i = 0; i < ks->op->n_knobs; i++) {
         param_format(&ks->op->knobs[i], ks->knob[i].num, v, sizeof v);
         size_t len = strlen(out);
-        snprintf(out + len, size - len, "%s%s=%s", i ? " " : "",
-                 ks->op->knobs[i].key, v);
+        int n = snprintf(out + len, size - len, "%s%s=%s", i ? " " : "",
+                         ks->op->knobs[i].key, v);
+        /* A truncated text would name other knobs: OUT holds them all. */
+        assert(n >= 0 && (size_t)n < size - len);
     }
 }
 

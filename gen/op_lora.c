@@ -63,6 +63,19 @@ static const struct param_def lora_knobs[] = {
      "lora_decode: work-items along N, 4 columns each (N under 4: vec)"},
     {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
      "lora_decode: work-items splitting the reduction"},
+    {"decode_mma_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
+     "rows at or below which lora_decode_mma runs (above decode_max; "
+     "engine: mma with W): X*W and X*A over slices of K on tensor cores, "
+     "up to 32 rows per work-group, summed with T*B by lora_decode_sum; "
+     "0: never (ignored by other engines)"},
+    {"decode_slices", VALUE_INT, 0, 1, 1, 1024, NULL,
+     "lora_decode_mma: slices of K, a work-group per slice and strip of "
+     "decode_cols columns"},
+    {"decode_cols", VALUE_INT, 0, 64, 16, 1024, NULL,
+     "lora_decode_mma: columns of W per work-group (a power of two)"},
+    {"decode_warps", VALUE_INT, 0, 8, 1, 32, NULL,
+     "lora_decode_mma: warps per work-group, each taking every "
+     "decode_warps-th step of 16 values of K"},
     {"xa_m", VALUE_INT, 0, 16, 1, 1024, NULL,
      "lora_xa: rows of X per work-group"},
     {"xa_k", VALUE_INT, 0, 64, 1, 1024, NULL,
@@ -95,6 +108,9 @@ static const struct param_def lora_knobs[] = {
      "lora_delta: work-items per work-group"},
 };
 
+_Static_assert(sizeof lora_knobs / sizeof lora_knobs[0] <= SPECL_MAX_PARAMS,
+               "lora_forward has more knobs than a kernel_spec holds");
+
 /* Every value of a lora_forward spec, as numbers. */
 struct lora {
     long K, N, R;
@@ -103,6 +119,7 @@ struct lora {
     int xa;
     long warp_n;
     long decode_rows, decode_max, decode_n, decode_k, xa_m, xa_k;
+    long decode_mma_max, decode_slices, decode_cols, decode_warps;
     long xa_chunk;
     int engine;
     long stages;
@@ -132,6 +149,10 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->decode_max = (long)spec_knob(ks, "decode_max");
     c->decode_n = (long)spec_knob(ks, "decode_n");
     c->decode_k = (long)spec_knob(ks, "decode_k");
+    c->decode_mma_max = (long)spec_knob(ks, "decode_mma_max");
+    c->decode_slices = (long)spec_knob(ks, "decode_slices");
+    c->decode_cols = (long)spec_knob(ks, "decode_cols");
+    c->decode_warps = (long)spec_knob(ks, "decode_warps");
     c->xa_m = (long)spec_knob(ks, "xa_m");
     c->xa_k = (long)spec_knob(ks, "xa_k");
     c->xa_chunk = (long)spec_knob(ks, "xa_chunk");
@@ -417,6 +438,61 @@ static int uses_lora_mma(const struct lora *c)
     return uses_mma(c) && c->base;
 }
 
+/* Rows above decode_max up to decode_mma_max run lora_decode_mma, then
+ * lora_decode_sum (tensor cores, with W). */
+static int uses_decode_mma(const struct lora *c)
+{
+    return uses_lora_mma(c) && c->decode_mma_max > decode_upto(c);
+}
+
+/* The most rows lora_decode or lora_decode_mma take; 0 when neither
+ * runs. */
+static long few_upto(const struct lora *c)
+{
+    return uses_decode_mma(c) ? c->decode_mma_max : decode_upto(c);
+}
+
+/* lora_decode_mma's rows per work-group: one m16 tile up to 16 rows, two
+ * above. */
+static long dmma_rows(const struct lora *c)
+{
+    return c->decode_mma_max <= 16 ? 16 : 32;
+}
+
+/* lora_decode_mma's strip of A in columns: the rank rounded up to a power
+ * of two of at least 16 (the swizzle of its 16-byte chunks needs one). */
+static long dmma_rank_cols(const struct lora *c)
+{
+    return pow2_ceil(c->R < 16 ? 16 : c->R);
+}
+
+/* lora_decode_mma's widest strip in columns: W's or A's. */
+static long dmma_width(const struct lora *c)
+{
+    long rank_cols = dmma_rank_cols(c);
+    return c->decode_cols > rank_cols ? c->decode_cols : rank_cols;
+}
+
+/* lora_decode_mma's steps in flight per warp: as many as 32 KiB holds for
+ * the work-group, 2 to 4 (bf16 on the H100, K = N = 4096 at 8 rows: 64
+ * columns by 8 warps by 2 steps and 64 by 4 by 4, both 32 KiB, were the
+ * fastest of 2 to 4 steps; 48 KiB gave nothing more). */
+static long dmma_stages(const struct lora *c)
+{
+    long per_step = c->decode_warps * 16 * dmma_width(c) * 2;
+    long stages = (32L << 10) / per_step;
+    return stages < 2 ? 2 : stages > 4 ? 4 : stages;
+}
+
+/* lora_decode_mma's local memory: the warps' stages, reused for their
+ * sums of one m16 tile (floats). */
+static long dmma_local(const struct lora *c)
+{
+    long stages = c->decode_warps * dmma_stages(c) * 16 * dmma_width(c) * 2;
+    long sums = 4 * c->decode_warps * (dmma_width(c) / 8) * 4 * 32;
+    return stages > sums ? stages : sums;
+}
+
 /* lora_main runs (with X*W, or X*A inline), else lora_expand. */
 static int uses_main(const struct lora *c)
 {
@@ -435,7 +511,7 @@ static int uses_expand(const struct lora *c)
 static int uses_split(const struct lora *c)
 {
     return (uses_main(c) || uses_lora_mma(c)) && uses_xa(c) &&
-           c->split_k > 1 && c->split_max > decode_upto(c);
+           c->split_k > 1 && c->split_max > few_upto(c);
 }
 
 /* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
@@ -456,10 +532,16 @@ static long scratch_per_row(const struct lora *c)
 }
 
 /* Floats of scratch whatever the rows: the split path's partial sums of Y
- * (split_k.cl), for up to split_max rows, after T rounded up to 4. */
+ * (split_k.cl), for up to split_max rows, after T rounded up to 4; or
+ * lora_decode_mma's of X*W and X*A (lora_decode_part.cl) for up to
+ * decode_max rows, whichever take more. */
 static long scratch_fixed(const struct lora *c)
 {
-    return uses_split(c) ? c->split_k * c->split_max * c->N + 3 : 0;
+    long split = uses_split(c) ? c->split_k * c->split_max * c->N + 3 : 0;
+    long decode = uses_decode_mma(c) ? c->decode_slices * c->decode_mma_max *
+                                           (c->N + c->R)
+                                     : 0;
+    return split > decode ? split : decode;
 }
 
 /* lora_main's tiles, padding, warp layout and X*A placement (the SIMT
@@ -584,6 +666,41 @@ static long pow2_floor(long v)
     return p;
 }
 
+/* Few rows on tensor cores: lora_decode_mma in strips of 64 columns by 8
+ * warps, with as many slices of K as bring the strips (and A's) to about
+ * DMMA_GROUPS work-groups, each warp at least DMMA_MIN_STEPS steps of 16
+ * values of K. bf16 on the H100, K = N = 4096 at 8 rows, without A's
+ * strip: 32 columns over all of K 28.4 us; 64 or 128 columns by 4 to 8
+ * slices 19.4-21 us, against a read of W's bytes alone at 17.7. One
+ * block of 16 rows: the rows cost little, a second block W again. */
+#define DMMA_GROUPS 256
+#define DMMA_MIN_STEPS 2
+static void decode_mma_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    int asked = spec_knob_set(ks, "decode_mma_max");
+    if (!uses_lora_mma(&c) ||
+        (!asked && (ks->target == TARGET_CPU || c.R % 8 != 0 || c.R > 64 ||
+                    c.decode_rows == 0 || spec_knob_set(ks, "decode_max")))) {
+        return;
+    }
+    long groups = ceil_div(c.N, c.decode_cols) + 1;
+    long steps = ceil_div(c.K, 16);
+    long slices = pow2_ceil(DMMA_GROUPS / groups < 1 ? 1
+                                                     : DMMA_GROUPS / groups);
+    while (slices > 1 && steps / (slices * c.decode_warps) < DMMA_MIN_STEPS) {
+        slices /= 2;
+    }
+    spec_knob_default(ks, "decode_slices", slices);
+    long keep = c.N > 4096 ? 1 : 4;
+    if (asked && keep >= c.decode_mma_max) {
+        keep = c.decode_mma_max - 1;
+    }
+    spec_knob_default(ks, "decode_max", keep);
+    spec_knob_default(ks, "decode_mma_max", 32);
+}
+
 /* The split path on tensor cores: lora_mma_split's slices bring the
  * tiles of one row of tiles to about SPLIT_GROUPS work-groups, each slice
  * at least SPLIT_MMA_MIN_STEPS steps of K. bf16 on the H100, K = N =
@@ -614,7 +731,7 @@ static void split_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
-    long decode = decode_upto(&c);
+    long decode = few_upto(&c);
     long col_tiles = ceil_div(c.N, c.n);
     long mma_split = mma_split_default(ks, &c);
     if (mma_split > 1) {
@@ -886,6 +1003,7 @@ static void lora_defaults(struct kernel_spec *ks)
         }
         spec_knob_default(ks, "decode_max", none ? 0 : 2);
     }
+    decode_mma_defaults(ks);
     split_defaults(ks);
     delta_defaults(ks);
 }
@@ -1024,6 +1142,46 @@ static void check_main(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+/* lora_decode_mma's knobs: what the tensor cores and local memory take. */
+static void check_decode_mma(const struct kernel_spec *ks,
+                             const struct lora *c, struct diags *d)
+{
+    const char *file = ks->file;
+    struct mark at = spec_knob_mark(ks, "decode_mma_max");
+    long steps = ceil_div(c->K, 16), bytes = dmma_local(c);
+    if (c->R % 8 != 0) {
+        diag_error(d, file, at,
+                   "lora_decode_mma needs a rank that is a multiple of 8 "
+                   "(got %ld); use decode_mma_max: 0",
+                   c->R);
+        return;
+    }
+    if (c->decode_mma_max <= decode_upto(c)) {
+        diag_error(d, file, blame(ks, "decode_mma_max", "decode_max"),
+                   "decode_mma_max (%ld) must exceed decode_max (%ld) for "
+                   "lora_decode_mma to run",
+                   c->decode_mma_max, decode_upto(c));
+    }
+    if (c->decode_slices > steps) {
+        diag_error(d, file, spec_knob_mark(ks, "decode_slices"),
+                   "decode_slices (%ld) exceeds in_features' %ld steps of 16",
+                   c->decode_slices, steps);
+    }
+    if (c->decode_cols != pow2_ceil(c->decode_cols)) {
+        diag_error(d, file, spec_knob_mark(ks, "decode_cols"),
+                   "decode_cols (%ld) must be a power of two",
+                   c->decode_cols);
+    }
+    if (bytes > MMA_LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "decode_cols", "decode_warps"),
+                   "lora_decode_mma needs %ld bytes of local memory "
+                   "(decode_warps %ld x %ld steps of 16 x %ld columns), "
+                   "more than %ld",
+                   bytes, c->decode_warps, dmma_stages(c), dmma_width(c),
+                   MMA_LOCAL_MAX);
+    }
+}
+
 /* Work-group sizes and local memory of each kernel the plan launches
  * (lora_mma's are check_mma's). */
 static void check_limits(const struct kernel_spec *ks, const struct lora *c,
@@ -1033,6 +1191,9 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     long bytes;
     if (!uses_mma(c)) {
         check_main(ks, c, d);
+    }
+    if (c->decode_mma_max > 0 && uses_lora_mma(c)) {
+        check_decode_mma(ks, c, d);
     }
     if (c->decode_rows > 0) {
         if (c->decode_n * c->decode_k > THREADS_MAX) {
@@ -1221,7 +1382,7 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
 {
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "split_k");
-    long decode = decode_upto(c);
+    long decode = few_upto(c);
     if (c->split_k <= 1) {
         return;
     }
@@ -1239,9 +1400,11 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
     }
     if (c->split_max <= decode) {
         diag_error(d, file, blame(ks, "split_max", "split_k"),
-                   "split_max (%ld) must exceed decode_max (%ld) for the "
-                   "split path to run",
-                   c->split_max, decode);
+                   "split_max (%ld) must exceed %s (%ld) for the split path "
+                   "to run",
+                   c->split_max,
+                   uses_decode_mma(c) ? "decode_mma_max" : "decode_max",
+                   decode);
     } else if (4 * c->split_k * c->split_max * c->N > SPLIT_SCRATCH_MAX) {
         diag_error(d, file, blame(ks, "split_max", "split_k"),
                    "the split path's partial sums take %.1f MiB of scratch "
@@ -1340,6 +1503,24 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
              c->decode_k);
     plan_int(p, "DECODE_VEC", "lora_decode: columns per work-item",
              decode_vec(c));
+    if (uses_decode_mma(c)) {
+        plan_int(p, "DMMA_ROWS", "lora_decode_mma: rows per work-group",
+                 dmma_rows(c));
+        plan_int(p, "DMMA_COLS", "lora_decode_mma: columns of W per "
+                 "work-group", c->decode_cols);
+        plan_int(p, "DMMA_RANK_COLS", "lora_decode_mma: columns of A's "
+                 "strip (rank rounded up)", dmma_rank_cols(c));
+        plan_int(p, "DMMA_WARPS", "lora_decode_mma: warps per work-group",
+                 c->decode_warps);
+        plan_int(p, "DMMA_STAGES", "lora_decode_mma: K steps staged per warp",
+                 dmma_stages(c));
+        plan_int(p, "DMMA_PENDING", "copies in flight while a step is used",
+                 dmma_stages(c) - 2);
+        plan_int(p, "DMMA_SLICES", "lora_decode_mma: slices of K",
+                 c->decode_slices);
+        plan_int(p, "DSUM_N", "lora_decode_sum: work-items along N",
+                 row_threads(c, c->vec));
+    }
     if (uses_delta(c)) {
         plan_int(p, "DELTA_ROWS", "lora_delta: rows per work-group",
                  c->delta_rows);
@@ -1486,6 +1667,30 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->args[n] = NULL;
 }
 
+/* lora_decode_mma: a work-group per slice of K and strip of W (one more
+ * for A's), per decode_rows rows. */
+static void launch_decode_mma(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "x", "w", "a", "scratch",
+                                       NULL};
+    l->kernel = "lora_decode_mma";
+    l->dims = 2;
+    l->local[0] = (size_t)(32 * c->decode_warps);
+    l->local[1] = 1;
+    l->groups[0] =
+        (size_t)((ceil_div(c->N, c->decode_cols) + 1) * c->decode_slices);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)dmma_rows(c);
+    copy_args(l, args);
+}
+
+static void launch_decode_sum(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
+    launch_rows(c, l, "lora_decode_sum", row_threads(c, c->vec), c->vec, 1,
+                args);
+}
+
 /* A path of P up to MAX_ROWS: lora_delta over SLICES work-groups along
  * N. */
 static void add_delta_path(const struct lora *c, struct plan *p,
@@ -1515,17 +1720,18 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
     static const char *const kernel[] = {"lora_main", "lora_xa",
                                          "lora_expand", "lora_decode",
                                          "lora_mma", "lora_xa_mma",
-                                         "lora_delta"};
+                                         "lora_delta", "lora_decode_mma"};
     /* lora_combine uses none. */
     static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
                                        "EXPAND_LOCAL_BYTES",
                                        "DECODE_LOCAL_BYTES",
                                        "MMA_LOCAL_BYTES",
                                        "XA_MMA_LOCAL_BYTES",
-                                       "DELTA_LOCAL_BYTES"};
+                                       "DELTA_LOCAL_BYTES",
+                                       "DMMA_LOCAL_BYTES"};
     long bytes[] = {main_local(c, c->xa), xa_local(c),
                     4 * expand_rows(c) * c->R, decode_local(c), mma_local(c),
-                    xa_mma_local(c), delta_local(c)};
+                    xa_mma_local(c), delta_local(c), dmma_local(c)};
     for (size_t k = 0; k < sizeof kernel / sizeof kernel[0]; k++) {
         if (plan_launches(p, kernel[k])) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
@@ -1568,6 +1774,15 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         pa->why = "few rows, one launch: a work-group per decode_rows rows "
                   "streams W, T = scale*X*A alongside";
         launch_decode(&c, &pa->launch[pa->n_launch++]);
+    }
+    if (uses_decode_mma(&c)) {
+        struct path *pa = &p->path[p->n_path++];
+        pa->max_rows = c.decode_mma_max;
+        pa->n_launch = 0;
+        pa->why = "few rows on tensor cores: X*W and X*A over slices of K "
+                  "in strips, then their sums with T*B";
+        launch_decode_mma(&c, &pa->launch[pa->n_launch++]);
+        launch_decode_sum(&c, &pa->launch[pa->n_launch++]);
     }
     if (delta_split_upto(&c) > 0) {
         add_delta_path(&c, p, delta_split_upto(&c), c.delta_split,
@@ -1789,7 +2004,8 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
 static const char *const lora_kernels[] = {
     "lora_main",   "lora_main_split", "lora_xa",      "lora_expand",
     "lora_decode", "lora_mma",        "lora_mma_split", "lora_xa_mma",
-    "lora_combine", "lora_delta",     NULL};
+    "lora_combine", "lora_delta",     "lora_decode_mma", "lora_decode_sum",
+    NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

@@ -6,7 +6,7 @@
 #include "diag.h"
 #include "op.h"
 
-#define TUNE_TEXT 256
+#define TUNE_TEXT 512
 /* The most rows an entry is measured at (`specl tune --rows`). */
 #define TUNE_MAX_ROWS (1L << 24)
 

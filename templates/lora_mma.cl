@@ -25,6 +25,7 @@
  * Needs K and N multiples of 8 (whole 16-byte chunks; checked by the
  * plan). Local size (32 * warps, 1). */
 #include "lora_common.cl"
+#include "mma_ptx.cl"
 
 #if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
     !defined(MMA_WARP_M) || !defined(MMA_WARP_N) || !defined(MMA_STAGES) || \
@@ -50,38 +51,6 @@
 #define W_CHUNKS (TILE_N / 8)         /* 16-byte chunks per W tile row */
 #define MMA_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
 #define RANK_STEP (TILE_K / 2) /* ranks per step of the rank stretch */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-#ifdef DTYPE_F16
-#define MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-#else
-#define MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-#endif
-
-/* Chunk C of row R in a tile of CPR chunks per row, XOR-swizzled: a
- * 128-byte line holds 8 chunks, and the 8 rows an ldmatrix phase reads
- * land on 8 distinct ones. */
-inline uint mma_swizzle(uint r, uint c, uint cpr)
-{
-    return cpr >= 8 ? c ^ (r % 8) : c ^ ((r / (8 / cpr)) % cpr);
-}
-
-/* 16 bytes from SRC to DST, asynchronously; the first SRC_BYTES of them
- * read (16 or 0), the rest zero. */
-inline void mma_copy16(__local ushort *dst, const __global storage_t *src,
-                       uint src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"l"(dst),
-                 "l"(src), "r"(src_bytes)
-                 : "memory");
-}
-
-inline void mma_commit(void)
-{
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
 /* Starts the copies of K step KT's X and W tiles into XS and WS. */
 inline void mma_load_step(__local ushort *xs, __local ushort *ws,
                           const __global storage_t *x,
@@ -131,12 +100,9 @@ inline void mma_fragments(__local ushort *xs, __local ushort *ws,
     for (int j = 0; j < MMA_TILES_N / 2; j++) {
         uint r = kk + row;
         uint c = (warp_n * MMA_WARP_N + j * 16) / 8 + chunk;
-        __local ushort *p = ws + r * TILE_N + mma_swizzle(r, c, W_CHUNKS) * 8;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
-                     "{%0,%1,%2,%3}, [%4];"
-                     : "=r"(b[2 * j][0]), "=r"(b[2 * j][1]),
-                       "=r"(b[2 * j + 1][0]), "=r"(b[2 * j + 1][1])
-                     : "l"(p));
+        mma_trans_x4(ws + r * TILE_N + mma_swizzle(r, c, W_CHUNKS) * 8,
+                     &b[2 * j][0], &b[2 * j][1], &b[2 * j + 1][0],
+                     &b[2 * j + 1][1]);
     }
 }
 
@@ -148,12 +114,7 @@ inline void mma_multiply(float acc[MMA_TILES_M][MMA_TILES_N][4],
     for (int i = 0; i < MMA_TILES_M; i++) {
 #pragma unroll
         for (int j = 0; j < MMA_TILES_N; j++) {
-            asm(MMA_SHAPE " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                          "{%0,%1,%2,%3};"
-                : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]),
-                  "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
-                : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]),
-                  "r"(b[j][0]), "r"(b[j][1]));
+            mma_product(acc[i][j], a[i], b[j][0], b[j][1]);
         }
     }
 }

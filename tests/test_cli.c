@@ -764,18 +764,25 @@ static void test_target_tensor(void)
 /* The defaults that depend on the device kind, as `plan --target` shows
  * them: lora_decode in blocks of 8 rows by 64 along K for f16/bf16 on
  * GPUs (16 by 32 in f32; 8 by 1, two blocks at most, on CPUs), reaching
- * only 8 rows of a layer as wide as llama-up on tensor cores (32 on
- * other GPUs), then on tensor cores lora_mma over 2 slices of K up to
- * 256 rows; the softmax merging its rows by warp shuffles on
- * tensor-core devices only. */
+ * only one row of a layer as wide as llama-up on tensor cores (32 on
+ * other GPUs), then on tensor cores lora_decode_mma up to 32 rows (one
+ * slice of K in strips of 64 columns, one more for A: 173 work-groups),
+ * then lora_mma over 2 slices of K up to 256 rows; the softmax merging
+ * its rows by warp shuffles on tensor-core devices only. */
 static void test_target_defaults(void)
 {
     static const struct {
         const char *dtype, *target, *grep;
     } cases[] = {
-        {"bf16", "tensor", "decode_rows=8* decode_max=8* "
-                           "decode_n=8* decode_k=64*"},
-        {"bf16", "tensor", "path 0 (rows <= 8)"},
+        {"bf16", "tensor", "decode_rows=8* decode_max=1* "
+                           "decode_n=8* decode_k=64* decode_mma_max=32* "
+                           "decode_slices=1* decode_cols=64* "
+                           "decode_warps=8*"},
+        {"bf16", "tensor", "path 0 (rows <= 1)"},
+        {"bf16", "tensor", "path 1 (rows <= 32)"},
+        {"bf16", "tensor", "lora_decode_mma  local {256, 1}  groups {173, "
+                           "ceil(rows/32)}"},
+        {"bf16", "tensor", "DMMA_STAGES        2 "},
         {"bf16", "tensor", "split_k=2* split_max=256*"},
         {"bf16", "tensor", "lora_mma_split  local {256, 1}  groups {172, "},
         {"bf16", "gpu", "split_k=2* split_max=64*"},

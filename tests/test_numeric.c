@@ -438,6 +438,32 @@ static void test_lora_split(void)
     }
 }
 
+/* Few rows on tensor cores (lora_decode_mma, then lora_decode_sum; the
+ * device suites; elsewhere the variants without it): a last K step half
+ * past K, strips of W and of A past N and the rank, slices of unequal
+ * steps, warps that share the steps unevenly, 16-column strips, one and
+ * two m16 tiles and a second block of 32 rows, accumulate, both dtypes;
+ * the paths' limits and their neighbours among the rows. */
+static void test_lora_decode_mma(void)
+{
+    static const char *const cases[][3] = {
+        {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
+         "alpha: 16, accumulate: true", "decode_mma_max: 40, "
+         "decode_slices: 3"},
+        {"f16", "in_features: 264, out_features: 72, rank: 8",
+         "decode_max: 2, decode_mma_max: 20, decode_cols: 16, "
+         "decode_warps: 3, decode_slices: 2"},
+        {"bf16", "in_features: 520, out_features: 136, rank: 16, scale: 0.5",
+         "decode_rows: 0, decode_mma_max: 16, decode_cols: 128, "
+         "decode_warps: 4"},
+        {"f16", "in_features: 1024, out_features: 520, rank: 24, "
+         "alpha: 48", ""},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
+    }
+}
+
 /* Every value of every choice knob of lora_forward (xa, and whatever the
  * op grows), with W and without (accumulating): a value that validates in
  * neither is a failure. Read from the op's table, so new choices are
@@ -764,6 +790,8 @@ int add_numeric_suite(void)
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
         CU_add_test(s, "lora: K split over work-groups", test_lora_split) ==
             NULL ||
+        CU_add_test(s, "lora: few rows on tensor cores",
+                    test_lora_decode_mma) == NULL ||
         CU_add_test(s, "lora: the delta in one launch", test_lora_delta) ==
             NULL ||
         CU_add_test(s, "lora_backward: input_grad, base, accumulate, "

@@ -1,0 +1,53 @@
+/* lora_decode_sum.cl - after lora_decode_mma: Y (+)= the sum of its
+ * DMMA_SLICES partial sums of X*W + T*B, with T = SCALE * the sum of its
+ * partial sums of X*A (lora_decode_part.cl). Slices are summed in order:
+ * the same bits whatever the timing. A work-item takes VEC columns of one
+ * row, rows along dimension 1; each work-group sums its row's T first.
+ * Local size (DSUM_N, 1). */
+#include "lora_common.cl"
+#include "lora_store.cl"
+#include "lora_decode_part.cl"
+
+#if !defined(DSUM_N)
+#error "lora_decode_sum.cl: the plan must define DSUM_N"
+#endif
+
+#if VEC == 4
+#define DSUM_AT(p) (*(const __global float4 *)(p))
+#elif VEC == 2
+#define DSUM_AT(p) (*(const __global float2 *)(p))
+#else
+#define DSUM_AT(p) (*(p))
+#endif
+
+__kernel __attribute__((reqd_work_group_size(DSUM_N, 1, 1)))
+void lora_decode_sum(const int rows, const __global storage_t *restrict b,
+                     __global storage_t *restrict y,
+                     const __global float *restrict scratch)
+{
+    __local float t[RANK];
+    const size_t row = get_group_id(1);
+    for (int j = get_local_id(0); j < RANK; j += DSUM_N) {
+        float sum = 0.0f;
+        for (int s = 0; s < DMMA_SLICES; s++) {
+            sum += scratch[DMMA_TPART(rows, s) + row * RANK + j];
+        }
+        t[j] = SCALE * sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int col = (get_group_id(0) * DSUM_N + get_local_id(0)) * VEC;
+#if OUT_FEATURES % (DSUM_N * VEC) != 0
+    if (col >= OUT_FEATURES) {
+        return;
+    }
+#endif
+    const size_t at = row * OUT_FEATURES + col;
+    vecf_t sum = DSUM_AT(scratch + DMMA_PART(rows, 0) + at);
+    for (int s = 1; s < DMMA_SLICES; s++) {
+        sum += DSUM_AT(scratch + DMMA_PART(rows, s) + at);
+    }
+    for (int j = 0; j < RANK; j++) {
+        sum += t[j] * loadv(b, (size_t)j * OUT_FEATURES + col);
+    }
+    store_vec(y, at, sum);
+}

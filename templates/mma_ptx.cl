@@ -1,0 +1,62 @@
+/* mma_ptx.cl - the inline PTX that the tensor-core kernels share
+ * (lora_mma.cl, lora_decode_mma.cl): m16n8k16 products, ldmatrix and
+ * cp.async into XOR-swizzled tiles of 16-byte chunks. Only NVIDIA's
+ * OpenCL compiler accepts it, and the plan launches these kernels only in
+ * the variant for compute capability 8.0 and later. */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#ifdef DTYPE_F16
+#define MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#else
+#define MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#endif
+
+/* Chunk C of row R in a tile of CPR chunks per row, XOR-swizzled: a
+ * 128-byte line holds 8 chunks, and the 8 rows an ldmatrix phase reads
+ * land on 8 distinct ones. */
+inline uint mma_swizzle(uint r, uint c, uint cpr)
+{
+    return cpr >= 8 ? c ^ (r % 8) : c ^ ((r / (8 / cpr)) % cpr);
+}
+
+/* 16 bytes from SRC to DST, asynchronously; the first SRC_BYTES of them
+ * read (16 or 0), the rest zero. */
+inline void mma_copy16(__local ushort *dst, const __global storage_t *src,
+                       uint src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"l"(dst),
+                 "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+inline void mma_commit(void)
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* The B fragments of two n8 tiles, 16 deep, from a k-major tile in local
+ * memory: lane l gives the address of row l % 8 of matrix l / 8. */
+inline void mma_trans_x4(__local ushort *p, uint *b0, uint *b1, uint *b2,
+                         uint *b3)
+{
+    uint r0, r1, r2, r3;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                 "{%0,%1,%2,%3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "l"(p));
+    *b0 = r0;
+    *b1 = r1;
+    *b2 = r2;
+    *b3 = r3;
+}
+
+/* D += A*B, one m16n8k16 product with float accumulators. */
+inline void mma_product(float d[4], const uint a[4], uint b0, uint b1)
+{
+    asm(MMA_SHAPE " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                  "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
