@@ -214,6 +214,11 @@ struct op_def {
     /* Search space of `specl tune`, ordered by importance (the first two
      * are the axes of its plot); NULL-terminated. */
     const struct tune_axis *tune_space;
+    /* Optional, NULL-terminated: knobs that only shape the paths for few
+     * rows, which the tuner neither searches nor times at its rows: a
+     * tuning entry leaves them to the defaults (the entry's values are
+     * those of the generator that wrote it). */
+    const char *const *few_rows_knobs;
 
     /* What checks and measures the op (verify.c, measure.c, bench.c).
      * Host buffers are in plan order; the outputs are the buffers whose

@@ -1862,6 +1862,14 @@ static const struct tune_axis lora_tune_space[] = {
     {NULL, NULL},
 };
 
+/* The paths below the rows `specl tune` measures (lora_decode,
+ * lora_decode_mma, lora_delta, the split path). */
+static const char *const lora_few_rows_knobs[] = {
+    "decode_rows", "decode_max",    "decode_n",    "decode_k",
+    "decode_mma_max", "decode_slices", "decode_cols", "decode_warps",
+    "split_k",     "split_max",     "delta_rows",  "delta_max",
+    "delta_split", "delta_threads", NULL};
+
 /* ---- checking and measuring ------------------------------------------ */
 
 /* The buffers in plan order (lora_plan). */
@@ -2021,6 +2029,7 @@ const struct op_def op_lora_forward = {
     .validate = lora_validate,
     .plan = lora_plan,
     .tune_space = lora_tune_space,
+    .few_rows_knobs = lora_few_rows_knobs,
     .reference = lora_reference,
     .naive = lora_naive,
     .costs = lora_costs,

@@ -3,6 +3,7 @@
  * `tile: auto` and by `specl db merge`. */
 #include "tunedb.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -321,6 +322,24 @@ const struct tune_entry *tunedb_pick_entry(const struct tunedb *db,
 
 /* ---- applying a database to specs ------------------------------------ */
 
+int tunedb_entry_knobs(struct kernel_spec *ks, const char *knobs)
+{
+    const struct kernel_spec spec = *ks;
+    if (knobs_parse(ks, knobs, NULL, 0) < 0) {
+        return -1;
+    }
+    /* The few-row paths' knobs as the spec has them: the tuner neither
+     * chose nor timed them, and their defaults may have moved since. */
+    for (int f = 0; ks->op->few_rows_knobs != NULL &&
+                    ks->op->few_rows_knobs[f] != NULL;
+         f++) {
+        int k = op_knob_index(ks->op, ks->op->few_rows_knobs[f]);
+        assert(k >= 0);
+        ks->knob[k] = spec.knob[k];
+    }
+    return 0;
+}
+
 /* Takes knobs from DB for every kernel that asked for `tile: auto` or
  * gave no knob at all; says which source it used in the header. */
 void tunedb_apply(const struct tunedb *db, struct spec_set *set,
@@ -347,7 +366,7 @@ void tunedb_apply(const struct tunedb *db, struct spec_set *set,
         }
         struct kernel_spec tuned = *ks;
         struct diags quiet = {.out = NULL};
-        if (knobs_parse(&tuned, knobs, NULL, 0) == 0 &&
+        if (tunedb_entry_knobs(&tuned, knobs) == 0 &&
             knobs_resolve(&tuned, &quiet) == 0) {
             snprintf(tuned.tile_note, sizeof tuned.tile_note, "%s", why);
             *ks = tuned;

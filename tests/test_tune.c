@@ -2516,6 +2516,37 @@ static const struct {
 };
 #define N_APPLY_PLAN (sizeof apply_plan / sizeof apply_plan[0])
 
+/* An entry's knobs as tunedb_apply gives them: the entry's values, set,
+ * but for the few-row paths' knobs, which stay unset (the defaults). */
+static int few_rows_knob(const struct op_def *op, const char *key)
+{
+    for (int f = 0; op->few_rows_knobs && op->few_rows_knobs[f]; f++) {
+        if (strcmp(op->few_rows_knobs[f], key) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void check_entry_knobs(const struct kernel_spec *a, const char *got,
+                              const char *want)
+{
+    for (int k = 0; k < a->op->n_knobs; k++) {
+        const char *key = a->op->knobs[k].key;
+        char g[64], w[64];
+        CU_ASSERT_FATAL(knobs_text_value(got, key, g, sizeof g) == 0 &&
+                        knobs_text_value(want, key, w, sizeof w) == 0);
+        if (few_rows_knob(a->op, key)) {
+            TU_CHECK(!a->knob[k].set, "%s: %s=%s pinned by the entry",
+                     a->name, key, g);
+        } else {
+            TU_CHECK(a->knob[k].set && strcmp(g, w) == 0,
+                     "%s: %s=%s%s, the entry has %s", a->name, key, g,
+                     a->knob[k].set ? "" : " (unset)", w);
+        }
+    }
+}
+
 static void check_applied(const struct spec_set *before,
                           const struct spec_set *after,
                           const struct spec_set *best)
@@ -2530,11 +2561,12 @@ static void check_applied(const struct spec_set *before,
         knobs_text(a, got, sizeof got);
         if (strcmp(apply_plan[i].from, "-") == 0) {
             knobs_text(b, want, sizeof want);
+            TU_CHECK(strcmp(got, want) == 0, "%s: knobs %s, expected %s",
+                     a->name, got, want);
         } else {
             best_of(best, apply_plan[i].from, want, sizeof want);
+            check_entry_knobs(a, got, want);
         }
-        TU_CHECK(strcmp(got, want) == 0, "%s: knobs %s, expected %s",
-                 a->name, got, want);
         TU_CHECK(starts_with(a->tile_note, apply_plan[i].note) &&
                      (apply_plan[i].note[0] || !a->tile_note[0]),
                  "%s: note '%s', expected '%s...'", a->name, a->tile_note,
@@ -2630,13 +2662,25 @@ static void check_gen_output(const char *dir, const struct spec_set *applied)
             TU_CHECK(strstr(h, " * knobs:") == NULL,
                      "%s: a knobs line for a kernel with its own", path);
         }
-        /* Knobs from a database are all set: no '*' in the tile line. */
+        /* Knobs from a database are set, but for the few-row paths':
+         * '*' only on those in the tile line. */
         if (starts_with(a->tile_note, "exact") ||
             starts_with(a->tile_note, "nearest")) {
             knobs_text(a, knobs, sizeof knobs);
-            snprintf(line, sizeof line, " * tile:   %s\n", knobs);
+            char marked[TUNE_TEXT + 64] = "";
+            for (int k = 0; k < a->op->n_knobs; k++) {
+                char v[64];
+                const char *key = a->op->knobs[k].key;
+                CU_ASSERT_FATAL(knobs_text_value(knobs, key, v, sizeof v) ==
+                                0);
+                size_t len = strlen(marked);
+                snprintf(marked + len, sizeof marked - len, "%s%s=%s%s",
+                         k ? " " : "", key, v,
+                         few_rows_knob(a->op, key) ? "*" : "");
+            }
+            snprintf(line, sizeof line, " * tile:   %s\n", marked);
             TU_CHECK(strstr(h, line) != NULL, "%s: no tile line '%s'", path,
-                     knobs);
+                     marked);
         }
         free(h);
     }
