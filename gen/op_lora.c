@@ -702,16 +702,25 @@ static void decode_mma_defaults(struct kernel_spec *ks)
 }
 
 /* The split path on tensor cores: lora_mma_split's slices bring the
- * tiles of one row of tiles to about SPLIT_GROUPS work-groups, each slice
+ * tiles of one row of tiles to about a wave of work-groups, each slice
  * at least SPLIT_MMA_MIN_STEPS steps of K. bf16 on the H100, K = N =
  * 4096 (32 tiles along N), 16 / 32 / 64 / 128 / 256 rows: 8 slices 41.7
  * / 42.1 / 46.5 / 60.8 / 92.6 us against 52.6 / 94.4 / 103.0 / 120.1 /
  * 123.9 (lora_decode to 32 rows, then one wave of tiles); 4 slices 46 /
  * 47 / 51 / 63 / 78; at 512 rows lora_mma alone wins (126.8 against
  * 118.6-163.0 for 2-8 slices). So the path runs while its work-groups
- * stay within two waves of SPLIT_GROUPS. Returns the slices, or 0 where
+ * stay within two waves (mma_wave). Returns the slices, or 0 where
  * the path does not run (the spec's split_k decides where given). */
 #define SPLIT_MMA_MIN_STEPS 8
+/* Work-groups of lora_mma in one wave: SPLIT_GROUPS, half as many where
+ * each takes more than half of a compute unit's MMA_CU_LOCAL (one per
+ * unit: the tuned 128 x 256 x 64 tiles in 4 stages, 196 KiB). */
+#define MMA_CU_LOCAL (228L << 10)
+static long mma_wave(const struct lora *c)
+{
+    return mma_local(c) > MMA_CU_LOCAL / 2 ? SPLIT_GROUPS / 2 : SPLIT_GROUPS;
+}
+
 static long mma_split_default(const struct kernel_spec *ks,
                               const struct lora *c)
 {
@@ -721,7 +730,7 @@ static long mma_split_default(const struct kernel_spec *ks,
     if (spec_knob_set(ks, "split_k")) {
         return c->split_k > 1 ? c->split_k : 0;
     }
-    long split = pow2_floor(SPLIT_GROUPS / ceil_div(c->N, c->n));
+    long split = pow2_floor(mma_wave(c) / ceil_div(c->N, c->n));
     long most = ceil_div(c->K, c->k) / SPLIT_MMA_MIN_STEPS;
     split = split < most ? split : pow2_floor(most < 1 ? 1 : most);
     return split > 1 ? split : 0;
@@ -736,7 +745,15 @@ static void split_defaults(struct kernel_spec *ks)
     long mma_split = mma_split_default(ks, &c);
     if (mma_split > 1) {
         spec_knob_default(ks, "split_k", mma_split);
-        long row_tiles = 2 * SPLIT_GROUPS / (col_tiles * mma_split);
+        long row_tiles = 2 * mma_wave(&c) / (col_tiles * mma_split);
+        /* ... and while lora_mma's tiles alone fill at most 2/5 of a
+         * wave: the split won where they filled 0.25-0.34 of one (bf16 on
+         * the H100, llama-q at 256 rows, -up at 128, -down at 256, on
+         * either tile) and lost at 0.5-0.67 (llama-up at 256 rows: 174.0
+         * against 167.8 us, 175-178 against 153.5 on the tuned tiles;
+         * llama-q at 512 on those: 171.2 against 145.5). */
+        long alone = 2 * mma_wave(&c) / (5 * col_tiles);
+        row_tiles = row_tiles < alone ? row_tiles : alone;
         long most = (row_tiles < 1 ? 1 : row_tiles) * c.m;
         spec_knob_default(ks, "split_max", most > decode ? most : decode + c.m);
         return;

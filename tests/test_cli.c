@@ -767,7 +767,7 @@ static void test_target_tensor(void)
  * only one row of a layer as wide as llama-up on tensor cores (32 on
  * other GPUs), then on tensor cores lora_decode_mma up to 32 rows (one
  * slice of K in strips of 64 columns, one more for A: 173 work-groups),
- * then lora_mma over 2 slices of K up to 256 rows; the softmax merging
+ * then lora_mma over 2 slices of K up to 128 rows; the softmax merging
  * its rows by warp shuffles on tensor-core devices only. */
 static void test_target_defaults(void)
 {
@@ -783,7 +783,7 @@ static void test_target_defaults(void)
         {"bf16", "tensor", "lora_decode_mma  local {256, 1}  groups {173, "
                            "ceil(rows/32)}"},
         {"bf16", "tensor", "DMMA_STAGES        2 "},
-        {"bf16", "tensor", "split_k=2* split_max=256*"},
+        {"bf16", "tensor", "split_k=2* split_max=128*"},
         {"bf16", "tensor", "lora_mma_split  local {256, 1}  groups {172, "},
         {"bf16", "gpu", "split_k=2* split_max=64*"},
         {"bf16", "gpu", "decode_rows=8* decode_max=32* "
