@@ -1316,6 +1316,14 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
         diag_error(d, file, blame(ks, "k", "engine"),
                    "engine: mma needs tile k a multiple of 16 (got %ld)",
                    c->k);
+    } else if (c->k != pow2_ceil(c->k) || c->n != pow2_ceil(c->n)) {
+        /* mma_swizzle permutes chunks within a power of two */
+        diag_error(d, file, blame(ks, c->k != pow2_ceil(c->k) ? "k" : "n",
+                                  "engine"),
+                   "engine: mma needs tiles k and n that are powers of two "
+                   "(got %ld, %ld): the 16-byte chunks of their rows are "
+                   "swizzled by XOR",
+                   c->k, c->n);
     }
     if (c->wm % 16 != 0 || c->wn % 16 != 0) {
         diag_error(d, file, blame(ks, c->wm % 16 ? "wm" : "wn", "engine"),

@@ -68,15 +68,8 @@ inline void dmma_load_step(__local ushort *stage,
                            const uint cols, const uint col0, const uint kt,
                            const uint lane)
 {
-    const uint chunks = cols / 8, k0 = kt * DMMA_STEP;
-    for (uint i = lane; i < DMMA_STEP * chunks; i += 32) {
-        uint r = i / chunks, c = i % chunks;
-        uint ok = k0 + r < IN_FEATURES && col0 + c * 8 < ld;
-        const __global storage_t *src =
-            ok ? p + (size_t)(k0 + r) * ld + col0 + c * 8 : p;
-        mma_copy16(stage + r * cols + mma_swizzle(r, c, chunks) * 8, src,
-                   ok ? 16 : 0);
-    }
+    mma_copy_tile(stage, p, ld, kt * DMMA_STEP, DMMA_STEP, IN_FEATURES, col0,
+                  cols, ld, lane, 32);
     mma_commit();
 }
 

@@ -58,22 +58,10 @@ inline void mma_load_step(__local ushort *xs, __local ushort *ws,
                           uint col0, uint kt, uint tid)
 {
     uint k0 = kt * TILE_K;
-    for (uint i = tid; i < TILE_M * X_CHUNKS; i += MMA_THREADS) {
-        uint r = i / X_CHUNKS, c = i % X_CHUNKS;
-        uint ok = row0 + r < rows && k0 + c * 8 < IN_FEATURES;
-        const __global storage_t *src =
-            ok ? x + (size_t)(row0 + r) * IN_FEATURES + k0 + c * 8 : x;
-        mma_copy16(xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 8, src,
-                   ok ? 16 : 0);
-    }
-    for (uint i = tid; i < TILE_K * W_CHUNKS; i += MMA_THREADS) {
-        uint r = i / W_CHUNKS, c = i % W_CHUNKS;
-        uint ok = k0 + r < IN_FEATURES && col0 + c * 8 < OUT_FEATURES;
-        const __global storage_t *src =
-            ok ? w + (size_t)(k0 + r) * OUT_FEATURES + col0 + c * 8 : w;
-        mma_copy16(ws + r * TILE_N + mma_swizzle(r, c, W_CHUNKS) * 8, src,
-                   ok ? 16 : 0);
-    }
+    mma_copy_tile(xs, x, IN_FEATURES, row0, TILE_M, rows, k0, TILE_K,
+                  IN_FEATURES, tid, MMA_THREADS);
+    mma_copy_tile(ws, w, OUT_FEATURES, k0, TILE_K, IN_FEATURES, col0, TILE_N,
+                  OUT_FEATURES, tid, MMA_THREADS);
     mma_commit();
 }
 

@@ -36,6 +36,28 @@ inline void mma_commit(void)
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
+/* Starts the copies of a ROWS x COLS tile of P (LD elements a row), from
+ * row ROW0 and column COL0, into DST (COLS a row, its 16-byte chunks
+ * swizzled), by THREADS work-items of which this is TID: zero where the
+ * row reaches ROWS_OK or the chunk COLS_OK. COLS is a power of two of 8
+ * or more. */
+inline void mma_copy_tile(__local ushort *dst, const __global storage_t *p,
+                          const uint ld, const uint row0, const uint rows,
+                          const uint rows_ok, const uint col0,
+                          const uint cols, const uint cols_ok,
+                          const uint tid, const uint threads)
+{
+    const uint chunks = cols / 8;
+    for (uint i = tid; i < rows * chunks; i += threads) {
+        uint r = i / chunks, c = i % chunks;
+        uint ok = row0 + r < rows_ok && col0 + c * 8 < cols_ok;
+        const __global storage_t *src =
+            ok ? p + (size_t)(row0 + r) * ld + col0 + c * 8 : p;
+        mma_copy16(dst + r * cols + mma_swizzle(r, c, chunks) * 8, src,
+                   ok ? 16 : 0);
+    }
+}
+
 /* The B fragments of two n8 tiles, 16 deep, from a k-major tile in local
  * memory: lane l gives the address of row l % 8 of matrix l / 8. */
 inline void mma_trans_x4(__local ushort *p, uint *b0, uint *b1, uint *b2,
