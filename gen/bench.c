@@ -350,8 +350,11 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                mc.bytes / 1e6, ceil->copy_gbs, t_bytes, mc.flops / 1e9,
                ceil->gflops, t_flops);
         if (copy.ok) {
-            printf("  copy of the same bytes: %.1f us (%.0f GB/s)\n",
-                   copy.us, copy_bytes / (copy.us * 1e3));
+            /* Tiny cases copy at well under 1 GB/s: digits enough that
+             * the figure never reads as 0. */
+            double gbs = copy_bytes / (copy.us * 1e3);
+            printf("  copy of the same bytes: %.1f us (%.*f GB/s)\n",
+                   copy.us, gbs < 1 ? 3 : gbs < 10 ? 1 : 0, gbs);
         } else if (memory_bound) {
             printf("  copy of the same bytes: not measured (%s)\n",
                    copy.note);
