@@ -672,9 +672,15 @@ static long pow2_floor(long v)
  * values of K. bf16 on the H100, K = N = 4096 at 8 rows, without A's
  * strip: 32 columns over all of K 28.4 us; 64 or 128 columns by 4 to 8
  * slices 19.4-21 us, against a read of W's bytes alone at 17.7. One
- * block of 16 rows: the rows cost little, a second block W again. */
+ * block of up to 32 rows: the rows cost little, a second block W again.
+ * lora_decode (one launch) keeps the rows where it was faster: 4 at N <=
+ * 4096, 1 above (bf16 llama2-7b at 1-4 rows: q 21.6-24.2 us against
+ * 22.0-24.5, down 42.8 against 43.5 at one row), and its block of 8 rows
+ * where W is under DMMA_SMALL_W (K = N = 1024: 15.7 against 24.5 us at 8
+ * rows; 4096 x 1024, 8 MiB: 27.7 against 26.2). */
 #define DMMA_GROUPS 256
 #define DMMA_MIN_STEPS 2
+#define DMMA_SMALL_W (8L << 20)
 static void decode_mma_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -693,7 +699,8 @@ static void decode_mma_defaults(struct kernel_spec *ks)
         slices /= 2;
     }
     spec_knob_default(ks, "decode_slices", slices);
-    long keep = c.N > 4096 ? 1 : 4;
+    long w_bytes = c.K * c.N * (long)dtype_size(ks->dtype);
+    long keep = w_bytes < DMMA_SMALL_W ? c.decode_rows : c.N > 4096 ? 1 : 4;
     if (asked && keep >= c.decode_mma_max) {
         keep = c.decode_mma_max - 1;
     }
