@@ -2,7 +2,6 @@
 #include "knobs.h"
 
 #include <assert.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

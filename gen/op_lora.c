@@ -534,7 +534,7 @@ static long scratch_per_row(const struct lora *c)
 /* Floats of scratch whatever the rows: the split path's partial sums of Y
  * (split_k.cl), for up to split_max rows, after T rounded up to 4; or
  * lora_decode_mma's of X*W and X*A (lora_decode_part.cl) for up to
- * decode_max rows, whichever take more. */
+ * decode_mma_max rows, whichever take more. */
 static long scratch_fixed(const struct lora *c)
 {
     long split = uses_split(c) ? c->split_k * c->split_max * c->N + 3 : 0;
@@ -990,7 +990,8 @@ static void lora_defaults(struct kernel_spec *ks)
      * than about 3.5 * 4096 / N per wave of 128 tiles, rounded. K = 4096:
      * to 32 rows at N = 4096 (tensor path 107-109 us, lora_decode 93.9 at
      * 32 rows), to 8 at N = 11008 (tensor path 107.5-108.9 us at 12 to 32
-     * rows, lora_decode 116-254). */
+     * rows, lora_decode 116-254). Where lora_decode_mma runs,
+     * decode_mma_defaults sets decode_max again, below. */
     if (mma_split_default(ks, &c) > 1 && c.decode_rows > 0) {
         /* The tensor cores' split path (split_defaults) beats a second
          * block: bf16 K = N = 4096 at 16 rows 41.7 us against 52.6, and
@@ -1700,7 +1701,7 @@ static void launch_decode(const struct lora *c, struct launch *l)
 }
 
 /* lora_decode_mma: a work-group per slice of K and strip of W (one more
- * for A's), per decode_rows rows. */
+ * for A's), per dmma_rows rows. */
 static void launch_decode_mma(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "w", "a", "scratch",

@@ -1,19 +1,12 @@
 /* lora_combine.cl - Y (+)= the sum of the SPLIT_K partial sums that the
- * split path's lora_main left in scratch (see lora_common.cl). */
+ * split path's lora_main (or lora_mma_split) left in scratch (see
+ * lora_common.cl). */
 #include "lora_common.cl"
 #include "lora_store.cl"
 #include "split_k.cl"
 
 #if !defined(SPLIT_K) || !defined(COMBINE_N)
 #error "lora_combine.cl: the plan must define SPLIT_K and COMBINE_N"
-#endif
-
-#if VEC == 4
-#define PART_AT(p) (*(const __global float4 *)(p))
-#elif VEC == 2
-#define PART_AT(p) (*(const __global float2 *)(p))
-#else
-#define PART_AT(p) (*(p))
 #endif
 
 /* A work-item sums VEC columns of one row (rows along dimension 1) over
@@ -29,10 +22,10 @@ void lora_combine(const int rows, __global storage_t *restrict y,
     }
 #endif
     const size_t at = (size_t)get_group_id(1) * OUT_FEATURES + col;
-    vecf_t sum = PART_AT(scratch + SPLIT_PART(rows, 0) + at);
+    vecf_t sum = PARTIAL_V(scratch + SPLIT_PART(rows, 0) + at);
 #pragma unroll
     for (int s = 1; s < SPLIT_K; s++) {
-        sum += PART_AT(scratch + SPLIT_PART(rows, s) + at);
+        sum += PARTIAL_V(scratch + SPLIT_PART(rows, s) + at);
     }
     store_vec(y, at, sum);
 }

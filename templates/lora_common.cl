@@ -102,7 +102,9 @@
  * lora_expand: one per XA_CHUNK of K. */
 #define XA_SPLIT CEIL_DIV(IN_FEATURES, XA_CHUNK)
 
-/* ---- Vectors of VEC elements ---- */
+/* ---- Vectors of VEC elements ----
+ * PARTIAL_V(p): VEC floats of partial sums in scratch at P (aligned to
+ * VEC floats). */
 
 #if VEC == 4
 typedef float4 vecf_t;
@@ -110,6 +112,7 @@ typedef float4 vecf_t;
     ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
 #define loadv load4
 #define STASH_V(v, p) vstore4((v), 0, (p))
+#define PARTIAL_V(p) (*(const __global float4 *)(p))
 #elif VEC == 2
 typedef float2 vecf_t;
 #define VEC_AT(v, c) ((c) == 0 ? (v).s0 : (v).s1)
@@ -118,11 +121,13 @@ inline float2 loadv(const __global storage_t *p, size_t i)
     return (float2)(load1(p, i), load1(p, i + 1));
 }
 #define STASH_V(v, p) vstore2((v), 0, (p))
+#define PARTIAL_V(p) (*(const __global float2 *)(p))
 #elif VEC == 1
 typedef float vecf_t;
 #define VEC_AT(v, c) (v)
 #define loadv load1
 #define STASH_V(v, p) (*(p) = (v))
+#define PARTIAL_V(p) (*(p))
 #else
 #error "VEC must be 1, 2 or 4"
 #endif

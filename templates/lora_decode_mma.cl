@@ -30,7 +30,7 @@
 #if !defined(DMMA_ROWS) || !defined(DMMA_COLS) || !defined(DMMA_WARPS) || \
     !defined(DMMA_STAGES) || !defined(DMMA_PENDING) ||                   \
     !defined(DMMA_RANK_COLS)
-#error "lora_decode_mma.cl: the plan must define DMMA_ROWS, _COLS, _RANK_COLS, _WARPS, _STAGES, _PENDING"
+#error "lora_decode_mma.cl: the plan must define the DMMA_ constants"
 #endif
 #if DTYPE_F32 || !HAS_BASE
 #error "lora_decode_mma.cl: tensor cores take f16 or bf16 storage, and W"

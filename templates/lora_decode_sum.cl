@@ -12,14 +12,6 @@
 #error "lora_decode_sum.cl: the plan must define DSUM_N"
 #endif
 
-#if VEC == 4
-#define DSUM_AT(p) (*(const __global float4 *)(p))
-#elif VEC == 2
-#define DSUM_AT(p) (*(const __global float2 *)(p))
-#else
-#define DSUM_AT(p) (*(p))
-#endif
-
 __kernel __attribute__((reqd_work_group_size(DSUM_N, 1, 1)))
 void lora_decode_sum(const int rows, const __global storage_t *restrict b,
                      __global storage_t *restrict y,
@@ -42,9 +34,9 @@ void lora_decode_sum(const int rows, const __global storage_t *restrict b,
     }
 #endif
     const size_t at = row * OUT_FEATURES + col;
-    vecf_t sum = DSUM_AT(scratch + DMMA_PART(rows, 0) + at);
+    vecf_t sum = PARTIAL_V(scratch + DMMA_PART(rows, 0) + at);
     for (int s = 1; s < DMMA_SLICES; s++) {
-        sum += DSUM_AT(scratch + DMMA_PART(rows, s) + at);
+        sum += PARTIAL_V(scratch + DMMA_PART(rows, s) + at);
     }
     for (int j = 0; j < RANK; j++) {
         sum += t[j] * loadv(b, (size_t)j * OUT_FEATURES + col);
