@@ -198,6 +198,19 @@ int main(int argc, char **argv)
                worst <= 1 ? "ok" : "WRONG", info,
                spill ? "" : "");
         if (getenv("MMA_LOG")) printf("%s\n", log);
+        if (getenv("MMA_PTX")) {
+            size_t size = 0;
+            CHECK(clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size,
+                                   &size, NULL));
+            unsigned char *bin = malloc(size);
+            CHECK(clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin,
+                                   NULL));
+            char path[600];
+            snprintf(path, sizeof path, "%s/config%d.ptx", getenv("MMA_PTX"), a);
+            FILE *pf = fopen(path, "wb");
+            if (pf) { fwrite(bin, 1, size, pf); fclose(pf); }
+            free(bin);
+        }
         clReleaseKernel(k);
         clReleaseProgram(prog);
     }

@@ -32,9 +32,21 @@ inline uint swizzle(uint r, uint c, uint cpr)
     return cpr >= 8 ? c ^ (r % 8) : c ^ ((r / (8 / cpr)) % cpr);
 }
 
+#if defined(CA) && defined(PREFETCH)
+#define CP_KIND "ca.shared.global.L2::128B"
+#elif defined(CA)
+#define CP_KIND "ca"
+#else
+#define CP_KIND "cg"
+#endif
+#ifdef PREFETCH
+#define CP_SPACE ""
+#else
+#define CP_SPACE ".shared.global"
+#endif
 inline void copy_async(__local ushort *dst, __global const ushort *src)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"l"(dst),
+    asm volatile("cp.async." CP_KIND "" CP_SPACE " [%0], [%1], 16;" ::"l"(dst),
                  "l"(src)
                  : "memory");
 }
@@ -55,6 +67,26 @@ inline void load_stage(__local ushort *xs, __local ushort *ws,
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
+
+#ifdef FAST_COPY
+/* lab: each work-item's chunks sit at fixed strides, so the addresses are
+ * a base per work-item plus compile-time offsets. */
+#define X_ROW_STEP (THREADS / X_CHUNKS)
+#define W_ROW_STEP (THREADS / W_CHUNKS)
+inline void load_stage_fast(__local ushort *xs, __local ushort *ws,
+                            __global const ushort *xp,
+                            __global const ushort *wp, uint x_dst,
+                            uint w_dst)
+{
+#pragma unroll
+    for (uint j = 0; j < BM * X_CHUNKS / THREADS; j++)
+        copy_async(xs + x_dst + j * X_ROW_STEP * BK, xp + (size_t)j * X_ROW_STEP * K);
+#pragma unroll
+    for (uint j = 0; j < BK * W_CHUNKS / THREADS; j++)
+        copy_async(ws + w_dst + j * W_ROW_STEP * BN, wp + (size_t)j * W_ROW_STEP * N);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+#endif
 
 inline ushort to_half_bits(float f)
 {
@@ -144,6 +176,10 @@ mma_gemm(__global const ushort *restrict x, __global const ushort *restrict w,
 #else
     uint row0 = get_group_id(1) * BM, col0 = get_group_id(0) * BN;
 #endif
+#ifdef SAME_TILE
+    row0 = 0; /* lab: every work-group reads the same tiles (L2 hits) */
+    col0 = 0;
+#endif
 
     float acc[MT][NT][4];
     for (int i = 0; i < MT; i++)
@@ -152,13 +188,30 @@ mma_gemm(__global const ushort *restrict x, __global const ushort *restrict w,
                 acc[i][j][e] = 0.0f;
 
     const uint k_tiles = K / BK;
+#ifdef FAST_COPY
+    uint xr = tid / X_CHUNKS, xc = tid % X_CHUNKS;
+    uint wr = tid / W_CHUNKS, wc = tid % W_CHUNKS;
+    __global const ushort *xp = x + (size_t)(row0 + xr) * K + xc * 8;
+    __global const ushort *wp = w + (size_t)wr * N + col0 + wc * 8;
+    uint x_dst = xr * BK + swizzle(xr, xc, X_CHUNKS) * 8;
+    uint w_dst = wr * BN + swizzle(wr, wc, W_CHUNKS) * 8;
+#define LOAD_STAGE(st, kt_)                                              \
+    load_stage_fast(xs[st], ws[st], xp + (kt_) * BK,                     \
+                    wp + (size_t)(kt_) * BK * N, x_dst, w_dst)
+#else
+#define LOAD_STAGE(st, kt_)                                              \
+    load_stage(xs[st], ws[st], x, w, row0, col0, (kt_) * BK, tid)
+#endif
     for (uint s = 0; s < STAGES - 1; s++) {
         if (s < k_tiles)
-            load_stage(xs[s], ws[s], x, w, row0, col0, s * BK, tid);
+            LOAD_STAGE(s, s);
         else
             asm volatile("cp.async.commit_group;" ::: "memory");
     }
 
+#ifdef PEAK
+    uint pa[MT][4], pb[NT][2];
+#endif
     /* ldmatrix lane roles: matrix lane/8, its row lane%8. */
     uint lrow = (lane % 8) + ((lane >> 3) & 1) * 8, lchunk = lane >> 4;
 
@@ -166,13 +219,30 @@ mma_gemm(__global const ushort *restrict x, __global const ushort *restrict w,
         asm volatile("cp.async.wait_group " STR(PENDING) ";" ::: "memory");
         barrier(CLK_LOCAL_MEM_FENCE);
         uint next = kt + STAGES - 1;
+#ifdef NO_LOAD
+        next = k_tiles; /* lab: the stages of the prologue, reused */
+#endif
         if (next < k_tiles)
-            load_stage(xs[next % STAGES], ws[next % STAGES], x, w, row0, col0,
-                       next * BK, tid);
+            LOAD_STAGE(next % STAGES, next);
         else
             asm volatile("cp.async.commit_group;" ::: "memory");
 
         __local ushort *xt = xs[kt % STAGES], *wt = ws[kt % STAGES];
+#ifdef NO_LOAD
+        xt = xs[kt % (STAGES - 1)];
+        wt = ws[kt % (STAGES - 1)];
+#endif
+#ifdef LOAD_ONLY
+        continue;
+#endif
+#ifdef PEAK
+        /* lab: products on fragments loaded once (tensor-pipe ceiling) */
+        if (kt == 0)
+            load_fragments(xt, wt, 0, warp_m, warp_n, lrow, lchunk, pa, pb);
+        for (uint step = 0; step < BK / 16; step++)
+            multiply(acc, pa, pb);
+        continue;
+#endif
         uint a[2][MT][4], b[2][NT][2];
         load_fragments(xt, wt, 0, warp_m, warp_n, lrow, lchunk, a[0], b[0]);
 #pragma unroll
@@ -180,7 +250,13 @@ mma_gemm(__global const ushort *restrict x, __global const ushort *restrict w,
             if (step + 1 < BK / 16)
                 load_fragments(xt, wt, (step + 1) * 16, warp_m, warp_n, lrow,
                                lchunk, a[(step + 1) % 2], b[(step + 1) % 2]);
+#ifndef NO_MMA
             multiply(acc, a[step % 2], b[step % 2]);
+#else
+            /* lab: keep the fragments live without the products */
+            for (int i = 0; i < MT; i++)
+                acc[i][0][0] += as_float(a[step % 2][i][0] ^ b[step % 2][i % NT][0]);
+#endif
         }
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
