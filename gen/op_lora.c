@@ -87,7 +87,7 @@ static const struct param_def lora_knobs[] = {
      "simt: float multiply-adds (lora_xa, lora_main); mma: tensor cores "
      "for X*A (lora_xa_mma) and the GEMM with W (lora_mma, wm x wn per "
      "warp; NVIDIA, compute capability 8.0+, f16/bf16)"},
-    {"stages", VALUE_INT, 0, 3, 2, 8, NULL,
+    {"stages", VALUE_INT, 0, 2, 2, 8, NULL,
      "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
     {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
      "lora_main (lora_mma) at few rows: K cut into this many slices, a "
@@ -621,12 +621,14 @@ static void simt_defaults(struct kernel_spec *ks)
 
 }
 
-/* lora_mma's tiles: 128 x 128 of Y per work-group in 8 warps of 32 x 64,
- * K in steps of 32, 3 stages: 48 KiB of local memory, what a work-group
- * gets on every device of compute capability 8.0 and later without
- * asking (bf16 4096^3 on the H100: 589 us; 128 x 256 x 64 in 147 KiB,
- * which a tuning database can choose there, 505: bench/logs/
- * mma-lab-h100.txt). T comes from lora_xa. */
+/* lora_mma's tiles: 128 x 128 of Y per work-group in 4 warps of 64 x 64,
+ * K in steps of 64, 2 stages: 64 KiB of local memory, which every device
+ * of compute capability 8.0 and later grants (99 KiB or more). bf16
+ * llama-q on the H100 through the stub: 454 us, against 513 for 128 x
+ * 128 x 32 in 3 stages (48 KiB), 477 in 3 stages of 64, 497-500 for 128
+ * x 256 x 64 (147-196 KiB) and 698 for the former 8 warps of 32 x 64
+ * (130 registers: one work-group per compute unit). T comes from
+ * lora_xa. */
 static void mma_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -634,11 +636,11 @@ static void mma_defaults(struct kernel_spec *ks)
     /* Narrow layers: the tile no wider than N, a warp's 16 at least. */
     spec_knob_default(ks, "m", 128);
     spec_knob_default(ks, "n", min_l(128, pow2_ceil(c.N < 16 ? 16 : c.N)));
-    spec_knob_default(ks, "k", min_l(32, pow2_ceil(c.K < 16 ? 16 : c.K)));
+    spec_knob_default(ks, "k", min_l(64, pow2_ceil(c.K < 16 ? 16 : c.K)));
     lora_read(ks, &c);
-    spec_knob_default(ks, "wm", min_l(32, c.m));
+    spec_knob_default(ks, "wm", min_l(64, c.m));
     spec_knob_default(ks, "wn", min_l(64, c.n));
-    spec_knob_default(ks, "stages", 3);
+    spec_knob_default(ks, "stages", 2);
     spec_knob_default(ks, "xa", XA_PREPASS);
 }
 

@@ -784,7 +784,7 @@ static void test_target_defaults(void)
                            "ceil(rows/32)}"},
         {"bf16", "tensor", "DMMA_STAGES        2 "},
         {"bf16", "tensor", "split_k=2* split_max=128*"},
-        {"bf16", "tensor", "lora_mma_split  local {256, 1}  groups {172, "},
+        {"bf16", "tensor", "lora_mma_split  local {128, 1}  groups {172, "},
         {"bf16", "gpu", "split_k=2* split_max=64*"},
         {"bf16", "gpu", "decode_rows=8* decode_max=32* "
                         "decode_n=8* decode_k=64*"},
