@@ -243,6 +243,17 @@ mma_gemm(__global const ushort *restrict x, __global const ushort *restrict w,
             multiply(acc, pa, pb);
         continue;
 #endif
+#ifdef SINGLE_FRAG
+        /* lab: fragments of a slice loaded just before its products */
+#pragma unroll
+        for (uint step = 0; step < BK / 16; step++) {
+            uint a1[MT][4], b1[NT][2];
+            load_fragments(xt, wt, step * 16, warp_m, warp_n, lrow, lchunk,
+                           a1, b1);
+            multiply(acc, a1, b1);
+        }
+        continue;
+#endif
         uint a[2][MT][4], b[2][NT][2];
         load_fragments(xt, wt, 0, warp_m, warp_n, lrow, lchunk, a[0], b[0]);
 #pragma unroll
