@@ -68,11 +68,16 @@ static const struct param_def lora_knobs[] = {
      "engine: mma with W): X*W and X*A over slices of K on tensor cores, "
      "up to 32 rows per work-group, summed with T*B by lora_decode_sum; "
      "0: never (ignored by other engines)"},
+    {"decode_split_max", VALUE_INT, 0, 0, 0, 32, NULL,
+     "rows at or below which lora_decode_split runs (above decode_max; "
+     "engine: simt with W): X*W and X*A over slices of K, a work-item "
+     "per column, summed with T*B by lora_decode_sum; 0: never"},
     {"decode_slices", VALUE_INT, 0, 1, 1, 1024, NULL,
-     "lora_decode_mma: slices of K, a work-group per slice and strip of "
-     "decode_cols columns"},
+     "lora_decode_mma, lora_decode_split: slices of K, a work-group per "
+     "slice and strip of decode_cols columns"},
     {"decode_cols", VALUE_INT, 0, 64, 16, 1024, NULL,
-     "lora_decode_mma: columns of W per work-group (a power of two)"},
+     "columns of W per work-group: lora_decode_mma's (a power of two), or "
+     "lora_decode_split's (a work-item each, at least the rank)"},
     {"decode_warps", VALUE_INT, 0, 8, 1, 32, NULL,
      "lora_decode_mma: warps per work-group, each taking every "
      "decode_warps-th step of 16 values of K"},
@@ -119,7 +124,8 @@ struct lora {
     int xa;
     long warp_n;
     long decode_rows, decode_max, decode_n, decode_k, xa_m, xa_k;
-    long decode_mma_max, decode_slices, decode_cols, decode_warps;
+    long decode_mma_max, decode_split_max, decode_slices, decode_cols,
+        decode_warps;
     long xa_chunk;
     int engine;
     long stages;
@@ -150,6 +156,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->decode_n = (long)spec_knob(ks, "decode_n");
     c->decode_k = (long)spec_knob(ks, "decode_k");
     c->decode_mma_max = (long)spec_knob(ks, "decode_mma_max");
+    c->decode_split_max = (long)spec_knob(ks, "decode_split_max");
     c->decode_slices = (long)spec_knob(ks, "decode_slices");
     c->decode_cols = (long)spec_knob(ks, "decode_cols");
     c->decode_warps = (long)spec_knob(ks, "decode_warps");
@@ -445,11 +452,34 @@ static int uses_decode_mma(const struct lora *c)
     return uses_lora_mma(c) && c->decode_mma_max > decode_upto(c);
 }
 
-/* The most rows lora_decode or lora_decode_mma take; 0 when neither
- * runs. */
+/* Rows above decode_max up to decode_split_max run lora_decode_split,
+ * then lora_decode_sum (without tensor cores, with W). */
+static int uses_decode_split(const struct lora *c)
+{
+    return !uses_mma(c) && c->base && c->decode_split_max > decode_upto(c);
+}
+
+/* lora_decode_split's rows per work-group. */
+static long dsplit_rows(const struct lora *c)
+{
+    return c->decode_split_max;
+}
+
+/* lora_decode_split's local memory: its slice of K of its rows of X
+ * (rounded up to 4), floats. */
+static long dsplit_local(const struct lora *c)
+{
+    return ceil_div(c->K, c->decode_slices) * ceil_div(dsplit_rows(c), 4) *
+           4 * 4;
+}
+
+/* The most rows lora_decode, lora_decode_mma or lora_decode_split take;
+ * 0 when none runs. */
 static long few_upto(const struct lora *c)
 {
-    return uses_decode_mma(c) ? c->decode_mma_max : decode_upto(c);
+    return uses_decode_mma(c)     ? c->decode_mma_max
+           : uses_decode_split(c) ? c->decode_split_max
+                                  : decode_upto(c);
 }
 
 /* lora_decode_mma's rows per work-group: one m16 tile up to 16 rows, two
@@ -533,14 +563,15 @@ static long scratch_per_row(const struct lora *c)
 
 /* Floats of scratch whatever the rows: the split path's partial sums of Y
  * (split_k.cl), for up to split_max rows, after T rounded up to 4; or
- * lora_decode_mma's of X*W and X*A (lora_decode_part.cl) for up to
- * decode_mma_max rows, whichever take more. */
+ * lora_decode_mma's or lora_decode_split's of X*W and X*A
+ * (lora_decode_part.cl) for up to decode_mma_max or decode_split_max
+ * rows, whichever take more. */
 static long scratch_fixed(const struct lora *c)
 {
     long split = uses_split(c) ? c->split_k * c->split_max * c->N + 3 : 0;
-    long decode = uses_decode_mma(c) ? c->decode_slices * c->decode_mma_max *
-                                           (c->N + c->R)
-                                     : 0;
+    long decode = uses_decode_mma(c) || uses_decode_split(c)
+                      ? c->decode_slices * few_upto(c) * (c->N + c->R)
+                      : 0;
     return split > decode ? split : decode;
 }
 
@@ -708,6 +739,37 @@ static void decode_mma_defaults(struct kernel_spec *ks)
     }
     spec_knob_default(ks, "decode_max", keep);
     spec_knob_default(ks, "decode_mma_max", 32);
+}
+
+/* Few rows of f32 layers past 16 MiB of W on GPUs (where lora_decode
+ * would take 32 rows in two blocks of 16): lora_decode_split from 9 rows
+ * (5 where N > 4096, 3 where N > 4096 is also odd) to 32, in slices of K
+ * as short as the slice of X's 32 rows in 32 KiB of local memory allows
+ * (256 values of K), strips of 128 columns (256 where N > 4096). f32
+ * rank 16 on the H100, lora_decode -> lora_decode_split: K = N = 4096 at
+ * 16 / 32 rows 60.0 -> 50.4 / 107.8 -> 76.7 us (8 rows: 38.7 against
+ * 44.3); K = 4099, N = 11001 (181 MB of W) at 8 / 16 / 32 rows 117.4 ->
+ * 94.5 / 169.3 -> 114.8 / 329.6 -> 183.8 (2 rows: 88.9 against 89.0);
+ * K = 4096, N = 11008 at 16 rows 153.5 -> 114.1, at 8 93-95 either way.
+ * At 4 rows lora_decode took 79.9 us at N = 11008 against 85.6 for the
+ * split at 8, but 105.1 at N = 11001 (vec 1) against 94.6; at 2 rows
+ * 88.9 against 89.0 there. Half storage on such GPUs keeps lora_decode
+ * (not measured). */
+static void decode_split_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    if (uses_mma(&c) || !c.base || spec_knob_set(ks, "decode_split_max") ||
+        spec_knob_set(ks, "decode_max") || ks->target == TARGET_CPU ||
+        ks->dtype != DTYPE_F32 || c.decode_rows == 0 || c.R > 1024 ||
+        c.K * c.N * 4 <= (16L << 20)) {
+        return;
+    }
+    long cols = c.N > 4096 ? 256 : 128;
+    spec_knob_default(ks, "decode_cols", cols < c.R ? pow2_ceil(c.R) : cols);
+    spec_knob_default(ks, "decode_slices", pow2_ceil(ceil_div(c.K, 256)));
+    spec_knob_default(ks, "decode_split_max", 32);
+    spec_knob_default(ks, "decode_max", c.N <= 4096 ? 8 : c.vec == 4 ? 4 : 2);
 }
 
 /* The split path on tensor cores: lora_mma_split's slices bring the
@@ -1031,6 +1093,7 @@ static void lora_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "decode_max", none ? 0 : 2);
     }
     decode_mma_defaults(ks);
+    decode_split_defaults(ks);
     split_defaults(ks);
     delta_defaults(ks);
 }
@@ -1209,6 +1272,48 @@ static void check_decode_mma(const struct kernel_spec *ks,
     }
 }
 
+/* lora_decode_split's knobs: it takes W, and a work-item per column of A
+ * as well as of W's strips. */
+static void check_decode_split(const struct kernel_spec *ks,
+                               const struct lora *c, struct diags *d)
+{
+    const char *file = ks->file;
+    if (!c->base) {
+        diag_error(d, file, spec_knob_mark(ks, "decode_split_max"),
+                   "decode_split_max (%ld) needs base: true "
+                   "(lora_decode_split streams W)",
+                   c->decode_split_max);
+        return;
+    }
+    if (uses_mma(c)) {
+        return; /* lora_decode_mma's place; the knob is not used */
+    }
+    if (c->decode_split_max <= decode_upto(c)) {
+        diag_error(d, file, blame(ks, "decode_split_max", "decode_max"),
+                   "decode_split_max (%ld) must exceed decode_max (%ld) for "
+                   "lora_decode_split to run",
+                   c->decode_split_max, decode_upto(c));
+    }
+    if (c->decode_cols < c->R) {
+        diag_error(d, file, blame(ks, "decode_cols", "rank"),
+                   "lora_decode_split gives each column of A a work-item: "
+                   "decode_cols (%ld) must be at least the rank (%ld)",
+                   c->decode_cols, c->R);
+    }
+    if (c->decode_slices > c->K) {
+        diag_error(d, file, spec_knob_mark(ks, "decode_slices"),
+                   "decode_slices (%ld) exceeds in_features (%ld)",
+                   c->decode_slices, c->K);
+    } else if (dsplit_local(c) > LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "decode_slices", "decode_split_max"),
+                   "lora_decode_split keeps its slice of X in local memory: "
+                   "%ld bytes (in_features %ld / decode_slices %ld x "
+                   "decode_split_max %ld floats), more than %ld",
+                   dsplit_local(c), c->K, c->decode_slices,
+                   c->decode_split_max, LOCAL_MAX);
+    }
+}
+
 /* Work-group sizes and local memory of each kernel the plan launches
  * (lora_mma's are check_mma's). */
 static void check_limits(const struct kernel_spec *ks, const struct lora *c,
@@ -1221,6 +1326,9 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     }
     if (c->decode_mma_max > 0 && uses_lora_mma(c)) {
         check_decode_mma(ks, c, d);
+    }
+    if (c->decode_split_max > 0) {
+        check_decode_split(ks, c, d);
     }
     if (c->decode_rows > 0) {
         if (c->decode_n * c->decode_k > THREADS_MAX) {
@@ -1551,7 +1659,15 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                  dmma_stages(c));
         plan_int(p, "DMMA_PENDING", "copies in flight while a step is used",
                  dmma_stages(c) - 2);
-        plan_int(p, "DMMA_SLICES", "lora_decode_mma: slices of K",
+    }
+    if (uses_decode_split(c)) {
+        plan_int(p, "DSPLIT_ROWS", "lora_decode_split: rows per work-group",
+                 dsplit_rows(c));
+        plan_int(p, "DSPLIT_COLS", "lora_decode_split: columns (work-items) "
+                 "per work-group", c->decode_cols);
+    }
+    if (uses_decode_mma(c) || uses_decode_split(c)) {
+        plan_int(p, "DSUM_SLICES", "slices of K summed by lora_decode_sum",
                  c->decode_slices);
         plan_int(p, "DSUM_N", "lora_decode_sum: work-items along N",
                  row_threads(c, c->vec));
@@ -1719,6 +1835,23 @@ static void launch_decode_mma(const struct lora *c, struct launch *l)
     copy_args(l, args);
 }
 
+/* lora_decode_split: a work-group per slice of K and strip of W (one more
+ * for A's), per dsplit_rows rows. */
+static void launch_decode_split(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "x", "w", "a", "scratch",
+                                       NULL};
+    l->kernel = "lora_decode_split";
+    l->dims = 2;
+    l->local[0] = (size_t)c->decode_cols;
+    l->local[1] = 1;
+    l->groups[0] =
+        (size_t)((ceil_div(c->N, c->decode_cols) + 1) * c->decode_slices);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)dsplit_rows(c);
+    copy_args(l, args);
+}
+
 static void launch_decode_sum(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
@@ -1755,7 +1888,8 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
     static const char *const kernel[] = {"lora_main", "lora_xa",
                                          "lora_expand", "lora_decode",
                                          "lora_mma", "lora_xa_mma",
-                                         "lora_delta", "lora_decode_mma"};
+                                         "lora_delta", "lora_decode_mma",
+                                         "lora_decode_split"};
     /* lora_combine uses none. */
     static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
                                        "EXPAND_LOCAL_BYTES",
@@ -1763,10 +1897,12 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
                                        "MMA_LOCAL_BYTES",
                                        "XA_MMA_LOCAL_BYTES",
                                        "DELTA_LOCAL_BYTES",
-                                       "DMMA_LOCAL_BYTES"};
+                                       "DMMA_LOCAL_BYTES",
+                                       "DSPLIT_LOCAL_BYTES"};
     long bytes[] = {main_local(c, c->xa), xa_local(c),
                     4 * expand_rows(c) * c->R, decode_local(c), mma_local(c),
-                    xa_mma_local(c), delta_local(c), dmma_local(c)};
+                    xa_mma_local(c), delta_local(c), dmma_local(c),
+                    dsplit_local(c)};
     for (size_t k = 0; k < sizeof kernel / sizeof kernel[0]; k++) {
         if (plan_launches(p, kernel[k])) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
@@ -1817,6 +1953,15 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         pa->why = "few rows on tensor cores: X*W and X*A over slices of K "
                   "in strips, then their sums with T*B";
         launch_decode_mma(&c, &pa->launch[pa->n_launch++]);
+        launch_decode_sum(&c, &pa->launch[pa->n_launch++]);
+    }
+    if (uses_decode_split(&c)) {
+        struct path *pa = &p->path[p->n_path++];
+        pa->max_rows = c.decode_split_max;
+        pa->n_launch = 0;
+        pa->why = "few rows: X*W and X*A over slices of K, a work-item per "
+                  "column, then their sums with T*B";
+        launch_decode_split(&c, &pa->launch[pa->n_launch++]);
         launch_decode_sum(&c, &pa->launch[pa->n_launch++]);
     }
     if (delta_split_upto(&c) > 0) {
@@ -1901,7 +2046,8 @@ static const struct tune_axis lora_tune_space[] = {
  * lora_decode_mma, lora_delta, the split path). */
 static const char *const lora_few_rows_knobs[] = {
     "decode_rows", "decode_max",    "decode_n",    "decode_k",
-    "decode_mma_max", "decode_slices", "decode_cols", "decode_warps",
+    "decode_mma_max", "decode_split_max", "decode_slices", "decode_cols",
+    "decode_warps",
     "split_k",     "split_max",     "delta_rows",  "delta_max",
     "delta_split", "delta_threads", NULL};
 
@@ -2048,7 +2194,7 @@ static const char *const lora_kernels[] = {
     "lora_main",   "lora_main_split", "lora_xa",      "lora_expand",
     "lora_decode", "lora_mma",        "lora_mma_split", "lora_xa_mma",
     "lora_combine", "lora_delta",     "lora_decode_mma", "lora_decode_sum",
-    NULL};
+    "lora_decode_split", NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

@@ -36,8 +36,11 @@
  *                same launch. Local size (DECODE_N, DECODE_K).
  *   lora_decode_mma  its tensor-core counterpart past lora_decode's rows
  *                (NVIDIA, f16/bf16 with W): partial sums of X*W and X*A
- *                over DMMA_SLICES slices of K, in strips of DMMA_COLS
+ *                over DSUM_SLICES slices of K, in strips of DMMA_COLS
  *                columns; lora_decode_sum then adds them with T*B.
+ *   lora_decode_split  the same partial sums without tensor cores, any
+ *                K, N and r: a work-item per column of a strip of
+ *                DSPLIT_COLS, up to DSPLIT_ROWS rows per work-group.
  *   lora_delta   HAS_BASE 0, few rows: DELTA_ROWS rows per work-group, T
  *                summed over K by all its work-items in local memory, then
  *                Y (+)= T*B; the work-groups along dimension 0 split N.

@@ -1,5 +1,5 @@
 /* lora_decode_mma.cl - few rows on NVIDIA tensor cores (f16/bf16 with
- * W): the partial sums of X*W and of X*A over DMMA_SLICES slices of K,
+ * W): the partial sums of X*W and of X*A over DSUM_SLICES slices of K,
  * which lora_decode_sum.cl adds up with T*B. The tensor-core counterpart
  * of lora_decode.cl, for rows <= DMMA_ROWS per work-group.
  *
@@ -16,12 +16,12 @@
  * warp only); X's fragments come straight from global memory (X is
  * small and cached), one step ahead. The warps' sums then meet in local
  * memory and go to scratch, float:
- *   DMMA_PART(rows, s)   X*W of slice s, rows x OUT_FEATURES
- *   DMMA_TPART(rows, s)  X*A of slice s, rows x RANK (not yet scaled)
+ *   DSUM_PART(rows, s)   X*W of slice s, rows x OUT_FEATURES
+ *   DSUM_TPART(rows, s)  X*A of slice s, rows x RANK (not yet scaled)
  * Rows past `rows` are zero in X and never stored.
  *
  * Needs K, N and r multiples of 8 (whole 16-byte chunks; checked by the
- * plan). Local size (32 * DMMA_WARPS, 1); along dimension 0 DMMA_SLICES x
+ * plan). Local size (32 * DMMA_WARPS, 1); along dimension 0 DSUM_SLICES x
  * (DMMA_STRIPS + 1) work-groups, along 1 one per DMMA_ROWS rows. */
 #include "lora_common.cl"
 #include "mma_ptx.cl"
@@ -236,13 +236,13 @@ lora_decode_mma(const int rows_all, const __global storage_t *restrict x,
     const uint strip = get_group_id(0) % (DMMA_STRIPS + 1);
     const uint row0 = get_group_id(1) * DMMA_ROWS;
     const uint rows = min((uint)rows_all - row0, (uint)DMMA_ROWS);
-    const uint kt0 = slice * DMMA_K_STEPS / DMMA_SLICES;
-    const uint kt1 = (slice + 1) * DMMA_K_STEPS / DMMA_SLICES;
+    const uint kt0 = slice * DMMA_K_STEPS / DSUM_SLICES;
+    const uint kt1 = (slice + 1) * DMMA_K_STEPS / DSUM_SLICES;
     x += (size_t)row0 * IN_FEATURES;
     /* Uniform per work-group: one instantiation per strip kind and
      * count of m16 tiles. */
     if (strip == DMMA_STRIPS) {
-        __global float *t = scratch + DMMA_TPART(rows_all, slice) +
+        __global float *t = scratch + DSUM_TPART(rows_all, slice) +
                             (size_t)row0 * RANK;
 #if DMMA_TILES_M > 1
         if (rows > 16)
@@ -253,7 +253,7 @@ lora_decode_mma(const int rows_all, const __global storage_t *restrict x,
             dmma_strip(1, DMMA_RANK_COLS / 8, x, a, RANK, 0, local_mem, t,
                        rows, kt0, kt1);
     } else {
-        __global float *part = scratch + DMMA_PART(rows_all, slice) +
+        __global float *part = scratch + DSUM_PART(rows_all, slice) +
                                (size_t)row0 * OUT_FEATURES;
         const uint col0 = strip * DMMA_COLS;
 #if DMMA_TILES_M > 1

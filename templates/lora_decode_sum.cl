@@ -1,6 +1,6 @@
-/* lora_decode_sum.cl - after lora_decode_mma: Y (+)= the sum of its
- * DMMA_SLICES partial sums of X*W + T*B, with T = SCALE * the sum of its
- * partial sums of X*A (lora_decode_part.cl). Slices are summed in order:
+/* lora_decode_sum.cl - after lora_decode_mma or lora_decode_split: Y
+ * (+)= the sum of its DSUM_SLICES partial sums of X*W + T*B, with T =
+ * SCALE * the sum of its partial sums of X*A (lora_decode_part.cl). Slices are summed in order:
  * the same bits whatever the timing. A work-item takes VEC columns of one
  * row, rows along dimension 1; each work-group sums its row's T first.
  * Local size (DSUM_N, 1). */
@@ -21,8 +21,8 @@ void lora_decode_sum(const int rows, const __global storage_t *restrict b,
     const size_t row = get_group_id(1);
     for (int j = get_local_id(0); j < RANK; j += DSUM_N) {
         float sum = 0.0f;
-        for (int s = 0; s < DMMA_SLICES; s++) {
-            sum += scratch[DMMA_TPART(rows, s) + row * RANK + j];
+        for (int s = 0; s < DSUM_SLICES; s++) {
+            sum += scratch[DSUM_TPART(rows, s) + row * RANK + j];
         }
         t[j] = SCALE * sum;
     }
@@ -34,9 +34,9 @@ void lora_decode_sum(const int rows, const __global storage_t *restrict b,
     }
 #endif
     const size_t at = row * OUT_FEATURES + col;
-    vecf_t sum = PARTIAL_V(scratch + DMMA_PART(rows, 0) + at);
-    for (int s = 1; s < DMMA_SLICES; s++) {
-        sum += PARTIAL_V(scratch + DMMA_PART(rows, s) + at);
+    vecf_t sum = PARTIAL_V(scratch + DSUM_PART(rows, 0) + at);
+    for (int s = 1; s < DSUM_SLICES; s++) {
+        sum += PARTIAL_V(scratch + DSUM_PART(rows, s) + at);
     }
     for (int j = 0; j < RANK; j++) {
         sum += t[j] * loadv(b, (size_t)j * OUT_FEATURES + col);

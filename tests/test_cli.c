@@ -767,8 +767,10 @@ static void test_target_tensor(void)
  * only one row of a layer as wide as llama-up on tensor cores (32 on
  * other GPUs), then on tensor cores lora_decode_mma up to 32 rows (one
  * slice of K in strips of 64 columns, one more for A: 173 work-groups),
- * then lora_mma over 2 slices of K up to 128 rows; the softmax merging
- * its rows by warp shuffles on tensor-core devices only. */
+ * then lora_mma over 2 slices of K up to 128 rows; in f32 on GPUs
+ * lora_decode to 4 rows, then lora_decode_split to 32 (16 slices of K in
+ * strips of 256 columns, one more for A: 704 work-groups); the softmax
+ * merging its rows by warp shuffles on tensor-core devices only. */
 static void test_target_defaults(void)
 {
     static const struct {
@@ -776,7 +778,8 @@ static void test_target_defaults(void)
     } cases[] = {
         {"bf16", "tensor", "decode_rows=8* decode_max=1* "
                            "decode_n=8* decode_k=64* decode_mma_max=32* "
-                           "decode_slices=1* decode_cols=64* "
+                           "decode_split_max=0* decode_slices=1* "
+                           "decode_cols=64* "
                            "decode_warps=8*"},
         {"bf16", "tensor", "path 0 (rows <= 1)"},
         {"bf16", "tensor", "path 1 (rows <= 32)"},
@@ -789,8 +792,12 @@ static void test_target_defaults(void)
         {"bf16", "gpu", "decode_rows=8* decode_max=32* "
                         "decode_n=8* decode_k=64*"},
         {"f16", "gpu", "decode_rows=8* decode_max=32*"},
-        {"f32", "tensor", "decode_rows=16* decode_max=32* "
-                          "decode_n=8* decode_k=32*"},
+        {"f32", "tensor", "decode_rows=16* decode_max=4* "
+                          "decode_n=8* decode_k=32* decode_mma_max=0* "
+                          "decode_split_max=32* decode_slices=16* "
+                          "decode_cols=256*"},
+        {"f32", "gpu", "lora_decode_split  local {256, 1}  groups {704, "
+                       "ceil(rows/32)}"},
         {"f32", "cpu", "decode_rows=8* decode_max=16* decode_n=8* "
                        "decode_k=1*"},
     };

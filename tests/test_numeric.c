@@ -464,6 +464,32 @@ static void test_lora_decode_mma(void)
     }
 }
 
+/* Few rows without tensor cores (lora_decode_split, then
+ * lora_decode_sum): odd K and N, slices of unequal length and past a
+ * whole group of loads, strips past N and the rank, row blocks of 32, 20
+ * and 7 (8, 16 and the block's own accumulators), accumulate, each
+ * dtype; the paths' limits and their neighbours among the rows. */
+static void test_lora_decode_split(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 411, out_features: 301, rank: 5",
+         "decode_max: 1, decode_split_max: 32, decode_cols: 64, "
+         "decode_slices: 3"},
+        {"f32", "in_features: 300, out_features: 520, rank: 16, alpha: 8, "
+         "accumulate: true", "decode_max: 2, decode_split_max: 20, "
+         "decode_cols: 128, decode_slices: 5"},
+        {"bf16", "in_features: 257, out_features: 130, rank: 3",
+         "decode_rows: 0, decode_split_max: 7, decode_cols: 32, "
+         "decode_slices: 2"},
+        {"f16", "in_features: 1000, out_features: 1064, rank: 40, "
+         "scale: 0.5", "decode_max: 4, decode_split_max: 16, "
+         "decode_cols: 64, decode_slices: 4"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
+    }
+}
+
 /* Every value of every choice knob of lora_forward (xa, and whatever the
  * op grows), with W and without (accumulating): a value that validates in
  * neither is a failure. Read from the op's table, so new choices are
@@ -792,6 +818,8 @@ int add_numeric_suite(void)
             NULL ||
         CU_add_test(s, "lora: few rows on tensor cores",
                     test_lora_decode_mma) == NULL ||
+        CU_add_test(s, "lora: few rows over slices of K",
+                    test_lora_decode_split) == NULL ||
         CU_add_test(s, "lora: the delta in one launch", test_lora_delta) ==
             NULL ||
         CU_add_test(s, "lora_backward: input_grad, base, accumulate, "
