@@ -1818,37 +1818,21 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->args[n] = NULL;
 }
 
-/* lora_decode_mma: a work-group per slice of K and strip of W (one more
- * for A's), per dmma_rows rows. */
-static void launch_decode_mma(const struct lora *c, struct launch *l)
+/* lora_decode_mma or lora_decode_split: a work-group per slice of K and
+ * strip of W (one more for A's), per dmma_rows or dsplit_rows rows. */
+static void launch_decode_parts(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "w", "a", "scratch",
                                        NULL};
-    l->kernel = "lora_decode_mma";
+    int mma = uses_decode_mma(c);
+    l->kernel = mma ? "lora_decode_mma" : "lora_decode_split";
     l->dims = 2;
-    l->local[0] = (size_t)(32 * c->decode_warps);
+    l->local[0] = (size_t)(mma ? 32 * c->decode_warps : c->decode_cols);
     l->local[1] = 1;
     l->groups[0] =
         (size_t)((ceil_div(c->N, c->decode_cols) + 1) * c->decode_slices);
     l->groups[1] = 0;
-    l->rows_per_group = (size_t)dmma_rows(c);
-    copy_args(l, args);
-}
-
-/* lora_decode_split: a work-group per slice of K and strip of W (one more
- * for A's), per dsplit_rows rows. */
-static void launch_decode_split(const struct lora *c, struct launch *l)
-{
-    static const char *const args[] = {"rows", "x", "w", "a", "scratch",
-                                       NULL};
-    l->kernel = "lora_decode_split";
-    l->dims = 2;
-    l->local[0] = (size_t)c->decode_cols;
-    l->local[1] = 1;
-    l->groups[0] =
-        (size_t)((ceil_div(c->N, c->decode_cols) + 1) * c->decode_slices);
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)dsplit_rows(c);
+    l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_rows(c));
     copy_args(l, args);
 }
 
@@ -1946,22 +1930,16 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
                   "streams W, T = scale*X*A alongside";
         launch_decode(&c, &pa->launch[pa->n_launch++]);
     }
-    if (uses_decode_mma(&c)) {
+    if (uses_decode_mma(&c) || uses_decode_split(&c)) {
         struct path *pa = &p->path[p->n_path++];
-        pa->max_rows = c.decode_mma_max;
+        pa->max_rows = few_upto(&c);
         pa->n_launch = 0;
-        pa->why = "few rows on tensor cores: X*W and X*A over slices of K "
-                  "in strips, then their sums with T*B";
-        launch_decode_mma(&c, &pa->launch[pa->n_launch++]);
-        launch_decode_sum(&c, &pa->launch[pa->n_launch++]);
-    }
-    if (uses_decode_split(&c)) {
-        struct path *pa = &p->path[p->n_path++];
-        pa->max_rows = c.decode_split_max;
-        pa->n_launch = 0;
-        pa->why = "few rows: X*W and X*A over slices of K, a work-item per "
-                  "column, then their sums with T*B";
-        launch_decode_split(&c, &pa->launch[pa->n_launch++]);
+        pa->why = uses_decode_mma(&c)
+                      ? "few rows on tensor cores: X*W and X*A over slices "
+                        "of K in strips, then their sums with T*B"
+                      : "few rows: X*W and X*A over slices of K, a "
+                        "work-item per column, then their sums with T*B";
+        launch_decode_parts(&c, &pa->launch[pa->n_launch++]);
         launch_decode_sum(&c, &pa->launch[pa->n_launch++]);
     }
     if (delta_split_upto(&c) > 0) {
