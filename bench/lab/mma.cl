@@ -7,6 +7,11 @@
  * tile), WM, WN (warp tile), STAGES (cp.async pipeline depth), HALF_F16
  * (f16 instead of bf16), Y_HALF (store Y in the storage type, else f32),
  * PENDING (STAGES - 2: the groups still in flight when a tile is used).
+ * The copies: CA (through L1), PREFETCH (L2 hint), FAST_COPY (a base
+ * address per work-item). Taking the loop apart (results wrong, timings
+ * only): NO_LOAD (no copies in the loop), PEAK (fragments loaded once),
+ * NO_MMA, LOAD_ONLY, SAME_TILE (every work-group reads the same tiles);
+ * SINGLE_FRAG loads each slice's fragments right before its products.
  */
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
@@ -32,21 +37,22 @@ inline uint swizzle(uint r, uint c, uint cpr)
     return cpr >= 8 ? c ^ (r % 8) : c ^ ((r / (8 / cpr)) % cpr);
 }
 
-#if defined(CA) && defined(PREFETCH)
-#define CP_KIND "ca.shared.global.L2::128B"
-#elif defined(CA)
-#define CP_KIND "ca"
+/* Lab: CA copies through L1 (.ca), else L2 only (.cg); PREFETCH adds the
+ * L2::128B prefetch hint. */
+#ifdef CA
+#define CP_CACHE "ca"
 #else
-#define CP_KIND "cg"
+#define CP_CACHE "cg"
 #endif
 #ifdef PREFETCH
-#define CP_SPACE ""
+#define CP_HINT ".L2::128B"
 #else
-#define CP_SPACE ".shared.global"
+#define CP_HINT ""
 #endif
 inline void copy_async(__local ushort *dst, __global const ushort *src)
 {
-    asm volatile("cp.async." CP_KIND "" CP_SPACE " [%0], [%1], 16;" ::"l"(dst),
+    asm volatile("cp.async." CP_CACHE ".shared.global" CP_HINT
+                 " [%0], [%1], 16;" ::"l"(dst),
                  "l"(src)
                  : "memory");
 }
