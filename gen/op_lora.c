@@ -585,15 +585,21 @@ static void simt_defaults(struct kernel_spec *ks)
      * tuned H100 configuration of every llama2-7b projection (1-2% ahead
      * of 128 x 64; 128 work-items, one barrier per 16 K). A spec that
      * sets n = 64 gets 128 x 64. Work-items keep 8 x 8 where the tile
-     * allows: fewer, fuller work-items also suit CPUs. Narrow layers
-     * (N <= 2048) get 32 x 32 tiles of 4 x 4 per work-item: at a few
-     * hundred rows, large tiles leave most compute units idle (M = 128,
-     * N = 512: 64 work-groups instead of 8). */
+     * allows: fewer, fuller work-items also suit CPUs. Small layers
+     * (K*N under 2^20, N <= 2048) get 32 x 32 tiles of 4 x 4 per
+     * work-item: at a few hundred rows large tiles leave most compute
+     * units idle, and K is too short to split (H100, K = N = 512: 23.9 /
+     * 33.0 us at 256 / 1024 rows against 34.5 / 39.7 for 64 x 128, though
+     * 100.7 against 74.5 at 4096). Larger layers take the large tiles at
+     * any N, and their few rows the split path (split_defaults): on the
+     * H100, K = N = 2048 at 256 / 1024 / 4096 rows 79.4 / 212.0 / 760.6
+     * us against 111.8 / 375.5 / 1433.1 for 32 x 32, K = 4096 N = 1024
+     * 83.0 / 283.1 / 873.5 against 235.4 / 452.8 / 1691.5. */
     /* CPUs (PoCL): 128 x 64 x 16 with 8 x 4 per work-item, the best of
      * an exhaustive search at llama-q, 512 rows (bench/RESULTS.md); a CPU
      * wants few, large work-groups whatever the shape. */
     int cpu = ks->target == TARGET_CPU;
-    int narrow = c.N <= 2048;
+    int narrow = !cpu && c.N <= 2048 && c.K * c.N < (1L << 20);
     long tn = cpu ? min_l(64, pow2_ceil(c.N))
                   : narrow ? min_l(32, pow2_ceil(c.N)) : 128;
     long step_n =
@@ -640,13 +646,17 @@ static void simt_defaults(struct kernel_spec *ks)
 
     /* Inline X*A recomputes T in every column block of Y (r / n more
      * work): free with one block, worth a launch and the scratch buffer
-     * for layers up to 2048 x 2048, whose few rows make the launch gap
-     * and the prepass's own pass over X count. */
+     * for small layers on their small tiles and on CPUs up to 2048 x 2048,
+     * whose few rows make the launch gap and the prepass's own pass over
+     * X count. With the large tiles the prepass wins (H100, K = N = 2048,
+     * 64 x 128: 771 against 884 us at 4096 rows, 216 against 250 at
+     * 1024), and the split path needs it. */
     int one_block = ceil_div(c.N, c.n) == 1;
     int small = c.base && c.K * c.N <= (1L << 22);
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
     int split = c.split_k > 1; /* its slices need all of T first */
-    spec_knob_default(ks, "xa", (one_block || small) && fits && !split
+    spec_knob_default(ks, "xa", (one_block || (small && (cpu || narrow))) &&
+                                    fits && !split
                                     ? XA_INLINE
                                     : XA_PREPASS);
 
@@ -683,12 +693,13 @@ static void mma_defaults(struct kernel_spec *ks)
  * (2 slices: 231; 8: 76, 79, 156, 239). So rows split while their tiles
  * are fewer than SPLIT_FEW (one wave of a large GPU), into as many slices
  * as bring the tiles at half those rows to SPLIT_GROUPS work-groups, each
- * slice at least SPLIT_MIN_STEPS steps of K: shorter ones lost to the
- * combine's traffic (K = N = 1024, 256 rows, 2 slices: 46.9 us against
- * 45.0; K = 2048 gained 4%, 105 against 110, and takes X*A inline). */
+ * slice at least SPLIT_MIN_STEPS steps of K. On 64 x 128 tiles short
+ * slices pay (H100, K = N = 2048 at 128 rows: 8 slices of 16 steps 53.9
+ * us, 4 slices 58.2, lora_decode 74.3; K = N = 1024 at 256 rows, 4
+ * slices: 37.7 against 45.1 on 32 x 32 tiles unsplit). */
 #define SPLIT_FEW 128
 #define SPLIT_GROUPS 256
-#define SPLIT_MIN_STEPS 64
+#define SPLIT_MIN_STEPS 16
 
 static long pow2_floor(long v)
 {
@@ -1035,14 +1046,17 @@ static void lora_defaults(struct kernel_spec *ks)
      * where one launch beats the tiled path (H100, bench/RESULTS.md). With
      * W, each block of rows reads W again: up to 128 rows while W stays
      * in a 50 MB cache (M=128, rank 8, K=N=512: 13.1 us against 23.3;
-     * 1024: 29.5 against 47.7), up to 32 rows above (K=4096 N=11008 rank
-     * 16: 300 us against 346 at 32 rows, but 1067 against 406 at 128).
+     * 1024: 29.5 against 47.7), to 64 rows at 16 MiB, where the split
+     * path takes over (K=N=2048: 43.5 against 52.4 us at 64 rows, 75.0
+     * against 52.0 at 128; K=4096 N=1024 53.1 / 80.6 at 64, 94.4 / 81.8
+     * at 128), up to 32 rows above (K=4096 N=11008 rank 16: 300 us
+     * against 346 at 32 rows, but 1067 against 406 at 128).
      * Without W, where every work-group recomputes its rows of T, up to
      * about 2^27 / (K*N) rows (K=N=512: 512 rows, 23.4 us; 2048: 32 rows,
      * 21.0 against 24.3 us). */
     lora_read(ks, &c);
     long w_bytes = c.K * c.N * (long)dtype_size(ks->dtype);
-    long upto = w_bytes <= (16L << 20) ? 128 : 32;
+    long upto = w_bytes <= (8L << 20) ? 128 : w_bytes <= (16L << 20) ? 64 : 32;
     if (cpu) {
         /* Two blocks (PoCL, K = N = 2048 at 16 rows: 10.3 ms against 22.4
          * for the tiled path); past that, unmeasured. */
