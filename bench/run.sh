@@ -24,6 +24,10 @@ gpu)
     done
     "$specl" bench specs/seeds.yaml --rows 128 "$@"
     "$specl" bench "$here/specs/small.yaml" --rows 128 "$@"
+    # layers of 4-16 MiB: large tiles, and the split path at few rows
+    for r in 256 4096; do
+        "$specl" bench "$here/specs/narrow.yaml" --rows $r --no-naive "$@"
+    done
     # K and N that divide no tile, and few rows of odd-width layers
     for k in q4096 q4100 k4001 n4001 q4001 kn4002; do
         "$specl" bench "$here/specs/tails.yaml" --kernel $k --rows 4096 \
