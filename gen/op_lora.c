@@ -600,8 +600,7 @@ static void simt_defaults(struct kernel_spec *ks)
      * wants few, large work-groups whatever the shape. */
     int cpu = ks->target == TARGET_CPU;
     int narrow = !cpu && c.N <= 2048 && c.K * c.N < (1L << 20);
-    long tn = cpu ? min_l(64, pow2_ceil(c.N))
-                  : narrow ? min_l(32, pow2_ceil(c.N)) : 128;
+    long tn = min_l(cpu ? 64 : narrow ? 32 : 128, pow2_ceil(c.N));
     long step_n =
         spec_knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     spec_knob_default(ks, "n", round_to(tn, step_n));
