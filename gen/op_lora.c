@@ -599,13 +599,17 @@ static void simt_defaults(struct kernel_spec *ks)
      * an exhaustive search at llama-q, 512 rows (bench/RESULTS.md); a CPU
      * wants few, large work-groups whatever the shape. */
     int cpu = ks->target == TARGET_CPU;
-    int narrow = !cpu && c.N <= 2048 && c.K * c.N < (1L << 20);
-    long tn = min_l(cpu ? 64 : narrow ? 32 : 128, pow2_ceil(c.N));
+    int small_tiles = !cpu && c.N <= 2048 && c.K * c.N < (1L << 20);
+    long tn = min_l(cpu ? 64 : small_tiles ? 32 : 128, pow2_ceil(c.N));
     long step_n =
         spec_knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     spec_knob_default(ks, "n", round_to(tn, step_n));
     lora_read(ks, &c);
-    long tm = cpu ? 128 : narrow ? 32 : c.n >= 128 ? 64 : c.n >= 64 ? 128 : 64;
+    long tm = cpu           ? 128
+              : small_tiles ? 32
+              : c.n >= 128  ? 64
+              : c.n >= 64   ? 128
+                            : 64;
     spec_knob_default(ks, "m",
                       spec_knob_set(ks, "wm") ? round_to(tm, c.wm) : tm);
     lora_read(ks, &c);
@@ -613,7 +617,7 @@ static void simt_defaults(struct kernel_spec *ks)
                  pick_work(c.n, cpu ? 4
                                     : c.n >= 64 ? 8
                                     : c.n >= 16 ? 4 : c.n / 4));
-    spec_knob_default(ks, "wm", pick_work(c.m, narrow && !cpu ? 4 : 8));
+    spec_knob_default(ks, "wm", pick_work(c.m, small_tiles ? 4 : 8));
     lora_read(ks, &c);
     long tk = c.K < 16 ? pow2_ceil(c.K) : 16;
     spec_knob_default(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
@@ -654,10 +658,9 @@ static void simt_defaults(struct kernel_spec *ks)
     int small = c.base && c.K * c.N <= (1L << 22);
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
     int split = c.split_k > 1; /* its slices need all of T first */
-    spec_knob_default(ks, "xa", (one_block || (small && (cpu || narrow))) &&
-                                    fits && !split
-                                    ? XA_INLINE
-                                    : XA_PREPASS);
+    int inline_xa = one_block || (small && (cpu || small_tiles));
+    spec_knob_default(ks, "xa",
+                      inline_xa && fits && !split ? XA_INLINE : XA_PREPASS);
 
 }
 
