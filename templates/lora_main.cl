@@ -175,22 +175,39 @@ inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
     }
 }
 
-/* K past its end reads as zero in the last K step only: EDGE, a constant
- * at each call (FETCH_STEP below), leaves the other steps' loads
- * unguarded (K = 4100, N = 4096 on the H100: 3759 us with every step
- * guarded, 20% slower than K = 4096). */
+/* K past its end, two ways; EDGE and CLAMP are constants at each call.
+ * Guarded: the loads of the last K step only (EDGE) test K and leave
+ * zeros, the other steps' loads are unguarded (K = 4100, N = 4096 on the
+ * H100: 3759 us with every step guarded, 20% slower than K = 4096).
+ * Clamped (CLAMP): no load is guarded; past K, X's loads read the row's
+ * last vector and W's its last row, and the stash stores zeros in their
+ * place. lora_main clamps where VEC is 4 and T comes from lora_xa
+ * (MAIN_CLAMPS_K): K = 4100 and 4108, N = 4096 at 4096 rows took 3094
+ * and 3089 us against 3485 and 3547 guarded, where K = 4096 takes 3000.
+ * Guarded stays for the split path (K = 4100 at 64 and 128 rows: 87 and
+ * 138 us guarded, 119 and 162 clamped) and for VEC 1 and 2 (K = N = 4002:
+ * 3445 guarded, 3815 clamped); same registers either way (167-168). */
 #if IN_FEATURES % TILE_K != 0
 #define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)
+#define K_IN(clamp, k) ((clamp) ? min((k), IN_FEATURES - VEC) : (k))
+#define K_ROW_IN(clamp, k) ((clamp) ? min((k), IN_FEATURES - 1) : (k))
+#define K_PAST(clamp, k) ((clamp) && (k) >= IN_FEATURES)
+#define MAIN_CLAMPS_K (VEC == 4 && !XA_INLINE)
 #else
 #define K_LIVE(edge, k) 1
+#define K_IN(clamp, k) (k)
+#define K_ROW_IN(clamp, k) (k)
+#define K_PAST(clamp, k) 0
+#define MAIN_CLAMPS_K 0
 #endif
 
 /* Global -> registers: this work-item's share of the X tile at
  * (row0, k0); rows past the end repeat the last row (their results are
- * never stored), K past the end reads as zero (EDGE). */
+ * never stored), K past the end reads as zero (EDGE) or as the row's
+ * last vector (CLAMP). */
 inline void fetch_x(vecf_t xr[X_LOADS], const __global storage_t *x,
                     const int rows, const int row0, const int k0,
-                    const int lid, const int edge)
+                    const int lid, const int edge, const int clamp)
 {
 #pragma unroll
     for (int l = 0; l < X_LOADS; l++) {
@@ -203,15 +220,16 @@ inline void fetch_x(vecf_t xr[X_LOADS], const __global storage_t *x,
         if (v < X_VECS)
 #endif
         if (K_LIVE(edge, k)) {
-            xr[l] = loadv(x + (size_t)row * IN_FEATURES, k);
+            xr[l] = loadv(x + (size_t)row * IN_FEATURES, K_IN(clamp, k));
         }
     }
 }
 
-/* Registers -> local: the X tile transposed to k-major, so that the inner
- * product reads a work-item's rows as vectors. */
+/* Registers -> local: the X tile at K0 transposed to k-major, so that
+ * the inner product reads a work-item's rows as vectors; with CLAMP,
+ * zeros past K. */
 inline void stash_x(__local float *as, const vecf_t xr[X_LOADS],
-                    const int lid)
+                    const int k0, const int lid, const int clamp)
 {
 #pragma unroll
     for (int l = 0; l < X_LOADS; l++) {
@@ -222,9 +240,10 @@ inline void stash_x(__local float *as, const vecf_t xr[X_LOADS],
         if (v < X_VECS)
 #endif
         {
+            const int past = K_PAST(clamp, k0 + kk);
 #pragma unroll
             for (int c = 0; c < VEC; c++) {
-                as[(kk + c) * LDA + r] = VEC_AT(xr[l], c);
+                as[(kk + c) * LDA + r] = past ? 0.0f : VEC_AT(xr[l], c);
             }
         }
     }
@@ -233,10 +252,10 @@ inline void stash_x(__local float *as, const vecf_t xr[X_LOADS],
 #if HAS_BASE
 /* Global -> registers: this work-item's share of the W tile at (k0, col0).
  * Columns past N repeat the last vector (never stored); K past the end
- * reads as zero. */
+ * reads as zero (EDGE) or as W's last row (CLAMP). */
 inline void fetch_w(vecf_t wr[W_LOADS], const __global storage_t *w,
                     const int col0, const int k0, const int lid,
-                    const int edge)
+                    const int edge, const int clamp)
 {
 #pragma unroll
     for (int l = 0; l < W_LOADS; l++) {
@@ -251,13 +270,13 @@ inline void fetch_w(vecf_t wr[W_LOADS], const __global storage_t *w,
         if (v < W_VECS)
 #endif
         if (K_LIVE(edge, k)) {
-            wr[l] = loadv(w + col, (size_t)k * OUT_FEATURES);
+            wr[l] = loadv(w + col, (size_t)K_ROW_IN(clamp, k) * OUT_FEATURES);
         }
     }
 }
 
 inline void stash_w(__local float *bs, const vecf_t wr[W_LOADS],
-                    const int lid)
+                    const int k0, const int lid, const int clamp)
 {
 #pragma unroll
     for (int l = 0; l < W_LOADS; l++) {
@@ -266,8 +285,9 @@ inline void stash_w(__local float *bs, const vecf_t wr[W_LOADS],
         if (v < W_VECS)
 #endif
         {
-            STASH_V(wr[l], bs + v / (TILE_N / VEC) * LDB +
-                               v % (TILE_N / VEC) * VEC);
+            const int kk = v / (TILE_N / VEC);
+            STASH_V(K_PAST(clamp, k0 + kk) ? (vecf_t)0.0f : wr[l],
+                    bs + kk * LDB + v % (TILE_N / VEC) * VEC);
         }
     }
 }
@@ -341,7 +361,8 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
  * fill few work-groups, so the plan's split path launches
  * lora_main_split (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice
  * s runs K tiles [kt0, kt1) and leaves its partial sums in scratch for
- * lora_combine; slice 0 adds T*B. Local memory: the kernel's arrays. */
+ * lora_combine; slice 0 adds T*B. CLAMP (a constant): how K's end is
+ * handled, see K_LIVE. Local memory: the kernel's arrays. */
 inline void main_tiles(const int rows,
                        const __global storage_t *restrict x,
 #if HAS_BASE
@@ -358,7 +379,7 @@ inline void main_tiles(const int rows,
                        __global float *restrict scratch,
 #endif
                        __local float *as, __local float *bs,
-                       const int slices, const int slice)
+                       const int slices, const int slice, const int clamp)
 {
 #if !XA_INLINE
     const __global float *restrict t = scratch; /* lora_xa's T */
@@ -407,11 +428,15 @@ inline void main_tiles(const int rows,
     vecf_t wr[W_LOADS];
 #endif
     /* The tiles of K step KT into registers (xr, wr, ar), guarded
-     * against K's end in the last step only. */
+     * against K's end in the last step only, or clamped (CLAMP, see
+     * K_LIVE above). */
 #if HAS_BASE
-#define FETCH_W(kt, edge) fetch_w(wr, w, col0, (kt) * TILE_K, lid, edge)
+#define FETCH_W(kt, edge)                                                \
+    fetch_w(wr, w, col0, (kt) * TILE_K, lid, edge, clamp)
+#define STASH_W(buf, kt) stash_w(buf, wr, (kt) * TILE_K, lid, clamp)
 #else
 #define FETCH_W(kt, edge)
+#define STASH_W(buf, kt)
 #endif
 #if XA_INLINE
 #define FETCH_A(kt, edge) fetch_a(ar, a, (kt) * TILE_K, lid, edge)
@@ -420,14 +445,14 @@ inline void main_tiles(const int rows,
 #endif
 #define FETCH_TILES(kt, edge)                                            \
     do {                                                                 \
-        fetch_x(xr, x, rows, row0, (kt) * TILE_K, lid, edge);            \
+        fetch_x(xr, x, rows, row0, (kt) * TILE_K, lid, edge, clamp);     \
         FETCH_W(kt, edge);                                               \
         FETCH_A(kt, edge);                                               \
     } while (0)
 #if IN_FEATURES % TILE_K != 0
 #define FETCH_STEP(kt)                                                   \
     do {                                                                 \
-        if ((kt) == K_TILES - 1) {                                       \
+        if (!clamp && (kt) == K_TILES - 1) {                             \
             FETCH_TILES(kt, 1);                                          \
         } else {                                                         \
             FETCH_TILES(kt, 0);                                          \
@@ -437,10 +462,8 @@ inline void main_tiles(const int rows,
 #define FETCH_STEP(kt) FETCH_TILES(kt, 0)
 #endif
     FETCH_STEP(kt0);
-    stash_x(as, xr, lid);
-#if HAS_BASE
-    stash_w(bs, wr, lid);
-#endif
+    stash_x(as, xr, kt0 * TILE_K, lid, clamp);
+    STASH_W(bs, kt0);
 #if XA_INLINE
     stash_a(al, ar, lid);
 #endif
@@ -461,10 +484,9 @@ inline void main_tiles(const int rows,
                al + cur * A_ELEMS + tn);
 #endif
         if (more) {
-            stash_x(as + (cur ^ 1) * (TILE_K * LDA), xr, lid);
-#if HAS_BASE
-            stash_w(bs + (cur ^ 1) * (TILE_K * LDB), wr, lid);
-#endif
+            stash_x(as + (cur ^ 1) * (TILE_K * LDA), xr, (kt + 1) * TILE_K,
+                    lid, clamp);
+            STASH_W(bs + (cur ^ 1) * (TILE_K * LDB), kt + 1);
 #if XA_INLINE
             stash_a(al + (cur ^ 1) * A_ELEMS, ar, lid);
 #endif
@@ -634,5 +656,5 @@ void lora_main(const int rows,
                /* one slice only reads the scratch (T) */
                b, y, (__global float *)scratch,
 #endif
-               as, bs, 1, 0);
+               as, bs, 1, 0, MAIN_CLAMPS_K);
 }

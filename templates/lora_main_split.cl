@@ -16,5 +16,5 @@ void lora_main_split(const int rows, const __global storage_t *restrict x,
     __local float as[AS_SIZE] __attribute__((aligned(16)));
     __local float bs[BS_SIZE] __attribute__((aligned(16)));
     main_tiles(rows, x, w, b, y, scratch, as, bs,
-               get_num_groups(0) / COL_TILES, get_group_id(0) / COL_TILES);
+               get_num_groups(0) / COL_TILES, get_group_id(0) / COL_TILES, 0);
 }
