@@ -379,6 +379,12 @@ static void test_lora_shapes(void)
          * device suites), 3 of 4 work-items of lora_expand live. */
         {"in_features: 40, out_features: 48, rank: 4, base: false, "
          "accumulate: true", "decode_rows: 0"},
+        /* K past the last k step at vec 4 with X*A from lora_xa: the tile
+         * loads clamped to K's last vector and row, zeros stashed in
+         * their place (lora_main.cl, K_LIVE); 12 of the last step's 16
+         * values of K are past it. */
+        {"in_features: 36, out_features: 136, rank: 3, alpha: 6",
+         "m: 64, n: 128, k: 16, wm: 8, wn: 8, xa: prepass, decode_rows: 0"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(c == 2 ? "bf16" : c == 7 ? "f16" : "f32",
