@@ -1,9 +1,9 @@
 /* lora_decode_sum.cl - after lora_decode_mma or lora_decode_split: Y
  * (+)= the sum of its DSUM_SLICES partial sums of X*W + T*B, with T =
- * SCALE * the sum of its partial sums of X*A (lora_decode_part.cl). Slices are summed in order:
- * the same bits whatever the timing. A work-item takes VEC columns of one
- * row, rows along dimension 1; each work-group sums its row's T first.
- * Local size (DSUM_N, 1). */
+ * SCALE * the sum of its partial sums of X*A (lora_decode_part.cl).
+ * Slices are summed in order: the same bits whatever the timing. A
+ * work-item takes VEC columns of one row, rows along dimension 1; each
+ * work-group sums its row's T first. Local size (DSUM_N, 1). */
 #include "lora_common.cl"
 #include "lora_store.cl"
 #include "lora_decode_part.cl"
