@@ -1,6 +1,6 @@
 /* lora_bwd_dx.cl - dX = dY*W^T + G*A^T (see lora_bwd_common.cl): the
  * register-tiled GEMM over [dY | G] * [W^T ; A^T], built like lora_main's
- * (lora_main.cl) with the reduction over N, then r.
+ * (main_tiles.cl) with the reduction over N, then r.
  *
  * Work-group (c, b) owns DX_TILE_M rows of dX from b * DX_TILE_M and
  * DX_TILE_N columns from c * DX_TILE_N; each work-item keeps

@@ -1,6 +1,6 @@
 /* lora_main_split.cl - lora_main over SPLIT_K slices of K, for the plan's
- * split path (see lora_main.cl's main_tiles and lora_common.cl). */
-#include "lora_main.cl"
+ * split path (see main_tiles.cl and lora_common.cl). */
+#include "main_tiles.cl"
 
 #if SPLIT_K < 2 || !HAS_BASE || XA_INLINE
 #error "lora_main_split.cl: a split K needs SPLIT_K > 1, W and T from lora_xa"
@@ -16,5 +16,6 @@ void lora_main_split(const int rows, const __global storage_t *restrict x,
     __local float as[AS_SIZE] __attribute__((aligned(16)));
     __local float bs[BS_SIZE] __attribute__((aligned(16)));
     main_tiles(rows, x, w, b, y, scratch, as, bs,
-               get_num_groups(0) / COL_TILES, get_group_id(0) / COL_TILES, 0);
+               get_num_groups(0) / COL_TILES, get_group_id(0) / COL_TILES, 0,
+               IN_FEATURES, OUT_FEATURES, VEC, SVW);
 }

@@ -1,0 +1,666 @@
+/* main_tiles.cl - the register-tiled GEMM over [X | T] * [W ; B] that
+ * lora_main, lora_main_split and lora_main_padded run (see
+ * lora_common.cl). */
+#include "lora_common.cl"
+
+#if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
+    !defined(WORK_M) || !defined(WORK_N) || !defined(PAD) ||              \
+    !defined(WARP_N) || !defined(SPLIT_K)
+#error "main_tiles.cl: the plan must define the tiles, PAD, WARP_N, SPLIT_K"
+#endif
+#if SPLIT_K > 1 && XA_INLINE
+#error "main_tiles.cl: a split K needs T from lora_xa"
+#endif
+#if SPLIT_K > 1
+#include "split_k.cl"
+#endif
+
+/* ---- Derived sizes ---- */
+
+#define THREADS_M (TILE_M / WORK_M)
+#define THREADS_N (TILE_N / WORK_N)
+#define THREADS (THREADS_M * THREADS_N)
+#define LDA (TILE_M + PAD) /* row stride of X and T tiles (k-major) */
+#define LDB (TILE_N + PAD) /* row stride of W and B tiles */
+#define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#define COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
+#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
+#define RANK_TILES CEIL_DIV(RANK, RANK_K)
+#define RANK_CEIL (RANK_TILES * RANK_K)
+
+/* Local-memory read widths of the inner product. A work-item's WORK_M rows
+ * are groups of LVM adjacent rows, the groups THREADS_M * LVM apart, so one
+ * float4 read serves four rows and neighbouring work-items read neighbouring
+ * addresses (no bank conflicts). Same for columns with LVN. */
+#if WORK_M % 4 == 0 && PAD % 4 == 0
+#define LVM 4
+#elif WORK_M % 2 == 0 && PAD % 2 == 0
+#define LVM 2
+#else
+#define LVM 1
+#endif
+#if WORK_N % 4 == 0 && PAD % 4 == 0
+#define LVN 4
+#elif WORK_N % 2 == 0 && PAD % 2 == 0
+#define LVN 2
+#else
+#define LVN 1
+#endif
+/* Row (column) of the tile held in a work-item's i-th row (j-th column). */
+#define ROW_OF(i) (((i) / LVM) * (THREADS_M * LVM) + tm * LVM + (i) % LVM)
+#define COL_OF(j) (((j) / LVN) * (THREADS_N * LVN) + tn * LVN + (j) % LVN)
+/* Width of the stores of Y: a column group of LVN, split to VEC. */
+#define SVW (VEC < LVN ? VEC : LVN)
+
+/* Tile loads: VW-wide along K for X, along N for W and B, where VW is
+ * VEC, or 4 in lora_main_padded (padded.cl), a constant at each call;
+ * each work-item takes every THREADS-th vector. The registers are float4
+ * whatever VW, as many as the narrowest loads (VEC) need; the unused
+ * lanes and loads fold away. */
+#define X_VECS(vw) (TILE_M * TILE_K / (vw))
+#define X_LOADS(vw) CEIL_DIV(X_VECS(vw), THREADS)
+#define W_VECS(vw) (TILE_K * TILE_N / (vw))
+#define W_LOADS(vw) CEIL_DIV(W_VECS(vw), THREADS)
+#define B_VECS(vw) (RANK_K * TILE_N / (vw))
+#define B_LOADS(vw) CEIL_DIV(B_VECS(vw), THREADS)
+#define T_ELEMS (TILE_M * RANK_K)
+#define T_LOADS CEIL_DIV(T_ELEMS, THREADS)
+/* Inline X*A: work-item (tm, tn) accumulates T for its WORK_M rows and
+ * columns tn, tn + THREADS_N, ...; the A tile is AL_W wide, zero beyond r. */
+#define XA_PER CEIL_DIV(RANK_CEIL, THREADS_N)
+#define AL_W (XA_PER * THREADS_N)
+#define A_ELEMS (TILE_K * AL_W)
+#define A_LOADS CEIL_DIV(A_ELEMS, THREADS)
+
+/* Local memory of lora_main, in floats. */
+#define AS_SIZE (2 * TILE_K * LDA)
+#if HAS_BASE
+#define BS_SIZE (2 * TILE_K * LDB)
+#else
+#define BS_SIZE (RANK_K * LDB)
+#endif
+/* The plan counted this kernel's local memory (MAIN_LOCAL_BYTES) to
+ * check it against the device: it must be what the arrays take. */
+#if XA_INLINE
+#define MAIN_LOCAL (AS_SIZE + BS_SIZE + 2 * A_ELEMS + RANK_CEIL * LDA)
+#else
+#define MAIN_LOCAL (AS_SIZE + BS_SIZE)
+#endif
+#if !defined(MAIN_LOCAL_BYTES) || MAIN_LOCAL * 4 != MAIN_LOCAL_BYTES
+#error "main_tiles.cl: local memory differs from the plan's count"
+#endif
+
+/* Copies N floats from local memory at P (N-aligned) to the private D. */
+#define LDS_1(d, p) ((d)[0] = (p)[0])
+#define LDS_2(d, p)                                                      \
+    do {                                                                 \
+        const float2 v_ = *(const __local float2 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+    } while (0)
+#define LDS_4(d, p)                                                      \
+    do {                                                                 \
+        const float4 v_ = *(const __local float4 *)(p);                  \
+        (d)[0] = v_.s0;                                                  \
+        (d)[1] = v_.s1;                                                  \
+        (d)[2] = v_.s2;                                                  \
+        (d)[3] = v_.s3;                                                  \
+    } while (0)
+#define LDS_CAT(n) LDS_##n
+#define LDS_N(n) LDS_CAT(n)
+#define LDS_M LDS_N(LVM)
+#define LDS_W LDS_N(LVN)
+
+/* Stores (or adds, ACCUMULATE) SW floats of private V at Y[I]; I is a
+ * multiple of SW, a constant at each call (1, 2 or 4). */
+inline void put_y(__global storage_t *y, size_t i, const float *v,
+                  const int sw)
+{
+    if (sw == 4) {
+        float4 s = (float4)(v[0], v[1], v[2], v[3]);
+#if ACCUMULATE
+        s += load4(y, i);
+#endif
+        store4(y, i, s);
+        return;
+    }
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+        if (c < sw) {
+#if ACCUMULATE
+            store1(y, i + c, v[c] + load1(y, i + c));
+#else
+            store1(y, i + c, v[c]);
+#endif
+        }
+    }
+}
+
+#if SPLIT_K > 1
+/* Stores SVW floats of private V at P, a multiple of SVW floats into the
+ * scratch (whose slices start at multiples of 4). */
+inline void put_part(__global float *p, const float *v)
+{
+#if SVW == 4
+    *(__global float4 *)p = (float4)(v[0], v[1], v[2], v[3]);
+#elif SVW == 2
+    *(__global float2 *)p = (float2)(v[0], v[1]);
+#else
+    *p = v[0];
+#endif
+}
+#endif
+
+/* acc += the N-step outer products of the local A-side tile AP (k-major,
+ * stride LDA, already offset to this work-item's rows) and B-side tile BP
+ * (stride LDB, offset to its columns). N <= TILE_K is a constant at each
+ * call; the loop runs to TILE_K so that it unrolls before inlining. */
+inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
+                     const __local float *bp, const int n)
+{
+#pragma unroll
+    for (int k = 0; k < TILE_K; k++) {
+        if (k < n) {
+            float av[WORK_M], bv[WORK_N];
+#pragma unroll
+            for (int g = 0; g < WORK_M / LVM; g++) {
+                LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
+            }
+#pragma unroll
+            for (int g = 0; g < WORK_N / LVN; g++) {
+                LDS_W(bv + g * LVN, bp + k * LDB + g * THREADS_N * LVN);
+            }
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+                for (int j = 0; j < WORK_N; j++) {
+                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+                }
+            }
+        }
+    }
+}
+
+/* K past its end, two ways; EDGE and CLAMP are constants at each call.
+ * Guarded: the loads of the last K step only (EDGE) test K and leave
+ * zeros, the other steps' loads are unguarded (K = 4100, N = 4096 on the
+ * H100: 3759 us with every step guarded, 20% slower than K = 4096).
+ * Clamped (CLAMP): no load is guarded; past K, X's loads read the row's
+ * last vector and W's its last row, and the stash stores zeros in their
+ * place. lora_main clamps where VEC is 4 and T comes from lora_xa
+ * (MAIN_CLAMPS_K): K = 4100 and 4108, N = 4096 at 4096 rows took 3094
+ * and 3089 us against 3485 and 3547 guarded, where K = 4096 takes 3000.
+ * Guarded stays for the split path (K = 4100 at 64 and 128 rows: 87 and
+ * 138 us guarded, 119 and 162 clamped) and for VEC 1 and 2 (K = N = 4002:
+ * 3445 guarded, 3815 clamped); same registers either way (167-168). */
+#if IN_FEATURES % TILE_K != 0
+#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)
+#define K_IN(clamp, k, vw)                                               \
+    ((clamp) ? min((k), (IN_FEATURES - 1) / (vw) * (vw)) : (k))
+#define K_ROW_IN(clamp, k) ((clamp) ? min((k), IN_FEATURES - 1) : (k))
+#define K_PAST(clamp, k) ((clamp) && (k) >= IN_FEATURES)
+#define MAIN_CLAMPS_K (VEC == 4 && !XA_INLINE)
+#else
+#define K_LIVE(edge, k) 1
+#define K_IN(clamp, k, vw) (k)
+#define K_ROW_IN(clamp, k) (k)
+#define K_PAST(clamp, k) 0
+#define MAIN_CLAMPS_K 0
+#endif
+
+/* VW elements (1, 2 or 4, a constant at each call) at P[I] as a float4,
+ * zero in the lanes past VW. */
+inline float4 load_vw(const __global storage_t *p, size_t i, const int vw)
+{
+    if (vw == 4) {
+        return load4(p, i);
+    }
+    if (vw == 2) {
+        return (float4)(load1(p, i), load1(p, i + 1), 0.0f, 0.0f);
+    }
+    return (float4)(load1(p, i), 0.0f, 0.0f, 0.0f);
+}
+
+/* The first VW lanes of V at P (local memory, VW-aligned). */
+inline void stash_vw(__local float *p, const float4 v, const int vw)
+{
+    if (vw == 4) {
+        vstore4(v, 0, p);
+    } else if (vw == 2) {
+        vstore2(v.s01, 0, p);
+    } else {
+        *p = v.s0;
+    }
+}
+
+#define LANE(v, c)                                                       \
+    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+
+/* Global -> registers: this work-item's share of the X tile at
+ * (row0, k0), X's rows LDX elements apart, read VW wide; rows past the
+ * end repeat the last row (their results are never stored), K past the
+ * end reads as zero (EDGE) or as the row's last vector (CLAMP). */
+inline void fetch_x(float4 xr[X_LOADS(VEC)], const __global storage_t *x,
+                    const int ldx, const int vw, const int rows,
+                    const int row0, const int k0, const int lid,
+                    const int edge, const int clamp)
+{
+#pragma unroll
+    for (int l = 0; l < X_LOADS(VEC); l++) {
+        const int v = lid + l * THREADS;
+        const int r = v / (TILE_K / vw);
+        const int k = k0 + v % (TILE_K / vw) * vw;
+        const int row = min(row0 + r, rows - 1);
+        if (l < X_LOADS(vw)) {
+            xr[l] = (float4)0.0f;
+            if ((X_VECS(vw) % THREADS == 0 || v < X_VECS(vw)) &&
+                K_LIVE(edge, k)) {
+                xr[l] = load_vw(x + (size_t)row * ldx, K_IN(clamp, k, vw), vw);
+            }
+        }
+    }
+}
+
+/* Registers -> local: the X tile at K0 transposed to k-major, so that
+ * the inner product reads a work-item's rows as vectors; with CLAMP,
+ * zeros past K. */
+inline void stash_x(__local float *as, const float4 xr[X_LOADS(VEC)],
+                    const int vw, const int k0, const int lid,
+                    const int clamp)
+{
+#pragma unroll
+    for (int l = 0; l < X_LOADS(VEC); l++) {
+        const int v = lid + l * THREADS;
+        const int r = v / (TILE_K / vw);
+        const int kk = v % (TILE_K / vw) * vw;
+        if (l < X_LOADS(vw) &&
+            (X_VECS(vw) % THREADS == 0 || v < X_VECS(vw))) {
+            const int past = K_PAST(clamp, k0 + kk);
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                if (c < vw) {
+                    as[(kk + c) * LDA + r] = past ? 0.0f : LANE(xr[l], c);
+                }
+            }
+        }
+    }
+}
+
+#if HAS_BASE
+/* Global -> registers: this work-item's share of the W tile at (k0, col0),
+ * W's rows LDW elements apart, read VW wide. Columns past LDW repeat the
+ * last vector (never stored); K past the end reads as zero (EDGE) or as
+ * W's last row (CLAMP). */
+inline void fetch_w(float4 wr[W_LOADS(VEC)], const __global storage_t *w,
+                    const int ldw, const int vw, const int col0,
+                    const int k0, const int lid, const int edge,
+                    const int clamp)
+{
+#pragma unroll
+    for (int l = 0; l < W_LOADS(VEC); l++) {
+        const int v = lid + l * THREADS;
+        const int k = k0 + v / (TILE_N / vw);
+        int col = col0 + v % (TILE_N / vw) * vw;
+#if OUT_FEATURES % TILE_N != 0
+        col = min(col, ldw - vw);
+#endif
+        if (l < W_LOADS(vw)) {
+            wr[l] = (float4)0.0f;
+            if ((W_VECS(vw) % THREADS == 0 || v < W_VECS(vw)) &&
+                K_LIVE(edge, k)) {
+                wr[l] = load_vw(w + col, (size_t)K_ROW_IN(clamp, k) * ldw, vw);
+            }
+        }
+    }
+}
+
+inline void stash_w(__local float *bs, const float4 wr[W_LOADS(VEC)],
+                    const int vw, const int k0, const int lid,
+                    const int clamp)
+{
+#pragma unroll
+    for (int l = 0; l < W_LOADS(VEC); l++) {
+        const int v = lid + l * THREADS;
+        if (l < W_LOADS(vw) &&
+            (W_VECS(vw) % THREADS == 0 || v < W_VECS(vw))) {
+            const int kk = v / (TILE_N / vw);
+            stash_vw(bs + kk * LDB + v % (TILE_N / vw) * vw,
+                     K_PAST(clamp, k0 + kk) ? (float4)0.0f : wr[l], vw);
+        }
+    }
+}
+#endif
+
+#if XA_INLINE
+/* Global -> registers: the A tile at k0, AL_W columns, zero past r or K. */
+inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
+                    const int k0, const int lid, const int edge)
+{
+#pragma unroll
+    for (int l = 0; l < A_LOADS; l++) {
+        const int v = lid + l * THREADS;
+        const int k = k0 + v / AL_W;
+        const int j = v % AL_W;
+        ar[l] = 0.0f;
+#if A_ELEMS % THREADS != 0
+        if (v < A_ELEMS)
+#endif
+#if AL_W != RANK
+        if (j < RANK)
+#endif
+        if (K_LIVE(edge, k)) {
+            ar[l] = load1(a, (size_t)k * RANK + j);
+        }
+    }
+}
+
+inline void stash_a(__local float *al, const float ar[A_LOADS],
+                    const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < A_LOADS; l++) {
+        const int v = lid + l * THREADS;
+#if A_ELEMS % THREADS != 0
+        if (v < A_ELEMS)
+#endif
+        {
+            al[v] = ar[l];
+        }
+    }
+}
+
+/* tacc += the TILE_K outer products of this work-item's X rows (AP, as in
+ * mac_tile) and its T columns of the A tile (AL, offset to tn). */
+inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
+                   const __local float *al)
+{
+#pragma unroll
+    for (int k = 0; k < TILE_K; k++) {
+        float av[WORK_M];
+#pragma unroll
+        for (int g = 0; g < WORK_M / LVM; g++) {
+            LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
+        }
+#pragma unroll
+        for (int q = 0; q < XA_PER; q++) {
+            const float aq = al[k * AL_W + q * THREADS_N];
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+                tacc[i][q] = fma(av[i], aq, tacc[i][q]);
+            }
+        }
+    }
+}
+#endif
+
+/* One work-group's TILE_M x TILE_N of Y, or with SLICES > 1 its partial
+ * sums over slice SLICE of K. Along dimension 0 run SLICES x COL_TILES
+ * work-groups. lora_main runs one slice, all of K, and writes Y. Few rows
+ * fill few work-groups, so the plan's split path launches
+ * lora_main_split (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice
+ * s runs K tiles [kt0, kt1) and leaves its partial sums in scratch for
+ * lora_combine; slice 0 adds T*B. Constants at each call: CLAMP, how
+ * K's end is handled (see K_LIVE); LDX and LDW, the row strides of X and
+ * of W and B; VW, the width of their loads (VEC, or 4 on the copies of
+ * lora_main_padded); SW, the width of Y's stores. Local memory: the
+ * kernel's arrays. */
+inline void main_tiles(const int rows,
+                       const __global storage_t *restrict x,
+#if HAS_BASE
+                       const __global storage_t *restrict w,
+#endif
+#if XA_INLINE
+                       const __global storage_t *restrict a,
+#endif
+                       const __global storage_t *restrict b,
+                       __global storage_t *restrict y,
+#if XA_INLINE
+                       __local float *al, __local float *tl,
+#else
+                       __global float *restrict scratch,
+#endif
+                       __local float *as, __local float *bs,
+                       const int slices, const int slice, const int clamp,
+                       const int ldx, const int ldw, const int vw,
+                       const int sw)
+{
+#if !XA_INLINE
+    const __global float *restrict t = scratch; /* lora_xa's T */
+#endif
+    const int lid = get_local_id(1) * THREADS_N + get_local_id(0);
+#if WARP_N > 0 && WARP_N != THREADS_N
+    /* Each warp (32 consecutive lid) is a (32 / WARP_N) x WARP_N block of
+     * work-items, so its local reads touch few distinct addresses. */
+    const int tn = (lid / 32) % (THREADS_N / WARP_N) * WARP_N + lid % WARP_N;
+    const int tm = (lid / 32) / (THREADS_N / WARP_N) * (32 / WARP_N) +
+                   lid % 32 / WARP_N;
+#else
+    const int tn = get_local_id(0);
+    const int tm = get_local_id(1);
+#endif
+    const int kt0 = slice * K_TILES / slices;
+    const int kt1 = (slice + 1) * K_TILES / slices;
+    const int col0 = (get_group_id(0) - slice * COL_TILES) * TILE_N;
+    const int row0 = get_group_id(1) * TILE_M;
+
+    float acc[WORK_M][WORK_N];
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+        for (int j = 0; j < WORK_N; j++) {
+            acc[i][j] = 0.0f;
+        }
+    }
+
+    /* The K stretch, software-pipelined: the next stage's tiles travel
+     * from global memory into registers while this stage's are multiplied,
+     * then go to the other half of local memory; one barrier per stage. */
+#if XA_INLINE
+    float tacc[WORK_M][XA_PER];
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+#pragma unroll
+        for (int q = 0; q < XA_PER; q++) {
+            tacc[i][q] = 0.0f;
+        }
+    }
+    float ar[A_LOADS];
+#endif
+    float4 xr[X_LOADS(VEC)];
+#if HAS_BASE
+    float4 wr[W_LOADS(VEC)];
+#endif
+    /* The tiles of K step KT into registers (xr, wr, ar), guarded
+     * against K's end in the last step only, or clamped (CLAMP, see
+     * K_LIVE above). */
+#if HAS_BASE
+#define FETCH_W(kt, edge)                                                \
+    fetch_w(wr, w, ldw, vw, col0, (kt) * TILE_K, lid, edge, clamp)
+#define STASH_W(buf, kt) stash_w(buf, wr, vw, (kt) * TILE_K, lid, clamp)
+#else
+#define FETCH_W(kt, edge)
+#define STASH_W(buf, kt)
+#endif
+#if XA_INLINE
+#define FETCH_A(kt, edge) fetch_a(ar, a, (kt) * TILE_K, lid, edge)
+#else
+#define FETCH_A(kt, edge)
+#endif
+#define FETCH_TILES(kt, edge)                                            \
+    do {                                                                 \
+        fetch_x(xr, x, ldx, vw, rows, row0, (kt) * TILE_K, lid, edge,    \
+                clamp);                                                  \
+        FETCH_W(kt, edge);                                               \
+        FETCH_A(kt, edge);                                               \
+    } while (0)
+#if IN_FEATURES % TILE_K != 0
+#define FETCH_STEP(kt)                                                   \
+    do {                                                                 \
+        if (!clamp && (kt) == K_TILES - 1) {                             \
+            FETCH_TILES(kt, 1);                                          \
+        } else {                                                         \
+            FETCH_TILES(kt, 0);                                          \
+        }                                                                \
+    } while (0)
+#else
+#define FETCH_STEP(kt) FETCH_TILES(kt, 0)
+#endif
+    FETCH_STEP(kt0);
+    stash_x(as, xr, vw, kt0 * TILE_K, lid, clamp);
+    STASH_W(bs, kt0);
+#if XA_INLINE
+    stash_a(al, ar, lid);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int kt = kt0; kt < kt1; kt++) {
+        const int cur = (kt - kt0) & 1;
+        const int more = kt + 1 < kt1;
+        if (more) {
+            FETCH_STEP(kt + 1);
+        }
+#if HAS_BASE
+        mac_tile(acc, as + cur * (TILE_K * LDA) + tm * LVM,
+                 bs + cur * (TILE_K * LDB) + tn * LVN, TILE_K);
+#endif
+#if XA_INLINE
+        mac_xa(tacc, as + cur * (TILE_K * LDA) + tm * LVM,
+               al + cur * A_ELEMS + tn);
+#endif
+        if (more) {
+            stash_x(as + (cur ^ 1) * (TILE_K * LDA), xr, vw,
+                    (kt + 1) * TILE_K, lid, clamp);
+            STASH_W(bs + (cur ^ 1) * (TILE_K * LDB), kt + 1);
+#if XA_INLINE
+            stash_a(al + (cur ^ 1) * A_ELEMS, ar, lid);
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+#if XA_INLINE
+    /* Park T = SCALE*X*A of this row block in local memory, r-major like
+     * the X tiles; columns past r hold zeros. */
+#pragma unroll
+    for (int q = 0; q < XA_PER; q++) {
+        const int j = tn + q * THREADS_N;
+#if AL_W > RANK_CEIL
+        if (j < RANK_CEIL)
+#endif
+        {
+#pragma unroll
+            for (int i = 0; i < WORK_M; i++) {
+                tl[j * LDA + ROW_OF(i)] = SCALE * tacc[i][q];
+            }
+        }
+    }
+#endif
+
+    /* The r stretch: acc += T*B, RANK_K rows of B per stage. */
+    for (int rt = 0; rt < (slice == 0 ? RANK_TILES : 0); rt++) {
+        const int j0 = rt * RANK_K;
+#pragma unroll
+        for (int l = 0; l < B_LOADS(VEC); l++) {
+            const int v = lid + l * THREADS;
+            const int j = j0 + v / (TILE_N / vw);
+            int col = col0 + v % (TILE_N / vw) * vw;
+#if OUT_FEATURES % TILE_N != 0
+            col = min(col, ldw - vw);
+#endif
+            if (l < B_LOADS(vw) &&
+                (B_VECS(vw) % THREADS == 0 || v < B_VECS(vw))) {
+                float4 bv = (float4)0.0f;
+#if RANK % RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    bv = load_vw(b + col, (size_t)j * ldw, vw);
+                }
+                stash_vw(bs + v / (TILE_N / vw) * LDB + v % (TILE_N / vw) * vw,
+                         bv, vw);
+            }
+        }
+#if !XA_INLINE
+#pragma unroll
+        for (int l = 0; l < T_LOADS; l++) {
+            const int v = lid + l * THREADS;
+            const int r = v / RANK_K;
+            const int j = j0 + v % RANK_K;
+            const int row = min(row0 + r, rows - 1);
+#if T_ELEMS % THREADS != 0
+            if (v < T_ELEMS)
+#endif
+            {
+                float tv = 0.0f;
+#if RANK % RANK_K != 0
+                if (j < RANK)
+#endif
+                {
+                    /* the XA_SPLIT partial sums from lora_xa */
+                    const __global float *tp =
+                        t + (size_t)row * (XA_SPLIT * RANK) + j;
+#pragma unroll
+                    for (int p = 0; p < XA_SPLIT; p++) {
+                        tv += tp[p * RANK];
+                    }
+                }
+                as[v % RANK_K * LDA + r] = tv;
+            }
+        }
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+#if XA_INLINE
+        mac_tile(acc, tl + j0 * LDA + tm * LVM, bs + tn * LVN, RANK_K);
+#else
+        mac_tile(acc, as + tm * LVM, bs + tn * LVN, RANK_K);
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+#if SPLIT_K > 1
+    if (slices > 1) {
+        /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). A
+         * loop of its own: sharing the Y stores' loop, with the store
+         * picked per element, made lora_main_split slower on the H100
+         * (llama-q at 64 rows: 105 against 83 us). */
+        __global float *part = scratch + SPLIT_PART(rows, slice);
+#pragma unroll
+        for (int i = 0; i < WORK_M; i++) {
+            const int row = row0 + ROW_OF(i);
+            if (row < rows) {
+#pragma unroll
+                for (int j = 0; j < WORK_N; j += SVW) {
+                    const int col = col0 + COL_OF(j);
+#if OUT_FEATURES % TILE_N != 0
+                    if (col < OUT_FEATURES)
+#endif
+                    {
+                        put_part(part + (size_t)row * OUT_FEATURES + col,
+                                 &acc[i][j]);
+                    }
+                }
+            }
+        }
+        return;
+    }
+#endif
+
+    /* Y = acc, or Y += acc; each group of LVN columns in SW-wide stores. */
+#pragma unroll
+    for (int i = 0; i < WORK_M; i++) {
+        const int row = row0 + ROW_OF(i);
+        if (row < rows) {
+            __global storage_t *yr = y + (size_t)row * OUT_FEATURES;
+#pragma unroll
+            for (int j = 0; j < WORK_N; j++) {
+                const int col = col0 + COL_OF(j);
+#if OUT_FEATURES % TILE_N != 0
+                if (col < OUT_FEATURES)
+#endif
+                if (j % sw == 0) {
+                    put_y(yr, col, &acc[i][j], sw);
+                }
+            }
+        }
+    }
+}
