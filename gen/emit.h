@@ -29,7 +29,7 @@
  * would be among them cannot go with NAME into one unit. NAME.c's macros
  * are left out: it #undefs them at its end. */
 int emit_stub_suffix(int i, char *buf, size_t size);
-#define EMIT_STUB_SUFFIXES (32 + 8 * SPECL_MAX_VARIANTS)
+#define EMIT_STUB_SUFFIXES (32 + (5 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS)
 
 /* The three emitted files of one kernel, in memory. */
 struct emitted {

@@ -98,7 +98,7 @@ struct launch {
 };
 
 #define SPECL_MAX_LAUNCHES 5
-#define SPECL_MAX_PATHS 4
+#define SPECL_MAX_PATHS 6
 
 /* A sequence of launches used while rows <= max_rows (0: any rows).
  * Paths are tried in order; the last must have max_rows 0. */

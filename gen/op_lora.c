@@ -99,6 +99,11 @@ static const struct param_def lora_knobs[] = {
      "work-group each, summed by lora_combine; 1: no split path"},
     {"split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
      "rows at or below which the split path runs (above decode_max)"},
+    {"pad_rows", VALUE_INT, 0, 0, 0, 16777216, NULL,
+     "rows from which lora_main reads 4 elements wide from copies of X "
+     "(in_features no multiple of 4) and of W and B (out_features no "
+     "multiple of 4) with rows padded to multiples of 4, made each call "
+     "in the scratch by lora_pad_x and lora_pad_w; 0: never"},
     {"delta_rows", VALUE_INT, 0, 0, 0, 32, NULL,
      "lora_delta (base: false): rows per work-group, T computed on chip; "
      "0: lora_delta never runs"},
@@ -130,6 +135,7 @@ struct lora {
     int engine;
     long stages;
     long split_k, split_max;
+    long pad_rows;
     long delta_rows, delta_max, delta_split, delta_threads;
     int cpu;  /* the variant is for CPUs */
     int half; /* f16 or bf16 storage */
@@ -167,6 +173,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->stages = (long)spec_knob(ks, "stages");
     c->split_k = (long)spec_knob(ks, "split_k");
     c->split_max = (long)spec_knob(ks, "split_max");
+    c->pad_rows = (long)spec_knob(ks, "pad_rows");
     c->delta_rows = (long)spec_knob(ks, "delta_rows");
     c->delta_max = (long)spec_knob(ks, "delta_max");
     c->delta_split = (long)spec_knob(ks, "delta_split");
@@ -221,7 +228,7 @@ static long min_l(long a, long b)
     return a < b ? a : b;
 }
 
-/* The template's derived sizes (lora_main.cl, "Derived sizes"). */
+/* The template's derived sizes (main_tiles.cl, "Derived sizes"). */
 static long rank_step(const struct lora *c)
 {
     return min_l(c->R, c->k);
@@ -544,6 +551,23 @@ static int uses_split(const struct lora *c)
            c->split_k > 1 && c->split_max > few_upto(c);
 }
 
+/* From pad_rows rows: lora_pad_x (K no multiple of 4) and lora_pad_w (N
+ * no multiple of 4), then lora_main_padded reads their copies 4 wide. */
+static int uses_padded(const struct lora *c)
+{
+    return uses_main(c) && c->pad_rows > 0;
+}
+
+static int pads_x(const struct lora *c)
+{
+    return uses_padded(c) && c->K % 4 != 0;
+}
+
+static int pads_w(const struct lora *c)
+{
+    return uses_padded(c) && c->N % 4 != 0;
+}
+
 /* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
 static long mma_threads(const struct lora *c)
 {
@@ -555,24 +579,33 @@ static long mma_local(const struct lora *c)
     return 2 * c->stages * (c->m * c->k + c->k * c->n);
 }
 
-/* Floats of scratch per row: the partial sums of T from lora_xa. */
+/* Floats of scratch per row: the partial sums of T from lora_xa, and
+ * where lora_pad_x runs its copy of X's row (padded.cl). */
 static long scratch_per_row(const struct lora *c)
 {
-    return uses_xa(c) ? c->R * xa_split(c) : 0;
+    return (uses_xa(c) ? c->R * xa_split(c) : 0) +
+           (pads_x(c) ? ceil_div(c->K, 4) * 4 : 0);
 }
 
 /* Floats of scratch whatever the rows: the split path's partial sums of Y
  * (split_k.cl), for up to split_max rows, after T rounded up to 4; or
  * lora_decode_mma's or lora_decode_split's of X*W and X*A
  * (lora_decode_part.cl) for up to decode_mma_max or decode_split_max
- * rows, whichever take more. */
+ * rows; or the padded copies of W and B (padded.cl): whichever take
+ * more (one path runs per call). */
 static long scratch_fixed(const struct lora *c)
 {
     long split = uses_split(c) ? c->split_k * c->split_max * c->N + 3 : 0;
     long decode = uses_decode_mma(c) || uses_decode_split(c)
                       ? c->decode_slices * few_upto(c) * (c->N + c->R)
                       : 0;
-    return split > decode ? split : decode;
+    /* lora_pad_w's copies of W and B, after T rounded up to 4 */
+    long padded = uses_padded(c)
+                      ? 3 + (pads_w(c) ? (c->K + c->R) * ceil_div(c->N, 4) * 4
+                                       : 0)
+                      : 0;
+    long most = split > decode ? split : decode;
+    return most > padded ? most : padded;
 }
 
 /* lora_main's tiles, padding, warp layout and X*A placement (the SIMT
@@ -859,6 +892,27 @@ static void split_defaults(struct kernel_spec *ks)
     }
 }
 
+/* GPUs: lora_main on copies padded to multiples of 4 elements where K
+ * or N is none (padded.cl), whose loads are then 4 wide, not 1 or 2,
+ * from the first rows lora_main takes. On the H100 at 4096 rows through
+ * the stub: K = 4096, N = 4001 3084 us against 3810 unpadded (N = 4096:
+ * 3001), K = 4001, N = 4096 3071 against 3772, K = N = 4001 3135 against
+ * 3786, K = N = 4002 3122 against 3450; K = 4096, N = 4001 at 257, 300,
+ * 384 and 512 rows (one wave of tiles; the copy of W, 47 us, costs the
+ * same at any rows) 451, 453, 461 and 466 us against 503, 504, 507 and
+ * 516 (bench/RESULTS.md). CPUs keep their loads (not measured). */
+static void pad_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    if (spec_knob_set(ks, "pad_rows") || ks->target == TARGET_CPU ||
+        !uses_main(&c) || !c.base || !uses_xa(&c) ||
+        (c.K % 4 == 0 && c.N % 4 == 0) || c.k % 4 != 0 || c.n % 4 != 0) {
+        return;
+    }
+    spec_knob_default(ks, "pad_rows", 1);
+}
+
 /* lora_delta can run: base: false, T of rank up to 32 (delta_rows x
  * rank values in each work-item's registers), unless the spec turned it
  * off. */
@@ -1112,6 +1166,7 @@ static void lora_defaults(struct kernel_spec *ks)
     decode_split_defaults(ks);
     split_defaults(ks);
     delta_defaults(ks);
+    pad_defaults(ks);
 }
 
 /* The mark of the first of KEYS the spec gave, else of the first key (the
@@ -1575,6 +1630,31 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+static void check_padded(const struct kernel_spec *ks, const struct lora *c,
+                         struct diags *d)
+{
+    struct mark at = spec_knob_mark(ks, "pad_rows");
+    if (c->pad_rows == 0) {
+        return;
+    }
+    if (!c->base || c->xa != XA_PREPASS || c->engine != ENGINE_SIMT) {
+        diag_error(d, ks->file, at,
+                   "pad_rows (%ld) needs base: true, xa: prepass and "
+                   "engine: simt (it pads lora_main's operands)",
+                   c->pad_rows);
+    } else if (c->K % 4 == 0 && c->N % 4 == 0) {
+        diag_error(d, ks->file, at,
+                   "pad_rows (%ld) has nothing to pad: in_features (%ld) "
+                   "and out_features (%ld) are multiples of 4",
+                   c->pad_rows, c->K, c->N);
+    } else if (c->k % 4 != 0 || c->n % 4 != 0) {
+        diag_error(d, ks->file, blame(ks, "pad_rows", "k"),
+                   "pad_rows (%ld) needs tile k and n multiples of 4 "
+                   "(got k %ld, n %ld)",
+                   c->pad_rows, c->k, c->n);
+    }
+}
+
 static void lora_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct lora c;
@@ -1587,7 +1667,16 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
         check_limits(ks, &c, d);
         check_split(ks, &c, d);
         check_delta(ks, &c, d);
+        check_padded(ks, &c, d);
     }
+}
+
+/* lora_pad_x's and lora_pad_w's work-items per group: a row's padded
+ * length in 4s, the longer of the two, up to 256. */
+static long pad_threads(const struct lora *c)
+{
+    long most = ceil_div(c->K > c->N ? c->K : c->N, 4);
+    return most < 256 ? pow2_ceil(most) : 256;
 }
 
 static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
@@ -1688,6 +1777,10 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "DSUM_N", "lora_decode_sum: work-items along N",
                  row_threads(c, c->vec));
     }
+    if (pads_x(c) || pads_w(c)) {
+        plan_int(p, "PAD_THREADS", "lora_pad_x, lora_pad_w: work-items "
+                 "per work-group", pad_threads(c));
+    }
     if (uses_delta(c)) {
         plan_int(p, "DELTA_ROWS", "lora_delta: rows per work-group",
                  c->delta_rows);
@@ -1758,11 +1851,15 @@ static void launch_expand(const struct lora *c, struct launch *l)
 }
 
 /* lora_main, or with SLICES > 1 lora_main_split over that many slices of
- * K: a work-group per slice and tile. */
-static void launch_main(const struct lora *c, struct launch *l, long slices)
+ * K: a work-group per slice and tile; lora_main_padded (SLICES 1, the
+ * scratch holding the copies). */
+static void launch_main(const struct lora *c, struct launch *l, long slices,
+                        int padded)
 {
     int n = 0;
-    l->kernel = slices > 1 ? "lora_main_split" : "lora_main";
+    l->kernel = padded        ? "lora_main_padded"
+                : slices > 1 ? "lora_main_split"
+                             : "lora_main";
     l->dims = 2;
     l->local[0] = (size_t)(c->n / c->wn);
     l->local[1] = (size_t)(c->m / c->wm);
@@ -1783,6 +1880,23 @@ static void launch_main(const struct lora *c, struct launch *l, long slices)
         l->args[n++] = "scratch";
     }
     l->args[n] = NULL;
+}
+
+/* lora_pad_x: a work-item per 4 elements of a row of X's copy, a row of
+ * work-groups per row; lora_pad_w: the same over W's K rows and B's R. */
+static void launch_pad(const struct lora *c, struct launch *l, int x)
+{
+    static const char *const x_args[] = {"rows", "x", "scratch", NULL};
+    static const char *const w_args[] = {"rows", "w", "b", "scratch", NULL};
+    long threads = pad_threads(c);
+    l->kernel = x ? "lora_pad_x" : "lora_pad_w";
+    l->dims = 2;
+    l->local[0] = (size_t)threads;
+    l->local[1] = 1;
+    l->groups[0] = (size_t)ceil_div(ceil_div(x ? c->K : c->N, 4), threads);
+    l->groups[1] = x ? 0 : (size_t)(c->K + c->R);
+    l->rows_per_group = 1;
+    copy_args(l, x ? x_args : w_args);
 }
 
 static void launch_combine(const struct lora *c, struct launch *l)
@@ -1904,10 +2018,23 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
                     xa_mma_local(c), delta_local(c), dmma_local(c),
                     dsplit_local(c)};
     for (size_t k = 0; k < sizeof kernel / sizeof kernel[0]; k++) {
-        if (plan_launches(p, kernel[k])) {
+        /* lora_main_split and lora_main_padded share main_tiles.cl */
+        int main_tiles = k == 0 && (plan_launches(p, "lora_main_split") ||
+                                    plan_launches(p, "lora_main_padded"));
+        if (plan_launches(p, kernel[k]) || main_tiles) {
             plan_int(p, name[k], "local memory the plan counted", bytes[k]);
         }
     }
+}
+
+/* The most rows the paths of P so far take. */
+static long rows_before(const struct plan *p)
+{
+    long most = 0;
+    for (int i = 0; i < p->n_path; i++) {
+        most = p->path[i].max_rows > most ? p->path[i].max_rows : most;
+    }
+    return most;
 }
 
 static void lora_plan(const struct kernel_spec *ks, struct plan *p)
@@ -1980,7 +2107,7 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         if (uses_mma(&c)) {
             launch_mma(&c, &sp->launch[sp->n_launch++], c.split_k);
         } else {
-            launch_main(&c, &sp->launch[sp->n_launch++], c.split_k);
+            launch_main(&c, &sp->launch[sp->n_launch++], c.split_k, 0);
         }
         launch_combine(&c, &sp->launch[sp->n_launch++]);
     }
@@ -2009,13 +2136,35 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
         plan_local_bytes(&c, p);
         return;
     }
-    if (c.xa == XA_PREPASS) {
+    if (uses_padded(&c) && c.pad_rows - 1 > rows_before(p)) {
+        /* the rows lora_main reads unpadded */
+        pa->max_rows = c.pad_rows - 1;
         pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
         launch_xa(&c, &pa->launch[pa->n_launch++]);
+        launch_main(&c, &pa->launch[pa->n_launch++], 1, 0);
+        pa = &p->path[p->n_path++];
+        pa->max_rows = 0;
+        pa->n_launch = 0;
+    }
+    if (uses_padded(&c)) {
+        pa->why = "T = scale*X*A, copies of X, W and B with rows padded to "
+                  "multiples of 4, then the tiled GEMM over them";
+        launch_xa(&c, &pa->launch[pa->n_launch++]);
+        if (pads_w(&c)) {
+            launch_pad(&c, &pa->launch[pa->n_launch++], 0);
+        }
+        if (pads_x(&c)) {
+            launch_pad(&c, &pa->launch[pa->n_launch++], 1);
+        }
+        launch_main(&c, &pa->launch[pa->n_launch++], 1, 1);
+    } else if (c.xa == XA_PREPASS) {
+        pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
+        launch_xa(&c, &pa->launch[pa->n_launch++]);
+        launch_main(&c, &pa->launch[pa->n_launch++], 1, 0);
     } else {
         pa->why = "tiled GEMM, X*A computed alongside";
+        launch_main(&c, &pa->launch[pa->n_launch++], 1, 0);
     }
-    launch_main(&c, &pa->launch[pa->n_launch++], 1);
     plan_local_bytes(&c, p);
 }
 
@@ -2188,7 +2337,8 @@ static const char *const lora_kernels[] = {
     "lora_main",   "lora_main_split", "lora_xa",      "lora_expand",
     "lora_decode", "lora_mma",        "lora_mma_split", "lora_xa_mma",
     "lora_combine", "lora_delta",     "lora_decode_mma", "lora_decode_sum",
-    "lora_decode_split", NULL};
+    "lora_decode_split", "lora_main_padded", "lora_pad_x", "lora_pad_w",
+    NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

@@ -19,7 +19,7 @@ const char *template_text(const char *name)
     return NULL;
 }
 
-#define MAX_INCLUDES 16
+#define MAX_INCLUDES 32
 
 struct render_state {
     const struct hole *holes;
@@ -79,7 +79,7 @@ static int try_include(struct render_state *st, struct buf *out,
         }
     }
     if (st->n_included == MAX_INCLUDES) {
-        snprintf(st->err, st->errsize, "too many nested includes at %s",
+        snprintf(st->err, st->errsize, "too many included templates at %s",
                  name);
         return -1;
     }

@@ -12,8 +12,8 @@ templates/softmax.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not
 templates/softmax.cl%s/v\[i\] \*= rescale;//%softmax: a row in registers keeps its earlier slots at the old reference when the reference moves up
 templates/softmax.cl%s/mm = MAX2(mm, pm\[lid + k \* step\]);//%softmax: a merge step keeps the first reference, not the largest
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
-templates/lora_main.cl%s/#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)/#define K_LIVE(edge, k) (!(edge) || (k) <= IN_FEATURES)/%lora: K tail guard of the tiles off by one
-templates/lora_main.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
+templates/main_tiles.cl%s/#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)/#define K_LIVE(edge, k) (!(edge) || (k) <= IN_FEATURES)/%lora: K tail guard of the tiles off by one
+templates/main_tiles.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
 gen/op_lora.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
 templates/lora_expand.cl%s/ex_put(y, i, v + ex_load(y, i));/ex_put(y, i, v);/%lora: the wide lora_expand of CPUs overwrites Y where it should accumulate
 templates/lora_delta.cl%s/tl\[v\] = SCALE \* sum;/tl[v] = sum;/%lora: lora_delta drops the scale
@@ -24,8 +24,9 @@ templates/lora_delta.cl%s/av\[c\]\[j\] = load1(a, (size_t)(k + c) \* RANK + j);/
 gen/op_lora.c%s/return 4 \* t \* (c->delta_threads + lanes + 2);/return 4 * t * (c->delta_threads + lanes + 3);/%lora: local memory of lora_delta counted by the plan differs from the template
 templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0; s + 1 < slices; s++) {/%lora_backward: the last slice of rows dropped from the sums of dA and dB
 templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
+templates/padded.cl%s/(PADS_W ? (size_t)(IN_FEATURES + RANK) \* N_PADDED : 0))/0)/%lora: the copy of X laid over the copies of W and B
 templates/lora_combine.cl%s/for (int s = 1; s < SPLIT_K; s++) {/for (int s = 1; s + 1 < SPLIT_K; s++) {/%lora: the split path drops the last slice of K from the sum
-templates/lora_main.cl%s/const int kt1 = (slice + 1) \* K_TILES \/ slices;/const int kt1 = (slice + 1) * (K_TILES \/ slices);/%lora: the split path drops the K steps that do not divide evenly into slices
+templates/main_tiles.cl%s/const int kt1 = (slice + 1) \* K_TILES \/ slices;/const int kt1 = (slice + 1) * (K_TILES \/ slices);/%lora: the split path drops the K steps that do not divide evenly into slices
 templates/lora_decode.cl%s/decode_mac(nr, k2, acc, tacc, wv2, av2, rowc, x);//%lora: the decode path drops the second of the two steps it loads ahead
 templates/lora_decode.cl%s/colc\[c\] = min(cb + tn \* DECODE_VEC + c, OUT_FEATURES - 1);/colc[c] = min(cb + tn * DECODE_VEC, OUT_FEATURES - 1);/%lora: the decode path gathers one column four times where the rows allow only narrow loads
 templates/stub.c.in%s/if (_rows == 0 || _rows > INT_MAX) {/if (_rows > INT_MAX) {/%stub: rows == 0 accepted

@@ -268,11 +268,11 @@ static void test_softmax_f16_subnormal(void)
  * but the last (decode, split K). */
 static void run_lora_rows(struct nu_kernel *k)
 {
-    size_t rows[24];
-    long limit[4];
+    size_t rows[32];
+    long limit[6];
     long m = nu_knob(k, "m");
     int n = nu_tile_rows(m, 2 * m + 3, rows);
-    int paths = nu_path_limits(k, limit, 4);
+    int paths = nu_path_limits(k, limit, 6);
     for (int i = 0; i < paths; i++) {
         n = nu_rows_add(rows, n, limit[i]);
         n = nu_rows_add(rows, n, limit[i] + 1);
@@ -381,13 +381,26 @@ static void test_lora_shapes(void)
          "accumulate: true", "decode_rows: 0"},
         /* K past the last k step at vec 4 with X*A from lora_xa: the tile
          * loads clamped to K's last vector and row, zeros stashed in
-         * their place (lora_main.cl, K_LIVE); 12 of the last step's 16
+         * their place (main_tiles.cl, K_LIVE); 12 of the last step's 16
          * values of K are past it. */
         {"in_features: 36, out_features: 136, rank: 3, alpha: 6",
          "m: 64, n: 128, k: 16, wm: 8, wn: 8, xa: prepass, decode_rows: 0"},
+        /* lora_main_padded (padded.cl): X's rows padded (K odd, its last
+         * k step 5 of 16 live), then W's and B's (N odd) with the rows
+         * between the split path and pad_rows left to lora_main, then
+         * both at K, N = 2 mod 4 in bf16 (Y stored 2 wide), accumulate. */
+        {"in_features: 37, out_features: 136, rank: 3, alpha: 6",
+         "m: 64, n: 128, k: 16, wm: 8, wn: 8, xa: prepass, decode_rows: 0, "
+         "pad_rows: 1"},
+        {"in_features: 40, out_features: 133, rank: 5, accumulate: true",
+         "m: 32, n: 64, k: 8, wm: 4, wn: 4, xa: prepass, decode_rows: 0, "
+         "split_k: 2, split_max: 20, pad_rows: 40"},
+        {"in_features: 42, out_features: 70, rank: 4, accumulate: true",
+         "m: 32, n: 32, k: 8, wm: 4, wn: 4, xa: prepass, decode_rows: 0, "
+         "pad_rows: 1"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        check_lora_kernel(c == 2 ? "bf16" : c == 7 ? "f16" : "f32",
+        check_lora_kernel(c == 2 || c == 11 ? "bf16" : c == 7 ? "f16" : "f32",
                           cases[c][0], cases[c][1]);
     }
 }

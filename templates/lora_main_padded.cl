@@ -1,0 +1,37 @@
+/* lora_main_padded.cl - lora_main on the copies of X, W and B that
+ * lora_pad_x and lora_pad_w left in the scratch, read 4 elements wide
+ * (see padded.cl and main_tiles.cl). */
+#include "main_tiles.cl"
+#include "padded.cl"
+
+#if !HAS_BASE || XA_INLINE || TILE_K % 4 != 0 || TILE_N % 4 != 0
+#error "lora_main_padded.cl: needs W, T from lora_xa, and tiles of 4s"
+#endif
+
+/* Width of Y's stores: Y is written in place, at its own alignment. */
+#define Y_VEC (OUT_FEATURES % 4 == 0 ? 4 : OUT_FEATURES % 2 == 0 ? 2 : 1)
+
+__kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
+void lora_main_padded(const int rows, const __global storage_t *restrict x,
+                      const __global storage_t *restrict w,
+                      const __global storage_t *restrict b,
+                      __global storage_t *restrict y,
+                      const __global float *restrict scratch)
+{
+    __local float as[AS_SIZE] __attribute__((aligned(16)));
+    __local float bs[BS_SIZE] __attribute__((aligned(16)));
+    const __global storage_t *xp =
+        PADS_X ? (const __global storage_t *)(scratch + PADDED_X_AT(rows))
+               : x;
+    const __global storage_t *wp =
+        PADS_W ? (const __global storage_t *)(scratch + PADDED_W_AT(rows))
+               : w;
+    const __global storage_t *bp =
+        PADS_W ? (const __global storage_t *)(scratch + PADDED_B_AT(rows))
+               : b;
+    /* K's end clamped, as lora_main at VEC 4 (K_LIVE in main_tiles.cl) */
+    main_tiles(rows, xp, wp, bp, y, (__global float *)scratch, as, bs, 1, 0,
+               1, PADS_X ? K_PADDED : IN_FEATURES,
+               PADS_W ? N_PADDED : OUT_FEATURES, 4,
+               Y_VEC < LVN ? Y_VEC : LVN);
+}

@@ -1,0 +1,26 @@
+/* lora_pad_w.cl - W's rows, then B's, into the scratch, padded to
+ * N_PADDED elements, for lora_main_padded (see padded.cl). */
+#include "lora_common.cl"
+#include "padded.cl"
+
+#if !defined(PAD_THREADS) || !PADS_W
+#error "lora_pad_w.cl: the plan must define PAD_THREADS, and N must need it"
+#endif
+
+/* Work-item (i, j): 4 elements from column 4 * i of row j of W, or of
+ * row j - K of B; IN_FEATURES + RANK rows along dimension 1. */
+__kernel __attribute__((reqd_work_group_size(PAD_THREADS, 1, 1)))
+void lora_pad_w(const int rows, const __global storage_t *restrict w,
+                const __global storage_t *restrict b,
+                __global float *restrict scratch)
+{
+    const int j = get_global_id(1);
+    const int col = get_global_id(0) * 4;
+    if (j < IN_FEATURES) {
+        pad_row4((__global storage_t *)(scratch + PADDED_W_AT(rows)), w,
+                 OUT_FEATURES, N_PADDED, j, col);
+    } else {
+        pad_row4((__global storage_t *)(scratch + PADDED_B_AT(rows)), b,
+                 OUT_FEATURES, N_PADDED, j - IN_FEATURES, col);
+    }
+}

@@ -1,0 +1,49 @@
+/* padded.cl - where lora_pad_x and lora_pad_w leave the copies of X, W and
+ * B that lora_main_padded reads (see lora_common.cl).
+ *
+ * lora_main loads its tiles VEC elements wide, and VEC divides K and N:
+ * where K or N is odd, every load is one element, and on the H100 that
+ * alone cost lora_main a fifth of its speed (4096 rows, K = 4096, N =
+ * 4001: 3752 us against 2953 for N = 4096; lora_main takes 255 registers
+ * at VEC 1, 167 at VEC 4). From pad_rows rows the plan copies the
+ * operands whose rows are not a multiple of 4 elements into the scratch,
+ * each row padded with zeros to the next multiple of 4, and
+ * lora_main_padded reads them 4 wide (2978 us for that shape, plus 47 for
+ * the copy of W).
+ *
+ * The scratch holds, in floats: T's XA_SPLIT partial sums from lora_xa
+ * (rows x XA_SPLIT * RANK), rounded up to a multiple of 4; then, where N
+ * is no multiple of 4, W's copy (K x N_PADDED) and B's (RANK x N_PADDED);
+ * then, where K is no multiple of 4, X's copy (rows x K_PADDED). The
+ * copies hold storage_t elements, one float of the scratch each. */
+#define K_PADDED (CEIL_DIV(IN_FEATURES, 4) * 4)
+#define N_PADDED (CEIL_DIV(OUT_FEATURES, 4) * 4)
+#define PADS_X (IN_FEATURES % 4 != 0)
+#define PADS_W (OUT_FEATURES % 4 != 0)
+#define PADDED_W_AT(rows)                                                \
+    (((size_t)(rows) * (XA_SPLIT * RANK) + 3) & ~(size_t)3)
+#define PADDED_B_AT(rows)                                                \
+    (PADDED_W_AT(rows) + (size_t)IN_FEATURES * N_PADDED)
+#define PADDED_X_AT(rows)                                                \
+    (PADDED_W_AT(rows) +                                                 \
+     (PADS_W ? (size_t)(IN_FEATURES + RANK) * N_PADDED : 0))
+
+/* Row ROW of the COLS-wide matrix SRC into DST's row, PADDED_COLS wide,
+ * zeros past COLS; this work-item takes 4 elements from column COL.
+ * Elements are copied as they are stored (no conversion). The padding
+ * of X meets zeros in W's stash past K, and zeros keep an inf in the
+ * last column from turning into a NaN there. */
+inline void pad_row4(__global storage_t *dst, const __global storage_t *src,
+                     const int cols, const int padded_cols, const int row,
+                     const int col)
+{
+    if (col >= padded_cols) {
+        return;
+    }
+    const __global storage_t *s = src + (size_t)row * cols;
+    __global storage_t *d = dst + (size_t)row * padded_cols;
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+        d[col + c] = col + c < cols ? s[col + c] : (storage_t)0;
+    }
+}
