@@ -568,6 +568,24 @@ static int pads_w(const struct lora *c)
     return uses_padded(c) && c->N % 4 != 0;
 }
 
+/* Both copies: X's rows and W's columns run on to a whole K step
+ * (padded.cl, PADS_K). */
+static int pads_k(const struct lora *c)
+{
+    return pads_x(c) && pads_w(c) && c->K % c->k != 0;
+}
+
+/* The length of the rows of X's copy, and the rows of W's. */
+static long x_padded(const struct lora *c)
+{
+    return pads_k(c) ? ceil_div(c->K, c->k) * c->k : ceil_div(c->K, 4) * 4;
+}
+
+static long w_rows_padded(const struct lora *c)
+{
+    return pads_k(c) ? x_padded(c) : c->K;
+}
+
 /* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
 static long mma_threads(const struct lora *c)
 {
@@ -584,7 +602,7 @@ static long mma_local(const struct lora *c)
 static long scratch_per_row(const struct lora *c)
 {
     return (uses_xa(c) ? c->R * xa_split(c) : 0) +
-           (pads_x(c) ? ceil_div(c->K, 4) * 4 : 0);
+           (pads_x(c) ? x_padded(c) : 0);
 }
 
 /* Floats of scratch whatever the rows: the split path's partial sums of Y
@@ -600,10 +618,9 @@ static long scratch_fixed(const struct lora *c)
                       ? c->decode_slices * few_upto(c) * (c->N + c->R)
                       : 0;
     /* lora_pad_w's copies of W and B, after T rounded up to 4 */
-    long padded = uses_padded(c)
-                      ? 3 + (pads_w(c) ? (c->K + c->R) * ceil_div(c->N, 4) * 4
-                                       : 0)
-                      : 0;
+    long n_padded = ceil_div(c->N, 4) * 4;
+    long w_copies = pads_w(c) ? (w_rows_padded(c) + c->R) * n_padded : 0;
+    long padded = uses_padded(c) ? 3 + w_copies : 0;
     long most = split > decode ? split : decode;
     return most > padded ? most : padded;
 }
@@ -896,8 +913,8 @@ static void split_defaults(struct kernel_spec *ks)
  * or N is none (padded.cl), whose loads are then 4 wide, not 1 or 2,
  * from the first rows lora_main takes. On the H100 at 4096 rows through
  * the stub: K = 4096, N = 4001 3084 us against 3810 unpadded (N = 4096:
- * 3001), K = 4001, N = 4096 3071 against 3772, K = N = 4001 3135 against
- * 3786, K = N = 4002 3122 against 3450; K = 4096, N = 4001 at 257, 300,
+ * 3001), K = 4001, N = 4096 3071 against 3772, K = N = 4001 3061 against
+ * 3786, K = N = 4002 3054 against 3450; K = 4096, N = 4001 at 257, 300,
  * 384 and 512 rows (one wave of tiles; the copy of W, 47 us, costs the
  * same at any rows) 451, 453, 461 and 466 us against 503, 504, 507 and
  * 516 (bench/RESULTS.md). CPUs keep their loads (not measured). */
@@ -1675,7 +1692,7 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
  * length in 4s, the longer of the two, up to 256. */
 static long pad_threads(const struct lora *c)
 {
-    long most = ceil_div(c->K > c->N ? c->K : c->N, 4);
+    long most = ceil_div(x_padded(c) > c->N ? x_padded(c) : c->N, 4);
     return most < 256 ? pow2_ceil(most) : 256;
 }
 
@@ -1883,7 +1900,8 @@ static void launch_main(const struct lora *c, struct launch *l, long slices,
 }
 
 /* lora_pad_x: a work-item per 4 elements of a row of X's copy, a row of
- * work-groups per row; lora_pad_w: the same over W's K rows and B's R. */
+ * work-groups per row; lora_pad_w: the same over W's rows (K, or to a
+ * whole K step) and B's R. */
 static void launch_pad(const struct lora *c, struct launch *l, int x)
 {
     static const char *const x_args[] = {"rows", "x", "scratch", NULL};
@@ -1893,8 +1911,9 @@ static void launch_pad(const struct lora *c, struct launch *l, int x)
     l->dims = 2;
     l->local[0] = (size_t)threads;
     l->local[1] = 1;
-    l->groups[0] = (size_t)ceil_div(ceil_div(x ? c->K : c->N, 4), threads);
-    l->groups[1] = x ? 0 : (size_t)(c->K + c->R);
+    l->groups[0] =
+        (size_t)ceil_div(ceil_div(x ? x_padded(c) : c->N, 4), threads);
+    l->groups[1] = x ? 0 : (size_t)(w_rows_padded(c) + c->R);
     l->rows_per_group = 1;
     copy_args(l, x ? x_args : w_args);
 }

@@ -36,6 +36,6 @@ void lora_main(const int rows,
                /* one slice only reads the scratch (T) */
                b, y, (__global float *)scratch,
 #endif
-               as, bs, 1, 0, MAIN_CLAMPS_K, IN_FEATURES, OUT_FEATURES, VEC,
+               as, bs, 1, 0, MAIN_K_END, IN_FEATURES, OUT_FEATURES, VEC,
                SVW);
 }

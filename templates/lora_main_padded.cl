@@ -29,9 +29,10 @@ void lora_main_padded(const int rows, const __global storage_t *restrict x,
     const __global storage_t *bp =
         PADS_W ? (const __global storage_t *)(scratch + PADDED_B_AT(rows))
                : b;
-    /* K's end clamped, as lora_main at VEC 4 (K_LIVE in main_tiles.cl) */
+    /* K's end: nothing to do where both copies run to a whole K step,
+     * else clamped as lora_main at VEC 4 (K_LIVE in main_tiles.cl) */
     main_tiles(rows, xp, wp, bp, y, (__global float *)scratch, as, bs, 1, 0,
-               1, PADS_X ? K_PADDED : IN_FEATURES,
+               PADS_K ? K_WHOLE : K_CLAMP, PADS_X ? K_PADDED : IN_FEATURES,
                PADS_W ? N_PADDED : OUT_FEATURES, 4,
                Y_VEC < LVN ? Y_VEC : LVN);
 }

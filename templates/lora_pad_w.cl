@@ -7,8 +7,9 @@
 #error "lora_pad_w.cl: the plan must define PAD_THREADS, and N must need it"
 #endif
 
-/* Work-item (i, j): 4 elements from column 4 * i of row j of W, or of
- * row j - K of B; IN_FEATURES + RANK rows along dimension 1. */
+/* Work-item (i, j): 4 elements from column 4 * i of row j of W (zeros
+ * from K to W_ROWS_PADDED), or of row j - W_ROWS_PADDED of B;
+ * W_ROWS_PADDED + RANK rows along dimension 1. */
 __kernel __attribute__((reqd_work_group_size(PAD_THREADS, 1, 1)))
 void lora_pad_w(const int rows, const __global storage_t *restrict w,
                 const __global storage_t *restrict b,
@@ -16,11 +17,11 @@ void lora_pad_w(const int rows, const __global storage_t *restrict w,
 {
     const int j = get_global_id(1);
     const int col = get_global_id(0) * 4;
-    if (j < IN_FEATURES) {
+    if (j < W_ROWS_PADDED) {
         pad_row4((__global storage_t *)(scratch + PADDED_W_AT(rows)), w,
-                 OUT_FEATURES, N_PADDED, j, col);
+                 j < IN_FEATURES ? OUT_FEATURES : 0, N_PADDED, j, col);
     } else {
         pad_row4((__global storage_t *)(scratch + PADDED_B_AT(rows)), b,
-                 OUT_FEATURES, N_PADDED, j - IN_FEATURES, col);
+                 OUT_FEATURES, N_PADDED, j - W_ROWS_PADDED, col);
     }
 }

@@ -181,31 +181,38 @@ inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
     }
 }
 
-/* K past its end, two ways; EDGE and CLAMP are constants at each call.
- * Guarded: the loads of the last K step only (EDGE) test K and leave
- * zeros, the other steps' loads are unguarded (K = 4100, N = 4096 on the
- * H100: 3759 us with every step guarded, 20% slower than K = 4096).
- * Clamped (CLAMP): no load is guarded; past K, X's loads read the row's
- * last vector and W's its last row, and the stash stores zeros in their
- * place. lora_main clamps where VEC is 4 and T comes from lora_xa
- * (MAIN_CLAMPS_K): K = 4100 and 4108, N = 4096 at 4096 rows took 3094
- * and 3089 us against 3485 and 3547 guarded, where K = 4096 takes 3000.
- * Guarded stays for the split path (K = 4100 at 64 and 128 rows: 87 and
- * 138 us guarded, 119 and 162 clamped) and for VEC 1 and 2 (K = N = 4002:
- * 3445 guarded, 3815 clamped); same registers either way (167-168). */
+/* K past its end, three ways: K_END, a constant at each call of
+ * main_tiles, and EDGE and CLAMP, which follow from it at each load.
+ * Guarded (K_GUARD): the loads of the last K step only (EDGE) test K and
+ * leave zeros, the other steps' loads are unguarded (K = 4100, N = 4096
+ * on the H100: 3759 us with every step guarded, 20% slower than K =
+ * 4096). Clamped (K_CLAMP, CLAMP): no load is guarded; past K, X's loads
+ * read the row's last vector and W's its last row, and the stash stores
+ * zeros in their place. Whole (K_WHOLE): the operands hold zeros up to a
+ * whole K step (lora_main_padded's copies of both X and W), so no load
+ * tests or clamps anything. lora_main clamps where VEC is 4 and T comes
+ * from lora_xa (MAIN_K_END): K = 4100 and 4108, N = 4096 at 4096 rows
+ * took 3094 and 3089 us against 3485 and 3547 guarded, where K = 4096
+ * takes 3000. Guarded stays for the split path (K = 4100 at 64 and 128
+ * rows: 87 and 138 us guarded, 119 and 162 clamped) and for VEC 1 and 2
+ * (K = N = 4002: 3445 guarded, 3815 clamped); same registers either way
+ * (167-168). */
+#define K_GUARD 0
+#define K_CLAMP 1
+#define K_WHOLE 2
 #if IN_FEATURES % TILE_K != 0
 #define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)
 #define K_IN(clamp, k, vw)                                               \
     ((clamp) ? min((k), (IN_FEATURES - 1) / (vw) * (vw)) : (k))
 #define K_ROW_IN(clamp, k) ((clamp) ? min((k), IN_FEATURES - 1) : (k))
 #define K_PAST(clamp, k) ((clamp) && (k) >= IN_FEATURES)
-#define MAIN_CLAMPS_K (VEC == 4 && !XA_INLINE)
+#define MAIN_K_END (VEC == 4 && !XA_INLINE ? K_CLAMP : K_GUARD)
 #else
 #define K_LIVE(edge, k) 1
 #define K_IN(clamp, k, vw) (k)
 #define K_ROW_IN(clamp, k) (k)
 #define K_PAST(clamp, k) 0
-#define MAIN_CLAMPS_K 0
+#define MAIN_K_END K_GUARD
 #endif
 
 /* VW elements (1, 2 or 4, a constant at each call) at P[I] as a float4,
@@ -399,7 +406,7 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
  * fill few work-groups, so the plan's split path launches
  * lora_main_split (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice
  * s runs K tiles [kt0, kt1) and leaves its partial sums in scratch for
- * lora_combine; slice 0 adds T*B. Constants at each call: CLAMP, how
+ * lora_combine; slice 0 adds T*B. Constants at each call: K_END, how
  * K's end is handled (see K_LIVE); LDX and LDW, the row strides of X and
  * of W and B; VW, the width of their loads (VEC, or 4 on the copies of
  * lora_main_padded); SW, the width of Y's stores. Local memory: the
@@ -420,10 +427,11 @@ inline void main_tiles(const int rows,
                        __global float *restrict scratch,
 #endif
                        __local float *as, __local float *bs,
-                       const int slices, const int slice, const int clamp,
+                       const int slices, const int slice, const int k_end,
                        const int ldx, const int ldw, const int vw,
                        const int sw)
 {
+    const int clamp = k_end == K_CLAMP;
 #if !XA_INLINE
     const __global float *restrict t = scratch; /* lora_xa's T */
 #endif
@@ -471,8 +479,8 @@ inline void main_tiles(const int rows,
     float4 wr[W_LOADS(VEC)];
 #endif
     /* The tiles of K step KT into registers (xr, wr, ar), guarded
-     * against K's end in the last step only, or clamped (CLAMP, see
-     * K_LIVE above). */
+     * against K's end in the last step only, clamped, or neither (K_END,
+     * see K_LIVE above). */
 #if HAS_BASE
 #define FETCH_W(kt, edge)                                                \
     fetch_w(wr, w, ldw, vw, col0, (kt) * TILE_K, lid, edge, clamp)
@@ -496,7 +504,7 @@ inline void main_tiles(const int rows,
 #if IN_FEATURES % TILE_K != 0
 #define FETCH_STEP(kt)                                                   \
     do {                                                                 \
-        if (!clamp && (kt) == K_TILES - 1) {                             \
+        if (k_end == K_GUARD && (kt) == K_TILES - 1) {                   \
             FETCH_TILES(kt, 1);                                          \
         } else {                                                         \
             FETCH_TILES(kt, 0);                                          \

@@ -13,26 +13,35 @@
  *
  * The scratch holds, in floats: T's XA_SPLIT partial sums from lora_xa
  * (rows x XA_SPLIT * RANK), rounded up to a multiple of 4; then, where N
- * is no multiple of 4, W's copy (K x N_PADDED) and B's (RANK x N_PADDED);
- * then, where K is no multiple of 4, X's copy (rows x K_PADDED). The
- * copies hold storage_t elements, one float of the scratch each. */
-#define K_PADDED (CEIL_DIV(IN_FEATURES, 4) * 4)
-#define N_PADDED (CEIL_DIV(OUT_FEATURES, 4) * 4)
+ * is no multiple of 4, W's copy (W_ROWS_PADDED x N_PADDED) and B's (RANK
+ * x N_PADDED); then, where K is no multiple of 4, X's copy (rows x
+ * K_PADDED). The copies hold storage_t elements, one float of the
+ * scratch each. */
 #define PADS_X (IN_FEATURES % 4 != 0)
 #define PADS_W (OUT_FEATURES % 4 != 0)
+/* With both copies, X's rows and W's columns run on to a whole K step,
+ * zeros past K, and lora_main_padded meets no K edge (K_WHOLE in
+ * main_tiles.cl); else X's rows run to a multiple of 4. */
+#define PADS_K (PADS_X && PADS_W && IN_FEATURES % TILE_K != 0)
+#define K_PADDED                                                         \
+    (PADS_K ? CEIL_DIV(IN_FEATURES, TILE_K) * TILE_K                     \
+            : CEIL_DIV(IN_FEATURES, 4) * 4)
+#define W_ROWS_PADDED (PADS_K ? K_PADDED : IN_FEATURES)
+#define N_PADDED (CEIL_DIV(OUT_FEATURES, 4) * 4)
 #define PADDED_W_AT(rows)                                                \
     (((size_t)(rows) * (XA_SPLIT * RANK) + 3) & ~(size_t)3)
 #define PADDED_B_AT(rows)                                                \
-    (PADDED_W_AT(rows) + (size_t)IN_FEATURES * N_PADDED)
+    (PADDED_W_AT(rows) + (size_t)W_ROWS_PADDED * N_PADDED)
 #define PADDED_X_AT(rows)                                                \
     (PADDED_W_AT(rows) +                                                 \
-     (PADS_W ? (size_t)(IN_FEATURES + RANK) * N_PADDED : 0))
+     (PADS_W ? (size_t)(W_ROWS_PADDED + RANK) * N_PADDED : 0))
 
 /* Row ROW of the COLS-wide matrix SRC into DST's row, PADDED_COLS wide,
  * zeros past COLS; this work-item takes 4 elements from column COL.
- * Elements are copied as they are stored (no conversion). The padding
- * of X meets zeros in W's stash past K, and zeros keep an inf in the
- * last column from turning into a NaN there. */
+ * Elements are copied as they are stored (no conversion). Past K, X's
+ * padding meets zeros of W (its copy's rows, or its stash in local
+ * memory): zeros there keep an inf in X's last column from turning into
+ * a NaN. */
 inline void pad_row4(__global storage_t *dst, const __global storage_t *src,
                      const int cols, const int padded_cols, const int row,
                      const int col)
