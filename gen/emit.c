@@ -310,9 +310,9 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
         buf_printf(&b, "path %ld %s\n", pa->max_rows, pa->why);
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
-            buf_printf(&b, "launch %s %d %zu %zu %zu %zu %zu", la->kernel,
+            buf_printf(&b, "launch %s %d %zu %zu %zu %zu %zu %d", la->kernel,
                        la->dims, la->local[0], la->local[1], la->groups[0],
-                       la->groups[1], la->rows_per_group);
+                       la->groups[1], la->rows_per_group, la->slices);
             for (int a = 0; la->args[a] != NULL; a++) {
                 buf_printf(&b, " %s", la->args[a]);
             }
@@ -465,16 +465,19 @@ static int stub_tables(const char *name, const struct plan *p, int v,
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             int ki = kernel_index(names, &n_names, l->kernel);
-            buf_printf(t, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, %zu, {", ki,
-                       l->dims, l->local[0], l->dims > 1 ? l->local[1] : 1,
-                       l->groups[0], l->dims > 1 ? l->groups[1] : 1,
-                       l->rows_per_group);
+            buf_printf(t, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, %zu, %d, {",
+                       ki, l->dims, l->local[0],
+                       l->dims > 1 ? l->local[1] : 1, l->groups[0],
+                       l->dims > 1 ? l->groups[1] : 1, l->rows_per_group,
+                       l->slices);
             for (int a = 0; l->args[a] != NULL; a++) {
                 const char *arg = l->args[a];
                 if (strcmp(arg, "rows") == 0) {
                     buf_printf(t, "%s_ARG_ROWS, ", name);
                 } else if (strcmp(arg, "scratch") == 0) {
                     buf_printf(t, "%s_ARG_SCRATCH, ", name);
+                } else if (strcmp(arg, "slices") == 0) {
+                    buf_printf(t, "%s_ARG_SLICES, ", name);
                 } else if (buffer_index(p, arg) >= 0) {
                     char up[32];
                     upper(up, arg, sizeof up);
@@ -1040,6 +1043,9 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_puts(out, "  args (");
             for (int a = 0; l->args[a] != NULL; a++) {
                 buf_printf(out, "%s%s", a ? ", " : "", l->args[a]);
+                if (strcmp(l->args[a], "slices") == 0) {
+                    buf_printf(out, " %d", l->slices);
+                }
             }
             buf_puts(out, ")\n");
         }

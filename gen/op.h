@@ -93,12 +93,13 @@ struct launch {
     size_t local[2];
     size_t groups[2];
     size_t rows_per_group;
+    int slices;               /* the value of a "slices" argument */
     const char *args[8];      /* NULL-terminated: "rows", a buffer name of
-                                 op->buffers, or "scratch" */
+                                 op->buffers, "scratch", or "slices" */
 };
 
 #define SPECL_MAX_LAUNCHES 5
-#define SPECL_MAX_PATHS 6
+#define SPECL_MAX_PATHS 8
 
 /* A sequence of launches used while rows <= max_rows (0: any rows).
  * Paths are tried in order; the last must have max_rows 0. */

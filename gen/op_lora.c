@@ -96,7 +96,8 @@ static const struct param_def lora_knobs[] = {
      "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
     {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
      "lora_main (lora_mma) at few rows: K cut into this many slices, a "
-     "work-group each, summed by lora_combine; 1: no split path"},
+     "work-group each, summed by lora_combine (lora_main halves them as "
+     "the rows' tiles grow past a wave); 1: no split path"},
     {"split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
      "rows at or below which the split path runs (above decode_max)"},
     {"pad_rows", VALUE_INT, 0, 0, 0, 16777216, NULL,
@@ -551,6 +552,49 @@ static int uses_split(const struct lora *c)
            c->split_k > 1 && c->split_max > few_upto(c);
 }
 
+/* Work-groups in one wave of a large GPU for lora_main's 64 x 128 tiles:
+ * 128 compute units at 3 work-groups each (the H100 has 132; 167
+ * registers a work-item allow 3 groups of 128). */
+#define SPLIT_WAVE 384
+#define SPLIT_BANDS 4
+
+/* The split path's bands of rows: slices[i] slices of K up to upto[i]
+ * rows, i < the count returned (0: no split path). On tensor cores one
+ * band, split_k slices up to split_max. Otherwise split_k slices at the
+ * fewest rows, halved each time the tiles of a band's rows times its
+ * slices would pass SPLIT_WAVE work-groups, the last band (2 slices, or
+ * the SPLIT_BANDS-th) up to split_max: on the H100, K = N = 4096, 4 slices
+ * took 129 and 180 us at 128 and 192 rows (2 slices: 137, 231), 2 slices
+ * 232 and 328 at 256 and 384 (4 slices: 281, 334), the tiles unsplit 311
+ * to 403 (bench/RESULTS.md). */
+static int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
+                       long upto[SPLIT_BANDS])
+{
+    int n = 0;
+    long lo = few_upto(c);
+    if (!uses_split(c)) {
+        return 0;
+    }
+    for (long s = c->split_k; s >= 2 && lo < c->split_max; s /= 2) {
+        long rows = c->split_max;
+        int last = uses_lora_mma(c) || s / 2 < 2 || n + 1 == SPLIT_BANDS;
+        if (!last) {
+            long fit = SPLIT_WAVE / (s * ceil_div(c->N, c->n)) * c->m;
+            rows = fit < rows ? fit : rows;
+        }
+        if (rows > lo) {
+            slices[n] = s;
+            upto[n] = rows;
+            n++;
+            lo = rows;
+        }
+        if (last) {
+            break;
+        }
+    }
+    return n;
+}
+
 /* From pad_rows rows: lora_pad_x (K no multiple of 4) and lora_pad_w (N
  * no multiple of 4), then lora_main_padded reads their copies 4 wide. */
 static int uses_padded(const struct lora *c)
@@ -606,14 +650,19 @@ static long scratch_per_row(const struct lora *c)
 }
 
 /* Floats of scratch whatever the rows: the split path's partial sums of Y
- * (split_k.cl), for up to split_max rows, after T rounded up to 4; or
+ * (split_k.cl), each band's slices for up to its rows, after T rounded up
+ * to 4; or
  * lora_decode_mma's or lora_decode_split's of X*W and X*A
  * (lora_decode_part.cl) for up to decode_mma_max or decode_split_max
  * rows; or the padded copies of W and B (padded.cl): whichever take
  * more (one path runs per call). */
 static long scratch_fixed(const struct lora *c)
 {
-    long split = uses_split(c) ? c->split_k * c->split_max * c->N + 3 : 0;
+    long slices[SPLIT_BANDS], upto[SPLIT_BANDS], split = 0;
+    for (int i = 0, n = split_bands(c, slices, upto); i < n; i++) {
+        long part = slices[i] * upto[i] * c->N + 3;
+        split = part > split ? part : split;
+    }
     long decode = uses_decode_mma(c) || uses_decode_split(c)
                       ? c->decode_slices * few_upto(c) * (c->N + c->R)
                       : 0;
@@ -740,16 +789,20 @@ static void mma_defaults(struct kernel_spec *ks)
 /* The split path on GPUs. Few rows make few tiles, and a work-group alone
  * on its compute unit waits out each K step's loads: at 32 to 128 rows,
  * K = N = 4096, the tiled path took 322-328 us whatever the rows. Cut
- * into slices of K, the tiles' chains run side by side: on the H100 4
- * slices took 79 us at 32 rows, 83 at 64, 130 at 128 and 279 at 256
- * (2 slices: 231; 8: 76, 79, 156, 239). So rows split while their tiles
- * are fewer than SPLIT_FEW (one wave of a large GPU), into as many slices
- * as bring the tiles at half those rows to SPLIT_GROUPS work-groups, each
- * slice at least SPLIT_MIN_STEPS steps of K. On 64 x 128 tiles short
- * slices pay (H100, K = N = 2048 at 128 rows: 8 slices of 16 steps 53.9
- * us, 4 slices 58.2, lora_decode 74.3; K = N = 1024 at 256 rows, 4
- * slices: 37.7 against 45.1 on 32 x 32 tiles unsplit). */
-#define SPLIT_FEW 128
+ * into slices of K, the tiles' chains run side by side. The time follows
+ * how much of K each compute unit runs: on the H100 (K = N = 4096; 32
+ * tiles a row of tiles) 8 slices took 79 us at 64 rows, 4 slices 129 and
+ * 180 at 128 and 192, 2 slices 232 and 328 at 256 and 384, the tiles
+ * unsplit 311-408 at 128 to 448 rows, and each fell behind once its work-
+ * groups passed one wave (4 slices at 256 rows: 281). So the SIMT split
+ * path starts at as many slices as one row of tiles can take within
+ * SPLIT_WAVE work-groups and halves them as the rows grow (split_bands),
+ * up to the rows whose tiles fill a wave in 2 slices; each slice at least
+ * SPLIT_MIN_STEPS steps of K. On 64 x 128 tiles short slices pay (H100,
+ * K = N = 2048 at 128 rows: 8 slices of 16 steps 53.9 us, 4 slices 58.2,
+ * lora_decode 74.3; K = N = 1024 at 256 rows, 4 slices: 37.7 against
+ * 45.1 on 32 x 32 tiles unsplit). The tensor cores' split path keeps one
+ * count of slices (mma_split_default). */
 #define SPLIT_GROUPS 256
 #define SPLIT_MIN_STEPS 16
 
@@ -892,12 +945,12 @@ static void split_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "split_max", most > decode ? most : decode + c.m);
         return;
     }
-    long few = SPLIT_FEW / col_tiles * c.m;
+    /* the rows whose tiles make at most one wave in 2 slices */
+    long two = SPLIT_WAVE / (2 * col_tiles) * c.m;
     if (!spec_knob_set(ks, "split_k") && ks->target != TARGET_CPU &&
-        uses_main(&c) && uses_xa(&c) && c.base && few > decode) {
+        uses_main(&c) && uses_xa(&c) && c.base && two > decode) {
         long most = ceil_div(c.K, c.k) / SPLIT_MIN_STEPS;
-        long tiles = ceil_div(few / 2, c.m) * col_tiles;
-        long split = pow2_floor(SPLIT_GROUPS / tiles);
+        long split = pow2_floor(SPLIT_WAVE / col_tiles);
         spec_knob_default(ks, "split_k",
                           most < 2 ? 1 : split < most ? split
                                                       : pow2_floor(most));
@@ -905,7 +958,7 @@ static void split_defaults(struct kernel_spec *ks)
     }
     /* A spec's split_k runs for at least one tile of rows past decode. */
     if (c.split_k > 1) {
-        spec_knob_default(ks, "split_max", few > decode ? few : decode + c.m);
+        spec_knob_default(ks, "split_max", two > decode ? two : decode + c.m);
     }
 }
 
@@ -1636,14 +1689,25 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
                    c->split_max,
                    uses_decode_mma(c) ? "decode_mma_max" : "decode_max",
                    decode);
-    } else if (4 * c->split_k * c->split_max * c->N > SPLIT_SCRATCH_MAX) {
-        diag_error(d, file, blame(ks, "split_max", "split_k"),
-                   "the split path's partial sums take %.1f MiB of scratch "
-                   "(split_k %ld x split_max %ld rows x %ld columns of "
-                   "floats), more than %ld MiB",
-                   (double)(4 * c->split_k * c->split_max * c->N) /
-                       (1 << 20),
-                   c->split_k, c->split_max, c->N, SPLIT_SCRATCH_MAX >> 20);
+    } else {
+        /* the band of rows whose partial sums take the most */
+        long slices[SPLIT_BANDS], upto[SPLIT_BANDS], most = 0;
+        int n = split_bands(c, slices, upto), widest = 0;
+        for (int i = 0; i < n; i++) {
+            if (slices[i] * upto[i] > most) {
+                most = slices[i] * upto[i];
+                widest = i;
+            }
+        }
+        if (n > 0 && 4 * most * c->N > SPLIT_SCRATCH_MAX) {
+            diag_error(d, file, blame(ks, "split_max", "split_k"),
+                       "the split path's partial sums take %.1f MiB of "
+                       "scratch (%ld slices x %ld rows x %ld columns of "
+                       "floats), more than %ld MiB",
+                       (double)(4 * most * c->N) / (1 << 20),
+                       slices[widest], upto[widest], c->N,
+                       SPLIT_SCRATCH_MAX >> 20);
+        }
     }
 }
 
@@ -1918,11 +1982,15 @@ static void launch_pad(const struct lora *c, struct launch *l, int x)
     copy_args(l, x ? x_args : w_args);
 }
 
-static void launch_combine(const struct lora *c, struct launch *l)
+/* lora_combine: the sum of SLICES slices' partial sums. */
+static void launch_combine(const struct lora *c, struct launch *l,
+                           long slices)
 {
-    static const char *const args[] = {"rows", "y", "scratch", NULL};
+    static const char *const args[] = {"rows", "slices", "y", "scratch",
+                                       NULL};
     launch_rows(c, l, "lora_combine", row_threads(c, c->vec), c->vec, 1,
                 args);
+    l->slices = (int)slices;
 }
 
 /* lora_mma, or with SLICES > 1 lora_mma_split over that many slices of
@@ -2116,19 +2184,20 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
                        "delta_rows rows computes their T = scale*X*A on "
                        "chip, then Y = T*B");
     }
-    if (uses_split(&c)) {
+    long slices[SPLIT_BANDS], upto[SPLIT_BANDS];
+    for (int i = 0, n = split_bands(&c, slices, upto); i < n; i++) {
         struct path *sp = &p->path[p->n_path++];
-        sp->max_rows = c.split_max;
+        sp->max_rows = upto[i];
         sp->n_launch = 0;
         sp->why = "few rows for the tiles: T = scale*X*A, the tiled GEMM "
-                  "over split_k slices of K, then their sum";
+                  "over slices of K, then their sum";
         launch_xa(&c, &sp->launch[sp->n_launch++]);
         if (uses_mma(&c)) {
-            launch_mma(&c, &sp->launch[sp->n_launch++], c.split_k);
+            launch_mma(&c, &sp->launch[sp->n_launch++], slices[i]);
         } else {
-            launch_main(&c, &sp->launch[sp->n_launch++], c.split_k, 0);
+            launch_main(&c, &sp->launch[sp->n_launch++], slices[i], 0);
         }
-        launch_combine(&c, &sp->launch[sp->n_launch++]);
+        launch_combine(&c, &sp->launch[sp->n_launch++], slices[i]);
     }
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = 0;

@@ -10,9 +10,11 @@
 #endif
 
 /* A work-item sums VEC columns of one row (rows along dimension 1) over
- * the slices, in slice order: the same bits whatever the timing. */
+ * the SLICES slices (at most SPLIT_K) the split path ran at these rows, in
+ * slice order: the same bits whatever the timing. */
 __kernel __attribute__((reqd_work_group_size(COMBINE_N, 1, 1)))
-void lora_combine(const int rows, __global storage_t *restrict y,
+void lora_combine(const int rows, const int slices,
+                  __global storage_t *restrict y,
                   const __global float *restrict scratch)
 {
     const int col = (get_group_id(0) * COMBINE_N + get_local_id(0)) * VEC;
@@ -25,7 +27,9 @@ void lora_combine(const int rows, __global storage_t *restrict y,
     vecf_t sum = PARTIAL_V(scratch + SPLIT_PART(rows, 0) + at);
 #pragma unroll
     for (int s = 1; s < SPLIT_K; s++) {
-        sum += PARTIAL_V(scratch + SPLIT_PART(rows, s) + at);
+        if (s < slices) {
+            sum += PARTIAL_V(scratch + SPLIT_PART(rows, s) + at);
+        }
     }
     store_vec(y, at, sum);
 }

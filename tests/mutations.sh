@@ -25,7 +25,7 @@ gen/op_lora.c%s/return 4 \* t \* (c->delta_threads + lanes + 2);/return 4 * t * 
 templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0; s + 1 < slices; s++) {/%lora_backward: the last slice of rows dropped from the sums of dA and dB
 templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
 templates/padded.cl%s/(PADS_W ? (size_t)(IN_FEATURES + RANK) \* N_PADDED : 0))/0)/%lora: the copy of X laid over the copies of W and B
-templates/lora_combine.cl%s/for (int s = 1; s < SPLIT_K; s++) {/for (int s = 1; s + 1 < SPLIT_K; s++) {/%lora: the split path drops the last slice of K from the sum
+templates/lora_combine.cl%s/if (s < slices) {/if (s + 1 < slices) {/%lora: the split path drops the last slice of K from the sum
 templates/main_tiles.cl%s/const int kt1 = (slice + 1) \* K_TILES \/ slices;/const int kt1 = (slice + 1) * (K_TILES \/ slices);/%lora: the split path drops the K steps that do not divide evenly into slices
 templates/lora_decode.cl%s/decode_mac(nr, k2, acc, tacc, wv2, av2, rowc, x);//%lora: the decode path drops the second of the two steps it loads ahead
 templates/lora_decode.cl%s/colc\[c\] = min(cb + tn \* DECODE_VEC + c, OUT_FEATURES - 1);/colc[c] = min(cb + tn * DECODE_VEC, OUT_FEATURES - 1);/%lora: the decode path gathers one column four times where the rows allow only narrow loads

@@ -767,9 +767,11 @@ static void test_target_tensor(void)
  * only one row of a layer as wide as llama-up on tensor cores (32 on
  * other GPUs), then on tensor cores lora_decode_mma up to 32 rows (one
  * slice of K in strips of 64 columns, one more for A: 173 work-groups),
- * then lora_mma over 2 slices of K up to 128 rows; in f32 on GPUs
- * lora_decode to 4 rows, then lora_decode_split to 32 (16 slices of K in
- * strips of 256 columns, one more for A: 704 work-groups); the softmax
+ * then lora_mma over 2 slices of K up to 128 rows; without tensor cores
+ * the split path over 4 slices to 64 rows, 2 to 128 (lora_combine told
+ * how many); in f32 on GPUs lora_decode to 4 rows, then
+ * lora_decode_split to 32 (16 slices of K in strips of 256 columns, one
+ * more for A: 704 work-groups); the softmax
  * merging its rows by warp shuffles on tensor-core devices only. */
 static void test_target_defaults(void)
 {
@@ -788,7 +790,10 @@ static void test_target_defaults(void)
         {"bf16", "tensor", "DMMA_STAGES        2 "},
         {"bf16", "tensor", "split_k=2* split_max=128*"},
         {"bf16", "tensor", "lora_mma_split  local {128, 1}  groups {172, "},
-        {"bf16", "gpu", "split_k=2* split_max=64*"},
+        {"bf16", "gpu", "split_k=4* split_max=128*"},
+        {"bf16", "gpu", "path 1 (rows <= 64)"},
+        {"f32", "gpu", "path 3 (rows <= 128)"},
+        {"f32", "gpu", "args (rows, slices 2, y, scratch)"},
         {"bf16", "gpu", "decode_rows=8* decode_max=32* "
                         "decode_n=8* decode_k=64*"},
         {"f16", "gpu", "decode_rows=8* decode_max=32*"},

@@ -466,18 +466,21 @@ static const struct {
 };
 
 /* Kernel arguments: a buffer index, or one of these. */
+#define golden_rmsnorm_ARG_SLICES (-4)
 #define golden_rmsnorm_ARG_END (-3)
 #define golden_rmsnorm_ARG_SCRATCH (-2)
 #define golden_rmsnorm_ARG_ROWS (-1)
 
 /* One kernel launch. The global size in dimension d is groups[d] * local[d],
- * where groups[d] == 0 means one group per rows_per_group rows. */
+ * where groups[d] == 0 means one group per rows_per_group rows; an
+ * argument ARG_SLICES passes slices. */
 struct golden_rmsnorm_launch {
     int kernel;
     cl_uint dims;
     size_t local[2];
     size_t groups[2];
     size_t rows_per_group;
+    cl_int slices;
     signed char args[8];
 };
 
@@ -513,7 +516,7 @@ static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
-    {0, 2, {64, 4}, {1, 0}, 4, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {64, 4}, {1, 0}, 4, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
@@ -526,7 +529,7 @@ static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
-    {0, 2, {1, 16}, {1, 0}, 16, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {1, 16}, {1, 0}, 16, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
@@ -1005,6 +1008,8 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
          _a++) {
         if (_l->args[_a] == golden_rmsnorm_ARG_ROWS) {
             _err = clSetKernelArg(_kernel, _a, sizeof _rows, &_rows);
+        } else if (_l->args[_a] == golden_rmsnorm_ARG_SLICES) {
+            _err = clSetKernelArg(_kernel, _a, sizeof _l->slices, &_l->slices);
         } else if (_l->args[_a] == golden_rmsnorm_ARG_SCRATCH) {
             _err = clSetKernelArg(_kernel, _a, sizeof _scratch, &_scratch);
         } else {
@@ -1262,6 +1267,7 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 #undef golden_rmsnorm_BUF_Y
 #undef golden_rmsnorm_N_BUFFERS
 #undef golden_rmsnorm_ELEMENT_BYTES
+#undef golden_rmsnorm_ARG_SLICES
 #undef golden_rmsnorm_ARG_END
 #undef golden_rmsnorm_ARG_SCRATCH
 #undef golden_rmsnorm_ARG_ROWS
