@@ -19,7 +19,7 @@ gpu)
     "$specl" bench "$lora" --kernel llama_q_delta --rows 4096 "$@"
     "$specl" bench "$lora" --kernel llama_q --rows 8 "$@"
     # few rows for the tiles: the split path (K in slices)
-    for r in 64 128 256; do
+    for r in 64 128 256 384; do
         "$specl" bench "$lora" --kernel llama_q --rows $r "$@"
     done
     "$specl" bench specs/seeds.yaml --rows 128 "$@"
