@@ -962,25 +962,28 @@ static void split_defaults(struct kernel_spec *ks)
     }
 }
 
-/* GPUs: lora_main on copies padded to multiples of 4 elements where K
- * or N is none (padded.cl), whose loads are then 4 wide, not 1 or 2,
- * from the first rows lora_main takes. On the H100 at 4096 rows through
+/* lora_main on copies padded to multiples of 4 elements where K or N is
+ * none (padded.cl), whose loads are then 4 wide, not 1 or 2; on GPUs from
+ * the first rows lora_main takes. On the H100 at 4096 rows through
  * the stub: K = 4096, N = 4001 3084 us against 3810 unpadded (N = 4096:
  * 3001), K = 4001, N = 4096 3071 against 3772, K = N = 4001 3061 against
  * 3786, K = N = 4002 3054 against 3450; K = 4096, N = 4001 at 257, 300,
  * 384 and 512 rows (one wave of tiles; the copy of W, 47 us, costs the
  * same at any rows) 451, 453, 461 and 466 us against 503, 504, 507 and
- * 516 (bench/RESULTS.md). CPUs keep their loads (not measured). */
+ * 516 (bench/RESULTS.md). CPUs from 64 rows (PoCL, 2 cores, K = 1001, N =
+ * 1024: 3.6-3.8 ms against 8.0-8.1 at 64 rows, 5.7-7.5 against
+ * 11.6-17.6 at 256, 11.4-12.0 against 20.4-29.3 at 512; but 5.7-5.8
+ * against 5.1 at 32 rows). */
 static void pad_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
-    if (spec_knob_set(ks, "pad_rows") || ks->target == TARGET_CPU ||
-        !uses_main(&c) || !c.base || !uses_xa(&c) ||
-        (c.K % 4 == 0 && c.N % 4 == 0) || c.k % 4 != 0 || c.n % 4 != 0) {
+    if (spec_knob_set(ks, "pad_rows") || !uses_main(&c) || !c.base ||
+        !uses_xa(&c) || (c.K % 4 == 0 && c.N % 4 == 0) || c.k % 4 != 0 ||
+        c.n % 4 != 0) {
         return;
     }
-    spec_knob_default(ks, "pad_rows", 1);
+    spec_knob_default(ks, "pad_rows", ks->target == TARGET_CPU ? 64 : 1);
 }
 
 /* lora_delta can run: base: false, T of rank up to 32 (delta_rows x
