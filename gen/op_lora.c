@@ -552,6 +552,8 @@ static int uses_split(const struct lora *c)
            c->split_k > 1 && c->split_max > few_upto(c);
 }
 
+static long mma_wave(const struct lora *c);
+
 /* Work-groups in one wave of a large GPU for lora_main's 64 x 128 tiles:
  * 128 compute units at 3 work-groups each (the H100 has 132; 167
  * registers a work-item allow 3 groups of 128). */
@@ -559,27 +561,29 @@ static int uses_split(const struct lora *c)
 #define SPLIT_BANDS 4
 
 /* The split path's bands of rows: slices[i] slices of K up to upto[i]
- * rows, i < the count returned (0: no split path). On tensor cores one
- * band, split_k slices up to split_max. Otherwise split_k slices at the
- * fewest rows, halved each time the tiles of a band's rows times its
- * slices would pass SPLIT_WAVE work-groups, the last band (2 slices, or
- * the SPLIT_BANDS-th) up to split_max: on the H100, K = N = 4096, 4 slices
+ * rows, i < the count returned (0: no split path): split_k slices at
+ * the fewest rows, halved each time the tiles of a band's rows times its
+ * slices would pass a wave (SPLIT_WAVE work-groups; on tensor cores
+ * mma_wave), the last band (2 slices, or the SPLIT_BANDS-th) up to
+ * split_max. On the H100, f32, K = N = 4096, 4 slices
  * took 129 and 180 us at 128 and 192 rows (2 slices: 137, 231), 2 slices
  * 232 and 328 at 256 and 384 (4 slices: 281, 334), the tiles unsplit 311
- * to 403 (bench/RESULTS.md). */
+ * to 403; bf16 on tensor cores, 8 slices 46-58 us at 64-128 rows, 4
+ * slices 67 and 76 at 192 and 256 (8: 72, 81) (bench/RESULTS.md). */
 static int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
                        long upto[SPLIT_BANDS])
 {
     int n = 0;
     long lo = few_upto(c);
+    long wave = uses_lora_mma(c) ? mma_wave(c) : SPLIT_WAVE;
     if (!uses_split(c)) {
         return 0;
     }
     for (long s = c->split_k; s >= 2 && lo < c->split_max; s /= 2) {
         long rows = c->split_max;
-        int last = uses_lora_mma(c) || s / 2 < 2 || n + 1 == SPLIT_BANDS;
+        int last = s / 2 < 2 || n + 1 == SPLIT_BANDS;
         if (!last) {
-            long fit = SPLIT_WAVE / (s * ceil_div(c->N, c->n)) * c->m;
+            long fit = wave / (s * ceil_div(c->N, c->n)) * c->m;
             rows = fit < rows ? fit : rows;
         }
         if (rows > lo) {
@@ -801,8 +805,8 @@ static void mma_defaults(struct kernel_spec *ks)
  * SPLIT_MIN_STEPS steps of K. On 64 x 128 tiles short slices pay (H100,
  * K = N = 2048 at 128 rows: 8 slices of 16 steps 53.9 us, 4 slices 58.2,
  * lora_decode 74.3; K = N = 1024 at 256 rows, 4 slices: 37.7 against
- * 45.1 on 32 x 32 tiles unsplit). The tensor cores' split path keeps one
- * count of slices (mma_split_default). */
+ * 45.1 on 32 x 32 tiles unsplit). The tensor cores' split path starts
+ * from mma_split_default's count and halves it the same way. */
 #define SPLIT_GROUPS 256
 #define SPLIT_MIN_STEPS 16
 

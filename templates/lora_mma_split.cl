@@ -1,4 +1,4 @@
-/* lora_mma_split.cl - lora_mma over SPLIT_K slices of K, for the plan's
+/* lora_mma_split.cl - lora_mma over slices of K (up to SPLIT_K), for the plan's
  * split path on tensor cores (see lora_mma.cl's mma_tiles). */
 #include "lora_mma.cl"
 
@@ -15,7 +15,9 @@ lora_mma_split(const int rows, const __global storage_t *restrict x,
 {
     __local ushort xs[MMA_STAGES * MMA_X_STAGE] __attribute__((aligned(16)));
     __local ushort ws[MMA_STAGES * MMA_W_STAGE] __attribute__((aligned(16)));
-    /* The plan launches SPLIT_K x MMA_COL_TILES work-groups along 0. */
-    mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws, SPLIT_K,
+    /* The plan launches as many slices (up to SPLIT_K) of MMA_COL_TILES
+     * work-groups along 0 as the band of rows takes. */
+    mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws,
+              get_num_groups(0) / MMA_COL_TILES,
               get_group_id(0) / MMA_COL_TILES);
 }
