@@ -436,8 +436,9 @@ static void test_lora_delta(void)
 }
 
 /* The split path: K in slices summed by lora_combine, with partial tiles,
- * vec 1 and 2, accumulate, slices of unequal K steps, and each dtype; the
- * paths' limits and their neighbours among the rows. */
+ * vec 1 and 2, accumulate, slices of unequal K steps, and each dtype;
+ * bands of rows on 8, 4 and 2 slices of one program (32 column tiles);
+ * the paths' limits and their neighbours among the rows. */
 static void test_lora_split(void)
 {
     static const char *const cases[][3] = {
@@ -451,6 +452,9 @@ static void test_lora_split(void)
          "split_k: 5, split_max: 70, decode_rows: 0"},
         {"bf16", "in_features: 264, out_features: 72, rank: 8, "
          "accumulate: true", "split_k: 4, split_max: 33, decode_max: 16"},
+        {"f32", "in_features: 64, out_features: 1024, rank: 4, alpha: 8, "
+         "accumulate: true", "m: 32, n: 32, k: 8, wm: 4, wn: 4, "
+         "xa: prepass, decode_rows: 0, split_k: 8, split_max: 200"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
