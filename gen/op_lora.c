@@ -599,6 +599,21 @@ static int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
     return n;
 }
 
+/* The band whose partial sums take the most scratch: its slices x rows
+ * (0 without a split path), its slices and rows in *SLICES and *ROWS. */
+static long split_widest(const struct lora *c, long *slices, long *rows)
+{
+    long s[SPLIT_BANDS], upto[SPLIT_BANDS], most = 0;
+    for (int i = 0, n = split_bands(c, s, upto); i < n; i++) {
+        if (s[i] * upto[i] > most) {
+            most = s[i] * upto[i];
+            *slices = s[i];
+            *rows = upto[i];
+        }
+    }
+    return most;
+}
+
 /* From pad_rows rows: lora_pad_x (K no multiple of 4) and lora_pad_w (N
  * no multiple of 4), then lora_main_padded reads their copies 4 wide. */
 static int uses_padded(const struct lora *c)
@@ -662,11 +677,8 @@ static long scratch_per_row(const struct lora *c)
  * more (one path runs per call). */
 static long scratch_fixed(const struct lora *c)
 {
-    long slices[SPLIT_BANDS], upto[SPLIT_BANDS], split = 0;
-    for (int i = 0, n = split_bands(c, slices, upto); i < n; i++) {
-        long part = slices[i] * upto[i] * c->N + 3;
-        split = part > split ? part : split;
-    }
+    long slices = 0, rows = 0, widest = split_widest(c, &slices, &rows);
+    long split = widest > 0 ? widest * c->N + 3 : 0;
     long decode = uses_decode_mma(c) || uses_decode_split(c)
                       ? c->decode_slices * few_upto(c) * (c->N + c->R)
                       : 0;
@@ -1697,23 +1709,14 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
                    uses_decode_mma(c) ? "decode_mma_max" : "decode_max",
                    decode);
     } else {
-        /* the band of rows whose partial sums take the most */
-        long slices[SPLIT_BANDS], upto[SPLIT_BANDS], most = 0;
-        int n = split_bands(c, slices, upto), widest = 0;
-        for (int i = 0; i < n; i++) {
-            if (slices[i] * upto[i] > most) {
-                most = slices[i] * upto[i];
-                widest = i;
-            }
-        }
-        if (n > 0 && 4 * most * c->N > SPLIT_SCRATCH_MAX) {
+        long slices = 0, rows = 0, most = split_widest(c, &slices, &rows);
+        if (4 * most * c->N > SPLIT_SCRATCH_MAX) {
             diag_error(d, file, blame(ks, "split_max", "split_k"),
                        "the split path's partial sums take %.1f MiB of "
                        "scratch (%ld slices x %ld rows x %ld columns of "
                        "floats), more than %ld MiB",
-                       (double)(4 * most * c->N) / (1 << 20),
-                       slices[widest], upto[widest], c->N,
-                       SPLIT_SCRATCH_MAX >> 20);
+                       (double)(4 * most * c->N) / (1 << 20), slices, rows,
+                       c->N, SPLIT_SCRATCH_MAX >> 20);
         }
     }
 }
