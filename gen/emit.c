@@ -301,13 +301,10 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
                    p->buffer[i].per_row, p->buffer[i].fixed,
                    p->buffer[i].optional);
     }
-    buf_printf(&b, "scratch %ld\n", p->scratch_per_row);
-    if (p->scratch_fixed != 0) {
-        buf_printf(&b, "scratch_fixed %ld\n", p->scratch_fixed);
-    }
     for (int i = 0; i < p->n_path; i++) {
         const struct path *pa = &p->path[i];
-        buf_printf(&b, "path %ld %s\n", pa->max_rows, pa->why);
+        buf_printf(&b, "path %ld %s\nscratch %ld %ld\n", pa->max_rows,
+                   pa->why, pa->scratch_per_row, pa->scratch_fixed);
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
             buf_printf(&b, "launch %s %d %zu %zu %zu %zu %zu %d", la->kernel,
@@ -410,7 +407,7 @@ enum stub_hole {
     H_HEADER, H_NAME, H_GUARD, H_CONSTANTS, H_OP, H_MATH, H_BUFFER_DOC,
     H_PARAMS, H_DEF_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS,
     H_ELEMENT_BYTES, H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS,
-    H_MAX_KERNELS, H_MAX_SCRATCH_PER_ROW, H_MAX_SCRATCH_FIXED, H_MATCHES, H_VARIANT_DOC,
+    H_MAX_KERNELS, H_MATCHES, H_VARIANT_DOC,
     H_N_VARIANTS, H_BUFFER_ARGS, N_HOLES
 };
 
@@ -418,7 +415,7 @@ static const char *const hole_names[N_HOLES] = {
     "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "BUFFER_DOC",
     "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
     "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
-    "MAX_KERNELS", "MAX_SCRATCH_PER_ROW", "MAX_SCRATCH_FIXED", "MATCHES", "VARIANT_DOC",
+    "MAX_KERNELS", "MATCHES", "VARIANT_DOC",
     "N_VARIANTS", "BUFFER_ARGS"};
 
 /* The kernels of P in the stub's order (first launch first), with the
@@ -495,8 +492,9 @@ static int stub_tables(const char *name, const struct plan *p, int v,
     buf_printf(t, "static const struct %s_path %s_paths%d[] = {\n", name, name,
                v);
     for (int pi = 0; pi < p->n_path; pi++) {
-        buf_printf(t, "    {%ld, %d, %s_launches%d_%d},\n",
-                   p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi);
+        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %ld},\n",
+                   p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi,
+                   p->path[pi].scratch_per_row, p->path[pi].scratch_fixed);
     }
     buf_puts(t, "};\n\n");
     buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
@@ -507,9 +505,9 @@ static int stub_tables(const char *name, const struct plan *p, int v,
                name, kernels_source, name, name, kernels_source);
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
-               "%ld, %ld, %d},\n",
-               name, v, name, v, n_names, name, v, p->scratch_per_row,
-               p->scratch_fixed, p->needs == NEEDS_TENSOR_CORES);
+               "%d},\n",
+               name, v, name, v, n_names, name, v,
+               p->needs == NEEDS_TENSOR_CORES);
     return n_names;
 }
 
@@ -640,8 +638,9 @@ static const char *const stub_suffixes[] = {
     "launch", "path", "variant_def", "match", "limits", "buffer_shapes",
     "variants", "matches", "log_append", "log_variant", "device_text",
     "read_build_log", "has_tensor_cores", "fits", "build_variant",
-    "create_in_order", "match_rank", "check_target", "check_buffer", "check_queue_and_wait",
-    "enqueue_launch", "enqueue_buffers", NULL};
+    "create_in_order", "match_rank", "check_target", "check_buffer",
+    "check_queue_and_wait", "path_for", "path_scratch", "enqueue_launch",
+    "enqueue_buffers", NULL};
 
 /* The tables numbered by variant (or by kernel source, as many at most);
  * launches are numbered by variant and path as well. */
@@ -731,7 +730,6 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         buf_printf(&e->cl, "\n/* The source of variant 0; %s.c holds every "
                    "variant's. */\n", name);
     }
-    long max_scratch = 0, max_scratch_fixed = 0;
     int max_kernels = 0;
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
@@ -779,12 +777,6 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                 bad = 1;
             }
             max_kernels = k > max_kernels ? k : max_kernels;
-            if (p->scratch_per_row > max_scratch) {
-                max_scratch = p->scratch_per_row;
-            }
-            if (p->scratch_fixed > max_scratch_fixed) {
-                max_scratch_fixed = p->scratch_fixed;
-            }
             for (int m = 0; m < ev[v].n_match; m++) {
                 const struct variant_match *vm = &ev[v].match[m];
                 if (vm->device[0]) {
@@ -823,8 +815,6 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     buf_puts(&b[H_OP], ks->op->name);
     buf_puts(&b[H_MATH], ks->op->summary);
     buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
-    buf_printf(&b[H_MAX_SCRATCH_PER_ROW], "%ld", max_scratch);
-    buf_printf(&b[H_MAX_SCRATCH_FIXED], "%ld", max_scratch_fixed);
     buf_printf(&b[H_N_VARIANTS], "%d", n);
     char prefix[EMIT_NAME_MAX + 1];
     snprintf(prefix, sizeof prefix, "%s_", name);
@@ -1001,16 +991,6 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
                                        : "\n");
         }
     }
-    if (plan->scratch_fixed != 0) {
-        buf_printf(out, "scratch: rows x %ld + %ld floats\n",
-                   plan->scratch_per_row, plan->scratch_fixed);
-    } else if (plan->scratch_per_row != 0) {
-        buf_printf(out, "scratch: rows x %ld floats\n",
-                   plan->scratch_per_row);
-    } else {
-        buf_puts(out, "scratch: none\n");
-    }
-
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     int n_names = plan_kernels(plan, names, threads);
@@ -1027,6 +1007,13 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_puts(out, pi ? "other rows" : "any rows");
         }
         buf_printf(out, "): %s\n", path->why);
+        if (path->scratch_fixed != 0) {
+            buf_printf(out, "  scratch: rows x %ld + %ld floats\n",
+                       path->scratch_per_row, path->scratch_fixed);
+        } else if (path->scratch_per_row != 0) {
+            buf_printf(out, "  scratch: rows x %ld floats\n",
+                       path->scratch_per_row);
+        }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             int zero = 0;

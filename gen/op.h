@@ -102,12 +102,17 @@ struct launch {
 #define SPECL_MAX_PATHS 8
 
 /* A sequence of launches used while rows <= max_rows (0: any rows).
- * Paths are tried in order; the last must have max_rows 0. */
+ * Paths are tried in order; the last must have max_rows 0. Its launches
+ * share rows * scratch_per_row + scratch_fixed floats of device scratch
+ * (both 0: none): each path its own, so that few rows never pay for the
+ * copies or partial sums of a path they do not run. */
 struct path {
     long max_rows;
     const char *why;          /* shown in the emitted stub's comment */
     int n_launch;
     struct launch launch[SPECL_MAX_LAUNCHES];
+    long scratch_per_row;
+    long scratch_fixed;
 };
 
 /* What the kernels do with a buffer of the host API. */
@@ -148,8 +153,6 @@ struct plan {
     struct define constant[SPECL_MAX_DEFINES];
     int n_buffer;             /* in host API order */
     struct plan_buffer buffer[SPECL_MAX_BUFFERS];
-    long scratch_per_row;     /* floats of scratch: rows * scratch_per_row */
-    long scratch_fixed;       /* + scratch_fixed; both 0: none */
     int n_path;
     struct path path[SPECL_MAX_PATHS];
     enum plan_needs needs;    /* devices that can build the kernels */
@@ -236,9 +239,9 @@ struct op_def {
                      size_t rows, double *const *out);
     /* Fills P with the naive kernel(s) of tests/naive.cl that compute the
      * same: their #define prelude (every size and value a constant, and
-     * the dtype), scratch_per_row and launches (naive_launch). P comes
-     * with the kernel's buffers and constants and one empty path
-     * (naive_plan). */
+     * the dtype) and launches (naive_launch), and the scratch they share
+     * in path[0]. P comes with the kernel's buffers and constants and one
+     * empty path (naive_plan). */
     void (*naive)(const struct kernel_spec *ks, struct plan *p);
     /* Optional: narrows or moves the range [*LO, *HI] (preset to [-1, 1])
      * that random values of input BUFFER are drawn from; x always follows

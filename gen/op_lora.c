@@ -468,7 +468,7 @@ static int uses_decode_split(const struct lora *c)
 }
 
 /* lora_decode_split's rows per work-group. */
-static long dsplit_rows(const struct lora *c)
+static long dsplit_per_row(const struct lora *c)
 {
     return c->decode_split_max;
 }
@@ -477,7 +477,7 @@ static long dsplit_rows(const struct lora *c)
  * (rounded up to 4), floats. */
 static long dsplit_local(const struct lora *c)
 {
-    return ceil_div(c->K, c->decode_slices) * ceil_div(dsplit_rows(c), 4) *
+    return ceil_div(c->K, c->decode_slices) * ceil_div(dsplit_per_row(c), 4) *
            4 * 4;
 }
 
@@ -660,34 +660,36 @@ static long mma_local(const struct lora *c)
     return 2 * c->stages * (c->m * c->k + c->k * c->n);
 }
 
-/* Floats of scratch per row: the partial sums of T from lora_xa, and
- * where lora_pad_x runs its copy of X's row (padded.cl). */
-static long scratch_per_row(const struct lora *c)
+/* The scratch PA's launches share, in floats (rows * per_row + fixed):
+ * T's partial sums from lora_xa (rows x xa_split * r), rounded up to 4
+ * where more follows; then the split path's partial sums of Y (slices x
+ * rows x N, split_k.cl), or W's and B's padded copies and X's
+ * (padded.cl); or lora_decode_mma's or lora_decode_split's partial sums
+ * of X*W and X*A (decode_slices x rows x (N + r),
+ * lora_decode_part.cl). */
+static void path_scratch(const struct lora *c, struct path *pa)
 {
-    return (uses_xa(c) ? c->R * xa_split(c) : 0) +
-           (pads_x(c) ? x_padded(c) : 0);
-}
-
-/* Floats of scratch whatever the rows: the split path's partial sums of Y
- * (split_k.cl), each band's slices for up to its rows, after T rounded up
- * to 4; or
- * lora_decode_mma's or lora_decode_split's of X*W and X*A
- * (lora_decode_part.cl) for up to decode_mma_max or decode_split_max
- * rows; or the padded copies of W and B (padded.cl): whichever take
- * more (one path runs per call). */
-static long scratch_fixed(const struct lora *c)
-{
-    long slices = 0, rows = 0, widest = split_widest(c, &slices, &rows);
-    long split = widest > 0 ? widest * c->N + 3 : 0;
-    long decode = uses_decode_mma(c) || uses_decode_split(c)
-                      ? c->decode_slices * few_upto(c) * (c->N + c->R)
-                      : 0;
-    /* lora_pad_w's copies of W and B, after T rounded up to 4 */
-    long n_padded = ceil_div(c->N, 4) * 4;
-    long w_copies = pads_w(c) ? (w_rows_padded(c) + c->R) * n_padded : 0;
-    long padded = uses_padded(c) ? 3 + w_copies : 0;
-    long most = split > decode ? split : decode;
-    return most > padded ? most : padded;
+    long per_row = 0, fixed = 0, t_per_row = 0;
+    for (int i = 0; i < pa->n_launch; i++) {
+        const struct launch *l = &pa->launch[i];
+        if (strcmp(l->kernel, "lora_xa") == 0 ||
+            strcmp(l->kernel, "lora_xa_mma") == 0) {
+            t_per_row = c->R * xa_split(c);
+        } else if (strcmp(l->kernel, "lora_combine") == 0) {
+            per_row += l->slices * c->N;
+        } else if (strcmp(l->kernel, "lora_pad_w") == 0) {
+            fixed += (w_rows_padded(c) + c->R) * (ceil_div(c->N, 4) * 4);
+        } else if (strcmp(l->kernel, "lora_pad_x") == 0) {
+            per_row += x_padded(c);
+        } else if (strcmp(l->kernel, "lora_decode_sum") == 0) {
+            per_row += c->decode_slices * (c->N + c->R);
+        }
+    }
+    if (t_per_row != 0 && (per_row != 0 || fixed != 0)) {
+        fixed += 3;
+    }
+    pa->scratch_per_row = t_per_row + per_row;
+    pa->scratch_fixed = fixed;
 }
 
 /* lora_main's tiles, padding, warp layout and X*A placement (the SIMT
@@ -1858,7 +1860,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     }
     if (uses_decode_split(c)) {
         plan_int(p, "DSPLIT_ROWS", "lora_decode_split: rows per work-group",
-                 dsplit_rows(c));
+                 dsplit_per_row(c));
         plan_int(p, "DSPLIT_COLS", "lora_decode_split: columns (work-items) "
                  "per work-group", c->decode_cols);
     }
@@ -2046,7 +2048,7 @@ static void launch_decode(const struct lora *c, struct launch *l)
 }
 
 /* lora_decode_mma or lora_decode_split: a work-group per slice of K and
- * strip of W (one more for A's), per dmma_rows or dsplit_rows rows. */
+ * strip of W (one more for A's), per dmma_rows or dsplit_per_row rows. */
 static void launch_decode_parts(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "w", "a", "scratch",
@@ -2059,7 +2061,7 @@ static void launch_decode_parts(const struct lora *c, struct launch *l)
     l->groups[0] =
         (size_t)((ceil_div(c->N, c->decode_cols) + 1) * c->decode_slices);
     l->groups[1] = 0;
-    l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_rows(c));
+    l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_per_row(c));
     copy_args(l, args);
 }
 
@@ -2134,7 +2136,7 @@ static long rows_before(const struct plan *p)
     return most;
 }
 
-static void lora_plan(const struct kernel_spec *ks, struct plan *p)
+static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
 {
     struct lora c;
     lora_read(ks, &c);
@@ -2158,9 +2160,6 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     plan_buffer(p, "y", c.N, 0, 0);
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[rows][out_features]", NULL);
-    p->scratch_per_row = scratch_per_row(&c);
-    p->scratch_fixed = scratch_fixed(&c);
-
     p->n_path = 0;
     if (c.decode_rows > 0) {
         struct path *pa = &p->path[p->n_path++];
@@ -2266,6 +2265,16 @@ static void lora_plan(const struct kernel_spec *ks, struct plan *p)
     plan_local_bytes(&c, p);
 }
 
+static void lora_plan(const struct kernel_spec *ks, struct plan *p)
+{
+    struct lora c;
+    lora_plan_launches(ks, p);
+    lora_read(ks, &c);
+    for (int i = 0; i < p->n_path; i++) {
+        path_scratch(&c, &p->path[i]);
+    }
+}
+
 /* What `specl tune` searches, most important first (the first two are the
  * axes of its plot); the constraints between them are validate()'s. */
 static const struct tune_axis lora_tune_space[] = {
@@ -2361,7 +2370,7 @@ static void lora_naive(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "HAS_BASE", "1: Y includes X*W", c.base);
     plan_int(p, "ACCUMULATE", "1: Y += result", c.accumulate);
     plan_dtype(p, ks->dtype);
-    p->scratch_per_row = c.R;
+    p->path[0].scratch_per_row = c.R;
     const char *const xa_args[] = {"rows", "x", "a", "scratch", NULL};
     /* w is unread without the base (and may be NULL): x stands in. */
     const char *const lora_args[] = {"rows", "x", c.base ? "w" : "x",

@@ -592,12 +592,12 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
      * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
      * + slice floats. */
     long slice = (c.K + c.N) * c.R;
-    p->scratch_per_row = 2 * c.R + ceil_div(slice, c.grad_rows);
-    p->scratch_fixed = slice;
+    long per_row = 2 * c.R + ceil_div(slice, c.grad_rows);
+    long fixed = slice;
     /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
-     * floats. */
+     * floats. Both paths find it there. */
     if (uses_w(&c)) {
-        p->scratch_fixed += c.K * c.N + 3;
+        fixed += c.K * c.N + 3;
     }
 
     /* Up to grad_rows rows lora_bwd_grad sums every row and writes dA and
@@ -621,6 +621,10 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
             : "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
               "grad_rows rows by strips of 32 columns, then their sums";
     bwd_path(&c, 1, &p->path[1]);
+    for (int i = 0; i < p->n_path; i++) {
+        p->path[i].scratch_per_row = per_row;
+        p->path[i].scratch_fixed = fixed;
+    }
 }
 
 /* What `specl tune` searches, most important first. */
@@ -718,7 +722,7 @@ static void bwd_naive(const struct kernel_spec *ks, struct plan *p)
     bwd_read(ks, &c);
     plan_shape(ks, &c, p);
     plan_dtype(p, ks->dtype);
-    p->scratch_per_row = 2 * c.R;
+    p->path[0].scratch_per_row = 2 * c.R;
     const char *const tg_args[] = {"rows", "x", "a", "b", "dy", "scratch",
                                    NULL};
     const char *const da_args[] = {"rows", "x", "scratch", "da", NULL};

@@ -306,8 +306,6 @@ void naive_plan(const struct kernel_spec *ks, struct plan *p)
     /* The kernel's buffers and constants stay; what runs is the op's. */
     p->n_define = 0;
     memset(p->define, 0, sizeof p->define);
-    p->scratch_per_row = 0;
-    p->scratch_fixed = 0;
     memset(p->path, 0, sizeof p->path);
     p->n_path = 1;
     p->path[0].max_rows = 0;

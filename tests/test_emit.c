@@ -589,29 +589,45 @@ static void check_decisions(const struct kernel_spec *ks,
     TU_CHECK(n_variants == (variants_plan ? variants_plan : 1),
              "%s: %d variants in the stub, %d in the decisions", ks->name,
              n_variants, variants_plan);
+    /* Every path of every variant, in order, with its scratch. */
     char want[2 * SPECL_NAME_MAX + 64];
-    snprintf(want, sizeof want, "#define %s_MAX_SCRATCH_PER_ROW ", ks->name);
-    const char *sc = strstr(c, want);
-    CU_ASSERT_FATAL(sc != NULL);
-    long per_row = strtol(sc + strlen(want), NULL, 10);
-    snprintf(want, sizeof want, "#define %s_MAX_SCRATCH_FIXED ", ks->name);
-    sc = strstr(c, want);
-    CU_ASSERT_FATAL(sc != NULL);
-    long fixed = strtol(sc + strlen(want), NULL, 10);
-    if (fixed != 0) {
-        snprintf(want, sizeof want, "\nscratch: rows x %ld + %ld floats\n",
-                 per_row, fixed);
-    } else if (per_row != 0) {
-        snprintf(want, sizeof want, "\nscratch: rows x %ld floats\n", per_row);
-    } else {
-        snprintf(want, sizeof want, "\nscratch: none\n");
-    }
-    TU_CHECK(strstr(plan, want) != NULL, "%s: no `%.*s` in the decisions",
-             ks->name, (int)strlen(want) - 2, want + 1);
     int paths_c = 0, paths_plan = 0;
-    snprintf(want, sizeof want, "%s_launch %s_launches", ks->name, ks->name);
-    for (const char *p = strstr(c, want); p != NULL; p = strstr(p + 1, want)) {
-        paths_c++;
+    const char *decided = strstr(plan, "\npath ");
+    for (int v = 0; v < n_variants; v++) {
+        snprintf(want, sizeof want, "%s_paths%d[] = {\n", ks->name, v);
+        const char *row = strstr(c, want);
+        CU_ASSERT_FATAL(row != NULL);
+        row += strlen(want);
+        while (strncmp(row, "    {", 5) == 0) {
+            long max_rows = 0, per_row = 0, fixed = 0;
+            int n_launch = 0;
+            char launches[SPECL_NAME_MAX + 32];
+            TU_CHECK(sscanf(row, " {%ld, %d, %[^,], %ld, %ld}", &max_rows,
+                            &n_launch, launches, &per_row, &fixed) == 5,
+                     "%s.c: path row %.*s", ks->name,
+                     (int)strcspn(row, "\n"), row);
+            if (fixed != 0) {
+                snprintf(want, sizeof want,
+                         "\n  scratch: rows x %ld + %ld floats\n", per_row,
+                         fixed);
+            } else if (per_row != 0) {
+                snprintf(want, sizeof want, "\n  scratch: rows x %ld floats\n",
+                         per_row);
+            } else {
+                snprintf(want, sizeof want, "\n  scratch: ");
+            }
+            const char *line =
+                decided != NULL ? strchr(decided + 1, '\n') : NULL;
+            int none = per_row == 0 && fixed == 0;
+            TU_CHECK(line != NULL &&
+                         (strncmp(line, want, strlen(want)) == 0) != none,
+                     "%s: variant %d path %d: %s `%.*s` in the decisions",
+                     ks->name, v, paths_c, none ? "a" : "no",
+                     (int)strcspn(want + 1, "\n"), want + 1);
+            paths_c++;
+            decided = decided != NULL ? strstr(decided + 1, "\npath ") : NULL;
+            row = strchr(row, '\n') + 1;
+        }
     }
     for (const char *p = strstr(plan, "\npath "); p != NULL;
          p = strstr(p + 1, "\npath ")) {

@@ -1203,6 +1203,20 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
     char err[256];
     memset(&p, 0, sizeof p);
     op->plan(ks, &p);
+    /* The stub gives a path scratch exactly when it counts some. */
+    for (int i = 0; i < p.n_path; i++) {
+        const struct path *pa = &p.path[i];
+        int takes = 0;
+        for (int l = 0; l < pa->n_launch; l++) {
+            for (int a = 0; pa->launch[l].args[a] != NULL; a++) {
+                takes |= strcmp(pa->launch[l].args[a], "scratch") == 0;
+            }
+        }
+        TU_CHECK(takes == (pa->scratch_per_row > 0 || pa->scratch_fixed > 0),
+                 "%s: path %d %s scratch but counts %ld per row + %ld",
+                 ks->name, i, takes ? "takes" : "takes no",
+                 pa->scratch_per_row, pa->scratch_fixed);
+    }
     naive_plan(ks, &np);
     TU_CHECK(np.n_buffer == p.n_buffer, "%s: naive plan of %d buffers, "
              "not %d", ks->name, np.n_buffer, p.n_buffer);
@@ -1228,7 +1242,7 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
                  "%s: %s does not take rows first", ks->name, l->kernel);
         for (int a = 1; l->args[a] != NULL; a++) {
             int scratch = strcmp(l->args[a], "scratch") == 0;
-            TU_CHECK(scratch ? np.scratch_per_row > 0
+            TU_CHECK(scratch ? np.path[0].scratch_per_row > 0
                              : has_buffer(&p, l->args[a]),
                      "%s: %s argument %d (%s) names no buffer of the plan",
                      ks->name, l->kernel, a, l->args[a]);

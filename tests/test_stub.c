@@ -427,8 +427,8 @@ static void test_threads(void)
     stub_broken_destroy(broken);
 }
 
-/* NAME_enqueue_scratch: lora_delta (a lora_xa prepass: scratch needed)
- * with one caller-owned buffer over two calls, a buffer one float short
+/* NAME_enqueue_scratch: lora_delta (a lora_xa prepass past 32 rows:
+ * scratch needed) with one caller-owned buffer over two calls, a buffer one float short
  * refused with nothing enqueued; softmax (no scratch) ignores it. */
 static void test_caller_scratch(void)
 {
@@ -440,6 +440,14 @@ static void test_caller_scratch(void)
                  need % (rows * sizeof(float)) == 0 &&
                  stub_lora_delta_scratch_bytes(2 * rows) == 2 * need,
              "stub_lora_delta_scratch_bytes(%zu) = %zu", rows, need);
+    /* Each path counts its own: up to 32 rows one launch needs none. */
+    TU_CHECK(stub_lora_delta_scratch_bytes(1) == 0 &&
+                 stub_lora_delta_scratch_bytes(32) == 0 &&
+                 stub_lora_delta_scratch_bytes(33) > 0,
+             "stub_lora_delta_scratch_bytes(1 / 32 / 33) = %zu / %zu / %zu",
+             stub_lora_delta_scratch_bytes(1),
+             stub_lora_delta_scratch_bytes(32),
+             stub_lora_delta_scratch_bytes(33));
     TU_CHECK(stub_softmax_scratch_bytes(rows) == 0,
              "stub_softmax_scratch_bytes(%zu) = %zu", rows,
              stub_softmax_scratch_bytes(rows));

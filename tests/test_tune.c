@@ -567,9 +567,9 @@ static char *code_text(const struct kernel_spec *ks, const char *dir)
     buf_init(&b);
     buf_puts(&b, text);
     free(text);
-    buf_printf(&b, "scratch %ld\n", p.scratch_per_row);
     for (int i = 0; i < p.n_path; i++) {
-        buf_printf(&b, "path %ld\n", p.path[i].max_rows);
+        buf_printf(&b, "path %ld scratch %ld %ld\n", p.path[i].max_rows,
+                   p.path[i].scratch_per_row, p.path[i].scratch_fixed);
         for (int l = 0; l < p.path[i].n_launch; l++) {
             const struct launch *la = &p.path[i].launch[l];
             buf_printf(&b, "%s %zu %zu %zu %zu %zu", la->kernel, la->local[0],

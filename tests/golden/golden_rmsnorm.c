@@ -485,16 +485,18 @@ struct golden_rmsnorm_launch {
 };
 
 /* A launch sequence; a variant runs the first of its paths whose max_rows
- * covers rows (the last has max_rows 0: any rows). */
+ * covers rows (the last has max_rows 0: any rows). Its launches share
+ * rows * scratch_per_row + scratch_fixed floats of scratch. */
 struct golden_rmsnorm_path {
     size_t max_rows;
     size_t n_launch;
     const struct golden_rmsnorm_launch *launch;
+    size_t scratch_per_row;
+    size_t scratch_fixed;
 };
 
 /* One knob set of the kernel: its source, kernels (with the work-items of
- * a group each is launched with), paths and scratch (floats: rows *
- * scratch_per_row + scratch_fixed). */
+ * a group each is launched with) and paths. */
 struct golden_rmsnorm_variant_def {
     const char *knobs;
     const char *const *params;
@@ -505,8 +507,6 @@ struct golden_rmsnorm_variant_def {
     const size_t *kernel_threads;
     size_t n_kernels;
     const struct golden_rmsnorm_path *paths;
-    size_t scratch_per_row;
-    size_t scratch_fixed;
     int needs_tensor_cores; /* inline PTX: NVIDIA, compute capability 8.0+ */
 };
 
@@ -520,7 +520,7 @@ static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
-    {0, 1, golden_rmsnorm_launches0_0},
+    {0, 1, golden_rmsnorm_launches0_0, 0, 0},
 };
 
 /* Variant 1: its kernels, then its paths. */
@@ -533,7 +533,7 @@ static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
-    {0, 1, golden_rmsnorm_launches1_0},
+    {0, 1, golden_rmsnorm_launches1_0, 0, 0},
 };
 
 
@@ -541,17 +541,15 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"wg=64 rows=4 vec=4 mode=registers",
      golden_rmsnorm_params0, golden_rmsnorm_COUNT(golden_rmsnorm_params0),
      golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
-     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0, 0, 0},
+     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0},
     {"wg=1 rows=16 vec=16 mode=streaming",
      golden_rmsnorm_params1, golden_rmsnorm_COUNT(golden_rmsnorm_params1),
      golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
-     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0, 0, 0},
+     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0},
 
 };
 
 #define golden_rmsnorm_MAX_KERNELS 1
-#define golden_rmsnorm_MAX_SCRATCH_PER_ROW 0
-#define golden_rmsnorm_MAX_SCRATCH_FIXED 0
 
 /* The devices each variant is meant for. golden_rmsnorm_create tries first the
  * variant of the best match for its device: a device of the same
@@ -1032,14 +1030,44 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
                                   _l->local, _n_wait, _wait, _done);
 }
 
+/* The path VAR runs at ROWS rows. */
+static const struct golden_rmsnorm_path *
+golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _rows)
+{
+    const struct golden_rmsnorm_path *_path = _var->paths;
+    while (_path->max_rows != 0 && _rows > _path->max_rows) {
+        _path++;
+    }
+    return _path;
+}
+
+/* Bytes of scratch PATH's launches use at ROWS rows; 0 when that passes
+ * SIZE_MAX (_enqueue refuses more than INT_MAX rows first). */
+static size_t golden_rmsnorm_path_scratch(const struct golden_rmsnorm_path *_path,
+                                  size_t _rows)
+{
+    size_t _floats_max = SIZE_MAX / sizeof(float);
+    if (_path->scratch_fixed > _floats_max ||
+        (_path->scratch_per_row != 0 &&
+         _rows > (_floats_max - _path->scratch_fixed) /
+                     _path->scratch_per_row)) {
+        return 0;
+    }
+    return (_rows * _path->scratch_per_row + _path->scratch_fixed) *
+           sizeof(float);
+}
+
 size_t golden_rmsnorm_scratch_bytes(size_t _rows)
 {
-    if (_rows > (SIZE_MAX / sizeof(float) - golden_rmsnorm_MAX_SCRATCH_FIXED) /
-                    (golden_rmsnorm_MAX_SCRATCH_PER_ROW + 1)) {
-        return 0; /* too many rows: _enqueue refuses them */
+    /* The most of any variant: the header promises one size for every
+     * device. */
+    size_t _most = 0;
+    for (size_t _v = 0; _v < golden_rmsnorm_COUNT(golden_rmsnorm_variants); _v++) {
+        size_t _need = golden_rmsnorm_path_scratch(
+            golden_rmsnorm_path_for(&golden_rmsnorm_variants[_v], _rows), _rows);
+        _most = _need > _most ? _need : _most;
     }
-    return (_rows * golden_rmsnorm_MAX_SCRATCH_PER_ROW + golden_rmsnorm_MAX_SCRATCH_FIXED) *
-           sizeof(float);
+    return _most;
 }
 
 /* golden_rmsnorm_enqueue_scratch with the buffers in argument order in BUFFERS:
@@ -1091,18 +1119,10 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     }
 
     const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_k->variant];
-    const struct golden_rmsnorm_path *_path = _var->paths;
-    while (_path->max_rows != 0 && _rows > _path->max_rows) {
-        _path++;
-    }
+    const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_var, _rows);
     /* The caller's scratch, checked, or one for this call (OWN). */
-    int _needs_scratch = 0;
-    for (size_t _i = 0; _i < _path->n_launch; _i++) {
-        const signed char *_args = _path->launch[_i].args;
-        for (int _arg = 0; _arg < 8 && _args[_arg] != golden_rmsnorm_ARG_END; _arg++) {
-            _needs_scratch |= _args[_arg] == golden_rmsnorm_ARG_SCRATCH;
-        }
-    }
+    int _needs_scratch =
+        _path->scratch_per_row != 0 || _path->scratch_fixed != 0;
     cl_mem _own = NULL;
     if (_scratch != NULL) {
         /* The size the header promises is enough for every variant; one
@@ -1120,9 +1140,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         /* Released right after enqueueing: OpenCL frees it once the
          * kernels are done. */
         _own = clCreateBuffer(_k->ctx, CL_MEM_READ_WRITE,
-                              (_rows * _var->scratch_per_row +
-                               _var->scratch_fixed) * sizeof(float),
-                             NULL, &_err);
+                              golden_rmsnorm_path_scratch(_path, _rows), NULL, &_err);
         if (_err != CL_SUCCESS) {
             return _err;
         }
@@ -1272,5 +1290,3 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 #undef golden_rmsnorm_ARG_SCRATCH
 #undef golden_rmsnorm_ARG_ROWS
 #undef golden_rmsnorm_MAX_KERNELS
-#undef golden_rmsnorm_MAX_SCRATCH_PER_ROW
-#undef golden_rmsnorm_MAX_SCRATCH_FIXED

@@ -97,8 +97,8 @@ cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
 /* Bytes of device memory the kernels of golden_rmsnorm keep between launches at
- * ROWS rows (partial sums), enough for every variant; 0
- * when they need none. */
+ * ROWS rows (partial sums, padded copies): what the path those rows take
+ * needs, the most of any variant; 0 when they need none. */
 size_t golden_rmsnorm_scratch_bytes(size_t rows);
 
 /* golden_rmsnorm_enqueue with scratch memory the caller owns and reuses across
