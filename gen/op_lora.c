@@ -904,6 +904,18 @@ static void decode_split_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "decode_slices", pow2_ceil(ceil_div(c.K, 256)));
     spec_knob_default(ks, "decode_split_max", 32);
     spec_knob_default(ks, "decode_max", c.N <= 4096 ? 8 : c.vec == 4 ? 4 : 2);
+    /* Where those 2 rows gather W in 4-byte loads (K or N odd), blocks of
+     * 4 rows: the kernel's registers follow its largest block (254 at
+     * 16 rows, one work-group per compute unit), not the rows it runs:
+     * K = 4099, N = 11001, rank 16 / 5, 1 row 83.7-83.9 / 84.6-85.0 ->
+     * 78.8-78.9 / 79.3-79.7 us, 2 rows 88.6-88.8 / 88.0-88.5 -> 83.1-84.2
+     * / 80.8-81.1. At K = 4096, N = 11008 (16-byte loads) they were
+     * slower: 73.0-73.5 -> 76.6-76.8 us at 1 row, 80.5-81.0 -> 111.2 at 4
+     * (bench/RESULTS.md). */
+    if (c.N > 4096 && c.vec != 4 && !spec_knob_set(ks, "decode_n") &&
+        !spec_knob_set(ks, "decode_k")) {
+        spec_knob_default(ks, "decode_rows", 4);
+    }
 }
 
 /* The split path on tensor cores: lora_mma_split's slices bring the
