@@ -23,6 +23,7 @@
 #include "stub_lora.h"
 #include "stub_lora_backward.h"
 #include "stub_lora_delta.h"
+#include "stub_lora_split.h"
 #include "stub_lora_tc.h"
 #include "stub_rmsnorm.h"
 #include "stub_softmax.h"
@@ -425,6 +426,67 @@ static void test_threads(void)
     CU_ASSERT_EQUAL(stub_broken_clone(NULL, &copy), CL_INVALID_VALUE);
     CU_ASSERT_EQUAL(stub_softmax_clone(handle[2], NULL), CL_INVALID_VALUE);
     stub_broken_destroy(broken);
+}
+
+/* NAME_scratch_bytes(rows) serves every call of up to ROWS rows: it
+ * never shrinks as rows grow, though each path counts its own scratch,
+ * and stub_lora_split's last split band (to 1024 rows) needs more than
+ * its tiled path past it; a buffer sized for 1025 rows runs 1024. */
+static void test_scratch_for_fewer_rows(void)
+{
+    for (size_t r = 1; r < 1100; r++) {
+        TU_CHECK(stub_lora_split_scratch_bytes(r + 1) >=
+                         stub_lora_split_scratch_bytes(r) &&
+                     stub_lora_scratch_bytes(r + 1) >=
+                         stub_lora_scratch_bytes(r) &&
+                     stub_lora_delta_scratch_bytes(r + 1) >=
+                         stub_lora_delta_scratch_bytes(r),
+                 "scratch_bytes shrinks from %zu to %zu rows", r, r + 1);
+    }
+    const size_t rows = 1024;
+    size_t need = stub_lora_split_scratch_bytes(rows + 1);
+    TU_CHECK(need >= rows * stub_lora_split_OUT_FEATURES * sizeof(float),
+             "stub_lora_split_scratch_bytes(%zu) = %zu: no room for the "
+             "split band's partial sums at %zu rows", rows + 1, need, rows);
+    size_t sizes[] = {rows * stub_lora_split_IN_FEATURES,
+                      stub_lora_split_IN_FEATURES * stub_lora_split_OUT_FEATURES,
+                      stub_lora_split_IN_FEATURES * stub_lora_split_RANK,
+                      stub_lora_split_RANK * stub_lora_split_OUT_FEATURES,
+                      rows * stub_lora_split_OUT_FEATURES};
+    cl_mem mem[5] = {NULL};
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < 5 && err == CL_SUCCESS; i++) {
+        mem[i] = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE,
+                                sizes[i] * sizeof(float), NULL, &err);
+        if (err == CL_SUCCESS) {
+            float zero = 0.0f;
+            err = clEnqueueFillBuffer(rt.queue, mem[i], &zero, sizeof zero, 0,
+                                      sizes[i] * sizeof(float), 0, NULL, NULL);
+        }
+    }
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    cl_mem scratch = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE, need, NULL,
+                                    &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    /* both variants: the GPU one's last band and the CPU one's */
+    for (int v = 0; v < 2; v++) {
+        stub_lora_split *k = NULL;
+        CU_ASSERT_EQUAL_FATAL(
+            stub_lora_split_create_variant(rt.ctx, rt.device, v, &k),
+            CL_SUCCESS);
+        err = stub_lora_split_enqueue_scratch(k, rt.queue, rows, mem[0],
+                                              mem[1], mem[2], mem[3], mem[4],
+                                              scratch, 0, NULL, NULL);
+        TU_CHECK(err == CL_SUCCESS,
+                 "variant %d at %zu rows with scratch_bytes(%zu): %s", v,
+                 rows, rows + 1, rt_status(err));
+        CU_ASSERT_EQUAL(clFinish(rt.queue), CL_SUCCESS);
+        stub_lora_split_destroy(k);
+    }
+    clReleaseMemObject(scratch);
+    for (int i = 0; i < 5; i++) {
+        clReleaseMemObject(mem[i]);
+    }
 }
 
 /* NAME_enqueue_scratch: lora_delta (a lora_xa prepass past 32 rows:
@@ -1110,6 +1172,8 @@ int add_stub_suite(void)
                     test_variant_choice) == NULL ||
         CU_add_test(s, "a variant that fails to build is passed over",
                     test_fallback) == NULL ||
+        CU_add_test(s, "scratch sized for more rows serves fewer",
+                    test_scratch_for_fewer_rows) == NULL ||
         CU_add_test(s, "caller-owned scratch", test_caller_scratch) ==
             NULL ||
         CU_add_test(s, "rows 0 refused", test_rows_zero) == NULL ||

@@ -1059,13 +1059,25 @@ static size_t golden_rmsnorm_path_scratch(const struct golden_rmsnorm_path *_pat
 
 size_t golden_rmsnorm_scratch_bytes(size_t _rows)
 {
-    /* The most of any variant: the header promises one size for every
-     * device. */
+    /* The most that any path of any variant needs at up to ROWS rows: the
+     * header promises one size for every device, and a buffer sized for
+     * ROWS serves every call of fewer rows too (a path for fewer rows may
+     * need more than the next one). */
     size_t _most = 0;
     for (size_t _v = 0; _v < golden_rmsnorm_COUNT(golden_rmsnorm_variants); _v++) {
-        size_t _need = golden_rmsnorm_path_scratch(
-            golden_rmsnorm_path_for(&golden_rmsnorm_variants[_v], _rows), _rows);
-        _most = _need > _most ? _need : _most;
+        size_t _first = 1; /* the fewest rows the path takes */
+        for (const struct golden_rmsnorm_path *_path = golden_rmsnorm_variants[_v].paths;
+             _first <= _rows; _path++) {
+            size_t _at = _path->max_rows != 0 && _path->max_rows < _rows
+                             ? _path->max_rows
+                             : _rows;
+            size_t _need = golden_rmsnorm_path_scratch(_path, _at);
+            _most = _need > _most ? _need : _most;
+            if (_path->max_rows == 0) {
+                break;
+            }
+            _first = _path->max_rows + 1;
+        }
     }
     return _most;
 }

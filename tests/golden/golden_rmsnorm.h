@@ -96,9 +96,10 @@ cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q
                     cl_mem y,
                     cl_uint n_wait, const cl_event *wait, cl_event *done);
 
-/* Bytes of device memory the kernels of golden_rmsnorm keep between launches at
- * ROWS rows (partial sums, padded copies): what the path those rows take
- * needs, the most of any variant; 0 when they need none. */
+/* Bytes of device memory the kernels of golden_rmsnorm keep between launches
+ * (partial sums, padded copies) in a call of up to ROWS rows: enough for
+ * every variant and for any rows from 1 to ROWS; 0 when none of those
+ * calls needs any. */
 size_t golden_rmsnorm_scratch_bytes(size_t rows);
 
 /* golden_rmsnorm_enqueue with scratch memory the caller owns and reuses across
