@@ -443,6 +443,12 @@ static void test_scratch_for_fewer_rows(void)
                          stub_lora_delta_scratch_bytes(r),
                  "scratch_bytes shrinks from %zu to %zu rows", r, r + 1);
     }
+    /* More rows than any buffer could serve: SIZE_MAX, not a small size */
+    TU_CHECK(stub_lora_split_scratch_bytes(SIZE_MAX / 2) == SIZE_MAX &&
+                 stub_softmax_scratch_bytes(SIZE_MAX / 2) == 0,
+             "scratch_bytes(SIZE_MAX / 2) = %zu (stub_lora_split), %zu "
+             "(stub_softmax)", stub_lora_split_scratch_bytes(SIZE_MAX / 2),
+             stub_softmax_scratch_bytes(SIZE_MAX / 2));
     const size_t rows = 1024;
     size_t need = stub_lora_split_scratch_bytes(rows + 1);
     TU_CHECK(need >= rows * stub_lora_split_OUT_FEATURES * sizeof(float),

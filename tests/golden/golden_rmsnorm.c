@@ -1041,8 +1041,8 @@ golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _r
     return _path;
 }
 
-/* Bytes of scratch PATH's launches use at ROWS rows; 0 when that passes
- * SIZE_MAX (_enqueue refuses more than INT_MAX rows first). */
+/* Bytes of scratch PATH's launches use at ROWS rows; SIZE_MAX when that
+ * passes the address space (no buffer holds it: _enqueue refuses). */
 static size_t golden_rmsnorm_path_scratch(const struct golden_rmsnorm_path *_path,
                                   size_t _rows)
 {
@@ -1051,7 +1051,7 @@ static size_t golden_rmsnorm_path_scratch(const struct golden_rmsnorm_path *_pat
         (_path->scratch_per_row != 0 &&
          _rows > (_floats_max - _path->scratch_fixed) /
                      _path->scratch_per_row)) {
-        return 0;
+        return SIZE_MAX;
     }
     return (_rows * _path->scratch_per_row + _path->scratch_fixed) *
            sizeof(float);
@@ -1151,8 +1151,12 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     } else if (_scratch == NULL) {
         /* Released right after enqueueing: OpenCL frees it once the
          * kernels are done. */
-        _own = clCreateBuffer(_k->ctx, CL_MEM_READ_WRITE,
-                              golden_rmsnorm_path_scratch(_path, _rows), NULL, &_err);
+        size_t _bytes = golden_rmsnorm_path_scratch(_path, _rows);
+        if (_bytes == SIZE_MAX) {
+            return CL_INVALID_BUFFER_SIZE;
+        }
+        _own = clCreateBuffer(_k->ctx, CL_MEM_READ_WRITE, _bytes, NULL,
+                              &_err);
         if (_err != CL_SUCCESS) {
             return _err;
         }

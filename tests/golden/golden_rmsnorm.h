@@ -99,7 +99,8 @@ cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q
 /* Bytes of device memory the kernels of golden_rmsnorm keep between launches
  * (partial sums, padded copies) in a call of up to ROWS rows: enough for
  * every variant and for any rows from 1 to ROWS; 0 when none of those
- * calls needs any. */
+ * calls needs any, SIZE_MAX when they would need more than the address
+ * space holds. */
 size_t golden_rmsnorm_scratch_bytes(size_t rows);
 
 /* golden_rmsnorm_enqueue with scratch memory the caller owns and reuses across
