@@ -161,26 +161,9 @@ typedef float dx_vec_t;
 #error "lora_bwd_dx.cl: VEC must be 1, 2 or 4"
 #endif
 
-/* Copies N floats from local memory at P (N-aligned) to the private D. */
-#define DX_LDS_1(d, p) ((d)[0] = (p)[0])
-#define DX_LDS_2(d, p)                                                   \
-    do {                                                                 \
-        const float2 v_ = *(const __local float2 *)(p);                  \
-        (d)[0] = v_.s0;                                                  \
-        (d)[1] = v_.s1;                                                  \
-    } while (0)
-#define DX_LDS_4(d, p)                                                   \
-    do {                                                                 \
-        const float4 v_ = *(const __local float4 *)(p);                  \
-        (d)[0] = v_.s0;                                                  \
-        (d)[1] = v_.s1;                                                  \
-        (d)[2] = v_.s2;                                                  \
-        (d)[3] = v_.s3;                                                  \
-    } while (0)
-#define DX_LDS_CAT(n) DX_LDS_##n
-#define DX_LDS_N(n) DX_LDS_CAT(n)
-#define DX_LDS_M DX_LDS_N(DX_LVM)
-#define DX_LDS_W DX_LDS_N(DX_LVN)
+#include "local_reads.cl"
+#define DX_LDS_M LDS_N(DX_LVM)
+#define DX_LDS_W LDS_N(DX_LVN)
 
 /* Stores DX_SVW floats of private V at DX[I]; I is a multiple of DX_SVW. */
 inline void dx_put(__global storage_t *dx, size_t i, const float *v)

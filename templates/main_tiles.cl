@@ -90,24 +90,7 @@
 #error "main_tiles.cl: local memory differs from the plan's count"
 #endif
 
-/* Copies N floats from local memory at P (N-aligned) to the private D. */
-#define LDS_1(d, p) ((d)[0] = (p)[0])
-#define LDS_2(d, p)                                                      \
-    do {                                                                 \
-        const float2 v_ = *(const __local float2 *)(p);                  \
-        (d)[0] = v_.s0;                                                  \
-        (d)[1] = v_.s1;                                                  \
-    } while (0)
-#define LDS_4(d, p)                                                      \
-    do {                                                                 \
-        const float4 v_ = *(const __local float4 *)(p);                  \
-        (d)[0] = v_.s0;                                                  \
-        (d)[1] = v_.s1;                                                  \
-        (d)[2] = v_.s2;                                                  \
-        (d)[3] = v_.s3;                                                  \
-    } while (0)
-#define LDS_CAT(n) LDS_##n
-#define LDS_N(n) LDS_CAT(n)
+#include "local_reads.cl"
 #define LDS_M LDS_N(LVM)
 #define LDS_W LDS_N(LVN)
 
