@@ -837,6 +837,7 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
     }
     if (r->default_us > 0) {
         e->default_us = r->default_us;
+        e->default_fresh = 1;
     }
     snprintf(e->version, sizeof e->version, "%s", SPECL_VERSION);
     int failed = r->best < 0;

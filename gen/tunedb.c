@@ -129,7 +129,11 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             d->best_gflops = s->best_gflops;
             snprintf(d->version, sizeof d->version, "%s", s->version);
         }
-        if (d->default_us <= 0) {
+        /* The defaults as last timed: a tuning run that resumes an entry
+         * times them again, and a file saved earlier must not keep them
+         * at what an older build took (files merged with `specl db
+         * merge` keep the first's). */
+        if (d->default_us <= 0 || s->default_fresh) {
             d->default_us = s->default_us;
         }
         if (d->target[0] == '\0') {

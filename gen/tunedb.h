@@ -34,6 +34,8 @@ struct tune_entry {
     double best_gbs;
     double best_gflops;
     double default_us;      /* the op's default knobs, same run */
+    int default_fresh;      /* default_us was timed by this process (not
+                             * saved): it replaces an older one on merge */
     char version[16];       /* specl version that measured it */
     int n_tried;
     int cap_tried;

@@ -1909,6 +1909,21 @@ static void test_merge_in_process(void)
                  empty.entry[0].best_us == 12.5,
              "a best did not fill an entry without one");
     tunedb_free(&empty);
+    /* The defaults' time: a run's own timing replaces the file's (the
+     * code may have changed since), an older one merged in does not. */
+    one.entry[0].default_us = 15.0;
+    one.entry[0].default_fresh = 0;
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    TU_CHECK(shared != NULL && shared->default_us == 20.0,
+             "a default_us merged in from a file replaced the entry's: %g",
+             shared ? shared->default_us : -1);
+    one.entry[0].default_fresh = 1;
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    TU_CHECK(shared != NULL && shared->default_us == 15.0,
+             "the defaults timed in this run did not replace the file's "
+             "default_us (%g)", shared ? shared->default_us : -1);
     tunedb_free(&one);
 
     /* Malformed files, in process: errors at file:line:col, counted. */
