@@ -1153,7 +1153,8 @@ static void lora_defaults(struct kernel_spec *ks)
     while (w > 1 && w * c.R > 64) {
         w /= 2;
     }
-    spec_knob_default(ks, "xa_m", 32 * w);
+    /* lora_xa_mma: 64 rows a work-group (below: its stretches are long). */
+    spec_knob_default(ks, "xa_m", uses_mma(&c) ? 64 : 32 * w);
     /* CPUs: one work-item along K, whose rows need no reduction across
      * items (PoCL, M=128 K=N=2048 rank 8: 302 against 401 us for 8). */
     spec_knob_default(ks, "xa_k",
@@ -1166,11 +1167,21 @@ static void lora_defaults(struct kernel_spec *ks)
          * 480 (the most 32 KiB holds) made 9 and a second wave of a few
          * work-groups, 1.5x slower. */
         long chunk = min_l(256, ceil_div(c.K, step) * step);
+        /* lora_xa_mma: all of K, cut below to what local memory holds.
+         * Each work-group of lora_mma (and lora_expand) sums the partial
+         * sums of T of every stretch: on the H100 in bf16, 5 stretches of
+         * K = 4096 (992 rows of A at rank 16, 64 rows a work-group)
+         * against 16 of 256 (128 rows) took llama-q 439 -> 417 us at
+         * 4096 rows, 62 -> 53 at 128; llama-up 1117 -> 1060; llama-down
+         * (43 stretches before) 1036 -> 992, 102 -> 81 at 128 rows. */
+        if (uses_mma(&c)) {
+            chunk = ceil_div(c.K, 32) * 32;
+        }
         spec_knob_default(ks, "xa_chunk", chunk < step ? step : chunk);
         lora_read(ks, &c);
     }
     /* lora_xa_mma stages the stretch whole: fewer rows of A at once where
-     * the rank is wide. */
+     * the rank is wide, or K long. */
     while (uses_mma(&c) && !spec_knob_set(ks, "xa_chunk") &&
            c.xa_chunk > 32 && xa_mma_local(&c) > LOCAL_MAX) {
         spec_knob_default(ks, "xa_chunk", c.xa_chunk - 32);
