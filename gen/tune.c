@@ -324,23 +324,46 @@ static void progress(struct search *s, int final)
     }
 }
 
+/* CKS's code as a record holds it (emit_code_hash, 16 hex digits), or ""
+ * when it cannot be had. */
+static void code_text(const struct kernel_spec *cks, char out[17])
+{
+    uint64_t h;
+    char err[256];
+    out[0] = '\0';
+    if (emit_code_hash(cks, &h, err, sizeof err) == 0) {
+        snprintf(out, 17, "%016llx", (unsigned long long)h);
+    }
+}
+
+/* Whether REC measured the code CODE: a record without a code, from an
+ * older file, measured code that may have changed since. */
+static int record_current(const struct tune_record *rec, const char *code)
+{
+    return rec != NULL && rec->code[0] != '\0' && strcmp(rec->code, code) == 0;
+}
+
 /* Builds, checks against the device, verifies and times config INDEX;
- * records the outcome in the state and the database entry. */
+ * records the outcome in the state and the database entry, with the hash
+ * of its code. A record of the same knobs is taken instead if it measured
+ * the same code. */
 static void evaluate(struct search *s, long index)
 {
     struct config_state *st = &s->state[index];
     struct tune_result *res = s->r;
     struct kernel_spec cks;
-    char knobs[TUNE_TEXT];
+    char knobs[TUNE_TEXT], code[17];
     tune_space_config(s->ks, s->sp, index, &cks, NULL, 0);
     knobs_text(&cks, knobs, sizeof knobs);
+    code_text(&cks, code);
     res->evaluated++;
     const struct tune_record *rec = tune_entry_tried(res->entry, knobs);
-    if (rec != NULL) {
+    if (record_current(rec, code)) {
         res->from_db++;
         st->outcome = rec->us > 0 ? TIMED : FAILED;
         st->us = rec->us;
     } else {
+        int stale = rec != NULL;
         struct result r;
         memset(&r, 0, sizeof r);
         variants_one(&cks, &s->one);
@@ -353,31 +376,37 @@ static void evaluate(struct search *s, long index)
             res->evaluated--;
             return;
         }
+        struct tune_record *nr = NULL;
         switch (got) {
         case STUB_BUILD_FAILED:
             st->outcome = FAILED;
-            tune_entry_record(res->entry, knobs, -1, r.note);
+            nr = tune_entry_record(res->entry, knobs, -1, r.note);
             break;
         case STUB_RUN_FAILED:
             res->built++;
             res->verified++;
             st->outcome = FAILED;
-            tune_entry_record(res->entry, knobs, -1, r.note);
+            nr = tune_entry_record(res->entry, knobs, -1, r.note);
             break;
         case STUB_WRONG:
             res->built++;
             st->outcome = WRONG;
-            tune_entry_record(res->entry, knobs, -1,
-                              r.note[0] ? r.note : "wrong result");
+            nr = tune_entry_record(res->entry, knobs, -1,
+                                   r.note[0] ? r.note : "wrong result");
             break;
         case STUB_TIMED:
             res->built++;
             res->verified++;
             res->timed++;
+            res->stale += stale;
             st->outcome = TIMED;
             st->us = r.us;
-            tune_entry_record(res->entry, knobs, r.us, "ok");
+            nr = tune_entry_record(res->entry, knobs, r.us, "ok");
             break;
+        }
+        if (nr != NULL) {
+            snprintf(nr->code, sizeof nr->code, "%s", code);
+            nr->fresh = 1;
         }
         if (s->o->on_record != NULL) {
             s->o->on_record(res, s->o->ctx);
@@ -387,6 +416,28 @@ static void evaluate(struct search *s, long index)
         res->best = index;
         res->best_us = st->us;
     }
+}
+
+/* Whether the entry's record of KNOBS measured the code that config
+ * emits now (none does for knobs outside F's space). */
+static int record_of_now(struct search *s, const struct tune_filter *f,
+                         const char *knobs)
+{
+    const struct tune_record *rec = tune_entry_tried(s->r->entry, knobs);
+    for (long i = 0; rec != NULL && i < f->sp.n_config; i++) {
+        struct kernel_spec cks;
+        char text[TUNE_TEXT], code[17];
+        if (f->rep[i] < 0) {
+            continue;
+        }
+        tune_space_config(s->ks, &f->sp, i, &cks, NULL, 0);
+        knobs_text(&cks, text, sizeof text);
+        if (strcmp(text, knobs) == 0) {
+            code_text(&cks, code);
+            return record_current(rec, code);
+        }
+    }
+    return 0;
 }
 
 static int out_of_budget(const struct search *s)
@@ -825,15 +876,25 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
     /* Keep the database's best if an earlier run found a faster one, or
      * one as fast (a resume then keeps it, ties among records included),
      * or if this run timed nothing new (the earlier decision stands); the
-     * defaults kept back to back replace it. */
+     * defaults kept back to back replace it. An earlier best counts only
+     * with its record's time, and only if that record measured the code
+     * its knobs emit now. */
+    double kept_us = -1;
+    if (e->best[0] && record_of_now(&s, &f, e->best)) {
+        kept_us = tune_entry_tried(e, e->best)->us;
+    }
     if (r->best >= 0 &&
-        (!e->best[0] || r->kept_defaults ||
-         tune_entry_tried(e, e->best) == NULL ||
-         (r->timed > 0 && r->best_us < e->best_us))) {
+        (kept_us <= 0 || r->kept_defaults ||
+         (r->timed > 0 && r->best_us < kept_us))) {
         snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
         e->best_us = r->best_us;
         e->best_gbs = r->best_gbs;
         e->best_gflops = r->best_gflops;
+    } else if (kept_us > 0 && kept_us != e->best_us) {
+        /* kept, as its record has it now (timed again in this run) */
+        e->best_us = kept_us;
+        e->best_gbs = mc.bytes / (kept_us * 1e3);
+        e->best_gflops = mc.flops / (kept_us * 1e3);
     }
     if (r->default_us > 0) {
         e->default_us = r->default_us;
@@ -1084,10 +1145,15 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
         return 1;
     }
     printf("  evaluated %ld of %ld distinct (%.0f%%): %ld built, %ld "
-           "verified, %ld timed, %ld from the database\n",
+           "verified, %ld timed, %ld from the database",
            r.evaluated, r.n_cand,
            r.n_cand ? 100.0 * r.evaluated / r.n_cand : 0.0, r.built,
            r.verified, r.timed, r.from_db);
+    if (r.stale > 0) {
+        printf(" (%ld timed again: their records measured other code)",
+               r.stale);
+    }
+    printf("\n");
     if (r.confirmed) {
         printf("  back to back, %d rounds: defaults %.1f us (%.1f-%.1f), "
                "search's best %.1f us (%.1f-%.1f)%s\n",

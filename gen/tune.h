@@ -152,6 +152,8 @@ struct tune_result {
     long verified;      /* ... and matched float64 */
     long timed;         /* ... and timed */
     long from_db;       /* taken from the entry's records */
+    long stale;         /* of those timed now: recorded before, but for
+                           other code (or code not recorded) */
     long best;          /* config index of the fastest, -1 when none ran
                            correctly */
     char best_knobs[TUNE_TEXT]; /* its knob text; "" when none */
@@ -180,12 +182,14 @@ struct tune_result {
  * filter, finds or adds DB's entry for RT's device and driver and KS's
  * op, dtype, shape and rows, times the op defaults, then searches the
  * candidates with measure_stub (build, verify against float64, time),
- * taking configs already recorded in the entry from it and recording
- * every other evaluated config (its time, or why it failed). A best that
+ * taking configs already recorded in the entry from it (when the record
+ * measured the code the config emits now) and recording every other
+ * evaluated config (its time, or why it failed). A best that
  * is not the op defaults is re-timed against them back to back and stands
  * only if it stays faster (else the defaults are the best). The entry's
  * best becomes the run's best unless the entry holds a faster or as fast
- * record, or the run timed nothing new; defaults kept back to back
+ * record of the code its knobs emit now, or the run timed nothing new;
+ * defaults kept back to back
  * replace it. Its default_us and version are updated. A config whose
  * build or run failed after *O->STOP was set is not recorded: the stop
  * may have cut it short (Ctrl-C reaches the compiler too). Fills R. Returns

@@ -50,6 +50,9 @@ static void *grow(void *p, int *cap, int need, size_t size)
     return q;
 }
 
+static void copy_record(struct tune_entry *e,
+                        const struct tune_record *src);
+
 struct tune_entry *tunedb_add(struct tunedb *db, const struct tune_entry *e)
 {
     db->entry = grow(db->entry, &db->cap, db->n + 1, sizeof *db->entry);
@@ -58,8 +61,7 @@ struct tune_entry *tunedb_add(struct tunedb *db, const struct tune_entry *e)
     n->tried = NULL;
     n->n_tried = n->cap_tried = 0;
     for (int i = 0; i < e->n_tried; i++) {
-        tune_entry_record(n, e->tried[i].knobs, e->tried[i].us,
-                          e->tried[i].status);
+        copy_record(n, &e->tried[i]);
     }
     return n;
 }
@@ -92,8 +94,8 @@ const struct tune_record *tune_entry_tried(const struct tune_entry *e,
     return NULL;
 }
 
-void tune_entry_record(struct tune_entry *e, const char *knobs, double us,
-                       const char *status)
+struct tune_record *tune_entry_record(struct tune_entry *e, const char *knobs,
+                                      double us, const char *status)
 {
     struct tune_record *r = (struct tune_record *)tune_entry_tried(e, knobs);
     if (r == NULL) {
@@ -104,6 +106,18 @@ void tune_entry_record(struct tune_entry *e, const char *knobs, double us,
     snprintf(r->knobs, sizeof r->knobs, "%s", knobs);
     snprintf(r->status, sizeof r->status, "%s", status);
     r->us = us;
+    r->code[0] = '\0';
+    r->fresh = 0;
+    return r;
+}
+
+/* SRC's record copied into E (replacing one with the same knobs). */
+static void copy_record(struct tune_entry *e, const struct tune_record *src)
+{
+    struct tune_record *r = tune_entry_record(e, src->knobs, src->us,
+                                              src->status);
+    snprintf(r->code, sizeof r->code, "%s", src->code);
+    r->fresh = src->fresh;
 }
 
 void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
@@ -116,10 +130,12 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             tunedb_add(dst, s);
             continue;
         }
+        /* The first record of each config stands, but one measured by
+         * this process replaces an older one (of older code, maybe). */
         for (int t = 0; t < s->n_tried; t++) {
-            if (tune_entry_tried(d, s->tried[t].knobs) == NULL) {
-                tune_entry_record(d, s->tried[t].knobs, s->tried[t].us,
-                                  s->tried[t].status);
+            if (tune_entry_tried(d, s->tried[t].knobs) == NULL ||
+                s->tried[t].fresh) {
+                copy_record(d, &s->tried[t]);
             }
         }
         if (s->best[0] && (!d->best[0] || s->best_us < d->best_us)) {
@@ -563,6 +579,9 @@ static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
         emit_text(o, "knobs", e->tried[t].knobs);
         emit_plain(o, "us", "%.2f", e->tried[t].us);
         emit_text(o, "status", e->tried[t].status);
+        if (e->tried[t].code[0] != '\0') {
+            emit_text(o, "code", e->tried[t].code);
+        }
         emit_mapping_end(o);
     }
     emit_sequence_end(o);
@@ -880,8 +899,16 @@ static int shape_fits(const struct op_def *op, const char *text, char *why,
     return 1;
 }
 
-enum record_key { R_KNOBS, R_US, R_STATUS, N_RECORD_KEYS };
-static const char *const record_keys[] = {"knobs", "us", "status", NULL};
+enum record_key { R_KNOBS, R_US, R_STATUS, R_CODE, N_RECORD_KEYS };
+static const char *const record_keys[] = {"knobs", "us", "status", "code",
+                                          NULL};
+
+/* Whether TEXT is a code hash as the tuner writes it: 16 hex digits. */
+static int code_hash_text(const char *text)
+{
+    size_t n = strlen(text);
+    return n == 16 && strspn(text, "0123456789abcdef") == n;
+}
 
 /* Loads the tried configs of SEQ into E; OP (NULL when unknown: already
  * reported) checks their knobs. */
@@ -899,7 +926,9 @@ static void load_tried(struct loader *l, struct tune_entry *e,
          it < seq->data.sequence.items.top; it++) {
         yaml_node_t *m = yaml_document_get_node(l->doc, *it);
         yaml_node_t *node[N_RECORD_KEYS] = {NULL};
-        struct tune_record r = {"", -1, ""};
+        struct tune_record r;
+        memset(&r, 0, sizeof r);
+        r.us = -1;
         int before = l->d->count;
         char why[DIAG_MESSAGE_MAX];
         if (m->type != YAML_MAPPING_NODE) {
@@ -919,6 +948,18 @@ static void load_tried(struct loader *l, struct tune_entry *e,
         }
         if (node[R_STATUS] != NULL) {
             copy_text(l, node[R_STATUS], "status", r.status, sizeof r.status);
+        }
+        if (node[R_CODE] != NULL) {
+            int had = l->d->count;
+            char code[TUNE_TEXT] = "";
+            copy_text(l, node[R_CODE], "code", code, sizeof code);
+            if (l->d->count == had && !code_hash_text(code)) {
+                diag_error(l->d, l->path, node_mark(node[R_CODE]),
+                           "code must be 16 hexadecimal digits, 0-9 and "
+                           "a-f (got '%s')", code);
+            } else {
+                snprintf(r.code, sizeof r.code, "%s", code);
+            }
         }
         /* Negative: a config that did not run, which the tuner writes as
          * -1; any other negative time is no measurement. */
@@ -943,7 +984,7 @@ static void load_tried(struct loader *l, struct tune_entry *e,
             diag_error(l->d, l->path, node_mark(node[R_KNOBS]),
                        "tried config \"%s\" given twice", r.knobs);
         } else {
-            tune_entry_record(e, r.knobs, r.us, r.status);
+            copy_record(e, &r);
         }
     }
 }

@@ -17,6 +17,11 @@ struct tune_record {
     char knobs[TUNE_TEXT];  /* "m=128 n=64 ...": every knob of the op */
     double us;              /* median time; < 0 when it did not run */
     char status[96];        /* "ok", or why it was skipped */
+    char code[17];          /* emit_code_hash of what it measured, 16 hex
+                             * digits; "" (older files): unknown */
+    int fresh;              /* measured by this process (not saved): it
+                             * replaces a record of the same knobs on
+                             * merge */
 };
 
 /* The result of tuning one kernel shape on one device. */
@@ -85,9 +90,10 @@ struct tune_entry *tunedb_find(struct tunedb *db, const char *device,
                                long rows);
 struct tune_entry *tunedb_add(struct tunedb *db, const struct tune_entry *e);
 
-/* Appends a tried config to E (replacing one with the same knobs). */
-void tune_entry_record(struct tune_entry *e, const char *knobs, double us,
-                       const char *status);
+/* Appends a tried config to E (replacing one with the same knobs), its
+ * code unknown and not fresh; returns the record. */
+struct tune_record *tune_entry_record(struct tune_entry *e, const char *knobs,
+                                      double us, const char *status);
 /* The record for KNOBS in E, or NULL. */
 const struct tune_record *tune_entry_tried(const struct tune_entry *e,
                                            const char *knobs);

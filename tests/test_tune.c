@@ -924,8 +924,13 @@ static void test_tune_random(void)
              "entries", db_path, errors, back.n);
     ok &= errors == 0 && back.n == s.n_kernel;
     for (int k = 0; k < s.n_kernel; k++) {
-        check_entry(&s.kernel[k], entry_for(&back, &s.kernel[k]),
-                    RANDOM_EVALS);
+        const struct tune_entry *be = entry_for(&back, &s.kernel[k]);
+        check_entry(&s.kernel[k], be, RANDOM_EVALS);
+        for (int t = 0; be != NULL && t < be->n_tried; t++) {
+            TU_CHECK(strlen(be->tried[t].code) == 16 && !be->tried[t].fresh,
+                     "%s: record %d saved with code '%s'%s", be->op, t,
+                     be->tried[t].code, be->tried[t].fresh ? ", fresh" : "");
+        }
     }
     for (int i = 1; i < back.n; i++) {
         TU_CHECK(strcmp(back.entry[i].device, back.entry[0].device) == 0,
@@ -1379,6 +1384,60 @@ static void test_tune_resume(void)
                      "resume +2 changed tried #%d", t);
         }
         check_entry(sm, e, 6);
+    }
+    tunedb_free(&after);
+
+    /* Records of other code are timed again: the best's, made stale and
+     * far faster than anything runs, and one without a code (as older
+     * files have them); the others come from the database. The re-timed
+     * records take the code they measured, and the stale best's time no
+     * longer counts. */
+    CU_ASSERT_EQUAL_FATAL(load_db(&after, db_path), 0);
+    struct tune_entry *se = (struct tune_entry *)entry_for(&after, sm);
+    int bi = -1, oi = -1;
+    for (int t = 0; se != NULL && t < se->n_tried; t++) {
+        if (se->tried[t].us <= 0) {
+            continue;
+        }
+        if (strcmp(se->tried[t].knobs, se->best) == 0) {
+            bi = t;
+        } else if (oi < 0) {
+            oi = t;
+        }
+    }
+    TU_CHECK(bi >= 0 && oi >= 0, "no timed best and other record to stale");
+    if (bi >= 0 && oi >= 0) {
+        char best_code[17], other_code[17];
+        snprintf(best_code, sizeof best_code, "%s", se->tried[bi].code);
+        snprintf(other_code, sizeof other_code, "%s", se->tried[oi].code);
+        snprintf(se->tried[bi].code, sizeof se->tried[bi].code, "%s",
+                 strcmp(best_code, "0000000000000000") != 0
+                     ? "0000000000000000"
+                     : "1111111111111111");
+        se->tried[bi].us = 0.001;
+        se->best_us = 0.001;
+        se->tried[oi].code[0] = '\0';
+        struct tune_options o;
+        struct tune_result r;
+        run_options(&o, TUNE_RANDOM, RANDOM_EVALS, RANDOM_SEED);
+        int rc = tune_in_process(sm, &o, &after, &r);
+        TU_CHECK(rc == 0 && r.stale == 2 && r.timed == 2 &&
+                     r.from_db == RANDOM_EVALS - 2,
+                 "resume (stale): %ld timed again of %ld timed, %ld from "
+                 "the database", r.stale, r.timed, r.from_db);
+        se = (struct tune_entry *)entry_for(&after, sm);
+        const struct tune_record *rb =
+            se ? tune_entry_tried(se, se->best) : NULL;
+        TU_CHECK(se != NULL && strcmp(se->tried[bi].code, best_code) == 0 &&
+                     strcmp(se->tried[oi].code, other_code) == 0 &&
+                     se->tried[bi].fresh && se->tried[oi].fresh,
+                 "resume (stale): re-timed records with code '%s' / '%s', "
+                 "expected '%s' / '%s'", se ? se->tried[bi].code : "-",
+                 se ? se->tried[oi].code : "-", best_code, other_code);
+        TU_CHECK(se != NULL && se->best_us > 0.001 && rb != NULL &&
+                     se->best_us == rb->us,
+                 "resume (stale): the stale best's time stood: %g us",
+                 se ? se->best_us : -1);
     }
     tunedb_free(&after);
 
@@ -1924,6 +1983,28 @@ static void test_merge_in_process(void)
     TU_CHECK(shared != NULL && shared->default_us == 15.0,
              "the defaults timed in this run did not replace the file's "
              "default_us (%g)", shared ? shared->default_us : -1);
+    /* Likewise a record: one timed in this run replaces the file's record
+     * of the same knobs (its code with it), one merged in from a file
+     * does not. */
+    struct tune_record *nr =
+        tune_entry_record(&one.entry[0], "m=64 n=64 k=16 wm=8 wn=8", 7.5, "ok");
+    snprintf(nr->code, sizeof nr->code, "0123456789abcdef");
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    const struct tune_record *sr =
+        shared ? tune_entry_tried(shared, "m=64 n=64 k=16 wm=8 wn=8") : NULL;
+    TU_CHECK(sr != NULL && sr->us != 7.5 && sr->code[0] == '\0',
+             "a record merged in from a file replaced the entry's");
+    nr = (struct tune_record *)tune_entry_tried(&one.entry[0],
+                                               "m=64 n=64 k=16 wm=8 wn=8");
+    nr->fresh = 1;
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    sr = shared ? tune_entry_tried(shared, "m=64 n=64 k=16 wm=8 wn=8") : NULL;
+    TU_CHECK(sr != NULL && sr->us == 7.5 &&
+                 strcmp(sr->code, "0123456789abcdef") == 0,
+             "a record timed in this run did not replace the file's: %g us, "
+             "code '%s'", sr ? sr->us : -1, sr ? sr->code : "-");
     tunedb_free(&one);
 
     /* Malformed files, in process: errors at file:line:col, counted. */
