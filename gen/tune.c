@@ -880,6 +880,7 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
      * with its record's time, and only if that record measured the code
      * its knobs emit now. */
     double kept_us = -1;
+    snprintf(e->best_seen, sizeof e->best_seen, "%s", e->best);
     if (e->best[0] && record_of_now(&s, &f, e->best)) {
         kept_us = tune_entry_tried(e, e->best)->us;
     }
@@ -890,11 +891,13 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
         e->best_us = r->best_us;
         e->best_gbs = r->best_gbs;
         e->best_gflops = r->best_gflops;
+        e->best_fresh = 1;
     } else if (kept_us > 0 && kept_us != e->best_us) {
         /* kept, as its record has it now (timed again in this run) */
         e->best_us = kept_us;
         e->best_gbs = mc.bytes / (kept_us * 1e3);
         e->best_gflops = mc.flops / (kept_us * 1e3);
+        e->best_fresh = 1;
     }
     if (r->default_us > 0) {
         e->default_us = r->default_us;

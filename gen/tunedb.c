@@ -138,7 +138,9 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
                 copy_record(d, &s->tried[t]);
             }
         }
-        if (s->best[0] && (!d->best[0] || s->best_us < d->best_us)) {
+        if (s->best[0] &&
+            (!d->best[0] || s->best_us < d->best_us ||
+             (s->best_fresh && strcmp(d->best, s->best_seen) == 0))) {
             snprintf(d->best, sizeof d->best, "%s", s->best);
             d->best_us = s->best_us;
             d->best_gbs = s->best_gbs;

@@ -41,6 +41,12 @@ struct tune_entry {
     double default_us;      /* the op's default knobs, same run */
     int default_fresh;      /* default_us was timed by this process (not
                              * saved): it replaces an older one on merge */
+    int best_fresh;         /* best was decided by this process, which
+                             * found best_seen there (neither saved): on
+                             * merge it replaces best_seen even where that
+                             * is faster (timed on older code), any other
+                             * best only where faster */
+    char best_seen[TUNE_TEXT];
     char version[16];       /* specl version that measured it */
     int n_tried;
     int cap_tried;

@@ -1417,6 +1417,11 @@ static void test_tune_resume(void)
         se->tried[bi].us = 0.001;
         se->best_us = 0.001;
         se->tried[oi].code[0] = '\0';
+        /* As the file on disk holds it, for the merge a save makes. */
+        char stale_path[4096], err[256];
+        tmp_path(stale_path, sizeof stale_path, "stale.yaml");
+        CU_ASSERT_EQUAL_FATAL(tunedb_save(&after, stale_path, err,
+                                          sizeof err), 0);
         struct tune_options o;
         struct tune_result r;
         run_options(&o, TUNE_RANDOM, RANDOM_EVALS, RANDOM_SEED);
@@ -1438,6 +1443,23 @@ static void test_tune_resume(void)
                      se->best_us == rb->us,
                  "resume (stale): the stale best's time stood: %g us",
                  se ? se->best_us : -1);
+        /* Saved over the file: the run's records and best win. */
+        struct tunedb disk;
+        CU_ASSERT_EQUAL_FATAL(load_db(&disk, stale_path), 0);
+        tunedb_merge(&disk, &after);
+        const struct tune_entry *de = entry_for(&disk, sm);
+        const struct tune_record *db_rec =
+            de ? tune_entry_tried(de, de->best) : NULL;
+        TU_CHECK(de != NULL && se != NULL && db_rec != NULL &&
+                     strcmp(de->best, se->best) == 0 &&
+                     de->best_us == se->best_us && db_rec->us == rb->us &&
+                     strcmp(de->tried[bi].code, best_code) == 0 &&
+                     strcmp(de->tried[oi].code, other_code) == 0,
+                 "resume (stale) saved over the file: best %s (%g us), "
+                 "codes '%s' / '%s'", de ? de->best : "-",
+                 de ? de->best_us : -1, de ? de->tried[bi].code : "-",
+                 de ? de->tried[oi].code : "-");
+        tunedb_free(&disk);
     }
     tunedb_free(&after);
 
@@ -1983,6 +2005,26 @@ static void test_merge_in_process(void)
     TU_CHECK(shared != NULL && shared->default_us == 15.0,
              "the defaults timed in this run did not replace the file's "
              "default_us (%g)", shared ? shared->default_us : -1);
+    /* A best decided in this run replaces the one it found there, even a
+     * faster one (its record measured older code), but no other best
+     * that is faster (another run's, saved in between). */
+    snprintf(one.entry[0].best, sizeof one.entry[0].best, "m=8 n=8");
+    one.entry[0].best_us = 30.0;
+    one.entry[0].best_fresh = 1;
+    snprintf(one.entry[0].best_seen, sizeof one.entry[0].best_seen,
+             "m=64 n=64 k=16 wm=8 wn=8");
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    TU_CHECK(shared != NULL && shared->best_us == 9.75,
+             "a best decided over another than the file's replaced it");
+    snprintf(one.entry[0].best_seen, sizeof one.entry[0].best_seen, "%s",
+             shared ? shared->best : "");
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    TU_CHECK(shared != NULL && shared->best_us == 30.0 &&
+                 strcmp(shared->best, "m=8 n=8") == 0,
+             "a best decided over the file's did not replace it: %s (%g us)",
+             shared ? shared->best : "-", shared ? shared->best_us : -1);
     /* Likewise a record: one timed in this run replaces the file's record
      * of the same knobs (its code with it), one merged in from a file
      * does not. */
