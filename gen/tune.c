@@ -862,6 +862,7 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
         confirm_best(&s, &f, r);
     }
     struct tune_entry *e = r->entry;
+    r->best_is_default = r->best >= 0 && r->best == f.home;
     if (r->best >= 0) {
         struct kernel_spec cks;
         tune_space_config(ks, &f.sp, r->best, &cks, NULL, 0);
@@ -1171,7 +1172,11 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
     } else if (r.best >= 0) {
         printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", r.best_us,
                r.best_gbs, r.best_gflops, r.best_knobs);
-        if (r.default_us > 0) {
+        if (r.best_is_default) {
+            /* one config timed twice: their ratio is noise, no gain */
+            printf("  the best is the op defaults (%.1f us when timed "
+                   "before the search)\n", r.default_us);
+        } else if (r.default_us > 0) {
             printf("  defaults %.1f us: tuned is %.2fx\n", r.default_us,
                    r.default_us / r.best_us);
         }

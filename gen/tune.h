@@ -170,6 +170,8 @@ struct tune_result {
     double confirm_best_us, confirm_default_us;
     double best_spread[2], default_spread[2];
     int kept_defaults;
+    int best_is_default; /* the search's best is the op defaults' config
+                            (timed twice: default_us and best_us) */
     struct tune_entry *entry; /* the database entry recorded into; valid
                                  until the database changes */
     int searched;       /* the search ran: the counts above hold */
