@@ -468,7 +468,7 @@ static int uses_decode_split(const struct lora *c)
 }
 
 /* lora_decode_split's rows per work-group. */
-static long dsplit_per_row(const struct lora *c)
+static long dsplit_rows(const struct lora *c)
 {
     return c->decode_split_max;
 }
@@ -477,7 +477,7 @@ static long dsplit_per_row(const struct lora *c)
  * (rounded up to 4), floats. */
 static long dsplit_local(const struct lora *c)
 {
-    return ceil_div(c->K, c->decode_slices) * ceil_div(dsplit_per_row(c), 4) *
+    return ceil_div(c->K, c->decode_slices) * ceil_div(dsplit_rows(c), 4) *
            4 * 4;
 }
 
@@ -1883,7 +1883,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     }
     if (uses_decode_split(c)) {
         plan_int(p, "DSPLIT_ROWS", "lora_decode_split: rows per work-group",
-                 dsplit_per_row(c));
+                 dsplit_rows(c));
         plan_int(p, "DSPLIT_COLS", "lora_decode_split: columns (work-items) "
                  "per work-group", c->decode_cols);
     }
@@ -2071,7 +2071,7 @@ static void launch_decode(const struct lora *c, struct launch *l)
 }
 
 /* lora_decode_mma or lora_decode_split: a work-group per slice of K and
- * strip of W (one more for A's), per dmma_rows or dsplit_per_row rows. */
+ * strip of W (one more for A's), per dmma_rows or dsplit_rows rows. */
 static void launch_decode_parts(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "w", "a", "scratch",
@@ -2084,7 +2084,7 @@ static void launch_decode_parts(const struct lora *c, struct launch *l)
     l->groups[0] =
         (size_t)((ceil_div(c->N, c->decode_cols) + 1) * c->decode_slices);
     l->groups[1] = 0;
-    l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_per_row(c));
+    l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_rows(c));
     copy_args(l, args);
 }
 
