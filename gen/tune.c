@@ -189,8 +189,10 @@ static void count_reason(struct tune_reasons *r, const char *why)
 void tune_filter_free(struct tune_filter *f)
 {
     free(f->rep);
+    free(f->code);
     free(f->cand);
     f->rep = NULL;
+    f->code = NULL;
     f->cand = NULL;
 }
 
@@ -226,6 +228,7 @@ static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
             rc = -1;
             break;
         }
+        f->code[i] = h;
         long t = (long)(h & (uint64_t)(size - 1));
         while (slot[t] >= 0 && hash[t] != h) {
             t = (t + 1) & (size - 1);
@@ -251,8 +254,9 @@ int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
     long n = f->sp.n_config;
     f->home = tune_space_home(&f->sp, ks);
     f->rep = malloc((size_t)n * sizeof *f->rep);
+    f->code = calloc((size_t)n, sizeof *f->code);
     f->cand = malloc((size_t)n * sizeof *f->cand);
-    if (f->rep == NULL || f->cand == NULL) {
+    if (f->rep == NULL || f->code == NULL || f->cand == NULL) {
         tune_filter_free(f);
         snprintf(err, errsize, "out of memory");
         return -1;
@@ -311,6 +315,7 @@ struct search {
     const struct tune_space *sp;
     const long *rep;      /* the filter's: per valid config, the candidate
                              emitting its code */
+    const uint64_t *code; /* the filter's: per valid config, its code hash */
     struct config_state *state;
     struct tune_result *r;
     double t0;
@@ -324,16 +329,11 @@ static void progress(struct search *s, int final)
     }
 }
 
-/* CKS's code as a record holds it (emit_code_hash, 16 hex digits), or ""
- * when it cannot be had. */
-static void code_text(const struct kernel_spec *cks, char out[17])
+/* Config INDEX's code as a record holds it: the filter's hash, 16 hex
+ * digits. */
+static void code_text(const struct search *s, long index, char out[17])
 {
-    uint64_t h;
-    char err[256];
-    out[0] = '\0';
-    if (emit_code_hash(cks, &h, err, sizeof err) == 0) {
-        snprintf(out, 17, "%016llx", (unsigned long long)h);
-    }
+    snprintf(out, 17, "%016llx", (unsigned long long)s->code[index]);
 }
 
 /* Whether REC measured the code CODE: a record without a code, from an
@@ -355,7 +355,7 @@ static void evaluate(struct search *s, long index)
     char knobs[TUNE_TEXT], code[17];
     tune_space_config(s->ks, s->sp, index, &cks, NULL, 0);
     knobs_text(&cks, knobs, sizeof knobs);
-    code_text(&cks, code);
+    code_text(s, index, code);
     res->evaluated++;
     const struct tune_record *rec = tune_entry_tried(res->entry, knobs);
     if (record_current(rec, code)) {
@@ -433,7 +433,7 @@ static int record_of_now(struct search *s, const struct tune_filter *f,
         tune_space_config(s->ks, &f->sp, i, &cks, NULL, 0);
         knobs_text(&cks, text, sizeof text);
         if (strcmp(text, knobs) == 0) {
-            code_text(&cks, code);
+            code_text(s, i, code);
             return record_current(rec, code);
         }
     }
@@ -815,6 +815,7 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
     s.mc = &mc;
     s.sp = &f.sp;
     s.rep = f.rep;
+    s.code = f.code;
     s.r = r;
     s.state = calloc((size_t)f.sp.n_config, sizeof *s.state);
     if (s.state == NULL) {

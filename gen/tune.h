@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "op.h"
 #include "runtime.h"
@@ -76,6 +77,7 @@ struct tune_filter {
     long *rep;          /* per config: -1 when it does not validate, else
                            the candidate that emits its code (itself for
                            a candidate) */
+    uint64_t *code;     /* per valid config: emit_code_hash of its code */
     long *cand;         /* the candidates' config indices, ascending */
     struct tune_reasons why; /* the rejected configs, by kind */
 };
