@@ -19,9 +19,11 @@
  *     rows one ldmatrix phase reads fall in distinct banks;
  *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
  *     products run;
- *   - then the rank stretch: T = SCALE*X*A (lora_xa_mma's float partial
+ *   - the rank stretch first: T = SCALE*X*A (lora_xa_mma's float partial
  *     sums) split into two halves, hi + lo, so that T keeps 16 bits or
- *     more, against [B ; B]: TILE_K / 2 ranks per step.
+ *     more, against [B ; B]: up to TILE_K / 2 ranks per step, staged in
+ *     the last stage's buffers while the first K steps' copies are in
+ *     flight, so that the latency of its loads hides behind theirs.
  * Needs K and N multiples of 8 (whole 16-byte chunks; checked by the
  * plan). Local size (32 * warps, 1). */
 #include "lora_common.cl"
@@ -50,7 +52,11 @@
 #define X_CHUNKS (TILE_K / 8)         /* 16-byte chunks per X tile row */
 #define W_CHUNKS (TILE_N / 8)         /* 16-byte chunks per W tile row */
 #define MMA_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
-#define RANK_STEP (TILE_K / 2) /* ranks per step of the rank stretch */
+/* Ranks per step of the rank stretch: hi halves then lo halves fill
+ * 2 * RANK_STEP of a tile row's TILE_K columns. */
+#define RANK_STEP                                                        \
+    (TILE_K / 2 < CEIL_DIV(RANK, 8) * 8 ? TILE_K / 2 : CEIL_DIV(RANK, 8) * 8)
+#define RANK_DEPTH (2 * RANK_STEP) /* a multiple of 16 */
 /* Starts the copies of K step KT's X and W tiles into XS and WS. */
 inline void mma_load_step(__local ushort *xs, __local ushort *ws,
                           const __global storage_t *x,
@@ -107,13 +113,14 @@ inline void mma_multiply(float acc[MMA_TILES_M][MMA_TILES_N][4],
     }
 }
 
-/* acc += the staged tiles XS and WS, TILE_K deep. */
-inline void mma_step(__local ushort *xs, __local ushort *ws,
+/* acc += the staged tiles XS and WS, DEPTH deep (a multiple of 16 up to
+ * TILE_K; a constant at every call, so the loop unrolls). */
+inline void mma_step(__local ushort *xs, __local ushort *ws, uint depth,
                      uint warp_m, uint warp_n, uint lane,
                      float acc[MMA_TILES_M][MMA_TILES_N][4])
 {
 #pragma unroll
-    for (uint kk = 0; kk < TILE_K; kk += 16) {
+    for (uint kk = 0; kk < depth; kk += 16) {
         uint a[MMA_TILES_M][4], b[MMA_TILES_N][2];
         mma_fragments(xs, ws, kk, warp_m, warp_n, lane, a, b);
         mma_multiply(acc, a, b);
@@ -160,19 +167,59 @@ inline float4 mma_t(const __global float *t, uint rows, uint r, uint j)
     return sum;
 }
 
-/* Stages rank step RS of the rank stretch: XS gets T's ranks
- * [RS, RS + RANK_STEP) as hi halves then lo halves, WS gets B's rows of
- * those ranks twice (zero past r, the rows and N). */
-inline void mma_stage_rank(__local ushort *xs, __local ushort *ws,
-                           const __global float *t,
-                           const __global storage_t *b, uint rows, uint row0,
-                           uint col0, uint rs, uint tid)
+/* Starts the copies of B's rows [RS, RS + RANK_STEP) of the rank stretch
+ * into WS twice, as rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero
+ * past r and N), and commits them as one group. */
+#define RANK_B_CHUNKS (RANK_STEP * W_CHUNKS)
+inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
+                            uint col0, uint rs, uint tid)
 {
-    for (uint i = tid; i < TILE_M * RANK_STEP / MMA_TQ; i += MMA_THREADS) {
+#pragma unroll
+    for (uint q = 0; q < CEIL_DIV(RANK_B_CHUNKS, MMA_THREADS); q++) {
+        uint i = q * MMA_THREADS + tid;
+        if (RANK_B_CHUNKS % MMA_THREADS == 0 || i < RANK_B_CHUNKS) {
+            uint j = i / W_CHUNKS, c = i % W_CHUNKS;
+            bool ok = rs + j < RANK && col0 + c * 8 < OUT_FEATURES;
+            const __global storage_t *src =
+                ok ? b + (size_t)(rs + j) * OUT_FEATURES + col0 + c * 8 : b;
+            uint lo = RANK_STEP + j;
+            mma_copy16(ws + j * TILE_N + mma_swizzle(j, c, W_CHUNKS) * 8, src,
+                       ok ? 16 : 0);
+            mma_copy16(ws + lo * TILE_N + mma_swizzle(lo, c, W_CHUNKS) * 8,
+                       src, ok ? 16 : 0);
+        }
+    }
+    mma_commit();
+}
+
+/* Stages T's ranks [RS, RS + RANK_STEP) of the rank stretch into XS, hi
+ * halves in columns [0, RANK_STEP), lo halves in [RANK_STEP, RANK_DEPTH)
+ * (zero past r and the rows). Every load is issued before the first sum
+ * is converted. */
+#define RANK_T_ITEMS (TILE_M * RANK_STEP / MMA_TQ)
+#define RANK_T_PER CEIL_DIV(RANK_T_ITEMS, MMA_THREADS)
+inline void mma_stage_rank_t(__local ushort *xs, const __global float *t,
+                             uint rows, uint row0, uint rs, uint tid)
+{
+    float4 sums[RANK_T_PER];
+#pragma unroll
+    for (uint q = 0; q < RANK_T_PER; q++) {
+        uint i = q * MMA_THREADS + tid;
+        uint r = i / (RANK_STEP / MMA_TQ);
+        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+        sums[q] = RANK_T_ITEMS % MMA_THREADS == 0 || i < RANK_T_ITEMS
+                      ? mma_t(t, rows, row0 + r, rs + j)
+                      : (float4)0.0f;
+    }
+#pragma unroll
+    for (uint q = 0; q < RANK_T_PER; q++) {
+        uint i = q * MMA_THREADS + tid;
+        if (RANK_T_ITEMS % MMA_THREADS != 0 && i >= RANK_T_ITEMS)
+            break;
         uint r = i / (RANK_STEP / MMA_TQ);
         uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
         float v[4];
-        vstore4(mma_t(t, rows, row0 + r, rs + j), 0, v);
+        vstore4(sums[q], 0, v);
         /* RANK_STEP is a multiple of 8: the MMA_TQ ranks share a chunk */
         uint c_hi = j / 8, c_lo = (RANK_STEP + j) / 8;
         __local ushort *hi_at =
@@ -190,17 +237,6 @@ inline void mma_stage_rank(__local ushort *xs, __local ushort *ws,
             hi_at[e] = hi;
             lo_at[e] = lo;
         }
-    }
-    for (uint i = tid; i < RANK_STEP * TILE_N; i += MMA_THREADS) {
-        uint j = i / TILE_N, n = i % TILE_N;
-        ushort v = rs + j < RANK && col0 + n < OUT_FEATURES
-                       ? ((const __global ushort *)
-                              b)[(size_t)(rs + j) * OUT_FEATURES + col0 + n]
-                       : (ushort)0;
-        uint r_lo = RANK_STEP + j;
-        ws[j * TILE_N + mma_swizzle(j, n / 8, W_CHUNKS) * 8 + n % 8] = v;
-        ws[r_lo * TILE_N + mma_swizzle(r_lo, n / 8, W_CHUNKS) * 8 + n % 8] =
-            v;
     }
 }
 
@@ -244,6 +280,14 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0f;
 
+    /* The rank stretch first, in the last stage's buffers, which the
+     * pipeline's first MMA_STAGES - 1 steps leave free: its loads are in
+     * flight together with theirs. Slice 0 alone adds T*B. */
+    __local ushort *xr = xs + (MMA_STAGES - 1) * MMA_X_STAGE;
+    __local ushort *wr = ws + (MMA_STAGES - 1) * MMA_W_STAGE;
+    if (slice == 0)
+        mma_load_rank_b(wr, b, col0, 0, tid);
+
     /* The pipeline: MMA_STAGES - 1 steps in flight; one commit group per
      * step (empty past the end) so that the wait counts stay fixed. */
     for (uint s = 0; s < MMA_STAGES - 1; s++) {
@@ -253,6 +297,23 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
         else
             mma_commit();
     }
+
+    if (slice == 0) {
+        for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
+            if (rs > 0) {
+                barrier(CLK_LOCAL_MEM_FENCE); /* the last step's products */
+                mma_load_rank_b(wr, b, col0, rs, tid);
+            }
+            mma_stage_rank_t(xr, scratch, rows, row0, rs, tid);
+            /* B's rows, and the pipeline's first steps, which the loop
+             * below waits for at once anyway */
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (live)
+                mma_step(xr, wr, RANK_DEPTH, warp_m, warp_n, lane, acc);
+        }
+    }
+
     for (uint kt = kt0; kt < kt1; kt++) {
         asm volatile("cp.async.wait_group " STR(MMA_PENDING) ";" ::: "memory");
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -265,21 +326,10 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
             mma_commit();
         at = (kt - kt0) % MMA_STAGES;
         if (live)
-            mma_step(xs + at * MMA_X_STAGE, ws + at * MMA_W_STAGE, warp_m,
-                     warp_n, lane, acc);
+            mma_step(xs + at * MMA_X_STAGE, ws + at * MMA_W_STAGE, TILE_K,
+                     warp_m, warp_n, lane, acc);
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
-
-    /* The rank stretch, through the first stage's buffers. */
-    if (slice == 0) {
-        for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
-            barrier(CLK_LOCAL_MEM_FENCE);
-            mma_stage_rank(xs, ws, scratch, b, rows, row0, col0, rs, tid);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (live)
-                mma_step(xs, ws, warp_m, warp_n, lane, acc);
-        }
-    }
 
     /* Accumulator e of tile (i, j) is row g (+8 for e >= 2), columns 2t
      * and 2t + 1 of the tile: stored as pairs. */
