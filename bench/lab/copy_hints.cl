@@ -1,0 +1,79 @@
+/* Lab (not part of specl): a plain copy with PTX cache hints, to see whether
+ * eviction priorities change what a copy of 32-64 MiB costs with L2 clean or
+ * full of dirty lines on the H100 (bench/logs/copy-hints-lab-h100.txt: no).
+ * Built by the lab timer with -DU=, -DLDH=, -DSTH= and optionally -DPERSIST. */
+/* copy variants: U float4 per item, loads first; PERSIST: grid-stride over
+ * the groups launched; LDH 0 plain, 1 ld.global.nc.L1::no_allocate, 2 ld.global.L2::256B,
+ * 3 ld.global.nc.L1::no_allocate.L2::256B; STH 0 plain, 1 st.global.cs */
+#ifndef U
+#define U 1
+#endif
+#ifndef LDH
+#define LDH 0
+#endif
+#ifndef STH
+#define STH 0
+#endif
+inline float4 ld(const __global float4 *p)
+{
+#if LDH == 0
+    return *p;
+#elif LDH >= 6
+    float4 v;
+    ulong pol;
+#if LDH == 6
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+#else
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+#endif
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "l"(pol));
+    return v;
+#else
+    float4 v;
+#if LDH == 1
+    asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];"
+#elif LDH == 2
+    asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+#elif LDH == 3
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+#elif LDH == 4
+    asm volatile("ld.global.cs.v4.f32 {%0,%1,%2,%3}, [%4];"
+#elif LDH == 5
+    asm volatile("ld.global.lu.v4.f32 {%0,%1,%2,%3}, [%4];"
+#endif
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+#endif
+}
+inline void st(__global float4 *p, float4 v)
+{
+#if STH == 0
+    *p = v;
+#elif STH == 1
+    asm volatile("st.global.cs.v4.f32 [%0], {%1,%2,%3,%4};" :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+#else
+    ulong pol;
+#if STH == 2
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+#else
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+#endif
+    asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1,%2,%3,%4}, %5;" :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol) : "memory");
+#endif
+}
+__kernel void cp(const __global float4 *restrict src, __global float4 *restrict dst, const int n4)
+{
+    const int l = get_local_id(0), ls = get_local_size(0);
+#ifdef PERSIST
+    for (int base = get_group_id(0) * ls * U; base < n4; base += get_num_groups(0) * ls * U) {
+#else
+    { const int base = get_group_id(0) * ls * U;
+#endif
+        float4 v[U];
+#pragma unroll
+        for (int j = 0; j < U; j++) v[j] = ld(src + base + j * ls + l);
+#pragma unroll
+        for (int j = 0; j < U; j++) st(dst + base + j * ls + l, v[j]);
+    }
+}
