@@ -1,6 +1,7 @@
-/* Lab (not part of specl): a plain copy with PTX cache hints, to see whether
- * eviction priorities change what a copy of 32-64 MiB costs with L2 clean or
- * full of dirty lines on the H100 (bench/logs/copy-hints-lab-h100.txt: no).
+/* Lab (not part of specl): a plain copy, read and write with PTX cache
+ * hints, to see what a copy of 32-64 MiB costs with L2 clean or full of
+ * dirty lines on the H100, and whether eviction priorities change it
+ * (bench/logs/copy-hints-lab-h100.txt, delta-tb-lab-h100.txt: they do not).
  * Built by the lab timer with -DU=, -DLDH=, -DSTH= and optionally -DPERSIST. */
 /* copy variants: U float4 per item, loads first; PERSIST: grid-stride over
  * the groups launched; LDH 0 plain, 1 ld.global.nc.L1::no_allocate, 2 ld.global.L2::256B,
@@ -76,4 +77,20 @@ __kernel void cp(const __global float4 *restrict src, __global float4 *restrict 
 #pragma unroll
         for (int j = 0; j < U; j++) st(dst + base + j * ls + l, v[j]);
     }
+}
+__kernel void rd(const __global float4 *restrict src, __global float *restrict dst, const int n4)
+{
+    const int l = get_local_id(0), ls = get_local_size(0);
+    const int base = get_group_id(0) * ls * U;
+    float4 s = 0;
+#pragma unroll
+    for (int j = 0; j < U; j++) s += ld(src + base + j * ls + l);
+    if (s.x == 1234.5f) dst[0] = s.y;
+}
+__kernel void wr(__global float4 *restrict dst, const int n4)
+{
+    const int l = get_local_id(0), ls = get_local_size(0);
+    const int base = get_group_id(0) * ls * U;
+#pragma unroll
+    for (int j = 0; j < U; j++) st(dst + base + j * ls + l, (float4)(l, j, 1.0f, 2.0f));
 }
