@@ -163,7 +163,8 @@ struct tune_result {
     double best_gbs;    /* the op's fewest bytes over that time */
     double best_gflops;
     double default_us;  /* the op defaults (KS itself), timed in the same
-                           run before the search; -1 when it failed */
+                           run before the search, or their median back to
+                           back when confirmed (below); -1 when it failed */
     /* When the search's best is not the op defaults: both re-timed back
      * to back, TUNE_CONFIRM_ROUNDS times alternately (medians, and each
      * one's spread, min and max). The best stands only if its median is

@@ -802,12 +802,14 @@ static void check_result(const struct kernel_spec *ks,
                   r->default_spread[0] <= r->confirm_default_us &&
                   r->confirm_default_us <= r->default_spread[1] &&
                   r->kept_defaults == !stood &&
-                  (!r->kept_defaults || r->best == f.home)),
+                  (!r->kept_defaults || r->best == f.home) &&
+                  r->default_us == r->confirm_default_us),
              "%s: back to back: best %g (%g-%g), defaults %g (%g-%g), kept "
-             "defaults %d, best config %ld, defaults' %ld", ks->name,
-             r->confirm_best_us, r->best_spread[0], r->best_spread[1],
-             r->confirm_default_us, r->default_spread[0],
-             r->default_spread[1], r->kept_defaults, r->best, f.home);
+             "defaults %d, best config %ld, defaults' %ld, default_us %g",
+             ks->name, r->confirm_best_us, r->best_spread[0],
+             r->best_spread[1], r->confirm_default_us, r->default_spread[0],
+             r->default_spread[1], r->kept_defaults, r->best, f.home,
+             r->default_us);
     TU_CHECK(r->entry != NULL && strcmp(r->entry->device, dev.name) == 0 &&
                  strcmp(r->entry->driver, dev.driver) == 0 &&
                  r->entry->rows == RUN_ROWS,
