@@ -712,12 +712,22 @@ static void simt_defaults(struct kernel_spec *ks)
      * H100, K = N = 2048 at 256 / 1024 / 4096 rows 79.4 / 212.0 / 760.6
      * us against 111.8 / 375.5 / 1433.1 for 32 x 32, K = 4096 N = 1024
      * 83.0 / 283.1 / 873.5 against 235.4 / 452.8 / 1691.5. */
-    /* CPUs (PoCL): 128 x 64 x 16 with 8 x 4 per work-item, the best of
-     * an exhaustive search at llama-q, 512 rows (bench/RESULTS.md); a CPU
-     * wants few, large work-groups whatever the shape. */
+    /* CPUs (PoCL): a CPU wants few, large work-groups whatever the
+     * shape: 128 x 128 x 16 with 8 x 4 per work-item (its local memory
+     * leaves no padding) and X*A as a pre-pass; layers under 2^20 weights
+     * (cpu_small) and the delta without W keep 128 x 64 with X*A inline
+     * (the delta as measured before). On 2 cores, through the stubs at
+     * 128 rows (bench/RESULTS.md, "CPU tiles"): K = N = 1024 2.6-4.3 ms
+     * and 2048 9.4-13.8 against 4.0-5.8 and 15.8-20.6 for 128 x 64 with
+     * X*A inline; llama-q at 512 rows 159-206 ms against 191-218. At K =
+     * N = 512 inline stays ahead (1.05-1.11 ms; the pre-pass 0.68-1.26,
+     * bimodal, 128 x 128 inline 1.08-1.24). */
     int cpu = ks->target == TARGET_CPU;
     int small_tiles = !cpu && c.N <= 2048 && c.K * c.N < (1L << 20);
-    long tn = min_l(cpu ? 64 : small_tiles ? 32 : 128, pow2_ceil(c.N));
+    int cpu_small = cpu && c.base && c.K * c.N < (1L << 20);
+    int cpu_wide = cpu && c.base && !cpu_small; /* without W: as measured */
+    long tn = min_l(small_tiles ? 32 : cpu && !cpu_wide ? 64 : 128,
+                    pow2_ceil(c.N));
     long step_n =
         spec_knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     spec_knob_default(ks, "n", round_to(tn, step_n));
@@ -766,16 +776,16 @@ static void simt_defaults(struct kernel_spec *ks)
 
     /* Inline X*A recomputes T in every column block of Y (r / n more
      * work): free with one block, worth a launch and the scratch buffer
-     * for small layers on their small tiles and on CPUs up to 2048 x 2048,
-     * whose few rows make the launch gap and the prepass's own pass over
-     * X count. With the large tiles the prepass wins (H100, K = N = 2048,
-     * 64 x 128: 771 against 884 us at 4096 rows, 216 against 250 at
-     * 1024), and the split path needs it. */
+     * for small layers on their small tiles, whose few rows make the
+     * launch gap and the prepass's own pass over X count. With the large
+     * tiles the prepass wins (H100, K = N = 2048, 64 x 128: 771 against
+     * 884 us at 4096 rows, 216 against 250 at 1024), on CPUs too but for
+     * their smallest layers (above), and the split path needs it. */
     int one_block = ceil_div(c.N, c.n) == 1;
     int small = c.base && c.K * c.N <= (1L << 22);
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
     int split = c.split_k > 1; /* its slices need all of T first */
-    int inline_xa = one_block || (small && (cpu || small_tiles));
+    int inline_xa = one_block || (small && (small_tiles || cpu_small));
     spec_knob_default(ks, "xa",
                       inline_xa && fits && !split ? XA_INLINE : XA_PREPASS);
 
