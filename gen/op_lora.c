@@ -725,9 +725,8 @@ static void simt_defaults(struct kernel_spec *ks)
     int cpu = ks->target == TARGET_CPU;
     int small_tiles = !cpu && c.N <= 2048 && c.K * c.N < (1L << 20);
     int cpu_small = cpu && c.base && c.K * c.N < (1L << 20);
-    int cpu_wide = cpu && c.base && !cpu_small; /* without W: as measured */
-    long tn = min_l(small_tiles ? 32 : cpu && !cpu_wide ? 64 : 128,
-                    pow2_ceil(c.N));
+    long cpu_n = cpu_small || !c.base ? 64 : 128;
+    long tn = min_l(small_tiles ? 32 : cpu ? cpu_n : 128, pow2_ceil(c.N));
     long step_n =
         spec_knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
     spec_knob_default(ks, "n", round_to(tn, step_n));
