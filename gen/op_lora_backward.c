@@ -636,7 +636,7 @@ static const struct tune_axis bwd_tune_space[] = {
     {"k", "8 16"},
     {"tg_rows", "4 8 16"},
     {"tg_threads", "64 128 256"},
-    {"grad_threads", "64 128 256"},
+    {"grad_threads", "32 64 128 256"},
     {"grad_rows", "128 512 4096"},
     {NULL, NULL},
 };

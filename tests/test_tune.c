@@ -361,6 +361,53 @@ static void test_filter_cases(void)
     spec_set_free(&s);
 }
 
+/* The op defaults lie in the space for every kind of device, so that a
+ * search's best is confirmed against them back to back (without a home
+ * config it is not, and its ratio would rest on one timing of the
+ * defaults): each op at a shape of its own, f32 and bf16, on GPUs, CPUs
+ * and tensor cores. */
+static void test_filter_home_targets(void)
+{
+    static const char spec[] =
+        "kernels:\n"
+        "  - {name: h_lora, op: lora_forward, in_features: 512, "
+        "out_features: 512, rank: 8}\n"
+        "  - {name: h_lora_bf16, op: lora_forward, dtype: bf16, "
+        "in_features: 4096, out_features: 4096, rank: 16}\n"
+        "  - {name: h_delta, op: lora_forward, in_features: 2048, "
+        "out_features: 2048, rank: 8, base: false}\n"
+        "  - {name: h_bwd, op: lora_backward, in_features: 512, "
+        "out_features: 512, rank: 8}\n"
+        "  - {name: h_bwd_wide, op: lora_backward, in_features: 4096, "
+        "out_features: 4096, rank: 16}\n"
+        "  - {name: h_softmax, op: softmax, features: 32000}\n"
+        "  - {name: h_rmsnorm, op: rmsnorm, dtype: bf16, features: 4096}\n"
+        "  - {name: h_layernorm, op: layernorm, features: 1024}\n";
+    static const enum target targets[] = {TARGET_GPU, TARGET_CPU,
+                                          TARGET_TENSOR};
+    static const char *const names[] = {"gpu", "cpu", "tensor"};
+    for (int t = 0; t < 3; t++) {
+        struct spec_set s;
+        struct diags d = {.out = stderr};
+        CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "home.yaml", spec), 0);
+        CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, targets[t], &d), 0);
+        for (int k = 0; k < s.n_kernel; k++) {
+            const struct kernel_spec *ks = &s.kernel[k];
+            struct tune_filter f;
+            char err[256], own[TUNE_TEXT];
+            CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, err, sizeof err),
+                                  0);
+            knobs_text(ks, own, sizeof own);
+            TU_CHECK(f.home >= 0 && f.rep[f.home] >= 0,
+                     "%s, target %s: the op defaults {%s} are not a valid "
+                     "config of the tune space (home %ld)", ks->name,
+                     names[t], own, f.home);
+            tune_filter_free(&f);
+        }
+        spec_set_free(&s);
+    }
+}
+
 /* The values of axis A of OP's tune_space as the op writes them. */
 static int axis_values(const struct op_def *op, int a, char values[][32],
                        int max)
@@ -3247,6 +3294,8 @@ int add_tune_suite(void)
         CU_add_test(s, "filter: rejections and reasons", test_filter_cases) ==
             NULL ||
         CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||
+        CU_add_test(s, "filter: the op defaults of every target",
+                    test_filter_home_targets) == NULL ||
         CU_add_test(s, "candidates: one per distinct code",
                     test_candidates_distinct) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
