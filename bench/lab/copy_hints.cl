@@ -3,9 +3,12 @@
  * dirty lines on the H100, and whether eviction priorities change it
  * (bench/logs/copy-hints-lab-h100.txt, delta-tb-lab-h100.txt: they do not).
  * Built by the lab timer with -DU=, -DLDH=, -DSTH= and optionally -DPERSIST. */
-/* copy variants: U float4 per item, loads first; PERSIST: grid-stride over
- * the groups launched; LDH 0 plain, 1 ld.global.nc.L1::no_allocate, 2 ld.global.L2::256B,
- * 3 ld.global.nc.L1::no_allocate.L2::256B; STH 0 plain, 1 st.global.cs */
+/* Copy variants: U float4 per item, loads first; PERSIST: grid-stride over
+ * the groups launched. LDH: 0 plain, 1 ld.global.nc.L1::no_allocate,
+ * 2 .L2::256B prefetch, 3 both, 4 .cs, 5 .lu, 6 / 7 an L2::cache_hint
+ * policy of evict_first / evict_last. STH: 0 plain, 1 st.global.cs,
+ * 2 / 3 the evict_first / evict_last policy. rd and wr: the read and the
+ * write alone. */
 #ifndef U
 #define U 1
 #endif
@@ -15,18 +18,25 @@
 #ifndef STH
 #define STH 0
 #endif
+#if LDH >= 6 || STH >= 2
+/* An L2 cache policy, evict_last or else evict_first, for all lines. */
+inline ulong l2_policy(bool last)
+{
+    ulong pol;
+    if (last)
+        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    else
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    return pol;
+}
+#endif
 inline float4 ld(const __global float4 *p)
 {
 #if LDH == 0
     return *p;
 #elif LDH >= 6
     float4 v;
-    ulong pol;
-#if LDH == 6
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-#else
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-#endif
+    ulong pol = l2_policy(LDH == 7);
     asm volatile("ld.global.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "l"(pol));
     return v;
@@ -54,12 +64,7 @@ inline void st(__global float4 *p, float4 v)
 #elif STH == 1
     asm volatile("st.global.cs.v4.f32 [%0], {%1,%2,%3,%4};" :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
 #else
-    ulong pol;
-#if STH == 2
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-#else
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-#endif
+    ulong pol = l2_policy(STH == 3);
     asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1,%2,%3,%4}, %5;" :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol) : "memory");
 #endif
 }
