@@ -57,6 +57,11 @@ inline void ex_store(__global storage_t *y, size_t i, exv_t v)
  * EXPAND_VEC-wide stores coalesced along N. */
 #define EX_COLS (EXPAND_N * EXPAND_VEC)
 #define EX_B_REGS (RANK <= 32)
+/* Values of T per work-item in a whole block of rows, and whether their
+ * partial sums fit in registers all at once (64 floats at most). */
+#define EX_T_EACH (EXPAND_ROWS * RANK / EXPAND_N)
+#define EX_T_UNROLL                                                      \
+    ((EXPAND_ROWS * RANK) % EXPAND_N == 0 && EX_T_EACH * XA_SPLIT <= 64)
 #if !defined(EXPAND_LOCAL_BYTES) ||                                       \
     EXPAND_ROWS * RANK * 4 != EXPAND_LOCAL_BYTES
 #error "lora_expand.cl: local memory differs from the plan's count"
@@ -76,23 +81,53 @@ void lora_expand(const int rows, const __global storage_t *restrict b,
     const int live = col < OUT_FEATURES;
     col = min(col, OUT_FEATURES - EXPAND_VEC);
 #endif
-    for (int o = lid; o < nr * RANK; o += EXPAND_N) {
-        const __global float *tp =
-            t + (size_t)(row0 + o / RANK) * (XA_SPLIT * RANK) + o % RANK;
-        float sum = 0.0f;
-#pragma unroll
-        for (int p = 0; p < XA_SPLIT; p++) {
-            sum += tp[p * RANK];
-        }
-        tl[o] = sum;
-    }
 #if EX_B_REGS
+    /* B's loads first: they travel while T is summed. */
     exv_t bv[RANK];
 #pragma unroll
     for (int j = 0; j < RANK; j++) {
         bv[j] = ex_load(b + col, (size_t)j * OUT_FEATURES);
     }
 #endif
+#if EX_T_UNROLL
+    /* A whole block of rows: every partial of the item's values of T
+     * loaded before the first is added (a loop waits out a latency per
+     * value; H100, bf16 4096 x 4096: 18.0 -> 16.8 us with the above). */
+    if (nr == EXPAND_ROWS) {
+        float part[EX_T_EACH][XA_SPLIT];
+#pragma unroll
+        for (int i = 0; i < EX_T_EACH; i++) {
+            const int o = lid + i * EXPAND_N;
+            const __global float *tp =
+                t + (size_t)(row0 + o / RANK) * (XA_SPLIT * RANK) + o % RANK;
+#pragma unroll
+            for (int p = 0; p < XA_SPLIT; p++) {
+                part[i][p] = tp[p * RANK];
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < EX_T_EACH; i++) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int p = 0; p < XA_SPLIT; p++) {
+                sum += part[i][p];
+            }
+            tl[lid + i * EXPAND_N] = sum;
+        }
+    } else
+#endif
+    {
+        for (int o = lid; o < nr * RANK; o += EXPAND_N) {
+            const __global float *tp =
+                t + (size_t)(row0 + o / RANK) * (XA_SPLIT * RANK) + o % RANK;
+            float sum = 0.0f;
+#pragma unroll
+            for (int p = 0; p < XA_SPLIT; p++) {
+                sum += tp[p * RANK];
+            }
+            tl[o] = sum;
+        }
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
 #if OUT_FEATURES % EX_COLS != 0
     if (!live) {
