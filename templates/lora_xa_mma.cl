@@ -99,31 +99,79 @@ inline void xm_fetch(uint4 xv[XM_BATCH][2],
 }
 
 /* A's rows KBEG .. KBEG + N into AT, transposed: AT[j][k] = A[kbeg + k][j],
- * zero past N and RANK; 16-byte loads where the rank allows them. */
-inline void xm_stage(__local ushort *at, const __global storage_t *a,
-                     uint kbeg, uint n, uint tid)
-{
+ * zero past N and RANK. Where the rank allows 16-byte loads, a stretch
+ * is XM_ST_N chunks of 8 values, XM_ST_EACH per work-item; the first
+ * XM_ST_HEAD of them are loaded (xm_stage_head) before the first steps of
+ * X are fetched and stored (xm_stage_put) after, so that A's latency and
+ * X's overlap (H100, bf16 4096 x 4096, 4096 rows: 24.2 -> 22.6 us), and
+ * xm_stage_rest loads and stores the others. */
 #if RANK % 8 == 0
-    for (uint i = tid; i < XM_STEPS * 32 * (RANK / 8); i += XM_THREADS) {
-        const uint k = i / (RANK / 8), c = i % (RANK / 8);
-        const __global storage_t *p = a + (size_t)(kbeg + k) * RANK + c * 8;
-        const uint4 w4 = k < n ? xm_load(p) : (uint4)0;
-        const uint w[4] = {w4.x, w4.y, w4.z, w4.w};
+#define XM_ST_N (XM_STEPS * 32 * (RANK / 8))
+#define XM_ST_EACH CEIL_DIV(XM_ST_N, XM_THREADS)
+#define XM_ST_HEAD (XM_ST_EACH < 16 ? XM_ST_EACH : 16)
+
+/* Chunk I of the stretch: 8 values of row I / (RANK / 8) of A. */
+inline uint4 xm_stage_load(const __global storage_t *a, uint kbeg, uint n,
+                           uint i)
+{
+    const uint k = i / (RANK / 8), c = i % (RANK / 8);
+    return i < XM_ST_N && k < n
+               ? xm_load(a + (size_t)(kbeg + k) * RANK + c * 8)
+               : (uint4)0;
+}
+
+inline void xm_stage_store(__local ushort *at, uint i, uint4 w4)
+{
+    const uint k = i / (RANK / 8), c = i % (RANK / 8);
+    const uint w[4] = {w4.x, w4.y, w4.z, w4.w};
+    if (i < XM_ST_N) {
 #pragma unroll
         for (int e = 0; e < 8; e++) {
             at[(c * 8 + e) * XM_LDA + k] =
                 (ushort)(w[e / 2] >> (16 * (e % 2)));
         }
     }
+}
+
+inline void xm_stage_head(uint4 head[XM_ST_HEAD],
+                          const __global storage_t *a, uint kbeg, uint n,
+                          uint tid)
+{
+#pragma unroll
+    for (int r = 0; r < XM_ST_HEAD; r++) {
+        head[r] = xm_stage_load(a, kbeg, n, tid + r * XM_THREADS);
+    }
+}
+
+inline void xm_stage_put(__local ushort *at, const uint4 head[XM_ST_HEAD],
+                         uint tid)
+{
+#pragma unroll
+    for (int r = 0; r < XM_ST_HEAD; r++) {
+        xm_stage_store(at, tid + r * XM_THREADS, head[r]);
+    }
+}
+
+inline void xm_stage_rest(__local ushort *at, const __global storage_t *a,
+                          uint kbeg, uint n, uint tid)
+{
+    for (uint r = XM_ST_HEAD; r < XM_ST_EACH; r++) {
+        const uint i = tid + r * XM_THREADS;
+        xm_stage_store(at, i, xm_stage_load(a, kbeg, n, i));
+    }
+}
 #else
+inline void xm_stage_rest(__local ushort *at, const __global storage_t *a,
+                          uint kbeg, uint n, uint tid)
+{
     const __global ushort *ae = (const __global ushort *)a;
     for (uint i = tid; i < XM_STEPS * 32 * XM_TILES_N * 8; i += XM_THREADS) {
         const uint k = i / (XM_TILES_N * 8), j = i % (XM_TILES_N * 8);
         at[j * XM_LDA + k] =
             k < n && j < RANK ? ae[(size_t)(kbeg + k) * RANK + j] : 0;
     }
-#endif
 }
+#endif
 
 __kernel __attribute__((reqd_work_group_size(XM_THREADS, 1, 1)))
 void lora_xa_mma(const int rows, const __global storage_t *restrict x,
@@ -147,8 +195,15 @@ void lora_xa_mma(const int rows, const __global storage_t *restrict x,
     }
     /* The first steps' X travel while A is staged. */
     uint4 xv[XM_BATCH][2];
+#if RANK % 8 == 0
+    uint4 head[XM_ST_HEAD];
+    xm_stage_head(head, a, kbeg, n, tid);
     xm_fetch(xv, xr, 0, q, n);
-    xm_stage(at, a, kbeg, n, tid);
+    xm_stage_put(at, head, tid);
+#else
+    xm_fetch(xv, xr, 0, q, n);
+#endif
+    xm_stage_rest(at, a, kbeg, n, tid);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     float acc[XM_TILES_N][4];
