@@ -19,6 +19,21 @@ void lora_decode_sum(const int rows, const __global storage_t *restrict b,
 {
     __local float t[RANK];
     const size_t row = get_group_id(1);
+    int col = (get_group_id(0) * DSUM_N + get_local_id(0)) * VEC;
+#if OUT_FEATURES % (DSUM_N * VEC) != 0
+    /* Past the last column: the last columns' loads, never stored. */
+    const bool live = col < OUT_FEATURES;
+    col = min(col, OUT_FEATURES - VEC);
+#endif
+    const size_t at = row * OUT_FEATURES + col;
+#if DSUM_SLICES <= 8
+    /* Few slices: their loads travel while T is summed. */
+    vecf_t part[DSUM_SLICES];
+#pragma unroll
+    for (int s = 0; s < DSUM_SLICES; s++) {
+        part[s] = PARTIAL_V(scratch + DSUM_PART(rows, s) + at);
+    }
+#endif
     for (int j = get_local_id(0); j < RANK; j += DSUM_N) {
         float sum = 0.0f;
         for (int s = 0; s < DSUM_SLICES; s++) {
@@ -27,17 +42,23 @@ void lora_decode_sum(const int rows, const __global storage_t *restrict b,
         t[j] = SCALE * sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int col = (get_group_id(0) * DSUM_N + get_local_id(0)) * VEC;
 #if OUT_FEATURES % (DSUM_N * VEC) != 0
-    if (col >= OUT_FEATURES) {
+    if (!live) {
         return;
     }
 #endif
-    const size_t at = row * OUT_FEATURES + col;
+#if DSUM_SLICES <= 8
+    vecf_t sum = part[0];
+#pragma unroll
+    for (int s = 1; s < DSUM_SLICES; s++) {
+        sum += part[s];
+    }
+#else
     vecf_t sum = PARTIAL_V(scratch + DSUM_PART(rows, 0) + at);
     for (int s = 1; s < DSUM_SLICES; s++) {
         sum += PARTIAL_V(scratch + DSUM_PART(rows, s) + at);
     }
+#endif
     for (int j = 0; j < RANK; j++) {
         sum += t[j] * loadv(b, (size_t)j * OUT_FEATURES + col);
     }
