@@ -161,6 +161,8 @@ inline void xm_stage_rest(__local ushort *at, const __global storage_t *a,
     }
 }
 #else
+/* Ranks that allow no 16-byte loads: all of the stretch here, a value at
+ * a time. */
 inline void xm_stage_rest(__local ushort *at, const __global storage_t *a,
                           uint kbeg, uint n, uint tid)
 {
