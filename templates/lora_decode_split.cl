@@ -169,8 +169,10 @@ lora_decode_split(const int rows, const __global storage_t *restrict x,
 #endif
 #if DS_LD > 8
     if (block_rows > 8) {
-        ds_column(16, block_rows, x, xs, p, ld, col, live, k0, k1 - k0,
-                  out);
+        /* DS_LD 12: 12 accumulators; 16 would stage rows past X's row
+         * stride in local memory. */
+        ds_column(DS_LD < 16 ? DS_LD : 16, block_rows, x, xs, p, ld, col,
+                  live, k0, k1 - k0, out);
         return;
     }
 #endif

@@ -489,9 +489,9 @@ static void test_lora_decode_mma(void)
 
 /* Few rows without tensor cores (lora_decode_split, then
  * lora_decode_sum): odd K and N, slices of unequal length and past a
- * whole group of loads, strips past N and the rank, row blocks of 32, 20
- * and 7 (8, 16 and the block's own accumulators), accumulate, each
- * dtype; the paths' limits and their neighbours among the rows. */
+ * whole group of loads, strips past N and the rank, row blocks of 32,
+ * 20, 12 and 7 (8, 16 and the block's own accumulators), accumulate,
+ * each dtype; the paths' limits and their neighbours among the rows. */
 static void test_lora_decode_split(void)
 {
     static const char *const cases[][3] = {
@@ -507,6 +507,11 @@ static void test_lora_decode_split(void)
         {"f16", "in_features: 1000, out_features: 1064, rank: 40, "
          "scale: 0.5", "decode_max: 4, decode_split_max: 16, "
          "decode_cols: 64, decode_slices: 4"},
+        /* a row block of 12 (12 accumulators), lora_decode_sum's loop
+         * over more than 8 slices at vec 4 */
+        {"f32", "in_features: 700, out_features: 72, rank: 40",
+         "decode_max: 1, decode_split_max: 12, decode_cols: 64, "
+         "decode_slices: 9"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
