@@ -888,7 +888,7 @@ static void decode_mma_defaults(struct kernel_spec *ks)
  * would take 32 rows in two blocks of 16): lora_decode_split from 9 rows
  * (5 where N > 4096, 3 where N > 4096 is also odd) to 32, in slices of K
  * as short as the slice of X's 32 rows in 32 KiB of local memory allows
- * (256 values of K), strips of 128 columns (256 where N > 4096). f32
+ * (256 values of K; below), strips of 128 columns (256 where N > 4096). f32
  * rank 16 on the H100, lora_decode -> lora_decode_split: K = N = 4096 at
  * 16 / 32 rows 60.0 -> 50.4 / 107.8 -> 76.7 us (8 rows: 38.7 against
  * 44.3); K = 4099, N = 11001 (181 MB of W) at 8 / 16 / 32 rows 117.4 ->
@@ -910,7 +910,18 @@ static void decode_split_defaults(struct kernel_spec *ks)
     }
     long cols = c.N > 4096 ? 256 : 128;
     spec_knob_default(ks, "decode_cols", cols < c.R ? pow2_ceil(c.R) : cols);
-    spec_knob_default(ks, "decode_slices", pow2_ceil(ceil_div(c.K, 256)));
+    /* As many slices as K has 256 values where they and the strips make
+     * 512 work-groups or more: fewer partial sums to write and add than
+     * at the next power of two (f32 rank 16 on the H100, through the
+     * stubs, against it: K = 4099, N = 11001 at 8 / 16 / 32 rows 93.9-97.2
+     * -> 89.0-91.6, 112.9-119.7 -> 106.1-110.8, 186.5-189.1 -> 167.7-169.8
+     * us; K = 11008, N = 4096 at 16 rows 132.5-135.2 -> 127.9-131.2; K =
+     * 4097, N = 4095 at 16 rows 58.0-61.1 -> 55.2-57.9). Fewer
+     * work-groups keep the power of two (not measured). */
+    long strips = ceil_div(c.N, (long)spec_knob(ks, "decode_cols")) + 1;
+    long slices = ceil_div(c.K, 256);
+    spec_knob_default(ks, "decode_slices",
+                      slices * strips >= 512 ? slices : pow2_ceil(slices));
     spec_knob_default(ks, "decode_split_max", 32);
     spec_knob_default(ks, "decode_max", c.N <= 4096 ? 8 : c.vec == 4 ? 4 : 2);
     /* Where those 2 rows gather W in 4-byte loads (K or N odd), blocks of
