@@ -467,6 +467,13 @@ static int uses_decode_split(const struct lora *c)
     return !uses_mma(c) && c->base && c->decode_split_max > decode_upto(c);
 }
 
+/* Work-groups per slice of K of lora_decode_mma or lora_decode_split:
+ * one per strip of decode_cols columns of W, one more for A. */
+static long decode_strips(const struct lora *c)
+{
+    return ceil_div(c->N, c->decode_cols) + 1;
+}
+
 /* lora_decode_split's rows per work-group. */
 static long dsplit_rows(const struct lora *c)
 {
@@ -867,7 +874,7 @@ static void decode_mma_defaults(struct kernel_spec *ks)
                     c.decode_rows == 0 || spec_knob_set(ks, "decode_max")))) {
         return;
     }
-    long groups = ceil_div(c.N, c.decode_cols) + 1;
+    long groups = decode_strips(&c);
     long steps = ceil_div(c.K, 16);
     long slices = pow2_ceil(DMMA_GROUPS / groups < 1 ? 1
                                                      : DMMA_GROUPS / groups);
@@ -918,10 +925,11 @@ static void decode_split_defaults(struct kernel_spec *ks)
      * us; K = 11008, N = 4096 at 16 rows 132.5-135.2 -> 127.9-131.2; K =
      * 4097, N = 4095 at 16 rows 58.0-61.1 -> 55.2-57.9). Fewer
      * work-groups keep the power of two (not measured). */
-    long strips = ceil_div(c.N, (long)spec_knob(ks, "decode_cols")) + 1;
+    lora_read(ks, &c); /* decode_cols as chosen above */
     long slices = ceil_div(c.K, 256);
-    spec_knob_default(ks, "decode_slices",
-                      slices * strips >= 512 ? slices : pow2_ceil(slices));
+    spec_knob_default(ks, "decode_slices", slices * decode_strips(&c) >= 512
+                                               ? slices
+                                               : pow2_ceil(slices));
     spec_knob_default(ks, "decode_split_max", 32);
     spec_knob_default(ks, "decode_max", c.N <= 4096 ? 8 : c.vec == 4 ? 4 : 2);
     /* Where those 2 rows gather W in 4-byte loads (K or N odd), blocks of
@@ -2102,7 +2110,7 @@ static void launch_decode_parts(const struct lora *c, struct launch *l)
     l->local[0] = (size_t)(mma ? 32 * c->decode_warps : c->decode_cols);
     l->local[1] = 1;
     l->groups[0] =
-        (size_t)((ceil_div(c->N, c->decode_cols) + 1) * c->decode_slices);
+        (size_t)(decode_strips(c) * c->decode_slices);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_rows(c));
     copy_args(l, args);
