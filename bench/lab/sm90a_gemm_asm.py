@@ -1,0 +1,28 @@
+# sm90a_gemm_asm.py - writes sm90a_gemm_asm.h: wgmma m64nNk16 bf16 asm with N/2 float accumulators, as marker comments
+out = []
+for n in (64, 128, 256):
+    a = n // 2
+    regs = ", ".join("%%%d" % i for i in range(a))
+    ops = ", ".join('"+f"(d[%d])' % i for i in range(a))
+    out.append("#if WG_N == %d" % n)
+    out.append("#define WG_ACCS %d" % a)
+    out.append("inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)\n{")
+    out.append('    asm volatile("// @{ .reg .pred p; setp.ne.b32 p, 1, 0; "')
+    out.append('                 "wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 "' % n)
+    out.append('                 "{%s}, %%%d, %%%d, p, 1, 1, 0, 1; }"' % (regs, a, a + 1))
+    out.append('                 : %s' % ops)
+    out.append('                 : "l"(da), "l"(db) : "memory");\n}')
+    out.append("inline void wg_wait0(float d[WG_ACCS])\n{")
+    out.append('    asm volatile("// @wgmma.wait_group.sync.aligned 0;"')
+    out.append('                 : %s' % ops)
+    out.append('                 :: "memory");\n}')
+    out.append("inline void wg_wait(float d[WG_ACCS])\n{")
+    out.append('    asm volatile("// @wgmma.wait_group.sync.aligned " STR(MMA_WAIT) ";"')
+    out.append('                 : %s' % ops)
+    out.append('                 :: "memory");\n}')
+    out.append("inline void wg_fence(float d[WG_ACCS])\n{")
+    out.append('    asm volatile("// @wgmma.fence.sync.aligned;"')
+    out.append('                 : %s' % ops)
+    out.append('                 :: "memory");\n}')
+    out.append("#endif")
+open("sm90a_gemm_asm.h", "w").write("\n".join(out) + "\n")
