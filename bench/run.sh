@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh - the benchmark table: every case of bench/RESULTS.md, at its rows,
-# on one device. usage: bench/run.sh [gpu|cpu] [extra `specl bench` options]
-# gpu: the full-size cases (an H100-class device); cpu: sizes a 2-core PoCL
-# device finishes in minutes. Output: one table per case on stdout.
+# on one device. usage: bench/run.sh [gpu|gpu-half|cpu] [extra `specl
+# bench` options] gpu: the full-size cases (an H100-class device);
+# gpu-half: its half-precision part alone; cpu: sizes a 2-core PoCL device
+# finishes in minutes. Output: one table per case on stdout.
 set -e
 here=$(dirname "$0")
 specl=${SPECL:-build/specl}
@@ -12,7 +13,23 @@ lora=$here/specs/lora.yaml
 rows=$here/specs/rows.yaml
 half=$here/specs/half.yaml
 train=specs/llama2-7b-train.yaml
+# half precision: tensor cores where the device has them (the defaults:
+# wgmma on compute capability 9.0), engine: mma for comparison
+gpu_half() {
+    for k in bf16_q f16_q bf16_up bf16_down bf16_q_mma bf16_up_mma \
+             bf16_q_mma_big bf16_q_delta; do
+        "$specl" bench "$half" --kernel $k --rows 4096 "$@"
+    done
+    "$specl" bench "$half" --kernel bf16_q --rows 8 "$@"
+    "$specl" bench "$half" --kernel bf16_rmsnorm_4096 --rows 4096 "$@"
+    "$specl" bench "$half" --kernel bf16_layernorm_4096 --rows 4096 "$@"
+    "$specl" bench "$half" --kernel bf16_softmax_32000 --rows 4096 "$@"
+    "$specl" bench "$half" --kernel bf16_softmax_1024 --rows 32768 "$@"
+}
 case "$size" in
+gpu-half)
+    gpu_half "$@"
+    ;;
 gpu)
     "$specl" bench "$lora" --kernel llama_q --rows 4096 "$@"
     "$specl" bench "$lora" --kernel llama_up --rows 4096 "$@"
@@ -41,15 +58,7 @@ gpu)
     "$specl" bench "$rows" --kernel softmax_1024 --rows 32768 "$@"
     "$specl" bench "$rows" --kernel softmax_32000 --rows 512 "$@"
     "$specl" bench specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
-    # half precision: tensor cores where the device has them
-    for k in bf16_q f16_q bf16_up bf16_down bf16_q_mma_big bf16_q_delta; do
-        "$specl" bench "$half" --kernel $k --rows 4096 "$@"
-    done
-    "$specl" bench "$half" --kernel bf16_q --rows 8 "$@"
-    "$specl" bench "$half" --kernel bf16_rmsnorm_4096 --rows 4096 "$@"
-    "$specl" bench "$half" --kernel bf16_layernorm_4096 --rows 4096 "$@"
-    "$specl" bench "$half" --kernel bf16_softmax_32000 --rows 4096 "$@"
-    "$specl" bench "$half" --kernel bf16_softmax_1024 --rows 32768 "$@"
+    gpu_half "$@"
     # training: lora_backward at 4096 tokens (specs/seeds.yaml above has
     # the seeds' case at 128)
     for k in llama_q_proj_grad llama_q_proj_adapter llama_up_proj_grad \

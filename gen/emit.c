@@ -82,6 +82,8 @@ static void match_text(const struct variant_match *m, int n,
             buf_puts(out, m[i].cpu            ? "CPUs"
                           : m[i].tensor_cores ? "NVIDIA tensor cores "
                                                 "(compute capability 8.0+)"
+                          : m[i].sm90a        ? "NVIDIA compute capability "
+                                                "9.0 (wgmma)"
                                               : "any device");
         }
     }
@@ -408,7 +410,7 @@ enum stub_hole {
     H_PARAMS, H_DEF_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS,
     H_ELEMENT_BYTES, H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS,
     H_MAX_KERNELS, H_MATCHES, H_VARIANT_DOC,
-    H_N_VARIANTS, H_BUFFER_ARGS, N_HOLES
+    H_N_VARIANTS, H_BUFFER_ARGS, H_SM90A, H_SM90A_REBUILD, N_HOLES
 };
 
 static const char *const hole_names[N_HOLES] = {
@@ -416,7 +418,7 @@ static const char *const hole_names[N_HOLES] = {
     "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
     "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
     "MAX_KERNELS", "MATCHES", "VARIANT_DOC",
-    "N_VARIANTS", "BUFFER_ARGS"};
+    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD"};
 
 /* The kernels of P in the stub's order (first launch first), with the
  * work-items of a group each is launched with; returns how many. */
@@ -506,8 +508,7 @@ static int stub_tables(const char *name, const struct plan *p, int v,
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
                "%d},\n",
-               name, v, name, v, n_names, name, v,
-               p->needs == NEEDS_TENSOR_CORES);
+               name, v, name, v, n_names, name, v, (int)p->needs);
     return n_names;
 }
 
@@ -637,7 +638,9 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
 static const char *const stub_suffixes[] = {
     "launch", "path", "variant_def", "match", "limits", "buffer_shapes",
     "variants", "matches", "log_append", "log_variant", "device_text",
-    "read_build_log", "has_tensor_cores", "fits", "build_variant",
+    "read_build_log", "compute_capability", "sm90a_mark", "sm90a_ptx",
+    "rebuild_sm90a",
+    "fits", "build_variant",
     "create_in_order", "match_rank", "check_target", "check_buffer",
     "check_queue_and_wait", "path_for", "path_scratch", "enqueue_launch",
     "enqueue_buffers", NULL};
@@ -731,6 +734,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                    "variant's. */\n", name);
     }
     int max_kernels = 0;
+    int sm90a = 0; /* a variant runs wgmma */
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
         struct buf prelude, text;
@@ -772,6 +776,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             buf_puts(&b[H_SOURCES], "};\n\n");
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
+            sm90a |= p->needs == NEEDS_SM90A;
             int k = stub_tables(name, p, v, knobs, same, b, err, errsize);
             if (k < 0) {
                 bad = 1;
@@ -784,12 +789,14 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                     c_escape(&b[H_MATCHES], vm->device, strlen(vm->device));
                     buf_puts(&b[H_MATCHES], "\", \"");
                     c_escape(&b[H_MATCHES], vm->driver, strlen(vm->driver));
-                    buf_printf(&b[H_MATCHES], "\", 0, 0, %d},\n", v);
+                    buf_printf(&b[H_MATCHES], "\", 0, 0, 0, %d},\n", v);
                 } else {
-                    buf_printf(&b[H_MATCHES], "    {NULL, NULL, %d, %d, %d}, "
-                               "/* %s */\n", vm->cpu, vm->tensor_cores, v,
+                    buf_printf(&b[H_MATCHES],
+                               "    {NULL, NULL, %d, %d, %d, %d}, /* %s */\n",
+                               vm->cpu, vm->tensor_cores, vm->sm90a, v,
                                vm->cpu            ? "CPUs"
                                : vm->tensor_cores ? "tensor cores"
+                               : vm->sm90a        ? "compute capability 9.0"
                                                   : "any device");
                 }
             }
@@ -826,6 +833,22 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     }
     holes[N_HOLES].name = NULL;
     holes[N_HOLES].value = NULL;
+    /* A variant on wgmma: its program rebuilt for sm_90a after the build
+     * (stub_sm90a.c.in); none, none of that code. */
+    if (sm90a) {
+        buf_puts(&b[H_SM90A], "\n");
+        if (render(&b[H_SM90A], template_text("stub_sm90a.c.in"), holes, err,
+                   errsize) < 0) {
+            goto done;
+        }
+        buf_printf(&b[H_SM90A_REBUILD],
+                   "    if (_err == CL_SUCCESS && _var->needs == 2) {\n"
+                   "        _err = %s_rebuild_sm90a(_k, _ctx, _dev);\n"
+                   "    }\n",
+                   name);
+        holes[H_SM90A].value = buf_str(&b[H_SM90A]);
+        holes[H_SM90A_REBUILD].value = buf_str(&b[H_SM90A_REBUILD]);
+    }
 
     const char *h = template_text("stub.h.in");
     const char *c = template_text("stub.c.in");

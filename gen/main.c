@@ -56,9 +56,10 @@ static const char gen_usage[] =
     "\n"
     "Options:\n"
     "  -o, --output DIR      where to write (default: out)\n"
-    "      --target cpu|gpu|tensor  one variant per kernel: the op\n"
-    "                        defaults for that kind of device (tensor:\n"
-    "                        NVIDIA, compute capability 8.0+), and the\n"
+    "      --target cpu|gpu|tensor|sm90a  one variant per kernel: the\n"
+    "                        op defaults for that kind of device (tensor:\n"
+    "                        NVIDIA, compute capability 8.0+; sm90a: 9.0,\n"
+    "                        where lora runs wgmma), and the\n"
     "                        database's entry with --db; without it, a\n"
     "                        variant per kind and per database device,\n"
     "                        NAME_create picking one at run time\n"
@@ -80,8 +81,8 @@ static const char plan_usage[] =
     "\n"
     "Options:\n"
     "  -o, --output DIR      write DIR/NAME.plan (default: stdout)\n"
-    "      --target cpu|gpu|tensor  the one variant for that kind of\n"
-    "                        device\n"
+    "      --target cpu|gpu|tensor|sm90a  the one variant for that kind\n"
+    "                        of device\n"
     "      --db FILE         the tuning database's entries as variants\n"
     "      --db-device NAME  only that device's entries\n"
     "      --list-outputs    with -o: print the files it would write; write\n"
@@ -97,8 +98,9 @@ static const char check_usage[] =
     "is standard input.\n"
     "\n"
     "Options:\n"
-    "      --target cpu|gpu|tensor  check the knobs the op defaults choose\n"
-    "                        for that kind of device (default: gpu)\n"
+    "      --target cpu|gpu|tensor|sm90a  check the knobs the op\n"
+    "                        defaults choose for that kind of device\n"
+    "                        (default: gpu)\n"
     "  -h, --help            this text\n";
 
 static const char list_usage[] =
@@ -252,7 +254,8 @@ static const struct cli_option check_options[] = {
 /* `specl check`, `specl gen` and `specl plan` (MODE). */
 static int cmd_check_or_gen(int argc, char **argv, int mode)
 {
-    static const char *const targets[] = {"cpu", "gpu", "tensor", NULL};
+    static const char *const targets[] = {"cpu", "gpu", "tensor", "sm90a",
+                                          NULL};
     struct cli c = {.cmd = argv[0], .argc = argc, .argv = argv};
     c.usage = mode == MODE_GEN    ? gen_usage
               : mode == MODE_PLAN ? plan_usage

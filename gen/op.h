@@ -40,14 +40,16 @@ enum dtype { DTYPE_F32, DTYPE_F16, DTYPE_BF16 };
  * are chosen for GPUs unless the device is known to be a CPU (`gen
  * --target cpu`, or bench and tune on a CPU device) or an NVIDIA GPU with
  * tensor cores (compute capability 8.0+), which gets the GPU defaults
- * except where an op has a tensor-core kernel for the spec. */
-enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR };
+ * except where an op has a tensor-core kernel for the spec; of compute
+ * capability 9.0 (sm90a: H100, H200), the tensor-core defaults except
+ * where an op has a kernel on warpgroups (wgmma). */
+enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR, TARGET_SM90A };
 
 /* "op defaults for GPUs" and the like: how emitted comments and notes
  * name the defaults for TARGET. */
 const char *target_defaults_label(enum target target);
 
-/* "gpu", "cpu", "tensor": TARGET as `specl gen --target` and tuning
+/* "gpu", "cpu", "tensor", "sm90a": TARGET as `specl gen --target` and tuning
  * databases spell it; target_from_name reads it back (-1: none of them). */
 const char *target_name(enum target target);
 int target_from_name(const char *name, enum target *target);
@@ -142,7 +144,9 @@ struct plan_buffer {
 /* What a device must have for a plan's kernels to build. */
 enum plan_needs {
     NEEDS_NOTHING,      /* any OpenCL 1.2 device */
-    NEEDS_TENSOR_CORES  /* NVIDIA, compute capability 8.0+ (inline PTX) */
+    NEEDS_TENSOR_CORES, /* NVIDIA, compute capability 8.0+ (inline PTX) */
+    NEEDS_SM90A         /* NVIDIA, compute capability 9.0: wgmma, its PTX
+                           rebuilt for sm_90a (RT_SM90A_MARK) */
 };
 
 /* Everything the emitter needs to know about one kernel. */

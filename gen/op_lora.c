@@ -17,8 +17,8 @@
 
 static const char *const xa_choices[] = {"prepass", "inline", NULL};
 enum { XA_PREPASS, XA_INLINE };
-static const char *const engine_choices[] = {"simt", "mma", NULL};
-enum { ENGINE_SIMT, ENGINE_MMA };
+static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
+enum { ENGINE_SIMT, ENGINE_MMA, ENGINE_WGMMA };
 
 static const struct param_def lora_fields[] = {
     {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
@@ -91,9 +91,16 @@ static const struct param_def lora_knobs[] = {
     {"engine", VALUE_CHOICE, 0, ENGINE_SIMT, 0, 0, engine_choices,
      "simt: float multiply-adds (lora_xa, lora_main); mma: tensor cores "
      "for X*A (lora_xa_mma) and the GEMM with W (lora_mma, wm x wn per "
-     "warp; NVIDIA, compute capability 8.0+, f16/bf16)"},
+     "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "
+     "the GEMM with W over all of K on warpgroups (lora_wgmma; NVIDIA, "
+     "compute capability 9.0)"},
     {"stages", VALUE_INT, 0, 2, 2, 8, NULL,
      "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
+    {"wg_m", VALUE_INT, 0, 256, 64, 512, NULL,
+     "lora_wgmma: rows of Y per work-group, a warpgroup of 128 work-items "
+     "per 64 (columns: n, K step: k)"},
+    {"wg_stages", VALUE_INT, 0, 4, 3, 6, NULL,
+     "lora_wgmma: K steps in local memory, two more than it copies ahead"},
     {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
      "lora_main (lora_mma) at few rows: K cut into this many slices, a "
      "work-group each, summed by lora_combine (lora_main halves them as "
@@ -135,6 +142,7 @@ struct lora {
     long xa_chunk;
     int engine;
     long stages;
+    long wg_m, wg_stages;
     long split_k, split_max;
     long pad_rows;
     long delta_rows, delta_max, delta_split, delta_threads;
@@ -172,6 +180,8 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->xa_chunk = (long)spec_knob(ks, "xa_chunk");
     c->engine = (int)spec_knob(ks, "engine");
     c->stages = (long)spec_knob(ks, "stages");
+    c->wg_m = (long)spec_knob(ks, "wg_m");
+    c->wg_stages = (long)spec_knob(ks, "wg_stages");
     c->split_k = (long)spec_knob(ks, "split_k");
     c->split_max = (long)spec_knob(ks, "split_max");
     c->pad_rows = (long)spec_knob(ks, "pad_rows");
@@ -442,7 +452,7 @@ static int uses_xa(const struct lora *c)
  * lora_expand). */
 static int uses_mma(const struct lora *c)
 {
-    return c->engine == ENGINE_MMA;
+    return c->engine != ENGINE_SIMT;
 }
 
 /* lora_mma, the GEMM over [X | T] on tensor cores, runs. (Without W, T*B
@@ -451,6 +461,13 @@ static int uses_mma(const struct lora *c)
 static int uses_lora_mma(const struct lora *c)
 {
     return uses_mma(c) && c->base;
+}
+
+/* On warpgroups (compute capability 9.0) lora_wgmma takes lora_mma's
+ * place over all of K; the split path keeps lora_mma_split. */
+static int uses_wgmma(const struct lora *c)
+{
+    return c->engine == ENGINE_WGMMA && c->base;
 }
 
 /* Rows above decode_max up to decode_mma_max run lora_decode_mma, then
@@ -667,6 +684,17 @@ static long mma_local(const struct lora *c)
     return 2 * c->stages * (c->m * c->k + c->k * c->n);
 }
 
+/* lora_wgmma's work-items (a warpgroup per 64 rows) and local memory. */
+static long wgmma_threads(const struct lora *c)
+{
+    return 2 * c->wg_m;
+}
+
+static long wgmma_local(const struct lora *c)
+{
+    return 2 * c->wg_stages * (c->wg_m * c->k + c->k * c->n);
+}
+
 /* The scratch PA's launches share, in floats (rows * per_row + fixed):
  * T's partial sums from lora_xa (rows x xa_split * r), rounded up to 4
  * where more follows; then the split path's partial sums of Y (slices x
@@ -797,6 +825,18 @@ static void simt_defaults(struct kernel_spec *ks)
 
 }
 
+/* lora_wgmma's tiles: 256 x 128 of Y per work-group (four warpgroups of
+ * 64 x 128), K in steps of 64 in 4 stages (192 KiB of local memory): X*W
+ * alone at 4096^3 in bf16 on the H100 (bench/lab/sm90a_gemm.c) 296.6 us,
+ * against 301.4 for 128 x 256, 317.2 for 128 x 128 in 3 stages and
+ * 328.5 for K steps of 32. lora_mma's tiles (mma_defaults) stay for the
+ * split path. */
+static void wgmma_defaults(struct kernel_spec *ks)
+{
+    spec_knob_default(ks, "wg_m", 256);
+    spec_knob_default(ks, "wg_stages", 4);
+}
+
 /* lora_mma's tiles: 128 x 128 of Y per work-group in 4 warps of 64 x 64,
  * K in steps of 64, 2 stages: 64 KiB of local memory, which every device
  * of compute capability 8.0 and later grants (99 KiB or more). bf16
@@ -818,6 +858,9 @@ static void mma_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "wn", min_l(64, c.n));
     spec_knob_default(ks, "stages", 2);
     spec_knob_default(ks, "xa", XA_PREPASS);
+    if (c.engine == ENGINE_WGMMA) {
+        wgmma_defaults(ks);
+    }
 }
 
 /* The split path on GPUs. Few rows make few tiles, and a work-group alone
@@ -1132,13 +1175,16 @@ static void lora_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "vec", vec);
     lora_read(ks, &c);
 
-    /* Tensor cores where they can run X*A and the GEMM with W. */
-    if (ks->target == TARGET_TENSOR && ks->dtype != DTYPE_F32 &&
-        c.K % 8 == 0 && (c.N % 8 == 0 || !c.base)) {
-        spec_knob_default(ks, "engine", ENGINE_MMA);
+    /* Tensor cores where they can run X*A and the GEMM with W; on
+     * compute capability 9.0 that GEMM on warpgroups where N's tiles take
+     * them (wgmma_defaults). */
+    if ((ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A) &&
+        ks->dtype != DTYPE_F32 && c.K % 8 == 0 && (c.N % 8 == 0 || !c.base)) {
+        int wgmma = ks->target == TARGET_SM90A && c.base && c.N >= 64;
+        spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
         lora_read(ks, &c);
     }
-    if (c.engine == ENGINE_MMA) {
+    if (c.engine != ENGINE_SIMT) {
         mma_defaults(ks);
     } else {
         simt_defaults(ks);
@@ -1399,7 +1445,7 @@ static int check_tiles(const struct kernel_spec *ks, const struct lora *c,
         ok = 0;
     }
     long most_n = pow2_ceil(c->N), most_k = pow2_ceil(c->K);
-    if (c->engine == ENGINE_MMA) {
+    if (c->engine != ENGINE_SIMT) {
         most_n = most_n < 16 ? 16 : most_n; /* an mma tile is 16 wide */
         most_k = most_k < 16 ? 16 : most_k;
     }
@@ -1678,6 +1724,52 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+/* What lora_wgmma needs of its tiles (wgmma_ptx.cl, lora_wgmma.cl). */
+static void check_wgmma(const struct kernel_spec *ks, const struct lora *c,
+                        struct diags *d)
+{
+    const char *file = ks->file;
+    if (!c->base) {
+        diag_error(d, file, spec_knob_mark(ks, "engine"),
+                   "engine: wgmma runs the GEMM with W: use engine: mma "
+                   "with base: false");
+        return;
+    }
+    if (c->n != 64 && c->n != 128 && c->n != 256) {
+        diag_error(d, file, blame(ks, "n", "engine"),
+                   "engine: wgmma needs tile n of 64, 128 or 256 (got %ld): "
+                   "a warpgroup's product is 64 rows by n, its W tile "
+                   "blocks of 64 columns",
+                   c->n);
+    }
+    if (c->k != 16 && c->k != 32 && c->k != 64) {
+        diag_error(d, file, blame(ks, "k", "engine"),
+                   "engine: wgmma needs tile k of 16, 32 or 64 (got %ld): "
+                   "X's tile rows are one swizzle line of 32, 64 or 128 "
+                   "bytes",
+                   c->k);
+    }
+    if (c->wg_m % 64 != 0) {
+        diag_error(d, file, spec_knob_mark(ks, "wg_m"),
+                   "wg_m must be a multiple of 64, a warpgroup's rows "
+                   "(got %ld)",
+                   c->wg_m);
+    }
+    if (wgmma_threads(c) > THREADS_MAX) {
+        diag_error(d, file, spec_knob_mark(ks, "wg_m"),
+                   "lora_wgmma work-group of %ld work-items (128 per 64 "
+                   "rows of wg_m %ld) exceeds %ld",
+                   wgmma_threads(c), c->wg_m, THREADS_MAX);
+    }
+    long bytes = wgmma_local(c);
+    if (bytes > MMA_LOCAL_MAX) {
+        diag_error(d, file, blame(ks, "wg_stages", "wg_m"),
+                   "lora_wgmma needs %ld bytes of local memory (wg_stages "
+                   "%ld x (wg_m %ld + n %ld) x k %ld halves), more than %ld",
+                   bytes, c->wg_stages, c->wg_m, c->n, c->k, MMA_LOCAL_MAX);
+    }
+}
+
 /* lora_delta: base: false, T in registers, its work-group and local
  * memory. */
 static void check_delta(const struct kernel_spec *ks, const struct lora *c,
@@ -1805,8 +1897,11 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
     lora_read(ks, &c);
     int shape_ok = check_shape(ks, &c, d);
     if (check_tiles(ks, &c, d) && shape_ok) {
-        if (c.engine == ENGINE_MMA) {
+        if (c.engine != ENGINE_SIMT) {
             check_mma(ks, &c, d);
+        }
+        if (c.engine == ENGINE_WGMMA) {
+            check_wgmma(ks, &c, d);
         }
         check_limits(ks, &c, d);
         check_split(ks, &c, d);
@@ -1848,6 +1943,12 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     if (runs_main) {
         plan_int(p, "WORK_M", "rows of Y per work-item", c->wm);
         plan_int(p, "WORK_N", "columns of Y per work-item", c->wn);
+    }
+    if (uses_wgmma(c)) {
+        plan_int(p, "WG_M", "lora_wgmma: rows of Y per work-group",
+                 c->wg_m);
+        plan_int(p, "WG_STAGES", "lora_wgmma: K steps staged in local "
+                 "memory", c->wg_stages);
     }
     if (uses_lora_mma(c)) {
         plan_int(p, "MMA_WARP_M", "rows of Y per warp", c->wm);
@@ -2056,18 +2157,21 @@ static void launch_combine(const struct lora *c, struct launch *l,
     l->slices = (int)slices;
 }
 
-/* lora_mma, or with SLICES > 1 lora_mma_split over that many slices of
- * K: a work-group per slice and tile. */
+/* lora_mma (on warpgroups lora_wgmma), or with SLICES > 1 lora_mma_split
+ * over that many slices of K: a work-group per slice and tile. */
 static void launch_mma(const struct lora *c, struct launch *l, long slices)
 {
     int n = 0;
-    l->kernel = slices > 1 ? "lora_mma_split" : "lora_mma";
+    int wgmma = slices == 1 && uses_wgmma(c);
+    l->kernel = slices > 1 ? "lora_mma_split"
+                : wgmma    ? "lora_wgmma"
+                           : "lora_mma";
     l->dims = 2;
-    l->local[0] = (size_t)mma_threads(c);
+    l->local[0] = (size_t)(wgmma ? wgmma_threads(c) : mma_threads(c));
     l->local[1] = 1;
     l->groups[0] = (size_t)(ceil_div(c->N, c->n) * slices);
     l->groups[1] = 0;
-    l->rows_per_group = (size_t)c->m;
+    l->rows_per_group = (size_t)(wgmma ? c->wg_m : c->m);
     l->args[n++] = "rows";
     l->args[n++] = "x";
     l->args[n++] = "w";
@@ -2153,7 +2257,7 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
                                          "lora_expand", "lora_decode",
                                          "lora_mma", "lora_xa_mma",
                                          "lora_delta", "lora_decode_mma",
-                                         "lora_decode_split"};
+                                         "lora_decode_split", "lora_wgmma"};
     /* lora_combine uses none. */
     static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
                                        "EXPAND_LOCAL_BYTES",
@@ -2162,11 +2266,12 @@ static void plan_local_bytes(const struct lora *c, struct plan *p)
                                        "XA_MMA_LOCAL_BYTES",
                                        "DELTA_LOCAL_BYTES",
                                        "DMMA_LOCAL_BYTES",
-                                       "DSPLIT_LOCAL_BYTES"};
+                                       "DSPLIT_LOCAL_BYTES",
+                                       "WG_LOCAL_BYTES"};
     long bytes[] = {main_local(c, c->xa), xa_local(c),
                     4 * expand_rows(c) * c->R, decode_local(c), mma_local(c),
                     xa_mma_local(c), delta_local(c), dmma_local(c),
-                    dsplit_local(c)};
+                    dsplit_local(c), wgmma_local(c)};
     for (size_t k = 0; k < sizeof kernel / sizeof kernel[0]; k++) {
         /* lora_main_split and lora_main_padded share main_tiles.cl */
         int main_tiles = k == 0 && (plan_launches(p, "lora_main_split") ||
@@ -2274,7 +2379,7 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
             launch_expand(&c, &pa->launch[pa->n_launch++]);
         }
         plan_local_bytes(&c, p);
-        p->needs = NEEDS_TENSOR_CORES;
+        p->needs = uses_wgmma(&c) ? NEEDS_SM90A : NEEDS_TENSOR_CORES;
         return;
     }
     if (uses_expand(&c)) {
@@ -2337,9 +2442,12 @@ static const struct tune_axis lora_tune_space[] = {
     {"warp_n", "0 8"},
     {"xa", "prepass inline"},
     /* tensor cores: f16 and bf16 with K and N multiples of 8 (validate()
-     * rejects mma elsewhere, and wm, wn past 16 for simt) */
-    {"engine", "simt mma"},
+     * rejects mma elsewhere, and wm, wn past 16 for simt; the tuner
+     * wgmma off compute capability 9.0) */
+    {"engine", "simt mma wgmma"},
     {"stages", "2 3 4"},
+    {"wg_m", "128 256"},
+    {"wg_stages", "3 4"},
     {NULL, NULL},
 };
 
@@ -2496,7 +2604,7 @@ static const char *const lora_kernels[] = {
     "lora_decode", "lora_mma",        "lora_mma_split", "lora_xa_mma",
     "lora_combine", "lora_delta",     "lora_decode_mma", "lora_decode_sum",
     "lora_decode_split", "lora_main_padded", "lora_pad_x", "lora_pad_w",
-    NULL};
+    "lora_wgmma", NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

@@ -42,7 +42,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
      * across a warp by PTX shuffles, then across warps through local
      * memory, in two barriers where the tree took up to four (H100, bf16
      * 4096 x 32000: 183-184 against 196 us). */
-    int shfl = ks->target == TARGET_TENSOR;
+    int shfl = ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A;
     plan_int(p, "SHFL_PTX",
              shfl ? "pairs merged across a warp by PTX shuffles"
                   : "pairs merged in local memory",

@@ -256,6 +256,8 @@ const char *target_defaults_label(enum target target)
         return "op defaults for CPUs";
     case TARGET_TENSOR:
         return "op defaults for NVIDIA tensor cores";
+    case TARGET_SM90A:
+        return "op defaults for NVIDIA compute capability 9.0";
     case TARGET_GPU:
         break;
     }
@@ -263,7 +265,8 @@ const char *target_defaults_label(enum target target)
 }
 
 static const char *const target_names[] = {
-    [TARGET_GPU] = "gpu", [TARGET_CPU] = "cpu", [TARGET_TENSOR] = "tensor"};
+    [TARGET_GPU] = "gpu", [TARGET_CPU] = "cpu", [TARGET_TENSOR] = "tensor",
+    [TARGET_SM90A] = "sm90a"};
 
 const char *target_name(enum target target)
 {
@@ -292,7 +295,8 @@ void plan_dtype(struct plan *p, enum dtype dt)
 void plan_storage(struct plan *p, const struct kernel_spec *ks)
 {
     plan_dtype(p, ks->dtype);
-    if (ks->dtype == DTYPE_BF16 && ks->target == TARGET_TENSOR) {
+    if (ks->dtype == DTYPE_BF16 &&
+        (ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A)) {
         plan_int(p, "BF16_CVT_PTX", "float to bf16 by PTX cvt, a pair at once",
                  1);
         p->needs = NEEDS_TENSOR_CORES;

@@ -206,8 +206,11 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
         snprintf(err, errsize, "clGetDeviceInfo: %s", rt_status(st));
         return -1;
     }
-    rt->tensor_cores = rt_tensor_cores(rt->device);
+    int cc = rt_compute_capability(rt->device);
+    rt->tensor_cores = cc >= 80;
+    rt->sm90a = cc == 90;
     rt->target = (type & CL_DEVICE_TYPE_CPU) ? TARGET_CPU
+                 : rt->sm90a                 ? TARGET_SM90A
                  : rt->tensor_cores          ? TARGET_TENSOR
                                              : TARGET_GPU;
     rt->ctx = clCreateContext(NULL, 1, &rt->device, NULL, NULL, &st);
@@ -253,16 +256,20 @@ int rt_has_extension(cl_device_id device, const char *name)
     return has;
 }
 
-int rt_tensor_cores(cl_device_id device)
+int rt_compute_capability(cl_device_id device)
 {
-    /* cl_nv_device_attribute_query's CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */
-    const cl_device_info major_nv = 0x4000;
-    int has = rt_has_extension(device, "cl_nv_device_attribute_query");
-    cl_uint major = 0;
-    return has &&
-           clGetDeviceInfo(device, major_nv, sizeof major, &major, NULL) ==
-               CL_SUCCESS &&
-           major >= 8;
+    /* cl_nv_device_attribute_query's CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+     * and _MINOR_NV */
+    const cl_device_info major_nv = 0x4000, minor_nv = 0x4001;
+    cl_uint major = 0, minor = 0;
+    if (!rt_has_extension(device, "cl_nv_device_attribute_query") ||
+        clGetDeviceInfo(device, major_nv, sizeof major, &major, NULL) !=
+            CL_SUCCESS ||
+        clGetDeviceInfo(device, minor_nv, sizeof minor, &minor, NULL) !=
+            CL_SUCCESS) {
+        return 0;
+    }
+    return (int)(major * 10 + minor);
 }
 
 void rt_close(struct rt *rt)
@@ -276,11 +283,83 @@ void rt_close(struct rt *rt)
     memset(rt, 0, sizeof *rt);
 }
 
+/* PTX with every RT_SM90A_MARK deleted and the target sm_90 renamed
+ * sm_90a; NULL when out of memory or PTX names no sm_90 target. */
+static char *sm90a_ptx(const char *ptx)
+{
+    static const char target[] = ".target sm_90";
+    size_t mark = strlen(RT_SM90A_MARK), len = strlen(ptx);
+    const char *at = strstr(ptx, target);
+    if (at == NULL || (at[sizeof target - 1] != ',' &&
+                       at[sizeof target - 1] != '\n')) {
+        return NULL;
+    }
+    char *out = malloc(len + 2), *o = out;
+    if (out == NULL) {
+        return NULL;
+    }
+    for (const char *p = ptx; *p != '\0';) {
+        if (p == at + sizeof target - 1) {
+            *o++ = 'a';
+        }
+        if (strncmp(p, RT_SM90A_MARK, mark) == 0) {
+            p += mark;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* PROG built from source with wgmma behind RT_SM90A_MARK, rebuilt from
+ * its PTX for sm_90a (the device's compute capability is 9.0). */
+static cl_program rebuild_sm90a(const struct rt *rt, cl_program prog,
+                                cl_int *status)
+{
+    size_t size = 0;
+    *status = clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size,
+                               &size, NULL);
+    unsigned char *binary = *status == CL_SUCCESS ? malloc(size + 1) : NULL;
+    if (binary == NULL) {
+        *status = *status == CL_SUCCESS ? CL_OUT_OF_HOST_MEMORY : *status;
+        return NULL;
+    }
+    *status = clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof binary,
+                               &binary, NULL);
+    binary[size] = '\0';
+    char *ptx = *status == CL_SUCCESS ? sm90a_ptx((char *)binary) : NULL;
+    free(binary);
+    if (ptx == NULL) {
+        *status = *status == CL_SUCCESS ? CL_BUILD_PROGRAM_FAILURE : *status;
+        return NULL;
+    }
+    size_t len = strlen(ptx) + 1;
+    const unsigned char *bytes = (const unsigned char *)ptx;
+    cl_program sm90a = clCreateProgramWithBinary(
+        rt->ctx, 1, &rt->device, &len, &bytes, NULL, status);
+    free(ptx);
+    if (*status != CL_SUCCESS) {
+        return NULL;
+    }
+    *status = clBuildProgram(sm90a, 1, &rt->device, NULL, NULL, NULL);
+    return sm90a;
+}
+
 cl_program rt_build(const struct rt *rt, const char *source,
                     const char *options, cl_int *status, char **log)
 {
     if (log != NULL) {
         *log = NULL;
+    }
+    int wgmma = strstr(source, RT_SM90A_MARK) != NULL;
+    if (wgmma && !rt->sm90a) {
+        *status = CL_BUILD_PROGRAM_FAILURE;
+        if (log != NULL) {
+            *log = strdup("wgmma needs an NVIDIA device of compute "
+                          "capability 9.0 (sm_90a)");
+        }
+        return NULL;
     }
     cl_program prog = clCreateProgramWithSource(rt->ctx, 1, &source, NULL,
                                                 status);
@@ -288,6 +367,13 @@ cl_program rt_build(const struct rt *rt, const char *source,
         return NULL;
     }
     *status = clBuildProgram(prog, 1, &rt->device, options, NULL, NULL);
+    if (*status == CL_SUCCESS && wgmma) {
+        cl_program sm90a = rebuild_sm90a(rt, prog, status);
+        if (sm90a != NULL) {
+            clReleaseProgram(prog);
+            prog = sm90a;
+        }
+    }
     if (*status == CL_SUCCESS) {
         return prog;
     }

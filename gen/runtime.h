@@ -26,6 +26,8 @@ struct rt {
     enum target target;  /* CPU or not: which op defaults suit it */
     int tensor_cores;    /* NVIDIA, compute capability 8.0 or later:
                             mma.sync through inline PTX builds */
+    int sm90a;           /* NVIDIA, compute capability 9.0: wgmma runs,
+                            rebuilt for sm_90a (rt_build) */
 };
 
 /* Opens the device SELECTOR names: "P:D" (platform P, device D), "N" (the
@@ -37,9 +39,15 @@ void rt_close(struct rt *rt);
 /* 1 when DEVICE lists the extension NAME. */
 int rt_has_extension(cl_device_id device, const char *name);
 
-/* 1 when DEVICE has NVIDIA tensor cores that mma.sync reaches: the
- * cl_nv_device_attribute_query extension, compute capability 8.0+. */
-int rt_tensor_cores(cl_device_id device);
+/* DEVICE's NVIDIA compute capability as 10 * major + minor (90: 9.0),
+ * from the cl_nv_device_attribute_query extension; 0 without it. */
+int rt_compute_capability(cl_device_id device);
+
+/* What marks the wgmma instructions of a kernel's source (wgmma_ptx.cl's
+ * WG_MARK, which must read the same): they reach the PTX as comments,
+ * and rt_build (and the emitted stub) delete the marks and rebuild the
+ * PTX for sm_90a. */
+#define RT_SM90A_MARK "trap; //@sm_90a "
 
 /* Lists every platform's devices as "N  P:D  name (platform)". Returns
  * 0, or -1 with ERR filled when there is no platform (as rt_open says) or

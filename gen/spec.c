@@ -1521,7 +1521,7 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
         /* The note says which defaults, unless it says more (a
          * database entry); the GPU defaults go without one. */
         int defaults_note = ks->tile_note[0] == '\0';
-        for (int t = TARGET_GPU; t <= TARGET_TENSOR; t++) {
+        for (int t = TARGET_GPU; t <= TARGET_SM90A; t++) {
             defaults_note |= strcmp(ks->tile_note,
                                     target_defaults_label(t)) == 0;
         }

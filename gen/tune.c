@@ -118,17 +118,21 @@ int tune_space_config(const struct kernel_spec *ks,
         snprintf(why, size, "%s", quiet.first);
     }
     /* Kernels that only NVIDIA tensor cores build are no candidates on
-     * other devices (ks->target says which the tuner runs on). */
-    if (valid && ks->target != TARGET_TENSOR) {
+     * other devices (ks->target says which the tuner runs on); wgmma's
+     * only on compute capability 9.0. */
+    if (valid && ks->target != TARGET_SM90A) {
         struct plan p;
         memset(&p, 0, sizeof p);
         out->op->plan(out, &p);
-        if (p.needs == NEEDS_TENSOR_CORES) {
+        if (p.needs == NEEDS_SM90A ||
+            (p.needs == NEEDS_TENSOR_CORES && ks->target != TARGET_TENSOR)) {
             valid = 0;
             if (why != NULL) {
-                snprintf(why, size, "needs NVIDIA tensor cores (compute "
-                                    "capability 8.0+), which the device "
-                                    "lacks");
+                snprintf(why, size, "needs NVIDIA %s, which the device "
+                                    "lacks",
+                         p.needs == NEEDS_SM90A
+                             ? "compute capability 9.0 (wgmma)"
+                             : "tensor cores (compute capability 8.0+)");
             }
         }
     }

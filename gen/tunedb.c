@@ -1091,7 +1091,7 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
         node[E_TARGET]->data.scalar.length < sizeof e.target &&
         target_from_name(e.target, &target) != 0) {
         diag_error(l->d, l->path, node_mark(node[E_TARGET]),
-                   "target must be one of gpu, cpu, tensor (got '%s')",
+                   "target must be one of gpu, cpu, tensor, sm90a (got '%s')",
                    e.target);
     }
     if (op != NULL && node[E_SHAPE] != NULL &&

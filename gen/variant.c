@@ -137,6 +137,13 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
         add_variant(vs, &one, target_defaults_label(TARGET_TENSOR), &match, 0,
                     why, sizeof why);
     }
+    /* Compute capability 9.0 likewise, where the op runs wgmma. */
+    memset(&match, 0, sizeof match);
+    match.sm90a = 1;
+    if (for_target(ks, TARGET_SM90A, &one) == 0) {
+        add_variant(vs, &one, target_defaults_label(TARGET_SM90A), &match, 0,
+                    why, sizeof why);
+    }
 
     /* A spec that gives knobs keeps them (tile: auto asks for the
      * database), as tunedb_apply decides for one device. */

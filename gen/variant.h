@@ -23,12 +23,14 @@ struct tunedb;
 /* Devices a variant is meant for: one named as CL_DEVICE_NAME reads (and
  * measured with driver CL_DRIVER_VERSION), or, with an empty device,
  * every CPU (cpu set), every NVIDIA GPU with tensor cores (tensor_cores
- * set) or every other device. */
+ * set), every one of compute capability 9.0 (sm90a set) or every other
+ * device. */
 struct variant_match {
     char device[SPECL_DEVICE_NAME_MAX];
     char driver[SPECL_DRIVER_MAX];
     int cpu;
     int tensor_cores; /* every NVIDIA GPU of compute capability 8.0+ */
+    int sm90a;        /* every NVIDIA GPU of compute capability 9.0 */
 };
 
 /* One knob set: KS with its knobs resolved, why it is there, and the

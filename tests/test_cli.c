@@ -233,7 +233,7 @@ static void test_usage_errors(void)
          "specl gen: error: option '--d' is ambiguous (--db, --db-device, "
          "--depfile)\nTry 'specl gen --help'.\n"},
         {"gen specs/seeds.yaml --target tpu",
-         "specl gen: error: --target must be cpu, gpu or tensor (got tpu)\n"
+         "specl gen: error: --target must be cpu, gpu, tensor or sm90a (got tpu)\n"
          "Try 'specl gen --help'.\n"},
         {"gen", "specl gen: error: no spec files given\n"
                 "Try 'specl gen --help'.\n"},

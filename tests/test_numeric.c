@@ -487,6 +487,41 @@ static void test_lora_decode_mma(void)
     }
 }
 
+/* lora_wgmma, the GEMM on warpgroups of compute capability 9.0 (the
+ * device suites; elsewhere each case must validate): a last K step part
+ * past K, tiles past N and the rows (257 to 259 rows: a second row of
+ * tiles), two rank steps, accumulate, both dtypes; each K step (16, 32,
+ * 64: each swizzle), tile n (64, 128, 256), work-groups of one to four
+ * warpgroups and 3 to 6 stages. */
+static void test_lora_wgmma(void)
+{
+    static const char *const cases[][3] = {
+        {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
+         "alpha: 16, accumulate: true", ""},
+        {"f16", "in_features: 264, out_features: 72, rank: 8",
+         "n: 64, k: 32, wg_m: 64, wg_stages: 3"},
+        {"bf16", "in_features: 520, out_features: 136, rank: 16, scale: 0.5",
+         "n: 256, k: 16, wg_m: 128, wg_stages: 6"},
+        {"f16", "in_features: 1024, out_features: 520, rank: 24, "
+         "alpha: 48, accumulate: true", "wg_m: 192, wg_stages: 5"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char tile[256];
+        snprintf(tile, sizeof tile, "engine: wgmma, decode_max: 0, "
+                 "decode_mma_max: 0, split_k: 1%s%s", *cases[c][2] ? ", " : "",
+                 cases[c][2]);
+        if (nu_rt()->sm90a) {
+            check_lora_kernel(cases[c][0], cases[c][1], tile);
+            continue;
+        }
+        struct nu_kernel k;
+        nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
+                   "dtype: %s, %s, tile: {%s}}\n", cases[c][0], cases[c][1],
+                   tile);
+        nu_kernel_free(&k);
+    }
+}
+
 /* Few rows without tensor cores (lora_decode_split, then
  * lora_decode_sum): odd K and N, slices of unequal length and past a
  * whole group of loads, strips past N and the rank, row blocks of 32,
@@ -535,7 +570,8 @@ static void test_lora_choices(void)
             /* Tensor cores take half-width storage and K, N multiples of
              * 8, and run only where the device has them. */
             int mma = strcmp(kd->key, "engine") == 0 &&
-                      strcmp(kd->choices[c], "mma") == 0;
+                      strcmp(kd->choices[c], "simt") != 0;
+            int wgmma = mma && strcmp(kd->choices[c], "wgmma") == 0;
             int valid = 0;
             for (int base = 1; base >= 0; base--) {
                 struct nu_kernel k;
@@ -547,7 +583,10 @@ static void test_lora_choices(void)
                             base ? "true" : "false", base ? "false" : "true",
                             kd->key, kd->choices[c])) {
                     valid = 1;
-                    if ((!mma || nu_rt()->tensor_cores) && nu_build(&k)) {
+                    int runs = wgmma ? nu_rt()->sm90a
+                               : mma ? nu_rt()->tensor_cores
+                                     : 1;
+                    if (runs && nu_build(&k)) {
                         run_lora_rows(&k);
                     }
                 }
@@ -846,6 +885,8 @@ int add_numeric_suite(void)
             NULL ||
         CU_add_test(s, "lora: few rows on tensor cores",
                     test_lora_decode_mma) == NULL ||
+        CU_add_test(s, "lora: the GEMM on warpgroups (wgmma)",
+                    test_lora_wgmma) == NULL ||
         CU_add_test(s, "lora: few rows over slices of K",
                     test_lora_decode_split) == NULL ||
         CU_add_test(s, "lora: the delta in one launch", test_lora_delta) ==

@@ -795,10 +795,18 @@ static int tensor_variant(int i)
                : -1;
 }
 
+/* The variant of stub I for NVIDIA devices of compute capability 9.0
+ * (wgmma), or -1: the fourth of stub_lora_tc. */
+static int sm90a_variant(int i)
+{
+    return strcmp(stubs[i].name, "stub_lora_tc") == 0 ? 3 : -1;
+}
+
 /* Every variant of every stub builds on this device when asked for by
  * index and computes the float64 result, but for a tensor-core variant on
- * a device without tensor cores, which is refused with a log that says
- * so; indices out of range are refused. */
+ * a device without tensor cores (or a wgmma one on a device not of
+ * compute capability 9.0), which is refused with a log that says so;
+ * indices out of range are refused. */
 static void test_every_variant(void)
 {
     static const size_t rows[] = {1, 5, 37, 130};
@@ -808,11 +816,25 @@ static void test_every_variant(void)
         TU_CHECK(tensor_variant(i) < stubs[i].n_variants,
                  "%s: %d variants, no tensor-core one", stubs[i].name,
                  stubs[i].n_variants);
+        TU_CHECK(sm90a_variant(i) < stubs[i].n_variants,
+                 "%s: %d variants, no wgmma one", stubs[i].name,
+                 stubs[i].n_variants);
         for (int v = 0; v < stubs[i].n_variants; v++) {
             void *h = NULL;
             char how[32];
             snprintf(how, sizeof how, "variant %d", v);
             cl_int err = stubs[i].create_variant(rt.ctx, rt.device, v, &h);
+            if (v == sm90a_variant(i) && !rt.sm90a) {
+                TU_CHECK(err == CL_BUILD_PROGRAM_FAILURE && h != NULL &&
+                             strstr(stubs[i].build_log(h),
+                                    "needs wgmma (NVIDIA compute "
+                                    "capability 9.0)") != NULL,
+                         "%s: wgmma variant %d on %s: %s\n%s",
+                         stubs[i].name, v, rt.name, rt_status(err),
+                         h ? stubs[i].build_log(h) : "");
+                stubs[i].destroy(h);
+                continue;
+            }
             if (v == tensor_variant(i) && !rt.tensor_cores) {
                 TU_CHECK(err == CL_BUILD_PROGRAM_FAILURE && h != NULL &&
                              strstr(stubs[i].build_log(h),
@@ -847,7 +869,8 @@ static void test_every_variant(void)
 
 /* NAME_create picks the variant of the device's type: the CPU defaults
  * (variant 1 where they differ from the GPU ones) on a CPU, the
- * tensor-core defaults on a GPU with tensor cores, variant 0 elsewhere. */
+ * tensor-core defaults on a GPU with tensor cores (those for compute
+ * capability 9.0 where they differ), variant 0 elsewhere. */
 static void test_variant_choice(void)
 {
     cl_device_type type = 0;
@@ -859,6 +882,9 @@ static void test_variant_choice(void)
         int want = cpu && stubs[i].n_variants > 1 ? 1 : 0;
         if (rt.tensor_cores && tensor_variant(i) >= 0) {
             want = tensor_variant(i);
+        }
+        if (rt.sm90a && sm90a_variant(i) >= 0) {
+            want = sm90a_variant(i);
         }
         TU_CHECK(stubs[i].variant(handle[i]) == want,
                  "%s: variant %d on a %s device, expected %d", stubs[i].name,

@@ -507,7 +507,10 @@ struct golden_rmsnorm_variant_def {
     const size_t *kernel_threads;
     size_t n_kernels;
     const struct golden_rmsnorm_path *paths;
-    int needs_tensor_cores; /* inline PTX: NVIDIA, compute capability 8.0+ */
+    /* What its inline PTX needs: 0 nothing; 1 NVIDIA tensor cores
+     * (compute capability 8.0+); 2 wgmma (compute capability 9.0), its
+     * PTX rebuilt for sm_90a (golden_rmsnorm_rebuild_sm90a). */
+    int needs;
 };
 
 /* Variant 0: its kernels, then its paths. */
@@ -554,18 +557,19 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
 /* The devices each variant is meant for. golden_rmsnorm_create tries first the
  * variant of the best match for its device: a device of the same
  * CL_DEVICE_NAME measured with the same CL_DRIVER_VERSION, then one of the
- * same name, then (device NULL) every NVIDIA GPU with tensor cores
- * (tensor_cores 1), every CPU (cpu 1), every device; then the other
- * variants in order. */
+ * same name, then (device NULL) every NVIDIA GPU of compute capability
+ * 9.0 (sm90a 1), every one with tensor cores (tensor_cores 1), every CPU
+ * (cpu 1), every device; then the other variants in order. */
 static const struct golden_rmsnorm_match {
     const char *device;
     const char *driver;
     int cpu;
     int tensor_cores;
+    int sm90a;
     int variant;
 } golden_rmsnorm_matches[] = {
-    {NULL, NULL, 0, 0, 0}, /* any device */
-    {NULL, NULL, 1, 0, 1}, /* CPUs */
+    {NULL, NULL, 0, 0, 0, 0}, /* any device */
+    {NULL, NULL, 1, 0, 0, 1}, /* CPUs */
 
 };
 
@@ -636,22 +640,27 @@ static char *golden_rmsnorm_device_text(cl_device_id _dev, cl_device_info _what)
     return _text;
 }
 
-/* 1 when DEV has tensor cores that inline PTX's mma.sync reaches: an
- * NVIDIA device (cl_nv_device_attribute_query) of compute capability 8.0
- * or later. */
-static int golden_rmsnorm_has_tensor_cores(cl_device_id _dev)
+/* DEV's NVIDIA compute capability as 10 * major + minor (80: 8.0, where
+ * inline PTX's mma.sync reaches tensor cores; 90: 9.0, wgmma), from
+ * cl_nv_device_attribute_query; 0 for any other device. */
+static int golden_rmsnorm_compute_capability(cl_device_id _dev)
 {
-    /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV of that extension */
+    /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV and _MINOR_NV */
     const cl_device_info _major_nv = (cl_device_info)0x4000;
-    cl_uint _major = 0;
+    const cl_device_info _minor_nv = (cl_device_info)0x4001;
+    cl_uint _major = 0, _minor = 0;
     char *_ext = golden_rmsnorm_device_text(_dev, CL_DEVICE_EXTENSIONS);
     int _nv = _ext != NULL &&
               strstr(_ext, "cl_nv_device_attribute_query") != NULL;
     free(_ext);
-    return _nv &&
-           clGetDeviceInfo(_dev, _major_nv, sizeof _major, &_major, NULL) ==
-               CL_SUCCESS &&
-           _major >= 8;
+    if (!_nv ||
+        clGetDeviceInfo(_dev, _major_nv, sizeof _major, &_major, NULL) !=
+            CL_SUCCESS ||
+        clGetDeviceInfo(_dev, _minor_nv, sizeof _minor, &_minor, NULL) !=
+            CL_SUCCESS) {
+        return 0;
+    }
+    return (int)(_major * 10 + _minor);
 }
 
 /* Copies the program's build log for DEV into a new string (NULL if it
@@ -680,7 +689,8 @@ static char *golden_rmsnorm_read_build_log(cl_program _program, cl_device_id _de
 struct golden_rmsnorm_limits {
     size_t max_threads;
     size_t max_items[3];
-    int tensor_cores;
+    int tensor_cores; /* compute capability 8.0 or later */
+    int sm90a;        /* compute capability 9.0 */
 };
 
 /* Whether every launch of variant V fits LIM; if not, why in WHY. Each
@@ -732,10 +742,16 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
     const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_v];
     char _why[256];
     cl_int _err;
-    if (_var->needs_tensor_cores && !_lim->tensor_cores) {
+    if ((_var->needs == 1 && !_lim->tensor_cores) ||
+        (_var->needs == 2 && !_lim->sm90a)) {
         /* Its inline PTX builds nowhere else: not even tried. */
-        golden_rmsnorm_log_variant(&_k->build_log, _v, "needs NVIDIA tensor cores "
-                           "(compute capability 8.0 or later)", NULL);
+        golden_rmsnorm_log_variant(&_k->build_log, _v,
+                           _var->needs == 1
+                               ? "needs NVIDIA tensor cores (compute "
+                                 "capability 8.0 or later)"
+                               : "needs wgmma (NVIDIA compute capability "
+                                 "9.0)",
+                           NULL);
         return CL_BUILD_PROGRAM_FAILURE;
     }
     if (!golden_rmsnorm_fits(_v, _lim, _why, sizeof _why)) {
@@ -806,7 +822,9 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
     if (_err != CL_SUCCESS) {
         return _err;
     }
-    _lim.tensor_cores = golden_rmsnorm_has_tensor_cores(_dev);
+    int _cc = golden_rmsnorm_compute_capability(_dev);
+    _lim.tensor_cores = _cc >= 80;
+    _lim.sm90a = _cc == 90;
     struct golden_rmsnorm *_k = (struct golden_rmsnorm *)calloc(1, sizeof *_k);
     if (_k == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
@@ -844,16 +862,19 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
 
 /* How well match M fits a device (0: not at all). */
 static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *_m, const char *_name,
-                             const char *_driver, int _cpu, int _tensor_cores)
+                             const char *_driver, int _cpu, int _cc)
 {
     if (_m->device != NULL) {
         if (strcmp(_m->device, _name) != 0) {
             return 0;
         }
-        return strcmp(_m->driver, _driver) == 0 ? 5 : 4;
+        return strcmp(_m->driver, _driver) == 0 ? 6 : 5;
+    }
+    if (_m->sm90a) {
+        return _cc == 90 ? 4 : 0;
     }
     if (_m->tensor_cores) {
-        return _tensor_cores ? 3 : 0;
+        return _cc >= 80 ? 3 : 0;
     }
     if (_m->cpu) {
         return _cpu ? 2 : 0;
@@ -890,7 +911,7 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     }
     char *_name = golden_rmsnorm_device_text(_dev, CL_DEVICE_NAME);
     char *_driver = golden_rmsnorm_device_text(_dev, CL_DRIVER_VERSION);
-    int _tensor_cores = golden_rmsnorm_has_tensor_cores(_dev);
+    int _cc = golden_rmsnorm_compute_capability(_dev);
     if (_name == NULL || _driver == NULL) {
         free(_name);
         free(_driver);
@@ -901,14 +922,13 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     }
     for (size_t _m = 0; _m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); _m++) {
         int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m], _name, _driver,
-                                   (_type & CL_DEVICE_TYPE_CPU) != 0,
-                                   _tensor_cores);
+                                   (_type & CL_DEVICE_TYPE_CPU) != 0, _cc);
         int _v = golden_rmsnorm_matches[_m].variant;
         _rank[_v] = _r > _rank[_v] ? _r : _rank[_v];
     }
     free(_name);
     free(_driver);
-    for (int _r = 5; _r >= 0; _r--) {
+    for (int _r = 6; _r >= 0; _r--) {
         for (int _v = 0; _v < golden_rmsnorm_N_VARIANTS; _v++) {
             if (_rank[_v] == _r) {
                 _order[_n++] = _v;

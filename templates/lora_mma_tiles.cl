@@ -1,0 +1,323 @@
+/* lora_mma_tiles.cl - the GEMM over [X | T] * [W ; B] on NVIDIA tensor cores
+ * (compute capability 8.0 and later), for f16 and bf16 storage: the
+ * tensor-core counterpart of lora_main.cl, run after lora_xa_mma (the
+ * delta without W runs lora_expand after it instead).
+ *
+ * Inline PTX, which only NVIDIA's OpenCL compiler accepts: the stub
+ * builds this source only on devices that report compute capability 8.0
+ * or more (cl_nv_device_attribute_query); every other device gets a
+ * variant without it.
+ *
+ * A work-group computes TILE_M x TILE_N of Y with (TILE_M / MMA_WARP_M) x
+ * (TILE_N / MMA_WARP_N) warps of 32 work-items, each warp MMA_WARP_M x
+ * MMA_WARP_N of it, in m16n8k16 products with float accumulators:
+ *   - K in steps of TILE_K: cp.async copies the X and W tiles into local
+ *     memory MMA_STAGES - 1 steps ahead of the products, 16 bytes at a
+ *     time (zero-filled past the rows, K and N);
+ *   - ldmatrix loads the fragments (.trans for W, which is k-major); the
+ *     16-byte chunks of each tile row are XOR-swizzled so that the eight
+ *     rows one ldmatrix phase reads fall in distinct banks;
+ *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
+ *     products run;
+ *   - the rank stretch first: T = SCALE*X*A (lora_xa_mma's float partial
+ *     sums) split into two halves, hi + lo, so that T keeps 16 bits or
+ *     more, against [B ; B]: up to TILE_K / 2 ranks per step, staged in
+ *     the last stage's buffers while the first K steps' copies are in
+ *     flight, so that the latency of its loads hides behind theirs.
+ * Needs K and N multiples of 8 (whole 16-byte chunks; checked by the
+ * plan). Local size (32 * warps, 1). */
+#include "lora_common.cl"
+#include "mma_ptx.cl"
+#include "mma_rank.cl"
+
+#if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
+    !defined(MMA_WARP_M) || !defined(MMA_WARP_N) || !defined(MMA_STAGES) || \
+    !defined(MMA_PENDING) || !defined(SPLIT_K)
+#error "lora_mma_tiles.cl: the plan must define the tiles, MMA_STAGES, SPLIT_K"
+#endif
+#if SPLIT_K > 1
+#include "split_k.cl"
+#endif
+#if DTYPE_F32 || !HAS_BASE
+#error "lora_mma_tiles.cl: tensor cores take f16 or bf16 storage, and W"
+#endif
+#if IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 || TILE_K % 16 != 0 ||  \
+    MMA_WARP_M % 16 != 0 || MMA_WARP_N % 16 != 0
+#error "lora_mma_tiles.cl: K, N multiples of 8; TILE_K and warp tiles of 16"
+#endif
+
+#define MMA_WARPS_N (TILE_N / MMA_WARP_N)
+#define MMA_THREADS (32 * (TILE_M / MMA_WARP_M) * MMA_WARPS_N)
+#define MMA_TILES_M (MMA_WARP_M / 16) /* m16 tiles per warp */
+#define MMA_TILES_N (MMA_WARP_N / 8)  /* n8 tiles per warp */
+#define X_CHUNKS (TILE_K / 8)         /* 16-byte chunks per X tile row */
+#define W_CHUNKS (TILE_N / 8)         /* 16-byte chunks per W tile row */
+#define MMA_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+/* Starts the copies of K step KT's X and W tiles into XS and WS. */
+inline void mma_load_step(__local ushort *xs, __local ushort *ws,
+                          const __global storage_t *x,
+                          const __global storage_t *w, uint rows, uint row0,
+                          uint col0, uint kt, uint tid)
+{
+    uint k0 = kt * TILE_K;
+    mma_copy_tile(xs, x, IN_FEATURES, row0, TILE_M, rows, k0, TILE_K,
+                  IN_FEATURES, tid, MMA_THREADS);
+    mma_copy_tile(ws, w, OUT_FEATURES, k0, TILE_K, IN_FEATURES, col0, TILE_N,
+                  OUT_FEATURES, tid, MMA_THREADS);
+    mma_commit();
+}
+
+/* The warp's A fragments (MMA_TILES_M m16 tiles) and B fragments
+ * (MMA_TILES_N n8 tiles) of the 16-deep slice KK of the staged tiles. */
+inline void mma_fragments(__local ushort *xs, __local ushort *ws,
+                          uint kk, uint warp_m, uint warp_n, uint lane,
+                          uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
+{
+    /* ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8 */
+    uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+        uint r = warp_m * MMA_WARP_M + i * 16 + row;
+        uint c = kk / 8 + chunk;
+        __local ushort *p = xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                     "{%0,%1,%2,%3}, [%4];"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]),
+                       "=r"(a[i][3])
+                     : "l"(p));
+    }
+#pragma unroll
+    for (int j = 0; j < MMA_TILES_N / 2; j++) {
+        uint r = kk + row;
+        uint c = (warp_n * MMA_WARP_N + j * 16) / 8 + chunk;
+        mma_trans_x4(ws + r * TILE_N + mma_swizzle(r, c, W_CHUNKS) * 8,
+                     &b[2 * j][0], &b[2 * j][1], &b[2 * j + 1][0],
+                     &b[2 * j + 1][1]);
+    }
+}
+
+/* acc += the products of one 16-deep slice. */
+inline void mma_multiply(float acc[MMA_TILES_M][MMA_TILES_N][4],
+                         uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
+{
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++) {
+            mma_product(acc[i][j], a[i], b[j][0], b[j][1]);
+        }
+    }
+}
+
+/* acc += the staged tiles XS and WS, DEPTH deep (a multiple of 16 up to
+ * TILE_K; a constant at every call, so the loop unrolls). */
+inline void mma_step(__local ushort *xs, __local ushort *ws, uint depth,
+                     uint warp_m, uint warp_n, uint lane,
+                     float acc[MMA_TILES_M][MMA_TILES_N][4])
+{
+#pragma unroll
+    for (uint kk = 0; kk < depth; kk += 16) {
+        uint a[MMA_TILES_M][4], b[MMA_TILES_N][2];
+        mma_fragments(xs, ws, kk, warp_m, warp_n, lane, a, b);
+        mma_multiply(acc, a, b);
+    }
+}
+
+/* Starts the copies of B's rows [RS, RS + RANK_STEP) of the rank stretch
+ * into WS twice, as rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero
+ * past r and N), and commits them as one group. */
+#define RANK_B_CHUNKS (RANK_STEP * W_CHUNKS)
+inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
+                            uint col0, uint rs, uint tid)
+{
+#pragma unroll
+    for (uint q = 0; q < CEIL_DIV(RANK_B_CHUNKS, MMA_THREADS); q++) {
+        uint i = q * MMA_THREADS + tid;
+        if (RANK_B_CHUNKS % MMA_THREADS == 0 || i < RANK_B_CHUNKS) {
+            uint j = i / W_CHUNKS, c = i % W_CHUNKS;
+            bool ok = rs + j < RANK && col0 + c * 8 < OUT_FEATURES;
+            const __global storage_t *src =
+                ok ? b + (size_t)(rs + j) * OUT_FEATURES + col0 + c * 8 : b;
+            uint lo = RANK_STEP + j;
+            mma_copy16(ws + j * TILE_N + mma_swizzle(j, c, W_CHUNKS) * 8, src,
+                       ok ? 16 : 0);
+            mma_copy16(ws + lo * TILE_N + mma_swizzle(lo, c, W_CHUNKS) * 8,
+                       src, ok ? 16 : 0);
+        }
+    }
+    mma_commit();
+}
+
+/* Stages T's ranks [RS, RS + RANK_STEP) of the rank stretch into XS, hi
+ * halves in columns [0, RANK_STEP), lo halves in [RANK_STEP, RANK_DEPTH)
+ * (zero past r and the rows). Every load is issued before the first sum
+ * is converted. */
+#define RANK_T_ITEMS (TILE_M * RANK_STEP / MMA_TQ)
+#define RANK_T_PER CEIL_DIV(RANK_T_ITEMS, MMA_THREADS)
+inline void mma_stage_rank_t(__local ushort *xs, const __global float *t,
+                             uint rows, uint row0, uint rs, uint tid)
+{
+    float4 sums[RANK_T_PER];
+#pragma unroll
+    for (uint q = 0; q < RANK_T_PER; q++) {
+        uint i = q * MMA_THREADS + tid;
+        uint r = i / (RANK_STEP / MMA_TQ);
+        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+        sums[q] = RANK_T_ITEMS % MMA_THREADS == 0 || i < RANK_T_ITEMS
+                      ? mma_t(t, rows, row0 + r, rs + j)
+                      : (float4)0.0f;
+    }
+#pragma unroll
+    for (uint q = 0; q < RANK_T_PER; q++) {
+        uint i = q * MMA_THREADS + tid;
+        if (RANK_T_ITEMS % MMA_THREADS != 0 && i >= RANK_T_ITEMS)
+            break;
+        uint r = i / (RANK_STEP / MMA_TQ);
+        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+        float v[4];
+        vstore4(sums[q], 0, v);
+        /* RANK_STEP is a multiple of 8: the MMA_TQ ranks share a chunk */
+        uint c_hi = j / 8, c_lo = (RANK_STEP + j) / 8;
+        __local ushort *hi_at =
+            xs + r * TILE_K + mma_swizzle(r, c_hi, X_CHUNKS) * 8 + j % 8;
+        __local ushort *lo_at =
+            xs + r * TILE_K + mma_swizzle(r, c_lo, X_CHUNKS) * 8 + j % 8;
+#pragma unroll
+        for (int e = 0; e < MMA_TQ; e++) {
+            ushort hi = mma_bits(v[e]);
+#ifdef DTYPE_F16
+            ushort lo = mma_bits(v[e] - vload_half(0, (__private half *)&hi));
+#else
+            ushort lo = mma_bits(v[e] - as_float((uint)hi << 16));
+#endif
+            hi_at[e] = hi;
+            lo_at[e] = lo;
+        }
+    }
+}
+
+/* One work-group's TILE_M x TILE_N of Y, or with SLICES > 1 its partial
+ * sums over slice SLICE of K. Along dimension 0 run SLICES x COL_TILES
+ * work-groups. lora_mma runs one slice, all of K, and writes Y. Few rows
+ * make few tiles, so the plan's split path launches lora_mma_split
+ * (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice s runs K steps
+ * [kt0, kt1) and leaves its float partial sums in scratch for
+ * lora_combine; slice 0 adds T*B. A warp whose rows all lie past `rows`
+ * only copies: at a few rows most of the tile is empty. XS and WS: the
+ * kernel's MMA_STAGES stages of local memory. SLICES is a constant at
+ * each call (1, or the plan's SPLIT_K), so each kernel keeps one kind of
+ * store. */
+#define MMA_X_STAGE (TILE_M * TILE_K)
+#define MMA_W_STAGE (TILE_K * TILE_N)
+#define MMA_COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
+inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
+                      const __global storage_t *restrict w,
+                      const __global storage_t *restrict b,
+                      __global storage_t *restrict y,
+                      __global float *restrict scratch, __local ushort *xs,
+                      __local ushort *ws, const uint slices,
+                      const uint slice)
+{
+    uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    uint warp_m = warp / MMA_WARPS_N, warp_n = warp % MMA_WARPS_N;
+    uint row0 = get_group_id(1) * TILE_M;
+    uint col0 = (get_group_id(0) - slice * MMA_COL_TILES) * TILE_N;
+    uint kt0 = slice * MMA_K_TILES / slices;
+    uint kt1 = (slice + 1) * MMA_K_TILES / slices;
+    /* Uniform within each warp, so ldmatrix and mma.sync stay whole. */
+    bool live = row0 + warp_m * MMA_WARP_M < rows;
+
+    float acc[MMA_TILES_M][MMA_TILES_N][4];
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.0f;
+
+    /* The rank stretch first, in the last stage's buffers, which the
+     * pipeline's first MMA_STAGES - 1 steps leave free: its loads are in
+     * flight together with theirs. Slice 0 alone adds T*B. */
+    __local ushort *xr = xs + (MMA_STAGES - 1) * MMA_X_STAGE;
+    __local ushort *wr = ws + (MMA_STAGES - 1) * MMA_W_STAGE;
+    if (slice == 0)
+        mma_load_rank_b(wr, b, col0, 0, tid);
+
+    /* The pipeline: MMA_STAGES - 1 steps in flight; one commit group per
+     * step (empty past the end) so that the wait counts stay fixed. */
+    for (uint s = 0; s < MMA_STAGES - 1; s++) {
+        if (kt0 + s < kt1)
+            mma_load_step(xs + s * MMA_X_STAGE, ws + s * MMA_W_STAGE, x, w,
+                          rows, row0, col0, kt0 + s, tid);
+        else
+            mma_commit();
+    }
+
+    if (slice == 0) {
+        for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
+            if (rs > 0) {
+                barrier(CLK_LOCAL_MEM_FENCE); /* the last step's products */
+                mma_load_rank_b(wr, b, col0, rs, tid);
+            }
+            mma_stage_rank_t(xr, scratch, rows, row0, rs, tid);
+            /* B's rows, and the pipeline's first steps, which the loop
+             * below waits for at once anyway */
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (live)
+                mma_step(xr, wr, RANK_DEPTH, warp_m, warp_n, lane, acc);
+        }
+    }
+
+    for (uint kt = kt0; kt < kt1; kt++) {
+        asm volatile("cp.async.wait_group " STR(MMA_PENDING) ";" ::: "memory");
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint next = kt + MMA_STAGES - 1;
+        uint at = (next - kt0) % MMA_STAGES;
+        if (next < kt1)
+            mma_load_step(xs + at * MMA_X_STAGE, ws + at * MMA_W_STAGE, x,
+                          w, rows, row0, col0, next, tid);
+        else
+            mma_commit();
+        at = (kt - kt0) % MMA_STAGES;
+        if (live)
+            mma_step(xs + at * MMA_X_STAGE, ws + at * MMA_W_STAGE, TILE_K,
+                     warp_m, warp_n, lane, acc);
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+
+    /* Accumulator e of tile (i, j) is row g (+8 for e >= 2), columns 2t
+     * and 2t + 1 of the tile: stored as pairs. */
+    uint g = lane / 4, t2 = (lane % 4) * 2;
+#if SPLIT_K > 1
+    /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). */
+    __global float *part = scratch + SPLIT_PART(rows, slice);
+#endif
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++) {
+            uint c = col0 + warp_n * MMA_WARP_N + j * 8 + t2;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                uint r = row0 + warp_m * MMA_WARP_M + i * 16 + g + h * 8;
+                if (r < rows && c < OUT_FEATURES) {
+                    size_t at = (size_t)r * OUT_FEATURES + c;
+                    float2 v =
+                        (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+#if SPLIT_K > 1
+                    if (slices > 1) {
+                        vstore2(v, 0, part + at);
+                        continue;
+                    }
+#endif
+#if ACCUMULATE
+                    v += load2(y, at);
+#endif
+                    store2(y, at, v);
+                }
+            }
+        }
+    }
+}
