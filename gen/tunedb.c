@@ -146,6 +146,12 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             d->best_gbs = s->best_gbs;
             d->best_gflops = s->best_gflops;
             snprintf(d->version, sizeof d->version, "%s", s->version);
+            /* the best's knobs are on the defaults of the run that found
+             * them (tensor-core entries retuned on compute capability 9.0
+             * have sm90a's) */
+            if (s->target[0] != '\0') {
+                snprintf(d->target, sizeof d->target, "%s", s->target);
+            }
         }
         /* The defaults as last timed: a tuning run that resumes an entry
          * times them again, and a file saved earlier must not keep them
