@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "render.h"
+#include "runtime.h"
 #include "spec.h"
 #include "suites.h"
 #include "testutil.h"
@@ -639,6 +641,48 @@ static void check_decisions(const struct kernel_spec *ks,
     buf_free(&b);
 }
 
+
+/* The mark in front of the wgmma instructions reads the same in the
+ * kernel template, the stub's rebuild and specl's runtime, and only a
+ * NAME.c with a wgmma variant carries the rebuild. */
+static void test_sm90a_mark(void)
+{
+    const char *ptx = template_text("wgmma_ptx.cl");
+    const char *stub = template_text("stub_sm90a.c.in");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ptx);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(stub);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(ptx, "#define WG_MARK \"" RT_SM90A_MARK "\"\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(stub, "\"" RT_SM90A_MARK "\";\n"));
+    static const char spec[] =
+        "kernels:\n"
+        "  - {name: t_wg, op: lora_forward, dtype: bf16, in_features: 64,\n"
+        "     out_features: 128, rank: 4}\n"
+        "  - {name: t_f32, op: lora_forward, in_features: 64,\n"
+        "     out_features: 128, rank: 4}\n";
+    struct spec_set s;
+    struct diags d = {.out = stderr};
+    spec_set_init(&s);
+    CU_ASSERT_EQUAL_FATAL(spec_read_buffer(&s, "<test>", (const unsigned char *)spec,
+                                           strlen(spec),
+                                           &d),
+                          0);
+    for (int k = 0; k < s.n_kernel; k++) {
+        struct emitted e;
+        char err[256] = "";
+        CU_ASSERT_EQUAL_FATAL(emit_kernel(tu_gen_variants(&s.kernel[k]), &e,
+                                          err, sizeof err),
+                              0);
+        const char *c = buf_str(emitted_file(&e, 2));
+        int rebuild = strstr(c, "_rebuild_sm90a(_k, _ctx, _dev);") != NULL;
+        int marked = strstr(c, "trap; //@sm_90a ") != NULL;
+        TU_CHECK(rebuild == (k == 0) && marked == (k == 0),
+                 "%s: rebuild %d, marks %d", s.kernel[k].name, rebuild,
+                 marked);
+        emitted_free(&e);
+    }
+    spec_set_free(&s);
+}
 
 static void test_emitted_shape(void)
 {
@@ -1360,6 +1404,8 @@ int add_emit_suite(void)
                     test_golden) == NULL ||
         CU_add_test(s, "golden files (specl plan, specl gen)",
                     test_golden_cli) == NULL ||
+        CU_add_test(s, "the sm_90a mark, and the rebuild only with wgmma",
+                    test_sm90a_mark) == NULL ||
         CU_add_test(s, "header, prefixes, embedded source, decisions",
                     test_emitted_shape) == NULL ||
         CU_add_test(s, "deterministic in process",
