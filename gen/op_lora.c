@@ -2157,12 +2157,12 @@ static void launch_combine(const struct lora *c, struct launch *l,
     l->slices = (int)slices;
 }
 
-/* lora_mma (on warpgroups lora_wgmma), or with SLICES > 1 lora_mma_split
+/* lora_mma (with WGMMA lora_wgmma), or with SLICES > 1 lora_mma_split
  * over that many slices of K: a work-group per slice and tile. */
-static void launch_mma(const struct lora *c, struct launch *l, long slices)
+static void launch_mma(const struct lora *c, struct launch *l, long slices,
+                       int wgmma)
 {
     int n = 0;
-    int wgmma = slices == 1 && uses_wgmma(c);
     l->kernel = slices > 1 ? "lora_mma_split"
                 : wgmma    ? "lora_wgmma"
                            : "lora_mma";
@@ -2358,11 +2358,27 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
                   "over slices of K, then their sum";
         launch_xa(&c, &sp->launch[sp->n_launch++]);
         if (uses_mma(&c)) {
-            launch_mma(&c, &sp->launch[sp->n_launch++], slices[i]);
+            launch_mma(&c, &sp->launch[sp->n_launch++], slices[i], 0);
         } else {
             launch_main(&c, &sp->launch[sp->n_launch++], slices[i], 0);
         }
         launch_combine(&c, &sp->launch[sp->n_launch++], slices[i]);
+    }
+    /* Up to 1.5 x wg_m rows, lora_mma's tiles of m rows: lora_wgmma's
+     * second row of tiles would run mostly empty (bf16 on the H100 through
+     * the stub, lora_wgmma against lora_mma: llama-up at 257 / 384 rows
+     * 160.4 / 167.3 us against 119.3 / 118.9, llama-q 90.1 / 89.9 against
+     * 82.6 / 84.1; past it lora_wgmma wins: up at 512 rows 167.4 against
+     * 185.8, q at 768 94.1 against 116.6). */
+    long below = p->n_path > 0 ? (long)p->path[p->n_path - 1].max_rows : 0;
+    if (uses_wgmma(&c) && c.wg_m * 3 / 2 > below) {
+        struct path *pm = &p->path[p->n_path++];
+        pm->max_rows = (size_t)(c.wg_m * 3 / 2);
+        pm->n_launch = 0;
+        pm->why = "rows for less than two rows of lora_wgmma's tiles: T = "
+                  "scale*X*A, then [X | T]*[W ; B] on lora_mma's tiles";
+        launch_xa(&c, &pm->launch[pm->n_launch++]);
+        launch_mma(&c, &pm->launch[pm->n_launch++], 1, 0);
     }
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = 0;
@@ -2374,7 +2390,7 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
                            "row by row";
         launch_xa(&c, &pa->launch[pa->n_launch++]);
         if (c.base) {
-            launch_mma(&c, &pa->launch[pa->n_launch++], 1);
+            launch_mma(&c, &pa->launch[pa->n_launch++], 1, uses_wgmma(&c));
         } else {
             launch_expand(&c, &pa->launch[pa->n_launch++]);
         }

@@ -809,7 +809,8 @@ static int sm90a_variant(int i)
  * indices out of range are refused. */
 static void test_every_variant(void)
 {
-    static const size_t rows[] = {1, 5, 37, 130};
+    /* 400: past the rows lora_mma keeps from lora_wgmma (384) */
+    static const size_t rows[] = {1, 5, 37, 130, 400};
     int many = 0;
     for (int i = 0; i < N_STUBS; i++) {
         many |= stubs[i].n_variants > 1;
@@ -850,7 +851,7 @@ static void test_every_variant(void)
                      stubs[i].name, v, rt_status(err),
                      h ? stubs[i].variant(h) : -1,
                      h ? stubs[i].build_log(h) : "");
-            for (size_t r = 0; err == CL_SUCCESS && r < 4; r++) {
+            for (size_t r = 0; err == CL_SUCCESS && r < 5; r++) {
                 run_checked(i, h, rows[r], how);
             }
             stubs[i].destroy(h);
