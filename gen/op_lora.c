@@ -2370,13 +2370,18 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
      * 160.4 / 167.3 us against 119.3 / 118.9, llama-q 90.1 / 89.9 against
      * 82.6 / 84.1; past it lora_wgmma wins: up at 512 rows 167.4 against
      * 185.8, q at 768 94.1 against 116.6). */
+    /* Nor while lora_mma's tiles fit in SPLIT_GROUPS / 2 work-groups
+     * (llama-q at 512 rows: 85.4 against 90.6). */
     long below = p->n_path > 0 ? (long)p->path[p->n_path - 1].max_rows : 0;
-    if (uses_wgmma(&c) && c.wg_m * 3 / 2 > below) {
+    long mma_upto = c.wg_m * 3 / 2;
+    long mma_rows = c.m * (SPLIT_GROUPS / 2 / ceil_div(c.N, c.n));
+    mma_upto = mma_rows > mma_upto ? mma_rows : mma_upto;
+    if (uses_wgmma(&c) && mma_upto > below) {
         struct path *pm = &p->path[p->n_path++];
-        pm->max_rows = (size_t)(c.wg_m * 3 / 2);
+        pm->max_rows = (size_t)mma_upto;
         pm->n_launch = 0;
-        pm->why = "rows for less than two rows of lora_wgmma's tiles: T = "
-                  "scale*X*A, then [X | T]*[W ; B] on lora_mma's tiles";
+        pm->why = "rows that lora_wgmma's tiles would leave part empty: T "
+                  "= scale*X*A, then [X | T]*[W ; B] on lora_mma's tiles";
         launch_xa(&c, &pm->launch[pm->n_launch++]);
         launch_mma(&c, &pm->launch[pm->n_launch++], 1, 0);
     }
