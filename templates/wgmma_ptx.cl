@@ -42,17 +42,18 @@ inline void wg_fence_proxy(void)
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/* Per tile width: WG_ACCS accumulators, WG_D the operands naming them
+ * all, and wg_mma: D += A * B over 16 of K, A 64 x 16 K-major, B 16 x
+ * TILE_N N-major (transposed), both in local memory (descriptors DA,
+ * DB). */
 #if TILE_N == 64
 #define WG_ACCS 32
-/* every accumulator, read and written */
 #define WG_D "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), \
     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), \
     "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
     "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), \
     "+f"(d[30]), "+f"(d[31])
-/* D += A * B over 16 of K: A 64 x 16 K-major, B 16 x TILE_N N-major
- * (transposed), both in local memory (descriptors DA, DB). */
 inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)
 {
     asm volatile(WG_MARK "{ .reg .pred p; setp.ne.b32 p, 1, 0; "
@@ -64,32 +65,8 @@ inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)
                  : "l"(da), "l"(db)
                  : "memory");
 }
-
-/* Waits until at most 0 (or 1) groups of products are in flight. */
-inline void wg_wait_0(float d[WG_ACCS])
-{
-    asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 0;"
-                 : WG_D
-                 :
-                 : "memory");
-}
-inline void wg_wait_1(float d[WG_ACCS])
-{
-    asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 1;"
-                 : WG_D
-                 :
-                 : "memory");
-}
-inline void wg_fence(float d[WG_ACCS])
-{
-    asm volatile(WG_MARK "wgmma.fence.sync.aligned;"
-                 : WG_D
-                 :
-                 : "memory");
-}
 #elif TILE_N == 128
 #define WG_ACCS 64
-/* every accumulator, read and written */
 #define WG_D "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), \
     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), \
@@ -101,8 +78,6 @@ inline void wg_fence(float d[WG_ACCS])
     "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), \
     "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), \
     "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-/* D += A * B over 16 of K: A 64 x 16 K-major, B 16 x TILE_N N-major
- * (transposed), both in local memory (descriptors DA, DB). */
 inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)
 {
     asm volatile(WG_MARK "{ .reg .pred p; setp.ne.b32 p, 1, 0; "
@@ -117,30 +92,8 @@ inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)
                  : "l"(da), "l"(db)
                  : "memory");
 }
-inline void wg_wait_0(float d[WG_ACCS])
-{
-    asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 0;"
-                 : WG_D
-                 :
-                 : "memory");
-}
-inline void wg_wait_1(float d[WG_ACCS])
-{
-    asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 1;"
-                 : WG_D
-                 :
-                 : "memory");
-}
-inline void wg_fence(float d[WG_ACCS])
-{
-    asm volatile(WG_MARK "wgmma.fence.sync.aligned;"
-                 : WG_D
-                 :
-                 : "memory");
-}
 #elif TILE_N == 256
 #define WG_ACCS 128
-/* every accumulator, read and written */
 #define WG_D "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), \
     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), \
@@ -163,8 +116,6 @@ inline void wg_fence(float d[WG_ACCS])
     "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), \
     "+f"(d[126]), "+f"(d[127])
-/* D += A * B over 16 of K: A 64 x 16 K-major, B 16 x TILE_N N-major
- * (transposed), both in local memory (descriptors DA, DB). */
 inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)
 {
     asm volatile(WG_MARK "{ .reg .pred p; setp.ne.b32 p, 1, 0; "
@@ -184,6 +135,11 @@ inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)
                  : "l"(da), "l"(db)
                  : "memory");
 }
+#else
+#error "wgmma_ptx.cl: TILE_N must be 64, 128 or 256"
+#endif
+
+/* Waits until at most 0 (or 1) groups of products are in flight. */
 inline void wg_wait_0(float d[WG_ACCS])
 {
     asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 0;"
@@ -198,6 +154,7 @@ inline void wg_wait_1(float d[WG_ACCS])
                  :
                  : "memory");
 }
+/* Before a step's products: the accumulators' last writes in place. */
 inline void wg_fence(float d[WG_ACCS])
 {
     asm volatile(WG_MARK "wgmma.fence.sync.aligned;"
@@ -205,10 +162,8 @@ inline void wg_fence(float d[WG_ACCS])
                  :
                  : "memory");
 }
-#else
-#error "wgmma_ptx.cl: TILE_N must be 64, 128 or 256"
-#endif
 
+/* Closes the group of products started since the last. */
 inline void wg_commit(void)
 {
     asm volatile(WG_MARK "wgmma.commit_group.sync.aligned;" ::: "memory");
