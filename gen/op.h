@@ -24,7 +24,7 @@ struct param_def {
     const char *help;           /* one line for `specl list` */
 };
 
-#define SPECL_MAX_PARAMS 32
+#define SPECL_MAX_PARAMS 40
 #define SPECL_NAME_MAX 64
 
 /* A parameter as read from a spec, or its default. */

@@ -101,6 +101,10 @@ static const struct param_def lora_knobs[] = {
      "per 64 (columns: n, K step: k)"},
     {"wg_stages", VALUE_INT, 0, 4, 3, 6, NULL,
      "lora_wgmma: K steps in local memory, two more than it copies ahead"},
+    {"wg_split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
+     "rows at or below which lora_wgmma_split runs (above split_max): "
+     "lora_wgmma's tiles over slices of K, as many as bring them to a "
+     "wave, at least 2, summed by lora_combine; 0: never"},
     {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
      "lora_main (lora_mma) at few rows: K cut into this many slices, a "
      "work-group each, summed by lora_combine (lora_main halves them as "
@@ -142,7 +146,7 @@ struct lora {
     long xa_chunk;
     int engine;
     long stages;
-    long wg_m, wg_stages;
+    long wg_m, wg_stages, wg_split_max;
     long split_k, split_max;
     long pad_rows;
     long delta_rows, delta_max, delta_split, delta_threads;
@@ -181,6 +185,7 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->engine = (int)spec_knob(ks, "engine");
     c->stages = (long)spec_knob(ks, "stages");
     c->wg_m = (long)spec_knob(ks, "wg_m");
+    c->wg_split_max = (long)spec_knob(ks, "wg_split_max");
     c->wg_stages = (long)spec_knob(ks, "wg_stages");
     c->split_k = (long)spec_knob(ks, "split_k");
     c->split_max = (long)spec_knob(ks, "split_max");
@@ -464,7 +469,8 @@ static int uses_lora_mma(const struct lora *c)
 }
 
 /* On warpgroups (compute capability 9.0) lora_wgmma takes lora_mma's
- * place over all of K; the split path keeps lora_mma_split. */
+ * place over all of K, and lora_wgmma_split takes the rows past the split
+ * path's up to wg_split_max. */
 static int uses_wgmma(const struct lora *c)
 {
     return c->engine == ENGINE_WGMMA && c->base;
@@ -621,6 +627,77 @@ static int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
         }
     }
     return n;
+}
+
+static long pow2_floor(long v);
+
+/* lora_wgmma's work-groups in one wave: one per compute unit (193 KiB of
+ * local memory at the default tiles; the H100 has 132 units). */
+#define WG_WAVE 128
+#define SPLIT_MMA_MIN_STEPS 8
+
+/* lora_wgmma_split's slices at ROW_TILES rows of tiles: as many as bring
+ * them to WG_WAVE work-groups, each slice at least SPLIT_MMA_MIN_STEPS
+ * steps of K, at least 2. */
+static long wg_split_slices(const struct lora *c, long row_tiles)
+{
+    long groups = row_tiles * ceil_div(c->N, c->n);
+    long s = pow2_floor(WG_WAVE / groups < 2 ? 2 : WG_WAVE / groups);
+    long most = ceil_div(c->K, c->k) / SPLIT_MMA_MIN_STEPS;
+    s = most < s ? pow2_floor(most < 2 ? 2 : most) : s;
+    return s < 2 ? 2 : s;
+}
+
+/* The rows the split path (or the few-row paths before it) takes. */
+static long split_upto(const struct lora *c)
+{
+    return uses_split(c) ? c->split_max : few_upto(c);
+}
+
+/* lora_wgmma_split's bands of rows, as split_bands: from the split path's
+ * rows up to wg_split_max, each row of lora_wgmma's tiles at
+ * wg_split_slices, bands of equal slices merged (the last takes the rest
+ * past SPLIT_BANDS). Returns their count, 0 where it does not run. */
+static int wg_split_bands(const struct lora *c, long slices[SPLIT_BANDS],
+                          long upto[SPLIT_BANDS])
+{
+    int n = 0;
+    long lo = split_upto(c);
+    if (!uses_wgmma(c) || !uses_xa(c) || c->wg_split_max <= lo) {
+        return 0;
+    }
+    for (long t = lo / c->wg_m + 1; (t - 1) * c->wg_m < c->wg_split_max;
+         t++) {
+        long s = wg_split_slices(c, t);
+        long rows = t * c->wg_m < c->wg_split_max ? t * c->wg_m
+                                                   : c->wg_split_max;
+        if (n > 0 && (slices[n - 1] == s || n == SPLIT_BANDS)) {
+            upto[n - 1] = rows;
+        } else {
+            slices[n] = s;
+            upto[n] = rows;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* lora_wgmma_split runs. */
+static int uses_wg_split(const struct lora *c)
+{
+    long s[SPLIT_BANDS], upto[SPLIT_BANDS];
+    return wg_split_bands(c, s, upto) > 0;
+}
+
+/* The most slices of the split path and lora_wgmma_split (1: neither). */
+static long split_slices_most(const struct lora *c)
+{
+    long s[SPLIT_BANDS], upto[SPLIT_BANDS];
+    long most = uses_split(c) ? c->split_k : 1;
+    for (int i = 0, n = wg_split_bands(c, s, upto); i < n; i++) {
+        most = s[i] > most ? s[i] : most;
+    }
+    return most;
 }
 
 /* The band whose partial sums take the most scratch: its slices x rows
@@ -999,7 +1076,6 @@ static void decode_split_defaults(struct kernel_spec *ks)
  * 118.6-163.0 for 2-8 slices). So the path runs while its work-groups
  * stay within two waves (mma_wave). Returns the slices, or 0 where
  * the path does not run (the spec's split_k decides where given). */
-#define SPLIT_MMA_MIN_STEPS 8
 /* Work-groups of lora_mma in one wave: SPLIT_GROUPS, half as many where
  * each takes more than half of a compute unit's MMA_CU_LOCAL (one per
  * unit: the tuned 128 x 256 x 64 tiles in 4 stages, 196 KiB). */
@@ -1024,6 +1100,29 @@ static long mma_split_default(const struct kernel_spec *ks,
     return split > 1 ? split : 0;
 }
 
+/* lora_wgmma_split from the split path's rows while 2 slices of each row
+ * of lora_wgmma's tiles fit in a wave (WG_WAVE), wg_split_slices each.
+ * bf16 on the H100 through the stub, against lora_mma_split then lora_mma
+ * (bench/RESULTS.md): llama-q at 256 / 320 / 384 / 512 rows 57.4 / 69.9
+ * / 72.9 / 75.6 us against 64.8 / 85.0 / 85.0 / 84.1, llama-down 87.7 /
+ * 128.9 / 131.1 / 134.5 against 99.9 / 187.2 / 182.0 / 183.6; at 768 rows
+ * (3 rows of tiles: 192 work-groups in 2 slices) q 121.9 against 91.7;
+ * llama-up (86 tiles a row) 1.1x slower at 384 to 512 rows in 2 slices;
+ * at 64 rows, under half of one row of tiles, q 39.6 against 37.4 and
+ * down 69.7 against 60.6 on lora_mma_split's 128-row tiles. */
+static void wg_split_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    if (!uses_wgmma(&c) || !uses_xa(&c) ||
+        ceil_div(c.K, c.k) / SPLIT_MMA_MIN_STEPS < 2) {
+        return;
+    }
+    long t = WG_WAVE / (2 * ceil_div(c.N, c.n)); /* rows of tiles */
+    long most = t * c.wg_m;
+    spec_knob_default(ks, "wg_split_max", most > split_upto(&c) ? most : 0);
+}
+
 static void split_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -1043,6 +1142,9 @@ static void split_defaults(struct kernel_spec *ks)
         long alone = 2 * mma_wave(&c) / (5 * col_tiles);
         row_tiles = row_tiles < alone ? row_tiles : alone;
         long most = (row_tiles < 1 ? 1 : row_tiles) * c.m;
+        /* On warpgroups up to half of lora_wgmma's first row of tiles,
+         * then lora_wgmma_split (wg_split_defaults). */
+        most = uses_wgmma(&c) && most > c.wg_m / 2 ? c.wg_m / 2 : most;
         spec_knob_default(ks, "split_max", most > decode ? most : decode + c.m);
         return;
     }
@@ -1353,6 +1455,7 @@ static void lora_defaults(struct kernel_spec *ks)
     decode_mma_defaults(ks);
     decode_split_defaults(ks);
     split_defaults(ks);
+    wg_split_defaults(ks);
     delta_defaults(ks);
     pad_defaults(ks);
 }
@@ -1724,7 +1827,7 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
-/* What lora_wgmma needs of its tiles (wgmma_ptx.cl, lora_wgmma.cl). */
+/* What lora_wgmma needs of its tiles (wgmma_ptx.cl, lora_wgmma_tiles.cl). */
 static void check_wgmma(const struct kernel_spec *ks, const struct lora *c,
                         struct diags *d)
 {
@@ -1891,6 +1994,51 @@ static void check_padded(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+/* What lora_wgmma_split needs: T from lora_xa_mma, rows past the split
+ * path's, two K steps, and its partial sums within SPLIT_SCRATCH_MAX.
+ * Other engines leave wg_split_max unused, as wg_m (a spec's knobs serve
+ * each device's variant). */
+static void check_wg_split(const struct kernel_spec *ks, const struct lora *c,
+                           struct diags *d)
+{
+    const char *file = ks->file;
+    struct mark at = spec_knob_mark(ks, "wg_split_max");
+    long s[SPLIT_BANDS], upto[SPLIT_BANDS];
+    if (c->wg_split_max == 0 || !uses_wgmma(c)) {
+        return;
+    }
+    if (c->xa != XA_PREPASS) {
+        diag_error(d, file, blame(ks, "wg_split_max", "xa"),
+                   "wg_split_max (%ld) needs xa: prepass (each slice adds "
+                   "all of T from lora_xa_mma)", c->wg_split_max);
+        return;
+    }
+    if (c->wg_split_max <= split_upto(c)) {
+        diag_error(d, file, blame(ks, "wg_split_max", "split_max"),
+                   "wg_split_max (%ld) must exceed the rows of the paths "
+                   "before it (%ld) for lora_wgmma_split to run",
+                   c->wg_split_max, split_upto(c));
+        return;
+    }
+    if (ceil_div(c->K, c->k) < 2) {
+        diag_error(d, file, blame(ks, "wg_split_max", "k"),
+                   "lora_wgmma_split needs 2 K steps or more to split (K %ld, "
+                   "tile k %ld)", c->K, c->k);
+        return;
+    }
+    for (int i = 0, n = wg_split_bands(c, s, upto); i < n; i++) {
+        if (4 * s[i] * upto[i] * c->N > SPLIT_SCRATCH_MAX) {
+            diag_error(d, file, at,
+                       "lora_wgmma_split's partial sums take %.1f MiB of "
+                       "scratch (%ld slices x %ld rows x %ld columns of "
+                       "floats), more than %ld MiB",
+                       (double)(4 * s[i] * upto[i] * c->N) / (1 << 20), s[i],
+                       upto[i], c->N, SPLIT_SCRATCH_MAX >> 20);
+            return;
+        }
+    }
+}
+
 static void lora_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct lora c;
@@ -1905,6 +2053,7 @@ static void lora_validate(const struct kernel_spec *ks, struct diags *d)
         }
         check_limits(ks, &c, d);
         check_split(ks, &c, d);
+        check_wg_split(ks, &c, d);
         check_delta(ks, &c, d);
         check_padded(ks, &c, d);
     }
@@ -1976,11 +2125,13 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "SPLIT_K",
                  runs_main ? "K slices of the split path's lora_main; 1: "
                              "no split path"
-                           : "K slices of the split path's lora_mma; 1: "
-                             "no split path",
-                 uses_split(c) ? c->split_k : 1);
+                 : uses_wgmma(c) ? "K slices of lora_mma_split or "
+                                   "lora_wgmma_split, the most; 1: neither"
+                                 : "K slices of the split path's lora_mma; "
+                                   "1: no split path",
+                 split_slices_most(c));
     }
-    if (uses_split(c)) {
+    if (uses_split(c) || uses_wg_split(c)) {
         plan_int(p, "COMBINE_N", "lora_combine: work-items along N",
                  row_threads(c, c->vec));
     }
@@ -2158,12 +2309,13 @@ static void launch_combine(const struct lora *c, struct launch *l,
 }
 
 /* lora_mma (with WGMMA lora_wgmma), or with SLICES > 1 lora_mma_split
- * over that many slices of K: a work-group per slice and tile. */
+ * (lora_wgmma_split) over that many slices of K: a work-group per slice
+ * and tile. */
 static void launch_mma(const struct lora *c, struct launch *l, long slices,
                        int wgmma)
 {
     int n = 0;
-    l->kernel = slices > 1 ? "lora_mma_split"
+    l->kernel = slices > 1 ? (wgmma ? "lora_wgmma_split" : "lora_mma_split")
                 : wgmma    ? "lora_wgmma"
                            : "lora_mma";
     l->dims = 2;
@@ -2317,7 +2469,7 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[rows][out_features]", NULL);
     p->n_path = 0;
-    if (c.decode_rows > 0) {
+    if (decode_upto(&c) > 0) { /* decode_max: 0 runs no lora_decode */
         struct path *pa = &p->path[p->n_path++];
         pa->max_rows = c.decode_max;
         pa->n_launch = 0;
@@ -2362,6 +2514,16 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
         } else {
             launch_main(&c, &sp->launch[sp->n_launch++], slices[i], 0);
         }
+        launch_combine(&c, &sp->launch[sp->n_launch++], slices[i]);
+    }
+    for (int i = 0, n = wg_split_bands(&c, slices, upto); i < n; i++) {
+        struct path *sp = &p->path[p->n_path++];
+        sp->max_rows = upto[i];
+        sp->n_launch = 0;
+        sp->why = "few rows for lora_wgmma's tiles: T = scale*X*A, the GEMM "
+                  "on warpgroups over slices of K, then their sum";
+        launch_xa(&c, &sp->launch[sp->n_launch++]);
+        launch_mma(&c, &sp->launch[sp->n_launch++], slices[i], 1);
         launch_combine(&c, &sp->launch[sp->n_launch++], slices[i]);
     }
     /* Up to 1.5 x wg_m rows, lora_mma's tiles of m rows: lora_wgmma's
@@ -2466,7 +2628,7 @@ static const struct tune_axis lora_tune_space[] = {
      * rejects mma elsewhere, and wm, wn past 16 for simt; the tuner
      * wgmma off compute capability 9.0). lora_wgmma's wg_m and wg_stages
      * stay at their defaults: as axes they made the space four times as
-     * large, for tiles the lab had already timed (lora_wgmma.cl). */
+     * large, for tiles the lab had already timed (lora_wgmma_tiles.cl). */
     {"engine", "simt mma wgmma"},
     {"stages", "2 3 4"},
     {NULL, NULL},
@@ -2478,8 +2640,8 @@ static const char *const lora_few_rows_knobs[] = {
     "decode_rows", "decode_max",    "decode_n",    "decode_k",
     "decode_mma_max", "decode_split_max", "decode_slices", "decode_cols",
     "decode_warps",
-    "split_k",     "split_max",     "delta_rows",  "delta_max",
-    "delta_split", "delta_threads", NULL};
+    "split_k",     "split_max",     "wg_split_max", "delta_rows",
+    "delta_max",   "delta_split",   "delta_threads", NULL};
 
 /* ---- checking and measuring ------------------------------------------ */
 
@@ -2625,7 +2787,7 @@ static const char *const lora_kernels[] = {
     "lora_decode", "lora_mma",        "lora_mma_split", "lora_xa_mma",
     "lora_combine", "lora_delta",     "lora_decode_mma", "lora_decode_sum",
     "lora_decode_split", "lora_main_padded", "lora_pad_x", "lora_pad_w",
-    "lora_wgmma", NULL};
+    "lora_wgmma", "lora_wgmma_split", NULL};
 
 const struct op_def op_lora_forward = {
     .name = "lora_forward",

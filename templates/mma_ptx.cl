@@ -1,8 +1,9 @@
 /* mma_ptx.cl - the inline PTX that the tensor-core kernels share
- * (lora_mma_tiles.cl, lora_wgmma.cl, lora_decode_mma.cl): m16n8k16 products, ldmatrix and
- * cp.async into XOR-swizzled tiles of 16-byte chunks. Only NVIDIA's
- * OpenCL compiler accepts it, and the plan launches these kernels only in
- * the variant for compute capability 8.0 and later. */
+ * (lora_mma_tiles.cl, lora_wgmma_tiles.cl, lora_decode_mma.cl): m16n8k16
+ * products, ldmatrix and cp.async into XOR-swizzled tiles of 16-byte
+ * chunks. Only NVIDIA's OpenCL compiler accepts it, and the plan launches
+ * these kernels only in the variant for compute capability 8.0 and
+ * later. */
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

@@ -1,5 +1,5 @@
 /* mma_rank.cl - what the tensor-core GEMMs (lora_mma_tiles.cl,
- * lora_wgmma.cl) share of their rank stretch: T's rows from lora_xa_mma's
+ * lora_wgmma_tiles.cl) share of their rank stretch: T's rows from lora_xa_mma's
  * partial sums, split into hi + lo halves of the storage type. */
 
 /* Ranks per step of the rank stretch: hi halves then lo halves fill

@@ -1,5 +1,5 @@
 /* wgmma_ptx.cl - the warpgroup tensor-core instructions of compute
- * capability 9.0 (wgmma, PTX target sm_90a) that lora_wgmma.cl runs.
+ * capability 9.0 (wgmma, PTX target sm_90a) that lora_wgmma_tiles.cl runs.
  *
  * NVIDIA's OpenCL compiler writes PTX for sm_90, which ptxas refuses
  * wgmma for; so each instruction goes into the PTX behind WG_MARK, a

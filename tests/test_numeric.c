@@ -492,24 +492,32 @@ static void test_lora_decode_mma(void)
  * past K, tiles past N and the rows (257 to 259 rows: a second row of
  * tiles), two rank steps, accumulate, both dtypes; each K step (16, 32,
  * 64: each swizzle), tile n (64, 128, 256), work-groups of one to four
- * warpgroups and 3 to 6 stages. */
+ * warpgroups and 3 to 6 stages. lora_wgmma_split: slices of unequal
+ * steps (63 over 4, 9 over 2, the last step part past K), rank
+ * steps in slice 0, accumulate, bands of rows over three row tiles and
+ * past the path. */
 static void test_lora_wgmma(void)
 {
     static const char *const cases[][3] = {
         {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
-         "alpha: 16, accumulate: true", ""},
+         "alpha: 16, accumulate: true", "split_k: 1"},
         {"f16", "in_features: 264, out_features: 72, rank: 8",
-         "n: 64, k: 32, wg_m: 64, wg_stages: 3"},
+         "n: 64, k: 32, wg_m: 64, wg_stages: 3, split_k: 1"},
         {"bf16", "in_features: 520, out_features: 136, rank: 16, scale: 0.5",
-         "n: 256, k: 16, wg_m: 128, wg_stages: 6"},
+         "n: 256, k: 16, wg_m: 128, wg_stages: 6, split_k: 1"},
         {"f16", "in_features: 1024, out_features: 520, rank: 24, "
-         "alpha: 48, accumulate: true", "wg_m: 192, wg_stages: 5"},
+         "alpha: 48, accumulate: true", "wg_m: 192, wg_stages: 5, split_k: 1"},
+        {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
+         "alpha: 16, accumulate: true", "k: 16, split_k: 1, "
+         "wg_split_max: 600"},
+        {"f16", "in_features: 264, out_features: 72, rank: 8",
+         "n: 64, k: 32, wg_m: 64, wg_stages: 3, split_k: 1, "
+         "wg_split_max: 200"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char tile[256];
         snprintf(tile, sizeof tile, "engine: wgmma, decode_max: 0, "
-                 "decode_mma_max: 0, split_k: 1%s%s", *cases[c][2] ? ", " : "",
-                 cases[c][2]);
+                 "decode_mma_max: 0, %s", cases[c][2]);
         if (nu_rt()->sm90a) {
             check_lora_kernel(cases[c][0], cases[c][1], tile);
             continue;

@@ -1,0 +1,352 @@
+/* lora_wgmma_tiles.cl - the GEMM over [X | T] * [W ; B] on the warpgroup
+ * tensor cores of compute capability 9.0 (wgmma: H100, H200), for f16 and
+ * bf16 storage: lora_mma_tiles.cl's counterpart there, run after
+ * lora_xa_mma by lora_wgmma (all of K) and lora_wgmma_split (slices of
+ * K).
+ *
+ * Its wgmma instructions reach the device through the stub's sm_90a
+ * rebuild (wgmma_ptx.cl); the plan gives this kernel only to the variant
+ * for compute capability 9.0.
+ *
+ * A work-group computes WG_M x TILE_N of Y with WG_M / 64 warpgroups of
+ * 128 work-items, each 64 rows x TILE_N in m64nNk16 products with float
+ * accumulators, which wgmma reads from local memory itself:
+ *   - K in steps of TILE_K: cp.async copies the X and W tiles into local
+ *     memory WG_AHEAD = WG_STAGES - 2 steps ahead of the products (zero
+ *     past the rows, K and N), while one step's products stay in flight
+ *     behind the next step's;
+ *   - X's tile is K-major, rows of TILE_K halves whose 16-byte chunks are
+ *     XOR-swizzled the way wgmma's 128-, 64- or 32-byte swizzle reads
+ *     them (mma_swizzle); W's tile is N-major in blocks of 64 columns,
+ *     each TILE_K rows of 128 bytes with the 128-byte swizzle;
+ *   - the rank stretch first, in the last stage's buffers: T = SCALE*X*A
+ *     from lora_xa_mma's partial sums as hi + lo halves against [B ; B]
+ *     (mma_rank.cl), as lora_mma does.
+ * On the H100, X * W alone at 4096^3 in bf16 (bench/lab/sm90a_gemm.cl):
+ * 256 x 128 x 64 in 4 stages 296.6 us (463 TFLOP/s), 128 x 128 x 64 in 3
+ * stages 317.2, 128 x 128 x 32 in 4 stages 328.5. Needs K and N
+ * multiples of 8 (checked by the plan). Local size (WG_THREADS, 1). */
+#include "lora_common.cl"
+#include "mma_ptx.cl"
+#include "mma_rank.cl"
+#include "wgmma_ptx.cl"
+#include "split_k.cl"
+
+#if !defined(WG_M) || !defined(WG_STAGES) || !defined(TILE_N) ||           \
+    !defined(TILE_K)
+#error "lora_wgmma_tiles.cl: the plan must define WG_M, WG_STAGES and the tiles"
+#endif
+#if DTYPE_F32 || !HAS_BASE
+#error "lora_wgmma_tiles.cl: tensor cores take f16 or bf16 storage, and W"
+#endif
+#if IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 || WG_M % 64 != 0 ||    \
+    WG_STAGES < 3 || (TILE_K != 16 && TILE_K != 32 && TILE_K != 64)
+#error "lora_wgmma_tiles.cl: K, N multiples of 8, WG_M of 64, TILE_K 16 to 64"
+#endif
+
+#define WG_THREADS (2 * WG_M)           /* a warpgroup per 64 rows */
+#define WG_AHEAD (WG_STAGES - 2)        /* K steps copied ahead */
+#define WG_X_CHUNKS (TILE_K / 8)        /* 16-byte chunks per X row */
+#define WG_W_CHUNKS (TILE_N / 8)        /* 16-byte chunks per W row */
+#define WG_X_STAGE (WG_M * TILE_K)      /* halves */
+#define WG_W_STAGE (TILE_K * TILE_N)    /* halves */
+#define WG_STAGE (WG_X_STAGE + WG_W_STAGE)
+#define WG_W_BLOCK (TILE_K * 64)        /* halves of 64 columns of W */
+/* The plan counted this kernel's local memory (WG_LOCAL_BYTES) to check
+ * it against the limit. */
+#if !defined(WG_LOCAL_BYTES) || 2 * WG_STAGES * WG_STAGE != WG_LOCAL_BYTES
+#error "lora_wgmma_tiles.cl: local memory differs from the plan's count"
+#endif
+#define WG_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+/* Copy groups a step leaves in flight: the next WG_AHEAD - 1 steps'. */
+#if WG_STAGES == 3
+#define WG_COPIES_LEFT 0
+#elif WG_STAGES == 4
+#define WG_COPIES_LEFT 1
+#elif WG_STAGES == 5
+#define WG_COPIES_LEFT 2
+#elif WG_STAGES == 6
+#define WG_COPIES_LEFT 3
+#else
+#error "lora_wgmma_tiles.cl: WG_STAGES 3 to 6"
+#endif
+#if TILE_K == 64
+#define WG_X_SWIZZLE 1UL /* 128-byte rows */
+#elif TILE_K == 32
+#define WG_X_SWIZZLE 2UL /* 64-byte rows */
+#else
+#define WG_X_SWIZZLE 3UL /* 32-byte rows */
+#endif
+
+/* 16 bytes from SRC to DST, asynchronously, past L1 (.cg: 317 us
+ * against 336 through it, .ca, in the lab above). */
+inline void wg_copy16(__local ushort *dst, const __global storage_t *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"l"(dst),
+                 "l"(src)
+                 : "memory");
+}
+
+/* The same for edge tiles: the first SRC_BYTES read (16 or 0), the rest
+ * zero. */
+inline void wg_copy16_edge(__local ushort *dst, const __global storage_t *src,
+                           uint src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"l"(dst),
+                 "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+/* Where chunk C of row R of X's tile goes: X_CHUNKS chunks a row. */
+inline __local ushort *wg_x_at(__local ushort *xs, uint r, uint c)
+{
+    return xs + r * TILE_K + mma_swizzle(r, c, WG_X_CHUNKS) * 8;
+}
+
+/* Where chunk C (8 columns) of row K of W's tile goes. */
+inline __local ushort *wg_w_at(__local ushort *ws, uint k, uint c)
+{
+    return ws + (c / 8) * WG_W_BLOCK + k * 64 + ((c % 8) ^ (k % 8)) * 8;
+}
+
+/* Starts the copies of K step KT's X and W tiles into XS and WS and
+ * commits them as one group; the bounds are tested only in edge tiles. */
+inline void wg_load_step(__local ushort *xs, __local ushort *ws,
+                         const __global storage_t *x,
+                         const __global storage_t *w, uint rows, uint row0,
+                         uint col0, uint kt, uint tid)
+{
+    uint k0 = kt * TILE_K;
+    bool inside_k = k0 + TILE_K <= IN_FEATURES;
+    if (row0 + WG_M <= rows && inside_k) {
+#pragma unroll
+        for (uint i = tid; i < WG_M * WG_X_CHUNKS; i += WG_THREADS) {
+            uint r = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
+            wg_copy16(wg_x_at(xs, r, c),
+                      x + (size_t)(row0 + r) * IN_FEATURES + k0 + c * 8);
+        }
+    } else {
+#pragma unroll
+        for (uint i = tid; i < WG_M * WG_X_CHUNKS; i += WG_THREADS) {
+            uint r = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
+            bool ok = row0 + r < rows && k0 + c * 8 < IN_FEATURES;
+            wg_copy16_edge(wg_x_at(xs, r, c),
+                           ok ? x + (size_t)(row0 + r) * IN_FEATURES + k0 +
+                                    c * 8
+                              : x,
+                           ok ? 16 : 0);
+        }
+    }
+    if (col0 + TILE_N <= OUT_FEATURES && inside_k) {
+#pragma unroll
+        for (uint i = tid; i < TILE_K * WG_W_CHUNKS; i += WG_THREADS) {
+            uint k = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
+            wg_copy16(wg_w_at(ws, k, c),
+                      w + (size_t)(k0 + k) * OUT_FEATURES + col0 + c * 8);
+        }
+    } else {
+#pragma unroll
+        for (uint i = tid; i < TILE_K * WG_W_CHUNKS; i += WG_THREADS) {
+            uint k = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
+            bool ok = k0 + k < IN_FEATURES && col0 + c * 8 < OUT_FEATURES;
+            wg_copy16_edge(wg_w_at(ws, k, c),
+                           ok ? w + (size_t)(k0 + k) * OUT_FEATURES + col0 +
+                                    c * 8
+                              : w,
+                           ok ? 16 : 0);
+        }
+    }
+    mma_commit();
+}
+
+/* Starts the copies of B's rows [RS, RS + RANK_STEP) into WS twice, as
+ * rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero past r and N),
+ * committed as one group. */
+inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
+                           uint col0, uint rs, uint tid)
+{
+#pragma unroll
+    for (uint i = tid; i < RANK_STEP * WG_W_CHUNKS; i += WG_THREADS) {
+        uint j = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
+        bool ok = rs + j < RANK && col0 + c * 8 < OUT_FEATURES;
+        const __global storage_t *src =
+            ok ? b + (size_t)(rs + j) * OUT_FEATURES + col0 + c * 8 : b;
+        wg_copy16_edge(wg_w_at(ws, j, c), src, ok ? 16 : 0);
+        wg_copy16_edge(wg_w_at(ws, RANK_STEP + j, c), src, ok ? 16 : 0);
+    }
+    mma_commit();
+}
+
+/* Stages T's ranks [RS, RS + RANK_STEP) into XS: hi halves in columns
+ * [0, RANK_STEP), lo halves in [RANK_STEP, RANK_DEPTH) (zero past r and
+ * the rows); every load before the first store. */
+#define WG_T_ITEMS (WG_M * RANK_STEP / MMA_TQ)
+#define WG_T_PER CEIL_DIV(WG_T_ITEMS, WG_THREADS)
+inline void wg_stage_rank_t(__local ushort *xs, const __global float *t,
+                            uint rows, uint row0, uint rs, uint tid)
+{
+    float4 sums[WG_T_PER];
+#pragma unroll
+    for (uint q = 0; q < WG_T_PER; q++) {
+        uint i = q * WG_THREADS + tid;
+        uint r = i / (RANK_STEP / MMA_TQ);
+        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+        sums[q] = i < WG_T_ITEMS ? mma_t(t, rows, row0 + r, rs + j)
+                                 : (float4)0.0f;
+    }
+#pragma unroll
+    for (uint q = 0; q < WG_T_PER; q++) {
+        uint i = q * WG_THREADS + tid;
+        if (i >= WG_T_ITEMS)
+            break;
+        uint r = i / (RANK_STEP / MMA_TQ);
+        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+        float v[4];
+        vstore4(sums[q], 0, v);
+        /* RANK_STEP is a multiple of 8: the MMA_TQ ranks share a chunk */
+        __local ushort *hi_at = wg_x_at(xs, r, j / 8) + j % 8;
+        __local ushort *lo_at = wg_x_at(xs, r, (RANK_STEP + j) / 8) + j % 8;
+#pragma unroll
+        for (int e = 0; e < MMA_TQ; e++) {
+            ushort hi = mma_bits(v[e]);
+#ifdef DTYPE_F16
+            ushort lo = mma_bits(v[e] - vload_half(0, (__private half *)&hi));
+#else
+            ushort lo = mma_bits(v[e] - as_float((uint)hi << 16));
+#endif
+            hi_at[e] = hi;
+            lo_at[e] = lo;
+        }
+    }
+}
+
+/* Starts the products of the staged tiles XS and WS, DEPTH deep (a
+ * multiple of 16; a constant at every call), for warpgroup G: one
+ * commit group. */
+inline void wg_step(__local ushort *xs, __local ushort *ws, uint depth,
+                    uint g, float d[WG_ACCS])
+{
+    wg_fence(d);
+#pragma unroll
+    for (uint kk = 0; kk < depth; kk += 16) {
+        ulong da = wg_desc(xs + g * 64 * TILE_K + kk, 16, 8 * TILE_K * 2,
+                           WG_X_SWIZZLE);
+        ulong db = wg_desc(ws + kk * 64, WG_W_BLOCK * 2, 1024, 1);
+        wg_mma(d, da, db);
+    }
+    wg_commit();
+}
+
+/* One work-group's WG_M x TILE_N of Y, or with SLICES > 1 its float
+ * partial sums over slice SLICE of K (K steps [kt0, kt1)) for
+ * lora_combine, at SPLIT_PART(rows, slice) (split_k.cl); slice 0 adds
+ * T*B. Along dimension 0 run SLICES x WG_COL_TILES work-groups. TILES:
+ * the kernel's WG_STAGES stages of local memory. SLICES is a constant at
+ * each call (1, or the plan's SPLIT_K), so each kernel keeps one kind of
+ * store. */
+#define WG_COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
+inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
+                     const __global storage_t *restrict w,
+                     const __global storage_t *restrict b,
+                     __global storage_t *restrict y,
+                     __global float *restrict scratch, __local ushort *tiles,
+                     const uint slices, const uint slice)
+{
+    uint tid = get_local_id(0), g = tid / 128, lane = tid % 32;
+    uint warp = tid % 128 / 32;
+    uint row0 = get_group_id(1) * WG_M;
+    uint col0 = (get_group_id(0) - slice * WG_COL_TILES) * TILE_N;
+    uint kt0 = slice * WG_K_TILES / slices;
+    uint kt1 = (slice + 1) * WG_K_TILES / slices;
+
+    float d[WG_ACCS];
+#pragma unroll
+    for (int i = 0; i < WG_ACCS; i++)
+        d[i] = 0.0f;
+
+    /* The rank stretch in the last stage, which the first steps leave
+     * free: its loads are in flight together with theirs. Slice 0 alone
+     * adds T*B. */
+    __local ushort *xr = tiles + (WG_STAGES - 1) * WG_STAGE;
+    __local ushort *wr = xr + WG_X_STAGE;
+    if (slice == 0)
+        wg_load_rank_b(wr, b, col0, 0, tid);
+    for (uint s = 0; s < WG_AHEAD; s++) {
+        if (kt0 + s < kt1)
+            wg_load_step(tiles + s * WG_STAGE, tiles + s * WG_STAGE +
+                         WG_X_STAGE, x, w, rows, row0, col0, kt0 + s, tid);
+        else
+            mma_commit();
+    }
+    if (slice == 0) {
+        for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
+            if (rs > 0) {
+                wg_wait_0(d); /* the last rank step's products */
+                barrier(CLK_LOCAL_MEM_FENCE);
+                wg_load_rank_b(wr, b, col0, rs, tid);
+            }
+            wg_stage_rank_t(xr, scratch, rows, row0, rs, tid);
+            /* B's rows, and the pipeline's first steps, which the loop
+             * below waits for at once anyway */
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+            wg_fence_proxy();
+            barrier(CLK_LOCAL_MEM_FENCE);
+            wg_step(xr, wr, RANK_DEPTH, g, d);
+        }
+    }
+
+    /* One step's products stay in flight while the next step's start:
+     * the copies of step KT + WG_AHEAD go to the stage that step KT - 2
+     * read, which wg_wait_1 at the end of step KT - 1 saw finish. */
+    for (uint kt = kt0; kt < kt1; kt++) {
+        asm volatile("cp.async.wait_group " STR(WG_COPIES_LEFT) ";" :::
+                         "memory");
+        wg_fence_proxy();
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint next = kt + WG_AHEAD;
+        __local ushort *at = tiles + (next - kt0) % WG_STAGES * WG_STAGE;
+        if (next < kt1)
+            wg_load_step(at, at + WG_X_STAGE, x, w, rows, row0, col0, next,
+                         tid);
+        else
+            mma_commit();
+        /* Every warpgroup multiplies, even one whose rows all lie past
+         * ROWS (zeros): behind a branch, ptxas made each product wait for
+         * the last (lora_wgmma at bf16 4096^3 on the H100: 351.9 us, 283.2
+         * without the branch). */
+        at = tiles + (kt - kt0) % WG_STAGES * WG_STAGE;
+        wg_step(at, at + WG_X_STAGE, TILE_K, g, d);
+        wg_wait_1(d);
+    }
+    wg_wait_0(d);
+
+    /* Accumulators 4j .. 4j + 3: rows q and q + 8 of the warp's 16,
+     * columns 8j + 2t and 8j + 2t + 1: stored as pairs. */
+    uint q = lane / 4, t2 = (lane % 4) * 2;
+    uint r0 = row0 + g * 64 + warp * 16 + q;
+#if SPLIT_K > 1
+    __global float *part = scratch + SPLIT_PART(rows, slice);
+#endif
+#pragma unroll
+    for (int j = 0; j < TILE_N / 8; j++) {
+        uint c = col0 + j * 8 + t2;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            uint r = r0 + h * 8;
+            if (r < rows && c < OUT_FEATURES) {
+                size_t at = (size_t)r * OUT_FEATURES + c;
+                float2 v = (float2)(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+#if SPLIT_K > 1
+                if (slices > 1) {
+                    vstore2(v, 0, part + at);
+                    continue;
+                }
+#endif
+#if ACCUMULATE
+                v += load2(y, at);
+#endif
+                store2(y, at, v);
+            }
+        }
+    }
+}
