@@ -1107,9 +1107,9 @@ static long mma_split_default(const struct kernel_spec *ks,
  * / 72.9 / 75.6 us against 64.8 / 85.0 / 85.0 / 84.1, llama-down 87.7 /
  * 128.9 / 131.1 / 134.5 against 99.9 / 187.2 / 182.0 / 183.6; at 768 rows
  * (3 rows of tiles: 192 work-groups in 2 slices) q 121.9 against 91.7;
- * llama-up (86 tiles a row) 1.1x slower at 384 to 512 rows in 2 slices;
- * at 64 rows, under half of one row of tiles, q 39.6 against 37.4 and
- * down 69.7 against 60.6 on lora_mma_split's 128-row tiles. */
+ * llama-up (86 tiles a row) 1.05-1.45x slower at 256 to 1024 rows in 2
+ * slices; at 64 rows, under half of one row of tiles, q 39.6 against
+ * 37.4 and down 69.7 against 60.6 on lora_mma_split's 128-row tiles. */
 static void wg_split_defaults(struct kernel_spec *ks)
 {
     struct lora c;
