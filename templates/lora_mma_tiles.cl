@@ -148,10 +148,8 @@ inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
     mma_commit();
 }
 
-/* Stages T's ranks [RS, RS + RANK_STEP) of the rank stretch into XS, hi
- * halves in columns [0, RANK_STEP), lo halves in [RANK_STEP, RANK_DEPTH)
- * (zero past r and the rows). Every load is issued before the first sum
- * is converted. */
+/* Stages T's ranks [RS, RS + RANK_STEP) of the rank stretch into XS
+ * (mma_rank_t_store); every load is issued before the first store. */
 #define RANK_T_ITEMS (TILE_M * RANK_STEP / MMA_TQ)
 #define RANK_T_PER CEIL_DIV(RANK_T_ITEMS, MMA_THREADS)
 inline void mma_stage_rank_t(__local ushort *xs, const __global float *t,
@@ -161,10 +159,8 @@ inline void mma_stage_rank_t(__local ushort *xs, const __global float *t,
 #pragma unroll
     for (uint q = 0; q < RANK_T_PER; q++) {
         uint i = q * MMA_THREADS + tid;
-        uint r = i / (RANK_STEP / MMA_TQ);
-        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
         sums[q] = RANK_T_ITEMS % MMA_THREADS == 0 || i < RANK_T_ITEMS
-                      ? mma_t(t, rows, row0 + r, rs + j)
+                      ? mma_rank_t_load(t, rows, row0, rs, i)
                       : (float4)0.0f;
     }
 #pragma unroll
@@ -172,27 +168,7 @@ inline void mma_stage_rank_t(__local ushort *xs, const __global float *t,
         uint i = q * MMA_THREADS + tid;
         if (RANK_T_ITEMS % MMA_THREADS != 0 && i >= RANK_T_ITEMS)
             break;
-        uint r = i / (RANK_STEP / MMA_TQ);
-        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
-        float v[4];
-        vstore4(sums[q], 0, v);
-        /* RANK_STEP is a multiple of 8: the MMA_TQ ranks share a chunk */
-        uint c_hi = j / 8, c_lo = (RANK_STEP + j) / 8;
-        __local ushort *hi_at =
-            xs + r * TILE_K + mma_swizzle(r, c_hi, X_CHUNKS) * 8 + j % 8;
-        __local ushort *lo_at =
-            xs + r * TILE_K + mma_swizzle(r, c_lo, X_CHUNKS) * 8 + j % 8;
-#pragma unroll
-        for (int e = 0; e < MMA_TQ; e++) {
-            ushort hi = mma_bits(v[e]);
-#ifdef DTYPE_F16
-            ushort lo = mma_bits(v[e] - vload_half(0, (__private half *)&hi));
-#else
-            ushort lo = mma_bits(v[e] - as_float((uint)hi << 16));
-#endif
-            hi_at[e] = hi;
-            lo_at[e] = lo;
-        }
+        mma_rank_t_store(xs, i, sums[q]);
     }
 }
 

@@ -177,9 +177,8 @@ inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
     mma_commit();
 }
 
-/* Stages T's ranks [RS, RS + RANK_STEP) into XS: hi halves in columns
- * [0, RANK_STEP), lo halves in [RANK_STEP, RANK_DEPTH) (zero past r and
- * the rows); every load before the first store. */
+/* Stages T's ranks [RS, RS + RANK_STEP) into XS (mma_rank_t_store, the
+ * same layout as wg_x_at's); every load before the first store. */
 #define WG_T_ITEMS (WG_M * RANK_STEP / MMA_TQ)
 #define WG_T_PER CEIL_DIV(WG_T_ITEMS, WG_THREADS)
 inline void wg_stage_rank_t(__local ushort *xs, const __global float *t,
@@ -189,9 +188,7 @@ inline void wg_stage_rank_t(__local ushort *xs, const __global float *t,
 #pragma unroll
     for (uint q = 0; q < WG_T_PER; q++) {
         uint i = q * WG_THREADS + tid;
-        uint r = i / (RANK_STEP / MMA_TQ);
-        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
-        sums[q] = i < WG_T_ITEMS ? mma_t(t, rows, row0 + r, rs + j)
+        sums[q] = i < WG_T_ITEMS ? mma_rank_t_load(t, rows, row0, rs, i)
                                  : (float4)0.0f;
     }
 #pragma unroll
@@ -199,24 +196,7 @@ inline void wg_stage_rank_t(__local ushort *xs, const __global float *t,
         uint i = q * WG_THREADS + tid;
         if (i >= WG_T_ITEMS)
             break;
-        uint r = i / (RANK_STEP / MMA_TQ);
-        uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
-        float v[4];
-        vstore4(sums[q], 0, v);
-        /* RANK_STEP is a multiple of 8: the MMA_TQ ranks share a chunk */
-        __local ushort *hi_at = wg_x_at(xs, r, j / 8) + j % 8;
-        __local ushort *lo_at = wg_x_at(xs, r, (RANK_STEP + j) / 8) + j % 8;
-#pragma unroll
-        for (int e = 0; e < MMA_TQ; e++) {
-            ushort hi = mma_bits(v[e]);
-#ifdef DTYPE_F16
-            ushort lo = mma_bits(v[e] - vload_half(0, (__private half *)&hi));
-#else
-            ushort lo = mma_bits(v[e] - as_float((uint)hi << 16));
-#endif
-            hi_at[e] = hi;
-            lo_at[e] = lo;
-        }
+        mma_rank_t_store(xs, i, sums[q]);
     }
 }
 

@@ -47,3 +47,42 @@ inline float4 mma_t(const __global float *t, uint rows, uint r, uint j)
     }
     return sum;
 }
+
+/* Item I of a rank step's staging of T, for the tile's row
+ * I / (RANK_STEP / MMA_TQ) and MMA_TQ ranks from J: T's sums from rank
+ * RS on, rows from ROW0 (mma_t: zero past r and the rows). */
+inline float4 mma_rank_t_load(const __global float *t, uint rows, uint row0,
+                              uint rs, uint i)
+{
+    uint r = i / (RANK_STEP / MMA_TQ);
+    uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+    return mma_t(t, rows, row0 + r, rs + j);
+}
+
+/* Stores item I's SUMS into XS, an X tile of TILE_K halves a row whose
+ * 16-byte chunks mma_swizzle places: hi halves in columns [0, RANK_STEP),
+ * lo halves (the rest, rounded again) in [RANK_STEP, RANK_DEPTH). */
+inline void mma_rank_t_store(__local ushort *xs, uint i, float4 sums)
+{
+    uint r = i / (RANK_STEP / MMA_TQ);
+    uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+    float v[4];
+    vstore4(sums, 0, v);
+    /* RANK_STEP is a multiple of 8: the MMA_TQ ranks share a chunk */
+    uint c_hi = j / 8, c_lo = (RANK_STEP + j) / 8;
+    __local ushort *hi_at =
+        xs + r * TILE_K + mma_swizzle(r, c_hi, TILE_K / 8) * 8 + j % 8;
+    __local ushort *lo_at =
+        xs + r * TILE_K + mma_swizzle(r, c_lo, TILE_K / 8) * 8 + j % 8;
+#pragma unroll
+    for (int e = 0; e < MMA_TQ; e++) {
+        ushort hi = mma_bits(v[e]);
+#ifdef DTYPE_F16
+        ushort lo = mma_bits(v[e] - vload_half(0, (__private half *)&hi));
+#else
+        ushort lo = mma_bits(v[e] - as_float((uint)hi << 16));
+#endif
+        hi_at[e] = hi;
+        lo_at[e] = lo;
+    }
+}
