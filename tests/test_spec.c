@@ -1192,6 +1192,75 @@ static int has_buffer(const struct plan *p, const char *name)
     return 0;
 }
 
+/* The stub runs the first of P's paths whose max_rows covers the rows,
+ * max_rows 0 covering any: so the limits rise and only the last is 0 (a
+ * 0 before it would take every row from the paths after it). */
+static void check_path_order(const struct kernel_spec *ks,
+                             const struct plan *p)
+{
+    TU_CHECK(p->n_path >= 1 && p->path[p->n_path - 1].max_rows == 0,
+             "%s: the last of %d paths does not take any rows", ks->name,
+             p->n_path);
+    for (int i = 0; i + 1 < p->n_path; i++) {
+        TU_CHECK(p->path[i].max_rows > 0 &&
+                     (i == 0 || p->path[i].max_rows > p->path[i - 1].max_rows),
+                 "%s: path %d of %d takes rows up to %zu after %zu", ks->name,
+                 i, p->n_path, p->path[i].max_rows,
+                 i > 0 ? p->path[i - 1].max_rows : 0);
+    }
+}
+
+/* Knobs that turn a path off (0: never) leave no path for it, and the
+ * paths stay in order, on every target's defaults: lora_decode with
+ * decode_max: 0 and decode_rows at its default once took every row. */
+static void test_paths_off(void)
+{
+    static const char *const tiles[] = {
+        "decode_max: 0",
+        "decode_max: 0, decode_mma_max: 0, split_k: 1",
+        "decode_rows: 0, split_k: 1",
+        "decode_max: 0, decode_mma_max: 0, split_k: 1, engine: wgmma, "
+        "wg_split_max: 600",
+        "decode_max: 0, decode_mma_max: 0, split_k: 1, engine: wgmma, "
+        "wg_split_max: 0",
+    };
+    static const enum target targets[] = {TARGET_GPU, TARGET_TENSOR,
+                                          TARGET_SM90A, TARGET_CPU};
+    for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+        for (size_t g = 0; g < sizeof targets / sizeof targets[0]; g++) {
+            char text[512];
+            struct spec_set s;
+            snprintf(text, sizeof text,
+                     "kernels:\n  - {name: t_off, op: lora_forward, dtype: "
+                     "bf16, in_features: 1000, out_features: 1064, rank: 40, "
+                     "tile: {%s}}\n", tiles[t]);
+            TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1,
+                     "{%s}: the spec does not read", tiles[t]);
+            char *out = NULL;
+            size_t size = 0;
+            struct diags d = {.out = open_memstream(&out, &size)};
+            CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+            int refused = spec_set_target(&s, targets[g], &d) != 0;
+            fclose(d.out);
+            free(out);
+            if (refused || s.n_kernel != 1) {
+                spec_set_free(&s);
+                continue; /* engine: wgmma where the target refuses it */
+            }
+            const struct kernel_spec *ks = &s.kernel[0];
+            struct plan p;
+            memset(&p, 0, sizeof p);
+            ks->op->plan(ks, &p);
+            check_path_order(ks, &p);
+            int decode = plan_launches(&p, "lora_decode");
+            TU_CHECK(!decode || strstr(tiles[t], "decode_max: 0") == NULL,
+                     "{%s} on target %d: lora_decode runs", tiles[t],
+                     (int)targets[g]);
+            spec_set_free(&s);
+        }
+    }
+}
+
 /* KS's naive plan has KS's buffers, names kernels of tests/naive.cl
  * (NAIVE_CL) and arguments the stub knows, and emits; its BLAS peer names
  * buffers of its plan, and its figures are sane. */
@@ -1203,6 +1272,7 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
     char err[256];
     memset(&p, 0, sizeof p);
     op->plan(ks, &p);
+    check_path_order(ks, &p);
     /* The stub gives a path scratch exactly when it counts some. */
     for (int i = 0; i < p.n_path; i++) {
         const struct path *pa = &p.path[i];
@@ -1393,6 +1463,8 @@ int add_spec_suite(void)
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
         CU_add_test(s, "op hooks", test_op_hooks) == NULL ||
+        CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
+            NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
             NULL ||
         CU_add_test(s, "fuzz regressions replayed", test_fuzz_regressions) ==
