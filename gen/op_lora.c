@@ -2125,8 +2125,8 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "SPLIT_K",
                  runs_main ? "K slices of the split path's lora_main; 1: "
                              "no split path"
-                 : uses_wgmma(c) ? "K slices of lora_mma_split or "
-                                   "lora_wgmma_split, the most; 1: neither"
+                 : uses_wgmma(c) ? "most K slices of lora_mma_split, "
+                                   "lora_wgmma_split; 1: none"
                                  : "K slices of the split path's lora_mma; "
                                    "1: no split path",
                  split_slices_most(c));

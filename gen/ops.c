@@ -100,6 +100,8 @@ static struct define *add_define(struct define *defs, int *n,
 {
     assert(*n < SPECL_MAX_DEFINES);
     assert(strlen(name) < sizeof defs->name);
+    /* the emitted comment is whole, never cut */
+    assert(comment == NULL || strlen(comment) < sizeof defs->comment);
     struct define *d = &defs[(*n)++];
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "%s", name);
