@@ -678,6 +678,10 @@ static int wg_split_bands(const struct lora *c, long slices[SPLIT_BANDS],
             upto[n] = rows;
             n++;
         }
+        if (WG_WAVE / (t * ceil_div(c->N, c->n)) < 2) {
+            upto[n - 1] = c->wg_split_max; /* the rows after: the same */
+            break;
+        }
     }
     return n;
 }
