@@ -86,14 +86,14 @@ clean:
 # (packaging). specl-config.cmake finds PREFIX from its own place.
 PREFIX    ?= /usr/local
 INSTALL   ?= install
-VERSION   := $(shell sed -n 's/^\#define SPECL_VERSION "\(.*\)"$$/\1/p' gen/emit.h)
+VERSION   := $(shell sed -n 's/^\#define SPECL_VERSION "\(.*\)"$$/\1/p' gen/version.h)
 BIN_DIR    = $(DESTDIR)$(PREFIX)/bin
 CMAKE_DIR  = $(DESTDIR)$(PREFIX)/lib/cmake/specl
 DOC_DIR    = $(DESTDIR)$(PREFIX)/share/doc/specl
 CMAKE_FILES = cmake/specl-config.cmake cmake/SpeclGenerate.cmake
 DOC_FILES  = $(wildcard docs/*.md)
 
-$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/emit.h | $(B)/obj
+$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/version.h | $(B)/obj
 	sed 's/@SPECL_VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
 
 install: $(B)/specl $(B)/specl-config-version.cmake

@@ -289,7 +289,7 @@ static void print_row(const struct bench_opts *o, const struct rt *rt,
 }
 
 static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
-                        const struct ceilings *ceil, struct naive *naive,
+                        const struct ceilings *ceil, struct naive_stubs *naive,
                         const struct variant_set *vs, int *first)
 {
     const struct kernel_spec *ks = &vs->v[0].ks;
@@ -633,7 +633,7 @@ int specl_bench_main(int argc, char **argv)
      * file or a pipe, stderr to a terminal. */
     int progress = cli_is_terminal(stderr) && !cli_is_terminal(stdout);
     int n_run = o.kernel != NULL ? 1 : set.n_kernel;
-    struct naive naive;
+    struct naive_stubs naive;
     naive_init(&naive);
     int failed = 0, first = 1;
     int matched = 0;

@@ -5,20 +5,17 @@
  * tables. Output depends on nothing but the spec, so it is byte-stable. */
 #include "emit.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "clsource.h"
+#include "files.h"
 #include "knobs.h"
+#include "outdir.h"
 #include "render.h"
-#include "tunedb.h"
 #include "variant.h"
 
 /* One variant as the emitter renders it. */
@@ -100,13 +97,6 @@ static void knob_line(const struct kernel_spec *ks, struct buf *out)
     }
 }
 
-/* The base name of PATH (after its last slash). */
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
-}
-
 /* The comment every emitted file opens with: where it came from, the
  * terms of its use (the code files only), the kernel's fields and the
  * knobs of each of its N variants. The spec is named by its base name:
@@ -180,88 +170,6 @@ static void header_comment(const struct emit_variant *ev, int n,
 }
 
 
-static void define_lines(const struct define *defs, int n,
-                         const char *prefix, struct buf *out)
-{
-    char value[48];
-    size_t width = 0;
-    for (int i = 0; i < n; i++) {
-        define_text(&defs[i], value, sizeof value);
-        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
-        width = w > width ? w : width;
-    }
-    for (int i = 0; i < n; i++) {
-        define_text(&defs[i], value, sizeof value);
-        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
-        buf_printf(out, "#define %s%s %s", prefix, defs[i].name, value);
-        if (defs[i].comment[0]) {
-            buf_printf(out, "%*s /* %s */", (int)(width - w), "",
-                       defs[i].comment);
-        }
-        buf_puts(out, "\n");
-    }
-}
-
-/* The #define prelude of PLAN: the values the kernels are built with. */
-static void cl_prelude(const struct plan *plan, struct buf *out)
-{
-    buf_puts(out, "\n/* Parameters: the values of this kernel's plan. */\n");
-    define_lines(plan->define, plan->n_define, "", out);
-    buf_puts(out, "\n");
-}
-
-/* The kernels after the prelude: TEMPLATE_FILE, or when it is NULL the
- * template of each kernel of KS's op that the plan launches (their shared
- * parts, included by each, once); storage_@dtype@.cl is KS's dtype's. */
-static int cl_kernels(const struct kernel_spec *ks, const struct plan *plan,
-                      const char *template_file, struct buf *out, char *err,
-                      size_t errsize)
-{
-    struct buf top;
-    int n = 0;
-    buf_init(&top);
-    if (template_file != NULL) {
-        buf_printf(&top, "#include \"%s\"\n", template_file);
-        n = template_text(template_file) != NULL;
-    }
-    for (const char *const *k = ks->op->kernels;
-         template_file == NULL && *k != NULL; k++) {
-        char name[SPECL_NAME_MAX + 8];
-        snprintf(name, sizeof name, "%s.cl", *k);
-        if (template_text(name) == NULL) {
-            snprintf(err, errsize, "no template %s for kernel %s of %s",
-                     name, *k, ks->op->name);
-            buf_free(&top);
-            return -1;
-        }
-        if (plan_launches(plan, *k)) {
-            buf_printf(&top, "#include \"%s\"\n", name);
-            n++;
-        }
-    }
-    int rc = 0;
-    if (n == 0) {
-        snprintf(err, errsize, "no template for the kernels of %s (%s)",
-                 ks->name, ks->op->name);
-        rc = -1;
-    } else {
-        const struct hole holes[] = {{"dtype", dtype_name(ks->dtype)},
-                                     {NULL, NULL}};
-        rc = render(out, buf_str(&top), holes, err, errsize);
-    }
-    buf_free(&top);
-    return rc;
-}
-
-/* The kernel source after its header comment: prelude, then kernels. */
-static int cl_body(const struct kernel_spec *ks, const struct plan *plan,
-                   const char *template_file, struct buf *out, char *err,
-                   size_t errsize)
-{
-    cl_prelude(plan, out);
-    return cl_kernels(ks, plan, template_file, out, err, errsize);
-}
-
 int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
             struct buf *out, char *err, size_t errsize)
 {
@@ -271,75 +179,6 @@ int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
 }
 
 /* FNV-1a, 64 bits. */
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211u;
-    }
-    return h;
-}
-
-/* The hash of emit_code_hash for KS's PLAN over TEMPLATE_FILE (NULL:
- * the op's kernels). */
-static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
-                          const char *template_file, uint64_t *hash,
-                          char *err, size_t errsize)
-{
-    struct buf b;
-    buf_init(&b);
-    if (cl_body(ks, p, template_file, &b, err, errsize) < 0) {
-        buf_free(&b);
-        return -1;
-    }
-    /* What the header and the stub take from the plan, as text. */
-    for (int i = 0; i < p->n_constant; i++) {
-        char value[48];
-        define_text(&p->constant[i], value, sizeof value);
-        buf_printf(&b, "constant %s %s\n", p->constant[i].name, value);
-    }
-    for (int i = 0; i < p->n_buffer; i++) {
-        buf_printf(&b, "buffer %s %ld %ld %d\n", p->buffer[i].name,
-                   p->buffer[i].per_row, p->buffer[i].fixed,
-                   p->buffer[i].optional);
-    }
-    for (int i = 0; i < p->n_path; i++) {
-        const struct path *pa = &p->path[i];
-        buf_printf(&b, "path %ld %s\nscratch %ld %ld\n", pa->max_rows,
-                   pa->why, pa->scratch_per_row, pa->scratch_fixed);
-        for (int l = 0; l < pa->n_launch; l++) {
-            const struct launch *la = &pa->launch[l];
-            buf_printf(&b, "launch %s %d %zu %zu %zu %zu %zu %d", la->kernel,
-                       la->dims, la->local[0], la->local[1], la->groups[0],
-                       la->groups[1], la->rows_per_group, la->slices);
-            for (int a = 0; la->args[a] != NULL; a++) {
-                buf_printf(&b, " %s", la->args[a]);
-            }
-            buf_puts(&b, "\n");
-        }
-    }
-    *hash = fnv1a(14695981039346656037u, buf_str(&b), b.len);
-    buf_free(&b);
-    return 0;
-}
-
-int emit_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
-                   size_t errsize)
-{
-    struct plan p;
-    memset(&p, 0, sizeof p);
-    ks->op->plan(ks, &p);
-    return plan_code_hash(ks, &p, NULL, hash, err, errsize);
-}
-
-int emit_naive_code_hash(const struct kernel_spec *ks, uint64_t *hash,
-                         char *err, size_t errsize)
-{
-    struct plan p;
-    naive_plan(ks, &p);
-    return plan_code_hash(ks, &p, NAIVE_TEMPLATE, hash, err, errsize);
-}
-
 /* Appends S as the body of a C string literal. */
 static void c_escape(struct buf *out, const char *s, size_t n)
 {
@@ -631,47 +470,6 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         }
     }
     buf_printf(&b[H_ELEMENT_BYTES], "%zu", dtype_size(ks->dtype));
-}
-
-/* The names of NAME.c that NAME.h does not declare, as suffixes of
- * NAME_ (emit.h): types, tables and static functions. */
-static const char *const stub_suffixes[] = {
-    "launch", "path", "variant_def", "match", "limits", "buffer_shapes",
-    "variants", "matches", "log_append", "log_variant", "device_text",
-    "read_build_log", "compute_capability", "sm90a_mark", "sm90a_ptx",
-    "rebuild_sm90a",
-    "fits", "build_variant",
-    "create_in_order", "match_rank", "check_target", "check_buffer",
-    "check_queue_and_wait", "path_for", "path_scratch", "enqueue_launch",
-    "enqueue_buffers", NULL};
-
-/* The tables numbered by variant (or by kernel source, as many at most);
- * launches are numbered by variant and path as well. */
-static const char *const stub_numbered[] = {
-    "kernels_source", "params", "kernel_names", "kernel_threads", "paths",
-    NULL};
-
-int emit_stub_suffix(int i, char *buf, size_t size)
-{
-    for (int s = 0; stub_suffixes[s] != NULL; s++, i--) {
-        if (i == 0) {
-            snprintf(buf, size, "%s", stub_suffixes[s]);
-            return 1;
-        }
-    }
-    for (int s = 0; stub_numbered[s] != NULL; s++) {
-        if (i < SPECL_MAX_VARIANTS) {
-            snprintf(buf, size, "%s%d", stub_numbered[s], i);
-            return 1;
-        }
-        i -= SPECL_MAX_VARIANTS;
-    }
-    if (i < SPECL_MAX_VARIANTS * SPECL_MAX_PATHS) {
-        snprintf(buf, size, "launches%d_%d", i / SPECL_MAX_PATHS,
-                 i % SPECL_MAX_PATHS);
-        return 1;
-    }
-    return 0;
 }
 
 /* Whether two plans give the same host API: buffers and constants. */
@@ -1092,228 +890,10 @@ int emit_decisions(const struct variant_set *vs, struct buf *out, char *err,
     return 0;
 }
 
-/* ---- writing: a run's files, all or none ------------------------------ */
+/* ---- writing: a kernel's files, through outdir ----------------------- */
 
-/* Inside an output directory: the lock of the runs that write into it,
- * held while one moves its files into place and removed after; the
- * prefix of each run's staging directory (mkdtemp); and, in a staging
- * directory, where the files it replaces are kept until it is done. */
-#define OUTPUT_LOCK ".specl.lock"
-#define OUTPUT_STAGING ".specl-tmp-"
-#define OUTPUT_PREVIOUS "previous"
-
-/* "DIR/NAME" in a new string (caller frees; buf aborts when out of
- * memory). */
-static char *path_join(const char *dir, const char *name)
-{
-    struct buf b;
-    buf_init(&b);
-    buf_printf(&b, "%s/%s", dir, name);
-    return b.data;
-}
-
-/* Writes the LEN bytes of TEXT to PATH (created or truncated); ERR names
- * the file WHAT. */
-static int write_file(const char *path, const char *what, const char *text,
-                      size_t len, char *err, size_t errsize)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        snprintf(err, errsize, "%s: cannot create: %s", what,
-                 strerror(errno));
-        return -1;
-    }
-    int ok = fwrite(text, 1, len, f) == len && fflush(f) == 0;
-    int why = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        why = errno;
-    }
-    if (!ok) {
-        snprintf(err, errsize, "%s: cannot write: %s", what, strerror(why));
-        return -1;
-    }
-    return 0;
-}
-
-int write_file_atomic(const char *path, const char *text, size_t len,
-                      char *err, size_t errsize)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    if (write_file(tmp, tmp, text, len, err, errsize) < 0) {
-        remove(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errsize, "%s: cannot rename into place: %s", path,
-                 strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-static int make_dirs(const char *dir, char *err, size_t errsize)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0777);
-            *p = '/';
-        }
-    }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errsize, "%s: cannot create directory: %s", dir,
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-/* Removes PATH and, for a directory, everything under it (without
- * following links); a staging directory is the run's own. Returns 0, or
- * -1 when something stayed. */
-static int remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) {
-        return errno == ENOENT ? 0 : -1;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        return unlink(path);
-    }
-    DIR *d = opendir(path);
-    int rc = d != NULL ? 0 : -1;
-    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            char *sub = path_join(path, e->d_name);
-            rc |= remove_tree(sub);
-            free(sub);
-        }
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
-    return rmdir(path) == 0 ? rc : -1;
-}
-
-/* Takes the lock of the output directory DIR: flock on DIR/.specl.lock,
- * waiting while another run holds it. The holder removes the file when it
- * is done (output_unlock), so DIR keeps nothing of specl's between
- * runs; a lock taken on a file removed in the meantime is taken again, on
- * the file that is there now. Returns the descriptor, or -1 with the
- * reason in ERR. */
-static int output_lock(const char *dir, char *err, size_t errsize)
-{
-    char *path = path_join(dir, OUTPUT_LOCK);
-    for (;;) {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            snprintf(err, errsize, "%s: cannot create: %s", path,
-                     strerror(errno));
-            break;
-        }
-        int rc;
-        while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
-        }
-        struct stat held, now;
-        if (rc != 0 || fstat(fd, &held) != 0) {
-            snprintf(err, errsize, "%s: cannot lock: %s", path,
-                     strerror(errno));
-            close(fd);
-            break;
-        }
-        int there = stat(path, &now) == 0;
-        if (!there && errno != ENOENT) {
-            snprintf(err, errsize, "%s: %s", path, strerror(errno));
-            close(fd);
-            break;
-        }
-        if (there && now.st_dev == held.st_dev &&
-            now.st_ino == held.st_ino) {
-            free(path);
-            return fd;
-        }
-        close(fd); /* removed by the run that held it: take the next */
-    }
-    free(path);
-    return -1;
-}
-
-/* Releases the lock output_lock took, removing its file first: a run
- * waiting on it then finds it gone and takes the next. */
-static void output_unlock(const char *dir, int fd)
-{
-    char *path = path_join(dir, OUTPUT_LOCK);
-    unlink(path);
-    free(path);
-    close(fd);
-}
-
-int emit_output_begin(struct emit_output *o, const char *dir, char *err,
+int emit_stage_kernel(struct outdir *o, const struct emitted *e, char *err,
                       size_t errsize)
-{
-    memset(o, 0, sizeof *o);
-    if (make_dirs(dir, err, errsize) < 0) {
-        return -1;
-    }
-    char *staging = path_join(dir, OUTPUT_STAGING "XXXXXX");
-    if (mkdtemp(staging) == NULL) {
-        snprintf(err, errsize, "%s: cannot create a directory for the new "
-                 "files: %s", dir, strerror(errno));
-        free(staging);
-        return -1;
-    }
-    struct buf copy;
-    buf_init(&copy);
-    buf_puts(&copy, dir);
-    o->dir = copy.data;
-    o->staging = staging;
-    return 0;
-}
-
-int emit_output_add(struct emit_output *o, const char *name,
-                    const char *text, size_t len, char *err, size_t errsize)
-{
-    /* NAME is a file of DIR: not a path, not one of the run's own. */
-    if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL) {
-        snprintf(err, errsize, "%s: not a name for an output file", name);
-        return -1;
-    }
-    for (int i = 0; i < o->n_names; i++) {
-        if (strcmp(base_name(o->names[i]), name) == 0) {
-            snprintf(err, errsize, "%s/%s: written twice in one run", o->dir,
-                     name);
-            return -1;
-        }
-    }
-    if (o->n_names == o->cap_names) {
-        int cap = o->cap_names ? 2 * o->cap_names : 16;
-        char **names = realloc(o->names, (size_t)cap * sizeof *names);
-        if (names == NULL) {
-            snprintf(err, errsize, "out of memory");
-            return -1;
-        }
-        o->names = names;
-        o->cap_names = cap;
-    }
-    char *staged = path_join(o->staging, name);
-    char *target = path_join(o->dir, name);
-    int rc = write_file(staged, target, text, len, err, errsize);
-    free(staged);
-    if (rc == 0) {
-        o->names[o->n_names++] = target;
-    } else {
-        free(target);
-    }
-    return rc;
-}
-
-int emit_output_add_kernel(struct emit_output *o, const struct emitted *e,
-                           char *err, size_t errsize)
 {
     const struct {
         const char *ext;
@@ -1322,155 +902,42 @@ int emit_output_add_kernel(struct emit_output *o, const struct emitted *e,
     for (int i = 0; i < 3; i++) {
         char name[EMIT_NAME_MAX + 4];
         snprintf(name, sizeof name, "%s.%s", e->name, files[i].ext);
-        if (emit_output_add(o, name, buf_str(files[i].text),
-                            files[i].text->len, err, errsize) < 0) {
+        if (outdir_add(o, name, buf_str(files[i].text),
+                       files[i].text->len, err, errsize) < 0) {
             return -1;
         }
     }
     return 0;
 }
 
-void emit_output_discard(struct emit_output *o)
-{
-    if (o->staging != NULL) {
-        remove_tree(o->staging);
-    }
-    for (int i = 0; i < o->n_names; i++) {
-        free(o->names[i]);
-    }
-    free(o->names);
-    free(o->staging);
-    free(o->dir);
-    memset(o, 0, sizeof *o);
-}
-
-/* Undoes the moves of emit_output_commit up to file N, whose move
- * failed: each file replaced gets its previous file back from PREVIOUS
- * (where KEPT[i]), each that did not exist before is removed. Returns 0,
- * or -1 with what could not be undone appended to ERR. */
-static int output_put_back(const struct emit_output *o, int n,
-                           const char *previous, const unsigned char *kept,
-                           char *err, size_t errsize)
-{
-    int rc = 0;
-    for (int i = n; i >= 0; i--) {
-        const char *target = o->names[i];
-        char *old = path_join(previous, base_name(target));
-        int bad = 0;
-        if (kept[i]) {
-            /* File N was not replaced: its previous file is still in
-             * place, and renaming a link onto another link of the same
-             * file does nothing (or, moved aside, it goes back). */
-            bad = rename(old, target) != 0;
-        } else if (i < n) {
-            bad = unlink(target) != 0 && errno != ENOENT;
-        }
-        if (bad && rc == 0) {
-            size_t used = strlen(err);
-            snprintf(err + used, errsize - used, "; %s could not be put "
-                     "back (%s): the previous files are in %s", target,
-                     strerror(errno), previous);
-            rc = -1;
-        }
-        free(old);
-    }
-    return rc;
-}
-
-int emit_output_commit(struct emit_output *o, char *err, size_t errsize)
-{
-    int lock = output_lock(o->dir, err, errsize);
-    if (lock < 0) {
-        emit_output_discard(o);
-        return -1;
-    }
-    char *previous = path_join(o->staging, OUTPUT_PREVIOUS);
-    unsigned char *kept = calloc((size_t)o->n_names + 1, 1);
-    int ready = kept != NULL && mkdir(previous, 0700) == 0;
-    if (!ready) {
-        snprintf(err, errsize, "%s: cannot create: %s", previous,
-                 kept != NULL ? strerror(errno) : "out of memory");
-    }
-    int failed = -1; /* the file whose move failed, if one did */
-    for (int i = 0; ready && failed < 0 && i < o->n_names; i++) {
-        const char *target = o->names[i];
-        const char *name = base_name(target);
-        char *staged = path_join(o->staging, name);
-        char *old = path_join(previous, name);
-        struct stat st;
-        int exists = lstat(target, &st) == 0;
-        if (!exists && errno != ENOENT) {
-            snprintf(err, errsize, "%s: %s", target, strerror(errno));
-            failed = i;
-        } else if (exists && !S_ISDIR(st.st_mode)) {
-            /* A second link to the file replaced, to put it back if a
-             * later move fails; where the file system has no hard links,
-             * the file itself, moved aside until replaced. */
-            if (link(target, old) != 0 && rename(target, old) != 0) {
-                snprintf(err, errsize, "%s: cannot keep the previous file "
-                         "(in %s): %s", target, previous, strerror(errno));
-                failed = i;
-            } else {
-                kept[i] = 1;
-            }
-        }
-        /* A directory in place of TARGET fails here (EISDIR). */
-        if (failed < 0 && rename(staged, target) != 0) {
-            snprintf(err, errsize, "%s: cannot move the new file into "
-                     "place: %s", target, strerror(errno));
-            failed = i;
-        }
-        free(staged);
-        free(old);
-    }
-    int rc = 0;
-    if (!ready) {
-        rc = -1;
-    } else if (failed >= 0) {
-        rc = output_put_back(o, failed, previous, kept, err, errsize) == 0
-                 ? -1
-                 : -2;
-    }
-    if (rc == -2) {
-        /* The only copies of some previous files are in PREVIOUS: the
-         * staging directory stays. */
-        free(o->staging);
-        o->staging = NULL;
-    }
-    output_unlock(o->dir, lock);
-    emit_output_discard(o);
-    free(previous);
-    free(kept);
-    return rc;
-}
 
 int emit_write(const char *dir, const struct emitted *e, char *err,
                size_t errsize)
 {
-    struct emit_output o;
-    if (emit_output_begin(&o, dir, err, errsize) < 0) {
+    struct outdir o;
+    if (outdir_begin(&o, dir, err, errsize) < 0) {
         return -1;
     }
-    if (emit_output_add_kernel(&o, e, err, errsize) < 0) {
-        emit_output_discard(&o);
+    if (emit_stage_kernel(&o, e, err, errsize) < 0) {
+        outdir_discard(&o);
         return -1;
     }
-    return emit_output_commit(&o, err, errsize) == 0 ? 0 : -1;
+    return outdir_commit(&o, err, errsize) == 0 ? 0 : -1;
 }
 
 int emit_write_decisions(const char *dir, const char *name,
                          const struct buf *text, char *err, size_t errsize)
 {
-    struct emit_output o;
+    struct outdir o;
     char file[EMIT_NAME_MAX + 8];
     snprintf(file, sizeof file, "%s.plan", name);
-    if (emit_output_begin(&o, dir, err, errsize) < 0) {
+    if (outdir_begin(&o, dir, err, errsize) < 0) {
         return -1;
     }
-    if (emit_output_add(&o, file, buf_str(text), text->len, err, errsize) <
+    if (outdir_add(&o, file, buf_str(text), text->len, err, errsize) <
         0) {
-        emit_output_discard(&o);
+        outdir_discard(&o);
         return -1;
     }
-    return emit_output_commit(&o, err, errsize) == 0 ? 0 : -1;
+    return outdir_commit(&o, err, errsize) == 0 ? 0 : -1;
 }

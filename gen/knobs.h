@@ -16,6 +16,10 @@
  * printed, or only kept as data). Returns the number of problems. */
 int knobs_resolve(struct kernel_spec *ks, struct diags *d);
 
+/* The size of a knob text (knobs_text): every knob of an op, as the
+ * tuning database keeps it. */
+#define TUNE_TEXT 512
+
 /* Writes every knob of KS as "key=value" separated by spaces, values as
  * a spec writes them ("m=64 xa=prepass"). */
 void knobs_text(const struct kernel_spec *ks, char *out, size_t size);

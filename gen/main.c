@@ -6,7 +6,9 @@
 
 #include "cli.h"
 #include "emit.h"
+#include "files.h"
 #include "knobs.h"
+#include "outdir.h"
 #include "runtime.h"
 #include "spec.h"
 #include "tune.h"
@@ -195,14 +197,14 @@ static int write_depfile(const char *file, const struct buf *paths,
 }
 
 /* Writes the files of the N kernels of OUT into DIR, all of them or none
- * (emit_output): each kernel's .cl, .h and .c, or with PLANS its .plan
+ * (outdir.h): each kernel's .cl, .h and .c, or with PLANS its .plan
  * (held in the .cl buffer). Returns 0 or EXIT_INVALID. */
 static int write_run(const char *dir, const struct emitted *out, int n,
                      int plans)
 {
-    struct emit_output o;
+    struct outdir o;
     char err[1024];
-    if (emit_output_begin(&o, dir, err, sizeof err) < 0) {
+    if (outdir_begin(&o, dir, err, sizeof err) < 0) {
         fprintf(stderr, "specl: error: %s; nothing written\n", err);
         return EXIT_INVALID;
     }
@@ -210,14 +212,14 @@ static int write_run(const char *dir, const struct emitted *out, int n,
     for (int i = 0; i < n && !bad; i++) {
         char name[EMIT_NAME_MAX + 8];
         snprintf(name, sizeof name, "%s.plan", out[i].name);
-        bad = plans ? emit_output_add(&o, name, buf_str(&out[i].cl),
-                                      out[i].cl.len, err, sizeof err)
-                    : emit_output_add_kernel(&o, &out[i], err, sizeof err);
+        bad = plans ? outdir_add(&o, name, buf_str(&out[i].cl),
+                                 out[i].cl.len, err, sizeof err)
+                    : emit_stage_kernel(&o, &out[i], err, sizeof err);
     }
     if (bad) {
-        emit_output_discard(&o);
+        outdir_discard(&o);
     } else {
-        bad = emit_output_commit(&o, err, sizeof err);
+        bad = outdir_commit(&o, err, sizeof err);
     }
     if (bad == -2) {
         fprintf(stderr, "specl: error: %s\n", err);

@@ -718,7 +718,7 @@ enum stub_outcome measure_stub(struct measure_case *mc,
 }
 
 cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
-                  struct naive *naive, const struct kernel_spec *ks,
+                  struct naive_stubs *naive, const struct kernel_spec *ks,
                   size_t rows, unsigned long seed, int rotate)
 {
     struct vdist dist = {0.0, 1.0};

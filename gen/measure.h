@@ -40,7 +40,7 @@ struct measure_case {
     struct vbuffers sets[MAX_SETS];
     int n_sets;
     struct stub stub;           /* the emitted stub under test (may be unset) */
-    struct naive *naive;        /* where the naive stubs are kept */
+    struct naive_stubs *naive;        /* where the naive stubs are kept */
     struct stub *naive_stub;    /* this kernel's, in *naive, once
                                    mcase_load_naive */
     cl_mem t[MAX_SETS];         /* temporaries of peers (gemm_chain) */
@@ -59,7 +59,7 @@ struct measure_case {
  * takes to spill a 64 MiB cache (else one). Returns CL_SUCCESS or an error
  * (MC is then freed). */
 cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
-                  struct naive *naive, const struct kernel_spec *ks,
+                  struct naive_stubs *naive, const struct kernel_spec *ks,
                   size_t rows, unsigned long seed, int rotate);
 void mcase_free(struct measure_case *mc);
 

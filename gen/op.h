@@ -102,6 +102,7 @@ struct launch {
 
 #define SPECL_MAX_LAUNCHES 5
 #define SPECL_MAX_PATHS 8
+#define SPECL_MAX_VARIANTS 8 /* of one NAME.c (variant.h) */
 
 /* A sequence of launches used while rows <= max_rows (0: any rows).
  * Paths are tried in order; the last must have max_rows 0. Its launches

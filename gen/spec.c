@@ -21,7 +21,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "emit.h"
+#include "stub_names.h"
 #include "knobs.h"
 
 /* Larger specs are refused: node and kernel counts stay far from INT_MAX. */
@@ -143,16 +143,12 @@ struct name_entry {
 };
 
 /* Kernel P emits symbols P_t for t in T: its host API, its header's
- * constants, the names of its NAME.c (emit_stub_suffix: unity builds
+ * constants, the names of its NAME.c (stub_suffix: unity builds
  * compile several in one unit), and its naive stub P_naive with the same
  * symbols. A kernel named P_S clashes with P when P_S or one of its own
  * symbols P_S_t2 is one of P's: when S is a tail of T, that is, S is in T
  * or t = S_t2 for some t and t2 in T. (stub_lora_delta and stub_lora do
  * not clash.) */
-static const char *const host_api[] = {
-    "create", "create_variant", "variant", "enqueue", "enqueue_scratch",
-    "scratch_bytes", "clone", "build_log", "destroy", "N_VARIANTS", NULL};
-
 struct spec_names {
     struct name_entry *entry;
     size_t n, cap;
@@ -196,20 +192,20 @@ static void names_add(struct spec_names *ix, const char *name,
     }
 }
 
-#define MAX_SUFFIXES (2 * (16 + EMIT_STUB_SUFFIXES + SPECL_MAX_DEFINES))
+#define MAX_SUFFIXES (2 * (16 + STUB_SUFFIXES + SPECL_MAX_DEFINES))
 
-/* The suffixes t of the symbols P_t a kernel P emits (see host_api): the
+/* The suffixes t of the symbols P_t a kernel P emits (see stub_names.h): the
  * host API, the names of NAME.c, every op's header constants (as its
  * example kernel's plan names them), its naive stub's name, and the naive
  * stub's own. Returns how many it wrote into T. */
 static int symbol_suffixes(char (*t)[48])
 {
     int n = 0;
-    for (int i = 0; host_api[i] != NULL; i++) {
-        snprintf(t[n++], sizeof t[0], "%s", host_api[i]);
+    for (int i = 0; stub_host_api[i] != NULL; i++) {
+        snprintf(t[n++], sizeof t[0], "%s", stub_host_api[i]);
     }
     for (int i = 0;
-         n < MAX_SUFFIXES / 2 - 1 && emit_stub_suffix(i, t[n], sizeof t[0]);
+         n < MAX_SUFFIXES / 2 - 1 && stub_suffix(i, t[n], sizeof t[0]);
          i++) {
         n++;
     }
@@ -1119,7 +1115,7 @@ static void read_tile(struct reader *r, struct kernel_spec *ks, struct ref v)
 
 /* Reports NAME (at WHERE, the mark of its value) if an earlier kernel of
  * the set or of this file (valid or not) has it, in any case, or if the
- * two clash (see host_api): one is P, the other P_S and S a tail. Else
+ * two clash (see stub_names.h): one is P, the other P_S and S a tail. Else
  * remembers it with KERNEL, the mark of its kernel. Returns 1 if
  * reported. */
 static int name_clash(struct reader *r, const char *name, struct mark where,

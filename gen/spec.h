@@ -6,6 +6,7 @@
 
 #include "diag.h"
 #include "op.h"
+#include "spec_names.h"
 
 struct spec_names;
 
@@ -45,15 +46,5 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d);
 
 /* True if NAME is a valid C identifier and not a C keyword. */
 int spec_is_identifier(const char *name);
-
-/* Whether identifier NAME is refused as a kernel name (gen/spec_names.c):
- * a keyword of C or C++, a macro compilers predefine, a name the headers
- * of the emitted code declare, or a prefix OpenCL, C or specl keep. If so,
- * writes why into WHY, as a sentence about 'NAME', and returns 1. */
-int spec_name_reserved(const char *name, char *why, size_t size);
-
-/* The I-th name of spec_name_reserved's tables (for tests); NULL after the
- * last. */
-const char *spec_reserved_table_name(int i);
 
 #endif

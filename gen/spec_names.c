@@ -19,7 +19,7 @@
  * each table is sorted (strcmp) for bsearch. The spec suite checks the
  * tables against the compilers of the machine it runs on and names what
  * is missing. Other C libraries (macOS, Windows) are not covered. */
-#include "spec.h"
+#include "spec_names.h"
 
 #include <stdio.h>
 #include <stdlib.h>

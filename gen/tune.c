@@ -1,26 +1,20 @@
-/* tune.c - the tuner: each kernel's search space, the constraint filter,
- * the search (verifying every candidate before timing it, keeping the
- * results in a tuning-database entry), and `specl tune` around it. */
-#include <errno.h>
-#include <fcntl.h>
+/* tune.c - the tuner's search over one kernel's candidates: verifying
+ * every candidate before timing it, keeping the results in a
+ * tuning-database entry (the space and the filter are tune_space.c's, the
+ * plot tune_plot.c's, the command tune_cli.c's). */
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "buf.h"
-#include "cli.h"
-#include "emit.h"
 #include "knobs.h"
 #include "measure.h"
 #include "spec.h"
 #include "tune.h"
 #include "tunedb.h"
+#include "version.h"
 
 /* What became of one configuration. SAME: valid, but it emits the code
  * of another config (a knob without effect for this spec); only that one
@@ -33,280 +27,11 @@ struct config_state {
                    0.01 us the database keeps, away from its record */
 };
 
-static double now_s(void)
+double tune_clock_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* ---- the search space ------------------------------------------------- */
-
-int tune_space_build(const struct op_def *op, struct tune_space *sp,
-                     char *err, size_t errsize)
-{
-    memset(sp, 0, sizeof *sp);
-    sp->n_config = 1;
-    if (op->tune_space == NULL) {
-        snprintf(err, errsize, "op %s declares no tuning space", op->name);
-        return -1;
-    }
-    for (const struct tune_axis *ax = op->tune_space; ax->knob; ax++) {
-        int k = op_knob_index(op, ax->knob);
-        if (k < 0 || sp->n_axis == TUNE_MAX_AXES) {
-            snprintf(err, errsize, "tuning space of %s: bad knob %s",
-                     op->name, ax->knob);
-            return -1;
-        }
-        const struct param_def *def = &op->knobs[k];
-        int a = sp->n_axis++;
-        sp->knob[a] = k;
-        char copy[256], *save = NULL;
-        snprintf(copy, sizeof copy, "%s", ax->values);
-        for (char *t = strtok_r(copy, " ", &save); t;
-             t = strtok_r(NULL, " ", &save)) {
-            double v;
-            if (knobs_parse_value(def, t, &v) < 0 ||
-                sp->n_value[a] == TUNE_MAX_VALUES) {
-                snprintf(err, errsize, "tuning space of %s: bad value %s "
-                         "for %s", op->name, t, ax->knob);
-                return -1;
-            }
-            sp->value[a][sp->n_value[a]++] = v;
-        }
-        sp->n_config *= sp->n_value[a];
-        if (sp->n_config > TUNE_MAX_CONFIGS) {
-            snprintf(err, errsize, "tuning space of %s is too large",
-                     op->name);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void decode(const struct tune_space *sp, long index, int *idx)
-{
-    for (int a = sp->n_axis - 1; a >= 0; a--) {
-        idx[a] = (int)(index % sp->n_value[a]);
-        index /= sp->n_value[a];
-    }
-}
-
-static long encode(const struct tune_space *sp, const int *idx)
-{
-    long index = 0;
-    for (int a = 0; a < sp->n_axis; a++) {
-        index = index * sp->n_value[a] + idx[a];
-    }
-    return index;
-}
-
-int tune_space_config(const struct kernel_spec *ks,
-                      const struct tune_space *sp, long index,
-                      struct kernel_spec *out, char *why, size_t size)
-{
-    int idx[TUNE_MAX_AXES] = {0};
-    struct diags quiet = {.out = NULL};
-    *out = *ks;
-    decode(sp, index, idx);
-    for (int a = 0; a < sp->n_axis; a++) {
-        out->knob[sp->knob[a]].num = sp->value[a][idx[a]];
-        out->knob[sp->knob[a]].set = 1;
-    }
-    int valid = knobs_resolve(out, &quiet) == 0;
-    if (why != NULL) {
-        snprintf(why, size, "%s", quiet.first);
-    }
-    /* Kernels that only NVIDIA tensor cores build are no candidates on
-     * other devices (ks->target says which the tuner runs on); wgmma's
-     * only on compute capability 9.0. */
-    if (valid && ks->target != TARGET_SM90A) {
-        struct plan p;
-        memset(&p, 0, sizeof p);
-        out->op->plan(out, &p);
-        if (p.needs == NEEDS_SM90A ||
-            (p.needs == NEEDS_TENSOR_CORES && ks->target != TARGET_TENSOR)) {
-            valid = 0;
-            if (why != NULL) {
-                snprintf(why, size, "needs NVIDIA %s, which the device "
-                                    "lacks",
-                         p.needs == NEEDS_SM90A
-                             ? "compute capability 9.0 (wgmma)"
-                             : "tensor cores (compute capability 8.0+)");
-            }
-        }
-    }
-    return valid;
-}
-
-long tune_space_home(const struct tune_space *sp,
-                     const struct kernel_spec *ks)
-{
-    int idx[TUNE_MAX_AXES] = {0};
-    for (int a = 0; a < sp->n_axis; a++) {
-        idx[a] = -1;
-        for (int v = 0; v < sp->n_value[a]; v++) {
-            if (sp->value[a][v] == ks->knob[sp->knob[a]].num) {
-                idx[a] = v;
-            }
-        }
-        if (idx[a] < 0) {
-            return -1;
-        }
-    }
-    return encode(sp, idx);
-}
-
-/* ---- the constraint filter -------------------------------------------- */
-
-void tune_reason_kind(const char *why, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const char *p = why; *p && n + 1 < size; p++) {
-        if (*p >= '0' && *p <= '9') {
-            if (n == 0 || out[n - 1] != '#') {
-                out[n++] = '#';
-            }
-        } else {
-            out[n++] = *p;
-        }
-    }
-    out[n] = '\0';
-}
-
-static void count_reason(struct tune_reasons *r, const char *why)
-{
-    char kind[128];
-    tune_reason_kind(why, kind, sizeof kind);
-    int k = 0;
-    while (k < r->n_kinds && strcmp(r->kind[k], kind) != 0) {
-        k++;
-    }
-    if (k == r->n_kinds && r->n_kinds < TUNE_MAX_KINDS) {
-        snprintf(r->kind[r->n_kinds++], sizeof r->kind[0], "%s", kind);
-    }
-    if (k < TUNE_MAX_KINDS) {
-        r->count[k]++;
-    }
-}
-
-void tune_filter_free(struct tune_filter *f)
-{
-    free(f->rep);
-    free(f->code);
-    free(f->cand);
-    f->rep = NULL;
-    f->code = NULL;
-    f->cand = NULL;
-}
-
-/* The configs that validate emit code; merges those of equal code (an
- * open-addressing table of the hashes seen, at most half full), the home
- * config first. */
-static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
-                           char *err, size_t errsize)
-{
-    long n = f->sp.n_config, size = 1;
-    while (size < 2 * f->n_valid) {
-        size *= 2;
-    }
-    uint64_t *hash = malloc((size_t)size * sizeof *hash);
-    long *slot = malloc((size_t)size * sizeof *slot);
-    int rc = 0;
-    if (hash == NULL || slot == NULL) {
-        snprintf(err, errsize, "out of memory");
-        rc = -1;
-    }
-    for (long t = 0; rc == 0 && t < size; t++) {
-        slot[t] = -1;
-    }
-    for (long o = -1; rc == 0 && o < n; o++) {
-        long i = o < 0 ? f->home : o; /* the defaults' config first */
-        if (i < 0 || (o >= 0 && i == f->home) || f->rep[i] < 0) {
-            continue;
-        }
-        struct kernel_spec cks;
-        uint64_t h;
-        tune_space_config(ks, &f->sp, i, &cks, NULL, 0);
-        if (emit_code_hash(&cks, &h, err, errsize) < 0) {
-            rc = -1;
-            break;
-        }
-        f->code[i] = h;
-        long t = (long)(h & (uint64_t)(size - 1));
-        while (slot[t] >= 0 && hash[t] != h) {
-            t = (t + 1) & (size - 1);
-        }
-        if (slot[t] < 0) {
-            slot[t] = i;
-            hash[t] = h;
-        }
-        f->rep[i] = slot[t];
-    }
-    free(hash);
-    free(slot);
-    return rc;
-}
-
-int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
-                    char *err, size_t errsize)
-{
-    memset(f, 0, sizeof *f);
-    if (tune_space_build(ks->op, &f->sp, err, errsize) < 0) {
-        return -1;
-    }
-    long n = f->sp.n_config;
-    f->home = tune_space_home(&f->sp, ks);
-    f->rep = malloc((size_t)n * sizeof *f->rep);
-    f->code = calloc((size_t)n, sizeof *f->code);
-    f->cand = malloc((size_t)n * sizeof *f->cand);
-    if (f->rep == NULL || f->code == NULL || f->cand == NULL) {
-        tune_filter_free(f);
-        snprintf(err, errsize, "out of memory");
-        return -1;
-    }
-    for (long i = 0; i < n; i++) {
-        struct kernel_spec cks;
-        char why[DIAG_MESSAGE_MAX];
-        if (tune_space_config(ks, &f->sp, i, &cks, why, sizeof why)) {
-            f->rep[i] = i;
-            f->n_valid++;
-        } else {
-            f->rep[i] = -1;
-            count_reason(&f->why, why);
-        }
-    }
-    if (merge_same_code(ks, f, err, errsize) < 0) {
-        tune_filter_free(f);
-        return -1;
-    }
-    for (long i = 0; i < n; i++) {
-        if (f->rep[i] == i) {
-            f->cand[f->n_cand++] = i;
-        }
-    }
-    return 0;
-}
-
-long tune_candidates(const struct kernel_spec *ks, char **texts,
-                     long *n_valid)
-{
-    struct tune_filter f;
-    char err[256];
-    *texts = NULL;
-    if (tune_filter_run(ks, &f, err, sizeof err) < 0) {
-        return -1;
-    }
-    long n = f.n_cand;
-    *texts = malloc((size_t)(n ? n : 1) * TUNE_TEXT);
-    for (long i = 0; *texts != NULL && i < n; i++) {
-        struct kernel_spec cks;
-        tune_space_config(ks, &f.sp, f.cand[i], &cks, NULL, 0);
-        knobs_text(&cks, *texts + i * TUNE_TEXT, TUNE_TEXT);
-    }
-    *n_valid = f.n_valid;
-    tune_filter_free(&f);
-    return *texts != NULL ? n : -1;
 }
 
 /* ---- the search ------------------------------------------------------- */
@@ -329,7 +54,7 @@ struct search {
 static void progress(struct search *s, int final)
 {
     if (s->o->on_progress != NULL) {
-        s->o->on_progress(s->r, now_s() - s->t0, final, s->o->ctx);
+        s->o->on_progress(s->r, tune_clock_s() - s->t0, final, s->o->ctx);
     }
 }
 
@@ -448,7 +173,7 @@ static int out_of_budget(const struct search *s)
 {
     return (s->o->stop != NULL && *s->o->stop) ||
            s->r->evaluated >= s->r->max_evals ||
-           (s->o->budget_s > 0 && now_s() - s->t0 >= s->o->budget_s);
+           (s->o->budget_s > 0 && tune_clock_s() - s->t0 >= s->o->budget_s);
 }
 static uint64_t rng_next(uint64_t *x)
 {
@@ -477,7 +202,7 @@ static void climb(struct search *s, long start, uint64_t *rng)
         int idx[TUNE_MAX_AXES] = {0};
         long moves[4 * TUNE_MAX_AXES];
         int n_moves = 0;
-        decode(s->sp, cur, idx);
+        tune_space_decode(s->sp, cur, idx);
         for (int a = 0; a < s->sp->n_axis; a++) {
             for (int dir = -1; dir <= 1; dir += 2) {
                 for (int step = 1; step <= 2; step++) {
@@ -488,7 +213,7 @@ static void climb(struct search *s, long start, uint64_t *rng)
                     int nidx[TUNE_MAX_AXES];
                     memcpy(nidx, idx, sizeof nidx);
                     nidx[a] = v;
-                    long n = encode(s->sp, nidx);
+                    long n = tune_space_encode(s->sp, nidx);
                     /* a step that changes the code (to the candidate that
                      * emits it), else one more */
                     if (s->state[n].outcome != INVALID &&
@@ -588,119 +313,6 @@ static void run_strategy(struct search *s, const long *cand)
     free(order);
 }
 
-/* ---- plot ------------------------------------------------------------- */
-
-static void svg_color(double t, char *out, size_t size)
-{
-    /* 0: fastest (green) .. 1: slowest (red), through yellow. */
-    int r = t < 0.5 ? (int)(510 * t) : 255;
-    int g = t < 0.5 ? 200 : (int)(200 * (1 - t) * 2);
-    snprintf(out, size, "rgb(%d,%d,60)", r, g);
-}
-
-static int write_plot(const struct search *s, const char *path,
-                      const char *device, char *err, size_t errsize)
-{
-    const struct tune_space *sp = s->sp;
-    const struct op_def *op = s->ks->op;
-    int ax = 0, ay = sp->n_axis > 1 ? 1 : 0;
-    int nx = sp->n_value[ax], ny = sp->n_axis > 1 ? sp->n_value[ay] : 1;
-    double cell[TUNE_MAX_VALUES][TUNE_MAX_VALUES];
-    double lo = INFINITY, hi = 0;
-    for (int x = 0; x < nx; x++) {
-        for (int y = 0; y < ny; y++) {
-            cell[x][y] = INFINITY;
-        }
-    }
-    for (long i = 0; i < sp->n_config; i++) {
-        /* a config that emits another's code has its time */
-        long c = s->state[i].outcome == SAME ? s->rep[i] : i;
-        if (s->state[c].outcome != TIMED) {
-            continue;
-        }
-        int idx[TUNE_MAX_AXES] = {0};
-        decode(sp, i, idx);
-        int x = idx[ax], y = sp->n_axis > 1 ? idx[ay] : 0;
-        double us = s->state[c].us;
-        cell[x][y] = us < cell[x][y] ? us : cell[x][y];
-        lo = us < lo ? us : lo;
-        hi = us > hi ? us : hi;
-    }
-    int bx = -1, by = -1;
-    if (s->r->best >= 0) {
-        int idx[TUNE_MAX_AXES] = {0};
-        decode(sp, s->r->best, idx);
-        bx = idx[ax];
-        by = sp->n_axis > 1 ? idx[ay] : 0;
-    }
-    const int cw = 90, ch = 44, left = 110, top = 70;
-    int width = left + nx * cw + 40, height = top + ny * ch + 90;
-    struct buf b;
-    buf_init(&b);
-    buf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-               "height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n",
-               width, height);
-    buf_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-               "<text x=\"10\" y=\"22\" font-size=\"15\">%s (%s): best time "
-               "over the other knobs</text>\n<text x=\"10\" y=\"42\">%s; "
-               "green fast, red slow, grey not timed; the box marks the "
-               "chosen config</text>\n",
-               s->ks->name, op->name, device);
-    char v[64], col[32];
-    for (int x = 0; x < nx; x++) {
-        param_format(&op->knobs[sp->knob[ax]], sp->value[ax][x], v, sizeof v);
-        buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s"
-                   "</text>\n", left + x * cw + cw / 2, top - 8, v);
-    }
-    for (int y = 0; y < ny; y++) {
-        if (sp->n_axis > 1) {
-            param_format(&op->knobs[sp->knob[ay]], sp->value[ay][y], v,
-                         sizeof v);
-        } else {
-            snprintf(v, sizeof v, "-");
-        }
-        buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s"
-                   "</text>\n", left - 8, top + y * ch + ch / 2 + 4, v);
-        for (int x = 0; x < nx; x++) {
-            double us = cell[x][y];
-            if (isfinite(us)) {
-                double t = hi > lo ? log(us / lo) / log(hi / lo) : 0;
-                svg_color(t, col, sizeof col);
-            } else {
-                snprintf(col, sizeof col, "#ddd");
-            }
-            buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height="
-                       "\"%d\" fill=\"%s\" stroke=\"white\"/>\n",
-                       left + x * cw, top + y * ch, cw, ch, col);
-            if (isfinite(us)) {
-                buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle"
-                           "\">%.1f us</text>\n", left + x * cw + cw / 2,
-                           top + y * ch + ch / 2 + 4, us);
-            }
-        }
-    }
-    if (bx >= 0) {
-        buf_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                   "fill=\"none\" stroke=\"black\" stroke-width=\"4\"/>\n",
-                   left + bx * cw + 2, top + by * ch + 2, cw - 4, ch - 4);
-    }
-    buf_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s"
-               "</text>\n", left + nx * cw / 2, top + ny * ch + 24,
-               op->knobs[sp->knob[ax]].key);
-    buf_printf(&b, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" "
-               "text-anchor=\"middle\">%s</text>\n",
-               top + ny * ch / 2, top + ny * ch / 2,
-               sp->n_axis > 1 ? op->knobs[sp->knob[ay]].key : "");
-    if (s->r->best >= 0) {
-        buf_printf(&b, "<text x=\"10\" y=\"%d\">chosen: %s (%.1f us)</text>\n",
-                   top + ny * ch + 56, s->r->best_knobs, s->r->best_us);
-    }
-    buf_puts(&b, "</svg>\n");
-    int rc = write_file_atomic(path, buf_str(&b), b.len, err, errsize);
-    buf_free(&b);
-    return rc;
-}
-
 /* ---- one kernel ------------------------------------------------------- */
 
 void tune_options_init(struct tune_options *o)
@@ -791,7 +403,29 @@ static void confirm_best(struct search *s, const struct tune_filter *f,
     }
 }
 
-int tune_kernel(const struct rt *rt, struct naive *naive,
+/* Writes the plot of S's search to PATH (tune_plot_write). */
+static int plot(const struct search *s, const char *path, const char *device,
+                char *err, size_t errsize)
+{
+    double *us = malloc((size_t)s->sp->n_config * sizeof *us);
+    if (us == NULL) {
+        snprintf(err, errsize, "%s: out of memory", path);
+        return -1;
+    }
+    for (long i = 0; i < s->sp->n_config; i++) {
+        /* a config that emits another's code has its time */
+        long c = s->state[i].outcome == SAME ? s->rep[i] : i;
+        us[i] = s->state[c].outcome == TIMED ? s->state[c].us : INFINITY;
+    }
+    struct tune_plot pl = {s->ks,         s->sp,           us,
+                           s->r->best,    s->r->best_knobs, s->r->best_us,
+                           device};
+    int rc = tune_plot_write(&pl, path, err, errsize);
+    free(us);
+    return rc;
+}
+
+int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
                 const struct kernel_spec *ks, const struct tune_options *o,
                 struct tunedb *db, struct tune_result *r)
 {
@@ -860,7 +494,7 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
         r->default_us = dr.us;
     }
 
-    s.t0 = now_s();
+    s.t0 = tune_clock_s();
     run_strategy(&s, f.cand);
     progress(&s, 1);
     r->searched = 1;
@@ -916,556 +550,11 @@ int tune_kernel(const struct rt *rt, struct naive *naive,
     snprintf(e->version, sizeof e->version, "%s", SPECL_VERSION);
     int failed = r->best < 0;
     if (o->plot != NULL && r->evaluated > 0 &&
-        write_plot(&s, o->plot, rt->name, r->error, sizeof r->error) < 0) {
+        plot(&s, o->plot, rt->name, r->error, sizeof r->error) < 0) {
         failed = 1;
     }
     free(s.state);
     tune_filter_free(&f);
     mcase_free(&mc);
     return failed;
-}
-
-/* ---- specl tune ------------------------------------------------------- */
-
-/* The signal that asked `specl tune` to stop (SIGINT, SIGTERM), or 0. */
-static volatile sig_atomic_t stop_signal = 0;
-
-/* Takes PATH.lock for writing, waiting for another run that holds it; the
- * descriptor, or -1 with the reason in ERR. A lock file that its holder
- * removed in the meantime is taken again. */
-static int lock_db(const char *path, char *err, size_t errsize)
-{
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    for (;;) {
-        int fd = open(lock, O_RDWR | O_CREAT, 0666);
-        if (fd < 0) {
-            snprintf(err, errsize, "%s: cannot create: %s", lock,
-                     strerror(errno));
-            return -1;
-        }
-        struct flock fl;
-        memset(&fl, 0, sizeof fl);
-        fl.l_type = F_WRLCK;
-        fl.l_whence = SEEK_SET;
-        int rc;
-        while ((rc = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR) {
-        }
-        struct stat held, now;
-        if (rc == 0 && fstat(fd, &held) == 0 && stat(lock, &now) == 0 &&
-            held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
-            return fd;
-        }
-        if (rc < 0) {
-            snprintf(err, errsize, "%s: cannot lock: %s", lock,
-                     strerror(errno));
-            close(fd);
-            return -1;
-        }
-        close(fd);
-    }
-}
-
-static void unlock_db(const char *path, int fd)
-{
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(lock);
-    close(fd);
-}
-
-/* Saves DB into PATH merged with what PATH holds now (another run's
- * entries and records kept; of two bests the faster), under PATH.lock, so
- * that runs writing one database at once lose nothing. */
-static int save_merged(const struct tunedb *db, const char *path, char *err,
-                       size_t errsize)
-{
-    int fd = lock_db(path, err, errsize);
-    if (fd < 0) {
-        return -1;
-    }
-    struct tunedb disk;
-    struct diags d = {.out = stderr};
-    tunedb_init(&disk);
-    int rc = tunedb_load(&disk, path, 1, &d) == 0 ? 0 : -1;
-    if (rc < 0) {
-        snprintf(err, errsize, "%s changed into a file that does not load; "
-                 "not overwritten", path);
-    } else {
-        tunedb_merge(&disk, db);
-        rc = tunedb_save(&disk, path, err, errsize);
-    }
-    tunedb_free(&disk);
-    unlock_db(path, fd);
-    return rc;
-}
-
-/* Whether the database at PATH can be written (its directory, since it is
- * replaced through a temporary file), before any measuring. */
-static int db_writable(const char *path, char *err, size_t errsize)
-{
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL) {
-        snprintf(dir, sizeof dir, ".");
-    } else if (slash == dir) {
-        dir[1] = '\0';
-    } else {
-        *slash = '\0';
-    }
-    if (access(dir, W_OK) != 0) {
-        snprintf(err, errsize, "cannot write the tuning database %s: %s: %s",
-                 path, dir, strerror(errno));
-        return 0;
-    }
-    return 1;
-}
-
-static void on_stop_signal(int sig)
-{
-    stop_signal = sig;
-}
-
-/* What the command's callbacks print for one kernel, and save. */
-struct report {
-    const struct kernel_spec *ks;
-    double budget_s;
-    int is_tty;
-    double last_report;
-    struct saver *saver;
-};
-
-/* Saving as measurements come (tune_options.on_record): the database,
- * merged into its file under the lock, after each config measured, unless
- * the last save was too recent for its cost. */
-struct saver {
-    const struct tunedb *db;
-    const char *path;
-    double last_end;    /* when the last save ended */
-    double last_cost;   /* and the seconds it took */
-    long saves;         /* saves as measurements came */
-    double total_s;     /* and the seconds they took */
-    int failed;         /* one failed (reported): no more until the end */
-};
-
-/* A save waits until SAVE_SPACING times the last one's cost has passed
- * since it ended: saving then takes at most 1 / SAVE_SPACING of the run
- * (5%) however large the database grows. Measured on PoCL (2 cores): a
- * save of tuning/'s H100 database (310 records) takes 5 ms, of one ten
- * times its size 30 ms, while a config of tests/tune/small.yaml takes 0.5
- * to 4 s to build, verify and time: runs save after every config. */
-#define SAVE_SPACING 20.0
-
-static void save_now(struct saver *sv)
-{
-    char err[2048];
-    double t0 = now_s();
-    if (save_merged(sv->db, sv->path, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: error: %s\n", err);
-        sv->failed = 1;
-        return;
-    }
-    sv->last_end = now_s();
-    sv->last_cost = sv->last_end - t0;
-    sv->saves++;
-    sv->total_s += sv->last_cost;
-}
-
-static void save_as_measured(const struct tune_result *r, void *ctx)
-{
-    struct report *rep = ctx;
-    struct saver *sv = rep->saver;
-    (void)r;
-    if (!sv->failed &&
-        now_s() - sv->last_end >= SAVE_SPACING * sv->last_cost) {
-        save_now(sv);
-    }
-}
-
-/* The first line of a kernel: the space, and why configs were rejected. */
-static void print_start(const struct tune_result *r, void *ctx)
-{
-    const struct report *rep = ctx;
-    const struct kernel_spec *ks = rep->ks;
-    char shape[TUNE_TEXT];
-    tune_shape_text(ks, shape, sizeof shape);
-    printf("%s: %s %s, rows %ld: %ld configs, %ld valid, %ld distinct",
-           ks->name, ks->op->name, shape, r->rows, r->n_configs, r->n_valid,
-           r->n_cand);
-    for (int k = 0; k < r->why.n_kinds; k++) {
-        printf("%s%ld %s", k ? "; " : " (invalid: ", r->why.count[k],
-               r->why.kind[k]);
-    }
-    printf("%s\n", r->why.n_kinds ? ")" : "");
-    fflush(stdout);
-}
-
-static void print_progress(const struct tune_result *r, double el, int final,
-                           void *ctx)
-{
-    struct report *rep = ctx;
-    double left = r->evaluated > 0
-                      ? el / r->evaluated * (r->max_evals - r->evaluated)
-                      : 0;
-    if (rep->budget_s > 0 && rep->budget_s - el < left) {
-        left = rep->budget_s - el;
-    }
-    if (left < 0) {
-        left = 0;
-    }
-    char best[48] = "-";
-    if (r->best >= 0) {
-        snprintf(best, sizeof best, "%.1f us", r->best_us);
-    }
-    if (rep->is_tty) {
-        int width = 30;
-        int filled = r->max_evals
-                         ? (int)(width * r->evaluated / r->max_evals)
-                         : width;
-        fprintf(stderr, "\r  [%.*s%*s] %ld/%ld best %s  %d:%02d elapsed, "
-                "~%d:%02d left ",
-                filled, "==============================", width - filled, "",
-                r->evaluated, r->max_evals, best, (int)el / 60, (int)el % 60,
-                (int)left / 60, (int)left % 60);
-        if (final) {
-            fputc('\n', stderr);
-        }
-    } else if (final || el - rep->last_report >= 5.0) {
-        fprintf(stderr, "  %s: %ld/%ld evaluated, best %s, %.0f s elapsed, "
-                "~%.0f s left\n",
-                rep->ks->name, r->evaluated, r->max_evals, best, el, left);
-        rep->last_report = el;
-    }
-    fflush(stderr);
-}
-
-/* Tunes KS with O and prints what it did; returns 1 when it failed. */
-static int tune_and_print(const struct tune_options *o, const struct rt *rt,
-                          struct naive *naive, struct tunedb *db,
-                          const struct kernel_spec *ks, struct saver *saver)
-{
-    struct tune_options ko = *o;
-    struct tune_result r;
-    struct report rep = {ks, o->budget_s, isatty(2), 0, saver};
-    ko.on_start = print_start;
-    ko.on_progress = print_progress;
-    ko.on_record = save_as_measured;
-    ko.ctx = &rep;
-    int failed = tune_kernel(rt, naive, ks, &ko, db, &r);
-    if (!r.searched) {
-        fprintf(stderr, "specl: tune: %s: %s\n", ks->name, r.error);
-        return 1;
-    }
-    printf("  evaluated %ld of %ld distinct (%.0f%%): %ld built, %ld "
-           "verified, %ld timed, %ld from the database",
-           r.evaluated, r.n_cand,
-           r.n_cand ? 100.0 * r.evaluated / r.n_cand : 0.0, r.built,
-           r.verified, r.timed, r.from_db);
-    if (r.stale > 0) {
-        printf(" (%ld timed again: their records measured other code)",
-               r.stale);
-    }
-    printf("\n");
-    if (r.confirmed) {
-        printf("  back to back, %d rounds: defaults %.1f us (%.1f-%.1f), "
-               "search's best %.1f us (%.1f-%.1f)%s\n",
-               TUNE_CONFIRM_ROUNDS, r.confirm_default_us, r.default_spread[0],
-               r.default_spread[1], r.confirm_best_us, r.best_spread[0],
-               r.best_spread[1],
-               r.kept_defaults ? ": not faster, the defaults are kept" : "");
-    }
-    if (r.kept_defaults) {
-        printf("  best: the op defaults (%.1f us in the search): %s\n",
-               r.best_us, r.best_knobs);
-    } else if (r.best >= 0) {
-        printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", r.best_us,
-               r.best_gbs, r.best_gflops, r.best_knobs);
-        if (r.best_is_default) {
-            /* one config timed twice: their ratio is noise, no gain */
-            printf("  the best is the op defaults (%.1f us when timed "
-                   "before the search)\n", r.default_us);
-        } else if (r.confirmed) {
-            printf("  tuned is %.2fx the defaults, back to back\n",
-                   r.confirm_default_us / r.confirm_best_us);
-        } else if (r.default_us > 0) {
-            printf("  defaults %.1f us: tuned is %.2fx\n", r.default_us,
-                   r.default_us / r.best_us);
-        }
-    } else {
-        printf("  no config ran correctly\n");
-    }
-    if (r.error[0]) {
-        fprintf(stderr, "specl: tune: %s\n", r.error);
-    } else if (o->plot != NULL && r.evaluated > 0) {
-        printf("  plot: %s\n", o->plot);
-    }
-    return failed;
-}
-
-static const char tune_usage[] =
-    "usage: specl tune [OPTION]... SPEC.yaml...\n"
-    "\n"
-    "Searches each kernel's knob space on one device: builds, verifies\n"
-    "against float64 and times each candidate, and keeps every\n"
-    "measurement in a tuning database (saved as it goes, under a lock;\n"
-    "a second run resumes). A best that is not the op defaults is timed\n"
-    "against them again, back to back, and stored only if it stays\n"
-    "faster. Ctrl-C or SIGTERM stops after the config being measured,\n"
-    "saves, and exits with 130 or 143. A spec file '-' is standard\n"
-    "input.\n"
-    "\n"
-    "Options:\n"
-    "      --device N|P:D     the device ('specl devices'; default:\n"
-    "                         $SPECL_DEVICE, else the first)\n"
-    "      --kernel NAME      only that kernel\n"
-    "      --strategy S       exhaustive, random, or local (default: the op\n"
-    "                         defaults and random points, then hill\n"
-    "                         climbing one knob step at a time)\n"
-    "      --max-evals N      candidates to evaluate (default: all for\n"
-    "                         exhaustive, else a quarter)\n"
-    "      --budget SECONDS   stop searching a kernel after that long\n"
-    "      --rows M           rows measured (default: the op's)\n"
-    "      --reps N           timed runs per config, 1 to 1000 (default 20)\n"
-    "      --seed N           of the inputs and the search order (default 1)\n"
-    "      --db FILE          the database (default:\n"
-    "                         tuning/DEVICE-SLUG.yaml)\n"
-    "      --plot FILE.svg    a heat map of each kernel's search over its\n"
-    "                         first two knobs: FILE.svg when one kernel is\n"
-    "                         tuned, else FILE-NAME.svg for each kernel NAME\n"
-    "  -h, --help             this text\n";
-
-enum {
-    OPT_DEVICE = 256,
-    OPT_KERNEL,
-    OPT_STRATEGY,
-    OPT_MAX_EVALS,
-    OPT_BUDGET,
-    OPT_ROWS,
-    OPT_REPS,
-    OPT_SEED,
-    OPT_DB,
-    OPT_PLOT
-};
-
-static const struct cli_option tune_cli_options[] = {
-    {"device", OPT_DEVICE, 1},
-    {"kernel", OPT_KERNEL, 1},
-    {"strategy", OPT_STRATEGY, 1},
-    {"max-evals", OPT_MAX_EVALS, 1},
-    {"budget", OPT_BUDGET, 1},
-    {"rows", OPT_ROWS, 1},
-    {"reps", OPT_REPS, 1},
-    {"seed", OPT_SEED, 1},
-    {"db", OPT_DB, 1},
-    {"plot", OPT_PLOT, 1},
-    {NULL, 0, 0},
-};
-
-/* What tune's command line asks beyond the tuning options. */
-struct tune_args {
-    const char *device, *db, *plot, *kernel;
-};
-
-/* Reads tune's command line C into O and A: -1 to go on, else the exit
- * status (0 after --help). */
-static int parse_tune(struct cli *c, struct tune_options *o,
-                      struct tune_args *a)
-{
-    static const char *const strategies[] = {"exhaustive", "random", "local",
-                                             NULL};
-    static const enum tune_strategy strategy_of[] = {TUNE_EXHAUSTIVE,
-                                                     TUNE_RANDOM, TUNE_LOCAL};
-    int key;
-    while ((key = cli_next(c)) != CLI_END) {
-        int bad = 0, index;
-        long n;
-        switch (key) {
-        case CLI_HELP:
-            return 0;
-        case CLI_ERROR:
-            return CLI_EXIT_USAGE;
-        case OPT_DEVICE:
-            bad = cli_device(c);
-            a->device = c->value;
-            break;
-        case OPT_KERNEL:
-            a->kernel = c->value;
-            break;
-        case OPT_STRATEGY:
-            index = cli_choice(c, strategies);
-            bad = index < 0;
-            o->strategy = bad ? o->strategy : strategy_of[index];
-            break;
-        case OPT_MAX_EVALS:
-            bad = cli_long(c, 1, 10000000, &o->max_evals);
-            break;
-        case OPT_BUDGET:
-            bad = cli_double(c, 0.001, 1e7, &o->budget_s);
-            break;
-        case OPT_ROWS:
-            bad = cli_long(c, 1, TUNE_MAX_ROWS, &o->rows);
-            break;
-        case OPT_REPS:
-            bad = cli_long(c, 1, MAX_REPS, &n);
-            o->reps = (int)n;
-            break;
-        case OPT_SEED:
-            bad = cli_long(c, 0, 4000000000L, &n);
-            o->seed = (unsigned long)n;
-            break;
-        case OPT_DB:
-            a->db = c->value;
-            break;
-        case OPT_PLOT:
-            a->plot = c->value;
-            break;
-        }
-        if (bad) {
-            return CLI_EXIT_USAGE;
-        }
-    }
-    return -1;
-}
-
-/* The plot of kernel NAME: PLOT itself when one kernel is tuned, else
- * PLOT with "-NAME" before its extension (plot.svg: plot-NAME.svg). */
-static void plot_path(const char *plot, const char *name, int several,
-                      char *out, size_t size)
-{
-    if (!several) {
-        snprintf(out, size, "%s", plot);
-        return;
-    }
-    const char *dot = strrchr(plot, '.');
-    const char *slash = strrchr(plot, '/');
-    if (dot == NULL || (slash != NULL && dot < slash) || dot == plot ||
-        dot[-1] == '/') {
-        dot = plot + strlen(plot); /* no extension: append */
-    }
-    snprintf(out, size, "%.*s-%s%s", (int)(dot - plot), plot, name, dot);
-}
-
-/* `specl tune ARGS...` (ARGV[0]: "tune"): the arguments, the specs, the
- * kernel and the database are checked before the device is opened. */
-int specl_tune_main(int argc, char **argv)
-{
-    struct tune_options o;
-    struct tune_args args = {NULL, NULL, NULL, NULL};
-    struct cli c = {.cmd = "tune",
-                    .usage = tune_usage,
-                    .options = tune_cli_options,
-                    .argc = argc,
-                    .argv = argv};
-    tune_options_init(&o);
-    o.stop = &stop_signal;
-    int rc = parse_tune(&c, &o, &args);
-    if (rc >= 0) {
-        return rc;
-    }
-    struct spec_set set;
-    struct diags d = {.out = stderr};
-    struct tunedb db;
-    struct rt rt;
-    char err[2048], db_path[512];
-    spec_set_init(&set);
-    tunedb_init(&db);
-    int errors = cli_read_specs(&c, &set, &d);
-    rc = 0;
-    if (errors < 0) {
-        rc = CLI_EXIT_USAGE;
-    } else if (errors > 0 || (args.kernel != NULL &&
-                              cli_find_kernel(&set, args.kernel) < 0)) {
-        rc = CLI_EXIT_INVALID;
-    } else if (args.db != NULL) {
-        snprintf(db_path, sizeof db_path, "%s", args.db);
-        if (!db_writable(db_path, err, sizeof err)) {
-            fprintf(stderr, "specl: error: %s\n", err);
-            rc = CLI_EXIT_INVALID;
-        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
-            rc = CLI_EXIT_INVALID;
-        }
-    }
-    if (rc == 0 && rt_open(&rt, args.device, err, sizeof err) < 0) {
-        fprintf(stderr, "specl: error: %s\n", err);
-        rc = CLI_EXIT_INVALID;
-    } else if (rc == 0 && spec_set_target(&set, rt.target, &d) != 0) {
-        rt_close(&rt); /* the defaults for this device do not validate */
-        rc = CLI_EXIT_INVALID;
-    } else if (rc == 0 && args.db == NULL) {
-        /* The device's own database, named after it. */
-        char slug[160];
-        tune_device_slug(rt.name, slug, sizeof slug);
-        mkdir("tuning", 0777);
-        snprintf(db_path, sizeof db_path, "tuning/%s.yaml", slug);
-        if (!db_writable(db_path, err, sizeof err)) {
-            fprintf(stderr, "specl: error: %s\n", err);
-            rc = CLI_EXIT_INVALID;
-        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
-            rc = CLI_EXIT_INVALID;
-        }
-        if (rc != 0) {
-            rt_close(&rt);
-        }
-    }
-    if (rc != 0) {
-        tunedb_free(&db);
-        spec_set_free(&set);
-        return rc;
-    }
-    /* Ctrl-C and kill (SIGTERM) stop after the config being measured;
-     * what was measured is saved. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    struct saver saver = {&db, db_path, now_s(), 0, 0, 0, 0};
-    printf("device: %s (%s, driver %s); database %s\n", rt.name,
-           rt.platform_name, rt.driver, db_path);
-    struct naive naive;
-    naive_init(&naive);
-    int matched = 0;
-    int several = args.kernel == NULL && set.n_kernel > 1;
-    char plot[1024];
-    for (int k = 0; k < set.n_kernel && !stop_signal; k++) {
-        if (args.kernel != NULL &&
-            strcmp(args.kernel, set.kernel[k].name) != 0) {
-            continue;
-        }
-        matched++;
-        if (args.plot != NULL) {
-            plot_path(args.plot, set.kernel[k].name, several, plot,
-                      sizeof plot);
-        }
-        o.plot = args.plot != NULL ? plot : NULL;
-        rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k], &saver);
-        /* And after every kernel: its best, its default time. */
-        if (save_merged(&db, db_path, err, sizeof err) < 0) {
-            fprintf(stderr, "specl: error: %s\n", err);
-            rc = 1;
-        }
-        rc |= saver.failed;
-        saver.failed = 0;
-    }
-    if (saver.saves > 0) {
-        printf("database %s: saved %ld time%s as measurements came, %.3f "
-               "s in all\n", db_path, saver.saves, saver.saves == 1 ? "" : "s",
-               saver.total_s);
-    }
-    if (matched == 0) {
-        fputs("specl: error: the specs have no kernel\n", stderr);
-        rc = 1;
-    }
-    if (stop_signal) {
-        fprintf(stderr, "specl: tune: %s; results so far are in %s\n",
-                stop_signal == SIGTERM ? "terminated" : "interrupted",
-                db_path);
-        rc = 128 + stop_signal; /* as the shell reports a signal's death */
-    }
-    naive_free(&naive);
-    rt_close(&rt);
-    tunedb_free(&db);
-    spec_set_free(&set);
-    return rc;
 }

@@ -52,6 +52,12 @@ int tune_space_config(const struct kernel_spec *ks,
 long tune_space_home(const struct tune_space *sp,
                      const struct kernel_spec *ks);
 
+/* The value index of each axis of config INDEX of SP into IDX. */
+void tune_space_decode(const struct tune_space *sp, long index, int *idx);
+
+/* The config of SP whose axes hold the value indices IDX. */
+long tune_space_encode(const struct tune_space *sp, const int *idx);
+
 /* ---- the constraint filter -------------------------------------------- */
 
 /* Why configs were rejected: their first reasons, numbers blanked
@@ -68,7 +74,7 @@ struct tune_reasons {
 void tune_reason_kind(const char *why, char *out, size_t size);
 
 /* One kernel's space after the op's checks and the merging of configs
- * that emit the same code (emit_code_hash). */
+ * that emit the same code (kernel_code_hash). */
 struct tune_filter {
     struct tune_space sp;
     long home;          /* tune_space_home, or -1 */
@@ -77,7 +83,7 @@ struct tune_filter {
     long *rep;          /* per config: -1 when it does not validate, else
                            the candidate that emits its code (itself for
                            a candidate) */
-    uint64_t *code;     /* per valid config: emit_code_hash of its code */
+    uint64_t *code;     /* per valid config: kernel_code_hash of its code */
     long *cand;         /* the candidates' config indices, ascending */
     struct tune_reasons why; /* the rejected configs, by kind */
 };
@@ -201,9 +207,34 @@ struct tune_result {
  * 0 when some config ran correctly and the plot (if any) was written,
  * else 1: R->searched says whether the search ran, and R->error why not
  * (or why the plot failed). Saving DB is the caller's. */
-int tune_kernel(const struct rt *rt, struct naive *naive,
+int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
                 const struct kernel_spec *ks, const struct tune_options *o,
                 struct tunedb *db, struct tune_result *r);
+
+/* Seconds on a monotonic clock, for elapsed times. */
+double tune_clock_s(void);
+
+/* ---- the plot ---------------------------------------------------------- */
+
+/* What an SVG of one kernel's search shows: per config of SP, its time
+ * (a config that emits another's code has that one's; INFINITY when not
+ * timed), and the chosen config (BEST, -1 when none). */
+struct tune_plot {
+    const struct kernel_spec *ks;
+    const struct tune_space *sp;
+    const double *us;
+    long best;
+    const char *best_knobs;
+    double best_us;
+    const char *device;
+};
+
+/* Writes PL's plot as an SVG to PATH (atomically). Returns 0, or -1 with
+ * a message in ERR. */
+int tune_plot_write(const struct tune_plot *pl, const char *path, char *err,
+                    size_t errsize);
+
+/* ---- specl tune --------------------------------------------------------- */
 
 /* `specl tune ARGS...` (ARGV without the program and command names):
  * prints as the command does and returns its exit status. */

@@ -15,7 +15,7 @@
 #include "knobs.h"
 
 #include "buf.h"
-#include "emit.h"
+#include "files.h"
 #include "spec.h"
 
 void tunedb_init(struct tunedb *db)

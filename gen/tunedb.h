@@ -4,9 +4,9 @@
 #define SPECL_TUNEDB_H
 
 #include "diag.h"
+#include "knobs.h"
 #include "op.h"
 
-#define TUNE_TEXT 512
 /* The most rows an entry is measured at (`specl tune --rows`). */
 #define TUNE_MAX_ROWS (1L << 24)
 
@@ -17,7 +17,7 @@ struct tune_record {
     char knobs[TUNE_TEXT];  /* "m=128 n=64 ...": every knob of the op */
     double us;              /* median time; < 0 when it did not run */
     char status[96];        /* "ok", or why it was skipped */
-    char code[17];          /* emit_code_hash of what it measured, 16 hex
+    char code[17];          /* kernel_code_hash of what it measured, 16 hex
                              * digits; "" (older files): unknown */
     int fresh;              /* measured by this process (not saved): it
                              * replaces a record of the same knobs on

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "emit.h"
+#include "clsource.h"
 #include "knobs.h"
 #include "tunedb.h"
 
@@ -57,7 +57,7 @@ static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
 {
     uint64_t hash;
     char err[256];
-    if (emit_code_hash(ks, &hash, err, sizeof err) < 0) {
+    if (kernel_code_hash(ks, &hash, err, sizeof err) < 0) {
         snprintf(why, why_size, "%s", err);
         return -1;
     }

@@ -16,7 +16,6 @@
 
 struct tunedb;
 
-#define SPECL_MAX_VARIANTS 8
 #define SPECL_DEVICE_NAME_MAX 256
 #define SPECL_DRIVER_MAX 128
 
@@ -37,7 +36,7 @@ struct variant_match {
  * devices NAME_create gives it to first. */
 struct variant {
     struct kernel_spec ks;
-    uint64_t code_hash; /* emit_code_hash of ks (variants_build) */
+    uint64_t code_hash; /* kernel_code_hash of ks (variants_build) */
     char label[640];
     int n_match;
     struct variant_match match[SPECL_MAX_VARIANTS + 2];

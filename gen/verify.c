@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
+#include "clsource.h"
 
 /* ---- numbers ---------------------------------------------------------- */
 
@@ -396,12 +396,12 @@ void vbuffers_free(struct vbuffers *b)
 
 /* ---- naive kernels ---------------------------------------------------- */
 
-void naive_init(struct naive *n)
+void naive_init(struct naive_stubs *n)
 {
     memset(n, 0, sizeof *n);
 }
 
-void naive_free(struct naive *n)
+void naive_free(struct naive_stubs *n)
 {
     for (int i = 0; i < NAIVE_KEEP; i++) {
         stub_unload(&n->entry[i].stub);
@@ -409,17 +409,17 @@ void naive_free(struct naive *n)
     naive_init(n);
 }
 
-struct stub *naive_stub(struct naive *n, const struct rt *rt,
+struct stub *naive_stub(struct naive_stubs *n, const struct rt *rt,
                         const struct kernel_spec *ks, cl_int *err,
                         char **log)
 {
     char msg[256];
     uint64_t hash;
-    struct naive_entry *e = &n->entry[0];
+    struct naive_stub_entry *e = &n->entry[0];
     if (log != NULL) {
         *log = NULL;
     }
-    if (emit_naive_code_hash(ks, &hash, msg, sizeof msg) < 0) {
+    if (naive_code_hash(ks, &hash, msg, sizeof msg) < 0) {
         *err = CL_INVALID_PROGRAM;
         if (log != NULL) {
             *log = strdup(msg);
@@ -427,7 +427,7 @@ struct stub *naive_stub(struct naive *n, const struct rt *rt,
         return NULL;
     }
     for (int i = 0; i < NAIVE_KEEP; i++) {
-        struct naive_entry *c = &n->entry[i];
+        struct naive_stub_entry *c = &n->entry[i];
         if (c->stub.dl != NULL && c->hash == hash) {
             c->used = ++n->clock;
             *err = CL_SUCCESS;

@@ -78,17 +78,17 @@ void vbuffers_free(struct vbuffers *b);
  * code is the same (one op, shape and dtype, whatever the knobs). */
 #define NAIVE_KEEP 8
 
-struct naive {
-    struct naive_entry {
-        uint64_t hash;        /* emit_naive_code_hash */
+struct naive_stubs {
+    struct naive_stub_entry {
+        uint64_t hash;        /* naive_code_hash */
         unsigned long used;   /* when last asked for */
         struct stub stub;     /* loaded when stub.dl is not NULL */
     } entry[NAIVE_KEEP];
     unsigned long clock;
 };
 
-void naive_init(struct naive *n);
-void naive_free(struct naive *n);
+void naive_init(struct naive_stubs *n);
+void naive_free(struct naive_stubs *n);
 
 /* KS's naive stub on RT's device (the same RT every call for one N): one
  * loaded before when its code is the same, else loaded now in place of
@@ -97,7 +97,7 @@ void naive_free(struct naive *n);
  * message in *LOG when LOG is not NULL (caller frees). The stub stays
  * loaded until NAIVE_KEEP others have been asked for since, or
  * naive_free. */
-struct stub *naive_stub(struct naive *n, const struct rt *rt,
+struct stub *naive_stub(struct naive_stubs *n, const struct rt *rt,
                         const struct kernel_spec *ks, cl_int *err,
                         char **log);
 

@@ -15,7 +15,7 @@ struct nu_stats nu_stats;
 
 static struct rt the_rt;
 static int rt_ok;
-static struct naive the_naive;
+static struct naive_stubs the_naive;
 static unsigned long base_seed;
 static unsigned long case_counter;
 static const char *suite_name = "numeric";

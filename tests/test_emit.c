@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "files.h"
 #include "render.h"
 #include "runtime.h"
 #include "spec.h"
@@ -1365,16 +1366,16 @@ static void test_reproducible(void)
     free(tmp);
 }
 
-/* NAME.c's own names (emit_stub_suffix) are NAME_ and a suffix: a kernel
+/* NAME.c's own names (stub_suffix) are NAME_ and a suffix: a kernel
  * named NAME_S that would define one of them (its struct NAME_S) is
  * refused next to NAME, as one whose public names would clash is. */
 static void test_stub_names_clash(void)
 {
     char suffix[64];
     int n = 0;
-    for (; emit_stub_suffix(n, suffix, sizeof suffix); n++) {
+    for (; stub_suffix(n, suffix, sizeof suffix); n++) {
     }
-    CU_ASSERT(n > 20 && n <= EMIT_STUB_SUFFIXES);
+    CU_ASSERT(n > 20 && n <= STUB_SUFFIXES);
     static const char *const clashing[] = {"launch", "variants", "paths0",
                                            "launches0_1"};
     for (size_t i = 0; i < sizeof clashing / sizeof clashing[0]; i++) {

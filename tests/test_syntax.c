@@ -376,11 +376,11 @@ struct name_check {
     int defined;        /* names seen */
 };
 
-/* Whether SUFFIX is one that emit_stub_suffix lists. */
+/* Whether SUFFIX is one that stub_suffix lists. */
 static int stub_suffix_listed(const char *suffix)
 {
     char listed[64];
-    for (int i = 0; emit_stub_suffix(i, listed, sizeof listed); i++) {
+    for (int i = 0; stub_suffix(i, listed, sizeof listed); i++) {
         if (strcmp(listed, suffix) == 0) {
             return 1;
         }
@@ -406,7 +406,7 @@ static int has_identifier(const char *text, const char *word)
 /* Every name NAME.c itself defines (a macro, type, table or function)
  * is NAME or begins with NAME_, so that several kernels' files compile
  * as one unit; those NAME.h does not declare end in a suffix that
- * emit_stub_suffix lists (the spec reader refuses the kernel names that
+ * stub_suffix lists (the spec reader refuses the kernel names that
  * would clash with them). */
 static enum CXChildVisitResult visit_name(CXCursor cursor, CXCursor parent,
                                           CXClientData data)
@@ -432,7 +432,7 @@ static enum CXChildVisitResult visit_name(CXCursor cursor, CXCursor parent,
                      stub_suffix_listed(got + n + 1) ||
                      has_identifier(c->header, got),
                  "%s.c defines '%s', neither in %s.h nor a suffix "
-                 "emit_stub_suffix lists",
+                 "stub_suffix lists",
                  c->name, got, c->name);
         c->defined++;
     }

@@ -146,7 +146,7 @@ static int read_spec_text(struct spec_set *s, const char *path,
  * naive kernels, for the tuning runs in process: opened on first use,
  * closed with the suite. NULL when there is no device. */
 static struct rt dev;
-static struct naive dev_naive;
+static struct naive_stubs dev_naive;
 static int dev_state; /* 0: not tried; 1: open; -1: failed */
 
 static const struct rt *device(void)

@@ -1,0 +1,159 @@
+/* clsource.c - a plan's kernel source (its #define prelude and the
+ * rendered templates) and the hash of the code a plan emits, which the
+ * variants and the tuner compare (clsource.h says what each does). */
+#include "clsource.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "render.h"
+
+void define_lines(const struct define *defs, int n, const char *prefix,
+                  struct buf *out)
+{
+    char value[48];
+    size_t width = 0;
+    for (int i = 0; i < n; i++) {
+        define_text(&defs[i], value, sizeof value);
+        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
+        width = w > width ? w : width;
+    }
+    for (int i = 0; i < n; i++) {
+        define_text(&defs[i], value, sizeof value);
+        size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
+        buf_printf(out, "#define %s%s %s", prefix, defs[i].name, value);
+        if (defs[i].comment[0]) {
+            buf_printf(out, "%*s /* %s */", (int)(width - w), "",
+                       defs[i].comment);
+        }
+        buf_puts(out, "\n");
+    }
+}
+
+/* The #define prelude of PLAN: the values the kernels are built with. */
+void cl_prelude(const struct plan *plan, struct buf *out)
+{
+    buf_puts(out, "\n/* Parameters: the values of this kernel's plan. */\n");
+    define_lines(plan->define, plan->n_define, "", out);
+    buf_puts(out, "\n");
+}
+
+/* The kernels after the prelude: TEMPLATE_FILE, or when it is NULL the
+ * template of each kernel of KS's op that the plan launches (their shared
+ * parts, included by each, once); storage_@dtype@.cl is KS's dtype's. */
+int cl_kernels(const struct kernel_spec *ks, const struct plan *plan,
+               const char *template_file, struct buf *out, char *err,
+               size_t errsize)
+{
+    struct buf top;
+    int n = 0;
+    buf_init(&top);
+    if (template_file != NULL) {
+        buf_printf(&top, "#include \"%s\"\n", template_file);
+        n = template_text(template_file) != NULL;
+    }
+    for (const char *const *k = ks->op->kernels;
+         template_file == NULL && *k != NULL; k++) {
+        char name[SPECL_NAME_MAX + 8];
+        snprintf(name, sizeof name, "%s.cl", *k);
+        if (template_text(name) == NULL) {
+            snprintf(err, errsize, "no template %s for kernel %s of %s",
+                     name, *k, ks->op->name);
+            buf_free(&top);
+            return -1;
+        }
+        if (plan_launches(plan, *k)) {
+            buf_printf(&top, "#include \"%s\"\n", name);
+            n++;
+        }
+    }
+    int rc = 0;
+    if (n == 0) {
+        snprintf(err, errsize, "no template for the kernels of %s (%s)",
+                 ks->name, ks->op->name);
+        rc = -1;
+    } else {
+        const struct hole holes[] = {{"dtype", dtype_name(ks->dtype)},
+                                     {NULL, NULL}};
+        rc = render(out, buf_str(&top), holes, err, errsize);
+    }
+    buf_free(&top);
+    return rc;
+}
+
+int cl_body(const struct kernel_spec *ks, const struct plan *plan,
+            const char *template_file, struct buf *out, char *err,
+            size_t errsize)
+{
+    cl_prelude(plan, out);
+    return cl_kernels(ks, plan, template_file, out, err, errsize);
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+/* The hash of kernel_code_hash for KS's PLAN over TEMPLATE_FILE (NULL:
+ * the op's kernels). */
+static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
+                          const char *template_file, uint64_t *hash,
+                          char *err, size_t errsize)
+{
+    struct buf b;
+    buf_init(&b);
+    if (cl_body(ks, p, template_file, &b, err, errsize) < 0) {
+        buf_free(&b);
+        return -1;
+    }
+    /* What the header and the stub take from the plan, as text. */
+    for (int i = 0; i < p->n_constant; i++) {
+        char value[48];
+        define_text(&p->constant[i], value, sizeof value);
+        buf_printf(&b, "constant %s %s\n", p->constant[i].name, value);
+    }
+    for (int i = 0; i < p->n_buffer; i++) {
+        buf_printf(&b, "buffer %s %ld %ld %d\n", p->buffer[i].name,
+                   p->buffer[i].per_row, p->buffer[i].fixed,
+                   p->buffer[i].optional);
+    }
+    for (int i = 0; i < p->n_path; i++) {
+        const struct path *pa = &p->path[i];
+        buf_printf(&b, "path %ld %s\nscratch %ld %ld\n", pa->max_rows,
+                   pa->why, pa->scratch_per_row, pa->scratch_fixed);
+        for (int l = 0; l < pa->n_launch; l++) {
+            const struct launch *la = &pa->launch[l];
+            buf_printf(&b, "launch %s %d %zu %zu %zu %zu %zu %d", la->kernel,
+                       la->dims, la->local[0], la->local[1], la->groups[0],
+                       la->groups[1], la->rows_per_group, la->slices);
+            for (int a = 0; la->args[a] != NULL; a++) {
+                buf_printf(&b, " %s", la->args[a]);
+            }
+            buf_puts(&b, "\n");
+        }
+    }
+    *hash = fnv1a(14695981039346656037u, buf_str(&b), b.len);
+    buf_free(&b);
+    return 0;
+}
+
+int kernel_code_hash(const struct kernel_spec *ks, uint64_t *hash,
+                     char *err, size_t errsize)
+{
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    return plan_code_hash(ks, &p, NULL, hash, err, errsize);
+}
+
+int naive_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
+                    size_t errsize)
+{
+    struct plan p;
+    naive_plan(ks, &p);
+    return plan_code_hash(ks, &p, NAIVE_TEMPLATE, hash, err, errsize);
+}

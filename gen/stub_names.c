@@ -1,0 +1,51 @@
+/* stub_names.c - the names every emitted NAME.h and NAME.c define, as
+ * suffixes of NAME_: one table that the emitter writes by and the spec
+ * reader keeps kernel names from clashing by. */
+#include "stub_names.h"
+
+#include <stdio.h>
+
+const char *const stub_host_api[] = {
+    "create", "create_variant", "variant", "enqueue", "enqueue_scratch",
+    "scratch_bytes", "clone", "build_log", "destroy", "N_VARIANTS", NULL};
+
+/* The names of NAME.c that NAME.h does not declare, as suffixes of
+ * NAME_ (stub_names.h): types, tables and static functions. */
+static const char *const stub_suffixes[] = {
+    "launch", "path", "variant_def", "match", "limits", "buffer_shapes",
+    "variants", "matches", "log_append", "log_variant", "device_text",
+    "read_build_log", "compute_capability", "sm90a_mark", "sm90a_ptx",
+    "rebuild_sm90a",
+    "fits", "build_variant",
+    "create_in_order", "match_rank", "check_target", "check_buffer",
+    "check_queue_and_wait", "path_for", "path_scratch", "enqueue_launch",
+    "enqueue_buffers", NULL};
+
+/* The tables numbered by variant (or by kernel source, as many at most);
+ * launches are numbered by variant and path as well. */
+static const char *const stub_numbered[] = {
+    "kernels_source", "params", "kernel_names", "kernel_threads", "paths",
+    NULL};
+
+int stub_suffix(int i, char *buf, size_t size)
+{
+    for (int s = 0; stub_suffixes[s] != NULL; s++, i--) {
+        if (i == 0) {
+            snprintf(buf, size, "%s", stub_suffixes[s]);
+            return 1;
+        }
+    }
+    for (int s = 0; stub_numbered[s] != NULL; s++) {
+        if (i < SPECL_MAX_VARIANTS) {
+            snprintf(buf, size, "%s%d", stub_numbered[s], i);
+            return 1;
+        }
+        i -= SPECL_MAX_VARIANTS;
+    }
+    if (i < SPECL_MAX_VARIANTS * SPECL_MAX_PATHS) {
+        snprintf(buf, size, "launches%d_%d", i / SPECL_MAX_PATHS,
+                 i % SPECL_MAX_PATHS);
+        return 1;
+    }
+    return 0;
+}

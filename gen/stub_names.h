@@ -1,0 +1,30 @@
+/* stub_names.h - the names every emitted NAME.h and NAME.c define, as
+ * suffixes of NAME_, shared by the emitter and the spec reader. */
+#ifndef SPECL_STUB_NAMES_H
+#define SPECL_STUB_NAMES_H
+
+#include <stddef.h>
+
+#include "op.h"
+
+/* The host API of kernel NAME, declared by NAME.h: NAME_ and each of
+ * these (NULL-terminated). */
+extern const char *const stub_host_api[];
+
+/* The naive stub of kernel NAME, which specl checks NAME against, is
+ * NAME_naive. */
+#define EMIT_NAIVE_SUFFIX "_naive"
+/* Room for an emitted name and its terminating NUL. */
+#define EMIT_NAME_MAX (SPECL_NAME_MAX + sizeof EMIT_NAIVE_SUFFIX)
+
+/* Every name NAME.c defines begins with NAME_, so that the files of
+ * several kernels compile as one translation unit (unity builds); those
+ * NAME.h does not declare are NAME_ and one of the suffixes this writes
+ * into BUF, the I-th for I = 0, 1, ...: it returns 1, or 0 past the last
+ * (at most STUB_SUFFIXES). A kernel named NAME_S whose own names would be
+ * among them cannot go with NAME into one unit. NAME.c's macros
+ * are left out: it #undefs them at its end. */
+int stub_suffix(int i, char *buf, size_t size);
+#define STUB_SUFFIXES (32 + (5 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS)
+
+#endif

@@ -1,0 +1,472 @@
+/* tune_cli.c - `specl tune`: its arguments, the specs, kernels and
+ * database it reads, progress as it goes, Ctrl-C, and the database saved
+ * as measurements come. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "knobs.h"
+#include "measure.h"
+#include "spec.h"
+#include "tune.h"
+#include "tunedb.h"
+#include "tunedb_lock.h"
+
+/* ---- specl tune ------------------------------------------------------- */
+
+/* The signal that asked `specl tune` to stop (SIGINT, SIGTERM), or 0. */
+static volatile sig_atomic_t stop_signal = 0;
+
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+/* What the command's callbacks print for one kernel, and save. */
+struct report {
+    const struct kernel_spec *ks;
+    double budget_s;
+    int is_tty;
+    double last_report;
+    struct saver *saver;
+};
+
+/* Saving as measurements come (tune_options.on_record): the database,
+ * merged into its file under the lock, after each config measured, unless
+ * the last save was too recent for its cost. */
+struct saver {
+    const struct tunedb *db;
+    const char *path;
+    double last_end;    /* when the last save ended */
+    double last_cost;   /* and the seconds it took */
+    long saves;         /* saves as measurements came */
+    double total_s;     /* and the seconds they took */
+    int failed;         /* one failed (reported): no more until the end */
+};
+
+/* A save waits until SAVE_SPACING times the last one's cost has passed
+ * since it ended: saving then takes at most 1 / SAVE_SPACING of the run
+ * (5%) however large the database grows. Measured on PoCL (2 cores): a
+ * save of tuning/'s H100 database (310 records) takes 5 ms, of one ten
+ * times its size 30 ms, while a config of tests/tune/small.yaml takes 0.5
+ * to 4 s to build, verify and time: runs save after every config. */
+#define SAVE_SPACING 20.0
+
+static void save_now(struct saver *sv)
+{
+    char err[2048];
+    double t0 = tune_clock_s();
+    if (tunedb_save_merged(sv->db, sv->path, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        sv->failed = 1;
+        return;
+    }
+    sv->last_end = tune_clock_s();
+    sv->last_cost = sv->last_end - t0;
+    sv->saves++;
+    sv->total_s += sv->last_cost;
+}
+
+static void save_as_measured(const struct tune_result *r, void *ctx)
+{
+    struct report *rep = ctx;
+    struct saver *sv = rep->saver;
+    (void)r;
+    if (!sv->failed &&
+        tune_clock_s() - sv->last_end >= SAVE_SPACING * sv->last_cost) {
+        save_now(sv);
+    }
+}
+
+/* The first line of a kernel: the space, and why configs were rejected. */
+static void print_start(const struct tune_result *r, void *ctx)
+{
+    const struct report *rep = ctx;
+    const struct kernel_spec *ks = rep->ks;
+    char shape[TUNE_TEXT];
+    tune_shape_text(ks, shape, sizeof shape);
+    printf("%s: %s %s, rows %ld: %ld configs, %ld valid, %ld distinct",
+           ks->name, ks->op->name, shape, r->rows, r->n_configs, r->n_valid,
+           r->n_cand);
+    for (int k = 0; k < r->why.n_kinds; k++) {
+        printf("%s%ld %s", k ? "; " : " (invalid: ", r->why.count[k],
+               r->why.kind[k]);
+    }
+    printf("%s\n", r->why.n_kinds ? ")" : "");
+    fflush(stdout);
+}
+
+static void print_progress(const struct tune_result *r, double el, int final,
+                           void *ctx)
+{
+    struct report *rep = ctx;
+    double left = r->evaluated > 0
+                      ? el / r->evaluated * (r->max_evals - r->evaluated)
+                      : 0;
+    if (rep->budget_s > 0 && rep->budget_s - el < left) {
+        left = rep->budget_s - el;
+    }
+    if (left < 0) {
+        left = 0;
+    }
+    char best[48] = "-";
+    if (r->best >= 0) {
+        snprintf(best, sizeof best, "%.1f us", r->best_us);
+    }
+    if (rep->is_tty) {
+        int width = 30;
+        int filled = r->max_evals
+                         ? (int)(width * r->evaluated / r->max_evals)
+                         : width;
+        fprintf(stderr, "\r  [%.*s%*s] %ld/%ld best %s  %d:%02d elapsed, "
+                "~%d:%02d left ",
+                filled, "==============================", width - filled, "",
+                r->evaluated, r->max_evals, best, (int)el / 60, (int)el % 60,
+                (int)left / 60, (int)left % 60);
+        if (final) {
+            fputc('\n', stderr);
+        }
+    } else if (final || el - rep->last_report >= 5.0) {
+        fprintf(stderr, "  %s: %ld/%ld evaluated, best %s, %.0f s elapsed, "
+                "~%.0f s left\n",
+                rep->ks->name, r->evaluated, r->max_evals, best, el, left);
+        rep->last_report = el;
+    }
+    fflush(stderr);
+}
+
+/* Tunes KS with O and prints what it did; returns 1 when it failed. */
+static int tune_and_print(const struct tune_options *o, const struct rt *rt,
+                          struct naive_stubs *naive, struct tunedb *db,
+                          const struct kernel_spec *ks, struct saver *saver)
+{
+    struct tune_options ko = *o;
+    struct tune_result r;
+    struct report rep = {ks, o->budget_s, isatty(2), 0, saver};
+    ko.on_start = print_start;
+    ko.on_progress = print_progress;
+    ko.on_record = save_as_measured;
+    ko.ctx = &rep;
+    int failed = tune_kernel(rt, naive, ks, &ko, db, &r);
+    if (!r.searched) {
+        fprintf(stderr, "specl: tune: %s: %s\n", ks->name, r.error);
+        return 1;
+    }
+    printf("  evaluated %ld of %ld distinct (%.0f%%): %ld built, %ld "
+           "verified, %ld timed, %ld from the database",
+           r.evaluated, r.n_cand,
+           r.n_cand ? 100.0 * r.evaluated / r.n_cand : 0.0, r.built,
+           r.verified, r.timed, r.from_db);
+    if (r.stale > 0) {
+        printf(" (%ld timed again: their records measured other code)",
+               r.stale);
+    }
+    printf("\n");
+    if (r.confirmed) {
+        printf("  back to back, %d rounds: defaults %.1f us (%.1f-%.1f), "
+               "search's best %.1f us (%.1f-%.1f)%s\n",
+               TUNE_CONFIRM_ROUNDS, r.confirm_default_us, r.default_spread[0],
+               r.default_spread[1], r.confirm_best_us, r.best_spread[0],
+               r.best_spread[1],
+               r.kept_defaults ? ": not faster, the defaults are kept" : "");
+    }
+    if (r.kept_defaults) {
+        printf("  best: the op defaults (%.1f us in the search): %s\n",
+               r.best_us, r.best_knobs);
+    } else if (r.best >= 0) {
+        printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", r.best_us,
+               r.best_gbs, r.best_gflops, r.best_knobs);
+        if (r.best_is_default) {
+            /* one config timed twice: their ratio is noise, no gain */
+            printf("  the best is the op defaults (%.1f us when timed "
+                   "before the search)\n", r.default_us);
+        } else if (r.confirmed) {
+            printf("  tuned is %.2fx the defaults, back to back\n",
+                   r.confirm_default_us / r.confirm_best_us);
+        } else if (r.default_us > 0) {
+            printf("  defaults %.1f us: tuned is %.2fx\n", r.default_us,
+                   r.default_us / r.best_us);
+        }
+    } else {
+        printf("  no config ran correctly\n");
+    }
+    if (r.error[0]) {
+        fprintf(stderr, "specl: tune: %s\n", r.error);
+    } else if (o->plot != NULL && r.evaluated > 0) {
+        printf("  plot: %s\n", o->plot);
+    }
+    return failed;
+}
+
+static const char tune_usage[] =
+    "usage: specl tune [OPTION]... SPEC.yaml...\n"
+    "\n"
+    "Searches each kernel's knob space on one device: builds, verifies\n"
+    "against float64 and times each candidate, and keeps every\n"
+    "measurement in a tuning database (saved as it goes, under a lock;\n"
+    "a second run resumes). A best that is not the op defaults is timed\n"
+    "against them again, back to back, and stored only if it stays\n"
+    "faster. Ctrl-C or SIGTERM stops after the config being measured,\n"
+    "saves, and exits with 130 or 143. A spec file '-' is standard\n"
+    "input.\n"
+    "\n"
+    "Options:\n"
+    "      --device N|P:D     the device ('specl devices'; default:\n"
+    "                         $SPECL_DEVICE, else the first)\n"
+    "      --kernel NAME      only that kernel\n"
+    "      --strategy S       exhaustive, random, or local (default: the op\n"
+    "                         defaults and random points, then hill\n"
+    "                         climbing one knob step at a time)\n"
+    "      --max-evals N      candidates to evaluate (default: all for\n"
+    "                         exhaustive, else a quarter)\n"
+    "      --budget SECONDS   stop searching a kernel after that long\n"
+    "      --rows M           rows measured (default: the op's)\n"
+    "      --reps N           timed runs per config, 1 to 1000 (default 20)\n"
+    "      --seed N           of the inputs and the search order (default 1)\n"
+    "      --db FILE          the database (default:\n"
+    "                         tuning/DEVICE-SLUG.yaml)\n"
+    "      --plot FILE.svg    a heat map of each kernel's search over its\n"
+    "                         first two knobs: FILE.svg when one kernel is\n"
+    "                         tuned, else FILE-NAME.svg for each kernel NAME\n"
+    "  -h, --help             this text\n";
+
+enum {
+    OPT_DEVICE = 256,
+    OPT_KERNEL,
+    OPT_STRATEGY,
+    OPT_MAX_EVALS,
+    OPT_BUDGET,
+    OPT_ROWS,
+    OPT_REPS,
+    OPT_SEED,
+    OPT_DB,
+    OPT_PLOT
+};
+
+static const struct cli_option tune_cli_options[] = {
+    {"device", OPT_DEVICE, 1},
+    {"kernel", OPT_KERNEL, 1},
+    {"strategy", OPT_STRATEGY, 1},
+    {"max-evals", OPT_MAX_EVALS, 1},
+    {"budget", OPT_BUDGET, 1},
+    {"rows", OPT_ROWS, 1},
+    {"reps", OPT_REPS, 1},
+    {"seed", OPT_SEED, 1},
+    {"db", OPT_DB, 1},
+    {"plot", OPT_PLOT, 1},
+    {NULL, 0, 0},
+};
+
+/* What tune's command line asks beyond the tuning options. */
+struct tune_args {
+    const char *device, *db, *plot, *kernel;
+};
+
+/* Reads tune's command line C into O and A: -1 to go on, else the exit
+ * status (0 after --help). */
+static int parse_tune(struct cli *c, struct tune_options *o,
+                      struct tune_args *a)
+{
+    static const char *const strategies[] = {"exhaustive", "random", "local",
+                                             NULL};
+    static const enum tune_strategy strategy_of[] = {TUNE_EXHAUSTIVE,
+                                                     TUNE_RANDOM, TUNE_LOCAL};
+    int key;
+    while ((key = cli_next(c)) != CLI_END) {
+        int bad = 0, index;
+        long n;
+        switch (key) {
+        case CLI_HELP:
+            return 0;
+        case CLI_ERROR:
+            return CLI_EXIT_USAGE;
+        case OPT_DEVICE:
+            bad = cli_device(c);
+            a->device = c->value;
+            break;
+        case OPT_KERNEL:
+            a->kernel = c->value;
+            break;
+        case OPT_STRATEGY:
+            index = cli_choice(c, strategies);
+            bad = index < 0;
+            o->strategy = bad ? o->strategy : strategy_of[index];
+            break;
+        case OPT_MAX_EVALS:
+            bad = cli_long(c, 1, 10000000, &o->max_evals);
+            break;
+        case OPT_BUDGET:
+            bad = cli_double(c, 0.001, 1e7, &o->budget_s);
+            break;
+        case OPT_ROWS:
+            bad = cli_long(c, 1, TUNE_MAX_ROWS, &o->rows);
+            break;
+        case OPT_REPS:
+            bad = cli_long(c, 1, MAX_REPS, &n);
+            o->reps = (int)n;
+            break;
+        case OPT_SEED:
+            bad = cli_long(c, 0, 4000000000L, &n);
+            o->seed = (unsigned long)n;
+            break;
+        case OPT_DB:
+            a->db = c->value;
+            break;
+        case OPT_PLOT:
+            a->plot = c->value;
+            break;
+        }
+        if (bad) {
+            return CLI_EXIT_USAGE;
+        }
+    }
+    return -1;
+}
+
+/* The plot of kernel NAME: PLOT itself when one kernel is tuned, else
+ * PLOT with "-NAME" before its extension (plot.svg: plot-NAME.svg). */
+static void plot_path(const char *plot, const char *name, int several,
+                      char *out, size_t size)
+{
+    if (!several) {
+        snprintf(out, size, "%s", plot);
+        return;
+    }
+    const char *dot = strrchr(plot, '.');
+    const char *slash = strrchr(plot, '/');
+    if (dot == NULL || (slash != NULL && dot < slash) || dot == plot ||
+        dot[-1] == '/') {
+        dot = plot + strlen(plot); /* no extension: append */
+    }
+    snprintf(out, size, "%.*s-%s%s", (int)(dot - plot), plot, name, dot);
+}
+
+/* `specl tune ARGS...` (ARGV[0]: "tune"): the arguments, the specs, the
+ * kernel and the database are checked before the device is opened. */
+int specl_tune_main(int argc, char **argv)
+{
+    struct tune_options o;
+    struct tune_args args = {NULL, NULL, NULL, NULL};
+    struct cli c = {.cmd = "tune",
+                    .usage = tune_usage,
+                    .options = tune_cli_options,
+                    .argc = argc,
+                    .argv = argv};
+    tune_options_init(&o);
+    o.stop = &stop_signal;
+    int rc = parse_tune(&c, &o, &args);
+    if (rc >= 0) {
+        return rc;
+    }
+    struct spec_set set;
+    struct diags d = {.out = stderr};
+    struct tunedb db;
+    struct rt rt;
+    char err[2048], db_path[512];
+    spec_set_init(&set);
+    tunedb_init(&db);
+    int errors = cli_read_specs(&c, &set, &d);
+    rc = 0;
+    if (errors < 0) {
+        rc = CLI_EXIT_USAGE;
+    } else if (errors > 0 || (args.kernel != NULL &&
+                              cli_find_kernel(&set, args.kernel) < 0)) {
+        rc = CLI_EXIT_INVALID;
+    } else if (args.db != NULL) {
+        snprintf(db_path, sizeof db_path, "%s", args.db);
+        if (!tunedb_writable(db_path, err, sizeof err)) {
+            fprintf(stderr, "specl: error: %s\n", err);
+            rc = CLI_EXIT_INVALID;
+        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
+            rc = CLI_EXIT_INVALID;
+        }
+    }
+    if (rc == 0 && rt_open(&rt, args.device, err, sizeof err) < 0) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        rc = CLI_EXIT_INVALID;
+    } else if (rc == 0 && spec_set_target(&set, rt.target, &d) != 0) {
+        rt_close(&rt); /* the defaults for this device do not validate */
+        rc = CLI_EXIT_INVALID;
+    } else if (rc == 0 && args.db == NULL) {
+        /* The device's own database, named after it. */
+        char slug[160];
+        tune_device_slug(rt.name, slug, sizeof slug);
+        mkdir("tuning", 0777);
+        snprintf(db_path, sizeof db_path, "tuning/%s.yaml", slug);
+        if (!tunedb_writable(db_path, err, sizeof err)) {
+            fprintf(stderr, "specl: error: %s\n", err);
+            rc = CLI_EXIT_INVALID;
+        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
+            rc = CLI_EXIT_INVALID;
+        }
+        if (rc != 0) {
+            rt_close(&rt);
+        }
+    }
+    if (rc != 0) {
+        tunedb_free(&db);
+        spec_set_free(&set);
+        return rc;
+    }
+    /* Ctrl-C and kill (SIGTERM) stop after the config being measured;
+     * what was measured is saved. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct saver saver = {&db, db_path, tune_clock_s(), 0, 0, 0, 0};
+    printf("device: %s (%s, driver %s); database %s\n", rt.name,
+           rt.platform_name, rt.driver, db_path);
+    struct naive_stubs naive;
+    naive_init(&naive);
+    int matched = 0;
+    int several = args.kernel == NULL && set.n_kernel > 1;
+    char plot[1024];
+    for (int k = 0; k < set.n_kernel && !stop_signal; k++) {
+        if (args.kernel != NULL &&
+            strcmp(args.kernel, set.kernel[k].name) != 0) {
+            continue;
+        }
+        matched++;
+        if (args.plot != NULL) {
+            plot_path(args.plot, set.kernel[k].name, several, plot,
+                      sizeof plot);
+        }
+        o.plot = args.plot != NULL ? plot : NULL;
+        rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k], &saver);
+        /* And after every kernel: its best, its default time. */
+        if (tunedb_save_merged(&db, db_path, err, sizeof err) < 0) {
+            fprintf(stderr, "specl: error: %s\n", err);
+            rc = 1;
+        }
+        rc |= saver.failed;
+        saver.failed = 0;
+    }
+    if (saver.saves > 0) {
+        printf("database %s: saved %ld time%s as measurements came, %.3f "
+               "s in all\n", db_path, saver.saves, saver.saves == 1 ? "" : "s",
+               saver.total_s);
+    }
+    if (matched == 0) {
+        fputs("specl: error: the specs have no kernel\n", stderr);
+        rc = 1;
+    }
+    if (stop_signal) {
+        fprintf(stderr, "specl: tune: %s; results so far are in %s\n",
+                stop_signal == SIGTERM ? "terminated" : "interrupted",
+                db_path);
+        rc = 128 + stop_signal; /* as the shell reports a signal's death */
+    }
+    naive_free(&naive);
+    rt_close(&rt);
+    tunedb_free(&db);
+    spec_set_free(&set);
+    return rc;
+}

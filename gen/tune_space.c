@@ -1,0 +1,281 @@
+/* tune_space.c - a kernel's search space for the tuner and the
+ * constraint filter over it: which configs the op accepts, and which of
+ * them emit the same code (tune.h says what each does). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "clsource.h"
+#include "knobs.h"
+#include "tune.h"
+
+/* ---- the search space ------------------------------------------------- */
+
+int tune_space_build(const struct op_def *op, struct tune_space *sp,
+                     char *err, size_t errsize)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->n_config = 1;
+    if (op->tune_space == NULL) {
+        snprintf(err, errsize, "op %s declares no tuning space", op->name);
+        return -1;
+    }
+    for (const struct tune_axis *ax = op->tune_space; ax->knob; ax++) {
+        int k = op_knob_index(op, ax->knob);
+        if (k < 0 || sp->n_axis == TUNE_MAX_AXES) {
+            snprintf(err, errsize, "tuning space of %s: bad knob %s",
+                     op->name, ax->knob);
+            return -1;
+        }
+        const struct param_def *def = &op->knobs[k];
+        int a = sp->n_axis++;
+        sp->knob[a] = k;
+        char copy[256], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", ax->values);
+        for (char *t = strtok_r(copy, " ", &save); t;
+             t = strtok_r(NULL, " ", &save)) {
+            double v;
+            if (knobs_parse_value(def, t, &v) < 0 ||
+                sp->n_value[a] == TUNE_MAX_VALUES) {
+                snprintf(err, errsize, "tuning space of %s: bad value %s "
+                         "for %s", op->name, t, ax->knob);
+                return -1;
+            }
+            sp->value[a][sp->n_value[a]++] = v;
+        }
+        sp->n_config *= sp->n_value[a];
+        if (sp->n_config > TUNE_MAX_CONFIGS) {
+            snprintf(err, errsize, "tuning space of %s is too large",
+                     op->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void tune_space_decode(const struct tune_space *sp, long index, int *idx)
+{
+    for (int a = sp->n_axis - 1; a >= 0; a--) {
+        idx[a] = (int)(index % sp->n_value[a]);
+        index /= sp->n_value[a];
+    }
+}
+
+long tune_space_encode(const struct tune_space *sp, const int *idx)
+{
+    long index = 0;
+    for (int a = 0; a < sp->n_axis; a++) {
+        index = index * sp->n_value[a] + idx[a];
+    }
+    return index;
+}
+
+int tune_space_config(const struct kernel_spec *ks,
+                      const struct tune_space *sp, long index,
+                      struct kernel_spec *out, char *why, size_t size)
+{
+    int idx[TUNE_MAX_AXES] = {0};
+    struct diags quiet = {.out = NULL};
+    *out = *ks;
+    tune_space_decode(sp, index, idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        out->knob[sp->knob[a]].num = sp->value[a][idx[a]];
+        out->knob[sp->knob[a]].set = 1;
+    }
+    int valid = knobs_resolve(out, &quiet) == 0;
+    if (why != NULL) {
+        snprintf(why, size, "%s", quiet.first);
+    }
+    /* Kernels that only NVIDIA tensor cores build are no candidates on
+     * other devices (ks->target says which the tuner runs on); wgmma's
+     * only on compute capability 9.0. */
+    if (valid && ks->target != TARGET_SM90A) {
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        out->op->plan(out, &p);
+        if (p.needs == NEEDS_SM90A ||
+            (p.needs == NEEDS_TENSOR_CORES && ks->target != TARGET_TENSOR)) {
+            valid = 0;
+            if (why != NULL) {
+                snprintf(why, size, "needs NVIDIA %s, which the device "
+                                    "lacks",
+                         p.needs == NEEDS_SM90A
+                             ? "compute capability 9.0 (wgmma)"
+                             : "tensor cores (compute capability 8.0+)");
+            }
+        }
+    }
+    return valid;
+}
+
+long tune_space_home(const struct tune_space *sp,
+                     const struct kernel_spec *ks)
+{
+    int idx[TUNE_MAX_AXES] = {0};
+    for (int a = 0; a < sp->n_axis; a++) {
+        idx[a] = -1;
+        for (int v = 0; v < sp->n_value[a]; v++) {
+            if (sp->value[a][v] == ks->knob[sp->knob[a]].num) {
+                idx[a] = v;
+            }
+        }
+        if (idx[a] < 0) {
+            return -1;
+        }
+    }
+    return tune_space_encode(sp, idx);
+}
+
+/* ---- the constraint filter -------------------------------------------- */
+
+void tune_reason_kind(const char *why, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = why; *p && n + 1 < size; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (n == 0 || out[n - 1] != '#') {
+                out[n++] = '#';
+            }
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+static void count_reason(struct tune_reasons *r, const char *why)
+{
+    char kind[128];
+    tune_reason_kind(why, kind, sizeof kind);
+    int k = 0;
+    while (k < r->n_kinds && strcmp(r->kind[k], kind) != 0) {
+        k++;
+    }
+    if (k == r->n_kinds && r->n_kinds < TUNE_MAX_KINDS) {
+        snprintf(r->kind[r->n_kinds++], sizeof r->kind[0], "%s", kind);
+    }
+    if (k < TUNE_MAX_KINDS) {
+        r->count[k]++;
+    }
+}
+
+void tune_filter_free(struct tune_filter *f)
+{
+    free(f->rep);
+    free(f->code);
+    free(f->cand);
+    f->rep = NULL;
+    f->code = NULL;
+    f->cand = NULL;
+}
+
+/* The configs that validate emit code; merges those of equal code (an
+ * open-addressing table of the hashes seen, at most half full), the home
+ * config first. */
+static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
+                           char *err, size_t errsize)
+{
+    long n = f->sp.n_config, size = 1;
+    while (size < 2 * f->n_valid) {
+        size *= 2;
+    }
+    uint64_t *hash = malloc((size_t)size * sizeof *hash);
+    long *slot = malloc((size_t)size * sizeof *slot);
+    int rc = 0;
+    if (hash == NULL || slot == NULL) {
+        snprintf(err, errsize, "out of memory");
+        rc = -1;
+    }
+    for (long t = 0; rc == 0 && t < size; t++) {
+        slot[t] = -1;
+    }
+    for (long o = -1; rc == 0 && o < n; o++) {
+        long i = o < 0 ? f->home : o; /* the defaults' config first */
+        if (i < 0 || (o >= 0 && i == f->home) || f->rep[i] < 0) {
+            continue;
+        }
+        struct kernel_spec cks;
+        uint64_t h;
+        tune_space_config(ks, &f->sp, i, &cks, NULL, 0);
+        if (kernel_code_hash(&cks, &h, err, errsize) < 0) {
+            rc = -1;
+            break;
+        }
+        f->code[i] = h;
+        long t = (long)(h & (uint64_t)(size - 1));
+        while (slot[t] >= 0 && hash[t] != h) {
+            t = (t + 1) & (size - 1);
+        }
+        if (slot[t] < 0) {
+            slot[t] = i;
+            hash[t] = h;
+        }
+        f->rep[i] = slot[t];
+    }
+    free(hash);
+    free(slot);
+    return rc;
+}
+
+int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
+                    char *err, size_t errsize)
+{
+    memset(f, 0, sizeof *f);
+    if (tune_space_build(ks->op, &f->sp, err, errsize) < 0) {
+        return -1;
+    }
+    long n = f->sp.n_config;
+    f->home = tune_space_home(&f->sp, ks);
+    f->rep = malloc((size_t)n * sizeof *f->rep);
+    f->code = calloc((size_t)n, sizeof *f->code);
+    f->cand = malloc((size_t)n * sizeof *f->cand);
+    if (f->rep == NULL || f->code == NULL || f->cand == NULL) {
+        tune_filter_free(f);
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    for (long i = 0; i < n; i++) {
+        struct kernel_spec cks;
+        char why[DIAG_MESSAGE_MAX];
+        if (tune_space_config(ks, &f->sp, i, &cks, why, sizeof why)) {
+            f->rep[i] = i;
+            f->n_valid++;
+        } else {
+            f->rep[i] = -1;
+            count_reason(&f->why, why);
+        }
+    }
+    if (merge_same_code(ks, f, err, errsize) < 0) {
+        tune_filter_free(f);
+        return -1;
+    }
+    for (long i = 0; i < n; i++) {
+        if (f->rep[i] == i) {
+            f->cand[f->n_cand++] = i;
+        }
+    }
+    return 0;
+}
+
+long tune_candidates(const struct kernel_spec *ks, char **texts,
+                     long *n_valid)
+{
+    struct tune_filter f;
+    char err[256];
+    *texts = NULL;
+    if (tune_filter_run(ks, &f, err, sizeof err) < 0) {
+        return -1;
+    }
+    long n = f.n_cand;
+    *texts = malloc((size_t)(n ? n : 1) * TUNE_TEXT);
+    for (long i = 0; *texts != NULL && i < n; i++) {
+        struct kernel_spec cks;
+        tune_space_config(ks, &f.sp, f.cand[i], &cks, NULL, 0);
+        knobs_text(&cks, *texts + i * TUNE_TEXT, TUNE_TEXT);
+    }
+    *n_valid = f.n_valid;
+    tune_filter_free(&f);
+    return *texts != NULL ? n : -1;
+}
