@@ -288,6 +288,110 @@ static void print_row(const struct bench_opts *o, const struct rt *rt,
     *first = 0;
 }
 
+/* The lines above a case's table: its shape, the floor and, for a
+ * memory-bound case, the copy of the same bytes. */
+static void print_case_head(const struct kernel_spec *ks,
+                            const struct measure_case *mc,
+                            const struct ceilings *ceil,
+                            const struct case_figures *figures,
+                            const struct result *copy, double copy_bytes)
+{
+    double t_bytes = mc->bytes / (ceil->copy_gbs * 1e3);
+    double t_flops = mc->flops / (ceil->gflops * 1e3);
+    int memory_bound = t_bytes > t_flops;
+    char shape[96];
+    shape_text(&mc->vc, shape, sizeof shape);
+    printf("\n%s  %s %s %s\n", ks->name, ks->op->name, shape,
+           dtype_name(ks->dtype));
+    printf("  floor %.1f us, %s-bound: %.1f MB at %.0f GB/s = %.1f us; "
+           "%.2f GFLOP at %.0f GFLOP/s = %.1f us\n",
+           figures->floor_us, memory_bound ? "memory" : "compute",
+           mc->bytes / 1e6, ceil->copy_gbs, t_bytes, mc->flops / 1e9,
+           ceil->gflops, t_flops);
+    if (copy->ok) {
+        /* Tiny cases copy at well under 1 GB/s: digits enough that the
+         * figure never reads as 0. */
+        double gbs = copy_bytes / (copy->us * 1e3);
+        printf("  copy of the same bytes: %.1f us (%.*f GB/s)\n", copy->us,
+               gbs < 1 ? 3 : gbs < 10 ? 1 : 0, gbs);
+    } else if (memory_bound) {
+        printf("  copy of the same bytes: not measured (%s)\n", copy->note);
+    }
+    printf("  %-8s %10s %10s %9s %9s %7s %9s %8s %9s\n", "variant",
+           "time_us", "wall_us", "GB/s", "GFLOP/s", "%floor", "vs_naive",
+           "vs_blas", "error");
+}
+
+/* The naive kernels' column: built, verified and timed into R. */
+static void bench_naive(const struct bench_opts *o, const struct rt *rt,
+                        struct measure_case *mc, struct result *r)
+{
+    if (o->no_naive) {
+        snprintf(r->note, sizeof r->note, "skipped (--no-naive)");
+        return;
+    }
+    char *naive_log = NULL;
+    cl_int err = mcase_load_naive(mc, &naive_log);
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "%s: naive kernels: build log:\n%s\n", mc->vc.ks->name,
+                naive_log ? naive_log : "");
+        snprintf(r->note, sizeof r->note, "build failed: %s",
+                 rt_status(err));
+    } else {
+        verify_variant(mc, run_naive, r);
+    }
+    if (r->ok) {
+        time_variant(rt, run_naive, mc, mc->n_sets, o->reps, r);
+    }
+    free(naive_log);
+}
+
+/* CLBlast's column: verified and timed into R, or why there is none. */
+static void bench_blas(const struct bench_opts *o, const struct rt *rt,
+                       struct measure_case *mc, size_t rows, struct result *r)
+{
+    const struct kernel_spec *ks = mc->vc.ks;
+    /* CLBlast multiplies f32 (SGEMM) and f16 (HGEMM, on devices with
+     * cl_khr_fp16); it has no bf16 GEMM. */
+    const char *no_peer = NULL;
+    if (ks->op->blas_peer == NULL) {
+        no_peer = "no such primitive in CLBlast";
+    } else if (ks->dtype == DTYPE_BF16) {
+        no_peer = "no bf16 GEMM in CLBlast";
+    } else if (ks->dtype == DTYPE_F16 &&
+               !rt_has_extension(rt->device, "cl_khr_fp16")) {
+        no_peer = "CLBlast's HGEMM needs cl_khr_fp16, which the device lacks";
+    }
+    /* Without CLBlast the row says why and how to get it. */
+    if (no_peer != NULL || clblast_load(r->note, sizeof r->note) != 0) {
+        if (r->note[0] == '\0') {
+            snprintf(r->note, sizeof r->note, "%s", no_peer);
+        }
+        return;
+    }
+    memset(&peer_chain, 0, sizeof peer_chain);
+    ks->op->blas_peer(ks, rows, &peer_chain);
+    /* the temporaries in the storage dtype, as HGEMM's operands */
+    size_t es = dtype_size(ks->dtype);
+    size_t temp = peer_chain.temp_per_row;
+    size_t temp2 = peer_chain.temp2_per_row;
+    cl_int err = CL_SUCCESS;
+    for (int s = 0; s < mc->n_sets && err == CL_SUCCESS; s++) {
+        if (temp > 0) {
+            mc->t[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
+                                      rows * temp * es, NULL, &err);
+        }
+        if (temp2 > 0 && err == CL_SUCCESS) {
+            mc->t2[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
+                                       rows * temp2 * es, NULL, &err);
+        }
+    }
+    verify_variant(mc, run_clblast, r);
+    if (r->ok) {
+        time_variant(rt, run_clblast, mc, mc->n_sets, o->reps, r);
+    }
+}
+
 static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                         const struct ceilings *ceil, struct naive_stubs *naive,
                         const struct variant_set *vs, int *first)
@@ -333,99 +437,21 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
             fprintf(stderr, "specl: bench: %s: copy of the same bytes: %s\n",
                     ks->name, rt_status(err));
             failed = 1;
-            err = CL_SUCCESS;
         }
         if (copy.ok) {
             figures.copy_us = copy.us;
         }
     }
     if (!o->csv && !o->json) {
-        char shape[96];
-        shape_text(&mc.vc, shape, sizeof shape);
-        printf("\n%s  %s %s %s\n", ks->name, ks->op->name, shape,
-               dtype_name(ks->dtype));
-        printf("  floor %.1f us, %s-bound: %.1f MB at %.0f GB/s = %.1f us; "
-               "%.2f GFLOP at %.0f GFLOP/s = %.1f us\n",
-               figures.floor_us, memory_bound ? "memory" : "compute",
-               mc.bytes / 1e6, ceil->copy_gbs, t_bytes, mc.flops / 1e9,
-               ceil->gflops, t_flops);
-        if (copy.ok) {
-            /* Tiny cases copy at well under 1 GB/s: digits enough that
-             * the figure never reads as 0. */
-            double gbs = copy_bytes / (copy.us * 1e3);
-            printf("  copy of the same bytes: %.1f us (%.*f GB/s)\n",
-                   copy.us, gbs < 1 ? 3 : gbs < 10 ? 1 : 0, gbs);
-        } else if (memory_bound) {
-            printf("  copy of the same bytes: not measured (%s)\n",
-                   copy.note);
-        }
-        printf("  %-8s %10s %10s %9s %9s %7s %9s %8s %9s\n", "variant",
-               "time_us", "wall_us", "GB/s", "GFLOP/s", "%floor", "vs_naive",
-               "vs_blas", "error");
+        print_case_head(ks, &mc, ceil, &figures, &copy, copy_bytes);
     }
     enum stub_outcome got = measure_stub(&mc, vs, o->reps, &res[0], &log);
     if (got == STUB_BUILD_FAILED) {
         fprintf(stderr, "%s: build log:\n%s\n", ks->name, log ? log : "");
     }
     failed |= got != STUB_TIMED;
-    if (!o->no_naive) {
-        char *naive_log = NULL;
-        err = mcase_load_naive(&mc, &naive_log);
-        if (err != CL_SUCCESS) {
-            fprintf(stderr, "%s: naive kernels: build log:\n%s\n", ks->name,
-                    naive_log ? naive_log : "");
-            snprintf(res[1].note, sizeof res[1].note, "build failed: %s",
-                     rt_status(err));
-            err = CL_SUCCESS;
-        } else {
-            verify_variant(&mc, run_naive, &res[1]);
-        }
-        if (res[1].ok) {
-            time_variant(rt, run_naive, &mc, mc.n_sets, o->reps, &res[1]);
-        }
-        free(naive_log);
-    } else {
-        snprintf(res[1].note, sizeof res[1].note, "skipped (--no-naive)");
-    }
-    /* CLBlast multiplies f32 (SGEMM) and f16 (HGEMM, on devices with
-     * cl_khr_fp16); it has no bf16 GEMM. */
-    const char *no_peer = NULL;
-    if (ks->op->blas_peer == NULL) {
-        no_peer = "no such primitive in CLBlast";
-    } else if (ks->dtype == DTYPE_BF16) {
-        no_peer = "no bf16 GEMM in CLBlast";
-    } else if (ks->dtype == DTYPE_F16 &&
-               !rt_has_extension(rt->device, "cl_khr_fp16")) {
-        no_peer = "CLBlast's HGEMM needs cl_khr_fp16, which the device lacks";
-    }
-    /* Without CLBlast the row says why and how to get it. */
-    if (no_peer == NULL &&
-        clblast_load(res[2].note, sizeof res[2].note) == 0) {
-        memset(&peer_chain, 0, sizeof peer_chain);
-        ks->op->blas_peer(ks, rows, &peer_chain);
-        /* the temporaries in the storage dtype, as HGEMM's operands */
-        size_t es = dtype_size(ks->dtype);
-        size_t temp = peer_chain.temp_per_row;
-        size_t temp2 = peer_chain.temp2_per_row;
-        for (int s = 0; s < mc.n_sets && err == CL_SUCCESS; s++) {
-            if (temp > 0) {
-                mc.t[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                                         rows * temp * es, NULL,
-                                         &err);
-            }
-            if (temp2 > 0 && err == CL_SUCCESS) {
-                mc.t2[s] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                                          rows * temp2 * es, NULL,
-                                          &err);
-            }
-        }
-        verify_variant(&mc, run_clblast, &res[2]);
-        if (res[2].ok) {
-            time_variant(rt, run_clblast, &mc, mc.n_sets, o->reps, &res[2]);
-        }
-    } else if (res[2].note[0] == '\0') {
-        snprintf(res[2].note, sizeof res[2].note, "%s", no_peer);
-    }
+    bench_naive(o, rt, &mc, &res[1]);
+    bench_blas(o, rt, &mc, rows, &res[2]);
     for (int i = 0; i < 3; i++) {
         print_row(o, rt, &mc.vc, &res[i], &res[1], &res[2], &figures,
                   first);

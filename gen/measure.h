@@ -40,7 +40,7 @@ struct measure_case {
     struct vbuffers sets[MAX_SETS];
     int n_sets;
     struct stub stub;           /* the emitted stub under test (may be unset) */
-    struct naive_stubs *naive;        /* where the naive stubs are kept */
+    struct naive_stubs *naive;  /* where the naive stubs are kept */
     struct stub *naive_stub;    /* this kernel's, in *naive, once
                                    mcase_load_naive */
     cl_mem t[MAX_SETS];         /* temporaries of peers (gemm_chain) */

@@ -425,6 +425,43 @@ static int plot(const struct search *s, const char *path, const char *device,
     return rc;
 }
 
+/* Records the run's outcome in its entry: the run's best, unless the
+ * database's is faster or as fast (a resume then keeps it, ties among
+ * records included) or this run timed nothing new (the earlier decision
+ * stands); the defaults kept back to back replace it. An earlier best
+ * counts only with its record's time, and only if that record measured
+ * the code its knobs emit now. */
+static void record_best(struct search *s, const struct tune_filter *f,
+                        const struct tune_result *r)
+{
+    struct tune_entry *e = r->entry;
+    const struct measure_case *mc = s->mc;
+    double kept_us = -1;
+    snprintf(e->best_seen, sizeof e->best_seen, "%s", e->best);
+    if (e->best[0] && record_of_now(s, f, e->best)) {
+        kept_us = tune_entry_tried(e, e->best)->us;
+    }
+    if (r->best >= 0 &&
+        (kept_us <= 0 || r->kept_defaults ||
+         (r->timed > 0 && r->best_us < kept_us))) {
+        snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
+        e->best_us = r->best_us;
+        e->best_gbs = r->best_gbs;
+        e->best_gflops = r->best_gflops;
+        e->best_fresh = 1;
+    } else if (kept_us > 0 && kept_us != e->best_us) {
+        /* kept, as its record has it now (timed again in this run) */
+        e->best_us = kept_us;
+        e->best_gbs = mc->bytes / (kept_us * 1e3);
+        e->best_gflops = mc->flops / (kept_us * 1e3);
+        e->best_fresh = 1;
+    }
+    if (r->default_us > 0) {
+        e->default_us = r->default_us;
+        e->default_fresh = 1;
+    }
+}
+
 int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
                 const struct kernel_spec *ks, const struct tune_options *o,
                 struct tunedb *db, struct tune_result *r)
@@ -517,36 +554,7 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
             r->best_gflops = mc.flops / (r->best_us * 1e3);
         }
     }
-    /* Keep the database's best if an earlier run found a faster one, or
-     * one as fast (a resume then keeps it, ties among records included),
-     * or if this run timed nothing new (the earlier decision stands); the
-     * defaults kept back to back replace it. An earlier best counts only
-     * with its record's time, and only if that record measured the code
-     * its knobs emit now. */
-    double kept_us = -1;
-    snprintf(e->best_seen, sizeof e->best_seen, "%s", e->best);
-    if (e->best[0] && record_of_now(&s, &f, e->best)) {
-        kept_us = tune_entry_tried(e, e->best)->us;
-    }
-    if (r->best >= 0 &&
-        (kept_us <= 0 || r->kept_defaults ||
-         (r->timed > 0 && r->best_us < kept_us))) {
-        snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
-        e->best_us = r->best_us;
-        e->best_gbs = r->best_gbs;
-        e->best_gflops = r->best_gflops;
-        e->best_fresh = 1;
-    } else if (kept_us > 0 && kept_us != e->best_us) {
-        /* kept, as its record has it now (timed again in this run) */
-        e->best_us = kept_us;
-        e->best_gbs = mc.bytes / (kept_us * 1e3);
-        e->best_gflops = mc.flops / (kept_us * 1e3);
-        e->best_fresh = 1;
-    }
-    if (r->default_us > 0) {
-        e->default_us = r->default_us;
-        e->default_fresh = 1;
-    }
+    record_best(&s, &f, r);
     snprintf(e->version, sizeof e->version, "%s", SPECL_VERSION);
     int failed = r->best < 0;
     if (o->plot != NULL && r->evaluated > 0 &&

@@ -347,6 +347,19 @@ static void plot_path(const char *plot, const char *name, int several,
     snprintf(out, size, "%.*s-%s%s", (int)(dot - plot), plot, name, dot);
 }
 
+/* Loads the database at PATH into DB (a missing file is an empty one),
+ * once it is known to be writable. Returns 0 or CLI_EXIT_INVALID (said
+ * through D or on stderr). */
+static int load_db(struct tunedb *db, const char *path, struct diags *d)
+{
+    char err[2048];
+    if (!tunedb_writable(path, err, sizeof err)) {
+        fprintf(stderr, "specl: error: %s\n", err);
+        return CLI_EXIT_INVALID;
+    }
+    return tunedb_load(db, path, 1, d) != 0 ? CLI_EXIT_INVALID : 0;
+}
+
 /* `specl tune ARGS...` (ARGV[0]: "tune"): the arguments, the specs, the
  * kernel and the database are checked before the device is opened. */
 int specl_tune_main(int argc, char **argv)
@@ -380,12 +393,7 @@ int specl_tune_main(int argc, char **argv)
         rc = CLI_EXIT_INVALID;
     } else if (args.db != NULL) {
         snprintf(db_path, sizeof db_path, "%s", args.db);
-        if (!tunedb_writable(db_path, err, sizeof err)) {
-            fprintf(stderr, "specl: error: %s\n", err);
-            rc = CLI_EXIT_INVALID;
-        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
-            rc = CLI_EXIT_INVALID;
-        }
+        rc = load_db(&db, db_path, &d);
     }
     if (rc == 0 && rt_open(&rt, args.device, err, sizeof err) < 0) {
         fprintf(stderr, "specl: error: %s\n", err);
@@ -399,12 +407,7 @@ int specl_tune_main(int argc, char **argv)
         tune_device_slug(rt.name, slug, sizeof slug);
         mkdir("tuning", 0777);
         snprintf(db_path, sizeof db_path, "tuning/%s.yaml", slug);
-        if (!tunedb_writable(db_path, err, sizeof err)) {
-            fprintf(stderr, "specl: error: %s\n", err);
-            rc = CLI_EXIT_INVALID;
-        } else if (tunedb_load(&db, db_path, 1, &d) != 0) {
-            rc = CLI_EXIT_INVALID;
-        }
+        rc = load_db(&db, db_path, &d);
         if (rc != 0) {
             rt_close(&rt);
         }
