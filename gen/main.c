@@ -254,59 +254,236 @@ static const struct cli_option check_options[] = {
 };
 
 /* `specl check`, `specl gen` and `specl plan` (MODE). */
-static int cmd_check_or_gen(int argc, char **argv, int mode)
+/* The options of check, gen and plan. */
+struct gen_args {
+    const char *dir;
+    const char *db_path, *db_device;
+    const char *depfile;
+    int list_outputs;
+    enum target target;
+    int target_given;
+};
+
+/* Reads C's options into A. Returns -1 to go on, else the exit status. */
+static int parse_gen_args(struct cli *c, int mode, struct gen_args *a)
 {
     static const char *const targets[] = {"cpu", "gpu", "tensor", "sm90a",
                                           NULL};
-    struct cli c = {.cmd = argv[0], .argc = argc, .argv = argv};
-    c.usage = mode == MODE_GEN    ? gen_usage
-              : mode == MODE_PLAN ? plan_usage
-                                  : check_usage;
-    c.options = mode == MODE_CHECK ? check_options : gen_options;
-    const char *dir = NULL;
-    const char *db_path = NULL, *db_device = NULL;
-    const char *depfile = NULL;
-    int list_outputs = 0;
-    enum target target = TARGET_GPU;
-    int target_given = 0;
+    memset(a, 0, sizeof *a);
+    a->target = TARGET_GPU;
     int key;
-    while ((key = cli_next(&c)) != CLI_END) {
+    while ((key = cli_next(c)) != CLI_END) {
         switch (key) {
         case CLI_HELP:
             return 0;
         case CLI_ERROR:
             return EXIT_USAGE;
         case 'o':
-            dir = c.value;
+            a->dir = c->value;
             break;
         case OPT_TARGET:
-            if (cli_choice(&c, targets) < 0) {
+            if (cli_choice(c, targets) < 0) {
                 return EXIT_USAGE;
             }
-            target_from_name(c.value, &target);
-            target_given = 1;
+            target_from_name(c->value, &a->target);
+            a->target_given = 1;
             break;
         case OPT_DB:
-            db_path = c.value;
+            a->db_path = c->value;
             break;
         case OPT_DB_DEVICE:
-            db_device = c.value;
+            a->db_device = c->value;
             break;
         case OPT_LIST_OUTPUTS:
-            list_outputs = 1;
+            a->list_outputs = 1;
             break;
         case OPT_DEPFILE:
-            depfile = c.value;
+            a->depfile = c->value;
             break;
         }
     }
-    if (mode == MODE_GEN && dir == NULL) {
-        dir = "out";
+    if (mode == MODE_GEN && a->dir == NULL) {
+        a->dir = "out";
     }
-    if ((depfile != NULL || list_outputs) && dir == NULL) {
-        return cli_usage_error(c.cmd,
+    if ((a->depfile != NULL || a->list_outputs) && a->dir == NULL) {
+        return cli_usage_error(c->cmd,
                                "plan writes to stdout without -o; "
                                "--depfile and --list-outputs need -o DIR");
+    }
+    return -1;
+}
+
+/* Loads A's database into DB and, with --db-device, finds that device
+ * (*DEVICE); with --target, applies the entries to SET's kernels and says
+ * where each kernel's knobs came from. Returns the number of errors. */
+static int load_gen_db(const struct gen_args *a, struct tunedb *db,
+                       struct spec_set *set, const char **device)
+{
+    struct diags d = {.out = stderr};
+    int errors = tunedb_load(db, a->db_path, 0, &d);
+    char held[1024];
+    if (!errors && a->db_device != NULL &&
+        (*device = tunedb_device(db, a->db_device, held, sizeof held)) ==
+            NULL) {
+        diag_error(&d, a->db_path, (struct mark){0, 0},
+                   "--db-device '%s' names no device of this database "
+                   "(it holds: %s)",
+                   a->db_device, held[0] ? held : "no entry");
+        errors++;
+    }
+    if (!errors && a->target_given) {
+        tunedb_apply(db->n ? db : NULL, set, *device);
+        /* Where each kernel's knobs came from, entry or not. */
+        for (int i = 0; i < set->n_kernel; i++) {
+            const struct kernel_spec *ks = &set->kernel[i];
+            fprintf(stderr, "specl: note: %s: %s\n", ks->name,
+                    ks->tile_note[0] ? ks->tile_note
+                                     : "knobs as the spec gives them");
+        }
+    }
+    return errors;
+}
+
+/* The variants of each kernel of SET (an array the caller frees, NULL
+ * when out of memory): with --target, its knobs for that kind of device
+ * alone; else every kind's, and the database's. */
+static struct variant_set *gen_variants(const struct gen_args *a,
+                                        const struct spec_set *set,
+                                        const struct tunedb *db,
+                                        const char *device)
+{
+    struct variant_set *vs = calloc((size_t)set->n_kernel + 1, sizeof *vs);
+    for (int i = 0; i < set->n_kernel && vs != NULL; i++) {
+        if (a->target_given) {
+            variants_one(&set->kernel[i], &vs[i]);
+            continue;
+        }
+        struct buf notes;
+        buf_init(&notes);
+        variants_build(&set->kernel[i], a->db_path != NULL ? db : NULL,
+                       device, &vs[i], &notes);
+        /* Which database entry each kernel got, or why none. */
+        if (a->db_path != NULL) {
+            variants_print_notes(&notes, stderr);
+        }
+        buf_free(&notes);
+    }
+    return vs;
+}
+
+/* Renders every kernel of SET (its variants VS) into OUT before anything
+ * is written: the three files, or with MODE_PLAN the plan's text in the
+ * .cl buffer. Returns 0 or EXIT_INVALID (said on stderr). */
+static int render_run(const struct spec_set *set,
+                      const struct variant_set *vs, int mode,
+                      struct emitted *out)
+{
+    char err[512];
+    for (int i = 0; i < set->n_kernel; i++) {
+        const struct kernel_spec *ks = &set->kernel[i];
+        int bad = mode == MODE_PLAN
+                      ? emit_decisions(&vs[i], &out[i].cl, err, sizeof err)
+                      : emit_kernel(&vs[i], &out[i], err, sizeof err);
+        snprintf(out[i].name, sizeof out[i].name, "%s", ks->name);
+        if (bad < 0) {
+            fprintf(stderr, "%s:%d:%d: error: %s: %s\n", ks->file,
+                    ks->mark.line, ks->mark.col, ks->name, err);
+            return EXIT_INVALID;
+        }
+    }
+    return 0;
+}
+
+/* The inputs a depfile names: the spec files, then the database; not
+ * standard input, which make cannot watch. NULL-terminated; caller
+ * frees (NULL when out of memory). */
+static const char **depfile_inputs(const struct cli *c, const char *db_path)
+{
+    const char **inputs = calloc((size_t)c->n_operands + 2, sizeof *inputs);
+    int n = 0;
+    for (int i = 0; inputs != NULL && i < c->n_operands; i++) {
+        if (strcmp(c->operands[i], "-") != 0) {
+            inputs[n++] = c->operands[i];
+        }
+    }
+    if (inputs != NULL && db_path != NULL) {
+        inputs[n++] = db_path;
+    }
+    return inputs;
+}
+
+/* Renders and writes (or prints) the kernels of SET, as checked and
+ * defaulted. Returns the exit status. */
+static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
+                   const struct spec_set *set, const struct tunedb *db,
+                   const char *device)
+{
+    const char **inputs = depfile_inputs(c, a->db_path);
+    if (inputs == NULL) {
+        fputs("specl: out of memory\n", stderr);
+        return EXIT_INVALID;
+    }
+    struct buf paths;
+    buf_init(&paths);
+    output_paths(set, a->dir != NULL ? a->dir : "", mode, &paths);
+    if (a->list_outputs) {
+        /* What a build system needs to know before gen runs: no
+         * rendering, nothing written. */
+        fputs(buf_str(&paths), stdout);
+        buf_free(&paths);
+        free(inputs);
+        return 0;
+    }
+    struct variant_set *vs = gen_variants(a, set, db, device);
+    struct emitted *out = calloc((size_t)set->n_kernel + 1, sizeof *out);
+    int rc = 0;
+    if (out == NULL || vs == NULL) {
+        fputs("specl: out of memory\n", stderr);
+        rc = EXIT_INVALID;
+    } else {
+        rc = render_run(set, vs, mode, out);
+    }
+    if (rc == 0 && mode == MODE_PLAN && a->dir == NULL) {
+        for (int i = 0; i < set->n_kernel; i++) {
+            fputs(i ? "\n" : "", stdout);
+            fputs(buf_str(&out[i].cl), stdout);
+        }
+    } else if (rc == 0) {
+        int n_inputs = 0;
+        while (inputs[n_inputs] != NULL) {
+            n_inputs++;
+        }
+        rc = write_run(a->dir, out, set->n_kernel, mode == MODE_PLAN);
+        if (rc == 0 && a->depfile != NULL) {
+            rc = write_depfile(a->depfile, &paths, inputs, n_inputs);
+        }
+        if (rc == 0) {
+            printf("wrote %d %s%s to %s\n", set->n_kernel,
+                   mode == MODE_PLAN ? "plan" : "kernel",
+                   set->n_kernel == 1 ? "" : "s", a->dir);
+        }
+    }
+    for (int i = 0; out != NULL && i < set->n_kernel; i++) {
+        emitted_free(&out[i]);
+    }
+    free(out);
+    free(vs);
+    buf_free(&paths);
+    free(inputs);
+    return rc;
+}
+
+static int cmd_check_or_gen(int argc, char **argv, int mode)
+{
+    struct cli c = {.cmd = argv[0], .argc = argc, .argv = argv};
+    c.usage = mode == MODE_GEN    ? gen_usage
+              : mode == MODE_PLAN ? plan_usage
+                                  : check_usage;
+    c.options = mode == MODE_CHECK ? check_options : gen_options;
+    struct gen_args a;
+    int rc = parse_gen_args(&c, mode, &a);
+    if (rc >= 0) {
+        return rc;
     }
     struct spec_set set;
     spec_set_init(&set);
@@ -316,148 +493,29 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         spec_set_free(&set);
         return EXIT_USAGE;
     }
-    if (!errors && target != TARGET_GPU) {
+    if (!errors && a.target != TARGET_GPU) {
         struct diags d = {.out = stderr};
-        errors += spec_set_target(&set, target, &d);
+        errors += spec_set_target(&set, a.target, &d);
     }
     struct tunedb db;
     const char *device = NULL;
     tunedb_init(&db);
-    if (db_path != NULL) {
-        struct diags d = {.out = stderr};
-        errors += tunedb_load(&db, db_path, 0, &d);
-        char held[1024];
-        if (!errors && db_device != NULL &&
-            (device = tunedb_device(&db, db_device, held, sizeof held)) ==
-                NULL) {
-            diag_error(&d, db_path, (struct mark){0, 0},
-                       "--db-device '%s' names no device of this database "
-                       "(it holds: %s)",
-                       db_device, held[0] ? held : "no entry");
-            errors++;
-        }
-        if (!errors && target_given) {
-            tunedb_apply(db.n ? &db : NULL, &set, device);
-            /* Where each kernel's knobs came from, entry or not. */
-            for (int i = 0; i < set.n_kernel; i++) {
-                const struct kernel_spec *ks = &set.kernel[i];
-                fprintf(stderr, "specl: note: %s: %s\n", ks->name,
-                        ks->tile_note[0] ? ks->tile_note
-                                         : "knobs as the spec gives them");
-            }
-        }
+    if (a.db_path != NULL) {
+        errors += load_gen_db(&a, &db, &set, &device);
     }
     if (errors) {
-        tunedb_free(&db);
         fprintf(stderr, "specl: %d error%s; nothing written\n", errors,
                 errors == 1 ? "" : "s");
-        spec_set_free(&set);
-        return EXIT_INVALID;
-    }
-    if (mode == MODE_CHECK) {
+        rc = EXIT_INVALID;
+    } else if (mode == MODE_CHECK) {
         /* Reading validates everything; rendering is gen's and plan's. */
         printf("checked %d kernel%s\n", set.n_kernel,
                set.n_kernel == 1 ? "" : "s");
-        tunedb_free(&db);
-        spec_set_free(&set);
-        return 0;
-    }
-    /* The inputs a depfile names: the spec files, then the database;
-     * not standard input, which make cannot watch. */
-    const char **inputs = calloc((size_t)c.n_operands + 2, sizeof *inputs);
-    int n_inputs = 0;
-    for (int i = 0; inputs != NULL && i < c.n_operands; i++) {
-        if (strcmp(c.operands[i], "-") != 0) {
-            inputs[n_inputs++] = c.operands[i];
-        }
-    }
-    if (inputs != NULL && db_path != NULL) {
-        inputs[n_inputs++] = db_path;
-    }
-    if (inputs == NULL) {
-        fputs("specl: out of memory\n", stderr);
-        tunedb_free(&db);
-        spec_set_free(&set);
-        return EXIT_INVALID;
-    }
-    struct buf paths;
-    buf_init(&paths);
-    output_paths(&set, dir != NULL ? dir : "", mode, &paths);
-    if (list_outputs) {
-        /* What a build system needs to know before gen runs: no
-         * rendering, nothing written. */
-        fputs(buf_str(&paths), stdout);
-        buf_free(&paths);
-        tunedb_free(&db);
-        spec_set_free(&set);
-        free(inputs);
-        return 0;
-    }
-    /* The variants of each kernel: with --target, its knobs for that
-     * kind of device alone; else every kind's, and the database's. */
-    struct variant_set *vs = calloc((size_t)set.n_kernel + 1, sizeof *vs);
-    for (int i = 0; i < set.n_kernel && vs != NULL; i++) {
-        if (target_given) {
-            variants_one(&set.kernel[i], &vs[i]);
-            continue;
-        }
-        struct buf notes;
-        buf_init(&notes);
-        variants_build(&set.kernel[i], db_path != NULL ? &db : NULL, device,
-                       &vs[i], &notes);
-        /* Which database entry each kernel got, or why none. */
-        if (db_path != NULL) {
-            variants_print_notes(&notes, stderr);
-        }
-        buf_free(&notes);
+        rc = 0;
+    } else {
+        rc = gen_run(&c, &a, mode, &set, &db, device);
     }
     tunedb_free(&db);
-    /* Render everything before writing anything. */
-    struct emitted *out = calloc((size_t)set.n_kernel + 1, sizeof *out);
-    int rc = 0;
-    char err[512];
-    for (int i = 0; i < set.n_kernel && rc == 0 && out != NULL && vs != NULL;
-         i++) {
-        /* A plan's text goes in the .cl buffer: one file per kernel. */
-        int bad = mode == MODE_PLAN
-                      ? emit_decisions(&vs[i], &out[i].cl, err, sizeof err)
-                      : emit_kernel(&vs[i], &out[i], err, sizeof err);
-        snprintf(out[i].name, sizeof out[i].name, "%s", set.kernel[i].name);
-        if (bad < 0) {
-            fprintf(stderr, "%s:%d:%d: error: %s: %s\n", set.kernel[i].file,
-                    set.kernel[i].mark.line, set.kernel[i].mark.col,
-                    set.kernel[i].name, err);
-            rc = EXIT_INVALID;
-        }
-    }
-    if (out == NULL || vs == NULL) {
-        fputs("specl: out of memory\n", stderr);
-        rc = EXIT_INVALID;
-    }
-    if (rc == 0 && mode == MODE_PLAN && dir == NULL) {
-        for (int i = 0; i < set.n_kernel; i++) {
-            fputs(i ? "\n" : "", stdout);
-            fputs(buf_str(&out[i].cl), stdout);
-        }
-    } else if (rc == 0 && mode != MODE_CHECK) {
-        rc = write_run(dir, out, set.n_kernel, mode == MODE_PLAN);
-        if (rc == 0 && depfile != NULL) {
-            rc = write_depfile(depfile, &paths, inputs, n_inputs);
-        }
-    }
-    if (rc == 0 && (mode != MODE_PLAN || dir != NULL)) {
-        printf("%s %d %s%s%s%s\n", mode != MODE_CHECK ? "wrote" : "checked",
-               set.n_kernel, mode == MODE_PLAN ? "plan" : "kernel",
-               set.n_kernel == 1 ? "" : "s", mode != MODE_CHECK ? " to " : "",
-               mode != MODE_CHECK ? dir : "");
-    }
-    for (int i = 0; out != NULL && i < set.n_kernel; i++) {
-        emitted_free(&out[i]);
-    }
-    free(out);
-    free(vs);
-    buf_free(&paths);
-    free(inputs);
     spec_set_free(&set);
     return rc;
 }
