@@ -924,6 +924,131 @@ static int yaml11_bool(const char *text)
     return 0;
 }
 
+/* parse_param for an integer DEF: NUMBER says TEXT may be one. */
+static int parse_int(struct reader *r, const struct param_def *def,
+                     const char *what, struct ref v, const char *text,
+                     int number, struct param_value *out)
+{
+    char tmp[96];
+    char *end = NULL;
+    errno = 0;
+    long long i = number ? strtoll(text, &end, 10) : 0;
+    if (!number || *end != '\0' || end == text) {
+        diag_error(r->d, r->path, out->mark,
+                   "%s must be an integer, found %s%s", what,
+                   string_note(r, v), shown(r, v, tmp, sizeof tmp));
+        return 0;
+    }
+    if (errno == ERANGE || i < (long long)def->min ||
+        i > (long long)def->max) {
+        /* On ERANGE i is LLONG_MIN or LLONG_MAX: the sign still says
+         * which bound was crossed. */
+        if (i < (long long)def->min) {
+            diag_error(r->d, r->path, out->mark,
+                       "%s must be >= %.0f (got %s)", what, def->min,
+                       text);
+        } else {
+            diag_error(r->d, r->path, out->mark,
+                       "%s must be <= %.0f (got %s)", what, def->max,
+                       text);
+        }
+        return 0;
+    }
+    out->num = (double)i;
+    return 1;
+}
+
+/* parse_param for a real DEF: NUMBER says TEXT may be one. */
+static int parse_float(struct reader *r, const struct param_def *def,
+                       const char *what, struct ref v, const char *text,
+                       int number, struct param_value *out)
+{
+    char tmp[96];
+    char *end = NULL;
+    errno = 0;
+    double f = number ? strtod(text, &end) : 0;
+    if (!number || *end != '\0' || end == text || isnan(f) ||
+        strpbrk(text, "xXnN") != NULL) {
+        diag_error(r->d, r->path, out->mark,
+                   "%s must be a number, found %s%s", what,
+                   string_note(r, v), shown(r, v, tmp, sizeof tmp));
+        return 0;
+    }
+    if (!isfinite(f) || fabs(f) > FLT_MAX) {
+        diag_error(r->d, r->path, out->mark,
+                   "%s is out of float32 range (got %s)", what, text);
+        return 0;
+    }
+    /* Kernels compute in float32: a value below its normal range is 0
+     * there, or a subnormal that devices may flush to 0. */
+    if ((errno == ERANGE && fabs(f) < 1) ||
+        (f != 0 && fabs(f) < FLT_MIN)) {
+        diag_error(r->d, r->path, out->mark,
+                   "%s is too small for float32 (got %s): a nonzero "
+                   "value needs a magnitude of at least %g",
+                   what, text, FLT_MIN);
+        return 0;
+    }
+    if (f < def->min || f > def->max) {
+        diag_error(r->d, r->path, out->mark,
+                   f < def->min ? "%s must be >= %g (got %s)"
+                                : "%s must be <= %g (got %s)",
+                   what, f < def->min ? def->min : def->max, text);
+        return 0;
+    }
+    out->num = f;
+    return 1;
+}
+
+/* parse_param for a boolean DEF. */
+static int parse_bool(struct reader *r, const char *what, struct ref v,
+                      const char *text, struct param_value *out)
+{
+    char tmp[96];
+    const struct node *n = node_of(r, v);
+    /* YAML 1.2's booleans (core schema). */
+    static const char *const spellings[] = {"true", "True", "TRUE",
+                                            "false", "False", "FALSE"};
+    int plain = n->kind == NODE_SCALAR &&
+                (n->tag == TAG_BOOL || (n->tag == TAG_NONE && !n->quoted));
+    for (int i = 0; plain && i < 6; i++) {
+        if (strcmp(text, spellings[i]) == 0) {
+            out->num = i < 3;
+            return 1;
+        }
+    }
+    diag_error(r->d, r->path, out->mark,
+               "%s must be true or false, found %s%s%s", what,
+               string_note(r, v), shown(r, v, tmp, sizeof tmp),
+               plain && yaml11_bool(text)
+                   ? " (YAML 1.1's yes, no, on and off are not booleans "
+                     "in YAML 1.2)"
+                   : "");
+    return 0;
+}
+
+/* parse_param for a choice DEF. */
+static int parse_choice(struct reader *r, const struct param_def *def,
+                        const char *what, struct ref v,
+                        struct param_value *out)
+{
+    char tmp[96];
+    for (int i = 0; def->choices[i] != NULL; i++) {
+        if (scalar_is(r, v, def->choices[i])) {
+            out->num = i;
+            return 1;
+        }
+    }
+    char list[256] = "";
+    for (int i = 0; def->choices[i] != NULL; i++) {
+        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, def->choices[i], sizeof list - strlen(list) - 1);
+    }
+    diag_error(r->d, r->path, out->mark, "%s must be one of %s (got %s)",
+               what, list, shown(r, v, tmp, sizeof tmp));
+    return 0;
+}
+
 /* Parses V as the value of parameter DEF into OUT (set and mark filled).
  * WHAT names it in messages ("in_features", "tile m"). Plain scalars are
  * read by their text; a quoted or !!str one is a string, read only where a
@@ -933,7 +1058,6 @@ static int parse_param(struct reader *r, const struct param_def *def,
                        const char *what, struct ref v,
                        struct param_value *out)
 {
-    char tmp[96];
     const struct node *n = node_of(r, v);
     const char *text = n->kind == NODE_SCALAR ? text_of(r, v) : "";
     /* Numbers have no leading space (strtoll and strtod would skip it). */
@@ -949,110 +1073,14 @@ static int parse_param(struct reader *r, const struct param_def *def,
         return 0;
     }
     switch (def->kind) {
-    case VALUE_INT: {
-        char *end = NULL;
-        errno = 0;
-        long long i = number ? strtoll(text, &end, 10) : 0;
-        if (!number || *end != '\0' || end == text) {
-            diag_error(r->d, r->path, out->mark,
-                       "%s must be an integer, found %s%s", what,
-                       string_note(r, v), shown(r, v, tmp, sizeof tmp));
-            return 0;
-        }
-        if (errno == ERANGE || i < (long long)def->min ||
-            i > (long long)def->max) {
-            /* On ERANGE i is LLONG_MIN or LLONG_MAX: the sign still says
-             * which bound was crossed. */
-            if (i < (long long)def->min) {
-                diag_error(r->d, r->path, out->mark,
-                           "%s must be >= %.0f (got %s)", what, def->min,
-                           text);
-            } else {
-                diag_error(r->d, r->path, out->mark,
-                           "%s must be <= %.0f (got %s)", what, def->max,
-                           text);
-            }
-            return 0;
-        }
-        out->num = (double)i;
-        return 1;
-    }
-    case VALUE_FLOAT: {
-        char *end = NULL;
-        errno = 0;
-        double f = number ? strtod(text, &end) : 0;
-        if (!number || *end != '\0' || end == text || isnan(f) ||
-            strpbrk(text, "xXnN") != NULL) {
-            diag_error(r->d, r->path, out->mark,
-                       "%s must be a number, found %s%s", what,
-                       string_note(r, v), shown(r, v, tmp, sizeof tmp));
-            return 0;
-        }
-        if (!isfinite(f) || fabs(f) > FLT_MAX) {
-            diag_error(r->d, r->path, out->mark,
-                       "%s is out of float32 range (got %s)", what, text);
-            return 0;
-        }
-        /* Kernels compute in float32: a value below its normal range is 0
-         * there, or a subnormal that devices may flush to 0. */
-        if ((errno == ERANGE && fabs(f) < 1) ||
-            (f != 0 && fabs(f) < FLT_MIN)) {
-            diag_error(r->d, r->path, out->mark,
-                       "%s is too small for float32 (got %s): a nonzero "
-                       "value needs a magnitude of at least %g",
-                       what, text, FLT_MIN);
-            return 0;
-        }
-        if (f < def->min || f > def->max) {
-            diag_error(r->d, r->path, out->mark,
-                       f < def->min ? "%s must be >= %g (got %s)"
-                                    : "%s must be <= %g (got %s)",
-                       what, f < def->min ? def->min : def->max, text);
-            return 0;
-        }
-        out->num = f;
-        return 1;
-    }
-    case VALUE_BOOL: {
-        /* YAML 1.2's booleans (core schema). */
-        static const char *const spellings[] = {"true", "True", "TRUE",
-                                                "false", "False", "FALSE"};
-        int plain = n->kind == NODE_SCALAR &&
-                    (n->tag == TAG_BOOL || (n->tag == TAG_NONE && !n->quoted));
-        for (int i = 0; plain && i < 6; i++) {
-            if (strcmp(text, spellings[i]) == 0) {
-                out->num = i < 3;
-                return 1;
-            }
-        }
-        diag_error(r->d, r->path, out->mark,
-                   "%s must be true or false, found %s%s%s", what,
-                   string_note(r, v), shown(r, v, tmp, sizeof tmp),
-                   plain && yaml11_bool(text)
-                       ? " (YAML 1.1's yes, no, on and off are not booleans "
-                         "in YAML 1.2)"
-                       : "");
-        return 0;
-    }
+    case VALUE_INT:
+        return parse_int(r, def, what, v, text, number, out);
+    case VALUE_FLOAT:
+        return parse_float(r, def, what, v, text, number, out);
+    case VALUE_BOOL:
+        return parse_bool(r, what, v, text, out);
     case VALUE_CHOICE:
-        for (int i = 0; def->choices[i] != NULL; i++) {
-            if (scalar_is(r, v, def->choices[i])) {
-                out->num = i;
-                return 1;
-            }
-        }
-        {
-            char list[256] = "";
-            for (int i = 0; def->choices[i] != NULL; i++) {
-                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-                strncat(list, def->choices[i],
-                        sizeof list - strlen(list) - 1);
-            }
-            diag_error(r->d, r->path, out->mark,
-                       "%s must be one of %s (got %s)", what, list,
-                       shown(r, v, tmp, sizeof tmp));
-        }
-        return 0;
+        return parse_choice(r, def, what, v, out);
     }
     return 0;
 }
