@@ -89,6 +89,7 @@ int cl_body(const struct kernel_spec *ks, const struct plan *plan,
     return cl_kernels(ks, plan, template_file, out, err, errsize);
 }
 
+/* FNV-1a, 64 bits. */
 static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -120,6 +121,11 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
         buf_printf(&b, "buffer %s %ld %ld %d\n", p->buffer[i].name,
                    p->buffer[i].per_row, p->buffer[i].fixed,
                    p->buffer[i].optional);
+        /* Only when set: the hashes of plans without it stay as they
+         * were (tuning databases hold them). */
+        if (p->buffer[i].may_alias != NULL) {
+            buf_printf(&b, "may_alias %s\n", p->buffer[i].may_alias);
+        }
     }
     for (int i = 0; i < p->n_path; i++) {
         const struct path *pa = &p->path[i];

@@ -5,6 +5,7 @@
  * tables. Output depends on nothing but the spec, so it is byte-stable. */
 #include "emit.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -178,7 +179,6 @@ int emit_cl(const struct kernel_spec *ks, const struct plan *plan,
     return cl_body(ks, plan, NULL, out, err, errsize);
 }
 
-/* FNV-1a, 64 bits. */
 /* Appends S as the body of a C string literal. */
 static void c_escape(struct buf *out, const char *s, size_t n)
 {
@@ -249,7 +249,8 @@ enum stub_hole {
     H_PARAMS, H_DEF_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS,
     H_ELEMENT_BYTES, H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS,
     H_MAX_KERNELS, H_MATCHES, H_VARIANT_DOC,
-    H_N_VARIANTS, H_BUFFER_ARGS, H_SM90A, H_SM90A_REBUILD, N_HOLES
+    H_N_VARIANTS, H_BUFFER_ARGS, H_SM90A, H_SM90A_REBUILD, H_ALIAS_DOC,
+    N_HOLES
 };
 
 static const char *const hole_names[N_HOLES] = {
@@ -257,7 +258,7 @@ static const char *const hole_names[N_HOLES] = {
     "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
     "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
     "MAX_KERNELS", "MATCHES", "VARIANT_DOC",
-    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD"};
+    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD", "ALIAS_DOC"};
 
 /* The kernels of P in the stub's order (first launch first), with the
  * work-items of a group each is launched with; returns how many. */
@@ -395,6 +396,66 @@ static void comment_wrap(struct buf *out, const char *first,
     buf_puts(out, "\n");
 }
 
+/* The index of the buffer PB may be (may_alias), -1 for none. */
+static int alias_index(const struct plan *p, const struct plan_buffer *pb)
+{
+    if (pb->may_alias == NULL) {
+        return -1;
+    }
+    int i = buffer_index(p, pb->may_alias);
+    /* An op's table names a buffer of its own, and an output. */
+    assert(i >= 0 && &p->buffer[i] != pb && pb->role != BUFFER_IN);
+    return i;
+}
+
+/* Appends the names of the buffers of P that the kernels write, unused
+ * ones left out, as "y", "dx or da", "dx, da or db". */
+static void written_names(const struct plan *p, struct buf *out)
+{
+    int n = 0, total = 0;
+    for (int i = 0; i < p->n_buffer; i++) {
+        total += !p->buffer[i].optional && p->buffer[i].role != BUFFER_IN;
+    }
+    for (int i = 0; i < p->n_buffer; i++) {
+        if (p->buffer[i].optional || p->buffer[i].role == BUFFER_IN) {
+            continue;
+        }
+        n++;
+        buf_printf(out, "%s%s", n == 1 ? "" : n == total ? " or " : ", ",
+                   p->buffer[i].name);
+    }
+}
+
+/* What NAME.h says of buffers that share memory (stub NAME): that the
+ * stub refuses an output overlapping another buffer, save the pairs the
+ * op allows in place (may_alias). */
+static void alias_doc(const char *name, const struct plan *p, struct buf *out)
+{
+    struct buf doc;
+    buf_init(&doc);
+    buf_puts(&doc, "CL_INVALID_VALUE as well when ");
+    written_names(p, &doc);
+    buf_puts(&doc, " (which the kernels write) shares memory with another "
+             "buffer or the scratch: the same cl_mem, or sub-buffers of one "
+             "buffer whose bytes in use overlap.");
+    int allowed = 0;
+    for (int i = 0; i < p->n_buffer; i++) {
+        int a = alias_index(p, &p->buffer[i]);
+        if (a >= 0) {
+            buf_printf(&doc, " %s may be %s, in place (the same cl_mem, or a "
+                       "sub-buffer of the same buffer at the same offset).",
+                       p->buffer[i].name, p->buffer[a].name);
+            allowed++;
+        }
+    }
+    buf_printf(&doc, allowed ? " No other output of %s may alias another "
+                               "buffer."
+                             : " No output of %s may alias another buffer.",
+               name);
+    comment_wrap(out, " * ", " * ", buf_str(&doc));
+    buf_free(&doc);
+}
+
 /* The buffers' holes: their indexes and shapes in NAME.c, their
  * parameters, and what NAME.h says of each (stub NAME). */
 static void stub_buffers(const char *name, const struct kernel_spec *ks,
@@ -429,8 +490,10 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         buf_printf(&b[H_BUFFER_INDEXES], "#define %s_BUF_%s %d\n", name, up,
                    i);
         buf_printf(&b[H_BUFFER_UNDEFS], "#undef %s_BUF_%s\n", name, up);
-        buf_printf(&b[H_BUFFER_SHAPES], "    {%ld, %ld, %d}, /* %s */\n",
-                   pb->per_row, pb->fixed, pb->optional, pb->name);
+        buf_printf(&b[H_BUFFER_SHAPES],
+                   "    {%ld, %ld, %d, %d, %d}, /* %s */\n", pb->per_row,
+                   pb->fixed, pb->optional, pb->role != BUFFER_IN,
+                   alias_index(p, pb), pb->name);
         /* In NAME.c's definitions, with an underscore as every parameter
          * (stub.c.in says why). */
         buf_printf(&b[H_BUFFER_ARGS], "%s_%s", i ? ", " : "", pb->name);
@@ -461,6 +524,7 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         comment_wrap(&b[H_BUFFER_DOC], first, " *          ", buf_str(&doc));
     }
     buf_free(&doc);
+    alias_doc(name, p, &b[H_ALIAS_DOC]);
     buf_printf(&b[H_BUFFER_INDEXES], "#define %s_N_BUFFERS %d", name,
                p->n_buffer);
     /* The prototypes' last buffer line must not end in a newline twice. */
@@ -482,7 +546,12 @@ static int same_api(const struct plan *a, const struct plan *b)
         if (strcmp(a->buffer[i].name, b->buffer[i].name) != 0 ||
             a->buffer[i].per_row != b->buffer[i].per_row ||
             a->buffer[i].fixed != b->buffer[i].fixed ||
-            a->buffer[i].optional != b->buffer[i].optional) {
+            a->buffer[i].optional != b->buffer[i].optional ||
+            a->buffer[i].role != b->buffer[i].role ||
+            (a->buffer[i].may_alias == NULL) !=
+                (b->buffer[i].may_alias == NULL) ||
+            (a->buffer[i].may_alias != NULL &&
+             strcmp(a->buffer[i].may_alias, b->buffer[i].may_alias) != 0)) {
             return 0;
         }
     }

@@ -137,6 +137,10 @@ struct plan_buffer {
                                  in the op's terms, "[rows][features]" */
     const char *note;         /* for NAME.h: how to fill it from what
                                  users have at hand (NULL: nothing) */
+    const char *may_alias;    /* an output whose kernels work in place:
+                                 the buffer it may be (the same memory
+                                 from the same byte); NULL: it may share
+                                 memory with no other buffer of the call */
 };
 
 #define SPECL_MAX_DEFINES 48
@@ -323,6 +327,9 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
 /* Marks the buffer plan_buffer added last as ROLE (they start as
  * BUFFER_IN). */
 void plan_buffer_role(struct plan *p, enum buffer_role role);
+/* Lets the output plan_buffer added last be buffer INPUT itself (the
+ * kernels are right in place); every other overlap the stub refuses. */
+void plan_buffer_may_alias(struct plan *p, const char *input);
 /* Documents the buffer plan_buffer added last, for NAME.h: SHAPE and NOTE
  * (may be NULL) as struct plan_buffer's. */
 void plan_buffer_doc(struct plan *p, const char *shape, const char *note);

@@ -236,12 +236,19 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
     b->role = BUFFER_IN;
     b->shape = NULL;
     b->note = NULL;
+    b->may_alias = NULL;
 }
 
 void plan_buffer_role(struct plan *p, enum buffer_role role)
 {
     assert(p->n_buffer > 0);
     p->buffer[p->n_buffer - 1].role = role;
+}
+
+void plan_buffer_may_alias(struct plan *p, const char *input)
+{
+    assert(p->n_buffer > 0);
+    p->buffer[p->n_buffer - 1].may_alias = input;
 }
 
 void plan_buffer_doc(struct plan *p, const char *shape, const char *note)

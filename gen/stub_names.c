@@ -18,8 +18,8 @@ static const char *const stub_suffixes[] = {
     "rebuild_sm90a",
     "fits", "build_variant",
     "create_in_order", "match_rank", "check_target", "check_buffer",
-    "check_queue_and_wait", "path_for", "path_scratch", "enqueue_launch",
-    "enqueue_buffers", NULL};
+    "check_queue_and_wait", "mem_origin", "check_aliases", "path_for",
+    "path_scratch", "enqueue_launch", "enqueue_buffers", NULL};
 
 /* The tables numbered by variant (or by kernel source, as many at most);
  * launches are numbered by variant and path as well. */

@@ -1397,6 +1397,101 @@ static void test_stub_names_clash(void)
     }
 }
 
+/* TEXT (a C source) with each line break inside a comment and the " * "
+ * after it as one space: the wrapped text of NAME.h as one line (caller
+ * frees). */
+static char *unwrapped(const char *text)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    for (const char *p = text; *p != '\0'; p++) {
+        if (strncmp(p, "\n * ", 4) == 0) {
+            *o++ = ' ';
+            p += 3;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Whether the emitted stub E says in NAME.h that the buffers listed by
+ * WRITTEN are refused overlapping another, and ALLOWED ("" for none). */
+static void check_alias_doc(const char *name, const struct emitted *e,
+                            const char *written, const char *allowed)
+{
+    char *h = unwrapped(buf_str(&e->h));
+    char want[256];
+    snprintf(want, sizeof want, "CL_INVALID_VALUE as well when %s (which "
+             "the kernels write) shares memory with another buffer or the "
+             "scratch", written);
+    TU_CHECK(strstr(h, want) != NULL, "%s.h lacks: %s", name, want);
+    if (allowed[0] == '\0') {
+        snprintf(want, sizeof want, "No output of %s may alias another "
+                 "buffer.", name);
+    } else {
+        snprintf(want, sizeof want, "%s No other output of %s may alias "
+                 "another buffer.", allowed, name);
+    }
+    TU_CHECK(strstr(h, want) != NULL, "%s.h lacks: %s", name, want);
+    free(h);
+}
+
+/* NAME.h says which buffers may share memory, from the op's buffer table
+ * (may_alias), and NAME.c's table of buffers carries it: none of today's
+ * ops lets an output alias another buffer; a plan that lets softmax's y
+ * be x says so, and marks it in NAME.c. */
+static void test_alias_doc(void)
+{
+    static const struct {
+        const char *kernel, *written;
+    } golden[] = {
+        {"golden_lora", "y"},
+        {"golden_softmax", "y"},
+        {"golden_layernorm", "y"},
+        {"golden_lora_backward", "dx, da or db"},
+        {"golden_lora_backward_adapter", "da or db"},
+    };
+    struct spec_set s;
+    CU_ASSERT_EQUAL_FATAL(read_spec(&s, GOLDEN_SPEC), 0);
+    for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
+        const struct kernel_spec *ks = NULL;
+        for (int k = 0; k < s.n_kernel; k++) {
+            if (strcmp(s.kernel[k].name, golden[g].kernel) == 0) {
+                ks = &s.kernel[k];
+            }
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
+        struct emitted e;
+        char err[256] = "";
+        CU_ASSERT_EQUAL_FATAL(
+            emit_kernel(tu_gen_variants(ks), &e, err, sizeof err), 0);
+        check_alias_doc(ks->name, &e, golden[g].written, "");
+        emitted_free(&e);
+        if (strcmp(ks->op->name, "softmax") != 0) {
+            continue;
+        }
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        ks->op->plan(ks, &p);
+        CU_ASSERT_STRING_EQUAL_FATAL(p.buffer[p.n_buffer - 1].name, "y");
+        plan_buffer_may_alias(&p, "x");
+        CU_ASSERT_EQUAL_FATAL(
+            emit_stub(ks, ks->name, &p, NULL, &e, err, sizeof err), 0);
+        check_alias_doc(ks->name, &e, "y",
+                        "y may be x, in place (the same cl_mem, or a "
+                        "sub-buffer of the same buffer at the same offset).");
+        /* per_row, fixed, unused, written, may_alias */
+        TU_CHECK(strstr(buf_str(&e.c), ", 0, 0, 0, -1}, /* x */\n") != NULL &&
+                     strstr(buf_str(&e.c), ", 0, 0, 1, 0}, /* y */\n") !=
+                         NULL,
+                 "%s.c: the buffer table does not let y be x", ks->name);
+        emitted_free(&e);
+    }
+    spec_set_free(&s);
+}
+
 int add_emit_suite(void)
 {
     CU_pSuite s = CU_add_suite("emit", NULL, NULL);
@@ -1409,6 +1504,8 @@ int add_emit_suite(void)
                     test_sm90a_mark) == NULL ||
         CU_add_test(s, "header, prefixes, embedded source, decisions",
                     test_emitted_shape) == NULL ||
+        CU_add_test(s, "NAME.h says which buffers may alias",
+                    test_alias_doc) == NULL ||
         CU_add_test(s, "deterministic in process",
                     test_in_process_determinism) == NULL ||
         CU_add_test(s, "deterministic specl gen specs/*.yaml",

@@ -19,6 +19,7 @@
 #include "spec.h"
 #include "stub_broken.h"
 #include "stub_fallback.h"
+#include "stub_in_place.h"
 #include "stub_layernorm.h"
 #include "stub_lora.h"
 #include "stub_lora_backward.h"
@@ -40,6 +41,10 @@
 typedef cl_int (*enqueue_fn)(const void *k, cl_command_queue q, size_t rows,
                              const cl_mem *b, cl_uint n_wait,
                              const cl_event *wait, cl_event *done);
+typedef cl_int (*enqueue_scratch_fn)(const void *k, cl_command_queue q,
+                                     size_t rows, const cl_mem *b,
+                                     cl_mem scratch, cl_uint n_wait,
+                                     const cl_event *wait, cl_event *done);
 
 struct stub_api {
     const char *name; /* kernel name in tests/stubs.yaml */
@@ -49,6 +54,8 @@ struct stub_api {
     int (*variant)(const void *k);
     int n_variants;
     enqueue_fn enqueue;
+    enqueue_scratch_fn enqueue_scratch;
+    size_t (*scratch_bytes)(size_t rows);
     const char *(*build_log)(const void *k);
     void (*destroy)(void *k);
 };
@@ -89,11 +96,20 @@ struct stub_api {
     {                                                                        \
         return N##_enqueue((const N *)k, q, rows, __VA_ARGS__, n_wait, wait, \
                            done);                                            \
+    }                                                                        \
+    static cl_int N##_enqueue_scratch_(                                      \
+        const void *k, cl_command_queue q, size_t rows, const cl_mem *b,     \
+        cl_mem scratch, cl_uint n_wait, const cl_event *wait, cl_event *done) \
+    {                                                                        \
+        return N##_enqueue_scratch((const N *)k, q, rows, __VA_ARGS__,       \
+                                   scratch, n_wait, wait, done);             \
     }
 
 #define STUB(N)                                                              \
-    {#N,           N##_create_, N##_create_variant_, N##_variant_,           \
-     N##_N_VARIANTS, N##_enqueue_, N##_log_,      N##_destroy_}
+    {#N,                  N##_create_,          N##_create_variant_,         \
+     N##_variant_,        N##_N_VARIANTS,       N##_enqueue_,                \
+     N##_enqueue_scratch_, N##_scratch_bytes,   N##_log_,                    \
+     N##_destroy_}
 
 ADAPT(stub_lora)
 ADAPT(stub_lora_delta)
@@ -248,21 +264,26 @@ static void check_result(int i, const struct vcase *c,
     free(ref);
 }
 
-/* Calls stub I on queue Q with buffers BUFS, expecting WANT and nothing
- * enqueued: the buffer WATCH (read through WATCH_Q, a queue of its
- * context) is unchanged after clFinish and DONE untouched. */
-static void expect_refused_on(int i, cl_command_queue q, size_t rows,
-                              const cl_mem *bufs, cl_uint n_wait,
-                              const cl_event *wait, cl_mem watch,
-                              cl_command_queue watch_q, cl_int want,
-                              const char *what)
+/* Calls stub I through handle K on queue Q with buffers BUFS (by
+ * NAME_enqueue when SCRATCH is NULL, else by NAME_enqueue_scratch with
+ * *SCRATCH), expecting WANT and nothing enqueued: the buffer WATCH (read
+ * through WATCH_Q, a queue of its context) is unchanged after clFinish
+ * and DONE untouched. */
+static void expect_refused_call(int i, const void *k, cl_command_queue q,
+                                size_t rows, const cl_mem *bufs,
+                                const cl_mem *scratch, cl_uint n_wait,
+                                const cl_event *wait, cl_mem watch,
+                                cl_command_queue watch_q, cl_int want,
+                                const char *what)
 {
     static int sentinel;
     cl_event done = (cl_event)(void *)&sentinel;
     size_t n0 = 0, n1 = 0;
     unsigned char *before = snapshot_on(watch_q, watch, &n0);
-    cl_int err = stubs[i].enqueue(handle[i], q, rows, bufs, n_wait, wait,
-                                  &done);
+    cl_int err = scratch == NULL
+                     ? stubs[i].enqueue(k, q, rows, bufs, n_wait, wait, &done)
+                     : stubs[i].enqueue_scratch(k, q, rows, bufs, *scratch,
+                                                n_wait, wait, &done);
     TU_CHECK(err == want, "%s, %s: returned %s, expected %s", stubs[i].name,
              what, rt_status(err), rt_status(want));
     TU_CHECK(done == (cl_event)(void *)&sentinel,
@@ -279,6 +300,17 @@ static void expect_refused_on(int i, cl_command_queue q, size_t rows,
     }
     free(before);
     free(after);
+}
+
+/* expect_refused_call through NAME_enqueue on the suite's handle. */
+static void expect_refused_on(int i, cl_command_queue q, size_t rows,
+                              const cl_mem *bufs, cl_uint n_wait,
+                              const cl_event *wait, cl_mem watch,
+                              cl_command_queue watch_q, cl_int want,
+                              const char *what)
+{
+    expect_refused_call(i, handle[i], q, rows, bufs, NULL, n_wait, wait,
+                        watch, watch_q, want, what);
 }
 
 /* expect_refused_on, on the suite's queue. */
@@ -666,6 +698,408 @@ static void test_small_buffers(void)
         }
         free_case(&c, &b);
     }
+}
+
+/* ---- buffers that share memory ----------------------------------------- */
+
+/* Bytes of buffer K of case C that a call of C's rows uses. */
+static size_t used_bytes(const struct vcase *c, int k)
+{
+    return c->count[k] * dtype_size(c->ks->dtype);
+}
+
+/* Whether the kernels write buffer K of case C. */
+static int written(const struct vcase *c, int k)
+{
+    return c->plan.buffer[k].role != BUFFER_IN;
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* The alignment the device asks of a sub-buffer's origin, in bytes. */
+static size_t origin_align(void)
+{
+    cl_uint bits = 0;
+    clGetDeviceInfo(rt.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits,
+                    &bits, NULL);
+    return bits >= 8 ? bits / 8 : 1;
+}
+
+/* The last origin of a sub-buffer within the first N bytes of its parent:
+ * a sub-buffer there overlaps them. */
+static size_t last_origin_within(size_t n)
+{
+    return (n - 1) / origin_align() * origin_align();
+}
+
+/* A buffer of at least SIZE bytes holding 0.5 in DT throughout: finite,
+ * so that kernels wrongly run on it leave other bits there (NaN poison
+ * read by accumulating kernels may come out the same). NULL on failure. */
+static cl_mem halves(size_t size, enum dtype dt)
+{
+    static const float f32 = 0.5f;
+    static const unsigned short f16 = 0x3800, bf16 = 0x3f00;
+    const void *half = dt == DTYPE_F32   ? (const void *)&f32
+                       : dt == DTYPE_F16 ? (const void *)&f16
+                                         : (const void *)&bf16;
+    size_t es = dtype_size(dt);
+    cl_int err;
+    size = round_up(size, es);
+    cl_mem m = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueFillBuffer(rt.queue, m, half, es, 0, size, 0, NULL,
+                                  NULL);
+    }
+    if (err == CL_SUCCESS) {
+        err = clFinish(rt.queue);
+    }
+    if (err != CL_SUCCESS && m != NULL) {
+        clReleaseMemObject(m);
+        m = NULL;
+    }
+    return m;
+}
+
+/* SIZE bytes of PARENT from ORIGIN as a buffer of their own; NULL on
+ * failure. */
+static cl_mem sub_buffer(cl_mem parent, size_t origin, size_t size)
+{
+    cl_buffer_region region = {origin, size};
+    cl_int err;
+    cl_mem m = clCreateSubBuffer(parent, CL_MEM_READ_WRITE,
+                                 CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    return err == CL_SUCCESS ? m : NULL;
+}
+
+/* An output that is another buffer of the call, an input or another
+ * output (one cl_mem sized for both), is refused with CL_INVALID_VALUE and
+ * nothing enqueued: the kernels declare their buffers restrict, and
+ * lora_forward with y == x came out wrong in other rows on every run. */
+static void test_alias_same_buffer(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        for (int o = 0; o < c.n_out; o++) {
+            int k = c.outs[o];
+            for (int j = 0; j < c.plan.n_buffer; j++) {
+                if (j == k || c.plan.buffer[j].optional ||
+                    c.plan.buffer[k].optional) {
+                    continue;
+                }
+                size_t nk = used_bytes(&c, k), nj = used_bytes(&c, j);
+                cl_mem shared = halves(nk > nj ? nk : nj, c.ks->dtype);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(shared);
+                cl_mem bufs[SPECL_MAX_BUFFERS];
+                char what[64];
+                memcpy(bufs, b.mem, sizeof bufs);
+                bufs[k] = bufs[j] = shared;
+                snprintf(what, sizeof what, "%s is %s",
+                         c.plan.buffer[k].name, c.plan.buffer[j].name);
+                expect_refused(i, CHECK_ROWS, bufs, 0, NULL, shared,
+                               CL_INVALID_VALUE, what);
+                clReleaseMemObject(shared);
+            }
+        }
+        free_case(&c, &b);
+    }
+}
+
+/* Within one buffer: an output whose bytes in use overlap another
+ * buffer's is refused the same way, as two sub-buffers of it (the
+ * output's from 0, the other's from the last origin within the output's
+ * bytes), through NAME_enqueue_scratch; and as the buffer itself with
+ * that sub-buffer, through NAME_enqueue. */
+static void test_alias_overlapping_sub_buffers(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        for (int o = 0; o < c.n_out; o++) {
+            int k = c.outs[o];
+            for (int j = 0; j < c.plan.n_buffer; j++) {
+                if (j == k || c.plan.buffer[j].optional ||
+                    c.plan.buffer[k].optional) {
+                    continue;
+                }
+                size_t nk = used_bytes(&c, k), nj = used_bytes(&c, j);
+                size_t at = last_origin_within(nk);
+                cl_mem parent = halves(nk > at + nj ? nk : at + nj,
+                                       c.ks->dtype);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(parent);
+                cl_mem out = sub_buffer(parent, 0, nk);
+                cl_mem other = sub_buffer(parent, at, nj);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+                cl_mem bufs[SPECL_MAX_BUFFERS], no_scratch = NULL;
+                char what[96];
+                memcpy(bufs, b.mem, sizeof bufs);
+                bufs[k] = out;
+                bufs[j] = other;
+                snprintf(what, sizeof what, "%s overlaps %s (sub-buffers "
+                         "from 0 and %zu)", c.plan.buffer[k].name,
+                         c.plan.buffer[j].name, at);
+                expect_refused_call(i, handle[i], rt.queue, CHECK_ROWS, bufs,
+                                    &no_scratch, 0, NULL, parent, rt.queue,
+                                    CL_INVALID_VALUE, what);
+                bufs[k] = parent;
+                snprintf(what, sizeof what, "%s is the buffer of %s's "
+                         "sub-buffer", c.plan.buffer[k].name,
+                         c.plan.buffer[j].name);
+                expect_refused(i, CHECK_ROWS, bufs, 0, NULL, parent,
+                               CL_INVALID_VALUE, what);
+                clReleaseMemObject(out);
+                clReleaseMemObject(other);
+                clReleaseMemObject(parent);
+            }
+        }
+        free_case(&c, &b);
+    }
+}
+
+/* Rows at which buffer 0 (x) and buffer FIRST of stub I both end at an
+ * origin a sub-buffer may have (where both grow with rows): the buffer
+ * after either may start at the byte where it ends. */
+static size_t rows_aligned(int i, int first)
+{
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    spec_of[i]->op->plan(spec_of[i], &p);
+    size_t es = dtype_size(spec_of[i]->dtype), rows = 1;
+    size_t x_row = (size_t)p.buffer[0].per_row * es;
+    size_t first_row = (size_t)p.buffer[first].per_row * es;
+    while (rows * x_row % origin_align() != 0 ||
+           rows * first_row % origin_align() != 0) {
+        rows++;
+    }
+    return rows;
+}
+
+/* Sub-buffers of one buffer that do not overlap are taken, and the
+ * results are right: every buffer of the call, each its bytes in use,
+ * carved from one parent: the first output, x from the byte where it
+ * ends, the other outputs from the byte where x ends, the other inputs;
+ * then a scratch. Through NAME_enqueue, then NAME_enqueue_scratch. */
+static void test_alias_disjoint_sub_buffers(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, 1, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        int first = c.outs[0];
+        free_case(&c, &b);
+        size_t rows = rows_aligned(i, first);
+        if (make_case(i, rows, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        int order[SPECL_MAX_BUFFERS], n = 0;
+        order[n++] = first;
+        order[n++] = 0;
+        for (int o = 1; o < c.n_out; o++) {
+            order[n++] = c.outs[o];
+        }
+        for (int k = 1; k < c.plan.n_buffer; k++) {
+            if (!written(&c, k)) {
+                order[n++] = k;
+            }
+        }
+        size_t origin[SPECL_MAX_BUFFERS] = {0}, end = 0;
+        for (int m = 0; m < n; m++) {
+            if (b.mem[order[m]] != NULL) {
+                origin[order[m]] = end;
+                end = round_up(end + used_bytes(&c, order[m]),
+                               origin_align());
+            }
+        }
+        CU_ASSERT_EQUAL(origin[0], used_bytes(&c, first));
+        size_t scratch_size = stubs[i].scratch_bytes(rows);
+        scratch_size = scratch_size > 0 ? scratch_size : sizeof(float);
+        cl_int err;
+        cl_mem parent = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE,
+                                       end + scratch_size, NULL, &err);
+        CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+        struct vbuffers sub = b;
+        sub.canary = 0; /* the neighbours show a write past the end */
+        for (int k = 0; k < c.plan.n_buffer; k++) {
+            if (b.mem[k] == NULL) {
+                continue;
+            }
+            size_t size = used_bytes(&c, k);
+            CU_ASSERT_EQUAL(clEnqueueCopyBuffer(rt.queue, b.mem[k], parent, 0,
+                                                origin[k], size, 0, NULL,
+                                                NULL),
+                            CL_SUCCESS);
+            sub.mem[k] = sub_buffer(parent, origin[k], size);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(sub.mem[k]);
+        }
+        cl_mem scratch = sub_buffer(parent, end, scratch_size);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(scratch);
+        clFinish(rt.queue);
+        err = stubs[i].enqueue(handle[i], rt.queue, rows, sub.mem, 0, NULL,
+                               NULL);
+        TU_CHECK(err == CL_SUCCESS, "%s, disjoint sub-buffers: %s",
+                 stubs[i].name, rt_status(err));
+        clFinish(rt.queue);
+        check_result(i, &c, &sub, "disjoint sub-buffers");
+        CU_ASSERT_EQUAL(vbuffers_reset_output(&rt, &c, &sub), CL_SUCCESS);
+        err = stubs[i].enqueue_scratch(handle[i], rt.queue, rows, sub.mem,
+                                       scratch, 0, NULL, NULL);
+        TU_CHECK(err == CL_SUCCESS, "%s, disjoint sub-buffers and scratch: "
+                 "%s", stubs[i].name, rt_status(err));
+        clFinish(rt.queue);
+        check_result(i, &c, &sub, "disjoint sub-buffers and scratch");
+        for (int k = 0; k < c.plan.n_buffer; k++) {
+            if (sub.mem[k] != NULL) {
+                clReleaseMemObject(sub.mem[k]);
+            }
+        }
+        clReleaseMemObject(scratch);
+        clReleaseMemObject(parent);
+        free_case(&c, &b);
+    }
+}
+
+/* A scratch that is one of the buffers is refused, for every buffer of
+ * every stub (also where the kernels need no scratch at these rows, as
+ * they would at others); and one that overlaps y within one buffer where
+ * they need it (lora_delta's variant 0 at 37 rows). */
+static void test_alias_scratch(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        if (make_case(i, CHECK_ROWS, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        size_t need = stubs[i].scratch_bytes(CHECK_ROWS);
+        for (int k = 0; k < c.plan.n_buffer; k++) {
+            if (c.plan.buffer[k].optional) {
+                continue;
+            }
+            size_t nk = used_bytes(&c, k);
+            cl_mem shared = halves(nk > need ? nk : need, c.ks->dtype);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(shared);
+            cl_mem bufs[SPECL_MAX_BUFFERS];
+            char what[64];
+            memcpy(bufs, b.mem, sizeof bufs);
+            bufs[k] = shared;
+            snprintf(what, sizeof what, "scratch is %s",
+                     c.plan.buffer[k].name);
+            expect_refused_call(i, handle[i], rt.queue, CHECK_ROWS, bufs,
+                                &shared, 0, NULL,
+                                written(&c, k) ? shared : b.mem[c.out],
+                                rt.queue, CL_INVALID_VALUE, what);
+            clReleaseMemObject(shared);
+        }
+        free_case(&c, &b);
+    }
+    enum { DELTA = 1, Y = 4 };
+    const size_t rows = 37;
+    stub_lora_delta *delta = NULL;
+    CU_ASSERT_EQUAL_FATAL(
+        stub_lora_delta_create_variant(rt.ctx, rt.device, 0, &delta),
+        CL_SUCCESS);
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_EQUAL_FATAL(make_case(DELTA, rows, &c, &b), 0);
+    size_t need = stub_lora_delta_scratch_bytes(rows);
+    size_t ny = used_bytes(&c, Y), at = last_origin_within(ny);
+    CU_ASSERT_FATAL(need > 0);
+    cl_mem parent = halves(ny > at + need ? ny : at + need, c.ks->dtype);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parent);
+    cl_mem y = sub_buffer(parent, 0, ny);
+    cl_mem scratch = sub_buffer(parent, at, need);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(scratch);
+    cl_mem bufs[SPECL_MAX_BUFFERS];
+    memcpy(bufs, b.mem, sizeof bufs);
+    bufs[Y] = y;
+    expect_refused_call(DELTA, delta, rt.queue, rows, bufs, &scratch, 0,
+                        NULL, parent, rt.queue, CL_INVALID_VALUE,
+                        "variant 0, scratch overlaps y (sub-buffers)");
+    clReleaseMemObject(y);
+    clReleaseMemObject(scratch);
+    clReleaseMemObject(parent);
+    free_case(&c, &b);
+    stub_lora_delta_destroy(delta);
+}
+
+/* stub_in_place at ROWS rows with X, Y and SCRATCH returns
+ * CL_INVALID_VALUE and enqueues nothing: WATCH keeps its bytes. */
+static void expect_in_place_refused(stub_in_place *k, size_t rows, cl_mem x,
+                                    cl_mem y, cl_mem scratch, cl_mem watch,
+                                    const char *what)
+{
+    size_t n0 = 0, n1 = 0;
+    unsigned char *before = snapshot(watch, &n0);
+    cl_int err = stub_in_place_enqueue_scratch(k, rt.queue, rows, x, y,
+                                               scratch, 0, NULL, NULL);
+    TU_CHECK(err == CL_INVALID_VALUE, "stub_in_place, %s: returned %s",
+             what, rt_status(err));
+    clFinish(rt.queue);
+    unsigned char *after = snapshot(watch, &n1);
+    TU_CHECK(before != NULL && after != NULL && n0 == n1 &&
+                 memcmp(before, after, n0) == 0,
+             "stub_in_place, %s: something was enqueued", what);
+    free(before);
+    free(after);
+}
+
+/* An op may let an output be an input, in place (may_alias in its buffer
+ * table; none of today's ops does): stub_in_place is stub_softmax whose
+ * table lets y be x. y == x, and sub-buffers of one buffer from the same
+ * byte, are taken; y overlapping x from another byte, and a scratch that
+ * is x, are refused. */
+static void test_alias_in_place(void)
+{
+    size_t row = stub_in_place_FEATURES * sizeof(float);
+    size_t rows = CHECK_ROWS + 2 * origin_align() / row;
+    size_t bytes = rows * row, at = last_origin_within(bytes);
+    CU_ASSERT_FATAL(at > 0);
+    stub_in_place *k = NULL;
+    CU_ASSERT_EQUAL_FATAL(stub_in_place_create(rt.ctx, rt.device, &k),
+                          CL_SUCCESS);
+    cl_mem parent = halves(at + bytes, DTYPE_F32);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parent);
+    cl_mem x = sub_buffer(parent, 0, bytes);
+    cl_mem y = sub_buffer(parent, 0, bytes);
+    cl_mem later = sub_buffer(parent, at, bytes);
+    CU_ASSERT_FATAL(x != NULL && y != NULL && later != NULL);
+    cl_int err = stub_in_place_enqueue(k, rt.queue, rows, parent, parent, 0,
+                                       NULL, NULL);
+    TU_CHECK(err == CL_SUCCESS, "stub_in_place, y is x: %s", rt_status(err));
+    err = stub_in_place_enqueue_scratch(k, rt.queue, rows, x, y, NULL, 0,
+                                        NULL, NULL);
+    TU_CHECK(err == CL_SUCCESS, "stub_in_place, y and x sub-buffers from "
+             "the same byte: %s", rt_status(err));
+    clFinish(rt.queue);
+    expect_in_place_refused(k, rows, x, later, NULL, parent,
+                            "y a sub-buffer from within x's bytes");
+    expect_in_place_refused(k, rows, parent, later, NULL, parent,
+                            "x the buffer, y a sub-buffer within its bytes");
+    expect_in_place_refused(k, rows, parent, parent, parent, parent,
+                            "y is x, the scratch too");
+    clReleaseMemObject(x);
+    clReleaseMemObject(y);
+    clReleaseMemObject(later);
+    clReleaseMemObject(parent);
+    stub_in_place_destroy(k);
 }
 
 /* base: false takes w == NULL (and ignores whatever w is). */
@@ -1212,6 +1646,16 @@ int add_stub_suite(void)
         CU_add_test(s, "rows 0 refused", test_rows_zero) == NULL ||
         CU_add_test(s, "NULL buffers refused", test_null_buffers) == NULL ||
         CU_add_test(s, "short buffers refused", test_small_buffers) == NULL ||
+        CU_add_test(s, "an output that is another buffer refused",
+                    test_alias_same_buffer) == NULL ||
+        CU_add_test(s, "an output overlapping another buffer refused",
+                    test_alias_overlapping_sub_buffers) == NULL ||
+        CU_add_test(s, "disjoint sub-buffers of one buffer taken",
+                    test_alias_disjoint_sub_buffers) == NULL ||
+        CU_add_test(s, "a scratch that is a buffer refused",
+                    test_alias_scratch) == NULL ||
+        CU_add_test(s, "an output the op lets be an input, in place",
+                    test_alias_in_place) == NULL ||
         CU_add_test(s, "base: false takes w NULL", test_optional_w) == NULL ||
         CU_add_test(s, "wait list checks", test_wait_list_checks) == NULL ||
         CU_add_test(s, "out-of-order queue, done event",

@@ -15,9 +15,9 @@ STUB_NAMES = stub_lora stub_lora_delta stub_lora_tc stub_softmax stub_rmsnorm st
              stub_lora_backward stub_lora_split
 STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
 TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
-                    $(STUB_DIR)/stub_fallback.h
+                    $(STUB_DIR)/stub_fallback.h $(STUB_DIR)/stub_in_place.h
 TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o \
-                    $(STUB_DIR)/stub_fallback.o
+                    $(STUB_DIR)/stub_fallback.o $(STUB_DIR)/stub_in_place.o
 
 STUB_CFLAGS = -std=c99 -Wpedantic -Wall -Wextra -Wshadow -Wcast-qual -Wconversion -Werror \
               -O2 -g
@@ -49,6 +49,18 @@ $(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
 	    -e '/^static const char \*const stub_fallback_params1\[\] = {$$/a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
+
+# stub_in_place: stub_softmax renamed, its buffer table letting y be x
+# (may_alias), as an op whose kernels work in place would emit it: the
+# stub takes y == x from the same byte and refuses any other overlap.
+IN_PLACE_RENAME = -e 's/stub_softmax/stub_in_place/g' -e 's/STUB_SOFTMAX/STUB_IN_PLACE/g'
+$(STUB_DIR)/stub_in_place.h: $(STUB_DIR)/stub_softmax.h
+	sed $(IN_PLACE_RENAME) $< > $@.tmp && mv $@.tmp $@
+$(STUB_DIR)/stub_in_place.c: $(STUB_DIR)/stub_softmax.c
+	sed $(IN_PLACE_RENAME) \
+	    -e 's|^\(    {[0-9]*, 0, 0, 1, \)-1}, /\* y \*/$$|\10}, /* y, may be x */|' \
+	    $< > $@.tmp
+	grep -q 'may be x' $@.tmp && mv $@.tmp $@
 
 $(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
 	$(CC) $(STUB_CFLAGS) -I$(STUB_DIR) -c -o $@ $<

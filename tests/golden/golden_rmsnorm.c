@@ -452,16 +452,21 @@ static const char *const golden_rmsnorm_params1[] = {
 #define golden_rmsnorm_N_BUFFERS 3
 
 /* A buffer holds per_row * rows + fixed elements of golden_rmsnorm_ELEMENT_BYTES
- * each; an unused one is ignored and may be NULL. */
+ * each; an unused one is ignored and may be NULL. The kernels write the
+ * buffers marked written and declare every buffer restrict: none of
+ * those may share memory with another buffer of the call, save the one
+ * its may_alias names (-1: none), which it may be in place. */
 #define golden_rmsnorm_ELEMENT_BYTES 4
 static const struct {
     size_t per_row;
     size_t fixed;
     int unused;
+    int written;
+    int may_alias;
 } golden_rmsnorm_buffer_shapes[golden_rmsnorm_N_BUFFERS] = {
-    {512, 0, 0}, /* x */
-    {0, 512, 0}, /* gamma */
-    {512, 0, 0}, /* y */
+    {512, 0, 0, 0, -1}, /* x */
+    {0, 512, 0, 0, -1}, /* gamma */
+    {512, 0, 0, 1, -1}, /* y */
 
 };
 
@@ -985,6 +990,71 @@ static cl_int golden_rmsnorm_check_buffer(cl_context _ctx, cl_mem _buf, size_t _
     return _size < _need ? CL_INVALID_BUFFER_SIZE : CL_SUCCESS;
 }
 
+/* Where BUF's bytes lie: in *ROOT (the buffer a sub-buffer was made of,
+ * else BUF itself) from byte *START. */
+static cl_int golden_rmsnorm_mem_origin(cl_mem _buf, cl_mem *_root, size_t *_start)
+{
+    cl_mem _parent = NULL;
+    cl_int _err = clGetMemObjectInfo(_buf, CL_MEM_ASSOCIATED_MEMOBJECT,
+                                     sizeof _parent, &_parent, NULL);
+    *_root = _buf;
+    *_start = 0;
+    if (_err == CL_SUCCESS && _parent != NULL) {
+        *_root = _parent;
+        _err = clGetMemObjectInfo(_buf, CL_MEM_OFFSET, sizeof *_start, _start,
+                                  NULL);
+    }
+    return _err;
+}
+
+/* CL_INVALID_VALUE when a buffer the kernels write shares memory with
+ * another of the call: the same cl_mem, or sub-buffers of one buffer
+ * whose bytes in use (NEED[i] from each one's start) overlap. SCRATCH
+ * (NULL: none), of which SCRATCH_NEED bytes are used, counts as written.
+ * A pair that buffer_shapes allows (may_alias) may be the same memory
+ * from the same byte, and nothing else. */
+static cl_int golden_rmsnorm_check_aliases(const cl_mem *_buffers, const size_t *_need,
+                                   cl_mem _scratch, size_t _scratch_need)
+{
+    cl_mem _mem[golden_rmsnorm_N_BUFFERS + 1], _root[golden_rmsnorm_N_BUFFERS + 1];
+    size_t _start[golden_rmsnorm_N_BUFFERS + 1], _size[golden_rmsnorm_N_BUFFERS + 1];
+    int _written[golden_rmsnorm_N_BUFFERS + 1], _alias[golden_rmsnorm_N_BUFFERS + 1];
+    for (int _i = 0; _i <= golden_rmsnorm_N_BUFFERS; _i++) {
+        int _buffer = _i < golden_rmsnorm_N_BUFFERS;
+        _mem[_i] = !_buffer ? _scratch
+                   : golden_rmsnorm_buffer_shapes[_i].unused ? NULL
+                                                     : _buffers[_i];
+        _size[_i] = _buffer ? _need[_i] : _scratch_need;
+        _written[_i] = !_buffer || golden_rmsnorm_buffer_shapes[_i].written;
+        _alias[_i] = _buffer ? golden_rmsnorm_buffer_shapes[_i].may_alias : -1;
+        if (_mem[_i] != NULL) {
+            cl_int _err = golden_rmsnorm_mem_origin(_mem[_i], &_root[_i],
+                                            &_start[_i]);
+            if (_err != CL_SUCCESS) {
+                return _err;
+            }
+        }
+    }
+    for (int _i = 0; _i <= golden_rmsnorm_N_BUFFERS; _i++) {
+        for (int _j = _i + 1; _j <= golden_rmsnorm_N_BUFFERS; _j++) {
+            if (_mem[_i] == NULL || _mem[_j] == NULL ||
+                _root[_i] != _root[_j] || (!_written[_i] && !_written[_j])) {
+                continue;
+            }
+            if ((_alias[_i] == _j || _alias[_j] == _i) &&
+                _start[_i] == _start[_j]) {
+                continue; /* in place, as the op allows */
+            }
+            if (_mem[_i] == _mem[_j] ||
+                (_start[_i] < _start[_j] + _size[_j] &&
+                 _start[_j] < _start[_i] + _size[_i])) {
+                return CL_INVALID_VALUE;
+            }
+        }
+    }
+    return CL_SUCCESS;
+}
+
 /* CL_INVALID_CONTEXT unless Q and the N_WAIT events of WAIT are of CTX,
  * CL_INVALID_EVENT_WAIT_LIST for a NULL event. */
 static cl_int golden_rmsnorm_check_queue_and_wait(cl_context _ctx,
@@ -1112,6 +1182,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
                                      cl_event *_done)
 {
     cl_int _err;
+    size_t _need[golden_rmsnorm_N_BUFFERS];
     if (_k == NULL) {
         return CL_INVALID_VALUE;
     }
@@ -1137,14 +1208,15 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         size_t _per_row =
             golden_rmsnorm_buffer_shapes[_i].per_row * golden_rmsnorm_ELEMENT_BYTES;
         size_t _fixed = golden_rmsnorm_buffer_shapes[_i].fixed * golden_rmsnorm_ELEMENT_BYTES;
+        _need[_i] = 0;
         if (golden_rmsnorm_buffer_shapes[_i].unused) {
             continue;
         }
         if (_per_row != 0 && _rows > (SIZE_MAX - _fixed) / _per_row) {
             return CL_INVALID_VALUE;
         }
-        _err = golden_rmsnorm_check_buffer(_k->ctx, _buffers[_i],
-                                   _rows * _per_row + _fixed);
+        _need[_i] = _rows * _per_row + _fixed;
+        _err = golden_rmsnorm_check_buffer(_k->ctx, _buffers[_i], _need[_i]);
         if (_err != CL_SUCCESS) {
             return _err;
         }
@@ -1156,15 +1228,23 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     int _needs_scratch =
         _path->scratch_per_row != 0 || _path->scratch_fixed != 0;
     cl_mem _own = NULL;
+    size_t _scratch_need = 0;
     if (_scratch != NULL) {
         /* The size the header promises is enough for every variant; one
          * the kernels do not need is still refused from another context,
-         * as it would be at other rows. */
-        size_t _need = _needs_scratch ? golden_rmsnorm_scratch_bytes(_rows) : 0;
-        _err = golden_rmsnorm_check_buffer(_k->ctx, _scratch, _need);
+         * or when it is one of the buffers, as it would be at other
+         * rows. */
+        _scratch_need = _needs_scratch ? golden_rmsnorm_scratch_bytes(_rows) : 0;
+        _err = golden_rmsnorm_check_buffer(_k->ctx, _scratch, _scratch_need);
         if (_err != CL_SUCCESS) {
             return _err;
         }
+    }
+    /* The kernels declare their buffers restrict: outputs that overlap
+     * another buffer come out wrong, differently from run to run. */
+    _err = golden_rmsnorm_check_aliases(_buffers, _need, _scratch, _scratch_need);
+    if (_err != CL_SUCCESS) {
+        return _err;
     }
     if (!_needs_scratch) {
         _scratch = NULL;

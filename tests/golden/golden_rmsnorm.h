@@ -87,6 +87,10 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
  * than the one K was created in (some drivers do not check, and would run
  * the kernels on it), CL_INVALID_EVENT_WAIT_LIST for a NULL event in WAIT
  * or N_WAIT and WAIT that disagree.
+ * CL_INVALID_VALUE as well when y (which the kernels write) shares memory with
+ * another buffer or the scratch: the same cl_mem, or sub-buffers of one buffer
+ * whose bytes in use overlap. No output of golden_rmsnorm may alias another
+ * buffer.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on the handle's kernel objects): give each thread a
  * handle of its own from golden_rmsnorm_clone. */
@@ -108,7 +112,9 @@ size_t golden_rmsnorm_scratch_bytes(size_t rows);
  * SCRATCH holds at least golden_rmsnorm_scratch_bytes(rows) bytes in K's context
  * (else CL_INVALID_BUFFER_SIZE or CL_INVALID_CONTEXT, nothing enqueued),
  * or is NULL to get golden_rmsnorm_enqueue's behaviour. Its size is not looked at
- * when the kernels need none at ROWS, its context always.
+ * when the kernels need none at ROWS, its context always; one that is a
+ * buffer of the call, or a sub-buffer whose bytes in use overlap one's,
+ * is refused with CL_INVALID_VALUE.
  * The kernels write it: calls that share one SCRATCH must run one after
  * the other (one in-order queue, or wait lists). */
 cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command_queue q,
