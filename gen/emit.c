@@ -250,6 +250,7 @@ enum stub_hole {
     H_ELEMENT_BYTES, H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS,
     H_MAX_KERNELS, H_MATCHES, H_VARIANT_DOC,
     H_N_VARIANTS, H_BUFFER_ARGS, H_SM90A, H_SM90A_REBUILD, H_ALIAS_DOC,
+    H_N_BUFFERS, H_N_SIZES, H_SIZE_NAMES,
     N_HOLES
 };
 
@@ -258,7 +259,8 @@ static const char *const hole_names[N_HOLES] = {
     "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
     "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
     "MAX_KERNELS", "MATCHES", "VARIANT_DOC",
-    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD", "ALIAS_DOC"};
+    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD", "ALIAS_DOC",
+    "N_BUFFERS", "N_SIZES", "SIZE_NAMES"};
 
 /* The kernels of P in the stub's order (first launch first), with the
  * work-items of a group each is launched with; returns how many. */
@@ -525,8 +527,10 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
     }
     buf_free(&doc);
     alias_doc(name, p, &b[H_ALIAS_DOC]);
-    buf_printf(&b[H_BUFFER_INDEXES], "#define %s_N_BUFFERS %d", name,
-               p->n_buffer);
+    b[H_BUFFER_INDEXES].data[--b[H_BUFFER_INDEXES].len] = '\0';
+    buf_printf(&b[H_N_BUFFERS], "%d", p->n_buffer);
+    buf_puts(&b[H_N_SIZES], "1");
+    buf_puts(&b[H_SIZE_NAMES], "rows");
     /* The prototypes' last buffer line must not end in a newline twice. */
     for (int h = H_PARAMS; h <= H_DEF_PARAMS; h++) {
         if (b[h].len > 0) {
@@ -859,11 +863,16 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
         for (int i = 0; i < plan->n_constant; i++) {
             decision_define(&plan->constant[i], out);
         }
-        struct define n_variants = {.name = "N_VARIANTS",
-                                    .kind = DEFINE_INT,
-                                    .i = n,
-                                    .comment = "knob sets in the .c"};
-        decision_define(&n_variants, out);
+        struct define counts[] = {
+            {.name = "N_VARIANTS", .kind = DEFINE_INT, .i = n,
+             .comment = "knob sets in the .c"},
+            {.name = "N_SIZES", .kind = DEFINE_INT, .i = 1,
+             .comment = "runtime sizes: rows"},
+            {.name = "N_BUFFERS", .kind = DEFINE_INT, .i = plan->n_buffer,
+             .comment = "buffers of the host API"}};
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+            decision_define(&counts[i], out);
+        }
         buf_printf(out, "\nbuffers, in argument order (%s, %zu bytes an "
                    "element):\n", dtype_name(ks->dtype),
                    dtype_size(ks->dtype));

@@ -454,7 +454,8 @@ static cl_int run_stub(struct measure_case *bc, struct stub *s, int set,
     const struct rt *rt = bc->rt;
     size_t rows = bc->vc.rows;
     cl_int err, gate_err;
-    if (stub_path(s, rows)->n_launch == 1) {
+    const struct path *path = stub_path(s, rows);
+    if (path == NULL || path->n_launch == 1) {
         err = stub_enqueue(s, rt->queue, rows, bc->sets[set].mem, 0, NULL,
                            &r->ev[0]);
         r->n = err == CL_SUCCESS;

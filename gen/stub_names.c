@@ -7,7 +7,9 @@
 
 const char *const stub_host_api[] = {
     "create", "create_variant", "variant", "enqueue", "enqueue_scratch",
-    "scratch_bytes", "clone", "build_log", "destroy", "N_VARIANTS", NULL};
+    "scratch_bytes", "clone", "build_log", "destroy", "N_VARIANTS",
+    "enqueue_array", "scratch_bytes_array", "path_index", "N_SIZES",
+    "N_BUFFERS", NULL};
 
 /* The names of NAME.c that NAME.h does not declare, as suffixes of
  * NAME_ (stub_names.h): types, tables and static functions. */

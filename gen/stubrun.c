@@ -142,14 +142,8 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
                                 void **) = NULL;
     int (*fn_variant)(const void *) = NULL;
     const char *(*fn_build_log)(const void *) = NULL;
-    const struct plan *plan = &plans[0];
     cl_int st = CL_INVALID_PROGRAM;
 
-    if (plan->n_buffer < 1 || plan->n_buffer > STUB_MAX_BUFFERS) {
-        set_log(log, "the plan's buffer count is out of range");
-        emitted_free(e);
-        return CL_INVALID_PROGRAM;
-    }
     /* A directory of its own, so that loading never meets another
      * stub's files; quoted in the compiler's command line. */
     const char *tmp = getenv("TMPDIR");
@@ -182,8 +176,10 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
         resolve(s, e->name, "_create_variant", &fn_create_variant) < 0 ||
         resolve(s, e->name, "_variant", &fn_variant) < 0 ||
         resolve(s, e->name, "_build_log", &fn_build_log) < 0 ||
-        resolve(s, e->name, "_enqueue_scratch", &s->fn_enqueue) < 0 ||
-        resolve(s, e->name, "_scratch_bytes", &s->fn_scratch_bytes) < 0 ||
+        resolve(s, e->name, "_enqueue_array", &s->fn_enqueue) < 0 ||
+        resolve(s, e->name, "_scratch_bytes_array", &s->fn_scratch_bytes) <
+            0 ||
+        resolve(s, e->name, "_path_index", &s->fn_path_index) < 0 ||
         resolve(s, e->name, "_destroy", &s->fn_destroy) < 0) {
         set_log(log, "the emitted stub lacks a function of the host API");
         emitted_free(e);
@@ -270,65 +266,24 @@ cl_int stub_load_naive(struct stub *s, const struct rt *rt,
 
 const struct path *stub_path(const struct stub *s, size_t rows)
 {
-    const struct path *path = &s->plan.path[0];
-    while (path->max_rows != 0 && rows > (size_t)path->max_rows) {
-        path++;
-    }
-    return path;
+    int i = s->fn_path_index(s->handle, &rows);
+    return i >= 0 ? &s->plan.path[i] : NULL;
 }
-
-/* NAME_enqueue_scratch's type for N buffers. */
-#define ENQUEUE_FN(...)                                                   \
-    ((cl_int(*)(const void *, cl_command_queue, size_t, __VA_ARGS__,      \
-                cl_mem, cl_uint, const cl_event *, cl_event *))s->fn_enqueue)
-#define M cl_mem
 
 cl_int stub_enqueue_scratch(const struct stub *s, cl_command_queue q,
-                            size_t rows, const cl_mem *b, cl_mem scratch,
-                            cl_uint n_wait, const cl_event *wait,
-                            cl_event *done)
+                            size_t rows, const cl_mem *buffers,
+                            cl_mem scratch, cl_uint n_wait,
+                            const cl_event *wait, cl_event *done)
 {
-    const void *h = s->handle;
-    switch (s->plan.n_buffer) {
-    case 1:
-        return ENQUEUE_FN(M)(h, q, rows, b[0], scratch, n_wait, wait, done);
-    case 2:
-        return ENQUEUE_FN(M, M)(h, q, rows, b[0], b[1], scratch, n_wait,
-                                wait, done);
-    case 3:
-        return ENQUEUE_FN(M, M, M)(h, q, rows, b[0], b[1], b[2], scratch,
-                                   n_wait, wait, done);
-    case 4:
-        return ENQUEUE_FN(M, M, M, M)(h, q, rows, b[0], b[1], b[2], b[3],
-                                      scratch, n_wait, wait, done);
-    case 5:
-        return ENQUEUE_FN(M, M, M, M, M)(h, q, rows, b[0], b[1], b[2], b[3],
-                                         b[4], scratch, n_wait, wait, done);
-    case 6:
-        return ENQUEUE_FN(M, M, M, M, M, M)(h, q, rows, b[0], b[1], b[2],
-                                            b[3], b[4], b[5], scratch,
-                                            n_wait, wait, done);
-    case 7:
-        return ENQUEUE_FN(M, M, M, M, M, M, M)(h, q, rows, b[0], b[1], b[2],
-                                               b[3], b[4], b[5], b[6],
-                                               scratch, n_wait, wait, done);
-    case 8:
-        return ENQUEUE_FN(M, M, M, M, M, M, M, M)(
-            h, q, rows, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-            scratch, n_wait, wait, done);
-    default:
-        return CL_INVALID_VALUE;
-    }
+    return s->fn_enqueue(s->handle, q, &rows, buffers, scratch, n_wait, wait,
+                         done);
 }
-
-#undef M
-#undef ENQUEUE_FN
 
 cl_int stub_enqueue(struct stub *s, cl_command_queue q, size_t rows,
                     const cl_mem *buffers, cl_uint n_wait,
                     const cl_event *wait, cl_event *done)
 {
-    size_t need = s->fn_scratch_bytes(rows);
+    size_t need = s->fn_scratch_bytes(&rows);
     if (need > s->scratch_size) {
         cl_int st;
         if (s->scratch != NULL) {

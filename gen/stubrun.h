@@ -7,18 +7,19 @@
 #include "runtime.h"
 #include "variant.h"
 
-/* Most buffers an emitted NAME_enqueue takes. */
-#define STUB_MAX_BUFFERS 8
-
 /* A loaded NAME.c with a handle from NAME_create on one device. */
 struct stub {
     int variant;       /* the variant NAME_create built */
     struct plan plan;  /* that variant's */
     void *dl;          /* the shared object */
     void *handle;      /* the stub's NAME * */
-    void (*fn_enqueue)(void); /* NAME_enqueue_scratch, cast by the
-                                 plan's number of buffers */
-    size_t (*fn_scratch_bytes)(size_t rows);
+    /* NAME_enqueue_array, NAME_scratch_bytes_array, NAME_path_index */
+    cl_int (*fn_enqueue)(const void *k, cl_command_queue q,
+                         const size_t *sizes, const cl_mem *buffers,
+                         cl_mem scratch, cl_uint n_wait, const cl_event *wait,
+                         cl_event *done);
+    size_t (*fn_scratch_bytes)(const size_t *sizes);
+    int (*fn_path_index)(const void *k, const size_t *sizes);
     void (*fn_destroy)(void *k);
     cl_mem scratch;    /* caller-owned scratch, grown on demand */
     size_t scratch_size;
@@ -42,7 +43,8 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
 cl_int stub_load_naive(struct stub *s, const struct rt *rt,
                        const struct kernel_spec *ks, char **log);
 
-/* The launches S runs for ROWS rows (its plan's path for them). */
+/* The launches S runs for ROWS rows (its plan's path for them, as
+ * NAME_path_index picks it); NULL for rows an enqueue would refuse. */
 const struct path *stub_path(const struct stub *s, size_t rows);
 
 /* NAME_enqueue_scratch(handle, Q, ROWS, BUFFERS..., scratch, N_WAIT, WAIT,

@@ -56,6 +56,13 @@ struct stub_api {
     enqueue_fn enqueue;
     enqueue_scratch_fn enqueue_scratch;
     size_t (*scratch_bytes)(size_t rows);
+    cl_int (*enqueue_array)(const void *k, cl_command_queue q,
+                            const size_t *sizes, const cl_mem *b,
+                            cl_mem scratch, cl_uint n_wait,
+                            const cl_event *wait, cl_event *done);
+    size_t (*scratch_bytes_array)(const size_t *sizes);
+    int (*path_index)(const void *k, const size_t *sizes);
+    int n_sizes, n_buffers;
     const char *(*build_log)(const void *k);
     void (*destroy)(void *k);
 };
@@ -87,6 +94,18 @@ struct stub_api {
     static void N##_destroy_(void *k)                                        \
     {                                                                        \
         N##_destroy((N *)k);                                                 \
+    }                                                                        \
+    static cl_int N##_enqueue_array_(                                        \
+        const void *k, cl_command_queue q, const size_t *sizes,              \
+        const cl_mem *b, cl_mem scratch, cl_uint n_wait,                     \
+        const cl_event *wait, cl_event *done)                                \
+    {                                                                        \
+        return N##_enqueue_array((const N *)k, q, sizes, b, scratch, n_wait, \
+                                 wait, done);                                \
+    }                                                                        \
+    static int N##_path_index_(const void *k, const size_t *sizes)           \
+    {                                                                        \
+        return N##_path_index((const N *)k, sizes);                          \
     }
 
 #define ADAPT_ENQUEUE(N, ...)                                                \
@@ -108,8 +127,9 @@ struct stub_api {
 #define STUB(N)                                                              \
     {#N,                  N##_create_,          N##_create_variant_,         \
      N##_variant_,        N##_N_VARIANTS,       N##_enqueue_,                \
-     N##_enqueue_scratch_, N##_scratch_bytes,   N##_log_,                    \
-     N##_destroy_}
+     N##_enqueue_scratch_, N##_scratch_bytes,   N##_enqueue_array_,          \
+     N##_scratch_bytes_array, N##_path_index_,  N##_N_SIZES,                 \
+     N##_N_BUFFERS,       N##_log_,             N##_destroy_}
 
 ADAPT(stub_lora)
 ADAPT(stub_lora_delta)
@@ -697,6 +717,64 @@ static void test_small_buffers(void)
             clReleaseMemObject(small);
         }
         free_case(&c, &b);
+    }
+}
+
+/* The array forms: the same results as NAME_enqueue, the same checks,
+ * NULL arrays refused; NAME_scratch_bytes_array as NAME_scratch_bytes;
+ * NAME_path_index in range and rising with rows, -1 where an enqueue
+ * would refuse. */
+static void test_array_entry(void)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        struct vcase c;
+        struct vbuffers b;
+        size_t rows = 37, zero = 0;
+        CU_ASSERT_EQUAL(stubs[i].n_sizes, 1);
+        if (make_case(i, rows, &c, &b) != 0) {
+            CU_FAIL("cannot make a case");
+            continue;
+        }
+        CU_ASSERT_EQUAL(stubs[i].n_buffers, c.plan.n_buffer);
+        cl_event done = NULL;
+        cl_int err = stubs[i].enqueue_array(handle[i], rt.queue, &rows, b.mem,
+                                            NULL, 0, NULL, &done);
+        TU_CHECK(err == CL_SUCCESS && done != NULL,
+                 "%s: enqueue_array %s", stubs[i].name, rt_status(err));
+        if (done != NULL) {
+            clWaitForEvents(1, &done);
+            clReleaseEvent(done);
+        }
+        check_result(i, &c, &b, "enqueue_array");
+        TU_CHECK(stubs[i].enqueue_array(handle[i], rt.queue, NULL, b.mem,
+                                        NULL, 0, NULL, NULL) ==
+                         CL_INVALID_VALUE &&
+                     stubs[i].enqueue_array(handle[i], rt.queue, &rows, NULL,
+                                            NULL, 0, NULL, NULL) ==
+                         CL_INVALID_VALUE &&
+                     stubs[i].enqueue_array(handle[i], rt.queue, &zero, b.mem,
+                                            NULL, 0, NULL, NULL) ==
+                         CL_INVALID_VALUE,
+                 "%s: enqueue_array takes NULL arrays or 0 rows",
+                 stubs[i].name);
+        free_case(&c, &b);
+        TU_CHECK(stubs[i].scratch_bytes_array(NULL) == 0,
+                 "%s: scratch_bytes_array(NULL)", stubs[i].name);
+        TU_CHECK(stubs[i].path_index(handle[i], NULL) == -1 &&
+                     stubs[i].path_index(NULL, &rows) == -1 &&
+                     stubs[i].path_index(handle[i], &zero) == -1,
+                 "%s: path_index of a call enqueue refuses", stubs[i].name);
+        int last = 0;
+        for (size_t r = 1; r <= 5000; r += 1 + r / 8) {
+            int p = stubs[i].path_index(handle[i], &r);
+            TU_CHECK(p >= last && p < SPECL_MAX_PATHS,
+                     "%s: path_index at %zu rows is %d (%d before)",
+                     stubs[i].name, r, p, last);
+            last = p >= 0 ? p : last;
+            TU_CHECK(stubs[i].scratch_bytes_array(&r) ==
+                         stubs[i].scratch_bytes(r),
+                     "%s: scratch_bytes_array at %zu rows", stubs[i].name, r);
+        }
     }
 }
 
@@ -1663,6 +1741,9 @@ int add_stub_suite(void)
         CU_add_test(s, "failed build and its log", test_build_failure) ==
             NULL ||
         CU_add_test(s, "NULL handles, constants", test_api_edges) == NULL ||
+        CU_add_test(s, "the array forms of enqueue and scratch_bytes, "
+                       "path_index",
+                    test_array_entry) == NULL ||
         CU_add_test(s, "create: NULL context or device refused",
                     test_create_null_target) == NULL ||
         CU_add_test(s, "queue, buffers, scratch, events of another "

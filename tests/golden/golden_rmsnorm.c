@@ -449,7 +449,6 @@ static const char *const golden_rmsnorm_params1[] = {
 #define golden_rmsnorm_BUF_X 0
 #define golden_rmsnorm_BUF_GAMMA 1
 #define golden_rmsnorm_BUF_Y 2
-#define golden_rmsnorm_N_BUFFERS 3
 
 /* A buffer holds per_row * rows + fixed elements of golden_rmsnorm_ELEMENT_BYTES
  * each; an unused one is ignored and may be NULL. The kernels write the
@@ -1172,6 +1171,21 @@ size_t golden_rmsnorm_scratch_bytes(size_t _rows)
     return _most;
 }
 
+size_t golden_rmsnorm_scratch_bytes_array(const size_t *_sizes)
+{
+    return _sizes != NULL ? golden_rmsnorm_scratch_bytes(_sizes[0]) : 0;
+}
+
+int golden_rmsnorm_path_index(const struct golden_rmsnorm *_k, const size_t *_sizes)
+{
+    if (_k == NULL || _k->variant < 0 || _sizes == NULL || _sizes[0] == 0 ||
+        _sizes[0] > INT_MAX) {
+        return -1;
+    }
+    return (int)(golden_rmsnorm_path_for(&golden_rmsnorm_variants[_k->variant], _sizes[0]) -
+                 golden_rmsnorm_variants[_k->variant].paths);
+}
+
 /* golden_rmsnorm_enqueue_scratch with the buffers in argument order in BUFFERS:
  * its own parameters are named after the buffers, which may shadow any
  * local name; none is in scope here. */
@@ -1323,6 +1337,18 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *_k, cl_comman
                                   _wait, _done);
 }
 
+cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *_k, cl_command_queue _q,
+                    const size_t *_sizes, const cl_mem *_buffers,
+                    cl_mem _scratch, cl_uint _n_wait, const cl_event *_wait,
+                    cl_event *_done)
+{
+    if (_sizes == NULL || _buffers == NULL) {
+        return CL_INVALID_VALUE;
+    }
+    return golden_rmsnorm_enqueue_buffers(_k, _q, _sizes[0], _buffers, _scratch,
+                                  _n_wait, _wait, _done);
+}
+
 cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *_k, struct golden_rmsnorm **_out)
 {
     cl_int _err;
@@ -1399,7 +1425,6 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 #undef golden_rmsnorm_BUF_X
 #undef golden_rmsnorm_BUF_GAMMA
 #undef golden_rmsnorm_BUF_Y
-#undef golden_rmsnorm_N_BUFFERS
 #undef golden_rmsnorm_ELEMENT_BYTES
 #undef golden_rmsnorm_ARG_SLICES
 #undef golden_rmsnorm_ARG_END

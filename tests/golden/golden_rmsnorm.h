@@ -125,6 +125,31 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k, cl_command
                     cl_mem scratch, cl_uint n_wait, const cl_event *wait,
                     cl_event *done);
 
+/* The lengths of golden_rmsnorm_enqueue_array's arrays: the runtime sizes
+ * (rows) and the buffers, each in golden_rmsnorm_enqueue's order. */
+#define golden_rmsnorm_N_SIZES 1
+#define golden_rmsnorm_N_BUFFERS 3
+
+/* golden_rmsnorm_enqueue_scratch with the runtime sizes and the buffers as arrays
+ * of golden_rmsnorm_N_SIZES and golden_rmsnorm_N_BUFFERS elements (CL_INVALID_VALUE for a
+ * NULL array): one signature for every kernel, for code that drives
+ * kernels of several ops (test drivers, bindings). The same checks and
+ * results. */
+cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *k, cl_command_queue q,
+                    const size_t *sizes, const cl_mem *buffers,
+                    cl_mem scratch, cl_uint n_wait, const cl_event *wait,
+                    cl_event *done);
+
+/* golden_rmsnorm_scratch_bytes with the runtime sizes as an array of
+ * golden_rmsnorm_N_SIZES (0 for NULL). */
+size_t golden_rmsnorm_scratch_bytes_array(const size_t *sizes);
+
+/* The launch sequence (path) K runs for the runtime sizes SIZES (an array
+ * of golden_rmsnorm_N_SIZES): its index among the variant's paths, as `specl
+ * plan` lists them; -1 for a NULL or unbuilt K, NULL SIZES or sizes an
+ * enqueue would refuse. */
+int golden_rmsnorm_path_index(const struct golden_rmsnorm *k, const size_t *sizes);
+
 /* A new handle on K's built program, for another thread: kernel objects
  * of its own, the program and K's context shared (nothing is rebuilt;
  * both stay retained until the last handle goes). Handles may be
