@@ -572,14 +572,107 @@ static int same_api(const struct plan *a, const struct plan *b)
 }
 
 /* Renders the files of stub NAME with the N variants of EV into E. */
+/* Variant V's rows of the stub's device matches and of the header's
+ * list of variants (of N), its knobs KNOBS. */
+static void variant_rows(const struct emit_variant *ev, int v, int n,
+                         const char *knobs, struct buf *b)
+{
+    for (int m = 0; m < ev[v].n_match; m++) {
+        const struct variant_match *vm = &ev[v].match[m];
+        if (vm->device[0]) {
+            buf_puts(&b[H_MATCHES], "    {\"");
+            c_escape(&b[H_MATCHES], vm->device, strlen(vm->device));
+            buf_puts(&b[H_MATCHES], "\", \"");
+            c_escape(&b[H_MATCHES], vm->driver, strlen(vm->driver));
+            buf_printf(&b[H_MATCHES], "\", 0, 0, 0, %d},\n", v);
+        } else {
+            buf_printf(&b[H_MATCHES],
+                       "    {NULL, NULL, %d, %d, %d, %d}, /* %s */\n",
+                       vm->cpu, vm->tensor_cores, vm->sm90a, v,
+                       vm->cpu            ? "CPUs"
+                       : vm->tensor_cores ? "tensor cores"
+                       : vm->sm90a        ? "compute capability 9.0"
+                                          : "any device");
+        }
+    }
+    buf_printf(&b[H_VARIANT_DOC], " *   %d: ", v);
+    comment_text(&b[H_VARIANT_DOC], ev[v].label);
+    buf_puts(&b[H_VARIANT_DOC], "; for ");
+    match_text(ev[v].match, ev[v].n_match, &b[H_VARIANT_DOC]);
+    buf_printf(&b[H_VARIANT_DOC], "\n *      %s%s", knobs,
+               v + 1 < n ? "\n" : "");
+}
+
+/* Fills the remaining holes B of the stub of the N variants EV (MAX_KERNELS
+ * kernels at most in one; SM90A: one runs wgmma) and renders NAME.h and
+ * NAME.c into E. Returns 0, or -1 with a message in ERR. */
+static int render_stub(const char *name, const struct emit_variant *ev, int n,
+                       int max_kernels, int sm90a, struct buf *b,
+                       struct emitted *e, char *err, size_t errsize)
+{
+    const struct kernel_spec *ks = ev[0].ks;
+    const struct plan *plan = &ev[0].plan;
+    struct hole holes[N_HOLES + 1];
+    char guard[EMIT_NAME_MAX + 16];
+    char up[EMIT_NAME_MAX];
+    upper(up, name, sizeof up);
+    snprintf(guard, sizeof guard, "SPECL_%s_H", up);
+    buf_puts(&b[H_NAME], name);
+    buf_puts(&b[H_GUARD], guard);
+    buf_puts(&b[H_OP], ks->op->name);
+    buf_puts(&b[H_MATH], ks->op->summary);
+    buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
+    buf_printf(&b[H_N_VARIANTS], "%d", n);
+    char prefix[EMIT_NAME_MAX + 1];
+    snprintf(prefix, sizeof prefix, "%s_", name);
+    define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
+    stub_buffers(name, ks, plan, b);
+    for (int i = 0; i < N_HOLES; i++) {
+        holes[i].name = hole_names[i];
+        holes[i].value = buf_str(&b[i]);
+    }
+    holes[N_HOLES].name = NULL;
+    holes[N_HOLES].value = NULL;
+    /* A variant on wgmma: its program rebuilt for sm_90a after the build
+     * (stub_sm90a.c.in); none, none of that code. */
+    if (sm90a) {
+        buf_puts(&b[H_SM90A], "\n");
+        if (render(&b[H_SM90A], template_text("stub_sm90a.c.in"), holes, err,
+                   errsize) < 0) {
+            return -1;
+        }
+        buf_printf(&b[H_SM90A_REBUILD],
+                   "    if (_err == CL_SUCCESS && _var->needs == 2) {\n"
+                   "        _err = %s_rebuild_sm90a(_k, _ctx, _dev);\n"
+                   "    }\n",
+                   name);
+        holes[H_SM90A].value = buf_str(&b[H_SM90A]);
+        holes[H_SM90A_REBUILD].value = buf_str(&b[H_SM90A_REBUILD]);
+    }
+
+    const char *h = template_text("stub.h.in");
+    const char *c = template_text("stub.c.in");
+    if (h == NULL || c == NULL) {
+        snprintf(err, errsize, "stub templates missing");
+        return -1;
+    }
+    header_comment(ev, n, name, "h", &b[H_HEADER]);
+    holes[H_HEADER].value = buf_str(&b[H_HEADER]);
+    if (render(&e->h, h, holes, err, errsize) < 0) {
+        return -1;
+    }
+    buf_free(&b[H_HEADER]);
+    header_comment(ev, n, name, "c", &b[H_HEADER]);
+    holes[H_HEADER].value = buf_str(&b[H_HEADER]);
+    return render(&e->c, c, holes, err, errsize) < 0 ? -1 : 0;
+}
+
 static int emit_variants(const char *name, const struct emit_variant *ev,
                          int n, struct emitted *e, char *err, size_t errsize)
 {
     struct buf b[N_HOLES];
-    struct hole holes[N_HOLES + 1];
     struct buf kernels[SPECL_MAX_VARIANTS];
     int n_kernels = 0, rc = -1, bad = 0;
-    const struct kernel_spec *ks = ev[0].ks;
     const struct plan *plan = &ev[0].plan;
 
     memset(e, 0, sizeof *e);
@@ -653,30 +746,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                 bad = 1;
             }
             max_kernels = k > max_kernels ? k : max_kernels;
-            for (int m = 0; m < ev[v].n_match; m++) {
-                const struct variant_match *vm = &ev[v].match[m];
-                if (vm->device[0]) {
-                    buf_puts(&b[H_MATCHES], "    {\"");
-                    c_escape(&b[H_MATCHES], vm->device, strlen(vm->device));
-                    buf_puts(&b[H_MATCHES], "\", \"");
-                    c_escape(&b[H_MATCHES], vm->driver, strlen(vm->driver));
-                    buf_printf(&b[H_MATCHES], "\", 0, 0, 0, %d},\n", v);
-                } else {
-                    buf_printf(&b[H_MATCHES],
-                               "    {NULL, NULL, %d, %d, %d, %d}, /* %s */\n",
-                               vm->cpu, vm->tensor_cores, vm->sm90a, v,
-                               vm->cpu            ? "CPUs"
-                               : vm->tensor_cores ? "tensor cores"
-                               : vm->sm90a        ? "compute capability 9.0"
-                                                  : "any device");
-                }
-            }
-            buf_printf(&b[H_VARIANT_DOC], " *   %d: ", v);
-            comment_text(&b[H_VARIANT_DOC], ev[v].label);
-            buf_puts(&b[H_VARIANT_DOC], "; for ");
-            match_text(ev[v].match, ev[v].n_match, &b[H_VARIANT_DOC]);
-            buf_printf(&b[H_VARIANT_DOC], "\n *      %s%s", knobs,
-                       v + 1 < n ? "\n" : "");
+            variant_rows(ev, v, n, knobs, b);
         }
         buf_free(&prelude);
         buf_free(&text);
@@ -684,58 +754,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     if (bad) {
         goto done;
     }
-    char guard[EMIT_NAME_MAX + 16];
-    char up[EMIT_NAME_MAX];
-    upper(up, name, sizeof up);
-    snprintf(guard, sizeof guard, "SPECL_%s_H", up);
-    buf_puts(&b[H_NAME], name);
-    buf_puts(&b[H_GUARD], guard);
-    buf_puts(&b[H_OP], ks->op->name);
-    buf_puts(&b[H_MATH], ks->op->summary);
-    buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
-    buf_printf(&b[H_N_VARIANTS], "%d", n);
-    char prefix[EMIT_NAME_MAX + 1];
-    snprintf(prefix, sizeof prefix, "%s_", name);
-    define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
-    stub_buffers(name, ks, plan, b);
-    for (int i = 0; i < N_HOLES; i++) {
-        holes[i].name = hole_names[i];
-        holes[i].value = buf_str(&b[i]);
-    }
-    holes[N_HOLES].name = NULL;
-    holes[N_HOLES].value = NULL;
-    /* A variant on wgmma: its program rebuilt for sm_90a after the build
-     * (stub_sm90a.c.in); none, none of that code. */
-    if (sm90a) {
-        buf_puts(&b[H_SM90A], "\n");
-        if (render(&b[H_SM90A], template_text("stub_sm90a.c.in"), holes, err,
-                   errsize) < 0) {
-            goto done;
-        }
-        buf_printf(&b[H_SM90A_REBUILD],
-                   "    if (_err == CL_SUCCESS && _var->needs == 2) {\n"
-                   "        _err = %s_rebuild_sm90a(_k, _ctx, _dev);\n"
-                   "    }\n",
-                   name);
-        holes[H_SM90A].value = buf_str(&b[H_SM90A]);
-        holes[H_SM90A_REBUILD].value = buf_str(&b[H_SM90A_REBUILD]);
-    }
-
-    const char *h = template_text("stub.h.in");
-    const char *c = template_text("stub.c.in");
-    if (h == NULL || c == NULL) {
-        snprintf(err, errsize, "stub templates missing");
-        goto done;
-    }
-    header_comment(ev, n, name, "h", &b[H_HEADER]);
-    holes[H_HEADER].value = buf_str(&b[H_HEADER]);
-    if (render(&e->h, h, holes, err, errsize) < 0) {
-        goto done;
-    }
-    buf_free(&b[H_HEADER]);
-    header_comment(ev, n, name, "c", &b[H_HEADER]);
-    holes[H_HEADER].value = buf_str(&b[H_HEADER]);
-    rc = render(&e->c, c, holes, err, errsize) < 0 ? -1 : 0;
+    rc = render_stub(name, ev, n, max_kernels, sm90a, b, e, err, errsize);
 done:
     for (int i = 0; i < N_HOLES; i++) {
         buf_free(&b[i]);
