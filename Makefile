@@ -42,6 +42,8 @@ help:
 	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  specl, its CMake package, LICENSE, docs"
 	@echo "make uninstall [PREFIX=/usr/local] [DESTDIR=]"
 
+# Targets that need packages run deps first and then build through a
+# second make, so that `make -j` never compiles before they are installed.
 deps:
 	@sh tools/deps.sh
 
@@ -66,11 +68,13 @@ $(B)/libspecl.a: $(LIB_OBJ)
 $(B)/specl: $(B)/obj/main.o $(B)/libspecl.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-run: deps $(B)/specl
+run: deps
+	$(MAKE) --no-print-directory $(B)/specl
 	$(B)/specl gen specs/seeds.yaml -o out
 	$(B)/specl bench specs/seeds.yaml --rows 128 --quick
 
-bench: deps $(B)/specl
+bench: deps
+	$(MAKE) --no-print-directory $(B)/specl
 	sh bench/run.sh cpu
 
 # bench/lab: candidate kernel designs timed side by side (see lab.c)
@@ -124,7 +128,8 @@ $(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a
 
 # PoCL and its LLVM keep objects past exit: LeakSanitizer is told to ignore
 # those two libraries (specl's own allocations are still checked).
-test: deps $(B)/specl $(B)/specl_tests
+test: deps
+	$(MAKE) --no-print-directory $(B)/specl $(B)/specl_tests
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/tune/lsan.supp:print_suppressions=0 \
 	    $(B)/specl_tests
 	$(MAKE) --no-print-directory test-vendor
@@ -158,7 +163,8 @@ test-vendor: $(B)/specl
 	if [ -n "$$left" ]; then echo "uninstall left: $$left"; exit 1; fi
 	@echo "test-vendor: ok"
 
-test-full: deps $(B)/specl $(B)/specl_tests
+test-full: deps
+	$(MAKE) --no-print-directory $(B)/specl $(B)/specl_tests
 	$(B)/specl_tests --full
 
 # A quick check of a build by another compiler, say `make CC=clang
@@ -168,7 +174,8 @@ test-full: deps $(B)/specl $(B)/specl_tests
 # and a tiny tuning run goes through the device. No test driver: it needs
 # what the suites need, and a second full run would double CI's time.
 SMOKE_DIR = $(B)/smoke
-smoke: deps $(B)/specl $(B)/fuzz_replay $(B)/fuzz_db_replay
+smoke: deps
+	$(MAKE) --no-print-directory $(B)/specl $(B)/fuzz_replay $(B)/fuzz_db_replay
 	rm -rf $(SMOKE_DIR)
 	$(B)/specl check $(wildcard specs/*.yaml tests/good/*.yaml) tests/golden/golden.yaml \
 	    tests/stubs.yaml
@@ -196,5 +203,6 @@ smoke: deps $(B)/specl $(B)/fuzz_replay $(B)/fuzz_db_replay
 # The device suites and the wide sweep (tests/test_wide.c): meant for a
 # GPU (make test-wide SPECL_DEVICE=P:D); the float64 references run on
 # the host, so it takes long (half an hour or so), longer on a CPU device.
-test-wide: deps $(B)/specl $(B)/specl_tests
+test-wide: deps
+	$(MAKE) --no-print-directory $(B)/specl $(B)/specl_tests
 	$(B)/specl_tests --wide wide numeric sweep stub
