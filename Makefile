@@ -100,18 +100,25 @@ DOC_FILES  = $(wildcard docs/*.md)
 $(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/version.h | $(B)/obj
 	sed 's/@SPECL_VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
 
+# $(call sq,PATH): PATH quoted for the shell ('...', a ' in it as '\''):
+# DESTDIR and PREFIX may hold spaces. $(call sq_in,DIR,NAMES): DIR/NAME
+# for each NAME, each quoted.
+sq     = '$(subst ','\'',$(1))'
+sq_in  = $(foreach f,$(2),$(call sq,$(1)/$(f)))
+
 install: $(B)/specl $(B)/specl-config-version.cmake
-	$(INSTALL) -d $(BIN_DIR) $(CMAKE_DIR) $(DOC_DIR)/docs
-	$(INSTALL) -m 755 $(B)/specl $(BIN_DIR)/specl
-	$(INSTALL) -m 644 $(CMAKE_FILES) $(B)/specl-config-version.cmake $(CMAKE_DIR)
-	$(INSTALL) -m 644 LICENSE README.md $(DOC_DIR)
-	$(INSTALL) -m 644 $(DOC_FILES) $(DOC_DIR)/docs
+	$(INSTALL) -d $(call sq,$(BIN_DIR)) $(call sq,$(CMAKE_DIR)) $(call sq,$(DOC_DIR)/docs)
+	$(INSTALL) -m 755 $(B)/specl $(call sq,$(BIN_DIR)/specl)
+	$(INSTALL) -m 644 $(CMAKE_FILES) $(B)/specl-config-version.cmake $(call sq,$(CMAKE_DIR))
+	$(INSTALL) -m 644 LICENSE README.md $(call sq,$(DOC_DIR))
+	$(INSTALL) -m 644 $(DOC_FILES) $(call sq,$(DOC_DIR)/docs)
 
 uninstall:
-	rm -f $(BIN_DIR)/specl
-	rm -f $(CMAKE_FILES:cmake/%=$(CMAKE_DIR)/%) $(CMAKE_DIR)/specl-config-version.cmake
-	rm -f $(DOC_DIR)/LICENSE $(DOC_DIR)/README.md $(DOC_FILES:docs/%=$(DOC_DIR)/docs/%)
-	-rmdir $(CMAKE_DIR) $(DOC_DIR)/docs $(DOC_DIR) 2>/dev/null
+	rm -f $(call sq,$(BIN_DIR)/specl)
+	rm -f $(call sq_in,$(CMAKE_DIR),$(notdir $(CMAKE_FILES)) specl-config-version.cmake)
+	rm -f $(call sq_in,$(DOC_DIR),LICENSE README.md) \
+	    $(call sq_in,$(DOC_DIR)/docs,$(notdir $(DOC_FILES)))
+	-rmdir $(call sq,$(CMAKE_DIR)) $(call sq,$(DOC_DIR)/docs) $(call sq,$(DOC_DIR)) 2>/dev/null
 
 # ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
 TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
@@ -138,29 +145,44 @@ test: deps
 # and run as a user's project would be: (a) with the source tree's
 # cmake/SpeclGenerate.cmake and this build's specl, (b) through
 # find_package(specl) from `make install` into a temporary prefix, which
-# `make uninstall` must then leave empty. VENDOR_UNITY: CMAKE_UNITY_BUILD
-# for both (ON, the example's own default: the NAME.c of several kernels
-# in one translation unit).
+# `make uninstall` must then leave empty; (c) install and uninstall
+# staged in a DESTDIR with a space, which must land there alone (nothing
+# new in the source tree) and leave no file. VENDOR_UNITY:
+# CMAKE_UNITY_BUILD for (a) and (b) (ON, the example's own default: the
+# NAME.c of several kernels in one translation unit).
 VENDOR_DIR   = $(B)/vendor
+VENDOR_PREFIX = $(CURDIR)/$(VENDOR_DIR)/prefix
+VENDOR_STAGE = $(CURDIR)/$(VENDOR_DIR)/staged root
 VENDOR_UNITY ?= ON
 CMAKE       ?= cmake
 VENDOR_CMAKE = $(CMAKE) -S examples/cmake -DCMAKE_UNITY_BUILD=$(VENDOR_UNITY)
 test-vendor: $(B)/specl
 	rm -rf $(VENDOR_DIR)
 	$(VENDOR_CMAKE) -B $(VENDOR_DIR)/tree -DCMAKE_DISABLE_FIND_PACKAGE_specl=ON \
-	    -DSPECL_EXECUTABLE=$(CURDIR)/$(B)/specl
+	    -DSPECL_EXECUTABLE=$(call sq,$(CURDIR)/$(B)/specl)
 	$(CMAKE) --build $(VENDOR_DIR)/tree
 	$(VENDOR_DIR)/tree/specl_demo
-	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(VENDOR_DIR)/prefix DESTDIR=
-	$(VENDOR_CMAKE) -B $(VENDOR_DIR)/installed -DCMAKE_PREFIX_PATH=$(CURDIR)/$(VENDOR_DIR)/prefix \
+	$(MAKE) --no-print-directory install PREFIX=$(call sq,$(VENDOR_PREFIX)) DESTDIR=
+	$(VENDOR_CMAKE) -B $(VENDOR_DIR)/installed -DCMAKE_PREFIX_PATH=$(call sq,$(VENDOR_PREFIX)) \
 	    | tee $(VENDOR_DIR)/installed.log
-	grep -q '^-- specl $(VERSION): $(CURDIR)/$(VENDOR_DIR)/prefix/lib/cmake/specl$$' \
+	grep -qxF -- $(call sq,-- specl $(VERSION): $(VENDOR_PREFIX)/lib/cmake/specl) \
 	    $(VENDOR_DIR)/installed.log
 	$(CMAKE) --build $(VENDOR_DIR)/installed
 	$(VENDOR_DIR)/installed/specl_demo
-	$(MAKE) --no-print-directory uninstall PREFIX=$(CURDIR)/$(VENDOR_DIR)/prefix DESTDIR=
-	@left=$$(find $(VENDOR_DIR)/prefix -type f); \
+	$(MAKE) --no-print-directory uninstall PREFIX=$(call sq,$(VENDOR_PREFIX)) DESTDIR=
+	@left=$$(find $(call sq,$(VENDOR_PREFIX)) -type f); \
 	if [ -n "$$left" ]; then echo "uninstall left: $$left"; exit 1; fi
+	@echo "test-vendor: install and uninstall staged in '$(VENDOR_STAGE)'"
+	@set -e; stage=$(call sq,$(VENDOR_STAGE)); before=$$(ls -A); \
+	$(MAKE) --no-print-directory install DESTDIR="$$stage" PREFIX=/opt/specl; \
+	test -x "$$stage/opt/specl/bin/specl"; \
+	test -f "$$stage/opt/specl/lib/cmake/specl/specl-config-version.cmake"; \
+	test -f "$$stage/opt/specl/share/doc/specl/docs/cli.md"; \
+	$(MAKE) --no-print-directory uninstall DESTDIR="$$stage" PREFIX=/opt/specl; \
+	left=$$(find "$$stage" -type f); \
+	if [ -n "$$left" ]; then echo "uninstall left: $$left"; exit 1; fi; \
+	if [ "$$(ls -A)" != "$$before" ]; then \
+	    echo "install wrote into the source tree:"; ls -A; exit 1; fi
 	@echo "test-vendor: ok"
 
 test-full: deps

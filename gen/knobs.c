@@ -84,6 +84,7 @@ int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
                 size_t why_size)
 {
     struct param_value knob[SPECL_MAX_PARAMS];
+    int given[SPECL_MAX_PARAMS] = {0};
     char key[64], val[64];
     memcpy(knob, ks->knob, sizeof knob);
     for (const char *p = text + strspn(text, " "); *p != '\0';) {
@@ -105,6 +106,14 @@ int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
             }
             return -1;
         }
+        if (given[k]) { /* the last would win, silently */
+            if (why != NULL) {
+                snprintf(why, why_size, "knob '%s' given twice in \"%s\"",
+                         key, text);
+            }
+            return -1;
+        }
+        given[k] = 1;
         knob[k].num = num;
         knob[k].set = 1;
         p += len;

@@ -24,8 +24,8 @@ int knobs_resolve(struct kernel_spec *ks, struct diags *d);
  * a spec writes them ("m=64 xa=prepass"). */
 void knobs_text(const struct kernel_spec *ks, char *out, size_t size);
 
-/* Reads TEXT (as knobs_text writes it; any subset of the op's knobs) into
- * KS as overrides (marked set). Returns 0, or -1 with KS unchanged and
+/* Reads TEXT (as knobs_text writes it; any subset of the op's knobs,
+ * each once) into KS as overrides (marked set). Returns 0, or -1 with KS unchanged and
  * the reason in WHY (when not NULL). */
 int knobs_parse(struct kernel_spec *ks, const char *text, char *why,
                 size_t why_size);

@@ -150,19 +150,67 @@ static void output_paths(const struct spec_set *set, const char *dir,
     }
 }
 
-/* Appends PATH to OUT escaped for a make rule: spaces, '#' and '$'. */
-static void depfile_path(struct buf *out, const char *path, size_t len)
+/* Whether make takes C in a rule's file name only escaped with '\':
+ * a blank or '#' anywhere, ':' (else a rule of its own), and '%' in a
+ * target (else a pattern rule). */
+static int make_special(char c, int target)
 {
+    return c == ' ' || c == '\t' || c == '#' || c == ':' ||
+           (c == '%' && target);
+}
+
+/* Appends PATH to OUT as GNU make reads a file name of a rule back, as
+ * gcc -MD writes it: '\' before a blank, '#', ':' and a target's '%',
+ * and '$' as "$$". A backslash stands as it is but before such a
+ * character, where make halves a run of them: there each is doubled. */
+static void depfile_path(struct buf *out, const char *path, size_t len,
+                         int target)
+{
+    size_t backslashes = 0; /* in a row, just before path[i] */
     for (size_t i = 0; i < len; i++) {
         char c = path[i];
-        if (c == ' ' || c == '#' || c == '\\') {
+        if (make_special(c, target)) {
+            for (size_t b = 0; b < backslashes; b++) {
+                buf_printf(out, "\\");
+            }
             buf_printf(out, "\\%c", c);
         } else if (c == '$') {
             buf_printf(out, "$$");
         } else {
             buf_printf(out, "%c", c);
         }
+        backslashes = c == '\\' ? backslashes + 1 : 0;
     }
+}
+
+/* Whether make can read PATH back from a depfile: not with a newline,
+ * nor as a prerequisite (not TARGET) that ends in '\', which make keeps
+ * doubled at the end of a line. Says why not on stderr. */
+static int depfile_readable(const char *path, size_t len, int target)
+{
+    const char *why = memchr(path, '\n', len) != NULL ? "a newline in it"
+                      : !target && len > 0 && path[len - 1] == '\\'
+                          ? "it ends in '\\'"
+                          : NULL;
+    if (why != NULL) {
+        fprintf(stderr,
+                "specl: error: --depfile: make cannot read the path "
+                "'%.*s' back (%s)\n",
+                (int)len, path, why);
+    }
+    return why == NULL;
+}
+
+/* Whether make can read back every path of a depfile of outputs in DIR
+ * and of INPUTS: checked before anything is written. */
+static int depfile_paths_readable(const char *dir, const char *const *inputs,
+                                  int n_inputs)
+{
+    int ok = depfile_readable(dir, strlen(dir), 1);
+    for (int i = 0; i < n_inputs; i++) {
+        ok &= depfile_readable(inputs[i], strlen(inputs[i]), 0);
+    }
+    return ok;
 }
 
 /* Writes FILE, a make rule naming the files in PATHS (one per line) as
@@ -176,13 +224,13 @@ static int write_depfile(const char *file, const struct buf *paths,
     const char *p = buf_str(paths);
     while (*p != '\0') {
         const char *nl = strchr(p, '\n');
-        depfile_path(&rule, p, (size_t)(nl - p));
+        depfile_path(&rule, p, (size_t)(nl - p), 1);
         buf_printf(&rule, nl[1] != '\0' ? " \\\n" : ":");
         p = nl + 1;
     }
     for (int i = 0; i < n_inputs; i++) {
         buf_printf(&rule, " \\\n  ");
-        depfile_path(&rule, inputs[i], strlen(inputs[i]));
+        depfile_path(&rule, inputs[i], strlen(inputs[i]), 0);
     }
     buf_printf(&rule, "\n");
     char err[4400];
@@ -419,8 +467,17 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
                    const char *device)
 {
     const char **inputs = depfile_inputs(c, a->db_path);
+    int n_inputs = 0;
+    while (inputs != NULL && inputs[n_inputs] != NULL) {
+        n_inputs++;
+    }
     if (inputs == NULL) {
         fputs("specl: out of memory\n", stderr);
+        return EXIT_INVALID;
+    }
+    if (a->depfile != NULL &&
+        !depfile_paths_readable(a->dir, inputs, n_inputs)) {
+        free(inputs);
         return EXIT_INVALID;
     }
     struct buf paths;
@@ -449,10 +506,6 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
             fputs(buf_str(&out[i].cl), stdout);
         }
     } else if (rc == 0) {
-        int n_inputs = 0;
-        while (inputs[n_inputs] != NULL) {
-            n_inputs++;
-        }
         rc = write_run(a->dir, out, set->n_kernel, mode == MODE_PLAN);
         if (rc == 0 && a->depfile != NULL) {
             rc = write_depfile(a->depfile, &paths, inputs, n_inputs);

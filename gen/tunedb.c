@@ -280,6 +280,25 @@ static double shape_distance(const struct kernel_spec *ks, const char *a,
     return dist;
 }
 
+/* What E, an entry without a best, holds: "has no result: ...". */
+static void no_result_text(const struct tune_entry *e, char *out,
+                           size_t size)
+{
+    int timed = 0;
+    for (int i = 0; i < e->n_tried; i++) {
+        timed += e->tried[i].us >= 0;
+    }
+    if (e->n_tried > 0 && timed == 0) {
+        snprintf(out, size, "has no result: none of its %d tried configs "
+                 "ran", e->n_tried);
+    } else {
+        /* The tuner decides the best at the end of its search: a run
+         * stopped before that saved only what it measured. */
+        snprintf(out, size, "has no result: its tune did not finish (%d "
+                 "config%s measured)", timed, timed == 1 ? "" : "s");
+    }
+}
+
 enum tune_pick tunedb_pick(const struct tunedb *db, const char *device,
                            const struct kernel_spec *ks, char *knobs,
                            size_t knobs_size, char *why, size_t why_size)
@@ -311,13 +330,20 @@ const struct tune_entry *tunedb_pick_entry(const struct tunedb *db,
             return NULL;
         }
     }
-    const struct tune_entry *exact = NULL, *near = NULL;
+    const struct tune_entry *exact = NULL, *near = NULL, *unfinished = NULL;
     double best_dist = INFINITY;
     for (int i = 0; i < db->n; i++) {
         const struct tune_entry *e = &db->entry[i];
         if ((device != NULL && strcmp(e->device, device) != 0) ||
             strcmp(e->op, ks->op->name) != 0 ||
-            strcmp(e->dtype, dtype_name(ks->dtype)) != 0 || !e->best[0]) {
+            strcmp(e->dtype, dtype_name(ks->dtype)) != 0) {
+            continue;
+        }
+        if (!e->best[0]) { /* no result: named if nothing else answers */
+            if (strcmp(e->shape, shape) == 0 &&
+                (unfinished == NULL || e->rows > unfinished->rows)) {
+                unfinished = e;
+            }
             continue;
         }
         if (strcmp(e->shape, shape) == 0) {
@@ -335,8 +361,16 @@ const struct tune_entry *tunedb_pick_entry(const struct tunedb *db,
     }
     const struct tune_entry *e = exact ? exact : near;
     if (e == NULL) {
-        snprintf(why, why_size, "no tuning entry for this op and dtype%s%s",
-                 device ? " on " : "", device ? device : "");
+        if (unfinished != NULL) {
+            char none[160];
+            no_result_text(unfinished, none, sizeof none);
+            snprintf(why, why_size, "the tuning entry of this shape%s%s "
+                     "(rows %ld) %s", device ? " on " : "",
+                     device ? device : "", unfinished->rows, none);
+        } else {
+            snprintf(why, why_size, "no tuning entry for this op and "
+                     "dtype%s%s", device ? " on " : "", device ? device : "");
+        }
         *pick = PICK_NONE;
         return NULL;
     }
@@ -758,6 +792,12 @@ static void copy_text(struct loader *l, yaml_node_t *v, const char *key,
 {
     const char *s = scalar(l, v, key);
     if (s != NULL) {
+        /* A "\0" escape would cut the text short, silently. */
+        if (strlen(s) != v->data.scalar.length) {
+            diag_error(l->d, l->path, node_mark(v),
+                       "%s must not hold a NUL character (\\0)", key);
+            return;
+        }
         if (strlen(s) >= size) {
             diag_error(l->d, l->path, node_mark(v), "%s is too long", key);
             return;
@@ -849,10 +889,35 @@ static int knobs_fit(const struct op_def *op, const char *text, char *why,
     return knobs_parse(&ks, text, why, size) == 0;
 }
 
+/* Whether KS, its int and bool fields read from an entry's shape, is a
+ * kernel a spec could give (rank <= in_features...): the op's checks
+ * of its fields with the knobs its defaults choose for DTYPE and
+ * TARGET, as `specl check` makes them. Else the first reason in WHY. */
+static int shape_valid(struct kernel_spec *ks, enum dtype dtype,
+                       enum target target, char *why, size_t size)
+{
+    struct diags quiet = {.out = NULL};
+    for (int f = 0; f < ks->op->n_fields; f++) {
+        const struct param_def *def = &ks->op->fields[f];
+        if (def->kind != VALUE_INT && def->kind != VALUE_BOOL) {
+            ks->field[f].num = def->def; /* not in the shape: the default */
+        }
+    }
+    ks->dtype = dtype;
+    ks->target = target;
+    if (knobs_resolve(ks, &quiet) != 0) {
+        snprintf(why, size, "%s", quiet.first);
+        return 0;
+    }
+    return 1;
+}
+
 /* Whether TEXT is a shape of OP as tune_shape_text writes it (every int
- * and bool field once, in the op's order, values within their limits):
- * entries are found by their shape's text. Else the reason in WHY. */
-static int shape_fits(const struct op_def *op, const char *text, char *why,
+ * and bool field once, in the op's order, values within their limits)
+ * that a spec could give (shape_valid): entries are found by their
+ * shape's text. Else the reason in WHY. */
+static int shape_fits(const struct op_def *op, enum dtype dtype,
+                      enum target target, const char *text, char *why,
                       size_t size)
 {
     struct kernel_spec ks;
@@ -904,7 +969,7 @@ static int shape_fits(const struct op_def *op, const char *text, char *why,
                  canonical);
         return 0;
     }
-    return 1;
+    return shape_valid(&ks, dtype, target, why, size);
 }
 
 enum record_key { R_KNOBS, R_US, R_STATUS, R_CODE, N_RECORD_KEYS };
@@ -916,6 +981,39 @@ static int code_hash_text(const char *text)
 {
     size_t n = strlen(text);
     return n == 16 && strspn(text, "0123456789abcdef") == n;
+}
+
+/* Whether STATUS is one the tuner writes for a config timed in US (-1:
+ * it did not run): "ok" for one that ran; for one that did not, why, as
+ * measure_stub's notes say it: "build failed[: ...]", "WRONG: ...",
+ * "wrong result", "wrote past its output", or an OpenCL status (its
+ * name, "CL error"). Else what is wrong in WHY. */
+static int status_fits(const char *status, double us, char *why,
+                       size_t size)
+{
+    static const char *const failed[] = {
+        "build failed", "wrong result", "wrote past its output", "CL error",
+        NULL};
+    int ran = us >= 0;
+    int known = strcmp(status, "ok") == 0 ||
+                strncmp(status, "build failed: ", 14) == 0 ||
+                strncmp(status, "WRONG: ", 7) == 0 ||
+                (strncmp(status, "CL_", 3) == 0 &&
+                 strspn(status, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") ==
+                     strlen(status));
+    for (int i = 0; failed[i] != NULL && !known; i++) {
+        known = strcmp(status, failed[i]) == 0;
+    }
+    if (!known) {
+        snprintf(why, size, "unknown status \"%.40s\" (the tuner's: "
+                 "\"ok\", or why the config did not run, as \"build "
+                 "failed: ...\", \"WRONG: ...\")", status);
+    } else if (ran != (strcmp(status, "ok") == 0)) {
+        snprintf(why, size, ran ? "status \"%.40s\" is for a config that did "
+                 "not run (us: -1)" : "status \"%.40s\" is for a config that "
+                 "ran (us >= 0)", status);
+    }
+    return known && ran == (strcmp(status, "ok") == 0);
 }
 
 /* Loads the tried configs of SEQ into E; OP (NULL when unknown: already
@@ -978,6 +1076,10 @@ static void load_tried(struct loader *l, struct tune_entry *e,
                        "run (got '%s')",
                        (const char *)node[R_US]->data.scalar.value);
         }
+        if (l->d->count == before && node[R_STATUS] != NULL &&
+            !status_fits(r.status, r.us, why, sizeof why)) {
+            diag_error(l->d, l->path, node_mark(node[R_STATUS]), "%s", why);
+        }
         if (l->d->count != before) {
             continue;
         }
@@ -1005,6 +1107,37 @@ enum entry_key {
 static const char *const entry_keys[] = {
     "device", "driver", "op", "dtype", "shape", "rows", "target", "best",
     "time_us", "gbs", "gflops", "default_us", "specl", "tried", NULL};
+
+/* Whether TEXT names a dtype (f32, f16, bf16); its value in *DTYPE. */
+static int dtype_from_text(const char *text, enum dtype *dtype)
+{
+    static const enum dtype all[] = {DTYPE_F32, DTYPE_F16, DTYPE_BF16};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(text, dtype_name(all[i])) == 0) {
+            *dtype = all[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The tuner's best is the knobs of the fastest of the entry's tried
+ * configs, every knob of the op as it had them: one that is none of
+ * them (a hand edit, a part of the knobs) would be taken as tuned. An
+ * entry without tried configs (as older versions wrote) cannot tell.
+ * BEFORE: the error count when E began (a bad tried config or best has
+ * been reported already). */
+static void check_best_tried(struct loader *l, const struct tune_entry *e,
+                             yaml_node_t *best, int before)
+{
+    if (l->d->count == before && e->best[0] != '\0' && e->n_tried > 0 &&
+        tune_entry_tried(e, e->best) == NULL) {
+        diag_error(l->d, l->path, node_mark(best),
+                   "best \"%s\" is none of the entry's tried configs (the "
+                   "tuner's best is one of them, every knob of the op)",
+                   e->best);
+    }
+}
 
 /* OP's name and the names of every op, for a message. */
 static void known_ops(char *out, size_t size)
@@ -1085,24 +1218,26 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
         }
     }
     /* A text too long for its field has been reported already. */
+    enum dtype dtype = DTYPE_F32;
+    int dtype_known = dtype_from_text(e.dtype, &dtype);
     if (node[E_DTYPE] != NULL && node[E_DTYPE]->type == YAML_SCALAR_NODE &&
-        node[E_DTYPE]->data.scalar.length < sizeof e.dtype &&
-        strcmp(e.dtype, "f32") != 0 && strcmp(e.dtype, "f16") != 0 &&
-        strcmp(e.dtype, "bf16") != 0) {
+        node[E_DTYPE]->data.scalar.length < sizeof e.dtype && !dtype_known) {
         diag_error(l->d, l->path, node_mark(node[E_DTYPE]),
                    "dtype must be one of f32, f16, bf16 (got '%s')", e.dtype);
     }
-    enum target target;
+    enum target target = TARGET_GPU;
+    int target_known = e.target[0] == '\0' ||
+                       target_from_name(e.target, &target) == 0;
     if (node[E_TARGET] != NULL && node[E_TARGET]->type == YAML_SCALAR_NODE &&
         node[E_TARGET]->data.scalar.length < sizeof e.target &&
-        target_from_name(e.target, &target) != 0) {
+        !target_known) {
         diag_error(l->d, l->path, node_mark(node[E_TARGET]),
                    "target must be one of gpu, cpu, tensor, sm90a (got '%s')",
                    e.target);
     }
-    if (op != NULL && node[E_SHAPE] != NULL &&
+    if (op != NULL && dtype_known && target_known && node[E_SHAPE] != NULL &&
         node[E_SHAPE]->type == YAML_SCALAR_NODE &&
-        !shape_fits(op, e.shape, why, sizeof why)) {
+        !shape_fits(op, dtype, target, e.shape, why, sizeof why)) {
         diag_error(l->d, l->path, node_mark(node[E_SHAPE]),
                    "shape of %s: %s", op->name, why);
     }
@@ -1114,6 +1249,7 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
     if (node[E_TRIED] != NULL) {
         load_tried(l, &e, op, node[E_TRIED]);
     }
+    check_best_tried(l, &e, node[E_BEST], before);
     if (l->d->count == before) {
         /* Entries are found by their key: one that repeats an earlier
          * entry's would be merged into it or shadowed, silently. */

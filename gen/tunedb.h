@@ -68,9 +68,11 @@ void tunedb_free(struct tunedb *db);
  * Every entry is checked: its keys known and given once, rows an integer
  * in [1, TUNE_MAX_ROWS], times and rates finite and >= 0 (a tried
  * config's time -1 when it did not run), a known op and dtype, a target
- * of gpu, cpu or tensor if given, its shape as tune_shape_text writes it,
- * its best and tried knobs knobs of the op (knobs_parse), no tried config
- * twice and no entry of another's key.
+ * of gpu, cpu or tensor if given, its shape as tune_shape_text writes it
+ * and one the op's checks take, its best and tried knobs knobs of the op
+ * (knobs_parse: each once), its best one of its tried configs (when it
+ * has any), statuses as the tuner writes them, no tried config twice, no
+ * NUL in a text and no entry of another's key.
  * Returns the number of errors. */
 int tunedb_load(struct tunedb *db, const char *path, int may_be_missing,
                 struct diags *d);

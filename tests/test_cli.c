@@ -109,6 +109,142 @@ static void test_depfile(void)
     free(dep);
 }
 
+/* The paths of test_depfile_awkward: an output directory with a space,
+ * ':', '#', '$', '%' (special in a target) and a backslash; a spec whose
+ * backslashes stand before a space, '#' and ':', and alone. */
+#define AWKWARD_OUT "o u:t#$%\\x"
+#define AWKWARD_SPEC "s p\\ e\\#c\\:$%\\x"
+
+/* Whether make's database (-p) in DB has the rule OUT/awk.EXT: SPEC. */
+static int make_has_rule(const char *db, const char *ext)
+{
+    char line[256];
+    snprintf(line, sizeof line, "\n%s/awk.%s: %s\n", AWKWARD_OUT, ext,
+             AWKWARD_SPEC);
+    return strstr(db, line) != NULL;
+}
+
+/* --depfile of awkward paths: make itself reads every output back as a
+ * target of the spec, by the names gen wrote: up to date, then stale
+ * once the spec is newer (a name misread: no rule for it, exit 2). A
+ * path make cannot read back is refused before anything is written. */
+static void test_depfile_awkward(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    /* tu_run is printf-style: the '%' in the names doubled. stamp, a
+     * goal on the first output, written here as make reads it; the
+     * outputs' recipe does nothing. */
+    TU_CHECK(tu_run("cd '%s' && printf 'kernels: [{name: awk, op: softmax, "
+                    "features: 8}]\\n' >'s p\\ e\\#c\\:$%%\\x' && "
+                    "%s/%s gen 's p\\ e\\#c\\:$%%\\x' -o 'o u:t#$%%\\x' "
+                    "--depfile k.d >/dev/null && "
+                    "printf 'include k.d\\nstamp: "
+                    "o\\\\ u\\\\:t\\\\#$$%%%%\\\\x/awk.cl\\n"
+                    "%%%%.cl:\\n\\t@true\\n' >m.mk && "
+                    "touch stamp && make -p -q -f m.mk stamp >db.txt",
+                    dir, getenv("PWD"), TU_SPECL) == 0,
+             "make does not read %s/k.d back as up to date", dir);
+    char *db_path = tu_path(dir, "db.txt");
+    char *db = tu_read(db_path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    TU_CHECK(make_has_rule(db, "cl") && make_has_rule(db, "h") &&
+                 make_has_rule(db, "c"),
+             "make read other names from %s/k.d (its database: %s)", dir,
+             db_path);
+    free(db);
+    free(db_path);
+    TU_CHECK(tu_run("cd '%s' && touch -d '-1 hour' 'o u:t#$%%\\x/awk.cl' && "
+                    "make -s -q -f m.mk stamp; test $? = 1",
+                    dir) == 0,
+             "make does not see %s/k.d's first output as stale", dir);
+    /* A spec ending in '\': make keeps it doubled at the end of a line. */
+    TU_CHECK(tu_run("cd '%s' && cp 's p\\ e\\#c\\:$%%\\x' 'k\\' && "
+                    "%s/%s gen 'k\\' -o o2 --depfile k2.d >/dev/null "
+                    "2>err.txt; test $? = 1 && test ! -e o2 && test ! -e k2.d",
+                    dir, getenv("PWD"), TU_SPECL) == 0,
+             "gen of a spec ending in '\\' with --depfile did not fail "
+             "before writing");
+    char *err_path = tu_path(dir, "err.txt");
+    char *err = tu_read(err_path, NULL);
+    TU_CHECK(err != NULL &&
+                 strcmp(err, "specl: error: --depfile: make cannot read the "
+                             "path 'k\\' back (it ends in '\\')\n") == 0,
+             "stderr: %s", err ? err : "(none)");
+    free(err);
+    free(err_path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* TEXT with every run of blanks and line breaks as one space: CMake
+ * wraps its messages. */
+static void collapse_blanks(char *text)
+{
+    char *out = text;
+    for (const char *p = text; *p != '\0'; p++) {
+        int blank = *p == ' ' || *p == '\n' || *p == '\t';
+        if (!blank || (out > text && out[-1] != ' ')) {
+            *out++ = blank ? ' ' : *p;
+        }
+    }
+    *out = '\0';
+}
+
+/* Configures tests/cmake/dup for CASE into DIR/CASE; its exit status,
+ * its stderr (blanks collapsed) in *ERR (caller frees). */
+static int configure_dup(const char *dir, const char *which, char **err)
+{
+    char *pwd = getenv("PWD");
+    int rc = tu_run("cmake -S tests/cmake/dup -B '%s/%s' -DCASE=%s "
+                    "-DSPECL_EXECUTABLE='%s/%s' >/dev/null 2>'%s/%s.err'",
+                    dir, which, which, pwd, TU_SPECL, dir, which);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.err", dir, which);
+    *err = tu_read(path, NULL);
+    if (*err != NULL) {
+        collapse_blanks(*err);
+    }
+    return rc;
+}
+
+/* specl_generate() calls of one project that generate one kernel name
+ * from two specs, for two targets or one, fail at configure time naming
+ * both; one spec in two targets configures. */
+static void test_cmake_duplicate_kernel(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *pwd = getenv("PWD"), *err = NULL, want[1024];
+    int rc = configure_dup(dir, "specs", &err);
+    snprintf(want, sizeof want,
+             "specl_generate(second): kernel 'dup' of "
+             "%s/tests/cmake/dup/b.yaml is also generated by "
+             "specl_generate(first) from %s/tests/cmake/dup/a.yaml: its "
+             "dup_create and the rest of dup.c would be defined twice.",
+             pwd, pwd);
+    TU_CHECK(rc != 0 && err != NULL && strstr(err, want) != NULL,
+             "two specs of kernel dup: exit %d\n%s", rc, err ? err : "");
+    free(err);
+    rc = configure_dup(dir, "target", &err);
+    snprintf(want, sizeof want,
+             "specl_generate(first): kernel 'dup' of "
+             "%s/tests/cmake/dup/b.yaml is also generated by "
+             "specl_generate(first) from %s/tests/cmake/dup/a.yaml: its "
+             "dup_create and the rest of dup.c would be defined twice.",
+             pwd, pwd);
+    TU_CHECK(rc != 0 && err != NULL && strstr(err, want) != NULL,
+             "two specs of kernel dup in one target: exit %d\n%s", rc,
+             err ? err : "");
+    free(err);
+    rc = configure_dup(dir, "targets", &err);
+    TU_CHECK(rc == 0, "one spec in two targets: exit %d\n%s", rc,
+             err ? err : "");
+    free(err);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* ---- the parser ------------------------------------------------------- */
 
 /* Runs `PREFIX specl ARGS` (ARGS printf-style; PREFIX: environment
@@ -838,6 +974,10 @@ int add_cli_suite(void)
                     test_list_outputs) == NULL ||
         CU_add_test(s, "--depfile is a make rule of outputs and inputs",
                     test_depfile) == NULL ||
+        CU_add_test(s, "--depfile: make reads awkward paths back",
+                    test_depfile_awkward) == NULL ||
+        CU_add_test(s, "specl_generate: one kernel name, two specs",
+                    test_cmake_duplicate_kernel) == NULL ||
         CU_add_test(s, "--target tensor: the tensor-core defaults",
                     test_target_tensor) == NULL ||
         CU_add_test(s, "--target: decode blocks and reach, softmax merge",

@@ -44,7 +44,7 @@
 #define DB_BAD_ENTRY TUNE_DIR "/bad_entry.yaml"
 #define DB_BAD_YAML TUNE_DIR "/bad_yaml.yaml"
 #define DB_BAD_DIR TUNE_DIR "/bad"
-#define MIN_DB_BAD_FIXTURES 18
+#define MIN_DB_BAD_FIXTURES 27
 #define DB_REGRESSION_DIR "tests/fuzz/db-regressions"
 
 #define TEST_DEVICE "Test Device"
@@ -2318,7 +2318,7 @@ static void test_save_load(void)
     struct tune_entry *in = tunedb_add(&db, &e);
     tune_entry_record(in, "wg=4 rows=2 vec=4 mode=streaming", 1.25, "ok");
     tune_entry_record(in, "wg=8 rows=2 vec=4 mode=registers", -1,
-                      "verify: \"max error\" 1e9");
+                      "WRONG: \"max error\" 1e9");
     tune_entry_record(in, "wg=4 rows=2 vec=4 mode=streaming", 1.5, "ok");
     TU_CHECK(in->n_tried == 2 && in->tried[0].us == 1.5,
              "tune_entry_record did not replace a record of the same knobs");
@@ -2341,7 +2341,7 @@ static void test_save_load(void)
                  b->best);
         TU_CHECK(b->n_tried == 2 && b->tried[0].us == 1.5 &&
                      b->tried[1].us == -1 &&
-                     strcmp(b->tried[1].status, "verify: \"max error\" 1e9")
+                     strcmp(b->tried[1].status, "WRONG: \"max error\" 1e9")
                          == 0,
                  "tried records changed");
     }
@@ -2392,7 +2392,7 @@ static void test_save_load(void)
     snprintf(e.version, sizeof e.version, "1\n2");
     e.rows = 1;
     in = tunedb_add(&db, &e);
-    tune_entry_record(in, "wg=4", -1, "line 1\nline 2\r\x01");
+    tune_entry_record(in, "wg=4", -1, "WRONG: line 1\nline 2\r\x01");
     CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
     TU_CHECK(load_db(&back, path) == 0 && back.n == 1,
              "odd names do not load back");
@@ -2403,7 +2403,8 @@ static void test_save_load(void)
         TU_CHECK(strcmp(b->driver, "latin-1 \xc3\xa9 \xc3\xbf\xc3\x83") ==
                      0, "driver came back as '%s'", b->driver);
         TU_CHECK(strcmp(b->version, "1\n2") == 0 && b->n_tried == 1 &&
-                     strcmp(b->tried[0].status, "line 1\nline 2\r\x01") == 0,
+                     strcmp(b->tried[0].status,
+                            "WRONG: line 1\nline 2\r\x01") == 0,
                  "version or status changed");
     }
     tunedb_free(&back);
@@ -2450,7 +2451,10 @@ static void test_save_load_names(void)
         snprintf(e.shape, sizeof e.shape, "features=100");
         snprintf(e.version, sizeof e.version, "0.1.0");
         e.rows = 1;
-        tune_entry_record(tunedb_add(&db, &e), "wg=4", -1, names[i]);
+        /* the status too, after the words a known status starts with */
+        char status[96];
+        snprintf(status, sizeof status, "WRONG: %s", names[i]);
+        tune_entry_record(tunedb_add(&db, &e), "wg=4", -1, status);
     }
     tmp_path(path, sizeof path, "names.yaml");
     CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
@@ -2461,7 +2465,8 @@ static void test_save_load_names(void)
         TU_CHECK(strcmp(b->device, names[i]) == 0 &&
                      strcmp(b->driver, names[N_NAMES - 1 - i]) == 0 &&
                      b->n_tried == 1 &&
-                     strcmp(b->tried[0].status, names[i]) == 0,
+                     strncmp(b->tried[0].status, "WRONG: ", 7) == 0 &&
+                     strcmp(b->tried[0].status + 7, names[i]) == 0,
                  "name %d came back as '%s' / '%s'", i, b->device, b->driver);
     }
     /* One line per entry's device, and the same text when saved again. */
@@ -2587,6 +2592,46 @@ static void expect_pick(const struct tunedb *db, const struct spec_set *best,
              target, why, why_prefix);
 }
 
+/* An entry of TARGET's shape without a best, as a tune stopped before
+ * it decided one leaves it: no pick, and the reason says what is there
+ * rather than that there is no entry. */
+static void expect_unfinished(const struct kernel_spec *target)
+{
+    static const struct {
+        double us[2];
+        int n_tried;
+        const char *why;
+    } cases[] = {
+        {{0, 0}, 0, "the tuning entry of this shape on " TEST_DEVICE
+                    " (rows 512) has no result: its tune did not finish "
+                    "(0 configs measured)"},
+        {{12.5, -1}, 2, "the tuning entry of this shape on " TEST_DEVICE
+                        " (rows 512) has no result: its tune did not "
+                        "finish (1 config measured)"},
+        {{-1, -1}, 2, "the tuning entry of this shape on " TEST_DEVICE
+                      " (rows 512) has no result: none of its 2 tried "
+                      "configs ran"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct tunedb db;
+        struct tune_entry e;
+        char knobs[TUNE_TEXT] = "", why[512] = "";
+        tunedb_init(&db);
+        entry_from(&e, target, TEST_DEVICE, 512, 0);
+        e.best[0] = '\0';
+        struct tune_entry *added = tunedb_add(&db, &e);
+        for (int t = 0; t < cases[c].n_tried; t++) {
+            tune_entry_record(added, t ? "m=32" : "m=64", cases[c].us[t],
+                              cases[c].us[t] < 0 ? "build failed" : "ok");
+        }
+        enum tune_pick p = tunedb_pick(&db, TEST_DEVICE, target, knobs,
+                                       sizeof knobs, why, sizeof why);
+        TU_CHECK(p == PICK_NONE && strcmp(why, cases[c].why) == 0,
+                 "unfinished entry %zu: pick %d, why '%s'", c, (int)p, why);
+        tunedb_free(&db);
+    }
+}
+
 static void test_pick(void)
 {
     struct spec_set best, gen;
@@ -2687,6 +2732,7 @@ static void test_pick(void)
                  "tie %d: picked %s (%s)", order, knobs, reason);
         tunedb_free(&db);
     }
+    expect_unfinished(target);
     spec_set_free(&gen);
     spec_set_free(&best);
 }
@@ -2883,6 +2929,36 @@ static void check_gen_output(const char *dir, const struct spec_set *applied)
         }
         free(h);
     }
+}
+
+/* gen --db on the entry a stopped tune left (no best yet): the note
+ * says what is there, not that there is no entry. */
+static void test_gen_db_unfinished(void)
+{
+    char spec[4096], db[4096], out_dir[4096];
+    tmp_path(spec, sizeof spec, "unfinished.yaml");
+    tmp_path(db, sizeof db, "unfinished_db.yaml");
+    tmp_path(out_dir, sizeof out_dir, "unfinished_out");
+    TU_CHECK(tu_run("printf 'kernels: [{name: u_softmax, op: softmax, "
+                    "features: 64}]\n' >'%s' && printf 'entries:\n"
+                    "  - {device: \"Stopped GPU\", driver: \"1.0\", "
+                    "op: softmax, dtype: f32, shape: \"features=64\", "
+                    "rows: 128, best: \"\", tried: [{knobs: \"wg=64 "
+                    "rows=1 vec=4 mode=registers\", us: 2.5, status: ok}]}"
+                    "\n' >'%s'",
+                    spec, db) == 0,
+             "cannot write %s and %s", spec, db);
+    char *out, *errs;
+    int rc = specl(&out, &errs, "gen '%s' --db '%s' -o '%s'", spec, db,
+                   out_dir);
+    TU_CHECK(rc == 0 &&
+                 strstr(errs, "specl: note: u_softmax: Stopped GPU: the "
+                              "tuning entry of this shape on Stopped GPU "
+                              "(rows 128) has no result: its tune did not "
+                              "finish (1 config measured)\n") != NULL,
+             "gen --db of an unfinished entry: exit %d\n%s", rc, errs);
+    free(out);
+    free(errs);
 }
 
 static void test_gen_db(void)
@@ -3329,6 +3405,8 @@ int add_tune_suite(void)
                     test_pick) == NULL ||
         CU_add_test(s, "apply: tunedb_apply", test_apply) == NULL ||
         CU_add_test(s, "gen --db", test_gen_db) == NULL ||
+        CU_add_test(s, "gen --db: an entry a stopped tune left",
+                    test_gen_db_unfinished) == NULL ||
         CU_add_test(s, "gen --db: a variant per device",
                     test_gen_db_variants) == NULL ||
         CU_add_test(s, "gen --db: an entry on the target it was tuned for",
