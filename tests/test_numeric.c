@@ -405,6 +405,38 @@ static void test_lora_shapes(void)
     }
 }
 
+/* lora_main_padded's copies (padded.cl) in every dtype: X's rows padded
+ * (K odd), W's and B's (N odd), and both with K past a whole k step
+ * (PADS_K); f16 copies its elements as bits, half being no value type
+ * without cl_khr_fp16. And the layer of 2^20 weights whose plan pads by
+ * default (a vocabulary head of odd N), built at a few rows. */
+static void test_lora_padded(void)
+{
+    static const char *const shapes[] = {
+        "in_features: 37, out_features: 136, rank: 3, alpha: 6",
+        "in_features: 40, out_features: 133, rank: 5, accumulate: true",
+        "in_features: 42, out_features: 70, rank: 4, scale: 0.5",
+    };
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        for (int d = 0; d < N_DTYPES; d++) {
+            check_lora_kernel(dtypes[d], shapes[c],
+                              "m: 32, n: 32, k: 8, wm: 4, wn: 4, "
+                              "xa: prepass, decode_rows: 0, pad_rows: 1");
+        }
+    }
+    struct nu_kernel k;
+    static const size_t rows[] = {1, 9};
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_head, op: lora_forward, "
+                   "dtype: f16, in_features: 1024, out_features: 1025, "
+                   "rank: 8, alpha: 16}\n")) {
+        CU_ASSERT(nu_knob(&k, "pad_rows") > 0);
+        if (nu_build(&k)) {
+            nu_run_rows(&k, rows, 2, nu_unit());
+        }
+    }
+    nu_kernel_free(&k);
+}
+
 /* lora_delta (base: false, few rows): K past one step of the work-group
  * and not a multiple of it, N in slices that divide it unevenly, vec 1
  * and 2, ranks that are not multiples of 4 (A in scalar loads at vec 4),
@@ -889,6 +921,8 @@ int add_numeric_suite(void)
         CU_add_test(s, "lora: every value of every choice knob",
                     test_lora_choices) == NULL ||
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
+        CU_add_test(s, "lora: operands padded to 4s, every dtype",
+                    test_lora_padded) == NULL ||
         CU_add_test(s, "lora: K split over work-groups", test_lora_split) ==
             NULL ||
         CU_add_test(s, "lora: few rows on tensor cores",
