@@ -321,6 +321,57 @@ static void test_softmax_f16_subnormal(void)
     nu_kernel_free(&k);
 }
 
+/* f16 outputs among the subnormals (under 6.1e-5, spaced 2^-24): their
+ * rounding alone is off from float64 by more than the op's 2e-3, and by 1
+ * where they all round to 0. The checker then bounds each output by that
+ * rounding's error plus twice the f32 bound (numeric_util.c). Builds OP
+ * in f16 with FIELDS, draws input SCALED (NULL: none) times BY and x from
+ * X, and runs ROWS rows: the kernel must pass, off by more than
+ * error_bound. */
+static void check_f16_subnormal(const char *op, const char *fields,
+                                const char *scaled, double by,
+                                struct vdist x, size_t rows)
+{
+    struct nu_kernel k;
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_sub, op: %s, dtype: f16, "
+                   "%s}\n", op, fields) &&
+        nu_build(&k)) {
+        k.scale_input = scaled;
+        k.scale_by = by;
+        if (nu_run(&k, rows, x)) {
+            int beyond = k.last_error > error_bound(k.ks);
+            if (!beyond) {
+                fprintf(stderr, "\nFAIL: %s {%s}: error %.3g within %.3g: "
+                        "no outputs among the subnormals?\n", op, fields,
+                        k.last_error, error_bound(k.ks));
+            }
+            CU_ASSERT(beyond);
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+/* Outputs near 3e-6: rmsnorm with gamma drawn near 3e-6; layernorm with
+ * rows of 3e-6 under eps 1, beta drawn near 3e-6; lora with x near 1e-6
+ * (itself among the subnormals). Outputs all under 2^-25, which round to
+ * 0: rmsnorm of rows of 1e-7 under eps 1, gamma near 0.1. */
+static void test_f16_subnormal_outputs(void)
+{
+    struct vdist tiny = {0, 1e-6};
+    struct vdist x3 = {0, 3e-6};
+    struct vdist x7 = {0, 1e-7};
+    check_f16_subnormal("rmsnorm", "features: 1000", "gamma", 3e-6,
+                        nu_unit(), 5);
+    check_f16_subnormal("layernorm", "features: 1000, eps: 1.0", "beta",
+                        3e-6, x3, 5);
+    check_f16_subnormal("lora_forward", "in_features: 64, out_features: "
+                        "40, rank: 4, scale: 0.25", NULL, 1, tiny, 3);
+    check_f16_subnormal("lora_forward", "in_features: 64, out_features: "
+                        "40, rank: 4, scale: 0.25", NULL, 1, tiny, 70);
+    check_f16_subnormal("rmsnorm", "features: 1000, eps: 1.0", "gamma", 0.1,
+                        x7, 5);
+}
+
 /* ---- lora_forward ------------------------------------------------------ */
 
 /* Runs built lora kernel K over 1, m-1, m, m+1 and a larger number of
@@ -976,6 +1027,8 @@ int add_numeric_suite(void)
                     "defaults", test_softmax_extremes) == NULL ||
         CU_add_test(s, "softmax: f16 outputs among the subnormals",
                     test_softmax_f16_subnormal) == NULL ||
+        CU_add_test(s, "f16 outputs among the subnormals: rmsnorm, "
+                    "layernorm, lora", test_f16_subnormal_outputs) == NULL ||
         CU_add_test(s, "lora: tiles x dtypes x rows", test_lora_tiles) ==
             NULL ||
         CU_add_test(s, "lora: base, accumulate, scale, xa, decode",
