@@ -36,12 +36,21 @@
     (PADDED_W_AT(rows) +                                                 \
      (PADS_W ? (size_t)(W_ROWS_PADDED + RANK) * N_PADDED : 0))
 
+/* The bits of one storage_t element: OpenCL C takes half (f16) only
+ * through vload_half/vstore_half without cl_khr_fp16, neither as a value
+ * nor in a cast, so the copies move each element's bits. */
+#if DTYPE_F32
+typedef uint storage_bits_t;
+#else
+typedef ushort storage_bits_t;
+#endif
+
 /* Row ROW of the COLS-wide matrix SRC into DST's row, PADDED_COLS wide,
  * zeros past COLS; this work-item takes 4 elements from column COL.
- * Elements are copied as they are stored (no conversion). Past K, X's
- * padding meets zeros of W (its copy's rows, or its stash in local
- * memory): zeros there keep an inf in X's last column from turning into
- * a NaN. */
+ * Elements are copied as they are stored (bits, no conversion); zero
+ * bits are +0 in every dtype. Past K, X's padding meets zeros of W (its
+ * copy's rows, or its stash in local memory): zeros there keep an inf in
+ * X's last column from turning into a NaN. */
 inline void pad_row4(__global storage_t *dst, const __global storage_t *src,
                      const int cols, const int padded_cols, const int row,
                      const int col)
@@ -49,10 +58,12 @@ inline void pad_row4(__global storage_t *dst, const __global storage_t *src,
     if (col >= padded_cols) {
         return;
     }
-    const __global storage_t *s = src + (size_t)row * cols;
-    __global storage_t *d = dst + (size_t)row * padded_cols;
+    const __global storage_bits_t *s =
+        (const __global storage_bits_t *)src + (size_t)row * cols;
+    __global storage_bits_t *d =
+        (__global storage_bits_t *)dst + (size_t)row * padded_cols;
 #pragma unroll
     for (int c = 0; c < 4; c++) {
-        d[col + c] = col + c < cols ? s[col + c] : (storage_t)0;
+        d[col + c] = col + c < cols ? s[col + c] : (storage_bits_t)0;
     }
 }

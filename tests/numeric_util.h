@@ -27,6 +27,13 @@ struct nu_kernel {
     /* Set before nu_run: x also rises by this much along each row
      * (0: does not), e.g. a softmax row whose max grows all along. */
     double x_ramp;
+    /* Set before nu_run: the input buffer of this name (NULL: none) is
+     * drawn times scale_by, e.g. layernorm's beta made tiny. */
+    const char *scale_input;
+    double scale_by;
+    /* Set by nu_run: the generated kernel's error and the bound it was
+     * judged by, of the output nearest its bound. */
+    double last_error, last_bound;
 };
 
 /* Counts of one suite, printed by nu_close. */
@@ -87,8 +94,11 @@ int nu_path_limits(const struct nu_kernel *k, long *out, int max);
 /* Runs built kernel K over ROWS rows, inputs from a fresh seed and DIST:
  * the generated kernel and the naive one against the float64 reference,
  * and against each other. Any NaN, a changed canary, an OpenCL error or
- * an error over error_bound fails the test, with the seed, YAML and the
- * worst rows printed. Returns 1 when every check passed. */
+ * an error over the bound fails the test, with the seed, YAML and the
+ * worst rows printed. Returns 1 when every check passed. The bound of
+ * each output is error_bound, or in f16 and bf16, where the float64
+ * result rounded to the storage type is itself off by more (outputs among
+ * the subnormals), that rounding's error plus twice the f32 bound. */
 int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist);
 
 /* Loads KS's naive stub (stub_load_naive) and checks it alone against

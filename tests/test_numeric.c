@@ -220,6 +220,66 @@ static void test_norm_cancel(void)
     run_hard_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* Builds OP in DTYPE with FIELDS and the defaults for TARGET, and runs it
+ * on 3 rows of each of the N input distributions DISTS, judged by float64
+ * alone. */
+static void run_norm_dists(const char *op, const char *dtype,
+                           const char *fields, enum target target,
+                           const struct vdist *dists, size_t n)
+{
+    struct nu_kernel k;
+    struct diags d = {.out = stderr};
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_norm, op: %s, dtype: %s, "
+                   "%s}\n", op, dtype, fields)) {
+        CU_ASSERT(spec_set_target(&k.set, target, &d) == 0);
+        snprintf(k.yaml + strlen(k.yaml), sizeof k.yaml - strlen(k.yaml),
+                 "# op defaults for %s\n",
+                 target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+        k.reference_only = 1;
+        if (nu_build(&k)) {
+            for (size_t i = 0; i < n; i++) {
+                nu_run(&k, 3, dists[i]);
+            }
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+/* Norms of rows far from 1 in either direction, with the GPU and the CPU
+ * defaults, in registers and streamed: squares of 1e18 overflow float32
+ * over a row of 1000, x - mean overflows near FLT_MAX, squares of 1e-21
+ * fall among the subnormals (eps 2^-126 leaves them to count); rows far
+ * from 0 (mean 2e38), and rows of 1e-30 against the default eps. The
+ * kernels scale their sums by a power of two (row_reduce.cl). The naive
+ * kernel overflows as plain float32 sums do: float64 alone judges. */
+static void test_norm_extremes(void)
+{
+    static const char *const ops[] = {"rmsnorm", "layernorm"};
+    static const char *const dts[] = {"f32", "bf16"};
+    static const char *const fields[] = {
+        "features: 1000, eps: 1.1754943508222875e-38",
+        "features: 4097, eps: 1.1754943508222875e-38, "
+        "tile: {mode: streaming}",
+        "features: 1000",
+    };
+    static const struct vdist tiny_eps[] = {
+        {0, 1e18}, {0, 1e30}, {0, 3e38}, {0, 1e-21}, {2e38, 1e38},
+    };
+    static const struct vdist default_eps[] = {{0, 1e-30}, {0, 3e38}};
+    for (int o = 0; o < 2; o++) {
+        for (int d = 0; d < 2; d++) {
+            for (int f = 0; f < 3; f++) {
+                for (int t = 0; t < 2; t++) {
+                    run_norm_dists(ops[o], dts[d], fields[f],
+                                   t ? TARGET_CPU : TARGET_GPU,
+                                   f < 2 ? tiny_eps : default_eps,
+                                   f < 2 ? 5 : 2);
+                }
+            }
+        }
+    }
+}
+
 /* Softmax of the largest finite inputs and extreme scales: scale * (x -
  * max) must neither turn into 0 * inf (scale 0: a uniform row) nor lose
  * differences beyond FLT_MAX (a tiny scale makes exp(-6) of them), and a
@@ -259,6 +319,57 @@ static void test_softmax_f16_subnormal(void)
         CU_ASSERT(error_bound(k.ks) < 2.2e-3);
     }
     nu_kernel_free(&k);
+}
+
+/* f16 outputs among the subnormals (under 6.1e-5, spaced 2^-24): their
+ * rounding alone is off from float64 by more than the op's 2e-3, and by 1
+ * where they all round to 0. The checker then bounds each output by that
+ * rounding's error plus twice the f32 bound (numeric_util.c). Builds OP
+ * in f16 with FIELDS, draws input SCALED (NULL: none) times BY and x from
+ * X, and runs ROWS rows: the kernel must pass, off by more than
+ * error_bound. */
+static void check_f16_subnormal(const char *op, const char *fields,
+                                const char *scaled, double by,
+                                struct vdist x, size_t rows)
+{
+    struct nu_kernel k;
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_sub, op: %s, dtype: f16, "
+                   "%s}\n", op, fields) &&
+        nu_build(&k)) {
+        k.scale_input = scaled;
+        k.scale_by = by;
+        if (nu_run(&k, rows, x)) {
+            int beyond = k.last_error > error_bound(k.ks);
+            if (!beyond) {
+                fprintf(stderr, "\nFAIL: %s {%s}: error %.3g within %.3g: "
+                        "no outputs among the subnormals?\n", op, fields,
+                        k.last_error, error_bound(k.ks));
+            }
+            CU_ASSERT(beyond);
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+/* Outputs near 3e-6: rmsnorm with gamma drawn near 3e-6; layernorm with
+ * rows of 3e-6 under eps 1, beta drawn near 3e-6; lora with x near 1e-6
+ * (itself among the subnormals). Outputs all under 2^-25, which round to
+ * 0: rmsnorm of rows of 1e-7 under eps 1, gamma near 0.1. */
+static void test_f16_subnormal_outputs(void)
+{
+    struct vdist tiny = {0, 1e-6};
+    struct vdist x3 = {0, 3e-6};
+    struct vdist x7 = {0, 1e-7};
+    check_f16_subnormal("rmsnorm", "features: 1000", "gamma", 3e-6,
+                        nu_unit(), 5);
+    check_f16_subnormal("layernorm", "features: 1000, eps: 1.0", "beta",
+                        3e-6, x3, 5);
+    check_f16_subnormal("lora_forward", "in_features: 64, out_features: "
+                        "40, rank: 4, scale: 0.25", NULL, 1, tiny, 3);
+    check_f16_subnormal("lora_forward", "in_features: 64, out_features: "
+                        "40, rank: 4, scale: 0.25", NULL, 1, tiny, 70);
+    check_f16_subnormal("rmsnorm", "features: 1000, eps: 1.0", "gamma", 0.1,
+                        x7, 5);
 }
 
 /* ---- lora_forward ------------------------------------------------------ */
@@ -403,6 +514,38 @@ static void test_lora_shapes(void)
         check_lora_kernel(c == 2 || c == 11 ? "bf16" : c == 7 ? "f16" : "f32",
                           cases[c][0], cases[c][1]);
     }
+}
+
+/* lora_main_padded's copies (padded.cl) in every dtype: X's rows padded
+ * (K odd), W's and B's (N odd), and both with K past a whole k step
+ * (PADS_K); f16 copies its elements as bits, half being no value type
+ * without cl_khr_fp16. And the layer of 2^20 weights whose plan pads by
+ * default (a vocabulary head of odd N), built at a few rows. */
+static void test_lora_padded(void)
+{
+    static const char *const shapes[] = {
+        "in_features: 37, out_features: 136, rank: 3, alpha: 6",
+        "in_features: 40, out_features: 133, rank: 5, accumulate: true",
+        "in_features: 42, out_features: 70, rank: 4, scale: 0.5",
+    };
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        for (int d = 0; d < N_DTYPES; d++) {
+            check_lora_kernel(dtypes[d], shapes[c],
+                              "m: 32, n: 32, k: 8, wm: 4, wn: 4, "
+                              "xa: prepass, decode_rows: 0, pad_rows: 1");
+        }
+    }
+    struct nu_kernel k;
+    static const size_t rows[] = {1, 9};
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_head, op: lora_forward, "
+                   "dtype: f16, in_features: 1024, out_features: 1025, "
+                   "rank: 8, alpha: 16}\n")) {
+        CU_ASSERT(nu_knob(&k, "pad_rows") > 0);
+        if (nu_build(&k)) {
+            nu_run_rows(&k, rows, 2, nu_unit());
+        }
+    }
+    nu_kernel_free(&k);
 }
 
 /* lora_delta (base: false, few rows): K past one step of the work-group
@@ -878,10 +1021,14 @@ int add_numeric_suite(void)
                     test_long_sums) == NULL ||
         CU_add_test(s, "layernorm: cancelling variance, GPU and CPU "
                     "defaults", test_norm_cancel) == NULL ||
+        CU_add_test(s, "norms: rows near FLT_MAX and among the subnormals, "
+                    "GPU and CPU defaults", test_norm_extremes) == NULL ||
         CU_add_test(s, "softmax: huge inputs, extreme scales, GPU and CPU "
                     "defaults", test_softmax_extremes) == NULL ||
         CU_add_test(s, "softmax: f16 outputs among the subnormals",
                     test_softmax_f16_subnormal) == NULL ||
+        CU_add_test(s, "f16 outputs among the subnormals: rmsnorm, "
+                    "layernorm, lora", test_f16_subnormal_outputs) == NULL ||
         CU_add_test(s, "lora: tiles x dtypes x rows", test_lora_tiles) ==
             NULL ||
         CU_add_test(s, "lora: base, accumulate, scale, xa, decode",
@@ -889,6 +1036,8 @@ int add_numeric_suite(void)
         CU_add_test(s, "lora: every value of every choice knob",
                     test_lora_choices) == NULL ||
         CU_add_test(s, "lora: odd shapes", test_lora_shapes) == NULL ||
+        CU_add_test(s, "lora: operands padded to 4s, every dtype",
+                    test_lora_padded) == NULL ||
         CU_add_test(s, "lora: K split over work-groups", test_lora_split) ==
             NULL ||
         CU_add_test(s, "lora: few rows on tensor cores",
