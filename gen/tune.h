@@ -12,95 +12,10 @@
 
 #include "op.h"
 #include "runtime.h"
+#include "tune_plot.h"
+#include "tune_space.h"
 #include "tunedb.h"
 #include "verify.h"
-
-#define TUNE_MAX_AXES 12
-#define TUNE_MAX_VALUES 16
-#define TUNE_MAX_CONFIGS 200000
-#define TUNE_MAX_KINDS 8
-
-/* ---- the search space ------------------------------------------------- */
-
-/* The knob values a kernel's search runs over: the axes of its op's
- * tune_space, each with its values in the order the op lists them.
- * Config i picks one value per axis, the last axis varying fastest. */
-struct tune_space {
-    int n_axis;
-    int knob[TUNE_MAX_AXES];           /* index in op->knobs */
-    int n_value[TUNE_MAX_AXES];
-    double value[TUNE_MAX_AXES][TUNE_MAX_VALUES];
-    long n_config;                     /* product of n_value */
-};
-
-/* Builds OP's space into SP. Returns 0, or -1 with the reason in ERR (no
- * tune_space, a bad knob or value, more than TUNE_MAX_CONFIGS configs). */
-int tune_space_build(const struct op_def *op, struct tune_space *sp,
-                     char *err, size_t errsize);
-
-/* Config INDEX of SP for KS: KS with the axes' knobs set to the config's
- * values and every other knob KS left out chosen again by the op's
- * defaults, resolved quietly with knobs_resolve. Returns 1 when it
- * validates, else 0 with the first reason (struct diags' first) in WHY
- * (when not NULL; "" when valid). */
-int tune_space_config(const struct kernel_spec *ks,
-                      const struct tune_space *sp, long index,
-                      struct kernel_spec *out, char *why, size_t size);
-
-/* The config of SP holding KS's own knobs (its op defaults, for a spec
- * with none of its own), or -1 when one of them lies outside SP. */
-long tune_space_home(const struct tune_space *sp,
-                     const struct kernel_spec *ks);
-
-/* The value index of each axis of config INDEX of SP into IDX. */
-void tune_space_decode(const struct tune_space *sp, long index, int *idx);
-
-/* The config of SP whose axes hold the value indices IDX. */
-long tune_space_encode(const struct tune_space *sp, const int *idx);
-
-/* ---- the constraint filter -------------------------------------------- */
-
-/* Why configs were rejected: their first reasons, numbers blanked
- * (tune_reason_kind), and how many configs had each. The first
- * TUNE_MAX_KINDS kinds are kept, in the order they were first met;
- * configs of further kinds are not counted. */
-struct tune_reasons {
-    int n_kinds;
-    char kind[TUNE_MAX_KINDS][128];
-    long count[TUNE_MAX_KINDS];
-};
-
-/* WHY with every run of digits replaced by one '#': its kind. */
-void tune_reason_kind(const char *why, char *out, size_t size);
-
-/* One kernel's space after the op's checks and the merging of configs
- * that emit the same code (kernel_code_hash). */
-struct tune_filter {
-    struct tune_space sp;
-    long home;          /* tune_space_home, or -1 */
-    long n_valid;       /* configs that validate */
-    long n_cand;        /* candidates: valid configs of distinct code */
-    long *rep;          /* per config: -1 when it does not validate, else
-                           the candidate that emits its code (itself for
-                           a candidate) */
-    uint64_t *code;     /* per valid config: kernel_code_hash of its code */
-    long *cand;         /* the candidates' config indices, ascending */
-    struct tune_reasons why; /* the rejected configs, by kind */
-};
-
-/* Runs the filter over KS's space into F. Among configs of equal code the
- * home config is the candidate, else the first in space order. Returns 0,
- * or -1 with the reason in ERR (F then holds nothing to free). */
-int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
-                    char *err, size_t errsize);
-void tune_filter_free(struct tune_filter *f);
-
-/* The candidates of KS's search (tune_filter_run's). Returns how many;
- * *TEXTS (caller frees) holds their knob texts (knobs_text) TUNE_TEXT
- * characters apart, in space order, and *N_VALID the number of valid
- * configs. -1 if the op has no usable space or memory runs out. */
-long tune_candidates(const struct kernel_spec *ks, char **texts,
-                     long *n_valid);
 
 /* ---- tuning one kernel ------------------------------------------------ */
 
@@ -213,26 +128,6 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
 
 /* Seconds on a monotonic clock, for elapsed times. */
 double tune_clock_s(void);
-
-/* ---- the plot ---------------------------------------------------------- */
-
-/* What an SVG of one kernel's search shows: per config of SP, its time
- * (a config that emits another's code has that one's; INFINITY when not
- * timed), and the chosen config (BEST, -1 when none). */
-struct tune_plot {
-    const struct kernel_spec *ks;
-    const struct tune_space *sp;
-    const double *us;
-    long best;
-    const char *best_knobs;
-    double best_us;
-    const char *device;
-};
-
-/* Writes PL's plot as an SVG to PATH (atomically). Returns 0, or -1 with
- * a message in ERR. */
-int tune_plot_write(const struct tune_plot *pl, const char *path, char *err,
-                    size_t errsize);
 
 /* ---- specl tune --------------------------------------------------------- */
 

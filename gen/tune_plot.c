@@ -5,7 +5,7 @@
 
 #include "buf.h"
 #include "files.h"
-#include "tune.h"
+#include "tune_plot.h"
 
 static void svg_color(double t, char *out, size_t size)
 {

@@ -9,7 +9,7 @@
 #include "buf.h"
 #include "clsource.h"
 #include "knobs.h"
-#include "tune.h"
+#include "tune_space.h"
 
 /* ---- the search space ------------------------------------------------- */
 
