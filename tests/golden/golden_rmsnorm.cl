@@ -31,10 +31,6 @@
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   EPS   added to the mean square (a float literal)
  *
- * Rows of huge or tiny values (|x| past 2^48 or under 2^-32) sum their
- * squares at a power-of-two scale (norm_scale.cl); a streamed row is read
- * once more by a work-item whose values need it.
- *
  * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
@@ -346,127 +342,16 @@ inline float row_sum(__local float *part, uint lid, float v)
     return part[0];
 #endif
 }
-/* norm_scale.cl - the norms' sums at a power-of-two scale (rmsnorm.cl,
- * layernorm.cl; include it after row_reduce.cl, with EPS defined).
- *
- * In float32, squares overflow from |x| = 2^64 (a row's sum of them
- * sooner), x - mean near FLT_MAX, and squares under 2^-63 fall among the
- * subnormals (or to zero where a GPU flushes them) while eps may be as
- * small as 2^-126. So the norms work on x * 2^k, k chosen from max |x|
- * so that the largest scaled value lies in [1, 2): every product by 2^k
- * is exact (but for values far below the largest, which count for
- * nothing beside it), and the sums take the roundings they take on x.
- * eps becomes
- * EPS * 2^2k. k stays within [SCALE_MIN, SCALE_MAX]: 2^-126 is the
- * smallest normal power of two (|x| * 2^-126 < 4), and from SCALE_MAX
- * (rows of tiny values) EPS * 2^2k is 2^59 to 2^62, beside which the
- * row's own scaled squares, under 4 each, no longer count.
- *
- * Each work-item sums its part unscaled and, where its max |x| calls for
- * it (item_scale), again at the scale of that max; it hands on the pair
- * (k, sum), a float2, and the row's reduction brings pairs to the
- * smaller k, that of the larger values (ldexp, exact but for what falls
- * below the other pair's last bits). */
-#define SCALE_MIN (-126)
-#define SCALE_MAX ((60 - ilogb(EPS)) / 2)
-
-/* k for the largest magnitude M (>= 0): M * 2^k in [1, 2), clamped; the
- * exponent field read directly (0 and subnormals give 127: clamped). */
-inline int scale_of(float m)
-{
-    return clamp(127 - (int)(as_uint(m) >> 23), SCALE_MIN, SCALE_MAX);
-}
-
-/* k for a work-item whose largest magnitude is M: 0, no scaling, while
- * neither its squares nor their sums over a row of up to 2^24 can
- * overflow or fall among the subnormals (M in [2^-32, 2^48]), so that
- * rows of ordinary values take the path they took unscaled; else
- * scale_of(M). */
-inline int item_scale(float m)
-{
-    return m >= 0x1p-32f && m <= 0x1p48f ? 0 : scale_of(m);
-}
-
-/* 2^k for k in [SCALE_MIN, 127]. */
-inline float pow2(int k)
-{
-    return as_float((uint)(k + 127) << 23);
-}
-
-/* a + b for pairs (k, s) that stand for s * 2^(-P k): P 1 for sums of
- * values, 2 for sums of squares. Pairs of one scale (all of a row of
- * ordinary values) add plainly. */
-inline float2 scaled_add(float2 a, float2 b, int p)
-{
-    if (a.x == b.x) {
-        return (float2)(a.x, a.y + b.y);
-    }
-    const float k = fmin(a.x, b.x);
-    return (float2)(k, ldexp(a.y, p * (int)(k - a.x)) +
-                           ldexp(b.y, p * (int)(k - b.x)));
-}
-
-/* row_sum() of pairs (k, s), P as in scaled_add. */
-inline float2 row_sum_scaled(__local float2 *part, uint lid, float2 v, int p)
-{
-#if WG_SIZE == 1
-    (void)part;
-    (void)lid;
-    (void)p;
-    return v;
-#else
-    part[lid] = v;
-    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = RED_NEXT(n);
-        if (lid < step) {
-            float2 s = part[lid];
-            for (uint k = 1; k < n / step; k++) {
-                s = scaled_add(s, part[lid + k * step], p);
-            }
-            part[lid] = s;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return part[0];
-#endif
-}
-
-#if !ROW_IN_REGISTERS
-/* This item's sum of the squares of x * S (a power of two) over its
- * vectors, in compensated blocks (row_reduce.cl: a CPU's one item per row
- * sums tens of thousands of squares); the max of |x| into *M. */
-inline floatv sum_squares(const __global storage_t *x, size_t base, uint lid,
-                          float s, floatv *m)
-{
-    floatv acc = 0.0f;
-    floatv acc_err = 0.0f;
-    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
-        floatv b = 0.0f;
-        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
-            const floatv xv = loadv(x, base + j * VEC);
-            const floatv u = xv * s;
-            *m = MAX2(*m, fabs(xv));
-            b += u * u;
-        }
-        csum_add(&acc, &acc_err, b);
-    }
-    return acc + acc_err;
-}
-#endif
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
 void rmsnorm(const int rows, const __global storage_t *x,
              const __global storage_t *gamma, __global storage_t *y)
 {
-    __local float2 part[ROWS_PER_GROUP][WG_SIZE];
+    __local float part[ROWS_PER_GROUP][WG_SIZE];
     const uint lid = get_local_id(0);
     const size_t base = row_base(rows);
 
-    /* Each item sums squares per vector lane (VEC short sums, not one
-     * long); where its max |x| calls for it, again scaled by 2^k
-     * (norm_scale.cl). */
-    floatv mx = 0.0f;
+    /* Each item sums squares per vector lane: VEC short sums, not one long. */
     floatv acc = 0.0f;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
@@ -475,38 +360,29 @@ void rmsnorm(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = loadv(x, base + j * VEC);
-            mx = MAX2(mx, fabs(v[k]));
             acc += v[k] * v[k];
         }
     }
-    const int k_item = item_scale(hmax(mx));
-    if (k_item != 0) {
-        const float s = pow2(k_item);
-        acc = 0.0f;
-#pragma unroll
-        for (uint k = 0; k < SLOTS; k++) {
-            const uint j = lid + k * WG_SIZE;
-            if (SLOT_IN_ROW(k, j)) {
-                const floatv u = v[k] * s;
-                acc += u * u;
-            }
-        }
-    }
 #else
-    acc = sum_squares(x, base, lid, 1.0f, &mx);
-    const int k_item = item_scale(hmax(mx));
-    if (k_item != 0) {
-        acc = sum_squares(x, base, lid, pow2(k_item), &mx);
+    /* Compensated blocks (row_reduce.cl): a CPU's one item per row sums
+     * tens of thousands of squares. */
+    floatv acc_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            const floatv xv = loadv(x, base + j * VEC);
+            b += xv * xv;
+        }
+        csum_add(&acc, &acc_err, b);
     }
+    acc += acc_err;
 #endif
 #if PARAMS_EARLY
     floatv g[SLOTS];
     load_param(g, gamma, lid);
 #endif
-    const float2 ss = row_sum_scaled(part[get_local_id(1)], lid,
-                                     (float2)((float)k_item, hsum(acc)), 2);
-    const float sc = pow2((int)ss.x);
-    const float r = rsqrt(ss.y / (float)FEATURES + EPS * sc * sc);
+    const float ss = row_sum(part[get_local_id(1)], lid, hsum(acc));
+    const float r = rsqrt(ss / (float)FEATURES + EPS);
     if (!row_live(rows)) {
         return;
     }
@@ -516,14 +392,13 @@ void rmsnorm(const int rows, const __global storage_t *x,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            storev(y, base + j * VEC,
-                   v[k] * sc * r * PARAM_AT(g, gamma, k, j));
+            storev(y, base + j * VEC, v[k] * r * PARAM_AT(g, gamma, k, j));
         }
     }
 #else
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
         const floatv xv = loadv(x, base + j * VEC);
-        storev(y, base + j * VEC, xv * sc * r * loadv(gamma, j * VEC));
+        storev(y, base + j * VEC, xv * r * loadv(gamma, j * VEC));
     }
 #endif
 }
