@@ -12,8 +12,8 @@ static const char *const params[] = {"gamma", NULL};
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
     rows_validate_eps(ks, d);
-    /* The sum of squares of each item, with its scale. */
-    rows_validate(ks, d, 2);
+    /* The sum of squares of each item. */
+    rows_validate(ks, d, 1);
 }
 
 static void plan(const struct kernel_spec *ks, struct plan *p)

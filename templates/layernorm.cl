@@ -15,10 +15,7 @@
  * not of the mean (and all 0 in a constant row, whose y is then beta
  * exactly); and streamed rows sum in compensated blocks (row_reduce.cl),
  * as one work-item per row on a CPU sums tens of thousands of terms.
- * Rows of huge or tiny values (|x| past 2^48 or under 2^-32) run at a
- * power-of-two scale from the first pass on (norm_scale.cl).
- * Rows in registers are read once; streamed rows are read three times
- * (a fourth for a work-item whose values need the scale).
+ * Rows in registers are read once; streamed rows are read three times.
  *
  * Buffers: x (rows x FEATURES), gamma, beta (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
@@ -30,7 +27,6 @@
 #endif
 
 #include "row_reduce.cl"
-#include "norm_scale.cl"
 
 /* row_sum() for two sums at once. */
 inline float2 row_sum2(__local float2 *part, uint lid, float2 v)
@@ -57,43 +53,19 @@ inline float2 row_sum2(__local float2 *part, uint lid, float2 v)
 #endif
 }
 
-#if !ROW_IN_REGISTERS
-/* This item's sum of x * S - shift * S (S a power of two) over its
- * vectors, in compensated blocks; the max of |x| into *M. */
-inline floatv sum_shifted(const __global storage_t *x, size_t base,
-                          uint lid, float shift, float s, floatv *m)
-{
-    const float shift_s = shift * s;
-    floatv acc = 0.0f;
-    floatv acc_err = 0.0f;
-    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
-        floatv b = 0.0f;
-        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
-            const floatv xv = loadv(x, base + j * VEC);
-            *m = MAX2(*m, fabs(xv));
-            b += xv * s - shift_s;
-        }
-        csum_add(&acc, &acc_err, b);
-    }
-    return acc + acc_err;
-}
-#endif
-
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
 void layernorm(const int rows, const __global storage_t *x,
                const __global storage_t *gamma,
                const __global storage_t *beta, __global storage_t *y)
 {
-    __local float2 part_mean[ROWS_PER_GROUP][WG_SIZE];
+    __local float part_mean[ROWS_PER_GROUP][WG_SIZE];
     __local float2 part_dev[ROWS_PER_GROUP][WG_SIZE];
     const uint lid = get_local_id(0);
     const uint ly = get_local_id(1);
     const size_t base = row_base(rows);
 
-    /* Sums of x - shift, per vector lane; where max |x| (and |shift|)
-     * calls for it, again scaled by 2^k (norm_scale.cl). */
+    /* Sums of x - shift, per vector lane. */
     const float shift = load1(x, base);
-    floatv mx = fabs(shift);
     floatv acc = 0.0f;
 #if ROW_IN_REGISTERS
     floatv v[SLOTS];
@@ -102,40 +74,27 @@ void layernorm(const int rows, const __global storage_t *x,
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             v[k] = loadv(x, base + j * VEC);
-            mx = MAX2(mx, fabs(v[k]));
             acc += v[k] - shift;
         }
     }
-    const int k_item = item_scale(hmax(mx));
-    if (k_item != 0) {
-        const float s = pow2(k_item);
-        const float shift_s = shift * s;
-        acc = 0.0f;
-#pragma unroll
-        for (uint k = 0; k < SLOTS; k++) {
-            const uint j = lid + k * WG_SIZE;
-            if (SLOT_IN_ROW(k, j)) {
-                acc += v[k] * s - shift_s;
-            }
-        }
-    }
 #else
-    acc = sum_shifted(x, base, lid, shift, 1.0f, &mx);
-    const int k_item = item_scale(hmax(mx));
-    if (k_item != 0) {
-        acc = sum_shifted(x, base, lid, shift, pow2(k_item), &mx);
+    floatv acc_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            b += loadv(x, base + j * VEC) - shift;
+        }
+        csum_add(&acc, &acc_err, b);
     }
+    acc += acc_err;
 #endif
 #if PARAMS_EARLY
     floatv g[SLOTS], bt[SLOTS];
     load_param(g, gamma, lid);
     load_param(bt, beta, lid);
 #endif
-    const float2 sum = row_sum_scaled(part_mean[ly], lid,
-                                      (float2)((float)k_item, hsum(acc)), 1);
-    /* The row's scale, and mean0 at it. */
-    const float sc = pow2((int)sum.x);
-    const float mean0 = shift * sc + sum.y / (float)FEATURES;
+    const float mean0 =
+        shift + row_sum(part_mean[ly], lid, hsum(acc)) / (float)FEATURES;
 
     /* Sums of d and d^2, per vector lane. */
     floatv sd = 0.0f;
@@ -145,7 +104,7 @@ void layernorm(const int rows, const __global storage_t *x,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] = v[k] * sc - mean0;
+            v[k] -= mean0;
             sd += v[k];
             sd2 += v[k] * v[k];
         }
@@ -157,7 +116,7 @@ void layernorm(const int rows, const __global storage_t *x,
         floatv b = 0.0f;
         floatv b2 = 0.0f;
         for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
-            const floatv d = loadv(x, base + j * VEC) * sc - mean0;
+            const floatv d = loadv(x, base + j * VEC) - mean0;
             b += d;
             b2 += d * d;
         }
@@ -171,9 +130,7 @@ void layernorm(const int rows, const __global storage_t *x,
         row_sum2(part_dev[ly], lid, (float2)(hsum(sd), hsum(sd2)));
     const float c = sums.x / (float)FEATURES;
     const float var = fmax(sums.y / (float)FEATURES - c * c, 0.0f);
-    /* A constant row of huge values leaves var and EPS * sc^2 both 0:
-     * FLT_MIN keeps r finite, and its 0 * r at 0. */
-    const float r = rsqrt(fmax(var + EPS * sc * sc, FLT_MIN));
+    const float r = rsqrt(var + EPS);
     if (!row_live(rows)) {
         return;
     }
@@ -190,7 +147,7 @@ void layernorm(const int rows, const __global storage_t *x,
     }
 #else
     for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv d = loadv(x, base + j * VEC) * sc - mean0 - c;
+        const floatv d = loadv(x, base + j * VEC) - mean0 - c;
         storev(y, base + j * VEC,
                d * r * loadv(gamma, j * VEC) + loadv(beta, j * VEC));
     }
