@@ -9,6 +9,11 @@
 
 #define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
 #define THREADS_MAX 1024L /* work-items per work-group */
+/* The widest rank whose rows lora_bwd_tg (A, B^T) and lora_bwd_grad (G,
+ * SCALE*T) stage in local memory whatever the shape: two of 4064 floats
+ * and their padding (the defaults' vec 1 at the most rows per work-group
+ * for the former, grad_threads 32 for the latter). */
+#define RANK_MAX 4064L
 
 static const struct param_def bwd_fields[] = {
     {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
@@ -16,7 +21,7 @@ static const struct param_def bwd_fields[] = {
     {"out_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
      "N: columns of W, B, dB and dY"},
     {"rank", VALUE_INT, 1, 0, 1, 16777216, NULL,
-     "r: columns of A, rows of B; at most min(K, N)"},
+     "r: columns of A, rows of B; at most min(K, N) and 4064"},
     {"alpha", VALUE_FLOAT, 0, 0, -FLT_MAX, FLT_MAX, NULL,
      "LoRA alpha: scale = alpha / rank (as in PEFT)"},
     {"scale", VALUE_FLOAT, 0, 1, -FLT_MAX, FLT_MAX, NULL,
@@ -159,7 +164,8 @@ static long tg_items_m(const struct bwd *c)
 
 /* Two chunks of rows of A (B^T), each the most whole steps within 2048
  * floats with their padding (one step at least), or the sums meeting at
- * the end. */
+ * the end: every column of the rank at once where they fit in LOCAL_MAX,
+ * else rounds of as many as the chunks' room holds. */
 static long tg_local(const struct bwd *c)
 {
     long rl = tg_rank_lanes(c);
@@ -170,7 +176,12 @@ static long tg_local(const struct bwd *c)
                  : vr % 2 == 0 ? vr + 1 : vr;
     long fit = tk * group >= 2048 ? 1 : 2048 / (tk * group);
     long chunk = min_l(ceil_div(kn, span), fit) * span;
-    return max_l(2 * (chunk / c->vec) * group, tm * c->R * (tk + 1));
+    long staged = 2 * (chunk / c->vec) * group;
+    long per_col = tm * (tk + 1), cols = c->R;
+    if (per_col * c->R * 4 > LOCAL_MAX) {
+        cols = min_l(c->R, max_l(1, max_l(staged, 2048) / per_col));
+    }
+    return max_l(staged, per_col * cols);
 }
 
 /* lora_bwd_grad: two steps of rows of G (SCALE*T), rows GRAD_LD floats
@@ -208,6 +219,14 @@ static long dx_threads(const struct bwd *c)
 static long grad_strips(long columns)
 {
     return ceil_div(columns, 32);
+}
+
+/* lora_bwd_tg's work-items divide into its row groups and rank lanes,
+ * and it fits the limits. */
+static int tg_fits(const struct bwd *c)
+{
+    return c->tg_threads % tg_items_m(c) == 0 &&
+           c->tg_threads <= THREADS_MAX && 4 * tg_local(c) <= LOCAL_MAX;
 }
 
 /* ---- defaults --------------------------------------------------------- */
@@ -269,6 +288,56 @@ static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
     }
 }
 
+/* The most rows per lora_bwd_tg work-group the defaults take: with
+ * tg_threads 128 that is one work-item along K, the fewest rows of A
+ * staged at once (the tuner's tg_rows reach it too). */
+#define TG_ROWS_MOST 128L
+
+/* lora_bwd_tg stages TG_TK x VEC rows of A (B^T) of the whole rank at a
+ * time: at tg_rows 8, tg_threads 128 and vec 4 past some 60 columns of
+ * the rank they overflow local memory. Then more rows per work-group
+ * (fewer work-items along K), up to TG_ROWS_MOST, then narrower loads,
+ * of those the spec leaves to the defaults: the first that fits. */
+static void tg_fit_defaults(struct kernel_spec *ks)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    if (tg_fits(&c)) {
+        return;
+    }
+    int vec_free = !spec_knob_set(ks, "vec");
+    int rows_free = !spec_knob_set(ks, "tg_rows");
+    for (long vec = c.vec; vec >= 1; vec = vec_free ? vec / 2 : 0) {
+        for (long rows = c.tg_rows; rows <= max_l(c.tg_rows, TG_ROWS_MOST);
+             rows = rows_free ? rows * 2 : TG_ROWS_MOST + c.tg_rows) {
+            struct bwd t = c;
+            t.vec = vec;
+            t.tg_rows = rows;
+            if (tg_fits(&t)) {
+                spec_knob_default(ks, "vec", vec);
+                spec_knob_default(ks, "tg_rows", rows);
+                return;
+            }
+        }
+    }
+}
+
+/* lora_bwd_grad stages rows of G (SCALE*T), one per row of work-items at
+ * least, each GRAD_LD floats: fewer work-items where a wide rank's
+ * overflow local memory. */
+static void grad_fit_defaults(struct kernel_spec *ks)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    if (spec_knob_set(ks, "grad_threads")) {
+        return;
+    }
+    while (c.grad_threads > 32 && 4 * grad_local(&c) > LOCAL_MAX) {
+        c.grad_threads /= 2;
+    }
+    spec_knob_default(ks, "grad_threads", c.grad_threads);
+}
+
 static void bwd_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
@@ -284,6 +353,8 @@ static void bwd_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "tg_threads", 64);
         spec_knob_default(ks, "grad_threads", 32);
     }
+    tg_fit_defaults(ks);
+    grad_fit_defaults(ks);
     /* lora_bwd_grad: about 16 rows per strip of 32 columns, so that 4096
      * rows make some 256 work-groups or more; a whole number of 128-row
      * steps, 128 to 8192 rows. */
@@ -380,6 +451,14 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
     if (c.R > c.N) {
         diag_error(d, file, spec_field_mark(ks, "rank"),
                    "rank must be <= out_features (got %ld > %ld)", c.R, c.N);
+        return;
+    }
+    if (c.R > RANK_MAX) {
+        diag_error(d, file, spec_field_mark(ks, "rank"),
+                   "rank must be <= %ld for lora_backward (got %ld): "
+                   "lora_bwd_tg and lora_bwd_grad stage rows the rank wide "
+                   "in %ld bytes of local memory",
+                   RANK_MAX, c.R, LOCAL_MAX);
         return;
     }
     if (spec_field_set(ks, "alpha") && spec_field_set(ks, "scale")) {
@@ -634,7 +713,7 @@ static const struct tune_axis bwd_tune_space[] = {
     {"wm", "4 8 16"},
     {"wn", "4 8"},
     {"k", "8 16"},
-    {"tg_rows", "4 8 16"},
+    {"tg_rows", "4 8 16 32 64 128"},
     {"tg_threads", "64 128 256"},
     {"grad_threads", "32 64 128 256"},
     {"grad_rows", "128 512 4096"},

@@ -18,7 +18,7 @@
  * time, double-buffered: the next chunk's loads are in registers while
  * the current one is used (one barrier a chunk), and the next step's X
  * (dY) loads are always in flight. The TG_TK partial sums of each output
- * meet in local memory at the end.
+ * meet in local memory at the end, TG_RCOLS columns of the rank a round.
  *
  * Local memory, in floats (the plan computes the same TG_LOCAL):
  *   TG_RL     = the largest of 8, 4, 2, 1 with RANK % (4 * TG_RL) == 0,
@@ -35,8 +35,11 @@
  *   TG_CSTEPS = min(CEIL_DIV(max(K, N), TG_SPAN),
  *                   max(1, 2048 / (TG_TK * TG_AGROUP)))
  *   TG_CHUNK  = TG_CSTEPS * TG_SPAN
+ *   TG_RCOLS  = RANK where TG_TM * RANK * (TG_TK + 1) <= 8192 (32 KiB);
+ *               else min(RANK, max(1, max(2 * TG_CHUNK / VEC *
+ *               TG_AGROUP, 2048) / (TG_TM * (TG_TK + 1))))
  *   TG_LOCAL  = max(2 * TG_CHUNK / VEC * TG_AGROUP,
- *                   TG_TM * RANK * (TG_TK + 1)) */
+ *                   TG_TM * TG_RCOLS * (TG_TK + 1)) */
 #include "lora_bwd_common.cl"
 
 #if !defined(TG_ROWS) || !defined(TG_THREADS) || !defined(VEC)
@@ -106,7 +109,20 @@
 #define TG_BUF (TG_CHUNK / VEC * TG_AGROUP) /* floats of one buffer */
 /* Row KK (< TG_CHUNK), column J of a staged chunk. */
 #define TG_AT(kk, j) ((kk) / VEC * TG_AGROUP + (kk) % VEC * RANK + (j))
-#define TG_RSIZE (TG_TM * RANK * (TG_TK + 1))
+/* The sums meet TG_RCOLS columns of the rank a round: all of them where
+ * they fit the 32 KiB a plan may use (one round, as few barriers as
+ * can be); else as many as the staging buffers (2048 floats at least)
+ * hold, so that a wide rank needs no more local memory than its
+ * staging. */
+#define TG_RED_COL (TG_TM * (TG_TK + 1)) /* floats per column of the rank */
+#if TG_RED_COL * RANK <= 8192
+#define TG_RCOLS RANK
+#else
+#define TG_RED_ROOM (2 * TG_BUF > 2048 ? 2 * TG_BUF : 2048)
+#define TG_RED_FIT (TG_RED_ROOM / TG_RED_COL > 1 ? TG_RED_ROOM / TG_RED_COL : 1)
+#define TG_RCOLS (TG_RED_FIT < RANK ? TG_RED_FIT : RANK)
+#endif
+#define TG_RSIZE (TG_RED_COL * TG_RCOLS)
 #define TG_LOCAL (2 * TG_BUF > TG_RSIZE ? 2 * TG_BUF : TG_RSIZE)
 #if !defined(TG_LOCAL_BYTES) || TG_LOCAL * 4 != TG_LOCAL_BYTES
 #error "lora_bwd_tg.cl: local memory differs from the plan's count"
@@ -371,20 +387,30 @@ inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
 #define TG_J(rl, jj) (jj)
 #endif
 
-/* Round I: parks acc[i] in RED (the select on a constant keeps acc in
- * registers); after it, output o < TG_TM * RANK (row
- * row0 + I * TG_TM + o / RANK, column o % RANK) is tg_sum(red, o).
- * Rows TG_TK + 1 apart. */
+/* Whether rank column J (less J0) is in a round of COLS columns. */
+#if TG_RCOLS < RANK
+#define TG_IN_ROUND(j, cols) ((j) >= 0 && (j) < (cols))
+#else
+#define TG_IN_ROUND(j, cols) 1
+#endif
+
+/* Row I of each work-item, columns J0 .. J0 + COLS of the rank: parks
+ * acc[i] in RED (the select on a constant keeps acc in registers); after
+ * it, output o < TG_TM * COLS (row row0 + I * TG_TM + o / COLS, column
+ * J0 + o % COLS) is tg_sum(red, o). Rows TG_TK + 1 apart. */
 inline void tg_park(__local float *red, const float acc[TG_W][TG_RJ],
-                    const int i, const int tm, const int tk, const int rl)
+                    const int i, const int j0, const int cols,
+                    const int tm, const int tk, const int rl)
 {
 #pragma unroll
     for (int w = 0; w < TG_W; w++) {
         if (w == i) {
 #pragma unroll
             for (int jj = 0; jj < TG_RJ; jj++) {
-                red[(tm * RANK + TG_J(rl, jj)) * (TG_TK + 1) + tk] =
-                    acc[w][jj];
+                const int j = TG_J(rl, jj) - j0;
+                if (TG_IN_ROUND(j, cols)) {
+                    red[(tm * cols + j) * (TG_TK + 1) + tk] = acc[w][jj];
+                }
             }
         }
     }
@@ -408,13 +434,17 @@ inline void tg_store(__global float *out, __local float *red,
 {
 #pragma unroll
     for (int i = 0; i < TG_W; i++) {
-        barrier(CLK_LOCAL_MEM_FENCE); /* the chunk or last round is read */
-        tg_park(red, acc, i, tm, tk, rl);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int o = lid; o < TG_TM * RANK; o += TG_THREADS) {
-            const int row = row0 + i * TG_TM + o / RANK;
-            if (row < rows) {
-                out[(size_t)row * RANK + o % RANK] = SCALE * tg_sum(red, o);
+        for (int j0 = 0; j0 < RANK; j0 += TG_RCOLS) {
+            const int cols = min(TG_RCOLS, RANK - j0);
+            barrier(CLK_LOCAL_MEM_FENCE); /* the chunk or last round is read */
+            tg_park(red, acc, i, j0, cols, tm, tk, rl);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int o = lid; o < TG_TM * cols; o += TG_THREADS) {
+                const int row = row0 + i * TG_TM + o / cols;
+                if (row < rows) {
+                    out[(size_t)row * RANK + j0 + o % cols] =
+                        SCALE * tg_sum(red, o);
+                }
             }
         }
     }

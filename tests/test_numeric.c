@@ -818,6 +818,30 @@ static void test_bwd_options(void)
     }
 }
 
+/* A rank whose rows of A the first defaults could not stage (rank 100
+ * at tg_rows 8, tg_threads 128, vec 4: 54400 bytes of local memory): the
+ * GPU defaults take 16 rows per lora_bwd_tg work-group, whose sums then
+ * meet in three rounds of the rank's columns (46, 46 and 8). One row, a
+ * work-group's rows and one past, and one past lora_bwd_grad's rows (two
+ * slices of partial sums). */
+static void test_bwd_wide_rank(void)
+{
+    struct nu_kernel k;
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
+                   "in_features: 512, out_features: 512, rank: 100, "
+                   "alpha: 200}\n") &&
+        nu_build(&k)) {
+        size_t rows[8] = {1};
+        long tg = nu_knob(&k, "tg_rows");
+        CU_ASSERT_EQUAL(tg, 16);
+        int n = nu_rows_add(rows, 1, tg + 1);
+        n = nu_rows_add(rows, n, 2 * tg + 3);
+        n = nu_rows_add(rows, n, nu_knob(&k, "grad_rows") + 1);
+        nu_run_rows(&k, rows, n, nu_unit());
+    }
+    nu_kernel_free(&k);
+}
+
 /* dA and dB are sums over every row in a fixed order: two runs on the same
  * inputs give the same bits (dX too). */
 static void test_bwd_deterministic(void)
@@ -988,6 +1012,8 @@ int add_numeric_suite(void)
             NULL ||
         CU_add_test(s, "lora_backward: input_grad, base, accumulate, "
                     "odd shapes", test_bwd_options) == NULL ||
+        CU_add_test(s, "lora_backward: a wide rank at the defaults",
+                    test_bwd_wide_rank) == NULL ||
         CU_add_test(s, "lora_backward: dA and dB the same bits every run",
                     test_bwd_deterministic) == NULL ||
         CU_add_test(s, "op defaults for CPUs", test_cpu_defaults) == NULL ||

@@ -1404,6 +1404,68 @@ static void test_list_example(void)
     }
 }
 
+/* The knobs lora_backward's defaults choose are valid for every rank it
+ * accepts, on every kind of device: every rank up to 1024 of a 4096-wide
+ * layer and of llama's up-projection, every rank of a narrow odd layer,
+ * and ranks across the rest of the range on a wider one up to the
+ * widest; and where they were valid before they derived from the rank,
+ * they are as they were. Plans only. */
+static void test_bwd_ranks(void)
+{
+    static const struct {
+        long k, n, first, last, step;
+    } shapes[] = {
+        {4096, 4096, 1, 1024, 1}, {4096, 11008, 1, 1024, 1},
+        {99, 37, 1, 37, 1},       {8192, 8192, 1025, 4064, 13},
+        {8192, 8192, 4064, 4064, 1},
+    };
+    static const enum target targets[] = {TARGET_GPU, TARGET_CPU,
+                                          TARGET_TENSOR};
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "kernels:\n");
+    int n = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (long r = shapes[i].first; r <= shapes[i].last;
+             r += shapes[i].step) {
+            fprintf(f, "  - {name: b%d, op: lora_backward, in_features: %ld, "
+                    "out_features: %ld, rank: %ld}\n",
+                    n++, shapes[i].k, shapes[i].n, r);
+        }
+    }
+    fclose(f);
+    struct spec_set s;
+    char *messages = NULL;
+    int errors = read_text(&s, text, &messages);
+    TU_CHECK(errors == 0 && s.n_kernel == n,
+             "lora_backward at default knobs: %d errors:\n%.2000s", errors,
+             messages ? messages : "");
+    free(messages);
+    for (size_t t = 0; errors == 0 && t < 3; t++) {
+        struct diags d = {.out = stderr};
+        TU_CHECK(spec_set_target(&s, targets[t], &d) == 0,
+                 "target %zu: the defaults of some rank are refused", t);
+    }
+    /* 4096 x 4096 at ranks 16, 64 and 320 (GPUs): as before */
+    static const long kept[] = {16, 64, 320};
+    struct diags d = {.out = stderr};
+    CU_ASSERT(errors != 0 || spec_set_target(&s, TARGET_GPU, &d) == 0);
+    for (size_t i = 0; errors == 0 && i < 3; i++) {
+        const struct kernel_spec *ks = &s.kernel[kept[i] - 1];
+        TU_CHECK(knob(ks, "vec")->num == 4 && knob(ks, "tg_rows")->num == 8 &&
+                     knob(ks, "tg_threads")->num == 128 &&
+                     knob(ks, "grad_threads")->num == 128,
+                 "rank %ld: vec %g, tg_rows %g, tg_threads %g, grad_threads "
+                 "%g; expected 4, 8, 128, 128",
+                 kept[i], knob(ks, "vec")->num, knob(ks, "tg_rows")->num,
+                 knob(ks, "tg_threads")->num, knob(ks, "grad_threads")->num);
+    }
+    spec_set_free(&s);
+    free(text);
+}
+
 /* Every op of the registry fills the hooks that verify.c, measure.c and
  * bench.c call, and has a kernel in tests/golden/golden.yaml whose hooks
  * are consistent with its plan and with tests/naive.cl. */
@@ -1463,6 +1525,8 @@ int add_spec_suite(void)
         CU_add_test(s, "cli exit codes", test_cli_exit_codes) == NULL ||
         CU_add_test(s, "cli list, help, version", test_cli_output) == NULL ||
         CU_add_test(s, "op hooks", test_op_hooks) == NULL ||
+        CU_add_test(s, "lora_backward: the defaults of every rank",
+                    test_bwd_ranks) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==

@@ -380,6 +380,14 @@ static void test_filter_home_targets(void)
         "out_features: 512, rank: 8}\n"
         "  - {name: h_bwd_wide, op: lora_backward, in_features: 4096, "
         "out_features: 4096, rank: 16}\n"
+        /* ranks whose defaults take more rows per lora_bwd_tg
+         * work-group, narrower loads, fewer lora_bwd_grad work-items */
+        "  - {name: h_bwd_r100, op: lora_backward, in_features: 4096, "
+        "out_features: 4096, rank: 100}\n"
+        "  - {name: h_bwd_r1023, op: lora_backward, in_features: 4096, "
+        "out_features: 4096, rank: 1023}\n"
+        "  - {name: h_bwd_r1024, op: lora_backward, in_features: 4096, "
+        "out_features: 4096, rank: 1024}\n"
         "  - {name: h_softmax, op: softmax, features: 32000}\n"
         "  - {name: h_rmsnorm, op: rmsnorm, dtype: bf16, features: 4096}\n"
         "  - {name: h_layernorm, op: layernorm, features: 1024}\n";
