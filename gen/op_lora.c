@@ -9,6 +9,7 @@
 
 #define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
 #define THREADS_MAX 1024L /* work-items per work-group */
+#define INDEX_MAX (long)INT_MAX /* what the kernels' int offsets reach */
 
 /* Local memory a tensor-core work-group may ask for: the most one
  * work-group of compute capability 9.0 gets (227 KiB); a device with less
@@ -1716,6 +1717,17 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                        c->R, c->decode_rows, c->R, LOCAL_MAX);
         }
     }
+    if (uses_xa(c) && xa_split(c) * c->R > INDEX_MAX) {
+        diag_error(d, file,
+                   spec_knob_set(ks, "xa_chunk")
+                       ? spec_knob_mark(ks, "xa_chunk")
+                       : spec_field_mark(ks, "rank"),
+                   "T's partial sums take %ld floats a row (in_features %ld "
+                   "/ xa_chunk %ld = %ld stretches x rank %ld), more than "
+                   "the %ld the kernels index",
+                   xa_split(c) * c->R, c->K, c->xa_chunk, xa_split(c), c->R,
+                   INDEX_MAX);
+    }
     if (uses_xa(c) && !uses_mma(c)) {
         long xw = xa_rows_per_item(c), xt = xa_threads(c);
         struct mark at = spec_knob_set(ks, "xa_chunk")
@@ -1952,6 +1964,12 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
         diag_error(d, file, blame(ks, "split_k", "k"),
                    "split_k (%ld) exceeds the %ld K steps of tile k %ld",
                    c->split_k, ceil_div(c->K, c->k), c->k);
+    } else if (c->split_k * ceil_div(c->K, c->k) > INDEX_MAX) {
+        /* lora_main finds a slice's steps as slice * steps / slices */
+        diag_error(d, file, blame(ks, "k", "split_k"),
+                   "split_k (%ld) x the %ld K steps of tile k %ld is more "
+                   "than the %ld the kernels index; raise k",
+                   c->split_k, ceil_div(c->K, c->k), c->k, INDEX_MAX);
     }
     if (c->split_max <= decode) {
         diag_error(d, file, blame(ks, "split_max", "split_k"),
