@@ -9,6 +9,7 @@
 
 #define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
 #define THREADS_MAX 1024L /* work-items per work-group */
+#define INDEX_MAX (long)INT_MAX /* what the kernels' int offsets reach */
 
 /* Local memory a tensor-core work-group may ask for: the most one
  * work-group of compute capability 9.0 gets (227 KiB); a device with less
@@ -518,6 +519,14 @@ static long few_upto(const struct lora *c)
     return uses_decode_mma(c)     ? c->decode_mma_max
            : uses_decode_split(c) ? c->decode_split_max
                                   : decode_upto(c);
+}
+
+/* The knob whose rows few_upto gives. */
+static const char *few_knob(const struct lora *c)
+{
+    return uses_decode_mma(c)     ? "decode_mma_max"
+           : uses_decode_split(c) ? "decode_split_max"
+                                  : "decode_max";
 }
 
 /* lora_decode_mma's rows per work-group: one m16 tile up to 16 rows, two
@@ -1716,6 +1725,17 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                        c->R, c->decode_rows, c->R, LOCAL_MAX);
         }
     }
+    if (uses_xa(c) && xa_split(c) * c->R > INDEX_MAX) {
+        diag_error(d, file,
+                   spec_knob_set(ks, "xa_chunk")
+                       ? spec_knob_mark(ks, "xa_chunk")
+                       : spec_field_mark(ks, "rank"),
+                   "T's partial sums take %ld floats a row (in_features %ld "
+                   "/ xa_chunk %ld = %ld stretches x rank %ld), more than "
+                   "the %ld the kernels index",
+                   xa_split(c) * c->R, c->K, c->xa_chunk, xa_split(c), c->R,
+                   INDEX_MAX);
+    }
     if (uses_xa(c) && !uses_mma(c)) {
         long xw = xa_rows_per_item(c), xt = xa_threads(c);
         struct mark at = spec_knob_set(ks, "xa_chunk")
@@ -1762,30 +1782,33 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
 {
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "engine");
+    const char *engine = engine_choices[c->engine];
     if (ks->dtype == DTYPE_F32) {
         diag_error(d, file, at,
-                   "engine: mma needs dtype f16 or bf16 (tensor cores "
-                   "multiply half-width values)");
+                   "engine: %s needs dtype f16 or bf16 (tensor cores "
+                   "multiply half-width values)",
+                   engine);
         return;
     }
     if (c->K % 8 != 0 || (c->base && c->N % 8 != 0)) {
         diag_error(d, file, at,
-                   c->base ? "engine: mma needs in_features and out_features "
+                   c->base ? "engine: %s needs in_features and out_features "
                              "multiples of 8 (got %ld, %ld): it copies "
                              "16-byte rows"
-                           : "engine: mma needs in_features a multiple of 8 "
+                           : "engine: %s needs in_features a multiple of 8 "
                              "(got %ld): it loads 16-byte rows of X",
-                   c->K, c->N);
+                   engine, c->K, c->N);
     }
     if (c->xa != XA_PREPASS) {
         diag_error(d, file, spec_knob_mark(ks, "xa"),
-                   "engine: mma takes T from lora_xa_mma: use xa: prepass");
+                   "engine: %s takes T from lora_xa_mma: use xa: prepass",
+                   engine);
     }
     if (c->xa_m % 16 != 0 || 2 * c->xa_m > THREADS_MAX) {
         diag_error(d, file, blame(ks, "xa_m", "engine"),
-                   "engine: mma needs xa_m a multiple of 16, at most %ld "
+                   "engine: %s needs xa_m a multiple of 16, at most %ld "
                    "(lora_xa_mma runs a warp per 16 rows; got %ld)",
-                   THREADS_MAX / 2, c->xa_m);
+                   engine, THREADS_MAX / 2, c->xa_m);
     }
     if (xa_mma_local(c) > LOCAL_MAX) {
         diag_error(d, file, blame(ks, "xa_chunk", "engine"),
@@ -1952,17 +1975,33 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
         diag_error(d, file, blame(ks, "split_k", "k"),
                    "split_k (%ld) exceeds the %ld K steps of tile k %ld",
                    c->split_k, ceil_div(c->K, c->k), c->k);
+    } else if (c->split_k * ceil_div(c->K, c->k) > INDEX_MAX) {
+        /* lora_main finds a slice's steps as slice * steps / slices */
+        diag_error(d, file, blame(ks, "k", "split_k"),
+                   "split_k (%ld) x the %ld K steps of tile k %ld is more "
+                   "than the %ld the kernels index; raise k",
+                   c->split_k, ceil_div(c->K, c->k), c->k, INDEX_MAX);
     }
     if (c->split_max <= decode) {
         diag_error(d, file, blame(ks, "split_max", "split_k"),
                    "split_max (%ld) must exceed %s (%ld) for the split path "
                    "to run",
-                   c->split_max,
-                   uses_decode_mma(c) ? "decode_mma_max" : "decode_max",
-                   decode);
+                   c->split_max, few_knob(c), decode);
     } else {
         long slices = 0, rows = 0, most = split_widest(c, &slices, &rows);
-        if (4 * most * c->N > SPLIT_SCRATCH_MAX) {
+        const char *few = few_knob(c);
+        if (4 * most * c->N > SPLIT_SCRATCH_MAX &&
+            !spec_knob_set(ks, "split_max") && spec_knob_set(ks, few)) {
+            /* The split path's rows start past the spec's own few-row
+             * path: its rows are what takes the scratch. */
+            diag_error(d, file, spec_knob_mark(ks, few),
+                       "%s (%ld) puts the split path's rows above it: "
+                       "their partial sums would take %.1f MiB of scratch "
+                       "(%ld slices x %ld rows x %ld columns of floats), "
+                       "more than %ld MiB; lower %s, or set split_k: 1",
+                       few, decode, (double)(4 * most * c->N) / (1 << 20),
+                       slices, rows, c->N, SPLIT_SCRATCH_MAX >> 20, few);
+        } else if (4 * most * c->N > SPLIT_SCRATCH_MAX) {
             diag_error(d, file, blame(ks, "split_max", "split_k"),
                        "the split path's partial sums take %.1f MiB of "
                        "scratch (%ld slices x %ld rows x %ld columns of "

@@ -69,8 +69,10 @@
 
 /* Slices of partial sums lora_bwd_grad writes for ROWS rows. */
 #define GRAD_SLICES(rows) CEIL_DIV((rows), GRAD_ROWS)
-/* Floats of one slice. */
-#define SLICE_FLOATS ((IN_FEATURES + OUT_FEATURES) * RANK)
+/* Floats of one slice: past 2^31 where the layer is wide and the rank
+ * too (the checker takes K, N up to 2^24 and the rank up to 4064), so in
+ * size_t, as every offset into the scratch. */
+#define SLICE_FLOATS ((size_t)(IN_FEATURES + OUT_FEATURES) * RANK)
 
 /* Where the parts of the scratch start, for ROWS rows. */
 #define SCRATCH_G(scratch, rows) (scratch)

@@ -15,13 +15,14 @@
  * is dB's element j * N + n, so that consecutive work-items store
  * consecutive columns of one row of dB (their partials, at n * RANK + j,
  * are RANK floats apart, read through the cache). The slices are summed
- * in order 0, 1, ...: the same bits on every run. */
+ * in order 0, 1, ...: the same bits on every run. The elements, (K + N)
+ * * RANK, may pass 2^31: e and its offsets are size_t. */
 __kernel __attribute__((reqd_work_group_size(REDUCE_THREADS, 1, 1)))
 void lora_bwd_reduce(const int rows, __global storage_t *restrict da,
                      __global storage_t *restrict db,
                      const __global float *restrict scratch)
 {
-    const int e = get_global_id(0);
+    const size_t e = get_global_id(0);
     const int slices = GRAD_SLICES(rows);
     if (slices == 1) {
         return; /* lora_bwd_grad wrote dA and dB */
@@ -29,15 +30,15 @@ void lora_bwd_reduce(const int rows, __global storage_t *restrict da,
     const __global float *from = SCRATCH_PARTIALS(scratch, rows);
     __global storage_t *to;
     size_t at;
-    if (e < IN_FEATURES * RANK) {
+    if (e < (size_t)IN_FEATURES * RANK) {
         from += e;
         to = da;
         at = e;
-    } else if (e < (IN_FEATURES + OUT_FEATURES) * RANK) {
-        const int jn = e - IN_FEATURES * RANK;
+    } else if (e < SLICE_FLOATS) {
+        const size_t jn = e - (size_t)IN_FEATURES * RANK;
         const int j = jn / OUT_FEATURES;
         const int n = jn % OUT_FEATURES;
-        from += (IN_FEATURES + n) * RANK + j;
+        from += (size_t)(IN_FEATURES + n) * RANK + j;
         to = db;
         at = jn;
     } else {
