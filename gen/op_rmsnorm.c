@@ -20,6 +20,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 {
     rows_plan_begin(ks, p);
     rows_plan_float(ks, p, "eps", "EPS", "added to the mean square");
+    rows_plan_norm_scale(ks, p);
     rows_plan_end(ks, p, "rmsnorm", params);
 }
 

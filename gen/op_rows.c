@@ -284,6 +284,19 @@ void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
     plan_public_float(p, name, comment, value);
 }
 
+void rows_plan_norm_scale(const struct kernel_spec *ks, struct plan *p)
+{
+    float eps = (float)spec_field(ks, "eps");
+    /* EPS * 2^2k <= 2^100 keeps the scaled eps, and a mean square under
+     * 2^3 beside it, finite. */
+    int k = (int)floor((100.0 - log2(eps)) / 2.0);
+    plan_int(p, "NORM_TINY_SUMS",
+             "squares among the subnormals would show beside eps",
+             eps < 0x1p-96f);
+    plan_int(p, "NORM_SCALE_MAX", "largest rescaling exponent",
+             k < 0 ? 0 : k > 100 ? 100 : k);
+}
+
 void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
                    const char *kernel, const char *const *params)
 {

@@ -41,6 +41,8 @@ void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
 
 /* Ends P: buffers x, PARAMS (NULL-terminated; FEATURES elements each) and
  * y, and the one launch of KERNEL over them. */
+/* The norms' rescaling limits (templates/norm_scale.cl), from eps. */
+void rows_plan_norm_scale(const struct kernel_spec *ks, struct plan *p);
 void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
                    const char *kernel, const char *const *params);
 

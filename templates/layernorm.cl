@@ -4,6 +4,7 @@
  * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   EPS   added to the variance (a float literal)
+ * and norm_scale.cl's, for rows past float32's squares.
  *
  * The corrected two-pass algorithm (Chan, Golub and LeVeque): a first pass
  * gives mean0, the rounded mean; a second sums d = x - mean0 and d^2. The
@@ -15,7 +16,8 @@
  * not of the mean (and all 0 in a constant row, whose y is then beta
  * exactly); and streamed rows sum in compensated blocks (row_reduce.cl),
  * as one work-item per row on a CPU sums tens of thousands of terms.
- * Rows in registers are read once; streamed rows are read three times.
+ * Rows in registers are read once; streamed rows are read three times
+ * (and four times more in the rare work-group that norm_scale.cl rescales).
  *
  * Buffers: x (rows x FEATURES), gamma, beta (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
@@ -27,30 +29,54 @@
 #endif
 
 #include "row_reduce.cl"
+#include "norm_scale.cl"
 
-/* row_sum() for two sums at once. */
-inline float2 row_sum2(__local float2 *part, uint lid, float2 v)
+/* row_sum2(part, lid, v): row_sum() for two sums at once. */
+ROW_REDUCTION(row_sum2, float2, ADD2)
+
+/* The whole row again at scale s, for rows whose plain sums failed
+ * (norm_scale.cl): the same two passes on x * s, EPS * s^2 for EPS, and
+ * y from x * s. A constant row of huge values leaves var and EPS * s^2
+ * both 0: FLT_MIN keeps r finite, and its 0 * r at 0. Every item of the
+ * work-group calls it. */
+inline void layernorm_scaled(const int rows, const __global storage_t *x,
+                             const __global storage_t *gamma,
+                             const __global storage_t *beta,
+                             __global storage_t *y, size_t base, uint lid,
+                             __local float *part_mean,
+                             __local float2 *part_dev)
 {
-#if WG_SIZE == 1
-    (void)part;
-    (void)lid;
-    return v;
-#else
-    part[lid] = v;
-    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = RED_NEXT(n);
-        if (lid < step) {
-            float2 s = part[lid];
-            for (uint k = 1; k < n / step; k++) {
-                s += part[lid + k * step];
-            }
-            part[lid] = s;
-        }
+    const float s = norm_scale(row_max(part_mean, lid,
+                                       item_max_abs(x, base, lid)));
+    const float shift = load1(x, base) * s;
+    floatv acc = 0.0f;
+    floatv err = 0.0f;
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        csum_add(&acc, &err, loadv(x, base + j * VEC) * s - shift);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return part[0];
-#endif
+    ROW_BARRIER(); /* every item has read the max */
+    const float mean0 = shift + row_sum(part_mean, lid, hsum(acc + err)) /
+                                    (float)FEATURES;
+    floatv sd = 0.0f, sd_err = 0.0f;
+    floatv sd2 = 0.0f, sd2_err = 0.0f;
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        const floatv d = loadv(x, base + j * VEC) * s - mean0;
+        csum_add(&sd, &sd_err, d);
+        csum_add(&sd2, &sd2_err, d * d);
+    }
+    const float2 sums = row_sum2(
+        part_dev, lid, (float2)(hsum(sd + sd_err), hsum(sd2 + sd2_err)));
+    const float c = sums.x / (float)FEATURES;
+    const float var = fmax(sums.y / (float)FEATURES - c * c, 0.0f);
+    const float r = rsqrt(fmax(var + EPS * s * s, FLT_MIN));
+    if (!row_live(rows)) {
+        return;
+    }
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        const floatv d = loadv(x, base + j * VEC) * s - mean0 - c;
+        storev(y, base + j * VEC,
+               d * r * loadv(gamma, j * VEC) + loadv(beta, j * VEC));
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
@@ -131,6 +157,13 @@ void layernorm(const int rows, const __global storage_t *x,
     const float c = sums.x / (float)FEATURES;
     const float var = fmax(sums.y / (float)FEATURES - c * c, 0.0f);
     const float r = rsqrt(var + EPS);
+    if (group_needs_scale((__local float *)&part_dev[0][0] + 1,
+                          2 * WG_SIZE, sums.y)) {
+        ROW_BARRIER(); /* every item has read the plain sums */
+        layernorm_scaled(rows, x, gamma, beta, y, base, lid, part_mean[ly],
+                         part_dev[ly]);
+        return;
+    }
     if (!row_live(rows)) {
         return;
     }

@@ -165,6 +165,7 @@ inline uint block_end(uint j0)
 {
     return min(j0 + BLOCK_STRIDE, (uint)NVEC);
 }
+#endif
 
 inline void csum_add(floatv *sum, floatv *err, floatv b)
 {
@@ -172,7 +173,6 @@ inline void csum_add(floatv *sum, floatv *err, floatv b)
     *err += fabs(*sum) >= fabs(b) ? (*sum - t) + b : (b - t) + *sum;
     *sum = t;
 }
-#endif
 
 /* Element offset of this item's row. In a last group that overhangs the
  * rows, the extra items work on the last row (they must still reach every
@@ -231,29 +231,41 @@ inline bool row_live(int rows)
  * (WG_SIZE 1, as CPUs like) needs no reduction and no barrier. */
 #define RED_NEXT(n) ((n) > 16 ? (n) / 8 : 1)
 
-/* The sum of v over the items of this row, returned to each of them. part
- * is the row's WG_SIZE floats of local memory; it is left holding the
- * result, so a second reduction in the same kernel needs other memory. */
-inline float row_sum(__local float *part, uint lid, float v)
-{
+/* ROW_REDUCTION(NAME, T, FOLD) defines T NAME(__local T *part, uint lid,
+ * T v): v folded over the items of this row by FOLD(a, b), returned to
+ * each of them. part is the row's WG_SIZE values of local memory; it is
+ * left holding the result, so a second reduction in the same kernel needs
+ * other memory (or a barrier first). */
 #if WG_SIZE == 1
-    (void)part;
-    (void)lid;
-    return v;
-#else
-    part[lid] = v;
-    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = RED_NEXT(n);
-        if (lid < step) {
-            float s = part[lid];
-            for (uint k = 1; k < n / step; k++) {
-                s += part[lid + k * step];
-            }
-            part[lid] = s;
-        }
+#define ROW_REDUCTION(NAME, T, FOLD)                                      \
+    inline T NAME(__local T *part, uint lid, T v)                         \
+    {                                                                     \
+        (void)part;                                                       \
+        (void)lid;                                                        \
+        return v;                                                         \
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return part[0];
+#else
+#define ROW_REDUCTION(NAME, T, FOLD)                                      \
+    inline T NAME(__local T *part, uint lid, T v)                         \
+    {                                                                     \
+        part[lid] = v;                                                    \
+        for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {                  \
+            barrier(CLK_LOCAL_MEM_FENCE);                                 \
+            const uint step = RED_NEXT(n);                                \
+            if (lid < step) {                                             \
+                T acc = part[lid];                                        \
+                for (uint k = 1; k < n / step; k++) {                     \
+                    acc = FOLD(acc, part[lid + k * step]);                \
+                }                                                         \
+                part[lid] = acc;                                          \
+            }                                                             \
+        }                                                                 \
+        barrier(CLK_LOCAL_MEM_FENCE);                                     \
+        return part[0];                                                   \
+    }
 #endif
-}
+
+#define ADD2(a, b) ((a) + (b))
+
+/* row_sum(part, lid, v): the sum of v over the items of this row. */
+ROW_REDUCTION(row_sum, float, ADD2)

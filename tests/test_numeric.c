@@ -220,6 +220,67 @@ static void test_norm_cancel(void)
     run_hard_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* Builds OP in DTYPE with FIELDS and the defaults for TARGET, and runs it
+ * on 3 rows of each of the N input distributions DISTS, judged by float64
+ * alone. */
+static void run_norm_dists(const char *op, const char *dtype,
+                           const char *fields, enum target target,
+                           const struct vdist *dists, size_t n)
+{
+    struct nu_kernel k;
+    struct diags d = {.out = stderr};
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_norm, op: %s, dtype: %s, "
+                   "%s}\n", op, dtype, fields)) {
+        CU_ASSERT(spec_set_target(&k.set, target, &d) == 0);
+        snprintf(k.yaml + strlen(k.yaml), sizeof k.yaml - strlen(k.yaml),
+                 "# op defaults for %s\n",
+                 target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+        k.reference_only = 1;
+        if (nu_build(&k)) {
+            for (size_t i = 0; i < n; i++) {
+                nu_run(&k, 3, dists[i]);
+            }
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+/* Norms of rows far from 1 in either direction, with the GPU and the CPU
+ * defaults, in registers and streamed: squares of 1e18 overflow float32
+ * over a row of 1000, x - mean overflows near FLT_MAX, squares of 1e-21
+ * fall among the subnormals (eps 2^-126 leaves them to count); rows far
+ * from 0 (mean 2e38), and rows of 1e-30 against the default eps. The
+ * kernels sum such rows again at a power-of-two scale (norm_scale.cl).
+ * The naive kernel overflows as plain float32 sums do: float64 alone
+ * judges. */
+static void test_norm_extremes(void)
+{
+    static const char *const ops[] = {"rmsnorm", "layernorm"};
+    static const char *const dts[] = {"f32", "bf16"};
+    static const char *const fields[] = {
+        "features: 1000, eps: 1.1754943508222875e-38",
+        "features: 4097, eps: 1.1754943508222875e-38, "
+        "tile: {mode: streaming}",
+        "features: 1000",
+    };
+    static const struct vdist tiny_eps[] = {
+        {0, 1e18}, {0, 1e30}, {0, 3e38}, {0, 1e-21}, {2e38, 1e38},
+    };
+    static const struct vdist default_eps[] = {{0, 1e-30}, {0, 3e38}};
+    for (int o = 0; o < 2; o++) {
+        for (int d = 0; d < 2; d++) {
+            for (int f = 0; f < 3; f++) {
+                for (int t = 0; t < 2; t++) {
+                    run_norm_dists(ops[o], dts[d], fields[f],
+                                   t ? TARGET_CPU : TARGET_GPU,
+                                   f < 2 ? tiny_eps : default_eps,
+                                   f < 2 ? 5 : 2);
+                }
+            }
+        }
+    }
+}
+
 /* Softmax of the largest finite inputs and extreme scales: scale * (x -
  * max) must neither turn into 0 * inf (scale 0: a uniform row) nor lose
  * differences beyond FLT_MAX (a tiny scale makes exp(-6) of them), and a
@@ -985,6 +1046,8 @@ int add_numeric_suite(void)
                     test_long_sums) == NULL ||
         CU_add_test(s, "layernorm: cancelling variance, GPU and CPU "
                     "defaults", test_norm_cancel) == NULL ||
+        CU_add_test(s, "norms: rows near FLT_MAX and among the subnormals, "
+                    "GPU and CPU defaults", test_norm_extremes) == NULL ||
         CU_add_test(s, "softmax: huge inputs, extreme scales, GPU and CPU "
                     "defaults", test_softmax_extremes) == NULL ||
         CU_add_test(s, "softmax: f16 outputs among the subnormals",

@@ -24,12 +24,15 @@
 #define NVEC 128           /* vectors per row */
 #define SLOTS 2            /* vectors per work-item, rounded up */
 #define EPS 1e-06f         /* added to the mean square */
+#define NORM_TINY_SUMS 0   /* squares among the subnormals would show beside eps */
+#define NORM_SCALE_MAX 59  /* largest rescaling exponent */
 
 /* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.
  *
  * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   EPS   added to the mean square (a float literal)
+ * and norm_scale.cl's, for rows past float32's squares.
  *
  * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
@@ -250,6 +253,7 @@ inline uint block_end(uint j0)
 {
     return min(j0 + BLOCK_STRIDE, (uint)NVEC);
 }
+#endif
 
 inline void csum_add(floatv *sum, floatv *err, floatv b)
 {
@@ -257,7 +261,6 @@ inline void csum_add(floatv *sum, floatv *err, floatv b)
     *err += fabs(*sum) >= fabs(b) ? (*sum - t) + b : (b - t) + *sum;
     *sum = t;
 }
-#endif
 
 /* Element offset of this item's row. In a last group that overhangs the
  * rows, the extra items work on the last row (they must still reach every
@@ -316,31 +319,155 @@ inline bool row_live(int rows)
  * (WG_SIZE 1, as CPUs like) needs no reduction and no barrier. */
 #define RED_NEXT(n) ((n) > 16 ? (n) / 8 : 1)
 
-/* The sum of v over the items of this row, returned to each of them. part
- * is the row's WG_SIZE floats of local memory; it is left holding the
- * result, so a second reduction in the same kernel needs other memory. */
-inline float row_sum(__local float *part, uint lid, float v)
+/* ROW_REDUCTION(NAME, T, FOLD) defines T NAME(__local T *part, uint lid,
+ * T v): v folded over the items of this row by FOLD(a, b), returned to
+ * each of them. part is the row's WG_SIZE values of local memory; it is
+ * left holding the result, so a second reduction in the same kernel needs
+ * other memory (or a barrier first). */
+#if WG_SIZE == 1
+#define ROW_REDUCTION(NAME, T, FOLD)                                      \
+    inline T NAME(__local T *part, uint lid, T v)                         \
+    {                                                                     \
+        (void)part;                                                       \
+        (void)lid;                                                        \
+        return v;                                                         \
+    }
+#else
+#define ROW_REDUCTION(NAME, T, FOLD)                                      \
+    inline T NAME(__local T *part, uint lid, T v)                         \
+    {                                                                     \
+        part[lid] = v;                                                    \
+        for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {                  \
+            barrier(CLK_LOCAL_MEM_FENCE);                                 \
+            const uint step = RED_NEXT(n);                                \
+            if (lid < step) {                                             \
+                T acc = part[lid];                                        \
+                for (uint k = 1; k < n / step; k++) {                     \
+                    acc = FOLD(acc, part[lid + k * step]);                \
+                }                                                         \
+                part[lid] = acc;                                          \
+            }                                                             \
+        }                                                                 \
+        barrier(CLK_LOCAL_MEM_FENCE);                                     \
+        return part[0];                                                   \
+    }
+#endif
+
+#define ADD2(a, b) ((a) + (b))
+
+/* row_sum(part, lid, v): the sum of v over the items of this row. */
+ROW_REDUCTION(row_sum, float, ADD2)
+/* norm_scale.cl - the norms' second chance for rows whose float32 sums fail
+ * (rmsnorm.cl, layernorm.cl; include it after row_reduce.cl).
+ *
+ * Squares overflow float32 from |x| = 2^64 (a row's sum of them sooner),
+ * x - mean does near FLT_MAX, and squares under 2^-63 fall among the
+ * subnormals (or to zero where a device flushes them). Rows like that are
+ * rare, so the kernels sum as usual and only then look at the result: when
+ * a row's sum of squares is not finite, or is tiny while EPS is too small
+ * to hide the lost squares, the work-group reads its rows again at x * 2^k,
+ * k chosen from the row's max |x| so that the largest scaled value lies in
+ * [1, 2). Products by 2^k are exact, so the scaled sums round as the plain
+ * ones would where those do not fail. Ordinary rows pay one compare per
+ * row of the group.
+ *
+ * Macros (from the plan):
+ *   NORM_TINY_SUMS  1 when EPS is so small (under 2^-96) that squares lost
+ *                   among the subnormals would show: tiny sums rescale too
+ *   NORM_SCALE_MAX  the largest k: EPS * 2^2k stays finite (at most 100)
+ */
+#if !defined(NORM_TINY_SUMS) || !defined(NORM_SCALE_MAX)
+#error "norm_scale.cl: the plan must define NORM_TINY_SUMS and NORM_SCALE_MAX"
+#endif
+
+/* A barrier among the items of a row. With one item per row the scaled
+ * pass runs per item (rows decide alone) and needs none. */
+#if WG_SIZE > 1
+#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#else
+#define ROW_BARRIER() ((void)0)
+#endif
+
+/* Whether a row whose sum of squares (or of squared deviations) is SUM
+ * needs the scaled pass. NaN fails both compares and takes it too. */
+inline bool sum_needs_scale(float sum)
+{
+#if NORM_TINY_SUMS
+    return !(sum <= FLT_MAX) || sum < 0x1p-60f;
+#else
+    return !(sum <= FLT_MAX);
+#endif
+}
+
+/* Whether the scaled pass runs for this item. With several items per row
+ * it must be the same for the whole work-group (the pass has barriers):
+ * after a row reduction every row's total sits at the head of its
+ * partials, SUMS[r * STRIDE], for each item to read. */
+inline bool group_needs_scale(const __local float *sums, uint stride,
+                              float own)
 {
 #if WG_SIZE == 1
-    (void)part;
-    (void)lid;
-    return v;
+    (void)sums;
+    (void)stride;
+    return sum_needs_scale(own);
 #else
-    part[lid] = v;
-    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = RED_NEXT(n);
-        if (lid < step) {
-            float s = part[lid];
-            for (uint k = 1; k < n / step; k++) {
-                s += part[lid + k * step];
-            }
-            part[lid] = s;
-        }
+    (void)own;
+    bool any = false;
+    for (uint r = 0; r < ROWS_PER_GROUP; r++) {
+        any |= sum_needs_scale(sums[r * stride]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return part[0];
+    return any;
 #endif
+}
+
+/* row_max(part, lid, v): the max of v over the items of this row. */
+ROW_REDUCTION(row_max, float, MAX2)
+
+/* The largest |x| of this item's share of the row. */
+inline float item_max_abs(const __global storage_t *x, size_t base, uint lid)
+{
+    floatv m = 0.0f;
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        m = MAX2(m, fabs(loadv(x, base + j * VEC)));
+    }
+    return hmax(m);
+}
+
+/* 2^-k for the row's max |x| M: M * 2^-k in [1, 2). k stays at most 125,
+ * so that 2^-k, and a factor r * 2^-k with r >= 1/2, are normal; and at
+ * least -NORM_SCALE_MAX (an all-zero row takes that end). */
+inline float norm_scale(float m)
+{
+    const int k = clamp(ilogb(m), -NORM_SCALE_MAX, 125);
+    return as_float((uint)(127 - k) << 23);
+}
+
+/* The whole row again at scale s, for rows whose plain sum failed
+ * (norm_scale.cl): y = (x s) * rsqrt(mean((x s)^2) + EPS s^2) * gamma.
+ * Every item of the work-group calls it. */
+inline void rmsnorm_scaled(const int rows, const __global storage_t *x,
+                           const __global storage_t *gamma,
+                           __global storage_t *y, size_t base, uint lid,
+                           __local float *part)
+{
+    const float s =
+        norm_scale(row_max(part, lid, item_max_abs(x, base, lid)));
+    floatv acc = 0.0f;
+    floatv err = 0.0f;
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        const floatv xs = loadv(x, base + j * VEC) * s;
+        csum_add(&acc, &err, xs * xs);
+    }
+    ROW_BARRIER(); /* every item has read the max */
+    const float ss = row_sum(part, lid, hsum(acc + err));
+    const float r = rsqrt(ss / (float)FEATURES + EPS * s * s);
+    if (!row_live(rows)) {
+        return;
+    }
+    for (uint j = lid; j < NVEC; j += WG_SIZE) {
+        storev(y, base + j * VEC,
+               loadv(x, base + j * VEC) * s * r * loadv(gamma, j * VEC));
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
@@ -383,6 +510,11 @@ void rmsnorm(const int rows, const __global storage_t *x,
 #endif
     const float ss = row_sum(part[get_local_id(1)], lid, hsum(acc));
     const float r = rsqrt(ss / (float)FEATURES + EPS);
+    if (group_needs_scale(&part[0][0], WG_SIZE, ss)) {
+        ROW_BARRIER(); /* every item has read the plain sums */
+        rmsnorm_scaled(rows, x, gamma, y, base, lid, part[get_local_id(1)]);
+        return;
+    }
     if (!row_live(rows)) {
         return;
     }
