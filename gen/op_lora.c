@@ -1,14 +1,10 @@
 /* op_lora.c - lora_forward: Y (+)= X*W + scale*(X*A)*B, tiled for any M. */
-#include "op.h"
+#include "lora_common.h"
 
-#include <float.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
-#define THREADS_MAX 1024L /* work-items per work-group */
 #define INDEX_MAX (long)INT_MAX /* what the kernels' int offsets reach */
 
 /* Local memory a tensor-core work-group may ask for: the most one
@@ -22,20 +18,14 @@ static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
 enum { ENGINE_SIMT, ENGINE_MMA, ENGINE_WGMMA };
 
 static const struct param_def lora_fields[] = {
-    {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
-     "K: columns of X, rows of W and A"},
-    {"out_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
-     "N: columns of W, B and Y"},
-    {"rank", VALUE_INT, 1, 0, 1, 16777216, NULL,
-     "r: columns of A, rows of B; at most min(K, N)"},
-    {"alpha", VALUE_FLOAT, 0, 0, -FLT_MAX, FLT_MAX, NULL,
-     "LoRA alpha: scale = alpha / rank (as in PEFT)"},
-    {"scale", VALUE_FLOAT, 0, 1, -FLT_MAX, FLT_MAX, NULL,
-     "factor of (X*A)*B; default 1, or alpha / rank"},
-    {"base", VALUE_BOOL, 0, 1, 0, 1, NULL,
-     "include X*W; false: Y is the adapter term alone (no W)"},
-    {"accumulate", VALUE_BOOL, 0, 0, 0, 1, NULL,
-     "add into Y instead of overwriting it"},
+    LORA_SIZE_FIELD("in_features", "K: columns of X, rows of W and A"),
+    LORA_SIZE_FIELD("out_features", "N: columns of W, B and Y"),
+    LORA_SIZE_FIELD("rank", "r: columns of A, rows of B; at most min(K, N)"),
+    LORA_ALPHA_FIELD,
+    LORA_SCALE_FIELD("factor of (X*A)*B; default 1, or alpha / rank"),
+    LORA_BOOL_FIELD("base", 1,
+                    "include X*W; false: Y is the adapter term alone (no W)"),
+    LORA_BOOL_FIELD("accumulate", 0, "add into Y instead of overwriting it"),
 };
 
 static const struct param_def lora_knobs[] = {
@@ -199,20 +189,6 @@ static void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->half = ks->dtype != DTYPE_F32;
 }
 
-static long ceil_div(long a, long b)
-{
-    return (a + b - 1) / b;
-}
-
-static long pow2_ceil(long v)
-{
-    long p = 1;
-    while (p < v) {
-        p *= 2;
-    }
-    return p;
-}
-
 static long gcd(long a, long b)
 {
     while (b != 0) {
@@ -238,11 +214,6 @@ static long pick_work(long tile, long target)
         w /= 2;
     }
     return w;
-}
-
-static long min_l(long a, long b)
-{
-    return a < b ? a : b;
 }
 
 /* The template's derived sizes (main_tiles.cl, "Derived sizes"). */
@@ -638,8 +609,6 @@ static int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
     return n;
 }
 
-static long pow2_floor(long v);
-
 /* lora_wgmma's work-groups in one wave: one per compute unit (193 KiB of
  * local memory at the default tiles; the H100 has 132 units). */
 #define WG_WAVE 128
@@ -890,13 +859,8 @@ static void simt_defaults(struct kernel_spec *ks)
     }
     /* Warps of 4 x 8 work-items: a warp's local reads then touch 64 bytes
      * of the X tile and 128 of the W tile per step (broadcast within). */
-    if (!spec_knob_set(ks, "warp_n")) {
-        long thn = c.n / c.wn, thm = c.m / c.wm;
-        int ok = !cpu && c.n % c.wn == 0 && c.m % c.wm == 0 &&
-                 thn % 8 == 0 && thm % 4 == 0;
-        spec_knob_default(ks, "warp_n", ok ? 8 : 0);
-        lora_read(ks, &c);
-    }
+    lora_warp_n_default(ks, c.m, c.n, c.wm, c.wn);
+    lora_read(ks, &c);
 
     /* Inline X*A recomputes T in every column block of Y (r / n more
      * work): free with one block, worth a launch and the scratch buffer
@@ -972,15 +936,6 @@ static void mma_defaults(struct kernel_spec *ks)
  * from mma_split_default's count and halves it the same way. */
 #define SPLIT_GROUPS 256
 #define SPLIT_MIN_STEPS 16
-
-static long pow2_floor(long v)
-{
-    long p = 1;
-    while (p * 2 <= v) {
-        p *= 2;
-    }
-    return p;
-}
 
 /* Few rows on tensor cores: lora_decode_mma in strips of 64 columns by 8
  * warps, with as many slices of K as bring the strips (and A's) to about
@@ -1488,23 +1443,8 @@ static struct mark blame(const struct kernel_spec *ks, const char *k1,
 static int check_shape(const struct kernel_spec *ks, const struct lora *c,
                        struct diags *d)
 {
-    const char *file = ks->file;
-    int ok = 1;
-    if (c->R > c->K) {
-        ok = 0;
-        diag_error(d, file, spec_field_mark(ks, "rank"),
-                   "rank must be <= in_features (got %ld > %ld)", c->R,
-                   c->K);
-    } else if (c->R > c->N) {
-        ok = 0;
-        diag_error(d, file, spec_field_mark(ks, "rank"),
-                   "rank must be <= out_features (got %ld > %ld)", c->R,
-                   c->N);
-    }
-    if (spec_field_set(ks, "alpha") && spec_field_set(ks, "scale")) {
-        diag_error(d, file, spec_field_mark(ks, "scale"),
-                   "give alpha or scale, not both (scale = alpha / rank)");
-    }
+    int ok = lora_check_rank(ks, c->K, c->N, c->R, d);
+    lora_check_alpha_scale(ks, d);
     return ok;
 }
 
@@ -2181,7 +2121,7 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     if (runs_main) {
         plan_int(p, "WARP_N",
                  "lora_main: work-items along N per warp; 0: row-major",
-                 c->warp_n == c->n / c->wn ? 0 : c->warp_n);
+                 lora_warp_layout(c->warp_n, c->n, c->wn));
     }
     plan_int(p, "DECODE_ROWS", "rows lora_decode handles at most",
              c->decode_rows);
@@ -2235,16 +2175,6 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_public_float(p, "SCALE", "factor of (x*a)*b", scale);
 }
 
-/* L's NULL-terminated argument list ARGS. */
-static void copy_args(struct launch *l, const char *const *args)
-{
-    int i = 0;
-    for (; args[i] != NULL; i++) {
-        l->args[i] = args[i];
-    }
-    l->args[i] = NULL;
-}
-
 /* lora_xa, or on tensor cores lora_xa_mma (a warp per 16 rows), with
  * XA_SPLIT work-groups along K: as many partial sums of T. */
 static void launch_xa(const struct lora *c, struct launch *l)
@@ -2263,7 +2193,7 @@ static void launch_xa(const struct lora *c, struct launch *l)
     l->groups[0] = (size_t)xa_split(c);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->xa_m;
-    copy_args(l, args);
+    lora_copy_args(l, args);
 }
 
 /* lora_expand and lora_combine: THREADS work-items along N, WIDTH columns
@@ -2279,7 +2209,7 @@ static void launch_rows(const struct lora *c, struct launch *l,
     l->groups[0] = (size_t)ceil_div(c->N, threads * width);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)rows;
-    copy_args(l, args);
+    lora_copy_args(l, args);
 }
 
 static void launch_expand(const struct lora *c, struct launch *l)
@@ -2337,7 +2267,7 @@ static void launch_pad(const struct lora *c, struct launch *l, int x)
         (size_t)ceil_div(ceil_div(x ? x_padded(c) : c->N, 4), threads);
     l->groups[1] = x ? 0 : (size_t)(w_rows_padded(c) + c->R);
     l->rows_per_group = 1;
-    copy_args(l, x ? x_args : w_args);
+    lora_copy_args(l, x ? x_args : w_args);
 }
 
 /* lora_combine: the sum of SLICES slices' partial sums. */
@@ -2412,7 +2342,7 @@ static void launch_decode_parts(const struct lora *c, struct launch *l)
         (size_t)(decode_strips(c) * c->decode_slices);
     l->groups[1] = 0;
     l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_rows(c));
-    copy_args(l, args);
+    lora_copy_args(l, args);
 }
 
 static void launch_decode_sum(const struct lora *c, struct launch *l)
@@ -2440,7 +2370,7 @@ static void add_delta_path(const struct lora *c, struct plan *p,
     l->groups[0] = (size_t)slices;
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->delta_rows;
-    copy_args(l, args);
+    lora_copy_args(l, args);
 }
 
 /* The local memory of each kernel P launches, as the checks above count
@@ -2500,14 +2430,7 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
                     "PyTorch and PEFT keep the base layer's weight as "
                     "[out_features][in_features]: pass its transpose "
                     "(transposed once, when the weights are loaded)");
-    plan_buffer(p, "a", 0, c.K * c.R, 0);
-    plan_buffer_doc(p, "[in_features][rank]",
-                    "PEFT's lora_A.weight is [rank][in_features]: pass its "
-                    "transpose");
-    plan_buffer(p, "b", 0, c.R * c.N, 0);
-    plan_buffer_doc(p, "[rank][out_features]",
-                    "PEFT's lora_B.weight is [out_features][rank]: pass its "
-                    "transpose");
+    lora_plan_adapter_buffers(p, c.K, c.N, c.R);
     plan_buffer(p, "y", c.N, 0, 0);
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[rows][out_features]", NULL);
@@ -2712,13 +2635,7 @@ static int lora_reference(const struct kernel_spec *ks,
     }
     for (size_t m = 0; m < rows; m++) {
         const float *xm = x + m * K;
-        for (size_t j = 0; j < R; j++) {
-            double acc = 0;
-            for (size_t k = 0; k < K; k++) {
-                acc += (double)xm[k] * a[k * R + j];
-            }
-            t[j] = scale * acc;
-        }
+        lora_reference_t(xm, a, K, R, scale, t);
         for (size_t n = 0; n < N; n++) {
             row[n] = c.accumulate ? y0[m * N + n] : 0.0;
         }
@@ -2780,25 +2697,13 @@ static void lora_costs(const struct kernel_spec *ks, size_t rows,
     *flops = base + 2 * M * K * R + 2 * M * R * N;
 }
 
-static double lora_error_bound(const struct kernel_spec *ks)
-{
-    return storage_error_bound(ks->dtype, 1e-4);
-}
-
-/* A batch of prompts. */
-static long lora_bench_rows(const struct kernel_spec *ks)
-{
-    (void)ks;
-    return 512;
-}
-
 static void lora_shape_text(const struct kernel_spec *ks, size_t rows,
                             char *buf, size_t size)
 {
     struct lora c;
     lora_read(ks, &c);
-    snprintf(buf, size, "M=%zu K=%ld N=%ld r=%ld%s%s", rows, c.K, c.N, c.R,
-             c.base ? "" : " delta", c.accumulate ? " +=" : "");
+    lora_shape_line(buf, size, rows, c.K, c.N, c.R, c.base ? "" : " delta",
+                    c.accumulate);
 }
 
 /* What one would write without specl: Y = X*W (added to Y to accumulate),
@@ -2817,9 +2722,7 @@ static void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
                                              "x", "w", "y", 0, 0};
         beta = 1;
     }
-    double scale = emitted_float(spec_lora_scale(ks));
-    g->gemm[g->n_gemm++] = (struct gemm){rows, R, K, scale, 0,
-                                         "x", "a", "temp", 0, 0};
+    lora_peer_t(g, rows, K, R, emitted_float(spec_lora_scale(ks)));
     g->gemm[g->n_gemm++] = (struct gemm){rows, N, R, 1, beta,
                                          "temp", "b", "y", 0, 0};
 }
