@@ -1,5 +1,5 @@
 /* op_lora.c - lora_forward: Y (+)= X*W + scale*(X*A)*B, tiled for any M. */
-#include "lora_common.h"
+#include "lora_knobs.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -12,179 +12,58 @@
  * fails to build the variant, and the stub passes over it. */
 #define MMA_LOCAL_MAX 232448L
 
+/* The names of the choices of the knobs xa and engine (lora_knobs.h). */
 static const char *const xa_choices[] = {"prepass", "inline", NULL};
-enum { XA_PREPASS, XA_INLINE };
 static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
-enum { ENGINE_SIMT, ENGINE_MMA, ENGINE_WGMMA };
 
-static const struct param_def lora_fields[] = {
-    LORA_SIZE_FIELD("in_features", "K: columns of X, rows of W and A"),
-    LORA_SIZE_FIELD("out_features", "N: columns of W, B and Y"),
-    LORA_SIZE_FIELD("rank", "r: columns of A, rows of B; at most min(K, N)"),
-    LORA_ALPHA_FIELD,
-    LORA_SCALE_FIELD("factor of (X*A)*B; default 1, or alpha / rank"),
-    LORA_BOOL_FIELD("base", 1,
-                    "include X*W; false: Y is the adapter term alone (no W)"),
-    LORA_BOOL_FIELD("accumulate", 0, "add into Y instead of overwriting it"),
-};
+#define FIELD_DEF(member, type, def) def,
+static const struct param_def lora_fields[] = {LORA_FIELDS(FIELD_DEF)};
+#undef FIELD_DEF
 
-static const struct param_def lora_knobs[] = {
-    {"m", VALUE_INT, 0, 128, 1, 1024, NULL, "rows of Y per work-group"},
-    {"n", VALUE_INT, 0, 64, 1, 1024, NULL, "columns of Y per work-group"},
-    {"k", VALUE_INT, 0, 16, 1, 256, NULL,
-     "K elements staged through local memory per step"},
-    {"wm", VALUE_INT, 0, 8, 1, 128, NULL,
-     "rows of Y per work-item (at most 16), per warp with engine: mma"},
-    {"wn", VALUE_INT, 0, 8, 1, 128, NULL,
-     "columns of Y per work-item (at most 16), per warp with engine: mma"},
-    {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
-     "elements per global load and store: 1, 2 or 4"},
-    {"pad", VALUE_INT, 0, 4, 0, 16, NULL,
-     "floats of padding per local-memory row (bank conflicts)"},
-    {"xa", VALUE_CHOICE, 0, XA_PREPASS, 0, 0, xa_choices,
-     "X*A: prepass (lora_xa into scratch) or inline (in lora_main)"},
-    {"warp_n", VALUE_INT, 0, 8, 0, 32, NULL,
-     "lora_main: work-items along N per warp of 32; 0: row-major"},
-    {"decode_rows", VALUE_INT, 0, 16, 0, 64, NULL,
-     "lora_decode: rows per work-group; 0: lora_decode never runs"},
-    {"decode_max", VALUE_INT, 0, 16, 0, 16777216, NULL,
-     "rows at or below which lora_decode runs (decode_rows per "
-     "work-group), in one launch"},
-    {"decode_n", VALUE_INT, 0, 8, 2, 1024, NULL,
-     "lora_decode: work-items along N, 4 columns each (N under 4: vec)"},
-    {"decode_k", VALUE_INT, 0, 32, 1, 1024, NULL,
-     "lora_decode: work-items splitting the reduction"},
-    {"decode_mma_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
-     "rows at or below which lora_decode_mma runs (above decode_max; "
-     "engine: mma with W): X*W and X*A over slices of K on tensor cores, "
-     "up to 32 rows per work-group, summed with T*B by lora_decode_sum; "
-     "0: never (ignored by other engines)"},
-    {"decode_split_max", VALUE_INT, 0, 0, 0, 32, NULL,
-     "rows at or below which lora_decode_split runs (above decode_max; "
-     "engine: simt with W): X*W and X*A over slices of K, a work-item "
-     "per column, summed with T*B by lora_decode_sum; 0: never"},
-    {"decode_slices", VALUE_INT, 0, 1, 1, 1024, NULL,
-     "lora_decode_mma, lora_decode_split: slices of K, a work-group per "
-     "slice and strip of decode_cols columns"},
-    {"decode_cols", VALUE_INT, 0, 64, 16, 1024, NULL,
-     "columns of W per work-group: lora_decode_mma's (a power of two), or "
-     "lora_decode_split's (a work-item each, at least the rank)"},
-    {"decode_warps", VALUE_INT, 0, 8, 1, 32, NULL,
-     "lora_decode_mma: warps per work-group, each taking every "
-     "decode_warps-th step of 16 values of K"},
-    {"xa_m", VALUE_INT, 0, 16, 1, 1024, NULL,
-     "lora_xa: rows of X per work-group"},
-    {"xa_k", VALUE_INT, 0, 64, 1, 1024, NULL,
-     "lora_xa: work-items splitting K"},
-    {"xa_chunk", VALUE_INT, 0, 256, 1, 16777216, NULL,
-     "lora_xa: rows of A staged in local memory at once (a multiple of "
-     "vec); K is split over work-groups in stretches of this size"},
-    {"engine", VALUE_CHOICE, 0, ENGINE_SIMT, 0, 0, engine_choices,
-     "simt: float multiply-adds (lora_xa, lora_main); mma: tensor cores "
-     "for X*A (lora_xa_mma) and the GEMM with W (lora_mma, wm x wn per "
-     "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "
-     "the GEMM with W over all of K on warpgroups (lora_wgmma; NVIDIA, "
-     "compute capability 9.0)"},
-    {"stages", VALUE_INT, 0, 2, 2, 8, NULL,
-     "lora_mma: K steps in flight in local memory (cp.async pipeline)"},
-    {"wg_m", VALUE_INT, 0, 256, 64, 512, NULL,
-     "lora_wgmma: rows of Y per work-group, a warpgroup of 128 work-items "
-     "per 64 (columns: n, K step: k)"},
-    {"wg_stages", VALUE_INT, 0, 4, 3, 6, NULL,
-     "lora_wgmma: K steps in local memory, two more than it copies ahead"},
-    {"wg_split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
-     "rows at or below which lora_wgmma_split runs (above split_max): "
-     "lora_wgmma's tiles over slices of K, as many as bring them to a "
-     "wave, at least 2, summed by lora_combine; 0: never"},
-    {"split_k", VALUE_INT, 0, 1, 1, 1024, NULL,
-     "lora_main (lora_mma) at few rows: K cut into this many slices, a "
-     "work-group each, summed by lora_combine (lora_main halves them as "
-     "the rows' tiles grow past a wave); 1: no split path"},
-    {"split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
-     "rows at or below which the split path runs (above decode_max)"},
-    {"pad_rows", VALUE_INT, 0, 0, 0, 16777216, NULL,
-     "rows from which lora_main reads 4 elements wide from copies of X "
-     "(in_features no multiple of 4) and of W and B (out_features no "
-     "multiple of 4) with rows padded to multiples of 4, made each call "
-     "in the scratch by lora_pad_x and lora_pad_w; 0: never"},
-    {"delta_rows", VALUE_INT, 0, 0, 0, 32, NULL,
-     "lora_delta (base: false): rows per work-group, T computed on chip; "
-     "0: lora_delta never runs"},
-    {"delta_max", VALUE_INT, 0, 0, 0, 16777216, NULL,
-     "rows at or below which lora_delta runs (above decode_max), in one "
-     "launch"},
-    {"delta_split", VALUE_INT, 0, 1, 1, 64, NULL,
-     "lora_delta at its fewest rows (up to 64 work-groups of delta_rows): "
-     "N cut into this many slices, a work-group each, each computing its "
-     "rows' T; 1: none"},
-    {"delta_threads", VALUE_INT, 0, 256, 1, 1024, NULL,
-     "lora_delta: work-items per work-group"},
-};
+#define KNOB_DEF(name, type, kind, def, min, max, choices, help)             \
+    {#name, kind, 0, def, min, max, choices, help},
+static const struct param_def lora_knobs[] = {LORA_KNOBS(KNOB_DEF)};
+#undef KNOB_DEF
 
-_Static_assert(sizeof lora_knobs / sizeof lora_knobs[0] <= SPECL_MAX_PARAMS,
-               "lora_forward has more knobs than a kernel_spec holds");
+/* The index of each field and knob in its table. */
+#define FIELD_INDEX(member, ...) LORA_FIELD_##member,
+#define KNOB_INDEX(name, ...) LORA_KNOB_##name,
+enum { LORA_FIELDS(FIELD_INDEX) LORA_N_FIELDS };
+enum { LORA_KNOBS(KNOB_INDEX) LORA_N_KNOBS };
+#undef FIELD_INDEX
+#undef KNOB_INDEX
+
+_Static_assert(LORA_N_KNOBS <= SPECL_MAX_PARAMS &&
+                   LORA_N_FIELDS <= SPECL_MAX_PARAMS,
+               "lora_forward has more keys than a kernel_spec holds");
 
 /* Every value of a lora_forward spec, as numbers. */
+#define PARAM_MEMBER(member, type, ...) type member;
 struct lora {
-    long K, N, R;
-    int base, accumulate;
-    long m, n, k, wm, wn, vec, pad;
-    int xa;
-    long warp_n;
-    long decode_rows, decode_max, decode_n, decode_k, xa_m, xa_k;
-    long decode_mma_max, decode_split_max, decode_slices, decode_cols,
-        decode_warps;
-    long xa_chunk;
-    int engine;
-    long stages;
-    long wg_m, wg_stages, wg_split_max;
-    long split_k, split_max;
-    long pad_rows;
-    long delta_rows, delta_max, delta_split, delta_threads;
+    LORA_FIELDS(PARAM_MEMBER)
+    LORA_KNOBS(PARAM_MEMBER)
     int cpu;  /* the variant is for CPUs */
     int half; /* f16 or bf16 storage */
 };
+#undef PARAM_MEMBER
+
+/* Field I of KS, a bool as 0 or 1. */
+static double field_value(const struct kernel_spec *ks, int i)
+{
+    double v = ks->field[i].num;
+    return lora_fields[i].kind == VALUE_BOOL ? v != 0 : v;
+}
 
 static void lora_read(const struct kernel_spec *ks, struct lora *c)
 {
-    c->K = (long)spec_field(ks, "in_features");
-    c->N = (long)spec_field(ks, "out_features");
-    c->R = (long)spec_field(ks, "rank");
-    c->base = spec_field(ks, "base") != 0;
-    c->accumulate = spec_field(ks, "accumulate") != 0;
-    c->m = (long)spec_knob(ks, "m");
-    c->n = (long)spec_knob(ks, "n");
-    c->k = (long)spec_knob(ks, "k");
-    c->wm = (long)spec_knob(ks, "wm");
-    c->wn = (long)spec_knob(ks, "wn");
-    c->vec = (long)spec_knob(ks, "vec");
-    c->pad = (long)spec_knob(ks, "pad");
-    c->xa = (int)spec_knob(ks, "xa");
-    c->warp_n = (long)spec_knob(ks, "warp_n");
-    c->decode_rows = (long)spec_knob(ks, "decode_rows");
-    c->decode_max = (long)spec_knob(ks, "decode_max");
-    c->decode_n = (long)spec_knob(ks, "decode_n");
-    c->decode_k = (long)spec_knob(ks, "decode_k");
-    c->decode_mma_max = (long)spec_knob(ks, "decode_mma_max");
-    c->decode_split_max = (long)spec_knob(ks, "decode_split_max");
-    c->decode_slices = (long)spec_knob(ks, "decode_slices");
-    c->decode_cols = (long)spec_knob(ks, "decode_cols");
-    c->decode_warps = (long)spec_knob(ks, "decode_warps");
-    c->xa_m = (long)spec_knob(ks, "xa_m");
-    c->xa_k = (long)spec_knob(ks, "xa_k");
-    c->xa_chunk = (long)spec_knob(ks, "xa_chunk");
-    c->engine = (int)spec_knob(ks, "engine");
-    c->stages = (long)spec_knob(ks, "stages");
-    c->wg_m = (long)spec_knob(ks, "wg_m");
-    c->wg_split_max = (long)spec_knob(ks, "wg_split_max");
-    c->wg_stages = (long)spec_knob(ks, "wg_stages");
-    c->split_k = (long)spec_knob(ks, "split_k");
-    c->split_max = (long)spec_knob(ks, "split_max");
-    c->pad_rows = (long)spec_knob(ks, "pad_rows");
-    c->delta_rows = (long)spec_knob(ks, "delta_rows");
-    c->delta_max = (long)spec_knob(ks, "delta_max");
-    c->delta_split = (long)spec_knob(ks, "delta_split");
-    c->delta_threads = (long)spec_knob(ks, "delta_threads");
+#define READ_FIELD(member, type, ...)                                        \
+    c->member = (type)field_value(ks, LORA_FIELD_##member);
+#define READ_KNOB(name, type, ...)                                           \
+    c->name = (type)ks->knob[LORA_KNOB_##name].num;
+    LORA_FIELDS(READ_FIELD)
+    LORA_KNOBS(READ_KNOB)
+#undef READ_FIELD
+#undef READ_KNOB
     c->cpu = ks->target == TARGET_CPU;
     c->half = ks->dtype != DTYPE_F32;
 }
@@ -2742,9 +2621,9 @@ const struct op_def op_lora_forward = {
     .kernels = lora_kernels,
     .example = "in_features=4096 out_features=4096 rank=16",
     .fields = lora_fields,
-    .n_fields = (int)(sizeof lora_fields / sizeof lora_fields[0]),
+    .n_fields = LORA_N_FIELDS,
     .knobs = lora_knobs,
-    .n_knobs = (int)(sizeof lora_knobs / sizeof lora_knobs[0]),
+    .n_knobs = LORA_N_KNOBS,
     .defaults = lora_defaults,
     .validate = lora_validate,
     .plan = lora_plan,
