@@ -665,9 +665,20 @@ static void path_scratch(const struct lora *c, struct path *pa)
     pa->scratch_fixed = fixed;
 }
 
-/* lora_main's tiles, padding, warp layout and X*A placement (the SIMT
- * engine). */
-static void simt_defaults(struct kernel_spec *ks)
+/* The SIMT engine's small tiles (32 x 32) on GPUs, and the small layers
+ * that keep X*A inline on CPUs (simt_tile_defaults). */
+static int simt_small_tiles(const struct lora *c)
+{
+    return !c->cpu && c->N <= 2048 && c->K * c->N < (1L << 20);
+}
+
+static int simt_cpu_small(const struct lora *c)
+{
+    return c->cpu && c->base && c->K * c->N < (1L << 20);
+}
+
+/* lora_main's tiles (the SIMT engine): n, m, wn, wm, k. */
+static void simt_tile_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
@@ -695,10 +706,8 @@ static void simt_defaults(struct kernel_spec *ks)
      * X*A inline; llama-q at 512 rows 159-206 ms against 191-218. At K =
      * N = 512 inline stays ahead (1.05-1.11 ms; the pre-pass 0.68-1.26,
      * bimodal, 128 x 128 inline 1.08-1.24). */
-    int cpu = ks->target == TARGET_CPU;
-    int small_tiles = !cpu && c.N <= 2048 && c.K * c.N < (1L << 20);
-    int cpu_small = cpu && c.base && c.K * c.N < (1L << 20);
-    long cpu_n = cpu_small || !c.base ? 64 : 128;
+    int cpu = c.cpu, small_tiles = simt_small_tiles(&c);
+    long cpu_n = simt_cpu_small(&c) || !c.base ? 64 : 128;
     long tn = min_l(small_tiles ? 32 : cpu ? cpu_n : 128, pow2_ceil(c.N));
     long step_n =
         spec_knob_set(ks, "wn") ? c.wn * c.vec / gcd(c.wn, c.vec) : c.vec;
@@ -720,6 +729,14 @@ static void simt_defaults(struct kernel_spec *ks)
     lora_read(ks, &c);
     long tk = c.K < 16 ? pow2_ceil(c.K) : 16;
     spec_knob_default(ks, "k", tk < c.vec ? c.vec : round_to(tk, c.vec));
+}
+
+/* lora_main's padding, warp layout and X*A placement (the SIMT engine),
+ * after its tiles. */
+static void simt_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    simt_tile_defaults(ks);
     lora_read(ks, &c);
 
     /* Padding keeps float4 alignment; dropped if it alone overflows. */
@@ -752,10 +769,10 @@ static void simt_defaults(struct kernel_spec *ks)
     int small = c.base && c.K * c.N <= (1L << 22);
     int fits = main_local(&c, XA_INLINE) <= LOCAL_MAX;
     int split = c.split_k > 1; /* its slices need all of T first */
-    int inline_xa = one_block || (small && (small_tiles || cpu_small));
+    int inline_xa = one_block || (small && (simt_small_tiles(&c) ||
+                                            simt_cpu_small(&c)));
     spec_knob_default(ks, "xa",
                       inline_xa && fits && !split ? XA_INLINE : XA_PREPASS);
-
 }
 
 /* lora_wgmma's tiles: 256 x 128 of Y per work-group (four warpgroups of
@@ -1106,15 +1123,11 @@ static void delta_defaults(struct kernel_spec *ks)
     }
 }
 
-/* Shape-aware values for the knobs a spec left out, in dependency order:
- * each choice respects the ones (given or chosen) before it. */
-static void lora_defaults(struct kernel_spec *ks)
+/* The widest global vector that divides K, N and any given tile. */
+static void vec_defaults(struct kernel_spec *ks)
 {
     struct lora c;
-    int cpu = ks->target == TARGET_CPU;
     lora_read(ks, &c);
-
-    /* Widest global vector that divides K, N and any given tile. */
     long vec = 4;
     while (vec > 1 && (c.K % vec != 0 || c.N % vec != 0 ||
                        (spec_knob_set(ks, "n") && c.n % vec != 0) ||
@@ -1122,11 +1135,15 @@ static void lora_defaults(struct kernel_spec *ks)
         vec /= 2;
     }
     spec_knob_default(ks, "vec", vec);
-    lora_read(ks, &c);
+}
 
-    /* Tensor cores where they can run X*A and the GEMM with W; on
-     * compute capability 9.0 that GEMM on warpgroups where N's tiles take
-     * them (wgmma_defaults). */
+/* The engine, then its tiles. Tensor cores where they can run X*A and the
+ * GEMM with W; on compute capability 9.0 that GEMM on warpgroups where
+ * N's tiles take them (wgmma_defaults). */
+static void engine_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
     if ((ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A) &&
         ks->dtype != DTYPE_F32 && c.K % 8 == 0 && (c.N % 8 == 0 || !c.base)) {
         int wgmma = ks->target == TARGET_SM90A && c.base && c.N >= 64;
@@ -1138,19 +1155,24 @@ static void lora_defaults(struct kernel_spec *ks)
     } else {
         simt_defaults(ks);
     }
-    lora_read(ks, &c);
+}
 
+/* lora_decode's blocks of rows and its work-items along N and K. */
+static void decode_shape_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
     /* f16 and bf16 on GPUs: blocks of 8 rows by 64 work-items along K,
      * whose fewer registers keep more of W's 8-byte loads in flight (bf16
      * llama2-7b projections on the H100: 10-16% faster than 16 by 32 at 1
      * to 8 rows; up to 22% slower at 16 to 32, where two to four blocks
      * each read W: bench/RESULTS.md). */
-    int half_gpu = ks->dtype != DTYPE_F32 && !cpu;
+    int half_gpu = c.half && !c.cpu;
     /* CPUs: blocks of 8 rows, one work-item along K (its rows need no
      * reduction across items): PoCL, K = N = 2048 rank 8, 1 / 8 / 16
      * rows: 2.9 / 4.9 / 10.3 ms against 4.5 / 7.4 / 20.1 for 16 by 32,
      * and against CLBlast's 7.0 / 6.6 / 9.3 (bench/RESULTS.md). */
-    spec_knob_default(ks, "decode_rows", half_gpu || cpu ? 8 : 16);
+    spec_knob_default(ks, "decode_rows", half_gpu || c.cpu ? 8 : 16);
     /* 8 work-items along N, 4 columns each (by 32 or 64 along K on GPUs):
      * many work-groups and many loads in flight, for streaming W at
      * memory speed. */
@@ -1162,10 +1184,17 @@ static void lora_defaults(struct kernel_spec *ks)
      * work (at 128 rows, M=K=N=512, rank 8: 12.1 us against 17.9 with 8
      * work-items, the rank, on the H100). */
     spec_knob_default(ks, "decode_k",
-                      cpu ? 1
-                          : min_l(half_gpu ? 64 : 32,
-                                  pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
+                      c.cpu ? 1
+                            : min_l(half_gpu ? 64 : 32,
+                                    pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
+}
 
+/* lora_xa's (or lora_xa_mma's) rows and work-items per work-group, and
+ * the stretches of K it splits over work-groups. */
+static void xa_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
     /* lora_xa: 32 lanes of rows (up to 4 rows each: 128 rows at rank 16)
      * by 8 work-items along K. Many rows per work-group, so that each row
      * of A staged in local memory serves many rows of X; K is split over
@@ -1181,28 +1210,37 @@ static void lora_defaults(struct kernel_spec *ks)
     /* CPUs: one work-item along K, whose rows need no reduction across
      * items (PoCL, M=128 K=N=2048 rank 8: 302 against 401 us for 8). */
     spec_knob_default(ks, "xa_k",
-                      cpu ? 1 : min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
+                      c.cpu ? 1 : min_l(8, pow2_ceil(ceil_div(c.K, c.vec))));
     lora_read(ks, &c);
     long step = c.xa_k * c.vec;
-    if (!spec_knob_set(ks, "xa_chunk")) {
-        /* 256 rows of A (16 KiB at rank 16): K = 4096 makes 16 stretches,
-         * 512 work-groups at 4096 rows, about two full waves on the H100;
-         * 480 (the most 32 KiB holds) made 9 and a second wave of a few
-         * work-groups, 1.5x slower. */
-        long chunk = min_l(256, ceil_div(c.K, step) * step);
-        /* lora_xa_mma: all of K, cut below to what local memory holds.
-         * Each work-group of lora_mma (and lora_expand) sums the partial
-         * sums of T of every stretch: on the H100 in bf16, 5 stretches of
-         * K = 4096 (992 rows of A at rank 16, 64 rows a work-group)
-         * against 16 of 256 (128 rows) took llama-q 439 -> 417 us at
-         * 4096 rows, 62 -> 53 at 128; llama-up 1117 -> 1060; llama-down
-         * (43 stretches before) 1036 -> 992, 102 -> 81 at 128 rows. */
-        if (uses_mma(&c)) {
-            chunk = ceil_div(c.K, 32) * 32;
-        }
-        spec_knob_default(ks, "xa_chunk", chunk < step ? step : chunk);
-        lora_read(ks, &c);
+    if (spec_knob_set(ks, "xa_chunk")) {
+        return;
     }
+    /* 256 rows of A (16 KiB at rank 16): K = 4096 makes 16 stretches, 512
+     * work-groups at 4096 rows, about two full waves on the H100; 480 (the
+     * most 32 KiB holds) made 9 and a second wave of a few work-groups,
+     * 1.5x slower. */
+    long chunk = min_l(256, ceil_div(c.K, step) * step);
+    /* lora_xa_mma: all of K, cut below to what local memory holds. Each
+     * work-group of lora_mma (and lora_expand) sums the partial sums of T
+     * of every stretch: on the H100 in bf16, 5 stretches of K = 4096 (992
+     * rows of A at rank 16, 64 rows a work-group) against 16 of 256 (128
+     * rows) took llama-q 439 -> 417 us at 4096 rows, 62 -> 53 at 128;
+     * llama-up 1117 -> 1060; llama-down (43 stretches before) 1036 -> 992,
+     * 102 -> 81 at 128 rows. */
+    if (uses_mma(&c)) {
+        chunk = ceil_div(c.K, 32) * 32;
+    }
+    spec_knob_default(ks, "xa_chunk", chunk < step ? step : chunk);
+}
+
+/* lora_xa's and lora_xa_mma's local memory within LOCAL_MAX, through the
+ * knobs the spec left out. */
+static void xa_fit_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    long step = c.xa_k * c.vec; /* as xa_defaults' */
     /* lora_xa_mma stages the stretch whole: fewer rows of A at once where
      * the rank is wide, or K long. */
     while (uses_mma(&c) && !spec_knob_set(ks, "xa_chunk") &&
@@ -1224,36 +1262,43 @@ static void lora_defaults(struct kernel_spec *ks)
         }
         lora_read(ks, &c);
     }
+}
 
-    /* lora_decode only where its local memory fits, unless the spec set
-     * its shape (then validate() says what does not fit). */
-    if (!spec_knob_set(ks, "decode_rows") && !spec_knob_set(ks, "decode_n") &&
-        !spec_knob_set(ks, "decode_k")) {
-        lora_read(ks, &c);
-        while (c.decode_rows > 0 && decode_local(&c) > LOCAL_MAX) {
-            c.decode_rows /= 2;
-        }
-        spec_knob_default(ks, "decode_rows", c.decode_rows);
+/* lora_decode only where its local memory fits, unless the spec set its
+ * shape (then validate() says what does not fit). */
+static void decode_fit_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    if (spec_knob_set(ks, "decode_rows") || spec_knob_set(ks, "decode_n") ||
+        spec_knob_set(ks, "decode_k")) {
+        return;
     }
-    /* lora_decode beyond decode_rows, a work-group per decode_rows rows,
-     * where one launch beats the tiled path (H100, bench/RESULTS.md). With
-     * W, each block of rows reads W again: up to 128 rows while W stays
-     * in a 50 MB cache (M=128, rank 8, K=N=512: 13.1 us against 23.3;
-     * 1024: 29.5 against 47.7), to 64 rows at 16 MiB, where the split
-     * path takes over (K=N=2048: 43.5 against 52.4 us at 64 rows, 75.0
-     * against 52.0 at 128; K=4096 N=1024 53.1 / 80.6 at 64, 94.4 / 81.8
-     * at 128), up to 32 rows above (K=4096 N=11008 rank 16: 300 us
-     * against 346 at 32 rows, but 1067 against 406 at 128).
-     * Without W, where every work-group recomputes its rows of T, up to
-     * about 2^27 / (K*N) rows (K=N=512: 512 rows, 23.4 us; 2048: 32 rows,
-     * 21.0 against 24.3 us). */
     lora_read(ks, &c);
-    long w_bytes = c.K * c.N * (long)dtype_size(ks->dtype);
+    while (c.decode_rows > 0 && decode_local(&c) > LOCAL_MAX) {
+        c.decode_rows /= 2;
+    }
+    spec_knob_default(ks, "decode_rows", c.decode_rows);
+}
+
+/* The rows lora_decode takes by default, beyond decode_rows, a work-group
+ * per decode_rows rows, where one launch beats the tiled path (H100,
+ * bench/RESULTS.md). With W, each block of rows reads W again: up to 128
+ * rows while W stays in a 50 MB cache (M=128, rank 8, K=N=512: 13.1 us
+ * against 23.3; 1024: 29.5 against 47.7), to 64 rows at 16 MiB, where the
+ * split path takes over (K=N=2048: 43.5 against 52.4 us at 64 rows, 75.0
+ * against 52.0 at 128; K=4096 N=1024 53.1 / 80.6 at 64, 94.4 / 81.8 at
+ * 128), up to 32 rows above (K=4096 N=11008 rank 16: 300 us against 346
+ * at 32 rows, but 1067 against 406 at 128). Without W, where every
+ * work-group recomputes its rows of T, up to about 2^27 / (K*N) rows
+ * (K=N=512: 512 rows, 23.4 us; 2048: 32 rows, 21.0 against 24.3 us). */
+static long decode_reach(const struct kernel_spec *ks, const struct lora *c)
+{
+    long w_bytes = c->K * c->N * (long)dtype_size(ks->dtype);
     long upto = w_bytes <= (8L << 20) ? 128 : w_bytes <= (16L << 20) ? 64 : 32;
-    if (cpu) {
+    if (c->cpu) {
         /* Two blocks (PoCL, K = N = 2048 at 16 rows: 10.3 ms against 22.4
          * for the tiled path); past that, unmeasured. */
-        upto = 2 * c.decode_rows;
+        upto = 2 * c->decode_rows;
     }
     /* With tensor cores, their path costs about one wave of tiles at up
      * to 128 rows whatever the rows, and each block of lora_decode about
@@ -1263,25 +1308,33 @@ static void lora_defaults(struct kernel_spec *ks)
      * 32 rows), to 8 at N = 11008 (tensor path 107.5-108.9 us at 12 to 32
      * rows, lora_decode 116-254). Where lora_decode_mma runs,
      * decode_mma_defaults sets decode_max again, below. */
-    if (mma_split_default(ks, &c) > 1 && c.decode_rows > 0) {
+    if (mma_split_default(ks, c) > 1 && c->decode_rows > 0) {
         /* The tensor cores' split path (split_defaults) beats a second
          * block: bf16 K = N = 4096 at 16 rows 41.7 us against 52.6, and
          * K = 11008 already at 8 rows, 60.6 against 79.2; one block wins
          * at 8 rows of K = 4096 (31.8 against 37.7). */
-        upto = c.decode_rows;
-    } else if (uses_mma(&c) && c.base && !cpu && c.decode_rows > 0) {
+        upto = c->decode_rows;
+    } else if (uses_mma(c) && c->base && !c->cpu && c->decode_rows > 0) {
         const long reach_n = 7 * 4096 / 2; /* 3.5 blocks at N = 4096 */
-        long waves = ceil_div(ceil_div(c.N, c.n), 128);
-        long blocks = (reach_n * waves + c.N / 2) / c.N; /* rounded */
-        long most = (blocks < 1 ? 1 : blocks) * c.decode_rows;
+        long waves = ceil_div(ceil_div(c->N, c->n), 128);
+        long blocks = (reach_n * waves + c->N / 2) / c->N; /* rounded */
+        long most = (blocks < 1 ? 1 : blocks) * c->decode_rows;
         upto = most < upto ? most : upto;
     }
-    if (!c.base && !cpu) {
+    if (!c->base && !c->cpu) {
         upto = 1;
-        while (upto * 2 <= (1L << 27) / (c.K * c.N) && upto < 4096) {
+        while (upto * 2 <= (1L << 27) / (c->K * c->N) && upto < 4096) {
             upto *= 2;
         }
     }
+    return upto;
+}
+
+static void decode_max_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    long upto = decode_reach(ks, &c);
     spec_knob_default(ks, "decode_max",
                  c.decode_rows > 0 && upto > c.decode_rows ? upto
                                                            : c.decode_rows);
@@ -1293,12 +1346,25 @@ static void lora_defaults(struct kernel_spec *ks)
      * 2593 us at one row against 16.7). */
     if (delta_fits(ks, &c) && !spec_knob_set(ks, "decode_rows") &&
         !spec_knob_set(ks, "decode_max")) {
-        int none = cpu || c.K * c.N < (1L << 22);
+        int none = c.cpu || c.K * c.N < (1L << 22);
         if (none) {
             spec_knob_default(ks, "decode_rows", 0);
         }
         spec_knob_default(ks, "decode_max", none ? 0 : 2);
     }
+}
+
+/* Shape-aware values for the knobs a spec left out, in dependency order:
+ * each choice respects the ones (given or chosen) before it. */
+static void lora_defaults(struct kernel_spec *ks)
+{
+    vec_defaults(ks);
+    engine_defaults(ks);
+    decode_shape_defaults(ks);
+    xa_defaults(ks);
+    xa_fit_defaults(ks);
+    decode_fit_defaults(ks);
+    decode_max_defaults(ks);
     decode_mma_defaults(ks);
     decode_split_defaults(ks);
     split_defaults(ks);
@@ -1929,22 +1995,24 @@ static long pad_threads(const struct lora *c)
     return most < 256 ? pow2_ceil(most) : 256;
 }
 
-static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
-                         struct plan *p)
+/* The shape and its scale, as lora_plan and the naive plan define them. */
+static void plan_shape(const struct kernel_spec *ks, const struct lora *c,
+                       struct plan *p)
 {
-    double scale = spec_lora_scale(ks);
     plan_int(p, "IN_FEATURES", "K: columns of X, rows of W and A", c->K);
     plan_int(p, "OUT_FEATURES", "N: columns of W, B and Y", c->N);
     plan_int(p, "RANK", "r: columns of A, rows of B", c->R);
-    plan_float(p, "SCALE", "factor of (X*A)*B", scale);
+    plan_float(p, "SCALE", "factor of (X*A)*B", spec_lora_scale(ks));
     plan_int(p, "HAS_BASE", "1: Y includes X*W", c->base);
     plan_int(p, "ACCUMULATE", "1: Y += result", c->accumulate);
-    plan_int(p, "XA_INLINE", "1: lora_main computes X*A itself",
-             c->xa == XA_INLINE);
-    /* lora_main's knobs only where it runs, and WARP_N as the layout it
-     * gives (a warp as wide as a row of work-items is row-major): a knob
-     * that changes no code then leaves the emitted source as it is, and
-     * `specl tune`, which merges configs by that source, times it once. */
+}
+
+/* The tiles of lora_main, lora_mma and lora_wgmma, and VEC. Each knob
+ * only where its kernel runs: a knob that changes no code then leaves the
+ * emitted source as it is, and `specl tune`, which merges configs by that
+ * source, times it once. */
+static void plan_tile_defines(const struct lora *c, struct plan *p)
+{
     int runs_main = uses_main(c);
     if (runs_main || uses_lora_mma(c)) {
         plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
@@ -1973,6 +2041,11 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     if (runs_main) {
         plan_int(p, "PAD", "floats appended to each local-memory row", c->pad);
     }
+}
+
+/* lora_xa's and lora_expand's geometry. */
+static void plan_xa_defines(const struct lora *c, struct plan *p)
+{
     plan_int(p, "XA_M", "lora_xa: rows per work-group", c->xa_m);
     plan_int(p, "XA_K", "lora_xa: work-items along K", c->xa_k);
     plan_int(p, "XA_W", "lora_xa: rows per work-item", xa_rows_per_item(c));
@@ -1983,6 +2056,13 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
              expand_vec(c));
     plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group",
              expand_rows(c) < 1 ? 1 : expand_rows(c));
+}
+
+/* The split paths' slices and lora_combine; then lora_main's WARP_N, as
+ * the layout it gives (lora_warp_layout). */
+static void plan_split_defines(const struct lora *c, struct plan *p)
+{
+    int runs_main = uses_main(c);
     if (runs_main || uses_lora_mma(c)) {
         plan_int(p, "SPLIT_K",
                  runs_main ? "K slices of the split path's lora_main; 1: "
@@ -2002,6 +2082,12 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
                  "lora_main: work-items along N per warp; 0: row-major",
                  lora_warp_layout(c->warp_n, c->n, c->wn));
     }
+}
+
+/* lora_decode's geometry, and lora_decode_mma's, lora_decode_split's and
+ * lora_decode_sum's where they run. */
+static void plan_decode_defines(const struct lora *c, struct plan *p)
+{
     plan_int(p, "DECODE_ROWS", "rows lora_decode handles at most",
              c->decode_rows);
     plan_int(p, "DECODE_N", "lora_decode: work-items along N", c->decode_n);
@@ -2035,6 +2121,11 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "DSUM_N", "lora_decode_sum: work-items along N",
                  row_threads(c, c->vec));
     }
+}
+
+/* lora_pad_x's and lora_pad_w's, and lora_delta's, where they run. */
+static void plan_pad_delta_defines(const struct lora *c, struct plan *p)
+{
     if (pads_x(c) || pads_w(c)) {
         plan_int(p, "PAD_THREADS", "lora_pad_x, lora_pad_w: work-items "
                  "per work-group", pad_threads(c));
@@ -2045,13 +2136,28 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
         plan_int(p, "DELTA_THREADS", "lora_delta: work-items per work-group",
                  c->delta_threads);
     }
+}
+
+/* The .cl prelude's #defines (the local memory the kernels take follows
+ * the launches: plan_local_bytes) and NAME.h's constants. */
+static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
+                         struct plan *p)
+{
+    plan_shape(ks, c, p);
+    plan_int(p, "XA_INLINE", "1: lora_main computes X*A itself",
+             c->xa == XA_INLINE);
+    plan_tile_defines(c, p);
+    plan_xa_defines(c, p);
+    plan_split_defines(c, p);
+    plan_decode_defines(c, p);
+    plan_pad_delta_defines(c, p);
     plan_storage(p, ks);
 
     plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a",
                     c->K);
     plan_public_int(p, "OUT_FEATURES", "N: columns of w, b and y", c->N);
     plan_public_int(p, "RANK", "r: columns of a, rows of b", c->R);
-    plan_public_float(p, "SCALE", "factor of (x*a)*b", scale);
+    plan_public_float(p, "SCALE", "factor of (x*a)*b", spec_lora_scale(ks));
 }
 
 /* lora_xa, or on tensor cores lora_xa_mma (a warp per 16 rows), with
@@ -2296,157 +2402,203 @@ static long rows_before(const struct plan *p)
     return most;
 }
 
+/* A new path of P, empty, up to MAX_ROWS (0: any rows). */
+static struct path *add_path(struct plan *p, long max_rows, const char *why)
+{
+    struct path *pa = &p->path[p->n_path++];
+    pa->max_rows = max_rows;
+    pa->n_launch = 0;
+    pa->why = why;
+    return pa;
+}
+
+/* The next launch of PA. */
+static struct launch *add_launch(struct path *pa)
+{
+    return &pa->launch[pa->n_launch++];
+}
+
+/* The buffers of the host API, in order: x, w, a, b, y. */
+static void plan_buffers(const struct lora *c, struct plan *p)
+{
+    plan_buffer(p, "x", c->K, 0, 0);
+    plan_buffer_doc(p, "[rows][in_features]", NULL);
+    plan_buffer(p, "w", 0, c->K * c->N, !c->base);
+    plan_buffer_doc(p, "[in_features][out_features]",
+                    "PyTorch and PEFT keep the base layer's weight as "
+                    "[out_features][in_features]: pass its transpose "
+                    "(transposed once, when the weights are loaded)");
+    lora_plan_adapter_buffers(p, c->K, c->N, c->R);
+    plan_buffer(p, "y", c->N, 0, 0);
+    plan_buffer_role(p, c->accumulate ? BUFFER_INOUT : BUFFER_OUT);
+    plan_buffer_doc(p, "[rows][out_features]", NULL);
+}
+
+/* The paths for the fewest rows: lora_decode; lora_decode_mma or
+ * lora_decode_split with lora_decode_sum; lora_delta (base: false). */
+static void add_few_rows_paths(const struct lora *c, struct plan *p)
+{
+    if (decode_upto(c) > 0) { /* decode_max: 0 runs no lora_decode */
+        struct path *pa =
+            add_path(p, c->decode_max,
+                     "few rows, one launch: a work-group per decode_rows "
+                     "rows streams W, T = scale*X*A alongside");
+        launch_decode(c, add_launch(pa));
+    }
+    if (uses_decode_mma(c) || uses_decode_split(c)) {
+        struct path *pa =
+            add_path(p, few_upto(c),
+                     uses_decode_mma(c)
+                         ? "few rows on tensor cores: X*W and X*A over "
+                           "slices of K in strips, then their sums with T*B"
+                         : "few rows: X*W and X*A over slices of K, a "
+                           "work-item per column, then their sums with "
+                           "T*B");
+        launch_decode_parts(c, add_launch(pa));
+        launch_decode_sum(c, add_launch(pa));
+    }
+    if (delta_split_upto(c) > 0) {
+        add_delta_path(c, p, delta_split_upto(c), c->delta_split,
+                       "fewer rows without W, one launch: a work-group per "
+                       "delta_rows rows and slice of N computes their T = "
+                       "scale*X*A on chip, then its slice of Y = T*B");
+    }
+    if (uses_delta(c)) {
+        add_delta_path(c, p, c->delta_max, 1,
+                       "few rows without W, one launch: a work-group per "
+                       "delta_rows rows computes their T = scale*X*A on "
+                       "chip, then Y = T*B");
+    }
+}
+
+/* The split path's bands (lora_main or lora_mma over slices of K), then
+ * lora_wgmma_split's, each summed by lora_combine. */
+static void add_split_paths(const struct lora *c, struct plan *p)
+{
+    long slices[SPLIT_BANDS], upto[SPLIT_BANDS];
+    for (int i = 0, n = split_bands(c, slices, upto); i < n; i++) {
+        struct path *sp =
+            add_path(p, upto[i],
+                     "few rows for the tiles: T = scale*X*A, the tiled GEMM "
+                     "over slices of K, then their sum");
+        launch_xa(c, add_launch(sp));
+        if (uses_mma(c)) {
+            launch_mma(c, add_launch(sp), slices[i], 0);
+        } else {
+            launch_main(c, add_launch(sp), slices[i], 0);
+        }
+        launch_combine(c, add_launch(sp), slices[i]);
+    }
+    for (int i = 0, n = wg_split_bands(c, slices, upto); i < n; i++) {
+        struct path *sp =
+            add_path(p, upto[i],
+                     "few rows for lora_wgmma's tiles: T = scale*X*A, the "
+                     "GEMM on warpgroups over slices of K, then their sum");
+        launch_xa(c, add_launch(sp));
+        launch_mma(c, add_launch(sp), slices[i], 1);
+        launch_combine(c, add_launch(sp), slices[i]);
+    }
+}
+
+/* On warpgroups, up to 1.5 x wg_m rows, lora_mma's tiles of m rows:
+ * lora_wgmma's second row of tiles would run mostly empty (bf16 on the
+ * H100 through the stub, lora_wgmma against lora_mma: llama-up at 257 /
+ * 384 rows 160.4 / 167.3 us against 119.3 / 118.9, llama-q 90.1 / 89.9
+ * against 82.6 / 84.1; past it lora_wgmma wins: up at 512 rows 167.4
+ * against 185.8, q at 768 94.1 against 116.6). Nor while lora_mma's tiles
+ * fit in SPLIT_GROUPS / 2 work-groups (llama-q at 512 rows: 85.4 against
+ * 90.6). */
+static void add_mma_tiles_path(const struct lora *c, struct plan *p)
+{
+    long below = p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
+    long mma_upto = c->wg_m * 3 / 2;
+    long mma_rows = c->m * (SPLIT_GROUPS / 2 / ceil_div(c->N, c->n));
+    mma_upto = mma_rows > mma_upto ? mma_rows : mma_upto;
+    if (uses_wgmma(c) && mma_upto > below) {
+        struct path *pm =
+            add_path(p, mma_upto,
+                     "rows that lora_wgmma's tiles would leave part empty: "
+                     "T = scale*X*A, then [X | T]*[W ; B] on lora_mma's "
+                     "tiles");
+        launch_xa(c, add_launch(pm));
+        launch_mma(c, add_launch(pm), 1, 0);
+    }
+}
+
+/* From pad_rows rows lora_main over padded copies; below them (where no
+ * path before takes those rows) over X, W and B as they are. */
+static void add_padded_paths(const struct lora *c, struct plan *p)
+{
+    if (c->pad_rows - 1 > rows_before(p)) {
+        struct path *pa =
+            add_path(p, c->pad_rows - 1,
+                     "T = scale*X*A, then the tiled GEMM over [X | T]");
+        launch_xa(c, add_launch(pa));
+        launch_main(c, add_launch(pa), 1, 0);
+    }
+    struct path *pa =
+        add_path(p, 0,
+                 "T = scale*X*A, copies of X, W and B with rows padded to "
+                 "multiples of 4, then the tiled GEMM over them");
+    launch_xa(c, add_launch(pa));
+    if (pads_w(c)) {
+        launch_pad(c, add_launch(pa), 0);
+    }
+    if (pads_x(c)) {
+        launch_pad(c, add_launch(pa), 1);
+    }
+    launch_main(c, add_launch(pa), 1, 1);
+}
+
+/* The path for any rows (after the padded copies' first rows, where they
+ * run): on tensor cores, through lora_expand, or lora_main's tiles. */
+static void add_tiled_paths(const struct lora *c, struct plan *p)
+{
+    struct path *pa;
+    if (uses_mma(c)) {
+        pa = add_path(p, 0,
+                      c->base ? "T = scale*X*A, then [X | T]*[W ; B] on "
+                                "tensor cores"
+                              : "T = scale*X*A on tensor cores, then Y = "
+                                "T*B row by row");
+        launch_xa(c, add_launch(pa));
+        if (c->base) {
+            launch_mma(c, add_launch(pa), 1, uses_wgmma(c));
+        } else {
+            launch_expand(c, add_launch(pa));
+        }
+    } else if (uses_expand(c)) {
+        pa = add_path(p, 0, "T = scale*X*A, then Y = T*B row by row");
+        launch_xa(c, add_launch(pa));
+        launch_expand(c, add_launch(pa));
+    } else if (uses_padded(c)) {
+        add_padded_paths(c, p);
+    } else if (c->xa == XA_PREPASS) {
+        pa = add_path(p, 0, "T = scale*X*A, then the tiled GEMM over [X | T]");
+        launch_xa(c, add_launch(pa));
+        launch_main(c, add_launch(pa), 1, 0);
+    } else {
+        pa = add_path(p, 0, "tiled GEMM, X*A computed alongside");
+        launch_main(c, add_launch(pa), 1, 0);
+    }
+}
+
+/* The prelude, buffers and paths of lora_plan, fewest rows first. */
 static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
 {
     struct lora c;
     lora_read(ks, &c);
     plan_prelude(ks, &c, p);
-
-    plan_buffer(p, "x", c.K, 0, 0);
-    plan_buffer_doc(p, "[rows][in_features]", NULL);
-    plan_buffer(p, "w", 0, c.K * c.N, !c.base);
-    plan_buffer_doc(p, "[in_features][out_features]",
-                    "PyTorch and PEFT keep the base layer's weight as "
-                    "[out_features][in_features]: pass its transpose "
-                    "(transposed once, when the weights are loaded)");
-    lora_plan_adapter_buffers(p, c.K, c.N, c.R);
-    plan_buffer(p, "y", c.N, 0, 0);
-    plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
-    plan_buffer_doc(p, "[rows][out_features]", NULL);
+    plan_buffers(&c, p);
     p->n_path = 0;
-    if (decode_upto(&c) > 0) { /* decode_max: 0 runs no lora_decode */
-        struct path *pa = &p->path[p->n_path++];
-        pa->max_rows = c.decode_max;
-        pa->n_launch = 0;
-        pa->why = "few rows, one launch: a work-group per decode_rows rows "
-                  "streams W, T = scale*X*A alongside";
-        launch_decode(&c, &pa->launch[pa->n_launch++]);
-    }
-    if (uses_decode_mma(&c) || uses_decode_split(&c)) {
-        struct path *pa = &p->path[p->n_path++];
-        pa->max_rows = few_upto(&c);
-        pa->n_launch = 0;
-        pa->why = uses_decode_mma(&c)
-                      ? "few rows on tensor cores: X*W and X*A over slices "
-                        "of K in strips, then their sums with T*B"
-                      : "few rows: X*W and X*A over slices of K, a "
-                        "work-item per column, then their sums with T*B";
-        launch_decode_parts(&c, &pa->launch[pa->n_launch++]);
-        launch_decode_sum(&c, &pa->launch[pa->n_launch++]);
-    }
-    if (delta_split_upto(&c) > 0) {
-        add_delta_path(&c, p, delta_split_upto(&c), c.delta_split,
-                       "fewer rows without W, one launch: a work-group per "
-                       "delta_rows rows and slice of N computes their T = "
-                       "scale*X*A on chip, then its slice of Y = T*B");
-    }
-    if (uses_delta(&c)) {
-        add_delta_path(&c, p, c.delta_max, 1,
-                       "few rows without W, one launch: a work-group per "
-                       "delta_rows rows computes their T = scale*X*A on "
-                       "chip, then Y = T*B");
-    }
-    long slices[SPLIT_BANDS], upto[SPLIT_BANDS];
-    for (int i = 0, n = split_bands(&c, slices, upto); i < n; i++) {
-        struct path *sp = &p->path[p->n_path++];
-        sp->max_rows = upto[i];
-        sp->n_launch = 0;
-        sp->why = "few rows for the tiles: T = scale*X*A, the tiled GEMM "
-                  "over slices of K, then their sum";
-        launch_xa(&c, &sp->launch[sp->n_launch++]);
-        if (uses_mma(&c)) {
-            launch_mma(&c, &sp->launch[sp->n_launch++], slices[i], 0);
-        } else {
-            launch_main(&c, &sp->launch[sp->n_launch++], slices[i], 0);
-        }
-        launch_combine(&c, &sp->launch[sp->n_launch++], slices[i]);
-    }
-    for (int i = 0, n = wg_split_bands(&c, slices, upto); i < n; i++) {
-        struct path *sp = &p->path[p->n_path++];
-        sp->max_rows = upto[i];
-        sp->n_launch = 0;
-        sp->why = "few rows for lora_wgmma's tiles: T = scale*X*A, the GEMM "
-                  "on warpgroups over slices of K, then their sum";
-        launch_xa(&c, &sp->launch[sp->n_launch++]);
-        launch_mma(&c, &sp->launch[sp->n_launch++], slices[i], 1);
-        launch_combine(&c, &sp->launch[sp->n_launch++], slices[i]);
-    }
-    /* Up to 1.5 x wg_m rows, lora_mma's tiles of m rows: lora_wgmma's
-     * second row of tiles would run mostly empty (bf16 on the H100 through
-     * the stub, lora_wgmma against lora_mma: llama-up at 257 / 384 rows
-     * 160.4 / 167.3 us against 119.3 / 118.9, llama-q 90.1 / 89.9 against
-     * 82.6 / 84.1; past it lora_wgmma wins: up at 512 rows 167.4 against
-     * 185.8, q at 768 94.1 against 116.6). */
-    /* Nor while lora_mma's tiles fit in SPLIT_GROUPS / 2 work-groups
-     * (llama-q at 512 rows: 85.4 against 90.6). */
-    long below = p->n_path > 0 ? (long)p->path[p->n_path - 1].max_rows : 0;
-    long mma_upto = c.wg_m * 3 / 2;
-    long mma_rows = c.m * (SPLIT_GROUPS / 2 / ceil_div(c.N, c.n));
-    mma_upto = mma_rows > mma_upto ? mma_rows : mma_upto;
-    if (uses_wgmma(&c) && mma_upto > below) {
-        struct path *pm = &p->path[p->n_path++];
-        pm->max_rows = (size_t)mma_upto;
-        pm->n_launch = 0;
-        pm->why = "rows that lora_wgmma's tiles would leave part empty: T "
-                  "= scale*X*A, then [X | T]*[W ; B] on lora_mma's tiles";
-        launch_xa(&c, &pm->launch[pm->n_launch++]);
-        launch_mma(&c, &pm->launch[pm->n_launch++], 1, 0);
-    }
-    struct path *pa = &p->path[p->n_path++];
-    pa->max_rows = 0;
-    pa->n_launch = 0;
-    if (uses_mma(&c)) {
-        pa->why = c.base ? "T = scale*X*A, then [X | T]*[W ; B] on tensor "
-                           "cores"
-                         : "T = scale*X*A on tensor cores, then Y = T*B "
-                           "row by row";
-        launch_xa(&c, &pa->launch[pa->n_launch++]);
-        if (c.base) {
-            launch_mma(&c, &pa->launch[pa->n_launch++], 1, uses_wgmma(&c));
-        } else {
-            launch_expand(&c, &pa->launch[pa->n_launch++]);
-        }
-        plan_local_bytes(&c, p);
-        p->needs = uses_wgmma(&c) ? NEEDS_SM90A : NEEDS_TENSOR_CORES;
-        return;
-    }
-    if (uses_expand(&c)) {
-        pa->why = "T = scale*X*A, then Y = T*B row by row";
-        launch_xa(&c, &pa->launch[pa->n_launch++]);
-        launch_expand(&c, &pa->launch[pa->n_launch++]);
-        plan_local_bytes(&c, p);
-        return;
-    }
-    if (uses_padded(&c) && c.pad_rows - 1 > rows_before(p)) {
-        /* the rows lora_main reads unpadded */
-        pa->max_rows = c.pad_rows - 1;
-        pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
-        launch_xa(&c, &pa->launch[pa->n_launch++]);
-        launch_main(&c, &pa->launch[pa->n_launch++], 1, 0);
-        pa = &p->path[p->n_path++];
-        pa->max_rows = 0;
-        pa->n_launch = 0;
-    }
-    if (uses_padded(&c)) {
-        pa->why = "T = scale*X*A, copies of X, W and B with rows padded to "
-                  "multiples of 4, then the tiled GEMM over them";
-        launch_xa(&c, &pa->launch[pa->n_launch++]);
-        if (pads_w(&c)) {
-            launch_pad(&c, &pa->launch[pa->n_launch++], 0);
-        }
-        if (pads_x(&c)) {
-            launch_pad(&c, &pa->launch[pa->n_launch++], 1);
-        }
-        launch_main(&c, &pa->launch[pa->n_launch++], 1, 1);
-    } else if (c.xa == XA_PREPASS) {
-        pa->why = "T = scale*X*A, then the tiled GEMM over [X | T]";
-        launch_xa(&c, &pa->launch[pa->n_launch++]);
-        launch_main(&c, &pa->launch[pa->n_launch++], 1, 0);
-    } else {
-        pa->why = "tiled GEMM, X*A computed alongside";
-        launch_main(&c, &pa->launch[pa->n_launch++], 1, 0);
-    }
+    add_few_rows_paths(&c, p);
+    add_split_paths(&c, p);
+    add_mma_tiles_path(&c, p);
+    add_tiled_paths(&c, p);
     plan_local_bytes(&c, p);
+    if (uses_mma(&c)) {
+        p->needs = uses_wgmma(&c) ? NEEDS_SM90A : NEEDS_TENSOR_CORES;
+    }
 }
 
 static void lora_plan(const struct kernel_spec *ks, struct plan *p)
@@ -2542,14 +2694,8 @@ static int lora_reference(const struct kernel_spec *ks,
 static void lora_naive(const struct kernel_spec *ks, struct plan *p)
 {
     struct lora c;
-    double scale = spec_lora_scale(ks);
     lora_read(ks, &c);
-    plan_int(p, "IN_FEATURES", "K: columns of X, rows of W and A", c.K);
-    plan_int(p, "OUT_FEATURES", "N: columns of W, B and Y", c.N);
-    plan_int(p, "RANK", "r: columns of A, rows of B", c.R);
-    plan_float(p, "SCALE", "factor of (X*A)*B", scale);
-    plan_int(p, "HAS_BASE", "1: Y includes X*W", c.base);
-    plan_int(p, "ACCUMULATE", "1: Y += result", c.accumulate);
+    plan_shape(ks, &c, p);
     plan_dtype(p, ks->dtype);
     p->path[0].scratch_per_row = c.R;
     const char *const xa_args[] = {"rows", "x", "a", "scratch", NULL};
