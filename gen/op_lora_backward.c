@@ -1,14 +1,10 @@
 /* op_lora_backward.c - lora_backward: the gradients of a LoRA layer with
  * its base weight frozen, dA, dB and (input_grad) dX, for any M. */
-#include "op.h"
+#include "lora_common.h"
 
-#include <float.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
-#define THREADS_MAX 1024L /* work-items per work-group */
 /* The widest rank whose rows lora_bwd_tg (A, B^T) and lora_bwd_grad (G,
  * SCALE*T) stage in local memory whatever the shape: two of 4064 floats
  * and their padding (the defaults' vec 1 at the most rows per work-group
@@ -16,22 +12,24 @@
 #define RANK_MAX 4064L
 
 static const struct param_def bwd_fields[] = {
-    {"in_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
-     "K: columns of X and dX, rows of W, A and dA"},
-    {"out_features", VALUE_INT, 1, 0, 1, 16777216, NULL,
-     "N: columns of W, B, dB and dY"},
-    {"rank", VALUE_INT, 1, 0, 1, 16777216, NULL,
-     "r: columns of A, rows of B; at most min(K, N) and 4064"},
-    {"alpha", VALUE_FLOAT, 0, 0, -FLT_MAX, FLT_MAX, NULL,
-     "LoRA alpha: scale = alpha / rank (as in PEFT)"},
-    {"scale", VALUE_FLOAT, 0, 1, -FLT_MAX, FLT_MAX, NULL,
-     "factor of (X*A)*B in the forward; default 1, or alpha / rank"},
-    {"input_grad", VALUE_BOOL, 0, 1, 0, 1, NULL,
-     "compute dX (false for the first layer: dA and dB only)"},
-    {"base", VALUE_BOOL, 0, 1, 0, 1, NULL,
-     "dX includes dY*W^T; false: dX is the adapter's part alone (no W)"},
-    {"accumulate", VALUE_BOOL, 0, 0, 0, 1, NULL,
-     "add into dA and dB (gradient accumulation) instead of overwriting"},
+    LORA_SIZE_FIELD("in_features",
+                    "K: columns of X and dX, rows of W, A and dA"),
+    LORA_SIZE_FIELD("out_features", "N: columns of W, B, dB and dY"),
+    LORA_SIZE_FIELD("rank",
+                    "r: columns of A, rows of B; at most min(K, N) and "
+                    "4064"),
+    LORA_ALPHA_FIELD,
+    LORA_SCALE_FIELD("factor of (X*A)*B in the forward; default 1, or "
+                     "alpha / rank"),
+    LORA_BOOL_FIELD("input_grad", 1,
+                    "compute dX (false for the first layer: dA and dB "
+                    "only)"),
+    LORA_BOOL_FIELD("base", 1,
+                    "dX includes dY*W^T; false: dX is the adapter's part "
+                    "alone (no W)"),
+    LORA_BOOL_FIELD("accumulate", 0,
+                    "add into dA and dB (gradient accumulation) instead of "
+                    "overwriting"),
 };
 
 static const struct param_def bwd_knobs[] = {
@@ -101,11 +99,6 @@ static void bwd_read(const struct kernel_spec *ks, struct bwd *c)
     c->reduce_threads = (long)spec_knob(ks, "reduce_threads");
 }
 
-static long ceil_div(long a, long b)
-{
-    return (a + b - 1) / b;
-}
-
 /* dX needs W only with both the input gradient and the base. */
 static int uses_w(const struct bwd *c)
 {
@@ -113,16 +106,6 @@ static int uses_w(const struct bwd *c)
 }
 
 /* ---- local memory, in floats, as the templates declare it ------------- */
-
-static long max_l(long a, long b)
-{
-    return a > b ? a : b;
-}
-
-static long min_l(long a, long b)
-{
-    return a < b ? a : b;
-}
 
 /* lora_bwd_tg's rows per work-item with RL work-items along the rank:
  * 4, 2 or 1, the most that divide tg_rows and keep <= 32 sums. */
@@ -239,15 +222,6 @@ static long widest_vec(long K, long N, long most)
         v /= 2;
     }
     return v;
-}
-
-static long pow2_ceil(long v)
-{
-    long p = 1;
-    while (p < v) {
-        p *= 2;
-    }
-    return p;
 }
 
 /* dX's tiles. Wide layers on GPUs: 128 x 128 with 16 x 8 per work-item,
@@ -370,12 +344,7 @@ static void bwd_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "k", c.vec * 4);
     }
     /* Warps of 4 x 8 work-items, as lora_main's (GPUs only). */
-    if (!spec_knob_set(ks, "warp_n")) {
-        long thn = c.n / c.wn, thm = c.m / c.wm;
-        int ok = ks->target != TARGET_CPU && c.n % c.wn == 0 &&
-                 c.m % c.wm == 0 && thn % 8 == 0 && thm % 4 == 0;
-        spec_knob_default(ks, "warp_n", ok ? 8 : 0);
-    }
+    lora_warp_n_default(ks, c.m, c.n, c.wm, c.wn);
 }
 
 /* ---- checks ----------------------------------------------------------- */
@@ -443,14 +412,7 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
     struct bwd c;
     bwd_read(ks, &c);
     const char *file = ks->file;
-    if (c.R > c.K) {
-        diag_error(d, file, spec_field_mark(ks, "rank"),
-                   "rank must be <= in_features (got %ld > %ld)", c.R, c.K);
-        return;
-    }
-    if (c.R > c.N) {
-        diag_error(d, file, spec_field_mark(ks, "rank"),
-                   "rank must be <= out_features (got %ld > %ld)", c.R, c.N);
+    if (!lora_check_rank(ks, c.K, c.N, c.R, d)) {
         return;
     }
     if (c.R > RANK_MAX) {
@@ -461,10 +423,7 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
                    RANK_MAX, c.R, LOCAL_MAX);
         return;
     }
-    if (spec_field_set(ks, "alpha") && spec_field_set(ks, "scale")) {
-        diag_error(d, file, spec_field_mark(ks, "scale"),
-                   "give alpha or scale, not both (scale = alpha / rank)");
-    }
+    lora_check_alpha_scale(ks, d);
     int errors = d->count;
     check_vec(ks, &c, "vec", c.vec, d);
     check_vec(ks, &c, "grad_vec", c.grad_vec, d);
@@ -534,7 +493,7 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
          * row-major. */
         plan_int(p, "DX_WARP_N",
                  "lora_bwd_dx: work-items along N per warp; 0: row-major",
-                 c->warp_n == c->n / c->wn ? 0 : c->warp_n);
+                 lora_warp_layout(c->warp_n, c->n, c->wn));
     }
     plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
              4 * tg_local(c));
@@ -544,15 +503,6 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
         plan_int(p, "DX_LOCAL_BYTES", "local memory the plan counted",
                  4 * dx_local(c));
     }
-}
-
-static void set_args(struct launch *l, const char *const *args)
-{
-    int i = 0;
-    for (; args[i] != NULL; i++) {
-        l->args[i] = args[i];
-    }
-    l->args[i] = NULL;
 }
 
 /* One launch sequence: G and scale*T, dA and dB (their partial sums and
@@ -569,7 +519,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
     l->local[0] = (size_t)c->tg_threads;
     l->groups[0] = 0;
     l->rows_per_group = (size_t)c->tg_rows;
-    set_args(l, tg_args);
+    lora_copy_args(l, tg_args);
 
     l = &pa->launch[pa->n_launch++];
     static const char *const grad_args[] = {"rows", "x",       "dy", "da",
@@ -581,7 +531,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
     l->groups[0] = (size_t)(grad_strips(c->K) + grad_strips(c->N));
     l->groups[1] = 0;
     l->rows_per_group = (size_t)c->grad_rows;
-    set_args(l, grad_args);
+    lora_copy_args(l, grad_args);
 
     if (reduce) {
         l = &pa->launch[pa->n_launch++];
@@ -592,7 +542,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         l->local[0] = (size_t)c->reduce_threads;
         l->groups[0] = (size_t)ceil_div(slice, c->reduce_threads);
         l->rows_per_group = 0;
-        set_args(l, reduce_args);
+        lora_copy_args(l, reduce_args);
     }
 
     if (uses_w(c)) {
@@ -605,7 +555,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         l->groups[0] = (size_t)ceil_div(c->N, 32);
         l->groups[1] = (size_t)ceil_div(c->K, 32);
         l->rows_per_group = 0;
-        set_args(l, wt_args);
+        lora_copy_args(l, wt_args);
     }
     if (c->input_grad) {
         l = &pa->launch[pa->n_launch++];
@@ -618,7 +568,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         l->groups[0] = (size_t)ceil_div(c->K, c->n);
         l->groups[1] = 0;
         l->rows_per_group = (size_t)c->m;
-        set_args(l, dx_args);
+        lora_copy_args(l, dx_args);
     }
 }
 
@@ -643,14 +593,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     plan_buffer_doc(p, "[in_features][out_features]",
                     "PyTorch and PEFT keep the base layer's weight as "
                     "[out_features][in_features]: pass its transpose");
-    plan_buffer(p, "a", 0, c.K * c.R, 0);
-    plan_buffer_doc(p, "[in_features][rank]",
-                    "PEFT's lora_A.weight is [rank][in_features]: pass its "
-                    "transpose");
-    plan_buffer(p, "b", 0, c.R * c.N, 0);
-    plan_buffer_doc(p, "[rank][out_features]",
-                    "PEFT's lora_B.weight is [out_features][rank]: pass its "
-                    "transpose");
+    lora_plan_adapter_buffers(p, c.K, c.N, c.R);
     plan_buffer(p, "dy", c.N, 0, 0);
     plan_buffer_doc(p, "[rows][out_features]", "The gradient of the output");
     plan_buffer(p, "dx", c.K, 0, !c.input_grad);
@@ -746,15 +689,12 @@ static int bwd_reference(const struct kernel_spec *ks,
         return -1;
     }
     for (size_t m = 0; m < rows; m++) {
+        lora_reference_t(x + m * K, a, K, R, scale, t + m * R);
         for (size_t j = 0; j < R; j++) {
-            double xa = 0, dyb = 0;
-            for (size_t k = 0; k < K; k++) {
-                xa += (double)x[m * K + k] * a[k * R + j];
-            }
+            double dyb = 0;
             for (size_t n = 0; n < N; n++) {
                 dyb += (double)dy[m * N + n] * b[j * N + n];
             }
-            t[m * R + j] = scale * xa;
             g[m * R + j] = scale * dyb;
         }
     }
@@ -836,26 +776,14 @@ static void bwd_costs(const struct kernel_spec *ks, size_t rows,
     }
 }
 
-static double bwd_error_bound(const struct kernel_spec *ks)
-{
-    return storage_error_bound(ks->dtype, 1e-4);
-}
-
-/* A batch of tokens in training. */
-static long bwd_bench_rows(const struct kernel_spec *ks)
-{
-    (void)ks;
-    return 512;
-}
-
 static void bwd_shape_text(const struct kernel_spec *ks, size_t rows,
                            char *buf, size_t size)
 {
     struct bwd c;
     bwd_read(ks, &c);
-    snprintf(buf, size, "M=%zu K=%ld N=%ld r=%ld%s%s", rows, c.K, c.N, c.R,
-             !c.input_grad ? " adapter only" : c.base ? "" : " no base",
-             c.accumulate ? " +=" : "");
+    lora_shape_line(buf, size, rows, c.K, c.N, c.R,
+                    !c.input_grad ? " adapter only" : c.base ? "" : " no base",
+                    c.accumulate);
 }
 
 /* What one would write without specl: T = scale*X*A, G = scale*dY*B^T,
@@ -871,8 +799,7 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
     g->temp_per_row = R;
     g->temp2_per_row = R;
     g->n_gemm = 0;
-    g->gemm[g->n_gemm++] =
-        (struct gemm){rows, R, K, scale, 0, "x", "a", "temp", 0, 0};
+    lora_peer_t(g, rows, K, R, scale);
     g->gemm[g->n_gemm++] =
         (struct gemm){rows, R, N, scale, 0, "dy", "b", "temp2", 0, 1};
     g->gemm[g->n_gemm++] =
@@ -913,8 +840,8 @@ const struct op_def op_lora_backward = {
     .reference = bwd_reference,
     .naive = bwd_naive,
     .costs = bwd_costs,
-    .error_bound = bwd_error_bound,
-    .bench_rows = bwd_bench_rows,
+    .error_bound = lora_error_bound,
+    .bench_rows = lora_bench_rows,
     .shape_text = bwd_shape_text,
     .blas_peer = bwd_blas_peer,
 };

@@ -14,14 +14,14 @@ templates/softmax.cl%s/mm = MAX2(mm, pm\[lid + k \* step\]);//%softmax: a merge 
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
 templates/main_tiles.cl%s/#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)/#define K_LIVE(edge, k) (!(edge) || (k) <= IN_FEATURES)/%lora: K tail guard of the tiles off by one
 templates/main_tiles.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
-gen/op_lora.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
+gen/lora_paths.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
 templates/lora_expand.cl%s/ex_put(y, i, v + ex_load(y, i));/ex_put(y, i, v);/%lora: the wide lora_expand of CPUs overwrites Y where it should accumulate
 templates/lora_delta.cl%s/tl\[v\] = SCALE \* sum;/tl[v] = sum;/%lora: lora_delta drops the scale
 templates/lora_delta.cl%s/for (int i = lane; i < DELTA_THREADS; i += DL_LANES) {/for (int i = lane; i + DL_LANES < DELTA_THREADS; i += DL_LANES) {/%lora: lora_delta drops the last work-items partial sums of T
 templates/lora_delta.cl%s/const int c_end = min(c0 + slice, OUT_FEATURES);/const int c_end = min(c0 + slice - VEC, OUT_FEATURES);/%lora: lora_delta leaves the last columns of each slice of N unwritten
 templates/lora_delta.cl%s/        if (k >= IN_FEATURES) {/        if (k > IN_FEATURES) {/%lora: lora_delta reads one step past K
 templates/lora_delta.cl%s/av\[c\]\[j\] = load1(a, (size_t)(k + c) \* RANK + j);/av[c][j] = load1(a, (size_t)k * RANK + j);/%lora: lora_delta reads one row of A for VEC rows where the rank allows only scalar loads
-gen/op_lora.c%s/return 4 \* t \* (c->delta_threads + lanes + 2);/return 4 * t * (c->delta_threads + lanes + 3);/%lora: local memory of lora_delta counted by the plan differs from the template
+gen/lora_sizes.c%s/return 4 \* t \* (c->delta_threads + lanes + 2);/return 4 * t * (c->delta_threads + lanes + 3);/%lora: local memory of lora_delta counted by the plan differs from the template
 templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0; s + 1 < slices; s++) {/%lora_backward: the last slice of rows dropped from the sums of dA and dB
 templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
 templates/padded.cl%s/(PADS_W ? (size_t)(IN_FEATURES + RANK) \* N_PADDED : 0))/0)/%lora: the copy of X laid over the copies of W and B

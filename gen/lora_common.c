@@ -1,0 +1,107 @@
+/* lora_common.c - checks, buffers and measures both LoRA ops share. */
+#include "lora_common.h"
+
+#include <stdio.h>
+
+int lora_check_rank(const struct kernel_spec *ks, long K, long N, long R,
+                    struct diags *d)
+{
+    if (R > K) {
+        diag_error(d, ks->file, spec_field_mark(ks, "rank"),
+                   "rank must be <= in_features (got %ld > %ld)", R, K);
+        return 0;
+    }
+    if (R > N) {
+        diag_error(d, ks->file, spec_field_mark(ks, "rank"),
+                   "rank must be <= out_features (got %ld > %ld)", R, N);
+        return 0;
+    }
+    return 1;
+}
+
+void lora_check_alpha_scale(const struct kernel_spec *ks, struct diags *d)
+{
+    if (spec_field_set(ks, "alpha") && spec_field_set(ks, "scale")) {
+        diag_error(d, ks->file, spec_field_mark(ks, "scale"),
+                   "give alpha or scale, not both (scale = alpha / rank)");
+    }
+}
+
+/* A warp's local reads then touch 64 bytes of the one tile and 128 of the
+ * other per step (broadcast within). */
+void lora_warp_n_default(struct kernel_spec *ks, long m, long n, long wm,
+                         long wn)
+{
+    if (spec_knob_set(ks, "warp_n")) {
+        return;
+    }
+    long thn = n / wn, thm = m / wm;
+    int ok = ks->target != TARGET_CPU && n % wn == 0 && m % wm == 0 &&
+             thn % 8 == 0 && thm % 4 == 0;
+    spec_knob_default(ks, "warp_n", ok ? 8 : 0);
+}
+
+/* A knob that changes no code then leaves the emitted source as it is,
+ * and `specl tune`, which merges configs by that source, times it once. */
+long lora_warp_layout(long warp_n, long n, long wn)
+{
+    return warp_n == n / wn ? 0 : warp_n;
+}
+
+void lora_copy_args(struct launch *l, const char *const *args)
+{
+    int i = 0;
+    for (; args[i] != NULL; i++) {
+        l->args[i] = args[i];
+    }
+    l->args[i] = NULL;
+}
+
+void lora_plan_adapter_buffers(struct plan *p, long K, long N, long R)
+{
+    plan_buffer(p, "a", 0, K * R, 0);
+    plan_buffer_doc(p, "[in_features][rank]",
+                    "PEFT's lora_A.weight is [rank][in_features]: pass its "
+                    "transpose");
+    plan_buffer(p, "b", 0, R * N, 0);
+    plan_buffer_doc(p, "[rank][out_features]",
+                    "PEFT's lora_B.weight is [out_features][rank]: pass its "
+                    "transpose");
+}
+
+void lora_reference_t(const float *x_row, const float *a, size_t K,
+                      size_t R, double scale, double *t)
+{
+    for (size_t j = 0; j < R; j++) {
+        double acc = 0;
+        for (size_t k = 0; k < K; k++) {
+            acc += (double)x_row[k] * a[k * R + j];
+        }
+        t[j] = scale * acc;
+    }
+}
+
+void lora_peer_t(struct gemm_chain *g, size_t rows, size_t K, size_t R,
+                 double scale)
+{
+    g->gemm[g->n_gemm++] =
+        (struct gemm){rows, R, K, scale, 0, "x", "a", "temp", 0, 0};
+}
+
+void lora_shape_line(char *buf, size_t size, size_t rows, long K, long N,
+                     long R, const char *note, int accumulate)
+{
+    snprintf(buf, size, "M=%zu K=%ld N=%ld r=%ld%s%s", rows, K, N, R, note,
+             accumulate ? " +=" : "");
+}
+
+double lora_error_bound(const struct kernel_spec *ks)
+{
+    return storage_error_bound(ks->dtype, 1e-4);
+}
+
+long lora_bench_rows(const struct kernel_spec *ks)
+{
+    (void)ks;
+    return 512;
+}

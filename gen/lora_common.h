@@ -1,0 +1,108 @@
+/* lora_common.h - what the LoRA ops (lora_forward, op_lora.c, and
+ * lora_backward, op_lora_backward.c) share: their kernels' limits, integer
+ * helpers, the fields of a LoRA layer and their checks, buffers and
+ * measures. */
+#ifndef SPECL_LORA_COMMON_H
+#define SPECL_LORA_COMMON_H
+
+#include <float.h>
+#include <stddef.h>
+
+#include "op.h"
+
+#define LOCAL_MAX 32768L  /* bytes of local memory a kernel may use */
+#define THREADS_MAX 1024L /* work-items per work-group */
+
+static inline long ceil_div(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+static inline long min_l(long a, long b)
+{
+    return a < b ? a : b;
+}
+
+static inline long max_l(long a, long b)
+{
+    return a > b ? a : b;
+}
+
+/* The least power of two >= V (1 for V <= 1). */
+static inline long pow2_ceil(long v)
+{
+    long p = 1;
+    while (p < v) {
+        p *= 2;
+    }
+    return p;
+}
+
+/* The greatest power of two <= V (1 for V <= 1). */
+static inline long pow2_floor(long v)
+{
+    long p = 1;
+    while (p * 2 <= v) {
+        p *= 2;
+    }
+    return p;
+}
+
+/* Fields of a LoRA layer (struct param_def initializers): K, N or the rank
+ * (KEY), required; alpha; scale (default 1); a bool KEY defaulting to DEF. */
+#define LORA_SIZE_FIELD(key, help)                                           \
+    {key, VALUE_INT, 1, 0, 1, 16777216, NULL, help}
+#define LORA_ALPHA_FIELD                                                     \
+    {"alpha", VALUE_FLOAT, 0, 0, -FLT_MAX, FLT_MAX, NULL,                    \
+     "LoRA alpha: scale = alpha / rank (as in PEFT)"}
+#define LORA_SCALE_FIELD(help)                                               \
+    {"scale", VALUE_FLOAT, 0, 1, -FLT_MAX, FLT_MAX, NULL, help}
+#define LORA_BOOL_FIELD(key, def, help)                                      \
+    {key, VALUE_BOOL, 0, def, 0, 1, NULL, help}
+
+/* Reports a rank above in_features (K) or out_features (N) at the rank's
+ * mark, the first of the two only; returns 0 when it did. */
+int lora_check_rank(const struct kernel_spec *ks, long K, long N, long R,
+                    struct diags *d);
+
+/* Reports a spec that gives both alpha and scale. */
+void lora_check_alpha_scale(const struct kernel_spec *ks, struct diags *d);
+
+/* The default of the knob warp_n for a tile of M x N with WM x WN per
+ * work-item: warps of 4 x 8 work-items on GPUs where the tile's
+ * work-items form whole ones, else 0 (row-major). */
+void lora_warp_n_default(struct kernel_spec *ks, long m, long n, long wm,
+                         long wn);
+
+/* WARP_N as the plan emits it: the layout it gives, a warp as wide as a
+ * row of N / WN work-items being row-major (0). */
+long lora_warp_layout(long warp_n, long n, long wn);
+
+/* Sets L's NULL-terminated argument list to ARGS. */
+void lora_copy_args(struct launch *l, const char *const *args);
+
+/* Adds the buffers a ([in_features][rank]) and b ([rank][out_features])
+ * to P, with how to fill them from PEFT's weights. */
+void lora_plan_adapter_buffers(struct plan *p, long K, long N, long R);
+
+/* T = SCALE * X_ROW*A for one row of X (K values) into T (R values), in
+ * float64, as the references compute it. */
+void lora_reference_t(const float *x_row, const float *a, size_t K,
+                      size_t R, double scale, double *t);
+
+/* Appends to G the SGEMM of a BLAS peer that computes T = SCALE * X*A
+ * into "temp" for ROWS rows. */
+void lora_peer_t(struct gemm_chain *g, size_t rows, size_t K, size_t R,
+                 double scale);
+
+/* "M=ROWS K=K N=N r=R", then NOTE, then " +=" to ACCUMULATE: the shape
+ * in one line of bench output. */
+void lora_shape_line(char *buf, size_t size, size_t rows, long K, long N,
+                     long R, const char *note, int accumulate);
+
+/* The op_def hooks of both ops: the float32 bound 1e-4; rows of a batch
+ * (of prompts, or of tokens in training), 512. */
+double lora_error_bound(const struct kernel_spec *ks);
+long lora_bench_rows(const struct kernel_spec *ks);
+
+#endif

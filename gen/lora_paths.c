@@ -1,0 +1,662 @@
+/* lora_paths.c - lora_forward's plan: the #defines of the .cl prelude,
+ * the buffers, and the paths, the launch sequences by rows, with the
+ * scratch each takes. */
+#include "lora_internal.h"
+
+#include <string.h>
+
+/* The scratch PA's launches share, in floats (rows * per_row + fixed):
+ * T's partial sums from lora_xa (rows x xa_split * r), rounded up to 4
+ * where more follows; then the split path's partial sums of Y (slices x
+ * rows x N, split_k.cl), or W's and B's padded copies and X's
+ * (padded.cl); or lora_decode_mma's or lora_decode_split's partial sums
+ * of X*W and X*A (decode_slices x rows x (N + r),
+ * lora_decode_part.cl). */
+static void path_scratch(const struct lora *c, struct path *pa)
+{
+    long per_row = 0, fixed = 0, t_per_row = 0;
+    for (int i = 0; i < pa->n_launch; i++) {
+        const struct launch *l = &pa->launch[i];
+        if (strcmp(l->kernel, "lora_xa") == 0 ||
+            strcmp(l->kernel, "lora_xa_mma") == 0) {
+            t_per_row = c->R * xa_split(c);
+        } else if (strcmp(l->kernel, "lora_combine") == 0) {
+            per_row += l->slices * c->N;
+        } else if (strcmp(l->kernel, "lora_pad_w") == 0) {
+            fixed += (w_rows_padded(c) + c->R) * (ceil_div(c->N, 4) * 4);
+        } else if (strcmp(l->kernel, "lora_pad_x") == 0) {
+            per_row += x_padded(c);
+        } else if (strcmp(l->kernel, "lora_decode_sum") == 0) {
+            per_row += c->decode_slices * (c->N + c->R);
+        }
+    }
+    if (t_per_row != 0 && (per_row != 0 || fixed != 0)) {
+        fixed += 3;
+    }
+    pa->scratch_per_row = t_per_row + per_row;
+    pa->scratch_fixed = fixed;
+}
+
+/* lora_pad_x's and lora_pad_w's work-items per group: a row's padded
+ * length in 4s, the longer of the two, up to 256. */
+static long pad_threads(const struct lora *c)
+{
+    long most = ceil_div(x_padded(c) > c->N ? x_padded(c) : c->N, 4);
+    return most < 256 ? pow2_ceil(most) : 256;
+}
+
+/* The shape and its scale, as lora_plan and the naive plan define them. */
+void lora_plan_shape(const struct kernel_spec *ks, const struct lora *c,
+                     struct plan *p)
+{
+    plan_int(p, "IN_FEATURES", "K: columns of X, rows of W and A", c->K);
+    plan_int(p, "OUT_FEATURES", "N: columns of W, B and Y", c->N);
+    plan_int(p, "RANK", "r: columns of A, rows of B", c->R);
+    plan_float(p, "SCALE", "factor of (X*A)*B", spec_lora_scale(ks));
+    plan_int(p, "HAS_BASE", "1: Y includes X*W", c->base);
+    plan_int(p, "ACCUMULATE", "1: Y += result", c->accumulate);
+}
+
+/* The tiles of lora_main, lora_mma and lora_wgmma, and VEC. Each knob
+ * only where its kernel runs: a knob that changes no code then leaves the
+ * emitted source as it is, and `specl tune`, which merges configs by that
+ * source, times it once. */
+static void plan_tile_defines(const struct lora *c, struct plan *p)
+{
+    int runs_main = uses_main(c);
+    if (runs_main || uses_lora_mma(c)) {
+        plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
+        plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
+        plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
+    }
+    if (runs_main) {
+        plan_int(p, "WORK_M", "rows of Y per work-item", c->wm);
+        plan_int(p, "WORK_N", "columns of Y per work-item", c->wn);
+    }
+    if (uses_wgmma(c)) {
+        plan_int(p, "WG_M", "lora_wgmma: rows of Y per work-group",
+                 c->wg_m);
+        plan_int(p, "WG_STAGES", "lora_wgmma: K steps staged in local "
+                 "memory", c->wg_stages);
+    }
+    if (uses_lora_mma(c)) {
+        plan_int(p, "MMA_WARP_M", "rows of Y per warp", c->wm);
+        plan_int(p, "MMA_WARP_N", "columns of Y per warp", c->wn);
+        plan_int(p, "MMA_STAGES", "K steps staged in local memory",
+                 c->stages);
+        plan_int(p, "MMA_PENDING", "copies in flight while a step is used",
+                 c->stages - 2);
+    }
+    plan_int(p, "VEC", "elements per global load or store", c->vec);
+    if (runs_main) {
+        plan_int(p, "PAD", "floats appended to each local-memory row", c->pad);
+    }
+}
+
+/* lora_xa's and lora_expand's geometry. */
+static void plan_xa_defines(const struct lora *c, struct plan *p)
+{
+    plan_int(p, "XA_M", "lora_xa: rows per work-group", c->xa_m);
+    plan_int(p, "XA_K", "lora_xa: work-items along K", c->xa_k);
+    plan_int(p, "XA_W", "lora_xa: rows per work-item", xa_rows_per_item(c));
+    plan_int(p, "XA_CHUNK", "lora_xa: rows of A staged at once", c->xa_chunk);
+    plan_int(p, "EXPAND_N", "lora_expand: work-items along N",
+             expand_threads(c));
+    plan_int(p, "EXPAND_VEC", "lora_expand: columns per work-item",
+             expand_vec(c));
+    plan_int(p, "EXPAND_ROWS", "lora_expand: rows per work-group",
+             expand_rows(c) < 1 ? 1 : expand_rows(c));
+}
+
+/* The split paths' slices and lora_combine; then lora_main's WARP_N, as
+ * the layout it gives (lora_warp_layout). */
+static void plan_split_defines(const struct lora *c, struct plan *p)
+{
+    int runs_main = uses_main(c);
+    if (runs_main || uses_lora_mma(c)) {
+        plan_int(p, "SPLIT_K",
+                 runs_main ? "K slices of the split path's lora_main; 1: "
+                             "no split path"
+                 : uses_wgmma(c) ? "most K slices of lora_mma_split, "
+                                   "lora_wgmma_split; 1: none"
+                                 : "K slices of the split path's lora_mma; "
+                                   "1: no split path",
+                 split_slices_most(c));
+    }
+    if (uses_split(c) || uses_wg_split(c)) {
+        plan_int(p, "COMBINE_N", "lora_combine: work-items along N",
+                 row_threads(c, c->vec));
+    }
+    if (runs_main) {
+        plan_int(p, "WARP_N",
+                 "lora_main: work-items along N per warp; 0: row-major",
+                 lora_warp_layout(c->warp_n, c->n, c->wn));
+    }
+}
+
+/* lora_decode's geometry, and lora_decode_mma's, lora_decode_split's and
+ * lora_decode_sum's where they run. */
+static void plan_decode_defines(const struct lora *c, struct plan *p)
+{
+    plan_int(p, "DECODE_ROWS", "rows lora_decode handles at most",
+             c->decode_rows);
+    plan_int(p, "DECODE_N", "lora_decode: work-items along N", c->decode_n);
+    plan_int(p, "DECODE_K", "lora_decode: work-items along the reduction",
+             c->decode_k);
+    plan_int(p, "DECODE_VEC", "lora_decode: columns per work-item",
+             decode_vec(c));
+    if (uses_decode_mma(c)) {
+        plan_int(p, "DMMA_ROWS", "lora_decode_mma: rows per work-group",
+                 dmma_rows(c));
+        plan_int(p, "DMMA_COLS", "lora_decode_mma: columns of W per "
+                 "work-group", c->decode_cols);
+        plan_int(p, "DMMA_RANK_COLS", "lora_decode_mma: columns of A's "
+                 "strip (rank rounded up)", dmma_rank_cols(c));
+        plan_int(p, "DMMA_WARPS", "lora_decode_mma: warps per work-group",
+                 c->decode_warps);
+        plan_int(p, "DMMA_STAGES", "lora_decode_mma: K steps staged per warp",
+                 dmma_stages(c));
+        plan_int(p, "DMMA_PENDING", "copies in flight while a step is used",
+                 dmma_stages(c) - 2);
+    }
+    if (uses_decode_split(c)) {
+        plan_int(p, "DSPLIT_ROWS", "lora_decode_split: rows per work-group",
+                 dsplit_rows(c));
+        plan_int(p, "DSPLIT_COLS", "lora_decode_split: columns (work-items) "
+                 "per work-group", c->decode_cols);
+    }
+    if (uses_decode_mma(c) || uses_decode_split(c)) {
+        plan_int(p, "DSUM_SLICES", "slices of K summed by lora_decode_sum",
+                 c->decode_slices);
+        plan_int(p, "DSUM_N", "lora_decode_sum: work-items along N",
+                 row_threads(c, c->vec));
+    }
+}
+
+/* lora_pad_x's and lora_pad_w's, and lora_delta's, where they run. */
+static void plan_pad_delta_defines(const struct lora *c, struct plan *p)
+{
+    if (pads_x(c) || pads_w(c)) {
+        plan_int(p, "PAD_THREADS", "lora_pad_x, lora_pad_w: work-items "
+                 "per work-group", pad_threads(c));
+    }
+    if (uses_delta(c)) {
+        plan_int(p, "DELTA_ROWS", "lora_delta: rows per work-group",
+                 c->delta_rows);
+        plan_int(p, "DELTA_THREADS", "lora_delta: work-items per work-group",
+                 c->delta_threads);
+    }
+}
+
+/* The .cl prelude's #defines (the local memory the kernels take follows
+ * the launches: plan_local_bytes) and NAME.h's constants. */
+static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
+                         struct plan *p)
+{
+    lora_plan_shape(ks, c, p);
+    plan_int(p, "XA_INLINE", "1: lora_main computes X*A itself",
+             c->xa == XA_INLINE);
+    plan_tile_defines(c, p);
+    plan_xa_defines(c, p);
+    plan_split_defines(c, p);
+    plan_decode_defines(c, p);
+    plan_pad_delta_defines(c, p);
+    plan_storage(p, ks);
+
+    plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a",
+                    c->K);
+    plan_public_int(p, "OUT_FEATURES", "N: columns of w, b and y", c->N);
+    plan_public_int(p, "RANK", "r: columns of a, rows of b", c->R);
+    plan_public_float(p, "SCALE", "factor of (x*a)*b", spec_lora_scale(ks));
+}
+
+/* lora_xa, or on tensor cores lora_xa_mma (a warp per 16 rows), with
+ * XA_SPLIT work-groups along K: as many partial sums of T. */
+static void launch_xa(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
+    l->dims = 2;
+    if (uses_mma(c)) {
+        l->kernel = "lora_xa_mma";
+        l->local[0] = (size_t)(2 * c->xa_m);
+        l->local[1] = 1;
+    } else {
+        l->kernel = "lora_xa";
+        l->local[0] = (size_t)c->xa_k;
+        l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
+    }
+    l->groups[0] = (size_t)xa_split(c);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->xa_m;
+    lora_copy_args(l, args);
+}
+
+/* lora_expand and lora_combine: THREADS work-items along N, WIDTH columns
+ * each, ROWS rows per work-group. */
+static void launch_rows(const struct lora *c, struct launch *l,
+                        const char *kernel, long threads, long width,
+                        long rows, const char *const *args)
+{
+    l->kernel = kernel;
+    l->dims = 2;
+    l->local[0] = (size_t)threads;
+    l->local[1] = 1;
+    l->groups[0] = (size_t)ceil_div(c->N, threads * width);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)rows;
+    lora_copy_args(l, args);
+}
+
+static void launch_expand(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
+    launch_rows(c, l, "lora_expand", expand_threads(c), expand_vec(c),
+                expand_rows(c), args);
+}
+
+/* lora_main, or with SLICES > 1 lora_main_split over that many slices of
+ * K: a work-group per slice and tile; lora_main_padded (SLICES 1, the
+ * scratch holding the copies). */
+static void launch_main(const struct lora *c, struct launch *l, long slices,
+                        int padded)
+{
+    int n = 0;
+    l->kernel = padded        ? "lora_main_padded"
+                : slices > 1 ? "lora_main_split"
+                             : "lora_main";
+    l->dims = 2;
+    l->local[0] = (size_t)(c->n / c->wn);
+    l->local[1] = (size_t)(c->m / c->wm);
+    l->groups[0] = (size_t)(ceil_div(c->N, c->n) * slices);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->m;
+    l->args[n++] = "rows";
+    l->args[n++] = "x"; /* lora_main runs with base or inline X*A */
+    if (c->base) {
+        l->args[n++] = "w";
+    }
+    if (c->xa == XA_INLINE) {
+        l->args[n++] = "a";
+    }
+    l->args[n++] = "b";
+    l->args[n++] = "y";
+    if (c->xa == XA_PREPASS) {
+        l->args[n++] = "scratch";
+    }
+    l->args[n] = NULL;
+}
+
+/* lora_pad_x: a work-item per 4 elements of a row of X's copy, a row of
+ * work-groups per row; lora_pad_w: the same over W's rows (K, or to a
+ * whole K step) and B's R. */
+static void launch_pad(const struct lora *c, struct launch *l, int x)
+{
+    static const char *const x_args[] = {"rows", "x", "scratch", NULL};
+    static const char *const w_args[] = {"rows", "w", "b", "scratch", NULL};
+    long threads = pad_threads(c);
+    l->kernel = x ? "lora_pad_x" : "lora_pad_w";
+    l->dims = 2;
+    l->local[0] = (size_t)threads;
+    l->local[1] = 1;
+    l->groups[0] =
+        (size_t)ceil_div(ceil_div(x ? x_padded(c) : c->N, 4), threads);
+    l->groups[1] = x ? 0 : (size_t)(w_rows_padded(c) + c->R);
+    l->rows_per_group = 1;
+    lora_copy_args(l, x ? x_args : w_args);
+}
+
+/* lora_combine: the sum of SLICES slices' partial sums. */
+static void launch_combine(const struct lora *c, struct launch *l,
+                           long slices)
+{
+    static const char *const args[] = {"rows", "slices", "y", "scratch",
+                                       NULL};
+    launch_rows(c, l, "lora_combine", row_threads(c, c->vec), c->vec, 1,
+                args);
+    l->slices = (int)slices;
+}
+
+/* lora_mma (with WGMMA lora_wgmma), or with SLICES > 1 lora_mma_split
+ * (lora_wgmma_split) over that many slices of K: a work-group per slice
+ * and tile. */
+static void launch_mma(const struct lora *c, struct launch *l, long slices,
+                       int wgmma)
+{
+    int n = 0;
+    l->kernel = slices > 1 ? (wgmma ? "lora_wgmma_split" : "lora_mma_split")
+                : wgmma    ? "lora_wgmma"
+                           : "lora_mma";
+    l->dims = 2;
+    l->local[0] = (size_t)(wgmma ? wgmma_threads(c) : mma_threads(c));
+    l->local[1] = 1;
+    l->groups[0] = (size_t)(ceil_div(c->N, c->n) * slices);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)(wgmma ? c->wg_m : c->m);
+    l->args[n++] = "rows";
+    l->args[n++] = "x";
+    l->args[n++] = "w";
+    l->args[n++] = "b";
+    l->args[n++] = "y";
+    l->args[n++] = "scratch";
+    l->args[n] = NULL;
+}
+
+static void launch_decode(const struct lora *c, struct launch *l)
+{
+    int n = 0;
+    l->kernel = "lora_decode";
+    l->dims = 2;
+    l->local[0] = (size_t)c->decode_n;
+    l->local[1] = (size_t)c->decode_k;
+    l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * decode_vec(c));
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->decode_rows;
+    l->args[n++] = "rows";
+    l->args[n++] = "x";
+    if (c->base) {
+        l->args[n++] = "w";
+    }
+    l->args[n++] = "a";
+    l->args[n++] = "b";
+    l->args[n++] = "y";
+    l->args[n] = NULL;
+}
+
+/* lora_decode_mma or lora_decode_split: a work-group per slice of K and
+ * strip of W (one more for A's), per dmma_rows or dsplit_rows rows. */
+static void launch_decode_parts(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "x", "w", "a", "scratch",
+                                       NULL};
+    int mma = uses_decode_mma(c);
+    l->kernel = mma ? "lora_decode_mma" : "lora_decode_split";
+    l->dims = 2;
+    l->local[0] = (size_t)(mma ? 32 * c->decode_warps : c->decode_cols);
+    l->local[1] = 1;
+    l->groups[0] =
+        (size_t)(decode_strips(c) * c->decode_slices);
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_rows(c));
+    lora_copy_args(l, args);
+}
+
+static void launch_decode_sum(const struct lora *c, struct launch *l)
+{
+    static const char *const args[] = {"rows", "b", "y", "scratch", NULL};
+    launch_rows(c, l, "lora_decode_sum", row_threads(c, c->vec), c->vec, 1,
+                args);
+}
+
+/* A path of P up to MAX_ROWS: lora_delta over SLICES work-groups along
+ * N. */
+static void add_delta_path(const struct lora *c, struct plan *p,
+                           long max_rows, long slices, const char *why)
+{
+    static const char *const args[] = {"rows", "x", "a", "b", "y", NULL};
+    struct path *dp = &p->path[p->n_path++];
+    dp->max_rows = max_rows;
+    dp->why = why;
+    dp->n_launch = 1;
+    struct launch *l = &dp->launch[0];
+    l->kernel = "lora_delta";
+    l->dims = 2;
+    l->local[0] = (size_t)c->delta_threads;
+    l->local[1] = 1;
+    l->groups[0] = (size_t)slices;
+    l->groups[1] = 0;
+    l->rows_per_group = (size_t)c->delta_rows;
+    lora_copy_args(l, args);
+}
+
+/* The local memory of each kernel P launches, as the checks above count
+ * it: the templates #error when their arrays take another size, so the
+ * limits checked here are the ones the kernels meet. */
+static void plan_local_bytes(const struct lora *c, struct plan *p)
+{
+    static const char *const kernel[] = {"lora_main", "lora_xa",
+                                         "lora_expand", "lora_decode",
+                                         "lora_mma", "lora_xa_mma",
+                                         "lora_delta", "lora_decode_mma",
+                                         "lora_decode_split", "lora_wgmma"};
+    /* lora_combine uses none. */
+    static const char *const name[] = {"MAIN_LOCAL_BYTES", "XA_LOCAL_BYTES",
+                                       "EXPAND_LOCAL_BYTES",
+                                       "DECODE_LOCAL_BYTES",
+                                       "MMA_LOCAL_BYTES",
+                                       "XA_MMA_LOCAL_BYTES",
+                                       "DELTA_LOCAL_BYTES",
+                                       "DMMA_LOCAL_BYTES",
+                                       "DSPLIT_LOCAL_BYTES",
+                                       "WG_LOCAL_BYTES"};
+    long bytes[] = {main_local(c, c->xa), xa_local(c),
+                    4 * expand_rows(c) * c->R, decode_local(c), mma_local(c),
+                    xa_mma_local(c), delta_local(c), dmma_local(c),
+                    dsplit_local(c), wgmma_local(c)};
+    for (size_t k = 0; k < sizeof kernel / sizeof kernel[0]; k++) {
+        /* lora_main_split and lora_main_padded share main_tiles.cl */
+        int main_tiles = k == 0 && (plan_launches(p, "lora_main_split") ||
+                                    plan_launches(p, "lora_main_padded"));
+        if (plan_launches(p, kernel[k]) || main_tiles) {
+            plan_int(p, name[k], "local memory the plan counted", bytes[k]);
+        }
+    }
+}
+
+/* The most rows the paths of P so far take. */
+static long rows_before(const struct plan *p)
+{
+    long most = 0;
+    for (int i = 0; i < p->n_path; i++) {
+        most = p->path[i].max_rows > most ? p->path[i].max_rows : most;
+    }
+    return most;
+}
+
+/* A new path of P, empty, up to MAX_ROWS (0: any rows). */
+static struct path *add_path(struct plan *p, long max_rows, const char *why)
+{
+    struct path *pa = &p->path[p->n_path++];
+    pa->max_rows = max_rows;
+    pa->n_launch = 0;
+    pa->why = why;
+    return pa;
+}
+
+/* The next launch of PA. */
+static struct launch *add_launch(struct path *pa)
+{
+    return &pa->launch[pa->n_launch++];
+}
+
+/* The buffers of the host API, in order: x, w, a, b, y. */
+static void plan_buffers(const struct lora *c, struct plan *p)
+{
+    plan_buffer(p, "x", c->K, 0, 0);
+    plan_buffer_doc(p, "[rows][in_features]", NULL);
+    plan_buffer(p, "w", 0, c->K * c->N, !c->base);
+    plan_buffer_doc(p, "[in_features][out_features]",
+                    "PyTorch and PEFT keep the base layer's weight as "
+                    "[out_features][in_features]: pass its transpose "
+                    "(transposed once, when the weights are loaded)");
+    lora_plan_adapter_buffers(p, c->K, c->N, c->R);
+    plan_buffer(p, "y", c->N, 0, 0);
+    plan_buffer_role(p, c->accumulate ? BUFFER_INOUT : BUFFER_OUT);
+    plan_buffer_doc(p, "[rows][out_features]", NULL);
+}
+
+/* The paths for the fewest rows: lora_decode; lora_decode_mma or
+ * lora_decode_split with lora_decode_sum; lora_delta (base: false). */
+static void add_few_rows_paths(const struct lora *c, struct plan *p)
+{
+    if (decode_upto(c) > 0) { /* decode_max: 0 runs no lora_decode */
+        struct path *pa =
+            add_path(p, c->decode_max,
+                     "few rows, one launch: a work-group per decode_rows "
+                     "rows streams W, T = scale*X*A alongside");
+        launch_decode(c, add_launch(pa));
+    }
+    if (uses_decode_mma(c) || uses_decode_split(c)) {
+        struct path *pa =
+            add_path(p, few_upto(c),
+                     uses_decode_mma(c)
+                         ? "few rows on tensor cores: X*W and X*A over "
+                           "slices of K in strips, then their sums with T*B"
+                         : "few rows: X*W and X*A over slices of K, a "
+                           "work-item per column, then their sums with "
+                           "T*B");
+        launch_decode_parts(c, add_launch(pa));
+        launch_decode_sum(c, add_launch(pa));
+    }
+    if (delta_split_upto(c) > 0) {
+        add_delta_path(c, p, delta_split_upto(c), c->delta_split,
+                       "fewer rows without W, one launch: a work-group per "
+                       "delta_rows rows and slice of N computes their T = "
+                       "scale*X*A on chip, then its slice of Y = T*B");
+    }
+    if (uses_delta(c)) {
+        add_delta_path(c, p, c->delta_max, 1,
+                       "few rows without W, one launch: a work-group per "
+                       "delta_rows rows computes their T = scale*X*A on "
+                       "chip, then Y = T*B");
+    }
+}
+
+/* The split path's bands (lora_main or lora_mma over slices of K), then
+ * lora_wgmma_split's, each summed by lora_combine. */
+static void add_split_paths(const struct lora *c, struct plan *p)
+{
+    long slices[SPLIT_BANDS], upto[SPLIT_BANDS];
+    for (int i = 0, n = split_bands(c, slices, upto); i < n; i++) {
+        struct path *sp =
+            add_path(p, upto[i],
+                     "few rows for the tiles: T = scale*X*A, the tiled GEMM "
+                     "over slices of K, then their sum");
+        launch_xa(c, add_launch(sp));
+        if (uses_mma(c)) {
+            launch_mma(c, add_launch(sp), slices[i], 0);
+        } else {
+            launch_main(c, add_launch(sp), slices[i], 0);
+        }
+        launch_combine(c, add_launch(sp), slices[i]);
+    }
+    for (int i = 0, n = wg_split_bands(c, slices, upto); i < n; i++) {
+        struct path *sp =
+            add_path(p, upto[i],
+                     "few rows for lora_wgmma's tiles: T = scale*X*A, the "
+                     "GEMM on warpgroups over slices of K, then their sum");
+        launch_xa(c, add_launch(sp));
+        launch_mma(c, add_launch(sp), slices[i], 1);
+        launch_combine(c, add_launch(sp), slices[i]);
+    }
+}
+
+/* On warpgroups, up to 1.5 x wg_m rows, lora_mma's tiles of m rows:
+ * lora_wgmma's second row of tiles would run mostly empty (bf16 on the
+ * H100 through the stub, lora_wgmma against lora_mma: llama-up at 257 /
+ * 384 rows 160.4 / 167.3 us against 119.3 / 118.9, llama-q 90.1 / 89.9
+ * against 82.6 / 84.1; past it lora_wgmma wins: up at 512 rows 167.4
+ * against 185.8, q at 768 94.1 against 116.6). Nor while lora_mma's tiles
+ * fit in SPLIT_GROUPS / 2 work-groups (llama-q at 512 rows: 85.4 against
+ * 90.6). */
+static void add_mma_tiles_path(const struct lora *c, struct plan *p)
+{
+    long below = p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
+    long mma_upto = c->wg_m * 3 / 2;
+    long mma_rows = c->m * (SPLIT_GROUPS / 2 / ceil_div(c->N, c->n));
+    mma_upto = mma_rows > mma_upto ? mma_rows : mma_upto;
+    if (uses_wgmma(c) && mma_upto > below) {
+        struct path *pm =
+            add_path(p, mma_upto,
+                     "rows that lora_wgmma's tiles would leave part empty: "
+                     "T = scale*X*A, then [X | T]*[W ; B] on lora_mma's "
+                     "tiles");
+        launch_xa(c, add_launch(pm));
+        launch_mma(c, add_launch(pm), 1, 0);
+    }
+}
+
+/* From pad_rows rows lora_main over padded copies; below them (where no
+ * path before takes those rows) over X, W and B as they are. */
+static void add_padded_paths(const struct lora *c, struct plan *p)
+{
+    if (c->pad_rows - 1 > rows_before(p)) {
+        struct path *pa =
+            add_path(p, c->pad_rows - 1,
+                     "T = scale*X*A, then the tiled GEMM over [X | T]");
+        launch_xa(c, add_launch(pa));
+        launch_main(c, add_launch(pa), 1, 0);
+    }
+    struct path *pa =
+        add_path(p, 0,
+                 "T = scale*X*A, copies of X, W and B with rows padded to "
+                 "multiples of 4, then the tiled GEMM over them");
+    launch_xa(c, add_launch(pa));
+    if (pads_w(c)) {
+        launch_pad(c, add_launch(pa), 0);
+    }
+    if (pads_x(c)) {
+        launch_pad(c, add_launch(pa), 1);
+    }
+    launch_main(c, add_launch(pa), 1, 1);
+}
+
+/* The path for any rows (after the padded copies' first rows, where they
+ * run): on tensor cores, through lora_expand, or lora_main's tiles. */
+static void add_tiled_paths(const struct lora *c, struct plan *p)
+{
+    struct path *pa;
+    if (uses_mma(c)) {
+        pa = add_path(p, 0,
+                      c->base ? "T = scale*X*A, then [X | T]*[W ; B] on "
+                                "tensor cores"
+                              : "T = scale*X*A on tensor cores, then Y = "
+                                "T*B row by row");
+        launch_xa(c, add_launch(pa));
+        if (c->base) {
+            launch_mma(c, add_launch(pa), 1, uses_wgmma(c));
+        } else {
+            launch_expand(c, add_launch(pa));
+        }
+    } else if (uses_expand(c)) {
+        pa = add_path(p, 0, "T = scale*X*A, then Y = T*B row by row");
+        launch_xa(c, add_launch(pa));
+        launch_expand(c, add_launch(pa));
+    } else if (uses_padded(c)) {
+        add_padded_paths(c, p);
+    } else if (c->xa == XA_PREPASS) {
+        pa = add_path(p, 0, "T = scale*X*A, then the tiled GEMM over [X | T]");
+        launch_xa(c, add_launch(pa));
+        launch_main(c, add_launch(pa), 1, 0);
+    } else {
+        pa = add_path(p, 0, "tiled GEMM, X*A computed alongside");
+        launch_main(c, add_launch(pa), 1, 0);
+    }
+}
+
+/* The prelude, buffers and paths of lora_plan, fewest rows first. */
+static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    plan_prelude(ks, &c, p);
+    plan_buffers(&c, p);
+    p->n_path = 0;
+    add_few_rows_paths(&c, p);
+    add_split_paths(&c, p);
+    add_mma_tiles_path(&c, p);
+    add_tiled_paths(&c, p);
+    plan_local_bytes(&c, p);
+    if (uses_mma(&c)) {
+        p->needs = uses_wgmma(&c) ? NEEDS_SM90A : NEEDS_TENSOR_CORES;
+    }
+}
+
+void lora_plan(const struct kernel_spec *ks, struct plan *p)
+{
+    struct lora c;
+    lora_plan_launches(ks, p);
+    lora_read(ks, &c);
+    for (int i = 0; i < p->n_path; i++) {
+        path_scratch(&c, &p->path[i]);
+    }
+}
