@@ -56,7 +56,7 @@
  * edges cost code only where the shape does not divide the tiles (#if on
  * the constants), so a shape that divides evenly has no guards.
  *
- * Shape, set by the plan (gen/op_lora.c):
+ * Shape, set by the plan (gen/lora_paths.c):
  *   IN_FEATURES   K
  *   OUT_FEATURES  N
  *   RANK          r
@@ -91,7 +91,7 @@
 
 
 /* Every value comes from the plan: there are no defaults here, so that
- * specl's knob defaults live in one place (gen/op_lora.c). */
+ * specl's knob defaults live in one place (gen/lora_defaults.c). */
 #if !defined(IN_FEATURES) || !defined(OUT_FEATURES) || !defined(RANK) ||  \
     !defined(SCALE) || !defined(HAS_BASE) || !defined(ACCUMULATE) ||      \
     !defined(XA_INLINE) || !defined(VEC)
