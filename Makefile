@@ -138,7 +138,7 @@ $(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a
 test: deps
 	$(MAKE) --no-print-directory $(B)/specl $(B)/specl_tests
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/tune/lsan.supp:print_suppressions=0 \
-	    $(B)/specl_tests
+	    sh tests/run-suites.sh $(B)
 	$(MAKE) --no-print-directory test-vendor
 
 # examples/cmake, a C++ program of two specs' kernels, configured, built

@@ -1,6 +1,7 @@
 /* test_main.c - runs every CUnit suite; exits non-zero on any failure.
  * usage: specl_tests [--full] [--wide] [SUITE...] (no SUITE: all of them;
- * the wide suite is there only with --wide) */
+ * the wide suite is there only with --wide); specl_tests --list names
+ * them */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +38,16 @@ static int wanted(const char *name, int argc, char **argv)
     return !any;
 }
 
+static int known_suite(const char *name)
+{
+    for (int i = 0; suites[i].name != NULL; i++) {
+        if (strcmp(suites[i].name, name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -44,6 +55,14 @@ int main(int argc, char **argv)
             test_full = 1;
         } else if (strcmp(argv[i], "--wide") == 0) {
             test_wide = 1;
+        } else if (strcmp(argv[i], "--list") == 0) {
+            /* The suites a run without names runs, one a line. */
+            for (int k = 0; suites[k].name != NULL; k++) {
+                if (strcmp(suites[k].name, "wide") != 0) {
+                    printf("%s\n", suites[k].name);
+                }
+            }
+            return 0;
         }
     }
     for (int i = 1; i < argc; i++) {
@@ -51,6 +70,10 @@ int main(int argc, char **argv)
         if (!test_wide && strcmp(argv[i], "wide") == 0) {
             fprintf(stderr, "specl_tests: the wide suite runs only with "
                     "--wide\n");
+        }
+        if (argv[i][0] != '-' && !known_suite(argv[i])) {
+            fprintf(stderr, "specl_tests: no suite '%s'\n", argv[i]);
+            return 2;
         }
     }
     if (CU_initialize_registry() != CUE_SUCCESS) {

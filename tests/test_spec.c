@@ -837,7 +837,9 @@ static double read_seconds(const char *text, size_t len, int *errors)
 }
 
 /* Reading is linear: four times the kernels (or the keys of a mapping)
- * take about four times as long, not sixteen. */
+ * take about four times as long, not sixteen. The bound allows ten: the
+ * larger set's tens of megabytes of kernels cost cache misses and page
+ * faults of their own, more so on a loaded machine. */
 static void test_scale_linear(void)
 {
     enum { N = 3000 };
@@ -852,7 +854,7 @@ static void test_scale_linear(void)
         double t4 = read_seconds(four, len4, &e4);
         TU_CHECK(keys ? e1 == N && e4 == 4 * N : e1 == 0 && e4 == 0,
                  "%d and %d errors", e1, e4);
-        TU_CHECK(t4 < 8 * t1 + 0.05,
+        TU_CHECK(t4 < 10 * t1 + 0.05,
                  "%s: %d take %.3f s, %d take %.3f s: not linear",
                  keys ? "keys of a mapping" : "kernels", N, t1, 4 * N, t4);
         free(one);
