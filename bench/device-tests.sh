@@ -1,37 +1,56 @@
 #!/bin/sh
 # device-tests.sh - the device suites (numeric, sweep, stub contract) and
-# the wide sweep on one OpenCL device, through emitted stubs, with the wide
-# sweep split over PARTS processes (it is bound by one host core each: the
-# inputs and the float64 reference). Logs go to LOGDIR.
+# the wide sweep on one OpenCL device, through emitted stubs. Each suite
+# and each of the wide sweep's PARTS runs in a process of its own (each is
+# bound by one host core: kernel builds, inputs, the float64 reference).
+# WHAT picks the suites (all, or suites or wide alone, for hosts that limit
+# one command's time). Logs go to LOGDIR.
 #
-#   SPECL_DEVICE=0:0 sh bench/device-tests.sh LOGDIR [PARTS]
+#   SPECL_DEVICE=0:0 sh bench/device-tests.sh LOGDIR [PARTS] [WHAT]
 #
 # Run from the repository root after `make build/specl_tests`.
 set -u
-logdir=${1:?usage: device-tests.sh LOGDIR [PARTS]}
+logdir=${1:?usage: device-tests.sh LOGDIR [PARTS] [all|suites|wide]}
 parts=${2:-8}
+what=${3:-all}
+case $what in
+all | suites | wide) ;;
+*) echo "device-tests.sh: WHAT is all, suites or wide (got '$what')" >&2
+   exit 2 ;;
+esac
 mkdir -p "$logdir"
 : "${SPECL_DEVICE:?set SPECL_DEVICE=P:D}"
 export SPECL_DEVICE
 
 start=$(date +%s)
-# The wide sweep's parts first, in the background: they take longest.
-k=0
-while [ "$k" -lt "$parts" ]; do
-    SPECL_WIDE_PART="$k/$parts" build/specl_tests --wide wide \
-        >"$logdir/wide-$k.txt" 2>&1 &
-    k=$((k + 1))
+pids=""
+if [ "$what" != suites ]; then
+    k=0
+    while [ "$k" -lt "$parts" ]; do
+        SPECL_WIDE_PART="$k/$parts" build/specl_tests --wide wide \
+            >"$logdir/wide-$k.txt" 2>&1 &
+        pids="$pids $!"
+        k=$((k + 1))
+    done
+fi
+if [ "$what" != wide ]; then
+    for suite in numeric sweep stub; do
+        build/specl_tests "$suite" >"$logdir/$suite.txt" 2>&1 &
+        pids="$pids $!"
+    done
+fi
+failed=0
+for pid in $pids; do
+    wait "$pid" || failed=$((failed + 1))
 done
-build/specl_tests numeric sweep stub >"$logdir/suites.txt" 2>&1
-echo "suites: exit $? after $(($(date +%s) - start)) s" >>"$logdir/summary.txt"
-wait
-echo "wide ($parts parts): done after $(($(date +%s) - start)) s" \
+echo "$what: $failed processes failed, $(($(date +%s) - start)) s" \
     >>"$logdir/summary.txt"
 # One line per suite run: kernels, cases, failures; and CUnit's totals.
-logs=$(ls "$logdir"/suites.txt "$logdir"/wide-*.txt)
+logs=$(ls "$logdir"/*.txt | grep -v summary.txt)
 # shellcheck disable=SC2086
 grep -h "kernels built\|cases run" $logs >>"$logdir/summary.txt"
 # shellcheck disable=SC2086
 grep -h -A3 "Run Summary" $logs | grep "tests\|asserts" \
     >>"$logdir/summary.txt"
 cat "$logdir/summary.txt"
+[ "$failed" -eq 0 ]
