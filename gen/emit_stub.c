@@ -1,0 +1,252 @@
+/* emit_stub.c - the host stub NAME.h and NAME.c: the holes of
+ * templates/stub.{h,c}.in that describe the host API (buffers, their
+ * shapes, aliasing, constants) and the rendering of both files. */
+#include "emit_internal.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clsource.h"
+#include "render.h"
+
+static const char *const hole_names[N_HOLES] = {
+    "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "BUFFER_DOC",
+    "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
+    "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
+    "MAX_KERNELS", "MATCHES", "VARIANT_DOC",
+    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD", "ALIAS_DOC",
+    "N_BUFFERS", "N_SIZES", "SIZE_NAMES"};
+
+/* The index of P's buffer NAME, or -1. */
+int buffer_index(const struct plan *p, const char *name)
+{
+    for (int i = 0; i < p->n_buffer; i++) {
+        if (strcmp(p->buffer[i].name, name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* What an element of DT is on the host, for NAME.h. */
+static const char *element_doc(enum dtype dt)
+{
+    switch (dt) {
+    case DTYPE_F16:
+        return "f16 elements: IEEE 754 half-precision bit patterns, 2 bytes "
+               "each (cl_half, or uint16_t on the host)";
+    case DTYPE_BF16:
+        return "bf16 elements: bfloat16 bit patterns, 2 bytes each, the "
+               "upper half of a float's bits (cl_ushort, or uint16_t on the "
+               "host)";
+    default:
+        return "f32 elements: float (cl_float), 4 bytes each";
+    }
+}
+
+/* The index of the buffer PB may be (may_alias), -1 for none. */
+static int alias_index(const struct plan *p, const struct plan_buffer *pb)
+{
+    if (pb->may_alias == NULL) {
+        return -1;
+    }
+    int i = buffer_index(p, pb->may_alias);
+    /* An op's table names a buffer of its own, and an output. */
+    assert(i >= 0 && &p->buffer[i] != pb && pb->role != BUFFER_IN);
+    return i;
+}
+
+/* Appends the names of the buffers of P that the kernels write, unused
+ * ones left out, as "y", "dx or da", "dx, da or db". */
+static void written_names(const struct plan *p, struct buf *out)
+{
+    int n = 0, total = 0;
+    for (int i = 0; i < p->n_buffer; i++) {
+        total += !p->buffer[i].optional && p->buffer[i].role != BUFFER_IN;
+    }
+    for (int i = 0; i < p->n_buffer; i++) {
+        if (p->buffer[i].optional || p->buffer[i].role == BUFFER_IN) {
+            continue;
+        }
+        n++;
+        buf_printf(out, "%s%s", n == 1 ? "" : n == total ? " or " : ", ",
+                   p->buffer[i].name);
+    }
+}
+
+/* What NAME.h says of buffers that share memory (stub NAME): that the
+ * stub refuses an output overlapping another buffer, save the pairs the
+ * op allows in place (may_alias). */
+static void alias_doc(const char *name, const struct plan *p, struct buf *out)
+{
+    struct buf doc;
+    buf_init(&doc);
+    buf_puts(&doc, "CL_INVALID_VALUE as well when ");
+    written_names(p, &doc);
+    buf_puts(&doc, " (which the kernels write) shares memory with another "
+             "buffer or the scratch: the same cl_mem, or sub-buffers of one "
+             "buffer whose bytes in use overlap.");
+    int allowed = 0;
+    for (int i = 0; i < p->n_buffer; i++) {
+        int a = alias_index(p, &p->buffer[i]);
+        if (a >= 0) {
+            buf_printf(&doc, " %s may be %s, in place (the same cl_mem, or a "
+                       "sub-buffer of the same buffer at the same offset).",
+                       p->buffer[i].name, p->buffer[a].name);
+            allowed++;
+        }
+    }
+    buf_printf(&doc, allowed ? " No other output of %s may alias another "
+                               "buffer."
+                             : " No output of %s may alias another buffer.",
+               name);
+    comment_wrap(out, " * ", " * ", buf_str(&doc));
+    buf_free(&doc);
+}
+
+/* The buffers' holes: their indexes and shapes in NAME.c, their
+ * parameters, and what NAME.h says of each (stub NAME). */
+static void stub_buffers(const char *name, const struct kernel_spec *ks,
+                         const struct plan *p, struct buf *b)
+{
+    struct buf doc;
+    buf_init(&doc);
+    buf_printf(&doc, "Buffers, in argument order, hold dense row-major "
+               "arrays of %s. [n][m] is element [i][j] at index i * m + j",
+               element_doc(ks->dtype));
+    /* The last size of the first shape, as a constant of the header: the
+     * example of how sizes and constants go together. */
+    const char *shape = p->n_buffer > 0 ? p->buffer[0].shape : NULL;
+    const char *last = shape != NULL ? strrchr(shape, '[') : NULL;
+    char size[32] = "", constant[32] = "";
+    if (last != NULL && sscanf(last, "[%31[a-z_]]", size) == 1) {
+        upper_name(constant, size, sizeof constant);
+    }
+    for (int i = 0; i < p->n_constant; i++) {
+        if (strcmp(p->constant[i].name, constant) == 0) {
+            buf_printf(&doc, "; the sizes other than rows are the constants "
+                       "above (%s: %s_%s)", size, name, constant);
+            break;
+        }
+    }
+    buf_puts(&doc, ":");
+    comment_wrap(&b[H_BUFFER_DOC], " * ", " * ", buf_str(&doc));
+    for (int i = 0; i < p->n_buffer; i++) {
+        const struct plan_buffer *pb = &p->buffer[i];
+        char up[32], first[32];
+        upper_name(up, pb->name, sizeof up);
+        buf_printf(&b[H_BUFFER_INDEXES], "#define %s_BUF_%s %d\n", name, up,
+                   i);
+        buf_printf(&b[H_BUFFER_UNDEFS], "#undef %s_BUF_%s\n", name, up);
+        buf_printf(&b[H_BUFFER_SHAPES],
+                   "    {%ld, %ld, %d, %d, %d}, /* %s */\n", pb->per_row,
+                   pb->fixed, pb->optional, pb->role != BUFFER_IN,
+                   alias_index(p, pb), pb->name);
+        /* In NAME.c's definitions, with an underscore as every parameter
+         * (stub.c.in says why). */
+        buf_printf(&b[H_BUFFER_ARGS], "%s_%s", i ? ", " : "", pb->name);
+        buf_printf(&b[H_PARAMS], "                    cl_mem %s,\n",
+                   pb->name);
+        buf_printf(&b[H_DEF_PARAMS], "                    cl_mem _%s,\n",
+                   pb->name);
+
+        buf_free(&doc);
+        buf_init(&doc);
+        if (pb->shape != NULL) {
+            buf_printf(&doc, "%s, ", pb->shape);
+        }
+        if (pb->per_row != 0) {
+            buf_printf(&doc, "rows x %ld", pb->per_row);
+        }
+        if (pb->fixed != 0 || pb->per_row == 0) {
+            buf_printf(&doc, "%s%ld", pb->per_row != 0 ? " + " : "",
+                       pb->fixed);
+        }
+        buf_puts(&doc, " elements");
+        if (pb->optional) {
+            buf_puts(&doc, " (unused by this spec; may be NULL)");
+        } else if (pb->note != NULL) {
+            buf_printf(&doc, ". %s.", pb->note);
+        }
+        snprintf(first, sizeof first, " *   %-6s ", pb->name);
+        comment_wrap(&b[H_BUFFER_DOC], first, " *          ", buf_str(&doc));
+    }
+    buf_free(&doc);
+    alias_doc(name, p, &b[H_ALIAS_DOC]);
+    b[H_BUFFER_INDEXES].data[--b[H_BUFFER_INDEXES].len] = '\0';
+    buf_printf(&b[H_N_BUFFERS], "%d", p->n_buffer);
+    buf_puts(&b[H_N_SIZES], "1");
+    buf_puts(&b[H_SIZE_NAMES], "rows");
+    /* The prototypes' last buffer line must not end in a newline twice. */
+    for (int h = H_PARAMS; h <= H_DEF_PARAMS; h++) {
+        if (b[h].len > 0) {
+            b[h].data[--b[h].len] = '\0';
+        }
+    }
+    buf_printf(&b[H_ELEMENT_BYTES], "%zu", dtype_size(ks->dtype));
+}
+
+/* Fills the remaining holes B of the stub of the N variants EV (MAX_KERNELS
+ * kernels at most in one; SM90A: one runs wgmma) and renders NAME.h and
+ * NAME.c into E. Returns 0, or -1 with a message in ERR. */
+int render_stub(const char *name, const struct emit_variant *ev, int n,
+                int max_kernels, int sm90a, struct buf *b, struct emitted *e,
+                char *err, size_t errsize)
+{
+    const struct kernel_spec *ks = ev[0].ks;
+    const struct plan *plan = &ev[0].plan;
+    struct hole holes[N_HOLES + 1];
+    char guard[EMIT_NAME_MAX + 16];
+    char up[EMIT_NAME_MAX];
+    upper_name(up, name, sizeof up);
+    snprintf(guard, sizeof guard, "SPECL_%s_H", up);
+    buf_puts(&b[H_NAME], name);
+    buf_puts(&b[H_GUARD], guard);
+    buf_puts(&b[H_OP], ks->op->name);
+    buf_puts(&b[H_MATH], ks->op->summary);
+    buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
+    buf_printf(&b[H_N_VARIANTS], "%d", n);
+    char prefix[EMIT_NAME_MAX + 1];
+    snprintf(prefix, sizeof prefix, "%s_", name);
+    define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
+    stub_buffers(name, ks, plan, b);
+    for (int i = 0; i < N_HOLES; i++) {
+        holes[i].name = hole_names[i];
+        holes[i].value = buf_str(&b[i]);
+    }
+    holes[N_HOLES].name = NULL;
+    holes[N_HOLES].value = NULL;
+    /* A variant on wgmma: its program rebuilt for sm_90a after the build
+     * (stub_sm90a.c.in); none, none of that code. */
+    if (sm90a) {
+        buf_puts(&b[H_SM90A], "\n");
+        if (render(&b[H_SM90A], template_text("stub_sm90a.c.in"), holes, err,
+                   errsize) < 0) {
+            return -1;
+        }
+        buf_printf(&b[H_SM90A_REBUILD],
+                   "    if (_err == CL_SUCCESS && _var->needs == 2) {\n"
+                   "        _err = %s_rebuild_sm90a(_k, _ctx, _dev);\n"
+                   "    }\n",
+                   name);
+        holes[H_SM90A].value = buf_str(&b[H_SM90A]);
+        holes[H_SM90A_REBUILD].value = buf_str(&b[H_SM90A_REBUILD]);
+    }
+
+    const char *h = template_text("stub.h.in");
+    const char *c = template_text("stub.c.in");
+    if (h == NULL || c == NULL) {
+        snprintf(err, errsize, "stub templates missing");
+        return -1;
+    }
+    header_comment(ev, n, name, "h", &b[H_HEADER]);
+    holes[H_HEADER].value = buf_str(&b[H_HEADER]);
+    if (render(&e->h, h, holes, err, errsize) < 0) {
+        return -1;
+    }
+    buf_free(&b[H_HEADER]);
+    header_comment(ev, n, name, "c", &b[H_HEADER]);
+    holes[H_HEADER].value = buf_str(&b[H_HEADER]);
+    return render(&e->c, c, holes, err, errsize) < 0 ? -1 : 0;
+}

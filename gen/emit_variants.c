@@ -1,0 +1,346 @@
+/* emit_variants.c - the variants of one kernel, which NAME_create picks
+ * from per device: each variant's prelude and distinct kernel source, its
+ * kernel and path tables, its NAME_variants row and device matches; and
+ * the entry points that plan a kernel's variants and render its files. */
+#include "emit_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clsource.h"
+#include "knobs.h"
+
+/* Index of NAME in the plan's distinct kernel names, adding it if new. */
+static int kernel_index(const char **names, int *n, const char *name)
+{
+    for (int i = 0; i < *n; i++) {
+        if (strcmp(names[i], name) == 0) {
+            return i;
+        }
+    }
+    names[*n] = name;
+    return (*n)++;
+}
+
+/* The kernels of P in the stub's order (first launch first), with the
+ * work-items of a group each is launched with; returns how many. */
+int plan_kernels(const struct plan *p, const char **names, size_t *threads)
+{
+    int n = 0;
+    for (int pi = 0; pi < p->n_path; pi++) {
+        for (int li = 0; li < p->path[pi].n_launch; li++) {
+            const struct launch *l = &p->path[pi].launch[li];
+            int ki = kernel_index(names, &n, l->kernel);
+            threads[ki] = l->local[0] * (l->dims > 1 ? l->local[1] : 1);
+        }
+    }
+    return n;
+}
+
+/* Variant V's kernel table, paths and NAME_variants row (stub NAME). */
+static int stub_tables(const char *name, const struct plan *p, int v,
+                       const char *knobs, int kernels_source, struct buf *b,
+                       char *err, size_t errsize)
+{
+    const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
+    size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
+    int n_names = plan_kernels(p, names, threads);
+    struct buf *t = &b[H_VARIANT_TABLES];
+    buf_printf(t, "/* Variant %d: its kernels, then its paths. */\n"
+               "static const char *const %s_kernel_names%d[] = {", v, name,
+               v);
+    for (int i = 0; i < n_names; i++) {
+        buf_printf(t, "%s\"%s\"", i ? ", " : "", names[i]);
+    }
+    buf_printf(t, "};\nstatic const size_t %s_kernel_threads%d[] = {", name,
+               v);
+    for (int i = 0; i < n_names; i++) {
+        buf_printf(t, "%s%zu", i ? ", " : "", threads[i]);
+    }
+    buf_puts(t, "};\n\n");
+    for (int pi = 0; pi < p->n_path; pi++) {
+        const struct path *path = &p->path[pi];
+        buf_printf(t, "/* %s */\nstatic const struct %s_launch "
+                   "%s_launches%d_%d[] = {\n", path->why, name, name, v, pi);
+        for (int li = 0; li < path->n_launch; li++) {
+            const struct launch *l = &path->launch[li];
+            int ki = kernel_index(names, &n_names, l->kernel);
+            buf_printf(t, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, %zu, %d, {",
+                       ki, l->dims, l->local[0],
+                       l->dims > 1 ? l->local[1] : 1, l->groups[0],
+                       l->dims > 1 ? l->groups[1] : 1, l->rows_per_group,
+                       l->slices);
+            for (int a = 0; l->args[a] != NULL; a++) {
+                const char *arg = l->args[a];
+                if (strcmp(arg, "rows") == 0) {
+                    buf_printf(t, "%s_ARG_ROWS, ", name);
+                } else if (strcmp(arg, "scratch") == 0) {
+                    buf_printf(t, "%s_ARG_SCRATCH, ", name);
+                } else if (strcmp(arg, "slices") == 0) {
+                    buf_printf(t, "%s_ARG_SLICES, ", name);
+                } else if (buffer_index(p, arg) >= 0) {
+                    char up[32];
+                    upper_name(up, arg, sizeof up);
+                    buf_printf(t, "%s_BUF_%s, ", name, up);
+                } else {
+                    snprintf(err, errsize, "launch %s: unknown argument %s",
+                             l->kernel, arg);
+                    return -1;
+                }
+            }
+            buf_printf(t, "%s_ARG_END}},\n", name);
+        }
+        buf_puts(t, "};\n\n");
+    }
+    buf_printf(t, "static const struct %s_path %s_paths%d[] = {\n", name, name,
+               v);
+    for (int pi = 0; pi < p->n_path; pi++) {
+        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %ld},\n",
+                   p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi,
+                   p->path[pi].scratch_per_row, p->path[pi].scratch_fixed);
+    }
+    buf_puts(t, "};\n\n");
+    buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
+    buf_printf(&b[H_VARIANTS], "     %s_params%d, %s_COUNT(%s_params%d),\n",
+               name, v, name, name, v);
+    buf_printf(&b[H_VARIANTS],
+               "     %s_kernels_source%d, %s_COUNT(%s_kernels_source%d),\n",
+               name, kernels_source, name, name, kernels_source);
+    buf_printf(&b[H_VARIANTS],
+               "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
+               "%d},\n",
+               name, v, name, v, n_names, name, v, (int)p->needs);
+    return n_names;
+}
+
+/* Whether two plans give the same host API: buffers and constants. */
+static int same_api(const struct plan *a, const struct plan *b)
+{
+    if (a->n_buffer != b->n_buffer || a->n_constant != b->n_constant) {
+        return 0;
+    }
+    for (int i = 0; i < a->n_buffer; i++) {
+        if (strcmp(a->buffer[i].name, b->buffer[i].name) != 0 ||
+            a->buffer[i].per_row != b->buffer[i].per_row ||
+            a->buffer[i].fixed != b->buffer[i].fixed ||
+            a->buffer[i].optional != b->buffer[i].optional ||
+            a->buffer[i].role != b->buffer[i].role ||
+            (a->buffer[i].may_alias == NULL) !=
+                (b->buffer[i].may_alias == NULL) ||
+            (a->buffer[i].may_alias != NULL &&
+             strcmp(a->buffer[i].may_alias, b->buffer[i].may_alias) != 0)) {
+            return 0;
+        }
+    }
+    for (int i = 0; i < a->n_constant; i++) {
+        char va[48], vb[48];
+        define_text(&a->constant[i], va, sizeof va);
+        define_text(&b->constant[i], vb, sizeof vb);
+        if (strcmp(a->constant[i].name, b->constant[i].name) != 0 ||
+            strcmp(va, vb) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Variant V's rows of the stub's device matches and of the header's
+ * list of variants (of N), its knobs KNOBS. */
+static void variant_rows(const struct emit_variant *ev, int v, int n,
+                         const char *knobs, struct buf *b)
+{
+    for (int m = 0; m < ev[v].n_match; m++) {
+        const struct variant_match *vm = &ev[v].match[m];
+        if (vm->device[0]) {
+            buf_puts(&b[H_MATCHES], "    {\"");
+            c_escape(&b[H_MATCHES], vm->device, strlen(vm->device));
+            buf_puts(&b[H_MATCHES], "\", \"");
+            c_escape(&b[H_MATCHES], vm->driver, strlen(vm->driver));
+            buf_printf(&b[H_MATCHES], "\", 0, 0, 0, %d},\n", v);
+        } else {
+            buf_printf(&b[H_MATCHES],
+                       "    {NULL, NULL, %d, %d, %d, %d}, /* %s */\n",
+                       vm->cpu, vm->tensor_cores, vm->sm90a, v,
+                       vm->cpu            ? "CPUs"
+                       : vm->tensor_cores ? "tensor cores"
+                       : vm->sm90a        ? "compute capability 9.0"
+                                          : "any device");
+        }
+    }
+    buf_printf(&b[H_VARIANT_DOC], " *   %d: ", v);
+    comment_text(&b[H_VARIANT_DOC], ev[v].label);
+    buf_puts(&b[H_VARIANT_DOC], "; for ");
+    match_text(ev[v].match, ev[v].n_match, &b[H_VARIANT_DOC]);
+    buf_printf(&b[H_VARIANT_DOC], "\n *      %s%s", knobs,
+               v + 1 < n ? "\n" : "");
+}
+
+/* The index in KERNELS (N_KERNELS of them) of kernel source TEXT: an
+ * earlier variant's that is the same, else TEXT itself, taken and added
+ * with its array to B's sources (stub NAME). */
+static int add_kernels_source(const char *name, struct buf *kernels,
+                              int *n_kernels, struct buf *text, struct buf *b)
+{
+    for (int i = 0; i < *n_kernels; i++) {
+        if (kernels[i].len == text->len &&
+            memcmp(kernels[i].data, text->data, text->len) == 0) {
+            return i;
+        }
+    }
+    int added = (*n_kernels)++;
+    kernels[added] = *text;
+    buf_init(text);
+    buf_printf(&b[H_SOURCES], "static const char *const "
+               "%s_kernels_source%d[] = {\n", name, added);
+    source_lines(&kernels[added], &b[H_SOURCES]);
+    buf_puts(&b[H_SOURCES], "};\n\n");
+    return added;
+}
+
+/* Renders the files of stub NAME with the N variants of EV into E. */
+static int emit_variants(const char *name, const struct emit_variant *ev,
+                         int n, struct emitted *e, char *err, size_t errsize)
+{
+    struct buf b[N_HOLES];
+    struct buf kernels[SPECL_MAX_VARIANTS];
+    int n_kernels = 0, rc = -1, bad = 0;
+    const struct plan *plan = &ev[0].plan;
+
+    memset(e, 0, sizeof *e);
+    if (strlen(name) >= sizeof e->name) {
+        snprintf(err, errsize, "name too long: %s", name);
+        return -1;
+    }
+    if (n < 1 || n > SPECL_MAX_VARIANTS) {
+        snprintf(err, errsize, "%s: %d variants (1 to %d)", name, n,
+                 SPECL_MAX_VARIANTS);
+        return -1;
+    }
+    snprintf(e->name, sizeof e->name, "%s", name);
+    for (int i = 0; i < N_HOLES; i++) {
+        buf_init(&b[i]);
+    }
+
+    /* NAME.cl is variant 0's source; the .c holds each variant's prelude
+     * and each distinct kernel text once. */
+    header_comment(ev, n, name, "cl", &e->cl);
+    if (n > 1) {
+        buf_printf(&e->cl, "\n/* The source of variant 0; %s.c holds every "
+                   "variant's. */\n", name);
+    }
+    int max_kernels = 0;
+    int sm90a = 0; /* a variant runs wgmma */
+    for (int v = 0; v < n && !bad; v++) {
+        const struct plan *p = &ev[v].plan;
+        struct buf prelude, text;
+        buf_init(&prelude);
+        buf_init(&text);
+        if (v > 0 && !same_api(plan, p)) {
+            snprintf(err, errsize, "%s: variant %d has other buffers or "
+                     "constants than variant 0", name, v);
+            bad = 1;
+        } else if (cl_kernels(ev[v].ks, p, ev[v].template_file, &text, err,
+                              errsize) < 0) {
+            bad = 1;
+        }
+        if (!bad) {
+            int same = add_kernels_source(name, kernels, &n_kernels, &text,
+                                          b);
+            cl_prelude(p, &prelude);
+            if (v == 0) {
+                buf_puts(&e->cl, buf_str(&prelude));
+                buf_puts(&e->cl, buf_str(&kernels[same]));
+            }
+            buf_printf(&b[H_SOURCES], "static const char *const "
+                       "%s_params%d[] = {\n", name, v);
+            source_lines(&prelude, &b[H_SOURCES]);
+            buf_puts(&b[H_SOURCES], "};\n\n");
+            char knobs[TUNE_TEXT];
+            knobs_text(ev[v].ks, knobs, sizeof knobs);
+            sm90a |= p->needs == NEEDS_SM90A;
+            int k = stub_tables(name, p, v, knobs, same, b, err, errsize);
+            if (k < 0) {
+                bad = 1;
+            }
+            max_kernels = k > max_kernels ? k : max_kernels;
+            variant_rows(ev, v, n, knobs, b);
+        }
+        buf_free(&prelude);
+        buf_free(&text);
+    }
+    if (bad) {
+        goto done;
+    }
+    rc = render_stub(name, ev, n, max_kernels, sm90a, b, e, err, errsize);
+done:
+    for (int i = 0; i < N_HOLES; i++) {
+        buf_free(&b[i]);
+    }
+    for (int i = 0; i < n_kernels; i++) {
+        buf_free(&kernels[i]);
+    }
+    if (rc != 0) {
+        emitted_free(e);
+        return -1;
+    }
+    return 0;
+}
+
+int emit_stub(const struct kernel_spec *ks, const char *name,
+              const struct plan *plan, const char *template_file,
+              struct emitted *e, char *err, size_t errsize)
+{
+    static const struct variant_match any;
+    struct emit_variant *ev = calloc(1, sizeof *ev);
+    if (ev == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    ev->ks = ks;
+    ev->plan = *plan;
+    ev->template_file = template_file;
+    ev->label = "";
+    ev->n_match = 1;
+    ev->match = &any;
+    int rc = emit_variants(name, ev, 1, e, err, errsize);
+    free(ev);
+    return rc;
+}
+
+/* VS as the emitter renders it (caller frees); NULL when out of memory. */
+struct emit_variant *plan_variants(const struct variant_set *vs)
+{
+    struct emit_variant *ev = calloc((size_t)vs->n + 1, sizeof *ev);
+    for (int v = 0; ev != NULL && v < vs->n; v++) {
+        ev[v].ks = &vs->v[v].ks;
+        vs->v[v].ks.op->plan(&vs->v[v].ks, &ev[v].plan);
+        ev[v].label = vs->v[v].label;
+        ev[v].n_match = vs->v[v].n_match;
+        ev[v].match = vs->v[v].match;
+    }
+    return ev;
+}
+
+int emit_kernel(const struct variant_set *vs, struct emitted *e, char *err,
+                size_t errsize)
+{
+    struct emit_variant *ev = plan_variants(vs);
+    if (ev == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    int rc = emit_variants(vs->v[0].ks.name, ev, vs->n, e, err, errsize);
+    free(ev);
+    return rc;
+}
+
+int emit_naive(const struct kernel_spec *ks, struct emitted *e, char *err,
+               size_t errsize)
+{
+    struct plan plan;
+    char name[EMIT_NAME_MAX];
+    naive_plan(ks, &plan);
+    snprintf(name, sizeof name, "%s%s", ks->name, EMIT_NAIVE_SUFFIX);
+    return emit_stub(ks, name, &plan, NAIVE_TEMPLATE, e, err, errsize);
+}
