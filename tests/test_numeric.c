@@ -259,8 +259,8 @@ static void test_norm_extremes(void)
     static const char *const dts[] = {"f32", "bf16"};
     static const char *const fields[] = {
         "features: 1000, eps: 1.1754943508222875e-38",
-        "features: 4097, eps: 1.1754943508222875e-38, "
-        "tile: {mode: streaming}",
+        ("features: 4097, eps: 1.1754943508222875e-38, "
+         "tile: {mode: streaming}"),
         "features: 1000",
     };
     static const struct vdist tiny_eps[] = {
