@@ -24,9 +24,9 @@
  *   DX_WORK_M, DX_WORK_N  rows, columns of dX per work-item (registers)
  *   DX_PAD                floats of padding per local-memory row
  *   DX_WARP_N             work-items along N within each warp of 32
- *                         consecutive ones; 0: DX_THREADS_N (row-major).
- *                         Divides DX_THREADS_N and 32, and 32 / DX_WARP_N
- *                         divides DX_THREADS_M; DX_THREADS a multiple of 32
+ *                         consecutive ones; 0: GEMM_THREADS_N (row-major).
+ *                         Divides GEMM_THREADS_N and 32, and 32 / DX_WARP_N
+ *                         divides GEMM_THREADS_M; GEMM_THREADS a multiple of 32
  *   VEC                   width of the global loads of dY and W^T and of
  *                         the stores of dX: 1, 2 or 4
  *   DX_LOCAL_BYTES        the plan's count of local memory: DX_LOCAL * 4
@@ -40,11 +40,11 @@
  *   work-items (DX_TILE_M / DX_WORK_M) * (DX_TILE_N / DX_WORK_N) <= 1024
  *     and <= the device's work-group limit
  *   DX_LOCAL_BYTES <= the device's local memory
- * Local memory, in floats, with DX_LDA = DX_TILE_M + DX_PAD and
- * DX_LDB = DX_TILE_N + DX_PAD (row strides of the dY or G and the W^T or
+ * Local memory, in floats, with GEMM_LDA = DX_TILE_M + DX_PAD and
+ * GEMM_LDB = DX_TILE_N + DX_PAD (row strides of the dY or G and the W^T or
  * A^T tiles) and DX_RANK_K = min(RANK, DX_TILE_K):
- *   HAS_BASE 1: DX_LOCAL = 2 * DX_TILE_K * (DX_LDA + DX_LDB)
- *   HAS_BASE 0: DX_LOCAL = DX_RANK_K * (DX_LDA + DX_LDB)
+ *   HAS_BASE 1: DX_LOCAL = 2 * DX_TILE_K * (GEMM_LDA + GEMM_LDB)
+ *   HAS_BASE 0: DX_LOCAL = DX_RANK_K * (GEMM_LDA + GEMM_LDB)
  *
  * Edges: rows is a run-time argument and always checked (rows past the end
  * repeat the last row and are never stored); the K, N and r edges cost
@@ -62,10 +62,6 @@
 #if !INPUT_GRAD
 #error "lora_bwd_dx.cl: launched only with INPUT_GRAD 1"
 #endif
-#if DX_TILE_M % DX_WORK_M != 0 || DX_TILE_N % DX_WORK_N != 0 ||            \
-    DX_WORK_M > 16 || DX_WORK_N > 16
-#error "lora_bwd_dx.cl: DX_WORK_M, DX_WORK_N must divide the tiles, <= 16"
-#endif
 #if DX_TILE_K % VEC != 0 || DX_TILE_N % VEC != 0 ||                     \
     IN_FEATURES % VEC != 0 || OUT_FEATURES % VEC != 0
 #error "lora_bwd_dx.cl: VEC must divide DX_TILE_K, DX_TILE_N, K and N"
@@ -73,64 +69,43 @@
 
 /* ---- Derived sizes ---- */
 
-#define DX_THREADS_M (DX_TILE_M / DX_WORK_M)
-#define DX_THREADS_N (DX_TILE_N / DX_WORK_N)
-#define DX_THREADS (DX_THREADS_M * DX_THREADS_N)
-#if DX_THREADS > 1024
-#error "lora_bwd_dx.cl: more than 1024 work-items per work-group"
-#endif
-#define DX_LDA (DX_TILE_M + DX_PAD) /* row stride of dY and G tiles */
-#define DX_LDB (DX_TILE_N + DX_PAD) /* row stride of W^T and A^T tiles */
+/* The register-tiled core (gemm_simt.cl) over this kernel's tiles; the
+ * output is dX, the reduction runs over N, then r. */
+#define GEMM_TILE_M DX_TILE_M
+#define GEMM_TILE_N DX_TILE_N
+#define GEMM_TILE_K DX_TILE_K
+#define GEMM_WORK_M DX_WORK_M
+#define GEMM_WORK_N DX_WORK_N
+#define GEMM_PAD DX_PAD
+#define GEMM_WARP_N DX_WARP_N
+#include "gemm_simt.cl"
+
 #define DX_N_TILES CEIL_DIV(OUT_FEATURES, DX_TILE_K)
 #define DX_RANK_K (RANK < DX_TILE_K ? RANK : DX_TILE_K) /* r per stage */
 #define DX_RANK_TILES CEIL_DIV(RANK, DX_RANK_K)
 
-/* Local-memory read widths of the inner product, as in lora_main: a
- * work-item's DX_WORK_M rows are groups of DX_LVM adjacent rows, the groups
- * DX_THREADS_M * DX_LVM apart, so one float4 read serves four rows and
- * neighbouring work-items read neighbouring addresses. Same for columns
- * with DX_LVN. */
-#if DX_WORK_M % 4 == 0 && DX_PAD % 4 == 0
-#define DX_LVM 4
-#elif DX_WORK_M % 2 == 0 && DX_PAD % 2 == 0
-#define DX_LVM 2
-#else
-#define DX_LVM 1
-#endif
-#if DX_WORK_N % 4 == 0 && DX_PAD % 4 == 0
-#define DX_LVN 4
-#elif DX_WORK_N % 2 == 0 && DX_PAD % 2 == 0
-#define DX_LVN 2
-#else
-#define DX_LVN 1
-#endif
-/* Row (column) of the tile held in a work-item's i-th row (j-th column). */
-#define DX_ROW_OF(i)                                                     \
-    (((i) / DX_LVM) * (DX_THREADS_M * DX_LVM) + tm * DX_LVM + (i) % DX_LVM)
-#define DX_COL_OF(j)                                                     \
-    (((j) / DX_LVN) * (DX_THREADS_N * DX_LVN) + tn * DX_LVN + (j) % DX_LVN)
-/* Width of the stores of dX: a column group of DX_LVN, split to VEC. */
-#define DX_SVW (VEC < DX_LVN ? VEC : DX_LVN)
+/* Width of the stores of dX: a column group of GEMM_LVN, split to VEC. */
+#define DX_SVW (VEC < GEMM_LVN ? VEC : GEMM_LVN)
 
 /* Tile loads, VEC-wide along n; each work-item takes every
- * DX_THREADS-th vector. The G and A^T tiles of the r stretch go element by
+ * GEMM_THREADS-th vector. The G and A^T tiles of the r stretch go element by
  * element, since r need not be a multiple of VEC. */
 #define DX_DY_VECS (DX_TILE_M * DX_TILE_K / VEC)
-#define DX_DY_LOADS CEIL_DIV(DX_DY_VECS, DX_THREADS)
+#define DX_DY_LOADS CEIL_DIV(DX_DY_VECS, GEMM_THREADS)
 #define DX_W_VECS (DX_TILE_N * DX_TILE_K / VEC)
-#define DX_W_LOADS CEIL_DIV(DX_W_VECS, DX_THREADS)
+#define DX_W_LOADS CEIL_DIV(DX_W_VECS, GEMM_THREADS)
 #define DX_G_ELEMS (DX_TILE_M * DX_RANK_K)
-#define DX_G_LOADS CEIL_DIV(DX_G_ELEMS, DX_THREADS)
+#define DX_G_LOADS CEIL_DIV(DX_G_ELEMS, GEMM_THREADS)
 #define DX_A_ELEMS (DX_TILE_N * DX_RANK_K)
-#define DX_A_LOADS CEIL_DIV(DX_A_ELEMS, DX_THREADS)
+#define DX_A_LOADS CEIL_DIV(DX_A_ELEMS, GEMM_THREADS)
 
 /* Local memory of lora_bwd_dx, in floats. */
 #if HAS_BASE
-#define DX_AS_SIZE (2 * DX_TILE_K * DX_LDA)
-#define DX_BS_SIZE (2 * DX_TILE_K * DX_LDB)
+#define DX_AS_SIZE (2 * DX_TILE_K * GEMM_LDA)
+#define DX_BS_SIZE (2 * DX_TILE_K * GEMM_LDB)
 #else
-#define DX_AS_SIZE (DX_RANK_K * DX_LDA)
-#define DX_BS_SIZE (DX_RANK_K * DX_LDB)
+#define DX_AS_SIZE (DX_RANK_K * GEMM_LDA)
+#define DX_BS_SIZE (DX_RANK_K * GEMM_LDB)
 #endif
 /* The plan counted this kernel's local memory (DX_LOCAL_BYTES) to check
  * it against the device: it must be what the arrays take. */
@@ -161,10 +136,6 @@ typedef float dx_vec_t;
 #error "lora_bwd_dx.cl: VEC must be 1, 2 or 4"
 #endif
 
-#include "local_reads.cl"
-#define DX_LDS_M LDS_N(DX_LVM)
-#define DX_LDS_W LDS_N(DX_LVN)
-
 /* Stores DX_SVW floats of private V at DX[I]; I is a multiple of DX_SVW. */
 inline void dx_put(__global storage_t *dx, size_t i, const float *v)
 {
@@ -177,39 +148,6 @@ inline void dx_put(__global storage_t *dx, size_t i, const float *v)
 #endif
 }
 
-/* acc += the N-step outer products of the local A-side tile AP (n-major,
- * stride DX_LDA, already offset to this work-item's rows) and B-side tile
- * BP (stride DX_LDB, offset to its columns). N <= DX_TILE_K is a constant
- * at each call; the loop runs to DX_TILE_K so that it unrolls before
- * inlining. */
-inline void dx_mac(float acc[DX_WORK_M][DX_WORK_N], const __local float *ap,
-                   const __local float *bp, const int n)
-{
-#pragma unroll
-    for (int k = 0; k < DX_TILE_K; k++) {
-        if (k < n) {
-            float av[DX_WORK_M], bv[DX_WORK_N];
-#pragma unroll
-            for (int g = 0; g < DX_WORK_M / DX_LVM; g++) {
-                DX_LDS_M(av + g * DX_LVM,
-                         ap + k * DX_LDA + g * DX_THREADS_M * DX_LVM);
-            }
-#pragma unroll
-            for (int g = 0; g < DX_WORK_N / DX_LVN; g++) {
-                DX_LDS_W(bv + g * DX_LVN,
-                         bp + k * DX_LDB + g * DX_THREADS_N * DX_LVN);
-            }
-#pragma unroll
-            for (int i = 0; i < DX_WORK_M; i++) {
-#pragma unroll
-                for (int j = 0; j < DX_WORK_N; j++) {
-                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
-                }
-            }
-        }
-    }
-}
-
 #if HAS_BASE
 /* Global -> registers: this work-item's share of the dY tile at
  * (row0, n0); rows past the end repeat the last row (their results are
@@ -220,12 +158,12 @@ inline void dx_fetch_dy(dx_vec_t dr[DX_DY_LOADS], const __global storage_t *dy,
 {
 #pragma unroll
     for (int l = 0; l < DX_DY_LOADS; l++) {
-        const int v = lid + l * DX_THREADS;
+        const int v = lid + l * GEMM_THREADS;
         const int r = v / (DX_TILE_K / VEC);
         const int n = n0 + v % (DX_TILE_K / VEC) * VEC;
         const int row = min(row0 + r, rows - 1);
         dr[l] = (dx_vec_t)0.0f;
-#if DX_DY_VECS % DX_THREADS != 0
+#if DX_DY_VECS % GEMM_THREADS != 0
         if (v < DX_DY_VECS)
 #endif
 #if OUT_FEATURES % DX_TILE_K != 0
@@ -244,16 +182,16 @@ inline void dx_stash_dy(__local float *as, const dx_vec_t dr[DX_DY_LOADS],
 {
 #pragma unroll
     for (int l = 0; l < DX_DY_LOADS; l++) {
-        const int v = lid + l * DX_THREADS;
+        const int v = lid + l * GEMM_THREADS;
         const int r = v / (DX_TILE_K / VEC);
         const int nn = v % (DX_TILE_K / VEC) * VEC;
-#if DX_DY_VECS % DX_THREADS != 0
+#if DX_DY_VECS % GEMM_THREADS != 0
         if (v < DX_DY_VECS)
 #endif
         {
 #pragma unroll
             for (int c = 0; c < VEC; c++) {
-                as[(nn + c) * DX_LDA + r] = DX_AT(dr[l], c);
+                as[(nn + c) * GEMM_LDA + r] = DX_AT(dr[l], c);
             }
         }
     }
@@ -268,14 +206,14 @@ inline void dx_fetch_w(dx_vec_t wr[DX_W_LOADS], const __global storage_t *wt,
 {
 #pragma unroll
     for (int l = 0; l < DX_W_LOADS; l++) {
-        const int v = lid + l * DX_THREADS;
+        const int v = lid + l * GEMM_THREADS;
         const int n = n0 + v / (DX_TILE_N / VEC);
         int col = col0 + v % (DX_TILE_N / VEC) * VEC;
 #if IN_FEATURES % DX_TILE_N != 0
         col = min(col, IN_FEATURES - VEC);
 #endif
         wr[l] = (dx_vec_t)0.0f;
-#if DX_W_VECS % DX_THREADS != 0
+#if DX_W_VECS % GEMM_THREADS != 0
         if (v < DX_W_VECS)
 #endif
 #if OUT_FEATURES % DX_TILE_K != 0
@@ -294,12 +232,12 @@ inline void dx_stash_w(__local float *bs, const dx_vec_t wr[DX_W_LOADS],
 {
 #pragma unroll
     for (int l = 0; l < DX_W_LOADS; l++) {
-        const int v = lid + l * DX_THREADS;
-#if DX_W_VECS % DX_THREADS != 0
+        const int v = lid + l * GEMM_THREADS;
+#if DX_W_VECS % GEMM_THREADS != 0
         if (v < DX_W_VECS)
 #endif
         {
-            DX_STASH_V(wr[l], bs + v / (DX_TILE_N / VEC) * DX_LDB +
+            DX_STASH_V(wr[l], bs + v / (DX_TILE_N / VEC) * GEMM_LDB +
                                   v % (DX_TILE_N / VEC) * VEC);
         }
     }
@@ -320,31 +258,14 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
 #endif
     __local float as[DX_AS_SIZE] __attribute__((aligned(16)));
     __local float bs[DX_BS_SIZE] __attribute__((aligned(16)));
-    const int lid = get_local_id(1) * DX_THREADS_N + get_local_id(0);
-#if DX_WARP_N > 0 && DX_WARP_N != DX_THREADS_N
-    /* Each warp (32 consecutive lid) is a (32 / DX_WARP_N) x DX_WARP_N
-     * block of work-items, so its local reads touch few distinct
-     * addresses (as lora_main's WARP_N). */
-    const int tn = (lid / 32) % (DX_THREADS_N / DX_WARP_N) * DX_WARP_N +
-                   lid % DX_WARP_N;
-    const int tm = (lid / 32) / (DX_THREADS_N / DX_WARP_N) *
-                       (32 / DX_WARP_N) +
-                   lid % 32 / DX_WARP_N;
-#else
-    const int tn = get_local_id(0);
-    const int tm = get_local_id(1);
-#endif
+    const int lid = get_local_id(1) * GEMM_THREADS_N + get_local_id(0);
+    int tm, tn;
+    gemm_place(lid, &tm, &tn);
     const int col0 = get_group_id(0) * DX_TILE_N;
     const int row0 = get_group_id(1) * DX_TILE_M;
 
     float acc[DX_WORK_M][DX_WORK_N];
-#pragma unroll
-    for (int i = 0; i < DX_WORK_M; i++) {
-#pragma unroll
-        for (int j = 0; j < DX_WORK_N; j++) {
-            acc[i][j] = 0.0f;
-        }
-    }
+    gemm_zero(acc);
 
 #if HAS_BASE
     /* The N stretch, software-pipelined: the next stage's tiles travel
@@ -364,11 +285,11 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
             dx_fetch_dy(dr, dy, rows, row0, (nt + 1) * DX_TILE_K, lid);
             dx_fetch_w(wr, wt, col0, (nt + 1) * DX_TILE_K, lid);
         }
-        dx_mac(acc, as + cur * (DX_TILE_K * DX_LDA) + tm * DX_LVM,
-               bs + cur * (DX_TILE_K * DX_LDB) + tn * DX_LVN, DX_TILE_K);
+        gemm_mac(acc, as + cur * (DX_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
+               bs + cur * (DX_TILE_K * GEMM_LDB) + tn * GEMM_LVN, DX_TILE_K);
         if (more) {
-            dx_stash_dy(as + (cur ^ 1) * (DX_TILE_K * DX_LDA), dr, lid);
-            dx_stash_w(bs + (cur ^ 1) * (DX_TILE_K * DX_LDB), wr, lid);
+            dx_stash_dy(as + (cur ^ 1) * (DX_TILE_K * GEMM_LDA), dr, lid);
+            dx_stash_w(bs + (cur ^ 1) * (DX_TILE_K * GEMM_LDB), wr, lid);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -381,11 +302,11 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
         const int j0 = rt * DX_RANK_K;
 #pragma unroll
         for (int l = 0; l < DX_G_LOADS; l++) {
-            const int v = lid + l * DX_THREADS;
+            const int v = lid + l * GEMM_THREADS;
             const int r = v / DX_RANK_K;
             const int j = j0 + v % DX_RANK_K;
             const int row = min(row0 + r, rows - 1);
-#if DX_G_ELEMS % DX_THREADS != 0
+#if DX_G_ELEMS % GEMM_THREADS != 0
             if (v < DX_G_ELEMS)
 #endif
             {
@@ -396,19 +317,19 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
                 {
                     gv = g[(size_t)row * RANK + j];
                 }
-                as[v % DX_RANK_K * DX_LDA + r] = gv;
+                as[v % DX_RANK_K * GEMM_LDA + r] = gv;
             }
         }
 #pragma unroll
         for (int l = 0; l < DX_A_LOADS; l++) {
-            const int v = lid + l * DX_THREADS;
+            const int v = lid + l * GEMM_THREADS;
             const int c = v / DX_RANK_K;
             const int j = j0 + v % DX_RANK_K;
             int col = col0 + c;
 #if IN_FEATURES % DX_TILE_N != 0
             col = min(col, IN_FEATURES - 1);
 #endif
-#if DX_A_ELEMS % DX_THREADS != 0
+#if DX_A_ELEMS % GEMM_THREADS != 0
             if (v < DX_A_ELEMS)
 #endif
             {
@@ -419,24 +340,24 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
                 {
                     av = load1(a, (size_t)col * RANK + j);
                 }
-                bs[v % DX_RANK_K * DX_LDB + c] = av;
+                bs[v % DX_RANK_K * GEMM_LDB + c] = av;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        dx_mac(acc, as + tm * DX_LVM, bs + tn * DX_LVN, DX_RANK_K);
+        gemm_mac(acc, as + tm * GEMM_LVM, bs + tn * GEMM_LVN, DX_RANK_K);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
-    /* dX = acc (never accumulated); each group of DX_LVN columns in
+    /* dX = acc (never accumulated); each group of GEMM_LVN columns in
      * DX_SVW-wide stores. */
 #pragma unroll
     for (int i = 0; i < DX_WORK_M; i++) {
-        const int row = row0 + DX_ROW_OF(i);
+        const int row = row0 + GEMM_ROW_OF(i);
         if (row < rows) {
             __global storage_t *dxr = dx + (size_t)row * IN_FEATURES;
 #pragma unroll
             for (int j = 0; j < DX_WORK_N; j += DX_SVW) {
-                const int col = col0 + DX_COL_OF(j);
+                const int col = col0 + GEMM_COL_OF(j);
 #if IN_FEATURES % DX_TILE_N != 0
                 if (col < IN_FEATURES)
 #endif

@@ -17,7 +17,7 @@
  *   lora_main    register-tiled GEMM: TILE_M x TILE_N of Y per work-group,
  *                WORK_M x WORK_N per work-item, K stepped by TILE_K through
  *                double-buffered local memory, then the r stretch.
- *                Local size (THREADS_N, THREADS_M).
+ *                Local size (GEMM_THREADS_N, GEMM_THREADS_M: gemm_simt.cl).
  *   lora_xa      XA_INLINE 0, before lora_main or lora_expand: T =
  *                SCALE*X*A into a float scratch buffer; reads X once.
  *                Local size (XA_K, XA_M / XA_W), XA_M rows per work-group,
@@ -79,7 +79,7 @@
  *                   CPUs)
  *   EXPAND_ROWS     lora_expand: rows of Y per work-group
  *   WARP_N          lora_main: work-items along N within each group of 32
- *                   consecutive ones (a warp); 0: THREADS_N (row-major)
+ *                   consecutive ones (a warp); 0: TILE_N / WORK_N (row-major)
  *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction

@@ -3,7 +3,7 @@
  * product or computes X*A inline. */
 #include "main_tiles.cl"
 
-__kernel __attribute__((reqd_work_group_size(THREADS_N, THREADS_M, 1)))
+__kernel __attribute__((reqd_work_group_size(GEMM_THREADS_N, GEMM_THREADS_M, 1)))
 void lora_main(const int rows,
                const __global storage_t *restrict x,
 #if HAS_BASE
@@ -24,7 +24,7 @@ void lora_main(const int rows,
     __local float bs[BS_SIZE] __attribute__((aligned(16)));
 #if XA_INLINE
     __local float al[2 * A_ELEMS];
-    __local float tl[RANK_CEIL * LDA] __attribute__((aligned(16)));
+    __local float tl[RANK_CEIL * GEMM_LDA] __attribute__((aligned(16)));
 #endif
     main_tiles(rows, x,
 #if HAS_BASE

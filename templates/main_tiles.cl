@@ -17,82 +17,62 @@
 
 /* ---- Derived sizes ---- */
 
-#define THREADS_M (TILE_M / WORK_M)
-#define THREADS_N (TILE_N / WORK_N)
-#define THREADS (THREADS_M * THREADS_N)
-#define LDA (TILE_M + PAD) /* row stride of X and T tiles (k-major) */
-#define LDB (TILE_N + PAD) /* row stride of W and B tiles */
+/* The register-tiled core (gemm_simt.cl) over this kernel's tiles. */
+#define GEMM_TILE_M TILE_M
+#define GEMM_TILE_N TILE_N
+#define GEMM_TILE_K TILE_K
+#define GEMM_WORK_M WORK_M
+#define GEMM_WORK_N WORK_N
+#define GEMM_PAD PAD
+#define GEMM_WARP_N WARP_N
+#include "gemm_simt.cl"
+
 #define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
 #define COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
 #define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
 #define RANK_TILES CEIL_DIV(RANK, RANK_K)
 #define RANK_CEIL (RANK_TILES * RANK_K)
 
-/* Local-memory read widths of the inner product. A work-item's WORK_M rows
- * are groups of LVM adjacent rows, the groups THREADS_M * LVM apart, so one
- * float4 read serves four rows and neighbouring work-items read neighbouring
- * addresses (no bank conflicts). Same for columns with LVN. */
-#if WORK_M % 4 == 0 && PAD % 4 == 0
-#define LVM 4
-#elif WORK_M % 2 == 0 && PAD % 2 == 0
-#define LVM 2
-#else
-#define LVM 1
-#endif
-#if WORK_N % 4 == 0 && PAD % 4 == 0
-#define LVN 4
-#elif WORK_N % 2 == 0 && PAD % 2 == 0
-#define LVN 2
-#else
-#define LVN 1
-#endif
-/* Row (column) of the tile held in a work-item's i-th row (j-th column). */
-#define ROW_OF(i) (((i) / LVM) * (THREADS_M * LVM) + tm * LVM + (i) % LVM)
-#define COL_OF(j) (((j) / LVN) * (THREADS_N * LVN) + tn * LVN + (j) % LVN)
-/* Width of the stores of Y: a column group of LVN, split to VEC. */
-#define SVW (VEC < LVN ? VEC : LVN)
+/* Width of the stores of Y: a column group of GEMM_LVN, split to VEC. */
+#define SVW (VEC < GEMM_LVN ? VEC : GEMM_LVN)
 
 /* Tile loads: VW-wide along K for X, along N for W and B, where VW is
  * VEC, or 4 in lora_main_padded (padded.cl), a constant at each call;
- * each work-item takes every THREADS-th vector. The registers are float4
+ * each work-item takes every GEMM_THREADS-th vector. The registers are float4
  * whatever VW, as many as the narrowest loads (VEC) need; the unused
  * lanes and loads fold away. */
 #define X_VECS(vw) (TILE_M * TILE_K / (vw))
-#define X_LOADS(vw) CEIL_DIV(X_VECS(vw), THREADS)
+#define X_LOADS(vw) CEIL_DIV(X_VECS(vw), GEMM_THREADS)
 #define W_VECS(vw) (TILE_K * TILE_N / (vw))
-#define W_LOADS(vw) CEIL_DIV(W_VECS(vw), THREADS)
+#define W_LOADS(vw) CEIL_DIV(W_VECS(vw), GEMM_THREADS)
 #define B_VECS(vw) (RANK_K * TILE_N / (vw))
-#define B_LOADS(vw) CEIL_DIV(B_VECS(vw), THREADS)
+#define B_LOADS(vw) CEIL_DIV(B_VECS(vw), GEMM_THREADS)
 #define T_ELEMS (TILE_M * RANK_K)
-#define T_LOADS CEIL_DIV(T_ELEMS, THREADS)
+#define T_LOADS CEIL_DIV(T_ELEMS, GEMM_THREADS)
 /* Inline X*A: work-item (tm, tn) accumulates T for its WORK_M rows and
- * columns tn, tn + THREADS_N, ...; the A tile is AL_W wide, zero beyond r. */
-#define XA_PER CEIL_DIV(RANK_CEIL, THREADS_N)
-#define AL_W (XA_PER * THREADS_N)
+ * columns tn, tn + GEMM_THREADS_N, ...; the A tile is AL_W wide, zero beyond r. */
+#define XA_PER CEIL_DIV(RANK_CEIL, GEMM_THREADS_N)
+#define AL_W (XA_PER * GEMM_THREADS_N)
 #define A_ELEMS (TILE_K * AL_W)
-#define A_LOADS CEIL_DIV(A_ELEMS, THREADS)
+#define A_LOADS CEIL_DIV(A_ELEMS, GEMM_THREADS)
 
 /* Local memory of lora_main, in floats. */
-#define AS_SIZE (2 * TILE_K * LDA)
+#define AS_SIZE (2 * TILE_K * GEMM_LDA)
 #if HAS_BASE
-#define BS_SIZE (2 * TILE_K * LDB)
+#define BS_SIZE (2 * TILE_K * GEMM_LDB)
 #else
-#define BS_SIZE (RANK_K * LDB)
+#define BS_SIZE (RANK_K * GEMM_LDB)
 #endif
 /* The plan counted this kernel's local memory (MAIN_LOCAL_BYTES) to
  * check it against the device: it must be what the arrays take. */
 #if XA_INLINE
-#define MAIN_LOCAL (AS_SIZE + BS_SIZE + 2 * A_ELEMS + RANK_CEIL * LDA)
+#define MAIN_LOCAL (AS_SIZE + BS_SIZE + 2 * A_ELEMS + RANK_CEIL * GEMM_LDA)
 #else
 #define MAIN_LOCAL (AS_SIZE + BS_SIZE)
 #endif
 #if !defined(MAIN_LOCAL_BYTES) || MAIN_LOCAL * 4 != MAIN_LOCAL_BYTES
 #error "main_tiles.cl: local memory differs from the plan's count"
 #endif
-
-#include "local_reads.cl"
-#define LDS_M LDS_N(LVM)
-#define LDS_W LDS_N(LVN)
 
 /* Stores (or adds, ACCUMULATE) SW floats of private V at Y[I]; I is a
  * multiple of SW, a constant at each call (1, 2 or 4). */
@@ -133,36 +113,6 @@ inline void put_part(__global float *p, const float *v)
 #endif
 }
 #endif
-
-/* acc += the N-step outer products of the local A-side tile AP (k-major,
- * stride LDA, already offset to this work-item's rows) and B-side tile BP
- * (stride LDB, offset to its columns). N <= TILE_K is a constant at each
- * call; the loop runs to TILE_K so that it unrolls before inlining. */
-inline void mac_tile(float acc[WORK_M][WORK_N], const __local float *ap,
-                     const __local float *bp, const int n)
-{
-#pragma unroll
-    for (int k = 0; k < TILE_K; k++) {
-        if (k < n) {
-            float av[WORK_M], bv[WORK_N];
-#pragma unroll
-            for (int g = 0; g < WORK_M / LVM; g++) {
-                LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
-            }
-#pragma unroll
-            for (int g = 0; g < WORK_N / LVN; g++) {
-                LDS_W(bv + g * LVN, bp + k * LDB + g * THREADS_N * LVN);
-            }
-#pragma unroll
-            for (int i = 0; i < WORK_M; i++) {
-#pragma unroll
-                for (int j = 0; j < WORK_N; j++) {
-                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
-                }
-            }
-        }
-    }
-}
 
 /* K past its end, three ways: K_END, a constant at each call of
  * main_tiles, and EDGE and CLAMP, which follow from it at each load.
@@ -237,13 +187,13 @@ inline void fetch_x(float4 xr[X_LOADS(VEC)], const __global storage_t *x,
 {
 #pragma unroll
     for (int l = 0; l < X_LOADS(VEC); l++) {
-        const int v = lid + l * THREADS;
+        const int v = lid + l * GEMM_THREADS;
         const int r = v / (TILE_K / vw);
         const int k = k0 + v % (TILE_K / vw) * vw;
         const int row = min(row0 + r, rows - 1);
         if (l < X_LOADS(vw)) {
             xr[l] = (float4)0.0f;
-            if ((X_VECS(vw) % THREADS == 0 || v < X_VECS(vw)) &&
+            if ((X_VECS(vw) % GEMM_THREADS == 0 || v < X_VECS(vw)) &&
                 K_LIVE(edge, k)) {
                 xr[l] = load_vw(x + (size_t)row * ldx, K_IN(clamp, k, vw), vw);
             }
@@ -260,16 +210,16 @@ inline void stash_x(__local float *as, const float4 xr[X_LOADS(VEC)],
 {
 #pragma unroll
     for (int l = 0; l < X_LOADS(VEC); l++) {
-        const int v = lid + l * THREADS;
+        const int v = lid + l * GEMM_THREADS;
         const int r = v / (TILE_K / vw);
         const int kk = v % (TILE_K / vw) * vw;
         if (l < X_LOADS(vw) &&
-            (X_VECS(vw) % THREADS == 0 || v < X_VECS(vw))) {
+            (X_VECS(vw) % GEMM_THREADS == 0 || v < X_VECS(vw))) {
             const int past = K_PAST(clamp, k0 + kk);
 #pragma unroll
             for (int c = 0; c < 4; c++) {
                 if (c < vw) {
-                    as[(kk + c) * LDA + r] = past ? 0.0f : LANE(xr[l], c);
+                    as[(kk + c) * GEMM_LDA + r] = past ? 0.0f : LANE(xr[l], c);
                 }
             }
         }
@@ -288,7 +238,7 @@ inline void fetch_w(float4 wr[W_LOADS(VEC)], const __global storage_t *w,
 {
 #pragma unroll
     for (int l = 0; l < W_LOADS(VEC); l++) {
-        const int v = lid + l * THREADS;
+        const int v = lid + l * GEMM_THREADS;
         const int k = k0 + v / (TILE_N / vw);
         int col = col0 + v % (TILE_N / vw) * vw;
 #if OUT_FEATURES % TILE_N != 0
@@ -296,7 +246,7 @@ inline void fetch_w(float4 wr[W_LOADS(VEC)], const __global storage_t *w,
 #endif
         if (l < W_LOADS(vw)) {
             wr[l] = (float4)0.0f;
-            if ((W_VECS(vw) % THREADS == 0 || v < W_VECS(vw)) &&
+            if ((W_VECS(vw) % GEMM_THREADS == 0 || v < W_VECS(vw)) &&
                 K_LIVE(edge, k)) {
                 wr[l] = load_vw(w + col, (size_t)K_ROW_IN(clamp, k) * ldw, vw);
             }
@@ -310,11 +260,11 @@ inline void stash_w(__local float *bs, const float4 wr[W_LOADS(VEC)],
 {
 #pragma unroll
     for (int l = 0; l < W_LOADS(VEC); l++) {
-        const int v = lid + l * THREADS;
+        const int v = lid + l * GEMM_THREADS;
         if (l < W_LOADS(vw) &&
-            (W_VECS(vw) % THREADS == 0 || v < W_VECS(vw))) {
+            (W_VECS(vw) % GEMM_THREADS == 0 || v < W_VECS(vw))) {
             const int kk = v / (TILE_N / vw);
-            stash_vw(bs + kk * LDB + v % (TILE_N / vw) * vw,
+            stash_vw(bs + kk * GEMM_LDB + v % (TILE_N / vw) * vw,
                      K_PAST(clamp, k0 + kk) ? (float4)0.0f : wr[l], vw);
         }
     }
@@ -328,11 +278,11 @@ inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
 {
 #pragma unroll
     for (int l = 0; l < A_LOADS; l++) {
-        const int v = lid + l * THREADS;
+        const int v = lid + l * GEMM_THREADS;
         const int k = k0 + v / AL_W;
         const int j = v % AL_W;
         ar[l] = 0.0f;
-#if A_ELEMS % THREADS != 0
+#if A_ELEMS % GEMM_THREADS != 0
         if (v < A_ELEMS)
 #endif
 #if AL_W != RANK
@@ -349,8 +299,8 @@ inline void stash_a(__local float *al, const float ar[A_LOADS],
 {
 #pragma unroll
     for (int l = 0; l < A_LOADS; l++) {
-        const int v = lid + l * THREADS;
-#if A_ELEMS % THREADS != 0
+        const int v = lid + l * GEMM_THREADS;
+#if A_ELEMS % GEMM_THREADS != 0
         if (v < A_ELEMS)
 #endif
         {
@@ -360,7 +310,7 @@ inline void stash_a(__local float *al, const float ar[A_LOADS],
 }
 
 /* tacc += the TILE_K outer products of this work-item's X rows (AP, as in
- * mac_tile) and its T columns of the A tile (AL, offset to tn). */
+ * gemm_mac) and its T columns of the A tile (AL, offset to tn). */
 inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
                    const __local float *al)
 {
@@ -368,12 +318,12 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
     for (int k = 0; k < TILE_K; k++) {
         float av[WORK_M];
 #pragma unroll
-        for (int g = 0; g < WORK_M / LVM; g++) {
-            LDS_M(av + g * LVM, ap + k * LDA + g * THREADS_M * LVM);
+        for (int g = 0; g < WORK_M / GEMM_LVM; g++) {
+            LDS_N(GEMM_LVM)(av + g * GEMM_LVM, ap + k * GEMM_LDA + g * GEMM_THREADS_M * GEMM_LVM);
         }
 #pragma unroll
         for (int q = 0; q < XA_PER; q++) {
-            const float aq = al[k * AL_W + q * THREADS_N];
+            const float aq = al[k * AL_W + q * GEMM_THREADS_N];
 #pragma unroll
             for (int i = 0; i < WORK_M; i++) {
                 tacc[i][q] = fma(av[i], aq, tacc[i][q]);
@@ -418,30 +368,16 @@ inline void main_tiles(const int rows,
 #if !XA_INLINE
     const __global float *restrict t = scratch; /* lora_xa's T */
 #endif
-    const int lid = get_local_id(1) * THREADS_N + get_local_id(0);
-#if WARP_N > 0 && WARP_N != THREADS_N
-    /* Each warp (32 consecutive lid) is a (32 / WARP_N) x WARP_N block of
-     * work-items, so its local reads touch few distinct addresses. */
-    const int tn = (lid / 32) % (THREADS_N / WARP_N) * WARP_N + lid % WARP_N;
-    const int tm = (lid / 32) / (THREADS_N / WARP_N) * (32 / WARP_N) +
-                   lid % 32 / WARP_N;
-#else
-    const int tn = get_local_id(0);
-    const int tm = get_local_id(1);
-#endif
+    const int lid = get_local_id(1) * GEMM_THREADS_N + get_local_id(0);
+    int tm, tn;
+    gemm_place(lid, &tm, &tn);
     const int kt0 = slice * K_TILES / slices;
     const int kt1 = (slice + 1) * K_TILES / slices;
     const int col0 = (get_group_id(0) - slice * COL_TILES) * TILE_N;
     const int row0 = get_group_id(1) * TILE_M;
 
     float acc[WORK_M][WORK_N];
-#pragma unroll
-    for (int i = 0; i < WORK_M; i++) {
-#pragma unroll
-        for (int j = 0; j < WORK_N; j++) {
-            acc[i][j] = 0.0f;
-        }
-    }
+    gemm_zero(acc);
 
     /* The K stretch, software-pipelined: the next stage's tiles travel
      * from global memory into registers while this stage's are multiplied,
@@ -511,17 +447,17 @@ inline void main_tiles(const int rows,
             FETCH_STEP(kt + 1);
         }
 #if HAS_BASE
-        mac_tile(acc, as + cur * (TILE_K * LDA) + tm * LVM,
-                 bs + cur * (TILE_K * LDB) + tn * LVN, TILE_K);
+        gemm_mac(acc, as + cur * (TILE_K * GEMM_LDA) + tm * GEMM_LVM,
+                 bs + cur * (TILE_K * GEMM_LDB) + tn * GEMM_LVN, TILE_K);
 #endif
 #if XA_INLINE
-        mac_xa(tacc, as + cur * (TILE_K * LDA) + tm * LVM,
+        mac_xa(tacc, as + cur * (TILE_K * GEMM_LDA) + tm * GEMM_LVM,
                al + cur * A_ELEMS + tn);
 #endif
         if (more) {
-            stash_x(as + (cur ^ 1) * (TILE_K * LDA), xr, vw,
+            stash_x(as + (cur ^ 1) * (TILE_K * GEMM_LDA), xr, vw,
                     (kt + 1) * TILE_K, lid, clamp);
-            STASH_W(bs + (cur ^ 1) * (TILE_K * LDB), kt + 1);
+            STASH_W(bs + (cur ^ 1) * (TILE_K * GEMM_LDB), kt + 1);
 #if XA_INLINE
             stash_a(al + (cur ^ 1) * A_ELEMS, ar, lid);
 #endif
@@ -534,14 +470,14 @@ inline void main_tiles(const int rows,
      * the X tiles; columns past r hold zeros. */
 #pragma unroll
     for (int q = 0; q < XA_PER; q++) {
-        const int j = tn + q * THREADS_N;
+        const int j = tn + q * GEMM_THREADS_N;
 #if AL_W > RANK_CEIL
         if (j < RANK_CEIL)
 #endif
         {
 #pragma unroll
             for (int i = 0; i < WORK_M; i++) {
-                tl[j * LDA + ROW_OF(i)] = SCALE * tacc[i][q];
+                tl[j * GEMM_LDA + GEMM_ROW_OF(i)] = SCALE * tacc[i][q];
             }
         }
     }
@@ -552,14 +488,14 @@ inline void main_tiles(const int rows,
         const int j0 = rt * RANK_K;
 #pragma unroll
         for (int l = 0; l < B_LOADS(VEC); l++) {
-            const int v = lid + l * THREADS;
+            const int v = lid + l * GEMM_THREADS;
             const int j = j0 + v / (TILE_N / vw);
             int col = col0 + v % (TILE_N / vw) * vw;
 #if OUT_FEATURES % TILE_N != 0
             col = min(col, ldw - vw);
 #endif
             if (l < B_LOADS(vw) &&
-                (B_VECS(vw) % THREADS == 0 || v < B_VECS(vw))) {
+                (B_VECS(vw) % GEMM_THREADS == 0 || v < B_VECS(vw))) {
                 float4 bv = (float4)0.0f;
 #if RANK % RANK_K != 0
                 if (j < RANK)
@@ -567,18 +503,18 @@ inline void main_tiles(const int rows,
                 {
                     bv = load_vw(b + col, (size_t)j * ldw, vw);
                 }
-                stash_vw(bs + v / (TILE_N / vw) * LDB + v % (TILE_N / vw) * vw,
+                stash_vw(bs + v / (TILE_N / vw) * GEMM_LDB + v % (TILE_N / vw) * vw,
                          bv, vw);
             }
         }
 #if !XA_INLINE
 #pragma unroll
         for (int l = 0; l < T_LOADS; l++) {
-            const int v = lid + l * THREADS;
+            const int v = lid + l * GEMM_THREADS;
             const int r = v / RANK_K;
             const int j = j0 + v % RANK_K;
             const int row = min(row0 + r, rows - 1);
-#if T_ELEMS % THREADS != 0
+#if T_ELEMS % GEMM_THREADS != 0
             if (v < T_ELEMS)
 #endif
             {
@@ -595,15 +531,15 @@ inline void main_tiles(const int rows,
                         tv += tp[p * RANK];
                     }
                 }
-                as[v % RANK_K * LDA + r] = tv;
+                as[v % RANK_K * GEMM_LDA + r] = tv;
             }
         }
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
 #if XA_INLINE
-        mac_tile(acc, tl + j0 * LDA + tm * LVM, bs + tn * LVN, RANK_K);
+        gemm_mac(acc, tl + j0 * GEMM_LDA + tm * GEMM_LVM, bs + tn * GEMM_LVN, RANK_K);
 #else
-        mac_tile(acc, as + tm * LVM, bs + tn * LVN, RANK_K);
+        gemm_mac(acc, as + tm * GEMM_LVM, bs + tn * GEMM_LVN, RANK_K);
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -617,11 +553,11 @@ inline void main_tiles(const int rows,
         __global float *part = scratch + SPLIT_PART(rows, slice);
 #pragma unroll
         for (int i = 0; i < WORK_M; i++) {
-            const int row = row0 + ROW_OF(i);
+            const int row = row0 + GEMM_ROW_OF(i);
             if (row < rows) {
 #pragma unroll
                 for (int j = 0; j < WORK_N; j += SVW) {
-                    const int col = col0 + COL_OF(j);
+                    const int col = col0 + GEMM_COL_OF(j);
 #if OUT_FEATURES % TILE_N != 0
                     if (col < OUT_FEATURES)
 #endif
@@ -636,15 +572,15 @@ inline void main_tiles(const int rows,
     }
 #endif
 
-    /* Y = acc, or Y += acc; each group of LVN columns in SW-wide stores. */
+    /* Y = acc, or Y += acc; each group of GEMM_LVN columns in SW-wide stores. */
 #pragma unroll
     for (int i = 0; i < WORK_M; i++) {
-        const int row = row0 + ROW_OF(i);
+        const int row = row0 + GEMM_ROW_OF(i);
         if (row < rows) {
             __global storage_t *yr = y + (size_t)row * OUT_FEATURES;
 #pragma unroll
             for (int j = 0; j < WORK_N; j++) {
-                const int col = col0 + COL_OF(j);
+                const int col = col0 + GEMM_COL_OF(j);
 #if OUT_FEATURES % TILE_N != 0
                 if (col < OUT_FEATURES)
 #endif
