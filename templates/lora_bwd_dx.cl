@@ -26,7 +26,8 @@
  *   DX_WARP_N             work-items along N within each warp of 32
  *                         consecutive ones; 0: GEMM_THREADS_N (row-major).
  *                         Divides GEMM_THREADS_N and 32, and 32 / DX_WARP_N
- *                         divides GEMM_THREADS_M; GEMM_THREADS a multiple of 32
+ *                         divides GEMM_THREADS_M; GEMM_THREADS a multiple
+ *                         of 32
  *   VEC                   width of the global loads of dY and W^T and of
  *                         the stores of dX: 1, 2 or 4
  *   DX_LOCAL_BYTES        the plan's count of local memory: DX_LOCAL * 4
@@ -78,6 +79,11 @@
 #define GEMM_WORK_N DX_WORK_N
 #define GEMM_PAD DX_PAD
 #define GEMM_WARP_N DX_WARP_N
+#define GEMM_K OUT_FEATURES
+#define GEMM_N IN_FEATURES
+#define GEMM_VEC VEC
+#define GEMM_STAGE_A HAS_BASE /* dY */
+#define GEMM_STAGE_B HAS_BASE /* W^T */
 #include "gemm_simt.cl"
 
 #define DX_N_TILES CEIL_DIV(OUT_FEATURES, DX_TILE_K)
@@ -87,13 +93,9 @@
 /* Width of the stores of dX: a column group of GEMM_LVN, split to VEC. */
 #define DX_SVW (VEC < GEMM_LVN ? VEC : GEMM_LVN)
 
-/* Tile loads, VEC-wide along n; each work-item takes every
- * GEMM_THREADS-th vector. The G and A^T tiles of the r stretch go element by
- * element, since r need not be a multiple of VEC. */
-#define DX_DY_VECS (DX_TILE_M * DX_TILE_K / VEC)
-#define DX_DY_LOADS CEIL_DIV(DX_DY_VECS, GEMM_THREADS)
-#define DX_W_VECS (DX_TILE_N * DX_TILE_K / VEC)
-#define DX_W_LOADS CEIL_DIV(DX_W_VECS, GEMM_THREADS)
+/* The dY and W^T tiles load VEC-wide along n (gemm_simt.cl); the G and
+ * A^T tiles of the r stretch go element by element, since r need not be
+ * a multiple of VEC. */
 #define DX_G_ELEMS (DX_TILE_M * DX_RANK_K)
 #define DX_G_LOADS CEIL_DIV(DX_G_ELEMS, GEMM_THREADS)
 #define DX_A_ELEMS (DX_TILE_N * DX_RANK_K)
@@ -114,25 +116,7 @@
 #error "lora_bwd_dx.cl: local memory differs from the plan's count"
 #endif
 
-/* ---- Vectors of VEC elements ---- */
-
-#if VEC == 4
-typedef float4 dx_vec_t;
-#define DX_AT(v, c)                                                      \
-    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
-#define DX_LOADV load4
-#define DX_STASH_V(v, p) vstore4((v), 0, (p))
-#elif VEC == 2
-typedef float2 dx_vec_t;
-#define DX_AT(v, c) ((c) == 0 ? (v).s0 : (v).s1)
-#define DX_LOADV load2
-#define DX_STASH_V(v, p) vstore2((v), 0, (p))
-#elif VEC == 1
-typedef float dx_vec_t;
-#define DX_AT(v, c) (v)
-#define DX_LOADV load1
-#define DX_STASH_V(v, p) (*(p) = (v))
-#else
+#if VEC != 1 && VEC != 2 && VEC != 4
 #error "lora_bwd_dx.cl: VEC must be 1, 2 or 4"
 #endif
 
@@ -147,102 +131,6 @@ inline void dx_put(__global storage_t *dx, size_t i, const float *v)
     store1(dx, i, v[0]);
 #endif
 }
-
-#if HAS_BASE
-/* Global -> registers: this work-item's share of the dY tile at
- * (row0, n0); rows past the end repeat the last row (their results are
- * never stored), n past N reads as zero. */
-inline void dx_fetch_dy(dx_vec_t dr[DX_DY_LOADS], const __global storage_t *dy,
-                        const int rows, const int row0, const int n0,
-                        const int lid)
-{
-#pragma unroll
-    for (int l = 0; l < DX_DY_LOADS; l++) {
-        const int v = lid + l * GEMM_THREADS;
-        const int r = v / (DX_TILE_K / VEC);
-        const int n = n0 + v % (DX_TILE_K / VEC) * VEC;
-        const int row = min(row0 + r, rows - 1);
-        dr[l] = (dx_vec_t)0.0f;
-#if DX_DY_VECS % GEMM_THREADS != 0
-        if (v < DX_DY_VECS)
-#endif
-#if OUT_FEATURES % DX_TILE_K != 0
-        if (n < OUT_FEATURES)
-#endif
-        {
-            dr[l] = DX_LOADV(dy, (size_t)row * OUT_FEATURES + n);
-        }
-    }
-}
-
-/* Registers -> local: the dY tile transposed to n-major, so that the
- * inner product reads a work-item's rows as vectors. */
-inline void dx_stash_dy(__local float *as, const dx_vec_t dr[DX_DY_LOADS],
-                        const int lid)
-{
-#pragma unroll
-    for (int l = 0; l < DX_DY_LOADS; l++) {
-        const int v = lid + l * GEMM_THREADS;
-        const int r = v / (DX_TILE_K / VEC);
-        const int nn = v % (DX_TILE_K / VEC) * VEC;
-#if DX_DY_VECS % GEMM_THREADS != 0
-        if (v < DX_DY_VECS)
-#endif
-        {
-#pragma unroll
-            for (int c = 0; c < VEC; c++) {
-                as[(nn + c) * GEMM_LDA + r] = DX_AT(dr[l], c);
-            }
-        }
-    }
-}
-
-/* Global -> registers: this work-item's share of the W^T tile at
- * (n0, col0) from lora_bwd_wt's copy WT (N x K), read along K as lora_main
- * reads W: columns past K repeat the last vector (never stored), n past N
- * reads as zero. */
-inline void dx_fetch_w(dx_vec_t wr[DX_W_LOADS], const __global storage_t *wt,
-                       const int col0, const int n0, const int lid)
-{
-#pragma unroll
-    for (int l = 0; l < DX_W_LOADS; l++) {
-        const int v = lid + l * GEMM_THREADS;
-        const int n = n0 + v / (DX_TILE_N / VEC);
-        int col = col0 + v % (DX_TILE_N / VEC) * VEC;
-#if IN_FEATURES % DX_TILE_N != 0
-        col = min(col, IN_FEATURES - VEC);
-#endif
-        wr[l] = (dx_vec_t)0.0f;
-#if DX_W_VECS % GEMM_THREADS != 0
-        if (v < DX_W_VECS)
-#endif
-#if OUT_FEATURES % DX_TILE_K != 0
-        if (n < OUT_FEATURES)
-#endif
-        {
-            wr[l] = DX_LOADV(wt, (size_t)n * IN_FEATURES + col);
-        }
-    }
-}
-
-/* Registers -> local: the W^T tile as it came, n-major like the dY
- * tile. */
-inline void dx_stash_w(__local float *bs, const dx_vec_t wr[DX_W_LOADS],
-                       const int lid)
-{
-#pragma unroll
-    for (int l = 0; l < DX_W_LOADS; l++) {
-        const int v = lid + l * GEMM_THREADS;
-#if DX_W_VECS % GEMM_THREADS != 0
-        if (v < DX_W_VECS)
-#endif
-        {
-            DX_STASH_V(wr[l], bs + v / (DX_TILE_N / VEC) * GEMM_LDB +
-                                  v % (DX_TILE_N / VEC) * VEC);
-        }
-    }
-}
-#endif
 
 __kernel __attribute__((reqd_work_group_size(DX_TILE_N / DX_WORK_N,
                                               DX_TILE_M / DX_WORK_M, 1)))
@@ -270,26 +158,34 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
 #if HAS_BASE
     /* The N stretch, software-pipelined: the next stage's tiles travel
      * from global memory into registers while this stage's are multiplied,
-     * then go to the other half of local memory; one barrier per stage. */
-    dx_vec_t dr[DX_DY_LOADS], wr[DX_W_LOADS];
-    dx_fetch_dy(dr, dy, rows, row0, 0, lid);
-    dx_fetch_w(wr, wt, col0, 0, lid);
-    dx_stash_dy(as, dr, lid);
-    dx_stash_w(bs, wr, lid);
+     * then go to the other half of local memory; one barrier per stage.
+     * dY's rows and W^T's copy (N x K) load VEC-wide, every stage guarded
+     * against N's end (n past it reads as zero). */
+#define FETCH_STAGE(n0)                                                  \
+    do {                                                                 \
+        gemm_fetch_a(dr, dy, OUT_FEATURES, VEC, rows, row0, (n0), lid,   \
+                     1, 0);                                              \
+        gemm_fetch_b(wr, wt, IN_FEATURES, VEC, col0, (n0), lid, 1, 0);   \
+    } while (0)
+    float4 dr[GEMM_A_LOADS(VEC)], wr[GEMM_B_LOADS(VEC)];
+    FETCH_STAGE(0);
+    gemm_stash_a(as, dr, VEC, 0, lid, 0);
+    gemm_stash_b(bs, wr, VEC, 0, lid, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     for (int nt = 0; nt < DX_N_TILES; nt++) {
         const int cur = nt & 1;
         const int more = nt + 1 < DX_N_TILES;
         if (more) {
-            dx_fetch_dy(dr, dy, rows, row0, (nt + 1) * DX_TILE_K, lid);
-            dx_fetch_w(wr, wt, col0, (nt + 1) * DX_TILE_K, lid);
+            FETCH_STAGE((nt + 1) * DX_TILE_K);
         }
         gemm_mac(acc, as + cur * (DX_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
                bs + cur * (DX_TILE_K * GEMM_LDB) + tn * GEMM_LVN, DX_TILE_K);
         if (more) {
-            dx_stash_dy(as + (cur ^ 1) * (DX_TILE_K * GEMM_LDA), dr, lid);
-            dx_stash_w(bs + (cur ^ 1) * (DX_TILE_K * GEMM_LDB), wr, lid);
+            gemm_stash_a(as + (cur ^ 1) * (DX_TILE_K * GEMM_LDA), dr, VEC, 0,
+                         lid, 0);
+            gemm_stash_b(bs + (cur ^ 1) * (DX_TILE_K * GEMM_LDB), wr, VEC, 0,
+                         lid, 0);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -3,7 +3,8 @@
  * product or computes X*A inline. */
 #include "main_tiles.cl"
 
-__kernel __attribute__((reqd_work_group_size(GEMM_THREADS_N, GEMM_THREADS_M, 1)))
+__kernel
+__attribute__((reqd_work_group_size(GEMM_THREADS_N, GEMM_THREADS_M, 1)))
 void lora_main(const int rows,
                const __global storage_t *restrict x,
 #if HAS_BASE

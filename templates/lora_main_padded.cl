@@ -11,7 +11,8 @@
 /* Width of Y's stores: Y is written in place, at its own alignment. */
 #define Y_VEC (OUT_FEATURES % 4 == 0 ? 4 : OUT_FEATURES % 2 == 0 ? 2 : 1)
 
-__kernel __attribute__((reqd_work_group_size(GEMM_THREADS_N, GEMM_THREADS_M, 1)))
+__kernel
+__attribute__((reqd_work_group_size(GEMM_THREADS_N, GEMM_THREADS_M, 1)))
 void lora_main_padded(const int rows, const __global storage_t *restrict x,
                       const __global storage_t *restrict w,
                       const __global storage_t *restrict b,
@@ -30,9 +31,10 @@ void lora_main_padded(const int rows, const __global storage_t *restrict x,
         PADS_W ? (const __global storage_t *)(scratch + PADDED_B_AT(rows))
                : b;
     /* K's end: nothing to do where both copies run to a whole K step,
-     * else clamped as lora_main at VEC 4 (K_LIVE in main_tiles.cl) */
+     * else clamped as lora_main at VEC 4 (GEMM_K_LIVE in gemm_simt.cl) */
     main_tiles(rows, xp, wp, bp, y, (__global float *)scratch, as, bs, 1, 0,
-               PADS_K ? K_WHOLE : K_CLAMP, PADS_X ? K_PADDED : IN_FEATURES,
+               PADS_K ? GEMM_K_WHOLE : GEMM_K_CLAMP,
+               PADS_X ? K_PADDED : IN_FEATURES,
                PADS_W ? N_PADDED : OUT_FEATURES, 4,
                Y_VEC < GEMM_LVN ? Y_VEC : GEMM_LVN);
 }

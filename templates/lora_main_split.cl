@@ -6,7 +6,8 @@
 #error "lora_main_split.cl: a split K needs SPLIT_K > 1, W and T from lora_xa"
 #endif
 
-__kernel __attribute__((reqd_work_group_size(GEMM_THREADS_N, GEMM_THREADS_M, 1)))
+__kernel
+__attribute__((reqd_work_group_size(GEMM_THREADS_N, GEMM_THREADS_M, 1)))
 void lora_main_split(const int rows, const __global storage_t *restrict x,
                      const __global storage_t *restrict w,
                      const __global storage_t *restrict b,

@@ -25,6 +25,11 @@
 #define GEMM_WORK_N WORK_N
 #define GEMM_PAD PAD
 #define GEMM_WARP_N WARP_N
+#define GEMM_K IN_FEATURES
+#define GEMM_N OUT_FEATURES
+#define GEMM_VEC VEC
+#define GEMM_STAGE_A 1
+#define GEMM_STAGE_B HAS_BASE
 #include "gemm_simt.cl"
 
 #define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
@@ -36,21 +41,17 @@
 /* Width of the stores of Y: a column group of GEMM_LVN, split to VEC. */
 #define SVW (VEC < GEMM_LVN ? VEC : GEMM_LVN)
 
-/* Tile loads: VW-wide along K for X, along N for W and B, where VW is
- * VEC, or 4 in lora_main_padded (padded.cl), a constant at each call;
- * each work-item takes every GEMM_THREADS-th vector. The registers are float4
- * whatever VW, as many as the narrowest loads (VEC) need; the unused
- * lanes and loads fold away. */
-#define X_VECS(vw) (TILE_M * TILE_K / (vw))
-#define X_LOADS(vw) CEIL_DIV(X_VECS(vw), GEMM_THREADS)
-#define W_VECS(vw) (TILE_K * TILE_N / (vw))
-#define W_LOADS(vw) CEIL_DIV(W_VECS(vw), GEMM_THREADS)
+/* Tile loads: VW-wide along K for X, along N for W and B (gemm_simt.cl's
+ * loaders), where VW is VEC, or 4 in lora_main_padded (padded.cl), a
+ * constant at each call; each work-item takes every GEMM_THREADS-th
+ * vector. B's and T's tiles of the r stretch: */
 #define B_VECS(vw) (RANK_K * TILE_N / (vw))
 #define B_LOADS(vw) CEIL_DIV(B_VECS(vw), GEMM_THREADS)
 #define T_ELEMS (TILE_M * RANK_K)
 #define T_LOADS CEIL_DIV(T_ELEMS, GEMM_THREADS)
 /* Inline X*A: work-item (tm, tn) accumulates T for its WORK_M rows and
- * columns tn, tn + GEMM_THREADS_N, ...; the A tile is AL_W wide, zero beyond r. */
+ * columns tn, tn + GEMM_THREADS_N, ...; the A tile is AL_W wide, zero
+ * beyond r. */
 #define XA_PER CEIL_DIV(RANK_CEIL, GEMM_THREADS_N)
 #define AL_W (XA_PER * GEMM_THREADS_N)
 #define A_ELEMS (TILE_K * AL_W)
@@ -114,161 +115,14 @@ inline void put_part(__global float *p, const float *v)
 }
 #endif
 
-/* K past its end, three ways: K_END, a constant at each call of
- * main_tiles, and EDGE and CLAMP, which follow from it at each load.
- * Guarded (K_GUARD): the loads of the last K step only (EDGE) test K and
- * leave zeros, the other steps' loads are unguarded (K = 4100, N = 4096
- * on the H100: 3759 us with every step guarded, 20% slower than K =
- * 4096). Clamped (K_CLAMP, CLAMP): no load is guarded; past K, X's loads
- * read the row's last vector and W's its last row, and the stash stores
- * zeros in their place. Whole (K_WHOLE): the operands hold zeros up to a
- * whole K step (lora_main_padded's copies of both X and W), so no load
- * tests or clamps anything. lora_main clamps where VEC is 4 and T comes
- * from lora_xa (MAIN_K_END): K = 4100 and 4108, N = 4096 at 4096 rows
- * took 3094 and 3089 us against 3485 and 3547 guarded, where K = 4096
- * takes 3000. Guarded stays for the split path (K = 4100 at 64 and 128
- * rows: 87 and 138 us guarded, 119 and 162 clamped) and for VEC 1 and 2
- * (K = N = 4002: 3445 guarded, 3815 clamped); same registers either way
- * (167-168). */
-#define K_GUARD 0
-#define K_CLAMP 1
-#define K_WHOLE 2
+/* How lora_main meets K's end (gemm_simt.cl's GEMM_K_GUARD, ...): it
+ * clamps where VEC is 4 and T comes from lora_xa, and guards the last K
+ * step otherwise (the split path, VEC 1 and 2: clamping measured slower
+ * there, bench/RESULTS.md). */
 #if IN_FEATURES % TILE_K != 0
-#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)
-#define K_IN(clamp, k, vw)                                               \
-    ((clamp) ? min((k), (IN_FEATURES - 1) / (vw) * (vw)) : (k))
-#define K_ROW_IN(clamp, k) ((clamp) ? min((k), IN_FEATURES - 1) : (k))
-#define K_PAST(clamp, k) ((clamp) && (k) >= IN_FEATURES)
-#define MAIN_K_END (VEC == 4 && !XA_INLINE ? K_CLAMP : K_GUARD)
+#define MAIN_K_END (VEC == 4 && !XA_INLINE ? GEMM_K_CLAMP : GEMM_K_GUARD)
 #else
-#define K_LIVE(edge, k) 1
-#define K_IN(clamp, k, vw) (k)
-#define K_ROW_IN(clamp, k) (k)
-#define K_PAST(clamp, k) 0
-#define MAIN_K_END K_GUARD
-#endif
-
-/* VW elements (1, 2 or 4, a constant at each call) at P[I] as a float4,
- * zero in the lanes past VW. */
-inline float4 load_vw(const __global storage_t *p, size_t i, const int vw)
-{
-    if (vw == 4) {
-        return load4(p, i);
-    }
-    if (vw == 2) {
-        return (float4)(load1(p, i), load1(p, i + 1), 0.0f, 0.0f);
-    }
-    return (float4)(load1(p, i), 0.0f, 0.0f, 0.0f);
-}
-
-/* The first VW lanes of V at P (local memory, VW-aligned). */
-inline void stash_vw(__local float *p, const float4 v, const int vw)
-{
-    if (vw == 4) {
-        vstore4(v, 0, p);
-    } else if (vw == 2) {
-        vstore2(v.s01, 0, p);
-    } else {
-        *p = v.s0;
-    }
-}
-
-#define LANE(v, c)                                                       \
-    ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
-
-/* Global -> registers: this work-item's share of the X tile at
- * (row0, k0), X's rows LDX elements apart, read VW wide; rows past the
- * end repeat the last row (their results are never stored), K past the
- * end reads as zero (EDGE) or as the row's last vector (CLAMP). */
-inline void fetch_x(float4 xr[X_LOADS(VEC)], const __global storage_t *x,
-                    const int ldx, const int vw, const int rows,
-                    const int row0, const int k0, const int lid,
-                    const int edge, const int clamp)
-{
-#pragma unroll
-    for (int l = 0; l < X_LOADS(VEC); l++) {
-        const int v = lid + l * GEMM_THREADS;
-        const int r = v / (TILE_K / vw);
-        const int k = k0 + v % (TILE_K / vw) * vw;
-        const int row = min(row0 + r, rows - 1);
-        if (l < X_LOADS(vw)) {
-            xr[l] = (float4)0.0f;
-            if ((X_VECS(vw) % GEMM_THREADS == 0 || v < X_VECS(vw)) &&
-                K_LIVE(edge, k)) {
-                xr[l] = load_vw(x + (size_t)row * ldx, K_IN(clamp, k, vw), vw);
-            }
-        }
-    }
-}
-
-/* Registers -> local: the X tile at K0 transposed to k-major, so that
- * the inner product reads a work-item's rows as vectors; with CLAMP,
- * zeros past K. */
-inline void stash_x(__local float *as, const float4 xr[X_LOADS(VEC)],
-                    const int vw, const int k0, const int lid,
-                    const int clamp)
-{
-#pragma unroll
-    for (int l = 0; l < X_LOADS(VEC); l++) {
-        const int v = lid + l * GEMM_THREADS;
-        const int r = v / (TILE_K / vw);
-        const int kk = v % (TILE_K / vw) * vw;
-        if (l < X_LOADS(vw) &&
-            (X_VECS(vw) % GEMM_THREADS == 0 || v < X_VECS(vw))) {
-            const int past = K_PAST(clamp, k0 + kk);
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                if (c < vw) {
-                    as[(kk + c) * GEMM_LDA + r] = past ? 0.0f : LANE(xr[l], c);
-                }
-            }
-        }
-    }
-}
-
-#if HAS_BASE
-/* Global -> registers: this work-item's share of the W tile at (k0, col0),
- * W's rows LDW elements apart, read VW wide. Columns past LDW repeat the
- * last vector (never stored); K past the end reads as zero (EDGE) or as
- * W's last row (CLAMP). */
-inline void fetch_w(float4 wr[W_LOADS(VEC)], const __global storage_t *w,
-                    const int ldw, const int vw, const int col0,
-                    const int k0, const int lid, const int edge,
-                    const int clamp)
-{
-#pragma unroll
-    for (int l = 0; l < W_LOADS(VEC); l++) {
-        const int v = lid + l * GEMM_THREADS;
-        const int k = k0 + v / (TILE_N / vw);
-        int col = col0 + v % (TILE_N / vw) * vw;
-#if OUT_FEATURES % TILE_N != 0
-        col = min(col, ldw - vw);
-#endif
-        if (l < W_LOADS(vw)) {
-            wr[l] = (float4)0.0f;
-            if ((W_VECS(vw) % GEMM_THREADS == 0 || v < W_VECS(vw)) &&
-                K_LIVE(edge, k)) {
-                wr[l] = load_vw(w + col, (size_t)K_ROW_IN(clamp, k) * ldw, vw);
-            }
-        }
-    }
-}
-
-inline void stash_w(__local float *bs, const float4 wr[W_LOADS(VEC)],
-                    const int vw, const int k0, const int lid,
-                    const int clamp)
-{
-#pragma unroll
-    for (int l = 0; l < W_LOADS(VEC); l++) {
-        const int v = lid + l * GEMM_THREADS;
-        if (l < W_LOADS(vw) &&
-            (W_VECS(vw) % GEMM_THREADS == 0 || v < W_VECS(vw))) {
-            const int kk = v / (TILE_N / vw);
-            stash_vw(bs + kk * GEMM_LDB + v % (TILE_N / vw) * vw,
-                     K_PAST(clamp, k0 + kk) ? (float4)0.0f : wr[l], vw);
-        }
-    }
-}
+#define MAIN_K_END GEMM_K_GUARD
 #endif
 
 #if XA_INLINE
@@ -288,7 +142,7 @@ inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
 #if AL_W != RANK
         if (j < RANK)
 #endif
-        if (K_LIVE(edge, k)) {
+        if (GEMM_K_LIVE(edge, k)) {
             ar[l] = load1(a, (size_t)k * RANK + j);
         }
     }
@@ -319,7 +173,9 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
         float av[WORK_M];
 #pragma unroll
         for (int g = 0; g < WORK_M / GEMM_LVM; g++) {
-            LDS_N(GEMM_LVM)(av + g * GEMM_LVM, ap + k * GEMM_LDA + g * GEMM_THREADS_M * GEMM_LVM);
+            LDS_N(GEMM_LVM)(av + g * GEMM_LVM,
+                            ap + k * GEMM_LDA +
+                                g * GEMM_THREADS_M * GEMM_LVM);
         }
 #pragma unroll
         for (int q = 0; q < XA_PER; q++) {
@@ -340,7 +196,7 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
  * lora_main_split (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice
  * s runs K tiles [kt0, kt1) and leaves its partial sums in scratch for
  * lora_combine; slice 0 adds T*B. Constants at each call: K_END, how
- * K's end is handled (see K_LIVE); LDX and LDW, the row strides of X and
+ * K's end is handled (see GEMM_K_LIVE); LDX and LDW, the row strides of X and
  * of W and B; VW, the width of their loads (VEC, or 4 on the copies of
  * lora_main_padded); SW, the width of Y's stores. Local memory: the
  * kernel's arrays. */
@@ -364,7 +220,7 @@ inline void main_tiles(const int rows,
                        const int ldx, const int ldw, const int vw,
                        const int sw)
 {
-    const int clamp = k_end == K_CLAMP;
+    const int clamp = k_end == GEMM_K_CLAMP;
 #if !XA_INLINE
     const __global float *restrict t = scratch; /* lora_xa's T */
 #endif
@@ -393,17 +249,17 @@ inline void main_tiles(const int rows,
     }
     float ar[A_LOADS];
 #endif
-    float4 xr[X_LOADS(VEC)];
+    float4 xr[GEMM_A_LOADS(VEC)];
 #if HAS_BASE
-    float4 wr[W_LOADS(VEC)];
+    float4 wr[GEMM_B_LOADS(VEC)];
 #endif
     /* The tiles of K step KT into registers (xr, wr, ar), guarded
      * against K's end in the last step only, clamped, or neither (K_END,
-     * see K_LIVE above). */
+     * see GEMM_K_LIVE above). */
 #if HAS_BASE
 #define FETCH_W(kt, edge)                                                \
-    fetch_w(wr, w, ldw, vw, col0, (kt) * TILE_K, lid, edge, clamp)
-#define STASH_W(buf, kt) stash_w(buf, wr, vw, (kt) * TILE_K, lid, clamp)
+    gemm_fetch_b(wr, w, ldw, vw, col0, (kt) * TILE_K, lid, edge, clamp)
+#define STASH_W(buf, kt) gemm_stash_b(buf, wr, vw, (kt) * TILE_K, lid, clamp)
 #else
 #define FETCH_W(kt, edge)
 #define STASH_W(buf, kt)
@@ -415,15 +271,15 @@ inline void main_tiles(const int rows,
 #endif
 #define FETCH_TILES(kt, edge)                                            \
     do {                                                                 \
-        fetch_x(xr, x, ldx, vw, rows, row0, (kt) * TILE_K, lid, edge,    \
-                clamp);                                                  \
+        gemm_fetch_a(xr, x, ldx, vw, rows, row0, (kt) * TILE_K, lid,     \
+                     edge, clamp);                                       \
         FETCH_W(kt, edge);                                               \
         FETCH_A(kt, edge);                                               \
     } while (0)
 #if IN_FEATURES % TILE_K != 0
 #define FETCH_STEP(kt)                                                   \
     do {                                                                 \
-        if (k_end == K_GUARD && (kt) == K_TILES - 1) {                   \
+        if (k_end == GEMM_K_GUARD && (kt) == K_TILES - 1) {              \
             FETCH_TILES(kt, 1);                                          \
         } else {                                                         \
             FETCH_TILES(kt, 0);                                          \
@@ -433,7 +289,7 @@ inline void main_tiles(const int rows,
 #define FETCH_STEP(kt) FETCH_TILES(kt, 0)
 #endif
     FETCH_STEP(kt0);
-    stash_x(as, xr, vw, kt0 * TILE_K, lid, clamp);
+    gemm_stash_a(as, xr, vw, kt0 * TILE_K, lid, clamp);
     STASH_W(bs, kt0);
 #if XA_INLINE
     stash_a(al, ar, lid);
@@ -455,7 +311,7 @@ inline void main_tiles(const int rows,
                al + cur * A_ELEMS + tn);
 #endif
         if (more) {
-            stash_x(as + (cur ^ 1) * (TILE_K * GEMM_LDA), xr, vw,
+            gemm_stash_a(as + (cur ^ 1) * (TILE_K * GEMM_LDA), xr, vw,
                     (kt + 1) * TILE_K, lid, clamp);
             STASH_W(bs + (cur ^ 1) * (TILE_K * GEMM_LDB), kt + 1);
 #if XA_INLINE
@@ -501,10 +357,11 @@ inline void main_tiles(const int rows,
                 if (j < RANK)
 #endif
                 {
-                    bv = load_vw(b + col, (size_t)j * ldw, vw);
+                    bv = gemm_load_vw(b + col, (size_t)j * ldw, vw);
                 }
-                stash_vw(bs + v / (TILE_N / vw) * GEMM_LDB + v % (TILE_N / vw) * vw,
-                         bv, vw);
+                gemm_stash_vw(bs + v / (TILE_N / vw) * GEMM_LDB +
+                                  v % (TILE_N / vw) * vw,
+                              bv, vw);
             }
         }
 #if !XA_INLINE
@@ -537,7 +394,8 @@ inline void main_tiles(const int rows,
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
 #if XA_INLINE
-        gemm_mac(acc, tl + j0 * GEMM_LDA + tm * GEMM_LVM, bs + tn * GEMM_LVN, RANK_K);
+        gemm_mac(acc, tl + j0 * GEMM_LDA + tm * GEMM_LVM,
+                 bs + tn * GEMM_LVN, RANK_K);
 #else
         gemm_mac(acc, as + tm * GEMM_LVM, bs + tn * GEMM_LVN, RANK_K);
 #endif
@@ -572,7 +430,8 @@ inline void main_tiles(const int rows,
     }
 #endif
 
-    /* Y = acc, or Y += acc; each group of GEMM_LVN columns in SW-wide stores. */
+    /* Y = acc, or Y += acc; each group of GEMM_LVN columns in SW-wide
+     * stores. */
 #pragma unroll
     for (int i = 0; i < WORK_M; i++) {
         const int row = row0 + GEMM_ROW_OF(i);

@@ -20,7 +20,7 @@
 #define PADS_X (IN_FEATURES % 4 != 0)
 #define PADS_W (OUT_FEATURES % 4 != 0)
 /* With both copies, X's rows and W's columns run on to a whole K step,
- * zeros past K, and lora_main_padded meets no K edge (K_WHOLE in
+ * zeros past K, and lora_main_padded meets no K edge (GEMM_K_WHOLE in
  * main_tiles.cl); else X's rows run to a multiple of 4. */
 #define PADS_K (PADS_X && PADS_W && IN_FEATURES % TILE_K != 0)
 #define K_PADDED                                                         \
