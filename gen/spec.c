@@ -6,12 +6,18 @@
  * Every problem is reported where it is written; reading goes on after an
  * error so that one run shows them all.
  *
- * This file reads whole files; spec_internal.h lists the parts below it
- * (the document, its nodes, scalar values, one kernel, the name index).
+ * This file reads whole files over the parts below it, each with its
+ * header: the document (spec_doc.c), its nodes (spec_node.c), scalar
+ * values (spec_scalar.c), one kernel (spec_kernel.c), the name index
+ * (spec_index.c) and memory (spec_strmap.c).
  * Time and memory stay linear in the size of the file. */
 #include "spec.h"
 
-#include "spec_internal.h"
+#include "spec_kernel.h"
+#include "spec_scalar.h"
+#include "spec_index.h"
+#include "spec_node.h"
+#include "spec_doc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,7 +57,20 @@ static void read_defaults(struct reader *r, struct ref n)
     leave_node(r, entered);
 }
 
-static void read_kernels(struct reader *r, struct ref kernels)
+/* Appends KS to S. */
+static void append_kernel(struct spec_set *s, const struct kernel_spec *ks)
+{
+    if (s->n_kernel == s->cap) {
+        size_t cap = (size_t)s->cap;
+        s->kernel = spec_grow(s->kernel, &cap, sizeof *s->kernel);
+        s->cap = (int)cap;
+    }
+    s->kernel[s->n_kernel++] = *ks;
+}
+
+/* Reads the kernels: sequence, each valid kernel into S. */
+static void read_kernels(struct reader *r, struct ref kernels,
+                         struct spec_set *s)
 {
     char tmp[96];
     if (!node_usable(r, kernels)) {
@@ -69,13 +88,16 @@ static void read_kernels(struct reader *r, struct ref kernels)
     for (size_t i = 0; i < n_items(r, kernels); i++) {
         struct ref k = item_of(r, kernels, i);
         int inner = enter_node(r, k);
-        spec_read_kernel(r, k);
+        struct kernel_spec ks;
+        if (spec_read_kernel(r, k, &ks)) {
+            append_kernel(s, &ks);
+        }
         leave_node(r, inner);
     }
     leave_node(r, entered);
 }
 
-static void read_root(struct reader *r, struct ref root)
+static void read_root(struct reader *r, struct ref root, struct spec_set *s)
 {
     char tmp[96];
     if (!node_usable(r, root)) {
@@ -106,7 +128,7 @@ static void read_root(struct reader *r, struct ref root)
         if (scalar_is(r, k, "defaults")) {
             read_defaults(r, v);
         } else if (scalar_is(r, k, "kernels")) {
-            read_kernels(r, v);
+            read_kernels(r, v, s);
         } else {
             diag_error(r->d, r->path, at(r, k),
                        "unknown key '%s' (expected 'defaults' or "
@@ -118,6 +140,21 @@ static void read_root(struct reader *r, struct ref root)
         diag_error(r->d, r->path, at(r, root),
                    "spec has no 'kernels:' sequence");
     }
+}
+
+void spec_set_init(struct spec_set *s)
+{
+    s->n_kernel = 0;
+    s->cap = 0;
+    s->kernel = NULL;
+    s->names = NULL;
+}
+
+void spec_set_free(struct spec_set *s)
+{
+    spec_names_free(s->names);
+    free(s->kernel);
+    spec_set_init(s);
 }
 
 int spec_read_buffer(struct spec_set *s, const char *path,
@@ -139,7 +176,7 @@ int spec_read_buffer(struct spec_set *s, const char *path,
     yaml_parser_set_input_string(&parser, data, len);
     /* The index may not hold the set's kernels (a set built by hand). */
     if (s->names == NULL || s->names->covers != s->n_kernel) {
-        spec_names_rebuild(s);
+        spec_names_rebuild(&s->names, s->kernel, s->n_kernel);
     }
     struct doc doc;
     memset(&doc, 0, sizeof doc);
@@ -154,9 +191,9 @@ int spec_read_buffer(struct spec_set *s, const char *path,
             r.doc = &doc;
             r.path = path;
             r.d = d;
-            r.set = s;
+            r.names = s->names;
             r.dtype = DTYPE_F32;
-            read_root(&r, doc.root);
+            read_root(&r, doc.root, s);
         }
         if (!doc.stream_ended) {
             doc_check_rest(&parser, path, data, len, d);
@@ -166,7 +203,7 @@ int spec_read_buffer(struct spec_set *s, const char *path,
     yaml_parser_delete(&parser);
     if (d->count != before) {
         s->n_kernel = n_before; /* nothing of a bad file is kept */
-        spec_names_rebuild(s);
+        spec_names_rebuild(&s->names, s->kernel, s->n_kernel);
     }
     s->names->covers = s->n_kernel;
     return d->count - before;
@@ -248,4 +285,24 @@ int spec_read_file(struct spec_set *s, const char *path, struct diags *d)
     int errors = spec_read_buffer(s, path, data, len, d);
     free(data);
     return errors;
+}
+
+int spec_is_identifier(const char *name)
+{
+    static const char *const keywords[] = {
+        "auto", "break", "case", "char", "const", "continue", "default",
+        "do", "double", "else", "enum", "extern", "float", "for", "goto",
+        "if", "inline", "int", "long", "register", "restrict", "return",
+        "short", "signed", "sizeof", "static", "struct", "switch",
+        "typedef", "union", "unsigned", "void", "volatile", "while",
+        "kernel", "global", "local", "constant", "private", NULL};
+    if (!spec_identifier_syntax(name)) {
+        return 0;
+    }
+    for (int i = 0; keywords[i] != NULL; i++) {
+        if (strcmp(name, keywords[i]) == 0) {
+            return 0;
+        }
+    }
+    return 1;
 }

@@ -5,7 +5,8 @@
  * keeps neither where an alias is written nor whether a tag was given, and
  * looks anchors up by a linear search. Time and memory stay linear in the
  * size of the file. */
-#include "spec_internal.h"
+#include "spec_doc.h"
+#include "spec_strmap.h"
 
 #include <stdio.h>
 #include <string.h>

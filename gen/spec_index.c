@@ -1,7 +1,7 @@
 /* spec_index.c - kernel names: their syntax, and the index of a set's
  * names that finds a name given twice (in any case) or one whose symbols
  * would clash with another kernel's, in time linear in the names. */
-#include "spec_internal.h"
+#include "spec_index.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,50 +107,39 @@ static void build_tails(struct strmap *tails)
     }
 }
 
-void spec_names_rebuild(struct spec_set *s)
+void spec_names_rebuild(struct spec_names **index,
+                        const struct kernel_spec *kernel, int n)
 {
-    if (s->names == NULL) {
-        s->names = calloc(1, sizeof *s->names);
-        if (s->names == NULL) {
+    if (*index == NULL) {
+        *index = calloc(1, sizeof **index);
+        if (*index == NULL) {
             fputs("specl: out of memory\n", stderr);
             exit(1);
         }
     }
-    struct spec_names *ix = s->names;
+    struct spec_names *ix = *index;
     if (ix->tails.n == 0) {
         build_tails(&ix->tails);
     }
     strmap_free(&ix->by_name);
     strmap_free(&ix->by_prefix);
     ix->n = 0;
-    for (int i = 0; i < s->n_kernel; i++) {
-        names_add(ix, s->kernel[i].name, s->kernel[i].file,
-                  s->kernel[i].mark);
+    for (int i = 0; i < n; i++) {
+        names_add(ix, kernel[i].name, kernel[i].file, kernel[i].mark);
     }
-    ix->covers = s->n_kernel;
+    ix->covers = n;
 }
 
-void spec_set_init(struct spec_set *s)
+void spec_names_free(struct spec_names *ix)
 {
-    s->n_kernel = 0;
-    s->cap = 0;
-    s->kernel = NULL;
-    s->names = NULL;
-}
-
-void spec_set_free(struct spec_set *s)
-{
-    if (s->names != NULL) {
-        strmap_free(&s->names->by_name);
-        strmap_free(&s->names->by_prefix);
-        strmap_free(&s->names->tails);
-        free(s->names->entry);
-        free(s->names);
+    if (ix != NULL) {
+        strmap_free(&ix->by_name);
+        strmap_free(&ix->by_prefix);
+        strmap_free(&ix->tails);
+        free(ix->entry);
+        free(ix);
     }
-    free(s->kernel);
-    spec_set_init(s);
 }
-
 
 int spec_name_clash(struct spec_names *ix, struct diags *d, const char *path,
                     const char *name, struct mark where, struct mark kernel)
@@ -222,26 +211,6 @@ int spec_identifier_syntax(const char *name)
         int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                     c == '_';
         if (!alpha && !(i > 0 && c >= '0' && c <= '9')) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-int spec_is_identifier(const char *name)
-{
-    static const char *const keywords[] = {
-        "auto", "break", "case", "char", "const", "continue", "default",
-        "do", "double", "else", "enum", "extern", "float", "for", "goto",
-        "if", "inline", "int", "long", "register", "restrict", "return",
-        "short", "signed", "sizeof", "static", "struct", "switch",
-        "typedef", "union", "unsigned", "void", "volatile", "while",
-        "kernel", "global", "local", "constant", "private", NULL};
-    if (!spec_identifier_syntax(name)) {
-        return 0;
-    }
-    for (int i = 0; keywords[i] != NULL; i++) {
-        if (strcmp(name, keywords[i]) == 0) {
             return 0;
         }
     }

@@ -1,6 +1,9 @@
 /* spec_kernel.c - one kernel of a spec: its name, op, dtype, tile and
  * the op's fields, then the op's checks; a valid kernel joins the set. */
-#include "spec_internal.h"
+#include "spec_kernel.h"
+#include "spec_scalar.h"
+#include "spec_index.h"
+#include "spec_names.h"
 
 #include <float.h>
 #include <math.h>
@@ -65,16 +68,6 @@ static void read_tile(struct reader *r, struct kernel_spec *ks, struct ref v)
     leave_node(r, entered);
 }
 
-static void append_kernel(struct spec_set *s, const struct kernel_spec *ks)
-{
-    if (s->n_kernel == s->cap) {
-        size_t cap = (size_t)s->cap;
-        s->kernel = spec_grow(s->kernel, &cap, sizeof *s->kernel);
-        s->cap = (int)cap;
-    }
-    s->kernel[s->n_kernel++] = *ks;
-}
-
 /* Float constants of KS's plan are float32 in the kernel: one the fields
  * give in range can still end up outside it (scale = alpha / rank). */
 static void check_constants(struct reader *r, const struct kernel_spec *ks)
@@ -113,7 +106,7 @@ static void read_kernel_name(struct reader *r, struct kernel_spec *ks,
     } else if (spec_name_reserved(text_of(r, name), why, sizeof why)) {
         diag_error(r->d, r->path, at(r, name),
                    "kernel name %s; choose another name", why);
-    } else if (!spec_name_clash(r->set->names, r->d, r->path,
+    } else if (!spec_name_clash(r->names, r->d, r->path,
                                 text_of(r, name), at(r, name), ks->mark)) {
         snprintf(ks->name, sizeof ks->name, "%s", text_of(r, name));
     }
@@ -187,22 +180,23 @@ static void read_kernel_fields(struct reader *r, struct kernel_spec *ks,
     }
 }
 
-void spec_read_kernel(struct reader *r, struct ref n)
+int spec_read_kernel(struct reader *r, struct ref n,
+                     struct kernel_spec *out)
 {
     char tmp[96];
     int errors = r->d->count;
     if (!node_usable(r, n)) {
-        return;
+        return 0;
     }
     if (!is_kind(r, n, NODE_MAPPING)) {
         diag_error(r->d, r->path, at(r, n),
                    "expected a kernel (a mapping with name and op), found "
                    "%s",
                    node_shown(r, n, tmp, sizeof tmp));
-        return;
+        return 0;
     }
     if (!map_check_keys(r, n)) {
-        return;
+        return 0;
     }
     struct kernel_spec ks;
     memset(&ks, 0, sizeof ks);
@@ -218,11 +212,11 @@ void spec_read_kernel(struct reader *r, struct ref n)
     }
     if (!map_lookup(r, n, "op", &op)) {
         diag_error(r->d, r->path, ks.mark, "kernel has no 'op'");
-        return;
+        return 0;
     }
     ks.op = read_kernel_op(r, op);
     if (ks.op == NULL) {
-        return;
+        return 0;
     }
 
     for (int i = 0; i < ks.op->n_fields; i++) {
@@ -234,13 +228,15 @@ void spec_read_kernel(struct reader *r, struct ref n)
     }
     read_kernel_fields(r, &ks, n);
     if (r->d->count != errors) {
-        return;
+        return 0;
     }
     knobs_resolve(&ks, r->d);
     if (r->d->count == errors) {
         check_constants(r, &ks);
     }
-    if (r->d->count == errors) {
-        append_kernel(r->set, &ks);
+    if (r->d->count != errors) {
+        return 0;
     }
+    *out = ks;
+    return 1;
 }

@@ -1,7 +1,8 @@
 /* spec_node.c - reading the nodes of a spec's document: what a node is,
  * how it is shown in messages, whether it may be read at all, and the keys
  * of a mapping. */
-#include "spec_internal.h"
+#include "spec_node.h"
+#include "spec_strmap.h"
 
 #include <stdio.h>
 #include <string.h>

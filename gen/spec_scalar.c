@@ -1,7 +1,7 @@
 /* spec_scalar.c - the values of a spec's fields and knobs: integers,
  * float32 numbers, booleans, choices and dtypes, each checked against its
  * limits and reported where it is written. */
-#include "spec_internal.h"
+#include "spec_scalar.h"
 
 #include <errno.h>
 #include <float.h>

@@ -1,7 +1,7 @@
 /* spec_strmap.c - the spec reader's memory: arrays that grow by doubling
  * and a hash map from strings to ints (anchors, keys, kernel names). Out
  * of memory ends the run. */
-#include "spec_internal.h"
+#include "spec_strmap.h"
 
 #include <stdint.h>
 #include <stdio.h>
