@@ -2,15 +2,17 @@
  *
  * The op plans (sizes, tiles, launches); the emitter only formats: a
  * header comment, the #define prelude, the rendered templates, and the
- * stub's tables (emit_internal.h lists its parts). Output depends on
+ * stub's tables (emit_text.c, emit_stub.c, emit_variants.c,
+ * emit_plan.c: each with its header). Output depends on
  * nothing but the spec, so it is byte-stable. This file holds the emitted
  * files: in memory, the kernel source alone, and written through outdir. */
+
 #include "emit.h"
 
 #include <stdio.h>
 
 #include "clsource.h"
-#include "emit_internal.h"
+#include "emit_text.h"
 #include "outdir.h"
 
 void emitted_free(struct emitted *e)

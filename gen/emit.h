@@ -11,12 +11,6 @@
 #include "version.h"
 
 
-/* The terms of use every emitted .cl, .h and .c states, one line of its
- * header comment. */
-#define EMIT_LICENCE                                                          \
-    "Generated output of specl; you may use, modify and distribute it "       \
-    "under terms of your choice (see specl's LICENSE)."
-
 /* The three emitted files of one kernel, in memory. */
 struct emitted {
     char name[EMIT_NAME_MAX];

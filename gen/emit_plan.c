@@ -1,7 +1,8 @@
 /* emit_plan.c - what the generator decided for a kernel, as the short
  * text `specl plan` writes (NAME.plan): one decision a line, from the
  * plans emit_kernel renders; the golden files pin it. */
-#include "emit_internal.h"
+#include "emit.h"
+#include "emit_variants.h"
 
 #include <stdio.h>
 #include <stdlib.h>

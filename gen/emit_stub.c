@@ -1,7 +1,8 @@
 /* emit_stub.c - the host stub NAME.h and NAME.c: the holes of
  * templates/stub.{h,c}.in that describe the host API (buffers, their
  * shapes, aliasing, constants) and the rendering of both files. */
-#include "emit_internal.h"
+#include "emit.h"
+#include "emit_stub.h"
 
 #include <assert.h>
 #include <stdio.h>

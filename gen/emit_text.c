@@ -1,11 +1,12 @@
 /* emit_text.c - text the emitted files share: the header comment every
  * file opens with, text kept inside a comment or a C string literal, and
  * comments wrapped to 79 columns. */
-#include "emit_internal.h"
+#include "emit_text.h"
 
 #include <string.h>
 
 #include "files.h"
+#include "version.h"
 
 /* Appends TEXT (a spec path, a device name, a note) to OUT, which ends
  * inside a C or OpenCL C comment (or a line of a plan, written alike), so

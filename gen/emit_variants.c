@@ -2,7 +2,9 @@
  * from per device: each variant's prelude and distinct kernel source, its
  * kernel and path tables, its NAME_variants row and device matches; and
  * the entry points that plan a kernel's variants and render its files. */
-#include "emit_internal.h"
+#include "emit.h"
+#include "emit_stub.h"
+#include "emit_variants.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,15 @@
 /* version.h - specl's version, as `specl --version` and every emitted
- * file's header comment print it (the Makefile reads it from here). */
+ * file's header comment print it (the Makefile reads it from here), and
+ * the terms of use those header comments state. */
 #ifndef SPECL_VERSION_H
 #define SPECL_VERSION_H
 
 #define SPECL_VERSION "0.1.0"
+
+/* The terms of use every emitted .cl, .h and .c states, one line of its
+ * header comment. */
+#define EMIT_LICENCE                                                          \
+    "Generated output of specl; you may use, modify and distribute it "       \
+    "under terms of your choice (see specl's LICENSE)."
 
 #endif

@@ -1,0 +1,49 @@
+/* emit_text.h - the emitter's text: comments, C strings and the
+ * header comment every emitted file opens with (emit_text.c). */
+#ifndef SPECL_EMIT_TEXT_H
+#define SPECL_EMIT_TEXT_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "op.h"
+#include "variant.h"
+
+/* One variant as the emitter renders it. */
+struct emit_variant {
+    const struct kernel_spec *ks;
+    struct plan plan;
+    const char *template_file; /* NULL: the op's kernels */
+    const char *label;
+    int n_match;
+    const struct variant_match *match;
+};
+
+/* Appends TEXT (a spec path, a device name, a note) to OUT so that it
+ * stays one line of the C or OpenCL C comment OUT ends inside. */
+void comment_text(struct buf *out, const char *text);
+
+/* The devices of a variant's matches, for comments ("any device",
+ * "CPUs", "NVIDIA H100 80GB HBM3 (driver 580.65.06)"). */
+void match_text(const struct variant_match *m, int n, struct buf *out);
+
+/* The comment every emitted file NAME.EXT opens with, for the N variants
+ * EV. */
+void header_comment(const struct emit_variant *ev, int n, const char *name,
+                    const char *ext, struct buf *out);
+
+/* Appends the N bytes at S as the body of a C string literal. */
+void c_escape(struct buf *out, const char *s, size_t n);
+
+/* Appends CL as lines of a C array of string literals. */
+void source_lines(const struct buf *cl, struct buf *out);
+
+/* SRC upper-cased into DST (SIZE bytes). */
+void upper_name(char *dst, const char *src, size_t size);
+
+/* Appends TEXT to OUT as lines of a C comment that fit 79 columns,
+ * breaking at spaces: FIRST opens the first line, INDENT the others. */
+void comment_wrap(struct buf *out, const char *first, const char *indent,
+                  const char *text);
+
+#endif
