@@ -11,92 +11,106 @@
  * for the former, grad_threads 32 for the latter). */
 #define RANK_MAX 4064L
 
-static const struct param_def bwd_fields[] = {
-    LORA_SIZE_FIELD("in_features",
-                    "K: columns of X and dX, rows of W, A and dA"),
-    LORA_SIZE_FIELD("out_features", "N: columns of W, B, dB and dY"),
-    LORA_SIZE_FIELD("rank",
-                    "r: columns of A, rows of B; at most min(K, N) and "
-                    "4064"),
-    LORA_ALPHA_FIELD,
-    LORA_SCALE_FIELD("factor of (X*A)*B in the forward; default 1, or "
-                     "alpha / rank"),
-    LORA_BOOL_FIELD("input_grad", 1,
-                    "compute dX (false for the first layer: dA and dB "
-                    "only)"),
-    LORA_BOOL_FIELD("base", 1,
-                    "dX includes dY*W^T; false: dX is the adapter's part "
-                    "alone (no W)"),
-    LORA_BOOL_FIELD("accumulate", 0,
-                    "add into dA and dB (gradient accumulation) instead of "
-                    "overwriting"),
-};
+/* The fields and the knobs under `tile:`, each written once, in the
+ * order `specl list` shows them: the tables below, the members of struct
+ * bwd and bwd_read() come from these lists. A field is X(MEMBER, TYPE,
+ * DEF): DEF the struct param_def whose value MEMBER holds as TYPE (a bool
+ * as 0 or 1); a knob X(NAME, KIND, DEFAULT, MIN, MAX, HELP), its value
+ * held as a long by the member NAME. */
+#define BWD_FIELDS(X)                                                        \
+    X(K, long, LORA_SIZE_FIELD("in_features",                                \
+                               "K: columns of X and dX, rows of W, A and "   \
+                               "dA"))                                        \
+    X(N, long, LORA_SIZE_FIELD("out_features",                               \
+                               "N: columns of W, B, dB and dY"))             \
+    X(R, long, LORA_SIZE_FIELD("rank", "r: columns of A, rows of B; at most "\
+                                       "min(K, N) and 4064"))                \
+    X(alpha, double, LORA_ALPHA_FIELD)                                       \
+    X(scale, double, LORA_SCALE_FIELD("factor of (X*A)*B in the forward; "   \
+                                      "default 1, or alpha / rank"))         \
+    X(input_grad, int,                                                       \
+      LORA_BOOL_FIELD("input_grad", 1, "compute dX (false for the first "    \
+                                       "layer: dA and dB only)"))            \
+    X(base, int,                                                             \
+      LORA_BOOL_FIELD("base", 1, "dX includes dY*W^T; false: dX is the "     \
+                                 "adapter's part alone (no W)"))             \
+    X(accumulate, int,                                                       \
+      LORA_BOOL_FIELD("accumulate", 0, "add into dA and dB (gradient "       \
+                                       "accumulation) instead of "           \
+                                       "overwriting"))
 
-static const struct param_def bwd_knobs[] = {
-    {"m", VALUE_INT, 0, 64, 1, 1024, NULL,
-     "lora_bwd_dx: rows of dX per work-group"},
-    {"n", VALUE_INT, 0, 128, 1, 1024, NULL,
-     "lora_bwd_dx: columns of dX per work-group"},
-    {"k", VALUE_INT, 0, 16, 1, 256, NULL,
-     "lora_bwd_dx: N elements staged through local memory per step"},
-    {"wm", VALUE_INT, 0, 8, 1, 16, NULL,
-     "lora_bwd_dx: rows of dX per work-item"},
-    {"wn", VALUE_INT, 0, 8, 1, 16, NULL,
-     "lora_bwd_dx: columns of dX per work-item"},
-    {"pad", VALUE_INT, 0, 4, 0, 16, NULL,
-     "lora_bwd_dx: floats of padding per local-memory row"},
-    {"warp_n", VALUE_INT, 0, 8, 0, 32, NULL,
-     "lora_bwd_dx: work-items along N per warp of 32; 0: row-major"},
-    {"vec", VALUE_INT, 0, 4, 1, 4, NULL,
-     "elements per global load and store of X, dY and dX: 1, 2 or 4"},
-    {"tg_rows", VALUE_INT, 0, 8, 1, 256, NULL,
-     "lora_bwd_tg: rows of X and dY per work-group"},
-    {"tg_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
-     "lora_bwd_tg: work-items per work-group"},
-    {"grad_rows", VALUE_INT, 0, 4096, 1, 16777216, NULL,
-     "lora_bwd_grad: rows per work-group (more rows than this: a slice of "
-     "partial sums of dA and dB per grad_rows rows); default from the "
-     "shape"},
-    {"grad_threads", VALUE_INT, 0, 128, 32, 1024, NULL,
-     "lora_bwd_grad: work-items per work-group, over 32 columns of X or dY "
-     "(grad_vec each) and their rows"},
-    {"grad_vec", VALUE_INT, 0, 4, 1, 4, NULL,
-     "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4"},
-    {"reduce_threads", VALUE_INT, 0, 256, 1, 1024, NULL,
-     "lora_bwd_reduce: work-items per work-group"},
-};
+#define BWD_KNOBS(X)                                                         \
+    X(m, VALUE_INT, 64, 1, 1024, "lora_bwd_dx: rows of dX per work-group")   \
+    X(n, VALUE_INT, 128, 1, 1024,                                            \
+      "lora_bwd_dx: columns of dX per work-group")                           \
+    X(k, VALUE_INT, 16, 1, 256,                                              \
+      "lora_bwd_dx: N elements staged through local memory per step")        \
+    X(wm, VALUE_INT, 8, 1, 16, "lora_bwd_dx: rows of dX per work-item")      \
+    X(wn, VALUE_INT, 8, 1, 16, "lora_bwd_dx: columns of dX per work-item")   \
+    X(pad, VALUE_INT, 4, 0, 16,                                              \
+      "lora_bwd_dx: floats of padding per local-memory row")                 \
+    X(warp_n, VALUE_INT, 8, 0, 32,                                           \
+      "lora_bwd_dx: work-items along N per warp of 32; 0: row-major")        \
+    X(vec, VALUE_INT, 4, 1, 4,                                               \
+      "elements per global load and store of X, dY and dX: 1, 2 or 4")      \
+    X(tg_rows, VALUE_INT, 8, 1, 256,                                         \
+      "lora_bwd_tg: rows of X and dY per work-group")                        \
+    X(tg_threads, VALUE_INT, 128, 32, 1024,                                  \
+      "lora_bwd_tg: work-items per work-group")                              \
+    X(grad_rows, VALUE_INT, 4096, 1, 16777216,                               \
+      "lora_bwd_grad: rows per work-group (more rows than this: a slice of " \
+      "partial sums of dA and dB per grad_rows rows); default from the "     \
+      "shape")                                                               \
+    X(grad_threads, VALUE_INT, 128, 32, 1024,                                \
+      "lora_bwd_grad: work-items per work-group, over 32 columns of X or "   \
+      "dY (grad_vec each) and their rows")                                   \
+    X(grad_vec, VALUE_INT, 4, 1, 4,                                          \
+      "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4")          \
+    X(reduce_threads, VALUE_INT, 256, 1, 1024,                               \
+      "lora_bwd_reduce: work-items per work-group")
+
+#define FIELD_DEF(member, type, def) def,
+static const struct param_def bwd_fields[] = {BWD_FIELDS(FIELD_DEF)};
+#undef FIELD_DEF
+
+#define KNOB_DEF(name, kind, def, min, max, help)                            \
+    {#name, kind, 0, def, min, max, NULL, help},
+static const struct param_def bwd_knobs[] = {BWD_KNOBS(KNOB_DEF)};
+#undef KNOB_DEF
+
+/* The index of each field and knob in its table. */
+#define FIELD_INDEX(member, ...) BWD_FIELD_##member,
+#define KNOB_INDEX(name, ...) BWD_KNOB_##name,
+enum { BWD_FIELDS(FIELD_INDEX) BWD_N_FIELDS };
+enum { BWD_KNOBS(KNOB_INDEX) BWD_N_KNOBS };
+#undef FIELD_INDEX
+#undef KNOB_INDEX
+
+_Static_assert(BWD_N_KNOBS <= SPECL_MAX_PARAMS &&
+                   BWD_N_FIELDS <= SPECL_MAX_PARAMS,
+               "lora_backward has more keys than a kernel_spec holds");
 
 /* Every value of a lora_backward spec, as numbers. */
 struct bwd {
-    long K, N, R;
-    int input_grad, base, accumulate;
-    long m, n, k, wm, wn, pad, warp_n, vec;
-    long tg_rows, tg_threads, grad_rows, grad_threads, grad_vec;
-    long reduce_threads;
+#define FIELD_MEMBER(member, type, ...) type member;
+#define KNOB_MEMBER(name, ...) long name;
+    BWD_FIELDS(FIELD_MEMBER)
+    BWD_KNOBS(KNOB_MEMBER)
+#undef FIELD_MEMBER
+#undef KNOB_MEMBER
 };
 
 static void bwd_read(const struct kernel_spec *ks, struct bwd *c)
 {
-    c->K = (long)spec_field(ks, "in_features");
-    c->N = (long)spec_field(ks, "out_features");
-    c->R = (long)spec_field(ks, "rank");
-    c->input_grad = spec_field(ks, "input_grad") != 0;
-    c->base = spec_field(ks, "base") != 0;
-    c->accumulate = spec_field(ks, "accumulate") != 0;
-    c->m = (long)spec_knob(ks, "m");
-    c->n = (long)spec_knob(ks, "n");
-    c->k = (long)spec_knob(ks, "k");
-    c->wm = (long)spec_knob(ks, "wm");
-    c->wn = (long)spec_knob(ks, "wn");
-    c->pad = (long)spec_knob(ks, "pad");
-    c->warp_n = (long)spec_knob(ks, "warp_n");
-    c->vec = (long)spec_knob(ks, "vec");
-    c->tg_rows = (long)spec_knob(ks, "tg_rows");
-    c->tg_threads = (long)spec_knob(ks, "tg_threads");
-    c->grad_rows = (long)spec_knob(ks, "grad_rows");
-    c->grad_threads = (long)spec_knob(ks, "grad_threads");
-    c->grad_vec = (long)spec_knob(ks, "grad_vec");
-    c->reduce_threads = (long)spec_knob(ks, "reduce_threads");
+#define READ_FIELD(member, type, ...)                                        \
+    c->member = bwd_fields[BWD_FIELD_##member].kind == VALUE_BOOL            \
+                    ? ks->field[BWD_FIELD_##member].num != 0                 \
+                    : (type)ks->field[BWD_FIELD_##member].num;
+#define READ_KNOB(name, ...) c->name = (long)ks->knob[BWD_KNOB_##name].num;
+    BWD_FIELDS(READ_FIELD)
+    BWD_KNOBS(READ_KNOB)
+#undef READ_FIELD
+#undef READ_KNOB
 }
 
 /* dX needs W only with both the input gradient and the base. */
