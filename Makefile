@@ -14,7 +14,8 @@ B        = build
 
 LIB_SRC  = $(filter-out gen/main.c,$(wildcard gen/*.c))
 LIB_OBJ  = $(LIB_SRC:gen/%.c=$(B)/obj/%.o) $(B)/obj/templates.o
-TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl bench/ceilings.cl
+TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl \
+            tests/test_gather.cl bench/ceilings.cl
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm -ldl
 

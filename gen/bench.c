@@ -92,7 +92,7 @@ static cl_int run_clblast(void *p, int set, struct run_events *r)
 
 static void shape_text(const struct vcase *c, char *s, size_t size)
 {
-    c->ks->op->shape_text(c->ks, c->rows, s, size);
+    c->ks->op->shape_text(c->ks, c->sizes, s, size);
 }
 
 /* What every variant of a case is held against. */

@@ -119,8 +119,14 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
     }
     for (int i = 0; i < p->n_buffer; i++) {
         buf_printf(&b, "buffer %s %ld %ld %d\n", p->buffer[i].name,
-                   p->buffer[i].per_row, p->buffer[i].fixed,
+                   p->buffer[i].per, p->buffer[i].fixed,
                    p->buffer[i].optional);
+        /* Only when not a row buffer of the storage dtype, as above. */
+        if (p->buffer[i].sizes != (p->buffer[i].per ? SIZE_FIRST : 0u) ||
+            p->buffer[i].elem != ELEM_STORAGE) {
+            buf_printf(&b, "sizes %u elem %d\n", p->buffer[i].sizes,
+                       (int)p->buffer[i].elem);
+        }
         /* Only when set: the hashes of plans without it stay as they
          * were (tuning databases hold them). */
         if (p->buffer[i].may_alias != NULL) {
@@ -129,13 +135,18 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
     }
     for (int i = 0; i < p->n_path; i++) {
         const struct path *pa = &p->path[i];
-        buf_printf(&b, "path %ld %s\nscratch %ld %ld\n", pa->max_rows,
-                   pa->why, pa->scratch_per_row, pa->scratch_fixed);
+        buf_printf(&b, "path %ld %s\nscratch %ld %u %ld\n", pa->max_rows,
+                   pa->why, pa->scratch_per, pa->scratch_sizes,
+                   pa->scratch_fixed);
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
-            buf_printf(&b, "launch %s %d %zu %zu %zu %zu %zu %d", la->kernel,
-                       la->dims, la->local[0], la->local[1], la->groups[0],
-                       la->groups[1], la->rows_per_group, la->slices);
+            buf_printf(&b, "launch %s %d %zu %zu", la->kernel, la->dims,
+                       la->local[0], la->local[1]);
+            for (int d = 0; d < 2; d++) {
+                buf_printf(&b, " %zu*%u/%zu", la->groups[d], la->grid[d],
+                           la->per_group[d]);
+            }
+            buf_printf(&b, " %d", la->slices);
             for (int a = 0; la->args[a] != NULL; a++) {
                 buf_printf(&b, " %s", la->args[a]);
             }

@@ -18,23 +18,48 @@ static void decision_define(const struct define *d, struct buf *out)
                d->comment[0] ? " " : "", d->comment);
 }
 
-/* "{8, 32}"; groups of 0 (one per rows_per_group rows) read
- * "{2, ceil(rows/32)}", or "{1, rows}". */
-static void decision_dims(const struct launch *l, const size_t *v,
+/* "{8, 32}"; work-groups over runtime sizes read "{2, ceil(rows/32)}",
+ * "{1, rows}" or "{4 x ceil(batch*seq/16)}". */
+static void decision_dims(const struct op_def *op, const struct launch *l,
                           int groups, struct buf *out)
 {
     buf_puts(out, "{");
     for (int d = 0; d < l->dims; d++) {
-        if (groups && v[d] == 0 && l->rows_per_group == 1) {
-            buf_printf(out, "%srows", d ? ", " : "");
-        } else if (groups && v[d] == 0) {
-            buf_printf(out, "%sceil(rows/%zu)", d ? ", " : "",
-                       l->rows_per_group);
+        buf_puts(out, d ? ", " : "");
+        if (!groups) {
+            buf_printf(out, "%zu", l->local[d]);
+            continue;
+        }
+        if (l->grid[d] == 0) {
+            buf_printf(out, "%zu", l->groups[d]);
+            continue;
+        }
+        char over[96];
+        sizes_text(op, l->grid[d], "*", over, sizeof over);
+        if (l->groups[d] != 1) {
+            buf_printf(out, "%zu x ", l->groups[d]);
+        }
+        if (l->per_group[d] > 1) {
+            buf_printf(out, "ceil(%s/%zu)", over, l->per_group[d]);
         } else {
-            buf_printf(out, "%s%zu", d ? ", " : "", v[d]);
+            buf_puts(out, over);
         }
     }
     buf_puts(out, "}");
+}
+
+/* "rows x 4096", "batch x seq x 64 + 16", "8": what PB holds. */
+static void buffer_count_text(const struct op_def *op,
+                              const struct plan_buffer *pb, struct buf *out)
+{
+    if (pb->per != 0) {
+        char over[96];
+        sizes_text(op, pb->sizes, " x ", over, sizeof over);
+        buf_printf(out, "%s x %ld", over, pb->per);
+    }
+    if (pb->fixed != 0 || pb->per == 0) {
+        buf_printf(out, "%s%ld", pb->per != 0 ? " + " : "", pb->fixed);
+    }
 }
 
 /* What variant V's plan (EV) decided: the prelude, (variant 0) the
@@ -64,10 +89,15 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
         struct define counts[] = {
             {.name = "N_VARIANTS", .kind = DEFINE_INT, .i = n,
              .comment = "knob sets in the .c"},
-            {.name = "N_SIZES", .kind = DEFINE_INT, .i = 1,
-             .comment = "runtime sizes: rows"},
+            {.name = "N_SIZES", .kind = DEFINE_INT,
+             .i = op_n_sizes(ks->op), .comment = "runtime sizes: "},
             {.name = "N_BUFFERS", .kind = DEFINE_INT, .i = plan->n_buffer,
              .comment = "buffers of the host API"}};
+        char names[48];
+        sizes_text(ks->op, (1u << op_n_sizes(ks->op)) - 1, ", ", names,
+                   sizeof names);
+        snprintf(counts[1].comment, sizeof counts[1].comment,
+                 "runtime sizes: %s", names);
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
             decision_define(&counts[i], out);
         }
@@ -77,12 +107,9 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
         for (int i = 0; i < plan->n_buffer; i++) {
             const struct plan_buffer *pb = &plan->buffer[i];
             buf_printf(out, "  %-6s ", pb->name);
-            if (pb->per_row != 0) {
-                buf_printf(out, "rows x %ld", pb->per_row);
-            }
-            if (pb->fixed != 0 || pb->per_row == 0) {
-                buf_printf(out, "%s%ld", pb->per_row != 0 ? " + " : "",
-                           pb->fixed);
+            buffer_count_text(ks->op, pb, out);
+            if (pb->elem != ELEM_STORAGE) {
+                buf_puts(out, pb->elem == ELEM_I32 ? " (int32)" : " (float32)");
             }
             buf_puts(out, pb->optional ? " (optional: unused by this spec)\n"
                                        : "\n");
@@ -104,26 +131,20 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_puts(out, pi ? "other rows" : "any rows");
         }
         buf_printf(out, "): %s\n", path->why);
-        if (path->scratch_fixed != 0) {
-            buf_printf(out, "  scratch: rows x %ld + %ld floats\n",
-                       path->scratch_per_row, path->scratch_fixed);
-        } else if (path->scratch_per_row != 0) {
-            buf_printf(out, "  scratch: rows x %ld floats\n",
-                       path->scratch_per_row);
+        if (path->scratch_per != 0 || path->scratch_fixed != 0) {
+            struct plan_buffer scratch = {.per = path->scratch_per,
+                                          .sizes = path->scratch_sizes,
+                                          .fixed = path->scratch_fixed};
+            buf_puts(out, "  scratch: ");
+            buffer_count_text(ks->op, &scratch, out);
+            buf_puts(out, " floats\n");
         }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
-            int zero = 0;
             buf_printf(out, "  %s  local ", l->kernel);
-            decision_dims(l, l->local, 0, out);
+            decision_dims(ks->op, l, 0, out);
             buf_puts(out, "  groups ");
-            decision_dims(l, l->groups, 1, out);
-            for (int d = 0; d < l->dims; d++) {
-                zero |= l->groups[d] == 0;
-            }
-            if (!zero) {
-                buf_printf(out, "  rows_per_group %zu", l->rows_per_group);
-            }
+            decision_dims(ks->op, l, 1, out);
             buf_puts(out, "  args (");
             for (int a = 0; l->args[a] != NULL; a++) {
                 buf_printf(out, "%s%s", a ? ", " : "", l->args[a]);

@@ -14,10 +14,12 @@
 static const char *const hole_names[N_HOLES] = {
     "HEADER", "NAME", "GUARD", "CONSTANTS", "OP", "MATH", "BUFFER_DOC",
     "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
-    "ELEMENT_BYTES", "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
+    "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
     "MAX_KERNELS", "MATCHES", "VARIANT_DOC",
     "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD", "ALIAS_DOC",
-    "N_BUFFERS", "N_SIZES", "SIZE_NAMES"};
+    "N_BUFFERS", "N_SIZES", "SIZE_NAMES", "SIZE_PARAMS", "SIZE_DEF_PARAMS",
+    "SIZE_ARGS", "SIZE_ARG_DEFS", "SIZE_ARG_UNDEFS", "OVER", "SIZE_ZERO",
+    "SCRATCH_UPTO", "SIZES_UPPER"};
 
 /* The index of P's buffer NAME, or -1. */
 int buffer_index(const struct plan *p, const char *name)
@@ -141,9 +143,10 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
                    i);
         buf_printf(&b[H_BUFFER_UNDEFS], "#undef %s_BUF_%s\n", name, up);
         buf_printf(&b[H_BUFFER_SHAPES],
-                   "    {%ld, %ld, %d, %d, %d}, /* %s */\n", pb->per_row,
-                   pb->fixed, pb->optional, pb->role != BUFFER_IN,
-                   alias_index(p, pb), pb->name);
+                   "    {%ld, %uu, %ld, %zu, %d, %d, %d}, /* %s */\n",
+                   pb->per, pb->sizes, pb->fixed,
+                   buffer_elem_size(pb, ks->dtype), pb->optional,
+                   pb->role != BUFFER_IN, alias_index(p, pb), pb->name);
         /* In NAME.c's definitions, with an underscore as every parameter
          * (stub.c.in says why). */
         buf_printf(&b[H_BUFFER_ARGS], "%s_%s", i ? ", " : "", pb->name);
@@ -157,14 +160,19 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         if (pb->shape != NULL) {
             buf_printf(&doc, "%s, ", pb->shape);
         }
-        if (pb->per_row != 0) {
-            buf_printf(&doc, "rows x %ld", pb->per_row);
+        if (pb->per != 0) {
+            char over[96];
+            sizes_text(ks->op, pb->sizes, " x ", over, sizeof over);
+            buf_printf(&doc, "%s x %ld", over, pb->per);
         }
-        if (pb->fixed != 0 || pb->per_row == 0) {
-            buf_printf(&doc, "%s%ld", pb->per_row != 0 ? " + " : "",
-                       pb->fixed);
+        if (pb->fixed != 0 || pb->per == 0) {
+            buf_printf(&doc, "%s%ld", pb->per != 0 ? " + " : "", pb->fixed);
         }
-        buf_puts(&doc, " elements");
+        buf_printf(&doc, " elements%s", pb->elem == ELEM_I32   ? " of int32 "
+                                        "(cl_int)"
+                                        : pb->elem == ELEM_F32 ? " of float "
+                                        "(cl_float)"
+                                                               : "");
         if (pb->optional) {
             buf_puts(&doc, " (unused by this spec; may be NULL)");
         } else if (pb->note != NULL) {
@@ -177,15 +185,52 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
     alias_doc(name, p, &b[H_ALIAS_DOC]);
     b[H_BUFFER_INDEXES].data[--b[H_BUFFER_INDEXES].len] = '\0';
     buf_printf(&b[H_N_BUFFERS], "%d", p->n_buffer);
-    buf_puts(&b[H_N_SIZES], "1");
-    buf_puts(&b[H_SIZE_NAMES], "rows");
+
     /* The prototypes' last buffer line must not end in a newline twice. */
     for (int h = H_PARAMS; h <= H_DEF_PARAMS; h++) {
         if (b[h].len > 0) {
             b[h].data[--b[h].len] = '\0';
         }
     }
-    buf_printf(&b[H_ELEMENT_BYTES], "%zu", dtype_size(ks->dtype));
+}
+
+/* The runtime sizes' holes: NAME_enqueue's size parameters, their
+ * argument codes in the launch tables, and what NAME.h says of them. */
+static void stub_sizes(const char *name, const struct op_def *op,
+                       struct buf *b)
+{
+    int n = op_n_sizes(op);
+    for (int i = 0; i < n; i++) {
+        const char *s = op_size_name(op, i);
+        char up[32];
+        upper_name(up, s, sizeof up);
+        const char *sep = i == 0 ? "" : ", ";
+        buf_printf(&b[H_SIZE_NAMES], "%s%s", sep, s);
+        buf_printf(&b[H_SIZE_PARAMS], "%ssize_t %s", sep, s);
+        buf_printf(&b[H_SIZE_DEF_PARAMS], "%ssize_t _%s", sep, s);
+        buf_printf(&b[H_SIZE_ARGS], "%s_%s", sep, s);
+        buf_printf(&b[H_SIZE_ARG_DEFS], "%s#define %s_ARG_%s (%d)", i ? "\n"
+                   : "", name, up, -5 - i);
+        buf_printf(&b[H_SIZE_ARG_UNDEFS], "#undef %s_ARG_%s\n", name, up);
+        buf_printf(&b[H_SIZES_UPPER], "%s%s", i == 0 ? "" : i + 1 == n
+                   ? " and " : ", ", up);
+    }
+    buf_printf(&b[H_N_SIZES], "%d", n);
+    if (n == 1 && strcmp(op_size_name(op, 0), "rows") == 0) {
+        buf_puts(&b[H_OVER], "over ROWS rows");
+        buf_puts(&b[H_SIZE_ZERO], "rows == 0 (or too many)");
+        buf_puts(&b[H_SCRATCH_UPTO], "in a call of up to ROWS rows: enough "
+                 "for\n * every variant and for any rows from 1 to ROWS");
+        return;
+    }
+    char upper[96];
+    snprintf(upper, sizeof upper, "%s", buf_str(&b[H_SIZES_UPPER]));
+    buf_printf(&b[H_OVER], "at the runtime sizes %s", upper);
+    buf_puts(&b[H_SIZE_ZERO], "a size of 0 (or over INT_MAX)");
+    char first[32];
+    upper_name(first, op_size_name(op, 0), sizeof first);
+    buf_printf(&b[H_SCRATCH_UPTO], "in a call at those sizes, or with\n"
+               " * fewer %s: enough for every variant", first);
 }
 
 /* Fills the remaining holes B of the stub of the N variants EV (MAX_KERNELS
@@ -212,6 +257,7 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     snprintf(prefix, sizeof prefix, "%s_", name);
     define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
     stub_buffers(name, ks, plan, b);
+    stub_sizes(name, ks->op, b);
     for (int i = 0; i < N_HOLES; i++) {
         holes[i].name = hole_names[i];
         holes[i].value = buf_str(&b[i]);

@@ -40,8 +40,17 @@ int plan_kernels(const struct plan *p, const char **names, size_t *threads)
     return n;
 }
 
-/* Variant V's kernel table, paths and NAME_variants row (stub NAME). */
-static int stub_tables(const char *name, const struct plan *p, int v,
+/* Dimension D's work-groups per ceil(P / per_group), per_group 0 read
+ * as 1. */
+static size_t per_group(const struct launch *l, int d)
+{
+    return l->per_group[d] > 1 ? l->per_group[d] : 1;
+}
+
+/* Variant V's kernel table, paths and NAME_variants row (stub NAME of an
+ * OP kernel). */
+static int stub_tables(const char *name, const struct op_def *op,
+                       const struct plan *p, int v,
                        const char *knobs, int kernels_source, struct buf *b,
                        char *err, size_t errsize)
 {
@@ -68,15 +77,19 @@ static int stub_tables(const char *name, const struct plan *p, int v,
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             int ki = kernel_index(names, &n_names, l->kernel);
-            buf_printf(t, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, %zu, %d, {",
-                       ki, l->dims, l->local[0],
-                       l->dims > 1 ? l->local[1] : 1, l->groups[0],
-                       l->dims > 1 ? l->groups[1] : 1, l->rows_per_group,
-                       l->slices);
+            int two = l->dims > 1;
+            buf_printf(t, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, {%uu, %uu}, "
+                       "{%zu, %zu}, %d, {", ki, l->dims, l->local[0],
+                       two ? l->local[1] : 1, l->groups[0],
+                       two ? l->groups[1] : 1, l->grid[0],
+                       two ? l->grid[1] : 0u, per_group(l, 0),
+                       two ? per_group(l, 1) : 1, l->slices);
             for (int a = 0; l->args[a] != NULL; a++) {
                 const char *arg = l->args[a];
-                if (strcmp(arg, "rows") == 0) {
-                    buf_printf(t, "%s_ARG_ROWS, ", name);
+                if (op_size_index(op, arg) >= 0) {
+                    char up[32];
+                    upper_name(up, arg, sizeof up);
+                    buf_printf(t, "%s_ARG_%s, ", name, up);
                 } else if (strcmp(arg, "scratch") == 0) {
                     buf_printf(t, "%s_ARG_SCRATCH, ", name);
                 } else if (strcmp(arg, "slices") == 0) {
@@ -98,9 +111,10 @@ static int stub_tables(const char *name, const struct plan *p, int v,
     buf_printf(t, "static const struct %s_path %s_paths%d[] = {\n", name, name,
                v);
     for (int pi = 0; pi < p->n_path; pi++) {
-        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %ld},\n",
+        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %uu, %ld},\n",
                    p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi,
-                   p->path[pi].scratch_per_row, p->path[pi].scratch_fixed);
+                   p->path[pi].scratch_per, p->path[pi].scratch_sizes,
+                   p->path[pi].scratch_fixed);
     }
     buf_puts(t, "};\n\n");
     buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
@@ -124,7 +138,9 @@ static int same_api(const struct plan *a, const struct plan *b)
     }
     for (int i = 0; i < a->n_buffer; i++) {
         if (strcmp(a->buffer[i].name, b->buffer[i].name) != 0 ||
-            a->buffer[i].per_row != b->buffer[i].per_row ||
+            a->buffer[i].per != b->buffer[i].per ||
+            a->buffer[i].sizes != b->buffer[i].sizes ||
+            a->buffer[i].elem != b->buffer[i].elem ||
             a->buffer[i].fixed != b->buffer[i].fixed ||
             a->buffer[i].optional != b->buffer[i].optional ||
             a->buffer[i].role != b->buffer[i].role ||
@@ -261,7 +277,8 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
             sm90a |= p->needs == NEEDS_SM90A;
-            int k = stub_tables(name, p, v, knobs, same, b, err, errsize);
+            int k = stub_tables(name, ev[v].ks->op, p, v, knobs, same, b,
+                                err, errsize);
             if (k < 0) {
                 bad = 1;
             }

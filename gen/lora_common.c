@@ -100,8 +100,8 @@ double lora_error_bound(const struct kernel_spec *ks)
     return storage_error_bound(ks->dtype, 1e-4);
 }
 
-long lora_bench_rows(const struct kernel_spec *ks)
+void lora_bench_sizes(const struct kernel_spec *ks, size_t *sizes)
 {
     (void)ks;
-    return 512;
+    sizes[0] = 512;
 }

@@ -103,6 +103,6 @@ void lora_shape_line(char *buf, size_t size, size_t rows, long K, long N,
 /* The op_def hooks of both ops: the float32 bound 1e-4; rows of a batch
  * (of prompts, or of tokens in training), 512. */
 double lora_error_bound(const struct kernel_spec *ks);
-long lora_bench_rows(const struct kernel_spec *ks);
+void lora_bench_sizes(const struct kernel_spec *ks, size_t *sizes);
 
 #endif

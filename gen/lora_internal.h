@@ -122,12 +122,12 @@ void lora_plan_shape(const struct kernel_spec *ks, const struct lora *c,
 
 /* lora_reference.c */
 int lora_reference(const struct kernel_spec *ks, const float *const *in,
-                   size_t rows, double *const *out);
+                   const size_t *sizes, double *const *out);
 void lora_naive(const struct kernel_spec *ks, struct plan *p);
-void lora_costs(const struct kernel_spec *ks, size_t rows, double *bytes,
-                double *flops);
-void lora_shape_text(const struct kernel_spec *ks, size_t rows, char *buf,
-                     size_t size);
+void lora_costs(const struct kernel_spec *ks, const size_t *sizes,
+                double *bytes, double *flops);
+void lora_shape_text(const struct kernel_spec *ks, const size_t *sizes,
+                     char *buf, size_t size);
 void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
                     struct gemm_chain *g);
 

@@ -33,7 +33,8 @@ static void path_scratch(const struct lora *c, struct path *pa)
     if (t_per_row != 0 && (per_row != 0 || fixed != 0)) {
         fixed += 3;
     }
-    pa->scratch_per_row = t_per_row + per_row;
+    pa->scratch_per = t_per_row + per_row;
+    pa->scratch_sizes = pa->scratch_per != 0 ? SIZE_FIRST : 0;
     pa->scratch_fixed = fixed;
 }
 
@@ -225,9 +226,8 @@ static void launch_xa(const struct lora *c, struct launch *l)
         l->local[0] = (size_t)c->xa_k;
         l->local[1] = (size_t)(c->xa_m / xa_rows_per_item(c));
     }
-    l->groups[0] = (size_t)xa_split(c);
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)c->xa_m;
+    launch_fixed(l, 0, (size_t)xa_split(c));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->xa_m);
     lora_copy_args(l, args);
 }
 
@@ -241,9 +241,8 @@ static void launch_rows(const struct lora *c, struct launch *l,
     l->dims = 2;
     l->local[0] = (size_t)threads;
     l->local[1] = 1;
-    l->groups[0] = (size_t)ceil_div(c->N, threads * width);
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)rows;
+    launch_fixed(l, 0, (size_t)ceil_div(c->N, threads * width));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)rows);
     lora_copy_args(l, args);
 }
 
@@ -267,9 +266,8 @@ static void launch_main(const struct lora *c, struct launch *l, long slices,
     l->dims = 2;
     l->local[0] = (size_t)(c->n / c->wn);
     l->local[1] = (size_t)(c->m / c->wm);
-    l->groups[0] = (size_t)(ceil_div(c->N, c->n) * slices);
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)c->m;
+    launch_fixed(l, 0, (size_t)(ceil_div(c->N, c->n) * slices));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->m);
     l->args[n++] = "rows";
     l->args[n++] = "x"; /* lora_main runs with base or inline X*A */
     if (c->base) {
@@ -298,10 +296,14 @@ static void launch_pad(const struct lora *c, struct launch *l, int x)
     l->dims = 2;
     l->local[0] = (size_t)threads;
     l->local[1] = 1;
-    l->groups[0] =
-        (size_t)ceil_div(ceil_div(x ? x_padded(c) : c->N, 4), threads);
-    l->groups[1] = x ? 0 : (size_t)(w_rows_padded(c) + c->R);
-    l->rows_per_group = 1;
+    launch_fixed(l, 0,
+                 (size_t)ceil_div(ceil_div(x ? x_padded(c) : c->N, 4),
+                                  threads));
+    if (x) {
+        launch_over(l, 1, 1, SIZE_FIRST, 1);
+    } else {
+        launch_fixed(l, 1, (size_t)(w_rows_padded(c) + c->R));
+    }
     lora_copy_args(l, x ? x_args : w_args);
 }
 
@@ -329,9 +331,8 @@ static void launch_mma(const struct lora *c, struct launch *l, long slices,
     l->dims = 2;
     l->local[0] = (size_t)(wgmma ? wgmma_threads(c) : mma_threads(c));
     l->local[1] = 1;
-    l->groups[0] = (size_t)(ceil_div(c->N, c->n) * slices);
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)(wgmma ? c->wg_m : c->m);
+    launch_fixed(l, 0, (size_t)(ceil_div(c->N, c->n) * slices));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)(wgmma ? c->wg_m : c->m));
     l->args[n++] = "rows";
     l->args[n++] = "x";
     l->args[n++] = "w";
@@ -348,9 +349,8 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->dims = 2;
     l->local[0] = (size_t)c->decode_n;
     l->local[1] = (size_t)c->decode_k;
-    l->groups[0] = (size_t)ceil_div(c->N, c->decode_n * decode_vec(c));
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)c->decode_rows;
+    launch_fixed(l, 0, (size_t)ceil_div(c->N, c->decode_n * decode_vec(c)));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->decode_rows);
     l->args[n++] = "rows";
     l->args[n++] = "x";
     if (c->base) {
@@ -373,10 +373,8 @@ static void launch_decode_parts(const struct lora *c, struct launch *l)
     l->dims = 2;
     l->local[0] = (size_t)(mma ? 32 * c->decode_warps : c->decode_cols);
     l->local[1] = 1;
-    l->groups[0] =
-        (size_t)(decode_strips(c) * c->decode_slices);
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)(mma ? dmma_rows(c) : dsplit_rows(c));
+    launch_fixed(l, 0, (size_t)(decode_strips(c) * c->decode_slices));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)(mma ? dmma_rows(c) : dsplit_rows(c)));
     lora_copy_args(l, args);
 }
 
@@ -402,9 +400,8 @@ static void add_delta_path(const struct lora *c, struct plan *p,
     l->dims = 2;
     l->local[0] = (size_t)c->delta_threads;
     l->local[1] = 1;
-    l->groups[0] = (size_t)slices;
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)c->delta_rows;
+    launch_fixed(l, 0, (size_t)slices);
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->delta_rows);
     lora_copy_args(l, args);
 }
 

@@ -12,9 +12,10 @@ enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_Y };
 
 /* Row by row: T = scale * X*A, then Y = (Y +) X*W + T*B. */
 int lora_reference(const struct kernel_spec *ks,
-                   const float *const *in, size_t rows,
+                   const float *const *in, const size_t *sizes,
                    double *const *out)
 {
+    size_t rows = sizes[0];
     double *y = out[BUF_Y];
     struct lora c;
     lora_read(ks, &c);
@@ -62,7 +63,8 @@ void lora_naive(const struct kernel_spec *ks, struct plan *p)
     lora_read(ks, &c);
     lora_plan_shape(ks, &c, p);
     plan_dtype(p, ks->dtype);
-    p->path[0].scratch_per_row = c.R;
+    p->path[0].scratch_per = c.R;
+    p->path[0].scratch_sizes = SIZE_FIRST;
     const char *const xa_args[] = {"rows", "x", "a", "scratch", NULL};
     /* w is unread without the base (and may be NULL): x stands in. */
     const char *const lora_args[] = {"rows", "x", c.base ? "w" : "x",
@@ -72,14 +74,15 @@ void lora_naive(const struct kernel_spec *ks, struct plan *p)
 }
 
 /* Every buffer once (y twice to accumulate); the three products. */
-void lora_costs(const struct kernel_spec *ks, size_t rows,
+void lora_costs(const struct kernel_spec *ks, const size_t *sizes,
                 double *bytes, double *flops)
 {
+    size_t rows = sizes[0];
     struct lora c;
     lora_read(ks, &c);
     double M = (double)rows;
     double K = (double)c.K, N = (double)c.N, R = (double)c.R;
-    *bytes = plan_io_bytes(ks, rows);
+    *bytes = plan_io_bytes(ks, sizes);
     if (c.accumulate) {
         *bytes += (double)(rows * (size_t)c.N) * (double)dtype_size(ks->dtype);
     }
@@ -87,9 +90,10 @@ void lora_costs(const struct kernel_spec *ks, size_t rows,
     *flops = base + 2 * M * K * R + 2 * M * R * N;
 }
 
-void lora_shape_text(const struct kernel_spec *ks, size_t rows,
+void lora_shape_text(const struct kernel_spec *ks, const size_t *sizes,
                      char *buf, size_t size)
 {
+    size_t rows = sizes[0];
     struct lora c;
     lora_read(ks, &c);
     lora_shape_line(buf, size, rows, c.K, c.N, c.R, c.base ? "" : " delta",

@@ -452,11 +452,11 @@ static cl_int run_stub(struct measure_case *bc, struct stub *s, int set,
                        struct run_events *r)
 {
     const struct rt *rt = bc->rt;
-    size_t rows = bc->vc.rows;
+    const size_t *sizes = bc->vc.sizes;
     cl_int err, gate_err;
-    const struct path *path = stub_path(s, rows);
+    const struct path *path = stub_path(s, sizes);
     if (path == NULL || path->n_launch == 1) {
-        err = stub_enqueue(s, rt->queue, rows, bc->sets[set].mem, 0, NULL,
+        err = stub_enqueue(s, rt->queue, sizes, bc->sets[set].mem, 0, NULL,
                            &r->ev[0]);
         r->n = err == CL_SUCCESS;
         return err;
@@ -476,7 +476,7 @@ static cl_int run_stub(struct measure_case *bc, struct stub *s, int set,
         r->n = 1;
         r->from_end = 1;
         /* The queue is in order: the stub's kernels follow the mark. */
-        err = stub_enqueue(s, rt->queue, rows, bc->sets[set].mem, 0, NULL,
+        err = stub_enqueue(s, rt->queue, sizes, bc->sets[set].mem, 0, NULL,
                            &r->ev[1]);
         r->n += err == CL_SUCCESS;
     }
@@ -517,12 +517,34 @@ int buffer_named(const struct vcase *c, const char *name)
     return -1;
 }
 
+/* Elements per row of buffer I when it holds rows of the first size
+ * alone (no fixed part, no other size); 0 when not. */
+static size_t row_length(const struct vcase *c, int i)
+{
+    const struct plan_buffer *pb = &c->plan.buffer[i];
+    return pb->sizes == SIZE_FIRST && pb->fixed == 0 ? (size_t)pb->per : 0;
+}
+
+/* Whether a case of some of C's rows is C's buffers' rows gathered:
+ * every buffer that grows with the first size holds rows of it. */
+static int rows_separate(const struct vcase *c)
+{
+    for (int i = 0; i < c->plan.n_buffer; i++) {
+        if (c->host[i] != NULL && (c->plan.buffer[i].sizes & SIZE_FIRST) &&
+            row_length(c, i) == 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Whether output I is checked on sampled rows only: per-row outputs of
  * large cases, where the reference would take minutes. Outputs of a
- * fixed size (sums over every row) are checked whole. */
+ * fixed size (sums over every row), and every output of an op whose
+ * buffers are not rows of the first size, are checked whole. */
 static int output_sampled(const struct vcase *c, int i)
 {
-    return c->plan.buffer[i].per_row > 0 && c->plan.buffer[i].fixed == 0;
+    return row_length(c, i) > 0 && rows_separate(c);
 }
 
 /* Offsets of the outputs in an array of the checked values (SAMPLED_AT,
@@ -534,9 +556,8 @@ static size_t sampled_layout(const struct vcase *c, size_t n_rows,
     for (int o = 0; o < c->n_out; o++) {
         int i = c->outs[o];
         sampled_at[i] = total;
-        total += output_sampled(c, i)
-                     ? n_rows * (size_t)c->plan.buffer[i].per_row
-                     : c->count[i];
+        total += output_sampled(c, i) ? n_rows * row_length(c, i)
+                                      : c->count[i];
     }
     return total;
 }
@@ -559,7 +580,7 @@ static double check_output(const struct vcase *c, const float *got,
     for (int o = 0; o < c->n_out; o++) {
         int i = c->outs[o];
         const float *g = got + c->out_at[i];
-        size_t per_row = (size_t)c->plan.buffer[i].per_row;
+        size_t per_row = row_length(c, i);
         size_t n = output_sampled(c, i) ? n_rows * per_row : c->count[i];
         float *picked = malloc((n ? n : 1) * sizeof *picked);
         if (picked == NULL) {
@@ -615,7 +636,7 @@ static double *sampled_reference(const struct vcase *c, size_t *rows_idx,
     }
     /* A case of just the sampled rows: per-row buffers gathered. */
     for (int b = 0; b < c->plan.n_buffer; b++) {
-        per_row[b] = (size_t)c->plan.buffer[b].per_row;
+        per_row[b] = row_length(c, b);
         sub.host[b] = c->host[b];
         if (per_row[b] == 0 || c->host[b] == NULL || !any_sub) {
             continue;
@@ -633,6 +654,7 @@ static double *sampled_reference(const struct vcase *c, size_t *rows_idx,
         sub.count[b] = sample * per_row[b];
     }
     sub.rows = sample;
+    sub.sizes[0] = sample;
     if (!failed && any_sub && vcase_reference_into(&sub, sub_out) < 0) {
         failed = 1;
     }
@@ -730,7 +752,7 @@ cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
     if (vcase_init(&mc->vc, ks, rows, seed, dist) < 0) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    ks->op->costs(ks, rows, &mc->bytes, &mc->flops);
+    ks->op->costs(ks, mc->vc.sizes, &mc->bytes, &mc->flops);
     int want = 1;
     while (rotate && want < MAX_SETS &&
            mc->bytes * want < 64.0 * (1 << 20) &&
@@ -784,5 +806,7 @@ void mcase_free(struct measure_case *mc)
 
 long measure_default_rows(const struct kernel_spec *ks)
 {
-    return ks->op->bench_rows(ks);
+    size_t sizes[SPECL_MAX_SIZES] = {0};
+    ks->op->bench_sizes(ks, sizes);
+    return (long)sizes[0];
 }

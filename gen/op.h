@@ -86,35 +86,58 @@ struct define {
 /* D's value as the emitted source writes it ("4096", "2.0f"). */
 void define_text(const struct define *d, char *buf, size_t size);
 
-/* One clEnqueueNDRangeKernel of the emitted stub. Global size in dimension
- * d is groups[d] * local[d]; a groups[d] of 0 means
- * ceil(rows / rows_per_group) groups. */
+/* The runtime sizes of a call are the op's `sizes`, in order (rows ops:
+ * "rows" alone). Masks of them say what a count is a product of: bit I
+ * stands for size I. */
+#define SPECL_MAX_SIZES 4
+#define SIZE_BIT(i) (1u << (i))
+#define SIZE_FIRST SIZE_BIT(0)
+
+/* The product of the sizes of SIZES that MASK names (1 for none); 0 when
+ * it passes SIZE_MAX. */
+size_t sizes_product(unsigned mask, const size_t *sizes);
+
+/* One clEnqueueNDRangeKernel of the emitted stub. Dimension d has
+ * groups[d] * ceil(P / per_group[d]) work-groups of local[d] work-items,
+ * P the product of the sizes grid[d] names (1 for none: groups[d]
+ * groups); per_group 0 counts as 1. */
 struct launch {
     const char *kernel;       /* __kernel function name in the .cl */
     int dims;                 /* 1 or 2 */
     size_t local[2];
     size_t groups[2];
-    size_t rows_per_group;
+    unsigned grid[2];         /* SIZE_BIT mask */
+    size_t per_group[2];
     int slices;               /* the value of a "slices" argument */
-    const char *args[8];      /* NULL-terminated: "rows", a buffer name of
-                                 op->buffers, "scratch", or "slices" */
+    const char *args[8];      /* NULL-terminated: a size name of the op
+                                 ("rows"), a buffer name of op->buffers,
+                                 "scratch", or "slices" */
 };
+
+/* Sets L's dimension D to GROUPS fixed work-groups. */
+void launch_fixed(struct launch *l, int d, size_t groups);
+/* Sets L's dimension D to one work-group per PER_GROUP of the sizes MASK
+ * names (their product), times GROUPS. */
+void launch_over(struct launch *l, int d, size_t groups, unsigned mask,
+                 size_t per_group);
 
 #define SPECL_MAX_LAUNCHES 5
 #define SPECL_MAX_PATHS 8
 #define SPECL_MAX_VARIANTS 8 /* of one NAME.c (variant.h) */
 
-/* A sequence of launches used while rows <= max_rows (0: any rows).
- * Paths are tried in order; the last must have max_rows 0. Its launches
- * share rows * scratch_per_row + scratch_fixed floats of device scratch
- * (both 0: none): each path its own, so that few rows never pay for the
+/* A sequence of launches used while the first runtime size (rows) is at
+ * most max_rows (0: any). Paths are tried in order; the last must have
+ * max_rows 0. Its launches share scratch_per * P + scratch_fixed floats
+ * of device scratch, P the product of the sizes scratch_sizes names (both
+ * counts 0: none): each path its own, so that few rows never pay for the
  * copies or partial sums of a path they do not run. */
 struct path {
     long max_rows;
     const char *why;          /* shown in the emitted stub's comment */
     int n_launch;
     struct launch launch[SPECL_MAX_LAUNCHES];
-    long scratch_per_row;
+    long scratch_per;
+    unsigned scratch_sizes;   /* SIZE_BIT mask */
     long scratch_fixed;
 };
 
@@ -125,12 +148,22 @@ enum buffer_role {
     BUFFER_INOUT  /* read, then written (accumulate: Y += ...) */
 };
 
-/* A buffer of the host API: per_row * rows + fixed elements of the
- * storage dtype. */
+/* What an element of a buffer is: the kernel's storage dtype, or a type
+ * of its own whatever the dtype. */
+enum elem_type {
+    ELEM_STORAGE,
+    ELEM_F32,
+    ELEM_I32
+};
+
+/* A buffer of the host API: per * P + fixed elements, P the product of
+ * the runtime sizes SIZES names. */
 struct plan_buffer {
     const char *name;
-    long per_row;
+    long per;
+    unsigned sizes;           /* SIZE_BIT mask */
     long fixed;
+    enum elem_type elem;
     int optional;             /* may be NULL (unused by this spec) */
     enum buffer_role role;
     const char *shape;        /* for NAME.h: the row-major array it holds
@@ -142,6 +175,11 @@ struct plan_buffer {
                                  from the same byte); NULL: it may share
                                  memory with no other buffer of the call */
 };
+
+/* Elements of PB at SIZES (SIZE_MAX when that passes SIZE_MAX), and the
+ * bytes of one for storage dtype DT. */
+size_t buffer_count(const struct plan_buffer *pb, const size_t *sizes);
+size_t buffer_elem_size(const struct plan_buffer *pb, enum dtype dt);
 
 #define SPECL_MAX_DEFINES 48
 #define SPECL_MAX_BUFFERS 8
@@ -205,6 +243,10 @@ struct gemm_chain {
 struct op_def {
     const char *name;          /* the spec's `op:` */
     const char *summary;
+    /* The runtime sizes of NAME_enqueue, NULL-terminated, in order; at
+     * most SPECL_MAX_SIZES. NULL: "rows" alone. The first is the one
+     * paths choose by (max_rows). */
+    const char *const *sizes;
     /* Every __kernel of the op, NULL-terminated, in the order they go
      * into the emitted source; kernel K is the template templates/K.cl.
      * The emitted source holds the ones its plan launches. */
@@ -237,15 +279,16 @@ struct op_def {
      * Host buffers are in plan order; the outputs are the buffers whose
      * role is BUFFER_OUT or BUFFER_INOUT. */
 
-    /* Writes the float64 reference of the outputs for ROWS rows: OUT[i],
-     * when not NULL, receives output buffer i's values (per_row * rows +
-     * fixed doubles); the checks ask for some outputs only (the per-row
-     * ones of sampled rows, the others over every row). IN[i] holds plan
-     * buffer i as floats (NULL for a buffer the spec leaves unused; an
-     * output's entry holds its initial contents). Returns 0, or -1 when
-     * out of memory. */
+    /* Writes the float64 reference of the outputs at the runtime sizes
+     * SIZES (op order): OUT[i], when not NULL, receives output buffer i's
+     * values (buffer_count doubles); the checks ask for some outputs only
+     * (for an output over the first size alone, the rows of sampled
+     * values of it; the others whole). IN[i] holds plan buffer i as
+     * floats (int32 buffers their integers, exact below 2^24; NULL for a
+     * buffer the spec leaves unused; an output's entry holds its initial
+     * contents). Returns 0, or -1 when out of memory. */
     int (*reference)(const struct kernel_spec *ks, const float *const *in,
-                     size_t rows, double *const *out);
+                     const size_t *sizes, double *const *out);
     /* Fills P with the naive kernel(s) of tests/naive.cl that compute the
      * same: their #define prelude (every size and value a constant, and
      * the dtype) and launches (naive_launch), and the scratch they share
@@ -253,21 +296,23 @@ struct op_def {
      * empty path (naive_plan). */
     void (*naive)(const struct kernel_spec *ks, struct plan *p);
     /* Optional: narrows or moves the range [*LO, *HI] (preset to [-1, 1])
-     * that random values of input BUFFER are drawn from; x always follows
-     * the caller's distribution and is not asked about. */
+     * that random values of input BUFFER are drawn from (an int32
+     * buffer's: the whole numbers in it); x always follows the caller's
+     * distribution and is not asked about. */
     void (*input_range)(const struct kernel_spec *ks, const char *buffer,
                         double *lo, double *hi);
-    /* The fewest bytes a kernel must move and the flops it must do for
-     * ROWS rows: the floor `specl bench` measures against. */
-    void (*costs)(const struct kernel_spec *ks, size_t rows, double *bytes,
-                  double *flops);
+    /* The fewest bytes a kernel must move and the flops it must do at
+     * SIZES: the floor `specl bench` measures against. */
+    void (*costs)(const struct kernel_spec *ks, const size_t *sizes,
+                  double *bytes, double *flops);
     /* The largest relative L2 error against the reference accepted. */
     double (*error_bound)(const struct kernel_spec *ks);
-    /* Rows `bench` and `tune` measure at when none are asked for. */
-    long (*bench_rows)(const struct kernel_spec *ks);
-    /* The shape at ROWS rows in one line of bench output. */
-    void (*shape_text)(const struct kernel_spec *ks, size_t rows, char *buf,
-                       size_t size);
+    /* The sizes `bench` and `tune` measure at when none are asked for:
+     * fills SIZES[0 .. op_n_sizes - 1]. */
+    void (*bench_sizes)(const struct kernel_spec *ks, size_t *sizes);
+    /* The shape at SIZES in one line of bench output. */
+    void (*shape_text)(const struct kernel_spec *ks, const size_t *sizes,
+                       char *buf, size_t size);
     /* Optional: the SGEMMs a user would run through CLBlast instead (the
      * `clblast` variant of `specl bench`: SGEMM for f32 storage, HGEMM for
      * f16 where the device has cl_khr_fp16). */
@@ -280,6 +325,20 @@ extern const struct op_def *const op_registry[];
 
 /* The op named NAME, or NULL. */
 const struct op_def *op_find(const char *name);
+
+/* Adds OP to the ops op_find finds (a program's own, as the tests'
+ * fixture op); adding one again does nothing. At most 4. */
+void op_add(const struct op_def *op);
+
+/* How many runtime sizes OP has, and the name of size I ("rows"). */
+int op_n_sizes(const struct op_def *op);
+const char *op_size_name(const struct op_def *op, int i);
+/* The names of the sizes of OP that MASK names, joined by SEP ("rows",
+ * "batch x seq" for SEP " x "); "1" for none. */
+void sizes_text(const struct op_def *op, unsigned mask, const char *sep,
+                char *buf, size_t size);
+/* The index of OP's runtime size NAME, or -1. */
+int op_size_index(const struct op_def *op, const char *name);
 
 /* Index of KEY in the op's fields or knobs; -1 if absent. */
 int op_field_index(const struct op_def *op, const char *key);
@@ -322,8 +381,15 @@ void plan_public_int(struct plan *p, const char *name, const char *comment,
                      long v);
 void plan_public_float(struct plan *p, const char *name,
                        const char *comment, double v);
+/* Appends buffer NAME of PER_ROW elements per row (the first runtime
+ * size) plus FIXED, of the storage dtype. */
 void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
                  int optional);
+/* Makes the buffer plan_buffer added last hold PER elements per product
+ * of the sizes MASK names, plus its fixed ones. */
+void plan_buffer_over(struct plan *p, unsigned mask, long per);
+/* Makes the buffer plan_buffer added last one of ELEM elements. */
+void plan_buffer_elem(struct plan *p, enum elem_type elem);
 /* Marks the buffer plan_buffer added last as ROLE (they start as
  * BUFFER_IN). */
 void plan_buffer_role(struct plan *p, enum buffer_role role);
@@ -364,7 +430,7 @@ void naive_launch_fixed(struct plan *p, const char *kernel, long count,
  * (optional ones left out) read or written once at ROWS rows; and the
  * bound F32 for float32 storage, the output rounding for half-width
  * storage (2e-3 f16, 1e-2 bf16). */
-double plan_io_bytes(const struct kernel_spec *ks, size_t rows);
+double plan_io_bytes(const struct kernel_spec *ks, const size_t *sizes);
 double storage_error_bound(enum dtype dt, double f32);
 
 /* Bytes of one element of dtype DT in memory. */

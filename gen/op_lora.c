@@ -730,7 +730,7 @@ const struct op_def op_lora_forward = {
     .naive = lora_naive,
     .costs = lora_costs,
     .error_bound = lora_error_bound,
-    .bench_rows = lora_bench_rows,
+    .bench_sizes = lora_bench_sizes,
     .shape_text = lora_shape_text,
     .blas_peer = lora_blas_peer,
 };

@@ -531,8 +531,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
     l->kernel = "lora_bwd_tg";
     l->dims = 1;
     l->local[0] = (size_t)c->tg_threads;
-    l->groups[0] = 0;
-    l->rows_per_group = (size_t)c->tg_rows;
+    launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
     lora_copy_args(l, tg_args);
 
     l = &pa->launch[pa->n_launch++];
@@ -542,9 +541,8 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
     l->dims = 2;
     l->local[0] = (size_t)c->grad_threads;
     l->local[1] = 1;
-    l->groups[0] = (size_t)(grad_strips(c->K) + grad_strips(c->N));
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)c->grad_rows;
+    launch_fixed(l, 0, (size_t)(grad_strips(c->K) + grad_strips(c->N)));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->grad_rows);
     lora_copy_args(l, grad_args);
 
     if (reduce) {
@@ -554,8 +552,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         l->kernel = "lora_bwd_reduce";
         l->dims = 1;
         l->local[0] = (size_t)c->reduce_threads;
-        l->groups[0] = (size_t)ceil_div(slice, c->reduce_threads);
-        l->rows_per_group = 0;
+        launch_fixed(l, 0, (size_t)ceil_div(slice, c->reduce_threads));
         lora_copy_args(l, reduce_args);
     }
 
@@ -566,9 +563,8 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         l->dims = 2;
         l->local[0] = 32;
         l->local[1] = 8;
-        l->groups[0] = (size_t)ceil_div(c->N, 32);
-        l->groups[1] = (size_t)ceil_div(c->K, 32);
-        l->rows_per_group = 0;
+        launch_fixed(l, 0, (size_t)ceil_div(c->N, 32));
+        launch_fixed(l, 1, (size_t)ceil_div(c->K, 32));
         lora_copy_args(l, wt_args);
     }
     if (c->input_grad) {
@@ -579,9 +575,8 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         l->dims = 2;
         l->local[0] = (size_t)(c->n / c->wn);
         l->local[1] = (size_t)(c->m / c->wm);
-        l->groups[0] = (size_t)ceil_div(c->K, c->n);
-        l->groups[1] = 0;
-        l->rows_per_group = (size_t)c->m;
+        launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
+        launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->m);
         lora_copy_args(l, dx_args);
     }
 }
@@ -658,7 +653,8 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
               "grad_rows rows by strips of 32 columns, then their sums";
     bwd_path(&c, 1, &p->path[1]);
     for (int i = 0; i < p->n_path; i++) {
-        p->path[i].scratch_per_row = per_row;
+        p->path[i].scratch_per = per_row;
+        p->path[i].scratch_sizes = SIZE_FIRST;
         p->path[i].scratch_fixed = fixed;
     }
 }
@@ -685,9 +681,10 @@ enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_DY, BUF_DX, BUF_DA, BUF_DB };
 /* T = scale*X*A and G = scale*dY*B^T row by row, then the sums over rows
  * of dA and dB and each row of dX, as the definitions read. */
 static int bwd_reference(const struct kernel_spec *ks,
-                         const float *const *in, size_t rows,
+                         const float *const *in, const size_t *sizes,
                          double *const *out)
 {
+    size_t rows = sizes[0];
     struct bwd c;
     bwd_read(ks, &c);
     size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
@@ -755,7 +752,8 @@ static void bwd_naive(const struct kernel_spec *ks, struct plan *p)
     bwd_read(ks, &c);
     plan_shape(ks, &c, p);
     plan_dtype(p, ks->dtype);
-    p->path[0].scratch_per_row = 2 * c.R;
+    p->path[0].scratch_per = 2 * c.R;
+    p->path[0].scratch_sizes = SIZE_FIRST;
     const char *const tg_args[] = {"rows", "x", "a", "b", "dy", "scratch",
                                    NULL};
     const char *const da_args[] = {"rows", "x", "scratch", "da", NULL};
@@ -772,14 +770,15 @@ static void bwd_naive(const struct kernel_spec *ks, struct plan *p)
 }
 
 /* Every buffer once (dA and dB twice to accumulate); the six products. */
-static void bwd_costs(const struct kernel_spec *ks, size_t rows,
+static void bwd_costs(const struct kernel_spec *ks, const size_t *sizes,
                       double *bytes, double *flops)
 {
+    size_t rows = sizes[0];
     struct bwd c;
     bwd_read(ks, &c);
     double M = (double)rows;
     double K = (double)c.K, N = (double)c.N, R = (double)c.R;
-    *bytes = plan_io_bytes(ks, rows);
+    *bytes = plan_io_bytes(ks, sizes);
     if (c.accumulate) {
         *bytes += (K + N) * R * (double)dtype_size(ks->dtype);
     }
@@ -790,9 +789,10 @@ static void bwd_costs(const struct kernel_spec *ks, size_t rows,
     }
 }
 
-static void bwd_shape_text(const struct kernel_spec *ks, size_t rows,
-                           char *buf, size_t size)
+static void bwd_shape_text(const struct kernel_spec *ks,
+                           const size_t *sizes, char *buf, size_t size)
 {
+    size_t rows = sizes[0];
     struct bwd c;
     bwd_read(ks, &c);
     lora_shape_line(buf, size, rows, c.K, c.N, c.R,
@@ -855,7 +855,7 @@ const struct op_def op_lora_backward = {
     .naive = bwd_naive,
     .costs = bwd_costs,
     .error_bound = lora_error_bound,
-    .bench_rows = lora_bench_rows,
+    .bench_sizes = lora_bench_sizes,
     .shape_text = bwd_shape_text,
     .blas_peer = bwd_blas_peer,
 };

@@ -25,9 +25,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 }
 
 static int reference(const struct kernel_spec *ks, const float *const *in,
-                     size_t rows, double *const *out)
+                     const size_t *sizes, double *const *out)
 {
-    return rows_norm_reference(ks, in, rows, out, 0);
+    return rows_norm_reference(ks, in, sizes, out, 0);
 }
 
 static void naive(const struct kernel_spec *ks, struct plan *p)
@@ -56,6 +56,6 @@ const struct op_def op_rmsnorm = {
     .input_range = rows_input_range,
     .costs = rows_costs,
     .error_bound = rows_error_bound,
-    .bench_rows = rows_bench_rows,
+    .bench_sizes = rows_bench_sizes,
     .shape_text = rows_shape_text,
 };

@@ -312,9 +312,8 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
     l->dims = 2;
     l->local[0] = (size_t)knob(ks, ROWS_KNOB_WG);
     l->local[1] = (size_t)knob(ks, ROWS_KNOB_ROWS);
-    l->groups[0] = 1;
-    l->groups[1] = 0;
-    l->rows_per_group = (size_t)knob(ks, ROWS_KNOB_ROWS);
+    launch_fixed(l, 0, 1);
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)knob(ks, ROWS_KNOB_ROWS));
     l->args[a++] = "rows";
     plan_buffer(p, "x", d, 0, 0);
     plan_buffer_doc(p, "[rows][features]", NULL);
@@ -334,8 +333,9 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
 /* ---- checking and measuring ------------------------------------------ */
 
 int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
-                        size_t rows, double *const *out, int centred)
+                        const size_t *sizes, double *const *out, int centred)
 {
+    size_t rows = sizes[0];
     double *y = out[centred ? 3 : 2]; /* after x, gamma (and beta) */
     size_t D = (size_t)features(ks);
     double eps = spec_field(ks, "eps");
@@ -390,11 +390,11 @@ void rows_input_range(const struct kernel_spec *ks, const char *buffer,
     }
 }
 
-void rows_costs(const struct kernel_spec *ks, size_t rows, double *bytes,
-                double *flops)
+void rows_costs(const struct kernel_spec *ks, const size_t *sizes,
+                double *bytes, double *flops)
 {
-    *bytes = plan_io_bytes(ks, rows);
-    *flops = 5.0 * (double)((size_t)features(ks) * rows);
+    *bytes = plan_io_bytes(ks, sizes);
+    *flops = 5.0 * (double)((size_t)features(ks) * sizes[0]);
 }
 
 double rows_error_bound(const struct kernel_spec *ks)
@@ -402,14 +402,14 @@ double rows_error_bound(const struct kernel_spec *ks)
     return storage_error_bound(ks->dtype, 1e-5);
 }
 
-long rows_bench_rows(const struct kernel_spec *ks)
+void rows_bench_sizes(const struct kernel_spec *ks, size_t *sizes)
 {
     long rows = (16L << 20) / features(ks);
-    return rows < 1 ? 1 : rows;
+    sizes[0] = rows < 1 ? 1 : (size_t)rows;
 }
 
-void rows_shape_text(const struct kernel_spec *ks, size_t rows, char *buf,
-                     size_t size)
+void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,
+                     char *buf, size_t size)
 {
-    snprintf(buf, size, "%zux%ld", rows, features(ks));
+    snprintf(buf, size, "%zux%ld", sizes[0], features(ks));
 }

@@ -56,7 +56,8 @@ extern const struct tune_axis rows_tune_space[];
  * its root mean square (or x - mean over its standard deviation), times
  * gamma (plus beta). */
 int rows_norm_reference(const struct kernel_spec *ks, const float *const *in,
-                        size_t rows, double *const *out, int centred);
+                        const size_t *sizes, double *const *out,
+                        int centred);
 
 /* The naive hook: KERNEL (rows, x, PARAMS, y) of tests/naive.cl, one
  * work-item per row, FEATURES and float field KEY defined (as NAME,
@@ -71,17 +72,17 @@ void rows_input_range(const struct kernel_spec *ks, const char *buffer,
                       double *lo, double *hi);
 
 /* Each buffer once; 5 flops per element of y. */
-void rows_costs(const struct kernel_spec *ks, size_t rows, double *bytes,
-                double *flops);
+void rows_costs(const struct kernel_spec *ks, const size_t *sizes,
+                double *bytes, double *flops);
 
 /* 1e-5 for float32 storage. */
 double rows_error_bound(const struct kernel_spec *ks);
 
 /* 16 Mi elements' worth of rows. */
-long rows_bench_rows(const struct kernel_spec *ks);
+void rows_bench_sizes(const struct kernel_spec *ks, size_t *sizes);
 
 /* "ROWSxFEATURES". */
-void rows_shape_text(const struct kernel_spec *ks, size_t rows, char *buf,
-                     size_t size);
+void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,
+                     char *buf, size_t size);
 
 #endif

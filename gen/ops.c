@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,20 @@ const struct op_def *const op_registry[] = {
     NULL,
 };
 
+/* Ops a program adds to the registry (op_add): the test suites' own. */
+static const struct op_def *added_ops[4];
+
+void op_add(const struct op_def *op)
+{
+    for (size_t i = 0; i < sizeof added_ops / sizeof *added_ops; i++) {
+        if (added_ops[i] == NULL || added_ops[i] == op) {
+            added_ops[i] = op;
+            return;
+        }
+    }
+    assert(!"op_add: too many ops added");
+}
+
 const struct op_def *op_find(const char *name)
 {
     for (int i = 0; op_registry[i] != NULL; i++) {
@@ -30,7 +45,103 @@ const struct op_def *op_find(const char *name)
             return op_registry[i];
         }
     }
+    for (size_t i = 0; i < sizeof added_ops / sizeof *added_ops; i++) {
+        if (added_ops[i] != NULL && strcmp(added_ops[i]->name, name) == 0) {
+            return added_ops[i];
+        }
+    }
     return NULL;
+}
+
+static const char *const rows_only[] = {"rows", NULL};
+
+int op_n_sizes(const struct op_def *op)
+{
+    const char *const *names = op->sizes != NULL ? op->sizes : rows_only;
+    int n = 0;
+    while (names[n] != NULL) {
+        n++;
+    }
+    assert(n >= 1 && n <= SPECL_MAX_SIZES);
+    return n;
+}
+
+const char *op_size_name(const struct op_def *op, int i)
+{
+    assert(i >= 0 && i < op_n_sizes(op));
+    return op->sizes != NULL ? op->sizes[i] : rows_only[i];
+}
+
+void sizes_text(const struct op_def *op, unsigned mask, const char *sep,
+                char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < op_n_sizes(op) && len < size; i++) {
+        if (mask & SIZE_BIT(i)) {
+            int n = snprintf(buf + len, size - len, "%s%s", len ? sep : "",
+                             op_size_name(op, i));
+            len += n > 0 ? (size_t)n : 0;
+        }
+    }
+    if (buf[0] == '\0') {
+        snprintf(buf, size, "1");
+    }
+}
+
+int op_size_index(const struct op_def *op, const char *name)
+{
+    for (int i = 0; i < op_n_sizes(op); i++) {
+        if (strcmp(op_size_name(op, i), name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+size_t sizes_product(unsigned mask, const size_t *sizes)
+{
+    size_t p = 1;
+    for (int i = 0; i < SPECL_MAX_SIZES; i++) {
+        if (mask & SIZE_BIT(i)) {
+            if (sizes[i] != 0 && p > SIZE_MAX / sizes[i]) {
+                return 0;
+            }
+            p *= sizes[i];
+        }
+    }
+    return p;
+}
+
+size_t buffer_count(const struct plan_buffer *pb, const size_t *sizes)
+{
+    size_t p = sizes_product(pb->sizes, sizes);
+    size_t per = (size_t)pb->per, fixed = (size_t)pb->fixed;
+    if ((p == 0 && pb->sizes != 0 && per != 0) ||
+        (per != 0 && p > (SIZE_MAX - fixed) / per)) {
+        return SIZE_MAX;
+    }
+    return per * p + fixed;
+}
+
+size_t buffer_elem_size(const struct plan_buffer *pb, enum dtype dt)
+{
+    return pb->elem == ELEM_STORAGE ? dtype_size(dt) : 4;
+}
+
+void launch_fixed(struct launch *l, int d, size_t groups)
+{
+    l->groups[d] = groups;
+    l->grid[d] = 0;
+    l->per_group[d] = 1;
+}
+
+void launch_over(struct launch *l, int d, size_t groups, unsigned mask,
+                 size_t per_group)
+{
+    l->groups[d] = groups;
+    l->grid[d] = mask;
+    l->per_group[d] = per_group;
 }
 
 static int param_index(const struct param_def *defs, int n, const char *key)
@@ -230,13 +341,28 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
     assert(p->n_buffer < SPECL_MAX_BUFFERS);
     struct plan_buffer *b = &p->buffer[p->n_buffer++];
     b->name = name;
-    b->per_row = per_row;
+    b->per = per_row;
+    b->sizes = per_row != 0 ? SIZE_FIRST : 0;
     b->fixed = fixed;
+    b->elem = ELEM_STORAGE;
     b->optional = optional;
     b->role = BUFFER_IN;
     b->shape = NULL;
     b->note = NULL;
     b->may_alias = NULL;
+}
+
+void plan_buffer_over(struct plan *p, unsigned mask, long per)
+{
+    assert(p->n_buffer > 0);
+    p->buffer[p->n_buffer - 1].sizes = mask;
+    p->buffer[p->n_buffer - 1].per = per;
+}
+
+void plan_buffer_elem(struct plan *p, enum elem_type elem)
+{
+    assert(p->n_buffer > 0);
+    p->buffer[p->n_buffer - 1].elem = elem;
 }
 
 void plan_buffer_role(struct plan *p, enum buffer_role role)
@@ -338,15 +464,13 @@ void naive_launch(struct plan *p, const char *kernel, long columns,
     if (columns == 0) {
         l->dims = 1;
         l->local[0] = 64;
-        l->groups[0] = 0;
-        l->rows_per_group = 64;
+        launch_over(l, 0, 1, SIZE_FIRST, 64);
     } else {
         l->dims = 2;
         l->local[0] = 16;
         l->local[1] = 16;
-        l->groups[0] = (size_t)((columns + 15) / 16);
-        l->groups[1] = 0;
-        l->rows_per_group = 16;
+        launch_fixed(l, 0, (size_t)((columns + 15) / 16));
+        launch_over(l, 1, 1, SIZE_FIRST, 16);
     }
     for (; args[a] != NULL; a++) {
         assert(a + 1 < (int)(sizeof l->args / sizeof l->args[0]));
@@ -361,23 +485,22 @@ void naive_launch_fixed(struct plan *p, const char *kernel, long count,
     naive_launch(p, kernel, 0, args);
     struct launch *l = &p->path[p->n_path - 1].launch[
         p->path[p->n_path - 1].n_launch - 1];
-    l->groups[0] = (size_t)((count + 63) / 64);
-    l->rows_per_group = 0;
+    launch_fixed(l, 0, (size_t)((count + 63) / 64));
 }
 
-double plan_io_bytes(const struct kernel_spec *ks, size_t rows)
+double plan_io_bytes(const struct kernel_spec *ks, const size_t *sizes)
 {
     struct plan p;
-    double elements = 0;
+    double bytes = 0;
     memset(&p, 0, sizeof p);
     ks->op->plan(ks, &p);
     for (int i = 0; i < p.n_buffer; i++) {
         if (!p.buffer[i].optional) {
-            elements += (double)((size_t)p.buffer[i].per_row * rows +
-                                 (size_t)p.buffer[i].fixed);
+            bytes += (double)buffer_count(&p.buffer[i], sizes) *
+                        (double)buffer_elem_size(&p.buffer[i], ks->dtype);
         }
     }
-    return elements * (double)dtype_size(ks->dtype);
+    return bytes;
 }
 
 double storage_error_bound(enum dtype dt, double f32)

@@ -21,7 +21,8 @@ static const char *const stub_suffixes[] = {
     "fits", "build_variant",
     "create_in_order", "match_rank", "check_target", "check_buffer",
     "check_queue_and_wait", "mem_origin", "check_aliases", "path_for",
-    "path_scratch", "enqueue_launch", "enqueue_buffers", NULL};
+    "path_scratch", "enqueue_launch", "enqueue_buffers", "product", "count",
+    "scratch_bytes_at", "sizes_ok", NULL};
 
 /* The tables numbered by variant (or by kernel source, as many at most);
  * launches are numbered by variant and path as well. */

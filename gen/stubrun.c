@@ -264,26 +264,26 @@ cl_int stub_load_naive(struct stub *s, const struct rt *rt,
     return load_emitted(s, rt, &e, &plan, 1, -1, log);
 }
 
-const struct path *stub_path(const struct stub *s, size_t rows)
+const struct path *stub_path(const struct stub *s, const size_t *sizes)
 {
-    int i = s->fn_path_index(s->handle, &rows);
+    int i = s->fn_path_index(s->handle, sizes);
     return i >= 0 ? &s->plan.path[i] : NULL;
 }
 
 cl_int stub_enqueue_scratch(const struct stub *s, cl_command_queue q,
-                            size_t rows, const cl_mem *buffers,
+                            const size_t *sizes, const cl_mem *buffers,
                             cl_mem scratch, cl_uint n_wait,
                             const cl_event *wait, cl_event *done)
 {
-    return s->fn_enqueue(s->handle, q, &rows, buffers, scratch, n_wait, wait,
+    return s->fn_enqueue(s->handle, q, sizes, buffers, scratch, n_wait, wait,
                          done);
 }
 
-cl_int stub_enqueue(struct stub *s, cl_command_queue q, size_t rows,
+cl_int stub_enqueue(struct stub *s, cl_command_queue q, const size_t *sizes,
                     const cl_mem *buffers, cl_uint n_wait,
                     const cl_event *wait, cl_event *done)
 {
-    size_t need = s->fn_scratch_bytes(&rows);
+    size_t need = s->fn_scratch_bytes(sizes);
     if (need > s->scratch_size) {
         cl_int st;
         if (s->scratch != NULL) {
@@ -298,7 +298,7 @@ cl_int stub_enqueue(struct stub *s, cl_command_queue q, size_t rows,
         }
         s->scratch_size = need;
     }
-    return stub_enqueue_scratch(s, q, rows, buffers, s->scratch, n_wait,
+    return stub_enqueue_scratch(s, q, sizes, buffers, s->scratch, n_wait,
                                 wait, done);
 }
 

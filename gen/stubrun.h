@@ -43,20 +43,21 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
 cl_int stub_load_naive(struct stub *s, const struct rt *rt,
                        const struct kernel_spec *ks, char **log);
 
-/* The launches S runs for ROWS rows (its plan's path for them, as
- * NAME_path_index picks it); NULL for rows an enqueue would refuse. */
-const struct path *stub_path(const struct stub *s, size_t rows);
+/* The launches S runs at the runtime sizes SIZES (its plan's path for
+ * them, as NAME_path_index picks it); NULL for sizes an enqueue would
+ * refuse. */
+const struct path *stub_path(const struct stub *s, const size_t *sizes);
 
-/* NAME_enqueue_scratch(handle, Q, ROWS, BUFFERS..., scratch, N_WAIT, WAIT,
- * DONE) with a scratch buffer S owns (created or grown for ROWS when the
- * stub needs one). BUFFERS are in the plan's buffer order. */
-cl_int stub_enqueue(struct stub *s, cl_command_queue q, size_t rows,
+/* NAME_enqueue_array(handle, Q, SIZES, BUFFERS, scratch, N_WAIT, WAIT,
+ * DONE) with a scratch buffer S owns (created or grown for SIZES when the
+ * stub needs one). SIZES and BUFFERS are in the op's and plan's order. */
+cl_int stub_enqueue(struct stub *s, cl_command_queue q, const size_t *sizes,
                     const cl_mem *buffers, cl_uint n_wait,
                     const cl_event *wait, cl_event *done);
 
-/* NAME_enqueue_scratch as the user calls it, SCRATCH given (or NULL). */
+/* NAME_enqueue_array as the user calls it, SCRATCH given (or NULL). */
 cl_int stub_enqueue_scratch(const struct stub *s, cl_command_queue q,
-                            size_t rows, const cl_mem *buffers,
+                            const size_t *sizes, const cl_mem *buffers,
                             cl_mem scratch, cl_uint n_wait,
                             const cl_event *wait, cl_event *done);
 

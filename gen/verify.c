@@ -139,15 +139,45 @@ static double uniform(uint64_t *s, double lo, double hi)
 int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
                unsigned long seed, struct vdist dist)
 {
+    size_t sizes[SPECL_MAX_SIZES] = {0};
+    ks->op->bench_sizes(ks, sizes);
+    sizes[0] = rows;
+    return vcase_init_sizes(c, ks, sizes, seed, dist);
+}
+
+/* A random value of [LO, HI] as buffer PB holds it (dtype DT): whole
+ * numbers for int32 buffers, rounded to the storage dtype for its own. */
+static float random_element(uint64_t *s, const struct plan_buffer *pb,
+                            enum dtype dt, double lo, double hi)
+{
+    switch (pb->elem) {
+    case ELEM_I32:
+        return (float)floor(uniform(s, ceil(lo), floor(hi) + 1));
+    case ELEM_F32:
+        return (float)uniform(s, lo, hi);
+    case ELEM_STORAGE:
+        break;
+    }
+    return round_to_dtype((float)uniform(s, lo, hi), dt);
+}
+
+int vcase_init_sizes(struct vcase *c, const struct kernel_spec *ks,
+                     const size_t *sizes, unsigned long seed,
+                     struct vdist dist)
+{
     uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
     memset(c, 0, sizeof *c);
     c->ks = ks;
-    c->rows = rows;
+    memcpy(c->sizes, sizes, (size_t)op_n_sizes(ks->op) * sizeof *sizes);
+    c->rows = sizes[0];
     c->seed = seed;
     ks->op->plan(ks, &c->plan);
     for (int i = 0; i < c->plan.n_buffer; i++) {
         const struct plan_buffer *pb = &c->plan.buffer[i];
-        c->count[i] = (size_t)pb->per_row * rows + (size_t)pb->fixed;
+        c->count[i] = buffer_count(pb, c->sizes);
+        if (c->count[i] == SIZE_MAX) {
+            return -1;
+        }
         if (pb->role != BUFFER_IN && !pb->optional) {
             c->out = i;
             c->outs[c->n_out++] = i;
@@ -173,8 +203,7 @@ int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
             ks->op->input_range(ks, pb->name, &lo, &hi);
         }
         for (size_t k = 0; k < c->count[i]; k++) {
-            c->host[i][k] = round_to_dtype((float)uniform(&s, lo, hi),
-                                           ks->dtype);
+            c->host[i][k] = random_element(&s, pb, ks->dtype, lo, hi);
         }
     }
     return 0;
@@ -194,7 +223,7 @@ int vcase_reference_into(const struct vcase *c, double *const *out)
     for (int i = 0; i < c->plan.n_buffer; i++) {
         in[i] = c->host[i];
     }
-    return c->ks->op->reference(c->ks, in, c->rows, out);
+    return c->ks->op->reference(c->ks, in, c->sizes, out);
 }
 
 double *vcase_reference(const struct vcase *c)
@@ -236,36 +265,60 @@ double vcase_error(const struct vcase *c, const float *got,
 
 /* ---- device buffers --------------------------------------------------- */
 
-/* Converts N floats to the storage dtype in a new array (caller frees). */
-static void *to_storage(const float *v, size_t n, enum dtype dt)
+/* How buffer I of C is held in device memory: its element type, the
+ * storage dtype for ELEM_STORAGE. */
+struct device_format {
+    enum elem_type elem;
+    enum dtype dt;
+    size_t size; /* bytes of an element */
+};
+
+static struct device_format format_of(const struct vcase *c, int i)
 {
-    size_t es = dtype_size(dt);
-    unsigned char *p = malloc(n * es + 1);
+    const struct plan_buffer *pb = &c->plan.buffer[i];
+    return (struct device_format){pb->elem, c->ks->dtype,
+                                  buffer_elem_size(pb, c->ks->dtype)};
+}
+
+/* Converts N floats to format F in a new array (caller frees); int32
+ * elements from whole numbers, NaN as INT32_MIN. */
+static void *to_device(const float *v, size_t n, struct device_format f)
+{
+    unsigned char *p = malloc(n * f.size + 1);
     if (p == NULL) {
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        if (dt == DTYPE_F32) {
+        if (f.elem == ELEM_I32) {
+            int32_t k = isnan(v[i]) ? INT32_MIN : (int32_t)v[i];
+            memcpy(p + 4 * i, &k, 4);
+        } else if (f.elem == ELEM_F32 || f.dt == DTYPE_F32) {
             memcpy(p + 4 * i, &v[i], 4);
         } else {
-            unsigned short h = dt == DTYPE_F16 ? float_to_half(v[i])
-                                               : float_to_bf16(v[i]);
+            unsigned short h = f.dt == DTYPE_F16 ? float_to_half(v[i])
+                                                 : float_to_bf16(v[i]);
             memcpy(p + 2 * i, &h, 2);
         }
     }
     return p;
 }
 
-static float from_storage(const unsigned char *p, size_t i, enum dtype dt)
+static float from_device(const unsigned char *p, size_t i,
+                         struct device_format f)
 {
-    if (dt == DTYPE_F32) {
-        float f;
-        memcpy(&f, p + 4 * i, 4);
-        return f;
+    if (f.elem == ELEM_I32) {
+        int32_t k;
+        memcpy(&k, p + 4 * i, 4);
+        return (float)k;
+    }
+    if (f.elem == ELEM_F32 || f.dt == DTYPE_F32) {
+        float v;
+        memcpy(&v, p + 4 * i, 4);
+        return v;
     }
     unsigned short h;
     memcpy(&h, p + 2 * i, 2);
-    return dt == DTYPE_F16 ? half_to_float(h) : bf16_to_float(h);
+    return f.dt == DTYPE_F16 ? half_to_float(h) : bf16_to_float(h);
 }
 
 #define CANARY_VALUE 12345.0f
@@ -283,14 +336,14 @@ static cl_int reset_one_output(const struct rt *rt, const struct vcase *c,
     for (size_t k = 0; k < total; k++) {
         init[k] = k >= n ? CANARY_VALUE : inout ? c->host[i][k] : NAN;
     }
-    void *st = to_storage(init, total, c->ks->dtype);
+    struct device_format f = format_of(c, i);
+    void *st = to_device(init, total, f);
     free(init);
     if (st == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
     cl_int err = clEnqueueWriteBuffer(rt->queue, b->mem[i], CL_TRUE, 0,
-                                      total * dtype_size(c->ks->dtype), st,
-                                      0, NULL, NULL);
+                                      total * f.size, st, 0, NULL, NULL);
     free(st);
     return err;
 }
@@ -309,7 +362,6 @@ cl_int vbuffers_create(const struct rt *rt, const struct vcase *c,
                        struct vbuffers *b)
 {
     cl_int err = CL_SUCCESS;
-    size_t es = dtype_size(c->ks->dtype);
     memset(b, 0, sizeof *b);
     b->canary = 64;
     for (int i = 0; i < c->plan.n_buffer && err == CL_SUCCESS; i++) {
@@ -317,19 +369,20 @@ cl_int vbuffers_create(const struct rt *rt, const struct vcase *c,
             continue;
         }
         int is_out = c->plan.buffer[i].role != BUFFER_IN;
+        struct device_format f = format_of(c, i);
         size_t n = c->count[i] + (is_out ? b->canary : 0);
         b->mem[i] = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE,
-                                   (n ? n : 1) * es, NULL, &err);
+                                   (n ? n : 1) * f.size, NULL, &err);
         if (err != CL_SUCCESS || is_out || c->count[i] == 0) {
             continue;
         }
-        void *st = to_storage(c->host[i], c->count[i], c->ks->dtype);
+        void *st = to_device(c->host[i], c->count[i], f);
         if (st == NULL) {
             err = CL_OUT_OF_HOST_MEMORY;
             break;
         }
         err = clEnqueueWriteBuffer(rt->queue, b->mem[i], CL_TRUE, 0,
-                                   c->count[i] * es, st, 0, NULL, NULL);
+                                   c->count[i] * f.size, st, 0, NULL, NULL);
         free(st);
     }
     if (err == CL_SUCCESS) {
@@ -347,20 +400,21 @@ static cl_int read_one_output(const struct rt *rt, const struct vcase *c,
                               int *canary_ok)
 {
     size_t n = c->count[i], total = n + b->canary;
-    enum dtype dt = c->ks->dtype;
-    unsigned char *raw = malloc(total * dtype_size(dt));
+    struct device_format f = format_of(c, i);
+    float canary = f.elem == ELEM_STORAGE ? round_to_dtype(CANARY_VALUE, f.dt)
+                                          : CANARY_VALUE;
+    unsigned char *raw = malloc(total * f.size);
     if (raw == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
     cl_int err = clEnqueueReadBuffer(rt->queue, b->mem[i], CL_TRUE, 0,
-                                     total * dtype_size(dt), raw, 0, NULL,
-                                     NULL);
+                                     total * f.size, raw, 0, NULL, NULL);
     if (err == CL_SUCCESS) {
         for (size_t k = 0; k < n; k++) {
-            out[k] = from_storage(raw, k, dt);
+            out[k] = from_device(raw, k, f);
         }
         for (size_t k = n; k < total; k++) {
-            if (from_storage(raw, k, dt) != round_to_dtype(CANARY_VALUE, dt)) {
+            if (from_device(raw, k, f) != canary) {
                 *canary_ok = 0;
                 err = CL_INVALID_VALUE;
                 break;

@@ -16,7 +16,8 @@
 struct vcase {
     const struct kernel_spec *ks;
     struct plan plan;
-    size_t rows;
+    size_t sizes[SPECL_MAX_SIZES];    /* the runtime sizes, op order */
+    size_t rows;                      /* sizes[0] */
     unsigned long seed;
     int out;                          /* the last output buffer */
     int n_out;                        /* outputs, in plan order */
@@ -33,9 +34,14 @@ struct vdist {
     double spread;
 };
 
-/* Fills C for KS over ROWS rows from SEED (x drawn from DIST, the other
- * inputs from [-1, 1] or the op's input_range). Returns 0, -1 when out of
- * memory. */
+/* Fills C for KS at the runtime sizes SIZES from SEED (x drawn from DIST,
+ * the other inputs from [-1, 1] or the op's input_range). Returns 0, -1
+ * when out of memory or a buffer would pass SIZE_MAX elements. */
+int vcase_init_sizes(struct vcase *c, const struct kernel_spec *ks,
+                     const size_t *sizes, unsigned long seed,
+                     struct vdist dist);
+/* vcase_init_sizes at ROWS rows (the first size), the op's bench sizes
+ * for the others. */
 int vcase_init(struct vcase *c, const struct kernel_spec *ks, size_t rows,
                unsigned long seed, struct vdist dist);
 void vcase_free(struct vcase *c);

@@ -38,6 +38,9 @@
 #ifndef EPS
 #define EPS 1e-5f       /* rmsnorm, layernorm: added under the root */
 #endif
+#ifndef TABLE_ROWS
+#define TABLE_ROWS 1    /* test_gather: rows of the table */
+#endif
 
 /* t[m][j] = SCALE * sum_k x[m][k] * a[k][j]; one work-item per (j, m). */
 __kernel void naive_xa(int rows, __global const storage_t *x,
@@ -258,4 +261,25 @@ __kernel void naive_bwd_db(int rows, __global const storage_t *dy,
         acc += load1(db, e);
     }
     store1(db, e, acc);
+}
+
+/* test_gather (tests/op_gather.c): one work-item per element of y, token
+ * b * seq + s in dimension 1. */
+__kernel void naive_gather(int batch, int seq, __global const int *ids,
+                           __global const storage_t *table,
+                           __global const float *bias,
+                           __global storage_t *y)
+{
+    int d = get_global_id(0);
+    size_t token = get_global_id(1);
+    if (d >= FEATURES || token >= (size_t)batch * seq) {
+        return;
+    }
+    int id = ids[token];
+    size_t b = token / seq;
+    float v = bias[b * FEATURES + d];
+    if (id >= 0 && id < TABLE_ROWS) {
+        v += SCALE * load1(table, (size_t)id * FEATURES + d);
+    }
+    store1(y, token * FEATURES + d, v);
 }

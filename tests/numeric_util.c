@@ -372,7 +372,7 @@ static cl_int run_one(struct nu_kernel *k, const struct vcase *c,
                            : &k->stub;
     *canary_ok = 1;
     if (s != NULL) {
-        st = stub_enqueue(s, the_rt.queue, c->rows, b->mem, 0, NULL, &done);
+        st = stub_enqueue(s, the_rt.queue, c->sizes, b->mem, 0, NULL, &done);
     }
     cl_int fin = clFinish(the_rt.queue);
     if (done != NULL) {
@@ -432,9 +432,12 @@ static void report(const struct nu_kernel *k, const struct vcase *c,
     /* Rows are printed of the last output. */
     size_t n = c->count[c->out], at = c->out_at[c->out];
     size_t row_len = c->rows ? n / c->rows : n;
-    fprintf(stderr, "\nFAIL: kernel '%s' (%s, %s) rows %zu seed %lu "
-            "x~U[%g%+g, %g%+g]", k->ks->name, k->ks->op->name,
-            dtype_name(k->ks->dtype), c->rows, c->seed, dist.offset,
+    fprintf(stderr, "\nFAIL: kernel '%s' (%s, %s) sizes", k->ks->name,
+            k->ks->op->name, dtype_name(k->ks->dtype));
+    for (int i = 0; i < op_n_sizes(k->ks->op); i++) {
+        fprintf(stderr, " %s %zu", op_size_name(k->ks->op, i), c->sizes[i]);
+    }
+    fprintf(stderr, " seed %lu x~U[%g%+g, %g%+g]", c->seed, dist.offset,
             -dist.spread, dist.offset, dist.spread);
     if (k->x_ramp != 0) {
         fprintf(stderr, " + %g * column / length", k->x_ramp);
@@ -549,11 +552,11 @@ static void add_ramp(struct vcase *c, double ramp)
 {
     for (int b = 0; b < c->plan.n_buffer; b++) {
         const struct plan_buffer *pb = &c->plan.buffer[b];
-        if (strcmp(pb->name, "x") != 0 || pb->per_row <= 0 ||
+        if (strcmp(pb->name, "x") != 0 || pb->per <= 0 ||
             c->host[b] == NULL) {
             continue;
         }
-        size_t len = (size_t)pb->per_row;
+        size_t len = (size_t)pb->per;
         for (size_t i = 0; i < c->count[b]; i++) {
             double v = c->host[b][i] + ramp * (double)(i % len) / (double)len;
             c->host[b][i] = round_to_dtype((float)v, c->ks->dtype);
@@ -563,7 +566,19 @@ static void add_ramp(struct vcase *c, double ramp)
 
 int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
 {
+    size_t sizes[SPECL_MAX_SIZES] = {0};
+    if (!k->built) {
+        return 0;
+    }
+    k->ks->op->bench_sizes(k->ks, sizes);
+    sizes[0] = rows;
+    return nu_run_sizes(k, sizes, dist);
+}
+
+int nu_run_sizes(struct nu_kernel *k, const size_t *sizes, struct vdist dist)
+{
     struct vcase c;
+    size_t rows = sizes[0];
     struct outcome o;
     unsigned long seed = base_seed * 1000003UL + ++case_counter;
     if (!k->built) {
@@ -576,7 +591,7 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
     o.naive_bound = NAIVE_SLACK * o.bound;
     o.pair_bound = o.bound + o.naive_bound;
     nu_stats.cases++;
-    if (vcase_init(&c, k->ks, rows, seed, dist) < 0) {
+    if (vcase_init_sizes(&c, k->ks, sizes, seed, dist) < 0) {
         nu_stats.failed++;
         fail(__LINE__, "vcase_init: out of memory ('%s', rows %zu)",
              k->ks->name, rows);
@@ -685,7 +700,7 @@ int nu_check_naive(const struct kernel_spec *ks, const size_t *rows, int n)
                                         : CL_OUT_OF_HOST_MEMORY;
         if (st == CL_SUCCESS) {
             cl_event done = NULL;
-            st = stub_enqueue(&s, the_rt.queue, c.rows, b.mem, 0, NULL,
+            st = stub_enqueue(&s, the_rt.queue, c.sizes, b.mem, 0, NULL,
                               &done);
             cl_int fin = clFinish(the_rt.queue);
             if (done != NULL) {

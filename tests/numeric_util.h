@@ -101,6 +101,9 @@ int nu_path_limits(const struct nu_kernel *k, long *out, int max);
  * the subnormals), that rounding's error plus twice the f32 bound. */
 int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist);
 
+/* nu_run at the runtime sizes SIZES (op order). */
+int nu_run_sizes(struct nu_kernel *k, const size_t *sizes, struct vdist dist);
+
 /* Loads KS's naive stub (stub_load_naive) and checks it alone against
  * the float64 reference over each of N row counts (rows[i]), with the
  * room the naive kernels get in nu_run. Fails the test on a build error,

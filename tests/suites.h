@@ -2,6 +2,8 @@
 #ifndef SPECL_TESTS_SUITES_H
 #define SPECL_TESTS_SUITES_H
 
+#include <CUnit/CUnit.h>
+
 /* Set by --full: wider sweeps (make test-full). */
 extern int test_full;
 /* Set by --wide: adds the wide device sweep (make test-wide). */
@@ -17,5 +19,10 @@ int add_stub_suite(void);     /* test_stub.c: host stub contract, vendor */
 int add_tune_suite(void);     /* test_tune.c: tuner, tuning database */
 int add_wide_suite(void);     /* test_wide.c: wide sweep, --wide only */
 int add_cli_suite(void);      /* test_cli.c: command line, build systems */
+
+/* test_sizes.c: the runtime model beyond rows (op_gather.c's op), added
+ * to the numeric and tune suites S. Return 0 when added. */
+int add_sizes_numeric_tests(CU_pSuite s);
+int add_sizes_tune_tests(CU_pSuite s);
 
 #endif

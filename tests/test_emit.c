@@ -603,10 +603,13 @@ static void check_decisions(const struct kernel_spec *ks,
         row += strlen(want);
         while (strncmp(row, "    {", 5) == 0) {
             long max_rows = 0, per_row = 0, fixed = 0;
+            unsigned over = 0;
             int n_launch = 0;
             char launches[SPECL_NAME_MAX + 32];
-            TU_CHECK(sscanf(row, " {%ld, %d, %[^,], %ld, %ld}", &max_rows,
-                            &n_launch, launches, &per_row, &fixed) == 5,
+            TU_CHECK(sscanf(row, " {%ld, %d, %[^,], %ld, %uu, %ld}",
+                            &max_rows, &n_launch, launches, &per_row, &over,
+                            &fixed) == 6 &&
+                         over == (per_row != 0 ? SIZE_FIRST : 0),
                      "%s.c: path row %.*s", ks->name,
                      (int)strcspn(row, "\n"), row);
             if (fixed != 0) {
@@ -1482,9 +1485,9 @@ static void test_alias_doc(void)
         check_alias_doc(ks->name, &e, "y",
                         "y may be x, in place (the same cl_mem, or a "
                         "sub-buffer of the same buffer at the same offset).");
-        /* per_row, fixed, unused, written, may_alias */
-        TU_CHECK(strstr(buf_str(&e.c), ", 0, 0, 0, -1}, /* x */\n") != NULL &&
-                     strstr(buf_str(&e.c), ", 0, 0, 1, 0}, /* y */\n") !=
+        /* per, sizes, fixed, bytes, unused, written, may_alias */
+        TU_CHECK(strstr(buf_str(&e.c), ", 0, 0, -1}, /* x */\n") != NULL &&
+                     strstr(buf_str(&e.c), ", 0, 1, 0}, /* y */\n") !=
                          NULL,
                  "%s.c: the buffer table does not let y be x", ks->name);
         emitted_free(&e);

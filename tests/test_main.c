@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "op_gather.h"
 #include "suites.h"
 
 int test_full = 0;
@@ -76,6 +77,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    op_add(&op_test_gather);
     if (CU_initialize_registry() != CUE_SUCCESS) {
         fprintf(stderr, "specl_tests: %s\n", CU_get_error_msg());
         return 2;

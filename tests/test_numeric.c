@@ -927,7 +927,7 @@ static void test_bwd_deterministic(void)
         run[r] = malloc((c.out_count + 1) * sizeof *run[r]);
         CU_ASSERT_FATAL(run[r] != NULL);
         CU_ASSERT(vbuffers_reset_output(nu_rt(), &c, &b) == CL_SUCCESS);
-        CU_ASSERT(stub_enqueue(&k.stub, nu_rt()->queue, c.rows, b.mem, 0,
+        CU_ASSERT(stub_enqueue(&k.stub, nu_rt()->queue, c.sizes, b.mem, 0,
                                NULL, &done) == CL_SUCCESS);
         CU_ASSERT(clFinish(nu_rt()->queue) == CL_SUCCESS);
         if (done != NULL) {
@@ -1033,7 +1033,7 @@ static int suite_cleanup(void)
 int add_numeric_suite(void)
 {
     CU_pSuite s = CU_add_suite("numeric", suite_init, suite_cleanup);
-    if (s == NULL ||
+    if (s == NULL || add_sizes_numeric_tests(s) != 0 ||
         CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
             NULL ||
         CU_add_test(s, "row ops: odd and long rows", test_row_shapes) ==

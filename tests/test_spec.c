@@ -1284,17 +1284,19 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
                 takes |= strcmp(pa->launch[l].args[a], "scratch") == 0;
             }
         }
-        TU_CHECK(takes == (pa->scratch_per_row > 0 || pa->scratch_fixed > 0),
+        TU_CHECK(takes == (pa->scratch_per > 0 || pa->scratch_fixed > 0),
                  "%s: path %d %s scratch but counts %ld per row + %ld",
                  ks->name, i, takes ? "takes" : "takes no",
-                 pa->scratch_per_row, pa->scratch_fixed);
+                 pa->scratch_per, pa->scratch_fixed);
     }
     naive_plan(ks, &np);
     TU_CHECK(np.n_buffer == p.n_buffer, "%s: naive plan of %d buffers, "
              "not %d", ks->name, np.n_buffer, p.n_buffer);
     for (int i = 0; i < np.n_buffer && i < p.n_buffer; i++) {
         TU_CHECK(strcmp(np.buffer[i].name, p.buffer[i].name) == 0 &&
-                     np.buffer[i].per_row == p.buffer[i].per_row &&
+                     np.buffer[i].per == p.buffer[i].per &&
+                     np.buffer[i].sizes == p.buffer[i].sizes &&
+                     np.buffer[i].elem == p.buffer[i].elem &&
                      np.buffer[i].fixed == p.buffer[i].fixed,
                  "%s: naive buffer %d differs", ks->name, i);
     }
@@ -1314,7 +1316,7 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
                  "%s: %s does not take rows first", ks->name, l->kernel);
         for (int a = 1; l->args[a] != NULL; a++) {
             int scratch = strcmp(l->args[a], "scratch") == 0;
-            TU_CHECK(scratch ? np.path[0].scratch_per_row > 0
+            TU_CHECK(scratch ? np.path[0].scratch_per > 0
                              : has_buffer(&p, l->args[a]),
                      "%s: %s argument %d (%s) names no buffer of the plan",
                      ks->name, l->kernel, a, l->args[a]);
@@ -1342,16 +1344,21 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
         }
     }
     double bytes = 0, flops = 0;
-    op->costs(ks, 7, &bytes, &flops);
+    size_t sizes[SPECL_MAX_SIZES] = {0};
+    op->bench_sizes(ks, sizes);
+    for (int i = 0; i < op_n_sizes(op); i++) {
+        TU_CHECK(sizes[i] >= 1, "%s: bench size %d is %zu", ks->name, i,
+                 sizes[i]);
+    }
+    sizes[0] = 7;
+    op->costs(ks, sizes, &bytes, &flops);
     TU_CHECK(bytes > 0 && flops > 0, "%s: costs %g bytes %g flops",
              ks->name, bytes, flops);
     double bound = op->error_bound(ks);
     TU_CHECK(bound > 0 && bound <= 1e-2, "%s: error bound %g", ks->name,
              bound);
-    TU_CHECK(op->bench_rows(ks) >= 1, "%s: bench rows %ld", ks->name,
-             op->bench_rows(ks));
     char shape[96] = "";
-    op->shape_text(ks, 7, shape, sizeof shape);
+    op->shape_text(ks, sizes, shape, sizeof shape);
     TU_CHECK(strstr(shape, "7") != NULL, "%s: shape text '%s' lacks the rows",
              ks->name, shape);
 }
@@ -1482,7 +1489,7 @@ static void test_op_hooks(void)
         int golden = 0;
         TU_CHECK(op->summary && op->fields && op->validate && op->plan &&
                      op->tune_space && op->reference && op->naive &&
-                     op->costs && op->error_bound && op->bench_rows &&
+                     op->costs && op->error_bound && op->bench_sizes &&
                      op->shape_text,
                  "op %s lacks a required member of struct op_def", op->name);
         for (const char *const *k = op->kernels; *k != NULL; k++) {

@@ -955,8 +955,8 @@ static size_t rows_aligned(int i, int first)
     memset(&p, 0, sizeof p);
     spec_of[i]->op->plan(spec_of[i], &p);
     size_t es = dtype_size(spec_of[i]->dtype), rows = 1;
-    size_t x_row = (size_t)p.buffer[0].per_row * es;
-    size_t first_row = (size_t)p.buffer[first].per_row * es;
+    size_t x_row = (size_t)p.buffer[0].per * es;
+    size_t first_row = (size_t)p.buffer[first].per * es;
     while (rows * x_row % origin_align() != 0 ||
            rows * first_row % origin_align() != 0) {
         rows++;

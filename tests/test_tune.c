@@ -623,13 +623,15 @@ static char *code_text(const struct kernel_spec *ks, const char *dir)
     buf_puts(&b, text);
     free(text);
     for (int i = 0; i < p.n_path; i++) {
-        buf_printf(&b, "path %ld scratch %ld %ld\n", p.path[i].max_rows,
-                   p.path[i].scratch_per_row, p.path[i].scratch_fixed);
+        buf_printf(&b, "path %ld scratch %ld %u %ld\n", p.path[i].max_rows,
+                   p.path[i].scratch_per, p.path[i].scratch_sizes,
+                   p.path[i].scratch_fixed);
         for (int l = 0; l < p.path[i].n_launch; l++) {
             const struct launch *la = &p.path[i].launch[l];
-            buf_printf(&b, "%s %zu %zu %zu %zu %zu", la->kernel, la->local[0],
-                       la->local[1], la->groups[0], la->groups[1],
-                       la->rows_per_group);
+            buf_printf(&b, "%s %zu %zu %zu*%u/%zu %zu*%u/%zu", la->kernel,
+                       la->local[0], la->local[1], la->groups[0], la->grid[0],
+                       la->per_group[0], la->groups[1], la->grid[1],
+                       la->per_group[1]);
             for (int a = 0; la->args[a] != NULL; a++) {
                 buf_printf(&b, " %s", la->args[a]);
             }
@@ -3374,7 +3376,7 @@ static void test_device_slug(void)
 int add_tune_suite(void)
 {
     CU_pSuite s = CU_add_suite("tune", suite_init, suite_cleanup);
-    if (s == NULL ||
+    if (s == NULL || add_sizes_tune_tests(s) != 0 ||
         CU_add_test(s, "filter: rejections and reasons", test_filter_cases) ==
             NULL ||
         CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||

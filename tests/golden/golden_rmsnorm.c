@@ -584,52 +584,59 @@ static const char *const golden_rmsnorm_params1[] = {
 #define golden_rmsnorm_BUF_GAMMA 1
 #define golden_rmsnorm_BUF_Y 2
 
-/* A buffer holds per_row * rows + fixed elements of golden_rmsnorm_ELEMENT_BYTES
- * each; an unused one is ignored and may be NULL. The kernels write the
- * buffers marked written and declare every buffer restrict: none of
- * those may share memory with another buffer of the call, save the one
- * its may_alias names (-1: none), which it may be in place. */
-#define golden_rmsnorm_ELEMENT_BYTES 4
+/* A buffer holds per * P + fixed elements of `bytes` each, P the product
+ * of the runtime sizes its `sizes` bits name (bit i: size i); an unused
+ * one is ignored and may be NULL. The kernels write the buffers marked
+ * written and declare every buffer restrict: none of those may share
+ * memory with another buffer of the call, save the one its may_alias
+ * names (-1: none), which it may be in place. */
 static const struct {
-    size_t per_row;
+    size_t per;
+    unsigned sizes;
     size_t fixed;
+    size_t bytes;
     int unused;
     int written;
     int may_alias;
 } golden_rmsnorm_buffer_shapes[golden_rmsnorm_N_BUFFERS] = {
-    {512, 0, 0, 0, -1}, /* x */
-    {0, 512, 0, 0, -1}, /* gamma */
-    {512, 0, 0, 1, -1}, /* y */
+    {512, 1u, 0, 4, 0, 0, -1}, /* x */
+    {0, 0u, 512, 4, 0, 0, -1}, /* gamma */
+    {512, 1u, 0, 4, 0, 1, -1}, /* y */
 
 };
 
-/* Kernel arguments: a buffer index, or one of these. */
+/* Kernel arguments: a buffer index, or one of these; a runtime size
+ * passes as a cl_int. */
 #define golden_rmsnorm_ARG_SLICES (-4)
 #define golden_rmsnorm_ARG_END (-3)
 #define golden_rmsnorm_ARG_SCRATCH (-2)
-#define golden_rmsnorm_ARG_ROWS (-1)
+#define golden_rmsnorm_ARG_ROWS (-5)
 
-/* One kernel launch. The global size in dimension d is groups[d] * local[d],
- * where groups[d] == 0 means one group per rows_per_group rows; an
- * argument ARG_SLICES passes slices. */
+/* One kernel launch. Dimension d has groups[d] * ceil(P / per_group[d])
+ * work-groups of local[d] work-items, P the product of the runtime sizes
+ * its grid[d] bits name (1 for none); an argument ARG_SLICES passes
+ * slices. */
 struct golden_rmsnorm_launch {
     int kernel;
     cl_uint dims;
     size_t local[2];
     size_t groups[2];
-    size_t rows_per_group;
+    unsigned grid[2];
+    size_t per_group[2];
     cl_int slices;
     signed char args[8];
 };
 
 /* A launch sequence; a variant runs the first of its paths whose max_rows
- * covers rows (the last has max_rows 0: any rows). Its launches share
- * rows * scratch_per_row + scratch_fixed floats of scratch. */
+ * covers the first runtime size (the last has max_rows 0: any). Its
+ * launches share scratch_per * P + scratch_fixed floats of scratch, P the
+ * product of the sizes scratch_sizes names. */
 struct golden_rmsnorm_path {
     size_t max_rows;
     size_t n_launch;
     const struct golden_rmsnorm_launch *launch;
-    size_t scratch_per_row;
+    size_t scratch_per;
+    unsigned scratch_sizes;
     size_t scratch_fixed;
 };
 
@@ -657,11 +664,11 @@ static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
-    {0, 2, {64, 4}, {1, 0}, 4, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
-    {0, 1, golden_rmsnorm_launches0_0, 0, 0},
+    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0},
 };
 
 /* Variant 1: its kernels, then its paths. */
@@ -670,11 +677,11 @@ static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
-    {0, 2, {1, 16}, {1, 0}, 16, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
-    {0, 1, golden_rmsnorm_launches1_0, 0, 0},
+    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0},
 };
 
 
@@ -1213,12 +1220,29 @@ static cl_int golden_rmsnorm_check_queue_and_wait(cl_context _ctx,
     return _err;
 }
 
+/* The product of the SIZES that MASK names (1 for none; bit i: size
+ * i); 0 when it passes SIZE_MAX. */
+static size_t golden_rmsnorm_product(unsigned _mask, const size_t *_sizes)
+{
+    size_t _p = 1;
+    for (size_t _i = 0; _i < golden_rmsnorm_N_SIZES; _i++) {
+        if ((_mask >> _i) & 1u) {
+            if (_sizes[_i] != 0 && _p > SIZE_MAX / _sizes[_i]) {
+                return 0;
+            }
+            _p *= _sizes[_i];
+        }
+    }
+    return _p;
+}
+
 /* Sets the arguments of L and enqueues it after the N_WAIT events of WAIT;
  * *DONE (if not NULL) receives its event. */
 static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
                                     cl_command_queue _q,
                                     const struct golden_rmsnorm_launch *_l,
-                                    cl_int _rows, const cl_mem *_buffers,
+                                    const size_t *_sizes,
+                                    const cl_mem *_buffers,
                                     cl_mem _scratch, cl_uint _n_wait,
                                     const cl_event *_wait, cl_event *_done)
 {
@@ -1227,8 +1251,11 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
     cl_int _err = CL_SUCCESS;
     for (cl_uint _a = 0; _a < 8 && _l->args[_a] != golden_rmsnorm_ARG_END && !_err;
          _a++) {
-        if (_l->args[_a] == golden_rmsnorm_ARG_ROWS) {
-            _err = clSetKernelArg(_kernel, _a, sizeof _rows, &_rows);
+        if (_l->args[_a] < golden_rmsnorm_ARG_SLICES) {
+            /* Each size was checked to be at most INT_MAX. */
+            cl_int _size =
+                (cl_int)_sizes[golden_rmsnorm_ARG_SLICES - 1 - _l->args[_a]];
+            _err = clSetKernelArg(_kernel, _a, sizeof _size, &_size);
         } else if (_l->args[_a] == golden_rmsnorm_ARG_SLICES) {
             _err = clSetKernelArg(_kernel, _a, sizeof _l->slices, &_l->slices);
         } else if (_l->args[_a] == golden_rmsnorm_ARG_SCRATCH) {
@@ -1242,18 +1269,20 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
         return _err;
     }
     for (cl_uint _d = 0; _d < _l->dims; _d++) {
-        size_t _groups = _l->groups[_d];
-        if (_groups == 0) {
-            _groups = ((size_t)_rows + _l->rows_per_group - 1) /
-                     _l->rows_per_group;
+        size_t _over = golden_rmsnorm_product(_l->grid[_d], _sizes);
+        size_t _items = _l->local[_d] * _l->groups[_d];
+        size_t _groups = _over / _l->per_group[_d] +
+                         (_over % _l->per_group[_d] != 0);
+        if (_over == 0 || _groups > SIZE_MAX / _items) {
+            return CL_INVALID_GLOBAL_WORK_SIZE;
         }
-        _global[_d] = _groups * _l->local[_d];
+        _global[_d] = _groups * _items;
     }
     return clEnqueueNDRangeKernel(_q, _kernel, _l->dims, NULL, _global,
                                   _l->local, _n_wait, _wait, _done);
 }
 
-/* The path VAR runs at ROWS rows. */
+/* The path VAR runs when the first runtime size is ROWS. */
 static const struct golden_rmsnorm_path *
 golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _rows)
 {
@@ -1264,28 +1293,42 @@ golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _r
     return _path;
 }
 
-/* Bytes of scratch PATH's launches use at ROWS rows; SIZE_MAX when that
- * passes the address space (no buffer holds it: _enqueue refuses). */
-static size_t golden_rmsnorm_path_scratch(const struct golden_rmsnorm_path *_path,
-                                  size_t _rows)
+/* P * PER + FIXED, P the product of the SIZES that MASK names (1 for
+ * none); SIZE_MAX when that passes SIZE_MAX. */
+static size_t golden_rmsnorm_count(unsigned _mask, const size_t *_sizes, size_t _per,
+                           size_t _fixed)
 {
-    size_t _floats_max = SIZE_MAX / sizeof(float);
-    if (_path->scratch_fixed > _floats_max ||
-        (_path->scratch_per_row != 0 &&
-         _rows > (_floats_max - _path->scratch_fixed) /
-                     _path->scratch_per_row)) {
+    size_t _p = golden_rmsnorm_product(_mask, _sizes);
+    if (_p == 0 || (_per != 0 && _p > (SIZE_MAX - _fixed) / _per)) {
         return SIZE_MAX;
     }
-    return (_rows * _path->scratch_per_row + _path->scratch_fixed) *
-           sizeof(float);
+    return _p * _per + _fixed;
 }
 
-size_t golden_rmsnorm_scratch_bytes(size_t _rows)
+/* Bytes of scratch PATH's launches use at SIZES, the first taken as
+ * ROWS; SIZE_MAX when that passes the address space (no buffer holds
+ * it: _enqueue refuses). */
+static size_t golden_rmsnorm_path_scratch(const struct golden_rmsnorm_path *_path,
+                                  const size_t *_sizes, size_t _rows)
 {
-    /* The most that any path of any variant needs at up to ROWS rows: the
-     * header promises one size for every device, and a buffer sized for
-     * ROWS serves every call of fewer rows too (a path for fewer rows may
-     * need more than the next one). */
+    size_t _at[golden_rmsnorm_N_SIZES];
+    memcpy(_at, _sizes, sizeof _at);
+    _at[0] = _rows;
+    size_t _floats = golden_rmsnorm_count(_path->scratch_sizes, _at,
+                                  _path->scratch_per, _path->scratch_fixed);
+    return _floats > SIZE_MAX / sizeof(float) ? SIZE_MAX
+                                              : _floats * sizeof(float);
+}
+
+/* golden_rmsnorm_scratch_bytes with the sizes as an array. */
+static size_t golden_rmsnorm_scratch_bytes_at(const size_t *_sizes)
+{
+    /* The most that any path of any variant needs with the first size up
+     * to SIZES[0] (the others as given): the header promises one size for
+     * every device, and a buffer sized for SIZES[0] serves every call of
+     * fewer rows too (a path for fewer rows may need more than the next
+     * one). */
+    size_t _rows = _sizes[0];
     size_t _most = 0;
     for (size_t _v = 0; _v < golden_rmsnorm_COUNT(golden_rmsnorm_variants); _v++) {
         size_t _first = 1; /* the fewest rows the path takes */
@@ -1294,7 +1337,7 @@ size_t golden_rmsnorm_scratch_bytes(size_t _rows)
             size_t _at = _path->max_rows != 0 && _path->max_rows < _rows
                              ? _path->max_rows
                              : _rows;
-            size_t _need = golden_rmsnorm_path_scratch(_path, _at);
+            size_t _need = golden_rmsnorm_path_scratch(_path, _sizes, _at);
             _most = _need > _most ? _need : _most;
             if (_path->max_rows == 0) {
                 break;
@@ -1305,15 +1348,33 @@ size_t golden_rmsnorm_scratch_bytes(size_t _rows)
     return _most;
 }
 
+size_t golden_rmsnorm_scratch_bytes(size_t _rows)
+{
+    const size_t _sizes[golden_rmsnorm_N_SIZES] = {_rows};
+    return golden_rmsnorm_scratch_bytes_at(_sizes);
+}
+
 size_t golden_rmsnorm_scratch_bytes_array(const size_t *_sizes)
 {
-    return _sizes != NULL ? golden_rmsnorm_scratch_bytes(_sizes[0]) : 0;
+    return _sizes != NULL ? golden_rmsnorm_scratch_bytes_at(_sizes) : 0;
+}
+
+/* Whether every runtime size is one an enqueue takes: 1 to INT_MAX (the
+ * kernels take them as int). */
+static int golden_rmsnorm_sizes_ok(const size_t *_sizes)
+{
+    for (size_t _i = 0; _i < golden_rmsnorm_N_SIZES; _i++) {
+        if (_sizes[_i] == 0 || _sizes[_i] > INT_MAX) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 int golden_rmsnorm_path_index(const struct golden_rmsnorm *_k, const size_t *_sizes)
 {
-    if (_k == NULL || _k->variant < 0 || _sizes == NULL || _sizes[0] == 0 ||
-        _sizes[0] > INT_MAX) {
+    if (_k == NULL || _k->variant < 0 || _sizes == NULL ||
+        !golden_rmsnorm_sizes_ok(_sizes)) {
         return -1;
     }
     return (int)(golden_rmsnorm_path_for(&golden_rmsnorm_variants[_k->variant], _sizes[0]) -
@@ -1324,7 +1385,8 @@ int golden_rmsnorm_path_index(const struct golden_rmsnorm *_k, const size_t *_si
  * its own parameters are named after the buffers, which may shadow any
  * local name; none is in scope here. */
 static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
-                                     cl_command_queue _q, size_t _rows,
+                                     cl_command_queue _q,
+                                     const size_t *_sizes,
                                      const cl_mem *_buffers, cl_mem _scratch,
                                      cl_uint _n_wait, const cl_event *_wait,
                                      cl_event *_done)
@@ -1340,7 +1402,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     if (_q == NULL) {
         return CL_INVALID_COMMAND_QUEUE;
     }
-    if (_rows == 0 || _rows > INT_MAX) {
+    if (!golden_rmsnorm_sizes_ok(_sizes)) {
         return CL_INVALID_VALUE;
     }
     if ((_n_wait == 0) != (_wait == NULL)) {
@@ -1353,17 +1415,18 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         return _err;
     }
     for (size_t _i = 0; _i < golden_rmsnorm_N_BUFFERS; _i++) {
-        size_t _per_row =
-            golden_rmsnorm_buffer_shapes[_i].per_row * golden_rmsnorm_ELEMENT_BYTES;
-        size_t _fixed = golden_rmsnorm_buffer_shapes[_i].fixed * golden_rmsnorm_ELEMENT_BYTES;
+        size_t _bytes = golden_rmsnorm_buffer_shapes[_i].bytes;
         _need[_i] = 0;
         if (golden_rmsnorm_buffer_shapes[_i].unused) {
             continue;
         }
-        if (_per_row != 0 && _rows > (SIZE_MAX - _fixed) / _per_row) {
+        _need[_i] = golden_rmsnorm_count(golden_rmsnorm_buffer_shapes[_i].sizes, _sizes,
+                                 golden_rmsnorm_buffer_shapes[_i].per,
+                                 golden_rmsnorm_buffer_shapes[_i].fixed);
+        if (_need[_i] > SIZE_MAX / _bytes) {
             return CL_INVALID_VALUE;
         }
-        _need[_i] = _rows * _per_row + _fixed;
+        _need[_i] *= _bytes;
         _err = golden_rmsnorm_check_buffer(_k->ctx, _buffers[_i], _need[_i]);
         if (_err != CL_SUCCESS) {
             return _err;
@@ -1371,10 +1434,10 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     }
 
     const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_k->variant];
-    const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_var, _rows);
+    const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_var, _sizes[0]);
     /* The caller's scratch, checked, or one for this call (OWN). */
     int _needs_scratch =
-        _path->scratch_per_row != 0 || _path->scratch_fixed != 0;
+        _path->scratch_per != 0 || _path->scratch_fixed != 0;
     cl_mem _own = NULL;
     size_t _scratch_need = 0;
     if (_scratch != NULL) {
@@ -1382,7 +1445,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
          * the kernels do not need is still refused from another context,
          * or when it is one of the buffers, as it would be at other
          * rows. */
-        _scratch_need = _needs_scratch ? golden_rmsnorm_scratch_bytes(_rows) : 0;
+        _scratch_need = _needs_scratch ? golden_rmsnorm_scratch_bytes_at(_sizes) : 0;
         _err = golden_rmsnorm_check_buffer(_k->ctx, _scratch, _scratch_need);
         if (_err != CL_SUCCESS) {
             return _err;
@@ -1399,7 +1462,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     } else if (_scratch == NULL) {
         /* Released right after enqueueing: OpenCL frees it once the
          * kernels are done. */
-        size_t _bytes = golden_rmsnorm_path_scratch(_path, _rows);
+        size_t _bytes = golden_rmsnorm_path_scratch(_path, _sizes, _sizes[0]);
         if (_bytes == SIZE_MAX) {
             return CL_INVALID_BUFFER_SIZE;
         }
@@ -1423,7 +1486,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         int _last = _i + 1 == _path->n_launch;
         cl_event _ev = NULL;
         _err = golden_rmsnorm_enqueue_launch(
-            _k, _q, &_path->launch[_i], (cl_int)_rows, _buffers, _scratch,
+            _k, _q, &_path->launch[_i], _sizes, _buffers, _scratch,
             _i == 0 ? _n_wait : _chain ? 1 : 0,
             _i == 0 ? _wait : _chain ? &_prev : NULL,
             (_last && _done != NULL) || (_chain && !_last) ? &_ev : NULL);
@@ -1454,8 +1517,8 @@ cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *_k, cl_command_queue 
                     cl_mem _y,
                     cl_uint _n_wait, const cl_event *_wait, cl_event *_done)
 {
-    return golden_rmsnorm_enqueue_scratch(_k, _q, _rows, _x, _gamma, _y, NULL, _n_wait,
-                                  _wait, _done);
+    return golden_rmsnorm_enqueue_scratch(_k, _q, _rows, _x, _gamma, _y, NULL,
+                                  _n_wait, _wait, _done);
 }
 
 cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *_k, cl_command_queue _q,
@@ -1466,8 +1529,9 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *_k, cl_comman
                     cl_mem _scratch, cl_uint _n_wait, const cl_event *_wait,
                     cl_event *_done)
 {
+    const size_t _sizes[golden_rmsnorm_N_SIZES] = {_rows};
     const cl_mem _buffers[golden_rmsnorm_N_BUFFERS] = {_x, _gamma, _y};
-    return golden_rmsnorm_enqueue_buffers(_k, _q, _rows, _buffers, _scratch, _n_wait,
+    return golden_rmsnorm_enqueue_buffers(_k, _q, _sizes, _buffers, _scratch, _n_wait,
                                   _wait, _done);
 }
 
@@ -1479,7 +1543,7 @@ cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *_k, cl_command_
     if (_sizes == NULL || _buffers == NULL) {
         return CL_INVALID_VALUE;
     }
-    return golden_rmsnorm_enqueue_buffers(_k, _q, _sizes[0], _buffers, _scratch,
+    return golden_rmsnorm_enqueue_buffers(_k, _q, _sizes, _buffers, _scratch,
                                   _n_wait, _wait, _done);
 }
 
@@ -1559,7 +1623,6 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 #undef golden_rmsnorm_BUF_X
 #undef golden_rmsnorm_BUF_GAMMA
 #undef golden_rmsnorm_BUF_Y
-#undef golden_rmsnorm_ELEMENT_BYTES
 #undef golden_rmsnorm_ARG_SLICES
 #undef golden_rmsnorm_ARG_END
 #undef golden_rmsnorm_ARG_SCRATCH

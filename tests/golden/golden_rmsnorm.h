@@ -94,7 +94,8 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on the handle's kernel objects): give each thread a
  * handle of its own from golden_rmsnorm_clone. */
-cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q, size_t rows,
+cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q,
+                    size_t rows,
                     cl_mem x,
                     cl_mem gamma,
                     cl_mem y,
