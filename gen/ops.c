@@ -14,6 +14,8 @@ extern const struct op_def op_lora_backward;
 extern const struct op_def op_softmax;
 extern const struct op_def op_rmsnorm;
 extern const struct op_def op_layernorm;
+extern const struct op_def op_swiglu;
+extern const struct op_def op_swiglu_backward;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -21,6 +23,8 @@ const struct op_def *const op_registry[] = {
     &op_softmax,
     &op_rmsnorm,
     &op_layernorm,
+    &op_swiglu,
+    &op_swiglu_backward,
     NULL,
 };
 

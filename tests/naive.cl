@@ -38,6 +38,9 @@
 #ifndef EPS
 #define EPS 1e-5f       /* rmsnorm, layernorm: added under the root */
 #endif
+#ifndef ACTIVATION
+#define ACTIVATION 0    /* swiglu: 0 silu, 1 gelu_tanh, 2 gelu (erf) */
+#endif
 #ifndef TABLE_ROWS
 #define TABLE_ROWS 1    /* test_gather: rows of the table */
 #endif
@@ -282,4 +285,63 @@ __kernel void naive_gather(int batch, int seq, __global const int *ids,
         v += SCALE * load1(table, (size_t)id * FEATURES + d);
     }
     store1(y, token * FEATURES + d, v);
+}
+
+/* The gated MLP's activation and its slope, as the textbooks write them. */
+float naive_act(float x)
+{
+#if ACTIVATION == 0
+    return x / (1.0f + exp(-x));
+#elif ACTIVATION == 1
+    float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + tanh(u));
+#else
+    return 0.5f * x * (1.0f + erf(x / sqrt(2.0f)));
+#endif
+}
+
+float naive_act_grad(float x)
+{
+#if ACTIVATION == 0
+    float s = 1.0f / (1.0f + exp(-x));
+    return s * (1.0f + x * (1.0f - s));
+#elif ACTIVATION == 1
+    float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+    float t = tanh(u);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608f *
+                                   (1.0f + 3.0f * 0.044715f * x * x);
+#else
+    return 0.5f * (1.0f + erf(x / sqrt(2.0f))) +
+           x * exp(-0.5f * x * x) / sqrt(2.0f * M_PI_F);
+#endif
+}
+
+/* y = act(gate) * up; one work-item per element. */
+__kernel void naive_swiglu(int rows, __global const storage_t *gate,
+                           __global const storage_t *up,
+                           __global storage_t *y)
+{
+    int j = get_global_id(0), m = get_global_id(1);
+    if (j >= FEATURES || m >= rows) {
+        return;
+    }
+    size_t at = (size_t)m * FEATURES + j;
+    store1(y, at, naive_act(load1(gate, at)) * load1(up, at));
+}
+
+/* dgate = dy * up * act'(gate), dup = dy * act(gate). */
+__kernel void naive_swiglu_backward(int rows, __global const storage_t *gate,
+                                    __global const storage_t *up,
+                                    __global const storage_t *dy,
+                                    __global storage_t *dgate,
+                                    __global storage_t *dup)
+{
+    int j = get_global_id(0), m = get_global_id(1);
+    if (j >= FEATURES || m >= rows) {
+        return;
+    }
+    size_t at = (size_t)m * FEATURES + j;
+    float g = load1(gate, at), d = load1(dy, at);
+    store1(dgate, at, d * load1(up, at) * naive_act_grad(g));
+    store1(dup, at, d * naive_act(g));
 }

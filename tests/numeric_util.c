@@ -532,8 +532,10 @@ static void run_case(struct nu_kernel *k, const struct vcase *c,
     vbuffers_free(&b);
 }
 
-/* Multiplies the input buffer NAME of C by BY (rounded to the dtype). */
-static void scale_input(struct vcase *c, const char *name, double by)
+/* Multiplies the input buffer NAME of C by BY and adds SHIFT (rounded
+ * to the dtype). */
+static void scale_input(struct vcase *c, const char *name, double by,
+                        double shift)
 {
     for (int b = 0; b < c->plan.n_buffer; b++) {
         if (strcmp(c->plan.buffer[b].name, name) != 0 ||
@@ -542,7 +544,8 @@ static void scale_input(struct vcase *c, const char *name, double by)
         }
         for (size_t i = 0; i < c->count[b]; i++) {
             c->host[b][i] =
-                round_to_dtype((float)(c->host[b][i] * by), c->ks->dtype);
+                round_to_dtype((float)(c->host[b][i] * by + shift),
+                               c->ks->dtype);
         }
     }
 }
@@ -601,7 +604,7 @@ int nu_run_sizes(struct nu_kernel *k, const size_t *sizes, struct vdist dist)
         add_ramp(&c, k->x_ramp);
     }
     if (k->scale_input != NULL) {
-        scale_input(&c, k->scale_input, k->scale_by);
+        scale_input(&c, k->scale_input, k->scale_by, k->shift_by);
     }
     size_t n = c.out_count;
     double bounds[SPECL_MAX_BUFFERS] = {0};

@@ -28,9 +28,11 @@ struct nu_kernel {
      * (0: does not), e.g. a softmax row whose max grows all along. */
     double x_ramp;
     /* Set before nu_run: the input buffer of this name (NULL: none) is
-     * drawn times scale_by, e.g. layernorm's beta made tiny. */
+     * drawn times scale_by, plus shift_by, e.g. layernorm's beta made
+     * tiny. */
     const char *scale_input;
     double scale_by;
+    double shift_by;
     /* Set by nu_run: the generated kernel's error and the bound it was
      * judged by, of the output nearest its bound. */
     double last_error, last_bound;

@@ -24,5 +24,7 @@ int add_cli_suite(void);      /* test_cli.c: command line, build systems */
  * to the numeric and tune suites S. Return 0 when added. */
 int add_sizes_numeric_tests(CU_pSuite s);
 int add_sizes_tune_tests(CU_pSuite s);
+/* test_gated.c: swiglu and swiglu_backward, added to the numeric suite. */
+int add_gated_numeric_tests(CU_pSuite s);
 
 #endif

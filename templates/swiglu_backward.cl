@@ -1,0 +1,35 @@
+/* swiglu_backward.cl - the gated MLP's activation backward: from
+ * y = act(gate) * up and dy, dgate = dy * up * act'(gate) and
+ * dup = dy * act(gate), element by element (gated_act.cl).
+ *
+ * Storage: storage_DTYPE.cl. Macros and launch as swiglu.cl's. */
+
+#include "storage_@dtype@.cl"
+#include "gated_act.cl"
+
+#if !defined(FEATURES) || !defined(ROWS_PER_GROUP)
+#error "swiglu_backward.cl: the plan defines FEATURES and ROWS_PER_GROUP"
+#endif
+#if FEATURES % VEC != 0
+#error "swiglu_backward.cl: VEC divides FEATURES"
+#endif
+
+__kernel void swiglu_backward(int rows, __global const storage_t *restrict gate,
+                              __global const storage_t *restrict up,
+                              __global const storage_t *restrict dy,
+                              __global storage_t *restrict dgate,
+                              __global storage_t *restrict dup)
+{
+    size_t j = get_global_id(0) * VEC;
+    int first = (int)get_group_id(1) * ROWS_PER_GROUP;
+    int last = min(first + ROWS_PER_GROUP, rows);
+    if (j >= FEATURES) {
+        return;
+    }
+    for (int r = first; r < last; r++) {
+        size_t at = (size_t)r * FEATURES + j;
+        floatv g = loadv(gate, at), d = loadv(dy, at);
+        storev(dgate, at, d * loadv(up, at) * act_grad(g));
+        storev(dup, at, d * act(g));
+    }
+}
