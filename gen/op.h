@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "caps.h"
 #include "diag.h"
 
 enum value_kind {
@@ -35,24 +36,6 @@ struct param_value {
 };
 
 enum dtype { DTYPE_F32, DTYPE_F16, DTYPE_BF16 };
-
-/* The kind of device the op defaults aim at: the knobs a spec leaves out
- * are chosen for GPUs unless the device is known to be a CPU (`gen
- * --target cpu`, or bench and tune on a CPU device) or an NVIDIA GPU with
- * tensor cores (compute capability 8.0+), which gets the GPU defaults
- * except where an op has a tensor-core kernel for the spec; of compute
- * capability 9.0 (sm90a: H100, H200), the tensor-core defaults except
- * where an op has a kernel on warpgroups (wgmma). */
-enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR, TARGET_SM90A };
-
-/* "op defaults for GPUs" and the like: how emitted comments and notes
- * name the defaults for TARGET. */
-const char *target_defaults_label(enum target target);
-
-/* "gpu", "cpu", "tensor", "sm90a": TARGET as `specl gen --target` and tuning
- * databases spell it; target_from_name reads it back (-1: none of them). */
-const char *target_name(enum target target);
-int target_from_name(const char *name, enum target *target);
 
 struct op_def;
 

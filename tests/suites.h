@@ -17,5 +17,6 @@ int add_stub_suite(void);     /* test_stub.c: host stub contract, vendor */
 int add_tune_suite(void);     /* test_tune.c: tuner, tuning database */
 int add_wide_suite(void);     /* test_wide.c: wide sweep, --wide only */
 int add_cli_suite(void);      /* test_cli.c: command line, build systems */
+int add_caps_suite(void);     /* test_caps.c: capability table, no device */
 
 #endif

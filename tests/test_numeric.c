@@ -662,7 +662,7 @@ static void test_lora_wgmma(void)
         char tile[256];
         snprintf(tile, sizeof tile, "engine: wgmma, decode_max: 0, "
                  "decode_mma_max: 0, %s", cases[c][2]);
-        if (nu_rt()->sm90a) {
+        if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {
             check_lora_kernel(cases[c][0], cases[c][1], tile);
             continue;
         }
@@ -735,9 +735,11 @@ static void test_lora_choices(void)
                             base ? "true" : "false", base ? "false" : "true",
                             kd->key, kd->choices[c])) {
                     valid = 1;
-                    int runs = wgmma ? nu_rt()->sm90a
-                               : mma ? nu_rt()->tensor_cores
-                                     : 1;
+                    int runs = caps_lacking(
+                                   target_caps(wgmma ? TARGET_SM90A
+                                               : mma ? TARGET_TENSOR
+                                                     : TARGET_GPU),
+                                   nu_rt()->caps.have) == 0;
                     if (runs && nu_build(&k)) {
                         run_lora_rows(&k);
                     }

@@ -1314,6 +1314,13 @@ static int sm90a_variant(int i)
     return strcmp(stubs[i].name, "stub_lora_tc") == 0 ? 3 : -1;
 }
 
+/* Whether this device offers every capability TARGET's defaults may
+ * use. */
+static int device_offers(enum target target)
+{
+    return caps_lacking(target_caps(target), rt.caps.have) == 0;
+}
+
 /* Every variant of every stub builds on this device when asked for by
  * index and computes the float64 result, but for a tensor-core variant on
  * a device without tensor cores (or a wgmma one on a device not of
@@ -1337,7 +1344,7 @@ static void test_every_variant(void)
             char how[32];
             snprintf(how, sizeof how, "variant %d", v);
             cl_int err = stubs[i].create_variant(rt.ctx, rt.device, v, &h);
-            if (v == sm90a_variant(i) && !rt.sm90a) {
+            if (v == sm90a_variant(i) && !device_offers(TARGET_SM90A)) {
                 TU_CHECK(err == CL_BUILD_PROGRAM_FAILURE && h != NULL &&
                              strstr(stubs[i].build_log(h),
                                     "needs wgmma (NVIDIA compute "
@@ -1348,7 +1355,7 @@ static void test_every_variant(void)
                 stubs[i].destroy(h);
                 continue;
             }
-            if (v == tensor_variant(i) && !rt.tensor_cores) {
+            if (v == tensor_variant(i) && !device_offers(TARGET_TENSOR)) {
                 TU_CHECK(err == CL_BUILD_PROGRAM_FAILURE && h != NULL &&
                              strstr(stubs[i].build_log(h),
                                     "needs NVIDIA tensor cores") != NULL,
@@ -1393,10 +1400,10 @@ static void test_variant_choice(void)
     int cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     for (int i = 0; i < N_STUBS; i++) {
         int want = cpu && stubs[i].n_variants > 1 ? 1 : 0;
-        if (rt.tensor_cores && tensor_variant(i) >= 0) {
+        if (device_offers(TARGET_TENSOR) && tensor_variant(i) >= 0) {
             want = tensor_variant(i);
         }
-        if (rt.sm90a && sm90a_variant(i) >= 0) {
+        if (device_offers(TARGET_SM90A) && sm90a_variant(i) >= 0) {
             want = sm90a_variant(i);
         }
         TU_CHECK(stubs[i].variant(handle[i]) == want,
@@ -1414,7 +1421,7 @@ static void test_fallback(void)
 {
     stub_fallback *k = NULL;
     cl_int err = stub_fallback_create(rt.ctx, rt.device, &k);
-    const int want = rt.tensor_cores ? 2 : 0;
+    const int want = device_offers(TARGET_TENSOR) ? 2 : 0;
     TU_CHECK(err == CL_SUCCESS && stub_fallback_variant(k) == want,
              "stub_fallback_create: %s, variant %d\n%s", rt_status(err),
              stub_fallback_variant(k), stub_fallback_build_log(k));
