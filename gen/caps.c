@@ -7,7 +7,8 @@
 #include <string.h>
 
 /* What grants each capability: the one place that says which devices
- * offer what. The NVIDIA rows grant from compute capability 8.0, where specl's
+ * offer what. The emitted stub evaluates the same rows (emit_caps.c).
+ * The NVIDIA rows grant from compute capability 8.0, where specl's
  * kernels of each were verified; wgmma's sm_90a code runs on 9.0
  * alone. */
 static const struct cap_rule rules[] = {
@@ -233,15 +234,18 @@ cl_int caps_query(cl_device_id device, struct device_caps *c)
 static const struct {
     const char *name;    /* `gen --target`, tuning databases */
     const char *label;   /* target_defaults_label */
+    const char *devices; /* target_devices_text */
     int cpu;
     unsigned caps;
 } targets[N_TARGETS] = {
-    [TARGET_GPU] = {"gpu", "op defaults for GPUs", 0, 0},
-    [TARGET_CPU] = {"cpu", "op defaults for CPUs", 1, 0},
-    [TARGET_TENSOR] = {"tensor", "op defaults for NVIDIA tensor cores", 0,
+    [TARGET_GPU] = {"gpu", "op defaults for GPUs", "any device", 0, 0},
+    [TARGET_CPU] = {"cpu", "op defaults for CPUs", "CPUs", 1, 0},
+    [TARGET_TENSOR] = {"tensor", "op defaults for NVIDIA tensor cores",
+                       "NVIDIA tensor cores (compute capability 8.0+)", 0,
                        CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16},
     [TARGET_SM90A] = {"sm90a",
-                      "op defaults for NVIDIA compute capability 9.0", 0,
+                      "op defaults for NVIDIA compute capability 9.0",
+                      "NVIDIA compute capability 9.0 (wgmma)", 0,
                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
                           CAP_WGMMA},
 };
@@ -282,9 +286,25 @@ int target_offers(enum target target, unsigned caps)
     return caps_lacking(caps, targets[target].caps) == 0;
 }
 
+void target_devices(enum target target, int *cpu, unsigned *caps)
+{
+    *cpu = targets[target].cpu;
+    *caps = targets[target].caps;
+}
+
 const char *target_defaults_label(enum target target)
 {
     return targets[target].label;
+}
+
+const char *target_devices_text(int cpu, unsigned caps)
+{
+    for (int t = 0; t < N_TARGETS; t++) {
+        if (targets[t].cpu == cpu && targets[t].caps == caps) {
+            return targets[t].devices;
+        }
+    }
+    return NULL;
 }
 
 const char *target_name(enum target target)

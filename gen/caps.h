@@ -3,8 +3,10 @@
  *
  * One table (caps.c) decides which device offers which capability: a
  * row per CAP_* bit, its name and the rule that grants it (an extension
- * the device lists, an NVIDIA compute capability). What needs a mask of
- * those bits runs on a device when (needs & ~have) == 0. */
+ * the device lists, an NVIDIA compute capability). Plans and variants
+ * say what they need as a mask of those bits; a device can run them when
+ * (needs & ~have) == 0. The emitted stub evaluates the same rows
+ * (emit_caps.c writes its query from the table). */
 #ifndef SPECL_CAPS_H
 #define SPECL_CAPS_H
 
@@ -110,9 +112,18 @@ unsigned target_caps(enum target target);
 /* Whether TARGET's defaults may use every capability of CAPS. */
 int target_offers(enum target target, unsigned caps);
 
+/* The devices TARGET's defaults are meant for: CPUs (*CPU set) or every
+ * device that offers *CAPS. */
+void target_devices(enum target target, int *cpu, unsigned *caps);
+
 /* "op defaults for GPUs" and the like: how emitted comments and notes
  * name the defaults for TARGET. */
 const char *target_defaults_label(enum target target);
+
+/* How comments name the devices of a variant match for CPUs (CPU set)
+ * or those that offer CAPS: "CPUs", "any device", "NVIDIA tensor cores
+ * (compute capability 8.0+)"; NULL where no target has those. */
+const char *target_devices_text(int cpu, unsigned caps);
 
 /* "gpu", "cpu", "tensor", "sm90a": TARGET as `specl gen --target` and tuning
  * databases spell it; target_from_name reads it back (-1: none of them). */

@@ -129,14 +129,6 @@ struct plan_buffer {
 #define SPECL_MAX_DEFINES 48
 #define SPECL_MAX_BUFFERS 8
 
-/* What a device must have for a plan's kernels to build. */
-enum plan_needs {
-    NEEDS_NOTHING,      /* any OpenCL 1.2 device */
-    NEEDS_TENSOR_CORES, /* NVIDIA, compute capability 8.0+ (inline PTX) */
-    NEEDS_SM90A         /* NVIDIA, compute capability 9.0: wgmma, its PTX
-                           rebuilt for sm_90a (RT_SM90A_MARK) */
-};
-
 /* Everything the emitter needs to know about one kernel. */
 struct plan {
     int n_define;             /* the .cl prelude */
@@ -147,7 +139,8 @@ struct plan {
     struct plan_buffer buffer[SPECL_MAX_BUFFERS];
     int n_path;
     struct path path[SPECL_MAX_PATHS];
-    enum plan_needs needs;    /* devices that can build the kernels */
+    unsigned needs;           /* the capabilities (CAP_*) a device must
+                                 offer to build the kernels (caps.h) */
 };
 
 /* Whether some path of P launches the __kernel KERNEL. */
@@ -318,8 +311,8 @@ void plan_buffer_may_alias(struct plan *p, const char *input);
 void plan_buffer_doc(struct plan *p, const char *shape, const char *note);
 /* Appends a define for the storage dtype (DTYPE_F32=1, ...). */
 void plan_dtype(struct plan *p, enum dtype dt);
-/* plan_dtype for KS's dtype; bf16 for NVIDIA tensor cores (TARGET_TENSOR)
- * also converts in PTX, which makes the plan need those devices. */
+/* plan_dtype for KS's dtype; bf16 for a target that offers CAP_CVT_BF16
+ * also converts in PTX, which makes the plan need it. */
 void plan_storage(struct plan *p, const struct kernel_spec *ks);
 
 /* The template of naive plans: obviously correct kernels that the

@@ -268,11 +268,10 @@ void plan_dtype(struct plan *p, enum dtype dt)
 void plan_storage(struct plan *p, const struct kernel_spec *ks)
 {
     plan_dtype(p, ks->dtype);
-    if (ks->dtype == DTYPE_BF16 &&
-        (ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A)) {
+    if (ks->dtype == DTYPE_BF16 && target_offers(ks->target, CAP_CVT_BF16)) {
         plan_int(p, "BF16_CVT_PTX", "float to bf16 by PTX cvt, a pair at once",
                  1);
-        p->needs = NEEDS_TENSOR_CORES;
+        p->needs |= CAP_CVT_BF16;
     }
 }
 

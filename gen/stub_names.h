@@ -25,6 +25,6 @@ extern const char *const stub_host_api[];
  * among them cannot go with NAME into one unit. NAME.c's macros
  * are left out: it #undefs them at its end. */
 int stub_suffix(int i, char *buf, size_t size);
-#define STUB_SUFFIXES (32 + (5 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS)
+#define STUB_SUFFIXES (40 + (5 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS)
 
 #endif

@@ -735,11 +735,13 @@ static void test_lora_choices(void)
                             base ? "true" : "false", base ? "false" : "true",
                             kd->key, kd->choices[c])) {
                     valid = 1;
-                    int runs = caps_lacking(
-                                   target_caps(wgmma ? TARGET_SM90A
-                                               : mma ? TARGET_TENSOR
-                                                     : TARGET_GPU),
-                                   nu_rt()->caps.have) == 0;
+                    struct plan p;
+                    memset(&p, 0, sizeof p);
+                    k.ks->op->plan(k.ks, &p);
+                    int runs = caps_lacking(p.needs, nu_rt()->caps.have) == 0;
+                    /* what the engine runs on, its plan needs */
+                    CU_ASSERT(!mma || (p.needs & CAP_MMA_SYNC_BF16_F16));
+                    CU_ASSERT(!wgmma || (p.needs & CAP_WGMMA));
                     if (runs && nu_build(&k)) {
                         run_lora_rows(&k);
                     }
