@@ -359,7 +359,7 @@ static void bench_blas(const struct bench_opts *o, const struct rt *rt,
     } else if (ks->dtype == DTYPE_BF16) {
         no_peer = "no bf16 GEMM in CLBlast";
     } else if (ks->dtype == DTYPE_F16 &&
-               !rt_has_extension(rt->device, "cl_khr_fp16")) {
+               caps_lacking(CAP_FP16, rt->caps.have) != 0) {
         no_peer = "CLBlast's HGEMM needs cl_khr_fp16, which the device lacks";
     }
     /* Without CLBlast the row says why and how to get it. */
@@ -648,7 +648,7 @@ int specl_bench_main(int argc, char **argv)
     }
     if (!o.csv && !o.json) {
         printf("device: %s (%s, driver %s), %u units\n", rt.name,
-               rt.platform_name, rt.driver, rt.units);
+               rt.platform_name, rt.driver, rt.caps.compute_units);
         printf("ceilings: copy %.0f GB/s (read-only %.0f, write-only %.0f), "
                "fp32 %.0f GFLOP/s (measured now); times are medians of %d "
                "runs\n",

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clsource.h"
+#include "emit_caps.h"
 #include "render.h"
 
 static const char *const hole_names[N_HOLES] = {
@@ -16,7 +17,8 @@ static const char *const hole_names[N_HOLES] = {
     "PARAMS", "DEF_PARAMS", "SOURCES", "BUFFER_INDEXES", "BUFFER_UNDEFS",
     "BUFFER_SHAPES", "VARIANT_TABLES", "VARIANTS",
     "MAX_KERNELS", "MATCHES", "VARIANT_DOC",
-    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD", "ALIAS_DOC",
+    "N_VARIANTS", "BUFFER_ARGS", "SM90A", "SM90A_REBUILD", "CAPS",
+    "ALIAS_DOC",
     "N_BUFFERS", "N_SIZES", "SIZE_NAMES", "SIZE_PARAMS", "SIZE_DEF_PARAMS",
     "SIZE_ARGS", "SIZE_ARG_DEFS", "SIZE_ARG_UNDEFS", "OVER", "SIZE_ZERO",
     "SCRATCH_UPTO", "SIZES_UPPER"};
@@ -234,10 +236,10 @@ static void stub_sizes(const char *name, const struct op_def *op,
 }
 
 /* Fills the remaining holes B of the stub of the N variants EV (MAX_KERNELS
- * kernels at most in one; SM90A: one runs wgmma) and renders NAME.h and
- * NAME.c into E. Returns 0, or -1 with a message in ERR. */
+ * kernels at most in one) and renders NAME.h and NAME.c into E. Returns
+ * 0, or -1 with a message in ERR. */
 int render_stub(const char *name, const struct emit_variant *ev, int n,
-                int max_kernels, int sm90a, struct buf *b, struct emitted *e,
+                int max_kernels, struct buf *b, struct emitted *e,
                 char *err, size_t errsize)
 {
     const struct kernel_spec *ks = ev[0].ks;
@@ -258,6 +260,8 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
     stub_buffers(name, ks, plan, b);
     stub_sizes(name, ks->op, b);
+    unsigned needed;
+    stub_caps_code(name, stub_caps_asked(ev, n, &needed), &b[H_CAPS]);
     for (int i = 0; i < N_HOLES; i++) {
         holes[i].name = hole_names[i];
         holes[i].value = buf_str(&b[i]);
@@ -266,17 +270,18 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     holes[N_HOLES].value = NULL;
     /* A variant on wgmma: its program rebuilt for sm_90a after the build
      * (stub_sm90a.c.in); none, none of that code. */
-    if (sm90a) {
+    if (needed & CAP_WGMMA) {
         buf_puts(&b[H_SM90A], "\n");
         if (render(&b[H_SM90A], template_text("stub_sm90a.c.in"), holes, err,
                    errsize) < 0) {
             return -1;
         }
         buf_printf(&b[H_SM90A_REBUILD],
-                   "    if (_err == CL_SUCCESS && _var->needs == 2) {\n"
+                   "    if (_err == CL_SUCCESS && "
+                   "(_var->needs & 0x%xu) != 0u) {\n"
                    "        _err = %s_rebuild_sm90a(_k, _ctx, _dev);\n"
                    "    }\n",
-                   name);
+                   (unsigned)CAP_WGMMA, name);
         holes[H_SM90A].value = buf_str(&b[H_SM90A]);
         holes[H_SM90A_REBUILD].value = buf_str(&b[H_SM90A_REBUILD]);
     }

@@ -16,7 +16,8 @@ enum stub_hole {
     H_PARAMS, H_DEF_PARAMS, H_SOURCES, H_BUFFER_INDEXES, H_BUFFER_UNDEFS,
     H_BUFFER_SHAPES, H_VARIANT_TABLES, H_VARIANTS,
     H_MAX_KERNELS, H_MATCHES, H_VARIANT_DOC,
-    H_N_VARIANTS, H_BUFFER_ARGS, H_SM90A, H_SM90A_REBUILD, H_ALIAS_DOC,
+    H_N_VARIANTS, H_BUFFER_ARGS, H_SM90A, H_SM90A_REBUILD, H_CAPS,
+    H_ALIAS_DOC,
     H_N_BUFFERS, H_N_SIZES, H_SIZE_NAMES, H_SIZE_PARAMS, H_SIZE_DEF_PARAMS,
     H_SIZE_ARGS, H_SIZE_ARG_DEFS, H_SIZE_ARG_UNDEFS, H_OVER, H_SIZE_ZERO,
     H_SCRATCH_UPTO, H_SIZES_UPPER,
@@ -27,10 +28,10 @@ enum stub_hole {
 int buffer_index(const struct plan *p, const char *name);
 
 /* Fills the remaining holes B of the stub of the N variants EV (MAX_KERNELS
- * kernels at most in one; SM90A: one runs wgmma) and renders NAME.h and
- * NAME.c into E. Returns 0, or -1 with a message in ERR. */
+ * kernels at most in one) and renders NAME.h and NAME.c into E. Returns
+ * 0, or -1 with a message in ERR. */
 int render_stub(const char *name, const struct emit_variant *ev, int n,
-                int max_kernels, int sm90a, struct buf *b, struct emitted *e,
+                int max_kernels, struct buf *b, struct emitted *e,
                 char *err, size_t errsize);
 
 #endif

@@ -48,12 +48,15 @@ void match_text(const struct variant_match *m, int n, struct buf *out)
             comment_text(out, m[i].driver);
             buf_puts(out, ")");
         } else {
-            buf_puts(out, m[i].cpu            ? "CPUs"
-                          : m[i].tensor_cores ? "NVIDIA tensor cores "
-                                                "(compute capability 8.0+)"
-                          : m[i].sm90a        ? "NVIDIA compute capability "
-                                                "9.0 (wgmma)"
-                                              : "any device");
+            const char *devices = target_devices_text(m[i].cpu, m[i].caps);
+            char names[128];
+            caps_names(m[i].caps, names, sizeof names);
+            if (devices != NULL) {
+                buf_puts(out, devices);
+            } else {
+                buf_printf(out, "%sdevices with %s", m[i].cpu ? "CPU " : "",
+                           names);
+            }
         }
     }
 }

@@ -125,8 +125,8 @@ static int stub_tables(const char *name, const struct op_def *op,
                name, kernels_source, name, name, kernels_source);
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
-               "%d},\n",
-               name, v, name, v, n_names, name, v, (int)p->needs);
+               "0x%xu},\n",
+               name, v, name, v, n_names, name, v, p->needs);
     return n_names;
 }
 
@@ -175,15 +175,14 @@ static void variant_rows(const struct emit_variant *ev, int v, int n,
             c_escape(&b[H_MATCHES], vm->device, strlen(vm->device));
             buf_puts(&b[H_MATCHES], "\", \"");
             c_escape(&b[H_MATCHES], vm->driver, strlen(vm->driver));
-            buf_printf(&b[H_MATCHES], "\", 0, 0, 0, %d},\n", v);
+            buf_printf(&b[H_MATCHES], "\", 0, 0x0u, %d},\n", v);
         } else {
+            char names[128];
+            caps_names(vm->caps, names, sizeof names);
             buf_printf(&b[H_MATCHES],
-                       "    {NULL, NULL, %d, %d, %d, %d}, /* %s */\n",
-                       vm->cpu, vm->tensor_cores, vm->sm90a, v,
-                       vm->cpu            ? "CPUs"
-                       : vm->tensor_cores ? "tensor cores"
-                       : vm->sm90a        ? "compute capability 9.0"
-                                          : "any device");
+                       "    {NULL, NULL, %d, 0x%xu, %d}, /* %s */\n", vm->cpu,
+                       vm->caps, v,
+                       vm->caps ? names : vm->cpu ? "CPUs" : "any device");
         }
     }
     buf_printf(&b[H_VARIANT_DOC], " *   %d: ", v);
@@ -248,7 +247,6 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                    "variant's. */\n", name);
     }
     int max_kernels = 0;
-    int sm90a = 0; /* a variant runs wgmma */
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
         struct buf prelude, text;
@@ -276,7 +274,6 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             buf_puts(&b[H_SOURCES], "};\n\n");
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
-            sm90a |= p->needs == NEEDS_SM90A;
             int k = stub_tables(name, ev[v].ks->op, p, v, knobs, same, b,
                                 err, errsize);
             if (k < 0) {
@@ -291,7 +288,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     if (bad) {
         goto done;
     }
-    rc = render_stub(name, ev, n, max_kernels, sm90a, b, e, err, errsize);
+    rc = render_stub(name, ev, n, max_kernels, b, e, err, errsize);
 done:
     for (int i = 0; i < N_HOLES; i++) {
         buf_free(&b[i]);

@@ -494,16 +494,18 @@ static void vec_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "vec", vec);
 }
 
-/* The engine, then its tiles. Tensor cores where they can run X*A and the
- * GEMM with W; on compute capability 9.0 that GEMM on warpgroups where
- * N's tiles take them (wgmma_defaults). */
+/* The engine, then its tiles. Tensor cores, where the target offers them
+ * (CAP_MMA_SYNC_BF16_F16) and they can run X*A and the GEMM with W; where
+ * it offers wgmma too, that GEMM on warpgroups where N's tiles take them
+ * (wgmma_defaults). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
-    if ((ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A) &&
+    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && c.K % 8 == 0 && (c.N % 8 == 0 || !c.base)) {
-        int wgmma = ks->target == TARGET_SM90A && c.base && c.N >= 64;
+        int wgmma = target_offers(ks->target, CAP_WGMMA) && c.base &&
+                    c.N >= 64;
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
         lora_read(ks, &c);
     }

@@ -644,7 +644,7 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
     add_tiled_paths(&c, p);
     plan_local_bytes(&c, p);
     if (uses_mma(&c)) {
-        p->needs = uses_wgmma(&c) ? NEEDS_SM90A : NEEDS_TENSOR_CORES;
+        p->needs |= CAP_MMA_SYNC_BF16_F16 | (uses_wgmma(&c) ? CAP_WGMMA : 0);
     }
 }
 

@@ -203,7 +203,7 @@ static cl_program ceilings_program(const struct rt *rt, cl_int *err)
 static size_t stream_local_size(const struct rt *rt)
 {
     size_t local = 256;
-    while (local > rt->max_wg) {
+    while (local > rt->caps.max_work_group) {
         local /= 2;
     }
     return local;
@@ -273,7 +273,7 @@ cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
     if (err == CL_SUCCESS) {
         err = best_run(rt, wr, global, local, 12, &best_write);
     }
-    size_t fglobal = (size_t)rt->units * 8192;
+    size_t fglobal = (size_t)rt->caps.compute_units * 8192;
     if (err == CL_SUCCESS) {
         out = clCreateBuffer(rt->ctx, CL_MEM_WRITE_ONLY,
                              fglobal * sizeof(float), NULL, &err);

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "caps.h"
 #include "diag.h"
 
 enum value_kind {
@@ -35,24 +36,6 @@ struct param_value {
 };
 
 enum dtype { DTYPE_F32, DTYPE_F16, DTYPE_BF16 };
-
-/* The kind of device the op defaults aim at: the knobs a spec leaves out
- * are chosen for GPUs unless the device is known to be a CPU (`gen
- * --target cpu`, or bench and tune on a CPU device) or an NVIDIA GPU with
- * tensor cores (compute capability 8.0+), which gets the GPU defaults
- * except where an op has a tensor-core kernel for the spec; of compute
- * capability 9.0 (sm90a: H100, H200), the tensor-core defaults except
- * where an op has a kernel on warpgroups (wgmma). */
-enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR, TARGET_SM90A };
-
-/* "op defaults for GPUs" and the like: how emitted comments and notes
- * name the defaults for TARGET. */
-const char *target_defaults_label(enum target target);
-
-/* "gpu", "cpu", "tensor", "sm90a": TARGET as `specl gen --target` and tuning
- * databases spell it; target_from_name reads it back (-1: none of them). */
-const char *target_name(enum target target);
-int target_from_name(const char *name, enum target *target);
 
 struct op_def;
 
@@ -184,14 +167,6 @@ size_t buffer_elem_size(const struct plan_buffer *pb, enum dtype dt);
 #define SPECL_MAX_DEFINES 48
 #define SPECL_MAX_BUFFERS 8
 
-/* What a device must have for a plan's kernels to build. */
-enum plan_needs {
-    NEEDS_NOTHING,      /* any OpenCL 1.2 device */
-    NEEDS_TENSOR_CORES, /* NVIDIA, compute capability 8.0+ (inline PTX) */
-    NEEDS_SM90A         /* NVIDIA, compute capability 9.0: wgmma, its PTX
-                           rebuilt for sm_90a (RT_SM90A_MARK) */
-};
-
 /* Everything the emitter needs to know about one kernel. */
 struct plan {
     int n_define;             /* the .cl prelude */
@@ -202,7 +177,8 @@ struct plan {
     struct plan_buffer buffer[SPECL_MAX_BUFFERS];
     int n_path;
     struct path path[SPECL_MAX_PATHS];
-    enum plan_needs needs;    /* devices that can build the kernels */
+    unsigned needs;           /* the capabilities (CAP_*) a device must
+                                 offer to build the kernels (caps.h) */
 };
 
 /* Whether some path of P launches the __kernel KERNEL. */
@@ -401,8 +377,8 @@ void plan_buffer_may_alias(struct plan *p, const char *input);
 void plan_buffer_doc(struct plan *p, const char *shape, const char *note);
 /* Appends a define for the storage dtype (DTYPE_F32=1, ...). */
 void plan_dtype(struct plan *p, enum dtype dt);
-/* plan_dtype for KS's dtype; bf16 for NVIDIA tensor cores (TARGET_TENSOR)
- * also converts in PTX, which makes the plan need those devices. */
+/* plan_dtype for KS's dtype; bf16 for a target that offers CAP_CVT_BF16
+ * also converts in PTX, which makes the plan need it. */
 void plan_storage(struct plan *p, const struct kernel_spec *ks);
 
 /* The template of naive plans: obviously correct kernels that the

@@ -38,17 +38,17 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
      * 1.62-1.73). */
     plan_int(p, "EXP_BASE2", "exponentials as exp2 (GPUs) or exp",
              ks->target != TARGET_CPU);
-    /* NVIDIA (compute capability 8.0+): the row's (max, sum) pairs merge
-     * across a warp by PTX shuffles, then across warps through local
-     * memory, in two barriers where the tree took up to four (H100, bf16
-     * 4096 x 32000: 183-184 against 196 us). */
-    int shfl = ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A;
+    /* Where the target offers shfl.sync (NVIDIA): the row's (max, sum)
+     * pairs merge across a warp by PTX shuffles, then across warps through
+     * local memory, in two barriers where the tree took up to four (H100,
+     * bf16 4096 x 32000: 183-184 against 196 us). */
+    int shfl = target_offers(ks->target, CAP_SHFL_SYNC);
     plan_int(p, "SHFL_PTX",
              shfl ? "pairs merged across a warp by PTX shuffles"
                   : "pairs merged in local memory",
              shfl);
     if (shfl) {
-        p->needs = NEEDS_TENSOR_CORES;
+        p->needs |= CAP_SHFL_SYNC;
     }
     rows_plan_end(ks, p, "softmax", params);
 }

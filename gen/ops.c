@@ -388,42 +388,6 @@ void plan_buffer_doc(struct plan *p, const char *shape, const char *note)
     p->buffer[p->n_buffer - 1].note = note;
 }
 
-const char *target_defaults_label(enum target target)
-{
-    switch (target) {
-    case TARGET_CPU:
-        return "op defaults for CPUs";
-    case TARGET_TENSOR:
-        return "op defaults for NVIDIA tensor cores";
-    case TARGET_SM90A:
-        return "op defaults for NVIDIA compute capability 9.0";
-    case TARGET_GPU:
-        break;
-    }
-    return "op defaults for GPUs";
-}
-
-static const char *const target_names[] = {
-    [TARGET_GPU] = "gpu", [TARGET_CPU] = "cpu", [TARGET_TENSOR] = "tensor",
-    [TARGET_SM90A] = "sm90a"};
-
-const char *target_name(enum target target)
-{
-    return target_names[target];
-}
-
-int target_from_name(const char *name, enum target *target)
-{
-    for (int t = 0; t < (int)(sizeof target_names / sizeof *target_names);
-         t++) {
-        if (strcmp(name, target_names[t]) == 0) {
-            *target = (enum target)t;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 void plan_dtype(struct plan *p, enum dtype dt)
 {
     static const char *const macro[] = {"DTYPE_F32", "DTYPE_F16",
@@ -434,11 +398,10 @@ void plan_dtype(struct plan *p, enum dtype dt)
 void plan_storage(struct plan *p, const struct kernel_spec *ks)
 {
     plan_dtype(p, ks->dtype);
-    if (ks->dtype == DTYPE_BF16 &&
-        (ks->target == TARGET_TENSOR || ks->target == TARGET_SM90A)) {
+    if (ks->dtype == DTYPE_BF16 && target_offers(ks->target, CAP_CVT_BF16)) {
         plan_int(p, "BF16_CVT_PTX", "float to bf16 by PTX cvt, a pair at once",
                  1);
-        p->needs = NEEDS_TENSOR_CORES;
+        p->needs |= CAP_CVT_BF16;
     }
 }
 

@@ -174,7 +174,6 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
     if (pick(selector, &rt->platform, &rt->device, err, errsize) < 0) {
         return -1;
     }
-    cl_device_type type = 0;
     st = clGetDeviceInfo(rt->device, CL_DEVICE_NAME, sizeof rt->name,
                          rt->name, NULL);
     if (st == CL_SUCCESS) {
@@ -187,32 +186,13 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
                                NULL);
     }
     if (st == CL_SUCCESS) {
-        st = clGetDeviceInfo(rt->device, CL_DEVICE_LOCAL_MEM_SIZE,
-                             sizeof rt->local_mem, &rt->local_mem, NULL);
-    }
-    if (st == CL_SUCCESS) {
-        st = clGetDeviceInfo(rt->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
-                             sizeof rt->max_wg, &rt->max_wg, NULL);
-    }
-    if (st == CL_SUCCESS) {
-        st = clGetDeviceInfo(rt->device, CL_DEVICE_MAX_COMPUTE_UNITS,
-                             sizeof rt->units, &rt->units, NULL);
-    }
-    if (st == CL_SUCCESS) {
-        st = clGetDeviceInfo(rt->device, CL_DEVICE_TYPE, sizeof type, &type,
-                             NULL);
+        st = caps_query(rt->device, &rt->caps);
     }
     if (st != CL_SUCCESS) {
         snprintf(err, errsize, "clGetDeviceInfo: %s", rt_status(st));
         return -1;
     }
-    int cc = rt_compute_capability(rt->device);
-    rt->tensor_cores = cc >= 80;
-    rt->sm90a = cc == 90;
-    rt->target = (type & CL_DEVICE_TYPE_CPU) ? TARGET_CPU
-                 : rt->sm90a                 ? TARGET_SM90A
-                 : rt->tensor_cores          ? TARGET_TENSOR
-                                             : TARGET_GPU;
+    rt->target = caps_target(&rt->caps);
     rt->ctx = clCreateContext(NULL, 1, &rt->device, NULL, NULL, &st);
     if (st != CL_SUCCESS) {
         snprintf(err, errsize, "clCreateContext: %s", rt_status(st));
@@ -227,49 +207,6 @@ int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize)
         return -1;
     }
     return 0;
-}
-
-int rt_has_extension(cl_device_id device, const char *name)
-{
-    size_t size = 0, n = strlen(name);
-    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) !=
-            CL_SUCCESS ||
-        size == 0) {
-        return 0;
-    }
-    char *ext = malloc(size + 1);
-    if (ext == NULL) {
-        return 0;
-    }
-    int has = 0;
-    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, ext, NULL) ==
-        CL_SUCCESS) {
-        ext[size] = '\0';
-        /* a whole word of the space-separated list */
-        for (const char *p = strstr(ext, name); p != NULL && !has;
-             p = strstr(p + 1, name)) {
-            has = (p == ext || p[-1] == ' ') &&
-                  (p[n] == ' ' || p[n] == '\0');
-        }
-    }
-    free(ext);
-    return has;
-}
-
-int rt_compute_capability(cl_device_id device)
-{
-    /* cl_nv_device_attribute_query's CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
-     * and _MINOR_NV */
-    const cl_device_info major_nv = 0x4000, minor_nv = 0x4001;
-    cl_uint major = 0, minor = 0;
-    if (!rt_has_extension(device, "cl_nv_device_attribute_query") ||
-        clGetDeviceInfo(device, major_nv, sizeof major, &major, NULL) !=
-            CL_SUCCESS ||
-        clGetDeviceInfo(device, minor_nv, sizeof minor, &minor, NULL) !=
-            CL_SUCCESS) {
-        return 0;
-    }
-    return (int)(major * 10 + minor);
 }
 
 void rt_close(struct rt *rt)
@@ -353,7 +290,7 @@ cl_program rt_build(const struct rt *rt, const char *source,
         *log = NULL;
     }
     int wgmma = strstr(source, RT_SM90A_MARK) != NULL;
-    if (wgmma && !rt->sm90a) {
+    if (wgmma && caps_lacking(CAP_WGMMA, rt->caps.have) != 0) {
         *status = CL_BUILD_PROGRAM_FAILURE;
         if (log != NULL) {
             *log = strdup("wgmma needs an NVIDIA device of compute "

@@ -9,6 +9,7 @@
 #include <CL/cl.h>
 #include <stddef.h>
 
+#include "caps.h"
 #include "op.h"
 
 /* An OpenCL device with a context and a profiling, in-order queue. */
@@ -20,14 +21,8 @@ struct rt {
     char name[256];      /* device name */
     char driver[128];    /* driver version */
     char platform_name[128];
-    cl_ulong local_mem;  /* bytes */
-    size_t max_wg;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
-    cl_uint units;       /* compute units */
-    enum target target;  /* CPU or not: which op defaults suit it */
-    int tensor_cores;    /* NVIDIA, compute capability 8.0 or later:
-                            mma.sync through inline PTX builds */
-    int sm90a;           /* NVIDIA, compute capability 9.0: wgmma runs,
-                            rebuilt for sm_90a (rt_build) */
+    struct device_caps caps; /* what the device is and offers */
+    enum target target;  /* which op defaults suit it (caps_target) */
 };
 
 /* Opens the device SELECTOR names: "P:D" (platform P, device D), "N" (the
@@ -36,17 +31,10 @@ struct rt {
 int rt_open(struct rt *rt, const char *selector, char *err, size_t errsize);
 void rt_close(struct rt *rt);
 
-/* 1 when DEVICE lists the extension NAME. */
-int rt_has_extension(cl_device_id device, const char *name);
-
-/* DEVICE's NVIDIA compute capability as 10 * major + minor (90: 9.0),
- * from the cl_nv_device_attribute_query extension; 0 without it. */
-int rt_compute_capability(cl_device_id device);
-
 /* What marks the wgmma instructions of a kernel's source (wgmma_ptx.cl's
  * WG_MARK, which must read the same): they reach the PTX as comments,
  * and rt_build (and the emitted stub) delete the marks and rebuild the
- * PTX for sm_90a. */
+ * PTX for sm_90a, on a device that offers CAP_WGMMA. */
 #define RT_SM90A_MARK "trap; //@sm_90a "
 
 /* Lists every platform's devices as "N  P:D  name (platform)". Returns

@@ -220,9 +220,10 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d)
         /* The note says which defaults, unless it says more (a
          * database entry); the GPU defaults go without one. */
         int defaults_note = ks->tile_note[0] == '\0';
-        for (int t = TARGET_GPU; t <= TARGET_SM90A; t++) {
+        for (int t = 0; t < N_TARGETS; t++) {
             defaults_note |= strcmp(ks->tile_note,
-                                    target_defaults_label(t)) == 0;
+                                    target_defaults_label((enum target)t)) ==
+                              0;
         }
         ks->target = target;
         if (defaults_note) {

@@ -16,8 +16,8 @@ const char *const stub_host_api[] = {
 static const char *const stub_suffixes[] = {
     "launch", "path", "variant_def", "match", "limits", "buffer_shapes",
     "variants", "matches", "log_append", "log_variant", "device_text",
-    "read_build_log", "compute_capability", "sm90a_mark", "sm90a_ptx",
-    "rebuild_sm90a",
+    "read_build_log", "caps", "has_extension", "compute_capability",
+    "device_caps", "caps_text", "sm90a_mark", "sm90a_ptx", "rebuild_sm90a",
     "fits", "build_variant",
     "create_in_order", "match_rank", "check_target", "check_buffer",
     "check_queue_and_wait", "mem_origin", "check_aliases", "path_for",

@@ -88,22 +88,20 @@ int tune_space_config(const struct kernel_spec *ks,
     if (why != NULL) {
         snprintf(why, size, "%s", quiet.first);
     }
-    /* Kernels that only NVIDIA tensor cores build are no candidates on
-     * other devices (ks->target says which the tuner runs on); wgmma's
-     * only on compute capability 9.0. */
-    if (valid && ks->target != TARGET_SM90A) {
+    /* Kernels that need a capability the device lacks (ks->target says
+     * which the tuner runs on: caps_target) are no candidates there. */
+    if (valid) {
         struct plan p;
         memset(&p, 0, sizeof p);
         out->op->plan(out, &p);
-        if (p.needs == NEEDS_SM90A ||
-            (p.needs == NEEDS_TENSOR_CORES && ks->target != TARGET_TENSOR)) {
+        unsigned lacking = caps_lacking(p.needs, target_caps(ks->target));
+        if (lacking != 0) {
             valid = 0;
             if (why != NULL) {
-                snprintf(why, size, "needs NVIDIA %s, which the device "
-                                    "lacks",
-                         p.needs == NEEDS_SM90A
-                             ? "compute capability 9.0 (wgmma)"
-                             : "tensor cores (compute capability 8.0+)");
+                char names[128];
+                caps_names(lacking, names, sizeof names);
+                snprintf(why, size, "needs %s, which the device lacks",
+                         names);
             }
         }
     }

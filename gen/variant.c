@@ -110,39 +110,25 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
     char why[256], label[640];
     memset(vs, 0, sizeof *vs);
 
-    /* The GPU defaults first: every device without a better match gets
-     * them, and they are what a read spec resolves to. */
-    memset(&match, 0, sizeof match);
-    if (for_target(ks, TARGET_GPU, &one) == 0) {
-        add_variant(vs, &one, "op defaults for GPUs", &match, 1, why,
-                    sizeof why);
-    } else {
-        variants_one(ks, vs); /* cannot happen: the spec validated */
-    }
-    match.cpu = 1;
-    if (for_target(ks, TARGET_CPU, &one) < 0) {
-        note(notes,
-             "%s: no CPU variant: the op defaults for CPUs "
-             "do not fit the knobs the spec gives",
-             ks->name);
-    } else {
-        add_variant(vs, &one, "op defaults for CPUs", &match, 1, why,
-                    sizeof why);
-    }
-    /* Tensor cores, where the op has a kernel for them and the spec's
-     * knobs leave room: otherwise those devices take the GPU variant. */
-    memset(&match, 0, sizeof match);
-    match.tensor_cores = 1;
-    if (for_target(ks, TARGET_TENSOR, &one) == 0) {
-        add_variant(vs, &one, target_defaults_label(TARGET_TENSOR), &match, 0,
-                    why, sizeof why);
-    }
-    /* Compute capability 9.0 likewise, where the op runs wgmma. */
-    memset(&match, 0, sizeof match);
-    match.sm90a = 1;
-    if (for_target(ks, TARGET_SM90A, &one) == 0) {
-        add_variant(vs, &one, target_defaults_label(TARGET_SM90A), &match, 0,
-                    why, sizeof why);
+    /* Each target's defaults (caps.h), the GPU's first: every device
+     * without a better match gets them, and they are what a read spec
+     * resolves to. A target of capabilities (tensor cores, wgmma) gets a
+     * variant where the op has a kernel for it and the spec's knobs leave
+     * room: otherwise its devices take one of the variants before. */
+    for (int t = 0; t < N_TARGETS; t++) {
+        memset(&match, 0, sizeof match);
+        target_devices((enum target)t, &match.cpu, &match.caps);
+        if (for_target(ks, (enum target)t, &one) == 0) {
+            add_variant(vs, &one, target_defaults_label((enum target)t),
+                        &match, match.caps == 0, why, sizeof why);
+        } else if (t == TARGET_GPU) {
+            variants_one(ks, vs); /* cannot happen: the spec validated */
+        } else if (match.cpu) {
+            note(notes,
+                 "%s: no CPU variant: the op defaults for CPUs "
+                 "do not fit the knobs the spec gives",
+                 ks->name);
+        }
     }
 
     /* A spec that gives knobs keeps them (tile: auto asks for the

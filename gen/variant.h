@@ -21,15 +21,14 @@ struct tunedb;
 
 /* Devices a variant is meant for: one named as CL_DEVICE_NAME reads (and
  * measured with driver CL_DRIVER_VERSION), or, with an empty device,
- * every CPU (cpu set), every NVIDIA GPU with tensor cores (tensor_cores
- * set), every one of compute capability 9.0 (sm90a set) or every other
- * device. */
+ * every CPU (cpu set) or every device that offers the capabilities CAPS
+ * (caps.h; 0: every device), as a target's defaults are meant for
+ * (target_devices). */
 struct variant_match {
     char device[SPECL_DEVICE_NAME_MAX];
     char driver[SPECL_DRIVER_MAX];
     int cpu;
-    int tensor_cores; /* every NVIDIA GPU of compute capability 8.0+ */
-    int sm90a;        /* every NVIDIA GPU of compute capability 9.0 */
+    unsigned caps;
 };
 
 /* One knob set: KS with its knobs resolved, why it is there, and the
@@ -53,7 +52,8 @@ void variants_one(const struct kernel_spec *ks, struct variant_set *vs);
 
 /* The variants `specl gen` emits for KS (knobs resolved as read): the op
  * defaults for GPUs (the variant every device falls back to), those for
- * CPUs, those for tensor cores where they differ from the GPU's, then
+ * CPUs, those of each target of capabilities (tensor cores, wgmma) where
+ * they differ from the variants before, then
  * DB's entry for KS's shape from each device it holds (DEVICE: that
  * device only; DB may be NULL). Variants that emit the same
  * code are one variant with the devices of both. Knobs the spec gives stay

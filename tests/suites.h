@@ -19,6 +19,7 @@ int add_stub_suite(void);     /* test_stub.c: host stub contract, vendor */
 int add_tune_suite(void);     /* test_tune.c: tuner, tuning database */
 int add_wide_suite(void);     /* test_wide.c: wide sweep, --wide only */
 int add_cli_suite(void);      /* test_cli.c: command line, build systems */
+int add_caps_suite(void);     /* test_caps.c: capability table, no device */
 
 /* test_sizes.c: the runtime model beyond rows (op_gather.c's op), added
  * to the numeric and tune suites S. Return 0 when added. */

@@ -662,7 +662,7 @@ static void test_lora_wgmma(void)
         char tile[256];
         snprintf(tile, sizeof tile, "engine: wgmma, decode_max: 0, "
                  "decode_mma_max: 0, %s", cases[c][2]);
-        if (nu_rt()->sm90a) {
+        if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {
             check_lora_kernel(cases[c][0], cases[c][1], tile);
             continue;
         }
@@ -735,9 +735,13 @@ static void test_lora_choices(void)
                             base ? "true" : "false", base ? "false" : "true",
                             kd->key, kd->choices[c])) {
                     valid = 1;
-                    int runs = wgmma ? nu_rt()->sm90a
-                               : mma ? nu_rt()->tensor_cores
-                                     : 1;
+                    struct plan p;
+                    memset(&p, 0, sizeof p);
+                    k.ks->op->plan(k.ks, &p);
+                    int runs = caps_lacking(p.needs, nu_rt()->caps.have) == 0;
+                    /* what the engine runs on, its plan needs */
+                    CU_ASSERT(!mma || (p.needs & CAP_MMA_SYNC_BF16_F16));
+                    CU_ASSERT(!wgmma || (p.needs & CAP_WGMMA));
                     if (runs && nu_build(&k)) {
                         run_lora_rows(&k);
                     }

@@ -1317,11 +1317,42 @@ static int sm90a_variant(int i)
     return strcmp(stubs[i].name, "stub_lora_tc") == 0 ? 3 : -1;
 }
 
+/* Whether this device offers every capability TARGET's defaults may
+ * use. */
+static int device_offers(enum target target)
+{
+    return caps_lacking(target_caps(target), rt.caps.have) == 0;
+}
+
+/* What variant V of stub I needs of a device, as its plan says. */
+static unsigned variant_needs(int i, int v)
+{
+    const struct variant_set *vs = tu_gen_variants(spec_of[i]);
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    CU_ASSERT_FATAL(v < vs->n);
+    vs->v[v].ks.op->plan(&vs->v[v].ks, &p);
+    return p.needs;
+}
+
+/* Whether LOG says that a variant needs each capability of LACKING: as
+ * "needs NAME: what it is", several joined by "; ". */
+static int log_names_lacking(const char *log, unsigned lacking)
+{
+    int ok = strstr(log, "needs ") != NULL;
+    for (int r = 0; cap_rule(r) != NULL; r++) {
+        char named[64];
+        snprintf(named, sizeof named, "%s: ", cap_rule(r)->name);
+        ok &= !(lacking & cap_rule(r)->bit) || strstr(log, named) != NULL;
+    }
+    return ok;
+}
+
 /* Every variant of every stub builds on this device when asked for by
- * index and computes the float64 result, but for a tensor-core variant on
- * a device without tensor cores (or a wgmma one on a device not of
- * compute capability 9.0), which is refused with a log that says so;
- * indices out of range are refused. */
+ * index and computes the float64 result, but for one whose plan needs a
+ * capability the device lacks (tensor cores, wgmma), which is refused
+ * with a log that names what it lacks; indices out of range are
+ * refused. */
 static void test_every_variant(void)
 {
     /* 400: past the rows lora_mma keeps from lora_wgmma (384) */
@@ -1340,23 +1371,18 @@ static void test_every_variant(void)
             char how[32];
             snprintf(how, sizeof how, "variant %d", v);
             cl_int err = stubs[i].create_variant(rt.ctx, rt.device, v, &h);
-            if (v == sm90a_variant(i) && !rt.sm90a) {
+            unsigned lacking = caps_lacking(variant_needs(i, v),
+                                            rt.caps.have);
+            /* The tensor-core variants need what they are meant for. */
+            TU_CHECK((v != tensor_variant(i) && v != sm90a_variant(i)) ||
+                         variant_needs(i, v) != 0,
+                     "%s: variant %d needs nothing", stubs[i].name, v);
+            if (lacking != 0) {
                 TU_CHECK(err == CL_BUILD_PROGRAM_FAILURE && h != NULL &&
-                             strstr(stubs[i].build_log(h),
-                                    "needs wgmma (NVIDIA compute "
-                                    "capability 9.0)") != NULL,
-                         "%s: wgmma variant %d on %s: %s\n%s",
-                         stubs[i].name, v, rt.name, rt_status(err),
-                         h ? stubs[i].build_log(h) : "");
-                stubs[i].destroy(h);
-                continue;
-            }
-            if (v == tensor_variant(i) && !rt.tensor_cores) {
-                TU_CHECK(err == CL_BUILD_PROGRAM_FAILURE && h != NULL &&
-                             strstr(stubs[i].build_log(h),
-                                    "needs NVIDIA tensor cores") != NULL,
-                         "%s: tensor-core variant %d on %s: %s\n%s",
-                         stubs[i].name, v, rt.name, rt_status(err),
+                             log_names_lacking(stubs[i].build_log(h),
+                                               lacking),
+                         "%s: variant %d on %s, which lacks 0x%x: %s\n%s",
+                         stubs[i].name, v, rt.name, lacking, rt_status(err),
                          h ? stubs[i].build_log(h) : "");
                 stubs[i].destroy(h);
                 continue;
@@ -1396,10 +1422,10 @@ static void test_variant_choice(void)
     int cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     for (int i = 0; i < N_STUBS; i++) {
         int want = cpu && stubs[i].n_variants > 1 ? 1 : 0;
-        if (rt.tensor_cores && tensor_variant(i) >= 0) {
+        if (device_offers(TARGET_TENSOR) && tensor_variant(i) >= 0) {
             want = tensor_variant(i);
         }
-        if (rt.sm90a && sm90a_variant(i) >= 0) {
+        if (device_offers(TARGET_SM90A) && sm90a_variant(i) >= 0) {
             want = sm90a_variant(i);
         }
         TU_CHECK(stubs[i].variant(handle[i]) == want,
@@ -1417,7 +1443,7 @@ static void test_fallback(void)
 {
     stub_fallback *k = NULL;
     cl_int err = stub_fallback_create(rt.ctx, rt.device, &k);
-    const int want = rt.tensor_cores ? 2 : 0;
+    const int want = device_offers(TARGET_TENSOR) ? 2 : 0;
     TU_CHECK(err == CL_SUCCESS && stub_fallback_variant(k) == want,
              "stub_fallback_create: %s, variant %d\n%s", rt_status(err),
              stub_fallback_variant(k), stub_fallback_build_log(k));

@@ -652,10 +652,9 @@ struct golden_rmsnorm_variant_def {
     const size_t *kernel_threads;
     size_t n_kernels;
     const struct golden_rmsnorm_path *paths;
-    /* What its inline PTX needs: 0 nothing; 1 NVIDIA tensor cores
-     * (compute capability 8.0+); 2 wgmma (compute capability 9.0), its
-     * PTX rebuilt for sm_90a (golden_rmsnorm_rebuild_sm90a). */
-    int needs;
+    /* The capabilities (bits of the caps table below) a device must offer
+     * for its source to build: its inline PTX builds nowhere else. */
+    unsigned needs;
 };
 
 /* Variant 0: its kernels, then its paths. */
@@ -689,11 +688,11 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"wg=64 rows=4 vec=4 mode=registers",
      golden_rmsnorm_params0, golden_rmsnorm_COUNT(golden_rmsnorm_params0),
      golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
-     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0},
+     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0x0u},
     {"wg=1 rows=16 vec=16 mode=streaming",
      golden_rmsnorm_params1, golden_rmsnorm_COUNT(golden_rmsnorm_params1),
      golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
-     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0},
+     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0x0u},
 
 };
 
@@ -702,19 +701,19 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
 /* The devices each variant is meant for. golden_rmsnorm_create tries first the
  * variant of the best match for its device: a device of the same
  * CL_DEVICE_NAME measured with the same CL_DRIVER_VERSION, then one of the
- * same name, then (device NULL) every NVIDIA GPU of compute capability
- * 9.0 (sm90a 1), every one with tensor cores (tensor_cores 1), every CPU
- * (cpu 1), every device; then the other variants in order. */
+ * same name, then (device NULL) the devices that offer every capability
+ * of caps (bits of the caps table below), the match that asks the most
+ * first, and every CPU (cpu 1) before every device; then the other
+ * variants in order. */
 static const struct golden_rmsnorm_match {
     const char *device;
     const char *driver;
     int cpu;
-    int tensor_cores;
-    int sm90a;
+    unsigned caps;
     int variant;
 } golden_rmsnorm_matches[] = {
-    {NULL, NULL, 0, 0, 0, 0}, /* any device */
-    {NULL, NULL, 1, 0, 0, 1}, /* CPUs */
+    {NULL, NULL, 0, 0x0u, 0}, /* any device */
+    {NULL, NULL, 1, 0x0u, 1}, /* CPUs */
 
 };
 
@@ -785,27 +784,37 @@ static char *golden_rmsnorm_device_text(cl_device_id _dev, cl_device_info _what)
     return _text;
 }
 
-/* DEV's NVIDIA compute capability as 10 * major + minor (80: 8.0, where
- * inline PTX's mma.sync reaches tensor cores; 90: 9.0, wgmma), from
- * cl_nv_device_attribute_query; 0 for any other device. */
-static int golden_rmsnorm_compute_capability(cl_device_id _dev)
+/* The capabilities the variants need or are meant for (bits of specl's
+ * table), and what each is. */
+static const struct {
+    unsigned bit;
+    const char *what;
+} golden_rmsnorm_caps[] = {
+    {0u, NULL}
+};
+
+/* What DEV offers of the capabilities of the caps table, granted by the
+ * rules of specl's table (gen/caps.c). */
+static unsigned golden_rmsnorm_device_caps(cl_device_id _dev)
 {
-    /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV and _MINOR_NV */
-    const cl_device_info _major_nv = (cl_device_info)0x4000;
-    const cl_device_info _minor_nv = (cl_device_info)0x4001;
-    cl_uint _major = 0, _minor = 0;
-    char *_ext = golden_rmsnorm_device_text(_dev, CL_DEVICE_EXTENSIONS);
-    int _nv = _ext != NULL &&
-              strstr(_ext, "cl_nv_device_attribute_query") != NULL;
-    free(_ext);
-    if (!_nv ||
-        clGetDeviceInfo(_dev, _major_nv, sizeof _major, &_major, NULL) !=
-            CL_SUCCESS ||
-        clGetDeviceInfo(_dev, _minor_nv, sizeof _minor, &_minor, NULL) !=
-            CL_SUCCESS) {
-        return 0;
+    (void)_dev; /* none asked for */
+    return 0u;
+}
+
+/* "needs" and what the caps table says of each capability of MISSING,
+ * into WHY. */
+static void golden_rmsnorm_caps_text(unsigned _missing, char *_why, size_t _size)
+{
+    size_t _len = 0;
+    _why[0] = '\0';
+    for (size_t _i = 0; golden_rmsnorm_caps[_i].bit != 0u && _len < _size; _i++) {
+        if ((_missing & golden_rmsnorm_caps[_i].bit) != 0u) {
+            int _n = snprintf(_why + _len, _size - _len, "%s%s",
+                              _len == 0 ? "needs " : "; ",
+                              golden_rmsnorm_caps[_i].what);
+            _len += _n > 0 ? (size_t)_n : 0u;
+        }
     }
-    return (int)(_major * 10 + _minor);
 }
 
 /* Copies the program's build log for DEV into a new string (NULL if it
@@ -834,8 +843,7 @@ static char *golden_rmsnorm_read_build_log(cl_program _program, cl_device_id _de
 struct golden_rmsnorm_limits {
     size_t max_threads;
     size_t max_items[3];
-    int tensor_cores; /* compute capability 8.0 or later */
-    int sm90a;        /* compute capability 9.0 */
+    unsigned have; /* the capabilities it offers (device_caps) */
 };
 
 /* Whether every launch of variant V fits LIM; if not, why in WHY. Each
@@ -885,18 +893,12 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
                                    const struct golden_rmsnorm_limits *_lim)
 {
     const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_v];
-    char _why[256];
+    char _why[512];
     cl_int _err;
-    if ((_var->needs == 1 && !_lim->tensor_cores) ||
-        (_var->needs == 2 && !_lim->sm90a)) {
+    if ((_var->needs & ~_lim->have) != 0u) {
         /* Its inline PTX builds nowhere else: not even tried. */
-        golden_rmsnorm_log_variant(&_k->build_log, _v,
-                           _var->needs == 1
-                               ? "needs NVIDIA tensor cores (compute "
-                                 "capability 8.0 or later)"
-                               : "needs wgmma (NVIDIA compute capability "
-                                 "9.0)",
-                           NULL);
+        golden_rmsnorm_caps_text(_var->needs & ~_lim->have, _why, sizeof _why);
+        golden_rmsnorm_log_variant(&_k->build_log, _v, _why, NULL);
         return CL_BUILD_PROGRAM_FAILURE;
     }
     if (!golden_rmsnorm_fits(_v, _lim, _why, sizeof _why)) {
@@ -951,10 +953,11 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
     return CL_SUCCESS;
 }
 
-/* Tries the N variants of ORDER on DEV until one builds and fits. */
+/* Tries the N variants of ORDER on DEV, which offers the capabilities
+ * HAVE, until one builds and fits. */
 static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
-                                     const int *_order, int _n,
-                                     struct golden_rmsnorm **_out)
+                                     unsigned _have, const int *_order,
+                                     int _n, struct golden_rmsnorm **_out)
 {
     struct golden_rmsnorm_limits _lim;
     cl_int _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_WORK_GROUP_SIZE,
@@ -967,9 +970,7 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
     if (_err != CL_SUCCESS) {
         return _err;
     }
-    int _cc = golden_rmsnorm_compute_capability(_dev);
-    _lim.tensor_cores = _cc >= 80;
-    _lim.sm90a = _cc == 90;
+    _lim.have = _have;
     struct golden_rmsnorm *_k = (struct golden_rmsnorm *)calloc(1, sizeof *_k);
     if (_k == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
@@ -1005,26 +1006,26 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
     return _first;
 }
 
-/* How well match M fits a device (0: not at all). */
+/* How well match M fits a device (0: not at all) that offers the
+ * capabilities HAVE: its name (ranked above any count of capabilities),
+ * else 1, and 1 more for being a CPU and for each capability asked. */
 static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *_m, const char *_name,
-                             const char *_driver, int _cpu, int _cc)
+                             const char *_driver, int _cpu, unsigned _have)
 {
+    int _rank = 1 + _m->cpu;
     if (_m->device != NULL) {
         if (strcmp(_m->device, _name) != 0) {
             return 0;
         }
-        return strcmp(_m->driver, _driver) == 0 ? 6 : 5;
+        return strcmp(_m->driver, _driver) == 0 ? 99 : 98;
     }
-    if (_m->sm90a) {
-        return _cc == 90 ? 4 : 0;
+    if ((_m->cpu && !_cpu) || (_m->caps & ~_have) != 0u) {
+        return 0;
     }
-    if (_m->tensor_cores) {
-        return _cc >= 80 ? 3 : 0;
+    for (unsigned _c = _m->caps; _c != 0u; _c &= _c - 1u) {
+        _rank++;
     }
-    if (_m->cpu) {
-        return _cpu ? 2 : 0;
-    }
-    return 1;
+    return _rank;
 }
 
 /* Refuses a NULL CTX or DEV before OpenCL sees them: not every loader
@@ -1040,7 +1041,7 @@ static cl_int golden_rmsnorm_check_target(cl_context _ctx, cl_device_id _dev)
 cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
                      struct golden_rmsnorm **_out)
 {
-    int _order[golden_rmsnorm_N_VARIANTS], _rank[golden_rmsnorm_N_VARIANTS], _n = 0;
+    int _order[golden_rmsnorm_N_VARIANTS], _rank[golden_rmsnorm_N_VARIANTS];
     cl_device_type _type = 0;
     if (_out == NULL) {
         return CL_INVALID_VALUE;
@@ -1056,7 +1057,7 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     }
     char *_name = golden_rmsnorm_device_text(_dev, CL_DEVICE_NAME);
     char *_driver = golden_rmsnorm_device_text(_dev, CL_DRIVER_VERSION);
-    int _cc = golden_rmsnorm_compute_capability(_dev);
+    unsigned _have = golden_rmsnorm_device_caps(_dev);
     if (_name == NULL || _driver == NULL) {
         free(_name);
         free(_driver);
@@ -1067,20 +1068,23 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     }
     for (size_t _m = 0; _m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); _m++) {
         int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m], _name, _driver,
-                                   (_type & CL_DEVICE_TYPE_CPU) != 0, _cc);
+                                   (_type & CL_DEVICE_TYPE_CPU) != 0, _have);
         int _v = golden_rmsnorm_matches[_m].variant;
         _rank[_v] = _r > _rank[_v] ? _r : _rank[_v];
     }
     free(_name);
     free(_driver);
-    for (int _r = 6; _r >= 0; _r--) {
-        for (int _v = 0; _v < golden_rmsnorm_N_VARIANTS; _v++) {
-            if (_rank[_v] == _r) {
-                _order[_n++] = _v;
-            }
+    /* Every variant, the best ranked first, in index order among equals. */
+    for (int _n = 0; _n < golden_rmsnorm_N_VARIANTS; _n++) {
+        int _best = 0;
+        for (int _v = 1; _v < golden_rmsnorm_N_VARIANTS; _v++) {
+            _best = _rank[_v] > _rank[_best] ? _v : _best;
         }
+        _order[_n] = _best;
+        _rank[_best] = -1;
     }
-    return golden_rmsnorm_create_in_order(_ctx, _dev, _order, _n, _out);
+    return golden_rmsnorm_create_in_order(_ctx, _dev, _have, _order,
+                                  golden_rmsnorm_N_VARIANTS, _out);
 }
 
 cl_int golden_rmsnorm_create_variant(cl_context _ctx, cl_device_id _dev, int _variant,
@@ -1097,7 +1101,8 @@ cl_int golden_rmsnorm_create_variant(cl_context _ctx, cl_device_id _dev, int _va
     if (_err != CL_SUCCESS) {
         return _err;
     }
-    return golden_rmsnorm_create_in_order(_ctx, _dev, &_variant, 1, _out);
+    return golden_rmsnorm_create_in_order(_ctx, _dev, golden_rmsnorm_device_caps(_dev),
+                                  &_variant, 1, _out);
 }
 
 int golden_rmsnorm_variant(const struct golden_rmsnorm *_k)

@@ -1,0 +1,133 @@
+/* caps.h - what an OpenCL device can do, read once (caps_query), and the
+ * kinds of device the op defaults aim at.
+ *
+ * One table (caps.c) decides which device offers which capability: a
+ * row per CAP_* bit, its name and the rule that grants it (an extension
+ * the device lists, an NVIDIA compute capability). Plans and variants
+ * say what they need as a mask of those bits; a device can run them when
+ * (needs & ~have) == 0. The emitted stub evaluates the same rows
+ * (emit_caps.c writes its query from the table). */
+#ifndef SPECL_CAPS_H
+#define SPECL_CAPS_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+
+/* The capabilities, one bit each (caps.c's table says what grants
+ * them). */
+enum cap {
+    CAP_FP16 = 1 << 0,            /* cl_khr_fp16 */
+    CAP_SUBGROUPS = 1 << 1,       /* cl_khr_subgroups */
+    CAP_INTEL_SUBGROUPS = 1 << 2, /* cl_intel_subgroups */
+    CAP_SHFL_SYNC = 1 << 3,       /* inline PTX shfl.sync */
+    CAP_CVT_BF16 = 1 << 4,        /* inline PTX cvt.rn.bf16x2.f32 */
+    CAP_MMA_SYNC_BF16_F16 = 1 << 5, /* inline PTX mma.sync m16n8k16 on
+                                       bf16/f16, ldmatrix, cp.async */
+    CAP_WGMMA = 1 << 6            /* wgmma, the PTX rebuilt for sm_90a */
+};
+
+/* One row of the table: capability BIT is granted where the device lists
+ * EXTENSION (NULL: no such condition) and, when CC_MIN is not 0, reports
+ * an NVIDIA compute capability (10 * major + minor) of at least CC_MIN
+ * and at most CC_MAX (0: no upper bound). */
+struct cap_rule {
+    unsigned bit;
+    const char *name;      /* as printed: "mma_sync" */
+    const char *what;      /* what it lets a kernel do, on which devices */
+    const char *extension;
+    int cc_min, cc_max;
+};
+
+/* The I-th row of the table, or NULL past the last. */
+const struct cap_rule *cap_rule(int i);
+
+/* The vendors a device's CL_DEVICE_VENDOR_ID (a PCI vendor id) names. */
+enum device_vendor {
+    VENDOR_OTHER, VENDOR_NVIDIA, VENDOR_AMD, VENDOR_INTEL, VENDOR_ARM,
+    VENDOR_QUALCOMM
+};
+
+#define CAPS_MAX_SUBGROUP_SIZES 8
+
+/* What a device is and offers. */
+struct device_caps {
+    enum device_vendor vendor;
+    cl_uint vendor_id;           /* CL_DEVICE_VENDOR_ID */
+    int cpu;                     /* CL_DEVICE_TYPE_CPU (else a GPU or an
+                                    accelerator) */
+    int compute_capability;      /* NVIDIA's, 10 * major + minor (90: 9.0),
+                                    from cl_nv_device_attribute_query; 0
+                                    on any other device */
+    unsigned have;               /* the CAP_* bits the table grants */
+    int n_subgroup_sizes;        /* where the device says: NVIDIA's warp,
+                                    AMD's wavefront, Intel's sizes */
+    size_t subgroup_sizes[CAPS_MAX_SUBGROUP_SIZES];
+    cl_ulong local_mem;          /* CL_DEVICE_LOCAL_MEM_SIZE, bytes */
+    size_t max_work_group;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    cl_uint compute_units;       /* CL_DEVICE_MAX_COMPUTE_UNITS */
+};
+
+/* Fills C for DEVICE. Returns CL_SUCCESS, or the status of the query
+ * that failed (C then zeroed). */
+cl_int caps_query(cl_device_id device, struct device_caps *c);
+
+/* The capabilities the table grants a device that lists EXTENSIONS (its
+ * CL_DEVICE_EXTENSIONS; NULL: none) and reports NVIDIA compute
+ * capability CC (0: none). */
+unsigned caps_grant(const char *extensions, int cc);
+
+/* Whether EXTENSIONS, a space-separated list, holds NAME as a whole
+ * word (NULL holds nothing). */
+int caps_has_extension(const char *extensions, const char *name);
+
+/* The capabilities of NEEDS that HAVE lacks: 0 when a device of HAVE can
+ * run what needs NEEDS. */
+unsigned caps_lacking(unsigned needs, unsigned have);
+
+/* The names of the bits of MASK, as "cvt_bf16, mma_sync" ("" for 0). */
+void caps_names(unsigned mask, char *buf, size_t size);
+
+/* The kind of device the op defaults aim at: the knobs a spec leaves out
+ * are chosen for GPUs unless the device is known to be a CPU (`gen
+ * --target cpu`, or bench and tune on a CPU device) or to offer what
+ * another target's defaults use: NVIDIA tensor cores (compute capability
+ * 8.0+), which get the GPU defaults except where an op has a tensor-core
+ * kernel for the spec; and wgmma (compute capability 9.0: H100, H200),
+ * the tensor-core defaults except where an op has a kernel on warpgroups.
+ * caps.c's target table says what each may use. */
+enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR, TARGET_SM90A,
+              N_TARGETS };
+
+/* The target for a device of C: CPU for a CPU, else the one whose
+ * capabilities it offers, the most of them. */
+enum target caps_target(const struct device_caps *c);
+
+/* The capabilities TARGET's defaults may use (every device of it
+ * offers them). */
+unsigned target_caps(enum target target);
+
+/* Whether TARGET's defaults may use every capability of CAPS. */
+int target_offers(enum target target, unsigned caps);
+
+/* The devices TARGET's defaults are meant for: CPUs (*CPU set) or every
+ * device that offers *CAPS. */
+void target_devices(enum target target, int *cpu, unsigned *caps);
+
+/* "op defaults for GPUs" and the like: how emitted comments and notes
+ * name the defaults for TARGET. */
+const char *target_defaults_label(enum target target);
+
+/* How comments name the devices of a variant match for CPUs (CPU set)
+ * or those that offer CAPS: "CPUs", "any device", "NVIDIA tensor cores
+ * (compute capability 8.0+)"; NULL where no target has those. */
+const char *target_devices_text(int cpu, unsigned caps);
+
+/* "gpu", "cpu", "tensor", "sm90a": TARGET as `specl gen --target` and tuning
+ * databases spell it; target_from_name reads it back (-1: none of them). */
+const char *target_name(enum target target);
+int target_from_name(const char *name, enum target *target);
+
+#endif

@@ -1,0 +1,458 @@
+/* test_caps.c - the capability table: what it grants which device, the
+ * target derived from that, which variants a device can run, and the
+ * emitted stub's reading of the same rules. No device needed. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caps.h"
+#include "emit.h"
+#include "emit_caps.h"
+#include "spec.h"
+#include "suites.h"
+#include "testutil.h"
+
+/* Every bit of the table. */
+static unsigned all_caps(void)
+{
+    unsigned all = 0;
+    for (int i = 0; cap_rule(i) != NULL; i++) {
+        all |= cap_rule(i)->bit;
+    }
+    return all;
+}
+
+#define NV "cl_nv_device_attribute_query"
+#define SM80 (CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16)
+
+/* Fake devices: their extensions, the compute capability their NVIDIA
+ * query reports (major, minor; read only where NV is listed), and what
+ * the table grants them. */
+static const struct fake_device {
+    const char *extensions;
+    unsigned major, minor;
+    unsigned want;
+} fakes[] = {
+    {"", 0, 0, 0},
+    {"cl_khr_fp64 cl_khr_fp16", 0, 0, CAP_FP16},
+    {"cl_khr_fp16 cl_khr_subgroups cl_intel_subgroups", 0, 0,
+     CAP_FP16 | CAP_SUBGROUPS | CAP_INTEL_SUBGROUPS},
+    /* whole words only */
+    {"cl_khr_fp16x xcl_khr_subgroups cl_intel_subgroups_short", 0, 0, 0},
+    {NV, 7, 5, 0},
+    {"cl_khr_fp64 " NV, 8, 0, SM80},
+    {NV " cl_khr_fp16", 8, 6, SM80 | CAP_FP16},
+    {NV, 8, 9, SM80},
+    {"cl_khr_fp16 " NV " cl_khr_subgroups", 9, 0,
+     SM80 | CAP_WGMMA | CAP_FP16 | CAP_SUBGROUPS},
+    /* sm_90a code runs on 9.0 alone */
+    {NV, 10, 0, SM80},
+    {NV, 12, 0, SM80},
+    /* a compute capability read without the extension counts for
+     * nothing */
+    {NV "x", 9, 0, 0},
+    {"cl_khr_fp16", 9, 0, CAP_FP16},
+};
+
+#define N_FAKES (int)(sizeof fakes / sizeof fakes[0])
+
+/* The compute capability caps_query reads from fake F. */
+static int fake_cc(const struct fake_device *f)
+{
+    return caps_has_extension(f->extensions, NV)
+               ? (int)(f->major * 10 + f->minor)
+               : 0;
+}
+
+static void test_grant(void)
+{
+    for (int i = 0; i < N_FAKES; i++) {
+        unsigned got = caps_grant(fakes[i].extensions, fake_cc(&fakes[i]));
+        TU_CHECK(got == fakes[i].want, "'%s' %u.%u: granted 0x%x, want 0x%x",
+                 fakes[i].extensions, fakes[i].major, fakes[i].minor, got,
+                 fakes[i].want);
+    }
+    CU_ASSERT_EQUAL(caps_grant(NULL, 0), 0);
+    CU_ASSERT_EQUAL(caps_grant(NULL, 90), SM80 | CAP_WGMMA);
+    /* every row a bit of its own, named, and saying what it is */
+    unsigned seen = 0;
+    for (int i = 0; cap_rule(i) != NULL; i++) {
+        const struct cap_rule *r = cap_rule(i);
+        TU_CHECK(r->bit != 0 && (r->bit & (r->bit - 1)) == 0 &&
+                     (seen & r->bit) == 0 && r->name[0] && r->what[0] &&
+                     (r->extension != NULL || r->cc_min != 0),
+                 "row %d (%s)", i, r->name);
+        seen |= r->bit;
+    }
+    char names[128];
+    caps_names(CAP_WGMMA | CAP_FP16, names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "fp16, wgmma");
+    caps_names(0, names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "");
+}
+
+/* The target is derived from the capabilities alone: CPUs get the CPU
+ * defaults whatever they list; a GPU the target whose capabilities it
+ * offers, the most of them; one that offers some of tensor cores' only,
+ * the GPU defaults. */
+static void test_target(void)
+{
+    static const struct {
+        int cpu;
+        unsigned have;
+        enum target want;
+    } cases[] = {
+        {1, 0, TARGET_CPU},
+        {1, CAP_FP16 | CAP_SUBGROUPS, TARGET_CPU},
+        {0, 0, TARGET_GPU},
+        {0, CAP_FP16 | CAP_INTEL_SUBGROUPS, TARGET_GPU},
+        {0, SM80, TARGET_TENSOR},
+        {0, SM80 | CAP_FP16, TARGET_TENSOR},
+        {0, SM80 | CAP_WGMMA, TARGET_SM90A},
+        {0, CAP_MMA_SYNC_BF16_F16 | CAP_WGMMA, TARGET_GPU},
+        {0, CAP_SHFL_SYNC, TARGET_GPU},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct device_caps d;
+        memset(&d, 0, sizeof d);
+        d.cpu = cases[c].cpu;
+        d.have = cases[c].have;
+        TU_CHECK(caps_target(&d) == cases[c].want,
+                 "case %zu: target %s, want %s", c,
+                 target_name(caps_target(&d)), target_name(cases[c].want));
+    }
+    /* the devices of the table's NVIDIA rows, read as caps_query does */
+    for (int i = 0; i < N_FAKES; i++) {
+        struct device_caps d;
+        memset(&d, 0, sizeof d);
+        d.have = caps_grant(fakes[i].extensions, fake_cc(&fakes[i]));
+        int cc = fake_cc(&fakes[i]);
+        enum target want = cc == 90 ? TARGET_SM90A
+                           : cc >= 80 ? TARGET_TENSOR
+                                      : TARGET_GPU;
+        TU_CHECK(caps_target(&d) == want, "'%s' %d: target %s",
+                 fakes[i].extensions, cc, target_name(caps_target(&d)));
+    }
+    /* The names `gen --target` and tuning databases keep. */
+    static const char *const names[N_TARGETS] = {
+        [TARGET_GPU] = "gpu", [TARGET_CPU] = "cpu",
+        [TARGET_TENSOR] = "tensor", [TARGET_SM90A] = "sm90a"};
+    for (int t = 0; t < N_TARGETS; t++) {
+        enum target back = N_TARGETS;
+        CU_ASSERT_STRING_EQUAL(target_name((enum target)t), names[t]);
+        CU_ASSERT(target_from_name(names[t], &back) == 0 && (int)back == t);
+        CU_ASSERT(target_offers((enum target)t, target_caps((enum target)t)));
+    }
+    enum target none = TARGET_GPU;
+    CU_ASSERT_EQUAL(target_from_name("tpu", &none), -1);
+    CU_ASSERT(target_offers(TARGET_SM90A, CAP_WGMMA | CAP_CVT_BF16));
+    CU_ASSERT(!target_offers(TARGET_TENSOR, CAP_WGMMA));
+    CU_ASSERT(!target_offers(TARGET_GPU, CAP_SHFL_SYNC));
+    CU_ASSERT_EQUAL(caps_lacking(SM80 | CAP_WGMMA, SM80), CAP_WGMMA);
+    CU_ASSERT_EQUAL(caps_lacking(SM80, SM80 | CAP_FP16), 0);
+}
+
+/* The variants specl gen emits for every kernel of the spec files: each
+ * match for a kind of device (no device name) is one whose devices offer
+ * every capability its variant needs, so that NAME_create's first choice
+ * builds there; and of the fake devices, one that lacks a variant's needs
+ * is refused it. */
+static void test_variant_needs(void)
+{
+    static const char *const files[] = {
+        "tests/golden/golden.yaml", "tests/stubs.yaml", "specs/seeds.yaml",
+        "specs/llama2-7b.yaml", "specs/llama2-7b-train.yaml"};
+    int needing = 0, refused = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        struct spec_set s;
+        struct diags d = {.out = stderr};
+        spec_set_init(&s);
+        CU_ASSERT_EQUAL_FATAL(spec_read_file(&s, files[f], &d), 0);
+        for (int k = 0; k < s.n_kernel; k++) {
+            const struct variant_set *vs = tu_gen_variants(&s.kernel[k]);
+            for (int v = 0; v < vs->n; v++) {
+                struct plan p;
+                memset(&p, 0, sizeof p);
+                vs->v[v].ks.op->plan(&vs->v[v].ks, &p);
+                needing += p.needs != 0;
+                for (int m = 0; m < vs->v[v].n_match; m++) {
+                    const struct variant_match *vm = &vs->v[v].match[m];
+                    TU_CHECK(vm->device[0] != '\0' ||
+                                 caps_lacking(p.needs, vm->caps) == 0,
+                             "%s variant %d needs 0x%x, meant for devices "
+                             "of 0x%x", s.kernel[k].name, v, p.needs,
+                             vm->caps);
+                }
+                for (int i = 0; i < N_FAKES; i++) {
+                    unsigned have = caps_grant(fakes[i].extensions,
+                                               fake_cc(&fakes[i]));
+                    refused += caps_lacking(p.needs, have) != 0;
+                }
+            }
+        }
+        spec_set_free(&s);
+    }
+    /* the tensor-core variants are there, and some fakes lack them */
+    CU_ASSERT(needing > 0);
+    CU_ASSERT(refused > 0);
+}
+
+/* A stub emitted for S (a spec of one kernel) as the single variant of
+ * T_CAPS whose plan needs ASKED, into DIR. Returns 0 when written. */
+static int emit_asking(const char *s, unsigned asked, const char *dir,
+                       char *c_text, size_t size)
+{
+    struct spec_set set;
+    struct diags d = {.out = stderr};
+    struct plan p;
+    struct emitted e;
+    char err[256] = "";
+    spec_set_init(&set);
+    int rc = spec_read_buffer(&set, "<test>", (const unsigned char *)s,
+                              strlen(s), &d);
+    if (rc == 0 && set.n_kernel == 1) {
+        memset(&p, 0, sizeof p);
+        set.kernel[0].op->plan(&set.kernel[0], &p);
+        p.needs = asked;
+        rc = emit_stub(&set.kernel[0], "t_caps", &p, NULL, &e, err,
+                       sizeof err);
+        if (rc == 0) {
+            if (c_text != NULL) {
+                snprintf(c_text, size, "%s", buf_str(&e.c));
+            }
+            if (dir != NULL) {
+                rc = emit_write(dir, &e, err, sizeof err);
+            }
+            emitted_free(&e);
+        }
+    }
+    TU_CHECK(rc == 0, "cannot emit: %s", err);
+    spec_set_free(&set);
+    return rc;
+}
+
+static const char rmsnorm[] =
+    "kernels:\n  - {name: t_caps, op: rmsnorm, features: 64}\n";
+
+/* The stub carries the rules of the capabilities it asks for, and no
+ * other: one that asks nothing of NVIDIA's devices reads no compute
+ * capability; one that asks nothing at all lists no extension. */
+static void test_stub_asks_only(void)
+{
+    static const struct {
+        unsigned asked;
+        int nv, extensions;
+    } cases[] = {{0, 0, 0},
+                 {CAP_FP16, 0, 1},
+                 {CAP_SUBGROUPS | CAP_INTEL_SUBGROUPS, 0, 1},
+                 {CAP_CVT_BF16, 1, 1},
+                 {CAP_WGMMA | CAP_FP16, 1, 1}};
+    static char c[1 << 20];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (emit_asking(rmsnorm, cases[k].asked, NULL, c, sizeof c) != 0) {
+            continue;
+        }
+        int nv = strstr(c, NV) != NULL && strstr(c, "0x4000") != NULL;
+        int ext = strstr(c, "CL_DEVICE_EXTENSIONS") != NULL;
+        TU_CHECK(nv == cases[k].nv && ext == cases[k].extensions,
+                 "asking 0x%x: NVIDIA query %d, extensions %d",
+                 cases[k].asked, nv, ext);
+        for (int i = 0; cap_rule(i) != NULL; i++) {
+            char row[64];
+            snprintf(row, sizeof row, "{0x%xu, \"%s: ", cap_rule(i)->bit,
+                     cap_rule(i)->name);
+            TU_CHECK((strstr(c, row) != NULL) ==
+                         ((cases[k].asked & cap_rule(i)->bit) != 0),
+                     "asking 0x%x: row %s", cases[k].asked, row);
+        }
+        /* the rebuild for sm_90a only where a variant needs wgmma */
+        TU_CHECK((strstr(c, "_rebuild_sm90a(_k, _ctx, _dev)") != NULL) ==
+                     ((cases[k].asked & CAP_WGMMA) != 0),
+                 "asking 0x%x: the sm_90a rebuild", cases[k].asked);
+    }
+}
+
+/* The emitted t_caps.c compiled with clGetDeviceInfo answered by a fake
+ * device (a line of stdin each: major, minor, its extensions): prints what
+ * t_caps_device_caps grants, then how t_caps_match_rank ranks a match for
+ * every device, for CPUs, for each target of capabilities, and for a
+ * device named as it. */
+static const char harness[] =
+    "#define CL_TARGET_OPENCL_VERSION 120\n"
+    "#include <CL/cl.h>\n"
+    "#include <stdio.h>\n"
+    "#include <string.h>\n"
+    "static char t_ext[512];\n"
+    "static cl_uint t_major, t_minor;\n"
+    "static cl_int t_info(cl_device_id dev, cl_device_info what, "
+    "size_t size,\n"
+    "                     void *value, size_t *ret)\n"
+    "{\n"
+    "    size_t n = strlen(t_ext) + 1;\n"
+    "    (void)dev;\n"
+    "    if (what == CL_DEVICE_EXTENSIONS) {\n"
+    "        if (ret != NULL) *ret = n;\n"
+    "        if (value != NULL && size < n) return CL_INVALID_VALUE;\n"
+    "        if (value != NULL) memcpy(value, t_ext, n);\n"
+    "        return CL_SUCCESS;\n"
+    "    }\n"
+    "    if ((what == 0x4000 || what == 0x4001) && size == sizeof t_major &&\n"
+    "        strstr(t_ext, \"" NV "\") != NULL) {\n"
+    "        memcpy(value, what == 0x4000 ? &t_major : &t_minor, size);\n"
+    "        return CL_SUCCESS;\n"
+    "    }\n"
+    "    return CL_INVALID_VALUE;\n"
+    "}\n"
+    "#define clGetDeviceInfo t_info\n"
+    "#include \"t_caps.c\"\n"
+    "int main(int argc, char **argv)\n"
+    "{\n"
+    "    unsigned rows[] = {0u, 0u, ROWS};\n"
+    "    char line[600];\n"
+    "    int at = 0;\n"
+    "    while (fgets(line, sizeof line, stdin) != NULL &&\n"
+    "           sscanf(line, \"%u %u %n\", &t_major, &t_minor, &at) == 2) {\n"
+    "        line[strcspn(line, \"\\n\")] = '\\0';\n"
+    "        snprintf(t_ext, sizeof t_ext, \"%s\", line + at);\n"
+    "        unsigned have = t_caps_device_caps(NULL);\n"
+    "        printf(\"%u\", have);\n"
+    "        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {\n"
+    "            struct t_caps_match m = {NULL, NULL, i == 1, rows[i], 0};\n"
+    "            printf(\" %d\", t_caps_match_rank(&m, \"d\", \"v\", 0, "
+    "have));\n"
+    "        }\n"
+    "        struct t_caps_match named = {\"d\", \"v\", 0, 0u, 0};\n"
+    "        printf(\" %d\\n\", t_caps_match_rank(&named, \"d\", \"v\", 0, "
+    "have));\n"
+    "    }\n"
+    "    (void)argc;\n"
+    "    (void)argv;\n"
+    "    return 0;\n"
+    "}\n";
+
+/* Writes the fake devices to PATH, a line each: major, minor and
+ * extensions. */
+static int write_fakes(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < N_FAKES; i++) {
+        fprintf(f, "%u %u %s\n", fakes[i].major, fakes[i].minor,
+                fakes[i].extensions);
+    }
+    return fclose(f);
+}
+
+/* Checks one line of the harness's output for fake I (targets: the
+ * targets of capabilities, in enum order, as its ROWS): the stub grants
+ * what the table does, ranks the named device above all, and the best
+ * of its rows is the target caps_target derives. */
+static void check_harness_line(int i, const char *line,
+                               const enum target *targets, int n_targets)
+{
+    unsigned have;
+    int any, cpu, rank[N_TARGETS], named, used;
+    unsigned want = caps_grant(fakes[i].extensions, fake_cc(&fakes[i]));
+    int ok = sscanf(line, "%u %d %d%n", &have, &any, &cpu, &used) == 3;
+    for (int t = 0; ok && t < n_targets; t++) {
+        int more;
+        ok = sscanf(line + used, "%d%n", &rank[t], &more) == 1;
+        used += more;
+    }
+    ok = ok && sscanf(line + used, "%d", &named) == 1;
+    TU_CHECK(ok && have == want, "'%s' %u.%u: the stub grants '%s', the "
+             "table 0x%x", fakes[i].extensions, fakes[i].major,
+             fakes[i].minor, line, want);
+    if (!ok) {
+        return;
+    }
+    struct device_caps d;
+    memset(&d, 0, sizeof d);
+    d.have = want;
+    int best = any, best_target = TARGET_GPU;
+    for (int t = 0; t < n_targets; t++) {
+        if (rank[t] > best) {
+            best = rank[t];
+            best_target = targets[t];
+        }
+    }
+    TU_CHECK(any == 1 && cpu == 0 && named > best &&
+                 best_target == (int)caps_target(&d),
+             "'%s' %u.%u: ranks '%s': best %s, caps_target %s",
+             fakes[i].extensions, fakes[i].major, fakes[i].minor, line,
+             target_name((enum target)best_target),
+             target_name(caps_target(&d)));
+}
+
+/* The stub's own query, compiled and run against the fake devices,
+ * grants what the table does, and its ranking of matches picks the
+ * target caps_target derives. */
+static void test_stub_rules(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char path[600], rows[256] = "";
+    enum target targets[N_TARGETS];
+    int n_targets = 0;
+    for (int t = 0; t < N_TARGETS; t++) {
+        if (target_caps((enum target)t) != 0) {
+            targets[n_targets++] = (enum target)t;
+            snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
+                     "%s0x%xu", n_targets > 1 ? ", " : "",
+                     target_caps((enum target)t));
+        }
+    }
+    if (emit_asking(rmsnorm, all_caps(), tmp, NULL, 0) != 0) {
+        tu_rmtree(tmp);
+        free(tmp);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/harness.c", tmp);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "#define ROWS %s\n%s", rows, harness);
+    CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+    snprintf(path, sizeof path, "%s/fakes", tmp);
+    CU_ASSERT_EQUAL_FATAL(write_fakes(path), 0);
+    int rc = tu_run("cd '%s' && ${CC:-cc} -std=c99 -Wall -Wextra -Werror "
+                    "-o harness harness.c -lOpenCL && ./harness <fakes "
+                    ">granted",
+                    tmp);
+    TU_CHECK(rc == 0, "the harness of %s does not build or run", tmp);
+    snprintf(path, sizeof path, "%s/granted", tmp);
+    char *out = rc == 0 ? tu_read(path, NULL) : NULL;
+    int i = 0;
+    for (char *line = out ? strtok(out, "\n") : NULL; line != NULL;
+         line = strtok(NULL, "\n"), i++) {
+        if (i < N_FAKES) {
+            check_harness_line(i, line, targets, n_targets);
+        }
+    }
+    TU_CHECK(i == N_FAKES, "the harness answered %d of %d devices", i,
+             N_FAKES);
+    free(out);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+int add_caps_suite(void)
+{
+    CU_pSuite s = CU_add_suite("caps", NULL, NULL);
+    if (s == NULL ||
+        CU_add_test(s, "the table grants by extension and compute "
+                    "capability", test_grant) == NULL ||
+        CU_add_test(s, "the target derives from the capabilities",
+                    test_target) == NULL ||
+        CU_add_test(s, "variants are meant for devices that can run them",
+                    test_variant_needs) == NULL ||
+        CU_add_test(s, "a stub carries only the rules it asks for",
+                    test_stub_asks_only) == NULL ||
+        CU_add_test(s, "the stub's query grants what the table does",
+                    test_stub_rules) == NULL) {
+        return -1;
+    }
+    return 0;
+}
