@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""peers.py - PyTorch eager on the shapes of bench/specs/layer.yaml, in the
+same session as `specl bench`: the composition a user would write without
+specl. Prints one line per case: its time (median of CUDA events over
+repeated runs after warm-up) and the bandwidth of the bytes specl's floor
+counts (every buffer once).
+
+usage: python3 bench/peers.py [--rows N] [--reps N]
+"""
+import argparse
+
+import torch
+import torch.nn.functional as F
+
+ACT = {
+    "silu": F.silu,
+    "gelu_tanh": lambda g: F.gelu(g, approximate="tanh"),
+    "gelu": F.gelu,
+}
+
+CASES = [
+    # name, op, dtype, features, activation
+    ("swiglu_4096", "swiglu", torch.float32, 4096, "silu"),
+    ("swiglu_11008", "swiglu", torch.float32, 11008, "silu"),
+    ("bf16_swiglu_4096", "swiglu", torch.bfloat16, 4096, "silu"),
+    ("bf16_swiglu_11008", "swiglu", torch.bfloat16, 11008, "silu"),
+    ("bf16_gelu_tanh_11008", "swiglu", torch.bfloat16, 11008, "gelu_tanh"),
+    ("swiglu_back_4096", "swiglu_backward", torch.float32, 4096, "silu"),
+    ("bf16_swiglu_back_4096", "swiglu_backward", torch.bfloat16, 4096, "silu"),
+    ("bf16_swiglu_back_11008", "swiglu_backward", torch.bfloat16, 11008,
+     "silu"),
+]
+
+
+def median_us(fn, reps):
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def case(name, op, dtype, features, activation, rows, reps):
+    act = ACT[activation]
+    gate = torch.rand(rows, features, device="cuda", dtype=dtype) * 2 - 1
+    up = torch.rand_like(gate) * 2 - 1
+    if op == "swiglu":
+        buffers = 3
+        fn = lambda: act(gate) * up
+    else:
+        buffers = 5
+        dy = torch.rand_like(gate) * 2 - 1
+        g = gate.clone().requires_grad_(True)
+        u = up.clone().requires_grad_(True)
+        y = act(g) * u  # the graph autograd keeps from the forward
+
+        def fn():
+            # dgate and dup alone, as a training step's backward runs them.
+            torch.autograd.grad(y, (g, u), dy, retain_graph=True)
+
+    us = median_us(fn, reps)
+    nbytes = buffers * rows * features * gate.element_size()
+    print(f"{name:24s} {op:16s} {str(dtype)[6:]:9s} {rows}x{features} "
+          f"{activation:9s} torch eager {us:9.1f} us {nbytes / us / 1e3:7.1f} GB/s")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rows", type=int, default=4096)
+    p.add_argument("--reps", type=int, default=50)
+    a = p.parse_args()
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    for c in CASES:
+        case(*c, a.rows, a.reps)
+
+
+if __name__ == "__main__":
+    main()
