@@ -409,6 +409,15 @@ void naive_launch_fixed(struct plan *p, const char *kernel, long count,
 double plan_io_bytes(const struct kernel_spec *ks, const size_t *sizes);
 double storage_error_bound(enum dtype dt, double f32);
 
+/* float <-> storage conversions on the host (round to nearest even;
+ * dtype.c). */
+unsigned short float_to_half(float f);
+float half_to_float(unsigned short h);
+unsigned short float_to_bf16(float f);
+float bf16_to_float(unsigned short h);
+/* Rounds F to the nearest value the dtype holds. */
+float round_to_dtype(float f, enum dtype dt);
+
 /* Bytes of one element of dtype DT in memory. */
 size_t dtype_size(enum dtype dt);
 const char *dtype_name(enum dtype dt);

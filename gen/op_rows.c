@@ -300,6 +300,14 @@ void rows_plan_norm_scale(const struct kernel_spec *ks, struct plan *p)
 void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
                    const char *kernel, const char *const *params)
 {
+    static const char *const x[] = {"x", NULL}, *const y[] = {"y", NULL};
+    rows_plan_launch(ks, p, kernel, x, params, y);
+}
+
+void rows_plan_launch(const struct kernel_spec *ks, struct plan *p,
+                      const char *kernel, const char *const *inputs,
+                      const char *const *params, const char *const *outputs)
+{
     long d = features(ks);
     struct path *path = &p->path[p->n_path++];
     struct launch *l = &path->launch[path->n_launch++];
@@ -315,18 +323,22 @@ void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
     launch_fixed(l, 0, 1);
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)knob(ks, ROWS_KNOB_ROWS));
     l->args[a++] = "rows";
-    plan_buffer(p, "x", d, 0, 0);
-    plan_buffer_doc(p, "[rows][features]", NULL);
-    l->args[a++] = "x";
+    for (int i = 0; inputs[i] != NULL; i++) {
+        plan_buffer(p, inputs[i], d, 0, 0);
+        plan_buffer_doc(p, "[rows][features]", NULL);
+        l->args[a++] = inputs[i];
+    }
     for (int i = 0; params[i] != NULL; i++) {
         plan_buffer(p, params[i], 0, d, 0);
         plan_buffer_doc(p, "[features]", NULL);
         l->args[a++] = params[i];
     }
-    plan_buffer(p, "y", d, 0, 0);
-    plan_buffer_role(p, BUFFER_OUT);
-    plan_buffer_doc(p, "[rows][features]", NULL);
-    l->args[a++] = "y";
+    for (int i = 0; outputs[i] != NULL; i++) {
+        plan_buffer(p, outputs[i], d, 0, 0);
+        plan_buffer_role(p, BUFFER_OUT);
+        plan_buffer_doc(p, "[rows][features]", NULL);
+        l->args[a++] = outputs[i];
+    }
     l->args[a] = NULL;
 }
 

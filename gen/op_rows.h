@@ -45,6 +45,12 @@ void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
 void rows_plan_norm_scale(const struct kernel_spec *ks, struct plan *p);
 void rows_plan_end(const struct kernel_spec *ks, struct plan *p,
                    const char *kernel, const char *const *params);
+/* rows_plan_end with buffers INPUTS (rows x FEATURES each), PARAMS
+ * (FEATURES each) and OUTPUTS (rows x FEATURES each), all NULL-terminated,
+ * in that order, the launch's arguments after rows. */
+void rows_plan_launch(const struct kernel_spec *ks, struct plan *p,
+                      const char *kernel, const char *const *inputs,
+                      const char *const *params, const char *const *outputs);
 
 /* What `specl tune` searches for a row op. */
 extern const struct tune_axis rows_tune_space[];

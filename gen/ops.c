@@ -15,6 +15,7 @@ extern const struct op_def op_softmax;
 extern const struct op_def op_rmsnorm;
 extern const struct op_def op_layernorm;
 extern const struct op_def op_swiglu;
+extern const struct op_def op_add_rmsnorm;
 extern const struct op_def op_swiglu_backward;
 
 const struct op_def *const op_registry[] = {
@@ -23,6 +24,7 @@ const struct op_def *const op_registry[] = {
     &op_softmax,
     &op_rmsnorm,
     &op_layernorm,
+    &op_add_rmsnorm,
     &op_swiglu,
     &op_swiglu_backward,
     NULL,

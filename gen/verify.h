@@ -113,12 +113,4 @@ double rel_l2(const float *got, const double *ref, size_t n);
 /* The largest relative L2 error accepted for KS (the op's error_bound). */
 double error_bound(const struct kernel_spec *ks);
 
-/* float <-> storage conversions on the host (round to nearest even). */
-unsigned short float_to_half(float f);
-float half_to_float(unsigned short h);
-unsigned short float_to_bf16(float f);
-float bf16_to_float(unsigned short h);
-/* Rounds F to the nearest value the dtype holds. */
-float round_to_dtype(float f, enum dtype dt);
-
 #endif

@@ -345,3 +345,28 @@ __kernel void naive_swiglu_backward(int rows, __global const storage_t *gate,
     store1(dgate, at, d * load1(up, at) * naive_act_grad(g));
     store1(dup, at, d * naive_act(g));
 }
+
+/* sum = x + residual as stored, then rmsnorm of it; one work-item per
+ * row. */
+__kernel void naive_add_rmsnorm(int rows, __global const storage_t *x,
+                                __global const storage_t *residual,
+                                __global const storage_t *gamma,
+                                __global storage_t *sum,
+                                __global storage_t *y)
+{
+    int m = get_global_id(0);
+    if (m >= rows) {
+        return;
+    }
+    size_t base = (size_t)m * FEATURES;
+    float ss = 0.0f;
+    for (int i = 0; i < FEATURES; i++) {
+        store1(sum, base + i, load1(x, base + i) + load1(residual, base + i));
+        float v = load1(sum, base + i);
+        ss += v * v;
+    }
+    float inv = 1.0f / sqrt(ss / FEATURES + EPS);
+    for (int i = 0; i < FEATURES; i++) {
+        store1(y, base + i, load1(sum, base + i) * inv * load1(gamma, i));
+    }
+}

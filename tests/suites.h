@@ -27,5 +27,7 @@ int add_sizes_numeric_tests(CU_pSuite s);
 int add_sizes_tune_tests(CU_pSuite s);
 /* test_gated.c: swiglu and swiglu_backward, added to the numeric suite. */
 int add_gated_numeric_tests(CU_pSuite s);
+/* test_add_norm.c: add_rmsnorm, added to the numeric suite. */
+int add_add_norm_numeric_tests(CU_pSuite s);
 
 #endif

@@ -82,10 +82,6 @@ inline float4 load4v(const __global storage_t *p, size_t i)
     return vload4(0, p + i);
 }
 
-#if !defined(EPS)
-#error "rmsnorm.cl: the plan must define EPS"
-#endif
-
 /* row_reduce.cl - row geometry, vector access and the work-group sum shared
  * by the row ops (softmax.cl, rmsnorm.cl, layernorm.cl; include it after
  * storage_DTYPE.cl).
@@ -441,6 +437,16 @@ inline float norm_scale(float m)
     const int k = clamp(ilogb(m), -NORM_SCALE_MAX, 125);
     return as_float((uint)(127 - k) << 23);
 }
+/* rmsnorm_row.cl - the rows of rmsnorm: y = x / sqrt(mean(x^2) + EPS) *
+ * gamma for the ROWS_PER_GROUP rows of a work-group, as a function the
+ * rmsnorm kernel runs on x and add_rmsnorm on the sum it stores.
+ *
+ * Include after storage_DTYPE.cl, row_reduce.cl and norm_scale.cl. Macros:
+ * EPS, added to the mean square (a float literal). */
+
+#if !defined(EPS)
+#error "rmsnorm_row.cl: the plan must define EPS"
+#endif
 
 /* The whole row again at scale s, for rows whose plain sum failed
  * (norm_scale.cl): y = (x s) * rsqrt(mean((x s)^2) + EPS s^2) * gamma.
@@ -470,13 +476,15 @@ inline void rmsnorm_scaled(const int rows, const __global storage_t *x,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
-void rmsnorm(const int rows, const __global storage_t *x,
-             const __global storage_t *gamma, __global storage_t *y)
+/* The work-group's rows of x into y; PART holds ROWS_PER_GROUP x WG_SIZE
+ * floats of local memory. Every item of the work-group calls it. */
+inline void rmsnorm_rows(const int rows, const __global storage_t *x,
+                         const __global storage_t *gamma,
+                         __global storage_t *y, __local float *part)
 {
-    __local float part[ROWS_PER_GROUP][WG_SIZE];
     const uint lid = get_local_id(0);
     const size_t base = row_base(rows);
+    __local float *row_part = part + get_local_id(1) * WG_SIZE;
 
     /* Each item sums squares per vector lane: VEC short sums, not one long. */
     floatv acc = 0.0f;
@@ -508,11 +516,11 @@ void rmsnorm(const int rows, const __global storage_t *x,
     floatv g[SLOTS];
     load_param(g, gamma, lid);
 #endif
-    const float ss = row_sum(part[get_local_id(1)], lid, hsum(acc));
+    const float ss = row_sum(row_part, lid, hsum(acc));
     const float r = rsqrt(ss / (float)FEATURES + EPS);
-    if (group_needs_scale(&part[0][0], WG_SIZE, ss)) {
+    if (group_needs_scale(part, WG_SIZE, ss)) {
         ROW_BARRIER(); /* every item has read the plain sums */
-        rmsnorm_scaled(rows, x, gamma, y, base, lid, part[get_local_id(1)]);
+        rmsnorm_scaled(rows, x, gamma, y, base, lid, row_part);
         return;
     }
     if (!row_live(rows)) {
@@ -533,4 +541,12 @@ void rmsnorm(const int rows, const __global storage_t *x,
         storev(y, base + j * VEC, xv * r * loadv(gamma, j * VEC));
     }
 #endif
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
+void rmsnorm(const int rows, const __global storage_t *x,
+             const __global storage_t *gamma, __global storage_t *y)
+{
+    __local float part[ROWS_PER_GROUP * WG_SIZE];
+    rmsnorm_rows(rows, x, gamma, y, part);
 }
