@@ -29,6 +29,8 @@ CASES = [
     ("bf16_swiglu_back_4096", "swiglu_backward", torch.bfloat16, 4096, "silu"),
     ("bf16_swiglu_back_11008", "swiglu_backward", torch.bfloat16, 11008,
      "silu"),
+    ("add_rmsnorm_4096", "add_rmsnorm", torch.float32, 4096, None),
+    ("bf16_add_rmsnorm_4096", "add_rmsnorm", torch.bfloat16, 4096, None),
 ]
 
 
@@ -49,14 +51,25 @@ def median_us(fn, reps):
     return times[len(times) // 2]
 
 
+def add_rmsnorm(x, residual, gamma):
+    s = x + residual
+    return s, F.rms_norm(s, (s.shape[-1],), gamma, 1e-5)
+
+
 def case(name, op, dtype, features, activation, rows, reps):
-    act = ACT[activation]
     gate = torch.rand(rows, features, device="cuda", dtype=dtype) * 2 - 1
     up = torch.rand_like(gate) * 2 - 1
-    if op == "swiglu":
+    if op == "add_rmsnorm":
+        # x, residual, sum and y (gamma is one row)
+        buffers = 4
+        gamma = torch.rand(features, device="cuda", dtype=dtype) + 0.5
+        fn = lambda: add_rmsnorm(gate, up, gamma)
+    elif op == "swiglu":
+        act = ACT[activation]
         buffers = 3
         fn = lambda: act(gate) * up
     else:
+        act = ACT[activation]
         buffers = 5
         dy = torch.rand_like(gate) * 2 - 1
         g = gate.clone().requires_grad_(True)
@@ -70,7 +83,7 @@ def case(name, op, dtype, features, activation, rows, reps):
     us = median_us(fn, reps)
     nbytes = buffers * rows * features * gate.element_size()
     print(f"{name:24s} {op:16s} {str(dtype)[6:]:9s} {rows}x{features} "
-          f"{activation:9s} torch eager {us:9.1f} us {nbytes / us / 1e3:7.1f} GB/s")
+          f"{activation or '':9s} torch eager {us:9.1f} us {nbytes / us / 1e3:7.1f} GB/s")
 
 
 def main():

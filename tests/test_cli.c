@@ -445,7 +445,7 @@ static void test_option_forms(void)
         rc |= tu_run("cd '%s' && find %c -type f ! -name '.specl*' >listed",
                      dir, (char)('a' + i));
         char *text = tu_read(listed, NULL);
-        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 45,
+        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 51,
                  "gen %s: exit %d, wrote\n%s", args, rc, text ? text : "");
         free(text);
         free(listed);
