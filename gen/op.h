@@ -143,7 +143,7 @@ struct plan_buffer {
                                  memory with no other buffer of the call */
 };
 
-#define SPECL_MAX_DEFINES 48
+#define SPECL_MAX_DEFINES 64
 #define SPECL_MAX_BUFFERS 8
 
 /* What a device must have for a plan's kernels to build. */
