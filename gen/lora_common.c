@@ -48,6 +48,47 @@ long lora_warp_layout(long warp_n, long n, long wn)
     return warp_n == n / wn ? 0 : warp_n;
 }
 
+/* One GEMM_ #define of G, its comment naming G's kernel. */
+static void gemm_define(struct plan *p, const struct gemm_simt *g,
+                        const char *name, const char *what, long v)
+{
+    char comment[64];
+    snprintf(comment, sizeof comment, "%s: %s", g->kernel, what);
+    plan_int(p, name, comment, v);
+}
+
+void lora_plan_gemm_simt(struct plan *p, const struct gemm_simt *g)
+{
+    gemm_define(p, g, "GEMM_TILE_M", "output rows per work-group", g->m);
+    gemm_define(p, g, "GEMM_TILE_N", "output columns per work-group", g->n);
+    gemm_define(p, g, "GEMM_TILE_K", "reduction step in local memory",
+                g->k);
+    gemm_define(p, g, "GEMM_WORK_M", "output rows per work-item", g->wm);
+    gemm_define(p, g, "GEMM_WORK_N", "output columns per work-item", g->wn);
+    gemm_define(p, g, "GEMM_PAD", "floats appended to local-memory rows",
+                g->pad);
+    gemm_define(p, g, "GEMM_WARP_N",
+                "work-items along N per warp; 0: row-major",
+                lora_warp_layout(g->warp_n, g->n, g->wn));
+    gemm_define(p, g, "GEMM_K", "the reduction before the rank",
+                g->reduce);
+    gemm_define(p, g, "GEMM_N", "columns of the output", g->cols);
+    gemm_define(p, g, "GEMM_RANK", "the rank: the reduction's last stretch",
+                g->rank);
+    gemm_define(p, g, "GEMM_RANK_PARTS",
+                "partial sums in an A-side rank element", g->rank_parts);
+    gemm_define(p, g, "GEMM_VEC", "elements per global load, at most",
+                g->vec);
+    gemm_define(p, g, "GEMM_STAGE_A", "1: A side loaded over GEMM_K",
+                g->stage_a);
+    gemm_define(p, g, "GEMM_STAGE_B", "1: B side loaded over GEMM_K",
+                g->stage_b);
+    gemm_define(p, g, "GEMM_OUT_ADD", "1: output += the product",
+                g->out_add);
+    gemm_define(p, g, "GEMM_OUT_FIXED", "1: every output store GEMM_SW wide",
+                g->out_fixed);
+}
+
 void lora_copy_args(struct launch *l, const char *const *args)
 {
     int i = 0;

@@ -78,6 +78,26 @@ void lora_warp_n_default(struct kernel_spec *ks, long m, long n, long wm,
  * row of N / WN work-items being row-major (0). */
 long lora_warp_layout(long warp_n, long n, long wn);
 
+/* A register-tiled GEMM of templates/gemm_simt.cl as its plan sets it
+ * up: the tiles of KERNEL (lora_main, lora_bwd_dx) and what it
+ * multiplies, the #defines GEMM_* of the same names. */
+struct gemm_simt {
+    const char *kernel;        /* for the #defines' comments */
+    long m, n, k, wm, wn, pad; /* the knobs: GEMM_TILE_M, ..., GEMM_PAD */
+    long warp_n;               /* the knob (GEMM_WARP_N: lora_warp_layout) */
+    long reduce;               /* GEMM_K: the reduction before r */
+    long cols;                 /* GEMM_N: the output's columns */
+    long rank;                 /* GEMM_RANK: r, the reduction's last part */
+    long rank_parts;           /* GEMM_RANK_PARTS: partial sums a T element */
+    long vec;                  /* GEMM_VEC: the widest global load */
+    int stage_a, stage_b;      /* GEMM_STAGE_A, _B: the sides over GEMM_K */
+    int out_add;               /* GEMM_OUT_ADD: output += the product */
+    int out_fixed;             /* GEMM_OUT_FIXED: stores all as wide */
+};
+
+/* Adds G's #defines to P's prelude: every one gemm_simt.cl reads. */
+void lora_plan_gemm_simt(struct plan *p, const struct gemm_simt *g);
+
 /* Sets L's NULL-terminated argument list to ARGS. */
 void lora_copy_args(struct launch *l, const char *const *args);
 

@@ -58,21 +58,33 @@ void lora_plan_shape(const struct kernel_spec *ks, const struct lora *c,
     plan_int(p, "ACCUMULATE", "1: Y += result", c->accumulate);
 }
 
+/* lora_main's GEMM (gemm_simt.cl): Y = [X | T] * [W ; B], K then r;
+ * T's elements the sums of lora_xa's partial sums. Y's stores take their
+ * width at each call (lora_main_padded's is Y's own alignment). */
+static void plan_main_gemm(const struct lora *c, struct plan *p)
+{
+    const struct gemm_simt g = {
+        .kernel = "lora_main", .m = c->m, .n = c->n, .k = c->k,
+        .wm = c->wm, .wn = c->wn, .pad = c->pad, .warp_n = c->warp_n,
+        .reduce = c->K, .cols = c->N, .rank = c->R,
+        .rank_parts = xa_split(c), .vec = c->vec, .stage_a = 1,
+        .stage_b = c->base, .out_add = c->accumulate, .out_fixed = 0};
+    lora_plan_gemm_simt(p, &g);
+}
+
 /* The tiles of lora_main, lora_mma and lora_wgmma, and VEC. Each knob
  * only where its kernel runs: a knob that changes no code then leaves the
  * emitted source as it is, and `specl tune`, which merges configs by that
  * source, times it once. */
 static void plan_tile_defines(const struct lora *c, struct plan *p)
 {
-    int runs_main = uses_main(c);
-    if (runs_main || uses_lora_mma(c)) {
+    if (uses_lora_mma(c)) {
         plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
         plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
         plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
     }
-    if (runs_main) {
-        plan_int(p, "WORK_M", "rows of Y per work-item", c->wm);
-        plan_int(p, "WORK_N", "columns of Y per work-item", c->wn);
+    if (uses_main(c)) {
+        plan_main_gemm(c, p);
     }
     if (uses_wgmma(c)) {
         plan_int(p, "WG_M", "lora_wgmma: rows of Y per work-group",
@@ -89,9 +101,6 @@ static void plan_tile_defines(const struct lora *c, struct plan *p)
                  c->stages - 2);
     }
     plan_int(p, "VEC", "elements per global load or store", c->vec);
-    if (runs_main) {
-        plan_int(p, "PAD", "floats appended to each local-memory row", c->pad);
-    }
 }
 
 /* lora_xa's and lora_expand's geometry. */
@@ -109,8 +118,7 @@ static void plan_xa_defines(const struct lora *c, struct plan *p)
              expand_rows(c) < 1 ? 1 : expand_rows(c));
 }
 
-/* The split paths' slices and lora_combine; then lora_main's WARP_N, as
- * the layout it gives (lora_warp_layout). */
+/* The split paths' slices and lora_combine. */
 static void plan_split_defines(const struct lora *c, struct plan *p)
 {
     int runs_main = uses_main(c);
@@ -127,11 +135,6 @@ static void plan_split_defines(const struct lora *c, struct plan *p)
     if (uses_split(c) || uses_wg_split(c)) {
         plan_int(p, "COMBINE_N", "lora_combine: work-items along N",
                  row_threads(c, c->vec));
-    }
-    if (runs_main) {
-        plan_int(p, "WARP_N",
-                 "lora_main: work-items along N per warp; 0: row-major",
-                 lora_warp_layout(c->warp_n, c->n, c->wn));
     }
 }
 

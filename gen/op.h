@@ -164,7 +164,7 @@ struct plan_buffer {
 size_t buffer_count(const struct plan_buffer *pb, const size_t *sizes);
 size_t buffer_elem_size(const struct plan_buffer *pb, enum dtype dt);
 
-#define SPECL_MAX_DEFINES 48
+#define SPECL_MAX_DEFINES 64
 #define SPECL_MAX_BUFFERS 8
 
 /* Everything the emitter needs to know about one kernel. */

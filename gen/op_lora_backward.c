@@ -479,6 +479,19 @@ static void plan_shape(const struct kernel_spec *ks, const struct bwd *c,
     plan_int(p, "ACCUMULATE", "1: dA += ..., dB += ...", c->accumulate);
 }
 
+/* lora_bwd_dx's GEMM (gemm_simt.cl): dX = [dY | G] * [W^T ; A^T], N
+ * then r; dY and W^T's copy staged only with W. */
+static void plan_dx_gemm(const struct bwd *c, struct plan *p)
+{
+    const struct gemm_simt g = {
+        .kernel = "lora_bwd_dx", .m = c->m, .n = c->n, .k = c->k,
+        .wm = c->wm, .wn = c->wn, .pad = c->pad, .warp_n = c->warp_n,
+        .reduce = c->N, .cols = c->K, .rank = c->R, .rank_parts = 1,
+        .vec = c->vec, .stage_a = uses_w(c), .stage_b = uses_w(c),
+        .out_add = 0, .out_fixed = 1};
+    lora_plan_gemm_simt(p, &g);
+}
+
 static void plan_knobs(const struct bwd *c, struct plan *p)
 {
     plan_int(p, "GRAD_ROWS", "rows per slice of partial sums", c->grad_rows);
@@ -493,21 +506,7 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
     plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
              c->reduce_threads);
     if (c->input_grad) {
-        plan_int(p, "DX_TILE_M", "lora_bwd_dx: rows of dX per work-group",
-                 c->m);
-        plan_int(p, "DX_TILE_N", "lora_bwd_dx: columns of dX per work-group",
-                 c->n);
-        plan_int(p, "DX_TILE_K", "lora_bwd_dx: N elements per stage", c->k);
-        plan_int(p, "DX_WORK_M", "lora_bwd_dx: rows per work-item", c->wm);
-        plan_int(p, "DX_WORK_N", "lora_bwd_dx: columns per work-item",
-                 c->wn);
-        plan_int(p, "DX_PAD", "lora_bwd_dx: floats of padding per row",
-                 c->pad);
-        /* As the layout it gives: a warp as wide as a row of work-items is
-         * row-major. */
-        plan_int(p, "DX_WARP_N",
-                 "lora_bwd_dx: work-items along N per warp; 0: row-major",
-                 lora_warp_layout(c->warp_n, c->n, c->wn));
+        plan_dx_gemm(c, p);
     }
     plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
              4 * tg_local(c));

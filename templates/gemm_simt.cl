@@ -7,7 +7,16 @@
  * both k-major: the A side (rows of the output) GEMM_LDA floats a k step,
  * the B side (columns) GEMM_LDB.
  *
- * Parameters, which the including kernel sets from its plan's knobs:
+ * The pieces, each under its own heading below: the inner product
+ * (gemm_place, gemm_zero, gemm_mac); the loaders of the first stretch of
+ * the reduction, through registers (gemm_fetch_a/b, gemm_stash_a/b); the
+ * loaders of the rank-r stretch, straight into local memory (gemm_rank_a,
+ * gemm_rank_b_rows, gemm_rank_b_cols); the epilogue (gemm_store,
+ * gemm_store_part). The kernel owns its local memory and the loops over
+ * the stretches.
+ *
+ * Parameters, #defines of the kernel's plan (gen/lora_common.c,
+ * lora_plan_gemm_simt); the ones a piece needs are checked beside it:
  *   GEMM_TILE_M, GEMM_TILE_N  rows, columns of the output per work-group
  *   GEMM_TILE_K               reduction step staged through local memory
  *   GEMM_WORK_M, GEMM_WORK_N  rows, columns per work-item (registers)
@@ -15,7 +24,9 @@
  *   GEMM_WARP_N               work-items along N within each warp of 32
  *                             consecutive ones; 0: GEMM_THREADS_N
  *                             (row-major)
- * Work-group: (GEMM_THREADS_N, GEMM_THREADS_M). */
+ * and under the pieces that read them: GEMM_N, GEMM_VEC; GEMM_STAGE_A,
+ * GEMM_STAGE_B, GEMM_K; GEMM_RANK, GEMM_RANK_PARTS; GEMM_OUT_ADD,
+ * GEMM_OUT_FIXED. Work-group: (GEMM_THREADS_N, GEMM_THREADS_M). */
 #if !defined(GEMM_TILE_M) || !defined(GEMM_TILE_N) ||                    \
     !defined(GEMM_TILE_K) || !defined(GEMM_WORK_M) ||                    \
     !defined(GEMM_WORK_N) || !defined(GEMM_PAD) || !defined(GEMM_WARP_N)
@@ -114,6 +125,18 @@ inline void gemm_zero(float acc[GEMM_WORK_M][GEMM_WORK_N])
     }
 }
 
+/* This work-item's GEMM_WORK_M values of k step K of the A-side tile AP
+ * (already offset to its rows, tm * GEMM_LVM), GEMM_LVM to a read. */
+inline void gemm_read_a(float av[GEMM_WORK_M], const __local float *ap,
+                        const int k)
+{
+#pragma unroll
+    for (int g = 0; g < GEMM_WORK_M / GEMM_LVM; g++) {
+        LDS_N(GEMM_LVM)(av + g * GEMM_LVM,
+                        ap + k * GEMM_LDA + g * GEMM_THREADS_M * GEMM_LVM);
+    }
+}
+
 /* acc += the N k-steps' outer products of the A-side tile AP (already
  * offset to this work-item's rows, tm * GEMM_LVM) and the B-side tile BP
  * (offset to its columns). N <= GEMM_TILE_K is a constant at each call;
@@ -126,12 +149,7 @@ inline void gemm_mac(float acc[GEMM_WORK_M][GEMM_WORK_N],
     for (int k = 0; k < GEMM_TILE_K; k++) {
         if (k < n) {
             float av[GEMM_WORK_M], bv[GEMM_WORK_N];
-#pragma unroll
-            for (int g = 0; g < GEMM_WORK_M / GEMM_LVM; g++) {
-                LDS_N(GEMM_LVM)(av + g * GEMM_LVM,
-                                ap + k * GEMM_LDA +
-                                    g * GEMM_THREADS_M * GEMM_LVM);
-            }
+            gemm_read_a(av, ap, k);
 #pragma unroll
             for (int g = 0; g < GEMM_WORK_N / GEMM_LVN; g++) {
                 LDS_N(GEMM_LVN)(bv + g * GEMM_LVN,
@@ -151,56 +169,14 @@ inline void gemm_mac(float acc[GEMM_WORK_M][GEMM_WORK_N],
 
 /* ---- Operand tiles from global memory ----
  *
- * For a kernel that stages a side of the product from global memory
- * (GEMM_STAGE_A, GEMM_STAGE_B: 1), k step by k step: the A side from a
- * row-major operand whose k runs along its rows (X, dY), stored k-major
- * (transposed) for the inner product; the B side from an operand whose
- * rows are k steps and whose columns run along the output's (W, W^T).
  * Loads are VW wide (1, 2 or 4, a constant at each call, at most
- * GEMM_VEC); each work-item takes every GEMM_THREADS-th vector into
- * float4 registers, as many as the narrowest loads (GEMM_VEC) need, the
- * unused lanes and loads folding away. Further parameters:
- *   GEMM_K      the length of the reduction
+ * GEMM_VEC) into float4 registers, the unused lanes folding away; each
+ * work-item takes every GEMM_THREADS-th vector (or element) of a tile.
+ * Parameters:
  *   GEMM_N      the output's columns
- *   GEMM_VEC    the widest load
- *
- * The reduction's end, where GEMM_K is no multiple of GEMM_TILE_K, three
- * ways, a constant K_END at each call of the kernel's loop, from which
- * EDGE and CLAMP follow at each load. Guarded (GEMM_K_GUARD): the loads
- * of a step with EDGE test k and leave zeros (a kernel sets EDGE on the
- * last step only, or on every one). Clamped (GEMM_K_CLAMP, CLAMP): no
- * load is guarded; past the end, the A side's loads read the row's last
- * vector and the B side's its last row, and the stash stores zeros in
- * their place. Whole (GEMM_K_WHOLE): the operands hold zeros up to a
- * whole step (copies padded for it), so no load tests or clamps. */
-#if !defined(GEMM_STAGE_A) || !defined(GEMM_STAGE_B)
-#error "gemm_simt.cl: the kernel must set GEMM_STAGE_A and GEMM_STAGE_B"
-#endif
-#if (GEMM_STAGE_A || GEMM_STAGE_B) &&                                    \
-    (!defined(GEMM_K) || !defined(GEMM_N) || !defined(GEMM_VEC))
-#error "gemm_simt.cl: staged tiles need GEMM_K, GEMM_N and GEMM_VEC"
-#endif
-
-#if GEMM_STAGE_A || GEMM_STAGE_B
-#define GEMM_A_VECS(vw) (GEMM_TILE_M * GEMM_TILE_K / (vw))
-#define GEMM_A_LOADS(vw) CEIL_DIV(GEMM_A_VECS(vw), GEMM_THREADS)
-#define GEMM_B_VECS(vw) (GEMM_TILE_K * GEMM_TILE_N / (vw))
-#define GEMM_B_LOADS(vw) CEIL_DIV(GEMM_B_VECS(vw), GEMM_THREADS)
-
-#define GEMM_K_GUARD 0
-#define GEMM_K_CLAMP 1
-#define GEMM_K_WHOLE 2
-#if GEMM_K % GEMM_TILE_K != 0
-#define GEMM_K_LIVE(edge, k) (!(edge) || (k) < GEMM_K)
-#define GEMM_K_IN(clamp, k, vw)                                          \
-    ((clamp) ? min((k), (GEMM_K - 1) / (vw) * (vw)) : (k))
-#define GEMM_K_ROW_IN(clamp, k) ((clamp) ? min((k), GEMM_K - 1) : (k))
-#define GEMM_K_PAST(clamp, k) ((clamp) && (k) >= GEMM_K)
-#else
-#define GEMM_K_LIVE(edge, k) 1
-#define GEMM_K_IN(clamp, k, vw) (k)
-#define GEMM_K_ROW_IN(clamp, k) (k)
-#define GEMM_K_PAST(clamp, k) 0
+ *   GEMM_VEC    the widest load */
+#if !defined(GEMM_N) || !defined(GEMM_VEC)
+#error "gemm_simt.cl: the kernel must set GEMM_N and GEMM_VEC"
 #endif
 
 /* VW elements at P[I] as a float4, zero in the lanes past VW. */
@@ -230,6 +206,77 @@ inline void gemm_stash_vw(__local float *p, const float4 v, const int vw)
 
 #define GEMM_LANE(v, c)                                                  \
     ((c) == 0 ? (v).s0 : (c) == 1 ? (v).s1 : (c) == 2 ? (v).s2 : (v).s3)
+
+/* Vector V of a B-side tile read VW wide along its GEMM_TILE_N columns:
+ * its row (k step) in the tile, returned, and in *COL its column from
+ * COL0 in an operand whose rows are LD long; where the output's columns
+ * end inside the tile, at most the row's last vector (the columns past
+ * the output's are never stored). GEMM_B_SLOT: its place in the tile in
+ * local memory, from BS. */
+inline int gemm_b_at(const int v, const int vw, const int col0,
+                     const int ld, int *col)
+{
+    *col = col0 + v % (GEMM_TILE_N / vw) * vw;
+#if GEMM_N % GEMM_TILE_N != 0
+    *col = min(*col, ld - vw);
+#else
+    (void)ld;
+#endif
+    return v / (GEMM_TILE_N / vw);
+}
+#define GEMM_B_SLOT(bs, v, vw)                                           \
+    ((bs) + (v) / (GEMM_TILE_N / (vw)) * GEMM_LDB +                      \
+     (v) % (GEMM_TILE_N / (vw)) * (vw))
+
+/* ---- The first stretch of the reduction ----
+ *
+ * For a kernel that stages a side of the product from global memory
+ * (GEMM_STAGE_A, GEMM_STAGE_B: 1), k step by k step through registers
+ * (the next step's loads in flight while this step's tiles multiply):
+ * the A side from a row-major operand whose k runs along its rows (X,
+ * dY), stored k-major (transposed) for the inner product; the B side
+ * from an operand whose rows are k steps and whose columns run along the
+ * output's (W, W^T). The registers are float4s, as many as the narrowest
+ * loads (GEMM_VEC) need, the unused loads folding away. Parameter:
+ *   GEMM_K      the stretch's length
+ *
+ * The stretch's end, where GEMM_K is no multiple of GEMM_TILE_K, three
+ * ways, a constant K_END at each call of the kernel's loop, from which
+ * EDGE and CLAMP follow at each load. Guarded (GEMM_K_GUARD): the loads
+ * of a step with EDGE test k and leave zeros (a kernel sets EDGE on the
+ * last step only, or on every one). Clamped (GEMM_K_CLAMP, CLAMP): no
+ * load is guarded; past the end, the A side's loads read the row's last
+ * vector and the B side's its last row, and the stash stores zeros in
+ * their place. Whole (GEMM_K_WHOLE): the operands hold zeros up to a
+ * whole step (copies padded for it), so no load tests or clamps. */
+#if !defined(GEMM_STAGE_A) || !defined(GEMM_STAGE_B)
+#error "gemm_simt.cl: the kernel must set GEMM_STAGE_A and GEMM_STAGE_B"
+#endif
+#if (GEMM_STAGE_A || GEMM_STAGE_B) && !defined(GEMM_K)
+#error "gemm_simt.cl: staged tiles need GEMM_K"
+#endif
+
+#if GEMM_STAGE_A || GEMM_STAGE_B
+#define GEMM_A_VECS(vw) (GEMM_TILE_M * GEMM_TILE_K / (vw))
+#define GEMM_A_LOADS(vw) CEIL_DIV(GEMM_A_VECS(vw), GEMM_THREADS)
+#define GEMM_B_VECS(vw) (GEMM_TILE_K * GEMM_TILE_N / (vw))
+#define GEMM_B_LOADS(vw) CEIL_DIV(GEMM_B_VECS(vw), GEMM_THREADS)
+
+#define GEMM_K_GUARD 0
+#define GEMM_K_CLAMP 1
+#define GEMM_K_WHOLE 2
+#if GEMM_K % GEMM_TILE_K != 0
+#define GEMM_K_LIVE(edge, k) (!(edge) || (k) < GEMM_K)
+#define GEMM_K_IN(clamp, k, vw)                                          \
+    ((clamp) ? min((k), (GEMM_K - 1) / (vw) * (vw)) : (k))
+#define GEMM_K_ROW_IN(clamp, k) ((clamp) ? min((k), GEMM_K - 1) : (k))
+#define GEMM_K_PAST(clamp, k) ((clamp) && (k) >= GEMM_K)
+#else
+#define GEMM_K_LIVE(edge, k) 1
+#define GEMM_K_IN(clamp, k, vw) (k)
+#define GEMM_K_ROW_IN(clamp, k) (k)
+#define GEMM_K_PAST(clamp, k) 0
+#endif
 #endif
 
 #if GEMM_STAGE_A
@@ -302,11 +349,8 @@ inline void gemm_fetch_b(float4 br[GEMM_B_LOADS(GEMM_VEC)],
 #pragma unroll
     for (int l = 0; l < GEMM_B_LOADS(GEMM_VEC); l++) {
         const int v = lid + l * GEMM_THREADS;
-        const int k = k0 + v / (GEMM_TILE_N / vw);
-        int col = col0 + v % (GEMM_TILE_N / vw) * vw;
-#if GEMM_N % GEMM_TILE_N != 0
-        col = min(col, ld - vw);
-#endif
+        int col;
+        const int k = k0 + gemm_b_at(v, vw, col0, ld, &col);
         if (l < GEMM_B_LOADS(vw)) {
             br[l] = (float4)0.0f;
             if ((GEMM_B_VECS(vw) % GEMM_THREADS == 0 ||
@@ -333,10 +377,249 @@ inline void gemm_stash_b(__local float *bs,
         if (l < GEMM_B_LOADS(vw) &&
             (GEMM_B_VECS(vw) % GEMM_THREADS == 0 || v < GEMM_B_VECS(vw))) {
             const int kk = v / (GEMM_TILE_N / vw);
-            gemm_stash_vw(bs + kk * GEMM_LDB + v % (GEMM_TILE_N / vw) * vw,
+            gemm_stash_vw(GEMM_B_SLOT(bs, v, vw),
                           GEMM_K_PAST(clamp, k0 + kk) ? (float4)0.0f : br[l],
                           vw);
         }
     }
 }
 #endif
+
+/* ---- The rank-r stretch of the reduction ----
+ *
+ * The concatenated operands' last parts, GEMM_RANK long ([X | T] *
+ * [W ; B]: T*B; [dY | G] * [W^T ; A^T]: G*A^T), GEMM_RANK_K of r a stage,
+ * loaded straight into the local tiles the inner product reads (the
+ * stretch is short: no registers in between); j past r reads as zero.
+ * Parameters:
+ *   GEMM_RANK        r
+ *   GEMM_RANK_PARTS  the A side's elements are sums of as many float
+ *                    partial sums, side by side in its rows (T from
+ *                    lora_xa's slices of K), or 1 */
+#if !defined(GEMM_RANK) || !defined(GEMM_RANK_PARTS)
+#error "gemm_simt.cl: the kernel must set GEMM_RANK and GEMM_RANK_PARTS"
+#endif
+#define GEMM_RANK_K (GEMM_RANK < GEMM_TILE_K ? GEMM_RANK : GEMM_TILE_K)
+#define GEMM_RANK_TILES CEIL_DIV(GEMM_RANK, GEMM_RANK_K)
+#if GEMM_RANK % GEMM_RANK_K != 0
+#define GEMM_RANK_LIVE(j) ((j) < GEMM_RANK)
+#else
+#define GEMM_RANK_LIVE(j) 1
+#endif
+#define GEMM_RANK_A_ELEMS (GEMM_TILE_M * GEMM_RANK_K)
+#define GEMM_RANK_B_ELEMS (GEMM_TILE_N * GEMM_RANK_K)
+#define GEMM_RANK_B_VECS(vw) (GEMM_RANK_K * GEMM_TILE_N / (vw))
+#define GEMM_RANK_B_LOADS(vw) CEIL_DIV(GEMM_RANK_B_VECS(vw), GEMM_THREADS)
+
+/* Element L of this work-item's share of a rank stage whose tile is
+ * EXTENT (GEMM_TILE_M, GEMM_TILE_N) along the output by GEMM_RANK_K along
+ * r, r fastest (neighbouring work-items on neighbouring j, element by
+ * element: r need not be a multiple of a vector): 0 past the tile; else
+ * 1, with *E its place along the output and *J along r from J0. In local
+ * memory it goes k-major, to (*J - J0) * LD + *E. */
+inline int gemm_rank_elem(const int l, const int lid, const int extent,
+                          const int j0, int *e, int *j)
+{
+    const int v = lid + l * GEMM_THREADS;
+    *e = v / GEMM_RANK_K;
+    *j = j0 + v % GEMM_RANK_K;
+    return extent * GEMM_RANK_K % GEMM_THREADS == 0 ||
+           v < extent * GEMM_RANK_K;
+}
+
+/* The GEMM_RANK_PARTS partial sums GEMM_RANK apart at P[I], added. */
+inline float gemm_rank_sum(const __global float *p, const size_t i)
+{
+    float sum = p[i];
+#pragma unroll
+    for (int q = 1; q < GEMM_RANK_PARTS; q++) {
+        sum += p[i + q * GEMM_RANK];
+    }
+    return sum;
+}
+
+/* The A side's stage at J0, transposed to k-major, from P: float, rows x
+ * GEMM_RANK_PARTS * GEMM_RANK (T's partial sums side by side, G), each
+ * element the sum of its parts. Rows past the end repeat the last (their
+ * results are never stored). */
+inline void gemm_rank_a(__local float *as, const __global float *p,
+                        const int rows, const int row0, const int j0,
+                        const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < CEIL_DIV(GEMM_RANK_A_ELEMS, GEMM_THREADS); l++) {
+        int r, j;
+        if (gemm_rank_elem(l, lid, GEMM_TILE_M, j0, &r, &j)) {
+            const int row = min(row0 + r, rows - 1);
+            const size_t at =
+                (size_t)row * (GEMM_RANK_PARTS * GEMM_RANK) + j;
+            as[(j - j0) * GEMM_LDA + r] =
+                GEMM_RANK_LIVE(j) ? gemm_rank_sum(p, at) : 0.0f;
+        }
+    }
+}
+
+/* The B side's stage at J0 from an operand stored row-major, r x N
+ * (B), rows LD apart: VW wide along its columns (as gemm_fetch_b). */
+inline void gemm_rank_b_rows(__local float *bs, const __global storage_t *p,
+                             const int ld, const int vw, const int col0,
+                             const int j0, const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < GEMM_RANK_B_LOADS(GEMM_VEC); l++) {
+        const int v = lid + l * GEMM_THREADS;
+        int col;
+        const int j = j0 + gemm_b_at(v, vw, col0, ld, &col);
+        if (l < GEMM_RANK_B_LOADS(vw) &&
+            (GEMM_RANK_B_VECS(vw) % GEMM_THREADS == 0 ||
+             v < GEMM_RANK_B_VECS(vw))) {
+            gemm_stash_vw(GEMM_B_SLOT(bs, v, vw),
+                          GEMM_RANK_LIVE(j)
+                              ? gemm_load_vw(p + col, (size_t)j * ld, vw)
+                              : (float4)0.0f,
+                          vw);
+        }
+    }
+}
+
+/* The B side's stage at J0 from an operand stored column-major, N x r
+ * (A, read as A^T), columns LD apart. Columns past the output's repeat
+ * its last (never stored). */
+inline void gemm_rank_b_cols(__local float *bs, const __global storage_t *p,
+                             const int ld, const int col0, const int j0,
+                             const int lid)
+{
+#pragma unroll
+    for (int l = 0; l < CEIL_DIV(GEMM_RANK_B_ELEMS, GEMM_THREADS); l++) {
+        int c, j;
+        if (gemm_rank_elem(l, lid, GEMM_TILE_N, j0, &c, &j)) {
+            int col = col0 + c;
+#if GEMM_N % GEMM_TILE_N != 0
+            col = min(col, GEMM_N - 1);
+#endif
+            bs[(j - j0) * GEMM_LDB + c] =
+                GEMM_RANK_LIVE(j) ? load1(p, (size_t)col * ld + j) : 0.0f;
+        }
+    }
+}
+
+/* ---- The epilogue ----
+ *
+ * This work-item's acc into the output's tile at (row0, col0): its rows
+ * below ROWS and columns below GEMM_N of a row-major output GEMM_N wide,
+ * each group of GEMM_LVN columns in pieces. gemm_store: into OUT, in
+ * storage_t; gemm_store_part: into PART, float, GEMM_SW wide, partial
+ * sums of a slice of the reduction that a kernel adds up after. Each
+ * walks its own loops, which unroll before inlining as they are.
+ * Parameters:
+ *   GEMM_OUT_ADD    1: OUT += acc; 0: OUT = acc
+ *   GEMM_OUT_FIXED  1: OUT in pieces of GEMM_SW, each one access;
+ *                   0: in pieces of SW (1, 2 or 4, dividing GEMM_N), a
+ *                   constant at each call, one access for 4 and element
+ *                   by element below (lora_main: lora_main_padded writes
+ *                   Y at Y's own alignment; the narrow stores as they
+ *                   have always been) */
+#if !defined(GEMM_OUT_ADD) || !defined(GEMM_OUT_FIXED)
+#error "gemm_simt.cl: the kernel must set GEMM_OUT_ADD and GEMM_OUT_FIXED"
+#endif
+/* The widest store: a group of GEMM_LVN columns in GEMM_VEC pieces. */
+#define GEMM_SW (GEMM_VEC < GEMM_LVN ? GEMM_VEC : GEMM_LVN)
+/* The width of OUT's pieces for a given SW, and the step of the walk. */
+#if GEMM_OUT_FIXED
+#define GEMM_OUT_W(sw) GEMM_SW
+#define GEMM_OUT_STEP GEMM_SW
+#else
+#define GEMM_OUT_W(sw) (sw)
+#define GEMM_OUT_STEP 1
+#endif
+#if GEMM_N % GEMM_TILE_N != 0
+#define GEMM_COL_LIVE(col) ((col) < GEMM_N)
+#else
+#define GEMM_COL_LIVE(col) 1
+#endif
+
+/* A piece of private V to OUT[I] (I a multiple of its width). */
+inline void gemm_put(__global storage_t *out, size_t i, const float *v,
+                     const int sw)
+{
+    if (GEMM_OUT_W(sw) == 4) {
+        float4 s = (float4)(v[0], v[1], v[2], v[3]);
+#if GEMM_OUT_ADD
+        s += load4(out, i);
+#endif
+        store4(out, i, s);
+#if GEMM_OUT_FIXED
+    } else if (GEMM_OUT_W(sw) == 2) {
+        float2 s = (float2)(v[0], v[1]);
+#if GEMM_OUT_ADD
+        s += load2(out, i);
+#endif
+        store2(out, i, s);
+#endif
+    } else {
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            if (c < GEMM_OUT_W(sw)) {
+#if GEMM_OUT_ADD
+                store1(out, i + c, v[c] + load1(out, i + c));
+#else
+                store1(out, i + c, v[c]);
+#endif
+            }
+        }
+    }
+}
+
+inline void gemm_store(__global storage_t *out, const int sw,
+                       float acc[GEMM_WORK_M][GEMM_WORK_N], const int tm,
+                       const int tn, const int rows, const int row0,
+                       const int col0)
+{
+#pragma unroll
+    for (int i = 0; i < GEMM_WORK_M; i++) {
+        const int row = row0 + GEMM_ROW_OF(i);
+        if (row < rows) {
+            __global storage_t *o = out + (size_t)row * GEMM_N;
+#pragma unroll
+            for (int j = 0; j < GEMM_WORK_N; j += GEMM_OUT_STEP) {
+                const int col = col0 + GEMM_COL_OF(j);
+                if (GEMM_COL_LIVE(col) && j % GEMM_OUT_W(sw) == 0) {
+                    gemm_put(o, col, &acc[i][j], sw);
+                }
+            }
+        }
+    }
+}
+
+/* GEMM_SW floats of private V to P, float (GEMM_SW-aligned). */
+inline void gemm_put_part(__global float *p, const float *v)
+{
+#if GEMM_SW == 4
+    *(__global float4 *)p = (float4)(v[0], v[1], v[2], v[3]);
+#elif GEMM_SW == 2
+    *(__global float2 *)p = (float2)(v[0], v[1]);
+#else
+    *p = v[0];
+#endif
+}
+
+inline void gemm_store_part(__global float *part,
+                            float acc[GEMM_WORK_M][GEMM_WORK_N],
+                            const int tm, const int tn, const int rows,
+                            const int row0, const int col0)
+{
+#pragma unroll
+    for (int i = 0; i < GEMM_WORK_M; i++) {
+        const int row = row0 + GEMM_ROW_OF(i);
+        if (row < rows) {
+            __global float *p = part + (size_t)row * GEMM_N;
+#pragma unroll
+            for (int j = 0; j < GEMM_WORK_N; j += GEMM_SW) {
+                const int col = col0 + GEMM_COL_OF(j);
+                if (GEMM_COL_LIVE(col)) {
+                    gemm_put_part(p + col, &acc[i][j]);
+                }
+            }
+        }
+    }
+}

@@ -14,10 +14,11 @@
  * Y is written once.
  *
  * Kernels:
- *   lora_main    register-tiled GEMM: TILE_M x TILE_N of Y per work-group,
- *                WORK_M x WORK_N per work-item, K stepped by TILE_K through
- *                double-buffered local memory, then the r stretch.
- *                Local size (GEMM_THREADS_N, GEMM_THREADS_M: gemm_simt.cl).
+ *   lora_main    register-tiled GEMM (gemm_simt.cl): GEMM_TILE_M x
+ *                GEMM_TILE_N of Y per work-group, GEMM_WORK_M x
+ *                GEMM_WORK_N per work-item, K stepped by GEMM_TILE_K
+ *                through double-buffered local memory, then the r stretch.
+ *                Local size (GEMM_THREADS_N, GEMM_THREADS_M).
  *   lora_xa      XA_INLINE 0, before lora_main or lora_expand: T =
  *                SCALE*X*A into a float scratch buffer; reads X once.
  *                Local size (XA_K, XA_M / XA_W), XA_M rows per work-group,
@@ -65,12 +66,13 @@
  *   ACCUMULATE    1: Y += result; 0: Y = result
  *   XA_INLINE     1: lora_main computes X*A itself; 0: it reads T
  * Tuning knobs, set by the plan for the kernels it launches:
- *   TILE_M, TILE_N  rows, columns of Y per work-group of lora_main
+ *   GEMM_*          lora_main's tiles and what it multiplies (gemm_simt.cl
+ *                   lists them)
+ *   TILE_M, TILE_N  rows, columns of Y per work-group of lora_mma (and
+ *                   lora_wgmma)
  *   TILE_K          K step staged through local memory
- *   WORK_M, WORK_N  rows, columns of Y per work-item (registers)
  *   VEC             width of global loads and stores: 1, 2 or 4; divides K
  *                   and N
- *   PAD             floats of padding per local-memory row
  *   XA_M, XA_K      lora_xa: rows per work-group, work-items along K
  *   XA_W            lora_xa: rows per work-item; divides XA_M
  *   XA_CHUNK        lora_xa: rows of A staged in local memory at once
@@ -78,8 +80,6 @@
  *   EXPAND_VEC      lora_expand: columns per work-item (VEC; 8 or 16 on
  *                   CPUs)
  *   EXPAND_ROWS     lora_expand: rows of Y per work-group
- *   WARP_N          lora_main: work-items along N within each group of 32
- *                   consecutive ones (a warp); 0: TILE_N / WORK_N (row-major)
  *   DECODE_ROWS     most rows lora_decode handles; 0: no lora_decode
  *   DECODE_N        lora_decode: work-items along N, VEC columns each
  *   DECODE_K        lora_decode: work-items sharing one column's reduction

@@ -38,5 +38,5 @@ void lora_main(const int rows,
                b, y, (__global float *)scratch,
 #endif
                as, bs, 1, 0, MAIN_K_END, IN_FEATURES, OUT_FEATURES, VEC,
-               SVW);
+               GEMM_SW);
 }

@@ -4,7 +4,7 @@
 #include "main_tiles.cl"
 #include "padded.cl"
 
-#if !HAS_BASE || XA_INLINE || TILE_K % 4 != 0 || TILE_N % 4 != 0
+#if !HAS_BASE || XA_INLINE || GEMM_TILE_K % 4 != 0 || GEMM_TILE_N % 4 != 0
 #error "lora_main_padded.cl: needs W, T from lora_xa, and tiles of 4s"
 #endif
 

@@ -3,10 +3,13 @@
  * lora_common.cl). */
 #include "lora_common.cl"
 
-#if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
-    !defined(WORK_M) || !defined(WORK_N) || !defined(PAD) ||              \
-    !defined(WARP_N) || !defined(SPLIT_K)
-#error "main_tiles.cl: the plan must define the tiles, PAD, WARP_N, SPLIT_K"
+/* The register-tiled core over the plan's GEMM_ #defines (gen/lora_paths.c):
+ * the output is Y, the reduction runs over K (GEMM_K), then r; the A side
+ * is [X | T], the B side [W ; B]. */
+#include "gemm_simt.cl"
+
+#if !defined(SPLIT_K)
+#error "main_tiles.cl: the plan must define SPLIT_K"
 #endif
 #if SPLIT_K > 1 && XA_INLINE
 #error "main_tiles.cl: a split K needs T from lora_xa"
@@ -14,55 +17,35 @@
 #if SPLIT_K > 1
 #include "split_k.cl"
 #endif
+/* What the plan's GEMM_ #defines must say for this product. */
+#if GEMM_K != IN_FEATURES || GEMM_N != OUT_FEATURES || GEMM_RANK != RANK || \
+    GEMM_RANK_PARTS != XA_SPLIT || GEMM_VEC != VEC || !GEMM_STAGE_A ||       \
+    GEMM_STAGE_B != HAS_BASE || GEMM_OUT_ADD != ACCUMULATE
+#error "main_tiles.cl: the plan's GEMM_ #defines are not [X | T] * [W ; B]"
+#endif
 
 /* ---- Derived sizes ---- */
 
-/* The register-tiled core (gemm_simt.cl) over this kernel's tiles. */
-#define GEMM_TILE_M TILE_M
-#define GEMM_TILE_N TILE_N
-#define GEMM_TILE_K TILE_K
-#define GEMM_WORK_M WORK_M
-#define GEMM_WORK_N WORK_N
-#define GEMM_PAD PAD
-#define GEMM_WARP_N WARP_N
-#define GEMM_K IN_FEATURES
-#define GEMM_N OUT_FEATURES
-#define GEMM_VEC VEC
-#define GEMM_STAGE_A 1
-#define GEMM_STAGE_B HAS_BASE
-#include "gemm_simt.cl"
-
-#define K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
-#define COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
-#define RANK_K (RANK < TILE_K ? RANK : TILE_K) /* r elements per stage */
-#define RANK_TILES CEIL_DIV(RANK, RANK_K)
-#define RANK_CEIL (RANK_TILES * RANK_K)
-
-/* Width of the stores of Y: a column group of GEMM_LVN, split to VEC. */
-#define SVW (VEC < GEMM_LVN ? VEC : GEMM_LVN)
+#define K_TILES CEIL_DIV(IN_FEATURES, GEMM_TILE_K)
+#define COL_TILES CEIL_DIV(OUT_FEATURES, GEMM_TILE_N)
+#define RANK_CEIL (GEMM_RANK_TILES * GEMM_RANK_K)
 
 /* Tile loads: VW-wide along K for X, along N for W and B (gemm_simt.cl's
  * loaders), where VW is VEC, or 4 in lora_main_padded (padded.cl), a
- * constant at each call; each work-item takes every GEMM_THREADS-th
- * vector. B's and T's tiles of the r stretch: */
-#define B_VECS(vw) (RANK_K * TILE_N / (vw))
-#define B_LOADS(vw) CEIL_DIV(B_VECS(vw), GEMM_THREADS)
-#define T_ELEMS (TILE_M * RANK_K)
-#define T_LOADS CEIL_DIV(T_ELEMS, GEMM_THREADS)
-/* Inline X*A: work-item (tm, tn) accumulates T for its WORK_M rows and
- * columns tn, tn + GEMM_THREADS_N, ...; the A tile is AL_W wide, zero
- * beyond r. */
+ * constant at each call. Inline X*A: work-item (tm, tn) accumulates T
+ * for its GEMM_WORK_M rows and columns tn, tn + GEMM_THREADS_N, ...; the
+ * A tile is AL_W wide, zero beyond r. */
 #define XA_PER CEIL_DIV(RANK_CEIL, GEMM_THREADS_N)
 #define AL_W (XA_PER * GEMM_THREADS_N)
-#define A_ELEMS (TILE_K * AL_W)
+#define A_ELEMS (GEMM_TILE_K * AL_W)
 #define A_LOADS CEIL_DIV(A_ELEMS, GEMM_THREADS)
 
 /* Local memory of lora_main, in floats. */
-#define AS_SIZE (2 * TILE_K * GEMM_LDA)
+#define AS_SIZE (2 * GEMM_TILE_K * GEMM_LDA)
 #if HAS_BASE
-#define BS_SIZE (2 * TILE_K * GEMM_LDB)
+#define BS_SIZE (2 * GEMM_TILE_K * GEMM_LDB)
 #else
-#define BS_SIZE (RANK_K * GEMM_LDB)
+#define BS_SIZE (GEMM_RANK_K * GEMM_LDB)
 #endif
 /* The plan counted this kernel's local memory (MAIN_LOCAL_BYTES) to
  * check it against the device: it must be what the arrays take. */
@@ -75,51 +58,11 @@
 #error "main_tiles.cl: local memory differs from the plan's count"
 #endif
 
-/* Stores (or adds, ACCUMULATE) SW floats of private V at Y[I]; I is a
- * multiple of SW, a constant at each call (1, 2 or 4). */
-inline void put_y(__global storage_t *y, size_t i, const float *v,
-                  const int sw)
-{
-    if (sw == 4) {
-        float4 s = (float4)(v[0], v[1], v[2], v[3]);
-#if ACCUMULATE
-        s += load4(y, i);
-#endif
-        store4(y, i, s);
-        return;
-    }
-#pragma unroll
-    for (int c = 0; c < 4; c++) {
-        if (c < sw) {
-#if ACCUMULATE
-            store1(y, i + c, v[c] + load1(y, i + c));
-#else
-            store1(y, i + c, v[c]);
-#endif
-        }
-    }
-}
-
-#if SPLIT_K > 1
-/* Stores SVW floats of private V at P, a multiple of SVW floats into the
- * scratch (whose slices start at multiples of 4). */
-inline void put_part(__global float *p, const float *v)
-{
-#if SVW == 4
-    *(__global float4 *)p = (float4)(v[0], v[1], v[2], v[3]);
-#elif SVW == 2
-    *(__global float2 *)p = (float2)(v[0], v[1]);
-#else
-    *p = v[0];
-#endif
-}
-#endif
-
 /* How lora_main meets K's end (gemm_simt.cl's GEMM_K_GUARD, ...): it
  * clamps where VEC is 4 and T comes from lora_xa, and guards the last K
  * step otherwise (the split path, VEC 1 and 2: clamping measured slower
  * there, bench/RESULTS.md). */
-#if IN_FEATURES % TILE_K != 0
+#if IN_FEATURES % GEMM_TILE_K != 0
 #define MAIN_K_END (VEC == 4 && !XA_INLINE ? GEMM_K_CLAMP : GEMM_K_GUARD)
 #else
 #define MAIN_K_END GEMM_K_GUARD
@@ -163,25 +106,21 @@ inline void stash_a(__local float *al, const float ar[A_LOADS],
     }
 }
 
-/* tacc += the TILE_K outer products of this work-item's X rows (AP, as in
- * gemm_mac) and its T columns of the A tile (AL, offset to tn). */
-inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
+/* tacc += the GEMM_TILE_K outer products of this work-item's X rows
+ * (AP, as in gemm_mac) and its T columns of the A tile (AL, offset to
+ * tn). */
+inline void mac_xa(float tacc[GEMM_WORK_M][XA_PER], const __local float *ap,
                    const __local float *al)
 {
 #pragma unroll
-    for (int k = 0; k < TILE_K; k++) {
-        float av[WORK_M];
-#pragma unroll
-        for (int g = 0; g < WORK_M / GEMM_LVM; g++) {
-            LDS_N(GEMM_LVM)(av + g * GEMM_LVM,
-                            ap + k * GEMM_LDA +
-                                g * GEMM_THREADS_M * GEMM_LVM);
-        }
+    for (int k = 0; k < GEMM_TILE_K; k++) {
+        float av[GEMM_WORK_M];
+        gemm_read_a(av, ap, k);
 #pragma unroll
         for (int q = 0; q < XA_PER; q++) {
             const float aq = al[k * AL_W + q * GEMM_THREADS_N];
 #pragma unroll
-            for (int i = 0; i < WORK_M; i++) {
+            for (int i = 0; i < GEMM_WORK_M; i++) {
                 tacc[i][q] = fma(av[i], aq, tacc[i][q]);
             }
         }
@@ -189,15 +128,15 @@ inline void mac_xa(float tacc[WORK_M][XA_PER], const __local float *ap,
 }
 #endif
 
-/* One work-group's TILE_M x TILE_N of Y, or with SLICES > 1 its partial
- * sums over slice SLICE of K. Along dimension 0 run SLICES x COL_TILES
- * work-groups. lora_main runs one slice, all of K, and writes Y. Few rows
- * fill few work-groups, so the plan's split path launches
+/* One work-group's GEMM_TILE_M x GEMM_TILE_N of Y, or with SLICES > 1
+ * its partial sums over slice SLICE of K. Along dimension 0 run SLICES x
+ * COL_TILES work-groups. lora_main runs one slice, all of K, and writes
+ * Y. Few rows fill few work-groups, so the plan's split path launches
  * lora_main_split (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice
  * s runs K tiles [kt0, kt1) and leaves its partial sums in scratch for
  * lora_combine; slice 0 adds T*B. Constants at each call: K_END, how
- * K's end is handled (see GEMM_K_LIVE); LDX and LDW, the row strides of X and
- * of W and B; VW, the width of their loads (VEC, or 4 on the copies of
+ * K's end is handled (see GEMM_K_LIVE); LDX and LDW, the row strides of X
+ * and of W and B; VW, the width of their loads (VEC, or 4 on the copies of
  * lora_main_padded); SW, the width of Y's stores. Local memory: the
  * kernel's arrays. */
 inline void main_tiles(const int rows,
@@ -229,19 +168,19 @@ inline void main_tiles(const int rows,
     gemm_place(lid, &tm, &tn);
     const int kt0 = slice * K_TILES / slices;
     const int kt1 = (slice + 1) * K_TILES / slices;
-    const int col0 = (get_group_id(0) - slice * COL_TILES) * TILE_N;
-    const int row0 = get_group_id(1) * TILE_M;
+    const int col0 = (get_group_id(0) - slice * COL_TILES) * GEMM_TILE_N;
+    const int row0 = get_group_id(1) * GEMM_TILE_M;
 
-    float acc[WORK_M][WORK_N];
+    float acc[GEMM_WORK_M][GEMM_WORK_N];
     gemm_zero(acc);
 
     /* The K stretch, software-pipelined: the next stage's tiles travel
      * from global memory into registers while this stage's are multiplied,
      * then go to the other half of local memory; one barrier per stage. */
 #if XA_INLINE
-    float tacc[WORK_M][XA_PER];
+    float tacc[GEMM_WORK_M][XA_PER];
 #pragma unroll
-    for (int i = 0; i < WORK_M; i++) {
+    for (int i = 0; i < GEMM_WORK_M; i++) {
 #pragma unroll
         for (int q = 0; q < XA_PER; q++) {
             tacc[i][q] = 0.0f;
@@ -258,25 +197,27 @@ inline void main_tiles(const int rows,
      * see GEMM_K_LIVE above). */
 #if HAS_BASE
 #define FETCH_W(kt, edge)                                                \
-    gemm_fetch_b(wr, w, ldw, vw, col0, (kt) * TILE_K, lid, edge, clamp)
-#define STASH_W(buf, kt) gemm_stash_b(buf, wr, vw, (kt) * TILE_K, lid, clamp)
+    gemm_fetch_b(wr, w, ldw, vw, col0, (kt) * GEMM_TILE_K, lid, edge,    \
+                 clamp)
+#define STASH_W(buf, kt)                                                 \
+    gemm_stash_b(buf, wr, vw, (kt) * GEMM_TILE_K, lid, clamp)
 #else
 #define FETCH_W(kt, edge)
 #define STASH_W(buf, kt)
 #endif
 #if XA_INLINE
-#define FETCH_A(kt, edge) fetch_a(ar, a, (kt) * TILE_K, lid, edge)
+#define FETCH_A(kt, edge) fetch_a(ar, a, (kt) * GEMM_TILE_K, lid, edge)
 #else
 #define FETCH_A(kt, edge)
 #endif
 #define FETCH_TILES(kt, edge)                                            \
     do {                                                                 \
-        gemm_fetch_a(xr, x, ldx, vw, rows, row0, (kt) * TILE_K, lid,     \
-                     edge, clamp);                                       \
+        gemm_fetch_a(xr, x, ldx, vw, rows, row0, (kt) * GEMM_TILE_K,     \
+                     lid, edge, clamp);                                  \
         FETCH_W(kt, edge);                                               \
         FETCH_A(kt, edge);                                               \
     } while (0)
-#if IN_FEATURES % TILE_K != 0
+#if IN_FEATURES % GEMM_TILE_K != 0
 #define FETCH_STEP(kt)                                                   \
     do {                                                                 \
         if (k_end == GEMM_K_GUARD && (kt) == K_TILES - 1) {              \
@@ -289,7 +230,7 @@ inline void main_tiles(const int rows,
 #define FETCH_STEP(kt) FETCH_TILES(kt, 0)
 #endif
     FETCH_STEP(kt0);
-    gemm_stash_a(as, xr, vw, kt0 * TILE_K, lid, clamp);
+    gemm_stash_a(as, xr, vw, kt0 * GEMM_TILE_K, lid, clamp);
     STASH_W(bs, kt0);
 #if XA_INLINE
     stash_a(al, ar, lid);
@@ -303,17 +244,18 @@ inline void main_tiles(const int rows,
             FETCH_STEP(kt + 1);
         }
 #if HAS_BASE
-        gemm_mac(acc, as + cur * (TILE_K * GEMM_LDA) + tm * GEMM_LVM,
-                 bs + cur * (TILE_K * GEMM_LDB) + tn * GEMM_LVN, TILE_K);
+        gemm_mac(acc, as + cur * (GEMM_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
+                 bs + cur * (GEMM_TILE_K * GEMM_LDB) + tn * GEMM_LVN,
+                 GEMM_TILE_K);
 #endif
 #if XA_INLINE
-        mac_xa(tacc, as + cur * (TILE_K * GEMM_LDA) + tm * GEMM_LVM,
+        mac_xa(tacc, as + cur * (GEMM_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
                al + cur * A_ELEMS + tn);
 #endif
         if (more) {
-            gemm_stash_a(as + (cur ^ 1) * (TILE_K * GEMM_LDA), xr, vw,
-                    (kt + 1) * TILE_K, lid, clamp);
-            STASH_W(bs + (cur ^ 1) * (TILE_K * GEMM_LDB), kt + 1);
+            gemm_stash_a(as + (cur ^ 1) * (GEMM_TILE_K * GEMM_LDA), xr, vw,
+                         (kt + 1) * GEMM_TILE_K, lid, clamp);
+            STASH_W(bs + (cur ^ 1) * (GEMM_TILE_K * GEMM_LDB), kt + 1);
 #if XA_INLINE
             stash_a(al + (cur ^ 1) * A_ELEMS, ar, lid);
 #endif
@@ -332,72 +274,26 @@ inline void main_tiles(const int rows,
 #endif
         {
 #pragma unroll
-            for (int i = 0; i < WORK_M; i++) {
+            for (int i = 0; i < GEMM_WORK_M; i++) {
                 tl[j * GEMM_LDA + GEMM_ROW_OF(i)] = SCALE * tacc[i][q];
             }
         }
     }
 #endif
 
-    /* The r stretch: acc += T*B, RANK_K rows of B per stage. */
-    for (int rt = 0; rt < (slice == 0 ? RANK_TILES : 0); rt++) {
-        const int j0 = rt * RANK_K;
-#pragma unroll
-        for (int l = 0; l < B_LOADS(VEC); l++) {
-            const int v = lid + l * GEMM_THREADS;
-            const int j = j0 + v / (TILE_N / vw);
-            int col = col0 + v % (TILE_N / vw) * vw;
-#if OUT_FEATURES % TILE_N != 0
-            col = min(col, ldw - vw);
-#endif
-            if (l < B_LOADS(vw) &&
-                (B_VECS(vw) % GEMM_THREADS == 0 || v < B_VECS(vw))) {
-                float4 bv = (float4)0.0f;
-#if RANK % RANK_K != 0
-                if (j < RANK)
-#endif
-                {
-                    bv = gemm_load_vw(b + col, (size_t)j * ldw, vw);
-                }
-                gemm_stash_vw(bs + v / (TILE_N / vw) * GEMM_LDB +
-                                  v % (TILE_N / vw) * vw,
-                              bv, vw);
-            }
-        }
+    /* The r stretch: acc += T*B, GEMM_RANK_K rows of B per stage. */
+    for (int rt = 0; rt < (slice == 0 ? GEMM_RANK_TILES : 0); rt++) {
+        const int j0 = rt * GEMM_RANK_K;
+        gemm_rank_b_rows(bs, b, ldw, vw, col0, j0, lid);
 #if !XA_INLINE
-#pragma unroll
-        for (int l = 0; l < T_LOADS; l++) {
-            const int v = lid + l * GEMM_THREADS;
-            const int r = v / RANK_K;
-            const int j = j0 + v % RANK_K;
-            const int row = min(row0 + r, rows - 1);
-#if T_ELEMS % GEMM_THREADS != 0
-            if (v < T_ELEMS)
-#endif
-            {
-                float tv = 0.0f;
-#if RANK % RANK_K != 0
-                if (j < RANK)
-#endif
-                {
-                    /* the XA_SPLIT partial sums from lora_xa */
-                    const __global float *tp =
-                        t + (size_t)row * (XA_SPLIT * RANK) + j;
-#pragma unroll
-                    for (int p = 0; p < XA_SPLIT; p++) {
-                        tv += tp[p * RANK];
-                    }
-                }
-                as[v % RANK_K * GEMM_LDA + r] = tv;
-            }
-        }
+        gemm_rank_a(as, t, rows, row0, j0, lid);
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
 #if XA_INLINE
         gemm_mac(acc, tl + j0 * GEMM_LDA + tm * GEMM_LVM,
-                 bs + tn * GEMM_LVN, RANK_K);
+                 bs + tn * GEMM_LVN, GEMM_RANK_K);
 #else
-        gemm_mac(acc, as + tm * GEMM_LVM, bs + tn * GEMM_LVN, RANK_K);
+        gemm_mac(acc, as + tm * GEMM_LVM, bs + tn * GEMM_LVN, GEMM_RANK_K);
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -408,45 +304,10 @@ inline void main_tiles(const int rows,
          * loop of its own: sharing the Y stores' loop, with the store
          * picked per element, made lora_main_split slower on the H100
          * (llama-q at 64 rows: 105 against 83 us). */
-        __global float *part = scratch + SPLIT_PART(rows, slice);
-#pragma unroll
-        for (int i = 0; i < WORK_M; i++) {
-            const int row = row0 + GEMM_ROW_OF(i);
-            if (row < rows) {
-#pragma unroll
-                for (int j = 0; j < WORK_N; j += SVW) {
-                    const int col = col0 + GEMM_COL_OF(j);
-#if OUT_FEATURES % TILE_N != 0
-                    if (col < OUT_FEATURES)
-#endif
-                    {
-                        put_part(part + (size_t)row * OUT_FEATURES + col,
-                                 &acc[i][j]);
-                    }
-                }
-            }
-        }
+        gemm_store_part(scratch + SPLIT_PART(rows, slice), acc, tm, tn,
+                        rows, row0, col0);
         return;
     }
 #endif
-
-    /* Y = acc, or Y += acc; each group of GEMM_LVN columns in SW-wide
-     * stores. */
-#pragma unroll
-    for (int i = 0; i < WORK_M; i++) {
-        const int row = row0 + GEMM_ROW_OF(i);
-        if (row < rows) {
-            __global storage_t *yr = y + (size_t)row * OUT_FEATURES;
-#pragma unroll
-            for (int j = 0; j < WORK_N; j++) {
-                const int col = col0 + GEMM_COL_OF(j);
-#if OUT_FEATURES % TILE_N != 0
-                if (col < OUT_FEATURES)
-#endif
-                if (j % sw == 0) {
-                    put_y(yr, col, &acc[i][j], sw);
-                }
-            }
-        }
-    }
+    gemm_store(y, sw, acc, tm, tn, rows, row0, col0);
 }

@@ -22,9 +22,9 @@
 /* With both copies, X's rows and W's columns run on to a whole K step,
  * zeros past K, and lora_main_padded meets no K edge (GEMM_K_WHOLE in
  * main_tiles.cl); else X's rows run to a multiple of 4. */
-#define PADS_K (PADS_X && PADS_W && IN_FEATURES % TILE_K != 0)
+#define PADS_K (PADS_X && PADS_W && IN_FEATURES % GEMM_TILE_K != 0)
 #define K_PADDED                                                         \
-    (PADS_K ? CEIL_DIV(IN_FEATURES, TILE_K) * TILE_K                     \
+    (PADS_K ? CEIL_DIV(IN_FEATURES, GEMM_TILE_K) * GEMM_TILE_K           \
             : CEIL_DIV(IN_FEATURES, 4) * 4)
 #define W_ROWS_PADDED (PADS_K ? K_PADDED : IN_FEATURES)
 #define N_PADDED (CEIL_DIV(OUT_FEATURES, 4) * 4)

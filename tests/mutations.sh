@@ -12,8 +12,8 @@ templates/softmax.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not
 templates/softmax.cl%s/v\[i\] \*= rescale;//%softmax: a row in registers keeps its earlier slots at the old reference when the reference moves up
 templates/softmax.cl%s/mm = MAX2(mm, pm\[lid + k \* step\]);//%softmax: a merge step keeps the first reference, not the largest
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
-templates/main_tiles.cl%s/#define K_LIVE(edge, k) (!(edge) || (k) < IN_FEATURES)/#define K_LIVE(edge, k) (!(edge) || (k) <= IN_FEATURES)/%lora: K tail guard of the tiles off by one
-templates/main_tiles.cl%s/#define RANK_TILES CEIL_DIV(RANK, RANK_K)/#define RANK_TILES (RANK \/ RANK_K)/%lora: last partial rank step dropped
+templates/gemm_simt.cl%s/#define GEMM_K_LIVE(edge, k) (!(edge) || (k) < GEMM_K)/#define GEMM_K_LIVE(edge, k) (!(edge) || (k) <= GEMM_K)/%lora: K tail guard of the tiles off by one
+templates/gemm_simt.cl%s/#define GEMM_RANK_TILES CEIL_DIV(GEMM_RANK, GEMM_RANK_K)/#define GEMM_RANK_TILES (GEMM_RANK \/ GEMM_RANK_K)/%lora: last partial rank step dropped
 gen/lora_paths.c%s/4 \* expand_rows(c) \* c->R,/4 * expand_rows(c) * (c->R + 1),/%lora: local memory of lora_expand counted by the plan differs from the template
 templates/lora_expand.cl%s/ex_put(y, i, v + ex_load(y, i));/ex_put(y, i, v);/%lora: the wide lora_expand of CPUs overwrites Y where it should accumulate
 templates/lora_delta.cl%s/tl\[v\] = SCALE \* sum;/tl[v] = sum;/%lora: lora_delta drops the scale
@@ -23,7 +23,7 @@ templates/lora_delta.cl%s/        if (k >= IN_FEATURES) {/        if (k > IN_FEA
 templates/lora_delta.cl%s/av\[c\]\[j\] = load1(a, (size_t)(k + c) \* RANK + j);/av[c][j] = load1(a, (size_t)k * RANK + j);/%lora: lora_delta reads one row of A for VEC rows where the rank allows only scalar loads
 gen/lora_sizes.c%s/return 4 \* t \* (c->delta_threads + lanes + 2);/return 4 * t * (c->delta_threads + lanes + 3);/%lora: local memory of lora_delta counted by the plan differs from the template
 templates/lora_bwd_reduce.cl%s/for (int s = 0; s < slices; s++) {/for (int s = 0; s + 1 < slices; s++) {/%lora_backward: the last slice of rows dropped from the sums of dA and dB
-templates/lora_bwd_dx.cl%s/av = load1(a, (size_t)col \* RANK + j);/av = load1(a, (size_t)j * IN_FEATURES + col);/%lora_backward: A read transposed in the rank stretch of dX
+templates/gemm_simt.cl%s/load1(p, (size_t)col \* ld + j)/load1(p, (size_t)j * GEMM_N + col)/%lora_backward: A read transposed in the rank stretch of dX
 templates/padded.cl%s/(PADS_W ? (size_t)(IN_FEATURES + RANK) \* N_PADDED : 0))/0)/%lora: the copy of X laid over the copies of W and B
 templates/lora_combine.cl%s/if (s < slices) {/if (s + 1 < slices) {/%lora: the split path drops the last slice of K from the sum
 templates/main_tiles.cl%s/const int kt1 = (slice + 1) \* K_TILES \/ slices;/const int kt1 = (slice + 1) * (K_TILES \/ slices);/%lora: the split path drops the K steps that do not divide evenly into slices

@@ -1475,6 +1475,113 @@ static void test_bwd_ranks(void)
     free(text);
 }
 
+/* The #define NAME of P's prelude, or NULL. */
+static const struct define *plan_define(const struct plan *p,
+                                        const char *name)
+{
+    for (int i = 0; i < p->n_define; i++) {
+        if (strcmp(p->define[i].name, name) == 0) {
+            return &p->define[i];
+        }
+    }
+    return NULL;
+}
+
+/* The names of P's GEMM_ #defines, in order, comma-separated, in BUF. */
+static const char *gemm_define_names(const struct plan *p, char *buf,
+                                     size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < p->n_define && at < size; i++) {
+        if (strncmp(p->define[i].name, "GEMM_", 5) == 0) {
+            at += (size_t)snprintf(buf + at, size - at, "%s,",
+                                   p->define[i].name);
+        }
+    }
+    return buf;
+}
+
+/* Checks that P's #define NAME is WANT. */
+static void expect_define(const char *kernel, const struct plan *p,
+                          const char *name, long want)
+{
+    const struct define *d = plan_define(p, name);
+    TU_CHECK(d != NULL && d->i == want, "%s: %s is %ld, expected %ld",
+             kernel, name, d ? d->i : -1, want);
+}
+
+/* lora_main's and lora_bwd_dx's plans set gemm_simt.cl's #defines through
+ * one helper: the same GEMM_ names in the same order, every one the
+ * template checks for and no other, each with its kernel's value. */
+static void test_gemm_simt_defines(void)
+{
+    static const char text[] =
+        "kernels:\n"
+        "  - {name: fwd, op: lora_forward, in_features: 96, out_features: "
+        "40, rank: 7, accumulate: true, tile: {m: 32, n: 16, k: 8, wm: 4, "
+        "wn: 2, pad: 2, xa: prepass, xa_chunk: 32, engine: simt}}\n"
+        "  - {name: bwd, op: lora_backward, in_features: 96, out_features: "
+        "40, rank: 7, tile: {m: 16, n: 32, k: 16, wm: 2, wn: 4, pad: 1}}\n";
+    struct spec_set s;
+    char *messages = NULL;
+    int errors = read_text(&s, text, &messages);
+    TU_CHECK(errors == 0, "%s", messages ? messages : "");
+    free(messages);
+    CU_ASSERT_EQUAL_FATAL(errors, 0);
+    struct plan fwd, bwd;
+    memset(&fwd, 0, sizeof fwd);
+    memset(&bwd, 0, sizeof bwd);
+    s.kernel[0].op->plan(&s.kernel[0], &fwd);
+    s.kernel[1].op->plan(&s.kernel[1], &bwd);
+    char fwd_names[512], bwd_names[512];
+    gemm_define_names(&fwd, fwd_names, sizeof fwd_names);
+    gemm_define_names(&bwd, bwd_names, sizeof bwd_names);
+    TU_CHECK(fwd_names[0] != '\0' && strcmp(fwd_names, bwd_names) == 0,
+             "GEMM_ #defines differ: lora_main %s, lora_bwd_dx %s",
+             fwd_names, bwd_names);
+
+    /* the template's checks name exactly these */
+    const char *simt = template_text("gemm_simt.cl");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(simt);
+    for (const char *at = strstr(simt, "defined(GEMM_"); at != NULL;
+         at = strstr(at + 1, "defined(GEMM_")) {
+        char name[40];
+        if (sscanf(at, "defined(%39[A-Z_])", name) == 1) {
+            TU_CHECK(plan_define(&fwd, name) != NULL,
+                     "gemm_simt.cl checks %s, which the plan does not set",
+                     name);
+        }
+    }
+    for (int i = 0; i < fwd.n_define; i++) {
+        char want[48];
+        snprintf(want, sizeof want, "defined(%s)", fwd.define[i].name);
+        TU_CHECK(strncmp(fwd.define[i].name, "GEMM_", 5) != 0 ||
+                     strstr(simt, want) != NULL,
+                 "the plan sets %s, which gemm_simt.cl does not check",
+                 fwd.define[i].name);
+    }
+
+    /* [X | T] * [W ; B]: K, then r; T in ceil(96 / 32) partial sums */
+    static const struct {
+        const char *name;
+        long fwd, bwd;
+    } want[] = {
+        {"GEMM_TILE_M", 32, 16}, {"GEMM_TILE_N", 16, 32},
+        {"GEMM_TILE_K", 8, 16},  {"GEMM_WORK_M", 4, 2},
+        {"GEMM_WORK_N", 2, 4},   {"GEMM_PAD", 2, 1},
+        {"GEMM_K", 96, 40},      {"GEMM_N", 40, 96},
+        {"GEMM_RANK", 7, 7},     {"GEMM_RANK_PARTS", 3, 1},
+        {"GEMM_STAGE_A", 1, 1},  {"GEMM_STAGE_B", 1, 1},
+        {"GEMM_OUT_ADD", 1, 0},  {"GEMM_OUT_FIXED", 0, 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        expect_define("lora_main", &fwd, want[i].name, want[i].fwd);
+        expect_define("lora_bwd_dx", &bwd, want[i].name, want[i].bwd);
+    }
+    spec_set_free(&s);
+}
+
 /* Every op of the registry fills the hooks that verify.c, measure.c and
  * bench.c call, and has a kernel in tests/golden/golden.yaml whose hooks
  * are consistent with its plan and with tests/naive.cl. */
@@ -1536,6 +1643,8 @@ int add_spec_suite(void)
         CU_add_test(s, "op hooks", test_op_hooks) == NULL ||
         CU_add_test(s, "lora_backward: the defaults of every rank",
                     test_bwd_ranks) == NULL ||
+        CU_add_test(s, "SIMT GEMMs: gemm_simt.cl's #defines from one helper",
+                    test_gemm_simt_defines) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
