@@ -1,9 +1,10 @@
 /* test_main.c - runs every CUnit suite; exits non-zero on any failure.
- * usage: specl_tests [--full] [--wide] [SUITE...] (no SUITE: all of them;
- * the wide suite is there only with --wide); specl_tests --list names
- * them */
+ * usage: specl_tests [--full] [--wide] [--only TEXT] [SUITE...] (no SUITE:
+ * all of them; the wide suite is there only with --wide; --only: just the
+ * tests whose name holds TEXT); specl_tests --list names the suites */
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "op_gather.h"
@@ -29,6 +30,7 @@ static int wanted(const char *name, int argc, char **argv)
     int any = 0;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-') {
+            i += strcmp(argv[i], "--only") == 0;
             continue;
         }
         any = 1;
@@ -37,6 +39,38 @@ static int wanted(const char *name, int argc, char **argv)
         }
     }
     return !any;
+}
+
+/* Leaves active only the tests whose name holds TEXT; returns how many. */
+static int keep_only(const char *text)
+{
+    int kept = 0;
+    CU_set_fail_on_inactive(CU_FALSE);
+    for (CU_pSuite s = CU_get_registry()->pSuite; s != NULL; s = s->pNext) {
+        for (CU_pTest t = s->pTest; t != NULL; t = t->pNext) {
+            int keep = strstr(t->pName, text) != NULL;
+            CU_set_test_active(t, keep ? CU_TRUE : CU_FALSE);
+            kept += keep;
+        }
+    }
+    return kept;
+}
+
+/* The suites compile an emitted NAME.c (and its naive twin) for each
+ * kernel they build: at -O0 that takes half the time of -O2, and the
+ * host code's speed is not what they measure. The stub suite's stubs and
+ * test-vendor's are built at -O2, as users build them. SPECL_STUB_CFLAGS
+ * comes after the tools' -O2, so -O0 wins; what it held is kept. */
+static int stub_cflags_o0(void)
+{
+    const char *had = getenv("SPECL_STUB_CFLAGS");
+    char flags[1024];
+    int n = snprintf(flags, sizeof flags, "-O0 %s", had != NULL ? had : "");
+    if (n < 0 || (size_t)n >= sizeof flags) {
+        fprintf(stderr, "specl_tests: SPECL_STUB_CFLAGS is too long\n");
+        return -1;
+    }
+    return setenv("SPECL_STUB_CFLAGS", flags, 1);
 }
 
 static int known_suite(const char *name)
@@ -51,8 +85,15 @@ static int known_suite(const char *name)
 
 int main(int argc, char **argv)
 {
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--full") == 0) {
+        if (strcmp(argv[i], "--only") == 0) {
+            if (i + 1 == argc) {
+                fprintf(stderr, "specl_tests: --only needs a test name\n");
+                return 2;
+            }
+            only = argv[++i];
+        } else if (strcmp(argv[i], "--full") == 0) {
             test_full = 1;
         } else if (strcmp(argv[i], "--wide") == 0) {
             test_wide = 1;
@@ -67,6 +108,10 @@ int main(int argc, char **argv)
         }
     }
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--only") == 0) {
+            i++;
+            continue;
+        }
         /* Named alone it would run nothing, silently. */
         if (!test_wide && strcmp(argv[i], "wide") == 0) {
             fprintf(stderr, "specl_tests: the wide suite runs only with "
@@ -76,6 +121,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "specl_tests: no suite '%s'\n", argv[i]);
             return 2;
         }
+    }
+    if (stub_cflags_o0() != 0) {
+        return 2;
     }
     op_add(&op_test_gather);
     if (CU_initialize_registry() != CUE_SUCCESS) {
@@ -89,6 +137,11 @@ int main(int argc, char **argv)
             CU_cleanup_registry();
             return 2;
         }
+    }
+    if (only != NULL && keep_only(only) == 0) {
+        fprintf(stderr, "specl_tests: no test named '%s'\n", only);
+        CU_cleanup_registry();
+        return 2;
     }
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
