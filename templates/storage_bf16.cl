@@ -69,8 +69,9 @@ inline float8 load8(const __global storage_t *p, size_t i)
     const uint4 u = ((const __global uint4 *)p)[i / 8];
     const uint4 lo = u << 16;
     const uint4 hi = u & 0xffff0000u;
-    return as_float8((uint8)(lo.x, hi.x, lo.y, hi.y, lo.z, hi.z, lo.w, hi.w));
+    return as_float8(shuffle2(lo, hi, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)));
 }
+#if defined(BF16_CVT_PTX)
 inline void store2(__global storage_t *p, size_t i, float2 v)
 {
     ((__global uint *)p)[i / 2] = bf16_pair(v.s0, v.s1);
@@ -86,4 +87,43 @@ inline void store8(__global storage_t *p, size_t i, float8 v)
                             bf16_pair(v.s4, v.s5), bf16_pair(v.s6, v.s7));
     ((__global uint4 *)p)[i / 8] = u;
 }
+#else
+/* The rounding of bf16_from_float on whole vectors, NaN by select rather
+ * than a branch, so that a CPU compiler keeps the lanes together (a
+ * branch per element leaves it scalar code); then the halves packed in
+ * pairs, even elements low. */
+inline uint2 bf16_round2(float2 v)
+{
+    const uint2 u = as_uint2(v);
+    return select((u + 0x7fffu + ((u >> 16) & 1u)) >> 16, (u >> 16) | 0x40u,
+                  as_uint2(isnan(v)));
+}
+inline uint4 bf16_round4(float4 v)
+{
+    const uint4 u = as_uint4(v);
+    return select((u + 0x7fffu + ((u >> 16) & 1u)) >> 16, (u >> 16) | 0x40u,
+                  as_uint4(isnan(v)));
+}
+inline uint8 bf16_round8(float8 v)
+{
+    const uint8 u = as_uint8(v);
+    return select((u + 0x7fffu + ((u >> 16) & 1u)) >> 16, (u >> 16) | 0x40u,
+                  as_uint8(isnan(v)));
+}
+inline void store2(__global storage_t *p, size_t i, float2 v)
+{
+    const uint2 r = bf16_round2(v);
+    ((__global uint *)p)[i / 2] = r.s0 | (r.s1 << 16);
+}
+inline void store4(__global storage_t *p, size_t i, float4 v)
+{
+    const uint4 r = bf16_round4(v);
+    ((__global uint2 *)p)[i / 4] = r.even | (r.odd << 16);
+}
+inline void store8(__global storage_t *p, size_t i, float8 v)
+{
+    const uint8 r = bf16_round8(v);
+    ((__global uint4 *)p)[i / 8] = r.even | (r.odd << 16);
+}
+#endif
 #define load4v load4
