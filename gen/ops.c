@@ -17,6 +17,7 @@ extern const struct op_def op_layernorm;
 extern const struct op_def op_swiglu;
 extern const struct op_def op_add_rmsnorm;
 extern const struct op_def op_swiglu_backward;
+extern const struct op_def op_rope;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -27,6 +28,7 @@ const struct op_def *const op_registry[] = {
     &op_add_rmsnorm,
     &op_swiglu,
     &op_swiglu_backward,
+    &op_rope,
     NULL,
 };
 
