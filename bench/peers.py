@@ -33,6 +33,15 @@ CASES = [
     ("bf16_add_rmsnorm_4096", "add_rmsnorm", torch.bfloat16, 4096, None),
 ]
 
+LLAMA3 = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position": 8192}
+
+ROPE_CASES = [
+    # name, dtype, heads, head_dim, theta, scaling
+    ("rope_4096", torch.float32, 32, 128, 10000.0, None),
+    ("bf16_rope_llama3_4096", torch.bfloat16, 32, 128, 500000.0, LLAMA3),
+]
+
 
 def median_us(fn, reps):
     for _ in range(10):
@@ -86,6 +95,50 @@ def case(name, op, dtype, features, activation, rows, reps):
           f"{activation or '':9s} torch eager {us:9.1f} us {nbytes / us / 1e3:7.1f} GB/s")
 
 
+def rope_inv_freq(head_dim, theta, scaling):
+    """Hugging Face's default and llama3 inv_freq (float32, as it builds
+    them: _compute_default_rope_parameters, _compute_llama3_parameters)."""
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device="cuda",
+                                        dtype=torch.int64).float() / head_dim))
+    if scaling is None:
+        return inv
+    factor, old = scaling["factor"], scaling["original_max_position"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    wavelen = 2 * torch.pi / inv
+    scaled = torch.where(wavelen > old / low, inv / factor, inv)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < old / high) * ~(wavelen > old / low)
+    return torch.where(medium, smoothed, scaled)
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope_case(name, dtype, heads, head_dim, theta, scaling, rows, reps):
+    x = torch.rand(rows, heads, head_dim, device="cuda", dtype=dtype) * 2 - 1
+    positions = torch.randint(0, 65536, (rows,), device="cuda")
+    inv_freq = rope_inv_freq(head_dim, theta, scaling)
+
+    def fn():
+        # LlamaRotaryEmbedding.forward (cos, sin in float32 from the
+        # positions), then apply_rotary_pos_emb.
+        freqs = positions[:, None].float() * inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos = emb.cos().to(dtype)[:, None, :]
+        sin = emb.sin().to(dtype)[:, None, :]
+        return x * cos + rotate_half(x) * sin
+
+    us = median_us(fn, reps)
+    # x and y, and the int32 positions specl's floor counts
+    nbytes = 2 * x.numel() * x.element_size() + 4 * rows
+    print(f"{name:24s} {'rope':16s} {str(dtype)[6:]:9s} "
+          f"{rows}x{heads}x{head_dim} {'':9s} torch eager {us:9.1f} us "
+          f"{nbytes / us / 1e3:7.1f} GB/s")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rows", type=int, default=4096)
@@ -94,6 +147,8 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     for c in CASES:
         case(*c, a.rows, a.reps)
+    for c in ROPE_CASES:
+        rope_case(*c, a.rows, a.reps)
 
 
 if __name__ == "__main__":

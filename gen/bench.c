@@ -108,7 +108,8 @@ struct case_figures {
 #define MAX_DIMENSIONS 16
 
 /* The shape columns after rows: every whole-number field of any op
- * (in_features, out_features, rank, features...), in registry order. */
+ * (in_features, out_features, rank, features, heads, head_dim,
+ * rotary_dim), in registry order. */
 static int dimension_keys(const char **keys)
 {
     int n = 0;
@@ -227,7 +228,10 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     column_number(&w, "rows", 1, 0, (double)c->rows);
     for (int k = 0; k < n_keys; k++) {
         int f = op_field_index(ks->op, keys[k]);
-        column_number(&w, keys[k], f >= 0, 0, f >= 0 ? ks->field[f].num : 0);
+        /* An unset stand-in (rope's rotary_dim: head_dim): empty. */
+        int given = f >= 0 && (ks->field[f].set ||
+                               !param_stand_in(&ks->op->fields[f]));
+        column_number(&w, keys[k], given, 0, given ? ks->field[f].num : 0);
     }
     int timed = r->ok && r->us > 0;
     column_text(&w, "variant", r->variant);
@@ -498,8 +502,9 @@ static const char bench_usage[] =
     "  -h, --help          this text\n"
     "\n"
     "Columns of --csv and --json: kernel, op, dtype, device, rows, one per\n"
-    "dimension of any op (in_features, out_features, rank, features: empty\n"
-    "or null where the kernel's op has no such dimension), variant (specl,\n"
+    "dimension of any op (in_features, out_features, rank, features, heads,\n"
+    "head_dim, rotary_dim: empty or null where the kernel's op has no such\n"
+    "dimension, or the spec leaves rotary_dim to head_dim), variant (specl,\n"
     "naive, clblast), ok, error (relative L2 error against float64), us,\n"
     "wall_us, gbs, gflops, pct_floor, copy_us (a plain copy of the same\n"
     "bytes, on every row of a memory-bound kernel), vs_naive, vs_clblast\n"

@@ -30,11 +30,29 @@ void define_lines(const struct define *defs, int n, const char *prefix,
     }
 }
 
+/* PLAN's tables as __constant arrays, four values a line. */
+static void table_lines(const struct plan *plan, struct buf *out)
+{
+    char value[48];
+    for (int t = 0; t < plan->n_table; t++) {
+        const struct plan_table *tb = &plan->table[t];
+        buf_printf(out, "/* %s */\n__constant float %s[%d] = {", tb->comment,
+                   tb->name, tb->n);
+        for (int i = 0; i < tb->n; i++) {
+            format_float(value, sizeof value, plan->table_value[tb->at + i]);
+            buf_printf(out, "%s%s%s", i % 4 ? " " : "\n    ", value,
+                       i + 1 < tb->n ? "," : "\n");
+        }
+        buf_puts(out, "};\n");
+    }
+}
+
 /* The #define prelude of PLAN: the values the kernels are built with. */
 void cl_prelude(const struct plan *plan, struct buf *out)
 {
     buf_puts(out, "\n/* Parameters: the values of this kernel's plan. */\n");
     define_lines(plan->define, plan->n_define, "", out);
+    table_lines(plan, out);
     buf_puts(out, "\n");
 }
 

@@ -80,6 +80,12 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
     for (int i = 0; i < plan->n_define; i++) {
         decision_define(&plan->define[i], out);
     }
+    for (int i = 0; i < plan->n_table; i++) {
+        char count[16];
+        snprintf(count, sizeof count, "[%d]", plan->table[i].n);
+        buf_printf(out, "  %-18s %-7s %s\n", plan->table[i].name, count,
+                   plan->table[i].comment);
+    }
     if (api) {
         buf_printf(out, "\n%s.h, constants (prefixed %s_):\n", ks->name,
                    ks->name);

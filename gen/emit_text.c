@@ -96,7 +96,8 @@ void header_comment(const struct emit_variant *ev, int n, const char *name,
     buf_printf(out, " *\n * op:     %s (%s)\n", op->name, op->summary);
     buf_printf(out, " * dtype:  %s\n", dtype_name(ks->dtype));
     /* An unset optional float is an alternative not taken (alpha vs
-     * scale) when another float was given, or when it has no default. */
+     * scale) when another float was given, or when it has no default; an
+     * unset stand-in is the field it stands for. */
     int float_given = 0;
     for (int i = 0; i < op->n_fields; i++) {
         float_given |= op->fields[i].kind == VALUE_FLOAT && ks->field[i].set;
@@ -106,6 +107,9 @@ void header_comment(const struct emit_variant *ev, int n, const char *name,
         if (!ks->field[i].set && op->fields[i].kind == VALUE_FLOAT &&
             !op->fields[i].required &&
             (op->fields[i].def == 0 || float_given)) {
+            continue;
+        }
+        if (!ks->field[i].set && param_stand_in(&op->fields[i])) {
             continue;
         }
         param_format(&op->fields[i], ks->field[i].num, value, sizeof value);

@@ -684,7 +684,8 @@ static void list_param(const struct param_def *p, const char *what,
         }
     } else if (p->required) {
         printf(", required");
-    } else if (p->kind == VALUE_FLOAT && p->def == 0) {
+    } else if ((p->kind == VALUE_FLOAT && p->def == 0) ||
+               param_stand_in(p)) {
         printf(", optional");
     } else {
         param_format(p, p->def, def, sizeof def);

@@ -16,7 +16,8 @@ enum value_kind {
 
 /* One key an op accepts: a field of the kernel, or a knob under `tile:`. */
 struct param_def {
-    const char *key;
+    const char *key;            /* "group.key": the key of a mapping
+                                   `group: {key: ...}` of the kernel */
     enum value_kind kind;
     int required;               /* must be given (fields only) */
     double def;                 /* default; bools 0/1, choices an index */
@@ -166,11 +167,25 @@ size_t buffer_elem_size(const struct plan_buffer *pb, enum dtype dt);
 
 #define SPECL_MAX_DEFINES 64
 #define SPECL_MAX_BUFFERS 8
+#define SPECL_MAX_TABLES 4
+#define SPECL_MAX_TABLE_VALUES 1024 /* of all tables of a plan */
+
+/* A table of float32 constants the plan computes (rope's frequencies),
+ * in the .cl prelude as `__constant float NAME[N] = {...};`: values
+ * value[at .. at + n) of its plan's table_value. */
+struct plan_table {
+    char name[32];
+    char comment[64];
+    int n, at;
+};
 
 /* Everything the emitter needs to know about one kernel. */
 struct plan {
     int n_define;             /* the .cl prelude */
     struct define define[SPECL_MAX_DEFINES];
+    int n_table;              /* the .cl prelude's tables, after it */
+    struct plan_table table[SPECL_MAX_TABLES];
+    float table_value[SPECL_MAX_TABLE_VALUES];
     int n_constant;           /* the public #defines of NAME.h */
     struct define constant[SPECL_MAX_DEFINES];
     int n_buffer;             /* in host API order */
@@ -319,6 +334,9 @@ int op_size_index(const struct op_def *op, const char *name);
 /* Index of KEY in the op's fields or knobs; -1 if absent. */
 int op_field_index(const struct op_def *op, const char *key);
 int op_knob_index(const struct op_def *op, const char *key);
+/* Whether GROUP names a mapping of OP's fields: some field's key is
+ * "GROUP.something". */
+int op_field_group(const struct op_def *op, const char *group);
 
 /* A field's or knob's value by key; the key must exist (checked). */
 double spec_field(const struct kernel_spec *ks, const char *key);
@@ -353,6 +371,9 @@ double emitted_float(double f);
 void plan_int(struct plan *p, const char *name, const char *comment, long v);
 void plan_float(struct plan *p, const char *name, const char *comment,
                 double v);
+/* A __constant float table NAME of the .cl prelude holding V[0 .. N). */
+void plan_table(struct plan *p, const char *name, const char *comment,
+                const float *v, int n);
 void plan_public_int(struct plan *p, const char *name, const char *comment,
                      long v);
 void plan_public_float(struct plan *p, const char *name,
@@ -421,6 +442,12 @@ float round_to_dtype(float f, enum dtype dt);
 /* Bytes of one element of dtype DT in memory. */
 size_t dtype_size(enum dtype dt);
 const char *dtype_name(enum dtype dt);
+
+/* Whether DEF, when a spec leaves it out, stands for another field: an
+ * optional int whose default is below its minimum (rope's rotary_dim:
+ * head_dim). Headers, bench's columns and tuning shapes leave it out
+ * then. */
+int param_stand_in(const struct param_def *def);
 
 /* Formats a parameter's value as a spec would write it ("4096", "2.5",
  * "true", "prepass"). */

@@ -17,6 +17,7 @@ extern const struct op_def op_layernorm;
 extern const struct op_def op_swiglu;
 extern const struct op_def op_add_rmsnorm;
 extern const struct op_def op_swiglu_backward;
+extern const struct op_def op_rope;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -27,6 +28,7 @@ const struct op_def *const op_registry[] = {
     &op_add_rmsnorm,
     &op_swiglu,
     &op_swiglu_backward,
+    &op_rope,
     NULL,
 };
 
@@ -170,6 +172,18 @@ int op_knob_index(const struct op_def *op, const char *key)
     return param_index(op->knobs, op->n_knobs, key);
 }
 
+int op_field_group(const struct op_def *op, const char *group)
+{
+    size_t n = strlen(group);
+    for (int i = 0; i < op->n_fields; i++) {
+        if (strncmp(op->fields[i].key, group, n) == 0 &&
+            op->fields[i].key[n] == '.') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int must_field(const struct kernel_spec *ks, const char *key)
 {
     int i = op_field_index(ks->op, key);
@@ -237,6 +251,24 @@ void plan_float(struct plan *p, const char *name, const char *comment,
     struct define *d = add_define(p->define, &p->n_define, name, comment);
     d->kind = DEFINE_FLOAT;
     d->f = v;
+}
+
+void plan_table(struct plan *p, const char *name, const char *comment,
+                const float *v, int n)
+{
+    int at = p->n_table ? p->table[p->n_table - 1].at +
+                              p->table[p->n_table - 1].n
+                        : 0;
+    assert(p->n_table < SPECL_MAX_TABLES);
+    assert(n > 0 && at + n <= SPECL_MAX_TABLE_VALUES);
+    assert(strlen(name) < sizeof p->table->name);
+    assert(strlen(comment) < sizeof p->table->comment);
+    struct plan_table *t = &p->table[p->n_table++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->comment, sizeof t->comment, "%s", comment);
+    t->n = n;
+    t->at = at;
+    memcpy(p->table_value + at, v, (size_t)n * sizeof *v);
 }
 
 void plan_public_int(struct plan *p, const char *name, const char *comment,
@@ -414,6 +446,7 @@ void naive_plan(const struct kernel_spec *ks, struct plan *p)
     /* The kernel's buffers and constants stay; what runs is the op's. */
     p->n_define = 0;
     memset(p->define, 0, sizeof p->define);
+    p->n_table = 0;
     memset(p->path, 0, sizeof p->path);
     p->n_path = 1;
     p->path[0].max_rows = 0;
@@ -508,6 +541,11 @@ void format_float(char *buf, size_t size, double f)
         strncat(buf, ".0", size - strlen(buf) - 1);
     }
     strncat(buf, "f", size - strlen(buf) - 1);
+}
+
+int param_stand_in(const struct param_def *def)
+{
+    return !def->required && def->kind == VALUE_INT && def->def < def->min;
 }
 
 void param_format(const struct param_def *def, double num, char *buf,

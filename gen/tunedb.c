@@ -165,6 +165,9 @@ void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size)
         if (f->kind != VALUE_INT && f->kind != VALUE_BOOL) {
             continue; /* eps, scale: no bearing on speed */
         }
+        if (!ks->field[i].set && param_stand_in(f)) {
+            continue; /* rope's rotary_dim left to head_dim */
+        }
         param_format(f, ks->field[i].num, v, sizeof v);
         size_t len = strlen(out);
         snprintf(out + len, size - len, "%s%s=%s", len ? " " : "", f->key, v);

@@ -153,7 +153,8 @@ void tune_device_slug(const char *device, char *out, size_t size);
 const char *tunedb_device(const struct tunedb *db, const char *name,
                           char *list, size_t list_size);
 
-/* The shape key of KS: its int and bool fields as "key=value ...". */
+/* The shape key of KS: its int and bool fields as "key=value ...", a
+ * stand-in (param_stand_in) only when the spec gives it. */
 void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size);
 
 #endif

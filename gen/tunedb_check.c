@@ -42,7 +42,8 @@ static int shape_valid(struct kernel_spec *ks, enum dtype dtype,
 }
 
 /* Whether TEXT is a shape of OP as tune_shape_text writes it (every int
- * and bool field once, in the op's order, values within their limits)
+ * and bool field once, a stand-in when given, in the op's order, values
+ * within their limits)
  * that a spec could give (shape_valid): entries are found by their
  * shape's text. Else the reason in WHY. */
 int tunedb_shape_fits(const struct op_def *op, enum dtype dtype,
@@ -82,14 +83,19 @@ int tunedb_shape_fits(const struct op_def *op, enum dtype dtype,
             return 0;
         }
         given[f] = 1;
+        ks.field[f].set = 1;
         p += len;
         p += strspn(p, " ");
     }
     for (int f = 0; f < op->n_fields; f++) {
         const struct param_def *def = &op->fields[f];
-        if ((def->kind == VALUE_INT || def->kind == VALUE_BOOL) && !given[f]) {
+        if ((def->kind == VALUE_INT || def->kind == VALUE_BOOL) &&
+            !given[f] && !param_stand_in(def)) {
             snprintf(why, size, "no '%s'", def->key);
             return 0;
+        }
+        if (!given[f]) {
+            ks.field[f].num = def->def;
         }
     }
     tune_shape_text(&ks, canonical, sizeof canonical);

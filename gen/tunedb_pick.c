@@ -67,6 +67,9 @@ static double shape_distance(const struct kernel_spec *ks, const char *a,
             continue;
         }
         double va = text_value(a, f->key), vb = text_value(b, f->key);
+        if (isnan(va) && isnan(vb) && param_stand_in(f)) {
+            continue; /* both leave it to the field it stands for */
+        }
         if (isnan(va) || isnan(vb)) {
             return INFINITY;
         }

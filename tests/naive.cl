@@ -44,6 +44,36 @@
 #ifndef TABLE_ROWS
 #define TABLE_ROWS 1    /* test_gather: rows of the table */
 #endif
+/* rope (naive_rope computes in double) */
+#if defined(ROPE_THETA_BITS) && !defined(cl_khr_fp64)
+#error "naive_rope: the device has no double (cl_khr_fp64)"
+#endif
+#ifndef HEADS
+#define HEADS 1         /* heads per row */
+#endif
+#ifndef HEAD_DIM
+#define HEAD_DIM 2      /* elements per head */
+#endif
+#ifndef ROT_DIM
+#define ROT_DIM 2       /* leading elements of a head that turn */
+#endif
+#ifndef ROPE_STYLE
+#define ROPE_STYLE 0    /* 0 pairs (i, i + ROT_DIM/2), 1 pairs (2i, 2i+1) */
+#endif
+#ifndef ROPE_INVERSE
+#define ROPE_INVERSE 0  /* 1: by -angle */
+#endif
+#ifndef ROPE_SCALING
+#define ROPE_SCALING 0  /* 0 none, 1 linear, 2 llama3 */
+#endif
+/* theta and the scaling's values as the bits of doubles (as_double) */
+#ifndef ROPE_THETA_BITS
+#define ROPE_THETA_BITS 4666723172467343360 /* 10000.0 */
+#define ROPE_FACTOR_BITS 0
+#define ROPE_LOW_BITS 0
+#define ROPE_HIGH_BITS 0
+#define ROPE_ORIGINAL 0
+#endif
 
 /* t[m][j] = SCALE * sum_k x[m][k] * a[k][j]; one work-item per (j, m). */
 __kernel void naive_xa(int rows, __global const storage_t *x,
@@ -370,3 +400,60 @@ __kernel void naive_add_rmsnorm(int rows, __global const storage_t *x,
         store1(y, base + i, load1(sum, base + i) * inv * load1(gamma, i));
     }
 }
+
+/* rope, in double: freq_i = theta^(-2i / ROT_DIM), scaled as Llama 3.1
+ * does, and cos and sin of position * freq_i (an angle rounded to float
+ * is off by 1e-3 rad at position 65535). One work-item per (head, row),
+ * each pair read before it is written. */
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+
+double naive_rope_freq(int i)
+{
+    double f = pow(as_double((long)ROPE_THETA_BITS), -2.0 * i / ROT_DIM);
+    double factor = as_double((long)ROPE_FACTOR_BITS);
+    if (ROPE_SCALING == 1) {
+        return f / factor;
+    }
+    if (ROPE_SCALING == 2) {
+        double lo = as_double((long)ROPE_LOW_BITS);
+        double hi = as_double((long)ROPE_HIGH_BITS);
+        double wavelen = 2 * M_PI / f;
+        if (wavelen < ROPE_ORIGINAL / hi) {
+            return f;
+        }
+        if (wavelen > ROPE_ORIGINAL / lo) {
+            return f / factor;
+        }
+        double smooth = (ROPE_ORIGINAL / wavelen - lo) / (hi - lo);
+        return (1 - smooth) * f / factor + smooth * f;
+    }
+    return f;
+}
+
+__kernel void naive_rope(int rows, __global const storage_t *x,
+                         __global const int *positions,
+                         __global storage_t *y)
+{
+    int h = get_global_id(0), m = get_global_id(1);
+    if (h >= HEADS || m >= rows) {
+        return;
+    }
+    size_t base = ((size_t)m * HEADS + h) * HEAD_DIM;
+    for (int i = 0; i < ROT_DIM / 2; i++) {
+        double angle = positions[m] * naive_rope_freq(i);
+        float c = (float)cos(angle), s = (float)sin(angle);
+        if (ROPE_INVERSE) {
+            s = -s;
+        }
+        int ia = ROPE_STYLE ? 2 * i : i;
+        int ib = ROPE_STYLE ? 2 * i + 1 : i + ROT_DIM / 2;
+        float a = load1(x, base + ia), b = load1(x, base + ib);
+        store1(y, base + ia, a * c - b * s);
+        store1(y, base + ib, a * s + b * c);
+    }
+    for (int d = ROT_DIM; d < HEAD_DIM; d++) {
+        store1(y, base + d, load1(x, base + d));
+    }
+}
+#endif

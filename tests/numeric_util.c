@@ -533,7 +533,7 @@ static void run_case(struct nu_kernel *k, const struct vcase *c,
 }
 
 /* Multiplies the input buffer NAME of C by BY and adds SHIFT (rounded
- * to the dtype). */
+ * to the dtype; an int32 buffer's down to a whole number). */
 static void scale_input(struct vcase *c, const char *name, double by,
                         double shift)
 {
@@ -542,10 +542,11 @@ static void scale_input(struct vcase *c, const char *name, double by,
             c->plan.buffer[b].role != BUFFER_IN || c->host[b] == NULL) {
             continue;
         }
+        int whole = c->plan.buffer[b].elem == ELEM_I32;
         for (size_t i = 0; i < c->count[b]; i++) {
-            c->host[b][i] =
-                round_to_dtype((float)(c->host[b][i] * by + shift),
-                               c->ks->dtype);
+            double v = c->host[b][i] * by + shift;
+            c->host[b][i] = whole ? (float)floor(v)
+                                  : round_to_dtype((float)v, c->ks->dtype);
         }
     }
 }

@@ -29,7 +29,7 @@ struct nu_kernel {
     double x_ramp;
     /* Set before nu_run: the input buffer of this name (NULL: none) is
      * drawn times scale_by, plus shift_by, e.g. layernorm's beta made
-     * tiny. */
+     * tiny (an int32 buffer's rounded down: rope's positions moved). */
     const char *scale_input;
     double scale_by;
     double shift_by;

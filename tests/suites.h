@@ -29,5 +29,7 @@ int add_sizes_tune_tests(CU_pSuite s);
 int add_gated_numeric_tests(CU_pSuite s);
 /* test_add_norm.c: add_rmsnorm, added to the numeric suite. */
 int add_add_norm_numeric_tests(CU_pSuite s);
+/* test_rope.c: rope, added to the numeric suite. */
+int add_rope_numeric_tests(CU_pSuite s);
 
 #endif

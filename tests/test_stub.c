@@ -27,6 +27,7 @@
 #include "stub_lora_split.h"
 #include "stub_lora_tc.h"
 #include "stub_rmsnorm.h"
+#include "stub_rope.h"
 #include "stub_swiglu_backward.h"
 #include "stub_add_rmsnorm.h"
 #include "stub_softmax.h"
@@ -142,6 +143,7 @@ ADAPT(stub_layernorm)
 ADAPT(stub_lora_backward)
 ADAPT(stub_swiglu_backward)
 ADAPT(stub_add_rmsnorm)
+ADAPT(stub_rope)
 ADAPT_ENQUEUE(stub_lora, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_delta, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_tc, b[0], b[1], b[2], b[3], b[4])
@@ -152,12 +154,13 @@ ADAPT_ENQUEUE(stub_lora_backward, b[0], b[1], b[2], b[3], b[4], b[5], b[6],
               b[7])
 ADAPT_ENQUEUE(stub_swiglu_backward, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_add_rmsnorm, b[0], b[1], b[2], b[3], b[4])
+ADAPT_ENQUEUE(stub_rope, b[0], b[1], b[2])
 
 static const struct stub_api stubs[] = {
     STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
     STUB(stub_rmsnorm), STUB(stub_layernorm),  STUB(stub_lora_tc),
     STUB(stub_lora_backward), STUB(stub_swiglu_backward),
-    STUB(stub_add_rmsnorm),
+    STUB(stub_add_rmsnorm), STUB(stub_rope),
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 
