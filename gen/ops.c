@@ -352,6 +352,7 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
     b->fixed = fixed;
     b->elem = ELEM_STORAGE;
     b->optional = optional;
+    b->nullable = 0;
     b->role = BUFFER_IN;
     b->shape = NULL;
     b->note = NULL;
@@ -363,6 +364,12 @@ void plan_buffer_over(struct plan *p, unsigned mask, long per)
     assert(p->n_buffer > 0);
     p->buffer[p->n_buffer - 1].sizes = mask;
     p->buffer[p->n_buffer - 1].per = per;
+}
+
+void plan_buffer_nullable(struct plan *p)
+{
+    assert(p->n_buffer > 0);
+    p->buffer[p->n_buffer - 1].nullable = 1;
 }
 
 void plan_buffer_elem(struct plan *p, enum elem_type elem)

@@ -59,7 +59,7 @@ $(STUB_DIR)/stub_in_place.h: $(STUB_DIR)/stub_softmax.h
 	sed $(IN_PLACE_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_in_place.c: $(STUB_DIR)/stub_softmax.c
 	sed $(IN_PLACE_RENAME) \
-	    -e 's|^\(    {[0-9]*, 1u, 0, [0-9]*, 0, 1, \)-1}, /\* y \*/$$|\10}, /* y, may be x */|' \
+	    -e 's|^\(    {[0-9]*, 1u, 0, [0-9]*, 0, 0, 1, \)-1}, /\* y \*/$$|\10}, /* y, may be x */|' \
 	    $< > $@.tmp
 	grep -q 'may be x' $@.tmp && mv $@.tmp $@
 
