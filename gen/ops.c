@@ -17,6 +17,8 @@ extern const struct op_def op_layernorm;
 extern const struct op_def op_swiglu;
 extern const struct op_def op_add_rmsnorm;
 extern const struct op_def op_swiglu_backward;
+extern const struct op_def op_rmsnorm_backward;
+extern const struct op_def op_layernorm_backward;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -27,6 +29,8 @@ const struct op_def *const op_registry[] = {
     &op_add_rmsnorm,
     &op_swiglu,
     &op_swiglu_backward,
+    &op_rmsnorm_backward,
+    &op_layernorm_backward,
     NULL,
 };
 

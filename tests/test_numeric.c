@@ -1039,6 +1039,7 @@ int add_numeric_suite(void)
     CU_pSuite s = CU_add_suite("numeric", suite_init, suite_cleanup);
     if (s == NULL || add_sizes_numeric_tests(s) != 0 ||
         add_gated_numeric_tests(s) != 0 || add_add_norm_numeric_tests(s) != 0 ||
+        add_norm_backward_numeric_tests(s) != 0 ||
         CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
             NULL ||
         CU_add_test(s, "row ops: odd and long rows", test_row_shapes) ==

@@ -13,7 +13,7 @@ TEST_CFLAGS += -DSPECL_LIBCLANG='"$(LLVM)/lib/libclang.so.1"' -DSPECL_BIN='"$(B)
 STUB_DIR   = $(B)/tests/stubs
 STUB_NAMES = stub_lora stub_lora_delta stub_lora_tc stub_softmax stub_rmsnorm stub_layernorm \
              stub_lora_backward stub_lora_split stub_swiglu_backward \
-             stub_add_rmsnorm
+             stub_add_rmsnorm stub_rmsnorm_backward stub_layernorm_backward
 STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
 TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
                     $(STUB_DIR)/stub_fallback.h $(STUB_DIR)/stub_in_place.h
