@@ -31,6 +31,12 @@ CASES = [
      "silu"),
     ("add_rmsnorm_4096", "add_rmsnorm", torch.float32, 4096, None),
     ("bf16_add_rmsnorm_4096", "add_rmsnorm", torch.bfloat16, 4096, None),
+    ("rmsnorm_back_4096", "rmsnorm_backward", torch.float32, 4096, None),
+    ("bf16_rmsnorm_back_4096", "rmsnorm_backward", torch.bfloat16, 4096,
+     None),
+    ("layernorm_back_4096", "layernorm_backward", torch.float32, 4096, None),
+    ("bf16_layernorm_back_4096", "layernorm_backward", torch.bfloat16, 4096,
+     None),
 ]
 
 LLAMA3 = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -65,10 +71,37 @@ def add_rmsnorm(x, residual, gamma):
     return s, F.rms_norm(s, (s.shape[-1],), gamma, 1e-5)
 
 
+def norm_backward(op, x, dy):
+    """dx, dgamma (and dbeta) by autograd of the forward, as a training
+    step's backward runs them; the bytes specl's floor counts."""
+    features = x.shape[-1]
+    gamma = (torch.rand(features, device="cuda", dtype=x.dtype) + 0.5)
+    params = [gamma.requires_grad_(True)]
+    xg = x.clone().requires_grad_(True)
+    if op == "rmsnorm_backward":
+        y = F.rms_norm(xg, (features,), gamma, 1e-5)
+    else:
+        beta = torch.zeros(features, device="cuda", dtype=x.dtype)
+        params.append(beta.requires_grad_(True))
+        y = F.layer_norm(xg, (features,), gamma, beta, 1e-5)
+    inputs = [xg] + params
+
+    def fn():
+        torch.autograd.grad(y, inputs, dy, retain_graph=True)
+
+    # x, dy and dx; gamma read, dgamma (and dbeta) written as float32
+    nbytes = (3 * x.numel() * x.element_size() +
+              features * (x.element_size() + 4 * len(params)))
+    return fn, nbytes
+
+
 def case(name, op, dtype, features, activation, rows, reps):
     gate = torch.rand(rows, features, device="cuda", dtype=dtype) * 2 - 1
     up = torch.rand_like(gate) * 2 - 1
-    if op == "add_rmsnorm":
+    nbytes = None
+    if op in ("rmsnorm_backward", "layernorm_backward"):
+        fn, nbytes = norm_backward(op, gate, up)
+    elif op == "add_rmsnorm":
         # x, residual, sum and y (gamma is one row)
         buffers = 4
         gamma = torch.rand(features, device="cuda", dtype=dtype) + 0.5
@@ -90,7 +123,8 @@ def case(name, op, dtype, features, activation, rows, reps):
             torch.autograd.grad(y, (g, u), dy, retain_graph=True)
 
     us = median_us(fn, reps)
-    nbytes = buffers * rows * features * gate.element_size()
+    if nbytes is None:
+        nbytes = buffers * rows * features * gate.element_size()
     print(f"{name:24s} {op:16s} {str(dtype)[6:]:9s} {rows}x{features} "
           f"{activation or '':9s} torch eager {us:9.1f} us {nbytes / us / 1e3:7.1f} GB/s")
 

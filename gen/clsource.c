@@ -117,6 +117,19 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
     return h;
 }
 
+/* "if_given NAME...\n" for if_given names (NULL-terminated); nothing
+ * for none, so that the hashes of plans without them stay as they were
+ * (tuning databases hold them). */
+static void given_hash_text(const char *const *names, struct buf *b)
+{
+    for (int i = 0; i < 3 && names[i] != NULL; i++) {
+        buf_printf(b, "%s %s", i ? "" : "if_given", names[i]);
+    }
+    if (names[0] != NULL) {
+        buf_puts(b, "\n");
+    }
+}
+
 /* The hash of kernel_code_hash for KS's PLAN over TEMPLATE_FILE (NULL:
  * the op's kernels). */
 static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
@@ -150,12 +163,16 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
         if (p->buffer[i].may_alias != NULL) {
             buf_printf(&b, "may_alias %s\n", p->buffer[i].may_alias);
         }
+        if (p->buffer[i].nullable) {
+            buf_puts(&b, "nullable\n");
+        }
     }
     for (int i = 0; i < p->n_path; i++) {
         const struct path *pa = &p->path[i];
         buf_printf(&b, "path %ld %s\nscratch %ld %u %ld\n", pa->max_rows,
                    pa->why, pa->scratch_per, pa->scratch_sizes,
                    pa->scratch_fixed);
+        given_hash_text(pa->scratch_if_given, &b);
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
             buf_printf(&b, "launch %s %d %zu %zu", la->kernel, la->dims,
@@ -169,6 +186,7 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
                 buf_printf(&b, " %s", la->args[a]);
             }
             buf_puts(&b, "\n");
+            given_hash_text(la->if_given, &b);
         }
     }
     *hash = fnv1a(14695981039346656037u, buf_str(&b), b.len);

@@ -65,6 +65,19 @@ static void buffer_count_text(const struct op_def *op,
 /* What variant V's plan (EV) decided: the prelude, (variant 0) the
  * constants and buffers, the scratch, the kernels with their work-group
  * sizes (the ones create checks) and every path's launches. */
+/* " (when the call gives dgamma or dbeta)" for the if_given names NAMES
+ * (NULL-terminated); nothing for none. */
+static void given_text(const char *const *names, struct buf *out)
+{
+    for (int i = 0; i < 3 && names[i] != NULL; i++) {
+        buf_printf(out, "%s%s", i ? " or " : " (when the call gives ",
+                   names[i]);
+    }
+    if (names[0] != NULL) {
+        buf_puts(out, ")");
+    }
+}
+
 static void plan_decisions(const struct emit_variant *ev, int v, int n,
                            struct buf *out)
 {
@@ -117,8 +130,9 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             if (pb->elem != ELEM_STORAGE) {
                 buf_puts(out, pb->elem == ELEM_I32 ? " (int32)" : " (float32)");
             }
-            buf_puts(out, pb->optional ? " (optional: unused by this spec)\n"
-                                       : "\n");
+            buf_puts(out, pb->optional   ? " (optional: unused by this spec)\n"
+                          : pb->nullable ? " (may be NULL: not wanted)\n"
+                                         : "\n");
         }
     }
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
@@ -143,7 +157,9 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
                                           .fixed = path->scratch_fixed};
             buf_puts(out, "  scratch: ");
             buffer_count_text(ks->op, &scratch, out);
-            buf_puts(out, " floats\n");
+            buf_puts(out, " floats");
+            given_text(path->scratch_if_given, out);
+            buf_puts(out, "\n");
         }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
@@ -158,7 +174,9 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
                     buf_printf(out, " %d", l->slices);
                 }
             }
-            buf_puts(out, ")\n");
+            buf_puts(out, ")");
+            given_text(l->if_given, out);
+            buf_puts(out, "\n");
         }
     }
 }

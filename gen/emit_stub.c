@@ -145,10 +145,11 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
                    i);
         buf_printf(&b[H_BUFFER_UNDEFS], "#undef %s_BUF_%s\n", name, up);
         buf_printf(&b[H_BUFFER_SHAPES],
-                   "    {%ld, %uu, %ld, %zu, %d, %d, %d}, /* %s */\n",
+                   "    {%ld, %uu, %ld, %zu, %d, %d, %d, %d}, /* %s */\n",
                    pb->per, pb->sizes, pb->fixed,
                    buffer_elem_size(pb, ks->dtype), pb->optional,
-                   pb->role != BUFFER_IN, alias_index(p, pb), pb->name);
+                   pb->nullable, pb->role != BUFFER_IN, alias_index(p, pb),
+                   pb->name);
         /* In NAME.c's definitions, with an underscore as every parameter
          * (stub.c.in says why). */
         buf_printf(&b[H_BUFFER_ARGS], "%s_%s", i ? ", " : "", pb->name);
@@ -179,6 +180,10 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
             buf_puts(&doc, " (unused by this spec; may be NULL)");
         } else if (pb->note != NULL) {
             buf_printf(&doc, ". %s.", pb->note);
+        }
+        if (pb->nullable) {
+            buf_printf(&doc, "%s May be NULL when not wanted: then nothing "
+                       "computes it.", pb->note != NULL ? "" : ".");
         }
         snprintf(first, sizeof first, " *   %-6s ", pb->name);
         comment_wrap(&b[H_BUFFER_DOC], first, " *          ", buf_str(&doc));

@@ -47,6 +47,25 @@ static size_t per_group(const struct launch *l, int d)
     return l->per_group[d] > 1 ? l->per_group[d] : 1;
 }
 
+/* The bits (1 << buffer index) of the nullable buffers of P that NAMES
+ * lists (NULL-terminated; up to 3), into *MASK; -1 with a message in ERR
+ * for a name that is no nullable buffer of P. */
+static int given_mask(const struct plan *p, const char *const *names,
+                      unsigned *mask, char *err, size_t errsize)
+{
+    *mask = 0;
+    for (int i = 0; i < 3 && names[i] != NULL; i++) {
+        int b = buffer_index(p, names[i]);
+        if (b < 0 || !p->buffer[b].nullable) {
+            snprintf(err, errsize, "if_given: %s is no nullable buffer",
+                     names[i]);
+            return -1;
+        }
+        *mask |= 1u << b;
+    }
+    return 0;
+}
+
 /* Variant V's kernel table, paths and NAME_variants row (stub NAME of an
  * OP kernel). */
 static int stub_tables(const char *name, const struct op_def *op,
@@ -104,17 +123,26 @@ static int stub_tables(const char *name, const struct op_def *op,
                     return -1;
                 }
             }
-            buf_printf(t, "%s_ARG_END}},\n", name);
+            unsigned if_given;
+            if (given_mask(p, l->if_given, &if_given, err, errsize) < 0) {
+                return -1;
+            }
+            buf_printf(t, "%s_ARG_END}, %uu},\n", name, if_given);
         }
         buf_puts(t, "};\n\n");
     }
     buf_printf(t, "static const struct %s_path %s_paths%d[] = {\n", name, name,
                v);
     for (int pi = 0; pi < p->n_path; pi++) {
-        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %uu, %ld},\n",
+        unsigned scratch_if;
+        if (given_mask(p, p->path[pi].scratch_if_given, &scratch_if, err,
+                       errsize) < 0) {
+            return -1;
+        }
+        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %uu, %ld, %uu},\n",
                    p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi,
                    p->path[pi].scratch_per, p->path[pi].scratch_sizes,
-                   p->path[pi].scratch_fixed);
+                   p->path[pi].scratch_fixed, scratch_if);
     }
     buf_puts(t, "};\n\n");
     buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
@@ -143,6 +171,7 @@ static int same_api(const struct plan *a, const struct plan *b)
             a->buffer[i].elem != b->buffer[i].elem ||
             a->buffer[i].fixed != b->buffer[i].fixed ||
             a->buffer[i].optional != b->buffer[i].optional ||
+            a->buffer[i].nullable != b->buffer[i].nullable ||
             a->buffer[i].role != b->buffer[i].role ||
             (a->buffer[i].may_alias == NULL) !=
                 (b->buffer[i].may_alias == NULL) ||

@@ -96,6 +96,10 @@ struct launch {
     const char *args[8];      /* NULL-terminated: a size name of the op
                                  ("rows"), a buffer name of op->buffers,
                                  "scratch", or "slices" */
+    /* NULL-terminated names of nullable buffers (plan_buffer_nullable):
+     * the launch runs only when the call gives one of them (not NULL);
+     * none named: always. Every path has a launch that always runs. */
+    const char *if_given[3];
 };
 
 /* Sets L's dimension D to GROUPS fixed work-groups. */
@@ -123,6 +127,10 @@ struct path {
     long scratch_per;
     unsigned scratch_sizes;   /* SIZE_BIT mask */
     long scratch_fixed;
+    /* As a launch's if_given, for the scratch: the stub makes (and checks
+     * the size of a caller's) only when the call gives one of these; else
+     * the launches get NULL for "scratch". None named: whenever counted. */
+    const char *scratch_if_given[3];
 };
 
 /* What the kernels do with a buffer of the host API. */
@@ -149,6 +157,11 @@ struct plan_buffer {
     long fixed;
     enum elem_type elem;
     int optional;             /* may be NULL (unused by this spec) */
+    int nullable;             /* an output the caller may pass as NULL at
+                                 run time, not wanting it: the launches
+                                 and scratch that serve only such outputs
+                                 are skipped (if_given), and the kernels
+                                 that take it see a NULL pointer */
     enum buffer_role role;
     const char *shape;        /* for NAME.h: the row-major array it holds
                                  in the op's terms, "[rows][features]" */
@@ -385,6 +398,9 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
 /* Makes the buffer plan_buffer added last hold PER elements per product
  * of the sizes MASK names, plus its fixed ones. */
 void plan_buffer_over(struct plan *p, unsigned mask, long per);
+/* Lets the caller pass the output plan_buffer added last as NULL (struct
+ * plan_buffer's nullable). */
+void plan_buffer_nullable(struct plan *p);
 /* Makes the buffer plan_buffer added last one of ELEM elements. */
 void plan_buffer_elem(struct plan *p, enum elem_type elem);
 /* Marks the buffer plan_buffer added last as ROLE (they start as

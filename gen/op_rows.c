@@ -28,44 +28,33 @@
  * 29.7 and 30.8 us against two rows, 30.3 and 31.3). */
 #define ROWS_GROUP_ITEMS 256
 #define ROWS_GROUP_HALVES 128
-/* Vectors a streaming work-item sums into a fresh accumulator before
- * adding the block's sum to its compensated total (row_reduce.cl): a sum
- * of 64 float32 terms is off by a few 1e-7 relative at worst-typical, far
- * inside the 1e-5 bound, and the compensated add costs a few operations
- * per 64 vectors. */
-#define ROWS_SUM_BLOCK 64
-/* Largest work-group (work-items) and local memory (bytes) a spec may ask
- * for: what every OpenCL GPU of interest offers. */
-#define ROWS_MAX_GROUP 1024
+/* Largest work-group (ROWS_MAX_GROUP work-items, op_rows.h) and local
+ * memory (bytes) a spec may ask for: what every OpenCL GPU of interest
+ * offers. */
 #define ROWS_MAX_LOCAL 32768
 
-static const char *const mode_choices[] = {"auto", "registers", "streaming",
-                                           NULL};
+const char *const rows_mode_choices[] = {"auto", "registers", "streaming",
+                                         NULL};
 enum { MODE_AUTO, MODE_REGISTERS, MODE_STREAMING };
 
 const struct param_def rows_knobs[ROWS_N_KNOBS] = {
-    [ROWS_KNOB_WG] = {"wg", VALUE_INT, 0, 256, 1, ROWS_MAX_GROUP, NULL,
-                      "work-items per row, a power of two (shape: about 8 "
-                      "elements each, 32 in f16 and bf16)"},
-    [ROWS_KNOB_ROWS] = {"rows", VALUE_INT, 0, 1, 1, ROWS_MAX_GROUP, NULL,
-                        "rows per work-group, wg * rows <= 1024 (shape: "
-                        "256 / wg)"},
-    [ROWS_KNOB_VEC] = {"vec", VALUE_INT, 0, 4, 1, 16, NULL,
-                       "elements per access, dividing features: 1, 2, 4 "
-                       "(GPUs), 8 (GPUs, f16 and bf16), 16 (CPUs)"},
-    [ROWS_KNOB_MODE] = {"mode", VALUE_CHOICE, 0, MODE_AUTO, 0, 0,
-                        mode_choices,
-                        "registers (x read once), streaming (x re-read, any "
-                        "length) or auto"},
+    [ROWS_KNOB_WG] = ROWS_KNOB_WG_DEF("work-items per row, a power of two "
+                                      "(shape: about 8 elements each, 32 in "
+                                      "f16 and bf16)"),
+    [ROWS_KNOB_ROWS] = ROWS_KNOB_ROWS_DEF,
+    [ROWS_KNOB_VEC] = ROWS_KNOB_VEC_DEF,
+    [ROWS_KNOB_MODE] = ROWS_KNOB_MODE_DEF,
 };
+
+/* What the forward row ops' defaults aim at (the figures above). */
+static const struct rows_aim forward_aim = {
+    ROWS_ITEM_FLOATS, ROWS_ITEM_HALVES, ROWS_GROUP_ITEMS, ROWS_GROUP_HALVES,
+    16};
 
 /* GPUs want many work-items per row and vec <= 4; CPUs one work-item per
  * row (wg 1) with wide vectors. */
 const struct tune_axis rows_tune_space[] = {
-    {"wg", "1 2 4 8 16 32 64 128 256 512 1024"},
-    {"vec", "1 2 4 8 16"},
-    {"rows", "1 2 4 8 16 64 256"},
-    {"mode", "registers streaming"},
+    ROWS_TUNE_AXES,
     {NULL, NULL},
 };
 
@@ -118,8 +107,7 @@ static int row_fits(const struct kernel_spec *ks)
     return item_vectors(ks) * knob(ks, ROWS_KNOB_VEC) <= ROWS_REG_FLOATS;
 }
 
-/* Whether the row is kept in registers (mode, with auto resolved). */
-static int rows_in_registers(const struct kernel_spec *ks)
+int rows_in_registers(const struct kernel_spec *ks)
 {
     switch ((int)knob(ks, ROWS_KNOB_MODE)) {
     case MODE_REGISTERS:
@@ -131,12 +119,14 @@ static int rows_in_registers(const struct kernel_spec *ks)
     }
 }
 
-/* CPUs: one work-item per row, 16 rows per work-group, the widest vector
- * that divides the row, the row re-read (streaming): each work-item walks
- * its row with wide loads, which PoCL turns into SIMD code, instead of a
- * work-group reduction whose barriers it runs as loops (the best config
- * `specl tune` found for D = 4096 on PoCL: 3x the GPU defaults there). */
-static void rows_defaults_cpu(struct kernel_spec *ks)
+/* CPUs: one work-item per row, 16 rows per work-group (AIM's), the widest
+ * vector that divides the row, the row re-read (streaming): each
+ * work-item walks its row with wide loads, which PoCL turns into SIMD
+ * code, instead of a work-group reduction whose barriers it runs as loops
+ * (the best config `specl tune` found for D = 4096 on PoCL: 3x the GPU
+ * defaults there). */
+static void rows_defaults_cpu(struct kernel_spec *ks,
+                              const struct rows_aim *aim)
 {
     struct param_value *k = ks->knob;
     long d = features(ks);
@@ -152,7 +142,8 @@ static void rows_defaults_cpu(struct kernel_spec *ks)
     }
     if (!k[ROWS_KNOB_ROWS].set) {
         long wg = knob(ks, ROWS_KNOB_WG);
-        k[ROWS_KNOB_ROWS].num = (double)(wg < 16 ? 16 / wg : 1);
+        k[ROWS_KNOB_ROWS].num =
+            (double)(wg < aim->cpu_rows ? aim->cpu_rows / wg : 1);
     }
     if (!k[ROWS_KNOB_MODE].set) {
         k[ROWS_KNOB_MODE].num = knob(ks, ROWS_KNOB_WG) == 1 || !row_fits(ks)
@@ -163,10 +154,15 @@ static void rows_defaults_cpu(struct kernel_spec *ks)
 
 void rows_defaults(struct kernel_spec *ks)
 {
+    rows_defaults_aim(ks, &forward_aim);
+}
+
+void rows_defaults_aim(struct kernel_spec *ks, const struct rows_aim *aim)
+{
     struct param_value *k = ks->knob;
     long d = features(ks);
     if (ks->target == TARGET_CPU) {
-        rows_defaults_cpu(ks);
+        rows_defaults_cpu(ks, aim);
         return;
     }
     int half = dtype_size(ks->dtype) == 2;
@@ -182,12 +178,12 @@ void rows_defaults(struct kernel_spec *ks)
             cap = pow2_at_most(ROWS_MAX_GROUP / knob(ks, ROWS_KNOB_ROWS));
         }
         long want = pow2_at_least(
-            ceil_div(d, half ? ROWS_ITEM_HALVES : ROWS_ITEM_FLOATS));
+            ceil_div(d, half ? aim->item_halves : aim->item_floats));
         k[ROWS_KNOB_WG].num = (double)(want < cap ? want : cap);
     }
     if (!k[ROWS_KNOB_ROWS].set) {
         long wg = knob(ks, ROWS_KNOB_WG);
-        long items = half ? ROWS_GROUP_HALVES : ROWS_GROUP_ITEMS;
+        long items = half ? aim->group_halves : aim->group_items;
         k[ROWS_KNOB_ROWS].num = wg < items ? (double)(items / wg) : 1;
     }
     if (!k[ROWS_KNOB_MODE].set) {

@@ -18,11 +18,49 @@ enum { ROWS_KNOB_WG, ROWS_KNOB_ROWS, ROWS_KNOB_VEC, ROWS_KNOB_MODE,
        ROWS_N_KNOBS };
 extern const struct param_def rows_knobs[ROWS_N_KNOBS];
 
+/* Their definitions, for ops that add knobs of their own after them
+ * (wg with the help line of the op's defaults). */
+#define ROWS_MAX_GROUP 1024
+extern const char *const rows_mode_choices[];
+#define ROWS_KNOB_WG_DEF(help)                                               \
+    {"wg", VALUE_INT, 0, 256, 1, ROWS_MAX_GROUP, NULL, help}
+#define ROWS_KNOB_ROWS_DEF                                                   \
+    {"rows", VALUE_INT, 0, 1, 1, ROWS_MAX_GROUP, NULL,                       \
+     "rows per work-group, wg * rows <= 1024 (shape: 256 / wg)"}
+#define ROWS_KNOB_VEC_DEF                                                    \
+    {"vec", VALUE_INT, 0, 4, 1, 16, NULL,                                    \
+     "elements per access, dividing features: 1, 2, 4 (GPUs), 8 (GPUs, "    \
+     "f16 and bf16), 16 (CPUs)"}
+#define ROWS_KNOB_MODE_DEF                                                   \
+    {"mode", VALUE_CHOICE, 0, 0, 0, 0, rows_mode_choices,                    \
+     "registers (x read once), streaming (x re-read, any length) or auto"}
+
+/* What the shape-aware defaults aim at on GPUs: elements per work-item
+ * (float32, half-width storage) and work-items per group of short rows;
+ * and the rows of a work-group on CPUs (over wg). */
+struct rows_aim {
+    int item_floats, item_halves;
+    int group_items, group_halves;
+    int cpu_rows;
+};
+
 /* The most floats one work-item keeps in registers (mode: registers). */
 #define ROWS_REG_FLOATS 64
 
+/* Vectors a streaming work-item sums into a fresh accumulator before
+ * adding the block's sum to its compensated total (row_reduce.cl): a sum
+ * of 64 float32 terms is off by a few 1e-7 relative at worst-typical, far
+ * inside the 1e-5 bound, and the compensated add costs a few operations
+ * per 64 vectors. */
+#define ROWS_SUM_BLOCK 64
+
+/* Whether KS keeps its rows in registers (mode, with auto resolved). */
+int rows_in_registers(const struct kernel_spec *ks);
+
 /* Fills the knobs the spec left unset from the shape (see op_rows.c). */
 void rows_defaults(struct kernel_spec *ks);
+/* The same aiming at AIM. */
+void rows_defaults_aim(struct kernel_spec *ks, const struct rows_aim *aim);
 
 /* Checks the knobs against each other and the shape. LOCAL_FLOATS is how
  * many floats of local memory the template takes per work-item. */
@@ -52,7 +90,11 @@ void rows_plan_launch(const struct kernel_spec *ks, struct plan *p,
                       const char *kernel, const char *const *inputs,
                       const char *const *params, const char *const *outputs);
 
-/* What `specl tune` searches for a row op. */
+/* What `specl tune` searches for a row op; ROWS_TUNE_AXES for ops that
+ * search knobs of their own after them. */
+#define ROWS_TUNE_AXES                                                       \
+    {"wg", "1 2 4 8 16 32 64 128 256 512 1024"}, {"vec", "1 2 4 8 16"},      \
+        {"rows", "1 2 4 8 16 64 256"}, {"mode", "registers streaming"}
 extern const struct tune_axis rows_tune_space[];
 
 /* Checking and measuring (the op_def hooks of the same names). Buffers

@@ -18,6 +18,8 @@ extern const struct op_def op_swiglu;
 extern const struct op_def op_add_rmsnorm;
 extern const struct op_def op_swiglu_backward;
 extern const struct op_def op_rope;
+extern const struct op_def op_rmsnorm_backward;
+extern const struct op_def op_layernorm_backward;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -29,6 +31,8 @@ const struct op_def *const op_registry[] = {
     &op_swiglu,
     &op_swiglu_backward,
     &op_rope,
+    &op_rmsnorm_backward,
+    &op_layernorm_backward,
     NULL,
 };
 
@@ -384,6 +388,7 @@ void plan_buffer(struct plan *p, const char *name, long per_row, long fixed,
     b->fixed = fixed;
     b->elem = ELEM_STORAGE;
     b->optional = optional;
+    b->nullable = 0;
     b->role = BUFFER_IN;
     b->shape = NULL;
     b->note = NULL;
@@ -395,6 +400,12 @@ void plan_buffer_over(struct plan *p, unsigned mask, long per)
     assert(p->n_buffer > 0);
     p->buffer[p->n_buffer - 1].sizes = mask;
     p->buffer[p->n_buffer - 1].per = per;
+}
+
+void plan_buffer_nullable(struct plan *p)
+{
+    assert(p->n_buffer > 0);
+    p->buffer[p->n_buffer - 1].nullable = 1;
 }
 
 void plan_buffer_elem(struct plan *p, enum elem_type elem)

@@ -367,7 +367,7 @@ static const struct op_def *check_entry_op(struct loader *l,
                                            const struct tune_entry *e,
                                            yaml_node_t *const *node)
 {
-    char why[DIAG_MESSAGE_MAX], ops[128];
+    char why[DIAG_MESSAGE_MAX], ops[256];
     const struct op_def *op = NULL;
     if (node[E_OP] != NULL && node[E_OP]->type == YAML_SCALAR_NODE) {
         op = op_find(e->op);

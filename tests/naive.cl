@@ -457,3 +457,123 @@ __kernel void naive_rope(int rows, __global const storage_t *x,
     }
 }
 #endif
+/* rmsnorm_backward, layernorm_backward: with xhat the forward's normalised
+ * x, r its 1 / sqrt(mean square or variance + EPS) and g = gamma * dy,
+ * dx = r * (g - mean(g) - xhat * mean(g * xhat)) (rmsnorm: no mean(g)),
+ * dgamma (+)= sum over rows of dy * xhat, dbeta (+)= sum of dy. The row
+ * kernels leave in scratch (rows x 3) each row's shift x[0] and the mean
+ * of x - shift (layernorm, as naive_layernorm; 0 for rmsnorm) and r for
+ * the column kernels: xhat = (x - shift - mean) * r. */
+
+/* xhat of element AT of row M, from the row's entries in SCRATCH. */
+float naive_norm_xhat(__global const storage_t *x, size_t at, int m,
+                      __global const float *scratch)
+{
+    return (load1(x, at) - scratch[3 * m] - scratch[3 * m + 1]) *
+           scratch[3 * m + 2];
+}
+
+/* dx of row M, whose statistics are in SCRATCH. */
+void naive_norm_dx(int m, int centred, __global const storage_t *x,
+                   __global const storage_t *gamma,
+                   __global const storage_t *dy, __global storage_t *dx,
+                   __global const float *scratch)
+{
+    size_t base = (size_t)m * FEATURES;
+    float sg = 0.0f, sgx = 0.0f;
+    for (int i = 0; i < FEATURES; i++) {
+        float g = load1(gamma, i) * load1(dy, base + i);
+        sg += g;
+        sgx += g * naive_norm_xhat(x, base + i, m, scratch);
+    }
+    float mg = centred ? sg / FEATURES : 0.0f;
+    for (int i = 0; i < FEATURES; i++) {
+        float g = load1(gamma, i) * load1(dy, base + i);
+        float xhat = naive_norm_xhat(x, base + i, m, scratch);
+        store1(dx, base + i,
+               scratch[3 * m + 2] * (g - mg - xhat * sgx / FEATURES));
+    }
+}
+
+__kernel void naive_rmsnorm_backward(int rows, __global const storage_t *x,
+                                     __global const storage_t *gamma,
+                                     __global const storage_t *dy,
+                                     __global storage_t *dx,
+                                     __global float *scratch)
+{
+    int m = get_global_id(0);
+    if (m >= rows) {
+        return;
+    }
+    size_t base = (size_t)m * FEATURES;
+    float ss = 0.0f;
+    for (int i = 0; i < FEATURES; i++) {
+        float v = load1(x, base + i);
+        ss += v * v;
+    }
+    scratch[3 * m] = 0.0f;
+    scratch[3 * m + 1] = 0.0f;
+    scratch[3 * m + 2] = 1.0f / sqrt(ss / FEATURES + EPS);
+    naive_norm_dx(m, 0, x, gamma, dy, dx, scratch);
+}
+
+__kernel void naive_layernorm_backward(int rows, __global const storage_t *x,
+                                       __global const storage_t *gamma,
+                                       __global const storage_t *dy,
+                                       __global storage_t *dx,
+                                       __global float *scratch)
+{
+    int m = get_global_id(0);
+    if (m >= rows) {
+        return;
+    }
+    size_t base = (size_t)m * FEATURES;
+    float shift = load1(x, base);
+    float sum = 0.0f;
+    for (int i = 0; i < FEATURES; i++) {
+        sum += load1(x, base + i) - shift;
+    }
+    float mean = sum / FEATURES;
+    float var = 0.0f;
+    for (int i = 0; i < FEATURES; i++) {
+        float c = load1(x, base + i) - shift - mean;
+        var += c * c;
+    }
+    scratch[3 * m] = shift;
+    scratch[3 * m + 1] = mean;
+    scratch[3 * m + 2] = 1.0f / sqrt(var / FEATURES + EPS);
+    naive_norm_dx(m, 1, x, gamma, dy, dx, scratch);
+}
+
+/* dgamma[j] (+)= sum over rows of dy * xhat; one work-item per column. */
+__kernel void naive_norm_dgamma(int rows, __global const storage_t *x,
+                                __global const storage_t *dy,
+                                __global float *dgamma,
+                                __global const float *scratch)
+{
+    int j = get_global_id(0);
+    if (j >= FEATURES) {
+        return;
+    }
+    float acc = 0.0f;
+    for (int m = 0; m < rows; m++) {
+        size_t at = (size_t)m * FEATURES + j;
+        acc += load1(dy, at) * naive_norm_xhat(x, at, m, scratch);
+    }
+    dgamma[j] = ACCUMULATE ? dgamma[j] + acc : acc;
+}
+
+/* dbeta[j] (+)= sum over rows of dy; one work-item per column. */
+__kernel void naive_norm_dbeta(int rows, __global const storage_t *dy,
+                               __global float *dbeta)
+{
+    int j = get_global_id(0);
+    if (j >= FEATURES) {
+        return;
+    }
+    float acc = 0.0f;
+    for (int m = 0; m < rows; m++) {
+        acc += load1(dy, (size_t)m * FEATURES + j);
+    }
+    dbeta[j] = ACCUMULATE ? dbeta[j] + acc : acc;
+}

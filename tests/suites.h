@@ -31,5 +31,8 @@ int add_gated_numeric_tests(CU_pSuite s);
 int add_add_norm_numeric_tests(CU_pSuite s);
 /* test_rope.c: rope, added to the numeric suite. */
 int add_rope_numeric_tests(CU_pSuite s);
+/* test_norm_backward.c: rmsnorm_backward and layernorm_backward, added to
+ * the numeric suite. */
+int add_norm_backward_numeric_tests(CU_pSuite s);
 
 #endif

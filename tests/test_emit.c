@@ -612,12 +612,15 @@ static void check_decisions(const struct kernel_spec *ks,
                          over == (per_row != 0 ? SIZE_FIRST : 0),
                      "%s.c: path row %.*s", ks->name,
                      (int)strcspn(row, "\n"), row);
-            if (fixed != 0) {
+            /* The line may go on: " (when the call gives dgamma)". */
+            if (fixed != 0 && per_row != 0) {
                 snprintf(want, sizeof want,
-                         "\n  scratch: rows x %ld + %ld floats\n", per_row,
+                         "\n  scratch: rows x %ld + %ld floats", per_row,
                          fixed);
+            } else if (fixed != 0) {
+                snprintf(want, sizeof want, "\n  scratch: %ld floats", fixed);
             } else if (per_row != 0) {
-                snprintf(want, sizeof want, "\n  scratch: rows x %ld floats\n",
+                snprintf(want, sizeof want, "\n  scratch: rows x %ld floats",
                          per_row);
             } else {
                 snprintf(want, sizeof want, "\n  scratch: ");

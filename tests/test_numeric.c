@@ -1050,6 +1050,7 @@ int add_numeric_suite(void)
     if (s == NULL || add_sizes_numeric_tests(s) != 0 ||
         add_gated_numeric_tests(s) != 0 || add_add_norm_numeric_tests(s) != 0 ||
         add_rope_numeric_tests(s) != 0 ||
+        add_norm_backward_numeric_tests(s) != 0 ||
         CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
             NULL ||
         CU_add_test(s, "row ops: odd and long rows", test_row_shapes) ==

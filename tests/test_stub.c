@@ -1,7 +1,7 @@
 /* test_stub.c - the host-stub contract, through the stubs emitted for
  * tests/stubs.yaml (built by tests.mk into build/tests/stubs) on the
  * default OpenCL device: argument checks that enqueue nothing, optional w,
- * wait lists and the done event (also on an out-of-order queue), a queue,
+ * outputs the caller may pass as NULL (dgamma, dbeta), wait lists and the done event (also on an out-of-order queue), a queue,
  * buffers, scratch and events of another context refused, create's NULL
  * context and device, the context a handle holds, results against the
  * float64 reference, a failed build with its log, and the
@@ -30,6 +30,8 @@
 #include "stub_rope.h"
 #include "stub_swiglu_backward.h"
 #include "stub_add_rmsnorm.h"
+#include "stub_layernorm_backward.h"
+#include "stub_rmsnorm_backward.h"
 #include "stub_softmax.h"
 #include "suites.h"
 #include "testutil.h"
@@ -144,6 +146,8 @@ ADAPT(stub_lora_backward)
 ADAPT(stub_swiglu_backward)
 ADAPT(stub_add_rmsnorm)
 ADAPT(stub_rope)
+ADAPT(stub_rmsnorm_backward)
+ADAPT(stub_layernorm_backward)
 ADAPT_ENQUEUE(stub_lora, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_delta, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_tc, b[0], b[1], b[2], b[3], b[4])
@@ -155,12 +159,16 @@ ADAPT_ENQUEUE(stub_lora_backward, b[0], b[1], b[2], b[3], b[4], b[5], b[6],
 ADAPT_ENQUEUE(stub_swiglu_backward, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_add_rmsnorm, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_rope, b[0], b[1], b[2])
+ADAPT_ENQUEUE(stub_rmsnorm_backward, b[0], b[1], b[2], b[3], b[4])
+ADAPT_ENQUEUE(stub_layernorm_backward, b[0], b[1], b[2], b[3], b[4], b[5])
 
 static const struct stub_api stubs[] = {
     STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
     STUB(stub_rmsnorm), STUB(stub_layernorm),  STUB(stub_lora_tc),
     STUB(stub_lora_backward), STUB(stub_swiglu_backward),
     STUB(stub_add_rmsnorm), STUB(stub_rope),
+    STUB(stub_add_rmsnorm), STUB(stub_rmsnorm_backward),
+    STUB(stub_layernorm_backward),
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 
@@ -673,8 +681,8 @@ static void test_null_buffers(void)
             continue;
         }
         for (int k = 0; k < c.plan.n_buffer; k++) {
-            if (c.plan.buffer[k].optional) {
-                continue;
+            if (c.plan.buffer[k].optional || c.plan.buffer[k].nullable) {
+                continue; /* NULL taken: test_nullable_outputs */
             }
             cl_mem bufs[SPECL_MAX_BUFFERS];
             char what[64];
@@ -698,12 +706,12 @@ static void test_small_buffers(void)
             CU_FAIL("cannot make a case");
             continue;
         }
-        size_t es = dtype_size(c.ks->dtype);
         for (int k = 0; k < c.plan.n_buffer; k++) {
             if (c.plan.buffer[k].optional) {
                 continue;
             }
             /* One element short, filled with a pattern. */
+            size_t es = buffer_elem_size(&c.plan.buffer[k], c.ks->dtype);
             size_t bytes = (c.count[k] - 1) * es;
             cl_int err;
             cl_mem small = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE, bytes,
@@ -793,7 +801,7 @@ static void test_array_entry(void)
 /* Bytes of buffer K of case C that a call of C's rows uses. */
 static size_t used_bytes(const struct vcase *c, int k)
 {
-    return c->count[k] * dtype_size(c->ks->dtype);
+    return c->count[k] * buffer_elem_size(&c->plan.buffer[k], c->ks->dtype);
 }
 
 /* Whether the kernels write buffer K of case C. */
@@ -967,9 +975,11 @@ static size_t rows_aligned(int i, int first)
     struct plan p;
     memset(&p, 0, sizeof p);
     spec_of[i]->op->plan(spec_of[i], &p);
-    size_t es = dtype_size(spec_of[i]->dtype), rows = 1;
-    size_t x_row = (size_t)p.buffer[0].per * es;
-    size_t first_row = (size_t)p.buffer[first].per * es;
+    size_t rows = 1;
+    size_t x_row = (size_t)p.buffer[0].per *
+                   buffer_elem_size(&p.buffer[0], spec_of[i]->dtype);
+    size_t first_row = (size_t)p.buffer[first].per *
+                       buffer_elem_size(&p.buffer[first], spec_of[i]->dtype);
     while (rows * x_row % origin_align() != 0 ||
            rows * first_row % origin_align() != 0) {
         rows++;
@@ -1209,6 +1219,99 @@ static void test_optional_w(void)
     clFinish(rt.queue);
     check_result(i, &c, &b, "w NULL");
     free_case(&c, &b);
+}
+
+/* The index in stubs[] of NAME. */
+static int stub_index(const char *name)
+{
+    for (int i = 0; i < N_STUBS; i++) {
+        if (strcmp(stubs[i].name, name) == 0) {
+            return i;
+        }
+    }
+    CU_FAIL_FATAL("no such stub");
+    return -1;
+}
+
+/* Stub I with the nullable outputs of NULLS (bits: 1 << buffer) passed
+ * as NULL, through NAME_enqueue_scratch with a scratch of one float: taken
+ * exactly when every nullable output is NULL (the kernels then need
+ * none, and the scratch is left as it was); else refused for its size,
+ * nothing enqueued. Taken, the outputs given match float64 and those not
+ * given are left as they were. */
+static void check_nullable(int i, unsigned nulls, unsigned all)
+{
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_EQUAL_FATAL(make_case(i, 37, &c, &b), 0);
+    cl_mem bufs[SPECL_MAX_BUFFERS];
+    memcpy(bufs, b.mem, sizeof bufs);
+    for (int k = 0; k < c.plan.n_buffer; k++) {
+        if (nulls & (1u << k)) {
+            bufs[k] = NULL;
+        }
+    }
+    cl_int err;
+    float one = 42.0f, back = 0.0f;
+    cl_mem tiny = clCreateBuffer(rt.ctx, CL_MEM_READ_WRITE |
+                                 CL_MEM_COPY_HOST_PTR, sizeof one, &one,
+                                 &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    if (nulls != all) {
+        expect_refused_call(i, handle[i], rt.queue, 37, bufs, &tiny, 0, NULL,
+                            b.mem[c.outs[0]], rt.queue,
+                            CL_INVALID_BUFFER_SIZE,
+                            "a nullable output given, scratch of one float");
+        err = stubs[i].enqueue(handle[i], rt.queue, 37, bufs, 0, NULL, NULL);
+    } else {
+        err = stubs[i].enqueue_scratch(handle[i], rt.queue, 37, bufs, tiny,
+                                       0, NULL, NULL);
+    }
+    TU_CHECK(err == CL_SUCCESS, "%s, NULL outputs 0x%x: %s", stubs[i].name,
+             nulls, rt_status(err));
+    clFinish(rt.queue);
+    CU_ASSERT_EQUAL(clEnqueueReadBuffer(rt.queue, tiny, CL_TRUE, 0,
+                                        sizeof back, &back, 0, NULL, NULL),
+                    CL_SUCCESS);
+    TU_CHECK(back == one, "%s: the scratch was written", stubs[i].name);
+    float *got = malloc(c.out_count * sizeof *got);
+    double *ref = vcase_reference(&c);
+    int canary_ok = 0;
+    CU_ASSERT_FATAL(got != NULL && ref != NULL);
+    CU_ASSERT_EQUAL(vbuffers_read_output(&rt, &c, &b, got, &canary_ok),
+                    CL_SUCCESS);
+    for (int o = 0; o < c.n_out; o++) {
+        int k = c.outs[o];
+        const float *g = got + c.out_at[k];
+        int kept = 1;
+        for (size_t e = 0; (nulls & (1u << k)) && e < c.count[k]; e++) {
+            kept &= c.plan.buffer[k].role == BUFFER_INOUT
+                        ? g[e] == c.host[k][e]
+                        : g[e] != g[e];
+        }
+        double e = rel_l2(g, ref + c.out_at[k], c.count[k]);
+        TU_CHECK((nulls & (1u << k)) ? kept : e < error_bound(c.ks),
+                 "%s, NULL outputs 0x%x: %s %s", stubs[i].name, nulls,
+                 c.plan.buffer[k].name,
+                 (nulls & (1u << k)) ? "written" : "wrong");
+    }
+    free(got);
+    free(ref);
+    clReleaseMemObject(tiny);
+    free_case(&c, &b);
+}
+
+/* dgamma (and dbeta) may be NULL, alone or together: dx alone then,
+ * with no scratch; the other buffers stay required (test_null_buffers). */
+static void test_nullable_outputs(void)
+{
+    enum { DGAMMA = 1u << 4, DBETA = 1u << 5 };
+    int rms = stub_index("stub_rmsnorm_backward");
+    int ln = stub_index("stub_layernorm_backward");
+    check_nullable(rms, DGAMMA, DGAMMA);
+    check_nullable(ln, DGAMMA, DGAMMA | DBETA);
+    check_nullable(ln, DBETA, DGAMMA | DBETA);
+    check_nullable(ln, DGAMMA | DBETA, DGAMMA | DBETA);
 }
 
 static void test_wait_list_checks(void)
@@ -1774,6 +1877,8 @@ int add_stub_suite(void)
         CU_add_test(s, "an output the op lets be an input, in place",
                     test_alias_in_place) == NULL ||
         CU_add_test(s, "base: false takes w NULL", test_optional_w) == NULL ||
+        CU_add_test(s, "dgamma and dbeta NULL: dx alone, no scratch",
+                    test_nullable_outputs) == NULL ||
         CU_add_test(s, "wait list checks", test_wait_list_checks) == NULL ||
         CU_add_test(s, "out-of-order queue, done event",
                     test_out_of_order) == NULL ||

@@ -107,7 +107,7 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     " * Derived:\n",
     " *   NVEC              vectors per row\n",
     " *   SLOTS             vectors per item, the last one maybe past the row end\n",
-    " *   SUM_BLOCK         streamed rows only: vectors per item summed apart\n",
+    " *   SUM_BLOCK         streamed rows: vectors per item summed apart\n",
     " *                     before they join a compensated total (long sums, below)\n",
     " */\n",
     "/* Every value comes from the plan (gen/op_rows.c), which keeps specl's\n",
@@ -245,8 +245,9 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     " * *err what rounding took from *sum (Neumaier's variant of Kahan's sum,\n",
     " * which stays right when a block outweighs the total). The error is that\n",
     " * of a sum of SUM_BLOCK terms whatever the row's length, for a few\n",
-    " * operations per block. */\n",
-    "#if !ROW_IN_REGISTERS\n",
+    " * operations per block. Kernels that stream rows only now and then (a\n",
+    " * rescaled pass) have them too where the plan defines SUM_BLOCK. */\n",
+    "#if defined(SUM_BLOCK)\n",
     "#define BLOCK_STRIDE (SUM_BLOCK * WG_SIZE)\n",
     "\n",
     "inline uint block_end(uint j0)\n",
@@ -602,7 +603,8 @@ static const char *const golden_rmsnorm_params1[] = {
 
 /* A buffer holds per * P + fixed elements of `bytes` each, P the product
  * of the runtime sizes its `sizes` bits name (bit i: size i); an unused
- * one is ignored and may be NULL. The kernels write the buffers marked
+ * one is ignored and may be NULL, and a nullable one may be NULL: an
+ * output the caller does not want. The kernels write the buffers marked
  * written and declare every buffer restrict: none of those may share
  * memory with another buffer of the call, save the one its may_alias
  * names (-1: none), which it may be in place. */
@@ -612,12 +614,13 @@ static const struct {
     size_t fixed;
     size_t bytes;
     int unused;
+    int nullable;
     int written;
     int may_alias;
 } golden_rmsnorm_buffer_shapes[golden_rmsnorm_N_BUFFERS] = {
-    {512, 1u, 0, 4, 0, 0, -1}, /* x */
-    {0, 0u, 512, 4, 0, 0, -1}, /* gamma */
-    {512, 1u, 0, 4, 0, 1, -1}, /* y */
+    {512, 1u, 0, 4, 0, 0, 0, -1}, /* x */
+    {0, 0u, 512, 4, 0, 0, 0, -1}, /* gamma */
+    {512, 1u, 0, 4, 0, 0, 1, -1}, /* y */
 
 };
 
@@ -631,7 +634,8 @@ static const struct {
 /* One kernel launch. Dimension d has groups[d] * ceil(P / per_group[d])
  * work-groups of local[d] work-items, P the product of the runtime sizes
  * its grid[d] bits name (1 for none); an argument ARG_SLICES passes
- * slices. */
+ * slices. It runs only when the call gives one of the nullable buffers
+ * whose bits (1 << buffer index) if_given holds; 0: always. */
 struct golden_rmsnorm_launch {
     int kernel;
     cl_uint dims;
@@ -641,12 +645,15 @@ struct golden_rmsnorm_launch {
     size_t per_group[2];
     cl_int slices;
     signed char args[8];
+    unsigned if_given;
 };
 
 /* A launch sequence; a variant runs the first of its paths whose max_rows
  * covers the first runtime size (the last has max_rows 0: any). Its
  * launches share scratch_per * P + scratch_fixed floats of scratch, P the
- * product of the sizes scratch_sizes names. */
+ * product of the sizes scratch_sizes names; as a launch's if_given,
+ * scratch_if_given says when (0: always), and the launches get NULL for
+ * it otherwise. */
 struct golden_rmsnorm_path {
     size_t max_rows;
     size_t n_launch;
@@ -654,6 +661,7 @@ struct golden_rmsnorm_path {
     size_t scratch_per;
     unsigned scratch_sizes;
     size_t scratch_fixed;
+    unsigned scratch_if_given;
 };
 
 /* One knob set of the kernel: its source, kernels (with the work-items of
@@ -679,11 +687,11 @@ static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
-    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}, 0u},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
-    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0},
+    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0, 0u},
 };
 
 /* Variant 1: its kernels, then its paths. */
@@ -692,11 +700,11 @@ static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
-    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}, 0u},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
-    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0},
+    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0, 0u},
 };
 
 
@@ -1303,6 +1311,13 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
                                   _l->local, _n_wait, _wait, _done);
 }
 
+/* Whether a launch (or scratch) whose if_given bits are IF_GIVEN runs
+ * in a call that gives the buffers whose bits GIVEN holds. */
+static int golden_rmsnorm_runs_for(unsigned _if_given, unsigned _given)
+{
+    return _if_given == 0u || (_if_given & _given) != 0u;
+}
+
 /* The path VAR runs when the first runtime size is ROWS. */
 static const struct golden_rmsnorm_path *
 golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _rows)
@@ -1435,12 +1450,15 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     if (_err != CL_SUCCESS) {
         return _err;
     }
+    unsigned _given = 0u; /* bit i: buffer i is not NULL */
     for (size_t _i = 0; _i < golden_rmsnorm_N_BUFFERS; _i++) {
         size_t _bytes = golden_rmsnorm_buffer_shapes[_i].bytes;
         _need[_i] = 0;
-        if (golden_rmsnorm_buffer_shapes[_i].unused) {
+        if (golden_rmsnorm_buffer_shapes[_i].unused ||
+            (golden_rmsnorm_buffer_shapes[_i].nullable && _buffers[_i] == NULL)) {
             continue;
         }
+        _given |= 1u << _i;
         _need[_i] = golden_rmsnorm_count(golden_rmsnorm_buffer_shapes[_i].sizes, _sizes,
                                  golden_rmsnorm_buffer_shapes[_i].per,
                                  golden_rmsnorm_buffer_shapes[_i].fixed);
@@ -1458,7 +1476,8 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_var, _sizes[0]);
     /* The caller's scratch, checked, or one for this call (OWN). */
     int _needs_scratch =
-        _path->scratch_per != 0 || _path->scratch_fixed != 0;
+        (_path->scratch_per != 0 || _path->scratch_fixed != 0) &&
+        golden_rmsnorm_runs_for(_path->scratch_if_given, _given);
     cl_mem _own = NULL;
     size_t _scratch_need = 0;
     if (_scratch != NULL) {
@@ -1503,13 +1522,25 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
                                  &_props, NULL);
     int _chain = (_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
     cl_event _prev = NULL;
-    for (size_t _i = 0; _i < _path->n_launch && _err == CL_SUCCESS; _i++) {
-        int _last = _i + 1 == _path->n_launch;
+    /* The launches that run: those for outputs the call wants. The plan
+     * has one that always runs in every path. */
+    size_t _first = _path->n_launch, _final = 0;
+    for (size_t _i = 0; _i < _path->n_launch; _i++) {
+        if (golden_rmsnorm_runs_for(_path->launch[_i].if_given, _given)) {
+            _first = _first < _i ? _first : _i;
+            _final = _i;
+        }
+    }
+    for (size_t _i = _first; _i <= _final && _err == CL_SUCCESS; _i++) {
+        int _last = _i == _final;
         cl_event _ev = NULL;
+        if (!golden_rmsnorm_runs_for(_path->launch[_i].if_given, _given)) {
+            continue;
+        }
         _err = golden_rmsnorm_enqueue_launch(
             _k, _q, &_path->launch[_i], _sizes, _buffers, _scratch,
-            _i == 0 ? _n_wait : _chain ? 1 : 0,
-            _i == 0 ? _wait : _chain ? &_prev : NULL,
+            _i == _first ? _n_wait : _chain ? 1 : 0,
+            _i == _first ? _wait : _chain ? &_prev : NULL,
             (_last && _done != NULL) || (_chain && !_last) ? &_ev : NULL);
         if (_prev != NULL) {
             clReleaseEvent(_prev);

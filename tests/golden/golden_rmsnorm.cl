@@ -103,7 +103,7 @@ inline float4 load4v(const __global storage_t *p, size_t i)
  * Derived:
  *   NVEC              vectors per row
  *   SLOTS             vectors per item, the last one maybe past the row end
- *   SUM_BLOCK         streamed rows only: vectors per item summed apart
+ *   SUM_BLOCK         streamed rows: vectors per item summed apart
  *                     before they join a compensated total (long sums, below)
  */
 /* Every value comes from the plan (gen/op_rows.c), which keeps specl's
@@ -241,8 +241,9 @@ inline float hmax(floatv v) { return v; }
  * *err what rounding took from *sum (Neumaier's variant of Kahan's sum,
  * which stays right when a block outweighs the total). The error is that
  * of a sum of SUM_BLOCK terms whatever the row's length, for a few
- * operations per block. */
-#if !ROW_IN_REGISTERS
+ * operations per block. Kernels that stream rows only now and then (a
+ * rescaled pass) have them too where the plan defines SUM_BLOCK. */
+#if defined(SUM_BLOCK)
 #define BLOCK_STRIDE (SUM_BLOCK * WG_SIZE)
 
 inline uint block_end(uint j0)

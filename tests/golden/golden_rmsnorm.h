@@ -81,12 +81,13 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
  * The first kernel waits for the N_WAIT events of WAIT; *DONE (if not
  * NULL) receives an event that completes with the last kernel. Checks its
  * arguments first and enqueues nothing when one is wrong: CL_INVALID_VALUE
- * for rows == 0 (or too many), CL_INVALID_MEM_OBJECT for a NULL buffer,
- * CL_INVALID_BUFFER_SIZE for a buffer smaller than the shape needs,
- * CL_INVALID_CONTEXT for a queue, buffer or wait event of another context
- * than the one K was created in (some drivers do not check, and would run
- * the kernels on it), CL_INVALID_EVENT_WAIT_LIST for a NULL event in WAIT
- * or N_WAIT and WAIT that disagree.
+ * for rows == 0 (or too many), CL_INVALID_MEM_OBJECT for a NULL buffer (but one
+ * that may be NULL, as said above), CL_INVALID_BUFFER_SIZE for a buffer
+ * smaller than the shape needs, CL_INVALID_CONTEXT for a queue, buffer or
+ * wait event of another context than the one K was created in (some
+ * drivers do not check, and would run the kernels on it),
+ * CL_INVALID_EVENT_WAIT_LIST for a NULL event in WAIT or N_WAIT and WAIT
+ * that disagree.
  * CL_INVALID_VALUE as well when y (which the kernels write) shares memory with
  * another buffer or the scratch: the same cl_mem, or sub-buffers of one buffer
  * whose bytes in use overlap. No output of golden_rmsnorm may alias another

@@ -1,0 +1,450 @@
+/* norm_backward.cl - the rows of rmsnorm_backward and layernorm_backward
+ * (rmsnorm_backward.cl, layernorm_backward.cl): dx of every row, and float32
+ * partial sums of dgamma (and dbeta) over blocks of rows, which
+ * norm_backward_reduce.cl adds up. Include after storage_DTYPE.cl,
+ * row_reduce.cl and norm_scale.cl.
+ *
+ * The forward (rmsnorm_row.cl, layernorm.cl) is y = xhat * gamma (+ beta),
+ * xhat = x * r, or (x - mean) * r, r = 1 / sqrt(mean(x^2), or the biased
+ * variance, + EPS). With g = gamma * dy its derivatives are
+ *   dx     = r * (g - mean(g) - xhat * mean(g * xhat))  (rmsnorm: no mean(g))
+ *   dgamma = the sum over rows of dy * xhat;  dbeta = the sum of dy.
+ * The statistics are those of the forward, recomputed from x the same way:
+ * layernorm's shifted and corrected two passes, and the second pass at a
+ * power-of-two scale s (norm_scale.cl) for rows whose sum of squares fails
+ * float32: then xhat comes from x * s and its statistics (EPS * s^2 for
+ * EPS), and r * s is the r of dx.
+ *
+ * Blocks: the rows split into at most BLOCKS blocks of block_rows(rows)
+ * rows, a multiple of ROWS_PER_GROUP; work-group b takes block b (groups
+ * past the last block return at once), and its ROWS_PER_GROUP row slots
+ * every ROWS_PER_GROUP-th row of it. Slot l of group b sums dy * xhat (and
+ * dy) over its rows into partial row b * ROWS_PER_GROUP + l of the scratch
+ * (dbeta's from BETA_PARTIALS on). The blocks depend on rows and the plan
+ * alone and every sum runs in a fixed order: the same bits on every run.
+ *
+ * ROW_IN_REGISTERS: each item keeps its share of gamma, x, dy and of the
+ * partial sums in registers, and loads its slot's next row while the
+ * work-group reduces this one. Otherwise rows are streamed (read again for
+ * each pass, in the compensated blocks of row_reduce.cl) and the partial
+ * sums add up in the scratch. A NULL scratch (neither dgamma nor dbeta
+ * wanted): no partial sums. Layernorm makes both whenever one is wanted.
+ *
+ * Macros (from the plan): row_reduce.cl's, with SUM_BLOCK in either mode;
+ * EPS and norm_scale.cl's; and
+ *   NORM_CENTRED  1: layernorm (x - mean, dbeta); 0: rmsnorm
+ *   BLOCKS        the most blocks of rows, and work-groups of the launch
+ * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv. */
+
+#if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
+    !defined(SUM_BLOCK)
+#error "norm_backward.cl: a macro of the plan is missing"
+#endif
+
+/* Rows per block: ceil(rows / BLOCKS) rounded up to whole row slots. */
+inline uint block_rows(int rows)
+{
+    const uint per = ((uint)rows + BLOCKS - 1) / BLOCKS;
+    return (per + ROWS_PER_GROUP - 1) / ROWS_PER_GROUP * ROWS_PER_GROUP;
+}
+
+/* Partial rows in use at ROWS: ROWS_PER_GROUP per block. */
+inline uint partial_rows(int rows)
+{
+    const uint per = block_rows(rows);
+    return ((uint)rows + per - 1) / per * ROWS_PER_GROUP;
+}
+
+/* Where dbeta's partial rows start in the scratch. */
+#define BETA_PARTIALS ((size_t)BLOCKS * ROWS_PER_GROUP * FEATURES)
+
+/* floatv of the float32 scratch, dgamma and dbeta, at element i. */
+#if VEC == 1
+inline floatv loadf(const __global float *p, size_t i) { return p[i]; }
+inline void storef(__global float *p, size_t i, floatv v) { p[i] = v; }
+#else
+#define NB_VLOAD_(n) vload##n
+#define NB_VLOAD(n) NB_VLOAD_(n)
+#define NB_VSTORE_(n) vstore##n
+#define NB_VSTORE(n) NB_VSTORE_(n)
+inline floatv loadf(const __global float *p, size_t i)
+{
+    return NB_VLOAD(VEC)(0, p + i);
+}
+inline void storef(__global float *p, size_t i, floatv v)
+{
+    NB_VSTORE(VEC)(v, 0, p + i);
+}
+#endif
+
+/* The sums a row's statistics reduce: rmsnorm's (sum (x s)^2, sum g x s),
+ * layernorm's (sum d, sum d^2, sum g, sum g d), d = x s - mean0. */
+#if NORM_CENTRED
+typedef float4 sumv;
+#define SUMV_FLOATS 4
+#else
+typedef float2 sumv;
+#define SUMV_FLOATS 2
+#endif
+ROW_REDUCTION(row_sums, sumv, ADD2)
+
+/* PART holds two arrays of ROWS_PER_GROUP x WG_SIZE sumv. A reduction
+ * leaves its result in its array, so the next one on the same array
+ * waits for a barrier: layernorm sums into array 1, its mean (a float)
+ * into array 0; rmsnorm's rows alternate between them (IT: the row's
+ * index in its slot). */
+#define SUMS_ARRAY(it) (NORM_CENTRED ? 1u : (it) & 1u)
+#define FIRST_ARRAY(it) (NORM_CENTRED ? 0u : (it) & 1u)
+
+inline __local sumv *part_at(__local sumv *part, uint array)
+{
+    return part + (array * ROWS_PER_GROUP + get_local_id(1)) * WG_SIZE;
+}
+
+/* A row's statistics: xhat = (x s - mean0 - c) * r; dx = r s * (g - mg -
+ * xhat * mgx). CHECK is the sum of squares norm_scale.cl looks at. */
+struct norm_stats {
+    float s, mean0, c, r, mg, mgx, check;
+};
+
+inline struct norm_stats stats_of(sumv t, float mean0, float s)
+{
+    struct norm_stats st;
+    st.s = s;
+    st.mean0 = mean0;
+#if NORM_CENTRED
+    st.c = t.s0 / (float)FEATURES;
+    const float var = fmax(t.s1 / (float)FEATURES - st.c * st.c, 0.0f);
+    /* A constant row rescaled leaves var and EPS s^2 both 0 (layernorm.cl). */
+    st.r = rsqrt(fmax(var + EPS * s * s, FLT_MIN));
+    st.mg = t.s2 / (float)FEATURES;
+    st.mgx = st.r * (t.s3 / (float)FEATURES - st.c * st.mg);
+    st.check = t.s1;
+#else
+    st.c = 0.0f;
+    st.r = rsqrt(t.s0 / (float)FEATURES + EPS * s * s);
+    st.mg = 0.0f;
+    st.mgx = st.r * (t.s1 / (float)FEATURES);
+    st.check = t.s0;
+#endif
+    return st;
+}
+
+inline floatv xhat_of(floatv x, struct norm_stats st)
+{
+    return (x * st.s - st.mean0 - st.c) * st.r;
+}
+
+inline floatv dx_of(floatv g, floatv xh, struct norm_stats st)
+{
+    return st.s * st.r * (g - st.mg - xh * st.mgx);
+}
+
+/* The statistics of the row at BASE of x, read from memory, at scale S. */
+inline struct norm_stats stats_streamed(const __global storage_t *x,
+                                        const __global storage_t *gamma,
+                                        const __global storage_t *dy,
+                                        size_t base, uint lid,
+                                        __local sumv *part, uint it, float s)
+{
+    float mean0 = 0.0f;
+#if NORM_CENTRED
+    const float shift = load1(x, base) * s;
+    floatv a = 0.0f, a_err = 0.0f;
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b = 0.0f;
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            b += loadv(x, base + j * VEC) * s - shift;
+        }
+        csum_add(&a, &a_err, b);
+    }
+    __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
+    mean0 = shift + row_sum(first, lid, hsum(a + a_err)) / (float)FEATURES;
+#endif
+    /* Per lane: each of the sums below and its compensation. */
+    floatv t[2 * SUMV_FLOATS];
+#pragma unroll
+    for (uint i = 0; i < 2 * SUMV_FLOATS; i++) {
+        t[i] = 0.0f;
+    }
+    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
+        floatv b[SUMV_FLOATS];
+#pragma unroll
+        for (uint i = 0; i < SUMV_FLOATS; i++) {
+            b[i] = 0.0f;
+        }
+        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {
+            const floatv d = loadv(x, base + j * VEC) * s - mean0;
+            const floatv g = loadv(gamma, j * VEC) * loadv(dy, base + j * VEC);
+#if NORM_CENTRED
+            b[0] += d;
+            b[1] += d * d;
+            b[2] += g;
+            b[3] += g * d;
+#else
+            b[0] += d * d;
+            b[1] += g * d;
+#endif
+        }
+#pragma unroll
+        for (uint i = 0; i < SUMV_FLOATS; i++) {
+            csum_add(&t[2 * i], &t[2 * i + 1], b[i]);
+        }
+    }
+#if NORM_CENTRED
+    const sumv own = (sumv)(hsum(t[0] + t[1]), hsum(t[2] + t[3]),
+                            hsum(t[4] + t[5]), hsum(t[6] + t[7]));
+#else
+    const sumv own = (sumv)(hsum(t[0] + t[1]), hsum(t[2] + t[3]));
+#endif
+    return stats_of(row_sums(part_at(part, SUMS_ARRAY(it)), lid, own), mean0,
+                    s);
+}
+
+/* ST as the forward has it: again at scale s when the sums of some row of
+ * the work-group failed (norm_scale.cl). Every item calls it. */
+inline struct norm_stats stats_checked(struct norm_stats st,
+                                       const __global storage_t *x,
+                                       const __global storage_t *gamma,
+                                       const __global storage_t *dy,
+                                       size_t base, uint lid,
+                                       __local sumv *part, uint it)
+{
+    /* The row sums of every slot sit at the head of their partials. */
+    const __local float *sums =
+        (const __local float *)(part + SUMS_ARRAY(it) * ROWS_PER_GROUP *
+                                           WG_SIZE) + NORM_CENTRED;
+    if (!group_needs_scale(sums, SUMV_FLOATS * WG_SIZE, st.check)) {
+        return st;
+    }
+    ROW_BARRIER(); /* every item has read the plain sums */
+    __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
+    const float s = norm_scale(row_max(first, lid,
+                                       item_max_abs(x, base, lid)));
+    ROW_BARRIER(); /* every item has read the max */
+    return stats_streamed(x, gamma, dy, base, lid, part, it, s);
+}
+
+#if ROW_IN_REGISTERS
+/* The plain statistics of the row this item holds a share of (V, DYV;
+ * GAM: gamma's share; SHIFT: the row's first element). */
+inline struct norm_stats stats_held(const floatv v[SLOTS],
+                                    const floatv dyv[SLOTS],
+                                    const floatv gam[SLOTS], float shift,
+                                    uint lid, __local sumv *part, uint it)
+{
+    float mean0 = 0.0f;
+#if NORM_CENTRED
+    floatv a = 0.0f;
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        if (SLOT_IN_ROW(k, lid + k * WG_SIZE)) {
+            a += v[k] - shift;
+        }
+    }
+    __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
+    mean0 = shift + row_sum(first, lid, hsum(a)) / (float)FEATURES;
+#else
+    (void)shift;
+#endif
+    floatv t[SUMV_FLOATS];
+#pragma unroll
+    for (uint i = 0; i < SUMV_FLOATS; i++) {
+        t[i] = 0.0f;
+    }
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        if (SLOT_IN_ROW(k, lid + k * WG_SIZE)) {
+            const floatv d = v[k] - mean0;
+            const floatv g = gam[k] * dyv[k];
+#if NORM_CENTRED
+            t[0] += d;
+            t[1] += d * d;
+            t[2] += g;
+            t[3] += g * d;
+#else
+            t[0] += d * d;
+            t[1] += g * d;
+#endif
+        }
+    }
+#if NORM_CENTRED
+    const sumv own = (sumv)(hsum(t[0]), hsum(t[1]), hsum(t[2]), hsum(t[3]));
+#else
+    const sumv own = (sumv)(hsum(t[0]), hsum(t[1]));
+#endif
+    return stats_of(row_sums(part_at(part, SUMS_ARRAY(it)), lid, own), mean0,
+                    1.0f);
+}
+
+/* This item's share of row BASE: dx stored when LIVE; dy * xhat (and dy)
+ * added to ACC_G (ACC_B) when LIVE and GRADS. */
+inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
+                         const floatv gam[SLOTS], struct norm_stats st,
+                         __global storage_t *dx, size_t base, uint lid,
+                         bool live, bool grads, floatv acc_g[SLOTS],
+                         floatv acc_b[SLOTS])
+{
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            const floatv xh = xhat_of(v[k], st);
+            if (live) {
+                storev(dx, base + j * VEC, dx_of(gam[k] * dyv[k], xh, st));
+            }
+            if (live && grads) {
+                acc_g[k] += dyv[k] * xh;
+#if NORM_CENTRED
+                acc_b[k] += dyv[k];
+#endif
+            }
+        }
+    }
+}
+
+/* This item's partial sums into partial row AT (dbeta's BETA_PARTIALS
+ * on). */
+inline void partials_out(const floatv acc_g[SLOTS], const floatv acc_b[SLOTS],
+                         __global float *scratch, size_t at, uint lid)
+{
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            storef(scratch, at + j * VEC, acc_g[k]);
+#if NORM_CENTRED
+            storef(scratch, BETA_PARTIALS + at + j * VEC, acc_b[k]);
+#else
+            (void)acc_b;
+#endif
+        }
+    }
+}
+
+/* The rows of block [START, END), slot by slot, with the row in
+ * registers. */
+inline void block_rows_held(const __global storage_t *x,
+                            const __global storage_t *gamma,
+                            const __global storage_t *dy,
+                            __global storage_t *dx, uint start, uint end,
+                            __global float *scratch, size_t at,
+                            __local sumv *part)
+{
+    const uint lid = get_local_id(0), ly = get_local_id(1);
+    const bool grads = scratch != 0;
+    floatv gam[SLOTS], v[SLOTS], dyv[SLOTS], acc_g[SLOTS], acc_b[SLOTS];
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        acc_g[k] = 0.0f;
+        acc_b[k] = 0.0f;
+    }
+    load_param(gam, gamma, lid);
+    size_t base = (size_t)min(start + ly, end - 1) * FEATURES;
+    load_param(v, x + base, lid);
+    load_param(dyv, dy + base, lid);
+    float shift = load1(x, base);
+    uint it = 0;
+    for (uint r0 = start; r0 < end; r0 += ROWS_PER_GROUP, it++) {
+        /* The slot's next row travels while this one is reduced. */
+        const bool more = r0 + ROWS_PER_GROUP < end;
+        const size_t next =
+            (size_t)min(r0 + ROWS_PER_GROUP + ly, end - 1) * FEATURES;
+        floatv nv[SLOTS], ndy[SLOTS];
+        float nshift = 0.0f;
+        if (more) {
+            load_param(nv, x + next, lid);
+            load_param(ndy, dy + next, lid);
+            nshift = load1(x, next);
+        }
+        struct norm_stats st =
+            stats_checked(stats_held(v, dyv, gam, shift, lid, part, it), x,
+                          gamma, dy, base, lid, part, it);
+        row_out_held(v, dyv, gam, st, dx, base, lid, r0 + ly < end, grads,
+                     acc_g, acc_b);
+        if (more) {
+#pragma unroll
+            for (uint k = 0; k < SLOTS; k++) {
+                v[k] = nv[k];
+                dyv[k] = ndy[k];
+            }
+            shift = nshift;
+            base = next;
+        }
+    }
+    if (grads) {
+        partials_out(acc_g, acc_b, scratch, at, lid);
+    }
+}
+
+#else
+/* Partial row P's vector J (float32 elements at I) gets TERM: set at
+ * the slot's FIRST row, added after. */
+inline void partial_add(__global float *p, size_t i, floatv term, bool first,
+                        bool live)
+{
+    if (first) {
+        storef(p, i, live ? term : (floatv)0.0f);
+    } else if (live) {
+        storef(p, i, loadf(p, i) + term);
+    }
+}
+
+/* The rows of block [START, END), slot by slot, streamed. */
+inline void block_rows_streamed(const __global storage_t *x,
+                                const __global storage_t *gamma,
+                                const __global storage_t *dy,
+                                __global storage_t *dx, uint start,
+                                uint end, __global float *scratch, size_t at,
+                                __local sumv *part)
+{
+    const uint lid = get_local_id(0), ly = get_local_id(1);
+    const bool grads = scratch != 0;
+    uint it = 0;
+    for (uint r0 = start; r0 < end; r0 += ROWS_PER_GROUP, it++) {
+        const size_t base = (size_t)min(r0 + ly, end - 1) * FEATURES;
+        const bool live = r0 + ly < end;
+        struct norm_stats st = stats_checked(
+            stats_streamed(x, gamma, dy, base, lid, part, it, 1.0f), x,
+            gamma, dy, base, lid, part, it);
+        for (uint j = lid; j < NVEC; j += WG_SIZE) {
+            const floatv d = loadv(dy, base + j * VEC);
+            const floatv xh = xhat_of(loadv(x, base + j * VEC), st);
+            if (live) {
+                storev(dx, base + j * VEC,
+                       dx_of(loadv(gamma, j * VEC) * d, xh, st));
+            }
+            if (grads) {
+                partial_add(scratch, at + j * VEC, d * xh, it == 0, live);
+#if NORM_CENTRED
+                partial_add(scratch, BETA_PARTIALS + at + j * VEC, d,
+                            it == 0, live);
+#endif
+            }
+        }
+    }
+}
+#endif
+
+/* The work-group's block of rows. Every item of it calls this. */
+inline void norm_backward_rows(const int rows, const __global storage_t *x,
+                               const __global storage_t *gamma,
+                               const __global storage_t *dy,
+                               __global storage_t *dx,
+                               __global float *scratch, __local sumv *part)
+{
+    const uint per = block_rows(rows);
+    const uint start = get_group_id(1) * per;
+    if (start >= (uint)rows) {
+        return; /* past the last block: the whole group */
+    }
+    const uint end = min(start + per, (uint)rows);
+    const size_t at =
+        ((size_t)get_group_id(1) * ROWS_PER_GROUP + get_local_id(1)) *
+        FEATURES;
+#if ROW_IN_REGISTERS
+    block_rows_held(x, gamma, dy, dx, start, end, scratch, at, part);
+#else
+    block_rows_streamed(x, gamma, dy, dx, start, end, scratch, at, part);
+#endif
+}

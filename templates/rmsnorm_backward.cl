@@ -1,0 +1,26 @@
+/* rmsnorm_backward.cl - dx of y = x / sqrt(mean(x^2) + EPS) * gamma, row
+ * by row, and the partial sums of dgamma over blocks of rows
+ * (norm_backward.cl; norm_backward_reduce.cl adds them up).
+ *
+ * Storage: storage_DTYPE.cl. Macros: row_reduce.cl's, EPS, norm_scale.cl's
+ * and norm_backward.cl's (NORM_CENTRED 0).
+ *
+ * Buffers: x, dy, dx (rows x FEATURES), gamma (FEATURES); scratch, the
+ * partial rows (float32), NULL when dgamma is not wanted. Launch: local
+ * (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE, BLOCKS * ROWS_PER_GROUP). */
+#include "storage_@dtype@.cl"
+
+#include "row_reduce.cl"
+#include "norm_scale.cl"
+#include "norm_backward.cl"
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
+void rmsnorm_backward(const int rows, const __global storage_t *restrict x,
+                      const __global storage_t *restrict gamma,
+                      const __global storage_t *restrict dy,
+                      __global storage_t *restrict dx,
+                      __global float *restrict scratch)
+{
+    __local sumv part[2 * ROWS_PER_GROUP * WG_SIZE];
+    norm_backward_rows(rows, x, gamma, dy, dx, scratch, part);
+}

@@ -1,0 +1,305 @@
+/* test_norm_backward.c - rmsnorm_backward and layernorm_backward on the
+ * device against their naive kernels and float64: every dtype, odd and
+ * long rows, 1 to 1000 rows (many blocks of partial sums), tiles whose
+ * last block leaves row slots empty, accumulate, the GPU and CPU defaults,
+ * dgamma (and dbeta) NULL, the same bits on every run, and rows that
+ * stress the statistics. Joins the numeric suite.
+ *
+ * Bounds: dx is held to the op's error_bound (1e-4 in f32, the storage
+ * rounding in f16 and bf16). dgamma and dbeta are float32 in every dtype:
+ * their inputs are exact storage values and their sums float32, so no
+ * storage rounding enters them, and numeric_util.c holds float32 outputs
+ * to the op's float32 bound, 1e-4, whatever the dtype (a sum of 1000
+ * rows in float32 is off by some 1e-6). */
+#include <CUnit/Basic.h>
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numeric_util.h"
+#include "suites.h"
+#include "testutil.h"
+
+enum { BUF_X, BUF_GAMMA, BUF_DY, BUF_DX, BUF_DGAMMA, BUF_DBETA };
+
+/* What a kernel of the table is checked for besides its rows. */
+enum { EXTREMES = 1, NULLS = 2, BITS = 4, TINY = 8 };
+
+struct nb_case {
+    const char *op, *dtype;
+    int features;
+    const char *more; /* more flow-mapping entries, "" for none */
+    enum target target;
+    int checks;
+};
+
+/* Builds C into K; 1 when built. */
+static int nb_build(struct nu_kernel *k, const struct nb_case *c)
+{
+    struct diags d = {.out = stderr};
+    if (!nu_spec_ok(k, "kernels:\n  - {name: t_norm_bwd, op: %s, dtype: %s, "
+                    "features: %d%s}\n", c->op, c->dtype, c->features,
+                    c->more)) {
+        return 0;
+    }
+    CU_ASSERT(spec_set_target(&k->set, c->target, &d) == 0);
+    snprintf(k->yaml + strlen(k->yaml), sizeof k->yaml - strlen(k->yaml),
+             "# op defaults for %s\n",
+             c->target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+    return nu_build(k);
+}
+
+/* Rows of every value: constant (layernorm's variance 0), mean 1e4 over
+ * a spread of 1, 1e-30 (squares under float32's), 1e18 and 1e30 (sums of
+ * squares past FLT_MAX: rescaled as the forward does). Float64 alone
+ * judges the last three: the naive kernel's plain sums fail there. */
+static void run_extremes(struct nu_kernel *k)
+{
+    static const struct vdist plain[] = {{3, 0}, {1e4, 1}};
+    static const struct vdist hard[] = {{0, 1e-30}, {0, 1e18}, {0, 1e30}};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        nu_run(k, 9, plain[i]);
+    }
+    k->reference_only = 1;
+    for (size_t i = 0; i < sizeof hard / sizeof hard[0]; i++) {
+        nu_run(k, 9, hard[i]);
+    }
+    k->reference_only = 0;
+}
+
+/* Runs K on C's buffers B as given but for the buffers of NULLS (bits:
+ * 1 << buffer) passed as NULL, with a scratch of its own filled with a
+ * pattern; reads the outputs into GOT. Returns whether the call ran and
+ * the scratch was left as it was (when every optional output is NULL:
+ * no partial sums). */
+static int run_with_nulls(struct nu_kernel *k, const struct vcase *c,
+                          const struct vbuffers *b, unsigned nulls,
+                          float *got)
+{
+    const struct rt *rt = nu_rt();
+    size_t bytes = k->stub.fn_scratch_bytes(c->sizes);
+    cl_int err = CL_SUCCESS;
+    cl_mem scratch = clCreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL,
+                                    &err);
+    CU_ASSERT_FATAL(err == CL_SUCCESS);
+    unsigned char *before = malloc(bytes), *after = malloc(bytes);
+    CU_ASSERT_FATAL(before != NULL && after != NULL);
+    for (size_t i = 0; i < bytes; i++) {
+        before[i] = (unsigned char)(i * 7 + 1);
+    }
+    CU_ASSERT(clEnqueueWriteBuffer(rt->queue, scratch, CL_TRUE, 0, bytes,
+                                   before, 0, NULL, NULL) == CL_SUCCESS);
+    cl_mem mem[SPECL_MAX_BUFFERS];
+    memcpy(mem, b->mem, sizeof mem);
+    for (int i = 0; i < c->plan.n_buffer; i++) {
+        if (nulls & (1u << i)) {
+            mem[i] = NULL;
+        }
+    }
+    int canary_ok = 0;
+    err = stub_enqueue_scratch(&k->stub, rt->queue, c->sizes, mem, scratch, 0,
+                               NULL, NULL);
+    TU_CHECK(err == CL_SUCCESS, "NULL outputs (0x%x): %s", nulls,
+             rt_status(err));
+    CU_ASSERT(clFinish(rt->queue) == CL_SUCCESS);
+    CU_ASSERT(vbuffers_read_output(rt, c, b, got, &canary_ok) == CL_SUCCESS);
+    CU_ASSERT(canary_ok);
+    CU_ASSERT(clEnqueueReadBuffer(rt->queue, scratch, CL_TRUE, 0, bytes,
+                                  after, 0, NULL, NULL) == CL_SUCCESS);
+    int same = memcmp(before, after, bytes) == 0;
+    free(before);
+    free(after);
+    clReleaseMemObject(scratch);
+    return err == CL_SUCCESS && same;
+}
+
+/* dgamma NULL (and for layernorm dbeta NULL, and both): dx and the
+ * outputs given as float64 says, the outputs not given left as they were
+ * (NaN), and with no output but dx nothing written to the scratch: no
+ * partial sums were made. */
+static void check_nulls(struct nu_kernel *k)
+{
+    int centred = strcmp(k->ks->op->name, "layernorm_backward") == 0;
+    const unsigned sets[] = {1u << BUF_DGAMMA, 1u << BUF_DBETA,
+                             (1u << BUF_DGAMMA) | (1u << BUF_DBETA)};
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_FATAL(vcase_init(&c, k->ks, 300, 31, nu_unit()) == 0);
+    CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
+    double *ref = vcase_reference(&c);
+    float *got = malloc(c.out_count * sizeof *got);
+    struct kernel_spec f32 = *k->ks;
+    f32.dtype = DTYPE_F32;
+    double f32_bound = error_bound(&f32);
+    CU_ASSERT_FATAL(ref != NULL && got != NULL);
+    for (int s = centred ? 0 : 2; s < 3; s++) {
+        unsigned nulls = sets[s] & ((1u << c.plan.n_buffer) - 1);
+        CU_ASSERT(vbuffers_reset_output(nu_rt(), &c, &b) == CL_SUCCESS);
+        int untouched = run_with_nulls(k, &c, &b, nulls, got);
+        int all_null = s == 2;
+        TU_CHECK(untouched || !all_null,
+                 "%s: dx alone wrote the scratch", k->ks->name);
+        for (int o = 0; o < c.n_out; o++) {
+            int i = c.outs[o];
+            const float *g = got + c.out_at[i];
+            if (nulls & (1u << i)) {
+                /* As vbuffers_reset_output left it: NaN, or (accumulate)
+                 * the case's initial values. */
+                int inout = c.plan.buffer[i].role == BUFFER_INOUT;
+                int untouched_out = 1;
+                for (size_t e = 0; e < c.count[i]; e++) {
+                    untouched_out &= inout ? g[e] == c.host[i][e]
+                                           : g[e] != g[e];
+                }
+                TU_CHECK(untouched_out, "%s: %s NULL, yet its buffer was "
+                         "written", k->ks->name, c.plan.buffer[i].name);
+                continue;
+            }
+            double err = rel_l2(g, ref + c.out_at[i], c.count[i]);
+            double bound = i == BUF_DX ? error_bound(k->ks) : f32_bound;
+            TU_CHECK(err <= bound, "%s: nulls 0x%x: %s error %g > %g",
+                     k->ks->name, nulls, c.plan.buffer[i].name, err, bound);
+        }
+    }
+    free(ref);
+    free(got);
+    vbuffers_free(&b);
+    vcase_free(&c);
+}
+
+/* Two runs on the same inputs: the same bits in every output (dgamma and
+ * dbeta are sums over 1000 rows, in blocks). */
+static void check_bits(struct nu_kernel *k)
+{
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_FATAL(vcase_init(&c, k->ks, 1000, 77, nu_unit()) == 0);
+    CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
+    float *run[2];
+    for (int r = 0; r < 2; r++) {
+        int canary_ok = 0;
+        run[r] = malloc(c.out_count * sizeof *run[r]);
+        CU_ASSERT_FATAL(run[r] != NULL);
+        CU_ASSERT(vbuffers_reset_output(nu_rt(), &c, &b) == CL_SUCCESS);
+        CU_ASSERT(stub_enqueue(&k->stub, nu_rt()->queue, c.sizes, b.mem, 0,
+                               NULL, NULL) == CL_SUCCESS);
+        CU_ASSERT(clFinish(nu_rt()->queue) == CL_SUCCESS);
+        CU_ASSERT(vbuffers_read_output(nu_rt(), &c, &b, run[r],
+                                       &canary_ok) == CL_SUCCESS);
+        CU_ASSERT(canary_ok);
+    }
+    TU_CHECK(memcmp(run[0], run[1], c.out_count * sizeof *run[0]) == 0,
+             "%s: two runs gave different bits", k->ks->name);
+    free(run[0]);
+    free(run[1]);
+    vbuffers_free(&b);
+    vcase_free(&c);
+}
+
+/* For kernels of eps 2^-126, so that squares among the subnormals (rows
+ * of 1e-21, 1e-19) count: the forward sums such rows again at a
+ * power-of-two scale, and the backward must too; and rows of 1e30.
+ * Float64 judges. */
+static void run_tiny(struct nu_kernel *k)
+{
+    static const struct vdist dists[] = {{0, 1e-21}, {0, 1e-19}, {0, 1e30}};
+    k->reference_only = 1;
+    for (size_t d = 0; d < sizeof dists / sizeof dists[0]; d++) {
+        nu_run(k, 9, dists[d]);
+    }
+    k->reference_only = 0;
+}
+
+/* Both ops, each in f32 and one of f16 and bf16 (every dtype with
+ * --full), widths of 896, 4097 (no vector divides it) and 11008, the GPU
+ * and the CPU defaults and two tiles whose last block of 7 rows leaves row
+ * slots empty (4 rows a group in blocks of 5, in registers; streamed, 2
+ * rows a group in blocks of 3), those two with eps 2^-126, over 1 to 1000
+ * rows: 1000 makes 250 blocks of partial sums at the GPU defaults, 63 at
+ * the CPU's. One build each serves every check. */
+static void test_norm_bwd_kernels(void)
+{
+    static const struct nb_case quick[] = {
+        {"rmsnorm_backward", "f32", 896, "", TARGET_GPU,
+         EXTREMES | NULLS | BITS},
+        {"layernorm_backward", "f32", 4097, "", TARGET_CPU,
+         EXTREMES | NULLS | BITS},
+        {"rmsnorm_backward", "bf16", 11008, ", accumulate: true", TARGET_GPU,
+         0},
+        {"layernorm_backward", "f16", 896, ", accumulate: true", TARGET_GPU,
+         NULLS | BITS},
+        {"rmsnorm_backward", "f32", 1000, ", eps: 1.1754943508222875e-38, "
+         "tile: {wg: 32, rows: 4, blocks: 5}", TARGET_GPU, TINY},
+        {"layernorm_backward", "f32", 1000, ", eps: 1.1754943508222875e-38, "
+         "tile: {wg: 4, rows: 2, vec: 2, mode: streaming, blocks: 3}",
+         TARGET_GPU, TINY | BITS},
+    };
+    static const size_t rows[] = {1, 2, 7, 1000};
+    static const size_t full_rows[] = {1, 2, 3, 7, 33, 1000};
+    for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++) {
+        struct nu_kernel k;
+        if (nb_build(&k, &quick[i])) {
+            if (test_full) {
+                nu_run_rows(&k, full_rows, 6, nu_unit());
+            } else {
+                nu_run_rows(&k, rows, 4, nu_unit());
+            }
+            if (quick[i].checks & EXTREMES) {
+                run_extremes(&k);
+            }
+            if (quick[i].checks & NULLS) {
+                check_nulls(&k);
+            }
+            if (quick[i].checks & BITS) {
+                check_bits(&k);
+            }
+            if (quick[i].checks & TINY) {
+                run_tiny(&k);
+            }
+        }
+        nu_kernel_free(&k);
+    }
+}
+
+/* Every op x dtype x width x device type (--full only). */
+static void test_norm_bwd_grid(void)
+{
+    static const char *const ops[] = {"rmsnorm_backward",
+                                      "layernorm_backward"};
+    static const char *const dtypes[] = {"f32", "f16", "bf16"};
+    static const int widths[] = {896, 4097, 11008};
+    static const size_t rows[] = {1, 2, 33, 1000};
+    if (!test_full) {
+        return;
+    }
+    for (int o = 0; o < 2; o++) {
+        for (int d = 0; d < 3; d++) {
+            for (int w = 0; w < 3; w++) {
+                for (int t = 0; t < 2; t++) {
+                    struct nu_kernel k;
+                    struct nb_case c = {ops[o], dtypes[d], widths[w],
+                                        (o + w) % 2 ? ", accumulate: true"
+                                                    : "",
+                                        t ? TARGET_CPU : TARGET_GPU, 0};
+                    if (nb_build(&k, &c)) {
+                        nu_run_rows(&k, rows, 4, nu_unit());
+                    }
+                    nu_kernel_free(&k);
+                }
+            }
+        }
+    }
+}
+
+int add_norm_backward_numeric_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "norm backward: dtypes, widths, tiles, rows to "
+                       "1000, accumulate, NULL dgamma, same bits, extreme "
+                       "rows, eps 2^-126", test_norm_bwd_kernels) == NULL ||
+                   CU_add_test(s, "norm backward: every op, dtype, width "
+                               "and device type (--full)",
+                               test_norm_bwd_grid) == NULL
+               ? -1
+               : 0;
+}
