@@ -1409,25 +1409,22 @@ static void run_checked(int i, const void *h, size_t rows, const char *how)
     free_case(&c, &b);
 }
 
-/* The variant of stub I for NVIDIA tensor-core devices, or -1: the third
- * (GPU, CPU, then tensor-core defaults) of stub_lora_tc and
- * stub_lora_delta (tensor cores) and of stub_rmsnorm (bf16 converted in
- * PTX). */
+/* The variant of stub I for NVIDIA tensor-core devices, or -1. specl gen
+ * emits the GPU, CPU, tensor-core and compute capability 9.0 defaults in
+ * that order, each only where it differs from those before: a third
+ * variant is the tensor cores' (stub_lora_tc, stub_lora_delta; bf16
+ * converted in PTX in the half-precision row ops), a fourth wgmma's
+ * (stub_lora_tc). */
 static int tensor_variant(int i)
 {
-    return strcmp(stubs[i].name, "stub_lora_tc") == 0 ||
-                   strcmp(stubs[i].name, "stub_lora_delta") == 0 ||
-                   strcmp(stubs[i].name, "stub_rmsnorm") == 0 ||
-                   strcmp(stubs[i].name, "stub_softmax") == 0
-               ? 2
-               : -1;
+    return stubs[i].n_variants >= 3 ? 2 : -1;
 }
 
 /* The variant of stub I for NVIDIA devices of compute capability 9.0
- * (wgmma), or -1: the fourth of stub_lora_tc. */
+ * (wgmma), or -1. */
 static int sm90a_variant(int i)
 {
-    return strcmp(stubs[i].name, "stub_lora_tc") == 0 ? 3 : -1;
+    return stubs[i].n_variants >= 4 ? 3 : -1;
 }
 
 /* Whether this device offers every capability TARGET's defaults may
