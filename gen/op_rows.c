@@ -22,18 +22,6 @@
  * in all than 16, and 16 than 8 by 6-7%. */
 #define ROWS_ITEM_FLOATS 8
 #define ROWS_ITEM_HALVES 32
-/* Work-items per group that the default rows aims at, for short rows;
- * half-width storage in groups of 128 (bf16 on the H100: 32768 x 1024
- * softmax 51.2 us against 52.5 at 256, D=4096 norms one row of 128 items
- * 29.7 and 30.8 us against two rows, 30.3 and 31.3). */
-#define ROWS_GROUP_ITEMS 256
-#define ROWS_GROUP_HALVES 128
-/* Vectors a streaming work-item sums into a fresh accumulator before
- * adding the block's sum to its compensated total (row_reduce.cl): a sum
- * of 64 float32 terms is off by a few 1e-7 relative at worst-typical, far
- * inside the 1e-5 bound, and the compensated add costs a few operations
- * per 64 vectors. */
-#define ROWS_SUM_BLOCK 64
 /* Largest work-group (work-items) and local memory (bytes) a spec may ask
  * for: what every OpenCL GPU of interest offers. */
 #define ROWS_MAX_GROUP 1024
@@ -43,7 +31,7 @@ static const char *const mode_choices[] = {"auto", "registers", "streaming",
                                            NULL};
 enum { MODE_AUTO, MODE_REGISTERS, MODE_STREAMING };
 
-const struct param_def rows_knobs[ROWS_N_KNOBS] = {
+const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS] = {
     [ROWS_KNOB_WG] = {"wg", VALUE_INT, 0, 256, 1, ROWS_MAX_GROUP, NULL,
                       "work-items per row, a power of two (shape: about 8 "
                       "elements each, 32 in f16 and bf16)"},
@@ -57,6 +45,15 @@ const struct param_def rows_knobs[ROWS_N_KNOBS] = {
                         mode_choices,
                         "registers (x read once), streaming (x re-read, any "
                         "length) or auto"},
+    /* The split path's (op_softmax.c says how it runs). */
+    [ROWS_KNOB_SPLIT] = {"split", VALUE_INT, 0, 1, 1, 1024, NULL,
+                         "chunks of a row, a work-group each, on the split "
+                         "path; 1: none (shape: rows from 128 KiB on GPUs, "
+                         "256 KiB on CPUs)"},
+    [ROWS_KNOB_SPLIT_MAX] = {"split_max", VALUE_INT, 0, 0, 0, 16777216,
+                             NULL,
+                             "rows up to which the split path runs; 0: "
+                             "none (shape: 128 on GPUs, rows / 2 on CPUs)"},
 };
 
 /* GPUs want many work-items per row and vec <= 4; CPUs one work-item per
@@ -66,6 +63,17 @@ const struct tune_axis rows_tune_space[] = {
     {"vec", "1 2 4 8 16"},
     {"rows", "1 2 4 8 16 64 256"},
     {"mode", "registers streaming"},
+    {NULL, NULL},
+};
+
+/* The same, then the split path's work-groups and rows. */
+const struct tune_axis rows_split_tune_space[] = {
+    {"wg", "1 2 4 8 16 32 64 128 256 512 1024"},
+    {"vec", "1 2 4 8 16"},
+    {"rows", "1 2 4 8 16 64 256"},
+    {"mode", "registers streaming"},
+    {"split", "1 4 8 16 32 64 128"},
+    {"split_max", "0 8 128 512"},
     {NULL, NULL},
 };
 

@@ -29,5 +29,8 @@ int add_sizes_tune_tests(CU_pSuite s);
 int add_gated_numeric_tests(CU_pSuite s);
 /* test_add_norm.c: add_rmsnorm, added to the numeric suite. */
 int add_add_norm_numeric_tests(CU_pSuite s);
+/* test_softmax_split.c: softmax's split path, added to the numeric
+ * suite. */
+int add_softmax_split_numeric_tests(CU_pSuite s);
 
 #endif
