@@ -136,6 +136,30 @@ static void defaults(struct kernel_spec *ks)
                       knob(ks, ROWS_KNOB_SPLIT) > 1 ? (double)rows : 0.0);
 }
 
+/* A tuning entry timed at ROWS rows shows on which side of ROWS the
+ * crossover lies, not where: the split path ran there when ROWS <= its
+ * split_max (with split 2 or more), and its split count was timed. KS
+ * keeps the spec's split_max (or the default), raised to ROWS where the
+ * split path ran or lowered below ROWS where the row path did; and the
+ * entry's split count where it was timed. */
+static void entry_rows(struct kernel_spec *ks, const struct kernel_spec *entry,
+                       long rows)
+{
+    int split_ran = has_split(entry) &&
+                    rows <= knob(entry, ROWS_KNOB_SPLIT_MAX);
+    if (split_ran) {
+        ks->knob[ROWS_KNOB_SPLIT] = entry->knob[ROWS_KNOB_SPLIT];
+    }
+    struct kernel_spec chosen = *ks;
+    defaults(&chosen);
+    long most = knob(&chosen, ROWS_KNOB_SPLIT_MAX);
+    if (split_ran ? most < rows : most >= rows) {
+        ks->knob[ROWS_KNOB_SPLIT_MAX].num = (double)(split_ran ? rows
+                                                               : rows - 1);
+        ks->knob[ROWS_KNOB_SPLIT_MAX].set = 1;
+    }
+}
+
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
     /* The max and the sum of exponentials of each item. */
@@ -285,6 +309,10 @@ static double error_bound(const struct kernel_spec *ks)
            spec_field(ks, "features") * subnormal_half_spacing(ks->dtype);
 }
 
+/* The split path's, searched by the tuner (rows_split_tune_space) but
+ * taken from an entry by entry_rows. */
+static const char *const few_rows_knobs[] = {"split", "split_max", NULL};
+
 static const char *const softmax_kernels[] = {"softmax", "softmax_part",
                                               "softmax_combine", NULL};
 
@@ -301,6 +329,8 @@ const struct op_def op_softmax = {
     .validate = validate,
     .plan = plan,
     .tune_space = rows_split_tune_space,
+    .few_rows_knobs = few_rows_knobs,
+    .entry_rows = entry_rows,
     .reference = reference,
     .naive = naive,
     .costs = rows_costs,

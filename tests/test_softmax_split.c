@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "knobs.h"
 #include "numeric_util.h"
 #include "suites.h"
 #include "testutil.h"
+#include "tunedb.h"
 
 struct split_case {
     const char *dtype;
@@ -173,12 +175,66 @@ static void test_split_defaults(void)
     }
 }
 
+/* A tuning entry shows on which side of the rows it was timed at the
+ * crossover lies: the split path ran there (its split count then the
+ * entry's, split_max at least those rows) or the row path did (split_max
+ * below them); what the rows did not run stays the defaults' (split 64,
+ * split_max 128 for f32 151936 on GPUs), so an entry timed at 4096 rows
+ * does not drop the split path at decode. */
+static void test_split_entry_rows(void)
+{
+    static const struct {
+        const char *knobs;
+        long rows, split, split_max;
+        int split_max_set;
+    } cases[] = {
+        /* the split path ran, at 1 and at 256 rows */
+        {"wg=512 split=16 split_max=16", 1, 16, 128, 0},
+        {"wg=512 split=8 split_max=512", 256, 8, 256, 1},
+        /* the row path ran: turned off, or below the rows */
+        {"wg=512 split=1 split_max=0", 64, 64, 63, 1},
+        {"wg=512 split=64 split_max=16", 64, 64, 63, 1},
+        /* the row path, where the defaults' split path does not reach */
+        {"wg=512 split=4 split_max=16", 4096, 64, 128, 0},
+        /* an entry from before the split path */
+        {"wg=512 rows=1 vec=4 mode=streaming", 4096, 64, 128, 0},
+        {"wg=512 rows=1 vec=4 mode=streaming", 8, 64, 128, 0},
+    };
+    struct nu_kernel k;
+    if (!nu_spec_ok(&k, "kernels:\n  - {name: t_entry, op: softmax, "
+                    "features: 151936}\n")) {
+        nu_kernel_free(&k);
+        return;
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct kernel_spec ks = *k.ks;
+        struct diags quiet = {.out = NULL};
+        int split = op_knob_index(ks.op, "split");
+        int most = op_knob_index(ks.op, "split_max");
+        int ok = tunedb_entry_knobs(&ks, cases[i].knobs, cases[i].rows) == 0 &&
+                 knobs_resolve(&ks, &quiet) == 0;
+        TU_CHECK(ok && ks.knob[split].num == cases[i].split &&
+                     ks.knob[most].num == cases[i].split_max &&
+                     ks.knob[most].set == cases[i].split_max_set &&
+                     ks.knob[op_knob_index(ks.op, "wg")].num == 512,
+                 "entry '%s' at %ld rows: %s split %g, split_max %g (%s); "
+                 "want %ld, %ld (%s)", cases[i].knobs, cases[i].rows,
+                 ok ? "" : "refused,", ks.knob[split].num,
+                 ks.knob[most].num, ks.knob[most].set ? "set" : "unset",
+                 cases[i].split, cases[i].split_max,
+                 cases[i].split_max_set ? "set" : "unset");
+    }
+    nu_kernel_free(&k);
+}
+
 int add_softmax_split_numeric_tests(CU_pSuite s)
 {
     if (CU_add_test(s, "softmax: rows split over work-groups, widths 1 to "
                     "151936", test_split_widths) == NULL ||
         CU_add_test(s, "softmax: the split path's defaults and rows",
-                    test_split_defaults) == NULL) {
+                    test_split_defaults) == NULL ||
+        CU_add_test(s, "softmax: a tuning entry's split knobs, by its rows",
+                    test_split_entry_rows) == NULL) {
         return -1;
     }
     return 0;
