@@ -58,6 +58,14 @@ gpu)
     "$specl" bench "$rows" --kernel softmax_1024 --rows 32768 "$@"
     "$specl" bench "$rows" --kernel softmax_32000 --rows 512 "$@"
     "$specl" bench specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
+    # softmax over a vocabulary at decode: the split path
+    for r in 1 8 64; do
+        for k in vocab bf16_vocab; do
+            "$specl" bench "$here/specs/vocab.yaml" --kernel $k --rows $r "$@"
+        done
+    done
+    "$specl" bench "$here/specs/vocab.yaml" --kernel bf16_vocab_32000 \
+        --rows 4096 "$@"
     gpu_half "$@"
     # training: lora_backward at 4096 tokens (specs/seeds.yaml above has
     # the seeds' case at 128)

@@ -274,10 +274,18 @@ struct op_def {
      * are the axes of its plot); NULL-terminated. */
     const struct tune_axis *tune_space;
     /* Optional, NULL-terminated: knobs that only shape the paths for few
-     * rows, which the tuner neither searches nor times at its rows: a
-     * tuning entry leaves them to the defaults (the entry's values are
-     * those of the generator that wrote it). */
+     * rows: a tuning entry leaves them to the defaults (the entry's values
+     * are those of the generator that wrote it), but for what entry_rows
+     * takes from it. Where they are not in tune_space (lora_forward's),
+     * the tuner neither searches nor times them. */
     const char *const *few_rows_knobs;
+    /* Optional: KS holds a tuning entry's knobs, timed at ROWS rows, with
+     * the few_rows_knobs of the spec (or the defaults); ENTRY the entry's
+     * own. Sets those of them that the entry's rows did time, or bounds
+     * them by what those rows showed (softmax's split path: which side of
+     * ROWS its crossover lies). */
+    void (*entry_rows)(struct kernel_spec *ks,
+                       const struct kernel_spec *entry, long rows);
 
     /* What checks and measures the op (verify.c, measure.c, bench.c).
      * Host buffers are in plan order; the outputs are the buffers whose

@@ -22,28 +22,30 @@
  * in all than 16, and 16 than 8 by 6-7%. */
 #define ROWS_ITEM_FLOATS 8
 #define ROWS_ITEM_HALVES 32
-/* Work-items per group that the default rows aims at, for short rows;
- * half-width storage in groups of 128 (bf16 on the H100: 32768 x 1024
- * softmax 51.2 us against 52.5 at 256, D=4096 norms one row of 128 items
- * 29.7 and 30.8 us against two rows, 30.3 and 31.3). */
-#define ROWS_GROUP_ITEMS 256
-#define ROWS_GROUP_HALVES 128
-/* Largest work-group (ROWS_MAX_GROUP work-items, op_rows.h) and local
- * memory (bytes) a spec may ask for: what every OpenCL GPU of interest
- * offers. */
+/* Largest local memory (bytes) a spec may ask for (and work-group:
+ * ROWS_MAX_GROUP, op_rows.h): what every OpenCL GPU of interest offers. */
 #define ROWS_MAX_LOCAL 32768
 
 const char *const rows_mode_choices[] = {"auto", "registers", "streaming",
                                          NULL};
 enum { MODE_AUTO, MODE_REGISTERS, MODE_STREAMING };
 
-const struct param_def rows_knobs[ROWS_N_KNOBS] = {
+const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS] = {
     [ROWS_KNOB_WG] = ROWS_KNOB_WG_DEF("work-items per row, a power of two "
                                       "(shape: about 8 elements each, 32 in "
                                       "f16 and bf16)"),
     [ROWS_KNOB_ROWS] = ROWS_KNOB_ROWS_DEF,
     [ROWS_KNOB_VEC] = ROWS_KNOB_VEC_DEF,
     [ROWS_KNOB_MODE] = ROWS_KNOB_MODE_DEF,
+    /* The split path's (op_softmax.c says how it runs). */
+    [ROWS_KNOB_SPLIT] = {"split", VALUE_INT, 0, 1, 1, 1024, NULL,
+                         "chunks of a row, a work-group each, on the split "
+                         "path; 1: none (shape: rows from 128 KiB on GPUs, "
+                         "256 KiB on CPUs)"},
+    [ROWS_KNOB_SPLIT_MAX] = {"split_max", VALUE_INT, 0, 0, 0, 16777216,
+                             NULL,
+                             "rows up to which the split path runs; 0: "
+                             "none (shape: 128 on GPUs, rows / 2 on CPUs)"},
 };
 
 /* What the forward row ops' defaults aim at (the figures above). */
@@ -55,6 +57,14 @@ static const struct rows_aim forward_aim = {
  * row (wg 1) with wide vectors. */
 const struct tune_axis rows_tune_space[] = {
     ROWS_TUNE_AXES,
+    {NULL, NULL},
+};
+
+/* The same, then the split path's work-groups and rows. */
+const struct tune_axis rows_split_tune_space[] = {
+    ROWS_TUNE_AXES,
+    {"split", "1 4 8 16 32 64 128"},
+    {"split_max", "0 8 128 512"},
     {NULL, NULL},
 };
 

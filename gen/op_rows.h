@@ -13,10 +13,26 @@
     {"eps", VALUE_FLOAT, 0, 1e-5, 0, 1, NULL,                                \
      "added under the square root; > 0 (default 1e-5)"}
 
-/* The knobs under `tile:` of every row op, in this order. */
+/* The knobs under `tile:` of every row op, in this order (the first
+ * ROWS_N_KNOBS of rows_knobs); then those of the split path, which only
+ * ops that have one take (softmax: .n_knobs ROWS_N_SPLIT_KNOBS). */
 enum { ROWS_KNOB_WG, ROWS_KNOB_ROWS, ROWS_KNOB_VEC, ROWS_KNOB_MODE,
-       ROWS_N_KNOBS };
-extern const struct param_def rows_knobs[ROWS_N_KNOBS];
+       ROWS_N_KNOBS, ROWS_KNOB_SPLIT = ROWS_N_KNOBS, ROWS_KNOB_SPLIT_MAX,
+       ROWS_N_SPLIT_KNOBS };
+extern const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS];
+
+/* Work-items per group that the default rows aims at, for short rows;
+ * half-width storage in groups of 128 (bf16 on the H100: 32768 x 1024
+ * softmax 51.2 us against 52.5 at 256, D=4096 norms one row of 128 items
+ * 29.7 and 30.8 us against two rows, 30.3 and 31.3). */
+#define ROWS_GROUP_ITEMS 256
+#define ROWS_GROUP_HALVES 128
+/* Vectors a streaming work-item sums into a fresh accumulator before
+ * adding the block's sum to its compensated total (row_reduce.cl): a sum
+ * of 64 float32 terms is off by a few 1e-7 relative at worst-typical, far
+ * inside the 1e-5 bound, and the compensated add costs a few operations
+ * per 64 vectors. */
+#define ROWS_SUM_BLOCK 64
 
 /* Their definitions, for ops that add knobs of their own after them
  * (wg with the help line of the op's defaults). */
@@ -90,12 +106,14 @@ void rows_plan_launch(const struct kernel_spec *ks, struct plan *p,
                       const char *kernel, const char *const *inputs,
                       const char *const *params, const char *const *outputs);
 
-/* What `specl tune` searches for a row op; ROWS_TUNE_AXES for ops that
- * search knobs of their own after them. */
+/* What `specl tune` searches for a row op, and for one with a split
+ * path; ROWS_TUNE_AXES for ops that search knobs of their own after
+ * them. */
 #define ROWS_TUNE_AXES                                                       \
     {"wg", "1 2 4 8 16 32 64 128 256 512 1024"}, {"vec", "1 2 4 8 16"},      \
         {"rows", "1 2 4 8 16 64 256"}, {"mode", "registers streaming"}
 extern const struct tune_axis rows_tune_space[];
+extern const struct tune_axis rows_split_tune_space[];
 
 /* Checking and measuring (the op_def hooks of the same names). Buffers
  * are x, PARAMS, y, as rows_plan_end lays them out. */

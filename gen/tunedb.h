@@ -131,11 +131,12 @@ const struct tune_entry *tunedb_pick_entry(const struct tunedb *db,
 
 struct spec_set;
 
-/* Sets KS's knobs from a database entry's KNOBS text, but for those of
- * the op's few_rows_knobs, which keep KS's own (the defaults, where the
- * spec left them unset). Returns -1 when KNOBS do not read as the op's,
- * KS then undefined. */
-int tunedb_entry_knobs(struct kernel_spec *ks, const char *knobs);
+/* Sets KS's knobs from a database entry's KNOBS text, timed at ROWS
+ * rows, but for those of the op's few_rows_knobs, which keep KS's own
+ * (the defaults, where the spec left them unset) save for what the op's
+ * entry_rows takes from the entry. Returns -1 when KNOBS do not read as
+ * the op's, KS then undefined. */
+int tunedb_entry_knobs(struct kernel_spec *ks, const char *knobs, long rows);
 
 /* For every kernel of SET that asked for `tile: auto` or gave no knob at
  * all, takes knobs from DB (see tunedb_pick) when they validate for its

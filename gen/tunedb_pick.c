@@ -186,20 +186,25 @@ const struct tune_entry *tunedb_pick_entry(const struct tunedb *db,
     return e;
 }
 
-int tunedb_entry_knobs(struct kernel_spec *ks, const char *knobs)
+int tunedb_entry_knobs(struct kernel_spec *ks, const char *knobs, long rows)
 {
     const struct kernel_spec spec = *ks;
     if (knobs_parse(ks, knobs, NULL, 0) < 0) {
         return -1;
     }
-    /* The few-row paths' knobs as the spec has them: the tuner neither
-     * chose nor timed them, and their defaults may have moved since. */
+    const struct kernel_spec entry = *ks;
+    /* The few-row paths' knobs as the spec has them: the tuner did not
+     * time them at the entry's rows, and their defaults may have moved
+     * since; the op's entry_rows takes what those rows did time. */
     for (int f = 0; ks->op->few_rows_knobs != NULL &&
                     ks->op->few_rows_knobs[f] != NULL;
          f++) {
         int k = op_knob_index(ks->op, ks->op->few_rows_knobs[f]);
         assert(k >= 0);
         ks->knob[k] = spec.knob[k];
+    }
+    if (ks->op->entry_rows != NULL) {
+        ks->op->entry_rows(ks, &entry, rows);
     }
     return 0;
 }
@@ -218,19 +223,20 @@ void tunedb_apply(const struct tunedb *db, struct spec_set *set,
         if (any_set && !ks->tile_auto) {
             continue;
         }
-        char knobs[TUNE_TEXT] = "", why[200] = "an empty tuning database";
-        enum tune_pick pick =
-            db == NULL ? PICK_NONE
-                       : tunedb_pick(db, device, ks, knobs, sizeof knobs, why,
-                                     sizeof why);
-        if (pick == PICK_NONE) {
+        char why[200] = "an empty tuning database";
+        enum tune_pick pick = PICK_NONE;
+        const struct tune_entry *e =
+            db == NULL ? NULL
+                       : tunedb_pick_entry(db, device, ks, &pick, why,
+                                           sizeof why);
+        if (e == NULL) {
             snprintf(ks->tile_note, sizeof ks->tile_note,
                      "op defaults (%s)", why);
             continue;
         }
         struct kernel_spec tuned = *ks;
         struct diags quiet = {.out = NULL};
-        if (tunedb_entry_knobs(&tuned, knobs) == 0 &&
+        if (tunedb_entry_knobs(&tuned, e->best, e->rows) == 0 &&
             knobs_resolve(&tuned, &quiet) == 0) {
             snprintf(tuned.tile_note, sizeof tuned.tile_note, "%s", why);
             *ks = tuned;

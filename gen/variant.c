@@ -166,7 +166,7 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
         one.target = TARGET_GPU;
         target_from_name(e->target, &one.target);
         struct diags quiet = {.out = NULL};
-        if (tunedb_entry_knobs(&one, e->best) < 0 ||
+        if (tunedb_entry_knobs(&one, e->best, e->rows) < 0 ||
             knobs_resolve(&one, &quiet) != 0) {
             note(notes, "%s: %s: the %s does not fit this shape", ks->name,
                  dev, why);

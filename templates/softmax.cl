@@ -1,79 +1,13 @@
 /* softmax.cl - y = exp(SCALE*x - m) / sum(exp(SCALE*x - m)), m the row's
- * largest SCALE*x, row by row.
- *
- * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
- * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
- *   SCALE   applied to x first (a float literal)
- *   HALF_X  1: x is halved first (|SCALE| < 128/FLT_MAX, see below)
- *   SHFL_PTX  1: row_merge by PTX warp shuffles (NVIDIA only)
- *
- * The kernel works on h = sign(SCALE)*x and forms SCALE*x - m as
- * |SCALE|*(h - max h): a difference of inputs, scaled afterwards, so it
- * keeps its precision when |x| is large, and <= 0, so exp cannot
- * overflow. h - max h itself overflows to -inf when x spans more than
- * FLT_MAX; for |SCALE| >= 128/FLT_MAX the exponent is then below -128
- * anyway, and exp gives the 0 it should (so does a huge |SCALE|, for all
- * but the largest elements). Smaller scales, 0 among them, would turn
- * that into 0 * inf = NaN, or lose exp(-6) terms to 0: for those the plan
- * sets HALF_X and h is sign(SCALE)*x/2, whose differences stay finite,
- * scaled by 2|SCALE| (halving and doubling are exact; SCALE 0 then gives
- * the uniform row). Each item keeps a reference, a max of h or not far
- * below it, and a sum of exponentials relative to it; the row's pairs are
- * then merged.
+ * largest SCALE*x, one row per WG_SIZE work-items (softmax_common.cl
+ * says how the exponent is formed and the pairs kept).
  *
  * Buffers: x (rows x FEATURES), y (rows x FEATURES).
  * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
-#include "storage_@dtype@.cl"
-
-#if !defined(SCALE) || !defined(HALF_X) || !defined(EXP_BASE2) ||         \
-    !defined(SHFL_PTX)
-#error "softmax.cl: the plan must define SCALE, HALF_X, EXP_BASE2, SHFL_PTX"
-#endif
-
-#include "row_reduce.cl"
-
-/* h = H_SIGN * x, and SCALE*x - m = EXP_SCALE * (h - max h). Halving is
- * exact but for subnormal x (off by 2^-150 at most, which no exponent
- * notices). With HALF_X 0, H_SIGN is +-1 and folds away: the common
- * scales pay nothing for the rare ones. */
-#if HALF_X
-#define H_PER_X 0.5f
-#else
-#define H_PER_X 1.0f
-#endif
-#define H_SIGN (SCALE < 0.0f ? -H_PER_X : H_PER_X)
-#define EXP_SCALE ((SCALE < 0.0f ? -(SCALE) : (SCALE)) / H_PER_X)
-/* No h is below it: the max of an item without elements, or with only
- * -inf ones (masked), which must merge as a zero sum, not as inf - inf. */
-#define NO_MAX (-H_PER_X * FLT_MAX)
-
-/* The largest exponent EXP_SCALE * (h - m) that a term may have before
- * the reference m moves up: a row in registers takes its reference from
- * the slots as they arrive, so that their exponentials need not wait for
- * the item's other loads. e^32 per term keeps a row's sum below
- * 2^24 e^32 < 1e22, far from overflow. */
-#define RESCALE_ABOVE 32.0f
-
-/* e^(EXP_SCALE * D). EXP_BASE2 (the plan's choice per device type): as
- * 2^(EXP_SCALE * D * log2 e), the product first, so that a huge
- * EXP_SCALE still meets D = 0 as 0. */
-#if EXP_BASE2
-#define EXPS(d) exp2((EXP_SCALE * (d)) * M_LOG2E_F)
-#else
-#define EXPS(d) exp(EXP_SCALE * (d))
-#endif
+#include "softmax_common.cl"
 
 #if SHFL_PTX
-/* (m, s) and (m2, s2) as one pair: the larger reference, both sums
- * rescaled to it. */
-inline void merge_pair(float *m, float *s, const float m2, const float s2)
-{
-    const float mm = MAX2(*m, m2);
-    *s = *s * EXPS(*m - mm) + s2 * EXPS(m2 - mm);
-    *m = mm;
-}
-
 /* The lanes of this work-item's warp that exist: a work-group of fewer
  * than 32 items, or a last warp cut short (WG_SIZE 16 x 3 rows), has
  * fewer, and shfl.sync must name only those. */
@@ -144,44 +78,11 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
 #endif
 }
 #else
-/* Merges (m, s) over the items of this row, in the steps row_sum() takes
- * for sums. A step folds its pairs at once: the largest reference first,
- * then the sums rescaled to it, whose exponentials do not wait on one
- * another (one pair after another made a chain of exp latencies that cost
- * 15% of a 32000-wide softmax at 512 rows on the H100). */
+/* Merges (m, s) over the items of this row in local memory. */
 inline void row_merge(__local float *pm, __local float *ps, uint lid,
                       float *m, float *s)
 {
-#if WG_SIZE == 1
-    (void)pm;
-    (void)ps;
-    (void)lid;
-    (void)m;
-    (void)s;
-#else
-    pm[lid] = *m;
-    ps[lid] = *s;
-    for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const uint step = RED_NEXT(n);
-        if (lid < step) {
-            float mm = pm[lid];
-            for (uint k = 1; k < n / step; k++) {
-                mm = MAX2(mm, pm[lid + k * step]);
-            }
-            float ss = 0.0f;
-            for (uint k = 0; k < n / step; k++) {
-                ss += ps[lid + k * step] *
-                      EXPS(pm[lid + k * step] - mm);
-            }
-            pm[lid] = mm;
-            ps[lid] = ss;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    *m = pm[0];
-    *s = ps[0];
-#endif
+    merge_pairs(pm, ps, lid, WG_SIZE, m, s);
 }
 #endif
 
@@ -240,43 +141,11 @@ void softmax(const int rows, const __global storage_t *x,
         }
     }
 #else
-    /* Block by block (row_reduce.cl): the block's max first, then its
-     * exponentials relative to m, a reference that may trail the max by
-     * an exponent of up to RESCALE_ABOVE. Only when the block's max gets
-     * past that is the compensated sum rescaled to it, so a rising row is
-     * rescaled a few times, not once per vector or block: each rescale
-     * rounds the whole sum (up to 6e-5 relative at 50257 features when
-     * it was per vector). */
-    floatv sum = 0.0f;
-    floatv err = 0.0f;
-    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {
-        const uint j1 = block_end(j0);
-        floatv mv = m;
-        for (uint j = j0; j < j1; j += WG_SIZE) {
-            mv = MAX2(mv, H_SIGN * loadv(x, base + j * VEC));
-        }
-        const float mb = hmax(mv);
-        if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
-            const float rescale = EXPS(m - mb);
-            sum *= rescale;
-            err *= rescale;
-            m = mb;
-        }
-        floatv b = 0.0f;
-        for (uint j = j0; j < j1; j += WG_SIZE) {
-            b += EXPS(H_SIGN * loadv(x, base + j * VEC) - m);
-        }
-        csum_add(&sum, &err, b);
-    }
-    s = hsum(sum + err);
+    s = stream_sum(x, base, lid, NVEC, WG_SIZE, &m);
     row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
     if (!row_live(rows)) {
         return;
     }
-    const float inv = 1.0f / s;
-    for (uint j = lid; j < NVEC; j += WG_SIZE) {
-        const floatv h = H_SIGN * loadv(x, base + j * VEC);
-        storev(y, base + j * VEC, EXPS(h - m) * inv);
-    }
+    stream_out(x, y, base, lid, NVEC, WG_SIZE, m, 1.0f / s);
 #endif
 }

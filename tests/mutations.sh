@@ -8,9 +8,11 @@ mutations='
 templates/row_reduce.cl%s/((k) + 1 < SLOTS || (j) < NVEC)/((k) + 1 < SLOTS || (j) <= NVEC)/%row ops: tail guard of a row the work-items split unevenly, off by one
 templates/layernorm.cl%s/sums\.y \/ (float)FEATURES/sums.y \/ (float)(FEATURES + 1)/%layernorm: variance divided by D+1
 templates/softmax.cl%s/v\[k\] = EXPS(v\[k\] - m);/v[k] = EXPS(v[k]);/%softmax: max not subtracted (overflows at large inputs)
-templates/softmax.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not halved for scale 0 (0 * inf at inputs spanning more than FLT_MAX)
+templates/softmax_common.cl%s/#define H_PER_X 0.5f/#define H_PER_X 1.0f/%softmax: x not halved for scale 0 (0 * inf at inputs spanning more than FLT_MAX)
 templates/softmax.cl%s/v\[i\] \*= rescale;//%softmax: a row in registers keeps its earlier slots at the old reference when the reference moves up
-templates/softmax.cl%s/mm = MAX2(mm, pm\[lid + k \* step\]);//%softmax: a merge step keeps the first reference, not the largest
+templates/softmax_common.cl%s/mm = MAX2(mm, pm\[lid + k \* step\]);//%softmax: a merge step keeps the first reference, not the largest
+templates/softmax_combine.cl%s/for (uint c = lid; c < SPLIT_GROUPS; c += SPLIT_WG) {/for (uint c = lid; c + 1 < SPLIT_GROUPS; c += SPLIT_WG) {/%softmax: the split path leaves the last chunk out of the sum of a row
+templates/softmax_common.cl%s/return min((c + 1) \* SPLIT_VECS, (uint)NVEC);/return min((c + 1) * SPLIT_VECS, (uint)NVEC - 1);/%softmax: the split path leaves the last vector of a row out
 templates/rmsnorm.cl%0,/(float)FEATURES/s//(float)(FEATURES - 1)/%rmsnorm: mean of squares over D-1
 templates/gemm_simt.cl%s/#define GEMM_K_LIVE(edge, k) (!(edge) || (k) < GEMM_K)/#define GEMM_K_LIVE(edge, k) (!(edge) || (k) <= GEMM_K)/%lora: K tail guard of the tiles off by one
 templates/gemm_simt.cl%s/#define GEMM_RANK_TILES CEIL_DIV(GEMM_RANK, GEMM_RANK_K)/#define GEMM_RANK_TILES (GEMM_RANK \/ GEMM_RANK_K)/%lora: last partial rank step dropped

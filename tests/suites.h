@@ -34,5 +34,8 @@ int add_rope_numeric_tests(CU_pSuite s);
 /* test_norm_backward.c: rmsnorm_backward and layernorm_backward, added to
  * the numeric suite. */
 int add_norm_backward_numeric_tests(CU_pSuite s);
+/* test_softmax_split.c: softmax's split path, added to the numeric
+ * suite. */
+int add_softmax_split_numeric_tests(CU_pSuite s);
 
 #endif

@@ -151,12 +151,16 @@ struct hard_case {
     double x_ramp; /* x also rises by this much along each row */
 };
 
-static void run_hard_case(const struct hard_case *c, enum target target)
+/* Runs C with the defaults for TARGET and the knobs TILE ("" for none:
+ * those of the flow mapping `tile: {...}`). */
+static void run_hard_case_tile(const struct hard_case *c, enum target target,
+                               const char *tile)
 {
     struct nu_kernel k;
     struct diags d = {.out = stderr};
     if (nu_spec_ok(&k, "kernels:\n  - {name: t_hard, op: %s, dtype: %s, "
-                   "%s}\n", c->op, c->dtype, c->fields)) {
+                   "%s%s%s%s}\n", c->op, c->dtype, c->fields,
+                   *tile ? ", tile: {" : "", tile, *tile ? "}" : "")) {
         CU_ASSERT(spec_set_target(&k.set, target, &d) == 0);
         /* Shown with the spec when a case fails. */
         snprintf(k.yaml + strlen(k.yaml), sizeof k.yaml - strlen(k.yaml),
@@ -170,6 +174,17 @@ static void run_hard_case(const struct hard_case *c, enum target target)
     }
     nu_kernel_free(&k);
 }
+
+static void run_hard_case(const struct hard_case *c, enum target target)
+{
+    run_hard_case_tile(c, target, "");
+}
+
+/* Softmax's two paths for long rows: the defaults at these few rows take
+ * the split path (each row in chunks over work-groups) where the row is
+ * long enough; SPLIT forces it at any width, ROW_PATH turns it off. */
+#define SPLIT "split: 8, split_max: 8"
+#define ROW_PATH "split_max: 0"
 
 static void run_hard_cases(const struct hard_case *c, size_t n)
 {
@@ -200,8 +215,17 @@ static void test_long_sums(void)
         {"rmsnorm", "f32", "features: 65537", {1e4, 1e-2}, 2, 1, 0},
     };
     run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+    /* Softmax past 128 KiB rows on GPUs: the defaults above split them;
+     * one work-group per row here (in registers at 50257, streamed at
+     * 65537). */
+    static const int row_path[] = {0, 3, 4};
+    for (size_t i = 0; i < sizeof row_path / sizeof row_path[0]; i++) {
+        run_hard_case_tile(&cases[row_path[i]], TARGET_GPU, ROW_PATH);
+    }
     /* Rows of 2^24: the CPU defaults' vec 16 sums a million terms per
-     * lane; the GPU defaults (far fewer per work-item) with --full. */
+     * lane (softmax: 2^18 elements a chunk on its split path; the whole
+     * row on the row path with --full); the GPU defaults (far fewer per
+     * work-item) with --full. */
     static const struct hard_case huge[] = {
         {"softmax", "f32", "features: 16777216", {0, 5}, 1, 1, 0},
         {"rmsnorm", "f32", "features: 16777216", {0, 1}, 1, 1, 0},
@@ -209,6 +233,9 @@ static void test_long_sums(void)
     };
     for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
         run_hard_case(&huge[i], TARGET_CPU);
+        if (i == 0 && test_full) {
+            run_hard_case_tile(&huge[i], TARGET_CPU, ROW_PATH);
+        }
         if (test_full) {
             run_hard_case(&huge[i], TARGET_GPU);
         }
@@ -311,6 +338,15 @@ static void test_softmax_extremes(void)
         {"softmax", "bf16", "features: 1000, scale: 0", {0, 3e38}, 3, 0, 0},
     };
     run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+    /* The same on the split path, each row's chunks merged: by a
+     * work-group's items (GPUs), one after another (CPUs, scales 0 and
+     * -1e30). */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_hard_case_tile(&cases[i], TARGET_GPU, SPLIT);
+        if (i == 0 || i == 4) {
+            run_hard_case_tile(&cases[i], TARGET_CPU, SPLIT);
+        }
+    }
 }
 
 /* Softmax in f16 past 16384 features: outputs near 1/D fall among the
@@ -324,6 +360,7 @@ static void test_softmax_f16_subnormal(void)
         {"softmax", "f16", "features: 200000", {0, 1}, 1, 0, 0},
     };
     run_hard_cases(cases, sizeof cases / sizeof cases[0]);
+    run_hard_case_tile(&cases[0], TARGET_GPU, ROW_PATH);
     struct nu_kernel k;
     if (nu_spec_ok(&k, "kernels:\n  - {name: t_f16, op: softmax, dtype: "
                    "f16, features: 4096}\n")) {
@@ -1051,6 +1088,7 @@ int add_numeric_suite(void)
         add_gated_numeric_tests(s) != 0 || add_add_norm_numeric_tests(s) != 0 ||
         add_rope_numeric_tests(s) != 0 ||
         add_norm_backward_numeric_tests(s) != 0 ||
+        add_softmax_split_numeric_tests(s) != 0 ||
         CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
             NULL ||
         CU_add_test(s, "row ops: odd and long rows", test_row_shapes) ==

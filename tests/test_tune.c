@@ -389,6 +389,10 @@ static void test_filter_home_targets(void)
         "  - {name: h_bwd_r1024, op: lora_backward, in_features: 4096, "
         "out_features: 4096, rank: 1024}\n"
         "  - {name: h_softmax, op: softmax, features: 32000}\n"
+        /* with the split path at few rows */
+        "  - {name: h_vocab, op: softmax, features: 151936}\n"
+        "  - {name: h_vocab_bf16, op: softmax, dtype: bf16, "
+        "features: 151936}\n"
         "  - {name: h_rmsnorm, op: rmsnorm, dtype: bf16, features: 4096}\n"
         "  - {name: h_layernorm, op: layernorm, features: 1024}\n";
     static const enum target targets[] = {TARGET_GPU, TARGET_CPU,
@@ -3296,10 +3300,12 @@ static void test_knobs_text(void)
     const struct kernel_spec *sm = find_kernel(&s, "x_softmax");
     CU_ASSERT_PTR_NOT_NULL_FATAL(sm);
     struct kernel_spec k = *sm;
-    CU_ASSERT_EQUAL(knobs_parse(&k, "wg=8 rows=2 vec=8 mode=streaming", NULL, 0),
+    CU_ASSERT_EQUAL(knobs_parse(&k, "wg=8 rows=2 vec=8 mode=streaming "
+                                "split=4 split_max=16", NULL, 0),
                     0);
     knobs_text(&k, text, sizeof text);
-    CU_ASSERT_STRING_EQUAL(text, "wg=8 rows=2 vec=8 mode=streaming");
+    CU_ASSERT_STRING_EQUAL(text, "wg=8 rows=2 vec=8 mode=streaming split=4 "
+                                 "split_max=16");
     /* Part of the knobs: only those set. */
     k = *sm;
     CU_ASSERT_EQUAL(knobs_parse(&k, "vec=2", NULL, 0), 0);

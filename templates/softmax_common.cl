@@ -1,0 +1,187 @@
+/* softmax_common.cl - what the softmax kernels share: the exponent they
+ * form, the (max, sum) pairs they keep and merge, and the streamed walk
+ * over a stretch of a row (softmax.cl, one work-group per row; the split
+ * path's softmax_part.cl and softmax_combine.cl, several per row).
+ *
+ * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,
+ * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
+ *   SCALE      applied to x first (a float literal)
+ *   HALF_X     1: x is halved first (|SCALE| < 128/FLT_MAX, see below)
+ *   EXP_BASE2  1: exponentials as exp2 (GPUs), 0: as exp
+ *   SHFL_PTX   1: softmax's row merge by PTX warp shuffles (NVIDIA only)
+ *   SUM_BLOCK  where a kernel streams: vectors summed apart (row_reduce.cl)
+ * and, where the plan has a split path:
+ *   SPLIT_GROUPS  work-groups per row (chunks), at most NVEC
+ *   SPLIT_VECS    vectors per chunk; the last chunk may hold fewer
+ *   SPLIT_WG      work-items per split work-group, a power of two
+ *
+ * The kernels work on h = sign(SCALE)*x and form SCALE*x - m as
+ * |SCALE|*(h - max h): a difference of inputs, scaled afterwards, so it
+ * keeps its precision when |x| is large, and <= 0, so exp cannot
+ * overflow. h - max h itself overflows to -inf when x spans more than
+ * FLT_MAX; for |SCALE| >= 128/FLT_MAX the exponent is then below -128
+ * anyway, and exp gives the 0 it should (so does a huge |SCALE|, for all
+ * but the largest elements). Smaller scales, 0 among them, would turn
+ * that into 0 * inf = NaN, or lose exp(-6) terms to 0: for those the plan
+ * sets HALF_X and h is sign(SCALE)*x/2, whose differences stay finite,
+ * scaled by 2|SCALE| (halving and doubling are exact; SCALE 0 then gives
+ * the uniform row). Each work-item keeps a reference, a max of h or not
+ * far below it, and a sum of exponentials relative to it; the pairs are
+ * then merged. */
+#include "storage_@dtype@.cl"
+
+#if !defined(SCALE) || !defined(HALF_X) || !defined(EXP_BASE2) ||         \
+    !defined(SHFL_PTX)
+#error "softmax: the plan must define SCALE, HALF_X, EXP_BASE2, SHFL_PTX"
+#endif
+
+#include "row_reduce.cl"
+
+/* h = H_SIGN * x, and SCALE*x - m = EXP_SCALE * (h - max h). Halving is
+ * exact but for subnormal x (off by 2^-150 at most, which no exponent
+ * notices). With HALF_X 0, H_SIGN is +-1 and folds away: the common
+ * scales pay nothing for the rare ones. */
+#if HALF_X
+#define H_PER_X 0.5f
+#else
+#define H_PER_X 1.0f
+#endif
+#define H_SIGN (SCALE < 0.0f ? -H_PER_X : H_PER_X)
+#define EXP_SCALE ((SCALE < 0.0f ? -(SCALE) : (SCALE)) / H_PER_X)
+/* No h is below it: the max of an item without elements, or with only
+ * -inf ones (masked), which must merge as a zero sum, not as inf - inf. */
+#define NO_MAX (-H_PER_X * FLT_MAX)
+
+/* The largest exponent EXP_SCALE * (h - m) that a term may have before
+ * the reference m moves up: a row in registers takes its reference from
+ * the slots as they arrive, so that their exponentials need not wait for
+ * the item's other loads. e^32 per term keeps a row's sum below
+ * 2^24 e^32 < 1e22, far from overflow. */
+#define RESCALE_ABOVE 32.0f
+
+/* e^(EXP_SCALE * D). EXP_BASE2 (the plan's choice per device type): as
+ * 2^(EXP_SCALE * D * log2 e), the product first, so that a huge
+ * EXP_SCALE still meets D = 0 as 0. */
+#if EXP_BASE2
+#define EXPS(d) exp2((EXP_SCALE * (d)) * M_LOG2E_F)
+#else
+#define EXPS(d) exp(EXP_SCALE * (d))
+#endif
+
+/* (m, s) and (m2, s2) as one pair: the larger reference, both sums
+ * rescaled to it. */
+inline void merge_pair(float *m, float *s, const float m2, const float s2)
+{
+    const float mm = MAX2(*m, m2);
+    *s = *s * EXPS(*m - mm) + s2 * EXPS(m2 - mm);
+    *m = mm;
+}
+
+/* Merges (m, s) over ITEMS work-items (a power of two; the group's, or
+ * its row's) through their ITEMS words of PM and PS, in the steps
+ * row_sum() takes for sums, every item taking the result: the same tree
+ * whatever the timing. A step folds its pairs at once: the largest
+ * reference first, then the sums rescaled to it, whose exponentials do
+ * not wait on one another (one pair after another made a chain of exp
+ * latencies that cost 15% of a 32000-wide softmax at 512 rows on the
+ * H100). */
+inline void merge_pairs(__local float *pm, __local float *ps, uint lid,
+                        const uint items, float *m, float *s)
+{
+    if (items == 1) {
+        return;
+    }
+    pm[lid] = *m;
+    ps[lid] = *s;
+    for (uint n = items; n > 1; n = RED_NEXT(n)) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint step = RED_NEXT(n);
+        if (lid < step) {
+            float mm = pm[lid];
+            for (uint k = 1; k < n / step; k++) {
+                mm = MAX2(mm, pm[lid + k * step]);
+            }
+            float ss = 0.0f;
+            for (uint k = 0; k < n / step; k++) {
+                ss += ps[lid + k * step] * EXPS(pm[lid + k * step] - mm);
+            }
+            pm[lid] = mm;
+            ps[lid] = ss;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *m = pm[0];
+    *s = ps[0];
+}
+
+#ifdef SUM_BLOCK
+/* The sum of exponentials of vectors FIRST, FIRST + STEP, ... below END
+ * of the row at element BASE, relative to *M_IO (NO_MAX for none yet),
+ * which it raises. Block by block (row_reduce.cl): the block's max first, then
+ * its exponentials relative to m, a reference that may trail the max by
+ * an exponent of up to RESCALE_ABOVE. Only when the block's max gets past
+ * that is the compensated sum rescaled to it, so a rising row is rescaled
+ * a few times, not once per vector or block: each rescale rounds the
+ * whole sum (up to 6e-5 relative at 50257 features when it was per
+ * vector). */
+inline float stream_sum(const __global storage_t *x, size_t base,
+                        uint first, uint end, uint step, float *m_io)
+{
+    float m = *m_io;
+    floatv sum = 0.0f;
+    floatv err = 0.0f;
+    for (uint j0 = first; j0 < end; j0 += SUM_BLOCK * step) {
+        const uint j1 = min(j0 + SUM_BLOCK * step, end);
+        floatv mv = m;
+        for (uint j = j0; j < j1; j += step) {
+            mv = MAX2(mv, H_SIGN * loadv(x, base + j * VEC));
+        }
+        const float mb = hmax(mv);
+        if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
+            const float rescale = EXPS(m - mb);
+            sum *= rescale;
+            err *= rescale;
+            m = mb;
+        }
+        floatv b = 0.0f;
+        for (uint j = j0; j < j1; j += step) {
+            b += EXPS(H_SIGN * loadv(x, base + j * VEC) - m);
+        }
+        csum_add(&sum, &err, b);
+    }
+    *m_io = m;
+    return hsum(sum + err);
+}
+
+/* y = exp(SCALE*x - m) / s at vectors FIRST, FIRST + STEP, ... below END
+ * of the row at element BASE, M and INV = 1 / s the row's. */
+inline void stream_out(const __global storage_t *x, __global storage_t *y,
+                       size_t base, uint first, uint end, uint step,
+                       float m, float inv)
+{
+    for (uint j = first; j < end; j += step) {
+        const floatv h = H_SIGN * loadv(x, base + j * VEC);
+        storev(y, base + j * VEC, EXPS(h - m) * inv);
+    }
+}
+#endif
+
+#ifdef SPLIT_GROUPS
+/* The split path: chunk c of a row is its vectors c * SPLIT_VECS up to
+ * chunk_end(c), a work-group of SPLIT_WG items each; the plan makes every
+ * chunk hold at least one vector. */
+#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)
+#error "softmax split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing"
+#endif
+#if SPLIT_GROUPS * SPLIT_VECS < NVEC || (SPLIT_GROUPS - 1) * SPLIT_VECS >= NVEC
+#error "softmax split path: SPLIT_GROUPS chunks of SPLIT_VECS must cover NVEC"
+#endif
+#if (SPLIT_WG & (SPLIT_WG - 1)) != 0
+#error "SPLIT_WG must be a power of two"
+#endif
+
+inline uint chunk_end(uint c)
+{
+    return min((c + 1) * SPLIT_VECS, (uint)NVEC);
+}
+#endif

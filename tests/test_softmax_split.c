@@ -1,0 +1,241 @@
+/* test_softmax_split.c - softmax's split path (each row cut into chunks,
+ * a work-group each: softmax_part, then softmax_combine) on the device
+ * against the naive kernel and float64: widths from 1 to a vocabulary,
+ * every dtype, negative scales, the GPU and CPU defaults, rows on both
+ * sides of split_max (both paths run); which rows take which path,
+ * through the stub; and the defaults the split knobs take. The row
+ * path's hard inputs run on the split path in test_numeric.c. Joins the
+ * numeric suite. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "knobs.h"
+#include "numeric_util.h"
+#include "suites.h"
+#include "testutil.h"
+#include "tunedb.h"
+
+struct split_case {
+    const char *dtype;
+    const char *fields; /* features, scale */
+    const char *tile;   /* split knobs (and others); "" for the defaults */
+    enum target target;
+    struct vdist x;
+};
+
+/* Whether the stub runs the split path at ROWS (its first launch is
+ * softmax_part); checks NAME_path_index agrees. */
+static int runs_split(const struct nu_kernel *k, size_t rows)
+{
+    size_t sizes[SPECL_MAX_SIZES] = {rows};
+    const struct path *pa = stub_path(&k->stub, sizes);
+    int index = k->stub.fn_path_index(k->stub.handle, sizes);
+    CU_ASSERT(pa != NULL && index >= 0);
+    if (pa == NULL || index < 0) {
+        return -1;
+    }
+    return index == 0 && strcmp(pa->launch[0].kernel, "softmax_part") == 0;
+}
+
+/* Builds C and runs it at 1, 2 and 7 rows and on both sides of its
+ * split_max: rows up to split_max take the split path, the rest one
+ * work-group per row. */
+static void run_split_case(const struct split_case *c)
+{
+    struct nu_kernel k;
+    struct diags d = {.out = stderr};
+    if (!nu_spec_ok(&k, "kernels:\n  - {name: t_split, op: softmax, dtype: "
+                    "%s, %s%s%s%s}\n", c->dtype, c->fields,
+                    *c->tile ? ", tile: {" : "", c->tile,
+                    *c->tile ? "}" : "")) {
+        nu_kernel_free(&k);
+        return;
+    }
+    CU_ASSERT(spec_set_target(&k.set, c->target, &d) == 0);
+    snprintf(k.yaml + strlen(k.yaml), sizeof k.yaml - strlen(k.yaml),
+             "# op defaults for %s\n",
+             c->target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+    long most = nu_knob(&k, "split_max");
+    TU_CHECK(most > 0 && nu_knob(&k, "split") > 1,
+             "no split path (split %ld, split_max %ld):\n%s",
+             nu_knob(&k, "split"), most, k.yaml);
+    if (most > 0 && nu_build(&k)) {
+        size_t rows[8] = {1};
+        int n = 1;
+        n = nu_rows_add(rows, n, 2);
+        n = nu_rows_add(rows, n, 7);
+        n = nu_rows_add(rows, n, most);
+        n = nu_rows_add(rows, n, most + 1);
+        for (int i = 0; i < n; i++) {
+            int split = runs_split(&k, rows[i]);
+            TU_CHECK(split == (rows[i] <= (size_t)most),
+                     "%zu rows %s the split path (split_max %ld):\n%s",
+                     rows[i], split ? "take" : "do not take", most, k.yaml);
+            nu_run(&k, rows[i], c->x);
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+#define SPLIT_AT_7 "split: 4, split_max: 7"
+
+/* Widths 1 (one chunk: a row smaller than any), 7 (odd, chunks of 2 and
+ * a last of 1), 4097 (vec 1, a short last chunk), 32000, 50257 (odd) and
+ * a vocabulary of 151936 (the shape's own chunks); f32 throughout with
+ * the GPU defaults (work-groups of 256 items), the others in f16 and
+ * bf16 and on the CPU defaults (one item per work-group); scales of
+ * either sign, inputs up to +-1e4. --full: every width in every dtype,
+ * with both defaults. */
+static void test_split_widths(void)
+{
+    static const char *const widths[][2] = {
+        {"features: 1, scale: -1.5", SPLIT_AT_7},
+        {"features: 7, scale: -0.5", SPLIT_AT_7},
+        {"features: 4097, scale: 0.7", "split: 8, split_max: 7"},
+        {"features: 32000, scale: -1.0", "split: 16, split_max: 7"},
+        {"features: 50257, scale: -0.7", "split_max: 7"},
+        {"features: 151936", "split_max: 7"},
+    };
+    static const char *const dtypes[] = {"f32", "f16", "bf16"};
+    struct vdist wide = {0.0, 1e4};
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        for (int dt = 0; dt < 3; dt++) {
+            for (int t = 0; t < 2; t++) {
+                /* default run: f32 on GPUs; f16 on CPUs at 7 and 50257,
+                 * bf16 on GPUs at 4097 and 151936 and on CPUs at 32000 */
+                int sampled = (dt == 0 && t == 0) ||
+                              (dt == 1 && t == 1 && (w == 1 || w == 4)) ||
+                              (dt == 2 && t == 0 && (w == 2 || w == 5)) ||
+                              (dt == 2 && t == 1 && w == 3);
+                if (!sampled && !test_full) {
+                    continue;
+                }
+                struct split_case c = {dtypes[dt], widths[w][0],
+                                       widths[w][1],
+                                       t ? TARGET_CPU : TARGET_GPU,
+                                       w % 2 ? wide : nu_unit()};
+                run_split_case(&c);
+            }
+        }
+    }
+}
+
+/* The defaults at a vocabulary: GPUs split rows of 128 KiB and more into
+ * as many chunks as give each of a work-group's items two vectors, at
+ * most 128, up to 128 rows; CPUs into chunks of 64 KiB or more, at most
+ * 64, up to half the row path's 16 rows per work-group; shorter rows no
+ * split path. The stub of the GPU defaults at 151936 takes it up to 128
+ * rows. */
+static void test_split_defaults(void)
+{
+    static const struct {
+        const char *dtype;
+        int features;
+        enum target target;
+        long split, split_max, paths;
+    } cases[] = {
+        {"f32", 151936, TARGET_GPU, 64, 128, 2},
+        {"bf16", 151936, TARGET_GPU, 64, 128, 2},
+        {"f32", 32768, TARGET_GPU, 16, 128, 2},
+        {"bf16", 65536, TARGET_GPU, 32, 128, 2},
+        {"f32", 32000, TARGET_GPU, 1, 0, 1},
+        {"bf16", 32000, TARGET_TENSOR, 1, 0, 1},
+        {"f32", 4096, TARGET_GPU, 1, 0, 1},
+        {"f32", 151936, TARGET_CPU, 8, 8, 2},
+        {"bf16", 151936, TARGET_CPU, 4, 8, 2},
+        {"f32", 32000, TARGET_CPU, 1, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        struct diags d = {.out = stderr};
+        if (nu_spec_ok(&k, "kernels:\n  - {name: t_def, op: softmax, "
+                       "dtype: %s, features: %d}\n", cases[i].dtype,
+                       cases[i].features)) {
+            CU_ASSERT(spec_set_target(&k.set, cases[i].target, &d) == 0);
+            long limit[4];
+            int paths = nu_path_limits(&k, limit, 4) + 1;
+            TU_CHECK(nu_knob(&k, "split") == cases[i].split &&
+                         nu_knob(&k, "split_max") == cases[i].split_max &&
+                         paths == cases[i].paths &&
+                         (paths == 1 || limit[0] == cases[i].split_max),
+                     "%s %d, target %d: split %ld, split_max %ld, %d paths "
+                     "(want %ld, %ld, %ld)",
+                     cases[i].dtype, cases[i].features, (int)cases[i].target,
+                     nu_knob(&k, "split"), nu_knob(&k, "split_max"), paths,
+                     cases[i].split, cases[i].split_max, cases[i].paths);
+            if (i == 0 && nu_build(&k)) {
+                size_t rows[] = {1, 128, 129, 4096};
+                for (int r = 0; r < 4; r++) {
+                    CU_ASSERT_EQUAL(runs_split(&k, rows[r]), r < 2);
+                }
+            }
+        }
+        nu_kernel_free(&k);
+    }
+}
+
+/* A tuning entry shows on which side of the rows it was timed at the
+ * crossover lies: the split path ran there (its split count then the
+ * entry's, split_max at least those rows) or the row path did (split_max
+ * below them); what the rows did not run stays the defaults' (split 64,
+ * split_max 128 for f32 151936 on GPUs), so an entry timed at 4096 rows
+ * does not drop the split path at decode. */
+static void test_split_entry_rows(void)
+{
+    static const struct {
+        const char *knobs;
+        long rows, split, split_max;
+        int split_max_set;
+    } cases[] = {
+        /* the split path ran, at 1 and at 256 rows */
+        {"wg=512 split=16 split_max=16", 1, 16, 128, 0},
+        {"wg=512 split=8 split_max=512", 256, 8, 256, 1},
+        /* the row path ran: turned off, or below the rows */
+        {"wg=512 split=1 split_max=0", 64, 64, 63, 1},
+        {"wg=512 split=64 split_max=16", 64, 64, 63, 1},
+        /* the row path, where the defaults' split path does not reach */
+        {"wg=512 split=4 split_max=16", 4096, 64, 128, 0},
+        /* an entry from before the split path */
+        {"wg=512 rows=1 vec=4 mode=streaming", 4096, 64, 128, 0},
+        {"wg=512 rows=1 vec=4 mode=streaming", 8, 64, 128, 0},
+    };
+    struct nu_kernel k;
+    if (!nu_spec_ok(&k, "kernels:\n  - {name: t_entry, op: softmax, "
+                    "features: 151936}\n")) {
+        nu_kernel_free(&k);
+        return;
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct kernel_spec ks = *k.ks;
+        struct diags quiet = {.out = NULL};
+        int split = op_knob_index(ks.op, "split");
+        int most = op_knob_index(ks.op, "split_max");
+        int ok = tunedb_entry_knobs(&ks, cases[i].knobs, cases[i].rows) == 0 &&
+                 knobs_resolve(&ks, &quiet) == 0;
+        TU_CHECK(ok && ks.knob[split].num == cases[i].split &&
+                     ks.knob[most].num == cases[i].split_max &&
+                     ks.knob[most].set == cases[i].split_max_set &&
+                     ks.knob[op_knob_index(ks.op, "wg")].num == 512,
+                 "entry '%s' at %ld rows: %s split %g, split_max %g (%s); "
+                 "want %ld, %ld (%s)", cases[i].knobs, cases[i].rows,
+                 ok ? "" : "refused,", ks.knob[split].num,
+                 ks.knob[most].num, ks.knob[most].set ? "set" : "unset",
+                 cases[i].split, cases[i].split_max,
+                 cases[i].split_max_set ? "set" : "unset");
+    }
+    nu_kernel_free(&k);
+}
+
+int add_softmax_split_numeric_tests(CU_pSuite s)
+{
+    if (CU_add_test(s, "softmax: rows split over work-groups, widths 1 to "
+                    "151936", test_split_widths) == NULL ||
+        CU_add_test(s, "softmax: the split path's defaults and rows",
+                    test_split_defaults) == NULL ||
+        CU_add_test(s, "softmax: a tuning entry's split knobs, by its rows",
+                    test_split_entry_rows) == NULL) {
+        return -1;
+    }
+    return 0;
+}
