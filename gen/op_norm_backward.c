@@ -24,9 +24,9 @@ static const struct param_def knobs[N_KNOBS] = {
     [ROWS_KNOB_ROWS] = ROWS_KNOB_ROWS_DEF,
     [ROWS_KNOB_VEC] = ROWS_KNOB_VEC_DEF,
     [ROWS_KNOB_MODE] = ROWS_KNOB_MODE_DEF,
-    [KNOB_BLOCKS] = {"blocks", VALUE_INT, 0, 256, 1, 4096, NULL,
+    [KNOB_BLOCKS] = {"blocks", VALUE_INT, 0, 128, 1, 4096, NULL,
                      "the most blocks of rows, a work-group and a partial "
-                     "sum of dgamma each (shape: 256, 64 on CPUs)"},
+                     "sum of dgamma each (shape: 128, 64 on CPUs)"},
 };
 
 static const struct tune_axis tune_space[] = {
@@ -35,16 +35,16 @@ static const struct tune_axis tune_space[] = {
     {NULL, NULL},
 };
 
-/* GPUs: about 8 elements a work-item in every dtype (x, dy, the next
- * row's and gamma stay in registers beside the partial sums), groups of
- * 256 items for short rows; 256 blocks, about two for each compute unit
- * of the large GPUs (132 on the H100 and H200), so that they run in one
- * or two waves and write their partial sums (4 MiB at D = 4096) near the
- * end, where the second kernel finds them in the cache. Chosen by that
- * reasoning, not yet measured on a GPU. CPUs: one work-item per block of
- * rows, streaming them with wide vectors. */
-static const struct rows_aim backward_aim = {8, 8, 256, 256, 1};
-#define GPU_BLOCKS 256
+/* GPUs: 64 bytes of x a work-item (16 float32 elements, 32 of f16 or
+ * bf16) in pairs, groups of 256 items, and 128 blocks of rows, about one
+ * for each compute unit of the large GPUs. An item holds seven arrays of
+ * its share (x, dy, the next row's, gamma and the partial sums): more
+ * elements spill, and smaller shares leave the reductions to dominate.
+ * Measured on an H200 among 60 tiles (bench/RESULTS.md); `specl tune`
+ * searches the rest. CPUs: one work-item per block of rows, streaming
+ * them with wide vectors. */
+static const struct rows_aim backward_aim = {16, 32, 256, 256, 1, 2};
+#define GPU_BLOCKS 128
 #define CPU_BLOCKS 64
 
 /* The second kernel's work-group: lanes that sum every RED_LANES-th
@@ -84,8 +84,12 @@ static void defaults(struct kernel_spec *ks)
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
     rows_validate_eps(ks, d);
-    /* Two arrays of sums: (sum x^2, sum g x) or four of layernorm's. */
-    rows_validate(ks, d, centred(ks) ? 8 : 4);
+    /* Two arrays of sums: (sum x^2, sum g x) or four of layernorm's; in
+     * registers with several rows, the slots' hand-over of a vector. */
+    int stage = rows_in_registers(ks) && knob(ks, ROWS_KNOB_ROWS) > 1
+                    ? (int)knob(ks, ROWS_KNOB_VEC)
+                    : 0;
+    rows_validate(ks, d, (centred(ks) ? 8 : 4) + stage);
 }
 
 static void plan_accumulate(const struct kernel_spec *ks, struct plan *p)
@@ -188,7 +192,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 
     struct path *pa = &p->path[p->n_path++];
     pa->why = "a work-group per block of rows, then the blocks' sums";
-    pa->scratch_fixed = blocks * rows * d * (c ? 2 : 1);
+    /* A partial row per block, or per row slot when rows stream. */
+    long slot_partials = rows_in_registers(ks) ? 1 : rows;
+    pa->scratch_fixed = blocks * slot_partials * d * (c ? 2 : 1);
     pa->scratch_if_given[0] = "dgamma";
     pa->scratch_if_given[1] = c ? "dbeta" : NULL;
     add_launch(pa, ks->op->kernels[0], wg, rows, 1, blocks, rows_args);

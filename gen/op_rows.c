@@ -51,7 +51,7 @@ const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS] = {
 /* What the forward row ops' defaults aim at (the figures above). */
 static const struct rows_aim forward_aim = {
     ROWS_ITEM_FLOATS, ROWS_ITEM_HALVES, ROWS_GROUP_ITEMS, ROWS_GROUP_HALVES,
-    16};
+    16, 0};
 
 /* GPUs want many work-items per row and vec <= 4; CPUs one work-item per
  * row (wg 1) with wide vectors. */
@@ -177,10 +177,12 @@ void rows_defaults_aim(struct kernel_spec *ks, const struct rows_aim *aim)
     }
     int half = dtype_size(ks->dtype) == 2;
     if (!k[ROWS_KNOB_VEC].set) {
-        k[ROWS_KNOB_VEC].num = half && d % 8 == 0 ? 8
-                               : d % 4 == 0       ? 4
-                               : d % 2 == 0       ? 2
-                                                  : 1;
+        long widest = aim->gpu_vec != 0 ? aim->gpu_vec : half ? 8 : 4;
+        long vec = widest;
+        while (d % vec != 0) {
+            vec /= 2;
+        }
+        k[ROWS_KNOB_VEC].num = (double)vec;
     }
     if (!k[ROWS_KNOB_WG].set) {
         long cap = ROWS_MAX_GROUP;

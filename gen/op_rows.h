@@ -52,12 +52,14 @@ extern const char *const rows_mode_choices[];
      "registers (x read once), streaming (x re-read, any length) or auto"}
 
 /* What the shape-aware defaults aim at on GPUs: elements per work-item
- * (float32, half-width storage) and work-items per group of short rows;
+ * (float32, half-width storage), work-items per group of short rows and
+ * the widest vector (0: 8 elements for half-width storage, 4 for float32);
  * and the rows of a work-group on CPUs (over wg). */
 struct rows_aim {
     int item_floats, item_halves;
     int group_items, group_halves;
     int cpu_rows;
+    int gpu_vec;
 };
 
 /* The most floats one work-item keeps in registers (mode: registers). */

@@ -18,27 +18,42 @@
  * Blocks: the rows split into at most BLOCKS blocks of block_rows(rows)
  * rows, a multiple of ROWS_PER_GROUP; work-group b takes block b (groups
  * past the last block return at once), and its ROWS_PER_GROUP row slots
- * every ROWS_PER_GROUP-th row of it. Slot l of group b sums dy * xhat (and
- * dy) over its rows into partial row b * ROWS_PER_GROUP + l of the scratch
- * (dbeta's from BETA_PARTIALS on). The blocks depend on rows and the plan
- * alone and every sum runs in a fixed order: the same bits on every run.
+ * every ROWS_PER_GROUP-th row of it. The slots sum dy * xhat (and dy)
+ * over their rows into SLOT_PARTIALS partial rows of the scratch per
+ * block (dbeta's from BETA_PARTIALS on). The blocks depend on rows and
+ * the plan alone and every sum runs in a fixed order: the same bits on
+ * every run.
  *
  * ROW_IN_REGISTERS: each item keeps its share of gamma, x, dy and of the
  * partial sums in registers, and loads its slot's next row while the
- * work-group reduces this one. Otherwise rows are streamed (read again for
- * each pass, in the compensated blocks of row_reduce.cl) and the partial
- * sums add up in the scratch. A NULL scratch (neither dgamma nor dbeta
- * wanted): no partial sums. Layernorm makes both whenever one is wanted.
+ * work-group reduces this one; at the end the slots add their sums in
+ * slot order into the block's one partial row. Otherwise rows are
+ * streamed (read again for each pass, in the compensated blocks of
+ * row_reduce.cl) and each slot's sums add up in a partial row of its own
+ * in the scratch. A NULL scratch (neither dgamma nor dbeta wanted): no
+ * partial sums. Layernorm makes both whenever one is wanted.
  *
  * Macros (from the plan): row_reduce.cl's, with SUM_BLOCK in either mode;
  * EPS and norm_scale.cl's; and
  *   NORM_CENTRED  1: layernorm (x - mean, dbeta); 0: rmsnorm
  *   BLOCKS        the most blocks of rows, and work-groups of the launch
- * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv. */
+ * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv, and STAGE,
+ * NB_STAGE floatv. */
 
 #if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
     !defined(SUM_BLOCK)
 #error "norm_backward.cl: a macro of the plan is missing"
+#endif
+
+/* Partial rows per block, and the slots' hand-over area (registers: the
+ * sums of slots 1.. for slot 0 to add, one vector of each item at a
+ * time). */
+#if ROW_IN_REGISTERS
+#define SLOT_PARTIALS 1
+#define NB_STAGE ((ROWS_PER_GROUP - 1) * WG_SIZE + 1)
+#else
+#define SLOT_PARTIALS ROWS_PER_GROUP
+#define NB_STAGE 1
 #endif
 
 /* Rows per block: ceil(rows / BLOCKS) rounded up to whole row slots. */
@@ -48,15 +63,15 @@ inline uint block_rows(int rows)
     return (per + ROWS_PER_GROUP - 1) / ROWS_PER_GROUP * ROWS_PER_GROUP;
 }
 
-/* Partial rows in use at ROWS: ROWS_PER_GROUP per block. */
+/* Partial rows in use at ROWS: SLOT_PARTIALS per block. */
 inline uint partial_rows(int rows)
 {
     const uint per = block_rows(rows);
-    return ((uint)rows + per - 1) / per * ROWS_PER_GROUP;
+    return ((uint)rows + per - 1) / per * SLOT_PARTIALS;
 }
 
 /* Where dbeta's partial rows start in the scratch. */
-#define BETA_PARTIALS ((size_t)BLOCKS * ROWS_PER_GROUP * FEATURES)
+#define BETA_PARTIALS ((size_t)BLOCKS * SLOT_PARTIALS * FEATURES)
 
 /* floatv of the float32 scratch, dgamma and dbeta, at element i. */
 #if VEC == 1
@@ -303,22 +318,55 @@ inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
     }
 }
 
-/* This item's partial sums into partial row AT (dbeta's BETA_PARTIALS
- * on). */
-inline void partials_out(const floatv acc_g[SLOTS], const floatv acc_b[SLOTS],
-                         __global float *scratch, size_t at, uint lid)
+#if ROWS_PER_GROUP > 1
+/* The sum of every slot's ACC, in slot order: slots 1.. hand theirs to
+ * slot 0 through STAGE, which returns it (the others get their own). */
+inline floatv slots_sum(floatv acc, __local floatv *stage, uint lid)
 {
+    const uint ly = get_local_id(1);
+    if (ly > 0) {
+        stage[(ly - 1) * WG_SIZE + lid] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (ly == 0) {
+        for (uint l = 1; l < ROWS_PER_GROUP; l++) {
+            acc += stage[(l - 1) * WG_SIZE + lid];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE); /* read before the next vector comes */
+    return acc;
+}
+#else
+inline floatv slots_sum(floatv acc, __local floatv *stage, uint lid)
+{
+    (void)stage;
+    (void)lid;
+    return acc;
+}
+#endif
+
+/* The slots' partial sums into the block's partial row AT (dbeta's
+ * BETA_PARTIALS on), slot 0 storing; nothing with a NULL SCRATCH. */
+inline void partials_out(floatv acc_g[SLOTS], floatv acc_b[SLOTS],
+                         __global float *scratch, size_t at, uint lid,
+                         __local floatv *stage)
+{
+    const bool store = scratch != 0 && get_local_id(1) == 0;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
-        if (SLOT_IN_ROW(k, j)) {
-            storef(scratch, at + j * VEC, acc_g[k]);
-#if NORM_CENTRED
-            storef(scratch, BETA_PARTIALS + at + j * VEC, acc_b[k]);
-#else
-            (void)acc_b;
-#endif
+        const floatv g = slots_sum(acc_g[k], stage, lid);
+        if (store && SLOT_IN_ROW(k, j)) {
+            storef(scratch, at + j * VEC, g);
         }
+#if NORM_CENTRED
+        const floatv b = slots_sum(acc_b[k], stage, lid);
+        if (store && SLOT_IN_ROW(k, j)) {
+            storef(scratch, BETA_PARTIALS + at + j * VEC, b);
+        }
+#else
+        (void)acc_b;
+#endif
     }
 }
 
@@ -329,7 +377,7 @@ inline void block_rows_held(const __global storage_t *x,
                             const __global storage_t *dy,
                             __global storage_t *dx, uint start, uint end,
                             __global float *scratch, size_t at,
-                            __local sumv *part)
+                            __local sumv *part, __local floatv *stage)
 {
     const uint lid = get_local_id(0), ly = get_local_id(1);
     const bool grads = scratch != 0;
@@ -372,9 +420,8 @@ inline void block_rows_held(const __global storage_t *x,
             base = next;
         }
     }
-    if (grads) {
-        partials_out(acc_g, acc_b, scratch, at, lid);
-    }
+    /* Met by every item: the hand-over has barriers. */
+    partials_out(acc_g, acc_b, scratch, at, lid, stage);
 }
 
 #else
@@ -431,7 +478,8 @@ inline void norm_backward_rows(const int rows, const __global storage_t *x,
                                const __global storage_t *gamma,
                                const __global storage_t *dy,
                                __global storage_t *dx,
-                               __global float *scratch, __local sumv *part)
+                               __global float *scratch, __local sumv *part,
+                               __local floatv *stage)
 {
     const uint per = block_rows(rows);
     const uint start = get_group_id(1) * per;
@@ -439,12 +487,14 @@ inline void norm_backward_rows(const int rows, const __global storage_t *x,
         return; /* past the last block: the whole group */
     }
     const uint end = min(start + per, (uint)rows);
+#if ROW_IN_REGISTERS
+    const size_t at = (size_t)get_group_id(1) * FEATURES;
+    block_rows_held(x, gamma, dy, dx, start, end, scratch, at, part, stage);
+#else
+    (void)stage;
     const size_t at =
         ((size_t)get_group_id(1) * ROWS_PER_GROUP + get_local_id(1)) *
         FEATURES;
-#if ROW_IN_REGISTERS
-    block_rows_held(x, gamma, dy, dx, start, end, scratch, at, part);
-#else
     block_rows_streamed(x, gamma, dy, dx, start, end, scratch, at, part);
 #endif
 }

@@ -22,5 +22,6 @@ void rmsnorm_backward(const int rows, const __global storage_t *restrict x,
                       __global float *restrict scratch)
 {
     __local sumv part[2 * ROWS_PER_GROUP * WG_SIZE];
-    norm_backward_rows(rows, x, gamma, dy, dx, scratch, part);
+    __local floatv stage[NB_STAGE];
+    norm_backward_rows(rows, x, gamma, dy, dx, scratch, part, stage);
 }

@@ -216,7 +216,7 @@ static void run_tiny(struct nu_kernel *k)
  * and the CPU defaults and two tiles whose last block of 7 rows leaves row
  * slots empty (4 rows a group in blocks of 5, in registers; streamed, 2
  * rows a group in blocks of 3), those two with eps 2^-126, over 1 to 1000
- * rows: 1000 makes 250 blocks of partial sums at the GPU defaults, 63 at
+ * rows: 1000 makes 125 blocks of partial sums at the GPU defaults, 63 at
  * the CPU's. One build each serves every check. */
 static void test_norm_bwd_kernels(void)
 {
