@@ -21,6 +21,8 @@ int add_wide_suite(void);     /* test_wide.c: wide sweep, --wide only */
 int add_cli_suite(void);      /* test_cli.c: command line, build systems */
 int add_caps_suite(void);     /* test_caps.c: capability table, no device */
 
+/* test_defaults.c: defaults: of any field, added to the spec suite. */
+int add_defaults_spec_tests(CU_pSuite s);
 /* test_sizes.c: the runtime model beyond rows (op_gather.c's op), added
  * to the numeric and tune suites S. Return 0 when added. */
 int add_sizes_numeric_tests(CU_pSuite s);
