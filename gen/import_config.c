@@ -439,23 +439,38 @@ static void read_model(struct config *c, struct model *m)
     get_bool(c, c->root, "tie_word_embeddings", &m->tied);
 }
 
-/* Rewrites each UTF-16 surrogate pair escape of DATA ("\ud83d\ude00",
+/* The escape "\\uXXXX" at P (6 bytes there) as its code unit: 1, or 0
+ * when P holds none. */
+static int u_escape(const unsigned char *p, unsigned *unit)
+{
+    *unit = 0;
+    if (p[0] != '\\' || p[1] != 'u') {
+        return 0;
+    }
+    for (int i = 2; i < 6; i++) {
+        if (!isxdigit(p[i])) {
+            return 0;
+        }
+        *unit = *unit * 16 + (unsigned)(isdigit(p[i]) ? p[i] - '0'
+                                                      : (p[i] | 0x20) - 'a' +
+                                                            10);
+    }
+    return 1;
+}
+
+/* Rewrites each UTF-16 surrogate pair escape of DATA ("\\ud83d\\ude00",
  * which libyaml refuses) as the one escape YAML has for it
- * ("\U0001f600"), in place; returns the new length. Columns after one on
- * its line move left by 2. A backslash that is itself escaped starts
+ * ("\\U0001f600"), in place; returns the new length. Columns after one
+ * on its line move left by 2. A backslash that is itself escaped starts
  * nothing. */
 static size_t json_surrogates(unsigned char *data, size_t len)
 {
     size_t o = 0;
     for (size_t i = 0; i < len;) {
         unsigned hi, lo;
-        char tail[4];
-        if (data[i] == '\\' && i + 12 <= len &&
-            sscanf((const char *)data + i, "\\u%4x\\u%4x%c", &hi, &lo,
-                   tail) >= 2 &&
-            data[i + 1] == 'u' && data[i + 7] == 'u' && hi >= 0xD800 &&
-            hi <= 0xDBFF && lo >= 0xDC00 && lo <= 0xDFFF &&
-            isxdigit(data[i + 5]) && isxdigit(data[i + 11])) {
+        if (i + 12 <= len && u_escape(data + i, &hi) &&
+            u_escape(data + i + 6, &lo) && hi >= 0xD800 && hi <= 0xDBFF &&
+            lo >= 0xDC00 && lo <= 0xDFFF) {
             unsigned cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
             char esc[16];
             snprintf(esc, sizeof esc, "\\U%08x", cp);
