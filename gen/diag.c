@@ -3,6 +3,19 @@
 
 #include <stdarg.h>
 
+/* Prints "FILE:LINE:COL: KIND: " (as much of it as is known). */
+static void diag_place(FILE *out, const char *file, struct mark at,
+                       const char *kind)
+{
+    if (file != NULL && at.line > 0) {
+        fprintf(out, "%s:%d:%d: %s: ", file, at.line, at.col, kind);
+    } else if (file != NULL) {
+        fprintf(out, "%s: %s: ", file, kind);
+    } else {
+        fprintf(out, "specl: %s: ", kind);
+    }
+}
+
 void diag_error(struct diags *d, const char *file, struct mark at,
                 const char *fmt, ...)
 {
@@ -13,16 +26,26 @@ void diag_error(struct diags *d, const char *file, struct mark at,
         va_end(ap);
         d->first_at = at;
     }
+    if (d->out != NULL) {
+        diag_place(d->out, file, at, "error");
+        va_start(ap, fmt);
+        vfprintf(d->out, fmt, ap);
+        va_end(ap);
+        fputc('\n', d->out);
+    }
+    if (d->then != NULL) {
+        d->then(d, file, at, d->then_ctx);
+    }
+}
+
+void diag_note(struct diags *d, const char *file, struct mark at,
+               const char *fmt, ...)
+{
+    va_list ap;
     if (d->out == NULL) {
         return;
     }
-    if (file != NULL && at.line > 0) {
-        fprintf(d->out, "%s:%d:%d: error: ", file, at.line, at.col);
-    } else if (file != NULL) {
-        fprintf(d->out, "%s: error: ", file);
-    } else {
-        fprintf(d->out, "specl: error: ");
-    }
+    diag_place(d->out, file, at, "note");
     va_start(ap, fmt);
     vfprintf(d->out, fmt, ap);
     va_end(ap);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "emit.h"
 #include "files.h"
+#include "import.h"
 #include "knobs.h"
 #include "outdir.h"
 #include "runtime.h"
@@ -32,6 +33,7 @@ static const char usage_text[] =
     "  plan      what gen decides per kernel: knobs, #defines, buffers,\n"
     "            launches\n"
     "  check     validate spec files; write nothing\n"
+    "  import    a spec of a model's kernels from its config.json\n"
     "  list      the ops, with their fields and knobs\n"
     "  devices   the OpenCL devices, numbered as --device takes them\n"
     "  bench     time the emitted kernels against naive ones and CLBlast\n"
@@ -776,6 +778,9 @@ static int dispatch(int argc, char **argv)
     if (strcmp(cmd, "devices") == 0) {
         rc = parse_bare(argc, argv, devices_usage);
         return rc >= 0 ? rc : cmd_devices();
+    }
+    if (strcmp(cmd, "import") == 0) {
+        return specl_import_main(argc, argv);
     }
     if (strcmp(cmd, "tune") == 0) {
         return specl_tune_main(argc, argv);

@@ -1,7 +1,8 @@
 /* spec.c - reads YAML op spec files (libyaml) into validated kernel specs.
  *
- * A file is a mapping with an optional `defaults:` mapping (dtype) and a
- * `kernels:` sequence. Each kernel is a mapping of `name`, `op`, `dtype`,
+ * A file is a mapping with an optional `defaults:` mapping (dtype, and
+ * any field of an op: spec_defaults.c) and a `kernels:` sequence. Each
+ * kernel is a mapping of `name`, `op`, `dtype`,
  * `tile` (a mapping of the op's knobs, or `auto`) and the op's fields.
  * Every problem is reported where it is written; reading goes on after an
  * error so that one run shows them all.
@@ -14,6 +15,7 @@
 #include "spec.h"
 
 #include "spec_kernel.h"
+#include "spec_defaults.h"
 #include "spec_scalar.h"
 #include "spec_index.h"
 #include "spec_node.h"
@@ -28,34 +30,6 @@
 
 /* Larger specs are refused: node and kernel counts stay far from INT_MAX. */
 #define SPEC_MAX_BYTES (1024L * 1024 * 1024)
-
-static void read_defaults(struct reader *r, struct ref n)
-{
-    char tmp[96];
-    if (!node_usable(r, n)) {
-        return;
-    }
-    if (!is_kind(r, n, NODE_MAPPING)) {
-        diag_error(r->d, r->path, at(r, n),
-                   "defaults must be a mapping, found %s",
-                   node_shown(r, n, tmp, sizeof tmp));
-        return;
-    }
-    int entered = enter_node(r, n);
-    if (map_check_keys(r, n)) {
-        for (size_t p = 0; p + 1 < n_items(r, n); p += 2) {
-            struct ref k = item_of(r, n, p);
-            if (scalar_is(r, k, "dtype")) {
-                parse_dtype(r, item_of(r, n, p + 1), &r->dtype);
-            } else {
-                diag_error(r->d, r->path, at(r, k),
-                           "unknown key '%s' in defaults (expected: dtype)",
-                           text_of(r, k));
-            }
-        }
-    }
-    leave_node(r, entered);
-}
 
 /* Appends KS to S. */
 static void append_kernel(struct spec_set *s, const struct kernel_spec *ks)
@@ -112,21 +86,21 @@ static void read_root(struct reader *r, struct ref root, struct spec_set *s)
     if (!map_check_keys(r, root)) {
         return;
     }
-    /* Kernels need the default dtype even when `defaults:` comes after
-     * them: read it quietly first, then report in file order. */
+    /* Kernels need the defaults even when `defaults:` comes after them:
+     * read it quietly first, then report in file order. */
     struct ref defaults, kernels;
     if (map_lookup(r, root, "defaults", &defaults)) {
         struct diags quiet = {.out = NULL};
         struct diags *loud = r->d;
         r->d = &quiet;
-        read_defaults(r, defaults);
+        spec_read_defaults(r, defaults);
         r->d = loud;
     }
     for (size_t p = 0; p + 1 < n_items(r, root); p += 2) {
         struct ref k = item_of(r, root, p);
         struct ref v = item_of(r, root, p + 1);
         if (scalar_is(r, k, "defaults")) {
-            read_defaults(r, v);
+            spec_read_defaults(r, v);
         } else if (scalar_is(r, k, "kernels")) {
             read_kernels(r, v, s);
         } else {

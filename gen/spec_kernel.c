@@ -1,6 +1,7 @@
 /* spec_kernel.c - one kernel of a spec: its name, op, dtype, tile and
  * the op's fields, then the op's checks; a valid kernel joins the set. */
 #include "spec_kernel.h"
+#include "spec_defaults.h"
 #include "spec_scalar.h"
 #include "spec_index.h"
 #include "spec_names.h"
@@ -52,10 +53,7 @@ static int group_field(const struct op_def *op, const char *group,
     return op_field_index(op, full);
 }
 
-/* Reads V, the mapping GROUP of a kernel, into the fields "GROUP.key" of
- * KS; the members it leaves out take its mark, where the op's checks
- * report them missing. */
-static void read_field_group(struct reader *r, struct kernel_spec *ks,
+void spec_read_field_group(struct reader *r, struct kernel_spec *ks,
                              const char *group, struct ref v)
 {
     const struct op_def *op = ks->op;
@@ -212,8 +210,7 @@ static const struct op_def *read_kernel_op(struct reader *r, struct ref op)
     return def;
 }
 
-/* Reads the keys of kernel N but name and op into KS (its op known), and
- * reports the op's required fields it does not give. */
+/* Reads the keys of kernel N but name and op into KS (its op known). */
 static void read_kernel_fields(struct reader *r, struct kernel_spec *ks,
                                struct ref n)
 {
@@ -235,7 +232,7 @@ static void read_kernel_fields(struct reader *r, struct kernel_spec *ks,
             continue;
         }
         if (strchr(key, '.') == NULL && op_field_group(ks->op, key)) {
-            read_field_group(r, ks, key, v);
+            spec_read_field_group(r, ks, key, v);
             continue;
         }
         /* A group's fields are keys of its mapping alone. */
@@ -251,6 +248,12 @@ static void read_kernel_fields(struct reader *r, struct kernel_spec *ks,
         }
         parse_param(r, &ks->op->fields[i], key, v, &ks->field[i]);
     }
+}
+
+/* Reports the fields KS's op requires that neither the kernel nor the
+ * defaults give. */
+static void check_required(struct reader *r, const struct kernel_spec *ks)
+{
     for (int i = 0; i < ks->op->n_fields; i++) {
         if (ks->op->fields[i].required && !ks->field[i].set) {
             diag_error(r->d, r->path, ks->mark,
@@ -308,10 +311,17 @@ int spec_read_kernel(struct reader *r, struct ref n,
         ks.knob[i].mark = ks.mark;
     }
     read_kernel_fields(r, &ks, n);
+    struct defaults_note note = {.ks = &ks};
+    if (!spec_apply_defaults(r, &ks, &note.from)) {
+        return 0;
+    }
+    check_required(r, &ks);
     if (r->d->count != errors) {
         return 0;
     }
+    spec_defaults_watch(r, &note);
     knobs_resolve(&ks, r->d);
+    spec_defaults_quiet(r, &note);
     if (r->d->count == errors) {
         check_constants(r, &ks);
     }

@@ -15,6 +15,12 @@ struct reader {
     struct diags *d;
     struct spec_names *names; /* of every kernel read so far */
     enum dtype dtype;        /* from defaults: */
+    int has_defaults;        /* defaults: is a mapping ... */
+    struct ref defaults;     /* ... this one: the fields it gives kernels */
+    /* Ops whose kernels could not take the defaults: reported for the
+     * first of them, not again for each one after it. */
+    const struct op_def *defaults_failed[8];
+    int n_defaults_failed;
     int in_alias;            /* reading nodes reached through an alias */
     struct mark alias_mark;  /* ... written here */
 };

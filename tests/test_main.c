@@ -21,7 +21,8 @@ static const struct {
     {"syntax", add_syntax_suite},   {"numeric", add_numeric_suite},
     {"sweep", add_sweep_suite},     {"stub", add_stub_suite},
     {"tune", add_tune_suite},       {"cli", add_cli_suite},
-    {"caps", add_caps_suite},       {"wide", add_wide_suite},
+    {"caps", add_caps_suite},       {"import", add_import_suite},
+    {"wide", add_wide_suite},
     {NULL, NULL},
 };
 

@@ -2131,7 +2131,7 @@ static void test_merge_in_process(void)
     tunedb_free(&one);
 
     /* Malformed files, in process: errors at file:line:col, counted. */
-    struct diags d;
+    struct diags d = {.out = NULL}; /* then: none */
     char *text = NULL;
     size_t len = 0;
     struct tunedb bad;

@@ -94,6 +94,9 @@ golden-update: $(B)/specl
 	@for f in tests/bad/*.yaml; do \
 	    $(B)/specl check $$f 2>&1 >/dev/null | grep -v '^specl: ' > $${f%.yaml}.err; \
 	done; echo "rewrote tests/bad/*.err"
+	@for f in tests/models/bad/*.json; do \
+	    $(B)/specl import $$f 2>&1 >/dev/null | grep -v '^specl: ' > $${f%.json}.err; \
+	done; echo "rewrote tests/models/bad/*.err"
 
 # ---- valgrind: the reader and the generator on every spec and fixture,
 # then the spec, emit and syntax suites (the device suites run PoCL, too

@@ -1,0 +1,457 @@
+/* test_import.c - `specl import`: the config.json of five published models
+ * (the .json files of tests/models) read into specs whose kernels carry
+ * their widths, heads, eps, theta, scaling and activation; bad configs
+ * (tests/models/bad) with the messages of their .err files; the command
+ * line; and (joined to the numeric suite) an imported spec's kernels
+ * built and checked on the device. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import.h"
+#include "numeric_util.h"
+#include "spec.h"
+#include "suites.h"
+#include "testutil.h"
+
+#define MODELS "tests/models"
+#define ALL_TARGETS ((1u << N_TARGET_PROJ) - 1)
+
+/* What a model's spec must hold. */
+struct expect {
+    const char *file, *prefix;
+    long hidden, inter, heads, kv_heads, head_dim, vocab;
+    double eps, theta;
+    const char *act;            /* swiglu's activation */
+    int scaling;                /* rope's scaling.type index: 0 none,
+                                   2 llama3 */
+    long window;                /* of the attention comment; 0: none */
+    double attn_softcap, final_softcap;
+    const char *fused;          /* phi3: the fused qkv module, else NULL */
+};
+
+static const struct expect models[] = {
+    {"qwen2.5-0.5b.json", "qwen2", 896, 4864, 14, 2, 64, 151936, 1e-6, 1e6,
+     "silu", 0, 0, 0, 0, NULL},
+    {"llama-3.2-1b.json", "llama", 2048, 8192, 32, 8, 64, 128256, 1e-5, 5e5,
+     "silu", 2, 0, 0, 0, NULL},
+    {"phi-3-mini-4k-instruct.json", "phi3", 3072, 8192, 32, 32, 96, 32064,
+     1e-5, 1e4, "silu", 0, 2047, 0, 0, "qkv_proj"},
+    {"gemma-2-2b.json", "gemma2", 2304, 9216, 8, 4, 256, 256000, 1e-6, 1e4,
+     "gelu_tanh", 0, 4096, 50, 30, NULL},
+    {"mistral-7b-v0.1.json", "mistral", 4096, 14336, 32, 8, 128, 32000,
+     1e-5, 1e4, "silu", 0, 4096, 0, 0, NULL},
+};
+
+/* Imports the config at PATH with O (rank 16, alpha 32, bf16 and
+ * TARGETS) into the spec TEXT and reads it back into SET; 1 when both
+ * went through. */
+static int import_into(const char *path, unsigned targets, int train,
+                       struct buf *text, struct spec_set *set)
+{
+    struct model m;
+    struct diags d = {.out = stderr};
+    struct import_options o = {16, 32, DTYPE_BF16, targets, train, NULL,
+                               path};
+    int written, left_out;
+    buf_init(text);
+    spec_set_init(set);
+    if (import_read_config(path, &m, &d) != 0 ||
+        import_write_spec(&m, &o, text, &written, &left_out) != 0) {
+        return 0;
+    }
+    TU_CHECK(written == 0 || spec_read_buffer(set, path,
+                                              (const unsigned char *)
+                                                  buf_str(text),
+                                              text->len, &d) == 0,
+             "%s: the imported spec does not read back:\n%s", path,
+             buf_str(text));
+    TU_CHECK(set->n_kernel == written, "%s: %d kernels read, %d written",
+             path, set->n_kernel, written);
+    return set->n_kernel == written && d.count == 0;
+}
+
+static const struct kernel_spec *find(const struct spec_set *s,
+                                      const char *prefix, const char *suffix)
+{
+    char name[SPECL_NAME_MAX];
+    snprintf(name, sizeof name, "%s_%s", prefix, suffix);
+    for (int i = 0; i < s->n_kernel; i++) {
+        if (strcmp(s->kernel[i].name, name) == 0) {
+            return &s->kernel[i];
+        }
+    }
+    TU_CHECK(0, "no kernel %s", name);
+    return NULL;
+}
+
+/* KS's field KEY, or -1 when KS is NULL. */
+static double fld(const struct kernel_spec *ks, const char *key)
+{
+    return ks != NULL ? spec_field(ks, key) : -1;
+}
+
+static int choice_is(const struct kernel_spec *ks, const char *key,
+                     const char *name)
+{
+    if (ks == NULL) {
+        return 0;
+    }
+    const struct param_def *def = &ks->op->fields[op_field_index(ks->op,
+                                                                 key)];
+    return strcmp(def->choices[(int)spec_field(ks, key)], name) == 0;
+}
+
+static void check_lora(const struct expect *e, const struct spec_set *s,
+                       const char *suffix, const char *op, long in, long out)
+{
+    const struct kernel_spec *k = find(s, e->prefix, suffix);
+    TU_CHECK(k && strcmp(k->op->name, op) == 0 && fld(k, "in_features") ==
+                 in && fld(k, "out_features") == out && fld(k, "rank") ==
+                 16 && fld(k, "alpha") == 32 && k->dtype == DTYPE_BF16,
+             "%s %s: %s %ld -> %ld, rank 16, alpha 32, bf16", e->file,
+             suffix, op, in, out);
+}
+
+/* The forward kernels of E's spec S. */
+static void check_forward(const struct expect *e, const struct spec_set *s)
+{
+    long q = e->heads * e->head_dim, kv = e->kv_heads * e->head_dim;
+    if (e->fused != NULL) {
+        check_lora(e, s, "qkv_proj", "lora_forward", e->hidden, q + 2 * kv);
+        check_lora(e, s, "gate_up_proj", "lora_forward", e->hidden,
+                   2 * e->inter);
+    } else {
+        check_lora(e, s, "q_proj", "lora_forward", e->hidden, q);
+        check_lora(e, s, "k_proj", "lora_forward", e->hidden, kv);
+        check_lora(e, s, "gate_proj", "lora_forward", e->hidden, e->inter);
+    }
+    /* o_proj shares q_proj's kernel where the shapes agree. */
+    check_lora(e, s, q == e->hidden && !e->fused ? "q_proj" : "o_proj",
+               "lora_forward", q, e->hidden);
+    check_lora(e, s, "down_proj", "lora_forward", e->inter, e->hidden);
+    const char *norms[] = {"rmsnorm", "add_rmsnorm"};
+    for (int i = 0; i < 2; i++) {
+        const struct kernel_spec *k = find(s, e->prefix, norms[i]);
+        TU_CHECK(fld(k, "features") == e->hidden && fld(k, "eps") == e->eps,
+                 "%s %s: features %ld, eps %g", e->file, norms[i], e->hidden,
+                 e->eps);
+    }
+    const char *rope = e->heads == e->kv_heads ? "rope" : "rope_q";
+    const struct kernel_spec *k = find(s, e->prefix, rope);
+    TU_CHECK(fld(k, "heads") == e->heads && fld(k, "head_dim") ==
+                 e->head_dim && fld(k, "theta") == e->theta &&
+                 fld(k, "scaling.type") == e->scaling,
+             "%s %s: %ld heads of %ld, theta %g, scaling %d", e->file, rope,
+             e->heads, e->head_dim, e->theta, e->scaling);
+    if (e->heads != e->kv_heads) {
+        k = find(s, e->prefix, "rope_k");
+        TU_CHECK(fld(k, "heads") == e->kv_heads, "%s rope_k: %ld heads",
+                 e->file, e->kv_heads);
+    }
+    k = find(s, e->prefix, "swiglu");
+    TU_CHECK(fld(k, "features") == e->inter &&
+                 choice_is(k, "activation", e->act),
+             "%s swiglu: %ld features, %s", e->file, e->inter, e->act);
+}
+
+static void check_llama3(const struct spec_set *s)
+{
+    const struct kernel_spec *k = find(s, "llama", "rope_k");
+    TU_CHECK(fld(k, "scaling.factor") == 32 &&
+                 fld(k, "scaling.low_freq_factor") == 1 &&
+                 fld(k, "scaling.high_freq_factor") == 4 &&
+                 fld(k, "scaling.original_max_position") == 8192,
+             "llama rope_k: llama3 factor 32, low 1, high 4, 8192");
+}
+
+/* TEXT with its comment lines of a kernel joined: "\n  # " as " ". */
+static char *unwrapped(const char *text)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+    for (const char *p = text; out != NULL && *p != '\0';) {
+        if (strncmp(p, "\n  # ", 5) == 0) {
+            *o++ = ' ';
+            p += 5;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    if (out != NULL) {
+        *o = '\0';
+    }
+    return out;
+}
+
+/* Attention and the loss: kernels where this specl has the ops, else
+ * comments with their values. */
+static void check_pending(const struct expect *e, const struct spec_set *s,
+                          const char *wrapped)
+{
+    char want[256];
+    char *text = unwrapped(wrapped);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *att = e->window && !strcmp(e->prefix, "gemma2")
+                          ? "attention_local" : "attention";
+    if (op_find("attention") != NULL) {
+        const struct kernel_spec *k = find(s, e->prefix, att);
+        TU_CHECK(fld(k, "heads") == e->heads && fld(k, "kv_heads") ==
+                     e->kv_heads && fld(k, "head_dim") == e->head_dim,
+                 "%s %s: heads", e->file, att);
+    } else {
+        snprintf(want, sizeof want, " %s_%s (attention): heads %ld, "
+                 "kv_heads %ld, head_dim %ld, causal true%s", e->prefix,
+                 att, e->heads, e->kv_heads, e->head_dim,
+                 e->window ? ", window" : " (op not");
+        TU_CHECK(strstr(text, want) != NULL, "%s: no '%s'", e->file, want);
+        snprintf(want, sizeof want, "window %ld", e->window);
+        TU_CHECK(!e->window || strstr(text, want), "%s: no '%s'", e->file,
+                 want);
+        snprintf(want, sizeof want, "softcap %g", e->attn_softcap);
+        TU_CHECK(!e->attn_softcap || strstr(text, want), "%s: no '%s'",
+                 e->file, want);
+    }
+    if (op_find("cross_entropy") == NULL) {
+        snprintf(want, sizeof want, " %s_cross_entropy (cross_entropy): "
+                 "vocab %ld", e->prefix, e->vocab);
+        TU_CHECK(strstr(text, want) != NULL, "%s: no '%s'", e->file, want);
+        snprintf(want, sizeof want, "vocab %ld, softcap %g", e->vocab,
+                 e->final_softcap);
+        TU_CHECK(!e->final_softcap || strstr(text, want), "%s: no '%s'",
+                 e->file, want);
+    }
+    free(text);
+}
+
+/* The backward kernels of E's spec S (imported with --train). */
+static void check_backward(const struct expect *e, const struct spec_set *s)
+{
+    long kv = e->kv_heads * e->head_dim;
+    if (e->fused == NULL) {
+        check_lora(e, s, "k_proj_backward", "lora_backward", e->hidden, kv);
+    } else {
+        check_lora(e, s, "qkv_proj_backward", "lora_backward", e->hidden,
+                   e->heads * e->head_dim + 2 * kv);
+    }
+    check_lora(e, s, "down_proj_backward", "lora_backward", e->inter,
+               e->hidden);
+    const struct kernel_spec *k = find(s, e->prefix, "rmsnorm_backward");
+    TU_CHECK(fld(k, "features") == e->hidden && fld(k, "eps") == e->eps,
+             "%s rmsnorm_backward", e->file);
+    k = find(s, e->prefix, "swiglu_backward");
+    TU_CHECK(fld(k, "features") == e->inter &&
+                 choice_is(k, "activation", e->act),
+             "%s swiglu_backward", e->file);
+    k = find(s, e->prefix,
+             e->heads == e->kv_heads ? "rope_inverse" : "rope_q_inverse");
+    TU_CHECK(fld(k, "inverse") == 1 && fld(k, "theta") == e->theta,
+             "%s rope inverse", e->file);
+}
+
+static void test_import_models(void)
+{
+    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+        const struct expect *e = &models[i];
+        char *path = tu_path(MODELS, e->file);
+        for (int train = 0; train < 2; train++) {
+            struct buf text;
+            struct spec_set set;
+            if (import_into(path, ALL_TARGETS, train, &text, &set)) {
+                check_forward(e, &set);
+                check_pending(e, &set, buf_str(&text));
+                if (train) {
+                    check_backward(e, &set);
+                } else {
+                    TU_CHECK(strstr(buf_str(&text), "backward\n") == NULL,
+                             "%s: backward ops without --train", e->file);
+                }
+                if (strcmp(e->prefix, "llama") == 0) {
+                    check_llama3(&set);
+                }
+            }
+            spec_set_free(&set);
+            buf_free(&text);
+        }
+        free(path);
+    }
+}
+
+/* One kernel per shape: q and o of Llama 3.2 1B share one (2048 x 2048),
+ * its comment naming both; k and v another. */
+static void test_import_shared_shapes(void)
+{
+    struct buf text;
+    struct spec_set set;
+    if (import_into(MODELS "/llama-3.2-1b.json", TARGET_BIT(T_Q) |
+                    TARGET_BIT(T_K) | TARGET_BIT(T_V) | TARGET_BIT(T_O), 0,
+                    &text, &set)) {
+        int lora = 0;
+        for (int i = 0; i < set.n_kernel; i++) {
+            lora += strcmp(set.kernel[i].op->name, "lora_forward") == 0;
+        }
+        TU_CHECK(lora == 2, "%d lora kernels for q, k, v, o", lora);
+        TU_CHECK(strstr(buf_str(&text), "# q_proj, o_proj: 2048 -> 2048\n") &&
+                     strstr(buf_str(&text), "# k_proj, v_proj: 2048 -> 512\n"),
+                 "the modules each kernel serves:\n%s", buf_str(&text));
+    }
+    spec_set_free(&set);
+    buf_free(&text);
+}
+
+/* JSON that libyaml reads only with help: surrogate-pair escapes, "\/",
+ * no blank after ':', tabs, exponents, empty objects and arrays. */
+static void test_import_json(void)
+{
+    struct buf text;
+    struct spec_set set;
+    if (import_into(MODELS "/json-escapes.json", TARGET_BIT(T_Q), 0, &text,
+                    &set)) {
+        const struct kernel_spec *k = find(&set, "qwen2", "rmsnorm");
+        TU_CHECK(fld(k, "eps") == 1e-6, "eps 1E-6");
+    }
+    spec_set_free(&set);
+    buf_free(&text);
+}
+
+/* `specl import BAD -o FILE`: exit 1, .err's messages and the summary on
+ * stderr, FILE as it was (absent); and the same messages in process. */
+static void test_import_bad(void)
+{
+    char **names;
+    int n = tu_list(MODELS "/bad", ".json", &names);
+    TU_CHECK(n >= 6, "only %d bad configs", n);
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(MODELS "/bad", names[i]);
+        char err_path[4200], log[4200], want[8192];
+        snprintf(err_path, sizeof err_path, "%.*s.err",
+                 (int)(strlen(path) - 5), path);
+        snprintf(log, sizeof log, "%s/log", tmp);
+        char *expected = tu_read(err_path, NULL);
+        TU_CHECK(expected != NULL, "%s: no %s", path, err_path);
+        int rc = tu_run("%s import '%s' -o '%s/out.yaml' >/dev/null 2>'%s'",
+                        TU_SPECL, path, tmp, log);
+        int errors = tu_count_lines(expected ? expected : "");
+        snprintf(want, sizeof want, "%sspecl: %d error%s; nothing written\n",
+                 expected ? expected : "", errors, errors == 1 ? "" : "s");
+        char *got = tu_read(log, NULL);
+        TU_CHECK(rc == 1 && got && strcmp(got, want) == 0,
+                 "%s: exit %d\n--- expected\n%s--- got\n%s", path, rc, want,
+                 got ? got : "");
+        char *out = tu_path(tmp, "out.yaml");
+        TU_CHECK(tu_read(out, NULL) == NULL, "%s: wrote the spec", path);
+        /* In process: the same messages, counted. */
+        char *mem = NULL;
+        size_t size = 0;
+        struct diags d = {.out = open_memstream(&mem, &size)};
+        struct model m;
+        int count = import_read_config(path, &m, &d);
+        fclose(d.out);
+        TU_CHECK(count == errors && expected && strcmp(mem, expected) == 0,
+                 "%s in process: %d errors\n%s", path, count, mem);
+        free(mem);
+        free(out);
+        free(got);
+        free(expected);
+        free(path);
+    }
+    tu_free_list(names, n);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+/* The command line: -o, stdout, check and gen of what it wrote, and
+ * usage errors that write nothing. */
+static void test_import_cli(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    const char *qwen = MODELS "/qwen2.5-0.5b.json";
+    CU_ASSERT_EQUAL(tu_run("%s import %s --targets k,v -o %s/q.yaml "
+                           ">/dev/null", TU_SPECL, qwen, tmp), 0);
+    CU_ASSERT_EQUAL(tu_run("%s import %s --targets v,k > %s/stdout.yaml",
+                           TU_SPECL, qwen, tmp), 0);
+    char *a = tu_path(tmp, "q.yaml"), *b = tu_path(tmp, "stdout.yaml");
+    char *ta = tu_read(a, NULL), *tb = tu_read(b, NULL);
+    TU_CHECK(ta && tb && strcmp(ta, tb) == 0, "-o and stdout differ");
+    CU_ASSERT_EQUAL(tu_run("%s check %s/q.yaml >/dev/null", TU_SPECL, tmp),
+                    0);
+    CU_ASSERT_EQUAL(tu_run("%s gen %s/q.yaml -o %s/out >/dev/null && "
+                           "test -f %s/out/qwen2_k_proj.c && "
+                           "test -f %s/out/qwen2_swiglu.cl",
+                           TU_SPECL, tmp, tmp, tmp, tmp),
+                    0);
+    /* A rank past k_proj's 128 columns: exit 1, q.yaml as it was. */
+    CU_ASSERT_EQUAL(tu_run("%s import %s --rank 200 -o %s/q.yaml "
+                           "2>/dev/null", TU_SPECL, qwen, tmp), 1);
+    char *again = tu_read(a, NULL);
+    TU_CHECK(again && ta && strcmp(again, ta) == 0, "q.yaml was replaced");
+    static const char *const usage[] = {
+        "--targets q,x", "--targets ''", "--dtype f64", "--rank 0",
+        "--prefix 9x", "", NULL};
+    for (int i = 0; usage[i] != NULL; i++) {
+        int rc = tu_run("%s import %s %s 2>/dev/null >/dev/null", TU_SPECL,
+                        usage[i][0] ? qwen : "", usage[i]);
+        TU_CHECK(rc == 2, "import %s: exit %d, not 2", usage[i], rc);
+    }
+    CU_ASSERT_EQUAL(tu_run("%s import %s --prefix m --train --dtype f32 "
+                           "--rank 8 --alpha 8 | grep -q '^  - name: "
+                           "m_k_proj_backward$'", TU_SPECL, qwen), 0);
+    free(again);
+    free(ta);
+    free(tb);
+    free(a);
+    free(b);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
+int add_import_suite(void)
+{
+    CU_pSuite s = CU_add_suite("import", NULL, NULL);
+    return s == NULL ||
+                   CU_add_test(s, "five models' configs",
+                               test_import_models) == NULL ||
+                   CU_add_test(s, "one kernel per shape",
+                               test_import_shared_shapes) == NULL ||
+                   CU_add_test(s, "JSON edge cases", test_import_json) ==
+                       NULL ||
+                   CU_add_test(s, "bad configs", test_import_bad) == NULL ||
+                   CU_add_test(s, "command line", test_import_cli) == NULL
+               ? -1
+               : 0;
+}
+
+/* Qwen2.5-0.5B imported with an adapter on k and v: every kernel of the
+ * spec built on the device and checked against its naive kernel and
+ * float64 at a row and a few. */
+static void test_import_runs(void)
+{
+    static const size_t rows[] = {1, 5};
+    struct buf text;
+    struct spec_set set;
+    if (import_into(MODELS "/qwen2.5-0.5b.json",
+                    TARGET_BIT(T_K) | TARGET_BIT(T_V), 0, &text, &set)) {
+        CU_ASSERT(set.n_kernel >= 6);
+        for (int i = 0; i < set.n_kernel; i++) {
+            struct nu_kernel k;
+            nu_adopt(&k, &set, i, "the imported Qwen2.5-0.5B");
+            if (nu_build(&k)) {
+                nu_run_rows(&k, rows, 2, nu_unit());
+            }
+            nu_kernel_free(&k);
+        }
+    }
+    spec_set_free(&set);
+    buf_free(&text);
+}
+
+int add_import_numeric_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "import: Qwen2.5-0.5B's kernels run",
+                       test_import_runs) == NULL
+               ? -1
+               : 0;
+}
