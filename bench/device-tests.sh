@@ -1,8 +1,9 @@
 #!/bin/sh
 # device-tests.sh - the device suites (numeric, sweep, stub contract) and
 # the wide sweep on one OpenCL device, through emitted stubs. Each suite
-# and each of the wide sweep's PARTS runs in a process of its own (each is
-# bound by one host core: kernel builds, inputs, the float64 reference).
+# (numeric in four parts) and each of the wide sweep's PARTS runs in a
+# process of its own (each is bound by one host core: kernel builds,
+# inputs, the float64 reference).
 # WHAT picks the suites (all, or suites or wide alone, for hosts that limit
 # one command's time). Logs go to LOGDIR.
 #
@@ -34,8 +35,13 @@ if [ "$what" != suites ]; then
     done
 fi
 if [ "$what" != wide ]; then
-    for suite in numeric sweep stub; do
-        build/specl_tests "$suite" >"$logdir/$suite.txt" 2>&1 &
+    # The numeric suite, the longest, in four processes of a quarter each.
+    for job in numeric:0/4 numeric:1/4 numeric:2/4 numeric:3/4 sweep:0/1 \
+        stub:0/1; do
+        suite=${job%%:*}
+        part=${job#*:}
+        build/specl_tests --part "$part" "$suite" \
+            >"$logdir/$suite-${part%%/*}.txt" 2>&1 &
         pids="$pids $!"
     done
 fi

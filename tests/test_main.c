@@ -1,7 +1,9 @@
 /* test_main.c - runs every CUnit suite; exits non-zero on any failure.
- * usage: specl_tests [--full] [--wide] [--only TEXT] [SUITE...] (no SUITE:
- * all of them; the wide suite is there only with --wide; --only: just the
- * tests whose name holds TEXT); specl_tests --list names the suites */
+ * usage: specl_tests [--full] [--wide] [--only TEXT] [--part K/N]
+ * [SUITE...] (no SUITE: all of them; the wide suite is there only with
+ * --wide; --only: just the tests whose name holds TEXT; --part: tests K,
+ * K + N, K + 2N, ... of those, counted from 0 across the suites, so that
+ * N processes share a run); specl_tests --list names the suites */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,8 @@ static int wanted(const char *name, int argc, char **argv)
     int any = 0;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-') {
-            i += strcmp(argv[i], "--only") == 0;
+            i += strcmp(argv[i], "--only") == 0 ||
+                 strcmp(argv[i], "--part") == 0;
             continue;
         }
         any = 1;
@@ -74,6 +77,32 @@ static int stub_cflags_o0(void)
     return setenv("SPECL_STUB_CFLAGS", flags, 1);
 }
 
+/* Of the active tests, leaves active every N-th from the K-th; returns
+ * how many. */
+static int keep_part(unsigned k, unsigned n)
+{
+    int kept = 0;
+    unsigned i = 0;
+    CU_set_fail_on_inactive(CU_FALSE);
+    for (CU_pSuite s = CU_get_registry()->pSuite; s != NULL; s = s->pNext) {
+        for (CU_pTest t = s->pTest; t != NULL; t = t->pNext) {
+            if (t->fActive) {
+                int keep = i++ % n == k;
+                CU_set_test_active(t, keep ? CU_TRUE : CU_FALSE);
+                kept += keep;
+            }
+        }
+    }
+    return kept;
+}
+
+/* K/N of --part into *K, *N; 0 when it is not two numbers, K < N. */
+static int read_part(const char *text, unsigned *k, unsigned *n)
+{
+    char end;
+    return sscanf(text, "%u/%u%c", k, n, &end) == 2 && *k < *n;
+}
+
 static int known_suite(const char *name)
 {
     for (int i = 0; suites[i].name != NULL; i++) {
@@ -87,6 +116,7 @@ static int known_suite(const char *name)
 int main(int argc, char **argv)
 {
     const char *only = NULL;
+    unsigned part_k = 0, part_n = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--only") == 0) {
             if (i + 1 == argc) {
@@ -94,6 +124,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             only = argv[++i];
+        } else if (strcmp(argv[i], "--part") == 0) {
+            if (i + 1 == argc || !read_part(argv[i + 1], &part_k, &part_n)) {
+                fprintf(stderr, "specl_tests: --part needs K/N, K < N "
+                        "(got '%s')\n", i + 1 < argc ? argv[i + 1] : "");
+                return 2;
+            }
+            i++;
         } else if (strcmp(argv[i], "--full") == 0) {
             test_full = 1;
         } else if (strcmp(argv[i], "--wide") == 0) {
@@ -109,7 +146,7 @@ int main(int argc, char **argv)
         }
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--only") == 0) {
+        if (strcmp(argv[i], "--only") == 0 || strcmp(argv[i], "--part") == 0) {
             i++;
             continue;
         }
@@ -143,6 +180,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "specl_tests: no test named '%s'\n", only);
         CU_cleanup_registry();
         return 2;
+    }
+    if (part_n > 1) {
+        keep_part(part_k, part_n);
     }
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
