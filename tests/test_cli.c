@@ -676,7 +676,7 @@ static void test_bench_csv(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     char *stamped = tu_path(dir, "stamped"), *csv = tu_path(dir, "b.csv");
     /* Each line with the time it came through the pipe. */
-    int rc = tu_run(LIMIT " %s " BENCH_SMALL " --csv | while IFS= read -r "
+    int rc = tu_run(LIMIT " %s " BENCH_SMALL " --csv 2>/dev/null | while IFS= read -r "
                           "line; do printf '%%s %%s\\n' \"$(date +%%s%%N)\" "
                           "\"$line\"; done >'%s' && cut -d' ' -f2- '%s' >'%s'",
                     TU_SPECL, stamped, stamped, csv);
@@ -793,13 +793,48 @@ static void test_bench_json(void)
     free(err);
 }
 
-/* The table of a memory-bound kernel: a copy of the same bytes timed
- * after the floor line, and specl's share of it after the rows. */
+/* The table: after the device and ceilings lines, a header and one line
+ * per kernel and variant (kernel, variant, time, rate, %floor, vs peer);
+ * no floor breakdown and no knob listing unless --verbose. */
+static void test_bench_table(void)
+{
+    char *out, *err;
+    int rc = run_specl(LIMIT, &out, &err, BENCH_SMALL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const char *header = strstr(out, "\nkernel ");
+    const char *lora = strstr(out, "\nt_lora                   specl ");
+    const char *softmax = strstr(out, "\nt_softmax                specl ");
+    TU_CHECK(rc == 0 && tu_count_lines(out) == 9 && header != NULL &&
+                 strstr(header, "variant") != NULL &&
+                 strstr(header, "%floor") != NULL &&
+                 strstr(header, "vs peer") != NULL && lora != NULL &&
+                 strstr(lora, " us ") != NULL &&
+                 strstr(lora, "x clblast\n") != NULL && softmax != NULL &&
+                 strstr(softmax, " GB/s ") != NULL &&
+                 strstr(softmax, "x naive\n") != NULL &&
+                 strstr(out, "  no such primitive in CLBlast\n") != NULL &&
+                 strstr(out, "specl ran variant") == NULL &&
+                 strstr(out, "\n  floor ") == NULL,
+             "bench without --verbose: exit %d\n%s%s", rc, out,
+             err ? err : "");
+    free(out);
+    free(err);
+    rc = run_specl(LIMIT, &out, &err, BENCH_SMALL " -v --kernel t_lora");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    TU_CHECK(rc == 0 && strstr(out, "\n  specl ran variant ") != NULL &&
+                 strstr(out, "\n  floor ") != NULL,
+             "bench -v: exit %d\n%s%s", rc, out, err ? err : "");
+    free(out);
+    free(err);
+}
+
+/* The --verbose table of a memory-bound kernel: a copy of the same bytes
+ * timed after the floor line, and specl's share of it after the rows. */
 static void test_bench_copy(void)
 {
     char *out, *err;
     int rc = run_specl(LIMIT, &out, &err,
-                       BENCH_SMALL " --kernel t_softmax --no-naive");
+                       BENCH_SMALL " --kernel t_softmax --no-naive --verbose");
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     const char *floor_line = strstr(out, "\n  floor ");
     const char *copy_line = strstr(out, "\n  copy of the same bytes: ");
@@ -825,13 +860,22 @@ static void test_bench_copy(void)
     free(err);
 }
 
-/* Progress on stderr only when it is a terminal (and stdout is not). */
+/* Progress: on a terminal, which kernel runs; redirected, a line per
+ * kernel as each finishes (and no terminal control codes). */
 static void test_bench_progress(void)
 {
     char *err;
     int rc = run_specl(LIMIT, NULL, &err, BENCH_SMALL " --csv");
-    TU_CHECK(rc == 0 && err != NULL && strstr(err, "kernel 1/2") == NULL,
-             "bench printed progress into a file:\n%s", err ? err : "");
+    const char *first = err != NULL
+                            ? strstr(err, "specl bench: kernel 1/2: t_lora done (")
+                            : NULL;
+    const char *second =
+        err != NULL ? strstr(err, "specl bench: kernel 2/2: t_softmax done (")
+                    : NULL;
+    TU_CHECK(rc == 0 && first != NULL && second > first &&
+                 strchr(err, '\r') == NULL && strchr(err, '\033') == NULL &&
+                 tu_count_lines(err) == 2,
+             "bench's progress into a file:\n%s", err ? err : "");
     free(err);
     if (tu_run("command -v script >/dev/null") != 0) {
         return; /* no way to give it a terminal here */
@@ -999,11 +1043,13 @@ int add_cli_suite(void)
         CU_add_test(s, "csv and json quoting", test_quoting) == NULL ||
         CU_add_test(s, "bench --csv: columns, empty figures, streamed",
                     test_bench_csv) == NULL ||
+        CU_add_test(s, "bench: one line per variant, detail with -v",
+                    test_bench_table) == NULL ||
         CU_add_test(s, "bench: a copy of a memory-bound kernel's bytes",
                     test_bench_copy) == NULL ||
         CU_add_test(s, "bench --json: columns, nulls", test_bench_json) ==
             NULL ||
-        CU_add_test(s, "bench: progress on a terminal only",
+        CU_add_test(s, "bench: progress on a terminal, a line a kernel else",
                     test_bench_progress) == NULL ||
         CU_add_test(s, "tune --plot of one kernel: FILE itself",
                     test_tune_plot) == NULL) {
