@@ -749,6 +749,7 @@ int specl_bench_main(int argc, char **argv)
         spec_set_free(&set);
         return CLI_EXIT_INVALID;
     }
+    rt.show_compiler = o.verbose;
     /* Each row as soon as it is measured, also into a pipe or a file. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     struct ceilings ceil;

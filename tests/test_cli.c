@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
+#include "runtime.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -898,6 +901,87 @@ static void test_bench_progress(void)
     free(dir);
 }
 
+/* Builds SOURCE (warnings, or an error too) on RT with the test's own
+ * stderr sent to a file: what reached it comes back (caller frees), the
+ * build's status and log in *STATUS and *LOG. */
+static char *build_quietly(struct rt *rt, const char *source,
+                           cl_int *status, char **log)
+{
+    char *dir = tu_tempdir();
+    char *path = dir != NULL ? tu_path(dir, "stderr") : NULL;
+    FILE *f = path != NULL ? fopen(path, "w") : NULL;
+    if (f == NULL) {
+        free(path);
+        free(dir);
+        return NULL;
+    }
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(fileno(f), STDERR_FILENO);
+    cl_program prog = rt_build(rt, source, NULL, status, log);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    fclose(f);
+    if (prog != NULL) {
+        clReleaseProgram(prog);
+    }
+    char *text = tu_read(path, NULL);
+    tu_rmtree(dir);
+    free(dir);
+    free(path);
+    return text;
+}
+
+/* The OpenCL compiler's chatter (PoCL's "N warnings generated.") stays
+ * off stderr: in the log of a build that fails, on stderr with a line
+ * naming its source only when the compiler's messages are asked for
+ * (--verbose). Sources unique to the run, past PoCL's kernel cache. */
+static void test_compiler_chatter(void)
+{
+    struct rt rt;
+    char err[256];
+    if (rt_open(&rt, NULL, err, sizeof err) < 0) {
+        CU_FAIL("no OpenCL device");
+        return;
+    }
+    char source[256], broken[512];
+    snprintf(source, sizeof source,
+             "#warning chatter %ld %ld\n__kernel void k(__global float *x) "
+             "{ x[0] = 1; }\n",
+             (long)getpid(), (long)time(NULL));
+    snprintf(broken, sizeof broken, "%s#error broken on purpose\n", source);
+    cl_int status;
+    char *log = NULL;
+    char *said = build_quietly(&rt, source, &status, &log);
+    TU_CHECK(status == CL_SUCCESS && said != NULL && said[0] == '\0',
+             "a build with a warning wrote to stderr: %s (%s)",
+             said ? said : "?", rt_status(status));
+    free(said);
+    free(log);
+    said = build_quietly(&rt, broken, &status, &log);
+    TU_CHECK(status != CL_SUCCESS && said != NULL && said[0] == '\0' &&
+                 log != NULL && strstr(log, "broken on purpose") != NULL &&
+                 strstr(log, "generated.") != NULL,
+             "a failed build: stderr '%s', log '%s'", said ? said : "?",
+             log ? log : "(none)");
+    free(said);
+    free(log);
+    rt.show_compiler = 1;
+    snprintf(broken, sizeof broken, "/* shown */\n%s", source);
+    said = build_quietly(&rt, broken, &status, &log);
+    static const char note[] = "specl: note: specl's measuring kernels: "
+                               "the OpenCL compiler's messages:\n";
+    TU_CHECK(status == CL_SUCCESS && said != NULL &&
+                 strncmp(said, note, strlen(note)) == 0 &&
+                 strstr(said, "generated.") != NULL,
+             "a build asked for its messages wrote to stderr: %s",
+             said ? said : "?");
+    free(said);
+    free(log);
+    rt_close(&rt);
+}
+
 /* --plot with one kernel tuned: FILE itself. */
 static void test_tune_plot(void)
 {
@@ -1051,6 +1135,8 @@ int add_cli_suite(void)
             NULL ||
         CU_add_test(s, "bench: progress on a terminal, a line a kernel else",
                     test_bench_progress) == NULL ||
+        CU_add_test(s, "the OpenCL compiler's chatter: in the log",
+                    test_compiler_chatter) == NULL ||
         CU_add_test(s, "tune --plot of one kernel: FILE itself",
                     test_tune_plot) == NULL) {
         return -1;
