@@ -982,6 +982,47 @@ static void test_compiler_chatter(void)
     rt_close(&rt);
 }
 
+/* gen -q / --quiet: no notes of which database entry each kernel got
+ * and no summary line; the files as without it; errors still said. */
+static void test_gen_quiet(void)
+{
+    static const char *const forms[] = {"", "-q", "--quiet"};
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    for (int i = 0; i < 3; i++) {
+        char *out, *err;
+        int rc = run_specl("", &out, &err,
+                           "gen %s tests/tune/small.yaml --db "
+                           "tuning/nvidia-h100-80gb-hbm3.yaml -o '%s/%d'",
+                           forms[i], dir, i);
+        char name[32];
+        snprintf(name, sizeof name, "%d/t_lora.cl", i);
+        char *cl = tu_path(dir, name);
+        int quiet = i > 0;
+        TU_CHECK(rc == 0 && out != NULL && err != NULL &&
+                     (strstr(err, "specl: note: t_lora: no tuning entry "
+                                  "used") == NULL) == quiet &&
+                     (err[0] == '\0') == quiet &&
+                     (strstr(out, "wrote 2 kernels to ") == NULL) == quiet &&
+                     (out[0] == '\0') == quiet &&
+                     tu_run("test -s '%s'", cl) == 0,
+                 "gen %s: exit %d\n%s%s", forms[i], rc, out ? out : "",
+                 err ? err : "");
+        free(cl);
+        free(out);
+        free(err);
+    }
+    char *err;
+    int rc = run_specl("", NULL, &err, "gen -q tests/bad/rank_gt_features.yaml "
+                                       "-o '%s/bad'",
+                       dir);
+    TU_CHECK(rc == 1 && err != NULL && strstr(err, ": error: ") != NULL,
+             "gen -q of a bad spec: exit %d\n%s", rc, err ? err : "");
+    free(err);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* --plot with one kernel tuned: FILE itself. */
 static void test_tune_plot(void)
 {
@@ -1135,6 +1176,8 @@ int add_cli_suite(void)
             NULL ||
         CU_add_test(s, "bench: progress on a terminal, a line a kernel else",
                     test_bench_progress) == NULL ||
+        CU_add_test(s, "gen -q: no notes, errors still said",
+                    test_gen_quiet) == NULL ||
         CU_add_test(s, "the OpenCL compiler's chatter: in the log",
                     test_compiler_chatter) == NULL ||
         CU_add_test(s, "tune --plot of one kernel: FILE itself",
