@@ -12,6 +12,14 @@ endif
 LLVM    ?= /usr/lib/llvm-14
 B        = build
 
+# specl's version: set here alone. The build writes it into VERSION_H
+# (SPECL_VERSION, for --version and every emitted file's header), which
+# it rewrites only when it changes, so that a new version rebuilds what
+# prints it; the CMake package and specl.pc take it from here too.
+VERSION    = 0.2.0
+VERSION_H  = $(B)/include/specl_version.h
+CFLAGS    += -I$(B)/include
+
 LIB_SRC  = $(filter-out gen/main.c,$(wildcard gen/*.c))
 LIB_OBJ  = $(LIB_SRC:gen/%.c=$(B)/obj/%.o) $(B)/obj/templates.o
 TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl \
@@ -51,6 +59,12 @@ deps:
 $(B)/obj $(B)/tests:
 	@mkdir -p $@
 
+$(VERSION_H): Makefile
+	@mkdir -p $(@D)
+	@printf '/* specl_version.h - written by the Makefile from its VERSION. */\n#define SPECL_VERSION "%s"\n' \
+	    '$(VERSION)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
 $(B)/embed: tools/embed.c | $(B)/obj
 	$(CC) -std=c11 -O1 $(WARN) -o $@ $<
 
@@ -60,7 +74,7 @@ $(B)/templates.c: $(B)/embed $(TEMPLATES)
 $(B)/obj/templates.o: $(B)/templates.c | $(B)/obj
 	$(CC) $(CFLAGS) -Igen -Wno-overlength-strings -c -o $@ $<
 
-$(B)/obj/%.o: gen/%.c $(wildcard gen/*.h) | $(B)/obj
+$(B)/obj/%.o: gen/%.c $(wildcard gen/*.h) $(VERSION_H) | $(B)/obj
 	$(CC) $(CFLAGS) -Igen -c -o $@ $<
 
 $(B)/libspecl.a: $(LIB_OBJ)
@@ -91,14 +105,13 @@ clean:
 # (packaging). specl-config.cmake finds PREFIX from its own place.
 PREFIX    ?= /usr/local
 INSTALL   ?= install
-VERSION   := $(shell sed -n 's/^\#define SPECL_VERSION "\(.*\)"$$/\1/p' gen/version.h)
 BIN_DIR    = $(DESTDIR)$(PREFIX)/bin
 CMAKE_DIR  = $(DESTDIR)$(PREFIX)/lib/cmake/specl
 DOC_DIR    = $(DESTDIR)$(PREFIX)/share/doc/specl
 CMAKE_FILES = cmake/specl-config.cmake cmake/SpeclGenerate.cmake
 DOC_FILES  = $(wildcard docs/*.md)
 
-$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/version.h | $(B)/obj
+$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in $(VERSION_H) | $(B)/obj
 	sed 's/@SPECL_VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
 
 # $(call sq,PATH): PATH quoted for the shell ('...', a ' in it as '\''):
@@ -128,7 +141,7 @@ TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c
 
 -include tests/tests.mk
 
-$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h gen/*.h) $(TEST_STUB_HEADERS) | $(B)/tests
+$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h gen/*.h) $(VERSION_H) $(TEST_STUB_HEADERS) | $(B)/tests
 	$(CC) $(TEST_CFLAGS) -c -o $@ $<
 
 $(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a

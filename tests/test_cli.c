@@ -982,6 +982,35 @@ static void test_compiler_chatter(void)
     rt_close(&rt);
 }
 
+/* --version prints the Makefile's VERSION, the one place it is set;
+ * CHANGELOG.md has an entry for it. */
+static void test_version(void)
+{
+    char *makefile = tu_read("Makefile", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(makefile);
+    char version[32] = "";
+    const char *line = strstr(makefile, "\nVERSION    = ");
+    if (line != NULL) {
+        sscanf(line, "\nVERSION    = %31s", version);
+    }
+    free(makefile);
+    char *out;
+    int rc = run_specl("", &out, NULL, "--version");
+    char expected[64];
+    snprintf(expected, sizeof expected, "specl %s\n", version);
+    TU_CHECK(version[0] != '\0' && rc == 0 && out != NULL &&
+                 strcmp(out, expected) == 0,
+             "specl --version: exit %d, '%s'; the Makefile's VERSION '%s'",
+             rc, out ? out : "", version);
+    free(out);
+    char *changelog = tu_read("CHANGELOG.md", NULL);
+    char heading[64];
+    snprintf(heading, sizeof heading, "\n## %s ", version);
+    TU_CHECK(changelog != NULL && strstr(changelog, heading) != NULL,
+             "CHANGELOG.md has no '## %s' entry", version);
+    free(changelog);
+}
+
 /* gen -q / --quiet: no notes of which database entry each kernel got
  * and no summary line; the files as without it; errors still said. */
 static void test_gen_quiet(void)
@@ -1176,6 +1205,8 @@ int add_cli_suite(void)
             NULL ||
         CU_add_test(s, "bench: progress on a terminal, a line a kernel else",
                     test_bench_progress) == NULL ||
+        CU_add_test(s, "--version: the Makefile's VERSION",
+                    test_version) == NULL ||
         CU_add_test(s, "gen -q: no notes, errors still said",
                     test_gen_quiet) == NULL ||
         CU_add_test(s, "the OpenCL compiler's chatter: in the log",
