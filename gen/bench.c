@@ -261,6 +261,53 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     *first = 0;
 }
 
+/* ---- progress on stderr ---------------------------------------------- */
+
+static double bench_clock_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Whether stderr's terminal line shows which kernel runs. */
+static int progress_shown;
+
+/* Clears that line before anything else is printed on the terminal. */
+static void progress_clear(void)
+{
+    if (progress_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        progress_shown = 0;
+    }
+}
+
+/* On a terminal: which kernel runs, a line the next output overwrites. */
+static void progress_start(int i, int n, const char *name)
+{
+    if (cli_is_terminal(stderr)) {
+        fprintf(stderr, "\rspecl bench: kernel %d/%d: %s ...\033[K", i, n,
+                name);
+        fflush(stderr);
+        progress_shown = 1;
+    }
+}
+
+/* On a terminal the progress line is cleared; redirected, stderr gets
+ * one line per finished kernel, so that a long run is not silent. */
+static void progress_end(int i, int n, const char *name, int failed,
+                         double seconds)
+{
+    if (cli_is_terminal(stderr)) {
+        progress_clear();
+    } else {
+        fprintf(stderr, "specl bench: kernel %d/%d: %s %s (%.1f s)\n", i, n,
+                name, failed ? "failed" : "done", seconds);
+    }
+    fflush(stderr);
+}
+
 /* ---- the table -------------------------------------------------------- */
 
 /* The header of the compact table. */
@@ -319,6 +366,7 @@ static void print_row(const struct bench_opts *o, const struct rt *rt,
                       const struct result *naive, const struct result *blas,
                       const struct case_figures *figures, int *first)
 {
+    progress_clear();
     if (o->csv || o->json) {
         print_data_row(o, rt, c, r, naive, blas, figures, first);
         return;
@@ -365,6 +413,7 @@ static void print_case_head(const struct kernel_spec *ks,
     double t_flops = mc->flops / (ceil->gflops * 1e3);
     int memory_bound = t_bytes > t_flops;
     char shape[96];
+    progress_clear();
     shape_text(&mc->vc, shape, sizeof shape);
     printf("\n%s  %s %s %s\n", ks->name, ks->op->name, shape,
            dtype_name(ks->dtype));
@@ -398,6 +447,7 @@ static void bench_naive(const struct bench_opts *o, const struct rt *rt,
     char *naive_log = NULL;
     cl_int err = mcase_load_naive(mc, &naive_log);
     if (err != CL_SUCCESS) {
+        progress_clear();
         fprintf(stderr, "%s: naive kernels: build log:\n%s\n", mc->vc.ks->name,
                 naive_log ? naive_log : "");
         snprintf(r->note, sizeof r->note, "build failed: %s",
@@ -514,6 +564,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     }
     enum stub_outcome got = measure_stub(&mc, vs, o->reps, &res[0], &log);
     if (got == STUB_BUILD_FAILED) {
+        progress_clear();
         fprintf(stderr, "%s: build log:\n%s\n", ks->name, log ? log : "");
     }
     failed |= got != STUB_TIMED;
@@ -538,39 +589,6 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     free(log);
     mcase_free(&mc);
     return failed;
-}
-
-/* ---- progress on stderr ---------------------------------------------- */
-
-static double bench_clock_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* On a terminal: which kernel runs, a line the next output overwrites. */
-static void progress_start(int i, int n, const char *name)
-{
-    if (cli_is_terminal(stderr)) {
-        fprintf(stderr, "\rspecl bench: kernel %d/%d: %s ...\033[K", i, n,
-                name);
-        fflush(stderr);
-    }
-}
-
-/* On a terminal the progress line is cleared; redirected, stderr gets
- * one line per finished kernel, so that a long run is not silent. */
-static void progress_end(int i, int n, const char *name, int failed,
-                         double seconds)
-{
-    if (cli_is_terminal(stderr)) {
-        fputs("\r\033[K", stderr);
-    } else {
-        fprintf(stderr, "specl bench: kernel %d/%d: %s %s (%.1f s)\n", i, n,
-                name, failed ? "failed" : "done", seconds);
-    }
-    fflush(stderr);
 }
 
 static const char bench_usage[] =
@@ -782,7 +800,6 @@ int specl_bench_main(int argc, char **argv)
         }
         matched++;
         double t0 = bench_clock_s();
-        progress_start(matched, n_run, set.kernel[k].name);
         struct variant_set vs;
         struct buf notes;
         buf_init(&notes);
@@ -792,6 +809,7 @@ int specl_bench_main(int argc, char **argv)
             variants_print_notes(&notes, stderr);
         }
         buf_free(&notes);
+        progress_start(matched, n_run, set.kernel[k].name);
         int kernel_failed = bench_kernel(&o, &rt, &ceil, &naive, &vs, &first);
         progress_end(matched, n_run, set.kernel[k].name, kernel_failed,
                      bench_clock_s() - t0);

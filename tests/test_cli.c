@@ -896,6 +896,22 @@ static void test_bench_progress(void)
                      NULL,
              "bench on a terminal: exit %d\n%s", rc, text ? text : "");
     free(text);
+    /* stdout on the same terminal: the progress line is cleared before
+     * a row is printed, not run into it. */
+    rc = tu_run(LIMIT " script -qec \"%s " BENCH_SMALL "\" /dev/null "
+                      ">'%s' </dev/null",
+                TU_SPECL, typescript);
+    text = tu_read(typescript, NULL);
+    int shown = 0, run_into = 0;
+    for (const char *p = text; p != NULL && (p = strstr(p, " ...\033[K"));
+         p++) {
+        shown++;
+        run_into |= p[7] != '\r';
+    }
+    TU_CHECK(rc == 0 && shown == 2 && !run_into,
+             "bench, stdout and stderr on one terminal: exit %d\n%s", rc,
+             text ? text : "");
+    free(text);
     free(typescript);
     tu_rmtree(dir);
     free(dir);
