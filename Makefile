@@ -12,6 +12,14 @@ endif
 LLVM    ?= /usr/lib/llvm-14
 B        = build
 
+# specl's version: set here alone. The build writes it into VERSION_H
+# (SPECL_VERSION, for --version and every emitted file's header), which
+# it rewrites only when it changes, so that a new version rebuilds what
+# prints it; the CMake package and specl.pc take it from here too.
+VERSION    = 0.2.0
+VERSION_H  = $(B)/include/specl_version.h
+CFLAGS    += -I$(B)/include
+
 LIB_SRC  = $(filter-out gen/main.c,$(wildcard gen/*.c))
 LIB_OBJ  = $(LIB_SRC:gen/%.c=$(B)/obj/%.o) $(B)/obj/templates.o
 TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl \
@@ -19,7 +27,7 @@ TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl \
 TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm -ldl
 
-.PHONY: all deps run test test-full test-wide test-vendor smoke golden-update valgrind fuzz \
+.PHONY: FORCE all deps run test test-full test-wide test-vendor smoke golden-update valgrind fuzz \
         fuzz-spec fuzz-db bench mutation install uninstall clean help
 all: $(B)/specl
 
@@ -40,7 +48,7 @@ help:
 	@echo "make fuzz-db    fuzz the tuning-database loader"
 	@echo "make mutation   break generated code on purpose; the suites must catch it"
 	@echo "make SANITIZE=address,undefined test"
-	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  specl, its CMake package, LICENSE, docs"
+	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  specl, its CMake package, specl.pc, specl.1, docs"
 	@echo "make uninstall [PREFIX=/usr/local] [DESTDIR=]"
 
 # Targets that need packages run deps first and then build through a
@@ -51,6 +59,12 @@ deps:
 $(B)/obj $(B)/tests:
 	@mkdir -p $@
 
+$(VERSION_H): Makefile
+	@mkdir -p $(@D)
+	@printf '/* specl_version.h - written by the Makefile from its VERSION. */\n#define SPECL_VERSION "%s"\n' \
+	    '$(VERSION)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
 $(B)/embed: tools/embed.c | $(B)/obj
 	$(CC) -std=c11 -O1 $(WARN) -o $@ $<
 
@@ -60,7 +74,7 @@ $(B)/templates.c: $(B)/embed $(TEMPLATES)
 $(B)/obj/templates.o: $(B)/templates.c | $(B)/obj
 	$(CC) $(CFLAGS) -Igen -Wno-overlength-strings -c -o $@ $<
 
-$(B)/obj/%.o: gen/%.c $(wildcard gen/*.h) | $(B)/obj
+$(B)/obj/%.o: gen/%.c $(wildcard gen/*.h) $(VERSION_H) | $(B)/obj
 	$(CC) $(CFLAGS) -Igen -c -o $@ $<
 
 $(B)/libspecl.a: $(LIB_OBJ)
@@ -86,20 +100,33 @@ clean:
 	rm -rf $(B) out
 
 # ---- install: PREFIX/bin/specl, the CMake package that find_package(specl)
-# reads (specl::specl and specl_generate) in PREFIX/lib/cmake/specl, and
-# LICENSE and the documents in PREFIX/share/doc/specl. DESTDIR stages it
+# reads (specl::specl and specl_generate) in PREFIX/lib/cmake/specl,
+# pkg-config's specl.pc (the version; OpenCL for the emitted sources) in
+# PREFIX/lib/pkgconfig, the man page specl.1, and LICENSE, CHANGELOG.md
+# and the documents in PREFIX/share/doc/specl. DESTDIR stages it
 # (packaging). specl-config.cmake finds PREFIX from its own place.
 PREFIX    ?= /usr/local
 INSTALL   ?= install
-VERSION   := $(shell sed -n 's/^\#define SPECL_VERSION "\(.*\)"$$/\1/p' gen/version.h)
 BIN_DIR    = $(DESTDIR)$(PREFIX)/bin
 CMAKE_DIR  = $(DESTDIR)$(PREFIX)/lib/cmake/specl
 DOC_DIR    = $(DESTDIR)$(PREFIX)/share/doc/specl
+PC_DIR     = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+MAN_DIR    = $(DESTDIR)$(PREFIX)/share/man/man1
+TOP_DOCS   = LICENSE README.md CHANGELOG.md
 CMAKE_FILES = cmake/specl-config.cmake cmake/SpeclGenerate.cmake
 DOC_FILES  = $(wildcard docs/*.md)
 
-$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/version.h | $(B)/obj
+$(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in $(VERSION_H) | $(B)/obj
 	sed 's/@SPECL_VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
+
+$(B)/specl.1: dist/specl.1.in $(VERSION_H)
+	sed 's/@VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
+
+# specl.pc names PREFIX: written by each install.
+$(B)/specl.pc: dist/specl.pc.in $(VERSION_H) FORCE
+	sed -e 's/@VERSION@/$(VERSION)/g' -e $(call sq,s|@PREFIX@|$(PREFIX)|g) $< > $@.tmp
+	mv $@.tmp $@
+FORCE:
 
 # $(call sq,PATH): PATH quoted for the shell ('...', a ' in it as '\''):
 # DESTDIR and PREFIX may hold spaces. $(call sq_in,DIR,NAMES): DIR/NAME
@@ -107,19 +134,24 @@ $(B)/specl-config-version.cmake: cmake/specl-config-version.cmake.in gen/version
 sq     = '$(subst ','\'',$(1))'
 sq_in  = $(foreach f,$(2),$(call sq,$(1)/$(f)))
 
-install: $(B)/specl $(B)/specl-config-version.cmake
-	$(INSTALL) -d $(call sq,$(BIN_DIR)) $(call sq,$(CMAKE_DIR)) $(call sq,$(DOC_DIR)/docs)
+install: $(B)/specl $(B)/specl-config-version.cmake $(B)/specl.pc $(B)/specl.1
+	$(INSTALL) -d $(call sq,$(BIN_DIR)) $(call sq,$(CMAKE_DIR)) $(call sq,$(DOC_DIR)/docs) \
+	    $(call sq,$(PC_DIR)) $(call sq,$(MAN_DIR))
 	$(INSTALL) -m 755 $(B)/specl $(call sq,$(BIN_DIR)/specl)
 	$(INSTALL) -m 644 $(CMAKE_FILES) $(B)/specl-config-version.cmake $(call sq,$(CMAKE_DIR))
-	$(INSTALL) -m 644 LICENSE README.md $(call sq,$(DOC_DIR))
+	$(INSTALL) -m 644 $(B)/specl.pc $(call sq,$(PC_DIR)/specl.pc)
+	$(INSTALL) -m 644 $(B)/specl.1 $(call sq,$(MAN_DIR)/specl.1)
+	$(INSTALL) -m 644 $(TOP_DOCS) $(call sq,$(DOC_DIR))
 	$(INSTALL) -m 644 $(DOC_FILES) $(call sq,$(DOC_DIR)/docs)
 
 uninstall:
 	rm -f $(call sq,$(BIN_DIR)/specl)
 	rm -f $(call sq_in,$(CMAKE_DIR),$(notdir $(CMAKE_FILES)) specl-config-version.cmake)
-	rm -f $(call sq_in,$(DOC_DIR),LICENSE README.md) \
+	rm -f $(call sq,$(PC_DIR)/specl.pc) $(call sq,$(MAN_DIR)/specl.1)
+	rm -f $(call sq_in,$(DOC_DIR),$(TOP_DOCS)) \
 	    $(call sq_in,$(DOC_DIR)/docs,$(notdir $(DOC_FILES)))
-	-rmdir $(call sq,$(CMAKE_DIR)) $(call sq,$(DOC_DIR)/docs) $(call sq,$(DOC_DIR)) 2>/dev/null
+	-rmdir $(call sq,$(CMAKE_DIR)) $(call sq,$(DOC_DIR)/docs) $(call sq,$(DOC_DIR)) \
+	    $(call sq,$(PC_DIR)) $(call sq,$(MAN_DIR)) 2>/dev/null
 
 # ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
 TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
@@ -128,7 +160,7 @@ TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c
 
 -include tests/tests.mk
 
-$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h gen/*.h) $(TEST_STUB_HEADERS) | $(B)/tests
+$(B)/tests/%.o: tests/%.c $(wildcard tests/*.h gen/*.h) $(VERSION_H) $(TEST_STUB_HEADERS) | $(B)/tests
 	$(CC) $(TEST_CFLAGS) -c -o $@ $<
 
 $(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a
@@ -170,6 +202,12 @@ test-vendor: $(B)/specl
 	    $(VENDOR_DIR)/installed.log
 	$(CMAKE) --build $(VENDOR_DIR)/installed
 	$(VENDOR_DIR)/installed/specl_demo
+	@set -e; pc=$(call sq,$(VENDOR_PREFIX)/lib/pkgconfig); \
+	if command -v pkg-config >/dev/null; then \
+	    test "$$(PKG_CONFIG_PATH="$$pc" pkg-config --modversion specl)" = $(VERSION); \
+	    PKG_CONFIG_PATH="$$pc" pkg-config --libs specl | grep -qw -- -lOpenCL; \
+	    test -x "$$(PKG_CONFIG_PATH="$$pc" pkg-config --variable=specl specl)"; \
+	    echo "test-vendor: pkg-config finds specl $(VERSION)"; fi
 	$(MAKE) --no-print-directory uninstall PREFIX=$(call sq,$(VENDOR_PREFIX)) DESTDIR=
 	@left=$$(find $(call sq,$(VENDOR_PREFIX)) -type f); \
 	if [ -n "$$left" ]; then echo "uninstall left: $$left"; exit 1; fi
@@ -179,6 +217,14 @@ test-vendor: $(B)/specl
 	test -x "$$stage/opt/specl/bin/specl"; \
 	test -f "$$stage/opt/specl/lib/cmake/specl/specl-config-version.cmake"; \
 	test -f "$$stage/opt/specl/share/doc/specl/docs/cli.md"; \
+	test -f "$$stage/opt/specl/share/doc/specl/CHANGELOG.md"; \
+	grep -qx 'prefix=/opt/specl' "$$stage/opt/specl/lib/pkgconfig/specl.pc"; \
+	grep -qx 'Version: $(VERSION)' "$$stage/opt/specl/lib/pkgconfig/specl.pc"; \
+	head -n 1 "$$stage/opt/specl/share/man/man1/specl.1" \
+	    | grep -q '^\.TH SPECL 1 .*"specl $(VERSION)"'; \
+	for c in gen check bench tune import list devices; do \
+	    grep -q "^\.BI\{0,1\} \"\{0,1\}$$c" "$$stage/opt/specl/share/man/man1/specl.1" \
+	    || { echo "specl.1 lacks $$c"; exit 1; }; done; \
 	$(MAKE) --no-print-directory uninstall DESTDIR="$$stage" PREFIX=/opt/specl; \
 	left=$$(find "$$stage" -type f); \
 	if [ -n "$$left" ]; then echo "uninstall left: $$left"; exit 1; fi; \

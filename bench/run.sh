@@ -3,7 +3,7 @@
 # on one device. usage: bench/run.sh [gpu|gpu-half|cpu] [extra `specl
 # bench` options] gpu: the full-size cases (an H100-class device);
 # gpu-half: its half-precision part alone; cpu: sizes a 2-core PoCL device
-# finishes in minutes. Output: one table per case on stdout.
+# finishes in minutes. Output: one table per case on stdout (--verbose).
 set -e
 here=$(dirname "$0")
 specl=${SPECL:-build/specl}
@@ -18,73 +18,73 @@ train=specs/llama2-7b-train.yaml
 gpu_half() {
     for k in bf16_q f16_q bf16_up bf16_down bf16_q_mma bf16_up_mma \
              bf16_q_mma_big bf16_q_delta; do
-        "$specl" bench "$half" --kernel $k --rows 4096 "$@"
+        "$specl" bench --verbose "$half" --kernel $k --rows 4096 "$@"
     done
-    "$specl" bench "$half" --kernel bf16_q --rows 8 "$@"
-    "$specl" bench "$half" --kernel bf16_rmsnorm_4096 --rows 4096 "$@"
-    "$specl" bench "$half" --kernel bf16_layernorm_4096 --rows 4096 "$@"
-    "$specl" bench "$half" --kernel bf16_softmax_32000 --rows 4096 "$@"
-    "$specl" bench "$half" --kernel bf16_softmax_1024 --rows 32768 "$@"
+    "$specl" bench --verbose "$half" --kernel bf16_q --rows 8 "$@"
+    "$specl" bench --verbose "$half" --kernel bf16_rmsnorm_4096 --rows 4096 "$@"
+    "$specl" bench --verbose "$half" --kernel bf16_layernorm_4096 --rows 4096 "$@"
+    "$specl" bench --verbose "$half" --kernel bf16_softmax_32000 --rows 4096 "$@"
+    "$specl" bench --verbose "$half" --kernel bf16_softmax_1024 --rows 32768 "$@"
 }
 case "$size" in
 gpu-half)
     gpu_half "$@"
     ;;
 gpu)
-    "$specl" bench "$lora" --kernel llama_q --rows 4096 "$@"
-    "$specl" bench "$lora" --kernel llama_up --rows 4096 "$@"
-    "$specl" bench "$lora" --kernel llama_q_delta --rows 4096 "$@"
-    "$specl" bench "$lora" --kernel llama_q --rows 8 "$@"
+    "$specl" bench --verbose "$lora" --kernel llama_q --rows 4096 "$@"
+    "$specl" bench --verbose "$lora" --kernel llama_up --rows 4096 "$@"
+    "$specl" bench --verbose "$lora" --kernel llama_q_delta --rows 4096 "$@"
+    "$specl" bench --verbose "$lora" --kernel llama_q --rows 8 "$@"
     # few rows for the tiles: the split path (K in slices)
     for r in 64 128 256 384; do
-        "$specl" bench "$lora" --kernel llama_q --rows $r "$@"
+        "$specl" bench --verbose "$lora" --kernel llama_q --rows $r "$@"
     done
-    "$specl" bench specs/seeds.yaml --rows 128 "$@"
-    "$specl" bench "$here/specs/small.yaml" --rows 128 "$@"
+    "$specl" bench --verbose specs/seeds.yaml --rows 128 "$@"
+    "$specl" bench --verbose "$here/specs/small.yaml" --rows 128 "$@"
     # layers of 4-16 MiB: large tiles, and the split path at few rows
     for r in 256 4096; do
-        "$specl" bench "$here/specs/narrow.yaml" --rows $r --no-naive "$@"
+        "$specl" bench --verbose "$here/specs/narrow.yaml" --rows $r --no-naive "$@"
     done
     # K and N that divide no tile, and few rows of odd-width layers
     for k in q4096 q4100 k4001 n4001 q4001 kn4002; do
-        "$specl" bench "$here/specs/tails.yaml" --kernel $k --rows 4096 \
+        "$specl" bench --verbose "$here/specs/tails.yaml" --kernel $k --rows 4096 \
             --no-naive "$@"
     done
     for r in 1 8 16; do
-        "$specl" bench "$here/specs/decode_odd.yaml" --rows $r --no-naive "$@"
+        "$specl" bench --verbose "$here/specs/decode_odd.yaml" --rows $r --no-naive "$@"
     done
-    "$specl" bench "$rows" --kernel rmsnorm_4096 --rows 4096 "$@"
-    "$specl" bench "$rows" --kernel layernorm_4096 --rows 4096 "$@"
-    "$specl" bench "$rows" --kernel softmax_1024 --rows 32768 "$@"
-    "$specl" bench "$rows" --kernel softmax_32000 --rows 512 "$@"
-    "$specl" bench specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
+    "$specl" bench --verbose "$rows" --kernel rmsnorm_4096 --rows 4096 "$@"
+    "$specl" bench --verbose "$rows" --kernel layernorm_4096 --rows 4096 "$@"
+    "$specl" bench --verbose "$rows" --kernel softmax_1024 --rows 32768 "$@"
+    "$specl" bench --verbose "$rows" --kernel softmax_32000 --rows 512 "$@"
+    "$specl" bench --verbose specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
     # softmax over a vocabulary at decode: the split path
     for r in 1 8 64; do
         for k in vocab bf16_vocab; do
-            "$specl" bench "$here/specs/vocab.yaml" --kernel $k --rows $r "$@"
+            "$specl" bench --verbose "$here/specs/vocab.yaml" --kernel $k --rows $r "$@"
         done
     done
-    "$specl" bench "$here/specs/vocab.yaml" --kernel bf16_vocab_32000 \
+    "$specl" bench --verbose "$here/specs/vocab.yaml" --kernel bf16_vocab_32000 \
         --rows 4096 "$@"
     gpu_half "$@"
     # training: lora_backward at 4096 tokens (specs/seeds.yaml above has
     # the seeds' case at 128)
     for k in llama_q_proj_grad llama_q_proj_adapter llama_up_proj_grad \
              llama_up_proj_adapter llama_down_proj_adapter; do
-        "$specl" bench "$train" --kernel $k --rows 4096 --no-naive "$@"
+        "$specl" bench --verbose "$train" --kernel $k --rows 4096 --no-naive "$@"
     done
     ;;
 cpu)
-    "$specl" bench "$lora" --kernel llama_q --rows 512 --reps 5 "$@"
-    "$specl" bench "$lora" --kernel llama_q_delta --rows 512 --reps 5 "$@"
-    "$specl" bench "$lora" --kernel llama_q --rows 8 --reps 10 "$@"
-    "$specl" bench specs/seeds.yaml --rows 128 --reps 10 "$@"
-    "$specl" bench "$here/specs/small.yaml" --rows 128 --reps 10 "$@"
-    "$specl" bench "$rows" --kernel rmsnorm_4096 --rows 4096 --reps 10 "$@"
-    "$specl" bench "$rows" --kernel layernorm_4096 --rows 4096 --reps 10 "$@"
-    "$specl" bench "$rows" --kernel softmax_1024 --rows 4096 --reps 10 "$@"
-    "$specl" bench "$rows" --kernel softmax_32000 --rows 128 --reps 10 "$@"
-    "$specl" bench "$train" --kernel llama_q_proj_adapter --rows 512 \
+    "$specl" bench --verbose "$lora" --kernel llama_q --rows 512 --reps 5 "$@"
+    "$specl" bench --verbose "$lora" --kernel llama_q_delta --rows 512 --reps 5 "$@"
+    "$specl" bench --verbose "$lora" --kernel llama_q --rows 8 --reps 10 "$@"
+    "$specl" bench --verbose specs/seeds.yaml --rows 128 --reps 10 "$@"
+    "$specl" bench --verbose "$here/specs/small.yaml" --rows 128 --reps 10 "$@"
+    "$specl" bench --verbose "$rows" --kernel rmsnorm_4096 --rows 4096 --reps 10 "$@"
+    "$specl" bench --verbose "$rows" --kernel layernorm_4096 --rows 4096 --reps 10 "$@"
+    "$specl" bench --verbose "$rows" --kernel softmax_1024 --rows 4096 --reps 10 "$@"
+    "$specl" bench --verbose "$rows" --kernel softmax_32000 --rows 128 --reps 10 "$@"
+    "$specl" bench --verbose "$train" --kernel llama_q_proj_adapter --rows 512 \
         --reps 5 "$@"
     ;;
 *)

@@ -248,7 +248,7 @@ function(specl_generate)
     list(LENGTH sources n_kernels)
     add_custom_command(
         OUTPUT ${outputs}
-        COMMAND ${command} gen ${specs} -o "${out_dir}" ${options}
+        COMMAND ${command} gen --quiet ${specs} -o "${out_dir}" ${options}
         DEPENDS ${specs} ${db} "${specl}"
         ${depfile_args}
         COMMENT "specl: generating ${n_kernels} kernel(s) for ${arg_TARGET}"

@@ -20,6 +20,7 @@ struct bench_opts {
     int reps;           /* timed runs per variant */
     int csv, json, quick;
     int no_naive;
+    int verbose;        /* the per-kernel detail: floor, copy, knobs */
     const char *kernel; /* only this kernel; NULL: all */
     const char *db;     /* tuning database for tile: auto / untiled */
 };
@@ -101,6 +102,7 @@ struct case_figures {
     double floor_us;     /* from the device's ceilings */
     double copy_us;      /* a copy of the same bytes (memory-bound cases);
                             0: not measured */
+    int memory_bound;    /* the floor is the bytes' (else the flops') */
 };
 
 /* ---- --csv and --json ------------------------------------------------- */
@@ -259,15 +261,122 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     *first = 0;
 }
 
+/* ---- progress on stderr ---------------------------------------------- */
+
+static double bench_clock_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Whether stderr's terminal line shows which kernel runs. */
+static int progress_shown;
+
+/* Clears that line before anything else is printed on the terminal. */
+static void progress_clear(void)
+{
+    if (progress_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        progress_shown = 0;
+    }
+}
+
+/* On a terminal: which kernel runs, a line the next output overwrites. */
+static void progress_start(int i, int n, const char *name)
+{
+    if (cli_is_terminal(stderr)) {
+        fprintf(stderr, "\rspecl bench: kernel %d/%d: %s ...\033[K", i, n,
+                name);
+        fflush(stderr);
+        progress_shown = 1;
+    }
+}
+
+/* On a terminal the progress line is cleared; redirected, stderr gets
+ * one line per finished kernel, so that a long run is not silent. */
+static void progress_end(int i, int n, const char *name, int failed,
+                         double seconds)
+{
+    if (cli_is_terminal(stderr)) {
+        progress_clear();
+    } else {
+        fprintf(stderr, "specl bench: kernel %d/%d: %s %s (%.1f s)\n", i, n,
+                name, failed ? "failed" : "done", seconds);
+    }
+    fflush(stderr);
+}
+
 /* ---- the table -------------------------------------------------------- */
+
+/* The header of the compact table. */
+static void print_compact_header(void)
+{
+    printf("%-24s %-8s %11s %16s %7s  %s\n", "kernel", "variant", "time",
+           "rate", "%floor", "vs peer");
+}
+
+/* RATE (bytes or flops per microsecond, over 1e3: G/s) in the unit a
+ * reader expects: GB/s for a memory-bound case, TFLOP/s (GFLOP/s below
+ * one) for a compute-bound one. */
+static void rate_text(const struct case_figures *figures, double us,
+                      char *s, size_t size)
+{
+    if (figures->memory_bound) {
+        snprintf(s, size, "%.1f GB/s", figures->bytes / (us * 1e3));
+        return;
+    }
+    double gflops = figures->flops / (us * 1e3);
+    if (gflops >= 1000) {
+        snprintf(s, size, "%.2f TFLOP/s", gflops / 1e3);
+    } else {
+        snprintf(s, size, "%.1f GFLOP/s", gflops);
+    }
+}
+
+/* One line per variant: kernel, variant, time, rate, share of the
+ * floor, and for specl's row how many times faster than its peer
+ * (CLBlast where it ran, else the naive kernel). */
+static void print_compact_row(const struct vcase *c, const struct result *r,
+                              const struct result *naive,
+                              const struct result *blas,
+                              const struct case_figures *figures)
+{
+    const char *kernel = c->ks->name;
+    if (!r->ok) {
+        printf("%-24s %-8s %11s  %s\n", kernel, r->variant, "-",
+               r->note[0] ? r->note : "skipped");
+        return;
+    }
+    char time[24], rate[32], peer[48] = "";
+    snprintf(time, sizeof time, "%.1f us", r->us);
+    rate_text(figures, r->us, rate, sizeof rate);
+    const struct result *p = blas->ok ? blas : naive->ok ? naive : NULL;
+    if (r != naive && r != blas && p != NULL) {
+        snprintf(peer, sizeof peer, "%.2fx %s", p->us / r->us, p->variant);
+    }
+    printf("%-24s %-8s %11s %16s %6.1f%%%s%s%s%s\n", kernel, r->variant,
+           time, rate, 100.0 * figures->floor_us / r->us,
+           peer[0] ? "  " : "", peer, r->note[0] ? "  " : "", r->note);
+}
 
 static void print_row(const struct bench_opts *o, const struct rt *rt,
                       const struct vcase *c, const struct result *r,
                       const struct result *naive, const struct result *blas,
                       const struct case_figures *figures, int *first)
 {
+    progress_clear();
     if (o->csv || o->json) {
         print_data_row(o, rt, c, r, naive, blas, figures, first);
+        return;
+    }
+    if (!o->verbose) {
+        if (*first) {
+            print_compact_header();
+        }
+        print_compact_row(c, r, naive, blas, figures);
+        *first = 0;
         return;
     }
     double gbs = r->ok ? figures->bytes / (r->us * 1e3) : 0;
@@ -304,6 +413,7 @@ static void print_case_head(const struct kernel_spec *ks,
     double t_flops = mc->flops / (ceil->gflops * 1e3);
     int memory_bound = t_bytes > t_flops;
     char shape[96];
+    progress_clear();
     shape_text(&mc->vc, shape, sizeof shape);
     printf("\n%s  %s %s %s\n", ks->name, ks->op->name, shape,
            dtype_name(ks->dtype));
@@ -337,6 +447,7 @@ static void bench_naive(const struct bench_opts *o, const struct rt *rt,
     char *naive_log = NULL;
     cl_int err = mcase_load_naive(mc, &naive_log);
     if (err != CL_SUCCESS) {
+        progress_clear();
         fprintf(stderr, "%s: naive kernels: build log:\n%s\n", mc->vc.ks->name,
                 naive_log ? naive_log : "");
         snprintf(r->note, sizeof r->note, "build failed: %s",
@@ -426,7 +537,8 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     double t_flops = mc.flops / (ceil->gflops * 1e3);
     int memory_bound = t_bytes > t_flops;
     struct case_figures figures = {mc.bytes, mc.flops,
-                                   memory_bound ? t_bytes : t_flops, 0};
+                                   memory_bound ? t_bytes : t_flops, 0,
+                                   memory_bound};
     /* The floor's big-buffer rate flatters a copy of a case's size (a
      * kernel ramps up and drains): a copy of the same bytes on as many
      * buffer pairs as the case has sets says how close it comes to memory
@@ -446,11 +558,13 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
             figures.copy_us = copy.us;
         }
     }
-    if (!o->csv && !o->json) {
+    int detail = o->verbose && !o->csv && !o->json;
+    if (detail) {
         print_case_head(ks, &mc, ceil, &figures, &copy, copy_bytes);
     }
     enum stub_outcome got = measure_stub(&mc, vs, o->reps, &res[0], &log);
     if (got == STUB_BUILD_FAILED) {
+        progress_clear();
         fprintf(stderr, "%s: build log:\n%s\n", ks->name, log ? log : "");
     }
     failed |= got != STUB_TIMED;
@@ -460,11 +574,11 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         print_row(o, rt, &mc.vc, &res[i], &res[1], &res[2], &figures,
                   first);
     }
-    if (!o->csv && !o->json && got == STUB_TIMED && copy.ok) {
+    if (detail && got == STUB_TIMED && copy.ok) {
         printf("  specl at %.0f%% of that copy\n",
                100.0 * copy.us / res[0].us);
     }
-    if (!o->csv && !o->json && got != STUB_BUILD_FAILED) {
+    if (detail && got != STUB_BUILD_FAILED) {
         /* What NAME_create chose on this device, as gen's NAME.c would. */
         const struct variant *v = &vs->v[res[0].stub_variant];
         char knobs[TUNE_TEXT];
@@ -499,6 +613,9 @@ static const char bench_usage[] =
     "                      gen --db emits them\n"
     "      --csv           one CSV row per kernel and variant (RFC 4180)\n"
     "      --json          a JSON array of the same rows\n"
+    "  -v, --verbose       per kernel: the floor, the copy of the same\n"
+    "                      bytes, wall time, error, the knobs specl ran,\n"
+    "                      and the OpenCL compiler's messages\n"
     "  -h, --help          this text\n"
     "\n"
     "Columns of --csv and --json: kernel, op, dtype, device, rows, one per\n"
@@ -513,8 +630,14 @@ static const char bench_usage[] =
     "peer, no copy for a compute-bound kernel) is empty in CSV and null in\n"
     "JSON.\n"
     "\n"
-    "Rows are written as each kernel is measured. When stderr is a\n"
-    "terminal and stdout is not, stderr shows which kernel runs.\n";
+    "The table has one line per kernel and variant: time (median of the\n"
+    "profiling events), rate (GB/s for a memory-bound kernel, else\n"
+    "FLOP/s), share of the floor, and for specl how many times faster\n"
+    "than its peer (CLBlast where it ran, else the naive kernel).\n"
+    "\n"
+    "Rows are written as each kernel is measured. On a terminal, stderr\n"
+    "shows which kernel runs; redirected, it gets one line per kernel as\n"
+    "each finishes.\n";
 
 enum {
     OPT_DEVICE = 256,
@@ -525,7 +648,8 @@ enum {
     OPT_CSV,
     OPT_JSON,
     OPT_QUICK,
-    OPT_NO_NAIVE
+    OPT_NO_NAIVE,
+    OPT_VERBOSE = 'v'
 };
 
 static const struct cli_option bench_options[] = {
@@ -538,6 +662,7 @@ static const struct cli_option bench_options[] = {
     {"json", OPT_JSON, 0},
     {"quick", OPT_QUICK, 0},
     {"no-naive", OPT_NO_NAIVE, 0},
+    {"verbose", OPT_VERBOSE, 0},
     {NULL, 0, 0},
 };
 
@@ -582,6 +707,9 @@ static int parse_bench(struct cli *c, struct bench_opts *o)
         case OPT_NO_NAIVE:
             o->no_naive = 1;
             break;
+        case OPT_VERBOSE:
+            o->verbose = 1;
+            break;
         }
         if (bad) {
             return CLI_EXIT_USAGE;
@@ -602,7 +730,7 @@ int specl_bench_main(int argc, char **argv);
  * device is opened. */
 int specl_bench_main(int argc, char **argv)
 {
-    struct bench_opts o = {NULL, 0, 50, 0, 0, 0, 0, NULL, NULL};
+    struct bench_opts o = {.reps = 50};
     struct cli c = {.cmd = "bench",
                     .usage = bench_usage,
                     .options = bench_options,
@@ -639,6 +767,7 @@ int specl_bench_main(int argc, char **argv)
         spec_set_free(&set);
         return CLI_EXIT_INVALID;
     }
+    rt.show_compiler = o.verbose;
     /* Each row as soon as it is measured, also into a pipe or a file. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     struct ceilings ceil;
@@ -660,9 +789,6 @@ int specl_bench_main(int argc, char **argv)
                ceil.copy_gbs, ceil.read_gbs, ceil.write_gbs, ceil.gflops,
                o.reps);
     }
-    /* Which kernel runs, where nothing else shows it: stdout goes to a
-     * file or a pipe, stderr to a terminal. */
-    int progress = cli_is_terminal(stderr) && !cli_is_terminal(stdout);
     int n_run = o.kernel != NULL ? 1 : set.n_kernel;
     struct naive_stubs naive;
     naive_init(&naive);
@@ -673,10 +799,7 @@ int specl_bench_main(int argc, char **argv)
             continue;
         }
         matched++;
-        if (progress) {
-            fprintf(stderr, "specl bench: kernel %d/%d: %s ...\n", matched,
-                    n_run, set.kernel[k].name);
-        }
+        double t0 = bench_clock_s();
         struct variant_set vs;
         struct buf notes;
         buf_init(&notes);
@@ -686,7 +809,11 @@ int specl_bench_main(int argc, char **argv)
             variants_print_notes(&notes, stderr);
         }
         buf_free(&notes);
-        failed |= bench_kernel(&o, &rt, &ceil, &naive, &vs, &first);
+        progress_start(matched, n_run, set.kernel[k].name);
+        int kernel_failed = bench_kernel(&o, &rt, &ceil, &naive, &vs, &first);
+        progress_end(matched, n_run, set.kernel[k].name, kernel_failed,
+                     bench_clock_s() - t0);
+        failed |= kernel_failed;
     }
     if (o.json) {
         fputs(first ? "[]\n" : "\n]\n", stdout);

@@ -74,6 +74,8 @@ static const char gen_usage[] =
     "                        write nothing\n"
     "      --depfile FILE    also write FILE, a make rule: the outputs on\n"
     "                        the spec files and the database\n"
+    "  -q, --quiet           no notes (which database entry each kernel\n"
+    "                        got) and no summary line; errors still print\n"
     "  -h, --help            this text\n";
 
 static const char plan_usage[] =
@@ -93,6 +95,7 @@ static const char plan_usage[] =
     "                        nothing\n"
     "      --depfile FILE    with -o: also write FILE, a make rule of the\n"
     "                        outputs on the inputs\n"
+    "  -q, --quiet           no notes and no summary line\n"
     "  -h, --help            this text\n";
 
 static const char check_usage[] =
@@ -295,6 +298,7 @@ static const struct cli_option gen_options[] = {
     {"db-device", OPT_DB_DEVICE, 1},
     {"list-outputs", OPT_LIST_OUTPUTS, 0},
     {"depfile", OPT_DEPFILE, 1},
+    {"quiet", 'q', 0},
     {NULL, 0, 0},
 };
 
@@ -310,6 +314,7 @@ struct gen_args {
     const char *db_path, *db_device;
     const char *depfile;
     int list_outputs;
+    int quiet; /* no notes, no summary line */
     enum target target;
     int target_given;
 };
@@ -350,6 +355,9 @@ static int parse_gen_args(struct cli *c, int mode, struct gen_args *a)
         case OPT_DEPFILE:
             a->depfile = c->value;
             break;
+        case 'q':
+            a->quiet = 1;
+            break;
         }
     }
     if (mode == MODE_GEN && a->dir == NULL) {
@@ -384,7 +392,7 @@ static int load_gen_db(const struct gen_args *a, struct tunedb *db,
     if (!errors && a->target_given) {
         tunedb_apply(db->n ? db : NULL, set, *device);
         /* Where each kernel's knobs came from, entry or not. */
-        for (int i = 0; i < set->n_kernel; i++) {
+        for (int i = 0; i < set->n_kernel && !a->quiet; i++) {
             const struct kernel_spec *ks = &set->kernel[i];
             fprintf(stderr, "specl: note: %s: %s\n", ks->name,
                     ks->tile_note[0] ? ks->tile_note
@@ -413,7 +421,7 @@ static struct variant_set *gen_variants(const struct gen_args *a,
         variants_build(&set->kernel[i], a->db_path != NULL ? db : NULL,
                        device, &vs[i], &notes);
         /* Which database entry each kernel got, or why none. */
-        if (a->db_path != NULL) {
+        if (a->db_path != NULL && !a->quiet) {
             variants_print_notes(&notes, stderr);
         }
         buf_free(&notes);
@@ -512,7 +520,7 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
         if (rc == 0 && a->depfile != NULL) {
             rc = write_depfile(a->depfile, &paths, inputs, n_inputs);
         }
-        if (rc == 0) {
+        if (rc == 0 && !a->quiet) {
             printf("wrote %d %s%s to %s\n", set->n_kernel,
                    mode == MODE_PLAN ? "plan" : "kernel",
                    set->n_kernel == 1 ? "" : "s", a->dir);

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 const char *rt_status(cl_int s)
@@ -283,6 +284,76 @@ static cl_program rebuild_sm90a(const struct rt *rt, cl_program prog,
     return sm90a;
 }
 
+void rt_capture_begin(struct rt_capture *c)
+{
+    fflush(stderr);
+    c->saved_fd = -1;
+    c->file = tmpfile();
+    if (c->file == NULL) {
+        return; /* the messages go where they went */
+    }
+    c->saved_fd = dup(STDERR_FILENO);
+    if (c->saved_fd < 0 || dup2(fileno(c->file), STDERR_FILENO) < 0) {
+        if (c->saved_fd >= 0) {
+            close(c->saved_fd);
+        }
+        c->saved_fd = -1;
+        fclose(c->file);
+        c->file = NULL;
+    }
+}
+
+char *rt_capture_end(struct rt_capture *c)
+{
+    if (c->saved_fd < 0) {
+        return strdup("");
+    }
+    fflush(stderr);
+    dup2(c->saved_fd, STDERR_FILENO);
+    close(c->saved_fd);
+    c->saved_fd = -1;
+    long size = fseek(c->file, 0, SEEK_END) == 0 ? ftell(c->file) : -1;
+    char *text = malloc(size > 0 ? (size_t)size + 1 : 1);
+    size_t got = 0;
+    if (text != NULL && size > 0 && fseek(c->file, 0, SEEK_SET) == 0) {
+        got = fread(text, 1, (size_t)size, c->file);
+    }
+    if (text != NULL) {
+        text[got] = '\0';
+    }
+    fclose(c->file);
+    c->file = NULL;
+    return text;
+}
+
+void rt_compiler_note(const struct rt *rt, const char *what,
+                      const char *text)
+{
+    if (!rt->show_compiler || text == NULL || text[0] == '\0') {
+        return;
+    }
+    size_t len = strlen(text);
+    fprintf(stderr, "specl: note: %s: the OpenCL compiler's messages:\n%s%s",
+            what, text, text[len - 1] == '\n' ? "" : "\n");
+}
+
+/* TEXT appended to *LOG (either may be NULL or empty). */
+static void append_log(char **log, const char *text)
+{
+    if (log == NULL || text == NULL || text[0] == '\0') {
+        return;
+    }
+    size_t had = *log != NULL ? strlen(*log) : 0;
+    char *joined = malloc(had + strlen(text) + 2);
+    if (joined == NULL) {
+        return;
+    }
+    snprintf(joined, had + strlen(text) + 2, "%s%s%s", had ? *log : "",
+             had && (*log)[had - 1] != '\n' ? "\n" : "", text);
+    free(*log);
+    *log = joined;
+}
+
 cl_program rt_build(const struct rt *rt, const char *source,
                     const char *options, cl_int *status, char **log)
 {
@@ -303,7 +374,10 @@ cl_program rt_build(const struct rt *rt, const char *source,
     if (*status != CL_SUCCESS) {
         return NULL;
     }
+    struct rt_capture capture;
+    rt_capture_begin(&capture);
     *status = clBuildProgram(prog, 1, &rt->device, options, NULL, NULL);
+    char *said = rt_capture_end(&capture);
     if (*status == CL_SUCCESS && wgmma) {
         cl_program sm90a = rebuild_sm90a(rt, prog, status);
         if (sm90a != NULL) {
@@ -312,6 +386,8 @@ cl_program rt_build(const struct rt *rt, const char *source,
         }
     }
     if (*status == CL_SUCCESS) {
+        rt_compiler_note(rt, "specl's measuring kernels", said);
+        free(said);
         return prog;
     }
     if (log != NULL) {
@@ -323,7 +399,9 @@ cl_program rt_build(const struct rt *rt, const char *source,
             clGetProgramBuildInfo(prog, rt->device, CL_PROGRAM_BUILD_LOG,
                                   size, *log, NULL);
         }
+        append_log(log, said);
     }
+    free(said);
     clReleaseProgram(prog);
     return NULL;
 }

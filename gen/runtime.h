@@ -23,7 +23,26 @@ struct rt {
     char platform_name[128];
     struct device_caps caps; /* what the device is and offers */
     enum target target;  /* which op defaults suit it (caps_target) */
+    int show_compiler;   /* print the compiler's messages of a build that
+                            succeeds (--verbose) */
 };
+
+/* What the process writes to stderr while a program builds: PoCL's clang
+ * prints "N warnings generated." there, past the build log. rt_capture_
+ * begin sends fd 2 to a temporary file; rt_capture_end restores it and
+ * returns the text written meanwhile (caller frees; "" when none). */
+struct rt_capture {
+    int saved_fd; /* -1: not capturing */
+    FILE *file;
+};
+void rt_capture_begin(struct rt_capture *c);
+char *rt_capture_end(struct rt_capture *c);
+
+/* The captured compiler output TEXT of a build of WHAT that succeeded:
+ * on stderr under a line naming WHAT when RT shows the compiler's
+ * messages; else dropped. */
+void rt_compiler_note(const struct rt *rt, const char *what,
+                      const char *text);
 
 /* Opens the device SELECTOR names: "P:D" (platform P, device D), "N" (the
  * N-th device over all platforms), or NULL for $SPECL_DEVICE, else the

@@ -186,10 +186,14 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
         stub_unload(s);
         return CL_INVALID_PROGRAM;
     }
+    struct rt_capture capture;
+    rt_capture_begin(&capture);
     st = variant < 0 ? fn_create(rt->ctx, rt->device, &s->handle)
                      : fn_create_variant(rt->ctx, rt->device, variant,
                                          &s->handle);
+    char *said = rt_capture_end(&capture);
     if (st == CL_SUCCESS) {
+        rt_compiler_note(rt, e->name, said);
         s->variant = fn_variant(s->handle);
         if (s->variant < 0 || s->variant >= n_plan) {
             set_log(log, "the emitted stub reports no variant it was built "
@@ -206,12 +210,13 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
         if (log != NULL && *log == NULL) {
             struct buf b;
             buf_init(&b);
-            buf_printf(&b, "%s\n%s", msg, text);
+            buf_printf(&b, "%s\n%s%s", msg, text, said != NULL ? said : "");
             *log = dup_text(buf_str(&b));
             buf_free(&b);
         }
         stub_unload(s);
     }
+    free(said);
     emitted_free(e);
     return st;
 }

@@ -84,21 +84,22 @@ static void save_as_measured(const struct tune_result *r, void *ctx)
     }
 }
 
-/* The first line of a kernel: the space, and why configs were rejected. */
+/* The first lines of a kernel: the space, then a line per kind of
+ * reason configs were rejected for (reasons that differ in their
+ * numbers alone are one kind): how many, and the first of them. */
 static void print_start(const struct tune_result *r, void *ctx)
 {
     const struct report *rep = ctx;
     const struct kernel_spec *ks = rep->ks;
     char shape[TUNE_TEXT];
     tune_shape_text(ks, shape, sizeof shape);
-    printf("%s: %s %s, rows %ld: %ld configs, %ld valid, %ld distinct",
+    printf("%s: %s %s, rows %ld: %ld configs, %ld valid, %ld distinct\n",
            ks->name, ks->op->name, shape, r->rows, r->n_configs, r->n_valid,
            r->n_cand);
     for (int k = 0; k < r->why.n_kinds; k++) {
-        printf("%s%ld %s", k ? "; " : " (invalid: ", r->why.count[k],
-               r->why.kind[k]);
+        printf("  %ld invalid%s: %s\n", r->why.count[k],
+               r->why.count[k] > 1 ? ", the first" : "", r->why.example[k]);
     }
-    printf("%s\n", r->why.n_kinds ? ")" : "");
     fflush(stdout);
 }
 

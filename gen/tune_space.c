@@ -152,6 +152,7 @@ static void count_reason(struct tune_reasons *r, const char *why)
         k++;
     }
     if (k == r->n_kinds && r->n_kinds < TUNE_MAX_KINDS) {
+        snprintf(r->example[r->n_kinds], sizeof r->example[0], "%.127s", why);
         snprintf(r->kind[r->n_kinds++], sizeof r->kind[0], "%s", kind);
     }
     if (k < TUNE_MAX_KINDS) {

@@ -60,6 +60,8 @@ long tune_space_encode(const struct tune_space *sp, const int *idx);
 struct tune_reasons {
     int n_kinds;
     char kind[TUNE_MAX_KINDS][128];
+    char example[TUNE_MAX_KINDS][128]; /* the kind's first reason, digits
+                                          and all, as it is shown */
     long count[TUNE_MAX_KINDS];
 };
 

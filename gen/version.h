@@ -1,10 +1,11 @@
 /* version.h - specl's version, as `specl --version` and every emitted
- * file's header comment print it (the Makefile reads it from here), and
- * the terms of use those header comments state. */
+ * file's header comment print it, and the terms of use those header
+ * comments state. */
 #ifndef SPECL_VERSION_H
 #define SPECL_VERSION_H
 
-#define SPECL_VERSION "0.1.0"
+/* SPECL_VERSION: the Makefile's VERSION, in the header it writes. */
+#include "specl_version.h"
 
 /* The terms of use every emitted .cl, .h and .c states, one line of its
  * header comment. */

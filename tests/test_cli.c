@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
+#include "runtime.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -676,7 +679,7 @@ static void test_bench_csv(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     char *stamped = tu_path(dir, "stamped"), *csv = tu_path(dir, "b.csv");
     /* Each line with the time it came through the pipe. */
-    int rc = tu_run(LIMIT " %s " BENCH_SMALL " --csv | while IFS= read -r "
+    int rc = tu_run(LIMIT " %s " BENCH_SMALL " --csv 2>/dev/null | while IFS= read -r "
                           "line; do printf '%%s %%s\\n' \"$(date +%%s%%N)\" "
                           "\"$line\"; done >'%s' && cut -d' ' -f2- '%s' >'%s'",
                     TU_SPECL, stamped, stamped, csv);
@@ -793,13 +796,48 @@ static void test_bench_json(void)
     free(err);
 }
 
-/* The table of a memory-bound kernel: a copy of the same bytes timed
- * after the floor line, and specl's share of it after the rows. */
+/* The table: after the device and ceilings lines, a header and one line
+ * per kernel and variant (kernel, variant, time, rate, %floor, vs peer);
+ * no floor breakdown and no knob listing unless --verbose. */
+static void test_bench_table(void)
+{
+    char *out, *err;
+    int rc = run_specl(LIMIT, &out, &err, BENCH_SMALL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const char *header = strstr(out, "\nkernel ");
+    const char *lora = strstr(out, "\nt_lora                   specl ");
+    const char *softmax = strstr(out, "\nt_softmax                specl ");
+    TU_CHECK(rc == 0 && tu_count_lines(out) == 9 && header != NULL &&
+                 strstr(header, "variant") != NULL &&
+                 strstr(header, "%floor") != NULL &&
+                 strstr(header, "vs peer") != NULL && lora != NULL &&
+                 strstr(lora, " us ") != NULL &&
+                 strstr(lora, "x clblast\n") != NULL && softmax != NULL &&
+                 strstr(softmax, " GB/s ") != NULL &&
+                 strstr(softmax, "x naive\n") != NULL &&
+                 strstr(out, "  no such primitive in CLBlast\n") != NULL &&
+                 strstr(out, "specl ran variant") == NULL &&
+                 strstr(out, "\n  floor ") == NULL,
+             "bench without --verbose: exit %d\n%s%s", rc, out,
+             err ? err : "");
+    free(out);
+    free(err);
+    rc = run_specl(LIMIT, &out, &err, BENCH_SMALL " -v --kernel t_lora");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    TU_CHECK(rc == 0 && strstr(out, "\n  specl ran variant ") != NULL &&
+                 strstr(out, "\n  floor ") != NULL,
+             "bench -v: exit %d\n%s%s", rc, out, err ? err : "");
+    free(out);
+    free(err);
+}
+
+/* The --verbose table of a memory-bound kernel: a copy of the same bytes
+ * timed after the floor line, and specl's share of it after the rows. */
 static void test_bench_copy(void)
 {
     char *out, *err;
     int rc = run_specl(LIMIT, &out, &err,
-                       BENCH_SMALL " --kernel t_softmax --no-naive");
+                       BENCH_SMALL " --kernel t_softmax --no-naive --verbose");
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     const char *floor_line = strstr(out, "\n  floor ");
     const char *copy_line = strstr(out, "\n  copy of the same bytes: ");
@@ -825,13 +863,22 @@ static void test_bench_copy(void)
     free(err);
 }
 
-/* Progress on stderr only when it is a terminal (and stdout is not). */
+/* Progress: on a terminal, which kernel runs; redirected, a line per
+ * kernel as each finishes (and no terminal control codes). */
 static void test_bench_progress(void)
 {
     char *err;
     int rc = run_specl(LIMIT, NULL, &err, BENCH_SMALL " --csv");
-    TU_CHECK(rc == 0 && err != NULL && strstr(err, "kernel 1/2") == NULL,
-             "bench printed progress into a file:\n%s", err ? err : "");
+    const char *first = err != NULL
+                            ? strstr(err, "specl bench: kernel 1/2: t_lora done (")
+                            : NULL;
+    const char *second =
+        err != NULL ? strstr(err, "specl bench: kernel 2/2: t_softmax done (")
+                    : NULL;
+    TU_CHECK(rc == 0 && first != NULL && second > first &&
+                 strchr(err, '\r') == NULL && strchr(err, '\033') == NULL &&
+                 tu_count_lines(err) == 2,
+             "bench's progress into a file:\n%s", err ? err : "");
     free(err);
     if (tu_run("command -v script >/dev/null") != 0) {
         return; /* no way to give it a terminal here */
@@ -849,7 +896,174 @@ static void test_bench_progress(void)
                      NULL,
              "bench on a terminal: exit %d\n%s", rc, text ? text : "");
     free(text);
+    /* stdout on the same terminal: the progress line is cleared before
+     * a row is printed, not run into it. */
+    rc = tu_run(LIMIT " script -qec \"%s " BENCH_SMALL "\" /dev/null "
+                      ">'%s' </dev/null",
+                TU_SPECL, typescript);
+    text = tu_read(typescript, NULL);
+    int shown = 0, run_into = 0;
+    for (const char *p = text; p != NULL && (p = strstr(p, " ...\033[K"));
+         p++) {
+        shown++;
+        run_into |= p[7] != '\r';
+    }
+    TU_CHECK(rc == 0 && shown == 2 && !run_into,
+             "bench, stdout and stderr on one terminal: exit %d\n%s", rc,
+             text ? text : "");
+    free(text);
     free(typescript);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Builds SOURCE (warnings, or an error too) on RT with the test's own
+ * stderr sent to a file: what reached it comes back (caller frees), the
+ * build's status and log in *STATUS and *LOG. */
+static char *build_quietly(struct rt *rt, const char *source,
+                           cl_int *status, char **log)
+{
+    char *dir = tu_tempdir();
+    char *path = dir != NULL ? tu_path(dir, "stderr") : NULL;
+    FILE *f = path != NULL ? fopen(path, "w") : NULL;
+    if (f == NULL) {
+        free(path);
+        free(dir);
+        return NULL;
+    }
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(fileno(f), STDERR_FILENO);
+    cl_program prog = rt_build(rt, source, NULL, status, log);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    fclose(f);
+    if (prog != NULL) {
+        clReleaseProgram(prog);
+    }
+    char *text = tu_read(path, NULL);
+    tu_rmtree(dir);
+    free(dir);
+    free(path);
+    return text;
+}
+
+/* The OpenCL compiler's chatter (PoCL's "N warnings generated.") stays
+ * off stderr: in the log of a build that fails, on stderr with a line
+ * naming its source only when the compiler's messages are asked for
+ * (--verbose). Sources unique to the run, past PoCL's kernel cache. */
+static void test_compiler_chatter(void)
+{
+    struct rt rt;
+    char err[256];
+    if (rt_open(&rt, NULL, err, sizeof err) < 0) {
+        CU_FAIL("no OpenCL device");
+        return;
+    }
+    char source[256], broken[512];
+    snprintf(source, sizeof source,
+             "#warning chatter %ld %ld\n__kernel void k(__global float *x) "
+             "{ x[0] = 1; }\n",
+             (long)getpid(), (long)time(NULL));
+    snprintf(broken, sizeof broken, "%s#error broken on purpose\n", source);
+    cl_int status;
+    char *log = NULL;
+    char *said = build_quietly(&rt, source, &status, &log);
+    TU_CHECK(status == CL_SUCCESS && said != NULL && said[0] == '\0',
+             "a build with a warning wrote to stderr: %s (%s)",
+             said ? said : "?", rt_status(status));
+    free(said);
+    free(log);
+    said = build_quietly(&rt, broken, &status, &log);
+    TU_CHECK(status != CL_SUCCESS && said != NULL && said[0] == '\0' &&
+                 log != NULL && strstr(log, "broken on purpose") != NULL &&
+                 strstr(log, "generated.") != NULL,
+             "a failed build: stderr '%s', log '%s'", said ? said : "?",
+             log ? log : "(none)");
+    free(said);
+    free(log);
+    rt.show_compiler = 1;
+    snprintf(broken, sizeof broken, "/* shown */\n%s", source);
+    said = build_quietly(&rt, broken, &status, &log);
+    static const char note[] = "specl: note: specl's measuring kernels: "
+                               "the OpenCL compiler's messages:\n";
+    TU_CHECK(status == CL_SUCCESS && said != NULL &&
+                 strncmp(said, note, strlen(note)) == 0 &&
+                 strstr(said, "generated.") != NULL,
+             "a build asked for its messages wrote to stderr: %s",
+             said ? said : "?");
+    free(said);
+    free(log);
+    rt_close(&rt);
+}
+
+/* --version prints the Makefile's VERSION, the one place it is set;
+ * CHANGELOG.md has an entry for it. */
+static void test_version(void)
+{
+    char *makefile = tu_read("Makefile", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(makefile);
+    char version[32] = "";
+    const char *line = strstr(makefile, "\nVERSION    = ");
+    if (line != NULL) {
+        sscanf(line, "\nVERSION    = %31s", version);
+    }
+    free(makefile);
+    char *out;
+    int rc = run_specl("", &out, NULL, "--version");
+    char expected[64];
+    snprintf(expected, sizeof expected, "specl %s\n", version);
+    TU_CHECK(version[0] != '\0' && rc == 0 && out != NULL &&
+                 strcmp(out, expected) == 0,
+             "specl --version: exit %d, '%s'; the Makefile's VERSION '%s'",
+             rc, out ? out : "", version);
+    free(out);
+    char *changelog = tu_read("CHANGELOG.md", NULL);
+    char heading[64];
+    snprintf(heading, sizeof heading, "\n## %s ", version);
+    TU_CHECK(changelog != NULL && strstr(changelog, heading) != NULL,
+             "CHANGELOG.md has no '## %s' entry", version);
+    free(changelog);
+}
+
+/* gen -q / --quiet: no notes of which database entry each kernel got
+ * and no summary line; the files as without it; errors still said. */
+static void test_gen_quiet(void)
+{
+    static const char *const forms[] = {"", "-q", "--quiet"};
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    for (int i = 0; i < 3; i++) {
+        char *out, *err;
+        int rc = run_specl("", &out, &err,
+                           "gen %s tests/tune/small.yaml --db "
+                           "tuning/nvidia-h100-80gb-hbm3.yaml -o '%s/%d'",
+                           forms[i], dir, i);
+        char name[32];
+        snprintf(name, sizeof name, "%d/t_lora.cl", i);
+        char *cl = tu_path(dir, name);
+        int quiet = i > 0;
+        TU_CHECK(rc == 0 && out != NULL && err != NULL &&
+                     (strstr(err, "specl: note: t_lora: no tuning entry "
+                                  "used") == NULL) == quiet &&
+                     (err[0] == '\0') == quiet &&
+                     (strstr(out, "wrote 2 kernels to ") == NULL) == quiet &&
+                     (out[0] == '\0') == quiet &&
+                     tu_run("test -s '%s'", cl) == 0,
+                 "gen %s: exit %d\n%s%s", forms[i], rc, out ? out : "",
+                 err ? err : "");
+        free(cl);
+        free(out);
+        free(err);
+    }
+    char *err;
+    int rc = run_specl("", NULL, &err, "gen -q tests/bad/rank_gt_features.yaml "
+                                       "-o '%s/bad'",
+                       dir);
+    TU_CHECK(rc == 1 && err != NULL && strstr(err, ": error: ") != NULL,
+             "gen -q of a bad spec: exit %d\n%s", rc, err ? err : "");
+    free(err);
     tu_rmtree(dir);
     free(dir);
 }
@@ -999,12 +1213,20 @@ int add_cli_suite(void)
         CU_add_test(s, "csv and json quoting", test_quoting) == NULL ||
         CU_add_test(s, "bench --csv: columns, empty figures, streamed",
                     test_bench_csv) == NULL ||
+        CU_add_test(s, "bench: one line per variant, detail with -v",
+                    test_bench_table) == NULL ||
         CU_add_test(s, "bench: a copy of a memory-bound kernel's bytes",
                     test_bench_copy) == NULL ||
         CU_add_test(s, "bench --json: columns, nulls", test_bench_json) ==
             NULL ||
-        CU_add_test(s, "bench: progress on a terminal only",
+        CU_add_test(s, "bench: progress on a terminal, a line a kernel else",
                     test_bench_progress) == NULL ||
+        CU_add_test(s, "--version: the Makefile's VERSION",
+                    test_version) == NULL ||
+        CU_add_test(s, "gen -q: no notes, errors still said",
+                    test_gen_quiet) == NULL ||
+        CU_add_test(s, "the OpenCL compiler's chatter: in the log",
+                    test_compiler_chatter) == NULL ||
         CU_add_test(s, "tune --plot of one kernel: FILE itself",
                     test_tune_plot) == NULL) {
         return -1;

@@ -1168,20 +1168,28 @@ static void test_tune_cli(void)
         char shape[TUNE_TEXT], msg[256];
         CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, msg, sizeof msg), 0);
         tune_shape_text(ks, shape, sizeof shape);
-        size_t n = (size_t)snprintf(line, sizeof line, "%s: %s %s, rows 8: "
-                                    "%ld configs, %ld valid, %ld distinct",
-                                    ks->name, ks->op->name, shape,
-                                    f.sp.n_config, f.n_valid, f.n_cand);
-        for (int i = 0; i < f.why.n_kinds && n < sizeof line; i++) {
-            n += (size_t)snprintf(line + n, sizeof line - n, "%s%ld %s",
-                                  i ? "; " : " (invalid: ", f.why.count[i],
-                                  f.why.kind[i]);
-        }
-        if (f.why.n_kinds && n < sizeof line) {
-            snprintf(line + n, sizeof line - n, ")");
-        }
+        snprintf(line, sizeof line, "%s: %s %s, rows 8: "
+                 "%ld configs, %ld valid, %ld distinct",
+                 ks->name, ks->op->name, shape, f.sp.n_config, f.n_valid,
+                 f.n_cand);
         TU_CHECK(has_line(out, line), "expected the line\n%s\nin\n%s", line,
                  out);
+        /* A line per kind of reason, its first instance with its digits. */
+        for (int i = 0; i < f.why.n_kinds; i++) {
+            char kind[128];
+            tune_reason_kind(f.why.example[i], kind, sizeof kind);
+            TU_CHECK(strcmp(kind, f.why.kind[i]) == 0 &&
+                         strchr(f.why.example[i], '#') == NULL,
+                     "kind '%s', its example '%s'", f.why.kind[i],
+                     f.why.example[i]);
+            snprintf(line, sizeof line, "  %ld invalid%s: %s",
+                     f.why.count[i], f.why.count[i] > 1 ? ", the first" : "",
+                     f.why.example[i]);
+            TU_CHECK(has_line(out, line), "expected the line\n%s\nin\n%s",
+                     line, out);
+        }
+        TU_CHECK(f.why.n_kinds == 0 || strstr(out, "# ") == NULL,
+                 "a reason with its digits masked:\n%s", out);
         snprintf(line, sizeof line, "  evaluated 2 of %ld distinct (%.0f%%)"
                  ": 2 built, 2 verified, 2 timed, 0 from the database",
                  f.n_cand, 200.0 / f.n_cand);
@@ -1382,7 +1390,8 @@ static void test_tune_none_valid(void)
     int rc = specl(&out, &err, "tune '%s' --rows 8 --reps 2 --db '%s'",
                    spec_path, db_path);
     TU_CHECK(rc == 1 &&
-                 strstr(out, ", 0 valid, 0 distinct (invalid: ") != NULL &&
+                 strstr(out, ", 0 valid, 0 distinct\n  ") != NULL &&
+                 strstr(out, " invalid") != NULL &&
                  strstr(out, "no config ran correctly") != NULL &&
                  strstr(err, "error") == NULL,
              "specl tune: exit %d\n%s%s", rc, out, err);

@@ -132,7 +132,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_DIR      = $(B)/fuzz
 FUZZ_CFLAGS   = -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 \
-                -Igen -Itests -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+                -Igen -Itests -I$(B)/include -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SEEDS    = $(wildcard specs/*.yaml tests/good/*.yaml tests/bad/*.yaml) \
                 tests/golden/golden.yaml tests/stubs.yaml
 FUZZ_DB_SEEDS = $(wildcard tuning/*.yaml tests/tune/*.yaml tests/tune/bad/*.yaml)
@@ -142,11 +142,12 @@ FUZZ_DB_SEEDS = $(wildcard tuning/*.yaml tests/tune/*.yaml tests/tune/bad/*.yaml
 # regressions in process).
 TEST_OBJ := $(filter-out $(B)/tests/fuzz_main.o,$(TEST_OBJ))
 
-$(B)/fuzz_spec: tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h)
+$(B)/fuzz_spec: tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h) $(VERSION_H)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz_spec.c $(LIB_SRC) $(B)/templates.c \
 	    $(LIBS)
 
-$(B)/fuzz_db: tests/fuzz_db.c tests/fuzz_db.h $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h)
+$(B)/fuzz_db: tests/fuzz_db.c tests/fuzz_db.h $(LIB_SRC) $(B)/templates.c $(wildcard gen/*.h) \
+           $(VERSION_H)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz_db.c $(LIB_SRC) $(B)/templates.c \
 	    $(LIBS)
 
