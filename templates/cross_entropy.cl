@@ -13,33 +13,35 @@
  * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */
 #include "cross_entropy_common.cl"
 
-/* The statistics (m, s, t) of this item's part of the row at BASE. */
 #if ROW_IN_REGISTERS
-#define ROW_STATS(x, base, lid, m, s, t)                                   \
-    do {                                                                   \
-        floatv mv = NO_MAX;                                                \
-        for (uint k = 0; k < SLOTS; k++) {                                 \
-            const uint j = lid + k * WG_SIZE;                              \
-            if (SLOT_IN_ROW(k, j)) {                                       \
-                v[k] = load_z(x, base + j * VEC);                          \
-                mv = MAX2(mv, v[k]);                                       \
-            }                                                              \
-        }                                                                  \
-        m = hmax(mv);                                                      \
-        floatv sv = 0.0f, tv = 0.0f;                                       \
-        for (uint k = 0; k < SLOTS; k++) {                                 \
-            const uint j = lid + k * WG_SIZE;                              \
-            if (SLOT_IN_ROW(k, j)) {                                       \
-                sv += EXPS(v[k] - m);                                      \
-                tv += v[k];                                                \
-            }                                                              \
-        }                                                                  \
-        s = hsum(sv);                                                      \
-        t = SMOOTH ? hsum(tv) : 0.0f;                                      \
-    } while (0)
-#else
-#define ROW_STATS(x, base, lid, m, s, t)                                   \
-    stream_stats(x, base, lid, NVEC, WG_SIZE, &m, &s, &t)
+/* The statistics (m, s, t) of this item's vectors of the row at BASE,
+ * held in V (the slots unrolled: a private array indexed at run time
+ * would live in memory). */
+inline void slots_stats(const __global storage_t *x, size_t base, uint lid,
+                        floatv v[SLOTS], float *m, float *s, float *t)
+{
+    floatv mv = NO_MAX;
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            v[k] = load_z(x, base + j * VEC);
+            mv = MAX2(mv, v[k]);
+        }
+    }
+    *m = hmax(mv);
+    floatv sv = 0.0f, tv = 0.0f;
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            sv += EXPS(v[k] - *m);
+            tv += v[k];
+        }
+    }
+    *s = hsum(sv);
+    *t = SMOOTH ? hsum(tv) : 0.0f;
+}
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))
@@ -72,7 +74,11 @@ void cross_entropy(const int rows, const __global storage_t *logits,
     /* Items past the last row (they must meet the barriers) and ignored
      * rows read nothing. */
     if (row_live(rows) && !label_ignored(label)) {
-        ROW_STATS(logits, base, lid, m, s, t);
+#if ROW_IN_REGISTERS
+        slots_stats(logits, base, lid, v, &m, &s, &t);
+#else
+        stream_stats(logits, base, lid, NVEC, WG_SIZE, &m, &s, &t);
+#endif
     }
     merge_pairs(pm[get_local_id(1)], ps[get_local_id(1)], lid, WG_SIZE, &m,
                 &s);
@@ -103,6 +109,7 @@ void cross_entropy(const int rows, const __global storage_t *logits,
         return;
     }
     const float a = g / s, b = g * EPS_OVER_V;
+#pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
