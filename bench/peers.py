@@ -5,7 +5,11 @@ specl. Prints one line per case: its time (median of CUDA events over
 repeated runs after warm-up) and the bandwidth of the bytes specl's floor
 counts (every buffer once).
 
-usage: python3 bench/peers.py [--rows N] [--reps N]
+cross_entropy's cases (bench/specs/xent.yaml) run at rows of their own
+(XENT_CASES), F.cross_entropy forward and backward as a training step runs
+them, and print the peak memory the step allocates beside the logits.
+
+usage: python3 bench/peers.py [--rows N] [--reps N] [--xent-only]
 """
 import argparse
 
@@ -46,6 +50,18 @@ ROPE_CASES = [
     # name, dtype, heads, head_dim, theta, scaling
     ("rope_4096", torch.float32, 32, 128, 10000.0, None),
     ("bf16_rope_llama3_4096", torch.bfloat16, 32, 128, 500000.0, LLAMA3),
+]
+
+
+XENT_CASES = [
+    # name, dtype, vocab, softcap, rows (bench/specs/xent.yaml)
+    ("bf16_xent_llama3", torch.bfloat16, 128256, 0.0, 4096),
+    ("bf16_xent_llama2", torch.bfloat16, 32000, 0.0, 4096),
+    ("xent_llama2", torch.float32, 32000, 0.0, 4096),
+    ("bf16_xent_gemma", torch.bfloat16, 256000, 30.0, 1024),
+    ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 1),
+    ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 8),
+    ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 64),
 ]
 
 
@@ -173,12 +189,50 @@ def rope_case(name, dtype, heads, head_dim, theta, scaling, rows, reps):
           f"{nbytes / us / 1e3:7.1f} GB/s")
 
 
+def xent_case(name, dtype, vocab, softcap, rows, reps):
+    """F.cross_entropy (mean over rows whose label is not -100) and the
+    gradient of the logits, as a training step's head runs them (Gemma 2's
+    softcap as its modelling code applies it); the peak memory allocated
+    during the step, the logits and labels already there."""
+    logits = (torch.rand(rows, vocab, device="cuda", dtype=dtype) * 8 - 4)
+    logits.requires_grad_(True)
+    labels = torch.randint(0, vocab, (rows,), device="cuda")
+
+    def fn():
+        z = logits
+        if softcap > 0:
+            z = torch.tanh(z / softcap) * softcap
+        loss = F.cross_entropy(z, labels, ignore_index=-100)
+        return torch.autograd.grad(loss, logits)
+
+    us = median_us(fn, reps)
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    # logits read and dlogits written, the int32 labels and the loss
+    # specl's floor counts
+    nbytes = 2 * logits.numel() * logits.element_size() + 4 * rows + 4
+    print(f"{name:24s} {'cross_entropy':16s} {str(dtype)[6:]:9s} "
+          f"{rows}x{vocab} {'':9s} torch eager {us:9.1f} us "
+          f"{nbytes / us / 1e3:7.1f} GB/s  step peak +{peak / 2**20:.0f} MiB "
+          f"(logits {logits.numel() * logits.element_size() / 2**20:.0f} MiB)")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rows", type=int, default=4096)
     p.add_argument("--reps", type=int, default=50)
+    p.add_argument("--xent-only", action="store_true",
+                   help="cross_entropy's cases alone")
     a = p.parse_args()
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    for c in XENT_CASES:
+        xent_case(*c, a.reps)
+    if a.xent_only:
+        return
     for c in CASES:
         case(*c, a.rows, a.reps)
     for c in ROPE_CASES:

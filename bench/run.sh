@@ -66,6 +66,18 @@ gpu)
     done
     "$specl" bench --verbose "$here/specs/vocab.yaml" --kernel bf16_vocab_32000 \
         --rows 4096 "$@"
+    # the loss and dlogits of a head: a training step's tokens, and the
+    # split path at few rows
+    for k in bf16_xent_llama3 bf16_xent_llama2 xent_llama2; do
+        "$specl" bench "$here/specs/xent.yaml" --kernel $k --rows 4096 \
+            --no-naive "$@"
+    done
+    "$specl" bench "$here/specs/xent.yaml" --kernel bf16_xent_gemma \
+        --rows 1024 --no-naive "$@"
+    for r in 1 8 64; do
+        "$specl" bench "$here/specs/xent.yaml" --kernel bf16_xent_qwen \
+            --rows $r "$@"
+    done
     gpu_half "$@"
     # training: lora_backward at 4096 tokens (specs/seeds.yaml above has
     # the seeds' case at 128)

@@ -109,9 +109,10 @@ struct case_figures {
 
 #define MAX_DIMENSIONS 16
 
-/* The shape columns after rows: every whole-number field of any op
- * (in_features, out_features, rank, features, heads, head_dim,
- * rotary_dim), in registry order. */
+/* The shape columns after rows: every whole-number field of any op that
+ * counts something, from 1 up (in_features, out_features, rank,
+ * features, heads, head_dim, rotary_dim, vocab; not cross_entropy's
+ * ignore_index), in registry order. */
 static int dimension_keys(const char **keys)
 {
     int n = 0;
@@ -119,7 +120,8 @@ static int dimension_keys(const char **keys)
         const struct op_def *op = op_registry[i];
         for (int f = 0; f < op->n_fields; f++) {
             const char *key = op->fields[f].key;
-            int seen = op->fields[f].kind != VALUE_INT;
+            int seen = op->fields[f].kind != VALUE_INT ||
+                       op->fields[f].min < 1;
             for (int k = 0; k < n && !seen; k++) {
                 seen = strcmp(keys[k], key) == 0;
             }
@@ -620,8 +622,9 @@ static const char bench_usage[] =
     "\n"
     "Columns of --csv and --json: kernel, op, dtype, device, rows, one per\n"
     "dimension of any op (in_features, out_features, rank, features, heads,\n"
-    "head_dim, rotary_dim: empty or null where the kernel's op has no such\n"
-    "dimension, or the spec leaves rotary_dim to head_dim), variant (specl,\n"
+    "head_dim, rotary_dim, vocab: empty or null where the kernel's op has no\n"
+    "such dimension, or the spec leaves rotary_dim to head_dim), variant\n"
+    "(specl,\n"
     "naive, clblast), ok, error (relative L2 error against float64), us,\n"
     "wall_us, gbs, gflops, pct_floor, copy_us (a plain copy of the same\n"
     "bytes, on every row of a memory-bound kernel), vs_naive, vs_clblast\n"

@@ -604,6 +604,28 @@ static double check_output(const struct vcase *c, const float *got,
     return err;
 }
 
+/* sampled_reference for ops whose rows depend on one another: their
+ * reference_rows on the whole case, into REF (whose outputs SUB_OUT and
+ * FULL_OUT point into), which it frees on failure. */
+static double *sampled_reference_rows(const struct vcase *c,
+                                      const size_t *rows_idx, size_t sample,
+                                      double *ref, double *const *sub_out,
+                                      double *const *full_out)
+{
+    const float *in[SPECL_MAX_BUFFERS] = {NULL};
+    double *out[SPECL_MAX_BUFFERS] = {NULL};
+    for (int i = 0; i < c->plan.n_buffer; i++) {
+        in[i] = c->host[i];
+        out[i] = sub_out[i] != NULL ? sub_out[i] : full_out[i];
+    }
+    if (c->ks->op->reference_rows(c->ks, in, c->sizes, rows_idx, sample,
+                                  out) < 0) {
+        free(ref);
+        return NULL;
+    }
+    return ref;
+}
+
 /* The float64 reference of the checked values (sampled_layout's): the
  * per-row outputs of the sampled rows only, from a case of just those
  * rows; the others from the whole case. */
@@ -633,6 +655,10 @@ static double *sampled_reference(const struct vcase *c, size_t *rows_idx,
             full_out[i] = ref + at[i];
             any_full = 1;
         }
+    }
+    if (c->ks->op->reference_rows != NULL) {
+        return sampled_reference_rows(c, rows_idx, sample, ref, sub_out,
+                                      full_out);
     }
     /* A case of just the sampled rows: per-row buffers gathered. */
     for (int b = 0; b < c->plan.n_buffer; b++) {

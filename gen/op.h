@@ -301,6 +301,16 @@ struct op_def {
      * contents). Returns 0, or -1 when out of memory. */
     int (*reference)(const struct kernel_spec *ks, const float *const *in,
                      const size_t *sizes, double *const *out);
+    /* Optional: as reference, for ops whose rows depend on one another
+     * (cross_entropy's mean divides every row's gradient by the count of
+     * rows that count): the outputs over the first size alone at rows
+     * ROWS_IDX[0 .. N_ROWS) of the case (OUT[i] then holds N_ROWS rows),
+     * the others whole. The checks of sampled rows call it on the whole
+     * case instead of reference on a case of the sampled rows alone. */
+    int (*reference_rows)(const struct kernel_spec *ks,
+                          const float *const *in, const size_t *sizes,
+                          const size_t *rows_idx, size_t n_rows,
+                          double *const *out);
     /* Fills P with the naive kernel(s) of tests/naive.cl that compute the
      * same: their #define prelude (every size and value a constant, and
      * the dtype) and launches (naive_launch), and the scratch they share

@@ -68,9 +68,16 @@ const struct tune_axis rows_split_tune_space[] = {
     {NULL, NULL},
 };
 
+/* The row's length: the op's first field (ROWS_FEATURES_FIELD, or
+ * cross_entropy's vocab), named in messages by its key. */
 static long features(const struct kernel_spec *ks)
 {
-    return (long)spec_field(ks, "features");
+    return (long)ks->field[0].num;
+}
+
+static const char *features_key(const struct kernel_spec *ks)
+{
+    return ks->op->fields[0].key;
 }
 
 static long knob(const struct kernel_spec *ks, int i)
@@ -223,7 +230,8 @@ void rows_validate(const struct kernel_spec *ks, struct diags *d,
                    "tile vec (%ld) must be 1, 2, 4, 8 or 16", vec);
     } else if (feat % vec != 0) {
         diag_error(d, ks->file, ks->knob[ROWS_KNOB_VEC].mark,
-                   "tile vec (%ld) must divide features (%ld)", vec, feat);
+                   "tile vec (%ld) must divide %s (%ld)", vec,
+                   features_key(ks), feat);
     } else {
         vec_ok = 1;
     }
@@ -245,9 +253,10 @@ void rows_validate(const struct kernel_spec *ks, struct diags *d,
         !row_fits(ks)) {
         diag_error(d, ks->file, ks->knob[ROWS_KNOB_MODE].mark,
                    "tile mode registers needs %ld floats per work-item "
-                   "(features %ld over wg %ld); at most %d fit: %suse mode "
+                   "(%s %ld over wg %ld); at most %d fit: %suse mode "
                    "streaming",
-                   item_vectors(ks) * vec, feat, wg, ROWS_REG_FLOATS,
+                   item_vectors(ks) * vec, features_key(ks), feat, wg,
+                   ROWS_REG_FLOATS,
                    wg < ROWS_MAX_GROUP ? "raise wg or " : "");
     }
 }

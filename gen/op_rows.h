@@ -149,6 +149,34 @@ double rows_error_bound(const struct kernel_spec *ks);
 /* 16 Mi elements' worth of rows. */
 void rows_bench_sizes(const struct kernel_spec *ks, size_t *sizes);
 
+/* The split path for few long rows (op_rows_split.c; ops whose knobs are
+ * rows_knobs up to ROWS_N_SPLIT_KNOBS): work-items of a split
+ * work-group, vectors per chunk, chunks per row (`split` of them, fewer
+ * where the row has fewer vectors or the last would be empty), and
+ * whether the plan has the path (`split` 1 or `split_max` 0: not). */
+long rows_split_items(const struct kernel_spec *ks);
+long rows_split_chunk_vectors(const struct kernel_spec *ks);
+long rows_split_groups(const struct kernel_spec *ks);
+int rows_has_split(const struct kernel_spec *ks);
+/* The row knobs' defaults, then the split path's: the shape's chunks up
+ * to the target's rows, none (split 1, split_max 0) for rows too short.
+ * A spec that gives split (2 or more) alone gets those rows; one that
+ * gives split_max alone, the shape's chunks, at least 2. */
+void rows_split_defaults(struct kernel_spec *ks);
+/* The entry_rows hook of such ops: a tuning entry timed at ROWS rows
+ * shows on which side of ROWS the crossover lies, not where. KS keeps the
+ * spec's split_max (or the default), raised to ROWS where the split path
+ * ran or lowered below ROWS where the row path did; and the entry's split
+ * count where it was timed. */
+void rows_split_entry_rows(struct kernel_spec *ks,
+                           const struct kernel_spec *entry, long rows);
+/* Adds the split path's defines and its path: KERNELS[0] then
+ * KERNELS[1], each over (SPLIT_GROUPS, rows) work-groups of SPLIT_WG
+ * items taking ARGS[k]; the caller sets its why and scratch. */
+struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
+                             const char *const kernels[2],
+                             const char *const *const args[2]);
+
 /* "ROWSxFEATURES". */
 void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,
                      char *buf, size_t size);

@@ -1,13 +1,7 @@
-/* op_softmax.c - softmax over each row, with an optional scale first.
- *
- * One work-group per row (softmax.cl, the row ops' geometry) leaves most
- * of a GPU idle when rows are few and long (a vocabulary at decode: one
- * to a few rows of 150k columns). Up to `split_max` rows the split path
- * cuts each row into `split` chunks, a work-group each, in two launches:
- * softmax_part writes each chunk's (max, sum of exponentials) to
- * scratch, softmax_combine merges a row's pairs and writes the chunk's
- * outputs, reading it again while it is recent (in a GPU's cache), so
- * that memory sees about one read and one write of x. */
+/* op_softmax.c - softmax over each row, with an optional scale first;
+ * few long rows take the split path (op_rows_split.c): softmax_part
+ * writes each chunk's (max, sum of exponentials) to scratch,
+ * softmax_combine merges a row's pairs and writes the chunk's outputs. */
 #include "op_rows.h"
 
 #include <float.h>
@@ -23,141 +17,10 @@ static const struct param_def fields[] = {
 /* Inputs besides x and y: none. */
 static const char *const params[] = {NULL};
 
-/* ---- the split path's geometry ---------------------------------------- */
-
-/* GPUs: the chunks of one row spread over about a wave of a large GPU,
- * one work-group per compute unit (the H100 has 132), each item of a
- * split work-group loading at least SPLIT_ITEM_VECTORS vectors of the
- * chunk at once; rows split into fewer than SPLIT_GPU_MIN chunks (under
- * 128 KiB) gain too little to pay for a second launch. Up to
- * SPLIT_GPU_ROWS rows, one work-group per row would leave part of that
- * wave idle. */
-#define SPLIT_GPU_GROUPS 128
-#define SPLIT_ITEM_VECTORS 2
-#define SPLIT_GPU_MIN 16
-#define SPLIT_GPU_ROWS 128
-/* CPUs (one work-item per work-group; PoCL runs each work-group on one
- * core): chunks of at least SPLIT_CPU_CHUNK bytes, up to
- * SPLIT_CPU_GROUPS per row, where a row makes SPLIT_CPU_MIN of them or
- * more. The row path's first work-group takes up to `rows` rows (16) on
- * one core, but reads each row twice from the cache where the split path,
- * once the rows outgrow the cache, reads its chunks again from memory
- * (PoCL, 2 cores, f32 151936: 1.0 against 1.3 ms at 8 rows, 1.9 against
- * 1.8 at 16): the split path runs up to half of `rows`. */
-#define SPLIT_CPU_CHUNK 65536
-#define SPLIT_CPU_GROUPS 64
-#define SPLIT_CPU_MIN 4
-
-static long knob(const struct kernel_spec *ks, int i)
-{
-    return (long)ks->knob[i].num;
-}
-
-static long pow2_at_most(long n)
-{
-    long p = 1;
-    while (p * 2 <= n) {
-        p *= 2;
-    }
-    return p;
-}
-
-/* Vectors per row. */
-static long row_vectors(const struct kernel_spec *ks)
-{
-    return (long)spec_field(ks, "features") / knob(ks, ROWS_KNOB_VEC);
-}
-
-/* Work-items of a split work-group: as many as the row ops give a group
- * of short rows (ROWS_GROUP_ITEMS), no more than wg (1 on CPUs). */
-static long split_items(const struct kernel_spec *ks)
-{
-    long most = dtype_size(ks->dtype) == 2 ? ROWS_GROUP_HALVES
-                                           : ROWS_GROUP_ITEMS;
-    long wg = knob(ks, ROWS_KNOB_WG);
-    return wg < most ? wg : most;
-}
-
-/* Vectors per chunk, and the chunks of a row: `split` of them, fewer
- * where the row has fewer vectors or ceil(vectors / split) per chunk
- * leaves the last ones empty. */
-static long chunk_vectors(const struct kernel_spec *ks)
-{
-    long split = knob(ks, ROWS_KNOB_SPLIT);
-    return (row_vectors(ks) + split - 1) / split;
-}
-
-static long split_groups(const struct kernel_spec *ks)
-{
-    return (row_vectors(ks) + chunk_vectors(ks) - 1) / chunk_vectors(ks);
-}
-
-/* Whether the plan has the split path: `split` 1 or `split_max` 0 turn
- * it off. */
-static int has_split(const struct kernel_spec *ks)
-{
-    return knob(ks, ROWS_KNOB_SPLIT) > 1 && knob(ks, ROWS_KNOB_SPLIT_MAX) > 0;
-}
-
-/* The chunks the shape makes for the target, a power of two (0: too few
- * to split). */
-static long shape_split(const struct kernel_spec *ks)
-{
-    long vectors = row_vectors(ks);
-    if (ks->target == TARGET_CPU) {
-        long bytes = vectors * knob(ks, ROWS_KNOB_VEC) *
-                     (long)dtype_size(ks->dtype);
-        long n = bytes / SPLIT_CPU_CHUNK;
-        n = pow2_at_most(n < SPLIT_CPU_GROUPS ? (n > 0 ? n : 1)
-                                              : SPLIT_CPU_GROUPS);
-        return n >= SPLIT_CPU_MIN ? n : 0;
-    }
-    long n = vectors / (split_items(ks) * SPLIT_ITEM_VECTORS);
-    n = pow2_at_most(n < SPLIT_GPU_GROUPS ? (n > 0 ? n : 1)
-                                          : SPLIT_GPU_GROUPS);
-    return n >= SPLIT_GPU_MIN ? n : 0;
-}
-
-/* The row knobs' defaults, then the split path's: the shape's chunks up
- * to the target's rows, none (split 1, split_max 0) for rows too short.
- * A spec that gives split (2 or more) alone gets those rows; one that
- * gives split_max alone, the shape's chunks, at least 2. */
+/* The row ops' defaults, then the split path's (op_rows_split.c). */
 static void defaults(struct kernel_spec *ks)
 {
-    rows_defaults(ks);
-    long n = shape_split(ks);
-    int rows_asked = spec_knob_set(ks, "split_max") &&
-                     knob(ks, ROWS_KNOB_SPLIT_MAX) > 0;
-    spec_knob_default(ks, "split", n > 1 ? (double)n : rows_asked ? 2 : 1);
-    long rows = ks->target == TARGET_CPU
-                    ? (knob(ks, ROWS_KNOB_ROWS) + 1) / 2
-                    : SPLIT_GPU_ROWS;
-    spec_knob_default(ks, "split_max",
-                      knob(ks, ROWS_KNOB_SPLIT) > 1 ? (double)rows : 0.0);
-}
-
-/* A tuning entry timed at ROWS rows shows on which side of ROWS the
- * crossover lies, not where: the split path ran there when ROWS <= its
- * split_max (with split 2 or more), and its split count was timed. KS
- * keeps the spec's split_max (or the default), raised to ROWS where the
- * split path ran or lowered below ROWS where the row path did; and the
- * entry's split count where it was timed. */
-static void entry_rows(struct kernel_spec *ks, const struct kernel_spec *entry,
-                       long rows)
-{
-    int split_ran = has_split(entry) &&
-                    rows <= knob(entry, ROWS_KNOB_SPLIT_MAX);
-    if (split_ran) {
-        ks->knob[ROWS_KNOB_SPLIT] = entry->knob[ROWS_KNOB_SPLIT];
-    }
-    struct kernel_spec chosen = *ks;
-    defaults(&chosen);
-    long most = knob(&chosen, ROWS_KNOB_SPLIT_MAX);
-    if (split_ran ? most < rows : most >= rows) {
-        ks->knob[ROWS_KNOB_SPLIT_MAX].num = (double)(split_ran ? rows
-                                                               : rows - 1);
-        ks->knob[ROWS_KNOB_SPLIT_MAX].set = 1;
-    }
+    rows_split_defaults(ks);
 }
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
@@ -167,48 +30,18 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
 }
 
 /* The split path (rows up to split_max): softmax_part, then
- * softmax_combine, over the chunks of every row; their pairs in scratch.
- * Its #defines join the prelude, SUM_BLOCK where the row path holds its
- * rows in registers (the chunks are always streamed). */
+ * softmax_combine, over the chunks of every row; their pairs in scratch. */
 static void plan_split(const struct kernel_spec *ks, struct plan *p)
 {
+    static const char *const kernels[] = {"softmax_part", "softmax_combine"};
     static const char *const part_args[] = {"x", "scratch", NULL};
     static const char *const combine_args[] = {"rows", "x", "y", "scratch",
                                                NULL};
-    const char *const *args[] = {part_args, combine_args};
-    long groups = split_groups(ks), items = split_items(ks);
-    int streamed = 0;
-    for (int i = 0; i < p->n_define; i++) {
-        streamed |= strcmp(p->define[i].name, "SUM_BLOCK") == 0;
-    }
-    if (!streamed) {
-        plan_int(p, "SUM_BLOCK", "vectors summed apart (split path)",
-                 ROWS_SUM_BLOCK);
-    }
-    plan_int(p, "SPLIT_GROUPS", "split path: work-groups (chunks) per row",
-             groups);
-    plan_int(p, "SPLIT_VECS", "split path: vectors per chunk",
-             chunk_vectors(ks));
-    plan_int(p, "SPLIT_WG", "split path: work-items per work-group", items);
-    struct path *pa = &p->path[p->n_path++];
-    pa->max_rows = knob(ks, ROWS_KNOB_SPLIT_MAX);
+    static const char *const *const args[] = {part_args, combine_args};
+    struct path *pa = rows_plan_split(ks, p, kernels, args);
     pa->why = "few rows: each row in SPLIT_GROUPS chunks, a work-group "
               "each: their (max, sum) pairs, then the outputs";
-    for (int k = 0; k < 2; k++) {
-        struct launch *l = &pa->launch[pa->n_launch++];
-        l->kernel = k == 0 ? "softmax_part" : "softmax_combine";
-        l->dims = 2;
-        l->local[0] = (size_t)items;
-        l->local[1] = 1;
-        launch_fixed(l, 0, (size_t)groups);
-        launch_over(l, 1, 1, SIZE_FIRST, 1);
-        int a = 0;
-        for (; args[k][a] != NULL; a++) {
-            l->args[a] = args[k][a];
-        }
-        l->args[a] = NULL;
-    }
-    pa->scratch_per = 2 * groups;
+    pa->scratch_per = 2 * rows_split_groups(ks);
     pa->scratch_sizes = SIZE_FIRST;
 }
 
@@ -243,7 +76,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     if (shfl) {
         p->needs |= CAP_SHFL_SYNC;
     }
-    if (has_split(ks)) {
+    if (rows_has_split(ks)) {
         plan_split(ks, p);
     }
     rows_plan_end(ks, p, "softmax", params);
@@ -330,7 +163,7 @@ const struct op_def op_softmax = {
     .plan = plan,
     .tune_space = rows_split_tune_space,
     .few_rows_knobs = few_rows_knobs,
-    .entry_rows = entry_rows,
+    .entry_rows = rows_split_entry_rows,
     .reference = reference,
     .naive = naive,
     .costs = rows_costs,

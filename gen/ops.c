@@ -20,6 +20,7 @@ extern const struct op_def op_swiglu_backward;
 extern const struct op_def op_rope;
 extern const struct op_def op_rmsnorm_backward;
 extern const struct op_def op_layernorm_backward;
+extern const struct op_def op_cross_entropy;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -33,6 +34,7 @@ const struct op_def *const op_registry[] = {
     &op_rope,
     &op_rmsnorm_backward,
     &op_layernorm_backward,
+    &op_cross_entropy,
     NULL,
 };
 

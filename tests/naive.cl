@@ -44,6 +44,22 @@
 #ifndef TABLE_ROWS
 #define TABLE_ROWS 1    /* test_gather: rows of the table */
 #endif
+/* cross_entropy */
+#ifndef CE_IGNORE_INDEX
+#define CE_IGNORE_INDEX (-100) /* the label of rows that do not count */
+#endif
+#ifndef CE_SOFTCAP
+#define CE_SOFTCAP 0.0f /* 0: none */
+#endif
+#ifndef CE_SMOOTHING
+#define CE_SMOOTHING 0.0f /* label smoothing */
+#endif
+#ifndef CE_REDUCTION
+#define CE_REDUCTION 0 /* 0 mean, 1 sum, 2 none */
+#endif
+#ifndef CE_GRAD
+#define CE_GRAD 1 /* 1: dlogits written */
+#endif
 /* rope (naive_rope computes in double) */
 #if defined(ROPE_THETA_BITS) && !defined(cl_khr_fp64)
 #error "naive_rope: the device has no double (cl_khr_fp64)"
@@ -576,4 +592,92 @@ __kernel void naive_norm_dbeta(int rows, __global const storage_t *dy,
         acc += load1(dy, (size_t)m * FEATURES + j);
     }
     dbeta[j] = ACCUMULATE ? dbeta[j] + acc : acc;
+}
+
+/* cross_entropy: scratch[0] = the rows whose label is not
+ * CE_IGNORE_INDEX; one work-item. */
+__kernel void naive_cross_entropy_count(int rows,
+                                        __global const int *labels,
+                                        __global float *scratch)
+{
+    if (get_global_id(0) != 0) {
+        return;
+    }
+    int n = 0;
+    for (int m = 0; m < rows; m++) {
+        n += labels[m] != CE_IGNORE_INDEX;
+    }
+    scratch[0] = (float)n;
+}
+
+inline float naive_ce_z(__global const storage_t *x, size_t i)
+{
+    float v = load1(x, i);
+    return CE_SOFTCAP > 0.0f ? CE_SOFTCAP * tanh(v / CE_SOFTCAP) : v;
+}
+
+/* Row m's loss (into loss[m] for reduction none, else scratch[1 + m])
+ * and gradient: 0 and zeros where ignored, NaN for a label outside the
+ * vocabulary. One work-item per row. */
+__kernel void naive_cross_entropy(int rows, __global const storage_t *logits,
+                                  __global const int *labels,
+                                  __global float *loss,
+#if CE_GRAD
+                                  __global storage_t *dlogits,
+#endif
+                                  __global float *scratch)
+{
+    int m = get_global_id(0);
+    if (m >= rows) {
+        return;
+    }
+    size_t base = (size_t)m * FEATURES;
+    int y = labels[m];
+    bool ignored = y == CE_IGNORE_INDEX;
+    bool valid = y >= 0 && y < FEATURES;
+    float mx = -INFINITY, sum = 0.0f, zsum = 0.0f;
+    for (int i = 0; i < FEATURES; i++) {
+        mx = fmax(mx, naive_ce_z(logits, base + i));
+        zsum += naive_ce_z(logits, base + i);
+    }
+    for (int i = 0; i < FEATURES; i++) {
+        sum += exp(naive_ce_z(logits, base + i) - mx);
+    }
+    float zy = valid ? naive_ce_z(logits, base + y) : 0.0f;
+    float l = ignored ? 0.0f
+              : valid ? mx + log(sum) - (1.0f - CE_SMOOTHING) * zy -
+                            CE_SMOOTHING / FEATURES * zsum
+                      : NAN;
+    float g = CE_REDUCTION == 0 ? 1.0f / scratch[0] : 1.0f;
+    if (CE_REDUCTION == 2) {
+        loss[m] = l;
+    } else {
+        scratch[1 + m] = l;
+    }
+#if CE_GRAD
+    for (int i = 0; i < FEATURES; i++) {
+        float z = naive_ce_z(logits, base + i);
+        float d = exp(z - mx) / sum - CE_SMOOTHING / FEATURES -
+                  (i == y ? 1.0f - CE_SMOOTHING : 0.0f);
+        if (CE_SOFTCAP > 0.0f) {
+            d *= 1.0f - (z / CE_SOFTCAP) * (z / CE_SOFTCAP);
+        }
+        store1(dlogits, base + i, ignored ? 0.0f : valid ? g * d : NAN);
+    }
+#endif
+}
+
+/* loss[0] = the sum of the rows' losses, over the count for the mean;
+ * one work-item. */
+__kernel void naive_cross_entropy_reduce(int rows, __global float *loss,
+                                         __global const float *scratch)
+{
+    if (get_global_id(0) != 0) {
+        return;
+    }
+    float total = 0.0f;
+    for (int m = 0; m < rows; m++) {
+        total += scratch[1 + m];
+    }
+    loss[0] = CE_REDUCTION == 0 ? total / scratch[0] : total;
 }

@@ -43,5 +43,7 @@ int add_norm_backward_numeric_tests(CU_pSuite s);
 /* test_softmax_split.c: softmax's split path, added to the numeric
  * suite. */
 int add_softmax_split_numeric_tests(CU_pSuite s);
+/* test_cross_entropy.c: cross_entropy, added to the numeric suite. */
+int add_cross_entropy_numeric_tests(CU_pSuite s);
 
 #endif

@@ -32,6 +32,7 @@
 #include "stub_add_rmsnorm.h"
 #include "stub_layernorm_backward.h"
 #include "stub_rmsnorm_backward.h"
+#include "stub_cross_entropy.h"
 #include "stub_softmax.h"
 #include "suites.h"
 #include "testutil.h"
@@ -148,6 +149,7 @@ ADAPT(stub_add_rmsnorm)
 ADAPT(stub_rope)
 ADAPT(stub_rmsnorm_backward)
 ADAPT(stub_layernorm_backward)
+ADAPT(stub_cross_entropy)
 ADAPT_ENQUEUE(stub_lora, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_delta, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_tc, b[0], b[1], b[2], b[3], b[4])
@@ -161,6 +163,7 @@ ADAPT_ENQUEUE(stub_add_rmsnorm, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_rope, b[0], b[1], b[2])
 ADAPT_ENQUEUE(stub_rmsnorm_backward, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_layernorm_backward, b[0], b[1], b[2], b[3], b[4], b[5])
+ADAPT_ENQUEUE(stub_cross_entropy, b[0], b[1], b[2], b[3])
 
 static const struct stub_api stubs[] = {
     STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
@@ -168,7 +171,7 @@ static const struct stub_api stubs[] = {
     STUB(stub_lora_backward), STUB(stub_swiglu_backward),
     STUB(stub_add_rmsnorm), STUB(stub_rope),
     STUB(stub_add_rmsnorm), STUB(stub_rmsnorm_backward),
-    STUB(stub_layernorm_backward),
+    STUB(stub_layernorm_backward), STUB(stub_cross_entropy),
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 
@@ -707,8 +710,8 @@ static void test_small_buffers(void)
             continue;
         }
         for (int k = 0; k < c.plan.n_buffer; k++) {
-            if (c.plan.buffer[k].optional) {
-                continue;
+            if (c.plan.buffer[k].optional || c.count[k] < 2) {
+                continue; /* one element short of one: no buffer */
             }
             /* One element short, filled with a pattern. */
             size_t es = buffer_elem_size(&c.plan.buffer[k], c.ks->dtype);
@@ -989,8 +992,9 @@ static size_t rows_aligned(int i, int first)
 
 /* Sub-buffers of one buffer that do not overlap are taken, and the
  * results are right: every buffer of the call, each its bytes in use,
- * carved from one parent: the first output, x from the byte where it
- * ends, the other outputs from the byte where x ends, the other inputs;
+ * carved from one parent: the first output that grows with the rows, x
+ * from the byte where it ends, the other outputs from the byte where x
+ * ends, the other inputs;
  * then a scratch. Through NAME_enqueue, then NAME_enqueue_scratch. */
 static void test_alias_disjoint_sub_buffers(void)
 {
@@ -1001,7 +1005,12 @@ static void test_alias_disjoint_sub_buffers(void)
             CU_FAIL("cannot make a case");
             continue;
         }
+        /* The first output that grows with the rows (cross_entropy's
+         * loss of the mean is one float: none could end where x starts). */
         int first = c.outs[0];
+        for (int o = c.n_out - 1; o >= 0; o--) {
+            first = c.plan.buffer[c.outs[o]].per > 0 ? c.outs[o] : first;
+        }
         free_case(&c, &b);
         size_t rows = rows_aligned(i, first);
         if (make_case(i, rows, &c, &b) != 0) {
@@ -1011,8 +1020,10 @@ static void test_alias_disjoint_sub_buffers(void)
         int order[SPECL_MAX_BUFFERS], n = 0;
         order[n++] = first;
         order[n++] = 0;
-        for (int o = 1; o < c.n_out; o++) {
-            order[n++] = c.outs[o];
+        for (int o = 0; o < c.n_out; o++) {
+            if (c.outs[o] != first) {
+                order[n++] = c.outs[o];
+            }
         }
         for (int k = 1; k < c.plan.n_buffer; k++) {
             if (!written(&c, k)) {
@@ -1312,6 +1323,41 @@ static void test_nullable_outputs(void)
     check_nullable(ln, DGAMMA, DGAMMA | DBETA);
     check_nullable(ln, DBETA, DGAMMA | DBETA);
     check_nullable(ln, DGAMMA | DBETA, DGAMMA | DBETA);
+}
+
+/* cross_entropy's dlogits may be logits: the call takes the logits
+ * buffer twice and leaves the gradient there, as float64 says; dlogits
+ * a sub-buffer from within the logits' bytes is refused. */
+static void test_xent_in_place(void)
+{
+    enum { LOGITS, LABELS, LOSS, DLOGITS };
+    int i = stub_index("stub_cross_entropy");
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_FATAL(make_case(i, 37, &c, &b) == 0);
+    size_t bytes = c.count[LOGITS] * dtype_size(c.ks->dtype);
+    cl_mem bufs[SPECL_MAX_BUFFERS];
+    memcpy(bufs, b.mem, sizeof bufs);
+    bufs[DLOGITS] = bufs[LOGITS];
+    cl_int err = stubs[i].enqueue(handle[i], rt.queue, 37, bufs, 0, NULL,
+                                  NULL);
+    TU_CHECK(err == CL_SUCCESS, "dlogits is logits: %s", rt_status(err));
+    CU_ASSERT(clEnqueueCopyBuffer(rt.queue, b.mem[LOGITS], b.mem[DLOGITS], 0,
+                                  0, bytes, 0, NULL, NULL) == CL_SUCCESS);
+    clFinish(rt.queue);
+    check_result(i, &c, &b, "dlogits is logits");
+    size_t at = last_origin_within(bytes);
+    cl_mem parent = halves(at + bytes, c.ks->dtype);
+    CU_ASSERT_FATAL(parent != NULL && at > 0);
+    cl_mem later = sub_buffer(parent, at, bytes);
+    CU_ASSERT_FATAL(later != NULL);
+    bufs[LOGITS] = parent;
+    bufs[DLOGITS] = later;
+    expect_refused(i, 37, bufs, 0, NULL, parent, CL_INVALID_VALUE,
+                   "dlogits within the logits' bytes");
+    clReleaseMemObject(later);
+    clReleaseMemObject(parent);
+    free_case(&c, &b);
 }
 
 static void test_wait_list_checks(void)
@@ -1876,6 +1922,8 @@ int add_stub_suite(void)
         CU_add_test(s, "base: false takes w NULL", test_optional_w) == NULL ||
         CU_add_test(s, "dgamma and dbeta NULL: dx alone, no scratch",
                     test_nullable_outputs) == NULL ||
+        CU_add_test(s, "cross_entropy: dlogits may be logits",
+                    test_xent_in_place) == NULL ||
         CU_add_test(s, "wait list checks", test_wait_list_checks) == NULL ||
         CU_add_test(s, "out-of-order queue, done event",
                     test_out_of_order) == NULL ||

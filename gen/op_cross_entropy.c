@@ -1,0 +1,452 @@
+/* op_cross_entropy.c - the cross-entropy loss of each row of logits over
+ * the vocabulary, and its gradient, for a language model's head: the
+ * loss (mean over the rows whose label is not ignore_index, sum, or one
+ * per row) and dlogits, which may overwrite the logits.
+ *
+ * A row op (op_rows.c's knobs and geometry, vocab the row's length): one
+ * work-group per row reads the row once for its max, sum of exponentials
+ * (and sum, for label smoothing), then again, recently read, for the
+ * gradient, which it writes once (templates/cross_entropy.cl); few long
+ * rows take the split path (op_rows_split.c). The mean needs the count
+ * of rows that count before any gradient is written: a first launch of
+ * one work-group counts the labels (4 bytes a row). The rows' losses go
+ * to scratch and a last launch of one work-group sums them in a fixed
+ * order, so that the loss has the same bits on every run. */
+#include "op_rows.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const reduction_choices[] = {"mean", "sum", "none", NULL};
+enum { REDUCE_MEAN, REDUCE_SUM, REDUCE_NONE };
+
+static const struct param_def fields[] = {
+    {"vocab", VALUE_INT, 1, 0, 1, 16777216, NULL,
+     "classes per row (V), the logits' columns; rows are given at run "
+     "time"},
+    {"ignore_index", VALUE_INT, 0, -100, INT32_MIN, INT32_MAX, NULL,
+     "the label of rows that do not count: loss 0, gradient 0 (default "
+     "-100)"},
+    {"label_smoothing", VALUE_FLOAT, 0, 0, 0, 1, NULL,
+     "eps in [0, 1): the target is 1 - eps at the label plus eps / vocab "
+     "everywhere (default 0)"},
+    {"softcap", VALUE_FLOAT, 0, 0, 0, 1e30, NULL,
+     "logits -> softcap * tanh(logits / softcap) first; 0: none (default)"},
+    {"reduction", VALUE_CHOICE, 0, REDUCE_MEAN, 0, 0, reduction_choices,
+     "mean (over the rows whose label is not ignore_index), sum, or none "
+     "(a loss per row)"},
+    {"grad", VALUE_BOOL, 0, 1, 0, 1, NULL,
+     "write dlogits, the gradient of the loss (default true)"},
+};
+
+enum { BUF_LOGITS, BUF_LABELS, BUF_LOSS, BUF_DLOGITS };
+
+/* The count and reduction kernels' work-group: wide on GPUs, one item
+ * on CPUs (PoCL runs a group's barriers as loops). */
+#define RED_GPU_ITEMS 256
+
+/* The least softcap taken: 1 / softcap must stay a float. */
+#define SOFTCAP_MIN 1e-30
+
+static long vocab(const struct kernel_spec *ks)
+{
+    return (long)spec_field(ks, "vocab");
+}
+
+static int reduction(const struct kernel_spec *ks)
+{
+    return (int)spec_field(ks, "reduction");
+}
+
+static int grad(const struct kernel_spec *ks)
+{
+    return spec_field(ks, "grad") != 0;
+}
+
+static void validate(const struct kernel_spec *ks, struct diags *d)
+{
+    double eps = spec_field(ks, "label_smoothing");
+    double cap = spec_field(ks, "softcap");
+    if (!(eps < 1)) {
+        diag_error(d, ks->file, spec_field_mark(ks, "label_smoothing"),
+                   "label_smoothing (%g) must be < 1", eps);
+    }
+    if (cap != 0 && cap < SOFTCAP_MIN) {
+        diag_error(d, ks->file, spec_field_mark(ks, "softcap"),
+                   "softcap (%g) must be 0 (none) or at least %g", cap,
+                   SOFTCAP_MIN);
+    }
+    /* The max, the sum of exponentials and the sum of each item. */
+    rows_validate(ks, d, 3);
+}
+
+/* The #defines of templates/cross_entropy_common.cl beyond the rows'. */
+static void plan_defines(const struct kernel_spec *ks, struct plan *p)
+{
+    double eps = spec_field(ks, "label_smoothing");
+    double cap = spec_field(ks, "softcap");
+    plan_public_int(p, "VOCAB", "classes per row", vocab(ks));
+    plan_float(p, "SCALE", "softmax_common.cl's scale: none", 1.0);
+    plan_int(p, "HALF_X", "logits are not halved", 0);
+    plan_int(p, "SHFL_PTX", "pairs merged in local memory", 0);
+    /* As softmax's (op_softmax.c). */
+    plan_int(p, "EXP_BASE2", "exponentials as exp2 (GPUs) or exp",
+             ks->target != TARGET_CPU);
+    plan_int(p, "IGNORE_INDEX", "the label of rows that do not count",
+             (long)spec_field(ks, "ignore_index"));
+    plan_int(p, "CAPPED", cap > 0 ? "z = SOFTCAP * tanh(x / SOFTCAP)"
+                                  : "z = x: no softcap",
+             cap > 0);
+    plan_float(p, "SOFTCAP", "the softcap (0: none)", cap);
+    plan_int(p, "SMOOTH", "label smoothing: the sum of z wanted", eps > 0);
+    plan_float(p, "ONE_MINUS_EPS", "1 - label_smoothing", 1.0 - eps);
+    plan_float(p, "EPS_OVER_V", "label_smoothing / vocab",
+               eps / (double)vocab(ks));
+    plan_int(p, "REDUCE_MEAN", "loss: the mean over the rows that count",
+             reduction(ks) == REDUCE_MEAN);
+    plan_int(p, "REDUCE_NONE", "loss: one per row",
+             reduction(ks) == REDUCE_NONE);
+    plan_int(p, "GRAD", "dlogits written", grad(ks));
+    plan_int(p, "RED_WG", "work-items counting and summing rows",
+             ks->target == TARGET_CPU ? 1 : RED_GPU_ITEMS);
+}
+
+static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
+{
+    long v = vocab(ks);
+    int none = reduction(ks) == REDUCE_NONE;
+    plan_buffer(p, "logits", v, 0, 0);
+    plan_buffer_doc(p, "[rows][vocab]", NULL);
+    plan_buffer(p, "labels", 1, 0, 0);
+    plan_buffer_elem(p, ELEM_I32);
+    plan_buffer_doc(p, "[rows]", "The class of each row in [0, vocab), or "
+                    "ignore_index");
+    plan_buffer(p, "loss", none ? 1 : 0, none ? 0 : 1, 0);
+    plan_buffer_elem(p, ELEM_F32);
+    plan_buffer_role(p, BUFFER_OUT);
+    plan_buffer_doc(p, none ? "[rows]" : "[1]",
+                    none ? "Each row's loss, 0 where ignored"
+                         : reduction(ks) == REDUCE_MEAN
+                               ? "The mean over the rows that count (NaN "
+                                 "for none)"
+                               : "The sum over the rows");
+    plan_buffer(p, "dlogits", v, 0, !grad(ks));
+    plan_buffer_role(p, BUFFER_OUT);
+    if (grad(ks)) {
+        plan_buffer_may_alias(p, "logits");
+    }
+    plan_buffer_doc(p, "[rows][vocab]",
+                    "d loss / d logits, zero rows where ignored; may be "
+                    "logits");
+}
+
+/* Appends to PA a launch of one work-group of RED_WG items of KERNEL. */
+static void add_single(const struct kernel_spec *ks, struct path *pa,
+                       const char *kernel, const char *const *args)
+{
+    struct launch *l = &pa->launch[pa->n_launch++];
+    l->kernel = kernel;
+    l->dims = 2;
+    l->local[0] = ks->target == TARGET_CPU ? 1 : RED_GPU_ITEMS;
+    l->local[1] = 1;
+    launch_fixed(l, 0, 1);
+    launch_fixed(l, 1, 1);
+    for (int a = 0; args[a] != NULL; a++) {
+        l->args[a] = args[a];
+    }
+}
+
+/* The arguments of a rows kernel (cross_entropy, cross_entropy_combine):
+ * rows, logits, labels, loss (reduction none), dlogits (grad), scratch
+ * (WITH_SCRATCH), NULL-terminated. */
+#define ROW_IN "rows", "logits", "labels"
+static const char *const kernel_args[2][2][2][7] = {
+    {{{ROW_IN, NULL}, {ROW_IN, "scratch", NULL}},
+     {{ROW_IN, "dlogits", NULL}, {ROW_IN, "dlogits", "scratch", NULL}}},
+    {{{ROW_IN, "loss", NULL}, {ROW_IN, "loss", "scratch", NULL}},
+     {{ROW_IN, "loss", "dlogits", NULL},
+      {ROW_IN, "loss", "dlogits", "scratch", NULL}}},
+};
+#undef ROW_IN
+
+static const char *const *rows_args(const struct kernel_spec *ks,
+                                    int with_scratch)
+{
+    return kernel_args[reduction(ks) == REDUCE_NONE][grad(ks)]
+                      [with_scratch != 0];
+}
+
+/* The path's first launch (the count, for the mean) and last (the sum of
+ * the rows' losses, unless none), around its rows launches. */
+static void path_begin(const struct kernel_spec *ks, struct path *pa)
+{
+    static const char *const count_args[] = {"rows", "labels", "scratch",
+                                             NULL};
+    if (reduction(ks) == REDUCE_MEAN) {
+        add_single(ks, pa, "cross_entropy_count", count_args);
+    }
+}
+
+static void path_end(const struct kernel_spec *ks, struct path *pa)
+{
+    static const char *const reduce_args[] = {"rows", "loss", "scratch",
+                                              NULL};
+    if (reduction(ks) != REDUCE_NONE) {
+        add_single(ks, pa, "cross_entropy_reduce", reduce_args);
+    }
+}
+
+/* The split path: cross_entropy_part, then cross_entropy_combine, over
+ * the chunks of every row; scratch: the count, the rows' losses, and per
+ * row the chunks' statistics and z at the label. */
+static void plan_split(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const kernels[] = {"cross_entropy_part",
+                                          "cross_entropy_combine"};
+    static const char *const part_args[] = {"rows", "logits", "labels",
+                                            "scratch", NULL};
+    const char *const *const args[] = {part_args, rows_args(ks, 1)};
+    struct path probe;
+    memset(&probe, 0, sizeof probe);
+    path_begin(ks, &probe);
+    struct path *pa = rows_plan_split(ks, p, kernels, args);
+    /* The count goes first. */
+    if (probe.n_launch > 0) {
+        memmove(&pa->launch[1], &pa->launch[0], 2 * sizeof pa->launch[0]);
+        pa->launch[0] = probe.launch[0];
+        pa->n_launch++;
+    }
+    path_end(ks, pa);
+    pa->why = "few rows: each row in SPLIT_GROUPS chunks, a work-group "
+              "each: their statistics, then loss and gradient";
+    pa->scratch_fixed = 1;
+    pa->scratch_per = (reduction(ks) == REDUCE_NONE ? 0 : 1) +
+                      3 * rows_split_groups(ks) + 1;
+    pa->scratch_sizes = SIZE_FIRST;
+}
+
+/* The row path: a work-group per `rows` rows. */
+static void plan_rows(const struct kernel_spec *ks, struct plan *p)
+{
+    int none = reduction(ks) == REDUCE_NONE;
+    struct path *pa = &p->path[p->n_path++];
+    pa->max_rows = 0;
+    pa->why = spec_knob(ks, "rows") == 1
+                  ? "one work-group per row"
+                  : "one work-group per `rows` rows (tile knob)";
+    path_begin(ks, pa);
+    struct launch *l = &pa->launch[pa->n_launch++];
+    l->kernel = "cross_entropy";
+    l->dims = 2;
+    l->local[0] = (size_t)spec_knob(ks, "wg");
+    l->local[1] = (size_t)spec_knob(ks, "rows");
+    launch_fixed(l, 0, 1);
+    launch_over(l, 1, 1, SIZE_FIRST, l->local[1]);
+    const char *const *args = rows_args(ks, !none);
+    for (int a = 0; args[a] != NULL; a++) {
+        l->args[a] = args[a];
+    }
+    path_end(ks, pa);
+    pa->scratch_fixed = none ? 0 : 1;
+    pa->scratch_per = none ? 0 : 1;
+    pa->scratch_sizes = none ? 0 : SIZE_FIRST;
+}
+
+static void plan(const struct kernel_spec *ks, struct plan *p)
+{
+    rows_plan_begin(ks, p);
+    plan_defines(ks, p);
+    plan_buffers(ks, p);
+    if (rows_has_split(ks)) {
+        plan_split(ks, p);
+    }
+    plan_rows(ks, p);
+}
+
+/* ---- checking and measuring ------------------------------------------ */
+
+/* The loss of row X (float64) with label LABEL, and into DX, when not
+ * NULL, its gradient times G; Z is room for the row's capped logits. */
+static double reference_row(const struct kernel_spec *ks, const float *x,
+                            double label, double g, double *z, double *dx)
+{
+    size_t v = (size_t)vocab(ks);
+    double eps = emitted_float(spec_field(ks, "label_smoothing"));
+    double cap = emitted_float(spec_field(ks, "softcap"));
+    if (label == spec_field(ks, "ignore_index")) {
+        for (size_t j = 0; dx != NULL && j < v; j++) {
+            dx[j] = 0;
+        }
+        return 0;
+    }
+    if (!(label >= 0 && label < (double)v)) {
+        for (size_t j = 0; dx != NULL && j < v; j++) {
+            dx[j] = NAN;
+        }
+        return NAN;
+    }
+    double mx = -INFINITY, sum = 0, zsum = 0;
+    for (size_t j = 0; j < v; j++) {
+        z[j] = cap > 0 ? cap * tanh(x[j] / cap) : x[j];
+        mx = fmax(mx, z[j]);
+        zsum += z[j];
+    }
+    for (size_t j = 0; j < v; j++) {
+        sum += exp(z[j] - mx);
+    }
+    size_t y = (size_t)label;
+    for (size_t j = 0; dx != NULL && j < v; j++) {
+        double d = exp(z[j] - mx) / sum - eps / (double)v -
+                   (j == y ? 1 - eps : 0);
+        double slope = cap > 0 ? 1 - (z[j] / cap) * (z[j] / cap) : 1;
+        dx[j] = g * d * slope;
+    }
+    return mx + log(sum) - (1 - eps) * z[y] - eps / (double)v * zsum;
+}
+
+/* The reference at rows ROWS_IDX[0 .. N_ROWS) of the case (NULL: every
+ * row): the per-row outputs of those rows, the mean or sum over every
+ * row. The mean's gradient divides by the count over every row, which a
+ * case of the sampled rows alone would not have. */
+static int reference_rows(const struct kernel_spec *ks,
+                          const float *const *in, const size_t *sizes,
+                          const size_t *rows_idx, size_t n_rows,
+                          double *const *out)
+{
+    size_t rows = sizes[0], v = (size_t)vocab(ks);
+    const float *x = in[BUF_LOGITS], *labels = in[BUF_LABELS];
+    double *loss = out[BUF_LOSS], *dx = grad(ks) ? out[BUF_DLOGITS] : NULL;
+    int r = reduction(ks);
+    double count = 0, total = 0;
+    double *z = malloc(v * sizeof *z);
+    if (z == NULL) {
+        return -1;
+    }
+    for (size_t m = 0; m < rows; m++) {
+        count += labels[m] != spec_field(ks, "ignore_index");
+    }
+    double g = r == REDUCE_MEAN ? 1 / count : 1;
+    for (size_t m = 0; loss != NULL && r != REDUCE_NONE && m < rows; m++) {
+        total += reference_row(ks, x + m * v, labels[m], g, z, NULL);
+    }
+    for (size_t i = 0; i < n_rows; i++) {
+        size_t m = rows_idx != NULL ? rows_idx[i] : i;
+        double l = reference_row(ks, x + m * v, labels[m], g, z,
+                                 dx != NULL ? dx + i * v : NULL);
+        if (loss != NULL && r == REDUCE_NONE) {
+            loss[i] = l;
+        }
+    }
+    if (loss != NULL && r != REDUCE_NONE) {
+        loss[0] = r == REDUCE_MEAN ? total / count : total;
+    }
+    free(z);
+    return 0;
+}
+
+static int reference(const struct kernel_spec *ks, const float *const *in,
+                     const size_t *sizes, double *const *out)
+{
+    return reference_rows(ks, in, sizes, NULL, sizes[0], out);
+}
+
+static void naive(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const count_args[] = {"rows", "labels", "scratch",
+                                             NULL};
+    static const char *const reduce_args[] = {"rows", "loss", "scratch",
+                                              NULL};
+    static const char *const row_args[2][7] = {
+        {"rows", "logits", "labels", "loss", "scratch", NULL},
+        {"rows", "logits", "labels", "loss", "dlogits", "scratch", NULL}};
+    struct path *pa = &p->path[0];
+    plan_dtype(p, ks->dtype);
+    plan_int(p, "FEATURES", "elements per row", vocab(ks));
+    plan_int(p, "CE_IGNORE_INDEX", "rows that do not count",
+             (long)spec_field(ks, "ignore_index"));
+    plan_float(p, "CE_SOFTCAP", "0: none", spec_field(ks, "softcap"));
+    plan_float(p, "CE_SMOOTHING", "label smoothing",
+               spec_field(ks, "label_smoothing"));
+    plan_int(p, "CE_REDUCTION", "0 mean, 1 sum, 2 none", reduction(ks));
+    plan_int(p, "CE_GRAD", "dlogits written", grad(ks));
+    /* The count, then each row's loss. */
+    pa->scratch_fixed = 1;
+    pa->scratch_per = 1;
+    pa->scratch_sizes = SIZE_FIRST;
+    if (reduction(ks) == REDUCE_MEAN) {
+        naive_launch_fixed(p, "naive_cross_entropy_count", 1, count_args);
+    }
+    naive_launch(p, "naive_cross_entropy", 0, row_args[grad(ks)]);
+    if (reduction(ks) != REDUCE_NONE) {
+        naive_launch_fixed(p, "naive_cross_entropy_reduce", 1, reduce_args);
+    }
+}
+
+/* Labels of the vocabulary; logits in [-4, 4], a spread of e^8 between
+ * classes, as trained heads give. */
+static void input_range(const struct kernel_spec *ks, const char *buffer,
+                        double *lo, double *hi)
+{
+    if (strcmp(buffer, "labels") == 0) {
+        *lo = 0;
+        *hi = (double)(vocab(ks) - 1);
+    } else if (strcmp(buffer, "logits") == 0) {
+        *lo = -4;
+        *hi = 4;
+    }
+}
+
+/* Each buffer once: the logits and labels read, dlogits and the loss
+ * written; some 8 flops an element a pass. */
+static void costs(const struct kernel_spec *ks, const size_t *sizes,
+                  double *bytes, double *flops)
+{
+    *bytes = plan_io_bytes(ks, sizes);
+    *flops = 8.0 * (grad(ks) ? 2 : 1) * (double)vocab(ks) * (double)sizes[0];
+}
+
+/* The loss is float32 (1e-5); dlogits the f32 bound plus the storage's
+ * rounding, and in f16 what its subnormals cost gradients near 1/vocab
+ * (op_softmax.c's reasoning: vocab 2^-25 at most). */
+static double error_bound(const struct kernel_spec *ks)
+{
+    double sub = ks->dtype == DTYPE_F16 ? (double)vocab(ks) * 0x1p-25 : 0;
+    return storage_error_bound(ks->dtype, 1e-5) + sub;
+}
+
+/* The split path's, searched by the tuner but taken from an entry by
+ * entry_rows (as softmax's). */
+static const char *const few_rows_knobs[] = {"split", "split_max", NULL};
+
+static const char *const kernels[] = {
+    "cross_entropy_count", "cross_entropy", "cross_entropy_part",
+    "cross_entropy_combine", "cross_entropy_reduce", NULL};
+
+const struct op_def op_cross_entropy = {
+    .name = "cross_entropy",
+    .summary = "loss = log sum exp z - (1 - eps) z[label] - eps/V sum z per "
+               "row (z the logits, softcapped), its mean, sum or rows, and "
+               "dlogits",
+    .kernels = kernels,
+    .example = "vocab=128256",
+    .fields = fields,
+    .n_fields = sizeof fields / sizeof fields[0],
+    .knobs = rows_knobs,
+    .n_knobs = ROWS_N_SPLIT_KNOBS,
+    .defaults = rows_split_defaults,
+    .validate = validate,
+    .plan = plan,
+    .tune_space = rows_split_tune_space,
+    .few_rows_knobs = few_rows_knobs,
+    .entry_rows = rows_split_entry_rows,
+    .reference = reference,
+    .reference_rows = reference_rows,
+    .naive = naive,
+    .input_range = input_range,
+    .costs = costs,
+    .error_bound = error_bound,
+    .bench_sizes = rows_bench_sizes,
+    .shape_text = rows_shape_text,
+};

@@ -1,0 +1,232 @@
+/* cross_entropy_common.cl - what the cross_entropy kernels share: the
+ * logits as the loss sees them (capped), a row's statistics (the max m,
+ * the sum s of exponentials relative to it, the sum t of the logits),
+ * the loss of a row and the writing of its gradient. One work-group per
+ * row (cross_entropy.cl), or several for few long rows (the split path:
+ * cross_entropy_part.cl, cross_entropy_combine.cl); a single work-group
+ * counts the rows that count (cross_entropy_count.cl) and sums the rows'
+ * losses (cross_entropy_reduce.cl), in a fixed order: the same bits on
+ * every run.
+ *
+ * Storage: storage_DTYPE.cl. Macros: those of softmax_common.cl (SCALE 1,
+ * HALF_X 0, SHFL_PTX 0: the (max, sum) pairs and their merges; FEATURES
+ * is the vocabulary) and
+ *   IGNORE_INDEX   the label of rows that do not count
+ *   CAPPED         1: z = SOFTCAP * tanh(x / SOFTCAP); 0: z = x
+ *   SOFTCAP        the cap (a float literal; unused when CAPPED is 0)
+ *   SMOOTH         1: label smoothing, the sum of z wanted
+ *   ONE_MINUS_EPS  1 - label_smoothing
+ *   EPS_OVER_V     label_smoothing / FEATURES
+ *   REDUCE_MEAN    1: the loss is the mean over the rows that count
+ *   REDUCE_NONE    1: a loss per row, written by the row's kernel; else
+ *                  the rows' losses go to scratch and the reduction
+ *                  kernel sums them
+ *   GRAD           1: dlogits is written
+ *   RED_WG         work-items of the count and reduction kernels
+ *
+ * Scratch (floats): [0] the count of rows whose label is not
+ * IGNORE_INDEX (REDUCE_MEAN); then, unless REDUCE_NONE, the rows' losses
+ * (LOSSES_AT + row); then the split path's per row: SPLIT_GROUPS triples
+ * (m, s, t) and z at the label.
+ *
+ * A label that is neither IGNORE_INDEX nor in [0, FEATURES) gives its row
+ * a NaN loss and a NaN gradient row (it counts, as a row to divide by). */
+#include "softmax_common.cl"
+
+#if !defined(IGNORE_INDEX) || !defined(CAPPED) || !defined(SOFTCAP) ||   \
+    !defined(SMOOTH) || !defined(ONE_MINUS_EPS) || !defined(EPS_OVER_V) || \
+    !defined(REDUCE_MEAN) || !defined(REDUCE_NONE) || !defined(GRAD) ||   \
+    !defined(RED_WG)
+#error "cross_entropy: a macro of the plan is missing"
+#endif
+#if HALF_X || SHFL_PTX
+#error "cross_entropy: softmax_common.cl must be plain: SCALE 1, no HALF_X"
+#endif
+
+#define LOSSES_AT 1
+
+#ifdef SPLIT_GROUPS
+/* The split path's block of scratch of ROW: SPLIT_GROUPS triples, then z
+ * at the label, after the count and (unless REDUCE_NONE) the rows'
+ * losses. */
+#define SPLIT_BLOCK (3 * SPLIT_GROUPS + 1)
+inline size_t split_at(int rows, size_t row)
+{
+    return LOSSES_AT + (REDUCE_NONE ? 0 : (size_t)rows) + row * SPLIT_BLOCK;
+}
+#endif
+
+#if CAPPED
+#define CAP(v) (SOFTCAP * tanh((v) * (1.0f / SOFTCAP)))
+/* dz/dx = 1 - tanh^2(x / SOFTCAP) = 1 - (z / SOFTCAP)^2. */
+#define CAP_SLOPE(z) (1.0f - ((z) * (1.0f / SOFTCAP)) * ((z) * (1.0f / SOFTCAP)))
+#else
+#define CAP(v) (v)
+#define CAP_SLOPE(z) 1.0f
+#endif
+
+inline floatv load_z(const __global storage_t *x, size_t i)
+{
+    return CAP(loadv(x, i));
+}
+
+/* The label of ROW, and what it makes of the row. */
+inline bool label_ignored(int label)
+{
+    return label == IGNORE_INDEX;
+}
+inline bool label_valid(int label)
+{
+    return (uint)label < (uint)FEATURES;
+}
+
+/* z at the label of the row at element BASE; 0 for a label outside the
+ * row (not read). */
+inline float label_z(const __global storage_t *x, size_t base, int label)
+{
+    return label_valid(label) ? CAP(load1(x, base + (uint)label)) : 0.0f;
+}
+
+/* The statistics of vectors FIRST, FIRST + STEP, ... below END of the row
+ * at element BASE: *m_io raised to their max (NO_MAX for none yet), *s
+ * their sum of exponentials relative to it, *t their sum (SMOOTH). Block
+ * by block as softmax_common.cl's stream_sum, the sums compensated. */
+#ifdef SUM_BLOCK
+inline void stream_stats(const __global storage_t *x, size_t base,
+                         uint first, uint end, uint step, float *m_io,
+                         float *s, float *t)
+{
+    float m = *m_io;
+    floatv sum = 0.0f, err = 0.0f, zsum = 0.0f, zerr = 0.0f;
+    for (uint j0 = first; j0 < end; j0 += SUM_BLOCK * step) {
+        const uint j1 = min(j0 + SUM_BLOCK * step, end);
+        floatv mv = m;
+        for (uint j = j0; j < j1; j += step) {
+            mv = MAX2(mv, load_z(x, base + j * VEC));
+        }
+        const float mb = hmax(mv);
+        if (mb - m > RESCALE_ABOVE) {
+            const float rescale = EXPS(m - mb);
+            sum *= rescale;
+            err *= rescale;
+            m = mb;
+        }
+        floatv b = 0.0f, bz = 0.0f;
+        for (uint j = j0; j < j1; j += step) {
+            const floatv z = load_z(x, base + j * VEC);
+            b += EXPS(z - m);
+#if SMOOTH
+            bz += z;
+#endif
+        }
+        csum_add(&sum, &err, b);
+#if SMOOTH
+        csum_add(&zsum, &zerr, bz);
+#endif
+    }
+    *m_io = m;
+    *s = hsum(sum + err);
+    *t = hsum(zsum + zerr);
+}
+#endif
+
+/* The sum of V over ITEMS work-items (a power of two) through their
+ * words of PT, every item taking it: merge_pairs' tree. */
+inline float sum_items(__local float *pt, uint lid, const uint items,
+                       float v)
+{
+    if (items == 1) {
+        return v;
+    }
+    pt[lid] = v;
+    for (uint n = items; n > 1; n = RED_NEXT(n)) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint step = RED_NEXT(n);
+        if (lid < step) {
+            float acc = pt[lid];
+            for (uint k = 1; k < n / step; k++) {
+                acc += pt[lid + k * step];
+            }
+            pt[lid] = acc;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return pt[0];
+}
+
+/* The loss of a row of statistics (M, S, T) and z at the label ZY:
+ * log sum exp z - (1 - eps) z_label - eps / V sum z; 0 for an ignored
+ * row, NaN for a label outside the row. */
+inline float row_loss(int label, float m, float s, float t, float zy)
+{
+    if (label_ignored(label)) {
+        return 0.0f;
+    }
+    if (!label_valid(label)) {
+        return NAN;
+    }
+    return (m + log(s)) - ONE_MINUS_EPS * zy - EPS_OVER_V * t;
+}
+
+/* What multiplies a row's gradient: 1 / the count of rows that count
+ * (mean), else 1; NaN for a row whose label is outside it. */
+inline float grad_scale(int label, const __global float *scratch)
+{
+#if REDUCE_MEAN
+    const float g = 1.0f / scratch[0];
+#else
+    (void)scratch;
+    const float g = 1.0f;
+#endif
+    return label_valid(label) ? g : NAN;
+}
+
+/* dz = g (softmax(z) - eps / V) dz/dx at vector J of the row at BASE,
+ * A = g / s, B = g eps / V; the label's element is grad_label's. */
+inline void grad_store(__global storage_t *dx, size_t base, uint j,
+                       floatv z, float m, float a, float b)
+{
+    storev(dx, base + j * VEC, (EXPS(z - m) * a - b) * CAP_SLOPE(z));
+}
+
+/* The label's element, written after its vector by the same work-item:
+ * dz_y = g (softmax(z_y) - eps / V - (1 - eps)) dz/dx, G the scale. */
+inline void grad_label(__global storage_t *dx, size_t base, int label,
+                       float zy, float m, float a, float b, float g)
+{
+    store1(dx, base + (uint)label,
+           (EXPS(zy - m) * a - b - ONE_MINUS_EPS * g) * CAP_SLOPE(zy));
+}
+
+/* Vectors FIRST, FIRST + STEP, ... below END of the row at BASE set to
+ * zero: the gradient of an ignored row. */
+inline void zero_row(__global storage_t *dx, size_t base, uint first,
+                     uint end, uint step)
+{
+    for (uint j = first; j < end; j += step) {
+        storev(dx, base + j * VEC, (floatv)0.0f);
+    }
+}
+
+/* The gradient of vectors FIRST, FIRST + STEP, ... below END of the row
+ * at BASE, re-read, for the row's statistics (M, S), label, z at the
+ * label ZY and scale G: zeros for an ignored row; the label's element
+ * by the work-item whose vectors hold it. */
+inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
+                        size_t base, uint first, uint end, uint step,
+                        int label, float m, float s, float zy, float g)
+{
+    if (label_ignored(label)) {
+        zero_row(dx, base, first, end, step);
+        return;
+    }
+    const float a = g / s, b = g * EPS_OVER_V;
+    for (uint j = first; j < end; j += step) {
+        grad_store(dx, base, j, load_z(x, base + j * VEC), m, a, b);
+    }
+    const uint jy = (uint)label / VEC;
+    if (label_valid(label) && jy >= first && jy < end &&
+        (jy - first) % step == 0) {
+        grad_label(dx, base, label, zy, m, a, b, g);
+    }
+}

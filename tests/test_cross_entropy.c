@@ -1,0 +1,342 @@
+/* test_cross_entropy.c - cross_entropy on the device against its naive
+ * kernels and float64: vocabularies of Llama 2 and 3, GPT-2, Qwen, Gemma
+ * and odd sizes, every dtype, each reduction, label smoothing, softcap,
+ * grad false, the GPU and CPU defaults and small tiles, rows on both
+ * sides of the split path's split_max, logits up to +-80; ignored rows,
+ * every row ignored (a NaN mean), labels outside the vocabulary (NaN
+ * rows); dlogits in place of logits; the same bits on every run. Joins
+ * the numeric suite.
+ *
+ * Bounds: dlogits as the op's error_bound; the loss, float32 in every
+ * dtype, to 1e-5 (numeric_util.c holds float32 outputs to the f32
+ * bound). */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure.h"
+#include "numeric_util.h"
+#include "suites.h"
+#include "testutil.h"
+
+enum { BUF_LOGITS, BUF_LABELS, BUF_LOSS, BUF_DLOGITS };
+
+/* What a kernel of the table is checked for besides its rows. */
+enum { LABELS = 1, IN_PLACE = 2, BITS = 4 };
+
+struct ce_case {
+    const char *dtype;
+    long vocab;
+    const char *more; /* more flow-mapping entries, "" for none */
+    enum target target;
+    size_t rows[4];   /* 0-terminated */
+    int checks;
+};
+
+/* Logits drawn from [-4, 4] times this: up to +-80. */
+#define LOGIT_SCALE 20.0
+
+static int ce_build(struct nu_kernel *k, const struct ce_case *c)
+{
+    struct diags d = {.out = stderr};
+    if (!nu_spec_ok(k, "kernels:\n  - {name: t_xent, op: cross_entropy, "
+                    "dtype: %s, vocab: %ld%s}\n", c->dtype, c->vocab,
+                    c->more)) {
+        return 0;
+    }
+    CU_ASSERT(spec_set_target(&k->set, c->target, &d) == 0);
+    snprintf(k->yaml + strlen(k->yaml), sizeof k->yaml - strlen(k->yaml),
+             "# op defaults for %s\n",
+             c->target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+    k->scale_input = "logits";
+    k->scale_by = LOGIT_SCALE;
+    return nu_build(k);
+}
+
+/* ---- runs with labels of every kind ------------------------------------ */
+
+/* Label patterns: some rows ignored, every row, one label past the
+ * vocabulary and one negative (not ignore_index). */
+enum pattern { SOME_IGNORED, ALL_IGNORED, OUTSIDE };
+
+static void set_labels(struct vcase *c, enum pattern p, double ignore)
+{
+    float *labels = c->host[BUF_LABELS];
+    long v = (long)c->ks->field[0].num;
+    for (size_t m = 0; m < c->rows; m++) {
+        if (p == ALL_IGNORED || (p == SOME_IGNORED && m % 3 == 1)) {
+            labels[m] = (float)ignore;
+        }
+    }
+    if (p == OUTSIDE) {
+        labels[0] = (float)v;
+        if (c->rows > 2) {
+            labels[2] = -1;
+        }
+    }
+}
+
+/* Whether GOT holds NaN where REF does, and elsewhere is within BOUND of
+ * it (relative L2 over those elements). */
+static int close_with_nans(const float *got, const double *ref, size_t n,
+                           double bound, double *err)
+{
+    float *g = malloc((n + 1) * sizeof *g);
+    double *r = malloc((n + 1) * sizeof *r);
+    size_t kept = 0;
+    int same_nans = 1;
+    CU_ASSERT_FATAL(g != NULL && r != NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(ref[i]) || isnan(got[i])) {
+            same_nans &= isnan(ref[i]) && isnan(got[i]);
+            continue;
+        }
+        g[kept] = got[i];
+        r[kept++] = ref[i];
+    }
+    *err = rel_l2(g, r, kept);
+    free(g);
+    free(r);
+    return same_nans && *err <= bound;
+}
+
+/* Runs K once on C's buffers B, in place (dlogits is the logits buffer,
+ * then copied to dlogits' own for reading) or not; reads the outputs
+ * into GOT. */
+static void run_once(struct nu_kernel *k, struct vcase *c,
+                     struct vbuffers *b, int in_place, float *got)
+{
+    const struct rt *rt = nu_rt();
+    cl_mem mem[SPECL_MAX_BUFFERS];
+    int canary_ok = 0;
+    memcpy(mem, b->mem, sizeof mem);
+    CU_ASSERT_FATAL(vbuffers_reset_output(rt, c, b) == CL_SUCCESS);
+    if (in_place) {
+        mem[BUF_DLOGITS] = mem[BUF_LOGITS];
+    }
+    cl_int err = stub_enqueue(&k->stub, rt->queue, c->sizes, mem, 0, NULL,
+                              NULL);
+    TU_CHECK(err == CL_SUCCESS, "%s: enqueue: %s", k->ks->name,
+             rt_status(err));
+    if (in_place) {
+        size_t bytes = c->count[BUF_LOGITS] * dtype_size(c->ks->dtype);
+        CU_ASSERT(clEnqueueCopyBuffer(rt->queue, b->mem[BUF_LOGITS],
+                                      b->mem[BUF_DLOGITS], 0, 0, bytes, 0,
+                                      NULL, NULL) == CL_SUCCESS);
+    }
+    CU_ASSERT(clFinish(rt->queue) == CL_SUCCESS);
+    CU_ASSERT(vbuffers_read_output(rt, c, b, got, &canary_ok) ==
+              CL_SUCCESS);
+    CU_ASSERT(canary_ok);
+}
+
+/* K at ROWS rows with labels of pattern P (or the random ones, P < 0),
+ * in place or not: NaN exactly where float64 has it, the rest within
+ * the bounds. */
+static void run_labels(struct nu_kernel *k, size_t rows, int p, int in_place)
+{
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_FATAL(vcase_init(&c, k->ks, rows, 1000 + rows, nu_unit()) ==
+                    0);
+    for (size_t i = 0; i < c.count[BUF_LOGITS]; i++) {
+        c.host[BUF_LOGITS][i] = round_to_dtype(
+            (float)(c.host[BUF_LOGITS][i] * LOGIT_SCALE), c.ks->dtype);
+    }
+    if (p >= 0) {
+        set_labels(&c, (enum pattern)p, spec_field(c.ks, "ignore_index"));
+    }
+    CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
+    double *ref = vcase_reference(&c);
+    float *got = malloc((c.out_count + 1) * sizeof *got);
+    CU_ASSERT_FATAL(ref != NULL && got != NULL);
+    run_once(k, &c, &b, in_place, got);
+    for (int o = 0; o < c.n_out; o++) {
+        int i = c.outs[o];
+        double err, bound = i == BUF_LOSS ? 1e-5 : error_bound(c.ks);
+        int ok = close_with_nans(got + c.out_at[i], ref + c.out_at[i],
+                                 c.count[i], bound, &err);
+        TU_CHECK(ok, "%s, %zu rows, labels %d%s: %s error %g > %g or NaN "
+                 "elsewhere than float64's\n%s", k->ks->name, rows, p,
+                 in_place ? ", in place" : "", c.plan.buffer[i].name, err,
+                 bound, k->yaml);
+    }
+    if (p == ALL_IGNORED && spec_field(c.ks, "reduction") == 0) {
+        TU_CHECK(isnan(got[c.out_at[BUF_LOSS]]), "%s: the mean over no row "
+                 "is %g, not NaN", k->ks->name, got[c.out_at[BUF_LOSS]]);
+    }
+    free(ref);
+    free(got);
+    vbuffers_free(&b);
+    vcase_free(&c);
+}
+
+/* Every pattern at 1 row and at 7 (split path where split_max >= 7) and
+ * 40 rows (the row path). */
+static void check_labels(struct nu_kernel *k)
+{
+    static const size_t rows[] = {1, 7, 40};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        for (int p = SOME_IGNORED; p <= OUTSIDE; p++) {
+            run_labels(k, rows[r], p, 0);
+        }
+    }
+}
+
+/* dlogits the logits buffer itself, on both paths, with ignored rows. */
+static void check_in_place(struct nu_kernel *k)
+{
+    run_labels(k, 3, -1, 1);
+    run_labels(k, 40, SOME_IGNORED, 1);
+}
+
+/* Two runs on the same inputs give the same bits: the loss (a sum over
+ * the rows in a fixed order) and dlogits; at 5 and 300 rows. */
+static void check_bits(struct nu_kernel *k)
+{
+    static const size_t rows[] = {5, 300};
+    for (size_t r = 0; r < 2; r++) {
+        struct vcase c;
+        struct vbuffers b;
+        float *run[2];
+        CU_ASSERT_FATAL(vcase_init(&c, k->ks, rows[r], 77, nu_unit()) == 0);
+        CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
+        for (int i = 0; i < 2; i++) {
+            run[i] = malloc((c.out_count + 1) * sizeof *run[i]);
+            CU_ASSERT_FATAL(run[i] != NULL);
+            run_once(k, &c, &b, 0, run[i]);
+        }
+        TU_CHECK(memcmp(run[0], run[1], c.out_count * sizeof *run[0]) == 0,
+                 "%s, %zu rows: two runs gave different bits", k->ks->name,
+                 rows[r]);
+        free(run[0]);
+        free(run[1]);
+        vbuffers_free(&b);
+        vcase_free(&c);
+    }
+}
+
+static void run_case(const struct ce_case *c)
+{
+    struct nu_kernel k;
+    if (ce_build(&k, c)) {
+        for (int r = 0; r < 4 && c->rows[r] != 0; r++) {
+            nu_run(&k, c->rows[r], nu_unit());
+        }
+        if (c->checks & LABELS) {
+            check_labels(&k);
+        }
+        if (c->checks & IN_PLACE) {
+            check_in_place(&k);
+        }
+        if (c->checks & BITS) {
+            check_bits(&k);
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+/* A sample that keeps the default run short on PoCL: each vocabulary
+ * once, each dtype, reduction and option, both paths, small tiles (a
+ * split path of 8 chunks up to 2 or 4 rows; 4 rows a group in
+ * registers, its last group short). */
+static void test_xent_kernels(void)
+{
+    static const struct ce_case cases[] = {
+        {"f32", 32000, ", tile: {wg: 64, split: 8, split_max: 4}",
+         TARGET_GPU, {1, 5, 0}, LABELS | IN_PLACE | BITS},
+        {"bf16", 128256, "", TARGET_CPU, {1, 3, 0}, 0},
+        {"f16", 50257, ", reduction: none, label_smoothing: 0.1, softcap: "
+         "30, tile: {wg: 32, rows: 2, split: 8, split_max: 2}",
+         TARGET_GPU, {1, 2, 3, 0}, LABELS | IN_PLACE | BITS},
+        {"f32", 3001, ", reduction: sum, grad: false", TARGET_CPU,
+         {1, 7, 64, 0}, LABELS},
+        {"bf16", 151936, ", label_smoothing: 0.05, ignore_index: -1, tile: "
+         "{wg: 128, split: 16, split_max: 4}", TARGET_GPU, {1, 4, 5, 0},
+         LABELS},
+        {"f32", 256000, ", softcap: 15", TARGET_CPU, {2, 0}, 0},
+        {"f32", 4000, ", reduction: sum, label_smoothing: 0.3, tile: {wg: "
+         "64, rows: 4, mode: registers}", TARGET_GPU, {1, 3, 9, 0},
+         LABELS | IN_PLACE | BITS},
+        {"bf16", 32000, ", reduction: none", TARGET_GPU, {130, 0},
+         IN_PLACE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_case(&cases[i]);
+    }
+}
+
+/* Every vocabulary x dtype x device type, the reductions and options in
+ * turn, 1 to 130 rows, and 4096 rows of 32000 (--full only). */
+static void test_xent_grid(void)
+{
+    static const long vocabs[] = {32000, 50257, 128256, 151936, 256000,
+                                  3001};
+    static const char *const dtypes[] = {"f32", "f16", "bf16"};
+    static const char *const more[] = {
+        "", ", reduction: sum, label_smoothing: 0.1",
+        ", reduction: none, softcap: 30", ", grad: false, softcap: 50"};
+    if (!test_full) {
+        return;
+    }
+    for (int v = 0; v < 6; v++) {
+        for (int d = 0; d < 3; d++) {
+            for (int t = 0; t < 2; t++) {
+                struct ce_case c = {dtypes[d], vocabs[v], more[(v + d) % 4],
+                                    t ? TARGET_CPU : TARGET_GPU,
+                                    {1, 8, 130, 0}, 0};
+                if (vocabs[v] >= 150000) {
+                    c.rows[2] = 0;
+                }
+                run_case(&c);
+            }
+        }
+    }
+    struct ce_case big = {"bf16", 32000, "", TARGET_CPU, {4096, 0}, BITS};
+    run_case(&big);
+}
+
+/* What `specl bench` and `specl tune` check past 64 rows: the outputs of
+ * 64 sampled rows. The mean's gradient divides by the count of every
+ * row's labels, so the reference is the whole case's at those rows
+ * (reference_rows), not a case of those rows alone (off by 100 / 64). */
+static void test_xent_sampled(void)
+{
+    struct nu_kernel k;
+    struct measure_case mc;
+    struct naive_stubs naive;
+    struct result r;
+    naive_init(&naive);
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_xent, op: cross_entropy, "
+                   "vocab: 1000}\n")) {
+        CU_ASSERT_FATAL(mcase_init(&mc, nu_rt(), &naive, k.ks, 100, 5, 0) ==
+                        CL_SUCCESS);
+        TU_CHECK(mc.n_rows == 64, "sampled %zu rows of 100", mc.n_rows);
+        CU_ASSERT_FATAL(mcase_load_naive(&mc, NULL) == CL_SUCCESS);
+        memset(&r, 0, sizeof r);
+        verify_variant(&mc, run_naive, &r);
+        TU_CHECK(r.ok, "the naive kernel at 100 rows: %s (error %g)",
+                 r.note, r.err);
+        mcase_free(&mc);
+    }
+    nu_kernel_free(&k);
+    naive_free(&naive);
+}
+
+int add_cross_entropy_numeric_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "cross_entropy: vocabularies, dtypes, reductions, "
+                       "smoothing, softcap, both paths, ignored and "
+                       "outside labels, in place, same bits",
+                       test_xent_kernels) == NULL ||
+                   CU_add_test(s, "cross_entropy: sampled rows of the mean "
+                               "checked against the whole case",
+                               test_xent_sampled) == NULL ||
+                   CU_add_test(s, "cross_entropy: every vocabulary, dtype "
+                               "and device type (--full)",
+                               test_xent_grid) == NULL
+               ? -1
+               : 0;
+}
