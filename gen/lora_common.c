@@ -98,35 +98,49 @@ void lora_copy_args(struct launch *l, const char *const *args)
     l->args[i] = NULL;
 }
 
-void lora_plan_adapter_buffers(struct plan *p, long K, long N, long R)
+const char *const lora_layout_choices[] = {"in_out", "out_in", NULL};
+
+void lora_plan_layout(struct plan *p, int layout)
 {
+    if (layout == LAYOUT_OUT_IN) {
+        plan_int(p, "WEIGHT_OUT_IN", "1: w [N][K], a [r][K], b [N][r] "
+                 "(weight_layout: out_in)", 1);
+    }
+}
+
+void lora_plan_adapter_buffers(struct plan *p, long K, long N, long R,
+                               int layout)
+{
+    int out_in = layout == LAYOUT_OUT_IN;
     plan_buffer(p, "a", 0, K * R, 0);
-    plan_buffer_doc(p, "[in_features][rank]",
-                    "PEFT's lora_A.weight is [rank][in_features]: pass its "
-                    "transpose");
+    plan_buffer_doc(p, out_in ? "[rank][in_features]" : "[in_features][rank]",
+                    out_in ? "PEFT's lora_A.weight as it is"
+                           : "PEFT's lora_A.weight is [rank][in_features]: "
+                             "pass its transpose");
     plan_buffer(p, "b", 0, R * N, 0);
-    plan_buffer_doc(p, "[rank][out_features]",
-                    "PEFT's lora_B.weight is [out_features][rank]: pass its "
-                    "transpose");
+    plan_buffer_doc(p, out_in ? "[out_features][rank]" : "[rank][out_features]",
+                    out_in ? "PEFT's lora_B.weight as it is"
+                           : "PEFT's lora_B.weight is [out_features][rank]: "
+                             "pass its transpose");
 }
 
 void lora_reference_t(const float *x_row, const float *a, size_t K,
-                      size_t R, double scale, double *t)
+                      size_t R, double scale, int layout, double *t)
 {
     for (size_t j = 0; j < R; j++) {
         double acc = 0;
         for (size_t k = 0; k < K; k++) {
-            acc += (double)x_row[k] * a[k * R + j];
+            acc += (double)x_row[k] * a[lora_at(layout, k, j, K, R)];
         }
         t[j] = scale * acc;
     }
 }
 
 void lora_peer_t(struct gemm_chain *g, size_t rows, size_t K, size_t R,
-                 double scale)
+                 double scale, int layout)
 {
-    g->gemm[g->n_gemm++] =
-        (struct gemm){rows, R, K, scale, 0, "x", "a", "temp", 0, 0};
+    g->gemm[g->n_gemm++] = (struct gemm){
+        rows, R, K, scale, 0, "x", "a", "temp", 0, layout == LAYOUT_OUT_IN};
 }
 
 void lora_shape_line(char *buf, size_t size, size_t rows, long K, long N,

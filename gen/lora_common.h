@@ -60,6 +60,21 @@ static inline long pow2_floor(long v)
 #define LORA_BOOL_FIELD(key, def, help)                                      \
     {key, VALUE_BOOL, 0, def, 0, 1, NULL, help}
 
+/* weight_layout: how W, A and B (and dA, dB) lie in memory. in_out: W is
+ * K x N, A K x r, B r x N; out_in: PyTorch's and PEFT's, nn.Linear.weight
+ * N x K, lora_A.weight r x K, lora_B.weight N x r. */
+enum { LAYOUT_IN_OUT, LAYOUT_OUT_IN };
+extern const char *const lora_layout_choices[];
+#define LORA_LAYOUT_FIELD                                                    \
+    {"weight_layout", VALUE_CHOICE, 0, LAYOUT_IN_OUT, 0, 0,                  \
+     lora_layout_choices,                                                    \
+     "in_out: w [in][out], a [in][rank], b [rank][out]; out_in: "           \
+     "PyTorch's and PEFT's, w [out][in], a [rank][in], b [out][rank]"}
+
+/* The #define WEIGHT_OUT_IN of P's prelude, with out_in only (in_out, the
+ * default, leaves the emitted source as it was). */
+void lora_plan_layout(struct plan *p, int layout);
+
 /* Reports a rank above in_features (K) or out_features (N) at the rank's
  * mark, the first of the two only; returns 0 when it did. */
 int lora_check_rank(const struct kernel_spec *ks, long K, long N, long R,
@@ -101,19 +116,28 @@ void lora_plan_gemm_simt(struct plan *p, const struct gemm_simt *g);
 /* Sets L's NULL-terminated argument list to ARGS. */
 void lora_copy_args(struct launch *l, const char *const *args);
 
-/* Adds the buffers a ([in_features][rank]) and b ([rank][out_features])
- * to P, with how to fill them from PEFT's weights. */
-void lora_plan_adapter_buffers(struct plan *p, long K, long N, long R);
+/* Adds the buffers a and b to P, in LAYOUT, with how to fill them from
+ * PEFT's weights. */
+void lora_plan_adapter_buffers(struct plan *p, long K, long N, long R,
+                               int layout);
+
+/* The offset of element (I, J) of an I_N x J_N matrix of a LoRA layer (W
+ * K x N, A K x r, B r x N, as in_out has them) in LAYOUT. */
+static inline size_t lora_at(int layout, size_t i, size_t j, size_t i_n,
+                             size_t j_n)
+{
+    return layout == LAYOUT_OUT_IN ? j * i_n + i : i * j_n + j;
+}
 
 /* T = SCALE * X_ROW*A for one row of X (K values) into T (R values), in
- * float64, as the references compute it. */
+ * float64, as the references compute it (A in LAYOUT). */
 void lora_reference_t(const float *x_row, const float *a, size_t K,
-                      size_t R, double scale, double *t);
+                      size_t R, double scale, int layout, double *t);
 
 /* Appends to G the SGEMM of a BLAS peer that computes T = SCALE * X*A
- * into "temp" for ROWS rows. */
+ * into "temp" for ROWS rows (A in LAYOUT). */
 void lora_peer_t(struct gemm_chain *g, size_t rows, size_t K, size_t R,
-                 double scale);
+                 double scale, int layout);
 
 /* "M=ROWS K=K N=N r=R", then NOTE, then " +=" to ACCUMULATE: the shape
  * in one line of bench output. */

@@ -30,7 +30,8 @@ enum { ENGINE_SIMT, ENGINE_MMA, ENGINE_WGMMA };
                                  "term alone (no W)"))                       \
     X(accumulate, int,                                                       \
       LORA_BOOL_FIELD("accumulate", 0,                                       \
-                      "add into Y instead of overwriting it"))
+                      "add into Y instead of overwriting it"))               \
+    X(layout, int, LORA_LAYOUT_FIELD)
 
 /* The knobs under `tile:`, in the order `specl list` shows them:
  * X(NAME, TYPE, KIND, DEFAULT, MIN, MAX, CHOICES, HELP), the knob NAME

@@ -56,6 +56,7 @@ void lora_plan_shape(const struct kernel_spec *ks, const struct lora *c,
     plan_float(p, "SCALE", "factor of (X*A)*B", spec_lora_scale(ks));
     plan_int(p, "HAS_BASE", "1: Y includes X*W", c->base);
     plan_int(p, "ACCUMULATE", "1: Y += result", c->accumulate);
+    lora_plan_layout(p, c->layout);
 }
 
 /* lora_main's GEMM (gemm_simt.cl): Y = [X | T] * [W ; B], K then r;
@@ -474,11 +475,16 @@ static void plan_buffers(const struct lora *c, struct plan *p)
     plan_buffer(p, "x", c->K, 0, 0);
     plan_buffer_doc(p, "[rows][in_features]", NULL);
     plan_buffer(p, "w", 0, c->K * c->N, !c->base);
-    plan_buffer_doc(p, "[in_features][out_features]",
-                    "PyTorch and PEFT keep the base layer's weight as "
-                    "[out_features][in_features]: pass its transpose "
-                    "(transposed once, when the weights are loaded)");
-    lora_plan_adapter_buffers(p, c->K, c->N, c->R);
+    if (c->layout == LAYOUT_OUT_IN) {
+        plan_buffer_doc(p, "[out_features][in_features]",
+                        "PyTorch's nn.Linear.weight as it is");
+    } else {
+        plan_buffer_doc(p, "[in_features][out_features]",
+                        "PyTorch and PEFT keep the base layer's weight as "
+                        "[out_features][in_features]: pass its transpose "
+                        "(transposed once, when the weights are loaded)");
+    }
+    lora_plan_adapter_buffers(p, c->K, c->N, c->R, c->layout);
     plan_buffer(p, "y", c->N, 0, 0);
     plan_buffer_role(p, c->accumulate ? BUFFER_INOUT : BUFFER_OUT);
     plan_buffer_doc(p, "[rows][out_features]", NULL);

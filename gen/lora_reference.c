@@ -32,20 +32,19 @@ int lora_reference(const struct kernel_spec *ks,
     }
     for (size_t m = 0; m < rows; m++) {
         const float *xm = x + m * K;
-        lora_reference_t(xm, a, K, R, scale, t);
+        lora_reference_t(xm, a, K, R, scale, c.layout, t);
         for (size_t n = 0; n < N; n++) {
             row[n] = c.accumulate ? y0[m * N + n] : 0.0;
         }
         for (size_t k = 0; c.base && k < K; k++) {
             double xv = xm[k];
-            const float *wk = w + k * N;
             for (size_t n = 0; n < N; n++) {
-                row[n] += xv * wk[n];
+                row[n] += xv * w[lora_at(c.layout, k, n, K, N)];
             }
         }
         for (size_t j = 0; j < R; j++) {
             for (size_t n = 0; n < N; n++) {
-                row[n] += t[j] * b[j * N + n];
+                row[n] += t[j] * b[lora_at(c.layout, j, n, R, N)];
             }
         }
         memcpy(y + m * N, row, N * sizeof *row);
@@ -109,14 +108,15 @@ void lora_blas_peer(const struct kernel_spec *ks, size_t rows,
     lora_read(ks, &c);
     size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
     double beta = c.accumulate ? 1 : 0;
+    int out_in = c.layout == LAYOUT_OUT_IN;
     g->temp_per_row = R;
     g->n_gemm = 0;
     if (c.base) {
         g->gemm[g->n_gemm++] = (struct gemm){rows, N, K, 1, beta,
-                                             "x", "w", "y", 0, 0};
+                                             "x", "w", "y", 0, out_in};
         beta = 1;
     }
-    lora_peer_t(g, rows, K, R, emitted_float(spec_lora_scale(ks)));
+    lora_peer_t(g, rows, K, R, emitted_float(spec_lora_scale(ks)), c.layout);
     g->gemm[g->n_gemm++] = (struct gemm){rows, N, R, 1, beta,
-                                         "temp", "b", "y", 0, 0};
+                                         "temp", "b", "y", 0, out_in};
 }

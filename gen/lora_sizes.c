@@ -486,9 +486,12 @@ int pads_x(const struct lora *c)
     return uses_padded(c) && c->K % 4 != 0;
 }
 
+/* W's rows are N long (in_out) or K long (out_in): a copy where they are
+ * no multiple of 4 (padded.cl). */
 int pads_w(const struct lora *c)
 {
-    return uses_padded(c) && c->N % 4 != 0;
+    long row = c->layout == LAYOUT_OUT_IN ? c->K : c->N;
+    return uses_padded(c) && row % 4 != 0;
 }
 
 /* Both copies: X's rows and W's columns run on to a whole K step

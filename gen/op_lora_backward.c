@@ -37,7 +37,8 @@
     X(accumulate, int,                                                       \
       LORA_BOOL_FIELD("accumulate", 0, "add into dA and dB (gradient "       \
                                        "accumulation) instead of "           \
-                                       "overwriting"))
+                                       "overwriting"))                       \
+    X(layout, int, LORA_LAYOUT_FIELD)
 
 #define BWD_KNOBS(X)                                                         \
     X(m, VALUE_INT, 64, 1, 1024, "lora_bwd_dx: rows of dX per work-group")   \
@@ -117,6 +118,13 @@ static void bwd_read(const struct kernel_spec *ks, struct bwd *c)
 static int uses_w(const struct bwd *c)
 {
     return c->input_grad && c->base;
+}
+
+/* lora_bwd_dx reads W^T's tiles along K: from lora_bwd_wt's copy in the
+ * scratch where W is K x N (in_out); out_in's W, N x K, is W^T itself. */
+static int copies_wt(const struct bwd *c)
+{
+    return uses_w(c) && c->layout == LAYOUT_IN_OUT;
 }
 
 /* ---- local memory, in floats, as the templates declare it ------------- */
@@ -477,6 +485,7 @@ static void plan_shape(const struct kernel_spec *ks, const struct bwd *c,
     plan_int(p, "HAS_BASE", "1: dX includes dY*W^T", uses_w(c));
     plan_int(p, "INPUT_GRAD", "1: dX is computed", c->input_grad);
     plan_int(p, "ACCUMULATE", "1: dA += ..., dB += ...", c->accumulate);
+    lora_plan_layout(p, c->layout);
 }
 
 /* lora_bwd_dx's GEMM (gemm_simt.cl): dX = [dY | G] * [W^T ; A^T], N
@@ -555,7 +564,7 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         lora_copy_args(l, reduce_args);
     }
 
-    if (uses_w(c)) {
+    if (copies_wt(c)) {
         l = &pa->launch[pa->n_launch++];
         static const char *const wt_args[] = {"rows", "w", "scratch", NULL};
         l->kernel = "lora_bwd_wt";
@@ -570,13 +579,15 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         l = &pa->launch[pa->n_launch++];
         static const char *const dx_args[] = {"rows", "dy",      "a",
                                               "dx",   "scratch", NULL};
+        static const char *const dx_w_args[] = {"rows", "dy", "w", "a",
+                                                "dx", "scratch", NULL};
         l->kernel = "lora_bwd_dx";
         l->dims = 2;
         l->local[0] = (size_t)(c->n / c->wn);
         l->local[1] = (size_t)(c->m / c->wm);
         launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
         launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->m);
-        lora_copy_args(l, dx_args);
+        lora_copy_args(l, uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
     }
 }
 
@@ -597,11 +608,17 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
 
     plan_buffer(p, "x", c.K, 0, 0);
     plan_buffer_doc(p, "[rows][in_features]", "The forward's input");
+    int out_in = c.layout == LAYOUT_OUT_IN;
     plan_buffer(p, "w", 0, c.K * c.N, !uses_w(&c));
-    plan_buffer_doc(p, "[in_features][out_features]",
-                    "PyTorch and PEFT keep the base layer's weight as "
-                    "[out_features][in_features]: pass its transpose");
-    lora_plan_adapter_buffers(p, c.K, c.N, c.R);
+    if (out_in) {
+        plan_buffer_doc(p, "[out_features][in_features]",
+                        "PyTorch's nn.Linear.weight as it is");
+    } else {
+        plan_buffer_doc(p, "[in_features][out_features]",
+                        "PyTorch and PEFT keep the base layer's weight as "
+                        "[out_features][in_features]: pass its transpose");
+    }
+    lora_plan_adapter_buffers(p, c.K, c.N, c.R, c.layout);
     plan_buffer(p, "dy", c.N, 0, 0);
     plan_buffer_doc(p, "[rows][out_features]", "The gradient of the output");
     plan_buffer(p, "dx", c.K, 0, !c.input_grad);
@@ -609,14 +626,16 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     plan_buffer_doc(p, "[rows][in_features]", "The gradient of the input");
     plan_buffer(p, "da", 0, c.K * c.R, 0);
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
-    plan_buffer_doc(p, "[in_features][rank]",
-                    "The gradient of a; lora_A.weight.grad is its "
-                    "transpose");
+    plan_buffer_doc(p, out_in ? "[rank][in_features]" : "[in_features][rank]",
+                    out_in ? "The gradient of a: lora_A.weight.grad"
+                           : "The gradient of a; lora_A.weight.grad is its "
+                             "transpose");
     plan_buffer(p, "db", 0, c.R * c.N, 0);
     plan_buffer_role(p, c.accumulate ? BUFFER_INOUT : BUFFER_OUT);
-    plan_buffer_doc(p, "[rank][out_features]",
-                    "The gradient of b; lora_B.weight.grad is its "
-                    "transpose");
+    plan_buffer_doc(p, out_in ? "[out_features][rank]" : "[rank][out_features]",
+                    out_in ? "The gradient of b: lora_B.weight.grad"
+                           : "The gradient of b; lora_B.weight.grad is its "
+                             "transpose");
 
     /* G and T per row, then a slice of partial sums per grad_rows rows:
      * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
@@ -626,7 +645,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     long fixed = slice;
     /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
      * floats. Both paths find it there. */
-    if (uses_w(&c)) {
+    if (copies_wt(&c)) {
         fixed += c.K * c.N + 3;
     }
 
@@ -698,42 +717,45 @@ static int bwd_reference(const struct kernel_spec *ks,
         free(g);
         return -1;
     }
+    int lay = c.layout;
     for (size_t m = 0; m < rows; m++) {
-        lora_reference_t(x + m * K, a, K, R, scale, t + m * R);
+        lora_reference_t(x + m * K, a, K, R, scale, lay, t + m * R);
         for (size_t j = 0; j < R; j++) {
             double dyb = 0;
             for (size_t n = 0; n < N; n++) {
-                dyb += (double)dy[m * N + n] * b[j * N + n];
+                dyb += (double)dy[m * N + n] * b[lora_at(lay, j, n, R, N)];
             }
             g[m * R + j] = scale * dyb;
         }
     }
     for (size_t k = 0; da != NULL && k < K; k++) {
         for (size_t j = 0; j < R; j++) {
-            double sum = c.accumulate ? in[BUF_DA][k * R + j] : 0;
+            size_t at = lora_at(lay, k, j, K, R);
+            double sum = c.accumulate ? in[BUF_DA][at] : 0;
             for (size_t m = 0; m < rows; m++) {
                 sum += (double)x[m * K + k] * g[m * R + j];
             }
-            da[k * R + j] = sum;
+            da[at] = sum;
         }
     }
     for (size_t j = 0; db != NULL && j < R; j++) {
         for (size_t n = 0; n < N; n++) {
-            double sum = c.accumulate ? in[BUF_DB][j * N + n] : 0;
+            size_t at = lora_at(lay, j, n, R, N);
+            double sum = c.accumulate ? in[BUF_DB][at] : 0;
             for (size_t m = 0; m < rows; m++) {
                 sum += t[m * R + j] * dy[m * N + n];
             }
-            db[j * N + n] = sum;
+            db[at] = sum;
         }
     }
     for (size_t m = 0; dx != NULL && m < rows; m++) {
         for (size_t k = 0; k < K; k++) {
             double sum = 0;
             for (size_t n = 0; uses_w(&c) && n < N; n++) {
-                sum += (double)dy[m * N + n] * w[k * N + n];
+                sum += (double)dy[m * N + n] * w[lora_at(lay, k, n, K, N)];
             }
             for (size_t j = 0; j < R; j++) {
-                sum += g[m * R + j] * a[k * R + j];
+                sum += g[m * R + j] * a[lora_at(lay, k, j, K, R)];
             }
             dx[m * K + k] = sum;
         }
@@ -809,25 +831,29 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
     size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
     double scale = emitted_float(spec_lora_scale(ks));
     double beta = c.accumulate ? 1 : 0;
+    int in_out = c.layout == LAYOUT_IN_OUT;
     g->temp_per_row = R;
     g->temp2_per_row = R;
     g->n_gemm = 0;
-    lora_peer_t(g, rows, K, R, scale);
+    lora_peer_t(g, rows, K, R, scale, c.layout);
     g->gemm[g->n_gemm++] =
-        (struct gemm){rows, R, N, scale, 0, "dy", "b", "temp2", 0, 1};
+        (struct gemm){rows, R, N, scale, 0, "dy", "b", "temp2", 0, in_out};
+    /* out_in: dB^T = dY^T*T and dA^T = G^T*X */
     g->gemm[g->n_gemm++] =
-        (struct gemm){R, N, rows, 1, beta, "temp", "dy", "db", 1, 0};
+        in_out ? (struct gemm){R, N, rows, 1, beta, "temp", "dy", "db", 1, 0}
+               : (struct gemm){N, R, rows, 1, beta, "dy", "temp", "db", 1, 0};
     g->gemm[g->n_gemm++] =
-        (struct gemm){K, R, rows, 1, beta, "x", "temp2", "da", 1, 0};
+        in_out ? (struct gemm){K, R, rows, 1, beta, "x", "temp2", "da", 1, 0}
+               : (struct gemm){R, K, rows, 1, beta, "temp2", "x", "da", 1, 0};
     if (c.input_grad) {
         double dx_beta = 0;
         if (uses_w(&c)) {
             g->gemm[g->n_gemm++] =
-                (struct gemm){rows, K, N, 1, 0, "dy", "w", "dx", 0, 1};
+                (struct gemm){rows, K, N, 1, 0, "dy", "w", "dx", 0, in_out};
             dx_beta = 1;
         }
-        g->gemm[g->n_gemm++] =
-            (struct gemm){rows, K, R, 1, dx_beta, "temp2", "a", "dx", 0, 1};
+        g->gemm[g->n_gemm++] = (struct gemm){rows, K, R, 1, dx_beta, "temp2",
+                                             "a", "dx", 0, in_out};
     }
 }
 

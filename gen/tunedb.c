@@ -162,11 +162,15 @@ void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size)
     out[0] = '\0';
     for (int i = 0; i < ks->op->n_fields; i++) {
         const struct param_def *f = &ks->op->fields[i];
-        if (f->kind != VALUE_INT && f->kind != VALUE_BOOL) {
+        if (f->kind != VALUE_INT && f->kind != VALUE_BOOL &&
+            f->kind != VALUE_CHOICE) {
             continue; /* eps, scale: no bearing on speed */
         }
         if (!ks->field[i].set && param_stand_in(f)) {
             continue; /* rope's rotary_dim left to head_dim */
+        }
+        if (f->kind == VALUE_CHOICE && ks->field[i].num == f->def) {
+            continue; /* weight_layout: in_out, as keys were before it */
         }
         param_format(f, ks->field[i].num, v, sizeof v);
         size_t len = strlen(out);

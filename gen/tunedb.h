@@ -155,7 +155,10 @@ const char *tunedb_device(const struct tunedb *db, const char *name,
                           char *list, size_t list_size);
 
 /* The shape key of KS: its int and bool fields as "key=value ...", a
- * stand-in (param_stand_in) only when the spec gives it. */
+ * stand-in (param_stand_in) only when the spec gives it, a choice
+ * (weight_layout: out_in, rope's style...) only when not its default:
+ * kernels that differ in one read their operands otherwise, and share no
+ * entry. */
 void tune_shape_text(const struct kernel_spec *ks, char *out, size_t size);
 
 #endif

@@ -28,7 +28,8 @@ static int shape_valid(struct kernel_spec *ks, enum dtype dtype,
     struct diags quiet = {.out = NULL};
     for (int f = 0; f < ks->op->n_fields; f++) {
         const struct param_def *def = &ks->op->fields[f];
-        if (def->kind != VALUE_INT && def->kind != VALUE_BOOL) {
+        if (def->kind != VALUE_INT && def->kind != VALUE_BOOL &&
+            def->kind != VALUE_CHOICE) {
             ks->field[f].num = def->def; /* not in the shape: the default */
         }
     }
@@ -42,8 +43,8 @@ static int shape_valid(struct kernel_spec *ks, enum dtype dtype,
 }
 
 /* Whether TEXT is a shape of OP as tune_shape_text writes it (every int
- * and bool field once, a stand-in when given, in the op's order, values
- * within their limits)
+ * and bool field once, a stand-in when given, a choice when not its
+ * default, in the op's order, values within their limits)
  * that a spec could give (shape_valid): entries are found by their
  * shape's text. Else the reason in WHY. */
 int tunedb_shape_fits(const struct op_def *op, enum dtype dtype,
@@ -69,8 +70,9 @@ int tunedb_shape_fits(const struct op_def *op, enum dtype dtype,
             snprintf(why, size, "no '=' in '%.*s'", (int)len, p);
             return 0;
         }
-        if (def == NULL ||
-            (def->kind != VALUE_INT && def->kind != VALUE_BOOL)) {
+        if (def == NULL || (def->kind != VALUE_INT &&
+                            def->kind != VALUE_BOOL &&
+                            def->kind != VALUE_CHOICE)) {
             snprintf(why, size, "'%s' is no shape key of %s", key, op->name);
             return 0;
         }

@@ -364,6 +364,66 @@ inline void gemm_fetch_b(float4 br[GEMM_B_LOADS(GEMM_VEC)],
     }
 }
 
+/* Global -> registers: the B-side tile at (k0, col0) of P stored by
+ * columns, column n at n * LD with k along it (W as PyTorch keeps it,
+ * weight_layout: out_in), VW wide along k, as gemm_fetch_a reads its
+ * rows. Columns past the output's repeat the last one (never stored); k
+ * past the end reads as zero (EDGE) or as the column's last vector
+ * (CLAMP). */
+inline void gemm_fetch_b_cols(float4 br[GEMM_B_LOADS(GEMM_VEC)],
+                              const __global storage_t *p, const int ld,
+                              const int vw, const int col0, const int k0,
+                              const int lid, const int edge,
+                              const int clamp)
+{
+#pragma unroll
+    for (int l = 0; l < GEMM_B_LOADS(GEMM_VEC); l++) {
+        const int v = lid + l * GEMM_THREADS;
+        const int c = v / (GEMM_TILE_K / vw);
+        const int k = k0 + v % (GEMM_TILE_K / vw) * vw;
+#if GEMM_N % GEMM_TILE_N != 0
+        const int col = min(col0 + c, GEMM_N - 1);
+#else
+        const int col = col0 + c;
+#endif
+        if (l < GEMM_B_LOADS(vw)) {
+            br[l] = (float4)0.0f;
+            if ((GEMM_B_VECS(vw) % GEMM_THREADS == 0 ||
+                 v < GEMM_B_VECS(vw)) &&
+                GEMM_K_LIVE(edge, k)) {
+                br[l] = gemm_load_vw(p + (size_t)col * ld,
+                                     GEMM_K_IN(clamp, k, vw), vw);
+            }
+        }
+    }
+}
+
+/* Registers -> local: gemm_fetch_b_cols's tile transposed to k-major;
+ * with CLAMP, zeros past the end. */
+inline void gemm_stash_b_cols(__local float *bs,
+                              const float4 br[GEMM_B_LOADS(GEMM_VEC)],
+                              const int vw, const int k0, const int lid,
+                              const int clamp)
+{
+#pragma unroll
+    for (int l = 0; l < GEMM_B_LOADS(GEMM_VEC); l++) {
+        const int v = lid + l * GEMM_THREADS;
+        const int c = v / (GEMM_TILE_K / vw);
+        const int kk = v % (GEMM_TILE_K / vw) * vw;
+        if (l < GEMM_B_LOADS(vw) &&
+            (GEMM_B_VECS(vw) % GEMM_THREADS == 0 || v < GEMM_B_VECS(vw))) {
+            const int past = GEMM_K_PAST(clamp, k0 + kk);
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                if (e < vw) {
+                    bs[(kk + e) * GEMM_LDB + c] =
+                        past ? 0.0f : GEMM_LANE(br[l], e);
+                }
+            }
+        }
+    }
+}
+
 /* Registers -> local: the B-side tile as it came, k-major; with CLAMP,
  * zeros past the end. */
 inline void gemm_stash_b(__local float *bs,

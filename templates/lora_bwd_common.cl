@@ -6,7 +6,9 @@
  *     dX = dY*W^T + G*A^T   (rows x K)
  *
  * X is rows x K, W is K x N, A is K x r, B is r x N, dY is rows x N, dX is
- * rows x K, dA is K x r, dB is r x N, all row-major in storage_t;
+ * rows x K, dA is K x r, dB is r x N, all row-major in storage_t (W, A, B,
+ * dA and dB as lora_layout.cl has them: with weight_layout: out_in, N x
+ * K, r x K, N x r, r x K and N x r);
  * arithmetic and accumulation are float. dA and dB come out the same bit
  * for bit on every run: their sums over rows run in a fixed order (no
  * atomics).
@@ -26,8 +28,8 @@
  *                    partials in slice order (else it returns at once).
  *                    Local size (REDUCE_THREADS), one work-item per
  *                    element of dA and dB.
- *   lora_bwd_wt      INPUT_GRAD 1 and HAS_BASE 1: W^T into the scratch
- *                    (lora_bwd_wt.cl). Local size (32, 8), a 32 x 32
+ *   lora_bwd_wt      INPUT_GRAD 1 and HAS_BASE 1, W in_out: W^T into
+ *                    the scratch (lora_bwd_wt.cl; out_in's W is W^T). Local size (32, 8), a 32 x 32
  *                    block of W per work-group.
  *   lora_bwd_dx      INPUT_GRAD 1: dX = [dY | G] * [W^T ; A^T], a
  *                    register-tiled GEMM whose reduction runs over N, then
@@ -42,7 +44,7 @@
  *              (K + N) * RANK floats; slice s holds the sums over its rows
  *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
  *              n of dB at n * RANK). Unused with one slice.
- *   W^T        INPUT_GRAD 1 and HAS_BASE 1: past the partials, rounded up
+ *   W^T        INPUT_GRAD 1, HAS_BASE 1, in_out: past the partials, rounded up
  *              to a multiple of 4 floats: N x K storage_t (W transposed,
  *              row n at n * K), written by lora_bwd_wt for lora_bwd_dx.
  *              The plan counts K * N + 3 floats for it.
@@ -66,6 +68,8 @@
 #endif
 
 #define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+#include "lora_layout.cl"
 
 /* Slices of partial sums lora_bwd_grad writes for ROWS rows. */
 #define GRAD_SLICES(rows) CEIL_DIV((rows), GRAD_ROWS)

@@ -8,7 +8,8 @@
  * GEMM_TILE_K through double-buffered local memory, software-pipelined.
  * The dY tile is read VEC-wide along n (dY's rows) and stored transposed,
  * n-major, where the inner product reads it as vectors. W^T comes from
- * lora_bwd_wt's copy in the scratch (SCRATCH_WT, N x K), so its tile is
+ * lora_bwd_wt's copy in the scratch (SCRATCH_WT, N x K), or with
+ * weight_layout: out_in from W itself (N x K already), so its tile is
  * read VEC-wide along K and stored as it comes, like lora_main's W tile:
  * read from W itself (K x N), each column of the tile would be a short
  * segment of a row of W to scatter transposed. On the H100 (f32, 4096
@@ -95,12 +96,17 @@
 __kernel __attribute__((reqd_work_group_size(GEMM_THREADS_N,
                                               GEMM_THREADS_M, 1)))
 void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
+#if HAS_BASE && WEIGHT_OUT_IN
+                 const __global storage_t *restrict w,
+#endif
                  const __global storage_t *restrict a,
                  __global storage_t *restrict dx,
                  const __global float *restrict scratch)
 {
     const __global float *restrict g = SCRATCH_G(scratch, rows);
-#if HAS_BASE
+#if HAS_BASE && WEIGHT_OUT_IN
+    const __global storage_t *restrict wt = w; /* N x K: W^T itself */
+#elif HAS_BASE
     const __global storage_t *restrict wt =
         (const __global storage_t *)SCRATCH_WT(scratch, rows);
 #endif
@@ -153,11 +159,16 @@ void lora_bwd_dx(const int rows, const __global storage_t *restrict dy,
 #endif
 
     /* The r stretch: acc += G*A^T, GEMM_RANK_K of r per stage; G from the
-     * scratch, A^T from a (K x r, read as its transpose). */
+     * scratch, A^T from a (K x r, read as its transpose; out_in's r x K
+     * is A^T, read along its rows VEC wide). */
     for (int rt = 0; rt < GEMM_RANK_TILES; rt++) {
         const int j0 = rt * GEMM_RANK_K;
         gemm_rank_a(as, g, rows, row0, j0, lid);
+#if WEIGHT_OUT_IN
+        gemm_rank_b_rows(bs, a, IN_FEATURES, VEC, col0, j0, lid);
+#else
         gemm_rank_b_cols(bs, a, RANK, col0, j0, lid);
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
         gemm_mac(acc, as + tm * GEMM_LVM, bs + tn * GEMM_LVN, GEMM_RANK_K);
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -307,14 +307,14 @@ void lora_bwd_grad(const int rows, const __global storage_t *restrict x,
                 part[(size_t)n * RANK + j] = sum;
             } else if (for_da) {
 #if ACCUMULATE
-                sum = load1(da, (size_t)n * RANK + j) + sum;
+                sum = load1(da, A_AT(n, j)) + sum;
 #endif
-                store1(da, (size_t)n * RANK + j, sum);
+                store1(da, A_AT(n, j), sum);
             } else {
 #if ACCUMULATE
-                sum = load1(db, (size_t)j * OUT_FEATURES + n) + sum;
+                sum = load1(db, B_AT(j, n)) + sum;
 #endif
-                store1(db, (size_t)j * OUT_FEATURES + n, sum);
+                store1(db, B_AT(j, n), sum);
             }
         }
     }

@@ -30,15 +30,27 @@ void lora_bwd_reduce(const int rows, __global storage_t *restrict da,
     const __global float *from = SCRATCH_PARTIALS(scratch, rows);
     __global storage_t *to;
     size_t at;
+    /* e runs along dA's and dB's rows as they lie (lora_layout.cl); the
+     * partials hold dA as K x r and dB^T as N x r */
     if (e < (size_t)IN_FEATURES * RANK) {
+#if WEIGHT_OUT_IN
+        const int j = e / IN_FEATURES;
+        const int k = e % IN_FEATURES;
+        from += (size_t)k * RANK + j;
+#else
         from += e;
+#endif
         to = da;
         at = e;
     } else if (e < SLICE_FLOATS) {
         const size_t jn = e - (size_t)IN_FEATURES * RANK;
+#if WEIGHT_OUT_IN
+        from += (size_t)IN_FEATURES * RANK + jn;
+#else
         const int j = jn / OUT_FEATURES;
         const int n = jn % OUT_FEATURES;
         from += (size_t)(IN_FEATURES + n) * RANK + j;
+#endif
         to = db;
         at = jn;
     } else {

@@ -182,9 +182,10 @@ typedef struct {
 #endif
 } tg_pf_t;
 
-/* Global -> registers: the chunk of rows K0 .. of A (TRANSPOSED 0, K x
- * RANK, rows contiguous) or of B^T (TRANSPOSED 1: columns of B,
- * RANK x N), rows past LEN left out. */
+/* Global -> registers: the chunk of rows K0 .. of A or B^T, LEN x RANK:
+ * TRANSPOSED 0 where its rows lie contiguous (A in_out, K x r; B out_in,
+ * N x r), TRANSPOSED 1 where they are the columns of a RANK x LEN matrix
+ * (B in_out, r x N; A out_in, r x K); rows past LEN left out. */
 inline void tg_fetch_chunk(tg_pf_t *pf, const __global storage_t *m,
                            const int transposed, const int k0,
                            const int len, const int lid)
@@ -215,17 +216,17 @@ inline void tg_fetch_chunk(tg_pf_t *pf, const __global storage_t *m,
             const int nn = u % (TG_CHUNK / 4) * 4;
             const int j = u / (TG_CHUNK / 4) * 4;
             if (u < TG_UNITS_B && k0 + nn < len) {
-                const size_t at = (size_t)j * OUT_FEATURES + k0 + nn;
+                const size_t at = (size_t)j * len + k0 + nn;
 #pragma unroll
                 for (int r = 0; r < 4; r++) {
-                    pf->b[p][r] = load4(m, at + (size_t)r * OUT_FEATURES);
+                    pf->b[p][r] = load4(m, at + (size_t)r * len);
                 }
             }
 #else
             const int nn = u % TG_CHUNK;
             const int j = u / TG_CHUNK;
             if (u < TG_UNITS_B && k0 + nn < len) {
-                pf->b[p] = load1(m, (size_t)j * OUT_FEATURES + k0 + nn);
+                pf->b[p] = load1(m, (size_t)j * len + k0 + nn);
             }
 #endif
         }
@@ -303,8 +304,8 @@ inline void tg_fetch(tg_vec_t xv[TG_W], const __global storage_t *src,
 
 /* acc[i][jj] = sum over k < LEN of ROW_i[k] * M[k][j] (j the work-item's
  * jj-th rank column: 4 * (rl + TG_RL * (jj / 4)) + jj % 4 with TG_AV 4),
- * this work-item's share, where M is A (TRANSPOSED 0, LEN = K) or B^T
- * (TRANSPOSED 1, LEN = N). TG_CHUNK is a whole number of steps, so the
+ * this work-item's share, where M is A (LEN = K) or B^T (LEN = N),
+ * TRANSPOSED as tg_fetch_chunk takes it. TG_CHUNK is a whole number of steps, so the
  * next step's columns are always TG_SPAN further on, in this chunk or
  * the next: each step loads them before it computes. */
 inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
@@ -469,8 +470,10 @@ void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
     const int row0 = get_group_id(0) * TG_ROWS;
 
     float acc[TG_W][TG_RJ];
-    tg_product(acc, ms, a, 0, x, row0 + tm, rows, IN_FEATURES, tk, rl, lid);
+    tg_product(acc, ms, a, WEIGHT_OUT_IN, x, row0 + tm, rows, IN_FEATURES,
+               tk, rl, lid);
     tg_store(SCRATCH_T(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
-    tg_product(acc, ms, b, 1, dy, row0 + tm, rows, OUT_FEATURES, tk, rl, lid);
+    tg_product(acc, ms, b, !WEIGHT_OUT_IN, dy, row0 + tm, rows, OUT_FEATURES,
+               tk, rl, lid);
     tg_store(SCRATCH_G(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
 }

@@ -8,7 +8,8 @@
  * plan launches.
  *
  * X is rows x K, W is K x N, A is K x r, B is r x N, Y is rows x N, all
- * row-major in storage_t; arithmetic and accumulation are float. The LoRA
+ * row-major in storage_t (W, A and B as lora_layout.cl has them: with
+ * weight_layout: out_in, N x K, r x K and N x r); arithmetic and accumulation are float. The LoRA
  * term is one more stretch of the reduction: with T = SCALE*X*A (rows x r),
  * Y = [X | T]*[W ; B], so base and adapter come out of one accumulator and
  * Y is written once.
@@ -98,6 +99,8 @@
 #error "lora_common.cl: the plan must define the shape, XA_INLINE and VEC"
 #endif
 
+#include "lora_layout.cl"
+
 /* ---- Derived sizes ---- */
 
 #define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
@@ -133,4 +136,15 @@ typedef float vecf_t;
 #define PARTIAL_V(p) (*(p))
 #else
 #error "VEC must be 1, 2 or 4"
+#endif
+
+/* VEC elements STEP apart from P[I] (lora_layout.cl): W's, A's or B's
+ * along n (j), one load where they lie side by side. */
+#if VEC == 4
+#define loadv_step load4_step
+#elif VEC == 2
+#define loadv_step(p, i, step)                                           \
+    ((step) == 1 ? loadv((p), (i)) : load2_step((p), (i), (step)))
+#else
+#define loadv_step(p, i, step) load1((p), (i))
 #endif

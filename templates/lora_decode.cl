@@ -63,16 +63,18 @@ typedef float4 dvec_t;
  * columns; never stored), one load from COLC[0] where VEC allows. */
 #if DECODE_VEC == VEC
 inline dvec_t load_cols(const __global storage_t *p, const size_t off,
-                        const int colc[DECODE_VEC])
+                        const size_t step, const int colc[DECODE_VEC])
 {
-    return loadv(p + colc[0], off);
+    return loadv_step(p, off + (size_t)colc[0] * step, step);
 }
 #else
 inline dvec_t load_cols(const __global storage_t *p, const size_t off,
-                        const int colc[DECODE_VEC])
+                        const size_t step, const int colc[DECODE_VEC])
 {
-    return (dvec_t)(load1(p, off + colc[0]), load1(p, off + colc[1]),
-                     load1(p, off + colc[2]), load1(p, off + colc[3]));
+    return (dvec_t)(load1(p, off + colc[0] * step),
+                    load1(p, off + colc[1] * step),
+                    load1(p, off + colc[2] * step),
+                    load1(p, off + colc[3] * step));
 }
 #endif
 
@@ -121,7 +123,7 @@ inline void decode_load(const int k, dvec_t wv[DECODE_VEC],
         }
         if (DEC_LIVE(k + c)) {
 #if HAS_BASE
-            wv[c] = load_cols(w, (size_t)(k + c) * OUT_FEATURES, colc);
+            wv[c] = load_cols(w, W_AT(k + c, 0), W_NSTEP, colc);
 #endif
 #pragma unroll
             for (int q = 0; q < DEC_TQ; q++) {
@@ -130,7 +132,7 @@ inline void decode_load(const int k, dvec_t wv[DECODE_VEC],
                 if (j < RANK)
 #endif
                 {
-                    av[c][q] = load1(a, (size_t)(k + c) * RANK + j);
+                    av[c][q] = load1(a, A_AT(k + c, j));
                 }
             }
         }
@@ -327,7 +329,7 @@ void lora_decode(const int rows,
         if (j < RANK)
 #endif
         {
-            const dvec_t bv = load_cols(b, (size_t)j * OUT_FEATURES, colc);
+            const dvec_t bv = load_cols(b, B_AT(j, 0), B_NSTEP, colc);
 #pragma unroll
             for (int m = 0; m < DECODE_ROWS; m++) {
                 const int row = min(m, nr - 1);

@@ -20,6 +20,9 @@
  *   DSUM_TPART(rows, s)  X*A of slice s, rows x RANK (not yet scaled)
  * Rows past `rows` are zero in X and never stored.
  *
+ * With WEIGHT_OUT_IN (W N x K, A r x K) a step's strip is staged
+ * n-major, its rows 16 values of K, and read without .trans (mma_x4).
+ *
  * Needs K, N and r multiples of 8 (whole 16-byte chunks; checked by the
  * plan). Local size (32 * DMMA_WARPS, 1); along dimension 0 DSUM_SLICES x
  * (DMMA_STRIPS + 1) work-groups, along 1 one per DMMA_ROWS rows. */
@@ -62,14 +65,20 @@
 
 /* Starts the copies of K step KT of a strip of P (LD columns a row, COLS
  * of them from COL0, zero past K and past LD) into STAGE, a tile of COLS
- * columns. */
+ * columns. out_in: P is LD x K (W N x K, A r x K), the strip its rows
+ * col0 .., and STAGE n-major, COLS rows of DMMA_STEP. */
 inline void dmma_load_step(__local ushort *stage,
                            const __global storage_t *p, const uint ld,
                            const uint cols, const uint col0, const uint kt,
                            const uint lane)
 {
+#if WEIGHT_OUT_IN
+    mma_copy_tile(stage, p, IN_FEATURES, col0, cols, ld, kt * DMMA_STEP,
+                  DMMA_STEP, IN_FEATURES, lane, 32);
+#else
     mma_copy_tile(stage, p, ld, kt * DMMA_STEP, DMMA_STEP, IN_FEATURES, col0,
                   cols, ld, lane, 32);
+#endif
     mma_commit();
 }
 
@@ -123,7 +132,9 @@ inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
     uint xf[DMMA_TILES_M][4], xn[DMMA_TILES_M][4];
     if (steps > 0)
         dmma_load_x(xf, x, rows, kt0 + warp, lane, tm);
+#if !WEIGHT_OUT_IN
     uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
+#endif
     for (uint s = 0; s < steps; s++) {
         asm volatile("cp.async.wait_group " STR(DMMA_PENDING) ";" ::
                          : "memory");
@@ -144,10 +155,19 @@ inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
         for (uint j = 0; j < DMMA_TILES_N / 2; j++) {
             if (2 * j < nt) {
                 uint b[4];
+#if WEIGHT_OUT_IN
+                /* n-major, two chunks a row (mma_x4's lanes) */
+                uint bn = 16 * j + (lane % 8) + (lane >> 4) * 8;
+                mma_x4(stage + bn * DMMA_STEP +
+                           mma_swizzle(bn, (lane >> 3) & 1,
+                                       DMMA_STEP / 8) * 8,
+                       &b[0], &b[1], &b[2], &b[3]);
+#else
                 uint c = 2 * j + chunk;
                 mma_trans_x4(stage + row * cols +
                                  mma_swizzle(row, c, cols / 8) * 8,
                              &b[0], &b[1], &b[2], &b[3]);
+#endif
 #pragma unroll
                 for (uint i = 0; i < DMMA_TILES_M; i++) {
                     if (i < tm) {

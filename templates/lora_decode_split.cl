@@ -40,13 +40,21 @@
 #error "lora_decode_split.cl: local memory differs from the plan's count"
 #endif
 
+/* Element K of column COL of P (W or A: LD elements a row, or with
+ * out_in's layout, N x K and r x K, the column a row of K). */
+#if WEIGHT_OUT_IN
+#define DS_AT(ld, col, k) ((size_t)(col) * IN_FEATURES + (k))
+#else
+#define DS_AT(ld, col, k) ((size_t)(k) * (ld) + (col))
+#endif
+
 /* DS_UNROLL values of column COL of P (LD elements a row) from row K. */
 inline void ds_load(float wv[DS_UNROLL], const __global storage_t *p,
                     const int ld, const int col, const int k)
 {
 #pragma unroll
     for (int u = 0; u < DS_UNROLL; u++) {
-        wv[u] = load1(p, (size_t)(k + u) * ld + col);
+        wv[u] = load1(p, DS_AT(ld, col, k + u));
     }
 }
 
@@ -140,7 +148,7 @@ inline void ds_column(const int rows_n, const int rows,
         ds_products(acc, rows_n, xs, k + DS_UNROLL, wb);
     }
     for (int k = full; k < n; k++) {
-        const float wv = load1(p, (size_t)(k0 + k) * ld + col);
+        const float wv = load1(p, DS_AT(ld, col, k0 + k));
         const __local float *xk = xs + k * DS_LD;
 #pragma unroll
         for (int r = 0; r < DS_LD; r++) {

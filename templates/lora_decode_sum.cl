@@ -60,7 +60,7 @@ void lora_decode_sum(const int rows, const __global storage_t *restrict b,
     }
 #endif
     for (int j = 0; j < RANK; j++) {
-        sum += t[j] * loadv(b, (size_t)j * OUT_FEATURES + col);
+        sum += t[j] * loadv_step(b, B_AT(j, col), B_NSTEP);
     }
     store_vec(y, at, sum);
 }

@@ -39,7 +39,7 @@ inline void delta_load_a(const __global storage_t *restrict a, const int k,
     for (int c = 0; c < VEC; c++) {
 #pragma unroll
         for (int j = 0; j < RANK; j += 4) {
-            const float4 v = load4(a, (size_t)(k + c) * RANK + j);
+            const float4 v = load4_step(a, A_AT(k + c, j), A_JSTEP);
             av[c][j] = v.s0;
             av[c][j + 1] = v.s1;
             av[c][j + 2] = v.s2;
@@ -51,7 +51,7 @@ inline void delta_load_a(const __global storage_t *restrict a, const int k,
     for (int c = 0; c < VEC; c++) {
 #pragma unroll
         for (int j = 0; j < RANK; j++) {
-            av[c][j] = load1(a, (size_t)(k + c) * RANK + j);
+            av[c][j] = load1(a, A_AT(k + c, j));
         }
     }
 #endif
@@ -142,7 +142,7 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
         vecf_t bv[RANK];
 #pragma unroll
         for (int j = 0; j < RANK; j++) {
-            bv[j] = loadv(b, (size_t)j * OUT_FEATURES + col);
+            bv[j] = loadv_step(b, B_AT(j, col), B_NSTEP);
         }
 #endif
         for (int m = 0; m < nr; m++) {
@@ -153,7 +153,7 @@ void lora_delta(const int rows, const __global storage_t *restrict x,
                 yv = fma((vecf_t)tl[m * RANK + j], bv[j], yv);
 #else
                 yv = fma((vecf_t)tl[m * RANK + j],
-                         loadv(b, (size_t)j * OUT_FEATURES + col), yv);
+                         loadv_step(b, B_AT(j, col), B_NSTEP), yv);
 #endif
             }
             store_vec(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv);

@@ -49,6 +49,28 @@ inline void ex_store(__global storage_t *y, size_t i, exv_t v)
 #error "EXPAND_VEC must be VEC, 8 or 16"
 #endif
 
+/* EXPAND_VEC columns of row J of B from column COL: out_in's B, N x r,
+ * gathered. */
+#if !WEIGHT_OUT_IN
+#define ex_load_b(b, j, col) ex_load((b) + (col), B_AT(j, 0))
+#elif EXPAND_VEC == 1
+#define ex_load_b(b, j, col) load1((b), B_AT(j, col))
+#elif EXPAND_VEC == 2
+#define ex_load_b(b, j, col) load2_step((b), B_AT(j, col), B_NSTEP)
+#elif EXPAND_VEC == 4
+#define ex_load_b(b, j, col) load4_step((b), B_AT(j, col), B_NSTEP)
+#elif EXPAND_VEC == 8
+#define ex_load_b(b, j, col)                                             \
+    ((float8)(load4_step((b), B_AT(j, col), B_NSTEP),                    \
+              load4_step((b), B_AT(j, (col) + 4), B_NSTEP)))
+#else
+#define ex_load_b(b, j, col)                                             \
+    ((float16)(load4_step((b), B_AT(j, col), B_NSTEP),                   \
+               load4_step((b), B_AT(j, (col) + 4), B_NSTEP),             \
+               load4_step((b), B_AT(j, (col) + 8), B_NSTEP),             \
+               load4_step((b), B_AT(j, (col) + 12), B_NSTEP)))
+#endif
+
 /* base: false after lora_xa or lora_xa_mma: Y (+)= T*B. Work-item l of a
  * work-group owns EXPAND_VEC columns and keeps their RANK x EXPAND_VEC
  * block of B in registers (for RANK <= 32; above, it reads B through the
@@ -95,7 +117,7 @@ void lora_expand(const int rows, const __global storage_t *restrict b,
     exv_t bv[RANK];
 #pragma unroll
     for (int j = 0; j < RANK; j++) {
-        bv[j] = ex_load(b + col, (size_t)j * OUT_FEATURES);
+        bv[j] = ex_load_b(b, j, col);
     }
 #endif
     /* T's values of the group's rows, each the sum of its XA_SPLIT
@@ -148,7 +170,7 @@ void lora_expand(const int rows, const __global storage_t *restrict b,
             yv = fma((exv_t)tl[m * RANK + j], bv[j], yv);
 #else
             yv = fma((exv_t)tl[m * RANK + j],
-                     ex_load(b + col, (size_t)j * OUT_FEATURES), yv);
+                     ex_load_b(b, j, col), yv);
 #endif
         }
         ex_store(y, (size_t)(row0 + m) * OUT_FEATURES + col, yv);

@@ -37,6 +37,6 @@ void lora_main(const int rows,
                /* one slice only reads the scratch (T) */
                b, y, (__global float *)scratch,
 #endif
-               as, bs, 1, 0, MAIN_K_END, IN_FEATURES, OUT_FEATURES, VEC,
-               GEMM_SW);
+               as, bs, 1, 0, MAIN_K_END, IN_FEATURES, W_LD, VEC, GEMM_SW,
+               WEIGHT_OUT_IN);
 }

@@ -30,11 +30,17 @@ void lora_main_padded(const int rows, const __global storage_t *restrict x,
     const __global storage_t *bp =
         PADS_W ? (const __global storage_t *)(scratch + PADDED_B_AT(rows))
                : b;
+    /* out_in's W and B as they are (K a multiple of 4), or the copies */
+#if WEIGHT_OUT_IN && !PADS_W
+    const int w_cols = 1;
+#else
+    const int w_cols = 0;
+#endif
     /* K's end: nothing to do where both copies run to a whole K step,
      * else clamped as lora_main at VEC 4 (GEMM_K_LIVE in gemm_simt.cl) */
     main_tiles(rows, xp, wp, bp, y, (__global float *)scratch, as, bs, 1, 0,
                PADS_K ? GEMM_K_WHOLE : GEMM_K_CLAMP,
                PADS_X ? K_PADDED : IN_FEATURES,
-               PADS_W ? N_PADDED : OUT_FEATURES, 4,
-               Y_VEC < GEMM_LVN ? Y_VEC : GEMM_LVN);
+               PADS_W ? N_PADDED : W_LD, 4,
+               Y_VEC < GEMM_LVN ? Y_VEC : GEMM_LVN, w_cols);
 }

@@ -18,5 +18,5 @@ void lora_main_split(const int rows, const __global storage_t *restrict x,
     __local float bs[BS_SIZE] __attribute__((aligned(16)));
     main_tiles(rows, x, w, b, y, scratch, as, bs,
                get_num_groups(0) / COL_TILES, get_group_id(0) / COL_TILES, 0,
-               IN_FEATURES, OUT_FEATURES, VEC, GEMM_SW);
+               IN_FEATURES, W_LD, VEC, GEMM_SW, WEIGHT_OUT_IN);
 }

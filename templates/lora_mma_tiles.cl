@@ -14,7 +14,9 @@
  *   - K in steps of TILE_K: cp.async copies the X and W tiles into local
  *     memory MMA_STAGES - 1 steps ahead of the products, 16 bytes at a
  *     time (zero-filled past the rows, K and N);
- *   - ldmatrix loads the fragments (.trans for W, which is k-major); the
+ *   - ldmatrix loads the fragments (.trans for W, which is k-major; with
+ *     WEIGHT_OUT_IN, W (N x K) and B (N x r) are staged n-major, TILE_K
+ *     a row as X's, and read without .trans); the
  *     16-byte chunks of each tile row are XOR-swizzled so that the eight
  *     rows one ldmatrix phase reads fall in distinct banks;
  *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
@@ -62,8 +64,14 @@ inline void mma_load_step(__local ushort *xs, __local ushort *ws,
     uint k0 = kt * TILE_K;
     mma_copy_tile(xs, x, IN_FEATURES, row0, TILE_M, rows, k0, TILE_K,
                   IN_FEATURES, tid, MMA_THREADS);
+#if WEIGHT_OUT_IN
+    /* W is N x K: its rows col0 .. are the tile's, K along them */
+    mma_copy_tile(ws, w, IN_FEATURES, col0, TILE_N, OUT_FEATURES, k0, TILE_K,
+                  IN_FEATURES, tid, MMA_THREADS);
+#else
     mma_copy_tile(ws, w, OUT_FEATURES, k0, TILE_K, IN_FEATURES, col0, TILE_N,
                   OUT_FEATURES, tid, MMA_THREADS);
+#endif
     mma_commit();
 }
 
@@ -86,6 +94,19 @@ inline void mma_fragments(__local ushort *xs, __local ushort *ws,
                        "=r"(a[i][3])
                      : "l"(p));
     }
+#if WEIGHT_OUT_IN
+    /* n-major: lane l gives row (l % 8) + (l / 16) * 8 of the 16 columns,
+     * chunk (l / 8) % 2 of the 16-deep slice (mma_x4) */
+    uint bn = (lane % 8) + (lane >> 4) * 8, bc = (lane >> 3) & 1;
+#pragma unroll
+    for (int j = 0; j < MMA_TILES_N / 2; j++) {
+        uint r = warp_n * MMA_WARP_N + j * 16 + bn;
+        uint c = kk / 8 + bc;
+        mma_x4(ws + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 8,
+               &b[2 * j][0], &b[2 * j][1], &b[2 * j + 1][0],
+               &b[2 * j + 1][1]);
+    }
+#else
 #pragma unroll
     for (int j = 0; j < MMA_TILES_N / 2; j++) {
         uint r = kk + row;
@@ -94,6 +115,7 @@ inline void mma_fragments(__local ushort *xs, __local ushort *ws,
                      &b[2 * j][0], &b[2 * j][1], &b[2 * j + 1][0],
                      &b[2 * j + 1][1]);
     }
+#endif
 }
 
 /* acc += the products of one 16-deep slice. */
@@ -127,6 +149,27 @@ inline void mma_step(__local ushort *xs, __local ushort *ws, uint depth,
  * into WS twice, as rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero
  * past r and N), and commits them as one group. */
 #define RANK_B_CHUNKS (RANK_STEP * W_CHUNKS)
+#if WEIGHT_OUT_IN
+/* out_in: B is N x r, its rows of r seldom whole 16-byte chunks: element
+ * by element into the n-major tile (TILE_K a row, as mma_load_step's W),
+ * B's column rs + j at columns j and RANK_STEP + j of row n; an empty
+ * commit group keeps the pipeline's wait counts. */
+#define RANK_B_ELEMS (TILE_N * RANK_STEP)
+inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
+                            uint col0, uint rs, uint tid)
+{
+    const __global ushort *bits = (const __global ushort *)b;
+    for (uint i = tid; i < RANK_B_ELEMS; i += MMA_THREADS) {
+        uint n = i / RANK_STEP, j = i % RANK_STEP, lo = RANK_STEP + j;
+        ushort v = rs + j < RANK && col0 + n < OUT_FEATURES
+                       ? bits[(size_t)(col0 + n) * RANK + rs + j]
+                       : 0;
+        ws[n * TILE_K + mma_swizzle(n, j / 8, X_CHUNKS) * 8 + j % 8] = v;
+        ws[n * TILE_K + mma_swizzle(n, lo / 8, X_CHUNKS) * 8 + lo % 8] = v;
+    }
+    mma_commit();
+}
+#else
 inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
                             uint col0, uint rs, uint tid)
 {
@@ -147,6 +190,7 @@ inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
     }
     mma_commit();
 }
+#endif
 
 /* Stages T's ranks [RS, RS + RANK_STEP) of the rank stretch into XS
  * (mma_rank_t_store); every load is issued before the first store. */

@@ -1,5 +1,6 @@
 /* lora_pad_w.cl - W's rows, then B's, into the scratch, padded to
- * N_PADDED elements, for lora_main_padded (see padded.cl). */
+ * N_PADDED elements, for lora_main_padded (see padded.cl); out_in's W and
+ * B transposed on the way. */
 #include "lora_common.cl"
 #include "padded.cl"
 
@@ -17,6 +18,17 @@ void lora_pad_w(const int rows, const __global storage_t *restrict w,
 {
     const int j = get_global_id(1);
     const int col = get_global_id(0) * 4;
+#if WEIGHT_OUT_IN
+    /* W N x K and B N x r: their columns become the copies' rows */
+    if (j < W_ROWS_PADDED) {
+        pad_col4((__global storage_t *)(scratch + PADDED_W_AT(rows)), w,
+                 IN_FEATURES, j < IN_FEATURES ? OUT_FEATURES : 0, N_PADDED,
+                 j, col);
+    } else {
+        pad_col4((__global storage_t *)(scratch + PADDED_B_AT(rows)), b,
+                 RANK, OUT_FEATURES, N_PADDED, j - W_ROWS_PADDED, col);
+    }
+#else
     if (j < W_ROWS_PADDED) {
         pad_row4((__global storage_t *)(scratch + PADDED_W_AT(rows)), w,
                  j < IN_FEATURES ? OUT_FEATURES : 0, N_PADDED, j, col);
@@ -24,4 +36,5 @@ void lora_pad_w(const int rows, const __global storage_t *restrict w,
         pad_row4((__global storage_t *)(scratch + PADDED_B_AT(rows)), b,
                  OUT_FEATURES, N_PADDED, j - W_ROWS_PADDED, col);
     }
+#endif
 }

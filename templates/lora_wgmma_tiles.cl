@@ -18,7 +18,10 @@
  *   - X's tile is K-major, rows of TILE_K halves whose 16-byte chunks are
  *     XOR-swizzled the way wgmma's 128-, 64- or 32-byte swizzle reads
  *     them (mma_swizzle); W's tile is N-major in blocks of 64 columns,
- *     each TILE_K rows of 128 bytes with the 128-byte swizzle;
+ *     each TILE_K rows of 128 bytes with the 128-byte swizzle; with
+ *     WEIGHT_OUT_IN (W N x K, B N x r) W's tile is K-major like X's,
+ *     TILE_N rows of TILE_K, and wgmma reads B untransposed
+ *     (WG_TRANS_B);
  *   - the rank stretch first, in the last stage's buffers: T = SCALE*X*A
  *     from lora_xa_mma's partial sums as hi + lo halves against [B ; B]
  *     (mma_rank.cl), as lora_mma does.
@@ -109,6 +112,32 @@ inline __local ushort *wg_w_at(__local ushort *ws, uint k, uint c)
     return ws + (c / 8) * WG_W_BLOCK + k * 64 + ((c % 8) ^ (k % 8)) * 8;
 }
 
+/* out_in: W's rows col0 .. (N x K) into WS as X's go into XS: rows of
+ * TILE_K, K-major, swizzled alike (wg_x_at). */
+inline void wg_load_w_rows(__local ushort *ws, const __global storage_t *w,
+                           uint col0, uint k0, bool inside_k, uint tid)
+{
+    if (col0 + TILE_N <= OUT_FEATURES && inside_k) {
+#pragma unroll
+        for (uint i = tid; i < TILE_N * WG_X_CHUNKS; i += WG_THREADS) {
+            uint n = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
+            wg_copy16(wg_x_at(ws, n, c),
+                      w + (size_t)(col0 + n) * IN_FEATURES + k0 + c * 8);
+        }
+    } else {
+#pragma unroll
+        for (uint i = tid; i < TILE_N * WG_X_CHUNKS; i += WG_THREADS) {
+            uint n = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
+            bool ok = col0 + n < OUT_FEATURES && k0 + c * 8 < IN_FEATURES;
+            wg_copy16_edge(wg_x_at(ws, n, c),
+                           ok ? w + (size_t)(col0 + n) * IN_FEATURES + k0 +
+                                    c * 8
+                              : w,
+                           ok ? 16 : 0);
+        }
+    }
+}
+
 /* Starts the copies of K step KT's X and W tiles into XS and WS and
  * commits them as one group; the bounds are tested only in edge tiles. */
 inline void wg_load_step(__local ushort *xs, __local ushort *ws,
@@ -137,6 +166,9 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
                            ok ? 16 : 0);
         }
     }
+#if WEIGHT_OUT_IN
+    wg_load_w_rows(ws, w, col0, k0, inside_k, tid);
+#else
     if (col0 + TILE_N <= OUT_FEATURES && inside_k) {
 #pragma unroll
         for (uint i = tid; i < TILE_K * WG_W_CHUNKS; i += WG_THREADS) {
@@ -156,12 +188,34 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
                            ok ? 16 : 0);
         }
     }
+#endif
     mma_commit();
 }
 
 /* Starts the copies of B's rows [RS, RS + RANK_STEP) into WS twice, as
  * rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero past r and N),
  * committed as one group. */
+#if WEIGHT_OUT_IN
+/* out_in: B is N x r, its rows seldom whole 16-byte chunks: element by
+ * element into the K-major tile (wg_x_at's layout), B's column rs + j at
+ * columns j and RANK_STEP + j of row n; an empty commit group keeps the
+ * wait counts (wg_fence_proxy before the products makes the stores
+ * visible to wgmma). */
+inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
+                           uint col0, uint rs, uint tid)
+{
+    const __global ushort *bits = (const __global ushort *)b;
+    for (uint i = tid; i < TILE_N * RANK_STEP; i += WG_THREADS) {
+        uint n = i / RANK_STEP, j = i % RANK_STEP, lo = RANK_STEP + j;
+        ushort v = rs + j < RANK && col0 + n < OUT_FEATURES
+                       ? bits[(size_t)(col0 + n) * RANK + rs + j]
+                       : 0;
+        wg_x_at(ws, n, j / 8)[j % 8] = v;
+        wg_x_at(ws, n, lo / 8)[lo % 8] = v;
+    }
+    mma_commit();
+}
+#else
 inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
                            uint col0, uint rs, uint tid)
 {
@@ -176,6 +230,7 @@ inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
     }
     mma_commit();
 }
+#endif
 
 /* Stages T's ranks [RS, RS + RANK_STEP) into XS (mma_rank_t_store, the
  * same layout as wg_x_at's); every load before the first store. */
@@ -211,7 +266,11 @@ inline void wg_step(__local ushort *xs, __local ushort *ws, uint depth,
     for (uint kk = 0; kk < depth; kk += 16) {
         ulong da = wg_desc(xs + g * 64 * TILE_K + kk, 16, 8 * TILE_K * 2,
                            WG_X_SWIZZLE);
+#if WEIGHT_OUT_IN
+        ulong db = wg_desc(ws + kk, 16, 8 * TILE_K * 2, WG_X_SWIZZLE);
+#else
         ulong db = wg_desc(ws + kk * 64, WG_W_BLOCK * 2, 1024, 1);
+#endif
         wg_mma(d, da, db);
     }
     wg_commit();

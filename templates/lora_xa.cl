@@ -82,7 +82,12 @@ inline float xa_sum(const __local float *red, const int o)
 inline void xa_stage(__local float *as, const __global storage_t *a,
                      const int k0, const int n, const int lid)
 {
-#if AV == 4
+#if WEIGHT_OUT_IN
+    /* A is r x K: consecutive work-items along K */
+    for (int v = lid; v < n * RANK; v += XA_THREADS) {
+        as[XA_AT(v % n, v / n)] = load1(a, A_AT(k0 + v % n, v / n));
+    }
+#elif AV == 4
     for (int v = lid; v < n * (RANK / 4); v += XA_THREADS) {
         const int kk = v / (RANK / 4);
         vstore4(load4(a, (size_t)k0 * RANK + (size_t)v * 4), 0,

@@ -9,7 +9,8 @@
  *
  * A work-group takes XA_M rows and one of XA_SPLIT stretches of K, in
  * warps of 16 rows. The stretch of A is staged once, transposed (a row of
- * local memory per column of A), and shared by the warps; each warp
+ * local memory per column of A; out_in's A, r x K, as it lies), and
+ * shared by the warps; each warp
  * streams its rows of X from global memory straight into registers, 8
  * values of K per row, work-item and step of 32, XM_BATCH steps' loads in
  * flight at once.
@@ -105,7 +106,22 @@ inline void xm_fetch(uint4 xv[XM_BATCH][2],
  * X are fetched and stored (xm_stage_put) after, so that A's latency and
  * X's overlap (H100, bf16 4096 x 4096, 4096 rows: 24.2 -> 22.6 us), and
  * xm_stage_rest loads and stores the others. */
-#if RANK % 8 == 0
+#if WEIGHT_OUT_IN
+/* out_in: A is r x K, its rows the staged rows as they lie: 16 bytes of
+ * a row at a time, zeros past r and past the stretch. */
+#define XM_ROW_CHUNKS (XM_STEPS * 4) /* chunks of 8 per staged row */
+inline void xm_stage_rest(__local ushort *at, const __global storage_t *a,
+                          uint kbeg, uint n, uint tid)
+{
+    for (uint i = tid; i < XM_TILES_N * 8 * XM_ROW_CHUNKS; i += XM_THREADS) {
+        const uint j = i / XM_ROW_CHUNKS, c = i % XM_ROW_CHUNKS;
+        *(__local uint4 *)(at + j * XM_LDA + c * 8) =
+            j < RANK && c * 8 < n
+                ? xm_load(a + (size_t)j * IN_FEATURES + kbeg + c * 8)
+                : (uint4)0;
+    }
+}
+#elif RANK % 8 == 0
 #define XM_ST_N (XM_STEPS * 32 * (RANK / 8))
 #define XM_ST_EACH CEIL_DIV(XM_ST_N, XM_THREADS)
 #define XM_ST_HEAD (XM_ST_EACH < 16 ? XM_ST_EACH : 16)
@@ -197,7 +213,7 @@ void lora_xa_mma(const int rows, const __global storage_t *restrict x,
     }
     /* The first steps' X travel while A is staged. */
     uint4 xv[XM_BATCH][2];
-#if RANK % 8 == 0
+#if RANK % 8 == 0 && !WEIGHT_OUT_IN
     uint4 head[XM_ST_HEAD];
     xm_stage_head(head, a, kbeg, n, tid);
     xm_fetch(xv, xr, 0, q, n);

@@ -29,6 +29,8 @@
 #define K_TILES CEIL_DIV(IN_FEATURES, GEMM_TILE_K)
 #define COL_TILES CEIL_DIV(OUT_FEATURES, GEMM_TILE_N)
 #define RANK_CEIL (GEMM_RANK_TILES * GEMM_RANK_K)
+/* W's row stride: N (in_out), or K (out_in, whose rows are W's columns). */
+#define W_LD (WEIGHT_OUT_IN ? IN_FEATURES : OUT_FEATURES)
 
 /* Tile loads: VW-wide along K for X, along N for W and B (gemm_simt.cl's
  * loaders), where VW is VEC, or 4 in lora_main_padded (padded.cl), a
@@ -86,7 +88,7 @@ inline void fetch_a(float ar[A_LOADS], const __global storage_t *a,
         if (j < RANK)
 #endif
         if (GEMM_K_LIVE(edge, k)) {
-            ar[l] = load1(a, (size_t)k * RANK + j);
+            ar[l] = load1(a, A_AT(k, j));
         }
     }
 }
@@ -137,8 +139,10 @@ inline void mac_xa(float tacc[GEMM_WORK_M][XA_PER], const __local float *ap,
  * lora_combine; slice 0 adds T*B. Constants at each call: K_END, how
  * K's end is handled (see GEMM_K_LIVE); LDX and LDW, the row strides of X
  * and of W and B; VW, the width of their loads (VEC, or 4 on the copies of
- * lora_main_padded); SW, the width of Y's stores. Local memory: the
- * kernel's arrays. */
+ * lora_main_padded); SW, the width of Y's stores; W_COLS, 1 where W and B
+ * are out_in's (W N x K, its rows LDW apart, read along K; B N x r), 0
+ * where they lie K x N and r x N (in_out's, or lora_main_padded's
+ * copies). Local memory: the kernel's arrays. */
 inline void main_tiles(const int rows,
                        const __global storage_t *restrict x,
 #if HAS_BASE
@@ -157,7 +161,7 @@ inline void main_tiles(const int rows,
                        __local float *as, __local float *bs,
                        const int slices, const int slice, const int k_end,
                        const int ldx, const int ldw, const int vw,
-                       const int sw)
+                       const int sw, const int w_cols)
 {
     const int clamp = k_end == GEMM_K_CLAMP;
 #if !XA_INLINE
@@ -197,10 +201,24 @@ inline void main_tiles(const int rows,
      * see GEMM_K_LIVE above). */
 #if HAS_BASE
 #define FETCH_W(kt, edge)                                                \
-    gemm_fetch_b(wr, w, ldw, vw, col0, (kt) * GEMM_TILE_K, lid, edge,    \
-                 clamp)
+    do {                                                                 \
+        if (w_cols) {                                                    \
+            gemm_fetch_b_cols(wr, w, ldw, vw, col0, (kt) * GEMM_TILE_K,  \
+                              lid, edge, clamp);                         \
+        } else {                                                         \
+            gemm_fetch_b(wr, w, ldw, vw, col0, (kt) * GEMM_TILE_K, lid,  \
+                         edge, clamp);                                   \
+        }                                                                \
+    } while (0)
 #define STASH_W(buf, kt)                                                 \
-    gemm_stash_b(buf, wr, vw, (kt) * GEMM_TILE_K, lid, clamp)
+    do {                                                                 \
+        if (w_cols) {                                                    \
+            gemm_stash_b_cols(buf, wr, vw, (kt) * GEMM_TILE_K, lid,      \
+                              clamp);                                    \
+        } else {                                                         \
+            gemm_stash_b(buf, wr, vw, (kt) * GEMM_TILE_K, lid, clamp);   \
+        }                                                                \
+    } while (0)
 #else
 #define FETCH_W(kt, edge)
 #define STASH_W(buf, kt)
@@ -284,7 +302,11 @@ inline void main_tiles(const int rows,
     /* The r stretch: acc += T*B, GEMM_RANK_K rows of B per stage. */
     for (int rt = 0; rt < (slice == 0 ? GEMM_RANK_TILES : 0); rt++) {
         const int j0 = rt * GEMM_RANK_K;
-        gemm_rank_b_rows(bs, b, ldw, vw, col0, j0, lid);
+        if (w_cols) {
+            gemm_rank_b_cols(bs, b, RANK, col0, j0, lid);
+        } else {
+            gemm_rank_b_rows(bs, b, ldw, vw, col0, j0, lid);
+        }
 #if !XA_INLINE
         gemm_rank_a(as, t, rows, row0, j0, lid);
 #endif

@@ -104,6 +104,26 @@ inline void mma_trans_x4(__local ushort *p, uint *b0, uint *b1, uint *b2,
     *b3 = r3;
 }
 
+/* The B fragments of two n8 tiles, 16 deep, from an n-major tile in
+ * local memory (out_in's W and B, whose rows are the product's columns:
+ * mma.sync's col-major B as it lies), no .trans; lane l gives the
+ * address of row l % 8 of matrix l / 8: (n 0-7, k 0-7), (n 0-7, k 8-15),
+ * (n 8-15, k 0-7), (n 8-15, k 8-15), so b0, b1 are tile 0's, b2, b3 tile
+ * 1's, as mma_trans_x4 gives them from a k-major tile. */
+inline void mma_x4(__local ushort *p, uint *b0, uint *b1, uint *b2,
+                   uint *b3)
+{
+    uint r0, r1, r2, r3;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                 "{%0,%1,%2,%3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "l"(p));
+    *b0 = r0;
+    *b1 = r1;
+    *b2 = r2;
+    *b3 = r3;
+}
+
 /* D += A*B, one m16n8k16 product with float accumulators. */
 inline void mma_product(float d[4], const uint a[4], uint b0, uint b1)
 {

@@ -18,7 +18,14 @@
  * K_PADDED). The copies hold storage_t elements, one float of the
  * scratch each. */
 #define PADS_X (IN_FEATURES % 4 != 0)
+/* W's copy, and B's, lie K x N and r x N whatever the layout: out_in's
+ * are read along K, 4 wide where K is a multiple of 4 (no copy), else
+ * copied transposed. */
+#if WEIGHT_OUT_IN
+#define PADS_W (IN_FEATURES % 4 != 0)
+#else
 #define PADS_W (OUT_FEATURES % 4 != 0)
+#endif
 /* With both copies, X's rows and W's columns run on to a whole K step,
  * zeros past K, and lora_main_padded meets no K edge (GEMM_K_WHOLE in
  * main_tiles.cl); else X's rows run to a multiple of 4. */
@@ -65,5 +72,25 @@ inline void pad_row4(__global storage_t *dst, const __global storage_t *src,
 #pragma unroll
     for (int c = 0; c < 4; c++) {
         d[col + c] = col + c < cols ? s[col + c] : (storage_bits_t)0;
+    }
+}
+
+/* As pad_row4, row ROW of the transpose of SRC (column ROW of SRC, whose
+ * COLS rows lie LD elements apart): out_in's W and B into in_out's
+ * layout. */
+inline void pad_col4(__global storage_t *dst, const __global storage_t *src,
+                     const int ld, const int cols, const int padded_cols,
+                     const int row, const int col)
+{
+    if (col >= padded_cols) {
+        return;
+    }
+    const __global storage_bits_t *s = (const __global storage_bits_t *)src;
+    __global storage_bits_t *d =
+        (__global storage_bits_t *)dst + (size_t)row * padded_cols;
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+        d[col + c] = col + c < cols ? s[(size_t)(col + c) * ld + row]
+                                    : (storage_bits_t)0;
     }
 }

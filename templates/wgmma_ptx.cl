@@ -108,13 +108,22 @@ inline void wg_fence_proxy(void)
 #error "wgmma_ptx.cl: TILE_N must be 64, 128 or 256"
 #endif
 
+/* B's transpose bit: 1, B 16 x TILE_N N-major (W K x N, in_out); 0, B
+ * K-major, TILE_N rows of K (W N x K as PyTorch keeps it, out_in). */
+#if WEIGHT_OUT_IN
+#define WG_TRANS_B "0"
+#else
+#define WG_TRANS_B "1"
+#endif
+
 /* D += A * B over 16 of K, A 64 x 16 K-major, B 16 x TILE_N N-major
- * (transposed), both in local memory (descriptors DA, DB). */
+ * (transposed) or K-major (WG_TRANS_B), both in local memory
+ * (descriptors DA, DB). */
 inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)
 {
     asm volatile(WG_MARK "{ .reg .pred p; setp.ne.b32 p, 1, 0; "
                  "wgmma.mma_async.sync.aligned." WG_SHAPE "." WG_TYPES " "
-                 "{" WG_R "}, " WG_AB ", p, 1, 1, 0, 1; }"
+                 "{" WG_R "}, " WG_AB ", p, 1, 1, 0, " WG_TRANS_B "; }"
                  : WG_D
                  : "l"(da), "l"(db)
                  : "memory");

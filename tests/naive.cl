@@ -27,6 +27,20 @@
 #ifndef INPUT_GRAD
 #define INPUT_GRAD 1    /* lora_backward: 1: dX is computed */
 #endif
+#ifndef WEIGHT_OUT_IN
+#define WEIGHT_OUT_IN 0 /* 1: w [N][K], a [r][K], b [N][r] (and da, db) */
+#endif
+/* The offsets of w[k][n], a[k][j], b[j][n] (in_out's indices) in the
+ * layout. */
+#if WEIGHT_OUT_IN
+#define W_AT(k, n) ((size_t)(n) * IN_FEATURES + (k))
+#define A_AT(k, j) ((size_t)(j) * IN_FEATURES + (k))
+#define B_AT(j, n) ((size_t)(n) * RANK + (j))
+#else
+#define W_AT(k, n) ((size_t)(k) * OUT_FEATURES + (n))
+#define A_AT(k, j) ((size_t)(k) * RANK + (j))
+#define B_AT(j, n) ((size_t)(j) * OUT_FEATURES + (n))
+#endif
 /* lora_forward: factor of (X*A)*B; softmax: applied to x first */
 #ifndef SCALE
 #define SCALE 1.0f
@@ -103,7 +117,7 @@ __kernel void naive_xa(int rows, __global const storage_t *x,
     float acc = 0.0f;
     for (int k = 0; k < IN_FEATURES; k++) {
         acc += load1(x, (size_t)m * IN_FEATURES + k) *
-               load1(a, (size_t)k * RANK + j);
+               load1(a, A_AT(k, j));
     }
     t[(size_t)m * RANK + j] = SCALE * acc;
 }
@@ -125,12 +139,12 @@ __kernel void naive_lora(int rows, __global const storage_t *x,
     if (HAS_BASE) {
         for (int k = 0; k < IN_FEATURES; k++) {
             acc += load1(x, (size_t)m * IN_FEATURES + k) *
-                   load1(w, (size_t)k * OUT_FEATURES + n);
+                   load1(w, W_AT(k, n));
         }
     }
     for (int j = 0; j < RANK; j++) {
         acc += t[(size_t)m * RANK + j] *
-               load1(b, (size_t)j * OUT_FEATURES + n);
+               load1(b, B_AT(j, n));
     }
     size_t at = (size_t)m * OUT_FEATURES + n;
     if (ACCUMULATE) {
@@ -233,12 +247,12 @@ __kernel void naive_bwd_tg(int rows, __global const storage_t *x,
     if (c < RANK) {
         for (int n = 0; n < OUT_FEATURES; n++) {
             acc += load1(dy, (size_t)m * OUT_FEATURES + n) *
-                   load1(b, (size_t)c * OUT_FEATURES + n);
+                   load1(b, B_AT(c, n));
         }
     } else {
         for (int k = 0; k < IN_FEATURES; k++) {
             acc += load1(x, (size_t)m * IN_FEATURES + k) *
-                   load1(a, (size_t)k * RANK + (c - RANK));
+                   load1(a, A_AT(k, c - RANK));
         }
     }
     t[(size_t)m * 2 * RANK + c] = SCALE * acc;
@@ -260,11 +274,11 @@ __kernel void naive_bwd_dx(int rows, __global const storage_t *dy,
     if (HAS_BASE) {
         for (int n = 0; n < OUT_FEATURES; n++) {
             acc += load1(dy, (size_t)m * OUT_FEATURES + n) *
-                   load1(w, (size_t)k * OUT_FEATURES + n);
+                   load1(w, W_AT(k, n));
         }
     }
     for (int j = 0; j < RANK; j++) {
-        acc += t[(size_t)m * 2 * RANK + j] * load1(a, (size_t)k * RANK + j);
+        acc += t[(size_t)m * 2 * RANK + j] * load1(a, A_AT(k, j));
     }
     store1(dx, (size_t)m * IN_FEATURES + k, acc);
 }
@@ -285,9 +299,9 @@ __kernel void naive_bwd_da(int rows, __global const storage_t *x,
                t[(size_t)m * 2 * RANK + j];
     }
     if (ACCUMULATE) {
-        acc += load1(da, e);
+        acc += load1(da, A_AT(k, j));
     }
-    store1(da, e, acc);
+    store1(da, A_AT(k, j), acc);
 }
 
 /* db[j][n] (+)= sum_m SCALE*T[m][j] dy[m][n]; one work-item per
@@ -307,9 +321,9 @@ __kernel void naive_bwd_db(int rows, __global const storage_t *dy,
                load1(dy, (size_t)m * OUT_FEATURES + n);
     }
     if (ACCUMULATE) {
-        acc += load1(db, e);
+        acc += load1(db, B_AT(j, n));
     }
-    store1(db, e, acc);
+    store1(db, B_AT(j, n), acc);
 }
 
 /* test_gather (tests/op_gather.c): one work-item per element of y, token

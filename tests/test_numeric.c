@@ -440,13 +440,19 @@ static void run_lora_rows(struct nu_kernel *k)
     nu_run_rows(k, rows, n, nu_unit());
 }
 
+/* Fields every lora_forward and lora_backward case of the tests below
+ * takes besides its own: "" (in_out), or the out_in layout, which the
+ * tests of weight_layout set while they run the others' cases. */
+static const char *lora_layout = "";
+#define OUT_IN ", weight_layout: out_in"
+
 /* Builds one lora kernel, which must validate, and runs run_lora_rows. */
 static void check_lora_kernel(const char *dtype, const char *fields,
                               const char *tile)
 {
     struct nu_kernel k;
     if (nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
-                   "dtype: %s, %s%s%s%s}\n", dtype, fields,
+                   "dtype: %s, %s%s%s%s%s}\n", dtype, fields, lora_layout,
                    *tile ? ", tile: {" : "", tile, *tile ? "}" : "") &&
         nu_build(&k)) {
         run_lora_rows(&k);
@@ -658,7 +664,7 @@ static void test_lora_split(void)
  * steps, warps that share the steps unevenly, 16-column strips, one and
  * two m16 tiles and a second block of 32 rows, accumulate, both dtypes;
  * the paths' limits and their neighbours among the rows. */
-static void test_lora_decode_mma(void)
+static void lora_decode_mma_cases(void)
 {
     static const char *const cases[][3] = {
         {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
@@ -687,7 +693,7 @@ static void test_lora_decode_mma(void)
  * steps (63 over 4, 9 over 2, the last step part past K), rank
  * steps in slice 0, accumulate, bands of rows over three row tiles and
  * past the path. */
-static void test_lora_wgmma(void)
+static void lora_wgmma_cases(void)
 {
     static const char *const cases[][3] = {
         {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
@@ -715,10 +721,29 @@ static void test_lora_wgmma(void)
         }
         struct nu_kernel k;
         nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
-                   "dtype: %s, %s, tile: {%s}}\n", cases[c][0], cases[c][1],
-                   tile);
+                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0], cases[c][1],
+                   lora_layout, tile);
         nu_kernel_free(&k);
     }
+}
+
+/* The tensor-core cases above in both weight layouts: out_in's W (N x K)
+ * is mma.sync's B fragments as they come (ldmatrix without .trans) and
+ * wgmma's B K-major; B (N x r) and A (r x K) the same. */
+static void test_lora_decode_mma(void)
+{
+    lora_decode_mma_cases();
+    lora_layout = OUT_IN;
+    lora_decode_mma_cases();
+    lora_layout = "";
+}
+
+static void test_lora_wgmma(void)
+{
+    lora_wgmma_cases();
+    lora_layout = OUT_IN;
+    lora_wgmma_cases();
+    lora_layout = "";
 }
 
 /* Few rows without tensor cores (lora_decode_split, then
@@ -750,6 +775,77 @@ static void test_lora_decode_split(void)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
     }
+}
+
+/* weight_layout: out_in (W N x K, A r x K, B N x r: PyTorch's and PEFT's)
+ * on the paths a CPU runs, each reading the three in that layout:
+ * lora_decode; lora_xa then lora_main (W's tiles read along K and
+ * transposed into local memory, B's rank stretch by columns), X*A
+ * inline; lora_expand (B gathered 1, 8 and 16 wide); lora_main_padded,
+ * its copies of W and B transposed where K is no multiple of 4 and read
+ * as they are where only N is odd; the split path, K past its last step
+ * (clamped and guarded); lora_delta; lora_decode_split and
+ * lora_decode_sum; every dtype, vec 1, 2 and 4, accumulate. With --full,
+ * every case of the tests above in out_in. */
+static void test_lora_out_in(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 100, out_features: 72, rank: 8, alpha: 16",
+         ""},
+        {"f16", "in_features: 100, out_features: 72, rank: 8, alpha: 16",
+         "m: 32, n: 32, k: 8, wm: 4, wn: 4, decode_rows: 4"},
+        {"bf16", "in_features: 100, out_features: 72, rank: 8, alpha: 16",
+         "m: 16, n: 64, k: 16, wm: 2, wn: 8, vec: 2, pad: 0, "
+         "decode_rows: 5, decode_n: 4, decode_k: 16, xa_m: 8, xa_k: 4"},
+        {"f32", "in_features: 100, out_features: 72, rank: 8, "
+         "accumulate: true, scale: 0.5", "xa: inline, decode_rows: 0"},
+        {"f32", "in_features: 100, out_features: 72, rank: 8, base: false, "
+         "accumulate: true, alpha: 3", "xa: prepass, decode_rows: 0"},
+        {"f16", "in_features: 40, out_features: 48, rank: 4, base: false, "
+         "accumulate: true", "decode_rows: 0"},
+        {"f32", "in_features: 99, out_features: 37, rank: 5, alpha: 10", ""},
+        {"f32", "in_features: 36, out_features: 136, rank: 3, alpha: 6",
+         "m: 64, n: 128, k: 16, wm: 8, wn: 8, xa: prepass, decode_rows: 0"},
+        {"bf16", "in_features: 37, out_features: 136, rank: 3, alpha: 6",
+         "m: 32, n: 32, k: 8, wm: 4, wn: 4, xa: prepass, decode_rows: 0, "
+         "pad_rows: 1"},
+        {"f32", "in_features: 40, out_features: 133, rank: 5, "
+         "accumulate: true", "m: 32, n: 64, k: 8, wm: 4, wn: 4, "
+         "xa: prepass, decode_rows: 0, split_k: 2, split_max: 20, "
+         "pad_rows: 40"},
+        {"f16", "in_features: 42, out_features: 70, rank: 4, scale: 0.5",
+         "m: 32, n: 32, k: 8, wm: 4, wn: 4, xa: prepass, decode_rows: 0, "
+         "pad_rows: 1"},
+        {"f32", "in_features: 37, out_features: 51, rank: 3",
+         "split_k: 2, split_max: 40, decode_rows: 4, decode_max: 4, m: 16, "
+         "n: 16, k: 8, wm: 2, wn: 2"},
+        {"bf16", "in_features: 264, out_features: 72, rank: 8, "
+         "accumulate: true", "split_k: 4, split_max: 33, decode_max: 16"},
+        {"f32", "in_features: 37, out_features: 51, rank: 5, base: false, "
+         "accumulate: true", "delta_rows: 3, delta_threads: 24, "
+         "delta_split: 5, delta_max: 40"},
+        {"f32", "in_features: 411, out_features: 301, rank: 5",
+         "decode_max: 1, decode_split_max: 32, decode_cols: 64, "
+         "decode_slices: 3"},
+        {"bf16", "in_features: 257, out_features: 130, rank: 3",
+         "decode_rows: 0, decode_split_max: 7, decode_cols: 32, "
+         "decode_slices: 2"},
+    };
+    lora_layout = OUT_IN;
+    if (test_full) {
+        test_lora_tiles();
+        test_lora_options();
+        test_lora_shapes();
+        test_lora_padded();
+        test_lora_split();
+        test_lora_delta();
+        test_lora_decode_split();
+    } else {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            check_lora_kernel(cases[c][0], cases[c][1], cases[c][2]);
+        }
+    }
+    lora_layout = "";
 }
 
 /* Every value of every choice knob of lora_forward (xa, and whatever the
@@ -891,7 +987,7 @@ static void check_bwd_kernel(const char *dtype, const char *fields,
 {
     struct nu_kernel k;
     if (nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
-                   "dtype: %s, %s%s%s%s}\n", dtype, fields,
+                   "dtype: %s, %s%s%s%s%s}\n", dtype, fields, lora_layout,
                    *tile ? ", tile: {" : "", tile, *tile ? "}" : "") &&
         nu_build(&k)) {
         run_bwd_rows(&k);
@@ -928,6 +1024,40 @@ static void test_bwd_options(void)
             }
         }
     }
+}
+
+/* weight_layout: out_in for lora_backward: A (r x K) and B (N x r) read
+ * by lora_bwd_tg the other way round, dX from W (N x K, no copy of W^T)
+ * and A^T (A's rows), dA (r x K) and dB (N x r) written, and summed by
+ * lora_bwd_reduce, in that layout: every gradient, the adapter's alone,
+ * no base, accumulate, one and two slices of partial sums, odd shapes,
+ * every dtype (every case of test_bwd_options with --full). */
+static void test_bwd_out_in(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 96, out_features: 40, rank: 7, alpha: 14", ""},
+        {"f16", "in_features: 37, out_features: 51, rank: 3, scale: -0.5, "
+         "accumulate: true", "grad_rows: 16, tg_rows: 3, tg_threads: 96"},
+        {"bf16", "in_features: 100, out_features: 72, rank: 8, "
+         "input_grad: false, accumulate: true, alpha: 4", "grad_rows: 32"},
+        {"f32", "in_features: 100, out_features: 72, rank: 8, "
+         "input_grad: false", "grad_rows: 32, grad_threads: 64"},
+        {"f32", "in_features: 64, out_features: 128, rank: 16, base: false, "
+         "scale: 2", "m: 32, n: 32, k: 8, wm: 4, wn: 4"},
+        {"bf16", "in_features: 72, out_features: 100, rank: 5, "
+         "accumulate: true", "m: 16, n: 48, k: 4, wm: 2, wn: 3, vec: 2, "
+         "pad: 0, grad_vec: 1, reduce_threads: 64"},
+        {"f32", "in_features: 1, out_features: 3, rank: 1", ""},
+    };
+    lora_layout = OUT_IN;
+    if (test_full) {
+        test_bwd_options();
+    } else {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            check_bwd_kernel(cases[c][0], cases[c][1], cases[c][2]);
+        }
+    }
+    lora_layout = "";
 }
 
 /* A rank whose rows of A the first defaults could not stage (rank 100
@@ -1128,10 +1258,14 @@ int add_numeric_suite(void)
                     test_lora_wgmma) == NULL ||
         CU_add_test(s, "lora: few rows over slices of K",
                     test_lora_decode_split) == NULL ||
+        CU_add_test(s, "lora: weight_layout out_in on every CPU path",
+                    test_lora_out_in) == NULL ||
         CU_add_test(s, "lora: the delta in one launch", test_lora_delta) ==
             NULL ||
         CU_add_test(s, "lora_backward: input_grad, base, accumulate, "
                     "odd shapes", test_bwd_options) == NULL ||
+        CU_add_test(s, "lora_backward: weight_layout out_in",
+                    test_bwd_out_in) == NULL ||
         CU_add_test(s, "lora_backward: a wide rank at the defaults",
                     test_bwd_wide_rank) == NULL ||
         CU_add_test(s, "lora_backward: dA and dB the same bits every run",

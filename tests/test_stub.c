@@ -23,6 +23,8 @@
 #include "stub_layernorm.h"
 #include "stub_lora.h"
 #include "stub_lora_backward.h"
+#include "stub_lora_backward_out_in.h"
+#include "stub_lora_out_in.h"
 #include "stub_lora_delta.h"
 #include "stub_lora_split.h"
 #include "stub_lora_tc.h"
@@ -144,6 +146,8 @@ ADAPT(stub_softmax)
 ADAPT(stub_rmsnorm)
 ADAPT(stub_layernorm)
 ADAPT(stub_lora_backward)
+ADAPT(stub_lora_out_in)
+ADAPT(stub_lora_backward_out_in)
 ADAPT(stub_swiglu_backward)
 ADAPT(stub_add_rmsnorm)
 ADAPT(stub_rope)
@@ -158,6 +162,9 @@ ADAPT_ENQUEUE(stub_rmsnorm, b[0], b[1], b[2])
 ADAPT_ENQUEUE(stub_layernorm, b[0], b[1], b[2], b[3])
 ADAPT_ENQUEUE(stub_lora_backward, b[0], b[1], b[2], b[3], b[4], b[5], b[6],
               b[7])
+ADAPT_ENQUEUE(stub_lora_out_in, b[0], b[1], b[2], b[3], b[4])
+ADAPT_ENQUEUE(stub_lora_backward_out_in, b[0], b[1], b[2], b[3], b[4], b[5],
+              b[6], b[7])
 ADAPT_ENQUEUE(stub_swiglu_backward, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_add_rmsnorm, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_rope, b[0], b[1], b[2])
@@ -169,9 +176,9 @@ static const struct stub_api stubs[] = {
     STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
     STUB(stub_rmsnorm), STUB(stub_layernorm),  STUB(stub_lora_tc),
     STUB(stub_lora_backward), STUB(stub_swiglu_backward),
-    STUB(stub_add_rmsnorm), STUB(stub_rope),
-    STUB(stub_add_rmsnorm), STUB(stub_rmsnorm_backward),
+    STUB(stub_add_rmsnorm), STUB(stub_rope), STUB(stub_rmsnorm_backward),
     STUB(stub_layernorm_backward), STUB(stub_cross_entropy),
+    STUB(stub_lora_out_in), STUB(stub_lora_backward_out_in),
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 

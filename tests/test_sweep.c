@@ -59,10 +59,13 @@ static double lora_macs(const struct lora_case *c)
 /* Builds the lora kernel of C in dtype DT and runs it over rows around its
  * decode threshold and tile. A spec that validation rejects fails the test
  * if EXPECT_VALID, else it is counted as skipped. Returns 1 when the spec
- * validated. */
+ * validated. Every other call takes weight_layout: out_in (w, a, b as
+ * PyTorch and PEFT keep them), so that each sweep covers both layouts at
+ * no extra cost. */
 static int sweep_lora(const struct lora_case *c, const char *dt,
                       int expect_valid)
 {
+    static unsigned calls;
     const char *tile = c->tile;
     struct nu_kernel k;
     char text[512];
@@ -70,10 +73,11 @@ static int sweep_lora(const struct lora_case *c, const char *dt,
     snprintf(text, sizeof text,
              "kernels:\n  - {name: sweep_lora, op: lora_forward, dtype: %s, "
              "in_features: %ld, out_features: %ld, rank: %ld, alpha: %ld, "
-             "base: %s, accumulate: %s%s%s%s}\n",
+             "base: %s, accumulate: %s%s%s%s%s}\n",
              dt, c->K, c->N, c->R, 2 * c->R, c->base ? "true" : "false",
-             c->accumulate ? "true" : "false", *tile ? ", tile: {" : "",
-             tile, *tile ? "}" : "");
+             c->accumulate ? "true" : "false",
+             calls++ % 2 ? ", weight_layout: out_in" : "",
+             *tile ? ", tile: {" : "", tile, *tile ? "}" : "");
     ok = expect_valid ? nu_spec_ok(&k, "%s", text) : nu_spec(&k, "%s", text);
     if (!ok) {
         if (!expect_valid) {

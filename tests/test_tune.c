@@ -34,6 +34,7 @@
 #include "testutil.h"
 #include "tune.h"
 #include "tunedb.h"
+#include "tunedb_internal.h"
 
 #define TUNE_DIR "tests/tune"
 #define SMALL_SPEC TUNE_DIR "/small.yaml"
@@ -3257,7 +3258,11 @@ static const char *const text_spec =
     "out_features: 4096, rank: 16, base: false, accumulate: true}\n"
     "  - {name: x_softmax, op: softmax, features: 1000, scale: 0.5}\n"
     "  - {name: x_rmsnorm, op: rmsnorm, features: 4096}\n"
-    "  - {name: x_layernorm, op: layernorm, features: 768}\n";
+    "  - {name: x_layernorm, op: layernorm, features: 768}\n"
+    "  - {name: x_lora_oi, op: lora_forward, in_features: 96, out_features: "
+    "64, rank: 8, alpha: 16, weight_layout: out_in}\n"
+    "  - {name: x_lora_io, op: lora_forward, in_features: 96, out_features: "
+    "64, rank: 8, alpha: 16, weight_layout: in_out}\n";
 
 /* Every config of every op's space reads back from its text: the same
  * knobs, all marked set. */
@@ -3341,7 +3346,9 @@ static void test_knobs_text(void)
                  knobs_parse(&k, "xa=inline delta=split", NULL, 0) == -1,
              "lora knob texts");
 
-    /* Shape texts: the int and bool fields, no floats. */
+    /* Shape texts: the int and bool fields, no floats; a choice where it
+     * is not its default (out_in's kernels read W otherwise: their
+     * entries are not in_out's). */
     static const struct {
         const char *kernel;
         const char *shape;
@@ -3352,6 +3359,10 @@ static void test_knobs_text(void)
                     "accumulate=true"},
         {"x_softmax", "features=1000"},
         {"x_layernorm", "features=768"},
+        {"x_lora_oi", "in_features=96 out_features=64 rank=8 base=true "
+                      "accumulate=false weight_layout=out_in"},
+        {"x_lora_io", "in_features=96 out_features=64 rank=8 base=true "
+                      "accumulate=false"},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kernel_spec *ks = find_kernel(&s, shapes[i].kernel);
@@ -3359,7 +3370,22 @@ static void test_knobs_text(void)
         tune_shape_text(ks, text, sizeof text);
         TU_CHECK(strcmp(text, shapes[i].shape) == 0, "%s: shape '%s'",
                  ks->name, text);
+        /* and the loader takes it back as that shape */
+        char why[160] = "";
+        TU_CHECK(tunedb_shape_fits(ks->op, ks->dtype, ks->target, text, why,
+                                   sizeof why),
+                 "%s: '%s' refused: %s", ks->name, text, why);
     }
+    /* in_out is the default: named, it is no key the tuner writes */
+    char why[160] = "";
+    const struct kernel_spec *io = find_kernel(&s, "x_lora_io");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(io);
+    TU_CHECK(!tunedb_shape_fits(io->op, io->dtype, io->target,
+                                "in_features=96 out_features=64 rank=8 "
+                                "base=true accumulate=false "
+                                "weight_layout=in_out",
+                                why, sizeof why),
+             "weight_layout=in_out accepted as a shape");
     spec_set_free(&s);
 }
 
