@@ -26,12 +26,15 @@
  * begin with an underscore, as no kernel name does: none can shadow the
  * typedef of a kernel (gcc's -Wshadow). */
 
-/* The texts of the variants' OpenCL C sources, each stored once: a
- * variant's source (golden_rmsnorm_sourceV below) is its parameters (a #define
- * prelude), then the pieces of its kernels, which variants share where
- * they share templates (golden_rmsnorm.cl is variant 0's source). One string per
- * line, NULL after the last: C99 compilers need not accept string
- * literals longer than 4095 characters. */
+/* The texts of the variants' OpenCL C sources, each stored once, one
+ * string per line and NULL after the last (C99 compilers need not accept
+ * string literals longer than 4095 characters). A variant's source,
+ * listed by
+ *     golden_rmsnorm_sourceV
+ * below, is its parameters (a #define prelude), then the pieces of its
+ * kernels, which variants share where they share templates; golden_rmsnorm.cl
+ * is variant 0's source. */
+
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
     "\n",
