@@ -60,8 +60,8 @@ void cl_prelude(const struct plan *plan, struct buf *out)
  * template of each kernel of KS's op that the plan launches (their shared
  * parts, included by each, once); storage_@dtype@.cl is KS's dtype's. */
 int cl_kernels(const struct kernel_spec *ks, const struct plan *plan,
-               const char *template_file, struct buf *out, char *err,
-               size_t errsize)
+               const char *template_file, struct buf *out,
+               struct render_cuts *cuts, char *err, size_t errsize)
 {
     struct buf top;
     int n = 0;
@@ -93,7 +93,7 @@ int cl_kernels(const struct kernel_spec *ks, const struct plan *plan,
     } else {
         const struct hole holes[] = {{"dtype", dtype_name(ks->dtype)},
                                      {NULL, NULL}};
-        rc = render(out, buf_str(&top), holes, err, errsize);
+        rc = render_cut(out, buf_str(&top), holes, cuts, err, errsize);
     }
     buf_free(&top);
     return rc;
@@ -104,7 +104,7 @@ int cl_body(const struct kernel_spec *ks, const struct plan *plan,
             size_t errsize)
 {
     cl_prelude(plan, out);
-    return cl_kernels(ks, plan, template_file, out, err, errsize);
+    return cl_kernels(ks, plan, template_file, out, NULL, err, errsize);
 }
 
 /* FNV-1a, 64 bits. */

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "op.h"
+#include "render.h"
 
 /* Appends one `#define PREFIXNAME VALUE` line per define of DEFS (N of
  * them), values aligned and each define's comment after it. */
@@ -21,11 +22,12 @@ void cl_prelude(const struct plan *plan, struct buf *out);
 
 /* Appends the kernels after the prelude: TEMPLATE_FILE rendered, or when
  * it is NULL the template of each kernel of KS's op that PLAN launches
- * (their shared parts, included by each, once). Returns 0, or -1 with a
+ * (their shared parts, included by each, once); into CUTS, unless NULL,
+ * where each template's text begins and resumes. Returns 0, or -1 with a
  * message in ERR. */
 int cl_kernels(const struct kernel_spec *ks, const struct plan *plan,
-               const char *template_file, struct buf *out, char *err,
-               size_t errsize);
+               const char *template_file, struct buf *out,
+               struct render_cuts *cuts, char *err, size_t errsize);
 
 /* Appends the kernel source of KS after its header comment to OUT: the
  * #define prelude of PLAN (KS's plan), then TEMPLATE_FILE rendered, or

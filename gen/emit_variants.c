@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "clsource.h"
+#include "emit_texts.h"
 #include "knobs.h"
 
 /* Index of NAME in the plan's distinct kernel names, adding it if new. */
@@ -70,15 +71,14 @@ static int given_mask(const struct plan *p, const char *const *names,
  * OP kernel). */
 static int stub_tables(const char *name, const struct op_def *op,
                        const struct plan *p, int v,
-                       const char *knobs, int kernels_source, struct buf *b,
+                       const char *knobs, struct buf *b,
                        char *err, size_t errsize)
 {
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     int n_names = plan_kernels(p, names, threads);
     struct buf *t = &b[H_VARIANT_TABLES];
-    buf_printf(t, "/* Variant %d: its kernels, then its paths. */\n"
-               "static const char *const %s_kernel_names%d[] = {", v, name,
+    buf_printf(t, "static const char *const %s_kernel_names%d[] = {", name,
                v);
     for (int i = 0; i < n_names; i++) {
         buf_printf(t, "%s\"%s\"", i ? ", " : "", names[i]);
@@ -146,11 +146,7 @@ static int stub_tables(const char *name, const struct op_def *op,
     }
     buf_puts(t, "};\n\n");
     buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
-    buf_printf(&b[H_VARIANTS], "     %s_params%d, %s_COUNT(%s_params%d),\n",
-               name, v, name, name, v);
-    buf_printf(&b[H_VARIANTS],
-               "     %s_kernels_source%d, %s_COUNT(%s_kernels_source%d),\n",
-               name, kernels_source, name, name, kernels_source);
+    buf_printf(&b[H_VARIANTS], "     %s_source%d,\n", name, v);
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
                "0x%xu},\n",
@@ -222,26 +218,26 @@ static void variant_rows(const struct emit_variant *ev, int v, int n,
                v + 1 < n ? "\n" : "");
 }
 
-/* The index in KERNELS (N_KERNELS of them) of kernel source TEXT: an
- * earlier variant's that is the same, else TEXT itself, taken and added
- * with its array to B's sources (stub NAME). */
-static int add_kernels_source(const char *name, struct buf *kernels,
-                              int *n_kernels, struct buf *text, struct buf *b)
+/* Variant V's source (its PRELUDE, then its KERNELS cut at CUTS) as a
+ * list of the texts of T, the texts met first added to B's sources. */
+static int source_list(const char *name, int v, struct emit_texts *t,
+                       const struct buf *prelude, const struct buf *kernels,
+                       const struct render_cuts *cuts, struct buf *b,
+                       char *err, size_t errsize)
 {
-    for (int i = 0; i < *n_kernels; i++) {
-        if (kernels[i].len == text->len &&
-            memcmp(kernels[i].data, text->data, text->len) == 0) {
-            return i;
-        }
+    char first[48];
+    snprintf(first, sizeof first, "the parameters of variant %d", v);
+    struct buf *list = &b[H_VARIANT_TABLES];
+    buf_printf(list, "/* Variant %d: its source (texts, in order), its "
+               "kernels, then its paths. */\n"
+               "static const char *const *const %s_source%d[] = {\n", v,
+               name, v);
+    if (emit_source_texts(name, t, prelude, first, kernels, cuts,
+                          &b[H_SOURCES], list, err, errsize) < 0) {
+        return -1;
     }
-    int added = (*n_kernels)++;
-    kernels[added] = *text;
-    buf_init(text);
-    buf_printf(&b[H_SOURCES], "static const char *const "
-               "%s_kernels_source%d[] = {\n", name, added);
-    source_lines(&kernels[added], &b[H_SOURCES]);
-    buf_puts(&b[H_SOURCES], "};\n\n");
-    return added;
+    buf_puts(list, "    NULL\n};\n\n");
+    return 0;
 }
 
 /* Renders the files of stub NAME with the N variants of EV into E. */
@@ -249,8 +245,8 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                          int n, struct emitted *e, char *err, size_t errsize)
 {
     struct buf b[N_HOLES];
-    struct buf kernels[SPECL_MAX_VARIANTS];
-    int n_kernels = 0, rc = -1, bad = 0;
+    struct emit_texts texts_store, *texts = &texts_store;
+    int rc = -1, bad = 0;
     const struct plan *plan = &ev[0].plan;
 
     memset(e, 0, sizeof *e);
@@ -263,13 +259,14 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
                  SPECL_MAX_VARIANTS);
         return -1;
     }
+    emit_texts_init(texts);
     snprintf(e->name, sizeof e->name, "%s", name);
     for (int i = 0; i < N_HOLES; i++) {
         buf_init(&b[i]);
     }
 
-    /* NAME.cl is variant 0's source; the .c holds each variant's prelude
-     * and each distinct kernel text once. */
+    /* NAME.cl is variant 0's source; the .c holds each distinct piece of
+     * the variants' sources once. */
     header_comment(ev, n, name, "cl", &e->cl);
     if (n > 1) {
         buf_printf(&e->cl, "\n/* The source of variant 0; %s.c holds every "
@@ -279,32 +276,31 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
         struct buf prelude, text;
+        struct render_cuts cuts;
         buf_init(&prelude);
         buf_init(&text);
         if (v > 0 && !same_api(plan, p)) {
             snprintf(err, errsize, "%s: variant %d has other buffers or "
                      "constants than variant 0", name, v);
             bad = 1;
-        } else if (cl_kernels(ev[v].ks, p, ev[v].template_file, &text, err,
-                              errsize) < 0) {
+        } else if (cl_kernels(ev[v].ks, p, ev[v].template_file, &text,
+                              &cuts, err, errsize) < 0) {
             bad = 1;
         }
         if (!bad) {
-            int same = add_kernels_source(name, kernels, &n_kernels, &text,
-                                          b);
             cl_prelude(p, &prelude);
             if (v == 0) {
                 buf_puts(&e->cl, buf_str(&prelude));
-                buf_puts(&e->cl, buf_str(&kernels[same]));
+                buf_puts(&e->cl, buf_str(&text));
             }
-            buf_printf(&b[H_SOURCES], "static const char *const "
-                       "%s_params%d[] = {\n", name, v);
-            source_lines(&prelude, &b[H_SOURCES]);
-            buf_puts(&b[H_SOURCES], "};\n\n");
+            bad = source_list(name, v, texts, &prelude, &text, &cuts, b, err,
+                              errsize) < 0;
+        }
+        if (!bad) {
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
-            int k = stub_tables(name, ev[v].ks->op, p, v, knobs, same, b,
-                                err, errsize);
+            int k = stub_tables(name, ev[v].ks->op, p, v, knobs, b, err,
+                                errsize);
             if (k < 0) {
                 bad = 1;
             }
@@ -322,9 +318,7 @@ done:
     for (int i = 0; i < N_HOLES; i++) {
         buf_free(&b[i]);
     }
-    for (int i = 0; i < n_kernels; i++) {
-        buf_free(&kernels[i]);
-    }
+    emit_texts_free(texts);
     if (rc != 0) {
         emitted_free(e);
         return -1;

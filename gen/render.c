@@ -19,12 +19,13 @@ const char *template_text(const char *name)
     return NULL;
 }
 
-#define MAX_INCLUDES 32
-
 struct render_state {
     const struct hole *holes;
-    const char *included[MAX_INCLUDES];
+    const char *included[RENDER_MAX_INCLUDES];
     int n_included;
+    const char *current; /* the template being rendered; NULL: the top */
+    struct render_cuts *cuts; /* NULL: not asked for */
+    size_t base; /* OUT's length before the render */
     char *err;
     size_t errsize;
 };
@@ -33,6 +34,19 @@ static int render_text(struct render_state *st, struct buf *out,
                        const char *text);
 static int render_text_line(struct render_state *st, struct buf *out,
                             const char *p, const char *end);
+
+/* Notes that the text of template NAME begins or resumes at the end of
+ * OUT (at most two cuts per include, which RENDER_MAX_INCLUDES bounds). */
+static void add_cut(struct render_state *st, const struct buf *out,
+                    const char *name)
+{
+    st->current = name;
+    if (st->cuts != NULL) {
+        struct render_cut *c = &st->cuts->cut[st->cuts->n++];
+        c->at = out->len - st->base;
+        c->name = name;
+    }
+}
 
 /* If LINE (up to END) is `#include "X"` with X a template, renders X and
  * returns 1; returns 0 for any other line; -1 on error. */
@@ -78,14 +92,19 @@ static int try_include(struct render_state *st, struct buf *out,
             return 1;
         }
     }
-    if (st->n_included == MAX_INCLUDES) {
+    if (st->n_included == RENDER_MAX_INCLUDES) {
         snprintf(st->err, st->errsize, "too many included templates at %s",
                  name);
         return -1;
     }
     st->included[st->n_included++] = t->name;
-    const char *text = t->text;
-    return render_text(st, out, text) < 0 ? -1 : 1;
+    const char *includer = st->current;
+    add_cut(st, out, t->name);
+    if (render_text(st, out, t->text) < 0) {
+        return -1;
+    }
+    add_cut(st, out, includer);
+    return 1;
 }
 
 static int fill_hole(struct render_state *st, struct buf *out,
@@ -158,13 +177,24 @@ static int render_text(struct render_state *st, struct buf *out,
     return 0;
 }
 
-int render(struct buf *out, const char *text, const struct hole *holes,
-           char *err, size_t errsize)
+int render_cut(struct buf *out, const char *text, const struct hole *holes,
+               struct render_cuts *cuts, char *err, size_t errsize)
 {
     struct render_state st;
     memset(&st, 0, sizeof st);
     st.holes = holes;
     st.err = err;
     st.errsize = errsize;
+    st.cuts = cuts;
+    st.base = out->len;
+    if (cuts != NULL) {
+        cuts->n = 0;
+    }
     return render_text(&st, out, text);
+}
+
+int render(struct buf *out, const char *text, const struct hole *holes,
+           char *err, size_t errsize)
+{
+    return render_cut(out, text, holes, NULL, err, errsize);
 }

@@ -33,4 +33,27 @@ struct hole {
 int render(struct buf *out, const char *text, const struct hole *holes,
            char *err, size_t errsize);
 
+/* Templates one render inlines, at most (stub_names.h counts on it). */
+#define RENDER_MAX_INCLUDES 32
+
+/* Where the text of one template begins or resumes in a rendered text:
+ * at byte AT of what render_cut appended, the text of template NAME
+ * (NULL: TEXT itself). */
+struct render_cut {
+    size_t at;
+    const char *name;
+};
+
+/* The template boundaries of one render: two per inlined template. */
+struct render_cuts {
+    struct render_cut cut[2 * RENDER_MAX_INCLUDES];
+    int n;
+};
+
+/* render, and into CUTS where each inlined template begins and where the
+ * text that included it resumes (in order), so that the texts of shared
+ * templates can be told apart from their includers'. */
+int render_cut(struct buf *out, const char *text, const struct hole *holes,
+               struct render_cuts *cuts, char *err, size_t errsize);
+
 #endif

@@ -92,7 +92,12 @@ static int symbol_suffixes(char (*t)[48])
  * or t1 = S_t2 for suffixes t1 and t2. */
 static void build_tails(struct strmap *tails)
 {
-    char t[MAX_SUFFIXES][48];
+    /* On the heap: NAME.c's numbered kernel texts make them many. */
+    char (*t)[48] = malloc(MAX_SUFFIXES * sizeof *t);
+    if (t == NULL) {
+        fputs("specl: out of memory\n", stderr);
+        exit(1);
+    }
     int n = symbol_suffixes(t);
     for (int i = 0; i < n; i++) {
         size_t a = strlen(t[i]);
@@ -105,6 +110,7 @@ static void build_tails(struct strmap *tails)
             }
         }
     }
+    free(t);
 }
 
 void spec_names_rebuild(struct spec_names **index,

@@ -24,11 +24,10 @@ static const char *const stub_suffixes[] = {
     "path_scratch", "enqueue_launch", "enqueue_buffers", "product", "count",
     "scratch_bytes_at", "sizes_ok", "runs_for", NULL};
 
-/* The tables numbered by variant (or by kernel source, as many at most);
- * launches are numbered by variant and path as well. */
+/* The tables numbered by variant; launches are numbered by variant and
+ * path as well, kernel texts (textN) by their order in NAME.c. */
 static const char *const stub_numbered[] = {
-    "kernels_source", "params", "kernel_names", "kernel_threads", "paths",
-    NULL};
+    "source", "kernel_names", "kernel_threads", "paths", NULL};
 
 int stub_suffix(int i, char *buf, size_t size)
 {
@@ -48,6 +47,11 @@ int stub_suffix(int i, char *buf, size_t size)
     if (i < SPECL_MAX_VARIANTS * SPECL_MAX_PATHS) {
         snprintf(buf, size, "launches%d_%d", i / SPECL_MAX_PATHS,
                  i % SPECL_MAX_PATHS);
+        return 1;
+    }
+    i -= SPECL_MAX_VARIANTS * SPECL_MAX_PATHS;
+    if (i < STUB_MAX_TEXTS) {
+        snprintf(buf, size, "text%d", i);
         return 1;
     }
     return 0;

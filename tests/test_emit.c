@@ -17,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clsource.h"
 #include "emit.h"
+#include "emit_variants.h"
 #include "files.h"
 #include "render.h"
 #include "runtime.h"
@@ -454,6 +456,102 @@ static char *embedded_table(const char *c, const char *table)
     return out;
 }
 
+/* Variant V's source as NAME.c (C) holds it: its list NAME_sourceV of
+ * texts, each text's lines, concatenated (caller frees); NULL if a table
+ * is missing. Counts the texts it lists into *N_TEXTS. */
+static char *embedded_source(const char *c, const char *name, int v,
+                             int *n_texts)
+{
+    char table[SPECL_NAME_MAX + 32];
+    snprintf(table, sizeof table, "%s_source%d[] = {\n", name, v);
+    const char *ref = strstr(c, table);
+    struct buf out;
+    buf_init(&out);
+    *n_texts = 0;
+    for (ref = ref ? strchr(ref, '\n') + 1 : NULL;
+         ref != NULL && strncmp(ref, "    NULL\n};", 11) != 0;
+         ref = strchr(ref, '\n') + 1) {
+        int text;
+        char *piece = NULL;
+        size_t n = strlen(name);
+        if (strncmp(ref, "    ", 4) == 0 && strncmp(ref + 4, name, n) == 0 &&
+            sscanf(ref + 4 + n, "_text%d,", &text) == 1) {
+            snprintf(table, sizeof table, "%s_text%d[] = {\n", name, text);
+            piece = embedded_table(c, table);
+        }
+        if (piece == NULL) {
+            buf_free(&out);
+            return NULL;
+        }
+        buf_puts(&out, piece);
+        free(piece);
+        (*n_texts)++;
+    }
+    if (ref == NULL) {
+        buf_free(&out);
+        return NULL;
+    }
+    char *text = strdup(buf_str(&out));
+    buf_free(&out);
+    return text;
+}
+
+/* Each variant's source as NAME.c embeds it, a list of texts, is the
+ * source the generator renders for it (cl_body: its parameters, then its
+ * kernels), byte for byte, and variant 0's is NAME.cl's after its
+ * comment; no two texts are the same, and variants that share templates
+ * share texts (the .c holds fewer texts than its lists name). */
+static void check_variant_sources(const struct kernel_spec *ks,
+                                  const struct emitted *e)
+{
+    const struct variant_set *vs = tu_gen_variants(ks);
+    struct emit_variant *ev = plan_variants(vs);
+    CU_ASSERT_FATAL(ev != NULL);
+    const char *c = buf_str(&e->c);
+    int listed = 0;
+    for (int v = 0; v < vs->n; v++) {
+        struct buf want;
+        char err[256] = "";
+        int n_texts = 0;
+        buf_init(&want);
+        CU_ASSERT_EQUAL(cl_body(ev[v].ks, &ev[v].plan, NULL, &want, err,
+                                sizeof err), 0);
+        char *got = embedded_source(c, ks->name, v, &n_texts);
+        TU_CHECK(got != NULL && strcmp(got, buf_str(&want)) == 0,
+                 "%s.c: the embedded source of variant %d is not the one "
+                 "rendered for it", ks->name, v);
+        const char *cl = strstr(buf_str(&e->cl), "\n/* Parameters:");
+        TU_CHECK(v > 0 || (got != NULL && cl != NULL && strcmp(cl, got) == 0),
+                 "%s.c: the embedded source of variant 0 is not %s.cl",
+                 ks->name, ks->name);
+        listed += n_texts;
+        free(got);
+        buf_free(&want);
+    }
+    free(ev);
+    int stored = 0;
+    char *texts[STUB_MAX_TEXTS];
+    for (; stored < STUB_MAX_TEXTS; stored++) {
+        char table[SPECL_NAME_MAX + 32];
+        snprintf(table, sizeof table, "%s_text%d[] = {\n", ks->name, stored);
+        texts[stored] = embedded_table(c, table);
+        if (texts[stored] == NULL) {
+            break;
+        }
+        for (int i = 0; i < stored; i++) {
+            TU_CHECK(strcmp(texts[i], texts[stored]) != 0,
+                     "%s.c: texts %d and %d are the same", ks->name, i,
+                     stored);
+        }
+    }
+    TU_CHECK(stored > 0 && (vs->n == 1 || stored < listed),
+             "%s.c: %d texts for %d variants naming %d", ks->name, stored,
+             vs->n, listed);
+    for (int i = 0; i < stored; i++) {
+        free(texts[i]);
+    }
+}
+
 /* Whether PLAN has a line "  NAME VALUE..." (any spacing between) after
  * its first. */
 static int has_decision(const char *plan, const char *name, size_t name_len,
@@ -730,25 +828,7 @@ static void test_emitted_shape(void)
         check_prefixes(ks->name, buf_str(&e.c));
         check_macros_undefined(ks->name, buf_str(&e.c));
         check_buffer_doc(ks, buf_str(&e.h));
-        /* NAME.cl after its comment is variant 0's source as embedded:
-         * its parameters, then its kernels. */
-        char table[SPECL_NAME_MAX + 32];
-        snprintf(table, sizeof table, "%s_params0[] = {\n", ks->name);
-        char *params = embedded_table(buf_str(&e.c), table);
-        snprintf(table, sizeof table, "%s_kernels_source0[] = {\n", ks->name);
-        char *kernels = embedded_table(buf_str(&e.c), table);
-        const char *cl = strstr(buf_str(&e.cl), "\n/* Parameters:");
-        TU_CHECK(params != NULL && kernels != NULL && cl != NULL,
-                 "%s: no source of variant 0 in the .c or the .cl", ks->name);
-        if (params != NULL && kernels != NULL && cl != NULL) {
-            size_t np = strlen(params);
-            int same = strncmp(cl, params, np) == 0 &&
-                       strcmp(cl + np, kernels) == 0;
-            TU_CHECK(same, "%s.c: the embedded source of variant 0 is not "
-                     "%s.cl", ks->name, ks->name);
-        }
-        free(params);
-        free(kernels);
+        check_variant_sources(ks, &e);
         check_decisions(ks, &e);
         emitted_free(&e);
     }

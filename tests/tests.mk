@@ -31,14 +31,15 @@ endif
 $(STUB_FILES) &: tests/stubs.yaml $(B)/specl
 	$(B)/specl gen tests/stubs.yaml -o $(STUB_DIR)
 
-# stub_broken: stub_softmax renamed, with an #error as the first line of its
-# embedded source, so that stub_broken_create fails in clBuildProgram.
+# stub_broken: stub_softmax renamed, with an #error as the first line of the
+# first text of its kernels (after variant 0's parameters), which its
+# variants share, so that stub_broken_create fails in clBuildProgram.
 STUB_RENAME = -e 's/stub_softmax/stub_broken/g' -e 's/STUB_SOFTMAX/STUB_BROKEN/g'
 $(STUB_DIR)/stub_broken.h: $(STUB_DIR)/stub_softmax.h
 	sed $(STUB_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
 	sed $(STUB_RENAME) \
-	    -e '/^static const char \*const stub_broken_kernels_source0\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
+	    -e '/^static const char \*const stub_broken_text1\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_broken' $@.tmp && mv $@.tmp $@
 
@@ -48,8 +49,9 @@ FALLBACK_RENAME = -e 's/stub_softmax/stub_fallback/g' -e 's/STUB_SOFTMAX/STUB_FA
 $(STUB_DIR)/stub_fallback.h: $(STUB_DIR)/stub_softmax.h
 	sed $(FALLBACK_RENAME) $< > $@.tmp && mv $@.tmp $@
 $(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
-	sed $(FALLBACK_RENAME) \
-	    -e '/^static const char \*const stub_fallback_params1\[\] = {$$/a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
+	sed -e '/^\/\* the parameters of variant 1 \*\/$$/{n' \
+	    -e 'a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
+	    -e '}' $(FALLBACK_RENAME) \
 	    $< > $@.tmp
 	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
 

@@ -26,11 +26,36 @@
  * begin with an underscore, as no kernel name does: none can shadow the
  * typedef of a kernel (gcc's -Wshadow). */
 
-/* The OpenCL C source of each variant: its parameters (a #define
- * prelude), then its kernels (golden_rmsnorm.cl is variant 0's). One string per
- * line: C99 compilers need not accept string literals longer than 4095
- * characters. */
-static const char *const golden_rmsnorm_kernels_source0[] = {
+/* The texts of the variants' OpenCL C sources, each stored once, one
+ * string per line and NULL after the last (C99 compilers need not accept
+ * string literals longer than 4095 characters). A variant's source,
+ * listed by
+ *     golden_rmsnorm_sourceV
+ * below, is its parameters (a #define prelude), then the pieces of its
+ * kernels, which variants share where they share templates; golden_rmsnorm.cl
+ * is variant 0's source. */
+
+/* the parameters of variant 0 */
+static const char *const golden_rmsnorm_text0[] = {
+    "\n",
+    "/* Parameters: the values of this kernel's plan. */\n",
+    "#define DTYPE_F32 1        /* storage type of every buffer */\n",
+    "#define FEATURES 512       /* elements per row */\n",
+    "#define VEC 4              /* elements per load and store */\n",
+    "#define WG_SIZE 64         /* work-items per row */\n",
+    "#define ROWS_PER_GROUP 4   /* rows per work-group */\n",
+    "#define ROW_IN_REGISTERS 1 /* row held in registers, x read once */\n",
+    "#define NVEC 128           /* vectors per row */\n",
+    "#define SLOTS 2            /* vectors per work-item, rounded up */\n",
+    "#define EPS 1e-06f         /* added to the mean square */\n",
+    "#define NORM_TINY_SUMS 0   /* squares among the subnormals would show beside eps */\n",
+    "#define NORM_SCALE_MAX 59  /* largest rescaling exponent */\n",
+    "\n",
+    NULL
+};
+
+/* rmsnorm.cl */
+static const char *const golden_rmsnorm_text1[] = {
     "/* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.\n",
     " *\n",
     " * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,\n",
@@ -41,6 +66,11 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     " * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).\n",
     " * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,\n",
     " * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */\n",
+    NULL
+};
+
+/* storage_f32.cl */
+static const char *const golden_rmsnorm_text2[] = {
     "/* storage_f32.cl - the storage type of every kernel's buffers: float\n",
     " * (DTYPE_F32).\n",
     " * The generator includes one storage_DTYPE.cl per kernel source.\n",
@@ -85,7 +115,17 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     "{\n",
     "    return vload4(0, p + i);\n",
     "}\n",
+    NULL
+};
+
+/* rmsnorm.cl */
+static const char *const golden_rmsnorm_text3[] = {
     "\n",
+    NULL
+};
+
+/* row_reduce.cl */
+static const char *const golden_rmsnorm_text4[] = {
     "/* row_reduce.cl - row geometry, vector access and the work-group sum shared\n",
     " * by the row ops (softmax.cl, rmsnorm.cl, layernorm.cl; include it after\n",
     " * storage_DTYPE.cl).\n",
@@ -358,6 +398,11 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     "\n",
     "/* row_sum(part, lid, v): the sum of v over the items of this row. */\n",
     "ROW_REDUCTION(row_sum, float, ADD2)\n",
+    NULL
+};
+
+/* norm_scale.cl */
+static const char *const golden_rmsnorm_text5[] = {
     "/* norm_scale.cl - the norms' second chance for rows whose float32 sums fail\n",
     " * (rmsnorm.cl, layernorm.cl; include it after row_reduce.cl).\n",
     " *\n",
@@ -442,6 +487,11 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     "    const int k = clamp(ilogb(m), -NORM_SCALE_MAX, 125);\n",
     "    return as_float((uint)(127 - k) << 23);\n",
     "}\n",
+    NULL
+};
+
+/* rmsnorm_row.cl */
+static const char *const golden_rmsnorm_text6[] = {
     "/* rmsnorm_row.cl - the rows of rmsnorm: y = x / sqrt(mean(x^2) + EPS) *\n",
     " * gamma for the ROWS_PER_GROUP rows of a work-group, as a function the\n",
     " * rmsnorm kernel runs on x and add_rmsnorm on the sum it stores.\n",
@@ -547,6 +597,11 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     "    }\n",
     "#endif\n",
     "}\n",
+    NULL
+};
+
+/* rmsnorm.cl */
+static const char *const golden_rmsnorm_text7[] = {
     "\n",
     "__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))\n",
     "void rmsnorm(const int rows, const __global storage_t *x,\n",
@@ -555,26 +610,11 @@ static const char *const golden_rmsnorm_kernels_source0[] = {
     "    __local float part[ROWS_PER_GROUP * WG_SIZE];\n",
     "    rmsnorm_rows(rows, x, gamma, y, part);\n",
     "}\n",
+    NULL
 };
 
-static const char *const golden_rmsnorm_params0[] = {
-    "\n",
-    "/* Parameters: the values of this kernel's plan. */\n",
-    "#define DTYPE_F32 1        /* storage type of every buffer */\n",
-    "#define FEATURES 512       /* elements per row */\n",
-    "#define VEC 4              /* elements per load and store */\n",
-    "#define WG_SIZE 64         /* work-items per row */\n",
-    "#define ROWS_PER_GROUP 4   /* rows per work-group */\n",
-    "#define ROW_IN_REGISTERS 1 /* row held in registers, x read once */\n",
-    "#define NVEC 128           /* vectors per row */\n",
-    "#define SLOTS 2            /* vectors per work-item, rounded up */\n",
-    "#define EPS 1e-06f         /* added to the mean square */\n",
-    "#define NORM_TINY_SUMS 0   /* squares among the subnormals would show beside eps */\n",
-    "#define NORM_SCALE_MAX 59  /* largest rescaling exponent */\n",
-    "\n",
-};
-
-static const char *const golden_rmsnorm_params1[] = {
+/* the parameters of variant 1 */
+static const char *const golden_rmsnorm_text8[] = {
     "\n",
     "/* Parameters: the values of this kernel's plan. */\n",
     "#define DTYPE_F32 1        /* storage type of every buffer */\n",
@@ -590,6 +630,7 @@ static const char *const golden_rmsnorm_params1[] = {
     "#define NORM_TINY_SUMS 0   /* squares among the subnormals would show beside eps */\n",
     "#define NORM_SCALE_MAX 59  /* largest rescaling exponent */\n",
     "\n",
+    NULL
 };
 
 
@@ -668,10 +709,7 @@ struct golden_rmsnorm_path {
  * a group each is launched with) and paths. */
 struct golden_rmsnorm_variant_def {
     const char *knobs;
-    const char *const *params;
-    size_t n_params;
-    const char *const *kernels_source;
-    size_t n_kernels_source;
+    const char *const *const *source; /* its texts, NULL after the last */
     const char *const *kernel_names;
     const size_t *kernel_threads;
     size_t n_kernels;
@@ -681,7 +719,19 @@ struct golden_rmsnorm_variant_def {
     unsigned needs;
 };
 
-/* Variant 0: its kernels, then its paths. */
+/* Variant 0: its source (texts, in order), its kernels, then its paths. */
+static const char *const *const golden_rmsnorm_source0[] = {
+    golden_rmsnorm_text0,   /* the parameters of variant 0 */
+    golden_rmsnorm_text1,   /* rmsnorm.cl */
+    golden_rmsnorm_text2,   /* storage_f32.cl */
+    golden_rmsnorm_text3,   /* rmsnorm.cl */
+    golden_rmsnorm_text4,   /* row_reduce.cl */
+    golden_rmsnorm_text5,   /* norm_scale.cl */
+    golden_rmsnorm_text6,   /* rmsnorm_row.cl */
+    golden_rmsnorm_text7,   /* rmsnorm.cl */
+    NULL
+};
+
 static const char *const golden_rmsnorm_kernel_names0[] = {"rmsnorm"};
 static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
@@ -694,7 +744,19 @@ static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
     {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0, 0u},
 };
 
-/* Variant 1: its kernels, then its paths. */
+/* Variant 1: its source (texts, in order), its kernels, then its paths. */
+static const char *const *const golden_rmsnorm_source1[] = {
+    golden_rmsnorm_text8,   /* the parameters of variant 1 */
+    golden_rmsnorm_text1,   /* rmsnorm.cl */
+    golden_rmsnorm_text2,   /* storage_f32.cl */
+    golden_rmsnorm_text3,   /* rmsnorm.cl */
+    golden_rmsnorm_text4,   /* row_reduce.cl */
+    golden_rmsnorm_text5,   /* norm_scale.cl */
+    golden_rmsnorm_text6,   /* rmsnorm_row.cl */
+    golden_rmsnorm_text7,   /* rmsnorm.cl */
+    NULL
+};
+
 static const char *const golden_rmsnorm_kernel_names1[] = {"rmsnorm"};
 static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
@@ -710,12 +772,10 @@ static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
 
 static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"wg=64 rows=4 vec=4 mode=registers",
-     golden_rmsnorm_params0, golden_rmsnorm_COUNT(golden_rmsnorm_params0),
-     golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
+     golden_rmsnorm_source0,
      golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0x0u},
     {"wg=1 rows=16 vec=16 mode=streaming",
-     golden_rmsnorm_params1, golden_rmsnorm_COUNT(golden_rmsnorm_params1),
-     golden_rmsnorm_kernels_source0, golden_rmsnorm_COUNT(golden_rmsnorm_kernels_source0),
+     golden_rmsnorm_source1,
      golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0x0u},
 
 };
@@ -929,14 +989,23 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
         golden_rmsnorm_log_variant(&_k->build_log, _v, _why, NULL);
         return CL_INVALID_WORK_GROUP_SIZE;
     }
-    size_t _n = _var->n_params + _var->n_kernels_source;
+    /* Its texts' lines, in order, as one array: the program's text. */
+    size_t _n = 0;
+    for (const char *const *const *_t = _var->source; *_t != NULL; _t++) {
+        for (const char *const *_l = *_t; *_l != NULL; _l++) {
+            _n++;
+        }
+    }
     const char **_lines = (const char **)malloc(_n * sizeof *_lines);
     if (_lines == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    memcpy(_lines, _var->params, _var->n_params * sizeof *_lines);
-    memcpy(_lines + _var->n_params, _var->kernels_source,
-           _var->n_kernels_source * sizeof *_lines);
+    _n = 0;
+    for (const char *const *const *_t = _var->source; *_t != NULL; _t++) {
+        for (const char *const *_l = *_t; *_l != NULL; _l++) {
+            _lines[_n++] = *_l;
+        }
+    }
     _k->program = clCreateProgramWithSource(_ctx, (cl_uint)_n, _lines, NULL,
                                             &_err);
     free(_lines);
