@@ -10,7 +10,7 @@
  * closed by json_surrogates below. Values are then read by JSON's rules,
  * not YAML's: numbers by JSON's grammar, true and false alone as
  * booleans, quoted text alone as strings. */
-#include "import.h"
+#include "import_model.h"
 #include "spec_doc.h"
 #include "spec_node.h"
 

@@ -5,7 +5,7 @@
  * the kernel once the op is there; what a family does that no op says
  * (Gemma's 1 + gamma, Qwen2's biases, fused projections) is said in
  * notes at the top. */
-#include "import.h"
+#include "import_model.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
  * kernel that takes it: the same key may be a field of several ops, with
  * ranges of their own. */
 #include "spec_defaults.h"
-#include "spec_kernel.h"
+#include "spec_group.h"
 #include "spec_scalar.h"
 
 #include <stdio.h>

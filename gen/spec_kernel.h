@@ -9,10 +9,4 @@
  * problem through R; returns 1 when it is valid, else 0. */
 int spec_read_kernel(struct reader *r, struct ref n, struct kernel_spec *out);
 
-/* Reads V, the mapping GROUP of a kernel (rope's scaling), into the
- * fields "GROUP.key" of KS; the members it leaves out take its mark,
- * where the op's checks report them missing. */
-void spec_read_field_group(struct reader *r, struct kernel_spec *ks,
-                           const char *group, struct ref v);
-
 #endif
