@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "gemm_mma.h"
 #include "lora_knobs.h"
 
 /* Every value of a lora_forward spec, as numbers: a member per field and
@@ -100,9 +101,11 @@ int wg_split_bands(const struct lora *c, long slices[SPLIT_BANDS],
 long split_slices_most(const struct lora *c);
 long split_widest(const struct lora *c, long *slices, long *rows);
 
-/* The padded copies, lora_mma and lora_wgmma. */
+/* The padded copies; lora_mma's and lora_wgmma's GEMM (gemm_mma.h), its
+ * work-items and local memory. */
 long x_padded(const struct lora *c);
 long w_rows_padded(const struct lora *c);
+void lora_gemm_mma(const struct lora *c, struct gemm_mma *g);
 long mma_threads(const struct lora *c);
 long mma_local(const struct lora *c);
 long wgmma_threads(const struct lora *c);

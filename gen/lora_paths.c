@@ -79,27 +79,13 @@ static void plan_main_gemm(const struct lora *c, struct plan *p)
  * source, times it once. */
 static void plan_tile_defines(const struct lora *c, struct plan *p)
 {
-    if (uses_lora_mma(c)) {
-        plan_int(p, "TILE_M", "rows of Y per work-group", c->m);
-        plan_int(p, "TILE_N", "columns of Y per work-group", c->n);
-        plan_int(p, "TILE_K", "K elements per local-memory stage", c->k);
-    }
     if (uses_main(c)) {
         plan_main_gemm(c, p);
     }
-    if (uses_wgmma(c)) {
-        plan_int(p, "WG_M", "lora_wgmma: rows of Y per work-group",
-                 c->wg_m);
-        plan_int(p, "WG_STAGES", "lora_wgmma: K steps staged in local "
-                 "memory", c->wg_stages);
-    }
     if (uses_lora_mma(c)) {
-        plan_int(p, "MMA_WARP_M", "rows of Y per warp", c->wm);
-        plan_int(p, "MMA_WARP_N", "columns of Y per warp", c->wn);
-        plan_int(p, "MMA_STAGES", "K steps staged in local memory",
-                 c->stages);
-        plan_int(p, "MMA_PENDING", "copies in flight while a step is used",
-                 c->stages - 2);
+        struct gemm_mma g;
+        lora_gemm_mma(c, &g);
+        gemm_mma_plan(p, &g);
     }
     plan_int(p, "VEC", "elements per global load or store", c->vec);
 }

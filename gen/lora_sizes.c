@@ -513,25 +513,44 @@ long w_rows_padded(const struct lora *c)
 }
 
 /* lora_mma's work-items (a warp per wm x wn) and local memory in bytes. */
+void lora_gemm_mma(const struct lora *c, struct gemm_mma *g)
+{
+    *g = (struct gemm_mma){
+        .kernel = "lora_mma", .wg_kernel = "lora_wgmma", .out = "Y",
+        .mma = uses_lora_mma(c), .wgmma = uses_wgmma(c), .m = c->m,
+        .n = c->n, .k = c->k, .wm = c->wm, .wn = c->wn,
+        .stages = c->stages, .wg_m = c->wg_m, .wg_stages = c->wg_stages,
+        .reduce = c->K, .cols = c->N, .rank = c->R,
+        .rank_parts = xa_split(c), .w_nk = c->layout == LAYOUT_OUT_IN,
+        .out_add = c->accumulate};
+}
+
 long mma_threads(const struct lora *c)
 {
-    return 32 * (c->m / c->wm) * (c->n / c->wn);
+    struct gemm_mma g;
+    lora_gemm_mma(c, &g);
+    return gemm_mma_threads(&g);
 }
 
 long mma_local(const struct lora *c)
 {
-    return 2 * c->stages * (c->m * c->k + c->k * c->n);
+    struct gemm_mma g;
+    lora_gemm_mma(c, &g);
+    return gemm_mma_local(&g);
 }
 
-/* lora_wgmma's work-items (a warpgroup per 64 rows) and local memory. */
 long wgmma_threads(const struct lora *c)
 {
-    return 2 * c->wg_m;
+    struct gemm_mma g;
+    lora_gemm_mma(c, &g);
+    return gemm_wgmma_threads(&g);
 }
 
 long wgmma_local(const struct lora *c)
 {
-    return 2 * c->wg_stages * (c->wg_m * c->k + c->k * c->n);
+    struct gemm_mma g;
+    lora_gemm_mma(c, &g);
+    return gemm_wgmma_local(&g);
 }
 
 /* Work-groups of lora_mma in one wave: SPLIT_GROUPS, half as many where

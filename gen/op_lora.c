@@ -9,11 +9,6 @@
 
 #define INDEX_MAX (long)INT_MAX /* what the kernels' int offsets reach */
 
-/* Local memory a tensor-core work-group may ask for: the most one
- * work-group of compute capability 9.0 gets (227 KiB); a device with less
- * fails to build the variant, and the stub passes over it. */
-#define MMA_LOCAL_MAX 232448L
-
 /* The names of the choices of the knobs xa and engine (lora_knobs.h). */
 static const char *const xa_choices[] = {"prepass", "inline", NULL};
 static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
@@ -60,17 +55,6 @@ void lora_read(const struct kernel_spec *ks, struct lora *c)
     c->half = ks->dtype != DTYPE_F32;
 }
 
-/* The mark of the first of KEYS the spec gave, else of the first key (the
- * kernel's own mark when unset). */
-static struct mark blame(const struct kernel_spec *ks, const char *k1,
-                         const char *k2)
-{
-    if (!spec_knob_set(ks, k1) && k2 != NULL && spec_knob_set(ks, k2)) {
-        return spec_knob_mark(ks, k2);
-    }
-    return spec_knob_mark(ks, k1);
-}
-
 /* Returns 0 if the shape itself is wrong (the limits would only cascade). */
 static int check_shape(const struct kernel_spec *ks, const struct lora *c,
                        struct diags *d)
@@ -109,25 +93,25 @@ static int check_tiles(const struct kernel_spec *ks, const struct lora *c,
         return 0;
     }
     if (c->m % c->wm != 0) {
-        diag_error(d, file, blame(ks, "wm", "m"),
+        diag_error(d, file, knob_blame(ks, "wm", "m"),
                    "tile m (%ld) must be a multiple of wm (%ld)", c->m,
                    c->wm);
         ok = 0;
     }
     if (c->n % c->wn != 0) {
-        diag_error(d, file, blame(ks, "wn", "n"),
+        diag_error(d, file, knob_blame(ks, "wn", "n"),
                    "tile n (%ld) must be a multiple of wn (%ld)", c->n,
                    c->wn);
         ok = 0;
     }
     if (c->n % c->vec != 0) {
-        diag_error(d, file, blame(ks, "n", "vec"),
+        diag_error(d, file, knob_blame(ks, "n", "vec"),
                    "tile n (%ld) must be a multiple of vec (%ld)", c->n,
                    c->vec);
         ok = 0;
     }
     if (c->k % c->vec != 0) {
-        diag_error(d, file, blame(ks, "k", "vec"),
+        diag_error(d, file, knob_blame(ks, "k", "vec"),
                    "tile k (%ld) must be a multiple of vec (%ld)", c->k,
                    c->vec);
         ok = 0;
@@ -160,13 +144,13 @@ static void check_main(const struct kernel_spec *ks, const struct lora *c,
     long threads = main_threads(c);
     long bytes = main_local(c, XA_PREPASS);
     if (threads > THREADS_MAX) {
-        diag_error(d, file, blame(ks, "m", "n"),
+        diag_error(d, file, knob_blame(ks, "m", "n"),
                    "lora_main work-group of %ld work-items (tile m %ld / wm "
                    "%ld x tile n %ld / wn %ld) exceeds %ld",
                    threads, c->m, c->wm, c->n, c->wn, THREADS_MAX);
     }
     if (bytes > LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "k", "m"),
+        diag_error(d, file, knob_blame(ks, "k", "m"),
                    "lora_main needs %ld bytes of local memory (tiles m %ld, "
                    "n %ld, k %ld, pad %ld), more than %ld",
                    bytes, c->m, c->n, c->k, c->pad, LOCAL_MAX);
@@ -194,7 +178,7 @@ static void check_decode_mma(const struct kernel_spec *ks,
         return;
     }
     if (c->decode_mma_max <= decode_upto(c)) {
-        diag_error(d, file, blame(ks, "decode_mma_max", "decode_max"),
+        diag_error(d, file, knob_blame(ks, "decode_mma_max", "decode_max"),
                    "decode_mma_max (%ld) must exceed decode_max (%ld) for "
                    "lora_decode_mma to run",
                    c->decode_mma_max, decode_upto(c));
@@ -210,7 +194,7 @@ static void check_decode_mma(const struct kernel_spec *ks,
                    c->decode_cols);
     }
     if (bytes > MMA_LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "decode_cols", "decode_warps"),
+        diag_error(d, file, knob_blame(ks, "decode_cols", "decode_warps"),
                    "lora_decode_mma needs %ld bytes of local memory "
                    "(decode_warps %ld x %ld steps of 16 x %ld columns), "
                    "more than %ld",
@@ -236,13 +220,13 @@ static void check_decode_split(const struct kernel_spec *ks,
         return; /* lora_decode_mma's place; the knob is not used */
     }
     if (c->decode_split_max <= decode_upto(c)) {
-        diag_error(d, file, blame(ks, "decode_split_max", "decode_max"),
+        diag_error(d, file, knob_blame(ks, "decode_split_max", "decode_max"),
                    "decode_split_max (%ld) must exceed decode_max (%ld) for "
                    "lora_decode_split to run",
                    c->decode_split_max, decode_upto(c));
     }
     if (c->decode_cols < c->R) {
-        diag_error(d, file, blame(ks, "decode_cols", "rank"),
+        diag_error(d, file, knob_blame(ks, "decode_cols", "rank"),
                    "lora_decode_split gives each column of A a work-item: "
                    "decode_cols (%ld) must be at least the rank (%ld)",
                    c->decode_cols, c->R);
@@ -252,7 +236,7 @@ static void check_decode_split(const struct kernel_spec *ks,
                    "decode_slices (%ld) exceeds in_features (%ld)",
                    c->decode_slices, c->K);
     } else if (dsplit_local(c) > LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "decode_slices", "decode_split_max"),
+        diag_error(d, file, knob_blame(ks, "decode_slices", "decode_split_max"),
                    "lora_decode_split keeps its slice of X in local memory: "
                    "%ld bytes (in_features %ld / decode_slices %ld x "
                    "decode_split_max %ld floats), more than %ld",
@@ -279,7 +263,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     }
     if (c->decode_rows > 0) {
         if (c->decode_n * c->decode_k > THREADS_MAX) {
-            diag_error(d, file, blame(ks, "decode_n", "decode_k"),
+            diag_error(d, file, knob_blame(ks, "decode_n", "decode_k"),
                        "lora_decode work-group of %ld work-items (decode_n "
                        "%ld x decode_k %ld) exceeds %ld",
                        c->decode_n * c->decode_k, c->decode_n, c->decode_k,
@@ -287,7 +271,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
         }
         bytes = decode_local(c);
         if (bytes > LOCAL_MAX) {
-            diag_error(d, file, blame(ks, "decode_n", "decode_k"),
+            diag_error(d, file, knob_blame(ks, "decode_n", "decode_k"),
                        "lora_decode needs %ld bytes of local memory "
                        "(decode_n %ld x decode_k %ld x %ld columns or "
                        "decode_k %ld x rank %ld partial sums, and "
@@ -312,15 +296,15 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
         long xw = xa_rows_per_item(c), xt = xa_threads(c);
         struct mark at = spec_knob_set(ks, "xa_chunk")
                              ? spec_knob_mark(ks, "xa_chunk")
-                             : blame(ks, "xa_k", "xa_m");
+                             : knob_blame(ks, "xa_k", "xa_m");
         if (xt > THREADS_MAX) {
-            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
+            diag_error(d, file, knob_blame(ks, "xa_k", "xa_m"),
                        "lora_xa work-group of %ld work-items (xa_k %ld x xa_m "
                        "%ld / %ld rows each) exceeds %ld",
                        xt, c->xa_k, c->xa_m, xw, THREADS_MAX);
         }
         if (c->xa_chunk % c->vec != 0) {
-            diag_error(d, file, blame(ks, "xa_chunk", "vec"),
+            diag_error(d, file, knob_blame(ks, "xa_chunk", "vec"),
                        "xa_chunk (%ld) must be a multiple of vec (%ld)",
                        c->xa_chunk, c->vec);
         } else if ((bytes = 4 * xa_staged_a(c)) > LOCAL_MAX) {
@@ -329,7 +313,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                        "%ld rows of A at rank %ld, more than %ld",
                        bytes, c->xa_chunk, c->R, LOCAL_MAX);
         } else if ((bytes = 4 * xa_reduction(c)) > LOCAL_MAX) {
-            diag_error(d, file, blame(ks, "xa_k", "xa_m"),
+            diag_error(d, file, knob_blame(ks, "xa_k", "xa_m"),
                        "lora_xa needs %ld bytes of local memory to sum the "
                        "partials of xa_m %ld rows over xa_k %ld work-items "
                        "(rank %ld), more than %ld",
@@ -377,56 +361,25 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
                    engine);
     }
     if (c->xa_m % 16 != 0 || 2 * c->xa_m > THREADS_MAX) {
-        diag_error(d, file, blame(ks, "xa_m", "engine"),
+        diag_error(d, file, knob_blame(ks, "xa_m", "engine"),
                    "engine: %s needs xa_m a multiple of 16, at most %ld "
                    "(lora_xa_mma runs a warp per 16 rows; got %ld)",
                    engine, THREADS_MAX / 2, c->xa_m);
     }
     if (xa_mma_local(c) > LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "xa_chunk", "engine"),
+        diag_error(d, file, knob_blame(ks, "xa_chunk", "engine"),
                    "lora_xa_mma needs %ld bytes of local memory for xa_chunk "
                    "%ld rows of A at rank %ld, more than %ld",
                    xa_mma_local(c), c->xa_chunk, c->R, LOCAL_MAX);
     }
-    if (!uses_lora_mma(c)) {
-        return; /* the tiles below are lora_mma's */
-    }
-    if (c->k % 16 != 0) {
-        diag_error(d, file, blame(ks, "k", "engine"),
-                   "engine: mma needs tile k a multiple of 16 (got %ld)",
-                   c->k);
-    } else if (c->k != pow2_ceil(c->k) || c->n != pow2_ceil(c->n)) {
-        /* mma_swizzle permutes chunks within a power of two */
-        diag_error(d, file, blame(ks, c->k != pow2_ceil(c->k) ? "k" : "n",
-                                  "engine"),
-                   "engine: mma needs tiles k and n that are powers of two "
-                   "(got %ld, %ld): the 16-byte chunks of their rows are "
-                   "swizzled by XOR",
-                   c->k, c->n);
-    }
-    if (c->wm % 16 != 0 || c->wn % 16 != 0) {
-        diag_error(d, file, blame(ks, c->wm % 16 ? "wm" : "wn", "engine"),
-                   "engine: mma needs wm and wn (a warp's rows and columns "
-                   "of Y) multiples of 16 (got %ld, %ld)",
-                   c->wm, c->wn);
-    }
-    long threads = mma_threads(c);
-    if (threads > THREADS_MAX) {
-        diag_error(d, file, blame(ks, "m", "n"),
-                   "lora_mma work-group of %ld work-items (32 per warp of "
-                   "wm %ld x wn %ld in tile m %ld x n %ld) exceeds %ld",
-                   threads, c->wm, c->wn, c->m, c->n, THREADS_MAX);
-    }
-    long bytes = mma_local(c);
-    if (bytes > MMA_LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "stages", "k"),
-                   "lora_mma needs %ld bytes of local memory (stages %ld x "
-                   "(m %ld + n %ld) x k %ld halves), more than %ld",
-                   bytes, c->stages, c->m, c->n, c->k, MMA_LOCAL_MAX);
+    if (uses_lora_mma(c)) {
+        struct gemm_mma g;
+        lora_gemm_mma(c, &g);
+        gemm_mma_check(ks, &g, d);
     }
 }
 
-/* What lora_wgmma needs of its tiles (wgmma_ptx.cl, lora_wgmma_tiles.cl). */
+/* What lora_wgmma needs of its tiles (wgmma_ptx.cl, wgmma_tiles.cl). */
 static void check_wgmma(const struct kernel_spec *ks, const struct lora *c,
                         struct diags *d)
 {
@@ -437,39 +390,9 @@ static void check_wgmma(const struct kernel_spec *ks, const struct lora *c,
                    "with base: false");
         return;
     }
-    if (c->n != 64 && c->n != 128 && c->n != 256) {
-        diag_error(d, file, blame(ks, "n", "engine"),
-                   "engine: wgmma needs tile n of 64, 128 or 256 (got %ld): "
-                   "a warpgroup's product is 64 rows by n, its W tile "
-                   "blocks of 64 columns",
-                   c->n);
-    }
-    if (c->k != 16 && c->k != 32 && c->k != 64) {
-        diag_error(d, file, blame(ks, "k", "engine"),
-                   "engine: wgmma needs tile k of 16, 32 or 64 (got %ld): "
-                   "X's tile rows are one swizzle line of 32, 64 or 128 "
-                   "bytes",
-                   c->k);
-    }
-    if (c->wg_m % 64 != 0) {
-        diag_error(d, file, spec_knob_mark(ks, "wg_m"),
-                   "wg_m must be a multiple of 64, a warpgroup's rows "
-                   "(got %ld)",
-                   c->wg_m);
-    }
-    if (wgmma_threads(c) > THREADS_MAX) {
-        diag_error(d, file, spec_knob_mark(ks, "wg_m"),
-                   "lora_wgmma work-group of %ld work-items (128 per 64 "
-                   "rows of wg_m %ld) exceeds %ld",
-                   wgmma_threads(c), c->wg_m, THREADS_MAX);
-    }
-    long bytes = wgmma_local(c);
-    if (bytes > MMA_LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "wg_stages", "wg_m"),
-                   "lora_wgmma needs %ld bytes of local memory (wg_stages "
-                   "%ld x (wg_m %ld + n %ld) x k %ld halves), more than %ld",
-                   bytes, c->wg_stages, c->wg_m, c->n, c->k, MMA_LOCAL_MAX);
-    }
+    struct gemm_mma g;
+    lora_gemm_mma(c, &g);
+    gemm_wgmma_check(ks, &g, d);
 }
 
 /* lora_delta: base: false, T in registers, its work-group and local
@@ -490,20 +413,20 @@ static void check_delta(const struct kernel_spec *ks, const struct lora *c,
         return;
     }
     if (c->delta_rows * c->R > 64) {
-        diag_error(d, file, blame(ks, "delta_rows", "delta_max"),
+        diag_error(d, file, knob_blame(ks, "delta_rows", "delta_max"),
                    "lora_delta keeps delta_rows x rank values of T per "
                    "work-item in registers: at most 64 (got %ld x %ld)",
                    c->delta_rows, c->R);
         return;
     }
     if (c->delta_max <= decode_upto(c)) {
-        diag_error(d, file, blame(ks, "delta_max", "delta_rows"),
+        diag_error(d, file, knob_blame(ks, "delta_max", "delta_rows"),
                    "delta_max (%ld) must exceed decode_max (%ld) for "
                    "lora_delta to run",
                    c->delta_max, decode_upto(c));
     }
     if (c->delta_split > c->N / c->vec) {
-        diag_error(d, file, blame(ks, "delta_split", "vec"),
+        diag_error(d, file, knob_blame(ks, "delta_split", "vec"),
                    "delta_split (%ld) exceeds the %ld pieces of vec %ld "
                    "columns in out_features",
                    c->delta_split, c->N / c->vec, c->vec);
@@ -513,7 +436,7 @@ static void check_delta(const struct kernel_spec *ks, const struct lora *c,
                    "lora_delta work-group of %ld work-items exceeds %ld",
                    c->delta_threads, THREADS_MAX);
     } else if (delta_local(c) > LOCAL_MAX) {
-        diag_error(d, file, blame(ks, "delta_threads", "delta_rows"),
+        diag_error(d, file, knob_blame(ks, "delta_threads", "delta_rows"),
                    "lora_delta needs %ld bytes of local memory to sum "
                    "delta_rows %ld x rank %ld values over delta_threads %ld "
                    "work-items, more than %ld",
@@ -544,18 +467,18 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
         return;
     }
     if (c->split_k > ceil_div(c->K, c->k)) {
-        diag_error(d, file, blame(ks, "split_k", "k"),
+        diag_error(d, file, knob_blame(ks, "split_k", "k"),
                    "split_k (%ld) exceeds the %ld K steps of tile k %ld",
                    c->split_k, ceil_div(c->K, c->k), c->k);
     } else if (c->split_k * ceil_div(c->K, c->k) > INDEX_MAX) {
         /* lora_main finds a slice's steps as slice * steps / slices */
-        diag_error(d, file, blame(ks, "k", "split_k"),
+        diag_error(d, file, knob_blame(ks, "k", "split_k"),
                    "split_k (%ld) x the %ld K steps of tile k %ld is more "
                    "than the %ld the kernels index; raise k",
                    c->split_k, ceil_div(c->K, c->k), c->k, INDEX_MAX);
     }
     if (c->split_max <= decode) {
-        diag_error(d, file, blame(ks, "split_max", "split_k"),
+        diag_error(d, file, knob_blame(ks, "split_max", "split_k"),
                    "split_max (%ld) must exceed %s (%ld) for the split path "
                    "to run",
                    c->split_max, few_knob(c), decode);
@@ -574,7 +497,7 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
                        few, decode, (double)(4 * most * c->N) / (1 << 20),
                        slices, rows, c->N, SPLIT_SCRATCH_MAX >> 20, few);
         } else if (4 * most * c->N > SPLIT_SCRATCH_MAX) {
-            diag_error(d, file, blame(ks, "split_max", "split_k"),
+            diag_error(d, file, knob_blame(ks, "split_max", "split_k"),
                        "the split path's partial sums take %.1f MiB of "
                        "scratch (%ld slices x %ld rows x %ld columns of "
                        "floats), more than %ld MiB",
@@ -602,7 +525,7 @@ static void check_padded(const struct kernel_spec *ks, const struct lora *c,
                    "and out_features (%ld) are multiples of 4",
                    c->pad_rows, c->K, c->N);
     } else if (c->k % 4 != 0 || c->n % 4 != 0) {
-        diag_error(d, ks->file, blame(ks, "pad_rows", "k"),
+        diag_error(d, ks->file, knob_blame(ks, "pad_rows", "k"),
                    "pad_rows (%ld) needs tile k and n multiples of 4 "
                    "(got k %ld, n %ld)",
                    c->pad_rows, c->k, c->n);
@@ -623,20 +546,20 @@ static void check_wg_split(const struct kernel_spec *ks, const struct lora *c,
         return;
     }
     if (c->xa != XA_PREPASS) {
-        diag_error(d, file, blame(ks, "wg_split_max", "xa"),
+        diag_error(d, file, knob_blame(ks, "wg_split_max", "xa"),
                    "wg_split_max (%ld) needs xa: prepass (each slice adds "
                    "all of T from lora_xa_mma)", c->wg_split_max);
         return;
     }
     if (c->wg_split_max <= split_upto(c)) {
-        diag_error(d, file, blame(ks, "wg_split_max", "split_max"),
+        diag_error(d, file, knob_blame(ks, "wg_split_max", "split_max"),
                    "wg_split_max (%ld) must exceed the rows of the paths "
                    "before it (%ld) for lora_wgmma_split to run",
                    c->wg_split_max, split_upto(c));
         return;
     }
     if (ceil_div(c->K, c->k) < 2) {
-        diag_error(d, file, blame(ks, "wg_split_max", "k"),
+        diag_error(d, file, knob_blame(ks, "wg_split_max", "k"),
                    "lora_wgmma_split needs 2 K steps or more to split (K %ld, "
                    "tile k %ld)", c->K, c->k);
         return;
@@ -688,7 +611,7 @@ static const struct tune_axis lora_tune_space[] = {
      * rejects mma elsewhere, and wm, wn past 16 for simt; the tuner
      * wgmma off compute capability 9.0). lora_wgmma's wg_m and wg_stages
      * stay at their defaults: as axes they made the space four times as
-     * large, for tiles the lab had already timed (lora_wgmma_tiles.cl). */
+     * large, for tiles the lab had already timed (wgmma_tiles.cl). */
     {"engine", "simt mma wgmma"},
     {"stages", "2 3 4"},
     {NULL, NULL},

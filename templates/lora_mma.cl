@@ -1,6 +1,7 @@
 /* lora_mma.cl - lora_mma: the tensor-core GEMM over all of K (see
- * lora_mma_tiles.cl). */
-#include "lora_mma_tiles.cl"
+ * mma_tiles.cl). */
+#include "lora_common.cl"
+#include "mma_tiles.cl"
 
 __kernel __attribute__((reqd_work_group_size(MMA_THREADS, 1, 1))) void
 lora_mma(const int rows, const __global storage_t *restrict x,

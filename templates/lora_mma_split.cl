@@ -1,6 +1,7 @@
 /* lora_mma_split.cl - lora_mma over slices of K (up to SPLIT_K), for the plan's
- * split path on tensor cores (see lora_mma_tiles.cl's mma_tiles). */
-#include "lora_mma_tiles.cl"
+ * split path on tensor cores (see mma_tiles.cl's mma_tiles). */
+#include "lora_common.cl"
+#include "mma_tiles.cl"
 
 #if SPLIT_K < 2
 #error "lora_mma_split.cl: a split K needs SPLIT_K > 1"

@@ -1,6 +1,7 @@
 /* lora_wgmma.cl - lora_wgmma: the GEMM on warpgroups over all of K (see
- * lora_wgmma_tiles.cl). */
-#include "lora_wgmma_tiles.cl"
+ * wgmma_tiles.cl). */
+#include "lora_common.cl"
+#include "wgmma_tiles.cl"
 
 __kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1))) void
 lora_wgmma(const int rows, const __global storage_t *restrict x,

@@ -1,7 +1,8 @@
 /* lora_wgmma_split.cl - lora_wgmma over slices of K (up to SPLIT_K), for
- * the plan's split path on warpgroups (see lora_wgmma_tiles.cl's
+ * the plan's split path on warpgroups (see wgmma_tiles.cl's
  * wg_tiles). */
-#include "lora_wgmma_tiles.cl"
+#include "lora_common.cl"
+#include "wgmma_tiles.cl"
 
 #if SPLIT_K < 2
 #error "lora_wgmma_split.cl: a split K needs SPLIT_K > 1"

@@ -1,5 +1,5 @@
 /* mma_ptx.cl - the inline PTX that the tensor-core kernels share
- * (lora_mma_tiles.cl, lora_wgmma_tiles.cl, lora_decode_mma.cl): m16n8k16
+ * (mma_tiles.cl, wgmma_tiles.cl, lora_decode_mma.cl): m16n8k16
  * products, ldmatrix and cp.async into XOR-swizzled tiles of 16-byte
  * chunks. Only NVIDIA's OpenCL compiler accepts it, and the plan launches
  * these kernels only in the variant for compute capability 8.0 and
@@ -23,9 +23,8 @@ inline uint mma_swizzle(uint r, uint c, uint cpr)
 }
 
 /* 16 bytes from SRC to DST, asynchronously; the first SRC_BYTES of them
- * read (16 or 0), the rest zero. Through L1 (.ca): on the H100 the
- * copies alone of a 128 x 256 x 64 GEMM took 229 us so against 457 with
- * .cg (bench/logs/mma-lab-h100.txt). */
+ * read (16 or 0), the rest zero. Through L1 (.ca), which measured faster
+ * than .cg for these tiles (bench/RESULTS.md). */
 inline void mma_copy16(__local ushort *dst, const __global storage_t *src,
                        uint src_bytes)
 {
@@ -55,8 +54,8 @@ inline void mma_copy_tile(__local ushort *dst, const __global storage_t *p,
         /* A work-item copies one column of chunks, every STEP-th row: one
          * address and one swizzle (STEP is a multiple of 8) for all of
          * them, and the bounds tested only in edge tiles. The general
-         * loop below spent ~15 instructions a copy, which the products
-         * waited for (bf16 4096^3: 584 us against 396 so). */
+         * loop below spends some 15 instructions a copy, which the
+         * products wait for. */
         uint r = tid / chunks, c = tid % chunks;
         const __global storage_t *src =
             p + (size_t)(row0 + r) * ld + col0 + c * 8;

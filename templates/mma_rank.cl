@@ -1,11 +1,12 @@
-/* mma_rank.cl - what the tensor-core GEMMs (lora_mma_tiles.cl,
- * lora_wgmma_tiles.cl) share of their rank stretch: T's rows from lora_xa_mma's
- * partial sums, split into hi + lo halves of the storage type. */
+/* mma_rank.cl - what the tensor-core GEMMs (mma_tiles.cl, wgmma_tiles.cl)
+ * share of their rank stretch: T's rows from MMA_RANK_PARTS partial sums
+ * in the scratch, split into hi + lo halves of the storage type. */
 
 /* Ranks per step of the rank stretch: hi halves then lo halves fill
  * 2 * RANK_STEP of a tile row's TILE_K columns. */
 #define RANK_STEP                                                        \
-    (TILE_K / 2 < CEIL_DIV(RANK, 8) * 8 ? TILE_K / 2 : CEIL_DIV(RANK, 8) * 8)
+    (TILE_K / 2 < CEIL_DIV(MMA_RANK, 8) * 8 ? TILE_K / 2                \
+                                      : CEIL_DIV(MMA_RANK, 8) * 8)
 #define RANK_DEPTH (2 * RANK_STEP) /* a multiple of 16 */
 
 /* The bits of V in storage, rounded to nearest even. */
@@ -21,12 +22,11 @@ inline ushort mma_bits(float v)
 }
 
 /* Row R, ranks J .. J + MMA_TQ - 1 of T (the first MMA_TQ lanes) from
- * lora_xa_mma's XA_SPLIT partial sums (0 outside). Every work-group of a
- * row of tiles sums the same partials: one rank a load made that sum
- * most of the rank stretch's cost (bf16 K = N = 4096 on the H100, lab:
- * lora_mma 415 us, 371 with one partial summed, 360 without the stretch),
- * so four ranks go in one 16-byte load where r allows. */
-#if RANK % 4 == 0
+ * its MMA_RANK_PARTS partial sums (0 outside). Every work-group of a row
+ * of tiles sums the same partials, which one rank a load would make most
+ * of the rank stretch's cost: four ranks go in one 16-byte load where r
+ * allows. */
+#if MMA_RANK % 4 == 0
 #define MMA_TQ 4
 #else
 #define MMA_TQ 1
@@ -34,14 +34,14 @@ inline ushort mma_bits(float v)
 inline float4 mma_t(const __global float *t, uint rows, uint r, uint j)
 {
     float4 sum = (float4)0.0f;
-    if (r < rows && j < RANK) {
-        const __global float *p = t + (size_t)r * (XA_SPLIT * RANK) + j;
+    if (r < rows && j < MMA_RANK) {
+        const __global float *p = t + (size_t)r * (MMA_RANK_PARTS * MMA_RANK) + j;
 #pragma unroll
-        for (int s = 0; s < XA_SPLIT; s++) {
+        for (int s = 0; s < MMA_RANK_PARTS; s++) {
 #if MMA_TQ == 4
-            sum += vload4(0, p + s * RANK);
+            sum += vload4(0, p + s * MMA_RANK);
 #else
-            sum.s0 += p[s * RANK];
+            sum.s0 += p[s * MMA_RANK];
 #endif
         }
     }

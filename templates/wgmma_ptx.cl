@@ -1,5 +1,5 @@
 /* wgmma_ptx.cl - the warpgroup tensor-core instructions of compute
- * capability 9.0 (wgmma, PTX target sm_90a) that lora_wgmma_tiles.cl runs.
+ * capability 9.0 (wgmma, PTX target sm_90a) that wgmma_tiles.cl runs.
  *
  * NVIDIA's OpenCL compiler writes PTX for sm_90, which ptxas refuses
  * wgmma for; so each instruction goes into the PTX behind WG_MARK, a
@@ -110,7 +110,7 @@ inline void wg_fence_proxy(void)
 
 /* B's transpose bit: 1, B 16 x TILE_N N-major (W K x N, in_out); 0, B
  * K-major, TILE_N rows of K (W N x K as PyTorch keeps it, out_in). */
-#if WEIGHT_OUT_IN
+#if MMA_W_NK
 #define WG_TRANS_B "0"
 #else
 #define WG_TRANS_B "1"

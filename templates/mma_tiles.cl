@@ -1,51 +1,66 @@
-/* lora_mma_tiles.cl - the GEMM over [X | T] * [W ; B] on NVIDIA tensor cores
- * (compute capability 8.0 and later), for f16 and bf16 storage: the
- * tensor-core counterpart of lora_main.cl, run after lora_xa_mma (the
- * delta without W runs lora_expand after it instead).
+/* mma_tiles.cl - the tensor-core GEMM of NVIDIA compute capability 8.0
+ * and later, for f16 and bf16 storage: OUT (+)= [X | T] * [W ; B], with X
+ * rows x MMA_K, W MMA_K x MMA_N, T rows x MMA_RANK floats in the scratch
+ * (MMA_RANK_PARTS partial sums an element, added here) and B MMA_RANK x
+ * MMA_N. lora_forward runs it as Y = [X | SCALE*X*A] * [W ; B] (lora_mma,
+ * lora_mma_split, after lora_xa_mma); lora_backward as dX = [dY | G] *
+ * [W^T ; A^T] (lora_bwd_dx_mma, after lora_bwd_tg), its W and A read
+ * transposed where they lie.
  *
  * Inline PTX, which only NVIDIA's OpenCL compiler accepts: the stub
  * builds this source only on devices that report compute capability 8.0
  * or more (cl_nv_device_attribute_query); every other device gets a
  * variant without it.
  *
- * A work-group computes TILE_M x TILE_N of Y with (TILE_M / MMA_WARP_M) x
- * (TILE_N / MMA_WARP_N) warps of 32 work-items, each warp MMA_WARP_M x
+ * A work-group computes TILE_M x TILE_N of OUT with (TILE_M / MMA_WARP_M)
+ * x (TILE_N / MMA_WARP_N) warps of 32 work-items, each warp MMA_WARP_M x
  * MMA_WARP_N of it, in m16n8k16 products with float accumulators:
- *   - K in steps of TILE_K: cp.async copies the X and W tiles into local
- *     memory MMA_STAGES - 1 steps ahead of the products, 16 bytes at a
- *     time (zero-filled past the rows, K and N);
+ *   - the reduction in steps of TILE_K: cp.async copies the X and W tiles
+ *     into local memory MMA_STAGES - 1 steps ahead of the products, 16
+ *     bytes at a time (zero-filled past the rows, MMA_K and MMA_N);
  *   - ldmatrix loads the fragments (.trans for W, which is k-major; with
- *     WEIGHT_OUT_IN, W (N x K) and B (N x r) are staged n-major, TILE_K
- *     a row as X's, and read without .trans); the
+ *     MMA_W_NK, W stored MMA_N x MMA_K and B MMA_N x MMA_RANK, both are
+ *     staged n-major, TILE_K a row as X's, and read without .trans); the
  *     16-byte chunks of each tile row are XOR-swizzled so that the eight
  *     rows one ldmatrix phase reads fall in distinct banks;
  *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
  *     products run;
- *   - the rank stretch first: T = SCALE*X*A (lora_xa_mma's float partial
- *     sums) split into two halves, hi + lo, so that T keeps 16 bits or
- *     more, against [B ; B]: up to TILE_K / 2 ranks per step, staged in
- *     the last stage's buffers while the first K steps' copies are in
- *     flight, so that the latency of its loads hides behind theirs.
- * Needs K and N multiples of 8 (whole 16-byte chunks; checked by the
- * plan). Local size (32 * warps, 1). */
-#include "lora_common.cl"
+ *   - the rank stretch first: T split into two halves, hi + lo, so that
+ *     it keeps 16 bits or more, against [B ; B]: up to TILE_K / 2 ranks per
+ *     step, staged in the last stage's buffers while the first steps'
+ *     copies are in flight, so that the latency of its loads hides behind
+ *     theirs.
+ * The kernel's plan defines the shape (MMA_K, MMA_N, MMA_RANK,
+ * MMA_RANK_PARTS, MMA_W_NK, MMA_OUT_ADD: gen/lora_common.c,
+ * lora_plan_mma), the tiles, and SPLIT_K where a split path cuts the
+ * reduction into slices (split_k.cl; absent: none). The kernel's common
+ * part comes first: storage_t, load2, store2, CEIL_DIV. Needs MMA_K and
+ * MMA_N multiples of 8 (whole 16-byte chunks; checked by the plan). Local
+ * size (32 * warps, 1). */
 #include "mma_ptx.cl"
 #include "mma_rank.cl"
 
 #if !defined(TILE_M) || !defined(TILE_N) || !defined(TILE_K) ||            \
     !defined(MMA_WARP_M) || !defined(MMA_WARP_N) || !defined(MMA_STAGES) || \
-    !defined(MMA_PENDING) || !defined(SPLIT_K)
-#error "lora_mma_tiles.cl: the plan must define the tiles, MMA_STAGES, SPLIT_K"
+    !defined(MMA_PENDING)
+#error "mma_tiles.cl: the plan must define the tiles and MMA_STAGES"
 #endif
-#if SPLIT_K > 1
+#if !defined(MMA_K) || !defined(MMA_N) || !defined(MMA_W_NK) ||           \
+    !defined(MMA_OUT_ADD) || !defined(CEIL_DIV)
+#error "mma_tiles.cl: the plan must define the GEMM's shape (lora_plan_mma)"
+#endif
+#if defined(SPLIT_K) && SPLIT_K > 1
+#define MMA_SPLIT 1
 #include "split_k.cl"
+#else
+#define MMA_SPLIT 0
 #endif
-#if DTYPE_F32 || !HAS_BASE
-#error "lora_mma_tiles.cl: tensor cores take f16 or bf16 storage, and W"
+#if DTYPE_F32
+#error "mma_tiles.cl: tensor cores take f16 or bf16 storage"
 #endif
-#if IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 || TILE_K % 16 != 0 ||  \
+#if MMA_K % 8 != 0 || MMA_N % 8 != 0 || TILE_K % 16 != 0 ||  \
     MMA_WARP_M % 16 != 0 || MMA_WARP_N % 16 != 0
-#error "lora_mma_tiles.cl: K, N multiples of 8; TILE_K and warp tiles of 16"
+#error "mma_tiles.cl: MMA_K, MMA_N multiples of 8; TILE_K and warp tiles of 16"
 #endif
 
 #define MMA_WARPS_N (TILE_N / MMA_WARP_N)
@@ -54,7 +69,7 @@
 #define MMA_TILES_N (MMA_WARP_N / 8)  /* n8 tiles per warp */
 #define X_CHUNKS (TILE_K / 8)         /* 16-byte chunks per X tile row */
 #define W_CHUNKS (TILE_N / 8)         /* 16-byte chunks per W tile row */
-#define MMA_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#define MMA_K_TILES CEIL_DIV(MMA_K, TILE_K)
 /* Starts the copies of K step KT's X and W tiles into XS and WS. */
 inline void mma_load_step(__local ushort *xs, __local ushort *ws,
                           const __global storage_t *x,
@@ -62,15 +77,15 @@ inline void mma_load_step(__local ushort *xs, __local ushort *ws,
                           uint col0, uint kt, uint tid)
 {
     uint k0 = kt * TILE_K;
-    mma_copy_tile(xs, x, IN_FEATURES, row0, TILE_M, rows, k0, TILE_K,
-                  IN_FEATURES, tid, MMA_THREADS);
-#if WEIGHT_OUT_IN
+    mma_copy_tile(xs, x, MMA_K, row0, TILE_M, rows, k0, TILE_K,
+                  MMA_K, tid, MMA_THREADS);
+#if MMA_W_NK
     /* W is N x K: its rows col0 .. are the tile's, K along them */
-    mma_copy_tile(ws, w, IN_FEATURES, col0, TILE_N, OUT_FEATURES, k0, TILE_K,
-                  IN_FEATURES, tid, MMA_THREADS);
+    mma_copy_tile(ws, w, MMA_K, col0, TILE_N, MMA_N, k0, TILE_K,
+                  MMA_K, tid, MMA_THREADS);
 #else
-    mma_copy_tile(ws, w, OUT_FEATURES, k0, TILE_K, IN_FEATURES, col0, TILE_N,
-                  OUT_FEATURES, tid, MMA_THREADS);
+    mma_copy_tile(ws, w, MMA_N, k0, TILE_K, MMA_K, col0, TILE_N,
+                  MMA_N, tid, MMA_THREADS);
 #endif
     mma_commit();
 }
@@ -94,7 +109,7 @@ inline void mma_fragments(__local ushort *xs, __local ushort *ws,
                        "=r"(a[i][3])
                      : "l"(p));
     }
-#if WEIGHT_OUT_IN
+#if MMA_W_NK
     /* n-major: lane l gives row (l % 8) + (l / 16) * 8 of the 16 columns,
      * chunk (l / 8) % 2 of the 16-deep slice (mma_x4) */
     uint bn = (lane % 8) + (lane >> 4) * 8, bc = (lane >> 3) & 1;
@@ -149,7 +164,7 @@ inline void mma_step(__local ushort *xs, __local ushort *ws, uint depth,
  * into WS twice, as rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero
  * past r and N), and commits them as one group. */
 #define RANK_B_CHUNKS (RANK_STEP * W_CHUNKS)
-#if WEIGHT_OUT_IN
+#if MMA_W_NK
 /* out_in: B is N x r, its rows of r seldom whole 16-byte chunks: element
  * by element into the n-major tile (TILE_K a row, as mma_load_step's W),
  * B's column rs + j at columns j and RANK_STEP + j of row n; an empty
@@ -161,8 +176,8 @@ inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
     const __global ushort *bits = (const __global ushort *)b;
     for (uint i = tid; i < RANK_B_ELEMS; i += MMA_THREADS) {
         uint n = i / RANK_STEP, j = i % RANK_STEP, lo = RANK_STEP + j;
-        ushort v = rs + j < RANK && col0 + n < OUT_FEATURES
-                       ? bits[(size_t)(col0 + n) * RANK + rs + j]
+        ushort v = rs + j < MMA_RANK && col0 + n < MMA_N
+                       ? bits[(size_t)(col0 + n) * MMA_RANK + rs + j]
                        : 0;
         ws[n * TILE_K + mma_swizzle(n, j / 8, X_CHUNKS) * 8 + j % 8] = v;
         ws[n * TILE_K + mma_swizzle(n, lo / 8, X_CHUNKS) * 8 + lo % 8] = v;
@@ -178,9 +193,9 @@ inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
         uint i = q * MMA_THREADS + tid;
         if (RANK_B_CHUNKS % MMA_THREADS == 0 || i < RANK_B_CHUNKS) {
             uint j = i / W_CHUNKS, c = i % W_CHUNKS;
-            bool ok = rs + j < RANK && col0 + c * 8 < OUT_FEATURES;
+            bool ok = rs + j < MMA_RANK && col0 + c * 8 < MMA_N;
             const __global storage_t *src =
-                ok ? b + (size_t)(rs + j) * OUT_FEATURES + col0 + c * 8 : b;
+                ok ? b + (size_t)(rs + j) * MMA_N + col0 + c * 8 : b;
             uint lo = RANK_STEP + j;
             mma_copy16(ws + j * TILE_N + mma_swizzle(j, c, W_CHUNKS) * 8, src,
                        ok ? 16 : 0);
@@ -216,20 +231,20 @@ inline void mma_stage_rank_t(__local ushort *xs, const __global float *t,
     }
 }
 
-/* One work-group's TILE_M x TILE_N of Y, or with SLICES > 1 its partial
- * sums over slice SLICE of K. Along dimension 0 run SLICES x COL_TILES
- * work-groups. lora_mma runs one slice, all of K, and writes Y. Few rows
- * make few tiles, so the plan's split path launches lora_mma_split
- * (SPLIT_K > 1), which cuts K into SPLIT_K slices: slice s runs K steps
- * [kt0, kt1) and leaves its float partial sums in scratch for
- * lora_combine; slice 0 adds T*B. A warp whose rows all lie past `rows`
- * only copies: at a few rows most of the tile is empty. XS and WS: the
- * kernel's MMA_STAGES stages of local memory. SLICES is a constant at
- * each call (1, or the plan's SPLIT_K), so each kernel keeps one kind of
- * store. */
+/* One work-group's TILE_M x TILE_N of OUT, or with SLICES > 1 its
+ * partial sums over slice SLICE of the reduction. Along dimension 0 run
+ * SLICES x MMA_COL_TILES work-groups. lora_mma runs one slice, all of
+ * MMA_K, and writes OUT. Few rows make few tiles, so lora_forward's split
+ * path launches lora_mma_split (SPLIT_K > 1), which cuts MMA_K into
+ * SPLIT_K slices: slice s runs steps [kt0, kt1) and leaves its float
+ * partial sums in scratch for lora_combine; slice 0 adds T*B. A warp
+ * whose rows all lie past `rows` only copies: at a few rows most of the
+ * tile is empty. XS and WS: the kernel's MMA_STAGES stages of local
+ * memory. SLICES is a constant at each call (1, or the plan's SPLIT_K),
+ * so each kernel keeps one kind of store. */
 #define MMA_X_STAGE (TILE_M * TILE_K)
 #define MMA_W_STAGE (TILE_K * TILE_N)
-#define MMA_COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
+#define MMA_COL_TILES CEIL_DIV(MMA_N, TILE_N)
 inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
                       const __global storage_t *restrict w,
                       const __global storage_t *restrict b,
@@ -275,7 +290,7 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
     }
 
     if (slice == 0) {
-        for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
+        for (uint rs = 0; rs < MMA_RANK; rs += RANK_STEP) {
             if (rs > 0) {
                 barrier(CLK_LOCAL_MEM_FENCE); /* the last step's products */
                 mma_load_rank_b(wr, b, col0, rs, tid);
@@ -310,7 +325,7 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
     /* Accumulator e of tile (i, j) is row g (+8 for e >= 2), columns 2t
      * and 2t + 1 of the tile: stored as pairs. */
     uint g = lane / 4, t2 = (lane % 4) * 2;
-#if SPLIT_K > 1
+#if MMA_SPLIT
     /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). */
     __global float *part = scratch + SPLIT_PART(rows, slice);
 #endif
@@ -322,17 +337,17 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 uint r = row0 + warp_m * MMA_WARP_M + i * 16 + g + h * 8;
-                if (r < rows && c < OUT_FEATURES) {
-                    size_t at = (size_t)r * OUT_FEATURES + c;
+                if (r < rows && c < MMA_N) {
+                    size_t at = (size_t)r * MMA_N + c;
                     float2 v =
                         (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-#if SPLIT_K > 1
+#if MMA_SPLIT
                     if (slices > 1) {
                         vstore2(v, 0, part + at);
                         continue;
                     }
 #endif
-#if ACCUMULATE
+#if MMA_OUT_ADD
                     v += load2(y, at);
 #endif
                     store2(y, at, v);

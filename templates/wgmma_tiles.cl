@@ -1,50 +1,55 @@
-/* lora_wgmma_tiles.cl - the GEMM over [X | T] * [W ; B] on the warpgroup
- * tensor cores of compute capability 9.0 (wgmma: H100, H200), for f16 and
- * bf16 storage: lora_mma_tiles.cl's counterpart there, run after
- * lora_xa_mma by lora_wgmma (all of K) and lora_wgmma_split (slices of
- * K).
+/* wgmma_tiles.cl - mma_tiles.cl's GEMM, OUT (+)= [X | T] * [W ; B], on
+ * the warpgroup tensor cores of compute capability 9.0 (wgmma: H100,
+ * H200), for f16 and bf16 storage: lora_forward runs it in lora_wgmma
+ * (all of MMA_K) and lora_wgmma_split (slices of it), lora_backward in
+ * lora_bwd_dx_wgmma. The shape and T are as mma_tiles.cl says.
  *
  * Its wgmma instructions reach the device through the stub's sm_90a
- * rebuild (wgmma_ptx.cl); the plan gives this kernel only to the variant
- * for compute capability 9.0.
+ * rebuild (wgmma_ptx.cl); the plan gives these kernels only to the
+ * variant for compute capability 9.0.
  *
- * A work-group computes WG_M x TILE_N of Y with WG_M / 64 warpgroups of
+ * A work-group computes WG_M x TILE_N of OUT with WG_M / 64 warpgroups of
  * 128 work-items, each 64 rows x TILE_N in m64nNk16 products with float
  * accumulators, which wgmma reads from local memory itself:
- *   - K in steps of TILE_K: cp.async copies the X and W tiles into local
- *     memory WG_AHEAD = WG_STAGES - 2 steps ahead of the products (zero
- *     past the rows, K and N), while one step's products stay in flight
- *     behind the next step's;
+ *   - the reduction in steps of TILE_K: cp.async copies the X and W tiles
+ *     into local memory WG_AHEAD = WG_STAGES - 2 steps ahead of the
+ *     products (zero past the rows, MMA_K and MMA_N), while one step's
+ *     products stay in flight behind the next step's;
  *   - X's tile is K-major, rows of TILE_K halves whose 16-byte chunks are
  *     XOR-swizzled the way wgmma's 128-, 64- or 32-byte swizzle reads
  *     them (mma_swizzle); W's tile is N-major in blocks of 64 columns,
  *     each TILE_K rows of 128 bytes with the 128-byte swizzle; with
- *     WEIGHT_OUT_IN (W N x K, B N x r) W's tile is K-major like X's,
- *     TILE_N rows of TILE_K, and wgmma reads B untransposed
- *     (WG_TRANS_B);
- *   - the rank stretch first, in the last stage's buffers: T = SCALE*X*A
- *     from lora_xa_mma's partial sums as hi + lo halves against [B ; B]
- *     (mma_rank.cl), as lora_mma does.
- * On the H100, X * W alone at 4096^3 in bf16 (bench/lab/sm90a_gemm.cl):
- * 256 x 128 x 64 in 4 stages 296.6 us (463 TFLOP/s), 128 x 128 x 64 in 3
- * stages 317.2, 128 x 128 x 32 in 4 stages 328.5. Needs K and N
- * multiples of 8 (checked by the plan). Local size (WG_THREADS, 1). */
-#include "lora_common.cl"
+ *     MMA_W_NK (W stored MMA_N x MMA_K, B MMA_N x MMA_RANK) W's tile is
+ *     K-major like X's, TILE_N rows of TILE_K, and wgmma reads B
+ *     untransposed (WG_TRANS_B);
+ *   - the rank stretch first, in the last stage's buffers: T as hi + lo
+ *     halves against [B ; B] (mma_rank.cl), as mma_tiles.cl does.
+ * Needs MMA_K and MMA_N multiples of 8 (checked by the plan). Local size
+ * (WG_THREADS, 1). */
 #include "mma_ptx.cl"
 #include "mma_rank.cl"
 #include "wgmma_ptx.cl"
-#include "split_k.cl"
 
 #if !defined(WG_M) || !defined(WG_STAGES) || !defined(TILE_N) ||           \
     !defined(TILE_K)
-#error "lora_wgmma_tiles.cl: the plan must define WG_M, WG_STAGES and the tiles"
+#error "wgmma_tiles.cl: the plan must define WG_M, WG_STAGES and the tiles"
 #endif
-#if DTYPE_F32 || !HAS_BASE
-#error "lora_wgmma_tiles.cl: tensor cores take f16 or bf16 storage, and W"
+#if !defined(MMA_K) || !defined(MMA_N) || !defined(MMA_W_NK) ||           \
+    !defined(MMA_OUT_ADD) || !defined(CEIL_DIV)
+#error "wgmma_tiles.cl: the plan must define the GEMM's shape (lora_plan_mma)"
 #endif
-#if IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 || WG_M % 64 != 0 ||    \
+#if defined(SPLIT_K) && SPLIT_K > 1
+#define WG_SPLIT 1
+#include "split_k.cl"
+#else
+#define WG_SPLIT 0
+#endif
+#if DTYPE_F32
+#error "wgmma_tiles.cl: tensor cores take f16 or bf16 storage"
+#endif
+#if MMA_K % 8 != 0 || MMA_N % 8 != 0 || WG_M % 64 != 0 ||    \
     WG_STAGES < 3 || (TILE_K != 16 && TILE_K != 32 && TILE_K != 64)
-#error "lora_wgmma_tiles.cl: K, N multiples of 8, WG_M of 64, TILE_K 16 to 64"
+#error "wgmma_tiles.cl: MMA_K, MMA_N multiples of 8, WG_M of 64, TILE_K 16 to 64"
 #endif
 
 #define WG_THREADS (2 * WG_M)           /* a warpgroup per 64 rows */
@@ -58,9 +63,9 @@
 /* The plan counted this kernel's local memory (WG_LOCAL_BYTES) to check
  * it against the limit. */
 #if !defined(WG_LOCAL_BYTES) || 2 * WG_STAGES * WG_STAGE != WG_LOCAL_BYTES
-#error "lora_wgmma_tiles.cl: local memory differs from the plan's count"
+#error "wgmma_tiles.cl: local memory differs from the plan's count"
 #endif
-#define WG_K_TILES CEIL_DIV(IN_FEATURES, TILE_K)
+#define WG_K_TILES CEIL_DIV(MMA_K, TILE_K)
 /* Copy groups a step leaves in flight: the next WG_AHEAD - 1 steps'. */
 #if WG_STAGES == 3
 #define WG_COPIES_LEFT 0
@@ -71,7 +76,7 @@
 #elif WG_STAGES == 6
 #define WG_COPIES_LEFT 3
 #else
-#error "lora_wgmma_tiles.cl: WG_STAGES 3 to 6"
+#error "wgmma_tiles.cl: WG_STAGES 3 to 6"
 #endif
 #if TILE_K == 64
 #define WG_X_SWIZZLE 1UL /* 128-byte rows */
@@ -81,8 +86,8 @@
 #define WG_X_SWIZZLE 3UL /* 32-byte rows */
 #endif
 
-/* 16 bytes from SRC to DST, asynchronously, past L1 (.cg: 317 us
- * against 336 through it, .ca, in the lab above). */
+/* 16 bytes from SRC to DST, asynchronously, past L1 (.cg): each tile is
+ * read once per work-group, and L1 would only hold it twice. */
 inline void wg_copy16(__local ushort *dst, const __global storage_t *src)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"l"(dst),
@@ -117,20 +122,20 @@ inline __local ushort *wg_w_at(__local ushort *ws, uint k, uint c)
 inline void wg_load_w_rows(__local ushort *ws, const __global storage_t *w,
                            uint col0, uint k0, bool inside_k, uint tid)
 {
-    if (col0 + TILE_N <= OUT_FEATURES && inside_k) {
+    if (col0 + TILE_N <= MMA_N && inside_k) {
 #pragma unroll
         for (uint i = tid; i < TILE_N * WG_X_CHUNKS; i += WG_THREADS) {
             uint n = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
             wg_copy16(wg_x_at(ws, n, c),
-                      w + (size_t)(col0 + n) * IN_FEATURES + k0 + c * 8);
+                      w + (size_t)(col0 + n) * MMA_K + k0 + c * 8);
         }
     } else {
 #pragma unroll
         for (uint i = tid; i < TILE_N * WG_X_CHUNKS; i += WG_THREADS) {
             uint n = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
-            bool ok = col0 + n < OUT_FEATURES && k0 + c * 8 < IN_FEATURES;
+            bool ok = col0 + n < MMA_N && k0 + c * 8 < MMA_K;
             wg_copy16_edge(wg_x_at(ws, n, c),
-                           ok ? w + (size_t)(col0 + n) * IN_FEATURES + k0 +
+                           ok ? w + (size_t)(col0 + n) * MMA_K + k0 +
                                     c * 8
                               : w,
                            ok ? 16 : 0);
@@ -146,43 +151,43 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
                          uint col0, uint kt, uint tid)
 {
     uint k0 = kt * TILE_K;
-    bool inside_k = k0 + TILE_K <= IN_FEATURES;
+    bool inside_k = k0 + TILE_K <= MMA_K;
     if (row0 + WG_M <= rows && inside_k) {
 #pragma unroll
         for (uint i = tid; i < WG_M * WG_X_CHUNKS; i += WG_THREADS) {
             uint r = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
             wg_copy16(wg_x_at(xs, r, c),
-                      x + (size_t)(row0 + r) * IN_FEATURES + k0 + c * 8);
+                      x + (size_t)(row0 + r) * MMA_K + k0 + c * 8);
         }
     } else {
 #pragma unroll
         for (uint i = tid; i < WG_M * WG_X_CHUNKS; i += WG_THREADS) {
             uint r = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
-            bool ok = row0 + r < rows && k0 + c * 8 < IN_FEATURES;
+            bool ok = row0 + r < rows && k0 + c * 8 < MMA_K;
             wg_copy16_edge(wg_x_at(xs, r, c),
-                           ok ? x + (size_t)(row0 + r) * IN_FEATURES + k0 +
+                           ok ? x + (size_t)(row0 + r) * MMA_K + k0 +
                                     c * 8
                               : x,
                            ok ? 16 : 0);
         }
     }
-#if WEIGHT_OUT_IN
+#if MMA_W_NK
     wg_load_w_rows(ws, w, col0, k0, inside_k, tid);
 #else
-    if (col0 + TILE_N <= OUT_FEATURES && inside_k) {
+    if (col0 + TILE_N <= MMA_N && inside_k) {
 #pragma unroll
         for (uint i = tid; i < TILE_K * WG_W_CHUNKS; i += WG_THREADS) {
             uint k = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
             wg_copy16(wg_w_at(ws, k, c),
-                      w + (size_t)(k0 + k) * OUT_FEATURES + col0 + c * 8);
+                      w + (size_t)(k0 + k) * MMA_N + col0 + c * 8);
         }
     } else {
 #pragma unroll
         for (uint i = tid; i < TILE_K * WG_W_CHUNKS; i += WG_THREADS) {
             uint k = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
-            bool ok = k0 + k < IN_FEATURES && col0 + c * 8 < OUT_FEATURES;
+            bool ok = k0 + k < MMA_K && col0 + c * 8 < MMA_N;
             wg_copy16_edge(wg_w_at(ws, k, c),
-                           ok ? w + (size_t)(k0 + k) * OUT_FEATURES + col0 +
+                           ok ? w + (size_t)(k0 + k) * MMA_N + col0 +
                                     c * 8
                               : w,
                            ok ? 16 : 0);
@@ -195,7 +200,7 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
 /* Starts the copies of B's rows [RS, RS + RANK_STEP) into WS twice, as
  * rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero past r and N),
  * committed as one group. */
-#if WEIGHT_OUT_IN
+#if MMA_W_NK
 /* out_in: B is N x r, its rows seldom whole 16-byte chunks: element by
  * element into the K-major tile (wg_x_at's layout), B's column rs + j at
  * columns j and RANK_STEP + j of row n; an empty commit group keeps the
@@ -207,8 +212,8 @@ inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
     const __global ushort *bits = (const __global ushort *)b;
     for (uint i = tid; i < TILE_N * RANK_STEP; i += WG_THREADS) {
         uint n = i / RANK_STEP, j = i % RANK_STEP, lo = RANK_STEP + j;
-        ushort v = rs + j < RANK && col0 + n < OUT_FEATURES
-                       ? bits[(size_t)(col0 + n) * RANK + rs + j]
+        ushort v = rs + j < MMA_RANK && col0 + n < MMA_N
+                       ? bits[(size_t)(col0 + n) * MMA_RANK + rs + j]
                        : 0;
         wg_x_at(ws, n, j / 8)[j % 8] = v;
         wg_x_at(ws, n, lo / 8)[lo % 8] = v;
@@ -222,9 +227,9 @@ inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
 #pragma unroll
     for (uint i = tid; i < RANK_STEP * WG_W_CHUNKS; i += WG_THREADS) {
         uint j = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
-        bool ok = rs + j < RANK && col0 + c * 8 < OUT_FEATURES;
+        bool ok = rs + j < MMA_RANK && col0 + c * 8 < MMA_N;
         const __global storage_t *src =
-            ok ? b + (size_t)(rs + j) * OUT_FEATURES + col0 + c * 8 : b;
+            ok ? b + (size_t)(rs + j) * MMA_N + col0 + c * 8 : b;
         wg_copy16_edge(wg_w_at(ws, j, c), src, ok ? 16 : 0);
         wg_copy16_edge(wg_w_at(ws, RANK_STEP + j, c), src, ok ? 16 : 0);
     }
@@ -266,7 +271,7 @@ inline void wg_step(__local ushort *xs, __local ushort *ws, uint depth,
     for (uint kk = 0; kk < depth; kk += 16) {
         ulong da = wg_desc(xs + g * 64 * TILE_K + kk, 16, 8 * TILE_K * 2,
                            WG_X_SWIZZLE);
-#if WEIGHT_OUT_IN
+#if MMA_W_NK
         ulong db = wg_desc(ws + kk, 16, 8 * TILE_K * 2, WG_X_SWIZZLE);
 #else
         ulong db = wg_desc(ws + kk * 64, WG_W_BLOCK * 2, 1024, 1);
@@ -276,14 +281,14 @@ inline void wg_step(__local ushort *xs, __local ushort *ws, uint depth,
     wg_commit();
 }
 
-/* One work-group's WG_M x TILE_N of Y, or with SLICES > 1 its float
+/* One work-group's WG_M x TILE_N of OUT, or with SLICES > 1 its float
  * partial sums over slice SLICE of K (K steps [kt0, kt1)) for
  * lora_combine, at SPLIT_PART(rows, slice) (split_k.cl); slice 0 adds
  * T*B. Along dimension 0 run SLICES x WG_COL_TILES work-groups. TILES:
  * the kernel's WG_STAGES stages of local memory. SLICES is a constant at
  * each call (1, or the plan's SPLIT_K), so each kernel keeps one kind of
  * store. */
-#define WG_COL_TILES CEIL_DIV(OUT_FEATURES, TILE_N)
+#define WG_COL_TILES CEIL_DIV(MMA_N, TILE_N)
 inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
                      const __global storage_t *restrict w,
                      const __global storage_t *restrict b,
@@ -318,7 +323,7 @@ inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
             mma_commit();
     }
     if (slice == 0) {
-        for (uint rs = 0; rs < RANK; rs += RANK_STEP) {
+        for (uint rs = 0; rs < MMA_RANK; rs += RANK_STEP) {
             if (rs > 0) {
                 wg_wait_0(d); /* the last rank step's products */
                 barrier(CLK_LOCAL_MEM_FENCE);
@@ -350,9 +355,8 @@ inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
         else
             mma_commit();
         /* Every warpgroup multiplies, even one whose rows all lie past
-         * ROWS (zeros): behind a branch, ptxas made each product wait for
-         * the last (lora_wgmma at bf16 4096^3 on the H100: 351.9 us, 283.2
-         * without the branch). */
+         * ROWS (zeros): behind a branch, ptxas makes each product wait
+         * for the one before. */
         at = tiles + (kt - kt0) % WG_STAGES * WG_STAGE;
         wg_step(at, at + WG_X_STAGE, TILE_K, g, d);
         wg_wait_1(d);
@@ -363,7 +367,7 @@ inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
      * columns 8j + 2t and 8j + 2t + 1: stored as pairs. */
     uint q = lane / 4, t2 = (lane % 4) * 2;
     uint r0 = row0 + g * 64 + warp * 16 + q;
-#if SPLIT_K > 1
+#if WG_SPLIT
     __global float *part = scratch + SPLIT_PART(rows, slice);
 #endif
 #pragma unroll
@@ -372,16 +376,16 @@ inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             uint r = r0 + h * 8;
-            if (r < rows && c < OUT_FEATURES) {
-                size_t at = (size_t)r * OUT_FEATURES + c;
+            if (r < rows && c < MMA_N) {
+                size_t at = (size_t)r * MMA_N + c;
                 float2 v = (float2)(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-#if SPLIT_K > 1
+#if WG_SPLIT
                 if (slices > 1) {
                     vstore2(v, 0, part + at);
                     continue;
                 }
 #endif
-#if ACCUMULATE
+#if MMA_OUT_ADD
                 v += load2(y, at);
 #endif
                 store2(y, at, v);

@@ -1,0 +1,61 @@
+/* gemm_mma.h - the tensor-core GEMM of templates/mma_tiles.cl (mma.sync,
+ * compute capability 8.0+) and wgmma_tiles.cl (warpgroups, 9.0) as an
+ * op's plan sets it up: OUT (+)= [X | T] * [W ; B], its tiles (the op's
+ * knobs), the sizes they take, their checks and the #defines the
+ * templates read. lora_forward's lora_mma and lora_wgmma and
+ * lora_backward's lora_bwd_dx_mma and lora_bwd_dx_wgmma are instances. */
+#ifndef SPECL_GEMM_MMA_H
+#define SPECL_GEMM_MMA_H
+
+#include "op.h"
+
+/* Local memory a tensor-core work-group may ask for: the most one
+ * work-group of compute capability 9.0 gets (227 KiB); a device with less
+ * fails to build the variant, and the stub passes over it. */
+#define MMA_LOCAL_MAX 232448L
+
+struct gemm_mma {
+    const char *kernel;    /* the mma.sync kernel, for messages */
+    const char *wg_kernel; /* the wgmma kernel, for messages */
+    const char *out;       /* the output's name in comments: "Y", "dX" */
+    int mma, wgmma;        /* which of the two kernels the plan runs */
+    long m, n, k;          /* mma: TILE_M x TILE_N of OUT per work-group,
+                              TILE_K of the reduction per step; wgmma:
+                              wg_m x n, k */
+    long wm, wn;           /* mma: OUT per warp (MMA_WARP_M, _N) */
+    long stages;           /* mma: MMA_STAGES */
+    long wg_m, wg_stages;  /* wgmma: WG_M, WG_STAGES */
+    long reduce;           /* MMA_K: the reduction before the rank */
+    long cols;             /* MMA_N: OUT's columns */
+    long rank;             /* MMA_RANK: the reduction's last stretch */
+    long rank_parts;       /* MMA_RANK_PARTS: partial sums a T element */
+    int w_nk;              /* MMA_W_NK: W stored MMA_N x MMA_K, B MMA_N x
+                              MMA_RANK */
+    int out_add;           /* MMA_OUT_ADD: OUT += the product */
+};
+
+/* Work-items and bytes of local memory of the mma and wgmma kernels. */
+long gemm_mma_threads(const struct gemm_mma *g);
+long gemm_mma_local(const struct gemm_mma *g);
+long gemm_wgmma_threads(const struct gemm_mma *g);
+long gemm_wgmma_local(const struct gemm_mma *g);
+
+/* Reports what the mma kernel's tiles break (a multiple of 16, powers of
+ * two, the work-group and local memory limits) at the knob the spec gave
+ * (tile knobs m, n, k, wm, wn, stages; else `engine`). */
+void gemm_mma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
+                    struct diags *d);
+/* The same for the wgmma kernel's (n, k, wg_m, wg_stages). */
+void gemm_wgmma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
+                      struct diags *d);
+
+/* Adds G's #defines to P's prelude: the tiles of the kernels it runs and
+ * the shape, every one mma_tiles.cl and wgmma_tiles.cl read. */
+void gemm_mma_plan(struct plan *p, const struct gemm_mma *g);
+
+/* The mark of knob K1 where the spec gave it or did not give K2, else
+ * K2's: where an error about the two is reported. */
+struct mark knob_blame(const struct kernel_spec *ks, const char *k1,
+                       const char *k2);
+
+#endif
