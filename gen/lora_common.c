@@ -98,6 +98,8 @@ void lora_copy_args(struct launch *l, const char *const *args)
     l->args[i] = NULL;
 }
 
+const char *const lora_engine_choices[] = {"simt", "mma", "wgmma", NULL};
+
 const char *const lora_layout_choices[] = {"in_out", "out_in", NULL};
 
 void lora_plan_layout(struct plan *p, int layout)

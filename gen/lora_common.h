@@ -71,6 +71,12 @@ extern const char *const lora_layout_choices[];
      "in_out: w [in][out], a [in][rank], b [rank][out]; out_in: "           \
      "PyTorch's and PEFT's, w [out][in], a [rank][in], b [out][rank]"}
 
+/* The knob engine of both ops: what runs their GEMM with W. simt: float
+ * multiply-adds; mma: tensor cores (mma.sync, NVIDIA compute capability
+ * 8.0+, f16/bf16); wgmma: warpgroups (compute capability 9.0). */
+enum { ENGINE_SIMT, ENGINE_MMA, ENGINE_WGMMA };
+extern const char *const lora_engine_choices[];
+
 /* The #define WEIGHT_OUT_IN of P's prelude, with out_in only (in_out, the
  * default, leaves the emitted source as it was). */
 void lora_plan_layout(struct plan *p, int layout);

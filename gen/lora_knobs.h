@@ -8,10 +8,9 @@
 
 #include "lora_common.h"
 
-/* The choices of the knobs xa and engine, as their values hold them (the
- * names are op_lora.c's xa_choices and engine_choices). */
+/* The choices of the knob xa, as its value holds them (the names are
+ * op_lora.c's xa_choices); engine's are lora_common.h's. */
 enum { XA_PREPASS, XA_INLINE };
-enum { ENGINE_SIMT, ENGINE_MMA, ENGINE_WGMMA };
 
 /* The fields, in the order `specl list` shows them: X(MEMBER, TYPE, DEF),
  * DEF the struct param_def of the field whose value struct lora's MEMBER
@@ -88,7 +87,7 @@ enum { ENGINE_SIMT, ENGINE_MMA, ENGINE_WGMMA };
     X(xa_chunk, long, VALUE_INT, 256, 1, 16777216, NULL,                     \
       "lora_xa: rows of A staged in local memory at once (a multiple of "    \
       "vec); K is split over work-groups in stretches of this size")         \
-    X(engine, int, VALUE_CHOICE, ENGINE_SIMT, 0, 0, engine_choices,          \
+    X(engine, int, VALUE_CHOICE, ENGINE_SIMT, 0, 0, lora_engine_choices,     \
       "simt: float multiply-adds (lora_xa, lora_main); mma: tensor cores "   \
       "for X*A (lora_xa_mma) and the GEMM with W (lora_mma, wm x wn per "    \
       "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "    \

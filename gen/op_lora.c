@@ -9,9 +9,8 @@
 
 #define INDEX_MAX (long)INT_MAX /* what the kernels' int offsets reach */
 
-/* The names of the choices of the knobs xa and engine (lora_knobs.h). */
+/* The names of the choices of the knob xa (lora_knobs.h). */
 static const char *const xa_choices[] = {"prepass", "inline", NULL};
-static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
 
 #define FIELD_DEF(member, type, def) def,
 static const struct param_def lora_fields[] = {LORA_FIELDS(FIELD_DEF)};
@@ -338,7 +337,7 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
 {
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "engine");
-    const char *engine = engine_choices[c->engine];
+    const char *engine = lora_engine_choices[c->engine];
     if (ks->dtype == DTYPE_F32) {
         diag_error(d, file, at,
                    "engine: %s needs dtype f16 or bf16 (tensor cores "

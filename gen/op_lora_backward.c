@@ -1,5 +1,6 @@
 /* op_lora_backward.c - lora_backward: the gradients of a LoRA layer with
  * its base weight frozen, dA, dB and (input_grad) dX, for any M. */
+#include "gemm_mma.h"
 #include "lora_common.h"
 
 #include <stdlib.h>
@@ -16,7 +17,8 @@
  * bwd and bwd_read() come from these lists. A field is X(MEMBER, TYPE,
  * DEF): DEF the struct param_def whose value MEMBER holds as TYPE (a bool
  * as 0 or 1); a knob X(NAME, KIND, DEFAULT, MIN, MAX, HELP), its value
- * held as a long by the member NAME. */
+ * held as a long by the member NAME (engine, the one choice, as its
+ * index in lora_engine_choices). */
 #define BWD_FIELDS(X)                                                        \
     X(K, long, LORA_SIZE_FIELD("in_features",                                \
                                "K: columns of X and dX, rows of W, A and "   \
@@ -41,13 +43,33 @@
     X(layout, int, LORA_LAYOUT_FIELD)
 
 #define BWD_KNOBS(X)                                                         \
-    X(m, VALUE_INT, 64, 1, 1024, "lora_bwd_dx: rows of dX per work-group")   \
-    X(n, VALUE_INT, 128, 1, 1024,                                            \
-      "lora_bwd_dx: columns of dX per work-group")                           \
+    X(engine, VALUE_CHOICE, ENGINE_SIMT, 0, 0,                               \
+      "dX's GEMM with W: simt: float multiply-adds (lora_bwd_dx); mma: "     \
+      "tensor cores (lora_bwd_dx_mma, m x n per work-group, wm x wn per "    \
+      "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "    \
+      "on warpgroups past dx_mma_max rows (lora_bwd_dx_wgmma, wg_m x n; "    \
+      "compute capability 9.0)")                                             \
+    X(m, VALUE_INT, 64, 1, 1024, "rows of dX per work-group")                \
+    X(n, VALUE_INT, 128, 1, 1024, "columns of dX per work-group")            \
     X(k, VALUE_INT, 16, 1, 256,                                              \
-      "lora_bwd_dx: N elements staged through local memory per step")        \
-    X(wm, VALUE_INT, 8, 1, 16, "lora_bwd_dx: rows of dX per work-item")      \
-    X(wn, VALUE_INT, 8, 1, 16, "lora_bwd_dx: columns of dX per work-item")   \
+      "N elements staged through local memory per step of dX's GEMM")       \
+    X(wm, VALUE_INT, 8, 1, 128,                                              \
+      "rows of dX per work-item (at most 16), per warp with engine: mma")    \
+    X(wn, VALUE_INT, 8, 1, 128,                                              \
+      "columns of dX per work-item (at most 16), per warp with engine: "     \
+      "mma")                                                                 \
+    X(stages, VALUE_INT, 2, 2, 8,                                            \
+      "lora_bwd_dx_mma: steps in flight in local memory (cp.async)")        \
+    X(wg_m, VALUE_INT, 256, 64, 512,                                         \
+      "lora_bwd_dx_wgmma: rows of dX per work-group, a warpgroup of 128 "    \
+      "work-items per 64")                                                   \
+    X(wg_stages, VALUE_INT, 4, 3, 6,                                         \
+      "lora_bwd_dx_wgmma: steps in local memory, two more than it copies "   \
+      "ahead")                                                               \
+    X(dx_mma_max, VALUE_INT, 0, 0, 16777216,                                 \
+      "engine: wgmma: rows at or below which dX runs on lora_bwd_dx_mma's "  \
+      "tiles, whose work-groups take fewer rows; 0: lora_bwd_dx_wgmma at "   \
+      "any rows")                                                            \
     X(pad, VALUE_INT, 4, 0, 16,                                              \
       "lora_bwd_dx: floats of padding per local-memory row")                 \
     X(warp_n, VALUE_INT, 8, 0, 32,                                           \
@@ -75,7 +97,8 @@ static const struct param_def bwd_fields[] = {BWD_FIELDS(FIELD_DEF)};
 #undef FIELD_DEF
 
 #define KNOB_DEF(name, kind, def, min, max, help)                            \
-    {#name, kind, 0, def, min, max, NULL, help},
+    {#name, kind, 0, def, min, max,                                          \
+     (kind) == VALUE_CHOICE ? lora_engine_choices : NULL, help},
 static const struct param_def bwd_knobs[] = {BWD_KNOBS(KNOB_DEF)};
 #undef KNOB_DEF
 
@@ -120,11 +143,59 @@ static int uses_w(const struct bwd *c)
     return c->input_grad && c->base;
 }
 
+/* The kernel that computes dX in a launch sequence: lora_bwd_dx (float
+ * multiply-adds), lora_bwd_dx_mma or lora_bwd_dx_wgmma (tensor cores). */
+enum dx_kernel { DX_NONE, DX_SIMT, DX_MMA, DX_WGMMA };
+
+/* dX's GEMM with W runs on tensor cores. */
+static int dx_tensor(const struct bwd *c)
+{
+    return uses_w(c) && c->engine != ENGINE_SIMT;
+}
+
+/* lora_bwd_dx_mma runs: engine mma, or wgmma's fewest rows. */
+static int dx_runs_mma(const struct bwd *c)
+{
+    return dx_tensor(c) &&
+           (c->engine == ENGINE_MMA || c->dx_mma_max > 0);
+}
+
+/* The kernel that computes dX at ROWS rows (0: any number). */
+static enum dx_kernel dx_kernel_at(const struct bwd *c, long rows)
+{
+    if (!c->input_grad) {
+        return DX_NONE;
+    }
+    if (!dx_tensor(c)) {
+        return DX_SIMT;
+    }
+    if (c->engine == ENGINE_MMA || (rows != 0 && rows <= c->dx_mma_max)) {
+        return DX_MMA;
+    }
+    return DX_WGMMA;
+}
+
 /* lora_bwd_dx reads W^T's tiles along K: from lora_bwd_wt's copy in the
- * scratch where W is K x N (in_out); out_in's W, N x K, is W^T itself. */
+ * scratch where W is K x N (in_out); out_in's W, N x K, is W^T itself.
+ * The tensor cores' loaders read either layout as it lies. */
 static int copies_wt(const struct bwd *c)
 {
-    return uses_w(c) && c->layout == LAYOUT_IN_OUT;
+    return uses_w(c) && !dx_tensor(c) && c->layout == LAYOUT_IN_OUT;
+}
+
+/* dX's GEMM on tensor cores (gemm_mma.h): [dY | G] * [W^T ; A^T], the
+ * reduction over N, then r; G whole in the scratch. In_out's W (K x N)
+ * and A (K x r) are W^T and A^T stored n-major. */
+static void dx_gemm_mma(const struct bwd *c, struct gemm_mma *g)
+{
+    *g = (struct gemm_mma){
+        .kernel = "lora_bwd_dx_mma", .wg_kernel = "lora_bwd_dx_wgmma",
+        .out = "dX", .mma = dx_runs_mma(c),
+        .wgmma = dx_tensor(c) && c->engine == ENGINE_WGMMA, .m = c->m,
+        .n = c->n, .k = c->k, .wm = c->wm, .wn = c->wn,
+        .stages = c->stages, .wg_m = c->wg_m, .wg_stages = c->wg_stages,
+        .reduce = c->N, .cols = c->K, .rank = c->R, .rank_parts = 1,
+        .w_nk = c->layout == LAYOUT_IN_OUT, .out_add = 0};
 }
 
 /* ---- local memory, in floats, as the templates declare it ------------- */
@@ -334,9 +405,43 @@ static void grad_fit_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "grad_threads", c.grad_threads);
 }
 
+/* dX's engine, then its tiles. Tensor cores where the target offers them
+ * (CAP_MMA_SYNC_BF16_F16) for f16 and bf16 with W, K and N multiples of 8
+ * (16-byte rows); warpgroups where it offers wgmma too and K takes a
+ * tile of 64 columns. The tiles are lora_forward's: 128 x 128 in warps of
+ * 64 x 64, N in steps of 64, 2 stages (64 KiB of local memory, which
+ * every such device grants); on warpgroups 256 x 128 in 4 stages, and
+ * lora_bwd_dx_mma's tiles up to half of such a tile's rows, which would
+ * run its work-groups half empty. */
+static void engine_defaults(struct kernel_spec *ks)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
+        ks->dtype != DTYPE_F32 && uses_w(&c) && c.K % 8 == 0 &&
+        c.N % 8 == 0) {
+        int wgmma = target_offers(ks->target, CAP_WGMMA) && c.K >= 64;
+        spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
+        bwd_read(ks, &c);
+    }
+    if (!dx_tensor(&c)) {
+        return;
+    }
+    spec_knob_default(ks, "m", 128);
+    spec_knob_default(ks, "n", min_l(128, pow2_ceil(max_l(c.K, 16))));
+    spec_knob_default(ks, "k", min_l(64, pow2_ceil(max_l(c.N, 16))));
+    bwd_read(ks, &c);
+    spec_knob_default(ks, "wm", min_l(64, c.m));
+    spec_knob_default(ks, "wn", min_l(64, c.n));
+    if (c.engine == ENGINE_WGMMA) {
+        spec_knob_default(ks, "dx_mma_max", c.wg_m / 2);
+    }
+}
+
 static void bwd_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
+    engine_defaults(ks);
     bwd_read(ks, &c);
     spec_knob_default(ks, "vec", widest_vec(c.K, c.N, 4));
     /* grad_vec * rank sums per work-item in lora_bwd_grad */
@@ -359,6 +464,9 @@ static void bwd_defaults(struct kernel_spec *ks)
                                                        ceil_div(c.N, 32)),
                                                  128) * 128)));
     bwd_read(ks, &c);
+    if (dx_tensor(&c)) {
+        return;
+    }
     dx_defaults(ks, &c);
     bwd_read(ks, &c);
     /* The dX tile's K step keeps loads whole vectors. */
@@ -405,6 +513,14 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
                      struct diags *d)
 {
     const char *file = ks->file;
+    if (c->wm > 16 || c->wn > 16) {
+        const char *key = c->wm > 16 ? "wm" : "wn";
+        diag_error(d, file, spec_knob_mark(ks, key),
+                   "tile %s must be <= 16 (got %ld): a work-item's rows and "
+                   "columns of dX (engine: mma takes a warp's, up to 128)",
+                   key, c->wm > 16 ? c->wm : c->wn);
+        return;
+    }
     if (c->m % c->wm != 0) {
         diag_error(d, file, spec_knob_mark(ks, "wm"),
                    "wm (%ld) must divide m (%ld)", c->wm, c->m);
@@ -427,6 +543,44 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
     }
     check_group(ks, "m", "lora_bwd_dx", dx_threads(c), dx_local(c), d);
     check_warp_n(ks, "lora_bwd_dx", c->warp_n, c->m, c->wm, c->n, c->wn, d);
+}
+
+/* What dX's GEMM on tensor cores needs (gemm_mma.h). */
+static void check_dx_tensor(const struct kernel_spec *ks, const struct bwd *c,
+                            struct diags *d)
+{
+    const char *file = ks->file;
+    struct mark at = spec_knob_mark(ks, "engine");
+    const char *engine = lora_engine_choices[c->engine];
+    if (!uses_w(c)) {
+        diag_error(d, file, at,
+                   "engine: %s runs dX's GEMM with W: use engine: simt "
+                   "with %s",
+                   engine, c->input_grad ? "base: false" : "input_grad: false");
+        return;
+    }
+    if (ks->dtype == DTYPE_F32) {
+        diag_error(d, file, at,
+                   "engine: %s needs dtype f16 or bf16 (tensor cores "
+                   "multiply half-width values)",
+                   engine);
+        return;
+    }
+    if (c->K % 8 != 0 || c->N % 8 != 0) {
+        diag_error(d, file, at,
+                   "engine: %s needs in_features and out_features multiples "
+                   "of 8 (got %ld, %ld): it copies 16-byte rows",
+                   engine, c->K, c->N);
+        return;
+    }
+    struct gemm_mma g;
+    dx_gemm_mma(c, &g);
+    if (g.mma) {
+        gemm_mma_check(ks, &g, d);
+    }
+    if (g.wgmma) {
+        gemm_wgmma_check(ks, &g, d);
+    }
 }
 
 static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
@@ -466,7 +620,9 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
                 grad_local(&c), d);
     check_group(ks, "reduce_threads", "lora_bwd_reduce", c.reduce_threads,
                 0, d);
-    if (c.input_grad) {
+    if (c.engine != ENGINE_SIMT) {
+        check_dx_tensor(ks, &c, d);
+    } else if (c.input_grad) {
         check_dx(ks, &c, d);
     }
 }
@@ -514,22 +670,83 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
              c->grad_vec);
     plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
              c->reduce_threads);
-    if (c->input_grad) {
+    struct gemm_mma g;
+    dx_gemm_mma(c, &g);
+    if (dx_tensor(c)) {
+        gemm_mma_plan(p, &g);
+    } else if (c->input_grad) {
         plan_dx_gemm(c, p);
     }
     plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
              4 * tg_local(c));
     plan_int(p, "GRAD_LOCAL_BYTES", "local memory the plan counted",
              4 * grad_local(c));
-    if (c->input_grad) {
+    if (g.mma) {
+        plan_int(p, "MMA_LOCAL_BYTES", "local memory the plan counted",
+                 gemm_mma_local(&g));
+    }
+    if (g.wgmma) {
+        plan_int(p, "WG_LOCAL_BYTES", "local memory the plan counted",
+                 gemm_wgmma_local(&g));
+    }
+    if (c->input_grad && !dx_tensor(c)) {
         plan_int(p, "DX_LOCAL_BYTES", "local memory the plan counted",
                  4 * dx_local(c));
     }
 }
 
+/* lora_bwd_dx_mma or lora_bwd_dx_wgmma: a work-group per tile of dX. */
+static void launch_dx_tensor(const struct bwd *c, enum dx_kernel dx,
+                             struct launch *l)
+{
+    static const char *const args[] = {"rows", "dy",      "w", "a",
+                                       "dx",   "scratch", NULL};
+    struct gemm_mma g;
+    dx_gemm_mma(c, &g);
+    int wg = dx == DX_WGMMA;
+    l->kernel = wg ? "lora_bwd_dx_wgmma" : "lora_bwd_dx_mma";
+    l->dims = 2;
+    l->local[0] = (size_t)(wg ? gemm_wgmma_threads(&g) : gemm_mma_threads(&g));
+    l->local[1] = 1;
+    launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)(wg ? c->wg_m : c->m));
+    lora_copy_args(l, args);
+}
+
+/* lora_bwd_dx: the register-tiled GEMM, after W^T's copy where it needs
+ * one. */
+static void launch_dx_simt(const struct bwd *c, struct path *pa)
+{
+    struct launch *l;
+    if (copies_wt(c)) {
+        l = &pa->launch[pa->n_launch++];
+        static const char *const wt_args[] = {"rows", "w", "scratch", NULL};
+        l->kernel = "lora_bwd_wt";
+        l->dims = 2;
+        l->local[0] = 32;
+        l->local[1] = 8;
+        launch_fixed(l, 0, (size_t)ceil_div(c->N, 32));
+        launch_fixed(l, 1, (size_t)ceil_div(c->K, 32));
+        lora_copy_args(l, wt_args);
+    }
+    l = &pa->launch[pa->n_launch++];
+    static const char *const dx_args[] = {"rows", "dy",      "a",
+                                          "dx",   "scratch", NULL};
+    static const char *const dx_w_args[] = {"rows", "dy", "w", "a",
+                                            "dx", "scratch", NULL};
+    l->kernel = "lora_bwd_dx";
+    l->dims = 2;
+    l->local[0] = (size_t)(c->n / c->wn);
+    l->local[1] = (size_t)(c->m / c->wm);
+    launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->m);
+    lora_copy_args(l, uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
+}
+
 /* One launch sequence: G and scale*T, dA and dB (their partial sums and
- * the sums of those with REDUCE), then W^T and dX. */
-static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
+ * the sums of those with REDUCE), then dX with DX. */
+static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
+                     struct path *pa)
 {
     long slice = (c->K + c->N) * c->R;
     pa->n_launch = 0;
@@ -563,31 +780,68 @@ static void bwd_path(const struct bwd *c, int reduce, struct path *pa)
         launch_fixed(l, 0, (size_t)ceil_div(slice, c->reduce_threads));
         lora_copy_args(l, reduce_args);
     }
-
-    if (copies_wt(c)) {
-        l = &pa->launch[pa->n_launch++];
-        static const char *const wt_args[] = {"rows", "w", "scratch", NULL};
-        l->kernel = "lora_bwd_wt";
-        l->dims = 2;
-        l->local[0] = 32;
-        l->local[1] = 8;
-        launch_fixed(l, 0, (size_t)ceil_div(c->N, 32));
-        launch_fixed(l, 1, (size_t)ceil_div(c->K, 32));
-        lora_copy_args(l, wt_args);
+    if (dx == DX_SIMT) {
+        launch_dx_simt(c, pa);
+    } else if (dx != DX_NONE) {
+        launch_dx_tensor(c, dx, &pa->launch[pa->n_launch++]);
     }
-    if (c->input_grad) {
-        l = &pa->launch[pa->n_launch++];
-        static const char *const dx_args[] = {"rows", "dy",      "a",
-                                              "dx",   "scratch", NULL};
-        static const char *const dx_w_args[] = {"rows", "dy", "w", "a",
-                                                "dx", "scratch", NULL};
-        l->kernel = "lora_bwd_dx";
-        l->dims = 2;
-        l->local[0] = (size_t)(c->n / c->wn);
-        l->local[1] = (size_t)(c->m / c->wm);
-        launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
-        launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->m);
-        lora_copy_args(l, uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
+}
+
+/* What a path does, for the stub's comment: REDUCE, its partial sums of
+ * dA and dB per grad_rows rows; DX, its kernel for dX. */
+static const char *path_why(int reduce, enum dx_kernel dx)
+{
+    static const char *const why[2][4] = {
+        {"G = scale*dY*B^T and scale*X*A, then dA and dB by strips of 32 "
+         "columns over every row",
+         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 columns "
+         "over every row, W^T (with the base), then dX = [dY | G]*[W^T ; "
+         "A^T]",
+         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 columns "
+         "over every row, then dX = [dY | G]*[W^T ; A^T] on tensor cores",
+         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 columns "
+         "over every row, then dX = [dY | G]*[W^T ; A^T] on warpgroups"},
+        {"G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+         "grad_rows rows by strips of 32 columns, then their sums",
+         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+         "grad_rows rows by strips of 32 columns, their sums, W^T (with the "
+         "base), then dX = [dY | G]*[W^T ; A^T]",
+         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+         "grad_rows rows by strips of 32 columns, their sums, then dX = "
+         "[dY | G]*[W^T ; A^T] on tensor cores",
+         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+         "grad_rows rows by strips of 32 columns, their sums, then dX = "
+         "[dY | G]*[W^T ; A^T] on warpgroups"}};
+    return why[reduce != 0][dx];
+}
+
+/* The paths, fewest rows first: a path ends where the kernels change,
+ * at grad_rows (past it, partial sums of dA and dB and their sums) and,
+ * with engine: wgmma, at dx_mma_max (up to it, dX on lora_bwd_dx_mma's
+ * tiles). */
+static void bwd_paths(const struct bwd *c, struct plan *p)
+{
+    long ends[2];
+    int n = 0;
+    ends[n++] = c->grad_rows;
+    if (dx_kernel_at(c, 0) == DX_WGMMA && c->dx_mma_max > 0 &&
+        c->dx_mma_max != c->grad_rows) {
+        ends[n++] = c->dx_mma_max;
+    }
+    if (n == 2 && ends[1] < ends[0]) {
+        long t = ends[0];
+        ends[0] = ends[1];
+        ends[1] = t;
+    }
+    p->n_path = 0;
+    for (int i = 0; i <= n; i++) {
+        struct path *pa = &p->path[p->n_path++];
+        long rows = i < n ? ends[i] : 0;
+        int reduce = rows == 0 || rows > c->grad_rows;
+        enum dx_kernel dx = dx_kernel_at(c, rows);
+        pa->max_rows = rows;
+        pa->why = path_why(reduce, dx);
+        bwd_path(c, reduce, dx, pa);
     }
 }
 
@@ -651,25 +905,11 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
 
     /* Up to grad_rows rows lora_bwd_grad sums every row and writes dA and
      * dB itself: one launch fewer. */
-    p->n_path = 2;
-    p->path[0].max_rows = c.grad_rows;
-    p->path[0].why =
-        c.input_grad
-            ? "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 "
-              "columns over every row, W^T (with the base), then dX = [dY | "
-              "G]*[W^T ; A^T]"
-            : "G = scale*dY*B^T and scale*X*A, then dA and dB by strips of "
-              "32 columns over every row";
-    bwd_path(&c, 0, &p->path[0]);
-    p->path[1].max_rows = 0;
-    p->path[1].why =
-        c.input_grad
-            ? "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-              "grad_rows rows by strips of 32 columns, their sums, W^T (with "
-              "the base), then dX = [dY | G]*[W^T ; A^T]"
-            : "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-              "grad_rows rows by strips of 32 columns, then their sums";
-    bwd_path(&c, 1, &p->path[1]);
+    bwd_paths(&c, p);
+    if (dx_tensor(&c)) {
+        p->needs |= CAP_MMA_SYNC_BF16_F16 |
+                    (c.engine == ENGINE_WGMMA ? CAP_WGMMA : 0);
+    }
     for (int i = 0; i < p->n_path; i++) {
         p->path[i].scratch_per = per_row;
         p->path[i].scratch_sizes = SIZE_FIRST;
@@ -681,9 +921,13 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
 static const struct tune_axis bwd_tune_space[] = {
     {"m", "32 64 128"},
     {"n", "32 64 128"},
-    {"wm", "4 8 16"},
-    {"wn", "4 8"},
-    {"k", "8 16"},
+    {"wm", "4 8 16 32 64"},
+    {"wn", "4 8 16 32 64"},
+    {"k", "8 16 32 64"},
+    /* tensor cores: f16 and bf16 with W (validate() rejects them
+     * elsewhere; the tuner skips wgmma off compute capability 9.0) */
+    {"engine", "simt mma wgmma"},
+    {"stages", "2 3 4"},
     {"tg_rows", "4 8 16 32 64 128"},
     {"tg_threads", "64 128 256"},
     {"grad_threads", "32 64 128 256"},
@@ -860,7 +1104,7 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
-    "lora_bwd_dx", NULL};
+    "lora_bwd_dx", "lora_bwd_dx_mma", "lora_bwd_dx_wgmma", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",

@@ -28,14 +28,19 @@
  *                    partials in slice order (else it returns at once).
  *                    Local size (REDUCE_THREADS), one work-item per
  *                    element of dA and dB.
- *   lora_bwd_wt      INPUT_GRAD 1 and HAS_BASE 1, W in_out: W^T into
- *                    the scratch (lora_bwd_wt.cl; out_in's W is W^T). Local size (32, 8), a 32 x 32
- *                    block of W per work-group.
+ *   lora_bwd_wt      INPUT_GRAD 1 and HAS_BASE 1, W in_out, before
+ *                    lora_bwd_dx: W^T into the scratch (out_in's W is
+ *                    W^T). Local size (32, 8), a 32 x 32 block of W per
+ *                    work-group.
  *   lora_bwd_dx      INPUT_GRAD 1: dX = [dY | G] * [W^T ; A^T], a
  *                    register-tiled GEMM whose reduction runs over N, then
  *                    r. Local size (DX_TILE_N / DX_WORK_N, DX_TILE_M /
  *                    DX_WORK_M), DX_TILE_M rows and DX_TILE_N columns of
  *                    dX per work-group.
+ *   lora_bwd_dx_mma, lora_bwd_dx_wgmma  lora_bwd_dx's GEMM with W on
+ *                    tensor cores (f16, bf16; NVIDIA compute capability
+ *                    8.0+, and 9.0 for warpgroups): mma_tiles.cl and
+ *                    wgmma_tiles.cl, W and A read as they lie, no copy.
  *
  * Scratch (floats), for `rows` rows:
  *   G          at 0:              rows x RANK
@@ -44,7 +49,7 @@
  *              (K + N) * RANK floats; slice s holds the sums over its rows
  *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
  *              n of dB at n * RANK). Unused with one slice.
- *   W^T        INPUT_GRAD 1, HAS_BASE 1, in_out: past the partials, rounded up
+ *   W^T        lora_bwd_wt (in_out): past the partials, rounded up
  *              to a multiple of 4 floats: N x K storage_t (W transposed,
  *              row n at n * K), written by lora_bwd_wt for lora_bwd_dx.
  *              The plan counts K * N + 3 floats for it.

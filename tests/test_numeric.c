@@ -1060,6 +1060,54 @@ static void test_bwd_out_in(void)
     lora_layout = "";
 }
 
+/* dX on tensor cores (lora_bwd_dx_mma, lora_bwd_dx_wgmma: the device
+ * suites; elsewhere each case must validate), in both weight layouts:
+ * in_out's W and A read n-major, out_in's k-major. A last step of N part
+ * past it, tiles past K and the rows, one and two rank steps (r 40 at k
+ * 64: 32 + 8) and an odd rank, accumulate into dA and dB, scale, both
+ * dtypes; each K step of wgmma (16, 32, 64), tile n 64 to 256, one to
+ * three warpgroups, 3 to 6 stages, and the rows on either side of
+ * dx_mma_max (lora_bwd_dx_mma below, lora_bwd_dx_wgmma above). */
+static void bwd_tensor_cases(void)
+{
+    static const char *const cases[][3] = {
+        {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
+         "alpha: 16, accumulate: true", "engine: mma"},
+        {"f16", "in_features: 264, out_features: 72, rank: 7",
+         "engine: mma, m: 64, n: 64, k: 32, wm: 32, wn: 32, stages: 3"},
+        {"bf16", "in_features: 520, out_features: 136, rank: 16, "
+         "scale: 0.5", "engine: wgmma, n: 256, k: 16, wg_m: 128, "
+         "wg_stages: 6, dx_mma_max: 0"},
+        {"f16", "in_features: 1024, out_features: 520, rank: 24, "
+         "alpha: 48", "engine: wgmma, wg_m: 192, wg_stages: 5, "
+         "dx_mma_max: 100"},
+        {"bf16", "in_features: 72, out_features: 264, rank: 8, "
+         "accumulate: true", "engine: wgmma, n: 64, k: 32, wg_m: 64, "
+         "wg_stages: 3, dx_mma_max: 2"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int wgmma = strstr(cases[c][2], "wgmma") != NULL;
+        unsigned needs = CAP_MMA_SYNC_BF16_F16 | (wgmma ? CAP_WGMMA : 0);
+        if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
+            check_bwd_kernel(cases[c][0], cases[c][1], cases[c][2]);
+            continue;
+        }
+        struct nu_kernel k;
+        nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
+                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0],
+                   cases[c][1], lora_layout, cases[c][2]);
+        nu_kernel_free(&k);
+    }
+}
+
+static void test_bwd_tensor(void)
+{
+    bwd_tensor_cases();
+    lora_layout = OUT_IN;
+    bwd_tensor_cases();
+    lora_layout = "";
+}
+
 /* A rank whose rows of A the first defaults could not stage (rank 100
  * at tg_rows 8, tg_threads 128, vec 4: 54400 bytes of local memory): the
  * GPU defaults take 16 rows per lora_bwd_tg work-group, whose sums then
@@ -1266,6 +1314,8 @@ int add_numeric_suite(void)
                     "odd shapes", test_bwd_options) == NULL ||
         CU_add_test(s, "lora_backward: weight_layout out_in",
                     test_bwd_out_in) == NULL ||
+        CU_add_test(s, "lora_backward: dX on tensor cores (mma, wgmma)",
+                    test_bwd_tensor) == NULL ||
         CU_add_test(s, "lora_backward: a wide rank at the defaults",
                     test_bwd_wide_rank) == NULL ||
         CU_add_test(s, "lora_backward: dA and dB the same bits every run",
