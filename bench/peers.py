@@ -9,7 +9,12 @@ cross_entropy's cases (bench/specs/xent.yaml) run at rows of their own
 (XENT_CASES), F.cross_entropy forward and backward as a training step runs
 them, and print the peak memory the step allocates beside the logits.
 
-usage: python3 bench/peers.py [--rows N] [--reps N] [--xent-only]
+lora_backward's cases (bench/specs/train_half.yaml, --lora) compute dX,
+dA and dB of Y = X*W + scale*(X*A)*B with W frozen from the weights as
+PyTorch keeps them (W [out][in], A [r][in], B [out][r]), five matmuls on
+cuBLAS as a hand-written backward (or autograd) runs them.
+
+usage: python3 bench/peers.py [--rows N] [--reps N] [--xent-only] [--lora]
 """
 import argparse
 
@@ -62,6 +67,16 @@ XENT_CASES = [
     ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 1),
     ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 8),
     ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 64),
+]
+
+
+LORA_CASES = [
+    # name, in_features K, out_features N, rank, input_grad, rows
+    ("bf16_q_grad", 4096, 4096, 16, True, 4096),
+    ("bf16_q_adapter", 4096, 4096, 16, False, 4096),
+    ("bf16_up_grad", 4096, 11008, 16, True, 4096),
+    ("bf16_down_grad", 11008, 4096, 16, True, 4096),
+    ("bf16_seed_grad", 512, 512, 8, True, 128),
 ]
 
 
@@ -221,14 +236,51 @@ def xent_case(name, dtype, vocab, softcap, rows, reps):
           f"(logits {logits.numel() * logits.element_size() / 2**20:.0f} MiB)")
 
 
+def lora_case(name, K, N, r, input_grad, rows, reps):
+    """dX = dY*W^T + G*A^T, dA = X^T*G, dB = scale*T^T*dY with G =
+    scale*dY*B^T and T = X*A, in bf16 on cuBLAS."""
+    dt = torch.bfloat16
+    scale = 2.0
+    x = torch.randn(rows, K, device="cuda", dtype=dt)
+    dy = torch.randn(rows, N, device="cuda", dtype=dt)
+    w = torch.randn(N, K, device="cuda", dtype=dt) * 0.02
+    a = torch.randn(r, K, device="cuda", dtype=dt) * 0.02
+    b = torch.randn(N, r, device="cuda", dtype=dt) * 0.02
+
+    def fn():
+        t = x @ a.t()
+        g = (dy @ b) * scale
+        da = g.t() @ x
+        db = (dy.t() @ t) * scale
+        if input_grad:
+            dx = dy @ w + g @ a
+            return dx, da, db
+        return da, db
+
+    us = median_us(fn, reps)
+    nbytes = 2 * (x.numel() + dy.numel() + 2 * (a.numel() + b.numel()) +
+                  (x.numel() + w.numel() if input_grad else 0))
+    flops = 4 * rows * r * (K + N) + (2 * rows * K * r + 2 * rows * N * K
+                                      if input_grad else 0)
+    print(f"{name:24s} {'lora_backward':16s} {'bfloat16':9s} "
+          f"{rows}x{K}x{N} r{r} torch eager {us:9.1f} us "
+          f"{nbytes / us / 1e3:7.1f} GB/s {flops / us / 1e6:7.1f} TFLOP/s")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rows", type=int, default=4096)
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--xent-only", action="store_true",
                    help="cross_entropy's cases alone")
+    p.add_argument("--lora", action="store_true",
+                   help="lora_backward's cases alone")
     a = p.parse_args()
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    if a.lora:
+        for c in LORA_CASES:
+            lora_case(*c, a.reps)
+        return
     for c in XENT_CASES:
         xent_case(*c, a.reps)
     if a.xent_only:
