@@ -12,10 +12,8 @@
  * weight_layout: out_in from W itself (N x K already), so its tile is
  * read VEC-wide along K and stored as it comes, like lora_main's W tile:
  * read from W itself (K x N), each column of the tile would be a short
- * segment of a row of W to scatter transposed. On the H100 (f32, 4096
- * rows, K = N = 4096, 64 x 128 tiles of 8 x 8) that took 3729 us with
- * pad 4 and 3653 with pad 0; from the copy 3322 and 3018, plus 53 for
- * the copy.
+ * segment of a row of W to scatter transposed, which measured slower
+ * than the copy and the tile from it together (bench/RESULTS.md).
  * The r stretch then takes G from the scratch and A^T from a (a[k][j],
  * contiguous along j), GEMM_RANK_K of r per stage. HAS_BASE 0 has only the
  * r stretch (and no copy of W).

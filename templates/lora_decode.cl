@@ -12,9 +12,8 @@
  * work-item's width, 4 wherever N allows it: at VEC 1 or 2 its loads
  * gather DECODE_VEC elements in VEC-wide pieces, so that each X load still
  * serves DECODE_VEC columns of W and each work-group still covers 128
- * bytes of an f32 row (8 columns a work-group made every work-group
- * along N recompute T from all of X and A: 2.5 times slower on the
- * H100). */
+ * bytes of an f32 row (8 columns a work-group would make every
+ * work-group along N recompute T from all of X and A). */
 #if DECODE_VEC == VEC
 typedef vecf_t dvec_t;
 #define DVEC_AT VEC_AT
@@ -172,9 +171,9 @@ inline void decode_mac(const int nr, const int k, dvec_t acc[DECODE_ROWS],
  * exist; the loops run to DECODE_ROWS and test NR so that they unroll
  * before inlining. Rows past `rows` repeat the last row (never stored).
  * Up to DEC_AHEAD_ROWS rows, two steps' loads are issued before their
- * products, for more bytes of W in flight (K = 4099, N = 11001 on the
- * H100: 84 against 98 us at one row); at more rows that made the seeds'
- * 16-row blocks 2x slower, so there one step's loads go at a time. */
+ * products, for more bytes of W in flight; at more rows the registers
+ * that takes slow the blocks down, so there one step's loads go at a
+ * time. */
 #define DEC_AHEAD_ROWS 8
 inline void decode_stream(const int nr, dvec_t acc[DECODE_ROWS],
                           float tacc[DECODE_ROWS][DEC_TQ], const int rows,

@@ -5,9 +5,9 @@
  *
  * W streams once, in strips of DMMA_COLS columns: each k-row of a strip
  * is DMMA_COLS * 2 contiguous bytes, and a work-group per strip and slice
- * makes enough of them to keep the device's memory busy (32-column strips
- * over all of K reached half the bandwidth of 128-column ones over a
- * quarter of it, bf16 on the H100). One more strip per slice streams A
+ * makes enough of them to keep the device's memory busy (narrow strips
+ * over all of K leave too few loads in flight). One more strip per slice
+ * streams A
  * instead, for T's partial sums.
  *
  * The work-group's DMMA_WARPS warps take every DMMA_WARPS-th step of 16

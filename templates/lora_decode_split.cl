@@ -5,8 +5,8 @@
  *
  * lora_decode gives a work-group 32 columns and all of K, and keeps
  * every row's products of 4 rows of W in registers: 250 registers, one
- * work-group per compute unit, and a W stream at 38-55% of the read-only
- * bandwidth at 8-16 rows on the H100. Here a work-item owns one column
+ * work-group per compute unit, and a W stream well below the read-only
+ * bandwidth at 8-16 rows. Here a work-item owns one column
  * of a strip of DSPLIT_COLS columns (a warp reads 32 consecutive
  * elements of a row of W: whole 128-byte lines in f32, whatever the
  * alignment of K and N) and one accumulator per row; a work-group per
@@ -95,11 +95,9 @@ inline void ds_column(const int rows_n, const int rows,
     const int tid = get_local_id(0);
     /* The work-item's share of X, in batches of DS_STAGE_BATCH loads
      * issued before their stores, in consecutive rows of one k (stores
-     * to distinct banks; ROWS_N, a constant, makes the indices shifts).
-     * One load at a time, k first, the staging cost 6.5 of 85.9 us at 8
-     * rows and 12.5 of 99.4 at 16 (K = 4099, N = 11001 on the H100,
-     * lab): now 83.4 and 92.7. All of them at once took more registers
-     * (128 against 96 at 128 columns) and lost at K = 4097, N = 4095. */
+     * to distinct banks; ROWS_N, a constant, makes the indices shifts):
+     * one load at a time would wait out a latency per load, and all of
+     * them at once take more registers than the batches. */
 #pragma unroll 1
     for (int i0 = tid; i0 < n * rows_n; i0 += DS_STAGE_BATCH * DSPLIT_COLS) {
         float xv[DS_STAGE_BATCH];

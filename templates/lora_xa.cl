@@ -56,8 +56,8 @@ inline float xa_sum(const __local float *red, const int o)
  * stretches of K, and writes its partial sum of T: T[m][s][j] at
  * t[(m * S + s) * RANK + j]. A stretch is at most XA_CHUNK long (the
  * host launches S = XA_SPLIT = CEIL_DIV(K, XA_CHUNK) work-groups along K;
- * one stretch per work-group keeps the kernel within 128 registers on the
- * H100). Its rows of A are staged in local memory once, so the loop
+ * one stretch per work-group keeps its registers few). Its rows of A are
+ * staged in local memory once, so the loop
  * over K that follows has no barrier: work-item (tk, tm)
  * loads X VEC-wide at k = (step * XA_K + tk) * VEC, coalesced along K,
  * and each A value it reads serves XA_W rows. Each VEC rows of A in

@@ -104,7 +104,7 @@ inline void xm_fetch(uint4 xv[XM_BATCH][2],
  * is XM_ST_N chunks of 8 values, XM_ST_EACH per work-item; the first
  * XM_ST_HEAD of them are loaded (xm_stage_head) before the first steps of
  * X are fetched and stored (xm_stage_put) after, so that A's latency and
- * X's overlap (H100, bf16 4096 x 4096, 4096 rows: 24.2 -> 22.6 us), and
+ * X's overlap, and
  * xm_stage_rest loads and stores the others. */
 #if WEIGHT_OUT_IN
 /* out_in: A is r x K, its rows the staged rows as they lie: 16 bytes of

@@ -324,8 +324,7 @@ inline void main_tiles(const int rows,
     if (slices > 1) {
         /* Partial sums, float, SPLIT_PART(rows, slice) (split_k.cl). A
          * loop of its own: sharing the Y stores' loop, with the store
-         * picked per element, made lora_main_split slower on the H100
-         * (llama-q at 64 rows: 105 against 83 us). */
+         * picked per element, made lora_main_split slower. */
         gemm_store_part(scratch + SPLIT_PART(rows, slice), acc, tm, tn,
                         rows, row0, col0);
         return;

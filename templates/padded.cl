@@ -3,13 +3,11 @@
  *
  * lora_main loads its tiles VEC elements wide, and VEC divides K and N:
  * where K or N is no multiple of 4, every load is one or two elements,
- * and on the H100 one-element loads alone cost lora_main a fifth of its
- * speed (4096 rows, K = 4096, N = 4001: 3752 us against 2953 for N =
- * 4096; 255 registers at VEC 1, 167 at VEC 4). From pad_rows rows the
- * plan copies the operands whose rows are not a multiple of 4 elements
- * into the scratch, each row padded with zeros to the next multiple of
- * 4, and lora_main_padded reads them 4 wide (2978 us for that shape,
- * plus 47 for the copy of W).
+ * which takes lora_main many more registers and a good part of its speed
+ * (bench/RESULTS.md). From pad_rows rows the plan copies the operands
+ * whose rows are not a multiple of 4 elements into the scratch, each row
+ * padded with zeros to the next multiple of 4, and lora_main_padded
+ * reads them 4 wide.
  *
  * The scratch holds, in floats: T's XA_SPLIT partial sums from lora_xa
  * (rows x XA_SPLIT * RANK), rounded up to a multiple of 4; then, where N

@@ -82,9 +82,8 @@ inline void merge_pair(float *m, float *s, const float m2, const float s2)
  * row_sum() takes for sums, every item taking the result: the same tree
  * whatever the timing. A step folds its pairs at once: the largest
  * reference first, then the sums rescaled to it, whose exponentials do
- * not wait on one another (one pair after another made a chain of exp
- * latencies that cost 15% of a 32000-wide softmax at 512 rows on the
- * H100). */
+ * not wait on one another (one pair after another would make a chain of
+ * exp latencies). */
 inline void merge_pairs(__local float *pm, __local float *ps, uint lid,
                         const uint items, float *m, float *s)
 {

@@ -1,6 +1,6 @@
 /* wgmma_tiles.cl - mma_tiles.cl's GEMM, OUT (+)= [X | T] * [W ; B], on
- * the warpgroup tensor cores of compute capability 9.0 (wgmma: H100,
- * H200), for f16 and bf16 storage: lora_forward runs it in lora_wgmma
+ * the warpgroup tensor cores of compute capability 9.0 (wgmma), for f16
+ * and bf16 storage: lora_forward runs it in lora_wgmma
  * (all of MMA_K) and lora_wgmma_split (slices of it), lora_backward in
  * lora_bwd_dx_wgmma. The shape and T are as mma_tiles.cl says.
  *

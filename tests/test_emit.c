@@ -8,6 +8,7 @@
  * spec paths that would break a comment, the same files wherever specl
  * runs and the spec lives, and kernel names that would clash with a
  * stub's own. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -746,6 +747,47 @@ static void check_decisions(const struct kernel_spec *ks,
     buf_free(&b);
 }
 
+
+/* What the emitted files carry of the templates says what the code does:
+ * no GPU model and no timing (those belong in bench/RESULTS.md), which a
+ * reader of a vendored NAME.cl cannot check and which go stale. */
+static int names_timing(const char *text, const char **at)
+{
+    static const char *const models[] = {"H100", "H200", "A100", NULL};
+    for (int i = 0; models[i] != NULL; i++) {
+        if ((*at = strstr(text, models[i])) != NULL) {
+            return 1;
+        }
+    }
+    for (const char *p = text; (p = strstr(p, " us")) != NULL; p++) {
+        int unit_ends = !isalnum((unsigned char)p[3]) && p[3] != '_';
+        if (p > text && isdigit((unsigned char)p[-1]) && unit_ends) {
+            *at = p;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void test_templates_no_lab_notes(void)
+{
+    const char *at;
+    CU_ASSERT(names_timing("took 3729 us with", &at));
+    CU_ASSERT(names_timing("on the H100 (f32)", &at));
+    CU_ASSERT(!names_timing("thus usable", &at));
+    for (int i = 0; template_files[i].name != NULL; i++) {
+        const char *text = template_files[i].text;
+        if (names_timing(text, &at)) {
+            int line = 1;
+            for (const char *p = text; p < at; p++) {
+                line += *p == '\n';
+            }
+            TU_CHECK(0, "templates/%s:%d: a device or a timing in the "
+                     "emitted text: %.40s", template_files[i].name, line,
+                     at);
+        }
+    }
+}
 
 /* The mark in front of the wgmma instructions reads the same in the
  * kernel template, the stub's rebuild and specl's runtime, and only a
@@ -1586,6 +1628,8 @@ int add_emit_suite(void)
                     test_golden) == NULL ||
         CU_add_test(s, "golden files (specl plan, specl gen)",
                     test_golden_cli) == NULL ||
+        CU_add_test(s, "no device or timing in the templates",
+                    test_templates_no_lab_notes) == NULL ||
         CU_add_test(s, "the sm_90a mark, and the rebuild only with wgmma",
                     test_sm90a_mark) == NULL ||
         CU_add_test(s, "header, prefixes, embedded source, decisions",

@@ -74,9 +74,8 @@ inline void store8(__global storage_t *p, size_t i, float8 v)
     store4(p, i, v.lo);
     store4(p, i + 4, v.hi);
 }
-/* vload4 rather than load4's float4 pointer: on the H100 lora_xa takes
- * 124 registers this way instead of 164 (twice the work-groups per
- * compute unit, 1.2x faster). */
+/* vload4 rather than load4's float4 pointer: ptxas gives lora_xa fewer
+ * registers this way, so more of its work-groups fit a compute unit. */
 inline float4 load4v(const __global storage_t *p, size_t i)
 {
     return vload4(0, p + i);
