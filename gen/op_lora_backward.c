@@ -183,6 +183,28 @@ static int copies_wt(const struct bwd *c)
     return uses_w(c) && !dx_tensor(c) && c->layout == LAYOUT_IN_OUT;
 }
 
+/* lora_bwd_grad_mma's geometry: GM_WARPS warps of 32 columns each, the
+ * rows in steps of GM_STEP through GM_STAGES stages of local memory; and
+ * the widest rank whose accumulators (the rank's worth of floats per
+ * work-item) it keeps in registers. */
+#define GM_WARPS 4L
+#define GM_STEP 32L
+#define GM_STAGES 3L
+#define GM_RANK_MOST 64L
+
+/* dA and dB on tensor cores: lora_bwd_grad_mma for lora_bwd_grad. */
+static int grad_tensor(const struct bwd *c)
+{
+    return c->engine != ENGINE_SIMT && c->R <= GM_RANK_MOST;
+}
+
+/* lora_bwd_grad's (lora_bwd_grad_mma's) strips of columns of X and dY. */
+static long grad_strips_all(const struct bwd *c)
+{
+    long w = grad_tensor(c) ? 32 * GM_WARPS : 32;
+    return ceil_div(c->K, w) + ceil_div(c->N, w);
+}
+
 /* dX's GEMM on tensor cores (gemm_mma.h): [dY | G] * [W^T ; A^T], the
  * reduction over N, then r; G whole in the scratch. In_out's W (K x N)
  * and A (K x r) are W^T and A^T stored n-major. */
@@ -291,11 +313,6 @@ static long dx_threads(const struct bwd *c)
     return (c->m / c->wm) * (c->n / c->wn);
 }
 
-/* lora_bwd_grad's strips of 32 columns. */
-static long grad_strips(long columns)
-{
-    return ceil_div(columns, 32);
-}
 
 /* lora_bwd_tg's work-items divide into its row groups and rank lanes,
  * and it fits the limits. */
@@ -405,10 +422,11 @@ static void grad_fit_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "grad_threads", c.grad_threads);
 }
 
-/* dX's engine, then its tiles. Tensor cores where the target offers them
- * (CAP_MMA_SYNC_BF16_F16) for f16 and bf16 with W, K and N multiples of 8
- * (16-byte rows); warpgroups where it offers wgmma too and K takes a
- * tile of 64 columns. The tiles are lora_forward's: 128 x 128 in warps of
+/* The engine, then dX's tiles. Tensor cores where the target offers them
+ * (CAP_MMA_SYNC_BF16_F16) for f16 and bf16 with K and N multiples of 8
+ * (16-byte rows): dA and dB on them, and dX's GEMM with W; warpgroups for
+ * that GEMM where the target offers wgmma too and K takes a tile of 64
+ * columns. The tiles are lora_forward's: 128 x 128 in warps of
  * 64 x 64, N in steps of 64, 2 stages (64 KiB of local memory, which
  * every such device grants); on warpgroups 256 x 128 in 4 stages, and
  * lora_bwd_dx_mma's tiles up to half of such a tile's rows, which would
@@ -418,9 +436,9 @@ static void engine_defaults(struct kernel_spec *ks)
     struct bwd c;
     bwd_read(ks, &c);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
-        ks->dtype != DTYPE_F32 && uses_w(&c) && c.K % 8 == 0 &&
-        c.N % 8 == 0) {
-        int wgmma = target_offers(ks->target, CAP_WGMMA) && c.K >= 64;
+        ks->dtype != DTYPE_F32 && c.K % 8 == 0 && c.N % 8 == 0) {
+        int wgmma = target_offers(ks->target, CAP_WGMMA) && uses_w(&c) &&
+                    c.K >= 64;
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
         bwd_read(ks, &c);
     }
@@ -456,13 +474,23 @@ static void bwd_defaults(struct kernel_spec *ks)
     }
     tg_fit_defaults(ks);
     grad_fit_defaults(ks);
-    /* lora_bwd_grad: about 16 rows per strip of 32 columns, so that 4096
-     * rows make some 256 work-groups or more; a whole number of 128-row
-     * steps, 128 to 8192 rows. */
-    spec_knob_default(ks, "grad_rows",
-                 min_l(8192, max_l(128, ceil_div(16 * (ceil_div(c.K, 32) +
-                                                       ceil_div(c.N, 32)),
-                                                 128) * 128)));
+    if (grad_tensor(&c)) {
+        /* lora_bwd_grad_mma: slices that bring 4096 rows to some 512
+         * work-groups, a power of two of rows, four steps at least. */
+        spec_knob_default(ks, "grad_rows",
+                          max_l(4 * GM_STEP,
+                                min_l(8192, pow2_floor(4096 *
+                                                       grad_strips_all(&c) /
+                                                       512))));
+    } else {
+        /* lora_bwd_grad: about 16 rows per strip of 32 columns, so that
+         * 4096 rows make some 256 work-groups or more; a whole number of
+         * 128-row steps, 128 to 8192 rows. */
+        spec_knob_default(ks, "grad_rows",
+                     min_l(8192, max_l(128, ceil_div(16 * (ceil_div(c.K, 32) +
+                                                           ceil_div(c.N, 32)),
+                                                     128) * 128)));
+    }
     bwd_read(ks, &c);
     if (dx_tensor(&c)) {
         return;
@@ -545,18 +573,19 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
     check_warp_n(ks, "lora_bwd_dx", c->warp_n, c->m, c->wm, c->n, c->wn, d);
 }
 
-/* What dX's GEMM on tensor cores needs (gemm_mma.h). */
-static void check_dx_tensor(const struct kernel_spec *ks, const struct bwd *c,
-                            struct diags *d)
+/* What tensor cores need: f16 or bf16, 16-byte rows; wgmma, dX's GEMM
+ * with W; that GEMM's tiles (gemm_mma.h). */
+static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
+                         struct diags *d)
 {
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "engine");
     const char *engine = lora_engine_choices[c->engine];
-    if (!uses_w(c)) {
+    if (c->engine == ENGINE_WGMMA && !uses_w(c)) {
         diag_error(d, file, at,
-                   "engine: %s runs dX's GEMM with W: use engine: simt "
-                   "with %s",
-                   engine, c->input_grad ? "base: false" : "input_grad: false");
+                   "engine: wgmma runs dX's GEMM with W on warpgroups: use "
+                   "engine: mma (dA and dB on tensor cores) with %s",
+                   c->input_grad ? "base: false" : "input_grad: false");
         return;
     }
     if (ks->dtype == DTYPE_F32) {
@@ -621,8 +650,9 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
     check_group(ks, "reduce_threads", "lora_bwd_reduce", c.reduce_threads,
                 0, d);
     if (c.engine != ENGINE_SIMT) {
-        check_dx_tensor(ks, &c, d);
-    } else if (c.input_grad) {
+        check_tensor(ks, &c, d);
+    }
+    if (c.input_grad && !dx_tensor(&c)) {
         check_dx(ks, &c, d);
     }
 }
@@ -664,12 +694,24 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
     plan_int(p, "TG_ROWS", "lora_bwd_tg: rows per work-group", c->tg_rows);
     plan_int(p, "TG_THREADS", "lora_bwd_tg: work-items per work-group",
              c->tg_threads);
-    plan_int(p, "GRAD_THREADS", "lora_bwd_grad: work-items per work-group",
-             c->grad_threads);
-    plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
-             c->grad_vec);
+    if (!grad_tensor(c)) {
+        plan_int(p, "GRAD_THREADS",
+                 "lora_bwd_grad: work-items per work-group", c->grad_threads);
+        plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
+                 c->grad_vec);
+    }
     plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
              c->reduce_threads);
+    if (grad_tensor(c)) {
+        plan_int(p, "GM_WARPS", "lora_bwd_grad_mma: warps of 32 columns",
+                 GM_WARPS);
+        plan_int(p, "GM_STEP", "lora_bwd_grad_mma: rows per stage",
+                 GM_STEP);
+        plan_int(p, "GM_STAGES", "lora_bwd_grad_mma: stages in local memory",
+                 GM_STAGES);
+        plan_int(p, "GM_PENDING", "lora_bwd_grad_mma: copies in flight",
+                 GM_STAGES - 2);
+    }
     struct gemm_mma g;
     dx_gemm_mma(c, &g);
     if (dx_tensor(c)) {
@@ -679,8 +721,10 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
     }
     plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
              4 * tg_local(c));
-    plan_int(p, "GRAD_LOCAL_BYTES", "local memory the plan counted",
-             4 * grad_local(c));
+    if (!grad_tensor(c)) {
+        plan_int(p, "GRAD_LOCAL_BYTES", "local memory the plan counted",
+                 4 * grad_local(c));
+    }
     if (g.mma) {
         plan_int(p, "MMA_LOCAL_BYTES", "local memory the plan counted",
                  gemm_mma_local(&g));
@@ -762,11 +806,11 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     l = &pa->launch[pa->n_launch++];
     static const char *const grad_args[] = {"rows", "x",       "dy", "da",
                                             "db",   "scratch", NULL};
-    l->kernel = "lora_bwd_grad";
+    l->kernel = grad_tensor(c) ? "lora_bwd_grad_mma" : "lora_bwd_grad";
     l->dims = 2;
-    l->local[0] = (size_t)c->grad_threads;
+    l->local[0] = (size_t)(grad_tensor(c) ? 32 * GM_WARPS : c->grad_threads);
     l->local[1] = 1;
-    launch_fixed(l, 0, (size_t)(grad_strips(c->K) + grad_strips(c->N)));
+    launch_fixed(l, 0, (size_t)grad_strips_all(c));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->grad_rows);
     lora_copy_args(l, grad_args);
 
@@ -794,23 +838,23 @@ static const char *path_why(int reduce, enum dx_kernel dx)
     static const char *const why[2][4] = {
         {"G = scale*dY*B^T and scale*X*A, then dA and dB by strips of 32 "
          "columns over every row",
-         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 columns "
+         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of columns "
          "over every row, W^T (with the base), then dX = [dY | G]*[W^T ; "
          "A^T]",
-         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 columns "
+         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of columns "
          "over every row, then dX = [dY | G]*[W^T ; A^T] on tensor cores",
-         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of 32 columns "
+         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of columns "
          "over every row, then dX = [dY | G]*[W^T ; A^T] on warpgroups"},
         {"G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of 32 columns, then their sums",
+         "grad_rows rows by strips of columns, then their sums",
          "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of 32 columns, their sums, W^T (with the "
+         "grad_rows rows by strips of columns, their sums, W^T (with the "
          "base), then dX = [dY | G]*[W^T ; A^T]",
          "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of 32 columns, their sums, then dX = "
+         "grad_rows rows by strips of columns, their sums, then dX = "
          "[dY | G]*[W^T ; A^T] on tensor cores",
          "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of 32 columns, their sums, then dX = "
+         "grad_rows rows by strips of columns, their sums, then dX = "
          "[dY | G]*[W^T ; A^T] on warpgroups"}};
     return why[reduce != 0][dx];
 }
@@ -906,7 +950,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     /* Up to grad_rows rows lora_bwd_grad sums every row and writes dA and
      * dB itself: one launch fewer. */
     bwd_paths(&c, p);
-    if (dx_tensor(&c)) {
+    if (c.engine != ENGINE_SIMT) {
         p->needs |= CAP_MMA_SYNC_BF16_F16 |
                     (c.engine == ENGINE_WGMMA ? CAP_WGMMA : 0);
     }
@@ -1104,7 +1148,8 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
-    "lora_bwd_dx", "lora_bwd_dx_mma", "lora_bwd_dx_wgmma", NULL};
+    "lora_bwd_dx", "lora_bwd_dx_mma", "lora_bwd_dx_wgmma",
+    "lora_bwd_grad_mma", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",

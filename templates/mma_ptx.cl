@@ -14,6 +14,31 @@
 #define MMA_SHAPE "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
 #endif
 
+/* The bits of V in storage, rounded to nearest even. */
+inline ushort mma_bits(float v)
+{
+#ifdef DTYPE_F16
+    ushort h;
+    vstore_half_rte(v, 0, (__private half *)&h);
+    return h;
+#else
+    return bf16_from_float(v);
+#endif
+}
+
+/* V as two values of the storage type, *HI + *LO, which keep 16 bits or
+ * more of it: a float factor of a product on tensor cores. */
+inline void mma_split(float v, ushort *hi, ushort *lo)
+{
+    ushort h = mma_bits(v);
+#ifdef DTYPE_F16
+    *lo = mma_bits(v - vload_half(0, (__private half *)&h));
+#else
+    *lo = mma_bits(v - as_float((uint)h << 16));
+#endif
+    *hi = h;
+}
+
 /* Chunk C of row R in a tile of CPR chunks per row, XOR-swizzled: a
  * 128-byte line holds 8 chunks, and the 8 rows an ldmatrix phase reads
  * land on 8 distinct ones. */

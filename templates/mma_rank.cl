@@ -9,18 +9,6 @@
                                       : CEIL_DIV(MMA_RANK, 8) * 8)
 #define RANK_DEPTH (2 * RANK_STEP) /* a multiple of 16 */
 
-/* The bits of V in storage, rounded to nearest even. */
-inline ushort mma_bits(float v)
-{
-#ifdef DTYPE_F16
-    ushort h;
-    vstore_half_rte(v, 0, (__private half *)&h);
-    return h;
-#else
-    return bf16_from_float(v);
-#endif
-}
-
 /* Row R, ranks J .. J + MMA_TQ - 1 of T (the first MMA_TQ lanes) from
  * its MMA_RANK_PARTS partial sums (0 outside). Every work-group of a row
  * of tiles sums the same partials, which one rank a load would make most
@@ -76,12 +64,8 @@ inline void mma_rank_t_store(__local ushort *xs, uint i, float4 sums)
         xs + r * TILE_K + mma_swizzle(r, c_lo, TILE_K / 8) * 8 + j % 8;
 #pragma unroll
     for (int e = 0; e < MMA_TQ; e++) {
-        ushort hi = mma_bits(v[e]);
-#ifdef DTYPE_F16
-        ushort lo = mma_bits(v[e] - vload_half(0, (__private half *)&hi));
-#else
-        ushort lo = mma_bits(v[e] - as_float((uint)hi << 16));
-#endif
+        ushort hi, lo;
+        mma_split(v[e], &hi, &lo);
         hi_at[e] = hi;
         lo_at[e] = lo;
     }

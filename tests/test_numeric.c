@@ -1067,7 +1067,11 @@ static void test_bwd_out_in(void)
  * 64: 32 + 8) and an odd rank, accumulate into dA and dB, scale, both
  * dtypes; each K step of wgmma (16, 32, 64), tile n 64 to 256, one to
  * three warpgroups, 3 to 6 stages, and the rows on either side of
- * dx_mma_max (lora_bwd_dx_mma below, lora_bwd_dx_wgmma above). */
+ * dx_mma_max (lora_bwd_dx_mma below, lora_bwd_dx_wgmma above). dA and dB
+ * on tensor cores (lora_bwd_grad_mma): strips past K and N, slices of
+ * rows that end mid-step, one slice and several, ranks of 5 to 64
+ * (partial n8 tiles), the adapter's alone and without the base; rank
+ * 72, past lora_bwd_grad_mma's, keeps lora_bwd_grad. */
 static void bwd_tensor_cases(void)
 {
     static const char *const cases[][3] = {
@@ -1084,6 +1088,13 @@ static void bwd_tensor_cases(void)
         {"bf16", "in_features: 72, out_features: 264, rank: 8, "
          "accumulate: true", "engine: wgmma, n: 64, k: 32, wg_m: 64, "
          "wg_stages: 3, dx_mma_max: 2"},
+        {"f16", "in_features: 136, out_features: 264, rank: 5, "
+         "input_grad: false, accumulate: true", "engine: mma, "
+         "grad_rows: 64"},
+        {"bf16", "in_features: 264, out_features: 72, rank: 64, "
+         "base: false", "engine: mma, grad_rows: 200"},
+        {"bf16", "in_features: 96, out_features: 80, rank: 72, alpha: 14",
+         "engine: mma, m: 64, n: 64, wm: 32, wn: 32"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int wgmma = strstr(cases[c][2], "wgmma") != NULL;
