@@ -186,19 +186,13 @@ static int copies_wt(const struct bwd *c)
 /* lora_bwd_grad_mma's geometry: GM_WARPS warps of 32 columns each, the
  * rows in steps of GM_STEP through GM_STAGES stages of local memory; and
  * the widest rank whose accumulators (the rank's worth of floats per
- * work-item) it and lora_bwd_tg_mma keep in registers. lora_bwd_tg_mma's:
- * TM_WARPS warps of 16 rows each, the reduction in steps of TM_K through
- * TM_STAGES stages. */
+ * work-item) it keeps in registers. */
 #define GM_WARPS 4L
 #define GM_STEP 32L
 #define GM_STAGES 3L
 #define GM_RANK_MOST 64L
-#define TM_WARPS 2L
-#define TM_K 64L
-#define TM_STAGES 4L
 
-/* T, G, dA and dB on tensor cores: lora_bwd_tg_mma and lora_bwd_grad_mma
- * for lora_bwd_tg and lora_bwd_grad. */
+/* dA and dB on tensor cores: lora_bwd_grad_mma for lora_bwd_grad. */
 static int grad_tensor(const struct bwd *c)
 {
     return c->engine != ENGINE_SIMT && c->R <= GM_RANK_MOST;
@@ -697,11 +691,10 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
 {
     plan_int(p, "GRAD_ROWS", "rows per slice of partial sums", c->grad_rows);
     plan_int(p, "VEC", "elements per global load of X and dY", c->vec);
+    plan_int(p, "TG_ROWS", "lora_bwd_tg: rows per work-group", c->tg_rows);
+    plan_int(p, "TG_THREADS", "lora_bwd_tg: work-items per work-group",
+             c->tg_threads);
     if (!grad_tensor(c)) {
-        plan_int(p, "TG_ROWS", "lora_bwd_tg: rows per work-group",
-                 c->tg_rows);
-        plan_int(p, "TG_THREADS", "lora_bwd_tg: work-items per work-group",
-                 c->tg_threads);
         plan_int(p, "GRAD_THREADS",
                  "lora_bwd_grad: work-items per work-group", c->grad_threads);
         plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
@@ -718,13 +711,6 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
                  GM_STAGES);
         plan_int(p, "GM_PENDING", "lora_bwd_grad_mma: copies in flight",
                  GM_STAGES - 2);
-        plan_int(p, "TM_WARPS", "lora_bwd_tg_mma: warps of 16 rows",
-                 TM_WARPS);
-        plan_int(p, "TM_K", "lora_bwd_tg_mma: reduction step", TM_K);
-        plan_int(p, "TM_STAGES", "lora_bwd_tg_mma: stages in local memory",
-                 TM_STAGES);
-        plan_int(p, "TM_PENDING", "lora_bwd_tg_mma: copies in flight",
-                 TM_STAGES - 2);
     }
     struct gemm_mma g;
     dx_gemm_mma(c, &g);
@@ -733,9 +719,9 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
     } else if (c->input_grad) {
         plan_dx_gemm(c, p);
     }
+    plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
+             4 * tg_local(c));
     if (!grad_tensor(c)) {
-        plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
-                 4 * tg_local(c));
         plan_int(p, "GRAD_LOCAL_BYTES", "local memory the plan counted",
                  4 * grad_local(c));
     }
@@ -811,19 +797,10 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     struct launch *l = &pa->launch[pa->n_launch++];
     static const char *const tg_args[] = {"rows", "x",  "a",      "b",
                                           "dy",   "scratch", NULL};
-    if (grad_tensor(c)) {
-        l->kernel = "lora_bwd_tg_mma";
-        l->dims = 2;
-        l->local[0] = (size_t)(32 * TM_WARPS);
-        l->local[1] = 1;
-        launch_fixed(l, 0, 2);
-        launch_over(l, 1, 1, SIZE_FIRST, (size_t)(16 * TM_WARPS));
-    } else {
-        l->kernel = "lora_bwd_tg";
-        l->dims = 1;
-        l->local[0] = (size_t)c->tg_threads;
-        launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
-    }
+    l->kernel = "lora_bwd_tg";
+    l->dims = 1;
+    l->local[0] = (size_t)c->tg_threads;
+    launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
     lora_copy_args(l, tg_args);
 
     l = &pa->launch[pa->n_launch++];
@@ -1172,7 +1149,7 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
     "lora_bwd_dx", "lora_bwd_dx_mma", "lora_bwd_dx_wgmma",
-    "lora_bwd_tg_mma", "lora_bwd_grad_mma", NULL};
+    "lora_bwd_grad_mma", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",

@@ -41,10 +41,6 @@
  *                    tensor cores (f16, bf16; NVIDIA compute capability
  *                    8.0+, and 9.0 for warpgroups): mma_tiles.cl and
  *                    wgmma_tiles.cl, W and A read as they lie, no copy.
- *   lora_bwd_tg_mma, lora_bwd_grad_mma  lora_bwd_tg and lora_bwd_grad on
- *                    tensor cores (f16, bf16, rank <= 64; compute
- *                    capability 8.0+): the same scratch, slices and
- *                    partial sums.
  *
  * Scratch (floats), for `rows` rows:
  *   G          at 0:              rows x RANK
