@@ -239,7 +239,10 @@ cl_int caps_query(cl_device_id device, struct device_caps *c)
  * (twice A100's per SM: 989.4 TFLOPS at 132 SMs and 1830 MHz) white
  * papers. Compute capabilities whose products differ in this rate (8.6
  * and 8.9: GeForce cards accumulate in float32 at half the rate of the
- * professional ones) have no row; their floors stay on the fp32 rate. */
+ * professional ones) have no row; their floors stay on the fp32 rate.
+ * A product whose tensor cores run below its compute capability's row
+ * (NVIDIA's export parts) gets a floor below what it can reach: still a
+ * bound, a looser one. */
 static const struct {
     int cc;
     double flops_per_clock;
