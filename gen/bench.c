@@ -99,10 +99,9 @@ static void shape_text(const struct vcase *c, char *s, size_t size)
 /* What every variant of a case is held against. */
 struct case_figures {
     double bytes, flops; /* the fewest the op moves and does */
-    double floor_us;     /* from the device's ceilings */
     double copy_us;      /* a copy of the same bytes (memory-bound cases);
                             0: not measured */
-    int memory_bound;    /* the floor is the bytes' (else the flops') */
+    struct case_floor floor; /* from the device's ceilings */
 };
 
 /* ---- --csv and --json ------------------------------------------------- */
@@ -248,7 +247,7 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     column_number(&w, "gflops", timed, 1,
                   timed ? figures->flops / (r->us * 1e3) : 0);
     column_number(&w, "pct_floor", timed, 1,
-                  timed ? 100.0 * figures->floor_us / r->us : 0);
+                  timed ? 100.0 * figures->floor.us / r->us : 0);
     /* The case's, on each of its rows as its dimensions are. */
     column_number(&w, "copy_us", figures->copy_us > 0, 2, figures->copy_us);
     column_number(&w, "vs_naive", timed && naive->ok, 2,
@@ -325,7 +324,7 @@ static void print_compact_header(void)
 static void rate_text(const struct case_figures *figures, double us,
                       char *s, size_t size)
 {
-    if (figures->memory_bound) {
+    if (figures->floor.memory_bound) {
         snprintf(s, size, "%.1f GB/s", figures->bytes / (us * 1e3));
         return;
     }
@@ -359,7 +358,7 @@ static void print_compact_row(const struct vcase *c, const struct result *r,
         snprintf(peer, sizeof peer, "%.2fx %s", p->us / r->us, p->variant);
     }
     printf("%-24s %-8s %11s %16s %6.1f%%%s%s%s%s\n", kernel, r->variant,
-           time, rate, 100.0 * figures->floor_us / r->us,
+           time, rate, 100.0 * figures->floor.us / r->us,
            peer[0] ? "  " : "", peer, r->note[0] ? "  " : "", r->note);
 }
 
@@ -383,7 +382,7 @@ static void print_row(const struct bench_opts *o, const struct rt *rt,
     }
     double gbs = r->ok ? figures->bytes / (r->us * 1e3) : 0;
     double gfl = r->ok ? figures->flops / (r->us * 1e3) : 0;
-    double pct = r->ok ? 100.0 * figures->floor_us / r->us : 0;
+    double pct = r->ok ? 100.0 * figures->floor.us / r->us : 0;
     double vs_naive = naive->ok && r->ok ? naive->us / r->us : 0;
     double vs_blas = blas->ok && r->ok ? blas->us / r->us : 0;
     if (r->ok) {
@@ -411,26 +410,26 @@ static void print_case_head(const struct kernel_spec *ks,
                             const struct case_figures *figures,
                             const struct result *copy, double copy_bytes)
 {
-    double t_bytes = mc->bytes / (ceil->copy_gbs * 1e3);
-    double t_flops = mc->flops / (ceil->gflops * 1e3);
-    int memory_bound = t_bytes > t_flops;
+    const struct case_floor *fl = &figures->floor;
     char shape[96];
     progress_clear();
     shape_text(&mc->vc, shape, sizeof shape);
     printf("\n%s  %s %s %s\n", ks->name, ks->op->name, shape,
            dtype_name(ks->dtype));
     printf("  floor %.1f us, %s-bound: %.1f MB at %.0f GB/s = %.1f us; "
-           "%.2f GFLOP at %.0f GFLOP/s = %.1f us\n",
-           figures->floor_us, memory_bound ? "memory" : "compute",
-           mc->bytes / 1e6, ceil->copy_gbs, t_bytes, mc->flops / 1e9,
-           ceil->gflops, t_flops);
+           "%.2f GFLOP at %.0f GFLOP/s (%s) = %.1f us\n",
+           fl->us, fl->memory_bound ? "memory" : "compute",
+           mc->bytes / 1e6, ceil->copy_gbs, fl->bytes_us, mc->flops / 1e9,
+           fl->gflops,
+           fl->tensor ? "tensor cores, capability table" : "fp32, measured",
+           fl->flops_us);
     if (copy->ok) {
         /* Tiny cases copy at well under 1 GB/s: digits enough that the
          * figure never reads as 0. */
         double gbs = copy_bytes / (copy->us * 1e3);
         printf("  copy of the same bytes: %.1f us (%.*f GB/s)\n", copy->us,
                gbs < 1 ? 3 : gbs < 10 ? 1 : 0, gbs);
-    } else if (memory_bound) {
+    } else if (fl->memory_bound) {
         printf("  copy of the same bytes: not measured (%s)\n", copy->note);
     }
     printf("  %-8s %10s %10s %9s %9s %7s %9s %8s %9s\n", "variant",
@@ -535,12 +534,12 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     /* CLBlast's events cover only the last kernel of each routine. */
     res[2].host_timed = 1;
 
-    double t_bytes = mc.bytes / (ceil->copy_gbs * 1e3);
-    double t_flops = mc.flops / (ceil->gflops * 1e3);
-    int memory_bound = t_bytes > t_flops;
-    struct case_figures figures = {mc.bytes, mc.flops,
-                                   memory_bound ? t_bytes : t_flops, 0,
-                                   memory_bound};
+    struct case_figures figures;
+    memset(&figures, 0, sizeof figures);
+    case_floor(ceil, &rt->caps, ks, mc.bytes, mc.flops, &figures.floor);
+    figures.bytes = mc.bytes;
+    figures.flops = mc.flops;
+    int memory_bound = figures.floor.memory_bound;
     /* The floor's big-buffer rate flatters a copy of a case's size (a
      * kernel ramps up and drains): a copy of the same bytes on as many
      * buffer pairs as the case has sets says how close it comes to memory
@@ -593,6 +592,22 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     return failed;
 }
 
+/* The rate the floors of f16 and bf16 GEMMs count flops at on a device
+ * with tensor cores, and where it comes from (nothing where the
+ * capability table has no entry for the device). */
+static void print_tensor_rate(const struct device_caps *caps)
+{
+    double gflops = caps_tensor_gflops(caps);
+    if (gflops > 0) {
+        printf("f16/bf16 GEMM floors: tensor cores %.0f GFLOP/s (capability "
+               "table, not measured: %.0f flops per SM per clock x %u SMs x "
+               "%u MHz)\n",
+               gflops,
+               caps_tensor_flops_per_clock(caps->compute_capability),
+               caps->compute_units, caps->max_clock_mhz);
+    }
+}
+
 static const char bench_usage[] =
     "usage: specl bench [OPTION]... SPEC.yaml...\n"
     "\n"
@@ -600,8 +615,10 @@ static const char bench_usage[] =
     "NAME_create picking one), the naive kernel and, where the op has a\n"
     "CLBlast peer (f32), CLBlast, on one device and on the same inputs,\n"
     "each verified against float64 first; against the floor of the\n"
-    "device's bandwidth and fp32 rate, measured in the same run. A spec\n"
-    "file '-' is standard input.\n"
+    "device's bandwidth and fp32 rate, measured in the same run (for f16\n"
+    "and bf16 GEMMs on NVIDIA tensor cores of compute capability 8.0 or\n"
+    "9.0, their rate from specl's capability table). A spec file '-' is\n"
+    "standard input.\n"
     "\n"
     "Options:\n"
     "      --device N|P:D  the device ('specl devices'; default:\n"
@@ -791,6 +808,7 @@ int specl_bench_main(int argc, char **argv)
                "runs\n",
                ceil.copy_gbs, ceil.read_gbs, ceil.write_gbs, ceil.gflops,
                o.reps);
+        print_tensor_rate(&rt.caps);
     }
     int n_run = o.kernel != NULL ? 1 : set.n_kernel;
     struct naive_stubs naive;

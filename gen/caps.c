@@ -213,6 +213,11 @@ cl_int caps_query(cl_device_id device, struct device_caps *c)
                              sizeof c->compute_units, &c->compute_units,
                              NULL);
     }
+    if (st == CL_SUCCESS) {
+        st = clGetDeviceInfo(device, CL_DEVICE_MAX_CLOCK_FREQUENCY,
+                             sizeof c->max_clock_mhz, &c->max_clock_mhz,
+                             NULL);
+    }
     char *ext = st == CL_SUCCESS ? extensions_of(device, &st) : NULL;
     if (st != CL_SUCCESS) {
         memset(c, 0, sizeof *c);
@@ -224,6 +229,43 @@ cl_int caps_query(cl_device_id device, struct device_caps *c)
     c->have = caps_grant(ext, c->compute_capability);
     free(ext);
     return CL_SUCCESS;
+}
+
+/* ---- tensor-core rates --------------------------------------------- */
+
+/* Dense f16/bf16 multiply-adds with float32 accumulation per SM per
+ * clock, times 2 (flops), by compute capability: NVIDIA's A100 (1024 FMA
+ * per SM per clock: 312 TFLOPS at 108 SMs and 1410 MHz) and H100
+ * (twice A100's per SM: 989.4 TFLOPS at 132 SMs and 1830 MHz) white
+ * papers. Compute capabilities whose products differ in this rate (8.6
+ * and 8.9: GeForce cards accumulate in float32 at half the rate of the
+ * professional ones) have no row; their floors stay on the fp32 rate.
+ * A product whose tensor cores run below its compute capability's row
+ * (NVIDIA's export parts) gets a floor below what it can reach: still a
+ * bound, a looser one. */
+static const struct {
+    int cc;
+    double flops_per_clock;
+} tensor_rates[] = {
+    {80, 2048},
+    {90, 4096},
+};
+
+double caps_tensor_flops_per_clock(int cc)
+{
+    for (size_t i = 0; i < sizeof tensor_rates / sizeof tensor_rates[0];
+         i++) {
+        if (tensor_rates[i].cc == cc) {
+            return tensor_rates[i].flops_per_clock;
+        }
+    }
+    return 0;
+}
+
+double caps_tensor_gflops(const struct device_caps *c)
+{
+    return caps_tensor_flops_per_clock(c->compute_capability) *
+           (double)c->compute_units * (double)c->max_clock_mhz / 1e3;
 }
 
 /* ---- targets ------------------------------------------------------------ */

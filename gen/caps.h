@@ -68,6 +68,7 @@ struct device_caps {
     cl_ulong local_mem;          /* CL_DEVICE_LOCAL_MEM_SIZE, bytes */
     size_t max_work_group;       /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_uint compute_units;       /* CL_DEVICE_MAX_COMPUTE_UNITS */
+    cl_uint max_clock_mhz;       /* CL_DEVICE_MAX_CLOCK_FREQUENCY */
 };
 
 /* Fills C for DEVICE. Returns CL_SUCCESS, or the status of the query
@@ -89,6 +90,18 @@ unsigned caps_lacking(unsigned needs, unsigned have);
 
 /* The names of the bits of MASK, as "cvt_bf16, mma_sync" ("" for 0). */
 void caps_names(unsigned mask, char *buf, size_t size);
+
+/* The dense f16/bf16 tensor-core rate (float32 accumulation) of an
+ * NVIDIA device of compute capability CC, in flops per SM per clock,
+ * from the vendor's architecture documents; 0 where the table has no
+ * entry (no tensor cores, or a rate that differs between products of
+ * one compute capability). */
+double caps_tensor_flops_per_clock(int cc);
+
+/* Device C's peak dense f16/bf16 tensor-core rate in GFLOP/s: the rate
+ * per SM per clock times its compute units and CL_DEVICE_MAX_CLOCK_
+ * FREQUENCY; 0 when the table has no entry or C reports no clock. */
+double caps_tensor_gflops(const struct device_caps *c);
 
 /* The kind of device the op defaults aim at: the knobs a spec leaves out
  * are chosen for GPUs unless the device is known to be a CPU (`gen

@@ -302,6 +302,20 @@ cl_int measure_ceilings(const struct rt *rt, struct ceilings *c)
     return err;
 }
 
+void case_floor(const struct ceilings *c, const struct device_caps *caps,
+                const struct kernel_spec *ks, double bytes, double flops,
+                struct case_floor *f)
+{
+    double tensor_gflops = caps_tensor_gflops(caps);
+    int half_gemm = ks->dtype != DTYPE_F32 && ks->op->blas_peer != NULL;
+    f->tensor = half_gemm && tensor_gflops > 0;
+    f->gflops = f->tensor ? tensor_gflops : c->gflops;
+    f->bytes_us = bytes / (c->copy_gbs * 1e3);
+    f->flops_us = flops / (f->gflops * 1e3);
+    f->memory_bound = f->bytes_us > f->flops_us;
+    f->us = f->memory_bound ? f->bytes_us : f->flops_us;
+}
+
 /* ---- a copy of a case's bytes ---------------------------------------- */
 
 /* copy4 over buffer pairs, one pair per input set of the case it stands

@@ -18,6 +18,29 @@ struct ceilings {
     double gflops;      /* fp32 multiply-add rate */
 };
 
+/* The floor of one case: the least time the device could take, the
+ * larger of its bytes over the copy rate and its flops over the compute
+ * rate. The compute rate is the measured fp32 rate, except for a
+ * half-precision GEMM (f16 or bf16 storage, an op whose bench peer is a
+ * BLAS GEMM chain) on a device whose dense tensor-core rate the
+ * capability table gives (caps_tensor_gflops): tensor cores do that
+ * arithmetic, so the fp32 rate would put the floor several times too
+ * high. */
+struct case_floor {
+    double bytes_us;     /* the bytes at the copy rate */
+    double flops_us;     /* the flops at gflops */
+    double gflops;       /* the compute rate the flops are counted at */
+    int tensor;          /* gflops is the tensor cores' (capability table) */
+    int memory_bound;    /* bytes_us > flops_us */
+    double us;           /* the floor: the larger of the two */
+};
+
+/* Fills F for KS moving BYTES and doing FLOPS on a device of CAPS with
+ * ceilings C. */
+void case_floor(const struct ceilings *c, const struct device_caps *caps,
+                const struct kernel_spec *ks, double bytes, double flops,
+                struct case_floor *f);
+
 /* One measured variant. */
 struct result {
     const char *variant;

@@ -2,6 +2,7 @@
  * target derived from that, which variants a device can run, and the
  * emitted stub's reading of the same rules. No device needed. */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "caps.h"
 #include "emit.h"
 #include "emit_caps.h"
+#include "measure.h"
 #include "spec.h"
 #include "suites.h"
 #include "testutil.h"
@@ -438,6 +440,102 @@ static void test_stub_rules(void)
     free(tmp);
 }
 
+/* The tensor-core rate of the capability table reproduces NVIDIA's
+ * dense f16 figures with float32 accumulation from each part's SMs and
+ * clock (A100: 312 TFLOPS, 108 SMs at 1410 MHz; H100 SXM: 989.4, 132 at
+ * 1830), and is 0 where the table has no row. */
+static void test_tensor_rate(void)
+{
+    struct device_caps d;
+    memset(&d, 0, sizeof d);
+    d.compute_capability = 80;
+    d.compute_units = 108;
+    d.max_clock_mhz = 1410;
+    TU_CHECK(fabs(caps_tensor_gflops(&d) / 312e3 - 1) < 1e-3,
+             "A100: %.0f GFLOP/s", caps_tensor_gflops(&d));
+    d.compute_capability = 90;
+    d.compute_units = 132;
+    d.max_clock_mhz = 1830;
+    TU_CHECK(fabs(caps_tensor_gflops(&d) / 989.4e3 - 1) < 1e-3,
+             "H100: %.0f GFLOP/s", caps_tensor_gflops(&d));
+    d.max_clock_mhz = 0; /* no clock reported: no rate */
+    CU_ASSERT_EQUAL(caps_tensor_gflops(&d), 0);
+    d.max_clock_mhz = 1830;
+    int none[] = {0, 75, 86, 89, 100};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        d.compute_capability = none[i];
+        TU_CHECK(caps_tensor_gflops(&d) == 0, "cc %d: %g", none[i],
+                 caps_tensor_gflops(&d));
+    }
+}
+
+/* The floor of KERNEL (one kernel's spec) at 4096 rows on a device of
+ * compute capability CC with an H200's 132 SMs at 1980 MHz, 4000 GB/s
+ * and a measured fp32 rate of 50 TFLOP/s. */
+static void floor_on(const char *kernel, int cc, struct case_floor *f)
+{
+    struct spec_set set;
+    struct diags d = {.out = stderr};
+    struct ceilings c = {4000, 4000, 4000, 50e3};
+    struct device_caps caps;
+    memset(&caps, 0, sizeof caps);
+    memset(f, 0, sizeof *f);
+    caps.compute_capability = cc;
+    caps.compute_units = 132;
+    caps.max_clock_mhz = 1980;
+    spec_set_init(&set);
+    int rc = spec_read_buffer(&set, "<test>", (const unsigned char *)kernel,
+                              strlen(kernel), &d);
+    TU_CHECK(rc == 0 && set.n_kernel == 1, "cannot read: %s", kernel);
+    if (rc == 0 && set.n_kernel == 1) {
+        size_t sizes[SPECL_MAX_SIZES] = {4096};
+        double bytes = 0, flops = 0;
+        set.kernel[0].op->costs(&set.kernel[0], sizes, &bytes, &flops);
+        case_floor(&c, &caps, &set.kernel[0], bytes, flops, f);
+        CU_ASSERT(fabs(f->flops_us - flops / (f->gflops * 1e3)) <
+                  1e-9 * f->flops_us);
+        CU_ASSERT(fabs(f->bytes_us - bytes / 4e6) < 1e-9 * f->bytes_us);
+    }
+    spec_set_free(&set);
+}
+
+#define LORA(DTYPE)                                                       \
+    "kernels:\n  - {name: q, op: lora_forward, dtype: " DTYPE              \
+    ", in_features: 4096, out_features: 4096, rank: 16}\n"
+
+/* bench's floor of a half-precision GEMM counts its flops at the tensor
+ * cores' rate where the table knows it (132 SMs x 4096 flops x 1980 MHz
+ * for an H200), and at the measured fp32 rate otherwise: in f32, on a
+ * device the table has no rate for, and for an op that is no GEMM. */
+static void test_tensor_floor(void)
+{
+    const double h200 = 132 * 4096 * 1980 / 1e3;
+    struct case_floor f;
+    floor_on(LORA("bf16"), 90, &f);
+    TU_CHECK(f.tensor && f.gflops == h200, "bf16 on sm_90: %g GFLOP/s",
+             f.gflops);
+    CU_ASSERT(!f.memory_bound && f.us == f.flops_us);
+    double tensor_us = f.us;
+    floor_on(LORA("f16"), 90, &f);
+    CU_ASSERT(f.tensor && f.gflops == h200);
+    floor_on(LORA("f32"), 90, &f);
+    TU_CHECK(!f.tensor && f.gflops == 50e3, "f32 on sm_90: %g GFLOP/s",
+             f.gflops);
+    CU_ASSERT(f.us > 20 * tensor_us);
+    floor_on(LORA("bf16"), 86, &f);
+    CU_ASSERT(!f.tensor && f.gflops == 50e3);
+    floor_on(LORA("bf16"), 0, &f);
+    CU_ASSERT(!f.tensor && f.gflops == 50e3);
+    floor_on("kernels:\n  - {name: n, op: rmsnorm, dtype: bf16, "
+             "features: 4096}\n",
+             90, &f);
+    CU_ASSERT(!f.tensor && f.gflops == 50e3 && f.memory_bound);
+    floor_on("kernels:\n  - {name: g, op: lora_backward, dtype: bf16, "
+             "in_features: 4096, out_features: 4096, rank: 16}\n",
+             90, &f);
+    CU_ASSERT(f.tensor && f.gflops == h200);
+}
+
 int add_caps_suite(void)
 {
     CU_pSuite s = CU_add_suite("caps", NULL, NULL);
@@ -451,7 +549,11 @@ int add_caps_suite(void)
         CU_add_test(s, "a stub carries only the rules it asks for",
                     test_stub_asks_only) == NULL ||
         CU_add_test(s, "the stub's query grants what the table does",
-                    test_stub_rules) == NULL) {
+                    test_stub_rules) == NULL ||
+        CU_add_test(s, "the tensor-core rate from the table",
+                    test_tensor_rate) == NULL ||
+        CU_add_test(s, "a half-precision GEMM's floor is the tensor "
+                    "cores'", test_tensor_floor) == NULL) {
         return -1;
     }
     return 0;
