@@ -43,6 +43,19 @@ static int pow2(long v)
     return v > 0 && (v & (v - 1)) == 0;
 }
 
+int gemm_mma_check_dtype(const struct kernel_spec *ks, const char *engine,
+                         struct diags *d)
+{
+    if (ks->dtype != DTYPE_F32) {
+        return 1;
+    }
+    diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+               "engine: %s needs dtype f16 or bf16 (tensor cores multiply "
+               "half-width values)",
+               engine);
+    return 0;
+}
+
 void gemm_mma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
                     struct diags *d)
 {

@@ -40,6 +40,11 @@ long gemm_mma_local(const struct gemm_mma *g);
 long gemm_wgmma_threads(const struct gemm_mma *g);
 long gemm_wgmma_local(const struct gemm_mma *g);
 
+/* Reports, at the knob `engine` (set to ENGINE), a storage type tensor
+ * cores cannot multiply (f32); returns 0 when it did. */
+int gemm_mma_check_dtype(const struct kernel_spec *ks, const char *engine,
+                         struct diags *d);
+
 /* Reports what the mma kernel's tiles break (a multiple of 16, powers of
  * two, the work-group and local memory limits) at the knob the spec gave
  * (tile knobs m, n, k, wm, wn, stages; else `engine`). */

@@ -338,11 +338,7 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "engine");
     const char *engine = lora_engine_choices[c->engine];
-    if (ks->dtype == DTYPE_F32) {
-        diag_error(d, file, at,
-                   "engine: %s needs dtype f16 or bf16 (tensor cores "
-                   "multiply half-width values)",
-                   engine);
+    if (!gemm_mma_check_dtype(ks, engine, d)) {
         return;
     }
     if (c->K % 8 != 0 || (c->base && c->N % 8 != 0)) {

@@ -588,11 +588,7 @@ static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
                    c->input_grad ? "base: false" : "input_grad: false");
         return;
     }
-    if (ks->dtype == DTYPE_F32) {
-        diag_error(d, file, at,
-                   "engine: %s needs dtype f16 or bf16 (tensor cores "
-                   "multiply half-width values)",
-                   engine);
+    if (!gemm_mma_check_dtype(ks, engine, d)) {
         return;
     }
     if (c->K % 8 != 0 || c->N % 8 != 0) {

@@ -87,6 +87,29 @@
 #define SCRATCH_G(scratch, rows) (scratch)
 #define SCRATCH_T(scratch, rows) ((scratch) + (size_t)(rows) * RANK)
 #define SCRATCH_PARTIALS(scratch, rows) ((scratch) + (size_t)(rows) * 2 * RANK)
+/* Output (column N of X (FOR_DA) or dY, rank column J) of a slice of
+ * lora_bwd_grad or lora_bwd_grad_mma: SUM into the slice's partials
+ * PART (column-major by the rank), or where the rows make one slice
+ * (ONE) into dA or dB in their layout (added with ACCUMULATE). */
+inline void grad_put(__global float *part, __global storage_t *da,
+                     __global storage_t *db, int one, int for_da, int n,
+                     int j, float sum)
+{
+    if (!one) {
+        part[(size_t)n * RANK + j] = sum;
+    } else if (for_da) {
+#if ACCUMULATE
+        sum = load1(da, A_AT(n, j)) + sum;
+#endif
+        store1(da, A_AT(n, j), sum);
+    } else {
+#if ACCUMULATE
+        sum = load1(db, B_AT(j, n)) + sum;
+#endif
+        store1(db, B_AT(j, n), sum);
+    }
+}
+
 /* W^T (lora_bwd_wt), past the partials, at a multiple of 4 floats. */
 #define SCRATCH_WT(scratch, rows)                                         \
     ((scratch) + CEIL_DIV((size_t)(rows) * 2 * RANK +                     \

@@ -303,19 +303,7 @@ void lora_bwd_grad(const int rows, const __global storage_t *restrict x,
             for (int p = 0; p < GRAD_RW; p++) {
                 sum += gl[(p * GRAD_STRIP + oc) * GRAD_RQ + oj];
             }
-            if (!one) {
-                part[(size_t)n * RANK + j] = sum;
-            } else if (for_da) {
-#if ACCUMULATE
-                sum = load1(da, A_AT(n, j)) + sum;
-#endif
-                store1(da, A_AT(n, j), sum);
-            } else {
-#if ACCUMULATE
-                sum = load1(db, B_AT(j, n)) + sum;
-#endif
-                store1(db, B_AT(j, n), sum);
-            }
+            grad_put(part, da, db, one, for_da, n, j, sum);
         }
     }
 }

@@ -162,22 +162,9 @@ lora_bwd_grad_mma(const int rows, const __global storage_t *restrict x,
             for (int e = 0; e < 4; e++) {
                 const uint col = col0 + c0 + i * 16 + g + (e / 2) * 8;
                 const uint j = n * 8 + t2 + e % 2;
-                if (col >= width || j >= RANK)
-                    continue;
-                float sum = acc[i][n][e];
-                if (!one) {
-                    part[(size_t)col * RANK + j] = sum;
-                } else if (for_da) {
-#if ACCUMULATE
-                    sum = load1(da, A_AT(col, j)) + sum;
-#endif
-                    store1(da, A_AT(col, j), sum);
-                } else {
-#if ACCUMULATE
-                    sum = load1(db, B_AT(j, col)) + sum;
-#endif
-                    store1(db, B_AT(j, col), sum);
-                }
+                if (col < width && j < RANK)
+                    grad_put(part, da, db, one, for_da, (int)col, (int)j,
+                             acc[i][n][e]);
             }
         }
     }
