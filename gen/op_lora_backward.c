@@ -186,16 +186,46 @@ static int copies_wt(const struct bwd *c)
 /* lora_bwd_grad_mma's geometry: GM_WARPS warps of 32 columns each, the
  * rows in steps of GM_STEP through GM_STAGES stages of local memory; and
  * the widest rank whose accumulators (the rank's worth of floats per
- * work-item) it keeps in registers. */
+ * work-item) it and lora_bwd_tg_mma keep in registers. */
 #define GM_WARPS 4L
 #define GM_STEP 32L
 #define GM_STAGES 3L
 #define GM_RANK_MOST 64L
+/* lora_bwd_tg_mma's rows per work-group (a warp per 16). */
+#define TM_M 64L
 
-/* dA and dB on tensor cores: lora_bwd_grad_mma for lora_bwd_grad. */
+/* T, G, dA and dB on tensor cores: lora_bwd_tg_mma and lora_bwd_grad_mma
+ * for lora_bwd_tg and lora_bwd_grad. */
 static int grad_tensor(const struct bwd *c)
 {
     return c->engine != ENGINE_SIMT && c->R <= GM_RANK_MOST;
+}
+
+/* The partial sums of T and G a row gets: lora_bwd_tg_mma's stretches of
+ * the reduction, up to 4 of at least 1024 values, so that 4096 rows make
+ * some 512 work-groups; one, whole, where lora_bwd_tg writes them or
+ * lora_bwd_dx (float multiply-adds) reads G. */
+static long tg_parts(const struct bwd *c)
+{
+    if (!grad_tensor(c) || (c->input_grad && !dx_tensor(c))) {
+        return 1;
+    }
+    return min_l(4, pow2_floor(max_l(1, max_l(c->K, c->N) / 1024)));
+}
+
+/* lora_bwd_tg_mma's rows of the weight staged at once: 256, or 128 where
+ * the rank makes that more than LOCAL_MAX; and its local memory in
+ * bytes (a row per rank column, padded). */
+static long tm_chunk(const struct bwd *c)
+{
+    long ranks = ceil_div(c->R, 8) * 8;
+    return ranks * (256 + 32) * 2 <= LOCAL_MAX ? 256 : 128;
+}
+
+static long tm_local(const struct bwd *c)
+{
+    long chunk = tm_chunk(c), steps = chunk / 32;
+    return ceil_div(c->R, 8) * 8 * (chunk + (steps % 2 == 0 ? 32 : 0)) * 2;
 }
 
 /* lora_bwd_grad's (lora_bwd_grad_mma's) strips of columns of X and dY. */
@@ -216,7 +246,8 @@ static void dx_gemm_mma(const struct bwd *c, struct gemm_mma *g)
         .wgmma = dx_tensor(c) && c->engine == ENGINE_WGMMA, .m = c->m,
         .n = c->n, .k = c->k, .wm = c->wm, .wn = c->wn,
         .stages = c->stages, .wg_m = c->wg_m, .wg_stages = c->wg_stages,
-        .reduce = c->N, .cols = c->K, .rank = c->R, .rank_parts = 1,
+        .reduce = c->N, .cols = c->K, .rank = c->R,
+        .rank_parts = tg_parts(c),
         .w_nk = c->layout == LAYOUT_IN_OUT, .out_add = 0};
 }
 
@@ -686,11 +717,14 @@ static void plan_dx_gemm(const struct bwd *c, struct plan *p)
 static void plan_knobs(const struct bwd *c, struct plan *p)
 {
     plan_int(p, "GRAD_ROWS", "rows per slice of partial sums", c->grad_rows);
+    plan_int(p, "TG_PARTS", "partial sums of a row of T and of G",
+             tg_parts(c));
     plan_int(p, "VEC", "elements per global load of X and dY", c->vec);
-    plan_int(p, "TG_ROWS", "lora_bwd_tg: rows per work-group", c->tg_rows);
-    plan_int(p, "TG_THREADS", "lora_bwd_tg: work-items per work-group",
-             c->tg_threads);
     if (!grad_tensor(c)) {
+        plan_int(p, "TG_ROWS", "lora_bwd_tg: rows per work-group",
+                 c->tg_rows);
+        plan_int(p, "TG_THREADS", "lora_bwd_tg: work-items per work-group",
+                 c->tg_threads);
         plan_int(p, "GRAD_THREADS",
                  "lora_bwd_grad: work-items per work-group", c->grad_threads);
         plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
@@ -707,6 +741,11 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
                  GM_STAGES);
         plan_int(p, "GM_PENDING", "lora_bwd_grad_mma: copies in flight",
                  GM_STAGES - 2);
+        plan_int(p, "TM_M", "lora_bwd_tg_mma: rows per work-group", TM_M);
+        plan_int(p, "TM_CHUNK", "lora_bwd_tg_mma: weight rows staged at once",
+                 tm_chunk(c));
+        plan_int(p, "TM_LOCAL_BYTES", "local memory the plan counted",
+                 tm_local(c));
     }
     struct gemm_mma g;
     dx_gemm_mma(c, &g);
@@ -715,9 +754,9 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
     } else if (c->input_grad) {
         plan_dx_gemm(c, p);
     }
-    plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
-             4 * tg_local(c));
     if (!grad_tensor(c)) {
+        plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
+                 4 * tg_local(c));
         plan_int(p, "GRAD_LOCAL_BYTES", "local memory the plan counted",
                  4 * grad_local(c));
     }
@@ -793,10 +832,19 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     struct launch *l = &pa->launch[pa->n_launch++];
     static const char *const tg_args[] = {"rows", "x",  "a",      "b",
                                           "dy",   "scratch", NULL};
-    l->kernel = "lora_bwd_tg";
-    l->dims = 1;
-    l->local[0] = (size_t)c->tg_threads;
-    launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
+    if (grad_tensor(c)) {
+        l->kernel = "lora_bwd_tg_mma";
+        l->dims = 2;
+        l->local[0] = (size_t)(2 * TM_M);
+        l->local[1] = 1;
+        launch_fixed(l, 0, (size_t)(2 * tg_parts(c)));
+        launch_over(l, 1, 1, SIZE_FIRST, (size_t)TM_M);
+    } else {
+        l->kernel = "lora_bwd_tg";
+        l->dims = 1;
+        l->local[0] = (size_t)c->tg_threads;
+        launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
+    }
     lora_copy_args(l, tg_args);
 
     l = &pa->launch[pa->n_launch++];
@@ -931,11 +979,12 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
                            : "The gradient of b; lora_B.weight.grad is its "
                              "transpose");
 
-    /* G and T per row, then a slice of partial sums per grad_rows rows:
+    /* G and T per row (TG_PARTS partial sums each), then a slice of
+     * partial sums per grad_rows rows:
      * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
      * + slice floats. */
     long slice = (c.K + c.N) * c.R;
-    long per_row = 2 * c.R + ceil_div(slice, c.grad_rows);
+    long per_row = 2 * c.R * tg_parts(&c) + ceil_div(slice, c.grad_rows);
     long fixed = slice;
     /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
      * floats. Both paths find it there. */
@@ -1145,7 +1194,7 @@ static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
     "lora_bwd_dx", "lora_bwd_dx_mma", "lora_bwd_dx_wgmma",
-    "lora_bwd_grad_mma", NULL};
+    "lora_bwd_tg_mma", "lora_bwd_grad_mma", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",

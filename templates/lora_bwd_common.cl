@@ -41,11 +41,18 @@
  *                    tensor cores (f16, bf16; NVIDIA compute capability
  *                    8.0+, and 9.0 for warpgroups): mma_tiles.cl and
  *                    wgmma_tiles.cl, W and A read as they lie, no copy.
+ *   lora_bwd_tg_mma, lora_bwd_grad_mma  lora_bwd_tg and lora_bwd_grad on
+ *                    tensor cores (f16, bf16, rank <= 64; compute
+ *                    capability 8.0+): T and G as TG_PARTS partial sums
+ *                    over stretches of K and N, then the same slices and
+ *                    partial sums of dA and dB.
  *
  * Scratch (floats), for `rows` rows:
- *   G          at 0:              rows x RANK
- *   SCALE*T    at rows * RANK:    rows x RANK
- *   partials   at 2 * rows * RANK: GRAD_SLICES(rows) slices of
+ *   G          at 0:              rows x TG_PARTS x RANK
+ *   SCALE*T    at rows * TG_PARTS * RANK: rows x TG_PARTS x RANK (a row's
+ *              TG_PARTS partial sums over stretches of K or N, which the
+ *              kernels after add; lora_bwd_tg writes one, whole)
+ *   partials   at 2 * rows * TG_PARTS * RANK: GRAD_SLICES(rows) slices of
  *              (K + N) * RANK floats; slice s holds the sums over its rows
  *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
  *              n of dB at n * RANK). Unused with one slice.
@@ -68,8 +75,8 @@
 
 #if !defined(IN_FEATURES) || !defined(OUT_FEATURES) || !defined(RANK) ||  \
     !defined(SCALE) || !defined(HAS_BASE) || !defined(INPUT_GRAD) ||      \
-    !defined(ACCUMULATE) || !defined(GRAD_ROWS)
-#error "lora_bwd_common.cl: the plan must define the shape and GRAD_ROWS"
+    !defined(ACCUMULATE) || !defined(GRAD_ROWS) || !defined(TG_PARTS)
+#error "lora_bwd_common.cl: the plan must define the shape, GRAD_ROWS, TG_PARTS"
 #endif
 
 #define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
@@ -85,8 +92,9 @@
 
 /* Where the parts of the scratch start, for ROWS rows. */
 #define SCRATCH_G(scratch, rows) (scratch)
-#define SCRATCH_T(scratch, rows) ((scratch) + (size_t)(rows) * RANK)
-#define SCRATCH_PARTIALS(scratch, rows) ((scratch) + (size_t)(rows) * 2 * RANK)
+#define SCRATCH_T(scratch, rows) ((scratch) + (size_t)(rows) * TG_PARTS * RANK)
+#define SCRATCH_PARTIALS(scratch, rows)                                   \
+    ((scratch) + (size_t)(rows) * 2 * TG_PARTS * RANK)
 /* Output (column N of X (FOR_DA) or dY, rank column J) of a slice of
  * lora_bwd_grad or lora_bwd_grad_mma: SUM into the slice's partials
  * PART (column-major by the rank), or where the rows make one slice
@@ -112,6 +120,6 @@ inline void grad_put(__global float *part, __global storage_t *da,
 
 /* W^T (lora_bwd_wt), past the partials, at a multiple of 4 floats. */
 #define SCRATCH_WT(scratch, rows)                                         \
-    ((scratch) + CEIL_DIV((size_t)(rows) * 2 * RANK +                     \
+    ((scratch) + CEIL_DIV((size_t)(rows) * 2 * TG_PARTS * RANK +          \
                               (size_t)GRAD_SLICES(rows) * SLICE_FLOATS,   \
                           4) * 4)

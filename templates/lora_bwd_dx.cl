@@ -48,6 +48,10 @@
  * lora_backward. */
 #include "lora_bwd_common.cl"
 
+#if TG_PARTS != 1
+#error "lora_bwd_dx.cl: G and T whole (TG_PARTS 1)"
+#endif
+
 #if !defined(VEC)
 #error "lora_bwd_dx.cl: the plan must define VEC"
 #endif

@@ -38,6 +38,10 @@
  *   GRAD_LOCAL = max(2 * GRAD_STEP * GRAD_LD, GRAD_RW * 32 * GRAD_RQ) */
 #include "lora_bwd_common.cl"
 
+#if TG_PARTS != 1
+#error "lora_bwd_grad.cl: G and T whole (TG_PARTS 1)"
+#endif
+
 #if !defined(GRAD_THREADS) || !defined(GRAD_VEC)
 #error "lora_bwd_grad.cl: the plan must define GRAD_THREADS, GRAD_VEC"
 #endif

@@ -38,7 +38,8 @@
 #define GM_STAGE (GM_STEP * GM_COLS)          /* halves of a stage */
 
 /* Registers -> the B fragments of rank tile NT for the 16 rows from M of
- * G (rows x RANK floats at F), zero past END and RANK: b[0], b[1] the hi
+ * G (rows x TG_PARTS x RANK floats at F, a row's parts added in order),
+ * zero past END and RANK: b[0], b[1] the hi
  * halves, b[2], b[3] the lo. Lane (g, t) holds rows 2t, 2t + 1 (b[0])
  * and 2t + 8, 2t + 9 (b[1]) of rank column nt * 8 + g. */
 inline void gm_factor(const __global float *f, int m, int end, int nt,
@@ -50,8 +51,13 @@ inline void gm_factor(const __global float *f, int m, int end, int nt,
 #pragma unroll
     for (int e = 0; e < 4; e++) {
         const int row = r + (e / 2) * 8 + e % 2;
-        const float v =
-            row < end && j < RANK ? f[(size_t)row * RANK + j] : 0.0f;
+        float v = 0.0f;
+        if (row < end && j < RANK) {
+            const __global float *p = f + (size_t)row * TG_PARTS * RANK + j;
+#pragma unroll
+            for (int s = 0; s < TG_PARTS; s++)
+                v += p[s * RANK];
+        }
         mma_split(v, &hi[e], &lo[e]);
     }
     b[0] = (uint)hi[0] | (uint)hi[1] << 16;

@@ -42,6 +42,10 @@
  *                   TG_TM * TG_RCOLS * (TG_TK + 1)) */
 #include "lora_bwd_common.cl"
 
+#if TG_PARTS != 1
+#error "lora_bwd_tg.cl: G and T whole (TG_PARTS 1)"
+#endif
+
 #if !defined(TG_ROWS) || !defined(TG_THREADS) || !defined(VEC)
 #error "lora_bwd_tg.cl: the plan must define TG_ROWS, TG_THREADS, VEC"
 #endif

@@ -1071,7 +1071,10 @@ static void test_bwd_out_in(void)
  * on tensor cores (lora_bwd_grad_mma): strips past K and N, slices of
  * rows that end mid-step, one slice and several, ranks of 5 to 64
  * (partial n8 tiles), the adapter's alone and without the base; rank
- * 72, past lora_bwd_grad_mma's, keeps lora_bwd_grad. */
+ * 72, past lora_bwd_grad_mma's, keeps lora_bwd_grad. T and G on tensor
+ * cores (lora_bwd_tg_mma): one, two and four partial sums a row (K or N
+ * past 2048 and 4096), stretches that end mid-chunk, G from either
+ * weight layout. */
 static void bwd_tensor_cases(void)
 {
     static const char *const cases[][3] = {
@@ -1095,6 +1098,10 @@ static void bwd_tensor_cases(void)
          "base: false", "engine: mma, grad_rows: 200"},
         {"bf16", "in_features: 96, out_features: 80, rank: 72, alpha: 14",
          "engine: mma, m: 64, n: 64, wm: 32, wn: 32"},
+        {"bf16", "in_features: 2056, out_features: 520, rank: 24, "
+         "alpha: 48", "engine: wgmma"},
+        {"f16", "in_features: 4104, out_features: 136, rank: 16, "
+         "input_grad: false, accumulate: true", "engine: mma"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int wgmma = strstr(cases[c][2], "wgmma") != NULL;
