@@ -198,6 +198,19 @@ static void mma_defaults(struct kernel_spec *ks)
  * from mma_split_default's count and halves it the same way. */
 #define SPLIT_MIN_STEPS 16
 
+/* The tensor cores' tiles of m x n make fewer than TILES_FEW work-groups
+ * over ROWS rows: too few to keep a device busy, so that lora_decode, a
+ * work-group per block of rows and strip of N, takes those rows in one
+ * launch as it does without tensor cores (bf16, K = N = 512, 128 rows on
+ * an H200: 17.3 us against 29.3 through lora_xa_mma and 4 tiles; at K = N
+ * = 2048, 16 tiles, the tiles' 30.7 us against 85.5: bench/RESULTS.md). */
+#define TILES_FEW 8
+static int tiles_few(const struct lora *c, long rows)
+{
+    return uses_mma(c) && c->base &&
+           ceil_div(c->N, c->n) * ceil_div(rows, c->m) < TILES_FEW;
+}
+
 /* Few rows on tensor cores: lora_decode_mma in strips of 64 columns by 8
  * warps, with as many slices of K as bring the strips (and A's) to about
  * DMMA_GROUPS work-groups, each warp at least DMMA_MIN_STEPS steps of 16
@@ -220,7 +233,8 @@ static void decode_mma_defaults(struct kernel_spec *ks)
     int asked = spec_knob_set(ks, "decode_mma_max");
     if (!uses_lora_mma(&c) ||
         (!asked && (ks->target == TARGET_CPU || c.R % 8 != 0 || c.R > 64 ||
-                    c.decode_rows == 0 || spec_knob_set(ks, "decode_max")))) {
+                    c.decode_rows == 0 || spec_knob_set(ks, "decode_max") ||
+                    tiles_few(&c, c.decode_max)))) {
         return;
     }
     long groups = decode_strips(&c);
@@ -667,7 +681,9 @@ static long decode_reach(const struct kernel_spec *ks, const struct lora *c)
      * 32 rows), to 8 at N = 11008 (tensor path 107.5-108.9 us at 12 to 32
      * rows, lora_decode 116-254). Where lora_decode_mma runs,
      * decode_mma_defaults sets decode_max again, below. */
-    if (mma_split_default(ks, c) > 1 && c->decode_rows > 0) {
+    if (tiles_few(c, upto)) {
+        /* as without tensor cores, above */
+    } else if (mma_split_default(ks, c) > 1 && c->decode_rows > 0) {
         /* The tensor cores' split path (split_defaults) beats a second
          * block: bf16 K = N = 4096 at 16 rows 41.7 us against 52.6, and
          * K = 11008 already at 8 rows, 60.6 against 79.2; one block wins

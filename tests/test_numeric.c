@@ -676,7 +676,7 @@ static void lora_decode_mma_cases(void)
         {"bf16", "in_features: 520, out_features: 136, rank: 16, scale: 0.5",
          "decode_rows: 0, decode_mma_max: 16, decode_cols: 128, "
          "decode_warps: 4"},
-        {"f16", "in_features: 1024, out_features: 520, rank: 24, "
+        {"f16", "in_features: 1024, out_features: 1032, rank: 24, "
          "alpha: 48", ""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
