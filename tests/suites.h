@@ -43,6 +43,9 @@ int add_norm_backward_numeric_tests(CU_pSuite s);
 /* test_softmax_split.c: softmax's split path, added to the numeric
  * suite. */
 int add_softmax_split_numeric_tests(CU_pSuite s);
+/* test_norm_split.c: the split path of rmsnorm, layernorm and
+ * add_rmsnorm, added to the numeric suite. */
+int add_norm_split_numeric_tests(CU_pSuite s);
 /* test_cross_entropy.c: cross_entropy, added to the numeric suite. */
 int add_cross_entropy_numeric_tests(CU_pSuite s);
 

@@ -1219,6 +1219,7 @@ int add_numeric_suite(void)
         add_rope_numeric_tests(s) != 0 ||
         add_norm_backward_numeric_tests(s) != 0 ||
         add_softmax_split_numeric_tests(s) != 0 ||
+        add_norm_split_numeric_tests(s) != 0 ||
         add_import_numeric_tests(s) != 0 ||
         add_cross_entropy_numeric_tests(s) != 0 ||
         CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
