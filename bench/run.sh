@@ -66,6 +66,11 @@ gpu)
     done
     "$specl" bench --verbose "$here/specs/vocab.yaml" --kernel bf16_vocab_32000 \
         --rows 4096 "$@"
+    # the norms at decode: the defaults against the split path
+    for r in 1 8 64; do
+        "$specl" bench --verbose "$here/specs/norms_decode.yaml" --rows $r \
+            --no-naive "$@"
+    done
     # the loss and dlogits of a head: a training step's tokens, and the
     # split path at few rows
     for k in bf16_xent_llama3 bf16_xent_llama2 xent_llama2; do

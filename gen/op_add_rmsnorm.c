@@ -1,6 +1,9 @@
 /* op_add_rmsnorm.c - the residual add fused into the next RMS norm: sum =
  * x + residual stored in the storage type (sum may be residual), y =
- * rmsnorm(sum as stored) * gamma. */
+ * rmsnorm(sum as stored) * gamma; few long rows take rmsnorm's split
+ * path (op_rows_split.c): add_rmsnorm_part stores each chunk's sum and
+ * its sum of squares, add_rmsnorm_combine is rmsnorm_combine's on sum
+ * (templates/rmsnorm_split.cl). */
 #include <stdlib.h>
 
 #include "op_rows.h"
@@ -22,11 +25,33 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
     rows_validate(ks, d, 1);
 }
 
+/* The split path (rows up to split_max): add_rmsnorm_part, then
+ * add_rmsnorm_combine, over the chunks of every row; their sums of
+ * squares in scratch. */
+static void plan_split(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const kernels[] = {"add_rmsnorm_part",
+                                          "add_rmsnorm_combine"};
+    static const char *const part_args[] = {"x", "residual", "sum",
+                                            "scratch", NULL};
+    static const char *const combine_args[] = {"rows", "sum", "gamma", "y",
+                                               "scratch", NULL};
+    static const char *const *const args[] = {part_args, combine_args};
+    struct path *pa = rows_plan_split(ks, p, kernels, args);
+    pa->why = "few rows: each row in SPLIT_GROUPS chunks, a work-group "
+              "each: sum and its squares, then the outputs";
+    pa->scratch_per = rows_split_groups(ks);
+    pa->scratch_sizes = SIZE_FIRST;
+}
+
 static void plan(const struct kernel_spec *ks, struct plan *p)
 {
     rows_plan_begin(ks, p);
     rows_plan_float(ks, p, "eps", "EPS", "added to the mean square");
     rows_plan_norm_scale(ks, p);
+    if (rows_has_split(ks)) {
+        plan_split(ks, p);
+    }
     rows_plan_launch(ks, p, "add_rmsnorm", inputs, params, outputs);
     p->buffer[BUF_SUM].may_alias = "residual";
     p->buffer[BUF_SUM].note = "may be residual, in place";
@@ -69,7 +94,12 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
     naive_launch(p, "naive_add_rmsnorm", 0, args);
 }
 
-static const char *const add_rmsnorm_kernels[] = {"add_rmsnorm", NULL};
+/* The split path's, searched by the tuner (rows_split_tune_space) but
+ * taken from an entry by entry_rows. */
+static const char *const few_rows_knobs[] = {"split", "split_max", NULL};
+
+static const char *const add_rmsnorm_kernels[] = {
+    "add_rmsnorm", "add_rmsnorm_part", "add_rmsnorm_combine", NULL};
 
 const struct op_def op_add_rmsnorm = {
     .name = "add_rmsnorm",
@@ -80,11 +110,13 @@ const struct op_def op_add_rmsnorm = {
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,
-    .n_knobs = ROWS_N_KNOBS,
-    .defaults = rows_defaults,
+    .n_knobs = ROWS_N_SPLIT_KNOBS,
+    .defaults = rows_split_defaults,
     .validate = validate,
     .plan = plan,
-    .tune_space = rows_tune_space,
+    .tune_space = rows_split_tune_space,
+    .few_rows_knobs = few_rows_knobs,
+    .entry_rows = rows_split_entry_rows,
     .reference = reference,
     .naive = naive,
     .input_range = rows_input_range,

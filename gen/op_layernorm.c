@@ -1,4 +1,8 @@
-/* op_layernorm.c - layer normalisation of each row, times gamma plus beta. */
+/* op_layernorm.c - layer normalisation of each row, times gamma plus
+ * beta; few long rows take the split path (op_rows_split.c):
+ * layernorm_part writes each chunk's mean and sums of deviations to
+ * scratch, layernorm_combine merges a row's and writes the chunk's
+ * outputs (templates/layernorm_split.cl). */
 #include "op_rows.h"
 
 static const struct param_def fields[] = {
@@ -16,11 +20,32 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
     rows_validate(ks, d, 3);
 }
 
+/* The split path (rows up to split_max): layernorm_part, then
+ * layernorm_combine, over the chunks of every row; their (mean, sum of
+ * deviations, sum of their squares) in scratch. */
+static void plan_split(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const kernels[] = {"layernorm_part",
+                                          "layernorm_combine"};
+    static const char *const part_args[] = {"x", "scratch", NULL};
+    static const char *const combine_args[] = {"rows", "x",    "gamma", "beta",
+                                               "y",    "scratch", NULL};
+    static const char *const *const args[] = {part_args, combine_args};
+    struct path *pa = rows_plan_split(ks, p, kernels, args);
+    pa->why = "few rows: each row in SPLIT_GROUPS chunks, a work-group "
+              "each: their means and deviations, then the outputs";
+    pa->scratch_per = 3 * rows_split_groups(ks);
+    pa->scratch_sizes = SIZE_FIRST;
+}
+
 static void plan(const struct kernel_spec *ks, struct plan *p)
 {
     rows_plan_begin(ks, p);
     rows_plan_float(ks, p, "eps", "EPS", "added to the variance");
     rows_plan_norm_scale(ks, p);
+    if (rows_has_split(ks)) {
+        plan_split(ks, p);
+    }
     rows_plan_end(ks, p, "layernorm", params);
 }
 
@@ -36,7 +61,12 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
                "added to the variance", params);
 }
 
-static const char *const layernorm_kernels[] = {"layernorm", NULL};
+/* The split path's, searched by the tuner (rows_split_tune_space) but
+ * taken from an entry by entry_rows. */
+static const char *const few_rows_knobs[] = {"split", "split_max", NULL};
+
+static const char *const layernorm_kernels[] = {
+    "layernorm", "layernorm_part", "layernorm_combine", NULL};
 
 const struct op_def op_layernorm = {
     .name = "layernorm",
@@ -47,11 +77,13 @@ const struct op_def op_layernorm = {
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,
-    .n_knobs = ROWS_N_KNOBS,
-    .defaults = rows_defaults,
+    .n_knobs = ROWS_N_SPLIT_KNOBS,
+    .defaults = rows_split_defaults,
     .validate = validate,
     .plan = plan,
-    .tune_space = rows_tune_space,
+    .tune_space = rows_split_tune_space,
+    .few_rows_knobs = few_rows_knobs,
+    .entry_rows = rows_split_entry_rows,
     .reference = reference,
     .naive = naive,
     .input_range = rows_input_range,

@@ -37,7 +37,7 @@ const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS] = {
     [ROWS_KNOB_ROWS] = ROWS_KNOB_ROWS_DEF,
     [ROWS_KNOB_VEC] = ROWS_KNOB_VEC_DEF,
     [ROWS_KNOB_MODE] = ROWS_KNOB_MODE_DEF,
-    /* The split path's (op_softmax.c says how it runs). */
+    /* The split path's (op_rows_split.c says how it runs). */
     [ROWS_KNOB_SPLIT] = {"split", VALUE_INT, 0, 1, 1, 1024, NULL,
                          "chunks of a row, a work-group each, on the split "
                          "path; 1: none (shape: rows from 128 KiB on GPUs, "

@@ -15,7 +15,8 @@
 
 /* The knobs under `tile:` of every row op, in this order (the first
  * ROWS_N_KNOBS of rows_knobs); then those of the split path, which only
- * ops that have one take (softmax: .n_knobs ROWS_N_SPLIT_KNOBS). */
+ * ops that have one take (softmax, the norms: .n_knobs
+ * ROWS_N_SPLIT_KNOBS). */
 enum { ROWS_KNOB_WG, ROWS_KNOB_ROWS, ROWS_KNOB_VEC, ROWS_KNOB_MODE,
        ROWS_N_KNOBS, ROWS_KNOB_SPLIT = ROWS_N_KNOBS, ROWS_KNOB_SPLIT_MAX,
        ROWS_N_SPLIT_KNOBS };

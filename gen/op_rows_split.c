@@ -1,14 +1,16 @@
 /* op_rows_split.c - the split path of the row ops over long rows
- * (softmax, cross_entropy): its geometry, defaults and plan.
+ * (softmax, cross_entropy, rmsnorm, layernorm, add_rmsnorm): its
+ * geometry, defaults and plan.
  *
  * One work-group per row (the row ops' geometry) leaves most of a GPU
  * idle when rows are few and long (a vocabulary at decode: one to a few
  * rows of 150k columns). Up to `split_max` rows the split path cuts each
  * row into `split` chunks, a work-group each, in two launches: the first
  * writes each chunk's partial results (a softmax's max and sum of
- * exponentials) to scratch, the second merges a row's and writes the
- * chunk's outputs, reading it again while it is recent (in a GPU's
- * cache), so that memory sees about one read and one write of x. */
+ * exponentials, a norm's sums) to scratch, the second merges a row's in
+ * a fixed order and writes the chunk's outputs, reading it again while
+ * it is recent (in a GPU's cache), so that memory sees about one read
+ * and one write of x. */
 #include "op_rows.h"
 
 #include <string.h>

@@ -10,10 +10,7 @@
  *   EXP_BASE2  1: exponentials as exp2 (GPUs), 0: as exp
  *   SHFL_PTX   1: softmax's row merge by PTX warp shuffles (NVIDIA only)
  *   SUM_BLOCK  where a kernel streams: vectors summed apart (row_reduce.cl)
- * and, where the plan has a split path:
- *   SPLIT_GROUPS  work-groups per row (chunks), at most NVEC
- *   SPLIT_VECS    vectors per chunk; the last chunk may hold fewer
- *   SPLIT_WG      work-items per split work-group, a power of two
+ * and, where the plan has a split path, row_reduce.cl's SPLIT_* macros.
  *
  * The kernels work on h = sign(SCALE)*x and form SCALE*x - m as
  * |SCALE|*(h - max h): a difference of inputs, scaled afterwards, so it
@@ -162,25 +159,5 @@ inline void stream_out(const __global storage_t *x, __global storage_t *y,
         const floatv h = H_SIGN * loadv(x, base + j * VEC);
         storev(y, base + j * VEC, EXPS(h - m) * inv);
     }
-}
-#endif
-
-#ifdef SPLIT_GROUPS
-/* The split path: chunk c of a row is its vectors c * SPLIT_VECS up to
- * chunk_end(c), a work-group of SPLIT_WG items each; the plan makes every
- * chunk hold at least one vector. */
-#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)
-#error "softmax split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing"
-#endif
-#if SPLIT_GROUPS * SPLIT_VECS < NVEC || (SPLIT_GROUPS - 1) * SPLIT_VECS >= NVEC
-#error "softmax split path: SPLIT_GROUPS chunks of SPLIT_VECS must cover NVEC"
-#endif
-#if (SPLIT_WG & (SPLIT_WG - 1)) != 0
-#error "SPLIT_WG must be a power of two"
-#endif
-
-inline uint chunk_end(uint c)
-{
-    return min((c + 1) * SPLIT_VECS, (uint)NVEC);
 }
 #endif

@@ -35,6 +35,9 @@ int add_sizes_tune_tests(CU_pSuite s);
 int add_gated_numeric_tests(CU_pSuite s);
 /* test_add_norm.c: add_rmsnorm, added to the numeric suite. */
 int add_add_norm_numeric_tests(CU_pSuite s);
+/* The same on the split path, added after the numeric suite's others so
+ * that their inputs' seeds stay as they were. */
+int add_add_norm_split_numeric_tests(CU_pSuite s);
 /* test_rope.c: rope, added to the numeric suite. */
 int add_rope_numeric_tests(CU_pSuite s);
 /* test_norm_backward.c: rmsnorm_backward and layernorm_backward, added to
@@ -43,6 +46,10 @@ int add_norm_backward_numeric_tests(CU_pSuite s);
 /* test_softmax_split.c: softmax's split path, added to the numeric
  * suite. */
 int add_softmax_split_numeric_tests(CU_pSuite s);
+/* test_norm_split.c: the split path of rmsnorm, layernorm and
+ * add_rmsnorm, added to the numeric suite after its others (their seeds
+ * count the cases run before them). */
+int add_norm_split_numeric_tests(CU_pSuite s);
 /* test_cross_entropy.c: cross_entropy, added to the numeric suite. */
 int add_cross_entropy_numeric_tests(CU_pSuite s);
 

@@ -58,10 +58,13 @@ static void test_add_norm_shapes(void)
     }
 }
 
+/* The split path at 1000 features (chunks of 125) up to 9 rows. */
+#define SPLIT_TILE ", tile: {split: 8, split_max: 9}"
+
 /* x near 1e4 and residual near -1e4: sums of a few units, whose norm is
  * not x's; and sums near 2e38, whose squares pass FLT_MAX (the scaled
- * second pass). */
-static void test_add_norm_hard(void)
+ * second pass); with TILE ("" for the defaults, SPLIT_TILE). */
+static void run_add_norm_hard(const char *tile)
 {
     static const char *const dtypes[] = {"f32", "bf16"};
     static const struct {
@@ -71,7 +74,7 @@ static void test_add_norm_hard(void)
     for (int i = 0; i < 2; i++) {
         for (int t = 0; t < 2; t++) {
             struct nu_kernel k;
-            if (add_norm_build(&k, dtypes[i], 1000, "",
+            if (add_norm_build(&k, dtypes[i], 1000, tile,
                                t ? TARGET_CPU : TARGET_GPU)) {
                 k.reference_only = 1;
                 k.scale_input = "residual";
@@ -86,13 +89,25 @@ static void test_add_norm_hard(void)
     }
 }
 
-/* sum given as residual's own buffer: both outputs as float64 says. */
-static void test_add_norm_in_place(void)
+static void test_add_norm_hard(void)
+{
+    run_add_norm_hard("");
+}
+
+/* The same on the split path (each of the 5 rows in 8 chunks). */
+static void test_add_norm_split_hard(void)
+{
+    run_add_norm_hard(SPLIT_TILE);
+}
+
+/* sum given as residual's own buffer: both outputs as float64 says, at 9
+ * rows of one work-group per row (TILE "") or of the split path. */
+static void run_in_place(const char *tile)
 {
     struct nu_kernel k;
     struct vcase c;
     struct vbuffers b;
-    if (!add_norm_build(&k, "f32", 1000, "", TARGET_GPU)) {
+    if (!add_norm_build(&k, "f32", 1000, tile, TARGET_GPU)) {
         nu_kernel_free(&k);
         return;
     }
@@ -118,13 +133,19 @@ static void test_add_norm_in_place(void)
     double e_sum = rel_l2(sum, ref + c.out_at[BUF_SUM], n);
     double e_y = rel_l2(got + c.out_at[BUF_Y], ref + c.out_at[BUF_Y], n);
     TU_CHECK(e_sum <= 1e-6 && e_y <= 1e-5,
-             "in place: sum error %g, y error %g", e_sum, e_y);
+             "in place%s: sum error %g, y error %g", tile, e_sum, e_y);
     free(sum);
     free(got);
     free(ref);
     vbuffers_free(&b);
     vcase_free(&c);
     nu_kernel_free(&k);
+}
+
+static void test_add_norm_in_place(void)
+{
+    run_in_place("");
+    run_in_place(SPLIT_TILE);
 }
 
 int add_add_norm_numeric_tests(CU_pSuite s)
@@ -136,6 +157,15 @@ int add_add_norm_numeric_tests(CU_pSuite s)
                        NULL ||
                    CU_add_test(s, "add_rmsnorm: sum in place of residual",
                                test_add_norm_in_place) == NULL
+               ? -1
+               : 0;
+}
+
+int add_add_norm_split_numeric_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "add_rmsnorm: sums that cancel or pass float32's "
+                       "squares, on the split path",
+                       test_add_norm_split_hard) == NULL
                ? -1
                : 0;
 }

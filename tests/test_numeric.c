@@ -1342,7 +1342,10 @@ int add_numeric_suite(void)
         CU_add_test(s, "specs/seeds.yaml at small rows", test_seeds) ==
             NULL ||
         CU_add_test(s, "naive stubs of every op and dtype",
-                    test_naive_stubs) == NULL) {
+                    test_naive_stubs) == NULL ||
+        /* last: a case's seed counts the cases before it */
+        add_norm_split_numeric_tests(s) != 0 ||
+        add_add_norm_split_numeric_tests(s) != 0) {
         return -1;
     }
     return 0;

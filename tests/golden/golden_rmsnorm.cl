@@ -6,9 +6,9 @@
  * fields: features=512 eps=1e-06
  * variants: golden_rmsnorm_create picks one per device (golden_rmsnorm.h says how)
  *   0: op defaults for GPUs; for any device
- *      wg=64* rows=4* vec=4* mode=registers*
+ *      wg=64* rows=4* vec=4* mode=registers* split=1* split_max=0*
  *   1: op defaults for CPUs; for CPUs
- *      wg=1* rows=16* vec=16* mode=streaming*
+ *      wg=1* rows=16* vec=16* mode=streaming* split=1* split_max=0*
  *   (* = not in the spec: chosen for the shape and the device type)
  */
 
@@ -258,6 +258,14 @@ inline void csum_add(floatv *sum, floatv *err, floatv b)
     *sum = t;
 }
 
+/* csum_add for one float (VEC 1 aside, floatv is a vector). */
+inline void csum_add1(float *sum, float *err, float b)
+{
+    const float t = *sum + b;
+    *err += fabs(*sum) >= fabs(b) ? (*sum - t) + b : (b - t) + *sum;
+    *sum = t;
+}
+
 /* Element offset of this item's row. In a last group that overhangs the
  * rows, the extra items work on the last row (they must still reach every
  * barrier) and row_live() tells them not to store. */
@@ -315,25 +323,19 @@ inline bool row_live(int rows)
  * (WG_SIZE 1, as CPUs like) needs no reduction and no barrier. */
 #define RED_NEXT(n) ((n) > 16 ? (n) / 8 : 1)
 
-/* ROW_REDUCTION(NAME, T, FOLD) defines T NAME(__local T *part, uint lid,
- * T v): v folded over the items of this row by FOLD(a, b), returned to
- * each of them. part is the row's WG_SIZE values of local memory; it is
- * left holding the result, so a second reduction in the same kernel needs
- * other memory (or a barrier first). */
-#if WG_SIZE == 1
-#define ROW_REDUCTION(NAME, T, FOLD)                                      \
-    inline T NAME(__local T *part, uint lid, T v)                         \
-    {                                                                     \
-        (void)part;                                                       \
-        (void)lid;                                                        \
-        return v;                                                         \
-    }
-#else
-#define ROW_REDUCTION(NAME, T, FOLD)                                      \
+/* GROUP_REDUCTION(NAME, T, FOLD, ITEMS) defines T NAME(__local T *part,
+ * uint lid, T v): v folded by FOLD(a, b) over ITEMS work-items (a power
+ * of two) through their ITEMS words of PART, returned to each of them, in
+ * the same steps whatever the timing. PART is left holding the result,
+ * so a second reduction in the same kernel needs other memory (or a
+ * barrier first). ROW_REDUCTION(NAME, T, FOLD) is one over the items of
+ * a row (WG_SIZE); a row of one item (WG_SIZE 1, as CPUs like) needs no
+ * reduction and no barrier. */
+#define GROUP_REDUCTION(NAME, T, FOLD, ITEMS)                             \
     inline T NAME(__local T *part, uint lid, T v)                         \
     {                                                                     \
         part[lid] = v;                                                    \
-        for (uint n = WG_SIZE; n > 1; n = RED_NEXT(n)) {                  \
+        for (uint n = (ITEMS); n > 1; n = RED_NEXT(n)) {                  \
             barrier(CLK_LOCAL_MEM_FENCE);                                 \
             const uint step = RED_NEXT(n);                                \
             if (lid < step) {                                             \
@@ -347,12 +349,59 @@ inline bool row_live(int rows)
         barrier(CLK_LOCAL_MEM_FENCE);                                     \
         return part[0];                                                   \
     }
+#define GROUP_REDUCTION_ONE(NAME, T)                                      \
+    inline T NAME(__local T *part, uint lid, T v)                         \
+    {                                                                     \
+        (void)part;                                                       \
+        (void)lid;                                                        \
+        return v;                                                         \
+    }
+#if WG_SIZE == 1
+#define ROW_REDUCTION(NAME, T, FOLD) GROUP_REDUCTION_ONE(NAME, T)
+#else
+#define ROW_REDUCTION(NAME, T, FOLD) GROUP_REDUCTION(NAME, T, FOLD, WG_SIZE)
 #endif
 
 #define ADD2(a, b) ((a) + (b))
 
 /* row_sum(part, lid, v): the sum of v over the items of this row. */
 ROW_REDUCTION(row_sum, float, ADD2)
+
+#ifdef SPLIT_GROUPS
+/* The split path of the row ops whose plan has one (gen/op_rows_split.c):
+ * chunk c of a row is its vectors c * SPLIT_VECS up to chunk_end(c), a
+ * work-group of SPLIT_WG items each; the plan makes every chunk hold at
+ * least one vector. Macros:
+ *   SPLIT_GROUPS  work-groups per row (chunks), at most NVEC
+ *   SPLIT_VECS    vectors per chunk; the last chunk may hold fewer
+ *   SPLIT_WG      work-items per split work-group, a power of two */
+#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)
+#error "split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing"
+#endif
+#if SPLIT_GROUPS * SPLIT_VECS < NVEC || (SPLIT_GROUPS - 1) * SPLIT_VECS >= NVEC
+#error "split path: SPLIT_GROUPS chunks of SPLIT_VECS must cover NVEC"
+#endif
+#if (SPLIT_WG & (SPLIT_WG - 1)) != 0
+#error "SPLIT_WG must be a power of two"
+#endif
+
+inline uint chunk_end(uint c)
+{
+    return min((c + 1) * SPLIT_VECS, (uint)NVEC);
+}
+
+/* A barrier among the items of a split work-group, and their sums and
+ * maxima. */
+#if SPLIT_WG > 1
+#define SPLIT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+GROUP_REDUCTION(split_sum, float, ADD2, SPLIT_WG)
+GROUP_REDUCTION(split_max, float, MAX2, SPLIT_WG)
+#else
+#define SPLIT_BARRIER() ((void)0)
+GROUP_REDUCTION_ONE(split_sum, float)
+GROUP_REDUCTION_ONE(split_max, float)
+#endif
+#endif
 /* norm_scale.cl - the norms' second chance for rows whose float32 sums fail
  * (rmsnorm.cl, layernorm.cl; include it after row_reduce.cl).
  *

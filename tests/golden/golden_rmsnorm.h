@@ -6,9 +6,9 @@
  * fields: features=512 eps=1e-06
  * variants: golden_rmsnorm_create picks one per device (golden_rmsnorm.h says how)
  *   0: op defaults for GPUs; for any device
- *      wg=64* rows=4* vec=4* mode=registers*
+ *      wg=64* rows=4* vec=4* mode=registers* split=1* split_max=0*
  *   1: op defaults for CPUs; for CPUs
- *      wg=1* rows=16* vec=16* mode=streaming*
+ *      wg=1* rows=16* vec=16* mode=streaming* split=1* split_max=0*
  *   (* = not in the spec: chosen for the shape and the device type)
  */
 
@@ -39,9 +39,9 @@ typedef struct golden_rmsnorm golden_rmsnorm;
 /* The kernel's variants: knob sets of the same op and shape, each suited
  * to some devices; golden_rmsnorm_create builds the one for its device.
  *   0: op defaults for GPUs; for any device
- *      wg=64 rows=4 vec=4 mode=registers
+ *      wg=64 rows=4 vec=4 mode=registers split=1 split_max=0
  *   1: op defaults for CPUs; for CPUs
- *      wg=1 rows=16 vec=16 mode=streaming */
+ *      wg=1 rows=16 vec=16 mode=streaming split=1 split_max=0 */
 #define golden_rmsnorm_N_VARIANTS 2
 
 /* Builds the kernel for DEV in CTX and stores a new handle in *OUT. It
