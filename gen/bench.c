@@ -111,8 +111,8 @@ struct case_figures {
 
 /* The shape columns after rows: every whole-number field of any op that
  * counts something, from 1 up (in_features, out_features, rank,
- * features, heads, head_dim, rotary_dim, vocab; not cross_entropy's
- * ignore_index), in registry order. */
+ * features, heads, head_dim, rotary_dim, vocab, kv_heads; not
+ * cross_entropy's ignore_index), in registry order. */
 static int dimension_keys(const char **keys)
 {
     int n = 0;

@@ -651,7 +651,8 @@ static void test_quoting(void)
 #define BENCH_SMALL "bench tests/tune/small.yaml --rows 8 --quick"
 #define CSV_HEADER                                                            \
     "kernel,op,dtype,device,rows,in_features,out_features,rank,features,"     \
-    "heads,head_dim,rotary_dim,vocab,variant,ok,error,us,wall_us,gbs,"        \
+    "heads,head_dim,rotary_dim,vocab,kv_heads,variant,ok,error,us,wall_us,"   \
+    "gbs,"                                                                    \
     "gflops,pct_floor,copy_us,vs_naive,vs_clblast,note\n"
 
 /* Whether python3 runs here: the tests parse bench's rows with its csv
