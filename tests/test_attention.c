@@ -10,11 +10,13 @@
  * Bounds: o as the op's error_bound; lse, float32 in every dtype, to
  * 1e-5 (numeric_util.c holds float32 outputs to the f32 bound). */
 #include <CUnit/CUnit.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit.h"
 #include "numeric_util.h"
 #include "suites.h"
 #include "testutil.h"
@@ -162,6 +164,90 @@ static void check_unseen(struct nu_kernel *k, const size_t *sizes)
     vcase_free(&c);
 }
 
+/* A buffer of BYTES on the open device (NULL when that fails). */
+static cl_mem device_buffer(size_t bytes)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(nu_rt()->ctx, CL_MEM_READ_WRITE, bytes, NULL,
+                              &err);
+    return err == CL_SUCCESS ? m : NULL;
+}
+
+/* Each size must be 1 to INT_MAX, each buffer as large as its own sizes
+ * say (k and v by seq_kv, q and o by seq_q, lse float32), o may not be
+ * q; lse may be NULL, no other buffer; NAME.h names the handle and the
+ * queue apart from q and k. */
+static void check_misuse(struct nu_kernel *k)
+{
+    enum { B = 2, SQ = 3, SKV = 5, H = TINY_HEADS, D = TINY_DIM };
+    size_t need[5] = {4 * B * SQ * H * D, 4 * B * SKV * 2 * D,
+                      4 * B * SKV * 2 * D, 4 * B * SQ * H * D, 4 * B * H * SQ};
+    cl_mem full[5], mem[5];
+    for (int i = 0; i < 5; i++) {
+        full[i] = device_buffer(need[i]);
+        CU_ASSERT_FATAL(full[i] != NULL);
+    }
+    cl_command_queue q = nu_rt()->queue;
+    struct {
+        size_t sizes[3];
+        cl_int want;
+    } calls[] = {{{B, SQ, SKV}, CL_SUCCESS},
+                 {{B, 1, 1}, CL_SUCCESS},
+                 {{0, SQ, SKV}, CL_INVALID_VALUE},
+                 {{B, 0, SKV}, CL_INVALID_VALUE},
+                 {{B, SQ, 0}, CL_INVALID_VALUE},
+                 {{B, SQ, (size_t)INT_MAX + 1}, CL_INVALID_VALUE},
+                 {{B + 1, SQ, SKV}, CL_INVALID_BUFFER_SIZE},
+                 {{B, SQ + 1, SKV}, CL_INVALID_BUFFER_SIZE},
+                 {{B, SQ, SKV + 1}, CL_INVALID_BUFFER_SIZE}};
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+        cl_int got = stub_enqueue_scratch(&k->stub, q, calls[c].sizes, full,
+                                          NULL, 0, NULL, NULL);
+        TU_CHECK(got == calls[c].want, "sizes %zu %zu %zu: %s, not %s",
+                 calls[c].sizes[0], calls[c].sizes[1], calls[c].sizes[2],
+                 rt_status(got), rt_status(calls[c].want));
+    }
+    size_t sizes[3] = {B, SQ, SKV};
+    for (int short_one = 0; short_one < 5; short_one++) {
+        memcpy(mem, full, sizeof mem);
+        mem[short_one] = device_buffer(need[short_one] - 4);
+        CU_ASSERT_FATAL(mem[short_one] != NULL);
+        cl_int got = stub_enqueue_scratch(&k->stub, q, sizes, mem, NULL, 0,
+                                          NULL, NULL);
+        TU_CHECK(got == CL_INVALID_BUFFER_SIZE, "buffer %d short: %s",
+                 short_one, rt_status(got));
+        clReleaseMemObject(mem[short_one]);
+    }
+    for (int i = 0; i < 5; i++) {
+        memcpy(mem, full, sizeof mem);
+        mem[i] = NULL;
+        cl_int got = stub_enqueue_scratch(&k->stub, q, sizes, mem, NULL, 0,
+                                          NULL, NULL);
+        TU_CHECK(got == (i == BUF_LSE ? CL_SUCCESS : CL_INVALID_MEM_OBJECT),
+                 "buffer %d NULL: %s", i, rt_status(got));
+    }
+    memcpy(mem, full, sizeof mem);
+    mem[BUF_O] = mem[BUF_Q];
+    CU_ASSERT_EQUAL(stub_enqueue_scratch(&k->stub, q, sizes, mem, NULL, 0,
+                                         NULL, NULL),
+                    CL_INVALID_VALUE);
+    clFinish(q);
+    for (int i = 0; i < 5; i++) {
+        clReleaseMemObject(full[i]);
+    }
+    struct emitted e;
+    char err[256];
+    CU_ASSERT_FATAL(emit_kernel(tu_gen_variants(k->ks), &e, err,
+                                sizeof err) == 0);
+    TU_CHECK(strstr(buf_str(&e.h), "cl_int t_attn_enqueue(const struct "
+                    "t_attn *handle, cl_command_queue queue,\n"
+                    "                    size_t batch, size_t seq_q, "
+                    "size_t seq_kv,\n                    cl_mem q,\n"
+                    "                    cl_mem k,\n") != NULL,
+             "t_attn.h: enqueue's parameters");
+    emitted_free(&e);
+}
+
 /* Small tiles: decode (seq_q 1, 2) over seq_kv from 1 to 3000 (chunks
  * past the keys, a last tile short), the row path past decode_rows,
  * batch 3; queries that see no key on both paths; paths chosen by seq_q
@@ -181,6 +267,7 @@ static void test_attn_decode(void)
         for (size_t i = 0; i < sizeof unseen / sizeof unseen[0]; i++) {
             check_unseen(&k, unseen[i]);
         }
+        check_misuse(&k);
         size_t dec[3] = {64, 2, 4096}, pre[3] = {1, 3, 4096};
         CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, dec), 0);
         CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, pre), 1);
@@ -225,7 +312,8 @@ int add_attention_numeric_tests(CU_pSuite s)
                        test_attn_shapes) == NULL ||
                    CU_add_test(s, "attention: decode over 1 to 3000 keys, "
                                "small tiles, both paths, paths by seq_q, "
-                               "queries that see no key, lse NULL",
+                               "queries that see no key, lse NULL, "
+                               "misuse",
                                test_attn_decode) == NULL ||
                    CU_add_test(s, "attention: every dtype, device type and "
                                "option (--full)", test_attn_grid) == NULL
