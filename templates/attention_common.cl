@@ -106,11 +106,22 @@ inline void attn_scores(__local const float *qs, __local const float *kvs,
                         __local float *ss, int rl, int c, int valid,
                         long pos, long j0, int nk)
 {
+    __local const float *qr = qs + rl * HEAD_DIM;
     for (int jj = c; jj < BLOCK_K; jj += ROW_ITEMS) {
-        float dot = 0.0f;
-        for (int d = 0; d < HEAD_DIM; d++) {
-            dot += qs[rl * HEAD_DIM + d] * kvs[jj * HEAD_DIM + d];
+        __local const float *kr = kvs + jj * HEAD_DIM;
+        /* Four sums apart: four chains of multiply-adds, not one. */
+        float d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
+        int d = 0;
+        for (; d + 4 <= HEAD_DIM; d += 4) {
+            d0 += qr[d] * kr[d];
+            d1 += qr[d + 1] * kr[d + 1];
+            d2 += qr[d + 2] * kr[d + 2];
+            d3 += qr[d + 3] * kr[d + 3];
         }
+        for (; d < HEAD_DIM; d++) {
+            d0 += qr[d] * kr[d];
+        }
+        float dot = (d0 + d1) + (d2 + d3);
 #if CAPPED
         dot = SOFTCAP * tanh(dot * INV_SOFTCAP) * ATTN_LOG2E;
 #endif
@@ -176,13 +187,17 @@ void attn_block(const __global storage_t *q, const __global storage_t *k,
         l = l * alpha + sum;
         m = mt;
         for (int t = 0; t < ROW_DIMS; t++) {
-            int d = c + t * ROW_ITEMS;
-            if (d < HEAD_DIM) {
-                float a = acc[t] * alpha;
-                for (int jj = 0; jj < nk; jj++) {
-                    a += ps[rl * BLOCK_K + jj] * kvs[jj * HEAD_DIM + d];
+            acc[t] *= alpha;
+        }
+        /* Keys outer, dimensions inner: ROW_DIMS chains of multiply-adds,
+         * along a row of values. */
+        for (int jj = 0; jj < nk; jj++) {
+            float p = ps[rl * BLOCK_K + jj];
+            __local const float *vr = kvs + jj * HEAD_DIM + c;
+            for (int t = 0; t < ROW_DIMS; t++) {
+                if (c + t * ROW_ITEMS < HEAD_DIM) {
+                    acc[t] += p * vr[t * ROW_ITEMS];
                 }
-                acc[t] = a;
             }
         }
     }
