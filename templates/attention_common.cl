@@ -139,6 +139,31 @@ inline void attn_scores(__local const float *qs, __local const float *kvs,
     }
 }
 
+/* A row's sum L and outputs ACC, rescaled by ALPHA, plus the tile's
+ * probabilities P (NK of them) and values in KVS. */
+inline void attn_accumulate(__local const float *p, __local const float *kvs,
+                            int c, int nk, float alpha, float *l, float *acc)
+{
+    float sum = 0.0f;
+    for (int jj = 0; jj < nk; jj++) {
+        sum += p[jj];
+    }
+    *l = *l * alpha + sum;
+    for (int t = 0; t < ROW_DIMS; t++) {
+        acc[t] *= alpha;
+    }
+    /* Keys outer, dimensions inner: ROW_DIMS chains of multiply-adds,
+     * along a row of values. */
+    for (int jj = 0; jj < nk; jj++) {
+        __local const float *vr = kvs + jj * HEAD_DIM + c;
+        for (int t = 0; t < ROW_DIMS; t++) {
+            if (c + t * ROW_ITEMS < HEAD_DIM) {
+                acc[t] += p[jj] * vr[t * ROW_ITEMS];
+            }
+        }
+    }
+}
+
 /* Attends the block at row R0 of batch B's kv head HK over the keys of
  * [from, to) its rows see; leaves in *M, *L and ACC this work-item's
  * row's max (base 2), sum and unnormalised outputs (its ROW_DIMS
@@ -166,39 +191,28 @@ void attn_block(const __global storage_t *q, const __global storage_t *k,
         barrier(CLK_LOCAL_MEM_FENCE);
         attn_load_tile(k, kvs, b, hk, j0, nk, seq_kv, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
-        attn_scores(qs, kvs, ss, rl, c, valid, pos, j0, nk);
+        /* Rows past the end (a decode block's, mostly) compute nothing. */
+        if (valid) {
+            attn_scores(qs, kvs, ss, rl, c, valid, pos, j0, nk);
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
         attn_load_tile(v, kvs, b, hk, j0, nk, seq_kv, lid);
-        float mt = m;
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            mt = fmax(mt, ss[rl * BLOCK_K + jj]);
-        }
-        /* No key seen yet: exponentials against 0 (all of them 0). */
-        float base = mt == -INFINITY ? 0.0f : mt;
-        for (int jj = c; jj < BLOCK_K; jj += ROW_ITEMS) {
-            ps[rl * BLOCK_K + jj] = exp2(ss[rl * BLOCK_K + jj] - base);
-        }
-        float alpha = exp2(m - base);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float sum = 0.0f;
-        for (int jj = 0; jj < nk; jj++) {
-            sum += ps[rl * BLOCK_K + jj];
-        }
-        l = l * alpha + sum;
-        m = mt;
-        for (int t = 0; t < ROW_DIMS; t++) {
-            acc[t] *= alpha;
-        }
-        /* Keys outer, dimensions inner: ROW_DIMS chains of multiply-adds,
-         * along a row of values. */
-        for (int jj = 0; jj < nk; jj++) {
-            float p = ps[rl * BLOCK_K + jj];
-            __local const float *vr = kvs + jj * HEAD_DIM + c;
-            for (int t = 0; t < ROW_DIMS; t++) {
-                if (c + t * ROW_ITEMS < HEAD_DIM) {
-                    acc[t] += p * vr[t * ROW_ITEMS];
-                }
+        float mt = m, alpha = 1.0f;
+        if (valid) {
+            for (int jj = 0; jj < BLOCK_K; jj++) {
+                mt = fmax(mt, ss[rl * BLOCK_K + jj]);
             }
+            /* No key seen yet: exponentials against 0 (all of them 0). */
+            float base = mt == -INFINITY ? 0.0f : mt;
+            for (int jj = c; jj < BLOCK_K; jj += ROW_ITEMS) {
+                ps[rl * BLOCK_K + jj] = exp2(ss[rl * BLOCK_K + jj] - base);
+            }
+            alpha = exp2(m - base);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (valid) {
+            attn_accumulate(ps + rl * BLOCK_K, kvs, c, nk, alpha, &l, acc);
+            m = mt;
         }
     }
     *m_out = m;
