@@ -832,6 +832,38 @@ static void test_bench_table(void)
     free(err);
 }
 
+/* --size sets a runtime size by name (attention's decode: seq_q 1), a
+ * name the op lacks fails its kernel (its sizes named), N out of
+ * [1, INT_MAX] or no NAME= is a usage error. */
+static void test_bench_size(void)
+{
+    char *out, *err;
+    int rc = run_specl(LIMIT, &out, &err, "bench tests/golden/golden.yaml "
+                       "--kernel golden_attention --quick --no-naive -v "
+                       "--size seq_q=1 --size seq_kv=100 --rows 2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    TU_CHECK(rc == 0 && strstr(out, "B=2 Sq=1 Skv=100 H=4/2 D=8") != NULL,
+             "bench --size: exit %d\n%s%s", rc, out, err ? err : "");
+    free(out);
+    free(err);
+    rc = run_specl(LIMIT, &out, &err, "bench tests/golden/golden.yaml "
+                   "--kernel golden_attention --quick --size seq=3");
+    TU_CHECK(rc == 1 && err != NULL &&
+                 strstr(err, "golden_attention: op attention has no runtime "
+                        "size 'seq' (its sizes: batch, seq_q, seq_kv)") !=
+                     NULL,
+             "bench --size seq=3: exit %d\n%s", rc, err ? err : "");
+    free(out);
+    free(err);
+    static const char *const bad[] = {"seq_q=0", "seq_q=2147483648", "=4",
+                                      "seq_q", "seq_q=1x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        TU_CHECK(tu_run("%s bench tests/golden/golden.yaml --size %s "
+                        ">/dev/null 2>&1", TU_SPECL, bad[i]) == 2,
+                 "bench --size %s is not a usage error", bad[i]);
+    }
+}
+
 /* The --verbose table of a memory-bound kernel: a copy of the same bytes
  * timed after the floor line, and specl's share of it after the rows. */
 static void test_bench_copy(void)
@@ -1216,6 +1248,7 @@ int add_cli_suite(void)
                     test_bench_csv) == NULL ||
         CU_add_test(s, "bench: one line per variant, detail with -v",
                     test_bench_table) == NULL ||
+        CU_add_test(s, "bench --size NAME=N", test_bench_size) == NULL ||
         CU_add_test(s, "bench: a copy of a memory-bound kernel's bytes",
                     test_bench_copy) == NULL ||
         CU_add_test(s, "bench --json: columns, nulls", test_bench_json) ==
