@@ -108,11 +108,12 @@ static double scale(const struct kernel_spec *ks)
                : 1.0 / sqrt((double)head_dim(ks));
 }
 
-/* Floats of local memory of a block: q (block_q x D), a tile of keys or
- * values (block_k x D), scores and probabilities (block_q x block_k). */
+/* Floats of local memory of a block: q (block_q rows), a tile of keys or
+ * values (block_k rows), rows of D | 1 floats (odd: apart in banks);
+ * scores and probabilities (block_q x block_k). */
 static long local_floats(long bq, long bk, long d)
 {
-    return bq * d + bk * d + 2 * bq * bk;
+    return (bq + bk) * (d | 1) + 2 * bq * bk;
 }
 
 /* GPUs: blocks of 32 rows (16 past D 128), four work-items a row, so

@@ -12,8 +12,8 @@ void attention(const int seq_q, const int seq_kv,
                const __global storage_t *v, __global storage_t *o,
                __global float *lse)
 {
-    __local float qs[BLOCK_Q * HEAD_DIM];
-    __local float kvs[BLOCK_K * HEAD_DIM];
+    __local float qs[BLOCK_Q * ATTN_STRIDE];
+    __local float kvs[BLOCK_K * ATTN_STRIDE];
     __local float ss[BLOCK_Q * BLOCK_K];
     __local float ps[BLOCK_Q * BLOCK_K];
     const long block = get_group_id(0);

@@ -38,6 +38,10 @@
 #endif
 /* Output dimensions per work-item. */
 #define ROW_DIMS ((HEAD_DIM + ROW_ITEMS - 1) / ROW_ITEMS)
+/* Floats from one row of q, keys or values to the next in local memory:
+ * odd, so that work-items reading along different rows hit different
+ * banks. */
+#define ATTN_STRIDE (HEAD_DIM | 1)
 #define ATTN_LOG2E 1.44269504088896341f
 #define ATTN_LN2 0.693147180559945309f
 
@@ -75,9 +79,9 @@ inline void attn_load_tile(const __global storage_t *src, __local float *dst,
 {
     for (int e = lid; e < BLOCK_K * HEAD_DIM; e += ITEMS) {
         int jj = e / HEAD_DIM, d = e % HEAD_DIM;
-        dst[e] = jj < nk ? load1(src, ((size_t)(b * seq_kv + j0 + jj) *
-                                           KV_HEADS + hk) * HEAD_DIM + d)
-                         : 0.0f;
+        size_t at = ((size_t)(b * seq_kv + j0 + jj) * KV_HEADS + hk) *
+                        HEAD_DIM + d;
+        dst[jj * ATTN_STRIDE + d] = jj < nk ? load1(src, at) : 0.0f;
     }
 }
 
@@ -96,7 +100,7 @@ inline void attn_load_q(const __global storage_t *q, __local float *qs,
             x = load1(q, ((size_t)(b * seq_q + r / GROUP) * HEADS + h) *
                              HEAD_DIM + d) * Q_MUL;
         }
-        qs[e] = x;
+        qs[(e / HEAD_DIM) * ATTN_STRIDE + d] = x;
     }
 }
 
@@ -106,9 +110,9 @@ inline void attn_scores(__local const float *qs, __local const float *kvs,
                         __local float *ss, int rl, int c, int valid,
                         long pos, long j0, int nk)
 {
-    __local const float *qr = qs + rl * HEAD_DIM;
+    __local const float *qr = qs + rl * ATTN_STRIDE;
     for (int jj = c; jj < BLOCK_K; jj += ROW_ITEMS) {
-        __local const float *kr = kvs + jj * HEAD_DIM;
+        __local const float *kr = kvs + jj * ATTN_STRIDE;
         /* Four sums apart: four chains of multiply-adds, not one. */
         float d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
         int d = 0;
@@ -155,7 +159,7 @@ inline void attn_accumulate(__local const float *p, __local const float *kvs,
     /* Keys outer, dimensions inner: ROW_DIMS chains of multiply-adds,
      * along a row of values. */
     for (int jj = 0; jj < nk; jj++) {
-        __local const float *vr = kvs + jj * HEAD_DIM + c;
+        __local const float *vr = kvs + jj * ATTN_STRIDE + c;
         for (int t = 0; t < ROW_DIMS; t++) {
             if (c + t * ROW_ITEMS < HEAD_DIM) {
                 acc[t] += p[jj] * vr[t * ROW_ITEMS];

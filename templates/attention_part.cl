@@ -17,8 +17,8 @@ void attention_part(const int seq_q, const int seq_kv,
                     const __global storage_t *q, const __global storage_t *k,
                     const __global storage_t *v, __global float *scratch)
 {
-    __local float qs[BLOCK_Q * HEAD_DIM];
-    __local float kvs[BLOCK_K * HEAD_DIM];
+    __local float qs[BLOCK_Q * ATTN_STRIDE];
+    __local float kvs[BLOCK_K * ATTN_STRIDE];
     __local float ss[BLOCK_Q * BLOCK_K];
     __local float ps[BLOCK_Q * BLOCK_K];
     const long block = get_group_id(0) / SPLIT;
