@@ -29,7 +29,7 @@ void attention_part(const int seq_q, const int seq_kv,
     const long b = get_group_id(1) / KV_HEADS;
     const int hk = (int)(get_group_id(1) % KV_HEADS);
     const long r0 = block * BLOCK_Q;
-    const long chunk = ((seq_kv + SPLIT - 1) / SPLIT + BLOCK_K - 1) /
+    const long chunk = (((long)seq_kv + SPLIT - 1) / SPLIT + BLOCK_K - 1) /
                        BLOCK_K * BLOCK_K;
     const long from = split * chunk;
     float m, l, acc[ROW_DIMS];
