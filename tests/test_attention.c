@@ -1,6 +1,6 @@
 /* test_attention.c - attention on the device against its naive kernel
  * and float64: odd heads and head dims (H=3/Hkv=1 D=5, H=4/Hkv=2 D=80,
- * D=128, D=256), MHA, GQA and MQA, causal with seq_q below and above
+ * D=128, D=256, D=1), MHA, GQA and MQA, causal with seq_q below and above
  * seq_kv (rows that see no key: o = 0 and lse = -inf exactly), a window,
  * a softcap, scores up to +-80, batch > 1, both paths (decode: seq_q up
  * to decode_rows, keys split over work-groups) with seq_kv from 1 to a
@@ -76,6 +76,9 @@ static void test_attn_shapes(void)
         /* D = 256, MQA, causal */
         {"f32", "heads: 2, kv_heads: 1, head_dim: 256, causal: true",
          TARGET_CPU, {{1, 1, 300}, {1, 9, 9}, {1, 12, 5}, {0}}},
+        /* D = 1: a score per key, q.k a product */
+        {"f16", "heads: 3, head_dim: 1, causal: true", TARGET_GPU,
+         {{2, 5, 9}, {1, 2, 40}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case(&cases[i]);
@@ -287,11 +290,13 @@ static void test_attn_grid(void)
         "heads: 6, kv_heads: 3, head_dim: 96, causal: true, window: 100",
         "heads: 4, kv_heads: 4, head_dim: 256, softcap: 50",
         "heads: 8, kv_heads: 1, head_dim: 64, scale: 1",
-        "heads: 2, head_dim: 4, scale: 20, softcap: 50"};
+        "heads: 2, head_dim: 4, scale: 20, softcap: 50",
+        "heads: 2, head_dim: 255, causal: true",
+        "heads: 5, kv_heads: 1, head_dim: 1, causal: true, window: 3"};
     if (!test_full) {
         return;
     }
-    for (int f = 0; f < 6; f++) {
+    for (int f = 0; f < 8; f++) {
         for (int d = 0; d < 3; d++) {
             for (int t = 0; t < 2; t++) {
                 struct attn_case c = {dtypes[d], fields[f],
