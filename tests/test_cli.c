@@ -448,7 +448,7 @@ static void test_option_forms(void)
         rc |= tu_run("cd '%s' && find %c -type f ! -name '.specl*' >listed",
                      dir, (char)('a' + i));
         char *text = tu_read(listed, NULL);
-        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 69,
+        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 72,
                  "gen %s: exit %d, wrote\n%s", args, rc, text ? text : "");
         free(text);
         free(listed);
@@ -693,20 +693,20 @@ static void test_bench_csv(void)
      * CLBlast peer: its row has no figures of its own, its ratios none,
      * but the copy of the case's bytes (softmax is memory-bound on any
      * device: 5 flops per 8 bytes) as every row of the case has it. */
-    static const char softmax_blas[] = ",8,,,,8,,,,,clblast,0,,,,,,,";
+    static const char softmax_blas[] = ",8,,,,8,,,,,,clblast,0,,,,,,,";
     const char *blas_row = strstr(text, softmax_blas);
     char *after_copy = NULL;
     double copy_us = blas_row != NULL
                          ? strtod(blas_row + strlen(softmax_blas), &after_copy)
                          : 0;
     TU_CHECK(strstr(text, "\nt_lora,lora_forward,f32,") != NULL &&
-                 strstr(text, ",8,8,32,2,,,,,,specl,1,") != NULL &&
-                 strstr(text, ",8,8,32,2,,,,,,clblast,") != NULL &&
-                 strstr(text, ",8,,,,8,,,,,specl,1,") != NULL && copy_us > 0 &&
+                 strstr(text, ",8,8,32,2,,,,,,,specl,1,") != NULL &&
+                 strstr(text, ",8,8,32,2,,,,,,,clblast,") != NULL &&
+                 strstr(text, ",8,,,,8,,,,,,specl,1,") != NULL && copy_us > 0 &&
                  strncmp(after_copy, ",,,no such primitive in CLBlast\n",
                          32) == 0,
              "bench --csv:\n%s", text);
-    const char *softmax = strstr(text, ",8,,,,8,,,,,specl,1,");
+    const char *softmax = strstr(text, ",8,,,,8,,,,,,specl,1,");
     TU_CHECK(softmax != NULL && strstr(softmax, ",,\n") != NULL &&
                  strchr(softmax, '\n') == strstr(softmax, ",,\n") + 2,
              "softmax's specl row has a vs_clblast:\n%s", text);
@@ -715,7 +715,7 @@ static void test_bench_csv(void)
                         "rows = list(csv.DictReader(open(sys.argv[1])))\n"
                         "assert len(rows) == 6, rows\n"
                         "for r in rows:\n"
-                        "    assert len(r) == 25 and None not in r, r\n"
+                        "    assert len(r) == 26 and None not in r, r\n"
                         "    if r[\"ok\"] == \"1\": float(r[\"us\"])\n"
                         "    else: assert r[\"us\"] == \"\", r\n"
                         "    if r[\"op\"] == \"softmax\": "
@@ -760,7 +760,8 @@ static void test_bench_json(void)
                              "\"out_features\":null,\"rank\":null,"
                              "\"features\":8,\"heads\":null,"
                              "\"head_dim\":null,\"rotary_dim\":null,"
-                             "\"vocab\":null,\"variant\":\"specl\","
+                             "\"vocab\":null,\"kv_heads\":null,"
+                             "\"variant\":\"specl\","
                              "\"ok\":true,") != NULL &&
                  strstr(out, "\"vs_naive\":null,\"vs_clblast\":null,"
                              "\"note\":\"\"}") != NULL &&
