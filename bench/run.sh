@@ -83,6 +83,15 @@ gpu)
         "$specl" bench "$here/specs/xent.yaml" --kernel bf16_xent_qwen \
             --rows $r "$@"
     done
+    # attention: prefill (design.md's shape, Llama 3's heads) and decode
+    # over a cache of 4096 keys (the split path)
+    for k in bf16_attn_16h bf16_attn_llama; do
+        "$specl" bench --verbose "$here/specs/attention.yaml" --kernel $k \
+            --rows 4 --no-naive "$@"
+    done
+    "$specl" bench --verbose "$here/specs/attention.yaml" \
+        --kernel bf16_attn_llama --rows 8 --size seq_q=1 --size seq_kv=4096 \
+        --no-naive "$@"
     gpu_half "$@"
     # training: lora_backward at 4096 tokens (specs/seeds.yaml above has
     # the seeds' case at 128)

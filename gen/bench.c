@@ -23,7 +23,34 @@ struct bench_opts {
     int verbose;        /* the per-kernel detail: floor, copy, knobs */
     const char *kernel; /* only this kernel; NULL: all */
     const char *db;     /* tuning database for tile: auto / untiled */
+    int n_size;         /* --size NAME=N: runtime sizes by name */
+    char size_name[SPECL_MAX_SIZES][32];
+    long size_value[SPECL_MAX_SIZES];
 };
+
+/* KS's runtime sizes: the op's bench sizes, the first --rows, then each
+ * --size; 0 when a --size names none of the op's sizes (said on stderr). */
+static int bench_sizes_of(const struct bench_opts *o,
+                          const struct kernel_spec *ks, size_t *sizes)
+{
+    memset(sizes, 0, SPECL_MAX_SIZES * sizeof *sizes);
+    ks->op->bench_sizes(ks, sizes);
+    sizes[0] = (size_t)(o->rows > 0 ? o->rows : measure_default_rows(ks));
+    for (int i = 0; i < o->n_size; i++) {
+        int at = op_size_index(ks->op, o->size_name[i]);
+        if (at < 0) {
+            char names[128];
+            sizes_text(ks->op, (1u << op_n_sizes(ks->op)) - 1, ", ", names,
+                       sizeof names);
+            fprintf(stderr, "specl: bench: %s: op %s has no runtime size "
+                    "'%s' (its sizes: %s)\n", ks->name, ks->op->name,
+                    o->size_name[i], names);
+            return 0;
+        }
+        sizes[at] = (size_t)o->size_value[i];
+    }
+    return 1;
+}
 
 /* The SGEMMs of the case being measured (the op's blas_peer); bench
  * measures one case at a time. */
@@ -110,8 +137,8 @@ struct case_figures {
 
 /* The shape columns after rows: every whole-number field of any op that
  * counts something, from 1 up (in_features, out_features, rank,
- * features, heads, head_dim, rotary_dim, vocab; not cross_entropy's
- * ignore_index), in registry order. */
+ * features, heads, head_dim, rotary_dim, vocab, kv_heads; not
+ * cross_entropy's ignore_index), in registry order. */
 static int dimension_keys(const char **keys)
 {
     int n = 0;
@@ -516,8 +543,13 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     struct measure_case mc;
     char *log = NULL;
     int failed = 0;
-    size_t rows = (size_t)(o->rows > 0 ? o->rows : measure_default_rows(ks));
-    cl_int err = mcase_init(&mc, rt, naive, ks, rows, 20261122, !o->quick);
+    size_t sizes[SPECL_MAX_SIZES];
+    if (!bench_sizes_of(o, ks, sizes)) {
+        return 1;
+    }
+    size_t rows = sizes[0];
+    cl_int err = mcase_init_sizes(&mc, rt, naive, ks, sizes, 20261122,
+                                  !o->quick);
     if (err != CL_SUCCESS) {
         fprintf(stderr, "specl: bench: %s: cannot set up %zu rows: %s\n",
                 ks->name, rows, rt_status(err));
@@ -624,7 +656,11 @@ static const char bench_usage[] =
     "      --device N|P:D  the device ('specl devices'; default:\n"
     "                      $SPECL_DEVICE, else the first)\n"
     "      --kernel NAME   only that kernel\n"
-    "      --rows M        rows of every kernel (default: the op's)\n"
+    "      --rows M        rows of every kernel (default: the op's): its\n"
+    "                      first runtime size\n"
+    "      --size NAME=N   runtime size NAME of every kernel, 1 to\n"
+    "                      2147483647 (attention's seq_q=1 for decode);\n"
+    "                      repeatable\n"
     "      --reps N        timed runs per variant, 1 to 1000 (default 50)\n"
     "      --quick         10 reps (unless --reps) and one buffer set\n"
     "      --no-naive      leave out the naive kernels\n"
@@ -669,6 +705,7 @@ enum {
     OPT_JSON,
     OPT_QUICK,
     OPT_NO_NAIVE,
+    OPT_SIZE,
     OPT_VERBOSE = 'v'
 };
 
@@ -682,9 +719,29 @@ static const struct cli_option bench_options[] = {
     {"json", OPT_JSON, 0},
     {"quick", OPT_QUICK, 0},
     {"no-naive", OPT_NO_NAIVE, 0},
+    {"size", OPT_SIZE, 1},
     {"verbose", OPT_VERBOSE, 0},
     {NULL, 0, 0},
 };
+
+/* --size NAME=N of C into O; nonzero (said) when malformed. */
+static int parse_size(const struct cli *c, struct bench_opts *o)
+{
+    const char *eq = strchr(c->value, '=');
+    char *end = NULL;
+    long v = eq != NULL ? strtol(eq + 1, &end, 10) : 0;
+    if (eq == NULL || eq == c->value || end == eq + 1 || *end != '\0' ||
+        v < 1 || v > 2147483647L || o->n_size == SPECL_MAX_SIZES) {
+        fprintf(stderr, "specl bench: error: --size needs NAME=N, N a whole "
+                "number in [1, 2147483647], at most %d of them (got '%s')\n",
+                SPECL_MAX_SIZES, c->value);
+        return 1;
+    }
+    snprintf(o->size_name[o->n_size], sizeof o->size_name[0], "%.*s",
+             (int)(eq - c->value), c->value);
+    o->size_value[o->n_size++] = v;
+    return 0;
+}
 
 /* Reads bench's command line C into O: -1 to go on, else the exit status
  * (0 after --help). */
@@ -726,6 +783,9 @@ static int parse_bench(struct cli *c, struct bench_opts *o)
             break;
         case OPT_NO_NAIVE:
             o->no_naive = 1;
+            break;
+        case OPT_SIZE:
+            bad = parse_size(c, o);
             break;
         case OPT_VERBOSE:
             o->verbose = 1;

@@ -144,11 +144,13 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
     }
     for (int pi = 0; pi < plan->n_path; pi++) {
         const struct path *path = &plan->path[pi];
+        /* The size paths choose by: rows, or attention's seq_q. */
+        const char *by = op_size_name(ks->op, ks->op->path_size);
         buf_printf(out, "\npath %d (", pi);
         if (path->max_rows != 0) {
-            buf_printf(out, "rows <= %ld", path->max_rows);
+            buf_printf(out, "%s <= %ld", by, path->max_rows);
         } else {
-            buf_puts(out, pi ? "other rows" : "any rows");
+            buf_printf(out, "%s %s", pi ? "other" : "any", by);
         }
         buf_printf(out, "): %s\n", path->why);
         if (path->scratch_per != 0 || path->scratch_fixed != 0) {

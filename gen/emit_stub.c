@@ -21,7 +21,7 @@ static const char *const hole_names[N_HOLES] = {
     "ALIAS_DOC",
     "N_BUFFERS", "N_SIZES", "SIZE_NAMES", "SIZE_PARAMS", "SIZE_DEF_PARAMS",
     "SIZE_ARGS", "SIZE_ARG_DEFS", "SIZE_ARG_UNDEFS", "OVER", "SIZE_ZERO",
-    "SCRATCH_UPTO", "SIZES_UPPER"};
+    "SCRATCH_UPTO", "SIZES_UPPER", "PATH_SIZE", "HANDLE", "QUEUE"};
 
 /* The index of P's buffer NAME, or -1. */
 int buffer_index(const struct plan *p, const char *name)
@@ -48,6 +48,22 @@ static const char *element_doc(enum dtype dt)
     default:
         return "f32 elements: float (cl_float), 4 bytes each";
     }
+}
+
+/* Whether "_" NAME is a parameter or variable of the stub's enqueue
+ * functions (templates/stub.c.in) that a buffer's parameter would
+ * clash with. */
+static int stub_param_taken(const char *name)
+{
+    static const char *const taken[] = {"k", "q", "sizes", "buffers",
+                                        "scratch", "n_wait", "wait",
+                                        "done", NULL};
+    for (int i = 0; taken[i] != NULL; i++) {
+        if (strcmp(taken[i], name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The index of the buffer PB may be (may_alias), -1 for none. */
@@ -151,12 +167,15 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
                    pb->nullable, pb->role != BUFFER_IN, alias_index(p, pb),
                    pb->name);
         /* In NAME.c's definitions, with an underscore as every parameter
-         * (stub.c.in says why). */
-        buf_printf(&b[H_BUFFER_ARGS], "%s_%s", i ? ", " : "", pb->name);
+         * (stub.c.in says why), and a suffix where that is a name of the
+         * stub's own (attention's q and k: the queue and the kernel). */
+        const char *suffix = stub_param_taken(pb->name) ? "_buf" : "";
+        buf_printf(&b[H_BUFFER_ARGS], "%s_%s%s", i ? ", " : "", pb->name,
+                   suffix);
         buf_printf(&b[H_PARAMS], "                    cl_mem %s,\n",
                    pb->name);
-        buf_printf(&b[H_DEF_PARAMS], "                    cl_mem _%s,\n",
-                   pb->name);
+        buf_printf(&b[H_DEF_PARAMS], "                    cl_mem _%s%s,\n",
+                   pb->name, suffix);
 
         buf_free(&doc);
         buf_init(&doc);
@@ -223,6 +242,7 @@ static void stub_sizes(const char *name, const struct op_def *op,
                    ? " and " : ", ", up);
     }
     buf_printf(&b[H_N_SIZES], "%d", n);
+    buf_printf(&b[H_PATH_SIZE], "%d", op->path_size);
     if (n == 1 && strcmp(op_size_name(op, 0), "rows") == 0) {
         buf_puts(&b[H_OVER], "over ROWS rows");
         buf_puts(&b[H_SIZE_ZERO], "rows == 0 (or too many)");
@@ -235,7 +255,7 @@ static void stub_sizes(const char *name, const struct op_def *op,
     buf_printf(&b[H_OVER], "at the runtime sizes %s", upper);
     buf_puts(&b[H_SIZE_ZERO], "a size of 0 (or over INT_MAX)");
     char first[32];
-    upper_name(first, op_size_name(op, 0), sizeof first);
+    upper_name(first, op_size_name(op, op->path_size), sizeof first);
     buf_printf(&b[H_SCRATCH_UPTO], "in a call at those sizes, or with\n"
                " * fewer %s: enough for every variant", first);
 }
@@ -257,6 +277,11 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     buf_puts(&b[H_NAME], name);
     buf_puts(&b[H_GUARD], guard);
     buf_puts(&b[H_OP], ks->op->name);
+    /* NAME.h's names of the handle and queue, unless a buffer has them
+     * (attention's k and q). */
+    int named = buffer_index(plan, "k") >= 0 || buffer_index(plan, "q") >= 0;
+    buf_puts(&b[H_HANDLE], named ? "handle" : "k");
+    buf_puts(&b[H_QUEUE], named ? "queue" : "q");
     buf_puts(&b[H_MATH], ks->op->summary);
     buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
     buf_printf(&b[H_N_VARIANTS], "%d", n);

@@ -784,12 +784,23 @@ cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
                   struct naive_stubs *naive, const struct kernel_spec *ks,
                   size_t rows, unsigned long seed, int rotate)
 {
+    size_t sizes[SPECL_MAX_SIZES] = {0};
+    ks->op->bench_sizes(ks, sizes);
+    sizes[0] = rows;
+    return mcase_init_sizes(mc, rt, naive, ks, sizes, seed, rotate);
+}
+
+cl_int mcase_init_sizes(struct measure_case *mc, const struct rt *rt,
+                        struct naive_stubs *naive,
+                        const struct kernel_spec *ks, const size_t *sizes,
+                        unsigned long seed, int rotate)
+{
     struct vdist dist = {0.0, 1.0};
     cl_int err = CL_SUCCESS;
     memset(mc, 0, sizeof *mc);
     mc->rt = rt;
     mc->naive = naive;
-    if (vcase_init(&mc->vc, ks, rows, seed, dist) < 0) {
+    if (vcase_init_sizes(&mc->vc, ks, sizes, seed, dist) < 0) {
         return CL_OUT_OF_HOST_MEMORY;
     }
     ks->op->costs(ks, mc->vc.sizes, &mc->bytes, &mc->flops);

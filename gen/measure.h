@@ -84,6 +84,11 @@ struct measure_case {
 cl_int mcase_init(struct measure_case *mc, const struct rt *rt,
                   struct naive_stubs *naive, const struct kernel_spec *ks,
                   size_t rows, unsigned long seed, int rotate);
+/* As mcase_init at the runtime sizes SIZES (op order). */
+cl_int mcase_init_sizes(struct measure_case *mc, const struct rt *rt,
+                        struct naive_stubs *naive,
+                        const struct kernel_spec *ks, const size_t *sizes,
+                        unsigned long seed, int rotate);
 void mcase_free(struct measure_case *mc);
 
 /* The events of one run of a variant: it lasted from the start of ev[0]

@@ -249,8 +249,12 @@ struct op_def {
     const char *summary;
     /* The runtime sizes of NAME_enqueue, NULL-terminated, in order; at
      * most SPECL_MAX_SIZES. NULL: "rows" alone. The first is the one
-     * paths choose by (max_rows). */
+     * paths choose by (max_rows), unless path_size names another. */
     const char *const *sizes;
+    /* The index of the runtime size that paths choose by (max_rows): 0,
+     * the first, unless an op's paths are for fewer of another size
+     * (attention's decode path: seq_q, its second). */
+    int path_size;
     /* Every __kernel of the op, NULL-terminated, in the order they go
      * into the emitted source; kernel K is the template templates/K.cl.
      * The emitted source holds the ones its plan launches. */

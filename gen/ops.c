@@ -21,6 +21,7 @@ extern const struct op_def op_rope;
 extern const struct op_def op_rmsnorm_backward;
 extern const struct op_def op_layernorm_backward;
 extern const struct op_def op_cross_entropy;
+extern const struct op_def op_attention;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -35,6 +36,7 @@ const struct op_def *const op_registry[] = {
     &op_rmsnorm_backward,
     &op_layernorm_backward,
     &op_cross_entropy,
+    &op_attention,
     NULL,
 };
 

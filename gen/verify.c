@@ -15,6 +15,9 @@ double rel_l2(const float *got, const double *ref, size_t n)
 {
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
+        if (isinf(got[i]) && got[i] == ref[i]) {
+            continue; /* exact: attention's lse of a row that sees no key */
+        }
         if (!isfinite(got[i])) {
             return INFINITY;
         }

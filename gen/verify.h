@@ -107,7 +107,8 @@ struct stub *naive_stub(struct naive_stubs *n, const struct rt *rt,
                         const struct kernel_spec *ks, cl_int *err,
                         char **log);
 
-/* ||got - ref|| / ||ref||; +inf when GOT holds a NaN or an infinity. */
+/* ||got - ref|| / ||ref||; +inf when GOT holds a NaN or an infinity that
+ * REF does not hold there too (one both hold counts as exact). */
 double rel_l2(const float *got, const double *ref, size_t n);
 
 /* The largest relative L2 error accepted for KS (the op's error_bound). */

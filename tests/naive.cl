@@ -74,6 +74,22 @@
 #ifndef CE_GRAD
 #define CE_GRAD 1 /* 1: dlogits written */
 #endif
+/* attention (HEADS and HEAD_DIM as rope's) */
+#ifndef KV_HEADS
+#define KV_HEADS 1      /* key and value heads */
+#endif
+#ifndef ATTN_CAUSAL
+#define ATTN_CAUSAL 0   /* key j seen by query i at j <= i + seq_kv - seq_q */
+#endif
+#ifndef ATTN_WINDOW
+#define ATTN_WINDOW 0   /* and at i + seq_kv - seq_q - j < ATTN_WINDOW */
+#endif
+#ifndef ATTN_SCALE
+#define ATTN_SCALE 1.0f /* times q.k */
+#endif
+#ifndef ATTN_SOFTCAP
+#define ATTN_SOFTCAP 0.0f /* 0: none */
+#endif
 /* rope (naive_rope computes in double) */
 #if defined(ROPE_THETA_BITS) && !defined(cl_khr_fp64)
 #error "naive_rope: the device has no double (cl_khr_fp64)"
@@ -694,4 +710,76 @@ __kernel void naive_cross_entropy_reduce(int rows, __global float *loss,
         total += scratch[1 + m];
     }
     loss[0] = CE_REDUCTION == 0 ? total / scratch[0] : total;
+}
+
+/* Whether attention's query at position POS sees key J. */
+bool naive_attn_sees(long pos, int j)
+{
+    bool seen = true;
+#if ATTN_CAUSAL
+    seen = seen && j <= pos;
+#endif
+#if ATTN_WINDOW > 0
+    seen = seen && pos - j < ATTN_WINDOW;
+#endif
+    return seen;
+}
+
+/* attention's score of query row Q and key row K. */
+float naive_attn_score(__global const storage_t *q, size_t qa,
+                       __global const storage_t *k, size_t ka)
+{
+    float dot = 0.0f;
+    for (int d = 0; d < HEAD_DIM; d++) {
+        dot += load1(q, qa + d) * load1(k, ka + d);
+    }
+    float s = ATTN_SCALE * dot;
+    return ATTN_SOFTCAP > 0.0f ? ATTN_SOFTCAP * tanh(s / ATTN_SOFTCAP) : s;
+}
+
+/* attention: one work-item per (query i, batch b and head h), exactly
+ * seq_q of them in dimension 0 and batch * HEADS in dimension 1. */
+__kernel void naive_attention(int batch, int seq_kv,
+                              __global const storage_t *q,
+                              __global const storage_t *k,
+                              __global const storage_t *v,
+                              __global storage_t *o, __global float *lse)
+{
+    int seq_q = (int)get_global_size(0);
+    int i = get_global_id(0);
+    size_t bh = get_global_id(1);
+    if (bh >= (size_t)batch * HEADS) {
+        return;
+    }
+    size_t b = bh / HEADS, h = bh % HEADS;
+    size_t hk = h / (HEADS / KV_HEADS);
+    long pos = (long)i + seq_kv - seq_q;
+    size_t qa = ((b * seq_q + i) * HEADS + h) * HEAD_DIM;
+    float mx = -INFINITY, sum = 0.0f, acc[HEAD_DIM];
+    for (int j = 0; j < seq_kv; j++) {
+        size_t ka = ((b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM;
+        if (naive_attn_sees(pos, j)) {
+            mx = fmax(mx, naive_attn_score(q, qa, k, ka));
+        }
+    }
+    for (int d = 0; d < HEAD_DIM; d++) {
+        acc[d] = 0.0f;
+    }
+    for (int j = 0; j < seq_kv; j++) {
+        size_t ka = ((b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM;
+        if (naive_attn_sees(pos, j)) {
+            float e = exp(naive_attn_score(q, qa, k, ka) - mx);
+            sum += e;
+            for (int d = 0; d < HEAD_DIM; d++) {
+                acc[d] += e * load1(v, ka + d);
+            }
+        }
+    }
+    for (int d = 0; d < HEAD_DIM; d++) {
+        store1(o, qa + d, sum > 0.0f ? acc[d] / sum : 0.0f);
+    }
+    if (lse != 0) {
+        lse[(b * HEADS + h) * seq_q + i] = sum > 0.0f ? mx + log(sum)
+                                                      : -INFINITY;
+    }
 }

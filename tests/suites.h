@@ -52,5 +52,7 @@ int add_softmax_split_numeric_tests(CU_pSuite s);
 int add_norm_split_numeric_tests(CU_pSuite s);
 /* test_cross_entropy.c: cross_entropy, added to the numeric suite. */
 int add_cross_entropy_numeric_tests(CU_pSuite s);
+/* test_attention.c: attention, added to the numeric suite. */
+int add_attention_numeric_tests(CU_pSuite s);
 
 #endif

@@ -45,8 +45,8 @@ static void test_list_outputs(void)
              listed, wrote);
     char *text = tu_read(listed, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    /* seeds.yaml has 7 kernels, stubs.yaml 16: .cl, .h and .c each. */
-    TU_CHECK(tu_count_lines(text) == 69, "%d outputs listed",
+    /* seeds.yaml has 7 kernels, stubs.yaml 17: .cl, .h and .c each. */
+    TU_CHECK(tu_count_lines(text) == 72, "%d outputs listed",
              tu_count_lines(text));
     TU_CHECK(strstr(text, "//") == NULL, "double slash in:\n%s", text);
     TU_CHECK(strncmp(text, out, strlen(out)) == 0 &&
@@ -448,7 +448,7 @@ static void test_option_forms(void)
         rc |= tu_run("cd '%s' && find %c -type f ! -name '.specl*' >listed",
                      dir, (char)('a' + i));
         char *text = tu_read(listed, NULL);
-        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 69,
+        TU_CHECK(rc == 0 && text != NULL && tu_count_lines(text) == 72,
                  "gen %s: exit %d, wrote\n%s", args, rc, text ? text : "");
         free(text);
         free(listed);
@@ -651,7 +651,8 @@ static void test_quoting(void)
 #define BENCH_SMALL "bench tests/tune/small.yaml --rows 8 --quick"
 #define CSV_HEADER                                                            \
     "kernel,op,dtype,device,rows,in_features,out_features,rank,features,"     \
-    "heads,head_dim,rotary_dim,vocab,variant,ok,error,us,wall_us,gbs,"        \
+    "heads,head_dim,rotary_dim,vocab,kv_heads,variant,ok,error,us,wall_us,"   \
+    "gbs,"                                                                    \
     "gflops,pct_floor,copy_us,vs_naive,vs_clblast,note\n"
 
 /* Whether python3 runs here: the tests parse bench's rows with its csv
@@ -692,20 +693,20 @@ static void test_bench_csv(void)
      * CLBlast peer: its row has no figures of its own, its ratios none,
      * but the copy of the case's bytes (softmax is memory-bound on any
      * device: 5 flops per 8 bytes) as every row of the case has it. */
-    static const char softmax_blas[] = ",8,,,,8,,,,,clblast,0,,,,,,,";
+    static const char softmax_blas[] = ",8,,,,8,,,,,,clblast,0,,,,,,,";
     const char *blas_row = strstr(text, softmax_blas);
     char *after_copy = NULL;
     double copy_us = blas_row != NULL
                          ? strtod(blas_row + strlen(softmax_blas), &after_copy)
                          : 0;
     TU_CHECK(strstr(text, "\nt_lora,lora_forward,f32,") != NULL &&
-                 strstr(text, ",8,8,32,2,,,,,,specl,1,") != NULL &&
-                 strstr(text, ",8,8,32,2,,,,,,clblast,") != NULL &&
-                 strstr(text, ",8,,,,8,,,,,specl,1,") != NULL && copy_us > 0 &&
+                 strstr(text, ",8,8,32,2,,,,,,,specl,1,") != NULL &&
+                 strstr(text, ",8,8,32,2,,,,,,,clblast,") != NULL &&
+                 strstr(text, ",8,,,,8,,,,,,specl,1,") != NULL && copy_us > 0 &&
                  strncmp(after_copy, ",,,no such primitive in CLBlast\n",
                          32) == 0,
              "bench --csv:\n%s", text);
-    const char *softmax = strstr(text, ",8,,,,8,,,,,specl,1,");
+    const char *softmax = strstr(text, ",8,,,,8,,,,,,specl,1,");
     TU_CHECK(softmax != NULL && strstr(softmax, ",,\n") != NULL &&
                  strchr(softmax, '\n') == strstr(softmax, ",,\n") + 2,
              "softmax's specl row has a vs_clblast:\n%s", text);
@@ -714,7 +715,7 @@ static void test_bench_csv(void)
                         "rows = list(csv.DictReader(open(sys.argv[1])))\n"
                         "assert len(rows) == 6, rows\n"
                         "for r in rows:\n"
-                        "    assert len(r) == 25 and None not in r, r\n"
+                        "    assert len(r) == 26 and None not in r, r\n"
                         "    if r[\"ok\"] == \"1\": float(r[\"us\"])\n"
                         "    else: assert r[\"us\"] == \"\", r\n"
                         "    if r[\"op\"] == \"softmax\": "
@@ -759,7 +760,8 @@ static void test_bench_json(void)
                              "\"out_features\":null,\"rank\":null,"
                              "\"features\":8,\"heads\":null,"
                              "\"head_dim\":null,\"rotary_dim\":null,"
-                             "\"vocab\":null,\"variant\":\"specl\","
+                             "\"vocab\":null,\"kv_heads\":null,"
+                             "\"variant\":\"specl\","
                              "\"ok\":true,") != NULL &&
                  strstr(out, "\"vs_naive\":null,\"vs_clblast\":null,"
                              "\"note\":\"\"}") != NULL &&
@@ -829,6 +831,38 @@ static void test_bench_table(void)
              "bench -v: exit %d\n%s%s", rc, out, err ? err : "");
     free(out);
     free(err);
+}
+
+/* --size sets a runtime size by name (attention's decode: seq_q 1), a
+ * name the op lacks fails its kernel (its sizes named), N out of
+ * [1, INT_MAX] or no NAME= is a usage error. */
+static void test_bench_size(void)
+{
+    char *out, *err;
+    int rc = run_specl(LIMIT, &out, &err, "bench tests/golden/golden.yaml "
+                       "--kernel golden_attention --quick --no-naive -v "
+                       "--size seq_q=1 --size seq_kv=100 --rows 2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    TU_CHECK(rc == 0 && strstr(out, "B=2 Sq=1 Skv=100 H=4/2 D=8") != NULL,
+             "bench --size: exit %d\n%s%s", rc, out, err ? err : "");
+    free(out);
+    free(err);
+    rc = run_specl(LIMIT, &out, &err, "bench tests/golden/golden.yaml "
+                   "--kernel golden_attention --quick --size seq=3");
+    TU_CHECK(rc == 1 && err != NULL &&
+                 strstr(err, "golden_attention: op attention has no runtime "
+                        "size 'seq' (its sizes: batch, seq_q, seq_kv)") !=
+                     NULL,
+             "bench --size seq=3: exit %d\n%s", rc, err ? err : "");
+    free(out);
+    free(err);
+    static const char *const bad[] = {"seq_q=0", "seq_q=2147483648", "=4",
+                                      "seq_q", "seq_q=1x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        TU_CHECK(tu_run("%s bench tests/golden/golden.yaml --size %s "
+                        ">/dev/null 2>&1", TU_SPECL, bad[i]) == 2,
+                 "bench --size %s is not a usage error", bad[i]);
+    }
 }
 
 /* The --verbose table of a memory-bound kernel: a copy of the same bytes
@@ -1215,6 +1249,7 @@ int add_cli_suite(void)
                     test_bench_csv) == NULL ||
         CU_add_test(s, "bench: one line per variant, detail with -v",
                     test_bench_table) == NULL ||
+        CU_add_test(s, "bench --size NAME=N", test_bench_size) == NULL ||
         CU_add_test(s, "bench: a copy of a memory-bound kernel's bytes",
                     test_bench_copy) == NULL ||
         CU_add_test(s, "bench --json: columns, nulls", test_bench_json) ==

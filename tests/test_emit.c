@@ -708,19 +708,23 @@ static void check_decisions(const struct kernel_spec *ks,
             TU_CHECK(sscanf(row, " {%ld, %d, %[^,], %ld, %uu, %ld}",
                             &max_rows, &n_launch, launches, &per_row, &over,
                             &fixed) == 6 &&
-                         over == (per_row != 0 ? SIZE_FIRST : 0),
+                         (over != 0) == (per_row != 0),
                      "%s.c: path row %.*s", ks->name,
                      (int)strcspn(row, "\n"), row);
+            /* Per row, or per product of the sizes OVER names (attention's
+             * "batch x seq_q"). */
+            char sizes[96];
+            sizes_text(ks->op, over, " x ", sizes, sizeof sizes);
             /* The line may go on: " (when the call gives dgamma)". */
             if (fixed != 0 && per_row != 0) {
                 snprintf(want, sizeof want,
-                         "\n  scratch: rows x %ld + %ld floats", per_row,
+                         "\n  scratch: %s x %ld + %ld floats", sizes, per_row,
                          fixed);
             } else if (fixed != 0) {
                 snprintf(want, sizeof want, "\n  scratch: %ld floats", fixed);
             } else if (per_row != 0) {
-                snprintf(want, sizeof want, "\n  scratch: rows x %ld floats",
-                         per_row);
+                snprintf(want, sizeof want, "\n  scratch: %s x %ld floats",
+                         sizes, per_row);
             } else {
                 snprintf(want, sizeof want, "\n  scratch: ");
             }

@@ -1319,20 +1319,25 @@ static void check_hooks(const struct kernel_spec *ks, const char *naive_cl)
              "%s: the naive plan is not one path of launches", ks->name);
     for (int i = 0; i < np.path[0].n_launch; i++) {
         const struct launch *l = &np.path[0].launch[i];
+        /* The op's first size first: rows, or attention's batch. */
+        const char *first = op_size_name(op, 0);
         char head[96];
-        snprintf(head, sizeof head, "__kernel void %s(int rows,", l->kernel);
+        snprintf(head, sizeof head, "__kernel void %s(int %s,", l->kernel,
+                 first);
         TU_CHECK(strstr(naive_cl, head) != NULL,
-                 "%s: no naive kernel %s(int rows, ...) in tests/naive.cl",
-                 ks->name, l->kernel);
+                 "%s: no naive kernel %s(int %s, ...) in tests/naive.cl",
+                 ks->name, l->kernel, first);
         TU_CHECK(l->dims == 1 || l->dims == 2, "%s: %s has %d dims",
                  ks->name, l->kernel, l->dims);
-        TU_CHECK(l->args[0] != NULL && strcmp(l->args[0], "rows") == 0,
-                 "%s: %s does not take rows first", ks->name, l->kernel);
+        TU_CHECK(l->args[0] != NULL && strcmp(l->args[0], first) == 0,
+                 "%s: %s does not take %s first", ks->name, l->kernel, first);
         for (int a = 1; l->args[a] != NULL; a++) {
             int scratch = strcmp(l->args[a], "scratch") == 0;
             TU_CHECK(scratch ? np.path[0].scratch_per > 0
-                             : has_buffer(&p, l->args[a]),
-                     "%s: %s argument %d (%s) names no buffer of the plan",
+                             : has_buffer(&p, l->args[a]) ||
+                                   op_size_index(op, l->args[a]) >= 0,
+                     "%s: %s argument %d (%s) names no buffer or size of "
+                     "the plan",
                      ks->name, l->kernel, a, l->args[a]);
         }
     }

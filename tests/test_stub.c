@@ -35,6 +35,7 @@
 #include "stub_layernorm_backward.h"
 #include "stub_rmsnorm_backward.h"
 #include "stub_cross_entropy.h"
+#include "stub_attention.h"
 #include "stub_softmax.h"
 #include "suites.h"
 #include "testutil.h"
@@ -171,6 +172,33 @@ ADAPT_ENQUEUE(stub_rope, b[0], b[1], b[2])
 ADAPT_ENQUEUE(stub_rmsnorm_backward, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_layernorm_backward, b[0], b[1], b[2], b[3], b[4], b[5])
 ADAPT_ENQUEUE(stub_cross_entropy, b[0], b[1], b[2], b[3])
+/* stub_attention: the rows are the batch; seq_q and seq_kv as its
+ * bench_sizes gives them (op_attention.c: heads * head_dim, at least 16),
+ * which the cases of vcase_init hold. */
+#define ATTN_SEQ 16
+ADAPT(stub_attention)
+static cl_int stub_attention_enqueue_(const void *k, cl_command_queue q,
+                                      size_t rows, const cl_mem *b,
+                                      cl_uint n_wait, const cl_event *wait,
+                                      cl_event *done)
+{
+    return stub_attention_enqueue((const stub_attention *)k, q, rows,
+                                  ATTN_SEQ, ATTN_SEQ, b[0], b[1], b[2], b[3],
+                                  b[4], n_wait, wait, done);
+}
+static cl_int stub_attention_enqueue_scratch_(
+    const void *k, cl_command_queue q, size_t rows, const cl_mem *b,
+    cl_mem scratch, cl_uint n_wait, const cl_event *wait, cl_event *done)
+{
+    return stub_attention_enqueue_scratch((const stub_attention *)k, q, rows,
+                                          ATTN_SEQ, ATTN_SEQ, b[0], b[1],
+                                          b[2], b[3], b[4], scratch, n_wait,
+                                          wait, done);
+}
+static size_t stub_attention_scratch_bytes_(size_t rows)
+{
+    return stub_attention_scratch_bytes(rows, ATTN_SEQ, ATTN_SEQ);
+}
 
 static const struct stub_api stubs[] = {
     STUB(stub_lora),    STUB(stub_lora_delta), STUB(stub_softmax),
@@ -179,6 +207,13 @@ static const struct stub_api stubs[] = {
     STUB(stub_add_rmsnorm), STUB(stub_rope), STUB(stub_rmsnorm_backward),
     STUB(stub_layernorm_backward), STUB(stub_cross_entropy),
     STUB(stub_lora_out_in), STUB(stub_lora_backward_out_in),
+    {"stub_attention", stub_attention_create_, stub_attention_create_variant_,
+     stub_attention_variant_, stub_attention_N_VARIANTS,
+     stub_attention_enqueue_, stub_attention_enqueue_scratch_,
+     stub_attention_scratch_bytes_, stub_attention_enqueue_array_,
+     stub_attention_scratch_bytes_array, stub_attention_path_index_,
+     stub_attention_N_SIZES, stub_attention_N_BUFFERS, stub_attention_log_,
+     stub_attention_destroy_},
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 
@@ -757,15 +792,21 @@ static void test_array_entry(void)
     for (int i = 0; i < N_STUBS; i++) {
         struct vcase c;
         struct vbuffers b;
-        size_t rows = 37, zero = 0;
-        CU_ASSERT_EQUAL(stubs[i].n_sizes, 1);
+        size_t rows = 37;
         if (make_case(i, rows, &c, &b) != 0) {
             CU_FAIL("cannot make a case");
             continue;
         }
+        /* The case's sizes: rows, or attention's batch and its seq_q and
+         * seq_kv (the rows first, as the calls of the table take them). */
+        size_t sz[SPECL_MAX_SIZES], zero[SPECL_MAX_SIZES];
+        memcpy(sz, c.sizes, sizeof sz);
+        memcpy(zero, c.sizes, sizeof zero);
+        zero[0] = 0;
+        CU_ASSERT_EQUAL(stubs[i].n_sizes, op_n_sizes(c.ks->op));
         CU_ASSERT_EQUAL(stubs[i].n_buffers, c.plan.n_buffer);
         cl_event done = NULL;
-        cl_int err = stubs[i].enqueue_array(handle[i], rt.queue, &rows, b.mem,
+        cl_int err = stubs[i].enqueue_array(handle[i], rt.queue, sz, b.mem,
                                             NULL, 0, NULL, &done);
         TU_CHECK(err == CL_SUCCESS && done != NULL,
                  "%s: enqueue_array %s", stubs[i].name, rt_status(err));
@@ -777,10 +818,10 @@ static void test_array_entry(void)
         TU_CHECK(stubs[i].enqueue_array(handle[i], rt.queue, NULL, b.mem,
                                         NULL, 0, NULL, NULL) ==
                          CL_INVALID_VALUE &&
-                     stubs[i].enqueue_array(handle[i], rt.queue, &rows, NULL,
+                     stubs[i].enqueue_array(handle[i], rt.queue, sz, NULL,
                                             NULL, 0, NULL, NULL) ==
                          CL_INVALID_VALUE &&
-                     stubs[i].enqueue_array(handle[i], rt.queue, &zero, b.mem,
+                     stubs[i].enqueue_array(handle[i], rt.queue, zero, b.mem,
                                             NULL, 0, NULL, NULL) ==
                          CL_INVALID_VALUE,
                  "%s: enqueue_array takes NULL arrays or 0 rows",
@@ -789,17 +830,18 @@ static void test_array_entry(void)
         TU_CHECK(stubs[i].scratch_bytes_array(NULL) == 0,
                  "%s: scratch_bytes_array(NULL)", stubs[i].name);
         TU_CHECK(stubs[i].path_index(handle[i], NULL) == -1 &&
-                     stubs[i].path_index(NULL, &rows) == -1 &&
-                     stubs[i].path_index(handle[i], &zero) == -1,
+                     stubs[i].path_index(NULL, sz) == -1 &&
+                     stubs[i].path_index(handle[i], zero) == -1,
                  "%s: path_index of a call enqueue refuses", stubs[i].name);
         int last = 0;
         for (size_t r = 1; r <= 5000; r += 1 + r / 8) {
-            int p = stubs[i].path_index(handle[i], &r);
+            sz[0] = r;
+            int p = stubs[i].path_index(handle[i], sz);
             TU_CHECK(p >= last && p < SPECL_MAX_PATHS,
                      "%s: path_index at %zu rows is %d (%d before)",
                      stubs[i].name, r, p, last);
             last = p >= 0 ? p : last;
-            TU_CHECK(stubs[i].scratch_bytes_array(&r) ==
+            TU_CHECK(stubs[i].scratch_bytes_array(sz) ==
                          stubs[i].scratch_bytes(r),
                      "%s: scratch_bytes_array at %zu rows", stubs[i].name, r);
         }

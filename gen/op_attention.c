@@ -1,0 +1,509 @@
+/* op_attention.c - fused scaled-dot-product attention, the forward:
+ * o = softmax(scale * q k^T (softcapped, masked)) v per query row and head,
+ * and lse, the natural log of each row's sum of exponentials.
+ *
+ * Rows of a work-group: the query rows of one (batch, kv head), the
+ * query heads of the kv head's group inner (row r is query r / GROUP of
+ * head kv_head * GROUP + r % GROUP), so that every row of a block reads
+ * the same keys and values (GQA, MQA) and a causal block spans few
+ * positions. templates/attention_common.cl walks the key tiles of a block
+ * (FlashAttention-2: online softmax, tiles hidden from every row of the
+ * block skipped). Prefill: a work-group per block of rows
+ * (templates/attention.cl). Decode (seq_q up to decode_rows; paths choose
+ * by seq_q): the keys split over `split` work-groups per block, each
+ * writing its partial (max, sum, o) to scratch, then
+ * templates/attention_combine.cl merges them, so that a few query rows
+ * over a long cache still fill the device. */
+#include "op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct param_def fields[] = {
+    {"heads", VALUE_INT, 1, 0, 1, 4096, NULL, "query heads (H)"},
+    /* A default below the minimum stands for heads (param_stand_in). */
+    {"kv_heads", VALUE_INT, 0, 0, 1, 4096, NULL,
+     "key and value heads (Hkv), dividing heads: GQA, MQA (default heads)"},
+    {"head_dim", VALUE_INT, 1, 0, 1, 256, NULL, "elements per head (D)"},
+    {"causal", VALUE_BOOL, 0, 0, 0, 1, NULL,
+     "query i sees keys j <= i + seq_kv - seq_q (bottom-right aligned)"},
+    {"scale", VALUE_FLOAT, 0, 0, -1e30, 1e30, NULL,
+     "times q.k (default 1/sqrt(head_dim))"},
+    {"window", VALUE_INT, 0, 0, 0, 2147483647, NULL,
+     "with causal: keys at most window - 1 positions back; 0: none"},
+    {"softcap", VALUE_FLOAT, 0, 0, 0, 1e30, NULL,
+     "scores -> softcap * tanh(score / softcap); 0: none (default)"},
+};
+
+static const struct param_def knobs[] = {
+    {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
+     "query rows per work-group (rows of one kv head's query heads)"},
+    {"block_k", VALUE_INT, 0, 16, 1, 256, NULL,
+     "keys per tile staged in local memory"},
+    {"items", VALUE_INT, 0, 128, 1, 1024, NULL,
+     "work-items per work-group, a multiple of block_q (items / block_q "
+     "per query row)"},
+    {"decode_rows", VALUE_INT, 0, 4, 0, 1024, NULL,
+     "seq_q at most this takes the split path (keys over work-groups); "
+     "0: never"},
+    {"split", VALUE_INT, 0, 16, 1, 1024, NULL,
+     "work-groups the keys of a block split over on the split path"},
+};
+
+static const char *const sizes[] = {"batch", "seq_q", "seq_kv", NULL};
+enum { SZ_BATCH, SZ_SEQ_Q, SZ_SEQ_KV };
+#define BATCH SIZE_BIT(SZ_BATCH)
+#define SEQ_Q SIZE_BIT(SZ_SEQ_Q)
+#define SEQ_KV SIZE_BIT(SZ_SEQ_KV)
+
+enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
+
+/* Local memory a spec may ask for, as the row ops (op_rows.c). */
+#define ATTN_MAX_LOCAL 32768
+/* The least softcap taken: 1 / softcap must stay a float. */
+#define SOFTCAP_MIN 1e-30
+/* log2(e): scores in base 2. */
+#define LOG2_E 1.4426950408889634
+/* The combine kernel's work-items on a GPU (one on a CPU). */
+#define COMBINE_GPU_ITEMS 64
+
+static long field(const struct kernel_spec *ks, const char *key)
+{
+    return (long)spec_field(ks, key);
+}
+
+static long knob(const struct kernel_spec *ks, const char *key)
+{
+    return (long)spec_knob(ks, key);
+}
+
+static long heads(const struct kernel_spec *ks)
+{
+    return field(ks, "heads");
+}
+
+static long kv_heads(const struct kernel_spec *ks)
+{
+    return spec_field_set(ks, "kv_heads") ? field(ks, "kv_heads")
+                                          : heads(ks);
+}
+
+static long head_dim(const struct kernel_spec *ks)
+{
+    return field(ks, "head_dim");
+}
+
+static int causal(const struct kernel_spec *ks)
+{
+    return spec_field(ks, "causal") != 0;
+}
+
+/* The scale as the kernels hold it. */
+static double scale(const struct kernel_spec *ks)
+{
+    return spec_field_set(ks, "scale")
+               ? spec_field(ks, "scale")
+               : 1.0 / sqrt((double)head_dim(ks));
+}
+
+/* Floats of local memory of a block: q (block_q rows), a tile of keys or
+ * values (block_k rows), rows of D | 1 floats (odd: apart in banks);
+ * scores and probabilities (block_q x block_k). */
+static long local_floats(long bq, long bk, long d)
+{
+    return (bq + bk) * (d | 1) + 2 * bq * bk;
+}
+
+/* GPUs: blocks of 32 rows (16 past D 128), four work-items a row, so
+ * that a row's outputs are a quarter of D each, and the widest key tile
+ * that fits. CPUs: one work-item a row (PoCL runs a group as loops over
+ * its items, each item's dimensions a vector), blocks of 64 rows (32
+ * past D 64, 16 past 128), tiles of 8 keys: PoCL on 2 cores ran
+ * 8 heads of 64 at 512 tokens 2-4x faster than the naive kernel so,
+ * against 1x with GPU-like tiles. */
+static void defaults(struct kernel_spec *ks)
+{
+    long d = head_dim(ks);
+    int cpu = ks->target == TARGET_CPU;
+    long bq = cpu ? (d > 128 ? 16 : d > 64 ? 32 : 64) : (d > 128 ? 16 : 32);
+    spec_knob_default(ks, "block_q", (double)bq);
+    bq = knob(ks, "block_q");
+    spec_knob_default(ks, "items", (double)(cpu ? bq : bq * 4));
+    long bk = cpu ? 8 : 64;
+    while (bk > 1 && local_floats(bq, bk, d) * 4 > ATTN_MAX_LOCAL) {
+        bk /= 2;
+    }
+    spec_knob_default(ks, "block_k", (double)bk);
+    spec_knob_default(ks, "split", cpu ? 4 : 16);
+}
+
+static void validate(const struct kernel_spec *ks, struct diags *d)
+{
+    long h = heads(ks), hkv = kv_heads(ks);
+    long bq = knob(ks, "block_q"), bk = knob(ks, "block_k");
+    long items = knob(ks, "items");
+    if (h % hkv != 0) {
+        diag_error(d, ks->file, spec_field_mark(ks, "kv_heads"),
+                   "kv_heads (%ld) must divide heads (%ld)", hkv, h);
+    }
+    if (field(ks, "window") > 0 && !causal(ks)) {
+        diag_error(d, ks->file, spec_field_mark(ks, "window"),
+                   "window (%ld) needs causal: true", field(ks, "window"));
+    }
+    double cap = spec_field(ks, "softcap");
+    if (cap != 0 && cap < SOFTCAP_MIN) {
+        diag_error(d, ks->file, spec_field_mark(ks, "softcap"),
+                   "softcap (%g) must be 0 (none) or at least %g", cap,
+                   SOFTCAP_MIN);
+    }
+    if (spec_field_set(ks, "scale") && spec_field(ks, "scale") == 0) {
+        diag_error(d, ks->file, spec_field_mark(ks, "scale"),
+                   "scale must not be 0 (leave it out for "
+                   "1/sqrt(head_dim))");
+    }
+    if (items % bq != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "items"),
+                   "tile items (%ld) must be a multiple of block_q (%ld)",
+                   items, bq);
+    }
+    long bytes = local_floats(bq, bk, head_dim(ks)) * 4;
+    if (bytes > ATTN_MAX_LOCAL) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "block_k"),
+                   "tile block_q (%ld) and block_k (%ld) need %ld bytes of "
+                   "local memory at head_dim %ld (at most %d)",
+                   bq, bk, bytes, head_dim(ks), ATTN_MAX_LOCAL);
+    }
+}
+
+static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
+{
+    long h = heads(ks), hkv = kv_heads(ks), d = head_dim(ks);
+    plan_buffer(p, "q", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_Q, h * d);
+    plan_buffer_doc(p, "[batch][seq_q][heads][head_dim]", NULL);
+    plan_buffer(p, "k", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_KV, hkv * d);
+    plan_buffer_doc(p, "[batch][seq_kv][kv_heads][head_dim]", NULL);
+    plan_buffer(p, "v", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_KV, hkv * d);
+    plan_buffer_doc(p, "[batch][seq_kv][kv_heads][head_dim]", NULL);
+    plan_buffer(p, "o", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_Q, h * d);
+    plan_buffer_role(p, BUFFER_OUT);
+    plan_buffer_doc(p, "[batch][seq_q][heads][head_dim]",
+                    "0 for a query that sees no key");
+    plan_buffer(p, "lse", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_Q, h);
+    plan_buffer_elem(p, ELEM_F32);
+    plan_buffer_role(p, BUFFER_OUT);
+    plan_buffer_nullable(p);
+    plan_buffer_doc(p, "[batch][heads][seq_q]",
+                    "ln of each row's sum of exp(score), -inf for a query "
+                    "that sees no key; may be NULL");
+    plan_public_int(p, "HEADS", "query heads", h);
+    plan_public_int(p, "KV_HEADS", "key and value heads", hkv);
+    plan_public_int(p, "HEAD_DIM", "elements per head", d);
+}
+
+/* The #defines of templates/attention_common.cl. */
+static void plan_defines(const struct kernel_spec *ks, struct plan *p)
+{
+    double cap = spec_field(ks, "softcap");
+    plan_storage(p, ks);
+    plan_int(p, "HEADS", "query heads", heads(ks));
+    plan_int(p, "KV_HEADS", "key and value heads", kv_heads(ks));
+    plan_int(p, "HEAD_DIM", "elements per head", head_dim(ks));
+    plan_int(p, "CAUSAL", "key j visible to query i at j <= i + "
+             "seq_kv - seq_q", causal(ks));
+    plan_int(p, "WINDOW", "and at i + seq_kv - seq_q - j < WINDOW (0: "
+             "none)", field(ks, "window"));
+    plan_int(p, "CAPPED", "scores softcapped", cap > 0);
+    plan_float(p, "SOFTCAP", "the softcap (0: none)", cap);
+    plan_float(p, "INV_SOFTCAP", "1 / softcap", cap > 0 ? 1.0 / cap : 0);
+    /* Scores in base 2: exp2 of q.k times Q_MUL (times LOG2E after the
+     * softcap's tanh when capped). */
+    plan_float(p, "Q_MUL", cap > 0 ? "q times scale" : "q times scale * "
+               "log2(e)", cap > 0 ? scale(ks) : scale(ks) * LOG2_E);
+    plan_int(p, "BLOCK_Q", "query rows per work-group", knob(ks, "block_q"));
+    plan_int(p, "BLOCK_K", "keys per tile", knob(ks, "block_k"));
+    plan_int(p, "ITEMS", "work-items per work-group", knob(ks, "items"));
+    plan_int(p, "SPLIT", "work-groups a block's keys split over (split "
+             "path)", knob(ks, "split"));
+    plan_int(p, "COMBINE_ITEMS", "work-items of attention_combine",
+             ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS);
+}
+
+static void set_args(struct launch *l, const char *const *args)
+{
+    for (int a = 0; args[a] != NULL; a++) {
+        l->args[a] = args[a];
+    }
+}
+
+/* A launch of KERNEL over the blocks of rows of every (batch, kv head):
+ * dimension 0 TIMES * GROUP * ceil(seq_q / block_q) groups (at least the
+ * ceil(GROUP * seq_q / block_q) blocks; the kernel returns for the rest),
+ * dimension 1 one per (batch, kv head). */
+static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
+                          const char *kernel, size_t times,
+                          const char *const *args)
+{
+    struct launch *l = &pa->launch[pa->n_launch++];
+    size_t group = (size_t)(heads(ks) / kv_heads(ks));
+    l->kernel = kernel;
+    l->dims = 2;
+    l->local[0] = (size_t)knob(ks, "items");
+    l->local[1] = 1;
+    launch_over(l, 0, times * group, SEQ_Q, (size_t)knob(ks, "block_q"));
+    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+    set_args(l, args);
+}
+
+/* The split path: attention_part per (block, split), attention_combine
+ * per query row and head; scratch: per row and split, its max, sum and
+ * D unnormalised outputs. */
+static void plan_split(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const part_args[] = {"seq_q", "seq_kv", "q", "k",
+                                            "v", "scratch", NULL};
+    static const char *const combine_args[] = {"seq_q", "o", "lse",
+                                               "scratch", NULL};
+    struct path *pa = &p->path[p->n_path++];
+    long split = knob(ks, "split");
+    pa->max_rows = knob(ks, "decode_rows");
+    pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
+              "work-groups, then their partial softmaxes merged";
+    launch_blocks(ks, pa, "attention_part", (size_t)split, part_args);
+    struct launch *l = &pa->launch[pa->n_launch++];
+    l->kernel = "attention_combine";
+    l->dims = 2;
+    l->local[0] = ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS;
+    l->local[1] = 1;
+    launch_fixed(l, 0, 1);
+    launch_over(l, 1, (size_t)heads(ks), BATCH | SEQ_Q, 1);
+    set_args(l, combine_args);
+    pa->scratch_per = heads(ks) * split * (head_dim(ks) + 2);
+    pa->scratch_sizes = BATCH | SEQ_Q;
+}
+
+static void plan(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const args[] = {"seq_q", "seq_kv", "q", "k", "v",
+                                       "o", "lse", NULL};
+    plan_defines(ks, p);
+    plan_buffers(ks, p);
+    if (knob(ks, "decode_rows") > 0) {
+        plan_split(ks, p);
+    }
+    struct path *pa = &p->path[p->n_path++];
+    pa->why = "a work-group per block_q query rows of one kv head's "
+              "heads, over the key tiles they see";
+    launch_blocks(ks, pa, "attention", 1, args);
+}
+
+/* ---- checking and measuring ------------------------------------------ */
+
+/* Whether query position POS sees key J. */
+static int visible(const struct kernel_spec *ks, long pos, long j)
+{
+    long w = field(ks, "window");
+    return (!causal(ks) || j <= pos) && (w == 0 || pos - j < w);
+}
+
+/* The reference of one query row: O (D values) and its lse. Q one row of
+ * q, K and V the keys' and values' row of its batch and kv head (stride
+ * between keys KSTRIDE), S room for seq_kv scores. */
+static double reference_row(const struct kernel_spec *ks, const float *q,
+                            const float *k, const float *v, size_t kstride,
+                            long seq_kv, long pos, double *s, double *o)
+{
+    size_t d = (size_t)head_dim(ks);
+    double sc = emitted_float(scale(ks));
+    double cap = emitted_float(spec_field(ks, "softcap"));
+    double mx = -INFINITY, sum = 0;
+    for (long j = 0; j < seq_kv; j++) {
+        if (!visible(ks, pos, j)) {
+            continue; /* the masked keys cost nothing (large benches) */
+        }
+        double dot = 0;
+        for (size_t e = 0; e < d; e++) {
+            dot += (double)q[e] * k[(size_t)j * kstride + e];
+        }
+        s[j] = sc * dot;
+        if (cap > 0) {
+            s[j] = cap * tanh(s[j] / cap);
+        }
+        mx = fmax(mx, s[j]);
+    }
+    for (size_t e = 0; e < d; e++) {
+        o[e] = 0;
+    }
+    for (long j = 0; j < seq_kv; j++) {
+        if (!visible(ks, pos, j)) {
+            continue;
+        }
+        double w = exp(s[j] - mx);
+        sum += w;
+        for (size_t e = 0; e < d; e++) {
+            o[e] += w * v[(size_t)j * kstride + e];
+        }
+    }
+    if (sum == 0) {
+        return -INFINITY;
+    }
+    for (size_t e = 0; e < d; e++) {
+        o[e] /= sum;
+    }
+    return mx + log(sum);
+}
+
+static int reference(const struct kernel_spec *ks, const float *const *in,
+                     const size_t *sz, double *const *out)
+{
+    size_t h_n = (size_t)heads(ks), hkv = (size_t)kv_heads(ks);
+    size_t d = (size_t)head_dim(ks), group = h_n / hkv;
+    size_t sq = sz[SZ_SEQ_Q], skv = sz[SZ_SEQ_KV];
+    double *s = malloc(skv * sizeof *s);
+    double o_row[256];
+    if (s == NULL) {
+        return -1;
+    }
+    for (size_t b = 0; b < sz[SZ_BATCH]; b++) {
+        for (size_t i = 0; i < sq; i++) {
+            for (size_t h = 0; h < h_n; h++) {
+                size_t row = (b * sq + i) * h_n + h;
+                size_t kv_at = (b * skv * hkv + h / group) * d;
+                long pos = (long)i + (long)skv - (long)sq;
+                double lse = reference_row(
+                    ks, in[BUF_Q] + row * d, in[BUF_K] + kv_at,
+                    in[BUF_V] + kv_at, hkv * d, (long)skv, pos, s, o_row);
+                for (size_t e = 0; out[BUF_O] != NULL && e < d; e++) {
+                    out[BUF_O][row * d + e] = o_row[e];
+                }
+                if (out[BUF_LSE] != NULL) {
+                    out[BUF_LSE][(b * h_n + h) * sq + i] = lse;
+                }
+            }
+        }
+    }
+    free(s);
+    return 0;
+}
+
+/* naive_attention: a work-item per (query, batch and head), seq_q of
+ * them exactly in dimension 0 (the kernel reads seq_q from there). */
+static void naive(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const args[] = {"batch", "seq_kv", "q", "k", "v",
+                                       "o", "lse", NULL};
+    plan_storage(p, ks);
+    plan_int(p, "HEADS", "query heads", heads(ks));
+    plan_int(p, "KV_HEADS", "key and value heads", kv_heads(ks));
+    plan_int(p, "HEAD_DIM", "elements per head", head_dim(ks));
+    plan_int(p, "ATTN_CAUSAL", "causal", causal(ks));
+    plan_int(p, "ATTN_WINDOW", "window (0: none)", field(ks, "window"));
+    plan_float(p, "ATTN_SCALE", "times q.k", scale(ks));
+    plan_float(p, "ATTN_SOFTCAP", "0: none", spec_field(ks, "softcap"));
+    naive_launch(p, "naive_attention", 0, args);
+    struct path *pa = &p->path[p->n_path - 1];
+    struct launch *l = &pa->launch[pa->n_launch - 1];
+    l->dims = 2;
+    l->local[0] = 1;
+    l->local[1] = 1;
+    launch_over(l, 0, 1, SEQ_Q, 1);
+    launch_over(l, 1, (size_t)heads(ks), BATCH, 1);
+}
+
+/* The query rows and keys each sees, summed: the pairs that cost. */
+static double visible_pairs(const struct kernel_spec *ks, const size_t *sz)
+{
+    long sq = (long)sz[SZ_SEQ_Q], skv = (long)sz[SZ_SEQ_KV];
+    long w = field(ks, "window");
+    double pairs = 0;
+    for (long i = 0; i < sq; i++) {
+        long pos = i + skv - sq;
+        long hi = causal(ks) ? (pos + 1 < skv ? pos + 1 : skv) : skv;
+        long lo = w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
+        pairs += hi > lo ? (double)(hi - lo) : 0;
+    }
+    return pairs;
+}
+
+/* q, k, v read once, o and lse written once; 4 flops per (query, key,
+ * head, dim): q.k and p.v, over the pairs a mask leaves visible (about
+ * half of them when causal at seq_q = seq_kv, counted exactly). */
+static void costs(const struct kernel_spec *ks, const size_t *sz,
+                  double *bytes, double *flops)
+{
+    *bytes = plan_io_bytes(ks, sz);
+    *flops = 4.0 * (double)sz[SZ_BATCH] * (double)heads(ks) *
+             (double)head_dim(ks) * visible_pairs(ks, sz);
+}
+
+/* o: the f32 bound plus the storage's rounding; lse is float32. */
+static double error_bound(const struct kernel_spec *ks)
+{
+    return storage_error_bound(ks->dtype, 1e-5);
+}
+
+/* Batch 1 (--rows sets it), seq_q = seq_kv = 4096 for heads of
+ * heads * head_dim >= 1024 (a model's), heads * head_dim (at least 16)
+ * below, so that small specs check fast. */
+static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
+{
+    long width = heads(ks) * head_dim(ks);
+    long seq = width >= 1024 ? 4096 : width < 16 ? 16 : width;
+    sz[SZ_BATCH] = 1;
+    sz[SZ_SEQ_Q] = (size_t)seq;
+    sz[SZ_SEQ_KV] = (size_t)seq;
+}
+
+static void shape_text(const struct kernel_spec *ks, const size_t *sz,
+                       char *buf, size_t size)
+{
+    snprintf(buf, size, "B=%zu Sq=%zu Skv=%zu H=%ld/%ld D=%ld%s", sz[0],
+             sz[1], sz[2], heads(ks), kv_heads(ks), head_dim(ks),
+             causal(ks) ? " causal" : "");
+}
+
+static const struct tune_axis tune_space[] = {
+    {"block_q", "16 32 64"},
+    {"block_k", "8 16 32 64"},
+    {"items", "16 32 64 128 256"},
+    {NULL, NULL},
+};
+
+/* The split path's knobs: the tuner measures at bench's seq_q (4096,
+ * the row path), so it neither searches nor times them, and an entry
+ * leaves them to the defaults. */
+static const char *const few_rows_knobs[] = {"decode_rows", "split", NULL};
+
+static const char *const kernels[] = {"attention", "attention_part",
+                                      "attention_combine", NULL};
+
+const struct op_def op_attention = {
+    .name = "attention",
+    .summary = "o = softmax(scale * q k^T, causal, window, softcap) v and "
+               "lse per query row and head (GQA, MQA)",
+    .sizes = sizes,
+    .path_size = SZ_SEQ_Q,
+    .kernels = kernels,
+    .example = "heads=32 kv_heads=8 head_dim=128 causal=true",
+    .fields = fields,
+    .n_fields = sizeof fields / sizeof fields[0],
+    .knobs = knobs,
+    .n_knobs = sizeof knobs / sizeof knobs[0],
+    .defaults = defaults,
+    .validate = validate,
+    .plan = plan,
+    .tune_space = tune_space,
+    .few_rows_knobs = few_rows_knobs,
+    .reference = reference,
+    .naive = naive,
+    .costs = costs,
+    .error_bound = error_bound,
+    .bench_sizes = bench_sizes,
+    .shape_text = shape_text,
+};
