@@ -1,7 +1,7 @@
 /* op_lora_backward.c - lora_backward: the gradients of a LoRA layer with
  * its base weight frozen, dA, dB and (input_grad) dX, for any M. */
 #include "gemm_mma.h"
-#include "lora_common.h"
+#include "lora_backward.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,86 +11,6 @@
  * and their padding (the defaults' vec 1 at the most rows per work-group
  * for the former, grad_threads 32 for the latter). */
 #define RANK_MAX 4064L
-
-/* The fields and the knobs under `tile:`, each written once, in the
- * order `specl list` shows them: the tables below, the members of struct
- * bwd and bwd_read() come from these lists. A field is X(MEMBER, TYPE,
- * DEF): DEF the struct param_def whose value MEMBER holds as TYPE (a bool
- * as 0 or 1); a knob X(NAME, KIND, DEFAULT, MIN, MAX, HELP), its value
- * held as a long by the member NAME (engine, the one choice, as its
- * index in lora_engine_choices). */
-#define BWD_FIELDS(X)                                                        \
-    X(K, long, LORA_SIZE_FIELD("in_features",                                \
-                               "K: columns of X and dX, rows of W, A and "   \
-                               "dA"))                                        \
-    X(N, long, LORA_SIZE_FIELD("out_features",                               \
-                               "N: columns of W, B, dB and dY"))             \
-    X(R, long, LORA_SIZE_FIELD("rank", "r: columns of A, rows of B; at most "\
-                                       "min(K, N) and 4064"))                \
-    X(alpha, double, LORA_ALPHA_FIELD)                                       \
-    X(scale, double, LORA_SCALE_FIELD("factor of (X*A)*B in the forward; "   \
-                                      "default 1, or alpha / rank"))         \
-    X(input_grad, int,                                                       \
-      LORA_BOOL_FIELD("input_grad", 1, "compute dX (false for the first "    \
-                                       "layer: dA and dB only)"))            \
-    X(base, int,                                                             \
-      LORA_BOOL_FIELD("base", 1, "dX includes dY*W^T; false: dX is the "     \
-                                 "adapter's part alone (no W)"))             \
-    X(accumulate, int,                                                       \
-      LORA_BOOL_FIELD("accumulate", 0, "add into dA and dB (gradient "       \
-                                       "accumulation) instead of "           \
-                                       "overwriting"))                       \
-    X(layout, int, LORA_LAYOUT_FIELD)
-
-#define BWD_KNOBS(X)                                                         \
-    X(engine, VALUE_CHOICE, ENGINE_SIMT, 0, 0,                               \
-      "dX's GEMM with W: simt: float multiply-adds (lora_bwd_dx); mma: "     \
-      "tensor cores (lora_bwd_dx_mma, m x n per work-group, wm x wn per "    \
-      "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "    \
-      "on warpgroups past dx_mma_max rows (lora_bwd_dx_wgmma, wg_m x n; "    \
-      "compute capability 9.0)")                                             \
-    X(m, VALUE_INT, 64, 1, 1024, "rows of dX per work-group")                \
-    X(n, VALUE_INT, 128, 1, 1024, "columns of dX per work-group")            \
-    X(k, VALUE_INT, 16, 1, 256,                                              \
-      "N elements staged through local memory per step of dX's GEMM")       \
-    X(wm, VALUE_INT, 8, 1, 128,                                              \
-      "rows of dX per work-item (at most 16), per warp with engine: mma")    \
-    X(wn, VALUE_INT, 8, 1, 128,                                              \
-      "columns of dX per work-item (at most 16), per warp with engine: "     \
-      "mma")                                                                 \
-    X(stages, VALUE_INT, 2, 2, 8,                                            \
-      "lora_bwd_dx_mma: steps in flight in local memory (cp.async)")        \
-    X(wg_m, VALUE_INT, 256, 64, 512,                                         \
-      "lora_bwd_dx_wgmma: rows of dX per work-group, a warpgroup of 128 "    \
-      "work-items per 64")                                                   \
-    X(wg_stages, VALUE_INT, 4, 3, 6,                                         \
-      "lora_bwd_dx_wgmma: steps in local memory, two more than it copies "   \
-      "ahead")                                                               \
-    X(dx_mma_max, VALUE_INT, 0, 0, 16777216,                                 \
-      "engine: wgmma: rows at or below which dX runs on lora_bwd_dx_mma's "  \
-      "tiles, whose work-groups take fewer rows; 0: lora_bwd_dx_wgmma at "   \
-      "any rows")                                                            \
-    X(pad, VALUE_INT, 4, 0, 16,                                              \
-      "lora_bwd_dx: floats of padding per local-memory row")                 \
-    X(warp_n, VALUE_INT, 8, 0, 32,                                           \
-      "lora_bwd_dx: work-items along N per warp of 32; 0: row-major")        \
-    X(vec, VALUE_INT, 4, 1, 4,                                               \
-      "elements per global load and store of X, dY and dX: 1, 2 or 4")      \
-    X(tg_rows, VALUE_INT, 8, 1, 256,                                         \
-      "lora_bwd_tg: rows of X and dY per work-group")                        \
-    X(tg_threads, VALUE_INT, 128, 32, 1024,                                  \
-      "lora_bwd_tg: work-items per work-group")                              \
-    X(grad_rows, VALUE_INT, 4096, 1, 16777216,                               \
-      "lora_bwd_grad: rows per work-group (more rows than this: a slice of " \
-      "partial sums of dA and dB per grad_rows rows); default from the "     \
-      "shape")                                                               \
-    X(grad_threads, VALUE_INT, 128, 32, 1024,                                \
-      "lora_bwd_grad: work-items per work-group, over 32 columns of X or "   \
-      "dY (grad_vec each) and their rows")                                   \
-    X(grad_vec, VALUE_INT, 4, 1, 4,                                          \
-      "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4")          \
-    X(reduce_threads, VALUE_INT, 256, 1, 1024,                               \
-      "lora_bwd_reduce: work-items per work-group")
 
 #define FIELD_DEF(member, type, def) def,
 static const struct param_def bwd_fields[] = {BWD_FIELDS(FIELD_DEF)};
@@ -114,17 +34,7 @@ _Static_assert(BWD_N_KNOBS <= SPECL_MAX_PARAMS &&
                    BWD_N_FIELDS <= SPECL_MAX_PARAMS,
                "lora_backward has more keys than a kernel_spec holds");
 
-/* Every value of a lora_backward spec, as numbers. */
-struct bwd {
-#define FIELD_MEMBER(member, type, ...) type member;
-#define KNOB_MEMBER(name, ...) long name;
-    BWD_FIELDS(FIELD_MEMBER)
-    BWD_KNOBS(KNOB_MEMBER)
-#undef FIELD_MEMBER
-#undef KNOB_MEMBER
-};
-
-static void bwd_read(const struct kernel_spec *ks, struct bwd *c)
+void bwd_read(const struct kernel_spec *ks, struct bwd *c)
 {
 #define READ_FIELD(member, type, ...)                                        \
     c->member = bwd_fields[BWD_FIELD_##member].kind == VALUE_BOOL            \
@@ -138,7 +48,7 @@ static void bwd_read(const struct kernel_spec *ks, struct bwd *c)
 }
 
 /* dX needs W only with both the input gradient and the base. */
-static int uses_w(const struct bwd *c)
+int bwd_uses_w(const struct bwd *c)
 {
     return c->input_grad && c->base;
 }
@@ -150,7 +60,7 @@ enum dx_kernel { DX_NONE, DX_SIMT, DX_MMA, DX_WGMMA };
 /* dX's GEMM with W runs on tensor cores. */
 static int dx_tensor(const struct bwd *c)
 {
-    return uses_w(c) && c->engine != ENGINE_SIMT;
+    return bwd_uses_w(c) && c->engine != ENGINE_SIMT;
 }
 
 /* lora_bwd_dx_mma runs: engine mma, or wgmma's fewest rows. */
@@ -180,7 +90,7 @@ static enum dx_kernel dx_kernel_at(const struct bwd *c, long rows)
  * The tensor cores' loaders read either layout as it lies. */
 static int copies_wt(const struct bwd *c)
 {
-    return uses_w(c) && !dx_tensor(c) && c->layout == LAYOUT_IN_OUT;
+    return bwd_uses_w(c) && !dx_tensor(c) && c->layout == LAYOUT_IN_OUT;
 }
 
 /* lora_bwd_grad_mma's geometry: GM_WARPS warps of 32 columns each, the
@@ -468,7 +378,7 @@ static void engine_defaults(struct kernel_spec *ks)
     bwd_read(ks, &c);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && c.K % 8 == 0 && c.N % 8 == 0) {
-        int wgmma = target_offers(ks->target, CAP_WGMMA) && uses_w(&c) &&
+        int wgmma = target_offers(ks->target, CAP_WGMMA) && bwd_uses_w(&c) &&
                     c.K >= 64;
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
         bwd_read(ks, &c);
@@ -612,7 +522,7 @@ static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "engine");
     const char *engine = lora_engine_choices[c->engine];
-    if (c->engine == ENGINE_WGMMA && !uses_w(c)) {
+    if (c->engine == ENGINE_WGMMA && !bwd_uses_w(c)) {
         diag_error(d, file, at,
                    "engine: wgmma runs dX's GEMM with W on warpgroups: use "
                    "engine: mma (dA and dB on tensor cores) with %s",
@@ -686,7 +596,7 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
 
 /* ---- plan ------------------------------------------------------------- */
 
-static void plan_shape(const struct kernel_spec *ks, const struct bwd *c,
+void bwd_plan_shape(const struct kernel_spec *ks, const struct bwd *c,
                        struct plan *p)
 {
     plan_int(p, "IN_FEATURES", "K: columns of X and dX, rows of W and A",
@@ -695,7 +605,7 @@ static void plan_shape(const struct kernel_spec *ks, const struct bwd *c,
     plan_int(p, "RANK", "r: columns of A, rows of B", c->R);
     plan_float(p, "SCALE", "factor of (X*A)*B in the forward",
                spec_lora_scale(ks));
-    plan_int(p, "HAS_BASE", "1: dX includes dY*W^T", uses_w(c));
+    plan_int(p, "HAS_BASE", "1: dX includes dY*W^T", bwd_uses_w(c));
     plan_int(p, "INPUT_GRAD", "1: dX is computed", c->input_grad);
     plan_int(p, "ACCUMULATE", "1: dA += ..., dB += ...", c->accumulate);
     lora_plan_layout(p, c->layout);
@@ -709,7 +619,7 @@ static void plan_dx_gemm(const struct bwd *c, struct plan *p)
         .kernel = "lora_bwd_dx", .m = c->m, .n = c->n, .k = c->k,
         .wm = c->wm, .wn = c->wn, .pad = c->pad, .warp_n = c->warp_n,
         .reduce = c->N, .cols = c->K, .rank = c->R, .rank_parts = 1,
-        .vec = c->vec, .stage_a = uses_w(c), .stage_b = uses_w(c),
+        .vec = c->vec, .stage_a = bwd_uses_w(c), .stage_b = bwd_uses_w(c),
         .out_add = 0, .out_fixed = 1};
     lora_plan_gemm_simt(p, &g);
 }
@@ -819,7 +729,7 @@ static void launch_dx_simt(const struct bwd *c, struct path *pa)
     l->local[1] = (size_t)(c->m / c->wm);
     launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->m);
-    lora_copy_args(l, uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
+    lora_copy_args(l, bwd_uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
 }
 
 /* One launch sequence: G and scale*T, dA and dB (their partial sums and
@@ -937,7 +847,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
 {
     struct bwd c;
     bwd_read(ks, &c);
-    plan_shape(ks, &c, p);
+    bwd_plan_shape(ks, &c, p);
     plan_knobs(&c, p);
     plan_storage(p, ks);
     plan_public_int(p, "IN_FEATURES", "K: columns of x and dx, rows of w, a "
@@ -951,7 +861,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     plan_buffer(p, "x", c.K, 0, 0);
     plan_buffer_doc(p, "[rows][in_features]", "The forward's input");
     int out_in = c.layout == LAYOUT_OUT_IN;
-    plan_buffer(p, "w", 0, c.K * c.N, !uses_w(&c));
+    plan_buffer(p, "w", 0, c.K * c.N, !bwd_uses_w(&c));
     if (out_in) {
         plan_buffer_doc(p, "[out_features][in_features]",
                         "PyTorch's nn.Linear.weight as it is");
@@ -1023,172 +933,6 @@ static const struct tune_axis bwd_tune_space[] = {
     {"grad_rows", "128 512 4096"},
     {NULL, NULL},
 };
-
-/* ---- checking and measuring ------------------------------------------ */
-
-/* The buffers in plan order (bwd_plan). */
-enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_DY, BUF_DX, BUF_DA, BUF_DB };
-
-/* T = scale*X*A and G = scale*dY*B^T row by row, then the sums over rows
- * of dA and dB and each row of dX, as the definitions read. */
-static int bwd_reference(const struct kernel_spec *ks,
-                         const float *const *in, const size_t *sizes,
-                         double *const *out)
-{
-    size_t rows = sizes[0];
-    struct bwd c;
-    bwd_read(ks, &c);
-    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
-    double scale = emitted_float(spec_lora_scale(ks));
-    const float *x = in[BUF_X], *w = in[BUF_W], *a = in[BUF_A];
-    const float *b = in[BUF_B], *dy = in[BUF_DY];
-    double *dx = out[BUF_DX], *da = out[BUF_DA], *db = out[BUF_DB];
-    double *t = calloc(rows * R + 1, sizeof *t);
-    double *g = calloc(rows * R + 1, sizeof *g);
-    if (t == NULL || g == NULL) {
-        free(t);
-        free(g);
-        return -1;
-    }
-    int lay = c.layout;
-    for (size_t m = 0; m < rows; m++) {
-        lora_reference_t(x + m * K, a, K, R, scale, lay, t + m * R);
-        for (size_t j = 0; j < R; j++) {
-            double dyb = 0;
-            for (size_t n = 0; n < N; n++) {
-                dyb += (double)dy[m * N + n] * b[lora_at(lay, j, n, R, N)];
-            }
-            g[m * R + j] = scale * dyb;
-        }
-    }
-    for (size_t k = 0; da != NULL && k < K; k++) {
-        for (size_t j = 0; j < R; j++) {
-            size_t at = lora_at(lay, k, j, K, R);
-            double sum = c.accumulate ? in[BUF_DA][at] : 0;
-            for (size_t m = 0; m < rows; m++) {
-                sum += (double)x[m * K + k] * g[m * R + j];
-            }
-            da[at] = sum;
-        }
-    }
-    for (size_t j = 0; db != NULL && j < R; j++) {
-        for (size_t n = 0; n < N; n++) {
-            size_t at = lora_at(lay, j, n, R, N);
-            double sum = c.accumulate ? in[BUF_DB][at] : 0;
-            for (size_t m = 0; m < rows; m++) {
-                sum += t[m * R + j] * dy[m * N + n];
-            }
-            db[at] = sum;
-        }
-    }
-    for (size_t m = 0; dx != NULL && m < rows; m++) {
-        for (size_t k = 0; k < K; k++) {
-            double sum = 0;
-            for (size_t n = 0; uses_w(&c) && n < N; n++) {
-                sum += (double)dy[m * N + n] * w[lora_at(lay, k, n, K, N)];
-            }
-            for (size_t j = 0; j < R; j++) {
-                sum += g[m * R + j] * a[lora_at(lay, k, j, K, R)];
-            }
-            dx[m * K + k] = sum;
-        }
-    }
-    free(t);
-    free(g);
-    return 0;
-}
-
-/* naive_bwd_tg: G and scale*T into the scratch, one work-item per element;
- * then dA, dB and dX, one work-item per element. */
-static void bwd_naive(const struct kernel_spec *ks, struct plan *p)
-{
-    struct bwd c;
-    bwd_read(ks, &c);
-    plan_shape(ks, &c, p);
-    plan_dtype(p, ks->dtype);
-    p->path[0].scratch_per = 2 * c.R;
-    p->path[0].scratch_sizes = SIZE_FIRST;
-    const char *const tg_args[] = {"rows", "x", "a", "b", "dy", "scratch",
-                                   NULL};
-    const char *const da_args[] = {"rows", "x", "scratch", "da", NULL};
-    const char *const db_args[] = {"rows", "dy", "scratch", "db", NULL};
-    /* w is unread without the base (and may be NULL): a stands in. */
-    const char *const dx_args[] = {"rows", "dy", uses_w(&c) ? "w" : "a",
-                                   "a", "scratch", "dx", NULL};
-    naive_launch(p, "naive_bwd_tg", 2 * c.R, tg_args);
-    naive_launch_fixed(p, "naive_bwd_da", c.K * c.R, da_args);
-    naive_launch_fixed(p, "naive_bwd_db", c.R * c.N, db_args);
-    if (c.input_grad) {
-        naive_launch(p, "naive_bwd_dx", c.K, dx_args);
-    }
-}
-
-/* Every buffer once (dA and dB twice to accumulate); the six products. */
-static void bwd_costs(const struct kernel_spec *ks, const size_t *sizes,
-                      double *bytes, double *flops)
-{
-    size_t rows = sizes[0];
-    struct bwd c;
-    bwd_read(ks, &c);
-    double M = (double)rows;
-    double K = (double)c.K, N = (double)c.N, R = (double)c.R;
-    *bytes = plan_io_bytes(ks, sizes);
-    if (c.accumulate) {
-        *bytes += (K + N) * R * (double)dtype_size(ks->dtype);
-    }
-    /* T, G, dA, dB: 2MKr + 2MNr + 2MKr + 2MNr */
-    *flops = 4 * M * R * (K + N);
-    if (c.input_grad) {
-        *flops += 2 * M * K * R + (uses_w(&c) ? 2 * M * N * K : 0);
-    }
-}
-
-static void bwd_shape_text(const struct kernel_spec *ks,
-                           const size_t *sizes, char *buf, size_t size)
-{
-    size_t rows = sizes[0];
-    struct bwd c;
-    bwd_read(ks, &c);
-    lora_shape_line(buf, size, rows, c.K, c.N, c.R,
-                    !c.input_grad ? " adapter only" : c.base ? "" : " no base",
-                    c.accumulate);
-}
-
-/* What one would write without specl: T = scale*X*A, G = scale*dY*B^T,
- * dB = T^T*dY, dA = X^T*G, dX = dY*W^T + G*A^T. */
-static void bwd_blas_peer(const struct kernel_spec *ks, size_t rows,
-                          struct gemm_chain *g)
-{
-    struct bwd c;
-    bwd_read(ks, &c);
-    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
-    double scale = emitted_float(spec_lora_scale(ks));
-    double beta = c.accumulate ? 1 : 0;
-    int in_out = c.layout == LAYOUT_IN_OUT;
-    g->temp_per_row = R;
-    g->temp2_per_row = R;
-    g->n_gemm = 0;
-    lora_peer_t(g, rows, K, R, scale, c.layout);
-    g->gemm[g->n_gemm++] =
-        (struct gemm){rows, R, N, scale, 0, "dy", "b", "temp2", 0, in_out};
-    /* out_in: dB^T = dY^T*T and dA^T = G^T*X */
-    g->gemm[g->n_gemm++] =
-        in_out ? (struct gemm){R, N, rows, 1, beta, "temp", "dy", "db", 1, 0}
-               : (struct gemm){N, R, rows, 1, beta, "dy", "temp", "db", 1, 0};
-    g->gemm[g->n_gemm++] =
-        in_out ? (struct gemm){K, R, rows, 1, beta, "x", "temp2", "da", 1, 0}
-               : (struct gemm){R, K, rows, 1, beta, "temp2", "x", "da", 1, 0};
-    if (c.input_grad) {
-        double dx_beta = 0;
-        if (uses_w(&c)) {
-            g->gemm[g->n_gemm++] =
-                (struct gemm){rows, K, N, 1, 0, "dy", "w", "dx", 0, in_out};
-            dx_beta = 1;
-        }
-        g->gemm[g->n_gemm++] = (struct gemm){rows, K, R, 1, dx_beta, "temp2",
-                                             "a", "dx", 0, in_out};
-    }
-}
 
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
 static const char *const bwd_kernels[] = {
