@@ -14,7 +14,16 @@ dA and dB of Y = X*W + scale*(X*A)*B with W frozen from the weights as
 PyTorch keeps them (W [out][in], A [r][in], B [out][r]), five matmuls on
 cuBLAS as a hand-written backward (or autograd) runs them.
 
+attention's cases (bench/specs/attention.yaml, --attention) run
+F.scaled_dot_product_attention on its flash and cuDNN backends, forward
+and forward + backward, with q, k and v laid out as specl's
+[batch][seq][heads][head_dim] (SDPA's [batch][heads][seq][head_dim] as
+transposed views); TFLOP/s counts 4 * batch * heads * seq_q * seq_kv *
+head_dim, halved when causal at seq_q = seq_kv, 3.5 times that forward
+and backward.
+
 usage: python3 bench/peers.py [--rows N] [--reps N] [--xent-only] [--lora]
+                              [--attention]
 """
 import argparse
 
@@ -77,6 +86,20 @@ LORA_CASES = [
     ("bf16_up_grad", 4096, 11008, 16, True, 4096),
     ("bf16_down_grad", 11008, 4096, 16, True, 4096),
     ("bf16_seed_grad", 512, 512, 8, True, 128),
+]
+
+
+ATTN_CASES = [
+    # name, batch, seq_q, seq_kv, heads, kv_heads, head_dim, causal
+    ("bf16_attn_16h B=1 S=2048", 1, 2048, 2048, 16, 16, 128, True),
+    ("bf16_attn_16h B=1 S=4096", 1, 4096, 4096, 16, 16, 128, True),
+    ("bf16_attn_16h S=1024", 16, 1024, 1024, 16, 16, 128, True),
+    ("bf16_attn_16h S=4096", 4, 4096, 4096, 16, 16, 128, True),
+    ("bf16_attn_16h S=4096 full", 4, 4096, 4096, 16, 16, 128, False),
+    ("bf16_attn_16h S=16384", 1, 16384, 16384, 16, 16, 128, True),
+    ("bf16_attn_32h d64 S=4096", 4, 4096, 4096, 32, 32, 64, True),
+    ("bf16_attn_llama S=4096", 4, 4096, 4096, 32, 8, 128, True),
+    ("bf16_attn_llama decode", 8, 1, 4096, 32, 8, 128, True),
 ]
 
 
@@ -267,6 +290,49 @@ def lora_case(name, K, N, r, input_grad, rows, reps):
           f"{nbytes / us / 1e3:7.1f} GB/s {flops / us / 1e6:7.1f} TFLOP/s")
 
 
+def attn_case(name, batch, sq, skv, heads, kv_heads, d, causal, reps):
+    """SDPA forward, and forward + backward, on the flash and cuDNN
+    backends (where they take the shape)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dt = torch.bfloat16
+    q = torch.randn(batch, sq, heads, d, device="cuda", dtype=dt)
+    k = torch.randn(batch, skv, kv_heads, d, device="cuda", dtype=dt)
+    v = torch.randn(batch, skv, kv_heads, d, device="cuda", dtype=dt)
+    qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+    if kv_heads != heads:  # flash and cuDNN take equal heads: repeat
+        kt = kt.repeat_interleave(heads // kv_heads, dim=1)
+        vt = vt.repeat_interleave(heads // kv_heads, dim=1)
+    # bottom-right causal at seq_q < seq_kv: decode's one query sees all
+    is_causal = causal and sq == skv
+    flops = 4.0 * batch * heads * sq * skv * d * (0.5 if is_causal else 1)
+    nbytes = 2 * (2 * q.numel() + k.numel() + v.numel())
+    for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                           ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        qg, kg, vg = (t.detach().requires_grad_() for t in (qt, kt, vt))
+
+        def fwd():
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(qt, kt, vt,
+                                                      is_causal=is_causal)
+
+        def step():
+            with sdpa_kernel(backend):
+                o = F.scaled_dot_product_attention(qg, kg, vg,
+                                                   is_causal=is_causal)
+            o.backward(torch.ones_like(o))
+
+        try:
+            us = median_us(fwd, reps)
+            us_step = median_us(step, reps) if sq > 1 else float("nan")
+        except RuntimeError as e:
+            print(f"{name:28s} sdpa {label}: not taken ({str(e)[:60]})")
+            continue
+        print(f"{name:28s} sdpa {label:5s} fwd {us:9.1f} us "
+              f"{flops / us / 1e6:6.1f} TFLOP/s {nbytes / us / 1e3:7.1f} GB/s"
+              f" | fwd+bwd {us_step:9.1f} us "
+              f"{3.5 * flops / us_step / 1e6:6.1f} TFLOP/s")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rows", type=int, default=4096)
@@ -275,8 +341,14 @@ def main():
                    help="cross_entropy's cases alone")
     p.add_argument("--lora", action="store_true",
                    help="lora_backward's cases alone")
+    p.add_argument("--attention", action="store_true",
+                   help="attention's cases alone (SDPA)")
     a = p.parse_args()
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    if a.attention:
+        for c in ATTN_CASES:
+            attn_case(*c, a.reps)
+        return
     if a.lora:
         for c in LORA_CASES:
             lora_case(*c, a.reps)

@@ -307,7 +307,8 @@ void case_floor(const struct ceilings *c, const struct device_caps *caps,
                 struct case_floor *f)
 {
     double tensor_gflops = caps_tensor_gflops(caps);
-    int half_gemm = ks->dtype != DTYPE_F32 && ks->op->blas_peer != NULL;
+    int half_gemm = ks->dtype != DTYPE_F32 &&
+                    (ks->op->blas_peer != NULL || ks->op->matmul);
     f->tensor = half_gemm && tensor_gflops > 0;
     f->gflops = f->tensor ? tensor_gflops : c->gflops;
     f->bytes_us = bytes / (c->copy_gbs * 1e3);

@@ -333,6 +333,10 @@ struct op_def {
                   double *bytes, double *flops);
     /* The largest relative L2 error against the reference accepted. */
     double (*error_bound)(const struct kernel_spec *ks);
+    /* Whether its flops are matrix products, which tensor cores run at
+     * f16 and bf16 (ops with a blas_peer are): bench's floor then counts
+     * them at the capability table's tensor-core rate. */
+    int matmul;
     /* The sizes `bench` and `tune` measure at when none are asked for:
      * fills SIZES[0 .. op_n_sizes - 1]. */
     void (*bench_sizes)(const struct kernel_spec *ks, size_t *sizes);

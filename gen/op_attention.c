@@ -13,7 +13,12 @@
  * by seq_q): the keys split over `split` work-groups per block, each
  * writing its partial (max, sum, o) to scratch, then
  * templates/attention_combine.cl merges them, so that a few query rows
- * over a long cache still fill the device. */
+ * over a long cache still fill the device. With engine: mma (f16, bf16 on
+ * NVIDIA tensor cores) the prefill path is templates/attention_mma.cl:
+ * Q K^T and P V as m16n8k16 products, a warp per 16 rows, its own block
+ * sizes (mma_q, mma_k); its split path is templates/attention_mma_part.cl
+ * (split_q rows a work-group), merged by the same combine. */
+#include "gemm_mma.h"
 #include "op.h"
 
 #include <math.h>
@@ -37,7 +42,20 @@ static const struct param_def fields[] = {
      "scores -> softcap * tanh(score / softcap); 0: none (default)"},
 };
 
+/* What runs the prefill path: the float kernel, or tensor cores. */
+enum { ATTN_SIMT, ATTN_MMA };
+static const char *const engine_choices[] = {"simt", "mma", NULL};
+
 static const struct param_def knobs[] = {
+    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, engine_choices,
+     "prefill: simt (every device) or mma (f16, bf16: m16n8k16 on NVIDIA "
+     "tensor cores, compute capability 8.0+)"},
+    {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
+     "engine mma: query rows per work-group, 16 a warp"},
+    {"mma_k", VALUE_INT, 0, 64, 16, 256, NULL,
+     "engine mma: keys per tile (a multiple of 16)"},
+    {"split_q", VALUE_INT, 0, 16, 16, 256, NULL,
+     "engine mma: query rows per work-group on the split path, 16 a warp"},
     {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
      "query rows per work-group (rows of one kv head's query heads)"},
     {"block_k", VALUE_INT, 0, 16, 1, 256, NULL,
@@ -62,6 +80,9 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
 
 /* Local memory a spec may ask for, as the row ops (op_rows.c). */
 #define ATTN_MAX_LOCAL 32768
+/* engine mma: the local memory every device of compute capability 8.0
+ * and later grants a work-group (gemm_mma.h). */
+#define ATTN_MMA_LOCAL MMA_LOCAL_MAX
 /* The least softcap taken: 1 / softcap must stay a float. */
 #define SOFTCAP_MIN 1e-30
 /* log2(e): scores in base 2. */
@@ -116,6 +137,34 @@ static long local_floats(long bq, long bk, long d)
     return (bq + bk) * (d | 1) + 2 * bq * bk;
 }
 
+static int engine(const struct kernel_spec *ks)
+{
+    return (int)knob(ks, "engine");
+}
+
+/* Bytes of local memory of attention_mma: rows of the head padded to 16,
+ * plus 8 elements; the K and V tiles, the Q rows staged over them. */
+static long mma_local(long mq, long mk, long d)
+{
+    long row = ((d + 15) / 16 * 16 + 8) * 2;
+    return (mq > 2 * mk ? mq : 2 * mk) * row;
+}
+
+/* Tensor cores where the target offers them, for f16 and bf16 at head
+ * dims of 16-byte rows: 4 warps of 16 rows, tiles of 64 keys (32 past a
+ * head of 128, which holds a warp's outputs in 128 registers). */
+static void engine_defaults(struct kernel_spec *ks)
+{
+    long d = head_dim(ks);
+    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
+        ks->dtype != DTYPE_F32 && d % 8 == 0) {
+        spec_knob_default(ks, "engine", ATTN_MMA);
+    }
+    spec_knob_default(ks, "mma_q", 64);
+    spec_knob_default(ks, "mma_k", d > 128 ? 32 : 64);
+    spec_knob_default(ks, "split_q", 16);
+}
+
 /* GPUs: blocks of 32 rows (16 past D 128), four work-items a row, so
  * that a row's outputs are a quarter of D each, and the widest key tile
  * that fits. CPUs: one work-item a row (PoCL runs a group as loops over
@@ -127,6 +176,7 @@ static void defaults(struct kernel_spec *ks)
 {
     long d = head_dim(ks);
     int cpu = ks->target == TARGET_CPU;
+    engine_defaults(ks);
     long bq = cpu ? (d > 128 ? 16 : d > 64 ? 32 : 64) : (d > 128 ? 16 : 32);
     spec_knob_default(ks, "block_q", (double)bq);
     bq = knob(ks, "block_q");
@@ -137,6 +187,47 @@ static void defaults(struct kernel_spec *ks)
     }
     spec_knob_default(ks, "block_k", (double)bk);
     spec_knob_default(ks, "split", cpu ? 4 : 16);
+}
+
+static void validate_mma(const struct kernel_spec *ks, struct diags *d)
+{
+    long mq = knob(ks, "mma_q"), mk = knob(ks, "mma_k"), hd = head_dim(ks);
+    long sq = knob(ks, "split_q");
+    if (engine(ks) != ATTN_MMA) {
+        return;
+    }
+    if (!gemm_mma_check_dtype(ks, "mma", d)) {
+        return;
+    }
+    if (hd % 8 != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+                   "engine: mma needs head_dim a multiple of 8 (got %ld): "
+                   "rows of 16 bytes",
+                   hd);
+    }
+    if (mq % 16 != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "mma_q"),
+                   "tile mma_q (%ld) must be a multiple of 16 (a warp's rows)",
+                   mq);
+    }
+    if (sq % 16 != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "split_q"),
+                   "tile split_q (%ld) must be a multiple of 16 (a warp's "
+                   "rows)",
+                   sq);
+    }
+    if (mk % 16 != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "mma_k"),
+                   "tile mma_k (%ld) must be a multiple of 16 (k16 steps)",
+                   mk);
+    }
+    long bytes = mma_local(mq > sq ? mq : sq, mk, hd);
+    if (bytes > ATTN_MMA_LOCAL) {
+        diag_error(d, ks->file, knob_blame(ks, "mma_k", "mma_q"),
+                   "tile mma_q (%ld) or split_q (%ld) and mma_k (%ld) need "
+                   "%ld bytes of local memory at head_dim %ld (at most %ld)",
+                   mq, sq, mk, bytes, hd, ATTN_MMA_LOCAL);
+    }
 }
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
@@ -175,6 +266,7 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
                    "local memory at head_dim %ld (at most %d)",
                    bq, bk, bytes, head_dim(ks), ATTN_MAX_LOCAL);
     }
+    validate_mma(ks, d);
 }
 
 static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
@@ -233,6 +325,14 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
              "path)", knob(ks, "split"));
     plan_int(p, "COMBINE_ITEMS", "work-items of attention_combine",
              ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS);
+    if (engine(ks) == ATTN_MMA) {
+        plan_int(p, "MMA_Q", "attention_mma: query rows per work-group",
+                 knob(ks, "mma_q"));
+        plan_int(p, "MMA_K", "attention_mma: keys per tile",
+                 knob(ks, "mma_k"));
+        plan_int(p, "SPLIT_Q", "attention_mma_part: query rows per "
+                 "work-group", knob(ks, "split_q"));
+    }
 }
 
 static void set_args(struct launch *l, const char *const *args)
@@ -247,16 +347,16 @@ static void set_args(struct launch *l, const char *const *args)
  * ceil(GROUP * seq_q / block_q) blocks; the kernel returns for the rest),
  * dimension 1 one per (batch, kv head). */
 static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
-                          const char *kernel, size_t times,
-                          const char *const *args)
+                          const char *kernel, size_t times, size_t rows,
+                          size_t items, const char *const *args)
 {
     struct launch *l = &pa->launch[pa->n_launch++];
     size_t group = (size_t)(heads(ks) / kv_heads(ks));
     l->kernel = kernel;
     l->dims = 2;
-    l->local[0] = (size_t)knob(ks, "items");
+    l->local[0] = items;
     l->local[1] = 1;
-    launch_over(l, 0, times * group, SEQ_Q, (size_t)knob(ks, "block_q"));
+    launch_over(l, 0, times * group, SEQ_Q, rows);
     launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
     set_args(l, args);
 }
@@ -275,7 +375,15 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     pa->max_rows = knob(ks, "decode_rows");
     pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
               "work-groups, then their partial softmaxes merged";
-    launch_blocks(ks, pa, "attention_part", (size_t)split, part_args);
+    if (engine(ks) == ATTN_MMA) {
+        launch_blocks(ks, pa, "attention_mma_part", (size_t)split,
+                      (size_t)knob(ks, "split_q"),
+                      2 * (size_t)knob(ks, "split_q"), part_args);
+    } else {
+        launch_blocks(ks, pa, "attention_part", (size_t)split,
+                      (size_t)knob(ks, "block_q"), (size_t)knob(ks, "items"),
+                      part_args);
+    }
     struct launch *l = &pa->launch[pa->n_launch++];
     l->kernel = "attention_combine";
     l->dims = 2;
@@ -298,9 +406,17 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_split(ks, p);
     }
     struct path *pa = &p->path[p->n_path++];
+    if (engine(ks) == ATTN_MMA) {
+        pa->why = "a work-group per mma_q query rows of one kv head's "
+                  "heads, over the key tiles they see, on tensor cores";
+        launch_blocks(ks, pa, "attention_mma", 1, (size_t)knob(ks, "mma_q"),
+                      2 * (size_t)knob(ks, "mma_q"), args);
+        return;
+    }
     pa->why = "a work-group per block_q query rows of one kv head's "
               "heads, over the key tiles they see";
-    launch_blocks(ks, pa, "attention", 1, args);
+    launch_blocks(ks, pa, "attention", 1, (size_t)knob(ks, "block_q"),
+                  (size_t)knob(ks, "items"), args);
 }
 
 /* ---- checking and measuring ------------------------------------------ */
@@ -478,10 +594,12 @@ static const struct tune_axis tune_space[] = {
 /* The split path's knobs: the tuner measures at bench's seq_q (4096,
  * the row path), so it neither searches nor times them, and an entry
  * leaves them to the defaults. */
-static const char *const few_rows_knobs[] = {"decode_rows", "split", NULL};
+static const char *const few_rows_knobs[] = {"decode_rows", "split",
+                                             "split_q", NULL};
 
-static const char *const kernels[] = {"attention", "attention_part",
-                                      "attention_combine", NULL};
+static const char *const kernels[] = {
+    "attention", "attention_mma", "attention_part", "attention_mma_part",
+    "attention_combine", NULL};
 
 const struct op_def op_attention = {
     .name = "attention",
@@ -503,6 +621,7 @@ const struct op_def op_attention = {
     .reference = reference,
     .naive = naive,
     .costs = costs,
+    .matmul = 1,
     .error_bound = error_bound,
     .bench_sizes = bench_sizes,
     .shape_text = shape_text,

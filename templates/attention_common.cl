@@ -51,12 +51,12 @@ inline long attn_blocks(int seq_q)
     return ((long)GROUP * seq_q + BLOCK_Q - 1) / BLOCK_Q;
 }
 
-/* Keys [*lo, *hi) of [from, to) that some row of the block at row R0
- * sees: tiles outside are skipped. */
-inline void attn_key_range(int seq_q, int seq_kv, long r0, long from,
-                           long to, long *lo, long *hi)
+/* Keys [*lo, *hi) of [from, to) that some row of the block of BLOCK
+ * rows at row R0 sees: tiles outside are skipped. */
+inline void attn_key_range(int seq_q, int seq_kv, long r0, long block,
+                           long from, long to, long *lo, long *hi)
 {
-    long r_end = min(r0 + BLOCK_Q, (long)GROUP * seq_q);
+    long r_end = min(r0 + block, (long)GROUP * seq_q);
     long off = (long)seq_kv - seq_q;
     long pos_lo = r0 / GROUP + off, pos_hi = (r_end - 1) / GROUP + off;
     (void)pos_lo;
@@ -189,7 +189,7 @@ void attn_block(const __global storage_t *q, const __global storage_t *k,
         acc[t] = 0.0f;
     }
     attn_load_q(q, qs, seq_q, b, hk, r0, lid);
-    attn_key_range(seq_q, seq_kv, r0, from, to, &lo, &hi);
+    attn_key_range(seq_q, seq_kv, r0, BLOCK_Q, from, to, &lo, &hi);
     for (long j0 = lo; j0 < hi; j0 += BLOCK_K) {
         int nk = (int)min((long)BLOCK_K, hi - j0);
         barrier(CLK_LOCAL_MEM_FENCE);

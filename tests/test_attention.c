@@ -85,6 +85,59 @@ static void test_attn_shapes(void)
     }
 }
 
+/* The prefill path on tensor cores (attention_mma: the device suites on
+ * NVIDIA compute capability 8.0+; elsewhere each case must validate):
+ * heads of 8 to 256 (80, 40 and 8 padded to k16 steps), GQA, MQA, causal
+ * with seq_q below, at and above seq_kv (rows that see no key), a window
+ * narrower than a tile, a softcap, scores to +-80, 16 to 128 rows a
+ * work-group and 16 to 128 keys a tile, last tiles and blocks short,
+ * batch > 1, both half dtypes; the split path (attention_mma_part) at
+ * seq_q 1 to 8 over 2 to 4100 keys, 16 to 48 rows a work-group. */
+static void test_attn_mma(void)
+{
+    static const struct attn_case cases[] = {
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 128, causal: true, "
+         "tile: {engine: mma}", TARGET_GPU,
+         {{1, 130, 130}, {2, 37, 300}, {1, 70, 20}, {1, 5, 1000}, {0}}},
+        {"f16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
+         "window: 13, tile: {engine: mma, mma_q: 32, mma_k: 16}",
+         TARGET_GPU, {{1, 100, 100}, {2, 33, 90}, {0}}},
+        {"bf16", "heads: 2, head_dim: 256, softcap: 50, scale: 0.5, "
+         "tile: {engine: mma}", TARGET_GPU, {{1, 65, 200}, {2, 9, 33}, {0}}},
+        {"f16", "heads: 6, kv_heads: 1, head_dim: 64, scale: 1, "
+         "tile: {engine: mma, mma_q: 128, mma_k: 128}", TARGET_GPU,
+         {{1, 150, 260}, {3, 7, 5}, {0}}},
+        {"bf16", "heads: 3, head_dim: 8, causal: true, scale: 16, "
+         "tile: {engine: mma, mma_q: 16, mma_k: 32}", TARGET_GPU,
+         {{1, 40, 40}, {2, 50, 17}, {0}}},
+        {"f16", "heads: 4, kv_heads: 4, head_dim: 40, tile: {engine: mma}",
+         TARGET_GPU, {{1, 64, 64}, {1, 3, 77}, {0}}},
+        {"bf16", "heads: 6, kv_heads: 3, head_dim: 96, causal: true",
+         TARGET_TENSOR, {{1, 300, 300}, {0}}},
+        /* the split path (attention_mma_part): seq_q up to decode_rows,
+         * chunks past the keys, a chunk's last tile short, 1 to 3 warps
+         * of rows, queries that see no key */
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 128, causal: true, "
+         "tile: {engine: mma}", TARGET_GPU,
+         {{2, 1, 4100}, {1, 3, 1000}, {3, 2, 7}, {1, 4, 70}, {1, 4, 2},
+          {0}}},
+        {"f16", "heads: 6, kv_heads: 1, head_dim: 64, softcap: 20, "
+         "tile: {engine: mma, split_q: 48, split: 5, decode_rows: 8, "
+         "mma_k: 32}", TARGET_GPU, {{1, 8, 333}, {2, 1, 64}, {0}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (caps_lacking(CAP_MMA_SYNC_BF16_F16, nu_rt()->caps.have) == 0) {
+            run_case(&cases[i]);
+            continue;
+        }
+        struct nu_kernel k;
+        CU_ASSERT(nu_spec_ok(&k, "kernels:\n  - {name: t_attn, op: "
+                             "attention, dtype: %s, %s}\n", cases[i].dtype,
+                             cases[i].fields));
+        nu_kernel_free(&k);
+    }
+}
+
 /* Runs K at SIZES with the buffers of C, lse given unless NO_LSE; reads
  * the outputs into GOT. */
 static void run_stub(struct nu_kernel *k, const struct vcase *c,
@@ -320,6 +373,8 @@ int add_attention_numeric_tests(CU_pSuite s)
                                "queries that see no key, lse NULL, "
                                "misuse",
                                test_attn_decode) == NULL ||
+                   CU_add_test(s, "attention: the prefill path on tensor "
+                               "cores (engine: mma)", test_attn_mma) == NULL ||
                    CU_add_test(s, "attention: every dtype, device type and "
                                "option (--full)", test_attn_grid) == NULL
                ? -1
