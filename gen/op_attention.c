@@ -402,6 +402,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                                        "o", "lse", NULL};
     plan_defines(ks, p);
     plan_buffers(ks, p);
+    if (engine(ks) == ATTN_MMA) {
+        p->needs |= CAP_MMA_SYNC_BF16_F16;
+    }
     if (knob(ks, "decode_rows") > 0) {
         plan_split(ks, p);
     }

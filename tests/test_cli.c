@@ -1129,8 +1129,8 @@ static void test_tune_plot(void)
 }
 
 /* --target tensor: the op defaults for tensor cores, one variant; the
- * half-width loras (with W in either layout, and the f16 delta) get
- * engine mma, an f32 one does not. */
+ * half-width loras (with W in either layout, and the f16 delta) and the
+ * f16 attention get engine mma, an f32 lora does not. */
 static void test_target_tensor(void)
 {
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tensor 2>/dev/null "
@@ -1138,10 +1138,11 @@ static void test_target_tensor(void)
                     TU_SPECL) == 0,
              "plan --target tensor: no kernel with engine=mma");
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tensor 2>/dev/null "
-                    "| grep -c 'engine=mma\\*' | grep -qx 3",
+                    "| grep -c 'engine=mma\\*' | grep -qx 4",
                     TU_SPECL) == 0,
              "plan --target tensor: engine=mma on other kernels than "
-             "stub_lora_tc, stub_lora_out_in and stub_lora_delta");
+             "stub_lora_tc, stub_lora_out_in, stub_lora_delta and "
+             "stub_attention");
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tpu 2>/dev/null",
                     TU_SPECL) == 2,
              "--target tpu is not a usage error");
