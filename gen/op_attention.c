@@ -587,7 +587,13 @@ static void shape_text(const struct kernel_spec *ks, const size_t *sz,
              causal(ks) ? " causal" : "");
 }
 
+/* engine mma (f16, bf16 on tensor cores: validate() rejects it
+ * elsewhere) with its tiles; the float kernel's tiles. Configs that emit
+ * the same code (mma's tiles under simt) count once. */
 static const struct tune_axis tune_space[] = {
+    {"engine", "simt mma"},
+    {"mma_q", "32 64 128"},
+    {"mma_k", "32 64 128"},
     {"block_q", "16 32 64"},
     {"block_k", "8 16 32 64"},
     {"items", "16 32 64 128 256"},
