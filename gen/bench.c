@@ -228,8 +228,8 @@ static void print_header(void)
     for (int k = 0; k < n; k++) {
         printf(",%s", keys[k]);
     }
-    printf(",variant,ok,error,us,wall_us,gbs,gflops,pct_floor,copy_us,"
-           "vs_naive,vs_clblast,note\n");
+    printf(",variant,ok,error,us,wall_us,gbs,gflops,pct_floor,floor_us,"
+           "floor_gflops,floor_tensor,copy_us,vs_naive,vs_clblast,note\n");
 }
 
 /* One result as a row of --csv or --json (the line buffering shows it as
@@ -276,6 +276,9 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     column_number(&w, "pct_floor", timed, 1,
                   timed ? 100.0 * figures->floor.us / r->us : 0);
     /* The case's, on each of its rows as its dimensions are. */
+    column_number(&w, "floor_us", 1, 2, figures->floor.us);
+    column_number(&w, "floor_gflops", 1, 0, figures->floor.gflops);
+    column_bool(&w, "floor_tensor", figures->floor.tensor);
     column_number(&w, "copy_us", figures->copy_us > 0, 2, figures->copy_us);
     column_number(&w, "vs_naive", timed && naive->ok, 2,
                   timed ? naive->us / r->us : 0);
@@ -679,7 +682,10 @@ static const char bench_usage[] =
     "such dimension, or the spec leaves rotary_dim to head_dim), variant\n"
     "(specl,\n"
     "naive, clblast), ok, error (relative L2 error against float64), us,\n"
-    "wall_us, gbs, gflops, pct_floor, copy_us (a plain copy of the same\n"
+    "wall_us, gbs, gflops, pct_floor, floor_us, floor_gflops (the rate\n"
+    "the floor counts flops at), floor_tensor (that rate is the tensor\n"
+    "cores' from the capability table, not the fp32 rate measured),\n"
+    "copy_us (a plain copy of the same\n"
     "bytes, on every row of a memory-bound kernel), vs_naive, vs_clblast\n"
     "(how many times faster than that variant), note. A figure that does\n"
     "not apply (a variant that did not run or failed, no naive or CLBlast\n"

@@ -653,7 +653,8 @@ static void test_quoting(void)
     "kernel,op,dtype,device,rows,in_features,out_features,rank,features,"     \
     "heads,head_dim,rotary_dim,vocab,kv_heads,variant,ok,error,us,wall_us,"   \
     "gbs,"                                                                    \
-    "gflops,pct_floor,copy_us,vs_naive,vs_clblast,note\n"
+    "gflops,pct_floor,floor_us,floor_gflops,floor_tensor,copy_us,vs_naive,"  \
+    "vs_clblast,note\n"
 
 /* Whether python3 runs here: the tests parse bench's rows with its csv
  * and json modules when it does. */
@@ -695,14 +696,25 @@ static void test_bench_csv(void)
      * device: 5 flops per 8 bytes) as every row of the case has it. */
     static const char softmax_blas[] = ",8,,,,8,,,,,,clblast,0,,,,,,,";
     const char *blas_row = strstr(text, softmax_blas);
-    char *after_copy = NULL;
-    double copy_us = blas_row != NULL
-                         ? strtod(blas_row + strlen(softmax_blas), &after_copy)
-                         : 0;
+    char *after_copy = NULL, *after_floor = NULL;
+    /* floor_us, floor_gflops, floor_tensor: the case's, on this row too */
+    double floor_us = blas_row != NULL
+                          ? strtod(blas_row + strlen(softmax_blas),
+                                   &after_floor)
+                          : 0;
+    double floor_gflops = after_floor != NULL && *after_floor == ','
+                              ? strtod(after_floor + 1, &after_floor)
+                              : 0;
+    int floor_fp32 = after_floor != NULL &&
+                     strncmp(after_floor, ",0,", 3) == 0;
+    double copy_us = floor_fp32 ? strtod(after_floor + 3, &after_copy) : 0;
+    TU_CHECK(floor_us > 0 && floor_gflops > 0 && floor_fp32,
+             "bench --csv: softmax's floor columns:\n%s", text);
     TU_CHECK(strstr(text, "\nt_lora,lora_forward,f32,") != NULL &&
                  strstr(text, ",8,8,32,2,,,,,,,specl,1,") != NULL &&
                  strstr(text, ",8,8,32,2,,,,,,,clblast,") != NULL &&
                  strstr(text, ",8,,,,8,,,,,,specl,1,") != NULL && copy_us > 0 &&
+                 after_copy != NULL &&
                  strncmp(after_copy, ",,,no such primitive in CLBlast\n",
                          32) == 0,
              "bench --csv:\n%s", text);
@@ -715,7 +727,9 @@ static void test_bench_csv(void)
                         "rows = list(csv.DictReader(open(sys.argv[1])))\n"
                         "assert len(rows) == 6, rows\n"
                         "for r in rows:\n"
-                        "    assert len(r) == 26 and None not in r, r\n"
+                        "    assert len(r) == 29 and None not in r, r\n"
+                        "    assert float(r[\"floor_us\"]) > 0, r\n"
+                        "    assert r[\"floor_tensor\"] == \"0\", r\n"
                         "    if r[\"ok\"] == \"1\": float(r[\"us\"])\n"
                         "    else: assert r[\"us\"] == \"\", r\n"
                         "    if r[\"op\"] == \"softmax\": "
