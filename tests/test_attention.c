@@ -92,7 +92,7 @@ static void test_attn_shapes(void)
  * narrower than a tile, a softcap, scores to +-80, 16 to 128 rows a
  * work-group and 16 to 128 keys a tile, last tiles and blocks short,
  * batch > 1, both half dtypes; the split path (attention_mma_part) at
- * seq_q 1 to 8 over 2 to 4100 keys, 16 to 48 rows a work-group. */
+ * seq_q 1 to 8 over 2 to 32768 keys, 16 to 48 rows a work-group. */
 static void test_attn_mma(void)
 {
     static const struct attn_case cases[] = {
@@ -120,7 +120,7 @@ static void test_attn_mma(void)
         {"bf16", "heads: 8, kv_heads: 2, head_dim: 128, causal: true, "
          "tile: {engine: mma}", TARGET_GPU,
          {{2, 1, 4100}, {1, 3, 1000}, {3, 2, 7}, {1, 4, 70}, {1, 4, 2},
-          {0}}},
+          {1, 1, 32768}, {0}}},
         {"f16", "heads: 6, kv_heads: 1, head_dim: 64, softcap: 20, "
          "tile: {engine: mma, split_q: 48, split: 5, decode_rows: 8, "
          "mma_k: 32}", TARGET_GPU, {{1, 8, 333}, {2, 1, 64}, {0}}},
@@ -304,7 +304,7 @@ static void check_misuse(struct nu_kernel *k)
     emitted_free(&e);
 }
 
-/* Small tiles: decode (seq_q 1, 2) over seq_kv from 1 to 3000 (chunks
+/* Small tiles: decode (seq_q 1, 2) over seq_kv from 1 to 32768 (chunks
  * past the keys, a last tile short), the row path past decode_rows,
  * batch 3; queries that see no key on both paths; paths chosen by seq_q
  * whatever the batch. */
@@ -313,7 +313,8 @@ static void test_attn_decode(void)
     static const size_t sizes[][3] = {{1, 1, 1},    {3, 1, 2},
                                       {1, 2, 5},    {2, 1, 64},
                                       {1, 1, 1000}, {1, 2, 3000},
-                                      {1, 3, 3},    {2, 5, 2}};
+                                      {1, 1, 32768}, {1, 3, 3},
+                                      {2, 5, 2}};
     static const size_t unseen[][3] = {{2, 2, 1}, {1, 19, 6}};
     struct nu_kernel k;
     if (nu_spec_ok(&k, TINY_YAML) && nu_build(&k)) {
@@ -368,7 +369,7 @@ int add_attention_numeric_tests(CU_pSuite s)
     return CU_add_test(s, "attention: odd heads and dims, GQA, MQA, causal, "
                        "window, softcap, scores to +-80, dtypes",
                        test_attn_shapes) == NULL ||
-                   CU_add_test(s, "attention: decode over 1 to 3000 keys, "
+                   CU_add_test(s, "attention: decode over 1 to 32768 keys, "
                                "small tiles, both paths, paths by seq_q, "
                                "queries that see no key, lse NULL, "
                                "misuse",
