@@ -200,7 +200,7 @@ static void path_end(const struct kernel_spec *ks, struct path *pa)
 
 /* The split path: cross_entropy_part, then cross_entropy_combine, over
  * the chunks of every row; scratch: the count, the rows' losses, and per
- * row the chunks' statistics and z at the label. */
+ * row the chunks' statistics and the logit at the label. */
 static void plan_split(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const kernels[] = {"cross_entropy_part",

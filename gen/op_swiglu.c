@@ -56,9 +56,19 @@ static int backward(const struct kernel_spec *ks)
     return ks->op->kernels == backward_kernels;
 }
 
+/* The widest vector on CPUs but for bf16: PoCL vectorizes bf16 best
+ * across work-items of one element each (bench/RESULTS.md). */
+static long default_vec(const struct kernel_spec *ks)
+{
+    if (ks->target != TARGET_CPU) {
+        return 4;
+    }
+    return ks->dtype == DTYPE_BF16 ? 1 : 8;
+}
+
 static void defaults(struct kernel_spec *ks)
 {
-    long d = features(ks), vec = ks->target == TARGET_CPU ? 8 : 4;
+    long d = features(ks), vec = default_vec(ks);
     while (d % vec != 0) {
         vec /= 2;
     }
@@ -124,6 +134,13 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     plan_common(ks, p);
     plan_int(p, "VEC", "elements per load and store", vec);
     plan_int(p, "ROWS_PER_GROUP", "rows each work-item walks", rows);
+    /* The test for work-items past the row, only where there are any:
+     * PoCL vectorizes the straight kernel less well with it. */
+    plan_int(p, "ROW_TAIL", "work-groups reach past a row",
+             per_row % wg != 0);
+    /* PoCL's exp left the CPU kernels compute-bound (bench/RESULTS.md). */
+    plan_int(p, "EXP_POLY", "the sigmoid's exp as a polynomial (CPUs)",
+             ks->target == TARGET_CPU);
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];
     pa->why = "VEC elements a work-item, ROWS_PER_GROUP rows each";

@@ -2,8 +2,8 @@
  * WG_SIZE work-items (cross_entropy_common.cl): the row's statistics in
  * one pass over the logits (in registers, or streamed), merged across
  * the row's items; then the gradient, from the registers or re-reading
- * the row (recently read: from the cache on GPUs). z at the label is
- * read before the merge's barriers, so dlogits may be logits: each item
+ * the row (recently read: from the cache on GPUs). The logit at the
+ * label is read before the merge's barriers, so dlogits may be logits: each item
  * writes only what it read itself.
  *
  * Buffers: logits (rows x FEATURES), labels (rows, int32); loss (rows,
@@ -15,8 +15,9 @@
 
 #if ROW_IN_REGISTERS
 /* The statistics (m, s, t) of this item's vectors of the row at BASE,
- * held in V (the slots unrolled: a private array indexed at run time
- * would live in memory). */
+ * whose logits it holds in V for the gradient (the slots unrolled: a
+ * private array indexed at run time would live in memory). z rises with
+ * x, so m is z at the largest logit: one cap for the max. */
 inline void slots_stats(const __global storage_t *x, size_t base, uint lid,
                         floatv v[SLOTS], float *m, float *s, float *t)
 {
@@ -25,18 +26,20 @@ inline void slots_stats(const __global storage_t *x, size_t base, uint lid,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            v[k] = load_z(x, base + j * VEC);
+            v[k] = loadv(x, base + j * VEC);
             mv = MAX2(mv, v[k]);
         }
     }
-    *m = hmax(mv);
+    const float mx = hmax(mv);
+    *m = mx == NO_MAX ? NO_MAX : CAP(mx);
     floatv sv = 0.0f, tv = 0.0f;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            sv += EXPS(v[k] - *m);
-            tv += v[k];
+            const floatv z = CAP(v[k]);
+            sv += EXPS(z - *m);
+            tv += z;
         }
     }
     *s = hsum(sv);
@@ -65,7 +68,7 @@ void cross_entropy(const int rows, const __global storage_t *logits,
     const size_t base = row_base(rows);
     const size_t row = base / FEATURES;
     const int label = labels[row];
-    const float zy = label_z(logits, base, label);
+    const float xy = label_x(logits, base, label);
 
     float m = NO_MAX, s = 0.0f, t = 0.0f;
 #if ROW_IN_REGISTERS
@@ -92,9 +95,9 @@ void cross_entropy(const int rows, const __global storage_t *logits,
     }
     if (lid == 0) {
 #if REDUCE_NONE
-        loss[row] = row_loss(label, m, s, t, zy);
+        loss[row] = row_loss(label, m, s, t, xy);
 #else
-        scratch[LOSSES_AT + row] = row_loss(label, m, s, t, zy);
+        scratch[LOSSES_AT + row] = row_loss(label, m, s, t, xy);
 #endif
     }
 #if GRAD
@@ -117,10 +120,10 @@ void cross_entropy(const int rows, const __global storage_t *logits,
         }
     }
     if (label_valid(label) && (uint)label / VEC % WG_SIZE == lid) {
-        grad_label(dlogits, base, label, zy, m, a, b, g);
+        grad_label(dlogits, base, label, xy, m, a, b, g);
     }
 #else
-    stream_grad(logits, dlogits, base, lid, NVEC, WG_SIZE, label, m, s, zy,
+    stream_grad(logits, dlogits, base, lid, NVEC, WG_SIZE, label, m, s, xy,
                 g);
 #endif
 #endif

@@ -31,7 +31,7 @@ void cross_entropy_combine(const int rows, const __global storage_t *logits,
     const size_t base = row * FEATURES;
     const int label = labels[row];
     const __global float *block = scratch + split_at(rows, row);
-    const float zy = label_valid(label) ? block[3 * SPLIT_GROUPS] : 0.0f;
+    const float xy = label_valid(label) ? block[3 * SPLIT_GROUPS] : 0.0f;
 
     float m = NO_MAX, s = 0.0f, t = 0.0f;
     for (uint c = lid; c < SPLIT_GROUPS; c += SPLIT_WG) {
@@ -46,14 +46,14 @@ void cross_entropy_combine(const int rows, const __global storage_t *logits,
 #endif
     if (chunk == 0 && lid == 0) {
 #if REDUCE_NONE
-        loss[row] = row_loss(label, m, s, t, zy);
+        loss[row] = row_loss(label, m, s, t, xy);
 #else
-        scratch[LOSSES_AT + row] = row_loss(label, m, s, t, zy);
+        scratch[LOSSES_AT + row] = row_loss(label, m, s, t, xy);
 #endif
     }
 #if GRAD
     stream_grad(logits, dlogits, base, chunk * SPLIT_VECS + lid,
-                chunk_end(chunk), SPLIT_WG, label, m, s, zy,
+                chunk_end(chunk), SPLIT_WG, label, m, s, xy,
                 grad_scale(label, scratch));
 #else
     (void)logits;

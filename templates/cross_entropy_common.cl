@@ -27,7 +27,7 @@
  * Scratch (floats): [0] the count of rows whose label is not
  * IGNORE_INDEX (REDUCE_MEAN); then, unless REDUCE_NONE, the rows' losses
  * (LOSSES_AT + row); then the split path's per row: SPLIT_GROUPS triples
- * (m, s, t) and z at the label.
+ * (m, s, t) and the logit at the label.
  *
  * A label that is neither IGNORE_INDEX nor in [0, FEATURES) gives its row
  * a NaN loss and a NaN gradient row (it counts, as a row to divide by). */
@@ -58,11 +58,15 @@ inline size_t split_at(int rows, size_t row)
 
 #if CAPPED
 #define CAP(v) (SOFTCAP * tanh((v) * (1.0f / SOFTCAP)))
-/* dz/dx = 1 - tanh^2(x / SOFTCAP) = 1 - (z / SOFTCAP)^2. */
-#define CAP_SLOPE(z) (1.0f - ((z) * (1.0f / SOFTCAP)) * ((z) * (1.0f / SOFTCAP)))
+/* dz/dx = 1 - tanh^2(u), u = x / SOFTCAP, from the logit x itself as
+ * 4e / (1 + e)^2 with e = e^-2|u|: 1 - (z / SOFTCAP)^2 of a rounded z
+ * keeps only an absolute 1e-7, all of the slope's digits where tanh nears
+ * 1 (1e-4 of its value at x = 5 SOFTCAP). */
+#define CAP_E(x) exp(-2.0f * fabs((x) * (1.0f / SOFTCAP)))
+#define CAP_SLOPE(x) (4.0f * CAP_E(x) / ((1.0f + CAP_E(x)) * (1.0f + CAP_E(x))))
 #else
 #define CAP(v) (v)
-#define CAP_SLOPE(z) 1.0f
+#define CAP_SLOPE(x) 1.0f
 #endif
 
 inline floatv load_z(const __global storage_t *x, size_t i)
@@ -80,11 +84,11 @@ inline bool label_valid(int label)
     return (uint)label < (uint)FEATURES;
 }
 
-/* z at the label of the row at element BASE; 0 for a label outside the
- * row (not read). */
-inline float label_z(const __global storage_t *x, size_t base, int label)
+/* The logit at the label of the row at element BASE (its z and slope
+ * come from it); 0 for a label outside the row (not read). */
+inline float label_x(const __global storage_t *x, size_t base, int label)
 {
-    return label_valid(label) ? CAP(load1(x, base + (uint)label)) : 0.0f;
+    return label_valid(label) ? load1(x, base + (uint)label) : 0.0f;
 }
 
 /* The statistics of vectors FIRST, FIRST + STEP, ... below END of the row
@@ -154,10 +158,10 @@ inline float sum_items(__local float *pt, uint lid, const uint items,
     return pt[0];
 }
 
-/* The loss of a row of statistics (M, S, T) and z at the label ZY:
- * log sum exp z - (1 - eps) z_label - eps / V sum z; 0 for an ignored
- * row, NaN for a label outside the row. */
-inline float row_loss(int label, float m, float s, float t, float zy)
+/* The loss of a row of statistics (M, S, T) and the logit at the label
+ * XY: log sum exp z - (1 - eps) z_label - eps / V sum z; 0 for an
+ * ignored row, NaN for a label outside the row. */
+inline float row_loss(int label, float m, float s, float t, float xy)
 {
     if (label_ignored(label)) {
         return 0.0f;
@@ -165,7 +169,7 @@ inline float row_loss(int label, float m, float s, float t, float zy)
     if (!label_valid(label)) {
         return NAN;
     }
-    return (m + log(s)) - ONE_MINUS_EPS * zy - EPS_OVER_V * t;
+    return (m + log(s)) - ONE_MINUS_EPS * CAP(xy) - EPS_OVER_V * t;
 }
 
 /* What multiplies a row's gradient: 1 / the count of rows that count
@@ -181,21 +185,23 @@ inline float grad_scale(int label, const __global float *scratch)
     return label_valid(label) ? g : NAN;
 }
 
-/* dz = g (softmax(z) - eps / V) dz/dx at vector J of the row at BASE,
- * A = g / s, B = g eps / V; the label's element is grad_label's. */
+/* dx = g (softmax(z) - eps / V) dz/dx at vector J of the row at BASE
+ * from its logits X, A = g / s, B = g eps / V; the label's element is
+ * grad_label's. */
 inline void grad_store(__global storage_t *dx, size_t base, uint j,
-                       floatv z, float m, float a, float b)
+                       floatv x, float m, float a, float b)
 {
-    storev(dx, base + j * VEC, (EXPS(z - m) * a - b) * CAP_SLOPE(z));
+    storev(dx, base + j * VEC, (EXPS(CAP(x) - m) * a - b) * CAP_SLOPE(x));
 }
 
 /* The label's element, written after its vector by the same work-item:
- * dz_y = g (softmax(z_y) - eps / V - (1 - eps)) dz/dx, G the scale. */
+ * dx_y = g (softmax(z_y) - eps / V - (1 - eps)) dz/dx at the logit XY,
+ * G the scale. */
 inline void grad_label(__global storage_t *dx, size_t base, int label,
-                       float zy, float m, float a, float b, float g)
+                       float xy, float m, float a, float b, float g)
 {
     store1(dx, base + (uint)label,
-           (EXPS(zy - m) * a - b - ONE_MINUS_EPS * g) * CAP_SLOPE(zy));
+           (EXPS(CAP(xy) - m) * a - b - ONE_MINUS_EPS * g) * CAP_SLOPE(xy));
 }
 
 /* Vectors FIRST, FIRST + STEP, ... below END of the row at BASE set to
@@ -209,12 +215,12 @@ inline void zero_row(__global storage_t *dx, size_t base, uint first,
 }
 
 /* The gradient of vectors FIRST, FIRST + STEP, ... below END of the row
- * at BASE, re-read, for the row's statistics (M, S), label, z at the
- * label ZY and scale G: zeros for an ignored row; the label's element
+ * at BASE, re-read, for the row's statistics (M, S), label, the logit
+ * at the label XY and scale G: zeros for an ignored row; the label's element
  * by the work-item whose vectors hold it. */
 inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
                         size_t base, uint first, uint end, uint step,
-                        int label, float m, float s, float zy, float g)
+                        int label, float m, float s, float xy, float g)
 {
     if (label_ignored(label)) {
         zero_row(dx, base, first, end, step);
@@ -222,11 +228,11 @@ inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
     }
     const float a = g / s, b = g * EPS_OVER_V;
     for (uint j = first; j < end; j += step) {
-        grad_store(dx, base, j, load_z(x, base + j * VEC), m, a, b);
+        grad_store(dx, base, j, loadv(x, base + j * VEC), m, a, b);
     }
     const uint jy = (uint)label / VEC;
     if (label_valid(label) && jy >= first && jy < end &&
         (jy - first) % step == 0) {
-        grad_label(dx, base, label, zy, m, a, b, g);
+        grad_label(dx, base, label, xy, m, a, b, g);
     }
 }

@@ -1,7 +1,7 @@
 /* cross_entropy_part.cl - the split path's first launch: each work-group
  * takes one chunk of one row (softmax_common.cl's chunks) and writes its
  * statistics (m, s, t) to the row's block of scratch (SPLIT_AT); the
- * work-group whose chunk holds the label writes z there too, so that
+ * work-group whose chunk holds the label writes its logit there too, so that
  * cross_entropy_combine need not read it again from logits, which it may
  * be overwriting (dlogits may be logits). An ignored row reads nothing.
  *
@@ -39,7 +39,7 @@ void cross_entropy_part(const int rows, const __global storage_t *logits,
         block[3 * chunk + 1] = s;
         block[3 * chunk + 2] = t;
         if (label_valid(label) && (uint)label / VEC / SPLIT_VECS == chunk) {
-            block[3 * SPLIT_GROUPS] = label_z(logits, base, label);
+            block[3 * SPLIT_GROUPS] = label_x(logits, base, label);
         }
     }
 }

@@ -7,8 +7,8 @@
 #include "storage_@dtype@.cl"
 #include "gated_act.cl"
 
-#if !defined(FEATURES) || !defined(ROWS_PER_GROUP)
-#error "swiglu_backward.cl: the plan defines FEATURES and ROWS_PER_GROUP"
+#if !defined(FEATURES) || !defined(ROWS_PER_GROUP) || !defined(ROW_TAIL)
+#error "swiglu_backward.cl: the plan defines FEATURES, ROWS_PER_GROUP and ROW_TAIL"
 #endif
 #if FEATURES % VEC != 0
 #error "swiglu_backward.cl: VEC divides FEATURES"
@@ -21,15 +21,25 @@ __kernel void swiglu_backward(int rows, __global const storage_t *restrict gate,
                               __global storage_t *restrict dup)
 {
     size_t j = get_global_id(0) * VEC;
-    int first = (int)get_group_id(1) * ROWS_PER_GROUP;
-    int last = min(first + ROWS_PER_GROUP, rows);
+#if ROW_TAIL
     if (j >= FEATURES) {
         return;
     }
+#endif
+#if ROWS_PER_GROUP == 1
+    /* A row a work-item and no loop, as swiglu.cl. */
+    size_t at = get_global_id(1) * FEATURES + j;
+    floatv g = loadv(gate, at), d = loadv(dy, at);
+    storev(dgate, at, d * loadv(up, at) * act_grad(g));
+    storev(dup, at, d * act(g));
+#else
+    int first = (int)get_group_id(1) * ROWS_PER_GROUP;
+    int last = min(first + ROWS_PER_GROUP, rows);
     for (int r = first; r < last; r++) {
         size_t at = (size_t)r * FEATURES + j;
         floatv g = loadv(gate, at), d = loadv(dy, at);
         storev(dgate, at, d * loadv(up, at) * act_grad(g));
         storev(dup, at, d * act(g));
     }
+#endif
 }

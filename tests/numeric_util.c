@@ -585,10 +585,16 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
 
 int nu_run_sizes(struct nu_kernel *k, const size_t *sizes, struct vdist dist)
 {
+    return nu_run_seed(k, sizes, base_seed * 1000003UL + ++case_counter,
+                       dist);
+}
+
+int nu_run_seed(struct nu_kernel *k, const size_t *sizes, unsigned long seed,
+                struct vdist dist)
+{
     struct vcase c;
     size_t rows = sizes[0];
     struct outcome o;
-    unsigned long seed = base_seed * 1000003UL + ++case_counter;
     if (!k->built) {
         return 0;
     }

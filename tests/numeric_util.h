@@ -105,6 +105,10 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist);
 
 /* nu_run at the runtime sizes SIZES (op order). */
 int nu_run_sizes(struct nu_kernel *k, const size_t *sizes, struct vdist dist);
+/* nu_run_sizes with inputs from SEED, as a failure prints it: a case
+ * replayed whatever the base seed and the cases before it. */
+int nu_run_seed(struct nu_kernel *k, const size_t *sizes, unsigned long seed,
+                struct vdist dist);
 
 /* Loads KS's naive stub (stub_load_naive) and checks it alone against
  * the float64 reference over each of N row counts (rows[i]), with the

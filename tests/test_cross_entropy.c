@@ -268,6 +268,28 @@ static void test_xent_kernels(void)
     }
 }
 
+/* Cases that once failed, replayed with their seeds. */
+static void test_xent_seeds(void)
+{
+    static const struct {
+        struct ce_case c;
+        unsigned long seed;
+    } cases[] = {
+        {{"f32", 256000, ", softcap: 15", TARGET_CPU, {2, 0}, 0},
+         20240671722346UL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        if (ce_build(&k, &cases[i].c)) {
+            size_t sizes[SPECL_MAX_SIZES] = {0};
+            k.ks->op->bench_sizes(k.ks, sizes);
+            sizes[0] = cases[i].c.rows[0];
+            nu_run_seed(&k, sizes, cases[i].seed, nu_unit());
+        }
+        nu_kernel_free(&k);
+    }
+}
+
 /* Every vocabulary x dtype x device type, the reductions and options in
  * turn, 1 to 130 rows, and 4096 rows of 32000 (--full only). */
 static void test_xent_grid(void)
@@ -331,6 +353,8 @@ int add_cross_entropy_numeric_tests(CU_pSuite s)
                        "smoothing, softcap, both paths, ignored and "
                        "outside labels, in place, same bits",
                        test_xent_kernels) == NULL ||
+                   CU_add_test(s, "cross_entropy: cases that once failed, "
+                               "by their seeds", test_xent_seeds) == NULL ||
                    CU_add_test(s, "cross_entropy: sampled rows of the mean "
                                "checked against the whole case",
                                test_xent_sampled) == NULL ||
