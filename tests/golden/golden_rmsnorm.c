@@ -33,7 +33,8 @@
  *     golden_rmsnorm_sourceV
  * below, is its parameters (a #define prelude), then the pieces of its
  * kernels, which variants share where they share templates. The texts
- * are without comments: golden_rmsnorm.cl is variant 0's source with them. */
+ * are without comments; variant 0's source with them is
+ *     golden_rmsnorm.cl */
 
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
