@@ -179,6 +179,81 @@ void source_lines(const struct buf *cl, struct buf *out)
     }
 }
 
+/* The length of the comment or quoted text at P (END its end), 0 when
+ * P begins neither; *COMMENT set to whether it is a comment. A line
+ * comment leaves its newline; quoted text ends at its line's end. */
+static size_t skip_length(const char *p, const char *end, int *comment)
+{
+    const char *q = p + 1;
+    *comment = end - p >= 2 && p[0] == '/' && (p[1] == '*' || p[1] == '/');
+    if (*comment && p[1] == '/') {
+        while (q < end && *q != '\n') {
+            q++;
+        }
+        return (size_t)(q - p);
+    }
+    if (*comment) {
+        for (q = p + 2; q + 1 < end && !(q[0] == '*' && q[1] == '/'); q++) {
+        }
+        return q + 1 < end ? (size_t)(q + 2 - p) : (size_t)(end - p);
+    }
+    if (*p != '"' && *p != '\'') {
+        return 0;
+    }
+    for (; q < end && *q != *p && *q != '\n'; q++) {
+        q += *q == '\\' && q + 1 < end && q[1] != '\n';
+    }
+    return (size_t)(q - p) + (q < end && *q == *p);
+}
+
+/* Appends LINE to OUT less its trailing blanks, then a newline if
+ * NEWLINE; nothing when a comment left it blank, unless it ends the
+ * directive of a line continued into it. Empties LINE. */
+static void put_line(struct buf *out, struct buf *line, int had_comment,
+                     int newline)
+{
+    size_t n = line->len;
+    while (n > 0 && (line->data[n - 1] == ' ' || line->data[n - 1] == '\t')) {
+        n--;
+    }
+    int continued = out->len >= 2 && out->data[out->len - 2] == '\\' &&
+                    out->data[out->len - 1] == '\n';
+    if (n > 0 || !had_comment || continued) {
+        buf_add(out, buf_str(line), n);
+        buf_puts(out, newline ? "\n" : "");
+    }
+    buf_free(line);
+    buf_init(line);
+}
+
+void strip_comments(const char *text, size_t n, struct buf *out)
+{
+    const char *p = text, *end = text + n;
+    struct buf line;
+    int had_comment = 0;
+    buf_init(&line);
+    while (p < end) {
+        int comment;
+        size_t skip = skip_length(p, end, &comment);
+        if (comment) {
+            buf_puts(&line, " ");
+            had_comment = 1;
+        } else if (*p == '\n') {
+            put_line(out, &line, had_comment, 1);
+            had_comment = 0;
+            skip = 1;
+        } else {
+            skip = skip > 0 ? skip : 1;
+            buf_add(&line, p, skip);
+        }
+        p += skip;
+    }
+    if (line.len > 0 || had_comment) {
+        put_line(out, &line, had_comment, 0);
+    }
+    buf_free(&line);
+}
+
 /* SRC upper-cased into DST (SIZE bytes). */
 void upper_name(char *dst, const char *src, size_t size)
 {

@@ -38,6 +38,14 @@ void c_escape(struct buf *out, const char *s, size_t n);
 /* Appends CL as lines of a C array of string literals. */
 void source_lines(const struct buf *cl, struct buf *out);
 
+/* Appends the N bytes of OpenCL C at TEXT to OUT without their comments,
+ * as the compiler reads them: a comment becomes a space (one spanning
+ * lines joins them, as in the compiler), trailing blanks go, and so does
+ * a line a comment left blank; quoted text ("..." or '...', ending at its
+ * line's end) keeps what looks like a comment. Line by line, so texts cut
+ * at line starts strip alike whole or in pieces. */
+void strip_comments(const char *text, size_t n, struct buf *out);
+
 /* SRC upper-cased into DST (SIZE bytes). */
 void upper_name(char *dst, const char *src, size_t size);
 

@@ -2,8 +2,10 @@
  * the lists of them that make the variants' sources: the variants of a
  * kernel render largely the same templates (storage, common parts), so
  * their sources are cut where one template's text gives way to another's
- * and the pieces are shared. The stub concatenates a variant's pieces
- * line by line, so its program text is what the renderer made. */
+ * and the pieces are shared. The pieces are stored without comments
+ * (NAME.cl keeps them, for the reader): the stub concatenates a variant's
+ * pieces line by line, so its program text is what the renderer made,
+ * less comments. */
 #include "emit_texts.h"
 
 #include <stdio.h>
@@ -58,16 +60,22 @@ static int text_index(const char *name, struct emit_texts *t,
     return added;
 }
 
-/* Appends the N bytes at TEXT (from FROM) to LIST as a reference to its
- * piece of T; does nothing for no bytes. */
+/* Appends the N bytes at TEXT (from FROM), less their comments, to LIST
+ * as a reference to its piece of T; does nothing when no bytes remain. */
 static int add_piece(const char *name, struct emit_texts *t, const char *text,
                      size_t n, const char *from, struct buf *defs,
                      struct buf *list, char *err, size_t errsize)
 {
-    if (n == 0) {
+    struct buf code;
+    buf_init(&code);
+    strip_comments(text, n, &code);
+    int i = code.len == 0 ? -2
+                          : text_index(name, t, buf_str(&code), code.len,
+                                       from, defs, err, errsize);
+    buf_free(&code);
+    if (i == -2) {
         return 0;
     }
-    int i = text_index(name, t, text, n, from, defs, err, errsize);
     if (i < 0) {
         return -1;
     }

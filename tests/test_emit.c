@@ -20,6 +20,7 @@
 
 #include "clsource.h"
 #include "emit.h"
+#include "emit_text.h"
 #include "emit_variants.h"
 #include "files.h"
 #include "render.h"
@@ -499,8 +500,8 @@ static char *embedded_source(const char *c, const char *name, int v,
 
 /* Each variant's source as NAME.c embeds it, a list of texts, is the
  * source the generator renders for it (cl_body: its parameters, then its
- * kernels), byte for byte, and variant 0's is NAME.cl's after its
- * comment; no two texts are the same, and variants that share templates
+ * kernels) less comments, byte for byte, and variant 0's is NAME.cl's
+ * after its comment, less comments; no two texts are the same, and variants that share templates
  * share texts (the .c holds fewer texts than its lists name). */
 static void check_variant_sources(const struct kernel_spec *ks,
                                   const struct emitted *e)
@@ -515,19 +516,32 @@ static void check_variant_sources(const struct kernel_spec *ks,
         char err[256] = "";
         int n_texts = 0;
         buf_init(&want);
-        CU_ASSERT_EQUAL(cl_body(ev[v].ks, &ev[v].plan, NULL, &want, err,
+        struct buf rendered, cl_code;
+        buf_init(&rendered);
+        buf_init(&cl_code);
+        CU_ASSERT_EQUAL(cl_body(ev[v].ks, &ev[v].plan, NULL, &rendered, err,
                                 sizeof err), 0);
+        strip_comments(buf_str(&rendered), rendered.len, &want);
         char *got = embedded_source(c, ks->name, v, &n_texts);
         TU_CHECK(got != NULL && strcmp(got, buf_str(&want)) == 0,
                  "%s.c: the embedded source of variant %d is not the one "
-                 "rendered for it", ks->name, v);
+                 "rendered for it, less comments", ks->name, v);
+        TU_CHECK(got != NULL && strstr(got, "/*") == NULL,
+                 "%s.c: the embedded source of variant %d has a comment",
+                 ks->name, v);
         const char *cl = strstr(buf_str(&e->cl), "\n/* Parameters:");
-        TU_CHECK(v > 0 || (got != NULL && cl != NULL && strcmp(cl, got) == 0),
-                 "%s.c: the embedded source of variant 0 is not %s.cl",
-                 ks->name, ks->name);
+        if (cl != NULL) {
+            strip_comments(cl, strlen(cl), &cl_code);
+        }
+        TU_CHECK(v > 0 || (got != NULL && cl != NULL &&
+                           strcmp(buf_str(&cl_code), got) == 0),
+                 "%s.c: the embedded source of variant 0 is not %s.cl's "
+                 "code", ks->name, ks->name);
         listed += n_texts;
         free(got);
         buf_free(&want);
+        buf_free(&rendered);
+        buf_free(&cl_code);
     }
     free(ev);
     int stored = 0;
@@ -791,6 +805,76 @@ static void test_templates_no_lab_notes(void)
                      at);
         }
     }
+}
+
+/* The kernel texts NAME.c embeds are without comments, cut as the
+ * compiler reads them: quoted text stays, a comment spanning lines joins
+ * them, a line a comment emptied goes unless a directive continues into
+ * it. */
+static void test_strip_comments(void)
+{
+    static const char *const cases[][2] = {
+        {"a /* x */ b\n", "a   b\n"},
+        {"/* doc\n * more */\nint x;\n", "int x;\n"},
+        {"int y; // note\nint z;\n", "int y;\nint z;\n"},
+        {"#error \"no /* comment */ here\"\n",
+         "#error \"no /* comment */ here\"\n"},
+        {"c = '\"'; /* q */ d = \"\\\"/*\";\n", "c = '\"';   d = \"\\\"/*\";\n"},
+        {"#define A 1 /* a\n b */ + 2\n", "#define A 1   + 2\n"},
+        {"#define A b \\\n/* c */\nint x;\n", "#define A b \\\n\nint x;\n"},
+        {"\n\nx  \n", "\n\nx\n"},
+        {"x /* open", "x"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct buf out;
+        buf_init(&out);
+        strip_comments(cases[i][0], strlen(cases[i][0]), &out);
+        TU_CHECK(strcmp(buf_str(&out), cases[i][1]) == 0,
+                 "strip_comments(\"%s\") gave \"%s\"", cases[i][0],
+                 buf_str(&out));
+        buf_free(&out);
+    }
+}
+
+/* The bound on llama2-7b's largest stub: NAME.c holds each kernel text
+ * once and without comments (NAME.cl has them), so it stays well under
+ * the 170 KB it took with them. */
+#define LLAMA_Q_PROJ_C_MAX 140000L
+
+/* specl gen of the specs users vendor from: NAME.c within its bound, and
+ * no emitted file (NAME.cl, .h, .c) names a device or a timing. */
+static void test_emitted_lean(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    int rc = tu_run("%s gen specs/llama2-7b.yaml specs/seeds.yaml -o '%s' "
+                    ">/dev/null", TU_SPECL, tmp);
+    TU_CHECK(rc == 0, "specl gen llama2-7b.yaml seeds.yaml: exit %d", rc);
+    char **names;
+    int n = tu_list(tmp, NULL, &names), sized = 0;
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(tmp, names[i]);
+        size_t len = 0;
+        char *text = tu_read(path, &len);
+        const char *at = "";
+        CU_ASSERT_PTR_NOT_NULL(text);
+        TU_CHECK(text == NULL || !names_timing(text, &at),
+                 "%s: a device or a timing: %.40s", names[i], at);
+        TU_CHECK(strcmp(names[i], "llama_q_proj.c") != 0 ||
+                     (long)len <= LLAMA_Q_PROJ_C_MAX,
+                 "llama_q_proj.c: %zu bytes (at most %ld)", len,
+                 LLAMA_Q_PROJ_C_MAX);
+        sized += strcmp(names[i], "llama_q_proj.c") == 0;
+        free(text);
+        free(path);
+    }
+    TU_CHECK(n > 0 && sized == 1, "gen wrote %d files, llama_q_proj.c "
+             "among them %d times", n, sized);
+    if (n >= 0) {
+        tu_free_list(names, n);
+    }
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
 }
 
 /* The mark in front of the wgmma instructions reads the same in the
@@ -1634,6 +1718,10 @@ int add_emit_suite(void)
                     test_golden_cli) == NULL ||
         CU_add_test(s, "no device or timing in the templates",
                     test_templates_no_lab_notes) == NULL ||
+        CU_add_test(s, "embedded kernel texts without comments",
+                    test_strip_comments) == NULL ||
+        CU_add_test(s, "llama2-7b and seeds: stub size, no device or timing",
+                    test_emitted_lean) == NULL ||
         CU_add_test(s, "the sm_90a mark, and the rebuild only with wgmma",
                     test_sm90a_mark) == NULL ||
         CU_add_test(s, "header, prefixes, embedded source, decisions",

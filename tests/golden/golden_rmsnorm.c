@@ -32,53 +32,30 @@
  * listed by
  *     golden_rmsnorm_sourceV
  * below, is its parameters (a #define prelude), then the pieces of its
- * kernels, which variants share where they share templates; golden_rmsnorm.cl
- * is variant 0's source. */
+ * kernels, which variants share where they share templates. The texts
+ * are without comments; variant 0's source with them is
+ *     golden_rmsnorm.cl */
 
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
     "\n",
-    "/* Parameters: the values of this kernel's plan. */\n",
-    "#define DTYPE_F32 1        /* storage type of every buffer */\n",
-    "#define FEATURES 512       /* elements per row */\n",
-    "#define VEC 4              /* elements per load and store */\n",
-    "#define WG_SIZE 64         /* work-items per row */\n",
-    "#define ROWS_PER_GROUP 4   /* rows per work-group */\n",
-    "#define ROW_IN_REGISTERS 1 /* row held in registers, x read once */\n",
-    "#define NVEC 128           /* vectors per row */\n",
-    "#define SLOTS 2            /* vectors per work-item, rounded up */\n",
-    "#define EPS 1e-06f         /* added to the mean square */\n",
-    "#define NORM_TINY_SUMS 0   /* squares among the subnormals would show beside eps */\n",
-    "#define NORM_SCALE_MAX 59  /* largest rescaling exponent */\n",
+    "#define DTYPE_F32 1\n",
+    "#define FEATURES 512\n",
+    "#define VEC 4\n",
+    "#define WG_SIZE 64\n",
+    "#define ROWS_PER_GROUP 4\n",
+    "#define ROW_IN_REGISTERS 1\n",
+    "#define NVEC 128\n",
+    "#define SLOTS 2\n",
+    "#define EPS 1e-06f\n",
+    "#define NORM_TINY_SUMS 0\n",
+    "#define NORM_SCALE_MAX 59\n",
     "\n",
     NULL
 };
 
-/* rmsnorm.cl */
-static const char *const golden_rmsnorm_text1[] = {
-    "/* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.\n",
-    " *\n",
-    " * Storage: storage_DTYPE.cl. Macros: FEATURES, VEC, WG_SIZE,\n",
-    " * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and\n",
-    " *   EPS   added to the mean square (a float literal)\n",
-    " * and norm_scale.cl's, for rows past float32's squares.\n",
-    " *\n",
-    " * Buffers: x (rows x FEATURES), gamma (FEATURES), y (rows x FEATURES).\n",
-    " * Launch: local (WG_SIZE, ROWS_PER_GROUP), global (WG_SIZE,\n",
-    " * ceil(rows / ROWS_PER_GROUP) * ROWS_PER_GROUP). */\n",
-    NULL
-};
-
 /* storage_f32.cl */
-static const char *const golden_rmsnorm_text2[] = {
-    "/* storage_f32.cl - the storage type of every kernel's buffers: float\n",
-    " * (DTYPE_F32).\n",
-    " * The generator includes one storage_DTYPE.cl per kernel source.\n",
-    " *\n",
-    " * Arithmetic is float32 whatever the storage. Index arguments count\n",
-    " * elements. load2/store2, load4/store4 and load8/store8 need an index\n",
-    " * that is a multiple of 2, 4 or 8 and a buffer aligned to 16 bytes\n",
-    " * (clCreateBuffer's are); load4v takes any index. */\n",
+static const char *const golden_rmsnorm_text1[] = {
     "typedef float storage_t;\n",
     "\n",
     "inline float load1(const __global storage_t *p, size_t i) { return p[i]; }\n",
@@ -108,8 +85,6 @@ static const char *const golden_rmsnorm_text2[] = {
     "    store4(p, i, v.lo);\n",
     "    store4(p, i + 4, v.hi);\n",
     "}\n",
-    "/* vload4 rather than load4's float4 pointer: ptxas gives lora_xa fewer\n",
-    " * registers this way, so more of its work-groups fit a compute unit. */\n",
     "inline float4 load4v(const __global storage_t *p, size_t i)\n",
     "{\n",
     "    return vload4(0, p + i);\n",
@@ -118,39 +93,13 @@ static const char *const golden_rmsnorm_text2[] = {
 };
 
 /* rmsnorm.cl */
-static const char *const golden_rmsnorm_text3[] = {
+static const char *const golden_rmsnorm_text2[] = {
     "\n",
     NULL
 };
 
 /* row_reduce.cl */
-static const char *const golden_rmsnorm_text4[] = {
-    "/* row_reduce.cl - row geometry, vector access and the work-group sum shared\n",
-    " * by the row ops (softmax.cl, rmsnorm.cl, layernorm.cl; include it after\n",
-    " * storage_DTYPE.cl).\n",
-    " *\n",
-    " * A work-group of WG_SIZE x ROWS_PER_GROUP work-items handles\n",
-    " * ROWS_PER_GROUP rows. The WG_SIZE items of a row split it into NVEC\n",
-    " * vectors of VEC elements, item i taking vectors i, i + WG_SIZE, ... so that\n",
-    " * neighbouring items touch neighbouring memory. With ROW_IN_REGISTERS each\n",
-    " * item keeps its SLOTS vectors in a private array and x is read once;\n",
-    " * otherwise the row is streamed: x is read again for each pass.\n",
-    " *\n",
-    " * Macros (knobs; the generator defines every one):\n",
-    " *   FEATURES          elements per row\n",
-    " *   VEC               elements per global access: 1, 2, 4, 8 or 16; divides\n",
-    " *                     FEATURES\n",
-    " *   WG_SIZE           work-items per row, a power of two\n",
-    " *   ROWS_PER_GROUP    rows per work-group\n",
-    " *   ROW_IN_REGISTERS  1: each item holds its part of the row; 0: streamed\n",
-    " * Derived:\n",
-    " *   NVEC              vectors per row\n",
-    " *   SLOTS             vectors per item, the last one maybe past the row end\n",
-    " *   SUM_BLOCK         streamed rows: vectors per item summed apart\n",
-    " *                     before they join a compensated total (long sums, below)\n",
-    " */\n",
-    "/* Every value comes from the plan (gen/op_rows.c), which keeps specl's\n",
-    " * knob defaults in one place. */\n",
+static const char *const golden_rmsnorm_text3[] = {
     "#if !defined(FEATURES) || !defined(VEC) || !defined(WG_SIZE) ||            \\\n",
     "    !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) ||             \\\n",
     "    !defined(NVEC) || !defined(SLOTS)\n",
@@ -168,23 +117,14 @@ static const char *const golden_rmsnorm_text4[] = {
     "#error \"WG_SIZE must be a power of two\"\n",
     "#endif\n",
     "\n",
-    "/* Whether slot k (vector j of the row) holds data: only the last slot can\n",
-    " * overhang, and only when the items do not split the row evenly. */\n",
     "#if NVEC % WG_SIZE == 0\n",
     "#define SLOT_IN_ROW(k, j) ((void)(j), 1)\n",
     "#else\n",
     "#define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)\n",
     "#endif\n",
     "\n",
-    "/* max() is undefined for infinities and fmax() spends instructions on NaN\n",
-    " * (which reaches the output through exp() anyway): a plain compare keeps\n",
-    " * -inf (masked) inputs right and is one instruction, vectors included. */\n",
     "#define MAX2(a, b) ((a) > (b) \? (a) : (b))\n",
     "\n",
-    "/* floatv: VEC floats, loaded and stored at element index i (a multiple of\n",
-    " * VEC) through the storage type. VEC 8 is one 16-byte access for f16 and\n",
-    " * bf16 on GPUs; VEC 8 and 16 in float32 are for CPUs, where one work-item\n",
-    " * per row with wide vectors runs best. */\n",
     "#if VEC == 16\n",
     "typedef float16 floatv;\n",
     "inline floatv loadv(const __global storage_t *p, size_t i)\n",
@@ -273,19 +213,6 @@ static const char *const golden_rmsnorm_text4[] = {
     "#error \"VEC must be 1, 2, 4, 8 or 16\"\n",
     "#endif\n",
     "\n",
-    "/* Long sums. An item that streams a long row (all of it on CPUs, where\n",
-    " * WG_SIZE is 1) must not add thousands of terms into one float per lane:\n",
-    " * the rounding errors of a float32 running sum grow with its length\n",
-    " * (4e-5 relative for the 50257 exponentials of a softmax row; all of a\n",
-    " * variance that cancels). So streamed loops walk the item's vectors in\n",
-    " * blocks of SUM_BLOCK (j0 = lid, lid + BLOCK_STRIDE, ..., each block up\n",
-    " * to block_end(j0) in steps of WG_SIZE), sum each block into a fresh\n",
-    " * accumulator and add that into a compensated total: csum_add keeps in\n",
-    " * *err what rounding took from *sum (Neumaier's variant of Kahan's sum,\n",
-    " * which stays right when a block outweighs the total). The error is that\n",
-    " * of a sum of SUM_BLOCK terms whatever the row's length, for a few\n",
-    " * operations per block. Kernels that stream rows only now and then (a\n",
-    " * rescaled pass) have them too where the plan defines SUM_BLOCK. */\n",
     "#if defined(SUM_BLOCK)\n",
     "#define BLOCK_STRIDE (SUM_BLOCK * WG_SIZE)\n",
     "\n",
@@ -302,7 +229,6 @@ static const char *const golden_rmsnorm_text4[] = {
     "    *sum = t;\n",
     "}\n",
     "\n",
-    "/* csum_add for one float (VEC 1 aside, floatv is a vector). */\n",
     "inline void csum_add1(float *sum, float *err, float b)\n",
     "{\n",
     "    const float t = *sum + b;\n",
@@ -310,9 +236,6 @@ static const char *const golden_rmsnorm_text4[] = {
     "    *sum = t;\n",
     "}\n",
     "\n",
-    "/* Element offset of this item's row. In a last group that overhangs the\n",
-    " * rows, the extra items work on the last row (they must still reach every\n",
-    " * barrier) and row_live() tells them not to store. */\n",
     "inline size_t row_base(int rows)\n",
     "{\n",
     "#if ROWS_PER_GROUP > 1\n",
@@ -323,11 +246,6 @@ static const char *const golden_rmsnorm_text4[] = {
     "#endif\n",
     "}\n",
     "\n",
-    "/* Row parameters (gamma, beta: FEATURES values each). When a work-item's\n",
-    " * share is small and the row sits in registers, it loads its share with\n",
-    " * the row (load_param), so that it travels during the reductions; then\n",
-    " * PARAM_AT(reg, p, k, j) is slot k of REG, else vector j of P, loaded\n",
-    " * where it is used. */\n",
     "#if ROW_IN_REGISTERS && SLOTS * VEC <= 16\n",
     "#define PARAMS_EARLY 1\n",
     "#define PARAM_AT(reg, p, k, j) ((reg)[k])\n",
@@ -358,23 +276,8 @@ static const char *const golden_rmsnorm_text4[] = {
     "#endif\n",
     "}\n",
     "\n",
-    "/* Reductions over the WG_SIZE partials of a row in local memory take a few\n",
-    " * wide steps instead of log2(WG_SIZE) halvings, to save barriers: a step\n",
-    " * over n partials leaves step = RED_NEXT(n) of them, item i < step folding\n",
-    " * partials i + step, i + 2 * step, ... into its own (neighbouring items\n",
-    " * read neighbouring words). WG_SIZE is a power of two, so each step's\n",
-    " * fan-in n / step is a constant and its loop unrolls. A row of one item\n",
-    " * (WG_SIZE 1, as CPUs like) needs no reduction and no barrier. */\n",
     "#define RED_NEXT(n) ((n) > 16 \? (n) / 8 : 1)\n",
     "\n",
-    "/* GROUP_REDUCTION(NAME, T, FOLD, ITEMS) defines T NAME(__local T *part,\n",
-    " * uint lid, T v): v folded by FOLD(a, b) over ITEMS work-items (a power\n",
-    " * of two) through their ITEMS words of PART, returned to each of them, in\n",
-    " * the same steps whatever the timing. PART is left holding the result,\n",
-    " * so a second reduction in the same kernel needs other memory (or a\n",
-    " * barrier first). ROW_REDUCTION(NAME, T, FOLD) is one over the items of\n",
-    " * a row (WG_SIZE); a row of one item (WG_SIZE 1, as CPUs like) needs no\n",
-    " * reduction and no barrier. */\n",
     "#define GROUP_REDUCTION(NAME, T, FOLD, ITEMS)                             \\\n",
     "    inline T NAME(__local T *part, uint lid, T v)                         \\\n",
     "    {                                                                     \\\n",
@@ -408,17 +311,9 @@ static const char *const golden_rmsnorm_text4[] = {
     "\n",
     "#define ADD2(a, b) ((a) + (b))\n",
     "\n",
-    "/* row_sum(part, lid, v): the sum of v over the items of this row. */\n",
     "ROW_REDUCTION(row_sum, float, ADD2)\n",
     "\n",
     "#ifdef SPLIT_GROUPS\n",
-    "/* The split path of the row ops whose plan has one (gen/op_rows_split.c):\n",
-    " * chunk c of a row is its vectors c * SPLIT_VECS up to chunk_end(c), a\n",
-    " * work-group of SPLIT_WG items each; the plan makes every chunk hold at\n",
-    " * least one vector. Macros:\n",
-    " *   SPLIT_GROUPS  work-groups per row (chunks), at most NVEC\n",
-    " *   SPLIT_VECS    vectors per chunk; the last chunk may hold fewer\n",
-    " *   SPLIT_WG      work-items per split work-group, a power of two */\n",
     "#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)\n",
     "#error \"split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing\"\n",
     "#endif\n",
@@ -434,8 +329,6 @@ static const char *const golden_rmsnorm_text4[] = {
     "    return min((c + 1) * SPLIT_VECS, (uint)NVEC);\n",
     "}\n",
     "\n",
-    "/* A barrier among the items of a split work-group, and their sums and\n",
-    " * maxima. */\n",
     "#if SPLIT_WG > 1\n",
     "#define SPLIT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n",
     "GROUP_REDUCTION(split_sum, float, ADD2, SPLIT_WG)\n",
@@ -450,40 +343,17 @@ static const char *const golden_rmsnorm_text4[] = {
 };
 
 /* norm_scale.cl */
-static const char *const golden_rmsnorm_text5[] = {
-    "/* norm_scale.cl - the norms' second chance for rows whose float32 sums fail\n",
-    " * (rmsnorm.cl, layernorm.cl; include it after row_reduce.cl).\n",
-    " *\n",
-    " * Squares overflow float32 from |x| = 2^64 (a row's sum of them sooner),\n",
-    " * x - mean does near FLT_MAX, and squares under 2^-63 fall among the\n",
-    " * subnormals (or to zero where a device flushes them). Rows like that are\n",
-    " * rare, so the kernels sum as usual and only then look at the result: when\n",
-    " * a row's sum of squares is not finite, or is tiny while EPS is too small\n",
-    " * to hide the lost squares, the work-group reads its rows again at x * 2^k,\n",
-    " * k chosen from the row's max |x| so that the largest scaled value lies in\n",
-    " * [1, 2). Products by 2^k are exact, so the scaled sums round as the plain\n",
-    " * ones would where those do not fail. Ordinary rows pay one compare per\n",
-    " * row of the group.\n",
-    " *\n",
-    " * Macros (from the plan):\n",
-    " *   NORM_TINY_SUMS  1 when EPS is so small (under 2^-96) that squares lost\n",
-    " *                   among the subnormals would show: tiny sums rescale too\n",
-    " *   NORM_SCALE_MAX  the largest k: EPS * 2^2k stays finite (at most 100)\n",
-    " */\n",
+static const char *const golden_rmsnorm_text4[] = {
     "#if !defined(NORM_TINY_SUMS) || !defined(NORM_SCALE_MAX)\n",
     "#error \"norm_scale.cl: the plan must define NORM_TINY_SUMS and NORM_SCALE_MAX\"\n",
     "#endif\n",
     "\n",
-    "/* A barrier among the items of a row. With one item per row the scaled\n",
-    " * pass runs per item (rows decide alone) and needs none. */\n",
     "#if WG_SIZE > 1\n",
     "#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n",
     "#else\n",
     "#define ROW_BARRIER() ((void)0)\n",
     "#endif\n",
     "\n",
-    "/* Whether a row whose sum of squares (or of squared deviations) is SUM\n",
-    " * needs the scaled pass. NaN fails both compares and takes it too. */\n",
     "inline bool sum_needs_scale(float sum)\n",
     "{\n",
     "#if NORM_TINY_SUMS\n",
@@ -493,10 +363,6 @@ static const char *const golden_rmsnorm_text5[] = {
     "#endif\n",
     "}\n",
     "\n",
-    "/* Whether the scaled pass runs for this item. With several items per row\n",
-    " * it must be the same for the whole work-group (the pass has barriers):\n",
-    " * after a row reduction every row's total sits at the head of its\n",
-    " * partials, SUMS[r * STRIDE], for each item to read. */\n",
     "inline bool group_needs_scale(const __local float *sums, uint stride,\n",
     "                              float own)\n",
     "{\n",
@@ -514,10 +380,8 @@ static const char *const golden_rmsnorm_text5[] = {
     "#endif\n",
     "}\n",
     "\n",
-    "/* row_max(part, lid, v): the max of v over the items of this row. */\n",
     "ROW_REDUCTION(row_max, float, MAX2)\n",
     "\n",
-    "/* The largest |x| of this item's share of the row. */\n",
     "inline float item_max_abs(const __global storage_t *x, size_t base, uint lid)\n",
     "{\n",
     "    floatv m = 0.0f;\n",
@@ -527,9 +391,6 @@ static const char *const golden_rmsnorm_text5[] = {
     "    return hmax(m);\n",
     "}\n",
     "\n",
-    "/* 2^-k for the row's max |x| M: M * 2^-k in [1, 2). k stays at most 125,\n",
-    " * so that 2^-k, and a factor r * 2^-k with r >= 1/2, are normal; and at\n",
-    " * least -NORM_SCALE_MAX (an all-zero row takes that end). */\n",
     "inline float norm_scale(float m)\n",
     "{\n",
     "    const int k = clamp(ilogb(m), -NORM_SCALE_MAX, 125);\n",
@@ -539,21 +400,12 @@ static const char *const golden_rmsnorm_text5[] = {
 };
 
 /* rmsnorm_row.cl */
-static const char *const golden_rmsnorm_text6[] = {
-    "/* rmsnorm_row.cl - the rows of rmsnorm: y = x / sqrt(mean(x^2) + EPS) *\n",
-    " * gamma for the ROWS_PER_GROUP rows of a work-group, as a function the\n",
-    " * rmsnorm kernel runs on x and add_rmsnorm on the sum it stores.\n",
-    " *\n",
-    " * Include after storage_DTYPE.cl, row_reduce.cl and norm_scale.cl. Macros:\n",
-    " * EPS, added to the mean square (a float literal). */\n",
+static const char *const golden_rmsnorm_text5[] = {
     "\n",
     "#if !defined(EPS)\n",
     "#error \"rmsnorm_row.cl: the plan must define EPS\"\n",
     "#endif\n",
     "\n",
-    "/* The whole row again at scale s, for rows whose plain sum failed\n",
-    " * (norm_scale.cl): y = (x s) * rsqrt(mean((x s)^2) + EPS s^2) * gamma.\n",
-    " * Every item of the work-group calls it. */\n",
     "inline void rmsnorm_scaled(const int rows, const __global storage_t *x,\n",
     "                           const __global storage_t *gamma,\n",
     "                           __global storage_t *y, size_t base, uint lid,\n",
@@ -567,7 +419,7 @@ static const char *const golden_rmsnorm_text6[] = {
     "        const floatv xs = loadv(x, base + j * VEC) * s;\n",
     "        csum_add(&acc, &err, xs * xs);\n",
     "    }\n",
-    "    ROW_BARRIER(); /* every item has read the max */\n",
+    "    ROW_BARRIER();\n",
     "    const float ss = row_sum(part, lid, hsum(acc + err));\n",
     "    const float r = rsqrt(ss / (float)FEATURES + EPS * s * s);\n",
     "    if (!row_live(rows)) {\n",
@@ -579,8 +431,6 @@ static const char *const golden_rmsnorm_text6[] = {
     "    }\n",
     "}\n",
     "\n",
-    "/* The work-group's rows of x into y; PART holds ROWS_PER_GROUP x WG_SIZE\n",
-    " * floats of local memory. Every item of the work-group calls it. */\n",
     "inline void rmsnorm_rows(const int rows, const __global storage_t *x,\n",
     "                         const __global storage_t *gamma,\n",
     "                         __global storage_t *y, __local float *part)\n",
@@ -589,7 +439,6 @@ static const char *const golden_rmsnorm_text6[] = {
     "    const size_t base = row_base(rows);\n",
     "    __local float *row_part = part + get_local_id(1) * WG_SIZE;\n",
     "\n",
-    "    /* Each item sums squares per vector lane: VEC short sums, not one long. */\n",
     "    floatv acc = 0.0f;\n",
     "#if ROW_IN_REGISTERS\n",
     "    floatv v[SLOTS];\n",
@@ -602,8 +451,6 @@ static const char *const golden_rmsnorm_text6[] = {
     "        }\n",
     "    }\n",
     "#else\n",
-    "    /* Compensated blocks (row_reduce.cl): a CPU's one item per row sums\n",
-    "     * tens of thousands of squares. */\n",
     "    floatv acc_err = 0.0f;\n",
     "    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {\n",
     "        floatv b = 0.0f;\n",
@@ -622,7 +469,7 @@ static const char *const golden_rmsnorm_text6[] = {
     "    const float ss = row_sum(row_part, lid, hsum(acc));\n",
     "    const float r = rsqrt(ss / (float)FEATURES + EPS);\n",
     "    if (group_needs_scale(part, WG_SIZE, ss)) {\n",
-    "        ROW_BARRIER(); /* every item has read the plain sums */\n",
+    "        ROW_BARRIER();\n",
     "        rmsnorm_scaled(rows, x, gamma, y, base, lid, row_part);\n",
     "        return;\n",
     "    }\n",
@@ -649,7 +496,7 @@ static const char *const golden_rmsnorm_text6[] = {
 };
 
 /* rmsnorm.cl */
-static const char *const golden_rmsnorm_text7[] = {
+static const char *const golden_rmsnorm_text6[] = {
     "\n",
     "__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))\n",
     "void rmsnorm(const int rows, const __global storage_t *x,\n",
@@ -662,21 +509,20 @@ static const char *const golden_rmsnorm_text7[] = {
 };
 
 /* the parameters of variant 1 */
-static const char *const golden_rmsnorm_text8[] = {
+static const char *const golden_rmsnorm_text7[] = {
     "\n",
-    "/* Parameters: the values of this kernel's plan. */\n",
-    "#define DTYPE_F32 1        /* storage type of every buffer */\n",
-    "#define FEATURES 512       /* elements per row */\n",
-    "#define VEC 16             /* elements per load and store */\n",
-    "#define WG_SIZE 1          /* work-items per row */\n",
-    "#define ROWS_PER_GROUP 16  /* rows per work-group */\n",
-    "#define ROW_IN_REGISTERS 0 /* row streamed, x re-read */\n",
-    "#define NVEC 32            /* vectors per row */\n",
-    "#define SLOTS 32           /* vectors per work-item, rounded up */\n",
-    "#define SUM_BLOCK 64       /* vectors summed apart, then added compensated */\n",
-    "#define EPS 1e-06f         /* added to the mean square */\n",
-    "#define NORM_TINY_SUMS 0   /* squares among the subnormals would show beside eps */\n",
-    "#define NORM_SCALE_MAX 59  /* largest rescaling exponent */\n",
+    "#define DTYPE_F32 1\n",
+    "#define FEATURES 512\n",
+    "#define VEC 16\n",
+    "#define WG_SIZE 1\n",
+    "#define ROWS_PER_GROUP 16\n",
+    "#define ROW_IN_REGISTERS 0\n",
+    "#define NVEC 32\n",
+    "#define SLOTS 32\n",
+    "#define SUM_BLOCK 64\n",
+    "#define EPS 1e-06f\n",
+    "#define NORM_TINY_SUMS 0\n",
+    "#define NORM_SCALE_MAX 59\n",
     "\n",
     NULL
 };
@@ -770,13 +616,12 @@ struct golden_rmsnorm_variant_def {
 /* Variant 0: its source (texts, in order), its kernels, then its paths. */
 static const char *const *const golden_rmsnorm_source0[] = {
     golden_rmsnorm_text0,   /* the parameters of variant 0 */
-    golden_rmsnorm_text1,   /* rmsnorm.cl */
-    golden_rmsnorm_text2,   /* storage_f32.cl */
-    golden_rmsnorm_text3,   /* rmsnorm.cl */
-    golden_rmsnorm_text4,   /* row_reduce.cl */
-    golden_rmsnorm_text5,   /* norm_scale.cl */
-    golden_rmsnorm_text6,   /* rmsnorm_row.cl */
-    golden_rmsnorm_text7,   /* rmsnorm.cl */
+    golden_rmsnorm_text1,   /* storage_f32.cl */
+    golden_rmsnorm_text2,   /* rmsnorm.cl */
+    golden_rmsnorm_text3,   /* row_reduce.cl */
+    golden_rmsnorm_text4,   /* norm_scale.cl */
+    golden_rmsnorm_text5,   /* rmsnorm_row.cl */
+    golden_rmsnorm_text6,   /* rmsnorm.cl */
     NULL
 };
 
@@ -794,14 +639,13 @@ static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
 
 /* Variant 1: its source (texts, in order), its kernels, then its paths. */
 static const char *const *const golden_rmsnorm_source1[] = {
-    golden_rmsnorm_text8,   /* the parameters of variant 1 */
-    golden_rmsnorm_text1,   /* rmsnorm.cl */
-    golden_rmsnorm_text2,   /* storage_f32.cl */
-    golden_rmsnorm_text3,   /* rmsnorm.cl */
-    golden_rmsnorm_text4,   /* row_reduce.cl */
-    golden_rmsnorm_text5,   /* norm_scale.cl */
-    golden_rmsnorm_text6,   /* rmsnorm_row.cl */
-    golden_rmsnorm_text7,   /* rmsnorm.cl */
+    golden_rmsnorm_text7,   /* the parameters of variant 1 */
+    golden_rmsnorm_text1,   /* storage_f32.cl */
+    golden_rmsnorm_text2,   /* rmsnorm.cl */
+    golden_rmsnorm_text3,   /* row_reduce.cl */
+    golden_rmsnorm_text4,   /* norm_scale.cl */
+    golden_rmsnorm_text5,   /* rmsnorm_row.cl */
+    golden_rmsnorm_text6,   /* rmsnorm.cl */
     NULL
 };
 
