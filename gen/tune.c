@@ -486,9 +486,9 @@ static int plot(const struct search *s, const char *path, const char *device,
         long c = s->state[i].outcome == SAME ? s->rep[i] : i;
         us[i] = s->state[c].outcome == TIMED ? s->state[c].us : INFINITY;
     }
-    struct tune_plot pl = {s->ks,         s->sp,           us,
-                           s->r->best,    s->r->best_knobs, s->r->best_us,
-                           device};
+    struct tune_plot pl = {s->ks,      s->sp,            us,
+                           s->rep,     s->r->best,       s->r->best_knobs,
+                           s->r->best_us, device};
     int rc = tune_plot_write(&pl, path, err, errsize);
     free(us);
     return rc;

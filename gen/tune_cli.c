@@ -262,7 +262,9 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
     if (r.error[0]) {
         fprintf(stderr, "specl: tune: %s\n", r.error);
     } else if (o->plot != NULL && r.evaluated > 0) {
-        printf("  plot: %s\n", o->plot);
+        char csv[1100];
+        tune_plot_csv_path(o->plot, csv, sizeof csv);
+        printf("  plot: %s\n  plot data: %s\n", o->plot, csv);
     }
     return failed;
 }
