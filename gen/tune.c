@@ -521,8 +521,10 @@ static void record_best(struct search *s, const struct tune_filter *f,
         e->best_p10_us = r->retimed ? r->best_spread[0] : 0;
         e->best_p90_us = r->retimed ? r->best_spread[1] : 0;
         e->best_fresh = 1;
-    } else if (kept_us > 0 && kept_us != e->best_us) {
-        /* kept, as its record has it now (timed again in this run) */
+    } else if (kept_us > 0 && kept_us != e->best_us &&
+               e->retimed_reps == 0) {
+        /* kept, as its record has it now (timed again in this run); a
+         * re-timed figure stands */
         e->best_us = kept_us;
         e->best_gbs = mc->bytes / (kept_us * 1e3);
         e->best_gflops = mc->flops / (kept_us * 1e3);
@@ -530,7 +532,9 @@ static void record_best(struct search *s, const struct tune_filter *f,
         e->best_p10_us = e->best_p90_us = 0;
         e->best_fresh = 1;
     }
-    if (r->default_us > 0) {
+    /* A lone timing of the defaults does not replace a median re-timed
+     * back to back with the stored best. */
+    if (r->default_us > 0 && (r->retimed || e->retimed_reps == 0)) {
         e->default_us = r->default_us;
         e->default_p10_us = r->retimed ? r->default_spread[0] : 0;
         e->default_p90_us = r->retimed ? r->default_spread[1] : 0;
@@ -621,7 +625,9 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     stop_reason(&s, r->stopped, sizeof r->stopped);
     r->best_is_default = r->best >= 0 && r->best == f.home;
 
-    if (r->best >= 0 && (o->stop == NULL || !*o->stop)) {
+    /* A run that timed nothing new leaves the entry's figures: they were
+     * decided (and re-timed) by the run that measured them. */
+    if (r->best >= 0 && r->timed > 0 && (o->stop == NULL || !*o->stop)) {
         retime_best(&s, &f, r);
     }
     struct tune_entry *e = r->entry;

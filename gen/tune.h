@@ -94,7 +94,8 @@ struct tune_result {
                            re-timed (below) when retimed, else timed in
                            the same run before the search; -1 when it
                            failed */
-    /* After a search that was not stopped: the op defaults, the search's
+    /* After a search that was not stopped and timed something new: the
+     * op defaults, the search's
      * best and the entry's earlier best (when its record measured the
      * code its knobs emit now) re-timed back to back, RETIMED runs each
      * (the tune's reps), one of each in turn on the same buffers. The
@@ -126,8 +127,9 @@ struct tune_result {
  * candidates with measure_stub (build, verify against float64, time),
  * taking configs already recorded in the entry from it (when the record
  * measured the code the config emits now) and recording every other
- * evaluated config (its time, or why it failed). Unless stopped, the
- * search's best, the op defaults and the entry's earlier best are then
+ * evaluated config (its time, or why it failed). Unless stopped or it
+ * timed nothing new, the search's best, the op defaults and the entry's
+ * earlier best are then
  * re-timed back to back (R's retimed) and the fastest median becomes the
  * entry's best, with that median as its time, its spread and the
  * defaults' median and spread. A stopped run keeps the old rule: the

@@ -174,18 +174,17 @@ static void print_coverage(const struct tune_result *r,
 {
     if (r->stopped[0] == '\0') {
         printf("  complete: searched all %ld candidates\n", r->n_cand);
-    } else if (strcmp(r->stopped, "time budget") == 0) {
-        printf("  incomplete: searched %ld of %ld candidates; the time "
-               "budget of %g s was reached\n", r->evaluated, r->n_cand,
-               o->budget_s);
+        return;
+    }
+    printf("  incomplete: searched %ld of %ld candidates (", r->evaluated,
+           r->n_cand);
+    if (strcmp(r->stopped, "time budget") == 0) {
+        printf("the --budget of %g s ran out)\n", o->budget_s);
     } else if (strcmp(r->stopped, "max evals") == 0) {
-        printf("  incomplete: searched %ld of %ld candidates; the limit of "
-               "%ld evaluations was reached (--max-evals%s)\n",
-               r->evaluated, r->n_cand, r->max_evals,
-               o->max_evals > 0 ? "" : "; by default a quarter of them");
+        printf("--max-evals %ld reached%s)\n", r->max_evals,
+               o->max_evals > 0 ? "" : ": by default a quarter of them");
     } else {
-        printf("  incomplete: searched %ld of %ld candidates; %s\n",
-               r->evaluated, r->n_cand, r->stopped);
+        printf("%s)\n", r->stopped);
     }
 }
 
@@ -198,8 +197,8 @@ static void print_best(const struct tune_result *r)
         return;
     }
     if (r->retimed) {
-        printf("  re-timed back to back, %d runs each (median, p10-p90): "
-               "defaults %.1f us (%.1f-%.1f), best %.1f us (%.1f-%.1f; "
+        printf("  re-timed back to back, %d runs each (median, p10-p90):\n"
+               "    defaults %.1f us (%.1f-%.1f), best %.1f us (%.1f-%.1f; "
                "%.1f us in the search)\n", r->retimed, r->default_us,
                r->default_spread[0], r->default_spread[1], r->best_us,
                r->best_spread[0], r->best_spread[1], r->search_best_us);
@@ -275,11 +274,12 @@ static const char tune_usage[] =
     "Searches each kernel's knob space on one device: builds, verifies\n"
     "against float64 and times each candidate, and keeps every\n"
     "measurement in a tuning database (saved as it goes, under a lock;\n"
-    "a second run resumes). A best that is not the op defaults is timed\n"
-    "against them again, back to back, and stored only if it stays\n"
-    "faster. Ctrl-C or SIGTERM stops after the config being measured,\n"
-    "saves, and exits with 130 or 143. A spec file '-' is standard\n"
-    "input.\n"
+    "a second run resumes). The search's best, the op defaults and the\n"
+    "entry's earlier best are then re-timed back to back, --reps runs\n"
+    "each in turn: the fastest median is stored, with its spread and\n"
+    "the defaults'. Ctrl-C or SIGTERM stops after the config being\n"
+    "measured, saves, and exits with 130 or 143. A spec file '-' is\n"
+    "standard input.\n"
     "\n"
     "Options:\n"
     "      --device N|P:D     the device ('specl devices'; default:\n"
@@ -297,8 +297,10 @@ static const char tune_usage[] =
     "      --db FILE          the database (default:\n"
     "                         tuning/DEVICE-SLUG.yaml)\n"
     "      --plot FILE.svg    a heat map of each kernel's search over its\n"
-    "                         first two knobs: FILE.svg when one kernel is\n"
-    "                         tuned, else FILE-NAME.svg for each kernel NAME\n"
+    "                         first two knobs, with every searched knob\n"
+    "                         listed: FILE.svg when one kernel is tuned,\n"
+    "                         else FILE-NAME.svg for each kernel NAME; the\n"
+    "                         timed configs as CSV beside it (FILE.csv)\n"
     "  -h, --help             this text\n";
 
 enum {

@@ -171,9 +171,10 @@ int tunedb_search_fits(long searched, long candidates, const char *complete,
         snprintf(why, size, "complete is %s but %ld of %ld candidates were "
                  "searched", complete, searched, candidates);
     } else if (!all && !known) {
-        snprintf(why, size, "an incomplete search needs stopped: \"time "
-                 "budget\", \"max evals\" or \"interrupted\" (got "
-                 "\"%.40s\")", stopped);
+        snprintf(why, size, "%s search needs stopped: \"time budget\", "
+                 "\"max evals\" or \"interrupted\"%s%.40s%s",
+                 "an incomplete", stopped[0] ? " (got \"" : "", stopped,
+                 stopped[0] ? "\")" : "");
     } else if (all && stopped[0] != '\0') {
         snprintf(why, size, "stopped \"%.40s\" is for an incomplete search",
                  stopped);
