@@ -195,7 +195,7 @@ static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
     emit_plain(o, "rows", "%ld", e->rows);
     emit_text(o, "best", e->best);
     emit_plain(o, "time_us", "%.2f", e->best_us);
-    if (e->retimed_reps > 0) {
+    if (e->retimed_reps > 0 && e->best_p90_us > 0) {
         emit_plain(o, "time_p10_us", "%.2f", e->best_p10_us);
         emit_plain(o, "time_p90_us", "%.2f", e->best_p90_us);
     }
