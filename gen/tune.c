@@ -512,7 +512,8 @@ static void record_best(struct search *s, const struct tune_filter *f,
         kept_us = tune_entry_tried(e, e->best)->us;
     }
     if (r->best >= 0 &&
-        (r->retimed || kept_us <= 0 || (r->timed > 0 && r->best_us < kept_us))) {
+        (r->retimed || kept_us <= 0 ||
+         (r->timed > 0 && r->best_us < kept_us))) {
         snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
         e->best_us = r->best_us;
         e->best_gbs = r->best_gbs;
