@@ -515,6 +515,56 @@ cl_int run_naive(void *p, int set, struct run_events *r)
     return run_stub(bc, bc->naive_stub, set, r);
 }
 
+/* One run of STUB on buffer set SET, finished: its event time in *US. */
+static cl_int run_once(struct measure_case *mc, struct stub *stub, int set,
+                       double *us)
+{
+    struct run_events ev;
+    memset(&ev, 0, sizeof ev);
+    cl_int err = run_stub(mc, stub, set, &ev);
+    if (err == CL_SUCCESS) {
+        err = clFinish(mc->rt->queue);
+    }
+    *us = err == CL_SUCCESS ? run_events_us(&ev) : 0;
+    run_events_release(&ev);
+    if (err == CL_SUCCESS && *us < 0) {
+        err = CL_PROFILING_INFO_NOT_AVAILABLE;
+    }
+    return err;
+}
+
+cl_int time_interleaved(struct measure_case *mc, struct stub *stubs, int n,
+                        int reps, double (*us)[MAX_REPS], int *rounds)
+{
+    cl_int err = CL_SUCCESS;
+    double one, round_us = 0;
+    *rounds = 0;
+    for (int w = 0; w < 2; w++) {
+        double t0 = now_us();
+        for (int c = 0; c < n && err == CL_SUCCESS; c++) {
+            err = run_once(mc, &stubs[c], w % mc->n_sets, &one);
+        }
+        round_us = now_us() - t0;
+    }
+    if (round_us * reps > BUDGET_US * n) {
+        reps = round_us * 3 > BUDGET_US * n ? 3
+                                            : (int)(BUDGET_US * n / round_us);
+    }
+    for (int i = 0; i < reps && err == CL_SUCCESS; i++) {
+        for (int k = 0; k < n && err == CL_SUCCESS; k++) {
+            int c = i % 2 ? n - 1 - k : k;
+            err = run_once(mc, &stubs[c], i % mc->n_sets, &us[c][i]);
+        }
+        *rounds = i + 1;
+    }
+    return err;
+}
+
+double percentile(const double *sorted, int n, double q)
+{
+    return sorted[(int)(q * (n - 1) + 0.5)];
+}
+
 cl_int mcase_load_naive(struct measure_case *mc, char **log)
 {
     cl_int err;

@@ -137,6 +137,20 @@ void verify_variant(struct measure_case *mc, enqueue_fn fn,
 cl_int time_variant(const struct rt *rt, enqueue_fn fn, void *ctx,
                     int n_sets, int reps, struct result *r);
 
+/* Times the N stubs STUBS (loaded for MC's kernel and verified) back to
+ * back: two warm-up rounds, then REPS rounds of one run of each in turn
+ * (the order reversed every other round, so that none always runs
+ * first), rotating over the buffer sets; fewer rounds (at least 3) when a
+ * round is slow, so that each stub takes about as long as time_variant
+ * gives one. US[c][i]: stub C's event time in round i; *ROUNDS: the
+ * rounds completed. */
+cl_int time_interleaved(struct measure_case *mc, struct stub *stubs, int n,
+                        int reps, double (*us)[MAX_REPS], int *rounds);
+
+/* The Q-quantile (0..1) of the N values SORTED ascending: the nearest
+ * rank. */
+double percentile(const double *sorted, int n, double q);
+
 /* What measure_stub got to. */
 enum stub_outcome {
     STUB_BUILD_FAILED, /* emitting, compiling, loading or NAME_create */

@@ -129,8 +129,10 @@ static void evaluate(struct search *s, long index)
             res->timed++;
             res->stale += stale;
             st->outcome = TIMED;
-            st->us = r.us;
-            nr = tune_entry_record(res->entry, knobs, r.us, "ok");
+            st->us = s->o->fake_us != NULL
+                         ? s->o->fake_us(knobs, -1, s->o->fake_ctx)
+                         : r.us;
+            nr = tune_entry_record(res->entry, knobs, st->us, "ok");
             break;
         }
         if (nr != NULL) {
@@ -147,10 +149,11 @@ static void evaluate(struct search *s, long index)
     }
 }
 
-/* Whether the entry's record of KNOBS measured the code that config
- * emits now (none does for knobs outside F's space). */
-static int record_of_now(struct search *s, const struct tune_filter *f,
-                         const char *knobs)
+/* The config of F's space whose knobs are KNOBS when the entry's record
+ * of them measured the code that config emits now, else -1 (always for
+ * knobs outside the space). */
+static long record_of_now(struct search *s, const struct tune_filter *f,
+                          const char *knobs)
 {
     const struct tune_record *rec = tune_entry_tried(s->r->entry, knobs);
     for (long i = 0; rec != NULL && i < f->sp.n_config; i++) {
@@ -163,10 +166,10 @@ static int record_of_now(struct search *s, const struct tune_filter *f,
         knobs_text(&cks, text, sizeof text);
         if (strcmp(text, knobs) == 0) {
             code_text(s, i, code);
-            return record_current(rec, code);
+            return record_current(rec, code) ? i : -1;
         }
     }
-    return 0;
+    return -1;
 }
 
 static int out_of_budget(const struct search *s)
@@ -349,58 +352,124 @@ static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
     return e;
 }
 
-/* The search's best against the op defaults (F's home config), re-timed
- * back to back in alternation: a config found faster in one noisy
- * measurement must beat the defaults again to be stored (else the
- * defaults are the best, with their record's time). */
-static void confirm_best(struct search *s, const struct tune_filter *f,
-                         struct tune_result *r)
+/* ---- re-timing the best ----------------------------------------------- */
+
+/* The configs that could be stored as the best, re-timed back to back:
+ * the op defaults (first: they win a tie), the entry's earlier best, the
+ * search's best. */
+enum { CONTEST_MAX = 3 };
+struct contest {
+    int n;
+    long index[CONTEST_MAX]; /* config of the space; -1: the op defaults
+                                outside it (timed, never stored as best) */
+    double median[CONTEST_MAX], p10[CONTEST_MAX], p90[CONTEST_MAX];
+    int reps;                /* runs each */
+};
+
+static void contest_add(struct contest *c, long index)
 {
-    double t[2][TUNE_CONFIRM_ROUNDS];
-    struct kernel_spec cfg[2];
-    struct stub stub[2];
-    cl_int err = CL_SUCCESS;
-    /* Both verified in the search: loaded once here, then timed in turn. */
-    memset(stub, 0, sizeof stub);
-    tune_space_config(s->ks, &f->sp, f->home, &cfg[0], NULL, 0);
-    tune_space_config(s->ks, &f->sp, r->best, &cfg[1], NULL, 0);
-    for (int c = 0; c < 2 && err == CL_SUCCESS; c++) {
-        variants_one(&cfg[c], &s->one);
-        err = stub_load(&stub[c], s->mc->rt, &s->one, -1, NULL);
-    }
-    for (int round = 0; round < TUNE_CONFIRM_ROUNDS; round++) {
-        for (int c = 0; c < 2 && err == CL_SUCCESS; c++) {
-            struct result res;
-            memset(&res, 0, sizeof res);
-            s->mc->stub = stub[c];
-            err = time_variant(s->mc->rt, run_specl, s->mc, s->mc->n_sets,
-                               s->o->reps, &res);
-            stub[c] = s->mc->stub; /* its scratch may have grown */
-            t[c][round] = res.us;
+    for (int i = 0; i < c->n; i++) {
+        if (c->index[i] == index) {
+            return;
         }
     }
-    memset(&s->mc->stub, 0, sizeof s->mc->stub);
-    stub_unload(&stub[0]);
-    stub_unload(&stub[1]);
-    if (err != CL_SUCCESS) {
-        return; /* both ran in the search: leave the search's word */
+    c->index[c->n++] = index;
+}
+
+/* Loads C's configs and times them back to back (time_interleaved), with
+ * O's reps; each one's median and spread into C. */
+static cl_int contest_time(struct search *s, const struct tune_filter *f,
+                           struct contest *c)
+{
+    double us[CONTEST_MAX][MAX_REPS];
+    struct stub stub[CONTEST_MAX];
+    char knobs[CONTEST_MAX][TUNE_TEXT];
+    cl_int err = CL_SUCCESS;
+    memset(stub, 0, sizeof stub);
+    for (int i = 0; i < c->n && err == CL_SUCCESS; i++) {
+        struct kernel_spec cfg = *s->ks;
+        if (c->index[i] >= 0) {
+            tune_space_config(s->ks, &f->sp, c->index[i], &cfg, NULL, 0);
+        }
+        knobs_text(&cfg, knobs[i], sizeof knobs[i]);
+        variants_one(&cfg, &s->one);
+        err = stub_load(&stub[i], s->mc->rt, &s->one, -1, NULL);
     }
-    r->confirmed = 1;
-    r->confirm_default_us = median(t[0], TUNE_CONFIRM_ROUNDS);
-    r->confirm_best_us = median(t[1], TUNE_CONFIRM_ROUNDS);
-    r->default_spread[0] = t[0][0];
-    r->default_spread[1] = t[0][TUNE_CONFIRM_ROUNDS - 1];
-    r->best_spread[0] = t[1][0];
-    r->best_spread[1] = t[1][TUNE_CONFIRM_ROUNDS - 1];
-    /* The median of the defaults back to back replaces their one timing
-     * before the search, which ran alone and can be off by a few percent
-     * (bf16 llama-q on the H100: 432.1 against 416.5 us in one run). */
-    r->default_us = r->confirm_default_us;
-    if (r->confirm_best_us >= r->confirm_default_us) {
-        r->kept_defaults = 1;
-        r->best = f->home;
-        r->best_us = s->state[f->home].us;
+    if (err == CL_SUCCESS) {
+        err = time_interleaved(s->mc, stub, c->n, s->o->reps, us, &c->reps);
     }
+    for (int i = 0; i < c->n; i++) {
+        stub_unload(&stub[i]);
+    }
+    for (int i = 0; i < c->n && err == CL_SUCCESS; i++) {
+        for (int k = 0; s->o->fake_us != NULL && k < c->reps; k++) {
+            us[i][k] = s->o->fake_us(knobs[i], k, s->o->fake_ctx);
+        }
+        c->median[i] = median(us[i], c->reps); /* sorts */
+        c->p10[i] = percentile(us[i], c->reps, 0.1);
+        c->p90[i] = percentile(us[i], c->reps, 0.9);
+    }
+    return err;
+}
+
+/* After the search: the defaults, the search's best and the entry's
+ * earlier best (when its record measured the code its knobs emit now)
+ * timed back to back; the fastest median becomes R's best, with that
+ * median as its time: the search's own figure for the best is the
+ * luckiest of many medians, which a config found fast once by noise
+ * would keep. Leaves R as it was when a run fails (all ran in the
+ * search, or before it). */
+static void retime_best(struct search *s, const struct tune_filter *f,
+                        struct tune_result *r)
+{
+    struct contest c;
+    memset(&c, 0, sizeof c);
+    contest_add(&c, f->home); /* -1: KS itself, outside the space */
+    const struct tune_entry *e = r->entry;
+    long earlier = e->best[0] ? record_of_now(s, f, e->best) : -1;
+    const struct tune_record *rec = tune_entry_tried(e, e->best);
+    if (earlier >= 0 && rec != NULL && rec->us > 0) {
+        contest_add(&c, earlier);
+    }
+    contest_add(&c, r->best);
+    if (contest_time(s, f, &c) != CL_SUCCESS || c.reps == 0) {
+        return;
+    }
+    int win = -1;
+    for (int i = 0; i < c.n; i++) {
+        if (c.index[i] >= 0 && (win < 0 || c.median[i] < c.median[win])) {
+            win = i;
+        }
+    }
+    r->retimed = c.reps;
+    r->search_best_us = r->best_us;
+    r->default_us = c.median[0];
+    r->default_spread[0] = c.p10[0];
+    r->default_spread[1] = c.p90[0];
+    r->kept_defaults = c.index[win] == f->home && r->best != f->home;
+    r->kept_earlier = c.index[win] == earlier && r->best != earlier &&
+                      !r->kept_defaults;
+    r->best = c.index[win];
+    r->best_us = c.median[win];
+    r->best_spread[0] = c.p10[win];
+    r->best_spread[1] = c.p90[win];
+}
+
+/* Why S ended before its last candidate, or "" when it did not. */
+static void stop_reason(const struct search *s, char *out, size_t size)
+{
+    const struct tune_result *r = s->r;
+    const char *why = "";
+    if (r->evaluated >= r->n_cand) {
+        why = "";
+    } else if (s->o->stop != NULL && *s->o->stop) {
+        why = "interrupted";
+    } else if (r->evaluated >= r->max_evals) {
+        why = "max evals";
+    } else {
+        why = "time budget";
+    }
+    snprintf(out, size, "%s", why);
 }
 
 /* Writes the plot of S's search to PATH (tune_plot_write). */
@@ -417,20 +486,21 @@ static int plot(const struct search *s, const char *path, const char *device,
         long c = s->state[i].outcome == SAME ? s->rep[i] : i;
         us[i] = s->state[c].outcome == TIMED ? s->state[c].us : INFINITY;
     }
-    struct tune_plot pl = {s->ks,         s->sp,           us,
-                           s->r->best,    s->r->best_knobs, s->r->best_us,
-                           device};
+    struct tune_plot pl = {s->ks,      s->sp,            us,
+                           s->rep,     s->r->best,       s->r->best_knobs,
+                           s->r->best_us, device};
     int rc = tune_plot_write(&pl, path, err, errsize);
     free(us);
     return rc;
 }
 
-/* Records the run's outcome in its entry: the run's best, unless the
- * database's is faster or as fast (a resume then keeps it, ties among
- * records included) or this run timed nothing new (the earlier decision
- * stands); the defaults kept back to back replace it. An earlier best
- * counts only with its record's time, and only if that record measured
- * the code its knobs emit now. */
+/* Records the run's outcome in its entry. A re-timed best is stored as
+ * it is (it was timed back to back against the entry's earlier best).
+ * Else the run's best, unless the database's is faster or as fast (a
+ * resume then keeps it, ties among records included) or this run timed
+ * nothing new (the earlier decision stands). An earlier best counts only
+ * with its record's time, and only if that record measured the code its
+ * knobs emit now. */
 static void record_best(struct search *s, const struct tune_filter *f,
                         const struct tune_result *r)
 {
@@ -438,28 +508,43 @@ static void record_best(struct search *s, const struct tune_filter *f,
     const struct measure_case *mc = s->mc;
     double kept_us = -1;
     snprintf(e->best_seen, sizeof e->best_seen, "%s", e->best);
-    if (e->best[0] && record_of_now(s, f, e->best)) {
+    if (!r->retimed && e->best[0] && record_of_now(s, f, e->best) >= 0) {
         kept_us = tune_entry_tried(e, e->best)->us;
     }
     if (r->best >= 0 &&
-        (kept_us <= 0 || r->kept_defaults ||
+        (r->retimed || kept_us <= 0 ||
          (r->timed > 0 && r->best_us < kept_us))) {
         snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
         e->best_us = r->best_us;
         e->best_gbs = r->best_gbs;
         e->best_gflops = r->best_gflops;
+        e->retimed_reps = r->retimed;
+        e->best_p10_us = r->retimed ? r->best_spread[0] : 0;
+        e->best_p90_us = r->retimed ? r->best_spread[1] : 0;
         e->best_fresh = 1;
-    } else if (kept_us > 0 && kept_us != e->best_us) {
-        /* kept, as its record has it now (timed again in this run) */
+    } else if (kept_us > 0 && kept_us != e->best_us &&
+               e->retimed_reps == 0) {
+        /* kept, as its record has it now (timed again in this run); a
+         * re-timed figure stands */
         e->best_us = kept_us;
         e->best_gbs = mc->bytes / (kept_us * 1e3);
         e->best_gflops = mc->flops / (kept_us * 1e3);
+        e->retimed_reps = 0;
+        e->best_p10_us = e->best_p90_us = 0;
         e->best_fresh = 1;
     }
-    if (r->default_us > 0) {
+    /* A lone timing of the defaults does not replace a median re-timed
+     * back to back with the stored best. */
+    if (r->default_us > 0 && (r->retimed || e->retimed_reps == 0)) {
         e->default_us = r->default_us;
+        e->default_p10_us = r->retimed ? r->default_spread[0] : 0;
+        e->default_p90_us = r->retimed ? r->default_spread[1] : 0;
         e->default_fresh = 1;
     }
+    e->searched = r->evaluated;
+    e->candidates = r->n_cand;
+    snprintf(e->stopped, sizeof e->stopped, "%s", r->stopped);
+    e->search_fresh = 1;
 }
 
 int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
@@ -528,21 +613,25 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     memset(&dr, 0, sizeof dr);
     variants_one(ks, &s.one);
     if (measure_stub(&mc, &s.one, o->reps, &dr, NULL) == STUB_TIMED) {
-        r->default_us = dr.us;
+        char knobs[TUNE_TEXT];
+        knobs_text(ks, knobs, sizeof knobs);
+        r->default_us = o->fake_us != NULL ? o->fake_us(knobs, -1, o->fake_ctx)
+                                           : dr.us;
     }
 
     s.t0 = tune_clock_s();
     run_strategy(&s, f.cand);
     progress(&s, 1);
     r->searched = 1;
+    stop_reason(&s, r->stopped, sizeof r->stopped);
+    r->best_is_default = r->best >= 0 && r->best == f.home;
 
-    if (r->best >= 0 && f.home >= 0 && r->best != f.home && r->timed > 0 &&
-        s.state[f.home].outcome == TIMED &&
-        (o->stop == NULL || !*o->stop)) {
-        confirm_best(&s, &f, r);
+    /* A run that timed nothing new leaves the entry's figures: they were
+     * decided (and re-timed) by the run that measured them. */
+    if (r->best >= 0 && r->timed > 0 && (o->stop == NULL || !*o->stop)) {
+        retime_best(&s, &f, r);
     }
     struct tune_entry *e = r->entry;
-    r->best_is_default = r->best >= 0 && r->best == f.home;
     if (r->best >= 0) {
         struct kernel_spec cks;
         tune_space_config(ks, &f.sp, r->best, &cks, NULL, 0);

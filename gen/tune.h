@@ -53,6 +53,13 @@ struct tune_options {
      * what it measured (specl tune does). */
     void (*on_record)(const struct tune_result *r, void *ctx);
     void *ctx;
+    /* For tests: when not NULL, every time measured is replaced by what
+     * this returns for the config's KNOBS, so that a test can make the
+     * search's figures lucky and the re-timing's not. RUN: -1 for a
+     * config's median in the search (and the defaults' before it), else
+     * the run's number in the re-timing after it. */
+    double (*fake_us)(const char *knobs, int run, void *ctx);
+    void *fake_ctx;
 };
 
 /* Sets O to what `specl tune` uses without options: local search, 20
@@ -60,7 +67,6 @@ struct tune_options {
 void tune_options_init(struct tune_options *o);
 
 /* What tuning one kernel did. */
-#define TUNE_CONFIRM_ROUNDS 3
 
 struct tune_result {
     long rows;          /* rows measured */
@@ -80,22 +86,33 @@ struct tune_result {
     long best;          /* config index of the fastest, -1 when none ran
                            correctly */
     char best_knobs[TUNE_TEXT]; /* its knob text; "" when none */
-    double best_us;     /* its median time */
+    double best_us;     /* its median time: re-timed (below) when
+                           retimed, else the search's */
     double best_gbs;    /* the op's fewest bytes over that time */
     double best_gflops;
-    double default_us;  /* the op defaults (KS itself), timed in the same
-                           run before the search, or their median back to
-                           back when confirmed (below); -1 when it failed */
-    /* When the search's best is not the op defaults: both re-timed back
-     * to back, TUNE_CONFIRM_ROUNDS times alternately (medians, and each
-     * one's spread, min and max). The best stands only if its median is
-     * the lower; else the defaults are kept as the best (kept_defaults). */
-    int confirmed;
-    double confirm_best_us, confirm_default_us;
+    double default_us;  /* the op defaults (KS itself): their median
+                           re-timed (below) when retimed, else timed in
+                           the same run before the search; -1 when it
+                           failed */
+    /* After a search that was not stopped and timed something new: the
+     * op defaults, the search's
+     * best and the entry's earlier best (when its record measured the
+     * code its knobs emit now) re-timed back to back, RETIMED runs each
+     * (the tune's reps), one of each in turn on the same buffers. The
+     * fastest median is the best (the defaults win a tie, then the
+     * earlier best): kept_defaults or kept_earlier when it is not the
+     * search's. The spreads are the 10th and 90th percentiles of those
+     * runs. */
+    int retimed;
+    double search_best_us;  /* the search's best's own median, which
+                               picking the fastest of many flatters */
     double best_spread[2], default_spread[2];
     int kept_defaults;
-    int best_is_default; /* the search's best is the op defaults' config
-                            (timed twice: default_us and best_us) */
+    int kept_earlier;
+    int best_is_default; /* the search's best is the op defaults' config */
+    char stopped[32];   /* why the search ended before its last candidate
+                           ("time budget", "max evals", "interrupted");
+                           "" when it evaluated them all */
     struct tune_entry *entry; /* the database entry recorded into; valid
                                  until the database changes */
     int searched;       /* the search ran: the counts above hold */
@@ -110,13 +127,16 @@ struct tune_result {
  * candidates with measure_stub (build, verify against float64, time),
  * taking configs already recorded in the entry from it (when the record
  * measured the code the config emits now) and recording every other
- * evaluated config (its time, or why it failed). A best that
- * is not the op defaults is re-timed against them back to back and stands
- * only if it stays faster (else the defaults are the best). The entry's
- * best becomes the run's best unless the entry holds a faster or as fast
- * record of the code its knobs emit now, or the run timed nothing new;
- * defaults kept back to back
- * replace it. Its default_us and version are updated. A config whose
+ * evaluated config (its time, or why it failed). Unless stopped or it
+ * timed nothing new, the search's best, the op defaults and the entry's
+ * earlier best are then
+ * re-timed back to back (R's retimed) and the fastest median becomes the
+ * entry's best, with that median as its time, its spread and the
+ * defaults' median and spread. A stopped run keeps the old rule: the
+ * entry's best becomes the run's unless the entry holds a faster or as
+ * fast record of the code its knobs emit now, or the run timed nothing
+ * new. The entry's default_us, version and search coverage (searched,
+ * candidates, stopped) are updated. A config whose
  * build or run failed after *O->STOP was set is not recorded: the stop
  * may have cut it short (Ctrl-C reaches the compiler too). Fills R. Returns
  * 0 when some config ran correctly and the plot (if any) was written,

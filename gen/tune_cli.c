@@ -84,6 +84,29 @@ static void save_as_measured(const struct tune_result *r, void *ctx)
     }
 }
 
+/* TEXT after LEAD, its words wrapped at WRAP_COLUMNS, later lines
+ * indented by INDENT spaces: a line of every knob of an op runs to
+ * hundreds of characters. */
+#define WRAP_COLUMNS 78
+static void print_wrapped(const char *lead, const char *text, int indent)
+{
+    const char *nl = strrchr(lead, '\n');
+    printf("%s", lead);
+    int col = (int)strlen(nl != NULL ? nl + 1 : lead);
+    for (const char *p = text + strspn(text, " "); *p != '\0';) {
+        int len = (int)strcspn(p, " ");
+        if (col > indent && col + 1 + len > WRAP_COLUMNS) {
+            col = printf("\n%*s", indent, "") - 1;
+        } else if (col > indent && p != text) {
+            col += printf(" ");
+        }
+        col += printf("%.*s", len, p);
+        p += len;
+        p += strspn(p, " ");
+    }
+    printf("\n");
+}
+
 /* The first lines of a kernel: the space, then a line per kind of
  * reason configs were rejected for (reasons that differ in their
  * numbers alone are one kind): how many, and the first of them. */
@@ -97,8 +120,10 @@ static void print_start(const struct tune_result *r, void *ctx)
            ks->name, ks->op->name, shape, r->rows, r->n_configs, r->n_valid,
            r->n_cand);
     for (int k = 0; k < r->why.n_kinds; k++) {
-        printf("  %ld invalid%s: %s\n", r->why.count[k],
-               r->why.count[k] > 1 ? ", the first" : "", r->why.example[k]);
+        char lead[64];
+        snprintf(lead, sizeof lead, "  %ld invalid%s: ", r->why.count[k],
+                 r->why.count[k] > 1 ? ", the first" : "");
+        print_wrapped(lead, r->why.example[k], 4);
     }
     fflush(stdout);
 }
@@ -142,6 +167,68 @@ static void print_progress(const struct tune_result *r, double el, int final,
     fflush(stderr);
 }
 
+/* Whether the search covered every candidate, and if not what stopped
+ * it: a best from part of the space may not be the space's best. */
+static void print_coverage(const struct tune_result *r,
+                           const struct tune_options *o)
+{
+    if (r->stopped[0] == '\0') {
+        printf("  complete: searched all %ld candidates\n", r->n_cand);
+        return;
+    }
+    printf("  incomplete: searched %ld of %ld candidates (", r->evaluated,
+           r->n_cand);
+    if (strcmp(r->stopped, "time budget") == 0) {
+        printf("the --budget of %g s ran out)\n", o->budget_s);
+    } else if (strcmp(r->stopped, "max evals") == 0) {
+        printf("--max-evals %ld reached%s)\n", r->max_evals,
+               o->max_evals > 0 ? "" : ": by default a quarter of them");
+    } else {
+        printf("%s)\n", r->stopped);
+    }
+}
+
+/* The best, and how it compares with the op defaults: back to back when
+ * re-timed. */
+static void print_best(const struct tune_result *r)
+{
+    if (r->best < 0) {
+        printf("  no config ran correctly\n");
+        return;
+    }
+    if (r->retimed) {
+        printf("  re-timed back to back, %d runs each (median, p10-p90):\n"
+               "    defaults %.1f us (%.1f-%.1f), best %.1f us (%.1f-%.1f; "
+               "%.1f us in the search)\n", r->retimed, r->default_us,
+               r->default_spread[0], r->default_spread[1], r->best_us,
+               r->best_spread[0], r->best_spread[1], r->search_best_us);
+    }
+    char lead[160];
+    if (r->kept_defaults) {
+        snprintf(lead, sizeof lead, "  best: the op defaults, %.1f us (the "
+                 "search's best was not faster back to back):\n    ",
+                 r->best_us);
+    } else if (r->kept_earlier) {
+        snprintf(lead, sizeof lead, "  best: the database's earlier best, "
+                 "%.1f us (faster back to back than this search's):\n    ",
+                 r->best_us);
+    } else {
+        snprintf(lead, sizeof lead, "  best %.1f us (%.1f GB/s, %.1f "
+                 "GFLOP/s):\n    ", r->best_us, r->best_gbs, r->best_gflops);
+    }
+    print_wrapped(lead, r->best_knobs, 4);
+    if (r->kept_defaults) {
+        return;
+    }
+    if (r->best_is_default) {
+        printf("  the best is the op defaults\n");
+    } else if (r->default_us > 0) {
+        printf("  defaults %.1f us: tuned is %.2fx%s\n", r->default_us,
+               r->default_us / r->best_us,
+               r->retimed ? ", back to back" : "");
+    }
+}
+
 /* Tunes KS with O and prints what it did; returns 1 when it failed. */
 static int tune_and_print(const struct tune_options *o, const struct rt *rt,
                           struct naive_stubs *naive, struct tunedb *db,
@@ -169,38 +256,14 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
                r.stale);
     }
     printf("\n");
-    if (r.confirmed) {
-        printf("  back to back, %d rounds: defaults %.1f us (%.1f-%.1f), "
-               "search's best %.1f us (%.1f-%.1f)%s\n",
-               TUNE_CONFIRM_ROUNDS, r.confirm_default_us, r.default_spread[0],
-               r.default_spread[1], r.confirm_best_us, r.best_spread[0],
-               r.best_spread[1],
-               r.kept_defaults ? ": not faster, the defaults are kept" : "");
-    }
-    if (r.kept_defaults) {
-        printf("  best: the op defaults (%.1f us in the search): %s\n",
-               r.best_us, r.best_knobs);
-    } else if (r.best >= 0) {
-        printf("  best %.1f us (%.1f GB/s, %.1f GFLOP/s): %s\n", r.best_us,
-               r.best_gbs, r.best_gflops, r.best_knobs);
-        if (r.best_is_default) {
-            /* one config timed twice: their ratio is noise, no gain */
-            printf("  the best is the op defaults (%.1f us when timed "
-                   "before the search)\n", r.default_us);
-        } else if (r.confirmed) {
-            printf("  tuned is %.2fx the defaults, back to back\n",
-                   r.confirm_default_us / r.confirm_best_us);
-        } else if (r.default_us > 0) {
-            printf("  defaults %.1f us: tuned is %.2fx\n", r.default_us,
-                   r.default_us / r.best_us);
-        }
-    } else {
-        printf("  no config ran correctly\n");
-    }
+    print_coverage(&r, o);
+    print_best(&r);
     if (r.error[0]) {
         fprintf(stderr, "specl: tune: %s\n", r.error);
     } else if (o->plot != NULL && r.evaluated > 0) {
-        printf("  plot: %s\n", o->plot);
+        char csv[1100];
+        tune_plot_csv_path(o->plot, csv, sizeof csv);
+        printf("  plot: %s\n  plot data: %s\n", o->plot, csv);
     }
     return failed;
 }
@@ -211,11 +274,12 @@ static const char tune_usage[] =
     "Searches each kernel's knob space on one device: builds, verifies\n"
     "against float64 and times each candidate, and keeps every\n"
     "measurement in a tuning database (saved as it goes, under a lock;\n"
-    "a second run resumes). A best that is not the op defaults is timed\n"
-    "against them again, back to back, and stored only if it stays\n"
-    "faster. Ctrl-C or SIGTERM stops after the config being measured,\n"
-    "saves, and exits with 130 or 143. A spec file '-' is standard\n"
-    "input.\n"
+    "a second run resumes). The search's best, the op defaults and the\n"
+    "entry's earlier best are then re-timed back to back, --reps runs\n"
+    "each in turn: the fastest median is stored, with its spread and\n"
+    "the defaults'. Ctrl-C or SIGTERM stops after the config being\n"
+    "measured, saves, and exits with 130 or 143. A spec file '-' is\n"
+    "standard input.\n"
     "\n"
     "Options:\n"
     "      --device N|P:D     the device ('specl devices'; default:\n"
@@ -233,8 +297,10 @@ static const char tune_usage[] =
     "      --db FILE          the database (default:\n"
     "                         tuning/DEVICE-SLUG.yaml)\n"
     "      --plot FILE.svg    a heat map of each kernel's search over its\n"
-    "                         first two knobs: FILE.svg when one kernel is\n"
-    "                         tuned, else FILE-NAME.svg for each kernel NAME\n"
+    "                         first two knobs, with every searched knob\n"
+    "                         listed: FILE.svg when one kernel is tuned,\n"
+    "                         else FILE-NAME.svg for each kernel NAME; the\n"
+    "                         timed configs as CSV beside it (FILE.csv)\n"
     "  -h, --help             this text\n";
 
 enum {

@@ -133,6 +133,9 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             d->best_us = s->best_us;
             d->best_gbs = s->best_gbs;
             d->best_gflops = s->best_gflops;
+            d->retimed_reps = s->retimed_reps;
+            d->best_p10_us = s->best_p10_us;
+            d->best_p90_us = s->best_p90_us;
             snprintf(d->version, sizeof d->version, "%s", s->version);
             /* the best's knobs are on the defaults of the run that found
              * them (tensor-core entries retuned on compute capability 9.0
@@ -147,6 +150,15 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
          * merge` keep the first's). */
         if (d->default_us <= 0 || s->default_fresh) {
             d->default_us = s->default_us;
+            d->default_p10_us = s->default_p10_us;
+            d->default_p90_us = s->default_p90_us;
+        }
+        /* What the latest search covered (a resumed run counts what it
+         * took from the database too). */
+        if (d->candidates <= 0 || s->search_fresh) {
+            d->searched = s->searched;
+            d->candidates = s->candidates;
+            snprintf(d->stopped, sizeof d->stopped, "%s", s->stopped);
         }
         if (d->target[0] == '\0') {
             snprintf(d->target, sizeof d->target, "%s", s->target);

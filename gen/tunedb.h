@@ -39,6 +39,25 @@ struct tune_entry {
     double best_gbs;
     double best_gflops;
     double default_us;      /* the op's default knobs, same run */
+    /* How best_us and default_us were measured (all 0 in older files and
+     * entries whose run was stopped before: then best_us is the search's
+     * own median of the best, the luckiest of many): after the search,
+     * the best and the defaults re-timed back to back, RETIMED_REPS runs
+     * each, interleaved on the same buffers; the times are their medians,
+     * the *_p10_us and *_p90_us the 10th and 90th percentiles of those
+     * runs. */
+    int retimed_reps;
+    double best_p10_us, best_p90_us;
+    double default_p10_us, default_p90_us;
+    /* The search that stored it (0 in older files: unknown): candidates
+     * evaluated of the kernel's distinct valid configs, and why it ended
+     * before all of them ("" when complete). */
+    long searched;
+    long candidates;
+    char stopped[32];
+    int search_fresh;       /* searched, candidates and stopped were set by
+                             * this process (not saved): they replace an
+                             * older run's on merge */
     int default_fresh;      /* default_us was timed by this process (not
                              * saved): it replaces an older one on merge */
     int best_fresh;         /* best was decided by this process, which

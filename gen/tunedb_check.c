@@ -149,6 +149,41 @@ int tunedb_status_fits(const char *status, double us, char *why,
     return known && ran == (strcmp(status, "ok") == 0);
 }
 
+/* Whether an entry's search keys agree (tunedb_internal.h): the reasons
+ * a search ends before its last candidate are tune.c's. */
+int tunedb_search_fits(long searched, long candidates, const char *complete,
+                       const char *stopped, char *why, size_t size)
+{
+    static const char *const reasons[] = {"time budget", "max evals",
+                                          "interrupted", NULL};
+    int all = searched == candidates;
+    int known = 0;
+    for (int i = 0; reasons[i] != NULL; i++) {
+        known |= strcmp(stopped, reasons[i]) == 0;
+    }
+    if (strcmp(complete, "true") != 0 && strcmp(complete, "false") != 0) {
+        snprintf(why, size, "complete must be true or false (got '%.40s')",
+                 complete);
+    } else if (searched > candidates) {
+        snprintf(why, size, "searched %ld of %ld candidates: more than "
+                 "there are", searched, candidates);
+    } else if (all != (strcmp(complete, "true") == 0)) {
+        snprintf(why, size, "complete is %s but %ld of %ld candidates were "
+                 "searched", complete, searched, candidates);
+    } else if (!all && !known) {
+        snprintf(why, size, "%s search needs stopped: \"time budget\", "
+                 "\"max evals\" or \"interrupted\"%s%.40s%s",
+                 "an incomplete", stopped[0] ? " (got \"" : "", stopped,
+                 stopped[0] ? "\")" : "");
+    } else if (all && stopped[0] != '\0') {
+        snprintf(why, size, "stopped \"%.40s\" is for an incomplete search",
+                 stopped);
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
 /* Whether TEXT names a dtype (f32, f16, bf16); its value in *DTYPE. */
 int tunedb_dtype_from_text(const char *text, enum dtype *dtype)
 {

@@ -41,6 +41,18 @@ int tunedb_code_hash_text(const char *text);
 int tunedb_status_fits(const char *status, double us, char *why,
                        size_t size);
 
+/* Bounds of the counts an entry keeps: re-timed runs (as tune --reps),
+ * configs of a space. */
+#define TUNEDB_MAX_REPS 1000
+#define TUNEDB_MAX_CONFIGS 10000000L
+
+/* Whether an entry's search keys agree: SEARCHED <= CANDIDATES, COMPLETE
+ * "true" exactly when it searched them all, and STOPPED ("" when not
+ * given) one of the tuner's reasons exactly when it did not. Else what
+ * is wrong in WHY. */
+int tunedb_search_fits(long searched, long candidates, const char *complete,
+                       const char *stopped, char *why, size_t size);
+
 /* Whether TEXT names a dtype (f32, f16, bf16); its value in *DTYPE. */
 int tunedb_dtype_from_text(const char *text, enum dtype *dtype);
 

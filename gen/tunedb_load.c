@@ -291,11 +291,16 @@ static void load_tried(struct loader *l, struct tune_entry *e,
 enum entry_key {
     E_DEVICE, E_DRIVER, E_OP, E_DTYPE, E_SHAPE, E_ROWS, /* required */
     E_TARGET, E_BEST, E_TIME_US, E_GBS, E_GFLOPS, E_DEFAULT_US, E_SPECL,
-    E_TRIED, N_ENTRY_KEYS
+    E_TRIED,
+    /* optional, newer: how the times were measured, what was searched */
+    E_TIME_P10, E_TIME_P90, E_DEFAULT_P10, E_DEFAULT_P90, E_RETIMED_REPS,
+    E_SEARCHED, E_CANDIDATES, E_COMPLETE, E_STOPPED, N_ENTRY_KEYS
 };
 static const char *const entry_keys[] = {
     "device", "driver", "op", "dtype", "shape", "rows", "target", "best",
-    "time_us", "gbs", "gflops", "default_us", "specl", "tried", NULL};
+    "time_us", "gbs", "gflops", "default_us", "specl", "tried",
+    "time_p10_us", "time_p90_us", "default_p10_us", "default_p90_us",
+    "retimed_reps", "searched", "candidates", "complete", "stopped", NULL};
 
 /* The tuner's best is the knobs of the fastest of the entry's tried
  * configs, every knob of the op as it had them: one that is none of
@@ -333,6 +338,7 @@ static void load_entry_values(struct loader *l, struct tune_entry *e,
         {E_SHAPE, e->shape, sizeof e->shape},
         {E_BEST, e->best, sizeof e->best},
         {E_SPECL, e->version, sizeof e->version},
+        {E_STOPPED, e->stopped, sizeof e->stopped},
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         if (node[texts[i].key] != NULL) {
@@ -343,6 +349,20 @@ static void load_entry_values(struct loader *l, struct tune_entry *e,
     if (node[E_ROWS] != NULL) {
         integer(l, node[E_ROWS], "rows", 1, TUNE_MAX_ROWS, &e->rows);
     }
+    long reps = 0;
+    if (node[E_RETIMED_REPS] != NULL) {
+        integer(l, node[E_RETIMED_REPS], "retimed_reps", 1,
+                TUNEDB_MAX_REPS, &reps);
+        e->retimed_reps = (int)reps;
+    }
+    if (node[E_SEARCHED] != NULL) {
+        integer(l, node[E_SEARCHED], "searched", 0, TUNEDB_MAX_CONFIGS,
+                &e->searched);
+    }
+    if (node[E_CANDIDATES] != NULL) {
+        integer(l, node[E_CANDIDATES], "candidates", 1, TUNEDB_MAX_CONFIGS,
+                &e->candidates);
+    }
     const struct {
         enum entry_key key;
         double *dst;
@@ -351,6 +371,10 @@ static void load_entry_values(struct loader *l, struct tune_entry *e,
         {E_GBS, &e->best_gbs},
         {E_GFLOPS, &e->best_gflops},
         {E_DEFAULT_US, &e->default_us},
+        {E_TIME_P10, &e->best_p10_us},
+        {E_TIME_P90, &e->best_p90_us},
+        {E_DEFAULT_P10, &e->default_p10_us},
+        {E_DEFAULT_P90, &e->default_p90_us},
     };
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         if (node[numbers[i].key] != NULL) {
@@ -409,6 +433,73 @@ static const struct op_def *check_entry_op(struct loader *l,
     return op;
 }
 
+/* The spread of a re-timed median: P10 and P90 given together, and
+ * around it (MEDIAN_KEY's value). */
+static void check_spread(struct loader *l, yaml_node_t *m,
+                         yaml_node_t *const *node, enum entry_key p10,
+                         enum entry_key p90, double lo, double mid,
+                         double hi, const char *median_key)
+{
+    if ((node[p10] == NULL) != (node[p90] == NULL)) {
+        enum entry_key given = node[p10] != NULL ? p10 : p90;
+        diag_error(l->d, l->path, node_mark(node[given]),
+                   "%s needs %s too", entry_keys[given],
+                   entry_keys[given == p10 ? p90 : p10]);
+    } else if (node[p10] != NULL && !(lo <= mid && mid <= hi)) {
+        diag_error(l->d, l->path, node_mark(node[p10] ? node[p10] : m),
+                   "%s %.2f and %s %.2f must lie either side of %s %.2f",
+                   entry_keys[p10], lo, entry_keys[p90], hi, median_key,
+                   mid);
+    }
+}
+
+/* The keys that say how E's times were measured and how much of the
+ * space its search covered agree with each other (E's values read, NODE
+ * as load_entry's; M the entry). Checked only when the values read
+ * without error (BEFORE: the error count when E began). */
+static void check_measured(struct loader *l, const struct tune_entry *e,
+                           yaml_node_t *m, yaml_node_t *const *node,
+                           int before)
+{
+    char why[DIAG_MESSAGE_MAX];
+    if (l->d->count != before) {
+        return;
+    }
+    check_spread(l, m, node, E_TIME_P10, E_TIME_P90, e->best_p10_us,
+                 e->best_us, e->best_p90_us, "time_us");
+    check_spread(l, m, node, E_DEFAULT_P10, E_DEFAULT_P90,
+                 e->default_p10_us, e->default_us, e->default_p90_us,
+                 "default_us");
+    if (node[E_TIME_P10] != NULL && node[E_RETIMED_REPS] == NULL) {
+        diag_error(l->d, l->path, node_mark(node[E_TIME_P10]),
+                   "time_p10_us needs retimed_reps (the runs it is of)");
+    }
+    int search_keys = (node[E_SEARCHED] != NULL) +
+                      (node[E_CANDIDATES] != NULL) +
+                      (node[E_COMPLETE] != NULL);
+    if (search_keys != 0 && search_keys != 3) {
+        diag_error(l->d, l->path, node_mark(m), "searched, candidates and "
+                   "complete go together (give all three or none)");
+        return;
+    }
+    if (node[E_STOPPED] != NULL && search_keys == 0) {
+        diag_error(l->d, l->path, node_mark(node[E_STOPPED]),
+                   "stopped needs searched, candidates and complete");
+        return;
+    }
+    if (search_keys == 0) {
+        return;
+    }
+    const char *complete = scalar(l, node[E_COMPLETE], "complete");
+    if (complete == NULL) {
+        return;
+    }
+    if (!tunedb_search_fits(e->searched, e->candidates, complete,
+                            e->stopped, why, sizeof why)) {
+        diag_error(l->d, l->path, node_mark(node[E_COMPLETE]), "%s", why);
+    }
+}
+
 /* Adds E, an entry without errors written at M, to DB unless an earlier
  * entry has its key: entries are found by their key, so one that repeats
  * an earlier entry's would be merged into it or shadowed, silently. */
@@ -455,6 +546,7 @@ static void load_entry(struct loader *l, struct tunedb *db, yaml_node_t *m)
         load_tried(l, &e, op, node[E_TRIED]);
     }
     check_best_tried(l, &e, node[E_BEST], before);
+    check_measured(l, &e, m, node, before);
     if (l->d->count == before) {
         add_entry(l, db, &e, m);
     }

@@ -166,6 +166,21 @@ static void emit_sequence_end(struct yaml_out *o)
     emit_event(o, yaml_sequence_end_event_initialize(&event), &event);
 }
 
+/* How much of the space the search that stored E covered, when known. */
+static void emit_search(struct yaml_out *o, const struct tune_entry *e)
+{
+    if (e->candidates <= 0) {
+        return;
+    }
+    emit_plain(o, "searched", "%ld", e->searched);
+    emit_plain(o, "candidates", "%ld", e->candidates);
+    emit_plain(o, "complete", "%s",
+               e->searched == e->candidates ? "true" : "false");
+    if (e->stopped[0] != '\0') {
+        emit_text(o, "stopped", e->stopped);
+    }
+}
+
 static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
 {
     emit_mapping(o, YAML_BLOCK_MAPPING_STYLE);
@@ -180,9 +195,21 @@ static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
     emit_plain(o, "rows", "%ld", e->rows);
     emit_text(o, "best", e->best);
     emit_plain(o, "time_us", "%.2f", e->best_us);
+    if (e->retimed_reps > 0 && e->best_p90_us > 0) {
+        emit_plain(o, "time_p10_us", "%.2f", e->best_p10_us);
+        emit_plain(o, "time_p90_us", "%.2f", e->best_p90_us);
+    }
     emit_plain(o, "gbs", "%.4g", e->best_gbs);
     emit_plain(o, "gflops", "%.4g", e->best_gflops);
     emit_plain(o, "default_us", "%.2f", e->default_us);
+    if (e->default_p90_us > 0) {
+        emit_plain(o, "default_p10_us", "%.2f", e->default_p10_us);
+        emit_plain(o, "default_p90_us", "%.2f", e->default_p90_us);
+    }
+    if (e->retimed_reps > 0) {
+        emit_plain(o, "retimed_reps", "%d", e->retimed_reps);
+    }
+    emit_search(o, e);
     emit_text(o, "specl", e->version);
     emit_sequence(o, "tried");
     for (int t = 0; t < e->n_tried; t++) {
