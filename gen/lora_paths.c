@@ -194,10 +194,10 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_pad_delta_defines(c, p);
     plan_storage(p, ks);
 
-    plan_public_int(p, "IN_FEATURES", "K: columns of x, rows of w and a",
-                    c->K);
-    plan_public_int(p, "OUT_FEATURES", "N: columns of w, b and y", c->N);
-    plan_public_int(p, "RANK", "r: columns of a, rows of b", c->R);
+    /* The weights' shapes by layout are the buffers' to say. */
+    plan_public_int(p, "IN_FEATURES", "K: columns of x", c->K);
+    plan_public_int(p, "OUT_FEATURES", "N: columns of y", c->N);
+    plan_public_int(p, "RANK", "r: the adapter's rank", c->R);
     plan_public_float(p, "SCALE", "factor of (x*a)*b", spec_lora_scale(ks));
 }
 

@@ -850,11 +850,10 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     bwd_plan_shape(ks, &c, p);
     plan_knobs(&c, p);
     plan_storage(p, ks);
-    plan_public_int(p, "IN_FEATURES", "K: columns of x and dx, rows of w, a "
-                    "and da", c.K);
-    plan_public_int(p, "OUT_FEATURES", "N: columns of w, b, db and dy", c.N);
-    plan_public_int(p, "RANK", "r: columns of a and da, rows of b and db",
-                    c.R);
+    /* The weights' shapes by layout are the buffers' to say. */
+    plan_public_int(p, "IN_FEATURES", "K: columns of x and dx", c.K);
+    plan_public_int(p, "OUT_FEATURES", "N: columns of dy", c.N);
+    plan_public_int(p, "RANK", "r: the adapter's rank", c.R);
     plan_public_float(p, "SCALE", "factor of (x*a)*b in the forward",
                       spec_lora_scale(ks));
 
