@@ -93,7 +93,7 @@ struct launch {
     unsigned grid[2];         /* SIZE_BIT mask */
     size_t per_group[2];
     int slices;               /* the value of a "slices" argument */
-    const char *args[8];      /* NULL-terminated: a size name of the op
+    const char *args[12];     /* NULL-terminated: a size name of the op
                                  ("rows"), a buffer name of op->buffers,
                                  "scratch", or "slices" */
     /* NULL-terminated names of nullable buffers (plan_buffer_nullable):
@@ -179,7 +179,7 @@ size_t buffer_count(const struct plan_buffer *pb, const size_t *sizes);
 size_t buffer_elem_size(const struct plan_buffer *pb, enum dtype dt);
 
 #define SPECL_MAX_DEFINES 64
-#define SPECL_MAX_BUFFERS 8
+#define SPECL_MAX_BUFFERS 12
 #define SPECL_MAX_TABLES 4
 #define SPECL_MAX_TABLE_VALUES 1024 /* of all tables of a plan */
 

@@ -22,6 +22,7 @@ extern const struct op_def op_rmsnorm_backward;
 extern const struct op_def op_layernorm_backward;
 extern const struct op_def op_cross_entropy;
 extern const struct op_def op_attention;
+extern const struct op_def op_attention_backward;
 
 const struct op_def *const op_registry[] = {
     &op_lora_forward,
@@ -37,6 +38,7 @@ const struct op_def *const op_registry[] = {
     &op_layernorm_backward,
     &op_cross_entropy,
     &op_attention,
+    &op_attention_backward,
     NULL,
 };
 

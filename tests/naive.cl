@@ -783,3 +783,109 @@ __kernel void naive_attention(int batch, int seq_kv,
                                                       : -INFINITY;
     }
 }
+
+/* attention's probability of query row QA at LSE and key row KA, and in
+ * *DS its dS: P (dO.v - D) times the softcap's derivative. */
+float naive_attn_grad(__global const storage_t *q, size_t qa,
+                      __global const storage_t *k,
+                      __global const storage_t *v, size_t ka,
+                      __global const storage_t *o,
+                      __global const storage_t *dout, float lse, float *ds)
+{
+    float dot = 0.0f, dp = 0.0f, di = 0.0f;
+    for (int d = 0; d < HEAD_DIM; d++) {
+        dot += load1(q, qa + d) * load1(k, ka + d);
+        dp += load1(dout, qa + d) * load1(v, ka + d);
+        di += load1(dout, qa + d) * load1(o, qa + d);
+    }
+    float s = ATTN_SCALE * dot, der = 1.0f;
+    if (ATTN_SOFTCAP > 0.0f) {
+        float t = tanh(s / ATTN_SOFTCAP);
+        s = ATTN_SOFTCAP * t;
+        der = 1.0f - t * t;
+    }
+    float p = exp(s - lse);
+    *ds = p * (dp - di) * der * ATTN_SCALE;
+    return p;
+}
+
+/* attention_backward's dq: one work-item per (query i, batch b and head
+ * h), exactly seq_q of them in dimension 0 and batch * HEADS in 1. */
+__kernel void naive_attention_backward_dq(
+    int batch, int seq_kv, __global const storage_t *q,
+    __global const storage_t *k, __global const storage_t *v,
+    __global const storage_t *o, __global const storage_t *dout,
+    __global const float *lse, __global storage_t *dq)
+{
+    int seq_q = (int)get_global_size(0);
+    int i = get_global_id(0);
+    size_t bh = get_global_id(1);
+    if (bh >= (size_t)batch * HEADS) {
+        return;
+    }
+    size_t b = bh / HEADS, h = bh % HEADS;
+    size_t hk = h / (HEADS / KV_HEADS);
+    long pos = (long)i + seq_kv - seq_q;
+    size_t qa = ((b * seq_q + i) * HEADS + h) * HEAD_DIM;
+    float l = lse[(b * HEADS + h) * seq_q + i], acc[HEAD_DIM];
+    for (int d = 0; d < HEAD_DIM; d++) {
+        acc[d] = 0.0f;
+    }
+    for (int j = 0; j < seq_kv && !isinf(l); j++) {
+        size_t ka = ((b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM;
+        float ds;
+        if (naive_attn_sees(pos, j)) {
+            naive_attn_grad(q, qa, k, v, ka, o, dout, l, &ds);
+            for (int d = 0; d < HEAD_DIM; d++) {
+                acc[d] += ds * load1(k, ka + d);
+            }
+        }
+    }
+    for (int d = 0; d < HEAD_DIM; d++) {
+        store1(dq, qa + d, acc[d]);
+    }
+}
+
+/* attention_backward's dk and dv: one work-item per (key j, batch b and
+ * kv head hk), exactly seq_kv of them in dimension 0 and batch *
+ * KV_HEADS in 1, over every query of every head of the group. */
+__kernel void naive_attention_backward_dkv(
+    int batch, int seq_q, __global const storage_t *q,
+    __global const storage_t *k, __global const storage_t *v,
+    __global const storage_t *o, __global const storage_t *dout,
+    __global const float *lse, __global storage_t *dk,
+    __global storage_t *dv)
+{
+    int seq_kv = (int)get_global_size(0);
+    int j = get_global_id(0);
+    size_t bh = get_global_id(1);
+    if (bh >= (size_t)batch * KV_HEADS) {
+        return;
+    }
+    size_t b = bh / KV_HEADS, hk = bh % KV_HEADS, group = HEADS / KV_HEADS;
+    size_t ka = ((b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM;
+    float dka[HEAD_DIM], dva[HEAD_DIM];
+    for (int d = 0; d < HEAD_DIM; d++) {
+        dka[d] = 0.0f;
+        dva[d] = 0.0f;
+    }
+    for (size_t h = hk * group; h < (hk + 1) * group; h++) {
+        for (int i = 0; i < seq_q; i++) {
+            long pos = (long)i + seq_kv - seq_q;
+            size_t qa = ((b * seq_q + i) * HEADS + h) * HEAD_DIM;
+            float l = lse[(b * HEADS + h) * seq_q + i], ds;
+            if (isinf(l) || !naive_attn_sees(pos, j)) {
+                continue;
+            }
+            float p = naive_attn_grad(q, qa, k, v, ka, o, dout, l, &ds);
+            for (int d = 0; d < HEAD_DIM; d++) {
+                dka[d] += ds * load1(q, qa + d);
+                dva[d] += p * load1(dout, qa + d);
+            }
+        }
+    }
+    for (int d = 0; d < HEAD_DIM; d++) {
+        store1(dk, ka + d, dka[d]);
+        store1(dv, ka + d, dva[d]);
+    }
+}

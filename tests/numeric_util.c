@@ -617,6 +617,9 @@ int nu_run_seed(struct nu_kernel *k, const size_t *sizes, unsigned long seed,
     if (k->scale_input != NULL) {
         scale_input(&c, k->scale_input, k->scale_by, k->shift_by);
     }
+    if (k->fill != NULL) {
+        k->fill(&c);
+    }
     size_t n = c.out_count;
     double bounds[SPECL_MAX_BUFFERS] = {0};
     double *ref = vcase_reference(&c);

@@ -33,6 +33,10 @@ struct nu_kernel {
     const char *scale_input;
     double scale_by;
     double shift_by;
+    /* Set before nu_run: rewrites inputs of a case after they are drawn
+     * (NULL: none), e.g. attention_backward's o and lse made the
+     * forward's of its q, k and v. */
+    void (*fill)(struct vcase *c);
     /* Set by nu_run: the generated kernel's error and the bound it was
      * judged by, of the output nearest its bound. */
     double last_error, last_bound;

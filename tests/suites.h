@@ -54,5 +54,6 @@ int add_norm_split_numeric_tests(CU_pSuite s);
 int add_cross_entropy_numeric_tests(CU_pSuite s);
 /* test_attention.c: attention, added to the numeric suite. */
 int add_attention_numeric_tests(CU_pSuite s);
+int add_attention_backward_numeric_tests(CU_pSuite s);
 
 #endif

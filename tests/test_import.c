@@ -247,6 +247,16 @@ static void check_backward(const struct expect *e, const struct spec_set *s)
              e->heads == e->kv_heads ? "rope_inverse" : "rope_q_inverse");
     TU_CHECK(fld(k, "inverse") == 1 && fld(k, "theta") == e->theta,
              "%s rope inverse", e->file);
+    /* attention's backward is a kernel, of the forward's fields. */
+    const char *att = e->window && !strcmp(e->prefix, "gemma2")
+                          ? "attention_local_backward"
+                          : "attention_backward";
+    k = find(s, e->prefix, att);
+    TU_CHECK(k != NULL && strcmp(k->op->name, "attention_backward") == 0 &&
+                 fld(k, "heads") == e->heads &&
+                 fld(k, "kv_heads") == e->kv_heads &&
+                 fld(k, "head_dim") == e->head_dim && fld(k, "causal") == 1,
+             "%s %s", e->file, att);
 }
 
 static void test_import_models(void)

@@ -1,0 +1,491 @@
+/* op_attention_backward.c - the backward of attention (op_attention.c):
+ * dq, dk and dv from q, k, v, the forward's o and lse, and do (dO, the
+ * gradient of o), FlashAttention-2's scheme on every device (SIMT):
+ *
+ *   attention_backward_dot  Di = rowsum(dO_i * O_i) per query row and
+ *                           head, into scratch;
+ *   attention_backward_dkv  a work-group per block_k keys of one (batch,
+ *                           kv head), a work-item a key, over the query
+ *                           rows of every head of its group that see them
+ *                           (tile_q rows at a time in local memory):
+ *                           P = exp(s - lse), dP = dO.v, dS = P (dP - D)
+ *                           (times 1 - tanh^2 where softcapped),
+ *                           dv += P dO, dk += scale dS q;
+ *   attention_backward_dq   a work-group per block_q query rows, a
+ *                           work-item a row, over the key tiles (tile_k
+ *                           keys in local memory) its rows see:
+ *                           dq += scale dS k.
+ *
+ * Each output element is one work-item's sum in a fixed order: no
+ * atomics, dq, dk, dv the same bits run to run. Rows and key tiles that
+ * a causal or windowed mask hides from a whole block are skipped. */
+#include "op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct param_def fields[] = {
+    {"heads", VALUE_INT, 1, 0, 1, 4096, NULL, "query heads (H)"},
+    /* A default below the minimum stands for heads. */
+    {"kv_heads", VALUE_INT, 0, 0, 1, 4096, NULL,
+     "key and value heads (Hkv), dividing heads: GQA, MQA (default heads)"},
+    {"head_dim", VALUE_INT, 1, 0, 1, 256, NULL, "elements per head (D)"},
+    {"causal", VALUE_BOOL, 0, 0, 0, 1, NULL,
+     "query i sees keys j <= i + seq_kv - seq_q (bottom-right aligned)"},
+    {"scale", VALUE_FLOAT, 0, 0, -1e30, 1e30, NULL,
+     "times q.k (default 1/sqrt(head_dim))"},
+    {"window", VALUE_INT, 0, 0, 0, 2147483647, NULL,
+     "with causal: keys at most window - 1 positions back; 0: none"},
+    {"softcap", VALUE_FLOAT, 0, 0, 0, 1e30, NULL,
+     "scores -> softcap * tanh(score / softcap); 0: none (default)"},
+};
+
+static const struct param_def knobs[] = {
+    {"block_q", VALUE_INT, 0, 64, 1, 1024, NULL,
+     "attention_backward_dq: query rows (work-items) per work-group"},
+    {"block_k", VALUE_INT, 0, 64, 1, 1024, NULL,
+     "attention_backward_dkv: keys (work-items) per work-group"},
+    {"tile_q", VALUE_INT, 0, 16, 1, 256, NULL,
+     "attention_backward_dkv: query rows staged in local memory at once"},
+    {"tile_k", VALUE_INT, 0, 16, 1, 256, NULL,
+     "attention_backward_dq: keys staged in local memory at once"},
+};
+
+static const char *const sizes[] = {"batch", "seq_q", "seq_kv", NULL};
+enum { SZ_BATCH, SZ_SEQ_Q, SZ_SEQ_KV };
+#define BATCH SIZE_BIT(SZ_BATCH)
+#define SEQ_Q SIZE_BIT(SZ_SEQ_Q)
+#define SEQ_KV SIZE_BIT(SZ_SEQ_KV)
+
+enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_DO, BUF_LSE, BUF_DQ, BUF_DK, BUF_DV };
+
+/* Local memory a spec may ask for, as attention's. */
+#define ABW_MAX_LOCAL 32768
+/* The least softcap taken: 1 / softcap must stay a float. */
+#define SOFTCAP_MIN 1e-30
+/* Work-items of attention_backward_dot a work-group on a GPU. */
+#define DOT_GPU_ITEMS 64
+
+static long field(const struct kernel_spec *ks, const char *key)
+{
+    return (long)spec_field(ks, key);
+}
+
+static long knob(const struct kernel_spec *ks, const char *key)
+{
+    return (long)spec_knob(ks, key);
+}
+
+static long heads(const struct kernel_spec *ks)
+{
+    return field(ks, "heads");
+}
+
+static long kv_heads(const struct kernel_spec *ks)
+{
+    return spec_field_set(ks, "kv_heads") ? field(ks, "kv_heads")
+                                          : heads(ks);
+}
+
+static long head_dim(const struct kernel_spec *ks)
+{
+    return field(ks, "head_dim");
+}
+
+static int causal(const struct kernel_spec *ks)
+{
+    return spec_field(ks, "causal") != 0;
+}
+
+static double scale(const struct kernel_spec *ks)
+{
+    return spec_field_set(ks, "scale")
+               ? spec_field(ks, "scale")
+               : 1.0 / sqrt((double)head_dim(ks));
+}
+
+/* Bytes of local memory of attention_backward_dkv (q and dO rows of
+ * D | 1 floats, lse and D of each) and of attention_backward_dq (key
+ * and value rows). */
+static long dkv_local(long tq, long d)
+{
+    return (2 * tq * (d | 1) + 2 * tq) * 4;
+}
+
+static long dq_local(long tk, long d)
+{
+    return 2 * tk * (d | 1) * 4;
+}
+
+/* GPUs: 64 work-items a group, tiles of 32 rows (fewer where the head
+ * is wide); CPUs (PoCL runs a group as loops over its items): 16 items,
+ * tiles of 16. */
+static void defaults(struct kernel_spec *ks)
+{
+    long d = head_dim(ks);
+    int cpu = ks->target == TARGET_CPU;
+    long t = cpu ? 16 : 32;
+    spec_knob_default(ks, "block_q", cpu ? 16 : 64);
+    spec_knob_default(ks, "block_k", cpu ? 16 : 64);
+    while (t > 1 && dkv_local(t, d) > ABW_MAX_LOCAL) {
+        t /= 2;
+    }
+    spec_knob_default(ks, "tile_q", (double)t);
+    spec_knob_default(ks, "tile_k", (double)t);
+}
+
+static void validate(const struct kernel_spec *ks, struct diags *d)
+{
+    long h = heads(ks), hkv = kv_heads(ks), hd = head_dim(ks);
+    long tq = knob(ks, "tile_q"), tk = knob(ks, "tile_k");
+    if (h % hkv != 0) {
+        diag_error(d, ks->file, spec_field_mark(ks, "kv_heads"),
+                   "kv_heads (%ld) must divide heads (%ld)", hkv, h);
+    }
+    if (field(ks, "window") > 0 && !causal(ks)) {
+        diag_error(d, ks->file, spec_field_mark(ks, "window"),
+                   "window (%ld) needs causal: true", field(ks, "window"));
+    }
+    double cap = spec_field(ks, "softcap");
+    if (cap != 0 && cap < SOFTCAP_MIN) {
+        diag_error(d, ks->file, spec_field_mark(ks, "softcap"),
+                   "softcap (%g) must be 0 (none) or at least %g", cap,
+                   SOFTCAP_MIN);
+    }
+    if (spec_field_set(ks, "scale") && spec_field(ks, "scale") == 0) {
+        diag_error(d, ks->file, spec_field_mark(ks, "scale"),
+                   "scale must not be 0 (leave it out for "
+                   "1/sqrt(head_dim))");
+    }
+    if (dkv_local(tq, hd) > ABW_MAX_LOCAL) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "tile_q"),
+                   "tile tile_q (%ld) needs %ld bytes of local memory at "
+                   "head_dim %ld (at most %d)",
+                   tq, dkv_local(tq, hd), hd, ABW_MAX_LOCAL);
+    }
+    if (dq_local(tk, hd) > ABW_MAX_LOCAL) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "tile_k"),
+                   "tile tile_k (%ld) needs %ld bytes of local memory at "
+                   "head_dim %ld (at most %d)",
+                   tk, dq_local(tk, hd), hd, ABW_MAX_LOCAL);
+    }
+}
+
+static void buffer_qshape(struct plan *p, const char *name, long per,
+                          unsigned over, const char *shape)
+{
+    plan_buffer(p, name, 0, 0, 0);
+    plan_buffer_over(p, over, per);
+    plan_buffer_doc(p, shape, NULL);
+}
+
+static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
+{
+    long h = heads(ks), hkv = kv_heads(ks), d = head_dim(ks);
+    const char *qs = "[batch][seq_q][heads][head_dim]";
+    const char *kvs = "[batch][seq_kv][kv_heads][head_dim]";
+    buffer_qshape(p, "q", h * d, BATCH | SEQ_Q, qs);
+    buffer_qshape(p, "k", hkv * d, BATCH | SEQ_KV, kvs);
+    buffer_qshape(p, "v", hkv * d, BATCH | SEQ_KV, kvs);
+    buffer_qshape(p, "o", h * d, BATCH | SEQ_Q, qs);
+    plan_buffer(p, "do_", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_Q, h * d);
+    plan_buffer_doc(p, qs, "dO, the gradient of o");
+    plan_buffer(p, "lse", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_Q, h);
+    plan_buffer_elem(p, ELEM_F32);
+    plan_buffer_doc(p, "[batch][heads][seq_q]",
+                    "as the forward wrote it (-inf: a query that sees no "
+                    "key)");
+    plan_buffer(p, "dq", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_Q, h * d);
+    plan_buffer_role(p, BUFFER_OUT);
+    plan_buffer_doc(p, qs, "0 for a query that sees no key");
+    plan_buffer(p, "dk", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_KV, hkv * d);
+    plan_buffer_role(p, BUFFER_OUT);
+    plan_buffer_doc(p, kvs, "summed over the query heads of its group");
+    plan_buffer(p, "dv", 0, 0, 0);
+    plan_buffer_over(p, BATCH | SEQ_KV, hkv * d);
+    plan_buffer_role(p, BUFFER_OUT);
+    plan_buffer_doc(p, kvs, "summed over the query heads of its group");
+    plan_public_int(p, "HEADS", "query heads", h);
+    plan_public_int(p, "KV_HEADS", "key and value heads", hkv);
+    plan_public_int(p, "HEAD_DIM", "elements per head", d);
+}
+
+/* The #defines of the shape and mask, the kernels' and the naive ones'. */
+static void plan_shape(const struct kernel_spec *ks, struct plan *p)
+{
+    double cap = spec_field(ks, "softcap");
+    plan_storage(p, ks);
+    plan_int(p, "HEADS", "query heads", heads(ks));
+    plan_int(p, "KV_HEADS", "key and value heads", kv_heads(ks));
+    plan_int(p, "HEAD_DIM", "elements per head", head_dim(ks));
+    plan_int(p, "ATTN_CAUSAL", "key j visible to query i at j <= i + "
+             "seq_kv - seq_q", causal(ks));
+    plan_int(p, "ATTN_WINDOW", "and at i + seq_kv - seq_q - j < WINDOW "
+             "(0: none)", field(ks, "window"));
+    plan_float(p, "ATTN_SCALE", "times q.k", scale(ks));
+    plan_float(p, "ATTN_SOFTCAP", "the softcap (0: none)", cap);
+    plan_int(p, "ATTN_CAPPED", "scores softcapped", cap > 0);
+}
+
+static void set_args(struct launch *l, const char *const *args)
+{
+    for (int a = 0; args[a] != NULL; a++) {
+        l->args[a] = args[a];
+    }
+}
+
+static void plan(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const dot_args[] = {"batch", "seq_q", "o", "do_",
+                                           "scratch", NULL};
+    static const char *const dkv_args[] = {"seq_q", "seq_kv", "q", "k", "v",
+                                           "do_", "lse", "scratch", "dk",
+                                           "dv", NULL};
+    static const char *const dq_args[] = {"seq_q", "seq_kv", "q", "k", "v",
+                                          "do_", "lse", "scratch", "dq",
+                                          NULL};
+    size_t dot_items = ks->target == TARGET_CPU ? 1 : DOT_GPU_ITEMS;
+    size_t group = (size_t)(heads(ks) / kv_heads(ks));
+    size_t bq = (size_t)knob(ks, "block_q"), bk = (size_t)knob(ks, "block_k");
+    plan_shape(ks, p);
+    plan_int(p, "BLOCK_Q", "attention_backward_dq: rows a work-group",
+             (long)bq);
+    plan_int(p, "BLOCK_K", "attention_backward_dkv: keys a work-group",
+             (long)bk);
+    plan_int(p, "TILE_Q", "query rows in local memory", knob(ks, "tile_q"));
+    plan_int(p, "TILE_K", "keys in local memory", knob(ks, "tile_k"));
+    plan_int(p, "DOT_ITEMS", "attention_backward_dot: work-items a group",
+             (long)dot_items);
+    plan_buffers(ks, p);
+    struct path *pa = &p->path[p->n_path++];
+    pa->why = "D = rowsum(dO * O); dk and dv a work-group per block_k keys "
+              "of a kv head; dq a work-group per block_q rows";
+    struct launch *l = &pa->launch[pa->n_launch++];
+    l->kernel = "attention_backward_dot";
+    l->dims = 1;
+    l->local[0] = dot_items;
+    l->local[1] = 1;
+    launch_over(l, 0, (size_t)heads(ks), BATCH | SEQ_Q, dot_items);
+    set_args(l, dot_args);
+    l = &pa->launch[pa->n_launch++];
+    l->kernel = "attention_backward_dkv";
+    l->dims = 2;
+    l->local[0] = bk;
+    l->local[1] = 1;
+    launch_over(l, 0, 1, SEQ_KV, bk);
+    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+    set_args(l, dkv_args);
+    l = &pa->launch[pa->n_launch++];
+    l->kernel = "attention_backward_dq";
+    l->dims = 2;
+    l->local[0] = bq;
+    l->local[1] = 1;
+    launch_over(l, 0, group, SEQ_Q, bq);
+    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+    set_args(l, dq_args);
+    pa->scratch_per = heads(ks);
+    pa->scratch_sizes = BATCH | SEQ_Q;
+}
+
+/* ---- checking and measuring ------------------------------------------ */
+
+static int visible(const struct kernel_spec *ks, long pos, long j)
+{
+    long w = field(ks, "window");
+    return (!causal(ks) || j <= pos) && (w == 0 || pos - j < w);
+}
+
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    for (size_t e = 0; e < n; e++) {
+        s += (double)a[e] * b[e];
+    }
+    return s;
+}
+
+/* The gradients of one query row (Q, O, DO its rows; LSE) into DQ, and
+ * its share of DK and DV (rows of key j at j * KSTRIDE). */
+static void reference_row(const struct kernel_spec *ks, const float *const *in,
+                          size_t qa, size_t kva, size_t kstride, long seq_kv,
+                          long pos, double lse, double *const *out)
+{
+    size_t d = (size_t)head_dim(ks);
+    double sc = emitted_float(scale(ks));
+    double cap = emitted_float(spec_field(ks, "softcap"));
+    const float *q = in[BUF_Q] + qa, *dout = in[BUF_DO] + qa;
+    double di = dot(dout, in[BUF_O] + qa, d);
+    for (long j = 0; j < seq_kv; j++) {
+        if (!visible(ks, pos, j)) {
+            continue;
+        }
+        size_t ka = kva + (size_t)j * kstride;
+        double s = sc * dot(q, in[BUF_K] + ka, d), der = 1;
+        if (cap > 0) {
+            double t = tanh(s / cap);
+            s = cap * t;
+            der = 1 - t * t;
+        }
+        double pr = exp(s - lse);
+        double ds = pr * (dot(dout, in[BUF_V] + ka, d) - di) * der * sc;
+        for (size_t e = 0; e < d; e++) {
+            if (out[BUF_DQ] != NULL) {
+                out[BUF_DQ][qa + e] += ds * in[BUF_K][ka + e];
+            }
+            if (out[BUF_DK] != NULL) {
+                out[BUF_DK][ka + e] += ds * q[e];
+            }
+            if (out[BUF_DV] != NULL) {
+                out[BUF_DV][ka + e] += pr * dout[e];
+            }
+        }
+    }
+}
+
+static int reference(const struct kernel_spec *ks, const float *const *in,
+                     const size_t *sz, double *const *out)
+{
+    size_t h_n = (size_t)heads(ks), hkv = (size_t)kv_heads(ks);
+    size_t d = (size_t)head_dim(ks), group = h_n / hkv;
+    size_t sq = sz[SZ_SEQ_Q], skv = sz[SZ_SEQ_KV], nb = sz[SZ_BATCH];
+    size_t nq = nb * sq * h_n * d, nkv = nb * skv * hkv * d;
+    for (int i = BUF_DQ; i <= BUF_DV; i++) {
+        size_t n = i == BUF_DQ ? nq : nkv;
+        for (size_t e = 0; out[i] != NULL && e < n; e++) {
+            out[i][e] = 0;
+        }
+    }
+    for (size_t b = 0; b < nb; b++) {
+        for (size_t i = 0; i < sq; i++) {
+            for (size_t h = 0; h < h_n; h++) {
+                size_t row = (b * sq + i) * h_n + h;
+                double lse = in[BUF_LSE][(b * h_n + h) * sq + i];
+                if (isinf(lse)) {
+                    continue; /* a query that sees no key */
+                }
+                reference_row(ks, in, row * d, (b * skv * hkv + h / group) * d,
+                              hkv * d, (long)skv,
+                              (long)i + (long)skv - (long)sq, lse, out);
+            }
+        }
+    }
+    return 0;
+}
+
+/* naive_attention_backward_dq: a work-item per (query, batch and head),
+ * seq_q of them exactly in dimension 0; naive_attention_backward_dkv a
+ * work-item per (key, batch and kv head), seq_kv of them exactly. */
+static void naive(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const dq_args[] = {"batch", "seq_kv", "q", "k", "v",
+                                          "o", "do_", "lse", "dq", NULL};
+    static const char *const dkv_args[] = {"batch", "seq_q", "q", "k", "v",
+                                           "o", "do_", "lse", "dk", "dv",
+                                           NULL};
+    plan_shape(ks, p);
+    naive_launch(p, "naive_attention_backward_dq", 0, dq_args);
+    struct path *pa = &p->path[p->n_path - 1];
+    struct launch *l = &pa->launch[pa->n_launch - 1];
+    l->dims = 2;
+    l->local[0] = 1;
+    l->local[1] = 1;
+    launch_over(l, 0, 1, SEQ_Q, 1);
+    launch_over(l, 1, (size_t)heads(ks), BATCH, 1);
+    naive_launch(p, "naive_attention_backward_dkv", 0, dkv_args);
+    l = &pa->launch[pa->n_launch - 1];
+    l->dims = 2;
+    l->local[0] = 1;
+    l->local[1] = 1;
+    launch_over(l, 0, 1, SEQ_KV, 1);
+    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+}
+
+/* The query rows and keys each sees, summed: the pairs that cost. */
+static double visible_pairs(const struct kernel_spec *ks, const size_t *sz)
+{
+    long sq = (long)sz[SZ_SEQ_Q], skv = (long)sz[SZ_SEQ_KV];
+    long w = field(ks, "window");
+    double pairs = 0;
+    for (long i = 0; i < sq; i++) {
+        long pos = i + skv - sq;
+        long hi = causal(ks) ? (pos + 1 < skv ? pos + 1 : skv) : skv;
+        long lo = w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
+        pairs += hi > lo ? (double)(hi - lo) : 0;
+    }
+    return pairs;
+}
+
+/* Every buffer once; 10 flops per (query, key, head, dim) at the least:
+ * q.k and dO.v (recomputed), dv, dk and dq. */
+static void costs(const struct kernel_spec *ks, const size_t *sz,
+                  double *bytes, double *flops)
+{
+    *bytes = plan_io_bytes(ks, sz);
+    *flops = 10.0 * (double)sz[SZ_BATCH] * (double)heads(ks) *
+             (double)head_dim(ks) * visible_pairs(ks, sz);
+}
+
+static double error_bound(const struct kernel_spec *ks)
+{
+    return storage_error_bound(ks->dtype, 1e-4);
+}
+
+/* As attention's, at most 1024 tokens: the backward costs 2.5x. */
+static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
+{
+    long width = heads(ks) * head_dim(ks);
+    long seq = width >= 1024 ? 1024 : width < 16 ? 16 : width;
+    sz[SZ_BATCH] = 1;
+    sz[SZ_SEQ_Q] = (size_t)seq;
+    sz[SZ_SEQ_KV] = (size_t)seq;
+}
+
+static void shape_text(const struct kernel_spec *ks, const size_t *sz,
+                       char *buf, size_t size)
+{
+    snprintf(buf, size, "B=%zu Sq=%zu Skv=%zu H=%ld/%ld D=%ld%s", sz[0],
+             sz[1], sz[2], heads(ks), kv_heads(ks), head_dim(ks),
+             causal(ks) ? " causal" : "");
+}
+
+static const struct tune_axis tune_space[] = {
+    {"block_k", "16 32 64 128"},
+    {"block_q", "16 32 64 128"},
+    {"tile_q", "8 16 32"},
+    {"tile_k", "8 16 32"},
+    {NULL, NULL},
+};
+
+static const char *const kernels[] = {"attention_backward_dot",
+                                      "attention_backward_dkv",
+                                      "attention_backward_dq", NULL};
+
+const struct op_def op_attention_backward = {
+    .name = "attention_backward",
+    .summary = "dq, dk, dv of attention from q, k, v, o, dO and lse "
+               "(GQA, MQA; deterministic)",
+    .sizes = sizes,
+    .kernels = kernels,
+    .example = "heads=32 kv_heads=8 head_dim=128 causal=true",
+    .fields = fields,
+    .n_fields = sizeof fields / sizeof fields[0],
+    .knobs = knobs,
+    .n_knobs = sizeof knobs / sizeof knobs[0],
+    .defaults = defaults,
+    .validate = validate,
+    .plan = plan,
+    .tune_space = tune_space,
+    .reference = reference,
+    .naive = naive,
+    .costs = costs,
+    .matmul = 1,
+    .error_bound = error_bound,
+    .bench_sizes = bench_sizes,
+    .shape_text = shape_text,
+};

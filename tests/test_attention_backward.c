@@ -1,0 +1,304 @@
+/* test_attention_backward.c - attention_backward on the device against
+ * its naive kernels and float64, o and lse made the forward's of each
+ * case's q, k and v (attention's float64 reference), so that every
+ * probability is one of a softmax: odd heads and head dims (D = 5, 80,
+ * 128, 256, 1), MHA, GQA and MQA, causal with seq_q below and above
+ * seq_kv (queries that see no key: lse -inf, dq exactly 0), a window, a
+ * softcap, batch > 1, every dtype, the GPU and CPU defaults and small
+ * tiles; dq, dk, dv the same bits run to run; the stub's refusals.
+ * Joins the numeric suite. */
+#include <CUnit/CUnit.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numeric_util.h"
+#include "suites.h"
+#include "testutil.h"
+
+enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_DO, BUF_LSE, BUF_DQ, BUF_DK, BUF_DV,
+       N_BUF };
+
+struct abw_case {
+    const char *dtype;
+    const char *fields; /* flow-mapping entries after op and dtype */
+    enum target target;
+    size_t sizes[6][3]; /* (batch, seq_q, seq_kv), a 0 batch ends them */
+};
+
+/* C's o and lse as the forward computes them from its q, k and v (the
+ * fields of attention and attention_backward are the same keys), o
+ * rounded to the storage dtype. */
+static void forward_fill(struct vcase *c)
+{
+    const struct op_def *fwd = op_find("attention");
+    const float *in[5] = {c->host[BUF_Q], c->host[BUF_K], c->host[BUF_V],
+                          NULL, NULL};
+    double *o = malloc(c->count[BUF_O] * sizeof *o);
+    double *lse = malloc(c->count[BUF_LSE] * sizeof *lse);
+    double *out[5] = {NULL, NULL, NULL, o, lse};
+    CU_ASSERT_FATAL(fwd != NULL && o != NULL && lse != NULL);
+    CU_ASSERT_FATAL(fwd->reference(c->ks, in, c->sizes, out) == 0);
+    for (size_t i = 0; i < c->count[BUF_O]; i++) {
+        c->host[BUF_O][i] = round_to_dtype((float)o[i], c->ks->dtype);
+    }
+    for (size_t i = 0; i < c->count[BUF_LSE]; i++) {
+        c->host[BUF_LSE][i] = (float)lse[i];
+    }
+    free(o);
+    free(lse);
+}
+
+static int abw_build(struct nu_kernel *k, const struct abw_case *c)
+{
+    struct diags d = {.out = stderr};
+    if (!nu_spec_ok(k, "kernels:\n  - {name: t_abw, op: attention_backward, "
+                    "dtype: %s, %s}\n", c->dtype, c->fields)) {
+        return 0;
+    }
+    k->fill = forward_fill;
+    CU_ASSERT(spec_set_target(&k->set, c->target, &d) == 0);
+    snprintf(k->yaml + strlen(k->yaml), sizeof k->yaml - strlen(k->yaml),
+             "# op defaults for %s\n",
+             c->target == TARGET_CPU ? "CPUs (--target cpu)" : "GPUs");
+    return nu_build(k);
+}
+
+static void run_case(const struct abw_case *c)
+{
+    struct nu_kernel k;
+    if (abw_build(&k, c)) {
+        for (int i = 0; i < 6 && c->sizes[i][0] != 0; i++) {
+            nu_run_sizes(&k, c->sizes[i], nu_unit());
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+static void test_abw_shapes(void)
+{
+    static const struct abw_case cases[] = {
+        /* MQA of 3 heads, D = 5, causal, scores to +-20: seq_q above and
+         * below seq_kv, batch > 1 */
+        {"f32", "heads: 3, kv_heads: 1, head_dim: 5, causal: true, scale: "
+         "4", TARGET_GPU, {{1, 1, 1}, {2, 7, 7}, {1, 5, 33}, {2, 40, 17},
+                           {3, 9, 4}, {0}}},
+        /* H=4 over 2, D = 80, causal with a window */
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
+         "window: 16", TARGET_CPU, {{1, 37, 50}, {2, 50, 37}, {1, 2, 90},
+                                    {0}}},
+        /* D = 128 with a softcap (scores to +-20: tanh bends) */
+        {"f16", "heads: 2, head_dim: 128, scale: 1, softcap: 30",
+         TARGET_GPU, {{1, 3, 200}, {1, 20, 64}, {0}}},
+        /* D = 256, MQA, causal */
+        {"f32", "heads: 2, kv_heads: 1, head_dim: 256, causal: true",
+         TARGET_CPU, {{1, 1, 300}, {1, 9, 9}, {1, 12, 5}, {0}}},
+        /* D = 1 */
+        {"f16", "heads: 3, head_dim: 1, causal: true", TARGET_GPU,
+         {{2, 5, 9}, {1, 2, 40}, {0}}},
+        /* GQA with small tiles that divide nothing: a block's rows and a
+         * tile's keys end short, windows cut tiles */
+        {"f32", "heads: 6, kv_heads: 2, head_dim: 12, causal: true, "
+         "window: 7, softcap: 5, tile: {block_q: 8, block_k: 4, tile_q: "
+         "3, tile_k: 5}", TARGET_GPU, {{2, 33, 47}, {1, 47, 33}, {0}}},
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 64", TARGET_GPU,
+         {{1, 70, 130}, {0}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_case(&cases[i]);
+    }
+}
+
+/* The small-tile kernel of the exactness and misuse checks. */
+#define TINY_HEADS 4
+#define TINY_KV 2
+#define TINY_DIM 16
+#define TINY_YAML                                                         \
+    "kernels:\n  - {name: t_abw, op: attention_backward, heads: 4, "     \
+    "kv_heads: 2, head_dim: 16, causal: true, tile: {block_q: 8, "       \
+    "block_k: 4, tile_q: 4, tile_k: 4}}\n"
+
+/* Runs K on C's buffers B, reads the outputs into GOT. */
+static void run_stub(struct nu_kernel *k, const struct vcase *c,
+                     const struct vbuffers *b, float *got)
+{
+    int canary_ok = 0;
+    CU_ASSERT(vbuffers_reset_output(nu_rt(), c, b) == CL_SUCCESS);
+    cl_int err = stub_enqueue(&k->stub, nu_rt()->queue, c->sizes, b->mem, 0,
+                              NULL, NULL);
+    TU_CHECK(err == CL_SUCCESS, "enqueue: %s", rt_status(err));
+    CU_ASSERT(clFinish(nu_rt()->queue) == CL_SUCCESS);
+    CU_ASSERT(vbuffers_read_output(nu_rt(), c, b, got, &canary_ok) ==
+              CL_SUCCESS);
+    CU_ASSERT(canary_ok);
+}
+
+/* Causal at seq_q > seq_kv: the first seq_q - seq_kv queries see no key
+ * (lse -inf), their dq rows exactly +0; two runs give the same bits; every
+ * output within the f32 bound of float64. */
+static void check_exact(struct nu_kernel *k, const size_t *sizes)
+{
+    struct vcase c;
+    struct vbuffers b;
+    CU_ASSERT_FATAL(vcase_init_sizes(&c, k->ks, sizes, 7, nu_unit()) == 0);
+    forward_fill(&c);
+    CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
+    float *got = malloc(c.out_count * sizeof *got);
+    float *again = malloc(c.out_count * sizeof *again);
+    double *ref = vcase_reference(&c);
+    CU_ASSERT_FATAL(got != NULL && again != NULL && ref != NULL);
+    run_stub(k, &c, &b, got);
+    run_stub(k, &c, &b, again);
+    size_t sq = sizes[1], skv = sizes[2], d = TINY_DIM;
+    const float *dq = got + c.out_at[BUF_DQ];
+    int zero = 1;
+    for (size_t bb = 0; bb < sizes[0]; bb++) {
+        for (size_t i = 0; sq > skv && i < sq - skv; i++) {
+            for (size_t e = 0; e < TINY_HEADS * d; e++) {
+                float x = dq[(bb * sq + i) * TINY_HEADS * d + e];
+                zero &= x == 0.0f && !signbit(x);
+            }
+        }
+    }
+    TU_CHECK(zero, "sizes %zu %zu %zu: a query that sees no key got a dq "
+             "other than 0", sizes[0], sq, skv);
+    TU_CHECK(memcmp(got, again, c.out_count * sizeof *got) == 0,
+             "sizes %zu %zu %zu: two runs differ", sizes[0], sq, skv);
+    for (int i = BUF_DQ; i <= BUF_DV; i++) {
+        double err = rel_l2(got + c.out_at[i], ref + c.out_at[i],
+                            c.count[i]);
+        TU_CHECK(err <= 1e-4, "%s error %g", c.plan.buffer[i].name, err);
+    }
+    free(got);
+    free(again);
+    free(ref);
+    vbuffers_free(&b);
+    vcase_free(&c);
+}
+
+static cl_mem device_buffer(size_t bytes)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(nu_rt()->ctx, CL_MEM_READ_WRITE, bytes, NULL,
+                              &err);
+    return err == CL_SUCCESS ? m : NULL;
+}
+
+/* Each size 1 to INT_MAX, each buffer as large as its sizes say, none
+ * NULL (lse is required), dq not q. */
+static void check_misuse(struct nu_kernel *k)
+{
+    enum { B = 2, SQ = 3, SKV = 5, H = TINY_HEADS, D = TINY_DIM };
+    const size_t qb = 4 * B * SQ * H * D, kb = 4 * B * SKV * TINY_KV * D;
+    const size_t need[N_BUF] = {qb, kb, kb, qb, qb, 4 * B * H * SQ, qb, kb,
+                                kb};
+    cl_mem full[N_BUF], mem[N_BUF];
+    for (int i = 0; i < N_BUF; i++) {
+        full[i] = device_buffer(need[i]);
+        CU_ASSERT_FATAL(full[i] != NULL);
+    }
+    cl_command_queue q = nu_rt()->queue;
+    struct {
+        size_t sizes[3];
+        cl_int want;
+    } calls[] = {{{B, SQ, SKV}, CL_SUCCESS},
+                 {{B, 1, 1}, CL_SUCCESS},
+                 {{0, SQ, SKV}, CL_INVALID_VALUE},
+                 {{B, 0, SKV}, CL_INVALID_VALUE},
+                 {{B, SQ, 0}, CL_INVALID_VALUE},
+                 {{B, SQ, (size_t)INT_MAX + 1}, CL_INVALID_VALUE},
+                 {{B + 1, SQ, SKV}, CL_INVALID_BUFFER_SIZE},
+                 {{B, SQ + 1, SKV}, CL_INVALID_BUFFER_SIZE},
+                 {{B, SQ, SKV + 1}, CL_INVALID_BUFFER_SIZE}};
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+        cl_int got = stub_enqueue_scratch(&k->stub, q, calls[c].sizes, full,
+                                          NULL, 0, NULL, NULL);
+        TU_CHECK(got == calls[c].want, "sizes %zu %zu %zu: %s, not %s",
+                 calls[c].sizes[0], calls[c].sizes[1], calls[c].sizes[2],
+                 rt_status(got), rt_status(calls[c].want));
+    }
+    size_t sizes[3] = {B, SQ, SKV};
+    for (int i = 0; i < N_BUF; i++) {
+        memcpy(mem, full, sizeof mem);
+        mem[i] = device_buffer(need[i] - 4);
+        CU_ASSERT_FATAL(mem[i] != NULL);
+        cl_int got = stub_enqueue_scratch(&k->stub, q, sizes, mem, NULL, 0,
+                                          NULL, NULL);
+        TU_CHECK(got == CL_INVALID_BUFFER_SIZE, "buffer %d short: %s", i,
+                 rt_status(got));
+        clReleaseMemObject(mem[i]);
+        memcpy(mem, full, sizeof mem);
+        mem[i] = NULL;
+        got = stub_enqueue_scratch(&k->stub, q, sizes, mem, NULL, 0, NULL,
+                                   NULL);
+        TU_CHECK(got == CL_INVALID_MEM_OBJECT, "buffer %d NULL: %s", i,
+                 rt_status(got));
+    }
+    memcpy(mem, full, sizeof mem);
+    mem[BUF_DQ] = mem[BUF_Q];
+    CU_ASSERT_EQUAL(stub_enqueue_scratch(&k->stub, q, sizes, mem, NULL, 0,
+                                         NULL, NULL),
+                    CL_INVALID_VALUE);
+    clFinish(q);
+    for (int i = 0; i < N_BUF; i++) {
+        clReleaseMemObject(full[i]);
+    }
+}
+
+static void test_abw_exact(void)
+{
+    static const size_t sizes[][3] = {{2, 9, 4}, {1, 19, 6}, {1, 5, 30}};
+    struct nu_kernel k;
+    if (nu_spec_ok(&k, TINY_YAML) && nu_build(&k)) {
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            check_exact(&k, sizes[i]);
+        }
+        check_misuse(&k);
+    }
+    nu_kernel_free(&k);
+}
+
+/* Every dtype x device type on each option (--full). */
+static void test_abw_grid(void)
+{
+    static const char *const dtypes[] = {"f32", "f16", "bf16"};
+    static const char *const fields[] = {
+        "heads: 8, kv_heads: 2, head_dim: 64",
+        "heads: 8, kv_heads: 2, head_dim: 128, causal: true",
+        "heads: 6, kv_heads: 3, head_dim: 96, causal: true, window: 100",
+        "heads: 4, kv_heads: 4, head_dim: 256, softcap: 50",
+        "heads: 2, head_dim: 255, causal: true",
+        "heads: 5, kv_heads: 1, head_dim: 1, causal: true, window: 3"};
+    if (!test_full) {
+        return;
+    }
+    for (int f = 0; f < 6; f++) {
+        for (int d = 0; d < 3; d++) {
+            for (int t = 0; t < 2; t++) {
+                struct abw_case c = {dtypes[d], fields[f],
+                                     t ? TARGET_CPU : TARGET_GPU,
+                                     {{2, 3, 257}, {2, 130, 130},
+                                      {1, 200, 77}, {0}}};
+                run_case(&c);
+            }
+        }
+    }
+}
+
+int add_attention_backward_numeric_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "attention_backward: odd heads and dims, GQA, "
+                       "MQA, causal, window, softcap, dtypes, GPU and CPU "
+                       "defaults, small tiles",
+                       test_abw_shapes) == NULL ||
+                   CU_add_test(s, "attention_backward: queries that see no "
+                               "key (dq 0), the same bits twice, misuse",
+                               test_abw_exact) == NULL ||
+                   CU_add_test(s, "attention_backward: every dtype, device "
+                               "type and option (--full)",
+                               test_abw_grid) == NULL
+               ? -1
+               : 0;
+}
