@@ -91,9 +91,9 @@ inline float abw_lse(const __global float *lse, long b, int hk, long r,
     return lse[((size_t)b * HEADS + h) * seq_q + r / GROUP];
 }
 
-inline float abw_d(const __global float *dsum, long b, int hk, long r,
+inline float abw_d(const __global float *scratch, long b, int hk, long r,
                    int seq_q)
 {
     int h = hk * GROUP + (int)(r % GROUP);
-    return dsum[(size_t)(b * seq_q + r / GROUP) * HEADS + h];
+    return scratch[(size_t)(b * seq_q + r / GROUP) * HEADS + h];
 }

@@ -13,7 +13,7 @@
 inline void abw_load_rows(const __global storage_t *q,
                           const __global storage_t *do_,
                           const __global float *lse,
-                          const __global float *dsum, __local float *qs,
+                          const __global float *scratch, __local float *qs,
                           __local float *dos, __local float *ls,
                           __local float *ds, int seq_q, long b, int hk,
                           long r0, long rhi, int lid)
@@ -30,7 +30,7 @@ inline void abw_load_rows(const __global storage_t *q,
         long r = r0 + rr;
         float l = r < rhi ? abw_lse(lse, b, hk, r, seq_q) : NAN;
         ls[rr] = isinf(l) ? NAN : l;
-        ds[rr] = r < rhi ? abw_d(dsum, b, hk, r, seq_q) : 0.0f;
+        ds[rr] = r < rhi ? abw_d(scratch, b, hk, r, seq_q) : 0.0f;
     }
 }
 
@@ -41,7 +41,7 @@ void attention_backward_dkv(const int seq_q, const int seq_kv,
                             const __global storage_t *v,
                             const __global storage_t *do_,
                             const __global float *lse,
-                            const __global float *dsum,
+                            const __global float *scratch,
                             __global storage_t *dk, __global storage_t *dv)
 {
     __local float qs[TILE_Q * ABW_STRIDE];
@@ -78,7 +78,7 @@ void attention_backward_dkv(const int seq_q, const int seq_kv,
     const long rhi = ihi * GROUP;
     for (long r0 = ilo * GROUP; r0 < rhi; r0 += TILE_Q) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        abw_load_rows(q, do_, lse, dsum, qs, dos, ls, ds, seq_q, b, hk, r0,
+        abw_load_rows(q, do_, lse, scratch, qs, dos, ls, ds, seq_q, b, hk, r0,
                       rhi, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
         int nr = (int)min((long)TILE_Q, rhi - r0);

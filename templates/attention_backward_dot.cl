@@ -9,7 +9,7 @@ __kernel __attribute__((reqd_work_group_size(DOT_ITEMS, 1, 1)))
 void attention_backward_dot(const int batch, const int seq_q,
                             const __global storage_t *o,
                             const __global storage_t *do_,
-                            __global float *dsum)
+                            __global float *scratch)
 {
     const size_t row = get_global_id(0);
     if (row >= (size_t)batch * seq_q * HEADS) {
@@ -29,5 +29,5 @@ void attention_backward_dot(const int batch, const int seq_q,
     for (; d < HEAD_DIM; d++) {
         d0 += load1(o, at + d) * load1(do_, at + d);
     }
-    dsum[row] = (d0 + d1) + (d2 + d3);
+    scratch[row] = (d0 + d1) + (d2 + d3);
 }

@@ -31,7 +31,7 @@ void attention_backward_dq(const int seq_q, const int seq_kv,
                            const __global storage_t *v,
                            const __global storage_t *do_,
                            const __global float *lse,
-                           const __global float *dsum,
+                           const __global float *scratch,
                            __global storage_t *dq)
 {
     __local float ks[TILE_K * ABW_STRIDE];
@@ -47,7 +47,7 @@ void attention_backward_dq(const int seq_q, const int seq_kv,
     const long r = r0 + lid, off = (long)seq_kv - seq_q;
     const size_t at = abw_row_at(b, hk, r < rows ? r : 0, seq_q);
     const float l = r < rows ? abw_lse(lse, b, hk, r, seq_q) : -INFINITY;
-    const float dd = r < rows ? abw_d(dsum, b, hk, r, seq_q) : 0.0f;
+    const float dd = r < rows ? abw_d(scratch, b, hk, r, seq_q) : 0.0f;
     const int valid = r < rows && !isinf(l);
     const long pos = r / GROUP + off;
     float qr[HEAD_DIM], dr[HEAD_DIM], acc[HEAD_DIM];

@@ -790,13 +790,13 @@ float naive_attn_grad(__global const storage_t *q, size_t qa,
                       __global const storage_t *k,
                       __global const storage_t *v, size_t ka,
                       __global const storage_t *o,
-                      __global const storage_t *dout, float lse, float *ds)
+                      __global const storage_t *do_, float lse, float *ds)
 {
     float dot = 0.0f, dp = 0.0f, di = 0.0f;
     for (int d = 0; d < HEAD_DIM; d++) {
         dot += load1(q, qa + d) * load1(k, ka + d);
-        dp += load1(dout, qa + d) * load1(v, ka + d);
-        di += load1(dout, qa + d) * load1(o, qa + d);
+        dp += load1(do_, qa + d) * load1(v, ka + d);
+        di += load1(do_, qa + d) * load1(o, qa + d);
     }
     float s = ATTN_SCALE * dot, der = 1.0f;
     if (ATTN_SOFTCAP > 0.0f) {
@@ -811,10 +811,9 @@ float naive_attn_grad(__global const storage_t *q, size_t qa,
 
 /* attention_backward's dq: one work-item per (query i, batch b and head
  * h), exactly seq_q of them in dimension 0 and batch * HEADS in 1. */
-__kernel void naive_attention_backward_dq(
-    int batch, int seq_kv, __global const storage_t *q,
+__kernel void naive_attention_backward_dq(int batch, int seq_kv, __global const storage_t *q,
     __global const storage_t *k, __global const storage_t *v,
-    __global const storage_t *o, __global const storage_t *dout,
+    __global const storage_t *o, __global const storage_t *do_,
     __global const float *lse, __global storage_t *dq)
 {
     int seq_q = (int)get_global_size(0);
@@ -835,7 +834,7 @@ __kernel void naive_attention_backward_dq(
         size_t ka = ((b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM;
         float ds;
         if (naive_attn_sees(pos, j)) {
-            naive_attn_grad(q, qa, k, v, ka, o, dout, l, &ds);
+            naive_attn_grad(q, qa, k, v, ka, o, do_, l, &ds);
             for (int d = 0; d < HEAD_DIM; d++) {
                 acc[d] += ds * load1(k, ka + d);
             }
@@ -849,10 +848,9 @@ __kernel void naive_attention_backward_dq(
 /* attention_backward's dk and dv: one work-item per (key j, batch b and
  * kv head hk), exactly seq_kv of them in dimension 0 and batch *
  * KV_HEADS in 1, over every query of every head of the group. */
-__kernel void naive_attention_backward_dkv(
-    int batch, int seq_q, __global const storage_t *q,
+__kernel void naive_attention_backward_dkv(int batch, int seq_q, __global const storage_t *q,
     __global const storage_t *k, __global const storage_t *v,
-    __global const storage_t *o, __global const storage_t *dout,
+    __global const storage_t *o, __global const storage_t *do_,
     __global const float *lse, __global storage_t *dk,
     __global storage_t *dv)
 {
@@ -877,10 +875,10 @@ __kernel void naive_attention_backward_dkv(
             if (isinf(l) || !naive_attn_sees(pos, j)) {
                 continue;
             }
-            float p = naive_attn_grad(q, qa, k, v, ka, o, dout, l, &ds);
+            float p = naive_attn_grad(q, qa, k, v, ka, o, do_, l, &ds);
             for (int d = 0; d < HEAD_DIM; d++) {
                 dka[d] += ds * load1(q, qa + d);
-                dva[d] += p * load1(dout, qa + d);
+                dva[d] += p * load1(do_, qa + d);
             }
         }
     }
