@@ -19,6 +19,7 @@
  * sizes (mma_q, mma_k); its split path is templates/attention_mma_part.cl
  * (split_q rows a work-group), merged by the same combine. */
 #include "gemm_mma.h"
+#include "attention_fields.h"
 #include "op.h"
 
 #include <math.h>
@@ -83,8 +84,6 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
 /* engine mma: the local memory every device of compute capability 8.0
  * and later grants a work-group (gemm_mma.h). */
 #define ATTN_MMA_LOCAL MMA_LOCAL_MAX
-/* The least softcap taken: 1 / softcap must stay a float. */
-#define SOFTCAP_MIN 1e-30
 /* log2(e): scores in base 2. */
 #define LOG2_E 1.4426950408889634
 /* The combine kernel's work-items on a GPU (one on a CPU). */
@@ -100,34 +99,10 @@ static long knob(const struct kernel_spec *ks, const char *key)
     return (long)spec_knob(ks, key);
 }
 
-static long heads(const struct kernel_spec *ks)
-{
-    return field(ks, "heads");
-}
 
-static long kv_heads(const struct kernel_spec *ks)
-{
-    return spec_field_set(ks, "kv_heads") ? field(ks, "kv_heads")
-                                          : heads(ks);
-}
 
-static long head_dim(const struct kernel_spec *ks)
-{
-    return field(ks, "head_dim");
-}
 
-static int causal(const struct kernel_spec *ks)
-{
-    return spec_field(ks, "causal") != 0;
-}
 
-/* The scale as the kernels hold it. */
-static double scale(const struct kernel_spec *ks)
-{
-    return spec_field_set(ks, "scale")
-               ? spec_field(ks, "scale")
-               : 1.0 / sqrt((double)head_dim(ks));
-}
 
 /* Floats of local memory of a block: q (block_q rows), a tile of keys or
  * values (block_k rows), rows of D | 1 floats (odd: apart in banks);
@@ -155,7 +130,7 @@ static long mma_local(long mq, long mk, long d)
  * head of 128, which holds a warp's outputs in 128 registers). */
 static void engine_defaults(struct kernel_spec *ks)
 {
-    long d = head_dim(ks);
+    long d = attn_head_dim(ks);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && d % 8 == 0) {
         spec_knob_default(ks, "engine", ATTN_MMA);
@@ -174,7 +149,7 @@ static void engine_defaults(struct kernel_spec *ks)
  * against 1x with GPU-like tiles. */
 static void defaults(struct kernel_spec *ks)
 {
-    long d = head_dim(ks);
+    long d = attn_head_dim(ks);
     int cpu = ks->target == TARGET_CPU;
     engine_defaults(ks);
     long bq = cpu ? (d > 128 ? 16 : d > 64 ? 32 : 64) : (d > 128 ? 16 : 32);
@@ -191,7 +166,7 @@ static void defaults(struct kernel_spec *ks)
 
 static void validate_mma(const struct kernel_spec *ks, struct diags *d)
 {
-    long mq = knob(ks, "mma_q"), mk = knob(ks, "mma_k"), hd = head_dim(ks);
+    long mq = knob(ks, "mma_q"), mk = knob(ks, "mma_k"), hd = attn_head_dim(ks);
     long sq = knob(ks, "split_q");
     if (engine(ks) != ATTN_MMA) {
         return;
@@ -232,46 +207,27 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
-    long h = heads(ks), hkv = kv_heads(ks);
     long bq = knob(ks, "block_q"), bk = knob(ks, "block_k");
     long items = knob(ks, "items");
-    if (h % hkv != 0) {
-        diag_error(d, ks->file, spec_field_mark(ks, "kv_heads"),
-                   "kv_heads (%ld) must divide heads (%ld)", hkv, h);
-    }
-    if (field(ks, "window") > 0 && !causal(ks)) {
-        diag_error(d, ks->file, spec_field_mark(ks, "window"),
-                   "window (%ld) needs causal: true", field(ks, "window"));
-    }
-    double cap = spec_field(ks, "softcap");
-    if (cap != 0 && cap < SOFTCAP_MIN) {
-        diag_error(d, ks->file, spec_field_mark(ks, "softcap"),
-                   "softcap (%g) must be 0 (none) or at least %g", cap,
-                   SOFTCAP_MIN);
-    }
-    if (spec_field_set(ks, "scale") && spec_field(ks, "scale") == 0) {
-        diag_error(d, ks->file, spec_field_mark(ks, "scale"),
-                   "scale must not be 0 (leave it out for "
-                   "1/sqrt(head_dim))");
-    }
+    attn_check_fields(ks, d);
     if (items % bq != 0) {
         diag_error(d, ks->file, spec_knob_mark(ks, "items"),
                    "tile items (%ld) must be a multiple of block_q (%ld)",
                    items, bq);
     }
-    long bytes = local_floats(bq, bk, head_dim(ks)) * 4;
+    long bytes = local_floats(bq, bk, attn_head_dim(ks)) * 4;
     if (bytes > ATTN_MAX_LOCAL) {
         diag_error(d, ks->file, spec_knob_mark(ks, "block_k"),
                    "tile block_q (%ld) and block_k (%ld) need %ld bytes of "
                    "local memory at head_dim %ld (at most %d)",
-                   bq, bk, bytes, head_dim(ks), ATTN_MAX_LOCAL);
+                   bq, bk, bytes, attn_head_dim(ks), ATTN_MAX_LOCAL);
     }
     validate_mma(ks, d);
 }
 
 static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
 {
-    long h = heads(ks), hkv = kv_heads(ks), d = head_dim(ks);
+    long h = attn_heads(ks), hkv = attn_kv_heads(ks), d = attn_head_dim(ks);
     plan_buffer(p, "q", 0, 0, 0);
     plan_buffer_over(p, BATCH | SEQ_Q, h * d);
     plan_buffer_doc(p, "[batch][seq_q][heads][head_dim]", NULL);
@@ -304,11 +260,11 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
 {
     double cap = spec_field(ks, "softcap");
     plan_storage(p, ks);
-    plan_int(p, "HEADS", "query heads", heads(ks));
-    plan_int(p, "KV_HEADS", "key and value heads", kv_heads(ks));
-    plan_int(p, "HEAD_DIM", "elements per head", head_dim(ks));
+    plan_int(p, "HEADS", "query heads", attn_heads(ks));
+    plan_int(p, "KV_HEADS", "key and value heads", attn_kv_heads(ks));
+    plan_int(p, "HEAD_DIM", "elements per head", attn_head_dim(ks));
     plan_int(p, "CAUSAL", "key j visible to query i at j <= i + "
-             "seq_kv - seq_q", causal(ks));
+             "seq_kv - seq_q", attn_causal(ks));
     plan_int(p, "WINDOW", "and at i + seq_kv - seq_q - j < WINDOW (0: "
              "none)", field(ks, "window"));
     plan_int(p, "CAPPED", "scores softcapped", cap > 0);
@@ -317,7 +273,7 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     /* Scores in base 2: exp2 of q.k times Q_MUL (times LOG2E after the
      * softcap's tanh when capped). */
     plan_float(p, "Q_MUL", cap > 0 ? "q times scale" : "q times scale * "
-               "log2(e)", cap > 0 ? scale(ks) : scale(ks) * LOG2_E);
+               "log2(e)", cap > 0 ? attn_scale(ks) : attn_scale(ks) * LOG2_E);
     plan_int(p, "BLOCK_Q", "query rows per work-group", knob(ks, "block_q"));
     plan_int(p, "BLOCK_K", "keys per tile", knob(ks, "block_k"));
     plan_int(p, "ITEMS", "work-items per work-group", knob(ks, "items"));
@@ -351,13 +307,13 @@ static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
                           size_t items, const char *const *args)
 {
     struct launch *l = &pa->launch[pa->n_launch++];
-    size_t group = (size_t)(heads(ks) / kv_heads(ks));
+    size_t group = (size_t)(attn_heads(ks) / attn_kv_heads(ks));
     l->kernel = kernel;
     l->dims = 2;
     l->local[0] = items;
     l->local[1] = 1;
     launch_over(l, 0, times * group, SEQ_Q, rows);
-    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+    launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     set_args(l, args);
 }
 
@@ -390,9 +346,9 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     l->local[0] = ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS;
     l->local[1] = 1;
     launch_fixed(l, 0, 1);
-    launch_over(l, 1, (size_t)heads(ks), BATCH | SEQ_Q, 1);
+    launch_over(l, 1, (size_t)attn_heads(ks), BATCH | SEQ_Q, 1);
     set_args(l, combine_args);
-    pa->scratch_per = heads(ks) * split * (head_dim(ks) + 2);
+    pa->scratch_per = attn_heads(ks) * split * (attn_head_dim(ks) + 2);
     pa->scratch_sizes = BATCH | SEQ_Q;
 }
 
@@ -424,12 +380,6 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 
 /* ---- checking and measuring ------------------------------------------ */
 
-/* Whether query position POS sees key J. */
-static int visible(const struct kernel_spec *ks, long pos, long j)
-{
-    long w = field(ks, "window");
-    return (!causal(ks) || j <= pos) && (w == 0 || pos - j < w);
-}
 
 /* The reference of one query row: O (D values) and its lse. Q one row of
  * q, K and V the keys' and values' row of its batch and kv head (stride
@@ -438,12 +388,12 @@ static double reference_row(const struct kernel_spec *ks, const float *q,
                             const float *k, const float *v, size_t kstride,
                             long seq_kv, long pos, double *s, double *o)
 {
-    size_t d = (size_t)head_dim(ks);
-    double sc = emitted_float(scale(ks));
+    size_t d = (size_t)attn_head_dim(ks);
+    double sc = emitted_float(attn_scale(ks));
     double cap = emitted_float(spec_field(ks, "softcap"));
     double mx = -INFINITY, sum = 0;
     for (long j = 0; j < seq_kv; j++) {
-        if (!visible(ks, pos, j)) {
+        if (!attn_visible(ks, pos, j)) {
             continue; /* the masked keys cost nothing (large benches) */
         }
         double dot = 0;
@@ -460,7 +410,7 @@ static double reference_row(const struct kernel_spec *ks, const float *q,
         o[e] = 0;
     }
     for (long j = 0; j < seq_kv; j++) {
-        if (!visible(ks, pos, j)) {
+        if (!attn_visible(ks, pos, j)) {
             continue;
         }
         double w = exp(s[j] - mx);
@@ -481,8 +431,8 @@ static double reference_row(const struct kernel_spec *ks, const float *q,
 static int reference(const struct kernel_spec *ks, const float *const *in,
                      const size_t *sz, double *const *out)
 {
-    size_t h_n = (size_t)heads(ks), hkv = (size_t)kv_heads(ks);
-    size_t d = (size_t)head_dim(ks), group = h_n / hkv;
+    size_t h_n = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
+    size_t d = (size_t)attn_head_dim(ks), group = h_n / hkv;
     size_t sq = sz[SZ_SEQ_Q], skv = sz[SZ_SEQ_KV];
     double *s = malloc(skv * sizeof *s);
     double o_row[256];
@@ -518,12 +468,12 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
     static const char *const args[] = {"batch", "seq_kv", "q", "k", "v",
                                        "o", "lse", NULL};
     plan_storage(p, ks);
-    plan_int(p, "HEADS", "query heads", heads(ks));
-    plan_int(p, "KV_HEADS", "key and value heads", kv_heads(ks));
-    plan_int(p, "HEAD_DIM", "elements per head", head_dim(ks));
-    plan_int(p, "ATTN_CAUSAL", "causal", causal(ks));
+    plan_int(p, "HEADS", "query heads", attn_heads(ks));
+    plan_int(p, "KV_HEADS", "key and value heads", attn_kv_heads(ks));
+    plan_int(p, "HEAD_DIM", "elements per head", attn_head_dim(ks));
+    plan_int(p, "ATTN_CAUSAL", "causal", attn_causal(ks));
     plan_int(p, "ATTN_WINDOW", "window (0: none)", field(ks, "window"));
-    plan_float(p, "ATTN_SCALE", "times q.k", scale(ks));
+    plan_float(p, "ATTN_SCALE", "times q.k", attn_scale(ks));
     plan_float(p, "ATTN_SOFTCAP", "0: none", spec_field(ks, "softcap"));
     naive_launch(p, "naive_attention", 0, args);
     struct path *pa = &p->path[p->n_path - 1];
@@ -532,23 +482,9 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
     l->local[0] = 1;
     l->local[1] = 1;
     launch_over(l, 0, 1, SEQ_Q, 1);
-    launch_over(l, 1, (size_t)heads(ks), BATCH, 1);
+    launch_over(l, 1, (size_t)attn_heads(ks), BATCH, 1);
 }
 
-/* The query rows and keys each sees, summed: the pairs that cost. */
-static double visible_pairs(const struct kernel_spec *ks, const size_t *sz)
-{
-    long sq = (long)sz[SZ_SEQ_Q], skv = (long)sz[SZ_SEQ_KV];
-    long w = field(ks, "window");
-    double pairs = 0;
-    for (long i = 0; i < sq; i++) {
-        long pos = i + skv - sq;
-        long hi = causal(ks) ? (pos + 1 < skv ? pos + 1 : skv) : skv;
-        long lo = w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
-        pairs += hi > lo ? (double)(hi - lo) : 0;
-    }
-    return pairs;
-}
 
 /* q, k, v read once, o and lse written once; 4 flops per (query, key,
  * head, dim): q.k and p.v, over the pairs a mask leaves visible (about
@@ -557,8 +493,8 @@ static void costs(const struct kernel_spec *ks, const size_t *sz,
                   double *bytes, double *flops)
 {
     *bytes = plan_io_bytes(ks, sz);
-    *flops = 4.0 * (double)sz[SZ_BATCH] * (double)heads(ks) *
-             (double)head_dim(ks) * visible_pairs(ks, sz);
+    *flops = 4.0 * (double)sz[SZ_BATCH] * (double)attn_heads(ks) *
+             (double)attn_head_dim(ks) * attn_visible_pairs(ks, (long)sz[SZ_SEQ_Q], (long)sz[SZ_SEQ_KV]);
 }
 
 /* o: the f32 bound plus the storage's rounding; lse is float32. */
@@ -572,20 +508,13 @@ static double error_bound(const struct kernel_spec *ks)
  * below, so that small specs check fast. */
 static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 {
-    long width = heads(ks) * head_dim(ks);
+    long width = attn_heads(ks) * attn_head_dim(ks);
     long seq = width >= 1024 ? 4096 : width < 16 ? 16 : width;
     sz[SZ_BATCH] = 1;
     sz[SZ_SEQ_Q] = (size_t)seq;
     sz[SZ_SEQ_KV] = (size_t)seq;
 }
 
-static void shape_text(const struct kernel_spec *ks, const size_t *sz,
-                       char *buf, size_t size)
-{
-    snprintf(buf, size, "B=%zu Sq=%zu Skv=%zu H=%ld/%ld D=%ld%s", sz[0],
-             sz[1], sz[2], heads(ks), kv_heads(ks), head_dim(ks),
-             causal(ks) ? " causal" : "");
-}
 
 /* engine mma (f16, bf16 on tensor cores: validate() rejects it
  * elsewhere) with its tiles; the float kernel's tiles. Configs that emit
@@ -633,5 +562,5 @@ const struct op_def op_attention = {
     .matmul = 1,
     .error_bound = error_bound,
     .bench_sizes = bench_sizes,
-    .shape_text = shape_text,
+    .shape_text = attn_shape_text,
 };

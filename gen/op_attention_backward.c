@@ -19,6 +19,7 @@
  * Each output element is one work-item's sum in a fixed order: no
  * atomics, dq, dk, dv the same bits run to run. Rows and key tiles that
  * a causal or windowed mask hides from a whole block are skipped. */
+#include "attention_fields.h"
 #include "op.h"
 
 #include <math.h>
@@ -63,8 +64,6 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_DO, BUF_LSE, BUF_DQ, BUF_DK, BUF_DV };
 
 /* Local memory a spec may ask for, as attention's. */
 #define ABW_MAX_LOCAL 32768
-/* The least softcap taken: 1 / softcap must stay a float. */
-#define SOFTCAP_MIN 1e-30
 /* Work-items of attention_backward_dot a work-group on a GPU. */
 #define DOT_GPU_ITEMS 64
 
@@ -78,33 +77,10 @@ static long knob(const struct kernel_spec *ks, const char *key)
     return (long)spec_knob(ks, key);
 }
 
-static long heads(const struct kernel_spec *ks)
-{
-    return field(ks, "heads");
-}
 
-static long kv_heads(const struct kernel_spec *ks)
-{
-    return spec_field_set(ks, "kv_heads") ? field(ks, "kv_heads")
-                                          : heads(ks);
-}
 
-static long head_dim(const struct kernel_spec *ks)
-{
-    return field(ks, "head_dim");
-}
 
-static int causal(const struct kernel_spec *ks)
-{
-    return spec_field(ks, "causal") != 0;
-}
 
-static double scale(const struct kernel_spec *ks)
-{
-    return spec_field_set(ks, "scale")
-               ? spec_field(ks, "scale")
-               : 1.0 / sqrt((double)head_dim(ks));
-}
 
 /* Bytes of local memory of attention_backward_dkv (q and dO rows of
  * D | 1 floats, lse and D of each) and of attention_backward_dq (key
@@ -124,7 +100,7 @@ static long dq_local(long tk, long d)
  * tiles of 16. */
 static void defaults(struct kernel_spec *ks)
 {
-    long d = head_dim(ks);
+    long d = attn_head_dim(ks);
     int cpu = ks->target == TARGET_CPU;
     long t = cpu ? 16 : 32;
     spec_knob_default(ks, "block_q", cpu ? 16 : 64);
@@ -138,27 +114,9 @@ static void defaults(struct kernel_spec *ks)
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
-    long h = heads(ks), hkv = kv_heads(ks), hd = head_dim(ks);
+    long hd = attn_head_dim(ks);
     long tq = knob(ks, "tile_q"), tk = knob(ks, "tile_k");
-    if (h % hkv != 0) {
-        diag_error(d, ks->file, spec_field_mark(ks, "kv_heads"),
-                   "kv_heads (%ld) must divide heads (%ld)", hkv, h);
-    }
-    if (field(ks, "window") > 0 && !causal(ks)) {
-        diag_error(d, ks->file, spec_field_mark(ks, "window"),
-                   "window (%ld) needs causal: true", field(ks, "window"));
-    }
-    double cap = spec_field(ks, "softcap");
-    if (cap != 0 && cap < SOFTCAP_MIN) {
-        diag_error(d, ks->file, spec_field_mark(ks, "softcap"),
-                   "softcap (%g) must be 0 (none) or at least %g", cap,
-                   SOFTCAP_MIN);
-    }
-    if (spec_field_set(ks, "scale") && spec_field(ks, "scale") == 0) {
-        diag_error(d, ks->file, spec_field_mark(ks, "scale"),
-                   "scale must not be 0 (leave it out for "
-                   "1/sqrt(head_dim))");
-    }
+    attn_check_fields(ks, d);
     if (dkv_local(tq, hd) > ABW_MAX_LOCAL) {
         diag_error(d, ks->file, spec_knob_mark(ks, "tile_q"),
                    "tile tile_q (%ld) needs %ld bytes of local memory at "
@@ -183,7 +141,7 @@ static void buffer_qshape(struct plan *p, const char *name, long per,
 
 static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
 {
-    long h = heads(ks), hkv = kv_heads(ks), d = head_dim(ks);
+    long h = attn_heads(ks), hkv = attn_kv_heads(ks), d = attn_head_dim(ks);
     const char *qs = "[batch][seq_q][heads][head_dim]";
     const char *kvs = "[batch][seq_kv][kv_heads][head_dim]";
     buffer_qshape(p, "q", h * d, BATCH | SEQ_Q, qs);
@@ -221,14 +179,14 @@ static void plan_shape(const struct kernel_spec *ks, struct plan *p)
 {
     double cap = spec_field(ks, "softcap");
     plan_storage(p, ks);
-    plan_int(p, "HEADS", "query heads", heads(ks));
-    plan_int(p, "KV_HEADS", "key and value heads", kv_heads(ks));
-    plan_int(p, "HEAD_DIM", "elements per head", head_dim(ks));
+    plan_int(p, "HEADS", "query heads", attn_heads(ks));
+    plan_int(p, "KV_HEADS", "key and value heads", attn_kv_heads(ks));
+    plan_int(p, "HEAD_DIM", "elements per head", attn_head_dim(ks));
     plan_int(p, "ATTN_CAUSAL", "key j visible to query i at j <= i + "
-             "seq_kv - seq_q", causal(ks));
+             "seq_kv - seq_q", attn_causal(ks));
     plan_int(p, "ATTN_WINDOW", "and at i + seq_kv - seq_q - j < WINDOW "
              "(0: none)", field(ks, "window"));
-    plan_float(p, "ATTN_SCALE", "times q.k", scale(ks));
+    plan_float(p, "ATTN_SCALE", "times q.k", attn_scale(ks));
     plan_float(p, "ATTN_SOFTCAP", "the softcap (0: none)", cap);
     plan_int(p, "ATTN_CAPPED", "scores softcapped", cap > 0);
 }
@@ -251,7 +209,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                                           "do_", "lse", "scratch", "dq",
                                           NULL};
     size_t dot_items = ks->target == TARGET_CPU ? 1 : DOT_GPU_ITEMS;
-    size_t group = (size_t)(heads(ks) / kv_heads(ks));
+    size_t group = (size_t)(attn_heads(ks) / attn_kv_heads(ks));
     size_t bq = (size_t)knob(ks, "block_q"), bk = (size_t)knob(ks, "block_k");
     plan_shape(ks, p);
     plan_int(p, "BLOCK_Q", "attention_backward_dq: rows a work-group",
@@ -271,7 +229,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     l->dims = 1;
     l->local[0] = dot_items;
     l->local[1] = 1;
-    launch_over(l, 0, (size_t)heads(ks), BATCH | SEQ_Q, dot_items);
+    launch_over(l, 0, (size_t)attn_heads(ks), BATCH | SEQ_Q, dot_items);
     set_args(l, dot_args);
     l = &pa->launch[pa->n_launch++];
     l->kernel = "attention_backward_dkv";
@@ -279,7 +237,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     l->local[0] = bk;
     l->local[1] = 1;
     launch_over(l, 0, 1, SEQ_KV, bk);
-    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+    launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     set_args(l, dkv_args);
     l = &pa->launch[pa->n_launch++];
     l->kernel = "attention_backward_dq";
@@ -287,19 +245,14 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     l->local[0] = bq;
     l->local[1] = 1;
     launch_over(l, 0, group, SEQ_Q, bq);
-    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+    launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     set_args(l, dq_args);
-    pa->scratch_per = heads(ks);
+    pa->scratch_per = attn_heads(ks);
     pa->scratch_sizes = BATCH | SEQ_Q;
 }
 
 /* ---- checking and measuring ------------------------------------------ */
 
-static int visible(const struct kernel_spec *ks, long pos, long j)
-{
-    long w = field(ks, "window");
-    return (!causal(ks) || j <= pos) && (w == 0 || pos - j < w);
-}
 
 static double dot(const float *a, const float *b, size_t n)
 {
@@ -316,13 +269,13 @@ static void reference_row(const struct kernel_spec *ks, const float *const *in,
                           size_t qa, size_t kva, size_t kstride, long seq_kv,
                           long pos, double lse, double *const *out)
 {
-    size_t d = (size_t)head_dim(ks);
-    double sc = emitted_float(scale(ks));
+    size_t d = (size_t)attn_head_dim(ks);
+    double sc = emitted_float(attn_scale(ks));
     double cap = emitted_float(spec_field(ks, "softcap"));
     const float *q = in[BUF_Q] + qa, *dout = in[BUF_DO] + qa;
     double di = dot(dout, in[BUF_O] + qa, d);
     for (long j = 0; j < seq_kv; j++) {
-        if (!visible(ks, pos, j)) {
+        if (!attn_visible(ks, pos, j)) {
             continue;
         }
         size_t ka = kva + (size_t)j * kstride;
@@ -351,8 +304,8 @@ static void reference_row(const struct kernel_spec *ks, const float *const *in,
 static int reference(const struct kernel_spec *ks, const float *const *in,
                      const size_t *sz, double *const *out)
 {
-    size_t h_n = (size_t)heads(ks), hkv = (size_t)kv_heads(ks);
-    size_t d = (size_t)head_dim(ks), group = h_n / hkv;
+    size_t h_n = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
+    size_t d = (size_t)attn_head_dim(ks), group = h_n / hkv;
     size_t sq = sz[SZ_SEQ_Q], skv = sz[SZ_SEQ_KV], nb = sz[SZ_BATCH];
     size_t nq = nb * sq * h_n * d, nkv = nb * skv * hkv * d;
     for (int i = BUF_DQ; i <= BUF_DV; i++) {
@@ -396,30 +349,16 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
     l->local[0] = 1;
     l->local[1] = 1;
     launch_over(l, 0, 1, SEQ_Q, 1);
-    launch_over(l, 1, (size_t)heads(ks), BATCH, 1);
+    launch_over(l, 1, (size_t)attn_heads(ks), BATCH, 1);
     naive_launch(p, "naive_attention_backward_dkv", 0, dkv_args);
     l = &pa->launch[pa->n_launch - 1];
     l->dims = 2;
     l->local[0] = 1;
     l->local[1] = 1;
     launch_over(l, 0, 1, SEQ_KV, 1);
-    launch_over(l, 1, (size_t)kv_heads(ks), BATCH, 1);
+    launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
 }
 
-/* The query rows and keys each sees, summed: the pairs that cost. */
-static double visible_pairs(const struct kernel_spec *ks, const size_t *sz)
-{
-    long sq = (long)sz[SZ_SEQ_Q], skv = (long)sz[SZ_SEQ_KV];
-    long w = field(ks, "window");
-    double pairs = 0;
-    for (long i = 0; i < sq; i++) {
-        long pos = i + skv - sq;
-        long hi = causal(ks) ? (pos + 1 < skv ? pos + 1 : skv) : skv;
-        long lo = w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
-        pairs += hi > lo ? (double)(hi - lo) : 0;
-    }
-    return pairs;
-}
 
 /* Every buffer once; 10 flops per (query, key, head, dim) at the least:
  * q.k and dO.v (recomputed), dv, dk and dq. */
@@ -427,8 +366,8 @@ static void costs(const struct kernel_spec *ks, const size_t *sz,
                   double *bytes, double *flops)
 {
     *bytes = plan_io_bytes(ks, sz);
-    *flops = 10.0 * (double)sz[SZ_BATCH] * (double)heads(ks) *
-             (double)head_dim(ks) * visible_pairs(ks, sz);
+    *flops = 10.0 * (double)sz[SZ_BATCH] * (double)attn_heads(ks) *
+             (double)attn_head_dim(ks) * attn_visible_pairs(ks, (long)sz[SZ_SEQ_Q], (long)sz[SZ_SEQ_KV]);
 }
 
 static double error_bound(const struct kernel_spec *ks)
@@ -439,20 +378,13 @@ static double error_bound(const struct kernel_spec *ks)
 /* As attention's, at most 1024 tokens: the backward costs 2.5x. */
 static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 {
-    long width = heads(ks) * head_dim(ks);
+    long width = attn_heads(ks) * attn_head_dim(ks);
     long seq = width >= 1024 ? 1024 : width < 16 ? 16 : width;
     sz[SZ_BATCH] = 1;
     sz[SZ_SEQ_Q] = (size_t)seq;
     sz[SZ_SEQ_KV] = (size_t)seq;
 }
 
-static void shape_text(const struct kernel_spec *ks, const size_t *sz,
-                       char *buf, size_t size)
-{
-    snprintf(buf, size, "B=%zu Sq=%zu Skv=%zu H=%ld/%ld D=%ld%s", sz[0],
-             sz[1], sz[2], heads(ks), kv_heads(ks), head_dim(ks),
-             causal(ks) ? " causal" : "");
-}
 
 static const struct tune_axis tune_space[] = {
     {"block_k", "16 32 64 128"},
@@ -487,5 +419,5 @@ const struct op_def op_attention_backward = {
     .matmul = 1,
     .error_bound = error_bound,
     .bench_sizes = bench_sizes,
-    .shape_text = shape_text,
+    .shape_text = attn_shape_text,
 };

@@ -1,0 +1,94 @@
+/* attention_fields.c - attention's shared fields (attention_fields.h). */
+#include "attention_fields.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* The least softcap taken: 1 / softcap must stay a float. */
+#define SOFTCAP_MIN 1e-30
+
+static long field(const struct kernel_spec *ks, const char *key)
+{
+    return (long)spec_field(ks, key);
+}
+
+long attn_heads(const struct kernel_spec *ks)
+{
+    return field(ks, "heads");
+}
+
+long attn_kv_heads(const struct kernel_spec *ks)
+{
+    return spec_field_set(ks, "kv_heads") ? field(ks, "kv_heads")
+                                          : attn_heads(ks);
+}
+
+long attn_head_dim(const struct kernel_spec *ks)
+{
+    return field(ks, "head_dim");
+}
+
+int attn_causal(const struct kernel_spec *ks)
+{
+    return spec_field(ks, "causal") != 0;
+}
+
+double attn_scale(const struct kernel_spec *ks)
+{
+    return spec_field_set(ks, "scale")
+               ? spec_field(ks, "scale")
+               : 1.0 / sqrt((double)attn_head_dim(ks));
+}
+
+void attn_check_fields(const struct kernel_spec *ks, struct diags *d)
+{
+    long h = attn_heads(ks), hkv = attn_kv_heads(ks);
+    if (h % hkv != 0) {
+        diag_error(d, ks->file, spec_field_mark(ks, "kv_heads"),
+                   "kv_heads (%ld) must divide heads (%ld)", hkv, h);
+    }
+    if (field(ks, "window") > 0 && !attn_causal(ks)) {
+        diag_error(d, ks->file, spec_field_mark(ks, "window"),
+                   "window (%ld) needs causal: true", field(ks, "window"));
+    }
+    double cap = spec_field(ks, "softcap");
+    if (cap != 0 && cap < SOFTCAP_MIN) {
+        diag_error(d, ks->file, spec_field_mark(ks, "softcap"),
+                   "softcap (%g) must be 0 (none) or at least %g", cap,
+                   SOFTCAP_MIN);
+    }
+    if (spec_field_set(ks, "scale") && spec_field(ks, "scale") == 0) {
+        diag_error(d, ks->file, spec_field_mark(ks, "scale"),
+                   "scale must not be 0 (leave it out for "
+                   "1/sqrt(head_dim))");
+    }
+}
+
+int attn_visible(const struct kernel_spec *ks, long pos, long j)
+{
+    long w = field(ks, "window");
+    return (!attn_causal(ks) || j <= pos) && (w == 0 || pos - j < w);
+}
+
+double attn_visible_pairs(const struct kernel_spec *ks, long seq_q,
+                          long seq_kv)
+{
+    long w = field(ks, "window");
+    double pairs = 0;
+    for (long i = 0; i < seq_q; i++) {
+        long pos = i + seq_kv - seq_q;
+        long hi = attn_causal(ks) ? (pos + 1 < seq_kv ? pos + 1 : seq_kv)
+                                  : seq_kv;
+        long lo = w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
+        pairs += hi > lo ? (double)(hi - lo) : 0;
+    }
+    return pairs;
+}
+
+void attn_shape_text(const struct kernel_spec *ks, const size_t *sizes,
+                     char *buf, size_t size)
+{
+    snprintf(buf, size, "B=%zu Sq=%zu Skv=%zu H=%ld/%ld D=%ld%s", sizes[0],
+             sizes[1], sizes[2], attn_heads(ks), attn_kv_heads(ks),
+             attn_head_dim(ks), attn_causal(ks) ? " causal" : "");
+}

@@ -1,0 +1,37 @@
+/* attention_fields.h - what attention and attention_backward read of
+ * their shared fields (heads, kv_heads, head_dim, causal, scale, window,
+ * softcap): the values, their checks, which keys a query sees, and the
+ * shape as bench prints it. */
+#ifndef SPECL_ATTENTION_FIELDS_H
+#define SPECL_ATTENTION_FIELDS_H
+
+#include <stddef.h>
+
+#include "op.h"
+
+long attn_heads(const struct kernel_spec *ks);
+/* kv_heads, heads where the spec leaves it out */
+long attn_kv_heads(const struct kernel_spec *ks);
+long attn_head_dim(const struct kernel_spec *ks);
+int attn_causal(const struct kernel_spec *ks);
+/* The scale as the kernels hold it: the spec's, else 1/sqrt(head_dim). */
+double attn_scale(const struct kernel_spec *ks);
+
+/* The checks of the shared fields: kv_heads divides heads, a window needs
+ * causal, a softcap of 0 or a float's reciprocal, a scale other than 0. */
+void attn_check_fields(const struct kernel_spec *ks, struct diags *d);
+
+/* Whether the query at position POS sees key J. */
+int attn_visible(const struct kernel_spec *ks, long pos, long j);
+
+/* The (query, key) pairs a mask leaves visible at SEQ_Q queries over
+ * SEQ_KV keys, counted exactly. */
+double attn_visible_pairs(const struct kernel_spec *ks, long seq_q,
+                          long seq_kv);
+
+/* "B=.. Sq=.. Skv=.. H=../.. D=..( causal)" of SIZES (batch, seq_q,
+ * seq_kv). */
+void attn_shape_text(const struct kernel_spec *ks, const size_t *sizes,
+                     char *buf, size_t size);
+
+#endif
