@@ -7,6 +7,25 @@
 /* The least softcap taken: 1 / softcap must stay a float. */
 #define SOFTCAP_MIN 1e-30
 
+const struct param_def attn_fields[] = {
+    {"heads", VALUE_INT, 1, 0, 1, 4096, NULL, "query heads (H)"},
+    /* A default below the minimum stands for heads (param_stand_in). */
+    {"kv_heads", VALUE_INT, 0, 0, 1, 4096, NULL,
+     "key and value heads (Hkv), dividing heads: GQA, MQA (default heads)"},
+    {"head_dim", VALUE_INT, 1, 0, 1, 256, NULL, "elements per head (D)"},
+    {"causal", VALUE_BOOL, 0, 0, 0, 1, NULL,
+     "query i sees keys j <= i + seq_kv - seq_q (bottom-right aligned)"},
+    {"scale", VALUE_FLOAT, 0, 0, -1e30, 1e30, NULL,
+     "times q.k (default 1/sqrt(head_dim))"},
+    {"window", VALUE_INT, 0, 0, 0, 2147483647, NULL,
+     "with causal: keys at most window - 1 positions back; 0: none"},
+    {"softcap", VALUE_FLOAT, 0, 0, 0, 1e30, NULL,
+     "scores -> softcap * tanh(score / softcap); 0: none (default)"},
+};
+
+_Static_assert(sizeof attn_fields / sizeof attn_fields[0] == ATTN_N_FIELDS,
+               "ATTN_N_FIELDS counts attn_fields");
+
 static long field(const struct kernel_spec *ks, const char *key)
 {
     return (long)spec_field(ks, key);

@@ -9,6 +9,10 @@
 
 #include "op.h"
 
+/* The fields both ops take, as the spec reader knows them. */
+#define ATTN_N_FIELDS 7
+extern const struct param_def attn_fields[ATTN_N_FIELDS];
+
 long attn_heads(const struct kernel_spec *ks);
 /* kv_heads, heads where the spec leaves it out */
 long attn_kv_heads(const struct kernel_spec *ks);

@@ -27,22 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct param_def fields[] = {
-    {"heads", VALUE_INT, 1, 0, 1, 4096, NULL, "query heads (H)"},
-    /* A default below the minimum stands for heads. */
-    {"kv_heads", VALUE_INT, 0, 0, 1, 4096, NULL,
-     "key and value heads (Hkv), dividing heads: GQA, MQA (default heads)"},
-    {"head_dim", VALUE_INT, 1, 0, 1, 256, NULL, "elements per head (D)"},
-    {"causal", VALUE_BOOL, 0, 0, 0, 1, NULL,
-     "query i sees keys j <= i + seq_kv - seq_q (bottom-right aligned)"},
-    {"scale", VALUE_FLOAT, 0, 0, -1e30, 1e30, NULL,
-     "times q.k (default 1/sqrt(head_dim))"},
-    {"window", VALUE_INT, 0, 0, 0, 2147483647, NULL,
-     "with causal: keys at most window - 1 positions back; 0: none"},
-    {"softcap", VALUE_FLOAT, 0, 0, 0, 1e30, NULL,
-     "scores -> softcap * tanh(score / softcap); 0: none (default)"},
-};
-
 static const struct param_def knobs[] = {
     {"block_q", VALUE_INT, 0, 64, 1, 1024, NULL,
      "attention_backward_dq: query rows (work-items) per work-group"},
@@ -405,8 +389,8 @@ const struct op_def op_attention_backward = {
     .sizes = sizes,
     .kernels = kernels,
     .example = "heads=32 kv_heads=8 head_dim=128 causal=true",
-    .fields = fields,
-    .n_fields = sizeof fields / sizeof fields[0],
+    .fields = attn_fields,
+    .n_fields = ATTN_N_FIELDS,
     .knobs = knobs,
     .n_knobs = sizeof knobs / sizeof knobs[0],
     .defaults = defaults,
