@@ -91,12 +91,14 @@ LORA_CASES = [
 
 ATTN_CASES = [
     # name, batch, seq_q, seq_kv, heads, kv_heads, head_dim, causal
+    ("bf16_attn_16h B=1 S=1024", 1, 1024, 1024, 16, 16, 128, True),
     ("bf16_attn_16h B=1 S=2048", 1, 2048, 2048, 16, 16, 128, True),
     ("bf16_attn_16h B=1 S=4096", 1, 4096, 4096, 16, 16, 128, True),
     ("bf16_attn_16h S=1024", 16, 1024, 1024, 16, 16, 128, True),
     ("bf16_attn_16h S=4096", 4, 4096, 4096, 16, 16, 128, True),
     ("bf16_attn_16h S=4096 full", 4, 4096, 4096, 16, 16, 128, False),
     ("bf16_attn_16h S=16384", 1, 16384, 16384, 16, 16, 128, True),
+    ("bf16_attn_32h d64 B=1 S=1024", 1, 1024, 1024, 32, 32, 64, True),
     ("bf16_attn_32h d64 S=4096", 4, 4096, 4096, 32, 32, 64, True),
     ("bf16_attn_llama S=4096", 4, 4096, 4096, 32, 8, 128, True),
     ("bf16_attn_llama decode", 8, 1, 4096, 32, 8, 128, True),
@@ -330,7 +332,9 @@ def attn_case(name, batch, sq, skv, heads, kv_heads, d, causal, reps):
         print(f"{name:28s} sdpa {label:5s} fwd {us:9.1f} us "
               f"{flops / us / 1e6:6.1f} TFLOP/s {nbytes / us / 1e3:7.1f} GB/s"
               f" | fwd+bwd {us_step:9.1f} us "
-              f"{3.5 * flops / us_step / 1e6:6.1f} TFLOP/s")
+              f"{3.5 * flops / us_step / 1e6:6.1f} TFLOP/s"
+              f" | bwd (step - fwd) {us_step - us:9.1f} us "
+              f"{2.5 * flops / (us_step - us) / 1e6:6.1f} TFLOP/s")
 
 
 def main():

@@ -16,10 +16,17 @@
  *                           keys in local memory) its rows see:
  *                           dq += scale dS k.
  *
+ * With engine: mma (f16, bf16 on NVIDIA tensor cores) the last two are
+ * attention_backward_dkv_mma and attention_backward_dq_mma: the same
+ * sums on m16n8k16 products, a warp per 16 keys (dk, dv) or query rows
+ * (dq), score tiles of mma_tile columns, P and dS rounded to the storage
+ * type as they enter the products.
+ *
  * Each output element is one work-item's sum in a fixed order: no
  * atomics, dq, dk, dv the same bits run to run. Rows and key tiles that
  * a causal or windowed mask hides from a whole block are skipped. */
 #include "attention_fields.h"
+#include "gemm_mma.h"
 #include "op.h"
 
 #include <math.h>
@@ -27,7 +34,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { ABW_SIMT, ABW_MMA };
+static const char *const engine_choices[] = {"simt", "mma", NULL};
+
 static const struct param_def knobs[] = {
+    {"engine", VALUE_CHOICE, 0, ABW_SIMT, 0, 0, engine_choices,
+     "dk, dv and dq: simt (every device) or mma (f16, bf16: m16n8k16 on "
+     "NVIDIA compute capability 8.0+)"},
+    {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
+     "engine mma: dq's query rows per work-group, 16 a warp"},
+    {"mma_k", VALUE_INT, 0, 64, 16, 256, NULL,
+     "engine mma: dk's and dv's keys per work-group, 16 a warp"},
+    {"mma_tile", VALUE_INT, 0, 32, 16, 256, NULL,
+     "engine mma: columns of a score tile (dq's keys, dk's and dv's query "
+     "rows, a step)"},
     {"block_q", VALUE_INT, 0, 64, 1, 1024, NULL,
      "attention_backward_dq: query rows (work-items) per work-group"},
     {"block_k", VALUE_INT, 0, 64, 1, 1024, NULL,
@@ -61,6 +81,32 @@ static long knob(const struct kernel_spec *ks, const char *key)
     return (long)spec_knob(ks, key);
 }
 
+static int engine(const struct kernel_spec *ks)
+{
+    return (int)knob(ks, "engine");
+}
+
+/* Bytes of local memory of attention_backward_dkv_mma (the block's keys
+ * and values, two steps of q and dO rows, rows of the head padded to 16
+ * plus 8 elements; lse and D of two steps) and of
+ * attention_backward_dq_mma (two tiles of keys and values, or the
+ * block's q and dO rows staged first). */
+static long mma_row_bytes(long d)
+{
+    return ((d + 15) / 16 * 16 + 8) * 2;
+}
+
+static long dkv_mma_local(long bk, long tile, long d)
+{
+    return (2 * bk + 4 * tile) * mma_row_bytes(d) + 16 * tile;
+}
+
+static long dq_mma_local(long bq, long tile, long d)
+{
+    long rows = 2 * bq > 4 * tile ? 2 * bq : 4 * tile;
+    return rows * mma_row_bytes(d);
+}
+
 
 
 
@@ -79,6 +125,23 @@ static long dq_local(long tk, long d)
     return 2 * tk * (d | 1) * 4;
 }
 
+/* Tensor cores where the target offers them, for f16 and bf16 at head
+ * dims of 16-byte rows up to 128 (a warp's dk and dv of 16 keys take
+ * head_dim registers a thread: past 128 they spill): 4 warps a
+ * work-group, score tiles of 64 columns (32 past a head of 128, for
+ * local memory). */
+static void engine_defaults(struct kernel_spec *ks)
+{
+    long d = attn_head_dim(ks);
+    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
+        ks->dtype != DTYPE_F32 && d % 8 == 0 && d <= 128) {
+        spec_knob_default(ks, "engine", ABW_MMA);
+    }
+    spec_knob_default(ks, "mma_q", 64);
+    spec_knob_default(ks, "mma_k", 64);
+    spec_knob_default(ks, "mma_tile", d > 128 ? 32 : 64);
+}
+
 /* GPUs: 64 work-items a group, tiles of 32 rows (fewer where the head
  * is wide); CPUs (PoCL runs a group as loops over its items): 16 items,
  * tiles of 16. */
@@ -94,6 +157,44 @@ static void defaults(struct kernel_spec *ks)
     }
     spec_knob_default(ks, "tile_q", (double)t);
     spec_knob_default(ks, "tile_k", (double)t);
+    engine_defaults(ks);
+}
+
+static void validate_mma(const struct kernel_spec *ks, struct diags *d)
+{
+    long hd = attn_head_dim(ks), mq = knob(ks, "mma_q");
+    long mk = knob(ks, "mma_k"), tile = knob(ks, "mma_tile");
+    const char *names[] = {"mma_q", "mma_k", "mma_tile"};
+    const long values[] = {mq, mk, tile};
+    if (engine(ks) != ABW_MMA || !gemm_mma_check_dtype(ks, "mma", d)) {
+        return;
+    }
+    if (hd % 8 != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+                   "engine: mma needs head_dim a multiple of 8 (got %ld): "
+                   "rows of 16 bytes",
+                   hd);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (values[i] % 16 != 0) {
+            diag_error(d, ks->file, spec_knob_mark(ks, names[i]),
+                       "tile %s (%ld) must be a multiple of 16 (%s)",
+                       names[i], values[i],
+                       i < 2 ? "a warp's rows" : "k16 steps");
+        }
+    }
+    if (dkv_mma_local(mk, tile, hd) > MMA_LOCAL_MAX) {
+        diag_error(d, ks->file, knob_blame(ks, "mma_k", "mma_tile"),
+                   "tile mma_k (%ld) and mma_tile (%ld) need %ld bytes of "
+                   "local memory at head_dim %ld (at most %ld)",
+                   mk, tile, dkv_mma_local(mk, tile, hd), hd, MMA_LOCAL_MAX);
+    }
+    if (dq_mma_local(mq, tile, hd) > MMA_LOCAL_MAX) {
+        diag_error(d, ks->file, knob_blame(ks, "mma_q", "mma_tile"),
+                   "tile mma_q (%ld) and mma_tile (%ld) need %ld bytes of "
+                   "local memory at head_dim %ld (at most %ld)",
+                   mq, tile, dq_mma_local(mq, tile, hd), hd, MMA_LOCAL_MAX);
+    }
 }
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
@@ -113,6 +214,7 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
                    "head_dim %ld (at most %d)",
                    tk, dq_local(tk, hd), hd, ABW_MAX_LOCAL);
     }
+    validate_mma(ks, d);
 }
 
 static void buffer_qshape(struct plan *p, const char *name, long per,
@@ -194,20 +296,33 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                                           NULL};
     size_t dot_items = ks->target == TARGET_CPU ? 1 : DOT_GPU_ITEMS;
     size_t group = (size_t)(attn_heads(ks) / attn_kv_heads(ks));
-    size_t bq = (size_t)knob(ks, "block_q"), bk = (size_t)knob(ks, "block_k");
+    int mma = engine(ks) == ABW_MMA;
+    size_t bq = (size_t)knob(ks, mma ? "mma_q" : "block_q");
+    size_t bk = (size_t)knob(ks, mma ? "mma_k" : "block_k");
     plan_shape(ks, p);
     plan_int(p, "BLOCK_Q", "attention_backward_dq: rows a work-group",
-             (long)bq);
+             knob(ks, "block_q"));
     plan_int(p, "BLOCK_K", "attention_backward_dkv: keys a work-group",
-             (long)bk);
+             knob(ks, "block_k"));
     plan_int(p, "TILE_Q", "query rows in local memory", knob(ks, "tile_q"));
     plan_int(p, "TILE_K", "keys in local memory", knob(ks, "tile_k"));
     plan_int(p, "DOT_ITEMS", "attention_backward_dot: work-items a group",
              (long)dot_items);
+    if (mma) {
+        plan_int(p, "MMA_BQ", "attention_backward_dq_mma: query rows a "
+                 "work-group", (long)bq);
+        plan_int(p, "MMA_BK", "attention_backward_dkv_mma: keys a "
+                 "work-group", (long)bk);
+        plan_int(p, "MMA_T", "columns of a score tile", knob(ks, "mma_tile"));
+        p->needs |= CAP_MMA_SYNC_BF16_F16;
+    }
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];
-    pa->why = "D = rowsum(dO * O); dk and dv a work-group per block_k keys "
-              "of a kv head; dq a work-group per block_q rows";
+    pa->why = mma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
+                    "work-group per mma_k keys of a kv head, dq a "
+                    "work-group per mma_q rows"
+                  : "D = rowsum(dO * O); dk and dv a work-group per block_k "
+                    "keys of a kv head; dq a work-group per block_q rows";
     struct launch *l = &pa->launch[pa->n_launch++];
     l->kernel = "attention_backward_dot";
     l->dims = 1;
@@ -216,17 +331,17 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     launch_over(l, 0, (size_t)attn_heads(ks), BATCH | SEQ_Q, dot_items);
     set_args(l, dot_args);
     l = &pa->launch[pa->n_launch++];
-    l->kernel = "attention_backward_dkv";
+    l->kernel = mma ? "attention_backward_dkv_mma" : "attention_backward_dkv";
     l->dims = 2;
-    l->local[0] = bk;
+    l->local[0] = mma ? 2 * bk : bk;
     l->local[1] = 1;
     launch_over(l, 0, 1, SEQ_KV, bk);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     set_args(l, dkv_args);
     l = &pa->launch[pa->n_launch++];
-    l->kernel = "attention_backward_dq";
+    l->kernel = mma ? "attention_backward_dq_mma" : "attention_backward_dq";
     l->dims = 2;
-    l->local[0] = bq;
+    l->local[0] = mma ? 2 * bq : bq;
     l->local[1] = 1;
     launch_over(l, 0, group, SEQ_Q, bq);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
@@ -370,7 +485,13 @@ static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 }
 
 
+/* engine mma (f16, bf16 on tensor cores: validate() rejects it
+ * elsewhere) and its tiles. */
 static const struct tune_axis tune_space[] = {
+    {"engine", "simt mma"},
+    {"mma_q", "32 64 128"},
+    {"mma_k", "32 64 128"},
+    {"mma_tile", "16 32 64"},
     {"block_k", "16 32 64 128"},
     {"block_q", "16 32 64 128"},
     {"tile_q", "8 16 32"},
@@ -380,7 +501,9 @@ static const struct tune_axis tune_space[] = {
 
 static const char *const kernels[] = {"attention_backward_dot",
                                       "attention_backward_dkv",
-                                      "attention_backward_dq", NULL};
+                                      "attention_backward_dq",
+                                      "attention_backward_dkv_mma",
+                                      "attention_backward_dq_mma", NULL};
 
 const struct op_def op_attention_backward = {
     .name = "attention_backward",

@@ -120,6 +120,12 @@ static void test_abw_shapes(void)
     "kv_heads: 2, head_dim: 16, causal: true, tile: {block_q: 8, "       \
     "block_k: 4, tile_q: 4, tile_k: 4}}\n"
 
+/* The same shape on tensor cores, bf16. */
+#define TINY_MMA_YAML                                                     \
+    "kernels:\n  - {name: t_abw, op: attention_backward, dtype: bf16, "  \
+    "heads: 4, kv_heads: 2, head_dim: 16, causal: true, tile: {engine: " \
+    "mma, mma_q: 16, mma_k: 16, mma_tile: 16}}\n"
+
 /* Runs K on C's buffers B, reads the outputs into GOT. */
 static void run_stub(struct nu_kernel *k, const struct vcase *c,
                      const struct vbuffers *b, float *got)
@@ -137,8 +143,9 @@ static void run_stub(struct nu_kernel *k, const struct vcase *c,
 
 /* Causal at seq_q > seq_kv: the first seq_q - seq_kv queries see no key
  * (lse -inf), their dq rows exactly +0; two runs give the same bits; every
- * output within the f32 bound of float64. */
-static void check_exact(struct nu_kernel *k, const size_t *sizes)
+ * output within BOUND of float64 (the f32 bound for float kernels). */
+static void check_exact(struct nu_kernel *k, const size_t *sizes,
+                        double bound)
 {
     struct vcase c;
     struct vbuffers b;
@@ -169,7 +176,7 @@ static void check_exact(struct nu_kernel *k, const size_t *sizes)
     for (int i = BUF_DQ; i <= BUF_DV; i++) {
         double err = rel_l2(got + c.out_at[i], ref + c.out_at[i],
                             c.count[i]);
-        TU_CHECK(err <= 1e-4, "%s error %g", c.plan.buffer[i].name, err);
+        TU_CHECK(err <= bound, "%s error %g", c.plan.buffer[i].name, err);
     }
     free(got);
     free(again);
@@ -253,11 +260,68 @@ static void test_abw_exact(void)
     struct nu_kernel k;
     if (nu_spec_ok(&k, TINY_YAML) && nu_build(&k)) {
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-            check_exact(&k, sizes[i]);
+            check_exact(&k, sizes[i], 1e-4);
         }
         check_misuse(&k);
     }
     nu_kernel_free(&k);
+}
+
+/* On tensor cores (attention_backward_dkv_mma, _dq_mma: the device
+ * suites on NVIDIA compute capability 8.0+; elsewhere each case must
+ * validate): heads of 8 to 256 (80, 40 and 8 padded to k16 steps), GQA,
+ * MQA, causal with seq_q below, at and above seq_kv (queries that see no
+ * key), a window narrower than a tile, a softcap, scores to +-80, 16 to
+ * 128 rows or keys a work-group and 16 to 64 columns a score tile, last
+ * tiles and blocks short, batch > 1, both half dtypes; dq 0 where no key
+ * is seen and the same bits twice. */
+static void test_abw_mma(void)
+{
+    static const struct abw_case cases[] = {
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 128, causal: true, "
+         "tile: {engine: mma}", TARGET_GPU,
+         {{1, 130, 130}, {2, 37, 300}, {1, 70, 20}, {1, 5, 1000}, {0}}},
+        {"f16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
+         "window: 13, tile: {engine: mma, mma_q: 32, mma_k: 16, mma_tile: "
+         "16}", TARGET_GPU, {{1, 100, 100}, {2, 33, 90}, {0}}},
+        {"bf16", "heads: 2, head_dim: 64, softcap: 50, scale: 0.5, tile: "
+         "{engine: mma, mma_q: 128, mma_k: 128, mma_tile: 64}", TARGET_GPU,
+         {{1, 65, 200}, {2, 9, 33}, {0}}},
+        {"f16", "heads: 6, kv_heads: 1, head_dim: 64, scale: 1, "
+         "tile: {engine: mma, mma_q: 16, mma_k: 32}", TARGET_GPU,
+         {{1, 150, 260}, {3, 7, 5}, {0}}},
+        {"bf16", "heads: 3, head_dim: 8, causal: true, scale: 16, "
+         "tile: {engine: mma, mma_tile: 32}", TARGET_GPU,
+         {{1, 40, 40}, {2, 50, 17}, {0}}},
+        {"f16", "heads: 4, kv_heads: 4, head_dim: 40, tile: {engine: mma}",
+         TARGET_GPU, {{1, 64, 64}, {1, 3, 77}, {0}}},
+        {"bf16", "heads: 6, kv_heads: 3, head_dim: 96, causal: true",
+         TARGET_TENSOR, {{1, 300, 300}, {0}}},
+        {"bf16", "heads: 2, kv_heads: 1, head_dim: 256, causal: true, "
+         "tile: {engine: mma, mma_k: 32}", TARGET_GPU, {{1, 40, 70}, {0}}},
+    };
+    static const size_t exact[][3] = {{2, 9, 4}, {1, 19, 6}, {1, 5, 30}};
+    int tensor = caps_lacking(CAP_MMA_SYNC_BF16_F16, nu_rt()->caps.have) == 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (tensor) {
+            run_case(&cases[i]);
+            continue;
+        }
+        struct nu_kernel k;
+        CU_ASSERT(nu_spec_ok(&k, "kernels:\n  - {name: t_abw, op: "
+                             "attention_backward, dtype: %s, %s}\n",
+                             cases[i].dtype, cases[i].fields));
+        nu_kernel_free(&k);
+    }
+    struct nu_kernel k;
+    if (tensor && nu_spec_ok(&k, TINY_MMA_YAML) && nu_build(&k)) {
+        for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+            check_exact(&k, exact[i], 1e-2);
+        }
+    }
+    if (tensor) {
+        nu_kernel_free(&k);
+    }
 }
 
 /* Every dtype x device type on each option (--full). */
@@ -296,6 +360,8 @@ int add_attention_backward_numeric_tests(CU_pSuite s)
                    CU_add_test(s, "attention_backward: queries that see no "
                                "key (dq 0), the same bits twice, misuse",
                                test_abw_exact) == NULL ||
+                   CU_add_test(s, "attention_backward on tensor cores "
+                               "(engine: mma)", test_abw_mma) == NULL ||
                    CU_add_test(s, "attention_backward: every dtype, device "
                                "type and option (--full)",
                                test_abw_grid) == NULL

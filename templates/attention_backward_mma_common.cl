@@ -1,0 +1,79 @@
+/* attention_backward_mma_common.cl - what the attention_backward kernels
+ * on tensor cores (f16, bf16) share: the tiles of attention_mma_tiles.cl
+ * over score tiles of MMA_T columns (keys in dq's, query rows in dk's
+ * and dv's), and a score turned into its probability and its dS.
+ *
+ * Each warp's products leave a thread two rows of a score tile (rows g
+ * and g + 8 of the warp's 16, g = lane / 4) at columns 8n + 2t, + 1 of
+ * each n8 tile n (t = lane % 4). P and dS are rounded to the storage
+ * type on their way into the next products, as FlashAttention-2 does.
+ *
+ * Needs, past attention_backward_common.cl's, the #defines MMA_BQ (dq's
+ * query rows a work-group), MMA_BK (dk's and dv's keys a work-group) and
+ * MMA_T (the score tile's columns), multiples of 16. */
+#include "attention_backward_common.cl"
+
+#if !defined(MMA_BQ) || !defined(MMA_BK) || !defined(MMA_T) ||            \
+    MMA_BQ % 16 != 0 || MMA_BK % 16 != 0 || MMA_T % 16 != 0
+#error "attention_backward_mma_common.cl: MMA_BQ, MMA_BK, MMA_T multiples of 16"
+#endif
+
+#define MMA_NT (MMA_T / 8)                     /* n8 tiles of a score tile */
+#include "attention_mma_tiles.cl"
+
+/* S = A B^T as am_scores (attention_mma_tiles.cl), A's fragments read
+ * from rows [16 W, 16 W + 16) of the tile AS a k16 step at a time: four
+ * registers, not the whole head's (dk's and dv's accumulators hold
+ * the rest). */
+inline void abm_scores_local(__local ushort *as, uint w, __local ushort *bs,
+                             uint lane, float s[MMA_NT][4])
+{
+    const uint bn = (lane % 8) + (lane >> 4) * 8, bc = (lane >> 3) & 1;
+    __local ushort *ap = as + (w * 16 + (lane % 8) + ((lane >> 3) & 1) * 8) *
+                                  MMA_LD + (lane >> 4) * 8;
+#pragma unroll
+    for (int n = 0; n < MMA_NT; n++) {
+        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    }
+#pragma unroll
+    for (int kk = 0; kk < MMA_KT; kk++) {
+        uint a[4];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                     "{%0,%1,%2,%3}, [%4];"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                     : "l"(ap + kk * 16));
+#pragma unroll
+        for (int j = 0; j < MMA_NT / 2; j++) {
+            uint b0, b1, b2, b3;
+            mma_x4(bs + (j * 16 + bn) * MMA_LD + kk * 16 + bc * 8, &b0, &b1,
+                   &b2, &b3);
+            mma_product(s[2 * j], a, b0, b1);
+            mma_product(s[2 * j + 1], a, b2, b3);
+        }
+    }
+}
+
+/* lse in base 2, +INFINITY for a query that sees no key (lse -inf) or a
+ * row past the rows: its probabilities exp2(s - lse) are all 0. */
+inline float abm_lse2(const __global float *lse, long b, int hk, long r,
+                      long rows, int seq_q)
+{
+    float l = r < rows ? abw_lse(lse, b, hk, r, seq_q) : -INFINITY;
+    return isinf(l) ? INFINITY : l * ABW_LOG2E;
+}
+
+/* A raw score S (q.k) at LSE2 (base 2) into its probability P, and
+ * DP (dO.v) into dS = P (dP - D), times the softcap's derivative where
+ * capped; SEE 0 where the mask hides the pair (P = dS = 0). */
+inline void abm_grad(float *s, float *dp, float lse2, float d, int see)
+{
+    float x = ATTN_SCALE * *s, der = 1.0f;
+#if ATTN_CAPPED
+    float th = tanh(x * (1.0f / ATTN_SOFTCAP));
+    x = ATTN_SOFTCAP * th;
+    der = 1.0f - th * th;
+#endif
+    float p = see ? native_exp2(x * ABW_LOG2E - lse2) : 0.0f;
+    *s = p;
+    *dp = p * (*dp - d) * der;
+}
