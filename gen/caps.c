@@ -234,15 +234,15 @@ cl_int caps_query(cl_device_id device, struct device_caps *c)
 /* ---- tensor-core rates --------------------------------------------- */
 
 /* Dense f16/bf16 multiply-adds with float32 accumulation per SM per
- * clock, times 2 (flops), by compute capability: NVIDIA's A100 (1024 FMA
- * per SM per clock: 312 TFLOPS at 108 SMs and 1410 MHz) and H100
- * (twice A100's per SM: 989.4 TFLOPS at 132 SMs and 1830 MHz) white
- * papers. Compute capabilities whose products differ in this rate (8.6
- * and 8.9: GeForce cards accumulate in float32 at half the rate of the
- * professional ones) have no row; their floors stay on the fp32 rate.
- * A product whose tensor cores run below its compute capability's row
- * (NVIDIA's export parts) gets a floor below what it can reach: still a
- * bound, a looser one. */
+ * clock, times 2 (flops), by compute capability: NVIDIA's Ampere (A100:
+ * 1024 FMA per SM per clock, 312 TFLOPS at 108 SMs and 1410 MHz) and
+ * Hopper (the SXM5 part: twice Ampere's per SM, 989.4 TFLOPS at 132 SMs
+ * and 1830 MHz) white papers. Compute capabilities whose products differ
+ * in this rate (8.6 and 8.9: GeForce cards accumulate in float32 at half
+ * the rate of the professional ones) have no row; their floors stay on
+ * the fp32 rate. A product whose tensor cores run below its compute
+ * capability's row (NVIDIA's export parts) gets a floor below what it can
+ * reach: still a bound, a looser one. */
 static const struct {
     int cc;
     double flops_per_clock;

@@ -108,7 +108,7 @@ double caps_tensor_gflops(const struct device_caps *c);
  * --target cpu`, or bench and tune on a CPU device) or to offer what
  * another target's defaults use: NVIDIA tensor cores (compute capability
  * 8.0+), which get the GPU defaults except where an op has a tensor-core
- * kernel for the spec; and wgmma (compute capability 9.0: H100, H200),
+ * kernel for the spec; and wgmma (compute capability 9.0: Hopper GPUs),
  * the tensor-core defaults except where an op has a kernel on warpgroups.
  * caps.c's target table says what each may use. */
 enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR, TARGET_SM90A,
