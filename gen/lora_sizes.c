@@ -574,7 +574,8 @@ long split_wave(const struct lora *c)
 long mma_wave(const struct lora *c)
 {
     long groups = device_groups_by_registers(c->dev, MMA_ITEMS, MMA_REGS);
-    long by_local = c->dev->local_per_unit / mma_local(c);
+    long local = mma_local(c);
+    long by_local = local > 0 ? c->dev->local_per_unit / local : groups;
     groups = by_local < groups ? by_local : groups;
     return device_wave_units(c->dev) * (groups < 1 ? 1 : groups);
 }

@@ -41,8 +41,8 @@ static const struct tune_axis tune_space[] = {
  * arrays of its share (x, dy, the next row's, gamma and the partial
  * sums): more elements spill, and smaller shares leave the reductions to
  * dominate (bench/RESULTS.md, "cross_entropy and the norms' backward");
- * `specl tune` searches the rest. CPUs: one work-item per block of rows, streaming
- * them with wide vectors. */
+ * `specl tune` searches the rest. CPUs: one work-item per block of rows,
+ * streaming them with wide vectors. */
 static const struct rows_aim backward_aim = {16, 32, 256, 256, 1, 2};
 #define CPU_BLOCKS 64
 
