@@ -234,15 +234,15 @@ cl_int caps_query(cl_device_id device, struct device_caps *c)
 /* ---- tensor-core rates --------------------------------------------- */
 
 /* Dense f16/bf16 multiply-adds with float32 accumulation per SM per
- * clock, times 2 (flops), by compute capability: NVIDIA's A100 (1024 FMA
- * per SM per clock: 312 TFLOPS at 108 SMs and 1410 MHz) and H100
- * (twice A100's per SM: 989.4 TFLOPS at 132 SMs and 1830 MHz) white
- * papers. Compute capabilities whose products differ in this rate (8.6
- * and 8.9: GeForce cards accumulate in float32 at half the rate of the
- * professional ones) have no row; their floors stay on the fp32 rate.
- * A product whose tensor cores run below its compute capability's row
- * (NVIDIA's export parts) gets a floor below what it can reach: still a
- * bound, a looser one. */
+ * clock, times 2 (flops), by compute capability: NVIDIA's Ampere (A100:
+ * 1024 FMA per SM per clock, 312 TFLOPS at 108 SMs and 1410 MHz) and
+ * Hopper (the SXM5 part: twice Ampere's per SM, 989.4 TFLOPS at 132 SMs
+ * and 1830 MHz) white papers. Compute capabilities whose products differ
+ * in this rate (8.6 and 8.9: GeForce cards accumulate in float32 at half
+ * the rate of the professional ones) have no row; their floors stay on
+ * the fp32 rate. A product whose tensor cores run below its compute
+ * capability's row (NVIDIA's export parts) gets a floor below what it can
+ * reach: still a bound, a looser one. */
 static const struct {
     int cc;
     double flops_per_clock;
@@ -270,26 +270,55 @@ double caps_tensor_gflops(const struct device_caps *c)
 
 /* ---- targets ------------------------------------------------------------ */
 
-/* The targets of the op defaults: what each is called, and the devices
- * it is meant for (CPUs, or those that offer CAPS: what its defaults may
- * use). */
+/* The device facts of the GPU targets: those of the device their
+ * defaults were measured on (bench/RESULTS.md: an H100 SXM5), from
+ * NVIDIA's Hopper architecture white paper. A GPU target spans devices
+ * of other sizes; the facts say which one its waves are counted for. */
+#define HOPPER_SXM_FACTS                                                      \
+    {                                                                         \
+        .compute_units = 132,           /* SMs */                            \
+        .registers_per_unit = 65536,    /* a 256 KiB register file */        \
+        .local_per_unit = 228L << 10,   /* shared memory per SM */           \
+        .cache_bytes = 50L << 20,       /* L2 */                             \
+    }
+
+/* The CPU target's: a server CPU as PoCL sees it, a hardware thread per
+ * compute unit, one work-group at a time (AMD's EPYC 7763
+ * specifications: 64 cores of 2 threads, 32 KiB of L1 data cache a
+ * core, 32 MiB of L3 per 8-core complex; AVX2's 16 registers of 8
+ * lanes). */
+#define EPYC_FACTS                                                            \
+    {                                                                         \
+        .compute_units = 128,                                                \
+        .registers_per_unit = 16 * 8,                                        \
+        .local_per_unit = 32L << 10,    /* L1 data cache per core */         \
+        .cache_bytes = 32L << 20,                                            \
+    }
+
+/* The targets of the op defaults: what each is called, the devices it
+ * is meant for (CPUs, or those that offer CAPS: what its defaults may
+ * use), and what its defaults know of them. */
 static const struct {
     const char *name;    /* `gen --target`, tuning databases */
     const char *label;   /* target_defaults_label */
     const char *devices; /* target_devices_text */
     int cpu;
     unsigned caps;
+    struct device_facts facts;
 } targets[N_TARGETS] = {
-    [TARGET_GPU] = {"gpu", "op defaults for GPUs", "any device", 0, 0},
-    [TARGET_CPU] = {"cpu", "op defaults for CPUs", "CPUs", 1, 0},
+    [TARGET_GPU] = {"gpu", "op defaults for GPUs", "any device", 0, 0,
+                    HOPPER_SXM_FACTS},
+    [TARGET_CPU] = {"cpu", "op defaults for CPUs", "CPUs", 1, 0, EPYC_FACTS},
     [TARGET_TENSOR] = {"tensor", "op defaults for NVIDIA tensor cores",
                        "NVIDIA tensor cores (compute capability 8.0+)", 0,
-                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16},
+                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16,
+                       HOPPER_SXM_FACTS},
     [TARGET_SM90A] = {"sm90a",
                       "op defaults for NVIDIA compute capability 9.0",
                       "NVIDIA compute capability 9.0 (wgmma)", 0,
                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
-                          CAP_WGMMA},
+                          CAP_WGMMA,
+                      HOPPER_SXM_FACTS},
 };
 
 /* The number of bits set in MASK. */
@@ -363,4 +392,36 @@ int target_from_name(const char *name, enum target *target)
         }
     }
     return -1;
+}
+
+const struct device_facts *target_facts(enum target target)
+{
+    return &targets[target].facts;
+}
+
+/* The greatest power of two <= V (1 for V <= 1). */
+static long power_below(long v)
+{
+    long p = 1;
+    while (p * 2 <= v) {
+        p *= 2;
+    }
+    return p;
+}
+
+long device_wave_units(const struct device_facts *f)
+{
+    return power_below(f->compute_units);
+}
+
+long device_groups_by_registers(const struct device_facts *f, long items,
+                                long regs)
+{
+    long groups = f->registers_per_unit / (items * regs);
+    return groups < 1 ? 1 : groups;
+}
+
+long device_cache_share(const struct device_facts *f, long parts)
+{
+    return power_below(f->cache_bytes) / parts;
 }

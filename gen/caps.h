@@ -108,7 +108,7 @@ double caps_tensor_gflops(const struct device_caps *c);
  * --target cpu`, or bench and tune on a CPU device) or to offer what
  * another target's defaults use: NVIDIA tensor cores (compute capability
  * 8.0+), which get the GPU defaults except where an op has a tensor-core
- * kernel for the spec; and wgmma (compute capability 9.0: H100, H200),
+ * kernel for the spec; and wgmma (compute capability 9.0: Hopper GPUs),
  * the tensor-core defaults except where an op has a kernel on warpgroups.
  * caps.c's target table says what each may use. */
 enum target { TARGET_GPU, TARGET_CPU, TARGET_TENSOR, TARGET_SM90A,
@@ -137,6 +137,40 @@ const char *target_defaults_label(enum target target);
  * or those that offer CAPS: "CPUs", "any device", "NVIDIA tensor cores
  * (compute capability 8.0+)"; NULL where no target has those. */
 const char *target_devices_text(int cpu, unsigned caps);
+
+/* What the op defaults know of the devices a target aims at: the facts
+ * their waves of work-groups and their cache-resident thresholds derive
+ * from (device_wave_units and the like below; lora_defaults.c,
+ * lora_sizes.c, op_rows_split.c). Every entry holds every fact (a
+ * GPU's compute unit is an SM or CU, a CPU's a core). */
+struct device_facts {
+    long compute_units;       /* SMs, CUs, cores */
+    long registers_per_unit;  /* 32-bit registers a unit's work-items
+                                 share (a CPU core: its vector registers
+                                 as 32-bit lanes) */
+    long local_per_unit;      /* bytes of fast memory a unit holds for
+                                 its work-groups' local arrays together
+                                 (a GPU's shared memory, a CPU core's L1
+                                 data cache) */
+    long cache_bytes;         /* the last-level cache all units share */
+};
+
+/* TARGET's facts (caps.c's table). */
+const struct device_facts *target_facts(enum target target);
+
+/* The compute units a wave counts: the power of two at or below F's (the
+ * split paths' slices and bands are powers of two, and halve by wave). */
+long device_wave_units(const struct device_facts *f);
+
+/* Work-groups of ITEMS work-items at REGS registers each that one unit of
+ * F holds at once by its registers, at least 1. */
+long device_groups_by_registers(const struct device_facts *f, long items,
+                                long regs);
+
+/* The cache share that W's bytes, read again by every block of rows,
+ * stay within: the power of two at or below F's cache bytes, over
+ * PARTS. */
+long device_cache_share(const struct device_facts *f, long parts);
 
 /* "gpu", "cpu", "tensor", "sm90a": TARGET as `specl gen --target` and tuning
  * databases spell it; target_from_name reads it back (-1: none of them). */

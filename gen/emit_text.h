@@ -24,7 +24,7 @@ struct emit_variant {
 void comment_text(struct buf *out, const char *text);
 
 /* The devices of a variant's matches, for comments ("any device",
- * "CPUs", "NVIDIA H100 80GB HBM3 (driver 580.65.06)"). */
+ * "CPUs", a device's name and driver version as it reports them). */
 void match_text(const struct variant_match *m, int n, struct buf *out);
 
 /* The comment every emitted file NAME.EXT opens with, for the N variants

@@ -18,24 +18,15 @@ struct lora {
     LORA_KNOBS(PARAM_MEMBER)
     int cpu;  /* the variant is for CPUs */
     int half; /* f16 or bf16 storage */
+    const struct device_facts *dev; /* the target's (caps.h) */
 };
 #undef PARAM_MEMBER
 
 /* Fills C with KS's values (op_lora.c). */
 void lora_read(const struct kernel_spec *ks, struct lora *c);
 
-/* Work-groups in one wave of a large GPU for lora_main's 64 x 128 tiles:
- * 128 compute units at 3 work-groups each (the H100 has 132; 167
- * registers a work-item allow 3 groups of 128). */
-#define SPLIT_WAVE 384
 /* The most bands of rows of a split path (split_bands). */
 #define SPLIT_BANDS 4
-/* Work-groups of lora_mma in one wave (mma_wave: half as many for large
- * tiles). */
-#define SPLIT_GROUPS 256
-/* lora_wgmma's work-groups in one wave: one per compute unit (193 KiB of
- * local memory at the default tiles; the H100 has 132 units). */
-#define WG_WAVE 128
 /* The fewest K steps of a slice on tensor cores. */
 #define SPLIT_MMA_MIN_STEPS 8
 
@@ -110,7 +101,9 @@ long mma_threads(const struct lora *c);
 long mma_local(const struct lora *c);
 long wgmma_threads(const struct lora *c);
 long wgmma_local(const struct lora *c);
+long split_wave(const struct lora *c);
 long mma_wave(const struct lora *c);
+long wg_wave(const struct lora *c);
 
 /* ---- the op's hooks ---------------------------------------------------- */
 

@@ -543,18 +543,15 @@ static void add_split_paths(const struct lora *c, struct plan *p)
 }
 
 /* On warpgroups, up to 1.5 x wg_m rows, lora_mma's tiles of m rows:
- * lora_wgmma's second row of tiles would run mostly empty (bf16 on the
- * H100 through the stub, lora_wgmma against lora_mma: llama-up at 257 /
- * 384 rows 160.4 / 167.3 us against 119.3 / 118.9, llama-q 90.1 / 89.9
- * against 82.6 / 84.1; past it lora_wgmma wins: up at 512 rows 167.4
- * against 185.8, q at 768 94.1 against 116.6). Nor while lora_mma's tiles
- * fit in SPLIT_GROUPS / 2 work-groups (llama-q at 512 rows: 85.4 against
- * 90.6). */
+ * lora_wgmma's second row of tiles would run mostly empty; past it
+ * lora_wgmma wins. Nor while lora_mma's tiles fit in one work-group per
+ * compute unit (bench/RESULTS.md). */
 static void add_mma_tiles_path(const struct lora *c, struct plan *p)
 {
     long below = p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
     long mma_upto = c->wg_m * 3 / 2;
-    long mma_rows = c->m * (SPLIT_GROUPS / 2 / ceil_div(c->N, c->n));
+    long mma_rows =
+        c->m * (device_wave_units(c->dev) / ceil_div(c->N, c->n));
     mma_upto = mma_rows > mma_upto ? mma_rows : mma_upto;
     if (uses_wgmma(c) && mma_upto > below) {
         struct path *pm =

@@ -104,11 +104,10 @@ long expand_rows(const struct lora *c)
 
 /* lora_expand's columns per work-item (EXPAND_VEC). GPUs: vec, or 8
  * halves (16-byte stores) while B's 8-wide rows fit in registers (rank 16
- * and below, 155 registers; H100, bf16 llama-q delta about 3 us faster
- * at 4096 rows, 4-8 at 17 and 100). CPUs:
- * 16 or 8 where they divide N. PoCL runs a work-item's loop over the rows
- * as it is, so only the item's own vectors become SIMD: 4 wide left
- * AVX-512 mostly idle (M=128 K=N=2048 rank 8: 80 us against 520 at 4). */
+ * and below). CPUs: 16 or 8 where they divide N. PoCL runs a work-item's
+ * loop over the rows as it is, so only the item's own vectors become
+ * SIMD: 4 wide leaves wide vector units mostly idle (bench/RESULTS.md,
+ * "The deltas on CPUs"). */
 long expand_vec(const struct lora *c)
 {
     if (!c->cpu) {
@@ -131,8 +130,7 @@ long row_threads(const struct lora *c, long width)
 
 /* lora_expand's work-items (EXPAND_N). On GPUs as many columns per
  * work-group as at vec, in fewer, wider items: as many work-groups at few
- * rows (at 17 and 100 rows, half the groups made the bf16 llama-q delta
- * 8-11% slower). */
+ * rows, where half as many left compute units idle. */
 long expand_threads(const struct lora *c)
 {
     if (c->cpu) {
@@ -187,14 +185,15 @@ int uses_delta(const struct lora *c)
 }
 
 /* Rows up to which lora_delta cuts N into delta_split slices: while the
- * rows alone make at most 64 work-groups; 0 where it never does. */
-#define DELTA_SPLIT_GROUPS 64
+ * rows alone make at most a work-group for every other compute unit,
+ * where the slices fill the rest; 0 where it never does. */
 long delta_split_upto(const struct lora *c)
 {
     if (!uses_delta(c) || c->delta_split < 2) {
         return 0;
     }
-    long upto = c->delta_rows * DELTA_SPLIT_GROUPS / c->delta_split;
+    long groups = device_wave_units(c->dev) / 2;
+    long upto = c->delta_rows * groups / c->delta_split;
     upto = upto > c->delta_max ? c->delta_max : upto;
     return upto > decode_upto(c) ? upto : 0;
 }
@@ -222,9 +221,9 @@ int uses_mma(const struct lora *c)
     return c->engine != ENGINE_SIMT;
 }
 
-/* lora_mma, the GEMM over [X | T] on tensor cores, runs. (Without W, T*B
- * on tensor cores after lora_xa_mma took 116 us at llama-q in bf16 on the
- * H100, lora_expand 29.) */
+/* lora_mma, the GEMM over [X | T] on tensor cores, runs. (Without W,
+ * lora_expand takes T*B: on tensor cores after lora_xa_mma it was
+ * slower.) */
 int uses_lora_mma(const struct lora *c)
 {
     return uses_mma(c) && c->base;
@@ -312,9 +311,8 @@ long dmma_width(const struct lora *c)
 }
 
 /* lora_decode_mma's steps in flight per warp: as many as 32 KiB holds for
- * the work-group, 2 to 4 (bf16 on the H100, K = N = 4096 at 8 rows: 64
- * columns by 8 warps by 2 steps and 64 by 4 by 4, both 32 KiB, were the
- * fastest of 2 to 4 steps; 48 KiB gave nothing more). */
+ * the work-group, 2 to 4; more local memory gave nothing more
+ * (bench/RESULTS.md, "Few rows on tensor cores: lora_decode_mma"). */
 long dmma_stages(const struct lora *c)
 {
     long per_step = c->decode_warps * 16 * dmma_width(c) * 2;
@@ -355,19 +353,17 @@ int uses_split(const struct lora *c)
 /* The split path's bands of rows: slices[i] slices of K up to upto[i]
  * rows, i < the count returned (0: no split path): split_k slices at
  * the fewest rows, halved each time the tiles of a band's rows times its
- * slices would pass a wave (SPLIT_WAVE work-groups; on tensor cores
+ * slices would pass a wave (split_wave work-groups; on tensor cores
  * mma_wave), the last band (2 slices, or the SPLIT_BANDS-th) up to
- * split_max. On the H100, f32, K = N = 4096, 4 slices
- * took 129 and 180 us at 128 and 192 rows (2 slices: 137, 231), 2 slices
- * 232 and 328 at 256 and 384 (4 slices: 281, 334), the tiles unsplit 311
- * to 403; bf16 on tensor cores, 8 slices 46-58 us at 64-128 rows, 4
- * slices 67 and 76 at 192 and 256 (8: 72, 81) (bench/RESULTS.md). */
+ * split_max: each slice count falls behind once its work-groups pass a
+ * wave (bench/RESULTS.md, "The split path's slices halved as the rows
+ * grow"). */
 int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
                 long upto[SPLIT_BANDS])
 {
     int n = 0;
     long lo = few_upto(c);
-    long wave = uses_lora_mma(c) ? mma_wave(c) : SPLIT_WAVE;
+    long wave = uses_lora_mma(c) ? mma_wave(c) : split_wave(c);
     if (!uses_split(c)) {
         return 0;
     }
@@ -392,12 +388,12 @@ int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
 }
 
 /* lora_wgmma_split's slices at ROW_TILES rows of tiles: as many as bring
- * them to WG_WAVE work-groups, each slice at least SPLIT_MMA_MIN_STEPS
+ * them to wg_wave work-groups, each slice at least SPLIT_MMA_MIN_STEPS
  * steps of K, at least 2. */
 static long wg_split_slices(const struct lora *c, long row_tiles)
 {
     long groups = row_tiles * ceil_div(c->N, c->n);
-    long s = pow2_floor(WG_WAVE / groups < 2 ? 2 : WG_WAVE / groups);
+    long s = pow2_floor(wg_wave(c) / groups < 2 ? 2 : wg_wave(c) / groups);
     long most = ceil_div(c->K, c->k) / SPLIT_MMA_MIN_STEPS;
     s = most < s ? pow2_floor(most < 2 ? 2 : most) : s;
     return s < 2 ? 2 : s;
@@ -433,7 +429,7 @@ int wg_split_bands(const struct lora *c, long slices[SPLIT_BANDS],
             upto[n] = rows;
             n++;
         }
-        if (WG_WAVE / (t * ceil_div(c->N, c->n)) < 2) {
+        if (wg_wave(c) / (t * ceil_div(c->N, c->n)) < 2) {
             upto[n - 1] = c->wg_split_max; /* the rows after: the same */
             break;
         }
@@ -553,11 +549,41 @@ long wgmma_local(const struct lora *c)
     return gemm_wgmma_local(&g);
 }
 
-/* Work-groups of lora_mma in one wave: SPLIT_GROUPS, half as many where
- * each takes more than half of a compute unit's MMA_CU_LOCAL (one per
- * unit: the tuned 128 x 256 x 64 tiles in 4 stages, 196 KiB). */
-#define MMA_CU_LOCAL (228L << 10)
+/* ---- waves: the work-groups a device of the target runs at once ------ */
+
+/* lora_main's default large tiles (64 x 128, 8 x 8 per work-item): 128
+ * work-items at 167 registers each (ptxas), which set how many of its
+ * work-groups share a compute unit. */
+#define MAIN_ITEMS 128
+#define MAIN_REGS 167
+/* lora_mma's 4 warps, at most the 255 registers PTX grants a work-item. */
+#define MMA_ITEMS 128
+#define MMA_REGS 255
+/* lora_wgmma's local memory at its default tiles (256 x 128, 4 stages). */
+#define WGMMA_DEFAULT_LOCAL (193L << 10)
+
+/* lora_main's work-groups in one wave at its large tiles. */
+long split_wave(const struct lora *c)
+{
+    return device_wave_units(c->dev) *
+           device_groups_by_registers(c->dev, MAIN_ITEMS, MAIN_REGS);
+}
+
+/* lora_mma's work-groups in one wave: as many a unit as its registers
+ * and its local memory hold at the spec's tiles. */
 long mma_wave(const struct lora *c)
 {
-    return mma_local(c) > MMA_CU_LOCAL / 2 ? SPLIT_GROUPS / 2 : SPLIT_GROUPS;
+    long groups = device_groups_by_registers(c->dev, MMA_ITEMS, MMA_REGS);
+    long local = mma_local(c);
+    long by_local = local > 0 ? c->dev->local_per_unit / local : groups;
+    groups = by_local < groups ? by_local : groups;
+    return device_wave_units(c->dev) * (groups < 1 ? 1 : groups);
+}
+
+/* lora_wgmma's work-groups in one wave: as many a unit as its local
+ * memory holds at the default tiles. */
+long wg_wave(const struct lora *c)
+{
+    long groups = c->dev->local_per_unit / WGMMA_DEFAULT_LOCAL;
+    return device_wave_units(c->dev) * (groups < 1 ? 1 : groups);
 }

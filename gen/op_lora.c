@@ -52,6 +52,7 @@ void lora_read(const struct kernel_spec *ks, struct lora *c)
 #undef READ_KNOB
     c->cpu = ks->target == TARGET_CPU;
     c->half = ks->dtype != DTYPE_F32;
+    c->dev = target_facts(ks->target);
 }
 
 /* Returns 0 if the shape itself is wrong (the limits would only cascade). */

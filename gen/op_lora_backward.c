@@ -276,15 +276,13 @@ static long widest_vec(long K, long N, long most)
 }
 
 /* dX's tiles. Wide layers on GPUs: 128 x 128 with 16 x 8 per work-item,
- * N in steps of 8, no padding: on the H100 (f32, 4096 rows, K = N =
- * 4096, lora_bwd_dx alone) 2899 us, against 3018 for lora_forward's 64 x
- * 128 of 8 x 8 (k 16, pad 0), 2931 for 256 x 128 of 16 x 8, 3098 for 128
- * x 128 with k 16 (254 registers), 3249 for 8 x 16 per work-item;
- * padding costs, 64 x 128: 3321 with pad 4, 3578 with pad 8. Whatever the
- * tile, 128 or more sums per work-item take k 8, fewer k 16 (64 x 128 of
- * 8 x 8 with k 8: 3143). Narrow layers (K <= 2048), as lora_forward's:
- * 32 x 32 of 4 x 4, where large tiles leave compute units idle at a few
- * hundred rows; on CPUs 128 x 64 of 8 x 4. */
+ * N in steps of 8, no padding: the fastest of the tiles tried, ahead of
+ * lora_forward's 64 x 128 of 8 x 8; padding costs here. Whatever the
+ * tile, 128 or more sums per work-item take k 8 (fewer registers for
+ * the stash), fewer k 16 (bench/RESULTS.md, "Training: lora_backward").
+ * Narrow layers (K <= 2048), as lora_forward's: 32 x 32 of 4 x 4, where
+ * large tiles leave compute units idle at a few hundred rows; on CPUs
+ * 128 x 64 of 8 x 4. */
 static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
 {
     int cpu = ks->target == TARGET_CPU, narrow = c->K <= 2048;
@@ -406,8 +404,8 @@ static void bwd_defaults(struct kernel_spec *ks)
     /* grad_vec * rank sums per work-item in lora_bwd_grad */
     spec_knob_default(ks, "grad_vec",
                  widest_vec(c.K, c.N, c.R <= 16 ? 4 : c.R <= 32 ? 2 : 1));
-    /* CPUs (PoCL): small work-groups: 8.3 ms at llama-q, 512 rows,
-     * adapter only, against 32.6 with the GPU defaults. */
+    /* CPUs (PoCL): small work-groups, whose items run one after another
+     * (bench/RESULTS.md, "Training: lora_backward"). */
     if (ks->target == TARGET_CPU) {
         spec_knob_default(ks, "tg_rows", 16);
         spec_knob_default(ks, "tg_threads", 64);

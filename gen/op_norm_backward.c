@@ -36,15 +36,14 @@ static const struct tune_axis tune_space[] = {
 };
 
 /* GPUs: 64 bytes of x a work-item (16 float32 elements, 32 of f16 or
- * bf16) in pairs, groups of 256 items, and 128 blocks of rows, about one
- * for each compute unit of the large GPUs. An item holds seven arrays of
- * its share (x, dy, the next row's, gamma and the partial sums): more
- * elements spill, and smaller shares leave the reductions to dominate.
- * Measured on an H200 among 60 tiles (bench/RESULTS.md); `specl tune`
- * searches the rest. CPUs: one work-item per block of rows, streaming
- * them with wide vectors. */
+ * bf16) in pairs, groups of 256 items, and a block of rows for each
+ * compute unit a wave counts (device_wave_units). An item holds seven
+ * arrays of its share (x, dy, the next row's, gamma and the partial
+ * sums): more elements spill, and smaller shares leave the reductions to
+ * dominate (bench/RESULTS.md, "cross_entropy and the norms' backward");
+ * `specl tune` searches the rest. CPUs: one work-item per block of rows,
+ * streaming them with wide vectors. */
 static const struct rows_aim backward_aim = {16, 32, 256, 256, 1, 2};
-#define GPU_BLOCKS 128
 #define CPU_BLOCKS 64
 
 /* The second kernel's work-group: lanes that sum every RED_LANES-th
@@ -78,7 +77,9 @@ static void defaults(struct kernel_spec *ks)
 {
     rows_defaults_aim(ks, &backward_aim);
     spec_knob_default(ks, "blocks",
-                      ks->target == TARGET_CPU ? CPU_BLOCKS : GPU_BLOCKS);
+                      ks->target == TARGET_CPU
+                          ? CPU_BLOCKS
+                          : device_wave_units(target_facts(ks->target)));
 }
 
 static void validate(const struct kernel_spec *ks, struct diags *d)

@@ -14,12 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Elements per work-item that the default wg aims at: 8 (two float4) let
- * the H100 keep D=4096 layer norms at 90% of copy bandwidth (16 ran 2%
- * slower there); rows too long for 1024 items simply hold more. Half-width
- * storage wants more per item, in 16-byte accesses (vec 8): on the H100
- * (bf16, D=4096 norms and 32768x1024 softmax) 32 elements ran 4% faster
- * in all than 16, and 16 than 8 by 6-7%. */
+/* Elements per work-item that the default wg aims at: 8 (two float4)
+ * keep enough loads in flight for norms near copy bandwidth, more left
+ * items idle; rows too long for 1024 items simply hold more. Half-width
+ * storage wants more per item, in 16-byte accesses (vec 8): 32 elements
+ * (bench/RESULTS.md, "Half-width row ops in 16-byte accesses"). */
 #define ROWS_ITEM_FLOATS 8
 #define ROWS_ITEM_HALVES 32
 /* Largest local memory (bytes) a spec may ask for (and work-group:

@@ -23,9 +23,8 @@ enum { ROWS_KNOB_WG, ROWS_KNOB_ROWS, ROWS_KNOB_VEC, ROWS_KNOB_MODE,
 extern const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS];
 
 /* Work-items per group that the default rows aims at, for short rows;
- * half-width storage in groups of 128 (bf16 on the H100: 32768 x 1024
- * softmax 51.2 us against 52.5 at 256, D=4096 norms one row of 128 items
- * 29.7 and 30.8 us against two rows, 30.3 and 31.3). */
+ * half-width storage, whose items hold more elements, in groups of 128
+ * (bench/RESULTS.md, "Half-width row ops in 16-byte accesses"). */
 #define ROWS_GROUP_ITEMS 256
 #define ROWS_GROUP_HALVES 128
 /* Vectors a streaming work-item sums into a fresh accumulator before

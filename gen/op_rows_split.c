@@ -15,25 +15,23 @@
 
 #include <string.h>
 
-/* GPUs: the chunks of one row spread over about a wave of a large GPU,
- * one work-group per compute unit (the H100 has 132), each item of a
- * split work-group loading at least SPLIT_ITEM_VECTORS vectors of the
- * chunk at once; rows split into fewer than SPLIT_GPU_MIN chunks (under
- * 128 KiB) gain too little to pay for a second launch. Up to
- * SPLIT_GPU_ROWS rows, one work-group per row would leave part of that
- * wave idle. */
-#define SPLIT_GPU_GROUPS 128
+/* GPUs: the chunks of one row spread over about a wave, one work-group
+ * per compute unit (device_wave_units of the target's facts), each item
+ * of a split work-group loading at least SPLIT_ITEM_VECTORS vectors of
+ * the chunk at once; rows split into fewer than SPLIT_GPU_MIN chunks
+ * (under 128 KiB) gain too little to pay for a second launch. Up to as
+ * many rows as a wave has units, one work-group per row would leave part
+ * of that wave idle. */
 #define SPLIT_ITEM_VECTORS 2
 #define SPLIT_GPU_MIN 16
-#define SPLIT_GPU_ROWS 128
 /* CPUs (one work-item per work-group; PoCL runs each work-group on one
  * core): chunks of at least SPLIT_CPU_CHUNK bytes, up to
  * SPLIT_CPU_GROUPS per row, where a row makes SPLIT_CPU_MIN of them or
  * more. The row path's first work-group takes up to `rows` rows (16) on
  * one core, but reads each row twice from the cache where the split path,
- * once the rows outgrow the cache, reads its chunks again from memory
- * (PoCL, 2 cores, f32 151936: 1.0 against 1.3 ms at 8 rows, 1.9 against
- * 1.8 at 16): the split path runs up to half of `rows`. */
+ * once the rows outgrow the cache, reads its chunks again from memory:
+ * the split path runs up to half of `rows` (bench/RESULTS.md, "Long-row
+ * softmax"). */
 #define SPLIT_CPU_CHUNK 65536
 #define SPLIT_CPU_GROUPS 64
 #define SPLIT_CPU_MIN 4
@@ -96,9 +94,9 @@ static long shape_split(const struct kernel_spec *ks)
                                               : SPLIT_CPU_GROUPS);
         return n >= SPLIT_CPU_MIN ? n : 0;
     }
+    long groups = device_wave_units(target_facts(ks->target));
     long n = vectors / (rows_split_items(ks) * SPLIT_ITEM_VECTORS);
-    n = pow2_at_most(n < SPLIT_GPU_GROUPS ? (n > 0 ? n : 1)
-                                          : SPLIT_GPU_GROUPS);
+    n = pow2_at_most(n < groups ? (n > 0 ? n : 1) : groups);
     return n >= SPLIT_GPU_MIN ? n : 0;
 }
 
@@ -111,7 +109,7 @@ void rows_split_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "split", n > 1 ? (double)n : rows_asked ? 2 : 1);
     long rows = ks->target == TARGET_CPU
                     ? (knob(ks, ROWS_KNOB_ROWS) + 1) / 2
-                    : SPLIT_GPU_ROWS;
+                    : device_wave_units(target_facts(ks->target));
     spec_knob_default(ks, "split_max",
                       knob(ks, ROWS_KNOB_SPLIT) > 1 ? (double)rows : 0.0);
 }

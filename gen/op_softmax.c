@@ -59,15 +59,14 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                     : "x - max x may overflow: exp gives 0",
              half_x);
     /* GPUs: exp2 of the exponent times log2 e takes fewer instructions
-     * than exp (H100, bf16 4096 x 32000: 197 against 215 us); PoCL's
-     * exp2 is the slower (32000 wide at 128 rows: 1.69-1.88 ms against
-     * 1.62-1.73). */
+     * than exp; PoCL's exp2 is the slower (bench/RESULTS.md, "Softmax:
+     * exponentials as exp2 on GPUs"). */
     plan_int(p, "EXP_BASE2", "exponentials as exp2 (GPUs) or exp",
              ks->target != TARGET_CPU);
     /* Where the target offers shfl.sync (NVIDIA): the row's (max, sum)
      * pairs merge across a warp by PTX shuffles, then across warps through
-     * local memory, in two barriers where the tree took up to four (H100,
-     * bf16 4096 x 32000: 183-184 against 196 us). */
+     * local memory, in two barriers where the tree took up to four
+     * (bench/RESULTS.md, "Softmax: the row merge on warp shuffles"). */
     int shfl = target_offers(ks->target, CAP_SHFL_SYNC);
     plan_int(p, "SHFL_PTX",
              shfl ? "pairs merged across a warp by PTX shuffles"

@@ -52,10 +52,9 @@ struct saver {
 
 /* A save waits until SAVE_SPACING times the last one's cost has passed
  * since it ended: saving then takes at most 1 / SAVE_SPACING of the run
- * (5%) however large the database grows. Measured on PoCL (2 cores): a
- * save of tuning/'s H100 database (310 records) takes 5 ms, of one ten
- * times its size 30 ms, while a config of tests/tune/small.yaml takes 0.5
- * to 4 s to build, verify and time: runs save after every config. */
+ * (5%) however large the database grows. A save of thousands of records
+ * costs milliseconds, a config seconds to build, verify and time: runs
+ * save after every config. */
 #define SAVE_SPACING 20.0
 
 static void save_now(struct saver *sv)

@@ -10,6 +10,7 @@
 #include "caps.h"
 #include "emit.h"
 #include "emit_caps.h"
+#include "lora_internal.h"
 #include "measure.h"
 #include "spec.h"
 #include "suites.h"
@@ -536,6 +537,106 @@ static void test_tensor_floor(void)
     CU_ASSERT(f.tensor && f.gflops == h200);
 }
 
+/* ---- device facts ------------------------------------------------------ */
+
+/* Every target's entry holds every fact the derivations divide by or
+ * scale with. */
+static void test_facts_complete(void)
+{
+    for (int t = 0; t < N_TARGETS; t++) {
+        const struct device_facts *f = target_facts((enum target)t);
+        TU_CHECK(f->compute_units > 0 && f->registers_per_unit > 0 &&
+                     f->local_per_unit > 0 && f->cache_bytes > 0,
+                 "target %s lacks a device fact", target_name(t));
+    }
+}
+
+/* Reads the one lora_forward kernel of YAML for TARGET into C (its spec
+ * in SET, which the caller frees). */
+static int lora_for(const char *yaml, enum target target,
+                    struct spec_set *set, struct lora *c)
+{
+    struct diags d = {.out = stderr};
+    spec_set_init(set);
+    int ok = spec_read_buffer(set, "<test>", (const unsigned char *)yaml,
+                              strlen(yaml), &d) == 0 &&
+             set->n_kernel == 1 && spec_set_target(set, target, &d) == 0;
+    TU_CHECK(ok, "cannot read for %s: %s", target_name(target), yaml);
+    if (ok) {
+        lora_read(&set->kernel[0], c);
+    }
+    return ok;
+}
+
+/* The waves follow the compute units: the GPU targets' facts give the
+ * waves the defaults were tuned at, a GPU of half the units half of
+ * each, and a CPU one work-group a hardware thread. */
+static void test_facts_waves(void)
+{
+    struct spec_set set;
+    struct lora c;
+    if (!lora_for(LORA("bf16"), TARGET_SM90A, &set, &c)) {
+        spec_set_free(&set);
+        return;
+    }
+    long split = split_wave(&c), mma = mma_wave(&c), wg = wg_wave(&c);
+    TU_CHECK(split == 384 && mma == 256 && wg == 128,
+             "sm90a waves: %ld %ld %ld", split, mma, wg);
+    struct device_facts half = *c.dev;
+    half.compute_units /= 2;
+    c.dev = &half;
+    TU_CHECK(split_wave(&c) == split / 2 && mma_wave(&c) == mma / 2 &&
+                 wg_wave(&c) == wg / 2,
+             "half the units: waves %ld %ld %ld", split_wave(&c),
+             mma_wave(&c), wg_wave(&c));
+    half = *target_facts(TARGET_SM90A);
+    half.local_per_unit /= 2; /* lora_mma's 64 KiB fit once, not twice */
+    TU_CHECK(mma_wave(&c) == mma / 2 && wg_wave(&c) == wg,
+             "half the local memory: lora_mma's wave %ld", mma_wave(&c));
+    spec_set_free(&set);
+    const struct device_facts *cpu = target_facts(TARGET_CPU);
+    if (lora_for(LORA("f32"), TARGET_CPU, &set, &c)) {
+        TU_CHECK(split_wave(&c) == device_wave_units(cpu),
+                 "CPU wave %ld for %ld units", split_wave(&c),
+                 cpu->compute_units);
+    }
+    spec_set_free(&set);
+}
+
+/* The cache thresholds follow the cache: half the cache, half the share
+ * (W's bytes that keep lora_decode's blocks of 128 rows). */
+static void test_facts_cache(void)
+{
+    struct device_facts f = *target_facts(TARGET_SM90A);
+    long quarter = device_cache_share(&f, 4);
+    TU_CHECK(quarter == 8L << 20, "a quarter of the cache: %ld", quarter);
+    f.cache_bytes /= 2;
+    CU_ASSERT_EQUAL(device_cache_share(&f, 4), quarter / 2);
+}
+
+/* A spec's split path on CPUs halves its slices at the CPU's wave, not a
+ * GPU's: K = N = 1024 on 128 x 128 tiles (8 a row), 4 slices while
+ * their work-groups fit in one wave, then 2. */
+static void test_facts_split_bands(void)
+{
+    static const char yaml[] =
+        "kernels:\n  - {name: s, op: lora_forward, in_features: 1024, "
+        "out_features: 1024, rank: 8, tile: {decode_max: 16, split_k: 4, "
+        "split_max: 1024}}\n";
+    struct spec_set set;
+    struct lora c;
+    if (lora_for(yaml, TARGET_CPU, &set, &c)) {
+        long slices[SPLIT_BANDS], upto[SPLIT_BANDS];
+        int n = split_bands(&c, slices, upto);
+        long fit = split_wave(&c) / (4 * ceil_div(c.N, c.n)) * c.m;
+        TU_CHECK(fit < 1024 && n == 2 && slices[0] == 4 && upto[0] == fit &&
+                     slices[1] == 2 && upto[1] == 1024,
+                 "CPU bands: %d, the first %ld slices to %ld rows", n,
+                 n > 0 ? slices[0] : 0, n > 0 ? upto[0] : 0);
+    }
+    spec_set_free(&set);
+}
+
 int add_caps_suite(void)
 {
     CU_pSuite s = CU_add_suite("caps", NULL, NULL);
@@ -553,7 +654,15 @@ int add_caps_suite(void)
         CU_add_test(s, "the tensor-core rate from the table",
                     test_tensor_rate) == NULL ||
         CU_add_test(s, "a half-precision GEMM's floor is the tensor "
-                    "cores'", test_tensor_floor) == NULL) {
+                    "cores'", test_tensor_floor) == NULL ||
+        CU_add_test(s, "every target holds every device fact",
+                    test_facts_complete) == NULL ||
+        CU_add_test(s, "the waves follow the compute units",
+                    test_facts_waves) == NULL ||
+        CU_add_test(s, "the cache thresholds follow the cache",
+                    test_facts_cache) == NULL ||
+        CU_add_test(s, "a CPU's split bands follow its wave",
+                    test_facts_split_bands) == NULL) {
         return -1;
     }
     return 0;
