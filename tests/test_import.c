@@ -58,7 +58,7 @@ static int import_into(const char *path, unsigned targets, int train,
     buf_init(text);
     spec_set_init(set);
     if (import_read_config(path, &m, &d) != 0 ||
-        import_write_spec(&m, &o, text, &written, &left_out) != 0) {
+        import_write_spec(&m, &o, text, &written, &left_out, NULL) != 0) {
         return 0;
     }
     TU_CHECK(written == 0 || spec_read_buffer(set, path,
@@ -418,6 +418,39 @@ static void test_import_cli(void)
     free(tmp);
 }
 
+/* A rope_scaling type rope does not take: no rope kernel, and the
+ * summary says why in the words of the spec's comment. */
+static void test_import_scaling_left_out(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    static const char why[] = "rope: no kernel: rope_scaling type \"yarn\" "
+                              "is none that rope takes (linear, llama3)";
+    char *spec = tu_path(tmp, "yarn.yaml"), *said = tu_path(tmp, "said");
+    int rc = tu_run("sed 's/\"llama3\"/\"yarn\"/' " MODELS
+                    "/llama-3.2-1b.json >'%s/yarn.json' && "
+                    "%s import '%s/yarn.json' -o '%s' >'%s'",
+                    tmp, TU_SPECL, tmp, spec, said);
+    char *text = tu_read(said, NULL), *written = tu_read(spec, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "wrote %s: 7 kernels, 1 left as a comment: "
+             "%s\n", spec, why);
+    TU_CHECK(rc == 0 && text != NULL && strcmp(text, want) == 0,
+             "import of a yarn config: exit %d, said\n%s", rc,
+             text ? text : "");
+    TU_CHECK(written != NULL && strstr(written, "  # rope: no kernel: "
+                                                "rope_scaling type \"yarn\" "
+                                                "is none that rope takes "
+                                                "(linear,\n") != NULL,
+             "the spec's comment:\n%s", written ? written : "");
+    free(text);
+    free(written);
+    free(spec);
+    free(said);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
 int add_import_suite(void)
 {
     CU_pSuite s = CU_add_suite("import", NULL, NULL);
@@ -429,6 +462,8 @@ int add_import_suite(void)
                    CU_add_test(s, "JSON edge cases", test_import_json) ==
                        NULL ||
                    CU_add_test(s, "bad configs", test_import_bad) == NULL ||
+                   CU_add_test(s, "a rope_scaling rope does not take",
+                               test_import_scaling_left_out) == NULL ||
                    CU_add_test(s, "command line", test_import_cli) == NULL
                ? -1
                : 0;
