@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "import.h"
+#include "json_syntax.h"
 #include "numeric_util.h"
 #include "spec.h"
 #include "suites.h"
@@ -324,6 +325,72 @@ static void test_import_json(void)
     buf_free(&text);
 }
 
+/* JSON's syntax, strictly: what libyaml would take as YAML flow is
+ * refused at the line and column (in characters) of where it leaves
+ * JSON; what JSON allows passes. */
+static void test_json_syntax(void)
+{
+    static const struct {
+        const char *text;
+        const char *error; /* NULL: JSON */
+    } cases[] = {
+        {"\xEF\xBB\xBF {\"a\": [1, -0.5e+3, true, null, \"\\u00e9\\/\"], "
+         "\"b\": {}}\n",
+         NULL},
+        {"[]", NULL},
+        {"model_type: llama\n", "1:1: error: not JSON: expected a value (an "
+                                 "object, array, string, number, true, "
+                                 "false or null), found 'model_type'"},
+        {"{\"a\": 1,}", "1:8: error: not JSON: a comma before '}' (JSON has "
+                        "no trailing comma)"},
+        {"[1,\n 2 ,\n]", "2:4: error: not JSON: a comma before ']' (JSON has "
+                         "no trailing comma)"},
+        {"{\"\xC3\xA9\": 01}", "1:7: error: not JSON: expected a value (an "
+                             "object, array, string, number, true, false "
+                             "or null), found '01'"},
+        {"{a: 1}", "1:2: error: not JSON: expected a key (a string in double "
+                   "quotes), found 'a'"},
+        {"{\"a\" 1}", "1:6: error: not JSON: expected ':' after the key, "
+                     "found '1'"},
+        {"{\"a\": 1 # c\n}", "1:9: error: not JSON: expected ',' or '}', "
+                           "found '#'"},
+        {"{\"a\": \"x\\q\"}", "1:9: error: not JSON: an escape JSON does not "
+                           "have"},
+        {"{\"a\": \"x\ty\"}", "1:9: error: not JSON: a control character"},
+        {"{\"a\": \"x}", "1:7: error: not JSON: a string that does not end"},
+        {"{} {}", "1:4: error: not JSON: expected the end of the file after "
+                  "the value, found '{'"},
+        {"", "1:1: error: not JSON: expected a value (an object, array, "
+             "string, number, true, false or null), found the end of the "
+             "file"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *mem = NULL;
+        size_t size = 0;
+        struct diags d = {.out = open_memstream(&mem, &size)};
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+        int bad = json_syntax_check((const unsigned char *)cases[i].text,
+                                    strlen(cases[i].text), "c.json", &d);
+        fclose(d.out);
+        const char *want = cases[i].error;
+        TU_CHECK(want == NULL ? bad == 0 && mem[0] == '\0'
+                              : bad == 1 && strncmp(mem, "c.json:", 7) == 0 &&
+                                    strncmp(mem + 7, want, strlen(want)) == 0,
+                 "case %zu: %d\n%s", i, bad, mem);
+        free(mem);
+    }
+    /* Nesting past the limit: refused, not a deep recursion. */
+    char deep[2 * 300 + 1];
+    memset(deep, '[', 300);
+    memset(deep + 300, ']', 300);
+    deep[600] = '\0';
+    struct diags quiet = {.out = NULL};
+    TU_CHECK(json_syntax_check((const unsigned char *)deep, 600, "c.json",
+                               &quiet) == 1 &&
+                 strstr(quiet.first, "nested deeper than 256") != NULL,
+             "300 nested arrays: %s", quiet.first);
+}
+
 /* `specl import BAD -o FILE`: exit 1, .err's messages and the summary on
  * stderr, FILE as it was (absent); and the same messages in process. */
 static void test_import_bad(void)
@@ -461,6 +528,8 @@ int add_import_suite(void)
                                test_import_shared_shapes) == NULL ||
                    CU_add_test(s, "JSON edge cases", test_import_json) ==
                        NULL ||
+                   CU_add_test(s, "JSON's syntax, strictly",
+                               test_json_syntax) == NULL ||
                    CU_add_test(s, "bad configs", test_import_bad) == NULL ||
                    CU_add_test(s, "a rope_scaling rope does not take",
                                test_import_scaling_left_out) == NULL ||
