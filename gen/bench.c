@@ -344,8 +344,8 @@ static void progress_end(int i, int n, const char *name, int failed,
 /* The header of the compact table. */
 static void print_compact_header(void)
 {
-    printf("%-24s %-8s %11s %16s %7s  %s\n", "kernel", "variant", "time",
-           "rate", "%floor", "vs peer");
+    printf("%-24s %-8s %11s %16s %7s  %-10s  %s\n", "kernel", "variant",
+           "time", "rate", "%floor", "verified", "vs peer");
 }
 
 /* RATE (bytes or flops per microsecond, over 1e3: G/s) in the unit a
@@ -367,8 +367,10 @@ static void rate_text(const struct case_figures *figures, double us,
 }
 
 /* One line per variant: kernel, variant, time, rate, share of the
- * floor, and for specl's row how many times faster than its peer
- * (CLBlast where it ran, else the naive kernel). */
+ * floor, "ok" and the error against float64 it verified with, and for
+ * specl's row how many times faster than its peer (CLBlast where it
+ * ran, else the naive kernel). A variant that failed (verification
+ * included) has no figures: its note says why ("WRONG: error ..."). */
 static void print_compact_row(const struct vcase *c, const struct result *r,
                               const struct result *naive,
                               const struct result *blas,
@@ -380,16 +382,18 @@ static void print_compact_row(const struct vcase *c, const struct result *r,
                r->note[0] ? r->note : "skipped");
         return;
     }
-    char time[24], rate[32], peer[48] = "";
+    char time[24], rate[32], peer[48] = "", verified[24];
     snprintf(time, sizeof time, "%.1f us", r->us);
+    snprintf(verified, sizeof verified, "ok %.1e", r->err);
     rate_text(figures, r->us, rate, sizeof rate);
     const struct result *p = blas->ok ? blas : naive->ok ? naive : NULL;
     if (r != naive && r != blas && p != NULL) {
         snprintf(peer, sizeof peer, "%.2fx %s", p->us / r->us, p->variant);
     }
-    printf("%-24s %-8s %11s %16s %6.1f%%%s%s%s%s\n", kernel, r->variant,
-           time, rate, 100.0 * figures->floor.us / r->us,
-           peer[0] ? "  " : "", peer, r->note[0] ? "  " : "", r->note);
+    printf("%-24s %-8s %11s %16s %6.1f%%  %-10s%s%s%s%s\n", kernel,
+           r->variant, time, rate, 100.0 * figures->floor.us / r->us,
+           verified, peer[0] ? "  " : "", peer, r->note[0] ? "  " : "",
+           r->note);
 }
 
 static void print_row(const struct bench_opts *o, const struct rt *rt,
@@ -694,8 +698,10 @@ static const char bench_usage[] =
     "\n"
     "The table has one line per kernel and variant: time (median of the\n"
     "profiling events), rate (GB/s for a memory-bound kernel, else\n"
-    "FLOP/s), share of the floor, and for specl how many times faster\n"
-    "than its peer (CLBlast where it ran, else the naive kernel).\n"
+    "FLOP/s), share of the floor, verified (ok and the relative L2 error\n"
+    "against float64; one that failed says WRONG and its error instead\n"
+    "of figures), and for specl how many times faster than its peer\n"
+    "(CLBlast where it ran, else the naive kernel).\n"
     "\n"
     "Rows are written as each kernel is measured. On a terminal, stderr\n"
     "shows which kernel runs; redirected, it gets one line per kernel as\n"

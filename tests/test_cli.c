@@ -861,7 +861,8 @@ static void test_bench_json(void)
 }
 
 /* The table: after the device and ceilings lines, a header and one line
- * per kernel and variant (kernel, variant, time, rate, %floor, vs peer);
+ * per kernel and variant (kernel, variant, time, rate, %floor, verified,
+ * vs peer);
  * no floor breakdown and no knob listing unless --verbose. */
 static void test_bench_table(void)
 {
@@ -871,6 +872,17 @@ static void test_bench_table(void)
     const char *header = strstr(out, "\nkernel ");
     const char *lora = strstr(out, "\nt_lora                   specl ");
     const char *softmax = strstr(out, "\nt_softmax                specl ");
+    /* Each variant that ran says it verified, and with what error. */
+    int verified = 0;
+    for (const char *p = out; (p = strstr(p, "%  ok ")) != NULL; p++) {
+        double error = -1;
+        verified += sscanf(p, "%%  ok %le", &error) == 1 && error >= 0 &&
+                    error < 1e-4;
+    }
+    TU_CHECK(header != NULL && strstr(header, "%floor  verified    vs peer") !=
+                                   NULL &&
+                 verified == 5,
+             "bench's table: %d variants verified\n%s", verified, out);
     TU_CHECK(rc == 0 && tu_count_lines(out) == 9 && header != NULL &&
                  strstr(header, "variant") != NULL &&
                  strstr(header, "%floor") != NULL &&
@@ -893,6 +905,41 @@ static void test_bench_table(void)
              "bench -v: exit %d\n%s%s", rc, out, err ? err : "");
     free(out);
     free(err);
+}
+
+/* A kernel that fails verification: exit 1, and the table says so and
+ * with what error, in the row's place of its figures. Its stub (and the
+ * naive one) built with launches that do nothing (a macro -include'd
+ * through SPECL_STUB_CFLAGS) never write their output. */
+static void test_bench_wrong(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *header = tu_path(dir, "no_launch.h");
+    FILE *f = fopen(header, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("#include <CL/cl.h>\n"
+          "#define clEnqueueNDRangeKernel(q, k, d, o, g, l, n, w, e) "
+          "CL_SUCCESS\n",
+          f);
+    fclose(f);
+    char *out, *err, prefix[4200];
+    snprintf(prefix, sizeof prefix, "SPECL_STUB_CFLAGS='-include %s' " LIMIT,
+             header);
+    int rc = run_specl(prefix, &out, &err, BENCH_SMALL " --kernel t_softmax");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const char *row = strstr(out, "\nt_softmax                specl ");
+    const char *dash = row != NULL ? strchr(row, '-') : NULL;
+    TU_CHECK(rc == 1 && dash != NULL &&
+                 strncmp(dash, "-  WRONG: error ", 16) == 0 &&
+                 strstr(row, "  ok ") == NULL,
+             "bench of a kernel that fails verification: exit %d\n%s%s", rc,
+             out, err ? err : "");
+    free(out);
+    free(err);
+    free(header);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 /* --size sets a runtime size by name (attention's decode: seq_q 1), a
@@ -1315,6 +1362,8 @@ int add_cli_suite(void)
         CU_add_test(s, "bench: one line per variant, detail with -v",
                     test_bench_table) == NULL ||
         CU_add_test(s, "bench --size NAME=N", test_bench_size) == NULL ||
+        CU_add_test(s, "bench: a kernel that fails verification, exit 1",
+                    test_bench_wrong) == NULL ||
         CU_add_test(s, "bench: a copy of a memory-bound kernel's bytes",
                     test_bench_copy) == NULL ||
         CU_add_test(s, "bench --json: columns, nulls", test_bench_json) ==
