@@ -1055,6 +1055,37 @@ static void test_bench_progress(void)
              "bench, stdout and stderr on one terminal: exit %d\n%s", rc,
              text ? text : "");
     free(text);
+    /* --json on the terminal: its rows end only when the next one comes,
+     * so the progress line goes below the last row, not over it. */
+    rc = tu_run(LIMIT " script -qec \"%s " BENCH_SMALL " --json --no-naive\" "
+                      "/dev/null >'%s' </dev/null",
+                TU_SPECL, typescript);
+    text = tu_read(typescript, NULL);
+    int over_a_row = 0;
+    shown = 0;
+    for (const char *p = text; p != NULL && (p = strstr(p, "\rspecl bench: "));
+         p++) {
+        shown++;
+        over_a_row |= p > text && p[-1] != '\n';
+    }
+    TU_CHECK(rc == 0 && shown == 2 && !over_a_row,
+             "bench --json on a terminal: exit %d\n%s", rc, text ? text : "");
+    free(text);
+    /* stdout into a pipe whose reader prints on the same terminal (tee):
+     * the rows may come at any time, so no line redrawn in place that
+     * they would land in: a whole line per finished kernel. */
+    rc = tu_run(LIMIT " script -qec \"%s " BENCH_SMALL " | cat >'%s/rows'\" "
+                      "/dev/null >'%s' </dev/null",
+                TU_SPECL, dir, typescript);
+    text = tu_read(typescript, NULL);
+    TU_CHECK(rc == 0 && text != NULL && strchr(text, '\033') == NULL &&
+                 strstr(text, "specl bench: kernel 1/2: t_lora done (") !=
+                     NULL &&
+                 strstr(text, "specl bench: kernel 2/2: t_softmax done (") !=
+                     NULL,
+             "bench into a pipe, stderr on a terminal: exit %d\n%s", rc,
+             text ? text : "");
+    free(text);
     free(typescript);
     tu_rmtree(dir);
     free(dir);
