@@ -21,33 +21,55 @@ struct scan {
     char error[DIAG_MESSAGE_MAX];
 };
 
-int json_number_syntax(const char *p)
+/* The digits at P (before END). */
+static size_t digits(const unsigned char *p, const unsigned char *end)
 {
-    p += *p == '-';
-    if (*p == '0') {
-        p++;
-    } else if (isdigit((unsigned char)*p)) {
-        p += strspn(p, "0123456789");
-    } else {
+    size_t n = 0;
+    while (p + n < end && isdigit(p[n])) {
+        n++;
+    }
+    return n;
+}
+
+/* How many bytes from P (before END) JSON's number grammar takes:
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; 0 when it takes none. */
+static size_t number_span(const unsigned char *start, const unsigned char *end)
+{
+    const unsigned char *p = start;
+    p += p < end && *p == '-';
+    size_t n = p < end && *p == '0' ? 1 : digits(p, end);
+    if (n == 0) {
         return 0;
     }
-    if (*p == '.') {
-        size_t n = strspn(++p, "0123456789");
-        if (n == 0) {
+    p += n;
+    if (p < end && *p == '.') {
+        if ((n = digits(p + 1, end)) == 0) {
             return 0;
         }
-        p += n;
+        p += 1 + n;
     }
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        p += *p == '+' || *p == '-';
-        size_t n = strspn(p, "0123456789");
-        if (n == 0) {
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        const unsigned char *e = p + 1;
+        e += e < end && (*e == '+' || *e == '-');
+        if ((n = digits(e, end)) == 0) {
             return 0;
         }
-        p += n;
+        p = e + n;
     }
-    return *p == '\0';
+    return (size_t)(p - start);
+}
+
+int json_number_syntax(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t len = strlen(text);
+    return len > 0 && number_span(p, p + len) == len;
+}
+
+/* Whether the N bytes at P are WORD. */
+static int is_word(const unsigned char *p, size_t n, const char *word)
+{
+    return n == strlen(word) && memcmp(p, word, n) == 0;
 }
 
 /* Moves past N bytes: a column per character (UTF-8 continuation bytes
@@ -242,7 +264,7 @@ static int array(struct scan *s, int depth)
 /* One value at P (blanks before it skipped). */
 static int value(struct scan *s, int depth)
 {
-    char tmp[40], word[64];
+    char tmp[40];
     skip_blanks(s);
     if (depth > JSON_MAX_DEPTH) {
         return fail(s, s->at, "not JSON for specl: nested deeper than %d",
@@ -258,11 +280,9 @@ static int value(struct scan *s, int depth)
         return string(s);
     }
     size_t n = word_length(s);
-    snprintf(word, sizeof word, "%.*s", (int)(n < 63 ? n : 63),
-             (const char *)s->p);
-    if (n > 0 && n < 63 &&
-        (strcmp(word, "true") == 0 || strcmp(word, "false") == 0 ||
-         strcmp(word, "null") == 0 || json_number_syntax(word))) {
+    if (n > 0 && (is_word(s->p, n, "true") || is_word(s->p, n, "false") ||
+                  is_word(s->p, n, "null") ||
+                  number_span(s->p, s->p + n) == n)) {
         advance(s, n);
         return 0;
     }

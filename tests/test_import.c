@@ -338,6 +338,11 @@ static void test_json_syntax(void)
          "\"b\": {}}\n",
          NULL},
         {"[]", NULL},
+        {"[1.5e400, -123456789012345678901234567890123456789012345678901234567"
+         "8901234567890]",
+         NULL},
+        {"[1.]", "1:2: error: not JSON: expected a value (an object, array, "
+                 "string, number, true, false or null), found '1.'"},
         {"model_type: llama\n", "1:1: error: not JSON: expected a value (an "
                                  "object, array, string, number, true, "
                                  "false or null), found 'model_type'"},
