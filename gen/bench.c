@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -13,6 +14,13 @@
 #include "spec.h"
 #include "tunedb.h"
 #include "variant.h"
+
+/* Clears stderr's progress line before anything else is printed there. */
+static void progress_clear(void);
+
+/* Whether stdout's last line is unfinished: a --json row waits for the
+ * comma that goes after it, or the closing bracket. */
+static int stdout_line_open;
 
 struct bench_opts {
     const char *device;
@@ -42,6 +50,7 @@ static int bench_sizes_of(const struct bench_opts *o,
             char names[128];
             sizes_text(ks->op, (1u << op_n_sizes(ks->op)) - 1, ", ", names,
                        sizeof names);
+            progress_clear();
             fprintf(stderr, "specl: bench: %s: op %s has no runtime size "
                     "'%s' (its sizes: %s)\n", ks->name, ks->op->name,
                     o->size_name[i], names);
@@ -289,6 +298,7 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     fputs(buf_str(&b), stdout);
     fflush(stdout);
     buf_free(&b);
+    stdout_line_open = o->json;
     *first = 0;
 }
 
@@ -304,6 +314,18 @@ static double bench_clock_s(void)
 /* Whether stderr's terminal line shows which kernel runs. */
 static int progress_shown;
 
+/* Whether progress is one line on stderr's terminal, redrawn: not when
+ * stdout is a pipe, whose reader (tee) may print the rows on that same
+ * terminal at any time, into the line; there, as into a file, it is a
+ * line per finished kernel. */
+static int progress_in_place(void)
+{
+    struct stat st;
+    int piped = fstat(fileno(stdout), &st) == 0 &&
+                (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+    return cli_is_terminal(stderr) && !piped;
+}
+
 /* Clears that line before anything else is printed on the terminal. */
 static void progress_clear(void)
 {
@@ -314,10 +336,17 @@ static void progress_clear(void)
     }
 }
 
-/* On a terminal: which kernel runs, a line the next output overwrites. */
+/* On a terminal: which kernel runs, a line the next output overwrites,
+ * drawn below a row stdout left unfinished on the same terminal (it
+ * would overwrite that row). */
 static void progress_start(int i, int n, const char *name)
 {
-    if (cli_is_terminal(stderr)) {
+    if (progress_in_place()) {
+        if (stdout_line_open && cli_is_terminal(stdout)) {
+            fputs("\n", stdout); /* whitespace between JSON's tokens */
+            fflush(stdout);
+            stdout_line_open = 0;
+        }
         fprintf(stderr, "\rspecl bench: kernel %d/%d: %s ...\033[K", i, n,
                 name);
         fflush(stderr);
@@ -325,12 +354,13 @@ static void progress_start(int i, int n, const char *name)
     }
 }
 
-/* On a terminal the progress line is cleared; redirected, stderr gets
- * one line per finished kernel, so that a long run is not silent. */
+/* On a terminal the progress line is cleared; redirected (or stdout
+ * piped), stderr gets one line per finished kernel, so that a long run
+ * is not silent. */
 static void progress_end(int i, int n, const char *name, int failed,
                          double seconds)
 {
-    if (cli_is_terminal(stderr)) {
+    if (progress_in_place()) {
         progress_clear();
     } else {
         fprintf(stderr, "specl bench: kernel %d/%d: %s %s (%.1f s)\n", i, n,
@@ -344,8 +374,8 @@ static void progress_end(int i, int n, const char *name, int failed,
 /* The header of the compact table. */
 static void print_compact_header(void)
 {
-    printf("%-24s %-8s %11s %16s %7s  %s\n", "kernel", "variant", "time",
-           "rate", "%floor", "vs peer");
+    printf("%-24s %-8s %11s %16s %7s  %-10s  %s\n", "kernel", "variant",
+           "time", "rate", "%floor", "verified", "vs peer");
 }
 
 /* RATE (bytes or flops per microsecond, over 1e3: G/s) in the unit a
@@ -367,8 +397,10 @@ static void rate_text(const struct case_figures *figures, double us,
 }
 
 /* One line per variant: kernel, variant, time, rate, share of the
- * floor, and for specl's row how many times faster than its peer
- * (CLBlast where it ran, else the naive kernel). */
+ * floor, "ok" and the error against float64 it verified with, and for
+ * specl's row how many times faster than its peer (CLBlast where it
+ * ran, else the naive kernel). A variant that failed (verification
+ * included) has no figures: its note says why ("WRONG: error ..."). */
 static void print_compact_row(const struct vcase *c, const struct result *r,
                               const struct result *naive,
                               const struct result *blas,
@@ -380,16 +412,18 @@ static void print_compact_row(const struct vcase *c, const struct result *r,
                r->note[0] ? r->note : "skipped");
         return;
     }
-    char time[24], rate[32], peer[48] = "";
+    char time[24], rate[32], peer[48] = "", verified[24];
     snprintf(time, sizeof time, "%.1f us", r->us);
+    snprintf(verified, sizeof verified, "ok %.1e", r->err);
     rate_text(figures, r->us, rate, sizeof rate);
     const struct result *p = blas->ok ? blas : naive->ok ? naive : NULL;
     if (r != naive && r != blas && p != NULL) {
         snprintf(peer, sizeof peer, "%.2fx %s", p->us / r->us, p->variant);
     }
-    printf("%-24s %-8s %11s %16s %6.1f%%%s%s%s%s\n", kernel, r->variant,
-           time, rate, 100.0 * figures->floor.us / r->us,
-           peer[0] ? "  " : "", peer, r->note[0] ? "  " : "", r->note);
+    printf("%-24s %-8s %11s %16s %6.1f%%  %-10s%s%s%s%s\n", kernel,
+           r->variant, time, rate, 100.0 * figures->floor.us / r->us,
+           verified, peer[0] ? "  " : "", peer, r->note[0] ? "  " : "",
+           r->note);
 }
 
 static void print_row(const struct bench_opts *o, const struct rt *rt,
@@ -554,6 +588,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     cl_int err = mcase_init_sizes(&mc, rt, naive, ks, sizes, 20261122,
                                   !o->quick);
     if (err != CL_SUCCESS) {
+        progress_clear();
         fprintf(stderr, "specl: bench: %s: cannot set up %zu rows: %s\n",
                 ks->name, rows, rt_status(err));
         return 1;
@@ -586,6 +621,7 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         err = measure_copy(rt, mc.bytes, mc.n_sets, o->reps, &copy,
                            &copy_bytes);
         if (err != CL_SUCCESS) {
+            progress_clear();
             fprintf(stderr, "specl: bench: %s: copy of the same bytes: %s\n",
                     ks->name, rt_status(err));
             failed = 1;
@@ -694,12 +730,14 @@ static const char bench_usage[] =
     "\n"
     "The table has one line per kernel and variant: time (median of the\n"
     "profiling events), rate (GB/s for a memory-bound kernel, else\n"
-    "FLOP/s), share of the floor, and for specl how many times faster\n"
-    "than its peer (CLBlast where it ran, else the naive kernel).\n"
+    "FLOP/s), share of the floor, verified (ok and the relative L2 error\n"
+    "against float64; one that failed says WRONG and its error instead\n"
+    "of figures), and for specl how many times faster than its peer\n"
+    "(CLBlast where it ran, else the naive kernel).\n"
     "\n"
     "Rows are written as each kernel is measured. On a terminal, stderr\n"
-    "shows which kernel runs; redirected, it gets one line per kernel as\n"
-    "each finishes.\n";
+    "shows which kernel runs; redirected, or with stdout piped, it gets\n"
+    "one line per kernel as each finishes.\n";
 
 enum {
     OPT_DEVICE = 256,

@@ -240,7 +240,7 @@ int cli_find_kernel(const struct spec_set *set, const char *name)
 {
     for (int i = 0; i < set->n_kernel; i++) {
         if (strcmp(set->kernel[i].name, name) == 0) {
-            return 0;
+            return i;
         }
     }
     fprintf(stderr,

@@ -83,8 +83,8 @@ int cli_read_specs(const struct cli *c, struct spec_set *set, struct diags *d);
 /* Whether F is a terminal (progress is shown on one, not in a file). */
 int cli_is_terminal(FILE *f);
 
-/* Whether SET has a kernel called NAME: 0, or -1 after saying on stderr
- * that it has none, listing the kernels it has. */
+/* Whether SET has a kernel called NAME: its index, or -1 after saying on
+ * stderr that it has none, listing the kernels it has. */
 int cli_find_kernel(const struct spec_set *set, const char *name);
 
 /* Appends S to B as one CSV field (RFC 4180): quoted when it holds a

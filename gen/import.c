@@ -163,7 +163,7 @@ static int read_back(const char *path, const struct buf *text)
 
 /* Writes TEXT to PATH atomically, or to stdout (PATH NULL). */
 static int write_spec(const char *path, const struct buf *text, int written,
-                      int left_out)
+                      int left_out, const struct buf *left_why)
 {
     char err[1024];
     if (path == NULL) {
@@ -177,8 +177,8 @@ static int write_spec(const char *path, const struct buf *text, int written,
     }
     printf("wrote %s: %d kernel%s", path, written, written == 1 ? "" : "s");
     if (left_out) {
-        printf(", %d left as comments (not in this version of specl)",
-               left_out);
+        printf(", %d left as %s: %s", left_out,
+               left_out == 1 ? "a comment" : "comments", buf_str(left_why));
     }
     printf("\n");
     return 0;
@@ -210,17 +210,20 @@ int specl_import_main(int argc, char **argv)
                 errors == 1 ? "" : "s");
         return CLI_EXIT_INVALID;
     }
-    struct buf text;
+    struct buf text, left_why;
     int written = 0, left_out = 0;
     buf_init(&text);
-    if (import_write_spec(&m, &o, &text, &written, &left_out) < 0) {
+    buf_init(&left_why);
+    if (import_write_spec(&m, &o, &text, &written, &left_out, &left_why) <
+        0) {
         fputs("specl: 1 error; nothing written\n", stderr);
         rc = CLI_EXIT_INVALID;
     } else if (read_back(out_path ? out_path : "<stdout>", &text) < 0) {
         rc = CLI_EXIT_INVALID;
     } else {
-        rc = write_spec(out_path, &text, written, left_out);
+        rc = write_spec(out_path, &text, written, left_out, &left_why);
     }
     buf_free(&text);
+    buf_free(&left_why);
     return rc;
 }

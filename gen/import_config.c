@@ -7,10 +7,14 @@
  * JSON that configs hold: `"key":value` with no blank, `\/`, tabs
  * between tokens, `1e-06`. Its one gap, a character past U+FFFF escaped
  * as a UTF-16 surrogate pair (Python's json.dumps writes them so), is
- * closed by json_surrogates below. Values are then read by JSON's rules,
- * not YAML's: numbers by JSON's grammar, true and false alone as
- * booleans, quoted text alone as strings. */
+ * closed by json_surrogates below. YAML takes more than JSON, though (a
+ * block mapping `model_type: llama`, a trailing comma, a comment): the
+ * text is first checked against JSON's syntax (json_syntax.c), which
+ * says where it leaves JSON. Values are then read by JSON's rules, not
+ * YAML's: numbers by JSON's grammar, true and false alone as booleans,
+ * quoted text alone as strings. */
 #include "import_model.h"
+#include "json_syntax.h"
 #include "spec_doc.h"
 #include "spec_node.h"
 
@@ -90,36 +94,6 @@ static const char *json_shown(const struct reader *r, struct ref ref,
         snprintf(buf, size, "%.*s", (int)strlen(text) - 2, text + 1);
     }
     return buf;
-}
-
-/* Whether TEXT is a number by JSON's grammar. */
-static int json_number_syntax(const char *p)
-{
-    p += *p == '-';
-    if (*p == '0') {
-        p++;
-    } else if (isdigit((unsigned char)*p)) {
-        p += strspn(p, "0123456789");
-    } else {
-        return 0;
-    }
-    if (*p == '.') {
-        size_t n = strspn(++p, "0123456789");
-        if (n == 0) {
-            return 0;
-        }
-        p += n;
-    }
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        p += *p == '+' || *p == '-';
-        size_t n = strspn(p, "0123456789");
-        if (n == 0) {
-            return 0;
-        }
-        p += n;
-    }
-    return *p == '\0';
 }
 
 /* Reading one config. */
@@ -542,6 +516,10 @@ static int read_config(const char *path, struct model *m, struct diags *d)
     size_t len;
     memset(m, 0, sizeof *m);
     if (read_all(path, &data, &len, d) < 0) {
+        return d->count - before;
+    }
+    if (json_syntax_check(data, len, path, d) != 0) {
+        free(data);
         return d->count - before;
     }
     len = json_surrogates(data, len);

@@ -106,10 +106,13 @@ struct import_options {
 };
 
 /* Appends the spec of M under O to OUT, and says in *WRITTEN and
- * *LEFT_OUT how many kernels it wrote, and how many it left as comments
- * (ops or fields this specl lacks). Returns 0, or -1 after a message on
- * stderr, naming the config (a rank past a projection's width). */
+ * *N_LEFT_OUT how many kernels it wrote, and how many it left as comments
+ * (ops or fields this specl lacks); LEFT_WHY (unless NULL) gets why, in
+ * the comments' words, each reason once, "; " between them. Returns 0,
+ * or -1 after a message on stderr, naming the config (a rank past a
+ * projection's width). */
 int import_write_spec(const struct model *m, const struct import_options *o,
-                      struct buf *out, int *written, int *left_out);
+                      struct buf *out, int *written, int *n_left_out,
+                      struct buf *left_why);
 
 #endif

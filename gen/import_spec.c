@@ -35,6 +35,8 @@ struct writer {
     struct buf *out;
     const char *prefix;
     int written, left_out;
+    struct buf *left_why; /* why, each reason once, "; " between (NULL:
+                             not asked) */
 };
 
 #define COMMENT_WIDTH 78
@@ -90,6 +92,24 @@ static void comment(struct buf *b, const char *indent, const char *fmt, ...)
         p += n;
         p += strspn(p, " ");
     }
+}
+
+/* Counts a kernel left as a comment, and adds WHY (the comment's own
+ * words) to the reasons the summary gives, unless it is there already. */
+static void left_out(struct writer *w, const char *why)
+{
+    w->left_out++;
+    if (w->left_why == NULL) {
+        return;
+    }
+    const char *had = buf_str(w->left_why);
+    size_t n = strlen(why);
+    for (const char *p = had; (p = strstr(p, why)) != NULL; p++) {
+        if ((p == had || p[-1] == ' ') && (p[n] == '\0' || p[n] == ';')) {
+            return; /* a whole reason of those held */
+        }
+    }
+    buf_printf(w->left_why, "%s%s", had[0] ? "; " : "", why);
 }
 
 static long width(const struct model *m, enum width w)
@@ -220,7 +240,9 @@ static void put(struct writer *w, const struct out_kernel *k)
                  k->field[i].key, k->field[i].value);
     }
     comment(w->out, "  ", "%s (%s): %s (%s)", k->name, k->op, values, lacks);
-    w->left_out++;
+    char why_left[SPECL_NAME_MAX + 160];
+    snprintf(why_left, sizeof why_left, "%s (%s): %s", k->name, k->op, lacks);
+    left_out(w, why_left);
 }
 
 /* The projections --targets selects that share one shape (in, out) with
@@ -344,10 +366,12 @@ static void rope_kernels(struct writer *w, int inverse)
 {
     const struct model *m = w->m;
     if (m->scaling == SCALING_OTHER) {
+        char why[160];
+        snprintf(why, sizeof why, "rope: no kernel: rope_scaling type \"%s\" "
+                 "is none that rope takes (linear, llama3)", m->scaling_name);
         buf_puts(w->out, "\n");
-        comment(w->out, "  ", "rope: no kernel: rope_scaling type \"%s\" "
-                "is none that rope takes (linear, llama3)", m->scaling_name);
-        w->left_out++;
+        comment(w->out, "  ", "%s", why);
+        left_out(w, why);
         return;
     }
     if (m->heads == m->kv_heads) {
@@ -571,11 +595,12 @@ static int rank_fits(const struct writer *w)
 }
 
 int import_write_spec(const struct model *m, const struct import_options *o,
-                      struct buf *out, int *written, int *left_out)
+                      struct buf *out, int *written, int *n_left_out,
+                      struct buf *left_why)
 {
     struct writer w = {m, o, out, o->prefix ? o->prefix
                                             : m->family->model_type,
-                       0, 0};
+                       0, 0, left_why};
     if (!rank_fits(&w)) {
         return -1;
     }
@@ -592,6 +617,6 @@ int import_write_spec(const struct model *m, const struct import_options *o,
     }
     loss_kernel(&w);
     *written = w.written;
-    *left_out = w.left_out;
+    *n_left_out = w.left_out;
     return 0;
 }

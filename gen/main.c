@@ -91,6 +91,7 @@ static const char plan_usage[] =
     "                        of device\n"
     "      --db FILE         the tuning database's entries as variants\n"
     "      --db-device NAME  only that device's entries\n"
+    "      --kernel NAME     only that kernel\n"
     "      --list-outputs    with -o: print the files it would write; write\n"
     "                        nothing\n"
     "      --depfile FILE    with -o: also write FILE, a make rule of the\n"
@@ -288,7 +289,8 @@ enum {
     OPT_DB,
     OPT_DB_DEVICE,
     OPT_LIST_OUTPUTS,
-    OPT_DEPFILE
+    OPT_DEPFILE,
+    OPT_KERNEL
 };
 
 static const struct cli_option gen_options[] = {
@@ -296,6 +298,19 @@ static const struct cli_option gen_options[] = {
     {"target", OPT_TARGET, 1},
     {"db", OPT_DB, 1},
     {"db-device", OPT_DB_DEVICE, 1},
+    {"list-outputs", OPT_LIST_OUTPUTS, 0},
+    {"depfile", OPT_DEPFILE, 1},
+    {"quiet", 'q', 0},
+    {NULL, 0, 0},
+};
+
+/* plan's: gen's and --kernel, as bench and tune take it. */
+static const struct cli_option plan_options[] = {
+    {"output", 'o', 1},
+    {"target", OPT_TARGET, 1},
+    {"db", OPT_DB, 1},
+    {"db-device", OPT_DB_DEVICE, 1},
+    {"kernel", OPT_KERNEL, 1},
     {"list-outputs", OPT_LIST_OUTPUTS, 0},
     {"depfile", OPT_DEPFILE, 1},
     {"quiet", 'q', 0},
@@ -313,6 +328,7 @@ struct gen_args {
     const char *dir;
     const char *db_path, *db_device;
     const char *depfile;
+    const char *kernel; /* plan --kernel: only that kernel; NULL: all */
     int list_outputs;
     int quiet; /* no notes, no summary line */
     enum target target;
@@ -354,6 +370,9 @@ static int parse_gen_args(struct cli *c, int mode, struct gen_args *a)
             break;
         case OPT_DEPFILE:
             a->depfile = c->value;
+            break;
+        case OPT_KERNEL:
+            a->kernel = c->value;
             break;
         case 'q':
             a->quiet = 1;
@@ -536,13 +555,30 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
     return rc;
 }
 
+/* SET's kernel NAME alone, as a set ONE that borrows SET's kernel (not
+ * to be freed); NULL after saying SET has no such kernel, naming those
+ * it has. */
+static struct spec_set *only_kernel(struct spec_set *set, const char *name,
+                                    struct spec_set *one)
+{
+    int k = cli_find_kernel(set, name);
+    if (k < 0) {
+        return NULL;
+    }
+    *one = (struct spec_set){.n_kernel = 1, .cap = 1,
+                             .kernel = &set->kernel[k]};
+    return one;
+}
+
 static int cmd_check_or_gen(int argc, char **argv, int mode)
 {
     struct cli c = {.cmd = argv[0], .argc = argc, .argv = argv};
     c.usage = mode == MODE_GEN    ? gen_usage
               : mode == MODE_PLAN ? plan_usage
                                   : check_usage;
-    c.options = mode == MODE_CHECK ? check_options : gen_options;
+    c.options = mode == MODE_CHECK  ? check_options
+                : mode == MODE_PLAN ? plan_options
+                                    : gen_options;
     struct gen_args a;
     int rc = parse_gen_args(&c, mode, &a);
     if (rc >= 0) {
@@ -552,19 +588,23 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
     spec_set_init(&set);
     struct diags reading = {.out = stderr};
     int errors = cli_read_specs(&c, &set, &reading);
-    if (errors < 0) {
+    struct spec_set one, *run = &set;
+    if (errors == 0 && a.kernel != NULL) {
+        run = only_kernel(&set, a.kernel, &one);
+    }
+    if (errors < 0 || run == NULL) {
         spec_set_free(&set);
-        return EXIT_USAGE;
+        return errors < 0 ? EXIT_USAGE : EXIT_INVALID;
     }
     if (!errors && a.target != TARGET_GPU) {
         struct diags d = {.out = stderr};
-        errors += spec_set_target(&set, a.target, &d);
+        errors += spec_set_target(run, a.target, &d);
     }
     struct tunedb db;
     const char *device = NULL;
     tunedb_init(&db);
     if (a.db_path != NULL) {
-        errors += load_gen_db(&a, &db, &set, &device);
+        errors += load_gen_db(&a, &db, run, &device);
     }
     if (errors) {
         fprintf(stderr, "specl: %d error%s; nothing written\n", errors,
@@ -572,11 +612,11 @@ static int cmd_check_or_gen(int argc, char **argv, int mode)
         rc = EXIT_INVALID;
     } else if (mode == MODE_CHECK) {
         /* Reading validates everything; rendering is gen's and plan's. */
-        printf("checked %d kernel%s\n", set.n_kernel,
-               set.n_kernel == 1 ? "" : "s");
+        printf("checked %d kernel%s\n", run->n_kernel,
+               run->n_kernel == 1 ? "" : "s");
         rc = 0;
     } else {
-        rc = gen_run(&c, &a, mode, &set, &db, device);
+        rc = gen_run(&c, &a, mode, run, &db, device);
     }
     tunedb_free(&db);
     spec_set_free(&set);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "import.h"
+#include "json_syntax.h"
 #include "numeric_util.h"
 #include "spec.h"
 #include "suites.h"
@@ -58,7 +59,7 @@ static int import_into(const char *path, unsigned targets, int train,
     buf_init(text);
     spec_set_init(set);
     if (import_read_config(path, &m, &d) != 0 ||
-        import_write_spec(&m, &o, text, &written, &left_out) != 0) {
+        import_write_spec(&m, &o, text, &written, &left_out, NULL) != 0) {
         return 0;
     }
     TU_CHECK(written == 0 || spec_read_buffer(set, path,
@@ -324,6 +325,77 @@ static void test_import_json(void)
     buf_free(&text);
 }
 
+/* JSON's syntax, strictly: what libyaml would take as YAML flow is
+ * refused at the line and column (in characters) of where it leaves
+ * JSON; what JSON allows passes. */
+static void test_json_syntax(void)
+{
+    static const struct {
+        const char *text;
+        const char *error; /* NULL: JSON */
+    } cases[] = {
+        {"\xEF\xBB\xBF {\"a\": [1, -0.5e+3, true, null, \"\\u00e9\\/\"], "
+         "\"b\": {}}\n",
+         NULL},
+        {"[]", NULL},
+        {"[1.5e400, -123456789012345678901234567890123456789012345678901234567"
+         "8901234567890]",
+         NULL},
+        {"[1.]", "1:2: error: not JSON: expected a value (an object, array, "
+                 "string, number, true, false or null), found '1.'"},
+        {"model_type: llama\n", "1:1: error: not JSON: expected a value (an "
+                                 "object, array, string, number, true, "
+                                 "false or null), found 'model_type'"},
+        {"{\"a\": 1,}", "1:8: error: not JSON: a comma before '}' (JSON has "
+                        "no trailing comma)"},
+        {"[1,\n 2 ,\n]", "2:4: error: not JSON: a comma before ']' (JSON has "
+                         "no trailing comma)"},
+        {"{\"\xC3\xA9\": 01}", "1:7: error: not JSON: expected a value (an "
+                             "object, array, string, number, true, false "
+                             "or null), found '01'"},
+        {"{a: 1}", "1:2: error: not JSON: expected a key (a string in double "
+                   "quotes), found 'a'"},
+        {"{\"a\" 1}", "1:6: error: not JSON: expected ':' after the key, "
+                     "found '1'"},
+        {"{\"a\": 1 # c\n}", "1:9: error: not JSON: expected ',' or '}', "
+                           "found '#'"},
+        {"{\"a\": \"x\\q\"}", "1:9: error: not JSON: an escape JSON does not "
+                           "have"},
+        {"{\"a\": \"x\ty\"}", "1:9: error: not JSON: a control character"},
+        {"{\"a\": \"x}", "1:7: error: not JSON: a string that does not end"},
+        {"{} {}", "1:4: error: not JSON: expected the end of the file after "
+                  "the value, found '{'"},
+        {"", "1:1: error: not JSON: expected a value (an object, array, "
+             "string, number, true, false or null), found the end of the "
+             "file"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *mem = NULL;
+        size_t size = 0;
+        struct diags d = {.out = open_memstream(&mem, &size)};
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
+        int bad = json_syntax_check((const unsigned char *)cases[i].text,
+                                    strlen(cases[i].text), "c.json", &d);
+        fclose(d.out);
+        const char *want = cases[i].error;
+        TU_CHECK(want == NULL ? bad == 0 && mem[0] == '\0'
+                              : bad == 1 && strncmp(mem, "c.json:", 7) == 0 &&
+                                    strncmp(mem + 7, want, strlen(want)) == 0,
+                 "case %zu: %d\n%s", i, bad, mem);
+        free(mem);
+    }
+    /* Nesting past the limit: refused, not a deep recursion. */
+    char deep[2 * 300 + 1];
+    memset(deep, '[', 300);
+    memset(deep + 300, ']', 300);
+    deep[600] = '\0';
+    struct diags quiet = {.out = NULL};
+    TU_CHECK(json_syntax_check((const unsigned char *)deep, 600, "c.json",
+                               &quiet) == 1 &&
+                 strstr(quiet.first, "nested deeper than 256") != NULL,
+             "300 nested arrays: %s", quiet.first);
+}
+
 /* `specl import BAD -o FILE`: exit 1, .err's messages and the summary on
  * stderr, FILE as it was (absent); and the same messages in process. */
 static void test_import_bad(void)
@@ -418,6 +490,39 @@ static void test_import_cli(void)
     free(tmp);
 }
 
+/* A rope_scaling type rope does not take: no rope kernel, and the
+ * summary says why in the words of the spec's comment. */
+static void test_import_scaling_left_out(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    static const char why[] = "rope: no kernel: rope_scaling type \"yarn\" "
+                              "is none that rope takes (linear, llama3)";
+    char *spec = tu_path(tmp, "yarn.yaml"), *said = tu_path(tmp, "said");
+    int rc = tu_run("sed 's/\"llama3\"/\"yarn\"/' " MODELS
+                    "/llama-3.2-1b.json >'%s/yarn.json' && "
+                    "%s import '%s/yarn.json' -o '%s' >'%s'",
+                    tmp, TU_SPECL, tmp, spec, said);
+    char *text = tu_read(said, NULL), *written = tu_read(spec, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "wrote %s: 7 kernels, 1 left as a comment: "
+             "%s\n", spec, why);
+    TU_CHECK(rc == 0 && text != NULL && strcmp(text, want) == 0,
+             "import of a yarn config: exit %d, said\n%s", rc,
+             text ? text : "");
+    TU_CHECK(written != NULL && strstr(written, "  # rope: no kernel: "
+                                                "rope_scaling type \"yarn\" "
+                                                "is none that rope takes "
+                                                "(linear,\n") != NULL,
+             "the spec's comment:\n%s", written ? written : "");
+    free(text);
+    free(written);
+    free(spec);
+    free(said);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
 int add_import_suite(void)
 {
     CU_pSuite s = CU_add_suite("import", NULL, NULL);
@@ -428,7 +533,11 @@ int add_import_suite(void)
                                test_import_shared_shapes) == NULL ||
                    CU_add_test(s, "JSON edge cases", test_import_json) ==
                        NULL ||
+                   CU_add_test(s, "JSON's syntax, strictly",
+                               test_json_syntax) == NULL ||
                    CU_add_test(s, "bad configs", test_import_bad) == NULL ||
+                   CU_add_test(s, "a rope_scaling rope does not take",
+                               test_import_scaling_left_out) == NULL ||
                    CU_add_test(s, "command line", test_import_cli) == NULL
                ? -1
                : 0;
