@@ -25,7 +25,7 @@ LIB_OBJ  = $(LIB_SRC:gen/%.c=$(B)/obj/%.o) $(B)/obj/templates.o
 TEMPLATES = $(sort $(wildcard templates/*.cl templates/*.in)) tests/naive.cl \
             tests/test_gather.cl bench/ceilings.cl
 TEST_SRC = $(wildcard tests/*.c)
-LIBS     = -lyaml -lOpenCL -lm -ldl
+LIBS     = -lyaml -lOpenCL -lm -ldl -pthread
 
 .PHONY: FORCE all deps run test test-full test-wide test-vendor smoke golden-update valgrind fuzz \
         fuzz-spec fuzz-db bench mutation install uninstall clean help

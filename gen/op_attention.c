@@ -19,6 +19,7 @@
  * sizes (mma_q, mma_k); its split path is templates/attention_mma_part.cl
  * (split_q rows a work-group), merged by the same combine. */
 #include "gemm_mma.h"
+#include "parallel.h"
 #include "attention_fields.h"
 #include "op.h"
 
@@ -411,37 +412,54 @@ static double reference_row(const struct kernel_spec *ks, const float *q,
     return mx + log(sum);
 }
 
-static int reference(const struct kernel_spec *ks, const float *const *in,
-                     const size_t *sz, double *const *out)
+struct reference_job {
+    const struct kernel_spec *ks;
+    const float *const *in;
+    const size_t *sz;
+    double *const *out;
+    _Atomic int failed;
+};
+
+/* Every query of head H of batch B: item b * heads + h. */
+static void reference_head(void *ctx, size_t item)
 {
+    struct reference_job *job = ctx;
+    const struct kernel_spec *ks = job->ks;
     size_t h_n = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
     size_t d = (size_t)attn_head_dim(ks), group = h_n / hkv;
-    size_t sq = sz[SZ_SEQ_Q], skv = sz[SZ_SEQ_KV];
+    size_t sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
+    size_t b = item / h_n, h = item % h_n;
     double *s = malloc(skv * sizeof *s);
     double o_row[256];
     if (s == NULL) {
-        return -1;
+        job->failed = 1;
+        return;
     }
-    for (size_t b = 0; b < sz[SZ_BATCH]; b++) {
-        for (size_t i = 0; i < sq; i++) {
-            for (size_t h = 0; h < h_n; h++) {
-                size_t row = (b * sq + i) * h_n + h;
-                size_t kv_at = (b * skv * hkv + h / group) * d;
-                long pos = (long)i + (long)skv - (long)sq;
-                double lse = reference_row(
-                    ks, in[BUF_Q] + row * d, in[BUF_K] + kv_at,
-                    in[BUF_V] + kv_at, hkv * d, (long)skv, pos, s, o_row);
-                for (size_t e = 0; out[BUF_O] != NULL && e < d; e++) {
-                    out[BUF_O][row * d + e] = o_row[e];
-                }
-                if (out[BUF_LSE] != NULL) {
-                    out[BUF_LSE][(b * h_n + h) * sq + i] = lse;
-                }
-            }
+    for (size_t i = 0; i < sq; i++) {
+        size_t row = (b * sq + i) * h_n + h;
+        size_t kv_at = (b * skv * hkv + h / group) * d;
+        long pos = (long)i + (long)skv - (long)sq;
+        double lse = reference_row(ks, job->in[BUF_Q] + row * d,
+                                   job->in[BUF_K] + kv_at,
+                                   job->in[BUF_V] + kv_at, hkv * d,
+                                   (long)skv, pos, s, o_row);
+        for (size_t e = 0; job->out[BUF_O] != NULL && e < d; e++) {
+            job->out[BUF_O][row * d + e] = o_row[e];
+        }
+        if (job->out[BUF_LSE] != NULL) {
+            job->out[BUF_LSE][(b * h_n + h) * sq + i] = lse;
         }
     }
     free(s);
-    return 0;
+}
+
+/* A (batch, head) a call, on the host's cores (parallel.h). */
+static int reference(const struct kernel_spec *ks, const float *const *in,
+                     const size_t *sz, double *const *out)
+{
+    struct reference_job job = {ks, in, sz, out, 0};
+    parallel_for(sz[SZ_BATCH] * (size_t)attn_heads(ks), reference_head, &job);
+    return job.failed ? -1 : 0;
 }
 
 /* naive_attention: a work-item per (query, batch and head), seq_q of

@@ -27,6 +27,7 @@
  * a causal or windowed mask hides from a whole block are skipped. */
 #include "attention_fields.h"
 #include "gemm_mma.h"
+#include "parallel.h"
 #include "op.h"
 
 #include <math.h>
@@ -400,33 +401,53 @@ static void reference_row(const struct kernel_spec *ks, const float *const *in,
     }
 }
 
+struct reference_job {
+    const struct kernel_spec *ks;
+    const float *const *in;
+    const size_t *sz;
+    double *const *out;
+};
+
+/* Every query of the heads of kv head HK of batch B (item b * kv_heads +
+ * hk): their dq rows, and all of that kv head's dk and dv, which no
+ * other item touches. */
+static void reference_kv_head(void *ctx, size_t item)
+{
+    const struct reference_job *job = ctx;
+    const struct kernel_spec *ks = job->ks;
+    size_t h_n = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
+    size_t d = (size_t)attn_head_dim(ks), group = h_n / hkv;
+    size_t sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
+    size_t b = item / hkv, hk = item % hkv;
+    for (size_t i = 0; i < sq; i++) {
+        for (size_t h = hk * group; h < (hk + 1) * group; h++) {
+            size_t row = (b * sq + i) * h_n + h;
+            double lse = job->in[BUF_LSE][(b * h_n + h) * sq + i];
+            if (isinf(lse)) {
+                continue; /* a query that sees no key */
+            }
+            reference_row(ks, job->in, row * d, (b * skv * hkv + hk) * d,
+                          hkv * d, (long)skv, (long)i + (long)skv - (long)sq,
+                          lse, job->out);
+        }
+    }
+}
+
+/* A (batch, kv head) a call, on the host's cores (parallel.h). */
 static int reference(const struct kernel_spec *ks, const float *const *in,
                      const size_t *sz, double *const *out)
 {
-    size_t h_n = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
-    size_t d = (size_t)attn_head_dim(ks), group = h_n / hkv;
-    size_t sq = sz[SZ_SEQ_Q], skv = sz[SZ_SEQ_KV], nb = sz[SZ_BATCH];
-    size_t nq = nb * sq * h_n * d, nkv = nb * skv * hkv * d;
+    size_t hkv = (size_t)attn_kv_heads(ks), d = (size_t)attn_head_dim(ks);
+    size_t nq = sz[SZ_BATCH] * sz[SZ_SEQ_Q] * (size_t)attn_heads(ks) * d;
+    size_t nkv = sz[SZ_BATCH] * sz[SZ_SEQ_KV] * hkv * d;
+    struct reference_job job = {ks, in, sz, out};
     for (int i = BUF_DQ; i <= BUF_DV; i++) {
         size_t n = i == BUF_DQ ? nq : nkv;
         for (size_t e = 0; out[i] != NULL && e < n; e++) {
             out[i][e] = 0;
         }
     }
-    for (size_t b = 0; b < nb; b++) {
-        for (size_t i = 0; i < sq; i++) {
-            for (size_t h = 0; h < h_n; h++) {
-                size_t row = (b * sq + i) * h_n + h;
-                double lse = in[BUF_LSE][(b * h_n + h) * sq + i];
-                if (isinf(lse)) {
-                    continue; /* a query that sees no key */
-                }
-                reference_row(ks, in, row * d, (b * skv * hkv + h / group) * d,
-                              hkv * d, (long)skv,
-                              (long)i + (long)skv - (long)sq, lse, out);
-            }
-        }
-    }
+    parallel_for(sz[SZ_BATCH] * hkv, reference_kv_head, &job);
     return 0;
 }
 
