@@ -142,6 +142,10 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
     for (int i = 0; i < n_names; i++) {
         buf_printf(out, "  %-18s %zu\n", names[i], threads[i]);
     }
+    if (plan->sync_words != 0) {
+        buf_printf(out, "\nsync: %ld words of the handle's own, zeroed at "
+                   "create\n", plan->sync_words);
+    }
     for (int pi = 0; pi < plan->n_path; pi++) {
         const struct path *path = &plan->path[pi];
         /* The size paths choose by: rows, or attention's seq_q. */
@@ -153,6 +157,11 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_printf(out, "%s %s", pi ? "other" : "any", by);
         }
         buf_printf(out, "): %s\n", path->why);
+        if (path->coop_groups != 0) {
+            buf_printf(out, "  while %s x %ld <= the device's compute "
+                       "units (else the next path)\n", by,
+                       path->coop_groups);
+        }
         if (path->scratch_per != 0 || path->scratch_fixed != 0) {
             struct plan_buffer scratch = {.per = path->scratch_per,
                                           .sizes = path->scratch_sizes,
