@@ -187,13 +187,14 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
  * chunks per row (fewer than coop_split where the row has fewer vectors
  * or the last would be empty), vectors per chunk, work-items per group,
  * vectors per work-item, and whether the chunk stays in registers (else
- * it is read twice). */
+ * it is read twice; REGISTERS 0: always read twice). */
 struct rows_coop {
     long groups, vecs, items, slots;
     int in_registers;
 };
 int rows_has_coop(const struct kernel_spec *ks);
-void rows_coop_geometry(const struct kernel_spec *ks, struct rows_coop *g);
+void rows_coop_geometry(const struct kernel_spec *ks, int registers,
+                        struct rows_coop *g);
 /* Its defaults (after rows_split_defaults): on NVIDIA GPUs, for rows the
  * split path takes, COOP_GPU_ROWS rows in chunks that fill about a wave;
  * none on other devices, CPUs among them, whose work-groups need not run
@@ -206,9 +207,14 @@ void rows_coop_defaults(struct kernel_spec *ks);
 void rows_validate_coop(const struct kernel_spec *ks, struct diags *d);
 /* Adds its defines and its path (one launch of KERNEL over
  * (COOP_GROUPS, rows) work-groups of COOP_WG items taking ARGS, "sync"
- * among them) and the handle's sync words; the caller sets its why. */
+ * among them) and the handle's sync words: per row its counters and the
+ * words its work-groups publish, PER_CHUNK for each plus PER_ROW
+ * (templates/row_coop.cl); REGISTERS 0 for a kernel that always reads
+ * its chunk twice (the others keep it in registers where it fits). The
+ * caller sets its why. */
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
-                            const char *kernel, const char *const *args);
+                            const char *kernel, const char *const *args,
+                            long per_chunk, long per_row, int registers);
 
 /* "ROWSxFEATURES". */
 void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,

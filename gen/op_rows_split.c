@@ -205,7 +205,8 @@ static long ceil_div(long a, long b)
     return (a + b - 1) / b;
 }
 
-void rows_coop_geometry(const struct kernel_spec *ks, struct rows_coop *g)
+void rows_coop_geometry(const struct kernel_spec *ks, int registers,
+                        struct rows_coop *g)
 {
     long vectors = row_vectors(ks), vec = knob(ks, ROWS_KNOB_VEC);
     g->vecs = ceil_div(vectors, knob(ks, ROWS_KNOB_COOP_SPLIT));
@@ -221,7 +222,8 @@ void rows_coop_geometry(const struct kernel_spec *ks, struct rows_coop *g)
            ceil_div(g->vecs, items) * vec > ROWS_REG_FLOATS) {
         items *= 2;
     }
-    g->in_registers = ceil_div(g->vecs, items) * vec <= ROWS_REG_FLOATS;
+    g->in_registers = registers &&
+                      ceil_div(g->vecs, items) * vec <= ROWS_REG_FLOATS;
     g->items = g->in_registers ? items : base;
     g->slots = ceil_div(g->vecs, g->items);
 }
@@ -268,10 +270,11 @@ void rows_validate_coop(const struct kernel_spec *ks, struct diags *d)
 }
 
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
-                            const char *kernel, const char *const *args)
+                            const char *kernel, const char *const *args,
+                            long per_chunk, long per_row, int registers)
 {
     struct rows_coop g;
-    rows_coop_geometry(ks, &g);
+    rows_coop_geometry(ks, registers, &g);
     long most = knob(ks, ROWS_KNOB_COOP_MAX);
     int streamed = 0;
     for (int i = 0; i < p->n_define; i++) {
@@ -293,6 +296,18 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                             : "one-launch split: chunk read twice",
              g.in_registers);
     plan_int(p, "COOP_ROWS", "one-launch split: rows at most", most);
+    /* NVIDIA: the barrier's fences as membar.gl, of device scope. */
+    int membar = target_offers(ks->target, CAP_SHFL_SYNC);
+    plan_int(p, "COOP_MEMBAR_PTX",
+             membar ? "one-launch split: fences as PTX membar.gl"
+                    : "one-launch split: fences as mem_fence",
+             membar);
+    if (membar) {
+        p->needs |= CAP_SHFL_SYNC;
+    }
+    long row_words = per_chunk * g.groups + per_row;
+    plan_int(p, "COOP_ROW_WORDS", "one-launch split: sync words per row",
+             row_words);
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = most;
     pa->coop_groups = g.groups;
@@ -308,7 +323,7 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
         l->args[a] = args[a];
     }
     l->args[a] = NULL;
-    /* Per row: its arrivals and generation, then its chunks' pairs. */
-    p->sync_words = 2 * most * (1 + g.groups);
+    /* Per row: its arrivals and generation, then its words. */
+    p->sync_words = most * (2 + row_words);
     return pa;
 }

@@ -39,7 +39,8 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
 static void plan_coop(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const args[] = {"x", "y", "sync", NULL};
-    struct path *pa = rows_plan_coop(ks, p, "softmax_coop", args);
+    /* Each chunk's pair. */
+    struct path *pa = rows_plan_coop(ks, p, "softmax_coop", args, 2, 0, 1);
     pa->why = "few rows: each row in COOP_GROUPS chunks, a work-group "
               "each, that wait for one another's (max, sum) pairs within "
               "one launch";
