@@ -83,8 +83,9 @@ gpu)
     "$specl" bench "$here/specs/xent.yaml" --kernel bf16_xent_gemma \
         --rows 1024 --no-naive "$@"
     for r in 1 8 64; do
-        "$specl" bench "$here/specs/xent.yaml" --kernel bf16_xent_qwen \
-            --rows $r "$@"
+        for k in bf16_xent_qwen bf16_xent_qwen_two_launch; do
+            "$specl" bench "$here/specs/xent.yaml" --kernel $k --rows $r "$@"
+        done
     done
     # attention: prefill (design.md's shape, Llama 3's heads) and decode
     # over a cache of 4096 keys (the split path)
