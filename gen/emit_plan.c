@@ -157,11 +157,6 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_printf(out, "%s %s", pi ? "other" : "any", by);
         }
         buf_printf(out, "): %s\n", path->why);
-        if (path->coop_groups != 0) {
-            buf_printf(out, "  while %s x %ld <= the device's compute "
-                       "units (else the next path)\n", by,
-                       path->coop_groups);
-        }
         if (path->scratch_per != 0 || path->scratch_fixed != 0) {
             struct plan_buffer scratch = {.per = path->scratch_per,
                                           .sizes = path->scratch_sizes,
@@ -171,6 +166,11 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_puts(out, " floats");
             given_text(path->scratch_if_given, out);
             buf_puts(out, "\n");
+        }
+        if (path->coop_groups != 0) {
+            buf_printf(out, "  while %s x %ld <= the device's compute "
+                       "units (else the next path)\n", by,
+                       path->coop_groups);
         }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
