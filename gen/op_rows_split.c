@@ -269,13 +269,12 @@ void rows_validate_coop(const struct kernel_spec *ks, struct diags *d)
     }
 }
 
-struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
-                            const char *kernel, const char *const *args,
-                            long per_chunk, long per_row, int registers)
+/* The one-launch path's defines: its geometry G, rows MOST, fences and
+ * ROW_WORDS sync words per row (templates/row_coop.cl). */
+static void coop_defines(const struct kernel_spec *ks, struct plan *p,
+                         const struct rows_coop *g, long most,
+                         long row_words)
 {
-    struct rows_coop g;
-    rows_coop_geometry(ks, registers, &g);
-    long most = knob(ks, ROWS_KNOB_COOP_MAX);
     int streamed = 0;
     for (int i = 0; i < p->n_define; i++) {
         streamed |= strcmp(p->define[i].name, "SUM_BLOCK") == 0;
@@ -285,16 +284,16 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                  ROWS_SUM_BLOCK);
     }
     plan_int(p, "COOP_GROUPS", "one-launch split: work-groups per row",
-             g.groups);
-    plan_int(p, "COOP_VECS", "one-launch split: vectors per chunk", g.vecs);
+             g->groups);
+    plan_int(p, "COOP_VECS", "one-launch split: vectors per chunk", g->vecs);
     plan_int(p, "COOP_WG", "one-launch split: work-items per group",
-             g.items);
+             g->items);
     plan_int(p, "COOP_SLOTS", "one-launch split: vectors per work-item",
-             g.slots);
+             g->slots);
     plan_int(p, "COOP_IN_REGISTERS",
-             g.in_registers ? "one-launch split: chunk in registers"
-                            : "one-launch split: chunk read twice",
-             g.in_registers);
+             g->in_registers ? "one-launch split: chunk in registers"
+                             : "one-launch split: chunk read twice",
+             g->in_registers);
     plan_int(p, "COOP_ROWS", "one-launch split: rows at most", most);
     /* NVIDIA: the barrier's fences as membar.gl, of device scope. */
     int membar = target_offers(ks->target, CAP_SHFL_SYNC);
@@ -305,9 +304,19 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
     if (membar) {
         p->needs |= CAP_SHFL_SYNC;
     }
-    long row_words = per_chunk * g.groups + per_row;
     plan_int(p, "COOP_ROW_WORDS", "one-launch split: sync words per row",
              row_words);
+}
+
+struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
+                            const char *kernel, const char *const *args,
+                            long per_chunk, long per_row, int registers)
+{
+    struct rows_coop g;
+    rows_coop_geometry(ks, registers, &g);
+    long most = knob(ks, ROWS_KNOB_COOP_MAX);
+    long row_words = per_chunk * g.groups + per_row;
+    coop_defines(ks, p, &g, most, row_words);
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = most;
     pa->coop_groups = g.groups;
