@@ -217,6 +217,9 @@ void rows_coop_geometry(const struct kernel_spec *ks, int registers,
     while (base > 1 && base / 2 >= g->vecs) {
         base /= 2;
     }
+    /* Enough items that each holds at most ROWS_REG_FLOATS of the chunk:
+     * in registers where that fits in a group; a streamed chunk as many
+     * (one work-group per compute unit wants its loads in flight). */
     long items = base;
     while (items < ROWS_MAX_GROUP &&
            ceil_div(g->vecs, items) * vec > ROWS_REG_FLOATS) {
@@ -224,7 +227,7 @@ void rows_coop_geometry(const struct kernel_spec *ks, int registers,
     }
     g->in_registers = registers &&
                       ceil_div(g->vecs, items) * vec <= ROWS_REG_FLOATS;
-    g->items = g->in_registers ? items : base;
+    g->items = items;
     g->slots = ceil_div(g->vecs, g->items);
 }
 
