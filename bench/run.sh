@@ -58,9 +58,12 @@ gpu)
     "$specl" bench --verbose "$rows" --kernel softmax_1024 --rows 32768 "$@"
     "$specl" bench --verbose "$rows" --kernel softmax_32000 --rows 512 "$@"
     "$specl" bench --verbose specs/seeds.yaml --rows 1 --kernel seed_softmax_1024 "$@"
-    # softmax over a vocabulary at decode: the split path
+    # softmax over a vocabulary at decode: the one-launch split path (up
+    # to 8 rows), the split path of two launches (vocab_two_launch: at
+    # every rows), 32 chunks a row (coop32: up to 4 rows)
     for r in 1 8 64; do
-        for k in vocab bf16_vocab; do
+        for k in vocab bf16_vocab vocab_two_launch bf16_vocab_two_launch \
+            vocab_coop32 bf16_vocab_coop32; do
             "$specl" bench --verbose "$here/specs/vocab.yaml" --kernel $k --rows $r "$@"
         done
     done
@@ -80,8 +83,9 @@ gpu)
     "$specl" bench "$here/specs/xent.yaml" --kernel bf16_xent_gemma \
         --rows 1024 --no-naive "$@"
     for r in 1 8 64; do
-        "$specl" bench "$here/specs/xent.yaml" --kernel bf16_xent_qwen \
-            --rows $r "$@"
+        for k in bf16_xent_qwen bf16_xent_qwen_two_launch; do
+            "$specl" bench "$here/specs/xent.yaml" --kernel $k --rows $r "$@"
+        done
     done
     # attention: prefill (design.md's shape, Llama 3's heads) and decode
     # over a cache of 4096 keys (the split path)

@@ -167,12 +167,19 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
             buf_puts(&b, "nullable\n");
         }
     }
+    if (p->sync_words != 0) {
+        buf_printf(&b, "sync %ld\n", p->sync_words);
+    }
     for (int i = 0; i < p->n_path; i++) {
         const struct path *pa = &p->path[i];
         buf_printf(&b, "path %ld %s\nscratch %ld %u %ld\n", pa->max_rows,
                    pa->why, pa->scratch_per, pa->scratch_sizes,
                    pa->scratch_fixed);
         given_hash_text(pa->scratch_if_given, &b);
+        /* Only when set, as above. */
+        if (pa->coop_groups != 0) {
+            buf_printf(&b, "coop %ld\n", pa->coop_groups);
+        }
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
             buf_printf(&b, "launch %s %d %zu %zu", la->kernel, la->dims,

@@ -142,6 +142,10 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
     for (int i = 0; i < n_names; i++) {
         buf_printf(out, "  %-18s %zu\n", names[i], threads[i]);
     }
+    if (plan->sync_words != 0) {
+        buf_printf(out, "\nsync: %ld words of the handle's own, zeroed at "
+                   "create\n", plan->sync_words);
+    }
     for (int pi = 0; pi < plan->n_path; pi++) {
         const struct path *path = &plan->path[pi];
         /* The size paths choose by: rows, or attention's seq_q. */
@@ -162,6 +166,11 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_puts(out, " floats");
             given_text(path->scratch_if_given, out);
             buf_puts(out, "\n");
+        }
+        if (path->coop_groups != 0) {
+            buf_printf(out, "  while %s x %ld <= the device's compute "
+                       "units (else the next path)\n", by,
+                       path->coop_groups);
         }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];

@@ -113,6 +113,8 @@ static int stub_tables(const char *name, const struct op_def *op,
                     buf_printf(t, "%s_ARG_SCRATCH, ", name);
                 } else if (strcmp(arg, "slices") == 0) {
                     buf_printf(t, "%s_ARG_SLICES, ", name);
+                } else if (strcmp(arg, "sync") == 0 && p->sync_words > 0) {
+                    buf_printf(t, "%s_ARG_SYNC, ", name);
                 } else if (buffer_index(p, arg) >= 0) {
                     char up[32];
                     upper_name(up, arg, sizeof up);
@@ -139,18 +141,20 @@ static int stub_tables(const char *name, const struct op_def *op,
                        errsize) < 0) {
             return -1;
         }
-        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %uu, %ld, %uu},\n",
+        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %uu, %ld, %uu, "
+                   "%ld},\n",
                    p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi,
                    p->path[pi].scratch_per, p->path[pi].scratch_sizes,
-                   p->path[pi].scratch_fixed, scratch_if);
+                   p->path[pi].scratch_fixed, scratch_if,
+                   p->path[pi].coop_groups);
     }
     buf_puts(t, "};\n\n");
     buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
     buf_printf(&b[H_VARIANTS], "     %s_source%d,\n", name, v);
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
-               "0x%xu},\n",
-               name, v, name, v, n_names, name, v, p->needs);
+               "0x%xu, %ld},\n",
+               name, v, name, v, n_names, name, v, p->needs, p->sync_words);
     return n_names;
 }
 

@@ -131,6 +131,12 @@ struct path {
      * the size of a caller's) only when the call gives one of these; else
      * the launches get NULL for "scratch". None named: whenever counted. */
     const char *scratch_if_given[3];
+    /* Work-groups per row that must all run at once (0: no such need):
+     * the launches wait on one another across work-groups (a grid-wide
+     * barrier), so the stub takes the path only while rows * coop_groups
+     * is at most the device's compute units, each holding one of them;
+     * else the next path that covers the rows. */
+    long coop_groups;
 };
 
 /* What the kernels do with a buffer of the host API. */
@@ -207,6 +213,11 @@ struct plan {
     struct path path[SPECL_MAX_PATHS];
     unsigned needs;           /* the capabilities (CAP_*) a device must
                                  offer to build the kernels (caps.h) */
+    long sync_words;          /* 32-bit words of the handle's own "sync"
+                                 buffer (0: none), zeroed at create: the
+                                 counters and partials of grid-wide
+                                 barriers, which the kernels leave as they
+                                 found the counters */
 };
 
 /* Whether some path of P launches the __kernel KERNEL. */

@@ -80,6 +80,7 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
     }
     /* The max, the sum of exponentials and the sum of each item. */
     rows_validate(ks, d, 3);
+    rows_validate_coop(ks, d);
 }
 
 /* The #defines of templates/cross_entropy_common.cl beyond the rows'. */
@@ -254,11 +255,50 @@ static void plan_rows(const struct kernel_spec *ks, struct plan *p)
     pa->scratch_sizes = none ? 0 : SIZE_FIRST;
 }
 
+/* The one-launch split path (rows up to coop_max, while rows x chunks fit
+ * the device's compute units): cross_entropy_coop between the count and
+ * the sum, as the row path; each chunk's statistics and the logit at the
+ * label in the handle's sync buffer. */
+static void plan_coop(const struct kernel_spec *ks, struct plan *p)
+{
+    int none = reduction(ks) == REDUCE_NONE;
+    const char *args[12];
+    const char *const *given = rows_args(ks, !none);
+    int n = 0;
+    while (given[n] != NULL) {
+        args[n] = given[n];
+        n++;
+    }
+    args[n++] = "sync";
+    args[n] = NULL;
+    struct path probe;
+    memset(&probe, 0, sizeof probe);
+    path_begin(ks, &probe);
+    /* Each chunk's (m, s, t), then the logit at the label. */
+    struct path *pa = rows_plan_coop(ks, p, "cross_entropy_coop", args, 3,
+                                     1, 0);
+    if (probe.n_launch > 0) {
+        memmove(&pa->launch[1], &pa->launch[0], sizeof pa->launch[0]);
+        pa->launch[0] = probe.launch[0];
+        pa->n_launch++;
+    }
+    path_end(ks, pa);
+    pa->why = "few rows: each row in COOP_GROUPS chunks, a work-group "
+              "each, that wait for one another's statistics within one "
+              "launch, then loss and gradient";
+    pa->scratch_fixed = none ? 0 : 1;
+    pa->scratch_per = none ? 0 : 1;
+    pa->scratch_sizes = none ? 0 : SIZE_FIRST;
+}
+
 static void plan(const struct kernel_spec *ks, struct plan *p)
 {
     rows_plan_begin(ks, p);
     plan_defines(ks, p);
     plan_buffers(ks, p);
+    if (rows_has_coop(ks)) {
+        plan_coop(ks, p);
+    }
     if (rows_has_split(ks)) {
         plan_split(ks, p);
     }
@@ -418,11 +458,20 @@ static double error_bound(const struct kernel_spec *ks)
 
 /* The split path's, searched by the tuner but taken from an entry by
  * entry_rows (as softmax's). */
-static const char *const few_rows_knobs[] = {"split", "split_max", NULL};
+static const char *const few_rows_knobs[] = {"split", "split_max",
+                                             "coop_split", "coop_max", NULL};
 
 static const char *const kernels[] = {
-    "cross_entropy_count", "cross_entropy", "cross_entropy_part",
-    "cross_entropy_combine", "cross_entropy_reduce", NULL};
+    "cross_entropy_count", "cross_entropy", "cross_entropy_coop",
+    "cross_entropy_part", "cross_entropy_combine", "cross_entropy_reduce",
+    NULL};
+
+/* The row ops' defaults, then the split paths' (op_rows_split.c). */
+static void defaults(struct kernel_spec *ks)
+{
+    rows_split_defaults(ks);
+    rows_coop_defaults(ks);
+}
 
 const struct op_def op_cross_entropy = {
     .name = "cross_entropy",
@@ -434,8 +483,8 @@ const struct op_def op_cross_entropy = {
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,
-    .n_knobs = ROWS_N_SPLIT_KNOBS,
-    .defaults = rows_split_defaults,
+    .n_knobs = ROWS_N_COOP_KNOBS,
+    .defaults = defaults,
     .validate = validate,
     .plan = plan,
     .tune_space = rows_split_tune_space,

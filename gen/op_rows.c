@@ -29,7 +29,7 @@ const char *const rows_mode_choices[] = {"auto", "registers", "streaming",
                                          NULL};
 enum { MODE_AUTO, MODE_REGISTERS, MODE_STREAMING };
 
-const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS] = {
+const struct param_def rows_knobs[ROWS_N_COOP_KNOBS] = {
     [ROWS_KNOB_WG] = ROWS_KNOB_WG_DEF("work-items per row, a power of two "
                                       "(shape: about 8 elements each, 32 in "
                                       "f16 and bf16)"),
@@ -45,6 +45,16 @@ const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS] = {
                              NULL,
                              "rows up to which the split path runs; 0: "
                              "none (shape: 128 on GPUs, rows / 2 on CPUs)"},
+    /* The one-launch split path's (op_rows_split.c). */
+    [ROWS_KNOB_COOP_SPLIT] = {"coop_split", VALUE_INT, 0, 1, 1, 1024, NULL,
+                              "chunks of a row, a work-group each, on the "
+                              "one-launch split path; 1: none (shape: 16 on "
+                              "NVIDIA GPUs where rows split)"},
+    [ROWS_KNOB_COOP_MAX] = {"coop_max", VALUE_INT, 0, 0, 0, 1024, NULL,
+                            "rows up to which the one-launch split path "
+                            "runs, while rows x chunks fit the compute "
+                            "units; 0: none (shape: 8 on NVIDIA GPUs, none "
+                            "elsewhere)"},
 };
 
 /* What the forward row ops' defaults aim at (the figures above). */

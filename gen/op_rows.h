@@ -16,11 +16,13 @@
 /* The knobs under `tile:` of every row op, in this order (the first
  * ROWS_N_KNOBS of rows_knobs); then those of the split path, which only
  * ops that have one take (softmax, the norms: .n_knobs
- * ROWS_N_SPLIT_KNOBS). */
+ * ROWS_N_SPLIT_KNOBS); then those of the one-launch split path
+ * (softmax: ROWS_N_COOP_KNOBS). */
 enum { ROWS_KNOB_WG, ROWS_KNOB_ROWS, ROWS_KNOB_VEC, ROWS_KNOB_MODE,
        ROWS_N_KNOBS, ROWS_KNOB_SPLIT = ROWS_N_KNOBS, ROWS_KNOB_SPLIT_MAX,
-       ROWS_N_SPLIT_KNOBS };
-extern const struct param_def rows_knobs[ROWS_N_SPLIT_KNOBS];
+       ROWS_N_SPLIT_KNOBS, ROWS_KNOB_COOP_SPLIT = ROWS_N_SPLIT_KNOBS,
+       ROWS_KNOB_COOP_MAX, ROWS_N_COOP_KNOBS };
+extern const struct param_def rows_knobs[ROWS_N_COOP_KNOBS];
 
 /* Work-items per group that the default rows aims at, for short rows;
  * half-width storage, whose items hold more elements, in groups of 128
@@ -176,6 +178,42 @@ void rows_split_entry_rows(struct kernel_spec *ks,
 struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
                              const char *const kernels[2],
                              const char *const *const args[2]);
+
+/* The one-launch split path (op_rows_split.c; ops whose knobs are
+ * rows_knobs up to ROWS_N_COOP_KNOBS): each row of up to coop_max in
+ * coop_split chunks, a work-group each, that wait on one another
+ * (a grid-wide barrier per row) instead of a second launch. Its geometry:
+ * chunks per row (fewer than coop_split where the row has fewer vectors
+ * or the last would be empty), vectors per chunk, work-items per group,
+ * vectors per work-item, and whether the chunk stays in registers (else
+ * it is read twice; REGISTERS 0: always read twice). */
+struct rows_coop {
+    long groups, vecs, items, slots;
+    int in_registers;
+};
+int rows_has_coop(const struct kernel_spec *ks);
+void rows_coop_geometry(const struct kernel_spec *ks, int registers,
+                        struct rows_coop *g);
+/* Its defaults (after rows_split_defaults): on NVIDIA GPUs, for rows the
+ * split path takes, COOP_GPU_ROWS rows in chunks that fill about a wave;
+ * none on other devices, CPUs among them, whose work-groups need not run
+ * at once (a spec may still ask: the stub checks the device's compute
+ * units). A spec that gives one of
+ * the two knobs alone gets the other from the shape (coop_split at least
+ * 2, coop_max 1). */
+void rows_coop_defaults(struct kernel_spec *ks);
+/* Checks the coop knobs against each other. */
+void rows_validate_coop(const struct kernel_spec *ks, struct diags *d);
+/* Adds its defines and its path (one launch of KERNEL over
+ * (COOP_GROUPS, rows) work-groups of COOP_WG items taking ARGS, "sync"
+ * among them) and the handle's sync words: per row its counters and the
+ * words its work-groups publish, PER_CHUNK for each plus PER_ROW
+ * (templates/row_coop.cl); REGISTERS 0 for a kernel that always reads
+ * its chunk twice (the others keep it in registers where it fits). The
+ * caller sets its why. */
+struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
+                            const char *kernel, const char *const *args,
+                            long per_chunk, long per_row, int registers);
 
 /* "ROWSxFEATURES". */
 void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,

@@ -168,3 +168,172 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
     }
     return pa;
 }
+
+/* The one-launch split path. At decode a vocabulary's softmax is a few
+ * microseconds of memory traffic, about what a launch and the gap
+ * between two launches cost: the split path's second launch more than
+ * doubles it. Here the chunks of a row wait for one another within one
+ * launch (a grid-wide barrier per row, its counters in the handle's sync
+ * buffer), which needs every work-group of the launch running at once:
+ * the stub takes the path only while rows x chunks fit the device's
+ * compute units. Each chunk stays in registers from its load to its
+ * store where it fits (x read once), else it is read again after the
+ * barrier, recently (from a GPU's cache).
+ *
+ * NVIDIA GPUs (the targets that offer shfl.sync): up to COOP_GPU_ROWS
+ * rows, in chunks that fill about a wave (COOP_GPU_GROUPS work-groups, as
+ * the split path's). There a compute unit is a multiprocessor, which holds
+ * any work-group the kernel can run; other GPUs' defaults leave the path
+ * out, as a compute unit means less on some (Intel's report execution
+ * units, several of which a work-group of 256 items spans). A spec may
+ * still ask for it anywhere. COOP_MOST_GROUPS bounds what a spec may ask
+ * (its sync words grow with it). */
+#define COOP_GPU_ROWS 8
+#define COOP_GPU_GROUPS 128
+#define COOP_MOST_GROUPS 4096
+
+int rows_has_coop(const struct kernel_spec *ks)
+{
+    return knob(ks, ROWS_KNOB_COOP_SPLIT) > 1 &&
+           knob(ks, ROWS_KNOB_COOP_MAX) > 0;
+}
+
+static long ceil_div(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+void rows_coop_geometry(const struct kernel_spec *ks, int registers,
+                        struct rows_coop *g)
+{
+    long vectors = row_vectors(ks), vec = knob(ks, ROWS_KNOB_VEC);
+    g->vecs = ceil_div(vectors, knob(ks, ROWS_KNOB_COOP_SPLIT));
+    g->groups = ceil_div(vectors, g->vecs);
+    long base = dtype_size(ks->dtype) == 2 ? ROWS_GROUP_HALVES
+                                           : ROWS_GROUP_ITEMS;
+    /* No more items than the chunk has vectors (short rows, tests). */
+    while (base > 1 && base / 2 >= g->vecs) {
+        base /= 2;
+    }
+    /* Enough items that each holds at most ROWS_REG_FLOATS of the chunk:
+     * in registers where that fits in a group; a streamed chunk as many
+     * (one work-group per compute unit wants its loads in flight). */
+    long items = base;
+    while (items < ROWS_MAX_GROUP &&
+           ceil_div(g->vecs, items) * vec > ROWS_REG_FLOATS) {
+        items *= 2;
+    }
+    g->in_registers = registers &&
+                      ceil_div(g->vecs, items) * vec <= ROWS_REG_FLOATS;
+    g->items = items;
+    g->slots = ceil_div(g->vecs, g->items);
+}
+
+void rows_coop_defaults(struct kernel_spec *ks)
+{
+    int gpu = target_offers(ks->target, CAP_SHFL_SYNC) && rows_has_split(ks);
+    int max_asked = spec_knob_set(ks, "coop_max") &&
+                    knob(ks, ROWS_KNOB_COOP_MAX) > 0;
+    int split_asked = spec_knob_set(ks, "coop_split") &&
+                      knob(ks, ROWS_KNOB_COOP_SPLIT) > 1;
+    long rows = max_asked ? knob(ks, ROWS_KNOB_COOP_MAX)
+                : gpu     ? COOP_GPU_ROWS
+                          : 1;
+    long chunks = ks->target != TARGET_CPU && rows < COOP_GPU_GROUPS / 2
+                      ? pow2_at_most(COOP_GPU_GROUPS / rows)
+                      : 2;
+    spec_knob_default(ks, "coop_split", gpu || max_asked ? (double)chunks
+                                                          : 1.0);
+    int chunked = knob(ks, ROWS_KNOB_COOP_SPLIT) > 1;
+    spec_knob_default(ks, "coop_max", !chunked       ? 0.0
+                                      : gpu          ? COOP_GPU_ROWS
+                                      : split_asked  ? 1.0
+                                                     : 0.0);
+}
+
+void rows_validate_coop(const struct kernel_spec *ks, struct diags *d)
+{
+    long split = knob(ks, ROWS_KNOB_COOP_SPLIT);
+    long most = knob(ks, ROWS_KNOB_COOP_MAX);
+    if (most > 0 && split == 1 && ks->knob[ROWS_KNOB_COOP_SPLIT].set) {
+        diag_error(d, ks->file, ks->knob[ROWS_KNOB_COOP_MAX].mark,
+                   "tile coop_max (%ld) needs coop_split 2 or more (1: no "
+                   "one-launch split path)", most);
+    } else if (rows_has_coop(ks) && split * most > COOP_MOST_GROUPS) {
+        struct mark at = ks->knob[ROWS_KNOB_COOP_MAX].set
+                             ? ks->knob[ROWS_KNOB_COOP_MAX].mark
+                             : ks->knob[ROWS_KNOB_COOP_SPLIT].mark;
+        diag_error(d, ks->file, at,
+                   "tile coop_split (%ld) times coop_max (%ld) must be <= "
+                   "%d: work-groups that must all run at once", split, most,
+                   COOP_MOST_GROUPS);
+    }
+}
+
+/* The one-launch path's defines: its geometry G, rows MOST, fences and
+ * ROW_WORDS sync words per row (templates/row_coop.cl). */
+static void coop_defines(const struct kernel_spec *ks, struct plan *p,
+                         const struct rows_coop *g, long most,
+                         long row_words)
+{
+    int streamed = 0;
+    for (int i = 0; i < p->n_define; i++) {
+        streamed |= strcmp(p->define[i].name, "SUM_BLOCK") == 0;
+    }
+    if (!streamed) {
+        plan_int(p, "SUM_BLOCK", "vectors summed apart (split paths)",
+                 ROWS_SUM_BLOCK);
+    }
+    plan_int(p, "COOP_GROUPS", "one-launch split: work-groups per row",
+             g->groups);
+    plan_int(p, "COOP_VECS", "one-launch split: vectors per chunk", g->vecs);
+    plan_int(p, "COOP_WG", "one-launch split: work-items per group",
+             g->items);
+    plan_int(p, "COOP_SLOTS", "one-launch split: vectors per work-item",
+             g->slots);
+    plan_int(p, "COOP_IN_REGISTERS",
+             g->in_registers ? "one-launch split: chunk in registers"
+                             : "one-launch split: chunk read twice",
+             g->in_registers);
+    plan_int(p, "COOP_ROWS", "one-launch split: rows at most", most);
+    /* NVIDIA: the barrier's fences as membar.gl, of device scope. */
+    int membar = target_offers(ks->target, CAP_SHFL_SYNC);
+    plan_int(p, "COOP_MEMBAR_PTX",
+             membar ? "one-launch split: fences as PTX membar.gl"
+                    : "one-launch split: fences as mem_fence",
+             membar);
+    if (membar) {
+        p->needs |= CAP_SHFL_SYNC;
+    }
+    plan_int(p, "COOP_ROW_WORDS", "one-launch split: sync words per row",
+             row_words);
+}
+
+struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
+                            const char *kernel, const char *const *args,
+                            long per_chunk, long per_row, int registers)
+{
+    struct rows_coop g;
+    rows_coop_geometry(ks, registers, &g);
+    long most = knob(ks, ROWS_KNOB_COOP_MAX);
+    long row_words = per_chunk * g.groups + per_row;
+    coop_defines(ks, p, &g, most, row_words);
+    struct path *pa = &p->path[p->n_path++];
+    pa->max_rows = most;
+    pa->coop_groups = g.groups;
+    struct launch *l = &pa->launch[pa->n_launch++];
+    l->kernel = kernel;
+    l->dims = 2;
+    l->local[0] = (size_t)g.items;
+    l->local[1] = 1;
+    launch_fixed(l, 0, (size_t)g.groups);
+    launch_over(l, 1, 1, SIZE_FIRST, 1);
+    int a = 0;
+    for (; args[a] != NULL; a++) {
+        l->args[a] = args[a];
+    }
+    l->args[a] = NULL;
+    /* Per row: its arrivals and generation, then its words. */
+    p->sync_words = most * (2 + row_words);
+    return pa;
+}

@@ -1,7 +1,9 @@
 /* op_softmax.c - softmax over each row, with an optional scale first;
  * few long rows take the split path (op_rows_split.c): softmax_part
  * writes each chunk's (max, sum of exponentials) to scratch,
- * softmax_combine merges a row's pairs and writes the chunk's outputs. */
+ * softmax_combine merges a row's pairs and writes the chunk's outputs.
+ * Fewer rows still, on GPUs, take the one-launch split path first:
+ * softmax_coop's chunks wait for one another's pairs within one launch. */
 #include "op_rows.h"
 
 #include <float.h>
@@ -17,16 +19,31 @@ static const struct param_def fields[] = {
 /* Inputs besides x and y: none. */
 static const char *const params[] = {NULL};
 
-/* The row ops' defaults, then the split path's (op_rows_split.c). */
+/* The row ops' defaults, then the split paths' (op_rows_split.c). */
 static void defaults(struct kernel_spec *ks)
 {
     rows_split_defaults(ks);
+    rows_coop_defaults(ks);
 }
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
 {
     /* The max and the sum of exponentials of each item. */
     rows_validate(ks, d, 2);
+    rows_validate_coop(ks, d);
+}
+
+/* The one-launch split path (rows up to coop_max, while rows x chunks
+ * fit the device's compute units): softmax_coop alone, the pairs in the
+ * handle's sync buffer. */
+static void plan_coop(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const args[] = {"x", "y", "sync", NULL};
+    /* Each chunk's pair. */
+    struct path *pa = rows_plan_coop(ks, p, "softmax_coop", args, 2, 0, 1);
+    pa->why = "few rows: each row in COOP_GROUPS chunks, a work-group "
+              "each, that wait for one another's (max, sum) pairs within "
+              "one launch";
 }
 
 /* The split path (rows up to split_max): softmax_part, then
@@ -74,6 +91,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
              shfl);
     if (shfl) {
         p->needs |= CAP_SHFL_SYNC;
+    }
+    if (rows_has_coop(ks)) {
+        plan_coop(ks, p);
     }
     if (rows_has_split(ks)) {
         plan_split(ks, p);
@@ -143,9 +163,11 @@ static double error_bound(const struct kernel_spec *ks)
 
 /* The split path's, searched by the tuner (rows_split_tune_space) but
  * taken from an entry by entry_rows. */
-static const char *const few_rows_knobs[] = {"split", "split_max", NULL};
+static const char *const few_rows_knobs[] = {"split", "split_max",
+                                             "coop_split", "coop_max", NULL};
 
-static const char *const softmax_kernels[] = {"softmax", "softmax_part",
+static const char *const softmax_kernels[] = {"softmax", "softmax_coop",
+                                              "softmax_part",
                                               "softmax_combine", NULL};
 
 const struct op_def op_softmax = {
@@ -156,7 +178,7 @@ const struct op_def op_softmax = {
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
     .knobs = rows_knobs,
-    .n_knobs = ROWS_N_SPLIT_KNOBS,
+    .n_knobs = ROWS_N_COOP_KNOBS,
     .defaults = defaults,
     .validate = validate,
     .plan = plan,

@@ -22,7 +22,7 @@ static const char *const stub_suffixes[] = {
     "create_in_order", "match_rank", "check_target", "check_buffer",
     "check_queue_and_wait", "mem_origin", "check_aliases", "path_for",
     "path_scratch", "enqueue_launch", "enqueue_buffers", "product", "count",
-    "scratch_bytes_at", "sizes_ok", "runs_for", NULL};
+    "scratch_bytes_at", "sizes_ok", "runs_for", "zeroed", NULL};
 
 /* The tables numbered by variant; launches are numbered by variant and
  * path as well, kernel texts (textN) by their order in NAME.c. */

@@ -231,6 +231,11 @@ void nu_kernel_free(struct nu_kernel *k)
     k->ks = NULL;
 }
 
+unsigned nu_compute_units(void)
+{
+    return the_rt.caps.compute_units;
+}
+
 long nu_knob(const struct nu_kernel *k, const char *key)
 {
     return (long)spec_knob(k->ks, key);

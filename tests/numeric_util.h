@@ -88,6 +88,10 @@ void nu_adopt(struct nu_kernel *k, const struct spec_set *set, int i,
 int nu_build(struct nu_kernel *k);
 void nu_kernel_free(struct nu_kernel *k);
 
+/* The compute units of the device nu_open opened: the work-groups that
+ * surely run at once (the one-launch split paths' bound). */
+unsigned nu_compute_units(void);
+
 /* A knob of K's spec after defaults (long), e.g. the rows of a tile. */
 long nu_knob(const struct nu_kernel *k, const char *key);
 /* The largest row count of the plan's first path when there are several

@@ -347,6 +347,62 @@ static void test_xent_sampled(void)
     naive_free(&naive);
 }
 
+/* Whether K's stub runs the one-launch split path at ROWS (a launch of
+ * cross_entropy_coop, between the count and the sum). */
+static int runs_coop(const struct nu_kernel *k, size_t rows)
+{
+    size_t sizes[SPECL_MAX_SIZES] = {rows};
+    const struct path *pa = stub_path(&k->stub, sizes);
+    for (int l = 0; pa != NULL && l < pa->n_launch; l++) {
+        if (strcmp(pa->launch[l].kernel, "cross_entropy_coop") == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The one-launch split path, forced (coop_max 1, coop_split 2: at 1 row
+ * 2 work-groups that wait for each other, on any device of 2 compute
+ * units or more, PoCL's CPU device among them): each reduction, grad
+ * false, smoothing and softcap; every label pattern at 1 row (a label in
+ * either chunk, an ignored row, one outside), dlogits in place, launched
+ * again and again on one handle; past coop_max the split or row path. */
+static void test_xent_coop(void)
+{
+    static const struct ce_case cases[] = {
+        {"f32", 32000, ", tile: {coop_max: 1, coop_split: 2}", TARGET_CPU,
+         {1, 1, 2, 0}, 0},
+        {"bf16", 151936, ", label_smoothing: 0.05, ignore_index: -1, tile: "
+         "{coop_max: 1, coop_split: 2}", TARGET_GPU, {1, 2, 0}, 0},
+        {"f16", 3001, ", reduction: none, label_smoothing: 0.1, softcap: "
+         "30, tile: {coop_max: 1, coop_split: 2}", TARGET_CPU, {1, 3, 0},
+         0},
+        {"f32", 50257, ", reduction: sum, grad: false, tile: {coop_max: 1, "
+         "coop_split: 2}", TARGET_GPU, {1, 1, 0}, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        if (ce_build(&k, &cases[i])) {
+            size_t groups = (size_t)k.stub.plan.path[0].coop_groups;
+            int fits = groups >= 1 && groups <= nu_compute_units();
+            TU_CHECK(runs_coop(&k, 1) == fits && !runs_coop(&k, 2),
+                     "%s: the one-launch path at 1 row %d (want %d), at 2 "
+                     "rows %d", k.yaml, runs_coop(&k, 1), fits,
+                     runs_coop(&k, 2));
+            for (int r = 0; r < 4 && cases[i].rows[r] != 0; r++) {
+                nu_run(&k, cases[i].rows[r], nu_unit());
+            }
+            for (int p = SOME_IGNORED; p <= OUTSIDE; p++) {
+                run_labels(&k, 1, p, 0);
+            }
+            if (spec_field(k.ks, "grad") != 0) {
+                run_labels(&k, 1, -1, 1);
+            }
+        }
+        nu_kernel_free(&k);
+    }
+}
+
 int add_cross_entropy_numeric_tests(CU_pSuite s)
 {
     return CU_add_test(s, "cross_entropy: vocabularies, dtypes, reductions, "
@@ -355,6 +411,9 @@ int add_cross_entropy_numeric_tests(CU_pSuite s)
                        test_xent_kernels) == NULL ||
                    CU_add_test(s, "cross_entropy: cases that once failed, "
                                "by their seeds", test_xent_seeds) == NULL ||
+                   CU_add_test(s, "cross_entropy: the one-launch split "
+                               "path, launched again on one handle",
+                               test_xent_coop) == NULL ||
                    CU_add_test(s, "cross_entropy: sampled rows of the mean "
                                "checked against the whole case",
                                test_xent_sampled) == NULL ||

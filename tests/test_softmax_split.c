@@ -24,18 +24,28 @@ struct split_case {
     struct vdist x;
 };
 
-/* Whether the stub runs the split path at ROWS (its first launch is
- * softmax_part); checks NAME_path_index agrees. */
-static int runs_split(const struct nu_kernel *k, size_t rows)
+/* The first kernel of the path the stub runs at ROWS ("" when it names
+ * none; checks NAME_path_index answers). */
+static const char *path_kernel(const struct nu_kernel *k, size_t rows)
 {
     size_t sizes[SPECL_MAX_SIZES] = {rows};
     const struct path *pa = stub_path(&k->stub, sizes);
     int index = k->stub.fn_path_index(k->stub.handle, sizes);
     CU_ASSERT(pa != NULL && index >= 0);
-    if (pa == NULL || index < 0) {
-        return -1;
-    }
-    return index == 0 && strcmp(pa->launch[0].kernel, "softmax_part") == 0;
+    return pa != NULL && index >= 0 ? pa->launch[0].kernel : "";
+}
+
+/* Whether the stub runs the split path at ROWS (its first launch is
+ * softmax_part). */
+static int runs_split(const struct nu_kernel *k, size_t rows)
+{
+    return strcmp(path_kernel(k, rows), "softmax_part") == 0;
+}
+
+/* Whether it runs the one-launch split path (softmax_coop). */
+static int runs_coop(const struct nu_kernel *k, size_t rows)
+{
+    return strcmp(path_kernel(k, rows), "softmax_coop") == 0;
 }
 
 /* Builds C and runs it at 1, 2 and 7 rows and on both sides of its
@@ -45,10 +55,11 @@ static void run_split_case(const struct split_case *c)
 {
     struct nu_kernel k;
     struct diags d = {.out = stderr};
+    /* The split path itself: no one-launch path before it (which the
+     * GPU defaults have, for a device that holds its work-groups). */
     if (!nu_spec_ok(&k, "kernels:\n  - {name: t_split, op: softmax, dtype: "
-                    "%s, %s%s%s%s}\n", c->dtype, c->fields,
-                    *c->tile ? ", tile: {" : "", c->tile,
-                    *c->tile ? "}" : "")) {
+                    "%s, %s, tile: {coop_max: 0%s%s}}\n", c->dtype,
+                    c->fields, *c->tile ? ", " : "", c->tile)) {
         nu_kernel_free(&k);
         return;
     }
@@ -126,7 +137,8 @@ static void test_split_widths(void)
  * most 128, up to 128 rows; CPUs into chunks of 64 KiB or more, at most
  * 64, up to half the row path's 16 rows per work-group; shorter rows no
  * split path. The stub of the GPU defaults at 151936 takes it up to 128
- * rows. */
+ * rows (at 1 row the one-launch split path, where the device holds its
+ * work-groups). */
 static void test_split_defaults(void)
 {
     static const struct {
@@ -158,7 +170,8 @@ static void test_split_defaults(void)
             TU_CHECK(nu_knob(&k, "split") == cases[i].split &&
                          nu_knob(&k, "split_max") == cases[i].split_max &&
                          paths == cases[i].paths &&
-                         (paths == 1 || limit[0] == cases[i].split_max),
+                         (paths == 1 ||
+                          limit[paths - 2] == cases[i].split_max),
                      "%s %d, target %d: split %ld, split_max %ld, %d paths "
                      "(want %ld, %ld, %ld)",
                      cases[i].dtype, cases[i].features, (int)cases[i].target,
@@ -167,7 +180,9 @@ static void test_split_defaults(void)
             if (i == 0 && nu_build(&k)) {
                 size_t rows[] = {1, 128, 129, 4096};
                 for (int r = 0; r < 4; r++) {
-                    CU_ASSERT_EQUAL(runs_split(&k, rows[r]), r < 2);
+                    CU_ASSERT_EQUAL(runs_split(&k, rows[r]) ||
+                                        (r == 0 && runs_coop(&k, 1)),
+                                    r < 2);
                 }
             }
         }
@@ -227,8 +242,161 @@ static void test_split_entry_rows(void)
     nu_kernel_free(&k);
 }
 
+/* The one-launch split path, forced by its knobs (coop_split 2, up to
+ * coop_max rows): at 1 row its 2 work-groups run at once on any device
+ * of 2 compute units or more (PoCL's CPU device runs them on worker
+ * threads). Each case runs 1 row three times on one handle, the barrier
+ * counters left by each launch serving the next (were they not reset,
+ * the second launch would wait forever), and past coop_max, where the
+ * split path (or the row path) takes over. COOP_ROWS x 2 work-groups
+ * beyond the device's units fall back too (the stub checks). */
+struct coop_case {
+    const char *dtype;
+    const char *fields;
+    const char *tile;
+    enum target target;
+};
+
+static void run_coop_case(const struct coop_case *c, struct vdist x)
+{
+    struct nu_kernel k;
+    struct diags d = {.out = stderr};
+    if (!nu_spec_ok(&k, "kernels:\n  - {name: t_coop, op: softmax, dtype: "
+                    "%s, %s, tile: {%s}}\n", c->dtype, c->fields, c->tile)) {
+        nu_kernel_free(&k);
+        return;
+    }
+    CU_ASSERT(spec_set_target(&k.set, c->target, &d) == 0);
+    long most = nu_knob(&k, "coop_max");
+    long chunks = nu_knob(&k, "coop_split");
+    TU_CHECK(most > 0 && chunks > 1, "no one-launch path (coop_split %ld, "
+             "coop_max %ld):\n%s", chunks, most, k.yaml);
+    if (most > 0 && nu_build(&k)) {
+        unsigned units = nu_compute_units();
+        /* Its work-groups per row: coop_split, or fewer where the row
+         * has fewer vectors. */
+        size_t groups = (size_t)k.stub.plan.path[0].coop_groups;
+        CU_ASSERT(groups >= 1 && groups <= (size_t)chunks);
+        size_t rows[] = {1, 1, 2, (size_t)most, (size_t)most + 1, 1};
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+            int fits = rows[i] <= (size_t)most && rows[i] * groups <= units;
+            int coop = runs_coop(&k, rows[i]);
+            TU_CHECK(coop == fits, "%zu rows %s the one-launch path "
+                     "(coop_max %ld, %zu groups a row, %u units):\n%s",
+                     rows[i], coop ? "take" : "do not take", most, groups,
+                     units, k.yaml);
+            nu_run(&k, rows[i], x);
+        }
+    }
+    nu_kernel_free(&k);
+}
+
+/* Widths 1 (one chunk: the barrier of one work-group), 7, 1001 (odd, vec
+ * 1), 4097, 32000 (the chunk in registers), 50257 and 151936 (read
+ * twice on the CPU defaults' vec 16; and on the GPU defaults', the
+ * chunk in registers at 4 chunks), every dtype among them, scales of
+ * either sign, inputs up to +-1e4 at odd widths. */
+static void test_coop_widths(void)
+{
+    static const struct coop_case cases[] = {
+        {"f32", "features: 1, scale: -1.5", "coop_max: 1, coop_split: 2",
+         TARGET_CPU},
+        {"f32", "features: 7, scale: -0.5", "coop_max: 1, coop_split: 2",
+         TARGET_CPU},
+        {"f16", "features: 1001, scale: 0.7", "coop_max: 1, coop_split: 2",
+         TARGET_CPU},
+        {"bf16", "features: 4097, scale: 0.7", "coop_max: 1, coop_split: 2",
+         TARGET_GPU},
+        {"f32", "features: 32000, scale: -1.0", "coop_max: 1",
+         TARGET_CPU},
+        {"bf16", "features: 32000", "coop_split: 2", TARGET_CPU},
+        {"f32", "features: 50257, scale: -0.7",
+         "coop_max: 1, coop_split: 2", TARGET_GPU},
+        {"f32", "features: 151936", "coop_max: 2, coop_split: 2",
+         TARGET_CPU},
+        {"bf16", "features: 151936", "coop_max: 1, coop_split: 2",
+         TARGET_GPU},
+        {"f32", "features: 151936", "coop_max: 1, coop_split: 4",
+         TARGET_GPU},
+    };
+    struct vdist wide = {0.0, 1e4};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_coop_case(&cases[i], i % 2 ? wide : nu_unit());
+    }
+}
+
+/* The one-launch path's defaults: on NVIDIA GPUs (the tensor-core
+ * targets) wherever the split path runs, 8 rows in 16 chunks (128
+ * work-groups, about a wave), before the split path; never on CPUs nor
+ * other GPUs, whatever the shape; a spec asking for it with one knob
+ * gets the other (coop_max alone: 2 chunks on CPUs, a wave's worth on
+ * GPUs; coop_split alone: 1 row); turning the split path off turns it
+ * off too. A stub of 8 rows in 16 chunks takes it at 1 row only where 16
+ * work-groups fit the device's units, else the split path. */
+static void test_coop_defaults(void)
+{
+    static const struct {
+        const char *dtype;
+        int features;
+        const char *tile;
+        enum target target;
+        long coop_split, coop_max, paths;
+    } cases[] = {
+        {"f32", 151936, "coop_max: 8", TARGET_GPU, 16, 8, 3},
+        {"f32", 151936, "", TARGET_TENSOR, 16, 8, 3},
+        {"bf16", 151936, "", TARGET_TENSOR, 16, 8, 3},
+        {"f32", 32768, "", TARGET_SM90A, 16, 8, 3},
+        {"f32", 151936, "", TARGET_GPU, 1, 0, 2},
+        {"f32", 32000, "", TARGET_TENSOR, 1, 0, 1},
+        {"f32", 151936, "split_max: 0", TARGET_TENSOR, 1, 0, 1},
+        {"f32", 151936, "", TARGET_CPU, 1, 0, 2},
+        {"bf16", 151936, "", TARGET_CPU, 1, 0, 2},
+        {"f32", 151936, "coop_max: 2", TARGET_CPU, 2, 2, 3},
+        {"f32", 151936, "coop_split: 4", TARGET_CPU, 4, 1, 3},
+        {"f32", 151936, "coop_max: 1", TARGET_GPU, 128, 1, 3},
+        {"f32", 4096, "coop_max: 4", TARGET_GPU, 32, 4, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        struct diags d = {.out = stderr};
+        if (nu_spec_ok(&k, "kernels:\n  - {name: t_cdef, op: softmax, "
+                       "dtype: %s, features: %d%s%s%s}\n", cases[i].dtype,
+                       cases[i].features, *cases[i].tile ? ", tile: {" : "",
+                       cases[i].tile, *cases[i].tile ? "}" : "")) {
+            CU_ASSERT(spec_set_target(&k.set, cases[i].target, &d) == 0);
+            long limit[4];
+            int paths = nu_path_limits(&k, limit, 4) + 1;
+            TU_CHECK(nu_knob(&k, "coop_split") == cases[i].coop_split &&
+                         nu_knob(&k, "coop_max") == cases[i].coop_max &&
+                         paths == cases[i].paths &&
+                         (cases[i].coop_max == 0 ||
+                          limit[0] == cases[i].coop_max),
+                     "%s %d {%s}, target %d: coop_split %ld, coop_max %ld, "
+                     "%d paths (want %ld, %ld, %ld)", cases[i].dtype,
+                     cases[i].features, cases[i].tile, (int)cases[i].target,
+                     nu_knob(&k, "coop_split"), nu_knob(&k, "coop_max"),
+                     paths, cases[i].coop_split, cases[i].coop_max,
+                     cases[i].paths);
+            if (i == 0 && nu_build(&k)) {
+                int fits = 16 <= nu_compute_units();
+                CU_ASSERT_EQUAL(runs_coop(&k, 1), fits);
+                CU_ASSERT_EQUAL(runs_split(&k, 1), !fits);
+                CU_ASSERT_EQUAL(runs_split(&k, 9), 1);
+            }
+        }
+        nu_kernel_free(&k);
+    }
+}
+
 int add_softmax_split_numeric_tests(CU_pSuite s)
 {
+    if (CU_add_test(s, "softmax: the one-launch split path, widths 1 to "
+                    "151936, launched again on one handle",
+                    test_coop_widths) == NULL ||
+        CU_add_test(s, "softmax: the one-launch split path's defaults",
+                    test_coop_defaults) == NULL) {
+        return -1;
+    }
     if (CU_add_test(s, "softmax: rows split over work-groups, widths 1 to "
                     "151936", test_split_widths) == NULL ||
         CU_add_test(s, "softmax: the split path's defaults and rows",

@@ -7,6 +7,7 @@
  * float64 reference, a failed build with its log, and the
  * vendoring example (examples/vendor) built and run on its own. */
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@
 #include "stub_cross_entropy.h"
 #include "stub_attention.h"
 #include "stub_softmax.h"
+#include "stub_softmax_coop.h"
 #include "suites.h"
 #include "testutil.h"
 #include "verify.h"
@@ -1919,6 +1921,114 @@ static void test_context_references(void)
     clReleaseContext(ctx);
 }
 
+/* The relative L2 error of stub_softmax_coop's output Y (one row) against
+ * the float64 softmax of X. */
+static double coop_row_error(const float *x, const float *y)
+{
+    enum { N = stub_softmax_coop_FEATURES };
+    double mx = -INFINITY, sum = 0, err = 0, norm = 0;
+    for (int i = 0; i < N; i++) {
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    for (int i = 0; i < N; i++) {
+        sum += exp(x[i] - mx);
+    }
+    for (int i = 0; i < N; i++) {
+        double want = exp(x[i] - mx) / sum;
+        err += (y[i] - want) * (y[i] - want);
+        norm += want * want;
+    }
+    return err == err ? sqrt(err / norm) : INFINITY;
+}
+
+/* One row of stub_softmax_coop on handle K, over Y poisoned with NaN
+ * first: its error (INFINITY when a call fails). */
+static double coop_run(const stub_softmax_coop *k, cl_command_queue q,
+                       cl_mem xb, cl_mem yb, const float *x)
+{
+    float y[stub_softmax_coop_FEATURES];
+    for (int i = 0; i < stub_softmax_coop_FEATURES; i++) {
+        y[i] = NAN;
+    }
+    cl_int err = clEnqueueWriteBuffer(q, yb, CL_TRUE, 0, sizeof y, y, 0,
+                                      NULL, NULL);
+    if (err == CL_SUCCESS) {
+        err = stub_softmax_coop_enqueue(k, q, 1, xb, yb, 0, NULL, NULL);
+    }
+    if (err == CL_SUCCESS) {
+        err = clEnqueueReadBuffer(q, yb, CL_TRUE, 0, sizeof y, y, 0, NULL,
+                                  NULL);
+    }
+    return err == CL_SUCCESS ? coop_row_error(x, y) : INFINITY;
+}
+
+/* The one-launch split path (stub_softmax_coop at 1 row: 2 work-groups
+ * that wait for each other) keeps its barrier counters in the handle,
+ * zeroed at create and left at zero by every launch: one handle runs it
+ * again and again (were the counters not reset, the second launch would
+ * wait forever), its clone on counters of its own, also once the parent
+ * is gone, and destroy gives their buffers back (the context's
+ * references as before). A device of fewer than 2 compute units takes
+ * the split path instead. */
+static void test_coop_counters(void)
+{
+    enum { N = stub_softmax_coop_FEATURES };
+    cl_int err;
+    cl_uint units = 0;
+    CU_ASSERT_EQUAL_FATAL(clGetDeviceInfo(rt.device,
+                                          CL_DEVICE_MAX_COMPUTE_UNITS,
+                                          sizeof units, &units, NULL),
+                          CL_SUCCESS);
+    cl_context ctx = clCreateContext(NULL, 1, &rt.device, NULL, NULL, &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueue(ctx, rt.device, 0, &err);
+    CU_ASSERT_EQUAL_FATAL(err, CL_SUCCESS);
+    cl_uint refs = context_refs(ctx);
+    float x[N];
+    unsigned long r = SEED;
+    for (int i = 0; i < N; i++) {
+        r = r * 6364136223846793005UL + 1442695040888963407UL;
+        x[i] = (float)((double)(r >> 40) / (double)(1UL << 24) * 8.0 - 4.0);
+    }
+    cl_mem xb = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                               sizeof x, x, &err);
+    cl_mem yb = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof x, NULL, &err);
+    stub_softmax_coop *k = NULL, *copy = NULL;
+    CU_ASSERT_EQUAL_FATAL(stub_softmax_coop_create(ctx, rt.device, &k),
+                          CL_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(stub_softmax_coop_clone(k, &copy), CL_SUCCESS);
+    size_t one = 1, two = 2;
+    CU_ASSERT_EQUAL(stub_softmax_coop_path_index(k, &one), units >= 2 ? 0 : 1);
+    CU_ASSERT_EQUAL(stub_softmax_coop_path_index(copy, &one),
+                    units >= 2 ? 0 : 1);
+    CU_ASSERT_EQUAL(stub_softmax_coop_path_index(k, &two), 1);
+    for (int run = 0; run < 6; run++) {
+        double e = coop_run(run % 3 == 2 ? copy : k, q, xb, yb, x);
+        TU_CHECK(e <= 1e-5, "run %d (%s): error %g", run,
+                 run % 3 == 2 ? "the clone" : "the handle", e);
+    }
+    stub_softmax_coop_destroy(k);
+    for (int run = 0; run < 2; run++) {
+        double e = coop_run(copy, q, xb, yb, x);
+        TU_CHECK(e <= 1e-5, "the clone alone, run %d: error %g", run, e);
+    }
+    stub_softmax_coop_destroy(copy);
+    CU_ASSERT_EQUAL(clFinish(q), CL_SUCCESS);
+    clReleaseMemObject(xb);
+    clReleaseMemObject(yb);
+    /* PoCL gives back a finished command's references a moment after
+     * clFinish: a leak holds them for good, so wait up to 5 s. */
+    for (int wait = 0; wait < 500 && context_refs(ctx) != refs; wait++) {
+        struct timespec pause = {0, 10000000L};
+        nanosleep(&pause, NULL);
+    }
+    TU_CHECK(context_refs(ctx) == refs, "create, clone, destroy: %u "
+             "references to the context, %u before", context_refs(ctx),
+             refs);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
 /* examples/vendor builds from its two emitted files alone and runs OK. */
 static void test_vendor_example(void)
 {
@@ -1988,6 +2098,9 @@ int add_stub_suite(void)
                     "context refused", test_other_context) == NULL ||
         CU_add_test(s, "a handle holds its context, and lets it go",
                     test_context_references) == NULL ||
+        CU_add_test(s, "the one-launch path's counters: the handle's, "
+                    "reset by every launch, a clone's its own",
+                    test_coop_counters) == NULL ||
         CU_add_test(s, "examples/vendor", test_vendor_example) == NULL) {
         return -1;
     }

@@ -3668,11 +3668,12 @@ static void test_knobs_text(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(sm);
     struct kernel_spec k = *sm;
     CU_ASSERT_EQUAL(knobs_parse(&k, "wg=8 rows=2 vec=8 mode=streaming "
-                                "split=4 split_max=16", NULL, 0),
+                                "split=4 split_max=16 coop_split=2 "
+                                "coop_max=1", NULL, 0),
                     0);
     knobs_text(&k, text, sizeof text);
     CU_ASSERT_STRING_EQUAL(text, "wg=8 rows=2 vec=8 mode=streaming split=4 "
-                                 "split_max=16");
+                                 "split_max=16 coop_split=2 coop_max=1");
     /* Part of the knobs: only those set. */
     k = *sm;
     CU_ASSERT_EQUAL(knobs_parse(&k, "vec=2", NULL, 0), 0);

@@ -560,7 +560,8 @@ static const struct {
 };
 
 /* Kernel arguments: a buffer index, or one of these; a runtime size
- * passes as a cl_int. */
+ * passes as a cl_int, ARG_SYNC as the handle's sync buffer. */
+#define golden_rmsnorm_ARG_SYNC (-1)
 #define golden_rmsnorm_ARG_SLICES (-4)
 #define golden_rmsnorm_ARG_END (-3)
 #define golden_rmsnorm_ARG_SCRATCH (-2)
@@ -584,7 +585,10 @@ struct golden_rmsnorm_launch {
 };
 
 /* A launch sequence; a variant runs the first of its paths whose max_rows
- * covers the first runtime size (the last has max_rows 0: any). Its
+ * covers the first runtime size (the last has max_rows 0: any) and, for a
+ * path whose coop_groups work-groups per row wait on one another (a
+ * grid-wide barrier), whose rows * coop_groups the device's compute units
+ * hold, one work-group each, all running at once. Its
  * launches share scratch_per * P + scratch_fixed floats of scratch, P the
  * product of the sizes scratch_sizes names; as a launch's if_given,
  * scratch_if_given says when (0: always), and the launches get NULL for
@@ -597,6 +601,7 @@ struct golden_rmsnorm_path {
     unsigned scratch_sizes;
     size_t scratch_fixed;
     unsigned scratch_if_given;
+    size_t coop_groups;
 };
 
 /* One knob set of the kernel: its source, kernels (with the work-items of
@@ -611,6 +616,9 @@ struct golden_rmsnorm_variant_def {
     /* The capabilities (bits of the caps table below) a device must offer
      * for its source to build: its inline PTX builds nowhere else. */
     unsigned needs;
+    /* 32-bit words of the handle's sync buffer (0: none): the counters
+     * and partial results of its grid-wide barriers. */
+    size_t sync_words;
 };
 
 /* Variant 0: its source (texts, in order), its kernels, then its paths. */
@@ -634,7 +642,7 @@ static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
-    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0, 0u},
+    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0, 0u, 0},
 };
 
 /* Variant 1: its source (texts, in order), its kernels, then its paths. */
@@ -658,17 +666,17 @@ static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
-    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0, 0u},
+    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0, 0u, 0},
 };
 
 
 static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"wg=64 rows=4 vec=4 mode=registers split=1 split_max=0",
      golden_rmsnorm_source0,
-     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0x0u},
+     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0x0u, 0},
     {"wg=1 rows=16 vec=16 mode=streaming split=1 split_max=0",
      golden_rmsnorm_source1,
-     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0x0u},
+     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0x0u, 0},
 
 };
 
@@ -699,6 +707,10 @@ struct golden_rmsnorm {
     cl_program program;
     cl_kernel kernels[golden_rmsnorm_MAX_KERNELS];
     char *build_log;
+    /* Zeroed at create: the barriers' counters, which every launch leaves
+     * at zero again; ARG_SYNC. NULL when the variant has none. */
+    cl_mem sync;
+    cl_uint units; /* CL_DEVICE_MAX_COMPUTE_UNITS */
 };
 
 /* Appends the N strings of PARTS and a newline to *LOG (nothing when out
@@ -820,7 +832,25 @@ struct golden_rmsnorm_limits {
     size_t max_threads;
     size_t max_items[3];
     unsigned have; /* the capabilities it offers (device_caps) */
+    cl_uint units; /* its compute units */
 };
+
+/* A new buffer of WORDS 32-bit zeros in CTX (NULL with *ERR set when it
+ * cannot be made). Copied from the host at creation: create has no queue
+ * to fill it with. */
+static cl_mem golden_rmsnorm_zeroed(cl_context _ctx, size_t _words, cl_int *_err)
+{
+    cl_uint *_zeros = (cl_uint *)calloc(_words, sizeof *_zeros);
+    if (_zeros == NULL) {
+        *_err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    cl_mem _buf = clCreateBuffer(_ctx, CL_MEM_READ_WRITE |
+                                 CL_MEM_COPY_HOST_PTR,
+                                 _words * sizeof *_zeros, _zeros, _err);
+    free(_zeros);
+    return *_err == CL_SUCCESS ? _buf : NULL;
+}
 
 /* Whether every launch of variant V fits LIM; if not, why in WHY. Each
  * kernel declares its work-group size (reqd_work_group_size), so the
@@ -923,6 +953,13 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
                                NULL);
         }
     }
+    if (_err == CL_SUCCESS && _var->sync_words != 0) {
+        _k->sync = golden_rmsnorm_zeroed(_ctx, _var->sync_words, &_err);
+        if (_err != CL_SUCCESS) {
+            golden_rmsnorm_log_variant(&_k->build_log, _v, "clCreateBuffer failed "
+                               "(sync)", NULL);
+        }
+    }
     if (_err != CL_SUCCESS) {
         for (size_t _i = 0; _i < golden_rmsnorm_MAX_KERNELS; _i++) {
             if (_k->kernels[_i] != NULL) {
@@ -935,6 +972,7 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
         return _err;
     }
     _k->variant = _v;
+    _k->units = _lim->units;
     return CL_SUCCESS;
 }
 
@@ -951,6 +989,10 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
     if (_err == CL_SUCCESS) {
         _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
                                sizeof _lim.max_items, _lim.max_items, NULL);
+    }
+    if (_err == CL_SUCCESS) {
+        _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_COMPUTE_UNITS,
+                               sizeof _lim.units, &_lim.units, NULL);
     }
     if (_err != CL_SUCCESS) {
         return _err;
@@ -1250,6 +1292,8 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
             _err = clSetKernelArg(_kernel, _a, sizeof _l->slices, &_l->slices);
         } else if (_l->args[_a] == golden_rmsnorm_ARG_SCRATCH) {
             _err = clSetKernelArg(_kernel, _a, sizeof _scratch, &_scratch);
+        } else if (_l->args[_a] == golden_rmsnorm_ARG_SYNC) {
+            _err = clSetKernelArg(_kernel, _a, sizeof _k->sync, &_k->sync);
         } else {
             _err = clSetKernelArg(_kernel, _a, sizeof(cl_mem),
                                   &_buffers[_l->args[_a]]);
@@ -1279,12 +1323,16 @@ static int golden_rmsnorm_runs_for(unsigned _if_given, unsigned _given)
     return _if_given == 0u || (_if_given & _given) != 0u;
 }
 
-/* The path VAR runs when the first runtime size is ROWS. */
+/* The path VAR runs when the first runtime size is ROWS, on a device of
+ * UNITS compute units. */
 static const struct golden_rmsnorm_path *
-golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _rows)
+golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _rows,
+                cl_uint _units)
 {
     const struct golden_rmsnorm_path *_path = _var->paths;
-    while (_path->max_rows != 0 && _rows > _path->max_rows) {
+    while ((_path->max_rows != 0 && _rows > _path->max_rows) ||
+           (_path->coop_groups != 0 &&
+            _rows > _units / _path->coop_groups)) {
         _path++;
     }
     return _path;
@@ -1339,7 +1387,11 @@ static size_t golden_rmsnorm_scratch_bytes_at(const size_t *_sizes)
             if (_path->max_rows == 0) {
                 break;
             }
-            _first = _path->max_rows + 1;
+            /* A device too small for a grid-wide barrier's rows runs
+             * the next path from 1 row. */
+            if (_path->coop_groups == 0) {
+                _first = _path->max_rows + 1;
+            }
         }
     }
     return _most;
@@ -1374,7 +1426,8 @@ int golden_rmsnorm_path_index(const struct golden_rmsnorm *_k, const size_t *_si
         !golden_rmsnorm_sizes_ok(_sizes)) {
         return -1;
     }
-    return (int)(golden_rmsnorm_path_for(&golden_rmsnorm_variants[_k->variant], _sizes[0]) -
+    return (int)(golden_rmsnorm_path_for(&golden_rmsnorm_variants[_k->variant],
+                                 _sizes[0], _k->units) -
                  golden_rmsnorm_variants[_k->variant].paths);
 }
 
@@ -1434,7 +1487,8 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     }
 
     const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_k->variant];
-    const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_var, _sizes[0]);
+    const struct golden_rmsnorm_path *_path =
+        golden_rmsnorm_path_for(_var, _sizes[0], _k->units);
     /* The caller's scratch, checked, or one for this call (OWN). */
     int _needs_scratch =
         (_path->scratch_per != 0 || _path->scratch_fixed != 0) &&
@@ -1585,6 +1639,15 @@ cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *_k, struct golden_rmsno
     }
     _c->ctx = _k->ctx;
     _c->variant = _k->variant;
+    _c->units = _k->units;
+    if (_var->sync_words != 0) {
+        /* Barriers of its own: calls of the two may overlap. */
+        _c->sync = golden_rmsnorm_zeroed(_c->ctx, _var->sync_words, &_err);
+        if (_err != CL_SUCCESS) {
+            golden_rmsnorm_destroy(_c);
+            return _err;
+        }
+    }
     _err = clRetainProgram(_k->program);
     if (_err != CL_SUCCESS) {
         golden_rmsnorm_destroy(_c);
@@ -1623,6 +1686,9 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
     if (_k->program != NULL) {
         clReleaseProgram(_k->program);
     }
+    if (_k->sync != NULL) {
+        clReleaseMemObject(_k->sync);
+    }
     if (_k->ctx != NULL) {
         clReleaseContext(_k->ctx);
     }
@@ -1636,6 +1702,7 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 #undef golden_rmsnorm_BUF_X
 #undef golden_rmsnorm_BUF_GAMMA
 #undef golden_rmsnorm_BUF_Y
+#undef golden_rmsnorm_ARG_SYNC
 #undef golden_rmsnorm_ARG_SLICES
 #undef golden_rmsnorm_ARG_END
 #undef golden_rmsnorm_ARG_SCRATCH

@@ -1,0 +1,106 @@
+/* softmax_coop.cl - the one-launch split path: each work-group takes one
+ * chunk of one row (row_coop.cl), forms the chunk's pair (its largest h
+ * and the sum of exponentials relative to it, softmax_common.cl),
+ * publishes it, waits until every chunk of its row has (coop_wait),
+ * merges the row's pairs and writes the chunk's outputs. With
+ * COOP_IN_REGISTERS the chunk stays in registers from its load to its
+ * store (x read once); else it is read again after the barrier.
+ *
+ * Every work-group of a row merges the same pairs in the same order (item
+ * i folds pairs i, i + COOP_WG, ... in turn, then merge_pairs' tree), so
+ * all of them hold the same bits, whatever the timing.
+ *
+ * Buffers: x, y (rows x FEATURES); sync (row_coop.cl; a row's words: its
+ * chunks' pairs, COOP_ROW_WORDS = 2 * COOP_GROUPS).
+ * Launch: local (COOP_WG, 1), groups (COOP_GROUPS, rows), rows at most
+ * COOP_ROWS. */
+#include "softmax_common.cl"
+#include "row_coop.cl"
+
+/* Publishes (M, S) as chunk CHUNK's pair of ROW, waits for the row's
+ * other chunks and returns the row's pair, merged in a fixed order. */
+inline void coop_row_pair(volatile __global uint *sync, uint row, uint chunk,
+                          __local float *pm, __local float *ps, uint lid,
+                          float *m, float *s)
+{
+    volatile __global uint *pairs = coop_words(sync, row);
+    if (lid == 0) {
+        coop_put(pairs, 2 * chunk, *m);
+        coop_put(pairs, 2 * chunk + 1, *s);
+    }
+    coop_wait(sync, row, lid);
+    float mr = NO_MAX;
+    float sr = 0.0f;
+    for (uint c = lid; c < COOP_GROUPS; c += COOP_WG) {
+        merge_pair(&mr, &sr, coop_get(pairs, 2 * c),
+                   coop_get(pairs, 2 * c + 1));
+    }
+    merge_pairs(pm, ps, lid, COOP_WG, &mr, &sr);
+    *m = mr;
+    *s = sr;
+}
+
+__kernel __attribute__((reqd_work_group_size(COOP_WG, 1, 1)))
+void softmax_coop(const __global storage_t *x, __global storage_t *y,
+                  volatile __global uint *sync)
+{
+    __local float pm[COOP_WG];
+    __local float ps[COOP_WG];
+    const uint lid = get_local_id(0);
+    const uint chunk = get_group_id(0);
+    const uint row = get_group_id(1);
+    const size_t base = (size_t)row * FEATURES;
+    const uint first = chunk * COOP_VECS + lid;
+    const uint end = coop_end(chunk);
+
+    float m = NO_MAX;
+    float s;
+#if COOP_IN_REGISTERS
+    /* As softmax.cl's row in registers, over the chunk. */
+    floatv v[COOP_SLOTS];
+    floatv sv = 0.0f;
+#pragma unroll
+    for (uint k = 0; k < COOP_SLOTS; k++) {
+        const uint j = first + k * COOP_WG;
+        if (j < end) {
+            v[k] = H_SIGN * loadv(x, base + j * VEC);
+        }
+    }
+#pragma unroll
+    for (uint k = 0; k < COOP_SLOTS; k++) {
+        const uint j = first + k * COOP_WG;
+        if (j < end) {
+            const float mk = hmax(v[k]);
+            if (EXP_SCALE * (mk - m) > RESCALE_ABOVE) {
+                const float rescale = EXPS(m - mk);
+                sv *= rescale;
+#pragma unroll
+                for (uint i = 0; i < k; i++) {
+                    v[i] *= rescale;
+                }
+                m = mk;
+            }
+            v[k] = EXPS(v[k] - m);
+            sv += v[k];
+        }
+    }
+    s = hsum(sv);
+    const float mine = m;
+    merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
+    coop_row_pair(sync, row, chunk, pm, ps, lid, &m, &s);
+    /* v holds exponentials relative to this item's reference. */
+    const float f = EXPS(mine - m) / s;
+#pragma unroll
+    for (uint k = 0; k < COOP_SLOTS; k++) {
+        const uint j = first + k * COOP_WG;
+        if (j < end) {
+            storev(y, base + j * VEC, v[k] * f);
+        }
+    }
+#else
+    s = stream_sum(x, base, first, end, COOP_WG, &m);
+    merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
+    coop_row_pair(sync, row, chunk, pm, ps, lid, &m, &s);
+    stream_out(x, y, base, first, end, COOP_WG, m, 1.0f / s);
+#endif
+}
