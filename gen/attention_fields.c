@@ -7,6 +7,8 @@
 /* The least softcap taken: 1 / softcap must stay a float. */
 #define SOFTCAP_MIN 1e-30
 
+const char *const attn_engine_choices[] = {"simt", "mma", NULL};
+
 const struct param_def attn_fields[] = {
     {"heads", VALUE_INT, 1, 0, 1, 4096, NULL, "query heads (H)"},
     /* A default below the minimum stands for heads (param_stand_in). */

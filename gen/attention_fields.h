@@ -9,6 +9,12 @@
 
 #include "op.h"
 
+/* What runs the kernels that can take tensor cores (the knob engine of
+ * both ops): float multiply-adds on every device, or m16n8k16 products
+ * on NVIDIA compute capability 8.0+. */
+enum { ATTN_SIMT, ATTN_MMA };
+extern const char *const attn_engine_choices[];
+
 /* The fields both ops take, as the spec reader knows them. */
 #define ATTN_N_FIELDS 7
 extern const struct param_def attn_fields[ATTN_N_FIELDS];

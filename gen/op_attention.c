@@ -28,12 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What runs the prefill path: the float kernel, or tensor cores. */
-enum { ATTN_SIMT, ATTN_MMA };
-static const char *const engine_choices[] = {"simt", "mma", NULL};
-
 static const struct param_def knobs[] = {
-    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, engine_choices,
+    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
      "prefill: simt (every device) or mma (f16, bf16: m16n8k16 on NVIDIA "
      "tensor cores, compute capability 8.0+)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,

@@ -35,18 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ABW_SIMT, ABW_MMA };
-static const char *const engine_choices[] = {"simt", "mma", NULL};
-
 static const struct param_def knobs[] = {
-    {"engine", VALUE_CHOICE, 0, ABW_SIMT, 0, 0, engine_choices,
+    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
      "dk, dv and dq: simt (every device) or mma (f16, bf16: m16n8k16 on "
      "NVIDIA compute capability 8.0+)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
      "engine mma: dq's query rows per work-group, 16 a warp"},
     {"mma_k", VALUE_INT, 0, 64, 16, 256, NULL,
      "engine mma: dk's and dv's keys per work-group, 16 a warp"},
-    {"mma_tile", VALUE_INT, 0, 32, 16, 256, NULL,
+    {"mma_tile", VALUE_INT, 0, 64, 16, 256, NULL,
      "engine mma: columns of a score tile (dq's keys, dk's and dv's query "
      "rows, a step)"},
     {"block_q", VALUE_INT, 0, 64, 1, 1024, NULL,
@@ -136,7 +133,7 @@ static void engine_defaults(struct kernel_spec *ks)
     long d = attn_head_dim(ks);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && d % 8 == 0 && d <= 128) {
-        spec_knob_default(ks, "engine", ABW_MMA);
+        spec_knob_default(ks, "engine", ATTN_MMA);
     }
     spec_knob_default(ks, "mma_q", 64);
     spec_knob_default(ks, "mma_k", 64);
@@ -167,7 +164,7 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
     long mk = knob(ks, "mma_k"), tile = knob(ks, "mma_tile");
     const char *names[] = {"mma_q", "mma_k", "mma_tile"};
     const long values[] = {mq, mk, tile};
-    if (engine(ks) != ABW_MMA || !gemm_mma_check_dtype(ks, "mma", d)) {
+    if (engine(ks) != ATTN_MMA || !gemm_mma_check_dtype(ks, "mma", d)) {
         return;
     }
     if (hd % 8 != 0) {
@@ -297,7 +294,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                                           NULL};
     size_t dot_items = ks->target == TARGET_CPU ? 1 : DOT_GPU_ITEMS;
     size_t group = (size_t)(attn_heads(ks) / attn_kv_heads(ks));
-    int mma = engine(ks) == ABW_MMA;
+    int mma = engine(ks) == ATTN_MMA;
     size_t bq = (size_t)knob(ks, mma ? "mma_q" : "block_q");
     size_t bk = (size_t)knob(ks, mma ? "mma_k" : "block_k");
     plan_shape(ks, p);
