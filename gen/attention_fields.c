@@ -4,6 +4,36 @@
 #include <math.h>
 #include <stdio.h>
 
+
+void attn_naive_grid(struct plan *p, int seq, size_t heads)
+{
+    struct path *pa = &p->path[p->n_path - 1];
+    struct launch *l = &pa->launch[pa->n_launch - 1];
+    l->dims = 2;
+    l->local[0] = 1;
+    l->local[1] = 1;
+    launch_over(l, 0, 1, SIZE_BIT(seq), 1);
+    launch_over(l, 1, heads, SIZE_BIT(0), 1);
+}
+
+void attn_costs(const struct kernel_spec *ks, const size_t *sizes,
+                double per, double *bytes, double *flops)
+{
+    *bytes = plan_io_bytes(ks, sizes);
+    *flops = per * (double)sizes[0] * (double)attn_heads(ks) *
+             (double)attn_head_dim(ks) *
+             attn_visible_pairs(ks, (long)sizes[1], (long)sizes[2]);
+}
+
+void attn_bench_sizes(const struct kernel_spec *ks, size_t *sizes, long seq)
+{
+    long width = attn_heads(ks) * attn_head_dim(ks);
+    long s = width >= 1024 ? seq : width < 16 ? 16 : width;
+    sizes[0] = 1;
+    sizes[1] = (size_t)s;
+    sizes[2] = (size_t)s;
+}
+
 /* The least softcap taken: 1 / softcap must stay a float. */
 #define SOFTCAP_MIN 1e-30
 

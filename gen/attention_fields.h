@@ -39,6 +39,24 @@ int attn_visible(const struct kernel_spec *ks, long pos, long j);
 double attn_visible_pairs(const struct kernel_spec *ks, long seq_q,
                           long seq_kv);
 
+/* What both ops' plans and bench share; SIZES are (batch, seq_q,
+ * seq_kv), the runtime sizes of both.
+ *
+ * The naive launch just added to P: a work-item per element of runtime
+ * size SEQ (1: seq_q, 2: seq_kv) in dimension 0 (the kernel reads it
+ * from there), one per (batch, head) of HEADS heads in dimension 1. */
+void attn_naive_grid(struct plan *p, int seq, size_t heads);
+
+/* Every buffer once, and PER flops per (visible pair, head, element of
+ * the head). */
+void attn_costs(const struct kernel_spec *ks, const size_t *sizes,
+                double per, double *bytes, double *flops);
+
+/* Batch 1 (--rows sets it), seq_q = seq_kv = SEQ for heads * head_dim
+ * >= 1024 (a model's), heads * head_dim (at least 16) below, so that
+ * small specs check fast. */
+void attn_bench_sizes(const struct kernel_spec *ks, size_t *sizes, long seq);
+
 /* "B=.. Sq=.. Skv=.. H=../.. D=..( causal)" of SIZES (batch, seq_q,
  * seq_kv). */
 void attn_shape_text(const struct kernel_spec *ks, const size_t *sizes,

@@ -89,15 +89,6 @@ void lora_plan_gemm_simt(struct plan *p, const struct gemm_simt *g)
                 g->out_fixed);
 }
 
-void lora_copy_args(struct launch *l, const char *const *args)
-{
-    int i = 0;
-    for (; args[i] != NULL; i++) {
-        l->args[i] = args[i];
-    }
-    l->args[i] = NULL;
-}
-
 const char *const lora_engine_choices[] = {"simt", "mma", "wgmma", NULL};
 
 const char *const lora_layout_choices[] = {"in_out", "out_in", NULL};

@@ -119,9 +119,6 @@ struct gemm_simt {
 /* Adds G's #defines to P's prelude: every one gemm_simt.cl reads. */
 void lora_plan_gemm_simt(struct plan *p, const struct gemm_simt *g);
 
-/* Sets L's NULL-terminated argument list to ARGS. */
-void lora_copy_args(struct launch *l, const char *const *args);
-
 /* Adds the buffers a and b to P, in LAYOUT, with how to fill them from
  * PEFT's weights. */
 void lora_plan_adapter_buffers(struct plan *p, long K, long N, long R,

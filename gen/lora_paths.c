@@ -218,7 +218,7 @@ static void launch_xa(const struct lora *c, struct launch *l)
     }
     launch_fixed(l, 0, (size_t)xa_split(c));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->xa_m);
-    lora_copy_args(l, args);
+    launch_args(l, args);
 }
 
 /* lora_expand and lora_combine: THREADS work-items along N, WIDTH columns
@@ -233,7 +233,7 @@ static void launch_rows(const struct lora *c, struct launch *l,
     l->local[1] = 1;
     launch_fixed(l, 0, (size_t)ceil_div(c->N, threads * width));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)rows);
-    lora_copy_args(l, args);
+    launch_args(l, args);
 }
 
 static void launch_expand(const struct lora *c, struct launch *l)
@@ -294,7 +294,7 @@ static void launch_pad(const struct lora *c, struct launch *l, int x)
     } else {
         launch_fixed(l, 1, (size_t)(w_rows_padded(c) + c->R));
     }
-    lora_copy_args(l, x ? x_args : w_args);
+    launch_args(l, x ? x_args : w_args);
 }
 
 /* lora_combine: the sum of SLICES slices' partial sums. */
@@ -365,7 +365,7 @@ static void launch_decode_parts(const struct lora *c, struct launch *l)
     l->local[1] = 1;
     launch_fixed(l, 0, (size_t)(decode_strips(c) * c->decode_slices));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)(mma ? dmma_rows(c) : dsplit_rows(c)));
-    lora_copy_args(l, args);
+    launch_args(l, args);
 }
 
 static void launch_decode_sum(const struct lora *c, struct launch *l)
@@ -392,7 +392,7 @@ static void add_delta_path(const struct lora *c, struct plan *p,
     l->local[1] = 1;
     launch_fixed(l, 0, (size_t)slices);
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->delta_rows);
-    lora_copy_args(l, args);
+    launch_args(l, args);
 }
 
 /* The local memory of each kernel P launches, as the checks above count

@@ -108,6 +108,9 @@ void launch_fixed(struct launch *l, int d, size_t groups);
  * names (their product), times GROUPS. */
 void launch_over(struct launch *l, int d, size_t groups, unsigned mask,
                  size_t per_group);
+/* Sets L's arguments to ARGS (NULL-terminated: size names, buffer names,
+ * "scratch"). */
+void launch_args(struct launch *l, const char *const *args);
 
 #define SPECL_MAX_LAUNCHES 5
 #define SPECL_MAX_PATHS 8

@@ -271,13 +271,6 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     }
 }
 
-static void set_args(struct launch *l, const char *const *args)
-{
-    for (int a = 0; args[a] != NULL; a++) {
-        l->args[a] = args[a];
-    }
-}
-
 /* A launch of KERNEL over the blocks of rows of every (batch, kv head):
  * dimension 0 TIMES * GROUP * ceil(seq_q / block_q) groups (at least the
  * ceil(GROUP * seq_q / block_q) blocks; the kernel returns for the rest),
@@ -294,7 +287,7 @@ static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
     l->local[1] = 1;
     launch_over(l, 0, times * group, SEQ_Q, rows);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
-    set_args(l, args);
+    launch_args(l, args);
 }
 
 /* The split path: attention_part per (block, split), attention_combine
@@ -327,7 +320,7 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     l->local[1] = 1;
     launch_fixed(l, 0, 1);
     launch_over(l, 1, (size_t)attn_heads(ks), BATCH | SEQ_Q, 1);
-    set_args(l, combine_args);
+    launch_args(l, combine_args);
     pa->scratch_per = attn_heads(ks) * split * (attn_head_dim(ks) + 2);
     pa->scratch_sizes = BATCH | SEQ_Q;
 }
@@ -473,13 +466,7 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
     plan_float(p, "ATTN_SCALE", "times q.k", attn_scale(ks));
     plan_float(p, "ATTN_SOFTCAP", "0: none", spec_field(ks, "softcap"));
     naive_launch(p, "naive_attention", 0, args);
-    struct path *pa = &p->path[p->n_path - 1];
-    struct launch *l = &pa->launch[pa->n_launch - 1];
-    l->dims = 2;
-    l->local[0] = 1;
-    l->local[1] = 1;
-    launch_over(l, 0, 1, SEQ_Q, 1);
-    launch_over(l, 1, (size_t)attn_heads(ks), BATCH, 1);
+    attn_naive_grid(p, SZ_SEQ_Q, (size_t)attn_heads(ks));
 }
 
 
@@ -489,9 +476,7 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
 static void costs(const struct kernel_spec *ks, const size_t *sz,
                   double *bytes, double *flops)
 {
-    *bytes = plan_io_bytes(ks, sz);
-    *flops = 4.0 * (double)sz[SZ_BATCH] * (double)attn_heads(ks) *
-             (double)attn_head_dim(ks) * attn_visible_pairs(ks, (long)sz[SZ_SEQ_Q], (long)sz[SZ_SEQ_KV]);
+    attn_costs(ks, sz, 4.0, bytes, flops);
 }
 
 /* o: the f32 bound plus the storage's rounding; lse is float32. */
@@ -500,16 +485,10 @@ static double error_bound(const struct kernel_spec *ks)
     return storage_error_bound(ks->dtype, 1e-5);
 }
 
-/* Batch 1 (--rows sets it), seq_q = seq_kv = 4096 for heads of
- * heads * head_dim >= 1024 (a model's), heads * head_dim (at least 16)
- * below, so that small specs check fast. */
+/* 4096 tokens for a model's heads (attn_bench_sizes). */
 static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 {
-    long width = attn_heads(ks) * attn_head_dim(ks);
-    long seq = width >= 1024 ? 4096 : width < 16 ? 16 : width;
-    sz[SZ_BATCH] = 1;
-    sz[SZ_SEQ_Q] = (size_t)seq;
-    sz[SZ_SEQ_KV] = (size_t)seq;
+    attn_bench_sizes(ks, sz, 4096);
 }
 
 

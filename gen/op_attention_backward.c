@@ -275,13 +275,6 @@ static void plan_shape(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "ATTN_CAPPED", "scores softcapped", cap > 0);
 }
 
-static void set_args(struct launch *l, const char *const *args)
-{
-    for (int a = 0; args[a] != NULL; a++) {
-        l->args[a] = args[a];
-    }
-}
-
 static void plan(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const dot_args[] = {"batch", "seq_q", "o", "do_",
@@ -327,7 +320,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     l->local[0] = dot_items;
     l->local[1] = 1;
     launch_over(l, 0, (size_t)attn_heads(ks), BATCH | SEQ_Q, dot_items);
-    set_args(l, dot_args);
+    launch_args(l, dot_args);
     l = &pa->launch[pa->n_launch++];
     l->kernel = mma ? "attention_backward_dkv_mma" : "attention_backward_dkv";
     l->dims = 2;
@@ -335,7 +328,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     l->local[1] = 1;
     launch_over(l, 0, 1, SEQ_KV, bk);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
-    set_args(l, dkv_args);
+    launch_args(l, dkv_args);
     l = &pa->launch[pa->n_launch++];
     l->kernel = mma ? "attention_backward_dq_mma" : "attention_backward_dq";
     l->dims = 2;
@@ -343,7 +336,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     l->local[1] = 1;
     launch_over(l, 0, group, SEQ_Q, bq);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
-    set_args(l, dq_args);
+    launch_args(l, dq_args);
     pa->scratch_per = attn_heads(ks);
     pa->scratch_sizes = BATCH | SEQ_Q;
 }
@@ -460,20 +453,9 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
                                            NULL};
     plan_shape(ks, p);
     naive_launch(p, "naive_attention_backward_dq", 0, dq_args);
-    struct path *pa = &p->path[p->n_path - 1];
-    struct launch *l = &pa->launch[pa->n_launch - 1];
-    l->dims = 2;
-    l->local[0] = 1;
-    l->local[1] = 1;
-    launch_over(l, 0, 1, SEQ_Q, 1);
-    launch_over(l, 1, (size_t)attn_heads(ks), BATCH, 1);
+    attn_naive_grid(p, SZ_SEQ_Q, (size_t)attn_heads(ks));
     naive_launch(p, "naive_attention_backward_dkv", 0, dkv_args);
-    l = &pa->launch[pa->n_launch - 1];
-    l->dims = 2;
-    l->local[0] = 1;
-    l->local[1] = 1;
-    launch_over(l, 0, 1, SEQ_KV, 1);
-    launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
+    attn_naive_grid(p, SZ_SEQ_KV, (size_t)attn_kv_heads(ks));
 }
 
 
@@ -482,9 +464,7 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
 static void costs(const struct kernel_spec *ks, const size_t *sz,
                   double *bytes, double *flops)
 {
-    *bytes = plan_io_bytes(ks, sz);
-    *flops = 10.0 * (double)sz[SZ_BATCH] * (double)attn_heads(ks) *
-             (double)attn_head_dim(ks) * attn_visible_pairs(ks, (long)sz[SZ_SEQ_Q], (long)sz[SZ_SEQ_KV]);
+    attn_costs(ks, sz, 10.0, bytes, flops);
 }
 
 static double error_bound(const struct kernel_spec *ks)
@@ -495,11 +475,7 @@ static double error_bound(const struct kernel_spec *ks)
 /* As attention's, at most 1024 tokens: the backward costs 2.5x. */
 static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 {
-    long width = attn_heads(ks) * attn_head_dim(ks);
-    long seq = width >= 1024 ? 1024 : width < 16 ? 16 : width;
-    sz[SZ_BATCH] = 1;
-    sz[SZ_SEQ_Q] = (size_t)seq;
-    sz[SZ_SEQ_KV] = (size_t)seq;
+    attn_bench_sizes(ks, sz, 1024);
 }
 
 

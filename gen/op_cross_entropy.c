@@ -154,9 +154,7 @@ static void add_single(const struct kernel_spec *ks, struct path *pa,
     l->local[1] = 1;
     launch_fixed(l, 0, 1);
     launch_fixed(l, 1, 1);
-    for (int a = 0; args[a] != NULL; a++) {
-        l->args[a] = args[a];
-    }
+    launch_args(l, args);
 }
 
 /* The arguments of a rows kernel (cross_entropy, cross_entropy_combine):
@@ -246,9 +244,7 @@ static void plan_rows(const struct kernel_spec *ks, struct plan *p)
     launch_fixed(l, 0, 1);
     launch_over(l, 1, 1, SIZE_FIRST, l->local[1]);
     const char *const *args = rows_args(ks, !none);
-    for (int a = 0; args[a] != NULL; a++) {
-        l->args[a] = args[a];
-    }
+    launch_args(l, args);
     path_end(ks, pa);
     pa->scratch_fixed = none ? 0 : 1;
     pa->scratch_per = none ? 0 : 1;

@@ -697,7 +697,7 @@ static void launch_dx_tensor(const struct bwd *c, enum dx_kernel dx,
     l->local[1] = 1;
     launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)(wg ? c->wg_m : c->m));
-    lora_copy_args(l, args);
+    launch_args(l, args);
 }
 
 /* lora_bwd_dx: the register-tiled GEMM, after W^T's copy where it needs
@@ -714,7 +714,7 @@ static void launch_dx_simt(const struct bwd *c, struct path *pa)
         l->local[1] = 8;
         launch_fixed(l, 0, (size_t)ceil_div(c->N, 32));
         launch_fixed(l, 1, (size_t)ceil_div(c->K, 32));
-        lora_copy_args(l, wt_args);
+        launch_args(l, wt_args);
     }
     l = &pa->launch[pa->n_launch++];
     static const char *const dx_args[] = {"rows", "dy",      "a",
@@ -727,7 +727,7 @@ static void launch_dx_simt(const struct bwd *c, struct path *pa)
     l->local[1] = (size_t)(c->m / c->wm);
     launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->m);
-    lora_copy_args(l, bwd_uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
+    launch_args(l, bwd_uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
 }
 
 /* One launch sequence: G and scale*T, dA and dB (their partial sums and
@@ -753,7 +753,7 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
         l->local[0] = (size_t)c->tg_threads;
         launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
     }
-    lora_copy_args(l, tg_args);
+    launch_args(l, tg_args);
 
     l = &pa->launch[pa->n_launch++];
     static const char *const grad_args[] = {"rows", "x",       "dy", "da",
@@ -764,7 +764,7 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     l->local[1] = 1;
     launch_fixed(l, 0, (size_t)grad_strips_all(c));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->grad_rows);
-    lora_copy_args(l, grad_args);
+    launch_args(l, grad_args);
 
     if (reduce) {
         l = &pa->launch[pa->n_launch++];
@@ -774,7 +774,7 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
         l->dims = 1;
         l->local[0] = (size_t)c->reduce_threads;
         launch_fixed(l, 0, (size_t)ceil_div(slice, c->reduce_threads));
-        lora_copy_args(l, reduce_args);
+        launch_args(l, reduce_args);
     }
     if (dx == DX_SIMT) {
         launch_dx_simt(c, pa);

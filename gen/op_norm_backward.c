@@ -114,10 +114,7 @@ static struct launch *add_launch(struct path *pa, const char *k,
     l->local[1] = (size_t)local1;
     launch_fixed(l, 0, (size_t)groups0);
     launch_fixed(l, 1, (size_t)groups1);
-    for (int a = 0; args[a] != NULL; a++) {
-        assert(a + 1 < (int)(sizeof l->args / sizeof l->args[0]));
-        l->args[a] = args[a];
-    }
+    launch_args(l, args);
     return l;
 }
 

@@ -328,11 +328,7 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
     l->local[1] = 1;
     launch_fixed(l, 0, (size_t)g.groups);
     launch_over(l, 1, 1, SIZE_FIRST, 1);
-    int a = 0;
-    for (; args[a] != NULL; a++) {
-        l->args[a] = args[a];
-    }
-    l->args[a] = NULL;
+    launch_args(l, args);
     /* Per row: its arrivals and generation, then its words. */
     p->sync_words = most * (2 + row_words);
     return pa;

@@ -162,6 +162,16 @@ void launch_over(struct launch *l, int d, size_t groups, unsigned mask,
     l->per_group[d] = per_group;
 }
 
+void launch_args(struct launch *l, const char *const *args)
+{
+    int a = 0;
+    for (; args[a] != NULL; a++) {
+        assert(a + 1 < (int)(sizeof l->args / sizeof l->args[0]));
+        l->args[a] = args[a];
+    }
+    l->args[a] = NULL;
+}
+
 static int param_index(const struct param_def *defs, int n, const char *key)
 {
     for (int i = 0; i < n; i++) {
