@@ -181,15 +181,15 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
  * barrier, recently (from a GPU's cache).
  *
  * NVIDIA GPUs (the targets that offer shfl.sync): up to COOP_GPU_ROWS
- * rows, in chunks that fill about a wave (COOP_GPU_GROUPS work-groups, as
- * the split path's). There a compute unit is a multiprocessor, which holds
- * any work-group the kernel can run; other GPUs' defaults leave the path
- * out, as a compute unit means less on some (Intel's report execution
- * units, several of which a work-group of 256 items spans). A spec may
+ * rows, in chunks that fill about a wave (a work-group per compute unit
+ * of device_wave_units, as the split path's). There a compute unit is a
+ * multiprocessor, which holds any work-group the kernel can run; other
+ * GPUs' defaults leave the path out, as a compute unit means less on some
+ * (Intel's report execution units, several of which a work-group of 256
+ * items spans). A spec may
  * still ask for it anywhere. COOP_MOST_GROUPS bounds what a spec may ask
  * (its sync words grow with it). */
 #define COOP_GPU_ROWS 8
-#define COOP_GPU_GROUPS 128
 #define COOP_MOST_GROUPS 4096
 
 int rows_has_coop(const struct kernel_spec *ks)
@@ -239,8 +239,9 @@ void rows_coop_defaults(struct kernel_spec *ks)
     long rows = max_asked ? knob(ks, ROWS_KNOB_COOP_MAX)
                 : gpu     ? COOP_GPU_ROWS
                           : 1;
-    long chunks = ks->target != TARGET_CPU && rows < COOP_GPU_GROUPS / 2
-                      ? pow2_at_most(COOP_GPU_GROUPS / rows)
+    long wave = device_wave_units(target_facts(ks->target));
+    long chunks = ks->target != TARGET_CPU && rows < wave / 2
+                      ? pow2_at_most(wave / rows)
                       : 2;
     spec_knob_default(ks, "coop_split", gpu || max_asked ? (double)chunks
                                                           : 1.0);
