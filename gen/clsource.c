@@ -177,6 +177,9 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
                    pa->scratch_fixed);
         given_hash_text(pa->scratch_if_given, &b);
         /* Only when set, as above. */
+        if (pa->coop_total != 0) {
+            buf_printf(&b, "coop_total %ld\n", pa->coop_total);
+        }
         if (pa->coop_groups != 0) {
             buf_printf(&b, "coop %ld\n", pa->coop_groups);
         }

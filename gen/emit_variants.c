@@ -142,11 +142,11 @@ static int stub_tables(const char *name, const struct op_def *op,
             return -1;
         }
         buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %uu, %ld, %uu, "
-                   "%ld},\n",
+                   "%ld, %ld},\n",
                    p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi,
                    p->path[pi].scratch_per, p->path[pi].scratch_sizes,
                    p->path[pi].scratch_fixed, scratch_if,
-                   p->path[pi].coop_groups);
+                   p->path[pi].coop_groups, p->path[pi].coop_total);
     }
     buf_puts(t, "};\n\n");
     buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);

@@ -140,6 +140,12 @@ struct path {
      * is at most the device's compute units, each holding one of them;
      * else the next path that covers the rows. */
     long coop_groups;
+    /* Work-groups in all that must run at once whatever the rows (0: no
+     * such need): the launch ends in a grid-wide barrier of all of them,
+     * so the stub takes the path only while they are at most the
+     * device's compute units, one each; else the next path. Such a path
+     * may have max_rows 0 and still not be the last. */
+    long coop_total;
 };
 
 /* What the kernels do with a buffer of the host API. */

@@ -211,6 +211,9 @@ void rows_validate_coop(const struct kernel_spec *ks, struct diags *d);
  * (templates/row_coop.cl); REGISTERS 0 for a kernel that always reads
  * its chunk twice (the others keep it in registers where it fits). The
  * caller sets its why. */
+/* The macro of templates/grid_sync.cl, the barrier across the
+ * work-groups of a launch that all run at once. */
+void rows_plan_grid_sync(const struct kernel_spec *ks, struct plan *p);
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                             const char *kernel, const char *const *args,
                             long per_chunk, long per_row, int registers);

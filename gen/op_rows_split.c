@@ -297,17 +297,22 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
                              : "one-launch split: chunk read twice",
              g->in_registers);
     plan_int(p, "COOP_ROWS", "one-launch split: rows at most", most);
+    rows_plan_grid_sync(ks, p);
+    plan_int(p, "COOP_ROW_WORDS", "one-launch split: sync words per row",
+             row_words);
+}
+
+void rows_plan_grid_sync(const struct kernel_spec *ks, struct plan *p)
+{
     /* NVIDIA: the barrier's fences as membar.gl, of device scope. */
     int membar = target_offers(ks->target, CAP_SHFL_SYNC);
-    plan_int(p, "COOP_MEMBAR_PTX",
-             membar ? "one-launch split: fences as PTX membar.gl"
-                    : "one-launch split: fences as mem_fence",
+    plan_int(p, "GRID_MEMBAR_PTX",
+             membar ? "grid barrier: fences as PTX membar.gl"
+                    : "grid barrier: fences as mem_fence",
              membar);
     if (membar) {
         p->needs |= CAP_SHFL_SYNC;
     }
-    plan_int(p, "COOP_ROW_WORDS", "one-launch split: sync words per row",
-             row_words);
 }
 
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,

@@ -8,17 +8,14 @@
  * COOP_GROUPS work-groups fit the device's compute units, one each.
  *
  * The handle's sync buffer (zeroed at create) holds, for row r of at
- * most COOP_ROWS, words 2r (arrivals) and 2r + 1 (generation), then at
- * 2 * COOP_ROWS + r * COOP_ROW_WORDS the words the row's work-groups
- * publish for one another (coop_words). coop_wait: the last work-group
- * of a row to arrive resets the arrivals to 0 and then moves the
- * generation on, which the others wait for: every launch leaves the
- * arrivals as it found them, whatever the generation, so no launch needs
- * them cleared. Calls of one handle must not overlap on the device. */
+ * most COOP_ROWS, words 2r and 2r + 1, the row's barrier (grid_sync.cl),
+ * then at 2 * COOP_ROWS + r * COOP_ROW_WORDS the words the row's
+ * work-groups publish for one another (coop_words). */
+#include "grid_sync.cl"
+
 #if !defined(COOP_GROUPS) || !defined(COOP_VECS) || !defined(COOP_WG) ||  \
     !defined(COOP_SLOTS) || !defined(COOP_IN_REGISTERS) ||                \
-    !defined(COOP_ROWS) || !defined(COOP_ROW_WORDS) ||                   \
-    !defined(COOP_MEMBAR_PTX)
+    !defined(COOP_ROWS) || !defined(COOP_ROW_WORDS)
 #error "row_coop.cl: the plan must define the COOP_* geometry"
 #endif
 #if COOP_GROUPS * COOP_VECS < NVEC || (COOP_GROUPS - 1) * COOP_VECS >= NVEC
@@ -40,41 +37,13 @@ inline volatile __global uint *coop_words(volatile __global uint *sync,
     return sync + 2 * COOP_ROWS + (size_t)row * COOP_ROW_WORDS;
 }
 
-/* Orders this work-item's global writes before its later ones, as every
- * other work-group sees them: membar.gl where PTX is at hand
- * (COOP_MEMBAR_PTX, NVIDIA: device scope, certainly), else OpenCL's
- * fence. */
-inline void coop_fence(void)
-{
-#if COOP_MEMBAR_PTX
-    asm volatile("membar.gl;" ::: "memory");
-#else
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-#endif
-}
-
 /* Waits until every work-group of row ROW has arrived here, having
  * published its words (atomic_xchg by item 0 before it comes: item 0
  * arrives for the group). Every item of the group returns after that,
  * free to read the row's words (volatile). */
 inline void coop_wait(volatile __global uint *sync, uint row, uint lid)
 {
-    volatile __global uint *counters = sync + 2 * row;
-    if (lid == 0) {
-        /* Read before arriving: it moves only once all have arrived. */
-        const uint generation = atomic_add(&counters[1], 0u);
-        coop_fence();
-        if (atomic_inc(&counters[0]) == COOP_GROUPS - 1) {
-            atomic_xchg(&counters[0], 0u);
-            coop_fence();
-            atomic_inc(&counters[1]);
-        } else {
-            while (atomic_add(&counters[1], 0u) == generation) {
-            }
-        }
-        coop_fence();
-    }
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    grid_wait(sync + 2 * row, COOP_GROUPS, lid);
 }
 
 /* Word I of the row's (published by atomic_xchg) as a float, and the

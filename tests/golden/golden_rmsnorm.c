@@ -588,7 +588,8 @@ struct golden_rmsnorm_launch {
  * covers the first runtime size (the last has max_rows 0: any) and, for a
  * path whose coop_groups work-groups per row wait on one another (a
  * grid-wide barrier), whose rows * coop_groups the device's compute units
- * hold, one work-group each, all running at once. Its
+ * hold, one work-group each, all running at once (or, with coop_total,
+ * whose coop_total work-groups in all they hold). Its
  * launches share scratch_per * P + scratch_fixed floats of scratch, P the
  * product of the sizes scratch_sizes names; as a launch's if_given,
  * scratch_if_given says when (0: always), and the launches get NULL for
@@ -602,6 +603,7 @@ struct golden_rmsnorm_path {
     size_t scratch_fixed;
     unsigned scratch_if_given;
     size_t coop_groups;
+    size_t coop_total;
 };
 
 /* One knob set of the kernel: its source, kernels (with the work-items of
@@ -642,7 +644,7 @@ static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
-    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0, 0u, 0},
+    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0, 0u, 0, 0},
 };
 
 /* Variant 1: its source (texts, in order), its kernels, then its paths. */
@@ -666,7 +668,7 @@ static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
-    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0, 0u, 0},
+    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0, 0u, 0, 0},
 };
 
 
@@ -885,7 +887,7 @@ static int golden_rmsnorm_fits(int _v, const struct golden_rmsnorm_limits *_lim,
                 }
             }
         }
-        if (_path->max_rows == 0) {
+        if (_path->max_rows == 0 && _path->coop_total == 0) {
             return 1;
         }
     }
@@ -1332,7 +1334,8 @@ golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _r
     const struct golden_rmsnorm_path *_path = _var->paths;
     while ((_path->max_rows != 0 && _rows > _path->max_rows) ||
            (_path->coop_groups != 0 &&
-            _rows > _units / _path->coop_groups)) {
+            _rows > _units / _path->coop_groups) ||
+           _path->coop_total > _units) {
         _path++;
     }
     return _path;
@@ -1384,12 +1387,12 @@ static size_t golden_rmsnorm_scratch_bytes_at(const size_t *_sizes)
                              : _rows;
             size_t _need = golden_rmsnorm_path_scratch(_path, _sizes, _at);
             _most = _need > _most ? _need : _most;
-            if (_path->max_rows == 0) {
+            if (_path->max_rows == 0 && _path->coop_total == 0) {
                 break;
             }
             /* A device too small for a grid-wide barrier's rows runs
              * the next path from 1 row. */
-            if (_path->coop_groups == 0) {
+            if (_path->coop_groups == 0 && _path->coop_total == 0) {
                 _first = _path->max_rows + 1;
             }
         }

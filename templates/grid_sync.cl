@@ -1,0 +1,49 @@
+/* grid_sync.cl - a barrier across work-groups that all run at once (the
+ * stub takes a path that needs one only while its work-groups fit the
+ * device's compute units, one each), on two words of the handle's sync
+ * buffer (zeroed at create): arrivals, then a generation. The last
+ * work-group to arrive resets the arrivals to 0 and then moves the
+ * generation on, which the others wait for: every launch leaves the
+ * arrivals as it found them, whatever the generation, so no launch needs
+ * them cleared. Calls of one handle must not overlap on the device.
+ *
+ * GRID_MEMBAR_PTX 1: the fences as PTX membar.gl (NVIDIA: device scope,
+ * certainly); else OpenCL's mem_fence. */
+#ifndef GRID_MEMBAR_PTX
+#error "grid_sync.cl: the plan must define GRID_MEMBAR_PTX"
+#endif
+
+/* Orders this work-item's global writes before its later ones, as every
+ * other work-group sees them. */
+inline void grid_fence(void)
+{
+#if GRID_MEMBAR_PTX
+    asm volatile("membar.gl;" ::: "memory");
+#else
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+#endif
+}
+
+/* Waits until GROUPS work-groups have arrived at COUNTERS (arrivals,
+ * generation). Every item of the group calls it; item LID 0 arrives for
+ * the group, so what the others are to see must be written (and fenced)
+ * before the group's items meet at a barrier ahead of the call, or
+ * published by item 0. Every item returns after all have arrived. */
+inline void grid_wait(volatile __global uint *counters, uint groups, uint lid)
+{
+    if (lid == 0) {
+        /* Read before arriving: it moves only once all have arrived. */
+        const uint generation = atomic_add(&counters[1], 0u);
+        grid_fence();
+        if (atomic_inc(&counters[0]) == groups - 1) {
+            atomic_xchg(&counters[0], 0u);
+            grid_fence();
+            atomic_inc(&counters[1]);
+        } else {
+            while (atomic_add(&counters[1], 0u) == generation) {
+            }
+        }
+        grid_fence();
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+}
