@@ -154,7 +154,10 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
         if (path->max_rows != 0) {
             buf_printf(out, "%s <= %ld", by, path->max_rows);
         } else {
-            buf_printf(out, "%s %s", pi ? "other" : "any", by);
+            /* After a path for any rows that needs a large enough device
+             * (coop_total), this one takes them on a smaller one. */
+            int other = pi > 0 && plan->path[pi - 1].max_rows != 0;
+            buf_printf(out, "%s %s", other ? "other" : "any", by);
         }
         buf_printf(out, "): %s\n", path->why);
         if (path->scratch_per != 0 || path->scratch_fixed != 0) {
@@ -171,6 +174,10 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_printf(out, "  while %s x %ld <= the device's compute "
                        "units (else the next path)\n", by,
                        path->coop_groups);
+        }
+        if (path->coop_total != 0) {
+            buf_printf(out, "  while %ld <= the device's compute units "
+                       "(else the next path)\n", path->coop_total);
         }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];

@@ -44,6 +44,13 @@ static const struct tune_axis tune_space[] = {
  * `specl tune` searches the rest. CPUs: one work-item per block of rows,
  * streaming them with wide vectors. */
 static const struct rows_aim backward_aim = {16, 32, 256, 256, 1, 2};
+/* Where each row slot runs on its own (row_shfl: NVIDIA): 16 elements a
+ * work-item in loads of 8 bytes (16-byte ones measured slower), x and dy
+ * alone held (gamma read where used), two slots a group of 512 items,
+ * which leaves 128 registers an item (bench/RESULTS.md, "The norms'
+ * backward in one launch"). */
+static const struct rows_aim slots_aim = {16, 16, 512, 512, 1, 0};
+#define SLOTS_LOAD_BYTES 8
 #define CPU_BLOCKS 64
 
 /* The second kernel's work-group: lanes that sum every RED_LANES-th
@@ -53,10 +60,12 @@ static const struct rows_aim backward_aim = {16, 32, 256, 256, 1, 2};
 
 enum { BUF_X, BUF_GAMMA, BUF_DY, BUF_DX, BUF_DGAMMA, BUF_DBETA };
 
-static const char *const rmsnorm_kernels[] = {"rmsnorm_backward",
-                                              "norm_backward_reduce", NULL};
-static const char *const layernorm_kernels[] = {"layernorm_backward",
-                                                "norm_backward_reduce", NULL};
+static const char *const rmsnorm_kernels[] = {
+    "rmsnorm_backward", "norm_backward_reduce", "rmsnorm_backward_fused",
+    NULL};
+static const char *const layernorm_kernels[] = {
+    "layernorm_backward", "norm_backward_reduce", "layernorm_backward_fused",
+    NULL};
 
 static int centred(const struct kernel_spec *ks)
 {
@@ -73,9 +82,27 @@ static long knob(const struct kernel_spec *ks, int i)
     return (long)ks->knob[i].num;
 }
 
+/* Where the target offers shfl.sync (NVIDIA) and rows are whole warps:
+ * each row slot's sums by warp shuffles and a barrier of its own, and the
+ * one-launch path (its barrier across work-groups is PTX-fenced). */
+static int row_shfl(const struct kernel_spec *ks)
+{
+    /* bar.sync has ids 1 to 15 for the slots (0 is barrier()'s). */
+    return target_offers(ks->target, CAP_SHFL_SYNC) &&
+           knob(ks, ROWS_KNOB_WG) % 32 == 0 &&
+           knob(ks, ROWS_KNOB_ROWS) <= 15;
+}
+
 static void defaults(struct kernel_spec *ks)
 {
-    rows_defaults_aim(ks, &backward_aim);
+    struct rows_aim aim = slots_aim;
+    aim.gpu_vec = SLOTS_LOAD_BYTES / dtype_size(ks->dtype);
+    rows_defaults_aim(ks, &aim);
+    if (!row_shfl(ks)) {
+        /* Rows too short for whole warps, or no PTX: the shared tiles
+         * (knobs the spec set stay). */
+        rows_defaults_aim(ks, &backward_aim);
+    }
     spec_knob_default(ks, "blocks",
                       ks->target == TARGET_CPU
                           ? CPU_BLOCKS
@@ -181,6 +208,14 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
              c);
     plan_int(p, "BLOCKS", "the most blocks of rows, a work-group each",
              blocks);
+    int shfl = row_shfl(ks);
+    plan_int(p, "ROW_SHFL",
+             shfl ? "row sums by PTX warp shuffles, a barrier per slot"
+                  : "row sums in local memory",
+             shfl);
+    if (shfl) {
+        p->needs |= CAP_SHFL_SYNC;
+    }
     plan_accumulate(ks, p);
     plan_int(p, "RED_COLS", "reduction: vectors of columns per group",
              RED_COLS);
@@ -188,11 +223,33 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
              lanes);
     plan_buffers(ks, p);
 
-    struct path *pa = &p->path[p->n_path++];
-    pa->why = "a work-group per block of rows, then the blocks' sums";
     /* A partial row per block, or per row slot when rows stream. */
     long slot_partials = rows_in_registers(ks) ? 1 : rows;
-    pa->scratch_fixed = blocks * slot_partials * d * (c ? 2 : 1);
+    long scratch = blocks * slot_partials * d * (c ? 2 : 1);
+    struct path *pa;
+    if (row_shfl(ks)) {
+        /* One launch while the blocks fit the device's compute units. */
+        static const char *const rms_fused[] = {
+            "rows", "x", "gamma", "dy", "dx", "dgamma", "scratch", "sync",
+            NULL};
+        static const char *const ln_fused[] = {
+            "rows", "x",      "gamma",   "dy",   "dx",
+            "dgamma", "dbeta", "scratch", "sync", NULL};
+        rows_plan_grid_sync(ks, p);
+        p->sync_words = 2;
+        pa = &p->path[p->n_path++];
+        pa->why = "a work-group per block of rows, then each sums a share "
+                  "of the columns of the blocks' sums, in one launch";
+        pa->coop_total = blocks;
+        pa->scratch_fixed = scratch;
+        pa->scratch_if_given[0] = "dgamma";
+        pa->scratch_if_given[1] = c ? "dbeta" : NULL;
+        add_launch(pa, ks->op->kernels[2], wg, rows, 1, blocks,
+                   c ? ln_fused : rms_fused);
+    }
+    pa = &p->path[p->n_path++];
+    pa->why = "a work-group per block of rows, then the blocks' sums";
+    pa->scratch_fixed = scratch;
     pa->scratch_if_given[0] = "dgamma";
     pa->scratch_if_given[1] = c ? "dbeta" : NULL;
     add_launch(pa, ks->op->kernels[0], wg, rows, 1, blocks, rows_args);

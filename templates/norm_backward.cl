@@ -24,10 +24,10 @@
  * the plan alone and every sum runs in a fixed order: the same bits on
  * every run.
  *
- * ROW_IN_REGISTERS: each item keeps its share of gamma, x, dy and of the
- * partial sums in registers, and loads its slot's next row while the
- * work-group reduces this one; at the end the slots add their sums in
- * slot order into the block's one partial row. Otherwise rows are
+ * ROW_IN_REGISTERS: each item keeps its share of x, dy and of the
+ * partial sums in registers (gamma is read where used, from the cache);
+ * at the end the slots add their sums in slot order into the block's one
+ * partial row. Otherwise rows are
  * streamed (read again for each pass, in the compensated blocks of
  * row_reduce.cl) and each slot's sums add up in a partial row of its own
  * in the scratch. A NULL scratch (neither dgamma nor dbeta wanted): no
@@ -37,11 +37,13 @@
  * EPS and norm_scale.cl's; and
  *   NORM_CENTRED  1: layernorm (x - mean, dbeta); 0: rmsnorm
  *   BLOCKS        the most blocks of rows, and work-groups of the launch
+ *   ROW_SHFL      1: a row's sums over warps by PTX shuffles, then across
+ *                 warps in one barrier (NVIDIA; WG_SIZE a multiple of 32)
  * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv, and STAGE,
  * NB_STAGE floatv. */
 
 #if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
-    !defined(SUM_BLOCK)
+    !defined(SUM_BLOCK) || !defined(ROW_SHFL)
 #error "norm_backward.cl: a macro of the plan is missing"
 #endif
 
@@ -101,7 +103,123 @@ typedef float4 sumv;
 typedef float2 sumv;
 #define SUMV_FLOATS 2
 #endif
+#if ROW_SHFL
+/* Where the target has PTX (NVIDIA) each row slot of a work-group runs on
+ * its own: its reductions sum within warps by shuffles, then across its
+ * warps through local memory after a barrier of the slot's items alone
+ * (bar.sync with an id of its own, 1 + the slot: 0 is barrier()'s), so
+ * one slot's row waits for no other's. WG_SIZE is a multiple of 32, so
+ * no warp spans two slots. */
+inline void slot_barrier(void)
+{
+#if ROWS_PER_GROUP == 1
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
+    asm volatile("bar.sync %0, %1;"
+                 :
+                 : "r"(1 + (uint)get_local_id(1)), "r"(WG_SIZE)
+                 : "memory");
+#endif
+}
+
+/* V folded over the 32 lanes of this item's warp, every lane taking it:
+ * butterfly shuffles, the same operations on each lane and so the same
+ * bits. */
+inline float warp_add(float v)
+{
+#pragma unroll
+    for (uint o = 16; o > 0; o >>= 1) {
+        float w;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=f"(w)
+                     : "f"(v), "r"(o));
+        v += w;
+    }
+    return v;
+}
+
+inline float warp_max(float v)
+{
+#pragma unroll
+    for (uint o = 16; o > 0; o >>= 1) {
+        float w;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=f"(w)
+                     : "f"(v), "r"(o));
+        v = MAX2(v, w);
+    }
+    return v;
+}
+
+#define ROW_WARPS (WG_SIZE / 32)
+
+/* The sum of the ROW_WARPS warp sums at PART, in warp order. */
+inline sumv warps_total(const __local sumv *part)
+{
+    sumv t = part[0];
+    for (uint w = 1; w < ROW_WARPS; w++) {
+        t += part[w];
+    }
+    return t;
+}
+
+/* row_total, row_sums, row_peak: V summed (or its max) over the slot's
+ * items, every item taking the result; PART is left holding the warps'
+ * results (a second reduction on it waits for a slot_barrier). */
+inline float row_total(__local float *part, uint lid, float v)
+{
+    v = warp_add(v);
+    if (lid % 32 == 0) {
+        part[lid / 32] = v;
+    }
+    slot_barrier();
+    float t = part[0];
+    for (uint w = 1; w < ROW_WARPS; w++) {
+        t += part[w];
+    }
+    return t;
+}
+
+inline float row_peak(__local float *part, uint lid, float v)
+{
+    v = warp_max(v);
+    if (lid % 32 == 0) {
+        part[lid / 32] = v;
+    }
+    slot_barrier();
+    float t = part[0];
+    for (uint w = 1; w < ROW_WARPS; w++) {
+        t = MAX2(t, part[w]);
+    }
+    return t;
+}
+
+inline sumv row_sums(__local sumv *part, uint lid, sumv v)
+{
+#if NORM_CENTRED
+    v = (sumv)(warp_add(v.s0), warp_add(v.s1), warp_add(v.s2),
+               warp_add(v.s3));
+#else
+    v = (sumv)(warp_add(v.s0), warp_add(v.s1));
+#endif
+    if (lid % 32 == 0) {
+        part[lid / 32] = v;
+    }
+    slot_barrier();
+    return warps_total(part);
+}
+#else
+#define slot_barrier() ROW_BARRIER()
 ROW_REDUCTION(row_sums, sumv, ADD2)
+inline float row_total(__local float *part, uint lid, float v)
+{
+    return row_sum(part, lid, v);
+}
+inline float row_peak(__local float *part, uint lid, float v)
+{
+    return row_max(part, lid, v);
+}
+#endif
 
 /* PART holds two arrays of ROWS_PER_GROUP x WG_SIZE sumv. A reduction
  * leaves its result in its array, so the next one on the same array
@@ -174,7 +292,7 @@ inline struct norm_stats stats_streamed(const __global storage_t *x,
         csum_add(&a, &a_err, b);
     }
     __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
-    mean0 = shift + row_sum(first, lid, hsum(a + a_err)) / (float)FEATURES;
+    mean0 = shift + row_total(first, lid, hsum(a + a_err)) / (float)FEATURES;
 #endif
     /* Per lane: each of the sums below and its compensation. */
     floatv t[2 * SUMV_FLOATS];
@@ -225,6 +343,12 @@ inline struct norm_stats stats_checked(struct norm_stats st,
                                        size_t base, uint lid,
                                        __local sumv *part, uint it)
 {
+#if ROW_SHFL
+    /* The slots run apart, the scaled pass too: this slot's row alone. */
+    if (!sum_needs_scale(st.check)) {
+        return st;
+    }
+#else
     /* The row sums of every slot sit at the head of their partials. */
     const __local float *sums =
         (const __local float *)(part + SUMS_ARRAY(it) * ROWS_PER_GROUP *
@@ -232,20 +356,24 @@ inline struct norm_stats stats_checked(struct norm_stats st,
     if (!group_needs_scale(sums, SUMV_FLOATS * WG_SIZE, st.check)) {
         return st;
     }
-    ROW_BARRIER(); /* every item has read the plain sums */
+#endif
+    slot_barrier(); /* every item has read the plain sums */
     __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
-    const float s = norm_scale(row_max(first, lid,
-                                       item_max_abs(x, base, lid)));
-    ROW_BARRIER(); /* every item has read the max */
+    const float s = norm_scale(row_peak(first, lid,
+                                        item_max_abs(x, base, lid)));
+    slot_barrier(); /* every item has read the max */
     return stats_streamed(x, gamma, dy, base, lid, part, it, s);
 }
 
 #if ROW_IN_REGISTERS
 /* The plain statistics of the row this item holds a share of (V, DYV;
- * GAM: gamma's share; SHIFT: the row's first element). */
+ * SHIFT: the row's first element). gamma is read where it is used (from
+ * the cache: every row reads it), which leaves registers for more items
+ * in flight. */
 inline struct norm_stats stats_held(const floatv v[SLOTS],
                                     const floatv dyv[SLOTS],
-                                    const floatv gam[SLOTS], float shift,
+                                    const __global storage_t *gamma,
+                                    float shift,
                                     uint lid, __local sumv *part, uint it)
 {
     float mean0 = 0.0f;
@@ -258,7 +386,7 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
         }
     }
     __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
-    mean0 = shift + row_sum(first, lid, hsum(a)) / (float)FEATURES;
+    mean0 = shift + row_total(first, lid, hsum(a)) / (float)FEATURES;
 #else
     (void)shift;
 #endif
@@ -269,9 +397,10 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
     }
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
-        if (SLOT_IN_ROW(k, lid + k * WG_SIZE)) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
             const floatv d = v[k] - mean0;
-            const floatv g = gam[k] * dyv[k];
+            const floatv g = loadv(gamma, j * VEC) * dyv[k];
 #if NORM_CENTRED
             t[0] += d;
             t[1] += d * d;
@@ -295,10 +424,10 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
 /* This item's share of row BASE: dx stored when LIVE; dy * xhat (and dy)
  * added to ACC_G (ACC_B) when LIVE and GRADS. */
 inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
-                         const floatv gam[SLOTS], struct norm_stats st,
-                         __global storage_t *dx, size_t base, uint lid,
-                         bool live, bool grads, floatv acc_g[SLOTS],
-                         floatv acc_b[SLOTS])
+                         const __global storage_t *gamma,
+                         struct norm_stats st, __global storage_t *dx,
+                         size_t base, uint lid, bool live, bool grads,
+                         floatv acc_g[SLOTS], floatv acc_b[SLOTS])
 {
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
@@ -306,7 +435,8 @@ inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
         if (SLOT_IN_ROW(k, j)) {
             const floatv xh = xhat_of(v[k], st);
             if (live) {
-                storev(dx, base + j * VEC, dx_of(gam[k] * dyv[k], xh, st));
+                storev(dx, base + j * VEC,
+                       dx_of(loadv(gamma, j * VEC) * dyv[k], xh, st));
             }
             if (live && grads) {
                 acc_g[k] += dyv[k] * xh;
@@ -371,7 +501,9 @@ inline void partials_out(floatv acc_g[SLOTS], floatv acc_b[SLOTS],
 }
 
 /* The rows of block [START, END), slot by slot, with the row in
- * registers. */
+ * registers. No row is loaded ahead: the latency hides behind the other
+ * work-groups of the compute unit, and the registers a second row would
+ * take would leave room for fewer of them. */
 inline void block_rows_held(const __global storage_t *x,
                             const __global storage_t *gamma,
                             const __global storage_t *dy,
@@ -381,44 +513,23 @@ inline void block_rows_held(const __global storage_t *x,
 {
     const uint lid = get_local_id(0), ly = get_local_id(1);
     const bool grads = scratch != 0;
-    floatv gam[SLOTS], v[SLOTS], dyv[SLOTS], acc_g[SLOTS], acc_b[SLOTS];
+    floatv v[SLOTS], dyv[SLOTS], acc_g[SLOTS], acc_b[SLOTS];
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         acc_g[k] = 0.0f;
         acc_b[k] = 0.0f;
     }
-    load_param(gam, gamma, lid);
-    size_t base = (size_t)min(start + ly, end - 1) * FEATURES;
-    load_param(v, x + base, lid);
-    load_param(dyv, dy + base, lid);
-    float shift = load1(x, base);
     uint it = 0;
     for (uint r0 = start; r0 < end; r0 += ROWS_PER_GROUP, it++) {
-        /* The slot's next row travels while this one is reduced. */
-        const bool more = r0 + ROWS_PER_GROUP < end;
-        const size_t next =
-            (size_t)min(r0 + ROWS_PER_GROUP + ly, end - 1) * FEATURES;
-        floatv nv[SLOTS], ndy[SLOTS];
-        float nshift = 0.0f;
-        if (more) {
-            load_param(nv, x + next, lid);
-            load_param(ndy, dy + next, lid);
-            nshift = load1(x, next);
-        }
+        const size_t base = (size_t)min(r0 + ly, end - 1) * FEATURES;
+        load_param(v, x + base, lid);
+        load_param(dyv, dy + base, lid);
+        const float shift = load1(x, base);
         struct norm_stats st =
-            stats_checked(stats_held(v, dyv, gam, shift, lid, part, it), x,
+            stats_checked(stats_held(v, dyv, gamma, shift, lid, part, it), x,
                           gamma, dy, base, lid, part, it);
-        row_out_held(v, dyv, gam, st, dx, base, lid, r0 + ly < end, grads,
+        row_out_held(v, dyv, gamma, st, dx, base, lid, r0 + ly < end, grads,
                      acc_g, acc_b);
-        if (more) {
-#pragma unroll
-            for (uint k = 0; k < SLOTS; k++) {
-                v[k] = nv[k];
-                dyv[k] = ndy[k];
-            }
-            shift = nshift;
-            base = next;
-        }
     }
     /* Met by every item: the hand-over has barriers. */
     partials_out(acc_g, acc_b, scratch, at, lid, stage);

@@ -262,6 +262,83 @@ static void test_norm_bwd_kernels(void)
     }
 }
 
+/* Whether K runs the one-launch path at ROWS. */
+static int runs_fused(struct nu_kernel *k, size_t rows)
+{
+    size_t sizes[1] = {rows};
+    const struct path *pa = stub_path(&k->stub, sizes);
+    return pa != NULL && pa->n_launch == 1 && pa->coop_total != 0;
+}
+
+/* The one-launch path (NVIDIA: the target's PTX): row slots that run
+ * apart on barriers of their own, then dgamma (and dbeta) summed after a
+ * barrier across the launch. Its plan everywhere; on a device with the
+ * PTX: rows 1 to 1000 (groups with no rows still meet the barrier), 8 row
+ * slots a group, a width no vector divides, accumulate, NULL outputs,
+ * the same bits, extreme and tiny rows (the scaled pass on a slot's
+ * barriers), and blocks past the device's compute units, which take the
+ * two launches. */
+static void test_norm_bwd_fused(void)
+{
+    static const struct nb_case cases[] = {
+        {"rmsnorm_backward", "bf16", 4096, "", TARGET_TENSOR,
+         EXTREMES | NULLS | BITS},
+        {"layernorm_backward", "f16", 896, ", accumulate: true",
+         TARGET_TENSOR, NULLS | BITS},
+        {"layernorm_backward", "f32", 4097, "", TARGET_TENSOR,
+         EXTREMES | NULLS},
+        {"rmsnorm_backward", "f32", 1000, ", eps: 1.1754943508222875e-38, "
+         "tile: {wg: 32, rows: 4, blocks: 5}", TARGET_TENSOR, TINY | BITS},
+        {"layernorm_backward", "bf16", 2560, ", tile: {blocks: 4096}",
+         TARGET_TENSOR, BITS},
+    };
+    static const size_t rows[] = {1, 2, 7, 300, 1000};
+    int device = caps_lacking(CAP_SHFL_SYNC, nu_rt()->caps.have) == 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        struct diags d = {.out = stderr};
+        if (!nu_spec_ok(&k, "kernels:\n  - {name: t_norm_fused, op: %s, "
+                        "dtype: %s, features: %d%s}\n", cases[i].op,
+                        cases[i].dtype, cases[i].features, cases[i].more)) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        CU_ASSERT(spec_set_target(&k.set, TARGET_TENSOR, &d) == 0);
+        long blocks = nu_knob(&k, "blocks");
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        TU_CHECK(p.n_path == 2 && p.path[0].coop_total == blocks &&
+                     p.path[0].n_launch == 1 && p.path[1].n_launch == 2 &&
+                     p.sync_words == 2,
+                 "no one-launch path first (%d paths):\n%s", p.n_path,
+                 k.yaml);
+        if (!device || !nu_build(&k)) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        int fits = (unsigned long)blocks <= nu_compute_units();
+        TU_CHECK(runs_fused(&k, 1000) == fits,
+                 "%ld blocks on %u compute units %s the one-launch path:\n%s",
+                 blocks, nu_compute_units(),
+                 fits ? "do not take" : "take", k.yaml);
+        nu_run_rows(&k, rows, sizeof rows / sizeof rows[0], nu_unit());
+        if (cases[i].checks & EXTREMES) {
+            run_extremes(&k);
+        }
+        if (cases[i].checks & NULLS) {
+            check_nulls(&k);
+        }
+        if (cases[i].checks & BITS) {
+            check_bits(&k);
+        }
+        if (cases[i].checks & TINY) {
+            run_tiny(&k);
+        }
+        nu_kernel_free(&k);
+    }
+}
+
 /* Every op x dtype x width x device type (--full only). */
 static void test_norm_bwd_grid(void)
 {
@@ -297,6 +374,9 @@ int add_norm_backward_numeric_tests(CU_pSuite s)
     return CU_add_test(s, "norm backward: dtypes, widths, tiles, rows to "
                        "1000, accumulate, NULL dgamma, same bits, extreme "
                        "rows, eps 2^-126", test_norm_bwd_kernels) == NULL ||
+                   CU_add_test(s, "norm backward: one launch on NVIDIA, "
+                               "row slots apart, blocks past the compute "
+                               "units", test_norm_bwd_fused) == NULL ||
                    CU_add_test(s, "norm backward: every op, dtype, width "
                                "and device type (--full)",
                                test_norm_bwd_grid) == NULL
