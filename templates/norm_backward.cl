@@ -122,34 +122,23 @@ inline void slot_barrier(void)
 #endif
 }
 
-/* V folded over the 32 lanes of this item's warp, every lane taking it:
- * butterfly shuffles, the same operations on each lane and so the same
- * bits. */
-inline float warp_add(float v)
-{
-#pragma unroll
-    for (uint o = 16; o > 0; o >>= 1) {
-        float w;
-        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                     : "=f"(w)
-                     : "f"(v), "r"(o));
-        v += w;
+/* NAME(v): V folded by FOLD over the 32 lanes of this item's warp,
+ * every lane taking it: butterfly shuffles, the same operations on each
+ * lane and so the same bits. */
+#define WARP_FOLD(NAME, FOLD)                                                \
+    inline float NAME(float v)                                               \
+    {                                                                        \
+        for (uint o = 16; o > 0; o >>= 1) {                                  \
+            float w;                                                         \
+            asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"  \
+                         : "=f"(w)                                           \
+                         : "f"(v), "r"(o));                                  \
+            v = FOLD(v, w);                                                  \
+        }                                                                    \
+        return v;                                                            \
     }
-    return v;
-}
-
-inline float warp_max(float v)
-{
-#pragma unroll
-    for (uint o = 16; o > 0; o >>= 1) {
-        float w;
-        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                     : "=f"(w)
-                     : "f"(v), "r"(o));
-        v = MAX2(v, w);
-    }
-    return v;
-}
+WARP_FOLD(warp_add, ADD2)
+WARP_FOLD(warp_max, MAX2)
 
 #define ROW_WARPS (WG_SIZE / 32)
 
@@ -163,37 +152,28 @@ inline sumv warps_total(const __local sumv *part)
     return t;
 }
 
-/* row_total, row_sums, row_peak: V summed (or its max) over the slot's
- * items, every item taking the result; PART is left holding the warps'
- * results (a second reduction on it waits for a slot_barrier). */
-inline float row_total(__local float *part, uint lid, float v)
-{
-    v = warp_add(v);
-    if (lid % 32 == 0) {
-        part[lid / 32] = v;
+/* NAME(part, lid, v): V folded by FOLD over the slot's items (WARP over
+ * each warp, then the warps' results in warp order through PART), every
+ * item taking the result; PART is left holding the warps' results (a
+ * second reduction on it waits for a slot_barrier). */
+#define SLOT_FOLD(NAME, WARP, FOLD)                                          \
+    inline float NAME(__local float *part, uint lid, float v)                \
+    {                                                                        \
+        v = WARP(v);                                                         \
+        if (lid % 32 == 0) {                                                 \
+            part[lid / 32] = v;                                              \
+        }                                                                    \
+        slot_barrier();                                                      \
+        float t = part[0];                                                   \
+        for (uint w = 1; w < ROW_WARPS; w++) {                               \
+            t = FOLD(t, part[w]);                                            \
+        }                                                                    \
+        return t;                                                            \
     }
-    slot_barrier();
-    float t = part[0];
-    for (uint w = 1; w < ROW_WARPS; w++) {
-        t += part[w];
-    }
-    return t;
-}
+SLOT_FOLD(row_total, warp_add, ADD2)
+SLOT_FOLD(row_peak, warp_max, MAX2)
 
-inline float row_peak(__local float *part, uint lid, float v)
-{
-    v = warp_max(v);
-    if (lid % 32 == 0) {
-        part[lid / 32] = v;
-    }
-    slot_barrier();
-    float t = part[0];
-    for (uint w = 1; w < ROW_WARPS; w++) {
-        t = MAX2(t, part[w]);
-    }
-    return t;
-}
-
+/* row_sums: the row's sums (sumv), the same way. */
 inline sumv row_sums(__local sumv *part, uint lid, sumv v)
 {
 #if NORM_CENTRED

@@ -211,6 +211,23 @@ static void run_tiny(struct nu_kernel *k)
     k->reference_only = 0;
 }
 
+/* The checks CHECKS names (EXTREMES, NULLS, BITS, TINY) on K. */
+static void run_checks(struct nu_kernel *k, int checks)
+{
+    if (checks & EXTREMES) {
+        run_extremes(k);
+    }
+    if (checks & NULLS) {
+        check_nulls(k);
+    }
+    if (checks & BITS) {
+        check_bits(k);
+    }
+    if (checks & TINY) {
+        run_tiny(k);
+    }
+}
+
 /* Both ops, each in f32 and one of f16 and bf16 (every dtype with
  * --full), widths of 896, 4097 (no vector divides it) and 11008, the GPU
  * and the CPU defaults and two tiles whose last block of 7 rows leaves row
@@ -245,18 +262,7 @@ static void test_norm_bwd_kernels(void)
             } else {
                 nu_run_rows(&k, rows, 4, nu_unit());
             }
-            if (quick[i].checks & EXTREMES) {
-                run_extremes(&k);
-            }
-            if (quick[i].checks & NULLS) {
-                check_nulls(&k);
-            }
-            if (quick[i].checks & BITS) {
-                check_bits(&k);
-            }
-            if (quick[i].checks & TINY) {
-                run_tiny(&k);
-            }
+            run_checks(&k, quick[i].checks);
         }
         nu_kernel_free(&k);
     }
@@ -323,18 +329,7 @@ static void test_norm_bwd_fused(void)
                  blocks, nu_compute_units(),
                  fits ? "do not take" : "take", k.yaml);
         nu_run_rows(&k, rows, sizeof rows / sizeof rows[0], nu_unit());
-        if (cases[i].checks & EXTREMES) {
-            run_extremes(&k);
-        }
-        if (cases[i].checks & NULLS) {
-            check_nulls(&k);
-        }
-        if (cases[i].checks & BITS) {
-            check_bits(&k);
-        }
-        if (cases[i].checks & TINY) {
-            run_tiny(&k);
-        }
+        run_checks(&k, cases[i].checks);
         nu_kernel_free(&k);
     }
 }
