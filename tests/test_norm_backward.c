@@ -334,6 +334,39 @@ static void test_norm_bwd_fused(void)
     }
 }
 
+/* Rows of the NVIDIA target that are not whole warps (wg 16), or more
+ * slots than bar.sync has ids (16), keep the barriers of the whole group
+ * and the two launches: no ROW_SHFL, no one-launch path. */
+static void test_norm_bwd_no_slots(void)
+{
+    static const char *const tiles[] = {"wg: 16, rows: 4", "wg: 32, rows: 16"};
+    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+        struct nu_kernel k;
+        struct diags d = {.out = stderr};
+        if (!nu_spec_ok(&k, "kernels:\n  - {name: t_norm_slots, op: "
+                        "rmsnorm_backward, features: 1024, tile: {%s}}\n",
+                        tiles[i])) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        CU_ASSERT(spec_set_target(&k.set, TARGET_TENSOR, &d) == 0);
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        int shfl = -1;
+        for (int c = 0; c < p.n_define; c++) {
+            if (strcmp(p.define[c].name, "ROW_SHFL") == 0) {
+                shfl = (int)p.define[c].i;
+            }
+        }
+        TU_CHECK(shfl == 0 && p.n_path == 1 && p.path[0].coop_total == 0 &&
+                     p.sync_words == 0,
+                 "{%s}: ROW_SHFL %d, %d paths, sync %ld:\n%s", tiles[i],
+                 shfl, p.n_path, p.sync_words, k.yaml);
+        nu_kernel_free(&k);
+    }
+}
+
 /* Every op x dtype x width x device type (--full only). */
 static void test_norm_bwd_grid(void)
 {
@@ -372,6 +405,9 @@ int add_norm_backward_numeric_tests(CU_pSuite s)
                    CU_add_test(s, "norm backward: one launch on NVIDIA, "
                                "row slots apart, blocks past the compute "
                                "units", test_norm_bwd_fused) == NULL ||
+                   CU_add_test(s, "norm backward: rows not whole warps, or "
+                               "16 slots: whole-group barriers",
+                               test_norm_bwd_no_slots) == NULL ||
                    CU_add_test(s, "norm backward: every op, dtype, width "
                                "and device type (--full)",
                                test_norm_bwd_grid) == NULL
