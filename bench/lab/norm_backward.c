@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: norm_backward CL_FILE [T PER PF BLOCKS]...\n");
         return 2;
     }
-    const char *src = slurp(argv[1]);
+    char *src = slurp(argv[1]);
     cl_platform_id pl;
     CHECK(clGetPlatformIDs(1, &pl, NULL));
     CHECK(clGetDeviceIDs(pl, CL_DEVICE_TYPE_GPU, 1, &dev, NULL));
@@ -149,15 +149,19 @@ int main(int argc, char **argv)
             rdx[(size_t)m * D + j] = rs * (bf(hg[j]) * dv - xh * sg / D);
         }
     }
-    cl_mem bx = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                               n * 2, hx, &err);
-    cl_mem bdy = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                n * 2, hdy, &err);
-    cl_mem bg = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                               D * 2, hg, &err);
+    const cl_mem_flags in = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
+    cl_mem bx = clCreateBuffer(ctx, in, n * 2, hx, &err);
+    CHECK(err);
+    cl_mem bdy = clCreateBuffer(ctx, in, n * 2, hdy, &err);
+    CHECK(err);
+    cl_mem bg = clCreateBuffer(ctx, in, D * 2, hg, &err);
+    CHECK(err);
     cl_mem bdx = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n * 2, NULL, &err);
+    CHECK(err);
+    /* partial rows: one per block, up to one a row */
     cl_mem bpart = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
-                                  (size_t)4096 * D * 4, NULL, &err);
+                                  (size_t)ROWS * D * 4, NULL, &err);
+    CHECK(err);
     cl_mem bdg = clCreateBuffer(ctx, CL_MEM_READ_WRITE, D * 4, NULL, &err);
     CHECK(err);
 
@@ -179,7 +183,8 @@ int main(int argc, char **argv)
                  "-cl-std=CL1.2 -cl-nv-verbose -DD=%d -DT=%d -DPER=%d -DPF=%d "
                  "-DEPS=1e-5f %s",
                  D, T, PER, PF, getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
-        cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+        cl_program p = clCreateProgramWithSource(
+            ctx, 1, (const char **)&src, NULL, &err);
         if (clBuildProgram(p, 1, &dev, opts, NULL, NULL) != CL_SUCCESS) {
             static char log[1 << 16];
             clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log,
@@ -254,10 +259,10 @@ int main(int argc, char **argv)
                                          &e1));
             CHECK(clFinish(q));
             cl_ulong s0, s1;
-            clGetEventProfilingInfo(e0, CL_PROFILING_COMMAND_START, 8, &s0,
-                                    NULL);
-            clGetEventProfilingInfo(e1, CL_PROFILING_COMMAND_END, 8, &s1,
-                                    NULL);
+            CHECK(clGetEventProfilingInfo(e0, CL_PROFILING_COMMAND_START, 8,
+                                          &s0, NULL));
+            CHECK(clGetEventProfilingInfo(e1, CL_PROFILING_COMMAND_END, 8,
+                                          &s1, NULL));
             if (r >= 0) {
                 tr[r] = (double)(s1 - s0) / 1e3;
             }
@@ -266,7 +271,7 @@ int main(int argc, char **argv)
         }
         qsort(tr, REPS, sizeof tr[0], cmp);
         /* the reduction alone, float8 and float columns */
-        double tred[2];
+        double t_vec8 = 0;
         cl_kernel k1 = clCreateKernel(p, "nb_reduce1", &err);
         CHECK(err);
         CHECK(clSetKernelArg(k1, 0, sizeof parts, &parts));
@@ -284,10 +289,10 @@ int main(int argc, char **argv)
                                              l1, 0, NULL, &e0));
                 CHECK(clFinish(q));
                 cl_ulong s0, s1;
-                clGetEventProfilingInfo(e0, CL_PROFILING_COMMAND_START, 8,
-                                        &s0, NULL);
-                clGetEventProfilingInfo(e0, CL_PROFILING_COMMAND_END, 8, &s1,
-                                        NULL);
+                CHECK(clGetEventProfilingInfo(e0, CL_PROFILING_COMMAND_START,
+                                              8, &s0, NULL));
+                CHECK(clGetEventProfilingInfo(e0, CL_PROFILING_COMMAND_END, 8,
+                                              &s1, NULL));
                 if (r >= 0) {
                     t1[r] = (double)(s1 - s0) / 1e3;
                 }
@@ -295,16 +300,15 @@ int main(int argc, char **argv)
             }
             qsort(t1, REPS, sizeof t1[0], cmp);
             if (v == 0) {
-                tred[0] = t1[REPS / 2];
+                t_vec8 = t1[REPS / 2];
             } else {
                 tl[v - 1] = t1[REPS / 2];
             }
         }
         clReleaseKernel(k1);
-        (void)tred[1];
         printf("  reduce alone: float8 columns %.1f us, float columns over "
                "8, 16, 32 lanes %.1f, %.1f, %.1f us\n",
-               tred[0], tl[0], tl[1], tl[2]);
+               t_vec8, tl[0], tl[1], tl[2]);
         if (copy_us < 0) {
             size_t gc = n / 8;
             copy_us = time_kernels(&kc, &gc, (size_t[]){256}, 1);
@@ -321,5 +325,17 @@ int main(int argc, char **argv)
         clReleaseKernel(kc);
         clReleaseProgram(p);
     }
+    cl_mem bufs[] = {bx, bdy, bg, bdx, bpart, bdg};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        clReleaseMemObject(bufs[i]);
+    }
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    free(hx);
+    free(hdy);
+    free(hdx);
+    free(rdx);
+    free(rdg);
+    free(src);
     return 0;
 }
