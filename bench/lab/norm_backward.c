@@ -206,7 +206,9 @@ int main(int argc, char **argv)
         }
         cl_kernel k[2];
         k[0] = clCreateKernel(p, "nb_rows", &err);
+        CHECK(err);
         k[1] = clCreateKernel(p, "nb_reduce", &err);
+        CHECK(err);
         cl_kernel kc = clCreateKernel(p, "nb_copy", &err);
         CHECK(err);
         int rows = ROWS, per_block = (ROWS + blocks - 1) / blocks;
