@@ -200,6 +200,15 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_int(p, "SUM_BLOCK", "vectors summed apart in a rescaled pass",
                  ROWS_SUM_BLOCK);
     }
+    /* A work-group a compute unit whose slots wait for one another needs
+     * the next row in flight; slots that run apart hide it for each
+     * other, and want the registers (bench/RESULTS.md, "The norms'
+     * backward in one launch"). */
+    int ahead = rows_in_registers(ks) && !row_shfl(ks);
+    plan_int(p, "ROW_AHEAD",
+             ahead ? "the next row loads while this one is reduced"
+                   : "no row loaded ahead",
+             ahead);
     rows_plan_float(ks, p, "eps", "EPS",
                     c ? "added to the variance" : "added to the mean square");
     rows_plan_norm_scale(ks, p);

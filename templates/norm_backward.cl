@@ -25,9 +25,9 @@
  * every run.
  *
  * ROW_IN_REGISTERS: each item keeps its share of x, dy and of the
- * partial sums in registers (gamma is read where used, from the cache);
- * at the end the slots add their sums in slot order into the block's one
- * partial row. Otherwise rows are
+ * partial sums in registers (with ROW_AHEAD gamma's too, and it loads its
+ * slot's next row while the work-group reduces this one); at the end the
+ * slots add their sums in slot order into the block's one partial row. Otherwise rows are
  * streamed (read again for each pass, in the compensated blocks of
  * row_reduce.cl) and each slot's sums add up in a partial row of its own
  * in the scratch. A NULL scratch (neither dgamma nor dbeta wanted): no
@@ -39,11 +39,13 @@
  *   BLOCKS        the most blocks of rows, and work-groups of the launch
  *   ROW_SHFL      1: a row's sums over warps by PTX shuffles, then across
  *                 warps in one barrier (NVIDIA; WG_SIZE a multiple of 32)
+ *   ROW_AHEAD     1: rows in registers load the next row ahead, gamma
+ *                 held (0 where ROW_SHFL: rows in registers)
  * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv, and STAGE,
  * NB_STAGE floatv. */
 
 #if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
-    !defined(SUM_BLOCK) || !defined(ROW_SHFL)
+    !defined(SUM_BLOCK) || !defined(ROW_SHFL) || !defined(ROW_AHEAD)
 #error "norm_backward.cl: a macro of the plan is missing"
 #endif
 
@@ -346,12 +348,28 @@ inline struct norm_stats stats_checked(struct norm_stats st,
 }
 
 #if ROW_IN_REGISTERS
+/* gamma's vector J, slot K of this item: from GAM, its share held in
+ * registers, with ROW_AHEAD; else read where used (from the cache: every
+ * row reads it), which leaves registers for more items in flight. */
+inline floatv gamma_at(const floatv *gam, const __global storage_t *gamma,
+                       uint k, uint j)
+{
+#if ROW_AHEAD
+    (void)gamma;
+    (void)j;
+    return gam[k];
+#else
+    (void)gam;
+    (void)k;
+    return loadv(gamma, j * VEC);
+#endif
+}
+
 /* The plain statistics of the row this item holds a share of (V, DYV;
- * SHIFT: the row's first element). gamma is read where it is used (from
- * the cache: every row reads it), which leaves registers for more items
- * in flight. */
+ * gamma as gamma_at reads it; SHIFT: the row's first element). */
 inline struct norm_stats stats_held(const floatv v[SLOTS],
                                     const floatv dyv[SLOTS],
+                                    const floatv *gam,
                                     const __global storage_t *gamma,
                                     float shift,
                                     uint lid, __local sumv *part, uint it)
@@ -380,7 +398,7 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
             const floatv d = v[k] - mean0;
-            const floatv g = loadv(gamma, j * VEC) * dyv[k];
+            const floatv g = gamma_at(gam, gamma, k, j) * dyv[k];
 #if NORM_CENTRED
             t[0] += d;
             t[1] += d * d;
@@ -404,7 +422,7 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
 /* This item's share of row BASE: dx stored when LIVE; dy * xhat (and dy)
  * added to ACC_G (ACC_B) when LIVE and GRADS. */
 inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
-                         const __global storage_t *gamma,
+                         const floatv *gam, const __global storage_t *gamma,
                          struct norm_stats st, __global storage_t *dx,
                          size_t base, uint lid, bool live, bool grads,
                          floatv acc_g[SLOTS], floatv acc_b[SLOTS])
@@ -416,7 +434,7 @@ inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
             const floatv xh = xhat_of(v[k], st);
             if (live) {
                 storev(dx, base + j * VEC,
-                       dx_of(loadv(gamma, j * VEC) * dyv[k], xh, st));
+                       dx_of(gamma_at(gam, gamma, k, j) * dyv[k], xh, st));
             }
             if (live && grads) {
                 acc_g[k] += dyv[k] * xh;
@@ -481,9 +499,11 @@ inline void partials_out(floatv acc_g[SLOTS], floatv acc_b[SLOTS],
 }
 
 /* The rows of block [START, END), slot by slot, with the row in
- * registers. No row is loaded ahead: the latency hides behind the other
- * work-groups of the compute unit, and the registers a second row would
- * take would leave room for fewer of them. */
+ * registers. ROW_AHEAD: each slot's next row (and gamma's share, held)
+ * loads while this one is reduced, which a compute unit of one
+ * work-group needs; where the slots run apart (ROW_SHFL) the latency
+ * hides behind the other slot instead, and the registers a second row
+ * would take leave room for more items in flight. */
 inline void block_rows_held(const __global storage_t *x,
                             const __global storage_t *gamma,
                             const __global storage_t *dy,
@@ -499,17 +519,53 @@ inline void block_rows_held(const __global storage_t *x,
         acc_g[k] = 0.0f;
         acc_b[k] = 0.0f;
     }
+#if ROW_AHEAD
+    floatv gam[SLOTS];
+    load_param(gam, gamma, lid);
+#else
+    const floatv *gam = 0;
+#endif
+    size_t base = (size_t)min(start + ly, end - 1) * FEATURES;
     uint it = 0;
+#if ROW_AHEAD
+    load_param(v, x + base, lid);
+    load_param(dyv, dy + base, lid);
+    float shift = load1(x, base);
+#endif
     for (uint r0 = start; r0 < end; r0 += ROWS_PER_GROUP, it++) {
-        const size_t base = (size_t)min(r0 + ly, end - 1) * FEATURES;
+#if ROW_AHEAD
+        const bool more = r0 + ROWS_PER_GROUP < end;
+        const size_t next =
+            (size_t)min(r0 + ROWS_PER_GROUP + ly, end - 1) * FEATURES;
+        floatv nv[SLOTS], ndy[SLOTS];
+        float nshift = 0.0f;
+        if (more) {
+            load_param(nv, x + next, lid);
+            load_param(ndy, dy + next, lid);
+            nshift = load1(x, next);
+        }
+#else
+        base = (size_t)min(r0 + ly, end - 1) * FEATURES;
         load_param(v, x + base, lid);
         load_param(dyv, dy + base, lid);
         const float shift = load1(x, base);
-        struct norm_stats st =
-            stats_checked(stats_held(v, dyv, gamma, shift, lid, part, it), x,
-                          gamma, dy, base, lid, part, it);
-        row_out_held(v, dyv, gamma, st, dx, base, lid, r0 + ly < end, grads,
-                     acc_g, acc_b);
+#endif
+        struct norm_stats st = stats_checked(
+            stats_held(v, dyv, gam, gamma, shift, lid, part, it), x, gamma,
+            dy, base, lid, part, it);
+        row_out_held(v, dyv, gam, gamma, st, dx, base, lid, r0 + ly < end,
+                     grads, acc_g, acc_b);
+#if ROW_AHEAD
+        if (more) {
+#pragma unroll
+            for (uint k = 0; k < SLOTS; k++) {
+                v[k] = nv[k];
+                dyv[k] = ndy[k];
+            }
+            shift = nshift;
+            base = next;
+        }
+#endif
     }
     /* Met by every item: the hand-over has barriers. */
     partials_out(acc_g, acc_b, scratch, at, lid, stage);
