@@ -428,6 +428,10 @@ double emitted_float(double f);
 /* Helpers for plans: a #define of the .cl prelude, or a public constant
  * of NAME.h (emitted as NAME_<name>). */
 void plan_int(struct plan *p, const char *name, const char *comment, long v);
+/* Gives the define NAME of P's prelude, where it is, COMMENT and value
+ * V; whether it was there. */
+int plan_set_int(struct plan *p, const char *name, const char *comment,
+                 long v);
 void plan_float(struct plan *p, const char *name, const char *comment,
                 double v);
 /* A __constant float table NAME of the .cl prelude holding V[0 .. N). */

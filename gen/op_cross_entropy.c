@@ -47,6 +47,16 @@ enum { BUF_LOGITS, BUF_LABELS, BUF_LOSS, BUF_DLOGITS };
  * on CPUs (PoCL runs a group's barriers as loops). */
 #define RED_GPU_ITEMS 256
 
+/* Vectors a streaming work-item loads before it uses any of them (the
+ * block of SUM_BLOCK): four 16-byte loads in flight per item (bench/RESULTS.md, "cross_entropy:
+ * each logit read once for the statistics"). */
+#define CE_SUM_BLOCK 4
+
+/* Work-items of a streaming half-width row on GPUs: 256 (more rows at
+ * once, more of the cache) and 1024 (fewer) measured slower (the same
+ * section). */
+#define CE_GPU_WG 512
+
 /* The least softcap taken: 1 / softcap must stay a float. */
 #define SOFTCAP_MIN 1e-30
 
@@ -299,6 +309,11 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_split(ks, p);
     }
     plan_rows(ks, p);
+    /* Streamed paths read each vector once, a block of vectors at a
+     * time held in registers (cross_entropy_common.cl): a small block,
+     * not the row ops' 64 vectors summed apart. */
+    plan_set_int(p, "SUM_BLOCK", "vectors loaded at once, then summed",
+                 CE_SUM_BLOCK);
 }
 
 /* ---- checking and measuring ------------------------------------------ */
@@ -462,10 +477,27 @@ static const char *const kernels[] = {
     "cross_entropy_part", "cross_entropy_combine", "cross_entropy_reduce",
     NULL};
 
-/* The row ops' defaults, then the split paths' (op_rows_split.c). */
+/* The row ops' defaults and the split paths' (op_rows_split.c); then on
+ * GPUs, half-width rows of at least a batch of loads per item stream in
+ * groups of CE_GPU_WG items, unless the spec shapes the group itself: a
+ * row of them moves half the bytes of a float32 row for the same fixed
+ * costs (loads in flight, merges, barriers), so more rows at once pay
+ * (bf16: 1.3x at 32000, 1.06x at 128256); float32 rows held in registers
+ * by 1024 items measured faster than streamed ones (bench/RESULTS.md,
+ * "cross_entropy: each logit read once for the statistics"). */
 static void defaults(struct kernel_spec *ks)
 {
     rows_split_defaults(ks);
+    struct param_value *k = ks->knob;
+    if (ks->target != TARGET_CPU && dtype_size(ks->dtype) == 2 &&
+        !k[ROWS_KNOB_WG].set &&
+        !k[ROWS_KNOB_ROWS].set && !k[ROWS_KNOB_MODE].set &&
+        vocab(ks) / (long)k[ROWS_KNOB_VEC].num >=
+            CE_GPU_WG * CE_SUM_BLOCK) {
+        k[ROWS_KNOB_WG].num = CE_GPU_WG;
+        k[ROWS_KNOB_ROWS].num = 1;
+        k[ROWS_KNOB_MODE].num = ROWS_MODE_STREAMING;
+    }
     rows_coop_defaults(ks);
 }
 

@@ -27,8 +27,6 @@
 
 const char *const rows_mode_choices[] = {"auto", "registers", "streaming",
                                          NULL};
-enum { MODE_AUTO, MODE_REGISTERS, MODE_STREAMING };
-
 const struct param_def rows_knobs[ROWS_N_COOP_KNOBS] = {
     [ROWS_KNOB_WG] = ROWS_KNOB_WG_DEF("work-items per row, a power of two "
                                       "(shape: about 8 elements each, 32 in "
@@ -136,9 +134,9 @@ static int row_fits(const struct kernel_spec *ks)
 int rows_in_registers(const struct kernel_spec *ks)
 {
     switch ((int)knob(ks, ROWS_KNOB_MODE)) {
-    case MODE_REGISTERS:
+    case ROWS_MODE_REGISTERS:
         return 1;
-    case MODE_STREAMING:
+    case ROWS_MODE_STREAMING:
         return 0;
     default:
         return row_fits(ks);
@@ -173,8 +171,8 @@ static void rows_defaults_cpu(struct kernel_spec *ks,
     }
     if (!k[ROWS_KNOB_MODE].set) {
         k[ROWS_KNOB_MODE].num = knob(ks, ROWS_KNOB_WG) == 1 || !row_fits(ks)
-                                    ? MODE_STREAMING
-                                    : MODE_REGISTERS;
+                                    ? ROWS_MODE_STREAMING
+                                    : ROWS_MODE_REGISTERS;
     }
 }
 
@@ -215,7 +213,7 @@ void rows_defaults_aim(struct kernel_spec *ks, const struct rows_aim *aim)
         k[ROWS_KNOB_ROWS].num = wg < items ? (double)(items / wg) : 1;
     }
     if (!k[ROWS_KNOB_MODE].set) {
-        k[ROWS_KNOB_MODE].num = row_fits(ks) ? MODE_REGISTERS : MODE_STREAMING;
+        k[ROWS_KNOB_MODE].num = row_fits(ks) ? ROWS_MODE_REGISTERS : ROWS_MODE_STREAMING;
     }
 }
 
@@ -258,7 +256,7 @@ void rows_validate(const struct kernel_spec *ks, struct diags *d,
                    "memory; at most %d",
                    wg, rows, local_floats * wg * rows * 4, ROWS_MAX_LOCAL);
     }
-    if (vec_ok && knob(ks, ROWS_KNOB_MODE) == MODE_REGISTERS &&
+    if (vec_ok && knob(ks, ROWS_KNOB_MODE) == ROWS_MODE_REGISTERS &&
         !row_fits(ks)) {
         diag_error(d, ks->file, ks->knob[ROWS_KNOB_MODE].mark,
                    "tile mode registers needs %ld floats per work-item "

@@ -40,6 +40,8 @@ extern const struct param_def rows_knobs[ROWS_N_COOP_KNOBS];
  * (wg with the help line of the op's defaults). */
 #define ROWS_MAX_GROUP 1024
 extern const char *const rows_mode_choices[];
+/* The values of the mode knob, in rows_mode_choices' order. */
+enum { ROWS_MODE_AUTO, ROWS_MODE_REGISTERS, ROWS_MODE_STREAMING };
 #define ROWS_KNOB_WG_DEF(help)                                               \
     {"wg", VALUE_INT, 0, 256, 1, ROWS_MAX_GROUP, NULL, help}
 #define ROWS_KNOB_ROWS_DEF                                                   \

@@ -265,6 +265,22 @@ void plan_int(struct plan *p, const char *name, const char *comment, long v)
     add_define(p->define, &p->n_define, name, comment)->i = v;
 }
 
+int plan_set_int(struct plan *p, const char *name, const char *comment,
+                 long v)
+{
+    for (int i = 0; i < p->n_define; i++) {
+        struct define *d = &p->define[i];
+        if (strcmp(d->name, name) == 0) {
+            assert(strlen(comment) < sizeof d->comment);
+            snprintf(d->comment, sizeof d->comment, "%s", comment);
+            d->kind = DEFINE_INT;
+            d->i = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void plan_float(struct plan *p, const char *name, const char *comment,
                 double v)
 {

@@ -69,6 +69,14 @@ void cross_entropy(const int rows, const __global storage_t *logits,
     const size_t row = base / FEATURES;
     const int label = labels[row];
     const float xy = label_x(logits, base, label);
+#if GRAD
+    /* Read now, so that its latency hides behind the row's loads. */
+#if REDUCE_NONE
+    const float g = grad_scale(label, (const __global float *)0);
+#else
+    const float g = grad_scale(label, scratch);
+#endif
+#endif
 
     float m = NO_MAX, s = 0.0f, t = 0.0f;
 #if ROW_IN_REGISTERS
@@ -101,11 +109,6 @@ void cross_entropy(const int rows, const __global storage_t *logits,
 #endif
     }
 #if GRAD
-#if REDUCE_NONE
-    const float g = grad_scale(label, (const __global float *)0);
-#else
-    const float g = grad_scale(label, scratch);
-#endif
 #if ROW_IN_REGISTERS
     if (label_ignored(label)) {
         zero_row(dlogits, base, lid, NVEC, WG_SIZE);

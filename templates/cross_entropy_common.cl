@@ -91,46 +91,94 @@ inline float label_x(const __global storage_t *x, size_t base, int label)
     return label_valid(label) ? load1(x, base + (uint)label) : 0.0f;
 }
 
+/* A streamed vector from its load to its use: bf16 vectors of 8 stay as
+ * stored, in 4 registers instead of 8, so that an item's loads in flight
+ * leave room for more work-groups per compute unit; other vectors (and
+ * capped logits, whose tanh is taken once) as floats: the statistics hold
+ * z, the gradient x. */
+#if defined(DTYPE_BF16) && VEC == 8 && !CAPPED
+typedef uint4 heldv;
+inline heldv load_held_z(const __global storage_t *x, size_t i)
+{
+    return load8_bits(x, i);
+}
+inline heldv load_held_x(const __global storage_t *x, size_t i)
+{
+    return load8_bits(x, i);
+}
+inline floatv held_floats(heldv h)
+{
+    return unpack8(h);
+}
+#else
+typedef floatv heldv;
+inline heldv load_held_z(const __global storage_t *x, size_t i)
+{
+    return load_z(x, i);
+}
+inline heldv load_held_x(const __global storage_t *x, size_t i)
+{
+    return loadv(x, i);
+}
+inline floatv held_floats(heldv h)
+{
+    return h;
+}
+#endif
+
 /* The statistics of vectors FIRST, FIRST + STEP, ... below END of the row
  * at element BASE: *m_io raised to their max (NO_MAX for none yet), *s
- * their sum of exponentials relative to it, *t their sum (SMOOTH). Block
- * by block as softmax_common.cl's stream_sum, the sums compensated. */
+ * their sum of exponentials relative to it, *t their sum (SMOOTH). Each
+ * vector is read once, in blocks of SUM_BLOCK vectors an item (their
+ * loads in flight together): the block's max, the sums rescaled only
+ * when it passes m by more than RESCALE_ABOVE (softmax_common.cl's
+ * stream_sum says why), the block's exponentials relative to m summed
+ * apart, then added compensated to one total. */
 #ifdef SUM_BLOCK
 inline void stream_stats(const __global storage_t *x, size_t base,
                          uint first, uint end, uint step, float *m_io,
                          float *s, float *t)
 {
     float m = *m_io;
-    floatv sum = 0.0f, err = 0.0f, zsum = 0.0f, zerr = 0.0f;
+    float sum = 0.0f, err = 0.0f, zsum = 0.0f, zerr = 0.0f;
     for (uint j0 = first; j0 < end; j0 += SUM_BLOCK * step) {
-        const uint j1 = min(j0 + SUM_BLOCK * step, end);
-        floatv mv = m;
-        for (uint j = j0; j < j1; j += step) {
-            mv = MAX2(mv, load_z(x, base + j * VEC));
+        heldv h[SUM_BLOCK];
+        float mb = m;
+#pragma unroll
+        for (uint k = 0; k < SUM_BLOCK; k++) {
+            const uint j = j0 + k * step;
+            if (j < end) {
+                h[k] = load_held_z(x, base + j * VEC);
+                mb = MAX2(mb, hmax(held_floats(h[k])));
+            }
         }
-        const float mb = hmax(mv);
         if (mb - m > RESCALE_ABOVE) {
             const float rescale = EXPS(m - mb);
             sum *= rescale;
             err *= rescale;
             m = mb;
         }
-        floatv b = 0.0f, bz = 0.0f;
-        for (uint j = j0; j < j1; j += step) {
-            const floatv z = load_z(x, base + j * VEC);
-            b += EXPS(z - m);
+        /* Scalar sums: vectors of them would take an item's registers
+         * that its loads in flight need. */
+        float b = 0.0f, bz = 0.0f;
+#pragma unroll
+        for (uint k = 0; k < SUM_BLOCK; k++) {
+            if (j0 + k * step < end) {
+                const floatv z = held_floats(h[k]);
+                b += hsum(EXPS(z - m));
 #if SMOOTH
-            bz += z;
+                bz += hsum(z);
 #endif
+            }
         }
-        csum_add(&sum, &err, b);
+        csum_add1(&sum, &err, b);
 #if SMOOTH
-        csum_add(&zsum, &zerr, bz);
+        csum_add1(&zsum, &zerr, bz);
 #endif
     }
     *m_io = m;
-    *s = hsum(sum + err);
-    *t = hsum(zsum + zerr);
+    *s = sum + err;
+    *t = zsum + zerr;
 }
 #endif
 
@@ -215,9 +263,11 @@ inline void zero_row(__global storage_t *dx, size_t base, uint first,
 }
 
 /* The gradient of vectors FIRST, FIRST + STEP, ... below END of the row
- * at BASE, re-read, for the row's statistics (M, S), label, the logit
- * at the label XY and scale G: zeros for an ignored row; the label's element
- * by the work-item whose vectors hold it. */
+ * at BASE, re-read in blocks of SUM_BLOCK vectors an item, for the row's
+ * statistics (M, S), label, the logit at the label XY and scale G: zeros
+ * for an ignored row; the label's element by the work-item whose vectors
+ * hold it. */
+#ifdef SUM_BLOCK
 inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
                         size_t base, uint first, uint end, uint step,
                         int label, float m, float s, float xy, float g)
@@ -227,8 +277,21 @@ inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
         return;
     }
     const float a = g / s, b = g * EPS_OVER_V;
-    for (uint j = first; j < end; j += step) {
-        grad_store(dx, base, j, loadv(x, base + j * VEC), m, a, b);
+    for (uint j0 = first; j0 < end; j0 += SUM_BLOCK * step) {
+        heldv h[SUM_BLOCK];
+#pragma unroll
+        for (uint k = 0; k < SUM_BLOCK; k++) {
+            if (j0 + k * step < end) {
+                h[k] = load_held_x(x, base + (j0 + k * step) * VEC);
+            }
+        }
+#pragma unroll
+        for (uint k = 0; k < SUM_BLOCK; k++) {
+            if (j0 + k * step < end) {
+                grad_store(dx, base, j0 + k * step, held_floats(h[k]), m,
+                           a, b);
+            }
+        }
     }
     const uint jy = (uint)label / VEC;
     if (label_valid(label) && jy >= first && jy < end &&
@@ -236,3 +299,4 @@ inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
         grad_label(dx, base, label, xy, m, a, b, g);
     }
 }
+#endif

@@ -64,12 +64,21 @@ inline float2 load2(const __global storage_t *p, size_t i)
     const uint u = ((const __global uint *)p)[i / 2];
     return as_float2((uint2)(u << 16, u & 0xffff0000u));
 }
-inline float8 load8(const __global storage_t *p, size_t i)
+/* Eight elements as stored (4 words) to floats: a kernel may hold a
+ * vector in half the registers from its load to its use. */
+inline float8 unpack8(uint4 u)
 {
-    const uint4 u = ((const __global uint4 *)p)[i / 8];
     const uint4 lo = u << 16;
     const uint4 hi = u & 0xffff0000u;
     return as_float8(shuffle2(lo, hi, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+inline uint4 load8_bits(const __global storage_t *p, size_t i)
+{
+    return ((const __global uint4 *)p)[i / 8];
+}
+inline float8 load8(const __global storage_t *p, size_t i)
+{
+    return unpack8(load8_bits(p, i));
 }
 #if defined(BF16_CVT_PTX)
 inline void store2(__global storage_t *p, size_t i, float2 v)
