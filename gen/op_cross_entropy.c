@@ -48,9 +48,12 @@ enum { BUF_LOGITS, BUF_LABELS, BUF_LOSS, BUF_DLOGITS };
 #define RED_GPU_ITEMS 256
 
 /* Vectors a streaming work-item loads before it uses any of them (the
- * block of SUM_BLOCK): four 16-byte loads in flight per item (bench/RESULTS.md, "cross_entropy:
- * each logit read once for the statistics"). */
-#define CE_SUM_BLOCK 4
+ * block of SUM_BLOCK): on GPUs four 16-byte loads in flight per item,
+ * on CPUs 16 vectors, whose sums across lanes (once a block) then cost
+ * less (bench/RESULTS.md, "cross_entropy: each logit read once for the
+ * statistics"). */
+#define CE_SUM_BLOCK_GPU 4
+#define CE_SUM_BLOCK_CPU 16
 
 /* Work-items of a streaming half-width row on GPUs: 256 (more rows at
  * once, more of the cache) and 1024 (fewer) measured slower (the same
@@ -101,7 +104,16 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     plan_public_int(p, "VOCAB", "classes per row", vocab(ks));
     plan_float(p, "SCALE", "softmax_common.cl's scale: none", 1.0);
     plan_int(p, "HALF_X", "logits are not halved", 0);
-    plan_int(p, "SHFL_PTX", "pairs merged in local memory", 0);
+    /* Where the target offers shfl.sync (NVIDIA): a row's pairs merge
+     * across a warp by PTX shuffles, as softmax's do. */
+    int shfl = target_offers(ks->target, CAP_SHFL_SYNC);
+    plan_int(p, "SHFL_PTX",
+             shfl ? "pairs merged across a warp by PTX shuffles"
+                  : "pairs merged in local memory",
+             shfl);
+    if (shfl) {
+        p->needs |= CAP_SHFL_SYNC;
+    }
     /* As softmax's (op_softmax.c). */
     plan_int(p, "EXP_BASE2", "exponentials as exp2 (GPUs) or exp",
              ks->target != TARGET_CPU);
@@ -313,7 +325,8 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
      * time held in registers (cross_entropy_common.cl): a small block,
      * not the row ops' 64 vectors summed apart. */
     plan_set_int(p, "SUM_BLOCK", "vectors loaded at once, then summed",
-                 CE_SUM_BLOCK);
+                 ks->target == TARGET_CPU ? CE_SUM_BLOCK_CPU
+                                          : CE_SUM_BLOCK_GPU);
 }
 
 /* ---- checking and measuring ------------------------------------------ */
@@ -493,7 +506,7 @@ static void defaults(struct kernel_spec *ks)
         !k[ROWS_KNOB_WG].set &&
         !k[ROWS_KNOB_ROWS].set && !k[ROWS_KNOB_MODE].set &&
         vocab(ks) / (long)k[ROWS_KNOB_VEC].num >=
-            CE_GPU_WG * CE_SUM_BLOCK) {
+            CE_GPU_WG * CE_SUM_BLOCK_GPU) {
         k[ROWS_KNOB_WG].num = CE_GPU_WG;
         k[ROWS_KNOB_ROWS].num = 1;
         k[ROWS_KNOB_MODE].num = ROWS_MODE_STREAMING;

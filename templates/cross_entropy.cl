@@ -91,8 +91,7 @@ void cross_entropy(const int rows, const __global storage_t *logits,
         stream_stats(logits, base, lid, NVEC, WG_SIZE, &m, &s, &t);
 #endif
     }
-    merge_pairs(pm[get_local_id(1)], ps[get_local_id(1)], lid, WG_SIZE, &m,
-                &s);
+    row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
 #if SMOOTH
     t = sum_items(pt[get_local_id(1)], lid, WG_SIZE, t);
 #else

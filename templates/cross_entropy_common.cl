@@ -9,8 +9,8 @@
  * every run.
  *
  * Storage: storage_DTYPE.cl. Macros: those of softmax_common.cl (SCALE 1,
- * HALF_X 0, SHFL_PTX 0: the (max, sum) pairs and their merges; FEATURES
- * is the vocabulary) and
+ * HALF_X 0: the (max, sum) pairs and their merges; FEATURES is the
+ * vocabulary) and
  *   IGNORE_INDEX   the label of rows that do not count
  *   CAPPED         1: z = SOFTCAP * tanh(x / SOFTCAP); 0: z = x
  *   SOFTCAP        the cap (a float literal; unused when CAPPED is 0)
@@ -39,7 +39,7 @@
     !defined(RED_WG)
 #error "cross_entropy: a macro of the plan is missing"
 #endif
-#if HALF_X || SHFL_PTX
+#if HALF_X
 #error "cross_entropy: softmax_common.cl must be plain: SCALE 1, no HALF_X"
 #endif
 
@@ -143,34 +143,37 @@ inline void stream_stats(const __global storage_t *x, size_t base,
     float sum = 0.0f, err = 0.0f, zsum = 0.0f, zerr = 0.0f;
     for (uint j0 = first; j0 < end; j0 += SUM_BLOCK * step) {
         heldv h[SUM_BLOCK];
-        float mb = m;
+        floatv mv = m;
 #pragma unroll
         for (uint k = 0; k < SUM_BLOCK; k++) {
             const uint j = j0 + k * step;
             if (j < end) {
                 h[k] = load_held_z(x, base + j * VEC);
-                mb = MAX2(mb, hmax(held_floats(h[k])));
+                mv = MAX2(mv, held_floats(h[k]));
             }
         }
+        const float mb = hmax(mv);
         if (mb - m > RESCALE_ABOVE) {
             const float rescale = EXPS(m - mb);
             sum *= rescale;
             err *= rescale;
             m = mb;
         }
-        /* Scalar sums: vectors of them would take an item's registers
-         * that its loads in flight need. */
-        float b = 0.0f, bz = 0.0f;
+        /* The block's sums across lanes once, then scalar totals:
+         * vectors of them would take registers an item's loads in
+         * flight need. */
+        floatv bv = 0.0f, bzv = 0.0f;
 #pragma unroll
         for (uint k = 0; k < SUM_BLOCK; k++) {
             if (j0 + k * step < end) {
                 const floatv z = held_floats(h[k]);
-                b += hsum(EXPS(z - m));
+                bv += EXPS(z - m);
 #if SMOOTH
-                bz += hsum(z);
+                bzv += z;
 #endif
             }
         }
+        const float b = hsum(bv), bz = hsum(bzv);
         csum_add1(&sum, &err, b);
 #if SMOOTH
         csum_add1(&zsum, &zerr, bz);

@@ -8,7 +8,7 @@
  *   SCALE      applied to x first (a float literal)
  *   HALF_X     1: x is halved first (|SCALE| < 128/FLT_MAX, see below)
  *   EXP_BASE2  1: exponentials as exp2 (GPUs), 0: as exp
- *   SHFL_PTX   1: softmax's row merge by PTX warp shuffles (NVIDIA only)
+ *   SHFL_PTX   1: row_merge by PTX warp shuffles (NVIDIA only)
  *   SUM_BLOCK  where a kernel streams: vectors summed apart (row_reduce.cl)
  * and, where the plan has a split path, row_reduce.cl's SPLIT_* macros.
  *
@@ -109,6 +109,86 @@ inline void merge_pairs(__local float *pm, __local float *ps, uint lid,
     *m = pm[0];
     *s = ps[0];
 }
+
+#if SHFL_PTX
+/* The lanes of this work-item's warp that exist: a work-group of fewer
+ * than 32 items, or a last warp cut short (WG_SIZE 16 x 3 rows), has
+ * fewer, and shfl.sync must name only those. */
+#define GROUP_ITEMS (WG_SIZE * ROWS_PER_GROUP)
+inline uint warp_lanes(void)
+{
+#if GROUP_ITEMS % 32 == 0
+    return 0xffffffffu;
+#else
+    const uint first = (get_local_id(1) * WG_SIZE + get_local_id(0)) & ~31u;
+    const uint n = min(32u, (uint)GROUP_ITEMS - first);
+    return n == 32 ? 0xffffffffu : (1u << n) - 1u;
+#endif
+}
+
+/* Merges (m, s) over aligned groups of WIDTH lanes of a warp (a power of
+ * two, at most 32), every lane taking the group's result: butterfly
+ * shuffles, NVIDIA compute capability 7.0 and later. */
+inline void warp_merge(float *m, float *s, const uint width)
+{
+    const uint lanes = warp_lanes();
+    for (uint o = width / 2; o > 0; o >>= 1) {
+        float m2, s2;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
+                     : "=f"(m2)
+                     : "f"(*m), "r"(o), "r"(lanes));
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
+                     : "=f"(s2)
+                     : "f"(*s), "r"(o), "r"(lanes));
+        merge_pair(m, s, m2, s2);
+    }
+}
+
+/* Merges (m, s) over the items of this row: within each warp by
+ * shuffles (a row of WG_SIZE <= 32 items is a group of one warp: work
+ * groups are WG_SIZE x ROWS_PER_GROUP), then the warps' pairs through
+ * local memory, merged by the first warp; every item takes the row's. */
+inline void row_merge(__local float *pm, __local float *ps, uint lid,
+                      float *m, float *s)
+{
+#if WG_SIZE <= 32
+    (void)pm;
+    (void)ps;
+    (void)lid;
+    warp_merge(m, s, WG_SIZE);
+#else
+#define ROW_WARPS (WG_SIZE / 32)
+    warp_merge(m, s, 32);
+    if (lid % 32 == 0) {
+        pm[lid / 32] = *m;
+        ps[lid / 32] = *s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < 32) {
+        float mw = lid < ROW_WARPS ? pm[lid] : NO_MAX;
+        float sw = lid < ROW_WARPS ? ps[lid] : 0.0f;
+        warp_merge(&mw, &sw, ROW_WARPS);
+        if (lid == 0) {
+            /* A slot of its own, past the warps'. */
+            pm[WG_SIZE - 1] = mw;
+            ps[WG_SIZE - 1] = sw;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *m = pm[WG_SIZE - 1];
+    *s = ps[WG_SIZE - 1];
+#undef ROW_WARPS
+#endif
+}
+#else
+/* Merges (m, s) over the items of this row in local memory (ROW_MERGE's
+ * words of PM and PS, WG_SIZE each). */
+inline void row_merge(__local float *pm, __local float *ps, uint lid,
+                      float *m, float *s)
+{
+    merge_pairs(pm, ps, lid, WG_SIZE, m, s);
+}
+#endif
 
 #ifdef SUM_BLOCK
 /* The sum of exponentials of vectors FIRST, FIRST + STEP, ... below END
