@@ -8,7 +8,8 @@
  *
  * emitted: the cross_entropy kernel of an emitted bf16 NAME.cl (mean,
  * dlogits; vocab V, wg W, one row a group) alone, the count in scratch
- * as its first launch would leave it.
+ * as its first launch would leave it. LAB_OPTS: build options added to
+ * every program's.
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -155,7 +156,10 @@ static void run_emitted(const char *path, int W, int rows, int V,
 {
     char *src = slurp(path);
     printf("emitted %s W %d\n", path, W);
-    cl_program p = build(src, "-cl-std=CL1.2 -cl-nv-verbose");
+    char opts[256];
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -cl-nv-verbose %s",
+             getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
+    cl_program p = build(src, opts);
     cl_int err;
     cl_kernel k = clCreateKernel(p, "cross_entropy", &err);
     CHECK(err);
