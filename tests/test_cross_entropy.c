@@ -257,6 +257,12 @@ static void test_xent_kernels(void)
          "{wg: 128, split: 16, split_max: 4}", TARGET_GPU, {1, 4, 5, 0},
          LABELS},
         {"f32", 256000, ", softcap: 15", TARGET_CPU, {2, 0}, 0},
+        /* logits to +-4 under caps of 3 and 2: tanh well into its bend
+         * (its slope down to 0.07); a softcap past any logit: z = x */
+        {"f32", 4096, ", softcap: 3", TARGET_GPU, {1, 5, 0}, LABELS},
+        {"bf16", 2048, ", softcap: 2, tile: {wg: 64, split: 4, split_max: "
+         "2}", TARGET_GPU, {1, 2, 9, 0}, LABELS | IN_PLACE},
+        {"f32", 3000, ", softcap: 1e30", TARGET_CPU, {2, 0}, 0},
         {"f32", 4000, ", reduction: sum, label_smoothing: 0.3, tile: {wg: "
          "64, rows: 4, mode: registers}", TARGET_GPU, {1, 3, 9, 0},
          LABELS | IN_PLACE | BITS},
