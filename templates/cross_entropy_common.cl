@@ -32,7 +32,6 @@
  * A label that is neither IGNORE_INDEX nor in [0, FEATURES) gives its row
  * a NaN loss and a NaN gradient row (it counts, as a row to divide by). */
 #include "softmax_common.cl"
-#include "row_held.cl"
 
 #if !defined(IGNORE_INDEX) || !defined(CAPPED) || !defined(SOFTCAP) ||   \
     !defined(SMOOTH) || !defined(ONE_MINUS_EPS) || !defined(EPS_OVER_V) || \
@@ -92,22 +91,24 @@ inline float label_x(const __global storage_t *x, size_t base, int label)
     return label_valid(label) ? load1(x, base + (uint)label) : 0.0f;
 }
 
-/* A streamed vector from its load to its use, as row_reduce.cl's rowv
- * holds it (bf16: packed), but capped logits as floats of z, whose tanh
- * is then taken once: the statistics hold z, the gradient x. */
-#if ROWV_PACKED && !CAPPED
-typedef rowv heldv;
+/* A streamed vector from its load to its use: bf16 vectors of 8 stay as
+ * stored, in 4 registers instead of 8, so that an item's loads in flight
+ * leave room for more work-groups per compute unit; other vectors (and
+ * capped logits, whose tanh is taken once) as floats: the statistics hold
+ * z, the gradient x. */
+#if defined(DTYPE_BF16) && VEC == 8 && !CAPPED
+typedef uint4 heldv;
 inline heldv load_held_z(const __global storage_t *x, size_t i)
 {
-    return load_rowv(x, i);
+    return load8_bits(x, i);
 }
 inline heldv load_held_x(const __global storage_t *x, size_t i)
 {
-    return load_rowv(x, i);
+    return load8_bits(x, i);
 }
 inline floatv held_floats(heldv h)
 {
-    return rowv_floats(h);
+    return unpack8(h);
 }
 #else
 typedef floatv heldv;

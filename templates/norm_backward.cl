@@ -24,15 +24,14 @@
  * the plan alone and every sum runs in a fixed order: the same bits on
  * every run.
  *
- * ROW_IN_REGISTERS: each item keeps its share of x and dy (as rowv:
- * bf16 packed) and of the partial sums in registers (with ROW_AHEAD
- * gamma's too, and it loads its slot's next row while the work-group
- * reduces this one); at the end the slots add their sums in slot order
- * into the block's one partial row. Otherwise rows are streamed (read
- * again for each pass, in the compensated blocks of row_reduce.cl) and
- * each slot's sums add up in a partial row of its own in the scratch. A
- * NULL scratch (neither dgamma nor dbeta wanted): no partial sums.
- * Layernorm makes both whenever one is wanted.
+ * ROW_IN_REGISTERS: each item keeps its share of x, dy and of the
+ * partial sums in registers (with ROW_AHEAD gamma's too, and it loads its
+ * slot's next row while the work-group reduces this one); at the end the
+ * slots add their sums in slot order into the block's one partial row. Otherwise rows are
+ * streamed (read again for each pass, in the compensated blocks of
+ * row_reduce.cl) and each slot's sums add up in a partial row of its own
+ * in the scratch. A NULL scratch (neither dgamma nor dbeta wanted): no
+ * partial sums. Layernorm makes both whenever one is wanted.
  *
  * Macros (from the plan): row_reduce.cl's, with SUM_BLOCK in either mode;
  * EPS and norm_scale.cl's; and
@@ -44,8 +43,6 @@
  *                 held (0 where ROW_SHFL: rows in registers)
  * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv, and STAGE,
  * NB_STAGE floatv. */
-
-#include "row_held.cl"
 
 #if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
     !defined(SUM_BLOCK) || !defined(ROW_SHFL) || !defined(ROW_AHEAD)
@@ -368,11 +365,10 @@ inline floatv gamma_at(const floatv *gam, const __global storage_t *gamma,
 #endif
 }
 
-/* The plain statistics of the row this item holds a share of (V, DYV,
- * as rowv holds them; gamma as gamma_at reads it; SHIFT: the row's first
- * element). */
-inline struct norm_stats stats_held(const rowv v[SLOTS],
-                                    const rowv dyv[SLOTS],
+/* The plain statistics of the row this item holds a share of (V, DYV;
+ * gamma as gamma_at reads it; SHIFT: the row's first element). */
+inline struct norm_stats stats_held(const floatv v[SLOTS],
+                                    const floatv dyv[SLOTS],
                                     const floatv *gam,
                                     const __global storage_t *gamma,
                                     float shift,
@@ -384,7 +380,7 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         if (SLOT_IN_ROW(k, lid + k * WG_SIZE)) {
-            a += rowv_floats(v[k]) - shift;
+            a += v[k] - shift;
         }
     }
     __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
@@ -401,9 +397,8 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            const floatv d = rowv_floats(v[k]) - mean0;
-            const floatv g =
-                gamma_at(gam, gamma, k, j) * rowv_floats(dyv[k]);
+            const floatv d = v[k] - mean0;
+            const floatv g = gamma_at(gam, gamma, k, j) * dyv[k];
 #if NORM_CENTRED
             t[0] += d;
             t[1] += d * d;
@@ -426,7 +421,7 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
 
 /* This item's share of row BASE: dx stored when LIVE; dy * xhat (and dy)
  * added to ACC_G (ACC_B) when LIVE and GRADS. */
-inline void row_out_held(const rowv v[SLOTS], const rowv dyv[SLOTS],
+inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
                          const floatv *gam, const __global storage_t *gamma,
                          struct norm_stats st, __global storage_t *dx,
                          size_t base, uint lid, bool live, bool grads,
@@ -436,16 +431,15 @@ inline void row_out_held(const rowv v[SLOTS], const rowv dyv[SLOTS],
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            const floatv xh = xhat_of(rowv_floats(v[k]), st);
-            const floatv d = rowv_floats(dyv[k]);
+            const floatv xh = xhat_of(v[k], st);
             if (live) {
                 storev(dx, base + j * VEC,
-                       dx_of(gamma_at(gam, gamma, k, j) * d, xh, st));
+                       dx_of(gamma_at(gam, gamma, k, j) * dyv[k], xh, st));
             }
             if (live && grads) {
-                acc_g[k] += d * xh;
+                acc_g[k] += dyv[k] * xh;
 #if NORM_CENTRED
-                acc_b[k] += d;
+                acc_b[k] += dyv[k];
 #endif
             }
         }
@@ -519,8 +513,7 @@ inline void block_rows_held(const __global storage_t *x,
 {
     const uint lid = get_local_id(0), ly = get_local_id(1);
     const bool grads = scratch != 0;
-    rowv v[SLOTS], dyv[SLOTS];
-    floatv acc_g[SLOTS], acc_b[SLOTS];
+    floatv v[SLOTS], dyv[SLOTS], acc_g[SLOTS], acc_b[SLOTS];
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         acc_g[k] = 0.0f;
@@ -535,8 +528,8 @@ inline void block_rows_held(const __global storage_t *x,
     size_t base = (size_t)min(start + ly, end - 1) * FEATURES;
     uint it = 0;
 #if ROW_AHEAD
-    load_row_held(v, x + base, lid);
-    load_row_held(dyv, dy + base, lid);
+    load_param(v, x + base, lid);
+    load_param(dyv, dy + base, lid);
     float shift = load1(x, base);
 #endif
     for (uint r0 = start; r0 < end; r0 += ROWS_PER_GROUP, it++) {
@@ -544,17 +537,17 @@ inline void block_rows_held(const __global storage_t *x,
         const bool more = r0 + ROWS_PER_GROUP < end;
         const size_t next =
             (size_t)min(r0 + ROWS_PER_GROUP + ly, end - 1) * FEATURES;
-        rowv nv[SLOTS], ndy[SLOTS];
+        floatv nv[SLOTS], ndy[SLOTS];
         float nshift = 0.0f;
         if (more) {
-            load_row_held(nv, x + next, lid);
-            load_row_held(ndy, dy + next, lid);
+            load_param(nv, x + next, lid);
+            load_param(ndy, dy + next, lid);
             nshift = load1(x, next);
         }
 #else
         base = (size_t)min(r0 + ly, end - 1) * FEATURES;
-        load_row_held(v, x + base, lid);
-        load_row_held(dyv, dy + base, lid);
+        load_param(v, x + base, lid);
+        load_param(dyv, dy + base, lid);
         const float shift = load1(x, base);
 #endif
         struct norm_stats st = stats_checked(
