@@ -2,7 +2,8 @@
  * kernels and float64: vocabularies of Llama 2 and 3, GPT-2, Qwen, Gemma
  * and odd sizes, every dtype, each reduction, label smoothing, softcap,
  * grad false, the GPU and CPU defaults and small tiles, rows on both
- * sides of the split path's split_max, logits up to +-80; ignored rows,
+ * sides of the split path's split_max, logits up to +-80 and rows that
+ * rise or fall from -80 to +80 (a running max left behind); ignored rows,
  * every row ignored (a NaN mean), labels outside the vocabulary (NaN
  * rows); dlogits in place of logits; the same bits on every run. Joins
  * the numeric suite.
@@ -58,8 +59,32 @@ static int ce_build(struct nu_kernel *k, const struct ce_case *c)
 /* ---- runs with labels of every kind ------------------------------------ */
 
 /* Label patterns: some rows ignored, every row, one label past the
- * vocabulary and one negative (not ignore_index). */
-enum pattern { SOME_IGNORED, ALL_IGNORED, OUTSIDE };
+ * vocabulary and one negative (not ignore_index); and RAMPS, random
+ * labels over rows of logits that rise or fall across the row (set_ramps). */
+enum pattern { SOME_IGNORED, ALL_IGNORED, OUTSIDE, RAMPS };
+
+/* Rows that make a streamed row's running max move: rising from -80 to
+ * +80 (the reference left behind again and again), falling, -80 but for
+ * +80 at the last element, and +80 at the first then -80. */
+static void set_ramps(struct vcase *c)
+{
+    float *x = c->host[BUF_LOGITS];
+    long v = (long)c->ks->field[0].num;
+    for (size_t m = 0; m < c->rows; m++) {
+        for (long j = 0; j < v; j++) {
+            double t = v > 1 ? (double)j / (double)(v - 1) : 1.0;
+            double z;
+            switch (m % 4) {
+            case 0: z = -80 + 160 * t; break;
+            case 1: z = 80 - 160 * t; break;
+            case 2: z = j == v - 1 ? 80 : -80; break;
+            default: z = j == 0 ? 80 : -80; break;
+            }
+            x[m * (size_t)v + (size_t)j] =
+                round_to_dtype((float)z, c->ks->dtype);
+        }
+    }
+}
 
 static void set_labels(struct vcase *c, enum pattern p, double ignore)
 {
@@ -145,7 +170,9 @@ static void run_labels(struct nu_kernel *k, size_t rows, int p, int in_place)
         c.host[BUF_LOGITS][i] = round_to_dtype(
             (float)(c.host[BUF_LOGITS][i] * LOGIT_SCALE), c.ks->dtype);
     }
-    if (p >= 0) {
+    if (p == RAMPS) {
+        set_ramps(&c);
+    } else if (p >= 0) {
         set_labels(&c, (enum pattern)p, spec_field(c.ks, "ignore_index"));
     }
     CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
@@ -179,7 +206,7 @@ static void check_labels(struct nu_kernel *k)
 {
     static const size_t rows[] = {1, 7, 40};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        for (int p = SOME_IGNORED; p <= OUTSIDE; p++) {
+        for (int p = SOME_IGNORED; p <= RAMPS; p++) {
             run_labels(k, rows[r], p, 0);
         }
     }
