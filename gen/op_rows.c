@@ -300,6 +300,18 @@ void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
     }
 }
 
+void rows_plan_shfl(const struct kernel_spec *ks, struct plan *p)
+{
+    int shfl = target_offers(ks->target, CAP_SHFL_SYNC);
+    plan_int(p, "SHFL_PTX",
+             shfl ? "pairs merged across a warp by PTX shuffles"
+                  : "pairs merged in local memory",
+             shfl);
+    if (shfl) {
+        p->needs |= CAP_SHFL_SYNC;
+    }
+}
+
 void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
                      const char *key, const char *name, const char *comment)
 {

@@ -99,6 +99,11 @@ void rows_plan_begin(const struct kernel_spec *ks, struct plan *p);
 void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
                      const char *key, const char *name, const char *comment);
 
+/* SHFL_PTX of templates/softmax_common.cl's row_merge: where the target
+ * offers shfl.sync (NVIDIA) a row's (max, sum) pairs merge across a warp
+ * by PTX shuffles, then across warps through local memory. */
+void rows_plan_shfl(const struct kernel_spec *ks, struct plan *p);
+
 /* Ends P: buffers x, PARAMS (NULL-terminated; FEATURES elements each) and
  * y, and the one launch of KERNEL over them. */
 /* The norms' rescaling limits (templates/norm_scale.cl), from eps. */

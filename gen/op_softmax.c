@@ -80,18 +80,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
      * exponentials as exp2 on GPUs"). */
     plan_int(p, "EXP_BASE2", "exponentials as exp2 (GPUs) or exp",
              ks->target != TARGET_CPU);
-    /* Where the target offers shfl.sync (NVIDIA): the row's (max, sum)
-     * pairs merge across a warp by PTX shuffles, then across warps through
-     * local memory, in two barriers where the tree took up to four
+    /* Two barriers where the local-memory tree took up to four
      * (bench/RESULTS.md, "Softmax: the row merge on warp shuffles"). */
-    int shfl = target_offers(ks->target, CAP_SHFL_SYNC);
-    plan_int(p, "SHFL_PTX",
-             shfl ? "pairs merged across a warp by PTX shuffles"
-                  : "pairs merged in local memory",
-             shfl);
-    if (shfl) {
-        p->needs |= CAP_SHFL_SYNC;
-    }
+    rows_plan_shfl(ks, p);
     if (rows_has_coop(ks)) {
         plan_coop(ks, p);
     }

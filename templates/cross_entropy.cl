@@ -71,11 +71,7 @@ void cross_entropy(const int rows, const __global storage_t *logits,
     const float xy = label_x(logits, base, label);
 #if GRAD
     /* Read now, so that its latency hides behind the row's loads. */
-#if REDUCE_NONE
-    const float g = grad_scale(label, (const __global float *)0);
-#else
-    const float g = grad_scale(label, scratch);
-#endif
+    const float g = KERNEL_GRAD_SCALE(label);
 #endif
 
     float m = NO_MAX, s = 0.0f, t = 0.0f;

@@ -236,6 +236,14 @@ inline float grad_scale(int label, const __global float *scratch)
     return label_valid(label) ? g : NAN;
 }
 
+/* grad_scale in a kernel whose scratch argument is there unless
+ * REDUCE_NONE. */
+#if REDUCE_NONE
+#define KERNEL_GRAD_SCALE(label) grad_scale(label, (const __global float *)0)
+#else
+#define KERNEL_GRAD_SCALE(label) grad_scale(label, scratch)
+#endif
+
 /* dx = g (softmax(z) - eps / V) dz/dx at vector J of the row at BASE
  * from its logits X, A = g / s, B = g eps / V; the label's element is
  * grad_label's. */

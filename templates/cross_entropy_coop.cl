@@ -91,11 +91,7 @@ void cross_entropy_coop(const int rows, const __global storage_t *logits,
 #endif
     }
 #if GRAD
-#if REDUCE_NONE
-    const float g = grad_scale(label, (const __global float *)0);
-#else
-    const float g = grad_scale(label, scratch);
-#endif
+    const float g = KERNEL_GRAD_SCALE(label);
     stream_grad(logits, dlogits, base, first, end, COOP_WG, label, m, s, xy,
                 g);
 #endif
