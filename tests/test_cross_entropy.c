@@ -436,6 +436,66 @@ static void test_xent_coop(void)
     }
 }
 
+/* The value of define NAME in P's prelude; -1 where it has none. */
+static long define_of(const struct plan *p, const char *name)
+{
+    for (int i = 0; i < p->n_define; i++) {
+        if (strcmp(p->define[i].name, name) == 0) {
+            return p->define[i].i;
+        }
+    }
+    return -1;
+}
+
+/* The plans' choices, no device: GPU bf16 and f16 rows of at least 2048
+ * vectors stream in groups of 512, loading 4 vectors at once; float32
+ * and short rows keep the row ops' defaults; a spec's own group wins;
+ * CPUs load 16 vectors at once; shuffle merges where the target has
+ * them. */
+static void test_xent_defaults(void)
+{
+    static const struct {
+        const char *dtype;
+        long vocab;
+        const char *tile; /* "" for none */
+        enum target target;
+        long wg, in_registers, sum_block, shfl; /* -1: any or none */
+    } cases[] = {
+        {"bf16", 128256, "", TARGET_TENSOR, 512, 0, 4, 1},
+        {"bf16", 32000, "", TARGET_TENSOR, 512, 0, 4, 1},
+        {"f16", 50257, "", TARGET_GPU, 512, 0, 4, 0},
+        {"f32", 32000, "", TARGET_TENSOR, 1024, 1, -1, 1},
+        {"bf16", 8000, "", TARGET_TENSOR, -1, 1, -1, 1},
+        {"bf16", 128256, ", tile: {wg: 256}", TARGET_TENSOR, 256, 0, 4, 1},
+        {"bf16", 128256, "", TARGET_CPU, 1, 0, 16, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        struct diags d = {.out = stderr};
+        if (!nu_spec_ok(&k, "kernels:\n  - {name: t_xent_plan, op: "
+                        "cross_entropy, dtype: %s, vocab: %ld%s}\n",
+                        cases[i].dtype, cases[i].vocab, cases[i].tile)) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        CU_ASSERT(spec_set_target(&k.set, cases[i].target, &d) == 0);
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        const long wg = define_of(&p, "WG_SIZE");
+        const long regs = define_of(&p, "ROW_IN_REGISTERS");
+        const long block = define_of(&p, "SUM_BLOCK");
+        const long shfl = define_of(&p, "SHFL_PTX");
+        TU_CHECK((cases[i].wg < 0 || wg == cases[i].wg) &&
+                     regs == cases[i].in_registers &&
+                     (cases[i].sum_block < 0 || block == cases[i].sum_block) &&
+                     shfl == cases[i].shfl,
+                 "case %zu: WG_SIZE %ld, ROW_IN_REGISTERS %ld, SUM_BLOCK %ld, "
+                 "SHFL_PTX %ld:\n%s", i, wg, regs, block, shfl, k.yaml);
+        nu_kernel_free(&k);
+    }
+}
+
 int add_cross_entropy_numeric_tests(CU_pSuite s)
 {
     return CU_add_test(s, "cross_entropy: vocabularies, dtypes, reductions, "
@@ -452,7 +512,10 @@ int add_cross_entropy_numeric_tests(CU_pSuite s)
                                test_xent_sampled) == NULL ||
                    CU_add_test(s, "cross_entropy: every vocabulary, dtype "
                                "and device type (--full)",
-                               test_xent_grid) == NULL
+                               test_xent_grid) == NULL ||
+                   CU_add_test(s, "cross_entropy: the plans' groups, blocks "
+                               "and merges by dtype, length and target",
+                               test_xent_defaults) == NULL
                ? -1
                : 0;
 }
