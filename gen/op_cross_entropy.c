@@ -497,8 +497,8 @@ static void defaults(struct kernel_spec *ks)
     rows_split_defaults(ks);
     struct param_value *k = ks->knob;
     if (ks->target != TARGET_CPU && dtype_size(ks->dtype) == 2 &&
-        !k[ROWS_KNOB_WG].set &&
-        !k[ROWS_KNOB_ROWS].set && !k[ROWS_KNOB_MODE].set &&
+        !k[ROWS_KNOB_WG].set && !k[ROWS_KNOB_ROWS].set &&
+        !k[ROWS_KNOB_MODE].set &&
         vocab(ks) / (long)k[ROWS_KNOB_VEC].num >=
             CE_GPU_WG * CE_SUM_BLOCK_GPU) {
         k[ROWS_KNOB_WG].num = CE_GPU_WG;

@@ -213,7 +213,8 @@ void rows_defaults_aim(struct kernel_spec *ks, const struct rows_aim *aim)
         k[ROWS_KNOB_ROWS].num = wg < items ? (double)(items / wg) : 1;
     }
     if (!k[ROWS_KNOB_MODE].set) {
-        k[ROWS_KNOB_MODE].num = row_fits(ks) ? ROWS_MODE_REGISTERS : ROWS_MODE_STREAMING;
+        k[ROWS_KNOB_MODE].num =
+            row_fits(ks) ? ROWS_MODE_REGISTERS : ROWS_MODE_STREAMING;
     }
 }
 

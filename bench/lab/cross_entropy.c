@@ -18,70 +18,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REPS 15
+#include "lab_util.h"
 
-#define CHECK(call)                                                      \
-    do {                                                                 \
-        cl_int e_ = (call);                                              \
-        if (e_ != CL_SUCCESS) {                                          \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__,     \
-                    #call, e_);                                          \
-            exit(1);                                                     \
-        }                                                                \
-    } while (0)
+#define REPS 15
 
 static cl_context ctx;
 static cl_command_queue q;
 static cl_device_id dev;
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        exit(1);
-    }
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
-static float bf(unsigned short h)
-{
-    unsigned u = (unsigned)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static unsigned short tobf(float f)
-{
-    unsigned u;
-    memcpy(&u, &f, 4);
-    u += 0x7fff + ((u >> 16) & 1);
-    return (unsigned short)(u >> 16);
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median µs of REPS runs of kernel K over G items in groups of L. */
-static double time_kernel(cl_kernel k, size_t g, size_t l)
+/* Median µs of REPS runs of kernel K over DIMS dimensions of G items in
+ * groups of L. */
+static double time_kernel(cl_kernel k, cl_uint dims, const size_t *g,
+                          const size_t *l)
 {
     double t[REPS];
     for (int r = -3; r < REPS; r++) {
         cl_event e;
-        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, &e));
+        CHECK(clEnqueueNDRangeKernel(q, k, dims, NULL, g, l, 0, NULL, &e));
         CHECK(clFinish(q));
         cl_ulong a, b;
         CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START,
@@ -93,7 +46,7 @@ static double time_kernel(cl_kernel k, size_t g, size_t l)
         }
         CHECK(clReleaseEvent(e));
     }
-    qsort(t, REPS, sizeof t[0], cmp);
+    qsort(t, REPS, sizeof t[0], cmp_double);
     return t[REPS / 2];
 }
 
@@ -184,24 +137,7 @@ static void run_emitted(const char *path, int W, int rows, int V,
     double worst, worst_loss;
     check_rows(hx, hl, hdx, hs + 1, 1, rows, V, 1.0f / (float)rows, &worst,
                &worst_loss);
-    double t[REPS];
-    for (int r = -3; r < REPS; r++) {
-        cl_event e;
-        CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, global, local, 0, NULL,
-                                     &e));
-        CHECK(clFinish(q));
-        cl_ulong a, b;
-        CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START,
-                                      sizeof a, &a, NULL));
-        CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof b,
-                                      &b, NULL));
-        if (r >= 0) {
-            t[r] = (double)(b - a) / 1e3;
-        }
-        CHECK(clReleaseEvent(e));
-    }
-    qsort(t, REPS, sizeof t[0], cmp);
-    const double us = t[REPS / 2], bytes = 2.0 * n * 2;
+    const double us = time_kernel(k, 2, global, local), bytes = 2.0 * n * 2;
     printf("  %s: %.1f us, %.0f GB/s, %.1f%% of copy (dlogits %.2f of "
            "bf16's rounding, loss %.1e)\n",
            worst <= 1.01 && worst_loss < 1e-5 ? "ok" : "WRONG", us,
@@ -274,7 +210,8 @@ int main(int argc, char **argv)
     CHECK(err);
     CHECK(clSetKernelArg(kc, 0, sizeof bx, &bx));
     CHECK(clSetKernelArg(kc, 1, sizeof bdx, &bdx));
-    const double copy_us = time_kernel(kc, n / 8, 256);
+    const double copy_us =
+        time_kernel(kc, 1, (size_t[]){n / 8}, (size_t[]){256});
     const double bytes = 2.0 * n * 2;
     printf("rows %d V %d copy %.1f us %.0f GB/s\n", rows, V, copy_us,
            bytes / copy_us / 1e3);
@@ -343,7 +280,7 @@ int main(int argc, char **argv)
         double worst, worst_loss;
         check_rows(hx, hl, hdx, hloss, 1, rows, V, g, &worst, &worst_loss);
         const int ok = worst <= 1.01 && worst_loss < 1e-5;
-        const double us = time_kernel(k, gsize, (size_t)W);
+        const double us = time_kernel(k, 1, &gsize, (size_t[]){W});
         printf("  %s: %.1f us, %.0f GB/s, %.1f%% of copy (dlogits %.2f of "
                "bf16's rounding, loss %.1e)\n",
                ok ? "ok" : "WRONG", us, bytes / us / 1e3, 100 * copy_us / us,

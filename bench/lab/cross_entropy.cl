@@ -113,21 +113,18 @@ __kernel void copy(const __global uint4 *x, __global uint4 *y)
 #define U 1
 #endif
 
-__kernel __attribute__((reqd_work_group_size(W, 1, 1)))
-void xent_stream(const __global uint4 *x, const __global int *labels,
-                 __global uint4 *dx, __global float *loss, const float g)
+/* The (max, sum) of this item's vectors FIRST, FIRST + W, ... below END
+ * of row XR, read once, U at a time. */
+inline void part_stats(const __global uint4 *xr, uint first, uint end,
+                       float *m_out, float *s_out)
 {
-    __local float lm[W / 32], ls[W / 32];
-    const uint lid = get_local_id(0);
-    const size_t row = get_group_id(0);
-    const __global uint4 *xr = x + row * NV;
     float m = NO_MAX, s = 0.0f;
-    for (uint j0 = lid; j0 < NV; j0 += U * W) {
+    for (uint j0 = first; j0 < end; j0 += U * W) {
         uint4 q[U];
         float mx = NO_MAX;
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            if (j0 + u * W < NV) {
+            if (j0 + u * W < end) {
                 q[u] = xr[j0 + u * W];
                 mx = fmax(mx, max8(q[u]));
             }
@@ -138,11 +135,49 @@ void xent_stream(const __global uint4 *x, const __global int *labels,
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            if (j0 + u * W < NV) {
+            if (j0 + u * W < end) {
                 s += sum8(q[u], m * L2E);
             }
         }
     }
+    *m_out = m;
+    *s_out = s;
+}
+
+/* dlogits DXR of the same vectors of row XR, re-read U at a time. */
+inline void part_grad(const __global uint4 *xr, __global uint4 *dxr,
+                      uint first, uint end, int label, float ml, float a,
+                      float g)
+{
+    for (uint j0 = first; j0 < end; j0 += U * W) {
+        uint4 q[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (j0 + u * W < end) {
+                q[u] = xr[j0 + u * W];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint j = j0 + u * W;
+            if (j < end) {
+                dxr[j] = grad8(q[u], ml, a,
+                               (uint)label / 8 == j ? label % 8 : -1, g);
+            }
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(W, 1, 1)))
+void xent_stream(const __global uint4 *x, const __global int *labels,
+                 __global uint4 *dx, __global float *loss, const float g)
+{
+    __local float lm[W / 32], ls[W / 32];
+    const uint lid = get_local_id(0);
+    const size_t row = get_group_id(0);
+    const __global uint4 *xr = x + row * NV;
+    float m, s;
+    part_stats(xr, lid, NV, &m, &s);
     group_merge(lm, ls, &m, &s);
     const int label = labels[row];
     if (lid == 0) {
@@ -151,24 +186,7 @@ void xent_stream(const __global uint4 *x, const __global int *labels,
         loss[row] = m + log(s) - xy;
     }
     const float ml = m * L2E, a = g / s;
-    for (uint j0 = lid; j0 < NV; j0 += U * W) {
-        uint4 q[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (j0 + u * W < NV) {
-                q[u] = xr[j0 + u * W];
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const uint j = j0 + u * W;
-            if (j < NV) {
-                dx[row * NV + j] = grad8(q[u], ml, a,
-                                         (uint)label / 8 == j ? label % 8 : -1,
-                                         g);
-            }
-        }
-    }
+    part_grad(xr, dx + row * NV, lid, NV, label, ml, a, g);
 }
 
 #define PART (W * S)
@@ -296,28 +314,8 @@ void xent_split(const __global uint4 *x, const __global int *labels,
     const __global uint4 *xr = x + (size_t)row * NV;
     const uint first = part * PART_V + lid;
     const uint end = min((uint)NV, (part + 1) * PART_V);
-    float m = NO_MAX, s = 0.0f;
-    for (uint j0 = first; j0 < end; j0 += U * W) {
-        uint4 q[U];
-        float mx = NO_MAX;
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (j0 + u * W < end) {
-                q[u] = xr[j0 + u * W];
-                mx = fmax(mx, max8(q[u]));
-            }
-        }
-        if (mx > m) {
-            s *= exp2((m - mx) * L2E);
-            m = mx;
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (j0 + u * W < end) {
-                s += sum8(q[u], m * L2E);
-            }
-        }
-    }
+    float m, s;
+    part_stats(xr, first, end, &m, &s);
     group_merge(lm, ls, &m, &s);
     if (lid == 0) {
         row_pairs(sync, row, part, &m, &s);
@@ -334,23 +332,7 @@ void xent_split(const __global uint4 *x, const __global int *labels,
         loss[row] = m + log(s) - xy;
     }
     const float ml = m * L2E, a = g / s;
-    for (uint j0 = first; j0 < end; j0 += U * W) {
-        uint4 q[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (j0 + u * W < end) {
-                q[u] = xr[j0 + u * W];
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const uint j = j0 + u * W;
-            if (j < end) {
-                dx[(size_t)row * NV + j] = grad8(
-                    q[u], ml, a, (uint)label / 8 == j ? label % 8 : -1, g);
-            }
-        }
-    }
+    part_grad(xr, dx + (size_t)row * NV, first, end, label, ml, a, g);
     if (lid == 0 && atomic_inc(&sync[1]) == groups - 1) {
         sync[0] = 0;
         sync[1] = 0;

@@ -9,39 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                      \
-    do {                                                                 \
-        cl_int e_ = (call);                                              \
-        if (e_ != CL_SUCCESS) {                                          \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__,     \
-                    #call, e_);                                          \
-            exit(1);                                                     \
-        }                                                                \
-    } while (0)
+#include "lab_util.h"
 
 static cl_context ctx;
 static cl_command_queue queue;
 static cl_device_id dev;
 static char *source;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        exit(1);
-    }
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 static void open_device(const char *sel)
 {
@@ -157,12 +130,6 @@ static double span_us(cl_event *ev, int n)
         clReleaseEvent(ev[i]);
     }
     return (double)(t1 - t0) / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static double median(double *v, int n)

@@ -10,15 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                      \
-    do {                                                                 \
-        cl_int e_ = (call);                                              \
-        if (e_ != CL_SUCCESS) {                                          \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__,     \
-                    #call, e_);                                          \
-            exit(1);                                                     \
-        }                                                                \
-    } while (0)
+#include "lab_util.h"
 
 static float bits_to_float(unsigned short h, int f16)
 {

@@ -10,64 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab_util.h"
+
 #define D 4096
 #define ROWS 4096
 #define REPS 30
 
-#define CHECK(call)                                                      \
-    do {                                                                 \
-        cl_int e_ = (call);                                              \
-        if (e_ != CL_SUCCESS) {                                          \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__,     \
-                    #call, e_);                                          \
-            exit(1);                                                     \
-        }                                                                \
-    } while (0)
-
 static cl_context ctx;
 static cl_command_queue q;
 static cl_device_id dev;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
-        exit(1);
-    }
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
-static float bf(unsigned short h)
-{
-    unsigned u = (unsigned)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static unsigned short tobf(float f)
-{
-    unsigned u;
-    memcpy(&u, &f, 4);
-    u += 0x7fff + ((u >> 16) & 1);
-    return (unsigned short)(u >> 16);
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Median µs of REPS runs of the kernels K[0..n) with their global and
  * local sizes. */
@@ -97,7 +48,7 @@ static double time_kernels(cl_kernel *k, size_t *g, size_t *l, int n)
             clReleaseEvent(e1);
         }
     }
-    qsort(t, REPS, sizeof t[0], cmp);
+    qsort(t, REPS, sizeof t[0], cmp_double);
     return t[REPS / 2];
 }
 
@@ -271,7 +222,7 @@ int main(int argc, char **argv)
             clReleaseEvent(e0);
             clReleaseEvent(e1);
         }
-        qsort(tr, REPS, sizeof tr[0], cmp);
+        qsort(tr, REPS, sizeof tr[0], cmp_double);
         /* the reduction alone, float8 and float columns */
         double t_vec8 = 0;
         cl_kernel k1 = clCreateKernel(p, "nb_reduce1", &err);
@@ -300,7 +251,7 @@ int main(int argc, char **argv)
                 }
                 clReleaseEvent(e0);
             }
-            qsort(t1, REPS, sizeof t1[0], cmp);
+            qsort(t1, REPS, sizeof t1[0], cmp_double);
             if (v == 0) {
                 t_vec8 = t1[REPS / 2];
             } else {

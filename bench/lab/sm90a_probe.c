@@ -16,15 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                      \
-    do {                                                                 \
-        cl_int e_ = (call);                                              \
-        if (e_ != CL_SUCCESS) {                                          \
-            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__,     \
-                    #call, e_);                                          \
-            exit(1);                                                     \
-        }                                                                \
-    } while (0)
+#include "lab_util.h"
 
 #define ITEMS 256 /* two warpgroups of 128: wgmma's .sync.aligned */
 

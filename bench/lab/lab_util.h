@@ -1,0 +1,65 @@
+/* lab_util.h - what the lab programs of bench/lab share: a checked
+ * OpenCL call, a file read whole, bf16 to and from float, and a
+ * comparison of doubles for qsort. Include after <CL/cl.h>. */
+#ifndef SPECL_LAB_UTIL_H
+#define SPECL_LAB_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CALL's status, or the file, line and call on stderr and exit 1. */
+#define CHECK(call)                                                      \
+    do {                                                                 \
+        cl_int e_ = (call);                                              \
+        if (e_ != CL_SUCCESS) {                                          \
+            fprintf(stderr, "%s:%d: %s -> %d\n", __FILE__, __LINE__,     \
+                    #call, e_);                                          \
+            exit(1);                                                     \
+        }                                                                \
+    } while (0)
+
+/* The file at PATH, NUL-terminated (exit 1 where it cannot be read). */
+static inline char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s == NULL || fread(s, 1, (size_t)n, f) != (size_t)n) {
+        exit(1);
+    }
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static inline float bf(unsigned short h)
+{
+    unsigned u = (unsigned)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* F rounded to the nearest bf16, ties to even. */
+static inline unsigned short tobf(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, 4);
+    u += 0x7fff + ((u >> 16) & 1);
+    return (unsigned short)(u >> 16);
+}
+
+static inline int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#endif
