@@ -88,6 +88,13 @@ LORA_CASES = [
     ("bf16_seed_grad", 512, 512, 8, True, 128),
 ]
 
+LORA_FORWARD_CASES = [
+    # name, in_features K, out_features N, rank, rows (bench/specs/half.yaml)
+    ("bf16_q", 4096, 4096, 16, 4096),
+    ("bf16_up", 4096, 11008, 16, 4096),
+    ("bf16_down", 11008, 4096, 16, 4096),
+]
+
 
 ATTN_CASES = [
     # name, batch, seq_q, seq_kv, heads, kv_heads, head_dim, causal
@@ -292,6 +299,28 @@ def lora_case(name, K, N, r, input_grad, rows, reps):
           f"{nbytes / us / 1e3:7.1f} GB/s {flops / us / 1e6:7.1f} TFLOP/s")
 
 
+def lora_forward_case(name, K, N, r, rows, reps):
+    """Y = X*W^T + scale*(X*A^T)*B^T in bf16 on cuBLAS (PyTorch's layouts),
+    and X*W^T alone."""
+    dt = torch.bfloat16
+    scale = 2.0
+    x = torch.randn(rows, K, device="cuda", dtype=dt)
+    w = torch.randn(N, K, device="cuda", dtype=dt) * 0.02
+    a = torch.randn(r, K, device="cuda", dtype=dt) * 0.02
+    b = torch.randn(N, r, device="cuda", dtype=dt) * 0.02
+
+    def fn():
+        return x @ w.t() + ((x @ a.t()) @ b.t()) * scale
+
+    us = median_us(fn, reps)
+    base = median_us(lambda: x @ w.t(), reps)
+    flops = 2 * rows * K * N + 2 * rows * r * (K + N)
+    print(f"{name:24s} {'lora_forward':16s} {'bfloat16':9s} "
+          f"{rows}x{K}x{N} r{r} torch eager {us:9.1f} us "
+          f"{flops / us / 1e6:7.1f} TFLOP/s; X*W^T alone {base:9.1f} us "
+          f"{2 * rows * K * N / base / 1e6:7.1f} TFLOP/s")
+
+
 def attn_case(name, batch, sq, skv, heads, kv_heads, d, causal, reps):
     """SDPA forward, and forward + backward, on the flash and cuDNN
     backends (where they take the shape)."""
@@ -344,7 +373,7 @@ def main():
     p.add_argument("--xent-only", action="store_true",
                    help="cross_entropy's cases alone")
     p.add_argument("--lora", action="store_true",
-                   help="lora_backward's cases alone")
+                   help="lora_forward's and lora_backward's cases alone")
     p.add_argument("--attention", action="store_true",
                    help="attention's cases alone (SDPA)")
     a = p.parse_args()
@@ -354,6 +383,8 @@ def main():
             attn_case(*c, a.reps)
         return
     if a.lora:
+        for c in LORA_FORWARD_CASES:
+            lora_forward_case(*c, a.reps)
         for c in LORA_CASES:
             lora_case(*c, a.reps)
         return

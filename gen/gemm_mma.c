@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "caps.h"
 #include "spec.h"
 
 #define THREADS_MOST 1024L /* work-items per work-group */
@@ -18,15 +19,22 @@ long gemm_mma_local(const struct gemm_mma *g)
     return 2 * g->stages * (g->m * g->k + g->k * g->n);
 }
 
-/* A warpgroup of 128 work-items per 64 rows. */
+/* A warpgroup of 128 work-items that copies, and one that multiplies
+ * per 64 rows. */
 long gemm_wgmma_threads(const struct gemm_mma *g)
 {
-    return 2 * g->wg_m;
+    return 128 + 2 * g->wg_m;
 }
 
+/* Registers a multiplying work-item of the wgmma kernel holds besides its
+ * WG_N / 2 accumulators (ptxas: 162 in all at WG_N 256, 96 at 128). */
+#define WGMMA_OTHER_REGS 32L
+
+/* The stages' tiles, and two 8-byte mbarriers per stage. */
 long gemm_wgmma_local(const struct gemm_mma *g)
 {
-    return 2 * g->wg_stages * (g->wg_m * g->k + g->k * g->n);
+    return 2 * g->wg_stages * (g->wg_m * g->k + g->k * g->wg_n) +
+           16 * g->wg_stages;
 }
 
 struct mark knob_blame(const struct kernel_spec *ks, const char *k1,
@@ -100,12 +108,12 @@ void gemm_wgmma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
                       struct diags *d)
 {
     const char *file = ks->file;
-    if (g->n != 64 && g->n != 128 && g->n != 256) {
-        diag_error(d, file, knob_blame(ks, "n", "engine"),
-                   "engine: wgmma needs tile n of 64, 128 or 256 (got %ld): "
-                   "a warpgroup's product is 64 rows by n, its W tile "
+    if (g->wg_n != 64 && g->wg_n != 128 && g->wg_n != 256) {
+        diag_error(d, file, knob_blame(ks, "wg_n", "engine"),
+                   "engine: wgmma needs wg_n of 64, 128 or 256 (got %ld): "
+                   "a warpgroup's product is 64 rows by wg_n, its W tile "
                    "blocks of 64 columns",
-                   g->n);
+                   g->wg_n);
     }
     if (g->k != 16 && g->k != 32 && g->k != 64) {
         diag_error(d, file, knob_blame(ks, "k", "engine"),
@@ -122,17 +130,28 @@ void gemm_wgmma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
     }
     if (gemm_wgmma_threads(g) > THREADS_MOST) {
         diag_error(d, file, spec_knob_mark(ks, "wg_m"),
-                   "%s work-group of %ld work-items (128 per 64 rows of "
-                   "wg_m %ld) exceeds %ld",
+                   "%s work-group of %ld work-items (128 to copy and 128 "
+                   "per 64 rows of wg_m %ld) exceeds %ld",
                    g->wg_kernel, gemm_wgmma_threads(g), g->wg_m,
                    THREADS_MOST);
+    }
+    /* wgmma runs on compute capability 9.0 alone: its register file */
+    long regs = g->wg_n / 2 + WGMMA_OTHER_REGS;
+    long file_regs = target_facts(TARGET_SM90A)->registers_per_unit;
+    if (gemm_wgmma_threads(g) * regs > file_regs) {
+        diag_error(d, file, knob_blame(ks, "wg_m", "wg_n"),
+                   "%s work-group of %ld work-items at %ld registers or "
+                   "more (wg_n %ld / 2 accumulators each) exceeds the %ld "
+                   "registers of a compute unit: lower wg_m or wg_n",
+                   g->wg_kernel, gemm_wgmma_threads(g), regs, g->wg_n,
+                   file_regs);
     }
     long bytes = gemm_wgmma_local(g);
     if (bytes > MMA_LOCAL_MAX) {
         diag_error(d, file, knob_blame(ks, "wg_stages", "wg_m"),
                    "%s needs %ld bytes of local memory (wg_stages %ld x "
-                   "(wg_m %ld + n %ld) x k %ld halves), more than %ld",
-                   g->wg_kernel, bytes, g->wg_stages, g->wg_m, g->n, g->k,
+                   "(wg_m %ld + wg_n %ld) x k %ld halves), more than %ld",
+                   g->wg_kernel, bytes, g->wg_stages, g->wg_m, g->wg_n, g->k,
                    MMA_LOCAL_MAX);
     }
 }
@@ -153,13 +172,17 @@ void gemm_mma_plan(struct plan *p, const struct gemm_mma *g)
     if (g->mma) {
         out_define(p, g, "TILE_M", "", "rows per work-group of", g->m);
     }
-    if (g->mma || g->wgmma) {
+    if (g->mma) {
         out_define(p, g, "TILE_N", "", "columns per work-group of", g->n);
+    }
+    if (g->mma || g->wgmma) {
         plan_int(p, "TILE_K", "reduction step staged in local memory", g->k);
     }
     if (g->wgmma) {
         out_define(p, g, "WG_M", "wgmma: ", "rows per work-group of",
                    g->wg_m);
+        out_define(p, g, "WG_N", "wgmma: ", "columns per work-group of",
+                   g->wg_n);
         plan_int(p, "WG_STAGES", "wgmma: steps staged in local memory",
                  g->wg_stages);
     }

@@ -20,11 +20,12 @@ struct gemm_mma {
     const char *out;       /* the output's name in comments: "Y", "dX" */
     int mma, wgmma;        /* which of the two kernels the plan runs */
     long m, n, k;          /* mma: TILE_M x TILE_N of OUT per work-group,
-                              TILE_K of the reduction per step; wgmma:
-                              wg_m x n, k */
+                              TILE_K of the reduction per step (wgmma's
+                              too) */
     long wm, wn;           /* mma: OUT per warp (MMA_WARP_M, _N) */
     long stages;           /* mma: MMA_STAGES */
-    long wg_m, wg_stages;  /* wgmma: WG_M, WG_STAGES */
+    long wg_m, wg_n;       /* wgmma: WG_M x WG_N of OUT per work-group */
+    long wg_stages;        /* wgmma: WG_STAGES */
     long reduce;           /* MMA_K: the reduction before the rank */
     long cols;             /* MMA_N: OUT's columns */
     long rank;             /* MMA_RANK: the reduction's last stretch */
@@ -50,7 +51,7 @@ int gemm_mma_check_dtype(const struct kernel_spec *ks, const char *engine,
  * (tile knobs m, n, k, wm, wn, stages; else `engine`). */
 void gemm_mma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
                     struct diags *d);
-/* The same for the wgmma kernel's (n, k, wg_m, wg_stages). */
+/* The same for the wgmma kernel's (wg_n, k, wg_m, wg_stages). */
 void gemm_wgmma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
                       struct diags *d);
 

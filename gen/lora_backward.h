@@ -43,7 +43,7 @@
       "dX's GEMM with W: simt: float multiply-adds (lora_bwd_dx); mma: "     \
       "tensor cores (lora_bwd_dx_mma, m x n per work-group, wm x wn per "    \
       "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "    \
-      "on warpgroups past dx_mma_max rows (lora_bwd_dx_wgmma, wg_m x n; "    \
+      "on warpgroups past dx_mma_max rows (lora_bwd_dx_wgmma, wg_m x wg_n; " \
       "compute capability 9.0)")                                             \
     X(m, VALUE_INT, 64, 1, 1024, "rows of dX per work-group")                \
     X(n, VALUE_INT, 128, 1, 1024, "columns of dX per work-group")            \
@@ -56,9 +56,11 @@
       "mma")                                                                 \
     X(stages, VALUE_INT, 2, 2, 8,                                            \
       "lora_bwd_dx_mma: steps in flight in local memory (cp.async)")        \
-    X(wg_m, VALUE_INT, 256, 64, 512,                                         \
+    X(wg_m, VALUE_INT, 128, 64, 512,                                         \
       "lora_bwd_dx_wgmma: rows of dX per work-group, a warpgroup of 128 "    \
-      "work-items per 64")                                                   \
+      "work-items per 64 and one more that copies")                          \
+    X(wg_n, VALUE_INT, 256, 64, 256,                                         \
+      "lora_bwd_dx_wgmma: columns of dX per work-group: 64, 128 or 256")     \
     X(wg_stages, VALUE_INT, 4, 3, 6,                                         \
       "lora_bwd_dx_wgmma: steps in local memory, two more than it copies "   \
       "ahead")                                                               \

@@ -132,14 +132,16 @@ static void simt_defaults(struct kernel_spec *ks)
                       inline_xa && fits && !split ? XA_INLINE : XA_PREPASS);
 }
 
-/* lora_wgmma's tiles: 256 x 128 of Y per work-group (four warpgroups of
- * 64 x 128), K in steps of 64 in 4 stages (192 KiB of local memory): the
- * fastest of the tiles and stages tried for X*W alone (bench/lab/
- * sm90a_gemm.c). lora_mma's tiles (mma_defaults) stay for the split
- * path. */
+/* lora_wgmma's tiles: 128 x 256 of Y per work-group (a warpgroup that
+ * copies and two of 64 x 256 that multiply), K in steps of 64 in 4
+ * stages (192 KiB of local memory): the fastest tried for X*W alone
+ * (bench/lab/ws_gemm.c; bench/RESULTS.md, "lora_wgmma with a copying
+ * warpgroup"). 256 x 128 makes 640 work-items, whose registers spill.
+ * lora_mma's tiles (mma_defaults) stay for the split path. */
 static void wgmma_defaults(struct kernel_spec *ks)
 {
-    spec_knob_default(ks, "wg_m", 256);
+    spec_knob_default(ks, "wg_m", 128);
+    spec_knob_default(ks, "wg_n", 256);
     spec_knob_default(ks, "wg_stages", 4);
 }
 
@@ -313,7 +315,7 @@ static void wg_split_defaults(struct kernel_spec *ks)
         ceil_div(c.K, c.k) / SPLIT_MMA_MIN_STEPS < 2) {
         return;
     }
-    long t = wg_wave(&c) / (2 * ceil_div(c.N, c.n)); /* rows of tiles */
+    long t = wg_wave(&c) / (2 * ceil_div(c.N, c.wg_n)); /* rows of tiles */
     long most = t * c.wg_m;
     spec_knob_default(ks, "wg_split_max", most > split_upto(&c) ? most : 0);
 }

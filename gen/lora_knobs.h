@@ -95,9 +95,11 @@ enum { XA_PREPASS, XA_INLINE };
       "compute capability 9.0)")                                             \
     X(stages, long, VALUE_INT, 2, 2, 8, NULL,                                \
       "lora_mma: K steps in flight in local memory (cp.async pipeline)")     \
-    X(wg_m, long, VALUE_INT, 256, 64, 512, NULL,                             \
+    X(wg_m, long, VALUE_INT, 128, 64, 512, NULL,                             \
       "lora_wgmma: rows of Y per work-group, a warpgroup of 128 "            \
-      "work-items per 64 (columns: n, K step: k)")                           \
+      "work-items per 64 and one more that copies (K step: k)")              \
+    X(wg_n, long, VALUE_INT, 256, 64, 256, NULL,                             \
+      "lora_wgmma: columns of Y per work-group: 64, 128 or 256")             \
     X(wg_stages, long, VALUE_INT, 4, 3, 6, NULL,                             \
       "lora_wgmma: K steps in local memory, two more than it copies ahead")  \
     X(wg_split_max, long, VALUE_INT, 0, 0, 16777216, NULL,                   \

@@ -321,7 +321,8 @@ static void launch_mma(const struct lora *c, struct launch *l, long slices,
     l->dims = 2;
     l->local[0] = (size_t)(wgmma ? wgmma_threads(c) : mma_threads(c));
     l->local[1] = 1;
-    launch_fixed(l, 0, (size_t)(ceil_div(c->N, c->n) * slices));
+    launch_fixed(l, 0,
+                 (size_t)(ceil_div(c->N, wgmma ? c->wg_n : c->n) * slices));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)(wgmma ? c->wg_m : c->m));
     l->args[n++] = "rows";
     l->args[n++] = "x";

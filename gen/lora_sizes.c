@@ -392,7 +392,7 @@ int split_bands(const struct lora *c, long slices[SPLIT_BANDS],
  * steps of K, at least 2. */
 static long wg_split_slices(const struct lora *c, long row_tiles)
 {
-    long groups = row_tiles * ceil_div(c->N, c->n);
+    long groups = row_tiles * ceil_div(c->N, c->wg_n);
     long s = pow2_floor(wg_wave(c) / groups < 2 ? 2 : wg_wave(c) / groups);
     long most = ceil_div(c->K, c->k) / SPLIT_MMA_MIN_STEPS;
     s = most < s ? pow2_floor(most < 2 ? 2 : most) : s;
@@ -429,7 +429,7 @@ int wg_split_bands(const struct lora *c, long slices[SPLIT_BANDS],
             upto[n] = rows;
             n++;
         }
-        if (wg_wave(c) / (t * ceil_div(c->N, c->n)) < 2) {
+        if (wg_wave(c) / (t * ceil_div(c->N, c->wg_n)) < 2) {
             upto[n - 1] = c->wg_split_max; /* the rows after: the same */
             break;
         }
@@ -515,7 +515,8 @@ void lora_gemm_mma(const struct lora *c, struct gemm_mma *g)
         .kernel = "lora_mma", .wg_kernel = "lora_wgmma", .out = "Y",
         .mma = uses_lora_mma(c), .wgmma = uses_wgmma(c), .m = c->m,
         .n = c->n, .k = c->k, .wm = c->wm, .wn = c->wn,
-        .stages = c->stages, .wg_m = c->wg_m, .wg_stages = c->wg_stages,
+        .stages = c->stages, .wg_m = c->wg_m, .wg_n = c->wg_n,
+        .wg_stages = c->wg_stages,
         .reduce = c->K, .cols = c->N, .rank = c->R,
         .rank_parts = xa_split(c), .w_nk = c->layout == LAYOUT_OUT_IN,
         .out_add = c->accumulate};

@@ -155,7 +155,8 @@ static void dx_gemm_mma(const struct bwd *c, struct gemm_mma *g)
         .out = "dX", .mma = dx_runs_mma(c),
         .wgmma = dx_tensor(c) && c->engine == ENGINE_WGMMA, .m = c->m,
         .n = c->n, .k = c->k, .wm = c->wm, .wn = c->wn,
-        .stages = c->stages, .wg_m = c->wg_m, .wg_stages = c->wg_stages,
+        .stages = c->stages, .wg_m = c->wg_m, .wg_n = c->wg_n,
+        .wg_stages = c->wg_stages,
         .reduce = c->N, .cols = c->K, .rank = c->R,
         .rank_parts = tg_parts(c),
         .w_nk = c->layout == LAYOUT_IN_OUT, .out_add = 0};
@@ -695,7 +696,7 @@ static void launch_dx_tensor(const struct bwd *c, enum dx_kernel dx,
     l->dims = 2;
     l->local[0] = (size_t)(wg ? gemm_wgmma_threads(&g) : gemm_mma_threads(&g));
     l->local[1] = 1;
-    launch_fixed(l, 0, (size_t)ceil_div(c->K, c->n));
+    launch_fixed(l, 0, (size_t)ceil_div(c->K, wg ? c->wg_n : c->n));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)(wg ? c->wg_m : c->m));
     launch_args(l, args);
 }

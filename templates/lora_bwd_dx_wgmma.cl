@@ -1,7 +1,7 @@
 /* lora_bwd_dx_wgmma.cl - lora_bwd_dx_mma's GEMM on warpgroups (compute
  * capability 9.0): wgmma_tiles.cl with dY for X, G for T, W^T for W and
  * A^T for B, W and A read where they lie (see lora_bwd_dx_mma.cl). Local
- * size (WG_THREADS, 1), WG_M x TILE_N of dX per work-group. */
+ * size (WG_THREADS, 1), WG_M x WG_N of dX per work-group. */
 #include "lora_bwd_common.cl"
 #include "wgmma_tiles.cl"
 
@@ -13,7 +13,7 @@ lora_bwd_dx_wgmma(const int rows, const __global storage_t *restrict dy,
                   __global float *restrict scratch)
 {
     /* wgmma's swizzles follow address bits: stages on 1024-byte lines */
-    __local ushort tiles[WG_STAGES * WG_STAGE] __attribute__((aligned(1024)));
+    __local ushort tiles[WG_LOCAL_HALVES] __attribute__((aligned(1024)));
     wg_tiles((uint)rows, dy, w, a, dx, SCRATCH_G(scratch, rows), tiles, 1,
              0);
 }

@@ -69,9 +69,9 @@
  * Tuning knobs, set by the plan for the kernels it launches:
  *   GEMM_*          lora_main's tiles and what it multiplies (gemm_simt.cl
  *                   lists them)
- *   TILE_M, TILE_N  rows, columns of Y per work-group of lora_mma (and
- *                   lora_wgmma)
- *   TILE_K          K step staged through local memory
+ *   TILE_M, TILE_N  rows, columns of Y per work-group of lora_mma
+ *   WG_M, WG_N      the same of lora_wgmma
+ *   TILE_K          K step staged through local memory (both)
  *   VEC             width of global loads and stores: 1, 2 or 4; divides K
  *                   and N
  *   XA_M, XA_K      lora_xa: rows per work-group, work-items along K

@@ -10,6 +10,6 @@ lora_wgmma(const int rows, const __global storage_t *restrict x,
            __global storage_t *restrict y, __global float *restrict scratch)
 {
     /* wgmma's swizzles follow address bits: stages on 1024-byte lines */
-    __local ushort tiles[WG_STAGES * WG_STAGE] __attribute__((aligned(1024)));
+    __local ushort tiles[WG_LOCAL_HALVES] __attribute__((aligned(1024)));
     wg_tiles((uint)rows, x, w, b, y, scratch, tiles, 1, 0);
 }

@@ -16,7 +16,7 @@ lora_wgmma_split(const int rows, const __global storage_t *restrict x,
                  __global float *restrict scratch)
 {
     /* wgmma's swizzles follow address bits: stages on 1024-byte lines */
-    __local ushort tiles[WG_STAGES * WG_STAGE] __attribute__((aligned(1024)));
+    __local ushort tiles[WG_LOCAL_HALVES] __attribute__((aligned(1024)));
     /* The plan launches as many slices (up to SPLIT_K) of WG_COL_TILES
      * work-groups along 0 as the band of rows takes. */
     wg_tiles((uint)rows, x, w, b, y, scratch, tiles,

@@ -42,6 +42,35 @@ inline void wg_fence_proxy(void)
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/* The mbarriers the copying and the multiplying warpgroups meet on
+ * (sm_90 PTX, no mark needed): one made to expect COUNT arrivals a
+ * phase; an arrival; a wait for the phase of parity PARITY to end. */
+inline void wg_bar_init(__local ulong *bar, uint count)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"l"(bar), "r"(count)
+                 : "memory");
+}
+
+inline void wg_bar_arrive(__local ulong *bar)
+{
+    asm volatile("{ .reg .b64 state; mbarrier.arrive.shared.b64 state, [%0]; }"
+                 ::"l"(bar)
+                 : "memory");
+}
+
+inline void wg_bar_wait(__local ulong *bar, uint parity)
+{
+    uint done;
+    do {
+        asm volatile("{ .reg .pred p; "
+                     "mbarrier.try_wait.parity.shared.b64 p, [%1], %2; "
+                     "selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "l"(bar), "r"(parity)
+                     : "memory");
+    } while (done == 0);
+}
+
 /* The accumulators as operands ("+f") and their places in the
  * instruction (%0 on), for 32, 64 and 128 of them: each list the one
  * before and 32 or 64 more. */
@@ -86,37 +115,37 @@ inline void wg_fence_proxy(void)
 /* Per tile width: WG_ACCS accumulators, WG_D the operands naming them
  * all and WG_R their places, WG_SHAPE the instruction's shape and WG_AB
  * the places of the descriptors after them. */
-#if TILE_N == 64
+#if WG_N == 64
 #define WG_ACCS 32
 #define WG_D WG_D32
 #define WG_R WG_R32
 #define WG_SHAPE "m64n64k16"
 #define WG_AB "%32, %33"
-#elif TILE_N == 128
+#elif WG_N == 128
 #define WG_ACCS 64
 #define WG_D WG_D64
 #define WG_R WG_R64
 #define WG_SHAPE "m64n128k16"
 #define WG_AB "%64, %65"
-#elif TILE_N == 256
+#elif WG_N == 256
 #define WG_ACCS 128
 #define WG_D WG_D128
 #define WG_R WG_R128
 #define WG_SHAPE "m64n256k16"
 #define WG_AB "%128, %129"
 #else
-#error "wgmma_ptx.cl: TILE_N must be 64, 128 or 256"
+#error "wgmma_ptx.cl: WG_N must be 64, 128 or 256"
 #endif
 
-/* B's transpose bit: 1, B 16 x TILE_N N-major (W K x N, in_out); 0, B
- * K-major, TILE_N rows of K (W N x K as PyTorch keeps it, out_in). */
+/* B's transpose bit: 1, B 16 x WG_N N-major (W K x N, in_out); 0, B
+ * K-major, WG_N rows of K (W N x K as PyTorch keeps it, out_in). */
 #if MMA_W_NK
 #define WG_TRANS_B "0"
 #else
 #define WG_TRANS_B "1"
 #endif
 
-/* D += A * B over 16 of K, A 64 x 16 K-major, B 16 x TILE_N N-major
+/* D += A * B over 16 of K, A 64 x 16 K-major, B 16 x WG_N N-major
  * (transposed) or K-major (WG_TRANS_B), both in local memory
  * (descriptors DA, DB). */
 inline void wg_mma(float d[WG_ACCS], ulong da, ulong db)

@@ -8,29 +8,36 @@
  * rebuild (wgmma_ptx.cl); the plan gives these kernels only to the
  * variant for compute capability 9.0.
  *
- * A work-group computes WG_M x TILE_N of OUT with WG_M / 64 warpgroups of
- * 128 work-items, each 64 rows x TILE_N in m64nNk16 products with float
- * accumulators, which wgmma reads from local memory itself:
- *   - the reduction in steps of TILE_K: cp.async copies the X and W tiles
- *     into local memory WG_AHEAD = WG_STAGES - 2 steps ahead of the
- *     products (zero past the rows, MMA_K and MMA_N), while one step's
- *     products stay in flight behind the next step's;
+ * A work-group computes WG_M x WG_N of OUT. Its warpgroups (128
+ * work-items each) take one of two roles, so that no work-group barrier
+ * stands between the copies and the products:
+ *   - warpgroup 0 copies: step by step it fills WG_STAGES buffers in
+ *     local memory, each once the products that read it last are done,
+ *     and marks it full when its copies have landed (an mbarrier per
+ *     buffer each way);
+ *   - warpgroups 1 .. WG_M / 64 multiply, each 64 rows x WG_N in
+ *     m64nNk16 products with float accumulators, which wgmma reads from
+ *     local memory itself; one step's products stay in flight behind
+ *     the next step's, and a buffer is handed back once its products
+ *     are done.
+ * The steps: first the rank stretch, T as hi + lo halves against
+ * [B ; B] (mma_rank.cl) RANK_STEP ranks a step, then the reduction in
+ * steps of TILE_K (zero past the rows, MMA_K and MMA_N).
  *   - X's tile is K-major, rows of TILE_K halves whose 16-byte chunks are
  *     XOR-swizzled the way wgmma's 128-, 64- or 32-byte swizzle reads
  *     them (mma_swizzle); W's tile is N-major in blocks of 64 columns,
  *     each TILE_K rows of 128 bytes with the 128-byte swizzle; with
  *     MMA_W_NK (W stored MMA_N x MMA_K, B MMA_N x MMA_RANK) W's tile is
- *     K-major like X's, TILE_N rows of TILE_K, and wgmma reads B
- *     untransposed (WG_TRANS_B);
- *   - the rank stretch first, in the last stage's buffers: T as hi + lo
- *     halves against [B ; B] (mma_rank.cl), as mma_tiles.cl does.
+ *     K-major like X's, WG_N rows of TILE_K, and wgmma reads B
+ *     untransposed (WG_TRANS_B).
  * Needs MMA_K and MMA_N multiples of 8 (checked by the plan). Local size
- * (WG_THREADS, 1). */
+ * (WG_THREADS, 1); the kernel declares WG_LOCAL_HALVES halves of local
+ * memory aligned to 1024 bytes. */
 #include "mma_ptx.cl"
 #include "mma_rank.cl"
 #include "wgmma_ptx.cl"
 
-#if !defined(WG_M) || !defined(WG_STAGES) || !defined(TILE_N) ||           \
+#if !defined(WG_M) || !defined(WG_STAGES) || !defined(WG_N) ||           \
     !defined(TILE_K)
 #error "wgmma_tiles.cl: the plan must define WG_M, WG_STAGES and the tiles"
 #endif
@@ -52,32 +59,33 @@
 #error "wgmma_tiles.cl: MMA_K, MMA_N multiples of 8, WG_M of 64, TILE_K 16 to 64"
 #endif
 
-#define WG_THREADS (2 * WG_M)           /* a warpgroup per 64 rows */
-#define WG_AHEAD (WG_STAGES - 2)        /* K steps copied ahead */
+#define WG_COPIERS 128                  /* warpgroup 0 */
+#define WG_THREADS (WG_COPIERS + 2 * WG_M) /* and a warpgroup per 64 rows */
 #define WG_X_CHUNKS (TILE_K / 8)        /* 16-byte chunks per X row */
-#define WG_W_CHUNKS (TILE_N / 8)        /* 16-byte chunks per W row */
+#define WG_W_CHUNKS (WG_N / 8)        /* 16-byte chunks per W row */
 #define WG_X_STAGE (WG_M * TILE_K)      /* halves */
-#define WG_W_STAGE (TILE_K * TILE_N)    /* halves */
+#define WG_W_STAGE (TILE_K * WG_N)    /* halves */
 #define WG_STAGE (WG_X_STAGE + WG_W_STAGE)
 #define WG_W_BLOCK (TILE_K * 64)        /* halves of 64 columns of W */
-/* The plan counted this kernel's local memory (WG_LOCAL_BYTES) to check
- * it against the limit. */
-#if !defined(WG_LOCAL_BYTES) || 2 * WG_STAGES * WG_STAGE != WG_LOCAL_BYTES
+/* The buffers, then their mbarriers: 8 bytes each, full and empty per
+ * buffer. The plan counted this kernel's local memory (WG_LOCAL_BYTES)
+ * to check it against the limit. */
+#define WG_LOCAL_HALVES (WG_STAGES * WG_STAGE + 2 * WG_STAGES * 4)
+#if !defined(WG_LOCAL_BYTES) || 2 * WG_LOCAL_HALVES != WG_LOCAL_BYTES
 #error "wgmma_tiles.cl: local memory differs from the plan's count"
 #endif
-#define WG_K_TILES CEIL_DIV(MMA_K, TILE_K)
-/* Copy groups a step leaves in flight: the next WG_AHEAD - 1 steps'. */
-#if WG_STAGES == 3
-#define WG_COPIES_LEFT 0
-#elif WG_STAGES == 4
-#define WG_COPIES_LEFT 1
-#elif WG_STAGES == 5
-#define WG_COPIES_LEFT 2
-#elif WG_STAGES == 6
-#define WG_COPIES_LEFT 3
-#else
+#if WG_STAGES < 3 || WG_STAGES > 6
 #error "wgmma_tiles.cl: WG_STAGES 3 to 6"
 #endif
+/* The copying warpgroup's loops take whole rounds of WG_COPIERS chunks:
+ * a tile holds 128 chunks or a multiple (64 rows or columns, 16 deep). */
+#if (WG_M * WG_X_CHUNKS) % WG_COPIERS != 0 ||                             \
+    (TILE_K * WG_W_CHUNKS) % WG_COPIERS != 0 ||                           \
+    (WG_N * WG_X_CHUNKS) % WG_COPIERS != 0
+#error "wgmma_tiles.cl: tiles of whole rounds of copies"
+#endif
+#define WG_K_TILES CEIL_DIV(MMA_K, TILE_K)
+#define WG_RANK_STEPS CEIL_DIV(MMA_RANK, RANK_STEP)
 #if TILE_K == 64
 #define WG_X_SWIZZLE 1UL /* 128-byte rows */
 #elif TILE_K == 32
@@ -122,16 +130,18 @@ inline __local ushort *wg_w_at(__local ushort *ws, uint k, uint c)
 inline void wg_load_w_rows(__local ushort *ws, const __global storage_t *w,
                            uint col0, uint k0, bool inside_k, uint tid)
 {
-    if (col0 + TILE_N <= MMA_N && inside_k) {
+    if (col0 + WG_N <= MMA_N && inside_k) {
 #pragma unroll
-        for (uint i = tid; i < TILE_N * WG_X_CHUNKS; i += WG_THREADS) {
+        for (uint j = 0; j < WG_N * WG_X_CHUNKS / WG_COPIERS; j++) {
+            uint i = tid + j * WG_COPIERS;
             uint n = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
             wg_copy16(wg_x_at(ws, n, c),
                       w + (size_t)(col0 + n) * MMA_K + k0 + c * 8);
         }
     } else {
 #pragma unroll
-        for (uint i = tid; i < TILE_N * WG_X_CHUNKS; i += WG_THREADS) {
+        for (uint j = 0; j < WG_N * WG_X_CHUNKS / WG_COPIERS; j++) {
+            uint i = tid + j * WG_COPIERS;
             uint n = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
             bool ok = col0 + n < MMA_N && k0 + c * 8 < MMA_K;
             wg_copy16_edge(wg_x_at(ws, n, c),
@@ -154,14 +164,16 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
     bool inside_k = k0 + TILE_K <= MMA_K;
     if (row0 + WG_M <= rows && inside_k) {
 #pragma unroll
-        for (uint i = tid; i < WG_M * WG_X_CHUNKS; i += WG_THREADS) {
+        for (uint j = 0; j < WG_M * WG_X_CHUNKS / WG_COPIERS; j++) {
+            uint i = tid + j * WG_COPIERS;
             uint r = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
             wg_copy16(wg_x_at(xs, r, c),
                       x + (size_t)(row0 + r) * MMA_K + k0 + c * 8);
         }
     } else {
 #pragma unroll
-        for (uint i = tid; i < WG_M * WG_X_CHUNKS; i += WG_THREADS) {
+        for (uint j = 0; j < WG_M * WG_X_CHUNKS / WG_COPIERS; j++) {
+            uint i = tid + j * WG_COPIERS;
             uint r = i / WG_X_CHUNKS, c = i % WG_X_CHUNKS;
             bool ok = row0 + r < rows && k0 + c * 8 < MMA_K;
             wg_copy16_edge(wg_x_at(xs, r, c),
@@ -174,16 +186,18 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
 #if MMA_W_NK
     wg_load_w_rows(ws, w, col0, k0, inside_k, tid);
 #else
-    if (col0 + TILE_N <= MMA_N && inside_k) {
+    if (col0 + WG_N <= MMA_N && inside_k) {
 #pragma unroll
-        for (uint i = tid; i < TILE_K * WG_W_CHUNKS; i += WG_THREADS) {
+        for (uint j = 0; j < TILE_K * WG_W_CHUNKS / WG_COPIERS; j++) {
+            uint i = tid + j * WG_COPIERS;
             uint k = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
             wg_copy16(wg_w_at(ws, k, c),
                       w + (size_t)(k0 + k) * MMA_N + col0 + c * 8);
         }
     } else {
 #pragma unroll
-        for (uint i = tid; i < TILE_K * WG_W_CHUNKS; i += WG_THREADS) {
+        for (uint j = 0; j < TILE_K * WG_W_CHUNKS / WG_COPIERS; j++) {
+            uint i = tid + j * WG_COPIERS;
             uint k = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
             bool ok = k0 + k < MMA_K && col0 + c * 8 < MMA_N;
             wg_copy16_edge(wg_w_at(ws, k, c),
@@ -204,13 +218,13 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
 /* out_in: B is N x r, its rows seldom whole 16-byte chunks: element by
  * element into the K-major tile (wg_x_at's layout), B's column rs + j at
  * columns j and RANK_STEP + j of row n; an empty commit group keeps the
- * wait counts (wg_fence_proxy before the products makes the stores
- * visible to wgmma). */
+ * wait counts (wg_fence_proxy before the step is marked full makes the
+ * stores visible to wgmma). */
 inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
                            uint col0, uint rs, uint tid)
 {
     const __global ushort *bits = (const __global ushort *)b;
-    for (uint i = tid; i < TILE_N * RANK_STEP; i += WG_THREADS) {
+    for (uint i = tid; i < WG_N * RANK_STEP; i += WG_COPIERS) {
         uint n = i / RANK_STEP, j = i % RANK_STEP, lo = RANK_STEP + j;
         ushort v = rs + j < MMA_RANK && col0 + n < MMA_N
                        ? bits[(size_t)(col0 + n) * MMA_RANK + rs + j]
@@ -225,7 +239,7 @@ inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
                            uint col0, uint rs, uint tid)
 {
 #pragma unroll
-    for (uint i = tid; i < RANK_STEP * WG_W_CHUNKS; i += WG_THREADS) {
+    for (uint i = tid; i < RANK_STEP * WG_W_CHUNKS; i += WG_COPIERS) {
         uint j = i / WG_W_CHUNKS, c = i % WG_W_CHUNKS;
         bool ok = rs + j < MMA_RANK && col0 + c * 8 < MMA_N;
         const __global storage_t *src =
@@ -240,20 +254,20 @@ inline void wg_load_rank_b(__local ushort *ws, const __global storage_t *b,
 /* Stages T's ranks [RS, RS + RANK_STEP) into XS (mma_rank_t_store, the
  * same layout as wg_x_at's); every load before the first store. */
 #define WG_T_ITEMS (WG_M * RANK_STEP / MMA_TQ)
-#define WG_T_PER CEIL_DIV(WG_T_ITEMS, WG_THREADS)
+#define WG_T_PER CEIL_DIV(WG_T_ITEMS, WG_COPIERS)
 inline void wg_stage_rank_t(__local ushort *xs, const __global float *t,
                             uint rows, uint row0, uint rs, uint tid)
 {
     float4 sums[WG_T_PER];
 #pragma unroll
     for (uint q = 0; q < WG_T_PER; q++) {
-        uint i = q * WG_THREADS + tid;
+        uint i = q * WG_COPIERS + tid;
         sums[q] = i < WG_T_ITEMS ? mma_rank_t_load(t, rows, row0, rs, i)
                                  : (float4)0.0f;
     }
 #pragma unroll
     for (uint q = 0; q < WG_T_PER; q++) {
-        uint i = q * WG_THREADS + tid;
+        uint i = q * WG_COPIERS + tid;
         if (i >= WG_T_ITEMS)
             break;
         mma_rank_t_store(xs, i, sums[q]);
@@ -281,14 +295,72 @@ inline void wg_step(__local ushort *xs, __local ushort *ws, uint depth,
     wg_commit();
 }
 
-/* One work-group's WG_M x TILE_N of OUT, or with SLICES > 1 its float
+/* Warpgroup 0: fills the buffers for STEPS steps, the first RANK_STEPS
+ * of them the rank stretch's, then K steps kt0 on. A step's buffer is
+ * marked full once its copies have landed and are fenced for wgmma;
+ * that waits a step, so that one step's copies are in flight while the
+ * one before lands. */
+inline void wg_copy_steps(__local ushort *tiles, __local ulong *full,
+                          __local ulong *empty, uint steps, uint rank_steps,
+                          const uint rows, const __global storage_t *x,
+                          const __global storage_t *w,
+                          const __global storage_t *b,
+                          const __global float *t, uint row0, uint col0,
+                          uint kt0, uint tid)
+{
+    for (uint i = 0; i < steps; i++) {
+        uint s = i % WG_STAGES;
+        if (i >= WG_STAGES)
+            wg_bar_wait(empty + s, (i / WG_STAGES - 1) & 1);
+        __local ushort *at = tiles + s * WG_STAGE;
+        if (i < rank_steps) {
+            wg_load_rank_b(at + WG_X_STAGE, b, col0, i * RANK_STEP, tid);
+            wg_stage_rank_t(at, t, rows, row0, i * RANK_STEP, tid);
+        } else {
+            wg_load_step(at, at + WG_X_STAGE, x, w, rows, row0, col0,
+                         kt0 + i - rank_steps, tid);
+        }
+        if (i > 0) {
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+            wg_fence_proxy();
+            wg_bar_arrive(full + (i - 1) % WG_STAGES);
+        }
+    }
+    if (steps > 0) {
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        wg_fence_proxy();
+        wg_bar_arrive(full + (steps - 1) % WG_STAGES);
+    }
+}
+
+/* Warpgroup G + 1: the products of steps [FROM, TO) DEPTH deep (a
+ * constant at each call), each once its buffer is full; the buffer of
+ * the step before is handed back once that step's products are done
+ * (a step's products stay in flight behind the next's). */
+inline void wg_multiply_steps(__local ushort *tiles, __local ulong *full,
+                              __local ulong *empty, uint from, uint to,
+                              uint depth, uint g, uint lane,
+                              float d[WG_ACCS])
+{
+    for (uint i = from; i < to; i++) {
+        uint s = i % WG_STAGES;
+        wg_bar_wait(full + s, (i / WG_STAGES) & 1);
+        __local ushort *at = tiles + s * WG_STAGE;
+        wg_step(at, at + WG_X_STAGE, depth, g, d);
+        wg_wait_1(d);
+        if (i > 0 && lane == 0)
+            wg_bar_arrive(empty + (i - 1) % WG_STAGES);
+    }
+}
+
+/* One work-group's WG_M x WG_N of OUT, or with SLICES > 1 its float
  * partial sums over slice SLICE of K (K steps [kt0, kt1)) for
  * lora_combine, at SPLIT_PART(rows, slice) (split_k.cl); slice 0 adds
  * T*B. Along dimension 0 run SLICES x WG_COL_TILES work-groups. TILES:
  * the kernel's WG_STAGES stages of local memory. SLICES is a constant at
  * each call (1, or the plan's SPLIT_K), so each kernel keeps one kind of
  * store. */
-#define WG_COL_TILES CEIL_DIV(MMA_N, TILE_N)
+#define WG_COL_TILES CEIL_DIV(MMA_N, WG_N)
 inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
                      const __global storage_t *restrict w,
                      const __global storage_t *restrict b,
@@ -296,71 +368,40 @@ inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
                      __global float *restrict scratch, __local ushort *tiles,
                      const uint slices, const uint slice)
 {
-    uint tid = get_local_id(0), g = tid / 128, lane = tid % 32;
-    uint warp = tid % 128 / 32;
+    uint tid = get_local_id(0), lane = tid % 32, warp = tid % 128 / 32;
     uint row0 = get_group_id(1) * WG_M;
-    uint col0 = (get_group_id(0) - slice * WG_COL_TILES) * TILE_N;
+    uint col0 = (get_group_id(0) - slice * WG_COL_TILES) * WG_N;
     uint kt0 = slice * WG_K_TILES / slices;
     uint kt1 = (slice + 1) * WG_K_TILES / slices;
+    /* Slice 0 alone adds T*B. */
+    uint rank_steps = slice == 0 ? WG_RANK_STEPS : 0;
+    uint steps = rank_steps + kt1 - kt0;
 
+    __local ulong *full = (__local ulong *)(tiles + WG_STAGES * WG_STAGE);
+    __local ulong *empty = full + WG_STAGES;
+    if (tid < WG_STAGES) {
+        wg_bar_init(full + tid, WG_COPIERS);
+        wg_bar_init(empty + tid, 2 * WG_M / 32); /* a warp each */
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (tid < WG_COPIERS) {
+        wg_copy_steps(tiles, full, empty, steps, rank_steps, rows, x, w, b,
+                      scratch, row0, col0, kt0, tid);
+        return;
+    }
+
+    uint g = tid / 128 - 1;
     float d[WG_ACCS];
 #pragma unroll
     for (int i = 0; i < WG_ACCS; i++)
         d[i] = 0.0f;
-
-    /* The rank stretch in the last stage, which the first steps leave
-     * free: its loads are in flight together with theirs. Slice 0 alone
-     * adds T*B. */
-    __local ushort *xr = tiles + (WG_STAGES - 1) * WG_STAGE;
-    __local ushort *wr = xr + WG_X_STAGE;
-    if (slice == 0)
-        wg_load_rank_b(wr, b, col0, 0, tid);
-    for (uint s = 0; s < WG_AHEAD; s++) {
-        if (kt0 + s < kt1)
-            wg_load_step(tiles + s * WG_STAGE, tiles + s * WG_STAGE +
-                         WG_X_STAGE, x, w, rows, row0, col0, kt0 + s, tid);
-        else
-            mma_commit();
-    }
-    if (slice == 0) {
-        for (uint rs = 0; rs < MMA_RANK; rs += RANK_STEP) {
-            if (rs > 0) {
-                wg_wait_0(d); /* the last rank step's products */
-                barrier(CLK_LOCAL_MEM_FENCE);
-                wg_load_rank_b(wr, b, col0, rs, tid);
-            }
-            wg_stage_rank_t(xr, scratch, rows, row0, rs, tid);
-            /* B's rows, and the pipeline's first steps, which the loop
-             * below waits for at once anyway */
-            asm volatile("cp.async.wait_group 0;" ::: "memory");
-            wg_fence_proxy();
-            barrier(CLK_LOCAL_MEM_FENCE);
-            wg_step(xr, wr, RANK_DEPTH, g, d);
-        }
-    }
-
-    /* One step's products stay in flight while the next step's start:
-     * the copies of step KT + WG_AHEAD go to the stage that step KT - 2
-     * read, which wg_wait_1 at the end of step KT - 1 saw finish. */
-    for (uint kt = kt0; kt < kt1; kt++) {
-        asm volatile("cp.async.wait_group " STR(WG_COPIES_LEFT) ";" :::
-                         "memory");
-        wg_fence_proxy();
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint next = kt + WG_AHEAD;
-        __local ushort *at = tiles + (next - kt0) % WG_STAGES * WG_STAGE;
-        if (next < kt1)
-            wg_load_step(at, at + WG_X_STAGE, x, w, rows, row0, col0, next,
-                         tid);
-        else
-            mma_commit();
-        /* Every warpgroup multiplies, even one whose rows all lie past
-         * ROWS (zeros): behind a branch, ptxas makes each product wait
-         * for the one before. */
-        at = tiles + (kt - kt0) % WG_STAGES * WG_STAGE;
-        wg_step(at, at + WG_X_STAGE, TILE_K, g, d);
-        wg_wait_1(d);
-    }
+    /* Every warpgroup multiplies, even one whose rows all lie past ROWS
+     * (zeros): behind a branch, ptxas makes each product wait for the
+     * one before. */
+    wg_multiply_steps(tiles, full, empty, 0, rank_steps, RANK_DEPTH, g,
+                      lane, d);
+    wg_multiply_steps(tiles, full, empty, rank_steps, steps, TILE_K, g,
+                      lane, d);
     wg_wait_0(d);
 
     /* Accumulators 4j .. 4j + 3: rows q and q + 8 of the warp's 16,
@@ -371,7 +412,7 @@ inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
     __global float *part = scratch + SPLIT_PART(rows, slice);
 #endif
 #pragma unroll
-    for (int j = 0; j < TILE_N / 8; j++) {
+    for (int j = 0; j < WG_N / 8; j++) {
         uint c = col0 + j * 8 + t2;
 #pragma unroll
         for (int h = 0; h < 2; h++) {

@@ -688,8 +688,8 @@ static void lora_decode_mma_cases(void)
  * device suites; elsewhere each case must validate): a last K step part
  * past K, tiles past N and the rows (257 to 259 rows: a second row of
  * tiles), two rank steps, accumulate, both dtypes; each K step (16, 32,
- * 64: each swizzle), tile n (64, 128, 256), work-groups of one to four
- * warpgroups and 3 to 6 stages. lora_wgmma_split: slices of unequal
+ * 64: each swizzle), wg_n (64, 128, 256), work-groups of one to four
+ * multiplying warpgroups and 3 to 6 stages. lora_wgmma_split: slices of unequal
  * steps (63 over 4, 9 over 2, the last step part past K), rank
  * steps in slice 0, accumulate, bands of rows over three row tiles and
  * past the path. */
@@ -699,16 +699,17 @@ static void lora_wgmma_cases(void)
         {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
          "alpha: 16, accumulate: true", "split_k: 1"},
         {"f16", "in_features: 264, out_features: 72, rank: 8",
-         "n: 64, k: 32, wg_m: 64, wg_stages: 3, split_k: 1"},
+         "wg_n: 64, k: 32, wg_m: 64, wg_stages: 3, split_k: 1"},
         {"bf16", "in_features: 520, out_features: 136, rank: 16, scale: 0.5",
-         "n: 256, k: 16, wg_m: 128, wg_stages: 6, split_k: 1"},
+         "wg_n: 128, k: 16, wg_m: 256, wg_stages: 6, split_k: 1"},
         {"f16", "in_features: 1024, out_features: 520, rank: 24, "
-         "alpha: 48, accumulate: true", "wg_m: 192, wg_stages: 5, split_k: 1"},
+         "alpha: 48, accumulate: true",
+         "wg_m: 192, wg_n: 128, wg_stages: 5, split_k: 1"},
         {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
          "alpha: 16, accumulate: true", "k: 16, split_k: 1, "
          "wg_split_max: 600"},
         {"f16", "in_features: 264, out_features: 72, rank: 8",
-         "n: 64, k: 32, wg_m: 64, wg_stages: 3, split_k: 1, "
+         "wg_n: 64, k: 32, wg_m: 64, wg_stages: 3, split_k: 1, "
          "wg_split_max: 200"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -1083,13 +1084,13 @@ static void bwd_tensor_cases(void)
         {"f16", "in_features: 264, out_features: 72, rank: 7",
          "engine: mma, m: 64, n: 64, k: 32, wm: 32, wn: 32, stages: 3"},
         {"bf16", "in_features: 520, out_features: 136, rank: 16, "
-         "scale: 0.5", "engine: wgmma, n: 256, k: 16, wg_m: 128, "
-         "wg_stages: 6, dx_mma_max: 0"},
+         "scale: 0.5", "engine: wgmma, k: 16, wg_stages: 6, "
+         "dx_mma_max: 0"},
         {"f16", "in_features: 1024, out_features: 520, rank: 24, "
-         "alpha: 48", "engine: wgmma, wg_m: 192, wg_stages: 5, "
+         "alpha: 48", "engine: wgmma, wg_m: 192, wg_n: 128, wg_stages: 5, "
          "dx_mma_max: 100"},
         {"bf16", "in_features: 72, out_features: 264, rank: 8, "
-         "accumulate: true", "engine: wgmma, n: 64, k: 32, wg_m: 64, "
+         "accumulate: true", "engine: wgmma, wg_n: 64, k: 32, wg_m: 64, "
          "wg_stages: 3, dx_mma_max: 2"},
         {"f16", "in_features: 136, out_features: 264, rank: 5, "
          "input_grad: false, accumulate: true", "engine: mma, "

@@ -1,0 +1,151 @@
+/* lab: Y (f32) = X * W, bf16, X M x K row-major, W K x N row-major, on
+ * wgmma through a retargeted PTX binary, with the work-group's warps
+ * split by role: warpgroup 0 copies tiles (cp.async) into STAGES buffers,
+ * warpgroups 1..CW multiply (wgmma m64nWG_Nk16), and the two sides meet
+ * on mbarriers per buffer (full: the copies landed; empty: the products
+ * that read it are done) instead of a work-group barrier each K step.
+ * TM = 64 * CW rows, TN = WG_N columns, TK = 64 deep.
+ * Options: SIGNAL 0: each copier waits for its own copies of the step
+ * before (cp.async.wait_group 1), fences them for the async proxy and
+ * arrives; SIGNAL 1: cp.async.mbarrier.arrive.noinc arrives when the
+ * copies land and the multipliers fence after their wait.
+ * REGS_COPY / REGS_MMA: setmaxnreg per role (0: leave the registers). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define MMA_WAIT 1
+#include "sm90a_gemm_asm.h"
+#ifndef SIGNAL
+#define SIGNAL 0
+#endif
+#define TK 64
+#define TM (64 * CW)
+#define TN WG_N
+#define THREADS (128 * (CW + 1))
+#define A_BYTES (TM * TK * 2)
+#define B_BYTES (TK * TN * 2)
+#define STAGE_BYTES (A_BYTES + B_BYTES)
+#define B_BLOCK (TK * 128) /* N-major blocks of 64 columns, 128-byte swizzle */
+
+inline void copy16(__local uchar *dst, const __global ushort *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"l"(dst), "l"(src) : "memory");
+}
+inline void bar_init(__local ulong *bar, uint count)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"l"(bar), "r"(count) : "memory");
+}
+inline void bar_arrive(__local ulong *bar)
+{
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" ::"l"(bar) : "memory");
+}
+inline void bar_wait(__local ulong *bar, uint parity)
+{
+    uint done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "l"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+inline void load_stage(__local uchar *st, const __global ushort *x, const __global ushort *w,
+                       uint row0, uint col0, uint k0, uint tid)
+{
+    /* A: TM rows x 8 chunks of 16 bytes, 128-byte swizzle */
+#pragma unroll
+    for (uint j = 0; j < TM * TK / 8 / 128; j++) {
+        uint i = tid + j * 128, r = i / 8, c = i % 8;
+        copy16(st + r * 128 + ((c ^ (r % 8)) * 16), x + (size_t)(row0 + r) * K + k0 + c * 8);
+    }
+    __local uchar *b = st + A_BYTES;
+#pragma unroll
+    for (uint j = 0; j < TK * TN / 8 / 128; j++) {
+        uint i = tid + j * 128, k = i / (TN / 8), c = i % (TN / 8);
+        copy16(b + (c / 8) * B_BLOCK + k * 128 + (((c % 8) ^ (k % 8)) * 16),
+               w + (size_t)(k0 + k) * N + col0 + c * 8);
+    }
+}
+inline ulong desc(__local uchar *p, ulong lbo, ulong sbo, ulong layout)
+{
+    uint a = (uint)(ulong)p;
+    return (ulong)((a >> 4) & 0x3FFF) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (layout << 62);
+}
+__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void
+ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __global float *restrict y)
+{
+    __local uchar smem[STAGES * STAGE_BYTES] __attribute__((aligned(1024)));
+    __local ulong full[STAGES], empty[STAGES];
+    uint tid = get_local_id(0), role = tid / 128;
+#if GROUP_M
+    uint tiles_n = get_num_groups(0), lin = get_group_id(1) * tiles_n + get_group_id(0);
+    uint per = GROUP_M * tiles_n, grp = lin / per, in = lin % per;
+    uint row0 = (grp * GROUP_M + in % GROUP_M) * TM, col0 = (in / GROUP_M) * TN;
+#else
+    uint row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
+#endif
+    if (tid < STAGES) {
+        bar_init(&full[tid], 128);
+        bar_init(&empty[tid], 4 * CW);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint KT = K / TK;
+    if (role == 0) {
+#if REGS_COPY
+        asm volatile("// @setmaxnreg.dec.sync.aligned.u32 " STR(REGS_COPY) ";" ::: "memory");
+#endif
+        for (uint kt = 0; kt < KT; kt++) {
+            uint s = kt % STAGES;
+            if (kt >= STAGES)
+                bar_wait(&empty[s], (kt / STAGES - 1) & 1);
+            load_stage(smem + s * STAGE_BYTES, x, w, row0, col0, kt * TK, tid);
+#if SIGNAL
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"l"(&full[s]) : "memory");
+#else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            if (kt > 0) {
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                bar_arrive(&full[(kt - 1) % STAGES]);
+            }
+#endif
+        }
+#if !SIGNAL
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        bar_arrive(&full[(KT - 1) % STAGES]);
+#endif
+        return;
+    }
+#if REGS_MMA
+    asm volatile("// @setmaxnreg.inc.sync.aligned.u32 " STR(REGS_MMA) ";" ::: "memory");
+#endif
+    uint wg = role - 1, lane = tid % 32, warp = (tid % 128) / 32;
+    float d[WG_ACCS];
+#pragma unroll
+    for (int i = 0; i < WG_ACCS; i++) d[i] = 0.0f;
+    for (uint kt = 0; kt < KT; kt++) {
+        uint s = kt % STAGES;
+        bar_wait(&full[s], (kt / STAGES) & 1);
+#if SIGNAL
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+        __local uchar *st = smem + s * STAGE_BYTES;
+        wg_fence(d);
+#pragma unroll
+        for (uint kk = 0; kk < TK; kk += 16) {
+            ulong da = desc(st + wg * 64 * (TK * 2) + kk * 2, 16, 8 * TK * 2, 1UL);
+            ulong db = desc(st + A_BYTES + (kk / 8) * 1024, B_BLOCK, 1024, 1UL);
+            wg_mma(d, da, db);
+        }
+        asm volatile("// @wgmma.commit_group.sync.aligned;" ::: "memory");
+        wg_wait(d); /* the step before's products are done: free its buffer */
+        if (kt > 0 && lane == 0)
+            bar_arrive(&empty[(kt - 1) % STAGES]);
+    }
+    wg_wait0(d);
+    uint r = row0 + wg * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < WG_N / 8; j++) {
+        uint c = col0 + j * 8 + (lane % 4) * 2;
+        vstore2((float2)(d[4 * j], d[4 * j + 1]), 0, y + (size_t)r * N + c);
+        vstore2((float2)(d[4 * j + 2], d[4 * j + 3]), 0, y + (size_t)(r + 8) * N + c);
+    }
+}
