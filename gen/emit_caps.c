@@ -123,14 +123,9 @@ static void device_caps_function(const char *name, unsigned asked,
                                  int uses_cc, struct buf *out)
 {
     buf_printf(out,
-        "/* What DEV offers of the capabilities of the caps table, granted by "
-        "the\n * rules of specl's table (gen/caps.c). */\n"
+        "/* What DEV offers of the capabilities the variants ask for, "
+        "granted by\n * the rules of specl's table (gen/caps.c). */\n"
         "static unsigned %s_device_caps(cl_device_id _dev)\n{\n", name);
-    if (asked == 0) {
-        buf_puts(out, "    (void)_dev; /* none asked for */\n"
-                      "    return 0u;\n}\n");
-        return;
-    }
     buf_printf(out,
                "    unsigned _have = 0u;\n"
                "    char *_ext = %s_device_text(_dev, "
@@ -172,30 +167,38 @@ static void string_lines(const char *text, const char *indent,
     }
 }
 
-void stub_caps_code(const char *name, unsigned asked, struct buf *out)
+void stub_caps_code(const char *name, unsigned asked, unsigned needed,
+                    struct buf *out)
 {
     int uses_cc = 0;
-    buf_printf(out,
-        "/* The capabilities the variants need or are meant for (bits of "
-        "specl's\n * table), and what each is. */\n"
-        "static const struct {\n"
-        "    unsigned bit;\n"
-        "    const char *what;\n"
-        "} %s_caps[] = {\n", name);
+    if (asked == 0) {
+        return;
+    }
+    if (needed != 0) {
+        buf_printf(out,
+            "/* The capabilities the variants need or are meant for (bits "
+            "of specl's\n * table), and what each is. */\n"
+            "static const struct {\n"
+            "    unsigned bit;\n"
+            "    const char *what;\n"
+            "} %s_caps[] = {\n", name);
+    }
     for (int i = 0; cap_rule(i) != NULL; i++) {
         const struct cap_rule *r = cap_rule(i);
         if (asked & r->bit) {
+            uses_cc |= r->cc_min != 0;
+        }
+        if ((asked & r->bit) && needed != 0) {
             char what[256];
             snprintf(what, sizeof what, "%s: %s", r->name, r->what);
             buf_printf(out, "    {0x%xu, ", r->bit);
             string_lines(what, "            ", out);
             buf_puts(out, "},\n");
-            uses_cc |= r->cc_min != 0;
         }
     }
-    buf_puts(out, "    {0u, NULL}\n};\n\n");
-    if (asked != 0) {
-        extension_helpers(name, uses_cc, out);
+    if (needed != 0) {
+        buf_puts(out, "    {0u, NULL}\n};\n\n");
     }
+    extension_helpers(name, uses_cc, out);
     device_caps_function(name, asked, uses_cc, out);
 }

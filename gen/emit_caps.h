@@ -13,10 +13,12 @@ unsigned stub_caps_asked(const struct emit_variant *ev, int n,
                          unsigned *needed);
 
 /* Appends to OUT the C of stub NAME that reads what a device offers of
- * the capabilities ASKED: the table NAME_caps (bit, and what it is) and
- * NAME_device_caps(dev), which evaluates caps.c's rule of each, and
- * nothing of the rules of the others (a stub that asks nothing of
- * NVIDIA's devices queries no compute capability). */
-void stub_caps_code(const char *name, unsigned asked, struct buf *out);
+ * the capabilities ASKED: NAME_device_caps(dev), which evaluates caps.c's
+ * rule of each, and nothing of the rules of the others (a stub that asks
+ * nothing of NVIDIA's devices queries no compute capability), and, when
+ * the variants' sources need some (NEEDED), the table NAME_caps (bit, and
+ * what it is) that says what a device lacks. Nothing when ASKED is 0. */
+void stub_caps_code(const char *name, unsigned asked, unsigned needed,
+                    struct buf *out);
 
 #endif

@@ -22,7 +22,41 @@ static const char *const hole_names[N_HOLES] = {
     "N_BUFFERS", "N_SIZES", "SIZE_NAMES", "SIZE_PARAMS", "SIZE_DEF_PARAMS",
     "SIZE_ARGS", "SIZE_ARG_DEFS", "SIZE_ARG_UNDEFS", "OVER", "SIZE_ZERO",
     "SCRATCH_UPTO", "SIZES_UPPER", "PATH_SIZE", "HANDLE", "QUEUE",
-    "MAX_ARGS"};
+    "MAX_ARGS", "SIZE_ARG0", "SIZE_UNUSED",
+    "USES_SYNC", "USES_COOP", "USES_SCRATCH", "USES_SLICES", "USES_IF_GIVEN",
+    "USES_UNUSED", "USES_NULLABLE", "USES_MAY_ALIAS", "USES_CAPS",
+    "USES_NEEDS"};
+
+void stub_sections(const struct emit_variant *ev, int n,
+                   struct stub_sections *s)
+{
+    memset(s, 0, sizeof *s);
+    s->asked = stub_caps_asked(ev, n, &s->needed);
+    /* Variants share their buffers (same_api): variant 0's say it. */
+    const struct plan *first = &ev[0].plan;
+    for (int i = 0; i < first->n_buffer; i++) {
+        s->unused |= first->buffer[i].optional;
+        s->nullable |= first->buffer[i].nullable;
+        s->may_alias |= first->buffer[i].may_alias != NULL;
+    }
+    for (int v = 0; v < n; v++) {
+        const struct plan *p = &ev[v].plan;
+        s->sync |= p->sync_words > 0;
+        for (int pa = 0; pa < p->n_path; pa++) {
+            const struct path *path = &p->path[pa];
+            s->coop |= path->coop_groups != 0 || path->coop_total != 0;
+            s->scratch |= path->scratch_per != 0 || path->scratch_fixed != 0;
+            s->if_given |= path->scratch_if_given[0] != NULL;
+            for (int l = 0; l < path->n_launch; l++) {
+                const struct launch *la = &path->launch[l];
+                s->if_given |= la->if_given[0] != NULL;
+                for (int a = 0; la->args[a] != NULL; a++) {
+                    s->slices |= strcmp(la->args[a], "slices") == 0;
+                }
+            }
+        }
+    }
+}
 
 /* The index of P's buffer NAME, or -1. */
 int buffer_index(const struct plan *p, const char *name)
@@ -130,7 +164,8 @@ static void alias_doc(const char *name, const struct plan *p, struct buf *out)
 /* The buffers' holes: their indexes and shapes in NAME.c, their
  * parameters, and what NAME.h says of each (stub NAME). */
 static void stub_buffers(const char *name, const struct kernel_spec *ks,
-                         const struct plan *p, struct buf *b)
+                         const struct plan *p,
+                         const struct stub_sections *sec, struct buf *b)
 {
     struct buf doc;
     buf_init(&doc);
@@ -161,12 +196,21 @@ static void stub_buffers(const char *name, const struct kernel_spec *ks,
         buf_printf(&b[H_BUFFER_INDEXES], "#define %s_BUF_%s %d\n", name, up,
                    i);
         buf_printf(&b[H_BUFFER_UNDEFS], "#undef %s_BUF_%s\n", name, up);
-        buf_printf(&b[H_BUFFER_SHAPES],
-                   "    {%ld, %uu, %ld, %zu, %d, %d, %d, %d}, /* %s */\n",
-                   pb->per, pb->sizes, pb->fixed,
-                   buffer_elem_size(pb, ks->dtype), pb->optional,
-                   pb->nullable, pb->role != BUFFER_IN, alias_index(p, pb),
-                   pb->name);
+        /* The columns of buffer_shapes that the stub has (stub.c.in). */
+        struct buf *row = &b[H_BUFFER_SHAPES];
+        buf_printf(row, "    {%ld, %uu, %ld, %zu, ", pb->per, pb->sizes,
+                   pb->fixed, buffer_elem_size(pb, ks->dtype));
+        if (sec->unused) {
+            buf_printf(row, "%d, ", pb->optional);
+        }
+        if (sec->nullable) {
+            buf_printf(row, "%d, ", pb->nullable);
+        }
+        buf_printf(row, "%d", pb->role != BUFFER_IN);
+        if (sec->may_alias) {
+            buf_printf(row, ", %d", alias_index(p, pb));
+        }
+        buf_printf(row, "}, /* %s */\n", pb->name);
         /* In NAME.c's definitions, with an underscore as every parameter
          * (stub.c.in says why), and a suffix where that is a name of the
          * stub's own (attention's q and k: the queue and the kernel). */
@@ -239,6 +283,10 @@ static void stub_sizes(const char *name, const struct op_def *op,
         buf_printf(&b[H_SIZE_ARG_DEFS], "%s#define %s_ARG_%s (%d)", i ? "\n"
                    : "", name, up, -5 - i);
         buf_printf(&b[H_SIZE_ARG_UNDEFS], "#undef %s_ARG_%s\n", name, up);
+        buf_printf(&b[H_SIZE_UNUSED], "    (void)_%s;\n", s);
+        if (i == 0) {
+            buf_printf(&b[H_SIZE_ARG0], "%s_ARG_%s", name, up);
+        }
         buf_printf(&b[H_SIZES_UPPER], "%s%s", i == 0 ? "" : i + 1 == n
                    ? " and " : ", ", up);
     }
@@ -286,8 +334,8 @@ static int max_launch_args(const struct emit_variant *ev, int n)
  * kernels at most in one) and renders NAME.h and NAME.c into E. Returns
  * 0, or -1 with a message in ERR. */
 int render_stub(const char *name, const struct emit_variant *ev, int n,
-                int max_kernels, struct buf *b, struct emitted *e,
-                char *err, size_t errsize)
+                const struct stub_sections *sec, int max_kernels,
+                struct buf *b, struct emitted *e, char *err, size_t errsize)
 {
     const struct kernel_spec *ks = ev[0].ks;
     const struct plan *plan = &ev[0].plan;
@@ -311,10 +359,27 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     char prefix[EMIT_NAME_MAX + 1];
     snprintf(prefix, sizeof prefix, "%s_", name);
     define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
-    stub_buffers(name, ks, plan, b);
+    stub_buffers(name, ks, plan, sec, b);
     stub_sizes(name, ks->op, b);
-    unsigned needed;
-    stub_caps_code(name, stub_caps_asked(ev, n, &needed), &b[H_CAPS]);
+    stub_caps_code(name, sec->asked, sec->needed, &b[H_CAPS]);
+    const struct {
+        enum stub_hole hole;
+        int uses;
+    } uses[] = {
+        {H_USES_SYNC, sec->sync},
+        {H_USES_COOP, sec->coop},
+        {H_USES_SCRATCH, sec->scratch},
+        {H_USES_SLICES, sec->slices},
+        {H_USES_IF_GIVEN, sec->if_given},
+        {H_USES_UNUSED, sec->unused},
+        {H_USES_NULLABLE, sec->nullable},
+        {H_USES_MAY_ALIAS, sec->may_alias},
+        {H_USES_CAPS, sec->asked != 0},
+        {H_USES_NEEDS, sec->needed != 0},
+    };
+    for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+        buf_puts(&b[uses[i].hole], uses[i].uses ? "1" : "");
+    }
     for (int i = 0; i < N_HOLES; i++) {
         holes[i].name = hole_names[i];
         holes[i].value = buf_str(&b[i]);
@@ -323,7 +388,7 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     holes[N_HOLES].value = NULL;
     /* A variant on wgmma: its program rebuilt for sm_90a after the build
      * (stub_sm90a.c.in); none, none of that code. */
-    if (needed & CAP_WGMMA) {
+    if (sec->needed & CAP_WGMMA) {
         buf_puts(&b[H_SM90A], "\n");
         if (render(&b[H_SM90A], template_text("stub_sm90a.c.in"), holes, err,
                    errsize) < 0) {

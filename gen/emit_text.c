@@ -169,13 +169,61 @@ void c_escape(struct buf *out, const char *s, size_t n)
 void source_lines(const struct buf *cl, struct buf *out)
 {
     const char *p = buf_str(cl);
+    size_t chunk = 0; /* characters of the string being written */
     while (*p) {
         const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        buf_puts(out, "    \"");
-        c_escape(out, p, n);
-        buf_puts(out, nl ? "\\n\",\n" : "\",\n");
-        p += n + (nl ? 1 : 0);
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        if (chunk > 0) {
+            buf_puts(out, chunk + n > SOURCE_CHUNK_MAX ? ",\n" : "\n");
+            chunk = chunk + n > SOURCE_CHUNK_MAX ? 0 : chunk;
+        }
+        buf_puts(out, "\"");
+        c_escape(out, p, nl ? n - 1 : n);
+        buf_puts(out, nl ? "\\n\"" : "\"");
+        chunk += n;
+        p += n;
+    }
+    if (chunk > 0) {
+        buf_puts(out, ",\n");
+    }
+}
+
+void compact_blanks(const char *text, size_t n, struct buf *out)
+{
+    const char *p = text, *end = text + n;
+    int continued = 0; /* the line before ended in a backslash */
+    char quote = 0;    /* the quote open at a continued line's end */
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        eol = eol != NULL ? eol : end;
+        const char *q = p;
+        if (quote == 0) {
+            while (q < eol && (*q == ' ' || *q == '\t')) {
+                q++;
+            }
+            /* The blank that parts the tokens a continuation joins. */
+            buf_puts(out, continued && q > p ? " " : "");
+        }
+        int blank = 0;
+        for (; q < eol; q++) {
+            if (quote != 0) {
+                int escape = *q == '\\' && q + 1 < eol;
+                buf_add(out, q, escape ? 2 : 1);
+                quote = *q == quote ? 0 : quote;
+                q += escape;
+            } else if (*q == ' ' || *q == '\t') {
+                blank = 1;
+            } else {
+                buf_puts(out, blank ? " " : "");
+                blank = 0;
+                buf_add(out, q, 1);
+                quote = *q == '"' || *q == '\'' ? *q : 0;
+            }
+        }
+        continued = eol > p && eol[-1] == '\\';
+        quote = continued ? quote : 0; /* quoted text ends with its line */
+        buf_puts(out, eol < end ? "\n" : "");
+        p = eol + 1;
     }
 }
 

@@ -35,8 +35,21 @@ void header_comment(const struct emit_variant *ev, int n, const char *name,
 /* Appends the N bytes at S as the body of a C string literal. */
 void c_escape(struct buf *out, const char *s, size_t n);
 
-/* Appends CL as lines of a C array of string literals. */
+/* The most characters of one string of an embedded text: C99 compilers
+ * need not accept a string literal longer than 4095. */
+#define SOURCE_CHUNK_MAX 4000
+
+/* Appends CL as the strings of a C array, each followed by a comma: a
+ * line of C per line of CL, adjacent literals joined into strings of up
+ * to SOURCE_CHUNK_MAX characters (a longer line alone). */
 void source_lines(const struct buf *cl, struct buf *out);
+
+/* Appends the N bytes of OpenCL C at TEXT (strip_comments's output) to
+ * OUT with each line's indentation dropped and every other run of blanks
+ * made one blank, outside quoted text: the same tokens on the same lines
+ * (a line continued into the next keeps one blank in front of it).
+ * Line by line, as strip_comments. */
+void compact_blanks(const char *text, size_t n, struct buf *out);
 
 /* Appends the N bytes of OpenCL C at TEXT to OUT without their comments,
  * as the compiler reads them: a comment becomes a space (one spanning

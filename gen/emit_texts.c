@@ -2,10 +2,10 @@
  * the lists of them that make the variants' sources: the variants of a
  * kernel render largely the same templates (storage, common parts), so
  * their sources are cut where one template's text gives way to another's
- * and the pieces are shared. The pieces are stored without comments
- * (NAME.cl keeps them, for the reader): the stub concatenates a variant's
- * pieces line by line, so its program text is what the renderer made,
- * less comments. */
+ * and the pieces are shared. The pieces are stored without comments and
+ * indentation (NAME.cl keeps them, for the reader): the stub concatenates
+ * a variant's pieces, so its program text is what the renderer made, line
+ * for line, less comments and blanks. */
 #include "emit_texts.h"
 
 #include <stdio.h>
@@ -56,19 +56,23 @@ static int text_index(const char *name, struct emit_texts *t,
     buf_printf(defs, " */\nstatic const char *const %s_text%d[] = {\n",
                name, added);
     source_lines(&t->text[added], defs);
-    buf_puts(defs, "    NULL\n};\n\n");
+    buf_puts(defs, "NULL\n};\n\n");
     return added;
 }
 
-/* Appends the N bytes at TEXT (from FROM), less their comments, to LIST
- * as a reference to its piece of T; does nothing when no bytes remain. */
+/* Appends the N bytes at TEXT (from FROM), less their comments and
+ * indentation, to LIST as a reference to its piece of T; does nothing
+ * when no bytes remain. */
 static int add_piece(const char *name, struct emit_texts *t, const char *text,
                      size_t n, const char *from, struct buf *defs,
                      struct buf *list, char *err, size_t errsize)
 {
-    struct buf code;
+    struct buf stripped, code;
+    buf_init(&stripped);
     buf_init(&code);
-    strip_comments(text, n, &code);
+    strip_comments(text, n, &stripped);
+    compact_blanks(buf_str(&stripped), stripped.len, &code);
+    buf_free(&stripped);
     int i = code.len == 0 ? -2
                           : text_index(name, t, buf_str(&code), code.len,
                                        from, defs, err, errsize);

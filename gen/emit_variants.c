@@ -68,10 +68,10 @@ static int given_mask(const struct plan *p, const char *const *names,
 }
 
 /* Variant V's kernel table, paths and NAME_variants row (stub NAME of an
- * OP kernel). */
+ * OP kernel), with the columns of the sections SEC. */
 static int stub_tables(const char *name, const struct op_def *op,
-                       const struct plan *p, int v,
-                       const char *knobs, struct buf *b,
+                       const struct plan *p, int v, const char *knobs,
+                       const struct stub_sections *sec, struct buf *b,
                        char *err, size_t errsize)
 {
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
@@ -98,11 +98,15 @@ static int stub_tables(const char *name, const struct op_def *op,
             int ki = kernel_index(names, &n_names, l->kernel);
             int two = l->dims > 1;
             buf_printf(t, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, {%uu, %uu}, "
-                       "{%zu, %zu}, %d, {", ki, l->dims, l->local[0],
+                       "{%zu, %zu}, ", ki, l->dims, l->local[0],
                        two ? l->local[1] : 1, l->groups[0],
                        two ? l->groups[1] : 1, l->grid[0],
                        two ? l->grid[1] : 0u, per_group(l, 0),
-                       two ? per_group(l, 1) : 1, l->slices);
+                       two ? per_group(l, 1) : 1);
+            if (sec->slices) {
+                buf_printf(t, "%d, ", l->slices);
+            }
+            buf_puts(t, "{");
             for (int a = 0; l->args[a] != NULL; a++) {
                 const char *arg = l->args[a];
                 if (op_size_index(op, arg) >= 0) {
@@ -129,7 +133,11 @@ static int stub_tables(const char *name, const struct op_def *op,
             if (given_mask(p, l->if_given, &if_given, err, errsize) < 0) {
                 return -1;
             }
-            buf_printf(t, "%s_ARG_END}, %uu},\n", name, if_given);
+            buf_printf(t, "%s_ARG_END}", name);
+            if (sec->if_given) {
+                buf_printf(t, ", %uu", if_given);
+            }
+            buf_puts(t, "},\n");
         }
         buf_puts(t, "};\n\n");
     }
@@ -141,20 +149,34 @@ static int stub_tables(const char *name, const struct op_def *op,
                        errsize) < 0) {
             return -1;
         }
-        buf_printf(t, "    {%ld, %d, %s_launches%d_%d, %ld, %uu, %ld, %uu, "
-                   "%ld, %ld},\n",
-                   p->path[pi].max_rows, p->path[pi].n_launch, name, v, pi,
-                   p->path[pi].scratch_per, p->path[pi].scratch_sizes,
-                   p->path[pi].scratch_fixed, scratch_if,
-                   p->path[pi].coop_groups, p->path[pi].coop_total);
+        buf_printf(t, "    {%ld, %d, %s_launches%d_%d", p->path[pi].max_rows,
+                   p->path[pi].n_launch, name, v, pi);
+        if (sec->scratch) {
+            buf_printf(t, ", %ld, %uu, %ld", p->path[pi].scratch_per,
+                       p->path[pi].scratch_sizes, p->path[pi].scratch_fixed);
+        }
+        if (sec->scratch && sec->if_given) {
+            buf_printf(t, ", %uu", scratch_if);
+        }
+        if (sec->coop) {
+            buf_printf(t, ", %ld, %ld", p->path[pi].coop_groups,
+                       p->path[pi].coop_total);
+        }
+        buf_puts(t, "},\n");
     }
     buf_puts(t, "};\n\n");
     buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
     buf_printf(&b[H_VARIANTS], "     %s_source%d,\n", name, v);
     buf_printf(&b[H_VARIANTS],
-               "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d, "
-               "0x%xu, %ld},\n",
-               name, v, name, v, n_names, name, v, p->needs, p->sync_words);
+               "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d",
+               name, v, name, v, n_names, name, v);
+    if (sec->needed != 0) {
+        buf_printf(&b[H_VARIANTS], ", 0x%xu", p->needs);
+    }
+    if (sec->sync) {
+        buf_printf(&b[H_VARIANTS], ", %ld", p->sync_words);
+    }
+    buf_puts(&b[H_VARIANTS], "},\n");
     return n_names;
 }
 
@@ -192,10 +214,10 @@ static int same_api(const struct plan *a, const struct plan *b)
     return 1;
 }
 
-/* Variant V's rows of the stub's device matches and of the header's
- * list of variants (of N), its knobs KNOBS. */
+/* Variant V's rows of the stub's device matches (a caps column when
+ * CAPS) and of the header's list of variants (of N), its knobs KNOBS. */
 static void variant_rows(const struct emit_variant *ev, int v, int n,
-                         const char *knobs, struct buf *b)
+                         const char *knobs, int caps, struct buf *b)
 {
     for (int m = 0; m < ev[v].n_match; m++) {
         const struct variant_match *vm = &ev[v].match[m];
@@ -204,13 +226,16 @@ static void variant_rows(const struct emit_variant *ev, int v, int n,
             c_escape(&b[H_MATCHES], vm->device, strlen(vm->device));
             buf_puts(&b[H_MATCHES], "\", \"");
             c_escape(&b[H_MATCHES], vm->driver, strlen(vm->driver));
-            buf_printf(&b[H_MATCHES], "\", 0, 0x0u, %d},\n", v);
+            buf_printf(&b[H_MATCHES], "\", 0, %s%d},\n", caps ? "0x0u, " : "",
+                       v);
         } else {
-            char names[128];
+            char names[128], column[16] = "";
             caps_names(vm->caps, names, sizeof names);
-            buf_printf(&b[H_MATCHES],
-                       "    {NULL, NULL, %d, 0x%xu, %d}, /* %s */\n", vm->cpu,
-                       vm->caps, v,
+            if (caps) {
+                snprintf(column, sizeof column, "0x%xu, ", vm->caps);
+            }
+            buf_printf(&b[H_MATCHES], "    {NULL, NULL, %d, %s%d}, /* %s */\n",
+                       vm->cpu, column, v,
                        vm->caps ? names : vm->cpu ? "CPUs" : "any device");
         }
     }
@@ -276,6 +301,8 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         buf_printf(&e->cl, "\n/* The source of variant 0; %s.c holds every "
                    "variant's. */\n", name);
     }
+    struct stub_sections sec;
+    stub_sections(ev, n, &sec);
     int max_kernels = 0;
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
@@ -303,13 +330,13 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         if (!bad) {
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
-            int k = stub_tables(name, ev[v].ks->op, p, v, knobs, b, err,
-                                errsize);
+            int k = stub_tables(name, ev[v].ks->op, p, v, knobs, &sec, b,
+                                err, errsize);
             if (k < 0) {
                 bad = 1;
             }
             max_kernels = k > max_kernels ? k : max_kernels;
-            variant_rows(ev, v, n, knobs, b);
+            variant_rows(ev, v, n, knobs, sec.asked != 0, b);
         }
         buf_free(&prelude);
         buf_free(&text);
@@ -317,7 +344,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     if (bad) {
         goto done;
     }
-    rc = render_stub(name, ev, n, max_kernels, b, e, err, errsize);
+    rc = render_stub(name, ev, n, &sec, max_kernels, b, e, err, errsize);
 done:
     for (int i = 0; i < N_HOLES; i++) {
         buf_free(&b[i]);

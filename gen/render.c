@@ -2,8 +2,9 @@
  *
  * Kernel templates are plain OpenCL C and use no holes: a #define prelude
  * specialises them. Host-stub templates have `@name@` holes where macros
- * cannot shape the code (argument lists, tables). Includes are inlined so
- * that every emitted file stands alone. */
+ * cannot shape the code (argument lists, tables) and sections between
+ * `@if name@` and `@endif@` lines that only some stubs need. Includes are
+ * inlined so that every emitted file stands alone. */
 #include "render.h"
 
 #include <stdio.h>
@@ -26,6 +27,9 @@ struct render_state {
     const char *current; /* the template being rendered; NULL: the top */
     struct render_cuts *cuts; /* NULL: not asked for */
     size_t base; /* OUT's length before the render */
+    int depth; /* sections open */
+    int kept[RENDER_MAX_DEPTH]; /* per open section: its lines are kept */
+    int cond[RENDER_MAX_DEPTH]; /* per open section: its condition held */
     char *err;
     size_t errsize;
 };
@@ -107,18 +111,88 @@ static int try_include(struct render_state *st, struct buf *out,
     return 1;
 }
 
-static int fill_hole(struct render_state *st, struct buf *out,
-                     const char *name, size_t len)
+/* The value of hole NAME (LEN bytes), or NULL with a message in ERR. */
+static const char *hole_value(struct render_state *st, const char *name,
+                              size_t len)
 {
     for (const struct hole *h = st->holes; h && h->name; h++) {
         if (strlen(h->name) == len && memcmp(h->name, name, len) == 0) {
-            buf_puts(out, h->value);
-            return 0;
+            return h->value;
         }
     }
     snprintf(st->err, st->errsize, "template hole @%.*s@ has no value",
              (int)len, name);
-    return -1;
+    return NULL;
+}
+
+static int fill_hole(struct render_state *st, struct buf *out,
+                     const char *name, size_t len)
+{
+    const char *value = hole_value(st, name, len);
+    if (value == NULL) {
+        return -1;
+    }
+    buf_puts(out, value);
+    return 0;
+}
+
+/* Whether the lines at the current depth are kept: every open section's
+ * are. */
+static int section_kept(const struct render_state *st)
+{
+    return st->depth == 0 || st->kept[st->depth - 1];
+}
+
+/* If LINE (up to END) is `@if NAME@`, `@else@` or `@endif@`, opens,
+ * turns or closes a section and returns 1; 0 for any other line; -1 on
+ * error. A section's lines are kept when NAME's value is neither empty
+ * nor "0" (after @else@: when it is). */
+static int try_section(struct render_state *st, const char *line,
+                       const char *end)
+{
+    while (line < end && (*line == ' ' || *line == '\t')) {
+        line++;
+    }
+    while (end > line && (end[-1] == '\n' || end[-1] == ' ')) {
+        end--;
+    }
+    size_t n = (size_t)(end - line);
+    if (n < 2 || line[0] != '@' || end[-1] != '@') {
+        return 0;
+    }
+    if (n > 5 && memcmp(line, "@if ", 4) == 0) {
+        const char *value = hole_value(st, line + 4, n - 5);
+        if (value == NULL) {
+            return -1;
+        }
+        if (st->depth == RENDER_MAX_DEPTH) {
+            snprintf(st->err, st->errsize, "sections nested too deep");
+            return -1;
+        }
+        int cond = value[0] != '\0' && strcmp(value, "0") != 0;
+        st->kept[st->depth] = section_kept(st) && cond;
+        st->cond[st->depth++] = cond;
+        return 1;
+    }
+    int is_else = n == 6 && memcmp(line, "@else@", 6) == 0;
+    int is_endif = n == 7 && memcmp(line, "@endif@", 7) == 0;
+    if (!is_else && !is_endif) {
+        return 0;
+    }
+    if (st->depth == 0) {
+        snprintf(st->err, st->errsize, "%s without @if@",
+                 is_else ? "@else@" : "@endif@");
+        return -1;
+    }
+    if (is_endif) {
+        st->depth--;
+        return 1;
+    }
+    st->depth--;
+    st->kept[st->depth] = section_kept(st) && !st->cond[st->depth];
+    st->cond[st->depth] = !st->cond[st->depth];
+    st->depth++;
+    return 1;
 }
 
 static int is_hole_char(char c)
@@ -165,6 +239,14 @@ static int render_text(struct render_state *st, struct buf *out,
         if (end == NULL) {
             end = next;
         }
+        int section = try_section(st, line, end);
+        if (section != 0 || !section_kept(st)) {
+            if (section < 0) {
+                return -1;
+            }
+            line = next;
+            continue;
+        }
         int inc = try_include(st, out, line, end);
         if (inc < 0) {
             return -1;
@@ -190,7 +272,14 @@ int render_cut(struct buf *out, const char *text, const struct hole *holes,
     if (cuts != NULL) {
         cuts->n = 0;
     }
-    return render_text(&st, out, text);
+    if (render_text(&st, out, text) < 0) {
+        return -1;
+    }
+    if (st.depth != 0) {
+        snprintf(err, errsize, "@if@ without @endif@");
+        return -1;
+    }
+    return 0;
 }
 
 int render(struct buf *out, const char *text, const struct hole *holes,

@@ -28,10 +28,17 @@ struct hole {
  * (a NULL-terminated array; may be NULL for none) and every line
  * `#include "X"` naming a template replaced by that template, rendered
  * the same way (each included at most once; X may hold holes too, as in
- * `#include "storage_@dtype@.cl"`). Returns 0 on success; on an
- * unknown hole or a missing include returns -1 with a message in ERR. */
+ * `#include "storage_@dtype@.cl"`). Lines `@if name@`, `@else@` and
+ * `@endif@` (alone on their line; nested up to RENDER_MAX_DEPTH) keep
+ * the lines between them only when hole NAME is neither "" nor "0" (after
+ * @else@: only when it is); they leave no line themselves. Returns 0 on
+ * success; on an unknown hole, a missing include or unbalanced sections
+ * returns -1 with a message in ERR. */
 int render(struct buf *out, const char *text, const struct hole *holes,
            char *err, size_t errsize);
+
+/* Sections open at once, at most. */
+#define RENDER_MAX_DEPTH 8
 
 /* Templates one render inlines, at most (stub_names.h counts on it). */
 #define RENDER_MAX_INCLUDES 32

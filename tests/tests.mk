@@ -55,17 +55,14 @@ $(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
 	    $< > $@.tmp
 	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
 
-# stub_in_place: stub_softmax renamed, its buffer table letting y be x
-# (may_alias), as an op whose kernels work in place would emit it: the
-# stub takes y == x from the same byte and refuses any other overlap.
-IN_PLACE_RENAME = -e 's/stub_softmax/stub_in_place/g' -e 's/STUB_SOFTMAX/STUB_IN_PLACE/g'
-$(STUB_DIR)/stub_in_place.h: $(STUB_DIR)/stub_softmax.h
-	sed $(IN_PLACE_RENAME) $< > $@.tmp && mv $@.tmp $@
-$(STUB_DIR)/stub_in_place.c: $(STUB_DIR)/stub_softmax.c
-	sed $(IN_PLACE_RENAME) \
-	    -e 's|^\(    {[0-9]*, 1u, 0, [0-9]*, 0, 0, 1, \)-1}, /\* y \*/$$|\10}, /* y, may be x */|' \
-	    $< > $@.tmp
-	grep -q 'may be x' $@.tmp && mv $@.tmp $@
+# stub_in_place: stub_softmax with y allowed to be x (may_alias), as an op
+# whose kernels work in place emits it (its in-place section included):
+# the stub takes y == x from the same byte and refuses any other overlap.
+$(B)/tests/gen_in_place: tests/in_place/gen_in_place.c $(B)/libspecl.a | $(B)/tests
+	$(CC) $(CFLAGS) -Igen -o $@ $< $(B)/libspecl.a $(LIBS)
+$(STUB_DIR)/stub_in_place.c $(STUB_DIR)/stub_in_place.h &: tests/stubs.yaml $(B)/tests/gen_in_place \
+        | $(STUB_FILES)
+	$(B)/tests/gen_in_place tests/stubs.yaml $(STUB_DIR)
 
 $(TEST_STUB_OBJ): %.o: %.c $(TEST_STUB_HEADERS)
 	$(CC) $(STUB_CFLAGS) -I$(STUB_DIR) -c -o $@ $<

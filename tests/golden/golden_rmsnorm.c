@@ -26,505 +26,505 @@
  * begin with an underscore, as no kernel name does: none can shadow the
  * typedef of a kernel (gcc's -Wshadow). */
 
-/* The texts of the variants' OpenCL C sources, each stored once, one
- * string per line and NULL after the last (C99 compilers need not accept
- * string literals longer than 4095 characters). A variant's source,
- * listed by
+/* The texts of the variants' OpenCL C sources, each stored once, a line
+ * of C per line, in strings of up to 4000 characters (C99 compilers need
+ * not accept longer string literals) and NULL after the last. A variant's
+ * source, listed by
  *     golden_rmsnorm_sourceV
  * below, is its parameters (a #define prelude), then the pieces of its
  * kernels, which variants share where they share templates. The texts
- * are without comments; variant 0's source with them is
+ * are without comments and indentation; variant 0's source with them is
  *     golden_rmsnorm.cl */
 
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
-    "\n",
-    "#define DTYPE_F32 1\n",
-    "#define FEATURES 512\n",
-    "#define VEC 4\n",
-    "#define WG_SIZE 64\n",
-    "#define ROWS_PER_GROUP 4\n",
-    "#define ROW_IN_REGISTERS 1\n",
-    "#define NVEC 128\n",
-    "#define SLOTS 2\n",
-    "#define EPS 1e-06f\n",
-    "#define NORM_TINY_SUMS 0\n",
-    "#define NORM_SCALE_MAX 59\n",
-    "\n",
-    NULL
+"\n"
+"#define DTYPE_F32 1\n"
+"#define FEATURES 512\n"
+"#define VEC 4\n"
+"#define WG_SIZE 64\n"
+"#define ROWS_PER_GROUP 4\n"
+"#define ROW_IN_REGISTERS 1\n"
+"#define NVEC 128\n"
+"#define SLOTS 2\n"
+"#define EPS 1e-06f\n"
+"#define NORM_TINY_SUMS 0\n"
+"#define NORM_SCALE_MAX 59\n"
+"\n",
+NULL
 };
 
 /* storage_f32.cl */
 static const char *const golden_rmsnorm_text1[] = {
-    "typedef float storage_t;\n",
-    "\n",
-    "inline float load1(const __global storage_t *p, size_t i) { return p[i]; }\n",
-    "inline void store1(__global storage_t *p, size_t i, float v) { p[i] = v; }\n",
-    "inline float4 load4(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return ((const __global float4 *)p)[i / 4];\n",
-    "}\n",
-    "inline void store4(__global storage_t *p, size_t i, float4 v)\n",
-    "{\n",
-    "    ((__global float4 *)p)[i / 4] = v;\n",
-    "}\n",
-    "inline float2 load2(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return ((const __global float2 *)p)[i / 2];\n",
-    "}\n",
-    "inline void store2(__global storage_t *p, size_t i, float2 v)\n",
-    "{\n",
-    "    ((__global float2 *)p)[i / 2] = v;\n",
-    "}\n",
-    "inline float8 load8(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return (float8)(load4(p, i), load4(p, i + 4));\n",
-    "}\n",
-    "inline void store8(__global storage_t *p, size_t i, float8 v)\n",
-    "{\n",
-    "    store4(p, i, v.lo);\n",
-    "    store4(p, i + 4, v.hi);\n",
-    "}\n",
-    "inline float4 load4v(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return vload4(0, p + i);\n",
-    "}\n",
-    NULL
+"typedef float storage_t;\n"
+"\n"
+"inline float load1(const __global storage_t *p, size_t i) { return p[i]; }\n"
+"inline void store1(__global storage_t *p, size_t i, float v) { p[i] = v; }\n"
+"inline float4 load4(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return ((const __global float4 *)p)[i / 4];\n"
+"}\n"
+"inline void store4(__global storage_t *p, size_t i, float4 v)\n"
+"{\n"
+"((__global float4 *)p)[i / 4] = v;\n"
+"}\n"
+"inline float2 load2(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return ((const __global float2 *)p)[i / 2];\n"
+"}\n"
+"inline void store2(__global storage_t *p, size_t i, float2 v)\n"
+"{\n"
+"((__global float2 *)p)[i / 2] = v;\n"
+"}\n"
+"inline float8 load8(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return (float8)(load4(p, i), load4(p, i + 4));\n"
+"}\n"
+"inline void store8(__global storage_t *p, size_t i, float8 v)\n"
+"{\n"
+"store4(p, i, v.lo);\n"
+"store4(p, i + 4, v.hi);\n"
+"}\n"
+"inline float4 load4v(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return vload4(0, p + i);\n"
+"}\n",
+NULL
 };
 
 /* rmsnorm.cl */
 static const char *const golden_rmsnorm_text2[] = {
-    "\n",
-    NULL
+"\n",
+NULL
 };
 
 /* row_reduce.cl */
 static const char *const golden_rmsnorm_text3[] = {
-    "#if !defined(FEATURES) || !defined(VEC) || !defined(WG_SIZE) ||            \\\n",
-    "    !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) ||             \\\n",
-    "    !defined(NVEC) || !defined(SLOTS)\n",
-    "#error \"row_reduce.cl: a macro of the row ops' plan is missing\"\n",
-    "#endif\n",
-    "\n",
-    "#if !ROW_IN_REGISTERS && !defined(SUM_BLOCK)\n",
-    "#error \"row_reduce.cl: a streamed row needs SUM_BLOCK from the plan\"\n",
-    "#endif\n",
-    "\n",
-    "#if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC\n",
-    "#error \"inconsistent row geometry: VEC must divide FEATURES\"\n",
-    "#endif\n",
-    "#if (WG_SIZE & (WG_SIZE - 1)) != 0\n",
-    "#error \"WG_SIZE must be a power of two\"\n",
-    "#endif\n",
-    "\n",
-    "#if NVEC % WG_SIZE == 0\n",
-    "#define SLOT_IN_ROW(k, j) ((void)(j), 1)\n",
-    "#else\n",
-    "#define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)\n",
-    "#endif\n",
-    "\n",
-    "#define MAX2(a, b) ((a) > (b) \? (a) : (b))\n",
-    "\n",
-    "#if VEC == 16\n",
-    "typedef float16 floatv;\n",
-    "inline floatv loadv(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return (float16)(load8(p, i), load8(p, i + 8));\n",
-    "}\n",
-    "inline void storev(__global storage_t *p, size_t i, floatv v)\n",
-    "{\n",
-    "    store8(p, i, v.lo);\n",
-    "    store8(p, i + 8, v.hi);\n",
-    "}\n",
-    "inline float hsum(floatv v)\n",
-    "{\n",
-    "    const float8 a = v.lo + v.hi;\n",
-    "    const float4 b = a.lo + a.hi;\n",
-    "    return (b.x + b.y) + (b.z + b.w);\n",
-    "}\n",
-    "inline float hmax(floatv v)\n",
-    "{\n",
-    "    const float8 a = MAX2(v.lo, v.hi);\n",
-    "    const float4 b = MAX2(a.lo, a.hi);\n",
-    "    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));\n",
-    "}\n",
-    "\n",
-    "#elif VEC == 8\n",
-    "typedef float8 floatv;\n",
-    "inline floatv loadv(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return load8(p, i);\n",
-    "}\n",
-    "inline void storev(__global storage_t *p, size_t i, floatv v)\n",
-    "{\n",
-    "    store8(p, i, v);\n",
-    "}\n",
-    "inline float hsum(floatv v)\n",
-    "{\n",
-    "    const float4 b = v.lo + v.hi;\n",
-    "    return (b.x + b.y) + (b.z + b.w);\n",
-    "}\n",
-    "inline float hmax(floatv v)\n",
-    "{\n",
-    "    const float4 b = MAX2(v.lo, v.hi);\n",
-    "    return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));\n",
-    "}\n",
-    "\n",
-    "#elif VEC == 4\n",
-    "typedef float4 floatv;\n",
-    "inline floatv loadv(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return load4(p, i);\n",
-    "}\n",
-    "inline void storev(__global storage_t *p, size_t i, floatv v)\n",
-    "{\n",
-    "    store4(p, i, v);\n",
-    "}\n",
-    "inline float hsum(floatv v) { return (v.x + v.y) + (v.z + v.w); }\n",
-    "inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }\n",
-    "\n",
-    "#elif VEC == 2\n",
-    "typedef float2 floatv;\n",
-    "inline floatv loadv(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return load2(p, i);\n",
-    "}\n",
-    "inline void storev(__global storage_t *p, size_t i, floatv v)\n",
-    "{\n",
-    "    store2(p, i, v);\n",
-    "}\n",
-    "inline float hsum(floatv v) { return v.x + v.y; }\n",
-    "inline float hmax(floatv v) { return MAX2(v.x, v.y); }\n",
-    "\n",
-    "#elif VEC == 1\n",
-    "typedef float floatv;\n",
-    "inline floatv loadv(const __global storage_t *p, size_t i)\n",
-    "{\n",
-    "    return load1(p, i);\n",
-    "}\n",
-    "inline void storev(__global storage_t *p, size_t i, floatv v)\n",
-    "{\n",
-    "    store1(p, i, v);\n",
-    "}\n",
-    "inline float hsum(floatv v) { return v; }\n",
-    "inline float hmax(floatv v) { return v; }\n",
-    "\n",
-    "#else\n",
-    "#error \"VEC must be 1, 2, 4, 8 or 16\"\n",
-    "#endif\n",
-    "\n",
-    "#if defined(SUM_BLOCK)\n",
-    "#define BLOCK_STRIDE (SUM_BLOCK * WG_SIZE)\n",
-    "\n",
-    "inline uint block_end(uint j0)\n",
-    "{\n",
-    "    return min(j0 + BLOCK_STRIDE, (uint)NVEC);\n",
-    "}\n",
-    "#endif\n",
-    "\n",
-    "inline void csum_add(floatv *sum, floatv *err, floatv b)\n",
-    "{\n",
-    "    const floatv t = *sum + b;\n",
-    "    *err += fabs(*sum) >= fabs(b) \? (*sum - t) + b : (b - t) + *sum;\n",
-    "    *sum = t;\n",
-    "}\n",
-    "\n",
-    "inline void csum_add1(float *sum, float *err, float b)\n",
-    "{\n",
-    "    const float t = *sum + b;\n",
-    "    *err += fabs(*sum) >= fabs(b) \? (*sum - t) + b : (b - t) + *sum;\n",
-    "    *sum = t;\n",
-    "}\n",
-    "\n",
-    "inline size_t row_base(int rows)\n",
-    "{\n",
-    "#if ROWS_PER_GROUP > 1\n",
-    "    return (size_t)min((int)get_global_id(1), rows - 1) * FEATURES;\n",
-    "#else\n",
-    "    (void)rows;\n",
-    "    return (size_t)get_global_id(1) * FEATURES;\n",
-    "#endif\n",
-    "}\n",
-    "\n",
-    "#if ROW_IN_REGISTERS && SLOTS * VEC <= 16\n",
-    "#define PARAMS_EARLY 1\n",
-    "#define PARAM_AT(reg, p, k, j) ((reg)[k])\n",
-    "#else\n",
-    "#define PARAMS_EARLY 0\n",
-    "#define PARAM_AT(reg, p, k, j) loadv((p), (size_t)(j) * VEC)\n",
-    "#endif\n",
-    "\n",
-    "inline void load_param(floatv out[SLOTS], const __global storage_t *p,\n",
-    "                       uint lid)\n",
-    "{\n",
-    "#pragma unroll\n",
-    "    for (uint k = 0; k < SLOTS; k++) {\n",
-    "        const uint j = lid + k * WG_SIZE;\n",
-    "        if (SLOT_IN_ROW(k, j)) {\n",
-    "            out[k] = loadv(p, j * VEC);\n",
-    "        }\n",
-    "    }\n",
-    "}\n",
-    "\n",
-    "inline bool row_live(int rows)\n",
-    "{\n",
-    "#if ROWS_PER_GROUP > 1\n",
-    "    return (int)get_global_id(1) < rows;\n",
-    "#else\n",
-    "    (void)rows;\n",
-    "    return true;\n",
-    "#endif\n",
-    "}\n",
-    "\n",
-    "#define RED_NEXT(n) ((n) > 16 \? (n) / 8 : 1)\n",
-    "\n",
-    "#define GROUP_REDUCTION(NAME, T, FOLD, ITEMS)                             \\\n",
-    "    inline T NAME(__local T *part, uint lid, T v)                         \\\n",
-    "    {                                                                     \\\n",
-    "        part[lid] = v;                                                    \\\n",
-    "        for (uint n = (ITEMS); n > 1; n = RED_NEXT(n)) {                  \\\n",
-    "            barrier(CLK_LOCAL_MEM_FENCE);                                 \\\n",
-    "            const uint step = RED_NEXT(n);                                \\\n",
-    "            if (lid < step) {                                             \\\n",
-    "                T acc = part[lid];                                        \\\n",
-    "                for (uint k = 1; k < n / step; k++) {                     \\\n",
-    "                    acc = FOLD(acc, part[lid + k * step]);                \\\n",
-    "                }                                                         \\\n",
-    "                part[lid] = acc;                                          \\\n",
-    "            }                                                             \\\n",
-    "        }                                                                 \\\n",
-    "        barrier(CLK_LOCAL_MEM_FENCE);                                     \\\n",
-    "        return part[0];                                                   \\\n",
-    "    }\n",
-    "#define GROUP_REDUCTION_ONE(NAME, T)                                      \\\n",
-    "    inline T NAME(__local T *part, uint lid, T v)                         \\\n",
-    "    {                                                                     \\\n",
-    "        (void)part;                                                       \\\n",
-    "        (void)lid;                                                        \\\n",
-    "        return v;                                                         \\\n",
-    "    }\n",
-    "#if WG_SIZE == 1\n",
-    "#define ROW_REDUCTION(NAME, T, FOLD) GROUP_REDUCTION_ONE(NAME, T)\n",
-    "#else\n",
-    "#define ROW_REDUCTION(NAME, T, FOLD) GROUP_REDUCTION(NAME, T, FOLD, WG_SIZE)\n",
-    "#endif\n",
-    "\n",
-    "#define ADD2(a, b) ((a) + (b))\n",
-    "\n",
-    "ROW_REDUCTION(row_sum, float, ADD2)\n",
-    "\n",
-    "#ifdef SPLIT_GROUPS\n",
-    "#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)\n",
-    "#error \"split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing\"\n",
-    "#endif\n",
-    "#if SPLIT_GROUPS * SPLIT_VECS < NVEC || (SPLIT_GROUPS - 1) * SPLIT_VECS >= NVEC\n",
-    "#error \"split path: SPLIT_GROUPS chunks of SPLIT_VECS must cover NVEC\"\n",
-    "#endif\n",
-    "#if (SPLIT_WG & (SPLIT_WG - 1)) != 0\n",
-    "#error \"SPLIT_WG must be a power of two\"\n",
-    "#endif\n",
-    "\n",
-    "inline uint chunk_end(uint c)\n",
-    "{\n",
-    "    return min((c + 1) * SPLIT_VECS, (uint)NVEC);\n",
-    "}\n",
-    "\n",
-    "#if SPLIT_WG > 1\n",
-    "#define SPLIT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n",
-    "GROUP_REDUCTION(split_sum, float, ADD2, SPLIT_WG)\n",
-    "GROUP_REDUCTION(split_max, float, MAX2, SPLIT_WG)\n",
-    "#else\n",
-    "#define SPLIT_BARRIER() ((void)0)\n",
-    "GROUP_REDUCTION_ONE(split_sum, float)\n",
-    "GROUP_REDUCTION_ONE(split_max, float)\n",
-    "#endif\n",
-    "#endif\n",
-    NULL
+"#if !defined(FEATURES) || !defined(VEC) || !defined(WG_SIZE) || \\\n"
+" !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) || \\\n"
+" !defined(NVEC) || !defined(SLOTS)\n"
+"#error \"row_reduce.cl: a macro of the row ops' plan is missing\"\n"
+"#endif\n"
+"\n"
+"#if !ROW_IN_REGISTERS && !defined(SUM_BLOCK)\n"
+"#error \"row_reduce.cl: a streamed row needs SUM_BLOCK from the plan\"\n"
+"#endif\n"
+"\n"
+"#if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC\n"
+"#error \"inconsistent row geometry: VEC must divide FEATURES\"\n"
+"#endif\n"
+"#if (WG_SIZE & (WG_SIZE - 1)) != 0\n"
+"#error \"WG_SIZE must be a power of two\"\n"
+"#endif\n"
+"\n"
+"#if NVEC % WG_SIZE == 0\n"
+"#define SLOT_IN_ROW(k, j) ((void)(j), 1)\n"
+"#else\n"
+"#define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)\n"
+"#endif\n"
+"\n"
+"#define MAX2(a, b) ((a) > (b) \? (a) : (b))\n"
+"\n"
+"#if VEC == 16\n"
+"typedef float16 floatv;\n"
+"inline floatv loadv(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return (float16)(load8(p, i), load8(p, i + 8));\n"
+"}\n"
+"inline void storev(__global storage_t *p, size_t i, floatv v)\n"
+"{\n"
+"store8(p, i, v.lo);\n"
+"store8(p, i + 8, v.hi);\n"
+"}\n"
+"inline float hsum(floatv v)\n"
+"{\n"
+"const float8 a = v.lo + v.hi;\n"
+"const float4 b = a.lo + a.hi;\n"
+"return (b.x + b.y) + (b.z + b.w);\n"
+"}\n"
+"inline float hmax(floatv v)\n"
+"{\n"
+"const float8 a = MAX2(v.lo, v.hi);\n"
+"const float4 b = MAX2(a.lo, a.hi);\n"
+"return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));\n"
+"}\n"
+"\n"
+"#elif VEC == 8\n"
+"typedef float8 floatv;\n"
+"inline floatv loadv(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return load8(p, i);\n"
+"}\n"
+"inline void storev(__global storage_t *p, size_t i, floatv v)\n"
+"{\n"
+"store8(p, i, v);\n"
+"}\n"
+"inline float hsum(floatv v)\n"
+"{\n"
+"const float4 b = v.lo + v.hi;\n"
+"return (b.x + b.y) + (b.z + b.w);\n"
+"}\n"
+"inline float hmax(floatv v)\n"
+"{\n"
+"const float4 b = MAX2(v.lo, v.hi);\n"
+"return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));\n"
+"}\n"
+"\n"
+"#elif VEC == 4\n"
+"typedef float4 floatv;\n"
+"inline floatv loadv(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return load4(p, i);\n"
+"}\n"
+"inline void storev(__global storage_t *p, size_t i, floatv v)\n"
+"{\n"
+"store4(p, i, v);\n"
+"}\n"
+"inline float hsum(floatv v) { return (v.x + v.y) + (v.z + v.w); }\n"
+"inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }\n"
+"\n"
+"#elif VEC == 2\n"
+"typedef float2 floatv;\n"
+"inline floatv loadv(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return load2(p, i);\n"
+"}\n"
+"inline void storev(__global storage_t *p, size_t i, floatv v)\n"
+"{\n"
+"store2(p, i, v);\n"
+"}\n"
+"inline float hsum(floatv v) { return v.x + v.y; }\n"
+"inline float hmax(floatv v) { return MAX2(v.x, v.y); }\n"
+"\n"
+"#elif VEC == 1\n"
+"typedef float floatv;\n"
+"inline floatv loadv(const __global storage_t *p, size_t i)\n"
+"{\n"
+"return load1(p, i);\n"
+"}\n"
+"inline void storev(__global storage_t *p, size_t i, floatv v)\n"
+"{\n"
+"store1(p, i, v);\n"
+"}\n"
+"inline float hsum(floatv v) { return v; }\n"
+"inline float hmax(floatv v) { return v; }\n"
+"\n"
+"#else\n"
+"#error \"VEC must be 1, 2, 4, 8 or 16\"\n"
+"#endif\n"
+"\n"
+"#if defined(SUM_BLOCK)\n"
+"#define BLOCK_STRIDE (SUM_BLOCK * WG_SIZE)\n"
+"\n"
+"inline uint block_end(uint j0)\n"
+"{\n"
+"return min(j0 + BLOCK_STRIDE, (uint)NVEC);\n"
+"}\n"
+"#endif\n"
+"\n"
+"inline void csum_add(floatv *sum, floatv *err, floatv b)\n"
+"{\n"
+"const floatv t = *sum + b;\n"
+"*err += fabs(*sum) >= fabs(b) \? (*sum - t) + b : (b - t) + *sum;\n"
+"*sum = t;\n"
+"}\n"
+"\n"
+"inline void csum_add1(float *sum, float *err, float b)\n"
+"{\n"
+"const float t = *sum + b;\n"
+"*err += fabs(*sum) >= fabs(b) \? (*sum - t) + b : (b - t) + *sum;\n"
+"*sum = t;\n"
+"}\n"
+"\n"
+"inline size_t row_base(int rows)\n"
+"{\n"
+"#if ROWS_PER_GROUP > 1\n"
+"return (size_t)min((int)get_global_id(1), rows - 1) * FEATURES;\n"
+"#else\n"
+"(void)rows;\n"
+"return (size_t)get_global_id(1) * FEATURES;\n"
+"#endif\n"
+"}\n"
+"\n"
+"#if ROW_IN_REGISTERS && SLOTS * VEC <= 16\n"
+"#define PARAMS_EARLY 1\n"
+"#define PARAM_AT(reg, p, k, j) ((reg)[k])\n"
+"#else\n"
+"#define PARAMS_EARLY 0\n"
+"#define PARAM_AT(reg, p, k, j) loadv((p), (size_t)(j) * VEC)\n"
+"#endif\n"
+"\n"
+"inline void load_param(floatv out[SLOTS], const __global storage_t *p,\n"
+"uint lid)\n"
+"{\n"
+"#pragma unroll\n"
+"for (uint k = 0; k < SLOTS; k++) {\n"
+"const uint j = lid + k * WG_SIZE;\n"
+"if (SLOT_IN_ROW(k, j)) {\n"
+"out[k] = loadv(p, j * VEC);\n"
+"}\n"
+"}\n"
+"}\n"
+"\n"
+"inline bool row_live(int rows)\n"
+"{\n"
+"#if ROWS_PER_GROUP > 1\n"
+"return (int)get_global_id(1) < rows;\n"
+"#else\n"
+"(void)rows;\n"
+"return true;\n"
+"#endif\n"
+"}\n"
+"\n"
+"#define RED_NEXT(n) ((n) > 16 \? (n) / 8 : 1)\n"
+"\n",
+"#define GROUP_REDUCTION(NAME, T, FOLD, ITEMS) \\\n"
+" inline T NAME(__local T *part, uint lid, T v) \\\n"
+" { \\\n"
+" part[lid] = v; \\\n"
+" for (uint n = (ITEMS); n > 1; n = RED_NEXT(n)) { \\\n"
+" barrier(CLK_LOCAL_MEM_FENCE); \\\n"
+" const uint step = RED_NEXT(n); \\\n"
+" if (lid < step) { \\\n"
+" T acc = part[lid]; \\\n"
+" for (uint k = 1; k < n / step; k++) { \\\n"
+" acc = FOLD(acc, part[lid + k * step]); \\\n"
+" } \\\n"
+" part[lid] = acc; \\\n"
+" } \\\n"
+" } \\\n"
+" barrier(CLK_LOCAL_MEM_FENCE); \\\n"
+" return part[0]; \\\n"
+" }\n"
+"#define GROUP_REDUCTION_ONE(NAME, T) \\\n"
+" inline T NAME(__local T *part, uint lid, T v) \\\n"
+" { \\\n"
+" (void)part; \\\n"
+" (void)lid; \\\n"
+" return v; \\\n"
+" }\n"
+"#if WG_SIZE == 1\n"
+"#define ROW_REDUCTION(NAME, T, FOLD) GROUP_REDUCTION_ONE(NAME, T)\n"
+"#else\n"
+"#define ROW_REDUCTION(NAME, T, FOLD) GROUP_REDUCTION(NAME, T, FOLD, WG_SIZE)\n"
+"#endif\n"
+"\n"
+"#define ADD2(a, b) ((a) + (b))\n"
+"\n"
+"ROW_REDUCTION(row_sum, float, ADD2)\n"
+"\n"
+"#ifdef SPLIT_GROUPS\n"
+"#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)\n"
+"#error \"split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing\"\n"
+"#endif\n"
+"#if SPLIT_GROUPS * SPLIT_VECS < NVEC || (SPLIT_GROUPS - 1) * SPLIT_VECS >= NVEC\n"
+"#error \"split path: SPLIT_GROUPS chunks of SPLIT_VECS must cover NVEC\"\n"
+"#endif\n"
+"#if (SPLIT_WG & (SPLIT_WG - 1)) != 0\n"
+"#error \"SPLIT_WG must be a power of two\"\n"
+"#endif\n"
+"\n"
+"inline uint chunk_end(uint c)\n"
+"{\n"
+"return min((c + 1) * SPLIT_VECS, (uint)NVEC);\n"
+"}\n"
+"\n"
+"#if SPLIT_WG > 1\n"
+"#define SPLIT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n"
+"GROUP_REDUCTION(split_sum, float, ADD2, SPLIT_WG)\n"
+"GROUP_REDUCTION(split_max, float, MAX2, SPLIT_WG)\n"
+"#else\n"
+"#define SPLIT_BARRIER() ((void)0)\n"
+"GROUP_REDUCTION_ONE(split_sum, float)\n"
+"GROUP_REDUCTION_ONE(split_max, float)\n"
+"#endif\n"
+"#endif\n",
+NULL
 };
 
 /* norm_scale.cl */
 static const char *const golden_rmsnorm_text4[] = {
-    "#if !defined(NORM_TINY_SUMS) || !defined(NORM_SCALE_MAX)\n",
-    "#error \"norm_scale.cl: the plan must define NORM_TINY_SUMS and NORM_SCALE_MAX\"\n",
-    "#endif\n",
-    "\n",
-    "#if WG_SIZE > 1\n",
-    "#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n",
-    "#else\n",
-    "#define ROW_BARRIER() ((void)0)\n",
-    "#endif\n",
-    "\n",
-    "inline bool sum_needs_scale(float sum)\n",
-    "{\n",
-    "#if NORM_TINY_SUMS\n",
-    "    return !(sum <= FLT_MAX) || sum < 0x1p-60f;\n",
-    "#else\n",
-    "    return !(sum <= FLT_MAX);\n",
-    "#endif\n",
-    "}\n",
-    "\n",
-    "inline bool group_needs_scale(const __local float *sums, uint stride,\n",
-    "                              float own)\n",
-    "{\n",
-    "#if WG_SIZE == 1\n",
-    "    (void)sums;\n",
-    "    (void)stride;\n",
-    "    return sum_needs_scale(own);\n",
-    "#else\n",
-    "    (void)own;\n",
-    "    bool any = false;\n",
-    "    for (uint r = 0; r < ROWS_PER_GROUP; r++) {\n",
-    "        any |= sum_needs_scale(sums[r * stride]);\n",
-    "    }\n",
-    "    return any;\n",
-    "#endif\n",
-    "}\n",
-    "\n",
-    "ROW_REDUCTION(row_max, float, MAX2)\n",
-    "\n",
-    "inline float item_max_abs(const __global storage_t *x, size_t base, uint lid)\n",
-    "{\n",
-    "    floatv m = 0.0f;\n",
-    "    for (uint j = lid; j < NVEC; j += WG_SIZE) {\n",
-    "        m = MAX2(m, fabs(loadv(x, base + j * VEC)));\n",
-    "    }\n",
-    "    return hmax(m);\n",
-    "}\n",
-    "\n",
-    "inline float norm_scale(float m)\n",
-    "{\n",
-    "    const int k = clamp(ilogb(m), -NORM_SCALE_MAX, 125);\n",
-    "    return as_float((uint)(127 - k) << 23);\n",
-    "}\n",
-    NULL
+"#if !defined(NORM_TINY_SUMS) || !defined(NORM_SCALE_MAX)\n"
+"#error \"norm_scale.cl: the plan must define NORM_TINY_SUMS and NORM_SCALE_MAX\"\n"
+"#endif\n"
+"\n"
+"#if WG_SIZE > 1\n"
+"#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n"
+"#else\n"
+"#define ROW_BARRIER() ((void)0)\n"
+"#endif\n"
+"\n"
+"inline bool sum_needs_scale(float sum)\n"
+"{\n"
+"#if NORM_TINY_SUMS\n"
+"return !(sum <= FLT_MAX) || sum < 0x1p-60f;\n"
+"#else\n"
+"return !(sum <= FLT_MAX);\n"
+"#endif\n"
+"}\n"
+"\n"
+"inline bool group_needs_scale(const __local float *sums, uint stride,\n"
+"float own)\n"
+"{\n"
+"#if WG_SIZE == 1\n"
+"(void)sums;\n"
+"(void)stride;\n"
+"return sum_needs_scale(own);\n"
+"#else\n"
+"(void)own;\n"
+"bool any = false;\n"
+"for (uint r = 0; r < ROWS_PER_GROUP; r++) {\n"
+"any |= sum_needs_scale(sums[r * stride]);\n"
+"}\n"
+"return any;\n"
+"#endif\n"
+"}\n"
+"\n"
+"ROW_REDUCTION(row_max, float, MAX2)\n"
+"\n"
+"inline float item_max_abs(const __global storage_t *x, size_t base, uint lid)\n"
+"{\n"
+"floatv m = 0.0f;\n"
+"for (uint j = lid; j < NVEC; j += WG_SIZE) {\n"
+"m = MAX2(m, fabs(loadv(x, base + j * VEC)));\n"
+"}\n"
+"return hmax(m);\n"
+"}\n"
+"\n"
+"inline float norm_scale(float m)\n"
+"{\n"
+"const int k = clamp(ilogb(m), -NORM_SCALE_MAX, 125);\n"
+"return as_float((uint)(127 - k) << 23);\n"
+"}\n",
+NULL
 };
 
 /* rmsnorm_row.cl */
 static const char *const golden_rmsnorm_text5[] = {
-    "\n",
-    "#if !defined(EPS)\n",
-    "#error \"rmsnorm_row.cl: the plan must define EPS\"\n",
-    "#endif\n",
-    "\n",
-    "inline void rmsnorm_scaled(const int rows, const __global storage_t *x,\n",
-    "                           const __global storage_t *gamma,\n",
-    "                           __global storage_t *y, size_t base, uint lid,\n",
-    "                           __local float *part)\n",
-    "{\n",
-    "    const float s =\n",
-    "        norm_scale(row_max(part, lid, item_max_abs(x, base, lid)));\n",
-    "    floatv acc = 0.0f;\n",
-    "    floatv err = 0.0f;\n",
-    "    for (uint j = lid; j < NVEC; j += WG_SIZE) {\n",
-    "        const floatv xs = loadv(x, base + j * VEC) * s;\n",
-    "        csum_add(&acc, &err, xs * xs);\n",
-    "    }\n",
-    "    ROW_BARRIER();\n",
-    "    const float ss = row_sum(part, lid, hsum(acc + err));\n",
-    "    const float r = rsqrt(ss / (float)FEATURES + EPS * s * s);\n",
-    "    if (!row_live(rows)) {\n",
-    "        return;\n",
-    "    }\n",
-    "    for (uint j = lid; j < NVEC; j += WG_SIZE) {\n",
-    "        storev(y, base + j * VEC,\n",
-    "               loadv(x, base + j * VEC) * s * r * loadv(gamma, j * VEC));\n",
-    "    }\n",
-    "}\n",
-    "\n",
-    "inline void rmsnorm_rows(const int rows, const __global storage_t *x,\n",
-    "                         const __global storage_t *gamma,\n",
-    "                         __global storage_t *y, __local float *part)\n",
-    "{\n",
-    "    const uint lid = get_local_id(0);\n",
-    "    const size_t base = row_base(rows);\n",
-    "    __local float *row_part = part + get_local_id(1) * WG_SIZE;\n",
-    "\n",
-    "    floatv acc = 0.0f;\n",
-    "#if ROW_IN_REGISTERS\n",
-    "    floatv v[SLOTS];\n",
-    "#pragma unroll\n",
-    "    for (uint k = 0; k < SLOTS; k++) {\n",
-    "        const uint j = lid + k * WG_SIZE;\n",
-    "        if (SLOT_IN_ROW(k, j)) {\n",
-    "            v[k] = loadv(x, base + j * VEC);\n",
-    "            acc += v[k] * v[k];\n",
-    "        }\n",
-    "    }\n",
-    "#else\n",
-    "    floatv acc_err = 0.0f;\n",
-    "    for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {\n",
-    "        floatv b = 0.0f;\n",
-    "        for (uint j = j0; j < block_end(j0); j += WG_SIZE) {\n",
-    "            const floatv xv = loadv(x, base + j * VEC);\n",
-    "            b += xv * xv;\n",
-    "        }\n",
-    "        csum_add(&acc, &acc_err, b);\n",
-    "    }\n",
-    "    acc += acc_err;\n",
-    "#endif\n",
-    "#if PARAMS_EARLY\n",
-    "    floatv g[SLOTS];\n",
-    "    load_param(g, gamma, lid);\n",
-    "#endif\n",
-    "    const float ss = row_sum(row_part, lid, hsum(acc));\n",
-    "    const float r = rsqrt(ss / (float)FEATURES + EPS);\n",
-    "    if (group_needs_scale(part, WG_SIZE, ss)) {\n",
-    "        ROW_BARRIER();\n",
-    "        rmsnorm_scaled(rows, x, gamma, y, base, lid, row_part);\n",
-    "        return;\n",
-    "    }\n",
-    "    if (!row_live(rows)) {\n",
-    "        return;\n",
-    "    }\n",
-    "\n",
-    "#if ROW_IN_REGISTERS\n",
-    "#pragma unroll\n",
-    "    for (uint k = 0; k < SLOTS; k++) {\n",
-    "        const uint j = lid + k * WG_SIZE;\n",
-    "        if (SLOT_IN_ROW(k, j)) {\n",
-    "            storev(y, base + j * VEC, v[k] * r * PARAM_AT(g, gamma, k, j));\n",
-    "        }\n",
-    "    }\n",
-    "#else\n",
-    "    for (uint j = lid; j < NVEC; j += WG_SIZE) {\n",
-    "        const floatv xv = loadv(x, base + j * VEC);\n",
-    "        storev(y, base + j * VEC, xv * r * loadv(gamma, j * VEC));\n",
-    "    }\n",
-    "#endif\n",
-    "}\n",
-    NULL
+"\n"
+"#if !defined(EPS)\n"
+"#error \"rmsnorm_row.cl: the plan must define EPS\"\n"
+"#endif\n"
+"\n"
+"inline void rmsnorm_scaled(const int rows, const __global storage_t *x,\n"
+"const __global storage_t *gamma,\n"
+"__global storage_t *y, size_t base, uint lid,\n"
+"__local float *part)\n"
+"{\n"
+"const float s =\n"
+"norm_scale(row_max(part, lid, item_max_abs(x, base, lid)));\n"
+"floatv acc = 0.0f;\n"
+"floatv err = 0.0f;\n"
+"for (uint j = lid; j < NVEC; j += WG_SIZE) {\n"
+"const floatv xs = loadv(x, base + j * VEC) * s;\n"
+"csum_add(&acc, &err, xs * xs);\n"
+"}\n"
+"ROW_BARRIER();\n"
+"const float ss = row_sum(part, lid, hsum(acc + err));\n"
+"const float r = rsqrt(ss / (float)FEATURES + EPS * s * s);\n"
+"if (!row_live(rows)) {\n"
+"return;\n"
+"}\n"
+"for (uint j = lid; j < NVEC; j += WG_SIZE) {\n"
+"storev(y, base + j * VEC,\n"
+"loadv(x, base + j * VEC) * s * r * loadv(gamma, j * VEC));\n"
+"}\n"
+"}\n"
+"\n"
+"inline void rmsnorm_rows(const int rows, const __global storage_t *x,\n"
+"const __global storage_t *gamma,\n"
+"__global storage_t *y, __local float *part)\n"
+"{\n"
+"const uint lid = get_local_id(0);\n"
+"const size_t base = row_base(rows);\n"
+"__local float *row_part = part + get_local_id(1) * WG_SIZE;\n"
+"\n"
+"floatv acc = 0.0f;\n"
+"#if ROW_IN_REGISTERS\n"
+"floatv v[SLOTS];\n"
+"#pragma unroll\n"
+"for (uint k = 0; k < SLOTS; k++) {\n"
+"const uint j = lid + k * WG_SIZE;\n"
+"if (SLOT_IN_ROW(k, j)) {\n"
+"v[k] = loadv(x, base + j * VEC);\n"
+"acc += v[k] * v[k];\n"
+"}\n"
+"}\n"
+"#else\n"
+"floatv acc_err = 0.0f;\n"
+"for (uint j0 = lid; j0 < NVEC; j0 += BLOCK_STRIDE) {\n"
+"floatv b = 0.0f;\n"
+"for (uint j = j0; j < block_end(j0); j += WG_SIZE) {\n"
+"const floatv xv = loadv(x, base + j * VEC);\n"
+"b += xv * xv;\n"
+"}\n"
+"csum_add(&acc, &acc_err, b);\n"
+"}\n"
+"acc += acc_err;\n"
+"#endif\n"
+"#if PARAMS_EARLY\n"
+"floatv g[SLOTS];\n"
+"load_param(g, gamma, lid);\n"
+"#endif\n"
+"const float ss = row_sum(row_part, lid, hsum(acc));\n"
+"const float r = rsqrt(ss / (float)FEATURES + EPS);\n"
+"if (group_needs_scale(part, WG_SIZE, ss)) {\n"
+"ROW_BARRIER();\n"
+"rmsnorm_scaled(rows, x, gamma, y, base, lid, row_part);\n"
+"return;\n"
+"}\n"
+"if (!row_live(rows)) {\n"
+"return;\n"
+"}\n"
+"\n"
+"#if ROW_IN_REGISTERS\n"
+"#pragma unroll\n"
+"for (uint k = 0; k < SLOTS; k++) {\n"
+"const uint j = lid + k * WG_SIZE;\n"
+"if (SLOT_IN_ROW(k, j)) {\n"
+"storev(y, base + j * VEC, v[k] * r * PARAM_AT(g, gamma, k, j));\n"
+"}\n"
+"}\n"
+"#else\n"
+"for (uint j = lid; j < NVEC; j += WG_SIZE) {\n"
+"const floatv xv = loadv(x, base + j * VEC);\n"
+"storev(y, base + j * VEC, xv * r * loadv(gamma, j * VEC));\n"
+"}\n"
+"#endif\n"
+"}\n",
+NULL
 };
 
 /* rmsnorm.cl */
 static const char *const golden_rmsnorm_text6[] = {
-    "\n",
-    "__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))\n",
-    "void rmsnorm(const int rows, const __global storage_t *x,\n",
-    "             const __global storage_t *gamma, __global storage_t *y)\n",
-    "{\n",
-    "    __local float part[ROWS_PER_GROUP * WG_SIZE];\n",
-    "    rmsnorm_rows(rows, x, gamma, y, part);\n",
-    "}\n",
-    NULL
+"\n"
+"__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))\n"
+"void rmsnorm(const int rows, const __global storage_t *x,\n"
+"const __global storage_t *gamma, __global storage_t *y)\n"
+"{\n"
+"__local float part[ROWS_PER_GROUP * WG_SIZE];\n"
+"rmsnorm_rows(rows, x, gamma, y, part);\n"
+"}\n",
+NULL
 };
 
 /* the parameters of variant 1 */
 static const char *const golden_rmsnorm_text7[] = {
-    "\n",
-    "#define DTYPE_F32 1\n",
-    "#define FEATURES 512\n",
-    "#define VEC 16\n",
-    "#define WG_SIZE 1\n",
-    "#define ROWS_PER_GROUP 16\n",
-    "#define ROW_IN_REGISTERS 0\n",
-    "#define NVEC 32\n",
-    "#define SLOTS 32\n",
-    "#define SUM_BLOCK 64\n",
-    "#define EPS 1e-06f\n",
-    "#define NORM_TINY_SUMS 0\n",
-    "#define NORM_SCALE_MAX 59\n",
-    "\n",
-    NULL
+"\n"
+"#define DTYPE_F32 1\n"
+"#define FEATURES 512\n"
+"#define VEC 16\n"
+"#define WG_SIZE 1\n"
+"#define ROWS_PER_GROUP 16\n"
+"#define ROW_IN_REGISTERS 0\n"
+"#define NVEC 32\n"
+"#define SLOTS 32\n"
+"#define SUM_BLOCK 64\n"
+"#define EPS 1e-06f\n"
+"#define NORM_TINY_SUMS 0\n"
+"#define NORM_SCALE_MAX 59\n"
+"\n",
+NULL
 };
 
 
@@ -537,41 +537,32 @@ static const char *const golden_rmsnorm_text7[] = {
 #define golden_rmsnorm_BUF_Y 2
 
 /* A buffer holds per * P + fixed elements of `bytes` each, P the product
- * of the runtime sizes its `sizes` bits name (bit i: size i); an unused
- * one is ignored and may be NULL, and a nullable one may be NULL: an
- * output the caller does not want. The kernels write the buffers marked
- * written and declare every buffer restrict: none of those may share
- * memory with another buffer of the call, save the one its may_alias
- * names (-1: none), which it may be in place. */
+ * of the runtime sizes its `sizes` bits name (bit i: size i). The kernels
+ * write the buffers marked written and declare every buffer restrict: none
+ * of those may share memory with another buffer of the call.
+ */
 static const struct {
     size_t per;
     unsigned sizes;
     size_t fixed;
     size_t bytes;
-    int unused;
-    int nullable;
     int written;
-    int may_alias;
 } golden_rmsnorm_buffer_shapes[golden_rmsnorm_N_BUFFERS] = {
-    {512, 1u, 0, 4, 0, 0, 0, -1}, /* x */
-    {0, 0u, 512, 4, 0, 0, 0, -1}, /* gamma */
-    {512, 1u, 0, 4, 0, 0, 1, -1}, /* y */
+    {512, 1u, 0, 4, 0}, /* x */
+    {0, 0u, 512, 4, 0}, /* gamma */
+    {512, 1u, 0, 4, 1}, /* y */
 
 };
 
 /* Kernel arguments: a buffer index, or one of these; a runtime size
- * passes as a cl_int, ARG_SYNC as the handle's sync buffer. */
-#define golden_rmsnorm_ARG_SYNC (-1)
-#define golden_rmsnorm_ARG_SLICES (-4)
+ * passes as a cl_int. */
 #define golden_rmsnorm_ARG_END (-3)
-#define golden_rmsnorm_ARG_SCRATCH (-2)
 #define golden_rmsnorm_ARG_ROWS (-5)
 
 /* One kernel launch. Dimension d has groups[d] * ceil(P / per_group[d])
  * work-groups of local[d] work-items, P the product of the runtime sizes
- * its grid[d] bits name (1 for none); an argument ARG_SLICES passes
- * slices. It runs only when the call gives one of the nullable buffers
- * whose bits (1 << buffer index) if_given holds; 0: always. */
+ * its grid[d] bits name (1 for none).
+ */
 struct golden_rmsnorm_launch {
     int kernel;
     cl_uint dims;
@@ -579,31 +570,16 @@ struct golden_rmsnorm_launch {
     size_t groups[2];
     unsigned grid[2];
     size_t per_group[2];
-    cl_int slices;
     signed char args[8];
-    unsigned if_given;
 };
 
 /* A launch sequence; a variant runs the first of its paths whose max_rows
- * covers the first runtime size (the last has max_rows 0: any) and, for a
- * path whose coop_groups work-groups per row wait on one another (a
- * grid-wide barrier), whose rows * coop_groups the device's compute units
- * hold, one work-group each, all running at once (or, with coop_total,
- * whose coop_total work-groups in all they hold). Its
- * launches share scratch_per * P + scratch_fixed floats of scratch, P the
- * product of the sizes scratch_sizes names; as a launch's if_given,
- * scratch_if_given says when (0: always), and the launches get NULL for
- * it otherwise. */
+ * covers the first runtime size (the last has max_rows 0: any).
+ */
 struct golden_rmsnorm_path {
     size_t max_rows;
     size_t n_launch;
     const struct golden_rmsnorm_launch *launch;
-    size_t scratch_per;
-    unsigned scratch_sizes;
-    size_t scratch_fixed;
-    unsigned scratch_if_given;
-    size_t coop_groups;
-    size_t coop_total;
 };
 
 /* One knob set of the kernel: its source, kernels (with the work-items of
@@ -615,12 +591,6 @@ struct golden_rmsnorm_variant_def {
     const size_t *kernel_threads;
     size_t n_kernels;
     const struct golden_rmsnorm_path *paths;
-    /* The capabilities (bits of the caps table below) a device must offer
-     * for its source to build: its inline PTX builds nowhere else. */
-    unsigned needs;
-    /* 32-bit words of the handle's sync buffer (0: none): the counters
-     * and partial results of its grid-wide barriers. */
-    size_t sync_words;
 };
 
 /* Variant 0: its source (texts, in order), its kernels, then its paths. */
@@ -640,11 +610,11 @@ static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
-    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}, 0u},
+    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
-    {0, 1, golden_rmsnorm_launches0_0, 0, 0u, 0, 0u, 0, 0},
+    {0, 1, golden_rmsnorm_launches0_0},
 };
 
 /* Variant 1: its source (texts, in order), its kernels, then its paths. */
@@ -664,21 +634,21 @@ static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
-    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, 0, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}, 0u},
+    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
-    {0, 1, golden_rmsnorm_launches1_0, 0, 0u, 0, 0u, 0, 0},
+    {0, 1, golden_rmsnorm_launches1_0},
 };
 
 
 static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"wg=64 rows=4 vec=4 mode=registers split=1 split_max=0",
      golden_rmsnorm_source0,
-     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0, 0x0u, 0},
+     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0},
     {"wg=1 rows=16 vec=16 mode=streaming split=1 split_max=0",
      golden_rmsnorm_source1,
-     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1, 0x0u, 0},
+     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1},
 
 };
 
@@ -687,19 +657,17 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
 /* The devices each variant is meant for. golden_rmsnorm_create tries first the
  * variant of the best match for its device: a device of the same
  * CL_DEVICE_NAME measured with the same CL_DRIVER_VERSION, then one of the
- * same name, then (device NULL) the devices that offer every capability
- * of caps (bits of the caps table below), the match that asks the most
- * first, and every CPU (cpu 1) before every device; then the other
- * variants in order. */
+ * same name, then (device NULL)
+ * every CPU (cpu 1) before every device; then the other variants in
+ * order. */
 static const struct golden_rmsnorm_match {
     const char *device;
     const char *driver;
     int cpu;
-    unsigned caps;
     int variant;
 } golden_rmsnorm_matches[] = {
-    {NULL, NULL, 0, 0x0u, 0}, /* any device */
-    {NULL, NULL, 1, 0x0u, 1}, /* CPUs */
+    {NULL, NULL, 0, 0}, /* any device */
+    {NULL, NULL, 1, 1}, /* CPUs */
 
 };
 
@@ -709,10 +677,6 @@ struct golden_rmsnorm {
     cl_program program;
     cl_kernel kernels[golden_rmsnorm_MAX_KERNELS];
     char *build_log;
-    /* Zeroed at create: the barriers' counters, which every launch leaves
-     * at zero again; ARG_SYNC. NULL when the variant has none. */
-    cl_mem sync;
-    cl_uint units; /* CL_DEVICE_MAX_COMPUTE_UNITS */
 };
 
 /* Appends the N strings of PARTS and a newline to *LOG (nothing when out
@@ -774,38 +738,7 @@ static char *golden_rmsnorm_device_text(cl_device_id _dev, cl_device_info _what)
     return _text;
 }
 
-/* The capabilities the variants need or are meant for (bits of specl's
- * table), and what each is. */
-static const struct {
-    unsigned bit;
-    const char *what;
-} golden_rmsnorm_caps[] = {
-    {0u, NULL}
-};
 
-/* What DEV offers of the capabilities of the caps table, granted by the
- * rules of specl's table (gen/caps.c). */
-static unsigned golden_rmsnorm_device_caps(cl_device_id _dev)
-{
-    (void)_dev; /* none asked for */
-    return 0u;
-}
-
-/* "needs" and what the caps table says of each capability of MISSING,
- * into WHY. */
-static void golden_rmsnorm_caps_text(unsigned _missing, char *_why, size_t _size)
-{
-    size_t _len = 0;
-    _why[0] = '\0';
-    for (size_t _i = 0; golden_rmsnorm_caps[_i].bit != 0u && _len < _size; _i++) {
-        if ((_missing & golden_rmsnorm_caps[_i].bit) != 0u) {
-            int _n = snprintf(_why + _len, _size - _len, "%s%s",
-                              _len == 0 ? "needs " : "; ",
-                              golden_rmsnorm_caps[_i].what);
-            _len += _n > 0 ? (size_t)_n : 0u;
-        }
-    }
-}
 
 /* Copies the program's build log for DEV into a new string (NULL if it
  * cannot be had). */
@@ -833,26 +766,7 @@ static char *golden_rmsnorm_read_build_log(cl_program _program, cl_device_id _de
 struct golden_rmsnorm_limits {
     size_t max_threads;
     size_t max_items[3];
-    unsigned have; /* the capabilities it offers (device_caps) */
-    cl_uint units; /* its compute units */
 };
-
-/* A new buffer of WORDS 32-bit zeros in CTX (NULL with *ERR set when it
- * cannot be made). Copied from the host at creation: create has no queue
- * to fill it with. */
-static cl_mem golden_rmsnorm_zeroed(cl_context _ctx, size_t _words, cl_int *_err)
-{
-    cl_uint *_zeros = (cl_uint *)calloc(_words, sizeof *_zeros);
-    if (_zeros == NULL) {
-        *_err = CL_OUT_OF_HOST_MEMORY;
-        return NULL;
-    }
-    cl_mem _buf = clCreateBuffer(_ctx, CL_MEM_READ_WRITE |
-                                 CL_MEM_COPY_HOST_PTR,
-                                 _words * sizeof *_zeros, _zeros, _err);
-    free(_zeros);
-    return *_err == CL_SUCCESS ? _buf : NULL;
-}
 
 /* Whether every launch of variant V fits LIM; if not, why in WHY. Each
  * kernel declares its work-group size (reqd_work_group_size), so the
@@ -887,7 +801,7 @@ static int golden_rmsnorm_fits(int _v, const struct golden_rmsnorm_limits *_lim,
                 }
             }
         }
-        if (_path->max_rows == 0 && _path->coop_total == 0) {
+        if (_path->max_rows == 0) {
             return 1;
         }
     }
@@ -903,12 +817,6 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
     const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_v];
     char _why[512];
     cl_int _err;
-    if ((_var->needs & ~_lim->have) != 0u) {
-        /* Its inline PTX builds nowhere else: not even tried. */
-        golden_rmsnorm_caps_text(_var->needs & ~_lim->have, _why, sizeof _why);
-        golden_rmsnorm_log_variant(&_k->build_log, _v, _why, NULL);
-        return CL_BUILD_PROGRAM_FAILURE;
-    }
     if (!golden_rmsnorm_fits(_v, _lim, _why, sizeof _why)) {
         golden_rmsnorm_log_variant(&_k->build_log, _v, _why, NULL);
         return CL_INVALID_WORK_GROUP_SIZE;
@@ -955,13 +863,6 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
                                NULL);
         }
     }
-    if (_err == CL_SUCCESS && _var->sync_words != 0) {
-        _k->sync = golden_rmsnorm_zeroed(_ctx, _var->sync_words, &_err);
-        if (_err != CL_SUCCESS) {
-            golden_rmsnorm_log_variant(&_k->build_log, _v, "clCreateBuffer failed "
-                               "(sync)", NULL);
-        }
-    }
     if (_err != CL_SUCCESS) {
         for (size_t _i = 0; _i < golden_rmsnorm_MAX_KERNELS; _i++) {
             if (_k->kernels[_i] != NULL) {
@@ -974,15 +875,13 @@ static cl_int golden_rmsnorm_build_variant(struct golden_rmsnorm *_k, cl_context
         return _err;
     }
     _k->variant = _v;
-    _k->units = _lim->units;
     return CL_SUCCESS;
 }
 
-/* Tries the N variants of ORDER on DEV, which offers the capabilities
- * HAVE, until one builds and fits. */
+/* Tries the N variants of ORDER on DEV until one builds and fits. */
 static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
-                                     unsigned _have, const int *_order,
-                                     int _n, struct golden_rmsnorm **_out)
+                                     const int *_order, int _n,
+                                     struct golden_rmsnorm **_out)
 {
     struct golden_rmsnorm_limits _lim;
     cl_int _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_WORK_GROUP_SIZE,
@@ -992,14 +891,9 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
         _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
                                sizeof _lim.max_items, _lim.max_items, NULL);
     }
-    if (_err == CL_SUCCESS) {
-        _err = clGetDeviceInfo(_dev, CL_DEVICE_MAX_COMPUTE_UNITS,
-                               sizeof _lim.units, &_lim.units, NULL);
-    }
     if (_err != CL_SUCCESS) {
         return _err;
     }
-    _lim.have = _have;
     struct golden_rmsnorm *_k = (struct golden_rmsnorm *)calloc(1, sizeof *_k);
     if (_k == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
@@ -1035,11 +929,10 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
     return _first;
 }
 
-/* How well match M fits a device (0: not at all) that offers the
- * capabilities HAVE: its name (ranked above any count of capabilities),
- * else 1, and 1 more for being a CPU and for each capability asked. */
+/* How well match M fits a device (0: not at all): its name, else 1, and 1
+ * more for being a CPU. */
 static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *_m, const char *_name,
-                             const char *_driver, int _cpu, unsigned _have)
+                             const char *_driver, int _cpu)
 {
     int _rank = 1 + _m->cpu;
     if (_m->device != NULL) {
@@ -1048,13 +941,7 @@ static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *_m, cons
         }
         return strcmp(_m->driver, _driver) == 0 ? 99 : 98;
     }
-    if ((_m->cpu && !_cpu) || (_m->caps & ~_have) != 0u) {
-        return 0;
-    }
-    for (unsigned _c = _m->caps; _c != 0u; _c &= _c - 1u) {
-        _rank++;
-    }
-    return _rank;
+    return _m->cpu && !_cpu ? 0 : _rank;
 }
 
 /* Refuses a NULL CTX or DEV before OpenCL sees them: not every loader
@@ -1086,7 +973,6 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     }
     char *_name = golden_rmsnorm_device_text(_dev, CL_DEVICE_NAME);
     char *_driver = golden_rmsnorm_device_text(_dev, CL_DRIVER_VERSION);
-    unsigned _have = golden_rmsnorm_device_caps(_dev);
     if (_name == NULL || _driver == NULL) {
         free(_name);
         free(_driver);
@@ -1097,7 +983,7 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     }
     for (size_t _m = 0; _m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); _m++) {
         int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m], _name, _driver,
-                                   (_type & CL_DEVICE_TYPE_CPU) != 0, _have);
+                                   (_type & CL_DEVICE_TYPE_CPU) != 0);
         int _v = golden_rmsnorm_matches[_m].variant;
         _rank[_v] = _r > _rank[_v] ? _r : _rank[_v];
     }
@@ -1112,8 +998,8 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
         _order[_n] = _best;
         _rank[_best] = -1;
     }
-    return golden_rmsnorm_create_in_order(_ctx, _dev, _have, _order,
-                                  golden_rmsnorm_N_VARIANTS, _out);
+    return golden_rmsnorm_create_in_order(_ctx, _dev, _order, golden_rmsnorm_N_VARIANTS,
+                                  _out);
 }
 
 cl_int golden_rmsnorm_create_variant(cl_context _ctx, cl_device_id _dev, int _variant,
@@ -1130,8 +1016,7 @@ cl_int golden_rmsnorm_create_variant(cl_context _ctx, cl_device_id _dev, int _va
     if (_err != CL_SUCCESS) {
         return _err;
     }
-    return golden_rmsnorm_create_in_order(_ctx, _dev, golden_rmsnorm_device_caps(_dev),
-                                  &_variant, 1, _out);
+    return golden_rmsnorm_create_in_order(_ctx, _dev, &_variant, 1, _out);
 }
 
 int golden_rmsnorm_variant(const struct golden_rmsnorm *_k)
@@ -1185,22 +1070,18 @@ static cl_int golden_rmsnorm_mem_origin(cl_mem _buf, cl_mem *_root, size_t *_sta
  * another of the call: the same cl_mem, or sub-buffers of one buffer
  * whose bytes in use (NEED[i] from each one's start) overlap. SCRATCH
  * (NULL: none), of which SCRATCH_NEED bytes are used, counts as written.
- * A pair that buffer_shapes allows (may_alias) may be the same memory
- * from the same byte, and nothing else. */
+ */
 static cl_int golden_rmsnorm_check_aliases(const cl_mem *_buffers, const size_t *_need,
                                    cl_mem _scratch, size_t _scratch_need)
 {
     cl_mem _mem[golden_rmsnorm_N_BUFFERS + 1], _root[golden_rmsnorm_N_BUFFERS + 1];
     size_t _start[golden_rmsnorm_N_BUFFERS + 1], _size[golden_rmsnorm_N_BUFFERS + 1];
-    int _written[golden_rmsnorm_N_BUFFERS + 1], _alias[golden_rmsnorm_N_BUFFERS + 1];
+    int _written[golden_rmsnorm_N_BUFFERS + 1];
     for (int _i = 0; _i <= golden_rmsnorm_N_BUFFERS; _i++) {
         int _buffer = _i < golden_rmsnorm_N_BUFFERS;
-        _mem[_i] = !_buffer ? _scratch
-                   : golden_rmsnorm_buffer_shapes[_i].unused ? NULL
-                                                     : _buffers[_i];
+        _mem[_i] = _buffer ? _buffers[_i] : _scratch;
         _size[_i] = _buffer ? _need[_i] : _scratch_need;
         _written[_i] = !_buffer || golden_rmsnorm_buffer_shapes[_i].written;
-        _alias[_i] = _buffer ? golden_rmsnorm_buffer_shapes[_i].may_alias : -1;
         if (_mem[_i] != NULL) {
             cl_int _err = golden_rmsnorm_mem_origin(_mem[_i], &_root[_i],
                                             &_start[_i]);
@@ -1214,10 +1095,6 @@ static cl_int golden_rmsnorm_check_aliases(const cl_mem *_buffers, const size_t 
             if (_mem[_i] == NULL || _mem[_j] == NULL ||
                 _root[_i] != _root[_j] || (!_written[_i] && !_written[_j])) {
                 continue;
-            }
-            if ((_alias[_i] == _j || _alias[_j] == _i) &&
-                _start[_i] == _start[_j]) {
-                continue; /* in place, as the op allows */
             }
             if (_mem[_i] == _mem[_j] ||
                 (_start[_i] < _start[_j] + _size[_j] &&
@@ -1277,25 +1154,18 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
                                     const struct golden_rmsnorm_launch *_l,
                                     const size_t *_sizes,
                                     const cl_mem *_buffers,
-                                    cl_mem _scratch, cl_uint _n_wait,
-                                    const cl_event *_wait, cl_event *_done)
+                                    cl_uint _n_wait, const cl_event *_wait,
+                                    cl_event *_done)
 {
     cl_kernel _kernel = _k->kernels[_l->kernel];
     size_t _global[2];
     cl_int _err = CL_SUCCESS;
     for (cl_uint _a = 0; _a < 8 && _l->args[_a] != golden_rmsnorm_ARG_END && !_err;
          _a++) {
-        if (_l->args[_a] < golden_rmsnorm_ARG_SLICES) {
+        if (_l->args[_a] <= golden_rmsnorm_ARG_ROWS) {
             /* Each size was checked to be at most INT_MAX. */
-            cl_int _size =
-                (cl_int)_sizes[golden_rmsnorm_ARG_SLICES - 1 - _l->args[_a]];
+            cl_int _size = (cl_int)_sizes[golden_rmsnorm_ARG_ROWS - _l->args[_a]];
             _err = clSetKernelArg(_kernel, _a, sizeof _size, &_size);
-        } else if (_l->args[_a] == golden_rmsnorm_ARG_SLICES) {
-            _err = clSetKernelArg(_kernel, _a, sizeof _l->slices, &_l->slices);
-        } else if (_l->args[_a] == golden_rmsnorm_ARG_SCRATCH) {
-            _err = clSetKernelArg(_kernel, _a, sizeof _scratch, &_scratch);
-        } else if (_l->args[_a] == golden_rmsnorm_ARG_SYNC) {
-            _err = clSetKernelArg(_kernel, _a, sizeof _k->sync, &_k->sync);
         } else {
             _err = clSetKernelArg(_kernel, _a, sizeof(cl_mem),
                                   &_buffers[_l->args[_a]]);
@@ -1318,24 +1188,12 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
                                   _l->local, _n_wait, _wait, _done);
 }
 
-/* Whether a launch (or scratch) whose if_given bits are IF_GIVEN runs
- * in a call that gives the buffers whose bits GIVEN holds. */
-static int golden_rmsnorm_runs_for(unsigned _if_given, unsigned _given)
+/* The path K's variant runs when the first runtime size is ROWS. */
+static const struct golden_rmsnorm_path *golden_rmsnorm_path_for(const struct golden_rmsnorm *_k,
+                                                 size_t _rows)
 {
-    return _if_given == 0u || (_if_given & _given) != 0u;
-}
-
-/* The path VAR runs when the first runtime size is ROWS, on a device of
- * UNITS compute units. */
-static const struct golden_rmsnorm_path *
-golden_rmsnorm_path_for(const struct golden_rmsnorm_variant_def *_var, size_t _rows,
-                cl_uint _units)
-{
-    const struct golden_rmsnorm_path *_path = _var->paths;
-    while ((_path->max_rows != 0 && _rows > _path->max_rows) ||
-           (_path->coop_groups != 0 &&
-            _rows > _units / _path->coop_groups) ||
-           _path->coop_total > _units) {
+    const struct golden_rmsnorm_path *_path = golden_rmsnorm_variants[_k->variant].paths;
+    while (_path->max_rows != 0 && _rows > _path->max_rows) {
         _path++;
     }
     return _path;
@@ -1353,62 +1211,17 @@ static size_t golden_rmsnorm_count(unsigned _mask, const size_t *_sizes, size_t 
     return _p * _per + _fixed;
 }
 
-/* Bytes of scratch PATH's launches use at SIZES, the first taken as
- * ROWS; SIZE_MAX when that passes the address space (no buffer holds
- * it: _enqueue refuses). */
-static size_t golden_rmsnorm_path_scratch(const struct golden_rmsnorm_path *_path,
-                                  const size_t *_sizes, size_t _rows)
-{
-    size_t _at[golden_rmsnorm_N_SIZES];
-    memcpy(_at, _sizes, sizeof _at);
-    _at[0] = _rows;
-    size_t _floats = golden_rmsnorm_count(_path->scratch_sizes, _at,
-                                  _path->scratch_per, _path->scratch_fixed);
-    return _floats > SIZE_MAX / sizeof(float) ? SIZE_MAX
-                                              : _floats * sizeof(float);
-}
-
-/* golden_rmsnorm_scratch_bytes with the sizes as an array. */
-static size_t golden_rmsnorm_scratch_bytes_at(const size_t *_sizes)
-{
-    /* The most that any path of any variant needs with the first size up
-     * to SIZES[0] (the others as given): the header promises one size for
-     * every device, and a buffer sized for SIZES[0] serves every call of
-     * fewer rows too (a path for fewer rows may need more than the next
-     * one). */
-    size_t _rows = _sizes[0];
-    size_t _most = 0;
-    for (size_t _v = 0; _v < golden_rmsnorm_COUNT(golden_rmsnorm_variants); _v++) {
-        size_t _first = 1; /* the fewest rows the path takes */
-        for (const struct golden_rmsnorm_path *_path = golden_rmsnorm_variants[_v].paths;
-             _first <= _rows; _path++) {
-            size_t _at = _path->max_rows != 0 && _path->max_rows < _rows
-                             ? _path->max_rows
-                             : _rows;
-            size_t _need = golden_rmsnorm_path_scratch(_path, _sizes, _at);
-            _most = _need > _most ? _need : _most;
-            if (_path->max_rows == 0 && _path->coop_total == 0) {
-                break;
-            }
-            /* A device too small for a grid-wide barrier's rows runs
-             * the next path from 1 row. */
-            if (_path->coop_groups == 0 && _path->coop_total == 0) {
-                _first = _path->max_rows + 1;
-            }
-        }
-    }
-    return _most;
-}
-
+/* No path of any variant uses scratch. */
 size_t golden_rmsnorm_scratch_bytes(size_t _rows)
 {
-    const size_t _sizes[golden_rmsnorm_N_SIZES] = {_rows};
-    return golden_rmsnorm_scratch_bytes_at(_sizes);
+    (void)_rows;
+    return 0;
 }
 
 size_t golden_rmsnorm_scratch_bytes_array(const size_t *_sizes)
 {
-    return _sizes != NULL ? golden_rmsnorm_scratch_bytes_at(_sizes) : 0;
+    (void)_sizes;
+    return 0;
 }
 
 /* Whether every runtime size is one an enqueue takes: 1 to INT_MAX (the
@@ -1429,8 +1242,7 @@ int golden_rmsnorm_path_index(const struct golden_rmsnorm *_k, const size_t *_si
         !golden_rmsnorm_sizes_ok(_sizes)) {
         return -1;
     }
-    return (int)(golden_rmsnorm_path_for(&golden_rmsnorm_variants[_k->variant],
-                                 _sizes[0], _k->units) -
+    return (int)(golden_rmsnorm_path_for(_k, _sizes[0]) -
                  golden_rmsnorm_variants[_k->variant].paths);
 }
 
@@ -1467,15 +1279,9 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     if (_err != CL_SUCCESS) {
         return _err;
     }
-    unsigned _given = 0u; /* bit i: buffer i is not NULL */
     for (size_t _i = 0; _i < golden_rmsnorm_N_BUFFERS; _i++) {
         size_t _bytes = golden_rmsnorm_buffer_shapes[_i].bytes;
         _need[_i] = 0;
-        if (golden_rmsnorm_buffer_shapes[_i].unused ||
-            (golden_rmsnorm_buffer_shapes[_i].nullable && _buffers[_i] == NULL)) {
-            continue;
-        }
-        _given |= 1u << _i;
         _need[_i] = golden_rmsnorm_count(golden_rmsnorm_buffer_shapes[_i].sizes, _sizes,
                                  golden_rmsnorm_buffer_shapes[_i].per,
                                  golden_rmsnorm_buffer_shapes[_i].fixed);
@@ -1489,47 +1295,20 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         }
     }
 
-    const struct golden_rmsnorm_variant_def *_var = &golden_rmsnorm_variants[_k->variant];
-    const struct golden_rmsnorm_path *_path =
-        golden_rmsnorm_path_for(_var, _sizes[0], _k->units);
-    /* The caller's scratch, checked, or one for this call (OWN). */
-    int _needs_scratch =
-        (_path->scratch_per != 0 || _path->scratch_fixed != 0) &&
-        golden_rmsnorm_runs_for(_path->scratch_if_given, _given);
-    cl_mem _own = NULL;
-    size_t _scratch_need = 0;
+    const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_k, _sizes[0]);
     if (_scratch != NULL) {
-        /* The size the header promises is enough for every variant; one
-         * the kernels do not need is still refused from another context,
-         * or when it is one of the buffers, as it would be at other
-         * rows. */
-        _scratch_need = _needs_scratch ? golden_rmsnorm_scratch_bytes_at(_sizes) : 0;
-        _err = golden_rmsnorm_check_buffer(_k->ctx, _scratch, _scratch_need);
+        /* The kernels use none; one given is still refused from another
+         * context, or when it is one of the buffers. */
+        _err = golden_rmsnorm_check_buffer(_k->ctx, _scratch, 0);
         if (_err != CL_SUCCESS) {
             return _err;
         }
     }
     /* The kernels declare their buffers restrict: outputs that overlap
      * another buffer come out wrong, differently from run to run. */
-    _err = golden_rmsnorm_check_aliases(_buffers, _need, _scratch, _scratch_need);
+    _err = golden_rmsnorm_check_aliases(_buffers, _need, _scratch, 0);
     if (_err != CL_SUCCESS) {
         return _err;
-    }
-    if (!_needs_scratch) {
-        _scratch = NULL;
-    } else if (_scratch == NULL) {
-        /* Released right after enqueueing: OpenCL frees it once the
-         * kernels are done. */
-        size_t _bytes = golden_rmsnorm_path_scratch(_path, _sizes, _sizes[0]);
-        if (_bytes == SIZE_MAX) {
-            return CL_INVALID_BUFFER_SIZE;
-        }
-        _own = clCreateBuffer(_k->ctx, CL_MEM_READ_WRITE, _bytes, NULL,
-                              &_err);
-        if (_err != CL_SUCCESS) {
-            return _err;
-        }
-        _scratch = _own;
     }
 
     /* On an out-of-order queue each launch waits for the one before; an
@@ -1540,23 +1319,12 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
                                  &_props, NULL);
     int _chain = (_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
     cl_event _prev = NULL;
-    /* The launches that run: those for outputs the call wants. The plan
-     * has one that always runs in every path. */
-    size_t _first = _path->n_launch, _final = 0;
-    for (size_t _i = 0; _i < _path->n_launch; _i++) {
-        if (golden_rmsnorm_runs_for(_path->launch[_i].if_given, _given)) {
-            _first = _first < _i ? _first : _i;
-            _final = _i;
-        }
-    }
+    size_t _first = 0, _final = _path->n_launch - 1;
     for (size_t _i = _first; _i <= _final && _err == CL_SUCCESS; _i++) {
         int _last = _i == _final;
         cl_event _ev = NULL;
-        if (!golden_rmsnorm_runs_for(_path->launch[_i].if_given, _given)) {
-            continue;
-        }
         _err = golden_rmsnorm_enqueue_launch(
-            _k, _q, &_path->launch[_i], _sizes, _buffers, _scratch,
+            _k, _q, &_path->launch[_i], _sizes, _buffers,
             _i == _first ? _n_wait : _chain ? 1 : 0,
             _i == _first ? _wait : _chain ? &_prev : NULL,
             (_last && _done != NULL) || (_chain && !_last) ? &_ev : NULL);
@@ -1564,9 +1332,6 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
             clReleaseEvent(_prev);
         }
         _prev = _ev;
-    }
-    if (_own != NULL) {
-        clReleaseMemObject(_own);
     }
     if (_err != CL_SUCCESS) {
         if (_prev != NULL) {
@@ -1642,15 +1407,6 @@ cl_int golden_rmsnorm_clone(const struct golden_rmsnorm *_k, struct golden_rmsno
     }
     _c->ctx = _k->ctx;
     _c->variant = _k->variant;
-    _c->units = _k->units;
-    if (_var->sync_words != 0) {
-        /* Barriers of its own: calls of the two may overlap. */
-        _c->sync = golden_rmsnorm_zeroed(_c->ctx, _var->sync_words, &_err);
-        if (_err != CL_SUCCESS) {
-            golden_rmsnorm_destroy(_c);
-            return _err;
-        }
-    }
     _err = clRetainProgram(_k->program);
     if (_err != CL_SUCCESS) {
         golden_rmsnorm_destroy(_c);
@@ -1689,9 +1445,6 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
     if (_k->program != NULL) {
         clReleaseProgram(_k->program);
     }
-    if (_k->sync != NULL) {
-        clReleaseMemObject(_k->sync);
-    }
     if (_k->ctx != NULL) {
         clReleaseContext(_k->ctx);
     }
@@ -1705,9 +1458,6 @@ void golden_rmsnorm_destroy(struct golden_rmsnorm *_k)
 #undef golden_rmsnorm_BUF_X
 #undef golden_rmsnorm_BUF_GAMMA
 #undef golden_rmsnorm_BUF_Y
-#undef golden_rmsnorm_ARG_SYNC
-#undef golden_rmsnorm_ARG_SLICES
 #undef golden_rmsnorm_ARG_END
-#undef golden_rmsnorm_ARG_SCRATCH
 #undef golden_rmsnorm_ARG_ROWS
 #undef golden_rmsnorm_MAX_KERNELS

@@ -94,11 +94,7 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
  * buffer.
  * Not safe to call for one handle from several threads at once (kernel
  * arguments are set on the handle's kernel objects): give each thread a
- * handle of its own from golden_rmsnorm_clone. Where a variant's path for few
- * rows has work-groups wait on one another, the handle keeps their
- * counters: calls of one handle must then run one after the other (one
- * in-order queue, or wait lists); calls that may overlap on the device
- * need a handle each (golden_rmsnorm_clone). */
+ * handle of its own from golden_rmsnorm_clone. */
 cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k, cl_command_queue q,
                     size_t rows,
                     cl_mem x,
@@ -157,7 +153,7 @@ size_t golden_rmsnorm_scratch_bytes_array(const size_t *sizes);
 int golden_rmsnorm_path_index(const struct golden_rmsnorm *k, const size_t *sizes);
 
 /* A new handle on K's built program, for another thread: kernel objects
- * (and barrier counters) of its own, the program and K's context shared (nothing is rebuilt;
+ * of its own, the program and K's context shared (nothing is rebuilt;
  * both stay retained until the last handle goes). Handles may be
  * destroyed in any order; the program goes with the last. Returns
  * CL_INVALID_PROGRAM_EXECUTABLE for a handle no variant was built for. */
