@@ -25,7 +25,7 @@ static const char *const hole_names[N_HOLES] = {
     "MAX_ARGS", "SIZE_ARG0", "SIZE_UNUSED",
     "USES_SYNC", "USES_COOP", "USES_SCRATCH", "USES_SLICES", "USES_IF_GIVEN",
     "USES_UNUSED", "USES_NULLABLE", "USES_MAY_ALIAS", "USES_CAPS",
-    "USES_NEEDS"};
+    "USES_NEEDS", "USES_NAMES", "USES_DEVICE_TEXT"};
 
 void stub_sections(const struct emit_variant *ev, int n,
                    struct stub_sections *s)
@@ -41,6 +41,9 @@ void stub_sections(const struct emit_variant *ev, int n,
     }
     for (int v = 0; v < n; v++) {
         const struct plan *p = &ev[v].plan;
+        for (int m = 0; m < ev[v].n_match; m++) {
+            s->names |= ev[v].match[m].device[0] != '\0';
+        }
         s->sync |= p->sync_words > 0;
         for (int pa = 0; pa < p->n_path; pa++) {
             const struct path *path = &p->path[pa];
@@ -376,6 +379,9 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
         {H_USES_MAY_ALIAS, sec->may_alias},
         {H_USES_CAPS, sec->asked != 0},
         {H_USES_NEEDS, sec->needed != 0},
+        {H_USES_NAMES, sec->names},
+        /* the device's name, or its extensions for the capabilities */
+        {H_USES_DEVICE_TEXT, sec->names || sec->asked != 0},
     };
     for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
         buf_puts(&b[uses[i].hole], uses[i].uses ? "1" : "");

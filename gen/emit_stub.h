@@ -25,7 +25,7 @@ enum stub_hole {
     /* The sections' conditions: "1" when the stub needs the section. */
     H_USES_SYNC, H_USES_COOP, H_USES_SCRATCH, H_USES_SLICES, H_USES_IF_GIVEN,
     H_USES_UNUSED, H_USES_NULLABLE, H_USES_MAY_ALIAS, H_USES_CAPS,
-    H_USES_NEEDS, N_HOLES
+    H_USES_NEEDS, H_USES_NAMES, H_USES_DEVICE_TEXT, N_HOLES
 };
 
 /* The parts of the stub's runtime that only some stubs need (the
@@ -40,6 +40,7 @@ struct stub_sections {
     int unused;      /* buffers the spec leaves unused */
     int nullable;    /* outputs the caller may leave out (NULL) */
     int may_alias;   /* an output allowed in place of another buffer */
+    int names;       /* matches that name a device (tuned variants) */
     unsigned asked;  /* capabilities the variants need or are meant for */
     unsigned needed; /* capabilities the variants' sources need */
 };

@@ -255,10 +255,9 @@ static size_t skip_length(const char *p, const char *end, int *comment)
 }
 
 /* Appends LINE to OUT less its trailing blanks, then a newline if
- * NEWLINE; nothing when a comment left it blank, unless it ends the
- * directive of a line continued into it. Empties LINE. */
-static void put_line(struct buf *out, struct buf *line, int had_comment,
-                     int newline)
+ * NEWLINE; nothing when it is blank (or a comment left it blank), unless
+ * it ends the directive of a line continued into it. Empties LINE. */
+static void put_line(struct buf *out, struct buf *line, int newline)
 {
     size_t n = line->len;
     while (n > 0 && (line->data[n - 1] == ' ' || line->data[n - 1] == '\t')) {
@@ -266,7 +265,7 @@ static void put_line(struct buf *out, struct buf *line, int had_comment,
     }
     int continued = out->len >= 2 && out->data[out->len - 2] == '\\' &&
                     out->data[out->len - 1] == '\n';
-    if (n > 0 || !had_comment || continued) {
+    if (n > 0 || continued) {
         buf_add(out, buf_str(line), n);
         buf_puts(out, newline ? "\n" : "");
     }
@@ -278,17 +277,14 @@ void strip_comments(const char *text, size_t n, struct buf *out)
 {
     const char *p = text, *end = text + n;
     struct buf line;
-    int had_comment = 0;
     buf_init(&line);
     while (p < end) {
         int comment;
         size_t skip = skip_length(p, end, &comment);
         if (comment) {
             buf_puts(&line, " ");
-            had_comment = 1;
         } else if (*p == '\n') {
-            put_line(out, &line, had_comment, 1);
-            had_comment = 0;
+            put_line(out, &line, 1);
             skip = 1;
         } else {
             skip = skip > 0 ? skip : 1;
@@ -296,8 +292,8 @@ void strip_comments(const char *text, size_t n, struct buf *out)
         }
         p += skip;
     }
-    if (line.len > 0 || had_comment) {
-        put_line(out, &line, had_comment, 0);
+    if (line.len > 0) {
+        put_line(out, &line, 0);
     }
     buf_free(&line);
 }

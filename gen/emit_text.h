@@ -53,8 +53,9 @@ void compact_blanks(const char *text, size_t n, struct buf *out);
 
 /* Appends the N bytes of OpenCL C at TEXT to OUT without their comments,
  * as the compiler reads them: a comment becomes a space (one spanning
- * lines joins them, as in the compiler), trailing blanks go, and so does
- * a line a comment left blank; quoted text ("..." or '...', ending at its
+ * lines joins them, as in the compiler), trailing blanks go, and so do
+ * blank lines (and those a comment left blank) but one that ends a
+ * continued directive; quoted text ("..." or '...', ending at its
  * line's end) keeps what looks like a comment. Line by line, so texts cut
  * at line starts strip alike whole or in pieces. */
 void strip_comments(const char *text, size_t n, struct buf *out);

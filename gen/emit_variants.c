@@ -70,7 +70,7 @@ static int given_mask(const struct plan *p, const char *const *names,
 /* Variant V's kernel table, paths and NAME_variants row (stub NAME of an
  * OP kernel), with the columns of the sections SEC. */
 static int stub_tables(const char *name, const struct op_def *op,
-                       const struct plan *p, int v, const char *knobs,
+                       const struct plan *p, int v, const char *label,
                        const struct stub_sections *sec, struct buf *b,
                        char *err, size_t errsize)
 {
@@ -165,7 +165,9 @@ static int stub_tables(const char *name, const struct op_def *op,
         buf_puts(t, "},\n");
     }
     buf_puts(t, "};\n\n");
-    buf_printf(&b[H_VARIANTS], "    {\"%s\",\n", knobs);
+    buf_puts(&b[H_VARIANTS], "    {\"");
+    c_escape(&b[H_VARIANTS], label, strlen(label));
+    buf_puts(&b[H_VARIANTS], "\",\n");
     buf_printf(&b[H_VARIANTS], "     %s_source%d,\n", name, v);
     buf_printf(&b[H_VARIANTS],
                "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d",
@@ -214,10 +216,12 @@ static int same_api(const struct plan *a, const struct plan *b)
     return 1;
 }
 
-/* Variant V's rows of the stub's device matches (a caps column when
- * CAPS) and of the header's list of variants (of N), its knobs KNOBS. */
+/* Variant V's rows of the stub's device matches (device and driver
+ * columns when NAMED, a caps column when CAPS) and of the header's list
+ * of variants (of N), its knobs KNOBS. */
 static void variant_rows(const struct emit_variant *ev, int v, int n,
-                         const char *knobs, int caps, struct buf *b)
+                         const char *knobs, int named, int caps,
+                         struct buf *b)
 {
     for (int m = 0; m < ev[v].n_match; m++) {
         const struct variant_match *vm = &ev[v].match[m];
@@ -234,8 +238,8 @@ static void variant_rows(const struct emit_variant *ev, int v, int n,
             if (caps) {
                 snprintf(column, sizeof column, "0x%xu, ", vm->caps);
             }
-            buf_printf(&b[H_MATCHES], "    {NULL, NULL, %d, %s%d}, /* %s */\n",
-                       vm->cpu, column, v,
+            buf_printf(&b[H_MATCHES], "    {%s%d, %s%d}, /* %s */\n",
+                       named ? "NULL, NULL, " : "", vm->cpu, column, v,
                        vm->caps ? names : vm->cpu ? "CPUs" : "any device");
         }
     }
@@ -330,13 +334,13 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         if (!bad) {
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
-            int k = stub_tables(name, ev[v].ks->op, p, v, knobs, &sec, b,
-                                err, errsize);
+            int k = stub_tables(name, ev[v].ks->op, p, v, ev[v].label, &sec,
+                                b, err, errsize);
             if (k < 0) {
                 bad = 1;
             }
             max_kernels = k > max_kernels ? k : max_kernels;
-            variant_rows(ev, v, n, knobs, sec.asked != 0, b);
+            variant_rows(ev, v, n, knobs, sec.names, sec.asked != 0, b);
         }
         buf_free(&prelude);
         buf_free(&text);

@@ -166,10 +166,15 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
         one.target = TARGET_GPU;
         target_from_name(e->target, &one.target);
         struct diags quiet = {.out = NULL};
-        if (tunedb_entry_knobs(&one, e->best, e->rows) < 0 ||
-            knobs_resolve(&one, &quiet) != 0) {
+        if (tunedb_entry_knobs(&one, e->best, e->rows) < 0) {
             note(notes, "%s: %s: the %s does not fit this shape", ks->name,
                  dev, why);
+            continue;
+        }
+        if (knobs_resolve(&one, &quiet) != 0) {
+            /* an entry from a specl whose knobs or checks differed */
+            note(notes, "%s: %s: the %s fails this specl's checks: %s",
+                 ks->name, dev, why, quiet.first);
             continue;
         }
         memset(&match, 0, sizeof match);

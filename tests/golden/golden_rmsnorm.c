@@ -20,25 +20,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every name this file defines begins with golden_rmsnorm_, so that the files
- * of several kernels can be compiled as one translation unit (unity
- * builds); its macros are #undef'd at its end. Parameters and variables
- * begin with an underscore, as no kernel name does: none can shadow the
- * typedef of a kernel (gcc's -Wshadow). */
+/* Every name here begins with golden_rmsnorm_ and every macro is #undef'd at the
+ * end, so that several stubs build as one unit; parameters and locals
+ * begin with an underscore, as no kernel name does (gcc's -Wshadow). */
 
-/* The texts of the variants' OpenCL C sources, each stored once, a line
- * of C per line, in strings of up to 4000 characters (C99 compilers need
- * not accept longer string literals) and NULL after the last. A variant's
- * source, listed by
- *     golden_rmsnorm_sourceV
- * below, is its parameters (a #define prelude), then the pieces of its
- * kernels, which variants share where they share templates. The texts
- * are without comments and indentation; variant 0's source with them is
- *     golden_rmsnorm.cl */
+/* The variants' OpenCL C sources: texts stored once (strings of up to
+ * 4000 characters, as C99 compilers must accept; NULL after the last)
+ * without comments, indentation or blank lines. golden_rmsnorm_sourceV lists
+ * variant V's: its #define prelude, then its kernels' pieces, shared
+ * between variants. golden_rmsnorm.cl is variant 0's with its comments. */
 
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
-"\n"
 "#define DTYPE_F32 1\n"
 "#define FEATURES 512\n"
 "#define VEC 4\n"
@@ -49,15 +42,13 @@ static const char *const golden_rmsnorm_text0[] = {
 "#define SLOTS 2\n"
 "#define EPS 1e-06f\n"
 "#define NORM_TINY_SUMS 0\n"
-"#define NORM_SCALE_MAX 59\n"
-"\n",
+"#define NORM_SCALE_MAX 59\n",
 NULL
 };
 
 /* storage_f32.cl */
 static const char *const golden_rmsnorm_text1[] = {
 "typedef float storage_t;\n"
-"\n"
 "inline float load1(const __global storage_t *p, size_t i) { return p[i]; }\n"
 "inline void store1(__global storage_t *p, size_t i, float v) { p[i] = v; }\n"
 "inline float4 load4(const __global storage_t *p, size_t i)\n"
@@ -92,39 +83,28 @@ static const char *const golden_rmsnorm_text1[] = {
 NULL
 };
 
-/* rmsnorm.cl */
-static const char *const golden_rmsnorm_text2[] = {
-"\n",
-NULL
-};
-
 /* row_reduce.cl */
-static const char *const golden_rmsnorm_text3[] = {
+static const char *const golden_rmsnorm_text2[] = {
 "#if !defined(FEATURES) || !defined(VEC) || !defined(WG_SIZE) || \\\n"
 " !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) || \\\n"
 " !defined(NVEC) || !defined(SLOTS)\n"
 "#error \"row_reduce.cl: a macro of the row ops' plan is missing\"\n"
 "#endif\n"
-"\n"
 "#if !ROW_IN_REGISTERS && !defined(SUM_BLOCK)\n"
 "#error \"row_reduce.cl: a streamed row needs SUM_BLOCK from the plan\"\n"
 "#endif\n"
-"\n"
 "#if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC\n"
 "#error \"inconsistent row geometry: VEC must divide FEATURES\"\n"
 "#endif\n"
 "#if (WG_SIZE & (WG_SIZE - 1)) != 0\n"
 "#error \"WG_SIZE must be a power of two\"\n"
 "#endif\n"
-"\n"
 "#if NVEC % WG_SIZE == 0\n"
 "#define SLOT_IN_ROW(k, j) ((void)(j), 1)\n"
 "#else\n"
 "#define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)\n"
 "#endif\n"
-"\n"
 "#define MAX2(a, b) ((a) > (b) \? (a) : (b))\n"
-"\n"
 "#if VEC == 16\n"
 "typedef float16 floatv;\n"
 "inline floatv loadv(const __global storage_t *p, size_t i)\n"
@@ -148,7 +128,6 @@ static const char *const golden_rmsnorm_text3[] = {
 "const float4 b = MAX2(a.lo, a.hi);\n"
 "return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));\n"
 "}\n"
-"\n"
 "#elif VEC == 8\n"
 "typedef float8 floatv;\n"
 "inline floatv loadv(const __global storage_t *p, size_t i)\n"
@@ -169,7 +148,6 @@ static const char *const golden_rmsnorm_text3[] = {
 "const float4 b = MAX2(v.lo, v.hi);\n"
 "return MAX2(MAX2(b.x, b.y), MAX2(b.z, b.w));\n"
 "}\n"
-"\n"
 "#elif VEC == 4\n"
 "typedef float4 floatv;\n"
 "inline floatv loadv(const __global storage_t *p, size_t i)\n"
@@ -182,7 +160,6 @@ static const char *const golden_rmsnorm_text3[] = {
 "}\n"
 "inline float hsum(floatv v) { return (v.x + v.y) + (v.z + v.w); }\n"
 "inline float hmax(floatv v) { return MAX2(MAX2(v.x, v.y), MAX2(v.z, v.w)); }\n"
-"\n"
 "#elif VEC == 2\n"
 "typedef float2 floatv;\n"
 "inline floatv loadv(const __global storage_t *p, size_t i)\n"
@@ -195,7 +172,6 @@ static const char *const golden_rmsnorm_text3[] = {
 "}\n"
 "inline float hsum(floatv v) { return v.x + v.y; }\n"
 "inline float hmax(floatv v) { return MAX2(v.x, v.y); }\n"
-"\n"
 "#elif VEC == 1\n"
 "typedef float floatv;\n"
 "inline floatv loadv(const __global storage_t *p, size_t i)\n"
@@ -208,34 +184,28 @@ static const char *const golden_rmsnorm_text3[] = {
 "}\n"
 "inline float hsum(floatv v) { return v; }\n"
 "inline float hmax(floatv v) { return v; }\n"
-"\n"
 "#else\n"
 "#error \"VEC must be 1, 2, 4, 8 or 16\"\n"
 "#endif\n"
-"\n"
 "#if defined(SUM_BLOCK)\n"
 "#define BLOCK_STRIDE (SUM_BLOCK * WG_SIZE)\n"
-"\n"
 "inline uint block_end(uint j0)\n"
 "{\n"
 "return min(j0 + BLOCK_STRIDE, (uint)NVEC);\n"
 "}\n"
 "#endif\n"
-"\n"
 "inline void csum_add(floatv *sum, floatv *err, floatv b)\n"
 "{\n"
 "const floatv t = *sum + b;\n"
 "*err += fabs(*sum) >= fabs(b) \? (*sum - t) + b : (b - t) + *sum;\n"
 "*sum = t;\n"
 "}\n"
-"\n"
 "inline void csum_add1(float *sum, float *err, float b)\n"
 "{\n"
 "const float t = *sum + b;\n"
 "*err += fabs(*sum) >= fabs(b) \? (*sum - t) + b : (b - t) + *sum;\n"
 "*sum = t;\n"
 "}\n"
-"\n"
 "inline size_t row_base(int rows)\n"
 "{\n"
 "#if ROWS_PER_GROUP > 1\n"
@@ -245,7 +215,6 @@ static const char *const golden_rmsnorm_text3[] = {
 "return (size_t)get_global_id(1) * FEATURES;\n"
 "#endif\n"
 "}\n"
-"\n"
 "#if ROW_IN_REGISTERS && SLOTS * VEC <= 16\n"
 "#define PARAMS_EARLY 1\n"
 "#define PARAM_AT(reg, p, k, j) ((reg)[k])\n"
@@ -253,7 +222,6 @@ static const char *const golden_rmsnorm_text3[] = {
 "#define PARAMS_EARLY 0\n"
 "#define PARAM_AT(reg, p, k, j) loadv((p), (size_t)(j) * VEC)\n"
 "#endif\n"
-"\n"
 "inline void load_param(floatv out[SLOTS], const __global storage_t *p,\n"
 "uint lid)\n"
 "{\n"
@@ -265,7 +233,6 @@ static const char *const golden_rmsnorm_text3[] = {
 "}\n"
 "}\n"
 "}\n"
-"\n"
 "inline bool row_live(int rows)\n"
 "{\n"
 "#if ROWS_PER_GROUP > 1\n"
@@ -275,10 +242,8 @@ static const char *const golden_rmsnorm_text3[] = {
 "return true;\n"
 "#endif\n"
 "}\n"
-"\n"
 "#define RED_NEXT(n) ((n) > 16 \? (n) / 8 : 1)\n"
-"\n",
-"#define GROUP_REDUCTION(NAME, T, FOLD, ITEMS) \\\n"
+"#define GROUP_REDUCTION(NAME, T, FOLD, ITEMS) \\\n",
 " inline T NAME(__local T *part, uint lid, T v) \\\n"
 " { \\\n"
 " part[lid] = v; \\\n"
@@ -308,11 +273,8 @@ static const char *const golden_rmsnorm_text3[] = {
 "#else\n"
 "#define ROW_REDUCTION(NAME, T, FOLD) GROUP_REDUCTION(NAME, T, FOLD, WG_SIZE)\n"
 "#endif\n"
-"\n"
 "#define ADD2(a, b) ((a) + (b))\n"
-"\n"
 "ROW_REDUCTION(row_sum, float, ADD2)\n"
-"\n"
 "#ifdef SPLIT_GROUPS\n"
 "#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)\n"
 "#error \"split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing\"\n"
@@ -323,12 +285,10 @@ static const char *const golden_rmsnorm_text3[] = {
 "#if (SPLIT_WG & (SPLIT_WG - 1)) != 0\n"
 "#error \"SPLIT_WG must be a power of two\"\n"
 "#endif\n"
-"\n"
 "inline uint chunk_end(uint c)\n"
 "{\n"
 "return min((c + 1) * SPLIT_VECS, (uint)NVEC);\n"
 "}\n"
-"\n"
 "#if SPLIT_WG > 1\n"
 "#define SPLIT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n"
 "GROUP_REDUCTION(split_sum, float, ADD2, SPLIT_WG)\n"
@@ -343,17 +303,15 @@ NULL
 };
 
 /* norm_scale.cl */
-static const char *const golden_rmsnorm_text4[] = {
+static const char *const golden_rmsnorm_text3[] = {
 "#if !defined(NORM_TINY_SUMS) || !defined(NORM_SCALE_MAX)\n"
 "#error \"norm_scale.cl: the plan must define NORM_TINY_SUMS and NORM_SCALE_MAX\"\n"
 "#endif\n"
-"\n"
 "#if WG_SIZE > 1\n"
 "#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n"
 "#else\n"
 "#define ROW_BARRIER() ((void)0)\n"
 "#endif\n"
-"\n"
 "inline bool sum_needs_scale(float sum)\n"
 "{\n"
 "#if NORM_TINY_SUMS\n"
@@ -362,7 +320,6 @@ static const char *const golden_rmsnorm_text4[] = {
 "return !(sum <= FLT_MAX);\n"
 "#endif\n"
 "}\n"
-"\n"
 "inline bool group_needs_scale(const __local float *sums, uint stride,\n"
 "float own)\n"
 "{\n"
@@ -379,9 +336,7 @@ static const char *const golden_rmsnorm_text4[] = {
 "return any;\n"
 "#endif\n"
 "}\n"
-"\n"
 "ROW_REDUCTION(row_max, float, MAX2)\n"
-"\n"
 "inline float item_max_abs(const __global storage_t *x, size_t base, uint lid)\n"
 "{\n"
 "floatv m = 0.0f;\n"
@@ -390,7 +345,6 @@ static const char *const golden_rmsnorm_text4[] = {
 "}\n"
 "return hmax(m);\n"
 "}\n"
-"\n"
 "inline float norm_scale(float m)\n"
 "{\n"
 "const int k = clamp(ilogb(m), -NORM_SCALE_MAX, 125);\n"
@@ -400,12 +354,10 @@ NULL
 };
 
 /* rmsnorm_row.cl */
-static const char *const golden_rmsnorm_text5[] = {
-"\n"
+static const char *const golden_rmsnorm_text4[] = {
 "#if !defined(EPS)\n"
 "#error \"rmsnorm_row.cl: the plan must define EPS\"\n"
 "#endif\n"
-"\n"
 "inline void rmsnorm_scaled(const int rows, const __global storage_t *x,\n"
 "const __global storage_t *gamma,\n"
 "__global storage_t *y, size_t base, uint lid,\n"
@@ -430,7 +382,6 @@ static const char *const golden_rmsnorm_text5[] = {
 "loadv(x, base + j * VEC) * s * r * loadv(gamma, j * VEC));\n"
 "}\n"
 "}\n"
-"\n"
 "inline void rmsnorm_rows(const int rows, const __global storage_t *x,\n"
 "const __global storage_t *gamma,\n"
 "__global storage_t *y, __local float *part)\n"
@@ -438,7 +389,6 @@ static const char *const golden_rmsnorm_text5[] = {
 "const uint lid = get_local_id(0);\n"
 "const size_t base = row_base(rows);\n"
 "__local float *row_part = part + get_local_id(1) * WG_SIZE;\n"
-"\n"
 "floatv acc = 0.0f;\n"
 "#if ROW_IN_REGISTERS\n"
 "floatv v[SLOTS];\n"
@@ -476,7 +426,6 @@ static const char *const golden_rmsnorm_text5[] = {
 "if (!row_live(rows)) {\n"
 "return;\n"
 "}\n"
-"\n"
 "#if ROW_IN_REGISTERS\n"
 "#pragma unroll\n"
 "for (uint k = 0; k < SLOTS; k++) {\n"
@@ -496,8 +445,7 @@ NULL
 };
 
 /* rmsnorm.cl */
-static const char *const golden_rmsnorm_text6[] = {
-"\n"
+static const char *const golden_rmsnorm_text5[] = {
 "__kernel __attribute__((reqd_work_group_size(WG_SIZE, ROWS_PER_GROUP, 1)))\n"
 "void rmsnorm(const int rows, const __global storage_t *x,\n"
 "const __global storage_t *gamma, __global storage_t *y)\n"
@@ -509,8 +457,7 @@ NULL
 };
 
 /* the parameters of variant 1 */
-static const char *const golden_rmsnorm_text7[] = {
-"\n"
+static const char *const golden_rmsnorm_text6[] = {
 "#define DTYPE_F32 1\n"
 "#define FEATURES 512\n"
 "#define VEC 16\n"
@@ -522,8 +469,7 @@ static const char *const golden_rmsnorm_text7[] = {
 "#define SUM_BLOCK 64\n"
 "#define EPS 1e-06f\n"
 "#define NORM_TINY_SUMS 0\n"
-"#define NORM_SCALE_MAX 59\n"
-"\n",
+"#define NORM_SCALE_MAX 59\n",
 NULL
 };
 
@@ -537,9 +483,9 @@ NULL
 #define golden_rmsnorm_BUF_Y 2
 
 /* A buffer holds per * P + fixed elements of `bytes` each, P the product
- * of the runtime sizes its `sizes` bits name (bit i: size i). The kernels
- * write the buffers marked written and declare every buffer restrict: none
- * of those may share memory with another buffer of the call.
+ * of the runtime sizes its `sizes` bits name (bit i: size i). Kernels
+ * declare every buffer restrict: one marked written shares memory with
+ * no other buffer of the call.
  */
 static const struct {
     size_t per;
@@ -582,10 +528,11 @@ struct golden_rmsnorm_path {
     const struct golden_rmsnorm_launch *launch;
 };
 
-/* One knob set of the kernel: its source, kernels (with the work-items of
- * a group each is launched with) and paths. */
+/* One knob set of the kernel (the file's first comment lists its knobs):
+ * its source, kernels (with the work-items of a group each is launched
+ * with) and paths. */
 struct golden_rmsnorm_variant_def {
-    const char *knobs;
+    const char *label;
     const char *const *const *source; /* its texts, NULL after the last */
     const char *const *kernel_names;
     const size_t *kernel_threads;
@@ -597,11 +544,10 @@ struct golden_rmsnorm_variant_def {
 static const char *const *const golden_rmsnorm_source0[] = {
     golden_rmsnorm_text0,   /* the parameters of variant 0 */
     golden_rmsnorm_text1,   /* storage_f32.cl */
-    golden_rmsnorm_text2,   /* rmsnorm.cl */
-    golden_rmsnorm_text3,   /* row_reduce.cl */
-    golden_rmsnorm_text4,   /* norm_scale.cl */
-    golden_rmsnorm_text5,   /* rmsnorm_row.cl */
-    golden_rmsnorm_text6,   /* rmsnorm.cl */
+    golden_rmsnorm_text2,   /* row_reduce.cl */
+    golden_rmsnorm_text3,   /* norm_scale.cl */
+    golden_rmsnorm_text4,   /* rmsnorm_row.cl */
+    golden_rmsnorm_text5,   /* rmsnorm.cl */
     NULL
 };
 
@@ -619,13 +565,12 @@ static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
 
 /* Variant 1: its source (texts, in order), its kernels, then its paths. */
 static const char *const *const golden_rmsnorm_source1[] = {
-    golden_rmsnorm_text7,   /* the parameters of variant 1 */
+    golden_rmsnorm_text6,   /* the parameters of variant 1 */
     golden_rmsnorm_text1,   /* storage_f32.cl */
-    golden_rmsnorm_text2,   /* rmsnorm.cl */
-    golden_rmsnorm_text3,   /* row_reduce.cl */
-    golden_rmsnorm_text4,   /* norm_scale.cl */
-    golden_rmsnorm_text5,   /* rmsnorm_row.cl */
-    golden_rmsnorm_text6,   /* rmsnorm.cl */
+    golden_rmsnorm_text2,   /* row_reduce.cl */
+    golden_rmsnorm_text3,   /* norm_scale.cl */
+    golden_rmsnorm_text4,   /* rmsnorm_row.cl */
+    golden_rmsnorm_text5,   /* rmsnorm.cl */
     NULL
 };
 
@@ -643,10 +588,10 @@ static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
 
 
 static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
-    {"wg=64 rows=4 vec=4 mode=registers split=1 split_max=0",
+    {"op defaults for GPUs",
      golden_rmsnorm_source0,
      golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads0, 1, golden_rmsnorm_paths0},
-    {"wg=1 rows=16 vec=16 mode=streaming split=1 split_max=0",
+    {"op defaults for CPUs",
      golden_rmsnorm_source1,
      golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1, golden_rmsnorm_paths1},
 
@@ -655,19 +600,15 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
 #define golden_rmsnorm_MAX_KERNELS 1
 
 /* The devices each variant is meant for. golden_rmsnorm_create tries first the
- * variant of the best match for its device: a device of the same
- * CL_DEVICE_NAME measured with the same CL_DRIVER_VERSION, then one of the
- * same name, then (device NULL)
+ * variant of the best match for its device:
  * every CPU (cpu 1) before every device; then the other variants in
  * order. */
 static const struct golden_rmsnorm_match {
-    const char *device;
-    const char *driver;
     int cpu;
     int variant;
 } golden_rmsnorm_matches[] = {
-    {NULL, NULL, 0, 0}, /* any device */
-    {NULL, NULL, 1, 1}, /* CPUs */
+    {0, 0}, /* any device */
+    {1, 1}, /* CPUs */
 
 };
 
@@ -710,33 +651,13 @@ static void golden_rmsnorm_log_variant(char **_log, int _v, const char *_reason,
     char _index[16];
     snprintf(_index, sizeof _index, "%d", _v);
     const char *const _parts[] = {"golden_rmsnorm variant ", _index, " (",
-                                  golden_rmsnorm_variants[_v].knobs, "): ", _reason};
+                                  golden_rmsnorm_variants[_v].label, "): ", _reason};
     golden_rmsnorm_log_append(_log, _parts, (int)golden_rmsnorm_COUNT(_parts));
     if (_detail != NULL && _detail[0] != '\0') {
         golden_rmsnorm_log_append(_log, &_detail, 1);
     }
 }
 
-/* A string property of DEV as a new string ("" when it cannot be read;
- * NULL only when out of memory). */
-static char *golden_rmsnorm_device_text(cl_device_id _dev, cl_device_info _what)
-{
-    size_t _size = 0;
-    char *_text;
-    if (clGetDeviceInfo(_dev, _what, 0, NULL, &_size) != CL_SUCCESS) {
-        _size = 0;
-    }
-    _text = (char *)malloc(_size + 1);
-    if (_text == NULL) {
-        return NULL;
-    }
-    if (_size == 0 ||
-        clGetDeviceInfo(_dev, _what, _size, _text, NULL) != CL_SUCCESS) {
-        _size = 0;
-    }
-    _text[_size] = '\0';
-    return _text;
-}
 
 
 
@@ -768,10 +689,10 @@ struct golden_rmsnorm_limits {
     size_t max_items[3];
 };
 
-/* Whether every launch of variant V fits LIM; if not, why in WHY. Each
- * kernel declares its work-group size (reqd_work_group_size), so the
- * device's own limits are the checks that hold everywhere: some drivers
- * report a smaller CL_KERNEL_WORK_GROUP_SIZE than they run. */
+/* Whether every launch of variant V fits LIM; if not, why in WHY. The
+ * kernels declare their work-group sizes, so the device's limits are the
+ * checks: some drivers report a CL_KERNEL_WORK_GROUP_SIZE below what
+ * they run. */
 static int golden_rmsnorm_fits(int _v, const struct golden_rmsnorm_limits *_lim, char *_why,
                        size_t _why_size)
 {
@@ -929,18 +850,12 @@ static cl_int golden_rmsnorm_create_in_order(cl_context _ctx, cl_device_id _dev,
     return _first;
 }
 
-/* How well match M fits a device (0: not at all): its name, else 1, and 1
- * more for being a CPU. */
-static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *_m, const char *_name,
-                             const char *_driver, int _cpu)
+/* How well match M fits a device (0: not at all):
+ * 1, and 1 more for being a CPU. */
+static int golden_rmsnorm_match_rank(const struct golden_rmsnorm_match *_m,
+                             int _cpu)
 {
     int _rank = 1 + _m->cpu;
-    if (_m->device != NULL) {
-        if (strcmp(_m->device, _name) != 0) {
-            return 0;
-        }
-        return strcmp(_m->driver, _driver) == 0 ? 99 : 98;
-    }
     return _m->cpu && !_cpu ? 0 : _rank;
 }
 
@@ -971,24 +886,15 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     if (_err != CL_SUCCESS) {
         return _err;
     }
-    char *_name = golden_rmsnorm_device_text(_dev, CL_DEVICE_NAME);
-    char *_driver = golden_rmsnorm_device_text(_dev, CL_DRIVER_VERSION);
-    if (_name == NULL || _driver == NULL) {
-        free(_name);
-        free(_driver);
-        return CL_OUT_OF_HOST_MEMORY;
-    }
     for (int _v = 0; _v < golden_rmsnorm_N_VARIANTS; _v++) {
         _rank[_v] = 0;
     }
     for (size_t _m = 0; _m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); _m++) {
-        int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m], _name, _driver,
+        int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m],
                                    (_type & CL_DEVICE_TYPE_CPU) != 0);
         int _v = golden_rmsnorm_matches[_m].variant;
         _rank[_v] = _r > _rank[_v] ? _r : _rank[_v];
     }
-    free(_name);
-    free(_driver);
     /* Every variant, the best ranked first, in index order among equals. */
     for (int _n = 0; _n < golden_rmsnorm_N_VARIANTS; _n++) {
         int _best = 0;
@@ -1246,9 +1152,8 @@ int golden_rmsnorm_path_index(const struct golden_rmsnorm *_k, const size_t *_si
                  golden_rmsnorm_variants[_k->variant].paths);
 }
 
-/* golden_rmsnorm_enqueue_scratch with the buffers in argument order in BUFFERS:
- * its own parameters are named after the buffers, which may shadow any
- * local name; none is in scope here. */
+/* golden_rmsnorm_enqueue_scratch with the buffers in argument order in BUFFERS
+ * (its parameters bear the buffers' names, which could shadow locals). */
 static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
                                      cl_command_queue _q,
                                      const size_t *_sizes,
