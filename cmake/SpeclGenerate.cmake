@@ -3,7 +3,7 @@
 #
 #   specl_generate(TARGET <target> SPECS <a.yaml> [<b.yaml>...]
 #                  [OUTPUT_DIR <dir>] [DB <tuning.yaml>]
-#                  [TARGET_DEVICE cpu|gpu])
+#                  [TARGET_DEVICE cpu|gpu] [ALIAS])
 #
 # Asks specl which files `specl gen` writes for the specs (at configure
 # time, so a kernel is never named twice: a kernel name that another
@@ -19,7 +19,8 @@
 # binary directory). DB: a tuning database (`specl gen --db`).
 # TARGET_DEVICE: knobs for that kind of device alone (`specl gen
 # --target`); without it each kernel carries the GPU and CPU defaults and
-# picks at run time.
+# picks at run time. ALIAS: a kernel alike an earlier one but for its name
+# gets its header alone (`specl gen --alias`).
 #
 # specl itself: the imported target specl::specl (find_package(specl)),
 # else the SPECL_EXECUTABLE cache variable, else `specl` on the PATH.
@@ -139,7 +140,7 @@ function(_specl_claim_kernels target specl out_dir specs outputs)
 endfunction()
 
 function(specl_generate)
-    cmake_parse_arguments(PARSE_ARGV 0 arg ""
+    cmake_parse_arguments(PARSE_ARGV 0 arg "ALIAS"
                           "TARGET;OUTPUT_DIR;DB;TARGET_DEVICE" "SPECS")
     if(arg_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR
@@ -186,6 +187,9 @@ function(specl_generate)
                 "or gpu (got '${arg_TARGET_DEVICE}')")
         endif()
         list(APPEND options --target "${arg_TARGET_DEVICE}")
+    endif()
+    if(arg_ALIAS)
+        list(APPEND options --alias)
     endif()
 
     _specl_executable(specl)

@@ -38,6 +38,9 @@ int emit_stage_kernel(struct outdir *o, const struct emitted *e, char *err,
         const struct buf *text;
     } files[] = {{"cl", &e->cl}, {"h", &e->h}, {"c", &e->c}};
     for (int i = 0; i < 3; i++) {
+        if (e->header_only && files[i].text != &e->h) {
+            continue;
+        }
         char name[EMIT_NAME_MAX + 4];
         snprintf(name, sizeof name, "%s.%s", e->name, files[i].ext);
         if (outdir_add(o, name, buf_str(files[i].text),

@@ -17,9 +17,17 @@ struct emitted {
     struct buf cl; /* NAME.cl */
     struct buf h;  /* NAME.h */
     struct buf c;  /* NAME.c */
+    int header_only; /* an alias (emit_alias): NAME.h alone */
 };
 
 void emitted_free(struct emitted *e);
+
+/* NAME.h alone into E (initialised here) for kernel KS, which differs from
+ * kernel OF only in its name (spec_kernels_alike): OF's header included
+ * and each name of OF's API (OF, OF_...) in OF_H, OF's NAME.h, defined
+ * under KS's name. */
+void emit_alias(const struct kernel_spec *ks, const char *of,
+                const struct buf *of_h, struct emitted *e);
 
 /* Renders the kernel source of KS (header comment, #define prelude and
  * template) into OUT; PLAN must be KS's plan. Returns 0, or -1 with a

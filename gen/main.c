@@ -74,6 +74,10 @@ static const char gen_usage[] =
     "                        write nothing\n"
     "      --depfile FILE    also write FILE, a make rule: the outputs on\n"
     "                        the spec files and the database\n"
+    "      --alias           a kernel that differs from an earlier one only\n"
+    "                        in its name gets NAME.h alone, which gives the\n"
+    "                        earlier one's API its names (compile the\n"
+    "                        earlier one's NAME.c)\n"
     "  -q, --quiet           no notes (which database entry each kernel\n"
     "                        got) and no summary line; errors still print\n"
     "  -h, --help            this text\n";
@@ -139,7 +143,7 @@ enum { MODE_CHECK, MODE_GEN, MODE_PLAN };
 /* The files a run of gen (or plan -o) writes for SET into DIR, in the
  * order it writes them. */
 static void output_paths(const struct spec_set *set, const char *dir,
-                         int mode, struct buf *paths)
+                         int mode, const int *alias_of, struct buf *paths)
 {
     static const char *const gen_exts[] = {"cl", "h", "c", NULL};
     static const char *const plan_exts[] = {"plan", NULL};
@@ -150,6 +154,9 @@ static void output_paths(const struct spec_set *set, const char *dir,
     }
     for (int i = 0; i < set->n_kernel; i++) {
         for (int e = 0; exts[e] != NULL; e++) {
+            if (alias_of[i] >= 0 && strcmp(exts[e], "h") != 0) {
+                continue; /* an alias: its NAME.h alone */
+            }
             buf_printf(paths, "%.*s/%s.%s\n", (int)dir_len, dir,
                        set->kernel[i].name, exts[e]);
         }
@@ -290,7 +297,8 @@ enum {
     OPT_DB_DEVICE,
     OPT_LIST_OUTPUTS,
     OPT_DEPFILE,
-    OPT_KERNEL
+    OPT_KERNEL,
+    OPT_ALIAS
 };
 
 static const struct cli_option gen_options[] = {
@@ -300,6 +308,7 @@ static const struct cli_option gen_options[] = {
     {"db-device", OPT_DB_DEVICE, 1},
     {"list-outputs", OPT_LIST_OUTPUTS, 0},
     {"depfile", OPT_DEPFILE, 1},
+    {"alias", OPT_ALIAS, 0},
     {"quiet", 'q', 0},
     {NULL, 0, 0},
 };
@@ -330,6 +339,7 @@ struct gen_args {
     const char *depfile;
     const char *kernel; /* plan --kernel: only that kernel; NULL: all */
     int list_outputs;
+    int alias; /* gen --alias: kernels alike but for names share one */
     int quiet; /* no notes, no summary line */
     enum target target;
     int target_given;
@@ -373,6 +383,9 @@ static int parse_gen_args(struct cli *c, int mode, struct gen_args *a)
             break;
         case OPT_KERNEL:
             a->kernel = c->value;
+            break;
+        case OPT_ALIAS:
+            a->alias = 1;
             break;
         case 'q':
             a->quiet = 1;
@@ -453,11 +466,16 @@ static struct variant_set *gen_variants(const struct gen_args *a,
  * .cl buffer. Returns 0 or EXIT_INVALID (said on stderr). */
 static int render_run(const struct spec_set *set,
                       const struct variant_set *vs, int mode,
-                      struct emitted *out)
+                      const int *alias_of, struct emitted *out)
 {
     char err[512];
     for (int i = 0; i < set->n_kernel; i++) {
         const struct kernel_spec *ks = &set->kernel[i];
+        if (alias_of[i] >= 0) {
+            int of = alias_of[i];
+            emit_alias(ks, set->kernel[of].name, &out[of].h, &out[i]);
+            continue;
+        }
         int bad = mode == MODE_PLAN
                       ? emit_decisions(&vs[i], &out[i].cl, err, sizeof err)
                       : emit_kernel(&vs[i], &out[i], err, sizeof err);
@@ -509,14 +527,35 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
         free(inputs);
         return EXIT_INVALID;
     }
+    /* With --alias, each kernel alike an earlier one but for its name
+     * (spec_kernels_alike) is that one's alias; -1: emitted in full. */
+    int *alias_of = calloc((size_t)set->n_kernel + 1, sizeof *alias_of);
+    if (alias_of == NULL) {
+        fputs("specl: out of memory\n", stderr);
+        free(inputs);
+        return EXIT_INVALID;
+    }
+    int aliases = 0;
+    for (int i = 0; i < set->n_kernel; i++) {
+        alias_of[i] = -1;
+        for (int j = 0; j < i && a->alias && mode == MODE_GEN; j++) {
+            if (alias_of[j] < 0 &&
+                spec_kernels_alike(&set->kernel[j], &set->kernel[i])) {
+                alias_of[i] = j;
+                aliases++;
+                break;
+            }
+        }
+    }
     struct buf paths;
     buf_init(&paths);
-    output_paths(set, a->dir != NULL ? a->dir : "", mode, &paths);
+    output_paths(set, a->dir != NULL ? a->dir : "", mode, alias_of, &paths);
     if (a->list_outputs) {
         /* What a build system needs to know before gen runs: no
          * rendering, nothing written. */
         fputs(buf_str(&paths), stdout);
         buf_free(&paths);
+        free(alias_of);
         free(inputs);
         return 0;
     }
@@ -527,7 +566,7 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
         fputs("specl: out of memory\n", stderr);
         rc = EXIT_INVALID;
     } else {
-        rc = render_run(set, vs, mode, out);
+        rc = render_run(set, vs, mode, alias_of, out);
     }
     if (rc == 0 && mode == MODE_PLAN && a->dir == NULL) {
         for (int i = 0; i < set->n_kernel; i++) {
@@ -539,7 +578,10 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
         if (rc == 0 && a->depfile != NULL) {
             rc = write_depfile(a->depfile, &paths, inputs, n_inputs);
         }
-        if (rc == 0 && !a->quiet) {
+        if (rc == 0 && !a->quiet && aliases > 0) {
+            printf("wrote %d kernels (%d of them aliases: NAME.h alone) "
+                   "to %s\n", set->n_kernel, aliases, a->dir);
+        } else if (rc == 0 && !a->quiet) {
             printf("wrote %d %s%s to %s\n", set->n_kernel,
                    mode == MODE_PLAN ? "plan" : "kernel",
                    set->n_kernel == 1 ? "" : "s", a->dir);
@@ -550,6 +592,7 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
     }
     free(out);
     free(vs);
+    free(alias_of);
     buf_free(&paths);
     free(inputs);
     return rc;

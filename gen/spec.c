@@ -262,6 +262,28 @@ int spec_read_file(struct spec_set *s, const char *path, struct diags *d)
     return errors;
 }
 
+int spec_kernels_alike(const struct kernel_spec *a,
+                       const struct kernel_spec *b)
+{
+    if (a->op != b->op || a->dtype != b->dtype || a->target != b->target ||
+        a->tile_auto != b->tile_auto) {
+        return 0;
+    }
+    for (int i = 0; i < a->op->n_fields; i++) {
+        if (a->field[i].set != b->field[i].set ||
+            a->field[i].num != b->field[i].num) {
+            return 0;
+        }
+    }
+    for (int i = 0; i < a->op->n_knobs; i++) {
+        if (a->knob[i].set != b->knob[i].set ||
+            a->knob[i].num != b->knob[i].num) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int spec_is_identifier(const char *name)
 {
     static const char *const keywords[] = {

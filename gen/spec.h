@@ -44,6 +44,12 @@ int spec_read_buffer(struct spec_set *s, const char *path,
  * through D; returns the number of errors. Reading assumes TARGET_GPU. */
 int spec_set_target(struct spec_set *s, enum target target, struct diags *d);
 
+/* True when kernels A and B differ in nothing but their names: the same
+ * op, dtype and target, and every field and knob the same (given or
+ * chosen), so that they emit the same code. */
+int spec_kernels_alike(const struct kernel_spec *a,
+                       const struct kernel_spec *b);
+
 /* True if NAME is a valid C identifier and not a C keyword. */
 int spec_is_identifier(const char *name);
 

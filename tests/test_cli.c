@@ -1357,12 +1357,101 @@ static void test_target_defaults(void)
     }
 }
 
+/* gen --alias: a kernel alike an earlier one but for its name (b of a;
+ * d, of another dtype, and e, of another tile, are not) gets NAME.h
+ * alone, as --list-outputs says; a program that calls b's API through
+ * b.h and links a.c builds and creates b on the default device. Without
+ * --alias every kernel is whole. */
+static void test_gen_alias(void)
+{
+    static const char spec[] =
+        "kernels:\n"
+        "  - {name: a, op: lora_forward, in_features: 64, out_features: 32,"
+        " rank: 4, alpha: 8}\n"
+        "  - {name: b, op: lora_forward, in_features: 64, out_features: 32,"
+        " rank: 4, alpha: 8}\n"
+        "  - {name: d, op: lora_forward, dtype: bf16, in_features: 64,"
+        " out_features: 32, rank: 4, alpha: 8}\n"
+        "  - {name: e, op: lora_forward, in_features: 64, out_features: 32,"
+        " rank: 4, alpha: 8, tile: {m: 32}}\n";
+    static const char program[] =
+        "#include \"b.h\"\n"
+        "#include <stdio.h>\n"
+        "int main(void)\n"
+        "{\n"
+        "    cl_platform_id pl;\n"
+        "    cl_device_id dev;\n"
+        "    cl_int err;\n"
+        "    struct b *k = NULL;\n"
+        "    if (clGetPlatformIDs(1, &pl, NULL) != CL_SUCCESS ||\n"
+        "        clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) !=\n"
+        "            CL_SUCCESS)\n"
+        "        return 2;\n"
+        "    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, "
+        "&err);\n"
+        "    err = b_create(ctx, dev, &k);\n"
+        "    printf(\"%d %d %d\\n\", err, b_IN_FEATURES, b_variant(k) >= 0);\n"
+        "    b_destroy(k);\n"
+        "    clReleaseContext(ctx);\n"
+        "    return err != CL_SUCCESS;\n"
+        "}\n";
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *spec_path = tu_path(dir, "alias.yaml"), *out = tu_path(dir, "out");
+    char *listed = tu_path(dir, "listed"), *prog = tu_path(dir, "use_b.c");
+    FILE *f = fopen(spec_path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(spec, f);
+    CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+    f = fopen(prog, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(program, f);
+    CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+    TU_CHECK(tu_run("%s gen '%s' --alias -o '%s' --list-outputs >'%s'",
+                    TU_SPECL, spec_path, out, listed) == 0,
+             "gen --alias --list-outputs failed");
+    TU_CHECK(tu_run("%s gen '%s' --alias -o '%s' | grep -q '1 of them "
+                    "aliases' && cd '%s' && ls | sort | tr '\\n' ' ' | "
+                    "grep -qx 'a.c a.cl a.h b.h d.c d.cl d.h e.c e.cl e.h '",
+                    TU_SPECL, spec_path, out, out) == 0,
+             "gen --alias did not write b.h alone beside whole a, d, e "
+             "(%s)", out);
+    TU_CHECK(tu_run("find '%s' -type f ! -name '.specl*' | sort >'%s.found'"
+                    " && sort '%s' | cmp -s - '%s.found'",
+                    out, listed, listed, listed) == 0,
+             "--alias: --list-outputs (%s) differs from what gen wrote",
+             listed);
+    TU_CHECK(tu_run("cd '%s' && grep -q '^#include \"a.h\"$' b.h && "
+                    "grep -q '^#define b_create a_create$' b.h && "
+                    "grep -q '^#define b a$' b.h && ! grep -q 'b_naive' b.h",
+                    out) == 0,
+             "b.h does not name a's API after b (%s/b.h)", out);
+    TU_CHECK(tu_run("${CC:-cc} -std=c99 -Wall -Wextra -Werror -I'%s' '%s' "
+                    "'%s/a.c' -lOpenCL -o '%s/use_b' && '%s/use_b' | "
+                    "grep -qx '0 64 1'",
+                    out, prog, out, dir, dir) == 0,
+             "a program of b's API does not build against a.c or run (%s)",
+             dir);
+    TU_CHECK(tu_run("rm -rf '%s' && %s gen '%s' -o '%s' >/dev/null && "
+                    "test -f '%s/b.c' && test -f '%s/b.cl'",
+                    out, TU_SPECL, spec_path, out, out, out) == 0,
+             "without --alias b is not whole (%s)", out);
+    free(spec_path);
+    free(out);
+    free(listed);
+    free(prog);
+    CU_ASSERT_EQUAL(tu_rmtree(dir), 0);
+    free(dir);
+}
+
 int add_cli_suite(void)
 {
     CU_pSuite s = CU_add_suite("cli", NULL, NULL);
     if (s == NULL ||
         CU_add_test(s, "--list-outputs names what gen writes",
                     test_list_outputs) == NULL ||
+        CU_add_test(s, "gen --alias: NAME.h alone for a kernel alike another",
+                    test_gen_alias) == NULL ||
         CU_add_test(s, "--depfile is a make rule of outputs and inputs",
                     test_depfile) == NULL ||
         CU_add_test(s, "--depfile: make reads awkward paths back",
