@@ -40,6 +40,25 @@ static void print_log(cl_program p, cl_device_id d)
     free(l);
 }
 
+/* Times REPS (at most 64) launches of K over GLOBAL and LOCAL: their
+ * microseconds into T, sorted. */
+static void time_launches(cl_command_queue q, cl_kernel k, const size_t *global, const size_t *local, int reps,
+                          double *t)
+{
+    cl_event ev[64];
+    for (int i = 0; i < reps; i++)
+        CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, global, local, 0, NULL, &ev[i]));
+    CHECK(clFinish(q));
+    for (int i = 0; i < reps; i++) {
+        cl_ulong t0, t1;
+        clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_START, 8, &t0, NULL);
+        clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_END, 8, &t1, NULL);
+        t[i] = (double)(t1 - t0) / 1e3;
+        clReleaseEvent(ev[i]);
+    }
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 8) {
@@ -48,6 +67,7 @@ int main(int argc, char **argv)
     }
     int M = atoi(argv[1]), N = atoi(argv[2]), K = atoi(argv[3]), CW = atoi(argv[4]);
     int WGN = atoi(argv[5]), ST = atoi(argv[6]), reps = atoi(argv[7]);
+    reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
     const char *extra = getenv("OPTS") ? getenv("OPTS") : "";
     cl_platform_id pl;
     CHECK(clGetPlatformIDs(1, &pl, NULL));
@@ -118,20 +138,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < 5; i++)
             CHECK(clSetKernelArg(k, (cl_uint)i + 1, sizeof m[i], &m[i]));
         size_t th = 128 * (size_t)(CW + 1), gg[2] = {(size_t)N / WGN * th, (size_t)M / (64 * CW)}, ll[2] = {th, 1};
-        cl_event ev[64];
-        if (reps > 64)
-            reps = 64;
-        for (int i = 0; i < reps; i++)
-            CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, gg, ll, 0, NULL, &ev[i]));
-        CHECK(clFinish(q));
         double t[64];
-        for (int i = 0; i < reps; i++) {
-            cl_ulong t0, t1;
-            clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_START, 8, &t0, NULL);
-            clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_END, 8, &t1, NULL);
-            t[i] = (double)(t1 - t0) / 1e3;
-        }
-        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+        time_launches(q, k, gg, ll, reps, t);
         printf("%s lora_wgmma alone: median %.1f us, %.0f TFLOP/s on X*W\n", only, t[reps / 2],
                2.0 * M * N * K / t[reps / 2] / 1e6);
         return 0;
@@ -172,20 +180,8 @@ int main(int argc, char **argv)
         }
     }
     printf("check: %d of 4096 wrong\n", bad);
-    cl_event ev[64];
-    if (reps > 64)
-        reps = 64;
-    for (int i = 0; i < reps; i++)
-        CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, &ev[i]));
-    CHECK(clFinish(q));
     double t[64];
-    for (int i = 0; i < reps; i++) {
-        cl_ulong t0, t1;
-        clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_START, 8, &t0, NULL);
-        clGetEventProfilingInfo(ev[i], CL_PROFILING_COMMAND_END, 8, &t1, NULL);
-        t[i] = (double)(t1 - t0) / 1e3;
-    }
-    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    time_launches(q, k, g, l, reps, t);
     double med = t[reps / 2];
     printf("ws CW %d WG_N %d STAGES %d %s MAXNREG %s: M %d N %d K %d median %.1f us best %.1f, %.0f TFLOP/s (median)\n",
            CW, WGN, ST, extra, getenv("MAXNREG") ? getenv("MAXNREG") : "-", M, N, K, med, t[0],
