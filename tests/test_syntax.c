@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clsource.h"
 #include "emit.h"
 #include "spec.h"
 #include "suites.h"
@@ -558,6 +559,79 @@ static void test_unity_build(void)
     free(unity);
 }
 
+/* The clang that compiles OpenCL C for NVIDIA's PTX (clang-14 or
+ * clang), or NULL. */
+static const char *nvptx_clang(void)
+{
+    static const char *const names[] = {"clang-14", "clang"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (tu_run("%s -print-targets 2>/dev/null | grep -q nvptx64",
+                   names[i]) == 0) {
+            return names[i];
+        }
+    }
+    return NULL;
+}
+
+/* Every variant of the specs' and tests/good's kernels that needs
+ * capabilities of NVIDIA's devices (PTX instructions: shuffles, bf16
+ * rounding, mma.sync, wgmma, grid barriers) compiles as OpenCL C 1.2
+ * through clang's NVPTX backend (nvptx64-nvidia-nvcl) at -O0: its #if
+ * branches, inline asm and operands, which no device runs here. asm and
+ * inline are spelled as clang's OpenCL mode takes them; cl_khr_fp16 on,
+ * as clang declares the core vload_half family only with it for NVPTX. */
+static void test_nvptx(void)
+{
+    const char *clang = nvptx_clang();
+    if (clang == NULL) {
+        printf("\n    (no clang with the NVPTX target: not checked) ");
+        return;
+    }
+    int compiled = 0;
+    for (int k = 0; k < golden_from; k++) {
+        const struct variant_set *vs = tu_gen_variants(&kernels.kernel[k]);
+        for (int v = 0; v < vs->n; v++) {
+            const struct kernel_spec *ks = &vs->v[v].ks;
+            struct plan plan;
+            memset(&plan, 0, sizeof plan);
+            ks->op->plan(ks, &plan);
+            if (plan.needs == 0u) {
+                continue;
+            }
+            struct buf src;
+            char err[256] = "", path[4200], log[4300];
+            buf_init(&src);
+            int rc = cl_body(ks, &plan, NULL, &src, err, sizeof err);
+            TU_CHECK(rc == 0, "%s variant %d: %s", ks->name, v, err);
+            snprintf(path, sizeof path, "%s/%s-nvptx-%d.cl", dir, ks->name,
+                     v);
+            snprintf(log, sizeof log, "%s.log", path);
+            FILE *f = rc == 0 ? fopen(path, "w") : NULL;
+            if (f != NULL) {
+                fputs(buf_str(&src), f);
+                rc = fclose(f);
+                rc = rc != 0 ? rc
+                             : tu_run("%s -x cl -cl-std=CL1.2 -O0 -target "
+                                      "nvptx64-nvidia-nvcl -Xclang "
+                                      "-finclude-default-header -Xclang "
+                                      "-cl-ext=+cl_khr_fp16 "
+                                      "-Dasm=__asm__ '-Dinline=static "
+                                      "inline' -S -o /dev/null '%s' "
+                                      "2>'%s'",
+                                      clang, path, log);
+                char *said = rc != 0 ? tu_read(log, NULL) : NULL;
+                TU_CHECK(rc == 0, "%s variant %d (%s) does not compile for "
+                         "NVPTX:\n%.2000s", ks->name, v, vs->v[v].label,
+                         said != NULL ? said : "");
+                free(said);
+                compiled++;
+            }
+            buf_free(&src);
+        }
+    }
+    TU_CHECK(compiled > 0, "no variant needs NVIDIA's instructions");
+}
+
 int add_syntax_suite(void)
 {
     CU_pSuite s = CU_add_suite("syntax", setup, cleanup);
@@ -565,6 +639,8 @@ int add_syntax_suite(void)
         CU_add_test(s, "libclang reports errors", test_parser_sanity) ==
             NULL ||
         CU_add_test(s, "every .cl parses as OpenCL C 1.2", test_cl) == NULL ||
+        CU_add_test(s, "NVIDIA variants compile for NVPTX (clang)",
+                    test_nvptx) == NULL ||
         CU_add_test(s, "kernel parameters match the launch tables",
                     test_launch_args) == NULL ||
         CU_add_test(s, "every .c parses as C99, its names prefixed",
