@@ -238,7 +238,8 @@ static void print_header(void)
         printf(",%s", keys[k]);
     }
     printf(",variant,ok,error,us,wall_us,gbs,gflops,pct_floor,floor_us,"
-           "floor_gflops,floor_tensor,copy_us,vs_naive,vs_clblast,note\n");
+           "floor_gflops,floor_tensor,copy_us,vs_naive,vs_clblast,note,"
+           "path\n");
 }
 
 /* One result as a row of --csv or --json (the line buffering shows it as
@@ -294,6 +295,7 @@ static void print_data_row(const struct bench_opts *o, const struct rt *rt,
     column_number(&w, "vs_clblast", timed && blas->ok, 2,
                   timed ? blas->us / r->us : 0);
     column_text(&w, "note", r->note);
+    column_number(&w, "path", r->stub_path >= 0, 0, (double)r->stub_path);
     buf_puts(&b, o->json ? "}" : "\n");
     fputs(buf_str(&b), stdout);
     fflush(stdout);
@@ -596,6 +598,9 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
     struct result res[3];
     memset(res, 0, sizeof res);
     for (int i = 0; i < 3; i++) {
+        res[i].stub_path = -1; /* the naive and CLBlast rows have none */
+    }
+    for (int i = 0; i < 3; i++) {
         res[i].err = NAN; /* until verified */
     }
     res[0].variant = "specl";
@@ -657,6 +662,10 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
         knobs_text(&v->ks, knobs, sizeof knobs);
         printf("  specl ran variant %d of %d (%s): %s\n",
                res[0].stub_variant, vs->n, v->label, knobs);
+        if (res[0].stub_path >= 0) {
+            printf("  at these rows its path %d: %s\n", res[0].stub_path,
+                   res[0].path_why);
+        }
     }
     free(log);
     mcase_free(&mc);
@@ -721,11 +730,12 @@ static const char bench_usage[] =
     "floor_gflops (the rate the floor counts flops at), floor_tensor (that\n"
     "rate is the tensor cores' from the capability table, not the fp32\n"
     "rate measured), copy_us (a plain copy of the same bytes, on every\n"
-    "row of a memory-bound kernel), vs_naive, vs_clblast\n"
-    "(how many times faster than that variant), note. A figure that does\n"
-    "not apply (a variant that did not run or failed, no naive or CLBlast\n"
-    "peer, no copy for a compute-bound kernel) is empty in CSV and null in\n"
-    "JSON.\n"
+    "row of a memory-bound kernel), vs_naive, vs_clblast (how many times\n"
+    "faster than that variant), note, path (on the specl row: which of\n"
+    "its variant's paths ran, as NAME_path_index picks it; -v says what\n"
+    "it is). A figure that does not apply (a variant that did not run or\n"
+    "failed, no naive or CLBlast peer, no copy for a compute-bound kernel)\n"
+    "is empty in CSV and null in JSON.\n"
     "\n"
     "The table has one line per kernel and variant: time (median of the\n"
     "profiling events), rate (GB/s for a memory-bound kernel, else\n"

@@ -816,6 +816,10 @@ enum stub_outcome measure_stub(struct measure_case *mc,
         return STUB_BUILD_FAILED;
     }
     r->stub_variant = mc->stub.variant;
+    const struct path *path = stub_path(&mc->stub, mc->vc.sizes);
+    r->stub_path = path != NULL ? (int)(path - mc->stub.plan.path) : -1;
+    snprintf(r->path_why, sizeof r->path_why, "%s",
+             path != NULL ? path->why : "");
     verify_variant(mc, run_specl, r);
     if (!r->ok) {
         outcome = STUB_WRONG;

@@ -702,7 +702,7 @@ static void test_quoting(void)
     "heads,head_dim,rotary_dim,vocab,kv_heads,variant,ok,error,us,wall_us,"   \
     "gbs,"                                                                    \
     "gflops,pct_floor,floor_us,floor_gflops,floor_tensor,copy_us,vs_naive,"  \
-    "vs_clblast,note\n"
+    "vs_clblast,note,path\n"
 
 /* Whether python3 runs here: the tests parse bench's rows with its csv
  * and json modules when it does. */
@@ -763,19 +763,21 @@ static void test_bench_csv(void)
                  strstr(text, ",8,8,32,2,,,,,,,clblast,") != NULL &&
                  strstr(text, ",8,,,,8,,,,,,specl,1,") != NULL && copy_us > 0 &&
                  after_copy != NULL &&
-                 strncmp(after_copy, ",,,no such primitive in CLBlast\n",
-                         32) == 0,
+                 strncmp(after_copy, ",,,no such primitive in CLBlast,\n",
+                         33) == 0,
              "bench --csv:\n%s", text);
+    /* ... no vs_clblast and no note; the path that ran: its only one */
     const char *softmax = strstr(text, ",8,,,,8,,,,,,specl,1,");
-    TU_CHECK(softmax != NULL && strstr(softmax, ",,\n") != NULL &&
-                 strchr(softmax, '\n') == strstr(softmax, ",,\n") + 2,
-             "softmax's specl row has a vs_clblast:\n%s", text);
+    TU_CHECK(softmax != NULL && strstr(softmax, ",,,0\n") != NULL &&
+                 strchr(softmax, '\n') == strstr(softmax, ",,,0\n") + 4,
+             "softmax's specl row has a vs_clblast or a note, or no path "
+             "0:\n%s", text);
     if (have_python()) {
         TU_CHECK(tu_run("python3 -c 'import csv, sys\n"
                         "rows = list(csv.DictReader(open(sys.argv[1])))\n"
                         "assert len(rows) == 6, rows\n"
                         "for r in rows:\n"
-                        "    assert len(r) == 29 and None not in r, r\n"
+                        "    assert len(r) == 30 and None not in r, r\n"
                         "    assert float(r[\"floor_us\"]) > 0, r\n"
                         "    assert r[\"floor_tensor\"] == \"0\", r\n"
                         "    if r[\"ok\"] == \"1\": float(r[\"us\"])\n"
@@ -826,7 +828,7 @@ static void test_bench_json(void)
                              "\"variant\":\"specl\","
                              "\"ok\":true,") != NULL &&
                  strstr(out, "\"vs_naive\":null,\"vs_clblast\":null,"
-                             "\"note\":\"\"}") != NULL &&
+                             "\"note\":\"\",\"path\":0}") != NULL &&
                  strstr(out, "\"variant\":\"naive\",\"ok\":false,"
                              "\"error\":null,\"us\":null,") != NULL &&
                  strlen(out) > 4 &&
