@@ -605,11 +605,15 @@ static const struct tune_axis lora_tune_space[] = {
     {"xa", "prepass inline"},
     /* tensor cores: f16 and bf16 with K and N multiples of 8 (validate()
      * rejects mma elsewhere, and wm, wn past 16 for simt; the tuner
-     * wgmma off compute capability 9.0). lora_wgmma's wg_m and wg_stages
-     * stay at their defaults: as axes they made the space four times as
-     * large, for tiles the lab had already timed (wgmma_tiles.cl). */
+     * wgmma off compute capability 9.0). lora_wgmma's columns, 128 or 256
+     * (other engines emit the same code whatever wg_n, which the tuner
+     * times once); its wg_m and wg_stages stay at their defaults: as axes
+     * they made the space four times as large again, for tiles the lab
+     * had already timed (bench/RESULTS.md, "lora_wgmma with a copying
+     * warpgroup"). */
     {"engine", "simt mma wgmma"},
     {"stages", "2 3 4"},
+    {"wg_n", "128 256"},
     {NULL, NULL},
 };
 
