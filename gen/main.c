@@ -509,6 +509,66 @@ static const char **depfile_inputs(const struct cli *c, const char *db_path)
 
 /* Renders and writes (or prints) the kernels of SET, as checked and
  * defaulted. Returns the exit status. */
+/* ALIAS_OF[i] = -1 for each of SET's kernels: none is an alias. */
+static void fill_unaliased(const struct spec_set *set, int *alias_of)
+{
+    for (int i = 0; i < set->n_kernel; i++) {
+        alias_of[i] = -1;
+    }
+}
+
+/* A kernel's spec_kernel_key and index, to sort by. */
+struct keyed {
+    uint64_t key;
+    int i;
+};
+
+static int keyed_order(const void *pa, const void *pb)
+{
+    const struct keyed *a = pa, *b = pb;
+    if (a->key != b->key) {
+        return a->key < b->key ? -1 : 1;
+    }
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* ALIAS_OF[i] (all -1 on entry): the first earlier kernel of SET alike
+ * kernel i (spec_kernels_alike), or -1. Sorted by key, each run of equal keys
+ * compares its members only with the run's kernels that are no alias.
+ * Returns the number of aliases, -1 when out of memory. */
+static int find_aliases(const struct spec_set *set, int *alias_of)
+{
+    int n = set->n_kernel, aliases = 0;
+    struct keyed *k = calloc((size_t)n + 1, sizeof *k);
+    int *firsts = calloc((size_t)n + 1, sizeof *firsts);
+    if (k == NULL || firsts == NULL) {
+        free(k);
+        free(firsts);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        k[i] = (struct keyed){spec_kernel_key(&set->kernel[i]), i};
+    }
+    qsort(k, (size_t)n, sizeof *k, keyed_order);
+    int n_firsts = 0;
+    for (int r = 0; r < n; r++) {
+        n_firsts = r > 0 && k[r].key == k[r - 1].key ? n_firsts : 0;
+        const struct kernel_spec *ks = &set->kernel[k[r].i];
+        for (int f = 0; f < n_firsts && alias_of[k[r].i] < 0; f++) {
+            if (spec_kernels_alike(&set->kernel[firsts[f]], ks)) {
+                alias_of[k[r].i] = firsts[f];
+                aliases++;
+            }
+        }
+        if (alias_of[k[r].i] < 0) {
+            firsts[n_firsts++] = k[r].i;
+        }
+    }
+    free(k);
+    free(firsts);
+    return aliases;
+}
+
 static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
                    const struct spec_set *set, const struct tunedb *db,
                    const char *device)
@@ -535,17 +595,14 @@ static int gen_run(const struct cli *c, const struct gen_args *a, int mode,
         free(inputs);
         return EXIT_INVALID;
     }
-    int aliases = 0;
-    for (int i = 0; i < set->n_kernel; i++) {
-        alias_of[i] = -1;
-        for (int j = 0; j < i && a->alias && mode == MODE_GEN; j++) {
-            if (alias_of[j] < 0 &&
-                spec_kernels_alike(&set->kernel[j], &set->kernel[i])) {
-                alias_of[i] = j;
-                aliases++;
-                break;
-            }
-        }
+    fill_unaliased(set, alias_of);
+    int aliases =
+        a->alias && mode == MODE_GEN ? find_aliases(set, alias_of) : 0;
+    if (aliases < 0) {
+        fputs("specl: out of memory\n", stderr);
+        free(alias_of);
+        free(inputs);
+        return EXIT_INVALID;
     }
     struct buf paths;
     buf_init(&paths);

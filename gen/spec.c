@@ -284,6 +284,39 @@ int spec_kernels_alike(const struct kernel_spec *a,
     return 1;
 }
 
+/* FNV-1a over the LEN bytes at P, from H. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ b[i]) * 1099511628211u;
+    }
+    return h;
+}
+
+/* H and the given flag and value of V (-0 as 0, which == takes alike). */
+static uint64_t key_value(uint64_t h, const struct param_value *v)
+{
+    double num = v->num == 0 ? 0.0 : v->num;
+    h = fnv1a(h, &v->set, sizeof v->set);
+    return fnv1a(h, &num, sizeof num);
+}
+
+uint64_t spec_kernel_key(const struct kernel_spec *ks)
+{
+    uint64_t h = fnv1a(14695981039346656037u, ks->op->name,
+                       strlen(ks->op->name));
+    int head[3] = {(int)ks->dtype, (int)ks->target, ks->tile_auto};
+    h = fnv1a(h, head, sizeof head);
+    for (int i = 0; i < ks->op->n_fields; i++) {
+        h = key_value(h, &ks->field[i]);
+    }
+    for (int i = 0; i < ks->op->n_knobs; i++) {
+        h = key_value(h, &ks->knob[i]);
+    }
+    return h;
+}
+
 int spec_is_identifier(const char *name)
 {
     static const char *const keywords[] = {

@@ -5,6 +5,8 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include <stdint.h>
+
 #include "op.h"
 #include "spec_names.h"
 
@@ -49,6 +51,10 @@ int spec_set_target(struct spec_set *s, enum target target, struct diags *d);
  * chosen), so that they emit the same code. */
 int spec_kernels_alike(const struct kernel_spec *a,
                        const struct kernel_spec *b);
+
+/* A hash of what spec_kernels_alike compares: equal for kernels alike,
+ * so that finding them takes a sort, not a comparison of every pair. */
+uint64_t spec_kernel_key(const struct kernel_spec *ks);
 
 /* True if NAME is a valid C identifier and not a C keyword. */
 int spec_is_identifier(const char *name);
