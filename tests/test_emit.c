@@ -826,6 +826,22 @@ static void test_templates_no_lab_notes(void)
     }
 }
 
+/* Each of the N CASES (input, wanted output) through FN, named NAME. */
+static void check_text_cases(const char *name,
+                             void (*fn)(const char *, size_t, struct buf *),
+                             const char *const cases[][2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct buf out;
+        buf_init(&out);
+        fn(cases[i][0], strlen(cases[i][0]), &out);
+        TU_CHECK(strcmp(buf_str(&out), cases[i][1]) == 0,
+                 "%s(\"%s\") gave \"%s\"", name, cases[i][0],
+                 buf_str(&out));
+        buf_free(&out);
+    }
+}
+
 /* The kernel texts NAME.c embeds are without comments, cut as the
  * compiler reads them: quoted text stays, a comment spanning lines joins
  * them, a blank line (or one a comment emptied) goes unless a directive
@@ -845,15 +861,8 @@ static void test_strip_comments(void)
         {"#define B \\\n\nint w;\n", "#define B \\\n\nint w;\n"},
         {"x /* open", "x"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct buf out;
-        buf_init(&out);
-        strip_comments(cases[i][0], strlen(cases[i][0]), &out);
-        TU_CHECK(strcmp(buf_str(&out), cases[i][1]) == 0,
-                 "strip_comments(\"%s\") gave \"%s\"", cases[i][0],
-                 buf_str(&out));
-        buf_free(&out);
-    }
+    check_text_cases("strip_comments", strip_comments, cases,
+                     sizeof cases / sizeof cases[0]);
 }
 
 /* The kernel texts lose their indentation and runs of blanks, not the
@@ -870,15 +879,8 @@ static void test_compact_blanks(void)
         {"\n\n  x", "\n\nx"},
         {"e = \"\\\"  \";  f;\n", "e = \"\\\"  \"; f;\n"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct buf out;
-        buf_init(&out);
-        compact_blanks(cases[i][0], strlen(cases[i][0]), &out);
-        TU_CHECK(strcmp(buf_str(&out), cases[i][1]) == 0,
-                 "compact_blanks(\"%s\") gave \"%s\"", cases[i][0],
-                 buf_str(&out));
-        buf_free(&out);
-    }
+    check_text_cases("compact_blanks", compact_blanks, cases,
+                     sizeof cases / sizeof cases[0]);
 }
 
 /* The bound on llama2-7b's largest stub: NAME.c holds each kernel text
