@@ -48,6 +48,7 @@ void cross_entropy_coop(const int rows, const __global storage_t *logits,
     const uint end = coop_end(chunk);
     const int label = labels[row];
     volatile __global uint *words = coop_words(sync, row);
+    const uint generation = coop_generation(sync, row, lid);
     (void)rows;
 
     float m = NO_MAX, s = 0.0f, t = 0.0f;
@@ -66,7 +67,7 @@ void cross_entropy_coop(const int rows, const __global storage_t *logits,
             coop_put(words, 3 * COOP_GROUPS, label_x(logits, base, label));
         }
     }
-    coop_wait(sync, row, lid);
+    coop_wait(sync, row, lid, generation);
     const float xy =
         label_valid(label) ? coop_get(words, 3 * COOP_GROUPS) : 0.0f;
     m = NO_MAX;

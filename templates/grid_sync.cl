@@ -24,26 +24,44 @@ inline void grid_fence(void)
 #endif
 }
 
-/* Waits until GROUPS work-groups have arrived at COUNTERS (arrivals,
- * generation). Every item of the group calls it; item LID 0 arrives for
- * the group, so what the others are to see must be written (and fenced)
- * before the group's items meet at a barrier ahead of the call, or
- * published by item 0. Every item returns after all have arrived. */
-inline void grid_wait(volatile __global uint *counters, uint groups, uint lid)
+/* The generation of COUNTERS (arrivals, generation) as this launch found
+ * it, read by item LID 0 (the others get 0). It moves only once every
+ * work-group of the launch has arrived, so a kernel reads it first thing
+ * and its latency hides behind the work before the barrier. */
+inline uint grid_generation(volatile __global uint *counters, uint lid)
+{
+    return lid == 0 ? counters[1] : 0u;
+}
+
+/* Waits until GROUPS work-groups have arrived at COUNTERS, GENERATION as
+ * grid_generation read it. Every item of the group calls it; item LID 0
+ * arrives for the group, so what the others are to see must be written
+ * (and fenced) before the group's items meet at a barrier ahead of the
+ * call, or published by item 0. Every item returns after all have
+ * arrived. The waiting groups poll with plain loads: atomics there would
+ * queue the last arrival's behind them. */
+inline void grid_arrive_wait(volatile __global uint *counters, uint groups,
+                             uint lid, uint generation)
 {
     if (lid == 0) {
-        /* Read before arriving: it moves only once all have arrived. */
-        const uint generation = atomic_add(&counters[1], 0u);
+        /* The group's writes, and the generation's read, before its
+         * arrival. */
         grid_fence();
         if (atomic_inc(&counters[0]) == groups - 1) {
             atomic_xchg(&counters[0], 0u);
             grid_fence();
             atomic_inc(&counters[1]);
         } else {
-            while (atomic_add(&counters[1], 0u) == generation) {
+            while (counters[1] == generation) {
             }
         }
         grid_fence();
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+}
+
+/* grid_arrive_wait with the generation read on arrival. */
+inline void grid_wait(volatile __global uint *counters, uint groups, uint lid)
+{
+    grid_arrive_wait(counters, groups, lid, grid_generation(counters, lid));
 }

@@ -37,13 +37,22 @@ inline volatile __global uint *coop_words(volatile __global uint *sync,
     return sync + 2 * COOP_ROWS + (size_t)row * COOP_ROW_WORDS;
 }
 
+/* Row ROW's barrier generation as the launch found it (grid_generation:
+ * read it first thing). */
+inline uint coop_generation(volatile __global uint *sync, uint row, uint lid)
+{
+    return grid_generation(sync + 2 * row, lid);
+}
+
 /* Waits until every work-group of row ROW has arrived here, having
  * published its words (atomic_xchg by item 0 before it comes: item 0
- * arrives for the group). Every item of the group returns after that,
- * free to read the row's words (volatile). */
-inline void coop_wait(volatile __global uint *sync, uint row, uint lid)
+ * arrives for the group); GENERATION from coop_generation. Every item of
+ * the group returns after that, free to read the row's words
+ * (volatile). */
+inline void coop_wait(volatile __global uint *sync, uint row, uint lid,
+                      uint generation)
 {
-    grid_wait(sync + 2 * row, COOP_GROUPS, lid);
+    grid_arrive_wait(sync + 2 * row, COOP_GROUPS, lid, generation);
 }
 
 /* Word I of the row's (published by atomic_xchg) as a float, and the

@@ -74,6 +74,80 @@ inline void merge_pair(float *m, float *s, const float m2, const float s2)
     *m = mm;
 }
 
+#if SHFL_PTX
+/* The lanes of this work-item's warp that exist: a work-group of fewer
+ * than 32 items, or a last warp cut short (WG_SIZE 16 x 3 rows), has
+ * fewer, and shfl.sync must name only those. */
+#define GROUP_ITEMS (WG_SIZE * ROWS_PER_GROUP)
+inline uint warp_lanes(void)
+{
+#if GROUP_ITEMS % 32 == 0
+    return 0xffffffffu;
+#else
+    const uint first = (get_local_id(1) * WG_SIZE + get_local_id(0)) & ~31u;
+    const uint n = min(32u, (uint)GROUP_ITEMS - first);
+    return n == 32 ? 0xffffffffu : (1u << n) - 1u;
+#endif
+}
+
+/* Merges (m, s) over aligned groups of WIDTH lanes of a warp (a power of
+ * two, at most 32) whose existing lanes LANES has, every lane taking the
+ * group's result: butterfly shuffles, NVIDIA compute capability 7.0 and
+ * later. */
+inline void warp_merge_in(float *m, float *s, const uint width,
+                          const uint lanes)
+{
+    for (uint o = width / 2; o > 0; o >>= 1) {
+        float m2, s2;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
+                     : "=f"(m2)
+                     : "f"(*m), "r"(o), "r"(lanes));
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
+                     : "=f"(s2)
+                     : "f"(*s), "r"(o), "r"(lanes));
+        merge_pair(m, s, m2, s2);
+    }
+}
+
+/* warp_merge_in over the lanes of this row's work-group. */
+inline void warp_merge(float *m, float *s, const uint width)
+{
+    warp_merge_in(m, s, width, warp_lanes());
+}
+
+/* Merges (m, s) over the ITEMS work-items of a one-dimensional work-group
+ * (a power of two), every item taking the result: by shuffles within
+ * each warp, then every stretch of as many lanes as there are warps
+ * merges the warps' pairs from PM and PS in the same steps, so every item
+ * holds the same bits without a second round through local memory. Two barriers, the second so that PM and PS may be
+ * written again once it returns. */
+inline void merge_pairs(__local float *pm, __local float *ps, uint lid,
+                        const uint items, float *m, float *s)
+{
+    if (items == 1) {
+        return;
+    }
+    const uint width = items < 32 ? items : 32;
+    warp_merge_in(m, s, width,
+                  width == 32 ? 0xffffffffu : (1u << width) - 1u);
+    if (items <= 32) {
+        return;
+    }
+    const uint warps = items / 32, lane = lid % 32;
+    if (lane == 0) {
+        pm[lid / 32] = *m;
+        ps[lid / 32] = *s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Each aligned stretch of WARPS lanes merges all the warps' pairs. */
+    float mw = pm[lane % warps];
+    float sw = ps[lane % warps];
+    warp_merge_in(&mw, &sw, warps, 0xffffffffu);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *m = mw;
+    *s = sw;
+}
+#else
 /* Merges (m, s) over ITEMS work-items (a power of two; the group's, or
  * its row's) through their ITEMS words of PM and PS, in the steps
  * row_sum() takes for sums, every item taking the result: the same tree
@@ -109,41 +183,9 @@ inline void merge_pairs(__local float *pm, __local float *ps, uint lid,
     *m = pm[0];
     *s = ps[0];
 }
+#endif
 
 #if SHFL_PTX
-/* The lanes of this work-item's warp that exist: a work-group of fewer
- * than 32 items, or a last warp cut short (WG_SIZE 16 x 3 rows), has
- * fewer, and shfl.sync must name only those. */
-#define GROUP_ITEMS (WG_SIZE * ROWS_PER_GROUP)
-inline uint warp_lanes(void)
-{
-#if GROUP_ITEMS % 32 == 0
-    return 0xffffffffu;
-#else
-    const uint first = (get_local_id(1) * WG_SIZE + get_local_id(0)) & ~31u;
-    const uint n = min(32u, (uint)GROUP_ITEMS - first);
-    return n == 32 ? 0xffffffffu : (1u << n) - 1u;
-#endif
-}
-
-/* Merges (m, s) over aligned groups of WIDTH lanes of a warp (a power of
- * two, at most 32), every lane taking the group's result: butterfly
- * shuffles, NVIDIA compute capability 7.0 and later. */
-inline void warp_merge(float *m, float *s, const uint width)
-{
-    const uint lanes = warp_lanes();
-    for (uint o = width / 2; o > 0; o >>= 1) {
-        float m2, s2;
-        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
-                     : "=f"(m2)
-                     : "f"(*m), "r"(o), "r"(lanes));
-        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;"
-                     : "=f"(s2)
-                     : "f"(*s), "r"(o), "r"(lanes));
-        merge_pair(m, s, m2, s2);
-    }
-}
-
 /* Merges (m, s) over the items of this row: within each warp by
  * shuffles (a row of WG_SIZE <= 32 items is a group of one warp: work
  * groups are WG_SIZE x ROWS_PER_GROUP), then the warps' pairs through

@@ -18,17 +18,18 @@
 #include "row_coop.cl"
 
 /* Publishes (M, S) as chunk CHUNK's pair of ROW, waits for the row's
- * other chunks and returns the row's pair, merged in a fixed order. */
+ * other chunks (GENERATION: coop_generation) and returns the row's pair,
+ * merged in a fixed order. */
 inline void coop_row_pair(volatile __global uint *sync, uint row, uint chunk,
-                          __local float *pm, __local float *ps, uint lid,
-                          float *m, float *s)
+                          uint generation, __local float *pm,
+                          __local float *ps, uint lid, float *m, float *s)
 {
     volatile __global uint *pairs = coop_words(sync, row);
     if (lid == 0) {
         coop_put(pairs, 2 * chunk, *m);
         coop_put(pairs, 2 * chunk + 1, *s);
     }
-    coop_wait(sync, row, lid);
+    coop_wait(sync, row, lid, generation);
     float mr = NO_MAX;
     float sr = 0.0f;
     for (uint c = lid; c < COOP_GROUPS; c += COOP_WG) {
@@ -52,6 +53,7 @@ void softmax_coop(const __global storage_t *x, __global storage_t *y,
     const size_t base = (size_t)row * FEATURES;
     const uint first = chunk * COOP_VECS + lid;
     const uint end = coop_end(chunk);
+    const uint generation = coop_generation(sync, row, lid);
 
     float m = NO_MAX;
     float s;
@@ -87,7 +89,7 @@ void softmax_coop(const __global storage_t *x, __global storage_t *y,
     s = hsum(sv);
     const float mine = m;
     merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
-    coop_row_pair(sync, row, chunk, pm, ps, lid, &m, &s);
+    coop_row_pair(sync, row, chunk, generation, pm, ps, lid, &m, &s);
     /* v holds exponentials relative to this item's reference. */
     const float f = EXPS(mine - m) / s;
 #pragma unroll
@@ -100,7 +102,7 @@ void softmax_coop(const __global storage_t *x, __global storage_t *y,
 #else
     s = stream_sum(x, base, first, end, COOP_WG, &m);
     merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
-    coop_row_pair(sync, row, chunk, pm, ps, lid, &m, &s);
+    coop_row_pair(sync, row, chunk, generation, pm, ps, lid, &m, &s);
     stream_out(x, y, base, first, end, COOP_WG, m, 1.0f / s);
 #endif
 }
