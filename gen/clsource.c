@@ -183,6 +183,9 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
         if (pa->coop_groups != 0) {
             buf_printf(&b, "coop %ld\n", pa->coop_groups);
         }
+        if (pa->coop_most != 0) {
+            buf_printf(&b, "coop_most %ld\n", pa->coop_most);
+        }
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
             buf_printf(&b, "launch %s %d %zu %zu", la->kernel, la->dims,

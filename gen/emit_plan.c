@@ -175,6 +175,11 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
                        "units (else the next path)\n", by,
                        path->coop_groups);
         }
+        if (path->coop_most > path->coop_groups) {
+            buf_printf(out, "  each row's work-groups doubled up to %ld "
+                       "while %s x them fit the compute units\n",
+                       path->coop_most, by);
+        }
         if (path->coop_total != 0) {
             buf_printf(out, "  while %ld <= the device's compute units "
                        "(else the next path)\n", path->coop_total);

@@ -159,8 +159,8 @@ static int stub_tables(const char *name, const struct op_def *op,
             buf_printf(t, ", %uu", scratch_if);
         }
         if (sec->coop) {
-            buf_printf(t, ", %ld, %ld", p->path[pi].coop_groups,
-                       p->path[pi].coop_total);
+            buf_printf(t, ", %ld, %ld, %ld", p->path[pi].coop_groups,
+                       p->path[pi].coop_most, p->path[pi].coop_total);
         }
         buf_puts(t, "},\n");
     }

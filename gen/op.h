@@ -140,6 +140,11 @@ struct path {
      * is at most the device's compute units, each holding one of them;
      * else the next path that covers the rows. */
     long coop_groups;
+    /* With coop_groups: the most work-groups per row (0: coop_groups). The
+     * stub doubles the work-groups of the launch that takes the sync
+     * buffer while they stay at most this and rows times them fit the
+     * compute units: few rows spread over more of the device. */
+    long coop_most;
     /* Work-groups in all that must run at once whatever the rows (0: no
      * such need): the launch ends in a grid-wide barrier of all of them,
      * so the stub takes the path only while they are at most the

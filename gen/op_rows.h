@@ -196,6 +196,7 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
  * it is read twice; REGISTERS 0: always read twice). */
 struct rows_coop {
     long groups, vecs, items, slots;
+    long most; /* work-groups per row the stub may spread few rows over */
     int in_registers;
 };
 int rows_has_coop(const struct kernel_spec *ks);

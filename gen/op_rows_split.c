@@ -227,6 +227,16 @@ void rows_coop_geometry(const struct kernel_spec *ks, int registers,
                       ceil_div(g->vecs, items) * vec <= ROWS_REG_FLOATS;
     g->items = items;
     g->slots = ceil_div(g->vecs, g->items);
+    /* Few rows leave compute units idle: the stub may double the chunks
+     * while each item keeps a vector of its own at least (and the sync
+     * words of coop_max rows stay within COOP_MOST_GROUPS chunks). */
+    long rows = knob(ks, ROWS_KNOB_COOP_MAX) > 0 ? knob(ks, ROWS_KNOB_COOP_MAX)
+                                                 : 1;
+    g->most = g->groups;
+    while (g->most * 2 * rows <= COOP_MOST_GROUPS &&
+           vectors / (g->most * 2) >= g->items) {
+        g->most *= 2;
+    }
 }
 
 void rows_coop_defaults(struct kernel_spec *ks)
@@ -287,6 +297,8 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
     }
     plan_int(p, "COOP_GROUPS", "one-launch split: work-groups per row",
              g->groups);
+    plan_int(p, "COOP_GROUPS_MOST",
+             "one-launch split: work-groups per row at most", g->most);
     plan_int(p, "COOP_VECS", "one-launch split: vectors per chunk", g->vecs);
     plan_int(p, "COOP_WG", "one-launch split: work-items per group",
              g->items);
@@ -322,11 +334,12 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
     struct rows_coop g;
     rows_coop_geometry(ks, registers, &g);
     long most = knob(ks, ROWS_KNOB_COOP_MAX);
-    long row_words = per_chunk * g.groups + per_row;
+    long row_words = per_chunk * g.most + per_row;
     coop_defines(ks, p, &g, most, row_words);
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = most;
     pa->coop_groups = g.groups;
+    pa->coop_most = g.most;
     struct launch *l = &pa->launch[pa->n_launch++];
     l->kernel = kernel;
     l->dims = 2;

@@ -14,12 +14,12 @@
  * float32) with REDUCE_NONE; dlogits with GRAD; scratch (the count, the
  * rows' losses) unless REDUCE_NONE; sync (row_coop.cl; a row's words: 3
  * per chunk, then the logit at the label).
- * Launch: local (COOP_WG, 1), groups (COOP_GROUPS, rows), rows at most
- * COOP_ROWS. */
+ * Launch: local (COOP_WG, 1), groups (chunks, rows): chunks from
+ * COOP_GROUPS to COOP_GROUPS_MOST, rows at most COOP_ROWS. */
 #include "cross_entropy_common.cl"
 #include "row_coop.cl"
 
-#if COOP_ROW_WORDS != 3 * COOP_GROUPS + 1
+#if COOP_ROW_WORDS != 3 * COOP_GROUPS_MOST + 1
 #error "cross_entropy_coop: a row's sync words are 3 per chunk, then 1"
 #endif
 
@@ -44,7 +44,7 @@ void cross_entropy_coop(const int rows, const __global storage_t *logits,
     const uint chunk = get_group_id(0);
     const uint row = get_group_id(1);
     const size_t base = (size_t)row * FEATURES;
-    const uint first = chunk * COOP_VECS + lid;
+    const uint first = chunk * coop_vecs() + lid;
     const uint end = coop_end(chunk);
     const int label = labels[row];
     volatile __global uint *words = coop_words(sync, row);
@@ -63,17 +63,18 @@ void cross_entropy_coop(const int rows, const __global storage_t *logits,
         coop_put(words, 3 * chunk, m);
         coop_put(words, 3 * chunk + 1, s);
         coop_put(words, 3 * chunk + 2, t);
-        if (label_valid(label) && (uint)label / VEC / COOP_VECS == chunk) {
-            coop_put(words, 3 * COOP_GROUPS, label_x(logits, base, label));
+        if (label_valid(label) && (uint)label / VEC / coop_vecs() == chunk) {
+            coop_put(words, 3 * COOP_GROUPS_MOST,
+                     label_x(logits, base, label));
         }
     }
     coop_wait(sync, row, lid, generation);
     const float xy =
-        label_valid(label) ? coop_get(words, 3 * COOP_GROUPS) : 0.0f;
+        label_valid(label) ? coop_get(words, 3 * COOP_GROUPS_MOST) : 0.0f;
     m = NO_MAX;
     s = 0.0f;
     t = 0.0f;
-    for (uint c = lid; c < COOP_GROUPS; c += COOP_WG) {
+    for (uint c = lid; c < coop_groups(); c += COOP_WG) {
         merge_pair(&m, &s, coop_get(words, 3 * c),
                    coop_get(words, 3 * c + 1));
         t += coop_get(words, 3 * c + 2);

@@ -11,9 +11,9 @@
  * all of them hold the same bits, whatever the timing.
  *
  * Buffers: x, y (rows x FEATURES); sync (row_coop.cl; a row's words: its
- * chunks' pairs, COOP_ROW_WORDS = 2 * COOP_GROUPS).
- * Launch: local (COOP_WG, 1), groups (COOP_GROUPS, rows), rows at most
- * COOP_ROWS. */
+ * chunks' pairs, COOP_ROW_WORDS = 2 * COOP_GROUPS_MOST).
+ * Launch: local (COOP_WG, 1), groups (chunks, rows): chunks from
+ * COOP_GROUPS to COOP_GROUPS_MOST, rows at most COOP_ROWS. */
 #include "softmax_common.cl"
 #include "row_coop.cl"
 
@@ -32,7 +32,7 @@ inline void coop_row_pair(volatile __global uint *sync, uint row, uint chunk,
     coop_wait(sync, row, lid, generation);
     float mr = NO_MAX;
     float sr = 0.0f;
-    for (uint c = lid; c < COOP_GROUPS; c += COOP_WG) {
+    for (uint c = lid; c < coop_groups(); c += COOP_WG) {
         merge_pair(&mr, &sr, coop_get(pairs, 2 * c),
                    coop_get(pairs, 2 * c + 1));
     }
@@ -51,7 +51,7 @@ void softmax_coop(const __global storage_t *x, __global storage_t *y,
     const uint chunk = get_group_id(0);
     const uint row = get_group_id(1);
     const size_t base = (size_t)row * FEATURES;
-    const uint first = chunk * COOP_VECS + lid;
+    const uint first = chunk * coop_vecs() + lid;
     const uint end = coop_end(chunk);
     const uint generation = coop_generation(sync, row, lid);
 

@@ -327,7 +327,9 @@ static void test_coop_widths(void)
 
 /* The one-launch path's defaults: on NVIDIA GPUs (the tensor-core
  * targets) wherever the split path runs, 8 rows in 16 chunks (128
- * work-groups, about a wave), before the split path; never on CPUs nor
+ * work-groups, about a wave), spread at fewer rows over up to as many
+ * chunks as leave each work-item a vector (COOP_GROUPS_MOST, the path's
+ * coop_most), before the split path; never on CPUs nor
  * other GPUs, whatever the shape; a spec asking for it with one knob
  * gets the other (coop_max alone: 2 chunks on CPUs, a wave's worth on
  * GPUs; coop_split alone: 1 row); turning the split path off turns it
@@ -340,21 +342,21 @@ static void test_coop_defaults(void)
         int features;
         const char *tile;
         enum target target;
-        long coop_split, coop_max, paths;
+        long coop_split, coop_max, paths, most;
     } cases[] = {
-        {"f32", 151936, "coop_max: 8", TARGET_GPU, 16, 8, 3},
-        {"f32", 151936, "", TARGET_TENSOR, 16, 8, 3},
-        {"bf16", 151936, "", TARGET_TENSOR, 16, 8, 3},
-        {"f32", 32768, "", TARGET_SM90A, 16, 8, 3},
-        {"f32", 151936, "", TARGET_GPU, 1, 0, 2},
-        {"f32", 32000, "", TARGET_TENSOR, 1, 0, 1},
-        {"f32", 151936, "split_max: 0", TARGET_TENSOR, 1, 0, 1},
-        {"f32", 151936, "", TARGET_CPU, 1, 0, 2},
-        {"bf16", 151936, "", TARGET_CPU, 1, 0, 2},
-        {"f32", 151936, "coop_max: 2", TARGET_CPU, 2, 2, 3},
-        {"f32", 151936, "coop_split: 4", TARGET_CPU, 4, 1, 3},
-        {"f32", 151936, "coop_max: 1", TARGET_GPU, 128, 1, 3},
-        {"f32", 4096, "coop_max: 4", TARGET_GPU, 32, 4, 2},
+        {"f32", 151936, "coop_max: 8", TARGET_GPU, 16, 8, 3, 128},
+        {"f32", 151936, "", TARGET_TENSOR, 16, 8, 3, 128},
+        {"bf16", 151936, "", TARGET_TENSOR, 16, 8, 3, 64},
+        {"f32", 32768, "", TARGET_SM90A, 16, 8, 3, 32},
+        {"f32", 151936, "", TARGET_GPU, 1, 0, 2, 0},
+        {"f32", 32000, "", TARGET_TENSOR, 1, 0, 1, 0},
+        {"f32", 151936, "split_max: 0", TARGET_TENSOR, 1, 0, 1, 0},
+        {"f32", 151936, "", TARGET_CPU, 1, 0, 2, 0},
+        {"bf16", 151936, "", TARGET_CPU, 1, 0, 2, 0},
+        {"f32", 151936, "coop_max: 2", TARGET_CPU, 2, 2, 3, 8},
+        {"f32", 151936, "coop_split: 4", TARGET_CPU, 4, 1, 3, 8},
+        {"f32", 151936, "coop_max: 1", TARGET_GPU, 128, 1, 3, 128},
+        {"f32", 4096, "coop_max: 4", TARGET_GPU, 32, 4, 2, 32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
@@ -377,6 +379,14 @@ static void test_coop_defaults(void)
                      nu_knob(&k, "coop_split"), nu_knob(&k, "coop_max"),
                      paths, cases[i].coop_split, cases[i].coop_max,
                      cases[i].paths);
+            struct plan p;
+            memset(&p, 0, sizeof p);
+            k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+            TU_CHECK(p.path[0].coop_most == cases[i].most,
+                     "%s %d {%s}, target %d: coop_most %ld (want %ld)",
+                     cases[i].dtype, cases[i].features, cases[i].tile,
+                     (int)cases[i].target, p.path[0].coop_most,
+                     cases[i].most);
             if (i == 0 && nu_build(&k)) {
                 int fits = 16 <= nu_compute_units();
                 CU_ASSERT_EQUAL(runs_coop(&k, 1), fits);

@@ -1054,7 +1054,8 @@ static size_t golden_rmsnorm_product(unsigned _mask, const size_t *_sizes)
 }
 
 /* Sets the arguments of L and enqueues it after the N_WAIT events of WAIT;
- * *DONE (if not NULL) receives its event. */
+ * *DONE (if not NULL) receives its event.
+ */
 static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
                                     cl_command_queue _q,
                                     const struct golden_rmsnorm_launch *_l,
