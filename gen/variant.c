@@ -113,15 +113,15 @@ void ladder_ranges(const long *rows, int n, long *max_rows)
          * waves of work-groups): the row count nearest in log scale
          * predicts a call best, the boundary being the geometric mean,
          * rounded down (ROWS[i] <= it < ROWS[i + 1]). */
-        long prod = rows[i] * rows[i + 1]; /* <= 2^48 */
-        long m = (long)sqrt((double)prod);
+        long long prod = (long long)rows[i] * rows[i + 1]; /* <= 2^48 */
+        long long m = (long long)sqrt((double)prod);
         while (m * m > prod) {
             m--;
         }
         while ((m + 1) * (m + 1) <= prod) {
             m++;
         }
-        max_rows[i] = m;
+        max_rows[i] = (long)m;
     }
     if (n > 0) {
         max_rows[n - 1] = 0;
