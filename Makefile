@@ -262,7 +262,7 @@ smoke: deps
 	    cmp gen/$$k.$$x $(CURDIR)/tests/golden/$$k.$$x; n=$$((n + 1)); \
 	done; done; echo "smoke: $$n files as tests/golden holds them"
 	$(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
-	$(B)/fuzz_db_replay tests/fuzz/db-regressions tests/tune/bad tuning
+	$(B)/fuzz_db_replay tests/fuzz/db-regressions tests/tune/bad tuning tests/tune/a.yaml
 	$(B)/specl db merge $(wildcard tuning/*.yaml) tests/tune/a.yaml tests/tune/b.yaml \
 	    -o $(SMOKE_DIR)/db.yaml
 	$(B)/specl tune tests/tune/small.yaml --kernel t_softmax --rows 8 --strategy random \

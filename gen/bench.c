@@ -656,7 +656,8 @@ static int bench_kernel(const struct bench_opts *o, const struct rt *rt,
                100.0 * copy.us / res[0].us);
     }
     if (detail && got != STUB_BUILD_FAILED) {
-        /* What NAME_create chose on this device, as gen's NAME.c would. */
+        /* What ran at these rows, as gen's NAME.c would: the variant
+         * NAME_create chose on this device, or its rows range's. */
         const struct variant *v = &vs->v[res[0].stub_variant];
         char knobs[TUNE_TEXT];
         knobs_text(&v->ks, knobs, sizeof knobs);

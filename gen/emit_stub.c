@@ -22,10 +22,10 @@ static const char *const hole_names[N_HOLES] = {
     "N_BUFFERS", "N_SIZES", "SIZE_NAMES", "SIZE_PARAMS", "SIZE_DEF_PARAMS",
     "SIZE_ARGS", "SIZE_ARG_DEFS", "SIZE_ARG_UNDEFS", "OVER", "SIZE_ZERO",
     "SCRATCH_UPTO", "SIZES_UPPER", "PATH_SIZE", "HANDLE", "QUEUE",
-    "MAX_ARGS", "SIZE_ARG0", "SIZE_UNUSED",
+    "MAX_ARGS", "SIZE_ARG0", "SIZE_UNUSED", "RANGES", "RANGE_DOC",
     "USES_SYNC", "USES_COOP", "USES_SCRATCH", "USES_SLICES", "USES_IF_GIVEN",
     "USES_UNUSED", "USES_NULLABLE", "USES_MAY_ALIAS", "USES_CAPS",
-    "USES_NEEDS", "USES_NAMES", "USES_DEVICE_TEXT"};
+    "USES_NEEDS", "USES_NAMES", "USES_DEVICE_TEXT", "USES_RANGES"};
 
 void stub_sections(const struct emit_variant *ev, int n,
                    struct stub_sections *s)
@@ -382,6 +382,7 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
         {H_USES_NAMES, sec->names},
         /* the device's name, or its extensions for the capabilities */
         {H_USES_DEVICE_TEXT, sec->names || sec->asked != 0},
+        {H_USES_RANGES, sec->ranges},
     };
     for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
         buf_puts(&b[uses[i].hole], uses[i].uses ? "1" : "");

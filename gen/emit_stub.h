@@ -21,11 +21,11 @@ enum stub_hole {
     H_N_BUFFERS, H_N_SIZES, H_SIZE_NAMES, H_SIZE_PARAMS, H_SIZE_DEF_PARAMS,
     H_SIZE_ARGS, H_SIZE_ARG_DEFS, H_SIZE_ARG_UNDEFS, H_OVER, H_SIZE_ZERO,
     H_SCRATCH_UPTO, H_SIZES_UPPER, H_PATH_SIZE, H_HANDLE, H_QUEUE,
-    H_MAX_ARGS, H_SIZE_ARG0, H_SIZE_UNUSED,
+    H_MAX_ARGS, H_SIZE_ARG0, H_SIZE_UNUSED, H_RANGES, H_RANGE_DOC,
     /* The sections' conditions: "1" when the stub needs the section. */
     H_USES_SYNC, H_USES_COOP, H_USES_SCRATCH, H_USES_SLICES, H_USES_IF_GIVEN,
     H_USES_UNUSED, H_USES_NULLABLE, H_USES_MAY_ALIAS, H_USES_CAPS,
-    H_USES_NEEDS, H_USES_NAMES, H_USES_DEVICE_TEXT, N_HOLES
+    H_USES_NEEDS, H_USES_NAMES, H_USES_DEVICE_TEXT, H_USES_RANGES, N_HOLES
 };
 
 /* The parts of the stub's runtime that only some stubs need (the
@@ -41,6 +41,8 @@ struct stub_sections {
     int nullable;    /* outputs the caller may leave out (NULL) */
     int may_alias;   /* an output allowed in place of another buffer */
     int names;       /* matches that name a device (tuned variants) */
+    int ranges;      /* rows ranges of devices tuned at several row
+                        counts (variant_range) */
     unsigned asked;  /* capabilities the variants need or are meant for */
     unsigned needed; /* capabilities the variants' sources need */
 };

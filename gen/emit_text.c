@@ -40,6 +40,10 @@ void comment_text(struct buf *out, const char *text)
  * "CPUs", a device's name and driver version as it reports them). */
 void match_text(const struct variant_match *m, int n, struct buf *out)
 {
+    if (n == 0) {
+        /* a variant of a device's ladder of row counts alone */
+        buf_puts(out, "the rows ranges that name it");
+    }
     for (int i = 0; i < n; i++) {
         buf_puts(out, i ? ", " : "");
         if (m[i].device[0]) {

@@ -273,9 +273,30 @@ static int source_list(const char *name, int v, struct emit_texts *t,
     return 0;
 }
 
-/* Renders the files of stub NAME with the N variants of EV into E. */
+/* The rows ranges of VS as the rows of the stub's NAME_ranges and the
+ * lines of NAME.h's doc of NAME_variant_at. */
+static void range_rows(const struct variant_set *vs, struct buf *b)
+{
+    for (int i = 0; vs != NULL && i < vs->n_range; i++) {
+        const struct variant_range *r = &vs->range[i];
+        char upto[64];
+        range_rows_text(vs, i, upto, sizeof upto);
+        buf_puts(&b[H_RANGES], "    {\"");
+        c_escape(&b[H_RANGES], r->device, strlen(r->device));
+        buf_printf(&b[H_RANGES], "\", %ld, %d}, /* %s: tuned at rows %s */\n",
+                   r->max_rows, r->variant, upto, r->tuned);
+        buf_puts(&b[H_RANGE_DOC], " *   ");
+        comment_text(&b[H_RANGE_DOC], r->device);
+        buf_printf(&b[H_RANGE_DOC], ", %s: variant %d (tuned at rows %s)\n",
+                   upto, r->variant, r->tuned);
+    }
+}
+
+/* Renders the files of stub NAME with the N variants of EV and the rows
+ * ranges of VS (NULL: none) into E. */
 static int emit_variants(const char *name, const struct emit_variant *ev,
-                         int n, struct emitted *e, char *err, size_t errsize)
+                         int n, const struct variant_set *vs,
+                         struct emitted *e, char *err, size_t errsize)
 {
     struct buf b[N_HOLES];
     struct emit_texts texts_store, *texts = &texts_store;
@@ -307,6 +328,8 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     }
     struct stub_sections sec;
     stub_sections(ev, n, &sec);
+    sec.ranges = vs != NULL && vs->n_range > 0;
+    range_rows(vs, b);
     int max_kernels = 0;
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
@@ -377,7 +400,7 @@ int emit_stub(const struct kernel_spec *ks, const char *name,
     ev->label = "";
     ev->n_match = 1;
     ev->match = &any;
-    int rc = emit_variants(name, ev, 1, e, err, errsize);
+    int rc = emit_variants(name, ev, 1, NULL, e, err, errsize);
     free(ev);
     return rc;
 }
@@ -404,7 +427,8 @@ int emit_kernel(const struct variant_set *vs, struct emitted *e, char *err,
         snprintf(err, errsize, "out of memory");
         return -1;
     }
-    int rc = emit_variants(vs->v[0].ks.name, ev, vs->n, e, err, errsize);
+    int rc = emit_variants(vs->v[0].ks.name, ev, vs->n, vs, e, err,
+                           errsize);
     free(ev);
     return rc;
 }

@@ -815,9 +815,14 @@ enum stub_outcome measure_stub(struct measure_case *mc,
         snprintf(r->note, sizeof r->note, "build failed: %s", rt_status(err));
         return STUB_BUILD_FAILED;
     }
-    r->stub_variant = mc->stub.variant;
+    /* The variant that runs at the case's rows: a device's rows range's
+     * where it was tuned at several row counts. */
+    int at = stub_variant_at(&mc->stub, mc->vc.sizes);
+    r->stub_variant = at >= 0 ? at : mc->stub.variant;
     const struct path *path = stub_path(&mc->stub, mc->vc.sizes);
-    r->stub_path = path != NULL ? (int)(path - mc->stub.plan.path) : -1;
+    r->stub_path =
+        path != NULL ? (int)(path - mc->stub.plans[r->stub_variant].path)
+                     : -1;
     snprintf(r->path_why, sizeof r->path_why, "%s",
              path != NULL ? path->why : "");
     verify_variant(mc, run_specl, r);

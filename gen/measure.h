@@ -49,7 +49,9 @@ struct result {
     double us;          /* median event time */
     double wall_us;     /* median host time per call, enqueue to finish */
     int host_timed;     /* us is host time over back-to-back batches */
-    int stub_variant;   /* the variant the stub built (measure_stub) */
+    int stub_variant;   /* the variant that ran at the case's sizes
+                           (measure_stub): the one the stub built, or
+                           its device's rows range's */
     int stub_path;      /* the path it ran at the case's sizes, as
                            NAME_path_index picks it; -1: none */
     char path_why[160]; /* that path's description in the plan */

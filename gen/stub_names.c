@@ -9,7 +9,7 @@ const char *const stub_host_api[] = {
     "create", "create_variant", "variant", "enqueue", "enqueue_scratch",
     "scratch_bytes", "clone", "build_log", "destroy", "N_VARIANTS",
     "enqueue_array", "scratch_bytes_array", "path_index", "N_SIZES",
-    "N_BUFFERS", NULL};
+    "N_BUFFERS", "variant_at", NULL};
 
 /* The names of NAME.c that NAME.h does not declare, as suffixes of
  * NAME_ (stub_names.h): types, tables and static functions. */
@@ -23,7 +23,8 @@ static const char *const stub_suffixes[] = {
     "check_queue_and_wait", "mem_origin", "check_aliases", "path_for",
     "coop_spread",
     "path_scratch", "enqueue_launch", "enqueue_buffers", "product", "count",
-    "scratch_bytes_at", "sizes_ok", "runs_for", "zeroed", NULL};
+    "scratch_bytes_at", "sizes_ok", "runs_for", "zeroed", "range", "ranges",
+    "create_ranges", "for_rows", NULL};
 
 /* The tables numbered by variant; launches are numbered by variant and
  * path as well, kernel texts (textN) by their order in NAME.c. */

@@ -26,7 +26,7 @@ extern const char *const stub_host_api[];
  * are left out: it #undefs them at its end. */
 int stub_suffix(int i, char *buf, size_t size);
 #define STUB_SUFFIXES \
-    (40 + (4 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS + STUB_MAX_TEXTS)
+    (48 + (4 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS + STUB_MAX_TEXTS)
 
 /* The distinct kernel texts one NAME.c holds, at most (NAME_textN): each
  * variant's parameters and the pieces of its rendered templates, two per

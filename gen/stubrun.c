@@ -186,6 +186,18 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
         stub_unload(s);
         return CL_INVALID_PROGRAM;
     }
+    if (resolve(s, e->name, "_variant_at", &s->fn_variant_at) < 0) {
+        s->fn_variant_at = NULL; /* no rows ranges */
+    }
+    s->plans = malloc((size_t)n_plan * sizeof *s->plans);
+    if (s->plans == NULL) {
+        set_log(log, "out of memory");
+        emitted_free(e);
+        stub_unload(s);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    memcpy(s->plans, plans, (size_t)n_plan * sizeof *s->plans);
+    s->n_plans = n_plan;
     struct rt_capture capture;
     rt_capture_begin(&capture);
     st = variant < 0 ? fn_create(rt->ctx, rt->device, &s->handle)
@@ -269,10 +281,20 @@ cl_int stub_load_naive(struct stub *s, const struct rt *rt,
     return load_emitted(s, rt, &e, &plan, 1, -1, log);
 }
 
+int stub_variant_at(const struct stub *s, const size_t *sizes)
+{
+    if (s->fn_variant_at == NULL) {
+        return s->fn_path_index(s->handle, sizes) >= 0 ? s->variant : -1;
+    }
+    int v = s->fn_variant_at(s->handle, sizes);
+    return v >= 0 && v < s->n_plans ? v : -1;
+}
+
 const struct path *stub_path(const struct stub *s, const size_t *sizes)
 {
+    int v = stub_variant_at(s, sizes);
     int i = s->fn_path_index(s->handle, sizes);
-    return i >= 0 ? &s->plan.path[i] : NULL;
+    return v >= 0 && i >= 0 ? &s->plans[v].path[i] : NULL;
 }
 
 cl_int stub_enqueue_scratch(const struct stub *s, cl_command_queue q,
@@ -318,5 +340,6 @@ void stub_unload(struct stub *s)
     if (s->dl != NULL) {
         dlclose(s->dl);
     }
+    free(s->plans);
     memset(s, 0, sizeof *s);
 }

@@ -11,6 +11,10 @@
 struct stub {
     int variant;       /* the variant NAME_create built */
     struct plan plan;  /* that variant's */
+    int n_plans;       /* every variant's plan, by index (the rows ranges
+                          of a device tuned at several row counts run
+                          others than VARIANT) */
+    struct plan *plans;
     void *dl;          /* the shared object */
     void *handle;      /* the stub's NAME * */
     /* NAME_enqueue_array, NAME_scratch_bytes_array, NAME_path_index */
@@ -20,6 +24,8 @@ struct stub {
                          cl_event *done);
     size_t (*fn_scratch_bytes)(const size_t *sizes);
     int (*fn_path_index)(const void *k, const size_t *sizes);
+    /* NAME_variant_at, which only a stub of rows ranges has; else NULL */
+    int (*fn_variant_at)(const void *k, const size_t *sizes);
     void (*fn_destroy)(void *k);
     cl_mem scratch;    /* caller-owned scratch, grown on demand */
     size_t scratch_size;
@@ -43,9 +49,14 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
 cl_int stub_load_naive(struct stub *s, const struct rt *rt,
                        const struct kernel_spec *ks, char **log);
 
-/* The launches S runs at the runtime sizes SIZES (its plan's path for
- * them, as NAME_path_index picks it); NULL for sizes an enqueue would
- * refuse. */
+/* The variant S runs at the runtime sizes SIZES: its rows range's on a
+ * device tuned at several row counts (NAME_variant_at), else the one
+ * NAME_create built; -1 for sizes an enqueue would refuse. */
+int stub_variant_at(const struct stub *s, const size_t *sizes);
+
+/* The launches S runs at the runtime sizes SIZES (the path of the
+ * variant stub_variant_at gives, as NAME_path_index picks it); NULL for
+ * sizes an enqueue would refuse. */
 const struct path *stub_path(const struct stub *s, const size_t *sizes);
 
 /* NAME_enqueue_array(handle, Q, SIZES, BUFFERS, scratch, N_WAIT, WAIT,

@@ -151,6 +151,17 @@ double tune_clock_s(void);
 
 /* ---- specl tune --------------------------------------------------------- */
 
+/* The most row counts of one `specl tune --rows` ladder. */
+#define TUNE_MAX_LADDER 16
+
+/* Reads TEXT, a row count or a comma-separated list of them ("1,8,32"),
+ * into ROWS (room for TUNE_MAX_LADDER), ascending and without repeats:
+ * returns how many, or -1 with what is wrong in WHY (an empty item, one
+ * that is not a whole number, one outside [1, TUNE_MAX_ROWS], more than
+ * TUNE_MAX_LADDER). */
+int tune_rows_parse(const char *text, long *rows, char *why,
+                    size_t why_size);
+
 /* `specl tune ARGS...` (ARGV without the program and command names):
  * prints as the command does and returns its exit status. */
 int specl_tune_main(int argc, char **argv);

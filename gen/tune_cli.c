@@ -35,6 +35,7 @@ struct report {
     int is_tty;
     double last_report;
     struct saver *saver;
+    int ladder;         /* one of several row counts: progress names it */
 };
 
 /* Saving as measurements come (tune_options.on_record): the database,
@@ -158,9 +159,14 @@ static void print_progress(const struct tune_result *r, double el, int final,
             fputc('\n', stderr);
         }
     } else if (final || el - rep->last_report >= 5.0) {
-        fprintf(stderr, "  %s: %ld/%ld evaluated, best %s, %.0f s elapsed, "
-                "~%.0f s left\n",
-                rep->ks->name, r->evaluated, r->max_evals, best, el, left);
+        char rows[40] = "";
+        if (rep->ladder) {
+            snprintf(rows, sizeof rows, " (rows %ld)", r->rows);
+        }
+        fprintf(stderr, "  %s%s: %ld/%ld evaluated, best %s, %.0f s "
+                "elapsed, ~%.0f s left\n",
+                rep->ks->name, rows, r->evaluated, r->max_evals, best, el,
+                left);
         rep->last_report = el;
     }
     fflush(stderr);
@@ -228,19 +234,60 @@ static void print_best(const struct tune_result *r)
     }
 }
 
-/* Tunes KS with O and prints what it did; returns 1 when it failed. */
+/* What one row count of a ladder came to, for its summary. */
+struct ladder_point {
+    long rows;
+    int ran;            /* some config ran correctly */
+    double best_us, default_us;
+    char knobs[TUNE_TEXT];
+};
+
+/* The summary of kernel NAME's ladder: per row count its best against
+ * the op defaults, and whether its knobs are those of the row count
+ * before (`gen --db` gives such neighbours one range). */
+static void print_ladder(const char *name, const struct ladder_point *p,
+                         int n)
+{
+    printf("%s: ladder of %d row counts:\n", name, n);
+    for (int i = 0; i < n; i++) {
+        printf("  rows %ld: ", p[i].rows);
+        if (!p[i].ran) {
+            printf("no config ran correctly\n");
+            continue;
+        }
+        printf("best %.1f us", p[i].best_us);
+        if (p[i].default_us > 0) {
+            printf(", defaults %.1f us (%.2fx)", p[i].default_us,
+                   p[i].default_us / p[i].best_us);
+        }
+        int same = i > 0 && p[i - 1].ran &&
+                   strcmp(p[i - 1].knobs, p[i].knobs) == 0;
+        printf("%s\n", same ? "; the knobs of the row count before" : "");
+    }
+}
+
+/* Tunes KS with O and prints what it did (LADDER: one of several row
+ * counts, which its progress lines name), into *POINT; returns 1 when it
+ * failed. */
 static int tune_and_print(const struct tune_options *o, const struct rt *rt,
                           struct naive_stubs *naive, struct tunedb *db,
-                          const struct kernel_spec *ks, struct saver *saver)
+                          const struct kernel_spec *ks, struct saver *saver,
+                          int ladder, struct ladder_point *point)
 {
     struct tune_options ko = *o;
     struct tune_result r;
-    struct report rep = {ks, o->budget_s, isatty(2), 0, saver};
+    struct report rep = {ks, o->budget_s, isatty(2), 0, saver, ladder};
     ko.on_start = print_start;
     ko.on_progress = print_progress;
     ko.on_record = save_as_measured;
     ko.ctx = &rep;
     int failed = tune_kernel(rt, naive, ks, &ko, db, &r);
+    memset(point, 0, sizeof *point);
+    point->rows = r.rows;
+    point->ran = r.searched && r.best >= 0;
+    point->best_us = r.best_us;
+    point->default_us = r.default_us;
+    snprintf(point->knobs, sizeof point->knobs, "%s", r.best_knobs);
     if (!r.searched) {
         fprintf(stderr, "specl: tune: %s: %s\n", ks->name, r.error);
         return 1;
@@ -267,6 +314,53 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
     return failed;
 }
 
+int tune_rows_parse(const char *text, long *rows, char *why,
+                    size_t why_size)
+{
+    int n = 0, item = 1;
+    for (const char *p = text;; item++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) {
+            snprintf(why, why_size, "item %d is empty", item);
+            return -1;
+        }
+        if (strspn(p, "0123456789") != len) {
+            snprintf(why, why_size, "'%.*s' is not a whole number",
+                     (int)(len > 32 ? 32 : len), p);
+            return -1;
+        }
+        long v = 0;
+        for (size_t i = 0; i < len && v <= TUNE_MAX_ROWS; i++) {
+            v = v * 10 + (p[i] - '0');
+        }
+        if (v < 1 || v > TUNE_MAX_ROWS) {
+            snprintf(why, why_size, "%.*s is out of range",
+                     (int)(len > 32 ? 32 : len), p);
+            return -1;
+        }
+        /* Kept ascending, a repeat once: each row count is one entry. */
+        int at = 0;
+        while (at < n && rows[at] < v) {
+            at++;
+        }
+        if (at == n || rows[at] != v) {
+            if (n == TUNE_MAX_LADDER) {
+                snprintf(why, why_size, "more than %d row counts",
+                         TUNE_MAX_LADDER);
+                return -1;
+            }
+            memmove(rows + at + 1, rows + at, (size_t)(n - at) * sizeof *rows);
+            rows[at] = v;
+            n++;
+        }
+        p += len;
+        if (*p == '\0') {
+            return n;
+        }
+        p++; /* the comma */
+    }
+}
+
 static const char tune_usage[] =
     "usage: specl tune [OPTION]... SPEC.yaml...\n"
     "\n"
@@ -289,8 +383,12 @@ static const char tune_usage[] =
     "                         climbing one knob step at a time)\n"
     "      --max-evals N      candidates to evaluate (default: all for\n"
     "                         exhaustive, else a quarter)\n"
-    "      --budget SECONDS   stop searching a kernel after that long\n"
-    "      --rows M           rows measured (default: the op's)\n"
+    "      --budget SECONDS   stop searching a kernel (at each row count)\n"
+    "                         after that long\n"
+    "      --rows M[,M...]    rows measured (default: the op's); a list\n"
+    "                         (1,8,32,128) tunes each kernel at each row\n"
+    "                         count, one database entry each, which\n"
+    "                         'specl gen --db' turns into row ranges\n"
     "      --reps N           timed runs per config, 1 to 1000 (default 20)\n"
     "      --seed N           of the inputs and the search order (default 1)\n"
     "      --db FILE          the database (default:\n"
@@ -332,6 +430,8 @@ static const struct cli_option tune_cli_options[] = {
 /* What tune's command line asks beyond the tuning options. */
 struct tune_args {
     const char *device, *db, *plot, *kernel;
+    int n_rows;                  /* 0: the op's default rows */
+    long rows[TUNE_MAX_LADDER];  /* ascending */
 };
 
 /* Reads tune's command line C into O and A: -1 to go on, else the exit
@@ -370,9 +470,18 @@ static int parse_tune(struct cli *c, struct tune_options *o,
         case OPT_BUDGET:
             bad = cli_double(c, 0.001, 1e7, &o->budget_s);
             break;
-        case OPT_ROWS:
-            bad = cli_long(c, 1, TUNE_MAX_ROWS, &o->rows);
+        case OPT_ROWS: {
+            char why[96];
+            a->n_rows = tune_rows_parse(c->value, a->rows, why, sizeof why);
+            if (a->n_rows < 0) {
+                cli_usage_error(c->cmd, "%s needs a whole number in [1, %ld] "
+                                "or a comma-separated list of them "
+                                "(1,8,32), got '%s': %s",
+                                c->name, TUNE_MAX_ROWS, c->value, why);
+                bad = 1;
+            }
             break;
+        }
         case OPT_REPS:
             bad = cli_long(c, 1, MAX_REPS, &n);
             o->reps = (int)n;
@@ -395,14 +504,20 @@ static int parse_tune(struct cli *c, struct tune_options *o,
     return -1;
 }
 
-/* The plot of kernel NAME: PLOT itself when one kernel is tuned, else
- * PLOT with "-NAME" before its extension (plot.svg: plot-NAME.svg). */
+/* The plot of one tune: PLOT itself when the run tunes one kernel at one
+ * row count, else PLOT with "-NAME" (several kernels) and "-rowsM" (a
+ * ladder of row counts) before its extension (plot.svg:
+ * plot-NAME-rows8.svg). */
 static void plot_path(const char *plot, const char *name, int several,
-                      char *out, size_t size)
+                      long rows, int ladder, char *out, size_t size)
 {
-    if (!several) {
-        snprintf(out, size, "%s", plot);
-        return;
+    char suffix[SPECL_NAME_MAX + 32] = "";
+    if (several) {
+        snprintf(suffix, sizeof suffix, "-%s", name);
+    }
+    if (ladder) {
+        size_t len = strlen(suffix);
+        snprintf(suffix + len, sizeof suffix - len, "-rows%ld", rows);
     }
     const char *dot = strrchr(plot, '.');
     const char *slash = strrchr(plot, '/');
@@ -410,7 +525,7 @@ static void plot_path(const char *plot, const char *name, int several,
         dot[-1] == '/') {
         dot = plot + strlen(plot); /* no extension: append */
     }
-    snprintf(out, size, "%.*s-%s%s", (int)(dot - plot), plot, name, dot);
+    snprintf(out, size, "%.*s%s%s", (int)(dot - plot), plot, suffix, dot);
 }
 
 /* Loads the database at PATH into DB (a missing file is an empty one),
@@ -431,7 +546,7 @@ static int load_db(struct tunedb *db, const char *path, struct diags *d)
 int specl_tune_main(int argc, char **argv)
 {
     struct tune_options o;
-    struct tune_args args = {NULL, NULL, NULL, NULL};
+    struct tune_args args = {.n_rows = 0};
     struct cli c = {.cmd = "tune",
                     .usage = tune_usage,
                     .options = tune_cli_options,
@@ -497,6 +612,7 @@ int specl_tune_main(int argc, char **argv)
     naive_init(&naive);
     int matched = 0;
     int several = args.kernel == NULL && set.n_kernel > 1;
+    int n_rows = args.n_rows > 0 ? args.n_rows : 1; /* 0: the op's rows */
     char plot[1024];
     for (int k = 0; k < set.n_kernel && !stop_signal; k++) {
         if (args.kernel != NULL &&
@@ -504,19 +620,29 @@ int specl_tune_main(int argc, char **argv)
             continue;
         }
         matched++;
-        if (args.plot != NULL) {
-            plot_path(args.plot, set.kernel[k].name, several, plot,
-                      sizeof plot);
+        struct ladder_point point[TUNE_MAX_LADDER];
+        int done = 0;
+        for (int i = 0; i < n_rows && !stop_signal; i++) {
+            o.rows = args.n_rows > 0 ? args.rows[i] : 0;
+            if (args.plot != NULL) {
+                plot_path(args.plot, set.kernel[k].name, several, o.rows,
+                          n_rows > 1, plot, sizeof plot);
+            }
+            o.plot = args.plot != NULL ? plot : NULL;
+            rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k],
+                                 &saver, n_rows > 1, &point[done++]);
+            /* And after every kernel and row count: its best, its default
+             * time. */
+            if (tunedb_save_merged(&db, db_path, err, sizeof err) < 0) {
+                fprintf(stderr, "specl: error: %s\n", err);
+                rc = 1;
+            }
+            rc |= saver.failed;
+            saver.failed = 0;
         }
-        o.plot = args.plot != NULL ? plot : NULL;
-        rc |= tune_and_print(&o, &rt, &naive, &db, &set.kernel[k], &saver);
-        /* And after every kernel: its best, its default time. */
-        if (tunedb_save_merged(&db, db_path, err, sizeof err) < 0) {
-            fprintf(stderr, "specl: error: %s\n", err);
-            rc = 1;
+        if (n_rows > 1) {
+            print_ladder(set.kernel[k].name, point, done);
         }
-        rc |= saver.failed;
-        saver.failed = 0;
     }
     if (saver.saves > 0) {
         printf("database %s: saved %ld time%s as measurements came, %.3f "

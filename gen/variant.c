@@ -1,9 +1,11 @@
 /* variant.c - the knob sets one kernel's NAME.c carries (see variant.h). */
 #include "variant.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clsource.h"
@@ -47,10 +49,11 @@ void variants_one(const struct kernel_spec *ks, struct variant_set *vs)
     vs->v[0].n_match = 1; /* every device */
 }
 
-/* Adds KS to VS under LABEL for the devices of MATCH, or (with MERGE)
- * gives those devices the variant that already emits the same code;
- * without MERGE such a KS adds nothing. Returns 0, or -1 when VS is full
- * or KS cannot be emitted (WHY says so). */
+/* Adds KS to VS under LABEL for the devices of MATCH (NULL: none, a
+ * variant that rows ranges name), or (with MERGE) gives those devices the
+ * variant that already emits the same code; without MERGE such a KS adds
+ * nothing. Returns the variant's index, or -1 when VS is full or KS
+ * cannot be emitted (WHY says so). */
 static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
                        const char *label, const struct variant_match *match,
                        int merge, char *why, size_t why_size)
@@ -66,11 +69,11 @@ static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
         if (v->code_hash == hash) {
             int room = v->n_match < (int)(sizeof v->match /
                                           sizeof v->match[0]);
-            if (merge && room) {
+            if (merge && room && match != NULL) {
                 v->match[v->n_match++] = *match;
             }
             snprintf(why, why_size, "the same code as variant %d", i);
-            return 0;
+            return i;
         }
     }
     if (vs->n == SPECL_MAX_VARIANTS) {
@@ -84,9 +87,11 @@ static int add_variant(struct variant_set *vs, const struct kernel_spec *ks,
     v->code_hash = hash;
     snprintf(v->label, sizeof v->label, "%s", label);
     snprintf(v->ks.tile_note, sizeof v->ks.tile_note, "%.255s", label);
-    v->match[v->n_match++] = *match;
+    if (match != NULL) {
+        v->match[v->n_match++] = *match;
+    }
     why[0] = '\0';
-    return 0;
+    return vs->n - 1;
 }
 
 /* KS with the knobs it leaves out chosen for TARGET; -1 when they do not
@@ -99,6 +104,186 @@ static int for_target(const struct kernel_spec *ks, enum target target,
     out->target = target;
     out->tile_note[0] = '\0';
     return knobs_resolve(out, &quiet) == 0 ? 0 : -1;
+}
+
+void ladder_ranges(const long *rows, int n, long *max_rows)
+{
+    for (int i = 0; i + 1 < n; i++) {
+        /* A config's time follows the log of the rows (tiles filled,
+         * waves of work-groups): the row count nearest in log scale
+         * predicts a call best, the boundary being the geometric mean,
+         * rounded down (ROWS[i] <= it < ROWS[i + 1]). */
+        long long prod = (long long)rows[i] * rows[i + 1]; /* <= 2^48 */
+        long long m = (long long)sqrt((double)prod);
+        while (m * m > prod) {
+            m--;
+        }
+        while ((m + 1) * (m + 1) <= prod) {
+            m++;
+        }
+        max_rows[i] = (long)m;
+    }
+    if (n > 0) {
+        max_rows[n - 1] = 0;
+    }
+}
+
+void range_rows_text(const struct variant_set *vs, int r, char *out,
+                     size_t size)
+{
+    const struct variant_range *range = &vs->range[r];
+    long first = r > 0 && strcmp(vs->range[r - 1].device, range->device) == 0
+                     ? vs->range[r - 1].max_rows + 1
+                     : 1;
+    if (range->max_rows == 0) {
+        snprintf(out, size, "rows %ld and more", first);
+    } else {
+        snprintf(out, size, "rows %ld to %ld", first, range->max_rows);
+    }
+}
+
+/* A row count of a device's ladder: the variant its entry emits. */
+struct ladder_point {
+    long rows;
+    double us;
+    char version[16];
+    int variant;
+    struct kernel_spec ks;
+};
+
+static int point_rows_cmp(const void *a, const void *b)
+{
+    const struct ladder_point *pa = a, *pb = b;
+    return (pa->rows > pb->rows) - (pa->rows < pb->rows);
+}
+
+/* For TOP, the entry of KS's shape with the most rows on its device,
+ * emitted as variant TOP_VARIANT: the device's other exact entries (of
+ * TOP's driver: one measured setup) as variants of their own, and the
+ * rows ranges that run each (VS's range). Says in NOTES what each range
+ * runs and which entries it passed over, and why. */
+static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
+                       const struct tune_entry *top, int top_variant,
+                       struct variant_set *vs, struct buf *notes)
+{
+    struct ladder_point *point = calloc(SPECL_MAX_RANGES, sizeof *point);
+    char why[256], label[640];
+    int n = 0;
+    if (point == NULL) {
+        return;
+    }
+    for (int i = 0; i < db->n; i++) {
+        const struct tune_entry *e = &db->entry[i];
+        if (e == top || strcmp(e->device, top->device) != 0 ||
+            strcmp(e->op, top->op) != 0 ||
+            strcmp(e->dtype, top->dtype) != 0 ||
+            strcmp(e->shape, top->shape) != 0) {
+            continue;
+        }
+        if (strcmp(e->driver, top->driver) != 0) {
+            note(notes, "%s: %s: rows %ld: skipped: measured with driver "
+                 "%s, not %s as the entry of rows %ld", ks->name, e->device,
+                 e->rows, e->driver, top->driver, top->rows);
+            continue;
+        }
+        if (!e->best[0]) {
+            note(notes, "%s: %s: rows %ld: skipped: the entry has no "
+                 "result", ks->name, e->device, e->rows);
+            continue;
+        }
+        if (n + 1 == SPECL_MAX_RANGES) {
+            note(notes, "%s: %s: rows %ld: skipped: a ladder holds at most "
+                 "%d row counts", ks->name, e->device, e->rows,
+                 SPECL_MAX_RANGES);
+            continue;
+        }
+        struct ladder_point *p = &point[n];
+        struct diags quiet = {.out = NULL};
+        p->ks = *ks;
+        p->ks.target = TARGET_GPU;
+        target_from_name(e->target, &p->ks.target);
+        if (tunedb_entry_knobs(&p->ks, e->best, e->rows) < 0) {
+            note(notes, "%s: %s: rows %ld: skipped: its knobs do not fit "
+                 "this shape", ks->name, e->device, e->rows);
+            continue;
+        }
+        if (knobs_resolve(&p->ks, &quiet) != 0) {
+            note(notes, "%s: %s: rows %ld: skipped: its knobs fail this "
+                 "specl's checks: %s", ks->name, e->device, e->rows,
+                 quiet.first);
+            continue;
+        }
+        p->rows = e->rows;
+        p->us = e->best_us;
+        snprintf(p->version, sizeof p->version, "%s", e->version);
+        n++;
+    }
+    if (n == 0) {
+        free(point);
+        return;
+    }
+    qsort(point, (size_t)n, sizeof *point, point_rows_cmp);
+    /* Each row count's variant, the fewest rows first; one that cannot
+     * be had leaves its rows to its neighbours. */
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(label, sizeof label,
+                 "tuned on %.255s (driver %.127s) at rows %ld (%.1f us, "
+                 "specl %s)", top->device, top->driver, point[i].rows,
+                 point[i].us, point[i].version);
+        point[i].variant = add_variant(vs, &point[i].ks, label, NULL, 1, why,
+                                       sizeof why);
+        if (point[i].variant < 0) {
+            note(notes, "%s: %s: rows %ld: left out: %s", ks->name,
+                 top->device, point[i].rows, why);
+            continue;
+        }
+        point[kept++] = point[i];
+    }
+    point[kept].rows = top->rows;
+    point[kept].us = top->best_us;
+    point[kept].variant = top_variant;
+    n = kept + 1;
+    long rows[SPECL_MAX_RANGES], max_rows[SPECL_MAX_RANGES];
+    for (int i = 0; i < n; i++) {
+        rows[i] = point[i].rows;
+    }
+    ladder_ranges(rows, n, max_rows);
+    /* Neighbours of the same code share a range. */
+    struct variant_range range[SPECL_MAX_RANGES];
+    int n_range = 0;
+    for (int i = 0; i < n; i++) {
+        struct variant_range *r = &range[n_range];
+        if (n_range > 0 && range[n_range - 1].variant == point[i].variant) {
+            r = &range[n_range - 1];
+            size_t len = strlen(r->tuned);
+            snprintf(r->tuned + len, sizeof r->tuned - len, ", %ld",
+                     point[i].rows);
+        } else {
+            memset(r, 0, sizeof *r);
+            snprintf(r->device, sizeof r->device, "%s", top->device);
+            r->variant = point[i].variant;
+            snprintf(r->tuned, sizeof r->tuned, "%ld", point[i].rows);
+            n_range++;
+        }
+        r->max_rows = max_rows[i];
+    }
+    if (n_range == 1) {
+        note(notes, "%s: %s: rows %s: one config: no rows ranges",
+             ks->name, top->device, range[0].tuned);
+    } else if (vs->n_range + n_range > SPECL_MAX_RANGES) {
+        note(notes, "%s: %s: no rows ranges: a NAME.c holds at most %d",
+             ks->name, top->device, SPECL_MAX_RANGES);
+    } else {
+        for (int i = 0; i < n_range; i++) {
+            char upto[64];
+            vs->range[vs->n_range++] = range[i];
+            range_rows_text(vs, vs->n_range - 1, upto, sizeof upto);
+            note(notes, "%s: %s: %s: variant %d, tuned at rows %s", ks->name,
+                 top->device, upto, range[i].variant, range[i].tuned);
+        }
+    }
+    free(point);
 }
 
 void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
@@ -184,14 +369,18 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
                  "tuned on %.255s (driver %.127s): %.200s", e->device,
                  e->driver, why);
         char merged[256];
-        if (add_variant(vs, &one, label, &match, 1, merged, sizeof merged) <
-            0) {
+        int index = add_variant(vs, &one, label, &match, 1, merged,
+                                sizeof merged);
+        if (index < 0) {
             note(notes, "%s: %s: left out: %s", ks->name, dev, merged);
             continue;
         }
         used++;
         note(notes, "%s: %s: %s%s%s", ks->name, dev, why,
              merged[0] ? "; " : "", merged);
+        if (pick == PICK_EXACT) {
+            add_ladder(ks, db, e, index, vs, notes);
+        }
     }
     if (used == 0) {
         note(notes,

@@ -41,9 +41,25 @@ struct variant {
     struct variant_match match[SPECL_MAX_VARIANTS + 2];
 };
 
+/* Calls of up to MAX_ROWS rows (the first runtime size; 0: any more)
+ * on the device DEVICE (as CL_DEVICE_NAME reads) run variant VARIANT: a
+ * device tuned at several row counts (`specl tune --rows 1,8,32`) has a
+ * range per row count, or per run of row counts whose bests emit the
+ * same code, in ascending order, its last of max_rows 0. */
+struct variant_range {
+    char device[SPECL_DEVICE_NAME_MAX];
+    long max_rows;
+    int variant;
+    char tuned[96];   /* the row counts it was tuned at: "8, 32" */
+};
+
+#define SPECL_MAX_RANGES 32 /* of one NAME.c, every device's */
+
 struct variant_set {
     int n;
     struct variant v[SPECL_MAX_VARIANTS];
+    int n_range;
+    struct variant_range range[SPECL_MAX_RANGES];
 };
 
 /* KS alone, for every device: what `--target`, `bench` of one config and
@@ -57,11 +73,26 @@ void variants_one(const struct kernel_spec *ks, struct variant_set *vs);
  * DB's entry for KS's shape from each device it holds (DEVICE: that
  * device only; DB may be NULL). Variants that emit the same
  * code are one variant with the devices of both. Knobs the spec gives stay
- * in every variant; a kernel that gives them all has one variant. Writes
- * a line per entry used or skipped, and why, to NOTES (may be NULL). */
+ * in every variant; a kernel that gives them all has one variant. Where
+ * the device's exact entries (its driver's) are at several row counts,
+ * the one of the most rows is its variant as above, and each row count
+ * gets its best as a variant too, with the rows ranges that run them
+ * (VS's range; ladder_ranges). Writes a line per entry used or skipped,
+ * and why, to NOTES (may be NULL). */
 void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
                     const char *device, struct variant_set *vs,
                     struct buf *notes);
+
+/* The ranges of the N row counts ROWS (ascending) of one device's
+ * ladder: into MAX_ROWS[i], the most rows row count I serves (0 for the
+ * last: any more). A row count serves the rows nearer to it than to its
+ * neighbours in log scale, up to floor(sqrt(ROWS[i] * ROWS[i + 1])). */
+void ladder_ranges(const long *rows, int n, long *max_rows);
+
+/* "rows A to B" (or "rows A and more") of VS's range R into OUT: its
+ * first row, the one after the range before of its device. */
+void range_rows_text(const struct variant_set *vs, int r, char *out,
+                     size_t size);
 
 /* Prints each line of NOTES to OUT as "specl: note: LINE". */
 void variants_print_notes(const struct buf *notes, FILE *out);

@@ -31,6 +31,9 @@ int add_defaults_spec_tests(CU_pSuite s);
  * to the numeric and tune suites S. Return 0 when added. */
 int add_sizes_numeric_tests(CU_pSuite s);
 int add_sizes_tune_tests(CU_pSuite s);
+/* test_ladder.c: tune --rows over a ladder of row counts, and the rows
+ * ranges gen --db makes of it, added to the tune suite. */
+int add_ladder_tune_tests(CU_pSuite s);
 /* test_gated.c: swiglu and swiglu_backward, added to the numeric suite. */
 int add_gated_numeric_tests(CU_pSuite s);
 /* test_add_norm.c: add_rmsnorm, added to the numeric suite. */

@@ -3779,6 +3779,7 @@ int add_tune_suite(void)
 {
     CU_pSuite s = CU_add_suite("tune", suite_init, suite_cleanup);
     if (s == NULL || add_sizes_tune_tests(s) != 0 ||
+        add_ladder_tune_tests(s) != 0 ||
         CU_add_test(s, "filter: rejections and reasons", test_filter_cases) ==
             NULL ||
         CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||

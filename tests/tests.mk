@@ -98,9 +98,10 @@ golden-update: $(B)/specl
 	    $(B)/specl import $$f 2>&1 >/dev/null | grep -v '^specl: ' > $${f%.json}.err; \
 	done; echo "rewrote tests/models/bad/*.err"
 
-# ---- valgrind: the reader and the generator on every spec and fixture,
-# then the spec, emit and syntax suites (the device suites run PoCL, too
-# noisy under valgrind). The bad fixtures are read in one run, which must
+# ---- valgrind: the reader and the generator on every spec and fixture
+# (tests/tune/a.yaml: a database of one shape at two row counts, which gen
+# --db makes rows ranges of), then the spec, emit and syntax suites (the
+# device suites run PoCL, too noisy under valgrind). The bad fixtures are read in one run, which must
 # exit 1 (specl's own status) with no valgrind error (which exits 3 there).
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
            --suppressions=tests/valgrind.supp
@@ -122,7 +123,7 @@ endif
 	$(VALGRIND) --error-exitcode=1 $(B)/specl plan specs/*.yaml -o $(B)/valgrind-out
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_db_replay tests/fuzz/db-regressions tests/tune/bad \
-	    tuning
+	    tuning tests/tune/a.yaml
 	$(VALGRIND) --error-exitcode=1 $(B)/specl_tests spec emit syntax
 
 # ---- fuzzing the spec reader (and, for specs that validate, the emitter)

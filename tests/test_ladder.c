@@ -1,0 +1,576 @@
+/* test_ladder.c - ladders of row counts: `specl tune --rows 1,8,...` (the
+ * list as read, the lists refused before anything is measured, a tiny
+ * ladder tuned on PoCL storing an entry per row count) and `specl gen
+ * --db` of a device's entries at several row counts (the rows ranges
+ * they become, the notes, bench at the rows on either side of each
+ * boundary running and verifying that range's variant, and a database of
+ * one row count, or of row counts that share their knobs, emitting no
+ * range code); a program that spies on the kernels a stub of ranges
+ * launches (tests/tune/ladder_spy.c). Joins the tune suite. */
+#include <CUnit/Basic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "knobs.h"
+#include "runtime.h"
+#include "spec.h"
+#include "suites.h"
+#include "testutil.h"
+#include "tune.h"
+#include "tunedb.h"
+#include "variant.h"
+#include "version.h"
+
+#define SMALL_SPEC "tests/tune/small.yaml"
+#define LADDER_SPY "tests/tune/ladder_spy.c"
+/* It compiles with the emitted stub as a vendoring project's build would
+ * (tests.mk's STUB_CFLAGS). */
+#define SPY_CC                                                              \
+    "${SPECL_CC:-${CC:-cc}} -std=c99 -Wpedantic -Wall -Wextra -Wshadow "    \
+    "-Wcast-qual -Wconversion -Werror ${SPECL_STUB_CFLAGS:-} "
+
+/* As test_tune.c's: PoCL's compiler leaks past exit under SANITIZE, and
+ * no run here should take more than a few seconds. */
+#define LSAN_ENV "LSAN_OPTIONS=\"suppressions=tests/tune/lsan.supp:" \
+                 "print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}\" "
+#define RUN_TIMEOUT "timeout 180 "
+
+/* Runs `specl ARGS` (printf-style) in DIR, its stdout and stderr into
+ * *OUT and *ERR (caller frees; never NULL); returns its exit status. */
+static int run_specl(const char *dir, char **out, char **err,
+                     const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int run_specl(const char *dir, char **out, char **err,
+                     const char *fmt, ...)
+{
+    char args[4096], o[4200], e[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(o, sizeof o, "%s/out.txt", dir);
+    snprintf(e, sizeof e, "%s/err.txt", dir);
+    int rc = tu_run(LSAN_ENV RUN_TIMEOUT "%s %s >'%s' 2>'%s'", TU_SPECL,
+                    args, o, e);
+    *out = tu_read(o, NULL);
+    *err = tu_read(e, NULL);
+    if (*out == NULL) {
+        *out = calloc(1, 1);
+    }
+    if (*err == NULL) {
+        *err = calloc(1, 1);
+    }
+    return rc;
+}
+
+static int file_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* ---- the list --rows takes -------------------------------------------- */
+
+static void test_rows_parse(void)
+{
+    static const struct {
+        const char *text;
+        int n;
+        long rows[4];
+    } good[] = {
+        {"8", 1, {8}},
+        {"1,8,32", 3, {1, 8, 32}},
+        {"32,1,8,8,1", 3, {1, 8, 32}},   /* sorted, repeats once */
+        {"16777216,007", 2, {7, 16777216}},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        long rows[TUNE_MAX_LADDER];
+        char why[96] = "";
+        int n = tune_rows_parse(good[i].text, rows, why, sizeof why);
+        int same = n == good[i].n;
+        for (int k = 0; same && k < n; k++) {
+            same = rows[k] == good[i].rows[k];
+        }
+        TU_CHECK(same, "--rows %s: %d row counts (%s), expected %d",
+                 good[i].text, n, why, good[i].n);
+    }
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"", "item 1 is empty"},
+        {"8,,3", "item 2 is empty"},
+        {",8", "item 1 is empty"},
+        {"8,", "item 2 is empty"},
+        {"0", "0 is out of range"},
+        {"1,16777217", "16777217 is out of range"},
+        {"99999999999999999999", "99999999999999999999 is out of range"},
+        {"abc", "'abc' is not a whole number"},
+        {"3,x", "'x' is not a whole number"},
+        {"-1", "'-1' is not a whole number"},
+        {"+8", "'+8' is not a whole number"},
+        {" 8", "' 8' is not a whole number"},
+        {"1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+         "more than 16 row counts"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        long rows[TUNE_MAX_LADDER];
+        char why[96] = "";
+        int n = tune_rows_parse(bad[i].text, rows, why, sizeof why);
+        TU_CHECK(n == -1 && strcmp(why, bad[i].why) == 0,
+                 "--rows '%s': %d, '%s'; expected -1, '%s'", bad[i].text, n,
+                 why, bad[i].why);
+    }
+    /* Sixteen distinct row counts are the most; repeats do not count. */
+    long rows[TUNE_MAX_LADDER];
+    char why[96];
+    CU_ASSERT_EQUAL(tune_rows_parse("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,"
+                                    "16,16,1", rows, why, sizeof why), 16);
+}
+
+/* A bad list is a usage error (exit 2) before the specs, the database or
+ * the device are looked at: nothing measured, nothing written. */
+static void test_rows_refused(void)
+{
+    static const char *const lists[] = {"8,,3", "0", "abc", "16777217",
+                                        "4,8,"};
+    char *dir = tu_tempdir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char db[4200];
+    snprintf(db, sizeof db, "%s/never.yaml", dir);
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        char *out, *err;
+        int rc = run_specl(dir, &out, &err,
+                           "tune " SMALL_SPEC " --rows '%s' --db '%s'",
+                           lists[i], db);
+        char want[160];
+        snprintf(want, sizeof want, "specl tune: error: --rows needs a "
+                 "whole number in [1, 16777216] or a comma-separated list "
+                 "of them (1,8,32), got '%s': ", lists[i]);
+        TU_CHECK(rc == 2 && strstr(err, want) != NULL &&
+                     strstr(err, "Try 'specl tune --help'.") != NULL &&
+                     out[0] == '\0' && !file_exists(db),
+                 "tune --rows '%s': exit %d, %s\n%s%s", lists[i], rc,
+                 file_exists(db) ? "wrote the database" : "wrote nothing",
+                 out, err);
+        free(out);
+        free(err);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* The ranges of a ladder: up to the geometric mean of neighbours. */
+static void test_ladder_ranges(void)
+{
+    static const struct {
+        int n;
+        long rows[6], max[6];
+    } cases[] = {
+        {6, {1, 8, 32, 128, 512, 4096}, {2, 16, 64, 256, 1448, 0}},
+        {2, {1, 2}, {1, 0}},
+        {2, {3, 4}, {3, 0}},
+        {2, {4, 9}, {6, 0}},          /* an exact square root */
+        {2, {4096, 16777216}, {262144, 0}},
+        {1, {5}, {0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long max[6];
+        ladder_ranges(cases[i].rows, cases[i].n, max);
+        for (int k = 0; k < cases[i].n; k++) {
+            TU_CHECK(max[k] == cases[i].max[k],
+                     "ladder %zu: row count %ld serves up to %ld, expected "
+                     "%ld", i, cases[i].rows[k], max[k], cases[i].max[k]);
+        }
+    }
+}
+
+/* ---- tune over a ladder ------------------------------------------------ */
+
+/* One command tunes a kernel at each row count of the list: an entry per
+ * row count, output that names the row count of each result, a summary,
+ * and a plot per row count. */
+static void test_tune_ladder(void)
+{
+    char *dir = tu_tempdir();
+    CU_ASSERT_FATAL(dir != NULL);
+    char db_path[4200], plot[4200];
+    snprintf(db_path, sizeof db_path, "%s/ladder.yaml", dir);
+    snprintf(plot, sizeof plot, "%s/l.svg", dir);
+    char *out, *err;
+    int rc = run_specl(dir, &out, &err,
+                       "tune " SMALL_SPEC " --kernel t_lora --rows 8,1 "
+                       "--strategy random --max-evals 2 --reps 2 --seed 3 "
+                       "--db '%s' --plot '%s'",
+                       db_path, plot);
+    TU_CHECK(rc == 0, "tune --rows 8,1: exit %d\n%s%s", rc, out, err);
+    struct tunedb db;
+    struct diags d = {.out = stderr};
+    tunedb_init(&db);
+    CU_ASSERT_EQUAL(tunedb_load(&db, db_path, 0, &d), 0);
+    int at1 = 0, at8 = 0;
+    for (int i = 0; i < db.n; i++) {
+        const struct tune_entry *e = &db.entry[i];
+        TU_CHECK(strcmp(e->op, "lora_forward") == 0 && e->best[0] != '\0' &&
+                     e->n_tried >= 1 && (e->rows == 1 || e->rows == 8),
+                 "tune --rows 8,1: entry %d: %s rows %ld, best '%s'", i,
+                 e->op, e->rows, e->best);
+        at1 += e->rows == 1;
+        at8 += e->rows == 8;
+    }
+    TU_CHECK(db.n == 2 && at1 == 1 && at8 == 1,
+             "tune --rows 8,1: %d entries (rows 1: %d, rows 8: %d)", db.n,
+             at1, at8);
+    tunedb_free(&db);
+    /* The fewest rows first; each result under its row count. */
+    const char *first = strstr(out, "t_lora: lora_forward ");
+    const char *r1 = strstr(out, ", rows 1: ");
+    const char *r8 = strstr(out, ", rows 8: ");
+    TU_CHECK(first != NULL && r1 != NULL && r8 != NULL && r1 < r8,
+             "tune --rows 8,1: no start line per row count, in order:\n%s",
+             out);
+    const char *summary = strstr(out, "t_lora: ladder of 2 row counts:\n"
+                                      "  rows 1: best ");
+    TU_CHECK(summary != NULL && strstr(summary, "\n  rows 8: best ") != NULL,
+             "tune --rows 8,1: no summary per row count:\n%s", out);
+    static const char *const plots[] = {"l-rows1.svg", "l-rows1.csv",
+                                        "l-rows8.svg", "l-rows8.csv"};
+    for (int i = 0; i < 4; i++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/%s", dir, plots[i]);
+        TU_CHECK(file_exists(path) && strstr(out, path) != NULL,
+                 "tune --rows 8,1 --plot: no %s\n%s", path, out);
+    }
+    /* A second run resumes every row count from the database. */
+    free(out);
+    free(err);
+    rc = run_specl(dir, &out, &err,
+                   "tune " SMALL_SPEC " --kernel t_lora --rows 1,8 "
+                   "--strategy random --max-evals 2 --reps 2 --seed 3 "
+                   "--db '%s'",
+                   db_path);
+    const char *again = strstr(out, "0 timed, 2 from the database");
+    TU_CHECK(rc == 0 && again != NULL &&
+                 strstr(again + 1, "0 timed, 2 from the database") != NULL,
+             "tune --rows 1,8 again: exit %d\n%s%s", rc, out, err);
+    free(out);
+    free(err);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* ---- gen --db of a ladder ---------------------------------------------- */
+
+/* The kernel the database's entries are for, and three knob sets of its
+ * shape that emit different code (the CPU defaults resolve the rest). */
+static const char ladder_spec[] =
+    "defaults: { dtype: f32 }\n"
+    "kernels:\n"
+    "  - {name: l_lora, op: lora_forward, in_features: 8, out_features: 32, "
+    "rank: 2}\n";
+static const char knob_spec[] =
+    "defaults: { dtype: f32 }\n"
+    "kernels:\n"
+    "  - {name: k1, op: lora_forward, in_features: 8, out_features: 32, "
+    "rank: 2, tile: {m: 32, wm: 4, wn: 4}}\n"
+    "  - {name: k8, op: lora_forward, in_features: 8, out_features: 32, "
+    "rank: 2, tile: {m: 64, wm: 8, wn: 8, xa: prepass}}\n"
+    "  - {name: k64, op: lora_forward, in_features: 8, out_features: 32, "
+    "rank: 2, tile: {m: 16, wm: 4, wn: 8}}\n";
+
+/* An entry of KS's shape on DEVICE (DRIVER) at ROWS whose best is BEST
+ * ("": none). */
+static void add_entry(struct tunedb *db, const struct rt *rt,
+                      const char *driver, const struct kernel_spec *ks,
+                      long rows, const char *best, double us)
+{
+    struct tune_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "%s", rt->name);
+    snprintf(e.driver, sizeof e.driver, "%s", driver);
+    snprintf(e.op, sizeof e.op, "%s", ks->op->name);
+    snprintf(e.dtype, sizeof e.dtype, "%s", dtype_name(ks->dtype));
+    snprintf(e.target, sizeof e.target, "%s", target_name(rt->target));
+    tune_shape_text(ks, e.shape, sizeof e.shape);
+    e.rows = rows;
+    snprintf(e.best, sizeof e.best, "%s", best);
+    e.best_us = best[0] ? us : 0;
+    e.default_us = 2 * us;
+    snprintf(e.version, sizeof e.version, "%s", SPECL_VERSION);
+    tunedb_add(db, &e);
+}
+
+/* The knob texts of knob_spec's kernels for RT's device into KNOBS[3];
+ * the kernel of ladder_spec into *KS (of SET, which the caller frees). */
+static int ladder_knobs(const struct rt *rt, struct spec_set *set,
+                        const struct kernel_spec **ks,
+                        char knobs[3][TUNE_TEXT])
+{
+    struct spec_set k;
+    struct diags d = {.out = stderr};
+    spec_set_init(&k);
+    spec_set_init(set);
+    int bad = spec_read_buffer(&k, "knobs.yaml",
+                               (const unsigned char *)knob_spec,
+                               strlen(knob_spec), &d) != 0 ||
+              spec_set_target(&k, rt->target, &d) != 0 ||
+              spec_read_buffer(set, "ladder.yaml",
+                               (const unsigned char *)ladder_spec,
+                               strlen(ladder_spec), &d) != 0 ||
+              spec_set_target(set, rt->target, &d) != 0 || k.n_kernel != 3;
+    for (int i = 0; !bad && i < 3; i++) {
+        knobs_text(&k.kernel[i], knobs[i], TUNE_TEXT);
+    }
+    *ks = bad ? NULL : &set->kernel[0];
+    spec_set_free(&k);
+    return bad ? -1 : 0;
+}
+
+/* The variant index the note "NAME: DEVICE: rows RANGE: variant V, ..."
+ * of ERRS gives; -1 without one. */
+static int range_variant(const char *errs, const char *device,
+                         const char *range)
+{
+    char line[512];
+    snprintf(line, sizeof line, "specl: note: l_lora: %s: rows %s: variant ",
+             device, range);
+    const char *p = strstr(errs, line);
+    return p != NULL ? atoi(p + strlen(line)) : -1;
+}
+
+/* A device's entries at rows 1, 8 and 64 whose bests differ: three rows
+ * ranges, split at the geometric means (2 and 22), in the stub as a
+ * table; the entries of another driver or without a result are passed
+ * over with a note; bench at the rows either side of each boundary runs
+ * that range's variant (NAME_variant_at) and verifies it. */
+static void test_gen_ladder(void)
+{
+    struct rt rt;
+    char rt_err[256];
+    if (rt_open(&rt, NULL, rt_err, sizeof rt_err) < 0) {
+        TU_CHECK(0, "no OpenCL device: %s", rt_err);
+        return;
+    }
+    char *dir = tu_tempdir();
+    CU_ASSERT_FATAL(dir != NULL);
+    struct spec_set set;
+    const struct kernel_spec *ks;
+    char knobs[3][TUNE_TEXT], spec[4200], db_path[4200], out_dir[4200];
+    CU_ASSERT_FATAL(ladder_knobs(&rt, &set, &ks, knobs) == 0);
+    TU_CHECK(strcmp(knobs[0], knobs[1]) != 0 &&
+                 strcmp(knobs[1], knobs[2]) != 0,
+             "the ladder's knob sets are not distinct");
+    struct tunedb db;
+    tunedb_init(&db);
+    add_entry(&db, &rt, rt.driver, ks, 64, knobs[2], 30);
+    add_entry(&db, &rt, rt.driver, ks, 1, knobs[0], 3);
+    add_entry(&db, &rt, rt.driver, ks, 8, knobs[1], 5);
+    add_entry(&db, &rt, "other driver 9.9", ks, 16, knobs[0], 7);
+    add_entry(&db, &rt, rt.driver, ks, 4, "", 0);
+    snprintf(db_path, sizeof db_path, "%s/db.yaml", dir);
+    snprintf(spec, sizeof spec, "%s/ladder.yaml", dir);
+    snprintf(out_dir, sizeof out_dir, "%s/gen", dir);
+    char err[256];
+    CU_ASSERT_FATAL(tunedb_save(&db, db_path, err, sizeof err) == 0);
+    tunedb_free(&db);
+    FILE *f = fopen(spec, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(ladder_spec, f);
+    fclose(f);
+
+    char *out, *errs;
+    int rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s'", spec,
+                       db_path, out_dir);
+    TU_CHECK(rc == 0, "gen --db of a ladder: exit %d\n%s", rc, errs);
+    int v1 = range_variant(errs, rt.name, "1 to 2");
+    int v8 = range_variant(errs, rt.name, "3 to 22");
+    int v64 = range_variant(errs, rt.name, "23 and more");
+    TU_CHECK(v1 > 0 && v8 > 0 && v64 > 0 && v1 != v8 && v8 != v64 &&
+                 v1 != v64,
+             "gen --db of a ladder: ranges' variants %d, %d, %d\n%s", v1, v8,
+             v64, errs);
+    char note[512];
+    snprintf(note, sizeof note, "specl: note: l_lora: %s: rows 16: skipped: "
+             "measured with driver other driver 9.9, not %s as the entry of "
+             "rows 64\n", rt.name, rt.driver);
+    TU_CHECK(strstr(errs, note) != NULL, "no note '%s' in\n%s", note, errs);
+    snprintf(note, sizeof note, "specl: note: l_lora: %s: rows 4: skipped: "
+             "the entry has no result\n", rt.name);
+    TU_CHECK(strstr(errs, note) != NULL, "no note '%s' in\n%s", note, errs);
+    free(out);
+    free(errs);
+
+    /* The stub holds the ranges as a table, and says them in NAME.h. */
+    char path[4300];
+    snprintf(path, sizeof path, "%s/l_lora.c", out_dir);
+    char *c = tu_read(path, NULL);
+    snprintf(path, sizeof path, "%s/l_lora.h", out_dir);
+    char *h = tu_read(path, NULL);
+    CU_ASSERT_FATAL(c != NULL && h != NULL);
+    const int want_v[3] = {v1, v8, v64};
+    const long want_max[3] = {2, 22, 0};
+    for (int i = 0; i < 3; i++) {
+        char row[512];
+        snprintf(row, sizeof row, "    {\"%s\", %ld, %d}, /* rows ", rt.name,
+                 want_max[i], want_v[i]);
+        TU_CHECK(strstr(c, row) != NULL, "l_lora.c: no range row '%s'",
+                 row);
+    }
+    snprintf(note, sizeof note, " *   %s, rows 3 to 22: variant %d (tuned "
+             "at rows 8)\n", rt.name, v8);
+    TU_CHECK(strstr(h, "int l_lora_variant_at(const struct l_lora *k, "
+                       "const size_t *sizes);") != NULL &&
+                 strstr(h, note) != NULL,
+             "l_lora.h: no l_lora_variant_at or no '%s'", note);
+    free(c);
+    free(h);
+
+    /* Either side of each boundary, the range's variant runs, verified
+     * against float64 (bench exits 1 when it is wrong). */
+    static const struct {
+        long rows;
+        int range;
+    } calls[] = {{2, 0}, {3, 1}, {22, 1}, {23, 2}};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        rc = run_specl(dir, &out, &errs,
+                       "bench '%s' --db '%s' --rows %ld --quick --reps 2 "
+                       "--no-naive -v",
+                       spec, db_path, calls[i].rows);
+        char ran[64];
+        snprintf(ran, sizeof ran, "  specl ran variant %d of ",
+                 want_v[calls[i].range]);
+        TU_CHECK(rc == 0 && strstr(out, ran) != NULL &&
+                     strstr(out, "WRONG") == NULL &&
+                     strstr(out, knobs[calls[i].range]) != NULL,
+                 "bench --rows %ld: exit %d, expected '%s' with knobs %s\n"
+                 "%s%s", calls[i].rows, rc, ran, knobs[calls[i].range], out,
+                 errs);
+        free(out);
+        free(errs);
+    }
+    /* The kernels launched are those of the range's variant, through the
+     * handle and through a clone (tests/tune/ladder_spy.c spies on
+     * clEnqueueNDRangeKernel). */
+    rc = tu_run(SPY_CC "-I'%s' " LADDER_SPY " -o '%s/spy' "
+                "-lOpenCL >'%s/spy.log' 2>&1 && " LSAN_ENV RUN_TIMEOUT
+                "'%s/spy' 1:%d 2:%d 3:%d 22:%d 23:%d 64:%d >>'%s/spy.log' "
+                "2>&1",
+                out_dir, dir, dir, dir, v1, v1, v8, v8, v64, v64, dir);
+    snprintf(path, sizeof path, "%s/spy.log", dir);
+    char *log = tu_read(path, NULL);
+    TU_CHECK(rc == 0, "ladder_spy: exit %d\n%s", rc, log ? log : "");
+    free(log);
+
+    /* A range whose variant does not build (an #error in its parameters)
+     * runs the handle's own variant, the one of the most rows, and the
+     * build log says why; the other ranges keep theirs. */
+    rc = tu_run("sed -i '/^\\/\\* the parameters of variant %d \\*\\/$/{n;"
+                "s/$/\\n    \"#error range broken on purpose\\\\n\",/;}' "
+                "'%s/l_lora.c' && grep -q 'range broken on purpose' "
+                "'%s/l_lora.c' && " SPY_CC "-I'%s' " LADDER_SPY
+                " -o '%s/spy' -lOpenCL >'%s/spy.log' 2>&1 && " LSAN_ENV
+                RUN_TIMEOUT "'%s/spy' 1:%d 3:%d 22:%d 23:%d "
+                "'log:l_lora variant %d (' >>'%s/spy.log' 2>&1",
+                v8, out_dir, out_dir, out_dir, dir, dir, dir, v1, v64, v64,
+                v64, v8, dir);
+    log = tu_read(path, NULL);
+    TU_CHECK(rc == 0, "ladder_spy, variant %d broken: exit %d\n%s", v8, rc,
+             log ? log : "");
+    free(log);
+    spec_set_free(&set);
+    rt_close(&rt);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* A database of one row count emits no range code; nor does one whose
+ * row counts share their knobs, whose files are the same. */
+static void test_gen_one_row_count(void)
+{
+    struct rt rt;
+    char rt_err[256];
+    if (rt_open(&rt, NULL, rt_err, sizeof rt_err) < 0) {
+        TU_CHECK(0, "no OpenCL device: %s", rt_err);
+        return;
+    }
+    char *dir = tu_tempdir();
+    CU_ASSERT_FATAL(dir != NULL);
+    struct spec_set set;
+    const struct kernel_spec *ks;
+    char knobs[3][TUNE_TEXT], spec[4200], err[256];
+    CU_ASSERT_FATAL(ladder_knobs(&rt, &set, &ks, knobs) == 0);
+    snprintf(spec, sizeof spec, "%s/ladder.yaml", dir);
+    FILE *f = fopen(spec, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(ladder_spec, f);
+    fclose(f);
+    static const char *const names[] = {"one", "shared"};
+    for (int run = 0; run < 2; run++) {
+        struct tunedb db;
+        char db_path[4300];
+        tunedb_init(&db);
+        add_entry(&db, &rt, rt.driver, ks, 64, knobs[2], 30);
+        if (run == 1) {
+            add_entry(&db, &rt, rt.driver, ks, 8, knobs[2], 5);
+        }
+        snprintf(db_path, sizeof db_path, "%s/%s.yaml", dir, names[run]);
+        CU_ASSERT_FATAL(tunedb_save(&db, db_path, err, sizeof err) == 0);
+        tunedb_free(&db);
+        char *out, *errs;
+        int rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s/%s'",
+                           spec, db_path, dir, names[run]);
+        TU_CHECK(rc == 0, "gen --db %s: exit %d\n%s", names[run], rc, errs);
+        if (run == 1) {
+            char note[512];
+            snprintf(note, sizeof note, "specl: note: l_lora: %s: rows 8, "
+                     "64: one config: no rows ranges\n", rt.name);
+            TU_CHECK(strstr(errs, note) != NULL, "no note '%s' in\n%s", note,
+                     errs);
+        }
+        free(out);
+        free(errs);
+    }
+    static const char *const files[] = {"l_lora.c", "l_lora.h", "l_lora.cl"};
+    for (int i = 0; i < 3; i++) {
+        char a[4300], b[4300];
+        snprintf(a, sizeof a, "%s/one/%s", dir, files[i]);
+        snprintf(b, sizeof b, "%s/shared/%s", dir, files[i]);
+        char *ta = tu_read(a, NULL), *tb = tu_read(b, NULL);
+        TU_CHECK(ta != NULL && tb != NULL && strcmp(ta, tb) == 0,
+                 "%s differs between one row count and two of one config",
+                 files[i]);
+        TU_CHECK(ta != NULL && strstr(ta, "_ranges") == NULL &&
+                     strstr(ta, "variant_at") == NULL &&
+                     strstr(ta, "rows range") == NULL,
+                 "%s of one row count has range code", files[i]);
+        free(ta);
+        free(tb);
+    }
+    spec_set_free(&set);
+    rt_close(&rt);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+int add_ladder_tune_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "ladder: --rows lists", test_rows_parse) == NULL ||
+                   CU_add_test(s, "ladder: bad --rows lists refused",
+                               test_rows_refused) == NULL ||
+                   CU_add_test(s, "ladder: ranges at the geometric means",
+                               test_ladder_ranges) == NULL ||
+                   CU_add_test(s, "ladder: tune at each row count",
+                               test_tune_ladder) == NULL ||
+                   CU_add_test(s, "ladder: gen --db rows ranges, bench "
+                               "in each",
+                               test_gen_ladder) == NULL ||
+                   CU_add_test(s, "ladder: one row count, no range code",
+                               test_gen_one_row_count) == NULL
+               ? -1
+               : 0;
+}
