@@ -189,7 +189,7 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
  * items spans). A spec may
  * still ask for it anywhere. COOP_MOST_GROUPS bounds what a spec may ask
  * (its sync words grow with it). */
-#define COOP_GPU_ROWS 8
+#define COOP_GPU_ROWS 16
 #define COOP_MOST_GROUPS 4096
 
 int rows_has_coop(const struct kernel_spec *ks)

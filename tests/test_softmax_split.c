@@ -326,15 +326,15 @@ static void test_coop_widths(void)
 }
 
 /* The one-launch path's defaults: on NVIDIA GPUs (the tensor-core
- * targets) wherever the split path runs, 8 rows in 16 chunks (128
+ * targets) wherever the split path runs, 16 rows in 8 chunks (128
  * work-groups, about a wave), spread at fewer rows over up to as many
  * chunks as leave each work-item a vector (COOP_GROUPS_MOST, the path's
  * coop_most), before the split path; never on CPUs nor
  * other GPUs, whatever the shape; a spec asking for it with one knob
  * gets the other (coop_max alone: 2 chunks on CPUs, a wave's worth on
  * GPUs; coop_split alone: 1 row); turning the split path off turns it
- * off too. A stub of 8 rows in 16 chunks takes it at 1 row only where 16
- * work-groups fit the device's units, else the split path. */
+ * off too. A stub asking 8 rows (16 chunks) takes it at 1 row only where
+ * 16 work-groups fit the device's units, else the split path. */
 static void test_coop_defaults(void)
 {
     static const struct {
@@ -345,9 +345,9 @@ static void test_coop_defaults(void)
         long coop_split, coop_max, paths, most;
     } cases[] = {
         {"f32", 151936, "coop_max: 8", TARGET_GPU, 16, 8, 3, 128},
-        {"f32", 151936, "", TARGET_TENSOR, 16, 8, 3, 128},
-        {"bf16", 151936, "", TARGET_TENSOR, 16, 8, 3, 64},
-        {"f32", 32768, "", TARGET_SM90A, 16, 8, 3, 32},
+        {"f32", 151936, "", TARGET_TENSOR, 8, 16, 3, 64},
+        {"bf16", 151936, "", TARGET_TENSOR, 8, 16, 3, 32},
+        {"f32", 32768, "", TARGET_SM90A, 8, 16, 3, 32},
         {"f32", 151936, "", TARGET_GPU, 1, 0, 2, 0},
         {"f32", 32000, "", TARGET_TENSOR, 1, 0, 1, 0},
         {"f32", 151936, "split_max: 0", TARGET_TENSOR, 1, 0, 1, 0},
