@@ -268,14 +268,15 @@ static void plan_rows(const struct kernel_spec *ks, struct plan *p)
 }
 
 /* The one-launch split path (rows up to coop_max, while rows x chunks fit
- * the device's compute units): cross_entropy_coop between the count and
- * the sum, as the row path; each chunk's statistics and the logit at the
- * label in the handle's sync buffer. */
+ * the device's compute units): cross_entropy_coop alone, each chunk's
+ * statistics and the logit at the label in the handle's sync buffer; it
+ * counts the rows for the mean and sums the rows' losses itself (after
+ * the rows' words, one word of the rows done). */
 static void plan_coop(const struct kernel_spec *ks, struct plan *p)
 {
     int none = reduction(ks) == REDUCE_NONE;
     const char *args[12];
-    const char *const *given = rows_args(ks, !none);
+    const char *const *given = kernel_args[1][grad(ks)][!none];
     int n = 0;
     while (given[n] != NULL) {
         args[n] = given[n];
@@ -283,18 +284,12 @@ static void plan_coop(const struct kernel_spec *ks, struct plan *p)
     }
     args[n++] = "sync";
     args[n] = NULL;
-    struct path probe;
-    memset(&probe, 0, sizeof probe);
-    path_begin(ks, &probe);
     /* Each chunk's (m, s, t), then the logit at the label. */
     struct path *pa = rows_plan_coop(ks, p, "cross_entropy_coop", args, 3,
                                      1, 0);
-    if (probe.n_launch > 0) {
-        memmove(&pa->launch[1], &pa->launch[0], sizeof pa->launch[0]);
-        pa->launch[0] = probe.launch[0];
-        pa->n_launch++;
+    if (!none) {
+        p->sync_words += 1;
     }
-    path_end(ks, pa);
     pa->why = "few rows: each row in COOP_GROUPS chunks, a work-group "
               "each, that wait for one another's statistics within one "
               "launch, then loss and gradient";
