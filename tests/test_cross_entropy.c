@@ -396,7 +396,8 @@ static int runs_coop(const struct nu_kernel *k, size_t rows)
 
 /* The one-launch split path, forced (coop_max 1, coop_split 2: at 1 row
  * 2 work-groups that wait for each other, on any device of 2 compute
- * units or more, PoCL's CPU device among them): each reduction, grad
+ * units or more, PoCL's CPU device among them), one launch with its
+ * count and the loss's sum: each reduction, grad
  * false, smoothing and softcap; every label pattern at 1 row (a label in
  * either chunk, an ignored row, one outside), dlogits in place, launched
  * again and again on one handle; past coop_max the split or row path. */
@@ -416,6 +417,10 @@ static void test_xent_coop(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
         if (ce_build(&k, &cases[i])) {
+            /* The count and the loss's sum in the same launch. */
+            TU_CHECK(k.stub.plan.path[0].n_launch == 1,
+                     "%s: the one-launch path has %d launches", k.yaml,
+                     k.stub.plan.path[0].n_launch);
             size_t groups = (size_t)k.stub.plan.path[0].coop_groups;
             int fits = groups >= 1 && groups <= nu_compute_units();
             TU_CHECK(runs_coop(&k, 1) == fits && !runs_coop(&k, 2),
