@@ -302,11 +302,17 @@ struct op_def {
     /* Search space of `specl tune`, ordered by importance (the first two
      * are the axes of its plot); NULL-terminated. */
     const struct tune_axis *tune_space;
+    /* Optional: the search space of `specl tune` at ROWS rows where the
+     * op's defaults run a path there whose knobs tune_space leaves out
+     * (lora_forward's lora_decode at few rows); NULL: tune_space. */
+    const struct tune_axis *(*tune_space_rows)(const struct kernel_spec *ks,
+                                               long rows);
     /* Optional, NULL-terminated: knobs that only shape the paths for few
      * rows: a tuning entry leaves them to the defaults (the entry's values
      * are those of the generator that wrote it), but for what entry_rows
      * takes from it. Where they are not in tune_space (lora_forward's),
-     * the tuner neither searches nor times them. */
+     * the tuner searches only those tune_space_rows gives at the rows it
+     * measures. */
     const char *const *few_rows_knobs;
     /* Optional: KS holds a tuning entry's knobs, timed at ROWS rows, with
      * the few_rows_knobs of the spec (or the defaults); ENTRY the entry's

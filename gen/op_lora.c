@@ -617,6 +617,41 @@ static const struct tune_axis lora_tune_space[] = {
     {NULL, NULL},
 };
 
+/* At the rows the defaults give to lora_decode its shape, which
+ * lora_tune_space leaves out, is what runs: there `specl tune` searches
+ * that instead (the tiles do not run at those rows). */
+static const struct tune_axis lora_decode_space[] = {
+    {"decode_rows", "4 8 16 32"},
+    {"decode_n", "2 4 8 16 32"},
+    {"decode_k", "1 8 16 32 64"},
+    {NULL, NULL},
+};
+
+static const struct tune_axis *lora_tune_space_rows(
+    const struct kernel_spec *ks, long rows)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    return c.decode_rows > 0 && rows <= c.decode_max ? lora_decode_space
+                                                      : NULL;
+}
+
+/* An entry timed at ROWS rows that lora_decode took keeps its shape. */
+static void lora_entry_rows(struct kernel_spec *ks,
+                            const struct kernel_spec *entry, long rows)
+{
+    struct lora e;
+    lora_read(entry, &e);
+    if (e.decode_rows == 0 || rows > e.decode_max) {
+        return;
+    }
+    for (const struct tune_axis *ax = lora_decode_space; ax->knob; ax++) {
+        int k = op_knob_index(ks->op, ax->knob);
+        ks->knob[k] = entry->knob[k];
+        ks->knob[k].set = 1;
+    }
+}
+
 /* The paths below the rows `specl tune` measures (lora_decode,
  * lora_decode_mma, lora_delta, the split path). */
 static const char *const lora_few_rows_knobs[] = {
@@ -648,7 +683,9 @@ const struct op_def op_lora_forward = {
     .validate = lora_validate,
     .plan = lora_plan,
     .tune_space = lora_tune_space,
+    .tune_space_rows = lora_tune_space_rows,
     .few_rows_knobs = lora_few_rows_knobs,
+    .entry_rows = lora_entry_rows,
     .reference = lora_reference,
     .naive = lora_naive,
     .costs = lora_costs,

@@ -563,7 +563,8 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     r->best = -1;
     r->default_us = -1;
     r->rows = o->rows > 0 ? o->rows : measure_default_rows(ks);
-    if (tune_filter_run(ks, &f, r->error, sizeof r->error) < 0) {
+    if (tune_filter_run_at(ks, r->rows, &f, r->error, sizeof r->error) <
+        0) {
         return 1;
     }
     cl_int st = mcase_init(&mc, rt, naive, ks, (size_t)r->rows, o->seed, 1);

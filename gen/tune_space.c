@@ -13,16 +13,17 @@
 
 /* ---- the search space ------------------------------------------------- */
 
-int tune_space_build(const struct op_def *op, struct tune_space *sp,
-                     char *err, size_t errsize)
+/* SP over the axes AXES of OP's knobs. */
+static int space_of_axes(const struct op_def *op, const struct tune_axis *axes,
+                         struct tune_space *sp, char *err, size_t errsize)
 {
     memset(sp, 0, sizeof *sp);
     sp->n_config = 1;
-    if (op->tune_space == NULL) {
+    if (axes == NULL) {
         snprintf(err, errsize, "op %s declares no tuning space", op->name);
         return -1;
     }
-    for (const struct tune_axis *ax = op->tune_space; ax->knob; ax++) {
+    for (const struct tune_axis *ax = axes; ax->knob; ax++) {
         int k = op_knob_index(op, ax->knob);
         if (k < 0 || sp->n_axis == TUNE_MAX_AXES) {
             snprintf(err, errsize, "tuning space of %s: bad knob %s",
@@ -53,6 +54,12 @@ int tune_space_build(const struct op_def *op, struct tune_space *sp,
         }
     }
     return 0;
+}
+
+int tune_space_build(const struct op_def *op, struct tune_space *sp,
+                     char *err, size_t errsize)
+{
+    return space_of_axes(op, op->tune_space, sp, err, errsize);
 }
 
 void tune_space_decode(const struct tune_space *sp, long index, int *idx)
@@ -221,8 +228,19 @@ static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
 int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
                     char *err, size_t errsize)
 {
+    return tune_filter_run_at(ks, 0, f, err, errsize);
+}
+
+int tune_filter_run_at(const struct kernel_spec *ks, long rows,
+                       struct tune_filter *f, char *err, size_t errsize)
+{
     memset(f, 0, sizeof *f);
-    if (tune_space_build(ks->op, &f->sp, err, errsize) < 0) {
+    const struct tune_axis *axes =
+        rows > 0 && ks->op->tune_space_rows != NULL
+            ? ks->op->tune_space_rows(ks, rows)
+            : NULL;
+    if (space_of_axes(ks->op, axes != NULL ? axes : ks->op->tune_space,
+                      &f->sp, err, errsize) < 0) {
         return -1;
     }
     long n = f->sp.n_config;

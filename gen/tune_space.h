@@ -88,6 +88,10 @@ struct tune_filter {
  * or -1 with the reason in ERR (F then holds nothing to free). */
 int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
                     char *err, size_t errsize);
+/* The same over the space the op searches at ROWS rows (tune_space_rows;
+ * ROWS 0: tune_space). */
+int tune_filter_run_at(const struct kernel_spec *ks, long rows,
+                       struct tune_filter *f, char *err, size_t errsize);
 void tune_filter_free(struct tune_filter *f);
 
 /* The candidates of KS's search (tune_filter_run's). Returns how many;

@@ -438,6 +438,62 @@ static int axis_values(const struct op_def *op, int a, char values[][32],
     return n;
 }
 
+/* lora_forward at the rows its defaults give to lora_decode: the tuner
+ * searches lora_decode's shape there (the tiles do not run), the tiles
+ * elsewhere; an entry timed where lora_decode ran keeps its shape, one
+ * timed past decode_max leaves it to the defaults. */
+static void test_decode_space(void)
+{
+    static const char *const text =
+        "kernels:\n  - {name: t_dec, op: lora_forward, in_features: 256, "
+        "out_features: 256, rank: 8}\n";
+    struct spec_set s;
+    struct diags d = {.out = stderr};
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "dec.yaml", text), 0);
+    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_CPU, &d), 0);
+    const struct kernel_spec *ks = &s.kernel[0];
+    const struct op_def *op = ks->op;
+    int most = op_knob_index(op, "decode_max");
+    int rows_k = op_knob_index(op, "decode_rows");
+    long decode_max = (long)ks->knob[most].num;
+    CU_ASSERT_FATAL(decode_max >= 1);
+    static const struct {
+        long rows;
+        const char *first_axis;
+    } at[] = {{1, "decode_rows"}, {0, "m"}, {4096, "m"}};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        long rows = at[i].rows == 0 ? decode_max + 1 : at[i].rows;
+        struct tune_filter f;
+        char err[256];
+        CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, rows, &f, err,
+                                                 sizeof err), 0);
+        const char *axis = op->knobs[f.sp.knob[0]].key;
+        TU_CHECK(strcmp(axis, at[i].first_axis) == 0 && f.n_cand > 1,
+                 "at %ld rows (decode_max %ld) the space starts with %s "
+                 "(want %s), %ld candidates", rows, decode_max, axis,
+                 at[i].first_axis, f.n_cand);
+        tune_filter_free(&f);
+    }
+    long want_default = (long)ks->knob[rows_k].num;
+    long other = want_default == 4 ? 16 : 4;
+    char knobs[128];
+    snprintf(knobs, sizeof knobs, "decode_rows=%ld decode_max=%ld", other,
+             decode_max);
+    static const long entry_rows[] = {1, 0};
+    for (size_t i = 0; i < 2; i++) {
+        long rows = entry_rows[i] == 0 ? decode_max + 1 : entry_rows[i];
+        struct kernel_spec e = *ks;
+        struct diags quiet = {.out = NULL};
+        CU_ASSERT_FATAL(tunedb_entry_knobs(&e, knobs, rows) == 0 &&
+                        knobs_resolve(&e, &quiet) == 0);
+        long want = rows <= decode_max ? other : want_default;
+        TU_CHECK((long)e.knob[rows_k].num == want,
+                 "an entry '%s' timed at %ld rows gives decode_rows %g "
+                 "(want %ld)", knobs, rows, e.knob[rows_k].num, want);
+    }
+    spec_set_free(&s);
+}
+
 /* Over the whole space of each op, against what the op declares and what
  * its checks say on each config: the space has the op's axes and values
  * and as many configs as their product, each a different combination of
@@ -788,7 +844,9 @@ static int load_db(struct tunedb *db, const char *path)
 }
 
 /* The in-process runs: 8 rows, 2 reps. */
-#define RUN_ROWS 8
+/* Past the rows lora_decode takes (decode_max: 16 on CPUs, 32 for the
+ * narrowest shapes here), where the tuner searches the tiles. */
+#define RUN_ROWS 64
 #define RUN_REPS 2
 
 /* The random run that the resume tests repeat. */
@@ -1408,7 +1466,7 @@ static void test_tune_cli(void)
     tmp_path(db_path, sizeof db_path, "cli.yaml");
     tmp_path(svg_path, sizeof svg_path, "cli.svg");
     CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
-#define CLI_RUN "tune " SMALL_SPEC " --rows 8 --strategy random " \
+#define CLI_RUN "tune " SMALL_SPEC " --rows 64 --strategy random " \
                 "--max-evals 2 --reps 2 --seed 3"
     int rc = specl(&out, &err, CLI_RUN " --db '%s' --plot '%s'", db_path,
                    svg_path);
@@ -1427,7 +1485,7 @@ static void test_tune_cli(void)
         char shape[TUNE_TEXT], msg[256];
         CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, msg, sizeof msg), 0);
         tune_shape_text(ks, shape, sizeof shape);
-        snprintf(line, sizeof line, "%s: %s %s, rows 8: "
+        snprintf(line, sizeof line, "%s: %s %s, rows 64: "
                  "%ld configs, %ld valid, %ld distinct",
                  ks->name, ks->op->name, shape, f.sp.n_config, f.n_valid,
                  f.n_cand);
@@ -1673,7 +1731,7 @@ static void test_tune_none_valid(void)
     char spec_path[4096];
     tmp_path(spec_path, sizeof spec_path, "none_valid.yaml");
     write_text(spec_path, spec_text);
-    int rc = specl(&out, &err, "tune '%s' --rows 8 --reps 2 --db '%s'",
+    int rc = specl(&out, &err, "tune '%s' --rows 64 --reps 2 --db '%s'",
                    spec_path, db_path);
     TU_CHECK(rc == 1 &&
                  strstr(out, ", 0 valid, 0 distinct\n  ") != NULL &&
@@ -1880,7 +1938,7 @@ static void test_tune_resume(void)
 
 /* A run long enough to stop in the middle (24 distinct configs, a second
  * or more each on PoCL), of one kernel. */
-#define LONG_RUN "tune " SMALL_SPEC " --kernel t_lora --rows 8 " \
+#define LONG_RUN "tune " SMALL_SPEC " --kernel t_lora --rows 64 " \
                  "--strategy exhaustive --reps 2"
 
 /* How long a stopped run may take to stop, or one to measure what the
@@ -3783,6 +3841,8 @@ int add_tune_suite(void)
         CU_add_test(s, "filter: rejections and reasons", test_filter_cases) ==
             NULL ||
         CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||
+        CU_add_test(s, "filter: lora_decode's shape at few rows",
+                    test_decode_space) == NULL ||
         CU_add_test(s, "filter: the op defaults of every target",
                     test_filter_home_targets) == NULL ||
         CU_add_test(s, "candidates: one per distinct code",
