@@ -441,6 +441,41 @@ static void test_xent_coop(void)
     }
 }
 
+/* The one-launch path over 2 and 3 rows (coop_max 3, coop_split 2):
+ * where the device's units hold rows x 2 work-groups, the rows' count and
+ * losses meet in the launch (the last row to finish sums them, the
+ * counter set back to 0 for the next call); elsewhere the next path. Each
+ * label pattern, the mean and the sum, run again on one handle. */
+static void test_xent_coop_rows(void)
+{
+    static const struct ce_case cases[] = {
+        {"f32", 4096, ", tile: {coop_max: 3, coop_split: 2}", TARGET_CPU,
+         {2, 3, 0}, 0},
+        {"bf16", 8000, ", reduction: sum, ignore_index: -1, tile: "
+         "{coop_max: 3, coop_split: 2}", TARGET_CPU, {3, 2, 0}, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        if (ce_build(&k, &cases[i])) {
+            size_t groups = (size_t)k.stub.plan.path[0].coop_groups;
+            for (int r = 0; r < 4 && cases[i].rows[r] != 0; r++) {
+                size_t rows = cases[i].rows[r];
+                int fits = rows * groups <= nu_compute_units();
+                TU_CHECK(runs_coop(&k, rows) == fits,
+                         "%s: %zu rows %s the one-launch path (%zu groups "
+                         "a row, %u units)", k.yaml, rows,
+                         fits ? "do not take" : "take", groups,
+                         nu_compute_units());
+                for (int p = SOME_IGNORED; p <= OUTSIDE; p++) {
+                    run_labels(&k, rows, p, 0);
+                }
+                run_labels(&k, rows, -1, 0);
+            }
+        }
+        nu_kernel_free(&k);
+    }
+}
+
 /* The value of define NAME in P's prelude; -1 where it has none. */
 static long define_of(const struct plan *p, const char *name)
 {
@@ -512,6 +547,9 @@ int add_cross_entropy_numeric_tests(CU_pSuite s)
                    CU_add_test(s, "cross_entropy: the one-launch split "
                                "path, launched again on one handle",
                                test_xent_coop) == NULL ||
+                   CU_add_test(s, "cross_entropy: the one-launch split "
+                               "path over several rows, its loss in the "
+                               "launch", test_xent_coop_rows) == NULL ||
                    CU_add_test(s, "cross_entropy: sampled rows of the mean "
                                "checked against the whole case",
                                test_xent_sampled) == NULL ||
