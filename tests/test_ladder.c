@@ -331,6 +331,30 @@ static int ladder_knobs(const struct rt *rt, struct spec_set *set,
     return bad ? -1 : 0;
 }
 
+/* What both gen tests start from: the default device (RT, closed by the
+ * caller), a temporary directory (*DIR, the caller's to remove and
+ * free), ladder_knobs' kernel and knob texts, and ladder_spec written as
+ * DIR/ladder.yaml (its path in SPEC). -1 where there is no device. */
+static int gen_setup(struct rt *rt, char **dir, struct spec_set *set,
+                     const struct kernel_spec **ks, char knobs[3][TUNE_TEXT],
+                     char *spec, size_t spec_size)
+{
+    char rt_err[256];
+    if (rt_open(rt, NULL, rt_err, sizeof rt_err) < 0) {
+        TU_CHECK(0, "no OpenCL device: %s", rt_err);
+        return -1;
+    }
+    *dir = tu_tempdir();
+    CU_ASSERT_FATAL(*dir != NULL);
+    CU_ASSERT_FATAL(ladder_knobs(rt, set, ks, knobs) == 0);
+    snprintf(spec, spec_size, "%s/ladder.yaml", *dir);
+    FILE *f = fopen(spec, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(ladder_spec, f);
+    fclose(f);
+    return 0;
+}
+
 /* The variant index the note "NAME: DEVICE: rows RANGE: variant V, ..."
  * of ERRS gives; -1 without one. */
 static int range_variant(const char *errs, const char *device,
@@ -351,17 +375,13 @@ static int range_variant(const char *errs, const char *device,
 static void test_gen_ladder(void)
 {
     struct rt rt;
-    char rt_err[256];
-    if (rt_open(&rt, NULL, rt_err, sizeof rt_err) < 0) {
-        TU_CHECK(0, "no OpenCL device: %s", rt_err);
-        return;
-    }
-    char *dir = tu_tempdir();
-    CU_ASSERT_FATAL(dir != NULL);
+    char *dir;
     struct spec_set set;
     const struct kernel_spec *ks;
     char knobs[3][TUNE_TEXT], spec[4200], db_path[4200], out_dir[4200];
-    CU_ASSERT_FATAL(ladder_knobs(&rt, &set, &ks, knobs) == 0);
+    if (gen_setup(&rt, &dir, &set, &ks, knobs, spec, sizeof spec) < 0) {
+        return;
+    }
     TU_CHECK(strcmp(knobs[0], knobs[1]) != 0 &&
                  strcmp(knobs[1], knobs[2]) != 0,
              "the ladder's knob sets are not distinct");
@@ -373,15 +393,10 @@ static void test_gen_ladder(void)
     add_entry(&db, &rt, "other driver 9.9", ks, 16, knobs[0], 7);
     add_entry(&db, &rt, rt.driver, ks, 4, "", 0);
     snprintf(db_path, sizeof db_path, "%s/db.yaml", dir);
-    snprintf(spec, sizeof spec, "%s/ladder.yaml", dir);
     snprintf(out_dir, sizeof out_dir, "%s/gen", dir);
     char err[256];
     CU_ASSERT_FATAL(tunedb_save(&db, db_path, err, sizeof err) == 0);
     tunedb_free(&db);
-    FILE *f = fopen(spec, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fputs(ladder_spec, f);
-    fclose(f);
 
     char *out, *errs;
     int rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s'", spec,
@@ -493,22 +508,13 @@ static void test_gen_ladder(void)
 static void test_gen_one_row_count(void)
 {
     struct rt rt;
-    char rt_err[256];
-    if (rt_open(&rt, NULL, rt_err, sizeof rt_err) < 0) {
-        TU_CHECK(0, "no OpenCL device: %s", rt_err);
-        return;
-    }
-    char *dir = tu_tempdir();
-    CU_ASSERT_FATAL(dir != NULL);
+    char *dir;
     struct spec_set set;
     const struct kernel_spec *ks;
     char knobs[3][TUNE_TEXT], spec[4200], err[256];
-    CU_ASSERT_FATAL(ladder_knobs(&rt, &set, &ks, knobs) == 0);
-    snprintf(spec, sizeof spec, "%s/ladder.yaml", dir);
-    FILE *f = fopen(spec, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fputs(ladder_spec, f);
-    fclose(f);
+    if (gen_setup(&rt, &dir, &set, &ks, knobs, spec, sizeof spec) < 0) {
+        return;
+    }
     static const char *const names[] = {"one", "shared"};
     for (int run = 0; run < 2; run++) {
         struct tunedb db;
