@@ -1,6 +1,7 @@
 /* lab_util.h - what the lab programs of bench/lab share: a checked
- * OpenCL call, a file read whole, bf16 to and from float, and a
- * comparison of doubles for qsort. Include after <CL/cl.h>. */
+ * OpenCL call, a file read whole, bf16 to and from float, a comparison
+ * of doubles for qsort, and a kernel's median time. Include after
+ * <CL/cl.h>. */
 #ifndef SPECL_LAB_UTIL_H
 #define SPECL_LAB_UTIL_H
 
@@ -60,6 +61,37 @@ static inline int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* The median µs (profiling events, start to end) of REPS runs of kernel
+ * K on Q over DIMS dimensions of G items in groups of L, after WARM runs
+ * untimed. Q must profile. */
+static inline double lab_time_kernel(cl_command_queue q, cl_kernel k,
+                                     cl_uint dims, const size_t *g,
+                                     const size_t *l, int warm, int reps)
+{
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (t == NULL) {
+        exit(1);
+    }
+    for (int r = -warm; r < reps; r++) {
+        cl_event e;
+        CHECK(clEnqueueNDRangeKernel(q, k, dims, NULL, g, l, 0, NULL, &e));
+        CHECK(clFinish(q));
+        cl_ulong a, b;
+        CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START,
+                                      sizeof a, &a, NULL));
+        CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof b,
+                                      &b, NULL));
+        if (r >= 0) {
+            t[r] = (double)(b - a) / 1e3;
+        }
+        CHECK(clReleaseEvent(e));
+    }
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    const double median = t[reps / 2];
+    free(t);
+    return median;
 }
 
 #endif

@@ -21,23 +21,7 @@ static cl_device_id dev;
 
 static double time_kernel(cl_kernel k, const size_t *g, const size_t *l)
 {
-    double t[REPS];
-    for (int r = -5; r < REPS; r++) {
-        cl_event e;
-        CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, &e));
-        CHECK(clFinish(q));
-        cl_ulong a, b;
-        CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START,
-                                      sizeof a, &a, NULL));
-        CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof b,
-                                      &b, NULL));
-        if (r >= 0) {
-            t[r] = (double)(b - a) / 1e3;
-        }
-        CHECK(clReleaseEvent(e));
-    }
-    qsort(t, REPS, sizeof t[0], cmp_double);
-    return t[REPS / 2];
+    return lab_time_kernel(q, k, 2, g, l, 5, REPS);
 }
 
 static long define_of(const char *src, const char *name)
