@@ -72,8 +72,10 @@ static void defaults(struct kernel_spec *ks)
     while (d % vec != 0) {
         vec /= 2;
     }
+    /* CPUs: a group spans 512 elements, which PoCL runs as one
+     * vectorized loop (bf16 went 1.2x faster than at 64). */
     long per_row = d / vec, wg = 1;
-    long most = ks->target == TARGET_CPU ? 64 : 256;
+    long most = ks->target == TARGET_CPU ? 512 / vec : 256;
     while (wg < per_row && wg < most) {
         wg *= 2;
     }
@@ -138,9 +140,10 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
      * PoCL vectorizes the straight kernel less well with it. */
     plan_int(p, "ROW_TAIL", "work-groups reach past a row",
              per_row % wg != 0);
-    /* PoCL's exp left the CPU kernels compute-bound (bench/RESULTS.md). */
-    plan_int(p, "EXP_POLY", "the sigmoid's exp as a polynomial (CPUs)",
-             ks->target == TARGET_CPU);
+    /* PoCL's exp left the CPU kernels compute-bound (bench/RESULTS.md);
+     * a result stored in 16 bits needs 2^f to 1e-4 only. */
+    plan_int(p, "EXP_POLY", "degree of the sigmoid's exp polynomial (CPUs)",
+             ks->target != TARGET_CPU ? 0 : ks->dtype == DTYPE_F32 ? 5 : 3);
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];
     pa->why = "VEC elements a work-item, ROWS_PER_GROUP rows each";

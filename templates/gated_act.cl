@@ -4,7 +4,8 @@
  *
  * Storage: storage_DTYPE.cl first. Macros: ACTIVATION (ACT_SILU,
  * ACT_GELU_TANH or ACT_GELU, the exact one on erf), VEC (1, 2, 4 or 8)
- * and EXP_POLY (1: the sigmoid's exponential as a polynomial, CPUs). */
+ * and EXP_POLY (0: the sigmoid's exp; 3 or 5: its exponential as a
+ * polynomial of that degree, CPUs). */
 
 #define ACT_SILU 0
 #define ACT_GELU_TANH 1
@@ -57,41 +58,41 @@ typedef int intv;
 #define GELU_TANH_FLAT 1e4f
 
 #if EXP_POLY
-/* e^t for t <= 0 in float arithmetic alone: y = t log2(e) = n + f with
- * n whole and |f| <= 1/2, 2^f by Cephes' exp2f polynomial (1e-7), 2^n
- * in two factors so that it reaches the subnormals and 0. The product
- * t log2(e) costs |y| 2^-24 of relative error more (1e-6 at t = -10),
- * far inside the op's bounds. PoCL's exp left the CPU kernels
- * compute-bound; this one vectorizes into a few multiply-adds. */
-inline floatv exp_nonpos(floatv t)
+/* 1 + e^-x in float arithmetic alone, as 1 + 2^y with y = -x log2(e)
+ * = n + f, n whole and |f| <= 1/2: 2^n goes straight into the exponent
+ * bits, 2^f is a minimax polynomial of degree EXP_POLY (5: 7.5e-8, for
+ * f32; 3: 7.5e-5, where the result is stored in 16 bits). y is held to
+ * [-127, 128]: n = -127 makes 2^n zero (1 + e^-x is 1 to every float
+ * there), n = 128 infinity (the sigmoid is 0), as exp would. PoCL's exp
+ * left the CPU kernels compute-bound; this vectorizes into a dozen
+ * operations. */
+inline floatv one_plus_exp_neg(floatv x)
 {
-    const floatv y = fmax(t * M_LOG2E_F, (floatv)-150.0f);
-    /* y + 1.5 * 2^23 rounds y to a whole number in its low mantissa
-     * bits. */
-    const floatv r = y + 12582912.0f;
-    const floatv f = y - (r - 12582912.0f);
-    floatv p = (floatv)1.535336188319500e-4f;
-    p = p * f + 1.339887440266574e-3f;
-    p = p * f + 9.618437357674640e-3f;
-    p = p * f + 5.550332471162809e-2f;
-    p = p * f + 2.402264791363012e-1f;
-    p = p * f + 6.931472028550421e-1f;
-    const intv n = as_intv(r) - 0x4b400000;
-    const intv n_lo = n >> 1;
-    return (p * f + 1.0f) * as_floatv((n_lo + 127) << 23) *
-           as_floatv((n - n_lo + 127) << 23);
+    const floatv y = clamp(x * -M_LOG2E_F, -127.0f, 128.0f);
+    /* y + 1.5 * 2^23 + 127 holds n + 127 in its low mantissa bits. */
+    const floatv r = y + 12583039.0f;
+    const floatv f = y - (r - 12583039.0f);
+#if EXP_POLY == 5
+    floatv p = (floatv)1.327647062e-3f;
+    p = p * f + 9.675541908e-3f;
+    p = p * f + 5.550713283e-2f;
+    p = p * f + 2.402211971e-1f;
+    p = p * f + 6.931469671e-1f;
+    p = p * f + 1.000000072f;
+#elif EXP_POLY == 3
+    floatv p = (floatv)5.517165803e-2f;
+    p = p * f + 2.426111582e-1f;
+    p = p * f + 6.932609907e-1f;
+    p = p * f + 9.999280715e-1f;
+#else
+#error "gated_act.cl: EXP_POLY is 0, 3 or 5"
+#endif
+    return p * as_floatv(as_intv(r) << 23) + 1.0f;
 }
 
-/* 1 / (1 + e^-x) from one exp of -|x|, which never overflows; the
- * numerator (e^-|x| for x < 0, else 1) picked by the sign bit: select
- * on vectors runs lane by lane on PoCL. */
 inline floatv act_sigmoid(floatv x)
 {
-    const floatv e = exp_nonpos(-fabs(x));
-    const intv negative = as_intv(x) >> 31;
-    const floatv num = as_floatv((as_intv(e) & negative) |
-                                 (as_intv((floatv)1.0f) & ~negative));
-    return num / (1.0f + e);
+    return 1.0f / one_plus_exp_neg(x);
 }
 #else
 /* 1 / (1 + e^-x) from one exp of -|x|, which never overflows. */
@@ -113,7 +114,9 @@ inline floatv gelu_tanh_s(floatv x)
 /* The activation of x. */
 inline floatv act(floatv x)
 {
-#if ACTIVATION == ACT_SILU
+#if ACTIVATION == ACT_SILU && EXP_POLY
+    return x / one_plus_exp_neg(x);
+#elif ACTIVATION == ACT_SILU
     return x * act_sigmoid(x);
 #elif ACTIVATION == ACT_GELU_TANH
     return x * gelu_tanh_s(x);
@@ -123,20 +126,26 @@ inline floatv act(floatv x)
 #endif
 }
 
-/* d act(x) / dx. */
-inline floatv act_grad(floatv x)
+/* act(x), and d act(x) / dx in GRAD: the backward's pair shares one
+ * sigmoid. */
+inline floatv act_and_grad(floatv x, floatv *grad)
 {
 #if ACTIVATION == ACT_SILU
     floatv s = act_sigmoid(x);
-    return s + x * s * (1.0f - s);
+    floatv xs = x * s;
+    *grad = s + xs * (1.0f - s);
+    return xs;
 #elif ACTIVATION == ACT_GELU_TANH
     floatv s = gelu_tanh_s(x);
     floatv g = s + 2.0f * x * s * (1.0f - s) * GELU_K *
                        (1.0f + 3.0f * GELU_C * x * x);
     floatv flat = select((floatv)0.0f, (floatv)1.0f,
                          (intv)isgreater(x, (floatv)0.0f));
-    return select(g, flat, (intv)isgreater(fabs(x), (floatv)GELU_TANH_FLAT));
+    *grad = select(g, flat, (intv)isgreater(fabs(x), (floatv)GELU_TANH_FLAT));
+    return x * s;
 #else
-    return 0.5f * erfc(-x * INV_SQRT2) + x * INV_SQRT_2PI * exp(-0.5f * x * x);
+    *grad = 0.5f * erfc(-x * INV_SQRT2) +
+            x * INV_SQRT_2PI * exp(-0.5f * x * x);
+    return act(x);
 #endif
 }

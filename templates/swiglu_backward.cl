@@ -29,17 +29,19 @@ __kernel void swiglu_backward(int rows, __global const storage_t *restrict gate,
 #if ROWS_PER_GROUP == 1
     /* A row a work-item and no loop, as swiglu.cl. */
     size_t at = get_global_id(1) * FEATURES + j;
-    floatv g = loadv(gate, at), d = loadv(dy, at);
-    storev(dgate, at, d * loadv(up, at) * act_grad(g));
-    storev(dup, at, d * act(g));
+    floatv d = loadv(dy, at), grad;
+    floatv a = act_and_grad(loadv(gate, at), &grad);
+    storev(dgate, at, d * loadv(up, at) * grad);
+    storev(dup, at, d * a);
 #else
     int first = (int)get_group_id(1) * ROWS_PER_GROUP;
     int last = min(first + ROWS_PER_GROUP, rows);
     for (int r = first; r < last; r++) {
         size_t at = (size_t)r * FEATURES + j;
-        floatv g = loadv(gate, at), d = loadv(dy, at);
-        storev(dgate, at, d * loadv(up, at) * act_grad(g));
-        storev(dup, at, d * act(g));
+        floatv d = loadv(dy, at), grad;
+        floatv a = act_and_grad(loadv(gate, at), &grad);
+        storev(dgate, at, d * loadv(up, at) * grad);
+        storev(dup, at, d * a);
     }
 #endif
 }
