@@ -5,7 +5,10 @@
  * MAXNREG (a register cap written into the PTX entry, which setmaxnreg
  * needs), PTX (a file to keep the PTX in), SRC (a file to build alone
  * for its log, arguments ignored). Run from the project root on
- * the device. Build: cc -O2 -o ws_gemm bench/lab/ws_gemm.c -lOpenCL */
+ * the device. OPTS with -DTMA=1: the stages load by the tensor memory
+ * accelerator, from the tensor maps in MAP_X and MAP_W (bench/lab/
+ * tensor_map.cu makes them; the address is set here). Build: cc -O2 -o
+ * ws_gemm bench/lab/ws_gemm.c -lOpenCL */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -27,6 +30,30 @@ static char *replace_all(const char *s, const char *a, const char *b)
     }
     strcpy(o, p);
     return r;
+}
+
+/* MAPS: the tensor map in the environment variable NAME (16 words in hex,
+ * as bench/lab/tensor_map.cu prints them for this shape), its word 0,
+ * the address, set to AT. */
+static void map_from_env(unsigned char *maps, const char *name, unsigned long long at)
+{
+    const char *s = getenv(name);
+    unsigned long long w[16];
+    if (s == NULL) {
+        printf("TMA wants %s\n", name);
+        exit(1);
+    }
+    for (int i = 0; i < 16; i++) {
+        char *end;
+        w[i] = strtoull(s, &end, 16);
+        if (end == s) {
+            printf("%s: 16 hex words\n", name);
+            exit(1);
+        }
+        s = end;
+    }
+    w[0] = at;
+    memcpy(maps, w, sizeof w);
 }
 
 static void print_log(cl_program p, cl_device_id d)
@@ -162,6 +189,26 @@ int main(int argc, char **argv)
     CHECK(clSetKernelArg(k, 0, sizeof bx, &bx));
     CHECK(clSetKernelArg(k, 1, sizeof bw, &bw));
     CHECK(clSetKernelArg(k, 2, sizeof by, &by));
+    static unsigned char maps[256] __attribute__((aligned(64)));
+    if (strstr(extra, "TMA=1")) {
+        cl_kernel ka = clCreateKernel(p2, "addresses", &e);
+        CHECK(e);
+        cl_mem bo = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &e);
+        CHECK(e);
+        CHECK(clSetKernelArg(ka, 0, sizeof bo, &bo));
+        CHECK(clSetKernelArg(ka, 1, sizeof bx, &bx));
+        CHECK(clSetKernelArg(ka, 2, sizeof bw, &bw));
+        size_t one = 1;
+        CHECK(clEnqueueNDRangeKernel(q, ka, 1, NULL, &one, &one, 0, NULL, NULL));
+        unsigned long long at[2];
+        CHECK(clEnqueueReadBuffer(q, bo, CL_TRUE, 0, sizeof at, at, 0, NULL, NULL));
+        map_from_env(maps, "MAP_X", at[0]);
+        map_from_env(maps + 128, "MAP_W", at[1]);
+        printf("x at %llx, w at %llx\n", at[0], at[1]);
+    }
+    cl_mem bm = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof maps, maps, &e);
+    CHECK(e);
+    CHECK(clSetKernelArg(k, 3, sizeof bm, &bm));
     size_t threads = 128 * (size_t)(CW + 1);
     size_t g[2] = {(size_t)N / WGN * threads, (size_t)M / (64 * CW)}, l[2] = {threads, 1};
     CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, NULL));

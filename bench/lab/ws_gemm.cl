@@ -9,13 +9,21 @@
  * before (cp.async.wait_group 1), fences them for the async proxy and
  * arrives; SIGNAL 1: cp.async.mbarrier.arrive.noinc arrives when the
  * copies land and the multipliers fence after their wait.
- * REGS_COPY / REGS_MMA: setmaxnreg per role (0: leave the registers). */
+ * REGS_COPY / REGS_MMA: setmaxnreg per role (0: leave the registers).
+ * TMA 1: one work-item of warpgroup 0 loads each stage by the tensor
+ * memory accelerator (cp.async.bulk.tensor, 128-byte swizzle, the same
+ * layout as the copies) from the tensor maps in MAPS (X's, then W's:
+ * 128 bytes each, made by the host), counted on the full barrier by
+ * bytes. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MMA_WAIT 1
 #include "sm90a_gemm_asm.h"
 #ifndef SIGNAL
 #define SIGNAL 0
+#endif
+#ifndef TMA
+#define TMA 0
 #endif
 #define TK 64
 #define TM (64 * CW)
@@ -63,13 +71,34 @@ inline void load_stage(__local uchar *st, const __global ushort *x, const __glob
                w + (size_t)(k0 + k) * N + col0 + c * 8);
     }
 }
+/* The tile at (C0 inner, C1 outer) of the tensor MAP into DST, its bytes
+ * counted on BAR. */
+inline void tma_load(__local uchar *dst, const __global ulong *map, int c0, int c1, __local ulong *bar)
+{
+    asm volatile("// @{ .reg .u64 g; cvta.global.u64 g, %1; "
+                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [g, {%2, %3}], [%4]; }"
+                 ::"l"(dst), "l"(map), "r"(c0), "r"(c1), "l"(bar) : "memory");
+}
+inline void bar_expect(__local ulong *bar, uint bytes)
+{
+    asm volatile("// @{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }"
+                 ::"l"(bar), "r"(bytes) : "memory");
+}
+/* Where X and W lie in the device's address space, for the host's
+ * tensor maps. */
+__kernel void addresses(__global ulong *out, const __global ushort *x, const __global ushort *w)
+{
+    out[0] = (ulong)x;
+    out[1] = (ulong)w;
+}
 inline ulong desc(__local uchar *p, ulong lbo, ulong sbo, ulong layout)
 {
     uint a = (uint)(ulong)p;
     return (ulong)((a >> 4) & 0x3FFF) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (layout << 62);
 }
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void
-ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __global float *restrict y)
+ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __global float *restrict y,
+        const __global ulong *restrict maps)
 {
     __local uchar smem[STAGES * STAGE_BYTES] __attribute__((aligned(1024)));
     __local ulong full[STAGES], empty[STAGES];
@@ -82,11 +111,31 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
     uint row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
 #endif
     if (tid < STAGES) {
-        bar_init(&full[tid], 128);
+        bar_init(&full[tid], TMA ? 1 : 128);
         bar_init(&empty[tid], 4 * CW);
     }
+#if TMA
+    asm volatile("// @fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint KT = K / TK;
+#if TMA
+    if (role == 0) {
+        if (tid == 0) {
+            for (uint kt = 0; kt < KT; kt++) {
+                uint s = kt % STAGES;
+                if (kt >= STAGES)
+                    bar_wait(&empty[s], (kt / STAGES - 1) & 1);
+                __local uchar *st = smem + s * STAGE_BYTES;
+                bar_expect(&full[s], STAGE_BYTES);
+                tma_load(st, maps, kt * TK, row0, &full[s]);
+                for (uint b = 0; b < TN / 64; b++)
+                    tma_load(st + A_BYTES + b * B_BLOCK, maps + 16, col0 + b * 64, kt * TK, &full[s]);
+            }
+        }
+        return;
+    }
+#else
     if (role == 0) {
 #if REGS_COPY
         asm volatile("// @setmaxnreg.dec.sync.aligned.u32 " STR(REGS_COPY) ";" ::: "memory");
@@ -114,6 +163,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
 #endif
         return;
     }
+#endif
 #if REGS_MMA
     asm volatile("// @setmaxnreg.inc.sync.aligned.u32 " STR(REGS_MMA) ";" ::: "memory");
 #endif
@@ -124,7 +174,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
     for (uint kt = 0; kt < KT; kt++) {
         uint s = kt % STAGES;
         bar_wait(&full[s], (kt / STAGES) & 1);
-#if SIGNAL
+#if SIGNAL && !TMA
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
         __local uchar *st = smem + s * STAGE_BYTES;
