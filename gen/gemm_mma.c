@@ -37,6 +37,12 @@ long gemm_wgmma_local(const struct gemm_mma *g)
            16 * g->wg_stages;
 }
 
+long gemm_wgmma_map_floats(const struct gemm_mma *g)
+{
+    /* two maps of 128 bytes a slot; up to 15 floats to a 64-byte line */
+    return g->wgmma && g->tma ? WGMMA_MAP_SLOTS * 64 + 15 : 0;
+}
+
 struct mark knob_blame(const struct kernel_spec *ks, const char *k1,
                        const char *k2)
 {
@@ -185,6 +191,13 @@ void gemm_mma_plan(struct plan *p, const struct gemm_mma *g)
                    g->wg_n);
         plan_int(p, "WG_STAGES", "wgmma: steps staged in local memory",
                  g->wg_stages);
+        plan_int(p, "WG_TMA",
+                 "wgmma: 1: K steps by the tensor memory accelerator",
+                 g->tma);
+        if (g->tma) {
+            plan_int(p, "WG_MAP_SLOTS", "wgmma: slots of tensor maps",
+                     WGMMA_MAP_SLOTS);
+        }
     }
     if (g->mma) {
         out_define(p, g, "MMA_WARP_M", "", "rows per warp of", g->wm);

@@ -33,7 +33,15 @@ struct gemm_mma {
     int w_nk;              /* MMA_W_NK: W stored MMA_N x MMA_K, B MMA_N x
                               MMA_RANK */
     int out_add;           /* MMA_OUT_ADD: OUT += the product */
+    int tma;               /* WG_TMA: wgmma's K steps loaded by the tensor
+                              memory accelerator, its maps in the scratch
+                              (gemm_wgmma_map_floats) */
 };
+
+/* Slots of tensor maps WG_TMA keeps in the scratch, one per compute unit
+ * up to this count, and the floats they take with a 64-byte alignment. */
+#define WGMMA_MAP_SLOTS 128
+long gemm_wgmma_map_floats(const struct gemm_mma *g);
 
 /* Work-items and bytes of local memory of the mma and wgmma kernels. */
 long gemm_mma_threads(const struct gemm_mma *g);

@@ -11,7 +11,7 @@
  * rows x N, split_k.cl), or W's and B's padded copies and X's
  * (padded.cl); or lora_decode_mma's or lora_decode_split's partial sums
  * of X*W and X*A (decode_slices x rows x (N + r),
- * lora_decode_part.cl). */
+ * lora_decode_part.cl); then lora_wgmma's tensor maps. */
 static void path_scratch(const struct lora *c, struct path *pa)
 {
     long per_row = 0, fixed = 0, t_per_row = 0;
@@ -32,6 +32,15 @@ static void path_scratch(const struct lora *c, struct path *pa)
     }
     if (t_per_row != 0 && (per_row != 0 || fixed != 0)) {
         fixed += 3;
+    }
+    /* lora_wgmma's tensor maps past the rest (LORA_WG_MAPS) */
+    for (int i = 0; i < pa->n_launch; i++) {
+        if (strncmp(pa->launch[i].kernel, "lora_wgmma", 10) == 0) {
+            struct gemm_mma g;
+            lora_gemm_mma(c, &g);
+            fixed += gemm_wgmma_map_floats(&g);
+            break;
+        }
     }
     pa->scratch_per = t_per_row + per_row;
     pa->scratch_sizes = pa->scratch_per != 0 ? SIZE_FIRST : 0;

@@ -519,7 +519,9 @@ void lora_gemm_mma(const struct lora *c, struct gemm_mma *g)
         .wg_stages = c->wg_stages,
         .reduce = c->K, .cols = c->N, .rank = c->R,
         .rank_parts = xa_split(c), .w_nk = c->layout == LAYOUT_OUT_IN,
-        .out_add = c->accumulate};
+        .out_add = c->accumulate,
+        /* the accelerator's boxes: rows of one 128-byte swizzle line */
+        .tma = uses_wgmma(c) && c->k == 64};
 }
 
 long mma_threads(const struct lora *c)

@@ -14,6 +14,6 @@ lora_bwd_dx_wgmma(const int rows, const __global storage_t *restrict dy,
 {
     /* wgmma's swizzles follow address bits: stages on 1024-byte lines */
     __local ushort tiles[WG_LOCAL_HALVES] __attribute__((aligned(1024)));
-    wg_tiles((uint)rows, dy, w, a, dx, SCRATCH_G(scratch, rows), tiles, 1,
-             0);
+    wg_tiles((uint)rows, dy, w, a, dx, SCRATCH_G(scratch, rows), 0, tiles,
+             1, 0);
 }

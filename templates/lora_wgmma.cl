@@ -11,5 +11,6 @@ lora_wgmma(const int rows, const __global storage_t *restrict x,
 {
     /* wgmma's swizzles follow address bits: stages on 1024-byte lines */
     __local ushort tiles[WG_LOCAL_HALVES] __attribute__((aligned(1024)));
-    wg_tiles((uint)rows, x, w, b, y, scratch, tiles, 1, 0);
+    wg_tiles((uint)rows, x, w, b, y, scratch, LORA_WG_MAPS(scratch, rows, 1),
+             tiles, 1, 0);
 }

@@ -19,7 +19,8 @@ lora_wgmma_split(const int rows, const __global storage_t *restrict x,
     __local ushort tiles[WG_LOCAL_HALVES] __attribute__((aligned(1024)));
     /* The plan launches as many slices (up to SPLIT_K) of WG_COL_TILES
      * work-groups along 0 as the band of rows takes. */
-    wg_tiles((uint)rows, x, w, b, y, scratch, tiles,
-             get_num_groups(0) / WG_COL_TILES,
+    const uint slices = get_num_groups(0) / WG_COL_TILES;
+    wg_tiles((uint)rows, x, w, b, y, scratch,
+             LORA_WG_MAPS(scratch, rows, slices), tiles, slices,
              get_group_id(0) / WG_COL_TILES);
 }

@@ -30,6 +30,12 @@
  *     MMA_W_NK (W stored MMA_N x MMA_K, B MMA_N x MMA_RANK) W's tile is
  *     K-major like X's, WG_N rows of TILE_K, and wgmma reads B
  *     untransposed (WG_TRANS_B).
+ * WG_TMA: the K steps' tiles come by the tensor memory accelerator
+ * instead (tma_ptx.cl): one work-item of warpgroup 0 loads each step in
+ * a few boxes (zeros past the edges, the same swizzled layouts; TILE_K
+ * 64), counted on the full mbarrier by bytes, from tensor maps it writes
+ * first into MAPS, a slot per compute unit (every work-group's maps hold
+ * the same words). The rank stretch keeps its copies.
  * Needs MMA_K and MMA_N multiples of 8 (checked by the plan). Local size
  * (WG_THREADS, 1); the kernel declares WG_LOCAL_HALVES halves of local
  * memory aligned to 1024 bytes. */
@@ -42,7 +48,7 @@
 #error "wgmma_tiles.cl: the plan must define WG_M, WG_STAGES and the tiles"
 #endif
 #if !defined(MMA_K) || !defined(MMA_N) || !defined(MMA_W_NK) ||           \
-    !defined(MMA_OUT_ADD) || !defined(CEIL_DIV)
+    !defined(MMA_OUT_ADD) || !defined(CEIL_DIV) || !defined(WG_TMA)
 #error "wgmma_tiles.cl: the plan must define the GEMM's shape (lora_plan_mma)"
 #endif
 #if defined(SPLIT_K) && SPLIT_K > 1
@@ -53,6 +59,19 @@
 #endif
 #if DTYPE_F32
 #error "wgmma_tiles.cl: tensor cores take f16 or bf16 storage"
+#endif
+#if WG_TMA
+#include "tma_ptx.cl"
+#if TILE_K != 64
+#error "wgmma_tiles.cl: WG_TMA loads rows of one 128-byte line (TILE_K 64)"
+#endif
+#if !defined(WG_MAP_SLOTS)
+#error "wgmma_tiles.cl: WG_TMA needs the plan's WG_MAP_SLOTS"
+#endif
+/* Words of a slot of maps in MAPS (X's, then W's: 16 each); one slot per
+ * compute unit up to WG_MAP_SLOTS, units past it sharing one, whose
+ * words are the same. */
+#define WG_MAP_WORDS 32
 #endif
 #if MMA_K % 8 != 0 || MMA_N % 8 != 0 || WG_M % 64 != 0 ||    \
     WG_STAGES < 3 || (TILE_K != 16 && TILE_K != 32 && TILE_K != 64)
@@ -211,6 +230,40 @@ inline void wg_load_step(__local ushort *xs, __local ushort *ws,
     mma_commit();
 }
 
+#if WG_TMA
+/* MAP: X's tensor map (TILE_K x WG_M boxes), then W's (64 x TILE_K, or
+ * TILE_K x WG_N stored n-major). */
+inline void wg_tma_maps(__global ulong *map, const __global storage_t *x,
+                        const __global storage_t *w, uint rows)
+{
+    tma_map_2d(map, x, MMA_K, rows, MMA_K * 2, TILE_K, WG_M);
+#if MMA_W_NK
+    tma_map_2d(map + 16, w, MMA_K, MMA_N, MMA_K * 2, TILE_K, WG_N);
+#else
+    tma_map_2d(map + 16, w, MMA_N, MMA_K, MMA_N * 2, 64, TILE_K);
+#endif
+}
+
+/* K step KT's X and W tiles into XS and WS by MAP's boxes, counted on
+ * FULL by bytes: the calling work-item's arrival there. */
+inline void wg_tma_step(__local ushort *xs, __local ushort *ws,
+                        const __global ulong *map, uint row0, uint col0,
+                        uint kt, __local ulong *full)
+{
+    uint k0 = kt * TILE_K;
+    tma_bar_expect(full, 2 * WG_STAGE);
+    tma_load_2d(xs, map, k0, row0, full);
+#if MMA_W_NK
+    tma_load_2d(ws, map + 16, k0, col0, full);
+#else
+#pragma unroll
+    for (uint c = 0; c < WG_N / 64; c++) {
+        tma_load_2d(ws + c * WG_W_BLOCK, map + 16, col0 + c * 64, k0, full);
+    }
+#endif
+}
+#endif
+
 /* Starts the copies of B's rows [RS, RS + RANK_STEP) into WS twice, as
  * rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero past r and N),
  * committed as one group. */
@@ -299,15 +352,24 @@ inline void wg_step(__local ushort *xs, __local ushort *ws, uint depth,
  * of them the rank stretch's, then K steps kt0 on. A step's buffer is
  * marked full once its copies have landed and are fenced for wgmma;
  * that waits a step, so that one step's copies are in flight while the
- * one before lands. */
+ * one before lands. With WG_TMA the K steps are marked at once, the
+ * accelerator's bytes still to come (MAPS: the maps' slots). */
 inline void wg_copy_steps(__local ushort *tiles, __local ulong *full,
                           __local ulong *empty, uint steps, uint rank_steps,
                           const uint rows, const __global storage_t *x,
                           const __global storage_t *w,
                           const __global storage_t *b,
-                          const __global float *t, uint row0, uint col0,
-                          uint kt0, uint tid)
+                          const __global float *t, __global ulong *maps,
+                          uint row0, uint col0, uint kt0, uint tid)
 {
+#if WG_TMA
+    __global ulong *map = maps + WG_MAP_WORDS * (tma_unit() % WG_MAP_SLOTS);
+    if (tid == 0 && steps > rank_steps) {
+        wg_tma_maps(map, x, w, rows);
+    }
+#else
+    (void)maps;
+#endif
     for (uint i = 0; i < steps; i++) {
         uint s = i % WG_STAGES;
         if (i >= WG_STAGES)
@@ -317,16 +379,29 @@ inline void wg_copy_steps(__local ushort *tiles, __local ulong *full,
             wg_load_rank_b(at + WG_X_STAGE, b, col0, i * RANK_STEP, tid);
             wg_stage_rank_t(at, t, rows, row0, i * RANK_STEP, tid);
         } else {
+#if WG_TMA
+            if (tid == 0)
+                wg_tma_step(at, at + WG_X_STAGE, map, row0, col0,
+                            kt0 + i - rank_steps, full + s);
+            else
+                wg_bar_arrive(full + s);
+#else
             wg_load_step(at, at + WG_X_STAGE, x, w, rows, row0, col0,
                          kt0 + i - rank_steps, tid);
+#endif
         }
-        if (i > 0) {
-            asm volatile("cp.async.wait_group 1;" ::: "memory");
+        /* The step before, when copied: its copies landed (all but this
+         * step's, which the accelerator's steps have none of). */
+        if (i > 0 && (!WG_TMA || i - 1 < rank_steps)) {
+            if (WG_TMA && i >= rank_steps)
+                asm volatile("cp.async.wait_group 0;" ::: "memory");
+            else
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
             wg_fence_proxy();
             wg_bar_arrive(full + (i - 1) % WG_STAGES);
         }
     }
-    if (steps > 0) {
+    if (steps > 0 && (!WG_TMA || steps <= rank_steps)) {
         asm volatile("cp.async.wait_group 0;" ::: "memory");
         wg_fence_proxy();
         wg_bar_arrive(full + (steps - 1) % WG_STAGES);
@@ -359,13 +434,15 @@ inline void wg_multiply_steps(__local ushort *tiles, __local ulong *full,
  * T*B. Along dimension 0 run SLICES x WG_COL_TILES work-groups. TILES:
  * the kernel's WG_STAGES stages of local memory. SLICES is a constant at
  * each call (1, or the plan's SPLIT_K), so each kernel keeps one kind of
- * store. */
+ * store. MAPS: WG_TMA's slots of tensor maps (WG_MAP_SLOTS x 256 bytes,
+ * aligned to 64), else unused. */
 #define WG_COL_TILES CEIL_DIV(MMA_N, WG_N)
 inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
                      const __global storage_t *restrict w,
                      const __global storage_t *restrict b,
                      __global storage_t *restrict y,
-                     __global float *restrict scratch, __local ushort *tiles,
+                     __global float *restrict scratch,
+                     __global ulong *restrict maps, __local ushort *tiles,
                      const uint slices, const uint slice)
 {
     uint tid = get_local_id(0), lane = tid % 32, warp = tid % 128 / 32;
@@ -386,7 +463,7 @@ inline void wg_tiles(const uint rows, const __global storage_t *restrict x,
     barrier(CLK_LOCAL_MEM_FENCE);
     if (tid < WG_COPIERS) {
         wg_copy_steps(tiles, full, empty, steps, rank_steps, rows, x, w, b,
-                      scratch, row0, col0, kt0, tid);
+                      scratch, maps, row0, col0, kt0, tid);
         return;
     }
 

@@ -129,6 +129,14 @@ int main(int argc, char **argv)
     /* the lab kernels' mark, and the emitted kernels' (wgmma_ptx.cl) */
     char *a = replace_all(replace_all((char *)bin, "// @", ""), "trap; //@sm_90a ", "");
     char *ptx = replace_all(a, ".target sm_90", ".target sm_90a");
+    const char *ver = strstr(ptx, ".version");
+    printf("ptx %.13s\n", ver ? ver : "(no .version)");
+    if (getenv("PTX_VERSION")) {
+        char from[32], to[32];
+        snprintf(from, sizeof from, "%.12s", ver);
+        snprintf(to, sizeof to, ".version %s", getenv("PTX_VERSION"));
+        ptx = replace_all(ptx, from, to);
+    }
     if (getenv("MAXNREG")) {
         char cap[64];
         snprintf(cap, sizeof cap, ".maxnreg %s\n.reqntid", getenv("MAXNREG"));
@@ -189,8 +197,9 @@ int main(int argc, char **argv)
     CHECK(clSetKernelArg(k, 0, sizeof bx, &bx));
     CHECK(clSetKernelArg(k, 1, sizeof bw, &bw));
     CHECK(clSetKernelArg(k, 2, sizeof by, &by));
-    static unsigned char maps[256] __attribute__((aligned(64)));
-    if (strstr(extra, "TMA=1")) {
+    /* 256 bytes of maps per work-group for TMA=3 */
+    static unsigned char maps[256 * 2048] __attribute__((aligned(64)));
+    if (strstr(extra, "TMA=1") || strstr(extra, "TMA=2") || strstr(extra, "TMA=3")) {
         cl_kernel ka = clCreateKernel(p2, "addresses", &e);
         CHECK(e);
         cl_mem bo = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &e);
@@ -204,15 +213,28 @@ int main(int argc, char **argv)
         CHECK(clEnqueueReadBuffer(q, bo, CL_TRUE, 0, sizeof at, at, 0, NULL, NULL));
         map_from_env(maps, "MAP_X", at[0]);
         map_from_env(maps + 128, "MAP_W", at[1]);
+        if (!strstr(extra, "TMA=1"))
+            memset(maps, 0, sizeof maps); /* the kernel writes them */
         printf("x at %llx, w at %llx\n", at[0], at[1]);
     }
-    cl_mem bm = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof maps, maps, &e);
+    cl_mem bm = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof maps, maps, &e);
     CHECK(e);
     CHECK(clSetKernelArg(k, 3, sizeof bm, &bm));
     size_t threads = 128 * (size_t)(CW + 1);
     size_t g[2] = {(size_t)N / WGN * threads, (size_t)M / (64 * CW)}, l[2] = {threads, 1};
     CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, NULL));
     CHECK(clEnqueueReadBuffer(q, by, CL_TRUE, 0, (size_t)M * N * 4, Y, 0, NULL, NULL));
+    if (strstr(extra, "TMA=2") || strstr(extra, "TMA=3")) {
+        /* the kernel's maps against the driver's */
+        unsigned long long got[32], want[32];
+        CHECK(clEnqueueReadBuffer(q, bm, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+        map_from_env((unsigned char *)want, "MAP_X", got[0]);
+        map_from_env((unsigned char *)want + 128, "MAP_W", got[16]);
+        for (int i = 0; i < 32; i++)
+            if (got[i] != want[i])
+                printf("map word %d: %016llx, the driver's %016llx\n", i, got[i], want[i]);
+        printf("maps compared\n");
+    }
     int bad = 0;
     for (int s = 0; s < 4096; s++) {
         int r = s < 2048 ? (s * 7919) % M : (s % 2 ? 5 : M - 3);
