@@ -159,7 +159,9 @@ static void dx_gemm_mma(const struct bwd *c, struct gemm_mma *g)
         .wg_stages = c->wg_stages,
         .reduce = c->N, .cols = c->K, .rank = c->R,
         .rank_parts = tg_parts(c),
-        .w_nk = c->layout == LAYOUT_IN_OUT, .out_add = 0};
+        .w_nk = c->layout == LAYOUT_IN_OUT, .out_add = 0,
+        /* the accelerator's boxes: rows of one 128-byte swizzle line */
+        .tma = dx_tensor(c) && c->engine == ENGINE_WGMMA && c->k == 64};
 }
 
 /* ---- local memory, in floats, as the templates declare it ------------- */
@@ -898,6 +900,13 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
      * floats. Both paths find it there. */
     if (copies_wt(&c)) {
         fixed += c.K * c.N + 3;
+    }
+    /* Or lora_bwd_dx_wgmma's tensor maps (LORA_BWD_WG_MAPS), at a 64-byte
+     * line past the partials' rounding to 4. */
+    struct gemm_mma dx_g;
+    dx_gemm_mma(&c, &dx_g);
+    if (dx_g.tma) {
+        fixed += 3 + gemm_wgmma_map_floats(&dx_g);
     }
 
     /* Up to grad_rows rows lora_bwd_grad sums every row and writes dA and

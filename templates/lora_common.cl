@@ -107,18 +107,6 @@
 /* Partial sums of T that lora_xa writes per row for lora_main and
  * lora_expand: one per XA_CHUNK of K. */
 #define XA_SPLIT CEIL_DIV(IN_FEATURES, XA_CHUNK)
-/* Where lora_wgmma's tensor maps lie in the scratch (wgmma_tiles.cl's
- * WG_TMA): past T's partial sums (rounded up to 4 floats) and the split
- * path's SLICES slices of Y (none at 1), on a 64-byte line. */
-#define LORA_WG_MAPS(scratch, rows, slices)                                \
-    ((__global ulong *)((scratch) +                                        \
-                        (((((size_t)(rows) * (XA_SPLIT * RANK) + 3) &      \
-                           ~(size_t)3) +                                   \
-                          ((slices) > 1 ? (size_t)(slices) * (rows) *      \
-                                              OUT_FEATURES                 \
-                                        : 0) +                             \
-                          15) &                                            \
-                         ~(size_t)15)))
 
 /* ---- Vectors of VEC elements ----
  * PARTIAL_V(p): VEC floats of partial sums in scratch at P (aligned to

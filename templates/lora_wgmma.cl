@@ -1,6 +1,7 @@
 /* lora_wgmma.cl - lora_wgmma: the GEMM on warpgroups over all of K (see
  * wgmma_tiles.cl). */
 #include "lora_common.cl"
+#include "lora_wg_maps.cl"
 #include "wgmma_tiles.cl"
 
 __kernel __attribute__((reqd_work_group_size(WG_THREADS, 1, 1))) void

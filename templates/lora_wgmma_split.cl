@@ -2,6 +2,7 @@
  * the plan's split path on warpgroups (see wgmma_tiles.cl's
  * wg_tiles). */
 #include "lora_common.cl"
+#include "lora_wg_maps.cl"
 #include "wgmma_tiles.cl"
 
 #if SPLIT_K < 2
