@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     if (only)
         snprintf(opts, sizeof opts, "%s", extra);
     else
-        snprintf(opts, sizeof opts, "-I bench/lab -D K=%d -D N=%d -D CW=%d -D WG_N=%d -D STAGES=%d %s",
+        snprintf(opts, sizeof opts, "-I bench/lab -I templates -D K=%d -D N=%d -D CW=%d -D WG_N=%d -D STAGES=%d %s",
                  K, N, CW, WGN, ST, extra);
     if (clBuildProgram(p, 1, &d, opts, NULL, NULL) != CL_SUCCESS) {
         print_log(p, d);

@@ -14,13 +14,15 @@
  * memory accelerator (cp.async.bulk.tensor, 128-byte swizzle, the same
  * layout as the copies) from the tensor maps in MAPS (X's, then W's:
  * 128 bytes each, made by the host), counted on the full barrier by
- * bytes. TMA 2: the same, the maps written by the copying work-item of
- * each work-group itself (tma_map_2d) before its first load; TMA 3: each
- * work-group into 256 bytes of its own. */
+ * bytes (templates/tma_ptx.cl). TMA 2: the same, the maps written by
+ * the copying work-item of each work-group itself (tma_map_2d) before its
+ * first load; TMA 3: each work-group into 256 bytes of its own. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MMA_WAIT 1
 #include "sm90a_gemm_asm.h"
+#define DTYPE_BF16 1
+#include "tma_ptx.cl" /* templates/: the maps, the boxes, expect_tx */
 #ifndef SIGNAL
 #define SIGNAL 0
 #endif
@@ -73,43 +75,6 @@ inline void load_stage(__local uchar *st, const __global ushort *x, const __glob
                w + (size_t)(k0 + k) * N + col0 + c * 8);
     }
 }
-/* The tile at (C0 inner, C1 outer) of the tensor MAP into DST, its bytes
- * counted on BAR. */
-inline void tma_load(__local uchar *dst, const __global ulong *map, int c0, int c1, __local ulong *bar)
-{
-    asm volatile("// @{ .reg .u64 g; cvta.global.u64 g, %1; "
-                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [g, {%2, %3}], [%4]; }"
-                 ::"l"(dst), "l"(map), "r"(c0), "r"(c1), "l"(bar) : "memory");
-}
-inline void bar_expect(__local ulong *bar, uint bytes)
-{
-    asm volatile("// @{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }"
-                 ::"l"(bar), "r"(bytes) : "memory");
-}
-/* A 2-D tiled tensor map of bf16 with a 128-byte swizzle and a 256-byte
- * L2 promotion, as the CUDA driver of 2026 encodes one (bench/logs/
- * h200-tma/maps.txt): INNER elements a row, OUTER rows ROW_BYTES apart,
- * boxes of BOX_INNER x BOX_OUTER; written with generic stores and
- * fenced for the tensor-map proxy. */
-inline void tma_map_2d(__global ulong *map, ulong address, ulong inner, ulong outer, ulong row_bytes,
-                       uint box_inner, uint box_outer)
-{
-    map[0] = address;
-    map[1] = (row_bytes >> 4) << 32 | 3UL << 17 | 3UL << 13 | 10UL << 7 | 1UL << 4;
-    map[2] = 0;
-    map[3] = 0;
-    map[4] = (outer - 1) << 32 | (inner - 1);
-    map[5] = 0;
-    map[6] = (ulong)(box_inner - 1) << 56;
-    map[7] = box_outer - 1;
-    map[8] = (ulong)box_inner * box_outer * 2;
-    map[9] = 1024;
-    for (uint i = 10; i < 16; i++)
-        map[i] = 0;
-    asm volatile("// @fence.proxy.tensormap::generic.release.gpu;" ::: "memory");
-    asm volatile("// @{ .reg .u64 g; cvta.global.u64 g, %0; fence.proxy.tensormap::generic.acquire.gpu [g], 128; }"
-                 ::"l"(map) : "memory");
-}
 /* Where X and W lie in the device's address space, for the host's
  * tensor maps. */
 __kernel void addresses(__global ulong *out, const __global ushort *x, const __global ushort *w)
@@ -152,18 +117,19 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
 #if TMA == 3
             maps += 32 * (get_group_id(1) * get_num_groups(0) + get_group_id(0));
 #endif
-            tma_map_2d(maps, (ulong)x, K, get_num_groups(1) * TM, K * 2, 64, TM);
-            tma_map_2d(maps + 16, (ulong)w, N, K, N * 2, 64, 64);
+            tma_map_2d(maps, x, K, get_num_groups(1) * TM, K * 2, 64, TM);
+            tma_map_2d(maps + 16, w, N, K, N * 2, 64, 64);
 #endif
             for (uint kt = 0; kt < KT; kt++) {
                 uint s = kt % STAGES;
                 if (kt >= STAGES)
                     bar_wait(&empty[s], (kt / STAGES - 1) & 1);
                 __local uchar *st = smem + s * STAGE_BYTES;
-                bar_expect(&full[s], STAGE_BYTES);
-                tma_load(st, maps, kt * TK, row0, &full[s]);
+                tma_bar_expect(&full[s], STAGE_BYTES);
+                tma_load_2d((__local ushort *)st, maps, kt * TK, row0, &full[s]);
                 for (uint b = 0; b < TN / 64; b++)
-                    tma_load(st + A_BYTES + b * B_BLOCK, maps + 16, col0 + b * 64, kt * TK, &full[s]);
+                    tma_load_2d((__local ushort *)(st + A_BYTES + b * B_BLOCK), maps + 16, col0 + b * 64,
+                                kt * TK, &full[s]);
             }
         }
         return;
