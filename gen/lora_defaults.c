@@ -507,11 +507,13 @@ static void decode_shape_defaults(struct kernel_spec *ks)
     long lanes_n = pow2_ceil(ceil_div(c.N, decode_vec(&c)));
     spec_knob_default(ks, "decode_n", min_l(8, lanes_n < 2 ? 2 : lanes_n));
     /* 32 along K with or without W: without, T's reduction over K is the
-     * work, and more work-items than the rank share it. */
+     * work, and more work-items than the rank share it. f16/bf16: 64, but
+     * down to 32 for 16 elements of K a work-item (bf16 at K = N = 512,
+     * 128 rows: 11.2 us at 32 along K, 16.9 at 64; bench/RESULTS.md). */
+    long per_vec = pow2_ceil(ceil_div(c.K, decode_vec(&c)));
+    long half_k = min_l(64, max_l(32, pow2_ceil(ceil_div(c.K, 16))));
     spec_knob_default(ks, "decode_k",
-                      c.cpu ? 1
-                            : min_l(half_gpu ? 64 : 32,
-                                    pow2_ceil(ceil_div(c.K, decode_vec(&c)))));
+                      c.cpu ? 1 : min_l(half_gpu ? half_k : 32, per_vec));
 }
 
 /* lora_xa's (or lora_xa_mma's) rows and work-items per work-group, and
