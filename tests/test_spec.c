@@ -1535,6 +1535,68 @@ static void expect_define(const char *kernel, const struct plan *p,
              kernel, name, d ? d->i : -1, want);
 }
 
+/* The wgmma tiles take their K steps from the tensor memory accelerator
+ * on compute capability 9.0 exactly where the steps are 64 deep (one
+ * 128-byte swizzle line), lora_forward's and lora_backward's alike, and
+ * every path that launches them counts the maps' slots in its scratch;
+ * 32-deep steps keep the copies and count none. */
+static void test_wgmma_tma_plan(void)
+{
+    static const struct {
+        const char *op, *tile;
+        long tma;
+    } cases[] = {
+        {"lora_forward", "engine: wgmma", 1},
+        {"lora_forward", "engine: wgmma, k: 32, wg_stages: 6", 0},
+        {"lora_forward", "engine: wgmma, wg_split_max: 1024, split_k: 4", 1},
+        {"lora_backward", "engine: wgmma", 1},
+        {"lora_backward", "engine: wgmma, k: 32", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        struct spec_set s;
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: t_tma, op: %s, dtype: bf16, "
+                 "in_features: 4096, out_features: 4096, rank: 16, "
+                 "tile: {%s}}\n", cases[i].op, cases[i].tile);
+        struct diags d = {.out = stderr};
+        TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1 &&
+                     spec_set_target(&s, TARGET_SM90A, &d) == 0,
+                 "%s {%s}: does not read", cases[i].op, cases[i].tile);
+        if (s.n_kernel != 1) {
+            spec_set_free(&s);
+            continue;
+        }
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        s.kernel[0].op->plan(&s.kernel[0], &p);
+        const struct define *tma = plan_define(&p, "WG_TMA");
+        const struct define *slots = plan_define(&p, "WG_MAP_SLOTS");
+        TU_CHECK(tma != NULL && tma->i == cases[i].tma &&
+                     (slots != NULL) == (cases[i].tma != 0),
+                 "%s {%s}: WG_TMA %ld, WG_MAP_SLOTS %s; want %ld",
+                 cases[i].op, cases[i].tile, tma ? tma->i : -1,
+                 slots ? "defined" : "not defined", cases[i].tma);
+        int wgmma_paths = 0;
+        for (int k = 0; k < p.n_path; k++) {
+            const struct path *pa = &p.path[k];
+            int wgmma = 0;
+            for (int l = 0; l < pa->n_launch; l++) {
+                wgmma |= strstr(pa->launch[l].kernel, "wgmma") != NULL;
+            }
+            wgmma_paths += wgmma;
+            long maps = slots != NULL ? slots->i * 64 : 0;
+            TU_CHECK(!wgmma || !cases[i].tma || pa->scratch_fixed >= maps,
+                     "%s {%s}: path %d counts %ld fixed floats of scratch, "
+                     "under the maps' %ld", cases[i].op, cases[i].tile, k,
+                     pa->scratch_fixed, maps);
+        }
+        TU_CHECK(wgmma_paths > 0, "%s {%s}: no path runs the wgmma tiles",
+                 cases[i].op, cases[i].tile);
+        spec_set_free(&s);
+    }
+}
+
 /* lora_main's and lora_bwd_dx's plans set gemm_simt.cl's #defines through
  * one helper: the same GEMM_ names in the same order, every one the
  * template checks for and no other, each with its kernel's value. */
@@ -1723,6 +1785,8 @@ int add_spec_suite(void)
                     test_bwd_ranks) == NULL ||
         CU_add_test(s, "SIMT GEMMs: gemm_simt.cl's #defines from one helper",
                     test_gemm_simt_defines) == NULL ||
+        CU_add_test(s, "wgmma tiles: the accelerator at 64-deep steps, its "
+                    "maps in the scratch", test_wgmma_tma_plan) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
