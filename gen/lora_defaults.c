@@ -320,6 +320,22 @@ static void wg_split_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "wg_split_max", most > split_upto(&c) ? most : 0);
 }
 
+/* On warpgroups, up to 1.5 x wg_m rows, lora_mma's tiles of m rows:
+ * lora_wgmma's second row of tiles would run mostly empty; past it
+ * lora_wgmma wins. Nor while lora_mma's tiles fit in one work-group per
+ * compute unit (bench/RESULTS.md). */
+static void mma_max_defaults(struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    if (!uses_wgmma(&c)) {
+        return;
+    }
+    long most = c.wg_m * 3 / 2;
+    long wave = c.m * (device_wave_units(c.dev) / ceil_div(c.N, c.n));
+    spec_knob_default(ks, "mma_max", wave > most ? wave : most);
+}
+
 static void split_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -701,6 +717,7 @@ void lora_defaults(struct kernel_spec *ks)
     decode_split_defaults(ks);
     split_defaults(ks);
     wg_split_defaults(ks);
+    mma_max_defaults(ks);
     delta_defaults(ks);
     pad_defaults(ks);
 }

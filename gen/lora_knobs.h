@@ -106,6 +106,9 @@ enum { XA_PREPASS, XA_INLINE };
       "rows at or below which lora_wgmma_split runs (above split_max): "     \
       "lora_wgmma's tiles over slices of K, as many as bring them to a "     \
       "wave, at least 2, summed by lora_combine; 0: never")                  \
+    X(mma_max, long, VALUE_INT, 0, 0, 16777216, NULL,                        \
+      "engine: wgmma: rows at or below which lora_mma's tiles run instead "  \
+      "of lora_wgmma's (past the paths before them); 0: never")              \
     X(split_k, long, VALUE_INT, 1, 1, 1024, NULL,                            \
       "lora_main (lora_mma) at few rows: K cut into this many slices, a "    \
       "work-group each, summed by lora_combine (lora_main halves them as "   \

@@ -552,20 +552,14 @@ static void add_split_paths(const struct lora *c, struct plan *p)
     }
 }
 
-/* On warpgroups, up to 1.5 x wg_m rows, lora_mma's tiles of m rows:
- * lora_wgmma's second row of tiles would run mostly empty; past it
- * lora_wgmma wins. Nor while lora_mma's tiles fit in one work-group per
- * compute unit (bench/RESULTS.md). */
+/* On warpgroups, up to mma_max rows, lora_mma's tiles (where no path
+ * before takes those rows). */
 static void add_mma_tiles_path(const struct lora *c, struct plan *p)
 {
     long below = p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
-    long mma_upto = c->wg_m * 3 / 2;
-    long mma_rows =
-        c->m * (device_wave_units(c->dev) / ceil_div(c->N, c->n));
-    mma_upto = mma_rows > mma_upto ? mma_rows : mma_upto;
-    if (uses_wgmma(c) && mma_upto > below) {
+    if (uses_wgmma(c) && c->mma_max > below) {
         struct path *pm =
-            add_path(p, mma_upto,
+            add_path(p, c->mma_max,
                      "rows that lora_wgmma's tiles would leave part empty: "
                      "T = scale*X*A, then [X | T]*[W ; B] on lora_mma's "
                      "tiles");

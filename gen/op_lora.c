@@ -653,12 +653,13 @@ static void lora_entry_rows(struct kernel_spec *ks,
 }
 
 /* The paths below the rows `specl tune` measures (lora_decode,
- * lora_decode_mma, lora_delta, the split path). */
+ * lora_decode_mma, lora_delta, the split path, lora_mma's tiles before
+ * lora_wgmma's). */
 static const char *const lora_few_rows_knobs[] = {
     "decode_rows", "decode_max",    "decode_n",    "decode_k",
     "decode_mma_max", "decode_split_max", "decode_slices", "decode_cols",
     "decode_warps",
-    "split_k",     "split_max",     "wg_split_max", "delta_rows",
+    "split_k",     "split_max",     "wg_split_max", "mma_max", "delta_rows",
     "delta_max",   "delta_split",   "delta_threads", NULL};
 
 /* Each is templates/NAME.cl; their shared part is lora_common.cl. */

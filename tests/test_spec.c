@@ -1597,6 +1597,52 @@ static void test_wgmma_tma_plan(void)
     }
 }
 
+/* engine: wgmma's crossover to lora_mma's tiles is the knob mma_max: a
+ * path for them up to exactly its rows, none at 0, and past them
+ * lora_wgmma. */
+static void test_mma_max(void)
+{
+    static const long rows[] = {0, 300, 5000};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char text[512];
+        struct spec_set s;
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: t_mma_max, op: lora_forward, dtype: "
+                 "bf16, in_features: 4096, out_features: 4096, rank: 16, "
+                 "tile: {engine: wgmma, decode_max: 0, decode_mma_max: 0, "
+                 "split_k: 1, wg_split_max: 0, mma_max: %ld}}\n", rows[i]);
+        struct diags d = {.out = stderr};
+        TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1 &&
+                     spec_set_target(&s, TARGET_SM90A, &d) == 0,
+                 "mma_max %ld: does not read", rows[i]);
+        if (s.n_kernel != 1) {
+            spec_set_free(&s);
+            continue;
+        }
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        s.kernel[0].op->plan(&s.kernel[0], &p);
+        long mma_upto = -1;
+        for (int k = 0; k < p.n_path; k++) {
+            for (int l = 0; l < p.path[k].n_launch; l++) {
+                if (strcmp(p.path[k].launch[l].kernel, "lora_mma") == 0) {
+                    mma_upto = (long)p.path[k].max_rows;
+                }
+            }
+        }
+        const struct path *last = &p.path[p.n_path - 1];
+        TU_CHECK(rows[i] == 0 ? mma_upto == -1 : mma_upto == rows[i],
+                 "mma_max %ld: lora_mma's tiles up to %ld rows", rows[i],
+                 mma_upto);
+        TU_CHECK(last->max_rows == 0 &&
+                     strcmp(last->launch[last->n_launch - 1].kernel,
+                            "lora_wgmma") == 0,
+                 "mma_max %ld: the last path runs %s", rows[i],
+                 last->launch[last->n_launch - 1].kernel);
+        spec_set_free(&s);
+    }
+}
+
 /* lora_main's and lora_bwd_dx's plans set gemm_simt.cl's #defines through
  * one helper: the same GEMM_ names in the same order, every one the
  * template checks for and no other, each with its kernel's value. */
@@ -1787,6 +1833,8 @@ int add_spec_suite(void)
                     test_gemm_simt_defines) == NULL ||
         CU_add_test(s, "wgmma tiles: the accelerator at 64-deep steps, its "
                     "maps in the scratch", test_wgmma_tma_plan) == NULL ||
+        CU_add_test(s, "wgmma tiles: mma_max, the rows of lora_mma's tiles "
+                    "before them", test_mma_max) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
