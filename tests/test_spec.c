@@ -1643,6 +1643,43 @@ static void test_mma_max(void)
     }
 }
 
+/* lora_decode's work-items along K: f16/bf16 on GPUs 32 while that leaves
+ * 16 elements of K each (K up to 512), 64 past; f32 32; CPUs 1. */
+static void test_decode_k_defaults(void)
+{
+    static const struct {
+        const char *dtype;
+        int k;
+        enum target target;
+        long want;
+    } cases[] = {
+        {"bf16", 512, TARGET_GPU, 32},    {"bf16", 512, TARGET_SM90A, 32},
+        {"f16", 384, TARGET_TENSOR, 32},  {"bf16", 1024, TARGET_GPU, 64},
+        {"bf16", 4096, TARGET_SM90A, 64}, {"f32", 512, TARGET_GPU, 32},
+        {"f32", 4096, TARGET_GPU, 32},    {"bf16", 512, TARGET_CPU, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        struct spec_set s;
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: t_dk, op: lora_forward, dtype: %s, "
+                 "in_features: %d, out_features: 512, rank: 8}\n",
+                 cases[i].dtype, cases[i].k);
+        struct diags d = {.out = stderr};
+        TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1 &&
+                     spec_set_target(&s, cases[i].target, &d) == 0,
+                 "%s K %d: does not read", cases[i].dtype, cases[i].k);
+        if (s.n_kernel == 1) {
+            long got = (long)spec_knob(&s.kernel[0], "decode_k");
+            TU_CHECK(got == cases[i].want,
+                     "%s K %d on target %d: decode_k %ld, want %ld",
+                     cases[i].dtype, cases[i].k, (int)cases[i].target, got,
+                     cases[i].want);
+        }
+        spec_set_free(&s);
+    }
+}
+
 /* lora_main's and lora_bwd_dx's plans set gemm_simt.cl's #defines through
  * one helper: the same GEMM_ names in the same order, every one the
  * template checks for and no other, each with its kernel's value. */
@@ -1835,6 +1872,8 @@ int add_spec_suite(void)
                     "maps in the scratch", test_wgmma_tma_plan) == NULL ||
         CU_add_test(s, "wgmma tiles: mma_max, the rows of lora_mma's tiles "
                     "before them", test_mma_max) == NULL ||
+        CU_add_test(s, "lora_decode: work-items along K by dtype and K",
+                    test_decode_k_defaults) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
