@@ -1,7 +1,8 @@
 /* ws_gemm.c - lab: times bench/lab/ws_gemm.cl (a bf16 GEMM on wgmma whose
  * warps split into a copying warpgroup and multiplying ones, meeting on
  * mbarriers) and checks 4096 of its outputs exactly (small integers).
- * usage: ws_gemm M N K CW WG_N STAGES REPS; env OPTS (more -D options),
+ * usage: ws_gemm M N K CW WG_N STAGES REPS; env OPTS (more -D options:
+ * SIGNAL, TMA, PERSIST, GROUP_M, REGS_COPY, REGS_MMA; see ws_gemm.cl),
  * MAXNREG (a register cap written into the PTX entry, which setmaxnreg
  * needs), PTX (a file to keep the PTX in), SRC (a file to build alone
  * for its log, arguments ignored). Run from the project root on
@@ -115,8 +116,8 @@ int main(int argc, char **argv)
     if (only)
         snprintf(opts, sizeof opts, "%s", extra);
     else
-        snprintf(opts, sizeof opts, "-I bench/lab -I templates -D K=%d -D N=%d -D CW=%d -D WG_N=%d -D STAGES=%d %s",
-                 K, N, CW, WGN, ST, extra);
+        snprintf(opts, sizeof opts, "-I bench/lab -I templates -D M=%d -D K=%d -D N=%d -D CW=%d -D WG_N=%d -D STAGES=%d %s",
+                 M, K, N, CW, WGN, ST, extra);
     if (clBuildProgram(p, 1, &d, opts, NULL, NULL) != CL_SUCCESS) {
         print_log(p, d);
         return 1;
@@ -222,6 +223,13 @@ int main(int argc, char **argv)
     CHECK(clSetKernelArg(k, 3, sizeof bm, &bm));
     size_t threads = 128 * (size_t)(CW + 1);
     size_t g[2] = {(size_t)N / WGN * threads, (size_t)M / (64 * CW)}, l[2] = {threads, 1};
+    if (strstr(extra, "PERSIST=1")) {
+        /* a work-group per compute unit, taking tiles in turn */
+        cl_uint units;
+        CHECK(clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL));
+        g[0] = units * threads;
+        g[1] = 1;
+    }
     CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, NULL));
     CHECK(clEnqueueReadBuffer(q, by, CL_TRUE, 0, (size_t)M * N * 4, Y, 0, NULL, NULL));
     if (strstr(extra, "TMA=2") || strstr(extra, "TMA=3")) {

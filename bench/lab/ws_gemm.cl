@@ -16,7 +16,12 @@
  * 128 bytes each, made by the host), counted on the full barrier by
  * bytes (templates/tma_ptx.cl). TMA 2: the same, the maps written by
  * the copying work-item of each work-group itself (tma_map_2d) before its
- * first load; TMA 3: each work-group into 256 bytes of its own. */
+ * first load; TMA 3: each work-group into 256 bytes of its own.
+ * PERSIST 1 (with TMA): as many work-groups as the host launches (one per
+ * compute unit), each taking tiles G, G + groups, ... of the M / TM x N /
+ * TN tiles, row by row; the steps count on across tiles, so the copier
+ * loads the next tile's first stages while the multipliers store this
+ * tile (its last step handed back before the stores). M: the rows. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MMA_WAIT 1
@@ -28,6 +33,12 @@
 #endif
 #ifndef TMA
 #define TMA 0
+#endif
+#ifndef PERSIST
+#define PERSIST 0
+#endif
+#if PERSIST && !TMA
+#error "ws_gemm.cl: PERSIST needs TMA"
 #endif
 #define TK 64
 #define TM (64 * CW)
@@ -110,6 +121,78 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint KT = K / TK;
+#if PERSIST
+    const uint tiles_n = N / TN, n_tiles = tiles_n * (M / TM);
+    if (role == 0) {
+#if REGS_COPY
+        asm volatile("// @setmaxnreg.dec.sync.aligned.u32 " STR(REGS_COPY) ";" ::: "memory");
+#endif
+        if (tid == 0) {
+#if TMA >= 2
+            maps += TMA == 3 ? 32 * get_group_id(0) : 0;
+            tma_map_2d(maps, x, K, M, K * 2, 64, TM);
+            tma_map_2d(maps + 16, w, N, K, N * 2, 64, 64);
+#endif
+            uint g = 0;
+            for (uint t = get_group_id(0); t < n_tiles; t += get_num_groups(0)) {
+                uint r0 = (t / tiles_n) * TM, c0 = (t % tiles_n) * TN;
+                for (uint kt = 0; kt < KT; kt++, g++) {
+                    uint s = g % STAGES;
+                    if (g >= STAGES)
+                        bar_wait(&empty[s], (g / STAGES - 1) & 1);
+                    __local uchar *st = smem + s * STAGE_BYTES;
+                    tma_bar_expect(&full[s], STAGE_BYTES);
+                    tma_load_2d((__local ushort *)st, maps, kt * TK, r0, &full[s]);
+                    for (uint b = 0; b < TN / 64; b++)
+                        tma_load_2d((__local ushort *)(st + A_BYTES + b * B_BLOCK), maps + 16, c0 + b * 64,
+                                    kt * TK, &full[s]);
+                }
+            }
+        }
+        return;
+    }
+#if REGS_MMA
+    asm volatile("// @setmaxnreg.inc.sync.aligned.u32 " STR(REGS_MMA) ";" ::: "memory");
+#endif
+    {
+        uint wg = role - 1, lane = tid % 32, warp = (tid % 128) / 32;
+        uint g = 0;
+        for (uint t = get_group_id(0); t < n_tiles; t += get_num_groups(0)) {
+            uint r0 = (t / tiles_n) * TM, c0 = (t % tiles_n) * TN;
+            float d[WG_ACCS];
+#pragma unroll
+            for (int i = 0; i < WG_ACCS; i++)
+                d[i] = 0.0f;
+            for (uint kt = 0; kt < KT; kt++, g++) {
+                uint s = g % STAGES;
+                bar_wait(&full[s], (g / STAGES) & 1);
+                __local uchar *st = smem + s * STAGE_BYTES;
+                wg_fence(d);
+#pragma unroll
+                for (uint kk = 0; kk < TK; kk += 16) {
+                    ulong da = desc(st + wg * 64 * (TK * 2) + kk * 2, 16, 8 * TK * 2, 1UL);
+                    ulong db = desc(st + A_BYTES + (kk / 8) * 1024, B_BLOCK, 1024, 1UL);
+                    wg_mma(d, da, db);
+                }
+                asm volatile("// @wgmma.commit_group.sync.aligned;" ::: "memory");
+                wg_wait(d);
+                if (kt > 0 && lane == 0)
+                    bar_arrive(&empty[(g - 1) % STAGES]);
+            }
+            wg_wait0(d);
+            if (lane == 0)
+                bar_arrive(&empty[(g - 1) % STAGES]); /* the tile's last step */
+            uint r = r0 + wg * 64 + warp * 16 + lane / 4;
+#pragma unroll
+            for (int j = 0; j < WG_N / 8; j++) {
+                uint c = c0 + j * 8 + (lane % 4) * 2;
+                vstore2((float2)(d[4 * j], d[4 * j + 1]), 0, y + (size_t)r * N + c);
+                vstore2((float2)(d[4 * j + 2], d[4 * j + 3]), 0, y + (size_t)(r + 8) * N + c);
+            }
+        }
+    }
+    return;
+#endif
 #if TMA
     if (role == 0) {
         if (tid == 0) {
