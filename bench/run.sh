@@ -105,6 +105,10 @@ gpu)
     done
     ;;
 cpu)
+    # PoCL's worker threads pinned to the cores: unpinned, the same kernel
+    # took about 330 or about 670 µs from run to run on a 2-core machine
+    # (bench/RESULTS.md, "swiglu: 16-byte accesses on GPUs").
+    export POCL_AFFINITY="${POCL_AFFINITY:-1}"
     "$specl" bench --verbose "$lora" --kernel llama_q --rows 512 --reps 5 "$@"
     "$specl" bench --verbose "$lora" --kernel llama_q_delta --rows 512 --reps 5 "$@"
     "$specl" bench --verbose "$lora" --kernel llama_q --rows 8 --reps 10 "$@"
