@@ -1,6 +1,6 @@
 /* lora_paths.c - lora_forward's plan: the #defines of the .cl prelude,
- * the buffers, and the paths, the launch sequences by rows, with the
- * scratch each takes. */
+ * the buffers, and the paths, the launch sequences by rows, from a table
+ * of the kinds of path (lora_path_kinds), with the scratch each takes. */
 #include "lora_internal.h"
 
 #include <string.h>
@@ -385,17 +385,10 @@ static void launch_decode_sum(const struct lora *c, struct launch *l)
                 args);
 }
 
-/* A path of P up to MAX_ROWS: lora_delta over SLICES work-groups along
- * N. */
-static void add_delta_path(const struct lora *c, struct plan *p,
-                           long max_rows, long slices, const char *why)
+/* lora_delta over SLICES work-groups along N. */
+static void launch_delta(const struct lora *c, struct launch *l, long slices)
 {
     static const char *const args[] = {"rows", "x", "a", "b", "y", NULL};
-    struct path *dp = &p->path[p->n_path++];
-    dp->max_rows = max_rows;
-    dp->why = why;
-    dp->n_launch = 1;
-    struct launch *l = &dp->launch[0];
     l->kernel = "lora_delta";
     l->dims = 2;
     l->local[0] = (size_t)c->delta_threads;
@@ -486,103 +479,241 @@ static void plan_buffers(const struct lora *c, struct plan *p)
     plan_buffer_doc(p, "[rows][out_features]", NULL);
 }
 
-/* The paths for the fewest rows: lora_decode; lora_decode_mma or
- * lora_decode_split with lora_decode_sum; lora_delta (base: false). */
-static void add_few_rows_paths(const struct lora *c, struct plan *p)
+/* ---- the paths, as a table ------------------------------------------
+ * A plan's paths are kinds of the table below, taken in its order, fewest
+ * rows first: each kind says where it applies and the rows it takes (its
+ * crossovers are knobs: decode_max, decode_mma_max or decode_split_max,
+ * delta_max, split_max, wg_split_max, mma_max, pad_rows), what it does,
+ * and its launches. A kind adds no path, one, or one per band of rows
+ * (the split paths: K's slices halve as the rows grow). */
+
+/* How many paths of a kind P takes next (0 to SPLIT_BANDS): for each, the
+ * most rows (0: any) into UPTO and K's slices into SLICES. */
+typedef int path_bands(const struct lora *c, const struct plan *p,
+                       long upto[SPLIT_BANDS], long slices[SPLIT_BANDS]);
+/* A path's launches, with K in SLICES slices. */
+typedef void path_launches(const struct lora *c, struct path *pa,
+                           long slices);
+
+struct path_kind {
+    const char *why;
+    path_bands *bands;
+    path_launches *launches;
+};
+
+/* One path up to ROWS, K whole, where WHERE. */
+static int one(long upto[SPLIT_BANDS], long slices[SPLIT_BANDS], int where,
+               long rows)
 {
-    if (decode_upto(c) > 0) { /* decode_max: 0 runs no lora_decode */
-        struct path *pa =
-            add_path(p, c->decode_max,
-                     "few rows, one launch: a work-group per decode_rows "
-                     "rows streams W, T = scale*X*A alongside");
-        launch_decode(c, add_launch(pa));
-    }
-    if (uses_decode_mma(c) || uses_decode_split(c)) {
-        struct path *pa =
-            add_path(p, few_upto(c),
-                     uses_decode_mma(c)
-                         ? "few rows on tensor cores: X*W and X*A over "
-                           "slices of K in strips, then their sums with T*B"
-                         : "few rows: X*W and X*A over slices of K, a "
-                           "work-item per column, then their sums with "
-                           "T*B");
-        launch_decode_parts(c, add_launch(pa));
-        launch_decode_sum(c, add_launch(pa));
-    }
-    if (delta_split_upto(c) > 0) {
-        add_delta_path(c, p, delta_split_upto(c), c->delta_split,
-                       "fewer rows without W, one launch: a work-group per "
-                       "delta_rows rows and slice of N computes their T = "
-                       "scale*X*A on chip, then its slice of Y = T*B");
-    }
-    if (uses_delta(c)) {
-        add_delta_path(c, p, c->delta_max, 1,
-                       "few rows without W, one launch: a work-group per "
-                       "delta_rows rows computes their T = scale*X*A on "
-                       "chip, then Y = T*B");
-    }
+    upto[0] = rows;
+    slices[0] = 1;
+    return where != 0;
 }
 
-/* The split path's bands (lora_main or lora_mma over slices of K), then
- * lora_wgmma_split's, each summed by lora_combine. */
-static void add_split_paths(const struct lora *c, struct plan *p)
+/* The path that takes the rows past every other: which GEMM runs it. */
+enum tiled { TILED_MMA, TILED_EXPAND, TILED_PADDED, TILED_XA, TILED_INLINE };
+
+static enum tiled tiled_by(const struct lora *c)
 {
-    long slices[SPLIT_BANDS], upto[SPLIT_BANDS];
-    for (int i = 0, n = split_bands(c, slices, upto); i < n; i++) {
-        struct path *sp =
-            add_path(p, upto[i],
-                     "few rows for the tiles: T = scale*X*A, the tiled GEMM "
-                     "over slices of K, then their sum");
-        launch_xa(c, add_launch(sp));
-        if (uses_mma(c)) {
-            launch_mma(c, add_launch(sp), slices[i], 0);
-        } else {
-            launch_main(c, add_launch(sp), slices[i], 0);
-        }
-        launch_combine(c, add_launch(sp), slices[i]);
-    }
-    for (int i = 0, n = wg_split_bands(c, slices, upto); i < n; i++) {
-        struct path *sp =
-            add_path(p, upto[i],
-                     "few rows for lora_wgmma's tiles: T = scale*X*A, the "
-                     "GEMM on warpgroups over slices of K, then their sum");
-        launch_xa(c, add_launch(sp));
-        launch_mma(c, add_launch(sp), slices[i], 1);
-        launch_combine(c, add_launch(sp), slices[i]);
-    }
+    return uses_mma(c)              ? TILED_MMA
+           : uses_expand(c)         ? TILED_EXPAND
+           : uses_padded(c)         ? TILED_PADDED
+           : c->xa == XA_PREPASS    ? TILED_XA
+                                    : TILED_INLINE;
 }
 
-/* On warpgroups, up to mma_max rows, lora_mma's tiles (where no path
- * before takes those rows). */
-static void add_mma_tiles_path(const struct lora *c, struct plan *p)
+/* The most rows of P's last path so far. */
+static long rows_last(const struct plan *p)
 {
-    long below = p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
-    if (uses_wgmma(c) && c->mma_max > below) {
-        struct path *pm =
-            add_path(p, c->mma_max,
-                     "rows that lora_wgmma's tiles would leave part empty: "
-                     "T = scale*X*A, then [X | T]*[W ; B] on lora_mma's "
-                     "tiles");
-        launch_xa(c, add_launch(pm));
-        launch_mma(c, add_launch(pm), 1, 0);
-    }
+    return p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
 }
 
-/* From pad_rows rows lora_main over padded copies; below them (where no
- * path before takes those rows) over X, W and B as they are. */
-static void add_padded_paths(const struct lora *c, struct plan *p)
+static int decode_bands(const struct lora *c, const struct plan *p,
+                        long *upto, long *slices)
 {
-    if (c->pad_rows - 1 > rows_before(p)) {
-        struct path *pa =
-            add_path(p, c->pad_rows - 1,
-                     "T = scale*X*A, then the tiled GEMM over [X | T]");
-        launch_xa(c, add_launch(pa));
-        launch_main(c, add_launch(pa), 1, 0);
+    (void)p; /* decode_max: 0 runs no lora_decode */
+    return one(upto, slices, decode_upto(c) > 0, c->decode_max);
+}
+
+static int decode_mma_bands(const struct lora *c, const struct plan *p,
+                            long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, uses_decode_mma(c), few_upto(c));
+}
+
+static int decode_split_bands(const struct lora *c, const struct plan *p,
+                              long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, !uses_decode_mma(c) && uses_decode_split(c),
+               few_upto(c));
+}
+
+static int delta_split_bands(const struct lora *c, const struct plan *p,
+                             long *upto, long *slices)
+{
+    (void)p;
+    int n = one(upto, slices, delta_split_upto(c) > 0, delta_split_upto(c));
+    slices[0] = c->delta_split;
+    return n;
+}
+
+static int delta_bands(const struct lora *c, const struct plan *p,
+                       long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, uses_delta(c), c->delta_max);
+}
+
+static int split_k_bands(const struct lora *c, const struct plan *p,
+                         long *upto, long *slices)
+{
+    (void)p;
+    return split_bands(c, slices, upto);
+}
+
+static int wg_split_k_bands(const struct lora *c, const struct plan *p,
+                            long *upto, long *slices)
+{
+    (void)p;
+    return wg_split_bands(c, slices, upto);
+}
+
+/* Where no path before takes those rows. */
+static int mma_tiles_bands(const struct lora *c, const struct plan *p,
+                           long *upto, long *slices)
+{
+    return one(upto, slices, uses_wgmma(c) && c->mma_max > rows_last(p),
+               c->mma_max);
+}
+
+static int tiled_mma_bands(const struct lora *c, const struct plan *p,
+                           long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, tiled_by(c) == TILED_MMA && c->base, 0);
+}
+
+static int tiled_mma_expand_bands(const struct lora *c, const struct plan *p,
+                                  long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, tiled_by(c) == TILED_MMA && !c->base, 0);
+}
+
+static int tiled_expand_bands(const struct lora *c, const struct plan *p,
+                              long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, tiled_by(c) == TILED_EXPAND, 0);
+}
+
+/* Below pad_rows (where no path before takes those rows) over X, W and B
+ * as they are. */
+static int unpadded_bands(const struct lora *c, const struct plan *p,
+                          long *upto, long *slices)
+{
+    return one(upto, slices,
+               tiled_by(c) == TILED_PADDED && c->pad_rows - 1 > rows_before(p),
+               c->pad_rows - 1);
+}
+
+static int padded_bands(const struct lora *c, const struct plan *p,
+                        long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, tiled_by(c) == TILED_PADDED, 0);
+}
+
+static int tiled_xa_bands(const struct lora *c, const struct plan *p,
+                          long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, tiled_by(c) == TILED_XA, 0);
+}
+
+static int tiled_inline_bands(const struct lora *c, const struct plan *p,
+                              long *upto, long *slices)
+{
+    (void)p;
+    return one(upto, slices, tiled_by(c) == TILED_INLINE, 0);
+}
+
+static void decode_launches(const struct lora *c, struct path *pa,
+                            long slices)
+{
+    (void)slices;
+    launch_decode(c, add_launch(pa));
+}
+
+static void decode_parts_launches(const struct lora *c, struct path *pa,
+                                  long slices)
+{
+    (void)slices;
+    launch_decode_parts(c, add_launch(pa));
+    launch_decode_sum(c, add_launch(pa));
+}
+
+static void delta_launches(const struct lora *c, struct path *pa,
+                           long slices)
+{
+    launch_delta(c, add_launch(pa), slices);
+}
+
+static void split_launches(const struct lora *c, struct path *pa,
+                           long slices)
+{
+    launch_xa(c, add_launch(pa));
+    if (uses_mma(c)) {
+        launch_mma(c, add_launch(pa), slices, 0);
+    } else {
+        launch_main(c, add_launch(pa), slices, 0);
     }
-    struct path *pa =
-        add_path(p, 0,
-                 "T = scale*X*A, copies of X, W and B with rows padded to "
-                 "multiples of 4, then the tiled GEMM over them");
+    launch_combine(c, add_launch(pa), slices);
+}
+
+static void wg_split_launches(const struct lora *c, struct path *pa,
+                              long slices)
+{
+    launch_xa(c, add_launch(pa));
+    launch_mma(c, add_launch(pa), slices, 1);
+    launch_combine(c, add_launch(pa), slices);
+}
+
+static void mma_tiles_launches(const struct lora *c, struct path *pa,
+                               long slices)
+{
+    launch_xa(c, add_launch(pa));
+    launch_mma(c, add_launch(pa), slices, 0);
+}
+
+static void tiled_mma_launches(const struct lora *c, struct path *pa,
+                               long slices)
+{
+    launch_xa(c, add_launch(pa));
+    launch_mma(c, add_launch(pa), slices, uses_wgmma(c));
+}
+
+static void expand_launches(const struct lora *c, struct path *pa,
+                            long slices)
+{
+    (void)slices;
+    launch_xa(c, add_launch(pa));
+    launch_expand(c, add_launch(pa));
+}
+
+static void xa_main_launches(const struct lora *c, struct path *pa,
+                             long slices)
+{
+    launch_xa(c, add_launch(pa));
+    launch_main(c, add_launch(pa), slices, 0);
+}
+
+static void padded_launches(const struct lora *c, struct path *pa,
+                            long slices)
+{
+    (void)slices;
     launch_xa(c, add_launch(pa));
     if (pads_w(c)) {
         launch_pad(c, add_launch(pa), 0);
@@ -593,36 +724,66 @@ static void add_padded_paths(const struct lora *c, struct plan *p)
     launch_main(c, add_launch(pa), 1, 1);
 }
 
-/* The path for any rows (after the padded copies' first rows, where they
- * run): on tensor cores, through lora_expand, or lora_main's tiles. */
-static void add_tiled_paths(const struct lora *c, struct plan *p)
+static void inline_launches(const struct lora *c, struct path *pa,
+                            long slices)
 {
-    struct path *pa;
-    if (uses_mma(c)) {
-        pa = add_path(p, 0,
-                      c->base ? "T = scale*X*A, then [X | T]*[W ; B] on "
-                                "tensor cores"
-                              : "T = scale*X*A on tensor cores, then Y = "
-                                "T*B row by row");
-        launch_xa(c, add_launch(pa));
-        if (c->base) {
-            launch_mma(c, add_launch(pa), 1, uses_wgmma(c));
-        } else {
-            launch_expand(c, add_launch(pa));
+    launch_main(c, add_launch(pa), slices, 0);
+}
+
+static const struct path_kind lora_path_kinds[] = {
+    {"few rows, one launch: a work-group per decode_rows rows streams W, "
+     "T = scale*X*A alongside",
+     decode_bands, decode_launches},
+    {"few rows on tensor cores: X*W and X*A over slices of K in strips, "
+     "then their sums with T*B",
+     decode_mma_bands, decode_parts_launches},
+    {"few rows: X*W and X*A over slices of K, a work-item per column, then "
+     "their sums with T*B",
+     decode_split_bands, decode_parts_launches},
+    {"fewer rows without W, one launch: a work-group per delta_rows rows "
+     "and slice of N computes their T = scale*X*A on chip, then its slice "
+     "of Y = T*B",
+     delta_split_bands, delta_launches},
+    {"few rows without W, one launch: a work-group per delta_rows rows "
+     "computes their T = scale*X*A on chip, then Y = T*B",
+     delta_bands, delta_launches},
+    {"few rows for the tiles: T = scale*X*A, the tiled GEMM over slices of "
+     "K, then their sum",
+     split_k_bands, split_launches},
+    {"few rows for lora_wgmma's tiles: T = scale*X*A, the GEMM on "
+     "warpgroups over slices of K, then their sum",
+     wg_split_k_bands, wg_split_launches},
+    {"rows that lora_wgmma's tiles would leave part empty: T = scale*X*A, "
+     "then [X | T]*[W ; B] on lora_mma's tiles",
+     mma_tiles_bands, mma_tiles_launches},
+    {"T = scale*X*A, then [X | T]*[W ; B] on tensor cores", tiled_mma_bands,
+     tiled_mma_launches},
+    {"T = scale*X*A on tensor cores, then Y = T*B row by row",
+     tiled_mma_expand_bands, expand_launches},
+    {"T = scale*X*A, then Y = T*B row by row", tiled_expand_bands,
+     expand_launches},
+    {"T = scale*X*A, then the tiled GEMM over [X | T]", unpadded_bands,
+     xa_main_launches},
+    {"T = scale*X*A, copies of X, W and B with rows padded to multiples of "
+     "4, then the tiled GEMM over them",
+     padded_bands, padded_launches},
+    {"T = scale*X*A, then the tiled GEMM over [X | T]", tiled_xa_bands,
+     xa_main_launches},
+    {"tiled GEMM, X*A computed alongside", tiled_inline_bands,
+     inline_launches},
+};
+
+/* P's paths, kind by kind. */
+static void add_paths(const struct lora *c, struct plan *p)
+{
+    for (size_t k = 0; k < sizeof lora_path_kinds / sizeof lora_path_kinds[0];
+         k++) {
+        const struct path_kind *kind = &lora_path_kinds[k];
+        long upto[SPLIT_BANDS], slices[SPLIT_BANDS];
+        int n = kind->bands(c, p, upto, slices);
+        for (int i = 0; i < n; i++) {
+            kind->launches(c, add_path(p, upto[i], kind->why), slices[i]);
         }
-    } else if (uses_expand(c)) {
-        pa = add_path(p, 0, "T = scale*X*A, then Y = T*B row by row");
-        launch_xa(c, add_launch(pa));
-        launch_expand(c, add_launch(pa));
-    } else if (uses_padded(c)) {
-        add_padded_paths(c, p);
-    } else if (c->xa == XA_PREPASS) {
-        pa = add_path(p, 0, "T = scale*X*A, then the tiled GEMM over [X | T]");
-        launch_xa(c, add_launch(pa));
-        launch_main(c, add_launch(pa), 1, 0);
-    } else {
-        pa = add_path(p, 0, "tiled GEMM, X*A computed alongside");
-        launch_main(c, add_launch(pa), 1, 0);
     }
 }
 
@@ -634,10 +795,7 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
     plan_prelude(ks, &c, p);
     plan_buffers(&c, p);
     p->n_path = 0;
-    add_few_rows_paths(&c, p);
-    add_split_paths(&c, p);
-    add_mma_tiles_path(&c, p);
-    add_tiled_paths(&c, p);
+    add_paths(&c, p);
     plan_local_bytes(&c, p);
     if (uses_mma(&c)) {
         p->needs |= CAP_MMA_SYNC_BF16_F16 | (uses_wgmma(&c) ? CAP_WGMMA : 0);
