@@ -5,12 +5,18 @@
  * and writes one partial row of dgamma, summed by nb_reduce.
  * FL 1 holds the row as floats (converted on load) instead of bf16
  * pairs; GL 1 reads gamma where used instead of holding it.
- * Macros: D, T, PER, PF, EPS, FL, GL. */
+ * ACC_LOCAL 1 keeps the work-group's partial row of dgamma in local
+ * memory (D floats, each item adding into its own columns) instead of
+ * PER x 8 registers an item, for more work-groups a compute unit.
+ * Macros: D, T, PER, PF, EPS, FL, GL, ACC_LOCAL. */
 #ifndef FL
 #define FL 0
 #endif
 #ifndef GL
 #define GL 0
+#endif
+#ifndef ACC_LOCAL
+#define ACC_LOCAL 0
 #endif
 #if FL
 typedef float8 rowv;
@@ -70,12 +76,18 @@ void nb_rows(const int rows, const int per_block,
     const uint lid = get_local_id(0);
     const int start = get_group_id(0) * per_block;
     const int end = min(start + per_block, rows);
+#if ACC_LOCAL
+    __local float8 accl[NV];
+#define ACC(k) accl[lid + (k) * T]
+#else
     float8 acc[PER];
+#define ACC(k) acc[k]
+#endif
 #if !GL
     uint4 gr[PER];
 #endif
     for (uint k = 0; k < PER; k++) {
-        acc[k] = 0.0f;
+        ACC(k) = 0.0f;
 #if !GL
         gr[k] = gamma[lid + k * T];
 #endif
@@ -122,7 +134,7 @@ void nb_rows(const int rows, const int per_block,
             const float8 xh = UNP(xr[k]) * rs;
             const float8 g = GAM(k) * dv;
             dx[(size_t)r * NV + lid + k * T] = pack(rs * (g - xh * mgx));
-            acc[k] += dv * xh;
+            ACC(k) += dv * xh;
         }
 #if PF
         for (uint k = 0; k < PER; k++) {
@@ -139,7 +151,7 @@ void nb_rows(const int rows, const int per_block,
 #endif
     }
     for (uint k = 0; k < PER; k++) {
-        part[(size_t)get_group_id(0) * NV + lid + k * T] = acc[k];
+        part[(size_t)get_group_id(0) * NV + lid + k * T] = ACC(k);
     }
 }
 
