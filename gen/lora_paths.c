@@ -487,17 +487,32 @@ static void plan_buffers(const struct lora *c, struct plan *p)
  * and its launches. A kind adds no path, one, or one per band of rows
  * (the split paths: K's slices halve as the rows grow). */
 
-/* How many paths of a kind P takes next (0 to SPLIT_BANDS): for each, the
- * most rows (0: any) into UPTO and K's slices into SLICES. */
-typedef int path_bands(const struct lora *c, const struct plan *p,
-                       long upto[SPLIT_BANDS], long slices[SPLIT_BANDS]);
+/* Where a kind of path applies and the rows it takes. */
+enum path_where {
+    AT_DECODE,         /* lora_decode, to decode_max */
+    AT_DECODE_MMA,     /* lora_decode_mma, to decode_mma_max */
+    AT_DECODE_SPLIT,   /* lora_decode_split, to decode_split_max */
+    AT_DELTA_SPLIT,    /* lora_delta over slices of N */
+    AT_DELTA,          /* lora_delta, to delta_max */
+    AT_SPLIT,          /* the split path's bands, to split_max */
+    AT_WG_SPLIT,       /* lora_wgmma_split's bands, to wg_split_max */
+    AT_MMA_TILES,      /* lora_mma's tiles before lora_wgmma's, to mma_max */
+    AT_TILED_MMA,      /* the rows past every other: tensor cores */
+    AT_TILED_MMA_DELTA, /* the same without W */
+    AT_TILED_EXPAND,   /* lora_expand */
+    AT_UNPADDED,       /* below pad_rows, X, W and B as they are */
+    AT_PADDED,         /* lora_main over padded copies */
+    AT_TILED_XA,       /* lora_xa, then lora_main */
+    AT_TILED_INLINE,   /* lora_main alone */
+};
+
 /* A path's launches, with K in SLICES slices. */
 typedef void path_launches(const struct lora *c, struct path *pa,
                            long slices);
 
 struct path_kind {
     const char *why;
-    path_bands *bands;
+    enum path_where where;
     path_launches *launches;
 };
 
@@ -522,122 +537,56 @@ static enum tiled tiled_by(const struct lora *c)
                                     : TILED_INLINE;
 }
 
-/* The most rows of P's last path so far. */
-static long rows_last(const struct plan *p)
+/* How many paths of kind W P takes next (0 to SPLIT_BANDS): for each, the
+ * most rows (0: any) into UPTO and K's slices into SLICES. */
+static int path_bands(const struct lora *c, const struct plan *p,
+                      enum path_where w, long upto[SPLIT_BANDS],
+                      long slices[SPLIT_BANDS])
 {
-    return p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
-}
-
-static int decode_bands(const struct lora *c, const struct plan *p,
-                        long *upto, long *slices)
-{
-    (void)p; /* decode_max: 0 runs no lora_decode */
-    return one(upto, slices, decode_upto(c) > 0, c->decode_max);
-}
-
-static int decode_mma_bands(const struct lora *c, const struct plan *p,
-                            long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, uses_decode_mma(c), few_upto(c));
-}
-
-static int decode_split_bands(const struct lora *c, const struct plan *p,
-                              long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, !uses_decode_mma(c) && uses_decode_split(c),
-               few_upto(c));
-}
-
-static int delta_split_bands(const struct lora *c, const struct plan *p,
-                             long *upto, long *slices)
-{
-    (void)p;
-    int n = one(upto, slices, delta_split_upto(c) > 0, delta_split_upto(c));
-    slices[0] = c->delta_split;
-    return n;
-}
-
-static int delta_bands(const struct lora *c, const struct plan *p,
-                       long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, uses_delta(c), c->delta_max);
-}
-
-static int split_k_bands(const struct lora *c, const struct plan *p,
-                         long *upto, long *slices)
-{
-    (void)p;
-    return split_bands(c, slices, upto);
-}
-
-static int wg_split_k_bands(const struct lora *c, const struct plan *p,
-                            long *upto, long *slices)
-{
-    (void)p;
-    return wg_split_bands(c, slices, upto);
-}
-
-/* Where no path before takes those rows. */
-static int mma_tiles_bands(const struct lora *c, const struct plan *p,
-                           long *upto, long *slices)
-{
-    return one(upto, slices, uses_wgmma(c) && c->mma_max > rows_last(p),
-               c->mma_max);
-}
-
-static int tiled_mma_bands(const struct lora *c, const struct plan *p,
-                           long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, tiled_by(c) == TILED_MMA && c->base, 0);
-}
-
-static int tiled_mma_expand_bands(const struct lora *c, const struct plan *p,
-                                  long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, tiled_by(c) == TILED_MMA && !c->base, 0);
-}
-
-static int tiled_expand_bands(const struct lora *c, const struct plan *p,
-                              long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, tiled_by(c) == TILED_EXPAND, 0);
-}
-
-/* Below pad_rows (where no path before takes those rows) over X, W and B
- * as they are. */
-static int unpadded_bands(const struct lora *c, const struct plan *p,
-                          long *upto, long *slices)
-{
-    return one(upto, slices,
-               tiled_by(c) == TILED_PADDED && c->pad_rows - 1 > rows_before(p),
-               c->pad_rows - 1);
-}
-
-static int padded_bands(const struct lora *c, const struct plan *p,
-                        long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, tiled_by(c) == TILED_PADDED, 0);
-}
-
-static int tiled_xa_bands(const struct lora *c, const struct plan *p,
-                          long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, tiled_by(c) == TILED_XA, 0);
-}
-
-static int tiled_inline_bands(const struct lora *c, const struct plan *p,
-                              long *upto, long *slices)
-{
-    (void)p;
-    return one(upto, slices, tiled_by(c) == TILED_INLINE, 0);
+    /* the most rows of P's last path so far */
+    long last = p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
+    enum tiled tiled = tiled_by(c);
+    switch (w) {
+    case AT_DECODE: /* decode_max: 0 runs no lora_decode */
+        return one(upto, slices, decode_upto(c) > 0, c->decode_max);
+    case AT_DECODE_MMA:
+        return one(upto, slices, uses_decode_mma(c), few_upto(c));
+    case AT_DECODE_SPLIT:
+        return one(upto, slices, !uses_decode_mma(c) && uses_decode_split(c),
+                   few_upto(c));
+    case AT_DELTA_SPLIT: {
+        int n = one(upto, slices, delta_split_upto(c) > 0,
+                    delta_split_upto(c));
+        slices[0] = c->delta_split;
+        return n;
+    }
+    case AT_DELTA:
+        return one(upto, slices, uses_delta(c), c->delta_max);
+    case AT_SPLIT:
+        return split_bands(c, slices, upto);
+    case AT_WG_SPLIT:
+        return wg_split_bands(c, slices, upto);
+    case AT_MMA_TILES: /* where no path before takes those rows */
+        return one(upto, slices, uses_wgmma(c) && c->mma_max > last,
+                   c->mma_max);
+    case AT_TILED_MMA:
+        return one(upto, slices, tiled == TILED_MMA && c->base, 0);
+    case AT_TILED_MMA_DELTA:
+        return one(upto, slices, tiled == TILED_MMA && !c->base, 0);
+    case AT_TILED_EXPAND:
+        return one(upto, slices, tiled == TILED_EXPAND, 0);
+    case AT_UNPADDED: /* where no path before takes those rows */
+        return one(upto, slices,
+                   tiled == TILED_PADDED && c->pad_rows - 1 > rows_before(p),
+                   c->pad_rows - 1);
+    case AT_PADDED:
+        return one(upto, slices, tiled == TILED_PADDED, 0);
+    case AT_TILED_XA:
+        return one(upto, slices, tiled == TILED_XA, 0);
+    case AT_TILED_INLINE:
+        return one(upto, slices, tiled == TILED_INLINE, 0);
+    }
+    return 0;
 }
 
 static void decode_launches(const struct lora *c, struct path *pa,
@@ -733,43 +682,43 @@ static void inline_launches(const struct lora *c, struct path *pa,
 static const struct path_kind lora_path_kinds[] = {
     {"few rows, one launch: a work-group per decode_rows rows streams W, "
      "T = scale*X*A alongside",
-     decode_bands, decode_launches},
+     AT_DECODE, decode_launches},
     {"few rows on tensor cores: X*W and X*A over slices of K in strips, "
      "then their sums with T*B",
-     decode_mma_bands, decode_parts_launches},
+     AT_DECODE_MMA, decode_parts_launches},
     {"few rows: X*W and X*A over slices of K, a work-item per column, then "
      "their sums with T*B",
-     decode_split_bands, decode_parts_launches},
+     AT_DECODE_SPLIT, decode_parts_launches},
     {"fewer rows without W, one launch: a work-group per delta_rows rows "
      "and slice of N computes their T = scale*X*A on chip, then its slice "
      "of Y = T*B",
-     delta_split_bands, delta_launches},
+     AT_DELTA_SPLIT, delta_launches},
     {"few rows without W, one launch: a work-group per delta_rows rows "
      "computes their T = scale*X*A on chip, then Y = T*B",
-     delta_bands, delta_launches},
+     AT_DELTA, delta_launches},
     {"few rows for the tiles: T = scale*X*A, the tiled GEMM over slices of "
      "K, then their sum",
-     split_k_bands, split_launches},
+     AT_SPLIT, split_launches},
     {"few rows for lora_wgmma's tiles: T = scale*X*A, the GEMM on "
      "warpgroups over slices of K, then their sum",
-     wg_split_k_bands, wg_split_launches},
+     AT_WG_SPLIT, wg_split_launches},
     {"rows that lora_wgmma's tiles would leave part empty: T = scale*X*A, "
      "then [X | T]*[W ; B] on lora_mma's tiles",
-     mma_tiles_bands, mma_tiles_launches},
-    {"T = scale*X*A, then [X | T]*[W ; B] on tensor cores", tiled_mma_bands,
+     AT_MMA_TILES, mma_tiles_launches},
+    {"T = scale*X*A, then [X | T]*[W ; B] on tensor cores", AT_TILED_MMA,
      tiled_mma_launches},
     {"T = scale*X*A on tensor cores, then Y = T*B row by row",
-     tiled_mma_expand_bands, expand_launches},
-    {"T = scale*X*A, then Y = T*B row by row", tiled_expand_bands,
+     AT_TILED_MMA_DELTA, expand_launches},
+    {"T = scale*X*A, then Y = T*B row by row", AT_TILED_EXPAND,
      expand_launches},
-    {"T = scale*X*A, then the tiled GEMM over [X | T]", unpadded_bands,
+    {"T = scale*X*A, then the tiled GEMM over [X | T]", AT_UNPADDED,
      xa_main_launches},
     {"T = scale*X*A, copies of X, W and B with rows padded to multiples of "
      "4, then the tiled GEMM over them",
-     padded_bands, padded_launches},
-    {"T = scale*X*A, then the tiled GEMM over [X | T]", tiled_xa_bands,
+     AT_PADDED, padded_launches},
+    {"T = scale*X*A, then the tiled GEMM over [X | T]", AT_TILED_XA,
      xa_main_launches},
-    {"tiled GEMM, X*A computed alongside", tiled_inline_bands,
+    {"tiled GEMM, X*A computed alongside", AT_TILED_INLINE,
      inline_launches},
 };
 
@@ -780,7 +729,7 @@ static void add_paths(const struct lora *c, struct plan *p)
          k++) {
         const struct path_kind *kind = &lora_path_kinds[k];
         long upto[SPLIT_BANDS], slices[SPLIT_BANDS];
-        int n = kind->bands(c, p, upto, slices);
+        int n = path_bands(c, p, kind->where, upto, slices);
         for (int i = 0; i < n; i++) {
             kind->launches(c, add_path(p, upto[i], kind->why), slices[i]);
         }
