@@ -1535,6 +1535,21 @@ static void expect_define(const char *kernel, const struct plan *p,
              kernel, name, d ? d->i : -1, want);
 }
 
+/* S := the one-kernel spec TEXT on TARGET's defaults; 1 when it read as
+ * one kernel (else a failed check naming TEXT, and S freed). */
+static int read_one_for(struct spec_set *s, const char *text,
+                        enum target target)
+{
+    struct diags d = {.out = stderr};
+    int ok = read_text(s, text, NULL) == 0 && s->n_kernel == 1 &&
+             spec_set_target(s, target, &d) == 0 && s->n_kernel == 1;
+    TU_CHECK(ok, "does not read for target %d:\n%s", (int)target, text);
+    if (!ok) {
+        spec_set_free(s);
+    }
+    return ok;
+}
+
 /* The wgmma tiles take their K steps from the tensor memory accelerator
  * on compute capability 9.0 exactly where the steps are 64 deep (one
  * 128-byte swizzle line), lora_forward's and lora_backward's alike, and
@@ -1559,12 +1574,7 @@ static void test_wgmma_tma_plan(void)
                  "kernels:\n  - {name: t_tma, op: %s, dtype: bf16, "
                  "in_features: 4096, out_features: 4096, rank: 16, "
                  "tile: {%s}}\n", cases[i].op, cases[i].tile);
-        struct diags d = {.out = stderr};
-        TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1 &&
-                     spec_set_target(&s, TARGET_SM90A, &d) == 0,
-                 "%s {%s}: does not read", cases[i].op, cases[i].tile);
-        if (s.n_kernel != 1) {
-            spec_set_free(&s);
+        if (!read_one_for(&s, text, TARGET_SM90A)) {
             continue;
         }
         struct plan p;
@@ -1611,12 +1621,7 @@ static void test_mma_max(void)
                  "bf16, in_features: 4096, out_features: 4096, rank: 16, "
                  "tile: {engine: wgmma, decode_max: 0, decode_mma_max: 0, "
                  "split_k: 1, wg_split_max: 0, mma_max: %ld}}\n", rows[i]);
-        struct diags d = {.out = stderr};
-        TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1 &&
-                     spec_set_target(&s, TARGET_SM90A, &d) == 0,
-                 "mma_max %ld: does not read", rows[i]);
-        if (s.n_kernel != 1) {
-            spec_set_free(&s);
+        if (!read_one_for(&s, text, TARGET_SM90A)) {
             continue;
         }
         struct plan p;
@@ -1665,17 +1670,14 @@ static void test_decode_k_defaults(void)
                  "kernels:\n  - {name: t_dk, op: lora_forward, dtype: %s, "
                  "in_features: %d, out_features: 512, rank: 8}\n",
                  cases[i].dtype, cases[i].k);
-        struct diags d = {.out = stderr};
-        TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1 &&
-                     spec_set_target(&s, cases[i].target, &d) == 0,
-                 "%s K %d: does not read", cases[i].dtype, cases[i].k);
-        if (s.n_kernel == 1) {
-            long got = (long)spec_knob(&s.kernel[0], "decode_k");
-            TU_CHECK(got == cases[i].want,
-                     "%s K %d on target %d: decode_k %ld, want %ld",
-                     cases[i].dtype, cases[i].k, (int)cases[i].target, got,
-                     cases[i].want);
+        if (!read_one_for(&s, text, cases[i].target)) {
+            continue;
         }
+        long got = (long)spec_knob(&s.kernel[0], "decode_k");
+        TU_CHECK(got == cases[i].want,
+                 "%s K %d on target %d: decode_k %ld, want %ld",
+                 cases[i].dtype, cases[i].k, (int)cases[i].target, got,
+                 cases[i].want);
         spec_set_free(&s);
     }
 }
