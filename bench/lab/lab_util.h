@@ -1,7 +1,7 @@
 /* lab_util.h - what the lab programs of bench/lab share: a checked
  * OpenCL call, a file read whole, bf16 to and from float, a comparison
- * of doubles for qsort, and a kernel's median time. Include after
- * <CL/cl.h>. */
+ * of doubles for qsort, a kernel's median time, and a string with every
+ * one of a substring replaced. Include after <CL/cl.h>. */
 #ifndef SPECL_LAB_UTIL_H
 #define SPECL_LAB_UTIL_H
 
@@ -92,6 +92,30 @@ static inline double lab_time_kernel(cl_command_queue q, cl_kernel k,
     const double median = t[reps / 2];
     free(t);
     return median;
+}
+
+/* S with every A replaced by B (a new string). */
+static inline char *lab_replace_all(const char *s, const char *a,
+                                    const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = 0;
+    for (const char *p = strstr(s, a); p; p = strstr(p + la, a)) {
+        n++;
+    }
+    char *r = malloc(strlen(s) + n * (lb + 1) + 1), *o = r;
+    if (r == NULL) {
+        exit(1);
+    }
+    const char *p = s, *q;
+    while ((q = strstr(p, a)) != NULL) {
+        memcpy(o, p, (size_t)(q - p));
+        o += q - p;
+        memcpy(o, b, lb);
+        o += lb;
+        p = q + la;
+    }
+    strcpy(o, p);
+    return r;
 }
 
 #endif

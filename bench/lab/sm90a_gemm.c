@@ -10,19 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lab_util.h"
 #define CK(x) do { cl_int e_ = (x); if (e_) { fprintf(stderr, "%d: %s -> %d\n", __LINE__, #x, e_); exit(1); } } while (0)
-static char *slurp(const char *p) { FILE *f = fopen(p, "rb"); if (!f) { perror(p); exit(1); } fseek(f, 0, SEEK_END); long n = ftell(f); rewind(f); char *s = malloc(n + 1); if (fread(s, 1, n, f) != (size_t)n) exit(1); s[n] = 0; fclose(f); return s; }
-static char *replace_all(const char *s, const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), n = 0;
-    for (const char *p = strstr(s, a); p; p = strstr(p + la, a)) n++;
-    char *r = malloc(strlen(s) + n * (lb + 1) + 1), *o = r;
-    const char *p = s, *q;
-    while ((q = strstr(p, a))) { memcpy(o, p, q - p); o += q - p; memcpy(o, b, lb); o += lb; p = q + la; }
-    strcpy(o, p);
-    return r;
-}
-static unsigned short bf16(float v) { unsigned u; memcpy(&u, &v, 4); return (unsigned short)(u >> 16); }
 static void log_of(cl_program p, cl_device_id d) { size_t n; clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, NULL, &n); char *l = malloc(n + 1); clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, n, l, NULL); l[n] = 0; printf("log: %s\n", l); free(l); }
 int main(int argc, char **argv)
 {
@@ -42,8 +32,8 @@ int main(int argc, char **argv)
     size_t bs; CK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bs, &bs, NULL));
     unsigned char *bin = malloc(bs + 1), *bins[1] = {bin};
     CK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL)); bin[bs] = 0;
-    char *a = replace_all((char *)bin, "// @", "");
-    char *ptx = replace_all(a, ".target sm_90", ".target sm_90a");
+    char *a = lab_replace_all((char *)bin, "// @", "");
+    char *ptx = lab_replace_all(a, ".target sm_90", ".target sm_90a");
     if (dir) { char fn[256]; snprintf(fn, sizeof fn, "%s/wg-%d-%d-%d-%d.ptx", dir, WGS, WGN, TK, ST); FILE *f = fopen(fn, "w"); fputs(ptx, f); fclose(f); }
     size_t len = strlen(ptx) + 1; const unsigned char *pb[1] = {(const unsigned char *)ptx}; cl_int bst;
     cl_program p2 = clCreateProgramWithBinary(ctx, 1, &d, &len, pb, &bst, &e); CK(e);
@@ -54,8 +44,8 @@ int main(int argc, char **argv)
     unsigned short *X = malloc((size_t)M * K * 2), *W = malloc((size_t)K * N * 2);
     float *Y = malloc((size_t)M * N * 4);
     srand(7);
-    for (size_t i = 0; i < (size_t)M * K; i++) X[i] = bf16((float)(rand() % 5 - 2));
-    for (size_t i = 0; i < (size_t)K * N; i++) W[i] = bf16((float)(rand() % 5 - 2));
+    for (size_t i = 0; i < (size_t)M * K; i++) X[i] = tobf((float)(rand() % 5 - 2));
+    for (size_t i = 0; i < (size_t)K * N; i++) W[i] = tobf((float)(rand() % 5 - 2));
     cl_mem bx = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)M * K * 2, X, &e); CK(e);
     cl_mem bw = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)K * N * 2, W, &e); CK(e);
     cl_mem by = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)M * N * 4, NULL, &e); CK(e);

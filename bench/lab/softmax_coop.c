@@ -36,28 +36,15 @@ static long define_of(const char *src, const char *name)
     return strtol(at + strlen(key), NULL, 10);
 }
 
-/* SRC with every OLD replaced by NEW (a new string). */
+/* SRC with every OLD replaced by NEW (a new string); exits where SRC
+ * holds no OLD. */
 static char *replace(const char *src, const char *old, const char *new)
 {
-    size_t n = 0, lo = strlen(old), ln = strlen(new);
-    for (const char *p = strstr(src, old); p; p = strstr(p + lo, old)) {
-        n++;
-    }
-    if (n == 0) {
+    if (strstr(src, old) == NULL) {
         fprintf(stderr, "sclab: '%s' not in the source\n", old);
         exit(2);
     }
-    char *out = malloc(strlen(src) + n * ln + 1), *o = out;
-    const char *p = src;
-    for (const char *at = strstr(p, old); at; at = strstr(p, old)) {
-        memcpy(o, p, (size_t)(at - p));
-        o += at - p;
-        memcpy(o, new, ln);
-        o += ln;
-        p = at + lo;
-    }
-    strcpy(o, p);
-    return out;
+    return lab_replace_all(src, old, new);
 }
 
 static const char *extra =

@@ -15,24 +15,6 @@
 
 #include "lab_util.h"
 
-static char *replace_all(const char *s, const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), n = 0;
-    for (const char *p = strstr(s, a); p; p = strstr(p + la, a))
-        n++;
-    char *r = malloc(strlen(s) + n * (lb + 1) + 1), *o = r;
-    const char *p = s, *q;
-    while ((q = strstr(p, a))) {
-        memcpy(o, p, (size_t)(q - p));
-        o += q - p;
-        memcpy(o, b, lb);
-        o += lb;
-        p = q + la;
-    }
-    strcpy(o, p);
-    return r;
-}
-
 /* MAPS: the tensor map in the environment variable NAME (16 words in hex,
  * as bench/lab/tensor_map.cu prints them for this shape), its word 0,
  * the address, set to AT. */
@@ -128,20 +110,20 @@ int main(int argc, char **argv)
     CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL));
     bin[bs] = 0;
     /* the lab kernels' mark, and the emitted kernels' (wgmma_ptx.cl) */
-    char *a = replace_all(replace_all((char *)bin, "// @", ""), "trap; //@sm_90a ", "");
-    char *ptx = replace_all(a, ".target sm_90", ".target sm_90a");
+    char *a = lab_replace_all(lab_replace_all((char *)bin, "// @", ""), "trap; //@sm_90a ", "");
+    char *ptx = lab_replace_all(a, ".target sm_90", ".target sm_90a");
     const char *ver = strstr(ptx, ".version");
     printf("ptx %.13s\n", ver ? ver : "(no .version)");
     if (getenv("PTX_VERSION")) {
         char from[32], to[32];
         snprintf(from, sizeof from, "%.12s", ver);
         snprintf(to, sizeof to, ".version %s", getenv("PTX_VERSION"));
-        ptx = replace_all(ptx, from, to);
+        ptx = lab_replace_all(ptx, from, to);
     }
     if (getenv("MAXNREG")) {
         char cap[64];
         snprintf(cap, sizeof cap, ".maxnreg %s\n.reqntid", getenv("MAXNREG"));
-        ptx = replace_all(ptx, ".reqntid", cap);
+        ptx = lab_replace_all(ptx, ".reqntid", cap);
     }
     if (getenv("PTX")) {
         FILE *f = fopen(getenv("PTX"), "w");

@@ -98,6 +98,40 @@ inline ulong desc(__local uchar *p, ulong lbo, ulong sbo, ulong layout)
     uint a = (uint)(ulong)p;
     return (ulong)((a >> 4) & 0x3FFF) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (layout << 62);
 }
+/* Stage ST's X (rows R0..) and W (columns C0..) tiles of K step K0 by the
+ * accelerator, counted on BAR. */
+inline void tma_stage(__local uchar *st, const __global ulong *maps, uint k0, uint r0, uint c0,
+                      __local ulong *bar)
+{
+    tma_bar_expect(bar, STAGE_BYTES);
+    tma_load_2d((__local ushort *)st, maps, k0, r0, bar);
+    for (uint b = 0; b < TN / 64; b++)
+        tma_load_2d((__local ushort *)(st + A_BYTES + b * B_BLOCK), maps + 16, c0 + b * 64, k0, bar);
+}
+/* Warpgroup WG's products of stage ST into D: one commit group. */
+inline void mma_stage(__local uchar *st, uint wg, float d[WG_ACCS])
+{
+    wg_fence(d);
+#pragma unroll
+    for (uint kk = 0; kk < TK; kk += 16) {
+        ulong da = desc(st + wg * 64 * (TK * 2) + kk * 2, 16, 8 * TK * 2, 1UL);
+        ulong db = desc(st + A_BYTES + (kk / 8) * 1024, B_BLOCK, 1024, 1UL);
+        wg_mma(d, da, db);
+    }
+    asm volatile("// @wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+/* Warpgroup WG's 64 x WG_N of the tile at (R0, C0) from D into Y. */
+inline void store_tile(__global float *y, const float d[WG_ACCS], uint r0, uint c0, uint wg, uint tid)
+{
+    uint lane = tid % 32, warp = (tid % 128) / 32;
+    uint r = r0 + wg * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < WG_N / 8; j++) {
+        uint c = c0 + j * 8 + (lane % 4) * 2;
+        vstore2((float2)(d[4 * j], d[4 * j + 1]), 0, y + (size_t)r * N + c);
+        vstore2((float2)(d[4 * j + 2], d[4 * j + 3]), 0, y + (size_t)(r + 8) * N + c);
+    }
+}
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void
 ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __global float *restrict y,
         __global ulong *restrict maps)
@@ -140,12 +174,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
                     uint s = g % STAGES;
                     if (g >= STAGES)
                         bar_wait(&empty[s], (g / STAGES - 1) & 1);
-                    __local uchar *st = smem + s * STAGE_BYTES;
-                    tma_bar_expect(&full[s], STAGE_BYTES);
-                    tma_load_2d((__local ushort *)st, maps, kt * TK, r0, &full[s]);
-                    for (uint b = 0; b < TN / 64; b++)
-                        tma_load_2d((__local ushort *)(st + A_BYTES + b * B_BLOCK), maps + 16, c0 + b * 64,
-                                    kt * TK, &full[s]);
+                    tma_stage(smem + s * STAGE_BYTES, maps, kt * TK, r0, c0, &full[s]);
                 }
             }
         }
@@ -155,7 +184,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
     asm volatile("// @setmaxnreg.inc.sync.aligned.u32 " STR(REGS_MMA) ";" ::: "memory");
 #endif
     {
-        uint wg = role - 1, lane = tid % 32, warp = (tid % 128) / 32;
+        uint wg = role - 1, lane = tid % 32;
         uint g = 0;
         for (uint t = get_group_id(0); t < n_tiles; t += get_num_groups(0)) {
             uint r0 = (t / tiles_n) * TM, c0 = (t % tiles_n) * TN;
@@ -166,15 +195,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
             for (uint kt = 0; kt < KT; kt++, g++) {
                 uint s = g % STAGES;
                 bar_wait(&full[s], (g / STAGES) & 1);
-                __local uchar *st = smem + s * STAGE_BYTES;
-                wg_fence(d);
-#pragma unroll
-                for (uint kk = 0; kk < TK; kk += 16) {
-                    ulong da = desc(st + wg * 64 * (TK * 2) + kk * 2, 16, 8 * TK * 2, 1UL);
-                    ulong db = desc(st + A_BYTES + (kk / 8) * 1024, B_BLOCK, 1024, 1UL);
-                    wg_mma(d, da, db);
-                }
-                asm volatile("// @wgmma.commit_group.sync.aligned;" ::: "memory");
+                mma_stage(smem + s * STAGE_BYTES, wg, d);
                 wg_wait(d);
                 if (kt > 0 && lane == 0)
                     bar_arrive(&empty[(g - 1) % STAGES]);
@@ -182,13 +203,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
             wg_wait0(d);
             if (lane == 0)
                 bar_arrive(&empty[(g - 1) % STAGES]); /* the tile's last step */
-            uint r = r0 + wg * 64 + warp * 16 + lane / 4;
-#pragma unroll
-            for (int j = 0; j < WG_N / 8; j++) {
-                uint c = c0 + j * 8 + (lane % 4) * 2;
-                vstore2((float2)(d[4 * j], d[4 * j + 1]), 0, y + (size_t)r * N + c);
-                vstore2((float2)(d[4 * j + 2], d[4 * j + 3]), 0, y + (size_t)(r + 8) * N + c);
-            }
+            store_tile(y, d, r0, c0, wg, tid);
         }
     }
     return;
@@ -207,12 +222,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
                 uint s = kt % STAGES;
                 if (kt >= STAGES)
                     bar_wait(&empty[s], (kt / STAGES - 1) & 1);
-                __local uchar *st = smem + s * STAGE_BYTES;
-                tma_bar_expect(&full[s], STAGE_BYTES);
-                tma_load_2d((__local ushort *)st, maps, kt * TK, row0, &full[s]);
-                for (uint b = 0; b < TN / 64; b++)
-                    tma_load_2d((__local ushort *)(st + A_BYTES + b * B_BLOCK), maps + 16, col0 + b * 64,
-                                kt * TK, &full[s]);
+                tma_stage(smem + s * STAGE_BYTES, maps, kt * TK, row0, col0, &full[s]);
             }
         }
         return;
@@ -249,7 +259,7 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
 #if REGS_MMA
     asm volatile("// @setmaxnreg.inc.sync.aligned.u32 " STR(REGS_MMA) ";" ::: "memory");
 #endif
-    uint wg = role - 1, lane = tid % 32, warp = (tid % 128) / 32;
+    uint wg = role - 1, lane = tid % 32;
     float d[WG_ACCS];
 #pragma unroll
     for (int i = 0; i < WG_ACCS; i++) d[i] = 0.0f;
@@ -259,25 +269,11 @@ ws_gemm(const __global ushort *restrict x, const __global ushort *restrict w, __
 #if SIGNAL && !TMA
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
-        __local uchar *st = smem + s * STAGE_BYTES;
-        wg_fence(d);
-#pragma unroll
-        for (uint kk = 0; kk < TK; kk += 16) {
-            ulong da = desc(st + wg * 64 * (TK * 2) + kk * 2, 16, 8 * TK * 2, 1UL);
-            ulong db = desc(st + A_BYTES + (kk / 8) * 1024, B_BLOCK, 1024, 1UL);
-            wg_mma(d, da, db);
-        }
-        asm volatile("// @wgmma.commit_group.sync.aligned;" ::: "memory");
+        mma_stage(smem + s * STAGE_BYTES, wg, d);
         wg_wait(d); /* the step before's products are done: free its buffer */
         if (kt > 0 && lane == 0)
             bar_arrive(&empty[(kt - 1) % STAGES]);
     }
     wg_wait0(d);
-    uint r = row0 + wg * 64 + warp * 16 + lane / 4;
-#pragma unroll
-    for (int j = 0; j < WG_N / 8; j++) {
-        uint c = col0 + j * 8 + (lane % 4) * 2;
-        vstore2((float2)(d[4 * j], d[4 * j + 1]), 0, y + (size_t)r * N + c);
-        vstore2((float2)(d[4 * j + 2], d[4 * j + 3]), 0, y + (size_t)(r + 8) * N + c);
-    }
+    store_tile(y, d, row0, col0, wg, tid);
 }
