@@ -543,8 +543,6 @@ static int path_bands(const struct lora *c, const struct plan *p,
                       enum path_where w, long upto[SPLIT_BANDS],
                       long slices[SPLIT_BANDS])
 {
-    /* the most rows of P's last path so far */
-    long last = p->n_path > 0 ? p->path[p->n_path - 1].max_rows : 0;
     enum tiled tiled = tiled_by(c);
     switch (w) {
     case AT_DECODE: /* decode_max: 0 runs no lora_decode */
@@ -567,7 +565,7 @@ static int path_bands(const struct lora *c, const struct plan *p,
     case AT_WG_SPLIT:
         return wg_split_bands(c, slices, upto);
     case AT_MMA_TILES: /* where no path before takes those rows */
-        return one(upto, slices, uses_wgmma(c) && c->mma_max > last,
+        return one(upto, slices, uses_wgmma(c) && c->mma_max > rows_before(p),
                    c->mma_max);
     case AT_TILED_MMA:
         return one(upto, slices, tiled == TILED_MMA && c->base, 0);

@@ -1754,10 +1754,11 @@ static void test_gemm_simt_defines(void)
 }
 
 /* The gated activation's plan per device type: on CPUs the polynomial
- * exp (degree 5 for f32, 3 for results stored in 16 bits), one element a work-item in bf16 and the widest vector otherwise,
- * and no test for work-items past a row where the groups tile it; GPUs
- * keep exp and 16-byte vectors. PoCL ran bf16 swiglu at 0.65x its naive
- * kernel before (bench/RESULTS.md). */
+ * exp (degree 5 for f32, 3 for results stored in 16 bits), one element a
+ * work-item in bf16 and the widest vector otherwise, and no test for
+ * work-items past a row where the groups tile it; GPUs keep exp and
+ * 16-byte vectors. PoCL ran bf16 swiglu at 0.65x its naive kernel before
+ * (bench/RESULTS.md). */
 static void test_gated_cpu_plan(void)
 {
     static const struct {
