@@ -17,7 +17,10 @@
  * NVIDIA tensor cores) the prefill path is templates/attention_mma.cl:
  * Q K^T and P V as m16n8k16 products, a warp per 16 rows, its own block
  * sizes (mma_q, mma_k); its split path is templates/attention_mma_part.cl
- * (split_q rows a work-group), merged by the same combine. */
+ * (split_q rows a work-group), merged by the same combine. With engine:
+ * wgmma (compute capability 9.0, head dims 64 and 128) the prefill path
+ * is templates/attention_wgmma.cl: the same walk on warpgroup products
+ * (a warpgroup per 64 rows), the split path attention_mma_part's. */
 #include "gemm_mma.h"
 #include "parallel.h"
 #include "attention_fields.h"
@@ -28,14 +31,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The forward's engines: attention_backward's and wgmma. */
+static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
+
 static const struct param_def knobs[] = {
-    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
-     "prefill: simt (every device) or mma (f16, bf16: m16n8k16 on NVIDIA "
-     "tensor cores, compute capability 8.0+)"},
+    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, engine_choices,
+     "prefill: simt (every device), mma (f16, bf16: m16n8k16 on NVIDIA "
+     "tensor cores, compute capability 8.0+) or wgmma (f16, bf16 at "
+     "head_dim 64 or 128: warpgroup products, compute capability 9.0)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
-     "engine mma: query rows per work-group, 16 a warp"},
+     "engines mma, wgmma: query rows per work-group, 16 a warp (mma), 64 "
+     "a warpgroup (wgmma)"},
     {"mma_k", VALUE_INT, 0, 64, 16, 256, NULL,
-     "engine mma: keys per tile (a multiple of 16)"},
+     "engines mma, wgmma: keys per tile (a multiple of 16; wgmma: 64 or "
+     "128)"},
     {"split_q", VALUE_INT, 0, 16, 16, 256, NULL,
      "engine mma: query rows per work-group on the split path, 16 a warp"},
     {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
@@ -106,17 +115,29 @@ static long mma_local(long mq, long mk, long d)
     return (mq > 2 * mk ? mq : 2 * mk) * row;
 }
 
+/* Whether attention_wgmma takes the head (its tiles are rows of 64 and
+ * 128 elements). */
+static int wgmma_head(long d)
+{
+    return d == 64 || d == 128;
+}
+
 /* Tensor cores where the target offers them, for f16 and bf16 at head
  * dims of 16-byte rows: 4 warps of 16 rows, tiles of 64 keys (32 past a
- * head of 128, which holds a warp's outputs in 128 registers). */
+ * head of 128, which holds a warp's outputs in 128 registers); on
+ * compute capability 9.0 at heads of 64 and 128, warpgroups: two of 64
+ * rows each. */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
+    int wgmma = 0;
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && d % 8 == 0) {
-        spec_knob_default(ks, "engine", ATTN_MMA);
+        wgmma = target_offers(ks->target, CAP_WGMMA) && wgmma_head(d);
+        spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);
     }
-    spec_knob_default(ks, "mma_q", 64);
+    wgmma = engine(ks) == ATTN_WGMMA;
+    spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
     spec_knob_default(ks, "mma_k", d > 128 ? 32 : 64);
     spec_knob_default(ks, "split_q", 16);
 }
@@ -144,15 +165,48 @@ static void defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "split", cpu ? 4 : 16);
 }
 
+/* engine: wgmma's tiles: warpgroups of 64 rows, keys and heads of 64
+ * or 128 (the prefill path; the split path's are checked as mma's). */
+static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
+{
+    long mq = knob(ks, "mma_q"), mk = knob(ks, "mma_k"), hd = attn_head_dim(ks);
+    if (!wgmma_head(hd)) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+                   "engine: wgmma needs head_dim 64 or 128 (got %ld); "
+                   "engine: mma takes any multiple of 8",
+                   hd);
+        return;
+    }
+    if (mq % 64 != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "mma_q"),
+                   "engine: wgmma needs tile mma_q a multiple of 64 (a "
+                   "warpgroup's rows; got %ld)",
+                   mq);
+    }
+    if (mk != 64 && mk != 128) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "mma_k"),
+                   "engine: wgmma needs tile mma_k 64 or 128 (got %ld)", mk);
+    }
+    /* mma_q <= 256 and mma_k <= 128 at a head of 128 take 192 KiB of
+     * local memory at most (wgmma_local), which every device of compute
+     * capability 9.0 grants a work-group */
+}
+
 static void validate_mma(const struct kernel_spec *ks, struct diags *d)
 {
     long mq = knob(ks, "mma_q"), mk = knob(ks, "mma_k"), hd = attn_head_dim(ks);
     long sq = knob(ks, "split_q");
-    if (engine(ks) != ATTN_MMA) {
+    int wgmma = engine(ks) == ATTN_WGMMA;
+    if (engine(ks) == ATTN_SIMT) {
         return;
     }
-    if (!gemm_mma_check_dtype(ks, "mma", d)) {
+    if (!gemm_mma_check_dtype(ks, wgmma ? "wgmma" : "mma", d)) {
         return;
+    }
+    if (wgmma) {
+        validate_wgmma(ks, d);
+        /* below: the split path's tiles (split_q rows over mma_k keys) */
+        mq = sq;
     }
     if (hd % 8 != 0) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
@@ -160,7 +214,7 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
                    "rows of 16 bytes",
                    hd);
     }
-    if (mq % 16 != 0) {
+    if (!wgmma && mq % 16 != 0) {
         diag_error(d, ks->file, spec_knob_mark(ks, "mma_q"),
                    "tile mma_q (%ld) must be a multiple of 16 (a warp's rows)",
                    mq);
@@ -171,7 +225,7 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
                    "rows)",
                    sq);
     }
-    if (mk % 16 != 0) {
+    if (!wgmma && mk % 16 != 0) {
         diag_error(d, ks->file, spec_knob_mark(ks, "mma_k"),
                    "tile mma_k (%ld) must be a multiple of 16 (k16 steps)",
                    mk);
@@ -261,10 +315,10 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
              "path)", knob(ks, "split"));
     plan_int(p, "COMBINE_ITEMS", "work-items of attention_combine",
              ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS);
-    if (engine(ks) == ATTN_MMA) {
-        plan_int(p, "MMA_Q", "attention_mma: query rows per work-group",
+    if (engine(ks) != ATTN_SIMT) {
+        plan_int(p, "MMA_Q", "the prefill path: query rows per work-group",
                  knob(ks, "mma_q"));
-        plan_int(p, "MMA_K", "attention_mma: keys per tile",
+        plan_int(p, "MMA_K", "keys per tile",
                  knob(ks, "mma_k"));
         plan_int(p, "SPLIT_Q", "attention_mma_part: query rows per "
                  "work-group", knob(ks, "split_q"));
@@ -304,7 +358,7 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     pa->max_rows = knob(ks, "decode_rows");
     pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
               "work-groups, then their partial softmaxes merged";
-    if (engine(ks) == ATTN_MMA) {
+    if (engine(ks) != ATTN_SIMT) {
         launch_blocks(ks, pa, "attention_mma_part", (size_t)split,
                       (size_t)knob(ks, "split_q"),
                       2 * (size_t)knob(ks, "split_q"), part_args);
@@ -331,17 +385,24 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                                        "o", "lse", NULL};
     plan_defines(ks, p);
     plan_buffers(ks, p);
-    if (engine(ks) == ATTN_MMA) {
-        p->needs |= CAP_MMA_SYNC_BF16_F16;
+    if (engine(ks) != ATTN_SIMT) {
+        p->needs |= CAP_MMA_SYNC_BF16_F16 |
+                    (engine(ks) == ATTN_WGMMA ? CAP_WGMMA : 0);
     }
     if (knob(ks, "decode_rows") > 0) {
         plan_split(ks, p);
     }
     struct path *pa = &p->path[p->n_path++];
-    if (engine(ks) == ATTN_MMA) {
-        pa->why = "a work-group per mma_q query rows of one kv head's "
-                  "heads, over the key tiles they see, on tensor cores";
-        launch_blocks(ks, pa, "attention_mma", 1, (size_t)knob(ks, "mma_q"),
+    if (engine(ks) != ATTN_SIMT) {
+        int wgmma = engine(ks) == ATTN_WGMMA;
+        pa->why = wgmma ? "a work-group per mma_q query rows of one kv "
+                          "head's heads, over the key tiles they see, on "
+                          "warpgroup tensor cores"
+                        : "a work-group per mma_q query rows of one kv "
+                          "head's heads, over the key tiles they see, on "
+                          "tensor cores";
+        launch_blocks(ks, pa, wgmma ? "attention_wgmma" : "attention_mma", 1,
+                      (size_t)knob(ks, "mma_q"),
                       2 * (size_t)knob(ks, "mma_q"), args);
         return;
     }
@@ -492,11 +553,12 @@ static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 }
 
 
-/* engine mma (f16, bf16 on tensor cores: validate() rejects it
- * elsewhere) with its tiles; the float kernel's tiles. Configs that emit
+/* engines mma and wgmma (f16, bf16 on tensor cores: validate() rejects
+ * them elsewhere, the tuner wgmma off compute capability 9.0) with their
+ * tiles; the float kernel's tiles. Configs that emit
  * the same code (mma's tiles under simt) count once. */
 static const struct tune_axis tune_space[] = {
-    {"engine", "simt mma"},
+    {"engine", "simt mma wgmma"},
     {"mma_q", "32 64 128"},
     {"mma_k", "32 64 128"},
     {"block_q", "16 32 64"},
@@ -512,8 +574,8 @@ static const char *const few_rows_knobs[] = {"decode_rows", "split",
                                              "split_q", NULL};
 
 static const char *const kernels[] = {
-    "attention", "attention_mma", "attention_part", "attention_mma_part",
-    "attention_combine", NULL};
+    "attention", "attention_mma", "attention_wgmma", "attention_part",
+    "attention_mma_part", "attention_combine", NULL};
 
 const struct op_def op_attention = {
     .name = "attention",

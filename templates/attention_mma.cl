@@ -32,31 +32,9 @@ void attention_mma(const int seq_q, const int seq_kv,
     const long block = blocks - 1 - order / heads;
     const long b = (order % heads) / KV_HEADS;
     const int hk = (int)(order % KV_HEADS);
-    const uint t = get_local_id(0) % 4;
     float m[2], l[2], acc[MMA_DT][4];
     long ra;
     am_block(q, k, v, seq_q, seq_kv, b, hk, block * MMA_Q, 0, seq_kv, room,
              MMA_Q, m, l, acc, &ra);
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const long r = ra + 8 * h;
-        if (r >= rows) {
-            continue;
-        }
-        const long i = r / GROUP;
-        const int head = hk * GROUP + (int)(r % GROUP);
-        const size_t at = ((size_t)(b * seq_q + i) * HEADS + head) * HEAD_DIM;
-        const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
-#pragma unroll
-        for (int d = 0; d < MMA_DT; d++) {
-            const int col = 8 * d + 2 * t;
-            if (col < HEAD_DIM) {
-                store1(o, at + col, acc[d][2 * h] * inv);
-                store1(o, at + col + 1, acc[d][2 * h + 1] * inv);
-            }
-        }
-        if (t == 0 && lse != 0) {
-            lse[((size_t)b * HEADS + head) * seq_q + i] = attn_lse(m[h], l[h]);
-        }
-    }
+    am_store(o, lse, seq_q, b, hk, ra, m, l, acc);
 }

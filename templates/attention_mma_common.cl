@@ -81,10 +81,10 @@ inline void am_scale_mask(float s[MMA_NT][4], int mask, long j0, uint t,
 }
 
 /* The online softmax of one tile for the thread's rows: new maxima M,
- * sums L (this thread's columns; the quad's summed at the end), O
- * rescaled, S turned into probabilities. */
-inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
-                       float o[MMA_DT][4])
+ * sums L (this thread's columns; the quad's summed at the end), S turned
+ * into probabilities, ALPHA what the outputs so far are to be scaled by. */
+inline void am_probabilities(float s[MMA_NT][4], float m[2], float l[2],
+                             float alpha[2])
 {
     float mx[2] = {m[0], m[1]};
 #pragma unroll
@@ -92,7 +92,7 @@ inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
         mx[0] = fmax(mx[0], fmax(s[n][0], s[n][1]));
         mx[1] = fmax(mx[1], fmax(s[n][2], s[n][3]));
     }
-    float alpha[2], base[2];
+    float base[2];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         mx[h] = am_quad_max(mx[h]);
@@ -110,6 +110,11 @@ inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
             l[e / 2] += s[n][e];
         }
     }
+}
+
+/* O scaled by ALPHA, row by row (am_probabilities). */
+inline void am_rescale(float o[MMA_DT][4], const float alpha[2])
+{
 #pragma unroll
     for (int d = 0; d < MMA_DT; d++) {
 #pragma unroll
@@ -117,6 +122,15 @@ inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
             o[d][e] *= alpha[e / 2];
         }
     }
+}
+
+/* The online softmax of one tile, O rescaled at once. */
+inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
+                       float o[MMA_DT][4])
+{
+    float alpha[2];
+    am_probabilities(s, m, l, alpha);
+    am_rescale(o, alpha);
 }
 
 /* Local memory of a block of BQ rows: the K and V tiles, the block's Q
@@ -213,5 +227,38 @@ void am_block(const __global storage_t *q, const __global storage_t *k,
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         l[h] = am_quad_sum(l[h]);
+    }
+}
+
+/* Writes this thread's two rows RA and RA + 8 (of batch B's kv head HK)
+ * as am_block left them: o normalised by the sum L (0 for a row that saw
+ * no key), and by the quad's first thread, lse. */
+inline void am_store(__global storage_t *o, __global float *lse, int seq_q,
+                     long b, int hk, long ra, const float m[2],
+                     const float l[2], const float acc[MMA_DT][4])
+{
+    const long rows = (long)GROUP * seq_q;
+    const uint t = get_local_id(0) % 4;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const long r = ra + 8 * h;
+        if (r >= rows) {
+            continue;
+        }
+        const long i = r / GROUP;
+        const int head = hk * GROUP + (int)(r % GROUP);
+        const size_t at = ((size_t)(b * seq_q + i) * HEADS + head) * HEAD_DIM;
+        const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
+#pragma unroll
+        for (int d = 0; d < MMA_DT; d++) {
+            const int col = 8 * d + 2 * t;
+            if (col < HEAD_DIM) {
+                store1(o, at + col, acc[d][2 * h] * inv);
+                store1(o, at + col + 1, acc[d][2 * h + 1] * inv);
+            }
+        }
+        if (t == 0 && lse != 0) {
+            lse[((size_t)b * HEADS + head) * seq_q + i] = attn_lse(m[h], l[h]);
+        }
     }
 }

@@ -71,6 +71,12 @@ inline void wg_bar_wait(__local ulong *bar, uint parity)
     } while (done == 0);
 }
 
+/* Closes the group of products started since the last. */
+inline void wg_commit(void)
+{
+    asm volatile(WG_MARK "wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
 /* The accumulators as operands ("+f") and their places in the
  * instruction (%0 on), for 32, 64 and 128 of them: each list the one
  * before and 32 or 64 more. */
@@ -112,6 +118,10 @@ inline void wg_bar_wait(__local ulong *bar, uint parity)
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, " \
     "%124, %125, %126, %127"
 
+/* The GEMM's instructions (wgmma_tiles.cl), for its tile width WG_N;
+ * kernels of other shapes (attention_wgmma.cl) write their own from the
+ * parts above. */
+#ifdef WG_N
 /* Per tile width: WG_ACCS accumulators, WG_D the operands naming them
  * all and WG_R their places, WG_SHAPE the instruction's shape and WG_AB
  * the places of the descriptors after them. */
@@ -182,8 +192,4 @@ inline void wg_fence(float d[WG_ACCS])
                  : "memory");
 }
 
-/* Closes the group of products started since the last. */
-inline void wg_commit(void)
-{
-    asm volatile(WG_MARK "wgmma.commit_group.sync.aligned;" ::: "memory");
-}
+#endif /* WG_N */

@@ -138,6 +138,47 @@ static void test_attn_mma(void)
     }
 }
 
+/* The prefill path on warpgroups (attention_wgmma: the device suites on
+ * NVIDIA compute capability 9.0; elsewhere each case must validate):
+ * heads of 64 and 128, GQA, MQA, causal with seq_q below, at and above
+ * seq_kv (rows that see no key), a window narrower than a tile, a
+ * softcap, scores to +-80, one to four warpgroups a work-group and 64 or
+ * 128 keys a tile, last tiles and blocks short, batch > 1, both half
+ * dtypes, the defaults of compute capability 9.0. */
+static void test_attn_wgmma(void)
+{
+    static const struct attn_case cases[] = {
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 128, causal: true, "
+         "tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 130, 130}, {2, 37, 300}, {1, 70, 20}, {1, 5, 1000}, {0}}},
+        {"f16", "heads: 4, kv_heads: 2, head_dim: 64, causal: true, "
+         "window: 13, tile: {engine: wgmma, mma_q: 64, mma_k: 128}",
+         TARGET_GPU, {{1, 100, 100}, {2, 33, 90}, {0}}},
+        {"bf16", "heads: 2, head_dim: 128, softcap: 50, scale: 0.5, "
+         "tile: {engine: wgmma, mma_q: 192, mma_k: 128}", TARGET_GPU,
+         {{1, 65, 200}, {2, 9, 33}, {0}}},
+        {"f16", "heads: 6, kv_heads: 1, head_dim: 64, scale: 1, "
+         "tile: {engine: wgmma, mma_q: 256}", TARGET_GPU,
+         {{1, 150, 260}, {3, 7, 5}, {0}}},
+        {"bf16", "heads: 3, head_dim: 128, causal: true, scale: 16, "
+         "tile: {engine: wgmma, mma_q: 64}", TARGET_GPU,
+         {{1, 300, 300}, {2, 50, 17}, {0}}},
+        {"bf16", "heads: 6, kv_heads: 3, head_dim: 128, causal: true",
+         TARGET_SM90A, {{1, 300, 300}, {1, 2, 700}, {0}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {
+            run_case(&cases[i]);
+            continue;
+        }
+        struct nu_kernel k;
+        CU_ASSERT(nu_spec_ok(&k, "kernels:\n  - {name: t_attn, op: "
+                             "attention, dtype: %s, %s}\n", cases[i].dtype,
+                             cases[i].fields));
+        nu_kernel_free(&k);
+    }
+}
+
 /* Runs K at SIZES with the buffers of C, lse given unless NO_LSE; reads
  * the outputs into GOT. */
 static void run_stub(struct nu_kernel *k, const struct vcase *c,
@@ -376,6 +417,9 @@ int add_attention_numeric_tests(CU_pSuite s)
                                test_attn_decode) == NULL ||
                    CU_add_test(s, "attention: the prefill path on tensor "
                                "cores (engine: mma)", test_attn_mma) == NULL ||
+                   CU_add_test(s, "attention: the prefill path on warpgroup "
+                               "tensor cores (engine: wgmma)",
+                               test_attn_wgmma) == NULL ||
                    CU_add_test(s, "attention: every dtype, device type and "
                                "option (--full)", test_attn_grid) == NULL
                ? -1

@@ -1682,6 +1682,61 @@ static void test_decode_k_defaults(void)
     }
 }
 
+/* attention's prefill engine by target, dtype and head: warpgroups
+ * (attention_wgmma, two of 64 rows, needing wgmma) on compute capability
+ * 9.0 at heads of 64 and 128 in half precision, mma.sync at other heads
+ * of 16-byte rows and on 8.0, the float kernel for f32 and elsewhere;
+ * the split path stays on attention_mma_part. */
+static void test_attention_engine_defaults(void)
+{
+    static const struct {
+        const char *dtype;
+        int head_dim;
+        enum target target;
+        const char *prefill;
+    } cases[] = {
+        {"bf16", 128, TARGET_SM90A, "attention_wgmma"},
+        {"f16", 64, TARGET_SM90A, "attention_wgmma"},
+        {"bf16", 96, TARGET_SM90A, "attention_mma"},
+        {"bf16", 256, TARGET_SM90A, "attention_mma"},
+        {"bf16", 128, TARGET_TENSOR, "attention_mma"},
+        {"f32", 128, TARGET_SM90A, "attention"},
+        {"bf16", 128, TARGET_GPU, "attention"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        struct spec_set s;
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: t_ae, op: attention, dtype: %s, "
+                 "heads: 8, kv_heads: 2, head_dim: %d, causal: true}\n",
+                 cases[i].dtype, cases[i].head_dim);
+        if (!read_one_for(&s, text, cases[i].target)) {
+            continue;
+        }
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        s.kernel[0].op->plan(&s.kernel[0], &p);
+        const struct path *last = &p.path[p.n_path - 1];
+        const char *got = last->launch[0].kernel;
+        int wgmma = strcmp(cases[i].prefill, "attention_wgmma") == 0;
+        TU_CHECK(strcmp(got, cases[i].prefill) == 0,
+                 "%s D %d on target %d: the prefill runs %s, want %s",
+                 cases[i].dtype, cases[i].head_dim, (int)cases[i].target,
+                 got, cases[i].prefill);
+        TU_CHECK(((p.needs & CAP_WGMMA) != 0) == wgmma,
+                 "%s D %d on target %d: needs wgmma %d", cases[i].dtype,
+                 cases[i].head_dim, (int)cases[i].target, wgmma);
+        if (wgmma) {
+            TU_CHECK(p.n_path == 2 &&
+                         strcmp(p.path[0].launch[0].kernel,
+                                "attention_mma_part") == 0,
+                     "%s D %d: the split path runs %s", cases[i].dtype,
+                     cases[i].head_dim, p.path[0].launch[0].kernel);
+        }
+        spec_set_free(&s);
+    }
+}
+
 /* lora_main's and lora_bwd_dx's plans set gemm_simt.cl's #defines through
  * one helper: the same GEMM_ names in the same order, every one the
  * template checks for and no other, each with its kernel's value. */
@@ -1877,6 +1932,8 @@ int add_spec_suite(void)
                     "before them", test_mma_max) == NULL ||
         CU_add_test(s, "lora_decode: work-items along K by dtype and K",
                     test_decode_k_defaults) == NULL ||
+        CU_add_test(s, "attention: the prefill's engine by target, dtype "
+                    "and head", test_attention_engine_defaults) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
