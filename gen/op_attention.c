@@ -315,6 +315,8 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
              "path)", knob(ks, "split"));
     plan_int(p, "COMBINE_ITEMS", "work-items of attention_combine",
              ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS);
+    plan_int(p, "EXP_POLY", "exponentials as a polynomial on the exponent "
+             "bits (CPUs)", ks->target == TARGET_CPU);
     if (engine(ks) != ATTN_SIMT) {
         plan_int(p, "MMA_Q", "the prefill path: query rows per work-group",
                  knob(ks, "mma_q"));

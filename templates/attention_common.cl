@@ -17,8 +17,8 @@
  * m = -INFINITY and l = 0: its output is 0 and its lse -INFINITY.
  *
  * Needs the #defines HEADS, KV_HEADS, HEAD_DIM, CAUSAL, WINDOW, CAPPED,
- * SOFTCAP, INV_SOFTCAP, Q_MUL, BLOCK_Q, BLOCK_K, ITEMS, SPLIT and
- * COMBINE_ITEMS; buffers q [batch][seq_q][HEADS][HEAD_DIM], k and v
+ * SOFTCAP, INV_SOFTCAP, Q_MUL, BLOCK_Q, BLOCK_K, ITEMS, SPLIT,
+ * COMBINE_ITEMS and EXP_POLY; buffers q [batch][seq_q][HEADS][HEAD_DIM], k and v
  * [batch][seq_kv][KV_HEADS][HEAD_DIM], o like q, lse [batch][HEADS][seq_q]
  * (float, may be NULL). */
 #include "storage_@dtype@.cl"
@@ -27,7 +27,7 @@
     !defined(CAUSAL) || !defined(WINDOW) || !defined(CAPPED) ||            \
     !defined(SOFTCAP) || !defined(INV_SOFTCAP) || !defined(Q_MUL) ||       \
     !defined(BLOCK_Q) || !defined(BLOCK_K) || !defined(ITEMS) ||           \
-    !defined(SPLIT) || !defined(COMBINE_ITEMS)
+    !defined(SPLIT) || !defined(COMBINE_ITEMS) || !defined(EXP_POLY)
 #error "attention_common.cl: the plan's #defines are missing"
 #endif
 
@@ -44,6 +44,34 @@
 #define ATTN_STRIDE (HEAD_DIM | 1)
 #define ATTN_LOG2E 1.44269504088896341f
 #define ATTN_LN2 0.693147180559945309f
+
+/* 2^y. With EXP_POLY (CPUs, where PoCL's exp2 runs lane by lane) in
+ * float arithmetic alone: y = n + f, n whole and |f| <= 1/2, 2^n goes
+ * straight into the exponent bits and 2^f is its Taylor polynomial of
+ * degree 7 (within 1e-7 of 2^f, as exp2 is: the softmax's outputs are
+ * weighted sums that cancel, and a lesser polynomial's error showed
+ * through them). y is held to [-127, 128]: n = -127 makes 2^n zero, as
+ * exp2(-INFINITY) is. */
+inline float attn_exp2(float y)
+{
+#if EXP_POLY
+    y = clamp(y, -127.0f, 128.0f);
+    /* y + 1.5 * 2^23 + 127 holds n + 127 in its low mantissa bits. */
+    const float r = y + 12583039.0f;
+    const float f = y - (r - 12583039.0f);
+    float p = 1.5252733804e-5f;
+    p = p * f + 1.5403530393e-4f;
+    p = p * f + 1.3333558146e-3f;
+    p = p * f + 9.6181291076e-3f;
+    p = p * f + 5.5504108665e-2f;
+    p = p * f + 2.4022650696e-1f;
+    p = p * f + 6.9314718056e-1f;
+    p = p * f + 1.0f;
+    return p * as_float(as_int(r) << 23);
+#else
+    return exp2(y);
+#endif
+}
 
 /* Blocks of rows of one (batch, kv head). */
 inline long attn_blocks(int seq_q)
@@ -209,9 +237,9 @@ void attn_block(const __global storage_t *q, const __global storage_t *k,
             /* No key seen yet: exponentials against 0 (all of them 0). */
             float base = mt == -INFINITY ? 0.0f : mt;
             for (int jj = c; jj < BLOCK_K; jj += ROW_ITEMS) {
-                ps[rl * BLOCK_K + jj] = exp2(ss[rl * BLOCK_K + jj] - base);
+                ps[rl * BLOCK_K + jj] = attn_exp2(ss[rl * BLOCK_K + jj] - base);
             }
-            alpha = exp2(m - base);
+            alpha = attn_exp2(m - base);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (valid) {
