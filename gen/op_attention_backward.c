@@ -273,6 +273,8 @@ static void plan_shape(const struct kernel_spec *ks, struct plan *p)
     plan_float(p, "ATTN_SCALE", "times q.k", attn_scale(ks));
     plan_float(p, "ATTN_SOFTCAP", "the softcap (0: none)", cap);
     plan_int(p, "ATTN_CAPPED", "scores softcapped", cap > 0);
+    plan_int(p, "EXP_POLY", "exponentials as a polynomial on the exponent "
+             "bits (CPUs)", ks->target == TARGET_CPU);
 }
 
 static void plan(const struct kernel_spec *ks, struct plan *p)

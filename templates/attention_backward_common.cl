@@ -8,11 +8,12 @@
  * softcap's derivative 1 - tanh^2.
  *
  * Needs the #defines HEADS, KV_HEADS, HEAD_DIM, ATTN_CAUSAL, ATTN_WINDOW,
- * ATTN_SCALE, ATTN_SOFTCAP, ATTN_CAPPED, BLOCK_Q, BLOCK_K, TILE_Q, TILE_K and
- * DOT_ITEMS; buffers q and do_ [batch][seq_q][HEADS][HEAD_DIM], k and v
+ * ATTN_SCALE, ATTN_SOFTCAP, ATTN_CAPPED, BLOCK_Q, BLOCK_K, TILE_Q, TILE_K,
+ * DOT_ITEMS and EXP_POLY (attention_exp2.cl); buffers q and do_ [batch][seq_q][HEADS][HEAD_DIM], k and v
  * [batch][seq_kv][KV_HEADS][HEAD_DIM], lse [batch][HEADS][seq_q] (float),
  * scratch D [batch][seq_q][HEADS] (float). */
 #include "storage_@dtype@.cl"
+#include "attention_exp2.cl"
 
 #if !defined(HEADS) || !defined(KV_HEADS) || !defined(HEAD_DIM) ||         \
     !defined(ATTN_CAUSAL) || !defined(ATTN_WINDOW) ||                      \
@@ -73,7 +74,7 @@ inline float abw_prob(float dot, float lse, float *der)
     s = ATTN_SOFTCAP * t;
     *der = 1.0f - t * t;
 #endif
-    return exp2(s * ABW_LOG2E - lse * ABW_LOG2E);
+    return attn_exp2(s * ABW_LOG2E - lse * ABW_LOG2E);
 }
 
 /* Row R of batch B's kv head HK: its offset in q (and do_, dq). */

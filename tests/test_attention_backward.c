@@ -85,6 +85,11 @@ static void test_abw_shapes(void)
         {"f32", "heads: 3, kv_heads: 1, head_dim: 5, causal: true, scale: "
          "4", TARGET_GPU, {{1, 1, 1}, {2, 7, 7}, {1, 5, 33}, {2, 40, 17},
                            {3, 9, 4}, {0}}},
+        /* the CPU plan's exponentials (a polynomial on the exponent
+         * bits) over scores to +-80: (s - lse) in base 2 past -127, the
+         * polynomial's clamp */
+        {"f32", "heads: 3, kv_heads: 1, head_dim: 5, causal: true, scale: "
+         "16", TARGET_CPU, {{2, 7, 7}, {1, 5, 33}, {2, 40, 17}, {0}}},
         /* H=4 over 2, D = 80, causal with a window */
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
          "window: 16", TARGET_CPU, {{1, 37, 50}, {2, 50, 37}, {1, 2, 90},
