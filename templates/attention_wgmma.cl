@@ -4,11 +4,11 @@
  * warpgroup per 64 of them, over every key tile its rows see.
  *
  * Per tile of MMA_K keys, as attention_mma_common.cl does it on m16n8k16
- * products: S = Q K^T as m64nMMA_Kk16 products with Q and K both read by
+ * products: S = Q K^T as m64n(MMA_K)k16 products with Q and K both read by
  * wgmma from local memory, the online softmax on S where the products
  * leave it (the accumulators of a warp lie as mma.sync's do, so that
  * am_scale_mask and am_probabilities serve both), then O += P V as
- * m64nHEAD_DIMk16 products with P rounded to the storage type in
+ * m64n(HEAD_DIM)k16 products with P rounded to the storage type in
  * registers (wgmma's A operand) and V read from local memory. The
  * products of a tile's scores and of the tile before's O += P V are in
  * flight together, so that the softmax of one runs beside the other.
@@ -31,7 +31,7 @@
 
 #if MMA_Q % 64 != 0 || (MMA_K != 64 && MMA_K != 128) ||                   \
     (HEAD_DIM != 64 && HEAD_DIM != 128)
-#error "attention_wgmma.cl: MMA_Q a multiple of 64, MMA_K and HEAD_DIM 64 or 128"
+#error "attention_wgmma.cl: MMA_Q a multiple of 64; MMA_K, HEAD_DIM 64 or 128"
 #endif
 
 #define AW_ITEMS (2 * MMA_Q)            /* a warpgroup per 64 rows */
