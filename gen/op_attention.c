@@ -188,8 +188,8 @@ static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
                    "engine: wgmma needs tile mma_k 64 or 128 (got %ld)", mk);
     }
     /* mma_q <= 256 and mma_k <= 128 at a head of 128 take 192 KiB of
-     * local memory at most (wgmma_local), which every device of compute
-     * capability 9.0 grants a work-group */
+     * local memory at most (Q's rows, two K and two V tiles), which
+     * every device of compute capability 9.0 grants a work-group */
 }
 
 static void validate_mma(const struct kernel_spec *ks, struct diags *d)
