@@ -90,6 +90,10 @@ static void test_abw_shapes(void)
          * polynomial's clamp */
         {"f32", "heads: 3, kv_heads: 1, head_dim: 5, causal: true, scale: "
          "16", TARGET_CPU, {{2, 7, 7}, {1, 5, 33}, {2, 40, 17}, {0}}},
+        /* the CPU plan over 4096 keys without a mask (dq a sum over
+         * them) */
+        {"f32", "heads: 2, kv_heads: 1, head_dim: 64", TARGET_CPU,
+         {{1, 16, 4096}, {0}}},
         /* H=4 over 2, D = 80, causal with a window */
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
          "window: 16", TARGET_CPU, {{1, 37, 50}, {2, 50, 37}, {1, 2, 90},
