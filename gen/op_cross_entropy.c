@@ -108,7 +108,10 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
      * (bench/RESULTS.md, "cross_entropy: each logit read once for the
      * statistics"). */
     rows_plan_shfl(ks, p);
-    /* As softmax's (op_softmax.c). */
+    /* exp2 on GPUs, as softmax's (op_softmax.c); on CPUs exp: softmax's
+     * polynomial measured no faster here (bench/RESULTS.md, "softmax on
+     * CPUs: exponentials on the exponent bits"). */
+    plan_int(p, "EXP_POLY", "no exponentials by polynomial", 0);
     plan_int(p, "EXP_BASE2", "exponentials as exp2 (GPUs) or exp",
              ks->target != TARGET_CPU);
     plan_int(p, "IGNORE_INDEX", "the label of rows that do not count",

@@ -76,9 +76,12 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                     : "x - max x may overflow: exp gives 0",
              half_x);
     /* GPUs: exp2 of the exponent times log2 e takes fewer instructions
-     * than exp; PoCL's exp2 is the slower (bench/RESULTS.md, "Softmax:
-     * exponentials as exp2 on GPUs"). */
-    plan_int(p, "EXP_BASE2", "exponentials as exp2 (GPUs) or exp",
+     * than exp (bench/RESULTS.md, "Softmax: exponentials as exp2 on
+     * GPUs"); CPUs: PoCL runs exp and exp2 lane by lane, a polynomial on
+     * the exponent bits vectorizes. */
+    plan_int(p, "EXP_POLY", "exponentials as a polynomial on the exponent "
+             "bits (CPUs)", ks->target == TARGET_CPU);
+    plan_int(p, "EXP_BASE2", "else exponentials as exp2 (GPUs) or exp",
              ks->target != TARGET_CPU);
     /* Two barriers where the local-memory tree took up to four
      * (bench/RESULTS.md, "Softmax: the row merge on warp shuffles"). */

@@ -7,7 +7,8 @@
  * ROWS_PER_GROUP, ROW_IN_REGISTERS, NVEC, SLOTS (row_reduce.cl); and
  *   SCALE      applied to x first (a float literal)
  *   HALF_X     1: x is halved first (|SCALE| < 128/FLT_MAX, see below)
- *   EXP_BASE2  1: exponentials as exp2 (GPUs), 0: as exp
+ *   EXP_POLY   1: exponentials by exp2_poly.cl (softmax on CPUs)
+ *   EXP_BASE2  else 1: by exp2 (GPUs), 0: by exp
  *   SHFL_PTX   1: row_merge by PTX warp shuffles (NVIDIA only)
  *   SUM_BLOCK  where a kernel streams: vectors summed apart (row_reduce.cl)
  * and, where the plan has a split path, row_reduce.cl's SPLIT_* macros.
@@ -27,9 +28,9 @@
  * then merged. */
 #include "storage_@dtype@.cl"
 
-#if !defined(SCALE) || !defined(HALF_X) || !defined(EXP_BASE2) ||         \
-    !defined(SHFL_PTX)
-#error "softmax: the plan must define SCALE, HALF_X, EXP_BASE2, SHFL_PTX"
+#if !defined(SCALE) || !defined(HALF_X) || !defined(EXP_POLY) ||          \
+    !defined(EXP_BASE2) || !defined(SHFL_PTX)
+#error "softmax: the plan defines SCALE, HALF_X, EXP_POLY, EXP_BASE2, SHFL_PTX"
 #endif
 
 #include "row_reduce.cl"
@@ -56,10 +57,19 @@
  * 2^24 e^32 < 1e22, far from overflow. */
 #define RESCALE_ABOVE 32.0f
 
-/* e^(EXP_SCALE * D). EXP_BASE2 (the plan's choice per device type): as
- * 2^(EXP_SCALE * D * log2 e), the product first, so that a huge
- * EXP_SCALE still meets D = 0 as 0. */
-#if EXP_BASE2
+/* e^(EXP_SCALE * D), in base 2 as 2^(EXP_SCALE * D * log2 e), the
+ * product first, so that a huge EXP_SCALE still meets D = 0 as 0: by
+ * exp2_poly.cl's polynomial (EXP_POLY, for floats and floatv), else by
+ * exp2 (EXP_BASE2), else by exp. */
+#if EXP_POLY
+#include "exp2_poly.cl"
+#if VEC > 1
+#define SOFTMAX_PASTE(a, b) a##b
+#define SOFTMAX_XPASTE(a, b) SOFTMAX_PASTE(a, b)
+EXP2_POLY(floatv, SOFTMAX_XPASTE(as_float, VEC), SOFTMAX_XPASTE(as_int, VEC))
+#endif
+#define EXPS(d) exp2_poly((EXP_SCALE * (d)) * M_LOG2E_F)
+#elif EXP_BASE2
 #define EXPS(d) exp2((EXP_SCALE * (d)) * M_LOG2E_F)
 #else
 #define EXPS(d) exp(EXP_SCALE * (d))
