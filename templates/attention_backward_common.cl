@@ -9,9 +9,10 @@
  *
  * Needs the #defines HEADS, KV_HEADS, HEAD_DIM, ATTN_CAUSAL, ATTN_WINDOW,
  * ATTN_SCALE, ATTN_SOFTCAP, ATTN_CAPPED, BLOCK_Q, BLOCK_K, TILE_Q, TILE_K,
- * DOT_ITEMS and EXP_POLY (attention_exp2.cl); buffers q and do_ [batch][seq_q][HEADS][HEAD_DIM], k and v
- * [batch][seq_kv][KV_HEADS][HEAD_DIM], lse [batch][HEADS][seq_q] (float),
- * scratch D [batch][seq_q][HEADS] (float). */
+ * DOT_ITEMS and EXP_POLY (attention_exp2.cl); buffers q and do_
+ * [batch][seq_q][HEADS][HEAD_DIM], k and v [batch][seq_kv][KV_HEADS]
+ * [HEAD_DIM], lse [batch][HEADS][seq_q] (float), scratch D
+ * [batch][seq_q][HEADS] (float). */
 #include "storage_@dtype@.cl"
 #include "attention_exp2.cl"
 
