@@ -43,8 +43,10 @@ static const struct param_def knobs[] = {
      "engines mma, wgmma: query rows per work-group, 16 a warp (mma), 64 "
      "a warpgroup (wgmma)"},
     {"mma_k", VALUE_INT, 0, 64, 16, 256, NULL,
-     "engines mma, wgmma: keys per tile (a multiple of 16; wgmma: 64 or "
-     "128)"},
+     "engine mma, and the split path of engine wgmma: keys per tile (a "
+     "multiple of 16)"},
+    {"wg_k", VALUE_INT, 0, 128, 64, 128, NULL,
+     "engine wgmma: keys per tile of the prefill path (64 or 128)"},
     {"split_q", VALUE_INT, 0, 16, 16, 256, NULL,
      "engine mma: query rows per work-group on the split path, 16 a warp"},
     {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
@@ -126,7 +128,8 @@ static int wgmma_head(long d)
  * dims of 16-byte rows: 4 warps of 16 rows, tiles of 64 keys (32 past a
  * head of 128, which holds a warp's outputs in 128 registers); on
  * compute capability 9.0 at heads of 64 and 128, warpgroups: two of 64
- * rows each. */
+ * rows each, over tiles of 128 keys at a head of 128 and 64 at a head
+ * of 64 (bench/RESULTS.md, "attention on warpgroups"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -139,6 +142,7 @@ static void engine_defaults(struct kernel_spec *ks)
     wgmma = engine(ks) == ATTN_WGMMA;
     spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
     spec_knob_default(ks, "mma_k", d > 128 ? 32 : 64);
+    spec_knob_default(ks, "wg_k", d == 128 ? 128 : 64);
     spec_knob_default(ks, "split_q", 16);
 }
 
@@ -169,7 +173,7 @@ static void defaults(struct kernel_spec *ks)
  * or 128 (the prefill path; the split path's are checked as mma's). */
 static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
 {
-    long mq = knob(ks, "mma_q"), mk = knob(ks, "mma_k"), hd = attn_head_dim(ks);
+    long mq = knob(ks, "mma_q"), wk = knob(ks, "wg_k"), hd = attn_head_dim(ks);
     if (!wgmma_head(hd)) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
                    "engine: wgmma needs head_dim 64 or 128 (got %ld); "
@@ -183,11 +187,11 @@ static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
                    "warpgroup's rows; got %ld)",
                    mq);
     }
-    if (mk != 64 && mk != 128) {
-        diag_error(d, ks->file, spec_knob_mark(ks, "mma_k"),
-                   "engine: wgmma needs tile mma_k 64 or 128 (got %ld)", mk);
+    if (wk != 64 && wk != 128) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "wg_k"),
+                   "engine: wgmma needs tile wg_k 64 or 128 (got %ld)", wk);
     }
-    /* mma_q <= 256 and mma_k <= 128 at a head of 128 take 192 KiB of
+    /* mma_q <= 256 and wg_k <= 128 at a head of 128 take 192 KiB of
      * local memory at most (Q's rows, two K and two V tiles), which
      * every device of compute capability 9.0 grants a work-group */
 }
@@ -225,7 +229,7 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
                    "rows)",
                    sq);
     }
-    if (!wgmma && mk % 16 != 0) {
+    if (mk % 16 != 0) {
         diag_error(d, ks->file, spec_knob_mark(ks, "mma_k"),
                    "tile mma_k (%ld) must be a multiple of 16 (k16 steps)",
                    mk);
@@ -320,10 +324,14 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     if (engine(ks) != ATTN_SIMT) {
         plan_int(p, "MMA_Q", "the prefill path: query rows per work-group",
                  knob(ks, "mma_q"));
-        plan_int(p, "MMA_K", "keys per tile",
-                 knob(ks, "mma_k"));
+        plan_int(p, "MMA_K", "attention_mma, attention_mma_part: keys per "
+                 "tile", knob(ks, "mma_k"));
         plan_int(p, "SPLIT_Q", "attention_mma_part: query rows per "
                  "work-group", knob(ks, "split_q"));
+    }
+    if (engine(ks) == ATTN_WGMMA) {
+        plan_int(p, "WG_KEYS", "attention_wgmma: keys per tile",
+                 knob(ks, "wg_k"));
     }
 }
 
@@ -563,6 +571,7 @@ static const struct tune_axis tune_space[] = {
     {"engine", "simt mma wgmma"},
     {"mma_q", "32 64 128"},
     {"mma_k", "32 64 128"},
+    {"wg_k", "64 128"},
     {"block_q", "16 32 64"},
     {"block_k", "8 16 32 64"},
     {"items", "16 32 64 128 256"},

@@ -47,15 +47,16 @@ inline float am_quad_sum(float v)
     return v + o;
 }
 
-/* Scores to base 2 (the softcap's tanh where capped), -INFINITY for the
- * keys a row does not see: key j0 + 8n + 2t + e of rows ROW and ROW + 8
- * (positions POS0 and POS1); MASK 0 where the tile is visible whole. */
-inline void am_scale_mask(float s[MMA_NT][4], int mask, long j0, uint t,
-                          long pos0, long pos1, long hi, int valid0,
+/* Scores of NT n8 tiles of keys (a constant at every call) to base 2
+ * (the softcap's tanh where capped), -INFINITY for the keys a row does
+ * not see: key j0 + 8n + 2t + e of rows ROW and ROW + 8 (positions POS0
+ * and POS1); MASK 0 where the tile is visible whole. */
+inline void am_scale_mask(float s[][4], const int nt, int mask, long j0,
+                          uint t, long pos0, long pos1, long hi, int valid0,
                           int valid1)
 {
 #pragma unroll
-    for (int n = 0; n < MMA_NT; n++) {
+    for (int n = 0; n < nt; n++) {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             float x = s[n][e] * Q_MUL;
@@ -80,15 +81,16 @@ inline void am_scale_mask(float s[MMA_NT][4], int mask, long j0, uint t,
     }
 }
 
-/* The online softmax of one tile for the thread's rows: new maxima M,
- * sums L (this thread's columns; the quad's summed at the end), S turned
- * into probabilities, ALPHA what the outputs so far are to be scaled by. */
-inline void am_probabilities(float s[MMA_NT][4], float m[2], float l[2],
-                             float alpha[2])
+/* The online softmax of one tile of NT n8 tiles of keys (a constant at
+ * every call) for the thread's rows: new maxima M, sums L (this thread's
+ * columns; the quad's summed at the end), S turned into probabilities,
+ * ALPHA what the outputs so far are to be scaled by. */
+inline void am_probabilities(float s[][4], const int nt, float m[2],
+                             float l[2], float alpha[2])
 {
     float mx[2] = {m[0], m[1]};
 #pragma unroll
-    for (int n = 0; n < MMA_NT; n++) {
+    for (int n = 0; n < nt; n++) {
         mx[0] = fmax(mx[0], fmax(s[n][0], s[n][1]));
         mx[1] = fmax(mx[1], fmax(s[n][2], s[n][3]));
     }
@@ -103,7 +105,7 @@ inline void am_probabilities(float s[MMA_NT][4], float m[2], float l[2],
         l[h] *= alpha[h];
     }
 #pragma unroll
-    for (int n = 0; n < MMA_NT; n++) {
+    for (int n = 0; n < nt; n++) {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             s[n][e] = native_exp2(s[n][e] - base[e / 2]);
@@ -129,7 +131,7 @@ inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
                        float o[MMA_DT][4])
 {
     float alpha[2];
-    am_probabilities(s, m, l, alpha);
+    am_probabilities(s, MMA_NT, m, l, alpha);
     am_rescale(o, alpha);
 }
 
@@ -209,7 +211,8 @@ void am_block(const __global storage_t *q, const __global storage_t *k,
         if (j1 < hi) {
             am_load_kv(ks, k, b, hk, j1, nk1, seq_kv, tid, items, MMA_K);
         }
-        am_scale_mask(s, mask, j0, t, pos0, pos1, hi, valid0, valid1);
+        am_scale_mask(s, MMA_NT, mask, j0, t, pos0, pos1, hi, valid0,
+                      valid1);
         am_softmax(s, m, l, acc);
         /* V's copy done (the next K's may still run) */
         if (j1 < hi) {

@@ -3,10 +3,10 @@
  * work-group per block of MMA_Q query rows of one (batch, kv head), a
  * warpgroup per 64 of them, over every key tile its rows see.
  *
- * Per tile of MMA_K keys, as attention_mma_common.cl does it on m16n8k16
- * products: S = Q K^T as m64n(MMA_K)k16 products with Q and K both read by
- * wgmma from local memory, the online softmax on S where the products
- * leave it (the accumulators of a warp lie as mma.sync's do, so that
+ * Per tile of WG_KEYS keys, as attention_mma_common.cl does it on
+ * m16n8k16 products: S = Q K^T as m64n(WG_KEYS)k16 products with Q and K
+ * both read by wgmma from local memory, the online softmax on S where
+ * the products leave it (the accumulators of a warp lie as mma.sync's do, so that
  * am_scale_mask and am_probabilities serve both), then O += P V as
  * m64n(HEAD_DIM)k16 products with P rounded to the storage type in
  * registers (wgmma's A operand) and V read from local memory. The
@@ -29,21 +29,23 @@
 #include "attention_mma_common.cl"
 #include "wgmma_ptx.cl"
 
-#if MMA_Q % 64 != 0 || (MMA_K != 64 && MMA_K != 128) ||                   \
-    (HEAD_DIM != 64 && HEAD_DIM != 128)
-#error "attention_wgmma.cl: MMA_Q a multiple of 64; MMA_K, HEAD_DIM 64 or 128"
+#if !defined(WG_KEYS) || MMA_Q % 64 != 0 ||                               \
+    (WG_KEYS != 64 && WG_KEYS != 128) || (HEAD_DIM != 64 && HEAD_DIM != 128)
+#error "attention_wgmma.cl: MMA_Q a multiple of 64; WG_KEYS, HEAD_DIM 64 or 128"
 #endif
+
+#define AW_NT (WG_KEYS / 8)              /* n8 tiles of a key tile */
 
 #define AW_ITEMS (2 * MMA_Q)            /* a warpgroup per 64 rows */
 #define AW_CHUNKS (HEAD_DIM / 8)        /* 16-byte chunks a row */
 #define AW_Q_ROOM (MMA_Q * HEAD_DIM)    /* halves */
-#define AW_KV_ROOM (MMA_K * HEAD_DIM)
+#define AW_KV_ROOM (WG_KEYS * HEAD_DIM)
 #define AW_ROOM (AW_Q_ROOM + 4 * AW_KV_ROOM) /* Q, K, K, V, V */
 #define AW_CEIL(a, b) (((a) + (b) - 1) / (b))
 
-/* The scores' accumulators (S: MMA_K columns) and the outputs' (O:
+/* The scores' accumulators (S: WG_KEYS columns) and the outputs' (O:
  * HEAD_DIM), as operands of the instructions that read or write them. */
-#if MMA_K == 64
+#if WG_KEYS == 64
 #define AW_S_D WG_D32
 #define AW_S_R WG_R32
 #define AW_S_SHAPE "m64n64k16"
@@ -68,13 +70,13 @@
 #define AW_O_IN "{%64, %65, %66, %67}, %68, p, 1, 1, 1"
 #endif
 
-/* P's registers (MMA_K / 16 A fragments of 4), as operands of the wait
+/* P's registers (WG_KEYS / 16 A fragments of 4), as operands of the wait
  * for the products that read them: wgmma reads them after it issues. */
 #define AW_P16 "+r"(p[0][0]), "+r"(p[0][1]), "+r"(p[0][2]), "+r"(p[0][3]), \
     "+r"(p[1][0]), "+r"(p[1][1]), "+r"(p[1][2]), "+r"(p[1][3]), \
     "+r"(p[2][0]), "+r"(p[2][1]), "+r"(p[2][2]), "+r"(p[2][3]), \
     "+r"(p[3][0]), "+r"(p[3][1]), "+r"(p[3][2]), "+r"(p[3][3])
-#if MMA_K == 64
+#if WG_KEYS == 64
 #define AW_P AW_P16
 #else
 #define AW_P AW_P16, \
@@ -84,9 +86,9 @@
     "+r"(p[7][0]), "+r"(p[7][1]), "+r"(p[7][2]), "+r"(p[7][3])
 #endif
 
-/* S (+)= A B^T over 16 of the head: A 64 query rows, B MMA_K keys, both
+/* S (+)= A B^T over 16 of the head: A 64 query rows, B WG_KEYS keys, both
  * K-major in local memory (descriptors DA, DB); FIRST: S = the product. */
-inline void aw_mma_s(float d[4 * MMA_NT], ulong da, ulong db, uint first)
+inline void aw_mma_s(float d[4 * AW_NT], ulong da, ulong db, uint first)
 {
     asm volatile(WG_MARK "{ .reg .pred p; setp.eq.u32 p, " AW_S_FLAG ", 0; "
                  "wgmma.mma_async.sync.aligned." AW_S_SHAPE "." WG_TYPES " "
@@ -110,7 +112,7 @@ inline void aw_mma_o(float d[4 * MMA_DT], uint a0, uint a1, uint a2, uint a3,
 }
 
 /* Before products: the accumulators' (and P's) last writes in place. */
-inline void aw_fence_s(float d[4 * MMA_NT])
+inline void aw_fence_s(float d[4 * AW_NT])
 {
     asm volatile(WG_MARK "wgmma.fence.sync.aligned;" : AW_S_D : : "memory");
 }
@@ -120,19 +122,19 @@ inline void aw_fence_o(float d[4 * MMA_DT])
 }
 
 /* Waits for the scores' products, the older of two groups in flight. */
-inline void aw_wait_s(float d[4 * MMA_NT])
+inline void aw_wait_s(float d[4 * AW_NT])
 {
     asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 1;" : AW_S_D : :
                  "memory");
 }
 /* Waits for every product in flight; with those of O += P V, P's
  * registers free again. */
-inline void aw_wait_all_s(float d[4 * MMA_NT])
+inline void aw_wait_all_s(float d[4 * AW_NT])
 {
     asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 0;" : AW_S_D : :
                  "memory");
 }
-inline void aw_wait_o(float d[4 * MMA_DT], uint p[MMA_NT / 2][4])
+inline void aw_wait_o(float d[4 * MMA_DT], uint p[AW_NT / 2][4])
 {
     asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 0;" : AW_O_D, AW_P
                  : : "memory");
@@ -154,7 +156,7 @@ inline void aw_copy16(__local ushort *dst, const __global storage_t *src,
                  : "memory");
 }
 
-/* Starts the copies of the MMA_K keys (or values) from J0 of batch B's kv
+/* Starts the copies of the WG_KEYS keys (or values) from J0 of batch B's kv
  * head HK into DST, zeros past NK of them: one commit group. */
 inline void aw_load_kv(__local ushort *dst, const __global storage_t *src,
                        long b, int hk, long j0, int nk, int seq_kv, uint tid)
@@ -162,13 +164,13 @@ inline void aw_load_kv(__local ushort *dst, const __global storage_t *src,
     const __global storage_t *at =
         src + ((size_t)(b * seq_kv + j0) * KV_HEADS + hk) * HEAD_DIM;
 #pragma unroll
-    for (uint n = 0; n < AW_CEIL(MMA_K * AW_CHUNKS, AW_ITEMS); n++) {
+    for (uint n = 0; n < AW_CEIL(WG_KEYS * AW_CHUNKS, AW_ITEMS); n++) {
         uint i = tid + n * AW_ITEMS, jj = i / AW_CHUNKS, c = i % AW_CHUNKS;
-        if (MMA_K * AW_CHUNKS % AW_ITEMS != 0 && jj >= MMA_K) {
+        if (WG_KEYS * AW_CHUNKS % AW_ITEMS != 0 && jj >= WG_KEYS) {
             break;
         }
         uint ok = jj < (uint)nk;
-        aw_copy16(aw_at(dst, MMA_K, jj, c),
+        aw_copy16(aw_at(dst, WG_KEYS, jj, c),
                   ok ? at + (size_t)jj * KV_HEADS * HEAD_DIM + c * 8 : src,
                   ok ? 16 : 0);
     }
@@ -197,7 +199,7 @@ inline void aw_load_q(__local ushort *dst, const __global storage_t *q,
 /* Starts S = Q K^T for warpgroup G's 64 rows of QS and the tile KS: one
  * group of products. */
 inline void aw_scores(__local ushort *qs, __local ushort *ks, uint g,
-                      float s[4 * MMA_NT])
+                      float s[4 * AW_NT])
 {
     aw_fence_s(s);
 #pragma unroll
@@ -205,7 +207,7 @@ inline void aw_scores(__local ushort *qs, __local ushort *ks, uint g,
         uint blk = kk / 4, in = (kk % 4) * 16;
         ulong da = wg_desc(qs + blk * MMA_Q * 64 + g * 64 * 64 + in, 16,
                            1024, 1);
-        ulong db = wg_desc(ks + blk * MMA_K * 64 + in, 16, 1024, 1);
+        ulong db = wg_desc(ks + blk * WG_KEYS * 64 + in, 16, 1024, 1);
         aw_mma_s(s, da, db, kk == 0);
     }
     wg_commit();
@@ -214,10 +216,10 @@ inline void aw_scores(__local ushort *qs, __local ushort *ks, uint g,
 /* P: the probabilities am_probabilities left in S, rounded to the
  * storage type, the fragments of two n8 tiles of keys the A fragment of
  * their k16 step. */
-inline void aw_pack(float s[MMA_NT][4], uint p[MMA_NT / 2][4])
+inline void aw_pack(float s[AW_NT][4], uint p[AW_NT / 2][4])
 {
 #pragma unroll
-    for (int kk = 0; kk < MMA_NT / 2; kk++) {
+    for (int kk = 0; kk < AW_NT / 2; kk++) {
         p[kk][0] = am_pack(s[2 * kk][0], s[2 * kk][1]);
         p[kk][1] = am_pack(s[2 * kk][2], s[2 * kk][3]);
         p[kk][2] = am_pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
@@ -226,13 +228,13 @@ inline void aw_pack(float s[MMA_NT][4], uint p[MMA_NT / 2][4])
 }
 
 /* Starts O += P V for the tile VS: one group of products. */
-inline void aw_accumulate(__local ushort *vs, uint p[MMA_NT / 2][4],
+inline void aw_accumulate(__local ushort *vs, uint p[AW_NT / 2][4],
                           float o[4 * MMA_DT])
 {
     aw_fence_o(o);
 #pragma unroll
-    for (int kk = 0; kk < MMA_NT / 2; kk++) {
-        ulong db = wg_desc(vs + kk * 16 * 64, MMA_K * 64 * 2, 1024, 1);
+    for (int kk = 0; kk < AW_NT / 2; kk++) {
+        ulong db = wg_desc(vs + kk * 16 * 64, WG_KEYS * 64 * 2, 1024, 1);
         aw_mma_o(o, p[kk][0], p[kk][1], p[kk][2], p[kk][3], db);
     }
     wg_commit();
@@ -247,17 +249,17 @@ inline void aw_step_start(const __global storage_t *k,
                           long lo, long hi, int seq_kv, int i, int tiles,
                           __local ushort *kbuf, __local ushort *vbuf, uint tid)
 {
-    const long j0 = lo + (long)i * MMA_K, j1 = j0 + MMA_K;
+    const long j0 = lo + (long)i * WG_KEYS, j1 = j0 + WG_KEYS;
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     wg_fence_proxy();
     barrier(CLK_LOCAL_MEM_FENCE);
     if (i + 1 < tiles) {
         aw_load_kv(kbuf + ((i + 1) % 2) * AW_KV_ROOM, k, b, hk, j1,
-                   (int)min((long)MMA_K, hi - j1), seq_kv, tid);
+                   (int)min((long)WG_KEYS, hi - j1), seq_kv, tid);
     }
     if (i < tiles) {
         aw_load_kv(vbuf + (i % 2) * AW_KV_ROOM, v, b, hk, j0,
-                   (int)min((long)MMA_K, hi - j0), seq_kv, tid);
+                   (int)min((long)WG_KEYS, hi - j0), seq_kv, tid);
     }
 }
 
@@ -265,13 +267,13 @@ inline void aw_step_start(const __global storage_t *k,
  * hidden from some row of the block: past HI, after a row, before its
  * window; POS_LO and POS_HI the positions of the block's first and last
  * rows) and turned into probabilities (am_probabilities). */
-inline void aw_tile_probabilities(float s[MMA_NT][4], long j0, long hi,
+inline void aw_tile_probabilities(float s[AW_NT][4], long j0, long hi,
                                   long pos_lo, long pos_hi, uint t,
                                   long pos0, long pos1, int valid0,
                                   int valid1, float m[2], float l[2],
                                   float alpha[2])
 {
-    const long j1 = j0 + MMA_K;
+    const long j1 = j0 + WG_KEYS;
     int mask = j1 > hi;
 #if CAUSAL
     mask |= j1 - 1 > pos_lo;
@@ -281,8 +283,8 @@ inline void aw_tile_probabilities(float s[MMA_NT][4], long j0, long hi,
 #endif
     (void)pos_lo;
     (void)pos_hi;
-    am_scale_mask(s, mask, j0, t, pos0, pos1, hi, valid0, valid1);
-    am_probabilities(s, m, l, alpha);
+    am_scale_mask(s, AW_NT, mask, j0, t, pos0, pos1, hi, valid0, valid1);
+    am_probabilities(s, AW_NT, m, l, alpha);
 }
 
 /* Attends the block of MMA_Q rows at row R0 of batch B's kv head HK over
@@ -323,12 +325,12 @@ inline void aw_block(const __global storage_t *q,
      * straight-line code only). K's tiles alternate between two buffers,
      * V's too, V loaded a step after K. */
     __local ushort *kbuf = room + AW_Q_ROOM, *vbuf = kbuf + 2 * AW_KV_ROOM;
-    const int tiles = lo < hi ? (int)((hi - lo + MMA_K - 1) / MMA_K) : 0;
+    const int tiles = lo < hi ? (int)((hi - lo + WG_KEYS - 1) / WG_KEYS) : 0;
     if (tiles > 0) {
-        aw_load_kv(kbuf, k, b, hk, lo, (int)min((long)MMA_K, hi - lo),
+        aw_load_kv(kbuf, k, b, hk, lo, (int)min((long)WG_KEYS, hi - lo),
                    seq_kv, tid);
-        uint p[MMA_NT / 2][4];
-        float s[MMA_NT][4], alpha[2];
+        uint p[AW_NT / 2][4];
+        float s[AW_NT][4], alpha[2];
         aw_step_start(k, v, b, hk, lo, hi, seq_kv, 0, tiles, kbuf, vbuf, tid);
         aw_scores(qs, kbuf, warp / 4, (float *)s);
         aw_wait_all_s((float *)s);
@@ -336,7 +338,7 @@ inline void aw_block(const __global storage_t *q,
                               valid0, valid1, m, l, alpha);
         aw_pack(s, p);
         for (int i = 1; i < tiles; i++) {
-            const long j0 = lo + (long)i * MMA_K;
+            const long j0 = lo + (long)i * WG_KEYS;
             aw_step_start(k, v, b, hk, lo, hi, seq_kv, i, tiles, kbuf, vbuf,
                           tid);
             aw_scores(qs, kbuf + (i % 2) * AW_KV_ROOM, warp / 4, (float *)s);

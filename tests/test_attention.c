@@ -154,8 +154,9 @@ static void test_attn_mma(void)
  * heads of 64 and 128, GQA, MQA, causal with seq_q below, at and above
  * seq_kv (rows that see no key), a window narrower than a tile, a
  * softcap, scores to +-80, one to four warpgroups a work-group and 64 or
- * 128 keys a tile, last tiles and blocks short, batch > 1, both half
- * dtypes, the defaults of compute capability 9.0. */
+ * 128 keys a tile (the split path's tiles apart), last tiles and blocks
+ * short, batch > 1, both half dtypes, the defaults of compute capability
+ * 9.0. */
 static void test_attn_wgmma(void)
 {
     static const struct attn_case cases[] = {
@@ -163,14 +164,19 @@ static void test_attn_wgmma(void)
          "tile: {engine: wgmma}", TARGET_GPU,
          {{1, 130, 130}, {2, 37, 300}, {1, 70, 20}, {1, 5, 1000}, {0}}},
         {"f16", "heads: 4, kv_heads: 2, head_dim: 64, causal: true, "
-         "window: 13, tile: {engine: wgmma, mma_q: 64, mma_k: 128}",
+         "window: 13, tile: {engine: wgmma, mma_q: 64, wg_k: 128}",
          TARGET_GPU, {{1, 100, 100}, {2, 33, 90}, {0}}},
         {"bf16", "heads: 2, head_dim: 128, softcap: 50, scale: 0.5, "
-         "tile: {engine: wgmma, mma_q: 192, mma_k: 128}", TARGET_GPU,
+         "tile: {engine: wgmma, mma_q: 192, wg_k: 128}", TARGET_GPU,
          {{1, 65, 200}, {2, 9, 33}, {0}}},
         {"f16", "heads: 6, kv_heads: 1, head_dim: 64, scale: 1, "
          "tile: {engine: wgmma, mma_q: 256}", TARGET_GPU,
          {{1, 150, 260}, {3, 7, 5}, {0}}},
+        /* tiles of 64 keys on the prefill path, 32 on the split path
+         * (seq_q up to 4) in the same program */
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 128, causal: true, "
+         "tile: {engine: wgmma, wg_k: 64, mma_k: 32}", TARGET_GPU,
+         {{1, 4, 300}, {2, 1, 77}, {1, 129, 129}, {0}}},
         {"bf16", "heads: 3, head_dim: 128, causal: true, scale: 16, "
          "tile: {engine: wgmma, mma_q: 64}", TARGET_GPU,
          {{1, 300, 300}, {2, 50, 17}, {0}}},
