@@ -19,22 +19,14 @@ void attention_mma(const int seq_q, const int seq_kv,
                    __global float *lse)
 {
     __local ushort room[MMA_ROOM(MMA_Q)] __attribute__((aligned(16)));
-    const long rows = (long)GROUP * seq_q;
-    /* Groups in launch order take the blocks last row first, across every
-     * (batch, kv head): under a causal mask the blocks that see the most
-     * keys start first, and the short ones fill the tail. */
-    const long blocks = (rows + MMA_Q - 1) / MMA_Q;
-    const long heads = get_num_groups(1);
-    const long order = get_group_id(1) * get_num_groups(0) + get_group_id(0);
-    if (order >= blocks * heads) {
+    long b, r0;
+    int hk;
+    if (!am_block_at(seq_q, MMA_Q, &b, &hk, &r0)) {
         return;
     }
-    const long block = blocks - 1 - order / heads;
-    const long b = (order % heads) / KV_HEADS;
-    const int hk = (int)(order % KV_HEADS);
     float m[2], l[2], acc[MMA_DT][4];
     long ra;
-    am_block(q, k, v, seq_q, seq_kv, b, hk, block * MMA_Q, 0, seq_kv, room,
-             MMA_Q, m, l, acc, &ra);
+    am_block(q, k, v, seq_q, seq_kv, b, hk, r0, 0, seq_kv, room, MMA_Q, m,
+             l, acc, &ra);
     am_store(o, lse, seq_q, b, hk, ra, m, l, acc);
 }

@@ -47,14 +47,57 @@ inline float am_quad_sum(float v)
     return v + o;
 }
 
-/* Scores of NT n8 tiles of keys (a constant at every call) to base 2
- * (the softcap's tanh where capped), -INFINITY for the keys a row does
- * not see: key j0 + 8n + 2t + e of rows ROW and ROW + 8 (positions POS0
- * and POS1); MASK 0 where the tile is visible whole. */
-inline void am_scale_mask(float s[][4], const int nt, int mask, long j0,
-                          uint t, long pos0, long pos1, long hi, int valid0,
-                          int valid1)
+/* What a thread walks the keys of a block of BQ rows at row R0 with: the
+ * keys some row of the block sees, [lo, hi); the positions of its first
+ * and last rows; those of the thread's two rows (ra = r0 + 16 warp + g
+ * and ra + 8) and whether each is a row at all. */
+struct am_walk {
+    long lo, hi, pos_lo, pos_hi, pos0, pos1;
+    int valid0, valid1;
+};
+
+/* The walk of the thread whose first row is RA over the keys of [FROM,
+ * TO); M, L and ACC (the online softmax's maxima, sums and outputs) set
+ * for a row that has seen nothing. */
+inline struct am_walk am_walk_start(int seq_q, int seq_kv, long r0, uint bq,
+                                    long from, long to, long ra, float m[2],
+                                    float l[2], float acc[MMA_DT][4])
 {
+    struct am_walk w;
+    const long rows = (long)GROUP * seq_q, off = (long)seq_kv - seq_q;
+    attn_key_range(seq_q, seq_kv, r0, bq, from, to, &w.lo, &w.hi);
+    const long r_end = min(r0 + (long)bq, rows);
+    w.pos_lo = r0 / GROUP + off;
+    w.pos_hi = (r_end - 1) / GROUP + off;
+    w.pos0 = ra / GROUP + off;
+    w.pos1 = (ra + 8) / GROUP + off;
+    w.valid0 = ra < rows;
+    w.valid1 = ra + 8 < rows;
+    m[0] = m[1] = -INFINITY;
+    l[0] = l[1] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < MMA_DT; d++) {
+        acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
+    }
+    return w;
+}
+
+/* Scores of NT n8 tiles of keys from J0 (NT a constant at every call) to
+ * base 2 (the softcap's tanh where capped), -INFINITY for the keys a row
+ * does not see: key j0 + 8n + 2t + e of the thread's rows (W). Masked
+ * only where some key of the tile is hidden from some row of the block:
+ * past the range, after a row (causal), before its window. */
+inline void am_scale_mask(float s[][4], const int nt,
+                          const struct am_walk *w, long j0, uint t)
+{
+    const long j1 = j0 + 8 * nt;
+    int mask = j1 > w->hi;
+#if CAUSAL
+    mask |= j1 - 1 > w->pos_lo;
+#endif
+#if WINDOW > 0
+    mask |= w->pos_hi - j0 >= WINDOW;
+#endif
 #pragma unroll
     for (int n = 0; n < nt; n++) {
 #pragma unroll
@@ -65,8 +108,8 @@ inline void am_scale_mask(float s[][4], const int nt, int mask, long j0,
 #endif
             if (mask) {
                 long j = j0 + 8 * n + 2 * t + (e & 1);
-                long pos = e < 2 ? pos0 : pos1;
-                int see = (e < 2 ? valid0 : valid1) && j < hi;
+                long pos = e < 2 ? w->pos0 : w->pos1;
+                int see = (e < 2 ? w->valid0 : w->valid1) && j < w->hi;
                 (void)pos;
 #if CAUSAL
                 see = see && j <= pos;
@@ -152,11 +195,9 @@ void am_block(const __global storage_t *q, const __global storage_t *k,
               long *ra_out)
 {
     __local ushort *ks = room, *vs = room + MMA_KV_ROOM;
-    const long rows = (long)GROUP * seq_q;
     const uint items = 2 * bq;
     const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
     const uint g = lane / 4, t = lane % 4;
-    const long off = (long)seq_kv - seq_q;
 
     uint qa[MMA_KT][4];
     am_load_q(room, q, seq_q, b, hk, r0, tid, items, bq);
@@ -165,25 +206,12 @@ void am_block(const __global storage_t *q, const __global storage_t *k,
     am_afrags(room, lane, warp, qa);
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* The keys some row of the block sees; positions of its first and
-     * last rows, and of this thread's two. */
-    long lo, hi;
-    attn_key_range(seq_q, seq_kv, r0, bq, from, to, &lo, &hi);
-    const long r_end = min(r0 + (long)bq, rows);
-    const long pos_lo = r0 / GROUP + off, pos_hi = (r_end - 1) / GROUP + off;
-    const long ra = r0 + warp * 16 + g, rb = ra + 8;
-    const long pos0 = ra / GROUP + off, pos1 = rb / GROUP + off;
-    const int valid0 = ra < rows, valid1 = rb < rows;
-    (void)pos_lo;
-    (void)pos_hi;
+    const long ra = r0 + warp * 16 + g;
+    const struct am_walk w = am_walk_start(seq_q, seq_kv, r0, bq, from, to,
+                                           ra, m, l, acc);
+    const long lo = w.lo, hi = w.hi;
     *ra_out = ra;
 
-    m[0] = m[1] = -INFINITY;
-    l[0] = l[1] = 0.0f;
-#pragma unroll
-    for (int d = 0; d < MMA_DT; d++) {
-        acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
-    }
     if (lo < hi) {
         int nk = (int)min((long)MMA_K, hi - lo);
         am_load_kv(ks, k, b, hk, lo, nk, seq_kv, tid, items, MMA_K);
@@ -192,16 +220,6 @@ void am_block(const __global storage_t *q, const __global storage_t *k,
     for (long j0 = lo; j0 < hi; j0 += MMA_K) {
         const long j1 = j0 + MMA_K;
         const int nk1 = (int)min((long)MMA_K, hi - j1);
-        /* Whether some key of the tile is hidden from some row of the
-         * block: past the range, after a row (causal), before its
-         * window. */
-        int mask = j1 > hi;
-#if CAUSAL
-        mask |= j1 - 1 > pos_lo;
-#endif
-#if WINDOW > 0
-        mask |= pos_hi - j0 >= WINDOW;
-#endif
         float s[MMA_NT][4];
         /* K's copy done (V's may still run) */
         asm volatile("cp.async.wait_group 1;" ::: "memory");
@@ -211,8 +229,7 @@ void am_block(const __global storage_t *q, const __global storage_t *k,
         if (j1 < hi) {
             am_load_kv(ks, k, b, hk, j1, nk1, seq_kv, tid, items, MMA_K);
         }
-        am_scale_mask(s, MMA_NT, mask, j0, t, pos0, pos1, hi, valid0,
-                      valid1);
+        am_scale_mask(s, MMA_NT, &w, j0, t);
         am_softmax(s, m, l, acc);
         /* V's copy done (the next K's may still run) */
         if (j1 < hi) {

@@ -29,6 +29,26 @@
 #define MMA_CVT2 "cvt.rn.bf16x2.f32 %0, %1, %2;"
 #endif
 
+/* The block of BQ rows (of the GROUP * seq_q rows of a (batch, kv head))
+ * this work-group takes: in launch order the blocks last row first,
+ * across every (batch, kv head), so that under a causal mask the blocks
+ * that see the most keys start first and the short ones fill the tail.
+ * Its batch B, kv head HK and first row R0; 0 for a group past the
+ * blocks. */
+inline int am_block_at(int seq_q, uint bq, long *b, int *hk, long *r0)
+{
+    const long blocks = ((long)GROUP * seq_q + bq - 1) / bq;
+    const long heads = get_num_groups(1);
+    const long order = get_group_id(1) * get_num_groups(0) + get_group_id(0);
+    if (order >= blocks * heads) {
+        return 0;
+    }
+    *b = (order % heads) / KV_HEADS;
+    *hk = (int)(order % KV_HEADS);
+    *r0 = (blocks - 1 - order / heads) * bq;
+    return 1;
+}
+
 /* LO and HI rounded to the storage type, LO in the low half. */
 inline uint am_pack(float lo, float hi)
 {

@@ -263,27 +263,13 @@ inline void aw_step_start(const __global storage_t *k,
     }
 }
 
-/* The scores S of the tile at key J0 masked (where some key of it is
- * hidden from some row of the block: past HI, after a row, before its
- * window; POS_LO and POS_HI the positions of the block's first and last
- * rows) and turned into probabilities (am_probabilities). */
-inline void aw_tile_probabilities(float s[AW_NT][4], long j0, long hi,
-                                  long pos_lo, long pos_hi, uint t,
-                                  long pos0, long pos1, int valid0,
-                                  int valid1, float m[2], float l[2],
+/* The scores S of the tile at key J0 masked and scaled (am_scale_mask)
+ * and turned into probabilities (am_probabilities). */
+inline void aw_tile_probabilities(float s[AW_NT][4], const struct am_walk *w,
+                                  long j0, uint t, float m[2], float l[2],
                                   float alpha[2])
 {
-    const long j1 = j0 + WG_KEYS;
-    int mask = j1 > hi;
-#if CAUSAL
-    mask |= j1 - 1 > pos_lo;
-#endif
-#if WINDOW > 0
-    mask |= pos_hi - j0 >= WINDOW;
-#endif
-    (void)pos_lo;
-    (void)pos_hi;
-    am_scale_mask(s, AW_NT, mask, j0, t, pos0, pos1, hi, valid0, valid1);
+    am_scale_mask(s, AW_NT, w, j0, t);
     am_probabilities(s, AW_NT, m, l, alpha);
 }
 
@@ -297,29 +283,16 @@ inline void aw_block(const __global storage_t *q,
                      long *ra_out)
 {
     __local ushort *qs = room;
-    const long rows = (long)GROUP * seq_q;
     const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
     const uint g = lane / 4, t = lane % 4;
-    const long off = (long)seq_kv - seq_q;
 
     aw_load_q(qs, q, seq_q, b, hk, r0, tid);
-    long lo, hi;
-    attn_key_range(seq_q, seq_kv, r0, MMA_Q, 0, seq_kv, &lo, &hi);
-    const long r_end = min(r0 + (long)MMA_Q, rows);
-    const long pos_lo = r0 / GROUP + off, pos_hi = (r_end - 1) / GROUP + off;
-    const long ra = r0 + warp * 16 + g, rb = ra + 8;
-    const long pos0 = ra / GROUP + off, pos1 = rb / GROUP + off;
-    const int valid0 = ra < rows, valid1 = rb < rows;
-    (void)pos_lo;
-    (void)pos_hi;
+    const long ra = r0 + warp * 16 + g;
+    const struct am_walk w = am_walk_start(seq_q, seq_kv, r0, MMA_Q, 0,
+                                           seq_kv, ra, m, l, acc);
+    const long lo = w.lo, hi = w.hi;
     *ra_out = ra;
 
-    m[0] = m[1] = -INFINITY;
-    l[0] = l[1] = 0.0f;
-#pragma unroll
-    for (int d = 0; d < MMA_DT; d++) {
-        acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
-    }
     /* Step i: S of tile i beside O += P V of tile i - 1, the first and
      * the last step apart (ptxas keeps products in flight across
      * straight-line code only). K's tiles alternate between two buffers,
@@ -334,8 +307,7 @@ inline void aw_block(const __global storage_t *q,
         aw_step_start(k, v, b, hk, lo, hi, seq_kv, 0, tiles, kbuf, vbuf, tid);
         aw_scores(qs, kbuf, warp / 4, (float *)s);
         aw_wait_all_s((float *)s);
-        aw_tile_probabilities(s, lo, hi, pos_lo, pos_hi, t, pos0, pos1,
-                              valid0, valid1, m, l, alpha);
+        aw_tile_probabilities(s, &w, lo, t, m, l, alpha);
         aw_pack(s, p);
         for (int i = 1; i < tiles; i++) {
             const long j0 = lo + (long)i * WG_KEYS;
@@ -344,8 +316,7 @@ inline void aw_block(const __global storage_t *q,
             aw_scores(qs, kbuf + (i % 2) * AW_KV_ROOM, warp / 4, (float *)s);
             aw_accumulate(vbuf + ((i - 1) % 2) * AW_KV_ROOM, p, (float *)acc);
             aw_wait_s((float *)s);
-            aw_tile_probabilities(s, j0, hi, pos_lo, pos_hi, t, pos0, pos1,
-                                  valid0, valid1, m, l, alpha);
+            aw_tile_probabilities(s, &w, j0, t, m, l, alpha);
             aw_wait_o((float *)acc, p);
             am_rescale(acc, alpha);
             aw_pack(s, p);
@@ -371,21 +342,13 @@ void attention_wgmma(const int seq_q, const int seq_kv,
 {
     /* wgmma's swizzle follows address bits: tiles on 1024-byte lines */
     __local ushort room[AW_ROOM] __attribute__((aligned(1024)));
-    const long rows = (long)GROUP * seq_q;
-    /* the blocks last row first across every (batch, kv head), as
-     * attention_mma takes them */
-    const long blocks = (rows + MMA_Q - 1) / MMA_Q;
-    const long heads = get_num_groups(1);
-    const long order = get_group_id(1) * get_num_groups(0) + get_group_id(0);
-    if (order >= blocks * heads) {
+    long b, r0;
+    int hk;
+    if (!am_block_at(seq_q, MMA_Q, &b, &hk, &r0)) {
         return;
     }
-    const long block = blocks - 1 - order / heads;
-    const long b = (order % heads) / KV_HEADS;
-    const int hk = (int)(order % KV_HEADS);
     float m[2], l[2], acc[MMA_DT][4];
     long ra;
-    aw_block(q, k, v, seq_q, seq_kv, b, hk, block * MMA_Q, room, m, l, acc,
-             &ra);
+    aw_block(q, k, v, seq_q, seq_kv, b, hk, r0, room, m, l, acc, &ra);
     am_store(o, lse, seq_q, b, hk, ra, m, l, acc);
 }
