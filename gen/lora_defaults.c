@@ -196,16 +196,21 @@ static int tiles_few(const struct lora *c, long rows)
 }
 
 /* Few rows on tensor cores: lora_decode_mma in strips of 64 columns by 8
- * warps, with as many slices of K as bring the strips (and A's) to about
- * DMMA_GROUPS_PER_UNIT work-groups a compute unit, enough loads in flight
- * to stream W near a read of its bytes alone; each warp at least
- * DMMA_MIN_STEPS steps of 16 values of K. One block of up to 32 rows:
- * the rows cost little, a second block W again. lora_decode (one launch)
- * keeps the rows where it is as fast: 4 at N <= 4096, 1 above, and its
- * block of 8 rows where W fits in a quarter of the cache (decode_reach;
- * bench/RESULTS.md, "Few rows on tensor cores: lora_decode_mma"). */
+ * warps, with as many slices of K as bring the strips to about
+ * DMMA_GROUPS_PER_UNIT work-groups a compute unit at one block of 32
+ * rows, enough loads in flight to stream W near a read of its bytes
+ * alone; each warp at least DMMA_MIN_STEPS steps of 16 values of K (the
+ * slices halve as the blocks double: dmma_bands). One block of up to 32
+ * rows where W passes the cache: a second block reads W again from
+ * memory; where it fits, DMMA_CACHED_BLOCKS blocks, the later ones
+ * reading W from the cache. lora_decode (one launch) keeps the rows
+ * where it is as fast: 4 at N <= 4096, 1 above, and its block of 8 rows
+ * where W fits in a quarter of the cache (decode_reach; bench/RESULTS.md,
+ * "Few rows on tensor cores: lora_decode_mma" and "lora_decode_mma in one
+ * launch"). */
 #define DMMA_GROUPS_PER_UNIT 2
 #define DMMA_MIN_STEPS 2
+#define DMMA_CACHED_BLOCKS 4
 static void decode_mma_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -217,7 +222,7 @@ static void decode_mma_defaults(struct kernel_spec *ks)
                     tiles_few(&c, c.decode_max)))) {
         return;
     }
-    long groups = decode_strips(&c);
+    long groups = ceil_div(c.N, c.decode_cols); /* strips of W */
     long steps = ceil_div(c.K, 16);
     long most = DMMA_GROUPS_PER_UNIT * device_wave_units(c.dev);
     long slices = pow2_ceil(most / groups < 1 ? 1 : most / groups);
@@ -233,7 +238,10 @@ static void decode_mma_defaults(struct kernel_spec *ks)
         keep = c.decode_mma_max - 1;
     }
     spec_knob_default(ks, "decode_max", keep);
-    spec_knob_default(ks, "decode_mma_max", 32);
+    spec_knob_default(ks, "decode_mma_max",
+                      w_bytes <= device_cache_share(c.dev, 1)
+                          ? DMMA_CACHED_BLOCKS * 32
+                          : 32);
 }
 
 /* Few rows of f32 layers whose W passes half of the cache on GPUs (where

@@ -65,7 +65,7 @@ enum { XA_PREPASS, XA_INLINE };
     X(decode_mma_max, long, VALUE_INT, 0, 0, 16777216, NULL,                 \
       "rows at or below which lora_decode_mma runs (above decode_max; "      \
       "engine: mma with W): X*W and X*A over slices of K on tensor cores, "  \
-      "up to 32 rows per work-group, summed with T*B by lora_decode_sum; "   \
+      "up to 32 rows per work-group, summed with T*B in the same launch; "   \
       "0: never (ignored by other engines)")                                 \
     X(decode_split_max, long, VALUE_INT, 0, 0, 32, NULL,                     \
       "rows at or below which lora_decode_split runs (above decode_max; "    \

@@ -3,15 +3,17 @@
  * of the kinds of path (lora_path_kinds), with the scratch each takes. */
 #include "lora_internal.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* The scratch PA's launches share, in floats (rows * per_row + fixed):
  * T's partial sums from lora_xa (rows x xa_split * r), rounded up to 4
  * where more follows; then the split path's partial sums of Y (slices x
  * rows x N, split_k.cl), or W's and B's padded copies and X's
- * (padded.cl); or lora_decode_mma's or lora_decode_split's partial sums
- * of X*W and X*A (decode_slices x rows x (N + r),
- * lora_decode_part.cl); then lora_wgmma's tensor maps. */
+ * (padded.cl); or lora_decode_split's partial sums of X*W and X*A
+ * (decode_slices x rows x (N + r), lora_decode_part.cl), or
+ * lora_decode_mma's (its band's slices x rows x (N + strips x r)); then
+ * lora_wgmma's tensor maps. */
 static void path_scratch(const struct lora *c, struct path *pa)
 {
     long per_row = 0, fixed = 0, t_per_row = 0;
@@ -28,6 +30,8 @@ static void path_scratch(const struct lora *c, struct path *pa)
             per_row += x_padded(c);
         } else if (strcmp(l->kernel, "lora_decode_sum") == 0) {
             per_row += c->decode_slices * (c->N + c->R);
+        } else if (strcmp(l->kernel, "lora_decode_mma") == 0) {
+            per_row += l->slices * (c->N + decode_strips(c) * c->R);
         }
     }
     if (t_per_row != 0 && (per_row != 0 || fixed != 0)) {
@@ -158,6 +162,9 @@ static void plan_decode_defines(const struct lora *c, struct plan *p)
                  dmma_stages(c));
         plan_int(p, "DMMA_PENDING", "copies in flight while a step is used",
                  dmma_stages(c) - 2);
+        /* its strips' counters: fences of device scope (NVIDIA alone
+         * runs it) */
+        plan_int(p, "GRID_MEMBAR_PTX", "fences as PTX membar.gl", 1);
     }
     if (uses_decode_split(c)) {
         plan_int(p, "DSPLIT_ROWS", "lora_decode_split: rows per work-group",
@@ -165,7 +172,7 @@ static void plan_decode_defines(const struct lora *c, struct plan *p)
         plan_int(p, "DSPLIT_COLS", "lora_decode_split: columns (work-items) "
                  "per work-group", c->decode_cols);
     }
-    if (uses_decode_mma(c) || uses_decode_split(c)) {
+    if (uses_decode_split(c)) {
         plan_int(p, "DSUM_SLICES", "slices of K summed by lora_decode_sum",
                  c->decode_slices);
         plan_int(p, "DSUM_N", "lora_decode_sum: work-items along N",
@@ -362,20 +369,26 @@ static void launch_decode(const struct lora *c, struct launch *l)
     l->args[n] = NULL;
 }
 
-/* lora_decode_mma or lora_decode_split: a work-group per slice of K and
- * strip of W (one more for A's), per dmma_rows or dsplit_rows rows. */
-static void launch_decode_parts(const struct lora *c, struct launch *l)
+/* lora_decode_mma (over SLICES slices of K) or lora_decode_split (over
+ * decode_slices): a work-group per slice of K and strip of W
+ * (lora_decode_split one more for A's), per dmma_rows or dsplit_rows
+ * rows. */
+static void launch_decode_parts(const struct lora *c, struct launch *l,
+                                long slices)
 {
     static const char *const args[] = {"rows", "x", "w", "a", "scratch",
                                        NULL};
+    static const char *const mma_args[] = {"rows", "slices", "x", "w", "a",
+                                           "b", "y", "scratch", "sync", NULL};
     int mma = uses_decode_mma(c);
     l->kernel = mma ? "lora_decode_mma" : "lora_decode_split";
     l->dims = 2;
     l->local[0] = (size_t)(mma ? 32 * c->decode_warps : c->decode_cols);
     l->local[1] = 1;
-    launch_fixed(l, 0, (size_t)(decode_strips(c) * c->decode_slices));
+    l->slices = (int)(mma ? slices : c->decode_slices);
+    launch_fixed(l, 0, (size_t)(decode_strips(c) * l->slices));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)(mma ? dmma_rows(c) : dsplit_rows(c)));
-    launch_args(l, args);
+    launch_args(l, mma ? mma_args : args);
 }
 
 static void launch_decode_sum(const struct lora *c, struct launch *l)
@@ -445,6 +458,7 @@ static long rows_before(const struct plan *p)
 /* A new path of P, empty, up to MAX_ROWS (0: any rows). */
 static struct path *add_path(struct plan *p, long max_rows, const char *why)
 {
+    assert(p->n_path < SPECL_MAX_PATHS);
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = max_rows;
     pa->n_launch = 0;
@@ -548,7 +562,7 @@ static int path_bands(const struct lora *c, const struct plan *p,
     case AT_DECODE: /* decode_max: 0 runs no lora_decode */
         return one(upto, slices, decode_upto(c) > 0, c->decode_max);
     case AT_DECODE_MMA:
-        return one(upto, slices, uses_decode_mma(c), few_upto(c));
+        return dmma_bands(c, slices, upto);
     case AT_DECODE_SPLIT:
         return one(upto, slices, !uses_decode_mma(c) && uses_decode_split(c),
                    few_upto(c));
@@ -597,9 +611,10 @@ static void decode_launches(const struct lora *c, struct path *pa,
 static void decode_parts_launches(const struct lora *c, struct path *pa,
                                   long slices)
 {
-    (void)slices;
-    launch_decode_parts(c, add_launch(pa));
-    launch_decode_sum(c, add_launch(pa));
+    launch_decode_parts(c, add_launch(pa), slices);
+    if (!uses_decode_mma(c)) {
+        launch_decode_sum(c, add_launch(pa));
+    }
 }
 
 static void delta_launches(const struct lora *c, struct path *pa,
@@ -681,8 +696,9 @@ static const struct path_kind lora_path_kinds[] = {
     {"few rows, one launch: a work-group per decode_rows rows streams W, "
      "T = scale*X*A alongside",
      AT_DECODE, decode_launches},
-    {"few rows on tensor cores: X*W and X*A over slices of K in strips, "
-     "then their sums with T*B",
+    {"few rows on tensor cores, one launch: X*W and X*A over slices of K "
+     "in strips (fewer as the rows grow), the last group of a strip "
+     "summing them with T*B",
      AT_DECODE_MMA, decode_parts_launches},
     {"few rows: X*W and X*A over slices of K, a work-item per column, then "
      "their sums with T*B",
@@ -744,6 +760,11 @@ static void lora_plan_launches(const struct kernel_spec *ks, struct plan *p)
     p->n_path = 0;
     add_paths(&c, p);
     plan_local_bytes(&c, p);
+    if (uses_decode_mma(&c)) {
+        /* a counter per strip and block of rows lora_decode_mma takes */
+        p->sync_words = decode_strips(&c) * ceil_div(few_upto(&c),
+                                                     dmma_rows(&c));
+    }
     if (uses_mma(&c)) {
         p->needs |= CAP_MMA_SYNC_BF16_F16 | (uses_wgmma(&c) ? CAP_WGMMA : 0);
     }

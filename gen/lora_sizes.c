@@ -237,8 +237,8 @@ int uses_wgmma(const struct lora *c)
     return c->engine == ENGINE_WGMMA && c->base;
 }
 
-/* Rows above decode_max up to decode_mma_max run lora_decode_mma, then
- * lora_decode_sum (tensor cores, with W). */
+/* Rows above decode_max up to decode_mma_max run lora_decode_mma, in one
+ * launch (tensor cores, with W). */
 int uses_decode_mma(const struct lora *c)
 {
     return uses_lora_mma(c) && c->decode_mma_max > decode_upto(c);
@@ -252,10 +252,11 @@ int uses_decode_split(const struct lora *c)
 }
 
 /* Work-groups per slice of K of lora_decode_mma or lora_decode_split:
- * one per strip of decode_cols columns of W, one more for A. */
+ * one per strip of decode_cols columns of W; lora_decode_split one more
+ * for A (lora_decode_mma streams A's slice beside each strip). */
 long decode_strips(const struct lora *c)
 {
-    return ceil_div(c->N, c->decode_cols) + 1;
+    return ceil_div(c->N, c->decode_cols) + (uses_decode_mma(c) ? 0 : 1);
 }
 
 /* lora_decode_split's rows per work-group. */
@@ -296,6 +297,46 @@ long dmma_rows(const struct lora *c)
     return c->decode_mma_max <= 16 ? 16 : 32;
 }
 
+/* lora_decode_mma's bands of rows: decode_slices slices of K up to one
+ * block of dmma_rows rows, half as many (at least one) each time the
+ * blocks double, so that the work-groups stay about as many as the rows
+ * grow; the last band takes the rows to decode_mma_max. Returns the
+ * count, each band's most rows into UPTO and slices into SLICES. */
+int dmma_bands(const struct lora *c, long slices[SPLIT_BANDS],
+               long upto[SPLIT_BANDS])
+{
+    int n = 0;
+    long lo = decode_upto(c), s = c->decode_slices;
+    if (!uses_decode_mma(c)) {
+        return 0;
+    }
+    for (long rows = dmma_rows(c); lo < c->decode_mma_max; rows *= 2) {
+        int last = s == 1 || n + 1 == SPLIT_BANDS;
+        long to = last || rows > c->decode_mma_max ? c->decode_mma_max : rows;
+        if (to > lo) {
+            slices[n] = s;
+            upto[n] = to;
+            n++;
+            lo = to;
+        }
+        s = s / 2 < 1 ? 1 : s / 2;
+    }
+    return n;
+}
+
+/* The most floats of scratch per row lora_decode_mma's bands ask: each
+ * band's slices of X*W, and of X*A per strip, at its most rows. */
+long dmma_scratch_most(const struct lora *c)
+{
+    long slices[SPLIT_BANDS], upto[SPLIT_BANDS], most = 0;
+    int n = dmma_bands(c, slices, upto);
+    for (int i = 0; i < n; i++) {
+        long floats = upto[i] * slices[i] * (c->N + decode_strips(c) * c->R);
+        most = floats > most ? floats : most;
+    }
+    return most;
+}
+
 /* lora_decode_mma's strip of A in columns: the rank rounded up to a power
  * of two of at least 16 (the swizzle of its 16-byte chunks needs one). */
 long dmma_rank_cols(const struct lora *c)
@@ -303,11 +344,10 @@ long dmma_rank_cols(const struct lora *c)
     return pow2_ceil(c->R < 16 ? 16 : c->R);
 }
 
-/* lora_decode_mma's widest strip in columns: W's or A's. */
+/* lora_decode_mma's columns a step stages: W's strip, then A's. */
 long dmma_width(const struct lora *c)
 {
-    long rank_cols = dmma_rank_cols(c);
-    return c->decode_cols > rank_cols ? c->decode_cols : rank_cols;
+    return c->decode_cols + dmma_rank_cols(c);
 }
 
 /* lora_decode_mma's steps in flight per warp: as many as 32 KiB holds for
@@ -321,12 +361,14 @@ long dmma_stages(const struct lora *c)
 }
 
 /* lora_decode_mma's local memory: the warps' stages, reused for their
- * sums of one m16 tile (floats). */
+ * sums of one m16 tile (floats), then for the last group's T (floats). */
 long dmma_local(const struct lora *c)
 {
     long stages = c->decode_warps * dmma_stages(c) * 16 * dmma_width(c) * 2;
     long sums = 4 * c->decode_warps * (dmma_width(c) / 8) * 4 * 32;
-    return stages > sums ? stages : sums;
+    long t = 4 * dmma_rows(c) * c->R;
+    long most = stages > sums ? stages : sums;
+    return most > t ? most : t;
 }
 
 /* lora_main runs (with X*W, or X*A inline), else lora_expand. */

@@ -163,6 +163,10 @@ static void check_main(const struct kernel_spec *ks, const struct lora *c,
     }
 }
 
+/* Most bytes of partial sums a path over slices of K (the split path,
+ * lora_decode_mma) may ask of the scratch. */
+#define SPLIT_SCRATCH_MAX (256L << 20)
+
 /* lora_decode_mma's knobs: what the tensor cores and local memory take. */
 static void check_decode_mma(const struct kernel_spec *ks,
                              const struct lora *c, struct diags *d)
@@ -196,10 +200,22 @@ static void check_decode_mma(const struct kernel_spec *ks,
     if (bytes > MMA_LOCAL_MAX) {
         diag_error(d, file, knob_blame(ks, "decode_cols", "decode_warps"),
                    "lora_decode_mma needs %ld bytes of local memory "
-                   "(decode_warps %ld x %ld steps of 16 x %ld columns), "
-                   "more than %ld",
+                   "(decode_warps %ld x %ld steps of 16 x %ld columns: "
+                   "decode_cols and A's %ld), more than %ld",
                    bytes, c->decode_warps, dmma_stages(c), dmma_width(c),
-                   MMA_LOCAL_MAX);
+                   dmma_rank_cols(c), MMA_LOCAL_MAX);
+    }
+    /* the slices' partial sums of X*W, and of X*A per strip */
+    double most = 4.0 * (double)dmma_scratch_most(c);
+    if (c->decode_slices <= steps && c->decode_mma_max > decode_upto(c) &&
+        most > SPLIT_SCRATCH_MAX) {
+        diag_error(d, file, at,
+                   "decode_mma_max (%ld) asks %.1f MiB of scratch for "
+                   "lora_decode_mma's partial sums (slices x rows x (%ld "
+                   "columns + %ld strips x rank %ld) floats), more than "
+                   "%ld MiB",
+                   c->decode_mma_max, most / (1 << 20), c->N,
+                   decode_strips(c), c->R, SPLIT_SCRATCH_MAX >> 20);
     }
 }
 
@@ -440,9 +456,6 @@ static void check_delta(const struct kernel_spec *ks, const struct lora *c,
                    LOCAL_MAX);
     }
 }
-
-/* Most bytes of partial sums the split path may ask of the scratch. */
-#define SPLIT_SCRATCH_MAX (256L << 20)
 
 /* What the split path needs: lora_main with T from lora_xa, slices of at
  * least one K step, and rows to run for. */

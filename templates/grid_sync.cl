@@ -6,23 +6,8 @@
  * generation on, which the others wait for: every launch leaves the
  * arrivals as it found them, whatever the generation, so no launch needs
  * them cleared. Calls of one handle must not overlap on the device.
- *
- * GRID_MEMBAR_PTX 1: the fences as PTX membar.gl (NVIDIA: device scope,
- * certainly); else OpenCL's mem_fence. */
-#ifndef GRID_MEMBAR_PTX
-#error "grid_sync.cl: the plan must define GRID_MEMBAR_PTX"
-#endif
-
-/* Orders this work-item's global writes before its later ones, as every
- * other work-group sees them. */
-inline void grid_fence(void)
-{
-#if GRID_MEMBAR_PTX
-    asm volatile("membar.gl;" ::: "memory");
-#else
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-#endif
-}
+ * Its fences: grid_fence.cl. */
+#include "grid_fence.cl"
 
 /* The generation of COUNTERS (arrivals, generation) as this launch found
  * it, read by item LID 0 (the others get 0). It moves only once every

@@ -1,14 +1,16 @@
 /* lora_decode_mma.cl - few rows on NVIDIA tensor cores (f16/bf16 with
- * W): the partial sums of X*W and of X*A over DSUM_SLICES slices of K,
- * which lora_decode_sum.cl adds up with T*B. The tensor-core counterpart
+ * W), in one launch: Y (+)= X*W + (SCALE X*A)*B, X*W and X*A summed over
+ * `slices` slices of K by the work-groups of each strip, the strip's
+ * last work-group to finish adding them up. The tensor-core counterpart
  * of lora_decode.cl, for rows <= DMMA_ROWS per work-group.
  *
  * W streams once, in strips of DMMA_COLS columns: each k-row of a strip
  * is DMMA_COLS * 2 contiguous bytes, and a work-group per strip and slice
  * makes enough of them to keep the device's memory busy (narrow strips
- * over all of K leave too few loads in flight). One more strip per slice
- * streams A
- * instead, for T's partial sums.
+ * over all of K leave too few loads in flight). Each work-group also
+ * streams the slice of A (DMMA_RANK_COLS columns, the rank rounded up)
+ * beside its strip, so that every strip holds the partial sums of T that
+ * its own Y needs: no strip waits for another.
  *
  * The work-group's DMMA_WARPS warps take every DMMA_WARPS-th step of 16
  * values of K of the slice, each with a cp.async pipeline of its own
@@ -16,19 +18,28 @@
  * warp only); X's fragments come straight from global memory (X is
  * small and cached), one step ahead. The warps' sums then meet in local
  * memory and go to scratch, float:
- *   DSUM_PART(rows, s)   X*W of slice s, rows x OUT_FEATURES
- *   DSUM_TPART(rows, s)  X*A of slice s, rows x RANK (not yet scaled)
- * Rows past `rows` are zero in X and never stored.
+ *   DMMA_PART(rows, s)          X*W of slice s, rows x OUT_FEATURES
+ *   DMMA_TPART(rows, s, strip, slices)
+ *                               X*A of slice s, by that strip's group,
+ *                               rows x RANK (not yet scaled)
+ * Rows past `rows` are zero in X and never stored. Then each work-group
+ * counts itself done on its strip's word of `sync` (one word per strip
+ * and block of rows, zero at create); the last of the slices sets
+ * the word back to zero and writes the strip's Y: T's slices summed and
+ * scaled, then X*W's slices in slice order plus T*B. The sums' order is
+ * fixed, so Y has the same bits whichever group finishes last.
  *
  * With WEIGHT_OUT_IN (W N x K, A r x K) a step's strip is staged
  * n-major, its rows 16 values of K, and read without .trans (mma_x4).
  *
  * Needs K, N and r multiples of 8 (whole 16-byte chunks; checked by the
- * plan). Local size (32 * DMMA_WARPS, 1); along dimension 0 DSUM_SLICES x
- * (DMMA_STRIPS + 1) work-groups, along 1 one per DMMA_ROWS rows. */
+ * plan). Local size (32 * DMMA_WARPS, 1); along dimension 0 `slices` x
+ * DMMA_STRIPS work-groups (the plan's count for the rows' band), along 1
+ * one per DMMA_ROWS rows. */
 #include "lora_common.cl"
 #include "mma_ptx.cl"
-#include "lora_decode_part.cl"
+#include "lora_store.cl"
+#include "grid_fence.cl"
 
 #if !defined(DMMA_ROWS) || !defined(DMMA_COLS) || !defined(DMMA_WARPS) || \
     !defined(DMMA_STAGES) || !defined(DMMA_PENDING) ||                   \
@@ -47,30 +58,39 @@
 #define DMMA_STRIPS CEIL_DIV(OUT_FEATURES, DMMA_COLS)
 #define DMMA_THREADS (32 * DMMA_WARPS)
 #define DMMA_TILES_M (DMMA_ROWS / 16)
-#define DMMA_WIDTH                                                       \
-    (DMMA_COLS > DMMA_RANK_COLS ? DMMA_COLS : DMMA_RANK_COLS)
-#define DMMA_TILES_N (DMMA_WIDTH / 8) /* n8 tiles of the wider strip */
+#define DMMA_WIDTH (DMMA_COLS + DMMA_RANK_COLS) /* W's strip, then A's */
+#define DMMA_TILES_N (DMMA_WIDTH / 8) /* n8 tiles of both */
+#define DMMA_W_TILES (DMMA_COLS / 8)
 #define DMMA_K_STEPS CEIL_DIV(IN_FEATURES, DMMA_STEP)
 #define DMMA_STAGE (DMMA_STEP * DMMA_WIDTH) /* ushorts */
+#define DMMA_A_STAGE (DMMA_STEP * DMMA_COLS) /* A's part of a stage */
+/* In floats of scratch: X*W of slice S, then (past SLICES of them) X*A
+ * of slice S by STRIP's group. */
+#define DMMA_PART(rows, s) ((size_t)(s) * (size_t)(rows) * OUT_FEATURES)
+#define DMMA_TPART(rows, s, strip, slices)                               \
+    ((size_t)(slices) * (size_t)(rows) * OUT_FEATURES +                  \
+     ((size_t)(s) * DMMA_STRIPS + (strip)) * (size_t)(rows) * RANK)
 #define DMMA_WARP_STAGES (DMMA_STAGES * DMMA_STAGE)
 /* The warps' sums of one m16 tile: [warp][tile * 4 + element][lane]. */
 #define DMMA_RED (DMMA_WARPS * DMMA_TILES_N * 4 * 32) /* floats */
+/* Local memory, ushorts: the warps' stages, reused for their sums and
+ * then for the last group's T (DMMA_ROWS x RANK floats). */
+#define DMMA_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define DMMA_LOCAL                                                       \
-    (2 * DMMA_RED > DMMA_WARPS * DMMA_WARP_STAGES                        \
-         ? 2 * DMMA_RED                                                  \
-         : DMMA_WARPS * DMMA_WARP_STAGES) /* ushorts */
+    DMMA_MAX(DMMA_MAX(2 * DMMA_RED, DMMA_WARPS * DMMA_WARP_STAGES),      \
+             2 * DMMA_ROWS * RANK)
 #if !defined(DMMA_LOCAL_BYTES) || 2 * DMMA_LOCAL != DMMA_LOCAL_BYTES
 #error "lora_decode_mma.cl: local memory differs from the plan's count"
 #endif
 
-/* Starts the copies of K step KT of a strip of P (LD columns a row, COLS
- * of them from COL0, zero past K and past LD) into STAGE, a tile of COLS
+/* Starts the copies of K step KT of P's strip of COLS columns from COL0
+ * (LD columns a row; zero past K and past LD) into STAGE, a tile of COLS
  * columns. out_in: P is LD x K (W N x K, A r x K), the strip its rows
  * col0 .., and STAGE n-major, COLS rows of DMMA_STEP. */
-inline void dmma_load_step(__local ushort *stage,
-                           const __global storage_t *p, const uint ld,
-                           const uint cols, const uint col0, const uint kt,
-                           const uint lane)
+inline void dmma_copy_strip(__local ushort *stage,
+                            const __global storage_t *p, const uint ld,
+                            const uint cols, const uint col0, const uint kt,
+                            const uint lane)
 {
 #if WEIGHT_OUT_IN
     mma_copy_tile(stage, p, IN_FEATURES, col0, cols, ld, kt * DMMA_STEP,
@@ -79,6 +99,17 @@ inline void dmma_load_step(__local ushort *stage,
     mma_copy_tile(stage, p, ld, kt * DMMA_STEP, DMMA_STEP, IN_FEATURES, col0,
                   cols, ld, lane, 32);
 #endif
+}
+
+/* Starts the copies of K step KT: W's strip from COL0, then A's. */
+inline void dmma_load_step(__local ushort *stage,
+                           const __global storage_t *w,
+                           const __global storage_t *a, const uint col0,
+                           const uint kt, const uint lane)
+{
+    dmma_copy_strip(stage, w, OUT_FEATURES, DMMA_COLS, col0, kt, lane);
+    dmma_copy_strip(stage + DMMA_A_STAGE, a, RANK, DMMA_RANK_COLS, 0, kt,
+                    lane);
     mma_commit();
 }
 
@@ -105,18 +136,52 @@ inline void dmma_load_x(uint xf[DMMA_TILES_M][4],
     }
 }
 
-/* The warp's share of the slice's steps [KT0, KT1) of a strip of NT n8
- * tiles of P into ACC, for TM m16 tiles of rows. TM and NT are constants
- * at each call, so ACC stays in registers. */
-inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
-                        const uint tm, const uint nt,
-                        const __global storage_t *x,
-                        const __global storage_t *p, const uint ld,
-                        const uint col0, __local ushort *stages,
-                        const uint rows, const uint kt0, const uint kt1,
-                        const uint warp, const uint lane)
+/* ACC's n8 tiles J0 .. J0 + COLS / 8 += X's fragments XF times the staged
+ * strip STAGE of COLS columns, for TM m16 tiles of rows. */
+inline void dmma_products(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
+                          const uint j0, const uint cols,
+                          __local ushort *stage,
+                          const uint xf[DMMA_TILES_M][4], const uint tm,
+                          const uint lane)
 {
-    const uint cols = nt * 8;
+#if !WEIGHT_OUT_IN
+    uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
+#endif
+#pragma unroll
+    for (uint j = 0; j < cols / 16; j++) {
+        uint b[4];
+#if WEIGHT_OUT_IN
+        /* n-major, two chunks a row (mma_x4's lanes) */
+        uint bn = 16 * j + (lane % 8) + (lane >> 4) * 8;
+        mma_x4(stage + bn * DMMA_STEP +
+                   mma_swizzle(bn, (lane >> 3) & 1, DMMA_STEP / 8) * 8,
+               &b[0], &b[1], &b[2], &b[3]);
+#else
+        uint c = 2 * j + chunk;
+        mma_trans_x4(stage + row * cols + mma_swizzle(row, c, cols / 8) * 8,
+                     &b[0], &b[1], &b[2], &b[3]);
+#endif
+#pragma unroll
+        for (uint i = 0; i < DMMA_TILES_M; i++) {
+            if (i < tm) {
+                mma_product(acc[i][j0 + 2 * j], xf[i], b[0], b[1]);
+                mma_product(acc[i][j0 + 2 * j + 1], xf[i], b[2], b[3]);
+            }
+        }
+    }
+}
+
+/* The warp's share of the slice's steps [KT0, KT1) of W's strip from
+ * COL0 and of A into ACC, for TM m16 tiles of rows. TM is a constant at
+ * each call, so ACC stays in registers. */
+inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
+                        const uint tm, const __global storage_t *x,
+                        const __global storage_t *w,
+                        const __global storage_t *a, const uint col0,
+                        __local ushort *stages, const uint rows,
+                        const uint kt0, const uint kt1, const uint warp,
+                        const uint lane)
+{
     uint steps = kt1 - kt0 > warp
                      ? (kt1 - kt0 - warp + DMMA_WARPS - 1) / DMMA_WARPS
                      : 0;
@@ -124,7 +189,7 @@ inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
      * counts fixed. */
     for (uint s = 0; s < DMMA_STAGES - 1; s++) {
         if (s < steps)
-            dmma_load_step(stages + s * DMMA_STAGE, p, ld, cols, col0,
+            dmma_load_step(stages + s * DMMA_STAGE, w, a, col0,
                            kt0 + warp + s * DMMA_WARPS, lane);
         else
             mma_commit();
@@ -132,9 +197,6 @@ inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
     uint xf[DMMA_TILES_M][4], xn[DMMA_TILES_M][4];
     if (steps > 0)
         dmma_load_x(xf, x, rows, kt0 + warp, lane, tm);
-#if !WEIGHT_OUT_IN
-    uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
-#endif
     for (uint s = 0; s < steps; s++) {
         asm volatile("cp.async.wait_group " STR(DMMA_PENDING) ";" ::
                          : "memory");
@@ -143,40 +205,17 @@ inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
         asm volatile("bar.warp.sync -1;" ::: "memory");
         uint next = s + DMMA_STAGES - 1;
         if (next < steps)
-            dmma_load_step(stages + (next % DMMA_STAGES) * DMMA_STAGE, p, ld,
-                           cols, col0, kt0 + warp + next * DMMA_WARPS, lane);
+            dmma_load_step(stages + (next % DMMA_STAGES) * DMMA_STAGE, w, a,
+                           col0, kt0 + warp + next * DMMA_WARPS, lane);
         else
             mma_commit();
         if (s + 1 < steps)
             dmma_load_x(xn, x, rows, kt0 + warp + (s + 1) * DMMA_WARPS,
                         lane, tm);
         __local ushort *stage = stages + (s % DMMA_STAGES) * DMMA_STAGE;
-#pragma unroll
-        for (uint j = 0; j < DMMA_TILES_N / 2; j++) {
-            if (2 * j < nt) {
-                uint b[4];
-#if WEIGHT_OUT_IN
-                /* n-major, two chunks a row (mma_x4's lanes) */
-                uint bn = 16 * j + (lane % 8) + (lane >> 4) * 8;
-                mma_x4(stage + bn * DMMA_STEP +
-                           mma_swizzle(bn, (lane >> 3) & 1,
-                                       DMMA_STEP / 8) * 8,
-                       &b[0], &b[1], &b[2], &b[3]);
-#else
-                uint c = 2 * j + chunk;
-                mma_trans_x4(stage + row * cols +
-                                 mma_swizzle(row, c, cols / 8) * 8,
-                             &b[0], &b[1], &b[2], &b[3]);
-#endif
-#pragma unroll
-                for (uint i = 0; i < DMMA_TILES_M; i++) {
-                    if (i < tm) {
-                        mma_product(acc[i][2 * j], xf[i], b[0], b[1]);
-                        mma_product(acc[i][2 * j + 1], xf[i], b[2], b[3]);
-                    }
-                }
-            }
-        }
+        dmma_products(acc, 0, DMMA_COLS, stage, xf, tm, lane);
+        dmma_products(acc, DMMA_W_TILES, DMMA_RANK_COLS,
+                      stage + DMMA_A_STAGE, xf, tm, lane);
 #pragma unroll
         for (uint i = 0; i < DMMA_TILES_M; i++)
 #pragma unroll
@@ -186,47 +225,93 @@ inline void dmma_stream(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
     asm volatile("cp.async.wait_group 0;" ::: "memory");
 }
 
-/* ACC's m16 tile I summed over the warps, to OUT (LD floats a row, COLS
- * columns from COL0): each of NT n8 tiles' element e of lane l is row
- * 16 I + l / 4 (+ 8 for e >= 2), column 8 j + 2 (l % 4) (+ 1 for odd
- * e). */
+/* ACC's m16 tile I summed over the warps: W's tiles to PART (OUT_FEATURES
+ * floats a row, from column COL0), A's to TPART (RANK a row). Each n8
+ * tile j's element e of lane l is row 16 I + l / 4 (+ 8 for e >= 2),
+ * column 8 j + 2 (l % 4) (+ 1 for odd e) of the strip. */
 inline void dmma_sum_tile(float acc[DMMA_TILES_M][DMMA_TILES_N][4],
-                          const uint i, const uint nt, __local float *red,
-                          __global float *out, const uint ld,
+                          const uint i, __local float *red,
+                          __global float *part, __global float *tpart,
                           const uint col0, const uint rows, const uint warp,
                           const uint lane, const uint tid)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (uint j = 0; j < DMMA_TILES_N; j++)
-        if (j < nt)
 #pragma unroll
-            for (uint e = 0; e < 4; e++)
-                red[((warp * DMMA_TILES_N + j) * 4 + e) * 32 + lane] =
-                    acc[i][j][e];
+        for (uint e = 0; e < 4; e++)
+            red[((warp * DMMA_TILES_N + j) * 4 + e) * 32 + lane] =
+                acc[i][j][e];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint o = tid; o < nt * 4 * 32; o += DMMA_THREADS) {
+    for (uint o = tid; o < DMMA_TILES_N * 4 * 32; o += DMMA_THREADS) {
         float sum = 0.0f;
         for (uint w = 0; w < DMMA_WARPS; w++)
             sum += red[w * DMMA_TILES_N * 4 * 32 + o];
         uint l = o % 32, e = o / 32 % 4, j = o / 128;
         uint r = i * 16 + l / 4 + (e >= 2 ? 8 : 0);
-        uint c = col0 + j * 8 + (l % 4) * 2 + (e & 1);
-        if (r < rows && c < ld)
-            out[(size_t)r * ld + c] = sum;
+        uint c = j * 8 + (l % 4) * 2 + (e & 1);
+        if (r >= rows)
+            continue;
+        if (j < DMMA_W_TILES) {
+            if (col0 + c < OUT_FEATURES)
+                part[(size_t)r * OUT_FEATURES + col0 + c] = sum;
+        } else if (c - DMMA_COLS < RANK) {
+            tpart[(size_t)r * RANK + c - DMMA_COLS] = sum;
+        }
     }
 }
 
-/* The slice's steps for NT n8 tiles (a strip of W, or A's), summed and
- * stored to OUT. */
-inline void dmma_strip(const uint tm, const uint nt,
-                       const __global storage_t *x,
-                       const __global storage_t *p, const uint ld,
-                       const uint col0, __local ushort *local_mem,
-                       __global float *out, const uint rows, const uint kt0,
-                       const uint kt1)
+/* The strip's Y, by the last of its work-groups: T = SCALE * the sum of
+ * the strip's slices of X*A (into T, local), then each VEC columns of a
+ * row the sum of the slices of X*W, in slice order, plus T*B. */
+inline void dmma_finish(const uint rows_all, const uint slices,
+                        const uint row0, const uint rows, const uint strip,
+                        const __global storage_t *b,
+                        __global storage_t *y,
+                        const __global float *scratch, __local float *t,
+                        const uint tid)
 {
-    uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    for (uint o = tid; o < rows * RANK; o += DMMA_THREADS) {
+        const size_t at = (size_t)(row0 + o / RANK) * RANK + o % RANK;
+        float sum = 0.0f;
+        for (uint s = 0; s < slices; s++)
+            sum += scratch[DMMA_TPART(rows_all, s, strip, slices) + at];
+        t[o] = SCALE * sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint col0 = strip * DMMA_COLS;
+    for (uint o = tid; o < rows * (DMMA_COLS / VEC); o += DMMA_THREADS) {
+        const uint r = o / (DMMA_COLS / VEC);
+        const uint col = col0 + o % (DMMA_COLS / VEC) * VEC;
+        if (col >= OUT_FEATURES)
+            continue;
+        const size_t at = (size_t)(row0 + r) * OUT_FEATURES + col;
+        vecf_t sum = PARTIAL_V(scratch + DMMA_PART(rows_all, 0) + at);
+        for (uint s = 1; s < slices; s++)
+            sum += PARTIAL_V(scratch + DMMA_PART(rows_all, s) + at);
+        for (uint j = 0; j < RANK; j++)
+            sum += t[r * RANK + j] * loadv_step(b, B_AT(j, col), B_NSTEP);
+        store_vec(y, at, sum);
+    }
+}
+
+/* The slice's steps of W's strip and of A, summed and stored to scratch;
+ * then, by the strip's last work-group, its Y. */
+inline void dmma_strip(const uint tm, const uint rows_all, const uint slices,
+                       const uint row0, const uint rows, const uint slice,
+                       const uint strip,
+                       const __global storage_t *x,
+                       const __global storage_t *w,
+                       const __global storage_t *a,
+                       const __global storage_t *b, __global storage_t *y,
+                       __global float *scratch,
+                       volatile __global uint *sync,
+                       __local ushort *local_mem, __local uint *last)
+{
+    const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    const uint kt0 = slice * DMMA_K_STEPS / slices;
+    const uint kt1 = (slice + 1) * DMMA_K_STEPS / slices;
+    const uint col0 = strip * DMMA_COLS;
     float acc[DMMA_TILES_M][DMMA_TILES_N][4];
 #pragma unroll
     for (uint i = 0; i < DMMA_TILES_M; i++)
@@ -235,54 +320,62 @@ inline void dmma_strip(const uint tm, const uint nt,
 #pragma unroll
             for (uint e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0f;
-    dmma_stream(acc, tm, nt, x, p, ld, col0,
+    dmma_stream(acc, tm, x + (size_t)row0 * IN_FEATURES, w, a, col0,
                 local_mem + warp * DMMA_WARP_STAGES, rows, kt0, kt1, warp,
                 lane);
+    __global float *part = scratch + DMMA_PART(rows_all, slice) +
+                           (size_t)row0 * OUT_FEATURES;
+    __global float *tpart = scratch +
+                            DMMA_TPART(rows_all, slice, strip, slices) +
+                            (size_t)row0 * RANK;
 #pragma unroll
     for (uint i = 0; i < DMMA_TILES_M; i++)
         if (i < tm)
-            dmma_sum_tile(acc, i, nt, (__local float *)local_mem, out, ld,
+            dmma_sum_tile(acc, i, (__local float *)local_mem, part, tpart,
                           col0, rows, warp, lane, tid);
+    /* Every item's sums stored before the group counts itself done. */
+    grid_fence();
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (tid == 0) {
+        volatile __global uint *done =
+            sync + get_group_id(1) * DMMA_STRIPS + strip;
+        *last = atomic_inc(done) == slices - 1;
+        if (*last)
+            atomic_xchg(done, 0u);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!*last)
+        return;
+    /* The other groups' sums, stored before they counted themselves. */
+    grid_fence();
+    dmma_finish(rows_all, slices, row0, rows, strip, b, y, scratch,
+                (__local float *)local_mem, tid);
 }
 
 __kernel __attribute__((reqd_work_group_size(DMMA_THREADS, 1, 1))) void
-lora_decode_mma(const int rows_all, const __global storage_t *restrict x,
+lora_decode_mma(const int rows_all, const int slices,
+                const __global storage_t *restrict x,
                 const __global storage_t *restrict w,
                 const __global storage_t *restrict a,
-                __global float *restrict scratch)
+                const __global storage_t *restrict b,
+                __global storage_t *restrict y,
+                __global float *restrict scratch,
+                volatile __global uint *sync)
 {
     __local ushort local_mem[DMMA_LOCAL] __attribute__((aligned(16)));
-    const uint slice = get_group_id(0) / (DMMA_STRIPS + 1);
-    const uint strip = get_group_id(0) % (DMMA_STRIPS + 1);
+    __local uint last;
+    const uint slice = get_group_id(0) / DMMA_STRIPS;
+    const uint strip = get_group_id(0) % DMMA_STRIPS;
     const uint row0 = get_group_id(1) * DMMA_ROWS;
     const uint rows = min((uint)rows_all - row0, (uint)DMMA_ROWS);
-    const uint kt0 = slice * DMMA_K_STEPS / DSUM_SLICES;
-    const uint kt1 = (slice + 1) * DMMA_K_STEPS / DSUM_SLICES;
-    x += (size_t)row0 * IN_FEATURES;
-    /* Uniform per work-group: one instantiation per strip kind and
-     * count of m16 tiles. */
-    if (strip == DMMA_STRIPS) {
-        __global float *t = scratch + DSUM_TPART(rows_all, slice) +
-                            (size_t)row0 * RANK;
+    /* Uniform per work-group: one instantiation per count of m16
+     * tiles. */
 #if DMMA_TILES_M > 1
-        if (rows > 16)
-            dmma_strip(DMMA_TILES_M, DMMA_RANK_COLS / 8, x, a, RANK, 0,
-                       local_mem, t, rows, kt0, kt1);
-        else
+    if (rows > 16)
+        dmma_strip(DMMA_TILES_M, rows_all, slices, row0, rows, slice, strip,
+                   x, w, a, b, y, scratch, sync, local_mem, &last);
+    else
 #endif
-            dmma_strip(1, DMMA_RANK_COLS / 8, x, a, RANK, 0, local_mem, t,
-                       rows, kt0, kt1);
-    } else {
-        __global float *part = scratch + DSUM_PART(rows_all, slice) +
-                               (size_t)row0 * OUT_FEATURES;
-        const uint col0 = strip * DMMA_COLS;
-#if DMMA_TILES_M > 1
-        if (rows > 16)
-            dmma_strip(DMMA_TILES_M, DMMA_COLS / 8, x, w, OUT_FEATURES,
-                       col0, local_mem, part, rows, kt0, kt1);
-        else
-#endif
-            dmma_strip(1, DMMA_COLS / 8, x, w, OUT_FEATURES, col0,
-                       local_mem, part, rows, kt0, kt1);
-    }
+        dmma_strip(1, rows_all, slices, row0, rows, slice, strip, x, w, a,
+                   b, y, scratch, sync, local_mem, &last);
 }

@@ -1,7 +1,6 @@
-/* lora_decode_part.cl - where lora_decode_mma or lora_decode_split leaves
- * its partial sums for lora_decode_sum, in floats of scratch: DSUM_SLICES
- * slices of X*W (rows x OUT_FEATURES each), then as many of X*A (rows x
- * RANK each). */
+/* lora_decode_part.cl - where lora_decode_split leaves its partial sums
+ * for lora_decode_sum, in floats of scratch: DSUM_SLICES slices of X*W
+ * (rows x OUT_FEATURES each), then as many of X*A (rows x RANK each). */
 #if !defined(DSUM_SLICES)
 #error "lora_decode_part.cl: the plan must define DSUM_SLICES"
 #endif

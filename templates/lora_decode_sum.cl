@@ -1,4 +1,4 @@
-/* lora_decode_sum.cl - after lora_decode_mma or lora_decode_split: Y
+/* lora_decode_sum.cl - after lora_decode_split: Y
  * (+)= the sum of its DSUM_SLICES partial sums of X*W + T*B, with T =
  * SCALE * the sum of its partial sums of X*A (lora_decode_part.cl).
  * Slices are summed in order: the same bits whatever the timing. A

@@ -1295,7 +1295,7 @@ static void test_target_tensor(void)
  * GPUs (16 by 32 in f32; 8 by 1, two blocks at most, on CPUs), reaching
  * only one row of a layer as wide as llama-up on tensor cores (32 on
  * other GPUs), then on tensor cores lora_decode_mma up to 32 rows (one
- * slice of K in strips of 64 columns, one more for A: 173 work-groups),
+ * slice of K in strips of 64 columns, A's beside each: 172 work-groups),
  * then lora_mma over 2 slices of K up to 128 rows; without tensor cores
  * the split path over 4 slices to 64 rows, 2 to 128 (lora_combine told
  * how many); in f32 on GPUs lora_decode to 4 rows, then
@@ -1314,7 +1314,7 @@ static void test_target_defaults(void)
                            "decode_warps=8*"},
         {"bf16", "tensor", "path 0 (rows <= 1)"},
         {"bf16", "tensor", "path 1 (rows <= 32)"},
-        {"bf16", "tensor", "lora_decode_mma  local {256, 1}  groups {173, "
+        {"bf16", "tensor", "lora_decode_mma  local {256, 1}  groups {172, "
                            "ceil(rows/32)}"},
         {"bf16", "tensor", "DMMA_STAGES        2 "},
         {"bf16", "tensor", "split_k=2* split_max=128*"},

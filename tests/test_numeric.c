@@ -427,11 +427,11 @@ static void test_f16_subnormal_outputs(void)
  * but the last (decode, split K). */
 static void run_lora_rows(struct nu_kernel *k)
 {
-    size_t rows[32];
-    long limit[6];
+    size_t rows[5 + 3 * SPECL_MAX_PATHS];
+    long limit[SPECL_MAX_PATHS];
     long m = nu_knob(k, "m");
     int n = nu_tile_rows(m, 2 * m + 3, rows);
-    int paths = nu_path_limits(k, limit, 6);
+    int paths = nu_path_limits(k, limit, SPECL_MAX_PATHS);
     for (int i = 0; i < paths; i++) {
         n = nu_rows_add(rows, n, limit[i]);
         n = nu_rows_add(rows, n, limit[i] + 1);
@@ -658,18 +658,24 @@ static void test_lora_split(void)
     }
 }
 
-/* Few rows on tensor cores (lora_decode_mma, then lora_decode_sum; the
- * device suites; elsewhere the variants without it): a last K step half
- * past K, strips of W and of A past N and the rank, slices of unequal
- * steps, warps that share the steps unevenly, 16-column strips, one and
- * two m16 tiles and a second block of 32 rows, accumulate, both dtypes;
- * the paths' limits and their neighbours among the rows. */
+/* Few rows on tensor cores (lora_decode_mma, one launch; the device
+ * suites; elsewhere the variants without it): a last K step half past K,
+ * strips of W and of A past N and the rank, slices of unequal steps,
+ * warps that share the steps unevenly, 16-column strips, one and two m16
+ * tiles and a second block of 32 rows, bands of rows whose slices halve
+ * (5, 2, 1 over four blocks), one slice, accumulate, both dtypes; the
+ * paths' limits and their neighbours among the rows. */
 static void lora_decode_mma_cases(void)
 {
     static const char *const cases[][3] = {
         {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
          "alpha: 16, accumulate: true", "decode_mma_max: 40, "
          "decode_slices: 3"},
+        {"f16", "in_features: 520, out_features: 200, rank: 16",
+         "decode_max: 3, decode_mma_max: 100, decode_slices: 5, "
+         "decode_cols: 32"},
+        {"bf16", "in_features: 136, out_features: 64, rank: 8",
+         "decode_max: 0, decode_mma_max: 70, decode_slices: 1"},
         {"f16", "in_features: 264, out_features: 72, rank: 8",
          "decode_max: 2, decode_mma_max: 20, decode_cols: 16, "
          "decode_warps: 3, decode_slices: 2"},
@@ -1151,22 +1157,19 @@ static void test_bwd_wide_rank(void)
     nu_kernel_free(&k);
 }
 
-/* dA and dB are sums over every row in a fixed order: two runs on the same
- * inputs give the same bits (dX too). */
-static void test_bwd_deterministic(void)
+/* The kernel of SPEC run twice over ROWS rows of the same inputs: the
+ * same bits both times (WHAT names it on failure). */
+static void check_same_bits(const char *spec, size_t rows, const char *what)
 {
     struct nu_kernel k;
-    if (!nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
-                    "in_features: 200, out_features: 136, rank: 12, "
-                    "alpha: 24, tile: {grad_rows: 32}}\n") ||
-        !nu_build(&k)) {
+    if (!nu_spec_ok(&k, "%s", spec) || !nu_build(&k)) {
         nu_kernel_free(&k);
         return;
     }
     struct vcase c;
     struct vbuffers b;
     unsigned long seed = 77;
-    CU_ASSERT_FATAL(vcase_init(&c, k.ks, 300, seed, nu_unit()) == 0);
+    CU_ASSERT_FATAL(vcase_init(&c, k.ks, rows, seed, nu_unit()) == 0);
     CU_ASSERT_FATAL(vbuffers_create(nu_rt(), &c, &b) == CL_SUCCESS);
     float *run[2];
     for (int r = 0; r < 2; r++) {
@@ -1187,8 +1190,8 @@ static void test_bwd_deterministic(void)
     }
     int same = memcmp(run[0], run[1], c.out_count * sizeof *run[0]) == 0;
     if (!same) {
-        fprintf(stderr, "\nFAIL: lora_backward gave different bits on two "
-                "runs (rows %zu, seed %lu)\n", c.rows, seed);
+        fprintf(stderr, "\nFAIL: %s gave different bits on two runs (rows "
+                "%zu, seed %lu)\n", what, c.rows, seed);
     }
     CU_ASSERT(same);
     free(run[0]);
@@ -1196,6 +1199,28 @@ static void test_bwd_deterministic(void)
     vbuffers_free(&b);
     vcase_free(&c);
     nu_kernel_free(&k);
+}
+
+/* dA and dB are sums over every row in a fixed order: two runs on the same
+ * inputs give the same bits (dX too). */
+static void test_bwd_deterministic(void)
+{
+    check_same_bits("kernels:\n  - {name: t_bwd, op: lora_backward, "
+                    "in_features: 200, out_features: 136, rank: 12, "
+                    "alpha: 24, tile: {grad_rows: 32}}\n",
+                    300, "lora_backward");
+}
+
+/* lora_decode_mma's strips summed by whichever work-group of the strip
+ * ends last: in slice order all the same (on devices without tensor
+ * cores, the variant they run). */
+static void test_decode_mma_deterministic(void)
+{
+    check_same_bits("kernels:\n  - {name: t_lora, op: lora_forward, "
+                    "dtype: bf16, in_features: 1000, out_features: 1064, "
+                    "rank: 16, alpha: 16, tile: {decode_max: 2, "
+                    "decode_mma_max: 100, decode_slices: 8}}\n",
+                    90, "lora_decode_mma");
 }
 
 /* ---- the op defaults for CPUs (gen --target cpu; bench and tune on a
@@ -1341,6 +1366,8 @@ int add_numeric_suite(void)
                     test_bwd_wide_rank) == NULL ||
         CU_add_test(s, "lora_backward: dA and dB the same bits every run",
                     test_bwd_deterministic) == NULL ||
+        CU_add_test(s, "lora: few rows on tensor cores, the same bits "
+                    "every run", test_decode_mma_deterministic) == NULL ||
         CU_add_test(s, "op defaults for CPUs", test_cpu_defaults) == NULL ||
         CU_add_test(s, "specs/seeds.yaml at small rows", test_seeds) ==
             NULL ||
