@@ -129,7 +129,9 @@ static int wgmma_head(long d)
  * head of 128, which holds a warp's outputs in 128 registers); on
  * compute capability 9.0 at heads of 64 and 128, warpgroups: two of 64
  * rows each, over tiles of 128 keys at a head of 128 and 64 at a head
- * of 64 (bench/RESULTS.md, "attention on warpgroups"). */
+ * of 64 (bench/RESULTS.md, "attention on warpgroups"), and the split
+ * path, then mma_k's only user, over tiles of 32 keys ("The decode
+ * step's tiles"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -141,17 +143,19 @@ static void engine_defaults(struct kernel_spec *ks)
     }
     wgmma = engine(ks) == ATTN_WGMMA;
     spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
-    spec_knob_default(ks, "mma_k", d > 128 ? 32 : 64);
+    spec_knob_default(ks, "mma_k", wgmma || d > 128 ? 32 : 64);
     spec_knob_default(ks, "wg_k", d == 128 ? 128 : 64);
     spec_knob_default(ks, "split_q", 16);
 }
 
 /* GPUs: blocks of 32 rows (16 past D 128), four work-items a row, so
  * that a row's outputs are a quarter of D each, and the widest key tile
- * that fits. CPUs: one work-item a row (PoCL runs a group as loops over
- * its items, each item's dimensions a vector), blocks of 64 rows (32
- * past D 64, 16 past 128), tiles of 8 keys: with GPU-like tiles PoCL
- * ran no faster than the naive kernel. */
+ * that fits; the split path's keys over 16 work-groups a block, 32 with
+ * engine: wgmma (bench/RESULTS.md, "The decode step's tiles"). CPUs: one
+ * work-item a row (PoCL runs a group as loops over its items, each
+ * item's dimensions a vector), blocks of 64 rows (32 past D 64, 16 past
+ * 128), tiles of 8 keys: with GPU-like tiles PoCL ran no faster than the
+ * naive kernel. */
 static void defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -166,7 +170,8 @@ static void defaults(struct kernel_spec *ks)
         bk /= 2;
     }
     spec_knob_default(ks, "block_k", (double)bk);
-    spec_knob_default(ks, "split", cpu ? 4 : 16);
+    spec_knob_default(ks, "split",
+                      cpu ? 4 : engine(ks) == ATTN_WGMMA ? 32 : 16);
 }
 
 /* engine: wgmma's tiles: warpgroups of 64 rows, keys and heads of 64
