@@ -640,25 +640,46 @@ static const struct tune_axis lora_decode_space[] = {
     {NULL, NULL},
 };
 
+/* The same for lora_decode_mma (tensor cores, past lora_decode's rows):
+ * its slices of K at one block of rows, strips and warps. */
+static const struct tune_axis lora_decode_mma_space[] = {
+    {"decode_slices", "1 2 4 8 16 32"},
+    {"decode_cols", "32 64 128 256"},
+    {"decode_warps", "4 8 16"},
+    {NULL, NULL},
+};
+
+/* The few-rows space whose path C runs at ROWS rows, or NULL. */
+static const struct tune_axis *few_rows_space(const struct lora *c,
+                                              long rows)
+{
+    if (c->decode_rows > 0 && rows <= c->decode_max) {
+        return lora_decode_space;
+    }
+    if (uses_decode_mma(c) && rows > decode_upto(c) &&
+        rows <= c->decode_mma_max) {
+        return lora_decode_mma_space;
+    }
+    return NULL;
+}
+
 static const struct tune_axis *lora_tune_space_rows(
     const struct kernel_spec *ks, long rows)
 {
     struct lora c;
     lora_read(ks, &c);
-    return c.decode_rows > 0 && rows <= c.decode_max ? lora_decode_space
-                                                      : NULL;
+    return few_rows_space(&c, rows);
 }
 
-/* An entry timed at ROWS rows that lora_decode took keeps its shape. */
+/* An entry timed at ROWS rows that lora_decode or lora_decode_mma took
+ * keeps that path's shape. */
 static void lora_entry_rows(struct kernel_spec *ks,
                             const struct kernel_spec *entry, long rows)
 {
     struct lora e;
     lora_read(entry, &e);
-    if (e.decode_rows == 0 || rows > e.decode_max) {
-        return;
-    }
-    for (const struct tune_axis *ax = lora_decode_space; ax->knob; ax++) {
+    const struct tune_axis *space = few_rows_space(&e, rows);
+    for (const struct tune_axis *ax = space; ax != NULL && ax->knob; ax++) {
         int k = op_knob_index(ks->op, ax->knob);
         ks->knob[k] = entry->knob[k];
         ks->knob[k].set = 1;

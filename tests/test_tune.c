@@ -494,6 +494,55 @@ static void test_decode_space(void)
     spec_set_free(&s);
 }
 
+/* lora_forward in bf16 on tensor cores at the rows its defaults give to
+ * lora_decode_mma: the tuner searches its slices, strips and warps there;
+ * an entry timed there keeps them, one timed past decode_mma_max leaves
+ * them to the defaults. */
+static void test_decode_mma_space(void)
+{
+    static const char *const text =
+        "kernels:\n  - {name: t_dmma, op: lora_forward, dtype: bf16, "
+        "in_features: 2048, out_features: 2048, rank: 8}\n";
+    struct spec_set s;
+    struct diags d = {.out = stderr};
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "dmma.yaml", text), 0);
+    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_TENSOR, &d), 0);
+    const struct kernel_spec *ks = &s.kernel[0];
+    const struct op_def *op = ks->op;
+    long decode_max = (long)ks->knob[op_knob_index(op, "decode_max")].num;
+    int most_k = op_knob_index(op, "decode_mma_max");
+    int slices_k = op_knob_index(op, "decode_slices");
+    long most = (long)ks->knob[most_k].num;
+    CU_ASSERT_FATAL(most > decode_max);
+    struct tune_filter f;
+    char err[256];
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, most, &f, err, sizeof err),
+                          0);
+    const char *axis = op->knobs[f.sp.knob[0]].key;
+    TU_CHECK(strcmp(axis, "decode_slices") == 0 && f.n_cand > 1,
+             "at %ld rows (decode_mma_max %ld) the space starts with %s "
+             "(want decode_slices), %ld candidates", most, most, axis,
+             f.n_cand);
+    tune_filter_free(&f);
+    long want_default = (long)ks->knob[slices_k].num;
+    long other = want_default == 2 ? 4 : 2;
+    char knobs[64];
+    snprintf(knobs, sizeof knobs, "decode_slices=%ld", other);
+    static const long entry_rows[] = {0, 1};
+    for (size_t i = 0; i < 2; i++) {
+        long rows = entry_rows[i] == 0 ? most : most + 1;
+        struct kernel_spec e = *ks;
+        struct diags quiet = {.out = NULL};
+        CU_ASSERT_FATAL(tunedb_entry_knobs(&e, knobs, rows) == 0 &&
+                        knobs_resolve(&e, &quiet) == 0);
+        long want = rows <= most ? other : want_default;
+        TU_CHECK((long)e.knob[slices_k].num == want,
+                 "an entry '%s' timed at %ld rows gives decode_slices %g "
+                 "(want %ld)", knobs, rows, e.knob[slices_k].num, want);
+    }
+    spec_set_free(&s);
+}
+
 /* Over the whole space of each op, against what the op declares and what
  * its checks say on each config: the space has the op's axes and values
  * and as many configs as their product, each a different combination of
@@ -3843,6 +3892,8 @@ int add_tune_suite(void)
         CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||
         CU_add_test(s, "filter: lora_decode's shape at few rows",
                     test_decode_space) == NULL ||
+        CU_add_test(s, "filter: lora_decode_mma's slices at few rows",
+                    test_decode_mma_space) == NULL ||
         CU_add_test(s, "filter: the op defaults of every target",
                     test_filter_home_targets) == NULL ||
         CU_add_test(s, "candidates: one per distinct code",
