@@ -91,8 +91,12 @@ static int stub_tables(const char *name, const struct op_def *op,
     buf_puts(t, "};\n\n");
     for (int pi = 0; pi < p->n_path; pi++) {
         const struct path *path = &p->path[pi];
+        /* a band of the kind before (its slices for more rows) says so */
+        int band = pi > 0 && strcmp(path->why, p->path[pi - 1].why) == 0;
         buf_printf(t, "/* %s */\nstatic const struct %s_launch "
-                   "%s_launches%d_%d[] = {\n", path->why, name, name, v, pi);
+                   "%s_launches%d_%d[] = {\n",
+                   band ? "the same, for more rows" : path->why, name, name,
+                   v, pi);
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             int ki = kernel_index(names, &n_names, l->kernel);

@@ -84,6 +84,9 @@ static void plan_main_gemm(const struct lora *c, struct plan *p)
         .rank_parts = xa_split(c), .vec = c->vec, .stage_a = 1,
         .stage_b = c->base, .out_add = c->accumulate, .out_fixed = 0};
     lora_plan_gemm_simt(p, &g);
+    /* a CPU runs a group's items in turn: the idle ones cost time */
+    plan_int(p, "MAIN_SKIP_ROWS", "lora_main: no products past the rows",
+             c->cpu);
 }
 
 /* The tiles of lora_main, lora_mma and lora_wgmma, and VEC. Each knob

@@ -175,6 +175,10 @@ inline void main_tiles(const int rows,
     const int col0 = (get_group_id(0) - slice * COL_TILES) * GEMM_TILE_N;
     const int row0 = get_group_id(1) * GEMM_TILE_M;
 
+    /* MAIN_SKIP_ROWS: an item wholly past Y's rows (its first row is its
+     * lowest) only helps its group copy the K stretch's tiles. */
+    const int live = !MAIN_SKIP_ROWS || row0 + tm * GEMM_LVM < rows;
+
     float acc[GEMM_WORK_M][GEMM_WORK_N];
     gemm_zero(acc);
 
@@ -261,15 +265,17 @@ inline void main_tiles(const int rows,
         if (more) {
             FETCH_STEP(kt + 1);
         }
+        if (live) {
 #if HAS_BASE
-        gemm_mac(acc, as + cur * (GEMM_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
-                 bs + cur * (GEMM_TILE_K * GEMM_LDB) + tn * GEMM_LVN,
-                 GEMM_TILE_K);
+            gemm_mac(acc, as + cur * (GEMM_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
+                     bs + cur * (GEMM_TILE_K * GEMM_LDB) + tn * GEMM_LVN,
+                     GEMM_TILE_K);
 #endif
 #if XA_INLINE
-        mac_xa(tacc, as + cur * (GEMM_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
-               al + cur * A_ELEMS + tn);
+            mac_xa(tacc, as + cur * (GEMM_TILE_K * GEMM_LDA) + tm * GEMM_LVM,
+                   al + cur * A_ELEMS + tn);
 #endif
+        }
         if (more) {
             gemm_stash_a(as + (cur ^ 1) * (GEMM_TILE_K * GEMM_LDA), xr, vw,
                          (kt + 1) * GEMM_TILE_K, lid, clamp);
