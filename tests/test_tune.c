@@ -438,6 +438,24 @@ static int axis_values(const struct op_def *op, int a, char values[][32],
     return n;
 }
 
+/* An entry of KNOBS timed at LAST rows (the last its few-rows path
+ * takes) keeps knob K at WANT; one timed at LAST + 1 leaves the default
+ * KS has. */
+static void check_entry_keeps(const struct kernel_spec *ks, const char *knobs,
+                              int k, long want, long last)
+{
+    for (long rows = last; rows <= last + 1; rows++) {
+        struct kernel_spec e = *ks;
+        struct diags quiet = {.out = NULL};
+        CU_ASSERT_FATAL(tunedb_entry_knobs(&e, knobs, rows) == 0 &&
+                        knobs_resolve(&e, &quiet) == 0);
+        long expect = rows == last ? want : (long)ks->knob[k].num;
+        TU_CHECK((long)e.knob[k].num == expect,
+                 "an entry '%s' timed at %ld rows gives %s %g (want %ld)",
+                 knobs, rows, ks->op->knobs[k].key, e.knob[k].num, expect);
+    }
+}
+
 /* lora_forward at the rows its defaults give to lora_decode: the tuner
  * searches lora_decode's shape there (the tiles do not run), the tiles
  * elsewhere; an entry timed where lora_decode ran keeps its shape, one
@@ -474,23 +492,11 @@ static void test_decode_space(void)
                  at[i].first_axis, f.n_cand);
         tune_filter_free(&f);
     }
-    long want_default = (long)ks->knob[rows_k].num;
-    long other = want_default == 4 ? 16 : 4;
+    long other = (long)ks->knob[rows_k].num == 4 ? 16 : 4;
     char knobs[128];
     snprintf(knobs, sizeof knobs, "decode_rows=%ld decode_max=%ld", other,
              decode_max);
-    static const long entry_rows[] = {1, 0};
-    for (size_t i = 0; i < 2; i++) {
-        long rows = entry_rows[i] == 0 ? decode_max + 1 : entry_rows[i];
-        struct kernel_spec e = *ks;
-        struct diags quiet = {.out = NULL};
-        CU_ASSERT_FATAL(tunedb_entry_knobs(&e, knobs, rows) == 0 &&
-                        knobs_resolve(&e, &quiet) == 0);
-        long want = rows <= decode_max ? other : want_default;
-        TU_CHECK((long)e.knob[rows_k].num == want,
-                 "an entry '%s' timed at %ld rows gives decode_rows %g "
-                 "(want %ld)", knobs, rows, e.knob[rows_k].num, want);
-    }
+    check_entry_keeps(ks, knobs, rows_k, other, decode_max);
     spec_set_free(&s);
 }
 
@@ -524,22 +530,10 @@ static void test_decode_mma_space(void)
              "(want decode_slices), %ld candidates", most, most, axis,
              f.n_cand);
     tune_filter_free(&f);
-    long want_default = (long)ks->knob[slices_k].num;
-    long other = want_default == 2 ? 4 : 2;
+    long other = (long)ks->knob[slices_k].num == 2 ? 4 : 2;
     char knobs[64];
     snprintf(knobs, sizeof knobs, "decode_slices=%ld", other);
-    static const long entry_rows[] = {0, 1};
-    for (size_t i = 0; i < 2; i++) {
-        long rows = entry_rows[i] == 0 ? most : most + 1;
-        struct kernel_spec e = *ks;
-        struct diags quiet = {.out = NULL};
-        CU_ASSERT_FATAL(tunedb_entry_knobs(&e, knobs, rows) == 0 &&
-                        knobs_resolve(&e, &quiet) == 0);
-        long want = rows <= most ? other : want_default;
-        TU_CHECK((long)e.knob[slices_k].num == want,
-                 "an entry '%s' timed at %ld rows gives decode_slices %g "
-                 "(want %ld)", knobs, rows, e.knob[slices_k].num, want);
-    }
+    check_entry_keeps(ks, knobs, slices_k, other, most);
     spec_set_free(&s);
 }
 
