@@ -73,7 +73,8 @@ enum { XA_PREPASS, XA_INLINE };
       "per column, summed with T*B by lora_decode_sum; 0: never")            \
     X(decode_slices, long, VALUE_INT, 1, 1, 1024, NULL,                      \
       "lora_decode_mma, lora_decode_split: slices of K, a work-group per "   \
-      "slice and strip of decode_cols columns")                              \
+      "slice and strip of decode_cols columns (lora_decode_mma: at one "     \
+      "block of rows, halved as the blocks double)")                         \
     X(decode_cols, long, VALUE_INT, 64, 16, 1024, NULL,                      \
       "columns of W per work-group: lora_decode_mma's (a power of two), "    \
       "or lora_decode_split's (a work-item each, at least the rank)")        \
