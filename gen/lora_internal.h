@@ -63,6 +63,7 @@ const char *few_knob(const struct lora *c);
 long dmma_rows(const struct lora *c);
 int dmma_bands(const struct lora *c, long slices[SPLIT_BANDS],
                long upto[SPLIT_BANDS]);
+long dmma_scratch_per_row(const struct lora *c, long slices);
 long dmma_scratch_most(const struct lora *c);
 long dmma_rank_cols(const struct lora *c);
 long dmma_width(const struct lora *c);

@@ -31,7 +31,7 @@ static void path_scratch(const struct lora *c, struct path *pa)
         } else if (strcmp(l->kernel, "lora_decode_sum") == 0) {
             per_row += c->decode_slices * (c->N + c->R);
         } else if (strcmp(l->kernel, "lora_decode_mma") == 0) {
-            per_row += l->slices * (c->N + decode_strips(c) * c->R);
+            per_row += dmma_scratch_per_row(c, l->slices);
         }
     }
     if (t_per_row != 0 && (per_row != 0 || fixed != 0)) {

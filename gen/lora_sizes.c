@@ -324,14 +324,21 @@ int dmma_bands(const struct lora *c, long slices[SPLIT_BANDS],
     return n;
 }
 
-/* The most floats of scratch per row lora_decode_mma's bands ask: each
- * band's slices of X*W, and of X*A per strip, at its most rows. */
+/* The floats of scratch per row lora_decode_mma asks over SLICES slices
+ * of K: their partial sums of X*W, and of X*A per strip. */
+long dmma_scratch_per_row(const struct lora *c, long slices)
+{
+    return slices * (c->N + decode_strips(c) * c->R);
+}
+
+/* The most floats of scratch lora_decode_mma's bands ask, each at its
+ * most rows. */
 long dmma_scratch_most(const struct lora *c)
 {
     long slices[SPLIT_BANDS], upto[SPLIT_BANDS], most = 0;
     int n = dmma_bands(c, slices, upto);
     for (int i = 0; i < n; i++) {
-        long floats = upto[i] * slices[i] * (c->N + decode_strips(c) * c->R);
+        long floats = upto[i] * dmma_scratch_per_row(c, slices[i]);
         most = floats > most ? floats : most;
     }
     return most;
