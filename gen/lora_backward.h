@@ -88,7 +88,14 @@
     X(grad_vec, VALUE_INT, 4, 1, 4,                                          \
       "lora_bwd_grad: columns of X or dY per work-item: 1, 2 or 4")          \
     X(reduce_threads, VALUE_INT, 256, 1, 1024,                               \
-      "lora_bwd_reduce: work-items per work-group")
+      "lora_bwd_reduce: work-items per work-group")                          \
+    X(fused_max, VALUE_INT, 0, 0, 16777216,                                  \
+      "rows at or below which lora_bwd_fused computes every gradient in "    \
+      "one launch (dX on the tiles of m x n with engine: simt); 0: never; "  \
+      "default from the shape and the device")                               \
+    X(fused_slices, VALUE_INT, 1, 1, 64,                                     \
+      "lora_bwd_fused: slices of N (K for T) at one block of m rows, each "  \
+      "a work-group's; halved as the blocks double; default from the shape")
 
 /* Every value of a lora_backward spec, as numbers. */
 struct bwd {

@@ -93,7 +93,7 @@ struct launch {
     unsigned grid[2];         /* SIZE_BIT mask */
     size_t per_group[2];
     int slices;               /* the value of a "slices" argument */
-    const char *args[12];     /* NULL-terminated: a size name of the op
+    const char *args[14];     /* NULL-terminated: a size name of the op
                                  ("rows"), a buffer name of op->buffers,
                                  "scratch", or "slices" */
     /* NULL-terminated names of nullable buffers (plan_buffer_nullable):

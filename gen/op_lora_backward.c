@@ -258,6 +258,102 @@ static long dx_threads(const struct bwd *c)
 }
 
 
+/* ---- lora_bwd_fused: every gradient in one launch ------------------- */
+
+/* The widest rank lora_bwd_fused keeps a row's sums of in registers
+ * (FUSED_PART_VEC columns of X or dY, each with every rank column). */
+#define FUSED_RANK_MOST 64L
+
+/* The layers its defaults take: the narrow ones (K, N <= 2048), whose dX
+ * tiles are 32 x 32 (dx_defaults). On wider ones each column of W^T's
+ * tile is a short piece of a row of W. */
+#define FUSED_NARROW 2048L
+
+/* Its tile of dX where dX's own GEMM is on tensor cores (and its knobs
+ * are that GEMM's): 32 x 64 of 2 x 4 per work-item, steps of 32, the
+ * fastest of the float tiles tried at the seeds' shape (bench/RESULTS.md,
+ * "lora_backward in one launch"). */
+#define FUSED_TENSOR_M 32L
+#define FUSED_TENSOR_N 64L
+#define FUSED_TENSOR_K 32L
+#define FUSED_TENSOR_WM 2L
+#define FUSED_TENSOR_WN 4L
+
+static int bwd_fused(const struct bwd *c)
+{
+    return c->fused_max > 0;
+}
+
+/* lora_bwd_fused's local memory in floats with the tile of G, as the
+ * template declares it. */
+static long fused_local_of(const struct bwd *c, const struct gemm_simt *g)
+{
+    long lda = g->m + g->pad, ldb = g->n + g->pad;
+    long rank_k = min_l(c->R, g->k);
+    long bs = !c->input_grad ? 1 : c->base ? 2 * g->k * ldb : rank_k * ldb;
+    return 2 * g->k * lda + bs + 2 * c->R * g->k +
+           ceil_div(c->R, rank_k) * rank_k * lda + 1;
+}
+
+/* lora_bwd_fused's GEMM (gemm_simt.cl): lora_bwd_dx's, whose tile is
+ * the knobs m x n with engine: simt (the two kernels then share the
+ * GEMM_ #defines), and with tensor cores FUSED_TENSOR_*'s, in steps of
+ * 16 where the rank makes steps of 32 overflow local memory. */
+static void fused_gemm(const struct bwd *c, struct gemm_simt *g)
+{
+    int simt = !dx_tensor(c);
+    *g = (struct gemm_simt){
+        .kernel = simt && c->input_grad ? "lora_bwd_dx" : "lora_bwd_fused",
+        .m = simt ? c->m : FUSED_TENSOR_M,
+        .n = simt ? c->n : FUSED_TENSOR_N,
+        .k = simt ? c->k : FUSED_TENSOR_K,
+        .wm = simt ? c->wm : FUSED_TENSOR_WM,
+        .wn = simt ? c->wn : FUSED_TENSOR_WN,
+        .pad = simt ? c->pad : 4, .warp_n = simt ? c->warp_n : 8,
+        .reduce = c->N, .cols = c->K, .rank = c->R, .rank_parts = 1,
+        .vec = c->vec, .stage_a = bwd_uses_w(c), .stage_b = bwd_uses_w(c),
+        .out_add = 0, .out_fixed = 1};
+    if (!simt && 4 * fused_local_of(c, g) > LOCAL_MAX) {
+        g->k = FUSED_TENSOR_K / 2;
+    }
+}
+
+/* Columns of X or dY per work-item in dA's and dB's parts: the widest
+ * that divides VEC and keeps its sums, times the rank, within 64. */
+static long fused_part_vec(const struct bwd *c)
+{
+    long v = c->vec;
+    while (v > 1 && v * c->R > FUSED_RANK_MOST) {
+        v /= 2;
+    }
+    return v;
+}
+
+/* Its local memory in floats. */
+static long fused_local(const struct bwd *c)
+{
+    struct gemm_simt g;
+    fused_gemm(c, &g);
+    return fused_local_of(c, &g);
+}
+
+/* The most slices its reductions take: one step of k each, in both. */
+static long fused_steps(const struct bwd *c)
+{
+    struct gemm_simt g;
+    fused_gemm(c, &g);
+    return ceil_div(min_l(c->K, c->N), g.k);
+}
+
+/* Its work-groups along a block of rows: dX's tiles, then dA's part and
+ * dB's. */
+static long fused_dx_tiles(const struct bwd *c)
+{
+    struct gemm_simt g;
+    fused_gemm(c, &g);
+    return c->input_grad ? ceil_div(c->K, g.n) : 0;
+}
+
 /* lora_bwd_tg's work-items divide into its row groups and rank lanes,
  * and it fits the limits. */
 static int tg_fits(const struct bwd *c)
@@ -283,16 +379,16 @@ static long widest_vec(long K, long N, long most)
  * lora_forward's 64 x 128 of 8 x 8; padding costs here. Whatever the
  * tile, 128 or more sums per work-item take k 8 (fewer registers for
  * the stash), fewer k 16 (bench/RESULTS.md, "Training: lora_backward").
- * Narrow layers (K <= 2048), as lora_forward's: 32 x 32 of 4 x 4, where
- * large tiles leave compute units idle at a few hundred rows; on CPUs
- * 128 x 64 of 8 x 4. */
+ * Narrow layers (K <= 2048): 64 x 64 of 4 x 4, which lora_bwd_fused
+ * takes too (few rows; bench/RESULTS.md, "lora_backward in one
+ * launch"); on CPUs 128 x 64 of 8 x 4. */
 static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
 {
     int cpu = ks->target == TARGET_CPU, narrow = c->K <= 2048;
     int wide = !cpu && !narrow;
     long n = cpu ? min_l(64, pow2_ceil(c->K))
-                 : narrow ? min_l(32, pow2_ceil(c->K)) : 128;
-    long m = cpu || wide ? 128 : 32;
+                 : narrow ? min_l(64, pow2_ceil(c->K)) : 128;
+    long m = cpu || wide ? 128 : 64;
     long wn = cpu || narrow ? 4 : 8, wm = cpu ? 8 : narrow ? 4 : 16;
     if (spec_knob_set(ks, "n") || spec_knob_set(ks, "wn")) {
         n = (long)spec_knob(ks, "n");
@@ -398,6 +494,40 @@ static void engine_defaults(struct kernel_spec *ks)
     }
 }
 
+/* lora_bwd_fused up to the rows whose work-groups fill one wave of the
+ * device's compute units (caps.c's facts): there its one launch replaces
+ * three or four whose gaps cost more than the work between them. On
+ * tensor cores, only while dX's tiles there would make fewer than 8
+ * work-groups (the line lora_forward's few rows draw too). Not on CPUs,
+ * where a launch costs little beside the work, nor where its tile and
+ * the rank overflow local memory. */
+static void fused_defaults(struct kernel_spec *ks)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    long wave = device_wave_units(target_facts(ks->target));
+    long per_block = fused_dx_tiles(&c) + 2;
+    long most = 0;
+    if (ks->target != TARGET_CPU && c.R <= FUSED_RANK_MOST &&
+        c.K <= FUSED_NARROW && c.N <= FUSED_NARROW &&
+        4 * fused_local(&c) <= LOCAL_MAX) {
+        struct gemm_simt g;
+        fused_gemm(&c, &g);
+        most = wave / per_block * g.m;
+        if (dx_tensor(&c)) {
+            most = min_l(most, 7 / ceil_div(c.K, c.n) * c.m);
+        }
+    }
+    spec_knob_default(ks, "fused_max", most);
+    /* At one block of rows, slices to bring the work-groups to about a
+     * wave, as many as the reductions have steps at most. */
+    spec_knob_default(ks, "fused_slices",
+                      most == 0 ? 1
+                                : max_l(1, pow2_floor(min_l(
+                                               wave / per_block,
+                                               min_l(64, fused_steps(&c))))));
+}
+
 static void bwd_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
@@ -435,6 +565,7 @@ static void bwd_defaults(struct kernel_spec *ks)
     }
     bwd_read(ks, &c);
     if (dx_tensor(&c)) {
+        fused_defaults(ks);
         return;
     }
     dx_defaults(ks, &c);
@@ -445,6 +576,7 @@ static void bwd_defaults(struct kernel_spec *ks)
     }
     /* Warps of 4 x 8 work-items, as lora_main's (GPUs only). */
     lora_warp_n_default(ks, c.m, c.n, c.wm, c.wn);
+    fused_defaults(ks);
 }
 
 /* ---- checks ----------------------------------------------------------- */
@@ -550,6 +682,32 @@ static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
     }
 }
 
+/* lora_bwd_fused keeps FUSED_PART_VEC columns' sums over the rank in
+ * registers, and its local memory. */
+static void check_fused(const struct kernel_spec *ks, const struct bwd *c,
+                        struct diags *d)
+{
+    if (c->R > FUSED_RANK_MOST) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "fused_max"),
+                   "fused_max needs rank <= %ld (got %ld): lora_bwd_fused "
+                   "keeps a row's sums over the rank in registers; use "
+                   "fused_max: 0",
+                   FUSED_RANK_MOST, c->R);
+        return;
+    }
+    if (c->fused_slices > fused_steps(c)) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "fused_slices"),
+                   "fused_slices must be <= %ld (got %ld): the steps of k "
+                   "in the shorter of in_features and out_features",
+                   fused_steps(c), c->fused_slices);
+        return;
+    }
+    struct gemm_simt g;
+    fused_gemm(c, &g);
+    check_group(ks, "fused_max", "lora_bwd_fused", (g.m / g.wm) * (g.n / g.wn),
+                fused_local(c), d);
+}
+
 static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct bwd c;
@@ -590,8 +748,12 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
     if (c.engine != ENGINE_SIMT) {
         check_tensor(ks, &c, d);
     }
-    if (c.input_grad && !dx_tensor(&c)) {
+    errors = d->count;
+    if (!dx_tensor(&c) && (c.input_grad || bwd_fused(&c))) {
         check_dx(ks, &c, d);
+    }
+    if (bwd_fused(&c) && d->count == errors) {
+        check_fused(ks, &c, d);
     }
 }
 
@@ -623,6 +785,23 @@ static void plan_dx_gemm(const struct bwd *c, struct plan *p)
         .vec = c->vec, .stage_a = bwd_uses_w(c), .stage_b = bwd_uses_w(c),
         .out_add = 0, .out_fixed = 1};
     lora_plan_gemm_simt(p, &g);
+}
+
+/* lora_bwd_fused's #defines; its GEMM_ ones where lora_bwd_dx's are
+ * not there (the same, with engine: simt). */
+static void plan_fused(const struct bwd *c, struct plan *p)
+{
+    struct gemm_simt g;
+    fused_gemm(c, &g);
+    if (dx_tensor(c) || !c->input_grad) {
+        lora_plan_gemm_simt(p, &g);
+    }
+    plan_int(p, "FUSED_DX_TILES", "lora_bwd_fused: dX's tiles a row block",
+             fused_dx_tiles(c));
+    plan_int(p, "FUSED_PART_VEC", "lora_bwd_fused: columns of dA's, dB's "
+             "sums", fused_part_vec(c));
+    plan_int(p, "FUSED_LOCAL_BYTES", "local memory the plan counted",
+             4 * fused_local(c));
 }
 
 static void plan_knobs(const struct bwd *c, struct plan *p)
@@ -664,6 +843,9 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
         gemm_mma_plan(p, &g);
     } else if (c->input_grad) {
         plan_dx_gemm(c, p);
+    }
+    if (bwd_fused(c)) {
+        plan_fused(c, p);
     }
     if (!grad_tensor(c)) {
         plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
@@ -814,16 +996,84 @@ static const char *path_why(int reduce, enum dx_kernel dx)
     return why[reduce != 0][dx];
 }
 
-/* The paths, fewest rows first: a path ends where the kernels change,
- * at grad_rows (past it, partial sums of dA and dB and their sums) and,
- * with engine: wgmma, at dx_mma_max (up to it, dX on lora_bwd_dx_mma's
- * tiles). */
+/* lora_bwd_fused's one launch up to MAX_ROWS rows over SLICES slices:
+ * dX's tiles and the parts of dA and dB of each slice across, the
+ * blocks of rows down. */
+static void fused_path(const struct bwd *c, long max_rows, long slices,
+                       struct path *pa)
+{
+    static const char *const args[] = {"rows", "slices", "x",  "w",  "a",
+                                       "b",    "dy",     "dx", "da", "db",
+                                       "scratch", "sync", NULL};
+    const char *used[14];
+    int n = 0;
+    for (const char *const *a = args; *a != NULL; a++) {
+        if ((strcmp(*a, "w") != 0 || bwd_uses_w(c)) &&
+            (strcmp(*a, "dx") != 0 || c->input_grad)) {
+            used[n++] = *a;
+        }
+    }
+    used[n] = NULL;
+    struct gemm_simt g;
+    fused_gemm(c, &g);
+    struct launch *l = &pa->launch[0];
+    pa->n_launch = 1;
+    l->kernel = "lora_bwd_fused";
+    l->dims = 2;
+    l->local[0] = (size_t)(g.n / g.wn);
+    l->local[1] = (size_t)(g.m / g.wm);
+    launch_fixed(l, 0, (size_t)((fused_dx_tiles(c) + 2) * slices));
+    launch_over(l, 1, 1, SIZE_FIRST, (size_t)g.m);
+    launch_args(l, used);
+    l->slices = (int)slices;
+    pa->max_rows = max_rows;
+    pa->why = slices > 1
+                  ? "every gradient in one launch over slices of the "
+                    "reductions: dX's tiles with G alongside, dA's and dB's "
+                    "parts by blocks of rows, each summed by its last"
+                  : "every gradient in one launch: dX's tiles with G "
+                    "alongside, dA's and dB's parts by blocks of rows, "
+                    "summed by the last";
+    /* dX's partial sums of each slice (more than one), and a slot of dA's
+     * and dB's a block of rows and slice */
+    long slot = (c->K + c->N) * c->R;
+    pa->scratch_per = (slices > 1 && c->input_grad ? slices * c->K : 0) +
+                      ceil_div(slices * slot, g.m);
+    pa->scratch_sizes = SIZE_FIRST;
+    pa->scratch_fixed = slices * slot;
+}
+
+/* lora_bwd_fused's paths up to fused_max: fused_slices slices at one
+ * block of rows, halved as the blocks double, then one. */
+static void fused_paths(const struct bwd *c, struct plan *p)
+{
+    struct gemm_simt g;
+    fused_gemm(c, &g);
+    long blocks = 1, slices = c->fused_slices;
+    while (slices > 1 && blocks * g.m < c->fused_max) {
+        fused_path(c, blocks * g.m, slices, &p->path[p->n_path++]);
+        blocks *= 2;
+        slices /= 2;
+    }
+    fused_path(c, c->fused_max, slices, &p->path[p->n_path++]);
+}
+
+/* The paths, fewest rows first: up to fused_max, lora_bwd_fused; past
+ * it, a path ends where the kernels change, at grad_rows (past it,
+ * partial sums of dA and dB and their sums) and, with engine: wgmma, at
+ * dx_mma_max (up to it, dX on lora_bwd_dx_mma's tiles). */
 static void bwd_paths(const struct bwd *c, struct plan *p)
 {
     long ends[2];
     int n = 0;
-    ends[n++] = c->grad_rows;
-    if (dx_kernel_at(c, 0) == DX_WGMMA && c->dx_mma_max > 0 &&
+    p->n_path = 0;
+    if (bwd_fused(c)) {
+        fused_paths(c, p);
+    }
+    if (c->grad_rows > c->fused_max) {
+        ends[n++] = c->grad_rows;
+    }
+    if (dx_kernel_at(c, 0) == DX_WGMMA && c->dx_mma_max > c->fused_max &&
         c->dx_mma_max != c->grad_rows) {
         ends[n++] = c->dx_mma_max;
     }
@@ -832,7 +1082,6 @@ static void bwd_paths(const struct bwd *c, struct plan *p)
         ends[0] = ends[1];
         ends[1] = t;
     }
-    p->n_path = 0;
     for (int i = 0; i <= n; i++) {
         struct path *pa = &p->path[p->n_path++];
         long rows = i < n ? ends[i] : 0;
@@ -917,9 +1166,28 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
                     (c.engine == ENGINE_WGMMA ? CAP_WGMMA : 0);
     }
     for (int i = 0; i < p->n_path; i++) {
+        if (p->path[i].launch[0].kernel == NULL ||
+            strcmp(p->path[i].launch[0].kernel, "lora_bwd_fused") == 0) {
+            continue;
+        }
         p->path[i].scratch_per = per_row;
         p->path[i].scratch_sizes = SIZE_FIRST;
         p->path[i].scratch_fixed = fixed;
+    }
+    if (bwd_fused(&c)) {
+        /* lora_bwd_fused's counters of partial sums done: dA's, dB's,
+         * each tile of dX's; NVIDIA fences them at device scope by
+         * membar.gl */
+        struct gemm_simt g;
+        fused_gemm(&c, &g);
+        p->sync_words = 2 + fused_dx_tiles(&c) * ceil_div(c.fused_max, g.m);
+        int membar = target_offers(ks->target, CAP_SHFL_SYNC);
+        plan_int(p, "GRID_MEMBAR_PTX",
+                 membar ? "fences as PTX membar.gl" : "fences as mem_fence",
+                 membar);
+        if (membar) {
+            p->needs |= CAP_SHFL_SYNC;
+        }
     }
 }
 
@@ -941,11 +1209,64 @@ static const struct tune_axis bwd_tune_space[] = {
     {NULL, NULL},
 };
 
+/* At the rows the defaults give to lora_bwd_fused its slices, and with
+ * engine: simt its tile (dX's), are what runs: there `specl tune`
+ * searches those instead of the launch sequence's knobs. */
+static const struct tune_axis bwd_fused_space[] = {
+    {"fused_slices", "1 2 4 8 16 32 64"},
+    {NULL, NULL},
+};
+
+static const struct tune_axis bwd_fused_simt_space[] = {
+    {"fused_slices", "1 2 4 8 16 32 64"},
+    {"n", "32 64 128"},
+    {"m", "32 64"},
+    {"k", "16 32"},
+    {"wm", "2 4"},
+    {"wn", "2 4"},
+    {NULL, NULL},
+};
+
+/* The few-rows space that runs at ROWS rows, or NULL. */
+static const struct tune_axis *bwd_rows_space(const struct bwd *c, long rows)
+{
+    if (!bwd_fused(c) || rows > c->fused_max) {
+        return NULL;
+    }
+    return dx_tensor(c) ? bwd_fused_space : bwd_fused_simt_space;
+}
+
+static const struct tune_axis *bwd_tune_space_rows(
+    const struct kernel_spec *ks, long rows)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    return bwd_rows_space(&c, rows);
+}
+
+/* An entry timed at ROWS rows that lora_bwd_fused took keeps its slices
+ * (its tile is dX's knobs, which an entry keeps anyway). */
+static void bwd_entry_rows(struct kernel_spec *ks,
+                           const struct kernel_spec *entry, long rows)
+{
+    struct bwd e;
+    bwd_read(entry, &e);
+    if (bwd_rows_space(&e, rows) != NULL) {
+        int k = op_knob_index(ks->op, "fused_slices");
+        ks->knob[k] = entry->knob[k];
+        ks->knob[k].set = 1;
+    }
+}
+
+/* The one launch at few rows. */
+static const char *const bwd_few_rows_knobs[] = {"fused_max", "fused_slices",
+                                                 NULL};
+
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
     "lora_bwd_dx", "lora_bwd_dx_mma", "lora_bwd_dx_wgmma",
-    "lora_bwd_tg_mma", "lora_bwd_grad_mma", NULL};
+    "lora_bwd_tg_mma", "lora_bwd_grad_mma", "lora_bwd_fused", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",
@@ -961,6 +1282,9 @@ const struct op_def op_lora_backward = {
     .validate = bwd_validate,
     .plan = bwd_plan,
     .tune_space = bwd_tune_space,
+    .tune_space_rows = bwd_tune_space_rows,
+    .few_rows_knobs = bwd_few_rows_knobs,
+    .entry_rows = bwd_entry_rows,
     .reference = bwd_reference,
     .naive = bwd_naive,
     .costs = bwd_costs,

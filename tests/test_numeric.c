@@ -1211,6 +1211,113 @@ static void test_bwd_deterministic(void)
                     300, "lora_backward");
 }
 
+/* lora_bwd_fused (every gradient in one launch) over 1, 2, m - 1, m,
+ * m + 1 and 3m + 1 rows (one to four blocks of rows: dA and dB written
+ * by their only block, or summed from the slices by the last), its
+ * fused_max and one past it (the next path). */
+static void check_fused_kernel(const char *dtype, const char *fields,
+                               const char *tile)
+{
+    struct nu_kernel k;
+    if (nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
+                   "dtype: %s, %s%s, tile: {%s}}\n", dtype, fields,
+                   lora_layout, tile) &&
+        nu_build(&k)) {
+        size_t rows[16];
+        /* engine: mma and wgmma leave m to their own tiles: lora_bwd_fused
+         * then takes blocks of 32 rows */
+        long m = strstr(tile, "mma") != NULL ? 32 : nu_knob(&k, "m");
+        int n = nu_tile_rows(m, 3 * m + 1, rows);
+        n = nu_rows_add(rows, n, 2);
+        n = nu_rows_add(rows, n, nu_knob(&k, "fused_max"));
+        n = nu_rows_add(rows, n, nu_knob(&k, "fused_max") + 1);
+        nu_run_rows(&k, rows, n, nu_unit());
+    }
+    nu_kernel_free(&k);
+}
+
+/* lora_bwd_fused in both weight layouts (out_in: every third case, every
+ * case with --full): odd K, N and r (a last stage
+ * of N and of K part past it, tiles past K and the rows), the slices of
+ * its bands (the defaults', three and one, as many as K's steps),
+ * accumulate,
+ * a negative scale, the adapter's gradients alone, no base, ranks of 1
+ * to 64 (sums of 4, 2 and 1 columns a work-item), tiles of 16 to 64
+ * rows, every dtype; on tensor-core engines (f16, bf16: its own float
+ * tile beside dX's tensor-core paths), where the device has them. */
+static void fused_cases(int every)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 96, out_features: 40, rank: 7, alpha: 14",
+         "fused_max: 100"},
+        {"bf16", "in_features: 37, out_features: 51, rank: 3, "
+         "scale: -0.5, accumulate: true", "fused_max: 70, m: 16, n: 16, "
+         "k: 8, wm: 2, wn: 2"},
+        {"f16", "in_features: 100, out_features: 72, rank: 8, "
+         "input_grad: false", "fused_max: 50"},
+        {"f32", "in_features: 100, out_features: 72, rank: 8, "
+         "input_grad: false, accumulate: true, alpha: 4",
+         "fused_max: 90, m: 64, n: 32, wm: 4, wn: 4"},
+        {"f32", "in_features: 64, out_features: 128, rank: 16, base: false, "
+         "scale: 2", "fused_max: 40"},
+        {"bf16", "in_features: 72, out_features: 100, rank: 5, base: false, "
+         "accumulate: true", "fused_max: 60, m: 16, n: 48, k: 4, wm: 2, "
+         "wn: 3, vec: 2, pad: 0"},
+        {"f32", "in_features: 136, out_features: 264, rank: 33, alpha: 8",
+         "fused_max: 40, m: 32, n: 32, wm: 4, wn: 4"},
+        {"f32", "in_features: 128, out_features: 96, rank: 64, alpha: 8",
+         "fused_max: 33, vec: 2, m: 32, n: 32, wm: 4, wn: 4"},
+        {"f32", "in_features: 1, out_features: 3, rank: 1", "fused_max: 9"},
+        {"f32", "in_features: 96, out_features: 80, rank: 4, alpha: 4",
+         "fused_max: 70, fused_slices: 3, m: 16, n: 16, k: 16, wm: 2, "
+         "wn: 2"},
+        {"bf16", "in_features: 64, out_features: 200, rank: 9",
+         "fused_max: 64, fused_slices: 4, m: 16, n: 32, k: 16, wm: 2, "
+         "wn: 4"},
+        {"bf16", "in_features: 520, out_features: 136, rank: 16, "
+         "accumulate: true", "engine: wgmma, fused_max: 96"},
+        {"f16", "in_features: 264, out_features: 72, rank: 7",
+         "engine: mma, fused_max: 40"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int wgmma = strstr(cases[c][2], "wgmma") != NULL;
+        int mma = strstr(cases[c][2], "mma") != NULL;
+        if (!every && !mma && c % 3 != 1) {
+            continue;
+        }
+        unsigned needs = mma ? CAP_MMA_SYNC_BF16_F16 |
+                                   (wgmma ? CAP_WGMMA : 0)
+                             : 0;
+        if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
+            check_fused_kernel(cases[c][0], cases[c][1], cases[c][2]);
+            continue;
+        }
+        struct nu_kernel k;
+        nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
+                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0],
+                   cases[c][1], lora_layout, cases[c][2]);
+        nu_kernel_free(&k);
+    }
+}
+
+static void test_bwd_fused(void)
+{
+    fused_cases(1);
+    lora_layout = OUT_IN;
+    fused_cases(test_full);
+    lora_layout = "";
+}
+
+/* lora_bwd_fused's slices of dA and dB summed by whichever work-group
+ * ends last: in block order all the same. */
+static void test_bwd_fused_deterministic(void)
+{
+    check_same_bits("kernels:\n  - {name: t_bwd, op: lora_backward, "
+                    "in_features: 200, out_features: 136, rank: 12, "
+                    "alpha: 24, tile: {fused_max: 100, fused_slices: 4}}\n",
+                    100, "lora_bwd_fused");
+}
+
 /* lora_decode_mma's strips summed by whichever work-group of the strip
  * ends last: in slice order all the same (on devices without tensor
  * cores, the variant they run). */
@@ -1366,6 +1473,10 @@ int add_numeric_suite(void)
                     test_bwd_wide_rank) == NULL ||
         CU_add_test(s, "lora_backward: dA and dB the same bits every run",
                     test_bwd_deterministic) == NULL ||
+        CU_add_test(s, "lora_backward: every gradient in one launch "
+                    "(lora_bwd_fused)", test_bwd_fused) == NULL ||
+        CU_add_test(s, "lora_backward: lora_bwd_fused the same bits every "
+                    "run", test_bwd_fused_deterministic) == NULL ||
         CU_add_test(s, "lora: few rows on tensor cores, the same bits "
                     "every run", test_decode_mma_deterministic) == NULL ||
         CU_add_test(s, "op defaults for CPUs", test_cpu_defaults) == NULL ||

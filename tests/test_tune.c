@@ -537,6 +537,50 @@ static void test_decode_mma_space(void)
     spec_set_free(&s);
 }
 
+/* lora_backward at the rows its defaults give to lora_bwd_fused (the
+ * generic GPU target): the tuner searches its slices and float tile
+ * there, the launch sequence's knobs past fused_max; an entry timed there
+ * keeps its slices, one timed past it leaves them to the defaults. */
+static void test_bwd_fused_space(void)
+{
+    static const char *const text =
+        "kernels:\n  - {name: t_fused, op: lora_backward, in_features: 512, "
+        "out_features: 512, rank: 8}\n";
+    struct spec_set s;
+    struct diags d = {.out = stderr};
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "fused.yaml", text), 0);
+    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_GPU, &d), 0);
+    const struct kernel_spec *ks = &s.kernel[0];
+    const struct op_def *op = ks->op;
+    long most = (long)ks->knob[op_knob_index(op, "fused_max")].num;
+    int slices_k = op_knob_index(op, "fused_slices");
+    CU_ASSERT_FATAL(most >= 1);
+    static const struct {
+        long rows;
+        const char *first_axis;
+    } at[] = {{1, "fused_slices"}, {0, "fused_slices"}, {-1, "m"}};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        long rows = at[i].rows > 0 ? at[i].rows
+                    : at[i].rows == 0 ? most : most + 1;
+        struct tune_filter f;
+        char err[256];
+        CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, rows, &f, err,
+                                                 sizeof err), 0);
+        const char *axis = op->knobs[f.sp.knob[0]].key;
+        TU_CHECK(strcmp(axis, at[i].first_axis) == 0 && f.n_cand > 1 &&
+                     f.home >= 0,
+                 "at %ld rows (fused_max %ld) the space starts with %s "
+                 "(want %s), %ld candidates, home %ld", rows, most, axis,
+                 at[i].first_axis, f.n_cand, f.home);
+        tune_filter_free(&f);
+    }
+    long other = (long)ks->knob[slices_k].num == 2 ? 4 : 2;
+    char knobs[64];
+    snprintf(knobs, sizeof knobs, "fused_slices=%ld", other);
+    check_entry_keeps(ks, knobs, slices_k, other, most);
+    spec_set_free(&s);
+}
+
 /* Over the whole space of each op, against what the op declares and what
  * its checks say on each config: the space has the op's axes and values
  * and as many configs as their product, each a different combination of
@@ -3886,6 +3930,8 @@ int add_tune_suite(void)
         CU_add_test(s, "filter: whole spaces", test_filter_space) == NULL ||
         CU_add_test(s, "filter: lora_decode's shape at few rows",
                     test_decode_space) == NULL ||
+        CU_add_test(s, "filter: lora_bwd_fused's slices at few rows",
+                    test_bwd_fused_space) == NULL ||
         CU_add_test(s, "filter: lora_decode_mma's slices at few rows",
                     test_decode_mma_space) == NULL ||
         CU_add_test(s, "filter: the op defaults of every target",
