@@ -1067,6 +1067,27 @@ static void test_bwd_out_in(void)
     lora_layout = "";
 }
 
+/* Case C (dtype, fields, tile) run by CHECK where the device has what
+ * its engine (mma, wgmma in the tile) needs; elsewhere it must validate. */
+static void bwd_case_where_it_runs(const char *const c[3],
+                                   void (*check)(const char *, const char *,
+                                                 const char *))
+{
+    unsigned needs = strstr(c[2], "wgmma") != NULL
+                         ? CAP_MMA_SYNC_BF16_F16 | CAP_WGMMA
+                     : strstr(c[2], "mma") != NULL ? CAP_MMA_SYNC_BF16_F16
+                                                   : 0;
+    if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
+        check(c[0], c[1], c[2]);
+        return;
+    }
+    struct nu_kernel k;
+    nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
+               "dtype: %s, %s%s, tile: {%s}}\n", c[0], c[1], lora_layout,
+               c[2]);
+    nu_kernel_free(&k);
+}
+
 /* dX on tensor cores (lora_bwd_dx_mma, lora_bwd_dx_wgmma: the device
  * suites; elsewhere each case must validate), in both weight layouts:
  * in_out's W and A read n-major, out_in's k-major. A last step of N part
@@ -1111,17 +1132,7 @@ static void bwd_tensor_cases(void)
          "input_grad: false, accumulate: true", "engine: mma"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        int wgmma = strstr(cases[c][2], "wgmma") != NULL;
-        unsigned needs = CAP_MMA_SYNC_BF16_F16 | (wgmma ? CAP_WGMMA : 0);
-        if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
-            check_bwd_kernel(cases[c][0], cases[c][1], cases[c][2]);
-            continue;
-        }
-        struct nu_kernel k;
-        nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
-                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0],
-                   cases[c][1], lora_layout, cases[c][2]);
-        nu_kernel_free(&k);
+        bwd_case_where_it_runs(cases[c], check_bwd_kernel);
     }
 }
 
@@ -1280,23 +1291,9 @@ static void fused_cases(int every)
          "engine: mma, fused_max: 40"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        int wgmma = strstr(cases[c][2], "wgmma") != NULL;
-        int mma = strstr(cases[c][2], "mma") != NULL;
-        if (!every && !mma && c % 3 != 1) {
-            continue;
+        if (every || strstr(cases[c][2], "mma") != NULL || c % 3 == 1) {
+            bwd_case_where_it_runs(cases[c], check_fused_kernel);
         }
-        unsigned needs = mma ? CAP_MMA_SYNC_BF16_F16 |
-                                   (wgmma ? CAP_WGMMA : 0)
-                             : 0;
-        if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
-            check_fused_kernel(cases[c][0], cases[c][1], cases[c][2]);
-            continue;
-        }
-        struct nu_kernel k;
-        nu_spec_ok(&k, "kernels:\n  - {name: t_bwd, op: lora_backward, "
-                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0],
-                   cases[c][1], lora_layout, cases[c][2]);
-        nu_kernel_free(&k);
     }
 }
 
