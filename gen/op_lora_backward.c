@@ -381,15 +381,17 @@ static long widest_vec(long K, long N, long most)
  * the stash), fewer k 16 (bench/RESULTS.md, "Training: lora_backward").
  * Narrow layers (K <= 2048): 64 x 64 of 4 x 4, which lora_bwd_fused
  * takes too (few rows; bench/RESULTS.md, "lora_backward in one
- * launch"); on CPUs 128 x 64 of 8 x 4. */
+ * launch"). On CPUs 128 x 64 of 8 x 4, and 32 x 64 of 4 x 4 on narrow
+ * layers, whose few rows a 128-row tile computes in vain (bench/
+ * RESULTS.md, "lora_backward's dX tile on CPUs"). */
 static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
 {
     int cpu = ks->target == TARGET_CPU, narrow = c->K <= 2048;
     int wide = !cpu && !narrow;
     long n = cpu ? min_l(64, pow2_ceil(c->K))
                  : narrow ? min_l(64, pow2_ceil(c->K)) : 128;
-    long m = cpu || wide ? 128 : 64;
-    long wn = cpu || narrow ? 4 : 8, wm = cpu ? 8 : narrow ? 4 : 16;
+    long m = wide || (cpu && !narrow) ? 128 : narrow && cpu ? 32 : 64;
+    long wn = cpu || narrow ? 4 : 8, wm = cpu && !narrow ? 8 : narrow ? 4 : 16;
     if (spec_knob_set(ks, "n") || spec_knob_set(ks, "wn")) {
         n = (long)spec_knob(ks, "n");
         wn = (long)spec_knob(ks, "wn");
