@@ -269,6 +269,12 @@ static long dx_threads(const struct bwd *c)
  * tile is a short piece of a row of W. */
 #define FUSED_NARROW 2048L
 
+/* The most steps of k its work-groups' stretches take by default: at
+ * 2048 x 2048 one block over two slices (64 steps) beat the launch
+ * sequence and two blocks over one (128) lost to it (bench/RESULTS.md,
+ * "lora_backward in one launch"). */
+#define FUSED_STEPS_MOST 64L
+
 /* Its tile of dX where dX's own GEMM is on tensor cores (and its knobs
  * are that GEMM's): 32 x 64 of 2 x 4 per work-item, steps of 32, the
  * fastest of the float tiles tried at the seeds' shape (bench/RESULTS.md,
@@ -497,37 +503,54 @@ static void engine_defaults(struct kernel_spec *ks)
 }
 
 /* lora_bwd_fused up to the rows whose work-groups fill one wave of the
- * device's compute units (caps.c's facts): there its one launch replaces
- * three or four whose gaps cost more than the work between them. On
- * tensor cores, only while dX's tiles there would make fewer than 8
- * work-groups (the line lora_forward's few rows draw too). Not on CPUs,
- * where a launch costs little beside the work, nor where its tile and
- * the rank overflow local memory. */
+ * device's compute units (caps.c's facts), and while no work-group's
+ * stretch takes more than FUSED_STEPS_MOST steps of k: there its one
+ * launch replaces three or four whose gaps cost more than the work
+ * between them. On tensor cores, only while dX's tiles there would make
+ * fewer than 8 work-groups (the line lora_forward's few rows draw too).
+ * Not on CPUs, where a launch costs little beside the work, nor where its
+ * tile and the rank overflow local memory. Its slices at one block of
+ * rows bring the work-groups to about a wave, as many as the reductions
+ * have steps at most. */
 static void fused_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
     bwd_read(ks, &c);
     long wave = device_wave_units(target_facts(ks->target));
     long per_block = fused_dx_tiles(&c) + 2;
+    int eligible = ks->target != TARGET_CPU && c.R <= FUSED_RANK_MOST &&
+                   c.K <= FUSED_NARROW && c.N <= FUSED_NARROW &&
+                   4 * fused_local(&c) <= LOCAL_MAX;
+    spec_knob_default(ks, "fused_slices",
+                      !eligible ? 1
+                                : max_l(1, pow2_floor(min_l(
+                                               wave / per_block,
+                                               min_l(64, fused_steps(&c))))));
+    bwd_read(ks, &c);
     long most = 0;
-    if (ks->target != TARGET_CPU && c.R <= FUSED_RANK_MOST &&
-        c.K <= FUSED_NARROW && c.N <= FUSED_NARROW &&
-        4 * fused_local(&c) <= LOCAL_MAX) {
+    if (eligible) {
         struct gemm_simt g;
         fused_gemm(&c, &g);
-        most = wave / per_block * g.m;
+        /* the bands' blocks: the slices halve as they double */
+        long longest = ceil_div(max_l(c.K, c.N), g.k), blocks = 0;
+        for (long b = 1, sl = c.fused_slices; b <= wave / per_block;
+             b *= 2, sl = max_l(1, sl / 2)) {
+            if (ceil_div(longest, sl) > FUSED_STEPS_MOST) {
+                break;
+            }
+            if (sl == 1) {
+                /* one slice from here on: the wave's blocks */
+                blocks = wave / per_block;
+                break;
+            }
+            blocks = b;
+        }
+        most = blocks * g.m;
         if (dx_tensor(&c)) {
             most = min_l(most, 7 / ceil_div(c.K, c.n) * c.m);
         }
     }
     spec_knob_default(ks, "fused_max", most);
-    /* At one block of rows, slices to bring the work-groups to about a
-     * wave, as many as the reductions have steps at most. */
-    spec_knob_default(ks, "fused_slices",
-                      most == 0 ? 1
-                                : max_l(1, pow2_floor(min_l(
-                                               wave / per_block,
-                                               min_l(64, fused_steps(&c))))));
 }
 
 static void bwd_defaults(struct kernel_spec *ks)
