@@ -113,6 +113,34 @@ void bwd_read(const struct kernel_spec *ks, struct bwd *c);
 /* dX needs W: the input gradient with the base. */
 int bwd_uses_w(const struct bwd *c);
 
+/* dX's GEMM with W runs on tensor cores. */
+int bwd_dx_tensor(const struct bwd *c);
+
+/* Checks a work-group of KERNEL, THREADS work-items and LOCAL_FLOATS of
+ * local memory, against the limits; errors at KEY. */
+void bwd_check_group(const struct kernel_spec *ks, const char *key,
+                     const char *kernel, long threads, long local_floats,
+                     struct diags *d);
+
+/* lora_backward_fused.c: lora_bwd_fused, every gradient in one launch at
+ * few rows (fused_max > 0): its defaults (fused_max, fused_slices), its
+ * checks, its #defines, its sync words, its paths (its bands of slices,
+ * fewest rows first, from path p->n_path on), and the tuning space and
+ * entry hooks of its rows. */
+int bwd_fused(const struct bwd *c);
+void bwd_fused_defaults(struct kernel_spec *ks);
+void bwd_fused_check(const struct kernel_spec *ks, const struct bwd *c,
+                     struct diags *d);
+void bwd_fused_plan(const struct bwd *c, struct plan *p);
+void bwd_fused_plan_sync(const struct kernel_spec *ks, const struct bwd *c,
+                         struct plan *p);
+void bwd_fused_paths(const struct bwd *c, struct plan *p);
+const struct tune_axis *bwd_fused_tune_space(const struct kernel_spec *ks,
+                                             long rows);
+void bwd_fused_entry_rows(struct kernel_spec *ks,
+                          const struct kernel_spec *entry, long rows);
+extern const char *const bwd_fused_knobs[];
+
 /* The shape's #defines, as the plan and the naive plan have them. */
 void bwd_plan_shape(const struct kernel_spec *ks, const struct bwd *c,
                     struct plan *p);

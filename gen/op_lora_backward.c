@@ -58,7 +58,7 @@ int bwd_uses_w(const struct bwd *c)
 enum dx_kernel { DX_NONE, DX_SIMT, DX_MMA, DX_WGMMA };
 
 /* dX's GEMM with W runs on tensor cores. */
-static int dx_tensor(const struct bwd *c)
+int bwd_dx_tensor(const struct bwd *c)
 {
     return bwd_uses_w(c) && c->engine != ENGINE_SIMT;
 }
@@ -66,7 +66,7 @@ static int dx_tensor(const struct bwd *c)
 /* lora_bwd_dx_mma runs: engine mma, or wgmma's fewest rows. */
 static int dx_runs_mma(const struct bwd *c)
 {
-    return dx_tensor(c) &&
+    return bwd_dx_tensor(c) &&
            (c->engine == ENGINE_MMA || c->dx_mma_max > 0);
 }
 
@@ -76,7 +76,7 @@ static enum dx_kernel dx_kernel_at(const struct bwd *c, long rows)
     if (!c->input_grad) {
         return DX_NONE;
     }
-    if (!dx_tensor(c)) {
+    if (!bwd_dx_tensor(c)) {
         return DX_SIMT;
     }
     if (c->engine == ENGINE_MMA || (rows != 0 && rows <= c->dx_mma_max)) {
@@ -90,7 +90,7 @@ static enum dx_kernel dx_kernel_at(const struct bwd *c, long rows)
  * The tensor cores' loaders read either layout as it lies. */
 static int copies_wt(const struct bwd *c)
 {
-    return bwd_uses_w(c) && !dx_tensor(c) && c->layout == LAYOUT_IN_OUT;
+    return bwd_uses_w(c) && !bwd_dx_tensor(c) && c->layout == LAYOUT_IN_OUT;
 }
 
 /* lora_bwd_grad_mma's geometry: GM_WARPS warps of 32 columns each, the
@@ -117,7 +117,7 @@ static int grad_tensor(const struct bwd *c)
  * lora_bwd_dx (float multiply-adds) reads G. */
 static long tg_parts(const struct bwd *c)
 {
-    if (!grad_tensor(c) || (c->input_grad && !dx_tensor(c))) {
+    if (!grad_tensor(c) || (c->input_grad && !bwd_dx_tensor(c))) {
         return 1;
     }
     return min_l(4, pow2_floor(max_l(1, max_l(c->K, c->N) / 1024)));
@@ -153,7 +153,7 @@ static void dx_gemm_mma(const struct bwd *c, struct gemm_mma *g)
     *g = (struct gemm_mma){
         .kernel = "lora_bwd_dx_mma", .wg_kernel = "lora_bwd_dx_wgmma",
         .out = "dX", .mma = dx_runs_mma(c),
-        .wgmma = dx_tensor(c) && c->engine == ENGINE_WGMMA, .m = c->m,
+        .wgmma = bwd_dx_tensor(c) && c->engine == ENGINE_WGMMA, .m = c->m,
         .n = c->n, .k = c->k, .wm = c->wm, .wn = c->wn,
         .stages = c->stages, .wg_m = c->wg_m, .wg_n = c->wg_n,
         .wg_stages = c->wg_stages,
@@ -161,7 +161,7 @@ static void dx_gemm_mma(const struct bwd *c, struct gemm_mma *g)
         .rank_parts = tg_parts(c),
         .w_nk = c->layout == LAYOUT_IN_OUT, .out_add = 0,
         /* the accelerator's boxes: rows of one 128-byte swizzle line */
-        .tma = dx_tensor(c) && c->engine == ENGINE_WGMMA && c->k == 64};
+        .tma = bwd_dx_tensor(c) && c->engine == ENGINE_WGMMA && c->k == 64};
 }
 
 /* ---- local memory, in floats, as the templates declare it ------------- */
@@ -257,108 +257,6 @@ static long dx_threads(const struct bwd *c)
     return (c->m / c->wm) * (c->n / c->wn);
 }
 
-
-/* ---- lora_bwd_fused: every gradient in one launch ------------------- */
-
-/* The widest rank lora_bwd_fused keeps a row's sums of in registers
- * (FUSED_PART_VEC columns of X or dY, each with every rank column). */
-#define FUSED_RANK_MOST 64L
-
-/* The layers its defaults take: the narrow ones (K, N <= 2048), whose dX
- * tiles are 32 x 32 (dx_defaults). On wider ones each column of W^T's
- * tile is a short piece of a row of W. */
-#define FUSED_NARROW 2048L
-
-/* The most steps of k its work-groups' stretches take by default: at
- * 2048 x 2048 one block over two slices (64 steps) beat the launch
- * sequence and two blocks over one (128) lost to it (bench/RESULTS.md,
- * "lora_backward in one launch"). */
-#define FUSED_STEPS_MOST 64L
-
-/* Its tile of dX where dX's own GEMM is on tensor cores (and its knobs
- * are that GEMM's): 32 x 64 of 2 x 4 per work-item, steps of 32, the
- * fastest of the float tiles tried at the seeds' shape (bench/RESULTS.md,
- * "lora_backward in one launch"). */
-#define FUSED_TENSOR_M 32L
-#define FUSED_TENSOR_N 64L
-#define FUSED_TENSOR_K 32L
-#define FUSED_TENSOR_WM 2L
-#define FUSED_TENSOR_WN 4L
-
-static int bwd_fused(const struct bwd *c)
-{
-    return c->fused_max > 0;
-}
-
-/* lora_bwd_fused's local memory in floats with the tile of G, as the
- * template declares it. */
-static long fused_local_of(const struct bwd *c, const struct gemm_simt *g)
-{
-    long lda = g->m + g->pad, ldb = g->n + g->pad;
-    long rank_k = min_l(c->R, g->k);
-    long bs = !c->input_grad ? 1 : c->base ? 2 * g->k * ldb : rank_k * ldb;
-    return 2 * g->k * lda + bs + 2 * c->R * g->k +
-           ceil_div(c->R, rank_k) * rank_k * lda + 1;
-}
-
-/* lora_bwd_fused's GEMM (gemm_simt.cl): lora_bwd_dx's, whose tile is
- * the knobs m x n with engine: simt (the two kernels then share the
- * GEMM_ #defines), and with tensor cores FUSED_TENSOR_*'s, in steps of
- * 16 where the rank makes steps of 32 overflow local memory. */
-static void fused_gemm(const struct bwd *c, struct gemm_simt *g)
-{
-    int simt = !dx_tensor(c);
-    *g = (struct gemm_simt){
-        .kernel = simt && c->input_grad ? "lora_bwd_dx" : "lora_bwd_fused",
-        .m = simt ? c->m : FUSED_TENSOR_M,
-        .n = simt ? c->n : FUSED_TENSOR_N,
-        .k = simt ? c->k : FUSED_TENSOR_K,
-        .wm = simt ? c->wm : FUSED_TENSOR_WM,
-        .wn = simt ? c->wn : FUSED_TENSOR_WN,
-        .pad = simt ? c->pad : 4, .warp_n = simt ? c->warp_n : 8,
-        .reduce = c->N, .cols = c->K, .rank = c->R, .rank_parts = 1,
-        .vec = c->vec, .stage_a = bwd_uses_w(c), .stage_b = bwd_uses_w(c),
-        .out_add = 0, .out_fixed = 1};
-    if (!simt && 4 * fused_local_of(c, g) > LOCAL_MAX) {
-        g->k = FUSED_TENSOR_K / 2;
-    }
-}
-
-/* Columns of X or dY per work-item in dA's and dB's parts: the widest
- * that divides VEC and keeps its sums, times the rank, within 64. */
-static long fused_part_vec(const struct bwd *c)
-{
-    long v = c->vec;
-    while (v > 1 && v * c->R > FUSED_RANK_MOST) {
-        v /= 2;
-    }
-    return v;
-}
-
-/* Its local memory in floats. */
-static long fused_local(const struct bwd *c)
-{
-    struct gemm_simt g;
-    fused_gemm(c, &g);
-    return fused_local_of(c, &g);
-}
-
-/* The most slices its reductions take: one step of k each, in both. */
-static long fused_steps(const struct bwd *c)
-{
-    struct gemm_simt g;
-    fused_gemm(c, &g);
-    return ceil_div(min_l(c->K, c->N), g.k);
-}
-
-/* Its work-groups along a block of rows: dX's tiles, then dA's part and
- * dB's. */
-static long fused_dx_tiles(const struct bwd *c)
-{
-    struct gemm_simt g;
-    fused_gemm(c, &g);
-    return c->input_grad ? ceil_div(c->K, g.n) : 0;
-}
 
 /* lora_bwd_tg's work-items divide into its row groups and rank lanes,
  * and it fits the limits. */
@@ -488,7 +386,7 @@ static void engine_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
         bwd_read(ks, &c);
     }
-    if (!dx_tensor(&c)) {
+    if (!bwd_dx_tensor(&c)) {
         return;
     }
     spec_knob_default(ks, "m", 128);
@@ -500,57 +398,6 @@ static void engine_defaults(struct kernel_spec *ks)
     if (c.engine == ENGINE_WGMMA) {
         spec_knob_default(ks, "dx_mma_max", c.wg_m / 2);
     }
-}
-
-/* lora_bwd_fused up to the rows whose work-groups fill one wave of the
- * device's compute units (caps.c's facts), and while no work-group's
- * stretch takes more than FUSED_STEPS_MOST steps of k: there its one
- * launch replaces three or four whose gaps cost more than the work
- * between them. On tensor cores, only while dX's tiles there would make
- * fewer than 8 work-groups (the line lora_forward's few rows draw too).
- * Not on CPUs, where a launch costs little beside the work, nor where its
- * tile and the rank overflow local memory. Its slices at one block of
- * rows bring the work-groups to about a wave, as many as the reductions
- * have steps at most. */
-static void fused_defaults(struct kernel_spec *ks)
-{
-    struct bwd c;
-    bwd_read(ks, &c);
-    long wave = device_wave_units(target_facts(ks->target));
-    long per_block = fused_dx_tiles(&c) + 2;
-    int eligible = ks->target != TARGET_CPU && c.R <= FUSED_RANK_MOST &&
-                   c.K <= FUSED_NARROW && c.N <= FUSED_NARROW &&
-                   4 * fused_local(&c) <= LOCAL_MAX;
-    spec_knob_default(ks, "fused_slices",
-                      !eligible ? 1
-                                : max_l(1, pow2_floor(min_l(
-                                               wave / per_block,
-                                               min_l(64, fused_steps(&c))))));
-    bwd_read(ks, &c);
-    long most = 0;
-    if (eligible) {
-        struct gemm_simt g;
-        fused_gemm(&c, &g);
-        /* the bands' blocks: the slices halve as they double */
-        long longest = ceil_div(max_l(c.K, c.N), g.k), blocks = 0;
-        for (long b = 1, sl = c.fused_slices; b <= wave / per_block;
-             b *= 2, sl = max_l(1, sl / 2)) {
-            if (ceil_div(longest, sl) > FUSED_STEPS_MOST) {
-                break;
-            }
-            if (sl == 1) {
-                /* one slice from here on: the wave's blocks */
-                blocks = wave / per_block;
-                break;
-            }
-            blocks = b;
-        }
-        most = blocks * g.m;
-        if (dx_tensor(&c)) {
-            most = min_l(most, 7 / ceil_div(c.K, c.n) * c.m);
-        }
-    }
-    spec_knob_default(ks, "fused_max", most);
 }
 
 static void bwd_defaults(struct kernel_spec *ks)
@@ -589,8 +436,8 @@ static void bwd_defaults(struct kernel_spec *ks)
                                                      128) * 128)));
     }
     bwd_read(ks, &c);
-    if (dx_tensor(&c)) {
-        fused_defaults(ks);
+    if (bwd_dx_tensor(&c)) {
+        bwd_fused_defaults(ks);
         return;
     }
     dx_defaults(ks, &c);
@@ -601,7 +448,7 @@ static void bwd_defaults(struct kernel_spec *ks)
     }
     /* Warps of 4 x 8 work-items, as lora_main's (GPUs only). */
     lora_warp_n_default(ks, c.m, c.n, c.wm, c.wn);
-    fused_defaults(ks);
+    bwd_fused_defaults(ks);
 }
 
 /* ---- checks ----------------------------------------------------------- */
@@ -620,8 +467,8 @@ static void check_vec(const struct kernel_spec *ks, const struct bwd *c,
     }
 }
 
-static void check_group(const struct kernel_spec *ks, const char *key,
-                        const char *kernel, long threads, long local_floats,
+void bwd_check_group(const struct kernel_spec *ks, const char *key,
+                     const char *kernel, long threads, long local_floats,
                         struct diags *d)
 {
     if (threads > THREADS_MAX) {
@@ -668,7 +515,7 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
                    "n (%ld) must be a multiple of vec (%ld)", c->n, c->vec);
         return;
     }
-    check_group(ks, "m", "lora_bwd_dx", dx_threads(c), dx_local(c), d);
+    bwd_check_group(ks, "m", "lora_bwd_dx", dx_threads(c), dx_local(c), d);
     check_warp_n(ks, "lora_bwd_dx", c->warp_n, c->m, c->wm, c->n, c->wn, d);
 }
 
@@ -707,32 +554,6 @@ static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
     }
 }
 
-/* lora_bwd_fused keeps FUSED_PART_VEC columns' sums over the rank in
- * registers, and its local memory. */
-static void check_fused(const struct kernel_spec *ks, const struct bwd *c,
-                        struct diags *d)
-{
-    if (c->R > FUSED_RANK_MOST) {
-        diag_error(d, ks->file, spec_knob_mark(ks, "fused_max"),
-                   "fused_max needs rank <= %ld (got %ld): lora_bwd_fused "
-                   "keeps a row's sums over the rank in registers; use "
-                   "fused_max: 0",
-                   FUSED_RANK_MOST, c->R);
-        return;
-    }
-    if (c->fused_slices > fused_steps(c)) {
-        diag_error(d, ks->file, spec_knob_mark(ks, "fused_slices"),
-                   "fused_slices must be <= %ld (got %ld): the steps of k "
-                   "in the shorter of in_features and out_features",
-                   fused_steps(c), c->fused_slices);
-        return;
-    }
-    struct gemm_simt g;
-    fused_gemm(c, &g);
-    check_group(ks, "fused_max", "lora_bwd_fused", (g.m / g.wm) * (g.n / g.wn),
-                fused_local(c), d);
-}
-
 static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct bwd c;
@@ -764,21 +585,21 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
                    tg_rows_per_item(&c));
         return;
     }
-    check_group(ks, "tg_threads", "lora_bwd_tg", c.tg_threads, tg_local(&c),
+    bwd_check_group(ks, "tg_threads", "lora_bwd_tg", c.tg_threads, tg_local(&c),
                 d);
-    check_group(ks, "grad_threads", "lora_bwd_grad", c.grad_threads,
+    bwd_check_group(ks, "grad_threads", "lora_bwd_grad", c.grad_threads,
                 grad_local(&c), d);
-    check_group(ks, "reduce_threads", "lora_bwd_reduce", c.reduce_threads,
+    bwd_check_group(ks, "reduce_threads", "lora_bwd_reduce", c.reduce_threads,
                 0, d);
     if (c.engine != ENGINE_SIMT) {
         check_tensor(ks, &c, d);
     }
     errors = d->count;
-    if (!dx_tensor(&c) && (c.input_grad || bwd_fused(&c))) {
+    if (!bwd_dx_tensor(&c) && (c.input_grad || bwd_fused(&c))) {
         check_dx(ks, &c, d);
     }
     if (bwd_fused(&c) && d->count == errors) {
-        check_fused(ks, &c, d);
+        bwd_fused_check(ks, &c, d);
     }
 }
 
@@ -810,23 +631,6 @@ static void plan_dx_gemm(const struct bwd *c, struct plan *p)
         .vec = c->vec, .stage_a = bwd_uses_w(c), .stage_b = bwd_uses_w(c),
         .out_add = 0, .out_fixed = 1};
     lora_plan_gemm_simt(p, &g);
-}
-
-/* lora_bwd_fused's #defines; its GEMM_ ones where lora_bwd_dx's are
- * not there (the same, with engine: simt). */
-static void plan_fused(const struct bwd *c, struct plan *p)
-{
-    struct gemm_simt g;
-    fused_gemm(c, &g);
-    if (dx_tensor(c) || !c->input_grad) {
-        lora_plan_gemm_simt(p, &g);
-    }
-    plan_int(p, "FUSED_DX_TILES", "lora_bwd_fused: dX's tiles a row block",
-             fused_dx_tiles(c));
-    plan_int(p, "FUSED_PART_VEC", "lora_bwd_fused: columns of dA's, dB's "
-             "sums", fused_part_vec(c));
-    plan_int(p, "FUSED_LOCAL_BYTES", "local memory the plan counted",
-             4 * fused_local(c));
 }
 
 static void plan_knobs(const struct bwd *c, struct plan *p)
@@ -864,13 +668,13 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
     }
     struct gemm_mma g;
     dx_gemm_mma(c, &g);
-    if (dx_tensor(c)) {
+    if (bwd_dx_tensor(c)) {
         gemm_mma_plan(p, &g);
     } else if (c->input_grad) {
         plan_dx_gemm(c, p);
     }
     if (bwd_fused(c)) {
-        plan_fused(c, p);
+        bwd_fused_plan(c, p);
     }
     if (!grad_tensor(c)) {
         plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
@@ -886,7 +690,7 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
         plan_int(p, "WG_LOCAL_BYTES", "local memory the plan counted",
                  gemm_wgmma_local(&g));
     }
-    if (c->input_grad && !dx_tensor(c)) {
+    if (c->input_grad && !bwd_dx_tensor(c)) {
         plan_int(p, "DX_LOCAL_BYTES", "local memory the plan counted",
                  4 * dx_local(c));
     }
@@ -1021,68 +825,6 @@ static const char *path_why(int reduce, enum dx_kernel dx)
     return why[reduce != 0][dx];
 }
 
-/* lora_bwd_fused's one launch up to MAX_ROWS rows over SLICES slices:
- * dX's tiles and the parts of dA and dB of each slice across, the
- * blocks of rows down. */
-static void fused_path(const struct bwd *c, long max_rows, long slices,
-                       struct path *pa)
-{
-    static const char *const args[] = {"rows", "slices", "x",  "w",  "a",
-                                       "b",    "dy",     "dx", "da", "db",
-                                       "scratch", "sync", NULL};
-    const char *used[14];
-    int n = 0;
-    for (const char *const *a = args; *a != NULL; a++) {
-        if ((strcmp(*a, "w") != 0 || bwd_uses_w(c)) &&
-            (strcmp(*a, "dx") != 0 || c->input_grad)) {
-            used[n++] = *a;
-        }
-    }
-    used[n] = NULL;
-    struct gemm_simt g;
-    fused_gemm(c, &g);
-    struct launch *l = &pa->launch[0];
-    pa->n_launch = 1;
-    l->kernel = "lora_bwd_fused";
-    l->dims = 2;
-    l->local[0] = (size_t)(g.n / g.wn);
-    l->local[1] = (size_t)(g.m / g.wm);
-    launch_fixed(l, 0, (size_t)((fused_dx_tiles(c) + 2) * slices));
-    launch_over(l, 1, 1, SIZE_FIRST, (size_t)g.m);
-    launch_args(l, used);
-    l->slices = (int)slices;
-    pa->max_rows = max_rows;
-    pa->why = slices > 1
-                  ? "every gradient in one launch over slices of the "
-                    "reductions: dX's tiles with G alongside, dA's and dB's "
-                    "parts by blocks of rows, each summed by its last"
-                  : "every gradient in one launch: dX's tiles with G "
-                    "alongside, dA's and dB's parts by blocks of rows, "
-                    "summed by the last";
-    /* dX's partial sums of each slice (more than one), and a slot of dA's
-     * and dB's a block of rows and slice */
-    long slot = (c->K + c->N) * c->R;
-    pa->scratch_per = (slices > 1 && c->input_grad ? slices * c->K : 0) +
-                      ceil_div(slices * slot, g.m);
-    pa->scratch_sizes = SIZE_FIRST;
-    pa->scratch_fixed = slices * slot;
-}
-
-/* lora_bwd_fused's paths up to fused_max: fused_slices slices at one
- * block of rows, halved as the blocks double, then one. */
-static void fused_paths(const struct bwd *c, struct plan *p)
-{
-    struct gemm_simt g;
-    fused_gemm(c, &g);
-    long blocks = 1, slices = c->fused_slices;
-    while (slices > 1 && blocks * g.m < c->fused_max) {
-        fused_path(c, blocks * g.m, slices, &p->path[p->n_path++]);
-        blocks *= 2;
-        slices /= 2;
-    }
-    fused_path(c, c->fused_max, slices, &p->path[p->n_path++]);
-}
-
 /* The paths, fewest rows first: up to fused_max, lora_bwd_fused; past
  * it, a path ends where the kernels change, at grad_rows (past it,
  * partial sums of dA and dB and their sums) and, with engine: wgmma, at
@@ -1093,7 +835,7 @@ static void bwd_paths(const struct bwd *c, struct plan *p)
     int n = 0;
     p->n_path = 0;
     if (bwd_fused(c)) {
-        fused_paths(c, p);
+        bwd_fused_paths(c, p);
     }
     if (c->grad_rows > c->fused_max) {
         ends[n++] = c->grad_rows;
@@ -1200,19 +942,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
         p->path[i].scratch_fixed = fixed;
     }
     if (bwd_fused(&c)) {
-        /* lora_bwd_fused's counters of partial sums done: dA's, dB's,
-         * each tile of dX's; NVIDIA fences them at device scope by
-         * membar.gl */
-        struct gemm_simt g;
-        fused_gemm(&c, &g);
-        p->sync_words = 2 + fused_dx_tiles(&c) * ceil_div(c.fused_max, g.m);
-        int membar = target_offers(ks->target, CAP_SHFL_SYNC);
-        plan_int(p, "GRID_MEMBAR_PTX",
-                 membar ? "fences as PTX membar.gl" : "fences as mem_fence",
-                 membar);
-        if (membar) {
-            p->needs |= CAP_SHFL_SYNC;
-        }
+        bwd_fused_plan_sync(ks, &c, p);
     }
 }
 
@@ -1234,59 +964,6 @@ static const struct tune_axis bwd_tune_space[] = {
     {NULL, NULL},
 };
 
-/* At the rows the defaults give to lora_bwd_fused its slices, and with
- * engine: simt its tile (dX's), are what runs: there `specl tune`
- * searches those instead of the launch sequence's knobs. */
-static const struct tune_axis bwd_fused_space[] = {
-    {"fused_slices", "1 2 4 8 16 32 64"},
-    {NULL, NULL},
-};
-
-static const struct tune_axis bwd_fused_simt_space[] = {
-    {"fused_slices", "1 2 4 8 16 32 64"},
-    {"n", "32 64 128"},
-    {"m", "32 64"},
-    {"k", "16 32"},
-    {"wm", "2 4"},
-    {"wn", "2 4"},
-    {NULL, NULL},
-};
-
-/* The few-rows space that runs at ROWS rows, or NULL. */
-static const struct tune_axis *bwd_rows_space(const struct bwd *c, long rows)
-{
-    if (!bwd_fused(c) || rows > c->fused_max) {
-        return NULL;
-    }
-    return dx_tensor(c) ? bwd_fused_space : bwd_fused_simt_space;
-}
-
-static const struct tune_axis *bwd_tune_space_rows(
-    const struct kernel_spec *ks, long rows)
-{
-    struct bwd c;
-    bwd_read(ks, &c);
-    return bwd_rows_space(&c, rows);
-}
-
-/* An entry timed at ROWS rows that lora_bwd_fused took keeps its slices
- * (its tile is dX's knobs, which an entry keeps anyway). */
-static void bwd_entry_rows(struct kernel_spec *ks,
-                           const struct kernel_spec *entry, long rows)
-{
-    struct bwd e;
-    bwd_read(entry, &e);
-    if (bwd_rows_space(&e, rows) != NULL) {
-        int k = op_knob_index(ks->op, "fused_slices");
-        ks->knob[k] = entry->knob[k];
-        ks->knob[k].set = 1;
-    }
-}
-
-/* The one launch at few rows. */
-static const char *const bwd_few_rows_knobs[] = {"fused_max", "fused_slices",
-                                                 NULL};
-
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
@@ -1307,9 +984,9 @@ const struct op_def op_lora_backward = {
     .validate = bwd_validate,
     .plan = bwd_plan,
     .tune_space = bwd_tune_space,
-    .tune_space_rows = bwd_tune_space_rows,
-    .few_rows_knobs = bwd_few_rows_knobs,
-    .entry_rows = bwd_entry_rows,
+    .tune_space_rows = bwd_fused_tune_space,
+    .few_rows_knobs = bwd_fused_knobs,
+    .entry_rows = bwd_fused_entry_rows,
     .reference = bwd_reference,
     .naive = bwd_naive,
     .costs = bwd_costs,
