@@ -98,6 +98,7 @@ FUSED_PART_VEC VEC, with FUSED_PART_VEC * RANK <= 64"
 /* The block's G (SCALE*T), k-major as the r stretch reads it: whole
  * steps of GEMM_RANK_K, zero past r. */
 #define FUSED_GS_SIZE (GEMM_RANK_TILES * GEMM_RANK_K * GEMM_LDA)
+/* And fused_last's flag, one word. */
 #define FUSED_LOCAL                                                      \
     (FUSED_AS_SIZE + FUSED_BS_SIZE + FUSED_FS_SIZE + FUSED_GS_SIZE + 1)
 #if FUSED_LOCAL * 4 != FUSED_LOCAL_BYTES
