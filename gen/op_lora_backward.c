@@ -285,7 +285,7 @@ static long widest_vec(long K, long N, long most)
  * the stash), fewer k 16 (bench/RESULTS.md, "Training: lora_backward").
  * Narrow layers (K <= 2048): 64 x 64 of 4 x 4, which lora_bwd_fused
  * takes too (few rows; bench/RESULTS.md, "lora_backward in one
- * launch"). On CPUs 128 x 64 of 8 x 4, and 32 x 64 of 4 x 4 on narrow
+ * launch"). On CPUs 128 x 64 of 8 x 4, and 64 x 64 of 8 x 4 on narrow
  * layers, whose few rows a 128-row tile computes in vain (bench/
  * RESULTS.md, "lora_backward's dX tile on CPUs"). */
 static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
@@ -294,8 +294,8 @@ static void dx_defaults(struct kernel_spec *ks, const struct bwd *c)
     int wide = !cpu && !narrow;
     long n = cpu ? min_l(64, pow2_ceil(c->K))
                  : narrow ? min_l(64, pow2_ceil(c->K)) : 128;
-    long m = wide || (cpu && !narrow) ? 128 : narrow && cpu ? 32 : 64;
-    long wn = cpu || narrow ? 4 : 8, wm = cpu && !narrow ? 8 : narrow ? 4 : 16;
+    long m = wide || (cpu && !narrow) ? 128 : 64;
+    long wn = cpu || narrow ? 4 : 8, wm = cpu ? 8 : narrow ? 4 : 16;
     if (spec_knob_set(ks, "n") || spec_knob_set(ks, "wn")) {
         n = (long)spec_knob(ks, "n");
         wn = (long)spec_knob(ks, "wn");
