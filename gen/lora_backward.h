@@ -107,6 +107,18 @@ struct bwd {
 #undef KNOB_MEMBER
 };
 
+/* The index of each field and knob in its table. */
+#define FIELD_INDEX(member, ...) BWD_FIELD_##member,
+#define KNOB_INDEX(name, ...) BWD_KNOB_##name,
+enum { BWD_FIELDS(FIELD_INDEX) BWD_N_FIELDS };
+enum { BWD_KNOBS(KNOB_INDEX) BWD_N_KNOBS };
+#undef FIELD_INDEX
+#undef KNOB_INDEX
+
+/* The keys' tables, in those orders (lora_backward_values.c). */
+extern const struct param_def bwd_fields[];
+extern const struct param_def bwd_knobs[];
+
 /* Fills C with KS's values. */
 void bwd_read(const struct kernel_spec *ks, struct bwd *c);
 

@@ -4,7 +4,6 @@
 #include "lora_backward.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* The widest rank whose rows lora_bwd_tg (A, B^T) and lora_bwd_grad (G,
  * SCALE*T) stage in local memory whatever the shape: two of 4064 floats
@@ -12,56 +11,9 @@
  * for the former, grad_threads 32 for the latter). */
 #define RANK_MAX 4064L
 
-#define FIELD_DEF(member, type, def) def,
-static const struct param_def bwd_fields[] = {BWD_FIELDS(FIELD_DEF)};
-#undef FIELD_DEF
-
-#define KNOB_DEF(name, kind, def, min, max, help)                            \
-    {#name, kind, 0, def, min, max,                                          \
-     (kind) == VALUE_CHOICE ? lora_engine_choices : NULL, help},
-static const struct param_def bwd_knobs[] = {BWD_KNOBS(KNOB_DEF)};
-#undef KNOB_DEF
-
-/* The index of each field and knob in its table. */
-#define FIELD_INDEX(member, ...) BWD_FIELD_##member,
-#define KNOB_INDEX(name, ...) BWD_KNOB_##name,
-enum { BWD_FIELDS(FIELD_INDEX) BWD_N_FIELDS };
-enum { BWD_KNOBS(KNOB_INDEX) BWD_N_KNOBS };
-#undef FIELD_INDEX
-#undef KNOB_INDEX
-
-_Static_assert(BWD_N_KNOBS <= SPECL_MAX_PARAMS &&
-                   BWD_N_FIELDS <= SPECL_MAX_PARAMS,
-               "lora_backward has more keys than a kernel_spec holds");
-
-void bwd_read(const struct kernel_spec *ks, struct bwd *c)
-{
-#define READ_FIELD(member, type, ...)                                        \
-    c->member = bwd_fields[BWD_FIELD_##member].kind == VALUE_BOOL            \
-                    ? ks->field[BWD_FIELD_##member].num != 0                 \
-                    : (type)ks->field[BWD_FIELD_##member].num;
-#define READ_KNOB(name, ...) c->name = (long)ks->knob[BWD_KNOB_##name].num;
-    BWD_FIELDS(READ_FIELD)
-    BWD_KNOBS(READ_KNOB)
-#undef READ_FIELD
-#undef READ_KNOB
-}
-
-/* dX needs W only with both the input gradient and the base. */
-int bwd_uses_w(const struct bwd *c)
-{
-    return c->input_grad && c->base;
-}
-
 /* The kernel that computes dX in a launch sequence: lora_bwd_dx (float
  * multiply-adds), lora_bwd_dx_mma or lora_bwd_dx_wgmma (tensor cores). */
 enum dx_kernel { DX_NONE, DX_SIMT, DX_MMA, DX_WGMMA };
-
-/* dX's GEMM with W runs on tensor cores. */
-int bwd_dx_tensor(const struct bwd *c)
-{
-    return bwd_uses_w(c) && c->engine != ENGINE_SIMT;
-}
 
 /* lora_bwd_dx_mma runs: engine mma, or wgmma's fewest rows. */
 static int dx_runs_mma(const struct bwd *c)
@@ -467,22 +419,6 @@ static void check_vec(const struct kernel_spec *ks, const struct bwd *c,
     }
 }
 
-void bwd_check_group(const struct kernel_spec *ks, const char *key,
-                     const char *kernel, long threads, long local_floats,
-                        struct diags *d)
-{
-    if (threads > THREADS_MAX) {
-        diag_error(d, ks->file, spec_knob_mark(ks, key),
-                   "%s work-group of %ld work-items exceeds %ld", kernel,
-                   threads, THREADS_MAX);
-    }
-    if (local_floats * 4 > LOCAL_MAX) {
-        diag_error(d, ks->file, spec_knob_mark(ks, key),
-                   "%s needs %ld bytes of local memory, more than %ld",
-                   kernel, local_floats * 4, LOCAL_MAX);
-    }
-}
-
 static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
                      struct diags *d)
 {
@@ -744,6 +680,33 @@ static void launch_dx_simt(const struct bwd *c, struct path *pa)
     launch_args(l, bwd_uses_w(c) && !copies_wt(c) ? dx_w_args : dx_args);
 }
 
+/* The scratch every launch sequence shares, for PA. */
+static void seq_scratch(const struct bwd *c, struct path *pa)
+{
+    /* G and T per row (TG_PARTS partial sums each), then a slice of
+     * partial sums per grad_rows rows:
+     * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
+     * + slice floats. */
+    long slice = (c->K + c->N) * c->R;
+    long per_row = 2 * c->R * tg_parts(c) + ceil_div(slice, c->grad_rows);
+    long fixed = slice;
+    /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
+     * floats. Every sequence finds it there. */
+    if (copies_wt(c)) {
+        fixed += c->K * c->N + 3;
+    }
+    /* Or lora_bwd_dx_wgmma's tensor maps (LORA_BWD_WG_MAPS), at a 64-byte
+     * line past the partials' rounding to 4. */
+    struct gemm_mma dx_g;
+    dx_gemm_mma(c, &dx_g);
+    if (dx_g.tma) {
+        fixed += 3 + gemm_wgmma_map_floats(&dx_g);
+    }
+    pa->scratch_per = per_row;
+    pa->scratch_sizes = SIZE_FIRST;
+    pa->scratch_fixed = fixed;
+}
+
 /* One launch sequence: G and scale*T, dA and dB (their partial sums and
  * the sums of those with REDUCE), then dX with DX. */
 static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
@@ -795,6 +758,7 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     } else if (dx != DX_NONE) {
         launch_dx_tensor(c, dx, &pa->launch[pa->n_launch++]);
     }
+    seq_scratch(c, pa);
 }
 
 /* What a path does, for the stub's comment: REDUCE, its partial sums of
@@ -905,41 +869,12 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
                            : "The gradient of b; lora_B.weight.grad is its "
                              "transpose");
 
-    /* G and T per row (TG_PARTS partial sums each), then a slice of
-     * partial sums per grad_rows rows:
-     * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
-     * + slice floats. */
-    long slice = (c.K + c.N) * c.R;
-    long per_row = 2 * c.R * tg_parts(&c) + ceil_div(slice, c.grad_rows);
-    long fixed = slice;
-    /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
-     * floats. Both paths find it there. */
-    if (copies_wt(&c)) {
-        fixed += c.K * c.N + 3;
-    }
-    /* Or lora_bwd_dx_wgmma's tensor maps (LORA_BWD_WG_MAPS), at a 64-byte
-     * line past the partials' rounding to 4. */
-    struct gemm_mma dx_g;
-    dx_gemm_mma(&c, &dx_g);
-    if (dx_g.tma) {
-        fixed += 3 + gemm_wgmma_map_floats(&dx_g);
-    }
-
     /* Up to grad_rows rows lora_bwd_grad sums every row and writes dA and
      * dB itself: one launch fewer. */
     bwd_paths(&c, p);
     if (c.engine != ENGINE_SIMT) {
         p->needs |= CAP_MMA_SYNC_BF16_F16 |
                     (c.engine == ENGINE_WGMMA ? CAP_WGMMA : 0);
-    }
-    for (int i = 0; i < p->n_path; i++) {
-        if (p->path[i].launch[0].kernel == NULL ||
-            strcmp(p->path[i].launch[0].kernel, "lora_bwd_fused") == 0) {
-            continue;
-        }
-        p->path[i].scratch_per = per_row;
-        p->path[i].scratch_sizes = SIZE_FIRST;
-        p->path[i].scratch_fixed = fixed;
     }
     if (bwd_fused(&c)) {
         bwd_fused_plan_sync(ks, &c, p);
@@ -977,9 +912,9 @@ const struct op_def op_lora_backward = {
     .kernels = bwd_kernels,
     .example = "in_features=4096 out_features=4096 rank=16",
     .fields = bwd_fields,
-    .n_fields = (int)(sizeof bwd_fields / sizeof bwd_fields[0]),
+    .n_fields = BWD_N_FIELDS,
     .knobs = bwd_knobs,
-    .n_knobs = (int)(sizeof bwd_knobs / sizeof bwd_knobs[0]),
+    .n_knobs = BWD_N_KNOBS,
     .defaults = bwd_defaults,
     .validate = bwd_validate,
     .plan = bwd_plan,
