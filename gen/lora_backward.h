@@ -144,8 +144,7 @@ void bwd_fused_defaults(struct kernel_spec *ks);
 void bwd_fused_check(const struct kernel_spec *ks, const struct bwd *c,
                      struct diags *d);
 void bwd_fused_plan(const struct bwd *c, struct plan *p);
-void bwd_fused_plan_sync(const struct kernel_spec *ks, const struct bwd *c,
-                         struct plan *p);
+long bwd_fused_sync_words(const struct bwd *c);
 void bwd_fused_paths(const struct bwd *c, struct plan *p);
 const struct tune_axis *bwd_fused_tune_space(const struct kernel_spec *ks,
                                              long rows);

@@ -202,21 +202,12 @@ void bwd_fused_plan(const struct bwd *c, struct plan *p)
 
 /* lora_bwd_fused's counters of partial sums done (dA's, dB's, each tile
  * of dX's, as many blocks of rows as fused_max makes) in the handle's
- * sync words; on NVIDIA fenced at device scope by membar.gl, which the
- * variant then needs. */
-void bwd_fused_plan_sync(const struct kernel_spec *ks, const struct bwd *c,
-                         struct plan *p)
+ * sync words. */
+long bwd_fused_sync_words(const struct bwd *c)
 {
     struct gemm_simt g;
     fused_gemm(c, &g);
-    p->sync_words = 2 + fused_dx_tiles(c) * ceil_div(c->fused_max, g.m);
-    int membar = target_offers(ks->target, CAP_SHFL_SYNC);
-    plan_int(p, "GRID_MEMBAR_PTX",
-             membar ? "fences as PTX membar.gl" : "fences as mem_fence",
-             membar);
-    if (membar) {
-        p->needs |= CAP_SHFL_SYNC;
-    }
+    return 2 + fused_dx_tiles(c) * ceil_div(c->fused_max, g.m);
 }
 
 /* lora_bwd_fused's one launch up to MAX_ROWS rows over SLICES slices:

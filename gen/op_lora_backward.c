@@ -585,8 +585,10 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
         plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
                  c->grad_vec);
     }
-    plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
-             c->reduce_threads);
+    if (!grad_tensor(c)) {
+        plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
+                 c->reduce_threads);
+    }
     if (grad_tensor(c)) {
         plan_int(p, "GM_WARPS", "lora_bwd_grad_mma: warps of 32 columns",
                  GM_WARPS);
@@ -683,13 +685,13 @@ static void launch_dx_simt(const struct bwd *c, struct path *pa)
 /* The scratch every launch sequence shares, for PA. */
 static void seq_scratch(const struct bwd *c, struct path *pa)
 {
-    /* G and T per row (TG_PARTS partial sums each), then a slice of
-     * partial sums per grad_rows rows:
+    /* G and T per row (TG_PARTS partial sums each), then, from a
+     * multiple of 4 floats, a slice of partial sums per grad_rows rows:
      * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
      * + slice floats. */
     long slice = (c->K + c->N) * c->R;
     long per_row = 2 * c->R * tg_parts(c) + ceil_div(slice, c->grad_rows);
-    long fixed = slice;
+    long fixed = slice + 3;
     /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
      * floats. Every sequence finds it there. */
     if (copies_wt(c)) {
@@ -735,15 +737,18 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     l = &pa->launch[pa->n_launch++];
     static const char *const grad_args[] = {"rows", "x",       "dy", "da",
                                             "db",   "scratch", NULL};
+    /* lora_bwd_grad_mma's last work-group of a strip adds its partials */
+    static const char *const grad_mma_args[] = {
+        "rows", "x", "dy", "da", "db", "scratch", "sync", NULL};
     l->kernel = grad_tensor(c) ? "lora_bwd_grad_mma" : "lora_bwd_grad";
     l->dims = 2;
     l->local[0] = (size_t)(grad_tensor(c) ? 32 * GM_WARPS : c->grad_threads);
     l->local[1] = 1;
     launch_fixed(l, 0, (size_t)grad_strips_all(c));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->grad_rows);
-    launch_args(l, grad_args);
+    launch_args(l, grad_tensor(c) ? grad_mma_args : grad_args);
 
-    if (reduce) {
+    if (reduce && !grad_tensor(c)) {
         l = &pa->launch[pa->n_launch++];
         static const char *const reduce_args[] = {"rows", "da", "db",
                                                   "scratch", NULL};
@@ -762,10 +767,11 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
 }
 
 /* What a path does, for the stub's comment: REDUCE, its partial sums of
- * dA and dB per grad_rows rows; DX, its kernel for dX. */
-static const char *path_why(int reduce, enum dx_kernel dx)
+ * dA and dB per grad_rows rows (on tensor cores, TENSOR, summed by each
+ * strip's last work-group); DX, its kernel for dX. */
+static const char *path_why(int reduce, int tensor, enum dx_kernel dx)
 {
-    static const char *const why[2][4] = {
+    static const char *const why[3][4] = {
         {"G = scale*dY*B^T and scale*X*A, then dA and dB by strips of 32 "
          "columns over every row",
          "G = scale*dY*B^T and scale*X*A, dA and dB by strips of columns "
@@ -785,8 +791,21 @@ static const char *path_why(int reduce, enum dx_kernel dx)
          "[dY | G]*[W^T ; A^T] on tensor cores",
          "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
          "grad_rows rows by strips of columns, their sums, then dX = "
-         "[dY | G]*[W^T ; A^T] on warpgroups"}};
-    return why[reduce != 0][dx];
+         "[dY | G]*[W^T ; A^T] on warpgroups"},
+        {"G = scale*dY*B^T and scale*X*A, then partial sums of dA and dB "
+         "per grad_rows rows by strips of columns, each strip's summed by "
+         "its last work-group",
+         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+         "grad_rows rows by strips of columns (each strip's summed by its "
+         "last work-group), W^T (with the base), then dX = [dY | G]*[W^T ; "
+         "A^T]",
+         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+         "grad_rows rows by strips of columns (each strip's summed by its "
+         "last work-group), then dX = [dY | G]*[W^T ; A^T] on tensor cores",
+         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
+         "grad_rows rows by strips of columns (each strip's summed by its "
+         "last work-group), then dX = [dY | G]*[W^T ; A^T] on warpgroups"}};
+    return why[reduce ? 1 + (tensor != 0) : 0][dx];
 }
 
 /* The paths, fewest rows first: up to fused_max, lora_bwd_fused; past
@@ -819,8 +838,33 @@ static void bwd_paths(const struct bwd *c, struct plan *p)
         int reduce = rows == 0 || rows > c->grad_rows;
         enum dx_kernel dx = dx_kernel_at(c, rows);
         pa->max_rows = rows;
-        pa->why = path_why(reduce, dx);
+        pa->why = path_why(reduce, grad_tensor(c), dx);
         bwd_path(c, reduce, dx, pa);
+    }
+}
+
+/* The handle's sync words: lora_bwd_fused's counters, and a counter per
+ * strip of lora_bwd_grad_mma's. Their kernels run one after another and
+ * leave every counter at 0, so they share the words. On NVIDIA the
+ * kernels fence at device scope by membar.gl, which the variant then
+ * needs. */
+static void plan_sync(const struct kernel_spec *ks, const struct bwd *c,
+                      struct plan *p)
+{
+    long words = bwd_fused(c) ? bwd_fused_sync_words(c) : 0;
+    if (grad_tensor(c)) {
+        words = max_l(words, grad_strips_all(c));
+    }
+    p->sync_words = words;
+    if (words == 0) {
+        return;
+    }
+    int membar = target_offers(ks->target, CAP_SHFL_SYNC);
+    plan_int(p, "GRID_MEMBAR_PTX",
+             membar ? "fences as PTX membar.gl" : "fences as mem_fence",
+             membar);
+    if (membar) {
+        p->needs |= CAP_SHFL_SYNC;
     }
 }
 
@@ -876,9 +920,7 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
         p->needs |= CAP_MMA_SYNC_BF16_F16 |
                     (c.engine == ENGINE_WGMMA ? CAP_WGMMA : 0);
     }
-    if (bwd_fused(&c)) {
-        bwd_fused_plan_sync(ks, &c, p);
-    }
+    plan_sync(ks, &c, p);
 }
 
 /* What `specl tune` searches, most important first. */

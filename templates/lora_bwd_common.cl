@@ -52,7 +52,8 @@
  *   SCALE*T    at rows * TG_PARTS * RANK: rows x TG_PARTS x RANK (a row's
  *              TG_PARTS partial sums over stretches of K or N, which the
  *              kernels after add; lora_bwd_tg writes one, whole)
- *   partials   at 2 * rows * TG_PARTS * RANK: GRAD_SLICES(rows) slices of
+ *   partials   at 2 * rows * TG_PARTS * RANK rounded up to a multiple of
+ *              4 (16 bytes, for float4 reads): GRAD_SLICES(rows) slices of
  *              (K + N) * RANK floats; slice s holds the sums over its rows
  *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
  *              n of dB at n * RANK). Unused with one slice.
@@ -94,7 +95,7 @@
 #define SCRATCH_G(scratch, rows) (scratch)
 #define SCRATCH_T(scratch, rows) ((scratch) + (size_t)(rows) * TG_PARTS * RANK)
 #define SCRATCH_PARTIALS(scratch, rows)                                   \
-    ((scratch) + (size_t)(rows) * 2 * TG_PARTS * RANK)
+    ((scratch) + CEIL_DIV((size_t)(rows) * 2 * TG_PARTS * RANK, 4) * 4)
 /* Output (column N of X (FOR_DA) or dY, rank column J) of a slice of
  * lora_bwd_grad or lora_bwd_grad_mma: SUM into the slice's partials
  * PART (column-major by the rank), or where the rows make one slice
@@ -120,6 +121,5 @@ inline void grad_put(__global float *part, __global storage_t *da,
 
 /* W^T (lora_bwd_wt), past the partials, at a multiple of 4 floats. */
 #define SCRATCH_WT(scratch, rows)                                         \
-    ((scratch) + CEIL_DIV((size_t)(rows) * 2 * TG_PARTS * RANK +          \
-                              (size_t)GRAD_SLICES(rows) * SLICE_FLOATS,   \
-                          4) * 4)
+    (SCRATCH_PARTIALS(scratch, rows) +                                    \
+     CEIL_DIV((size_t)GRAD_SLICES(rows) * SLICE_FLOATS, 4) * 4)

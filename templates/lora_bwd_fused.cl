@@ -98,7 +98,7 @@ FUSED_PART_VEC VEC, with FUSED_PART_VEC * RANK <= 64"
 /* The block's G (SCALE*T), k-major as the r stretch reads it: whole
  * steps of GEMM_RANK_K, zero past r. */
 #define FUSED_GS_SIZE (GEMM_RANK_TILES * GEMM_RANK_K * GEMM_LDA)
-/* And fused_last's flag, one word. */
+/* And grid_last's flag, one word. */
 #define FUSED_LOCAL                                                      \
     (FUSED_AS_SIZE + FUSED_BS_SIZE + FUSED_FS_SIZE + FUSED_GS_SIZE + 1)
 #if FUSED_LOCAL * 4 != FUSED_LOCAL_BYTES
@@ -410,29 +410,6 @@ inline void fused_part(const __global storage_t *p, const int len,
     }
 }
 
-/* Whether this work-group is the last of COUNT to count itself done on
- * DONE (which it then sets back to 0); every item returns the same. */
-inline int fused_last(volatile __global uint *done, const uint count,
-                      const int lid, __local int *last)
-{
-    /* Every item's sums stored before the group counts itself done. */
-    grid_fence();
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (lid == 0) {
-        *last = atomic_inc(done) == count - 1;
-        if (*last) {
-            atomic_xchg(done, 0u);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!*last) {
-        return 0;
-    }
-    /* The other groups' sums, stored before they counted themselves. */
-    grid_fence();
-    return 1;
-}
-
 /* The elements a work-item of a last work-group sums at once. */
 #define FUSED_SUM_ELEMS 4
 
@@ -553,7 +530,7 @@ void lora_bwd_fused(const int rows, const int slices,
     __local float bs[FUSED_BS_SIZE] __attribute__((aligned(16)));
     __local float fs[FUSED_FS_SIZE];
     __local float gs[FUSED_GS_SIZE] __attribute__((aligned(16)));
-    __local int last;
+    __local uint last;
     const int lid = get_local_id(1) * GEMM_THREADS_N + get_local_id(0);
     const int c = get_group_id(0) % FUSED_GROUPS;
     const int slice = get_group_id(0) / FUSED_GROUPS;
@@ -603,7 +580,7 @@ void lora_bwd_fused(const int rows, const int slices,
         }
         gemm_store_part(dx_parts + (size_t)slice * rows * IN_FEATURES, acc,
                         tm, tn, rows, row0, col0);
-        if (fused_last(sync + FUSED_DONE_DX + block * FUSED_DX_TILES + c,
+        if (grid_last(sync + FUSED_DONE_DX + block * FUSED_DX_TILES + c,
                        slices, lid, &last)) {
             fused_sum_dx(dx_parts, slices, rows, row0, col0, dx, lid);
         }
@@ -627,7 +604,7 @@ void lora_bwd_fused(const int rows, const int slices,
                grad_parts + (block * slices + slice) * SLICE_FLOATS + offset,
                da, db, lid);
     if (slots > 1 &&
-        fused_last(sync + (for_da ? FUSED_DONE_DA : FUSED_DONE_DB), slots,
+        grid_last(sync + (for_da ? FUSED_DONE_DA : FUSED_DONE_DB), slots,
                    lid, &last)) {
         fused_sum_slots(grad_parts + offset, slots, len, for_da, da, db,
                         lid);

@@ -333,21 +333,9 @@ inline void dmma_strip(const uint tm, const uint rows_all, const uint slices,
         if (i < tm)
             dmma_sum_tile(acc, i, (__local float *)local_mem, part, tpart,
                           col0, rows, warp, lane, tid);
-    /* Every item's sums stored before the group counts itself done. */
-    grid_fence();
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (tid == 0) {
-        volatile __global uint *done =
-            sync + get_group_id(1) * DMMA_STRIPS + strip;
-        *last = atomic_inc(done) == slices - 1;
-        if (*last)
-            atomic_xchg(done, 0u);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!*last)
+    if (!grid_last(sync + get_group_id(1) * DMMA_STRIPS + strip, slices,
+                   tid, last))
         return;
-    /* The other groups' sums, stored before they counted themselves. */
-    grid_fence();
     dmma_finish(rows_all, slices, row0, rows, strip, b, y, scratch,
                 (__local float *)local_mem, tid);
 }
