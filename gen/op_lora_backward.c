@@ -372,12 +372,15 @@ static void bwd_defaults(struct kernel_spec *ks)
     grad_fit_defaults(ks);
     if (grad_tensor(&c)) {
         /* lora_bwd_grad_mma: slices that bring 4096 rows to some 512
-         * work-groups, a power of two of rows, four steps at least. */
+         * work-groups: the power of two of rows nearest that, four steps
+         * at least. */
+        long rows = 4096 * grad_strips_all(&c) / 512;
+        long below = pow2_floor(rows);
         spec_knob_default(ks, "grad_rows",
                           max_l(4 * GM_STEP,
-                                min_l(8192, pow2_floor(4096 *
-                                                       grad_strips_all(&c) /
-                                                       512))));
+                                min_l(8192, rows - below < 2 * below - rows
+                                                ? below
+                                                : 2 * below)));
     } else {
         /* lora_bwd_grad: about 16 rows per strip of 32 columns, so that
          * 4096 rows make some 256 work-groups or more; a whole number of
