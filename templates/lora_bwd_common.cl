@@ -45,7 +45,9 @@
  *                    tensor cores (f16, bf16, rank <= 64; compute
  *                    capability 8.0+): T and G as TG_PARTS partial sums
  *                    over stretches of K and N, then the same slices and
- *                    partial sums of dA and dB.
+ *                    partial sums of dA and dB, which the last
+ *                    work-group of each strip adds up (no
+ *                    lora_bwd_reduce).
  *
  * Scratch (floats), for `rows` rows:
  *   G          at 0:              rows x TG_PARTS x RANK
