@@ -45,8 +45,7 @@
 #define GM_STAGE (GM_STEP * GM_COLS)          /* halves of a stage */
 
 #define GM_RANKS (GM_TILES_N * 8)             /* the rank, padded */
-/* Factor values per step, and per work-item (a whole number: GM_STEP *
- * GM_RANKS is 256 * GM_TILES_N). */
+/* Factor values per step, and per work-item. */
 #define GM_FACTOR (GM_STEP * GM_RANKS)
 #define GM_FACTOR_PER (GM_FACTOR / GM_THREADS)
 #if GM_FACTOR % GM_THREADS != 0
@@ -129,7 +128,7 @@ inline void gm_fragments(__local ushort *xs, uint kk, uint c0, uint lane,
 /* dA's (FOR_DA) or dB's columns COL0 .. COL0 + GM_COLS - 1 of WIDTH (+)=
  * the sums of their partials over SLICES slices from PART0 (slice 0's
  * first partial of the strip), added in slice order. The strip's
- * partials lie together, (columns x RANK floats from a multiple of 4: K
+ * partials lie together (columns x RANK floats, from a multiple of 4: K
  * and N are multiples of 8), so they are read as float4s. */
 inline void gm_sum_strip(const __global float *part0, const uint slices,
                          __global storage_t *da, __global storage_t *db,
