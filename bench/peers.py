@@ -9,10 +9,11 @@ cross_entropy's cases (bench/specs/xent.yaml) run at rows of their own
 (XENT_CASES), F.cross_entropy forward and backward as a training step runs
 them, and print the peak memory the step allocates beside the logits.
 
-lora_backward's cases (bench/specs/train_half.yaml, --lora) compute dX,
-dA and dB of Y = X*W + scale*(X*A)*B with W frozen from the weights as
-PyTorch keeps them (W [out][in], A [r][in], B [out][r]), five matmuls on
-cuBLAS as a hand-written backward (or autograd) runs them.
+lora_backward's cases (bench/specs/train_half.yaml, and two float32 ones
+of specs/llama2-7b-train.yaml; --lora) compute dX, dA and dB of Y = X*W +
+scale*(X*A)*B with W frozen from the weights as PyTorch keeps them (W
+[out][in], A [r][in], B [out][r]), five matmuls on cuBLAS as a
+hand-written backward (or autograd) runs them.
 
 attention's cases (bench/specs/attention.yaml, --attention) run
 F.scaled_dot_product_attention on its flash and cuDNN backends, forward
@@ -80,12 +81,15 @@ XENT_CASES = [
 
 
 LORA_CASES = [
-    # name, in_features K, out_features N, rank, input_grad, rows
-    ("bf16_q_grad", 4096, 4096, 16, True, 4096),
-    ("bf16_q_adapter", 4096, 4096, 16, False, 4096),
-    ("bf16_up_grad", 4096, 11008, 16, True, 4096),
-    ("bf16_down_grad", 11008, 4096, 16, True, 4096),
-    ("bf16_seed_grad", 512, 512, 8, True, 128),
+    # name, dtype, in_features K, out_features N, rank, input_grad, rows
+    # (bench/specs/train_half.yaml; the float32 ones specs/llama2-7b-train.yaml)
+    ("bf16_q_grad", torch.bfloat16, 4096, 4096, 16, True, 4096),
+    ("bf16_q_adapter", torch.bfloat16, 4096, 4096, 16, False, 4096),
+    ("bf16_up_grad", torch.bfloat16, 4096, 11008, 16, True, 4096),
+    ("bf16_down_grad", torch.bfloat16, 11008, 4096, 16, True, 4096),
+    ("bf16_seed_grad", torch.bfloat16, 512, 512, 8, True, 128),
+    ("llama_q_proj_adapter", torch.float32, 4096, 4096, 16, False, 4096),
+    ("llama_up_proj_grad", torch.float32, 4096, 11008, 16, True, 4096),
 ]
 
 LORA_FORWARD_CASES = [
@@ -268,10 +272,11 @@ def xent_case(name, dtype, vocab, softcap, rows, reps):
           f"(logits {logits.numel() * logits.element_size() / 2**20:.0f} MiB)")
 
 
-def lora_case(name, K, N, r, input_grad, rows, reps):
+def lora_case(name, dt, K, N, r, input_grad, rows, reps):
     """dX = dY*W^T + G*A^T, dA = X^T*G, dB = scale*T^T*dY with G =
-    scale*dY*B^T and T = X*A, in bf16 on cuBLAS."""
-    dt = torch.bfloat16
+    scale*dY*B^T and T = X*A, in DT on cuBLAS (float32 in float32: no
+    TF32, PyTorch's default for matmuls, set here all the same)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
     scale = 2.0
     x = torch.randn(rows, K, device="cuda", dtype=dt)
     dy = torch.randn(rows, N, device="cuda", dtype=dt)
@@ -290,11 +295,13 @@ def lora_case(name, K, N, r, input_grad, rows, reps):
         return da, db
 
     us = median_us(fn, reps)
-    nbytes = 2 * (x.numel() + dy.numel() + 2 * (a.numel() + b.numel()) +
-                  (x.numel() + w.numel() if input_grad else 0))
+    nbytes = x.element_size() * (
+        x.numel() + dy.numel() + 2 * (a.numel() + b.numel()) +
+        (x.numel() + w.numel() if input_grad else 0))
     flops = 4 * rows * r * (K + N) + (2 * rows * K * r + 2 * rows * N * K
                                       if input_grad else 0)
-    print(f"{name:24s} {'lora_backward':16s} {'bfloat16':9s} "
+    dtype = "bfloat16" if dt == torch.bfloat16 else "float32"
+    print(f"{name:24s} {'lora_backward':16s} {dtype:9s} "
           f"{rows}x{K}x{N} r{r} torch eager {us:9.1f} us "
           f"{nbytes / us / 1e3:7.1f} GB/s {flops / us / 1e6:7.1f} TFLOP/s")
 
