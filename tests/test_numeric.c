@@ -10,6 +10,7 @@
 
 #include "numeric_util.h"
 #include "suites.h"
+#include "testutil.h"
 
 static const char *const dtypes[] = {"f32", "f16", "bf16"};
 #define N_DTYPES 3
@@ -1136,11 +1137,62 @@ static void bwd_tensor_cases(void)
     }
 }
 
+/* The tensor cores' launch sequence (any device: the plan alone) leaves
+ * dA's and dB's sums to lora_bwd_grad_mma's last work-group of each
+ * strip: no lora_bwd_reduce, the handle's sync words as an argument, and
+ * a word for every strip of 128 columns of X and dY (whatever
+ * lora_bwd_fused's counters, which share them, need). */
+static void test_bwd_tensor_strip_counters(void)
+{
+    static const int shapes[][2] = {
+        {4096, 4096}, {4096, 11008}, {11008, 4096}, {520, 136}, {16, 4104}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        struct nu_kernel k;
+        struct diags d = {.out = stderr};
+        const int K = shapes[i][0], N = shapes[i][1];
+        if (!nu_spec_ok(&k, "kernels:\n  - {name: t_bwd_strips, op: "
+                        "lora_backward, dtype: bf16, in_features: %d, "
+                        "out_features: %d, rank: 16%s}\n", K, N,
+                        lora_layout)) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        CU_ASSERT(spec_set_target(&k.set, TARGET_TENSOR, &d) == 0);
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        const long strips = (K + 127) / 128 + (N + 127) / 128;
+        int grads = 0, reduces = 0, synced = 0;
+        for (int a = 0; a < p.n_path; a++) {
+            for (int l = 0; l < p.path[a].n_launch; l++) {
+                const struct launch *ln = &p.path[a].launch[l];
+                reduces += strcmp(ln->kernel, "lora_bwd_reduce") == 0;
+                if (strcmp(ln->kernel, "lora_bwd_grad_mma") != 0) {
+                    continue;
+                }
+                grads++;
+                for (int g = 0; ln->args[g] != NULL; g++) {
+                    synced += strcmp(ln->args[g], "sync") == 0;
+                }
+            }
+        }
+        TU_CHECK(grads > 0 && synced == grads && reduces == 0 &&
+                     p.sync_words >= strips,
+                 "K %d, N %d: %d lora_bwd_grad_mma launches (%d given the "
+                 "sync words), %d of lora_bwd_reduce, %ld sync words for "
+                 "%ld strips:\n%s",
+                 K, N, grads, synced, reduces, p.sync_words, strips, k.yaml);
+        nu_kernel_free(&k);
+    }
+}
+
 static void test_bwd_tensor(void)
 {
     bwd_tensor_cases();
+    test_bwd_tensor_strip_counters();
     lora_layout = OUT_IN;
     bwd_tensor_cases();
+    test_bwd_tensor_strip_counters();
     lora_layout = "";
 }
 
