@@ -772,42 +772,28 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
 /* What a path does, for the stub's comment: REDUCE, its partial sums of
  * dA and dB per grad_rows rows (on tensor cores, TENSOR, summed by each
  * strip's last work-group); DX, its kernel for dX. */
+#define WHY_TG "G = scale*dY*B^T and scale*X*A, "
+#define WHY_WHOLE "dA and dB by strips of columns over every row"
+#define WHY_PARTS "partial sums of dA and dB per grad_rows rows by strips " \
+                  "of columns"
+#define WHY_LAST "each strip's summed by its last work-group"
+#define WHY_WT ", W^T (with the base)"
+#define WHY_DX ", then dX = [dY | G]*[W^T ; A^T]"
 static const char *path_why(int reduce, int tensor, enum dx_kernel dx)
 {
     static const char *const why[3][4] = {
-        {"G = scale*dY*B^T and scale*X*A, then dA and dB by strips of 32 "
-         "columns over every row",
-         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of columns "
-         "over every row, W^T (with the base), then dX = [dY | G]*[W^T ; "
-         "A^T]",
-         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of columns "
-         "over every row, then dX = [dY | G]*[W^T ; A^T] on tensor cores",
-         "G = scale*dY*B^T and scale*X*A, dA and dB by strips of columns "
-         "over every row, then dX = [dY | G]*[W^T ; A^T] on warpgroups"},
-        {"G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of columns, then their sums",
-         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of columns, their sums, W^T (with the "
-         "base), then dX = [dY | G]*[W^T ; A^T]",
-         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of columns, their sums, then dX = "
-         "[dY | G]*[W^T ; A^T] on tensor cores",
-         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of columns, their sums, then dX = "
-         "[dY | G]*[W^T ; A^T] on warpgroups"},
-        {"G = scale*dY*B^T and scale*X*A, then partial sums of dA and dB "
-         "per grad_rows rows by strips of columns, each strip's summed by "
-         "its last work-group",
-         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of columns (each strip's summed by its "
-         "last work-group), W^T (with the base), then dX = [dY | G]*[W^T ; "
-         "A^T]",
-         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of columns (each strip's summed by its "
-         "last work-group), then dX = [dY | G]*[W^T ; A^T] on tensor cores",
-         "G = scale*dY*B^T and scale*X*A, partial sums of dA and dB per "
-         "grad_rows rows by strips of columns (each strip's summed by its "
-         "last work-group), then dX = [dY | G]*[W^T ; A^T] on warpgroups"}};
+        {WHY_TG "then dA and dB by strips of 32 columns over every row",
+         WHY_TG WHY_WHOLE WHY_WT WHY_DX,
+         WHY_TG WHY_WHOLE WHY_DX " on tensor cores",
+         WHY_TG WHY_WHOLE WHY_DX " on warpgroups"},
+        {WHY_TG WHY_PARTS ", then their sums",
+         WHY_TG WHY_PARTS ", their sums" WHY_WT WHY_DX,
+         WHY_TG WHY_PARTS ", their sums" WHY_DX " on tensor cores",
+         WHY_TG WHY_PARTS ", their sums" WHY_DX " on warpgroups"},
+        {WHY_TG "then " WHY_PARTS ", " WHY_LAST,
+         WHY_TG WHY_PARTS " (" WHY_LAST ")" WHY_WT WHY_DX,
+         WHY_TG WHY_PARTS " (" WHY_LAST ")" WHY_DX " on tensor cores",
+         WHY_TG WHY_PARTS " (" WHY_LAST ")" WHY_DX " on warpgroups"}};
     return why[reduce ? 1 + (tensor != 0) : 0][dx];
 }
 
