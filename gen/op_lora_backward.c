@@ -587,12 +587,9 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
                  "lora_bwd_grad: work-items per work-group", c->grad_threads);
         plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
                  c->grad_vec);
-    }
-    if (!grad_tensor(c)) {
         plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
                  c->reduce_threads);
-    }
-    if (grad_tensor(c)) {
+    } else {
         plan_int(p, "GM_WARPS", "lora_bwd_grad_mma: warps of 32 columns",
                  GM_WARPS);
         plan_int(p, "GM_STEP", "lora_bwd_grad_mma: rows per stage",
