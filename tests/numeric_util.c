@@ -236,6 +236,14 @@ unsigned nu_compute_units(void)
     return the_rt.caps.compute_units;
 }
 
+void nu_plan_for(struct nu_kernel *k, enum target target, struct plan *p)
+{
+    struct diags d = {.out = stderr};
+    CU_ASSERT(spec_set_target(&k->set, target, &d) == 0);
+    memset(p, 0, sizeof *p);
+    k->set.kernel[0].op->plan(&k->set.kernel[0], p);
+}
+
 long nu_knob(const struct nu_kernel *k, const char *key)
 {
     return (long)spec_knob(k->ks, key);

@@ -92,6 +92,11 @@ void nu_kernel_free(struct nu_kernel *k);
  * surely run at once (the one-launch split paths' bound). */
 unsigned nu_compute_units(void);
 
+/* K's spec retargeted to TARGET (its defaults redone for that device
+ * kind; a failure fails the test) and planned into P: plan checks that
+ * need no device of that kind. */
+void nu_plan_for(struct nu_kernel *k, enum target target, struct plan *p);
+
 /* A knob of K's spec after defaults (long), e.g. the rows of a tile. */
 long nu_knob(const struct nu_kernel *k, const char *key);
 /* The largest row count of the plan's first path when there are several

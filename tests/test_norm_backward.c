@@ -302,18 +302,15 @@ static void test_norm_bwd_fused(void)
     int device = caps_lacking(CAP_SHFL_SYNC, nu_rt()->caps.have) == 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
-        struct diags d = {.out = stderr};
         if (!nu_spec_ok(&k, "kernels:\n  - {name: t_norm_fused, op: %s, "
                         "dtype: %s, features: %d%s}\n", cases[i].op,
                         cases[i].dtype, cases[i].features, cases[i].more)) {
             nu_kernel_free(&k);
             continue;
         }
-        CU_ASSERT(spec_set_target(&k.set, TARGET_TENSOR, &d) == 0);
-        long blocks = nu_knob(&k, "blocks");
         struct plan p;
-        memset(&p, 0, sizeof p);
-        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        nu_plan_for(&k, TARGET_TENSOR, &p);
+        long blocks = nu_knob(&k, "blocks");
         TU_CHECK(p.n_path == 2 && p.path[0].coop_total == blocks &&
                      p.path[0].n_launch == 1 && p.path[1].n_launch == 2 &&
                      p.sync_words == 2,
@@ -342,17 +339,14 @@ static void test_norm_bwd_no_slots(void)
     static const char *const tiles[] = {"wg: 16, rows: 4", "wg: 32, rows: 16"};
     for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
         struct nu_kernel k;
-        struct diags d = {.out = stderr};
         if (!nu_spec_ok(&k, "kernels:\n  - {name: t_norm_slots, op: "
                         "rmsnorm_backward, features: 1024, tile: {%s}}\n",
                         tiles[i])) {
             nu_kernel_free(&k);
             continue;
         }
-        CU_ASSERT(spec_set_target(&k.set, TARGET_TENSOR, &d) == 0);
         struct plan p;
-        memset(&p, 0, sizeof p);
-        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        nu_plan_for(&k, TARGET_TENSOR, &p);
         int shfl = -1;
         for (int c = 0; c < p.n_define; c++) {
             if (strcmp(p.define[c].name, "ROW_SHFL") == 0) {

@@ -1148,7 +1148,6 @@ static void test_bwd_tensor_strip_counters(void)
         {4096, 4096}, {4096, 11008}, {11008, 4096}, {520, 136}, {16, 4104}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         struct nu_kernel k;
-        struct diags d = {.out = stderr};
         const int K = shapes[i][0], N = shapes[i][1];
         if (!nu_spec_ok(&k, "kernels:\n  - {name: t_bwd_strips, op: "
                         "lora_backward, dtype: bf16, in_features: %d, "
@@ -1157,10 +1156,8 @@ static void test_bwd_tensor_strip_counters(void)
             nu_kernel_free(&k);
             continue;
         }
-        CU_ASSERT(spec_set_target(&k.set, TARGET_TENSOR, &d) == 0);
         struct plan p;
-        memset(&p, 0, sizeof p);
-        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        nu_plan_for(&k, TARGET_TENSOR, &p);
         const long strips = (K + 127) / 128 + (N + 127) / 128;
         int grads = 0, reduces = 0, synced = 0;
         for (int a = 0; a < p.n_path; a++) {
