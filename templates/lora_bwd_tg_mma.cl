@@ -53,7 +53,9 @@
 /* The weight's reduction rows K0 .. K0 + TM_CHUNK (zero past END and
  * RANK) into AT, a row per rank column: from W_ (A or B) whose rows run
  * along the reduction (ALONG: r x width, 16 bytes at a time) or across it
- * (width x r, a value at a time). */
+ * (width x r: 16 bytes, 8 rank columns of one row, at a time where the
+ * rank is a multiple of 8, each work-item's loads issued before its
+ * stores; else a value at a time). */
 inline void tm_stage(__local ushort *at, const __global storage_t *w_,
                      int along, uint width, uint k0, uint end, uint tid)
 {
@@ -69,12 +71,42 @@ inline void tm_stage(__local ushort *at, const __global storage_t *w_,
                     : (uint4)0;
         }
     } else {
+#if RANK % 8 == 0
+        /* The chunk's rows in 16-byte pieces, TM_CHUNK * RANK / 8 of
+         * them: whole rounds of the work-group's items. */
+#define TM_PIECES (TM_CHUNK * (RANK / 8))
+#if TM_PIECES % TM_THREADS != 0
+#error "lora_bwd_tg_mma.cl: the chunk's pieces must share out evenly"
+#endif
+        uint4 v[TM_PIECES / TM_THREADS];
+#pragma unroll
+        for (uint i = 0; i < TM_PIECES / TM_THREADS; i++) {
+            const uint p = tid + i * TM_THREADS;
+            const uint k = k0 + p / (RANK / 8);
+            v[i] = k < end ? *(const __global uint4 *)(
+                                 bits + (size_t)k * RANK + p % (RANK / 8) * 8)
+                           : (uint4)0;
+        }
+#pragma unroll
+        for (uint i = 0; i < TM_PIECES / TM_THREADS; i++) {
+            const uint p = tid + i * TM_THREADS;
+            const uint kk = p / (RANK / 8), j = p % (RANK / 8) * 8;
+            const uint w[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+#pragma unroll
+            for (uint e = 0; e < 4; e++) {
+                at[(j + 2 * e) * TM_LDA + kk] = (ushort)w[e];
+                at[(j + 2 * e + 1) * TM_LDA + kk] = (ushort)(w[e] >> 16);
+            }
+        }
+#undef TM_PIECES
+#else
         for (uint i = tid; i < TM_CHUNK * TM_TILES_N * 8; i += TM_THREADS) {
             const uint kk = i / (TM_TILES_N * 8), j = i % (TM_TILES_N * 8);
             const uint k = k0 + kk;
             at[j * TM_LDA + kk] =
                 j < RANK && k < end ? bits[(size_t)k * RANK + j] : 0;
         }
+#endif
     }
 }
 
