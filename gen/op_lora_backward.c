@@ -63,11 +63,11 @@ static int grad_tensor(const struct bwd *c)
     return c->engine != ENGINE_SIMT && c->R <= GM_RANK_MOST;
 }
 
-/* The partial sums of T and G a row gets: lora_bwd_tg_mma's stretches of
- * the reduction, up to 4 of at least 1024 values, so that 4096 rows make
- * some 512 work-groups; one, whole, where lora_bwd_tg writes them or
- * lora_bwd_dx (float multiply-adds) reads G. */
-static long tg_parts(const struct bwd *c)
+/* lora_bwd_tg_mma's stretches of the reduction a row gets: up to 4 of
+ * at least 1024 values, so that 4096 rows make some 512 groups of 4
+ * warps; one, whole, where lora_bwd_tg writes T and G or lora_bwd_dx
+ * (float multiply-adds) reads G. */
+static long tg_stretches(const struct bwd *c)
 {
     if (!grad_tensor(c) || (c->input_grad && !bwd_dx_tensor(c))) {
         return 1;
@@ -76,18 +76,45 @@ static long tg_parts(const struct bwd *c)
 }
 
 /* lora_bwd_tg_mma's rows of the weight staged at once: 256, or 128 where
- * the rank makes that more than LOCAL_MAX; and its local memory in
- * bytes (a row per rank column, padded). */
+ * the rank makes that more than LOCAL_MAX; and a stretch's local memory
+ * in bytes (a row per rank column, padded). */
 static long tm_chunk(const struct bwd *c)
 {
     long ranks = ceil_div(c->R, 8) * 8;
     return ranks * (256 + 32) * 2 <= LOCAL_MAX ? 256 : 128;
 }
 
-static long tm_local(const struct bwd *c)
+static long tm_stretch_local(const struct bwd *c)
 {
     long chunk = tm_chunk(c), steps = chunk / 32;
     return ceil_div(c->R, 8) * 8 * (chunk + (steps % 2 == 0 ? 32 : 0)) * 2;
+}
+
+/* The static local memory an NVIDIA work-group may declare: what
+ * lora_bwd_tg_mma's stretches in one work-group may take together. */
+#define TM_SPLIT_LOCAL_MOST 49152L
+
+/* The stretches one lora_bwd_tg_mma work-group takes, a group of warps
+ * each, adding them up before it stores (4, 2 or 1: as many as local
+ * memory holds); the rest are work-groups apart, TG_PARTS partial sums a
+ * row that the kernels after add. */
+static long tm_split(const struct bwd *c)
+{
+    long split = tg_stretches(c);
+    while (split > 1 && split * tm_stretch_local(c) > TM_SPLIT_LOCAL_MOST) {
+        split /= 2;
+    }
+    return split;
+}
+
+static long tg_parts(const struct bwd *c)
+{
+    return tg_stretches(c) / tm_split(c);
+}
+
+static long tm_local(const struct bwd *c)
+{
+    return tm_split(c) * tm_stretch_local(c);
 }
 
 /* lora_bwd_grad's (lora_bwd_grad_mma's) strips of columns of X and dY. */
@@ -599,6 +626,9 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
         plan_int(p, "GM_PENDING", "lora_bwd_grad_mma: copies in flight",
                  GM_STAGES - 2);
         plan_int(p, "TM_M", "lora_bwd_tg_mma: rows per work-group", TM_M);
+        plan_int(p, "TM_SPLIT",
+                 "lora_bwd_tg_mma: stretches of the reduction a work-group "
+                 "adds", tm_split(c));
         plan_int(p, "TM_CHUNK", "lora_bwd_tg_mma: weight rows staged at once",
                  tm_chunk(c));
         plan_int(p, "TM_LOCAL_BYTES", "local memory the plan counted",
@@ -722,7 +752,7 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     if (grad_tensor(c)) {
         l->kernel = "lora_bwd_tg_mma";
         l->dims = 2;
-        l->local[0] = (size_t)(2 * TM_M);
+        l->local[0] = (size_t)(2 * TM_M * tm_split(c));
         l->local[1] = 1;
         launch_fixed(l, 0, (size_t)(2 * tg_parts(c)));
         launch_over(l, 1, 1, SIZE_FIRST, (size_t)TM_M);

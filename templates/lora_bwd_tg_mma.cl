@@ -6,31 +6,36 @@
  *
  * Work-group (p * TG_PARTS + s, b) takes TM_M rows from b * TM_M of X
  * against A over K (p = 0: T) or of dY against B^T over N (p = 1: G), and
- * stretch s of that reduction, in warps of 16 rows, every rank column, in
- * m16n8k16 products. The weight's rows of the stretch are staged in local
- * memory TM_CHUNK at a time, transposed (a row per rank column: A's
- * [k][j] or B's [j][n] as the layout has them); each warp streams its
- * rows of X (dY) from global memory straight into registers, 8 values a
- * work-item and step of 32, TM_BATCH steps' loads in flight at once. The
- * 32 values of a step go to the products in an order of their own:
- * work-item (g, q) (g = lane / 4, q = lane % 4) holds values 8q .. 8q + 7
- * of rows g and g + 8 as its fragment columns, and the weight's fragments
- * follow that order, so no shuffles are needed.
+ * part s of that reduction, cut again into TM_SPLIT stretches, one for
+ * each group of TM_M / 16 warps: a warp per 16 rows, every rank column,
+ * in m16n8k16 products. Each group stages its stretch's rows of the
+ * weight in local memory of its own, TM_CHUNK at a time, transposed (a
+ * row per rank column: A's [k][j] or B's [j][n] as the layout has them);
+ * each warp streams its rows of X (dY) from global memory straight into
+ * registers, 8 values a work-item and step of 32, TM_BATCH steps' loads
+ * in flight at once. The 32 values of a step go to the products in an
+ * order of their own: work-item (g, q) (g = lane / 4, q = lane % 4) holds
+ * values 8q .. 8q + 7 of rows g and g + 8 as its fragment columns, and
+ * the weight's fragments follow that order, so no shuffles are needed.
+ * At the end the groups add their sums in group order through local
+ * memory, and the first stores the part.
  *
  * Needs K and N multiples of 8 (16-byte loads; the plan checks it).
- * Local size (2 * TM_M, 1). */
+ * Local size (2 * TM_M * TM_SPLIT, 1). */
 #include "lora_bwd_common.cl"
 #include "mma_ptx.cl"
 
-#if !defined(TM_M) || !defined(TM_CHUNK) || !defined(TG_PARTS)
-#error "lora_bwd_tg_mma.cl: the plan must define TM_M, TM_CHUNK, TG_PARTS"
+#if !defined(TM_M) || !defined(TM_CHUNK) || !defined(TG_PARTS) ||       \
+    !defined(TM_SPLIT)
+#error "lora_bwd_tg_mma.cl: the plan must define TM_M, TM_CHUNK, TG_PARTS, TM_SPLIT"
 #endif
 #if DTYPE_F32 || IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 ||       \
     TM_M % 16 != 0 || TM_CHUNK % 32 != 0
 #error "lora_bwd_tg_mma.cl: f16 or bf16, K and N multiples of 8"
 #endif
 
-#define TM_THREADS (2 * TM_M)
+#define TM_GROUP (2 * TM_M)          /* work-items of a stretch */
+#define TM_THREADS (TM_GROUP * TM_SPLIT)
 #define TM_TILES_N CEIL_DIV(RANK, 8) /* n8 tiles of the rank */
 #define TM_STEPS (TM_CHUNK / 32)     /* steps of 32 per chunk */
 #define TM_BATCH (TM_STEPS < 8 ? TM_STEPS : 8)
@@ -38,9 +43,14 @@
  * multiple of 128 bytes, so that the 8 rows a phase of 16-byte loads
  * reads miss each other's banks. */
 #define TM_LDA (TM_CHUNK + (TM_STEPS % 2 == 0 ? 32 : 0))
-#define TM_LOCAL (TM_TILES_N * 8 * TM_LDA)
-#if !defined(TM_LOCAL_BYTES) || TM_LOCAL * 2 != TM_LOCAL_BYTES
+#define TM_LOCAL (TM_TILES_N * 8 * TM_LDA) /* halves of a group's */
+#if !defined(TM_LOCAL_BYTES) || TM_SPLIT * TM_LOCAL * 2 != TM_LOCAL_BYTES
 #error "lora_bwd_tg_mma.cl: local memory differs from the plan's count"
+#endif
+/* The groups past the first hand their sums over where the weight was
+ * staged: TM_GROUP x TM_TILES_N x 4 floats each. */
+#if (TM_SPLIT - 1) * TM_GROUP * TM_TILES_N * 4 * 4 > TM_SPLIT * TM_LOCAL * 2
+#error "lora_bwd_tg_mma.cl: the groups' sums must fit the staging memory"
 #endif
 /* Whether A's rows run along the reduction (out_in: A is r x K); B's
  * (B^T's columns) then do not. */
@@ -55,14 +65,15 @@
  * along the reduction (ALONG: r x width, 16 bytes at a time) or across it
  * (width x r: 16 bytes, 8 rank columns of one row, at a time where the
  * rank is a multiple of 8, each work-item's loads issued before its
- * stores; else a value at a time). */
+ * stores; else a value at a time), by the TM_GROUP work-items of a group
+ * (TID, its item). */
 inline void tm_stage(__local ushort *at, const __global storage_t *w_,
                      int along, uint width, uint k0, uint end, uint tid)
 {
     const __global ushort *bits = (const __global ushort *)w_;
     if (along) {
         for (uint i = tid; i < TM_TILES_N * 8 * (TM_CHUNK / 8);
-             i += TM_THREADS) {
+             i += TM_GROUP) {
             const uint j = i / (TM_CHUNK / 8), c = i % (TM_CHUNK / 8);
             const uint k = k0 + c * 8;
             *(__local uint4 *)(at + j * TM_LDA + c * 8) =
@@ -75,21 +86,21 @@ inline void tm_stage(__local ushort *at, const __global storage_t *w_,
         /* The chunk's rows in 16-byte pieces, TM_CHUNK * RANK / 8 of
          * them: whole rounds of the work-group's items. */
 #define TM_PIECES (TM_CHUNK * (RANK / 8))
-#if TM_PIECES % TM_THREADS != 0
+#if TM_PIECES % TM_GROUP != 0
 #error "lora_bwd_tg_mma.cl: the chunk's pieces must share out evenly"
 #endif
-        uint4 v[TM_PIECES / TM_THREADS];
+        uint4 v[TM_PIECES / TM_GROUP];
 #pragma unroll
-        for (uint i = 0; i < TM_PIECES / TM_THREADS; i++) {
-            const uint p = tid + i * TM_THREADS;
+        for (uint i = 0; i < TM_PIECES / TM_GROUP; i++) {
+            const uint p = tid + i * TM_GROUP;
             const uint k = k0 + p / (RANK / 8);
             v[i] = k < end ? *(const __global uint4 *)(
                                  bits + (size_t)k * RANK + p % (RANK / 8) * 8)
                            : (uint4)0;
         }
 #pragma unroll
-        for (uint i = 0; i < TM_PIECES / TM_THREADS; i++) {
-            const uint p = tid + i * TM_THREADS;
+        for (uint i = 0; i < TM_PIECES / TM_GROUP; i++) {
+            const uint p = tid + i * TM_GROUP;
             const uint kk = p / (RANK / 8), j = p % (RANK / 8) * 8;
             const uint w[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
 #pragma unroll
@@ -100,7 +111,7 @@ inline void tm_stage(__local ushort *at, const __global storage_t *w_,
         }
 #undef TM_PIECES
 #else
-        for (uint i = tid; i < TM_CHUNK * TM_TILES_N * 8; i += TM_THREADS) {
+        for (uint i = tid; i < TM_CHUNK * TM_TILES_N * 8; i += TM_GROUP) {
             const uint kk = i / (TM_TILES_N * 8), j = i % (TM_TILES_N * 8);
             const uint k = k0 + kk;
             at[j * TM_LDA + kk] =
@@ -133,17 +144,26 @@ lora_bwd_tg_mma(const int rows, const __global storage_t *restrict x,
                 const __global storage_t *restrict dy,
                 __global float *restrict scratch)
 {
-    __local ushort at[TM_LOCAL] __attribute__((aligned(16)));
-    const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    __local ushort local_mem[TM_SPLIT * TM_LOCAL] __attribute__((aligned(16)));
+    const uint tid = get_local_id(0) % TM_GROUP, group = get_local_id(0) /
+                                                         TM_GROUP;
+    const uint lane = tid % 32, warp = tid / 32;
     const uint g = lane / 4, q = lane % 4;
+    __local ushort *at = local_mem + group * TM_LOCAL;
     const int for_t = get_group_id(0) < TG_PARTS;
     const uint split = get_group_id(0) % TG_PARTS;
     const uint width = for_t ? IN_FEATURES : OUT_FEATURES;
     const int along = for_t ? TM_A_ALONG_K : !TM_A_ALONG_K;
-    /* Stretch `split` of the reduction: whole 8s, TG_PARTS of them. */
+    /* Part `split` of the reduction, whole 8s, TG_PARTS of them; this
+     * group's stretch of it, TM_SPLIT of those, every group walking the
+     * same number of chunks (past its end, of zeros) between the
+     * work-group's barriers. */
     const uint per = CEIL_DIV(width / 8, TG_PARTS) * 8;
-    const uint kbeg = min(split * per, width);
-    const uint end = min(kbeg + per, width);
+    const uint pbeg = min(split * per, width);
+    const uint pend = min(pbeg + per, width);
+    const uint sub = CEIL_DIV((pend - pbeg) / 8, TM_SPLIT) * 8;
+    const uint kbeg = min(pbeg + group * sub, pend);
+    const uint end = min(kbeg + sub, pend);
     const int row0 = get_group_id(1) * TM_M + warp * 16;
     const __global storage_t *src = for_t ? x : dy;
 
@@ -162,7 +182,8 @@ lora_bwd_tg_mma(const int rows, const __global storage_t *restrict x,
 
     const __local ushort *ar = at + g * TM_LDA + q * 8;
     uint4 xv[TM_BATCH][2];
-    for (uint k0 = kbeg; k0 < end; k0 += TM_CHUNK) {
+    for (uint c = 0; c < CEIL_DIV(sub, TM_CHUNK); c++) {
+        const uint k0 = kbeg + c * TM_CHUNK;
         /* The chunk's first steps of X travel while it is staged. */
         tm_fetch(xv, xr, k0, 0, q, end);
         barrier(CLK_LOCAL_MEM_FENCE); /* the last chunk's products */
@@ -189,6 +210,31 @@ lora_bwd_tg_mma(const int rows, const __global storage_t *restrict x,
             }
         }
     }
+
+#if TM_SPLIT > 1
+    /* The groups' sums, added in group order by the first. */
+    __local float *handed = (__local float *)local_mem;
+    barrier(CLK_LOCAL_MEM_FENCE); /* the last chunk's products */
+    if (group > 0) {
+#pragma unroll
+        for (int j = 0; j < TM_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                handed[(((group - 1) * TM_TILES_N + j) * 4 + e) * TM_GROUP +
+                       tid] = acc[j][e];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (group > 0)
+        return;
+    for (uint h = 1; h < TM_SPLIT; h++)
+#pragma unroll
+        for (int j = 0; j < TM_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[j][e] +=
+                    handed[(((h - 1) * TM_TILES_N + j) * 4 + e) * TM_GROUP +
+                           tid];
+#endif
 
     /* Accumulator e of tile j: row g (+8 for e >= 2), rank column 8j +
      * 2q + e % 2; part `split` of the row's TG_PARTS. */
