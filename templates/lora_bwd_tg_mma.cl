@@ -144,10 +144,11 @@ lora_bwd_tg_mma(const int rows, const __global storage_t *restrict x,
                 const __global storage_t *restrict dy,
                 __global float *restrict scratch)
 {
-    __local ushort local_mem[TM_SPLIT * TM_LOCAL] __attribute__((aligned(16)));
-    const uint tid = get_local_id(0) % TM_GROUP, group = get_local_id(0) /
-                                                         TM_GROUP;
-    const uint lane = tid % 32, warp = tid / 32;
+    __local ushort local_mem[TM_SPLIT * TM_LOCAL]
+        __attribute__((aligned(16)));
+    const uint group = get_local_id(0) / TM_GROUP;
+    const uint tid = get_local_id(0) % TM_GROUP, lane = tid % 32,
+               warp = tid / 32;
     const uint g = lane / 4, q = lane % 4;
     __local ushort *at = local_mem + group * TM_LOCAL;
     const int for_t = get_group_id(0) < TG_PARTS;
