@@ -1103,7 +1103,10 @@ static void bwd_case_where_it_runs(const char *const c[3],
  * 72, past lora_bwd_grad_mma's, keeps lora_bwd_grad. T and G on tensor
  * cores (lora_bwd_tg_mma): one, two and four partial sums a row (K or N
  * past 2048 and 4096), stretches that end mid-chunk, G from either
- * weight layout. */
+ * weight layout; two and four stretches added in one work-group (K and
+ * N within 2x), with two partial sums a row where local memory holds
+ * two stretches (rank 24), the weight staged a value at a time (rank 12)
+ * or 16 bytes at a time. */
 static void bwd_tensor_cases(void)
 {
     static const char *const cases[][3] = {
@@ -1131,6 +1134,12 @@ static void bwd_tensor_cases(void)
          "alpha: 48", "engine: wgmma"},
         {"f16", "in_features: 4104, out_features: 136, rank: 16, "
          "input_grad: false, accumulate: true", "engine: mma"},
+        {"bf16", "in_features: 4104, out_features: 2600, rank: 16, "
+         "alpha: 8", "engine: mma"},
+        {"f16", "in_features: 2600, out_features: 4104, rank: 24, "
+         "accumulate: true", "engine: wgmma"},
+        {"bf16", "in_features: 2056, out_features: 1032, rank: 12, "
+         "scale: 0.5, input_grad: false", "engine: mma"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         bwd_case_where_it_runs(cases[c], check_bwd_kernel);
@@ -1183,13 +1192,57 @@ static void test_bwd_tensor_strip_counters(void)
     }
 }
 
+/* lora_bwd_tg_mma adds a row's stretches in one work-group where T's and
+ * G's reductions are within 2x of each other and local memory holds them
+ * (the plan alone): llama-q's four at rank 16, two at rank 32; llama-up's
+ * and -down's stay work-groups apart, four partial sums a row. */
+static void test_bwd_tg_split_plan(void)
+{
+    static const struct {
+        int K, N, r;
+        long split, parts;
+    } cases[] = {{4096, 4096, 16, 4, 1},
+                 {4096, 4096, 32, 2, 2},
+                 {4096, 11008, 16, 1, 4},
+                 {11008, 4096, 16, 1, 4},
+                 {2056, 1032, 12, 2, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        if (!nu_spec_ok(&k, "kernels:\n  - {name: t_bwd_split, op: "
+                        "lora_backward, dtype: bf16, in_features: %d, "
+                        "out_features: %d, rank: %d, input_grad: false%s}\n",
+                        cases[i].K, cases[i].N, cases[i].r, lora_layout)) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        struct plan p;
+        nu_plan_for(&k, TARGET_TENSOR, &p);
+        long split = -1, parts = -1;
+        for (int d = 0; d < p.n_define; d++) {
+            if (strcmp(p.define[d].name, "TM_SPLIT") == 0) {
+                split = p.define[d].i;
+            } else if (strcmp(p.define[d].name, "TG_PARTS") == 0) {
+                parts = p.define[d].i;
+            }
+        }
+        TU_CHECK(split == cases[i].split && parts == cases[i].parts,
+                 "K %d, N %d, rank %d: TM_SPLIT %ld, TG_PARTS %ld (want "
+                 "%ld, %ld):\n%s",
+                 cases[i].K, cases[i].N, cases[i].r, split, parts,
+                 cases[i].split, cases[i].parts, k.yaml);
+        nu_kernel_free(&k);
+    }
+}
+
 static void test_bwd_tensor(void)
 {
     bwd_tensor_cases();
     test_bwd_tensor_strip_counters();
+    test_bwd_tg_split_plan();
     lora_layout = OUT_IN;
     bwd_tensor_cases();
     test_bwd_tensor_strip_counters();
+    test_bwd_tg_split_plan();
     lora_layout = "";
 }
 
