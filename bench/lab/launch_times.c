@@ -5,11 +5,12 @@
  *
  *   cc -O2 -DSTUB=NAME -I OUTDIR -DSTUB_C='"OUTDIR/NAME.c"' \
  *      -o lt bench/lab/launch_times.c -lOpenCL
- *   lt [ROWS [REPS [VARIANT]]]
+ *   lt [ROWS [REPS [VARIANT [SIZE2 SIZE3 ...]]]]
  *
  * Every buffer is 256 MiB of small values of either sign (as bf16 or f16
  * halves, or floats of them), the first runtime size ROWS (4096), the
- * others 1; REPS calls after three to warm up (30). Prints, per launch
+ * others SIZE2, SIZE3, ... in NAME.h's order (1 where not given;
+ * VARIANT -1: the one the stub picks); REPS calls after three to warm up (30). Prints, per launch
  * in order, the median and least time and the median gap since the end
  * of the launch before. One set of buffers: a warmer cache than specl
  * bench's rotated sets. */
@@ -130,6 +131,13 @@ int main(int argc, char **argv)
         sizes[i] = 1;
     }
     sizes[0] = rows;
+    for (int i = 1; i < API(_N_SIZES) && 3 + i < argc; i++) {
+        sizes[i] = (size_t)atol(argv[3 + i]);
+        if (sizes[i] == 0) {
+            fprintf(stderr, "lt: size %d must be >= 1\n", i + 1);
+            return 2;
+        }
+    }
     const size_t scratch_bytes = API(_scratch_bytes_array)(sizes);
     cl_mem scratch = NULL;
     if (scratch_bytes != 0) {
