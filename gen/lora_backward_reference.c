@@ -2,14 +2,113 @@
  * the float64 reference, the naive kernels' plan, the costs, the shape
  * line and the BLAS peer (op_lora_backward.c's op_def names them). */
 #include "lora_backward.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 
 /* The buffers in plan order (bwd_plan). */
 enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_DY, BUF_DX, BUF_DA, BUF_DB };
 
+/* What bwd_reference's loops share: the inputs, and T and G (rows x r,
+ * float64) once their pass has filled them. */
+struct bwd_ref_job {
+    const struct bwd *c;
+    size_t rows;
+    double scale;
+    const float *const *in;
+    double *const *out;
+    double *t, *g;
+};
+
+/* Row M of T = scale*X*A and G = scale*dY*B^T. */
+static void bwd_ref_tg(void *ctx, size_t m)
+{
+    const struct bwd_ref_job *j = ctx;
+    size_t K = (size_t)j->c->K, N = (size_t)j->c->N, R = (size_t)j->c->R;
+    int lay = j->c->layout;
+    const float *dy = j->in[BUF_DY], *b = j->in[BUF_B];
+    lora_reference_t(j->in[BUF_X] + m * K, j->in[BUF_A], K, R, j->scale,
+                     lay, j->t + m * R);
+    for (size_t r = 0; r < R; r++) {
+        double dyb = 0;
+        for (size_t n = 0; n < N; n++) {
+            dyb += (double)dy[m * N + n] * b[lora_at(lay, r, n, R, N)];
+        }
+        j->g[m * R + r] = j->scale * dyb;
+    }
+}
+
+/* Row K of dA (r sums over the rows of X^T*G). */
+static void bwd_ref_da(void *ctx, size_t k)
+{
+    const struct bwd_ref_job *j = ctx;
+    size_t K = (size_t)j->c->K, R = (size_t)j->c->R;
+    size_t rows = j->rows;
+    const float *x = j->in[BUF_X];
+    for (size_t r = 0; r < R; r++) {
+        size_t at = lora_at(j->c->layout, k, r, K, R);
+        double sum = j->c->accumulate ? j->in[BUF_DA][at] : 0;
+        for (size_t m = 0; m < rows; m++) {
+            sum += (double)x[m * K + k] * j->g[m * R + r];
+        }
+        j->out[BUF_DA][at] = sum;
+    }
+}
+
+/* Column N of dB (r sums over the rows of T^T*dY). */
+static void bwd_ref_db(void *ctx, size_t n)
+{
+    const struct bwd_ref_job *j = ctx;
+    size_t N = (size_t)j->c->N, R = (size_t)j->c->R;
+    size_t rows = j->rows;
+    const float *dy = j->in[BUF_DY];
+    for (size_t r = 0; r < R; r++) {
+        size_t at = lora_at(j->c->layout, r, n, R, N);
+        double sum = j->c->accumulate ? j->in[BUF_DB][at] : 0;
+        for (size_t m = 0; m < rows; m++) {
+            sum += j->t[m * R + r] * dy[m * N + n];
+        }
+        j->out[BUF_DB][at] = sum;
+    }
+}
+
+/* Row M of dX = dY*W^T (with the base) + G*A^T. */
+static void bwd_ref_dx(void *ctx, size_t m)
+{
+    const struct bwd_ref_job *j = ctx;
+    size_t K = (size_t)j->c->K, N = (size_t)j->c->N, R = (size_t)j->c->R;
+    int lay = j->c->layout;
+    const float *dy = j->in[BUF_DY], *w = j->in[BUF_W], *a = j->in[BUF_A];
+    double *dx = j->out[BUF_DX] + m * K;
+    int with_w = bwd_uses_w(j->c);
+    /* Each output's terms in the order of n, whichever loop runs inside:
+     * the one that walks W's rows where they lie. */
+    for (size_t k = 0; k < K; k++) {
+        double sum = 0;
+        for (size_t n = 0; with_w && lay == LAYOUT_IN_OUT && n < N; n++) {
+            sum += (double)dy[m * N + n] * w[k * N + n];
+        }
+        dx[k] = sum;
+    }
+    for (size_t n = 0; with_w && lay == LAYOUT_OUT_IN && n < N; n++) {
+        double dyn = dy[m * N + n];
+        for (size_t k = 0; k < K; k++) {
+            dx[k] += dyn * w[n * K + k];
+        }
+    }
+    for (size_t k = 0; k < K; k++) {
+        double sum = dx[k];
+        for (size_t r = 0; r < R; r++) {
+            sum += j->g[m * R + r] * a[lora_at(lay, k, r, K, R)];
+        }
+        dx[k] = sum;
+    }
+}
+
 /* T = scale*X*A and G = scale*dY*B^T row by row, then the sums over rows
- * of dA and dB and each row of dX, as the definitions read. */
+ * of dA and dB and each row of dX, as the definitions read: each pass
+ * spread over the host's cores, each output summed in the same order
+ * whatever the threads. */
 int bwd_reference(const struct kernel_spec *ks,
                          const float *const *in, const size_t *sizes,
                          double *const *out)
@@ -17,63 +116,33 @@ int bwd_reference(const struct kernel_spec *ks,
     size_t rows = sizes[0];
     struct bwd c;
     bwd_read(ks, &c);
-    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
-    double scale = emitted_float(spec_lora_scale(ks));
-    const float *x = in[BUF_X], *w = in[BUF_W], *a = in[BUF_A];
-    const float *b = in[BUF_B], *dy = in[BUF_DY];
-    double *dx = out[BUF_DX], *da = out[BUF_DA], *db = out[BUF_DB];
-    double *t = calloc(rows * R + 1, sizeof *t);
-    double *g = calloc(rows * R + 1, sizeof *g);
-    if (t == NULL || g == NULL) {
-        free(t);
-        free(g);
+    size_t R = (size_t)c.R;
+    struct bwd_ref_job job = {
+        .c = &c,
+        .rows = rows,
+        .scale = emitted_float(spec_lora_scale(ks)),
+        .in = in,
+        .out = out,
+        .t = calloc(rows * R + 1, sizeof(double)),
+        .g = calloc(rows * R + 1, sizeof(double)),
+    };
+    if (job.t == NULL || job.g == NULL) {
+        free(job.t);
+        free(job.g);
         return -1;
     }
-    int lay = c.layout;
-    for (size_t m = 0; m < rows; m++) {
-        lora_reference_t(x + m * K, a, K, R, scale, lay, t + m * R);
-        for (size_t j = 0; j < R; j++) {
-            double dyb = 0;
-            for (size_t n = 0; n < N; n++) {
-                dyb += (double)dy[m * N + n] * b[lora_at(lay, j, n, R, N)];
-            }
-            g[m * R + j] = scale * dyb;
-        }
+    parallel_for(rows, bwd_ref_tg, &job);
+    if (out[BUF_DA] != NULL) {
+        parallel_for((size_t)c.K, bwd_ref_da, &job);
     }
-    for (size_t k = 0; da != NULL && k < K; k++) {
-        for (size_t j = 0; j < R; j++) {
-            size_t at = lora_at(lay, k, j, K, R);
-            double sum = c.accumulate ? in[BUF_DA][at] : 0;
-            for (size_t m = 0; m < rows; m++) {
-                sum += (double)x[m * K + k] * g[m * R + j];
-            }
-            da[at] = sum;
-        }
+    if (out[BUF_DB] != NULL) {
+        parallel_for((size_t)c.N, bwd_ref_db, &job);
     }
-    for (size_t j = 0; db != NULL && j < R; j++) {
-        for (size_t n = 0; n < N; n++) {
-            size_t at = lora_at(lay, j, n, R, N);
-            double sum = c.accumulate ? in[BUF_DB][at] : 0;
-            for (size_t m = 0; m < rows; m++) {
-                sum += t[m * R + j] * dy[m * N + n];
-            }
-            db[at] = sum;
-        }
+    if (out[BUF_DX] != NULL) {
+        parallel_for(rows, bwd_ref_dx, &job);
     }
-    for (size_t m = 0; dx != NULL && m < rows; m++) {
-        for (size_t k = 0; k < K; k++) {
-            double sum = 0;
-            for (size_t n = 0; bwd_uses_w(&c) && n < N; n++) {
-                sum += (double)dy[m * N + n] * w[lora_at(lay, k, n, K, N)];
-            }
-            for (size_t j = 0; j < R; j++) {
-                sum += g[m * R + j] * a[lora_at(lay, k, j, K, R)];
-            }
-            dx[m * K + k] = sum;
-        }
-    }
-    free(t);
-    free(g);
+    free(job.t);
+    free(job.g);
     return 0;
 }
 

@@ -1,56 +1,83 @@
 /* lora_reference.c - checking and measuring lora_forward: its float64
  * reference, naive plan, costs, bench shape and BLAS peer. */
 #include "lora_internal.h"
+#include "parallel.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* ---- checking and measuring ------------------------------------------ */
 
 /* The buffers in plan order (lora_plan). */
 enum { BUF_X, BUF_W, BUF_A, BUF_B, BUF_Y };
 
-/* Row by row: T = scale * X*A, then Y = (Y +) X*W + T*B. */
+/* One row of lora_reference's: T = scale * X*A into its row of T, then
+ * Y = (Y +) X*W + T*B straight into its row of the float64 output. */
+struct lora_ref_job {
+    const struct lora *c;
+    double scale;
+    const float *x, *w, *a, *b, *y0;
+    double *t, *y;
+};
+
+static void lora_reference_row(void *ctx, size_t m)
+{
+    const struct lora_ref_job *j = ctx;
+    const struct lora *c = j->c;
+    size_t K = (size_t)c->K, N = (size_t)c->N, R = (size_t)c->R;
+    const float *xm = j->x + m * K;
+    double *t = j->t + m * R, *row = j->y + m * N;
+    lora_reference_t(xm, j->a, K, R, j->scale, c->layout, t);
+    for (size_t n = 0; n < N; n++) {
+        row[n] = c->accumulate ? j->y0[m * N + n] : 0.0;
+    }
+    /* Each output's terms in the order of k, whichever loop runs
+     * inside: the one that walks W's rows where they lie. */
+    for (size_t k = 0; c->base && c->layout == LAYOUT_IN_OUT && k < K; k++) {
+        double xv = xm[k];
+        for (size_t n = 0; n < N; n++) {
+            row[n] += xv * j->w[k * N + n];
+        }
+    }
+    for (size_t n = 0; c->base && c->layout == LAYOUT_OUT_IN && n < N; n++) {
+        const float *wn = j->w + n * K;
+        double sum = row[n];
+        for (size_t k = 0; k < K; k++) {
+            sum += (double)xm[k] * wn[k];
+        }
+        row[n] = sum;
+    }
+    for (size_t r = 0; r < R; r++) {
+        for (size_t n = 0; n < N; n++) {
+            row[n] += t[r] * j->b[lora_at(c->layout, r, n, R, N)];
+        }
+    }
+}
+
+/* Row by row, the rows spread over the host's cores (each output summed
+ * in the same order whatever the threads). */
 int lora_reference(const struct kernel_spec *ks,
                    const float *const *in, const size_t *sizes,
                    double *const *out)
 {
     size_t rows = sizes[0];
-    double *y = out[BUF_Y];
     struct lora c;
     lora_read(ks, &c);
-    size_t K = (size_t)c.K, N = (size_t)c.N, R = (size_t)c.R;
-    double scale = emitted_float(spec_lora_scale(ks));
-    const float *x = in[BUF_X], *w = c.base ? in[BUF_W] : NULL;
-    const float *a = in[BUF_A], *b = in[BUF_B], *y0 = in[BUF_Y];
-    double *t = calloc(R ? R : 1, sizeof *t);
-    double *row = calloc(N, sizeof *row);
-    if (t == NULL || row == NULL) {
-        free(t);
-        free(row);
+    struct lora_ref_job job = {
+        .c = &c,
+        .scale = emitted_float(spec_lora_scale(ks)),
+        .x = in[BUF_X],
+        .w = c.base ? in[BUF_W] : NULL,
+        .a = in[BUF_A],
+        .b = in[BUF_B],
+        .y0 = in[BUF_Y],
+        .t = calloc(rows * (size_t)c.R + 1, sizeof(double)),
+        .y = out[BUF_Y],
+    };
+    if (job.t == NULL) {
         return -1;
     }
-    for (size_t m = 0; m < rows; m++) {
-        const float *xm = x + m * K;
-        lora_reference_t(xm, a, K, R, scale, c.layout, t);
-        for (size_t n = 0; n < N; n++) {
-            row[n] = c.accumulate ? y0[m * N + n] : 0.0;
-        }
-        for (size_t k = 0; c.base && k < K; k++) {
-            double xv = xm[k];
-            for (size_t n = 0; n < N; n++) {
-                row[n] += xv * w[lora_at(c.layout, k, n, K, N)];
-            }
-        }
-        for (size_t j = 0; j < R; j++) {
-            for (size_t n = 0; n < N; n++) {
-                row[n] += t[j] * b[lora_at(c.layout, j, n, R, N)];
-            }
-        }
-        memcpy(y + m * N, row, N * sizeof *row);
-    }
-    free(t);
-    free(row);
+    parallel_for(rows, lora_reference_row, &job);
+    free(job.t);
     return 0;
 }
 

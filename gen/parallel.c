@@ -23,6 +23,9 @@ static void *run_strand(void *arg)
 
 void parallel_for(size_t n, void (*body)(void *ctx, size_t i), void *ctx)
 {
+    if (n == 0) {
+        return;
+    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t t = cores > 1 ? (size_t)cores : 1;
     t = t > PARALLEL_MAX_THREADS ? PARALLEL_MAX_THREADS : t;

@@ -1,7 +1,7 @@
 /* parallel.h - a loop over independent items on the host's cores, for
- * the float64 references whose cost grows with the square of a size
- * (attention's): at the shapes bench measures they would take minutes on
- * one core. */
+ * the float64 references whose cost grows with a product of sizes
+ * (attention's, the LoRA GEMMs'): at the shapes bench and the device
+ * suites check they would take minutes on one core. */
 #ifndef SPECL_PARALLEL_H
 #define SPECL_PARALLEL_H
 
