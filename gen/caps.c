@@ -279,6 +279,7 @@ double caps_tensor_gflops(const struct device_caps *c)
         .compute_units = 132,           /* SMs */                            \
         .registers_per_unit = 65536,    /* a 256 KiB register file */        \
         .local_per_unit = 228L << 10,   /* shared memory per SM */           \
+        .local_per_group = 48L << 10,   /* static shared memory a block */   \
         .cache_bytes = 50L << 20,       /* L2 */                             \
     }
 
@@ -292,6 +293,7 @@ double caps_tensor_gflops(const struct device_caps *c)
         .compute_units = 128,                                                \
         .registers_per_unit = 16 * 8,                                        \
         .local_per_unit = 32L << 10,    /* L1 data cache per core */         \
+        .local_per_group = 32L << 10,   /* OpenCL's least */                 \
         .cache_bytes = 32L << 20,                                            \
     }
 

@@ -152,6 +152,10 @@ struct device_facts {
                                  its work-groups' local arrays together
                                  (a GPU's shared memory, a CPU core's L1
                                  data cache) */
+    long local_per_group;     /* bytes of local arrays one work-group may
+                                 declare (NVIDIA's OpenCL: 48 KiB of
+                                 static shared memory; a CPU: OpenCL's
+                                 least, 32 KiB) */
     long cache_bytes;         /* the last-level cache all units share */
 };
 

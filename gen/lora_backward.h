@@ -105,6 +105,7 @@ struct bwd {
     BWD_KNOBS(KNOB_MEMBER)
 #undef FIELD_MEMBER
 #undef KNOB_MEMBER
+    const struct device_facts *dev; /* the target's (caps.h) */
 };
 
 /* The index of each field and knob in its table. */

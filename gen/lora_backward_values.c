@@ -29,6 +29,7 @@ void bwd_read(const struct kernel_spec *ks, struct bwd *c)
     BWD_KNOBS(READ_KNOB)
 #undef READ_FIELD
 #undef READ_KNOB
+    c->dev = target_facts(ks->target);
 }
 
 /* dX needs W only with both the input gradient and the base. */

@@ -90,13 +90,9 @@ static long tm_stretch_local(const struct bwd *c)
     return ceil_div(c->R, 8) * 8 * (chunk + (steps % 2 == 0 ? 32 : 0)) * 2;
 }
 
-/* The static local memory an NVIDIA work-group may declare: what
- * lora_bwd_tg_mma's stretches in one work-group may take together. */
-#define TM_SPLIT_LOCAL_MOST 49152L
-
 /* The stretches one lora_bwd_tg_mma work-group takes, a group of warps
- * each, adding them up before it stores (4, 2 or 1: as many as local
- * memory holds); the rest are work-groups apart, TG_PARTS partial sums a
+ * each, adding them up before it stores (4, 2 or 1: as many as the local
+ * memory a work-group may declare holds); the rest are work-groups apart, TG_PARTS partial sums a
  * row that the kernels after add. Only where T's and G's reductions (K
  * and N long) differ by at most 2x: else the work-groups of the longer
  * one would hold half the compute units while the others idle, where
@@ -107,7 +103,7 @@ static long tm_split(const struct bwd *c)
         return 1;
     }
     long split = tg_stretches(c);
-    while (split > 1 && split * tm_stretch_local(c) > TM_SPLIT_LOCAL_MOST) {
+    while (split > 1 && split * tm_stretch_local(c) > c->dev->local_per_group) {
         split /= 2;
     }
     return split;
