@@ -38,38 +38,34 @@ static void bwd_ref_tg(void *ctx, size_t m)
     }
 }
 
-/* Row K of dA (r sums over the rows of X^T*G). */
-static void bwd_ref_da(void *ctx, size_t k)
+/* Output COL's r sums over the rows: dA's row COL (X^T*G) for BUF_DA,
+ * dB's column COL (T^T*dY) for BUF_DB. */
+static void bwd_ref_sums(const struct bwd_ref_job *j, int buf, size_t col)
 {
-    const struct bwd_ref_job *j = ctx;
-    size_t K = (size_t)j->c->K, R = (size_t)j->c->R;
-    size_t rows = j->rows;
-    const float *x = j->in[BUF_X];
+    size_t K = (size_t)j->c->K, N = (size_t)j->c->N, R = (size_t)j->c->R;
+    int da = buf == BUF_DA, lay = j->c->layout;
+    size_t width = da ? K : N;
+    const float *src = j->in[da ? BUF_X : BUF_DY];
+    const double *factor = da ? j->g : j->t;
     for (size_t r = 0; r < R; r++) {
-        size_t at = lora_at(j->c->layout, k, r, K, R);
-        double sum = j->c->accumulate ? j->in[BUF_DA][at] : 0;
-        for (size_t m = 0; m < rows; m++) {
-            sum += (double)x[m * K + k] * j->g[m * R + r];
+        size_t at =
+            da ? lora_at(lay, col, r, K, R) : lora_at(lay, r, col, R, N);
+        double sum = j->c->accumulate ? j->in[buf][at] : 0;
+        for (size_t m = 0; m < j->rows; m++) {
+            sum += factor[m * R + r] * src[m * width + col];
         }
-        j->out[BUF_DA][at] = sum;
+        j->out[buf][at] = sum;
     }
 }
 
-/* Column N of dB (r sums over the rows of T^T*dY). */
+static void bwd_ref_da(void *ctx, size_t k)
+{
+    bwd_ref_sums(ctx, BUF_DA, k);
+}
+
 static void bwd_ref_db(void *ctx, size_t n)
 {
-    const struct bwd_ref_job *j = ctx;
-    size_t N = (size_t)j->c->N, R = (size_t)j->c->R;
-    size_t rows = j->rows;
-    const float *dy = j->in[BUF_DY];
-    for (size_t r = 0; r < R; r++) {
-        size_t at = lora_at(j->c->layout, r, n, R, N);
-        double sum = j->c->accumulate ? j->in[BUF_DB][at] : 0;
-        for (size_t m = 0; m < rows; m++) {
-            sum += j->t[m * R + r] * dy[m * N + n];
-        }
-        j->out[BUF_DB][at] = sum;
-    }
+    bwd_ref_sums(ctx, BUF_DB, n);
 }
 
 /* Row M of dX = dY*W^T (with the base) + G*A^T. */

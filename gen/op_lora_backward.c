@@ -92,18 +92,20 @@ static long tm_stretch_local(const struct bwd *c)
 
 /* The stretches one lora_bwd_tg_mma work-group takes, a group of warps
  * each, adding them up before it stores (4, 2 or 1: as many as the local
- * memory a work-group may declare holds); the rest are work-groups apart, TG_PARTS partial sums a
- * row that the kernels after add. Only where T's and G's reductions (K
- * and N long) differ by at most 2x: else the work-groups of the longer
- * one would hold half the compute units while the others idle, where
- * smaller work-groups are handed out as compute units free up. */
+ * memory a work-group may declare holds); the rest are work-groups
+ * apart, TG_PARTS partial sums a row that the kernels after add. Only
+ * where T's and G's reductions (K and N long) differ by at most 2x: else
+ * the work-groups of the longer one would hold half the compute units
+ * while the others idle, where smaller work-groups are handed out as
+ * compute units free up. */
 static long tm_split(const struct bwd *c)
 {
     if (max_l(c->K, c->N) > 2 * min_l(c->K, c->N)) {
         return 1;
     }
     long split = tg_stretches(c);
-    while (split > 1 && split * tm_stretch_local(c) > c->dev->local_per_group) {
+    while (split > 1 &&
+           split * tm_stretch_local(c) > c->dev->local_per_group) {
         split /= 2;
     }
     return split;
