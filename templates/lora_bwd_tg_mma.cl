@@ -27,7 +27,7 @@
 
 #if !defined(TM_M) || !defined(TM_CHUNK) || !defined(TG_PARTS) ||       \
     !defined(TM_SPLIT)
-#error "lora_bwd_tg_mma.cl: the plan must define TM_M, TM_CHUNK, TG_PARTS, TM_SPLIT"
+#error "lora_bwd_tg_mma.cl: the plan defines TM_M, TM_CHUNK, TG_PARTS, TM_SPLIT"
 #endif
 #if DTYPE_F32 || IN_FEATURES % 8 != 0 || OUT_FEATURES % 8 != 0 ||       \
     TM_M % 16 != 0 || TM_CHUNK % 32 != 0
@@ -213,28 +213,35 @@ lora_bwd_tg_mma(const int rows, const __global storage_t *restrict x,
     }
 
 #if TM_SPLIT > 1
-    /* The groups' sums, added in group order by the first. */
+    /* The groups' sums, added in group order by the first: group H's
+     * accumulator (J, E) of this item at TM_HANDED(H, J, E). */
+#define TM_HANDED(h, j, e)                                                   \
+    handed[((((h) - 1) * TM_TILES_N + (j)) * 4 + (e)) * TM_GROUP + tid]
     __local float *handed = (__local float *)local_mem;
     barrier(CLK_LOCAL_MEM_FENCE); /* the last chunk's products */
     if (group > 0) {
 #pragma unroll
-        for (int j = 0; j < TM_TILES_N; j++)
+        for (int j = 0; j < TM_TILES_N; j++) {
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                handed[(((group - 1) * TM_TILES_N + j) * 4 + e) * TM_GROUP +
-                       tid] = acc[j][e];
+            for (int e = 0; e < 4; e++) {
+                TM_HANDED(group, j, e) = acc[j][e];
+            }
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (group > 0)
+    if (group > 0) {
         return;
-    for (uint h = 1; h < TM_SPLIT; h++)
+    }
+    for (uint h = 1; h < TM_SPLIT; h++) {
 #pragma unroll
-        for (int j = 0; j < TM_TILES_N; j++)
+        for (int j = 0; j < TM_TILES_N; j++) {
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[j][e] +=
-                    handed[(((h - 1) * TM_TILES_N + j) * 4 + e) * TM_GROUP +
-                           tid];
+            for (int e = 0; e < 4; e++) {
+                acc[j][e] += TM_HANDED(h, j, e);
+            }
+        }
+    }
+#undef TM_HANDED
 #endif
 
     /* Accumulator e of tile j: row g (+8 for e >= 2), rank column 8j +
