@@ -186,6 +186,10 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
         if (pa->coop_most != 0) {
             buf_printf(&b, "coop_most %ld\n", pa->coop_most);
         }
+        if (pa->sync_per != 0) {
+            buf_printf(&b, "sync_per %ld %u\n", pa->sync_per,
+                       pa->sync_sizes);
+        }
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
             buf_printf(&b, "launch %s %d %zu %zu", la->kernel, la->dims,

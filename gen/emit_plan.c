@@ -184,6 +184,14 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_printf(out, "  while %ld <= the device's compute units "
                        "(else the next path)\n", path->coop_total);
         }
+        if (path->sync_per != 0) {
+            struct plan_buffer counters = {.per = path->sync_per,
+                                           .sizes = path->sync_sizes};
+            buf_puts(out, "  while its counters, ");
+            buffer_count_text(ks->op, &counters, out);
+            buf_printf(out, ", fit the %ld sync words (else the next "
+                       "path)\n", plan->sync_words);
+        }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             buf_printf(out, "  %s  local ", l->kernel);

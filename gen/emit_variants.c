@@ -166,6 +166,10 @@ static int stub_tables(const char *name, const struct op_def *op,
             buf_printf(t, ", %ld, %ld, %ld", p->path[pi].coop_groups,
                        p->path[pi].coop_most, p->path[pi].coop_total);
         }
+        if (sec->sync_sized) {
+            buf_printf(t, ", %ld, %uu", p->path[pi].sync_per,
+                       p->path[pi].sync_sizes);
+        }
         buf_puts(t, "},\n");
     }
     buf_puts(t, "};\n\n");

@@ -151,6 +151,13 @@ struct path {
      * device's compute units, one each; else the next path. Such a path
      * may have max_rows 0 and still not be the last. */
     long coop_total;
+    /* Counters in the handle's sync buffer (0: none): sync_per * P words,
+     * P the product of the sizes sync_sizes names, which the kernels
+     * leave at zero. The stub takes the path only while they fit the
+     * plan's sync_words; else the next path, which must cover the same
+     * rows (a path with sync_per is never the last). */
+    long sync_per;
+    unsigned sync_sizes;   /* SIZE_BIT mask */
 };
 
 /* What the kernels do with a buffer of the host API. */

@@ -11,13 +11,16 @@
  * block skipped). Prefill: a work-group per block of rows
  * (templates/attention.cl). Decode (seq_q up to decode_rows; paths choose
  * by seq_q): the keys split over `split` work-groups per block, each
- * writing its partial (max, sum, o) to scratch, then
- * templates/attention_combine.cl merges them, so that a few query rows
- * over a long cache still fill the device. With engine: mma (f16, bf16 on
- * NVIDIA tensor cores) the prefill path is templates/attention_mma.cl:
+ * writing its partial (max, sum, o) to scratch, and the last of a block's
+ * to finish merges them (templates/attention_merge.cl: one launch, the
+ * blocks' counters in the handle's sync buffer), so that a few query rows
+ * over a long cache still fill the device; past the counters' room,
+ * templates/attention_combine.cl merges them in a second launch. With
+ * engine: mma (f16, bf16 on NVIDIA tensor cores) the prefill path is
+ * templates/attention_mma.cl:
  * Q K^T and P V as m16n8k16 products, a warp per 16 rows, its own block
  * sizes (mma_q, mma_k); its split path is templates/attention_mma_part.cl
- * (split_q rows a work-group), merged by the same combine. With engine:
+ * (split_q rows a work-group), merged the same ways. With engine:
  * wgmma (compute capability 9.0, head dims 64 and 128) the prefill path
  * is templates/attention_wgmma.cl: the same walk on warpgroup products
  * (a warpgroup per 64 rows), the split path attention_mma_part's. */
@@ -78,6 +81,11 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
 #define ATTN_MMA_LOCAL MMA_LOCAL_MAX
 /* log2(e): scores in base 2. */
 #define LOG2_E 1.4426950408889634
+/* The words of the handle's sync buffer: the split path's counters, one
+ * per block of rows of a (batch, kv head); past them the merge takes a
+ * launch of its own. 8192 cover a decode step of 1024 sequences at 8 kv
+ * heads. */
+#define ATTN_SYNC_WORDS 8192
 /* The combine kernel's work-items on a GPU (one on a CPU). */
 #define COMBINE_GPU_ITEMS 64
 
@@ -117,6 +125,14 @@ static long mma_local(long mq, long mk, long d)
     return (mq > 2 * mk ? mq : 2 * mk) * row;
 }
 
+/* Bytes of local memory of attention_mma_part: the K and V tiles, the Q
+ * rows beside them (copied at once). */
+static long split_local(long sq, long mk, long d)
+{
+    long row = ((d + 15) / 16 * 16 + 8) * 2;
+    return (2 * mk + sq) * row;
+}
+
 /* Whether attention_wgmma takes the head (its tiles are rows of 64 and
  * 128 elements). */
 static int wgmma_head(long d)
@@ -130,8 +146,8 @@ static int wgmma_head(long d)
  * compute capability 9.0 at heads of 64 and 128, warpgroups: two of 64
  * rows each, over tiles of 128 keys at a head of 128 and 64 at a head
  * of 64 (bench/RESULTS.md, "attention on warpgroups"), and the split
- * path, then mma_k's only user, over tiles of 32 keys ("The decode
- * step's tiles"). */
+ * path, then mma_k's only user, over tiles of 16 keys ("The decode step
+ * in one launch"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -143,7 +159,7 @@ static void engine_defaults(struct kernel_spec *ks)
     }
     wgmma = engine(ks) == ATTN_WGMMA;
     spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
-    spec_knob_default(ks, "mma_k", wgmma || d > 128 ? 32 : 64);
+    spec_knob_default(ks, "mma_k", wgmma ? 16 : d > 128 ? 32 : 64);
     spec_knob_default(ks, "wg_k", d == 128 ? 128 : 64);
     spec_knob_default(ks, "split_q", 16);
 }
@@ -239,7 +255,8 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
                    "tile mma_k (%ld) must be a multiple of 16 (k16 steps)",
                    mk);
     }
-    long bytes = mma_local(mq > sq ? mq : sq, mk, hd);
+    long bytes = mma_local(mq, mk, hd), split_bytes = split_local(sq, mk, hd);
+    bytes = bytes > split_bytes ? bytes : split_bytes;
     if (bytes > ATTN_MMA_LOCAL) {
         diag_error(d, ks->file, knob_blame(ks, "mma_k", "mma_q"),
                    "tile mma_q (%ld) or split_q (%ld) and mma_k (%ld) need "
@@ -359,9 +376,66 @@ static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
     launch_args(l, args);
 }
 
-/* The split path: attention_part per (block, split), attention_combine
- * per query row and head; scratch: per row and split, its max, sum and
- * D unnormalised outputs. */
+/* The split path's rows a work-group and work-items. */
+static long split_rows(const struct kernel_spec *ks)
+{
+    return knob(ks, engine(ks) != ATTN_SIMT ? "split_q" : "block_q");
+}
+
+static long split_items(const struct kernel_spec *ks)
+{
+    return engine(ks) != ATTN_SIMT ? 2 * knob(ks, "split_q")
+                                   : knob(ks, "items");
+}
+
+/* Whether the part kernel's local memory holds the merge's maxima, sums
+ * and scales: a block's rows times 2 split + 1 floats, in q's rows
+ * (SIMT) or the tiles' room (tensor cores). */
+static int merge_fits(const struct kernel_spec *ks)
+{
+    long rows = split_rows(ks), split = knob(ks, "split");
+    long d = attn_head_dim(ks);
+    long room = engine(ks) != ATTN_SIMT
+                    ? split_local(rows, knob(ks, "mma_k"), d) / 4
+                    : rows * (d | 1);
+    return rows * (2 * split + 1) <= room;
+}
+
+/* Scratch of the split path: per query row and split, a record of its
+ * D unnormalised outputs, max and sum in whole 16-byte words. */
+static void split_scratch(const struct kernel_spec *ks, struct path *pa)
+{
+    long rec = (attn_head_dim(ks) + 5) / 4 * 4;
+    pa->scratch_per = attn_heads(ks) * knob(ks, "split") * rec;
+    pa->scratch_sizes = BATCH | SEQ_Q;
+}
+
+/* The split path in one launch: the part kernel's last work-group of
+ * each block merges its rows; a counter per block, at most
+ * ceil(GROUP / rows) per query row of each kv head. */
+static void plan_merged(const struct kernel_spec *ks, struct plan *p)
+{
+    static const char *const args[] = {"seq_q", "seq_kv", "q", "k", "v",
+                                       "o", "lse", "scratch", "sync", NULL};
+    struct path *pa = &p->path[p->n_path++];
+    long group = attn_heads(ks) / attn_kv_heads(ks), rows = split_rows(ks);
+    pa->max_rows = knob(ks, "decode_rows");
+    pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
+              "work-groups, the last of them to finish merging their "
+              "partial softmaxes";
+    launch_blocks(ks, pa,
+                  engine(ks) != ATTN_SIMT ? "attention_mma_part_merged"
+                                          : "attention_part_merged",
+                  (size_t)knob(ks, "split"), (size_t)rows,
+                  (size_t)split_items(ks), args);
+    split_scratch(ks, pa);
+    pa->sync_per = attn_kv_heads(ks) * ((group + rows - 1) / rows);
+    pa->sync_sizes = BATCH | SEQ_Q;
+    p->sync_words = ATTN_SYNC_WORDS;
+}
+
+/* The split path in two launches: attention_part per (block, split),
+ * attention_combine per query row and head. */
 static void plan_split(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const part_args[] = {"seq_q", "seq_kv", "q", "k",
@@ -369,19 +443,14 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     static const char *const combine_args[] = {"seq_q", "o", "lse",
                                                "scratch", NULL};
     struct path *pa = &p->path[p->n_path++];
-    long split = knob(ks, "split");
     pa->max_rows = knob(ks, "decode_rows");
     pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
               "work-groups, then their partial softmaxes merged";
-    if (engine(ks) != ATTN_SIMT) {
-        launch_blocks(ks, pa, "attention_mma_part", (size_t)split,
-                      (size_t)knob(ks, "split_q"),
-                      2 * (size_t)knob(ks, "split_q"), part_args);
-    } else {
-        launch_blocks(ks, pa, "attention_part", (size_t)split,
-                      (size_t)knob(ks, "block_q"), (size_t)knob(ks, "items"),
-                      part_args);
-    }
+    launch_blocks(ks, pa,
+                  engine(ks) != ATTN_SIMT ? "attention_mma_part"
+                                          : "attention_part",
+                  (size_t)knob(ks, "split"), (size_t)split_rows(ks),
+                  (size_t)split_items(ks), part_args);
     struct launch *l = &pa->launch[pa->n_launch++];
     l->kernel = "attention_combine";
     l->dims = 2;
@@ -390,8 +459,7 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     launch_fixed(l, 0, 1);
     launch_over(l, 1, (size_t)attn_heads(ks), BATCH | SEQ_Q, 1);
     launch_args(l, combine_args);
-    pa->scratch_per = attn_heads(ks) * split * (attn_head_dim(ks) + 2);
-    pa->scratch_sizes = BATCH | SEQ_Q;
+    split_scratch(ks, pa);
 }
 
 static void plan(const struct kernel_spec *ks, struct plan *p)
@@ -403,6 +471,13 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     if (engine(ks) != ATTN_SIMT) {
         p->needs |= CAP_MMA_SYNC_BF16_F16 |
                     (engine(ks) == ATTN_WGMMA ? CAP_WGMMA : 0);
+    }
+    int merged = knob(ks, "decode_rows") > 0 && merge_fits(ks);
+    if (merged) {
+        plan_int(p, "GRID_MEMBAR_PTX",
+                 "the merge's fences as PTX membar.gl",
+                 target_offers(ks->target, CAP_SHFL_SYNC));
+        plan_merged(ks, p);
     }
     if (knob(ks, "decode_rows") > 0) {
         plan_split(ks, p);
@@ -591,7 +666,8 @@ static const char *const few_rows_knobs[] = {"decode_rows", "split",
 
 static const char *const kernels[] = {
     "attention", "attention_mma", "attention_wgmma", "attention_part",
-    "attention_mma_part", "attention_combine", NULL};
+    "attention_part_merged", "attention_mma_part",
+    "attention_mma_part_merged", "attention_combine", NULL};
 
 const struct op_def op_attention = {
     .name = "attention",

@@ -47,6 +47,21 @@
 #define ATTN_LOG2E 1.44269504088896341f
 #define ATTN_LN2 0.693147180559945309f
 
+/* The split path's scratch: per query row (b, i, h), in o's order, SPLIT
+ * records of ATTN_REC floats (whole 16-byte words): the row's
+ * unnormalised outputs, then its max (base 2) and sum at HEAD_DIM and
+ * HEAD_DIM + 1. */
+#define ATTN_REC ((HEAD_DIM + 5) / 4 * 4)
+
+/* Row (b, i, h) of o, in its order, for row R of a (batch B, kv head
+ * HK)'s rows (attention_common.cl's order: i = R / GROUP, the head's
+ * place in the group R % GROUP). */
+inline size_t attn_row(int seq_q, long b, int hk, long r)
+{
+    return (size_t)(b * seq_q + r / GROUP) * HEADS + hk * GROUP +
+           (int)(r % GROUP);
+}
+
 /* Blocks of rows of one (batch, kv head). */
 inline long attn_blocks(int seq_q)
 {

@@ -26,7 +26,7 @@ void attention_mma(const int seq_q, const int seq_kv,
     }
     float m[2], l[2], acc[MMA_DT][4];
     long ra;
-    am_block(q, k, v, seq_q, seq_kv, b, hk, r0, 0, seq_kv, room, MMA_Q, m,
+    am_block(q, k, v, seq_q, seq_kv, b, hk, r0, 0, seq_kv, room, MMA_Q, 0, m,
              l, acc, &ra);
     am_store(o, lse, seq_q, b, hk, ra, m, l, acc);
 }

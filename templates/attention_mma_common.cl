@@ -179,43 +179,56 @@ inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
 }
 
 /* Local memory of a block of BQ rows: the K and V tiles, the block's Q
- * rows staged over them first. */
+ * rows staged over them first (MMA_ROOM), or after them (MMA_ROOM_APART:
+ * the split path, whose few tiles a work-group should not wait out Q's
+ * copy before the first K and V copies start). */
 #define MMA_KV_ROOM (MMA_K * MMA_LD)
 #define MMA_ROOM(bq) ((bq) > 2 * MMA_K ? (bq) * MMA_LD : 2 * MMA_KV_ROOM)
+#define MMA_ROOM_APART(bq) (2 * MMA_KV_ROOM + (bq) * MMA_LD)
 
 /* Attends the block of BQ rows at row R0 of batch B's kv head HK over
  * the keys of [from, to) its rows see; leaves for this thread's rows RA
  * and RA + 8 their max (base 2) M, sum L and unnormalised outputs ACC
- * (columns 8d + 2t, + 1 of each n8 tile d: t = lane % 4). Every
- * work-item of the group calls it (barriers). */
+ * (columns 8d + 2t, + 1 of each n8 tile d: t = lane % 4). ROOM holds
+ * MMA_ROOM(BQ), or with Q_APART (a constant at every call)
+ * MMA_ROOM_APART(BQ), and then the first K and V copies start with Q's.
+ * Every work-item of the group calls it (barriers). */
 void am_block(const __global storage_t *q, const __global storage_t *k,
               const __global storage_t *v, int seq_q, int seq_kv, long b,
               int hk, long r0, long from, long to, __local ushort *room,
-              const uint bq, float m[2], float l[2], float acc[MMA_DT][4],
-              long *ra_out)
+              const uint bq, const int q_apart, float m[2], float l[2],
+              float acc[MMA_DT][4], long *ra_out)
 {
     __local ushort *ks = room, *vs = room + MMA_KV_ROOM;
+    __local ushort *qs = q_apart ? room + 2 * MMA_KV_ROOM : room;
     const uint items = 2 * bq;
     const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
     const uint g = lane / 4, t = lane % 4;
-
-    uint qa[MMA_KT][4];
-    am_load_q(room, q, seq_q, b, hk, r0, tid, items, bq);
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
-    barrier(CLK_LOCAL_MEM_FENCE);
-    am_afrags(room, lane, warp, qa);
-    barrier(CLK_LOCAL_MEM_FENCE);
 
     const long ra = r0 + warp * 16 + g;
     const struct am_walk w = am_walk_start(seq_q, seq_kv, r0, bq, from, to,
                                            ra, m, l, acc);
     const long lo = w.lo, hi = w.hi;
+    const int nk = (int)min((long)MMA_K, hi - lo);
     *ra_out = ra;
 
-    if (lo < hi) {
-        int nk = (int)min((long)MMA_K, hi - lo);
+    uint qa[MMA_KT][4];
+    am_load_q(qs, q, seq_q, b, hk, r0, tid, items, bq);
+    if (q_apart && lo < hi) {
         am_load_kv(ks, k, b, hk, lo, nk, seq_kv, tid, items, MMA_K);
         am_load_kv(vs, v, b, hk, lo, nk, seq_kv, tid, items, MMA_K);
+        asm volatile("cp.async.wait_group 2;" ::: "memory");
+    } else {
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    am_afrags(qs, lane, warp, qa);
+    if (!q_apart) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lo < hi) {
+            am_load_kv(ks, k, b, hk, lo, nk, seq_kv, tid, items, MMA_K);
+            am_load_kv(vs, v, b, hk, lo, nk, seq_kv, tid, items, MMA_K);
+        }
     }
     for (long j0 = lo; j0 < hi; j0 += MMA_K) {
         const long j1 = j0 + MMA_K;

@@ -3,7 +3,8 @@
  * (batch, kv head), a warp per 16 of them, each over its chunk of the keys
  * (a multiple of MMA_K; attention_mma_common.cl), write each row's
  * partial max (base 2), sum and unnormalised outputs to scratch as
- * attention_part does, for attention_combine.
+ * attention_part does, for attention_combine; attention_mma_part_merged.cl
+ * merges them in the last work-group of each block.
  *
  * Launch: local (2 * SPLIT_Q, 1); groups: dimension 0 SPLIT times at
  * least the blocks (split s of block n is group n * SPLIT + s),
@@ -14,21 +15,13 @@
 #error "attention_mma_part.cl: SPLIT_Q a multiple of 16"
 #endif
 
-__kernel __attribute__((reqd_work_group_size(2 * SPLIT_Q, 1, 1)))
-void attention_mma_part(const int seq_q, const int seq_kv,
-                        const __global storage_t *q,
-                        const __global storage_t *k,
-                        const __global storage_t *v, __global float *scratch)
+/* This work-group's records, of block BLOCK of batch B's kv head HK. */
+void amp_records(int seq_q, int seq_kv, const __global storage_t *q,
+                 const __global storage_t *k, const __global storage_t *v,
+                 __global float *scratch, long block, int split, long b,
+                 int hk, __local ushort *room)
 {
-    __local ushort room[MMA_ROOM(SPLIT_Q)] __attribute__((aligned(16)));
     const long rows = (long)GROUP * seq_q;
-    const long block = get_group_id(0) / SPLIT;
-    const int split = (int)(get_group_id(0) % SPLIT);
-    if (block * SPLIT_Q >= rows) {
-        return;
-    }
-    const long b = get_group_id(1) / KV_HEADS;
-    const int hk = (int)(get_group_id(1) % KV_HEADS);
     const uint t = get_local_id(0) % 4;
     const long chunk = (((long)seq_kv + SPLIT - 1) / SPLIT + MMA_K - 1) /
                        MMA_K * MMA_K;
@@ -36,28 +29,48 @@ void attention_mma_part(const int seq_q, const int seq_kv,
     float m[2], l[2], acc[MMA_DT][4];
     long ra;
     am_block(q, k, v, seq_q, seq_kv, b, hk, block * SPLIT_Q, from,
-             min(from + chunk, (long)seq_kv), room, SPLIT_Q, m, l, acc, &ra);
+             min(from + chunk, (long)seq_kv), room, SPLIT_Q, 1, m, l, acc,
+             &ra);
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const long r = ra + 8 * h;
         if (r >= rows) {
             continue;
         }
-        const int head = hk * GROUP + (int)(r % GROUP);
-        const size_t row = (size_t)(b * seq_q + r / GROUP) * HEADS + head;
         __global float *rec =
-            scratch + (row * SPLIT + split) * (HEAD_DIM + 2);
+            scratch + (attn_row(seq_q, b, hk, r) * SPLIT + split) * ATTN_REC;
 #pragma unroll
         for (int d = 0; d < MMA_DT; d++) {
             const int col = 8 * d + 2 * t;
             if (col < HEAD_DIM) {
-                rec[2 + col] = acc[d][2 * h];
-                rec[3 + col] = acc[d][2 * h + 1];
+                rec[col] = acc[d][2 * h];
+                rec[col + 1] = acc[d][2 * h + 1];
             }
         }
         if (t == 0) {
-            rec[0] = m[h];
-            rec[1] = l[h];
+            rec[HEAD_DIM] = m[h];
+            rec[HEAD_DIM + 1] = l[h];
         }
     }
+}
+
+/* What both kernels of the split path declare first. */
+#define AMP_LOCAL                                                        \
+    __local ushort room[MMA_ROOM_APART(SPLIT_Q)]                          \
+        __attribute__((aligned(16)));                                     \
+    const long block = get_group_id(0) / SPLIT;                          \
+    const int split = (int)(get_group_id(0) % SPLIT)
+
+__kernel __attribute__((reqd_work_group_size(2 * SPLIT_Q, 1, 1)))
+void attention_mma_part(const int seq_q, const int seq_kv,
+                        const __global storage_t *q,
+                        const __global storage_t *k,
+                        const __global storage_t *v, __global float *scratch)
+{
+    AMP_LOCAL;
+    if (block * SPLIT_Q >= (long)GROUP * seq_q) {
+        return;
+    }
+    amp_records(seq_q, seq_kv, q, k, v, scratch, block, split,
+                get_group_id(1) / KV_HEADS, get_group_id(1) % KV_HEADS, room);
 }

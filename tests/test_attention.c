@@ -102,8 +102,11 @@ static void test_attn_shapes(void)
  * with seq_q below, at and above seq_kv (rows that see no key), a window
  * narrower than a tile, a softcap, scores to +-80, 16 to 128 rows a
  * work-group and 16 to 128 keys a tile, last tiles and blocks short,
- * batch > 1, both half dtypes; the split path (attention_mma_part) at
- * seq_q 1 to 8 over 2 to 32768 keys, 16 to 48 rows a work-group. */
+ * batch > 1, both half dtypes; the split path at seq_q 1 to 8 over 2 to
+ * 32768 keys, 16 to 48 rows a work-group, in one launch
+ * (attention_mma_part_merged) and, past the sync buffer's 8192 counters
+ * (one a query row here), in two (attention_mma_part, then
+ * attention_combine). */
 static void test_attn_mma(void)
 {
     static const struct attn_case cases[] = {
@@ -135,6 +138,9 @@ static void test_attn_mma(void)
         {"f16", "heads: 6, kv_heads: 1, head_dim: 64, softcap: 20, "
          "tile: {engine: mma, split_q: 48, split: 5, decode_rows: 8, "
          "mma_k: 32}", TARGET_GPU, {{1, 8, 333}, {2, 1, 64}, {0}}},
+        {"f16", "heads: 2, kv_heads: 1, head_dim: 16, causal: true, "
+         "tile: {engine: mma}", TARGET_GPU,
+         {{8192, 1, 40}, {8193, 1, 40}, {4097, 2, 3}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (caps_lacking(CAP_MMA_SYNC_BF16_F16, nu_rt()->caps.have) == 0) {
@@ -364,16 +370,20 @@ static void check_misuse(struct nu_kernel *k)
 
 /* Small tiles: decode (seq_q 1, 2) over seq_kv from 1 to 32768 (chunks
  * past the keys, a last tile short), the row path past decode_rows,
- * batch 3; queries that see no key on both paths; paths chosen by seq_q
- * whatever the batch. */
+ * batch 3; the split path in one launch while its counters (2 a query
+ * row: 2 kv heads, a block each) fill the 8192 words of the sync buffer
+ * and in two past them (batch 2049 at seq_q 2); queries that see no key
+ * on every path; paths chosen by seq_q, and by batch * seq_q. */
 static void test_attn_decode(void)
 {
     static const size_t sizes[][3] = {{1, 1, 1},    {3, 1, 2},
                                       {1, 2, 5},    {2, 1, 64},
                                       {1, 1, 1000}, {1, 2, 3000},
                                       {1, 1, 32768}, {1, 3, 3},
-                                      {2, 5, 2}};
-    static const size_t unseen[][3] = {{2, 2, 1}, {1, 19, 6}};
+                                      {2, 5, 2},    {2048, 2, 3},
+                                      {2049, 2, 3}, {2, 2, 7}};
+    static const size_t unseen[][3] = {{2, 2, 1}, {2049, 2, 1},
+                                       {1, 19, 6}};
     struct nu_kernel k;
     if (nu_spec_ok(&k, TINY_YAML) && nu_build(&k)) {
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -383,11 +393,17 @@ static void test_attn_decode(void)
             check_unseen(&k, unseen[i]);
         }
         check_misuse(&k);
-        size_t dec[3] = {64, 2, 4096}, pre[3] = {1, 3, 4096};
+        size_t dec[3] = {64, 2, 4096}, full[3] = {2048, 2, 1};
+        size_t past[3] = {2049, 2, 1}, pre[3] = {4096, 3, 4096};
         CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, dec), 0);
-        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, pre), 1);
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, full), 0);
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, past), 1);
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, pre), 2);
+        /* records of 16 outputs, max and sum in 20 floats */
         CU_ASSERT(k.stub.fn_scratch_bytes(dec) ==
-                  64 * 2 * TINY_HEADS * 3 * (TINY_DIM + 2) * sizeof(float));
+                  64 * 2 * TINY_HEADS * 3 * 20 * sizeof(float));
+        CU_ASSERT(k.stub.fn_scratch_bytes(past) ==
+                  2049 * 2 * TINY_HEADS * 3 * 20 * sizeof(float));
     }
     nu_kernel_free(&k);
 }
@@ -428,9 +444,10 @@ int add_attention_numeric_tests(CU_pSuite s)
                        "window, softcap, scores to +-80, dtypes",
                        test_attn_shapes) == NULL ||
                    CU_add_test(s, "attention: decode over 1 to 32768 keys, "
-                               "small tiles, both paths, paths by seq_q, "
-                               "queries that see no key, lse NULL, "
-                               "misuse",
+                               "small tiles, the split path in one "
+                               "launch and in two, paths by seq_q and "
+                               "batch, queries that see no key, lse "
+                               "NULL, misuse",
                                test_attn_decode) == NULL ||
                    CU_add_test(s, "attention: the prefill path on tensor "
                                "cores (engine: mma)", test_attn_mma) == NULL ||

@@ -1727,8 +1727,10 @@ static void test_attention_engine_defaults(void)
                  "%s D %d on target %d: needs wgmma %d", cases[i].dtype,
                  cases[i].head_dim, (int)cases[i].target, wgmma);
         if (wgmma) {
-            TU_CHECK(p.n_path == 2 &&
+            TU_CHECK(p.n_path == 3 &&
                          strcmp(p.path[0].launch[0].kernel,
+                                "attention_mma_part_merged") == 0 &&
+                         strcmp(p.path[1].launch[0].kernel,
                                 "attention_mma_part") == 0,
                      "%s D %d: the split path runs %s", cases[i].dtype,
                      cases[i].head_dim, p.path[0].launch[0].kernel);

@@ -1095,10 +1095,11 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
                                   _l->local, _n_wait, _wait, _done);
 }
 
-/* The path K's variant runs when the first runtime size is ROWS. */
+/* The path K's variant runs at the runtime sizes SIZES. */
 static const struct golden_rmsnorm_path *golden_rmsnorm_path_for(const struct golden_rmsnorm *_k,
-                                                 size_t _rows)
+                                                 const size_t *_sizes)
 {
+    const size_t _rows = _sizes[0];
     const struct golden_rmsnorm_path *_path = golden_rmsnorm_variants[_k->variant].paths;
     while (_path->max_rows != 0 && _rows > _path->max_rows) {
         _path++;
@@ -1149,7 +1150,7 @@ int golden_rmsnorm_path_index(const struct golden_rmsnorm *_k, const size_t *_si
         !golden_rmsnorm_sizes_ok(_sizes)) {
         return -1;
     }
-    return (int)(golden_rmsnorm_path_for(_k, _sizes[0]) -
+    return (int)(golden_rmsnorm_path_for(_k, _sizes) -
                  golden_rmsnorm_variants[_k->variant].paths);
 }
 
@@ -1201,7 +1202,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         }
     }
 
-    const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_k, _sizes[0]);
+    const struct golden_rmsnorm_path *_path = golden_rmsnorm_path_for(_k, _sizes);
     if (_scratch != NULL) {
         /* The kernels use none; one given is still refused from another
          * context, or when it is one of the buffers. */

@@ -1,0 +1,91 @@
+/* attention_merge.cl - the split path in one launch: each work-group of
+ * a block stores its records (attention_common.cl, ATTN_REC), counts
+ * itself done on the block's word of the sync buffer, and the last of
+ * the block's SPLIT merges the block's rows into o and lse with the
+ * arithmetic of attention_combine (its own launch otherwise). */
+#include "grid_fence.cl"
+
+/* The sync word of block BLOCK of BLOCKS of the (batch, kv head) of
+ * dimension 1: one per block of the launch, which the last group sets
+ * back to 0. */
+inline volatile __global uint *attn_block_word(__global uint *sync,
+                                               long blocks, long block)
+{
+    return sync + get_group_id(1) * blocks + block;
+}
+
+/* Records read at once by a work-item merging outputs: the group's
+ * loads in flight, not one record's round trip after another. */
+#define MERGE_BATCH 16
+
+/* Merges the records of the NROWS rows from row R0 of batch B's kv head
+ * HK into o and lse: each record's sum and outputs scaled by
+ * exp2(m_s - max), added in split order, the outputs divided by the
+ * sum. W: NROWS * (2 * SPLIT + 1) floats of local memory; every
+ * work-item of the group calls it (barriers). */
+void attn_merge(__global storage_t *o, __global float *lse,
+                const __global float *scratch, int seq_q, long b, int hk,
+                long r0, int nrows, __local float *w, uint lid, uint items)
+{
+    __local float *sums = w + nrows * SPLIT, *inv = sums + nrows * SPLIT;
+    /* The records' maxima and sums, then each row's scale of each. */
+    for (uint p = lid; p < (uint)nrows * SPLIT; p += items) {
+        const size_t row = attn_row(seq_q, b, hk, r0 + p / SPLIT);
+        const __global float *rec =
+            scratch + (row * SPLIT + p % SPLIT) * ATTN_REC + HEAD_DIM;
+        w[p] = rec[0];
+        sums[p] = rec[1];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < (uint)nrows; i += items) {
+        const size_t row = attn_row(seq_q, b, hk, r0 + i);
+        __local float *e = w + i * SPLIT;
+        float mx = -INFINITY;
+        for (int s = 0; s < SPLIT; s++) {
+            mx = fmax(mx, e[s]);
+        }
+        const float base = mx == -INFINITY ? 0.0f : mx;
+        float l = 0.0f;
+        for (int s = 0; s < SPLIT; s++) {
+            e[s] = exp2(e[s] - base);
+            l += sums[i * SPLIT + s] * e[s];
+        }
+        inv[i] = l > 0.0f ? 1.0f / l : 0.0f;
+        if (lse != 0) {
+            const size_t h = row % HEADS, bi = row / HEADS;
+            lse[(bi / seq_q * HEADS + h) * seq_q + bi % seq_q] =
+                attn_lse(mx, l);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* The outputs, four columns a work-item at a time. */
+    const uint quads = (HEAD_DIM + 3) / 4;
+    for (uint u = lid; u < (uint)nrows * quads; u += items) {
+        const uint i = u / quads, c = 4 * (u % quads);
+        const size_t row = attn_row(seq_q, b, hk, r0 + i);
+        const __global float4 *rec =
+            (const __global float4 *)(scratch + row * SPLIT * ATTN_REC + c);
+        __local const float *e = w + i * SPLIT;
+        float4 a = 0.0f;
+        int s = 0;
+        for (; s + MERGE_BATCH <= SPLIT; s += MERGE_BATCH) {
+            float4 x[MERGE_BATCH];
+#pragma unroll
+            for (int j = 0; j < MERGE_BATCH; j++) {
+                x[j] = rec[(s + j) * (ATTN_REC / 4)];
+            }
+#pragma unroll
+            for (int j = 0; j < MERGE_BATCH; j++) {
+                a += x[j] * e[s + j];
+            }
+        }
+        for (; s < SPLIT; s++) {
+            a += rec[s * (ATTN_REC / 4)] * e[s];
+        }
+        a *= inv[i];
+        const float out[4] = {a.x, a.y, a.z, a.w};
+        for (uint j = 0; j < 4 && c + j < HEAD_DIM; j++) {
+            store1(o, row * HEAD_DIM + c + j, out[j]);
+        }
+    }
+}

@@ -1,0 +1,35 @@
+/* attention_part_merged.cl - the split path in one launch (SIMT): each
+ * work-group stores its records as attention_part does, and the last of
+ * a block's SPLIT merges the block's rows into o and lse
+ * (attention_merge.cl).
+ *
+ * Launch: attention_part's. */
+#include "attention_part.cl"
+#include "attention_merge.cl"
+
+/* Merges in q's rows' room, which holds BLOCK_Q * (2 * SPLIT + 1) floats
+ * (the plan takes this kernel only then). */
+__kernel __attribute__((reqd_work_group_size(ITEMS, 1, 1)))
+void attention_part_merged(const int seq_q, const int seq_kv,
+                           const __global storage_t *q,
+                           const __global storage_t *k,
+                           const __global storage_t *v, __global storage_t *o,
+                           __global float *lse, __global float *scratch,
+                           __global uint *sync)
+{
+    AP_LOCAL;
+    __local uint last;
+    if (block >= attn_blocks(seq_q)) {
+        return;
+    }
+    const long b = get_group_id(1) / KV_HEADS;
+    const int hk = (int)(get_group_id(1) % KV_HEADS);
+    ap_records(seq_q, seq_kv, q, k, v, scratch, block, split, b, hk, room);
+    if (grid_last(attn_block_word(sync, attn_blocks(seq_q), block), SPLIT,
+                  get_local_id(0), &last)) {
+        const long r0 = block * BLOCK_Q;
+        attn_merge(o, lse, scratch, seq_q, b, hk, r0,
+                   (int)min((long)BLOCK_Q, (long)GROUP * seq_q - r0), qs,
+                   get_local_id(0), ITEMS);
+    }
+}
