@@ -87,6 +87,19 @@ static void test_attn_shapes(void)
         /* D = 256, MQA, causal */
         {"f32", "heads: 2, kv_heads: 1, head_dim: 256, causal: true",
          TARGET_CPU, {{1, 1, 300}, {1, 9, 9}, {1, 12, 5}, {0}}},
+        /* the split path in one launch at odd heads (records padded to
+         * whole 16-byte words, the merge's vector loads reading past the
+         * outputs) and at one split (every work-group the last) */
+        {"f32", "heads: 3, kv_heads: 1, head_dim: 5, causal: true, "
+         "tile: {split: 2}", TARGET_GPU, {{2, 1, 7}, {1, 4, 33}, {0}}},
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 7, tile: {split: 3}",
+         TARGET_GPU, {{3, 2, 40}, {1, 1, 2}, {0}}},
+        /* CPUs: the split path in two launches (above, in one, their
+         * device computed wrong records at head dims below 8) */
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 7, tile: {split: 3}",
+         TARGET_CPU, {{3, 2, 40}, {1, 1, 2}, {0}}},
+        {"f32", "heads: 4, kv_heads: 2, head_dim: 16, tile: {split: 1}",
+         TARGET_GPU, {{2, 1, 50}, {1, 4, 9}, {0}}},
         /* D = 1: a score per key, q.k a product */
         {"f16", "heads: 3, head_dim: 1, causal: true", TARGET_GPU,
          {{2, 5, 9}, {1, 2, 40}, {0}}},
