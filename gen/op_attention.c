@@ -473,8 +473,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                     (engine(ks) == ATTN_WGMMA ? CAP_WGMMA : 0);
     }
     /* CPUs keep the two launches: PoCL 3.1's CPU device computed wrong
-     * records when a barrier followed the float kernel's walk at head
-     * dims below 8, and a launch there costs little beside the work. */
+     * records at head dims below 8 when a barrier followed their stores
+     * (bench/RESULTS.md, "The decode step in one launch"), and a launch
+     * there costs little beside the work. */
     int merged = knob(ks, "decode_rows") > 0 &&
                  ks->target != TARGET_CPU && merge_fits(ks);
     if (merged) {
