@@ -11,11 +11,12 @@
  * block skipped). Prefill: a work-group per block of rows
  * (templates/attention.cl). Decode (seq_q up to decode_rows; paths choose
  * by seq_q): the keys split over `split` work-groups per block, each
- * writing its partial (max, sum, o) to scratch, and the last of a block's
- * to finish merges them (templates/attention_merge.cl: one launch, the
- * blocks' counters in the handle's sync buffer), so that a few query rows
- * over a long cache still fill the device; past the counters' room,
- * templates/attention_combine.cl merges them in a second launch. With
+ * writing its partial (max, sum, o) to scratch, and on GPUs the last of
+ * a block's to finish merges them (templates/attention_merge_last.cl: one
+ * launch, the blocks' counters in the handle's sync buffer), so that a few
+ * query rows over a long cache still fill the device; on CPUs and past
+ * the counters' room, templates/attention_combine.cl merges them in a
+ * second launch (both by templates/attention_merge.cl). With
  * engine: mma (f16, bf16 on NVIDIA tensor cores) the prefill path is
  * templates/attention_mma.cl:
  * Q K^T and P V as m16n8k16 products, a warp per 16 rows, its own block

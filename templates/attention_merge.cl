@@ -1,18 +1,7 @@
-/* attention_merge.cl - the split path in one launch: each work-group of
- * a block stores its records (attention_common.cl, ATTN_REC), counts
- * itself done on the block's word of the sync buffer, and the last of
- * the block's SPLIT merges the block's rows into o and lse with the
- * arithmetic of attention_combine (its own launch otherwise). */
-#include "grid_fence.cl"
-
-/* The sync word of block BLOCK of BLOCKS of the (batch, kv head) of
- * dimension 1: one per block of the launch, which the last group sets
- * back to 0. */
-inline volatile __global uint *attn_block_word(__global uint *sync,
-                                               long blocks, long block)
-{
-    return sync + get_group_id(1) * blocks + block;
-}
+/* attention_merge.cl - the split path's merge of the SPLIT records a
+ * row's key chunks left in scratch (attention_common.cl, ATTN_REC) into
+ * o and lse: by attention_combine in a launch of its own, or by the last
+ * work-group of a block in the first launch (attention_merge_last.cl). */
 
 /* Records read at once by a work-item merging outputs: the group's
  * loads in flight, not one record's round trip after another. */

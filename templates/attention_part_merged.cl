@@ -1,11 +1,11 @@
 /* attention_part_merged.cl - the split path in one launch (SIMT): each
  * work-group stores its records as attention_part does, and the last of
  * a block's SPLIT merges the block's rows into o and lse
- * (attention_merge.cl).
+ * (attention_merge_last.cl).
  *
  * Launch: attention_part's. */
 #include "attention_part.cl"
-#include "attention_merge.cl"
+#include "attention_merge_last.cl"
 
 /* Merges in q's rows' room, which holds BLOCK_Q * (2 * SPLIT + 1) floats
  * (the plan takes this kernel only then). */
@@ -25,11 +25,6 @@ void attention_part_merged(const int seq_q, const int seq_kv,
     const long b = get_group_id(1) / KV_HEADS;
     const int hk = (int)(get_group_id(1) % KV_HEADS);
     ap_records(seq_q, seq_kv, q, k, v, scratch, block, split, b, hk, room);
-    if (grid_last(attn_block_word(sync, attn_blocks(seq_q), block), SPLIT,
-                  get_local_id(0), &last)) {
-        const long r0 = block * BLOCK_Q;
-        attn_merge(o, lse, scratch, seq_q, b, hk, r0,
-                   (int)min((long)BLOCK_Q, (long)GROUP * seq_q - r0), qs,
-                   get_local_id(0), ITEMS);
-    }
+    attn_merge_last(o, lse, scratch, sync, seq_q, b, hk, attn_blocks(seq_q),
+                    block, BLOCK_Q, qs, &last, ITEMS);
 }
