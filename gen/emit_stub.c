@@ -25,7 +25,8 @@ static const char *const hole_names[N_HOLES] = {
     "MAX_ARGS", "SIZE_ARG0", "SIZE_UNUSED", "RANGES", "RANGE_DOC",
     "USES_SYNC", "USES_SYNC_SIZED", "USES_COOP", "USES_SCRATCH",
     "USES_SLICES", "USES_IF_GIVEN", "USES_UNUSED", "USES_NULLABLE",
-    "USES_MAY_ALIAS", "USES_CAPS", "USES_NEEDS", "USES_NAMES", "USES_DEVICE_TEXT", "USES_RANGES"};
+    "USES_MAY_ALIAS", "USES_CAPS", "USES_NEEDS", "USES_NAMES",
+    "USES_DEVICE_TEXT", "USES_RANGES"};
 
 void stub_sections(const struct emit_variant *ev, int n,
                    struct stub_sections *s)

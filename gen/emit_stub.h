@@ -25,7 +25,8 @@ enum stub_hole {
     /* The sections' conditions: "1" when the stub needs the section. */
     H_USES_SYNC, H_USES_SYNC_SIZED, H_USES_COOP, H_USES_SCRATCH,
     H_USES_SLICES, H_USES_IF_GIVEN, H_USES_UNUSED, H_USES_NULLABLE,
-    H_USES_MAY_ALIAS, H_USES_CAPS, H_USES_NEEDS, H_USES_NAMES, H_USES_DEVICE_TEXT, H_USES_RANGES, N_HOLES
+    H_USES_MAY_ALIAS, H_USES_CAPS, H_USES_NEEDS, H_USES_NAMES,
+    H_USES_DEVICE_TEXT, H_USES_RANGES, N_HOLES
 };
 
 /* The parts of the stub's runtime that only some stubs need (the
