@@ -192,6 +192,25 @@ void source_lines(const struct buf *cl, struct buf *out)
     }
 }
 
+static int word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Whether a blank between A and B parts tokens: two words, or two
+ * punctuators that could join into one token or a comment (a - -b,
+ * x / *p), unless one of them is a bracket, a comma, a semicolon or a
+ * quote, which join nothing. */
+static int parts_tokens(char a, char b)
+{
+    static const char alone[] = "()[]{},;\"'";
+    if (word_char(a) || word_char(b)) {
+        return word_char(a) && word_char(b);
+    }
+    return strchr(alone, a) == NULL && strchr(alone, b) == NULL;
+}
+
 void compact_blanks(const char *text, size_t n, struct buf *out)
 {
     const char *p = text, *end = text + n;
@@ -201,6 +220,12 @@ void compact_blanks(const char *text, size_t n, struct buf *out)
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         eol = eol != NULL ? eol : end;
         const char *q = p;
+        /* A directive keeps the blank after its name, and #define the
+         * one after the macro's: #define NAME (body) is not NAME(body). */
+        int kept = 0;
+        if (quote == 0 && !continued && eol > p && *p == '#') {
+            kept = eol - p > 8 && strncmp(p, "#define ", 8) == 0 ? 2 : 1;
+        }
         if (quote == 0) {
             while (q < eol && (*q == ' ' || *q == '\t')) {
                 q++;
@@ -218,7 +243,11 @@ void compact_blanks(const char *text, size_t n, struct buf *out)
             } else if (*q == ' ' || *q == '\t') {
                 blank = 1;
             } else {
-                buf_puts(out, blank ? " " : "");
+                char before = out->len > 0 ? out->data[out->len - 1] : '\n';
+                if (blank && (kept > 0 || parts_tokens(before, *q))) {
+                    buf_puts(out, " ");
+                    kept -= kept > 0;
+                }
                 blank = 0;
                 buf_add(out, q, 1);
                 quote = *q == '"' || *q == '\'' ? *q : 0;

@@ -45,10 +45,13 @@ void c_escape(struct buf *out, const char *s, size_t n);
 void source_lines(const struct buf *cl, struct buf *out);
 
 /* Appends the N bytes of OpenCL C at TEXT (strip_comments's output) to
- * OUT with each line's indentation dropped and every other run of blanks
- * made one blank, outside quoted text: the same tokens on the same lines
- * (a line continued into the next keeps one blank in front of it).
- * Line by line, as strip_comments. */
+ * OUT with each line's indentation dropped, and every other run of blanks
+ * made one blank where it parts two tokens (two words, or punctuators
+ * that would join: a - -b) and dropped elsewhere, outside quoted text:
+ * the same tokens on the same lines. A directive keeps the blank after
+ * its name, #define the one after the macro's too (#define A (x) is not
+ * A(x)), and a line continued into the next keeps one blank in front of
+ * it. Line by line, as strip_comments. */
 void compact_blanks(const char *text, size_t n, struct buf *out);
 
 /* Appends the N bytes of OpenCL C at TEXT to OUT without their comments,

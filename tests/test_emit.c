@@ -865,19 +865,24 @@ static void test_strip_comments(void)
                      sizeof cases / sizeof cases[0]);
 }
 
-/* The kernel texts lose their indentation and runs of blanks, not the
- * blanks of quoted text, nor the blank that parts the tokens a
- * continued line joins; lines stay lines. */
+/* The kernel texts lose their indentation and the blanks that part no
+ * tokens, not the blanks of quoted text, nor those between words or
+ * punctuators that would join (into -- or a comment), nor a directive's
+ * after its name and a #define's after the macro's, nor the blank that
+ * parts the tokens a continued line joins; lines stay lines. */
 static void test_compact_blanks(void)
 {
     static const char *const cases[][2] = {
-        {"    int  x =   1;\n\ty;\n", "int x = 1;\ny;\n"},
-        {"  s = \"a   b\";  c = '  ';\n", "s = \"a   b\"; c = '  ';\n"},
-        {"#define A(x) \\\n    (x)  +  1\n", "#define A(x) \\\n (x) + 1\n"},
+        {"    int  x =   1;\n\ty;\n", "int x=1;\ny;\n"},
+        {"  s = \"a   b\";  c = '  ';\n", "s=\"a   b\";c='  ';\n"},
+        {"#define A(x) \\\n    (x)  +  1\n", "#define A(x) \\\n (x)+1\n"},
+        {"#define B (x) + 1\n#if B > 1\n", "#define B (x)+1\n#if B>1\n"},
+        {"a - -b + +c & &d / *p;\n", "a- -b+ +c& &d/ *p;\n"},
+        {"f (a [1], b) { return -1 ; }\n", "f(a[1],b){return-1;}\n"},
         {"int\\\n  y;\n", "int\\\n y;\n"},
-        {"s = \"a\\\n  b\";\n  z;\n", "s = \"a\\\n  b\";\nz;\n"},
+        {"s = \"a\\\n  b\";\n  z;\n", "s=\"a\\\n  b\";\nz;\n"},
         {"\n\n  x", "\n\nx"},
-        {"e = \"\\\"  \";  f;\n", "e = \"\\\"  \"; f;\n"},
+        {"e = \"\\\"  \";  f;\n", "e=\"\\\"  \";f;\n"},
     };
     check_text_cases("compact_blanks", compact_blanks, cases,
                      sizeof cases / sizeof cases[0]);
