@@ -20,7 +20,11 @@
  * attention_backward_dkv_mma and attention_backward_dq_mma: the same
  * sums on m16n8k16 products, a warp per 16 keys (dk, dv) or query rows
  * (dq), score tiles of mma_tile columns, P and dS rounded to the storage
- * type as they enter the products.
+ * type as they enter the products. With engine: wgmma (compute
+ * capability 9.0, heads of 64 and 128) they are
+ * attention_backward_dkv_wgmma (at mma_k 64) and
+ * attention_backward_dq_wgmma: a warpgroup of 64 keys or query rows a
+ * work-group, tiles of 64, on the forward's warpgroup tiles.
  *
  * Each output element is one work-item's sum in a fixed order: no
  * atomics, dq, dk, dv the same bits run to run. Rows and key tiles that
@@ -35,12 +39,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The backward's engines: the forward's but for the split path's. */
+static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
+
 static const struct param_def knobs[] = {
-    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
-     "dk, dv and dq: simt (every device) or mma (f16, bf16: m16n8k16 on "
-     "NVIDIA compute capability 8.0+)"},
+    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, engine_choices,
+     "dk, dv and dq: simt (every device), mma (f16, bf16: m16n8k16 on "
+     "NVIDIA compute capability 8.0+) or wgmma (mma's, with dq on "
+     "warpgroups: compute capability 9.0, head_dim 64 or 128)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
-     "engine mma: dq's query rows per work-group, 16 a warp"},
+     "engine mma: dq's query rows per work-group, 16 a warp (engine "
+     "wgmma: 64, a warpgroup)"},
     {"mma_k", VALUE_INT, 0, 64, 16, 256, NULL,
      "engine mma: dk's and dv's keys per work-group, 16 a warp"},
     {"mma_tile", VALUE_INT, 0, 64, 16, 256, NULL,
@@ -64,6 +73,12 @@ enum { SZ_BATCH, SZ_SEQ_Q, SZ_SEQ_KV };
 
 enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_DO, BUF_LSE, BUF_DQ, BUF_DK, BUF_DV };
 
+/* engine: wgmma's tiles: attention_backward_dq_wgmma's keys a tile (its
+ * S and dP take WG_KEYS / 2 registers each beside dq's head_dim / 2)
+ * and attention_backward_dkv_wgmma's query rows a step; both kernels a
+ * warpgroup a work-group, of 64 rows or keys (mma_q, mma_k). */
+#define WG_KEYS 64
+#define WG_ROWS 64
 /* Local memory a spec may ask for, as attention's. */
 #define ABW_MAX_LOCAL 32768
 /* Work-items of attention_backward_dot a work-group on a GPU. */
@@ -127,13 +142,17 @@ static long dq_local(long tk, long d)
  * dims of 16-byte rows up to 128 (a warp's dk and dv of 16 keys take
  * head_dim registers a thread: past 128 they spill): 4 warps a
  * work-group, score tiles of 64 columns (32 past a head of 128, for
- * local memory). */
+ * local memory); where it offers wgmma too, at heads of 64 and 128, dq
+ * on one warpgroup a work-group (bench/RESULTS.md, "dq on
+ * warpgroups"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && d % 8 == 0 && d <= 128) {
-        spec_knob_default(ks, "engine", ATTN_MMA);
+        int wgmma = target_offers(ks->target, CAP_WGMMA) &&
+                    (d == 64 || d == 128);
+        spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);
     }
     spec_knob_default(ks, "mma_q", 64);
     spec_knob_default(ks, "mma_k", 64);
@@ -158,14 +177,36 @@ static void defaults(struct kernel_spec *ks)
     engine_defaults(ks);
 }
 
+static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
+{
+    long hd = attn_head_dim(ks);
+    if (hd != 64 && hd != 128) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+                   "engine: wgmma needs head_dim 64 or 128 (got %ld); "
+                   "engine: mma takes any multiple of 8",
+                   hd);
+    }
+    if (knob(ks, "mma_q") != WG_ROWS) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "mma_q"),
+                   "engine: wgmma takes tile mma_q %d, a warpgroup's rows "
+                   "(got %ld); engine: mma takes other multiples of 16",
+                   WG_ROWS, knob(ks, "mma_q"));
+    }
+}
+
 static void validate_mma(const struct kernel_spec *ks, struct diags *d)
 {
     long hd = attn_head_dim(ks), mq = knob(ks, "mma_q");
     long mk = knob(ks, "mma_k"), tile = knob(ks, "mma_tile");
     const char *names[] = {"mma_q", "mma_k", "mma_tile"};
     const long values[] = {mq, mk, tile};
-    if (engine(ks) != ATTN_MMA || !gemm_mma_check_dtype(ks, "mma", d)) {
+    int wgmma = engine(ks) == ATTN_WGMMA;
+    if (engine(ks) == ATTN_SIMT ||
+        !gemm_mma_check_dtype(ks, wgmma ? "wgmma" : "mma", d)) {
         return;
+    }
+    if (wgmma) {
+        validate_wgmma(ks, d);
     }
     if (hd % 8 != 0) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
@@ -289,7 +330,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                                           NULL};
     size_t dot_items = ks->target == TARGET_CPU ? 1 : DOT_GPU_ITEMS;
     size_t group = (size_t)(attn_heads(ks) / attn_kv_heads(ks));
-    int mma = engine(ks) == ATTN_MMA;
+    int mma = engine(ks) != ATTN_SIMT, wgmma = engine(ks) == ATTN_WGMMA;
     size_t bq = (size_t)knob(ks, mma ? "mma_q" : "block_q");
     size_t bk = (size_t)knob(ks, mma ? "mma_k" : "block_k");
     plan_shape(ks, p);
@@ -309,9 +350,18 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_int(p, "MMA_T", "columns of a score tile", knob(ks, "mma_tile"));
         p->needs |= CAP_MMA_SYNC_BF16_F16;
     }
+    if (wgmma) {
+        plan_int(p, "MMA_Q", "wgmma: rows or keys a work-group", WG_ROWS);
+        plan_int(p, "WG_KEYS", "wgmma: dq's keys a tile, dk's rows a step",
+                 WG_KEYS);
+        p->needs |= CAP_WGMMA;
+    }
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];
-    pa->why = mma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
+    pa->why = wgmma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
+                      "work-group per mma_k keys of a kv head, dq on "
+                      "warpgroups a work-group per mma_q rows"
+            : mma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
                     "work-group per mma_k keys of a kv head, dq a "
                     "work-group per mma_q rows"
                   : "D = rowsum(dO * O); dk and dv a work-group per block_k "
@@ -324,7 +374,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     launch_over(l, 0, (size_t)attn_heads(ks), BATCH | SEQ_Q, dot_items);
     launch_args(l, dot_args);
     l = &pa->launch[pa->n_launch++];
-    l->kernel = mma ? "attention_backward_dkv_mma" : "attention_backward_dkv";
+    l->kernel = wgmma && bk == WG_ROWS ? "attention_backward_dkv_wgmma"
+                : mma ? "attention_backward_dkv_mma"
+                      : "attention_backward_dkv";
     l->dims = 2;
     l->local[0] = mma ? 2 * bk : bk;
     l->local[1] = 1;
@@ -332,7 +384,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     launch_args(l, dkv_args);
     l = &pa->launch[pa->n_launch++];
-    l->kernel = mma ? "attention_backward_dq_mma" : "attention_backward_dq";
+    l->kernel = wgmma ? "attention_backward_dq_wgmma"
+                : mma ? "attention_backward_dq_mma"
+                      : "attention_backward_dq";
     l->dims = 2;
     l->local[0] = mma ? 2 * bq : bq;
     l->local[1] = 1;
@@ -484,7 +538,7 @@ static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 /* engine mma (f16, bf16 on tensor cores: validate() rejects it
  * elsewhere) and its tiles. */
 static const struct tune_axis tune_space[] = {
-    {"engine", "simt mma"},
+    {"engine", "simt mma wgmma"},
     {"mma_q", "32 64 128"},
     {"mma_k", "32 64 128"},
     {"mma_tile", "16 32 64"},
@@ -499,7 +553,9 @@ static const char *const kernels[] = {"attention_backward_dot",
                                       "attention_backward_dkv",
                                       "attention_backward_dq",
                                       "attention_backward_dkv_mma",
-                                      "attention_backward_dq_mma", NULL};
+                                      "attention_backward_dq_mma",
+                                      "attention_backward_dq_wgmma",
+                                      "attention_backward_dkv_wgmma", NULL};
 
 const struct op_def op_attention_backward = {
     .name = "attention_backward",

@@ -333,6 +333,47 @@ static void test_abw_mma(void)
     }
 }
 
+/* On warpgroups (attention_backward_dq_wgmma, _dkv_wgmma: the device
+ * suites on NVIDIA compute capability 9.0; elsewhere each case must
+ * validate):
+ * heads of 64 and 128, GQA, MQA, causal with seq_q below, at and above
+ * seq_kv (queries that see no key), windows narrower and wider than a
+ * tile, a softcap, dk and dv on warpgroups or (past 64 keys a
+ * work-group) on m16n8k16 products, last tiles and blocks short, batch >
+ * 1, both half dtypes, the defaults of compute capability 9.0; dq 0
+ * where no key is seen and the same bits twice. */
+static void test_abw_wgmma(void)
+{
+    static const struct abw_case cases[] = {
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 128, causal: true, "
+         "tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 130, 130}, {2, 37, 300}, {1, 70, 20}, {1, 5, 1000}, {0}}},
+        /* dk and dv on m16n8k16 products past 64 keys a work-group */
+        {"f16", "heads: 4, kv_heads: 2, head_dim: 64, causal: true, "
+         "window: 13, tile: {engine: wgmma, mma_k: 16, mma_tile: 16}",
+         TARGET_GPU, {{1, 100, 100}, {2, 33, 90}, {0}}},
+        {"bf16", "heads: 2, head_dim: 128, softcap: 50, scale: 0.5, tile: "
+         "{engine: wgmma, mma_k: 128}", TARGET_GPU,
+         {{1, 65, 200}, {2, 9, 33}, {0}}},
+        {"f16", "heads: 6, kv_heads: 1, head_dim: 64, scale: 1, "
+         "causal: true, window: 100, tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 150, 260}, {3, 7, 5}, {0}}},
+        {"bf16", "heads: 6, kv_heads: 3, head_dim: 128, causal: true",
+         TARGET_SM90A, {{1, 300, 300}, {1, 2, 700}, {0}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {
+            run_case(&cases[i]);
+            continue;
+        }
+        struct nu_kernel k;
+        CU_ASSERT(nu_spec_ok(&k, "kernels:\n  - {name: t_abw, op: "
+                             "attention_backward, dtype: %s, %s}\n",
+                             cases[i].dtype, cases[i].fields));
+        nu_kernel_free(&k);
+    }
+}
+
 /* Every dtype x device type on each option (--full). */
 static void test_abw_grid(void)
 {
@@ -371,6 +412,8 @@ int add_attention_backward_numeric_tests(CU_pSuite s)
                                test_abw_exact) == NULL ||
                    CU_add_test(s, "attention_backward on tensor cores "
                                "(engine: mma)", test_abw_mma) == NULL ||
+                   CU_add_test(s, "attention_backward on warpgroups "
+                               "(engine: wgmma)", test_abw_wgmma) == NULL ||
                    CU_add_test(s, "attention_backward: every dtype, device "
                                "type and option (--full)",
                                test_abw_grid) == NULL

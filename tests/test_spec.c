@@ -1682,6 +1682,67 @@ static void test_decode_k_defaults(void)
     }
 }
 
+/* attention_backward's kernels by target, dtype and head: dk, dv and dq
+ * on warpgroups on compute capability 9.0 at heads of 64 and 128 in half
+ * precision (dk and dv on mma.sync past 64 keys a work-group), mma.sync
+ * at other heads up to 128 of 16-byte rows and on 8.0, the float kernels
+ * for f32, past a head of 128 and elsewhere. */
+static void test_attention_backward_engine_defaults(void)
+{
+    static const struct {
+        const char *dtype;
+        int head_dim;
+        enum target target;
+        const char *tile;
+        const char *dkv, *dq;
+    } cases[] = {
+        {"bf16", 128, TARGET_SM90A, "{}", "attention_backward_dkv_wgmma",
+         "attention_backward_dq_wgmma"},
+        {"f16", 64, TARGET_SM90A, "{}", "attention_backward_dkv_wgmma",
+         "attention_backward_dq_wgmma"},
+        {"bf16", 128, TARGET_SM90A, "{mma_k: 128}",
+         "attention_backward_dkv_mma", "attention_backward_dq_wgmma"},
+        {"bf16", 96, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
+         "attention_backward_dq_mma"},
+        {"bf16", 256, TARGET_SM90A, "{}", "attention_backward_dkv",
+         "attention_backward_dq"},
+        {"bf16", 128, TARGET_TENSOR, "{}", "attention_backward_dkv_mma",
+         "attention_backward_dq_mma"},
+        {"f32", 128, TARGET_SM90A, "{}", "attention_backward_dkv",
+         "attention_backward_dq"},
+        {"bf16", 128, TARGET_GPU, "{}", "attention_backward_dkv",
+         "attention_backward_dq"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        struct spec_set s;
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: t_abe, op: attention_backward, "
+                 "dtype: %s, heads: 8, kv_heads: 2, head_dim: %d, causal: "
+                 "true, tile: %s}\n",
+                 cases[i].dtype, cases[i].head_dim, cases[i].tile);
+        if (!read_one_for(&s, text, cases[i].target)) {
+            continue;
+        }
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        s.kernel[0].op->plan(&s.kernel[0], &p);
+        const struct path *pa = &p.path[0];
+        int wgmma = strstr(cases[i].dq, "wgmma") != NULL;
+        TU_CHECK(p.n_path == 1 && pa->n_launch == 3 &&
+                     strcmp(pa->launch[1].kernel, cases[i].dkv) == 0 &&
+                     strcmp(pa->launch[2].kernel, cases[i].dq) == 0,
+                 "%s D %d %s on target %d: %s then %s, want %s then %s",
+                 cases[i].dtype, cases[i].head_dim, cases[i].tile,
+                 (int)cases[i].target, pa->launch[1].kernel,
+                 pa->launch[2].kernel, cases[i].dkv, cases[i].dq);
+        TU_CHECK(((p.needs & CAP_WGMMA) != 0) == wgmma,
+                 "%s D %d on target %d: needs wgmma %d", cases[i].dtype,
+                 cases[i].head_dim, (int)cases[i].target, wgmma);
+        spec_set_free(&s);
+    }
+}
+
 /* attention's prefill engine by target, dtype and head: warpgroups
  * (attention_wgmma, two of 64 rows, needing wgmma) on compute capability
  * 9.0 at heads of 64 and 128 in half precision, mma.sync at other heads
@@ -1934,6 +1995,9 @@ int add_spec_suite(void)
                     "before them", test_mma_max) == NULL ||
         CU_add_test(s, "lora_decode: work-items along K by dtype and K",
                     test_decode_k_defaults) == NULL ||
+        CU_add_test(s, "attention_backward: the kernels by target, dtype "
+                    "and head", test_attention_backward_engine_defaults) ==
+            NULL ||
         CU_add_test(s, "attention: the prefill's engine by target, dtype "
                     "and head", test_attention_engine_defaults) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
