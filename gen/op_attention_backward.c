@@ -358,7 +358,11 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     }
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];
-    pa->why = wgmma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
+    pa->why = wgmma && bk == WG_ROWS
+                  ? "D = rowsum(dO * O); on warpgroups, dk and dv a "
+                    "work-group per mma_k keys of a kv head, dq a "
+                    "work-group per mma_q rows"
+            : wgmma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
                       "work-group per mma_k keys of a kv head, dq on "
                       "warpgroups a work-group per mma_q rows"
             : mma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
