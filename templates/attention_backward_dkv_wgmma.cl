@@ -11,9 +11,10 @@
  * (K-major: the head the reduction); dv and dk are m64n(HEAD_DIM)k16
  * products with P and dS rounded to the storage type in registers
  * (wgmma's A operand) and the step's dO and q rows read N-major from the
- * same tiles. Two work-groups a compute unit run one's products beside
- * the other's exponentials. Each key's sums run over the rows in order:
- * the same bits run to run.
+ * same tiles. A work-group waits for its products each step; two fit a
+ * compute unit (96 KiB of local memory at a head of 128), so that one's
+ * products can run beside the other's exponentials. Each key's sums run
+ * over the rows in order: the same bits run to run.
  *
  * Local memory: the block's keys and values, then two steps of q and dO
  * rows (the next step's copied while this one's products run), laid out

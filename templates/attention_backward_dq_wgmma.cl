@@ -23,7 +23,7 @@
 #include "attention_wgmma_tiles.cl"
 
 #if MMA_BQ != MMA_Q
-#error "attention_backward_dq_wgmma.cl: MMA_BQ must be MMA_Q, a warpgroup's rows"
+#error "attention_backward_dq_wgmma.cl: MMA_BQ must be MMA_Q (a warpgroup)"
 #endif
 
 #define ADW_ROOM (2 * AW_Q_ROOM + 5 * AW_KV_ROOM) /* q, dO, 3 K, 2 V */

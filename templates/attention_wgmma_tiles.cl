@@ -12,7 +12,7 @@
 #include "wgmma_ptx.cl"
 #if !defined(WG_KEYS) || MMA_Q % 64 != 0 ||                               \
     (WG_KEYS != 64 && WG_KEYS != 128) || (HEAD_DIM != 64 && HEAD_DIM != 128)
-#error "attention_wgmma_tiles.cl: MMA_Q a multiple of 64; WG_KEYS, HEAD_DIM 64 or 128"
+#error "attention_wgmma_tiles.cl: MMA_Q of 64s; WG_KEYS, HEAD_DIM 64 or 128"
 #endif
 
 #define AW_NT (WG_KEYS / 8)              /* n8 tiles of a key tile */

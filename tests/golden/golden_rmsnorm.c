@@ -27,9 +27,9 @@
 /* The variants' OpenCL C sources: texts stored once (strings of up to
  * 4000 characters, as C99 compilers must accept; NULL after the last)
  * without comments, indentation, blank lines or blanks that part no
- * tokens. golden_rmsnorm_sourceV lists variant V's: its #define prelude, then its
- * kernels' pieces, shared between variants. golden_rmsnorm.cl is variant 0's as
- * written. */
+ * tokens. golden_rmsnorm_sourceV lists variant V's: its #define prelude,
+ * then its kernels' pieces, shared between variants. golden_rmsnorm.cl is
+ * variant 0's as written. */
 
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
