@@ -174,22 +174,35 @@ void source_lines(const struct buf *cl, struct buf *out)
 {
     const char *p = buf_str(cl);
     size_t chunk = 0; /* characters of the string being written */
+    struct buf line;  /* the C line being written, less its closing quote */
+    buf_init(&line);
     while (*p) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-        if (chunk > 0) {
-            buf_puts(out, chunk + n > SOURCE_CHUNK_MAX ? ",\n" : "\n");
-            chunk = chunk + n > SOURCE_CHUNK_MAX ? 0 : chunk;
+        struct buf piece;
+        buf_init(&piece);
+        c_escape(&piece, p, nl ? n - 1 : n);
+        buf_puts(&piece, nl ? "\\n" : "");
+        int split = chunk > 0 && chunk + n > SOURCE_CHUNK_MAX;
+        if (line.len > 0 &&
+            (split || line.len + piece.len + 1 > SOURCE_LINE_MAX)) {
+            buf_add(out, buf_str(&line), line.len);
+            buf_puts(out, split ? "\",\n" : "\"\n");
+            buf_free(&line);
+            buf_init(&line);
         }
-        buf_puts(out, "\"");
-        c_escape(out, p, nl ? n - 1 : n);
-        buf_puts(out, nl ? "\\n\"" : "\"");
+        chunk = split ? 0 : chunk;
+        buf_puts(&line, line.len == 0 ? "\"" : "");
+        buf_add(&line, buf_str(&piece), piece.len);
+        buf_free(&piece);
         chunk += n;
         p += n;
     }
-    if (chunk > 0) {
-        buf_puts(out, ",\n");
+    if (line.len > 0) {
+        buf_add(out, buf_str(&line), line.len);
+        buf_puts(out, "\",\n");
     }
+    buf_free(&line);
 }
 
 static int word_char(char c)

@@ -39,9 +39,14 @@ void c_escape(struct buf *out, const char *s, size_t n);
  * need not accept a string literal longer than 4095. */
 #define SOURCE_CHUNK_MAX 4000
 
-/* Appends CL as the strings of a C array, each followed by a comma: a
- * line of C per line of CL, adjacent literals joined into strings of up
- * to SOURCE_CHUNK_MAX characters (a longer line alone). */
+/* The most columns of a line of C that holds several lines of an
+ * embedded text. */
+#define SOURCE_LINE_MAX 79
+
+/* Appends CL as the strings of a C array, each followed by a comma:
+ * lines of CL packed into lines of C of up to SOURCE_LINE_MAX columns
+ * (a longer line alone), adjacent literals joined into strings of up to
+ * SOURCE_CHUNK_MAX characters (a longer line alone). */
 void source_lines(const struct buf *cl, struct buf *out);
 
 /* Appends the N bytes of OpenCL C at TEXT (strip_comments's output) to

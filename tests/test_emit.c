@@ -888,6 +888,67 @@ static void test_compact_blanks(void)
                      sizeof cases / sizeof cases[0]);
 }
 
+/* The strings of an embedded text: short lines packed into lines of C
+ * of up to SOURCE_LINE_MAX columns, a longer line alone, strings of up
+ * to SOURCE_CHUNK_MAX characters; read back as C reads them (the
+ * literals of a string joined, escapes undone), the text itself. */
+static void test_source_lines(void)
+{
+    struct buf text, out;
+    buf_init(&text);
+    buf_init(&out);
+    for (int i = 0; i < 400; i++) {
+        buf_printf(&text, i % 50 == 7 ? "#error \"line %d: %0100d\"\n"
+                                      : "x%d = \\y? 1 : 2;\n",
+                   i, 0);
+    }
+    buf_puts(&text, "last");
+    source_lines(&text, &out);
+    struct buf back, string;
+    buf_init(&back);
+    buf_init(&string);
+    int lines = 0, packed = 0;
+    for (const char *p = buf_str(&out); *p != '\0'; lines++) {
+        const char *eol = strchr(p, '\n');
+        TU_CHECK(eol != NULL && *p == '"', "line %d: %.60s", lines, p);
+        if (eol == NULL || *p != '"') {
+            break;
+        }
+        size_t cols = (size_t)(eol - p);
+        int comma = eol[-1] == ',';
+        int pieces = 0;
+        for (const char *q = p + 1; q < eol - 1 - comma; q++) {
+            if (*q == '\\') {
+                q++;
+                pieces += *q == 'n';
+                buf_add(&string, *q == 'n' ? "\n" : q, 1);
+                continue;
+            }
+            buf_add(&string, q, 1);
+        }
+        TU_CHECK(cols <= SOURCE_LINE_MAX || pieces <= 1,
+                 "line %d packs %d lines in %zu columns", lines, pieces,
+                 cols);
+        packed += pieces > 1;
+        if (comma) {
+            TU_CHECK(string.len <= SOURCE_CHUNK_MAX, "a string of %zu",
+                     string.len);
+            buf_add(&back, buf_str(&string), string.len);
+            buf_free(&string);
+            buf_init(&string);
+        }
+        p = eol + 1;
+    }
+    TU_CHECK(strcmp(buf_str(&back), buf_str(&text)) == 0,
+             "the strings read back are not the text");
+    TU_CHECK(packed > 0 && lines < 400, "%d lines of C, %d packed", lines,
+             packed);
+    buf_free(&string);
+    buf_free(&back);
+    buf_free(&text);
+    buf_free(&out);
+}
+
 /* The bound on llama2-7b's largest stub: NAME.c holds each kernel text
  * once and without comments, indentation or blank lines (NAME.cl has
  * them), and only the runtime its plans run (132 KB before those went,
@@ -1845,6 +1906,8 @@ int add_emit_suite(void)
                     test_strip_comments) == NULL ||
         CU_add_test(s, "embedded kernel texts without indentation",
                     test_compact_blanks) == NULL ||
+        CU_add_test(s, "embedded kernel texts packed into lines of C",
+                    test_source_lines) == NULL ||
         CU_add_test(s, "llama2-7b and seeds: stub size, no device or timing",
                     test_emitted_lean) == NULL ||
         CU_add_test(s, "a stub's runtime sections exactly where needed",
