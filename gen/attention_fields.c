@@ -37,7 +37,7 @@ void attn_bench_sizes(const struct kernel_spec *ks, size_t *sizes, long seq)
 /* The least softcap taken: 1 / softcap must stay a float. */
 #define SOFTCAP_MIN 1e-30
 
-const char *const attn_engine_choices[] = {"simt", "mma", NULL};
+const char *const attn_engine_choices[] = {"simt", "mma", "wgmma", NULL};
 
 const struct param_def attn_fields[] = {
     {"heads", VALUE_INT, 1, 0, 1, 4096, NULL, "query heads (H)"},

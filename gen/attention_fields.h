@@ -11,8 +11,8 @@
 
 /* What runs the kernels that can take tensor cores (the knob engine of
  * both ops): float multiply-adds on every device, or m16n8k16 products
- * on NVIDIA compute capability 8.0+; the forward's prefill also
- * warpgroup products on 9.0 (attention_wgmma). */
+ * on NVIDIA compute capability 8.0+, or warpgroup products on 9.0 (the
+ * forward's prefill, the backward's dq, dk and dv). */
 enum { ATTN_SIMT, ATTN_MMA, ATTN_WGMMA };
 extern const char *const attn_engine_choices[];
 

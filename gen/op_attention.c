@@ -35,11 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The forward's engines: attention_backward's and wgmma. */
-static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
 
 static const struct param_def knobs[] = {
-    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, engine_choices,
+    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
      "prefill: simt (every device), mma (f16, bf16: m16n8k16 on NVIDIA "
      "tensor cores, compute capability 8.0+) or wgmma (f16, bf16 at "
      "head_dim 64 or 128: warpgroup products, compute capability 9.0)"},

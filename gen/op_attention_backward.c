@@ -39,14 +39,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The backward's engines: the forward's but for the split path's. */
-static const char *const engine_choices[] = {"simt", "mma", "wgmma", NULL};
-
 static const struct param_def knobs[] = {
-    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, engine_choices,
+    {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
      "dk, dv and dq: simt (every device), mma (f16, bf16: m16n8k16 on "
-     "NVIDIA compute capability 8.0+) or wgmma (mma's, with dq on "
-     "warpgroups: compute capability 9.0, head_dim 64 or 128)"},
+     "NVIDIA compute capability 8.0+) or wgmma (dq, and dk and dv at "
+     "mma_k 64, on warpgroups: compute capability 9.0, head_dim 64 or "
+     "128)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
      "engine mma: dq's query rows per work-group, 16 a warp (engine "
      "wgmma: 64, a warpgroup)"},
@@ -142,9 +140,8 @@ static long dq_local(long tk, long d)
  * dims of 16-byte rows up to 128 (a warp's dk and dv of 16 keys take
  * head_dim registers a thread: past 128 they spill): 4 warps a
  * work-group, score tiles of 64 columns (32 past a head of 128, for
- * local memory); where it offers wgmma too, at heads of 64 and 128, dq
- * on one warpgroup a work-group (bench/RESULTS.md, "dq on
- * warpgroups"). */
+ * local memory); where it offers wgmma too, at heads of 64 and 128,
+ * warpgroups (bench/RESULTS.md, "attention_backward on warpgroups"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -333,6 +330,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     int mma = engine(ks) != ATTN_SIMT, wgmma = engine(ks) == ATTN_WGMMA;
     size_t bq = (size_t)knob(ks, mma ? "mma_q" : "block_q");
     size_t bk = (size_t)knob(ks, mma ? "mma_k" : "block_k");
+    int dkv_wgmma = wgmma && bk == WG_ROWS;
     plan_shape(ks, p);
     plan_int(p, "BLOCK_Q", "attention_backward_dq: rows a work-group",
              knob(ks, "block_q"));
@@ -358,7 +356,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     }
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];
-    pa->why = wgmma && bk == WG_ROWS
+    pa->why = dkv_wgmma
                   ? "D = rowsum(dO * O); on warpgroups, dk and dv a "
                     "work-group per mma_k keys of a kv head, dq a "
                     "work-group per mma_q rows"
@@ -378,7 +376,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     launch_over(l, 0, (size_t)attn_heads(ks), BATCH | SEQ_Q, dot_items);
     launch_args(l, dot_args);
     l = &pa->launch[pa->n_launch++];
-    l->kernel = wgmma && bk == WG_ROWS ? "attention_backward_dkv_wgmma"
+    l->kernel = dkv_wgmma ? "attention_backward_dkv_wgmma"
                 : mma ? "attention_backward_dkv_mma"
                       : "attention_backward_dkv";
     l->dims = 2;
