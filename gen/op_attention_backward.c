@@ -77,6 +77,12 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_DO, BUF_LSE, BUF_DQ, BUF_DK, BUF_DV };
  * warpgroup a work-group, of 64 rows or keys (mma_q, mma_k). */
 #define WG_KEYS 64
 #define WG_ROWS 64
+/* attention_backward_dq_wgmma holds its q and dO rows in registers, as
+ * wgmma's A operand, where that leaves its work-groups a compute unit as
+ * they are: at a head of 128 (two either way; local memory then feeds
+ * each score product one operand, not two), not at 64 (three, two with
+ * the rows held). bench/RESULTS.md has the times of both. */
+#define WG_ROWS_HELD_HEAD 128
 /* Local memory a spec may ask for, as attention's. */
 #define ABW_MAX_LOCAL 32768
 /* Work-items of attention_backward_dot a work-group on a GPU. */
@@ -352,6 +358,8 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_int(p, "MMA_Q", "wgmma: rows or keys a work-group", WG_ROWS);
         plan_int(p, "WG_KEYS", "wgmma: dq's keys a tile, dk's rows a step",
                  WG_KEYS);
+        plan_int(p, "DQ_ROWS_HELD", "wgmma: dq's q and dO rows in registers",
+                 attn_head_dim(ks) == WG_ROWS_HELD_HEAD);
         p->needs |= CAP_WGMMA;
     }
     plan_buffers(ks, p);

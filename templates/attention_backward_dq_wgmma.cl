@@ -5,18 +5,22 @@
  * attention_backward_dq_mma.cl does it on m16n8k16 products:
  * S = q K^T, dP = dO V^T, dS = P (dP - D), dq += scale dS K.
  *
- * Per tile, S and dP are m64n(WG_KEYS)k16 products with q and dO, K and V
- * all read by wgmma from local memory (K-major: the head the reduction);
- * dq += dS K is an m64n(HEAD_DIM)k16 product with dS rounded to the
+ * Per tile, S and dP are m64n(WG_KEYS)k16 products of q and dO with K
+ * and V read by wgmma from local memory (K-major: the head the
+ * reduction); with DQ_ROWS_HELD q and dO are held in registers as
+ * wgmma's A fragments for every tile, so that local memory serves each
+ * product its B operand alone, else wgmma reads them from local memory
+ * too. dq += dS K is an m64n(HEAD_DIM)k16 product with dS rounded to the
  * storage type in registers (wgmma's A operand) and K read N-major from
  * the same tile. The scores of one tile and dq's product of the tile
  * before are in flight together. A row's sums run over the keys in
  * order: the same bits run to run; a row that sees no key gets 0.
  *
- * Local memory: the block's q and dO rows, three K tiles (a tile serves S
- * at its step and dq's product at the next) and two V tiles, laid out
- * as attention_wgmma_tiles.cl lays them out. The copies of the next K
- * and V tiles run behind the products; one work-group barrier a tile.
+ * Local memory: three K tiles (a tile serves S at its step and dq's
+ * product at the next) and two V tiles, then (without DQ_ROWS_HELD) the
+ * block's q and dO rows, laid out as attention_wgmma_tiles.cl lays them
+ * out. The copies of the next K and V tiles run behind the products; one
+ * work-group barrier a tile.
  *
  * Launch: local (2 * MMA_BQ, 1); groups as attention_backward_dq_mma's. */
 #include "attention_backward_mma_common.cl"
@@ -25,8 +29,56 @@
 #if MMA_BQ != MMA_Q
 #error "attention_backward_dq_wgmma.cl: MMA_BQ must be MMA_Q (a warpgroup)"
 #endif
+#ifndef DQ_ROWS_HELD
+#error "attention_backward_dq_wgmma.cl: DQ_ROWS_HELD is missing"
+#endif
 
-#define ADW_ROOM (2 * AW_Q_ROOM + 5 * AW_KV_ROOM) /* q, dO, 3 K, 2 V */
+/* 3 K tiles, 2 V tiles (, q, dO) */
+#define ADW_ROOM (5 * AW_KV_ROOM + (DQ_ROWS_HELD ? 0 : 2 * AW_Q_ROOM))
+
+/* Rows RA and RA + 8 of X (q or dO; rows as attention_common.cl orders
+ * them, zeros from ROWS on) as this work-item's wgmma A fragments over
+ * the head. */
+inline void adw_rows_held(uint f[HEAD_DIM / 16][4],
+                          const __global storage_t *x, long b, int hk,
+                          long ra, long rows, int seq_q, uint t)
+{
+    const long rb = ra + 8;
+    const __global storage_t *xa =
+        x + abw_row_at(b, hk, ra < rows ? ra : 0, seq_q) + 2 * t;
+    const __global storage_t *xb =
+        x + abw_row_at(b, hk, rb < rows ? rb : 0, seq_q) + 2 * t;
+#pragma unroll
+    for (int kk = 0; kk < HEAD_DIM / 16; kk++) {
+        const __global uint *pa = (const __global uint *)(xa + 16 * kk);
+        const __global uint *pb = (const __global uint *)(xb + 16 * kk);
+        f[kk][0] = ra < rows ? pa[0] : 0;
+        f[kk][1] = rb < rows ? pb[0] : 0;
+        f[kk][2] = ra < rows ? pa[4] : 0;
+        f[kk][3] = rb < rows ? pb[4] : 0;
+    }
+}
+
+/* Starts S = q K^T and dP = dO V^T over the tiles KT and VT: q and dO
+ * from QF and DOF (DQ_ROWS_HELD) or from QS and DOS. */
+inline void adw_scores(uint qf[HEAD_DIM / 16][4],
+                       uint dof[HEAD_DIM / 16][4], __local ushort *qs,
+                       __local ushort *dos, __local ushort *kt,
+                       __local ushort *vt, float s[4 * AW_NT],
+                       float dp[4 * AW_NT])
+{
+#if DQ_ROWS_HELD
+    (void)qs;
+    (void)dos;
+    aw_scores_held(qf, kt, s);
+    aw_scores_held(dof, vt, dp);
+#else
+    (void)qf;
+    (void)dof;
+    aw_scores(qs, kt, 0, s);
+    aw_scores(dos, vt, 0, dp);
+#endif
+}
 
 /* Waits for the products of dP, the older of two groups in flight (S's
  * are older still). */
@@ -116,12 +168,17 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
     const uint g = lane / 4, t = lane % 4;
     const long off = (long)seq_kv - seq_q;
-    __local ushort *qs = room, *dos = room + AW_Q_ROOM;
-    __local ushort *kbuf = room + 2 * AW_Q_ROOM, *vbuf = kbuf + 3 * AW_KV_ROOM;
+    __local ushort *kbuf = room, *vbuf = kbuf + 3 * AW_KV_ROOM;
+    __local ushort *qs = vbuf + 2 * AW_KV_ROOM, *dos = qs + AW_Q_ROOM;
+    const long ra = r0 + warp * 16 + g, rb = ra + 8;
+    uint qf[HEAD_DIM / 16][4], dof[HEAD_DIM / 16][4];
+#if DQ_ROWS_HELD
+    adw_rows_held(qf, q, b, hk, ra, rows, seq_q, t);
+    adw_rows_held(dof, do_, b, hk, ra, rows, seq_q, t);
+#else
     aw_load_q(qs, q, seq_q, b, hk, r0, tid);
     aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
-
-    const long ra = r0 + warp * 16 + g, rb = ra + 8;
+#endif
     const float l0 = abm_lse2(lse, b, hk, ra, rows, seq_q);
     const float l1 = abm_lse2(lse, b, hk, rb, rows, seq_q);
     const float d0 = ra < rows ? abw_d(scratch, b, hk, ra, seq_q) : 0.0f;
@@ -156,8 +213,7 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
         float s[AW_NT][4], dp[AW_NT][4];
         adw_step_start(k, v, b, hk, lo, hi, seq_kv, 0, tiles, kbuf, vbuf,
                        tid);
-        aw_scores(qs, kbuf, warp / 4, (float *)s);
-        aw_scores(dos, vbuf, warp / 4, (float *)dp);
+        adw_scores(qf, dof, qs, dos, kbuf, vbuf, (float *)s, (float *)dp);
         aw_wait_all_s((float *)s);
         aw_wait_all_s((float *)dp);
         adw_grad(s, dp, lo, hi, adw_masked(lo, hi, pos_lo, pos_hi), pos0,
@@ -167,9 +223,8 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
             const long j0 = lo + (long)i * WG_KEYS;
             adw_step_start(k, v, b, hk, lo, hi, seq_kv, i, tiles, kbuf, vbuf,
                            tid);
-            aw_scores(qs, kbuf + (i % 3) * AW_KV_ROOM, warp / 4, (float *)s);
-            aw_scores(dos, vbuf + (i % 2) * AW_KV_ROOM, warp / 4,
-                      (float *)dp);
+            adw_scores(qf, dof, qs, dos, kbuf + (i % 3) * AW_KV_ROOM,
+                       vbuf + (i % 2) * AW_KV_ROOM, (float *)s, (float *)dp);
             aw_accumulate(kbuf + ((i - 1) % 3) * AW_KV_ROOM, p,
                           (float *)acc);
             aw_wait_s((float *)s);

@@ -31,12 +31,16 @@
 #define AW_S_SHAPE "m64n64k16"
 #define AW_S_IN "%32, %33, p, 1, 1, 0, 0"
 #define AW_S_FLAG "%34"
+#define AW_S_RS_IN "{%32, %33, %34, %35}, %36, p, 1, 1, 0"
+#define AW_S_RS_FLAG "%37"
 #else
 #define AW_S_D WG_D64
 #define AW_S_R WG_R64
 #define AW_S_SHAPE "m64n128k16"
 #define AW_S_IN "%64, %65, p, 1, 1, 0, 0"
 #define AW_S_FLAG "%66"
+#define AW_S_RS_IN "{%64, %65, %66, %67}, %68, p, 1, 1, 0"
+#define AW_S_RS_FLAG "%69"
 #endif
 #if HEAD_DIM == 64
 #define AW_O_D WG_D32
@@ -75,6 +79,19 @@ inline void aw_mma_s(float d[4 * AW_NT], ulong da, ulong db, uint first)
                  "{" AW_S_R "}, " AW_S_IN "; }"
                  : AW_S_D
                  : "l"(da), "l"(db), "r"(first)
+                 : "memory");
+}
+
+/* S (+)= A B^T over 16 of the head: A's fragment A0..A3 in registers,
+ * B K-major in local memory (descriptor DB); FIRST: S = the product. */
+inline void aw_mma_s_rs(float d[4 * AW_NT], uint a0, uint a1, uint a2,
+                        uint a3, ulong db, uint first)
+{
+    asm volatile(WG_MARK "{ .reg .pred p; setp.eq.u32 p, " AW_S_RS_FLAG
+                 ", 0; wgmma.mma_async.sync.aligned." AW_S_SHAPE "."
+                 WG_TYPES " {" AW_S_R "}, " AW_S_RS_IN "; }"
+                 : AW_S_D
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(first)
                  : "memory");
 }
 
@@ -189,6 +206,21 @@ inline void aw_scores(__local ushort *qs, __local ushort *ks, uint g,
                            1024, 1);
         ulong db = wg_desc(ks + blk * WG_KEYS * 64 + in, 16, 1024, 1);
         aw_mma_s(s, da, db, kk == 0);
+    }
+    wg_commit();
+}
+
+/* Starts S = A K^T for the tile KS, with A (64 rows of the head) held as
+ * wgmma A fragments: one group of products. */
+inline void aw_scores_held(uint a[HEAD_DIM / 16][4],
+                           __local ushort *ks, float s[4 * AW_NT])
+{
+    aw_fence_s(s);
+#pragma unroll
+    for (uint kk = 0; kk < HEAD_DIM / 16; kk++) {
+        uint blk = kk / 4, in = (kk % 4) * 16;
+        ulong db = wg_desc(ks + blk * WG_KEYS * 64 + in, 16, 1024, 1);
+        aw_mma_s_rs(s, a[kk][0], a[kk][1], a[kk][2], a[kk][3], db, kk == 0);
     }
     wg_commit();
 }
