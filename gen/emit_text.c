@@ -77,9 +77,10 @@ static void knob_line(const struct kernel_spec *ks, struct buf *out)
 }
 
 /* The comment every emitted file opens with: where it came from, the
- * terms of its use (the code files only), the kernel's fields and the
- * knobs of each of its N variants. The spec is named by its base name:
- * the files are the same wherever specl runs and the spec lives. */
+ * terms of its use (the code files only), the kernel's fields and its N
+ * variants, with their knobs but in NAME.c. The spec is named by its
+ * base name: the files are the same wherever specl runs and the spec
+ * lives. */
 void header_comment(const struct emit_variant *ev, int n, const char *name,
                     const char *ext, struct buf *out)
 {
@@ -136,15 +137,21 @@ void header_comment(const struct emit_variant *ev, int n, const char *name,
         buf_puts(out, " */\n");
         return;
     }
+    /* NAME.c leaves the variants' knobs to NAME.h, which comes with it:
+     * the stub's size is what a project vendors. */
+    int knobs = strcmp(ext, "c") != 0;
     buf_printf(out, "\n * variants: %s_create picks one per device (%s.h "
-               "says how)\n", name, name);
+               "says how%s)\n", name, name,
+               knobs ? "" : ", with their knobs");
     for (int v = 0; v < n; v++) {
         buf_printf(out, " *   %d: ", v);
         comment_text(out, ev[v].label);
         buf_puts(out, "; for ");
         match_text(ev[v].match, ev[v].n_match, out);
-        buf_puts(out, "\n *     ");
-        knob_line(ev[v].ks, out);
+        if (knobs) {
+            buf_puts(out, "\n *     ");
+            knob_line(ev[v].ks, out);
+        }
         buf_puts(out, "\n");
     }
     buf_puts(out, " *   (* = not in the spec: chosen for the shape and the "

@@ -4,11 +4,9 @@
  * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)
  * dtype:  f32
  * fields: features=512 eps=1e-06
- * variants: golden_rmsnorm_create picks one per device (golden_rmsnorm.h says how)
+ * variants: golden_rmsnorm_create picks one per device (golden_rmsnorm.h says how, with their knobs)
  *   0: op defaults for GPUs; for any device
- *      wg=64* rows=4* vec=4* mode=registers* split=1* split_max=0*
  *   1: op defaults for CPUs; for CPUs
- *      wg=1* rows=16* vec=16* mode=streaming* split=1* split_max=0*
  *   (* = not in the spec: chosen for the shape and the device type)
  */
 
