@@ -238,17 +238,15 @@ int emit_decisions(const struct variant_set *vs, struct buf *out, char *err,
         }
         plan_decisions(&ev[v], v, vs->n, out);
     }
-    /* A device tuned at several row counts: which variant runs when. */
+    /* A device tuned at several row counts, and every CPU: which variant
+     * runs when. */
     if (vs->n_range > 0) {
         buf_puts(out, "\n== rows ranges (the first runtime size):\n");
     }
     for (int r = 0; r < vs->n_range; r++) {
-        char upto[64];
-        range_rows_text(vs, r, upto, sizeof upto);
         buf_puts(out, "  ");
-        comment_text(out, vs->range[r].device);
-        buf_printf(out, ", %s: variant %d (tuned at rows %s)\n", upto,
-                   vs->range[r].variant, vs->range[r].tuned);
+        range_text(vs, r, out);
+        buf_puts(out, "\n");
     }
     free(ev);
     return 0;

@@ -65,6 +65,22 @@ void match_text(const struct variant_match *m, int n, struct buf *out)
     }
 }
 
+void range_text(const struct variant_set *vs, int r, struct buf *out)
+{
+    const struct variant_range *range = &vs->range[r];
+    char rows[64];
+    range_rows_text(vs, r, rows, sizeof rows);
+    if (range->device[0]) {
+        comment_text(out, range->device);
+        buf_printf(out, ", %s: variant %d (tuned at rows %s)", rows,
+                   range->variant, range->tuned);
+    } else {
+        buf_printf(out, "every CPU, %s: variant %d (", rows, range->variant);
+        comment_text(out, vs->v[range->variant].label);
+        buf_puts(out, ")");
+    }
+}
+
 /* " m=64* n=128 ...": every knob of KS, starred where the spec left it. */
 static void knob_line(const struct kernel_spec *ks, struct buf *out)
 {

@@ -281,22 +281,26 @@ static int source_list(const char *name, int v, struct emit_texts *t,
     return 0;
 }
 
-/* The rows ranges of VS as the rows of the stub's NAME_ranges and the
- * lines of NAME.h's doc of NAME_variant_at. */
+/* The rows ranges of VS as the rows of the stub's NAME_ranges (device
+ * NULL: every CPU) and the lines of NAME.h's doc of NAME_variant_at. */
 static void range_rows(const struct variant_set *vs, struct buf *b)
 {
     for (int i = 0; vs != NULL && i < vs->n_range; i++) {
         const struct variant_range *r = &vs->range[i];
         char upto[64];
         range_rows_text(vs, i, upto, sizeof upto);
-        buf_puts(&b[H_RANGES], "    {\"");
-        c_escape(&b[H_RANGES], r->device, strlen(r->device));
-        buf_printf(&b[H_RANGES], "\", %ld, %d}, /* %s: tuned at rows %s */\n",
-                   r->max_rows, r->variant, upto, r->tuned);
+        if (r->device[0]) {
+            buf_puts(&b[H_RANGES], "    {\"");
+            c_escape(&b[H_RANGES], r->device, strlen(r->device));
+            buf_printf(&b[H_RANGES], "\", %ld, %d}, /* %s: tuned at rows "
+                       "%s */\n", r->max_rows, r->variant, upto, r->tuned);
+        } else {
+            buf_printf(&b[H_RANGES], "    {NULL, %ld, %d}, /* every CPU, "
+                       "%s */\n", r->max_rows, r->variant, upto);
+        }
         buf_puts(&b[H_RANGE_DOC], " *   ");
-        comment_text(&b[H_RANGE_DOC], r->device);
-        buf_printf(&b[H_RANGE_DOC], ", %s: variant %d (tuned at rows %s)\n",
-                   upto, r->variant, r->tuned);
+        range_text(vs, i, &b[H_RANGE_DOC]);
+        buf_puts(&b[H_RANGE_DOC], "\n");
     }
 }
 

@@ -274,6 +274,19 @@ struct gemm_chain {
     struct gemm gemm[SPECL_MAX_GEMMS];
 };
 
+/* The CPU defaults' knobs for calls of few rows, where the knobs that
+ * serve many rows lose: a NAME.c whose spec leaves every knob to the
+ * defaults runs KNOBS for calls of up to MAX_ROWS rows on every CPU, and
+ * the CPU defaults past them (variants_build). KNOBS are set as a
+ * spec's `tile:` would set them, the other knobs are the CPU defaults'
+ * choice; only for the shapes APPLIES accepts (NULL: every shape), and
+ * where the knobs validate and emit other code than the CPU defaults. */
+struct cpu_few_rows {
+    long max_rows;
+    const char *knobs; /* as knobs_text writes them: "m=32 n=128" */
+    int (*applies)(const struct kernel_spec *ks);
+};
+
 /* An op family. Adding an op: one gen/op_X.c defining one of these, and one
  * row in op_registry (ops.c); docs/adding-an-op.md walks through it. */
 struct op_def {
@@ -328,6 +341,9 @@ struct op_def {
      * ROWS its crossover lies). */
     void (*entry_rows)(struct kernel_spec *ks,
                        const struct kernel_spec *entry, long rows);
+    /* Optional: the CPU defaults' knobs for few rows, and up to which
+     * rows they run (struct cpu_few_rows). */
+    const struct cpu_few_rows *cpu_few_rows;
 
     /* What checks and measures the op (verify.c, measure.c, bench.c).
      * Host buffers are in plan order; the outputs are the buffers whose

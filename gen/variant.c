@@ -286,48 +286,65 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
     free(point);
 }
 
-void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
-                    const char *device, struct variant_set *vs,
-                    struct buf *notes)
+/* The CPU defaults for few rows of KS's op (cpu_few_rows), where it has
+ * them for KS's shape, as a variant of VS, and every CPU's rows ranges:
+ * up to their rows on it, past them on CPU_VARIANT, the CPU defaults.
+ * Where their knobs do not validate or emit the CPU defaults' code, it
+ * adds nothing and says why in NOTES. */
+static void add_cpu_few_rows(const struct kernel_spec *ks, int cpu_variant,
+                             struct variant_set *vs, struct buf *notes)
+{
+    const struct cpu_few_rows *few = ks->op->cpu_few_rows;
+    struct kernel_spec one = *ks;
+    struct diags quiet = {.out = NULL};
+    char why[256], label[640];
+    if (few == NULL || cpu_variant < 0 ||
+        (few->applies != NULL && !few->applies(ks))) {
+        return;
+    }
+    if (vs->n_range + 2 > SPECL_MAX_RANGES) {
+        note(notes, "%s: no CPU variant for few rows: a NAME.c holds at "
+             "most %d rows ranges", ks->name, SPECL_MAX_RANGES);
+        return;
+    }
+    one.target = TARGET_CPU;
+    one.tile_note[0] = '\0';
+    if (knobs_parse(&one, few->knobs, why, sizeof why) < 0 ||
+        knobs_resolve(&one, &quiet) != 0) {
+        note(notes, "%s: no CPU variant for few rows: %s", ks->name,
+             quiet.count ? quiet.first : why);
+        return;
+    }
+    /* The defaults chose them, not the spec: headers star them. */
+    for (int k = 0; k < one.op->n_knobs; k++) {
+        one.knob[k].set = 0;
+    }
+    snprintf(label, sizeof label, "%s at few rows",
+             target_defaults_label(TARGET_CPU));
+    int v = add_variant(vs, &one, label, NULL, 0, why, sizeof why);
+    if (v < 0 || v == cpu_variant) {
+        note(notes, "%s: no CPU variant for few rows: %s", ks->name,
+             v < 0 ? why : "the same code as the CPU defaults");
+        return;
+    }
+    struct variant_range *r = &vs->range[vs->n_range];
+    memset(r, 0, 2 * sizeof *r);
+    r[0].max_rows = few->max_rows;
+    r[0].variant = v;
+    r[1].variant = cpu_variant;
+    vs->n_range += 2;
+}
+
+/* DB's entry for KS's shape from each device it holds (DEVICE: that
+ * device only) as a variant of VS, with its ladder of row counts; says in
+ * NOTES which entry each device got, or why none. */
+static void add_tuned(const struct kernel_spec *ks, const struct tunedb *db,
+                      const char *device, struct variant_set *vs,
+                      struct buf *notes)
 {
     struct kernel_spec one;
     struct variant_match match;
     char why[256], label[640];
-    memset(vs, 0, sizeof *vs);
-
-    /* Each target's defaults (caps.h), the GPU's first: every device
-     * without a better match gets them, and they are what a read spec
-     * resolves to. A target of capabilities (tensor cores, wgmma) gets a
-     * variant where the op has a kernel for it and the spec's knobs leave
-     * room: otherwise its devices take one of the variants before. */
-    for (int t = 0; t < N_TARGETS; t++) {
-        memset(&match, 0, sizeof match);
-        target_devices((enum target)t, &match.cpu, &match.caps);
-        if (for_target(ks, (enum target)t, &one) == 0) {
-            add_variant(vs, &one, target_defaults_label((enum target)t),
-                        &match, match.caps == 0, why, sizeof why);
-        } else if (t == TARGET_GPU) {
-            variants_one(ks, vs); /* cannot happen: the spec validated */
-        } else if (match.cpu) {
-            note(notes,
-                 "%s: no CPU variant: the op defaults for CPUs "
-                 "do not fit the knobs the spec gives",
-                 ks->name);
-        }
-    }
-
-    /* A spec that gives knobs keeps them (tile: auto asks for the
-     * database), as tunedb_apply decides for one device. */
-    int any_set = 0;
-    for (int k = 0; k < ks->op->n_knobs; k++) {
-        any_set |= ks->knob[k].set;
-    }
-    if (db == NULL || (any_set && !ks->tile_auto)) {
-        if (db != NULL) {
-            note(notes, "%s: knobs as the spec gives them", ks->name);
-        }
-        return;
-    }
     int used = 0;
     for (int i = 0; i < db->n; i++) {
         const char *dev = db->entry[i].device;
@@ -387,5 +404,55 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
              "%s: no tuning entry used: op defaults for every "
              "device",
              ks->name);
+    }
+}
+
+void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
+                    const char *device, struct variant_set *vs,
+                    struct buf *notes)
+{
+    struct kernel_spec one;
+    struct variant_match match;
+    char why[256];
+    int cpu_variant = -1;
+    memset(vs, 0, sizeof *vs);
+
+    /* Each target's defaults (caps.h), the GPU's first: every device
+     * without a better match gets them, and they are what a read spec
+     * resolves to. A target of capabilities (tensor cores, wgmma) gets a
+     * variant where the op has a kernel for it and the spec's knobs leave
+     * room: otherwise its devices take one of the variants before. */
+    for (int t = 0; t < N_TARGETS; t++) {
+        memset(&match, 0, sizeof match);
+        target_devices((enum target)t, &match.cpu, &match.caps);
+        if (for_target(ks, (enum target)t, &one) == 0) {
+            int v = add_variant(vs, &one,
+                                target_defaults_label((enum target)t),
+                                &match, match.caps == 0, why, sizeof why);
+            cpu_variant = match.cpu ? v : cpu_variant;
+        } else if (t == TARGET_GPU) {
+            variants_one(ks, vs); /* cannot happen: the spec validated */
+        } else if (match.cpu) {
+            note(notes,
+                 "%s: no CPU variant: the op defaults for CPUs "
+                 "do not fit the knobs the spec gives",
+                 ks->name);
+        }
+    }
+
+    /* A spec that gives knobs keeps them (tile: auto asks for the
+     * database), as tunedb_apply decides for one device; a device's
+     * tuned variants come before every CPU's for few rows. */
+    int any_set = 0;
+    for (int k = 0; k < ks->op->n_knobs; k++) {
+        any_set |= ks->knob[k].set;
+    }
+    if (db != NULL && any_set && !ks->tile_auto) {
+        note(notes, "%s: knobs as the spec gives them", ks->name);
+    } else if (db != NULL) {
+        add_tuned(ks, db, device, vs, notes);
+    }
+    if (!any_set) {
+        add_cpu_few_rows(ks, cpu_variant, vs, notes);
     }
 }

@@ -42,15 +42,20 @@ struct variant {
 };
 
 /* Calls of up to MAX_ROWS rows (the first runtime size; 0: any more)
- * on the device DEVICE (as CL_DEVICE_NAME reads) run variant VARIANT: a
- * device tuned at several row counts (`specl tune --rows 1,8,32`) has a
- * range per row count, or per run of row counts whose bests emit the
- * same code, in ascending order, its last of max_rows 0. */
+ * on the device DEVICE (as CL_DEVICE_NAME reads; empty: every CPU) run
+ * variant VARIANT. A device's ranges are in ascending order, its last of
+ * max_rows 0, and extend the variant of its last: a handle that runs
+ * another takes none. A device tuned at several row counts (`specl tune
+ * --rows 1,8,32`) has a range per row count, or per run of row counts
+ * whose bests emit the same code; every CPU has those of the CPU
+ * defaults for few rows (op_def's cpu_few_rows) and past them, where a
+ * CPU has none of its own. */
 struct variant_range {
     char device[SPECL_DEVICE_NAME_MAX];
     long max_rows;
     int variant;
-    char tuned[96];   /* the row counts it was tuned at: "8, 32" */
+    char tuned[96];   /* the row counts it was tuned at: "8, 32"; empty
+                         for every CPU's */
 };
 
 #define SPECL_MAX_RANGES 32 /* of one NAME.c, every device's */
@@ -77,8 +82,11 @@ void variants_one(const struct kernel_spec *ks, struct variant_set *vs);
  * the device's exact entries (its driver's) are at several row counts,
  * the one of the most rows is its variant as above, and each row count
  * gets its best as a variant too, with the rows ranges that run them
- * (VS's range; ladder_ranges). Writes a line per entry used or skipped,
- * and why, to NOTES (may be NULL). */
+ * (VS's range; ladder_ranges). Last, where the spec gives no knob, the
+ * CPU defaults for few rows (op_def's cpu_few_rows), with every CPU's
+ * rows ranges that run them. Writes a line per entry used or skipped,
+ * and why, and why there is no variant for few rows where the op has
+ * them, to NOTES (may be NULL). */
 void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
                     const char *device, struct variant_set *vs,
                     struct buf *notes);
@@ -90,7 +98,8 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
 void ladder_ranges(const long *rows, int n, long *max_rows);
 
 /* "rows A to B" (or "rows A and more") of VS's range R into OUT: its
- * first row, the one after the range before of its device. */
+ * first row, the one after the range before of its device (or of every
+ * CPU). */
 void range_rows_text(const struct variant_set *vs, int r, char *out,
                      size_t size);
 

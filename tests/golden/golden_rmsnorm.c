@@ -649,12 +649,13 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     if (_err != CL_SUCCESS) {
         return _err;
     }
+    int _cpu = (_type & CL_DEVICE_TYPE_CPU) != 0;
     for (int _v = 0; _v < golden_rmsnorm_N_VARIANTS; _v++) {
         _rank[_v] = 0;
     }
     for (size_t _m = 0; _m < golden_rmsnorm_COUNT(golden_rmsnorm_matches); _m++) {
         int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m],
-                                   (_type & CL_DEVICE_TYPE_CPU) != 0);
+                                   _cpu);
         int _v = golden_rmsnorm_matches[_m].variant;
         _rank[_v] = _r > _rank[_v] ? _r : _rank[_v];
     }
