@@ -28,7 +28,7 @@ void comment_text(struct buf *out, const char *text);
 void match_text(const struct variant_match *m, int n, struct buf *out);
 
 /* VS's rows range R, for comments: "DEVICE, rows 3 to 22: variant 4
- * (tuned at rows 8)", or for every CPU's "every CPU, rows 1 to 64:
+ * (tuned at rows 8)", or for every CPU's "every CPU, rows 1 to 96:
  * variant 2 (LABEL)", LABEL the variant's. */
 void range_text(const struct variant_set *vs, int r, struct buf *out);
 

@@ -729,3 +729,26 @@ void lora_defaults(struct kernel_spec *ks)
     delta_defaults(ks);
     pad_defaults(ks);
 }
+
+/* CPUs at a few dozen rows: tiles of 32 x 128 rows and columns in steps
+ * of 8 of K, 8 x 8 a work-item in warps of 8 along N (the best a ladder
+ * tune found at 32 rows on PoCL). Against the CPU defaults' 128-row tiles
+ * they ran 2.0-3.1x as fast at 32 rows and 1.2-3.1x at 64, from 256 x
+ * 256 to 4096 x 4096 (f32, f16, bf16); 1.05-1.8x at 96, and at 128 they
+ * lost on 5 of 8 layers (0.81-0.97x: those of 1024 x 1024 and up but the
+ * f16 one), so they take calls of up to 96 rows (bench/RESULTS.md,
+ * "lora_forward on CPUs at a few dozen rows" and "Every CPU's rows
+ * range"). lora_decode keeps its 16 rows in either variant. Only with W:
+ * without it no tile of lora_main runs. */
+static int cpu_few_rows_applies(const struct kernel_spec *ks)
+{
+    struct lora c;
+    lora_read(ks, &c);
+    return c.base;
+}
+
+const struct cpu_few_rows lora_cpu_few_rows = {
+    .max_rows = 96,
+    .knobs = "m=32 n=128 k=8 wm=8 wn=8 warp_n=8",
+    .applies = cpu_few_rows_applies,
+};

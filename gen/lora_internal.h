@@ -113,6 +113,7 @@ long wg_wave(const struct lora *c);
 
 /* lora_defaults.c */
 void lora_defaults(struct kernel_spec *ks);
+extern const struct cpu_few_rows lora_cpu_few_rows;
 
 /* lora_paths.c; lora_plan_shape: the shape's and scale's #defines, which
  * the naive plan shares. */

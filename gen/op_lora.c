@@ -721,6 +721,7 @@ const struct op_def op_lora_forward = {
     .tune_space_rows = lora_tune_space_rows,
     .few_rows_knobs = lora_few_rows_knobs,
     .entry_rows = lora_entry_rows,
+    .cpu_few_rows = &lora_cpu_few_rows,
     .reference = lora_reference,
     .naive = lora_naive,
     .costs = lora_costs,

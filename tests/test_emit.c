@@ -23,6 +23,7 @@
 #include "emit_text.h"
 #include "emit_variants.h"
 #include "files.h"
+#include "knobs.h"
 #include "render.h"
 #include "runtime.h"
 #include "spec.h"
@@ -995,7 +996,9 @@ static void test_emitted_lean(void)
  * of it needs that part: the one-launch path's sync buffer and compute
  * unit check for a softmax that plans it and for no lora_forward, the
  * launches for some outputs alone for a backward whose dgamma may be
- * NULL, scratch and slices where a path has them. */
+ * NULL, scratch and slices where a path has them, every CPU's rows
+ * ranges for a lora_forward with W (without the lookup by device name
+ * that only tuned ranges need). */
 static void test_stub_sections(void)
 {
     static const char spec[] =
@@ -1021,10 +1024,13 @@ static void test_stub_sections(void)
         {"t_lora", "scratch_per", 1},
         {"t_lora", "_runs_for(", 0},
         {"t_lora", "device_caps", 0},
+        {"t_lora", "{NULL, 96, 2}, /* every CPU, rows 1 to 96 */", 1},
+        {"t_lora", "_ranges_of(", 0},
         {"t_softmax", "scratch_per", 0},
         {"t_softmax", "_ARG_SCRATCH", 0},
         {"t_softmax", "_ARG_SLICES", 0},
         {"t_softmax", "No path of any variant uses scratch.", 1},
+        {"t_softmax", "_ranges", 0},
         {"t_lnb", "_runs_for(", 1},
         {"t_lnb", "int nullable;", 1},
         {"t_lnb", "int unused;", 0},
@@ -1320,6 +1326,115 @@ static void test_target_cpu(void)
     CU_ASSERT_EQUAL(rc, 2);
     rc = tu_run("test ! -e '%s/bad'", tmp);
     CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
+    free(tmp);
+}
+
+/* Every CPU's rows range, only where it pays: lora_forward with W whose
+ * shape takes the CPU defaults for few rows gets them as a variant, run
+ * up to the range's rows on every CPU, the CPU defaults past them, and
+ * lora_decode still below both; none without W, for a layer narrower
+ * than their tile, for a spec that gives a knob, or from --target. */
+static void test_cpu_rows_range(void)
+{
+    static const char spec[] =
+        "defaults: { dtype: f32 }\n"
+        "kernels:\n"
+        "  - {name: c_wide, op: lora_forward, in_features: 512,\n"
+        "     out_features: 512, rank: 8}\n"
+        "  - {name: c_delta, op: lora_forward, in_features: 512,\n"
+        "     out_features: 512, rank: 8, base: false}\n"
+        "  - {name: c_narrow, op: lora_forward, in_features: 8,\n"
+        "     out_features: 32, rank: 2}\n"
+        "  - {name: c_pinned, op: lora_forward, in_features: 512,\n"
+        "     out_features: 512, rank: 8, tile: {decode_max: 8}}\n";
+    const struct cpu_few_rows *few = op_find("lora_forward")->cpu_few_rows;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(few);
+    struct spec_set s;
+    struct diags d = {.out = stderr};
+    spec_set_init(&s);
+    CU_ASSERT_EQUAL_FATAL(spec_read_buffer(&s, "cpu.yaml",
+                                           (const unsigned char *)spec,
+                                           strlen(spec), &d),
+                          0);
+    for (int k = 0; k < s.n_kernel; k++) {
+        const struct variant_set *vs = tu_gen_variants(&s.kernel[k]);
+        int ranged = k == 0;
+        TU_CHECK(vs->n_range == (ranged ? 2 : 0), "%s: %d rows ranges",
+                 s.kernel[k].name, vs->n_range);
+        struct emitted e;
+        char err[256] = "";
+        CU_ASSERT_EQUAL_FATAL(emit_kernel(vs, &e, err, sizeof err), 0);
+        TU_CHECK((strstr(buf_str(&e.c), "_ranges[] = {") != NULL) == ranged,
+                 "%s.c: rows ranges %s", s.kernel[k].name,
+                 ranged ? "missing" : "where none pays");
+        emitted_free(&e);
+    }
+    const struct variant_set *vs = tu_gen_variants(&s.kernel[0]);
+    const struct variant_range *r = vs->range;
+    CU_ASSERT_FATAL(vs->n_range == 2);
+    const struct variant *cpu = &vs->v[r[1].variant];
+    const struct variant *fewer = &vs->v[r[0].variant];
+    TU_CHECK(r[0].device[0] == '\0' && r[1].device[0] == '\0' &&
+                 r[0].max_rows == few->max_rows && r[1].max_rows == 0 &&
+                 cpu->n_match == 1 && cpu->match[0].cpu &&
+                 fewer->n_match == 0 && r[0].variant != r[1].variant,
+             "c_wide: ranges {%s, %ld, %d}, {%s, %ld, %d}", r[0].device,
+             r[0].max_rows, r[0].variant, r[1].device, r[1].max_rows,
+             r[1].variant);
+    /* The few rows' knobs as the data gives them, each marked chosen;
+     * lora_decode keeps the rows below them as in the CPU defaults. */
+    char knobs[TUNE_TEXT + 2], want[TUNE_TEXT];
+    knobs[0] = ' ';
+    knobs_text(&fewer->ks, knobs + 1, TUNE_TEXT);
+    strcat(knobs, " ");
+    snprintf(want, sizeof want, "%s", few->knobs);
+    for (char *one = strtok(want, " "); one; one = strtok(NULL, " ")) {
+        char word[80];
+        snprintf(word, sizeof word, " %s ", one);
+        TU_CHECK(strstr(knobs, word) != NULL, "c_wide: %s not in%s", one,
+                 knobs);
+    }
+    for (int k = 0; k < fewer->ks.op->n_knobs; k++) {
+        TU_CHECK(!fewer->ks.knob[k].set, "c_wide: knob %s marked given",
+                 fewer->ks.op->knobs[k].key);
+    }
+    struct plan pc, pf;
+    memset(&pc, 0, sizeof pc);
+    memset(&pf, 0, sizeof pf);
+    cpu->ks.op->plan(&cpu->ks, &pc);
+    fewer->ks.op->plan(&fewer->ks, &pf);
+    TU_CHECK(pc.n_path > 1 && pf.n_path > 1 &&
+                 strcmp(pc.path[0].launch[0].kernel, "lora_decode") == 0 &&
+                 strcmp(pf.path[0].launch[0].kernel, "lora_decode") == 0 &&
+                 pf.path[0].max_rows == pc.path[0].max_rows &&
+                 pf.path[0].max_rows < few->max_rows,
+             "c_wide: lora_decode to %ld rows in the CPU defaults, %ld in "
+             "those for few rows", pc.path[0].max_rows, pf.path[0].max_rows);
+    spec_set_free(&s);
+
+    /* --target: one variant, no range. */
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char *path = tu_path(tmp, "cpu.yaml");
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(spec, f);
+    fclose(f);
+    int rc = tu_run("%s gen '%s' --target cpu -o '%s/t' >/dev/null",
+                    TU_SPECL, path, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *c_path = tu_path(tmp, "t/c_wide.c");
+    char *h_path = tu_path(tmp, "t/c_wide.h");
+    char *c = tu_read(c_path, NULL), *h = tu_read(h_path, NULL);
+    TU_CHECK(c != NULL && h != NULL && strstr(c, "_ranges") == NULL &&
+                 strstr(h, "#define c_wide_N_VARIANTS 1\n") != NULL,
+             "gen --target cpu: c_wide.c has rows ranges or variants");
+    free(c);
+    free(h);
+    free(c_path);
+    free(h_path);
+    free(path);
     CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
     free(tmp);
 }
@@ -1934,7 +2049,9 @@ int add_emit_suite(void)
                     test_reproducible) == NULL ||
         CU_add_test(s, "kernel names that would clash with a stub's names",
                     test_stub_names_clash) == NULL ||
-        CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL) {
+        CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL ||
+        CU_add_test(s, "every CPU's rows range, where it pays",
+                    test_cpu_rows_range) == NULL) {
         return -1;
     }
     return 0;

@@ -267,7 +267,9 @@ static void test_tune_ladder(void)
 /* ---- gen --db of a ladder ---------------------------------------------- */
 
 /* The kernel the database's entries are for, and three knob sets of its
- * shape that emit different code (the CPU defaults resolve the rest). */
+ * shape that emit different code (the CPU defaults resolve the rest): a
+ * layer too narrow for the CPU defaults for few rows, whose NAME.c has no
+ * rows ranges but a ladder's. */
 static const char ladder_spec[] =
     "defaults: { dtype: f32 }\n"
     "kernels:\n"
@@ -282,6 +284,30 @@ static const char knob_spec[] =
     "rank: 2, tile: {m: 64, wm: 8, wn: 8, xa: prepass}}\n"
     "  - {name: k64, op: lora_forward, in_features: 8, out_features: 32, "
     "rank: 2, tile: {m: 16, wm: 4, wn: 8}}\n";
+
+/* The same at 128 columns, wide enough for the CPU defaults for few rows:
+ * its NAME.c has every CPU's rows ranges too. */
+static const char wide_spec[] =
+    "defaults: { dtype: f32 }\n"
+    "kernels:\n"
+    "  - {name: l_lora, op: lora_forward, in_features: 8, out_features: 128, "
+    "rank: 2}\n";
+static const char wide_knob_spec[] =
+    "defaults: { dtype: f32 }\n"
+    "kernels:\n"
+    "  - {name: k1, op: lora_forward, in_features: 8, out_features: 128, "
+    "rank: 2, tile: {m: 32, wm: 4, wn: 4}}\n"
+    "  - {name: k8, op: lora_forward, in_features: 8, out_features: 128, "
+    "rank: 2, tile: {m: 64, wm: 8, wn: 8, xa: prepass}}\n"
+    "  - {name: k64, op: lora_forward, in_features: 8, out_features: 128, "
+    "rank: 2, tile: {m: 16, wm: 4, wn: 8}}\n";
+
+/* A ladder's kernel (LADDER) and its knob sets (KNOBS, three kernels). */
+struct ladder_specs {
+    const char *ladder, *knobs;
+};
+static const struct ladder_specs narrow = {ladder_spec, knob_spec};
+static const struct ladder_specs wide = {wide_spec, wide_knob_spec};
 
 /* An entry of KS's shape on DEVICE (DRIVER) at ROWS whose best is BEST
  * ("": none). */
@@ -305,10 +331,10 @@ static void add_entry(struct tunedb *db, const struct rt *rt,
     tunedb_add(db, &e);
 }
 
-/* The knob texts of knob_spec's kernels for RT's device into KNOBS[3];
- * the kernel of ladder_spec into *KS (of SET, which the caller frees). */
-static int ladder_knobs(const struct rt *rt, struct spec_set *set,
-                        const struct kernel_spec **ks,
+/* The knob texts of SPECS' knob kernels for RT's device into KNOBS[3];
+ * its ladder's kernel into *KS (of SET, which the caller frees). */
+static int ladder_knobs(const struct rt *rt, const struct ladder_specs *specs,
+                        struct spec_set *set, const struct kernel_spec **ks,
                         char knobs[3][TUNE_TEXT])
 {
     struct spec_set k;
@@ -316,12 +342,12 @@ static int ladder_knobs(const struct rt *rt, struct spec_set *set,
     spec_set_init(&k);
     spec_set_init(set);
     int bad = spec_read_buffer(&k, "knobs.yaml",
-                               (const unsigned char *)knob_spec,
-                               strlen(knob_spec), &d) != 0 ||
+                               (const unsigned char *)specs->knobs,
+                               strlen(specs->knobs), &d) != 0 ||
               spec_set_target(&k, rt->target, &d) != 0 ||
               spec_read_buffer(set, "ladder.yaml",
-                               (const unsigned char *)ladder_spec,
-                               strlen(ladder_spec), &d) != 0 ||
+                               (const unsigned char *)specs->ladder,
+                               strlen(specs->ladder), &d) != 0 ||
               spec_set_target(set, rt->target, &d) != 0 || k.n_kernel != 3;
     for (int i = 0; !bad && i < 3; i++) {
         knobs_text(&k.kernel[i], knobs[i], TUNE_TEXT);
@@ -331,11 +357,13 @@ static int ladder_knobs(const struct rt *rt, struct spec_set *set,
     return bad ? -1 : 0;
 }
 
-/* What both gen tests start from: the default device (RT, closed by the
+/* What the gen tests start from: the default device (RT, closed by the
  * caller), a temporary directory (*DIR, the caller's to remove and
- * free), ladder_knobs' kernel and knob texts, and ladder_spec written as
- * DIR/ladder.yaml (its path in SPEC). -1 where there is no device. */
-static int gen_setup(struct rt *rt, char **dir, struct spec_set *set,
+ * free), ladder_knobs' kernel and knob texts of SPECS, and its ladder's
+ * spec written as DIR/ladder.yaml (its path in SPEC). -1 where there is
+ * no device. */
+static int gen_setup(const struct ladder_specs *specs, struct rt *rt,
+                     char **dir, struct spec_set *set,
                      const struct kernel_spec **ks, char knobs[3][TUNE_TEXT],
                      char *spec, size_t spec_size)
 {
@@ -346,11 +374,11 @@ static int gen_setup(struct rt *rt, char **dir, struct spec_set *set,
     }
     *dir = tu_tempdir();
     CU_ASSERT_FATAL(*dir != NULL);
-    CU_ASSERT_FATAL(ladder_knobs(rt, set, ks, knobs) == 0);
+    CU_ASSERT_FATAL(ladder_knobs(rt, specs, set, ks, knobs) == 0);
     snprintf(spec, spec_size, "%s/ladder.yaml", *dir);
     FILE *f = fopen(spec, "w");
     CU_ASSERT_FATAL(f != NULL);
-    fputs(ladder_spec, f);
+    fputs(specs->ladder, f);
     fclose(f);
     return 0;
 }
@@ -379,7 +407,8 @@ static void test_gen_ladder(void)
     struct spec_set set;
     const struct kernel_spec *ks;
     char knobs[3][TUNE_TEXT], spec[4200], db_path[4200], out_dir[4200];
-    if (gen_setup(&rt, &dir, &set, &ks, knobs, spec, sizeof spec) < 0) {
+    if (gen_setup(&narrow, &rt, &dir, &set, &ks, knobs, spec, sizeof spec) <
+        0) {
         return;
     }
     TU_CHECK(strcmp(knobs[0], knobs[1]) != 0 &&
@@ -512,7 +541,8 @@ static void test_gen_one_row_count(void)
     struct spec_set set;
     const struct kernel_spec *ks;
     char knobs[3][TUNE_TEXT], spec[4200], err[256];
-    if (gen_setup(&rt, &dir, &set, &ks, knobs, spec, sizeof spec) < 0) {
+    if (gen_setup(&narrow, &rt, &dir, &set, &ks, knobs, spec, sizeof spec) <
+        0) {
         return;
     }
     static const char *const names[] = {"one", "shared"};
@@ -563,6 +593,155 @@ static void test_gen_one_row_count(void)
     free(dir);
 }
 
+/* Builds LADDER_SPY against OUT_DIR's l_lora.c into DIR and runs it with
+ * ARGS (ROWS:VARIANT ...); returns its exit status, its output in
+ * DIR/spy.log. */
+static int run_spy(const char *dir, const char *out_dir, const char *args)
+{
+    return tu_run(SPY_CC "-I'%s' " LADDER_SPY " -o '%s/spy' -lOpenCL "
+                  ">'%s/spy.log' 2>&1 && " LSAN_ENV RUN_TIMEOUT "'%s/spy' %s "
+                  ">>'%s/spy.log' 2>&1",
+                  out_dir, dir, dir, dir, args, dir);
+}
+
+/* The variant of TEXT's (an l_lora.c's) row of every CPU's rows ranges
+ * up to MAX_ROWS rows (0: past the others), or of its device matches
+ * for DEVICE (MAX_ROWS unused); -1 without one. */
+static int stub_row_variant(const char *text, const char *device,
+                            long max_rows)
+{
+    char row[512];
+    if (device == NULL) {
+        snprintf(row, sizeof row, "    {NULL, %ld, ", max_rows);
+        const char *p = strstr(text, row);
+        return p != NULL ? atoi(p + strlen(row)) : -1;
+    }
+    snprintf(row, sizeof row, "    {\"%s\", \"", device);
+    const char *p = strstr(text, row);
+    const char *end = p != NULL ? strstr(p, "},") : NULL;
+    while (end != NULL && end > p && end[-1] >= '0' && end[-1] <= '9') {
+        end--;
+    }
+    return end != NULL ? atoi(end) : -1;
+}
+
+/* A device's own rows ranges come before every CPU's. A layer whose
+ * NAME.c has every CPU's: without a database, on a CPU, its calls of up
+ * to the CPUs' range's rows run the CPU defaults for few rows, more the
+ * CPU defaults; with a ladder of this device's own, its tuned variants
+ * run at their rows however few; with one entry of its own, its tuned
+ * variant runs at any rows. Checked on the kernels that stub launches
+ * (ladder_spy), as this device's type makes them. */
+static void test_gen_cpu_ranges(void)
+{
+    struct rt rt;
+    char *dir;
+    struct spec_set set;
+    const struct kernel_spec *ks;
+    char knobs[3][TUNE_TEXT], spec[4200], db_path[4200], out_dir[4200];
+    char path[4300], args[256], err[256];
+    if (gen_setup(&wide, &rt, &dir, &set, &ks, knobs, spec, sizeof spec) <
+        0) {
+        return;
+    }
+    const long upto = op_find("lora_forward")->cpu_few_rows->max_rows;
+    const int cpu = rt.target == TARGET_CPU;
+
+    /* No database: every CPU's ranges. */
+    char *out, *errs;
+    snprintf(out_dir, sizeof out_dir, "%s/plain", dir);
+    int rc = run_specl(dir, &out, &errs, "gen '%s' -o '%s'", spec, out_dir);
+    TU_CHECK(rc == 0, "gen: exit %d\n%s", rc, errs);
+    free(out);
+    free(errs);
+    snprintf(path, sizeof path, "%s/l_lora.c", out_dir);
+    char *c = tu_read(path, NULL);
+    CU_ASSERT_FATAL(c != NULL);
+    int few = stub_row_variant(c, NULL, upto);
+    int most = stub_row_variant(c, NULL, 0);
+    free(c);
+    TU_CHECK(few > 0 && most > 0 && few != most,
+             "l_lora.c: every CPU's ranges run variants %d and %d", few,
+             most);
+    int v_few = cpu ? few : 0, v_most = cpu ? most : 0;
+    snprintf(args, sizeof args, "1:%d %ld:%d %ld:%d %ld:%d", v_few, upto,
+             v_few, upto + 1, v_most, 2 * upto, v_most);
+    rc = run_spy(dir, out_dir, args);
+    snprintf(path, sizeof path, "%s/spy.log", dir);
+    char *log = tu_read(path, NULL);
+    TU_CHECK(rc == 0, "ladder_spy %s: exit %d\n%s", args, rc,
+             log ? log : "");
+    free(log);
+
+    /* A ladder of this device's own: rows 1 to 8 and 9 on. */
+    struct tunedb db;
+    tunedb_init(&db);
+    add_entry(&db, &rt, rt.driver, ks, 64, knobs[2], 30);
+    add_entry(&db, &rt, rt.driver, ks, 1, knobs[0], 3);
+    snprintf(db_path, sizeof db_path, "%s/ladder-db.yaml", dir);
+    CU_ASSERT_FATAL(tunedb_save(&db, db_path, err, sizeof err) == 0);
+    tunedb_free(&db);
+    snprintf(out_dir, sizeof out_dir, "%s/ladder", dir);
+    rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s'", spec,
+                   db_path, out_dir);
+    int v1 = range_variant(errs, rt.name, "1 to 8");
+    int v64 = range_variant(errs, rt.name, "9 and more");
+    snprintf(path, sizeof path, "%s/l_lora.c", out_dir);
+    c = tu_read(path, NULL);
+    CU_ASSERT_FATAL(c != NULL);
+    few = stub_row_variant(c, NULL, upto);
+    free(c);
+    TU_CHECK(rc == 0 && v1 > 0 && v64 > 0 && few > 0 && v1 != v64 &&
+                 v1 != few && v64 != few,
+             "gen --db of a ladder: exit %d, ranges' variants %d, %d, "
+             "every CPU's for few rows %d\n%s",
+             rc, v1, v64, few, errs);
+    free(out);
+    free(errs);
+    snprintf(args, sizeof args, "1:%d 8:%d 9:%d %ld:%d %ld:%d", v1, v1, v64,
+             upto, v64, upto + 1, v64);
+    rc = run_spy(dir, out_dir, args);
+    snprintf(path, sizeof path, "%s/spy.log", dir);
+    log = tu_read(path, NULL);
+    TU_CHECK(rc == 0, "ladder_spy %s: exit %d\n%s", args, rc,
+             log ? log : "");
+    free(log);
+
+    /* One entry of this device's own: its variant at any rows. */
+    tunedb_init(&db);
+    add_entry(&db, &rt, rt.driver, ks, 64, knobs[1], 30);
+    snprintf(db_path, sizeof db_path, "%s/one-db.yaml", dir);
+    CU_ASSERT_FATAL(tunedb_save(&db, db_path, err, sizeof err) == 0);
+    tunedb_free(&db);
+    snprintf(out_dir, sizeof out_dir, "%s/one", dir);
+    rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s'", spec,
+                   db_path, out_dir);
+    TU_CHECK(rc == 0, "gen --db of one entry: exit %d\n%s", rc, errs);
+    free(out);
+    free(errs);
+    snprintf(path, sizeof path, "%s/l_lora.c", out_dir);
+    c = tu_read(path, NULL);
+    CU_ASSERT_FATAL(c != NULL);
+    int tuned = stub_row_variant(c, rt.name, 0);
+    few = stub_row_variant(c, NULL, upto);
+    free(c);
+    TU_CHECK(tuned > 0 && few > 0 && tuned != few && tuned != most,
+             "l_lora.c of one entry: tuned variant %d, every CPU's for few "
+             "rows %d", tuned, few);
+    snprintf(args, sizeof args, "1:%d 17:%d %ld:%d %ld:%d", tuned, tuned,
+             upto, tuned, upto + 1, tuned);
+    rc = run_spy(dir, out_dir, args);
+    snprintf(path, sizeof path, "%s/spy.log", dir);
+    log = tu_read(path, NULL);
+    TU_CHECK(rc == 0, "ladder_spy %s: exit %d\n%s", args, rc,
+             log ? log : "");
+    free(log);
+    spec_set_free(&set);
+    rt_close(&rt);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int add_ladder_tune_tests(CU_pSuite s)
 {
     return CU_add_test(s, "ladder: --rows lists", test_rows_parse) == NULL ||
@@ -576,7 +755,10 @@ int add_ladder_tune_tests(CU_pSuite s)
                                "in each",
                                test_gen_ladder) == NULL ||
                    CU_add_test(s, "ladder: one row count, no range code",
-                               test_gen_one_row_count) == NULL
+                               test_gen_one_row_count) == NULL ||
+                   CU_add_test(s, "ladder: a device's own ranges before "
+                               "every CPU's",
+                               test_gen_cpu_ranges) == NULL
                ? -1
                : 0;
 }

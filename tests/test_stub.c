@@ -4,8 +4,10 @@
  * outputs the caller may pass as NULL (dgamma, dbeta), wait lists and the done event (also on an out-of-order queue), a queue,
  * buffers, scratch and events of another context refused, create's NULL
  * context and device, the context a handle holds, results against the
- * float64 reference, a failed build with its log, and the
- * vendoring example (examples/vendor) built and run on its own. */
+ * float64 reference, every CPU's rows range (a variant per range of
+ * rows, one that fails to build passed over), a failed build with its
+ * log, and the vendoring example (examples/vendor) built and run on its
+ * own. */
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -26,11 +28,13 @@
 #include "stub_lora_backward.h"
 #include "stub_lora_backward_out_in.h"
 #include "stub_lora_out_in.h"
+#include "stub_lora_rows.h"
 #include "stub_lora_delta.h"
 #include "stub_lora_split.h"
 #include "stub_lora_tc.h"
 #include "stub_rmsnorm.h"
 #include "stub_rope.h"
+#include "stub_rows_broken.h"
 #include "stub_swiglu_backward.h"
 #include "stub_add_rmsnorm.h"
 #include "stub_layernorm_backward.h"
@@ -143,6 +147,7 @@ struct stub_api {
      N##_N_BUFFERS,       N##_log_,             N##_destroy_}
 
 ADAPT(stub_lora)
+ADAPT(stub_lora_rows)
 ADAPT(stub_lora_delta)
 ADAPT(stub_lora_tc)
 ADAPT(stub_softmax)
@@ -158,6 +163,7 @@ ADAPT(stub_rmsnorm_backward)
 ADAPT(stub_layernorm_backward)
 ADAPT(stub_cross_entropy)
 ADAPT_ENQUEUE(stub_lora, b[0], b[1], b[2], b[3], b[4])
+ADAPT_ENQUEUE(stub_lora_rows, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_delta, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_tc, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_softmax, b[0], b[1])
@@ -216,6 +222,7 @@ static const struct stub_api stubs[] = {
      stub_attention_scratch_bytes_array, stub_attention_path_index_,
      stub_attention_N_SIZES, stub_attention_N_BUFFERS, stub_attention_log_,
      stub_attention_destroy_},
+    STUB(stub_lora_rows),
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 
@@ -1506,22 +1513,41 @@ static void run_checked(int i, const void *h, size_t rows, const char *how)
     free_case(&c, &b);
 }
 
-/* The variant of stub I for NVIDIA tensor-core devices, or -1. specl gen
- * emits the GPU, CPU, tensor-core and compute capability 9.0 defaults in
- * that order, each only where it differs from those before: a third
- * variant is the tensor cores' (stub_lora_tc, stub_lora_delta; bf16
- * converted in PTX in the half-precision row ops), a fourth wgmma's
- * (stub_lora_tc). */
+/* The variant of stub I meant for TARGET's devices as specl gen emits
+ * it, or -1 where TARGET's defaults are those of a variant before. specl
+ * gen emits the GPU, CPU, tensor-core and compute capability 9.0
+ * defaults in that order, each only where it differs from those before:
+ * the tensor cores' in stub_lora_tc and stub_lora_delta (and bf16
+ * converted in PTX in the half-precision row ops), wgmma's in
+ * stub_lora_tc. */
+static int target_variant(int i, enum target target)
+{
+    const struct variant_set *vs = tu_gen_variants(spec_of[i]);
+    int cpu;
+    unsigned caps;
+    target_devices(target, &cpu, &caps);
+    for (int v = 0; v < vs->n; v++) {
+        for (int m = 0; m < vs->v[v].n_match; m++) {
+            const struct variant_match *vm = &vs->v[v].match[m];
+            if (!vm->device[0] && vm->cpu == cpu && vm->caps == caps) {
+                return v;
+            }
+        }
+    }
+    return -1;
+}
+
+/* The variant of stub I for NVIDIA tensor-core devices, or -1. */
 static int tensor_variant(int i)
 {
-    return stubs[i].n_variants >= 3 ? 2 : -1;
+    return target_variant(i, TARGET_TENSOR);
 }
 
 /* The variant of stub I for NVIDIA devices of compute capability 9.0
  * (wgmma), or -1. */
 static int sm90a_variant(int i)
 {
-    return stubs[i].n_variants >= 4 ? 3 : -1;
+    return target_variant(i, TARGET_SM90A);
 }
 
 /* Whether this device offers every capability TARGET's defaults may
@@ -1670,6 +1696,74 @@ static void test_fallback(void)
                  strstr(log, "broken on purpose") != NULL,
              "the log does not say which variant failed and why:\n%s", log);
     stub_fallback_destroy(k);
+}
+
+/* Every CPU's rows range: on a CPU, stub_lora_rows runs the CPU defaults
+ * for few rows for calls of up to the range's rows and the CPU defaults
+ * (the handle's variant) past them, through the handle and a clone, each
+ * call verified against float64; elsewhere, the handle's variant for
+ * every call. stub_rows_broken, whose variant for few rows does not
+ * build, runs every call on its handle's variant, and on a CPU its log
+ * says why. */
+static void test_cpu_rows_range(void)
+{
+    int i = stub_index("stub_lora_rows");
+    const struct variant_set *vs = tu_gen_variants(spec_of[i]);
+    CU_ASSERT_FATAL(vs->n_range == 2 && vs->range[0].device[0] == '\0');
+    int few = vs->range[0].variant, most = vs->range[1].variant;
+    size_t upto = (size_t)vs->range[0].max_rows;
+    int cpu = rt.target == TARGET_CPU;
+    const stub_lora_rows *k = handle[i];
+    stub_lora_rows *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(stub_lora_rows_clone(k, &c), CL_SUCCESS);
+    TU_CHECK(stub_lora_rows_variant(k) == (cpu ? most : 0),
+             "stub_lora_rows: variant %d on a %s device",
+             stub_lora_rows_variant(k), cpu ? "CPU" : "non-CPU");
+    const size_t rows[] = {1, 16, 17, upto, upto + 1, 4 * upto};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        size_t sizes[stub_lora_rows_N_SIZES] = {rows[r]};
+        int want = !cpu ? stub_lora_rows_variant(k)
+                   : rows[r] <= upto ? few
+                                     : most;
+        TU_CHECK(stub_lora_rows_variant_at(k, sizes) == want &&
+                     stub_lora_rows_variant_at(c, sizes) == want,
+                 "stub_lora_rows, rows %zu: variant %d (clone %d), expected "
+                 "%d", rows[r], stub_lora_rows_variant_at(k, sizes),
+                 stub_lora_rows_variant_at(c, sizes), want);
+        run_checked(i, k, rows[r], "its rows range's variant");
+        run_checked(i, c, rows[r], "a clone, its rows range's variant");
+    }
+    stub_lora_rows_destroy(c);
+
+    stub_rows_broken *b = NULL;
+    cl_int err = stub_rows_broken_create(rt.ctx, rt.device, &b);
+    TU_CHECK(err == CL_SUCCESS &&
+                 stub_rows_broken_variant(b) == stub_lora_rows_variant(k),
+             "stub_rows_broken_create: %s, variant %d\n%s", rt_status(err),
+             stub_rows_broken_variant(b), stub_rows_broken_build_log(b));
+    const char *log = stub_rows_broken_build_log(b);
+    TU_CHECK(cpu ? strstr(log, "stub_rows_broken variant 2 (") != NULL &&
+                       strstr(log, "broken on purpose") != NULL
+                 : strcmp(log, "") == 0,
+             "stub_rows_broken's log:\n%s", log);
+    if (err == CL_SUCCESS) {
+        struct vcase vc;
+        struct vbuffers vb;
+        size_t sizes[stub_rows_broken_N_SIZES] = {32};
+        TU_CHECK(stub_rows_broken_variant_at(b, sizes) ==
+                     stub_rows_broken_variant(b),
+                 "stub_rows_broken, rows 32: variant %d",
+                 stub_rows_broken_variant_at(b, sizes));
+        CU_ASSERT_EQUAL_FATAL(make_case(i, 32, &vc, &vb), 0);
+        err = stub_rows_broken_enqueue(b, rt.queue, 32, vb.mem[0], vb.mem[1],
+                                       vb.mem[2], vb.mem[3], vb.mem[4], 0,
+                                       NULL, NULL);
+        CU_ASSERT_EQUAL(err, CL_SUCCESS);
+        clFinish(rt.queue);
+        check_result(i, &vc, &vb, "past a broken rows range's variant");
+        free_case(&vc, &vb);
+    }
+    stub_rows_broken_destroy(b);
 }
 
 /* A source that does not build: create fails with the build error, keeps
@@ -2061,6 +2155,8 @@ int add_stub_suite(void)
                     test_variant_choice) == NULL ||
         CU_add_test(s, "a variant that fails to build is passed over",
                     test_fallback) == NULL ||
+        CU_add_test(s, "every CPU's rows range routes calls",
+                    test_cpu_rows_range) == NULL ||
         CU_add_test(s, "scratch sized for more rows serves fewer",
                     test_scratch_for_fewer_rows) == NULL ||
         CU_add_test(s, "caller-owned scratch", test_caller_scratch) ==

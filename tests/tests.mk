@@ -12,15 +12,17 @@ TEST_CFLAGS += -DSPECL_LIBCLANG='"$(LLVM)/lib/libclang.so.1"' -DSPECL_BIN='"$(B)
 # ---- host stubs of tests/stubs.yaml, built as a vendoring project would
 STUB_DIR   = $(B)/tests/stubs
 STUB_NAMES = stub_lora stub_lora_delta stub_lora_tc stub_softmax stub_rmsnorm stub_layernorm \
-             stub_lora_backward stub_lora_split stub_swiglu_backward \
+             stub_lora_rows stub_lora_backward stub_lora_split stub_swiglu_backward \
              stub_add_rmsnorm stub_rope stub_rmsnorm_backward \
              stub_layernorm_backward stub_cross_entropy stub_lora_out_in \
              stub_lora_backward_out_in stub_attention stub_softmax_coop
 STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
 TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
-                    $(STUB_DIR)/stub_fallback.h $(STUB_DIR)/stub_in_place.h
+                    $(STUB_DIR)/stub_fallback.h $(STUB_DIR)/stub_in_place.h \
+                    $(STUB_DIR)/stub_rows_broken.h
 TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o \
-                    $(STUB_DIR)/stub_fallback.o $(STUB_DIR)/stub_in_place.o
+                    $(STUB_DIR)/stub_fallback.o $(STUB_DIR)/stub_in_place.o \
+                    $(STUB_DIR)/stub_rows_broken.o
 
 STUB_CFLAGS = -std=c99 -Wpedantic -Wall -Wextra -Wshadow -Wcast-qual -Wconversion -Werror \
               -O2 -g
@@ -54,6 +56,20 @@ $(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
 	    -e '}' $(FALLBACK_RENAME) \
 	    $< > $@.tmp
 	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
+
+# stub_rows_broken: stub_lora_rows renamed, with an #error in the
+# parameters of its variant 2 (the CPU defaults for few rows) only, so
+# that on a CPU that rows range's variant fails to build at create.
+ROWS_RENAME = -e 's/stub_lora_rows/stub_rows_broken/g' \
+              -e 's/STUB_LORA_ROWS/STUB_ROWS_BROKEN/g'
+$(STUB_DIR)/stub_rows_broken.h: $(STUB_DIR)/stub_lora_rows.h
+	sed $(ROWS_RENAME) $< > $@.tmp && mv $@.tmp $@
+$(STUB_DIR)/stub_rows_broken.c: $(STUB_DIR)/stub_lora_rows.c
+	sed -e '/^\/\* the parameters of variant 2 \*\/$$/{n' \
+	    -e 'a\    "#error stub_rows_broken: variant 2 is broken on purpose\\n",' \
+	    -e '}' $(ROWS_RENAME) \
+	    $< > $@.tmp
+	grep -q '"#error stub_rows_broken' $@.tmp && mv $@.tmp $@
 
 # stub_in_place: stub_softmax with y allowed to be x (may_alias), as an op
 # whose kernels work in place emits it (its in-place section included):

@@ -1,6 +1,7 @@
 /* ladder_spy.c - which program a stub of rows ranges runs (test_ladder.c).
- * Includes l_lora.c, emitted from a database of several row counts, with
- * its clEnqueueNDRangeKernel spied on: for each ROWS:VARIANT argument it
+ * Includes l_lora.c, emitted from a database of several row counts or
+ * with every CPU's rows ranges, with its clEnqueueNDRangeKernel spied
+ * on: for each ROWS:VARIANT argument it
  * enqueues a call of ROWS rows through the handle and through a clone,
  * and checks that l_lora_variant_at says VARIANT and that the kernels
  * launched are those of the handle built for VARIANT (the handle itself,
@@ -94,7 +95,8 @@ int main(int argc, char **argv)
     if (err == CL_SUCCESS) {
         err = l_lora_clone(k, &c);
     }
-    /* Every buffer large enough for the calls (at most 64 rows). */
+    /* Every buffer large enough for the calls (at most 256 rows of up to
+     * 1024 floats). */
     cl_mem buffers[l_lora_N_BUFFERS] = {NULL};
     for (int i = 0; i < l_lora_N_BUFFERS && err == CL_SUCCESS; i++) {
         buffers[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL,
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
         }
         unsigned long rows;
         int variant;
-        if (sscanf(argv[i], "%lu:%d", &rows, &variant) != 2 || rows > 64 ||
+        if (sscanf(argv[i], "%lu:%d", &rows, &variant) != 2 || rows > 256 ||
             variant < 0 || variant >= l_lora_N_VARIANTS) {
             printf("bad argument %s\n", argv[i]);
             ok = 0;
