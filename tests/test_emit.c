@@ -1300,8 +1300,9 @@ static void test_nothing_half_written(void)
 }
 
 /* gen --target cpu: the knobs a spec leaves out are the CPU defaults and
- * the header says so; a spec's own knobs stay; a bad target is a usage
- * error that writes nothing. */
+ * the header says so, one variant and no rows range (not every CPU's of
+ * a lora_forward with W); a spec's own knobs stay; a bad target is a
+ * usage error that writes nothing. */
 static void test_target_cpu(void)
 {
     char *tmp = tu_tempdir();
@@ -1316,6 +1317,13 @@ static void test_target_cpu(void)
                  strstr(text, "wg=1* rows=16* vec=16* mode=streaming*") !=
                      NULL,
              "%s: no CPU defaults in the header", path);
+    free(text);
+    free(path);
+    path = tu_path(tmp, "seed_lora_512.c");
+    text = tu_read(path, NULL);
+    TU_CHECK(text != NULL && strstr(text, "_ranges") == NULL &&
+                 strstr(text, " * variants:") == NULL,
+             "%s: more than one variant, or rows ranges", path);
     free(text);
     free(path);
     rc = tu_run("%s gen tests/golden/golden.yaml --target cpu -o '%s/g' "
@@ -1334,7 +1342,8 @@ static void test_target_cpu(void)
  * shape takes the CPU defaults for few rows gets them as a variant, run
  * up to the range's rows on every CPU, the CPU defaults past them, and
  * lora_decode still below both; none without W, for a layer narrower
- * than their tile, for a spec that gives a knob, or from --target. */
+ * than their tile, or for a spec that gives a knob (nor from --target:
+ * test_target_cpu). */
 static void test_cpu_rows_range(void)
 {
     static const char spec[] =
@@ -1399,44 +1408,20 @@ static void test_cpu_rows_range(void)
         TU_CHECK(!fewer->ks.knob[k].set, "c_wide: knob %s marked given",
                  fewer->ks.op->knobs[k].key);
     }
-    struct plan pc, pf;
-    memset(&pc, 0, sizeof pc);
-    memset(&pf, 0, sizeof pf);
-    cpu->ks.op->plan(&cpu->ks, &pc);
-    fewer->ks.op->plan(&fewer->ks, &pf);
-    TU_CHECK(pc.n_path > 1 && pf.n_path > 1 &&
-                 strcmp(pc.path[0].launch[0].kernel, "lora_decode") == 0 &&
-                 strcmp(pf.path[0].launch[0].kernel, "lora_decode") == 0 &&
-                 pf.path[0].max_rows == pc.path[0].max_rows &&
-                 pf.path[0].max_rows < few->max_rows,
+    struct plan *pc = calloc(2, sizeof *pc), *pf = pc + 1;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pc);
+    cpu->ks.op->plan(&cpu->ks, pc);
+    fewer->ks.op->plan(&fewer->ks, pf);
+    TU_CHECK(pc->n_path > 1 && pf->n_path > 1 &&
+                 strcmp(pc->path[0].launch[0].kernel, "lora_decode") == 0 &&
+                 strcmp(pf->path[0].launch[0].kernel, "lora_decode") == 0 &&
+                 pf->path[0].max_rows == pc->path[0].max_rows &&
+                 pf->path[0].max_rows < few->max_rows,
              "c_wide: lora_decode to %ld rows in the CPU defaults, %ld in "
-             "those for few rows", pc.path[0].max_rows, pf.path[0].max_rows);
+             "those for few rows", pc->path[0].max_rows,
+             pf->path[0].max_rows);
+    free(pc);
     spec_set_free(&s);
-
-    /* --target: one variant, no range. */
-    char *tmp = tu_tempdir();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
-    char *path = tu_path(tmp, "cpu.yaml");
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(spec, f);
-    fclose(f);
-    int rc = tu_run("%s gen '%s' --target cpu -o '%s/t' >/dev/null",
-                    TU_SPECL, path, tmp);
-    CU_ASSERT_EQUAL(rc, 0);
-    char *c_path = tu_path(tmp, "t/c_wide.c");
-    char *h_path = tu_path(tmp, "t/c_wide.h");
-    char *c = tu_read(c_path, NULL), *h = tu_read(h_path, NULL);
-    TU_CHECK(c != NULL && h != NULL && strstr(c, "_ranges") == NULL &&
-                 strstr(h, "#define c_wide_N_VARIANTS 1\n") != NULL,
-             "gen --target cpu: c_wide.c has rows ranges or variants");
-    free(c);
-    free(h);
-    free(c_path);
-    free(h_path);
-    free(path);
-    CU_ASSERT_EQUAL(tu_rmtree(tmp), 0);
-    free(tmp);
 }
 
 /* ---- a run's output, all or nothing ----------------------------------- */
