@@ -291,9 +291,9 @@ struct golden_rmsnorm_path {
     const struct golden_rmsnorm_launch *launch;
 };
 
-/* One knob set of the kernel (the file's first comment lists its knobs):
- * its source, kernels (with the work-items of a group each is launched
- * with) and paths. */
+/* One knob set of the kernel (golden_rmsnorm.h lists its knobs): its source,
+ * kernels (with the work-items of a group each is launched with) and
+ * paths. */
 struct golden_rmsnorm_variant_def {
     const char *label;
     const char *const *const *source; /* its texts, NULL after the last */
