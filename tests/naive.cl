@@ -690,7 +690,11 @@ __kernel void naive_cross_entropy(int rows, __global const storage_t *logits,
         float d = exp(z - mx) / sum - CE_SMOOTHING / FEATURES -
                   (i == y ? 1.0f - CE_SMOOTHING : 0.0f);
         if (CE_SOFTCAP > 0.0f) {
-            d *= 1.0f - (z / CE_SOFTCAP) * (z / CE_SOFTCAP);
+            /* The cap's slope 1 - tanh(u)^2 as 1 / cosh(u)^2: taken as
+             * 1 - (z / cap)^2 it cancels where tanh nears 1 (a logit of
+             * 17 under a cap of 3: 0.3% off). */
+            float c = cosh(load1(logits, base + i) / CE_SOFTCAP);
+            d /= c * c;
         }
         store1(dlogits, base + i, ignored ? 0.0f : valid ? g * d : NAN);
     }
