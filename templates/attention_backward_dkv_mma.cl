@@ -66,18 +66,10 @@ void attention_backward_dkv_mma(const int seq_q, const int seq_kv,
     am_load_kv(ks, k, b, hk, j0, nk, seq_kv, tid, items, MMA_BK);
     am_load_kv(vs, v, b, hk, j0, nk, seq_kv, tid, items, MMA_BK);
 
-    /* The queries that see some key of the block: [ilo, ihi); this
+    /* The rows that see some key of the block: [rlo, rhi); this
      * thread's keys. */
-    const long jlast = j0 + nk - 1;
-    long ilo = 0, ihi = seq_q;
-    (void)jlast;
-#if ATTN_CAUSAL
-    ilo = max(0L, j0 - off);
-#endif
-#if ATTN_WINDOW > 0
-    ihi = min(ihi, jlast + ATTN_WINDOW - off);
-#endif
-    const long rlo = ilo * GROUP, rhi = ihi * GROUP;
+    long rlo, rhi;
+    abm_rows_seeing(j0, nk, seq_q, seq_kv, &rlo, &rhi);
     const long ja = j0 + warp * 16 + g, jb = ja + 8;
 
     float dka[MMA_DT][4], dva[MMA_DT][4];
@@ -143,23 +135,5 @@ void attention_backward_dkv_mma(const int seq_q, const int seq_kv,
             stats[buf ^ 1][1][tid] = nd;
         }
     }
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const long j = ja + 8 * h;
-        if (j >= seq_kv) {
-            continue;
-        }
-        const size_t at = ((size_t)(b * seq_kv + j) * KV_HEADS + hk) *
-                          HEAD_DIM;
-#pragma unroll
-        for (int d = 0; d < MMA_DT; d++) {
-            const int col = 8 * d + 2 * t;
-            if (col < HEAD_DIM) {
-                store1(dk, at + col, ATTN_SCALE * dka[d][2 * h]);
-                store1(dk, at + col + 1, ATTN_SCALE * dka[d][2 * h + 1]);
-                store1(dv, at + col, dva[d][2 * h]);
-                store1(dv, at + col + 1, dva[d][2 * h + 1]);
-            }
-        }
-    }
+    abm_store_dkv(dk, dv, dka, dva, b, hk, ja, seq_kv, t);
 }

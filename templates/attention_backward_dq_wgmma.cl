@@ -239,18 +239,5 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     }
     /* q's and dO's copies when no key is seen */
     asm volatile("cp.async.wait_group 0;" ::: "memory");
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const long r = ra + 8 * h;
-        if (r >= rows) {
-            continue;
-        }
-        const size_t at = abw_row_at(b, hk, r, seq_q);
-#pragma unroll
-        for (int d = 0; d < MMA_DT; d++) {
-            const int col = 8 * d + 2 * t;
-            store1(dq, at + col, ATTN_SCALE * acc[d][2 * h]);
-            store1(dq, at + col + 1, ATTN_SCALE * acc[d][2 * h + 1]);
-        }
-    }
+    abm_store_dq(dq, acc, b, hk, ra, rows, seq_q, t);
 }

@@ -62,6 +62,75 @@ inline float abm_lse2(const __global float *lse, long b, int hk, long r,
     return isinf(l) ? INFINITY : l * ABW_LOG2E;
 }
 
+/* The query rows that see some key of the block of NK keys from J0
+ * (rows as attention_common.cl orders them): [*RLO, *RHI). */
+inline void abm_rows_seeing(long j0, int nk, int seq_q, int seq_kv,
+                            long *rlo, long *rhi)
+{
+    const long off = (long)seq_kv - seq_q, jlast = j0 + nk - 1;
+    long ilo = 0, ihi = seq_q;
+    (void)off;
+    (void)jlast;
+#if ATTN_CAUSAL
+    ilo = max(0L, j0 - off);
+#endif
+#if ATTN_WINDOW > 0
+    ihi = min(ihi, jlast + ATTN_WINDOW - off);
+#endif
+    *rlo = ilo * GROUP;
+    *rhi = ihi * GROUP;
+}
+
+/* Stores SCALE times this work-item's half H (row g or g + 8 of its
+ * warp's 16) of the accumulators ACC, columns 8 d + 2 t and the next,
+ * into the row of OUT at AT. */
+inline void abm_store_half(__global storage_t *out, size_t at,
+                           float acc[MMA_DT][4], int h, uint t, float scale)
+{
+#pragma unroll
+    for (int d = 0; d < MMA_DT; d++) {
+        const int col = 8 * d + 2 * (int)t;
+        if (col < HEAD_DIM) {
+            store1(out, at + col, scale * acc[d][2 * h]);
+            store1(out, at + col + 1, scale * acc[d][2 * h + 1]);
+        }
+    }
+}
+
+/* dk (times ATTN_SCALE) and dv of keys JA and JA + 8 of batch B's kv
+ * head HK from this work-item's accumulators. */
+inline void abm_store_dkv(__global storage_t *dk, __global storage_t *dv,
+                          float dka[MMA_DT][4], float dva[MMA_DT][4],
+                          long b, int hk, long ja, int seq_kv, uint t)
+{
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const long j = ja + 8 * h;
+        if (j < seq_kv) {
+            const size_t at =
+                ((size_t)(b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM;
+            abm_store_half(dk, at, dka, h, t, ATTN_SCALE);
+            abm_store_half(dv, at, dva, h, t, 1.0f);
+        }
+    }
+}
+
+/* dq (times ATTN_SCALE) of rows RA and RA + 8 of batch B's kv head HK
+ * (up to ROWS) from this work-item's accumulators. */
+inline void abm_store_dq(__global storage_t *dq, float acc[MMA_DT][4],
+                         long b, int hk, long ra, long rows, int seq_q,
+                         uint t)
+{
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const long r = ra + 8 * h;
+        if (r < rows) {
+            abm_store_half(dq, abw_row_at(b, hk, r, seq_q), acc, h, t,
+                           ATTN_SCALE);
+        }
+    }
+}
+
 /* A raw score S (q.k) at LSE2 (base 2) into its probability P, and
  * DP (dO.v) into dS = P (dP - D), times the softcap's derivative where
  * capped; SEE 0 where the mask hides the pair (P = dS = 0). */
