@@ -212,6 +212,11 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     rows_plan_float(ks, p, "eps", "EPS",
                     c ? "added to the variance" : "added to the mean square");
     rows_plan_norm_scale(ks, p);
+    if (c) {
+        plan_float(p, "RSQRT_EPS", "1 / sqrt(eps): dx's factor on a "
+                   "constant row", 1.0 / sqrt(emitted_float(
+                                        spec_field(ks, "eps"))));
+    }
     plan_int(p, "NORM_CENTRED", c ? "layernorm: x - mean, and dbeta"
                                   : "rmsnorm",
              c);

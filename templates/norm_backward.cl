@@ -36,6 +36,7 @@
  * Macros (from the plan): row_reduce.cl's, with SUM_BLOCK in either mode;
  * EPS and norm_scale.cl's; and
  *   NORM_CENTRED  1: layernorm (x - mean, dbeta); 0: rmsnorm
+ *   RSQRT_EPS     layernorm: 1 / sqrt(EPS), dx's factor on a constant row
  *   BLOCKS        the most blocks of rows, and work-groups of the launch
  *   ROW_SHFL      1: a row's sums over warps by PTX shuffles, then across
  *                 warps in one barrier (NVIDIA; WG_SIZE a multiple of 32)
@@ -47,6 +48,9 @@
 #if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
     !defined(SUM_BLOCK) || !defined(ROW_SHFL) || !defined(ROW_AHEAD)
 #error "norm_backward.cl: a macro of the plan is missing"
+#endif
+#if NORM_CENTRED && !defined(RSQRT_EPS)
+#error "norm_backward.cl: layernorm needs RSQRT_EPS"
 #endif
 
 /* Partial rows per block, and the slots' hand-over area (registers: the
@@ -216,10 +220,11 @@ inline __local sumv *part_at(__local sumv *part, uint array)
     return part + (array * ROWS_PER_GROUP + get_local_id(1)) * WG_SIZE;
 }
 
-/* A row's statistics: xhat = (x s - mean0 - c) * r; dx = r s * (g - mg -
- * xhat * mgx). CHECK is the sum of squares norm_scale.cl looks at. */
+/* A row's statistics: xhat = (x s - mean0 - c) * r; dx = sr * (g - mg -
+ * xhat * mgx), sr being s r. CHECK is the sum of squares norm_scale.cl
+ * looks at. */
 struct norm_stats {
-    float s, mean0, c, r, mg, mgx, check;
+    float s, mean0, c, r, sr, mg, mgx, check;
 };
 
 inline struct norm_stats stats_of(sumv t, float mean0, float s)
@@ -230,14 +235,20 @@ inline struct norm_stats stats_of(sumv t, float mean0, float s)
 #if NORM_CENTRED
     st.c = t.s0 / (float)FEATURES;
     const float var = fmax(t.s1 / (float)FEATURES - st.c * st.c, 0.0f);
-    /* A constant row rescaled leaves var and EPS s^2 both 0 (layernorm.cl). */
-    st.r = rsqrt(fmax(var + EPS * s * s, FLT_MIN));
+    /* A constant row rescaled can leave var 0 and EPS s^2 under FLT_MIN
+     * (layernorm.cl): FLT_MIN keeps r finite for xhat, 0 there, but dx
+     * needs s r itself, which is then 1 / sqrt(EPS). A row that is not
+     * constant has var well above FLT_MIN at its scale. */
+    const float q = var + EPS * s * s;
+    st.r = rsqrt(fmax(q, FLT_MIN));
+    st.sr = q < FLT_MIN ? RSQRT_EPS : s * st.r;
     st.mg = t.s2 / (float)FEATURES;
     st.mgx = st.r * (t.s3 / (float)FEATURES - st.c * st.mg);
     st.check = t.s1;
 #else
     st.c = 0.0f;
     st.r = rsqrt(t.s0 / (float)FEATURES + EPS * s * s);
+    st.sr = s * st.r;
     st.mg = 0.0f;
     st.mgx = st.r * (t.s1 / (float)FEATURES);
     st.check = t.s0;
@@ -252,7 +263,7 @@ inline floatv xhat_of(floatv x, struct norm_stats st)
 
 inline floatv dx_of(floatv g, floatv xh, struct norm_stats st)
 {
-    return st.s * st.r * (g - st.mg - xh * st.mgx);
+    return st.sr * (g - st.mg - xh * st.mgx);
 }
 
 /* The statistics of the row at BASE of x, read from memory, at scale S. */

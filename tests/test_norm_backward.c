@@ -199,11 +199,13 @@ static void check_bits(struct nu_kernel *k)
 
 /* For kernels of eps 2^-126, so that squares among the subnormals (rows
  * of 1e-21, 1e-19) count: the forward sums such rows again at a
- * power-of-two scale, and the backward must too; and rows of 1e30.
- * Float64 judges. */
+ * power-of-two scale, and the backward must too; rows of 1e30; and
+ * constant rows (of 3, of 1e30), whose variance of 0 sums again too and
+ * whose dx is 1 / sqrt(eps) times g - mean(g). Float64 judges. */
 static void run_tiny(struct nu_kernel *k)
 {
-    static const struct vdist dists[] = {{0, 1e-21}, {0, 1e-19}, {0, 1e30}};
+    static const struct vdist dists[] = {{0, 1e-21}, {0, 1e-19}, {0, 1e30},
+                                         {3, 0},    {1e30, 0}};
     k->reference_only = 1;
     for (size_t d = 0; d < sizeof dists / sizeof dists[0]; d++) {
         nu_run(k, 9, dists[d]);
