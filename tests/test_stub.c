@@ -35,6 +35,7 @@
 #include "stub_rmsnorm.h"
 #include "stub_rope.h"
 #include "stub_rows_broken.h"
+#include "stub_top_broken.h"
 #include "stub_swiglu_backward.h"
 #include "stub_add_rmsnorm.h"
 #include "stub_layernorm_backward.h"
@@ -1698,13 +1699,54 @@ static void test_fallback(void)
     stub_fallback_destroy(k);
 }
 
+/* stub_top_broken (stub_lora_rows of stub index I, whose ranges run
+ * variant FEW up to UPTO rows and MOST past them) with MOST broken: on a
+ * CPU the handle runs another variant, which takes MOST's rows, and the
+ * range for few rows still runs FEW; elsewhere, the handle's variant
+ * for every call. Each call verified against float64. */
+static void test_top_broken(int i, int few, int most, size_t upto)
+{
+    int cpu = rt.target == TARGET_CPU;
+    stub_top_broken *t = NULL;
+    cl_int err = stub_top_broken_create(rt.ctx, rt.device, &t);
+    int v = stub_top_broken_variant(t);
+    TU_CHECK(err == CL_SUCCESS && v >= 0 && v != most &&
+                 (cpu || v == stub_lora_rows_variant(handle[i])),
+             "stub_top_broken_create: %s, variant %d\n%s", rt_status(err),
+             v, stub_top_broken_build_log(t));
+    if (err != CL_SUCCESS || v < 0) {
+        stub_top_broken_destroy(t);
+        return;
+    }
+    const size_t rows[] = {1, upto, upto + 1};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        size_t sizes[stub_top_broken_N_SIZES] = {rows[r]};
+        int want = cpu && rows[r] <= upto ? few : v;
+        TU_CHECK(stub_top_broken_variant_at(t, sizes) == want,
+                 "stub_top_broken, rows %zu: variant %d, expected %d",
+                 rows[r], stub_top_broken_variant_at(t, sizes), want);
+        struct vcase vc;
+        struct vbuffers vb;
+        CU_ASSERT_EQUAL_FATAL(make_case(i, rows[r], &vc, &vb), 0);
+        err = stub_top_broken_enqueue(t, rt.queue, rows[r], vb.mem[0],
+                                      vb.mem[1], vb.mem[2], vb.mem[3],
+                                      vb.mem[4], 0, NULL, NULL);
+        CU_ASSERT_EQUAL(err, CL_SUCCESS);
+        clFinish(rt.queue);
+        check_result(i, &vc, &vb, "past a broken last range's variant");
+        free_case(&vc, &vb);
+    }
+    stub_top_broken_destroy(t);
+}
+
 /* Every CPU's rows range: on a CPU, stub_lora_rows runs the CPU defaults
  * for few rows for calls of up to the range's rows and the CPU defaults
  * (the handle's variant) past them, through the handle and a clone, each
  * call verified against float64; elsewhere, the handle's variant for
  * every call. stub_rows_broken, whose variant for few rows does not
  * build, runs every call on its handle's variant, and on a CPU its log
- * says why. */
+ * says why; stub_top_broken, whose variant past them does not, still
+ * runs few rows on theirs. */
 static void test_cpu_rows_range(void)
 {
     int i = stub_index("stub_lora_rows");
@@ -1764,6 +1806,7 @@ static void test_cpu_rows_range(void)
         free_case(&vc, &vb);
     }
     stub_rows_broken_destroy(b);
+    test_top_broken(i, few, most, upto);
 }
 
 /* A source that does not build: create fails with the build error, keeps

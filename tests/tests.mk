@@ -19,10 +19,10 @@ STUB_NAMES = stub_lora stub_lora_delta stub_lora_tc stub_softmax stub_rmsnorm st
 STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
 TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
                     $(STUB_DIR)/stub_fallback.h $(STUB_DIR)/stub_in_place.h \
-                    $(STUB_DIR)/stub_rows_broken.h
+                    $(STUB_DIR)/stub_rows_broken.h $(STUB_DIR)/stub_top_broken.h
 TEST_STUB_OBJ     = $(STUB_NAMES:%=$(STUB_DIR)/%.o) $(STUB_DIR)/stub_broken.o \
                     $(STUB_DIR)/stub_fallback.o $(STUB_DIR)/stub_in_place.o \
-                    $(STUB_DIR)/stub_rows_broken.o
+                    $(STUB_DIR)/stub_rows_broken.o $(STUB_DIR)/stub_top_broken.o
 
 STUB_CFLAGS = -std=c99 -Wpedantic -Wall -Wextra -Wshadow -Wcast-qual -Wconversion -Werror \
               -O2 -g
@@ -70,6 +70,21 @@ $(STUB_DIR)/stub_rows_broken.c: $(STUB_DIR)/stub_lora_rows.c
 	    -e '}' $(ROWS_RENAME) \
 	    $< > $@.tmp
 	grep -q '"#error stub_rows_broken' $@.tmp && mv $@.tmp $@
+
+# stub_top_broken: stub_lora_rows renamed, with an #error in the
+# parameters of its variant 1 (the CPU defaults, its last rows range's)
+# only, so that on a CPU the handle runs another variant and the range
+# for few rows still its own.
+TOP_RENAME = -e 's/stub_lora_rows/stub_top_broken/g' \
+             -e 's/STUB_LORA_ROWS/STUB_TOP_BROKEN/g'
+$(STUB_DIR)/stub_top_broken.h: $(STUB_DIR)/stub_lora_rows.h
+	sed $(TOP_RENAME) $< > $@.tmp && mv $@.tmp $@
+$(STUB_DIR)/stub_top_broken.c: $(STUB_DIR)/stub_lora_rows.c
+	sed -e '/^\/\* the parameters of variant 1 \*\/$$/{n' \
+	    -e 'a\    "#error stub_top_broken: variant 1 is broken on purpose\\n",' \
+	    -e '}' $(TOP_RENAME) \
+	    $< > $@.tmp
+	grep -q '"#error stub_top_broken' $@.tmp && mv $@.tmp $@
 
 # stub_in_place: stub_softmax with y allowed to be x (may_alias), as an op
 # whose kernels work in place emits it (its in-place section included):
