@@ -4,8 +4,10 @@
  * 8 bf16 (uint4). Options: -DV (vocabulary, a multiple of 8), -DW
  * (work-items a group), -DS (vectors a work-item holds), -DG (groups a
  * row); xent_stream also -DREV=1 (the gradient pass from the row's end
- * back), -DSTCS=1 (its stores st.global.cs) and -DPAD_LOCAL=BYTES (local
- * memory held, so that fewer groups share a compute unit).
+ * back), -DSTCS=1 (its stores st.global.cs; 2: an evict_first
+ * policy), -DLD1/-DLD2 (the two reads' cache hints, below) and
+ * -DPAD_LOCAL=BYTES (local memory held, so that fewer groups share a
+ * compute unit).
  *
  *   copy        x to dx, a vector an item
  *   xent_stream one group a row: (max, sum) in one read, the gradient
@@ -115,6 +117,46 @@ __kernel void copy(const __global uint4 *x, __global uint4 *y)
 #define U 1
 #endif
 
+/* Cache hints of the statistics' loads (LD1), the gradient's (LD2): 0
+ * none, 1 an L2 evict_last policy, 2 evict_first, 3 ld.global.lu. */
+#ifndef LD1
+#define LD1 0
+#endif
+#ifndef LD2
+#define LD2 0
+#endif
+
+inline ulong l2_policy(int last)
+{
+    ulong pol;
+    if (last) {
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
+            : "=l"(pol));
+    } else {
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
+            : "=l"(pol));
+    }
+    return pol;
+}
+
+inline uint4 ld_hint(const __global uint4 *p, int how)
+{
+    uint4 v;
+    if (how == 0) {
+        v = *p;
+    } else if (how == 3) {
+        asm volatile("ld.global.lu.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p));
+    } else {
+        asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], "
+                     "%5;"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p), "l"(l2_policy(how == 1)));
+    }
+    return v;
+}
+
 /* The (max, sum) of this item's vectors FIRST, FIRST + W, ... below END
  * of row XR, read once, U at a time. */
 inline void part_stats(const __global uint4 *xr, uint first, uint end,
@@ -127,7 +169,7 @@ inline void part_stats(const __global uint4 *xr, uint first, uint end,
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (j0 + u * W < end) {
-                q[u] = xr[j0 + u * W];
+                q[u] = ld_hint(xr + j0 + u * W, LD1);
                 mx = fmax(mx, max8(q[u]));
             }
         }
@@ -160,7 +202,13 @@ inline void part_stats(const __global uint4 *xr, uint first, uint end,
  * the stores leave the cache to the row's second read. */
 inline void store_grad(__global uint4 *p, uint4 d)
 {
-#if STCS
+#if STCS == 2
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, "
+                 "%5;"
+                 :: "l"(p), "r"(d.x), "r"(d.y), "r"(d.z), "r"(d.w),
+                    "l"(l2_policy(0))
+                 : "memory");
+#elif STCS
     asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
                  :: "l"(p), "r"(d.x), "r"(d.y), "r"(d.z), "r"(d.w)
                  : "memory");
@@ -187,7 +235,7 @@ inline void part_grad(const __global uint4 *xr, __global uint4 *dxr,
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (j0 + u * W < end) {
-                q[u] = xr[j0 + u * W];
+                q[u] = ld_hint(xr + j0 + u * W, LD2);
             }
         }
 #pragma unroll
