@@ -33,58 +33,56 @@ endif
 $(STUB_FILES) &: tests/stubs.yaml $(B)/specl
 	$(B)/specl gen tests/stubs.yaml -o $(STUB_DIR)
 
+# Stubs broken on purpose: $(call renamed,FROM,TO) are sed's expressions
+# that rename stub FROM to TO (its macros' upper-case prefix too); the
+# recipe $(call break_variant,FROM,TO,V) writes $< so renamed to $@ with
+# an #error in the parameters of its variant V alone.
+upper = $(shell echo '$(1)' | tr a-z A-Z)
+renamed = -e 's/$(1)/$(2)/g' -e 's/$(call upper,$(1))/$(call upper,$(2))/g'
+define break_variant
+sed -e '/^\/\* the parameters of variant $(3) \*\/$$/{n' \
+    -e 'a\    "#error $(2): variant $(3) is broken on purpose\\n",' \
+    -e '}' $(call renamed,$(1),$(2)) $< > $@.tmp
+grep -q '"#error $(2)' $@.tmp && mv $@.tmp $@
+endef
+
 # stub_broken: stub_softmax renamed, with an #error as the first line of the
 # first text of its kernels (after variant 0's parameters), which its
 # variants share, so that stub_broken_create fails in clBuildProgram.
-STUB_RENAME = -e 's/stub_softmax/stub_broken/g' -e 's/STUB_SOFTMAX/STUB_BROKEN/g'
 $(STUB_DIR)/stub_broken.h: $(STUB_DIR)/stub_softmax.h
-	sed $(STUB_RENAME) $< > $@.tmp && mv $@.tmp $@
+	sed $(call renamed,stub_softmax,stub_broken) $< > $@.tmp && \
+	    mv $@.tmp $@
 $(STUB_DIR)/stub_broken.c: $(STUB_DIR)/stub_softmax.c
-	sed $(STUB_RENAME) \
+	sed $(call renamed,stub_softmax,stub_broken) \
 	    -e '/^static const char \*const stub_broken_text1\[\] = {$$/a\    "#error stub_broken: this source is broken on purpose\\n",' \
 	    $< > $@.tmp
 	grep -q '"#error stub_broken' $@.tmp && mv $@.tmp $@
 
-# stub_fallback: stub_softmax renamed, with an #error in the parameters of
-# its variant 1 (the CPU defaults) only, so that create must pass over it.
-FALLBACK_RENAME = -e 's/stub_softmax/stub_fallback/g' -e 's/STUB_SOFTMAX/STUB_FALLBACK/g'
+# stub_fallback: stub_softmax with its variant 1 (the CPU defaults)
+# broken, so that create must pass over it.
 $(STUB_DIR)/stub_fallback.h: $(STUB_DIR)/stub_softmax.h
-	sed $(FALLBACK_RENAME) $< > $@.tmp && mv $@.tmp $@
+	sed $(call renamed,stub_softmax,stub_fallback) $< > $@.tmp && \
+	    mv $@.tmp $@
 $(STUB_DIR)/stub_fallback.c: $(STUB_DIR)/stub_softmax.c
-	sed -e '/^\/\* the parameters of variant 1 \*\/$$/{n' \
-	    -e 'a\    "#error stub_fallback: variant 1 is broken on purpose\\n",' \
-	    -e '}' $(FALLBACK_RENAME) \
-	    $< > $@.tmp
-	grep -q '"#error stub_fallback' $@.tmp && mv $@.tmp $@
+	$(call break_variant,stub_softmax,stub_fallback,1)
 
-# stub_rows_broken: stub_lora_rows renamed, with an #error in the
-# parameters of its variant 2 (the CPU defaults for few rows) only, so
-# that on a CPU that rows range's variant fails to build at create.
-ROWS_RENAME = -e 's/stub_lora_rows/stub_rows_broken/g' \
-              -e 's/STUB_LORA_ROWS/STUB_ROWS_BROKEN/g'
+# stub_rows_broken: stub_lora_rows with its variant 2 (the CPU defaults
+# for few rows) broken, so that on a CPU that rows range's variant fails
+# to build at create.
 $(STUB_DIR)/stub_rows_broken.h: $(STUB_DIR)/stub_lora_rows.h
-	sed $(ROWS_RENAME) $< > $@.tmp && mv $@.tmp $@
+	sed $(call renamed,stub_lora_rows,stub_rows_broken) $< > $@.tmp && \
+	    mv $@.tmp $@
 $(STUB_DIR)/stub_rows_broken.c: $(STUB_DIR)/stub_lora_rows.c
-	sed -e '/^\/\* the parameters of variant 2 \*\/$$/{n' \
-	    -e 'a\    "#error stub_rows_broken: variant 2 is broken on purpose\\n",' \
-	    -e '}' $(ROWS_RENAME) \
-	    $< > $@.tmp
-	grep -q '"#error stub_rows_broken' $@.tmp && mv $@.tmp $@
+	$(call break_variant,stub_lora_rows,stub_rows_broken,2)
 
-# stub_top_broken: stub_lora_rows renamed, with an #error in the
-# parameters of its variant 1 (the CPU defaults, its last rows range's)
-# only, so that on a CPU the handle runs another variant and the range
-# for few rows still its own.
-TOP_RENAME = -e 's/stub_lora_rows/stub_top_broken/g' \
-             -e 's/STUB_LORA_ROWS/STUB_TOP_BROKEN/g'
+# stub_top_broken: stub_lora_rows with its variant 1 (the CPU defaults,
+# its last rows range's) broken, so that on a CPU the handle runs another
+# variant and the range for few rows still its own.
 $(STUB_DIR)/stub_top_broken.h: $(STUB_DIR)/stub_lora_rows.h
-	sed $(TOP_RENAME) $< > $@.tmp && mv $@.tmp $@
+	sed $(call renamed,stub_lora_rows,stub_top_broken) $< > $@.tmp && \
+	    mv $@.tmp $@
 $(STUB_DIR)/stub_top_broken.c: $(STUB_DIR)/stub_lora_rows.c
-	sed -e '/^\/\* the parameters of variant 1 \*\/$$/{n' \
-	    -e 'a\    "#error stub_top_broken: variant 1 is broken on purpose\\n",' \
-	    -e '}' $(TOP_RENAME) \
-	    $< > $@.tmp
-	grep -q '"#error stub_top_broken' $@.tmp && mv $@.tmp $@
+	$(call break_variant,stub_lora_rows,stub_top_broken,1)
 
 # stub_in_place: stub_softmax with y allowed to be x (may_alias), as an op
 # whose kernels work in place emits it (its in-place section included):
