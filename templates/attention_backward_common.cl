@@ -47,6 +47,25 @@ inline int abw_sees(long pos, long j)
     return see;
 }
 
+/* The query rows that see some key of the block of NK keys from J0
+ * (rows as attention_common.cl orders them): [*RLO, *RHI). */
+inline void abw_rows_seeing(long j0, int nk, int seq_q, int seq_kv,
+                            long *rlo, long *rhi)
+{
+    const long off = (long)seq_kv - seq_q, jlast = j0 + nk - 1;
+    long ilo = 0, ihi = seq_q;
+    (void)off;
+    (void)jlast;
+#if ATTN_CAUSAL
+    ilo = max(0L, j0 - off);
+#endif
+#if ATTN_WINDOW > 0
+    ihi = min(ihi, jlast + ATTN_WINDOW - off);
+#endif
+    *rlo = ilo * GROUP;
+    *rhi = ihi * GROUP;
+}
+
 /* The dot product of N floats of A and B, four chains apart. */
 inline float abw_dot(const float *a, __local const float *b)
 {

@@ -65,18 +65,10 @@ void attention_backward_dkv(const int seq_q, const int seq_kv,
         dka[d] = 0.0f;
         dva[d] = 0.0f;
     }
-    /* The queries that see some key of the block: [ilo, ihi). */
-    long ilo = 0, ihi = seq_q;
-    long jlast = min(j0 + BLOCK_K, (long)seq_kv) - 1;
-    (void)jlast;
-#if ATTN_CAUSAL
-    ilo = max(0L, j0 - off);
-#endif
-#if ATTN_WINDOW > 0
-    ihi = min(ihi, jlast + ATTN_WINDOW - off);
-#endif
-    const long rhi = ihi * GROUP;
-    for (long r0 = ilo * GROUP; r0 < rhi; r0 += TILE_Q) {
+    long rlo, rhi;
+    abw_rows_seeing(j0, (int)min((long)BLOCK_K, seq_kv - j0), seq_q, seq_kv,
+                    &rlo, &rhi);
+    for (long r0 = rlo; r0 < rhi; r0 += TILE_Q) {
         barrier(CLK_LOCAL_MEM_FENCE);
         abw_load_rows(q, do_, lse, scratch, qs, dos, ls, ds, seq_q, b, hk, r0,
                       rhi, lid);

@@ -87,7 +87,7 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
     /* The rows that see some key of the block: [rlo, rhi); this
      * thread's keys. */
     long rlo, rhi;
-    abm_rows_seeing(j0, nk, seq_q, seq_kv, &rlo, &rhi);
+    abw_rows_seeing(j0, nk, seq_q, seq_kv, &rlo, &rhi);
     const long ja = j0 + warp * 16 + g, jb = ja + 8;
 
     float dka[MMA_DT][4], dva[MMA_DT][4];

@@ -62,25 +62,6 @@ inline float abm_lse2(const __global float *lse, long b, int hk, long r,
     return isinf(l) ? INFINITY : l * ABW_LOG2E;
 }
 
-/* The query rows that see some key of the block of NK keys from J0
- * (rows as attention_common.cl orders them): [*RLO, *RHI). */
-inline void abm_rows_seeing(long j0, int nk, int seq_q, int seq_kv,
-                            long *rlo, long *rhi)
-{
-    const long off = (long)seq_kv - seq_q, jlast = j0 + nk - 1;
-    long ilo = 0, ihi = seq_q;
-    (void)off;
-    (void)jlast;
-#if ATTN_CAUSAL
-    ilo = max(0L, j0 - off);
-#endif
-#if ATTN_WINDOW > 0
-    ihi = min(ihi, jlast + ATTN_WINDOW - off);
-#endif
-    *rlo = ilo * GROUP;
-    *rhi = ihi * GROUP;
-}
-
 /* Stores SCALE times this work-item's half H (row g or g + 8 of its
  * warp's 16) of the accumulators ACC, columns 8 d + 2 t and the next,
  * into the row of OUT at AT. */

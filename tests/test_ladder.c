@@ -594,14 +594,20 @@ static void test_gen_one_row_count(void)
 }
 
 /* Builds LADDER_SPY against OUT_DIR's l_lora.c into DIR and runs it with
- * ARGS (ROWS:VARIANT ...); returns its exit status, its output in
- * DIR/spy.log. */
-static int run_spy(const char *dir, const char *out_dir, const char *args)
+ * ARGS (ROWS:VARIANT ...): it must exit 0, or the test fails with its
+ * output (DIR/spy.log). */
+static void check_spy(const char *dir, const char *out_dir, const char *args)
 {
-    return tu_run(SPY_CC "-I'%s' " LADDER_SPY " -o '%s/spy' -lOpenCL "
-                  ">'%s/spy.log' 2>&1 && " LSAN_ENV RUN_TIMEOUT "'%s/spy' %s "
-                  ">>'%s/spy.log' 2>&1",
-                  out_dir, dir, dir, dir, args, dir);
+    int rc = tu_run(SPY_CC "-I'%s' " LADDER_SPY " -o '%s/spy' -lOpenCL "
+                    ">'%s/spy.log' 2>&1 && " LSAN_ENV RUN_TIMEOUT
+                    "'%s/spy' %s >>'%s/spy.log' 2>&1",
+                    out_dir, dir, dir, dir, args, dir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spy.log", dir);
+    char *log = tu_read(path, NULL);
+    TU_CHECK(rc == 0, "ladder_spy %s: exit %d\n%s", args, rc,
+             log ? log : "");
+    free(log);
 }
 
 /* The variant of TEXT's (an l_lora.c's) row of every CPU's rows ranges
@@ -666,12 +672,7 @@ static void test_gen_cpu_ranges(void)
     int v_few = cpu ? few : 0, v_most = cpu ? most : 0;
     snprintf(args, sizeof args, "1:%d %ld:%d %ld:%d %ld:%d", v_few, upto,
              v_few, upto + 1, v_most, 2 * upto, v_most);
-    rc = run_spy(dir, out_dir, args);
-    snprintf(path, sizeof path, "%s/spy.log", dir);
-    char *log = tu_read(path, NULL);
-    TU_CHECK(rc == 0, "ladder_spy %s: exit %d\n%s", args, rc,
-             log ? log : "");
-    free(log);
+    check_spy(dir, out_dir, args);
 
     /* A ladder of this device's own: rows 1 to 8 and 9 on. */
     struct tunedb db;
@@ -700,12 +701,7 @@ static void test_gen_cpu_ranges(void)
     free(errs);
     snprintf(args, sizeof args, "1:%d 8:%d 9:%d %ld:%d %ld:%d", v1, v1, v64,
              upto, v64, upto + 1, v64);
-    rc = run_spy(dir, out_dir, args);
-    snprintf(path, sizeof path, "%s/spy.log", dir);
-    log = tu_read(path, NULL);
-    TU_CHECK(rc == 0, "ladder_spy %s: exit %d\n%s", args, rc,
-             log ? log : "");
-    free(log);
+    check_spy(dir, out_dir, args);
 
     /* One entry of this device's own: its variant at any rows. */
     tunedb_init(&db);
@@ -730,12 +726,7 @@ static void test_gen_cpu_ranges(void)
              "rows %d", tuned, few);
     snprintf(args, sizeof args, "1:%d 17:%d %ld:%d %ld:%d", tuned, tuned,
              upto, tuned, upto + 1, tuned);
-    rc = run_spy(dir, out_dir, args);
-    snprintf(path, sizeof path, "%s/spy.log", dir);
-    log = tu_read(path, NULL);
-    TU_CHECK(rc == 0, "ladder_spy %s: exit %d\n%s", args, rc,
-             log ? log : "");
-    free(log);
+    check_spy(dir, out_dir, args);
     spec_set_free(&set);
     rt_close(&rt);
     tu_rmtree(dir);
