@@ -24,7 +24,10 @@
  * (split_q rows a work-group), merged the same ways. With engine:
  * wgmma (compute capability 9.0, head dims 64 and 128) the prefill path
  * is templates/attention_wgmma.cl: the same walk on warpgroup products
- * (a warpgroup per 64 rows), the split path attention_mma_part's. */
+ * (a warpgroup per 64 rows), the split path attention_mma_part's; with
+ * wg_tma, templates/attention_wgmma_tma.cl: its tiles loaded by the
+ * tensor memory accelerator, no work-group barrier a tile, the
+ * warpgroups starting their products in turn. */
 #include "gemm_mma.h"
 #include "parallel.h"
 #include "attention_fields.h"
@@ -49,6 +52,10 @@ static const struct param_def knobs[] = {
      "multiple of 16)"},
     {"wg_k", VALUE_INT, 0, 128, 64, 128, NULL,
      "engine wgmma: keys per tile of the prefill path (64 or 128)"},
+    {"wg_tma", VALUE_BOOL, 0, 1, 0, 1, NULL,
+     "engine wgmma: the prefill path's tiles loaded by the tensor memory "
+     "accelerator, the warpgroups taking turns (else cp.async and a "
+     "work-group barrier a tile)"},
     {"split_q", VALUE_INT, 0, 16, 16, 256, NULL,
      "engine mma: query rows per work-group on the split path, 16 a warp"},
     {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
@@ -160,6 +167,7 @@ static void engine_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
     spec_knob_default(ks, "mma_k", wgmma ? 16 : d > 128 ? 32 : 64);
     spec_knob_default(ks, "wg_k", d == 128 ? 128 : 64);
+    spec_knob_default(ks, "wg_tma", d == 128);
     spec_knob_default(ks, "split_q", 16);
 }
 
@@ -353,6 +361,10 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     if (engine(ks) == ATTN_WGMMA) {
         plan_int(p, "WG_KEYS", "attention_wgmma: keys per tile",
                  knob(ks, "wg_k"));
+        if (knob(ks, "wg_tma")) {
+            plan_int(p, "AW_MAP_SLOTS", "attention_wgmma_tma: slots of "
+                     "tensor maps in the scratch", WGMMA_MAP_SLOTS);
+        }
     }
 }
 
@@ -487,6 +499,21 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_split(ks, p);
     }
     struct path *pa = &p->path[p->n_path++];
+    if (engine(ks) == ATTN_WGMMA && knob(ks, "wg_tma")) {
+        static const char *const tma_args[] = {"seq_q", "seq_kv", "q", "k",
+                                               "v", "o", "lse", "scratch",
+                                               NULL};
+        pa->why = "a work-group per mma_q query rows of one kv head's "
+                  "heads, over the key tiles they see, on warpgroup tensor "
+                  "cores, the tiles loaded by the tensor memory "
+                  "accelerator";
+        launch_blocks(ks, pa, "attention_wgmma_tma", 1,
+                      (size_t)knob(ks, "mma_q"),
+                      2 * (size_t)knob(ks, "mma_q"), tma_args);
+        /* the tensor maps of K and V: 256 bytes a slot */
+        pa->scratch_fixed = WGMMA_MAP_SLOTS * 64;
+        return;
+    }
     if (engine(ks) != ATTN_SIMT) {
         int wgmma = engine(ks) == ATTN_WGMMA;
         pa->why = wgmma ? "a work-group per mma_q query rows of one kv "
@@ -656,6 +683,7 @@ static const struct tune_axis tune_space[] = {
     {"mma_q", "32 64 128"},
     {"mma_k", "32 64 128"},
     {"wg_k", "64 128"},
+    {"wg_tma", "0 1"},
     {"block_q", "16 32 64"},
     {"block_k", "8 16 32 64"},
     {"items", "16 32 64 128 256"},
@@ -669,9 +697,11 @@ static const char *const few_rows_knobs[] = {"decode_rows", "split",
                                              "split_q", NULL};
 
 static const char *const kernels[] = {
-    "attention", "attention_mma", "attention_wgmma", "attention_part",
-    "attention_part_merged", "attention_mma_part",
-    "attention_mma_part_merged", "attention_combine", NULL};
+    "attention",          "attention_mma",
+    "attention_wgmma",    "attention_wgmma_tma",
+    "attention_part",     "attention_part_merged",
+    "attention_mma_part", "attention_mma_part_merged",
+    "attention_combine",  NULL};
 
 const struct op_def op_attention = {
     .name = "attention",

@@ -169,13 +169,15 @@ inline void am_rescale(float o[MMA_DT][4], const float alpha[2])
     }
 }
 
-/* The online softmax of one tile, O rescaled at once. */
-inline void am_softmax(float s[MMA_NT][4], float m[2], float l[2],
-                       float o[MMA_DT][4])
+/* The scores S of NT n8 tiles of keys from J0 (a constant at every
+ * call) masked and scaled (am_scale_mask) and turned into probabilities
+ * (am_probabilities). */
+inline void am_tile_probabilities(float s[][4], const int nt,
+                                  const struct am_walk *w, long j0, uint t,
+                                  float m[2], float l[2], float alpha[2])
 {
-    float alpha[2];
-    am_probabilities(s, MMA_NT, m, l, alpha);
-    am_rescale(o, alpha);
+    am_scale_mask(s, nt, w, j0, t);
+    am_probabilities(s, nt, m, l, alpha);
 }
 
 /* Local memory of a block of BQ rows: the K and V tiles, the block's Q
@@ -242,8 +244,9 @@ void am_block(const __global storage_t *q, const __global storage_t *k,
         if (j1 < hi) {
             am_load_kv(ks, k, b, hk, j1, nk1, seq_kv, tid, items, MMA_K);
         }
-        am_scale_mask(s, MMA_NT, &w, j0, t);
-        am_softmax(s, m, l, acc);
+        float alpha[2];
+        am_tile_probabilities(s, MMA_NT, &w, j0, t, m, l, alpha);
+        am_rescale(acc, alpha);
         /* V's copy done (the next K's may still run) */
         if (j1 < hi) {
             asm volatile("cp.async.wait_group 1;" ::: "memory");

@@ -54,16 +54,6 @@ inline void aw_step_start(const __global storage_t *k,
     }
 }
 
-/* The scores S of the tile at key J0 masked and scaled (am_scale_mask)
- * and turned into probabilities (am_probabilities). */
-inline void aw_tile_probabilities(float s[AW_NT][4], const struct am_walk *w,
-                                  long j0, uint t, float m[2], float l[2],
-                                  float alpha[2])
-{
-    am_scale_mask(s, AW_NT, w, j0, t);
-    am_probabilities(s, AW_NT, m, l, alpha);
-}
-
 /* Attends the block of MMA_Q rows at row R0 of batch B's kv head HK over
  * every key its rows see; leaves what am_block leaves (M, L, ACC, RA). */
 inline void aw_block(const __global storage_t *q,
@@ -98,7 +88,7 @@ inline void aw_block(const __global storage_t *q,
         aw_step_start(k, v, b, hk, lo, hi, seq_kv, 0, tiles, kbuf, vbuf, tid);
         aw_scores(qs, kbuf, warp / 4, (float *)s);
         aw_wait_all_s((float *)s);
-        aw_tile_probabilities(s, &w, lo, t, m, l, alpha);
+        am_tile_probabilities(s, AW_NT, &w, lo, t, m, l, alpha);
         aw_pack(s, p);
         for (int i = 1; i < tiles; i++) {
             const long j0 = lo + (long)i * WG_KEYS;
@@ -107,7 +97,7 @@ inline void aw_block(const __global storage_t *q,
             aw_scores(qs, kbuf + (i % 2) * AW_KV_ROOM, warp / 4, (float *)s);
             aw_accumulate(vbuf + ((i - 1) % 2) * AW_KV_ROOM, p, (float *)acc);
             aw_wait_s((float *)s);
-            aw_tile_probabilities(s, &w, j0, t, m, l, alpha);
+            am_tile_probabilities(s, AW_NT, &w, j0, t, m, l, alpha);
             aw_wait_o((float *)acc, p);
             am_rescale(acc, alpha);
             aw_pack(s, p);

@@ -175,7 +175,9 @@ static void test_attn_mma(void)
  * softcap, scores to +-80, one to four warpgroups a work-group and 64 or
  * 128 keys a tile (the split path's tiles apart), last tiles and blocks
  * short, batch > 1, both half dtypes, the defaults of compute capability
- * 9.0. */
+ * 9.0; tiles loaded by the tensor memory accelerator (wg_tma, the
+ * default at head_dim 128: attention_wgmma_tma) and by cp.async (at 64)
+ * at both heads. */
 static void test_attn_wgmma(void)
 {
     static const struct attn_case cases[] = {
@@ -201,6 +203,12 @@ static void test_attn_wgmma(void)
          {{1, 300, 300}, {2, 50, 17}, {0}}},
         {"bf16", "heads: 6, kv_heads: 3, head_dim: 128, causal: true",
          TARGET_SM90A, {{1, 300, 300}, {1, 2, 700}, {0}}},
+        {"f16", "heads: 4, kv_heads: 1, head_dim: 64, causal: true, "
+         "tile: {engine: wgmma, wg_tma: true}", TARGET_GPU,
+         {{2, 70, 200}, {1, 129, 129}, {0}}},
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 128, causal: true, "
+         "window: 100, tile: {engine: wgmma, wg_tma: false}", TARGET_GPU,
+         {{1, 300, 300}, {2, 9, 33}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {

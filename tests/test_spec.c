@@ -1744,8 +1744,10 @@ static void test_attention_backward_engine_defaults(void)
 }
 
 /* attention's prefill engine by target, dtype and head: warpgroups
- * (attention_wgmma, two of 64 rows, needing wgmma) on compute capability
- * 9.0 at heads of 64 and 128 in half precision, mma.sync at other heads
+ * (two of 64 rows, needing wgmma) on compute capability 9.0 at heads of
+ * 64 (attention_wgmma) and 128 (attention_wgmma_tma, its tiles by the
+ * tensor memory accelerator, its maps in the scratch) in half
+ * precision, mma.sync at other heads
  * of 16-byte rows and on 8.0, the float kernel for f32 and elsewhere;
  * the split path stays on attention_mma_part. */
 static void test_attention_engine_defaults(void)
@@ -1756,7 +1758,7 @@ static void test_attention_engine_defaults(void)
         enum target target;
         const char *prefill;
     } cases[] = {
-        {"bf16", 128, TARGET_SM90A, "attention_wgmma"},
+        {"bf16", 128, TARGET_SM90A, "attention_wgmma_tma"},
         {"f16", 64, TARGET_SM90A, "attention_wgmma"},
         {"bf16", 96, TARGET_SM90A, "attention_mma"},
         {"bf16", 256, TARGET_SM90A, "attention_mma"},
@@ -1779,7 +1781,12 @@ static void test_attention_engine_defaults(void)
         s.kernel[0].op->plan(&s.kernel[0], &p);
         const struct path *last = &p.path[p.n_path - 1];
         const char *got = last->launch[0].kernel;
-        int wgmma = strcmp(cases[i].prefill, "attention_wgmma") == 0;
+        int wgmma = strncmp(cases[i].prefill, "attention_wgmma", 15) == 0;
+        int tma = strcmp(cases[i].prefill, "attention_wgmma_tma") == 0;
+        TU_CHECK((last->scratch_fixed != 0) == tma,
+                 "%s D %d on target %d: the prefill's scratch %ld floats",
+                 cases[i].dtype, cases[i].head_dim, (int)cases[i].target,
+                 last->scratch_fixed);
         TU_CHECK(strcmp(got, cases[i].prefill) == 0,
                  "%s D %d on target %d: the prefill runs %s, want %s",
                  cases[i].dtype, cases[i].head_dim, (int)cases[i].target,
