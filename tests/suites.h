@@ -58,5 +58,8 @@ int add_cross_entropy_numeric_tests(CU_pSuite s);
 /* test_attention.c: attention, added to the numeric suite. */
 int add_attention_numeric_tests(CU_pSuite s);
 int add_attention_backward_numeric_tests(CU_pSuite s);
+/* test_tma_maps.c: tma_ptx.cl's tensor maps against the CUDA driver's,
+ * added to the numeric suite. */
+int add_tma_numeric_tests(CU_pSuite s);
 
 #endif

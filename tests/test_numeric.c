@@ -1521,6 +1521,7 @@ int add_numeric_suite(void)
         add_cross_entropy_numeric_tests(s) != 0 ||
         add_attention_numeric_tests(s) != 0 ||
         add_attention_backward_numeric_tests(s) != 0 ||
+        add_tma_numeric_tests(s) != 0 ||
         CU_add_test(s, "row ops: tiles x dtypes x rows", test_row_tiles) ==
             NULL ||
         CU_add_test(s, "row ops: odd and long rows", test_row_shapes) ==
