@@ -209,6 +209,9 @@ static void test_attn_wgmma(void)
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 128, causal: true, "
          "window: 100, tile: {engine: wgmma, wg_tma: false}", TARGET_GPU,
          {{1, 300, 300}, {2, 9, 33}, {0}}},
+        {"f16", "heads: 4, kv_heads: 2, head_dim: 128, causal: true, "
+         "window: 100, tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 300, 300}, {2, 9, 33}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {
