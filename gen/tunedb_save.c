@@ -217,7 +217,11 @@ static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
         emit_mapping(o, YAML_FLOW_MAPPING_STYLE);
         emit_text(o, "knobs", e->tried[t].knobs);
         emit_plain(o, "us", "%.2f", e->tried[t].us);
-        emit_text(o, "status", e->tried[t].status);
+        /* A database may leave status out (read as ""), which the
+         * reader takes only so: written back empty, it would be refused. */
+        if (e->tried[t].status[0] != '\0') {
+            emit_text(o, "status", e->tried[t].status);
+        }
         if (e->tried[t].code[0] != '\0') {
             emit_text(o, "code", e->tried[t].code);
         }
