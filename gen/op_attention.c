@@ -499,32 +499,30 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_split(ks, p);
     }
     struct path *pa = &p->path[p->n_path++];
-    if (engine(ks) == ATTN_WGMMA && knob(ks, "wg_tma")) {
+    if (engine(ks) != ATTN_SIMT) {
         static const char *const tma_args[] = {"seq_q", "seq_kv", "q", "k",
                                                "v", "o", "lse", "scratch",
                                                NULL};
-        pa->why = "a work-group per mma_q query rows of one kv head's "
-                  "heads, over the key tiles they see, on warpgroup tensor "
-                  "cores, the tiles loaded by the tensor memory "
-                  "accelerator";
-        launch_blocks(ks, pa, "attention_wgmma_tma", 1,
-                      (size_t)knob(ks, "mma_q"),
-                      2 * (size_t)knob(ks, "mma_q"), tma_args);
-        /* the tensor maps of K and V: 256 bytes a slot */
-        pa->scratch_fixed = WGMMA_MAP_SLOTS * 64;
-        return;
-    }
-    if (engine(ks) != ATTN_SIMT) {
         int wgmma = engine(ks) == ATTN_WGMMA;
-        pa->why = wgmma ? "a work-group per mma_q query rows of one kv "
-                          "head's heads, over the key tiles they see, on "
-                          "warpgroup tensor cores"
-                        : "a work-group per mma_q query rows of one kv "
-                          "head's heads, over the key tiles they see, on "
-                          "tensor cores";
-        launch_blocks(ks, pa, wgmma ? "attention_wgmma" : "attention_mma", 1,
-                      (size_t)knob(ks, "mma_q"),
-                      2 * (size_t)knob(ks, "mma_q"), args);
+        int tma = wgmma && knob(ks, "wg_tma");
+        pa->why = tma     ? "a work-group per mma_q query rows of one kv "
+                            "head's heads, over the key tiles they see, on "
+                            "warpgroup tensor cores, the tiles loaded by "
+                            "the tensor memory accelerator"
+                  : wgmma ? "a work-group per mma_q query rows of one kv "
+                            "head's heads, over the key tiles they see, on "
+                            "warpgroup tensor cores"
+                          : "a work-group per mma_q query rows of one kv "
+                            "head's heads, over the key tiles they see, on "
+                            "tensor cores";
+        launch_blocks(ks, pa,
+                      tma     ? "attention_wgmma_tma"
+                      : wgmma ? "attention_wgmma"
+                              : "attention_mma",
+                      1, (size_t)knob(ks, "mma_q"),
+                      2 * (size_t)knob(ks, "mma_q"), tma ? tma_args : args);
+        /* the tensor maps of K and V: 256 bytes a slot */
+        pa->scratch_fixed = tma ? WGMMA_MAP_SLOTS * 64 : 0;
         return;
     }
     pa->why = "a work-group per block_q query rows of one kv head's "

@@ -164,9 +164,10 @@ inline void aw_multiply(__local ushort *qs, const struct aw_tiles *at,
 
 __kernel __attribute__((reqd_work_group_size(AW_ITEMS, 1, 1)))
 void attention_wgmma_tma(const int seq_q, const int seq_kv,
-                     const __global storage_t *q, const __global storage_t *k,
-                     const __global storage_t *v, __global storage_t *o,
-                     __global float *lse, __global float *scratch)
+                         const __global storage_t *q,
+                         const __global storage_t *k,
+                         const __global storage_t *v, __global storage_t *o,
+                         __global float *lse, __global float *scratch)
 {
     /* wgmma's swizzle follows address bits: tiles on 1024-byte lines */
     __local ushort room[AW_ROOM] __attribute__((aligned(1024)));
