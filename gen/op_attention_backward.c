@@ -360,6 +360,10 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                  WG_KEYS);
         plan_int(p, "DQ_ROWS_HELD", "wgmma: dq's q and dO rows in registers",
                  attn_head_dim(ks) == WG_ROWS_HELD_HEAD);
+        plan_int(p, "DKV_TMA", "wgmma: dk's q and dO rows by the tensor "
+                 "memory accelerator", dkv_wgmma && group == 1);
+        plan_int(p, "ABW_MAP_SLOTS", "wgmma: slots of tensor maps in the "
+                 "scratch a kernel", WGMMA_MAP_SLOTS);
         p->needs |= CAP_WGMMA;
     }
     plan_buffers(ks, p);
@@ -405,6 +409,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     launch_args(l, dq_args);
     pa->scratch_per = attn_heads(ks);
     pa->scratch_sizes = BATCH | SEQ_Q;
+    /* D, then (wgmma) two kernels' slots of tensor maps, 64 floats
+     * each, 128-byte aligned */
+    pa->scratch_fixed = wgmma ? 2 * WGMMA_MAP_SLOTS * 64 + 32 : 0;
 }
 
 /* ---- checking and measuring ------------------------------------------ */

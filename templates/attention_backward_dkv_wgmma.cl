@@ -19,12 +19,19 @@
  * Local memory: the block's keys and values, then two steps of q and dO
  * rows (the next step's copied while this one's products run), laid out
  * as attention_wgmma_tiles.cl lays them out; lse and D of two steps.
+ * With DKV_TMA (a head a kv head, so that a step's rows are 64
+ * consecutive rows of one head) the first work-item loads each step's
+ * rows by the tensor memory accelerator, counted on an mbarrier a
+ * buffer, where otherwise every work-item copies 16 bytes at a time.
  *
  * Launch: local (128, 1); groups: dimension 0 ceil(seq_kv / 64),
  * dimension 1 batch * KV_HEADS. */
 #include "attention_backward_mma_common.cl"
 
 #include "attention_wgmma_tiles.cl"
+#if DKV_TMA
+#include "attention_backward_tma.cl"
+#endif
 
 #if MMA_BK != 64 || MMA_Q != 64 || WG_KEYS != 64
 #error "attention_backward_dkv_wgmma.cl: 64 keys a work-group, 64 rows a step"
@@ -32,18 +39,30 @@
 
 #define ADK_ROOM (6 * AW_KV_ROOM) /* K, V, then q, dO of two steps */
 
-/* Starts the copies of rows [R0, R0 + 64) of q and dO into QS and DOS;
+/* Starts the copies of rows [R0, R0 + 64) of q and dO into QS and DOS
+ * (with DKV_TMA: by the maps MAPS, counted on BAR, one head a kv head);
  * leaves their lse (base 2) and D in *L and *D for work-item TID < 64. */
 inline void adk_load_rows(__local ushort *qs, __local ushort *dos,
                           const __global storage_t *q,
                           const __global storage_t *do_,
                           const __global float *lse,
-                          const __global float *scratch, int seq_q, long b,
-                          int hk, long r0, long rhi, uint tid, float *l,
-                          float *d)
+                          const __global float *scratch,
+                          const __global ulong *maps, __local ulong *bar,
+                          int seq_q, long b, int hk, long r0, long rhi,
+                          uint tid, float *l, float *d)
 {
+#if DKV_TMA
+    if (tid == 0) {
+        tma_bar_expect(bar, 2 * AW_KV_ROOM * 2);
+        abw_load_tile(qs, maps, (uint)hk, (uint)r0, (uint)b, bar);
+        abw_load_tile(dos, maps + 16, (uint)hk, (uint)r0, (uint)b, bar);
+    }
+#else
+    (void)maps;
+    (void)bar;
     aw_load_q(qs, q, seq_q, b, hk, r0, tid);
     aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
+#endif
     if (tid < WG_KEYS) {
         long r = r0 + tid;
         *l = abm_lse2(lse, b, hk, r, rhi, seq_q);
@@ -58,13 +77,14 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
                                   const __global storage_t *v,
                                   const __global storage_t *do_,
                                   const __global float *lse,
-                                  const __global float *scratch,
+                                  __global float *scratch,
                                   __global storage_t *dk,
                                   __global storage_t *dv)
 {
     /* wgmma's swizzle follows address bits: tiles on 1024-byte lines */
     __local ushort room[ADK_ROOM] __attribute__((aligned(1024)));
     __local float stats[2][2][WG_KEYS];
+    __local ulong full[2]; /* a step's rows landed (DKV_TMA) */
     /* Blocks first key first across every (batch, kv head): under a
      * causal mask the blocks that see the most rows start first. */
     const long heads = get_num_groups(1);
@@ -88,6 +108,20 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
      * thread's keys. */
     long rlo, rhi;
     abw_rows_seeing(j0, nk, seq_q, seq_kv, &rlo, &rhi);
+    __global ulong *maps = NULL;
+#if DKV_TMA
+    maps = abw_maps(scratch, seq_q, 0);
+    if (tid == 0) {
+        wg_bar_init(full, 1);
+        wg_bar_init(full + 1, 1);
+        if (rlo < rhi) {
+            abw_map(maps, q, seq_q, HEADS);
+            abw_map(maps + 16, do_, seq_q, HEADS);
+        }
+    }
+    wg_fence_proxy(); /* the mbarriers' init */
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     const long ja = j0 + warp * 16 + g, jb = ja + 8;
 
     float dka[MMA_DT][4], dva[MMA_DT][4];
@@ -99,14 +133,14 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
     if (rlo < rhi) {
         float l = 0.0f, d = 0.0f;
         adk_load_rows(rows_at, rows_at + AW_KV_ROOM, q, do_, lse, scratch,
-                      seq_q, b, hk, rlo, rhi, tid, &l, &d);
+                      maps, full, seq_q, b, hk, rlo, rhi, tid, &l, &d);
         if (tid < WG_KEYS) {
             stats[0][0][tid] = l;
             stats[0][1][tid] = d;
         }
     }
-    int buf = 0;
-    for (long r0 = rlo; r0 < rhi; r0 += WG_KEYS, buf ^= 1) {
+    int buf = 0, step = 0;
+    for (long r0 = rlo; r0 < rhi; r0 += WG_KEYS, buf ^= 1, step++) {
         const long r1 = r0 + WG_KEYS;
         __local ushort *qs = rows_at + 2 * buf * AW_KV_ROOM;
         __local ushort *dos = qs + AW_KV_ROOM;
@@ -119,9 +153,13 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
         float nl = 0.0f, nd = 0.0f;
         if (r1 < rhi) {
             __local ushort *qn = rows_at + 2 * (buf ^ 1) * AW_KV_ROOM;
-            adk_load_rows(qn, qn + AW_KV_ROOM, q, do_, lse, scratch, seq_q,
-                          b, hk, r1, rhi, tid, &nl, &nd);
+            adk_load_rows(qn, qn + AW_KV_ROOM, q, do_, lse, scratch, maps,
+                          full + (buf ^ 1), seq_q, b, hk, r1, rhi, tid, &nl,
+                          &nd);
         }
+#if DKV_TMA
+        wg_bar_wait(full + buf, (step / 2) & 1);
+#endif
         /* Whether some row of the step is hidden from some key. */
         const long pos_lo = r0 / GROUP + off;
         const long pos_hi = (min(r1, rhi) - 1) / GROUP + off;

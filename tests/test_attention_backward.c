@@ -360,6 +360,13 @@ static void test_abw_wgmma(void)
          {{1, 150, 260}, {3, 7, 5}, {0}}},
         {"bf16", "heads: 6, kv_heads: 3, head_dim: 128, causal: true",
          TARGET_SM90A, {{1, 300, 300}, {1, 2, 700}, {0}}},
+        /* one head a kv head: dk's rows by the tensor memory accelerator */
+        {"bf16", "heads: 3, head_dim: 128, causal: true, tile: "
+         "{engine: wgmma}", TARGET_GPU,
+         {{2, 200, 130}, {1, 64, 64}, {1, 1, 300}, {3, 70, 260}, {0}}},
+        {"f16", "heads: 2, head_dim: 64, causal: true, window: 40, "
+         "softcap: 20, tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 150, 150}, {2, 9, 100}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {
