@@ -337,6 +337,8 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     size_t bq = (size_t)knob(ks, mma ? "mma_q" : "block_q");
     size_t bk = (size_t)knob(ks, mma ? "mma_k" : "block_k");
     int dkv_wgmma = wgmma && bk == WG_ROWS;
+    /* a step's rows one head's consecutive rows: a box of a map */
+    int dkv_tma = dkv_wgmma && group == 1;
     plan_shape(ks, p);
     plan_int(p, "BLOCK_Q", "attention_backward_dq: rows a work-group",
              knob(ks, "block_q"));
@@ -361,9 +363,11 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_int(p, "DQ_ROWS_HELD", "wgmma: dq's q and dO rows in registers",
                  attn_head_dim(ks) == WG_ROWS_HELD_HEAD);
         plan_int(p, "DKV_TMA", "wgmma: dk's q and dO rows by the tensor "
-                 "memory accelerator", dkv_wgmma && group == 1);
-        plan_int(p, "ABW_MAP_SLOTS", "wgmma: slots of tensor maps in the "
-                 "scratch a kernel", WGMMA_MAP_SLOTS);
+                 "memory accelerator", dkv_tma);
+        if (dkv_tma) {
+            plan_int(p, "ABW_MAP_SLOTS", "slots of tensor maps in the "
+                     "scratch", WGMMA_MAP_SLOTS);
+        }
         p->needs |= CAP_WGMMA;
     }
     plan_buffers(ks, p);
@@ -409,9 +413,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     launch_args(l, dq_args);
     pa->scratch_per = attn_heads(ks);
     pa->scratch_sizes = BATCH | SEQ_Q;
-    /* D, then (wgmma) two kernels' slots of tensor maps, 64 floats
-     * each, 128-byte aligned */
-    pa->scratch_fixed = wgmma ? 2 * WGMMA_MAP_SLOTS * 64 + 32 : 0;
+    /* D, then (DKV_TMA) slots of tensor maps, 64 floats each, 128-byte
+     * aligned */
+    pa->scratch_fixed = dkv_tma ? WGMMA_MAP_SLOTS * 64 + 32 : 0;
 }
 
 /* ---- checking and measuring ------------------------------------------ */

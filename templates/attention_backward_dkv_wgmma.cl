@@ -110,7 +110,7 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
     abw_rows_seeing(j0, nk, seq_q, seq_kv, &rlo, &rhi);
     __global ulong *maps = NULL;
 #if DKV_TMA
-    maps = abw_maps(scratch, seq_q, 0);
+    maps = abw_maps(scratch, seq_q);
     if (tid == 0) {
         wg_bar_init(full, 1);
         wg_bar_init(full + 1, 1);

@@ -3,7 +3,8 @@
  * [batch][seq][heads][HEAD_DIM] buffers written by the kernels
  * themselves into the scratch past D, a slot per compute unit (the
  * words the same in every work-group of a launch), and tiles of 64 rows
- * of one head loaded by them as attention_wgmma_tiles.cl lays tiles out.
+ * of one head loaded by them as attention_wgmma_tiles.cl lays tiles out
+ * (attention_backward_dkv_wgmma.cl's q and dO rows).
  *
  * Needs the plan's ABW_MAP_SLOTS; include after attention_wgmma_tiles.cl.
  * A launch's groups: dimension 1 batch * KV_HEADS. */
@@ -15,16 +16,14 @@
 
 #define ABW_MAP_WORDS 32 /* a slot: two maps of 16 words */
 
-/* This work-item's slot of maps in region REGION (one a kernel): past
- * D's batch * seq_q * HEADS floats, rounded up to 128 bytes. */
-inline __global ulong *abw_maps(__global float *scratch, int seq_q,
-                                uint region)
+/* This work-item's slot of maps: past D's batch * seq_q * HEADS floats,
+ * rounded up to 128 bytes. */
+inline __global ulong *abw_maps(__global float *scratch, int seq_q)
 {
     const long batch = get_num_groups(1) / KV_HEADS;
     const long d_floats = (batch * seq_q * HEADS + 31) / 32 * 32;
     return (__global ulong *)(scratch + d_floats) +
-           (region * ABW_MAP_SLOTS + tma_unit() % ABW_MAP_SLOTS) *
-               ABW_MAP_WORDS;
+           (tma_unit() % ABW_MAP_SLOTS) * ABW_MAP_WORDS;
 }
 
 /* MAP := the map of X, [batch][SEQ][NHEADS][HEAD_DIM], in boxes of 64

@@ -1743,6 +1743,46 @@ static void test_attention_backward_engine_defaults(void)
     }
 }
 
+/* attention_backward's scratch: D's float a query row and head, then,
+ * where dk and dv load their rows by the tensor memory accelerator (on
+ * warpgroups, a head a kv head), 128 slots of two tensor maps and 128
+ * bytes of alignment; none where the heads share kv heads, or on other
+ * engines. */
+static void test_attention_backward_scratch(void)
+{
+    static const struct {
+        int kv_heads;
+        enum target target;
+        long fixed;
+    } cases[] = {
+        {8, TARGET_SM90A, 128 * 64 + 32},
+        {2, TARGET_SM90A, 0},
+        {8, TARGET_TENSOR, 0},
+        {8, TARGET_GPU, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        struct spec_set s;
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: t_abs, op: attention_backward, "
+                 "dtype: bf16, heads: 8, kv_heads: %d, head_dim: 128}\n",
+                 cases[i].kv_heads);
+        if (!read_one_for(&s, text, cases[i].target)) {
+            continue;
+        }
+        struct plan p;
+        memset(&p, 0, sizeof p);
+        s.kernel[0].op->plan(&s.kernel[0], &p);
+        const struct path *pa = &p.path[0];
+        TU_CHECK(pa->scratch_per == 8 && pa->scratch_fixed == cases[i].fixed,
+                 "kv_heads %d on target %d: scratch %ld a row + %ld, want "
+                 "8 + %ld",
+                 cases[i].kv_heads, (int)cases[i].target, pa->scratch_per,
+                 pa->scratch_fixed, cases[i].fixed);
+        spec_set_free(&s);
+    }
+}
+
 /* attention's prefill engine by target, dtype and head: warpgroups
  * (two of 64 rows, needing wgmma) on compute capability 9.0 at heads of
  * 64 (attention_wgmma) and 128 (attention_wgmma_tma, its tiles by the
@@ -2007,6 +2047,8 @@ int add_spec_suite(void)
             NULL ||
         CU_add_test(s, "attention: the prefill's engine by target, dtype "
                     "and head", test_attention_engine_defaults) == NULL ||
+        CU_add_test(s, "attention_backward: the scratch by target and kv "
+                    "heads", test_attention_backward_scratch) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
