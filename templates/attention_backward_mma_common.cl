@@ -117,13 +117,15 @@ inline void abm_store_dq(__global storage_t *dq, float acc[MMA_DT][4],
  * capped; SEE 0 where the mask hides the pair (P = dS = 0). */
 inline void abm_grad(float *s, float *dp, float lse2, float d, int see)
 {
-    float x = ATTN_SCALE * *s, der = 1.0f;
 #if ATTN_CAPPED
-    float th = tanh(x * (1.0f / ATTN_SOFTCAP));
-    x = ATTN_SOFTCAP * th;
-    der = 1.0f - th * th;
+    const float th = tanh(ATTN_SCALE * *s * (1.0f / ATTN_SOFTCAP));
+    const float y = ATTN_SOFTCAP * ABW_LOG2E * th, der = 1.0f - th * th;
+#else
+    /* the scale and log2(e) in one factor: one multiply-add to the
+     * exponent */
+    const float y = *s * (ATTN_SCALE * ABW_LOG2E), der = 1.0f;
 #endif
-    float p = see ? native_exp2(x * ABW_LOG2E - lse2) : 0.0f;
+    float p = see ? am_exp2(y - lse2) : 0.0f;
     *s = p;
     *dp = p * (*dp - d) * der;
 }

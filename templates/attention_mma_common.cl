@@ -143,7 +143,7 @@ inline void am_probabilities(float s[][4], const int nt, float m[2],
         mx[h] = am_quad_max(mx[h]);
         /* No key seen yet: exponentials against 0 (all of them 0). */
         base[h] = mx[h] == -INFINITY ? 0.0f : mx[h];
-        alpha[h] = native_exp2(m[h] - base[h]);
+        alpha[h] = am_exp2(m[h] - base[h]);
         m[h] = mx[h];
         l[h] *= alpha[h];
     }
@@ -151,7 +151,7 @@ inline void am_probabilities(float s[][4], const int nt, float m[2],
     for (int n = 0; n < nt; n++) {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
-            s[n][e] = native_exp2(s[n][e] - base[e / 2]);
+            s[n][e] = am_exp2(s[n][e] - base[e / 2]);
             l[e / 2] += s[n][e];
         }
     }

@@ -49,6 +49,15 @@ inline int am_block_at(int seq_q, uint bq, long *b, int *hk, long *r0)
     return 1;
 }
 
+/* 2^Y by one ex2 of the special-function unit, a result under 2^-126
+ * flushed to 0 (a probability that small adds nothing). */
+inline float am_exp2(float y)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+    return r;
+}
+
 /* LO and HI rounded to the storage type, LO in the low half. */
 inline uint am_pack(float lo, float hi)
 {
