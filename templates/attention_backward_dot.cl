@@ -6,10 +6,10 @@
  * work-group instead copies DOT_CHUNK columns of its DOT_ITEMS rows of O
  * and dO into local memory, neighbouring work-items reading neighbouring
  * elements (whole vectors where the head's width allows), and each
- * work-item then sums its row's part there. Every work-item runs every
- * loop the same number of times: PoCL has run a work-group whose
- * work-items took a copy loop a varying number of times between two
- * barriers only in part.
+ * work-item then sums its row's part there. Between the barriers every
+ * work-item runs the same code, past the last row too (on zeros): PoCL
+ * 3.1 ran a last, partly filled work-group only in part when its
+ * work-items past the last row skipped the copy and the sum there.
  *
  * Launch: local (DOT_ITEMS); at least batch * seq_q * HEADS work-items
  * (the rest only copy). */
