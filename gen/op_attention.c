@@ -362,7 +362,7 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
         plan_int(p, "WG_KEYS", "attention_wgmma: keys per tile",
                  knob(ks, "wg_k"));
         if (knob(ks, "wg_tma")) {
-            plan_int(p, "AW_MAP_SLOTS", "attention_wgmma_tma: slots of "
+            plan_int(p, "ATM_MAP_SLOTS", "attention_wgmma_tma: slots of "
                      "tensor maps in the scratch", WGMMA_MAP_SLOTS);
         }
     }

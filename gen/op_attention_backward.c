@@ -365,7 +365,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_int(p, "DKV_TMA", "wgmma: dk's q and dO rows by the tensor "
                  "memory accelerator", dkv_tma);
         if (dkv_tma) {
-            plan_int(p, "ABW_MAP_SLOTS", "slots of tensor maps in the "
+            plan_int(p, "ATM_MAP_SLOTS", "slots of tensor maps in the "
                      "scratch", WGMMA_MAP_SLOTS);
         }
         p->needs |= CAP_WGMMA;

@@ -30,7 +30,15 @@
 
 #include "attention_wgmma_tiles.cl"
 #if DKV_TMA
-#include "attention_backward_tma.cl"
+#include "attention_tma_tiles.cl"
+
+/* This work-item's slot of maps: past D's batch * seq_q * HEADS floats,
+ * rounded up to 128 bytes. */
+inline __global ulong *adk_maps(__global float *scratch, int seq_q)
+{
+    const long batch = get_num_groups(1) / KV_HEADS;
+    return atm_slot(scratch + (batch * seq_q * HEADS + 31) / 32 * 32);
+}
 #endif
 
 #if MMA_BK != 64 || MMA_Q != 64 || WG_KEYS != 64
@@ -54,8 +62,8 @@ inline void adk_load_rows(__local ushort *qs, __local ushort *dos,
 #if DKV_TMA
     if (tid == 0) {
         tma_bar_expect(bar, 2 * AW_KV_ROOM * 2);
-        abw_load_tile(qs, maps, (uint)hk, (uint)r0, (uint)b, bar);
-        abw_load_tile(dos, maps + 16, (uint)hk, (uint)r0, (uint)b, bar);
+        atm_load(qs, maps, (uint)hk, (uint)r0, (uint)b, bar);
+        atm_load(dos, maps + 16, (uint)hk, (uint)r0, (uint)b, bar);
     }
 #else
     (void)maps;
@@ -110,13 +118,13 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
     abw_rows_seeing(j0, nk, seq_q, seq_kv, &rlo, &rhi);
     __global ulong *maps = NULL;
 #if DKV_TMA
-    maps = abw_maps(scratch, seq_q);
+    maps = adk_maps(scratch, seq_q);
     if (tid == 0) {
         wg_bar_init(full, 1);
         wg_bar_init(full + 1, 1);
         if (rlo < rhi) {
-            abw_map(maps, q, seq_q, HEADS);
-            abw_map(maps + 16, do_, seq_q, HEADS);
+            atm_map(maps, q, seq_q, HEADS);
+            atm_map(maps + 16, do_, seq_q, HEADS);
         }
     }
     wg_fence_proxy(); /* the mbarriers' init */

@@ -41,16 +41,11 @@
  * Launch: local (2 * MMA_Q, 1); groups as attention_mma.cl's. */
 #include "attention_mma_common.cl"
 #include "attention_wgmma_tiles.cl"
-#include "tma_ptx.cl"
+#include "attention_tma_tiles.cl"
 
 #define AW_ROOM (AW_Q_ROOM + 4 * AW_KV_ROOM) /* Q, K, K, V, V */
 #define AW_GROUPS (MMA_Q / 64)               /* multiplying warpgroups */
 #define AW_LOADER ((AW_GROUPS - 1) * 128)    /* the loader's tid */
-/* Words of a slot of maps in the scratch: K's, then V's. */
-#define AW_MAP_WORDS 32
-#if !defined(AW_MAP_SLOTS)
-#error "attention_wgmma_tma.cl: the plan's AW_MAP_SLOTS"
-#endif
 
 /* The warpgroups start their products in turn, G after G - 1: named
  * barrier 1 + G is G's turn, which the warpgroup before gives
@@ -89,11 +84,7 @@ inline void aw_load(const struct aw_tiles *at, int i, int values)
     __local ushort *dst = (values ? at->vbuf : at->kbuf) + s * AW_KV_ROOM;
     __local ulong *full = (values ? at->full_v : at->full_k) + s;
     tma_bar_expect(full, AW_KV_ROOM * 2);
-#pragma unroll
-    for (uint c = 0; c < HEAD_DIM / 64; c++) {
-        tma_load_3d(dst + c * WG_KEYS * 64, at->map + (values ? 16 : 0),
-                    at->hk * HEAD_DIM + c * 64, j0, at->b, full);
-    }
+    atm_load(dst, at->map + (values ? 16 : 0), at->hk, j0, at->b, full);
 }
 
 /* This warp done with K's (V's with VALUES) tile I: its arrival; and the
@@ -185,8 +176,7 @@ void attention_wgmma_tma(const int seq_q, const int seq_kv,
         .vbuf = room + AW_Q_ROOM + 2 * AW_KV_ROOM,
         .full_k = bars, .full_v = bars + 2, .free_k = bars + 4,
         .free_v = bars + 6,
-        .map = (__global ulong *)scratch +
-               AW_MAP_WORDS * (tma_unit() % AW_MAP_SLOTS),
+        .map = atm_slot(scratch),
         .b = (uint)b, .hk = (uint)hk};
     long hi;
     attn_key_range(seq_q, seq_kv, r0, MMA_Q, 0, seq_kv, &at.lo, &hi);
@@ -197,12 +187,8 @@ void attention_wgmma_tma(const int seq_q, const int seq_kv,
             wg_bar_init(bars + i, i < 4 ? 1 : AW_ITEMS / 32);
         }
         if (tiles > 0) {
-            const ulong row = KV_HEADS * HEAD_DIM;
-            const ulong batch = get_num_groups(1) / KV_HEADS;
-            tma_map_3d(at.map, k, row, seq_kv, batch, row * 2,
-                       row * 2 * seq_kv, 64, WG_KEYS);
-            tma_map_3d(at.map + 16, v, row, seq_kv, batch, row * 2,
-                       row * 2 * seq_kv, 64, WG_KEYS);
+            atm_map(at.map, k, seq_kv, KV_HEADS);
+            atm_map(at.map + 16, v, seq_kv, KV_HEADS);
         }
     }
     aw_load_q(qs, q, seq_q, b, hk, r0, tid);
