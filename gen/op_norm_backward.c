@@ -200,15 +200,31 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         plan_int(p, "SUM_BLOCK", "vectors summed apart in a rescaled pass",
                  ROWS_SUM_BLOCK);
     }
-    /* A work-group a compute unit whose slots wait for one another needs
-     * the next row in flight; slots that run apart hide it for each
-     * other, and want the registers (bench/RESULTS.md, "The norms'
-     * backward in one launch"). */
-    int ahead = rows_in_registers(ks) && !row_shfl(ks);
+    /* A work-group a compute unit needs the next row in flight through
+     * the reductions. Slots that run apart (row_shfl) hold their rows in
+     * 128 registers an item: a second row fits only where x and dy stay
+     * as stored, half-width, and gamma is read where used; layernorm's
+     * sums and dbeta's then spill, and it keeps one row (bench/
+     * RESULTS.md, "The norms' backward in one launch", "rmsnorm_backward:
+     * rows held as stored, the next row ahead"). */
+    int held = rows_in_registers(ks);
+    long vec = knob(ks, ROWS_KNOB_VEC);
+    int as_stored = held && !c && dtype_size(ks->dtype) == 2 &&
+                    (vec == 4 || vec == 8);
+    int ahead = held && (!row_shfl(ks) || as_stored);
+    int gamma_held = held && !row_shfl(ks);
     plan_int(p, "ROW_AHEAD",
              ahead ? "the next row loads while this one is reduced"
                    : "no row loaded ahead",
              ahead);
+    plan_int(p, "GAMMA_HELD",
+             gamma_held ? "gamma's share held in registers"
+                        : "gamma read where used",
+             gamma_held);
+    plan_int(p, "ROW_AS_STORED",
+             as_stored ? "x and dy held as stored, half-width"
+                       : "x and dy held as floats",
+             as_stored);
     rows_plan_float(ks, p, "eps", "EPS",
                     c ? "added to the variance" : "added to the mean square");
     rows_plan_norm_scale(ks, p);

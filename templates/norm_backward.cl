@@ -25,13 +25,14 @@
  * every run.
  *
  * ROW_IN_REGISTERS: each item keeps its share of x, dy and of the
- * partial sums in registers (with ROW_AHEAD gamma's too, and it loads its
- * slot's next row while the work-group reduces this one); at the end the
- * slots add their sums in slot order into the block's one partial row. Otherwise rows are
- * streamed (read again for each pass, in the compensated blocks of
- * row_reduce.cl) and each slot's sums add up in a partial row of its own
- * in the scratch. A NULL scratch (neither dgamma nor dbeta wanted): no
- * partial sums. Layernorm makes both whenever one is wanted.
+ * partial sums in registers (with ROW_AHEAD its slot's next row too,
+ * loading while the work-group reduces this one; with GAMMA_HELD gamma's
+ * share); at the end the slots add their sums in slot order into the
+ * block's one partial row. Otherwise rows are streamed (read again for
+ * each pass, in the compensated blocks of row_reduce.cl) and each slot's
+ * sums add up in a partial row of its own in the scratch. A NULL scratch
+ * (neither dgamma nor dbeta wanted): no partial sums. Layernorm makes
+ * both whenever one is wanted.
  *
  * Macros (from the plan): row_reduce.cl's, with SUM_BLOCK in either mode;
  * EPS and norm_scale.cl's; and
@@ -40,13 +41,17 @@
  *   BLOCKS        the most blocks of rows, and work-groups of the launch
  *   ROW_SHFL      1: a row's sums over warps by PTX shuffles, then across
  *                 warps in one barrier (NVIDIA; WG_SIZE a multiple of 32)
- *   ROW_AHEAD     1: rows in registers load the next row ahead, gamma
- *                 held (0 where ROW_SHFL: rows in registers)
+ *   ROW_AHEAD     1: rows in registers load the next row ahead
+ *   GAMMA_HELD    1: rows in registers hold gamma's share; 0: read
+ *                 where used
+ *   ROW_AS_STORED 1: rows in registers hold x and dy as stored (f16 and
+ *                 bf16 vectors of 4 or 8), in half the registers
  * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv, and STAGE,
  * NB_STAGE floatv. */
 
 #if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
-    !defined(SUM_BLOCK) || !defined(ROW_SHFL) || !defined(ROW_AHEAD)
+    !defined(SUM_BLOCK) || !defined(ROW_SHFL) || !defined(ROW_AHEAD) ||   \
+    !defined(GAMMA_HELD) || !defined(ROW_AS_STORED)
 #error "norm_backward.cl: a macro of the plan is missing"
 #endif
 #if NORM_CENTRED && !defined(RSQRT_EPS)
@@ -359,13 +364,53 @@ inline struct norm_stats stats_checked(struct norm_stats st,
 }
 
 #if ROW_IN_REGISTERS
+/* A vector of x or dy from its load to its last use: with ROW_AS_STORED
+ * (f16 and bf16 vectors of 4 or 8) as stored, in half the registers of
+ * floats, unpacked where used; else as floats. */
+#if ROW_AS_STORED && VEC == 4
+typedef uint2 rowv;
+inline rowv load_rowv(const __global storage_t *p, size_t i)
+{
+    return load4_bits(p, i);
+}
+inline floatv row_floats(rowv h) { return unpack4(h); }
+#elif ROW_AS_STORED && VEC == 8
+typedef uint4 rowv;
+inline rowv load_rowv(const __global storage_t *p, size_t i)
+{
+    return load8_bits(p, i);
+}
+inline floatv row_floats(rowv h) { return unpack8(h); }
+#elif ROW_AS_STORED
+#error "norm_backward.cl: ROW_AS_STORED needs VEC 4 or 8"
+#else
+typedef floatv rowv;
+inline rowv load_rowv(const __global storage_t *p, size_t i)
+{
+    return loadv(p, i);
+}
+inline floatv row_floats(rowv h) { return h; }
+#endif
+
+/* This item's share of the row at P, as load_param takes a parameter. */
+inline void load_row(rowv out[SLOTS], const __global storage_t *p, uint lid)
+{
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            out[k] = load_rowv(p, j * VEC);
+        }
+    }
+}
+
 /* gamma's vector J, slot K of this item: from GAM, its share held in
- * registers, with ROW_AHEAD; else read where used (from the cache: every
- * row reads it), which leaves registers for more items in flight. */
+ * registers, with GAMMA_HELD; else read where used (from the cache: every
+ * row reads it), which leaves the registers to the rows. */
 inline floatv gamma_at(const floatv *gam, const __global storage_t *gamma,
                        uint k, uint j)
 {
-#if ROW_AHEAD
+#if GAMMA_HELD
     (void)gamma;
     (void)j;
     return gam[k];
@@ -378,8 +423,8 @@ inline floatv gamma_at(const floatv *gam, const __global storage_t *gamma,
 
 /* The plain statistics of the row this item holds a share of (V, DYV;
  * gamma as gamma_at reads it; SHIFT: the row's first element). */
-inline struct norm_stats stats_held(const floatv v[SLOTS],
-                                    const floatv dyv[SLOTS],
+inline struct norm_stats stats_held(const rowv v[SLOTS],
+                                    const rowv dyv[SLOTS],
                                     const floatv *gam,
                                     const __global storage_t *gamma,
                                     float shift,
@@ -391,7 +436,7 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         if (SLOT_IN_ROW(k, lid + k * WG_SIZE)) {
-            a += v[k] - shift;
+            a += row_floats(v[k]) - shift;
         }
     }
     __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
@@ -408,8 +453,8 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            const floatv d = v[k] - mean0;
-            const floatv g = gamma_at(gam, gamma, k, j) * dyv[k];
+            const floatv d = row_floats(v[k]) - mean0;
+            const floatv g = gamma_at(gam, gamma, k, j) * row_floats(dyv[k]);
 #if NORM_CENTRED
             t[0] += d;
             t[1] += d * d;
@@ -432,7 +477,7 @@ inline struct norm_stats stats_held(const floatv v[SLOTS],
 
 /* This item's share of row BASE: dx stored when LIVE; dy * xhat (and dy)
  * added to ACC_G (ACC_B) when LIVE and GRADS. */
-inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
+inline void row_out_held(const rowv v[SLOTS], const rowv dyv[SLOTS],
                          const floatv *gam, const __global storage_t *gamma,
                          struct norm_stats st, __global storage_t *dx,
                          size_t base, uint lid, bool live, bool grads,
@@ -442,15 +487,16 @@ inline void row_out_held(const floatv v[SLOTS], const floatv dyv[SLOTS],
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            const floatv xh = xhat_of(v[k], st);
+            const floatv xh = xhat_of(row_floats(v[k]), st);
+            const floatv d = row_floats(dyv[k]);
             if (live) {
                 storev(dx, base + j * VEC,
-                       dx_of(gamma_at(gam, gamma, k, j) * dyv[k], xh, st));
+                       dx_of(gamma_at(gam, gamma, k, j) * d, xh, st));
             }
             if (live && grads) {
-                acc_g[k] += dyv[k] * xh;
+                acc_g[k] += d * xh;
 #if NORM_CENTRED
-                acc_b[k] += dyv[k];
+                acc_b[k] += d;
 #endif
             }
         }
@@ -510,11 +556,9 @@ inline void partials_out(floatv acc_g[SLOTS], floatv acc_b[SLOTS],
 }
 
 /* The rows of block [START, END), slot by slot, with the row in
- * registers. ROW_AHEAD: each slot's next row (and gamma's share, held)
- * loads while this one is reduced, which a compute unit of one
- * work-group needs; where the slots run apart (ROW_SHFL) the latency
- * hides behind the other slot instead, and the registers a second row
- * would take leave room for more items in flight. */
+ * registers. ROW_AHEAD: each slot's next row loads while this one is
+ * reduced, so that a compute unit of one work-group keeps loads in
+ * flight through the reductions. */
 inline void block_rows_held(const __global storage_t *x,
                             const __global storage_t *gamma,
                             const __global storage_t *dy,
@@ -524,13 +568,14 @@ inline void block_rows_held(const __global storage_t *x,
 {
     const uint lid = get_local_id(0), ly = get_local_id(1);
     const bool grads = scratch != 0;
-    floatv v[SLOTS], dyv[SLOTS], acc_g[SLOTS], acc_b[SLOTS];
+    rowv v[SLOTS], dyv[SLOTS];
+    floatv acc_g[SLOTS], acc_b[SLOTS];
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         acc_g[k] = 0.0f;
         acc_b[k] = 0.0f;
     }
-#if ROW_AHEAD
+#if GAMMA_HELD
     floatv gam[SLOTS];
     load_param(gam, gamma, lid);
 #else
@@ -539,8 +584,8 @@ inline void block_rows_held(const __global storage_t *x,
     size_t base = (size_t)min(start + ly, end - 1) * FEATURES;
     uint it = 0;
 #if ROW_AHEAD
-    load_param(v, x + base, lid);
-    load_param(dyv, dy + base, lid);
+    load_row(v, x + base, lid);
+    load_row(dyv, dy + base, lid);
     float shift = load1(x, base);
 #endif
     for (uint r0 = start; r0 < end; r0 += ROWS_PER_GROUP, it++) {
@@ -548,17 +593,17 @@ inline void block_rows_held(const __global storage_t *x,
         const bool more = r0 + ROWS_PER_GROUP < end;
         const size_t next =
             (size_t)min(r0 + ROWS_PER_GROUP + ly, end - 1) * FEATURES;
-        floatv nv[SLOTS], ndy[SLOTS];
+        rowv nv[SLOTS], ndy[SLOTS];
         float nshift = 0.0f;
         if (more) {
-            load_param(nv, x + next, lid);
-            load_param(ndy, dy + next, lid);
+            load_row(nv, x + next, lid);
+            load_row(ndy, dy + next, lid);
             nshift = load1(x, next);
         }
 #else
         base = (size_t)min(r0 + ly, end - 1) * FEATURES;
-        load_param(v, x + base, lid);
-        load_param(dyv, dy + base, lid);
+        load_row(v, x + base, lid);
+        load_row(dyv, dy + base, lid);
         const float shift = load1(x, base);
 #endif
         struct norm_stats st = stats_checked(

@@ -53,11 +53,20 @@ inline void store1(__global storage_t *p, size_t i, float v)
  * load2/4/8 and store2/4/8 each make one access of 4, 8 or 16 bytes:
  * vload4 and vstore4 promise the compiler only 2-byte alignment, so it
  * may move the halves one by one. */
-inline float4 load4(const __global storage_t *p, size_t i)
+/* Four elements as stored (2 words) to floats: a kernel may hold a
+ * vector in half the registers from its load to its use. */
+inline float4 unpack4(uint2 u)
 {
-    const uint2 u = ((const __global uint2 *)p)[i / 4];
     return as_float4((uint4)(u.x << 16, u.x & 0xffff0000u, u.y << 16,
                              u.y & 0xffff0000u));
+}
+inline uint2 load4_bits(const __global storage_t *p, size_t i)
+{
+    return ((const __global uint2 *)p)[i / 4];
+}
+inline float4 load4(const __global storage_t *p, size_t i)
+{
+    return unpack4(load4_bits(p, i));
 }
 inline float2 load2(const __global storage_t *p, size_t i)
 {

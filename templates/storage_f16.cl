@@ -20,11 +20,20 @@ inline void store1(__global storage_t *p, size_t i, float v)
 }
 /* load2/4/8 and store2/4/8 each make one access of 4, 8 or 16 bytes,
  * converted in private memory: vload_halfN promises the compiler only
- * 2-byte alignment, so it may move the halves one by one. */
+ * 2-byte alignment, so it may move the halves one by one. unpack4/8 take
+ * the halves as load4_bits/load8_bits bring them: a kernel may hold a
+ * vector in half the registers from its load to its use. */
+inline float4 unpack4(uint2 u)
+{
+    return vload_half4(0, (const half *)&u);
+}
+inline uint2 load4_bits(const __global storage_t *p, size_t i)
+{
+    return ((const __global uint2 *)p)[i / 4];
+}
 inline float4 load4(const __global storage_t *p, size_t i)
 {
-    const uint2 u = ((const __global uint2 *)p)[i / 4];
-    return vload_half4(0, (const half *)&u);
+    return unpack4(load4_bits(p, i));
 }
 inline void store4(__global storage_t *p, size_t i, float4 v)
 {
@@ -43,10 +52,17 @@ inline void store2(__global storage_t *p, size_t i, float2 v)
     vstore_half2_rte(v, 0, (half *)&u);
     ((__global uint *)p)[i / 2] = u;
 }
+inline float8 unpack8(uint4 u)
+{
+    return vload_half8(0, (const half *)&u);
+}
+inline uint4 load8_bits(const __global storage_t *p, size_t i)
+{
+    return ((const __global uint4 *)p)[i / 8];
+}
 inline float8 load8(const __global storage_t *p, size_t i)
 {
-    const uint4 u = ((const __global uint4 *)p)[i / 8];
-    return vload_half8(0, (const half *)&u);
+    return unpack8(load8_bits(p, i));
 }
 inline void store8(__global storage_t *p, size_t i, float8 v)
 {

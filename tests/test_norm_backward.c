@@ -234,9 +234,11 @@ static void run_checks(struct nu_kernel *k, int checks)
  * --full), widths of 896, 4097 (no vector divides it) and 11008, the GPU
  * and the CPU defaults and two tiles whose last block of 7 rows leaves row
  * slots empty (4 rows a group in blocks of 5, in registers; streamed, 2
- * rows a group in blocks of 3), those two with eps 2^-126, over 1 to 1000
- * rows: 1000 makes 125 blocks of partial sums at the GPU defaults, 63 at
- * the CPU's. One build each serves every check. */
+ * rows a group in blocks of 3), those two with eps 2^-126, rmsnorm's rows
+ * held as stored in f16 and bf16 vectors of 4 and 8 (the last slot part
+ * full at 2600), over 1 to 1000 rows: 1000 makes 125 blocks of partial
+ * sums at the GPU defaults, 63 at the CPU's. One build each serves every
+ * check. */
 static void test_norm_bwd_kernels(void)
 {
     static const struct nb_case quick[] = {
@@ -253,6 +255,10 @@ static void test_norm_bwd_kernels(void)
         {"layernorm_backward", "f32", 1000, ", eps: 1.1754943508222875e-38, "
          "tile: {wg: 4, rows: 2, vec: 2, mode: streaming, blocks: 3}",
          TARGET_GPU, TINY | BITS},
+        {"rmsnorm_backward", "bf16", 2600, ", tile: {wg: 64, rows: 2, vec: 8, "
+         "mode: registers, blocks: 5}", TARGET_GPU, EXTREMES | NULLS | BITS},
+        {"rmsnorm_backward", "f16", 896, ", accumulate: true, tile: {wg: 32, "
+         "rows: 4, vec: 4, mode: registers, blocks: 5}", TARGET_GPU, BITS},
     };
     static const size_t rows[] = {1, 2, 7, 1000};
     static const size_t full_rows[] = {1, 2, 3, 7, 33, 1000};
@@ -299,6 +305,8 @@ static void test_norm_bwd_fused(void)
          "tile: {wg: 32, rows: 4, blocks: 5}", TARGET_TENSOR, TINY | BITS},
         {"layernorm_backward", "bf16", 2560, ", tile: {blocks: 4096}",
          TARGET_TENSOR, BITS},
+        {"rmsnorm_backward", "f16", 2560, ", accumulate: true",
+         TARGET_TENSOR, NULLS | BITS},
     };
     static const size_t rows[] = {1, 2, 7, 300, 1000};
     int device = caps_lacking(CAP_SHFL_SYNC, nu_rt()->caps.have) == 0;
@@ -363,6 +371,62 @@ static void test_norm_bwd_no_slots(void)
     }
 }
 
+/* Define NAME of plan P; -1 when the plan has none. */
+static long plan_define(const struct plan *p, const char *name)
+{
+    for (int c = 0; c < p->n_define; c++) {
+        if (strcmp(p->define[c].name, name) == 0) {
+            return (long)p->define[c].i;
+        }
+    }
+    return -1;
+}
+
+/* Which rows in registers hold x and dy as stored, load the next row
+ * ahead and hold gamma: rmsnorm's f16 and bf16 vectors of 4 and 8 as
+ * stored with the next row ahead, on NVIDIA too; rows as floats where the
+ * slots run apart (NVIDIA) keep one row, and elsewhere load the next and
+ * hold gamma. */
+static void test_norm_bwd_rows_held(void)
+{
+    static const struct {
+        const char *op, *dtype, *tile;
+        enum target target;
+        long as_stored, ahead, gamma;
+    } cases[] = {
+        {"rmsnorm_backward", "bf16", "", TARGET_TENSOR, 1, 1, 0},
+        {"rmsnorm_backward", "f16", "", TARGET_TENSOR, 1, 1, 0},
+        {"rmsnorm_backward", "f32", "", TARGET_TENSOR, 0, 0, 0},
+        {"layernorm_backward", "bf16", "", TARGET_TENSOR, 0, 0, 0},
+        {"rmsnorm_backward", "bf16", ", tile: {vec: 2}", TARGET_TENSOR, 0, 0,
+         0},
+        {"rmsnorm_backward", "bf16", ", tile: {wg: 64, rows: 2, vec: 4, "
+         "mode: registers}", TARGET_GPU, 1, 1, 1},
+        {"layernorm_backward", "f16", ", tile: {wg: 64, rows: 2, vec: 4, "
+         "mode: registers}", TARGET_GPU, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        if (!nu_spec_ok(&k, "kernels:\n  - {name: t_norm_held, op: %s, "
+                        "dtype: %s, features: 4096%s}\n", cases[i].op,
+                        cases[i].dtype, cases[i].tile)) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        struct plan p;
+        nu_plan_for(&k, cases[i].target, &p);
+        long as_stored = plan_define(&p, "ROW_AS_STORED");
+        long ahead = plan_define(&p, "ROW_AHEAD");
+        long gamma = plan_define(&p, "GAMMA_HELD");
+        TU_CHECK(as_stored == cases[i].as_stored &&
+                     ahead == cases[i].ahead && gamma == cases[i].gamma,
+                 "ROW_AS_STORED %ld, ROW_AHEAD %ld, GAMMA_HELD %ld; wanted "
+                 "%ld, %ld, %ld:\n%s", as_stored, ahead, gamma,
+                 cases[i].as_stored, cases[i].ahead, cases[i].gamma, k.yaml);
+        nu_kernel_free(&k);
+    }
+}
+
 /* Every op x dtype x width x device type (--full only). */
 static void test_norm_bwd_grid(void)
 {
@@ -404,6 +468,9 @@ int add_norm_backward_numeric_tests(CU_pSuite s)
                    CU_add_test(s, "norm backward: rows not whole warps, or "
                                "16 slots: whole-group barriers",
                                test_norm_bwd_no_slots) == NULL ||
+                   CU_add_test(s, "norm backward: rows held as stored, the "
+                               "next row ahead, gamma held",
+                               test_norm_bwd_rows_held) == NULL ||
                    CU_add_test(s, "norm backward: every op, dtype, width "
                                "and device type (--full)",
                                test_norm_bwd_grid) == NULL
