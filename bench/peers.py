@@ -24,7 +24,7 @@ head_dim, halved when causal at seq_q = seq_kv, 3.5 times that forward
 and backward.
 
 usage: python3 bench/peers.py [--rows N] [--reps N] [--xent-only] [--lora]
-                              [--attention]
+                              [--attention [--match STR]]
 """
 import argparse
 
@@ -111,6 +111,9 @@ ATTN_CASES = [
     ("bf16_attn_16h S=16384", 1, 16384, 16384, 16, 16, 128, True),
     ("bf16_attn_32h d64 B=1 S=1024", 1, 1024, 1024, 32, 32, 64, True),
     ("bf16_attn_32h d64 S=4096", 4, 4096, 4096, 32, 32, 64, True),
+    ("bf16_attn_16h d80 S=4096", 4, 4096, 4096, 16, 16, 80, True),
+    ("bf16_attn_16h d96 S=4096", 4, 4096, 4096, 16, 16, 96, True),
+    ("bf16_attn_8h d256 S=4096", 4, 4096, 4096, 8, 8, 256, True),
     ("bf16_attn_llama S=4096", 4, 4096, 4096, 32, 8, 128, True),
     ("bf16_attn_llama decode", 8, 1, 4096, 32, 8, 128, True),
 ]
@@ -383,11 +386,14 @@ def main():
                    help="lora_forward's and lora_backward's cases alone")
     p.add_argument("--attention", action="store_true",
                    help="attention's cases alone (SDPA)")
+    p.add_argument("--match", default="",
+                   help="with --attention: the cases whose name holds it")
     a = p.parse_args()
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     if a.attention:
         for c in ATTN_CASES:
-            attn_case(*c, a.reps)
+            if a.match in c[0]:
+                attn_case(*c, a.reps)
         return
     if a.lora:
         for c in LORA_FORWARD_CASES:

@@ -143,16 +143,19 @@ static long dq_local(long tk, long d)
 }
 
 /* Tensor cores where the target offers them, for f16 and bf16 at head
- * dims of 16-byte rows up to 128 (a warp's dk and dv of 16 keys take
- * head_dim registers a thread: past 128 they spill): 4 warps a
- * work-group, score tiles of 64 columns (32 past a head of 128, for
- * local memory); where it offers wgmma too, at heads of 64 and 128,
- * warpgroups (bench/RESULTS.md, "attention_backward on warpgroups"). */
+ * dims of 16-byte rows: 4 warps a work-group, score tiles of 64 columns
+ * (32 past a head of 128, for local memory). Past a head of 128 a warp's
+ * dk and dv of 16 keys (head_dim registers a thread) spill, and still
+ * run some 150 times faster than the float kernels, whose tiles local
+ * memory shrinks there to 8 rows (bench/RESULTS.md, "attention at head
+ * dims 80, 96 and 256"). Where the target offers wgmma too, at heads of
+ * 64 and 128, warpgroups (bench/RESULTS.md, "attention_backward on
+ * warpgroups"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
-        ks->dtype != DTYPE_F32 && d % 8 == 0 && d <= 128) {
+        ks->dtype != DTYPE_F32 && d % 8 == 0) {
         int wgmma = target_offers(ks->target, CAP_WGMMA) &&
                     (d == 64 || d == 128);
         spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);

@@ -278,8 +278,9 @@ static void test_abw_exact(void)
 
 /* On tensor cores (attention_backward_dkv_mma, _dq_mma: the device
  * suites on NVIDIA compute capability 8.0+; elsewhere each case must
- * validate): heads of 8 to 256 (80, 40 and 8 padded to k16 steps), GQA,
- * MQA, causal with seq_q below, at and above seq_kv (queries that see no
+ * validate): heads of 8 to 256 (80, 40 and 8 padded to k16 steps; 200
+ * and 256 at the defaults), GQA, MQA, causal with seq_q below, at and
+ * above seq_kv (queries that see no
  * key), a window narrower than a tile, a softcap, scores to +-80, 16 to
  * 128 rows or keys a work-group and 16 to 64 columns a score tile, last
  * tiles and blocks short, batch > 1, both half dtypes; dq 0 where no key
@@ -308,6 +309,10 @@ static void test_abw_mma(void)
          TARGET_TENSOR, {{1, 300, 300}, {0}}},
         {"bf16", "heads: 2, kv_heads: 1, head_dim: 256, causal: true, "
          "tile: {engine: mma, mma_k: 32}", TARGET_GPU, {{1, 40, 70}, {0}}},
+        {"f16", "heads: 4, kv_heads: 2, head_dim: 256, causal: true",
+         TARGET_TENSOR, {{1, 130, 200}, {2, 70, 33}, {0}}},
+        {"bf16", "heads: 3, head_dim: 200, softcap: 30", TARGET_TENSOR,
+         {{1, 90, 90}, {0}}},
     };
     static const size_t exact[][3] = {{2, 9, 4}, {1, 19, 6}, {1, 5, 30}};
     int tensor = caps_lacking(CAP_MMA_SYNC_BF16_F16, nu_rt()->caps.have) == 0;
