@@ -1685,8 +1685,8 @@ static void test_decode_k_defaults(void)
 /* attention_backward's kernels by target, dtype and head: dk, dv and dq
  * on warpgroups on compute capability 9.0 at heads of 64 and 128 in half
  * precision (dk and dv on mma.sync past 64 keys a work-group), mma.sync
- * at other heads up to 128 of 16-byte rows and on 8.0, the float kernels
- * for f32, past a head of 128 and elsewhere. */
+ * at other heads of 16-byte rows (past 128 too) and on 8.0, the float
+ * kernels for f32, for rows not of 16 bytes, when asked and elsewhere. */
 static void test_attention_backward_engine_defaults(void)
 {
     static const struct {
@@ -1704,8 +1704,14 @@ static void test_attention_backward_engine_defaults(void)
          "attention_backward_dkv_mma", "attention_backward_dq_wgmma"},
         {"bf16", 96, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
          "attention_backward_dq_mma"},
-        {"bf16", 256, TARGET_SM90A, "{}", "attention_backward_dkv",
+        {"bf16", 256, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
+         "attention_backward_dq_mma"},
+        {"f16", 200, TARGET_TENSOR, "{}", "attention_backward_dkv_mma",
+         "attention_backward_dq_mma"},
+        {"bf16", 255, TARGET_TENSOR, "{}", "attention_backward_dkv",
          "attention_backward_dq"},
+        {"bf16", 256, TARGET_SM90A, "{engine: simt}",
+         "attention_backward_dkv", "attention_backward_dq"},
         {"bf16", 128, TARGET_TENSOR, "{}", "attention_backward_dkv_mma",
          "attention_backward_dq_mma"},
         {"f32", 128, TARGET_SM90A, "{}", "attention_backward_dkv",
