@@ -212,13 +212,30 @@ inline float row_peak(__local float *part, uint lid, float v)
 }
 #endif
 
+/* Layernorm's rows held where the slots run apart (and no sum is near
+ * the subnormals) take one reduction, about the row's first element,
+ * while the mean lies within ONE_PASS_SPREAD^(1/2) deviations of it, and
+ * the scaled pass's two about the mean past that (see stats_held). */
+#define ONE_PASS_HELD                                                        \
+    (NORM_CENTRED && ROW_IN_REGISTERS && ROW_SHFL && !NORM_TINY_SUMS)
+#define ONE_PASS_SPREAD 64.0f
+
 /* PART holds two arrays of ROWS_PER_GROUP x WG_SIZE sumv. A reduction
  * leaves its result in its array, so the next one on the same array
  * waits for a barrier: layernorm sums into array 1, its mean (a float)
- * into array 0; rmsnorm's rows alternate between them (IT: the row's
- * index in its slot). */
-#define SUMS_ARRAY(it) (NORM_CENTRED ? 1u : (it) & 1u)
-#define FIRST_ARRAY(it) (NORM_CENTRED ? 0u : (it) & 1u)
+ * into array 0; rmsnorm's rows, and layernorm's in one pass, alternate
+ * between them (IT: the row's index in its slot), the scaled pass of
+ * the latter (its mean) taking the other array. */
+#if NORM_CENTRED && !ONE_PASS_HELD
+#define SUMS_ARRAY(it) 1u
+#define FIRST_ARRAY(it) 0u
+#elif NORM_CENTRED
+#define SUMS_ARRAY(it) ((it) & 1u)
+#define FIRST_ARRAY(it) (((it) & 1u) ^ 1u)
+#else
+#define SUMS_ARRAY(it) ((it) & 1u)
+#define FIRST_ARRAY(it) ((it) & 1u)
+#endif
 
 inline __local sumv *part_at(__local sumv *part, uint array)
 {
@@ -333,7 +350,8 @@ inline struct norm_stats stats_streamed(const __global storage_t *x,
 }
 
 /* ST as the forward has it: again at scale s when the sums of some row of
- * the work-group failed (norm_scale.cl). Every item calls it. */
+ * the work-group failed (norm_scale.cl), or a one-pass row's statistics
+ * would lose bits (stats_held). Every item calls it. */
 inline struct norm_stats stats_checked(struct norm_stats st,
                                        const __global storage_t *x,
                                        const __global storage_t *gamma,
@@ -431,7 +449,15 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
                                     uint lid, __local sumv *part, uint it)
 {
     float mean0 = 0.0f;
-#if NORM_CENTRED
+#if ONE_PASS_HELD
+    /* The sums about SHIFT give the mean's offset c from it and the
+     * variance as their second moment less c^2, which loses bits to
+     * cancellation only as c^2 outgrows the variance: while c^2 <=
+     * ONE_PASS_SPREAD times it they are the statistics (stats_of takes
+     * any reference); past that the row is summed again about its mean,
+     * by the scaled pass stats_checked runs for a CHECK that fails. */
+    mean0 = shift;
+#elif NORM_CENTRED
     floatv a = 0.0f;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
@@ -471,8 +497,19 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
 #else
     const sumv own = (sumv)(hsum(t[0]), hsum(t[1]));
 #endif
+#if ONE_PASS_HELD
+    /* Every item of the slot gets the same sums, so the same branch. */
+    const sumv sums = row_sums(part_at(part, SUMS_ARRAY(it)), lid, own);
+    struct norm_stats st = stats_of(sums, mean0, 1.0f);
+    if (!(st.c * st.c <=
+          ONE_PASS_SPREAD * (sums.s1 / (float)FEATURES - st.c * st.c))) {
+        st.check = INFINITY;
+    }
+    return st;
+#else
     return stats_of(row_sums(part_at(part, SUMS_ARRAY(it)), lid, own), mean0,
                     1.0f);
+#endif
 }
 
 /* This item's share of row BASE: dx stored when LIVE; dy * xhat (and dy)

@@ -24,7 +24,7 @@
 enum { BUF_X, BUF_GAMMA, BUF_DY, BUF_DX, BUF_DGAMMA, BUF_DBETA };
 
 /* What a kernel of the table is checked for besides its rows. */
-enum { EXTREMES = 1, NULLS = 2, BITS = 4, TINY = 8 };
+enum { EXTREMES = 1, NULLS = 2, BITS = 4, TINY = 8, FAR = 16 };
 
 struct nb_case {
     const char *op, *dtype;
@@ -213,9 +213,32 @@ static void run_tiny(struct nu_kernel *k)
     k->reference_only = 0;
 }
 
-/* The checks CHECKS names (EXTREMES, NULLS, BITS, TINY) on K. */
+/* Every other row's first element 40 to 55, the rest in [-1, 1]: that
+ * row's mean lies far more than 8 deviations from its first element, so
+ * layernorm's rows held where the slots run apart take the second pass
+ * about the mean, the others one pass about the first element. */
+static void far_first(struct vcase *c)
+{
+    size_t features = (size_t)spec_field(c->ks, "features");
+    for (size_t r = 0; r < c->rows; r += 2) {
+        c->host[0][r * features] = (float)(40 + r % 16);
+    }
+}
+
+static void run_far(struct nu_kernel *k)
+{
+    static const size_t rows[] = {1, 9, 300};
+    k->fill = far_first;
+    nu_run_rows(k, rows, 3, nu_unit());
+    k->fill = NULL;
+}
+
+/* The checks CHECKS names (EXTREMES, NULLS, BITS, TINY, FAR) on K. */
 static void run_checks(struct nu_kernel *k, int checks)
 {
+    if (checks & FAR) {
+        run_far(k);
+    }
     if (checks & EXTREMES) {
         run_extremes(k);
     }
@@ -245,7 +268,7 @@ static void test_norm_bwd_kernels(void)
         {"rmsnorm_backward", "f32", 896, "", TARGET_GPU,
          EXTREMES | NULLS | BITS},
         {"layernorm_backward", "f32", 4097, "", TARGET_CPU,
-         EXTREMES | NULLS | BITS},
+         EXTREMES | NULLS | BITS | FAR},
         {"rmsnorm_backward", "bf16", 11008, ", accumulate: true", TARGET_GPU,
          0},
         {"layernorm_backward", "f16", 896, ", accumulate: true", TARGET_GPU,
@@ -290,21 +313,22 @@ static int runs_fused(struct nu_kernel *k, size_t rows)
  * PTX: rows 1 to 1000 (groups with no rows still meet the barrier), 8 row
  * slots a group, a width no vector divides, accumulate, NULL outputs,
  * the same bits, extreme and tiny rows (the scaled pass on a slot's
- * barriers), and blocks past the device's compute units, which take the
- * two launches. */
+ * barriers), layernorm's rows in one pass and in two (first elements far
+ * from the mean), and blocks past the device's compute units, which take
+ * the two launches. */
 static void test_norm_bwd_fused(void)
 {
     static const struct nb_case cases[] = {
         {"rmsnorm_backward", "bf16", 4096, "", TARGET_TENSOR,
          EXTREMES | NULLS | BITS},
         {"layernorm_backward", "f16", 896, ", accumulate: true",
-         TARGET_TENSOR, NULLS | BITS},
+         TARGET_TENSOR, NULLS | BITS | FAR},
         {"layernorm_backward", "f32", 4097, "", TARGET_TENSOR,
-         EXTREMES | NULLS},
+         EXTREMES | NULLS | FAR},
         {"rmsnorm_backward", "f32", 1000, ", eps: 1.1754943508222875e-38, "
          "tile: {wg: 32, rows: 4, blocks: 5}", TARGET_TENSOR, TINY | BITS},
         {"layernorm_backward", "bf16", 2560, ", tile: {blocks: 4096}",
-         TARGET_TENSOR, BITS},
+         TARGET_TENSOR, BITS | FAR},
         {"rmsnorm_backward", "f16", 2560, ", accumulate: true",
          TARGET_TENSOR, NULLS | BITS},
     };
