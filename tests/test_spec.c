@@ -1550,6 +1550,18 @@ static int read_one_for(struct spec_set *s, const char *text,
     return ok;
 }
 
+/* read_one_for, then the kernel's plan into P (zeroed first). */
+static int plan_one_for(struct spec_set *s, const char *text,
+                        enum target target, struct plan *p)
+{
+    if (!read_one_for(s, text, target)) {
+        return 0;
+    }
+    memset(p, 0, sizeof *p);
+    s->kernel[0].op->plan(&s->kernel[0], p);
+    return 1;
+}
+
 /* The wgmma tiles take their K steps from the tensor memory accelerator
  * on compute capability 9.0 exactly where the steps are 64 deep (one
  * 128-byte swizzle line), lora_forward's and lora_backward's alike, and
@@ -1574,12 +1586,10 @@ static void test_wgmma_tma_plan(void)
                  "kernels:\n  - {name: t_tma, op: %s, dtype: bf16, "
                  "in_features: 4096, out_features: 4096, rank: 16, "
                  "tile: {%s}}\n", cases[i].op, cases[i].tile);
-        if (!read_one_for(&s, text, TARGET_SM90A)) {
+        struct plan p;
+        if (!plan_one_for(&s, text, TARGET_SM90A, &p)) {
             continue;
         }
-        struct plan p;
-        memset(&p, 0, sizeof p);
-        s.kernel[0].op->plan(&s.kernel[0], &p);
         const struct define *tma = plan_define(&p, "WG_TMA");
         const struct define *slots = plan_define(&p, "WG_MAP_SLOTS");
         TU_CHECK(tma != NULL && tma->i == cases[i].tma &&
@@ -1621,12 +1631,10 @@ static void test_mma_max(void)
                  "bf16, in_features: 4096, out_features: 4096, rank: 16, "
                  "tile: {engine: wgmma, decode_max: 0, decode_mma_max: 0, "
                  "split_k: 1, wg_split_max: 0, mma_max: %ld}}\n", rows[i]);
-        if (!read_one_for(&s, text, TARGET_SM90A)) {
+        struct plan p;
+        if (!plan_one_for(&s, text, TARGET_SM90A, &p)) {
             continue;
         }
-        struct plan p;
-        memset(&p, 0, sizeof p);
-        s.kernel[0].op->plan(&s.kernel[0], &p);
         long mma_upto = -1;
         for (int k = 0; k < p.n_path; k++) {
             for (int l = 0; l < p.path[k].n_launch; l++) {
@@ -1727,12 +1735,10 @@ static void test_attention_backward_engine_defaults(void)
                  "dtype: %s, heads: 8, kv_heads: 2, head_dim: %d, causal: "
                  "true, tile: %s}\n",
                  cases[i].dtype, cases[i].head_dim, cases[i].tile);
-        if (!read_one_for(&s, text, cases[i].target)) {
+        struct plan p;
+        if (!plan_one_for(&s, text, cases[i].target, &p)) {
             continue;
         }
-        struct plan p;
-        memset(&p, 0, sizeof p);
-        s.kernel[0].op->plan(&s.kernel[0], &p);
         const struct path *pa = &p.path[0];
         int wgmma = strstr(cases[i].dq, "wgmma") != NULL;
         TU_CHECK(p.n_path == 1 && pa->n_launch == 3 &&
@@ -1773,12 +1779,10 @@ static void test_attention_backward_scratch(void)
                  "kernels:\n  - {name: t_abs, op: attention_backward, "
                  "dtype: bf16, heads: 8, kv_heads: %d, head_dim: 128}\n",
                  cases[i].kv_heads);
-        if (!read_one_for(&s, text, cases[i].target)) {
+        struct plan p;
+        if (!plan_one_for(&s, text, cases[i].target, &p)) {
             continue;
         }
-        struct plan p;
-        memset(&p, 0, sizeof p);
-        s.kernel[0].op->plan(&s.kernel[0], &p);
         const struct path *pa = &p.path[0];
         TU_CHECK(pa->scratch_per == 8 && pa->scratch_fixed == cases[i].fixed,
                  "kv_heads %d on target %d: scratch %ld a row + %ld, want "
@@ -1819,12 +1823,10 @@ static void test_attention_engine_defaults(void)
                  "kernels:\n  - {name: t_ae, op: attention, dtype: %s, "
                  "heads: 8, kv_heads: 2, head_dim: %d, causal: true}\n",
                  cases[i].dtype, cases[i].head_dim);
-        if (!read_one_for(&s, text, cases[i].target)) {
+        struct plan p;
+        if (!plan_one_for(&s, text, cases[i].target, &p)) {
             continue;
         }
-        struct plan p;
-        memset(&p, 0, sizeof p);
-        s.kernel[0].op->plan(&s.kernel[0], &p);
         const struct path *last = &p.path[p.n_path - 1];
         const char *got = last->launch[0].kernel;
         int wgmma = strncmp(cases[i].prefill, "attention_wgmma", 15) == 0;
