@@ -31,6 +31,10 @@ static const struct cap_rule rules[] = {
      "NVIDIA tensor cores by inline PTX mma.sync m16n8k16 on bf16 and f16, "
      "ldmatrix and cp.async (compute capability 8.0 or later)",
      NULL, 80, 0},
+    {CAP_L2_HINT, "l2_hint",
+     "L2 eviction priorities of loads and stores by inline PTX createpolicy "
+     "and .L2::cache_hint (NVIDIA compute capability 8.0 or later)",
+     NULL, 80, 0},
     {CAP_WGMMA, "wgmma",
      "wgmma on warpgroups, the PTX rebuilt for sm_90a (NVIDIA compute "
      "capability 9.0)",
@@ -313,13 +317,14 @@ static const struct {
     [TARGET_CPU] = {"cpu", "op defaults for CPUs", "CPUs", 1, 0, EPYC_FACTS},
     [TARGET_TENSOR] = {"tensor", "op defaults for NVIDIA tensor cores",
                        "NVIDIA tensor cores (compute capability 8.0+)", 0,
-                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16,
+                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
+                           CAP_L2_HINT,
                        HOPPER_SXM_FACTS},
     [TARGET_SM90A] = {"sm90a",
                       "op defaults for NVIDIA compute capability 9.0",
                       "NVIDIA compute capability 9.0 (wgmma)", 0,
                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
-                          CAP_WGMMA,
+                          CAP_L2_HINT | CAP_WGMMA,
                       HOPPER_SXM_FACTS},
 };
 

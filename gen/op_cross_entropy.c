@@ -7,7 +7,10 @@
  * work-group per row reads the row once for its max, sum of exponentials
  * (and sum, for label smoothing), then again, recently read, for the
  * gradient, which it writes once (templates/cross_entropy.cl); few long
- * rows take the split path (op_rows_split.c). The mean needs the count
+ * rows take the split paths (op_rows_split.c), and many long rows on
+ * NVIDIA GPUs the shared path: `share` work-groups a row, so that fewer
+ * rows are in flight and the second read finds the first's in the cache
+ * (templates/cross_entropy_shared.cl). The mean needs the count
  * of rows that count before any gradient is written: a first launch of
  * one work-group counts the labels (4 bytes a row). The rows' losses go
  * to scratch and a last launch of one work-group sums them in a fixed
@@ -60,8 +63,43 @@ enum { BUF_LOGITS, BUF_LABELS, BUF_LOSS, BUF_DLOGITS };
  * section). */
 #define CE_GPU_WG 512
 
+/* The shared path's defaults on NVIDIA GPUs: bf16 rows of at least
+ * CE_SHARE_ROW_BYTES shared by CE_SHARE_GROUPS work-groups of
+ * CE_SHARE_WG items. bf16 rows of 128256 took 0.92x the row path's time
+ * a launch at 1024 rows and 0.99x at 4096 on an H200; rows of 65536
+ * (128 KiB) ran slower shared, before the row words of the sync buffer
+ * (bench/RESULTS.md, "cross_entropy over many long rows: each row shared
+ * by work-groups"). */
+#define CE_SHARE_ROW_BYTES (192L * 1024)
+#define CE_SHARE_GROUPS 8
+#define CE_SHARE_WG 256
+
+/* The most rows of the shared path, which keeps words for each row in
+ * the handle's sync buffer (27 words a row at 8 work-groups, 1.7 MiB);
+ * more rows take the row path. */
+#define CE_SHARE_ROWS 16384
+
 /* The least softcap taken: 1 / softcap must stay a float. */
 #define SOFTCAP_MIN 1e-30
+
+/* The knobs: the row ops' (op_rows.h), then the shared path's. */
+enum { CE_KNOB_SHARE = ROWS_N_COOP_KNOBS, CE_N_KNOBS };
+
+static const struct param_def knobs[CE_N_KNOBS] = {
+    ROWS_COOP_KNOB_DEFS("work-items per row, a power of two (shape: 512 "
+                        "for bf16 and f16 rows of 2048 vectors or more on "
+                        "GPUs, 256 where rows are shared)"),
+    [CE_KNOB_SHARE] = {"share", VALUE_INT, 0, 1, 1, 32, NULL,
+                       "work-groups sharing each row past the split "
+                       "paths' rows, up to 16384 rows, where the device "
+                       "runs that many at once; 1: none (shape: 8 for bf16 "
+                       "rows of 192 KiB or more on NVIDIA GPUs)"},
+};
+
+static long share(const struct kernel_spec *ks)
+{
+    return (long)ks->knob[CE_KNOB_SHARE].num;
+}
 
 static long vocab(const struct kernel_spec *ks)
 {
@@ -94,6 +132,18 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
     /* The max, the sum of exponentials and the sum of each item. */
     rows_validate(ks, d, 3);
     rows_validate_coop(ks, d);
+    long nvec = vocab(ks) / (long)ks->knob[ROWS_KNOB_VEC].num;
+    if (share(ks) > 1 && ks->knob[ROWS_KNOB_ROWS].num != 1) {
+        diag_error(d, ks->file, ks->knob[CE_KNOB_SHARE].mark,
+                   "tile share (%ld) needs rows 1: a row shared by "
+                   "work-groups (got rows %g)", share(ks),
+                   ks->knob[ROWS_KNOB_ROWS].num);
+    } else if (share(ks) > nvec) {
+        diag_error(d, ks->file, ks->knob[CE_KNOB_SHARE].mark,
+                   "tile share (%ld) must be <= the row's vectors (%ld: "
+                   "vocab %ld over vec %g)", share(ks), nvec, vocab(ks),
+                   ks->knob[ROWS_KNOB_VEC].num);
+    }
 }
 
 /* The #defines of templates/cross_entropy_common.cl beyond the rows'. */
@@ -131,6 +181,19 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "GRAD", "dlogits written", grad(ks));
     plan_int(p, "RED_WG", "work-items counting and summing rows",
              ks->target == TARGET_CPU ? 1 : RED_GPU_ITEMS);
+    /* The shared path's bf16 rows held as stored (vectors of 8, no cap)
+     * read and written with L2 eviction priorities: 0.95x the time a
+     * launch at 1024 rows of 128256 on an H200 (the same section). */
+    int hints = share(ks) > 1 && ks->dtype == DTYPE_BF16 &&
+                ks->knob[ROWS_KNOB_VEC].num == 8 && cap == 0 &&
+                target_offers(ks->target, CAP_L2_HINT | CAP_CVT_BF16);
+    plan_int(p, "L2_HINTS",
+             hints ? "shared rows: L2 eviction priorities by PTX"
+                   : "no cache hints",
+             hints);
+    if (hints) {
+        p->needs |= CAP_L2_HINT;
+    }
 }
 
 static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
@@ -194,6 +257,20 @@ static const char *const *rows_args(const struct kernel_spec *ks,
 {
     return kernel_args[reduction(ks) == REDUCE_NONE][grad(ks)]
                       [with_scratch != 0];
+}
+
+/* ARGS: the NULL-terminated GIVEN, then "sync" (room for
+ * SYNC_ARGS_MOST, the NULL among them). */
+#define SYNC_ARGS_MOST 8
+static void with_sync(const char *const *given, const char **args)
+{
+    int n = 0;
+    while (given[n] != NULL) {
+        args[n] = given[n];
+        n++;
+    }
+    args[n++] = "sync";
+    args[n] = NULL;
 }
 
 /* The path's first launch (the count, for the mean) and last (the sum of
@@ -270,6 +347,51 @@ static void plan_rows(const struct kernel_spec *ks, struct plan *p)
     pa->scratch_sizes = none ? 0 : SIZE_FIRST;
 }
 
+/* The shared path (share > 1): every row past the split paths' (up to
+ * CE_SHARE_ROWS) shared by `share` work-groups, which take (row, part)
+ * from tickets in the order they start and trade their statistics
+ * through the row's words of the handle's sync buffer
+ * (templates/cross_entropy_shared.cl), while the device runs that many
+ * work-groups at once (else the row path after it); scratch as the row
+ * path's. Its sync words follow the one-launch split path's: the tickets
+ * drawn, the work-groups done, then per row its arrivals, departures,
+ * the logit at the label and a (m, s, t) per part. */
+static void plan_shared(const struct kernel_spec *ks, struct plan *p)
+{
+    int none = reduction(ks) == REDUCE_NONE;
+    long nvec = vocab(ks) / (long)ks->knob[ROWS_KNOB_VEC].num;
+    plan_int(p, "SHARE_GROUPS", "shared rows: work-groups a row", share(ks));
+    plan_int(p, "SHARE_VECS", "shared rows: vectors a work-group's part",
+             (nvec + share(ks) - 1) / share(ks));
+    plan_int(p, "SHARE_ROWS", "shared rows: rows at most", CE_SHARE_ROWS);
+    plan_int(p, "SHARE_SYNC_AT", "shared rows: their first sync word",
+             p->sync_words);
+    if (!rows_has_coop(ks)) {
+        rows_plan_grid_sync(ks, p);
+    }
+    p->sync_words += 2 + CE_SHARE_ROWS * (3 + 3 * share(ks));
+    const char *args[SYNC_ARGS_MOST];
+    with_sync(rows_args(ks, !none), args);
+    struct path *pa = &p->path[p->n_path++];
+    pa->max_rows = CE_SHARE_ROWS;
+    pa->coop_total = share(ks);
+    pa->why = "many long rows: each shared by `share` work-groups that "
+              "trade their statistics, then loss and gradient";
+    path_begin(ks, pa);
+    struct launch *l = &pa->launch[pa->n_launch++];
+    l->kernel = "cross_entropy_shared";
+    l->dims = 2;
+    l->local[0] = (size_t)spec_knob(ks, "wg");
+    l->local[1] = 1;
+    launch_over(l, 0, (size_t)share(ks), SIZE_FIRST, 1);
+    launch_fixed(l, 1, 1);
+    launch_args(l, args);
+    path_end(ks, pa);
+    pa->scratch_fixed = none ? 0 : 1;
+    pa->scratch_per = none ? 0 : 1;
+    pa->scratch_sizes = none ? 0 : SIZE_FIRST;
+}
+
 /* The one-launch split path (rows up to coop_max, while rows x chunks fit
  * the device's compute units): cross_entropy_coop alone, each chunk's
  * statistics and the logit at the label in the handle's sync buffer; it
@@ -278,15 +400,8 @@ static void plan_rows(const struct kernel_spec *ks, struct plan *p)
 static void plan_coop(const struct kernel_spec *ks, struct plan *p)
 {
     int none = reduction(ks) == REDUCE_NONE;
-    const char *args[12];
-    const char *const *given = kernel_args[1][grad(ks)][!none];
-    int n = 0;
-    while (given[n] != NULL) {
-        args[n] = given[n];
-        n++;
-    }
-    args[n++] = "sync";
-    args[n] = NULL;
+    const char *args[SYNC_ARGS_MOST];
+    with_sync(kernel_args[1][grad(ks)][!none], args);
     /* Each chunk's (m, s, t), then the logit at the label. */
     struct path *pa = rows_plan_coop(ks, p, "cross_entropy_coop", args, 3,
                                      1, 0);
@@ -311,6 +426,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     }
     if (rows_has_split(ks)) {
         plan_split(ks, p);
+    }
+    if (share(ks) > 1) {
+        plan_shared(ks, p);
     }
     plan_rows(ks, p);
     /* Streamed paths read each vector once, a block of vectors at a
@@ -480,7 +598,16 @@ static const char *const few_rows_knobs[] = {"split", "split_max",
 static const char *const kernels[] = {
     "cross_entropy_count", "cross_entropy", "cross_entropy_coop",
     "cross_entropy_part", "cross_entropy_combine", "cross_entropy_reduce",
-    NULL};
+    "cross_entropy_shared", NULL};
+
+/* The row ops' and split path's axes, then the shared path's. */
+static const struct tune_axis tune_space[] = {
+    ROWS_TUNE_AXES,
+    {"split", "1 4 8 16 32 64 128"},
+    {"split_max", "0 8 128 512"},
+    {"share", "1 4 8 16"},
+    {NULL, NULL},
+};
 
 /* The row ops' defaults and the split paths' (op_rows_split.c); then on
  * GPUs, half-width rows of at least a batch of loads per item stream in
@@ -504,6 +631,20 @@ static void defaults(struct kernel_spec *ks)
         k[ROWS_KNOB_MODE].num = ROWS_MODE_STREAMING;
     }
     rows_coop_defaults(ks);
+    long row_bytes = vocab(ks) * (long)dtype_size(ks->dtype);
+    int shared = target_offers(ks->target, CAP_SHFL_SYNC) &&
+                 ks->dtype == DTYPE_BF16 && row_bytes >= CE_SHARE_ROW_BYTES &&
+                 !k[ROWS_KNOB_ROWS].set && !k[ROWS_KNOB_MODE].set;
+    spec_knob_default(ks, "share", shared ? CE_SHARE_GROUPS : 1.0);
+    if (share(ks) > 1 && !k[ROWS_KNOB_WG].set) {
+        k[ROWS_KNOB_WG].num = CE_SHARE_WG;
+    }
+    if (share(ks) > 1 && !k[ROWS_KNOB_ROWS].set) {
+        k[ROWS_KNOB_ROWS].num = 1;
+    }
+    if (share(ks) > 1 && !k[ROWS_KNOB_MODE].set) {
+        k[ROWS_KNOB_MODE].num = ROWS_MODE_STREAMING;
+    }
 }
 
 const struct op_def op_cross_entropy = {
@@ -515,12 +656,12 @@ const struct op_def op_cross_entropy = {
     .example = "vocab=128256",
     .fields = fields,
     .n_fields = sizeof fields / sizeof fields[0],
-    .knobs = rows_knobs,
-    .n_knobs = ROWS_N_COOP_KNOBS,
+    .knobs = knobs,
+    .n_knobs = CE_N_KNOBS,
     .defaults = defaults,
     .validate = validate,
     .plan = plan,
-    .tune_space = rows_split_tune_space,
+    .tune_space = tune_space,
     .few_rows_knobs = few_rows_knobs,
     .entry_rows = rows_split_entry_rows,
     .reference = reference,

@@ -28,31 +28,8 @@
 const char *const rows_mode_choices[] = {"auto", "registers", "streaming",
                                          NULL};
 const struct param_def rows_knobs[ROWS_N_COOP_KNOBS] = {
-    [ROWS_KNOB_WG] = ROWS_KNOB_WG_DEF("work-items per row, a power of two "
-                                      "(shape: about 8 elements each, 32 in "
-                                      "f16 and bf16)"),
-    [ROWS_KNOB_ROWS] = ROWS_KNOB_ROWS_DEF,
-    [ROWS_KNOB_VEC] = ROWS_KNOB_VEC_DEF,
-    [ROWS_KNOB_MODE] = ROWS_KNOB_MODE_DEF,
-    /* The split path's (op_rows_split.c says how it runs). */
-    [ROWS_KNOB_SPLIT] = {"split", VALUE_INT, 0, 1, 1, 1024, NULL,
-                         "chunks of a row, a work-group each, on the split "
-                         "path; 1: none (shape: rows from 128 KiB on GPUs, "
-                         "256 KiB on CPUs)"},
-    [ROWS_KNOB_SPLIT_MAX] = {"split_max", VALUE_INT, 0, 0, 0, 16777216,
-                             NULL,
-                             "rows up to which the split path runs; 0: "
-                             "none (shape: 128 on GPUs, rows / 2 on CPUs)"},
-    /* The one-launch split path's (op_rows_split.c). */
-    [ROWS_KNOB_COOP_SPLIT] = {"coop_split", VALUE_INT, 0, 1, 1, 1024, NULL,
-                              "chunks of a row, a work-group each, on the "
-                              "one-launch split path; 1: none (shape: 16 on "
-                              "NVIDIA GPUs where rows split)"},
-    [ROWS_KNOB_COOP_MAX] = {"coop_max", VALUE_INT, 0, 0, 0, 1024, NULL,
-                            "rows up to which the one-launch split path "
-                            "runs, while rows x chunks fit the compute "
-                            "units; 0: none (shape: 8 on NVIDIA GPUs, none "
-                            "elsewhere)"},
+    ROWS_COOP_KNOB_DEFS("work-items per row, a power of two (shape: about "
+                        "8 elements each, 32 in f16 and bf16)"),
 };
 
 /* What the forward row ops' defaults aim at (the figures above). */

@@ -54,6 +54,36 @@ enum { ROWS_MODE_AUTO, ROWS_MODE_REGISTERS, ROWS_MODE_STREAMING };
 #define ROWS_KNOB_MODE_DEF                                                   \
     {"mode", VALUE_CHOICE, 0, 0, 0, 0, rows_mode_choices,                    \
      "registers (x read once), streaming (x re-read, any length) or auto"}
+#define ROWS_KNOB_SPLIT_DEF                                                  \
+    {"split", VALUE_INT, 0, 1, 1, 1024, NULL,                                \
+     "chunks of a row, a work-group each, on the split path; 1: none "      \
+     "(shape: rows from 128 KiB on GPUs, 256 KiB on CPUs)"}
+#define ROWS_KNOB_SPLIT_MAX_DEF                                              \
+    {"split_max", VALUE_INT, 0, 0, 0, 16777216, NULL,                        \
+     "rows up to which the split path runs; 0: none (shape: 128 on GPUs, "  \
+     "rows / 2 on CPUs)"}
+#define ROWS_KNOB_COOP_SPLIT_DEF                                             \
+    {"coop_split", VALUE_INT, 0, 1, 1, 1024, NULL,                           \
+     "chunks of a row, a work-group each, on the one-launch split path; 1: " \
+     "none (shape: 16 on NVIDIA GPUs where rows split)"}
+#define ROWS_KNOB_COOP_MAX_DEF                                               \
+    {"coop_max", VALUE_INT, 0, 0, 0, 1024, NULL,                             \
+     "rows up to which the one-launch split path runs, while rows x "       \
+     "chunks fit the compute units; 0: none (shape: 8 on NVIDIA GPUs, none " \
+     "elsewhere)"}
+
+/* The designated initializers of every knob up to ROWS_N_COOP_KNOBS, wg
+ * with the help line WG_HELP: a table for ops that add knobs after
+ * them. */
+#define ROWS_COOP_KNOB_DEFS(wg_help)                                         \
+    [ROWS_KNOB_WG] = ROWS_KNOB_WG_DEF(wg_help),                              \
+    [ROWS_KNOB_ROWS] = ROWS_KNOB_ROWS_DEF,                                   \
+    [ROWS_KNOB_VEC] = ROWS_KNOB_VEC_DEF,                                     \
+    [ROWS_KNOB_MODE] = ROWS_KNOB_MODE_DEF,                                   \
+    [ROWS_KNOB_SPLIT] = ROWS_KNOB_SPLIT_DEF,                                 \
+    [ROWS_KNOB_SPLIT_MAX] = ROWS_KNOB_SPLIT_MAX_DEF,                         \
+    [ROWS_KNOB_COOP_SPLIT] = ROWS_KNOB_COOP_SPLIT_DEF,                       \
+    [ROWS_KNOB_COOP_MAX] = ROWS_KNOB_COOP_MAX_DEF
 
 /* What the shape-aware defaults aim at on GPUs: elements per work-item
  * (float32, half-width storage), work-items per group of short rows and

@@ -84,7 +84,7 @@ void cross_entropy(const int rows, const __global storage_t *logits,
 #if ROW_IN_REGISTERS
         slots_stats(logits, base, lid, v, &m, &s, &t);
 #else
-        stream_stats(logits, base, lid, NVEC, WG_SIZE, &m, &s, &t);
+        stream_stats(logits, base, lid, NVEC, WG_SIZE, &m, &s, &t, false);
 #endif
     }
     row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
@@ -114,7 +114,7 @@ void cross_entropy(const int rows, const __global storage_t *logits,
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            grad_store(dlogits, base, j, v[k], m, a, b);
+            grad_store(dlogits, base, j, v[k], m, a, b, false);
         }
     }
     if (label_valid(label) && (uint)label / VEC % WG_SIZE == lid) {
@@ -122,7 +122,7 @@ void cross_entropy(const int rows, const __global storage_t *logits,
     }
 #else
     stream_grad(logits, dlogits, base, lid, NVEC, WG_SIZE, label, m, s, xy,
-                g);
+                g, false);
 #endif
 #endif
 }

@@ -54,7 +54,7 @@ void cross_entropy_combine(const int rows, const __global storage_t *logits,
 #if GRAD
     stream_grad(logits, dlogits, base, chunk * SPLIT_VECS + lid,
                 chunk_end(chunk), SPLIT_WG, label, m, s, xy,
-                grad_scale(label, scratch));
+                grad_scale(label, scratch), false);
 #else
     (void)logits;
 #endif

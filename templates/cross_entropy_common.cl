@@ -126,6 +126,88 @@ inline floatv held_floats(heldv h)
 }
 #endif
 
+/* L2_HINTS 1 (NVIDIA, bf16 vectors of 8 held as stored): the shared
+ * path's reads and writes carry L2 eviction priorities. Its first read
+ * of a row asks the cache to keep the lines (evict_last), its second
+ * read and its stores to let them go first (evict_first): the row stays
+ * for the second read, which then makes way for the next rows' first. A
+ * HINTED argument of 0 leaves a read or write plain. */
+#if L2_HINTS
+#if !defined(DTYPE_BF16) || VEC != 8 || CAPPED || !defined(BF16_CVT_PTX)
+#error "cross_entropy: L2_HINTS needs bf16 vectors of 8 held as stored"
+#endif
+inline ulong l2_keep(void)
+{
+    ulong policy;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
+        : "=l"(policy));
+    return policy;
+}
+inline ulong l2_drop(void)
+{
+    ulong policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
+        : "=l"(policy));
+    return policy;
+}
+inline uint4 load8_bits_policy(const __global storage_t *p, size_t i,
+                               ulong policy)
+{
+    uint4 v;
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], "
+                 "%5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p + i), "l"(policy));
+    return v;
+}
+inline void store8_policy(__global storage_t *p, size_t i, float8 v,
+                          ulong policy)
+{
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, "
+                 "%5;"
+                 :
+                 : "l"(p + i), "r"(bf16_pair(v.s0, v.s1)),
+                   "r"(bf16_pair(v.s2, v.s3)), "r"(bf16_pair(v.s4, v.s5)),
+                   "r"(bf16_pair(v.s6, v.s7)), "l"(policy)
+                 : "memory");
+}
+#endif
+
+/* Vector I of X for the statistics and for the gradient, and the
+ * gradient's stores: with L2_HINTS and HINTED, by their priorities. */
+inline heldv load_stats(const __global storage_t *x, size_t i, bool hinted)
+{
+#if L2_HINTS
+    if (hinted) {
+        return load8_bits_policy(x, i, l2_keep());
+    }
+#endif
+    (void)hinted;
+    return load_held_z(x, i);
+}
+inline heldv load_grad(const __global storage_t *x, size_t i, bool hinted)
+{
+#if L2_HINTS
+    if (hinted) {
+        return load8_bits_policy(x, i, l2_drop());
+    }
+#endif
+    (void)hinted;
+    return load_held_x(x, i);
+}
+inline void store_grad(__global storage_t *dx, size_t i, floatv v,
+                       bool hinted)
+{
+#if L2_HINTS
+    if (hinted) {
+        store8_policy(dx, i, v, l2_drop());
+        return;
+    }
+#endif
+    (void)hinted;
+    storev(dx, i, v);
+}
+
 /* The statistics of vectors FIRST, FIRST + STEP, ... below END of the row
  * at element BASE: *m_io raised to their max (NO_MAX for none yet), *s
  * their sum of exponentials relative to it, *t their sum (SMOOTH). Each
@@ -133,11 +215,11 @@ inline floatv held_floats(heldv h)
  * loads in flight together): the block's max, the sums rescaled only
  * when it passes m by more than RESCALE_ABOVE (softmax_common.cl's
  * stream_sum says why), the block's exponentials relative to m summed
- * apart, then added compensated to one total. */
+ * apart, then added compensated to one total. HINTED: load_stats'. */
 #ifdef SUM_BLOCK
 inline void stream_stats(const __global storage_t *x, size_t base,
                          uint first, uint end, uint step, float *m_io,
-                         float *s, float *t)
+                         float *s, float *t, bool hinted)
 {
     float m = *m_io;
     float sum = 0.0f, err = 0.0f, zsum = 0.0f, zerr = 0.0f;
@@ -148,7 +230,7 @@ inline void stream_stats(const __global storage_t *x, size_t base,
         for (uint k = 0; k < SUM_BLOCK; k++) {
             const uint j = j0 + k * step;
             if (j < end) {
-                h[k] = load_held_z(x, base + j * VEC);
+                h[k] = load_stats(x, base + j * VEC, hinted);
                 mv = MAX2(mv, held_floats(h[k]));
             }
         }
@@ -246,11 +328,12 @@ inline float grad_scale(int label, const __global float *scratch)
 
 /* dx = g (softmax(z) - eps / V) dz/dx at vector J of the row at BASE
  * from its logits X, A = g / s, B = g eps / V; the label's element is
- * grad_label's. */
+ * grad_label's. HINTED: store_grad's. */
 inline void grad_store(__global storage_t *dx, size_t base, uint j,
-                       floatv x, float m, float a, float b)
+                       floatv x, float m, float a, float b, bool hinted)
 {
-    storev(dx, base + j * VEC, (EXPS(CAP(x) - m) * a - b) * CAP_SLOPE(x));
+    store_grad(dx, base + j * VEC, (EXPS(CAP(x) - m) * a - b) * CAP_SLOPE(x),
+               hinted);
 }
 
 /* The label's element, written after its vector by the same work-item:
@@ -277,11 +360,12 @@ inline void zero_row(__global storage_t *dx, size_t base, uint first,
  * at BASE, re-read in blocks of SUM_BLOCK vectors an item, for the row's
  * statistics (M, S), label, the logit at the label XY and scale G: zeros
  * for an ignored row; the label's element by the work-item whose vectors
- * hold it. */
+ * hold it. HINTED: load_grad's and store_grad's. */
 #ifdef SUM_BLOCK
 inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
                         size_t base, uint first, uint end, uint step,
-                        int label, float m, float s, float xy, float g)
+                        int label, float m, float s, float xy, float g,
+                        bool hinted)
 {
     if (label_ignored(label)) {
         zero_row(dx, base, first, end, step);
@@ -293,14 +377,14 @@ inline void stream_grad(const __global storage_t *x, __global storage_t *dx,
 #pragma unroll
         for (uint k = 0; k < SUM_BLOCK; k++) {
             if (j0 + k * step < end) {
-                h[k] = load_held_x(x, base + (j0 + k * step) * VEC);
+                h[k] = load_grad(x, base + (j0 + k * step) * VEC, hinted);
             }
         }
 #pragma unroll
         for (uint k = 0; k < SUM_BLOCK; k++) {
             if (j0 + k * step < end) {
                 grad_store(dx, base, j0 + k * step, held_floats(h[k]), m,
-                           a, b);
+                           a, b, hinted);
             }
         }
     }

@@ -120,7 +120,7 @@ void cross_entropy_coop(const int rows, const __global storage_t *logits,
 
     float m = NO_MAX, s = 0.0f, t = 0.0f;
     if (!label_ignored(label)) {
-        stream_stats(logits, base, first, end, COOP_WG, &m, &s, &t);
+        stream_stats(logits, base, first, end, COOP_WG, &m, &s, &t, false);
     }
     merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
 #if SMOOTH
@@ -165,6 +165,6 @@ void cross_entropy_coop(const int rows, const __global storage_t *logits,
     /* grad_scale's, from this group's count. */
     const float g = label_valid(label) ? 1.0f / count : NAN;
     stream_grad(logits, dlogits, base, first, end, COOP_WG, label, m, s, xy,
-                g);
+                g, false);
 #endif
 }

@@ -26,7 +26,7 @@ void cross_entropy_part(const int rows, const __global storage_t *logits,
     float m = NO_MAX, s = 0.0f, t = 0.0f;
     if (!label_ignored(label)) {
         stream_stats(logits, base, chunk * SPLIT_VECS + lid, chunk_end(chunk),
-                     SPLIT_WG, &m, &s, &t);
+                     SPLIT_WG, &m, &s, &t, false);
     }
     merge_pairs(pm, ps, lid, SPLIT_WG, &m, &s);
 #if SMOOTH

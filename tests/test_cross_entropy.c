@@ -380,18 +380,25 @@ static void test_xent_sampled(void)
     naive_free(&naive);
 }
 
-/* Whether K's stub runs the one-launch split path at ROWS (a launch of
- * cross_entropy_coop, between the count and the sum). */
-static int runs_coop(const struct nu_kernel *k, size_t rows)
+/* Whether K's stub launches KERNEL at ROWS. */
+static int runs_kernel(const struct nu_kernel *k, size_t rows,
+                       const char *kernel)
 {
     size_t sizes[SPECL_MAX_SIZES] = {rows};
     const struct path *pa = stub_path(&k->stub, sizes);
     for (int l = 0; pa != NULL && l < pa->n_launch; l++) {
-        if (strcmp(pa->launch[l].kernel, "cross_entropy_coop") == 0) {
+        if (strcmp(pa->launch[l].kernel, kernel) == 0) {
             return 1;
         }
     }
     return 0;
+}
+
+/* Whether K's stub runs the one-launch split path at ROWS (a launch of
+ * cross_entropy_coop, between the count and the sum). */
+static int runs_coop(const struct nu_kernel *k, size_t rows)
+{
+    return runs_kernel(k, rows, "cross_entropy_coop");
 }
 
 /* The one-launch split path, forced (coop_max 1, coop_split 2: at 1 row
@@ -476,6 +483,47 @@ static void test_xent_coop_rows(void)
     }
 }
 
+/* The shared path, forced (share 2: 2 work-groups a row, on any device
+ * of 2 compute units or more, PoCL's CPU device among them; elsewhere the
+ * row path, as past its 16384 rows): each dtype and reduction, grad
+ * false, smoothing, softcap, ignore_index; every label pattern at 1, 7
+ * and 40 rows, dlogits in place, the same bits twice; launched again and
+ * again on one handle (the tickets and each row's counters set back to
+ * 0 by each launch). */
+static void test_xent_shared(void)
+{
+    static const struct ce_case cases[] = {
+        {"f32", 3001, ", tile: {share: 2, wg: 64, split: 1}", TARGET_GPU,
+         {1, 40, 600, 0}, LABELS | IN_PLACE | BITS},
+        {"bf16", 8000, ", label_smoothing: 0.1, softcap: 30, ignore_index: "
+         "-1, tile: {share: 2, wg: 128}", TARGET_GPU, {1, 7, 0},
+         LABELS | IN_PLACE},
+        {"f16", 4096, ", reduction: none, tile: {share: 2}", TARGET_GPU,
+         {2, 530, 0}, LABELS | BITS},
+        {"f32", 5000, ", reduction: sum, grad: false, tile: {share: 2, wg: "
+         "32, split: 1}", TARGET_GPU, {3, 0}, LABELS},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        if (ce_build(&k, &cases[i])) {
+            int fits = nu_compute_units() >= 2;
+            TU_CHECK(runs_kernel(&k, 1, "cross_entropy_shared") == fits &&
+                         runs_kernel(&k, 16384, "cross_entropy_shared") ==
+                             fits &&
+                         !runs_kernel(&k, 16385, "cross_entropy_shared") &&
+                         runs_kernel(&k, 16385, "cross_entropy"),
+                     "%s: the shared path at 1, 16384 and 16385 rows %d, "
+                     "%d, %d (want %d, %d, 0: %u units)", k.yaml,
+                     runs_kernel(&k, 1, "cross_entropy_shared"),
+                     runs_kernel(&k, 16384, "cross_entropy_shared"),
+                     runs_kernel(&k, 16385, "cross_entropy_shared"), fits,
+                     fits, nu_compute_units());
+        }
+        nu_kernel_free(&k);
+        run_case(&cases[i]);
+    }
+}
+
 /* The value of define NAME in P's prelude; -1 where it has none. */
 static long define_of(const struct plan *p, const char *name)
 {
@@ -491,7 +539,9 @@ static long define_of(const struct plan *p, const char *name)
  * vectors stream in groups of 512, loading 4 vectors at once; float32
  * and short rows keep the row ops' defaults; a spec's own group wins;
  * CPUs load 16 vectors at once; shuffle merges where the target has
- * them. */
+ * them; on NVIDIA GPUs bf16 rows of 192 KiB or more shared by 8
+ * work-groups of 256 items (unless the spec shapes the rows), none
+ * elsewhere. */
 static void test_xent_defaults(void)
 {
     static const struct {
@@ -500,14 +550,27 @@ static void test_xent_defaults(void)
         const char *tile; /* "" for none */
         enum target target;
         long wg, in_registers, sum_block, shfl; /* -1: any or none */
+        long share;                             /* -1: no shared path */
     } cases[] = {
-        {"bf16", 128256, "", TARGET_TENSOR, 512, 0, 4, 1},
-        {"bf16", 32000, "", TARGET_TENSOR, 512, 0, 4, 1},
-        {"f16", 50257, "", TARGET_GPU, 512, 0, 4, 0},
-        {"f32", 32000, "", TARGET_TENSOR, 1024, 1, -1, 1},
-        {"bf16", 8000, "", TARGET_TENSOR, -1, 1, -1, 1},
-        {"bf16", 128256, ", tile: {wg: 256}", TARGET_TENSOR, 256, 0, 4, 1},
-        {"bf16", 128256, "", TARGET_CPU, 1, 0, 16, 0},
+        {"bf16", 128256, "", TARGET_TENSOR, 256, 0, 4, 1, 8},
+        {"bf16", 98304, "", TARGET_SM90A, 256, 0, 4, 1, 8},
+        {"bf16", 65536, "", TARGET_SM90A, 512, 0, 4, 1, -1},
+        {"bf16", 50257, "", TARGET_TENSOR, 512, 0, 4, 1, -1},
+        {"bf16", 32000, "", TARGET_TENSOR, 512, 0, 4, 1, -1},
+        {"f16", 50257, "", TARGET_GPU, 512, 0, 4, 0, -1},
+        {"f16", 151936, "", TARGET_GPU, 512, 0, 4, 0, -1},
+        {"f32", 32000, "", TARGET_TENSOR, 1024, 1, -1, 1, -1},
+        {"f32", 128256, "", TARGET_TENSOR, -1, 0, -1, 1, -1},
+        {"f32", 128256, ", tile: {share: 8}", TARGET_TENSOR, 256, 0, -1, 1,
+         8},
+        {"bf16", 8000, "", TARGET_TENSOR, -1, 1, -1, 1, -1},
+        {"bf16", 128256, ", tile: {wg: 1024}", TARGET_TENSOR, 1024, 0, 4, 1,
+         8},
+        {"bf16", 128256, ", tile: {share: 4}", TARGET_TENSOR, 256, 0, 4, 1,
+         4},
+        {"bf16", 128256, ", tile: {mode: streaming}", TARGET_TENSOR, -1, 0,
+         4, 1, -1},
+        {"bf16", 128256, "", TARGET_CPU, 1, 0, 16, 0, -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
@@ -526,12 +589,14 @@ static void test_xent_defaults(void)
         const long regs = define_of(&p, "ROW_IN_REGISTERS");
         const long block = define_of(&p, "SUM_BLOCK");
         const long shfl = define_of(&p, "SHFL_PTX");
+        const long share = define_of(&p, "SHARE_GROUPS");
         TU_CHECK((cases[i].wg < 0 || wg == cases[i].wg) &&
                      regs == cases[i].in_registers &&
                      (cases[i].sum_block < 0 || block == cases[i].sum_block) &&
-                     shfl == cases[i].shfl,
+                     shfl == cases[i].shfl && share == cases[i].share,
                  "case %zu: WG_SIZE %ld, ROW_IN_REGISTERS %ld, SUM_BLOCK %ld, "
-                 "SHFL_PTX %ld:\n%s", i, wg, regs, block, shfl, k.yaml);
+                 "SHFL_PTX %ld, SHARE_GROUPS %ld:\n%s", i, wg, regs, block,
+                 shfl, share, k.yaml);
         nu_kernel_free(&k);
     }
 }
@@ -550,6 +615,9 @@ int add_cross_entropy_numeric_tests(CU_pSuite s)
                    CU_add_test(s, "cross_entropy: the one-launch split "
                                "path over several rows, its loss in the "
                                "launch", test_xent_coop_rows) == NULL ||
+                   CU_add_test(s, "cross_entropy: rows shared by "
+                               "work-groups, launched again on one handle",
+                               test_xent_shared) == NULL ||
                    CU_add_test(s, "cross_entropy: sampled rows of the mean "
                                "checked against the whole case",
                                test_xent_sampled) == NULL ||
