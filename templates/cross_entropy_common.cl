@@ -3,7 +3,8 @@
  * the sum s of exponentials relative to it, the sum t of the logits),
  * the loss of a row and the writing of its gradient. One work-group per
  * row (cross_entropy.cl), or several for few long rows (the split path:
- * cross_entropy_part.cl, cross_entropy_combine.cl); a single work-group
+ * cross_entropy_part.cl, cross_entropy_combine.cl; cross_entropy_coop.cl)
+ * and for many (cross_entropy_shared.cl); a single work-group
  * counts the rows that count (cross_entropy_count.cl) and sums the rows'
  * losses (cross_entropy_reduce.cl), in a fixed order: the same bits on
  * every run.

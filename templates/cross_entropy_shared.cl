@@ -3,11 +3,12 @@
  * cross_entropy.cl, gives a row one): part p of a row is its vectors
  * p * SHARE_VECS up to the next part's. Each work-group streams its part
  * once for the statistics (m, s, t), hands them to the row's other
- * work-groups through a slot of the handle's sync buffer, merges the
- * row's in part order (the same bits in every work-group of the row),
- * then writes its part's gradient, reading the part again. A row read
- * by several work-groups at once is read sooner and fewer rows are in
- * flight, so the second read finds the first's bytes in the cache.
+ * work-groups through the row's words in the handle's sync buffer,
+ * merges the row's in part order (the same bits in every work-group of
+ * the row), then writes its part's gradient, reading the part again. A
+ * row read by several work-groups at once is read sooner and fewer
+ * rows are in flight, so the second read finds the first's bytes in the
+ * cache.
  *
  * Work-groups take (row, part) from a ticket drawn as they start, so
  * that the tickets drawn are those of running work-groups: a row whose
