@@ -44,6 +44,7 @@
 #include "stub_attention.h"
 #include "stub_softmax.h"
 #include "stub_softmax_coop.h"
+#include "stub_xent_shared.h"
 #include "suites.h"
 #include "testutil.h"
 #include "verify.h"
@@ -163,6 +164,7 @@ ADAPT(stub_rope)
 ADAPT(stub_rmsnorm_backward)
 ADAPT(stub_layernorm_backward)
 ADAPT(stub_cross_entropy)
+ADAPT(stub_xent_shared)
 ADAPT_ENQUEUE(stub_lora, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_rows, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_lora_delta, b[0], b[1], b[2], b[3], b[4])
@@ -181,6 +183,7 @@ ADAPT_ENQUEUE(stub_rope, b[0], b[1], b[2])
 ADAPT_ENQUEUE(stub_rmsnorm_backward, b[0], b[1], b[2], b[3], b[4])
 ADAPT_ENQUEUE(stub_layernorm_backward, b[0], b[1], b[2], b[3], b[4], b[5])
 ADAPT_ENQUEUE(stub_cross_entropy, b[0], b[1], b[2], b[3])
+ADAPT_ENQUEUE(stub_xent_shared, b[0], b[1], b[2], b[3])
 /* stub_attention: the rows are the batch; seq_q and seq_kv as its
  * bench_sizes gives them (op_attention.c: heads * head_dim, at least 16),
  * which the cases of vcase_init hold. */
@@ -223,7 +226,7 @@ static const struct stub_api stubs[] = {
      stub_attention_scratch_bytes_array, stub_attention_path_index_,
      stub_attention_N_SIZES, stub_attention_N_BUFFERS, stub_attention_log_,
      stub_attention_destroy_},
-    STUB(stub_lora_rows),
+    STUB(stub_lora_rows), STUB(stub_xent_shared),
 };
 #define N_STUBS ((int)(sizeof stubs / sizeof stubs[0]))
 

@@ -15,7 +15,8 @@ STUB_NAMES = stub_lora stub_lora_delta stub_lora_tc stub_softmax stub_rmsnorm st
              stub_lora_rows stub_lora_backward stub_lora_split stub_swiglu_backward \
              stub_add_rmsnorm stub_rope stub_rmsnorm_backward \
              stub_layernorm_backward stub_cross_entropy stub_lora_out_in \
-             stub_lora_backward_out_in stub_attention stub_softmax_coop
+             stub_lora_backward_out_in stub_attention stub_softmax_coop \
+             stub_xent_shared
 STUB_FILES = $(foreach n,$(STUB_NAMES),$(STUB_DIR)/$(n).c $(STUB_DIR)/$(n).h $(STUB_DIR)/$(n).cl)
 TEST_STUB_HEADERS = $(STUB_NAMES:%=$(STUB_DIR)/%.h) $(STUB_DIR)/stub_broken.h \
                     $(STUB_DIR)/stub_fallback.h $(STUB_DIR)/stub_in_place.h \
