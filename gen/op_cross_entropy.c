@@ -603,8 +603,7 @@ static const char *const kernels[] = {
 /* The row ops' and split path's axes, then the shared path's. */
 static const struct tune_axis tune_space[] = {
     ROWS_TUNE_AXES,
-    {"split", "1 4 8 16 32 64 128"},
-    {"split_max", "0 8 128 512"},
+    ROWS_SPLIT_TUNE_AXES,
     {"share", "1 4 8 16"},
     {NULL, NULL},
 };
@@ -636,14 +635,18 @@ static void defaults(struct kernel_spec *ks)
                  ks->dtype == DTYPE_BF16 && row_bytes >= CE_SHARE_ROW_BYTES &&
                  !k[ROWS_KNOB_ROWS].set && !k[ROWS_KNOB_MODE].set;
     spec_knob_default(ks, "share", shared ? CE_SHARE_GROUPS : 1.0);
-    if (share(ks) > 1 && !k[ROWS_KNOB_WG].set) {
-        k[ROWS_KNOB_WG].num = CE_SHARE_WG;
-    }
-    if (share(ks) > 1 && !k[ROWS_KNOB_ROWS].set) {
-        k[ROWS_KNOB_ROWS].num = 1;
-    }
-    if (share(ks) > 1 && !k[ROWS_KNOB_MODE].set) {
-        k[ROWS_KNOB_MODE].num = ROWS_MODE_STREAMING;
+    /* A shared row is streamed by groups of one row; the knobs the
+     * spec left to the shape follow. */
+    if (share(ks) > 1) {
+        if (!k[ROWS_KNOB_WG].set) {
+            k[ROWS_KNOB_WG].num = CE_SHARE_WG;
+        }
+        if (!k[ROWS_KNOB_ROWS].set) {
+            k[ROWS_KNOB_ROWS].num = 1;
+        }
+        if (!k[ROWS_KNOB_MODE].set) {
+            k[ROWS_KNOB_MODE].num = ROWS_MODE_STREAMING;
+        }
     }
 }
 

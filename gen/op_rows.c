@@ -47,8 +47,7 @@ const struct tune_axis rows_tune_space[] = {
 /* The same, then the split path's work-groups and rows. */
 const struct tune_axis rows_split_tune_space[] = {
     ROWS_TUNE_AXES,
-    {"split", "1 4 8 16 32 64 128"},
-    {"split_max", "0 8 128 512"},
+    ROWS_SPLIT_TUNE_AXES,
     {NULL, NULL},
 };
 

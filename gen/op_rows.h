@@ -153,6 +153,9 @@ void rows_plan_launch(const struct kernel_spec *ks, struct plan *p,
 #define ROWS_TUNE_AXES                                                       \
     {"wg", "1 2 4 8 16 32 64 128 256 512 1024"}, {"vec", "1 2 4 8 16"},      \
         {"rows", "1 2 4 8 16 64 256"}, {"mode", "registers streaming"}
+/* The split path's axes, after ROWS_TUNE_AXES. */
+#define ROWS_SPLIT_TUNE_AXES                                                 \
+    {"split", "1 4 8 16 32 64 128"}, {"split_max", "0 8 128 512"}
 extern const struct tune_axis rows_tune_space[];
 extern const struct tune_axis rows_split_tune_space[];
 

@@ -164,12 +164,12 @@ inline uint4 load8_bits_policy(const __global storage_t *p, size_t i,
 inline void store8_policy(__global storage_t *p, size_t i, float8 v,
                           ulong policy)
 {
+    const uint4 u = pack8(v);
     asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, "
                  "%5;"
                  :
-                 : "l"(p + i), "r"(bf16_pair(v.s0, v.s1)),
-                   "r"(bf16_pair(v.s2, v.s3)), "r"(bf16_pair(v.s4, v.s5)),
-                   "r"(bf16_pair(v.s6, v.s7)), "l"(policy)
+                 : "l"(p + i), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w),
+                   "l"(policy)
                  : "memory");
 }
 #endif

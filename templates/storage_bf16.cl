@@ -99,11 +99,11 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
     ((__global uint2 *)p)[i / 4] =
         (uint2)(bf16_pair(v.s0, v.s1), bf16_pair(v.s2, v.s3));
 }
-inline void store8(__global storage_t *p, size_t i, float8 v)
+/* Eight floats rounded to bf16, as stored (unpack8's inverse). */
+inline uint4 pack8(float8 v)
 {
-    const uint4 u = (uint4)(bf16_pair(v.s0, v.s1), bf16_pair(v.s2, v.s3),
-                            bf16_pair(v.s4, v.s5), bf16_pair(v.s6, v.s7));
-    ((__global uint4 *)p)[i / 8] = u;
+    return (uint4)(bf16_pair(v.s0, v.s1), bf16_pair(v.s2, v.s3),
+                   bf16_pair(v.s4, v.s5), bf16_pair(v.s6, v.s7));
 }
 #else
 /* The rounding of bf16_from_float on whole vectors, NaN by select rather
@@ -138,10 +138,14 @@ inline void store4(__global storage_t *p, size_t i, float4 v)
     const uint4 r = bf16_round4(v);
     ((__global uint2 *)p)[i / 4] = r.even | (r.odd << 16);
 }
-inline void store8(__global storage_t *p, size_t i, float8 v)
+inline uint4 pack8(float8 v)
 {
     const uint8 r = bf16_round8(v);
-    ((__global uint4 *)p)[i / 8] = r.even | (r.odd << 16);
+    return r.even | (r.odd << 16);
 }
 #endif
+inline void store8(__global storage_t *p, size_t i, float8 v)
+{
+    ((__global uint4 *)p)[i / 8] = pack8(v);
+}
 #define load4v load4
