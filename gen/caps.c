@@ -35,6 +35,10 @@ static const struct cap_rule rules[] = {
      "L2 eviction priorities of loads and stores by inline PTX createpolicy "
      "and .L2::cache_hint (NVIDIA compute capability 8.0 or later)",
      NULL, 80, 0},
+    {CAP_CP_ASYNC, "cp_async",
+     "copies from global to local memory by inline PTX cp.async (NVIDIA "
+     "compute capability 8.0 or later)",
+     NULL, 80, 0},
     {CAP_WGMMA, "wgmma",
      "wgmma on warpgroups, the PTX rebuilt for sm_90a (NVIDIA compute "
      "capability 9.0)",
@@ -318,13 +322,13 @@ static const struct {
     [TARGET_TENSOR] = {"tensor", "op defaults for NVIDIA tensor cores",
                        "NVIDIA tensor cores (compute capability 8.0+)", 0,
                        CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
-                           CAP_L2_HINT,
+                           CAP_L2_HINT | CAP_CP_ASYNC,
                        HOPPER_SXM_FACTS},
     [TARGET_SM90A] = {"sm90a",
                       "op defaults for NVIDIA compute capability 9.0",
                       "NVIDIA compute capability 9.0 (wgmma)", 0,
                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
-                          CAP_L2_HINT | CAP_WGMMA,
+                          CAP_L2_HINT | CAP_CP_ASYNC | CAP_WGMMA,
                       HOPPER_SXM_FACTS},
 };
 

@@ -27,8 +27,10 @@ enum cap {
     CAP_MMA_SYNC_BF16_F16 = 1 << 5, /* inline PTX mma.sync m16n8k16 on
                                        bf16/f16, ldmatrix, cp.async */
     CAP_WGMMA = 1 << 6,           /* wgmma, the PTX rebuilt for sm_90a */
-    CAP_L2_HINT = 1 << 7          /* inline PTX createpolicy, loads and
+    CAP_L2_HINT = 1 << 7,         /* inline PTX createpolicy, loads and
                                      stores with .L2::cache_hint */
+    CAP_CP_ASYNC = 1 << 8         /* inline PTX cp.async, global to
+                                     local memory */
 };
 
 /* One row of the table: capability BIT is granted where the device lists

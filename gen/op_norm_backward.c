@@ -93,6 +93,35 @@ static int row_shfl(const struct kernel_spec *ks)
            knob(ks, ROWS_KNOB_ROWS) <= 15;
 }
 
+/* Local memory the row kernels declare besides AHEAD: the slots' sums,
+ * the hand-over of their partial sums, the one-launch path's lanes. */
+static long rows_local_bytes(const struct kernel_spec *ks)
+{
+    long wg = knob(ks, ROWS_KNOB_WG), rows = knob(ks, ROWS_KNOB_ROWS);
+    long sumv = centred(ks) ? 16 : 8;
+    long part = 2 * rows * (row_shfl(ks) ? wg / 32 : wg) * sumv;
+    long stage = ((rows - 1) * wg + 1) * knob(ks, ROWS_KNOB_VEC) * 4;
+    return part + stage + rows * wg * 4;
+}
+
+/* Whether held rows copy each slot's next row to local memory by
+ * cp.async: where the slots run apart (row_shfl) and the registers hold
+ * no second row (a second row of layernorm's spills, its sums beside
+ * dbeta's), the target copies so, a vector is 8 or 16 bytes (f16 and
+ * bf16: 4 or 8 elements), and the slots' next rows fit the local memory
+ * a work-group may declare. */
+static int ahead_async(const struct kernel_spec *ks)
+{
+    long size = dtype_size(ks->dtype), vec = knob(ks, ROWS_KNOB_VEC);
+    long bytes = vec * size;
+    long rows_bytes = knob(ks, ROWS_KNOB_ROWS) * 2 * features(ks) * size;
+    return rows_in_registers(ks) && row_shfl(ks) && centred(ks) &&
+           target_offers(ks->target, CAP_CP_ASYNC) &&
+           (bytes == 8 || bytes == 16) &&
+           rows_bytes + rows_local_bytes(ks) <=
+               target_facts(ks->target)->local_per_group;
+}
+
 static void defaults(struct kernel_spec *ks)
 {
     struct rows_aim aim = slots_aim;
@@ -204,19 +233,32 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
      * the reductions. Slots that run apart (row_shfl) hold their rows in
      * 128 registers an item: a second row fits only where x and dy stay
      * as stored, half-width, and gamma is read where used; layernorm's
-     * sums and dbeta's then spill, and it keeps one row (bench/
-     * RESULTS.md, "The norms' backward in one launch", "rmsnorm_backward:
-     * rows held as stored, the next row ahead"). */
+     * sums and dbeta's then spill, so its next row goes to local memory
+     * (ahead_async) and the row in registers stays as stored, which
+     * spills nothing (bench/RESULTS.md, "The norms' backward in one
+     * launch", "rmsnorm_backward: rows held as stored, the next row
+     * ahead", "layernorm_backward: the next row by cp.async"). */
     int held = rows_in_registers(ks);
     long vec = knob(ks, ROWS_KNOB_VEC);
-    int as_stored = held && !c && dtype_size(ks->dtype) == 2 &&
-                    (vec == 4 || vec == 8);
-    int ahead = held && (!row_shfl(ks) || as_stored);
+    int async = ahead_async(ks);
+    int as_stored = held && dtype_size(ks->dtype) == 2 &&
+                    (vec == 4 || vec == 8) && (!c || async);
+    int ahead = held && !async && (!row_shfl(ks) || as_stored);
     int gamma_held = held && !row_shfl(ks);
     plan_int(p, "ROW_AHEAD",
              ahead ? "the next row loads while this one is reduced"
                    : "no row loaded ahead",
              ahead);
+    plan_int(p, "ROW_AHEAD_ASYNC",
+             async ? "the next row copies to local memory as this one is "
+                     "reduced"
+                   : "no row copied ahead",
+             async);
+    if (async) {
+        plan_int(p, "ROW_COPY_BYTES", "bytes a cp.async copies",
+                 vec * dtype_size(ks->dtype));
+        p->needs |= CAP_CP_ASYNC;
+    }
     plan_int(p, "GAMMA_HELD",
              gamma_held ? "gamma's share held in registers"
                         : "gamma read where used",

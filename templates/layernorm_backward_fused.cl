@@ -25,8 +25,11 @@ void layernorm_backward_fused(const int rows,
                               __global float *scratch,
                               volatile __global uint *sync)
 {
-    __local sumv part[2 * ROWS_PER_GROUP * WG_SIZE];
+    __local sumv part[NB_PART];
     __local floatv stage[NB_STAGE];
-    norm_backward_rows(rows, x, gamma, dy, dx, scratch, part, stage);
-    fused_sums(rows, scratch, dgamma, dbeta, sync, (__local float *)part);
+    __local uint4 ahead[NB_AHEAD_CHUNKS];
+    __local float lanes[NB_LANES];
+    norm_backward_rows(rows, x, gamma, dy, dx, scratch, part, stage,
+                       (__local storage_t *)ahead);
+    fused_sums(rows, scratch, dgamma, dbeta, sync, lanes);
 }

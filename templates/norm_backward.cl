@@ -46,12 +46,17 @@
  *                 where used
  *   ROW_AS_STORED 1: rows in registers hold x and dy as stored (f16 and
  *                 bf16 vectors of 4 or 8), in half the registers
- * Local memory: PART, 2 * ROWS_PER_GROUP * WG_SIZE sumv, and STAGE,
- * NB_STAGE floatv. */
+ *   ROW_AHEAD_ASYNC 1: rows in registers copy each slot's next row to
+ *                 local memory by cp.async (NVIDIA, compute capability
+ *                 8.0+), ROW_COPY_BYTES (VEC elements) a copy, while
+ *                 this one is reduced and written
+ * Local memory: PART, NB_PART sumv; STAGE, NB_STAGE floatv; AHEAD,
+ * NB_AHEAD_CHUNKS uint4. */
 
 #if !defined(EPS) || !defined(NORM_CENTRED) || !defined(BLOCKS) ||        \
     !defined(SUM_BLOCK) || !defined(ROW_SHFL) || !defined(ROW_AHEAD) ||   \
-    !defined(GAMMA_HELD) || !defined(ROW_AS_STORED)
+    !defined(GAMMA_HELD) || !defined(ROW_AS_STORED) ||                    \
+    !defined(ROW_AHEAD_ASYNC)
 #error "norm_backward.cl: a macro of the plan is missing"
 #endif
 #if NORM_CENTRED && !defined(RSQRT_EPS)
@@ -67,6 +72,24 @@
 #else
 #define SLOT_PARTIALS ROWS_PER_GROUP
 #define NB_STAGE 1
+#endif
+
+/* PART's sums per slot and array: a warp's each where the slots sum by
+ * shuffles, else an item's. */
+#if ROW_SHFL
+#define PART_ITEMS (WG_SIZE / 32)
+#else
+#define PART_ITEMS WG_SIZE
+#endif
+#define NB_PART (2 * ROWS_PER_GROUP * PART_ITEMS)
+
+/* AHEAD: each slot's next row, x then dy, as stored, in 16-byte chunks
+ * (a kernel declares no variable of type half). */
+#if ROW_AHEAD_ASYNC
+#define NB_AHEAD_CHUNKS                                                      \
+    ((2 * ROWS_PER_GROUP * FEATURES * sizeof(storage_t) + 15) / 16)
+#else
+#define NB_AHEAD_CHUNKS 1
 #endif
 
 /* Rows per block: ceil(rows / BLOCKS) rounded up to whole row slots. */
@@ -110,9 +133,11 @@ inline void storef(__global float *p, size_t i, floatv v)
 #if NORM_CENTRED
 typedef float4 sumv;
 #define SUMV_FLOATS 4
+#define SUMV_LAST(v) ((v).s3)
 #else
 typedef float2 sumv;
 #define SUMV_FLOATS 2
+#define SUMV_LAST(v) ((v).s1)
 #endif
 #if ROW_SHFL
 /* Where the target has PTX (NVIDIA) each row slot of a work-group runs on
@@ -220,7 +245,7 @@ inline float row_peak(__local float *part, uint lid, float v)
     (NORM_CENTRED && ROW_IN_REGISTERS && ROW_SHFL && !NORM_TINY_SUMS)
 #define ONE_PASS_SPREAD 64.0f
 
-/* PART holds two arrays of ROWS_PER_GROUP x WG_SIZE sumv. A reduction
+/* PART holds two arrays of ROWS_PER_GROUP x PART_ITEMS sumv. A reduction
  * leaves its result in its array, so the next one on the same array
  * waits for a barrier: layernorm sums into array 1, its mean (a float)
  * into array 0; rmsnorm's rows, and layernorm's in one pass, alternate
@@ -239,7 +264,7 @@ inline float row_peak(__local float *part, uint lid, float v)
 
 inline __local sumv *part_at(__local sumv *part, uint array)
 {
-    return part + (array * ROWS_PER_GROUP + get_local_id(1)) * WG_SIZE;
+    return part + (array * ROWS_PER_GROUP + get_local_id(1)) * PART_ITEMS;
 }
 
 /* A row's statistics: xhat = (x s - mean0 - c) * r; dx = sr * (g - mg -
@@ -368,7 +393,7 @@ inline struct norm_stats stats_checked(struct norm_stats st,
     /* The row sums of every slot sit at the head of their partials. */
     const __local float *sums =
         (const __local float *)(part + SUMS_ARRAY(it) * ROWS_PER_GROUP *
-                                           WG_SIZE) + NORM_CENTRED;
+                                           PART_ITEMS) + NORM_CENTRED;
     if (!group_needs_scale(sums, SUMV_FLOATS * WG_SIZE, st.check)) {
         return st;
     }
@@ -422,6 +447,80 @@ inline void load_row(rowv out[SLOTS], const __global storage_t *p, uint lid)
     }
 }
 
+#if ROW_AHEAD_ASYNC
+#if ROW_COPY_BYTES != 8 && ROW_COPY_BYTES != 16
+#error "norm_backward.cl: ROW_AHEAD_ASYNC copies 8 or 16 bytes"
+#endif
+#define NB_STR_(x) #x
+#define NB_STR(x) NB_STR_(x)
+
+/* This item's share of the row at SRC into TO (its own vectors: each item
+ * reads back only what it copied, so its cp.async.wait_group alone orders
+ * the copies before its reads, with no barrier). AFTER is a value made
+ * of everything the item read from TO before: the copies are issued only
+ * once those reads are done. */
+inline void ahead_copy(__local storage_t *to, const __global storage_t *src,
+                       uint lid, float after)
+{
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            asm volatile("cp.async.ca.shared.global [%0], [%1], "
+                         NB_STR(ROW_COPY_BYTES) ";"
+                         :
+                         : "l"(to + j * VEC), "l"(src + j * VEC), "f"(after)
+                         : "memory");
+        }
+    }
+}
+
+/* The row at base ROW of X and DY into BUF (x, then dy) when COPY, as
+ * one group of copies. */
+inline void ahead_start(__local storage_t *buf, const __global storage_t *x,
+                        const __global storage_t *dy, size_t row, uint lid,
+                        float after, bool copy)
+{
+    if (copy) {
+        ahead_copy(buf, x + row, lid, after);
+        ahead_copy(buf + FEATURES, dy + row, lid, after);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* Vector I of a row in AHEAD, held as rowv. */
+inline rowv ahead_rowv(const __local storage_t *p, uint i)
+{
+#if ROW_AS_STORED
+    return ((const __local rowv *)p)[i / VEC];
+#elif defined(DTYPE_F32)
+    return ((const __local floatv *)p)[i / VEC];
+#elif VEC == 4
+    return unpack4(((const __local uint2 *)p)[i / 4]);
+#elif VEC == 8
+    return unpack8(((const __local uint4 *)p)[i / 8]);
+#else
+#error "norm_backward.cl: ROW_AHEAD_ASYNC needs VEC 4 or 8 of 2 bytes"
+#endif
+}
+
+/* This item's share of the slot's row in BUF (x, then dy), once its
+ * copies have landed. */
+inline void ahead_take(rowv v[SLOTS], rowv dyv[SLOTS],
+                       const __local storage_t *buf, uint lid)
+{
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#pragma unroll
+    for (uint k = 0; k < SLOTS; k++) {
+        const uint j = lid + k * WG_SIZE;
+        if (SLOT_IN_ROW(k, j)) {
+            v[k] = ahead_rowv(buf, j * VEC);
+            dyv[k] = ahead_rowv(buf + FEATURES, j * VEC);
+        }
+    }
+}
+#endif
+
 /* gamma's vector J, slot K of this item: from GAM, its share held in
  * registers, with GAMMA_HELD; else read where used (from the cache: every
  * row reads it), which leaves the registers to the rows. */
@@ -439,16 +538,16 @@ inline floatv gamma_at(const floatv *gam, const __global storage_t *gamma,
 #endif
 }
 
-/* The plain statistics of the row this item holds a share of (V, DYV;
- * gamma as gamma_at reads it; SHIFT: the row's first element). */
-inline struct norm_stats stats_held(const rowv v[SLOTS],
-                                    const rowv dyv[SLOTS],
-                                    const floatv *gam,
-                                    const __global storage_t *gamma,
-                                    float shift,
-                                    uint lid, __local sumv *part, uint it)
+/* This item's sums of the row it holds a share of (V, DYV; gamma as
+ * gamma_at reads it; SHIFT: the row's first element), about *MEAN0,
+ * which it sets: SHIFT where one pass serves, else the row's mean (a
+ * reduction of its own). */
+inline sumv held_sums(const rowv v[SLOTS], const rowv dyv[SLOTS],
+                      const floatv *gam, const __global storage_t *gamma,
+                      float shift, uint lid, __local sumv *part, uint it,
+                      float *mean0)
 {
-    float mean0 = 0.0f;
+    *mean0 = 0.0f;
 #if ONE_PASS_HELD
     /* The sums about SHIFT give the mean's offset c from it and the
      * variance as their second moment less c^2, which loses bits to
@@ -456,7 +555,7 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
      * ONE_PASS_SPREAD times it they are the statistics (stats_of takes
      * any reference); past that the row is summed again about its mean,
      * by the scaled pass stats_checked runs for a CHECK that fails. */
-    mean0 = shift;
+    *mean0 = shift;
 #elif NORM_CENTRED
     floatv a = 0.0f;
 #pragma unroll
@@ -466,9 +565,11 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
         }
     }
     __local float *first = (__local float *)part_at(part, FIRST_ARRAY(it));
-    mean0 = shift + row_total(first, lid, hsum(a)) / (float)FEATURES;
+    *mean0 = shift + row_total(first, lid, hsum(a)) / (float)FEATURES;
 #else
     (void)shift;
+    (void)part;
+    (void)it;
 #endif
     floatv t[SUMV_FLOATS];
 #pragma unroll
@@ -479,7 +580,7 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            const floatv d = row_floats(v[k]) - mean0;
+            const floatv d = row_floats(v[k]) - *mean0;
             const floatv g = gamma_at(gam, gamma, k, j) * row_floats(dyv[k]);
 #if NORM_CENTRED
             t[0] += d;
@@ -493,23 +594,27 @@ inline struct norm_stats stats_held(const rowv v[SLOTS],
         }
     }
 #if NORM_CENTRED
-    const sumv own = (sumv)(hsum(t[0]), hsum(t[1]), hsum(t[2]), hsum(t[3]));
+    return (sumv)(hsum(t[0]), hsum(t[1]), hsum(t[2]), hsum(t[3]));
 #else
-    const sumv own = (sumv)(hsum(t[0]), hsum(t[1]));
+    return (sumv)(hsum(t[0]), hsum(t[1]));
 #endif
-#if ONE_PASS_HELD
-    /* Every item of the slot gets the same sums, so the same branch. */
+}
+
+/* The plain statistics of a held row from its items' sums OWN about
+ * MEAN0. */
+inline struct norm_stats held_stats(sumv own, float mean0, uint lid,
+                                    __local sumv *part, uint it)
+{
     const sumv sums = row_sums(part_at(part, SUMS_ARRAY(it)), lid, own);
     struct norm_stats st = stats_of(sums, mean0, 1.0f);
+#if ONE_PASS_HELD
+    /* Every item of the slot gets the same sums, so the same branch. */
     if (!(st.c * st.c <=
           ONE_PASS_SPREAD * (sums.s1 / (float)FEATURES - st.c * st.c))) {
         st.check = INFINITY;
     }
-    return st;
-#else
-    return stats_of(row_sums(part_at(part, SUMS_ARRAY(it)), lid, own), mean0,
-                    1.0f);
 #endif
+    return st;
 }
 
 /* This item's share of row BASE: dx stored when LIVE; dy * xhat (and dy)
@@ -593,15 +698,17 @@ inline void partials_out(floatv acc_g[SLOTS], floatv acc_b[SLOTS],
 }
 
 /* The rows of block [START, END), slot by slot, with the row in
- * registers. ROW_AHEAD: each slot's next row loads while this one is
- * reduced, so that a compute unit of one work-group keeps loads in
- * flight through the reductions. */
+ * registers. A compute unit of one work-group keeps loads in flight
+ * through the reductions by starting each slot's next row early:
+ * ROW_AHEAD into registers as this row is reduced, ROW_AHEAD_ASYNC into
+ * the slot's share of AHEAD as soon as this row is read out of it. */
 inline void block_rows_held(const __global storage_t *x,
                             const __global storage_t *gamma,
                             const __global storage_t *dy,
                             __global storage_t *dx, uint start, uint end,
                             __global float *scratch, size_t at,
-                            __local sumv *part, __local floatv *stage)
+                            __local sumv *part, __local floatv *stage,
+                            __local storage_t *ahead)
 {
     const uint lid = get_local_id(0), ly = get_local_id(1);
     const bool grads = scratch != 0;
@@ -624,28 +731,48 @@ inline void block_rows_held(const __global storage_t *x,
     load_row(v, x + base, lid);
     load_row(dyv, dy + base, lid);
     float shift = load1(x, base);
+#elif ROW_AHEAD_ASYNC
+    /* The slot's share of AHEAD. */
+    __local storage_t *buf = ahead + ly * 2 * FEATURES;
+    ahead_start(buf, x, dy, base, lid, 0.0f, true);
+    float shift = load1(x, base);
+#else
+    (void)ahead;
 #endif
     for (uint r0 = start; r0 < end; r0 += ROWS_PER_GROUP, it++) {
-#if ROW_AHEAD
+#if ROW_AHEAD || ROW_AHEAD_ASYNC
         const bool more = r0 + ROWS_PER_GROUP < end;
         const size_t next =
             (size_t)min(r0 + ROWS_PER_GROUP + ly, end - 1) * FEATURES;
-        rowv nv[SLOTS], ndy[SLOTS];
         float nshift = 0.0f;
+#endif
+#if ROW_AHEAD
+        rowv nv[SLOTS], ndy[SLOTS];
         if (more) {
             load_row(nv, x + next, lid);
             load_row(ndy, dy + next, lid);
             nshift = load1(x, next);
         }
+#elif ROW_AHEAD_ASYNC
+        ahead_take(v, dyv, buf, lid);
 #else
         base = (size_t)min(r0 + ly, end - 1) * FEATURES;
         load_row(v, x + base, lid);
         load_row(dyv, dy + base, lid);
         const float shift = load1(x, base);
 #endif
-        struct norm_stats st = stats_checked(
-            stats_held(v, dyv, gam, gamma, shift, lid, part, it), x, gamma,
-            dy, base, lid, part, it);
+        float mean0;
+        const sumv own =
+            held_sums(v, dyv, gam, gamma, shift, lid, part, it, &mean0);
+#if ROW_AHEAD_ASYNC
+        /* The next row takes BUF once every vector of x and dy read from
+         * it is in the last sum. */
+        ahead_start(buf, x, dy, next, lid, SUMV_LAST(own), more);
+        nshift = load1(x, next);
+#endif
+        struct norm_stats st =
+            stats_checked(held_stats(own, mean0, lid, part, it), x, gamma,
+                          dy, base, lid, part, it);
         row_out_held(v, dyv, gam, gamma, st, dx, base, lid, r0 + ly < end,
                      grads, acc_g, acc_b);
 #if ROW_AHEAD
@@ -655,6 +782,10 @@ inline void block_rows_held(const __global storage_t *x,
                 v[k] = nv[k];
                 dyv[k] = ndy[k];
             }
+        }
+#endif
+#if ROW_AHEAD || ROW_AHEAD_ASYNC
+        if (more) {
             shift = nshift;
             base = next;
         }
@@ -719,7 +850,8 @@ inline void norm_backward_rows(const int rows, const __global storage_t *x,
                                const __global storage_t *dy,
                                __global storage_t *dx,
                                __global float *scratch, __local sumv *part,
-                               __local floatv *stage)
+                               __local floatv *stage,
+                               __local storage_t *ahead)
 {
     const uint per = block_rows(rows);
     const uint start = get_group_id(1) * per;
@@ -729,9 +861,11 @@ inline void norm_backward_rows(const int rows, const __global storage_t *x,
     const uint end = min(start + per, (uint)rows);
 #if ROW_IN_REGISTERS
     const size_t at = (size_t)get_group_id(1) * FEATURES;
-    block_rows_held(x, gamma, dy, dx, start, end, scratch, at, part, stage);
+    block_rows_held(x, gamma, dy, dx, start, end, scratch, at, part, stage,
+                    ahead);
 #else
     (void)stage;
+    (void)ahead;
     const size_t at =
         ((size_t)get_group_id(1) * ROWS_PER_GROUP + get_local_id(1)) *
         FEATURES;

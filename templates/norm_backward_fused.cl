@@ -22,6 +22,8 @@
 #else
 #define FUSED_LANES 1
 #endif
+/* The lanes' sums, before lane 0 adds them up. */
+#define NB_LANES (FUSED_LANES > 1 ? FUSED_LANES * FUSED_COLS : 1)
 
 /* OUT (+)= the sum of the partial rows FROM over this group's columns;
  * LANES: FUSED_LANES x FUSED_COLS floats of local memory. Every item

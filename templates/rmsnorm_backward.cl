@@ -21,7 +21,9 @@ void rmsnorm_backward(const int rows, const __global storage_t *restrict x,
                       __global storage_t *restrict dx,
                       __global float *restrict scratch)
 {
-    __local sumv part[2 * ROWS_PER_GROUP * WG_SIZE];
+    __local sumv part[NB_PART];
     __local floatv stage[NB_STAGE];
-    norm_backward_rows(rows, x, gamma, dy, dx, scratch, part, stage);
+    __local uint4 ahead[NB_AHEAD_CHUNKS];
+    norm_backward_rows(rows, x, gamma, dy, dx, scratch, part, stage,
+                       (__local storage_t *)ahead);
 }

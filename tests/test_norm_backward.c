@@ -314,8 +314,10 @@ static int runs_fused(struct nu_kernel *k, size_t rows)
  * slots a group, a width no vector divides, accumulate, NULL outputs,
  * the same bits, extreme and tiny rows (the scaled pass on a slot's
  * barriers), layernorm's rows in one pass and in two (first elements far
- * from the mean), and blocks past the device's compute units, which take
- * the two launches. */
+ * from the mean), its next rows copied to local memory (f16 and bf16,
+ * a width that leaves the last vectors of a row to some items), and
+ * blocks past the device's compute units, which take the two
+ * launches. */
 static void test_norm_bwd_fused(void)
 {
     static const struct nb_case cases[] = {
@@ -330,6 +332,10 @@ static void test_norm_bwd_fused(void)
         {"layernorm_backward", "bf16", 2560, ", tile: {blocks: 4096}",
          TARGET_TENSOR, BITS | FAR},
         {"rmsnorm_backward", "f16", 2560, ", accumulate: true",
+         TARGET_TENSOR, NULLS | BITS},
+        {"layernorm_backward", "bf16", 4096, "", TARGET_TENSOR,
+         EXTREMES | BITS | FAR},
+        {"layernorm_backward", "bf16", 2600, ", accumulate: true",
          TARGET_TENSOR, NULLS | BITS},
     };
     static const size_t rows[] = {1, 2, 7, 300, 1000};
@@ -407,27 +413,35 @@ static long plan_define(const struct plan *p, const char *name)
 }
 
 /* Which rows in registers hold x and dy as stored, load the next row
- * ahead and hold gamma: rmsnorm's f16 and bf16 vectors of 4 and 8 as
- * stored with the next row ahead, on NVIDIA too; rows as floats where the
- * slots run apart (NVIDIA) keep one row, and elsewhere load the next and
- * hold gamma. */
+ * ahead (into registers, or into local memory by cp.async) and hold
+ * gamma: rmsnorm's f16 and bf16 vectors of 4 and 8 as stored with the
+ * next row ahead, on NVIDIA too; layernorm's where the slots run apart
+ * (NVIDIA) as stored with the next row copied, while the slots' rows fit
+ * 48 KiB (f32's do not: one row); elsewhere the next row loads and gamma
+ * is held. */
 static void test_norm_bwd_rows_held(void)
 {
     static const struct {
         const char *op, *dtype, *tile;
         enum target target;
-        long as_stored, ahead, gamma;
+        long as_stored, ahead, gamma, async;
     } cases[] = {
-        {"rmsnorm_backward", "bf16", "", TARGET_TENSOR, 1, 1, 0},
-        {"rmsnorm_backward", "f16", "", TARGET_TENSOR, 1, 1, 0},
-        {"rmsnorm_backward", "f32", "", TARGET_TENSOR, 0, 0, 0},
-        {"layernorm_backward", "bf16", "", TARGET_TENSOR, 0, 0, 0},
+        {"rmsnorm_backward", "bf16", "", TARGET_TENSOR, 1, 1, 0, 0},
+        {"rmsnorm_backward", "f16", "", TARGET_TENSOR, 1, 1, 0, 0},
+        {"rmsnorm_backward", "f32", "", TARGET_TENSOR, 0, 0, 0, 0},
+        {"layernorm_backward", "bf16", "", TARGET_TENSOR, 1, 0, 0, 1},
+        {"layernorm_backward", "f16", "", TARGET_TENSOR, 1, 0, 0, 1},
+        {"layernorm_backward", "f32", "", TARGET_TENSOR, 0, 0, 0, 0},
+        {"layernorm_backward", "f32", ", tile: {wg: 256, rows: 1, vec: 4}",
+         TARGET_TENSOR, 0, 0, 0, 1},
+        {"layernorm_backward", "bf16", ", tile: {vec: 2}", TARGET_TENSOR, 0,
+         0, 0, 0},
         {"rmsnorm_backward", "bf16", ", tile: {vec: 2}", TARGET_TENSOR, 0, 0,
-         0},
+         0, 0},
         {"rmsnorm_backward", "bf16", ", tile: {wg: 64, rows: 2, vec: 4, "
-         "mode: registers}", TARGET_GPU, 1, 1, 1},
+         "mode: registers}", TARGET_GPU, 1, 1, 1, 0},
         {"layernorm_backward", "f16", ", tile: {wg: 64, rows: 2, vec: 4, "
-         "mode: registers}", TARGET_GPU, 0, 1, 1},
+         "mode: registers}", TARGET_GPU, 0, 1, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
@@ -442,11 +456,16 @@ static void test_norm_bwd_rows_held(void)
         long as_stored = plan_define(&p, "ROW_AS_STORED");
         long ahead = plan_define(&p, "ROW_AHEAD");
         long gamma = plan_define(&p, "GAMMA_HELD");
+        long async = plan_define(&p, "ROW_AHEAD_ASYNC");
+        int needs = (p.needs & CAP_CP_ASYNC) != 0;
         TU_CHECK(as_stored == cases[i].as_stored &&
-                     ahead == cases[i].ahead && gamma == cases[i].gamma,
-                 "ROW_AS_STORED %ld, ROW_AHEAD %ld, GAMMA_HELD %ld; wanted "
-                 "%ld, %ld, %ld:\n%s", as_stored, ahead, gamma,
-                 cases[i].as_stored, cases[i].ahead, cases[i].gamma, k.yaml);
+                     ahead == cases[i].ahead && gamma == cases[i].gamma &&
+                     async == cases[i].async && needs == async,
+                 "ROW_AS_STORED %ld, ROW_AHEAD %ld, GAMMA_HELD %ld, "
+                 "ROW_AHEAD_ASYNC %ld (cp_async needed: %d); wanted %ld, "
+                 "%ld, %ld, %ld:\n%s", as_stored, ahead, gamma, async, needs,
+                 cases[i].as_stored, cases[i].ahead, cases[i].gamma,
+                 cases[i].async, k.yaml);
         nu_kernel_free(&k);
     }
 }
