@@ -11,7 +11,9 @@
  *
  * Each column's partial rows split over FUSED_LANES lanes of the group's
  * items (lane l takes rows l, l + FUSED_LANES, ...), whose sums lane 0
- * adds in lane order. The sync buffer holds the barrier's two words.
+ * adds in lane order; a lane loads its rows FUSED_BATCH at a time,
+ * dgamma's and dbeta's together. The sync buffer holds the barrier's two
+ * words.
  * Include after norm_backward.cl. */
 #include "grid_sync.cl"
 
@@ -22,14 +24,68 @@
 #else
 #define FUSED_LANES 1
 #endif
-/* The lanes' sums, before lane 0 adds them up. */
-#define NB_LANES (FUSED_LANES > 1 ? FUSED_LANES * FUSED_COLS : 1)
+/* The lanes' sums of each output, before lane 0 adds them up. */
+#define LANE_SUMS (FUSED_LANES > 1 ? FUSED_LANES * FUSED_COLS : 1)
+#define NB_LANES ((1 + NORM_CENTRED) * LANE_SUMS)
 
-/* OUT (+)= the sum of the partial rows FROM over this group's columns;
- * LANES: FUSED_LANES x FUSED_COLS floats of local memory. Every item
- * calls it; nothing is written when OUT is NULL (not wanted). */
+/* Partial rows a lane loads before it adds them: the loads of a batch
+ * are in flight together, where one at a time each would wait out the
+ * latency of the cache. */
+#define FUSED_BATCH 8
+
+/* OUT[I] (+)= S; nothing when OUT is NULL (not wanted). */
+inline void store_sum(__global float *out, uint i, float s)
+{
+    if (out != 0) {
+#if ACCUMULATE
+        s += out[i];
+#endif
+        out[i] = s;
+    }
+}
+
+/* The sum of column COL of partial rows LANE, LANE + STEP, ... below
+ * PARTS at P (dbeta's at P + BETA_PARTIALS in *BETA), in row order. */
+inline float column_sum(const volatile __global float *p, uint col,
+                        uint lane, uint step, uint parts, float *beta)
+{
+    float s = 0.0f, sb = 0.0f;
+    for (uint r0 = lane; r0 < parts; r0 += FUSED_BATCH * step) {
+        float g[FUSED_BATCH];
+#if NORM_CENTRED
+        float b[FUSED_BATCH];
+#endif
+#pragma unroll
+        for (uint u = 0; u < FUSED_BATCH; u++) {
+            const size_t at = (size_t)(r0 + u * step) * FEATURES + col;
+            if (r0 + u * step < parts) {
+                g[u] = p[at];
+#if NORM_CENTRED
+                b[u] = p[BETA_PARTIALS + at];
+#endif
+            }
+        }
+#pragma unroll
+        for (uint u = 0; u < FUSED_BATCH; u++) {
+            if (r0 + u * step < parts) {
+                s += g[u];
+#if NORM_CENTRED
+                sb += b[u];
+#endif
+            }
+        }
+    }
+    *beta = sb;
+    return s;
+}
+
+/* DGAMMA (+)= the sum of the partial rows FROM over this group's
+ * columns, and DBETA (+)= that of dbeta's (layernorm); LANES: NB_LANES
+ * floats of local memory. Every item calls it; nothing is written to an
+ * output that is NULL (not wanted). */
 inline void fused_column_sums(const int rows, const __global float *from,
-                              __global float *out, __local float *lanes)
+                              __global float *dgamma, __global float *dbeta,
+                              __local float *lanes)
 {
     const uint parts = partial_rows(rows);
     const uint item = get_local_id(1) * WG_SIZE + get_local_id(0);
@@ -40,36 +96,34 @@ inline void fused_column_sums(const int rows, const __global float *from,
 #if FUSED_LANES > 1
     const uint lane = item / FUSED_COLS, col = item % FUSED_COLS;
     const bool mine = lane < FUSED_LANES && first + col < FEATURES;
-    float s = 0.0f;
-    for (uint r = lane; mine && r < parts; r += FUSED_LANES) {
-        s += p[(size_t)r * FEATURES + first + col];
-    }
+    float sb = 0.0f;
+    float s = mine ? column_sum(p, first + col, lane, FUSED_LANES, parts, &sb)
+                   : 0.0f;
     if (lane < FUSED_LANES) {
         lanes[lane * FUSED_COLS + col] = s;
+#if NORM_CENTRED
+        lanes[LANE_SUMS + lane * FUSED_COLS + col] = sb;
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lane == 0 && mine && out != 0) {
+    if (lane == 0 && mine) {
         for (uint l = 1; l < FUSED_LANES; l++) {
             s += lanes[l * FUSED_COLS + col];
-        }
-#if ACCUMULATE
-        s += out[first + col];
+#if NORM_CENTRED
+            sb += lanes[LANE_SUMS + l * FUSED_COLS + col];
 #endif
-        out[first + col] = s;
+        }
+        store_sum(dgamma, first + col, s);
+        store_sum(dbeta, first + col, sb);
     }
-    barrier(CLK_LOCAL_MEM_FENCE); /* lanes read before they are reused */
 #else
     (void)lanes;
     for (uint col = item; col < FUSED_COLS; col += GROUP_ITEMS) {
-        if (first + col < FEATURES && out != 0) {
-            float s = 0.0f;
-            for (uint r = 0; r < parts; r++) {
-                s += p[(size_t)r * FEATURES + first + col];
-            }
-#if ACCUMULATE
-            s += out[first + col];
-#endif
-            out[first + col] = s;
+        if (first + col < FEATURES) {
+            float sb = 0.0f;
+            const float s = column_sum(p, first + col, 0, 1, parts, &sb);
+            store_sum(dgamma, first + col, s);
+            store_sum(dbeta, first + col, sb);
         }
     }
 #endif
@@ -87,10 +141,5 @@ inline void fused_sums(const int rows, __global float *scratch,
     grid_fence(); /* this item's partial sums, for every group */
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     grid_wait(sync, BLOCKS, get_local_id(1) * WG_SIZE + get_local_id(0));
-    fused_column_sums(rows, scratch, dgamma, lanes);
-#if NORM_CENTRED
-    fused_column_sums(rows, scratch + BETA_PARTIALS, dbeta, lanes);
-#else
-    (void)dbeta;
-#endif
+    fused_column_sums(rows, scratch, dgamma, dbeta, lanes);
 }

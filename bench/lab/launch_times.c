@@ -10,10 +10,11 @@
  * Every buffer is 256 MiB of small values of either sign (as bf16 or f16
  * halves, or floats of them), the first runtime size ROWS (4096), the
  * others SIZE2, SIZE3, ... in NAME.h's order (1 where not given;
- * VARIANT -1: the one the stub picks); REPS calls after three to warm up (30). Prints, per launch
- * in order, the median and least time and the median gap since the end
- * of the launch before. One set of buffers: a warmer cache than specl
- * bench's rotated sets. */
+ * VARIANT -1: the one the stub picks); REPS calls after three to warm
+ * up (30); LT_NULL=I,J,... passes buffers I, J, ... as NULL. Prints, per
+ * launch in order, the median and least time and the median gap since
+ * the end of the launch before. One set of buffers: a warmer cache than
+ * specl bench's rotated sets. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
@@ -126,6 +127,21 @@ int main(int argc, char **argv)
         }
     }
     free(fill);
+    /* LT_NULL: buffer indices (in NAME.h's order) passed as NULL, for
+     * outputs a call may leave out. */
+    for (const char *p = getenv("LT_NULL"); p != NULL && *p != '\0';) {
+        char *end;
+        long i = strtol(p, &end, 10);
+        if (end == p || i < 0 || i >= API(_N_BUFFERS)) {
+            fprintf(stderr, "lt: LT_NULL: no buffer '%s'\n", p);
+            return 2;
+        }
+        if (buffers[i] != NULL) {
+            clReleaseMemObject(buffers[i]);
+            buffers[i] = NULL;
+        }
+        p = *end == ',' ? end + 1 : end;
+    }
     size_t sizes[API(_N_SIZES)];
     for (int i = 0; i < API(_N_SIZES); i++) {
         sizes[i] = 1;
@@ -192,7 +208,9 @@ int main(int argc, char **argv)
         clReleaseMemObject(scratch);
     }
     for (int i = 0; i < API(_N_BUFFERS); i++) {
-        clReleaseMemObject(buffers[i]);
+        if (buffers[i] != NULL) {
+            clReleaseMemObject(buffers[i]);
+        }
     }
     API(_destroy)(k);
     clReleaseCommandQueue(q);
