@@ -229,12 +229,17 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
  * it is read twice; REGISTERS 0: always read twice). */
 struct rows_coop {
     long groups, vecs, items, slots;
-    long most; /* work-groups per row the stub may spread few rows over */
+    long most;  /* work-groups per row the stub may spread few rows over */
+    long least; /* work-groups per row it may cut many rows down to: the
+                   chunks then outgrow registers and are read twice */
     int in_registers;
 };
 int rows_has_coop(const struct kernel_spec *ks);
+/* STREAM_PAST: the kernel reads a chunk longer than COOP_VECS twice, so
+ * that rows up to coop_max may take fewer chunks than coop_split (down to
+ * about a wave's worth over coop_max rows); else least is groups. */
 void rows_coop_geometry(const struct kernel_spec *ks, int registers,
-                        struct rows_coop *g);
+                        int stream_past, struct rows_coop *g);
 /* Its defaults (after rows_split_defaults): on NVIDIA GPUs, for rows the
  * split path takes, COOP_GPU_ROWS rows in chunks that fill about a wave;
  * none on other devices, CPUs among them, whose work-groups need not run
@@ -250,14 +255,15 @@ void rows_validate_coop(const struct kernel_spec *ks, struct diags *d);
  * among them) and the handle's sync words: per row its counters and the
  * words its work-groups publish, PER_CHUNK for each plus PER_ROW
  * (templates/row_coop.cl); REGISTERS 0 for a kernel that always reads
- * its chunk twice (the others keep it in registers where it fits). The
- * caller sets its why. */
+ * its chunk twice (the others keep it in registers where it fits);
+ * STREAM_PAST as rows_coop_geometry takes it. The caller sets its why. */
 /* The macro of templates/grid_sync.cl, the barrier across the
  * work-groups of a launch that all run at once. */
 void rows_plan_grid_sync(const struct kernel_spec *ks, struct plan *p);
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                             const char *kernel, const char *const *args,
-                            long per_chunk, long per_row, int registers);
+                            long per_chunk, long per_row, int registers,
+                            int stream_past);
 
 /* "ROWSxFEATURES". */
 void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,

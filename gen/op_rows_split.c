@@ -191,6 +191,9 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
  * (its sync words grow with it). */
 #define COOP_GPU_ROWS 16
 #define COOP_MOST_GROUPS 4096
+/* The most chunks of every row together the stub may spread to: the sync
+ * words they take. */
+#define COOP_SPREAD_WORDS 8192
 
 int rows_has_coop(const struct kernel_spec *ks)
 {
@@ -204,7 +207,7 @@ static long ceil_div(long a, long b)
 }
 
 void rows_coop_geometry(const struct kernel_spec *ks, int registers,
-                        struct rows_coop *g)
+                        int stream_past, struct rows_coop *g)
 {
     long vectors = row_vectors(ks), vec = knob(ks, ROWS_KNOB_VEC);
     g->vecs = ceil_div(vectors, knob(ks, ROWS_KNOB_COOP_SPLIT));
@@ -229,13 +232,20 @@ void rows_coop_geometry(const struct kernel_spec *ks, int registers,
     g->slots = ceil_div(g->vecs, g->items);
     /* Few rows leave compute units idle: the stub may double the chunks
      * while each item keeps a vector of its own at least (and the sync
-     * words of coop_max rows stay within COOP_MOST_GROUPS chunks). */
+     * words of coop_max rows stay within COOP_SPREAD_WORDS chunks). */
     long rows = knob(ks, ROWS_KNOB_COOP_MAX) > 0 ? knob(ks, ROWS_KNOB_COOP_MAX)
                                                  : 1;
     g->most = g->groups;
-    while (g->most * 2 * rows <= COOP_MOST_GROUPS &&
+    while (g->most * 2 * rows <= COOP_SPREAD_WORDS &&
            vectors / (g->most * 2) >= g->items) {
         g->most *= 2;
+    }
+    /* Many rows: chunks halved while coop_max rows of them overfill a
+     * wave, read twice where they outgrow the registers. */
+    long wave = device_wave_units(target_facts(ks->target));
+    g->least = g->groups;
+    while (stream_past && g->least > 1 && g->least * rows > wave) {
+        g->least /= 2;
     }
 }
 
@@ -299,6 +309,11 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
              g->groups);
     plan_int(p, "COOP_GROUPS_MOST",
              "one-launch split: work-groups per row at most", g->most);
+    if (g->least < g->groups) {
+        plan_int(p, "COOP_GROUPS_LEAST",
+                 "one-launch split: work-groups per row at least",
+                 g->least);
+    }
     plan_int(p, "COOP_VECS", "one-launch split: vectors per chunk", g->vecs);
     plan_int(p, "COOP_WG", "one-launch split: work-items per group",
              g->items);
@@ -329,23 +344,24 @@ void rows_plan_grid_sync(const struct kernel_spec *ks, struct plan *p)
 
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                             const char *kernel, const char *const *args,
-                            long per_chunk, long per_row, int registers)
+                            long per_chunk, long per_row, int registers,
+                            int stream_past)
 {
     struct rows_coop g;
-    rows_coop_geometry(ks, registers, &g);
+    rows_coop_geometry(ks, registers, stream_past, &g);
     long most = knob(ks, ROWS_KNOB_COOP_MAX);
     long row_words = per_chunk * g.most + per_row;
     coop_defines(ks, p, &g, most, row_words);
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = most;
-    pa->coop_groups = g.groups;
+    pa->coop_groups = g.least;
     pa->coop_most = g.most;
     struct launch *l = &pa->launch[pa->n_launch++];
     l->kernel = kernel;
     l->dims = 2;
     l->local[0] = (size_t)g.items;
     l->local[1] = 1;
-    launch_fixed(l, 0, (size_t)g.groups);
+    launch_fixed(l, 0, (size_t)g.least);
     launch_over(l, 1, 1, SIZE_FIRST, 1);
     launch_args(l, args);
     /* Per row: its arrivals and generation, then its words. */

@@ -19,11 +19,26 @@ static const struct param_def fields[] = {
 /* Inputs besides x and y: none. */
 static const char *const params[] = {NULL};
 
+/* Rows the one-launch split path takes by default where it is on
+ * (NVIDIA) over rows of COOP_STREAM_BYTES and more: past the rows its
+ * chunks are sized for, in fewer, longer chunks read twice, which beat
+ * the split path's two launches up to here (bench/RESULTS.md, "Softmax
+ * over a vocabulary: many rows in one launch"). */
+#define COOP_STREAM_ROWS 32
+#define COOP_STREAM_BYTES (192L << 10)
+
 /* The row ops' defaults, then the split paths' (op_rows_split.c). */
 static void defaults(struct kernel_spec *ks)
 {
     rows_split_defaults(ks);
     rows_coop_defaults(ks);
+    if (rows_has_coop(ks) && !spec_knob_set(ks, "coop_max") &&
+        !spec_knob_set(ks, "coop_split") &&
+        target_offers(ks->target, CAP_SHFL_SYNC) &&
+        ks->knob[ROWS_KNOB_SPLIT_MAX].num >= COOP_STREAM_ROWS &&
+        (long)ks->field[0].num * dtype_size(ks->dtype) >= COOP_STREAM_BYTES) {
+        spec_knob_default(ks, "coop_max", COOP_STREAM_ROWS);
+    }
 }
 
 static void validate(const struct kernel_spec *ks, struct diags *d)
@@ -40,10 +55,10 @@ static void plan_coop(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const args[] = {"x", "y", "sync", NULL};
     /* Each chunk's pair. */
-    struct path *pa = rows_plan_coop(ks, p, "softmax_coop", args, 2, 0, 1);
-    pa->why = "few rows: each row in COOP_GROUPS chunks, a work-group "
-              "each, that wait for one another's (max, sum) pairs within "
-              "one launch";
+    struct path *pa =
+        rows_plan_coop(ks, p, "softmax_coop", args, 2, 0, 1, 1);
+    pa->why = "few rows: each row in chunks, a work-group each, that wait "
+              "for one another's (max, sum) pairs within one launch";
 }
 
 /* The split path (rows up to split_max): softmax_part, then

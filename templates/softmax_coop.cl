@@ -3,8 +3,10 @@
  * and the sum of exponentials relative to it, softmax_common.cl),
  * publishes it, waits until every chunk of its row has (coop_wait),
  * merges the row's pairs and writes the chunk's outputs. With
- * COOP_IN_REGISTERS the chunk stays in registers from its load to its
- * store (x read once); else it is read again after the barrier.
+ * COOP_IN_REGISTERS a chunk of at most COOP_VECS vectors stays in
+ * registers from its load to its store (x read once); a longer one (the
+ * COOP_GROUPS_LEAST chunks of many rows) is read again after the
+ * barrier, as is every chunk without it.
  *
  * Every work-group of a row merges the same pairs in the same order (item
  * i folds pairs i, i + COOP_WG, ... in turn, then merge_pairs' tree), so
@@ -13,7 +15,8 @@
  * Buffers: x, y (rows x FEATURES); sync (row_coop.cl; a row's words: its
  * chunks' pairs, COOP_ROW_WORDS = 2 * COOP_GROUPS_MOST).
  * Launch: local (COOP_WG, 1), groups (chunks, rows): chunks from
- * COOP_GROUPS to COOP_GROUPS_MOST, rows at most COOP_ROWS. */
+ * COOP_GROUPS_LEAST (or COOP_GROUPS) to COOP_GROUPS_MOST, rows at most
+ * COOP_ROWS. */
 #include "softmax_common.cl"
 #include "row_coop.cl"
 
@@ -41,24 +44,15 @@ inline void coop_row_pair(volatile __global uint *sync, uint row, uint chunk,
     *s = sr;
 }
 
-__kernel __attribute__((reqd_work_group_size(COOP_WG, 1, 1)))
-void softmax_coop(const __global storage_t *x, __global storage_t *y,
-                  volatile __global uint *sync)
-{
-    __local float pm[COOP_WG];
-    __local float ps[COOP_WG];
-    const uint lid = get_local_id(0);
-    const uint chunk = get_group_id(0);
-    const uint row = get_group_id(1);
-    const size_t base = (size_t)row * FEATURES;
-    const uint first = chunk * coop_vecs() + lid;
-    const uint end = coop_end(chunk);
-    const uint generation = coop_generation(sync, row, lid);
-
-    float m = NO_MAX;
-    float s;
 #if COOP_IN_REGISTERS
-    /* As softmax.cl's row in registers, over the chunk. */
+/* As softmax.cl's row in registers, over the chunk [FIRST, END) in steps
+ * of COOP_WG (at most COOP_SLOTS of them): x read once. */
+inline void chunk_held(const __global storage_t *x, __global storage_t *y,
+                       volatile __global uint *sync, size_t base, uint row,
+                       uint chunk, uint first, uint end, uint generation,
+                       __local float *pm, __local float *ps, uint lid)
+{
+    float m = NO_MAX;
     floatv v[COOP_SLOTS];
     floatv sv = 0.0f;
 #pragma unroll
@@ -86,7 +80,7 @@ void softmax_coop(const __global storage_t *x, __global storage_t *y,
             sv += v[k];
         }
     }
-    s = hsum(sv);
+    float s = hsum(sv);
     const float mine = m;
     merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
     coop_row_pair(sync, row, chunk, generation, pm, ps, lid, &m, &s);
@@ -99,10 +93,52 @@ void softmax_coop(const __global storage_t *x, __global storage_t *y,
             storev(y, base + j * VEC, v[k] * f);
         }
     }
-#else
-    s = stream_sum(x, base, first, end, COOP_WG, &m);
+}
+#endif
+
+/* The chunk [FIRST, END) streamed: its pair, then its outputs, x read
+ * again after the barrier (recently: from the cache). */
+inline void chunk_streamed(const __global storage_t *x,
+                           __global storage_t *y,
+                           volatile __global uint *sync, size_t base,
+                           uint row, uint chunk, uint first, uint end,
+                           uint generation, __local float *pm,
+                           __local float *ps, uint lid)
+{
+    float m = NO_MAX;
+    float s = stream_sum(x, base, first, end, COOP_WG, &m);
     merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
     coop_row_pair(sync, row, chunk, generation, pm, ps, lid, &m, &s);
     stream_out(x, y, base, first, end, COOP_WG, m, 1.0f / s);
+}
+
+__kernel __attribute__((reqd_work_group_size(COOP_WG, 1, 1)))
+void softmax_coop(const __global storage_t *x, __global storage_t *y,
+                  volatile __global uint *sync)
+{
+    __local float pm[COOP_WG];
+    __local float ps[COOP_WG];
+    const uint lid = get_local_id(0);
+    const uint chunk = get_group_id(0);
+    const uint row = get_group_id(1);
+    const size_t base = (size_t)row * FEATURES;
+    const uint first = chunk * coop_vecs() + lid;
+    const uint end = coop_end(chunk);
+    const uint generation = coop_generation(sync, row, lid);
+#if COOP_IN_REGISTERS && defined(COOP_GROUPS_LEAST)
+    /* Fewer chunks than COOP_GROUPS (many rows) outgrow the registers. */
+    if (coop_vecs() <= COOP_VECS) {
+        chunk_held(x, y, sync, base, row, chunk, first, end, generation, pm,
+                   ps, lid);
+    } else {
+        chunk_streamed(x, y, sync, base, row, chunk, first, end, generation,
+                       pm, ps, lid);
+    }
+#elif COOP_IN_REGISTERS
+    chunk_held(x, y, sync, base, row, chunk, first, end, generation, pm, ps,
+               lid);
+#else
+    chunk_streamed(x, y, sync, base, row, chunk, first, end, generation, pm,
+                   ps, lid);
 #endif
 }

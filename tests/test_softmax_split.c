@@ -295,7 +295,9 @@ static void run_coop_case(const struct coop_case *c, struct vdist x)
  * 1), 4097, 32000 (the chunk in registers), 50257 and 151936 (read
  * twice on the CPU defaults' vec 16; and on the GPU defaults', the
  * chunk in registers at 4 chunks), every dtype among them, scales of
- * either sign, inputs up to +-1e4 at odd widths. */
+ * either sign, inputs up to +-1e4 at odd widths; and chunks sized for 4
+ * a row over up to 64 rows, which cut rows into 2 (a wave's worth):
+ * chunks twice as long as the registers hold, read twice. */
 static void test_coop_widths(void)
 {
     static const struct coop_case cases[] = {
@@ -318,6 +320,10 @@ static void test_coop_widths(void)
          TARGET_GPU},
         {"f32", "features: 151936", "coop_max: 1, coop_split: 4",
          TARGET_GPU},
+        {"f32", "features: 32000, scale: -0.7",
+         "coop_max: 64, coop_split: 4", TARGET_GPU},
+        {"bf16", "features: 50257", "coop_max: 64, coop_split: 4",
+         TARGET_GPU},
     };
     struct vdist wide = {0.0, 1e4};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -329,7 +335,9 @@ static void test_coop_widths(void)
  * targets) wherever the split path runs, 16 rows in 8 chunks (128
  * work-groups, about a wave), spread at fewer rows over up to as many
  * chunks as leave each work-item a vector (COOP_GROUPS_MOST, the path's
- * coop_most), before the split path; never on CPUs nor
+ * coop_most), and over rows of 192 KiB and more up to 32 rows, in as
+ * few as 4 chunks (the path's coop_groups), before the split path;
+ * never on CPUs nor
  * other GPUs, whatever the shape; a spec asking for it with one knob
  * gets the other (coop_max alone: 2 chunks on CPUs, a wave's worth on
  * GPUs; coop_split alone: 1 row); turning the split path off turns it
@@ -342,21 +350,23 @@ static void test_coop_defaults(void)
         int features;
         const char *tile;
         enum target target;
-        long coop_split, coop_max, paths, most;
+        long coop_split, coop_max, paths, most, least;
     } cases[] = {
-        {"f32", 151936, "coop_max: 8", TARGET_GPU, 16, 8, 3, 128},
-        {"f32", 151936, "", TARGET_TENSOR, 8, 16, 3, 64},
-        {"bf16", 151936, "", TARGET_TENSOR, 8, 16, 3, 32},
-        {"f32", 32768, "", TARGET_SM90A, 8, 16, 3, 32},
-        {"f32", 151936, "", TARGET_GPU, 1, 0, 2, 0},
-        {"f32", 32000, "", TARGET_TENSOR, 1, 0, 1, 0},
-        {"f32", 151936, "split_max: 0", TARGET_TENSOR, 1, 0, 1, 0},
-        {"f32", 151936, "", TARGET_CPU, 1, 0, 2, 0},
-        {"bf16", 151936, "", TARGET_CPU, 1, 0, 2, 0},
-        {"f32", 151936, "coop_max: 2", TARGET_CPU, 2, 2, 3, 8},
-        {"f32", 151936, "coop_split: 4", TARGET_CPU, 4, 1, 3, 8},
-        {"f32", 151936, "coop_max: 1", TARGET_GPU, 128, 1, 3, 128},
-        {"f32", 4096, "coop_max: 4", TARGET_GPU, 32, 4, 2, 32},
+        {"f32", 151936, "coop_max: 8", TARGET_GPU, 16, 8, 3, 128, 16},
+        {"f32", 151936, "", TARGET_TENSOR, 8, 32, 3, 64, 4},
+        {"bf16", 151936, "", TARGET_TENSOR, 8, 32, 3, 32, 4},
+        {"bf16", 65536, "", TARGET_SM90A, 8, 16, 3, 64, 8},
+        {"f32", 32768, "", TARGET_SM90A, 8, 16, 3, 32, 8},
+        {"f32", 151936, "coop_max: 16", TARGET_TENSOR, 8, 16, 3, 64, 8},
+        {"f32", 151936, "", TARGET_GPU, 1, 0, 2, 0, 0},
+        {"f32", 32000, "", TARGET_TENSOR, 1, 0, 1, 0, 0},
+        {"f32", 151936, "split_max: 0", TARGET_TENSOR, 1, 0, 1, 0, 0},
+        {"f32", 151936, "", TARGET_CPU, 1, 0, 2, 0, 0},
+        {"bf16", 151936, "", TARGET_CPU, 1, 0, 2, 0, 0},
+        {"f32", 151936, "coop_max: 2", TARGET_CPU, 2, 2, 3, 8, 2},
+        {"f32", 151936, "coop_split: 4", TARGET_CPU, 4, 1, 3, 8, 4},
+        {"f32", 151936, "coop_max: 1", TARGET_GPU, 128, 1, 3, 128, 128},
+        {"f32", 4096, "coop_max: 4", TARGET_GPU, 32, 4, 2, 32, 32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
@@ -382,11 +392,13 @@ static void test_coop_defaults(void)
             struct plan p;
             memset(&p, 0, sizeof p);
             k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
-            TU_CHECK(p.path[0].coop_most == cases[i].most,
-                     "%s %d {%s}, target %d: coop_most %ld (want %ld)",
+            TU_CHECK(p.path[0].coop_most == cases[i].most &&
+                         p.path[0].coop_groups == cases[i].least,
+                     "%s %d {%s}, target %d: coop_most %ld, coop_groups "
+                     "%ld (want %ld, %ld)",
                      cases[i].dtype, cases[i].features, cases[i].tile,
                      (int)cases[i].target, p.path[0].coop_most,
-                     cases[i].most);
+                     p.path[0].coop_groups, cases[i].most, cases[i].least);
             if (i == 0 && nu_build(&k)) {
                 int fits = 16 <= nu_compute_units();
                 CU_ASSERT_EQUAL(runs_coop(&k, 1), fits);
