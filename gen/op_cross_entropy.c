@@ -404,7 +404,7 @@ static void plan_coop(const struct kernel_spec *ks, struct plan *p)
     with_sync(kernel_args[1][grad(ks)][!none], args);
     /* Each chunk's (m, s, t), then the logit at the label. */
     struct path *pa = rows_plan_coop(ks, p, "cross_entropy_coop", args, 3,
-                                     1, 0, 0);
+                                     1, 0, 0, 0);
     if (!none) {
         p->sync_words += 1;
     }

@@ -256,14 +256,16 @@ void rows_validate_coop(const struct kernel_spec *ks, struct diags *d);
  * words its work-groups publish, PER_CHUNK for each plus PER_ROW
  * (templates/row_coop.cl); REGISTERS 0 for a kernel that always reads
  * its chunk twice (the others keep it in registers where it fits);
- * STREAM_PAST as rows_coop_geometry takes it. The caller sets its why. */
+ * STREAM_PAST as rows_coop_geometry takes it; the sync words cover
+ * SYNC_ROWS rows where that passes coop_max (a second one-launch path of
+ * the op's over more rows shares them). The caller sets its why. */
 /* The macro of templates/grid_sync.cl, the barrier across the
  * work-groups of a launch that all run at once. */
 void rows_plan_grid_sync(const struct kernel_spec *ks, struct plan *p);
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                             const char *kernel, const char *const *args,
                             long per_chunk, long per_row, int registers,
-                            int stream_past);
+                            int stream_past, long sync_rows);
 
 /* "ROWSxFEATURES". */
 void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,

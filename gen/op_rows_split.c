@@ -294,7 +294,7 @@ void rows_validate_coop(const struct kernel_spec *ks, struct diags *d)
 /* The one-launch path's defines: its geometry G, rows MOST, fences and
  * ROW_WORDS sync words per row (templates/row_coop.cl). */
 static void coop_defines(const struct kernel_spec *ks, struct plan *p,
-                         const struct rows_coop *g, long most,
+                         const struct rows_coop *g, long rows,
                          long row_words)
 {
     int streamed = 0;
@@ -323,7 +323,7 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
              g->in_registers ? "one-launch split: chunk in registers"
                              : "one-launch split: chunk read twice",
              g->in_registers);
-    plan_int(p, "COOP_ROWS", "one-launch split: rows at most", most);
+    plan_int(p, "COOP_ROWS", "one-launch split: rows of sync words", rows);
     rows_plan_grid_sync(ks, p);
     plan_int(p, "COOP_ROW_WORDS", "one-launch split: sync words per row",
              row_words);
@@ -345,13 +345,14 @@ void rows_plan_grid_sync(const struct kernel_spec *ks, struct plan *p)
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                             const char *kernel, const char *const *args,
                             long per_chunk, long per_row, int registers,
-                            int stream_past)
+                            int stream_past, long sync_rows)
 {
     struct rows_coop g;
     rows_coop_geometry(ks, registers, stream_past, &g);
     long most = knob(ks, ROWS_KNOB_COOP_MAX);
     long row_words = per_chunk * g.most + per_row;
-    coop_defines(ks, p, &g, most, row_words);
+    long words_rows = sync_rows > most ? sync_rows : most;
+    coop_defines(ks, p, &g, words_rows, row_words);
     struct path *pa = &p->path[p->n_path++];
     pa->max_rows = most;
     pa->coop_groups = g.least;
@@ -365,6 +366,6 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
     launch_over(l, 1, 1, SIZE_FIRST, 1);
     launch_args(l, args);
     /* Per row: its arrivals and generation, then its words. */
-    p->sync_words = most * (2 + row_words);
+    p->sync_words = words_rows * (2 + row_words);
     return pa;
 }

@@ -23,20 +23,33 @@ static const char *const params[] = {NULL};
  * (NVIDIA) over rows of COOP_STREAM_BYTES and more: past the rows its
  * chunks are sized for, in fewer, longer chunks read twice, which beat
  * the split path's two launches up to here (bench/RESULTS.md, "Softmax
- * over a vocabulary: many rows in one launch"). */
+ * over a vocabulary: many rows in one launch"). Then, up to
+ * COOP_LONG_ROWS, a second one-launch path, softmax_coop_long: each row
+ * in COOP_LONG_GROUPS chunks of the most items a work-group has, read
+ * twice. */
 #define COOP_STREAM_ROWS 32
 #define COOP_STREAM_BYTES (192L << 10)
+#define COOP_LONG_ROWS 64
+#define COOP_LONG_GROUPS 2
+
+/* Whether the coop knobs are the defaults of NVIDIA's over long rows,
+ * where the split path's rows reach COOP_LONG_ROWS. */
+static int coop_streams(const struct kernel_spec *ks)
+{
+    return rows_has_coop(ks) && !spec_knob_set(ks, "coop_max") &&
+           !spec_knob_set(ks, "coop_split") &&
+           target_offers(ks->target, CAP_SHFL_SYNC) &&
+           ks->knob[ROWS_KNOB_SPLIT_MAX].num >= COOP_LONG_ROWS &&
+           (long)ks->field[0].num * dtype_size(ks->dtype) >=
+               COOP_STREAM_BYTES;
+}
 
 /* The row ops' defaults, then the split paths' (op_rows_split.c). */
 static void defaults(struct kernel_spec *ks)
 {
     rows_split_defaults(ks);
     rows_coop_defaults(ks);
-    if (rows_has_coop(ks) && !spec_knob_set(ks, "coop_max") &&
-        !spec_knob_set(ks, "coop_split") &&
-        target_offers(ks->target, CAP_SHFL_SYNC) &&
-        ks->knob[ROWS_KNOB_SPLIT_MAX].num >= COOP_STREAM_ROWS &&
-        (long)ks->field[0].num * dtype_size(ks->dtype) >= COOP_STREAM_BYTES) {
+    if (coop_streams(ks)) {
         spec_knob_default(ks, "coop_max", COOP_STREAM_ROWS);
     }
 }
@@ -55,10 +68,32 @@ static void plan_coop(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const args[] = {"x", "y", "sync", NULL};
     /* Each chunk's pair. */
-    struct path *pa =
-        rows_plan_coop(ks, p, "softmax_coop", args, 2, 0, 1, 1);
+    int longer = coop_streams(ks);
+    struct path *pa = rows_plan_coop(ks, p, "softmax_coop", args, 2, 0, 1,
+                                     1, longer ? COOP_LONG_ROWS : 0);
     pa->why = "few rows: each row in chunks, a work-group each, that wait "
               "for one another's (max, sum) pairs within one launch";
+    if (!longer) {
+        return;
+    }
+    plan_int(p, "COOP_LONG_WG", "one-launch split, most rows: work-items "
+             "per group", ROWS_MAX_GROUP);
+    plan_int(p, "COOP_LONG_ROWS", "one-launch split, most rows: rows at "
+             "most", COOP_LONG_ROWS);
+    pa = &p->path[p->n_path++];
+    pa->why = "more rows: each row in 2 chunks read twice, a work-group "
+              "each, that wait for one another within one launch";
+    pa->max_rows = COOP_LONG_ROWS;
+    pa->coop_groups = COOP_LONG_GROUPS;
+    pa->coop_most = COOP_LONG_GROUPS;
+    struct launch *l = &pa->launch[pa->n_launch++];
+    l->kernel = "softmax_coop_long";
+    l->dims = 2;
+    l->local[0] = ROWS_MAX_GROUP;
+    l->local[1] = 1;
+    launch_fixed(l, 0, COOP_LONG_GROUPS);
+    launch_over(l, 1, 1, SIZE_FIRST, 1);
+    launch_args(l, args);
 }
 
 /* The split path (rows up to split_max): softmax_part, then
@@ -175,9 +210,9 @@ static double error_bound(const struct kernel_spec *ks)
 static const char *const few_rows_knobs[] = {"split", "split_max",
                                              "coop_split", "coop_max", NULL};
 
-static const char *const softmax_kernels[] = {"softmax", "softmax_coop",
-                                              "softmax_part",
-                                              "softmax_combine", NULL};
+static const char *const softmax_kernels[] = {
+    "softmax", "softmax_coop", "softmax_coop_long", "softmax_part",
+    "softmax_combine", NULL};
 
 const struct op_def op_softmax = {
     .name = "softmax",

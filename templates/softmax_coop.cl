@@ -2,11 +2,11 @@
  * chunk of one row (row_coop.cl), forms the chunk's pair (its largest h
  * and the sum of exponentials relative to it, softmax_common.cl),
  * publishes it, waits until every chunk of its row has (coop_wait),
- * merges the row's pairs and writes the chunk's outputs. With
- * COOP_IN_REGISTERS a chunk of at most COOP_VECS vectors stays in
- * registers from its load to its store (x read once); a longer one (the
- * COOP_GROUPS_LEAST chunks of many rows) is read again after the
- * barrier, as is every chunk without it.
+ * merges the row's pairs (softmax_coop_common.cl) and writes the chunk's
+ * outputs. With COOP_IN_REGISTERS a chunk of at most COOP_VECS vectors
+ * stays in registers from its load to its store (x read once); a longer
+ * one (the COOP_GROUPS_LEAST chunks of many rows) is read again after
+ * the barrier, as is every chunk without it.
  *
  * Every work-group of a row merges the same pairs in the same order (item
  * i folds pairs i, i + COOP_WG, ... in turn, then merge_pairs' tree), so
@@ -17,32 +17,7 @@
  * Launch: local (COOP_WG, 1), groups (chunks, rows): chunks from
  * COOP_GROUPS_LEAST (or COOP_GROUPS) to COOP_GROUPS_MOST, rows at most
  * COOP_ROWS. */
-#include "softmax_common.cl"
-#include "row_coop.cl"
-
-/* Publishes (M, S) as chunk CHUNK's pair of ROW, waits for the row's
- * other chunks (GENERATION: coop_generation) and returns the row's pair,
- * merged in a fixed order. */
-inline void coop_row_pair(volatile __global uint *sync, uint row, uint chunk,
-                          uint generation, __local float *pm,
-                          __local float *ps, uint lid, float *m, float *s)
-{
-    volatile __global uint *pairs = coop_words(sync, row);
-    if (lid == 0) {
-        coop_put(pairs, 2 * chunk, *m);
-        coop_put(pairs, 2 * chunk + 1, *s);
-    }
-    coop_wait(sync, row, lid, generation);
-    float mr = NO_MAX;
-    float sr = 0.0f;
-    for (uint c = lid; c < coop_groups(); c += COOP_WG) {
-        merge_pair(&mr, &sr, coop_get(pairs, 2 * c),
-                   coop_get(pairs, 2 * c + 1));
-    }
-    merge_pairs(pm, ps, lid, COOP_WG, &mr, &sr);
-    *m = mr;
-    *s = sr;
-}
+#include "softmax_coop_common.cl"
 
 #if COOP_IN_REGISTERS
 /* As softmax.cl's row in registers, over the chunk [FIRST, END) in steps
@@ -83,7 +58,8 @@ inline void chunk_held(const __global storage_t *x, __global storage_t *y,
     float s = hsum(sv);
     const float mine = m;
     merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
-    coop_row_pair(sync, row, chunk, generation, pm, ps, lid, &m, &s);
+    coop_row_pair(sync, row, chunk, generation, pm, ps, lid, COOP_WG, &m,
+                  &s);
     /* v holds exponentials relative to this item's reference. */
     const float f = EXPS(mine - m) / s;
 #pragma unroll
@@ -95,22 +71,6 @@ inline void chunk_held(const __global storage_t *x, __global storage_t *y,
     }
 }
 #endif
-
-/* The chunk [FIRST, END) streamed: its pair, then its outputs, x read
- * again after the barrier (recently: from the cache). */
-inline void chunk_streamed(const __global storage_t *x,
-                           __global storage_t *y,
-                           volatile __global uint *sync, size_t base,
-                           uint row, uint chunk, uint first, uint end,
-                           uint generation, __local float *pm,
-                           __local float *ps, uint lid)
-{
-    float m = NO_MAX;
-    float s = stream_sum(x, base, first, end, COOP_WG, &m);
-    merge_pairs(pm, ps, lid, COOP_WG, &m, &s);
-    coop_row_pair(sync, row, chunk, generation, pm, ps, lid, &m, &s);
-    stream_out(x, y, base, first, end, COOP_WG, m, 1.0f / s);
-}
 
 __kernel __attribute__((reqd_work_group_size(COOP_WG, 1, 1)))
 void softmax_coop(const __global storage_t *x, __global storage_t *y,
@@ -132,13 +92,13 @@ void softmax_coop(const __global storage_t *x, __global storage_t *y,
                    ps, lid);
     } else {
         chunk_streamed(x, y, sync, base, row, chunk, first, end, generation,
-                       pm, ps, lid);
+                       pm, ps, lid, COOP_WG);
     }
 #elif COOP_IN_REGISTERS
     chunk_held(x, y, sync, base, row, chunk, first, end, generation, pm, ps,
                lid);
 #else
     chunk_streamed(x, y, sync, base, row, chunk, first, end, generation, pm,
-                   ps, lid);
+                   ps, lid, COOP_WG);
 #endif
 }

@@ -336,7 +336,8 @@ static void test_coop_widths(void)
  * work-groups, about a wave), spread at fewer rows over up to as many
  * chunks as leave each work-item a vector (COOP_GROUPS_MOST, the path's
  * coop_most), and over rows of 192 KiB and more up to 32 rows, in as
- * few as 4 chunks (the path's coop_groups), before the split path;
+ * few as 4 chunks (the path's coop_groups), then up to 64 rows
+ * softmax_coop_long's path, before the split path;
  * never on CPUs nor
  * other GPUs, whatever the shape; a spec asking for it with one knob
  * gets the other (coop_max alone: 2 chunks on CPUs, a wave's worth on
@@ -353,8 +354,8 @@ static void test_coop_defaults(void)
         long coop_split, coop_max, paths, most, least;
     } cases[] = {
         {"f32", 151936, "coop_max: 8", TARGET_GPU, 16, 8, 3, 128, 16},
-        {"f32", 151936, "", TARGET_TENSOR, 8, 32, 3, 64, 4},
-        {"bf16", 151936, "", TARGET_TENSOR, 8, 32, 3, 32, 4},
+        {"f32", 151936, "", TARGET_TENSOR, 8, 32, 4, 64, 4},
+        {"bf16", 151936, "", TARGET_TENSOR, 8, 32, 4, 32, 4},
         {"bf16", 65536, "", TARGET_SM90A, 8, 16, 3, 64, 8},
         {"f32", 32768, "", TARGET_SM90A, 8, 16, 3, 32, 8},
         {"f32", 151936, "coop_max: 16", TARGET_TENSOR, 8, 16, 3, 64, 8},
@@ -410,13 +411,61 @@ static void test_coop_defaults(void)
     }
 }
 
+/* The one-launch path at its most rows (NVIDIA's defaults over rows of
+ * 192 KiB and more): softmax_coop_long, 2 chunks a row of 1024 items,
+ * read twice, after softmax_coop's 32 rows and before the split path.
+ * Its plan everywhere; on a device with the PTX: 33 and 64 rows (twice
+ * on one handle: the counters left as found), 65 on the split path. */
+static void test_coop_long(void)
+{
+    static const char *const dtypes[] = {"f32", "bf16"};
+    int device = caps_lacking(CAP_SHFL_SYNC, nu_rt()->caps.have) == 0;
+    for (int i = 0; i < 2; i++) {
+        struct nu_kernel k;
+        if (!nu_spec_ok(&k, "kernels:\n  - {name: t_long, op: softmax, "
+                        "dtype: %s, features: 151936, scale: -0.7}\n",
+                        dtypes[i])) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        struct plan p;
+        nu_plan_for(&k, TARGET_TENSOR, &p);
+        const struct path *pa = &p.path[1];
+        TU_CHECK(p.n_path == 4 && p.path[0].max_rows == 32 &&
+                     pa->max_rows == 64 && pa->coop_groups == 2 &&
+                     pa->n_launch == 1 &&
+                     strcmp(pa->launch[0].kernel, "softmax_coop_long") == 0 &&
+                     pa->launch[0].local[0] == 1024 &&
+                     p.sync_words >= 64 * 2,
+                 "no softmax_coop_long path second (%d paths):\n%s",
+                 p.n_path, k.yaml);
+        if (!device || !nu_build(&k)) {
+            nu_kernel_free(&k);
+            continue;
+        }
+        const size_t rows[] = {33, 64, 64, 65};
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            int fits = rows[r] <= 64 && rows[r] * 2 <= nu_compute_units();
+            int taken = strcmp(path_kernel(&k, rows[r]),
+                               "softmax_coop_long") == 0;
+            TU_CHECK(taken == fits, "%zu rows %s softmax_coop_long (%u "
+                     "units):\n%s", rows[r], taken ? "take" : "do not take",
+                     nu_compute_units(), k.yaml);
+            nu_run(&k, rows[r], (struct vdist){0.0, 1e4});
+        }
+        nu_kernel_free(&k);
+    }
+}
+
 int add_softmax_split_numeric_tests(CU_pSuite s)
 {
     if (CU_add_test(s, "softmax: the one-launch split path, widths 1 to "
                     "151936, launched again on one handle",
                     test_coop_widths) == NULL ||
         CU_add_test(s, "softmax: the one-launch split path's defaults",
-                    test_coop_defaults) == NULL) {
+                    test_coop_defaults) == NULL ||
+        CU_add_test(s, "softmax: the one-launch split path at 33 to 64 "
+                    "rows, 2 chunks of 1024 items", test_coop_long) == NULL) {
         return -1;
     }
     if (CU_add_test(s, "softmax: rows split over work-groups, widths 1 to "
