@@ -65,12 +65,12 @@ enum { ROWS_MODE_AUTO, ROWS_MODE_REGISTERS, ROWS_MODE_STREAMING };
 #define ROWS_KNOB_COOP_SPLIT_DEF                                             \
     {"coop_split", VALUE_INT, 0, 1, 1, 1024, NULL,                           \
      "chunks of a row, a work-group each, on the one-launch split path; 1: " \
-     "none (shape: 16 on NVIDIA GPUs where rows split)"}
+     "none (shape: a wave over 16 rows on NVIDIA GPUs where rows split)"}
 #define ROWS_KNOB_COOP_MAX_DEF                                               \
     {"coop_max", VALUE_INT, 0, 0, 0, 1024, NULL,                             \
      "rows up to which the one-launch split path runs, while rows x "       \
-     "chunks fit the compute units; 0: none (shape: 8 on NVIDIA GPUs, none " \
-     "elsewhere)"}
+     "chunks fit the compute units; 0: none (shape: 16 on NVIDIA GPUs, "     \
+     "softmax's 32 over rows of 192 KiB and more; none elsewhere)"}
 
 /* The designated initializers of every knob up to ROWS_N_COOP_KNOBS, wg
  * with the help line WG_HELP: a table for ops that add knobs after

@@ -314,7 +314,8 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
                  "one-launch split: work-groups per row at least",
                  g->least);
     }
-    plan_int(p, "COOP_VECS", "one-launch split: vectors per chunk", g->vecs);
+    plan_int(p, "COOP_VECS", "one-launch split: vectors per chunk at "
+             "COOP_GROUPS", g->vecs);
     plan_int(p, "COOP_WG", "one-launch split: work-items per group",
              g->items);
     plan_int(p, "COOP_SLOTS", "one-launch split: vectors per work-item",
