@@ -266,6 +266,13 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
                             const char *kernel, const char *const *args,
                             long per_chunk, long per_row, int registers,
                             int stream_past, long sync_rows);
+/* A one-launch path of KERNEL over (GROUPS, rows) work-groups of ITEMS
+ * items taking ARGS, up to MAX_ROWS rows, its groups doubled up to MOST
+ * at fewer rows (the stub's spread), on the sync words rows_plan_coop
+ * laid out. The caller sets its why. */
+struct path *rows_plan_coop_path(struct plan *p, const char *kernel,
+                                 const char *const *args, long max_rows,
+                                 long groups, long most, long items);
 
 /* "ROWSxFEATURES". */
 void rows_shape_text(const struct kernel_spec *ks, const size_t *sizes,

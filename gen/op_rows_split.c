@@ -291,8 +291,8 @@ void rows_validate_coop(const struct kernel_spec *ks, struct diags *d)
     }
 }
 
-/* The one-launch path's defines: its geometry G, rows MOST, fences and
- * ROW_WORDS sync words per row (templates/row_coop.cl). */
+/* The one-launch path's defines: its geometry G, the ROWS its sync words
+ * cover, fences and ROW_WORDS sync words per row (templates/row_coop.cl). */
 static void coop_defines(const struct kernel_spec *ks, struct plan *p,
                          const struct rows_coop *g, long rows,
                          long row_words)
@@ -354,19 +354,27 @@ struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,
     long row_words = per_chunk * g.most + per_row;
     long words_rows = sync_rows > most ? sync_rows : most;
     coop_defines(ks, p, &g, words_rows, row_words);
+    /* Per row: its arrivals and generation, then its words. */
+    p->sync_words = words_rows * (2 + row_words);
+    return rows_plan_coop_path(p, kernel, args, most, g.least, g.most,
+                               g.items);
+}
+
+struct path *rows_plan_coop_path(struct plan *p, const char *kernel,
+                                 const char *const *args, long max_rows,
+                                 long groups, long most, long items)
+{
     struct path *pa = &p->path[p->n_path++];
-    pa->max_rows = most;
-    pa->coop_groups = g.least;
-    pa->coop_most = g.most;
+    pa->max_rows = max_rows;
+    pa->coop_groups = groups;
+    pa->coop_most = most;
     struct launch *l = &pa->launch[pa->n_launch++];
     l->kernel = kernel;
     l->dims = 2;
-    l->local[0] = (size_t)g.items;
+    l->local[0] = (size_t)items;
     l->local[1] = 1;
-    launch_fixed(l, 0, (size_t)g.least);
+    launch_fixed(l, 0, (size_t)groups);
     launch_over(l, 1, 1, SIZE_FIRST, 1);
     launch_args(l, args);
-    /* Per row: its arrivals and generation, then its words. */
-    p->sync_words = words_rows * (2 + row_words);
     return pa;
 }

@@ -80,20 +80,11 @@ static void plan_coop(const struct kernel_spec *ks, struct plan *p)
              "per group", ROWS_MAX_GROUP);
     plan_int(p, "COOP_LONG_ROWS", "one-launch split, most rows: rows at "
              "most", COOP_LONG_ROWS);
-    pa = &p->path[p->n_path++];
+    pa = rows_plan_coop_path(p, "softmax_coop_long", args, COOP_LONG_ROWS,
+                             COOP_LONG_GROUPS, COOP_LONG_GROUPS,
+                             ROWS_MAX_GROUP);
     pa->why = "more rows: each row in 2 chunks read twice, a work-group "
               "each, that wait for one another within one launch";
-    pa->max_rows = COOP_LONG_ROWS;
-    pa->coop_groups = COOP_LONG_GROUPS;
-    pa->coop_most = COOP_LONG_GROUPS;
-    struct launch *l = &pa->launch[pa->n_launch++];
-    l->kernel = "softmax_coop_long";
-    l->dims = 2;
-    l->local[0] = ROWS_MAX_GROUP;
-    l->local[1] = 1;
-    launch_fixed(l, 0, COOP_LONG_GROUPS);
-    launch_over(l, 1, 1, SIZE_FIRST, 1);
-    launch_args(l, args);
 }
 
 /* The split path (rows up to split_max): softmax_part, then
