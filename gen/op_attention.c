@@ -22,7 +22,8 @@
  * Q K^T and P V as m16n8k16 products, a warp per 16 rows, its own block
  * sizes (mma_q, mma_k); its split path is templates/attention_mma_part.cl
  * (split_q rows a work-group), merged the same ways. With engine:
- * wgmma (compute capability 9.0, head dims 64 and 128) the prefill path
+ * wgmma (compute capability 9.0, head dims 64, 80, 96, 128 and 256) the
+ * prefill path
  * is templates/attention_wgmma.cl: the same walk on warpgroup products
  * (a warpgroup per 64 rows), the split path attention_mma_part's; with
  * wg_tma, templates/attention_wgmma_tma.cl: its tiles loaded by the
@@ -43,7 +44,8 @@ static const struct param_def knobs[] = {
     {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
      "prefill: simt (every device), mma (f16, bf16: m16n8k16 on NVIDIA "
      "tensor cores, compute capability 8.0+) or wgmma (f16, bf16 at "
-     "head_dim 64 or 128: warpgroup products, compute capability 9.0)"},
+     "head_dim 64, 80, 96, 128 or 256: warpgroup products, compute "
+     "capability 9.0)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
      "engines mma, wgmma: query rows per work-group, 16 a warp (mma), 64 "
      "a warpgroup (wgmma)"},
@@ -55,7 +57,7 @@ static const struct param_def knobs[] = {
     {"wg_tma", VALUE_BOOL, 0, 1, 0, 1, NULL,
      "engine wgmma: the prefill path's tiles loaded by the tensor memory "
      "accelerator, the warpgroups taking turns (else cp.async and a "
-     "work-group barrier a tile)"},
+     "work-group barrier a tile); head_dim 64, 128 or 256"},
     {"split_q", VALUE_INT, 0, 16, 16, 256, NULL,
      "engine mma: query rows per work-group on the split path, 16 a warp"},
     {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
@@ -139,21 +141,32 @@ static long split_local(long sq, long mk, long d)
     return (2 * mk + sq) * row;
 }
 
-/* Whether attention_wgmma takes the head (its tiles are rows of 64 and
- * 128 elements). */
+/* Whether attention_wgmma takes the head: its tiles lie in blocks of 64
+ * elements, and its outputs are one m64nHEAD_DIMk16 product's. */
 static int wgmma_head(long d)
 {
-    return d == 64 || d == 128;
+    return d == 64 || d == 80 || d == 96 || d == 128 || d == 256;
+}
+
+/* The most local memory the kernels on warpgroups have run with (the
+ * GEMM's stages, attention's tiles at a head of 128): Q's rows, two K and
+ * two V tiles, rows of whole blocks of 64 elements. */
+#define WGMMA_MAX_LOCAL (192L << 10)
+static long wgmma_local(long mq, long wk, long d)
+{
+    return (mq + 4 * wk) * ((d + 63) / 64 * 64) * 2;
 }
 
 /* Tensor cores where the target offers them, for f16 and bf16 at head
  * dims of 16-byte rows: 4 warps of 16 rows, tiles of 64 keys (32 past a
  * head of 128, which holds a warp's outputs in 128 registers); on
- * compute capability 9.0 at heads of 64 and 128, warpgroups: two of 64
- * rows each, over tiles of 128 keys at a head of 128 and 64 at a head
- * of 64 (bench/RESULTS.md, "attention on warpgroups"), and the split
- * path, then mma_k's only user, over tiles of 16 keys ("The decode step
- * in one launch"). */
+ * compute capability 9.0 at the heads of wgmma_head, warpgroups: two of
+ * 64 rows each, over tiles of 128 keys at a head of 128 and 64 at the
+ * others (bench/RESULTS.md, "attention on warpgroups"), three at heads
+ * of 80 and 96, the tiles of heads of 128 and 256 loaded by the tensor
+ * memory accelerator ("attention's prefill at heads of 80, 96 and 256
+ * on warpgroups"), and the split path, then mma_k's only user, over
+ * tiles of 16 keys ("The decode step in one launch"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -164,10 +177,11 @@ static void engine_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);
     }
     wgmma = engine(ks) == ATTN_WGMMA;
-    spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
+    spec_knob_default(ks, "mma_q", !wgmma ? 64 : d == 80 || d == 96 ? 192
+                                                                  : 128);
     spec_knob_default(ks, "mma_k", wgmma ? 16 : d > 128 ? 32 : 64);
     spec_knob_default(ks, "wg_k", d == 128 ? 128 : 64);
-    spec_knob_default(ks, "wg_tma", d == 128);
+    spec_knob_default(ks, "wg_tma", d == 128 || d == 256);
     spec_knob_default(ks, "split_q", 16);
 }
 
@@ -197,14 +211,16 @@ static void defaults(struct kernel_spec *ks)
                       cpu ? 4 : engine(ks) == ATTN_WGMMA ? 32 : 16);
 }
 
-/* engine: wgmma's tiles: warpgroups of 64 rows, keys and heads of 64
- * or 128 (the prefill path; the split path's are checked as mma's). */
+/* engine: wgmma's tiles: warpgroups of 64 rows, keys of 64 or 128, the
+ * heads of wgmma_head, in the local memory they have run with (the
+ * prefill path; the split path's are checked as mma's). */
 static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
 {
     long mq = knob(ks, "mma_q"), wk = knob(ks, "wg_k"), hd = attn_head_dim(ks);
     if (!wgmma_head(hd)) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
-                   "engine: wgmma needs head_dim 64 or 128 (got %ld); "
+                   "engine: wgmma needs head_dim 64, 80, 96, 128 or 256 "
+                   "(got %ld); "
                    "engine: mma takes any multiple of 8",
                    hd);
         return;
@@ -218,10 +234,21 @@ static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
     if (wk != 64 && wk != 128) {
         diag_error(d, ks->file, spec_knob_mark(ks, "wg_k"),
                    "engine: wgmma needs tile wg_k 64 or 128 (got %ld)", wk);
+        return;
     }
-    /* mma_q <= 256 and wg_k <= 128 at a head of 128 take 192 KiB of
-     * local memory at most (Q's rows, two K and two V tiles), which
-     * every device of compute capability 9.0 grants a work-group */
+    if (knob(ks, "wg_tma") && hd % 64 != 0) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "wg_tma"),
+                   "engine: wgmma's wg_tma needs head_dim 64, 128 or 256 "
+                   "(got %ld): the accelerator loads blocks of 64",
+                   hd);
+    }
+    long bytes = wgmma_local(mq, wk, hd);
+    if (bytes > WGMMA_MAX_LOCAL) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "mma_q"),
+                   "engine: wgmma's tiles mma_q %ld and wg_k %ld take %ld "
+                   "bytes of local memory at head_dim %ld (at most %ld)",
+                   mq, wk, bytes, hd, WGMMA_MAX_LOCAL);
+    }
 }
 
 static void validate_mma(const struct kernel_spec *ks, struct diags *d)
@@ -678,7 +705,7 @@ static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
  * the same code (mma's tiles under simt) count once. */
 static const struct tune_axis tune_space[] = {
     {"engine", "simt mma wgmma"},
-    {"mma_q", "32 64 128"},
+    {"mma_q", "32 64 128 192"},
     {"mma_k", "32 64 128"},
     {"wg_k", "64 128"},
     {"wg_tma", "0 1"},

@@ -11,8 +11,8 @@
  * A launch's groups: dimension 1 batch * KV_HEADS. */
 #include "tma_ptx.cl"
 
-#if !defined(ATM_MAP_SLOTS)
-#error "attention_tma_tiles.cl: the plan's ATM_MAP_SLOTS"
+#if !defined(ATM_MAP_SLOTS) || HEAD_DIM % 64 != 0
+#error "attention_tma_tiles.cl: the plan's ATM_MAP_SLOTS; whole blocks a head"
 #endif
 
 #define ATM_MAP_WORDS 32 /* a slot: two maps of 16 words */

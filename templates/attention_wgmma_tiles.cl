@@ -2,8 +2,9 @@
  * attention kernels on wgmma share (attention_wgmma.cl's prefill, the
  * backward's attention_backward_dq_wgmma.cl): the tiles' copies into
  * local memory, rows of HEAD_DIM elements cut into blocks of 64 (128
- * bytes a row), whose 16-byte chunks are XOR-swizzled by the row as
- * wgmma's 128-byte swizzle reads them; scores S = A B^T with A and B both
+ * bytes a row; a head of 80 or 96 leaves the second block's rows part
+ * empty), whose 16-byte chunks are XOR-swizzled by the row as wgmma's
+ * 128-byte swizzle reads them; scores S = A B^T with A and B both
  * K-major in local memory; and O += P V with P's A fragments in
  * registers and V N-major in local memory.
  *
@@ -11,16 +12,19 @@
  * (rows a work-group, a warpgroup per 64) and WG_KEYS (keys a tile). */
 #include "wgmma_ptx.cl"
 #if !defined(WG_KEYS) || MMA_Q % 64 != 0 ||                               \
-    (WG_KEYS != 64 && WG_KEYS != 128) || (HEAD_DIM != 64 && HEAD_DIM != 128)
-#error "attention_wgmma_tiles.cl: MMA_Q of 64s; WG_KEYS, HEAD_DIM 64 or 128"
+    (WG_KEYS != 64 && WG_KEYS != 128) ||                                  \
+    (HEAD_DIM != 64 && HEAD_DIM != 80 && HEAD_DIM != 96 &&                \
+     HEAD_DIM != 128 && HEAD_DIM != 256)
+#error "attention_wgmma_tiles.cl: MMA_Q, WG_KEYS or HEAD_DIM out of range"
 #endif
 
 #define AW_NT (WG_KEYS / 8)              /* n8 tiles of a key tile */
 
 #define AW_ITEMS (2 * MMA_Q)            /* a warpgroup per 64 rows */
 #define AW_CHUNKS (HEAD_DIM / 8)        /* 16-byte chunks a row */
-#define AW_Q_ROOM (MMA_Q * HEAD_DIM)    /* halves */
-#define AW_KV_ROOM (WG_KEYS * HEAD_DIM)
+#define AW_LINE ((HEAD_DIM + 63) / 64 * 64) /* a row's room: whole blocks */
+#define AW_Q_ROOM (MMA_Q * AW_LINE)     /* halves */
+#define AW_KV_ROOM (WG_KEYS * AW_LINE)
 #define AW_CEIL(a, b) (((a) + (b) - 1) / (b))
 
 /* The scores' accumulators (S: WG_KEYS columns) and the outputs' (O:
@@ -47,11 +51,26 @@
 #define AW_O_R WG_R32
 #define AW_O_SHAPE "m64n64k16"
 #define AW_O_IN "{%32, %33, %34, %35}, %36, p, 1, 1, 1"
-#else
+#elif HEAD_DIM == 80
+#define AW_O_D WG_D40
+#define AW_O_R WG_R40
+#define AW_O_SHAPE "m64n80k16"
+#define AW_O_IN "{%40, %41, %42, %43}, %44, p, 1, 1, 1"
+#elif HEAD_DIM == 96
+#define AW_O_D WG_D48
+#define AW_O_R WG_R48
+#define AW_O_SHAPE "m64n96k16"
+#define AW_O_IN "{%48, %49, %50, %51}, %52, p, 1, 1, 1"
+#elif HEAD_DIM == 128
 #define AW_O_D WG_D64
 #define AW_O_R WG_R64
 #define AW_O_SHAPE "m64n128k16"
 #define AW_O_IN "{%64, %65, %66, %67}, %68, p, 1, 1, 1"
+#else
+#define AW_O_D WG_D128
+#define AW_O_R WG_R128
+#define AW_O_SHAPE "m64n256k16"
+#define AW_O_IN "{%128, %129, %130, %131}, %132, p, 1, 1, 1"
 #endif
 
 /* P's registers (WG_KEYS / 16 A fragments of 4), as operands of the wait

@@ -1794,12 +1794,12 @@ static void test_attention_backward_scratch(void)
 }
 
 /* attention's prefill engine by target, dtype and head: warpgroups
- * (two of 64 rows, needing wgmma) on compute capability 9.0 at heads of
- * 64 (attention_wgmma) and 128 (attention_wgmma_tma, its tiles by the
- * tensor memory accelerator, its maps in the scratch) in half
- * precision, mma.sync at other heads
- * of 16-byte rows and on 8.0, the float kernel for f32 and elsewhere;
- * the split path stays on attention_mma_part. */
+ * (needing wgmma) on compute capability 9.0 at heads of 64, 80 and 96
+ * (attention_wgmma) and 128 and 256 (attention_wgmma_tma, its tiles by
+ * the tensor memory accelerator, its maps in the scratch) in half
+ * precision, mma.sync at other heads of 16-byte rows and on 8.0, the
+ * float kernel for f32 and elsewhere; the split path stays on
+ * attention_mma_part. */
 static void test_attention_engine_defaults(void)
 {
     static const struct {
@@ -1810,8 +1810,9 @@ static void test_attention_engine_defaults(void)
     } cases[] = {
         {"bf16", 128, TARGET_SM90A, "attention_wgmma_tma"},
         {"f16", 64, TARGET_SM90A, "attention_wgmma"},
-        {"bf16", 96, TARGET_SM90A, "attention_mma"},
-        {"bf16", 256, TARGET_SM90A, "attention_mma"},
+        {"bf16", 96, TARGET_SM90A, "attention_wgmma"},
+        {"bf16", 256, TARGET_SM90A, "attention_wgmma_tma"},
+        {"bf16", 112, TARGET_SM90A, "attention_mma"},
         {"bf16", 128, TARGET_TENSOR, "attention_mma"},
         {"f32", 128, TARGET_SM90A, "attention"},
         {"bf16", 128, TARGET_GPU, "attention"},
