@@ -21,7 +21,7 @@
  * sums on m16n8k16 products, a warp per 16 keys (dk, dv) or query rows
  * (dq), score tiles of mma_tile columns, P and dS rounded to the storage
  * type as they enter the products. With engine: wgmma (compute
- * capability 9.0, heads of 64 and 128) they are
+ * capability 9.0, heads of 64, 80, 96 and 128) they are
  * attention_backward_dkv_wgmma (at mma_k 64) and
  * attention_backward_dq_wgmma: a warpgroup of 64 keys or query rows a
  * work-group, tiles of 64, on the forward's warpgroup tiles.
@@ -43,8 +43,8 @@ static const struct param_def knobs[] = {
     {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
      "dk, dv and dq: simt (every device), mma (f16, bf16: m16n8k16 on "
      "NVIDIA compute capability 8.0+) or wgmma (dq, and dk and dv at "
-     "mma_k 64, on warpgroups: compute capability 9.0, head_dim 64 or "
-     "128)"},
+     "mma_k 64, on warpgroups: compute capability 9.0, head_dim 64, 80, "
+     "96 or 128)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
      "engine mma: dq's query rows per work-group, 16 a warp (engine "
      "wgmma: 64, a warpgroup)"},
@@ -142,22 +142,30 @@ static long dq_local(long tk, long d)
     return 2 * tk * (d | 1) * 4;
 }
 
+/* Whether the kernels on warpgroups take the head: their tiles lie in
+ * blocks of 64 elements, and dk and dv, each one m64nHEAD_DIMk16
+ * product's outputs, share a work-item's registers (past 128 they
+ * would spill). */
+static int wgmma_head(long d)
+{
+    return d == 64 || d == 80 || d == 96 || d == 128;
+}
+
 /* Tensor cores where the target offers them, for f16 and bf16 at head
  * dims of 16-byte rows: 4 warps a work-group, score tiles of 64 columns
  * (32 past a head of 128, for local memory). Past a head of 128 a warp's
  * dk and dv of 16 keys (head_dim registers a thread) spill, and still
  * run some 150 times faster than the float kernels, whose tiles local
  * memory shrinks there to 8 rows (bench/RESULTS.md, "attention at head
- * dims 80, 96 and 256"). Where the target offers wgmma too, at heads of
- * 64 and 128, warpgroups (bench/RESULTS.md, "attention_backward on
- * warpgroups"). */
+ * dims 80, 96 and 256"). Where the target offers wgmma too, at the
+ * heads of wgmma_head, warpgroups (bench/RESULTS.md, "attention_backward
+ * on warpgroups"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && d % 8 == 0) {
-        int wgmma = target_offers(ks->target, CAP_WGMMA) &&
-                    (d == 64 || d == 128);
+        int wgmma = target_offers(ks->target, CAP_WGMMA) && wgmma_head(d);
         spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);
     }
     spec_knob_default(ks, "mma_q", 64);
@@ -186,10 +194,10 @@ static void defaults(struct kernel_spec *ks)
 static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
 {
     long hd = attn_head_dim(ks);
-    if (hd != 64 && hd != 128) {
+    if (!wgmma_head(hd)) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
-                   "engine: wgmma needs head_dim 64 or 128 (got %ld); "
-                   "engine: mma takes any multiple of 8",
+                   "engine: wgmma needs head_dim 64, 80, 96 or 128 (got "
+                   "%ld); engine: mma takes any multiple of 8",
                    hd);
     }
     if (knob(ks, "mma_q") != WG_ROWS) {
@@ -340,8 +348,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     size_t bq = (size_t)knob(ks, mma ? "mma_q" : "block_q");
     size_t bk = (size_t)knob(ks, mma ? "mma_k" : "block_k");
     int dkv_wgmma = wgmma && bk == WG_ROWS;
-    /* a step's rows one head's consecutive rows: a box of a map */
-    int dkv_tma = dkv_wgmma && group == 1;
+    /* a step's rows one head's consecutive rows: a box of a map, which
+     * holds 64 elements of a head */
+    int dkv_tma = dkv_wgmma && group == 1 && attn_head_dim(ks) % 64 == 0;
     plan_shape(ks, p);
     plan_int(p, "BLOCK_Q", "attention_backward_dq: rows a work-group",
              knob(ks, "block_q"));

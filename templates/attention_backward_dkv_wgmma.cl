@@ -1,5 +1,5 @@
 /* attention_backward_dkv_wgmma.cl - dk and dv on the warpgroup tensor
- * cores of compute capability 9.0 (wgmma; f16, bf16; head dims 64 and
+ * cores of compute capability 9.0 (wgmma; f16, bf16; head dims 64 to
  * 128): a work-group, one warpgroup, per 64 keys of one (batch, kv head),
  * over the query rows of every head of the group that see some key of
  * the block, 64 rows a step, as attention_backward_dkv_mma.cl does it on

@@ -1,7 +1,7 @@
 /* attention_backward_dq_wgmma.cl - dq on the warpgroup tensor cores of
- * compute capability 9.0 (wgmma; f16, bf16; head dims 64 and 128): a
- * work-group, one warpgroup, per MMA_Q (64) query rows of one (batch, kv
- * head), over the key tiles of WG_KEYS keys its rows see, as
+ * compute capability 9.0 (wgmma; f16, bf16; head dims 64, 80, 96 and
+ * 128): a work-group, one warpgroup, per MMA_Q (64) query rows of one
+ * (batch, kv head), over the key tiles of WG_KEYS keys its rows see, as
  * attention_backward_dq_mma.cl does it on m16n8k16 products:
  * S = q K^T, dP = dO V^T, dS = P (dP - D), dq += scale dS K.
  *

@@ -340,13 +340,12 @@ static void test_abw_mma(void)
 
 /* On warpgroups (attention_backward_dq_wgmma, _dkv_wgmma: the device
  * suites on NVIDIA compute capability 9.0; elsewhere each case must
- * validate):
- * heads of 64 and 128, GQA, MQA, causal with seq_q below, at and above
- * seq_kv (queries that see no key), windows narrower and wider than a
- * tile, a softcap, dk and dv on warpgroups or (past 64 keys a
- * work-group) on m16n8k16 products, last tiles and blocks short, batch >
- * 1, both half dtypes, the defaults of compute capability 9.0; dq 0
- * where no key is seen and the same bits twice. */
+ * validate): heads of 64, 80, 96 and 128, GQA, MQA, causal with seq_q
+ * below, at and above seq_kv (queries that see no key), windows
+ * narrower and wider than a tile, a softcap, dk and dv on warpgroups or
+ * (past 64 keys a work-group) on m16n8k16 products, last tiles and
+ * blocks short, batch > 1, both half dtypes, the defaults of compute
+ * capability 9.0; dq 0 where no key is seen and the same bits twice. */
 static void test_abw_wgmma(void)
 {
     static const struct abw_case cases[] = {
@@ -372,6 +371,18 @@ static void test_abw_wgmma(void)
         {"f16", "heads: 2, head_dim: 64, causal: true, window: 40, "
          "softcap: 20, tile: {engine: wgmma}", TARGET_GPU,
          {{1, 150, 150}, {2, 9, 100}, {0}}},
+        /* heads of 80 and 96: a second block of 64 part empty, dk's rows
+         * copied by cp.async at one head a kv head too */
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
+         "tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 130, 130}, {2, 37, 300}, {1, 5, 1000}, {0}}},
+        {"f16", "heads: 3, head_dim: 96, causal: true, window: 40, "
+         "softcap: 20, tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 150, 150}, {2, 9, 100}, {0}}},
+        {"f16", "heads: 2, head_dim: 80, scale: 0.5, tile: {engine: wgmma, "
+         "mma_k: 128}", TARGET_GPU, {{1, 65, 200}, {0}}},
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 96, causal: true",
+         TARGET_SM90A, {{1, 300, 300}, {1, 2, 700}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {

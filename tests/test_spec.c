@@ -1691,10 +1691,11 @@ static void test_decode_k_defaults(void)
 }
 
 /* attention_backward's kernels by target, dtype and head: dk, dv and dq
- * on warpgroups on compute capability 9.0 at heads of 64 and 128 in half
- * precision (dk and dv on mma.sync past 64 keys a work-group), mma.sync
- * at other heads of 16-byte rows (past 128 too) and on 8.0, the float
- * kernels for f32, for rows not of 16 bytes, when asked and elsewhere. */
+ * on warpgroups on compute capability 9.0 at heads of 64, 80, 96 and 128
+ * in half precision (dk and dv on mma.sync past 64 keys a work-group),
+ * mma.sync at other heads of 16-byte rows (past 128 too) and on 8.0, the
+ * float kernels for f32, for rows not of 16 bytes, when asked and
+ * elsewhere. */
 static void test_attention_backward_engine_defaults(void)
 {
     static const struct {
@@ -1710,7 +1711,11 @@ static void test_attention_backward_engine_defaults(void)
          "attention_backward_dq_wgmma"},
         {"bf16", 128, TARGET_SM90A, "{mma_k: 128}",
          "attention_backward_dkv_mma", "attention_backward_dq_wgmma"},
-        {"bf16", 96, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
+        {"bf16", 96, TARGET_SM90A, "{}", "attention_backward_dkv_wgmma",
+         "attention_backward_dq_wgmma"},
+        {"f16", 80, TARGET_SM90A, "{}", "attention_backward_dkv_wgmma",
+         "attention_backward_dq_wgmma"},
+        {"bf16", 112, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
          "attention_backward_dq_mma"},
         {"bf16", 256, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
          "attention_backward_dq_mma"},
