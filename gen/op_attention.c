@@ -57,7 +57,7 @@ static const struct param_def knobs[] = {
     {"wg_tma", VALUE_BOOL, 0, 1, 0, 1, NULL,
      "engine wgmma: the prefill path's tiles loaded by the tensor memory "
      "accelerator, the warpgroups taking turns (else cp.async and a "
-     "work-group barrier a tile); head_dim 64, 128 or 256"},
+     "work-group barrier a tile)"},
     {"split_q", VALUE_INT, 0, 16, 16, 256, NULL,
      "engine mma: query rows per work-group on the split path, 16 a warp"},
     {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
@@ -161,12 +161,11 @@ static long wgmma_local(long mq, long wk, long d)
  * dims of 16-byte rows: 4 warps of 16 rows, tiles of 64 keys (32 past a
  * head of 128, which holds a warp's outputs in 128 registers); on
  * compute capability 9.0 at the heads of wgmma_head, warpgroups: two of
- * 64 rows each, over tiles of 128 keys at a head of 128 and 64 at the
- * others (bench/RESULTS.md, "attention on warpgroups"), three at heads
- * of 80 and 96, the tiles of heads of 128 and 256 loaded by the tensor
- * memory accelerator ("attention's prefill at heads of 80, 96 and 256
- * on warpgroups"), and the split path, then mma_k's only user, over
- * tiles of 16 keys ("The decode step in one launch"). */
+ * 64 rows each, over tiles of 64 keys at heads of 64 and 256 and 128 at
+ * the others (bench/RESULTS.md, "attention on warpgroups"), loaded by
+ * the tensor memory accelerator past a head of 64 ("attention at heads
+ * of 80, 96 and 256 on warpgroups"), and the split path, then mma_k's
+ * only user, over tiles of 16 keys ("The decode step in one launch"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -177,11 +176,10 @@ static void engine_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);
     }
     wgmma = engine(ks) == ATTN_WGMMA;
-    spec_knob_default(ks, "mma_q", !wgmma ? 64 : d == 80 || d == 96 ? 192
-                                                                  : 128);
+    spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
     spec_knob_default(ks, "mma_k", wgmma ? 16 : d > 128 ? 32 : 64);
-    spec_knob_default(ks, "wg_k", d == 128 ? 128 : 64);
-    spec_knob_default(ks, "wg_tma", d == 128 || d == 256);
+    spec_knob_default(ks, "wg_k", d == 80 || d == 96 || d == 128 ? 128 : 64);
+    spec_knob_default(ks, "wg_tma", wgmma_head(d) && d != 64);
     spec_knob_default(ks, "split_q", 16);
 }
 
@@ -235,12 +233,6 @@ static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
         diag_error(d, ks->file, spec_knob_mark(ks, "wg_k"),
                    "engine: wgmma needs tile wg_k 64 or 128 (got %ld)", wk);
         return;
-    }
-    if (knob(ks, "wg_tma") && hd % 64 != 0) {
-        diag_error(d, ks->file, spec_knob_mark(ks, "wg_tma"),
-                   "engine: wgmma's wg_tma needs head_dim 64, 128 or 256 "
-                   "(got %ld): the accelerator loads blocks of 64",
-                   hd);
     }
     long bytes = wgmma_local(mq, wk, hd);
     if (bytes > WGMMA_MAX_LOCAL) {

@@ -21,10 +21,11 @@
  * sums on m16n8k16 products, a warp per 16 keys (dk, dv) or query rows
  * (dq), score tiles of mma_tile columns, P and dS rounded to the storage
  * type as they enter the products. With engine: wgmma (compute
- * capability 9.0, heads of 64, 80, 96 and 128) they are
+ * capability 9.0, heads of 64, 80, 96, 128 and 256) they are
  * attention_backward_dkv_wgmma (at mma_k 64) and
  * attention_backward_dq_wgmma: a warpgroup of 64 keys or query rows a
- * work-group, tiles of 64, on the forward's warpgroup tiles.
+ * work-group (two sharing them at 256, each half the head's columns),
+ * tiles of 64, on the forward's warpgroup tiles.
  *
  * Each output element is one work-item's sum in a fixed order: no
  * atomics, dq, dk, dv the same bits run to run. Rows and key tiles that
@@ -44,7 +45,7 @@ static const struct param_def knobs[] = {
      "dk, dv and dq: simt (every device), mma (f16, bf16: m16n8k16 on "
      "NVIDIA compute capability 8.0+) or wgmma (dq, and dk and dv at "
      "mma_k 64, on warpgroups: compute capability 9.0, head_dim 64, 80, "
-     "96 or 128)"},
+     "96, 128 or 256)"},
     {"mma_q", VALUE_INT, 0, 64, 16, 256, NULL,
      "engine mma: dq's query rows per work-group, 16 a warp (engine "
      "wgmma: 64, a warpgroup)"},
@@ -143,12 +144,21 @@ static long dq_local(long tk, long d)
 }
 
 /* Whether the kernels on warpgroups take the head: their tiles lie in
- * blocks of 64 elements, and dk and dv, each one m64nHEAD_DIMk16
- * product's outputs, share a work-item's registers (past 128 they
- * would spill). */
+ * blocks of 64 elements, and dk's and dv's outputs, m64nHEAD_DIMk16
+ * products' both, share a work-item's registers up to a head of 128;
+ * at 256 two warpgroups share them (wg_halves). */
 static int wgmma_head(long d)
 {
-    return d == 64 || d == 80 || d == 96 || d == 128;
+    return d == 64 || d == 80 || d == 96 || d == 128 || d == 256;
+}
+
+/* The warpgroups that share a work-group's keys (dk, dv) or rows (dq) on
+ * warpgroups, each computing the scores whole and its part of the
+ * outputs' columns: past a head of 128 a warpgroup's registers hold only
+ * half of them. */
+static int wg_halves(long d)
+{
+    return d > 128 ? 2 : 1;
 }
 
 /* Tensor cores where the target offers them, for f16 and bf16 at head
@@ -196,8 +206,8 @@ static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
     long hd = attn_head_dim(ks);
     if (!wgmma_head(hd)) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
-                   "engine: wgmma needs head_dim 64, 80, 96 or 128 (got "
-                   "%ld); engine: mma takes any multiple of 8",
+                   "engine: wgmma needs head_dim 64, 80, 96, 128 or 256 "
+                   "(got %ld); engine: mma takes any multiple of 8",
                    hd);
     }
     if (knob(ks, "mma_q") != WG_ROWS) {
@@ -347,6 +357,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     int mma = engine(ks) != ATTN_SIMT, wgmma = engine(ks) == ATTN_WGMMA;
     size_t bq = (size_t)knob(ks, mma ? "mma_q" : "block_q");
     size_t bk = (size_t)knob(ks, mma ? "mma_k" : "block_k");
+    int halves = wg_halves(attn_head_dim(ks));
     int dkv_wgmma = wgmma && bk == WG_ROWS;
     /* a step's rows one head's consecutive rows: a box of a map, which
      * holds 64 elements of a head */
@@ -376,6 +387,10 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                  attn_head_dim(ks) == WG_ROWS_HELD_HEAD);
         plan_int(p, "DKV_TMA", "wgmma: dk's q and dO rows by the tensor "
                  "memory accelerator", dkv_tma);
+        plan_int(p, "WG_HALVES", "wgmma: warpgroups sharing dk's keys, "
+                 "dq's rows", halves);
+        plan_int(p, "AW_O_COLS", "wgmma: columns of a warpgroup's dk, dv, "
+                 "dq", attn_head_dim(ks) / halves);
         if (dkv_tma) {
             plan_int(p, "ATM_MAP_SLOTS", "slots of tensor maps in the "
                      "scratch", WGMMA_MAP_SLOTS);
@@ -384,7 +399,12 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     }
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];
-    pa->why = dkv_wgmma
+    pa->why = dkv_wgmma && halves > 1
+                  ? "D = rowsum(dO * O); on warpgroups, dk and dv a "
+                    "work-group per mma_k keys of a kv head, dq a "
+                    "work-group per mma_q rows, two warpgroups each half "
+                    "the head's columns"
+            : dkv_wgmma
                   ? "D = rowsum(dO * O); on warpgroups, dk and dv a "
                     "work-group per mma_k keys of a kv head, dq a "
                     "work-group per mma_q rows"
@@ -408,7 +428,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                 : mma ? "attention_backward_dkv_mma"
                       : "attention_backward_dkv";
     l->dims = 2;
-    l->local[0] = mma ? 2 * bk : bk;
+    l->local[0] = dkv_wgmma ? 2 * bk * (size_t)halves : mma ? 2 * bk : bk;
     l->local[1] = 1;
     launch_over(l, 0, 1, SEQ_KV, bk);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
@@ -418,7 +438,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                 : mma ? "attention_backward_dq_mma"
                       : "attention_backward_dq";
     l->dims = 2;
-    l->local[0] = mma ? 2 * bq : bq;
+    l->local[0] = wgmma ? 2 * bq * (size_t)halves : mma ? 2 * bq : bq;
     l->local[1] = 1;
     launch_over(l, 0, group, SEQ_Q, bq);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);

@@ -1,9 +1,9 @@
 /* attention_backward_dkv_wgmma.cl - dk and dv on the warpgroup tensor
- * cores of compute capability 9.0 (wgmma; f16, bf16; head dims 64 to
- * 128): a work-group, one warpgroup, per 64 keys of one (batch, kv head),
- * over the query rows of every head of the group that see some key of
- * the block, 64 rows a step, as attention_backward_dkv_mma.cl does it on
- * m16n8k16 products: S^T = K q^T, dP^T = V dO^T, dS^T = P^T (dP^T - D),
+ * cores of compute capability 9.0 (wgmma; f16, bf16; head dims 64, 80,
+ * 96, 128 and 256): a work-group, one warpgroup (two at 256), per 64
+ * keys of one (batch, kv head), over the query rows of every head of the
+ * group that see some key of the block, 64 rows a step, as
+ * attention_backward_dkv_mma.cl does it on m16n8k16 products: S^T = K q^T, dP^T = V dO^T, dS^T = P^T (dP^T - D),
  * dv += P^T dO, dk += scale dS^T q.
  *
  * S^T and dP^T are m64n64k16 products with the block's keys and values
@@ -13,8 +13,12 @@
  * (wgmma's A operand) and the step's dO and q rows read N-major from the
  * same tiles. A work-group waits for its products each step; two fit a
  * compute unit (96 KiB of local memory at a head of 128), so that one's
- * products can run beside the other's exponentials. Each key's sums run
- * over the rows in order: the same bits run to run.
+ * products can run beside the other's exponentials. Past a head of 128
+ * (WG_HALVES 2) a warpgroup's registers do not hold dk's and dv's
+ * outputs: two warpgroups share the keys, each computing S^T and dP^T
+ * whole and AW_O_COLS, half, of dk's and dv's columns; the first copies
+ * the tiles for both. Each key's sums run over the rows in order: the
+ * same bits run to run.
  *
  * Local memory: the block's keys and values, then two steps of q and dO
  * rows (the next step's copied while this one's products run), laid out
@@ -24,8 +28,8 @@
  * rows by the tensor memory accelerator, counted on an mbarrier a
  * buffer, where otherwise every work-item copies 16 bytes at a time.
  *
- * Launch: local (128, 1); groups: dimension 0 ceil(seq_kv / 64),
- * dimension 1 batch * KV_HEADS. */
+ * Launch: local (WG_HALVES * 128, 1); groups: dimension 0
+ * ceil(seq_kv / 64), dimension 1 batch * KV_HEADS. */
 #include "attention_backward_mma_common.cl"
 
 #include "attention_wgmma_tiles.cl"
@@ -44,8 +48,12 @@ inline __global ulong *adk_maps(__global float *scratch, int seq_q)
 #if MMA_BK != 64 || MMA_Q != 64 || WG_KEYS != 64
 #error "attention_backward_dkv_wgmma.cl: 64 keys a work-group, 64 rows a step"
 #endif
+#if !defined(WG_HALVES) || AW_O_COLS * WG_HALVES != HEAD_DIM
+#error "attention_backward_dkv_wgmma.cl: AW_O_COLS not the head's part"
+#endif
 
 #define ADK_ROOM (6 * AW_KV_ROOM) /* K, V, then q, dO of two steps */
+#define ADK_ITEMS (WG_HALVES * AW_ITEMS)
 
 /* Starts the copies of rows [R0, R0 + 64) of q and dO into QS and DOS
  * (with DKV_TMA: by the maps MAPS, counted on BAR, one head a kv head);
@@ -68,8 +76,10 @@ inline void adk_load_rows(__local ushort *qs, __local ushort *dos,
 #else
     (void)maps;
     (void)bar;
-    aw_load_q(qs, q, seq_q, b, hk, r0, tid);
-    aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
+    if (WG_HALVES == 1 || tid < AW_ITEMS) {
+        aw_load_q(qs, q, seq_q, b, hk, r0, tid);
+        aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
+    }
 #endif
     if (tid < WG_KEYS) {
         long r = r0 + tid;
@@ -78,7 +88,7 @@ inline void adk_load_rows(__local ushort *qs, __local ushort *dos,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(AW_ITEMS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(ADK_ITEMS, 1, 1)))
 void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
                                   const __global storage_t *q,
                                   const __global storage_t *k,
@@ -105,12 +115,19 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
     }
     __local ushort *ks = room, *vs = room + AW_KV_ROOM;
     __local ushort *rows_at = room + 2 * AW_KV_ROOM;
-    const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    const uint tid = get_local_id(0), lane = tid % 32;
+    const uint warp = (WG_HALVES > 1 ? tid % AW_ITEMS : tid) / 32;
     const uint g = lane / 4, t = lane % 4;
+    /* this warpgroup's part of the head: its first column, and its
+     * first block of 64 in the tiles (0 where it has the whole head) */
+    const uint col0 = (WG_HALVES > 1 ? tid / AW_ITEMS : 0) * AW_O_COLS;
+    const uint blk0 = col0 / 64 * WG_KEYS * 64;
     const long off = (long)seq_kv - seq_q;
     const int nk = (int)min((long)MMA_BK, seq_kv - j0);
-    aw_load_kv(ks, k, b, hk, j0, nk, seq_kv, tid);
-    aw_load_kv(vs, v, b, hk, j0, nk, seq_kv, tid);
+    if (WG_HALVES == 1 || tid < AW_ITEMS) {
+        aw_load_kv(ks, k, b, hk, j0, nk, seq_kv, tid);
+        aw_load_kv(vs, v, b, hk, j0, nk, seq_kv, tid);
+    }
 
     /* The rows that see some key of the block: [rlo, rhi); this
      * thread's keys. */
@@ -132,9 +149,9 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
 #endif
     const long ja = j0 + warp * 16 + g, jb = ja + 8;
 
-    float dka[MMA_DT][4], dva[MMA_DT][4];
+    float dka[AW_OT][4], dva[AW_OT][4];
 #pragma unroll
-    for (int d = 0; d < MMA_DT; d++) {
+    for (int d = 0; d < AW_OT; d++) {
         dka[d][0] = dka[d][1] = dka[d][2] = dka[d][3] = 0.0f;
         dva[d][0] = dva[d][1] = dva[d][2] = dva[d][3] = 0.0f;
     }
@@ -198,8 +215,8 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
         uint p[AW_NT / 2][4], dsp[AW_NT / 2][4];
         aw_pack(s, p);
         aw_pack(dp, dsp);
-        aw_accumulate(dos, p, (float *)dva);
-        aw_accumulate(qs, dsp, (float *)dka);
+        aw_accumulate(dos + blk0, p, (float *)dva);
+        aw_accumulate(qs + blk0, dsp, (float *)dka);
         aw_wait_o((float *)dva, p);
         aw_wait_o((float *)dka, dsp);
         if (r1 < rhi && tid < WG_KEYS) {
@@ -209,5 +226,14 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
     }
     /* K's and V's copies when no row sees the block */
     asm volatile("cp.async.wait_group 0;" ::: "memory");
-    abm_store_dkv(dk, dv, dka, dva, b, hk, ja, seq_kv, t);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const long j = ja + 8 * h;
+        if (j < seq_kv) {
+            const size_t at =
+                ((size_t)(b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM + col0;
+            aw_store_half(dk, at, dka, h, t, ATTN_SCALE);
+            aw_store_half(dv, at, dva, h, t, 1.0f);
+        }
+    }
 }

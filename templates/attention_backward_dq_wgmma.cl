@@ -1,8 +1,9 @@
 /* attention_backward_dq_wgmma.cl - dq on the warpgroup tensor cores of
- * compute capability 9.0 (wgmma; f16, bf16; head dims 64, 80, 96 and
- * 128): a work-group, one warpgroup, per MMA_Q (64) query rows of one
- * (batch, kv head), over the key tiles of WG_KEYS keys its rows see, as
- * attention_backward_dq_mma.cl does it on m16n8k16 products:
+ * compute capability 9.0 (wgmma; f16, bf16; head dims 64, 80, 96, 128
+ * and 256): a work-group, one warpgroup (two at 256), per MMA_Q (64)
+ * query rows of one (batch, kv head), over the key tiles of WG_KEYS
+ * keys its rows see, as attention_backward_dq_mma.cl does it on m16n8k16
+ * products:
  * S = q K^T, dP = dO V^T, dS = P (dP - D), dq += scale dS K.
  *
  * Per tile, S and dP are m64n(WG_KEYS)k16 products of q and dO with K
@@ -14,7 +15,10 @@
  * storage type in registers (wgmma's A operand) and K read N-major from
  * the same tile. The scores of one tile and dq's product of the tile
  * before are in flight together. A row's sums run over the keys in
- * order: the same bits run to run; a row that sees no key gets 0.
+ * order: the same bits run to run; a row that sees no key gets 0. Past a
+ * head of 128 (WG_HALVES 2) two warpgroups share the rows, each
+ * computing S and dP whole and AW_O_COLS, half, of dq's columns; the
+ * first copies the tiles for both.
  *
  * Local memory: three K tiles (a tile serves S at its step and dq's
  * product at the next) and two V tiles, then (without DQ_ROWS_HELD) the
@@ -22,7 +26,8 @@
  * out. The copies of the next K and V tiles run behind the products; one
  * work-group barrier a tile.
  *
- * Launch: local (2 * MMA_BQ, 1); groups as attention_backward_dq_mma's. */
+ * Launch: local (WG_HALVES * 2 * MMA_BQ, 1); groups as
+ * attention_backward_dq_mma's. */
 #include "attention_backward_mma_common.cl"
 #include "attention_wgmma_tiles.cl"
 
@@ -32,6 +37,11 @@
 #ifndef DQ_ROWS_HELD
 #error "attention_backward_dq_wgmma.cl: DQ_ROWS_HELD is missing"
 #endif
+#if !defined(WG_HALVES) || AW_O_COLS * WG_HALVES != HEAD_DIM
+#error "attention_backward_dq_wgmma.cl: AW_O_COLS not the head's part"
+#endif
+
+#define ADW_ITEMS (WG_HALVES * AW_ITEMS)
 
 /* 3 K tiles, 2 V tiles (, q, dO) */
 #define ADW_ROOM (5 * AW_KV_ROOM + (DQ_ROWS_HELD ? 0 : 2 * AW_Q_ROOM))
@@ -138,7 +148,10 @@ inline void adw_step_start(const __global storage_t *k,
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     wg_fence_proxy();
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (i + 1 < tiles) {
+    if (i + 1 >= tiles) {
+        return;
+    }
+    if (WG_HALVES == 1 || tid < AW_ITEMS) {
         const int nk = (int)min((long)WG_KEYS, hi - j1);
         aw_load_kv(kbuf + ((i + 1) % 3) * AW_KV_ROOM, k, b, hk, j1, nk,
                    seq_kv, tid);
@@ -147,7 +160,7 @@ inline void adw_step_start(const __global storage_t *k,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(AW_ITEMS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(ADW_ITEMS, 1, 1)))
 void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
                                  const __global storage_t *q,
                                  const __global storage_t *k,
@@ -165,8 +178,13 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
         return;
     }
     const long rows = (long)GROUP * seq_q;
-    const uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
+    const uint tid = get_local_id(0), lane = tid % 32;
+    const uint warp = (WG_HALVES > 1 ? tid % AW_ITEMS : tid) / 32;
     const uint g = lane / 4, t = lane % 4;
+    /* this warpgroup's part of the head: its first column, and its
+     * first block of 64 in the tiles (0 where it has the whole head) */
+    const uint col0 = (WG_HALVES > 1 ? tid / AW_ITEMS : 0) * AW_O_COLS;
+    const uint blk0 = col0 / 64 * WG_KEYS * 64;
     const long off = (long)seq_kv - seq_q;
     __local ushort *kbuf = room, *vbuf = kbuf + 3 * AW_KV_ROOM;
     __local ushort *qs = vbuf + 2 * AW_KV_ROOM, *dos = qs + AW_Q_ROOM;
@@ -176,8 +194,10 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     adw_rows_held(qf, q, b, hk, ra, rows, seq_q, t);
     adw_rows_held(dof, do_, b, hk, ra, rows, seq_q, t);
 #else
-    aw_load_q(qs, q, seq_q, b, hk, r0, tid);
-    aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
+    if (WG_HALVES == 1 || tid < AW_ITEMS) {
+        aw_load_q(qs, q, seq_q, b, hk, r0, tid);
+        aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
+    }
 #endif
     const float l0 = abm_lse2(lse, b, hk, ra, rows, seq_q);
     const float l1 = abm_lse2(lse, b, hk, rb, rows, seq_q);
@@ -196,9 +216,9 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     lo = max(lo, pos_lo - ATTN_WINDOW + 1);
 #endif
 
-    float acc[MMA_DT][4];
+    float acc[AW_OT][4];
 #pragma unroll
-    for (int d = 0; d < MMA_DT; d++) {
+    for (int d = 0; d < AW_OT; d++) {
         acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
     }
     /* Step i: S and dP of tile i beside dq += dS K of tile i - 1, the
@@ -207,8 +227,10 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     const int tiles = lo < hi ? (int)((hi - lo + WG_KEYS - 1) / WG_KEYS) : 0;
     if (tiles > 0) {
         const int nk = (int)min((long)WG_KEYS, hi - lo);
-        aw_load_kv(kbuf, k, b, hk, lo, nk, seq_kv, tid);
-        aw_load_kv(vbuf, v, b, hk, lo, nk, seq_kv, tid);
+        if (WG_HALVES == 1 || tid < AW_ITEMS) {
+            aw_load_kv(kbuf, k, b, hk, lo, nk, seq_kv, tid);
+            aw_load_kv(vbuf, v, b, hk, lo, nk, seq_kv, tid);
+        }
         uint p[AW_NT / 2][4];
         float s[AW_NT][4], dp[AW_NT][4];
         adw_step_start(k, v, b, hk, lo, hi, seq_kv, 0, tiles, kbuf, vbuf,
@@ -225,7 +247,7 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
                            tid);
             adw_scores(qf, dof, qs, dos, kbuf + (i % 3) * AW_KV_ROOM,
                        vbuf + (i % 2) * AW_KV_ROOM, (float *)s, (float *)dp);
-            aw_accumulate(kbuf + ((i - 1) % 3) * AW_KV_ROOM, p,
+            aw_accumulate(kbuf + ((i - 1) % 3) * AW_KV_ROOM + blk0, p,
                           (float *)acc);
             aw_wait_s((float *)s);
             adw_wait_dp((float *)dp);
@@ -234,10 +256,18 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
             aw_wait_o((float *)acc, p);
             aw_pack(dp, p);
         }
-        aw_accumulate(kbuf + ((tiles - 1) % 3) * AW_KV_ROOM, p, (float *)acc);
+        aw_accumulate(kbuf + ((tiles - 1) % 3) * AW_KV_ROOM + blk0, p,
+                      (float *)acc);
         aw_wait_o((float *)acc, p);
     }
     /* q's and dO's copies when no key is seen */
     asm volatile("cp.async.wait_group 0;" ::: "memory");
-    abm_store_dq(dq, acc, b, hk, ra, rows, seq_q, t);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const long r = ra + 8 * h;
+        if (r < rows) {
+            aw_store_half(dq, abw_row_at(b, hk, r, seq_q) + col0, acc, h, t,
+                          ATTN_SCALE);
+        }
+    }
 }

@@ -11,8 +11,8 @@
  * A launch's groups: dimension 1 batch * KV_HEADS. */
 #include "tma_ptx.cl"
 
-#if !defined(ATM_MAP_SLOTS) || HEAD_DIM % 64 != 0
-#error "attention_tma_tiles.cl: the plan's ATM_MAP_SLOTS; whole blocks a head"
+#if !defined(ATM_MAP_SLOTS)
+#error "attention_tma_tiles.cl: the plan's ATM_MAP_SLOTS"
 #endif
 
 #define ATM_MAP_WORDS 32 /* a slot: two maps of 16 words */
@@ -36,12 +36,14 @@ inline void atm_map(__global ulong *map, const __global storage_t *x,
 }
 
 /* Rows [R0, R0 + WG_KEYS) of head H of batch B by MAP into DST (zeros
- * past the batch's rows), counted on BAR. */
+ * past the batch's rows), counted on BAR. A head of 80 or 96 takes its
+ * second block as a whole box too: the box's elements past the head (the
+ * next head's, or zeros past the row) land where no product reads. */
 inline void atm_load(__local ushort *dst, const __global ulong *map, uint h,
                      uint r0, uint b, __local ulong *bar)
 {
 #pragma unroll
-    for (uint c = 0; c < HEAD_DIM / 64; c++) {
+    for (uint c = 0; c < AW_LINE / 64; c++) {
         tma_load_3d(dst + c * WG_KEYS * 64, map, h * HEAD_DIM + c * 64, r0,
                     b, bar);
     }

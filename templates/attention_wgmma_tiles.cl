@@ -46,31 +46,39 @@
 #define AW_S_RS_IN "{%64, %65, %66, %67}, %68, p, 1, 1, 0"
 #define AW_S_RS_FLAG "%69"
 #endif
-#if HEAD_DIM == 64
+/* The columns of a warpgroup's O += P V product: the head's, or where
+ * warpgroups share a head's outputs (the plan's AW_O_COLS) a part. */
+#ifndef AW_O_COLS
+#define AW_O_COLS HEAD_DIM
+#endif
+#define AW_OT (AW_O_COLS / 8) /* n8 tiles of those columns */
+#if AW_O_COLS == 64
 #define AW_O_D WG_D32
 #define AW_O_R WG_R32
 #define AW_O_SHAPE "m64n64k16"
 #define AW_O_IN "{%32, %33, %34, %35}, %36, p, 1, 1, 1"
-#elif HEAD_DIM == 80
+#elif AW_O_COLS == 80
 #define AW_O_D WG_D40
 #define AW_O_R WG_R40
 #define AW_O_SHAPE "m64n80k16"
 #define AW_O_IN "{%40, %41, %42, %43}, %44, p, 1, 1, 1"
-#elif HEAD_DIM == 96
+#elif AW_O_COLS == 96
 #define AW_O_D WG_D48
 #define AW_O_R WG_R48
 #define AW_O_SHAPE "m64n96k16"
 #define AW_O_IN "{%48, %49, %50, %51}, %52, p, 1, 1, 1"
-#elif HEAD_DIM == 128
+#elif AW_O_COLS == 128
 #define AW_O_D WG_D64
 #define AW_O_R WG_R64
 #define AW_O_SHAPE "m64n128k16"
 #define AW_O_IN "{%64, %65, %66, %67}, %68, p, 1, 1, 1"
-#else
+#elif AW_O_COLS == 256
 #define AW_O_D WG_D128
 #define AW_O_R WG_R128
 #define AW_O_SHAPE "m64n256k16"
 #define AW_O_IN "{%128, %129, %130, %131}, %132, p, 1, 1, 1"
+#else
+#error "attention_wgmma_tiles.cl: AW_O_COLS not a product's width"
 #endif
 
 /* P's registers (WG_KEYS / 16 A fragments of 4), as operands of the wait
@@ -116,8 +124,8 @@ inline void aw_mma_s_rs(float d[4 * AW_NT], uint a0, uint a1, uint a2,
 
 /* O += P V over 16 keys: P's A fragment A0..A3 in registers, V N-major
  * in local memory (descriptor DB). */
-inline void aw_mma_o(float d[4 * MMA_DT], uint a0, uint a1, uint a2, uint a3,
-                     ulong db)
+inline void aw_mma_o(float d[AW_O_COLS / 2], uint a0, uint a1, uint a2,
+                     uint a3, ulong db)
 {
     asm volatile(WG_MARK "{ .reg .pred p; setp.ne.b32 p, 1, 0; "
                  "wgmma.mma_async.sync.aligned." AW_O_SHAPE "." WG_TYPES " "
@@ -132,7 +140,7 @@ inline void aw_fence_s(float d[4 * AW_NT])
 {
     asm volatile(WG_MARK "wgmma.fence.sync.aligned;" : AW_S_D : : "memory");
 }
-inline void aw_fence_o(float d[4 * MMA_DT])
+inline void aw_fence_o(float d[AW_O_COLS / 2])
 {
     asm volatile(WG_MARK "wgmma.fence.sync.aligned;" : AW_O_D : : "memory");
 }
@@ -150,7 +158,7 @@ inline void aw_wait_all_s(float d[4 * AW_NT])
     asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 0;" : AW_S_D : :
                  "memory");
 }
-inline void aw_wait_o(float d[4 * MMA_DT], uint p[AW_NT / 2][4])
+inline void aw_wait_o(float d[AW_O_COLS / 2], uint p[AW_NT / 2][4])
 {
     asm volatile(WG_MARK "wgmma.wait_group.sync.aligned 0;" : AW_O_D, AW_P
                  : : "memory");
@@ -258,9 +266,10 @@ inline void aw_pack(float s[AW_NT][4], uint p[AW_NT / 2][4])
     }
 }
 
-/* Starts O += P V for the tile VS: one group of products. */
+/* Starts O += P V for the tile VS (from its column block at VS): one
+ * group of products. */
 inline void aw_accumulate(__local ushort *vs, uint p[AW_NT / 2][4],
-                          float o[4 * MMA_DT])
+                          float o[AW_O_COLS / 2])
 {
     aw_fence_o(o);
 #pragma unroll
@@ -269,5 +278,19 @@ inline void aw_accumulate(__local ushort *vs, uint p[AW_NT / 2][4],
         aw_mma_o(o, p[kk][0], p[kk][1], p[kk][2], p[kk][3], db);
     }
     wg_commit();
+}
+
+/* SCALE times this work-item's half H (row g or g + 8 of its warp's 16)
+ * of the accumulators ACC of a product's AW_O_COLS columns into a row of
+ * OUT: n8 tile d's columns 2 t and the next at AT + 8 d + 2 t. */
+inline void aw_store_half(__global storage_t *out, size_t at,
+                          float acc[AW_OT][4], int h, uint t, float scale)
+{
+#pragma unroll
+    for (int d = 0; d < AW_OT; d++) {
+        const size_t col = at + 8 * d + 2 * t;
+        store1(out, col, scale * acc[d][2 * h]);
+        store1(out, col + 1, scale * acc[d][2 * h + 1]);
+    }
 }
 

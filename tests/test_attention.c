@@ -176,8 +176,8 @@ static void test_attn_mma(void)
  * and 64 or 128 keys a tile (the split path's tiles apart), last tiles
  * and blocks short, batch > 1, both half dtypes, the defaults of
  * compute capability 9.0; tiles loaded by the tensor memory accelerator
- * (wg_tma, the default at heads of 128 and 256: attention_wgmma_tma) and
- * by cp.async (the only way at 80 and 96). */
+ * (wg_tma, the default past a head of 64: attention_wgmma_tma) and by
+ * cp.async at every head. */
 static void test_attn_wgmma(void)
 {
     static const struct attn_case cases[] = {
@@ -214,14 +214,15 @@ static void test_attn_wgmma(void)
          {{1, 300, 300}, {2, 9, 33}, {0}}},
         /* heads of 80 and 96 (a second block of 64 part empty) and 256 */
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
-         "tile: {engine: wgmma}", TARGET_GPU,
+         "tile: {engine: wgmma, wg_tma: false}", TARGET_GPU,
          {{1, 130, 130}, {2, 37, 300}, {1, 5, 1000}, {0}}},
         {"f16", "heads: 3, kv_heads: 1, head_dim: 96, causal: true, "
          "window: 13, "
          "tile: {engine: wgmma, mma_q: 128, wg_k: 128}", TARGET_GPU,
          {{1, 200, 200}, {2, 9, 33}, {0}}},
         {"bf16", "heads: 2, head_dim: 80, softcap: 30, "
-         "tile: {engine: wgmma, mma_q: 64, wg_k: 64}", TARGET_GPU,
+         "tile: {engine: wgmma, mma_q: 64, wg_k: 64, wg_tma: false}",
+         TARGET_GPU,
          {{1, 65, 200}, {0}}},
         {"bf16", "heads: 2, head_dim: 256, causal: true, softcap: 30, "
          "tile: {engine: wgmma}", TARGET_GPU,
@@ -231,6 +232,14 @@ static void test_attn_wgmma(void)
          {{1, 129, 129}, {2, 30, 70}, {0}}},
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 96, causal: true",
          TARGET_SM90A, {{1, 300, 300}, {1, 2, 700}, {0}}},
+        /* the second block of 80 and 96 by the accelerator: a whole box,
+         * the next head's elements in it (zeros past the last head) */
+        {"bf16", "heads: 4, kv_heads: 2, head_dim: 80, causal: true, "
+         "tile: {engine: wgmma}", TARGET_GPU,
+         {{1, 130, 130}, {2, 37, 300}, {1, 5, 1000}, {0}}},
+        {"f16", "heads: 3, kv_heads: 3, head_dim: 96, window: 50, "
+         "causal: true, tile: {engine: wgmma, mma_q: 192, wg_k: 64}",
+         TARGET_GPU, {{1, 200, 200}, {2, 9, 33}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {

@@ -340,7 +340,7 @@ static void test_abw_mma(void)
 
 /* On warpgroups (attention_backward_dq_wgmma, _dkv_wgmma: the device
  * suites on NVIDIA compute capability 9.0; elsewhere each case must
- * validate): heads of 64, 80, 96 and 128, GQA, MQA, causal with seq_q
+ * validate): heads of 64, 80, 96, 128 and 256, GQA, MQA, causal with seq_q
  * below, at and above seq_kv (queries that see no key), windows
  * narrower and wider than a tile, a softcap, dk and dv on warpgroups or
  * (past 64 keys a work-group) on m16n8k16 products, last tiles and
@@ -383,6 +383,15 @@ static void test_abw_wgmma(void)
          "mma_k: 128}", TARGET_GPU, {{1, 65, 200}, {0}}},
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 96, causal: true",
          TARGET_SM90A, {{1, 300, 300}, {1, 2, 700}, {0}}},
+        /* a head of 256: two warpgroups share dk's keys and dq's rows,
+         * each half the columns; dk's rows by the accelerator at one
+         * head a kv head, by cp.async under GQA */
+        {"bf16", "heads: 2, head_dim: 256, causal: true, tile: "
+         "{engine: wgmma}", TARGET_GPU,
+         {{2, 200, 130}, {1, 64, 64}, {1, 1, 300}, {0}}},
+        {"f16", "heads: 4, kv_heads: 2, head_dim: 256, causal: true, "
+         "window: 40, softcap: 20", TARGET_SM90A,
+         {{1, 150, 150}, {2, 9, 100}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {

@@ -1693,9 +1693,9 @@ static void test_decode_k_defaults(void)
 /* attention_backward's kernels by target, dtype and head: dk, dv and dq
  * on warpgroups on compute capability 9.0 at heads of 64, 80, 96 and 128
  * in half precision (dk and dv on mma.sync past 64 keys a work-group),
- * mma.sync at other heads of 16-byte rows (past 128 too) and on 8.0, the
- * float kernels for f32, for rows not of 16 bytes, when asked and
- * elsewhere. */
+ * at 256 too (two warpgroups a work-group), mma.sync at other heads of
+ * 16-byte rows and on 8.0, the float kernels for f32, for rows not of 16 bytes, when
+ * asked and elsewhere; wgmma needed where a kernel takes it. */
 static void test_attention_backward_engine_defaults(void)
 {
     static const struct {
@@ -1717,8 +1717,10 @@ static void test_attention_backward_engine_defaults(void)
          "attention_backward_dq_wgmma"},
         {"bf16", 112, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
          "attention_backward_dq_mma"},
-        {"bf16", 256, TARGET_SM90A, "{}", "attention_backward_dkv_mma",
-         "attention_backward_dq_mma"},
+        {"bf16", 256, TARGET_SM90A, "{}", "attention_backward_dkv_wgmma",
+         "attention_backward_dq_wgmma"},
+        {"bf16", 256, TARGET_SM90A, "{mma_k: 128}",
+         "attention_backward_dkv_mma", "attention_backward_dq_wgmma"},
         {"f16", 200, TARGET_TENSOR, "{}", "attention_backward_dkv_mma",
          "attention_backward_dq_mma"},
         {"bf16", 255, TARGET_TENSOR, "{}", "attention_backward_dkv",
@@ -1799,10 +1801,10 @@ static void test_attention_backward_scratch(void)
 }
 
 /* attention's prefill engine by target, dtype and head: warpgroups
- * (needing wgmma) on compute capability 9.0 at heads of 64, 80 and 96
- * (attention_wgmma) and 128 and 256 (attention_wgmma_tma, its tiles by
- * the tensor memory accelerator, its maps in the scratch) in half
- * precision, mma.sync at other heads of 16-byte rows and on 8.0, the
+ * (needing wgmma) on compute capability 9.0 at heads of 64
+ * (attention_wgmma) and 80, 96, 128 and 256 (attention_wgmma_tma, its
+ * tiles by the tensor memory accelerator, its maps in the scratch) in
+ * half precision, mma.sync at other heads of 16-byte rows and on 8.0, the
  * float kernel for f32 and elsewhere; the split path stays on
  * attention_mma_part. */
 static void test_attention_engine_defaults(void)
@@ -1815,7 +1817,7 @@ static void test_attention_engine_defaults(void)
     } cases[] = {
         {"bf16", 128, TARGET_SM90A, "attention_wgmma_tma"},
         {"f16", 64, TARGET_SM90A, "attention_wgmma"},
-        {"bf16", 96, TARGET_SM90A, "attention_wgmma"},
+        {"bf16", 96, TARGET_SM90A, "attention_wgmma_tma"},
         {"bf16", 256, TARGET_SM90A, "attention_wgmma_tma"},
         {"bf16", 112, TARGET_SM90A, "attention_mma"},
         {"bf16", 128, TARGET_TENSOR, "attention_mma"},
