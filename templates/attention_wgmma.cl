@@ -1,7 +1,7 @@
 /* attention_wgmma.cl - the prefill path on the warpgroup tensor cores of
- * compute capability 9.0 (wgmma; f16, bf16; head dims 64 and 128): a
- * work-group per block of MMA_Q query rows of one (batch, kv head), a
- * warpgroup per 64 of them, over every key tile its rows see.
+ * compute capability 9.0 (wgmma; f16, bf16; head dims 64, 80, 96, 128
+ * and 256): a work-group per block of MMA_Q query rows of one (batch, kv
+ * head), a warpgroup per 64 of them, over every key tile its rows see.
  *
  * Per tile of WG_KEYS keys, as attention_mma_common.cl does it on
  * m16n8k16 products: S = Q K^T as m64n(WG_KEYS)k16 products with Q and K

@@ -1,8 +1,8 @@
 /* attention_wgmma_tma.cl - the prefill path on the warpgroup tensor cores
- * of compute capability 9.0 (wgmma; f16, bf16; head dims 64 and 128),
- * its tiles loaded by the tensor memory accelerator (wg_tma): a
- * work-group per block of MMA_Q query rows of one (batch, kv head), a
- * warpgroup per 64 of them, over every key tile its rows see.
+ * of compute capability 9.0 (wgmma; f16, bf16; head dims 64, 80, 96,
+ * 128 and 256), its tiles loaded by the tensor memory accelerator
+ * (wg_tma): a work-group per block of MMA_Q query rows of one (batch, kv
+ * head), a warpgroup per 64 of them, over every key tile its rows see.
  *
  * Per tile of WG_KEYS keys, as attention_mma_common.cl does it on
  * m16n8k16 products: S = Q K^T as m64n(WG_KEYS)k16 products with Q and K
