@@ -148,9 +148,9 @@ static int wgmma_head(long d)
     return d == 64 || d == 80 || d == 96 || d == 128 || d == 256;
 }
 
-/* The most local memory the kernels on warpgroups have run with (the
- * GEMM's stages, attention's tiles at a head of 128): Q's rows, two K and
- * two V tiles, rows of whole blocks of 64 elements. */
+/* The most local memory the prefill's tiles on warpgroups may take (Q's
+ * rows, two K and two V tiles, rows of whole blocks of 64 elements): the
+ * most they have run with, at heads of 128 and 256 (bench/RESULTS.md). */
 #define WGMMA_MAX_LOCAL (192L << 10)
 static long wgmma_local(long mq, long wk, long d)
 {
