@@ -30,9 +30,7 @@
  *
  * Launch: local (WG_HALVES * 128, 1); groups: dimension 0
  * ceil(seq_kv / 64), dimension 1 batch * KV_HEADS. */
-#include "attention_backward_mma_common.cl"
-
-#include "attention_wgmma_tiles.cl"
+#include "attention_backward_wgmma_common.cl"
 #if DKV_TMA
 #include "attention_tma_tiles.cl"
 
@@ -48,12 +46,8 @@ inline __global ulong *adk_maps(__global float *scratch, int seq_q)
 #if MMA_BK != 64 || MMA_Q != 64 || WG_KEYS != 64
 #error "attention_backward_dkv_wgmma.cl: 64 keys a work-group, 64 rows a step"
 #endif
-#if !defined(WG_HALVES) || AW_O_COLS * WG_HALVES != HEAD_DIM
-#error "attention_backward_dkv_wgmma.cl: AW_O_COLS not the head's part"
-#endif
 
 #define ADK_ROOM (6 * AW_KV_ROOM) /* K, V, then q, dO of two steps */
-#define ADK_ITEMS (WG_HALVES * AW_ITEMS)
 
 /* Starts the copies of rows [R0, R0 + 64) of q and dO into QS and DOS
  * (with DKV_TMA: by the maps MAPS, counted on BAR, one head a kv head);
@@ -88,7 +82,7 @@ inline void adk_load_rows(__local ushort *qs, __local ushort *dos,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(ADK_ITEMS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(AWB_ITEMS, 1, 1)))
 void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
                                   const __global storage_t *q,
                                   const __global storage_t *k,
@@ -149,9 +143,9 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
 #endif
     const long ja = j0 + warp * 16 + g, jb = ja + 8;
 
-    float dka[AW_OT][4], dva[AW_OT][4];
+    float dka[AWB_OT][4], dva[AWB_OT][4];
 #pragma unroll
-    for (int d = 0; d < AW_OT; d++) {
+    for (int d = 0; d < AWB_OT; d++) {
         dka[d][0] = dka[d][1] = dka[d][2] = dka[d][3] = 0.0f;
         dva[d][0] = dva[d][1] = dva[d][2] = dva[d][3] = 0.0f;
     }
@@ -232,8 +226,8 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
         if (j < seq_kv) {
             const size_t at =
                 ((size_t)(b * seq_kv + j) * KV_HEADS + hk) * HEAD_DIM + col0;
-            aw_store_half(dk, at, dka, h, t, ATTN_SCALE);
-            aw_store_half(dv, at, dva, h, t, 1.0f);
+            awb_store_half(dk, at, dka, h, t, ATTN_SCALE);
+            awb_store_half(dv, at, dva, h, t, 1.0f);
         }
     }
 }

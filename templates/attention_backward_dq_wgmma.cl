@@ -28,8 +28,7 @@
  *
  * Launch: local (WG_HALVES * 2 * MMA_BQ, 1); groups as
  * attention_backward_dq_mma's. */
-#include "attention_backward_mma_common.cl"
-#include "attention_wgmma_tiles.cl"
+#include "attention_backward_wgmma_common.cl"
 
 #if MMA_BQ != MMA_Q
 #error "attention_backward_dq_wgmma.cl: MMA_BQ must be MMA_Q (a warpgroup)"
@@ -37,11 +36,6 @@
 #ifndef DQ_ROWS_HELD
 #error "attention_backward_dq_wgmma.cl: DQ_ROWS_HELD is missing"
 #endif
-#if !defined(WG_HALVES) || AW_O_COLS * WG_HALVES != HEAD_DIM
-#error "attention_backward_dq_wgmma.cl: AW_O_COLS not the head's part"
-#endif
-
-#define ADW_ITEMS (WG_HALVES * AW_ITEMS)
 
 /* 3 K tiles, 2 V tiles (, q, dO) */
 #define ADW_ROOM (5 * AW_KV_ROOM + (DQ_ROWS_HELD ? 0 : 2 * AW_Q_ROOM))
@@ -160,7 +154,7 @@ inline void adw_step_start(const __global storage_t *k,
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(ADW_ITEMS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(AWB_ITEMS, 1, 1)))
 void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
                                  const __global storage_t *q,
                                  const __global storage_t *k,
@@ -216,9 +210,9 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     lo = max(lo, pos_lo - ATTN_WINDOW + 1);
 #endif
 
-    float acc[AW_OT][4];
+    float acc[AWB_OT][4];
 #pragma unroll
-    for (int d = 0; d < AW_OT; d++) {
+    for (int d = 0; d < AWB_OT; d++) {
         acc[d][0] = acc[d][1] = acc[d][2] = acc[d][3] = 0.0f;
     }
     /* Step i: S and dP of tile i beside dq += dS K of tile i - 1, the
@@ -266,8 +260,8 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     for (int h = 0; h < 2; h++) {
         const long r = ra + 8 * h;
         if (r < rows) {
-            aw_store_half(dq, abw_row_at(b, hk, r, seq_q) + col0, acc, h, t,
-                          ATTN_SCALE);
+            awb_store_half(dq, abw_row_at(b, hk, r, seq_q) + col0, acc, h,
+                           t, ATTN_SCALE);
         }
     }
 }

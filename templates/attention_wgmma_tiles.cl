@@ -51,7 +51,6 @@
 #ifndef AW_O_COLS
 #define AW_O_COLS HEAD_DIM
 #endif
-#define AW_OT (AW_O_COLS / 8) /* n8 tiles of those columns */
 #if AW_O_COLS == 64
 #define AW_O_D WG_D32
 #define AW_O_R WG_R32
@@ -278,19 +277,5 @@ inline void aw_accumulate(__local ushort *vs, uint p[AW_NT / 2][4],
         aw_mma_o(o, p[kk][0], p[kk][1], p[kk][2], p[kk][3], db);
     }
     wg_commit();
-}
-
-/* SCALE times this work-item's half H (row g or g + 8 of its warp's 16)
- * of the accumulators ACC of a product's AW_O_COLS columns into a row of
- * OUT: n8 tile d's columns 2 t and the next at AT + 8 d + 2 t. */
-inline void aw_store_half(__global storage_t *out, size_t at,
-                          float acc[AW_OT][4], int h, uint t, float scale)
-{
-#pragma unroll
-    for (int d = 0; d < AW_OT; d++) {
-        const size_t col = at + 8 * d + 2 * t;
-        store1(out, col, scale * acc[d][2 * h]);
-        store1(out, col + 1, scale * acc[d][2 * h + 1]);
-    }
 }
 
