@@ -63,6 +63,11 @@ static long field(const struct kernel_spec *ks, const char *key)
     return (long)spec_field(ks, key);
 }
 
+int attn_wgmma_head(long d)
+{
+    return d == 64 || d == 80 || d == 96 || d == 128 || d == 256;
+}
+
 long attn_heads(const struct kernel_spec *ks)
 {
     return field(ks, "heads");

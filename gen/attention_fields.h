@@ -16,6 +16,11 @@
 enum { ATTN_SIMT, ATTN_MMA, ATTN_WGMMA };
 extern const char *const attn_engine_choices[];
 
+/* Whether the kernels on warpgroups (both ops') take a head of D
+ * elements: their tiles lie in blocks of 64, their outputs are
+ * m64nDk16 products' (at 256 two warpgroups share the backward's). */
+int attn_wgmma_head(long d);
+
 /* The fields both ops take, as the spec reader knows them. */
 #define ATTN_N_FIELDS 7
 extern const struct param_def attn_fields[ATTN_N_FIELDS];

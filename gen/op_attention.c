@@ -23,9 +23,9 @@
  * sizes (mma_q, mma_k); its split path is templates/attention_mma_part.cl
  * (split_q rows a work-group), merged the same ways. With engine:
  * wgmma (compute capability 9.0, head dims 64, 80, 96, 128 and 256) the
- * prefill path
- * is templates/attention_wgmma.cl: the same walk on warpgroup products
- * (a warpgroup per 64 rows), the split path attention_mma_part's; with
+ * prefill path is templates/attention_wgmma.cl: the same walk on
+ * warpgroup products (a warpgroup per 64 rows), the split path
+ * attention_mma_part's; with
  * wg_tma, templates/attention_wgmma_tma.cl: its tiles loaded by the
  * tensor memory accelerator, no work-group barrier a tile, the
  * warpgroups starting their products in turn. */
@@ -141,13 +141,6 @@ static long split_local(long sq, long mk, long d)
     return (2 * mk + sq) * row;
 }
 
-/* Whether attention_wgmma takes the head: its tiles lie in blocks of 64
- * elements, and its outputs are one m64nHEAD_DIMk16 product's. */
-static int wgmma_head(long d)
-{
-    return d == 64 || d == 80 || d == 96 || d == 128 || d == 256;
-}
-
 /* The most local memory the prefill's tiles on warpgroups may take (Q's
  * rows, two K and two V tiles, rows of whole blocks of 64 elements): the
  * most they have run with, at heads of 128 and 256 (bench/RESULTS.md). */
@@ -160,26 +153,27 @@ static long wgmma_local(long mq, long wk, long d)
 /* Tensor cores where the target offers them, for f16 and bf16 at head
  * dims of 16-byte rows: 4 warps of 16 rows, tiles of 64 keys (32 past a
  * head of 128, which holds a warp's outputs in 128 registers); on
- * compute capability 9.0 at the heads of wgmma_head, warpgroups: two of
- * 64 rows each, over tiles of 64 keys at heads of 64 and 256 and 128 at
- * the others (bench/RESULTS.md, "attention on warpgroups"), loaded by
- * the tensor memory accelerator past a head of 64 ("attention at heads
- * of 80, 96 and 256 on warpgroups"), and the split path, then mma_k's
- * only user, over tiles of 16 keys ("The decode step in one launch"). */
+ * compute capability 9.0 at the heads of attn_wgmma_head, warpgroups:
+ * two of 64 rows each, over tiles of 64 keys at heads of 64 and 256 and
+ * 128 at the others (bench/RESULTS.md, "attention on warpgroups"),
+ * loaded by the tensor memory accelerator past a head of 64 ("attention
+ * and its backward at heads of 80, 96 and 256 on warpgroups"), and the
+ * split path, then mma_k's only user, over tiles of 16 keys ("The
+ * decode step in one launch"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
     int wgmma = 0;
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && d % 8 == 0) {
-        wgmma = target_offers(ks->target, CAP_WGMMA) && wgmma_head(d);
+        wgmma = target_offers(ks->target, CAP_WGMMA) && attn_wgmma_head(d);
         spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);
     }
     wgmma = engine(ks) == ATTN_WGMMA;
     spec_knob_default(ks, "mma_q", wgmma ? 128 : 64);
     spec_knob_default(ks, "mma_k", wgmma ? 16 : d > 128 ? 32 : 64);
     spec_knob_default(ks, "wg_k", d == 80 || d == 96 || d == 128 ? 128 : 64);
-    spec_knob_default(ks, "wg_tma", wgmma_head(d) && d != 64);
+    spec_knob_default(ks, "wg_tma", attn_wgmma_head(d) && d != 64);
     spec_knob_default(ks, "split_q", 16);
 }
 
@@ -210,12 +204,12 @@ static void defaults(struct kernel_spec *ks)
 }
 
 /* engine: wgmma's tiles: warpgroups of 64 rows, keys of 64 or 128, the
- * heads of wgmma_head, in the local memory they have run with (the
+ * heads of attn_wgmma_head, in the local memory they have run with (the
  * prefill path; the split path's are checked as mma's). */
 static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
 {
     long mq = knob(ks, "mma_q"), wk = knob(ks, "wg_k"), hd = attn_head_dim(ks);
-    if (!wgmma_head(hd)) {
+    if (!attn_wgmma_head(hd)) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
                    "engine: wgmma needs head_dim 64, 80, 96, 128 or 256 "
                    "(got %ld); "

@@ -143,15 +143,6 @@ static long dq_local(long tk, long d)
     return 2 * tk * (d | 1) * 4;
 }
 
-/* Whether the kernels on warpgroups take the head: their tiles lie in
- * blocks of 64 elements, and dk's and dv's outputs, m64nHEAD_DIMk16
- * products' both, share a work-item's registers up to a head of 128;
- * at 256 two warpgroups share them (wg_halves). */
-static int wgmma_head(long d)
-{
-    return d == 64 || d == 80 || d == 96 || d == 128 || d == 256;
-}
-
 /* The warpgroups that share a work-group's keys (dk, dv) or rows (dq) on
  * warpgroups, each computing the scores whole and its part of the
  * outputs' columns: past a head of 128 a warpgroup's registers hold only
@@ -168,14 +159,14 @@ static int wg_halves(long d)
  * run some 150 times faster than the float kernels, whose tiles local
  * memory shrinks there to 8 rows (bench/RESULTS.md, "attention at head
  * dims 80, 96 and 256"). Where the target offers wgmma too, at the
- * heads of wgmma_head, warpgroups (bench/RESULTS.md, "attention_backward
- * on warpgroups"). */
+ * heads of attn_wgmma_head, warpgroups (bench/RESULTS.md,
+ * "attention_backward on warpgroups"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
         ks->dtype != DTYPE_F32 && d % 8 == 0) {
-        int wgmma = target_offers(ks->target, CAP_WGMMA) && wgmma_head(d);
+        int wgmma = target_offers(ks->target, CAP_WGMMA) && attn_wgmma_head(d);
         spec_knob_default(ks, "engine", wgmma ? ATTN_WGMMA : ATTN_MMA);
     }
     spec_knob_default(ks, "mma_q", 64);
@@ -204,7 +195,7 @@ static void defaults(struct kernel_spec *ks)
 static void validate_wgmma(const struct kernel_spec *ks, struct diags *d)
 {
     long hd = attn_head_dim(ks);
-    if (!wgmma_head(hd)) {
+    if (!attn_wgmma_head(hd)) {
         diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
                    "engine: wgmma needs head_dim 64, 80, 96, 128 or 256 "
                    "(got %ld); engine: mma takes any multiple of 8",
