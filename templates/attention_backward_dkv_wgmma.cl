@@ -3,8 +3,9 @@
  * 96, 128 and 256): a work-group, one warpgroup (two at 256), per 64
  * keys of one (batch, kv head), over the query rows of every head of the
  * group that see some key of the block, 64 rows a step, as
- * attention_backward_dkv_mma.cl does it on m16n8k16 products: S^T = K q^T, dP^T = V dO^T, dS^T = P^T (dP^T - D),
- * dv += P^T dO, dk += scale dS^T q.
+ * attention_backward_dkv_mma.cl does it on m16n8k16 products:
+ * S^T = K q^T, dP^T = V dO^T, dS^T = P^T (dP^T - D), dv += P^T dO,
+ * dk += scale dS^T q.
  *
  * S^T and dP^T are m64n64k16 products with the block's keys and values
  * and the step's q and dO rows all read by wgmma from local memory
@@ -70,7 +71,7 @@ inline void adk_load_rows(__local ushort *qs, __local ushort *dos,
 #else
     (void)maps;
     (void)bar;
-    if (WG_HALVES == 1 || tid < AW_ITEMS) {
+    if (awb_copies(tid)) {
         aw_load_q(qs, q, seq_q, b, hk, r0, tid);
         aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
     }
@@ -109,16 +110,14 @@ void attention_backward_dkv_wgmma(const int seq_q, const int seq_kv,
     }
     __local ushort *ks = room, *vs = room + AW_KV_ROOM;
     __local ushort *rows_at = room + 2 * AW_KV_ROOM;
-    const uint tid = get_local_id(0), lane = tid % 32;
-    const uint warp = (WG_HALVES > 1 ? tid % AW_ITEMS : tid) / 32;
+    const uint tid = get_local_id(0), lane = tid % 32, warp = awb_warp(tid);
     const uint g = lane / 4, t = lane % 4;
-    /* this warpgroup's part of the head: its first column, and its
-     * first block of 64 in the tiles (0 where it has the whole head) */
-    const uint col0 = (WG_HALVES > 1 ? tid / AW_ITEMS : 0) * AW_O_COLS;
-    const uint blk0 = col0 / 64 * WG_KEYS * 64;
+    /* this warpgroup's part of the head: its first column, and where it
+     * starts in the tiles */
+    const uint col0 = awb_col0(tid), blk0 = awb_tile_part(tid);
     const long off = (long)seq_kv - seq_q;
     const int nk = (int)min((long)MMA_BK, seq_kv - j0);
-    if (WG_HALVES == 1 || tid < AW_ITEMS) {
+    if (awb_copies(tid)) {
         aw_load_kv(ks, k, b, hk, j0, nk, seq_kv, tid);
         aw_load_kv(vs, v, b, hk, j0, nk, seq_kv, tid);
     }

@@ -142,10 +142,7 @@ inline void adw_step_start(const __global storage_t *k,
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     wg_fence_proxy();
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (i + 1 >= tiles) {
-        return;
-    }
-    if (WG_HALVES == 1 || tid < AW_ITEMS) {
+    if (i + 1 < tiles && awb_copies(tid)) {
         const int nk = (int)min((long)WG_KEYS, hi - j1);
         aw_load_kv(kbuf + ((i + 1) % 3) * AW_KV_ROOM, k, b, hk, j1, nk,
                    seq_kv, tid);
@@ -172,13 +169,11 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
         return;
     }
     const long rows = (long)GROUP * seq_q;
-    const uint tid = get_local_id(0), lane = tid % 32;
-    const uint warp = (WG_HALVES > 1 ? tid % AW_ITEMS : tid) / 32;
+    const uint tid = get_local_id(0), lane = tid % 32, warp = awb_warp(tid);
     const uint g = lane / 4, t = lane % 4;
-    /* this warpgroup's part of the head: its first column, and its
-     * first block of 64 in the tiles (0 where it has the whole head) */
-    const uint col0 = (WG_HALVES > 1 ? tid / AW_ITEMS : 0) * AW_O_COLS;
-    const uint blk0 = col0 / 64 * WG_KEYS * 64;
+    /* this warpgroup's part of the head: its first column, and where it
+     * starts in the tiles */
+    const uint col0 = awb_col0(tid), blk0 = awb_tile_part(tid);
     const long off = (long)seq_kv - seq_q;
     __local ushort *kbuf = room, *vbuf = kbuf + 3 * AW_KV_ROOM;
     __local ushort *qs = vbuf + 2 * AW_KV_ROOM, *dos = qs + AW_Q_ROOM;
@@ -188,7 +183,7 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     adw_rows_held(qf, q, b, hk, ra, rows, seq_q, t);
     adw_rows_held(dof, do_, b, hk, ra, rows, seq_q, t);
 #else
-    if (WG_HALVES == 1 || tid < AW_ITEMS) {
+    if (awb_copies(tid)) {
         aw_load_q(qs, q, seq_q, b, hk, r0, tid);
         aw_load_q(dos, do_, seq_q, b, hk, r0, tid);
     }
@@ -221,7 +216,7 @@ void attention_backward_dq_wgmma(const int seq_q, const int seq_kv,
     const int tiles = lo < hi ? (int)((hi - lo + WG_KEYS - 1) / WG_KEYS) : 0;
     if (tiles > 0) {
         const int nk = (int)min((long)WG_KEYS, hi - lo);
-        if (WG_HALVES == 1 || tid < AW_ITEMS) {
+        if (awb_copies(tid)) {
             aw_load_kv(kbuf, k, b, hk, lo, nk, seq_kv, tid);
             aw_load_kv(vbuf, v, b, hk, lo, nk, seq_kv, tid);
         }

@@ -16,6 +16,32 @@
 #define AWB_ITEMS (WG_HALVES * AW_ITEMS) /* work-items a work-group */
 #define AWB_OT (AW_O_COLS / 8) /* n8 tiles of a warpgroup's columns */
 
+/* Work-item TID's warp within its warpgroup. */
+inline uint awb_warp(uint tid)
+{
+    return (WG_HALVES > 1 ? tid % AW_ITEMS : tid) / 32;
+}
+
+/* The first of the head's columns work-item TID's warpgroup computes (0
+ * where it computes them all). */
+inline uint awb_col0(uint tid)
+{
+    return (WG_HALVES > 1 ? tid / AW_ITEMS : 0) * AW_O_COLS;
+}
+
+/* Where those columns start in a tile of WG_KEYS rows: a block of 64. */
+inline uint awb_tile_part(uint tid)
+{
+    return awb_col0(tid) / 64 * WG_KEYS * 64;
+}
+
+/* Whether work-item TID copies tiles: the first warpgroup's do, for
+ * both where two share a work-group. */
+inline int awb_copies(uint tid)
+{
+    return WG_HALVES == 1 || tid < AW_ITEMS;
+}
+
 /* SCALE times this work-item's half H (row g or g + 8 of its warp's 16)
  * of the accumulators ACC of its warpgroup's columns into a row of OUT:
  * n8 tile d's columns 2 t and the next at AT + 8 d + 2 t. */
