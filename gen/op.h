@@ -53,6 +53,8 @@ struct kernel_spec {
                                                  for the emitted header */
     struct param_value field[SPECL_MAX_PARAMS]; /* as op->fields */
     struct param_value knob[SPECL_MAX_PARAMS];  /* as op->knobs */
+    int shape_only;   /* read from a tuning entry's shape, which holds no
+                         float fields: checks of what those are skip */
 };
 
 /* A `#define NAME VALUE` line with a short comment saying what it is:

@@ -231,6 +231,9 @@ static int check_scaling_key(const struct kernel_spec *ks, const char *key,
 
 static void check_scaling(const struct kernel_spec *ks, struct diags *d)
 {
+    if (ks->shape_only) {
+        return; /* a tuning entry's shape: the scaling's numbers not in it */
+    }
     int type = (int)spec_field(ks, "scaling.type");
     int llama3 = type == SCALING_LLAMA3;
     int any = 0;

@@ -35,6 +35,7 @@ static int shape_valid(struct kernel_spec *ks, enum dtype dtype,
     }
     ks->dtype = dtype;
     ks->target = target;
+    ks->shape_only = 1;
     if (knobs_resolve(ks, &quiet) != 0) {
         snprintf(why, size, "%s", quiet.first);
         return 0;

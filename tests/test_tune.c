@@ -15,6 +15,7 @@
  * their knobs from it), a.yaml and b.yaml (databases to merge), two
  * malformed databases, bad/ (databases the loader rejects, with their
  * messages), and lsan.supp (PoCL's leaks, for SANITIZE runs). */
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -2824,6 +2825,52 @@ static void test_db_measured_keys(void)
     tunedb_free(&db);
 }
 
+/* Every kernel's shape as the tuner writes it reads back as a shape of
+ * its op on every target: an entry the tuner saved must load (a rope
+ * shape with llama3 scaling, whose numbers are float fields that no
+ * shape holds, once failed its op's checks and left the database
+ * unsaved). The benchmark specs and tests/good's cover every op and
+ * most of their fields. */
+static void test_shapes_read_back(void)
+{
+    static const char *const dirs[] = {"bench/specs", "tests/good"};
+    static const enum target targets[] = {TARGET_GPU, TARGET_CPU,
+                                          TARGET_TENSOR};
+    int kernels = 0;
+    for (int i = 0; i < 2; i++) {
+        char pattern[256];
+        glob_t g;
+        snprintf(pattern, sizeof pattern, "%s/*.yaml", dirs[i]);
+        CU_ASSERT_EQUAL_FATAL(glob(pattern, 0, NULL, &g), 0);
+        for (size_t f = 0; f < g.gl_pathc; f++) {
+            for (int t = 0; t < 3; t++) {
+                struct spec_set s;
+                struct diags d = {.out = NULL};
+                spec_set_init(&s);
+                if (spec_read_file(&s, g.gl_pathv[f], &d) != 0 ||
+                    spec_set_target(&s, targets[t], &d) != 0) {
+                    spec_set_free(&s);
+                    continue; /* a spec that names a device's limits */
+                }
+                for (int k = 0; k < s.n_kernel; k++) {
+                    const struct kernel_spec *ks = &s.kernel[k];
+                    char shape[TUNE_TEXT], why[256] = "";
+                    tune_shape_text(ks, shape, sizeof shape);
+                    kernels++;
+                    TU_CHECK(tunedb_shape_fits(ks->op, ks->dtype, targets[t],
+                                               shape, why, sizeof why),
+                             "%s: %s (target %d): shape \"%s\" does not "
+                             "read back: %s", g.gl_pathv[f], ks->name,
+                             (int)targets[t], shape, why);
+                }
+                spec_set_free(&s);
+            }
+        }
+        globfree(&g);
+    }
+    TU_CHECK(kernels > 300, "only %d kernels checked", kernels);
+}
+
 static void test_save_load(void)
 {
     struct tunedb db, back;
@@ -3962,6 +4009,8 @@ int add_tune_suite(void)
         CU_add_test(s, "db merge: tunedb_merge, malformed",
                     test_merge_in_process) == NULL ||
         CU_add_test(s, "db: save and load", test_save_load) == NULL ||
+        CU_add_test(s, "db: every spec's shapes read back",
+                    test_shapes_read_back) == NULL ||
         CU_add_test(s, "db: how an entry was measured",
                     test_db_measured_keys) == NULL ||
         CU_add_test(s, "db: odd device names", test_save_load_names) ==
