@@ -78,6 +78,10 @@
       "lora_bwd_tg: rows of X and dY per work-group")                        \
     X(tg_threads, VALUE_INT, 128, 32, 1024,                                  \
       "lora_bwd_tg: work-items per work-group")                              \
+    X(tg_stages, VALUE_INT, 0, 0, 8,                                         \
+      "lora_bwd_tg: steps of X and dY in local memory, copied by cp.async "  \
+      "all but one ahead (float32, vec 4; NVIDIA, compute capability "      \
+      "8.0+); 0: one step ahead in registers; default from the device")     \
     X(grad_rows, VALUE_INT, 4096, 1, 16777216,                               \
       "lora_bwd_grad: rows per work-group (more rows than this: a slice of " \
       "partial sums of dA and dB per grad_rows rows); default from the "     \
@@ -106,6 +110,8 @@ struct bwd {
 #undef FIELD_MEMBER
 #undef KNOB_MEMBER
     const struct device_facts *dev; /* the target's (caps.h) */
+    enum dtype dtype;
+    enum target target;
 };
 
 /* The index of each field and knob in its table. */

@@ -30,6 +30,8 @@ void bwd_read(const struct kernel_spec *ks, struct bwd *c)
 #undef READ_FIELD
 #undef READ_KNOB
     c->dev = target_facts(ks->target);
+    c->dtype = ks->dtype;
+    c->target = ks->target;
 }
 
 /* dX needs W only with both the input gradient and the base. */

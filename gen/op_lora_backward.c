@@ -209,6 +209,22 @@ static long tg_local(const struct bwd *c)
     return max_l(staged, per_col * cols);
 }
 
+/* lora_bwd_tg's ring of steps of X (dY), in floats: tg_stages steps of
+ * tg_rows rows of the span a step covers. */
+static long tg_ring(const struct bwd *c)
+{
+    long rl = tg_rank_lanes(c);
+    long tm = c->tg_rows / tg_rows_per_item(c);
+    return c->tg_stages * c->tg_rows * (c->tg_threads / (tm * rl)) * c->vec;
+}
+
+/* Whether lora_bwd_tg's X (dY) can go by cp.async: float32 rows in
+ * 16-byte pieces (on a device that copies so: the plan's needs). */
+static int tg_copyable(const struct bwd *c)
+{
+    return c->dtype == DTYPE_F32 && c->vec == 4;
+}
+
 /* lora_bwd_grad: two steps of rows of G (SCALE*T), rows GRAD_LD floats
  * apart, 8, 4, 2 or 1 rows per work-item, the most within 6144 floats; or
  * the sums meeting at the end, 4 columns of the rank at a time where they
@@ -246,7 +262,8 @@ static long dx_threads(const struct bwd *c)
 static int tg_fits(const struct bwd *c)
 {
     return c->tg_threads % tg_items_m(c) == 0 &&
-           c->tg_threads <= THREADS_MAX && 4 * tg_local(c) <= LOCAL_MAX;
+           c->tg_threads <= THREADS_MAX && 4 * tg_local(c) <= LOCAL_MAX &&
+           4 * (tg_local(c) + tg_ring(c)) <= c->dev->local_per_group;
 }
 
 /* ---- defaults --------------------------------------------------------- */
@@ -316,7 +333,8 @@ static void tg_fit_defaults(struct kernel_spec *ks)
     if (tg_fits(&c)) {
         return;
     }
-    int vec_free = !spec_knob_set(ks, "vec");
+    /* a ring (tg_stages) copies 4 floats a copy: its loads stay */
+    int vec_free = !spec_knob_set(ks, "vec") && c.tg_stages == 0;
     int rows_free = !spec_knob_set(ks, "tg_rows");
     for (long vec = c.vec; vec >= 1; vec = vec_free ? vec / 2 : 0) {
         for (long rows = c.tg_rows; rows <= max_l(c.tg_rows, TG_ROWS_MOST);
@@ -331,6 +349,46 @@ static void tg_fit_defaults(struct kernel_spec *ks)
             }
         }
     }
+}
+
+/* lora_bwd_tg's ring where the device copies by cp.async: TG_STAGES
+ * steps (2 would hold no more ahead than the registers do; 4 and 6 at
+ * the smaller tile gained no more than 1-3%). With the ring a work-group of
+ * TG_RING_THREADS items over TG_RING_ROWS rows first: it stages A and
+ * B^T once for twice the rows, and its ring keeps enough of X in flight
+ * where without one it fell behind the smaller group (bench/RESULTS.md,
+ * "lora_backward float32: X and dY by cp.async"); else the tile as it
+ * is. Knobs the spec sets stay. */
+#define TG_STAGES 3L
+#define TG_RING_THREADS 256L
+#define TG_RING_ROWS 16L
+
+static void tg_stage_defaults(struct kernel_spec *ks)
+{
+    struct bwd c;
+    bwd_read(ks, &c);
+    if (spec_knob_set(ks, "tg_stages") || !tg_copyable(&c) ||
+        !target_offers(c.target, CAP_CP_ASYNC)) {
+        spec_knob_default(ks, "tg_stages", c.tg_stages);
+        return;
+    }
+    for (int wide = 1; wide >= 0; wide--) {
+        struct bwd t = c;
+        if (wide && !spec_knob_set(ks, "tg_threads")) {
+            t.tg_threads = TG_RING_THREADS;
+        }
+        if (wide && !spec_knob_set(ks, "tg_rows")) {
+            t.tg_rows = TG_RING_ROWS;
+        }
+        t.tg_stages = TG_STAGES;
+        if (tg_fits(&t)) {
+            spec_knob_default(ks, "tg_threads", t.tg_threads);
+            spec_knob_default(ks, "tg_rows", t.tg_rows);
+            spec_knob_default(ks, "tg_stages", t.tg_stages);
+            return;
+        }
+    }
+    spec_knob_default(ks, "tg_stages", 0);
 }
 
 /* lora_bwd_grad stages rows of G (SCALE*T), one per row of work-items at
@@ -400,6 +458,7 @@ static void bwd_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "grad_threads", 32);
     }
     tg_fit_defaults(ks);
+    tg_stage_defaults(ks);
     grad_fit_defaults(ks);
     if (grad_tensor(&c)) {
         /* lora_bwd_grad_mma: slices that bring 4096 rows to some 512
@@ -524,6 +583,29 @@ static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
     }
 }
 
+static void check_tg_stages(const struct kernel_spec *ks, const struct bwd *c,
+                            struct diags *d)
+{
+    if (c->tg_stages == 0 || grad_tensor(c)) {
+        return;
+    }
+    long bytes = 4 * (tg_local(c) + tg_ring(c));
+    if (!tg_copyable(c)) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "tg_stages"),
+                   "tg_stages copies float32 rows 4 elements a copy (vec 4) "
+                   "by cp.async; here %s, vec %ld: use 0",
+                   dtype_name(c->dtype), c->vec);
+    } else if (c->tg_stages < 2) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "tg_stages"),
+                   "tg_stages must be 0 or 2 to 8 (got %ld)", c->tg_stages);
+    } else if (bytes > c->dev->local_per_group) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "tg_stages"),
+                   "lora_bwd_tg needs %ld bytes of local memory with "
+                   "tg_stages %ld, more than the %ld of a work-group",
+                   bytes, c->tg_stages, c->dev->local_per_group);
+    }
+}
+
 static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
 {
     struct bwd c;
@@ -557,6 +639,7 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
     }
     bwd_check_group(ks, "tg_threads", "lora_bwd_tg", c.tg_threads, tg_local(&c),
                 d);
+    check_tg_stages(ks, &c, d);
     bwd_check_group(ks, "grad_threads", "lora_bwd_grad", c.grad_threads,
                 grad_local(&c), d);
     bwd_check_group(ks, "reduce_threads", "lora_bwd_reduce", c.reduce_threads,
@@ -614,6 +697,12 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
                  c->tg_rows);
         plan_int(p, "TG_THREADS", "lora_bwd_tg: work-items per work-group",
                  c->tg_threads);
+        plan_int(p, "TG_XSTAGES", "lora_bwd_tg: steps of X, dY in local "
+                 "memory", c->tg_stages);
+        if (c->tg_stages) {
+            plan_int(p, "TG_XPENDING", "lora_bwd_tg: steps copied ahead",
+                     c->tg_stages - 2);
+        }
         plan_int(p, "GRAD_THREADS",
                  "lora_bwd_grad: work-items per work-group", c->grad_threads);
         plan_int(p, "GRAD_VEC", "lora_bwd_grad: columns per work-item",
@@ -650,7 +739,7 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
     }
     if (!grad_tensor(c)) {
         plan_int(p, "TG_LOCAL_BYTES", "local memory the plan counted",
-                 4 * tg_local(c));
+                 4 * (tg_local(c) + tg_ring(c)));
         plan_int(p, "GRAD_LOCAL_BYTES", "local memory the plan counted",
                  4 * grad_local(c));
     }
@@ -936,6 +1025,9 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
     /* Up to grad_rows rows lora_bwd_grad sums every row and writes dA and
      * dB itself: one launch fewer. */
     bwd_paths(&c, p);
+    if (!grad_tensor(&c) && c.tg_stages) {
+        p->needs |= CAP_CP_ASYNC;
+    }
     if (c.engine != ENGINE_SIMT) {
         p->needs |= CAP_MMA_SYNC_BF16_F16 |
                     (c.engine == ENGINE_WGMMA ? CAP_WGMMA : 0);
@@ -956,6 +1048,7 @@ static const struct tune_axis bwd_tune_space[] = {
     {"engine", "simt mma wgmma"},
     {"tg_rows", "4 8 16 32 64 128"},
     {"tg_threads", "64 128 256"},
+    {"tg_stages", "0 3"},
     {"grad_threads", "32 64 128"},
     {"grad_rows", "128 512 4096"},
     {NULL, NULL},

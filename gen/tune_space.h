@@ -10,7 +10,7 @@
 
 #define TUNE_MAX_AXES 12
 #define TUNE_MAX_VALUES 16
-#define TUNE_MAX_CONFIGS 200000
+#define TUNE_MAX_CONFIGS 400000
 #define TUNE_MAX_KINDS 8
 
 /* ---- the search space ------------------------------------------------- */

@@ -17,8 +17,12 @@
  * A (then B^T) goes through local memory one chunk of TG_CHUNK rows at a
  * time, double-buffered: the next chunk's loads are in registers while
  * the current one is used (one barrier a chunk), and the next step's X
- * (dY) loads are always in flight. The TG_TK partial sums of each output
- * meet in local memory at the end, TG_RCOLS columns of the rank a round.
+ * (dY) loads are always in flight. With TG_XSTAGES (float32, VEC 4, a
+ * device with cp.async) X (dY) goes through local memory too, a ring of
+ * TG_XSTAGES steps of TG_ROWS x TG_SPAN copied TG_XSTAGES - 1 steps
+ * ahead, so that more of it is in flight than registers could hold. The
+ * TG_TK partial sums of each output meet in local memory at the end,
+ * TG_RCOLS columns of the rank a round.
  *
  * Local memory, in floats (the plan computes the same TG_LOCAL):
  *   TG_RL     = the largest of 8, 4, 2, 1 with RANK % (4 * TG_RL) == 0,
@@ -39,15 +43,23 @@
  *               else min(RANK, max(1, max(2 * TG_CHUNK / VEC *
  *               TG_AGROUP, 2048) / (TG_TM * (TG_TK + 1))))
  *   TG_LOCAL  = max(2 * TG_CHUNK / VEC * TG_AGROUP,
- *                   TG_TM * TG_RCOLS * (TG_TK + 1)) */
+ *                   TG_TM * TG_RCOLS * (TG_TK + 1))
+ *   then the ring: TG_XSTAGES * TG_ROWS * TG_SPAN */
 #include "lora_bwd_common.cl"
 
 #if TG_PARTS != 1
 #error "lora_bwd_tg.cl: G and T whole (TG_PARTS 1)"
 #endif
 
-#if !defined(TG_ROWS) || !defined(TG_THREADS) || !defined(VEC)
-#error "lora_bwd_tg.cl: the plan must define TG_ROWS, TG_THREADS, VEC"
+#if !defined(TG_ROWS) || !defined(TG_THREADS) || !defined(VEC) ||       \
+    !defined(TG_XSTAGES)
+#error "lora_bwd_tg.cl: the plan must define TG_ROWS, TG_THREADS, VEC, \
+TG_XSTAGES"
+#endif
+#if TG_XSTAGES != 0 && (!defined(DTYPE_F32) || VEC != 4 || TG_XSTAGES < 2 || \
+                        TG_XPENDING != TG_XSTAGES - 2)
+#error "lora_bwd_tg.cl: TG_XSTAGES copies float32 rows 16 bytes a copy, \
+TG_XPENDING = TG_XSTAGES - 2 in flight"
 #endif
 
 /* ---- Derived sizes ---- */
@@ -128,7 +140,8 @@
 #endif
 #define TG_RSIZE (TG_RED_COL * TG_RCOLS)
 #define TG_LOCAL (2 * TG_BUF > TG_RSIZE ? 2 * TG_BUF : TG_RSIZE)
-#if !defined(TG_LOCAL_BYTES) || TG_LOCAL * 4 != TG_LOCAL_BYTES
+#define TG_RING (TG_XSTAGES * TG_ROWS * TG_SPAN) /* floats of X's ring */
+#if !defined(TG_LOCAL_BYTES) || (TG_LOCAL + TG_RING) * 4 != TG_LOCAL_BYTES
 #error "lora_bwd_tg.cl: local memory differs from the plan's count"
 #endif
 
@@ -306,17 +319,59 @@ inline void tg_fetch(tg_vec_t xv[TG_W], const __global storage_t *src,
     }
 }
 
+#if TG_XSTAGES
+#define TG_STR_(x) #x
+#define TG_STR(x) TG_STR_(x)
+#define TG_STEPS(len) CEIL_DIV(len, TG_SPAN) /* steps of a product */
+#define TG_COPIES CEIL_DIV(TG_ROWS * TG_TK, TG_THREADS)
+
+/* Step G of the rows ROW0 .. ROW0 + TG_ROWS of SRC (rows LEN long; rows
+ * past ROWS repeat the last, k past LEN are left out) into slot
+ * G % TG_XSTAGES of the ring, 16 bytes a copy, as one group of copies
+ * (empty past the last step, so that every step commits one). */
+inline void tg_copy_step(__local float *ring, const __global storage_t *src,
+                         const int row0, const int rows, const int len,
+                         const int g, const int lid)
+{
+    if (g < TG_STEPS(len)) {
+        __local float *slot = ring + g % TG_XSTAGES * TG_ROWS * TG_SPAN;
+#pragma unroll
+        for (int p = 0; p < TG_COPIES; p++) {
+            const int u = lid + p * TG_THREADS;
+            const int r = u / TG_TK, k = g * TG_SPAN + u % TG_TK * VEC;
+            if (u < TG_ROWS * TG_TK && k < len) {
+                const __global storage_t *from =
+                    src + (size_t)min(row0 + r, rows - 1) * len + k;
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                             :
+                             : "l"(slot + r * TG_SPAN + u % TG_TK * VEC),
+                               "l"(from)
+                             : "memory");
+            }
+        }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* Step G's copies, this work-item's and (after the barrier that follows)
+ * every work-item's, have landed: each step commits one group. */
+#define TG_STEP_LANDED()                                                 \
+    asm volatile("cp.async.wait_group " TG_STR(TG_XPENDING) ";" ::: "memory")
+#endif
+
 /* acc[i][jj] = sum over k < LEN of ROW_i[k] * M[k][j] (j the work-item's
  * jj-th rank column: 4 * (rl + TG_RL * (jj / 4)) + jj % 4 with TG_AV 4),
  * this work-item's share, where M is A (LEN = K) or B^T (LEN = N),
- * TRANSPOSED as tg_fetch_chunk takes it. TG_CHUNK is a whole number of steps, so the
- * next step's columns are always TG_SPAN further on, in this chunk or
- * the next: each step loads them before it computes. */
+ * TRANSPOSED as tg_fetch_chunk takes it. TG_CHUNK is a whole number of
+ * steps, so the next step's columns are always TG_SPAN further on, in
+ * this chunk or the next: each step loads (or copies) them before it
+ * computes. ROW0 + TM is the first of the work-item's rows. */
 inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
-                       const __global storage_t *m, const int transposed,
-                       const __global storage_t *src, const int first,
-                       const int rows, const int len, const int tk,
-                       const int rl, const int lid)
+                       __local float *ring, const __global storage_t *m,
+                       const int transposed, const __global storage_t *src,
+                       const int row0, const int tm, const int rows,
+                       const int len, const int tk, const int rl,
+                       const int lid)
 {
 #pragma unroll
     for (int i = 0; i < TG_W; i++) {
@@ -325,8 +380,16 @@ inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
             acc[i][jj] = 0.0f;
         }
     }
+#if TG_XSTAGES
+    /* The last product's reads of the ring are behind tg_store's
+     * barriers. */
+    for (int g = 0; g < TG_XSTAGES - 1; g++) {
+        tg_copy_step(ring, src, row0, rows, len, g, lid);
+    }
+#else
     tg_vec_t xn[TG_W];
-    tg_fetch(xn, src, len, first, rows, tk * VEC, len);
+    tg_fetch(xn, src, len, row0 + tm, rows, tk * VEC, len);
+#endif
     tg_pf_t pf;
     tg_fetch_chunk(&pf, m, transposed, 0, len, lid);
     int buf = 0;
@@ -335,6 +398,9 @@ inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
         __local float *ch = ms + buf * TG_BUF;
         /* The buffer was last read two chunks ago: a barrier since. */
         tg_store_chunk(ch, &pf, transposed, k0, len, lid);
+#if TG_XSTAGES
+        TG_STEP_LANDED();
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
         if (k0 + TG_CHUNK < len) {
             tg_fetch_chunk(&pf, m, transposed, k0 + TG_CHUNK, len, lid);
@@ -343,11 +409,29 @@ inline void tg_product(float acc[TG_W][TG_RJ], __local float *ms,
         for (int step = 0; step < TG_CSTEPS; step++) {
             const int kk = (step * TG_TK + tk) * VEC;
             tg_vec_t xv[TG_W];
+#if TG_XSTAGES
+            const int g = k0 / TG_SPAN + step;
+            if (step > 0) {
+                TG_STEP_LANDED();
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            /* into the slot of step g - 1, which every work-item has
+             * read: the barrier above */
+            tg_copy_step(ring, src, row0, rows, len, g + TG_XSTAGES - 1,
+                         lid);
+            const __local float *at =
+                ring + (g % TG_XSTAGES * TG_ROWS + tm) * TG_SPAN + tk * VEC;
+#pragma unroll
+            for (int i = 0; i < TG_W; i++) {
+                xv[i] = vload4(0, at + i * TG_TM * TG_SPAN);
+            }
+#else
 #pragma unroll
             for (int i = 0; i < TG_W; i++) {
                 xv[i] = xn[i];
             }
-            tg_fetch(xn, src, len, first, rows, k0 + kk + TG_SPAN, len);
+            tg_fetch(xn, src, len, row0 + tm, rows, k0 + kk + TG_SPAN, len);
+#endif
             if (kk < n) {
 #pragma unroll
                 for (int c = 0; c < VEC; c++) {
@@ -466,6 +550,11 @@ void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
                  __global float *restrict scratch)
 {
     __local float ms[TG_LOCAL] __attribute__((aligned(16)));
+#if TG_XSTAGES
+    __local float ring[TG_RING] __attribute__((aligned(16)));
+#else
+    __local float *ring = NULL;
+#endif
     const int lid = get_local_id(0);
     const int rl = lid % TG_RL;
     const int q = lid / TG_RL;
@@ -474,10 +563,10 @@ void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
     const int row0 = get_group_id(0) * TG_ROWS;
 
     float acc[TG_W][TG_RJ];
-    tg_product(acc, ms, a, WEIGHT_OUT_IN, x, row0 + tm, rows, IN_FEATURES,
-               tk, rl, lid);
+    tg_product(acc, ms, ring, a, WEIGHT_OUT_IN, x, row0, tm, rows,
+               IN_FEATURES, tk, rl, lid);
     tg_store(SCRATCH_T(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
-    tg_product(acc, ms, b, !WEIGHT_OUT_IN, dy, row0 + tm, rows, OUT_FEATURES,
-               tk, rl, lid);
+    tg_product(acc, ms, ring, b, !WEIGHT_OUT_IN, dy, row0, tm, rows,
+               OUT_FEATURES, tk, rl, lid);
     tg_store(SCRATCH_G(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
 }

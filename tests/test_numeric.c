@@ -1078,6 +1078,10 @@ static void bwd_case_where_it_runs(const char *const c[3],
                          ? CAP_MMA_SYNC_BF16_F16 | CAP_WGMMA
                      : strstr(c[2], "mma") != NULL ? CAP_MMA_SYNC_BF16_F16
                                                    : 0;
+    const char *stages = strstr(c[2], "tg_stages: ");
+    if (stages != NULL && atoi(stages + strlen("tg_stages: ")) != 0) {
+        needs |= CAP_CP_ASYNC;
+    }
     if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
         check(c[0], c[1], c[2]);
         return;
@@ -1087,6 +1091,33 @@ static void bwd_case_where_it_runs(const char *const c[3],
                "dtype: %s, %s%s, tile: {%s}}\n", c[0], c[1], lora_layout,
                c[2]);
     nu_kernel_free(&k);
+}
+
+/* lora_bwd_tg with X and dY through a ring in local memory by cp.async
+ * (the device suites; elsewhere each case must validate): a product of
+ * one partial step (K, N under a step's span), of many with the last
+ * partial, rows of a work-group past the last row (tg_rows 5), odd and
+ * wide ranks, 2 stages (none in flight but the step's) to 6, both
+ * weight layouts, accumulate, every gradient and the adapter's alone. */
+static void test_bwd_tg_stages(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 100, out_features: 72, rank: 8, "
+         "input_grad: false", "tg_stages: 3"},
+        {"f32", "in_features: 96, out_features: 40, rank: 7, alpha: 14",
+         "tg_stages: 3"},
+        {"f32", "in_features: 520, out_features: 1028, rank: 16, "
+         "accumulate: true", "tg_rows: 5, tg_threads: 160, tg_stages: 6"},
+        {"f32", "in_features: 1028, out_features: 264, rank: 40, "
+         "input_grad: false", "tg_stages: 2"},
+    };
+    for (int layout = 0; layout < 2; layout++) {
+        lora_layout = layout ? OUT_IN : "";
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            bwd_case_where_it_runs(cases[c], check_bwd_kernel);
+        }
+    }
+    lora_layout = "";
 }
 
 /* dX on tensor cores (lora_bwd_dx_mma, lora_bwd_dx_wgmma: the device
@@ -1565,6 +1596,8 @@ int add_numeric_suite(void)
             NULL ||
         CU_add_test(s, "lora_backward: input_grad, base, accumulate, "
                     "odd shapes", test_bwd_options) == NULL ||
+        CU_add_test(s, "lora_backward: X and dY by cp.async",
+                    test_bwd_tg_stages) == NULL ||
         CU_add_test(s, "lora_backward: weight_layout out_in",
                     test_bwd_out_in) == NULL ||
         CU_add_test(s, "lora_backward: dX on tensor cores (mma, wgmma)",
