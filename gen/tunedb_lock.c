@@ -23,8 +23,18 @@ int tunedb_save_merged(const struct tunedb *db, const char *path, char *err,
     tunedb_init(&disk);
     int rc = tunedb_load(&disk, path, 1, &d) == 0 ? 0 : -1;
     if (rc < 0) {
-        snprintf(err, errsize, "%s changed into a file that does not load; "
-                 "not overwritten", path);
+        /* Not overwritten, and this run's measurements not lost. */
+        char aside[4200], why[512] = "";
+        snprintf(aside, sizeof aside, "%s.unmerged", path);
+        if (tunedb_save(db, aside, why, sizeof why) == 0) {
+            snprintf(err, errsize, "%s does not load (the errors above); "
+                     "not overwritten: this run's measurements are in %s",
+                     path, aside);
+        } else {
+            snprintf(err, errsize, "%s does not load (the errors above); "
+                     "not overwritten, and this run's measurements could "
+                     "not be saved aside: %s", path, why);
+        }
     } else {
         tunedb_merge(&disk, db);
         rc = tunedb_save(&disk, path, err, errsize);

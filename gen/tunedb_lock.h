@@ -9,7 +9,8 @@
 
 /* Saves DB into PATH merged with what PATH holds now (another run's
  * entries and records kept; of two bests the faster), under PATH.lock, so
- * that runs writing one database at once lose nothing. */
+ * that runs writing one database at once lose nothing. Where PATH does
+ * not load it is left as it is and DB goes to PATH.unmerged. */
 int tunedb_save_merged(const struct tunedb *db, const char *path, char *err,
                        size_t errsize);
 

@@ -37,6 +37,7 @@
 #include "tune.h"
 #include "tunedb.h"
 #include "tunedb_internal.h"
+#include "tunedb_lock.h"
 
 #define TUNE_DIR "tests/tune"
 #define SMALL_SPEC TUNE_DIR "/small.yaml"
@@ -2825,6 +2826,45 @@ static void test_db_measured_keys(void)
     tunedb_free(&db);
 }
 
+/* A database file that no longer loads is left as it is, and the run's
+ * measurements go beside it, to PATH.unmerged, which loads. */
+static void test_save_aside(void)
+{
+    struct tunedb db, back;
+    struct tune_entry e;
+    char path[4096], aside[4200], err[1024] = "";
+    static const char broken[] = "entries:\n  - device: [\n";
+    memset(&e, 0, sizeof e);
+    snprintf(e.device, sizeof e.device, "GPU");
+    snprintf(e.driver, sizeof e.driver, "1");
+    snprintf(e.op, sizeof e.op, "softmax");
+    snprintf(e.dtype, sizeof e.dtype, "f32");
+    snprintf(e.shape, sizeof e.shape, "features=100");
+    e.rows = 64;
+    tunedb_init(&db);
+    tune_entry_record(tunedb_add(&db, &e), "wg=4 rows=2 vec=4", 1.5, "ok");
+    tmp_path(path, sizeof path, "broken.yaml");
+    snprintf(aside, sizeof aside, "%s.unmerged", path);
+    remove(aside);
+    write_text(path, broken);
+    CU_ASSERT_EQUAL(tunedb_save_merged(&db, path, err, sizeof err), -1);
+    TU_CHECK(strstr(err, "does not load") != NULL &&
+                 strstr(err, aside) != NULL,
+             "the message does not say where the measurements went: %s",
+             err);
+    char *kept = tu_read(path, NULL);
+    TU_CHECK(kept != NULL && strcmp(kept, broken) == 0,
+             "the file that does not load was overwritten");
+    free(kept);
+    TU_CHECK(load_db(&back, aside) == 0 && back.n == 1 &&
+                 back.entry[0].n_tried == 1,
+             "%s does not hold the run's entry", aside);
+    tunedb_free(&back);
+    tunedb_free(&db);
+    remove(aside);
+    remove(path);
+}
+
 /* Every kernel's shape as the tuner writes it reads back as a shape of
  * its op on every target: an entry the tuner saved must load (a rope
  * shape with llama3 scaling, whose numbers are float fields that no
@@ -4009,6 +4049,8 @@ int add_tune_suite(void)
         CU_add_test(s, "db merge: tunedb_merge, malformed",
                     test_merge_in_process) == NULL ||
         CU_add_test(s, "db: save and load", test_save_load) == NULL ||
+        CU_add_test(s, "db: a file that does not load, kept; the run "
+                    "saved aside", test_save_aside) == NULL ||
         CU_add_test(s, "db: every spec's shapes read back",
                     test_shapes_read_back) == NULL ||
         CU_add_test(s, "db: how an entry was measured",
