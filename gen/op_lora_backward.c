@@ -352,8 +352,9 @@ static void tg_fit_defaults(struct kernel_spec *ks)
 }
 
 /* lora_bwd_tg's ring where the device copies by cp.async: TG_STAGES
- * steps (2 would hold no more ahead than the registers do; 4 and 6 at
- * the smaller tile gained no more than 1-3%). With the ring a work-group of
+ * steps (2 would hold no more ahead than the registers do; at the
+ * smaller tile 4 gained 2-3% over 3 and 6 nothing, and 4 do not fit the
+ * larger). With the ring a work-group of
  * TG_RING_THREADS items over TG_RING_ROWS rows first: it stages A and
  * B^T once for twice the rows, and its ring keeps enough of X in flight
  * where without one it fell behind the smaller group (bench/RESULTS.md,
