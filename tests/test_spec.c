@@ -1494,6 +1494,27 @@ static void test_bwd_ranks(void)
                  "%g; expected 4, 8, 128, 128",
                  kept[i], knob(ks, "vec")->num, knob(ks, "tg_rows")->num,
                  knob(ks, "tg_threads")->num, knob(ks, "grad_threads")->num);
+        TU_CHECK(knob(ks, "tg_stages")->num == 0,
+                 "rank %ld: tg_stages %g on GPUs without cp.async", kept[i],
+                 knob(ks, "tg_stages")->num);
+    }
+    /* NVIDIA (cp.async): X and dY by the ring, 16 rows on 256 items, 3
+     * steps, where they fit (ranks 16, 64); else the tile as the fit
+     * left it, with the ring (rank 100: 16 rows for local memory, 128
+     * items) */
+    CU_ASSERT(errors != 0 || spec_set_target(&s, TARGET_TENSOR, &d) == 0);
+    static const double ring[][4] = {
+        {16, 16, 256, 3}, {64, 16, 256, 3}, {100, 16, 128, 3}};
+    for (size_t i = 0; errors == 0 && i < 3; i++) {
+        const struct kernel_spec *ks = &s.kernel[(long)ring[i][0] - 1];
+        TU_CHECK(knob(ks, "tg_rows")->num == ring[i][1] &&
+                     knob(ks, "tg_threads")->num == ring[i][2] &&
+                     knob(ks, "tg_stages")->num == ring[i][3],
+                 "rank %g on tensor cores: tg_rows %g, tg_threads %g, "
+                 "tg_stages %g; expected %g, %g, %g", ring[i][0],
+                 knob(ks, "tg_rows")->num, knob(ks, "tg_threads")->num,
+                 knob(ks, "tg_stages")->num, ring[i][1], ring[i][2],
+                 ring[i][3]);
     }
     spec_set_free(&s);
     free(text);
