@@ -141,6 +141,18 @@ void bwd_check_group(const struct kernel_spec *ks, const char *key,
                      const char *kernel, long threads, long local_floats,
                      struct diags *d);
 
+/* lora_backward_tg.c: lora_bwd_tg (G and SCALE*T, SIMT): its rows per
+ * work-item, its work-items across the rows (tg_threads must be a
+ * multiple), its local memory in floats without and with (ring) the ring
+ * of X and dY; its defaults after the shape's; the ring's checks. */
+long bwd_tg_rows_per_item(const struct bwd *c);
+long bwd_tg_items_m(const struct bwd *c);
+long bwd_tg_local(const struct bwd *c);
+long bwd_tg_ring(const struct bwd *c);
+void bwd_tg_defaults(struct kernel_spec *ks);
+void bwd_tg_check_stages(const struct kernel_spec *ks, const struct bwd *c,
+                         struct diags *d);
+
 /* lora_backward_fused.c: lora_bwd_fused, every gradient in one launch at
  * few rows (fused_max > 0): its defaults (fused_max, fused_slices), its
  * checks, its #defines, its sync words, its paths (its bands of slices,

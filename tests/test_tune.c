@@ -2826,6 +2826,20 @@ static void test_db_measured_keys(void)
     tunedb_free(&db);
 }
 
+/* E cleared to an entry of softmax over 100 features at ROWS rows, f32
+ * unless DTYPE, on DEVICE with DRIVER. */
+static void softmax_entry(struct tune_entry *e, const char *device,
+                          const char *driver, const char *dtype, long rows)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->device, sizeof e->device, "%s", device);
+    snprintf(e->driver, sizeof e->driver, "%s", driver);
+    snprintf(e->op, sizeof e->op, "softmax");
+    snprintf(e->dtype, sizeof e->dtype, "%s", dtype);
+    snprintf(e->shape, sizeof e->shape, "features=100");
+    e->rows = rows;
+}
+
 /* A database file that no longer loads is left as it is, and the run's
  * measurements go beside it, to PATH.unmerged, which loads. */
 static void test_save_aside(void)
@@ -2834,13 +2848,7 @@ static void test_save_aside(void)
     struct tune_entry e;
     char path[4096], aside[4200], err[1024] = "";
     static const char broken[] = "entries:\n  - device: [\n";
-    memset(&e, 0, sizeof e);
-    snprintf(e.device, sizeof e.device, "GPU");
-    snprintf(e.driver, sizeof e.driver, "1");
-    snprintf(e.op, sizeof e.op, "softmax");
-    snprintf(e.dtype, sizeof e.dtype, "f32");
-    snprintf(e.shape, sizeof e.shape, "features=100");
-    e.rows = 64;
+    softmax_entry(&e, "GPU", "1", "f32", 64);
     tunedb_init(&db);
     tune_entry_record(tunedb_add(&db, &e), "wg=4 rows=2 vec=4", 1.5, "ok");
     tmp_path(path, sizeof path, "broken.yaml");
@@ -2916,13 +2924,8 @@ static void test_save_load(void)
     struct tunedb db, back;
     struct tune_entry e;
     char path[4096], err[256] = "";
-    memset(&e, 0, sizeof e);
-    snprintf(e.device, sizeof e.device, "GPU \"X\" \\ 2: #1, [a] {b}");
-    snprintf(e.driver, sizeof e.driver, "1.2 'beta'");
-    snprintf(e.op, sizeof e.op, "softmax");
-    snprintf(e.dtype, sizeof e.dtype, "f16");
-    snprintf(e.shape, sizeof e.shape, "features=100");
-    e.rows = 12345;
+    softmax_entry(&e, "GPU \"X\" \\ 2: #1, [a] {b}", "1.2 'beta'", "f16",
+                  12345);
     snprintf(e.best, sizeof e.best, "wg=4 rows=2 vec=4 mode=streaming");
     e.best_us = 1.25;
     e.best_gbs = 12.5;
@@ -2998,14 +3001,8 @@ static void test_save_load(void)
                               "\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\";
     tunedb_free(&db);
     tunedb_init(&db);
-    memset(&e, 0, sizeof e);
-    snprintf(e.device, sizeof e.device, "%s", odd);
-    snprintf(e.driver, sizeof e.driver, "latin-1 \xe9 \xff\xc3");
-    snprintf(e.op, sizeof e.op, "softmax");
-    snprintf(e.dtype, sizeof e.dtype, "f32");
-    snprintf(e.shape, sizeof e.shape, "features=100");
+    softmax_entry(&e, odd, "latin-1 \xe9 \xff\xc3", "f32", 1);
     snprintf(e.version, sizeof e.version, "1\n2");
-    e.rows = 1;
     in = tunedb_add(&db, &e);
     tune_entry_record(in, "wg=4", -1, "WRONG: line 1\nline 2\r\x01");
     CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
@@ -3058,14 +3055,8 @@ static void test_save_load_names(void)
     char path[4096], err[256] = "";
     tunedb_init(&db);
     for (int i = 0; i < N_NAMES; i++) {
-        memset(&e, 0, sizeof e);
-        snprintf(e.device, sizeof e.device, "%s", names[i]);
-        snprintf(e.driver, sizeof e.driver, "%s", names[N_NAMES - 1 - i]);
-        snprintf(e.op, sizeof e.op, "softmax");
-        snprintf(e.dtype, sizeof e.dtype, "f32");
-        snprintf(e.shape, sizeof e.shape, "features=100");
+        softmax_entry(&e, names[i], names[N_NAMES - 1 - i], "f32", 1);
         snprintf(e.version, sizeof e.version, "0.1.0");
-        e.rows = 1;
         /* the status too, after the words a known status starts with */
         char status[96];
         snprintf(status, sizeof status, "WRONG: %s", names[i]);
