@@ -213,7 +213,8 @@ inline void store_grad(__global storage_t *dx, size_t i, floatv v,
  * at element BASE: *m_io raised to their max (NO_MAX for none yet), *s
  * their sum of exponentials relative to it, *t their sum (SMOOTH). Each
  * vector is read once, in blocks of SUM_BLOCK vectors an item (their
- * loads in flight together): the block's max, the sums rescaled only
+ * loads in flight together; past END the block loads the first vector
+ * again): the block's max, the sums rescaled only
  * when it passes m by more than RESCALE_ABOVE (softmax_common.cl's
  * stream_sum says why), the block's exponentials relative to m summed
  * apart, then added compensated to one total. HINTED: load_stats'. */
@@ -229,11 +230,13 @@ inline void stream_stats(const __global storage_t *x, size_t base,
         floatv mv = m;
 #pragma unroll
         for (uint k = 0; k < SUM_BLOCK; k++) {
+            /* Past END the item's first vector again, which cannot raise
+             * the max: no branch between the block's loads, so that
+             * they are all in flight at once (a branch around each load
+             * and its max made each wait for the one before). */
             const uint j = j0 + k * step;
-            if (j < end) {
-                h[k] = load_stats(x, base + j * VEC, hinted);
-                mv = MAX2(mv, held_floats(h[k]));
-            }
+            h[k] = load_stats(x, base + (j < end ? j : first) * VEC, hinted);
+            mv = MAX2(mv, held_floats(h[k]));
         }
         const float mb = hmax(mv);
         if (mb - m > RESCALE_ABOVE) {

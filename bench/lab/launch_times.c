@@ -7,8 +7,9 @@
  *      -o lt bench/lab/launch_times.c -lOpenCL
  *   lt [ROWS [REPS [VARIANT [SIZE2 SIZE3 ...]]]]
  *
- * Every buffer is 256 MiB of small values of either sign (as bf16 or f16
- * halves, or floats of them), the first runtime size ROWS (4096), the
+ * Every buffer is 256 MiB (LT_MIB MiB where set) of small values of
+ * either sign (as bf16 or f16 halves, or floats of them), the first
+ * runtime size ROWS (4096), the
  * others SIZE2, SIZE3, ... in NAME.h's order (1 where not given;
  * VARIANT -1: the one the stub picks); REPS calls after three to warm
  * up (30); LT_NULL=I,J,... passes buffers I, J, ... as NULL. Prints, per
@@ -106,7 +107,8 @@ int main(int argc, char **argv)
     }
     printf("variant %d\n", API(_variant)(k));
 
-    const size_t bytes = (size_t)256 << 20;
+    const char *mib = getenv("LT_MIB");
+    const size_t bytes = (size_t)(mib != NULL ? atoi(mib) : 256) << 20;
     unsigned short *fill = malloc(bytes);
     if (fill == NULL) {
         fprintf(stderr, "lt: out of host memory\n");
