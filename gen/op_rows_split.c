@@ -137,11 +137,7 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
                              const char *const *const args[2])
 {
     long groups = rows_split_groups(ks), items = rows_split_items(ks);
-    int streamed = 0;
-    for (int i = 0; i < p->n_define; i++) {
-        streamed |= strcmp(p->define[i].name, "SUM_BLOCK") == 0;
-    }
-    if (!streamed) {
+    if (!plan_has_define(p, "SUM_BLOCK")) {
         plan_int(p, "SUM_BLOCK", "vectors summed apart (split path)",
                  ROWS_SUM_BLOCK);
     }
@@ -297,11 +293,7 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
                          const struct rows_coop *g, long rows,
                          long row_words)
 {
-    int streamed = 0;
-    for (int i = 0; i < p->n_define; i++) {
-        streamed |= strcmp(p->define[i].name, "SUM_BLOCK") == 0;
-    }
-    if (!streamed) {
+    if (!plan_has_define(p, "SUM_BLOCK")) {
         plan_int(p, "SUM_BLOCK", "vectors summed apart (split paths)",
                  ROWS_SUM_BLOCK);
     }

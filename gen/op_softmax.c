@@ -32,6 +32,11 @@ static const char *const params[] = {NULL};
 #define COOP_LONG_ROWS 64
 #define COOP_LONG_GROUPS 2
 
+/* Where a row is streamed, each work-item's loads of a group in flight
+ * together: four 16-byte loads, as cross_entropy's blocks (bench/
+ * RESULTS.md, "Streamed rows: a block's loads in flight together"). */
+#define STREAM_LOADS 4
+
 /* Whether the coop knobs are the defaults of NVIDIA's over long rows,
  * where the split path's rows reach COOP_LONG_ROWS. */
 static int coop_streams(const struct kernel_spec *ks)
@@ -132,6 +137,10 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     }
     if (rows_has_split(ks)) {
         plan_split(ks, p);
+    }
+    if (plan_has_define(p, "SUM_BLOCK")) {
+        plan_int(p, "STREAM_LOADS", "vectors an item loads at once where "
+                 "it streams", STREAM_LOADS);
     }
     rows_plan_end(ks, p, "softmax", params);
 }

@@ -11,6 +11,7 @@
  *   EXP_BASE2  else 1: by exp2 (GPUs), 0: by exp
  *   SHFL_PTX   1: row_merge by PTX warp shuffles (NVIDIA only)
  *   SUM_BLOCK  where a kernel streams: vectors summed apart (row_reduce.cl)
+ *   STREAM_LOADS  where softmax streams: vectors an item loads at once
  * and, where the plan has a split path, row_reduce.cl's SPLIT_* macros.
  *
  * The kernels work on h = sign(SCALE)*x and form SCALE*x - m as
@@ -242,7 +243,26 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
 }
 #endif
 
-#ifdef SUM_BLOCK
+#ifdef STREAM_LOADS
+/* STREAM_LOADS vectors of the row at BASE, from vector J0 in steps of
+ * STEP, into V (times H_SIGN): one unrolled group of loads, all in
+ * flight at once. Past END a load takes vector J0 again (in the row: the
+ * callers' J0 is below END), so that no branch separates the loads (a
+ * branch around each load, with its use, made it wait for the one
+ * before); the callers leave those out of their sums and stores. */
+#if SUM_BLOCK % STREAM_LOADS != 0
+#error "softmax: SUM_BLOCK must be a multiple of STREAM_LOADS"
+#endif
+inline void stream_group(const __global storage_t *x, size_t base, uint j0,
+                         uint end, uint step, floatv v[STREAM_LOADS])
+{
+#pragma unroll
+    for (uint k = 0; k < STREAM_LOADS; k++) {
+        const uint j = j0 + k * step;
+        v[k] = H_SIGN * loadv(x, base + (j < end ? j : j0) * VEC);
+    }
+}
+
 /* The sum of exponentials of vectors FIRST, FIRST + STEP, ... below END
  * of the row at element BASE, relative to *M_IO (NO_MAX for none yet),
  * which it raises. Block by block (row_reduce.cl): the block's max first, then
@@ -251,7 +271,8 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
  * that is the compensated sum rescaled to it, so a rising row is rescaled
  * a few times, not once per vector or block: each rescale rounds the
  * whole sum (up to 6e-5 relative at 50257 features when it was per
- * vector). */
+ * vector). Both passes over a block read it in groups of STREAM_LOADS
+ * (the second from the cache). */
 inline float stream_sum(const __global storage_t *x, size_t base,
                         uint first, uint end, uint step, float *m_io)
 {
@@ -261,8 +282,13 @@ inline float stream_sum(const __global storage_t *x, size_t base,
     for (uint j0 = first; j0 < end; j0 += SUM_BLOCK * step) {
         const uint j1 = min(j0 + SUM_BLOCK * step, end);
         floatv mv = m;
-        for (uint j = j0; j < j1; j += step) {
-            mv = MAX2(mv, H_SIGN * loadv(x, base + j * VEC));
+        for (uint j = j0; j < j1; j += STREAM_LOADS * step) {
+            floatv v[STREAM_LOADS];
+            stream_group(x, base, j, j1, step, v);
+#pragma unroll
+            for (uint k = 0; k < STREAM_LOADS; k++) {
+                mv = MAX2(mv, v[k]);
+            }
         }
         const float mb = hmax(mv);
         if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
@@ -272,8 +298,15 @@ inline float stream_sum(const __global storage_t *x, size_t base,
             m = mb;
         }
         floatv b = 0.0f;
-        for (uint j = j0; j < j1; j += step) {
-            b += EXPS(H_SIGN * loadv(x, base + j * VEC) - m);
+        for (uint j = j0; j < j1; j += STREAM_LOADS * step) {
+            floatv v[STREAM_LOADS];
+            stream_group(x, base, j, j1, step, v);
+#pragma unroll
+            for (uint k = 0; k < STREAM_LOADS; k++) {
+                if (j + k * step < j1) {
+                    b += EXPS(v[k] - m);
+                }
+            }
         }
         csum_add(&sum, &err, b);
     }
@@ -282,14 +315,22 @@ inline float stream_sum(const __global storage_t *x, size_t base,
 }
 
 /* y = exp(SCALE*x - m) / s at vectors FIRST, FIRST + STEP, ... below END
- * of the row at element BASE, M and INV = 1 / s the row's. */
+ * of the row at element BASE, M and INV = 1 / s the row's, read in
+ * groups of STREAM_LOADS. */
 inline void stream_out(const __global storage_t *x, __global storage_t *y,
                        size_t base, uint first, uint end, uint step,
                        float m, float inv)
 {
-    for (uint j = first; j < end; j += step) {
-        const floatv h = H_SIGN * loadv(x, base + j * VEC);
-        storev(y, base + j * VEC, EXPS(h - m) * inv);
+    for (uint j0 = first; j0 < end; j0 += STREAM_LOADS * step) {
+        floatv v[STREAM_LOADS];
+        stream_group(x, base, j0, end, step, v);
+#pragma unroll
+        for (uint k = 0; k < STREAM_LOADS; k++) {
+            const uint j = j0 + k * step;
+            if (j < end) {
+                storev(y, base + j * VEC, EXPS(v[k] - m) * inv);
+            }
+        }
     }
 }
 #endif
