@@ -287,9 +287,12 @@ inline float stream_sum(const __global storage_t *x, size_t base,
             stream_group(x, base, j, j1, step, v);
 #pragma unroll
             for (uint k = 0; k < STREAM_LOADS; k++) {
-                mv = MAX2(mv, v[k]);
+                mv = fmax(mv, v[k]);
             }
         }
+        /* fmax, one instruction where MAX2's ?: takes two: a NaN is left
+         * out of the max but not out of the sum below, which makes every
+         * output of the row NaN all the same. */
         const float mb = hmax(mv);
         if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
             const float rescale = EXPS(m - mb);
