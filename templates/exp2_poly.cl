@@ -4,16 +4,17 @@
  * of degree 7 (within 1e-7 of 2^f at worst, as exp2 is: a softmax's
  * outputs are weighted sums that may cancel, and a lesser polynomial's
  * error showed through them). y is held to [-127, 128]: n = -127 makes
- * 2^n zero, as exp2(-INFINITY) is, and n = 128 infinity.
+ * 2^n zero, as exp2(-INFINITY) is, and n = 128 infinity; a NaN y gives
+ * NaN.
  *
  * EXP2_POLY(T, AS_T, AS_I) defines exp2_poly for T, float or a float
  * vector (AS_T and AS_I its as_ conversions); this file defines it for
  * float, and a file that needs a vector type too instantiates that. */
 #define EXP2_POLY(T, AS_T, AS_I)                                              \
-    inline T __attribute__((overloadable)) exp2_poly(T y)                    \
+    inline T __attribute__((overloadable)) exp2_poly(T y0)                    \
     {                                                                         \
-        y = clamp(y, -127.0f, 128.0f);                                        \
-        /* y + 1.5 * 2^23 + 127 holds n + 127 in its low mantissa bits */    \
+        const T y = clamp(y0, -127.0f, 128.0f);                               \
+        /* y + 1.5 * 2^23 + 127 holds n + 127 in its low mantissa bits */     \
         const T r = y + 12583039.0f;                                          \
         const T f = y - (r - 12583039.0f);                                    \
         T p = 1.5252733804e-5f;                                               \
@@ -24,7 +25,8 @@
         p = p * f + 2.4022650696e-1f;                                         \
         p = p * f + 6.9314718056e-1f;                                         \
         p = p * f + 1.0f;                                                     \
-        return p * AS_T(AS_I(r) << 23);                                       \
+        /* clamp took a NaN's place: a NaN gives NaN, as exp2's does */       \
+        return select(p * AS_T(AS_I(r) << 23), y0, isnan(y0));                \
     }
 
 EXP2_POLY(float, as_float, as_int)

@@ -342,8 +342,32 @@ static double output_bound(const struct vcase *c, const double *ref, int i)
     return honest > bound ? honest : bound;
 }
 
+double nu_rel_l2_nans(const float *got, const double *ref, size_t n)
+{
+    float *g = malloc((n + 1) * sizeof *g);
+    double *r = malloc((n + 1) * sizeof *r);
+    size_t kept = 0;
+    int same_nans = 1;
+    double err = NAN;
+    if (g != NULL && r != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            if (isnan(ref[i]) || isnan(got[i])) {
+                same_nans &= isnan(ref[i]) && isnan(got[i]);
+                continue;
+            }
+            g[kept] = got[i];
+            r[kept++] = ref[i];
+        }
+        err = same_nans ? rel_l2(g, r, kept) : NAN;
+    }
+    free(g);
+    free(r);
+    return err;
+}
+
 /* GOT against REF (all outputs of C), each output by its bound BOUNDS[i]
- * times SCALE: returns whether all are within; the error and the bound
+ * times SCALE (nu_rel_l2_nans: NaN where REF has it): returns whether all
+ * are within; the error and the bound
  * of the output nearest its bound (or past it the most) into *ERR and
  * *BOUND. */
 static int judge(const struct vcase *c, const float *got, const double *ref,
@@ -353,7 +377,8 @@ static int judge(const struct vcase *c, const float *got, const double *ref,
     double worst = -1;
     for (int o = 0; o < c->n_out; o++) {
         int i = c->outs[o];
-        double e = rel_l2(got + c->out_at[i], ref + c->out_at[i], c->count[i]);
+        double e = nu_rel_l2_nans(got + c->out_at[i], ref + c->out_at[i],
+                                  c->count[i]);
         double b = scale * bounds[i];
         double ratio = e / b;
         if (!(ratio <= worst)) { /* NaN counts as worst */

@@ -141,6 +141,12 @@ int nu_tile_rows(long tile, long large, size_t *out);
 /* Adds V to the sorted distinct list OUT of N (>= 1 only); returns N. */
 int nu_rows_add(size_t *out, int n, long v);
 
+/* The relative L2 error of GOT against REF (N values) over the places
+ * where neither is NaN; NaN unless GOT is NaN exactly where REF is (an
+ * input's NaN carried to the outputs that float64 carries it to). The
+ * runs above judge by it. */
+double nu_rel_l2_nans(const float *got, const double *ref, size_t n);
+
 /* The usual input distribution: uniform in [-1, 1]. */
 struct vdist nu_unit(void);
 

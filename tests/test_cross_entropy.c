@@ -4,9 +4,9 @@
  * grad false, the GPU and CPU defaults and small tiles, rows on both
  * sides of the split path's split_max, logits up to +-80 and rows that
  * rise or fall from -80 to +80 (a running max left behind); ignored rows,
- * every row ignored (a NaN mean), labels outside the vocabulary (NaN
- * rows); dlogits in place of logits; the same bits on every run. Joins
- * the numeric suite.
+ * every row ignored (a NaN mean), labels outside the vocabulary and NaN
+ * logits (NaN rows); dlogits in place of logits; the same bits on every
+ * run. Joins the numeric suite.
  *
  * Bounds: dlogits as the op's error_bound; the loss, float32 in every
  * dtype, to 1e-5 (numeric_util.c holds float32 outputs to the f32
@@ -59,9 +59,11 @@ static int ce_build(struct nu_kernel *k, const struct ce_case *c)
 /* ---- runs with labels of every kind ------------------------------------ */
 
 /* Label patterns: some rows ignored, every row, one label past the
- * vocabulary and one negative (not ignore_index); and RAMPS, random
- * labels over rows of logits that rise or fall across the row (set_ramps). */
-enum pattern { SOME_IGNORED, ALL_IGNORED, OUTSIDE, RAMPS };
+ * vocabulary and one negative (not ignore_index); RAMPS, random labels
+ * over rows of logits that rise or fall across the row (set_ramps); and
+ * NAN_LOGITS, random labels and a NaN logit in every other row
+ * (set_nans). */
+enum pattern { SOME_IGNORED, ALL_IGNORED, OUTSIDE, RAMPS, NAN_LOGITS };
 
 /* Rows that make a streamed row's running max move: rising from -80 to
  * +80 (the reference left behind again and again), falling, -80 but for
@@ -86,6 +88,19 @@ static void set_ramps(struct vcase *c)
     }
 }
 
+/* A NaN at one place of every even row, the row's own: the max of a
+ * streamed row leaves NaN out (fmax), its sum must not, so that the
+ * row's loss and gradient are NaN as float64's are, and no other row's
+ * (the mean's, which sums them all, is NaN too). */
+static void set_nans(struct vcase *c)
+{
+    float *x = c->host[BUF_LOGITS];
+    size_t v = (size_t)c->ks->field[0].num;
+    for (size_t m = 0; m < c->rows; m += 2) {
+        x[m * v + (m * 7919 + 13) % v] = NAN;
+    }
+}
+
 static void set_labels(struct vcase *c, enum pattern p, double ignore)
 {
     float *labels = c->host[BUF_LABELS];
@@ -101,30 +116,6 @@ static void set_labels(struct vcase *c, enum pattern p, double ignore)
             labels[2] = -1;
         }
     }
-}
-
-/* Whether GOT holds NaN where REF does, and elsewhere is within BOUND of
- * it (relative L2 over those elements). */
-static int close_with_nans(const float *got, const double *ref, size_t n,
-                           double bound, double *err)
-{
-    float *g = malloc((n + 1) * sizeof *g);
-    double *r = malloc((n + 1) * sizeof *r);
-    size_t kept = 0;
-    int same_nans = 1;
-    CU_ASSERT_FATAL(g != NULL && r != NULL);
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(ref[i]) || isnan(got[i])) {
-            same_nans &= isnan(ref[i]) && isnan(got[i]);
-            continue;
-        }
-        g[kept] = got[i];
-        r[kept++] = ref[i];
-    }
-    *err = rel_l2(g, r, kept);
-    free(g);
-    free(r);
-    return same_nans && *err <= bound;
 }
 
 /* Runs K once on C's buffers B, in place (dlogits is the logits buffer,
@@ -172,6 +163,8 @@ static void run_labels(struct nu_kernel *k, size_t rows, int p, int in_place)
     }
     if (p == RAMPS) {
         set_ramps(&c);
+    } else if (p == NAN_LOGITS) {
+        set_nans(&c);
     } else if (p >= 0) {
         set_labels(&c, (enum pattern)p, spec_field(c.ks, "ignore_index"));
     }
@@ -182,9 +175,10 @@ static void run_labels(struct nu_kernel *k, size_t rows, int p, int in_place)
     run_once(k, &c, &b, in_place, got);
     for (int o = 0; o < c.n_out; o++) {
         int i = c.outs[o];
-        double err, bound = i == BUF_LOSS ? 1e-5 : error_bound(c.ks);
-        int ok = close_with_nans(got + c.out_at[i], ref + c.out_at[i],
-                                 c.count[i], bound, &err);
+        double bound = i == BUF_LOSS ? 1e-5 : error_bound(c.ks);
+        double err = nu_rel_l2_nans(got + c.out_at[i], ref + c.out_at[i],
+                                    c.count[i]);
+        int ok = err <= bound;
         TU_CHECK(ok, "%s, %zu rows, labels %d%s: %s error %g > %g or NaN "
                  "elsewhere than float64's\n%s", k->ks->name, rows, p,
                  in_place ? ", in place" : "", c.plan.buffer[i].name, err,
@@ -206,7 +200,7 @@ static void check_labels(struct nu_kernel *k)
 {
     static const size_t rows[] = {1, 7, 40};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        for (int p = SOME_IGNORED; p <= RAMPS; p++) {
+        for (int p = SOME_IGNORED; p <= NAN_LOGITS; p++) {
             run_labels(k, rows[r], p, 0);
         }
     }

@@ -4,6 +4,7 @@
  * larger one), every storage dtype, the lora options and paths, inputs
  * that stress the row ops' numerics, and the kernels of specs/seeds.yaml. */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,54 @@ static void test_softmax_extremes(void)
         if (i == 0 || i == 4) {
             run_hard_case_tile(&cases[i], TARGET_CPU, SPLIT);
         }
+    }
+}
+
+/* A NaN in every even row, at a place of its own (softmax's x). */
+static void nan_in_even_rows(struct vcase *c)
+{
+    float *x = c->host[0];
+    size_t v = (size_t)c->ks->field[0].num;
+    for (size_t m = 0; m < c->rows; m += 2) {
+        x[m * v + (m * 7919 + 13) % v] = NAN;
+    }
+}
+
+/* NaN inputs: a row with a NaN gives NaN outputs, as float64's does (a
+ * streamed max leaves the NaN out, its sum carries it), and no other row
+ * does. The GPU defaults over a vocabulary at 1 to 70 rows (the
+ * one-launch paths where the device holds them, the split path, the row
+ * streamed), the split path forced, rows held in registers, the CPU
+ * defaults. */
+static void test_softmax_nan(void)
+{
+    static const struct {
+        const char *dtype, *fields, *tile;
+        enum target target;
+        size_t rows[4]; /* 0-terminated */
+    } cases[] = {
+        {"f32", "features: 151936", "", TARGET_GPU, {1, 7, 70, 0}},
+        {"bf16", "features: 65537", "", TARGET_GPU, {2, 40, 0}},
+        {"f32", "features: 32000", SPLIT, TARGET_GPU, {3, 0}},
+        {"f16", "features: 4096", "", TARGET_GPU, {5, 0}},
+        {"f32", "features: 50257", "", TARGET_CPU, {3, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct nu_kernel k;
+        struct diags d = {.out = stderr};
+        const char *tile = cases[i].tile;
+        if (nu_spec_ok(&k, "kernels:\n  - {name: t_nan, op: softmax, dtype: "
+                       "%s, %s%s%s%s}\n", cases[i].dtype, cases[i].fields,
+                       *tile ? ", tile: {" : "", tile, *tile ? "}" : "")) {
+            CU_ASSERT(spec_set_target(&k.set, cases[i].target, &d) == 0);
+            k.fill = nan_in_even_rows;
+            if (nu_build(&k)) {
+                for (int r = 0; r < 4 && cases[i].rows[r] != 0; r++) {
+                    nu_run(&k, cases[i].rows[r], nu_unit());
+                }
+            }
+        }
+        nu_kernel_free(&k);
     }
 }
 
@@ -1569,6 +1618,8 @@ int add_numeric_suite(void)
                     "GPU and CPU defaults", test_norm_extremes) == NULL ||
         CU_add_test(s, "softmax: huge inputs, extreme scales, GPU and CPU "
                     "defaults", test_softmax_extremes) == NULL ||
+        CU_add_test(s, "softmax: a NaN input, its row NaN and no other",
+                    test_softmax_nan) == NULL ||
         CU_add_test(s, "softmax: f16 outputs among the subnormals",
                     test_softmax_f16_subnormal) == NULL ||
         CU_add_test(s, "f16 outputs among the subnormals: rmsnorm, "

@@ -136,9 +136,9 @@ static void test_split_widths(void)
  * as many chunks as give each of a work-group's items two vectors, at
  * most 128, up to 128 rows; CPUs into chunks of 64 KiB or more, at most
  * 64, up to half the row path's 16 rows per work-group; shorter rows no
- * split path. The stub of the GPU defaults at 151936 takes it up to 128
- * rows (at 1 row the one-launch split path, where the device holds its
- * work-groups). */
+ * split path; plans that stream load STREAM_LOADS vectors at once. The
+ * stub of the GPU defaults at 151936 takes it up to 128 rows (at 1 row
+ * the one-launch split path, where the device holds its work-groups). */
 static void test_split_defaults(void)
 {
     static const struct {
@@ -177,6 +177,22 @@ static void test_split_defaults(void)
                      cases[i].dtype, cases[i].features, (int)cases[i].target,
                      nu_knob(&k, "split"), nu_knob(&k, "split_max"), paths,
                      cases[i].split, cases[i].split_max, cases[i].paths);
+            /* A plan that streams a row loads STREAM_LOADS (4) vectors
+             * at once; one that holds its rows has neither define. */
+            struct plan p;
+            memset(&p, 0, sizeof p);
+            k.ks->op->plan(k.ks, &p);
+            long loads = -1;
+            for (int j = 0; j < p.n_define; j++) {
+                if (strcmp(p.define[j].name, "STREAM_LOADS") == 0) {
+                    loads = p.define[j].i;
+                }
+            }
+            TU_CHECK(plan_has_define(&p, "SUM_BLOCK") ? loads == 4
+                                                      : loads == -1,
+                     "%s %d, target %d: STREAM_LOADS %ld, SUM_BLOCK %s",
+                     cases[i].dtype, cases[i].features, (int)cases[i].target,
+                     loads, plan_has_define(&p, "SUM_BLOCK") ? "set" : "none");
             if (i == 0 && nu_build(&k)) {
                 size_t rows[] = {1, 128, 129, 4096};
                 for (int r = 0; r < 4; r++) {
