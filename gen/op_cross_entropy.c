@@ -434,9 +434,11 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     /* Streamed paths read each vector once, a block of vectors at a
      * time held in registers (cross_entropy_common.cl): a small block,
      * not the row ops' 64 vectors summed apart. */
-    plan_set_int(p, "SUM_BLOCK", "vectors loaded at once, then summed",
-                 ks->target == TARGET_CPU ? CE_SUM_BLOCK_CPU
-                                          : CE_SUM_BLOCK_GPU);
+    if (plan_set_int(p, "SUM_BLOCK", "vectors loaded at once, then summed",
+                     ks->target == TARGET_CPU ? CE_SUM_BLOCK_CPU
+                                              : CE_SUM_BLOCK_GPU)) {
+        rows_plan_stream_max(ks, p);
+    }
 }
 
 /* ---- checking and measuring ------------------------------------------ */

@@ -289,6 +289,14 @@ void rows_plan_shfl(const struct kernel_spec *ks, struct plan *p)
     }
 }
 
+void rows_plan_stream_max(const struct kernel_spec *ks, struct plan *p)
+{
+    int gpu = ks->target != TARGET_CPU;
+    plan_int(p, "STREAM_FMAX",
+             gpu ? "the streamed max by fmax" : "the streamed max by ?:",
+             gpu);
+}
+
 void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
                      const char *key, const char *name, const char *comment)
 {

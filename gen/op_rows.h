@@ -134,6 +134,14 @@ void rows_plan_float(const struct kernel_spec *ks, struct plan *p,
  * by PTX shuffles, then across warps through local memory. */
 void rows_plan_shfl(const struct kernel_spec *ks, struct plan *p);
 
+/* STREAM_FMAX of templates/softmax_common.cl's STREAM_MAX, for plans that
+ * stream a row (softmax, cross_entropy): a streamed max by fmax on GPUs,
+ * one instruction where MAX2's ?: is a compare and a select (NVIDIA);
+ * by MAX2 on CPUs, one max instruction where fmax's NaN rules take
+ * several (bench/RESULTS.md, "Streamed rows: a block's loads in flight
+ * together"). */
+void rows_plan_stream_max(const struct kernel_spec *ks, struct plan *p);
+
 /* Ends P: buffers x, PARAMS (NULL-terminated; FEATURES elements each) and
  * y, and the one launch of KERNEL over them. */
 /* The norms' rescaling limits (templates/norm_scale.cl), from eps. */

@@ -141,6 +141,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     if (plan_has_define(p, "SUM_BLOCK")) {
         plan_int(p, "STREAM_LOADS", "vectors an item loads at once where "
                  "it streams", STREAM_LOADS);
+        rows_plan_stream_max(ks, p);
     }
     rows_plan_end(ks, p, "softmax", params);
 }

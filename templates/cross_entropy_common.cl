@@ -236,11 +236,8 @@ inline void stream_stats(const __global storage_t *x, size_t base,
              * and its max made each wait for the one before). */
             const uint j = j0 + k * step;
             h[k] = load_stats(x, base + (j < end ? j : first) * VEC, hinted);
-            mv = fmax(mv, held_floats(h[k])); /* see below */
+            mv = STREAM_MAX(mv, held_floats(h[k]));
         }
-        /* fmax, one instruction where MAX2's ?: takes two: a NaN logit
-         * is left out of the max but not out of the sum below, which
-         * carries it to the loss and the gradient all the same. */
         const float mb = hmax(mv);
         if (mb - m > RESCALE_ABOVE) {
             const float rescale = EXPS(m - mb);

@@ -13,7 +13,10 @@
 #define EXP2_POLY(T, AS_T, AS_I)                                              \
     inline T __attribute__((overloadable)) exp2_poly(T y0)                    \
     {                                                                         \
-        const T y = clamp(y0, -127.0f, 128.0f);                               \
+        /* held to [-127, 128] by compares, false for a NaN, which            \
+         * stays (one max and one min instruction on x86) */                  \
+        T y = y0 < -127.0f ? (T)-127.0f : y0;                                 \
+        y = y > 128.0f ? (T)128.0f : y;                                       \
         /* y + 1.5 * 2^23 + 127 holds n + 127 in its low mantissa bits */     \
         const T r = y + 12583039.0f;                                          \
         const T f = y - (r - 12583039.0f);                                    \
@@ -25,8 +28,7 @@
         p = p * f + 2.4022650696e-1f;                                         \
         p = p * f + 6.9314718056e-1f;                                         \
         p = p * f + 1.0f;                                                     \
-        /* clamp took a NaN's place: a NaN gives NaN, as exp2's does */       \
-        return select(p * AS_T(AS_I(r) << 23), y0, isnan(y0));                \
+        return p * AS_T(AS_I(r) << 23);                                       \
     }
 
 EXP2_POLY(float, as_float, as_int)

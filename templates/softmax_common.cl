@@ -12,6 +12,7 @@
  *   SHFL_PTX   1: row_merge by PTX warp shuffles (NVIDIA only)
  *   SUM_BLOCK  where a kernel streams: vectors summed apart (row_reduce.cl)
  *   STREAM_LOADS  where softmax streams: vectors an item loads at once
+ *   STREAM_FMAX   where softmax or cross_entropy streams: the max by fmax
  * and, where the plan has a split path, row_reduce.cl's SPLIT_* macros.
  *
  * The kernels work on h = sign(SCALE)*x and form SCALE*x - m as
@@ -74,6 +75,19 @@ EXP2_POLY(floatv, SOFTMAX_XPASTE(as_float, VEC), SOFTMAX_XPASTE(as_int, VEC))
 #define EXPS(d) exp2((EXP_SCALE * (d)) * M_LOG2E_F)
 #else
 #define EXPS(d) exp(EXP_SCALE * (d))
+#endif
+
+/* The max of a streamed row (STREAM_FMAX from the plan): fmax on GPUs,
+ * one instruction where MAX2's ?: is a compare and a select; MAX2 on
+ * CPUs, one max instruction where fmax's NaN rules take several. fmax
+ * leaves a NaN out of the max but not out of the sum of exponentials,
+ * which makes the row's every output NaN all the same. */
+#ifdef STREAM_FMAX
+#if STREAM_FMAX
+#define STREAM_MAX(a, b) fmax(a, b)
+#else
+#define STREAM_MAX(a, b) MAX2(a, b)
+#endif
 #endif
 
 /* (m, s) and (m2, s2) as one pair: the larger reference, both sums
@@ -287,12 +301,9 @@ inline float stream_sum(const __global storage_t *x, size_t base,
             stream_group(x, base, j, j1, step, v);
 #pragma unroll
             for (uint k = 0; k < STREAM_LOADS; k++) {
-                mv = fmax(mv, v[k]);
+                mv = STREAM_MAX(mv, v[k]);
             }
         }
-        /* fmax, one instruction where MAX2's ?: takes two: a NaN is left
-         * out of the max but not out of the sum below, which makes every
-         * output of the row NaN all the same. */
         const float mb = hmax(mv);
         if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
             const float rescale = EXPS(m - mb);

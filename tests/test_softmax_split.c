@@ -178,21 +178,28 @@ static void test_split_defaults(void)
                      nu_knob(&k, "split"), nu_knob(&k, "split_max"), paths,
                      cases[i].split, cases[i].split_max, cases[i].paths);
             /* A plan that streams a row loads STREAM_LOADS (4) vectors
-             * at once; one that holds its rows has neither define. */
+             * at once and takes its max by fmax on GPUs (STREAM_FMAX);
+             * one that holds its rows has neither define. */
             struct plan p;
             memset(&p, 0, sizeof p);
             k.ks->op->plan(k.ks, &p);
-            long loads = -1;
+            long loads = -1, fmax_max = -1;
             for (int j = 0; j < p.n_define; j++) {
                 if (strcmp(p.define[j].name, "STREAM_LOADS") == 0) {
                     loads = p.define[j].i;
                 }
+                if (strcmp(p.define[j].name, "STREAM_FMAX") == 0) {
+                    fmax_max = p.define[j].i;
+                }
             }
-            TU_CHECK(plan_has_define(&p, "SUM_BLOCK") ? loads == 4
-                                                      : loads == -1,
-                     "%s %d, target %d: STREAM_LOADS %ld, SUM_BLOCK %s",
-                     cases[i].dtype, cases[i].features, (int)cases[i].target,
-                     loads, plan_has_define(&p, "SUM_BLOCK") ? "set" : "none");
+            int streams = plan_has_define(&p, "SUM_BLOCK");
+            TU_CHECK(streams ? loads == 4 &&
+                                   fmax_max == (cases[i].target != TARGET_CPU)
+                             : loads == -1 && fmax_max == -1,
+                     "%s %d, target %d: STREAM_LOADS %ld, STREAM_FMAX %ld, "
+                     "SUM_BLOCK %s", cases[i].dtype, cases[i].features,
+                     (int)cases[i].target, loads, fmax_max,
+                     streams ? "set" : "none");
             if (i == 0 && nu_build(&k)) {
                 size_t rows[] = {1, 128, 129, 4096};
                 for (int r = 0; r < 4; r++) {
