@@ -351,23 +351,24 @@ static void test_softmax_extremes(void)
     }
 }
 
-/* A NaN in every even row, at a place of its own (softmax's x). */
+/* A NaN in every even row of the first buffer (x), at a place of its
+ * own. */
 static void nan_in_even_rows(struct vcase *c)
 {
     float *x = c->host[0];
-    size_t v = (size_t)c->ks->field[0].num;
-    for (size_t m = 0; m < c->rows; m += 2) {
+    size_t v = c->rows ? c->count[0] / c->rows : 0;
+    for (size_t m = 0; v != 0 && m < c->rows; m += 2) {
         x[m * v + (m * 7919 + 13) % v] = NAN;
     }
 }
 
 /* NaN inputs: a row with a NaN gives NaN outputs, as float64's does (a
- * streamed max leaves the NaN out, its sum carries it), and no other row
- * does. The GPU defaults over a vocabulary at 1 to 70 rows (the
- * one-launch paths where the device holds them, the split path, the row
- * streamed), the split path forced, rows held in registers, the CPU
- * defaults. */
-static void test_softmax_nan(void)
+ * streamed max leaves the NaN out, the sums carry it), and no other row
+ * does. Each row op with the GPU defaults over a vocabulary-wide row at
+ * 1 to 70 rows (softmax: the one-launch paths where the device holds
+ * them, the split path, the row streamed), the split path forced, rows
+ * held in registers, the CPU defaults. */
+static void test_row_nan(void)
 {
     static const struct {
         const char *dtype, *fields, *tile;
@@ -379,23 +380,67 @@ static void test_softmax_nan(void)
         {"f32", "features: 32000", SPLIT, TARGET_GPU, {3, 0}},
         {"f16", "features: 4096", "", TARGET_GPU, {5, 0}},
         {"f32", "features: 50257", "", TARGET_CPU, {3, 0}},
+        {"bf16", "features: 4097", "", TARGET_CPU, {4, 0}},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct nu_kernel k;
-        struct diags d = {.out = stderr};
-        const char *tile = cases[i].tile;
-        if (nu_spec_ok(&k, "kernels:\n  - {name: t_nan, op: softmax, dtype: "
-                       "%s, %s%s%s%s}\n", cases[i].dtype, cases[i].fields,
-                       *tile ? ", tile: {" : "", tile, *tile ? "}" : "")) {
-            CU_ASSERT(spec_set_target(&k.set, cases[i].target, &d) == 0);
-            k.fill = nan_in_even_rows;
-            if (nu_build(&k)) {
-                for (int r = 0; r < 4 && cases[i].rows[r] != 0; r++) {
-                    nu_run(&k, cases[i].rows[r], nu_unit());
+    for (int o = 0; o < 3; o++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            struct nu_kernel k;
+            struct diags d = {.out = stderr};
+            const char *tile = cases[i].tile;
+            if (nu_spec_ok(&k, "kernels:\n  - {name: t_nan, op: %s, dtype: "
+                           "%s, %s%s%s%s}\n", row_ops[o], cases[i].dtype,
+                           cases[i].fields, *tile ? ", tile: {" : "", tile,
+                           *tile ? "}" : "")) {
+                CU_ASSERT(spec_set_target(&k.set, cases[i].target, &d) ==
+                          0);
+                k.fill = nan_in_even_rows;
+                if (nu_build(&k)) {
+                    for (int r = 0; r < 4 && cases[i].rows[r] != 0; r++) {
+                        nu_run(&k, cases[i].rows[r], nu_unit());
+                    }
                 }
             }
+            nu_kernel_free(&k);
         }
-        nu_kernel_free(&k);
+    }
+}
+
+/* The other ops with NaN in the first input's even rows: outputs NaN
+ * exactly where float64's are (an element and what it reaches: its own
+ * output in swiglu, its pair in rope, its row in the norms and their
+ * backward, with the parameter gradients of every row; its row of Y in
+ * lora_forward, dA's columns and all of dB in lora_backward), with the
+ * GPU and the CPU defaults. */
+static void test_ops_nan(void)
+{
+    static const char *const specs[] = {
+        "op: swiglu, features: 4864",
+        "op: swiglu, dtype: bf16, features: 2560, activation: gelu_tanh",
+        "op: swiglu_backward, features: 3072",
+        "op: add_rmsnorm, dtype: bf16, features: 4096",
+        "op: rmsnorm_backward, features: 2560",
+        "op: layernorm_backward, dtype: bf16, features: 896",
+        "op: rope, heads: 4, head_dim: 64",
+        "op: lora_forward, in_features: 512, out_features: 256, rank: 8",
+        "op: lora_backward, in_features: 256, out_features: 512, rank: 8",
+    };
+    static const size_t rows[] = {1, 3, 40};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        for (int t = 0; t < 2; t++) {
+            struct nu_kernel k;
+            struct diags d = {.out = stderr};
+            if (nu_spec_ok(&k, "kernels:\n  - {name: t_nan, %s}\n",
+                           specs[i])) {
+                CU_ASSERT(spec_set_target(&k.set,
+                                          t ? TARGET_CPU : TARGET_GPU,
+                                          &d) == 0);
+                k.fill = nan_in_even_rows;
+                if (nu_build(&k)) {
+                    nu_run_rows(&k, rows, 3, nu_unit());
+                }
+            }
+            nu_kernel_free(&k);
+        }
     }
 }
 
@@ -1618,8 +1663,10 @@ int add_numeric_suite(void)
                     "GPU and CPU defaults", test_norm_extremes) == NULL ||
         CU_add_test(s, "softmax: huge inputs, extreme scales, GPU and CPU "
                     "defaults", test_softmax_extremes) == NULL ||
-        CU_add_test(s, "softmax: a NaN input, its row NaN and no other",
-                    test_softmax_nan) == NULL ||
+        CU_add_test(s, "row ops: a NaN input, its row NaN and no other",
+                    test_row_nan) == NULL ||
+        CU_add_test(s, "ops: a NaN input, NaN where float64 has it",
+                    test_ops_nan) == NULL ||
         CU_add_test(s, "softmax: f16 outputs among the subnormals",
                     test_softmax_f16_subnormal) == NULL ||
         CU_add_test(s, "f16 outputs among the subnormals: rmsnorm, "
