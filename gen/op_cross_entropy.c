@@ -479,7 +479,10 @@ static double reference_row(const struct kernel_spec *ks, const float *x,
         double slope = cap > 0 ? 1 - (z[j] / cap) * (z[j] / cap) : 1;
         dx[j] = g * d * slope;
     }
-    return mx + log(sum) - (1 - eps) * z[y] - eps / (double)v * zsum;
+    /* No smoothing: no sum of z, which a masked (-inf) logit makes -inf
+     * (0 times it is NaN); with smoothing the loss is then +inf. */
+    double smoothing = eps > 0 ? eps / (double)v * zsum : 0;
+    return mx + log(sum) - (1 - eps) * z[y] - smoothing;
 }
 
 /* The reference at rows ROWS_IDX[0 .. N_ROWS) of the case (NULL: every

@@ -70,6 +70,15 @@ inline size_t split_at(int rows, size_t row)
 #define CAP_SLOPE(x) 1.0f
 #endif
 
+/* The compensated total of row_reduce.cl's csum_add1 (SUM, ERR): an
+ * infinite sum alone, its compensation being inf - inf, NaN. A masked
+ * logit (-inf) makes the sum of the logits -inf, and a row's loss may be
+ * +inf. */
+inline float csum_total1(float sum, float err)
+{
+    return isinf(sum) ? sum : sum + err;
+}
+
 inline floatv load_z(const __global storage_t *x, size_t i)
 {
     return CAP(loadv(x, i));
@@ -267,7 +276,9 @@ inline void stream_stats(const __global storage_t *x, size_t base,
     }
     *m_io = m;
     *s = sum + err;
-    *t = zsum + zerr;
+    /* A masked (-inf) logit makes t -inf, and the loss, with smoothing,
+     * +inf. */
+    *t = csum_total1(zsum, zerr);
 }
 #endif
 

@@ -74,16 +74,13 @@ inline void coop_total(const int rows, uint row, float v, float count,
         (const volatile __global float *)scratch + LOSSES_AT;
     float sum = 0.0f, err = 0.0f;
     for (int r = 0; r < rows; r++) {
-        const float x = losses[r];
-        const float t = sum + x;
-        err += fabs(sum) >= fabs(x) ? (sum - t) + x : (x - t) + sum;
-        sum = t;
+        csum_add1(&sum, &err, losses[r]);
     }
 #if REDUCE_MEAN
-    loss[0] = (sum + err) / count;
+    loss[0] = csum_total1(sum, err) / count;
 #else
     (void)count;
-    loss[0] = sum + err;
+    loss[0] = csum_total1(sum, err);
 #endif
 }
 #endif

@@ -16,12 +16,9 @@ void cross_entropy_reduce(const int rows, __global float *loss,
     const uint lid = get_local_id(0);
     float sum = 0.0f, err = 0.0f;
     for (int r = (int)lid; r < rows; r += RED_WG) {
-        const float v = scratch[LOSSES_AT + r];
-        const float t = sum + v;
-        err += fabs(sum) >= fabs(v) ? (sum - t) + v : (v - t) + sum;
-        sum = t;
+        csum_add1(&sum, &err, scratch[LOSSES_AT + r]);
     }
-    part[lid] = sum + err;
+    part[lid] = csum_total1(sum, err);
     for (uint w = RED_WG / 2; w > 0; w /= 2) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < w) {

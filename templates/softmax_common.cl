@@ -144,8 +144,9 @@ inline void warp_merge(float *m, float *s, const uint width)
  * (a power of two), every item taking the result: by shuffles within
  * each warp, then every stretch of as many lanes as there are warps
  * merges the warps' pairs from PM and PS in the same steps, so every item
- * holds the same bits without a second round through local memory. Two barriers, the second so that PM and PS may be
- * written again once it returns. */
+ * holds the same bits without a second round through local memory. Two
+ * barriers, the second so that PM and PS may be written again once it
+ * returns. */
 inline void merge_pairs(__local float *pm, __local float *ps, uint lid,
                         const uint items, float *m, float *s)
 {

@@ -142,9 +142,9 @@ int nu_tile_rows(long tile, long large, size_t *out);
 int nu_rows_add(size_t *out, int n, long v);
 
 /* The relative L2 error of GOT against REF (N values) over the places
- * where neither is NaN; NaN unless GOT is NaN exactly where REF is (an
- * input's NaN carried to the outputs that float64 carries it to). The
- * runs above judge by it. */
+ * where both are finite; NaN unless GOT is NaN exactly where REF is, and
+ * the same infinity where REF has one (an input's NaN or -inf carried to
+ * the outputs that float64 carries it to). The runs above judge by it. */
 double nu_rel_l2_nans(const float *got, const double *ref, size_t n);
 
 /* The usual input distribution: uniform in [-1, 1]. */

@@ -5,8 +5,8 @@
  * sides of the split path's split_max, logits up to +-80 and rows that
  * rise or fall from -80 to +80 (a running max left behind); ignored rows,
  * every row ignored (a NaN mean), labels outside the vocabulary and NaN
- * logits (NaN rows); dlogits in place of logits; the same bits on every
- * run. Joins the numeric suite.
+ * logits (NaN rows), logits masked to -inf; dlogits in place of logits;
+ * the same bits on every run. Joins the numeric suite.
  *
  * Bounds: dlogits as the op's error_bound; the loss, float32 in every
  * dtype, to 1e-5 (numeric_util.c holds float32 outputs to the f32
@@ -62,8 +62,10 @@ static int ce_build(struct nu_kernel *k, const struct ce_case *c)
  * vocabulary and one negative (not ignore_index); RAMPS, random labels
  * over rows of logits that rise or fall across the row (set_ramps); and
  * NAN_LOGITS, random labels and a NaN logit in every other row
- * (set_nans). */
-enum pattern { SOME_IGNORED, ALL_IGNORED, OUTSIDE, RAMPS, NAN_LOGITS };
+ * (set_nans); MASKED, every third logit -inf but the label's, a whole
+ * item's share among them (set_masked). */
+enum pattern { SOME_IGNORED, ALL_IGNORED, OUTSIDE, RAMPS, NAN_LOGITS,
+               MASKED };
 
 /* Rows that make a streamed row's running max move: rising from -80 to
  * +80 (the reference left behind again and again), falling, -80 but for
@@ -98,6 +100,23 @@ static void set_nans(struct vcase *c)
     size_t v = (size_t)c->ks->field[0].num;
     for (size_t m = 0; m < c->rows; m += 2) {
         x[m * v + (m * 7919 + 13) % v] = NAN;
+    }
+}
+
+/* -inf at every third logit of each row but its label's (a vocabulary
+ * masked as constrained decoding masks it): those take no part in the
+ * sums and their gradient is 0; the rest as without them. */
+static void set_masked(struct vcase *c)
+{
+    float *x = c->host[BUF_LOGITS];
+    const float *labels = c->host[BUF_LABELS];
+    size_t v = (size_t)c->ks->field[0].num;
+    for (size_t m = 0; m < c->rows; m++) {
+        for (size_t j = m % 3; j < v; j += 3) {
+            if ((float)j != labels[m]) {
+                x[m * v + j] = -INFINITY;
+            }
+        }
     }
 }
 
@@ -165,6 +184,8 @@ static void run_labels(struct nu_kernel *k, size_t rows, int p, int in_place)
         set_ramps(&c);
     } else if (p == NAN_LOGITS) {
         set_nans(&c);
+    } else if (p == MASKED) {
+        set_masked(&c);
     } else if (p >= 0) {
         set_labels(&c, (enum pattern)p, spec_field(c.ks, "ignore_index"));
     }
@@ -200,7 +221,7 @@ static void check_labels(struct nu_kernel *k)
 {
     static const size_t rows[] = {1, 7, 40};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        for (int p = SOME_IGNORED; p <= NAN_LOGITS; p++) {
+        for (int p = SOME_IGNORED; p <= MASKED; p++) {
             run_labels(k, rows[r], p, 0);
         }
     }
