@@ -170,6 +170,11 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
                                   : "z = x: no softcap",
              cap > 0);
     plan_float(p, "SOFTCAP", "the softcap (0: none)", cap);
+    /* PoCL runs exp2 lane by lane; exp2_poly.cl's arithmetic vectorizes
+     * (bench/RESULTS.md, "cross_entropy's softcap from one
+     * exponential"). */
+    plan_int(p, "CAP_POLY", "the cap's exponential by polynomial (CPUs)",
+             cap > 0 && ks->target == TARGET_CPU);
     plan_int(p, "SMOOTH", "label smoothing: the sum of z wanted", eps > 0);
     plan_float(p, "ONE_MINUS_EPS", "1 - label_smoothing", 1.0 - eps);
     plan_float(p, "EPS_OVER_V", "label_smoothing / vocab",

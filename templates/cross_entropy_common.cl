@@ -15,6 +15,7 @@
  *   IGNORE_INDEX   the label of rows that do not count
  *   CAPPED         1: z = SOFTCAP * tanh(x / SOFTCAP); 0: z = x
  *   SOFTCAP        the cap (a float literal; unused when CAPPED is 0)
+ *   CAP_POLY       1: the cap's exponential by exp2_poly.cl (CPUs)
  *   SMOOTH         1: label smoothing, the sum of z wanted
  *   ONE_MINUS_EPS  1 - label_smoothing
  *   EPS_OVER_V     label_smoothing / FEATURES
@@ -35,6 +36,7 @@
 #include "softmax_common.cl"
 
 #if !defined(IGNORE_INDEX) || !defined(CAPPED) || !defined(SOFTCAP) ||   \
+    !defined(CAP_POLY) ||                                                 \
     !defined(SMOOTH) || !defined(ONE_MINUS_EPS) || !defined(EPS_OVER_V) || \
     !defined(REDUCE_MEAN) || !defined(REDUCE_NONE) || !defined(GRAD) ||   \
     !defined(RED_WG)
@@ -57,18 +59,67 @@ inline size_t split_at(int rows, size_t row)
 }
 #endif
 
+/* z and its slope dz/dx for a logit x: with CAPPED, z = SOFTCAP tanh u,
+ * u = x / SOFTCAP, and dz/dx = 1 - tanh^2 u, both from one exponential
+ * e = e^-2a of a = |u|: tanh a = (1 - e) / (1 + e) and 1 - tanh^2 a =
+ * 4e / (1 + e)^2. Below a = 0.55, where 1 - e loses digits, tanh a =
+ * a + a^3 P(a^2), P of degree 4 fitted to within 4e-9 of tanh a
+ * relatively. The slope comes from x, not as 1 - (z / SOFTCAP)^2 of a
+ * rounded z, which keeps only an absolute 1e-7: none of the slope's
+ * digits where tanh nears 1. e by exp2, or on CPUs (CAP_POLY) by
+ * exp2_poly.cl, which vectorizes where PoCL's exp2 runs lane by lane.
+ * CAP_FNS(T) defines cap_z_slope (z, and the slope in *SLOPE) and cap_z
+ * for T, float or floatv. */
 #if CAPPED
-#define CAP(v) (SOFTCAP * tanh((v) * (1.0f / SOFTCAP)))
-/* dz/dx = 1 - tanh^2(u), u = x / SOFTCAP, from the logit x itself as
- * 4e / (1 + e)^2 with e = e^-2|u|: 1 - (z / SOFTCAP)^2 of a rounded z
- * keeps only an absolute 1e-7, all of the slope's digits where tanh nears
- * 1 (1e-4 of its value at x = 5 SOFTCAP). */
-#define CAP_E(x) exp(-2.0f * fabs((x) * (1.0f / SOFTCAP)))
-#define CAP_SLOPE(x) (4.0f * CAP_E(x) / ((1.0f + CAP_E(x)) * (1.0f + CAP_E(x))))
-#else
-#define CAP(v) (v)
-#define CAP_SLOPE(x) 1.0f
+#if CAP_POLY
+#if !EXP_POLY && VEC > 1
+#define CAP_PASTE(a, b) a##b
+#define CAP_XPASTE(a, b) CAP_PASTE(a, b)
+EXP2_POLY(floatv, CAP_XPASTE(as_float, VEC), CAP_XPASTE(as_int, VEC))
 #endif
+#define CAP_EXP2(y) exp2_poly(y)
+#else
+#define CAP_EXP2(y) exp2(y)
+#endif
+#define CAP_FNS(T)                                                            \
+    inline T __attribute__((overloadable)) cap_z_slope(T x, T *slope)        \
+    {                                                                         \
+        const T u = x * (1.0f / SOFTCAP);                                     \
+        const T a = fabs(u);                                                  \
+        const T e = CAP_EXP2(a * (-2.0f * M_LOG2E_F));                        \
+        const T r = 1.0f / (1.0f + e);                                        \
+        const T s = a * a;                                                    \
+        T p = -6.61022783e-3f;                                                \
+        p = p * s + 2.13093887e-2f;                                           \
+        p = p * s - 5.39094288e-2f;                                           \
+        p = p * s + 1.33331137e-1f;                                           \
+        p = p * s - 3.33333320e-1f;                                           \
+        *slope = 4.0f * e * r * r;                                            \
+        /* a NaN fails the compare and takes e's NaN */                      \
+        const T t = a < 0.55f ? a + a * s * p : (1.0f - e) * r;               \
+        return SOFTCAP * copysign(t, u);                                      \
+    }
+#else
+#define CAP_FNS(T)                                                            \
+    inline T __attribute__((overloadable)) cap_z_slope(T x, T *slope)        \
+    {                                                                         \
+        *slope = 1.0f;                                                        \
+        return x;                                                             \
+    }
+#endif
+#define CAP_Z(T)                                                              \
+    inline T __attribute__((overloadable)) cap_z(T x)                        \
+    {                                                                         \
+        T slope;                                                              \
+        return cap_z_slope(x, &slope);                                        \
+    }
+#if VEC > 1
+CAP_FNS(floatv)
+CAP_Z(floatv)
+#endif
+CAP_FNS(float)
+CAP_Z(float)
+#define CAP(v) cap_z(v)
 
 /* The compensated total of row_reduce.cl's csum_add1 (SUM, ERR): an
  * infinite sum alone, its compensation being inf - inf, NaN. A masked
@@ -347,8 +398,9 @@ inline float grad_scale(int label, const __global float *scratch)
 inline void grad_store(__global storage_t *dx, size_t base, uint j,
                        floatv x, float m, float a, float b, bool hinted)
 {
-    store_grad(dx, base + j * VEC, (EXPS(CAP(x) - m) * a - b) * CAP_SLOPE(x),
-               hinted);
+    floatv slope;
+    const floatv z = cap_z_slope(x, &slope);
+    store_grad(dx, base + j * VEC, (EXPS(z - m) * a - b) * slope, hinted);
 }
 
 /* The label's element, written after its vector by the same work-item:
@@ -357,8 +409,10 @@ inline void grad_store(__global storage_t *dx, size_t base, uint j,
 inline void grad_label(__global storage_t *dx, size_t base, int label,
                        float xy, float m, float a, float b, float g)
 {
+    float slope;
+    const float z = cap_z_slope(xy, &slope);
     store1(dx, base + (uint)label,
-           (EXPS(CAP(xy) - m) * a - b - ONE_MINUS_EPS * g) * CAP_SLOPE(xy));
+           (EXPS(z - m) * a - b - ONE_MINUS_EPS * g) * slope);
 }
 
 /* Vectors FIRST, FIRST + STEP, ... below END of the row at BASE set to

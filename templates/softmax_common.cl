@@ -62,9 +62,14 @@
 /* e^(EXP_SCALE * D), in base 2 as 2^(EXP_SCALE * D * log2 e), the
  * product first, so that a huge EXP_SCALE still meets D = 0 as 0: by
  * exp2_poly.cl's polynomial (EXP_POLY, for floats and floatv), else by
- * exp2 (EXP_BASE2), else by exp. */
-#if EXP_POLY
+ * exp2 (EXP_BASE2), else by exp. The polynomial is here too for a file
+ * that includes this one and wants it apart from EXPS (CAP_POLY:
+ * cross_entropy_common.cl's cap): a template's text is rendered once, at
+ * its first include. */
+#if EXP_POLY || CAP_POLY
 #include "exp2_poly.cl"
+#endif
+#if EXP_POLY
 #if VEC > 1
 #define SOFTMAX_PASTE(a, b) a##b
 #define SOFTMAX_XPASTE(a, b) SOFTMAX_PASTE(a, b)
