@@ -31,13 +31,13 @@ inline void slots_stats(const __global storage_t *x, size_t base, uint lid,
         }
     }
     const float mx = hmax(mv);
-    *m = mx == NO_MAX ? NO_MAX : CAP(mx);
+    *m = mx == NO_MAX ? NO_MAX : cap_z1(mx);
     floatv sv = 0.0f, tv = 0.0f;
 #pragma unroll
     for (uint k = 0; k < SLOTS; k++) {
         const uint j = lid + k * WG_SIZE;
         if (SLOT_IN_ROW(k, j)) {
-            const floatv z = CAP(v[k]);
+            const floatv z = cap_z(v[k]);
             sv += EXPS(z - *m);
             tv += z;
         }

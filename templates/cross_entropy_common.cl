@@ -68,8 +68,9 @@ inline size_t split_at(int rows, size_t row)
  * rounded z, which keeps only an absolute 1e-7: none of the slope's
  * digits where tanh nears 1. e by exp2, or on CPUs (CAP_POLY) by
  * exp2_poly.cl, which vectorizes where PoCL's exp2 runs lane by lane.
- * CAP_FNS(T) defines cap_z_slope (z, and the slope in *SLOPE) and cap_z
- * for T, float or floatv. */
+ * CAP_FNS(T, N) defines, for T (floatv, or float with N 1), cap_z_slopeN
+ * (z, and the slope in *SLOPE) and cap_zN (z alone): named apart, as
+ * OpenCL C 1.2 overloads only its built-in functions. */
 #if CAPPED
 #if CAP_POLY
 #if !EXP_POLY && VEC > 1
@@ -81,8 +82,8 @@ EXP2_POLY(floatv, CAP_XPASTE(as_float, VEC), CAP_XPASTE(as_int, VEC))
 #else
 #define CAP_EXP2(y) exp2(y)
 #endif
-#define CAP_FNS(T)                                                            \
-    inline T __attribute__((overloadable)) cap_z_slope(T x, T *slope)        \
+#define CAP_FNS(T, N)                                                         \
+    inline T cap_z_slope##N(T x, T *slope)                                    \
     {                                                                         \
         const T u = x * (1.0f / SOFTCAP);                                     \
         const T a = fabs(u);                                                  \
@@ -100,26 +101,23 @@ EXP2_POLY(floatv, CAP_XPASTE(as_float, VEC), CAP_XPASTE(as_int, VEC))
         return SOFTCAP * copysign(t, u);                                      \
     }
 #else
-#define CAP_FNS(T)                                                            \
-    inline T __attribute__((overloadable)) cap_z_slope(T x, T *slope)        \
+#define CAP_FNS(T, N)                                                         \
+    inline T cap_z_slope##N(T x, T *slope)                                    \
     {                                                                         \
         *slope = 1.0f;                                                        \
         return x;                                                             \
     }
 #endif
-#define CAP_Z(T)                                                              \
-    inline T __attribute__((overloadable)) cap_z(T x)                        \
+#define CAP_Z(T, N)                                                           \
+    inline T cap_z##N(T x)                                                    \
     {                                                                         \
         T slope;                                                              \
-        return cap_z_slope(x, &slope);                                        \
+        return cap_z_slope##N(x, &slope);                                     \
     }
-#if VEC > 1
-CAP_FNS(floatv)
-CAP_Z(floatv)
-#endif
-CAP_FNS(float)
-CAP_Z(float)
-#define CAP(v) cap_z(v)
+CAP_FNS(floatv, )
+CAP_Z(floatv, )
+CAP_FNS(float, 1)
+CAP_Z(float, 1)
 
 /* The compensated total of row_reduce.cl's csum_add1 (SUM, ERR): an
  * infinite sum alone, its compensation being inf - inf, NaN. A masked
@@ -132,7 +130,7 @@ inline float csum_total1(float sum, float err)
 
 inline floatv load_z(const __global storage_t *x, size_t i)
 {
-    return CAP(loadv(x, i));
+    return cap_z(loadv(x, i));
 }
 
 /* The label of ROW, and what it makes of the row. */
@@ -368,7 +366,7 @@ inline float row_loss(int label, float m, float s, float t, float xy)
     if (!label_valid(label)) {
         return NAN;
     }
-    return (m + log(s)) - ONE_MINUS_EPS * CAP(xy) - EPS_OVER_V * t;
+    return (m + log(s)) - ONE_MINUS_EPS * cap_z1(xy) - EPS_OVER_V * t;
 }
 
 /* What multiplies a row's gradient: 1 / the count of rows that count
@@ -410,7 +408,7 @@ inline void grad_label(__global storage_t *dx, size_t base, int label,
                        float xy, float m, float a, float b, float g)
 {
     float slope;
-    const float z = cap_z_slope(xy, &slope);
+    const float z = cap_z_slope1(xy, &slope);
     store1(dx, base + (uint)label,
            (EXPS(z - m) * a - b - ONE_MINUS_EPS * g) * slope);
 }
