@@ -166,10 +166,15 @@ $(B)/tests/%.o: tests/%.c $(wildcard tests/*.h gen/*.h) $(VERSION_H) $(TEST_STUB
 $(B)/specl_tests: $(TEST_OBJ) $(TEST_STUB_OBJ) $(B)/libspecl.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# The build before the suites runs on every core unless make was given -j
+# (a fresh machine's `make test` spent minutes compiling one file a time).
+JOBS       ?= $(shell nproc 2>/dev/null || echo 1)
+BUILD_JOBS  = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
 # PoCL and its LLVM keep objects past exit: LeakSanitizer is told to ignore
 # those two libraries (specl's own allocations are still checked).
 test: deps
-	$(MAKE) --no-print-directory $(B)/specl $(B)/specl_tests
+	$(MAKE) --no-print-directory $(BUILD_JOBS) $(B)/specl $(B)/specl_tests
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/tune/lsan.supp:print_suppressions=0 \
 	    sh tests/run-suites.sh $(B)
 	$(MAKE) --no-print-directory test-vendor
