@@ -73,11 +73,6 @@ inline size_t split_at(int rows, size_t row)
  * OpenCL C 1.2 overloads only its built-in functions. */
 #if CAPPED
 #if CAP_POLY
-#if !EXP_POLY && VEC > 1
-#define CAP_PASTE(a, b) a##b
-#define CAP_XPASTE(a, b) CAP_PASTE(a, b)
-EXP2_POLY(floatv, CAP_XPASTE(as_float, VEC), CAP_XPASTE(as_int, VEC))
-#endif
 #define CAP_EXP2(y) exp2_poly(y)
 #else
 #define CAP_EXP2(y) exp2(y)

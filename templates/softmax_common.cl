@@ -62,19 +62,19 @@
 /* e^(EXP_SCALE * D), in base 2 as 2^(EXP_SCALE * D * log2 e), the
  * product first, so that a huge EXP_SCALE still meets D = 0 as 0: by
  * exp2_poly.cl's polynomial (EXP_POLY, for floats and floatv), else by
- * exp2 (EXP_BASE2), else by exp. The polynomial is here too for a file
- * that includes this one and wants it apart from EXPS (CAP_POLY:
- * cross_entropy_common.cl's cap): a template's text is rendered once, at
- * its first include. */
+ * exp2 (EXP_BASE2), else by exp. The polynomial, for floats and
+ * floatv, is here too for a file that includes this one and wants it
+ * apart from EXPS (CAP_POLY: cross_entropy_common.cl's cap): a
+ * template's text is rendered once, at its first include. */
 #if EXP_POLY || CAP_POLY
 #include "exp2_poly.cl"
-#endif
-#if EXP_POLY
 #if VEC > 1
 #define SOFTMAX_PASTE(a, b) a##b
 #define SOFTMAX_XPASTE(a, b) SOFTMAX_PASTE(a, b)
 EXP2_POLY(floatv, SOFTMAX_XPASTE(as_float, VEC), SOFTMAX_XPASTE(as_int, VEC))
 #endif
+#endif
+#if EXP_POLY
 #define EXPS(d) exp2_poly((EXP_SCALE * (d)) * M_LOG2E_F)
 #elif EXP_BASE2
 #define EXPS(d) exp2((EXP_SCALE * (d)) * M_LOG2E_F)
