@@ -464,8 +464,9 @@ double emitted_float(double f);
 /* Helpers for plans: a #define of the .cl prelude, or a public constant
  * of NAME.h (emitted as NAME_<name>). */
 void plan_int(struct plan *p, const char *name, const char *comment, long v);
-/* Whether P's prelude has the define NAME. */
-int plan_has_define(const struct plan *p, const char *name);
+/* The define NAME of P's prelude, or NULL where it has none. */
+const struct define *plan_find_define(const struct plan *p,
+                                      const char *name);
 /* Gives the define NAME of P's prelude, where it is, COMMENT and value
  * V; whether it was there. */
 int plan_set_int(struct plan *p, const char *name, const char *comment,

@@ -137,7 +137,7 @@ struct path *rows_plan_split(const struct kernel_spec *ks, struct plan *p,
                              const char *const *const args[2])
 {
     long groups = rows_split_groups(ks), items = rows_split_items(ks);
-    if (!plan_has_define(p, "SUM_BLOCK")) {
+    if (plan_find_define(p, "SUM_BLOCK") == NULL) {
         plan_int(p, "SUM_BLOCK", "vectors summed apart (split path)",
                  ROWS_SUM_BLOCK);
     }
@@ -293,7 +293,7 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
                          const struct rows_coop *g, long rows,
                          long row_words)
 {
-    if (!plan_has_define(p, "SUM_BLOCK")) {
+    if (plan_find_define(p, "SUM_BLOCK") == NULL) {
         plan_int(p, "SUM_BLOCK", "vectors summed apart (split paths)",
                  ROWS_SUM_BLOCK);
     }

@@ -138,7 +138,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     if (rows_has_split(ks)) {
         plan_split(ks, p);
     }
-    if (plan_has_define(p, "SUM_BLOCK")) {
+    if (plan_find_define(p, "SUM_BLOCK") != NULL) {
         plan_int(p, "STREAM_LOADS", "vectors an item loads at once where "
                  "it streams", STREAM_LOADS);
         rows_plan_stream_max(ks, p);

@@ -265,14 +265,15 @@ void plan_int(struct plan *p, const char *name, const char *comment, long v)
     add_define(p->define, &p->n_define, name, comment)->i = v;
 }
 
-int plan_has_define(const struct plan *p, const char *name)
+const struct define *plan_find_define(const struct plan *p,
+                                      const char *name)
 {
     for (int i = 0; i < p->n_define; i++) {
         if (strcmp(p->define[i].name, name) == 0) {
-            return 1;
+            return &p->define[i];
         }
     }
-    return 0;
+    return NULL;
 }
 
 int plan_set_int(struct plan *p, const char *name, const char *comment,

@@ -342,6 +342,12 @@ static double output_bound(const struct vcase *c, const double *ref, int i)
     return honest > bound ? honest : bound;
 }
 
+long nu_define(const struct plan *p, const char *name)
+{
+    const struct define *d = plan_find_define(p, name);
+    return d != NULL ? d->i : -1;
+}
+
 double nu_rel_l2_nans(const float *got, const double *ref, size_t n)
 {
     float *g = malloc((n + 1) * sizeof *g);

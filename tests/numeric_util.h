@@ -147,6 +147,9 @@ int nu_rows_add(size_t *out, int n, long v);
  * the outputs that float64 carries it to). The runs above judge by it. */
 double nu_rel_l2_nans(const float *got, const double *ref, size_t n);
 
+/* The integer value of P's define NAME; -1 where it has none. */
+long nu_define(const struct plan *p, const char *name);
+
 /* The usual input distribution: uniform in [-1, 1]. */
 struct vdist nu_unit(void);
 

@@ -545,17 +545,6 @@ static void test_xent_shared(void)
     run_case(&defaults);
 }
 
-/* The value of define NAME in P's prelude; -1 where it has none. */
-static long define_of(const struct plan *p, const char *name)
-{
-    for (int i = 0; i < p->n_define; i++) {
-        if (strcmp(p->define[i].name, name) == 0) {
-            return p->define[i].i;
-        }
-    }
-    return -1;
-}
-
 /* The plans' choices, no device: GPU bf16 and f16 rows of at least 2048
  * vectors stream in groups of 512, loading 4 vectors at once; float32
  * and short rows keep the row ops' defaults; a spec's own group wins;
@@ -606,11 +595,11 @@ static void test_xent_defaults(void)
         struct plan p;
         memset(&p, 0, sizeof p);
         k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
-        const long wg = define_of(&p, "WG_SIZE");
-        const long regs = define_of(&p, "ROW_IN_REGISTERS");
-        const long block = define_of(&p, "SUM_BLOCK");
-        const long shfl = define_of(&p, "SHFL_PTX");
-        const long share = define_of(&p, "SHARE_GROUPS");
+        const long wg = nu_define(&p, "WG_SIZE");
+        const long regs = nu_define(&p, "ROW_IN_REGISTERS");
+        const long block = nu_define(&p, "SUM_BLOCK");
+        const long shfl = nu_define(&p, "SHFL_PTX");
+        const long share = nu_define(&p, "SHARE_GROUPS");
         TU_CHECK((cases[i].wg < 0 || wg == cases[i].wg) &&
                      regs == cases[i].in_registers &&
                      (cases[i].sum_block < 0 || block == cases[i].sum_block) &&

@@ -401,17 +401,6 @@ static void test_norm_bwd_no_slots(void)
     }
 }
 
-/* Define NAME of plan P; -1 when the plan has none. */
-static long plan_define(const struct plan *p, const char *name)
-{
-    for (int c = 0; c < p->n_define; c++) {
-        if (strcmp(p->define[c].name, name) == 0) {
-            return (long)p->define[c].i;
-        }
-    }
-    return -1;
-}
-
 /* Which rows in registers hold x and dy as stored, load the next row
  * ahead (into registers, or into local memory by cp.async) and hold
  * gamma: rmsnorm's f16 and bf16 vectors of 4 and 8 as stored with the
@@ -453,10 +442,10 @@ static void test_norm_bwd_rows_held(void)
         }
         struct plan p;
         nu_plan_for(&k, cases[i].target, &p);
-        long as_stored = plan_define(&p, "ROW_AS_STORED");
-        long ahead = plan_define(&p, "ROW_AHEAD");
-        long gamma = plan_define(&p, "GAMMA_HELD");
-        long async = plan_define(&p, "ROW_AHEAD_ASYNC");
+        long as_stored = nu_define(&p, "ROW_AS_STORED");
+        long ahead = nu_define(&p, "ROW_AHEAD");
+        long gamma = nu_define(&p, "GAMMA_HELD");
+        long async = nu_define(&p, "ROW_AHEAD_ASYNC");
         int needs = (p.needs & CAP_CP_ASYNC) != 0;
         TU_CHECK(as_stored == cases[i].as_stored &&
                      ahead == cases[i].ahead && gamma == cases[i].gamma &&

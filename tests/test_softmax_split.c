@@ -183,16 +183,9 @@ static void test_split_defaults(void)
             struct plan p;
             memset(&p, 0, sizeof p);
             k.ks->op->plan(k.ks, &p);
-            long loads = -1, fmax_max = -1;
-            for (int j = 0; j < p.n_define; j++) {
-                if (strcmp(p.define[j].name, "STREAM_LOADS") == 0) {
-                    loads = p.define[j].i;
-                }
-                if (strcmp(p.define[j].name, "STREAM_FMAX") == 0) {
-                    fmax_max = p.define[j].i;
-                }
-            }
-            int streams = plan_has_define(&p, "SUM_BLOCK");
+            long loads = nu_define(&p, "STREAM_LOADS");
+            long fmax_max = nu_define(&p, "STREAM_FMAX");
+            int streams = plan_find_define(&p, "SUM_BLOCK") != NULL;
             TU_CHECK(streams ? loads == 4 &&
                                    fmax_max == (cases[i].target != TARGET_CPU)
                              : loads == -1 && fmax_max == -1,

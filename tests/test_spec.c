@@ -1520,18 +1520,6 @@ static void test_bwd_ranks(void)
     free(text);
 }
 
-/* The #define NAME of P's prelude, or NULL. */
-static const struct define *plan_define(const struct plan *p,
-                                        const char *name)
-{
-    for (int i = 0; i < p->n_define; i++) {
-        if (strcmp(p->define[i].name, name) == 0) {
-            return &p->define[i];
-        }
-    }
-    return NULL;
-}
-
 /* The names of P's GEMM_ #defines, in order, comma-separated, in BUF. */
 static const char *gemm_define_names(const struct plan *p, char *buf,
                                      size_t size)
@@ -1551,7 +1539,7 @@ static const char *gemm_define_names(const struct plan *p, char *buf,
 static void expect_define(const char *kernel, const struct plan *p,
                           const char *name, long want)
 {
-    const struct define *d = plan_define(p, name);
+    const struct define *d = plan_find_define(p, name);
     TU_CHECK(d != NULL && d->i == want, "%s: %s is %ld, expected %ld",
              kernel, name, d ? d->i : -1, want);
 }
@@ -1611,8 +1599,8 @@ static void test_wgmma_tma_plan(void)
         if (!plan_one_for(&s, text, TARGET_SM90A, &p)) {
             continue;
         }
-        const struct define *tma = plan_define(&p, "WG_TMA");
-        const struct define *slots = plan_define(&p, "WG_MAP_SLOTS");
+        const struct define *tma = plan_find_define(&p, "WG_TMA");
+        const struct define *slots = plan_find_define(&p, "WG_MAP_SLOTS");
         TU_CHECK(tma != NULL && tma->i == cases[i].tma &&
                      (slots != NULL) == (cases[i].tma != 0),
                  "%s {%s}: WG_TMA %ld, WG_MAP_SLOTS %s; want %ld",
@@ -1921,7 +1909,7 @@ static void test_gemm_simt_defines(void)
          at = strstr(at + 1, "defined(GEMM_")) {
         char name[40];
         if (sscanf(at, "defined(%39[A-Z_])", name) == 1) {
-            TU_CHECK(plan_define(&fwd, name) != NULL,
+            TU_CHECK(plan_find_define(&fwd, name) != NULL,
                      "gemm_simt.cl checks %s, which the plan does not set",
                      name);
         }
@@ -1993,9 +1981,9 @@ static void test_gated_cpu_plan(void)
             struct plan p;
             memset(&p, 0, sizeof p);
             s.kernel[0].op->plan(&s.kernel[0], &p);
-            const struct define *vec = plan_define(&p, "VEC");
-            const struct define *poly = plan_define(&p, "EXP_POLY");
-            const struct define *tail = plan_define(&p, "ROW_TAIL");
+            const struct define *vec = plan_find_define(&p, "VEC");
+            const struct define *poly = plan_find_define(&p, "EXP_POLY");
+            const struct define *tail = plan_find_define(&p, "ROW_TAIL");
             TU_CHECK(vec && vec->i == cases[i].vec && poly &&
                          poly->i == cases[i].exp_poly && tail &&
                          tail->i == cases[i].row_tail,
