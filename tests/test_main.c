@@ -184,14 +184,15 @@ static void run_claimed(void)
     claim_next(i + 1);
 }
 
-static int suite_alone(const char *name)
+/* The index of suite NAME in suites[]; -1 where there is none. */
+static int suite_index(const char *name)
 {
     for (int i = 0; suites[i].name != NULL; i++) {
         if (strcmp(suites[i].name, name) == 0) {
-            return suites[i].alone;
+            return i;
         }
     }
-    return 0;
+    return -1;
 }
 
 /* Puts run_claimed in place of every active test's function and claims
@@ -211,7 +212,8 @@ static int claim_tests(const char *dir)
     claim_dir = dir;
     CU_set_fail_on_inactive(CU_FALSE);
     for (CU_pSuite s = CU_get_registry()->pSuite; s != NULL; s = s->pNext) {
-        const int alone = suite_alone(s->pName);
+        const int k = suite_index(s->pName);
+        const int alone = k >= 0 && suites[k].alone;
         const size_t first = n_claims;
         for (CU_pTest t = s->pTest; t != NULL; t = t->pNext) {
             if (t->fActive) {
@@ -233,16 +235,6 @@ static int read_part(const char *text, unsigned *k, unsigned *n)
 {
     char end;
     return sscanf(text, "%u/%u%c", k, n, &end) == 2 && *k < *n;
-}
-
-static int known_suite(const char *name)
-{
-    for (int i = 0; suites[i].name != NULL; i++) {
-        if (strcmp(suites[i].name, name) == 0) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -296,7 +288,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "specl_tests: the wide suite runs only with "
                     "--wide\n");
         }
-        if (argv[i][0] != '-' && !known_suite(argv[i])) {
+        if (argv[i][0] != '-' && suite_index(argv[i]) < 0) {
             fprintf(stderr, "specl_tests: no suite '%s'\n", argv[i]);
             return 2;
         }
