@@ -168,13 +168,19 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
              (long)spec_field(ks, "ignore_index"));
     plan_int(p, "CAPPED", cap > 0 ? "z = SOFTCAP * tanh(x / SOFTCAP)"
                                   : "z = x: no softcap",
-             cap > 0);
+             cap > 0 && ks->target != TARGET_CPU);
     plan_float(p, "SOFTCAP", "the softcap (0: none)", cap);
     /* PoCL runs exp2 lane by lane; exp2_poly.cl's arithmetic vectorizes
      * (bench/RESULTS.md, "cross_entropy's softcap from one
      * exponential"). */
     plan_int(p, "CAP_POLY", "the cap's exponential by polynomial (CPUs)",
              cap > 0 && ks->target == TARGET_CPU);
+    /* bf16 1024 x 256000 on an H200: 0.91x the time with the division
+     * (bench/RESULTS.md, "cross_entropy's softcap: the reciprocal in
+     * hardware"). */
+    plan_int(p, "CAP_NATIVE_RECIP",
+             "the cap's reciprocal by native_recip (GPUs)",
+             cap > 0 && ks->target != TARGET_CPU);
     plan_int(p, "SMOOTH", "label smoothing: the sum of z wanted", eps > 0);
     plan_float(p, "ONE_MINUS_EPS", "1 - label_smoothing", 1.0 - eps);
     plan_float(p, "EPS_OVER_V", "label_smoothing / vocab",

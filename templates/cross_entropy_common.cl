@@ -16,6 +16,7 @@
  *   CAPPED         1: z = SOFTCAP * tanh(x / SOFTCAP); 0: z = x
  *   SOFTCAP        the cap (a float literal; unused when CAPPED is 0)
  *   CAP_POLY       1: the cap's exponential by exp2_poly.cl (CPUs)
+ *   CAP_NATIVE_RECIP 1: the cap's reciprocal by native_recip (GPUs)
  *   SMOOTH         1: label smoothing, the sum of z wanted
  *   ONE_MINUS_EPS  1 - label_smoothing
  *   EPS_OVER_V     label_smoothing / FEATURES
@@ -36,7 +37,7 @@
 #include "softmax_common.cl"
 
 #if !defined(IGNORE_INDEX) || !defined(CAPPED) || !defined(SOFTCAP) ||   \
-    !defined(CAP_POLY) ||                                                 \
+    !defined(CAP_POLY) || !defined(CAP_NATIVE_RECIP) ||                   \
     !defined(SMOOTH) || !defined(ONE_MINUS_EPS) || !defined(EPS_OVER_V) || \
     !defined(REDUCE_MEAN) || !defined(REDUCE_NONE) || !defined(GRAD) ||   \
     !defined(RED_WG)
@@ -67,7 +68,10 @@ inline size_t split_at(int rows, size_t row)
  * relatively. The slope comes from x, not as 1 - (z / SOFTCAP)^2 of a
  * rounded z, which keeps only an absolute 1e-7: none of the slope's
  * digits where tanh nears 1. e by exp2, or on CPUs (CAP_POLY) by
- * exp2_poly.cl, which vectorizes where PoCL's exp2 runs lane by lane.
+ * exp2_poly.cl, which vectorizes where PoCL's exp2 runs lane by lane;
+ * 1 / (1 + e) on GPUs (CAP_NATIVE_RECIP) by native_recip: the
+ * hardware's reciprocal in place of a correctly rounded division (1 + e
+ * lies in [1, 2], no range to guard).
  * CAP_FNS(T, N) defines, for T (floatv, or float with N 1), cap_z_slopeN
  * (z, and the slope in *SLOPE) and cap_zN (z alone): named apart, as
  * OpenCL C 1.2 overloads only its built-in functions. */
@@ -77,13 +81,18 @@ inline size_t split_at(int rows, size_t row)
 #else
 #define CAP_EXP2(y) exp2(y)
 #endif
+#if CAP_NATIVE_RECIP
+#define CAP_RECIP(y) native_recip(y)
+#else
+#define CAP_RECIP(y) (1.0f / (y))
+#endif
 #define CAP_FNS(T, N)                                                         \
     inline T cap_z_slope##N(T x, T *slope)                                    \
     {                                                                         \
         const T u = x * (1.0f / SOFTCAP);                                     \
         const T a = fabs(u);                                                  \
         const T e = CAP_EXP2(a * (-2.0f * M_LOG2E_F));                        \
-        const T r = 1.0f / (1.0f + e);                                        \
+        const T r = CAP_RECIP(1.0f + e);                                      \
         const T s = a * a;                                                    \
         T p = -6.61022783e-3f;                                                \
         p = p * s + 2.13093887e-2f;                                           \

@@ -611,6 +611,37 @@ static void test_xent_defaults(void)
     }
 }
 
+/* The cap's exponential by polynomial on CPUs alone, its reciprocal by
+ * native_recip on GPUs alone; neither without a cap. */
+static void test_xent_cap_plan(void)
+{
+    static const enum target targets[] = {TARGET_CPU, TARGET_GPU,
+                                          TARGET_TENSOR, TARGET_SM90A};
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        for (int capped = 0; capped <= 1; capped++) {
+            struct nu_kernel k;
+            struct diags d = {.out = stderr};
+            if (!nu_spec_ok(&k, "kernels:\n  - {name: t_xent_cap, op: "
+                            "cross_entropy, dtype: bf16, vocab: 256000%s}\n",
+                            capped ? ", softcap: 30" : "")) {
+                nu_kernel_free(&k);
+                continue;
+            }
+            CU_ASSERT(spec_set_target(&k.set, targets[i], &d) == 0);
+            struct plan p;
+            memset(&p, 0, sizeof p);
+            k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+            const int cpu = targets[i] == TARGET_CPU;
+            const long poly = nu_define(&p, "CAP_POLY");
+            const long recip = nu_define(&p, "CAP_NATIVE_RECIP");
+            TU_CHECK(poly == (capped && cpu) && recip == (capped && !cpu),
+                     "target %zu: CAP_POLY %ld, CAP_NATIVE_RECIP %ld:\n%s",
+                     i, poly, recip, k.yaml);
+            nu_kernel_free(&k);
+        }
+    }
+}
+
 int add_cross_entropy_numeric_tests(CU_pSuite s)
 {
     return CU_add_test(s, "cross_entropy: vocabularies, dtypes, reductions, "
@@ -636,7 +667,10 @@ int add_cross_entropy_numeric_tests(CU_pSuite s)
                                test_xent_grid) == NULL ||
                    CU_add_test(s, "cross_entropy: the plans' groups, blocks "
                                "and merges by dtype, length and target",
-                               test_xent_defaults) == NULL
+                               test_xent_defaults) == NULL ||
+                   CU_add_test(s, "cross_entropy: the cap's exponential "
+                               "and reciprocal by target",
+                               test_xent_cap_plan) == NULL
                ? -1
                : 0;
 }
