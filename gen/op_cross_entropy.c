@@ -168,7 +168,7 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
              (long)spec_field(ks, "ignore_index"));
     plan_int(p, "CAPPED", cap > 0 ? "z = SOFTCAP * tanh(x / SOFTCAP)"
                                   : "z = x: no softcap",
-             cap > 0 && ks->target != TARGET_CPU);
+             cap > 0);
     plan_float(p, "SOFTCAP", "the softcap (0: none)", cap);
     /* PoCL runs exp2 lane by lane; exp2_poly.cl's arithmetic vectorizes
      * (bench/RESULTS.md, "cross_entropy's softcap from one

@@ -611,8 +611,8 @@ static void test_xent_defaults(void)
     }
 }
 
-/* The cap's exponential by polynomial on CPUs alone, its reciprocal by
- * native_recip on GPUs alone; neither without a cap. */
+/* The cap on every target; its exponential by polynomial on CPUs alone,
+ * its reciprocal by native_recip on GPUs alone; neither without a cap. */
 static void test_xent_cap_plan(void)
 {
     static const enum target targets[] = {TARGET_CPU, TARGET_GPU,
@@ -632,11 +632,14 @@ static void test_xent_cap_plan(void)
             memset(&p, 0, sizeof p);
             k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
             const int cpu = targets[i] == TARGET_CPU;
+            const long on = nu_define(&p, "CAPPED");
             const long poly = nu_define(&p, "CAP_POLY");
             const long recip = nu_define(&p, "CAP_NATIVE_RECIP");
-            TU_CHECK(poly == (capped && cpu) && recip == (capped && !cpu),
-                     "target %zu: CAP_POLY %ld, CAP_NATIVE_RECIP %ld:\n%s",
-                     i, poly, recip, k.yaml);
+            TU_CHECK(on == capped && poly == (capped && cpu) &&
+                         recip == (capped && !cpu),
+                     "target %zu: CAPPED %ld, CAP_POLY %ld, "
+                     "CAP_NATIVE_RECIP %ld:\n%s",
+                     i, on, poly, recip, k.yaml);
             nu_kernel_free(&k);
         }
     }
