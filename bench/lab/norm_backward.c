@@ -2,7 +2,8 @@
  * pass (bench/lab/norm_backward.cl) at ROWS x D against a kernel that
  * moves the same bytes (reads x and dy, writes dx), each checked against
  * a float64 reference first. Usage: norm_backward CL_FILE [T PER PF
- * BLOCKS]... */
+ * BLOCKS]...; LAB_LN=1 times layernorm_backward (dgamma and dbeta)
+ * instead, LAB_OPTS adds build options. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
@@ -80,24 +81,31 @@ int main(int argc, char **argv)
         hg[j] = tobf(0.5f + (float)rand() / RAND_MAX);
     }
     /* float64 reference */
+    const int ln = getenv("LAB_LN") != NULL && atoi(getenv("LAB_LN")) != 0;
     double *rdx = malloc(n * sizeof(double)), *rdg = calloc(D, sizeof(double));
     for (int m = 0; m < ROWS; m++) {
-        double ss = 0, sg = 0;
+        const unsigned short *xm = hx + (size_t)m * D, *dm = hdy + (size_t)m * D;
+        double sx = 0, ss = 0, sg = 0, sgx = 0;
         for (int j = 0; j < D; j++) {
-            double xv = bf(hx[(size_t)m * D + j]);
-            ss += xv * xv;
+            sx += bf(xm[j]);
+        }
+        const double mean = ln ? sx / D : 0;
+        for (int j = 0; j < D; j++) {
+            ss += (bf(xm[j]) - mean) * (bf(xm[j]) - mean);
         }
         double rs = 1 / sqrt(ss / D + 1e-5);
         for (int j = 0; j < D; j++) {
-            double xh = bf(hx[(size_t)m * D + j]) * rs;
-            double dv = bf(hdy[(size_t)m * D + j]);
-            sg += bf(hg[j]) * dv * xh;
+            double xh = (bf(xm[j]) - mean) * rs;
+            double dv = bf(dm[j]);
+            sg += bf(hg[j]) * dv;
+            sgx += bf(hg[j]) * dv * xh;
             rdg[j] += dv * xh;
         }
         for (int j = 0; j < D; j++) {
-            double xh = bf(hx[(size_t)m * D + j]) * rs;
-            double dv = bf(hdy[(size_t)m * D + j]);
-            rdx[(size_t)m * D + j] = rs * (bf(hg[j]) * dv - xh * sg / D);
+            double xh = (bf(xm[j]) - mean) * rs;
+            double dv = bf(dm[j]);
+            rdx[(size_t)m * D + j] =
+                rs * (bf(hg[j]) * dv - (ln ? sg / D : 0) - xh * sgx / D);
         }
     }
     const cl_mem_flags in = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
@@ -111,9 +119,9 @@ int main(int argc, char **argv)
     CHECK(err);
     /* partial rows: one per block, up to one a row */
     cl_mem bpart = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
-                                  (size_t)ROWS * D * 4, NULL, &err);
+                                  (size_t)ROWS * D * 8, NULL, &err);
     CHECK(err);
-    cl_mem bdg = clCreateBuffer(ctx, CL_MEM_READ_WRITE, D * 4, NULL, &err);
+    cl_mem bdg = clCreateBuffer(ctx, CL_MEM_READ_WRITE, D * 8, NULL, &err);
     CHECK(err);
 
     double copy_us = -1;
@@ -132,8 +140,8 @@ int main(int argc, char **argv)
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-cl-std=CL1.2 -cl-nv-verbose -DD=%d -DT=%d -DPER=%d -DPF=%d "
-                 "-DEPS=1e-5f %s",
-                 D, T, PER, PF, getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
+                 "-DLN=%d -DEPS=1e-5f %s",
+                 D, T, PER, PF, ln, getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
         cl_program p = clCreateProgramWithSource(
             ctx, 1, (const char **)&src, NULL, &err);
         if (clBuildProgram(p, 1, &dev, opts, NULL, NULL) != CL_SUCCESS) {
@@ -178,7 +186,7 @@ int main(int argc, char **argv)
         CHECK(clSetKernelArg(kc, 1, sizeof bdy, &bdy));
         CHECK(clSetKernelArg(kc, 2, sizeof bdx, &bdx));
         size_t g[2] = {(size_t)parts * T, D / 8}, l[2] = {(size_t)T, 32};
-        size_t g2[2] = {D / 8, 8}, l2[2] = {32, 8};
+        size_t g2[2] = {D / 8 * (1 + ln), 8}, l2[2] = {32, 8};
         /* nb_reduce is 2-D: run it apart from the 1-D helper */
         CHECK(clEnqueueNDRangeKernel(q, k[0], 1, NULL, &g[0], &l[0], 0, NULL,
                                      NULL));
@@ -234,7 +242,7 @@ int main(int argc, char **argv)
         for (int v = 0; v < 4; v++) {
             double t1[REPS];
             size_t lanes = v == 0 ? 8 : (size_t)4 << v;
-            size_t g1[2] = {v ? D : D / 8, v ? lanes : 8};
+            size_t g1[2] = {(v ? D : D / 8) * (1 + ln), v ? lanes : 8};
             size_t l1[2] = {32, v ? lanes : 8};
             for (int r = -3; r < REPS; r++) {
                 cl_event e0;

@@ -8,7 +8,12 @@
  * ACC_LOCAL 1 keeps the work-group's partial row of dgamma in local
  * memory (D floats, each item adding into its own columns) instead of
  * PER x 8 registers an item, for more work-groups a compute unit.
- * Macros: D, T, PER, PF, EPS, FL, GL, ACC_LOCAL. */
+ * LN 1 is layernorm_backward instead: four sums a row (x, x^2, g, g x),
+ * and dbeta's partial row after dgamma's in each block's part.
+ * Macros: D, T, PER, PF, EPS, FL, GL, ACC_LOCAL, LN. */
+#ifndef LN
+#define LN 0
+#endif
 #ifndef FL
 #define FL 0
 #endif
@@ -72,7 +77,11 @@ void nb_rows(const int rows, const int per_block,
              const __global uint4 *restrict dy, __global uint4 *restrict dx,
              __global float8 *restrict part)
 {
+#if LN
+    __local float4 ws[2][WARPS];
+#else
     __local float2 ws[2][WARPS];
+#endif
     const uint lid = get_local_id(0);
     const int start = get_group_id(0) * per_block;
     const int end = min(start + per_block, rows);
@@ -83,11 +92,17 @@ void nb_rows(const int rows, const int per_block,
     float8 acc[PER];
 #define ACC(k) acc[k]
 #endif
+#if LN
+    float8 accb[PER];
+#endif
 #if !GL
     uint4 gr[PER];
 #endif
     for (uint k = 0; k < PER; k++) {
         ACC(k) = 0.0f;
+#if LN
+        accb[k] = 0.0f;
+#endif
 #if !GL
         gr[k] = gamma[lid + k * T];
 #endif
@@ -109,6 +124,43 @@ void nb_rows(const int rows, const int per_block,
             nd[k] = LOADR(dy, (size_t)rn * NV + lid + k * T);
         }
 #endif
+#if LN
+        float sx = 0.0f, ss = 0.0f, sg = 0.0f, sgx = 0.0f;
+        for (uint k = 0; k < PER; k++) {
+            const float8 xv = UNP(xr[k]);
+            const float8 g = GAM(k) * UNP(dr[k]);
+            const float8 a = xv * xv, b = g * xv;
+            sx += ((xv.s0 + xv.s1) + (xv.s2 + xv.s3)) +
+                  ((xv.s4 + xv.s5) + (xv.s6 + xv.s7));
+            ss += ((a.s0 + a.s1) + (a.s2 + a.s3)) + ((a.s4 + a.s5) + (a.s6 + a.s7));
+            sg += ((g.s0 + g.s1) + (g.s2 + g.s3)) + ((g.s4 + g.s5) + (g.s6 + g.s7));
+            sgx += ((b.s0 + b.s1) + (b.s2 + b.s3)) + ((b.s4 + b.s5) + (b.s6 + b.s7));
+        }
+        sx = warp_add(sx);
+        ss = warp_add(ss);
+        sg = warp_add(sg);
+        sgx = warp_add(sgx);
+        if (lid % 32 == 0) {
+            ws[it & 1][lid / 32] = (float4)(sx, ss, sg, sgx);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float4 t = ws[it & 1][0];
+        for (uint w = 1; w < WARPS; w++) {
+            t += ws[it & 1][w];
+        }
+        const float mean = t.x / D;
+        const float rs = rsqrt(fmax(t.y / D - mean * mean, 0.0f) + EPS);
+        const float mg = t.z / D;
+        const float mgx = rs * (t.w / D - mean * mg);
+        for (uint k = 0; k < PER; k++) {
+            const float8 dv = UNP(dr[k]);
+            const float8 xh = (UNP(xr[k]) - mean) * rs;
+            const float8 g = GAM(k) * dv;
+            dx[(size_t)r * NV + lid + k * T] = pack(rs * (g - mg - xh * mgx));
+            ACC(k) += dv * xh;
+            accb[k] += dv;
+        }
+#else
         float ss = 0.0f, sg = 0.0f;
         for (uint k = 0; k < PER; k++) {
             const float8 xv = UNP(xr[k]);
@@ -136,6 +188,7 @@ void nb_rows(const int rows, const int per_block,
             dx[(size_t)r * NV + lid + k * T] = pack(rs * (g - xh * mgx));
             ACC(k) += dv * xh;
         }
+#endif
 #if PF
         for (uint k = 0; k < PER; k++) {
             xr[k] = nx[k];
@@ -151,7 +204,10 @@ void nb_rows(const int rows, const int per_block,
 #endif
     }
     for (uint k = 0; k < PER; k++) {
-        part[(size_t)get_group_id(0) * NV + lid + k * T] = ACC(k);
+        part[(size_t)get_group_id(0) * NV * (1 + LN) + lid + k * T] = ACC(k);
+#if LN
+        part[(size_t)get_group_id(0) * NV * 2 + NV + lid + k * T] = accb[k];
+#endif
     }
 }
 
@@ -164,7 +220,7 @@ void nb_reduce(const int parts, const __global float8 *restrict part,
     const uint j = get_global_id(0), l = get_local_id(1);
     float8 s = 0.0f;
     for (int p = l; p < parts; p += 8) {
-        s += part[(size_t)p * NV + j];
+        s += part[(size_t)p * NV * (1 + LN) + j];
     }
     lanes[l][get_local_id(0)] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -187,7 +243,7 @@ __kernel void nb_reduce1(const int parts, const __global float *restrict part,
     float s = 0.0f;
 #pragma unroll 4
     for (int p = l; p < parts; p += nl) {
-        s += part[(size_t)p * D + j];
+        s += part[(size_t)p * D * (1 + LN) + j];
     }
     lanes[l][get_local_id(0)] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
