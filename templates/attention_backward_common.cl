@@ -90,9 +90,7 @@ inline float abw_prob(float dot, float lse, float *der)
     float s = ATTN_SCALE * dot;
     *der = 1.0f;
 #if ATTN_CAPPED
-    float t = tanh(s * (1.0f / ATTN_SOFTCAP));
-    s = ATTN_SOFTCAP * t;
-    *der = 1.0f - t * t;
+    s = ATTN_SOFTCAP * attn_tanh(s * (1.0f / ATTN_SOFTCAP), der);
 #endif
     return attn_exp2(s * ABW_LOG2E - lse * ABW_LOG2E);
 }

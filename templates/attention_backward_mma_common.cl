@@ -118,8 +118,9 @@ inline void abm_store_dq(__global storage_t *dq, float acc[MMA_DT][4],
 inline void abm_grad(float *s, float *dp, float lse2, float d, int see)
 {
 #if ATTN_CAPPED
-    const float th = tanh(ATTN_SCALE * *s * (1.0f / ATTN_SOFTCAP));
-    const float y = ATTN_SOFTCAP * ABW_LOG2E * th, der = 1.0f - th * th;
+    float der;
+    const float th = attn_tanh(ATTN_SCALE * *s * (1.0f / ATTN_SOFTCAP), &der);
+    const float y = ATTN_SOFTCAP * ABW_LOG2E * th;
 #else
     /* the scale and log2(e) in one factor: one multiply-add to the
      * exponent */

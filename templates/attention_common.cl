@@ -144,7 +144,8 @@ inline void attn_scores(__local const float *qs, __local const float *kvs,
         }
         float dot = (d0 + d1) + (d2 + d3);
 #if CAPPED
-        dot = SOFTCAP * tanh(dot * INV_SOFTCAP) * ATTN_LOG2E;
+        float slope;
+        dot = SOFTCAP * attn_tanh(dot * INV_SOFTCAP, &slope) * ATTN_LOG2E;
 #endif
         long j = j0 + jj;
         int see = valid && jj < nk;

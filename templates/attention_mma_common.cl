@@ -104,7 +104,8 @@ inline void am_scale_mask(float s[][4], const int nt,
         for (int e = 0; e < 4; e++) {
             float x = s[n][e] * Q_MUL;
 #if CAPPED
-            x = SOFTCAP * tanh(x * INV_SOFTCAP) * ATTN_LOG2E;
+            float slope;
+            x = SOFTCAP * attn_tanh(x * INV_SOFTCAP, &slope) * ATTN_LOG2E;
 #endif
             if (mask) {
                 long j = j0 + 8 * n + 2 * t + (e & 1);

@@ -61,60 +61,39 @@ inline size_t split_at(int rows, size_t row)
 #endif
 
 /* z and its slope dz/dx for a logit x: with CAPPED, z = SOFTCAP tanh u,
- * u = x / SOFTCAP, and dz/dx = 1 - tanh^2 u. Below a = |u| = 0.55,
- * tanh a = a + a^3 P(a^2), P of degree 4 fitted to within 4e-9 of tanh a
- * relatively, and the slope 1 - tanh^2 a (at least 0.75 there: no digits
- * lost). Where some lane of the vector has a of 0.55 or more, both come
- * from one exponential e = e^-2a: tanh a = (1 - e) / (1 + e) there, and
- * the slope 4e / (1 + e)^2 for every lane (from x, not as 1 - tanh^2 of
- * a rounded tanh, which keeps only an absolute 1e-7: none of the slope's
- * digits where tanh nears 1). A vector whose logits all lie within 0.55
- * SOFTCAP takes no exponential and no reciprocal. e by exp2, or
- * on CPUs (CAP_POLY) by exp2_poly.cl, which vectorizes where PoCL's exp2
- * runs lane by lane; 1 / (1 + e) on GPUs (CAP_NATIVE_RECIP) by
- * native_recip: the hardware's reciprocal in place of a correctly
- * rounded division (1 + e lies in [1, 2], no range to guard). A NaN
- * fails both compares and stays NaN in P.
- * CAP_FNS(T, N, ANY) defines, for T (floatv, or float with N 1),
- * cap_z_slopeN (z, and the slope in *SLOPE) and cap_zN (z alone): named
- * apart, as OpenCL C 1.2 overloads only its built-in functions; ANY is
- * any() for vectors, nothing for a float (whose compare gives 1, where
- * any() reads the sign bit). */
+ * u = x / SOFTCAP, and dz/dx = 1 - tanh^2 u, by tanh_poly.cl: a vector
+ * whose logits all lie within 0.55 SOFTCAP takes no exponential and no
+ * reciprocal. Its e by exp2, or on CPUs (CAP_POLY) by exp2_poly.cl, which
+ * vectorizes where PoCL's exp2 runs lane by lane; 1 / (1 + e) on GPUs
+ * (CAP_NATIVE_RECIP) by native_recip: the hardware's reciprocal in place
+ * of a correctly rounded division (1 + e lies in [1, 2], no range to
+ * guard). cap_z_slope and cap_z take floatv, cap_z_slope1 and cap_z1 a
+ * float. */
 #if CAPPED
 #if CAP_POLY
-#define CAP_EXP2(y) exp2_poly(y)
+#define TANH_EXP2(y) exp2_poly(y)
 #else
-#define CAP_EXP2(y) exp2(y)
+#define TANH_EXP2(y) exp2(y)
 #endif
 #if CAP_NATIVE_RECIP
-#define CAP_RECIP(y) native_recip(y)
+#define TANH_RECIP(y) native_recip(y)
 #else
-#define CAP_RECIP(y) (1.0f / (y))
+#define TANH_RECIP(y) (1.0f / (y))
 #endif
-#define CAP_FNS(T, N, ANY)                                                    \
+#include "tanh_poly.cl"
+#if VEC == 1
+TANH_SLOPE(floatv, , )
+#else
+TANH_SLOPE(floatv, , any)
+#endif
+TANH_SLOPE(float, 1, )
+#define CAP_FNS(T, N)                                                         \
     inline T cap_z_slope##N(T x, T *slope)                                    \
     {                                                                         \
-        const T u = x * (1.0f / SOFTCAP);                                     \
-        const T a = fabs(u);                                                  \
-        const T s = a * a;                                                    \
-        T p = -6.61022783e-3f;                                                \
-        p = p * s + 2.13093887e-2f;                                           \
-        p = p * s - 5.39094288e-2f;                                           \
-        p = p * s + 1.33331137e-1f;                                           \
-        p = p * s - 3.33333320e-1f;                                           \
-        T t = a + a * s * p;                                                  \
-        if (ANY(a >= 0.55f)) {                                                \
-            const T e = CAP_EXP2(a * (-2.0f * M_LOG2E_F));                    \
-            const T r = CAP_RECIP(1.0f + e);                                  \
-            t = a < 0.55f ? t : (1.0f - e) * r;                               \
-            *slope = 4.0f * e * r * r;                                        \
-        } else {                                                              \
-            *slope = 1.0f - t * t;                                            \
-        }                                                                     \
-        return SOFTCAP * copysign(t, u);                                      \
+        return SOFTCAP * tanh_slope##N(x * (1.0f / SOFTCAP), slope);          \
     }
 #else
-#define CAP_FNS(T, N, ANY)                                                    \
+#define CAP_FNS(T, N)                                                         \
     inline T cap_z_slope##N(T x, T *slope)                                    \
     {                                                                         \
         *slope = 1.0f;                                                        \
@@ -127,13 +106,9 @@ inline size_t split_at(int rows, size_t row)
         T slope;                                                              \
         return cap_z_slope##N(x, &slope);                                     \
     }
-#if VEC == 1
-CAP_FNS(floatv, , )
-#else
-CAP_FNS(floatv, , any)
-#endif
+CAP_FNS(floatv, )
 CAP_Z(floatv, )
-CAP_FNS(float, 1, )
+CAP_FNS(float, 1)
 CAP_Z(float, 1)
 
 /* The compensated total of row_reduce.cl's csum_add1 (SUM, ERR): an

@@ -101,6 +101,12 @@ static void test_abw_shapes(void)
         /* D = 128 with a softcap (scores to +-20: tanh bends) */
         {"f16", "heads: 2, head_dim: 128, scale: 1, softcap: 30",
          TARGET_GPU, {{1, 3, 200}, {1, 20, 64}, {0}}},
+        /* the CPU plan's softcap (tanh_poly.cl): scores to +-20 with
+         * a cap of 30, and to +-80 with 20, past tanh's bend */
+        {"f32", "heads: 2, head_dim: 128, scale: 1, softcap: 30",
+         TARGET_CPU, {{1, 3, 200}, {1, 20, 64}, {0}}},
+        {"f32", "heads: 3, kv_heads: 1, head_dim: 5, causal: true, scale: "
+         "16, softcap: 20", TARGET_CPU, {{2, 7, 7}, {1, 5, 33}, {0}}},
         /* D = 256, MQA, causal */
         {"f32", "heads: 2, kv_heads: 1, head_dim: 256, causal: true",
          TARGET_CPU, {{1, 1, 300}, {1, 9, 9}, {1, 12, 5}, {0}}},
