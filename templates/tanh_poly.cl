@@ -3,23 +3,22 @@
  * CPUs, attention, where PoCL's tanh runs lane by lane.
  *
  * Below a = |u| = 0.55, tanh a = a + a^3 P(a^2), P of degree 4 fitted to
- * within 4e-9 of tanh a relatively (bench/lab/softcap_fit.py), and the
- * slope is 1 - tanh^2 a (at least 0.75 there: no digits lost). From 0.55
- * on, both come from one exponential e = e^-2a: tanh a = (1 - e) /
- * (1 + e), where 1 - e no longer cancels, and the slope 4e / (1 + e)^2,
- * from u itself, not as 1 - tanh^2 of a rounded tanh, which keeps only an
- * absolute 1e-7: none of the slope's digits where tanh nears 1. A NaN u
- * fails every compare and stays NaN in P.
+ * within 4e-9 of tanh a relatively, and the slope is 1 - tanh^2 a (at
+ * least 0.75 there: no digits lost). From 0.55 on, both come from one
+ * exponential e = e^-2a: tanh a = (1 - e) / (1 + e), where 1 - e no
+ * longer cancels, and the slope 4e / (1 + e)^2, from u itself, not as
+ * 1 - tanh^2 of a rounded tanh, which keeps only an absolute 1e-7: none
+ * of the slope's digits where tanh nears 1. A NaN u fails every compare
+ * and stays NaN in P.
  *
  * TANH_SLOPE(T, N, ANY) defines, for T (float, or a float vector),
- * tanh_slopeN (tanh u, and the slope in *SLOPE) and tanh_ofN (tanh u
- * alone): named apart, as OpenCL C 1.2 overloads only its built-in
- * functions. Where ANY(a >= 0.55f) is false, the exponential and the
- * reciprocal are skipped: ANY is any() for a vector (a vector whose
- * lanes all lie below 0.55 takes none), nothing for a float (whose
- * compare gives 1, where any() reads the sign bit). The includer
- * defines TANH_EXP2(y), 2^y, and TANH_RECIP(y), 1 / y for y in [1, 2],
- * first. */
+ * tanh_slopeN: tanh u, and the slope in *SLOPE (named apart, as OpenCL
+ * C 1.2 overloads only its built-in functions). Where ANY(a >= 0.55f) is
+ * false, the exponential and the reciprocal are skipped: ANY is any()
+ * for a vector (a vector whose lanes all lie below 0.55 takes none),
+ * nothing for a float (whose compare gives 1, where any() reads the sign
+ * bit). The includer defines TANH_EXP2(y), 2^y, and TANH_RECIP(y), 1 / y
+ * for y in [1, 2], first. */
 #if !defined(TANH_EXP2) || !defined(TANH_RECIP)
 #error "tanh_poly.cl: define TANH_EXP2 and TANH_RECIP first"
 #endif
@@ -44,9 +43,4 @@
             *slope = 1.0f - t * t;                                            \
         }                                                                     \
         return copysign(t, u);                                                \
-    }                                                                         \
-    inline T tanh_of##N(T u)                                                  \
-    {                                                                         \
-        T slope;                                                              \
-        return tanh_slope##N(u, &slope);                                      \
     }
