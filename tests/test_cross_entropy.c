@@ -584,17 +584,14 @@ static void test_xent_defaults(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
-        struct diags d = {.out = stderr};
         if (!nu_spec_ok(&k, "kernels:\n  - {name: t_xent_plan, op: "
                         "cross_entropy, dtype: %s, vocab: %ld%s}\n",
                         cases[i].dtype, cases[i].vocab, cases[i].tile)) {
             nu_kernel_free(&k);
             continue;
         }
-        CU_ASSERT(spec_set_target(&k.set, cases[i].target, &d) == 0);
         struct plan p;
-        memset(&p, 0, sizeof p);
-        k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+        nu_plan_for(&k, cases[i].target, &p);
         const long wg = nu_define(&p, "WG_SIZE");
         const long regs = nu_define(&p, "ROW_IN_REGISTERS");
         const long block = nu_define(&p, "SUM_BLOCK");
@@ -620,17 +617,14 @@ static void test_xent_cap_plan(void)
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
         for (int capped = 0; capped <= 1; capped++) {
             struct nu_kernel k;
-            struct diags d = {.out = stderr};
             if (!nu_spec_ok(&k, "kernels:\n  - {name: t_xent_cap, op: "
                             "cross_entropy, dtype: bf16, vocab: 256000%s}\n",
                             capped ? ", softcap: 30" : "")) {
                 nu_kernel_free(&k);
                 continue;
             }
-            CU_ASSERT(spec_set_target(&k.set, targets[i], &d) == 0);
             struct plan p;
-            memset(&p, 0, sizeof p);
-            k.set.kernel[0].op->plan(&k.set.kernel[0], &p);
+            nu_plan_for(&k, targets[i], &p);
             const int cpu = targets[i] == TARGET_CPU;
             const long on = nu_define(&p, "CAPPED");
             const long poly = nu_define(&p, "CAP_POLY");
