@@ -4,7 +4,7 @@
  *
  *   cc -O2 -o xlab bench/lab/cross_entropy.c -lOpenCL -lm
  *   xlab CL_FILE ROWS V [stream W U | split W U G | regs W S G |
- *                        emitted NAME.cl W]...
+ *                        local W U G | emitted NAME.cl W]...
  *
  * emitted: the cross_entropy kernel of an emitted bf16 NAME.cl (mean,
  * dlogits; vocab V, wg W, one row a group) alone, the count in scratch
@@ -211,8 +211,10 @@ int main(int argc, char **argv)
             continue;
         }
         const int regs = strcmp(kind, "stream") != 0;
-        if (regs && strcmp(kind, "regs") != 0 && strcmp(kind, "split") != 0) {
-            fprintf(stderr, "xlab: '%s' is not stream, split or regs\n",
+        if (regs && strcmp(kind, "regs") != 0 && strcmp(kind, "split") != 0 &&
+            strcmp(kind, "local") != 0) {
+            fprintf(stderr, "xlab: '%s' is not stream, split, regs or "
+                    "local\n",
                     kind);
             return 2;
         }

@@ -22,7 +22,10 @@
  *               (row, part) from a ticket drawn when they start, so a
  *               group waits only on groups that have started or start
  *               after groups that can finish: no deadlock while G groups
- *               fit on the device at once. */
+ *               fit on the device at once.
+ *   xent_local  xent_split's parts held in local memory (cp.async) from
+ *               their one read to the gradient; built where a part fits
+ *               48 KiB. */
 #define NV (V / 8)
 #define L2E 1.44269504088896341f
 #define NO_MAX (-3.0e38f)
@@ -428,3 +431,92 @@ void xent_split(const __global uint4 *x, const __global int *labels,
         sync[1] = 0;
     }
 }
+
+/* xent_local: xent_split's parts held in local memory from their one
+ * read to the gradient, copied there by cp.async (all of a part's
+ * copies in flight at once, no registers held for them): the row read
+ * once from memory, not twice. Each item uses only the vectors it
+ * copied, so its own wait is enough. */
+#define HELD_L ((PART_V + W - 1) / W)
+#if HELD_L * W * 16 <= 48 * 1024 /* built where it fits local memory */
+
+inline void copy16(__local uint4 *dst, const __global uint4 *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"l"(dst),
+                 "l"(src)
+                 : "memory");
+}
+
+__kernel __attribute__((reqd_work_group_size(W, 1, 1)))
+void xent_local(const __global uint4 *x, const __global int *labels,
+                __global uint4 *dx, __global float *loss, const float g,
+                volatile __global uint *sync, const uint groups)
+{
+    __local float lm[W / 32], ls[W / 32];
+    __local uint4 held[HELD_L * W];
+    __local uint ticket;
+    __local float row_m, row_s;
+    const uint lid = get_local_id(0);
+    if (lid == 0) {
+        ticket = atomic_inc(&sync[0]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint row = ticket / G, part = ticket % G;
+    const __global uint4 *xr = x + (size_t)row * NV;
+    const uint first = part * PART_V + lid;
+    const uint end = min((uint)NV, (part + 1) * PART_V);
+#pragma unroll
+    for (int k = 0; k < HELD_L; k++) {
+        const uint j = first + k * W;
+        if (j < end) {
+            copy16(&held[k * W + lid], xr + j);
+        }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    float m = NO_MAX;
+#pragma unroll
+    for (int k = 0; k < HELD_L; k++) {
+        if (first + k * W < end) {
+            m = fmax(m, max8(held[k * W + lid]));
+        }
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < HELD_L; k++) {
+        if (first + k * W < end) {
+            s += sum8(held[k * W + lid], m * L2E);
+        }
+    }
+    group_merge(lm, ls, &m, &s);
+    if (lid == 0) {
+        row_pairs(sync, row, part, &m, &s);
+        row_m = m;
+        row_s = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    m = row_m;
+    s = row_s;
+    const int label = labels[row];
+    if (part == 0 && lid == 0) {
+        const float xy = as_float(
+            (uint)((const __global ushort *)xr)[label] << 16);
+        loss[row] = m + log(s) - xy;
+    }
+    const float ml = m * L2E, a = g / s;
+    __global uint4 *dxr = dx + (size_t)row * NV;
+#pragma unroll
+    for (int k = 0; k < HELD_L; k++) {
+        const uint j = first + k * W;
+        if (j < end) {
+            store_grad(dxr + j,
+                       grad8(held[k * W + lid], ml, a,
+                             (uint)label / 8 == j ? label % 8 : -1, g));
+        }
+    }
+    if (lid == 0 && atomic_inc(&sync[1]) == groups - 1) {
+        sync[0] = 0;
+        sync[1] = 0;
+    }
+}
+#endif
