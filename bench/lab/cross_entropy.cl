@@ -388,6 +388,36 @@ inline void row_pairs(volatile __global uint *sync, uint row, uint part,
     }
 }
 
+/* The row's (m, s) from this group's part: merged in the group, traded
+ * with the row's other groups (row_pairs), every item taking them
+ * through RM, RS; the row's loss by part 0's first item. Returns the
+ * row's label. */
+inline int share_stats(volatile __global uint *sync,
+                       const __global int *labels, __global float *loss,
+                       const __global uint4 *xr, uint row, uint part,
+                       __local float *lm, __local float *ls,
+                       __local float *rm, __local float *rs, float *m,
+                       float *s)
+{
+    const uint lid = get_local_id(0);
+    group_merge(lm, ls, m, s);
+    if (lid == 0) {
+        row_pairs(sync, row, part, m, s);
+        *rm = *m;
+        *rs = *s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *m = *rm;
+    *s = *rs;
+    const int label = labels[row];
+    if (part == 0 && lid == 0) {
+        const float xy = as_float(
+            (uint)((const __global ushort *)xr)[label] << 16);
+        loss[row] = *m + log(*s) - xy;
+    }
+    return label;
+}
+
 #define PART_V ((NV + G - 1) / G)
 
 __kernel __attribute__((reqd_work_group_size(W, 1, 1)))
@@ -409,21 +439,8 @@ void xent_split(const __global uint4 *x, const __global int *labels,
     const uint end = min((uint)NV, (part + 1) * PART_V);
     float m, s;
     part_stats(xr, first, end, &m, &s);
-    group_merge(lm, ls, &m, &s);
-    if (lid == 0) {
-        row_pairs(sync, row, part, &m, &s);
-        row_m = m;
-        row_s = s;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    m = row_m;
-    s = row_s;
-    const int label = labels[row];
-    if (part == 0 && lid == 0) {
-        const float xy = as_float(
-            (uint)((const __global ushort *)xr)[label] << 16);
-        loss[row] = m + log(s) - xy;
-    }
+    const int label = share_stats(sync, labels, loss, xr, row, part, lm, ls,
+                                  &row_m, &row_s, &m, &s);
     const float ml = m * L2E, a = g / s;
     part_grad(xr, dx + (size_t)row * NV, first, end, label, ml, a, g);
     if (lid == 0 && atomic_inc(&sync[1]) == groups - 1) {
@@ -488,21 +505,8 @@ void xent_local(const __global uint4 *x, const __global int *labels,
             s += sum8(held[k * W + lid], m * L2E);
         }
     }
-    group_merge(lm, ls, &m, &s);
-    if (lid == 0) {
-        row_pairs(sync, row, part, &m, &s);
-        row_m = m;
-        row_s = s;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    m = row_m;
-    s = row_s;
-    const int label = labels[row];
-    if (part == 0 && lid == 0) {
-        const float xy = as_float(
-            (uint)((const __global ushort *)xr)[label] << 16);
-        loss[row] = m + log(s) - xy;
-    }
+    const int label = share_stats(sync, labels, loss, xr, row, part, lm, ls,
+                                  &row_m, &row_s, &m, &s);
     const float ml = m * L2E, a = g / s;
     __global uint4 *dxr = dx + (size_t)row * NV;
 #pragma unroll
