@@ -10,8 +10,8 @@
  *   EXP_POLY   1: exponentials by exp2_poly.cl (softmax on CPUs)
  *   EXP_BASE2  else 1: by exp2 (GPUs), 0: by exp
  *   SHFL_PTX   1: row_merge by PTX warp shuffles (NVIDIA only)
- *   SUM_BLOCK  where a kernel streams: vectors summed apart (row_reduce.cl)
  *   STREAM_LOADS  where softmax streams: vectors an item loads at once
+ *                 and holds from their loads to their exponentials
  *   STREAM_FMAX   where softmax or cross_entropy streams: the max by fmax
  * and, where the plan has a split path, row_reduce.cl's SPLIT_* macros.
  *
@@ -270,9 +270,6 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
  * callers' J0 is below END), so that no branch separates the loads (a
  * branch around each load, with its use, made it wait for the one
  * before); the callers leave those out of their sums and stores. */
-#if SUM_BLOCK % STREAM_LOADS != 0
-#error "softmax: SUM_BLOCK must be a multiple of STREAM_LOADS"
-#endif
 inline void stream_group(const __global storage_t *x, size_t base, uint j0,
                          uint end, uint step, floatv v[STREAM_LOADS])
 {
@@ -285,30 +282,27 @@ inline void stream_group(const __global storage_t *x, size_t base, uint j0,
 
 /* The sum of exponentials of vectors FIRST, FIRST + STEP, ... below END
  * of the row at element BASE, relative to *M_IO (NO_MAX for none yet),
- * which it raises. Block by block (row_reduce.cl): the block's max first, then
- * its exponentials relative to m, a reference that may trail the max by
- * an exponent of up to RESCALE_ABOVE. Only when the block's max gets past
- * that is the compensated sum rescaled to it, so a rising row is rescaled
- * a few times, not once per vector or block: each rescale rounds the
- * whole sum (up to 6e-5 relative at 50257 features when it was per
- * vector). Both passes over a block read it in groups of STREAM_LOADS
- * (the second from the cache). */
+ * which it raises. Group by group of STREAM_LOADS vectors, held in
+ * registers from their loads to their exponentials (the row read once):
+ * the group's max first, then its exponentials relative to m, a
+ * reference that may trail the max by an exponent of up to
+ * RESCALE_ABOVE. Only when a group's max gets past that is the
+ * compensated sum rescaled to it, so a rising row is rescaled a few
+ * times, not once per vector: each rescale rounds the whole sum (up to
+ * 6e-5 relative at 50257 features when it was per vector). */
 inline float stream_sum(const __global storage_t *x, size_t base,
                         uint first, uint end, uint step, float *m_io)
 {
     float m = *m_io;
     floatv sum = 0.0f;
     floatv err = 0.0f;
-    for (uint j0 = first; j0 < end; j0 += SUM_BLOCK * step) {
-        const uint j1 = min(j0 + SUM_BLOCK * step, end);
+    for (uint j0 = first; j0 < end; j0 += STREAM_LOADS * step) {
+        floatv v[STREAM_LOADS];
+        stream_group(x, base, j0, end, step, v);
         floatv mv = m;
-        for (uint j = j0; j < j1; j += STREAM_LOADS * step) {
-            floatv v[STREAM_LOADS];
-            stream_group(x, base, j, j1, step, v);
 #pragma unroll
-            for (uint k = 0; k < STREAM_LOADS; k++) {
-                mv = STREAM_MAX(mv, v[k]);
-            }
+        for (uint k = 0; k < STREAM_LOADS; k++) {
+            mv = STREAM_MAX(mv, v[k]);
         }
         const float mb = hmax(mv);
         if (EXP_SCALE * (mb - m) > RESCALE_ABOVE) {
@@ -318,14 +312,10 @@ inline float stream_sum(const __global storage_t *x, size_t base,
             m = mb;
         }
         floatv b = 0.0f;
-        for (uint j = j0; j < j1; j += STREAM_LOADS * step) {
-            floatv v[STREAM_LOADS];
-            stream_group(x, base, j, j1, step, v);
 #pragma unroll
-            for (uint k = 0; k < STREAM_LOADS; k++) {
-                if (j + k * step < j1) {
-                    b += EXPS(v[k] - m);
-                }
+        for (uint k = 0; k < STREAM_LOADS; k++) {
+            if (j0 + k * step < end) {
+                b += EXPS(v[k] - m);
             }
         }
         csum_add(&sum, &err, b);
