@@ -138,7 +138,11 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     if (rows_has_split(ks)) {
         plan_split(ks, p);
     }
-    if (plan_find_define(p, "SUM_BLOCK") != NULL) {
+    /* A streamed row is summed a group of STREAM_LOADS vectors at a
+     * time (softmax_common.cl's stream_sum): the row ops' SUM_BLOCK says
+     * so. */
+    if (plan_set_int(p, "SUM_BLOCK", "vectors loaded at once, then summed",
+                     STREAM_LOADS)) {
         plan_int(p, "STREAM_LOADS", "vectors an item loads at once where "
                  "it streams", STREAM_LOADS);
         rows_plan_stream_max(ks, p);
