@@ -62,11 +62,11 @@ void softmax(const int rows, const __global storage_t *x,
         }
     }
 #else
-    s = stream_sum(x, base, lid, NVEC, WG_SIZE, &m);
+    s = stream_sum(x, base, lid, NVEC, WG_SIZE, &m, 0);
     row_merge(pm[get_local_id(1)], ps[get_local_id(1)], lid, &m, &s);
     if (!row_live(rows)) {
         return;
     }
-    stream_out(x, y, base, lid, NVEC, WG_SIZE, m, 1.0f / s);
+    stream_out(x, y, base, lid, NVEC, WG_SIZE, m, 1.0f / s, 0);
 #endif
 }

@@ -34,5 +34,5 @@ void softmax_combine(const int rows, const __global storage_t *x,
     }
     merge_pairs(pm, ps, lid, SPLIT_WG, &m, &s);
     stream_out(x, y, base, chunk * SPLIT_VECS + lid, chunk_end(chunk),
-               SPLIT_WG, m, 1.0f / s);
+               SPLIT_WG, m, 1.0f / s, 0);
 }

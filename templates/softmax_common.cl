@@ -270,13 +270,75 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
  * callers' J0 is below END), so that no branch separates the loads (a
  * branch around each load, with its use, made it wait for the one
  * before); the callers leave those out of their sums and stores. */
+#if defined(STREAM_L2_HINTS) && STREAM_L2_HINTS
+/* STREAM_L2_HINTS (NVIDIA; float32 vectors of 4, bf16 of 8): where a
+ * caller asks (HOW 1 or 2; the one-launch paths, whose rows' chunks fit
+ * the cache), the statistics' reads ask L2 to keep the lines
+ * (evict_last, 1), the outputs' reads and stores to let them go first
+ * (evict_first, 2), so that a chunk's second read finds it in the
+ * cache. HOW 0: a plain read or store. */
+inline ulong stream_policy(int keep)
+{
+    ulong policy;
+    if (keep) {
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
+            : "=l"(policy));
+    } else {
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
+            : "=l"(policy));
+    }
+    return policy;
+}
+inline floatv stream_loadv(const __global storage_t *x, size_t i, int how)
+{
+    if (how == 0) {
+        return loadv(x, i);
+    }
+    uint4 u;
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], "
+                 "%5;"
+                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "l"(x + i), "l"(stream_policy(how == 1)));
+#if defined(DTYPE_BF16)
+    return unpack8(u);
+#else
+    return as_float4(u);
+#endif
+}
+inline void stream_storev(__global storage_t *y, size_t i, floatv v,
+                          int how)
+{
+    if (how == 0) {
+        storev(y, i, v);
+        return;
+    }
+#if defined(DTYPE_BF16)
+    const uint4 u = pack8(v);
+#else
+    const uint4 u = as_uint4(v);
+#endif
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, "
+                 "%5;"
+                 :
+                 : "l"(y + i), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w),
+                   "l"(stream_policy(0))
+                 : "memory");
+}
+#else
+#define stream_loadv(x, i, how) ((void)(how), loadv(x, i))
+#define stream_storev(y, i, v, how) ((void)(how), storev(y, i, v))
+#endif
+
+/* HOW: stream_loadv's. */
 inline void stream_group(const __global storage_t *x, size_t base, uint j0,
-                         uint end, uint step, floatv v[STREAM_LOADS])
+                         uint end, uint step, floatv v[STREAM_LOADS],
+                         int how)
 {
 #pragma unroll
     for (uint k = 0; k < STREAM_LOADS; k++) {
         const uint j = j0 + k * step;
-        v[k] = H_SIGN * loadv(x, base + (j < end ? j : j0) * VEC);
+        v[k] = H_SIGN * stream_loadv(x, base + (j < end ? j : j0) * VEC,
+                                     how);
     }
 }
 
@@ -289,16 +351,18 @@ inline void stream_group(const __global storage_t *x, size_t base, uint j0,
  * RESCALE_ABOVE. Only when a group's max gets past that is the
  * compensated sum rescaled to it, so a rising row is rescaled a few
  * times, not once per vector: each rescale rounds the whole sum (up to
- * 6e-5 relative at 50257 features when it was per vector). */
+ * 6e-5 relative at 50257 features when it was per vector). HINTED: the
+ * reads ask L2 to keep their lines (STREAM_L2_HINTS). */
 inline float stream_sum(const __global storage_t *x, size_t base,
-                        uint first, uint end, uint step, float *m_io)
+                        uint first, uint end, uint step, float *m_io,
+                        int hinted)
 {
     float m = *m_io;
     floatv sum = 0.0f;
     floatv err = 0.0f;
     for (uint j0 = first; j0 < end; j0 += STREAM_LOADS * step) {
         floatv v[STREAM_LOADS];
-        stream_group(x, base, j0, end, step, v);
+        stream_group(x, base, j0, end, step, v, hinted ? 1 : 0);
         floatv mv = m;
 #pragma unroll
         for (uint k = 0; k < STREAM_LOADS; k++) {
@@ -326,19 +390,21 @@ inline float stream_sum(const __global storage_t *x, size_t base,
 
 /* y = exp(SCALE*x - m) / s at vectors FIRST, FIRST + STEP, ... below END
  * of the row at element BASE, M and INV = 1 / s the row's, read in
- * groups of STREAM_LOADS. */
+ * groups of STREAM_LOADS. HINTED: the reads and stores let L2 drop their
+ * lines first (STREAM_L2_HINTS). */
 inline void stream_out(const __global storage_t *x, __global storage_t *y,
                        size_t base, uint first, uint end, uint step,
-                       float m, float inv)
+                       float m, float inv, int hinted)
 {
     for (uint j0 = first; j0 < end; j0 += STREAM_LOADS * step) {
         floatv v[STREAM_LOADS];
-        stream_group(x, base, j0, end, step, v);
+        stream_group(x, base, j0, end, step, v, hinted ? 2 : 0);
 #pragma unroll
         for (uint k = 0; k < STREAM_LOADS; k++) {
             const uint j = j0 + k * step;
             if (j < end) {
-                storev(y, base + j * VEC, EXPS(v[k] - m) * inv);
+                stream_storev(y, base + j * VEC, EXPS(v[k] - m) * inv,
+                              hinted ? 2 : 0);
             }
         }
     }

@@ -40,8 +40,8 @@ inline void chunk_streamed(const __global storage_t *x,
                            __local float *ps, uint lid, const uint items)
 {
     float m = NO_MAX;
-    float s = stream_sum(x, base, first, end, items, &m);
+    float s = stream_sum(x, base, first, end, items, &m, 1);
     merge_pairs(pm, ps, lid, items, &m, &s);
     coop_row_pair(sync, row, chunk, generation, pm, ps, lid, items, &m, &s);
-    stream_out(x, y, base, first, end, items, m, 1.0f / s);
+    stream_out(x, y, base, first, end, items, m, 1.0f / s, 1);
 }

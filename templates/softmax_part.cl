@@ -21,7 +21,7 @@ void softmax_part(const __global storage_t *x, __global float *scratch)
 
     float m = NO_MAX;
     float s = stream_sum(x, base, chunk * SPLIT_VECS + lid, chunk_end(chunk),
-                         SPLIT_WG, &m);
+                         SPLIT_WG, &m, 0);
     merge_pairs(pm, ps, lid, SPLIT_WG, &m, &s);
     if (lid == 0) {
         scratch[2 * pair] = m;

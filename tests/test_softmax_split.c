@@ -138,7 +138,8 @@ static void test_split_widths(void)
  * 64, up to half the row path's 16 rows per work-group; shorter rows no
  * split path; plans that stream load STREAM_LOADS vectors at once. The
  * stub of the GPU defaults at 151936 takes it up to 128 rows (at 1 row
- * the one-launch split path, where the device holds its work-groups). */
+ * the one-launch split path, where the device holds its work-groups;
+ * NVIDIA's four paths: two of them in one launch). */
 static void test_split_defaults(void)
 {
     static const struct {
@@ -157,6 +158,8 @@ static void test_split_defaults(void)
         {"f32", 151936, TARGET_CPU, 8, 8, 2},
         {"bf16", 151936, TARGET_CPU, 4, 8, 2},
         {"f32", 32000, TARGET_CPU, 1, 0, 1},
+        {"f32", 151936, TARGET_TENSOR, 64, 128, 4},
+        {"bf16", 151936, TARGET_TENSOR, 64, 128, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct nu_kernel k;
@@ -178,21 +181,27 @@ static void test_split_defaults(void)
                      nu_knob(&k, "split"), nu_knob(&k, "split_max"), paths,
                      cases[i].split, cases[i].split_max, cases[i].paths);
             /* A plan that streams a row loads STREAM_LOADS (4) vectors
-             * at once and takes its max by fmax on GPUs (STREAM_FMAX);
-             * one that holds its rows has neither define. */
+             * at once and takes its max by fmax on GPUs (STREAM_FMAX),
+             * with L2 eviction priorities where the target has them
+             * (STREAM_L2_HINTS: NVIDIA's, 16-byte vectors); one that
+             * holds its rows has none of those defines. */
             struct plan p;
             memset(&p, 0, sizeof p);
             k.ks->op->plan(k.ks, &p);
             long loads = nu_define(&p, "STREAM_LOADS");
             long fmax_max = nu_define(&p, "STREAM_FMAX");
+            long hints = nu_define(&p, "STREAM_L2_HINTS");
             int streams = plan_find_define(&p, "SUM_BLOCK") != NULL;
             TU_CHECK(streams ? loads == 4 &&
-                                   fmax_max == (cases[i].target != TARGET_CPU)
-                             : loads == -1 && fmax_max == -1,
+                                   fmax_max == (cases[i].target !=
+                                                TARGET_CPU) &&
+                                   hints == (cases[i].target ==
+                                             TARGET_TENSOR)
+                             : loads == -1 && fmax_max == -1 && hints == -1,
                      "%s %d, target %d: STREAM_LOADS %ld, STREAM_FMAX %ld, "
-                     "SUM_BLOCK %s", cases[i].dtype, cases[i].features,
-                     (int)cases[i].target, loads, fmax_max,
-                     streams ? "set" : "none");
+                     "STREAM_L2_HINTS %ld, SUM_BLOCK %s", cases[i].dtype,
+                     cases[i].features, (int)cases[i].target, loads,
+                     fmax_max, hints, streams ? "set" : "none");
             if (i == 0 && nu_build(&k)) {
                 size_t rows[] = {1, 128, 129, 4096};
                 for (int r = 0; r < 4; r++) {
