@@ -23,6 +23,9 @@ transposed views); TFLOP/s counts 4 * batch * heads * seq_q * seq_kv *
 head_dim, halved when causal at seq_q = seq_kv, 3.5 times that forward
 and backward.
 
+Each case also returns its figures (microseconds; SDPA's per backend),
+which bench/targets.py puts beside specl's.
+
 usage: python3 bench/peers.py [--rows N] [--reps N] [--xent-only] [--lora]
                               [--attention [--match STR]]
 """
@@ -74,6 +77,7 @@ XENT_CASES = [
     ("bf16_xent_llama2", torch.bfloat16, 32000, 0.0, 4096),
     ("xent_llama2", torch.float32, 32000, 0.0, 4096),
     ("bf16_xent_gemma", torch.bfloat16, 256000, 30.0, 1024),
+    ("bf16_xent_256k", torch.bfloat16, 256000, 0.0, 4096),
     ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 1),
     ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 8),
     ("bf16_xent_qwen", torch.bfloat16, 151936, 0.0, 64),
@@ -197,6 +201,7 @@ def case(name, op, dtype, features, activation, rows, reps):
         nbytes = buffers * rows * features * gate.element_size()
     print(f"{name:24s} {op:16s} {str(dtype)[6:]:9s} {rows}x{features} "
           f"{activation or '':9s} torch eager {us:9.1f} us {nbytes / us / 1e3:7.1f} GB/s")
+    return {"us": us}
 
 
 def rope_inv_freq(head_dim, theta, scaling):
@@ -241,6 +246,7 @@ def rope_case(name, dtype, heads, head_dim, theta, scaling, rows, reps):
     print(f"{name:24s} {'rope':16s} {str(dtype)[6:]:9s} "
           f"{rows}x{heads}x{head_dim} {'':9s} torch eager {us:9.1f} us "
           f"{nbytes / us / 1e3:7.1f} GB/s")
+    return {"us": us}
 
 
 def xent_case(name, dtype, vocab, softcap, rows, reps):
@@ -273,6 +279,7 @@ def xent_case(name, dtype, vocab, softcap, rows, reps):
           f"{rows}x{vocab} {'':9s} torch eager {us:9.1f} us "
           f"{nbytes / us / 1e3:7.1f} GB/s  step peak +{peak / 2**20:.0f} MiB "
           f"(logits {logits.numel() * logits.element_size() / 2**20:.0f} MiB)")
+    return {"us": us, "peak_mib": peak / 2**20}
 
 
 def lora_case(name, dt, K, N, r, input_grad, rows, reps):
@@ -307,6 +314,7 @@ def lora_case(name, dt, K, N, r, input_grad, rows, reps):
     print(f"{name:24s} {'lora_backward':16s} {dtype:9s} "
           f"{rows}x{K}x{N} r{r} torch eager {us:9.1f} us "
           f"{nbytes / us / 1e3:7.1f} GB/s {flops / us / 1e6:7.1f} TFLOP/s")
+    return {"us": us}
 
 
 def lora_forward_case(name, K, N, r, rows, reps):
@@ -329,6 +337,7 @@ def lora_forward_case(name, K, N, r, rows, reps):
           f"{rows}x{K}x{N} r{r} torch eager {us:9.1f} us "
           f"{flops / us / 1e6:7.1f} TFLOP/s; X*W^T alone {base:9.1f} us "
           f"{2 * rows * K * N / base / 1e6:7.1f} TFLOP/s")
+    return {"us": us, "base_us": base}
 
 
 def attn_case(name, batch, sq, skv, heads, kv_heads, d, causal, reps):
@@ -347,6 +356,7 @@ def attn_case(name, batch, sq, skv, heads, kv_heads, d, causal, reps):
     is_causal = causal and sq == skv
     flops = 4.0 * batch * heads * sq * skv * d * (0.5 if is_causal else 1)
     nbytes = 2 * (2 * q.numel() + k.numel() + v.numel())
+    figures = {}
     for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
                            ("cudnn", SDPBackend.CUDNN_ATTENTION)):
         qg, kg, vg = (t.detach().requires_grad_() for t in (qt, kt, vt))
@@ -368,12 +378,16 @@ def attn_case(name, batch, sq, skv, heads, kv_heads, d, causal, reps):
         except RuntimeError as e:
             print(f"{name:28s} sdpa {label}: not taken ({str(e)[:60]})")
             continue
+        figures[label] = {"us": us, "step_us": us_step,
+                          "tflops": flops / us / 1e6,
+                          "step_tflops": 3.5 * flops / us_step / 1e6}
         print(f"{name:28s} sdpa {label:5s} fwd {us:9.1f} us "
               f"{flops / us / 1e6:6.1f} TFLOP/s {nbytes / us / 1e3:7.1f} GB/s"
               f" | fwd+bwd {us_step:9.1f} us "
               f"{3.5 * flops / us_step / 1e6:6.1f} TFLOP/s"
               f" | bwd (step - fwd) {us_step - us:9.1f} us "
               f"{2.5 * flops / (us_step - us) / 1e6:6.1f} TFLOP/s")
+    return figures
 
 
 def main():
