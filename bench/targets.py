@@ -384,6 +384,9 @@ def main():
     commit = os.environ.get("SPECL_COMMIT") or subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True,
         text=True, cwd=ROOT).stdout.strip() or "unknown"
+    head = ["| area | case | specl (and its peers) | target |",
+            "|---|---|---|---|"]
+    print("\n".join(head), flush=True)
     lines = []
     rows_by_label = {}
     device = None
@@ -396,17 +399,14 @@ def main():
         shown, verdicts = judge(t, fig, peer, rows_by_label)
         lines.append(f"| {t['area']} | {t['label']} | {shown} | "
                      f"{'; '.join(verdicts)} |")
-    head = [f"device: {device or 'none ran'} (OpenCL); "
-            f"{peers.device if peers else 'no PyTorch'}; specl {commit}; "
-            f"`{shlex.join(['python3', 'bench/targets.py'] + sys.argv[1:])}`",
-            "",
-            "| area | case | specl (and its peers) | target |",
-            "|---|---|---|---|"]
-    text = "\n".join(head + lines) + "\n"
-    sys.stdout.write(text)
+        print(lines[-1], flush=True)
+    where = (f"device: {device or 'none ran'} (OpenCL); "
+             f"{peers.device if peers else 'no PyTorch'}; specl {commit}; "
+             f"`{shlex.join(['python3', 'bench/targets.py'] + sys.argv[1:])}`")
+    print("\n" + where)
     if a.out:
         with open(a.out, "w") as f:
-            f.write(text)
+            f.write(where + "\n\n" + "\n".join(head + lines) + "\n")
     return 0
 
 
