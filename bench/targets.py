@@ -288,8 +288,9 @@ def judge(t, fig, peer, rows_by_label):
     verdicts = []
 
     def verdict(ok, factor, what):
+        digits = 3 if factor < 1.01 else 2
         verdicts.append(f"{what}: met" if ok else
-                        f"{what}: missed by {factor:.2f}x")
+                        f"{what}: missed by {factor:.{digits}f}x")
 
     if fig.get("copy_us"):
         shown.append(f"{100 * fig['copy_us'] / us:.1f}% of a copy "
