@@ -28,7 +28,8 @@ TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm -ldl -pthread
 
 .PHONY: FORCE all deps run test test-full test-wide test-vendor smoke golden-update valgrind fuzz \
-        fuzz-spec fuzz-db bench mutation install uninstall clean help
+        fuzz-spec fuzz-db bench mutation install uninstall clean help \
+        test-targets
 all: $(B)/specl
 
 help:
@@ -37,6 +38,7 @@ help:
 	@echo "make test       the test suite (CUnit; PoCL when no other device)"
 	@echo "make test-full  the test suite with the wide sweep"
 	@echo "make test-vendor  build and run examples/cmake from the source tree and from an install"
+	@echo "make test-targets  bench/targets.py on one case (part of make test)"
 	@echo "make test-wide  the wide device sweep, then numeric, sweep and stub (for a GPU: SPECL_DEVICE=P:D)"
 	@echo "make CC=clang B=build-clang smoke  build with clang, quick checks of that build"
 	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
@@ -178,6 +180,17 @@ test: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/tune/lsan.supp:print_suppressions=0 \
 	    sh tests/run-suites.sh $(B)
 	$(MAKE) --no-print-directory test-vendor
+	$(MAKE) --no-print-directory test-targets
+
+# bench/targets.py on PoCL: one case through specl bench, its verdict
+# printed; a filter that matches nothing is refused.
+test-targets: $(B)/specl
+	python3 bench/targets.py --specl $(B)/specl --no-peers --reps 2 \
+	    --area vocab --match "151936 f32 x 1 rows" 2>/dev/null | \
+	    grep -q '| vocab | softmax 151936 f32 x 1 rows | .* µs; .*% of a copy .* | ≥ 80% of a copy: \(met\|missed by\)'
+	! python3 bench/targets.py --no-peers --match "no such case" \
+	    2>/dev/null
+	@echo "test-targets: ok"
 
 # examples/cmake, a C++ program of two specs' kernels, configured, built
 # and run as a user's project would be: (a) with the source tree's
