@@ -264,12 +264,6 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
 #endif
 
 #ifdef STREAM_LOADS
-/* STREAM_LOADS vectors of the row at BASE, from vector J0 in steps of
- * STEP, into V (times H_SIGN): one unrolled group of loads, all in
- * flight at once. Past END a load takes vector J0 again (in the row: the
- * callers' J0 is below END), so that no branch separates the loads (a
- * branch around each load, with its use, made it wait for the one
- * before); the callers leave those out of their sums and stores. */
 #if defined(STREAM_L2_HINTS) && STREAM_L2_HINTS
 /* STREAM_L2_HINTS (NVIDIA; float32 vectors of 4, bf16 of 8): where a
  * caller asks (HOW 1 or 2; the one-launch paths, whose rows' chunks fit
@@ -329,7 +323,13 @@ inline void stream_storev(__global storage_t *y, size_t i, floatv v,
 #define stream_storev(y, i, v, how) ((void)(how), storev(y, i, v))
 #endif
 
-/* HOW: stream_loadv's. */
+/* STREAM_LOADS vectors of the row at BASE, from vector J0 in steps of
+ * STEP, into V (times H_SIGN): one unrolled group of loads, all in
+ * flight at once. Past END a load takes vector J0 again (in the row: the
+ * callers' J0 is below END), so that no branch separates the loads (a
+ * branch around each load, with its use, made it wait for the one
+ * before); the callers leave those out of their sums and stores. HOW:
+ * stream_loadv's. */
 inline void stream_group(const __global storage_t *x, size_t base, uint j0,
                          uint end, uint step, floatv v[STREAM_LOADS],
                          int how)
