@@ -6,7 +6,7 @@ it is timed) and, where the target names a peer, PyTorch on the same
 shape in the same process (bench/peers.py); then one Markdown table: the
 figure, the target, and met or missed by how much.
 
-Areas (--area, repeatable; default all):
+Areas (--area, repeatable; default lora, vocab, layer and attention):
   lora       lora_forward and lora_backward in bf16 and f32 at 4096 rows,
              the seeds' shapes at 128 rows (PyTorch eager beside them)
   vocab      softmax over 151936 columns at 1, 8 and 64 rows (against a
@@ -18,6 +18,16 @@ Areas (--area, repeatable; default all):
              against SDPA's flash (FlashAttention-2) and cuDNN backends;
              the decode step. Its float64 checks take minutes: run it in
              a call of its own, or a few cases at a time (--match).
+  ladder     a ladder tune of llama-q, f32 and bf16, over 1 to 4096 rows
+             (specl tune --rows), then each row count benched with the
+             defaults and with the tuned database: none slower, one
+             faster (minutes: --ladder-budget seconds a row count)
+  cpu        on a CPU (PoCL; no PyTorch: --no-peers): the layer ops
+             against their naive kernels (each at most as fast as its
+             copy of the bytes allows: the naive kernel's time in copies
+             is shown), and the float attention at S 1024
+  cpu-ladder a ladder tune of the seeds' 512 x 512 kernel over 1, 8 and
+             32 rows on a CPU, the tuned kernel against CLBlast at 32
 
 The copy is `specl bench`'s plain copy of the same bytes timed in the
 same run (the CSV's copy_us); TFLOP/s are the bench's flops over its
@@ -57,7 +67,8 @@ ATTN = "bench/specs/attention.yaml"
 ATTN_BWD = "bench/specs/attention_backward.yaml"
 
 
-def case(area, label, path, kernel, rows, checks, sizes=(), peer=None):
+def case(area, label, path, kernel, rows, checks, sizes=(), peer=None,
+         naive=False):
     """A target row: `specl bench PATH --kernel KERNEL --rows ROWS
     --size S...`, then each check of CHECKS on its figures:
       ("max_us", X)      at most X microseconds
@@ -65,10 +76,12 @@ def case(area, label, path, kernel, rows, checks, sizes=(), peer=None):
       ("min_tflops", X)  at least X TFLOP/s
       ("peer", )         faster than PEER's time
       ("not_slower", L)  no slower than the row labelled L
-    PEER: (peers.py function name, its arguments but reps)."""
+      ("min_vs_naive", X) at least X times faster than its naive kernel
+    PEER: (peers.py function name, its arguments but reps); NAIVE: time
+    the naive kernel too."""
     return {"area": area, "label": label, "spec": path, "kernel": kernel,
             "rows": rows, "sizes": list(sizes), "checks": checks,
-            "peer": peer}
+            "peer": peer, "naive": naive}
 
 
 def lora_targets():
@@ -216,32 +229,150 @@ def attention_targets():
     return t
 
 
+def cpu_targets():
+    """The targets on CPUs (PoCL): the layer ops at 256 rows of 4096 at
+    least 3x their naive kernels, the float attention at S 1024, 8 heads
+    of 64, at least 5x."""
+    t = []
+    for op in ("rope", "swiglu", "swiglu_back", "add_rmsnorm",
+               "rmsnorm_back", "layernorm_back"):
+        for dtype in ("f32", "f16", "bf16"):
+            kernel = f"{op}_{dtype}"
+            t.append(case("cpu", kernel, "bench/specs/layer_dtypes.yaml",
+                          kernel, 256, [("min_vs_naive", 3)], naive=True))
+    for kernel, what in (("attn_8h_d64", "causal"),
+                         ("attn_8h_d64_full", "no mask")):
+        t.append(case("cpu", f"attention f32 S=1024 d=64 {what}", ATTN,
+                      kernel, 1, [("min_vs_naive", 5)],
+                      ["seq_q=1024", "seq_kv=1024"], naive=True))
+    return t
+
+
+def ladder(area, label, path, kernel, rows, clblast_rows=None):
+    """A ladder tune: `specl tune PATH --kernel KERNEL --rows ROWS` into
+    a database of its own, then at each row count `specl bench` with the
+    defaults and with the database (as `gen --db` emits it): no row
+    count slower than the defaults (beyond LADDER_SPREAD), at least one
+    faster (by more than it); at CLBLAST_ROWS the tuned kernel faster
+    than CLBlast's SGEMM path."""
+    return {"area": area, "label": label, "spec": path, "kernel": kernel,
+            "ladder": list(rows), "clblast_rows": clblast_rows,
+            "sizes": [], "checks": [], "peer": None, "naive": False}
+
+
+# Back-to-back medians of one build move by up to this share between
+# runs (bench/RESULTS.md, "A ladder tune on the H200"): a difference
+# within it is neither slower nor faster.
+LADDER_SPREAD = 0.03
+
+
+def ladder_targets():
+    rows = (1, 8, 32, 128, 256, 512, 4096)
+    return [ladder("ladder", "ladder tune llama-q f32", "specs/llama2-7b.yaml",
+                   "llama_q_proj", rows),
+            ladder("ladder", "ladder tune llama-q bf16", HALF, "bf16_q",
+                   rows)]
+
+
+def cpu_ladder_targets():
+    return [ladder("cpu-ladder", "ladder tune seeds 512 f32", SEEDS,
+                   "seed_lora_512", (1, 8, 32), clblast_rows=32)]
+
+
 AREAS = {"lora": lora_targets, "vocab": vocab_targets,
-         "layer": layer_targets, "attention": attention_targets}
+         "layer": layer_targets, "attention": attention_targets,
+         "ladder": ladder_targets, "cpu": cpu_targets,
+         "cpu-ladder": cpu_ladder_targets}
+GPU_AREAS = ("lora", "vocab", "layer", "attention")
+
+
+def run_ladder(a, t):
+    """Tunes T over its row counts, then benches each with and without
+    the database; the table's rows."""
+    db = os.path.join(a.workdir, f"ladder-{t['kernel']}.yaml")
+    if os.path.exists(db):
+        os.remove(db)
+    rows = ",".join(str(r) for r in t["ladder"])
+    p = subprocess.run([a.specl, "tune", spec(t["spec"]), "--kernel",
+                        t["kernel"], "--rows", rows, "--budget",
+                        str(a.ladder_budget), "--db", db],
+                       capture_output=True, text=True, cwd=ROOT)
+    if p.returncode != 0:
+        err = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, [f"| {t['area']} | {t['label']} | specl tune exit "
+                      f"{p.returncode}: {err[:120]} | not run |"]
+    lines, faster, device = [], 0, None
+    for r in t["ladder"]:
+        base = bench_csv(a.specl, t["spec"], t["kernel"], r, a.reps)
+        tuned = bench_csv(a.specl, t["spec"], t["kernel"], r, a.reps,
+                          extra=["--db", db])
+        device = device or base.get("device")
+        label = f"{t['label']} at {r} rows"
+        if "error" in base or "error" in tuned:
+            err = base.get("error") or tuned.get("error")
+            lines.append(f"| {t['area']} | {label} | {err} | not run |")
+            continue
+        ratio = tuned["us"] / base["us"]
+        faster += ratio < 1 - LADDER_SPREAD
+        shown = (f"defaults {base['us']:.1f} µs, tuned {tuned['us']:.1f} "
+                 f"µs ({base['us'] / tuned['us']:.2f}x)")
+        verdicts = ["no slower than the defaults: " +
+                    ("met" if ratio <= 1 + LADDER_SPREAD else
+                     f"missed by {ratio:.2f}x")]
+        if r == t["clblast_rows"]:
+            cl = tuned.get("clblast_us")
+            if cl is None:
+                verdicts.append("CLBlast not timed")
+            else:
+                shown += f"; CLBlast {cl:.1f} µs"
+                verdicts.append("faster than CLBlast: " +
+                                ("met" if tuned["us"] < cl else
+                                 f"missed by {tuned['us'] / cl:.2f}x"))
+        lines.append(f"| {t['area']} | {label} | {shown} | "
+                     f"{'; '.join(verdicts)} |")
+    lines.append(f"| {t['area']} | {t['label']}: a row count faster | "
+                 f"{faster} of {len(t['ladder'])} faster by more than "
+                 f"{100 * LADDER_SPREAD:.0f}% | at least one: "
+                 f"{'met' if faster else 'missed'} |")
+    return device, lines
+
+
+def bench_csv(specl, path, kernel, rows, reps, sizes=(), naive=False,
+              extra=()):
+    """One `specl bench --csv`: specl's time (and its copy's, flops,
+    device, path), the naive kernel's and CLBlast's where they ran; or
+    an error."""
+    cmd = [specl, "bench", spec(path), "--kernel", kernel, "--rows",
+           str(rows), "--csv", "--reps", str(reps)]
+    if not naive:
+        cmd.append("--no-naive")
+    for size in sizes:
+        cmd += ["--size", size]
+    p = subprocess.run(cmd + list(extra), capture_output=True, text=True,
+                       cwd=ROOT)
+    ran = {r["variant"]: r for r in csv.DictReader(io.StringIO(p.stdout))
+           if r["ok"] in ("1", "true") and r["us"]}
+    every = {r["variant"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
+    r = every.get("specl")
+    if p.returncode != 0 or r is None:
+        err = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"specl bench exit {p.returncode}: {err[:120]}"}
+    if "specl" not in ran:
+        return {"error": f"not verified ({r['error']} against float64)"}
+
+    def num(row, key):
+        return float(row[key]) if row is not None and row.get(key) else None
+
+    return {"us": num(r, "us"), "copy_us": num(r, "copy_us"),
+            "gflops": num(r, "gflops"), "device": r["device"],
+            "path": r.get("path", ""),
+            "naive_us": num(ran.get("naive"), "us"),
+            "clblast_us": num(ran.get("clblast"), "us")}
 
 
 def run_specl(specl, t, reps):
-    cmd = [specl, "bench", spec(t["spec"]), "--kernel", t["kernel"],
-           "--rows", str(t["rows"]), "--no-naive", "--csv", "--reps",
-           str(reps)]
-    for s in t["sizes"]:
-        cmd += ["--size", s]
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    rows = [r for r in csv.DictReader(io.StringIO(p.stdout))
-            if r.get("variant") == "specl"]
-    if p.returncode != 0 or not rows:
-        err = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": f"specl bench exit {p.returncode}: {err[:120]}"}
-    r = rows[0]
-    if r["ok"] not in ("1", "true") or not r["us"]:
-        return {"error": f"not verified ({r['error']} against float64)"}
-
-    def num(key):
-        return float(r[key]) if r.get(key) else None
-
-    return {"us": num("us"), "copy_us": num("copy_us"),
-            "gflops": num("gflops"), "device": r["device"],
-            "path": r.get("path", "")}
+    return bench_csv(specl, t["spec"], t["kernel"], t["rows"], reps,
+                     t["sizes"], t["naive"])
 
 
 class Peers:
@@ -295,6 +426,10 @@ def judge(t, fig, peer, rows_by_label):
     if fig.get("copy_us"):
         shown.append(f"{100 * fig['copy_us'] / us:.1f}% of a copy "
                      f"({fig['copy_us']:.1f} µs)")
+    if fig.get("naive_us"):
+        shown.append(f"naive {fig['naive_us']:.1f} µs" +
+                     (f", {fig['naive_us'] / fig['copy_us']:.2f} copies"
+                      if fig.get("copy_us") else ""))
     if fig.get("gflops") and t["area"] == "attention" and "forward" not in t:
         shown.append(f"{fig['gflops'] / 1e3:.1f} TFLOP/s")
     step_us = step_tflops = None
@@ -325,6 +460,13 @@ def judge(t, fig, peer, rows_by_label):
                 continue
             verdict(step_tflops >= c[1], c[1] / step_tflops,
                     f"≥ {c[1]} TFLOP/s")
+        elif kind == "min_vs_naive":
+            if not fig.get("naive_us"):
+                verdicts.append("naive kernel not timed")
+                continue
+            ratio = fig["naive_us"] / us
+            verdict(ratio >= c[1], c[1] / ratio,
+                    f"≥ {c[1]}x the naive kernel ({ratio:.2f}x)")
         elif kind == "not_slower":
             other = rows_by_label.get(c[1])
             if not other or "error" in other:
@@ -367,20 +509,31 @@ def judge(t, fig, peer, rows_by_label):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--area", action="append", choices=sorted(AREAS),
-                   help="the targets of one area (repeatable; default all)")
+                   help="the targets of one area (repeatable; default "
+                   "lora, vocab, layer and attention)")
     p.add_argument("--match", default="",
                    help="only the cases whose label holds TEXT")
-    p.add_argument("--specl", default=os.path.join(ROOT, "build", "specl"))
-    p.add_argument("--reps", type=int, default=50)
+    p.add_argument("--specl", default=os.path.join(ROOT, "build", "specl"),
+                   help="the specl binary (default build/specl)")
+    p.add_argument("--reps", type=int, default=50,
+                   help="timed runs a case, specl's and PyTorch's")
     p.add_argument("--no-peers", action="store_true",
                    help="leave PyTorch out (its checks say so)")
     p.add_argument("--out", help="also write the table to FILE")
+    p.add_argument("--ladder-budget", type=int, default=25,
+                   help="ladder areas: seconds of search a row count")
+    p.add_argument("--workdir", default=os.path.join(ROOT, "build"),
+                   help="ladder areas: where their databases go")
     a = p.parse_args()
-    targets = [t for area in (a.area or list(AREAS))
+    # PoCL's worker threads pinned to the cores, as bench/run.sh cpu
+    # does: unpinned, one kernel's time moved by 2x from run to run.
+    os.environ.setdefault("POCL_AFFINITY", "1")
+    targets = [t for area in (a.area or GPU_AREAS)
                for t in AREAS[area]() if a.match in t["label"]]
     if not targets:
         p.error(f"no target's label holds '{a.match}'")
-    peers = None if a.no_peers else Peers(a.reps)
+    wanted = not a.no_peers and any(t["peer"] for t in targets)
+    peers = Peers(a.reps) if wanted else None
     commit = os.environ.get("SPECL_COMMIT") or subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True,
         text=True, cwd=ROOT).stdout.strip() or "unknown"
@@ -392,6 +545,12 @@ def main():
     device = None
     for t in targets:
         print(f"targets: {t['label']} ...", file=sys.stderr, flush=True)
+        if "ladder" in t:
+            found, rows = run_ladder(a, t)
+            device = device or found
+            lines += rows
+            print("\n".join(rows), flush=True)
+            continue
         fig = run_specl(a.specl, t, a.reps)
         rows_by_label[t["label"]] = fig
         device = device or fig.get("device")
