@@ -14,6 +14,7 @@
 #include "spec.h"
 #include "tune.h"
 #include "tunedb.h"
+#include "variant.h"
 #include "version.h"
 
 /* What became of one configuration. SAME: valid, but it emits the code
@@ -563,6 +564,11 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     r->best = -1;
     r->default_us = -1;
     r->rows = o->rows > 0 ? o->rows : measure_default_rows(ks);
+    /* The defaults are what NAME.c runs at these rows: on a CPU at few
+     * rows, the CPU defaults for few rows (they start the search, and
+     * the best must beat them). */
+    struct kernel_spec few;
+    ks = cpu_defaults_at(ks, r->rows, &few);
     if (tune_filter_run_at(ks, r->rows, &f, r->error, sizeof r->error) <
         0) {
         return 1;

@@ -286,6 +286,50 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
     free(point);
 }
 
+int cpu_few_rows_spec(const struct kernel_spec *ks, struct kernel_spec *out,
+                      char *why, size_t size)
+{
+    const struct cpu_few_rows *few = ks->op->cpu_few_rows;
+    struct diags quiet = {.out = NULL};
+    why[0] = '\0';
+    if (few == NULL || (few->applies != NULL && !few->applies(ks))) {
+        return 0;
+    }
+    *out = *ks;
+    out->target = TARGET_CPU;
+    out->tile_note[0] = '\0';
+    if (knobs_parse(out, few->knobs, why, size) < 0 ||
+        knobs_resolve(out, &quiet) != 0) {
+        if (quiet.count) {
+            snprintf(why, size, "%s", quiet.first);
+        }
+        return 0;
+    }
+    /* The defaults chose them, not the spec: headers star them. */
+    for (int k = 0; k < out->op->n_knobs; k++) {
+        out->knob[k].set = 0;
+    }
+    return 1;
+}
+
+const struct kernel_spec *cpu_defaults_at(const struct kernel_spec *ks,
+                                          long rows,
+                                          struct kernel_spec *room)
+{
+    const struct cpu_few_rows *few = ks->op->cpu_few_rows;
+    char why[256];
+    int any_set = 0;
+    for (int k = 0; k < ks->op->n_knobs; k++) {
+        any_set |= ks->knob[k].set;
+    }
+    if (few == NULL || any_set || ks->target != TARGET_CPU || rows < 1 ||
+        rows > few->max_rows || !cpu_few_rows_spec(ks, room, why,
+                                                    sizeof why)) {
+        return ks;
+    }
+    return room;
+}
+
 /* The CPU defaults for few rows of KS's op (cpu_few_rows), where it has
  * them for KS's shape, as a variant of VS, and every CPU's rows ranges:
  * up to their rows on it, past them on CPU_VARIANT, the CPU defaults.
@@ -294,30 +338,22 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
 static void add_cpu_few_rows(const struct kernel_spec *ks, int cpu_variant,
                              struct variant_set *vs, struct buf *notes)
 {
-    const struct cpu_few_rows *few = ks->op->cpu_few_rows;
-    struct kernel_spec one = *ks;
-    struct diags quiet = {.out = NULL};
+    struct kernel_spec one;
     char why[256], label[640];
-    if (few == NULL || cpu_variant < 0 ||
-        (few->applies != NULL && !few->applies(ks))) {
+    if (cpu_variant < 0) {
+        return;
+    }
+    if (!cpu_few_rows_spec(ks, &one, why, sizeof why)) {
+        if (why[0]) {
+            note(notes, "%s: no CPU variant for few rows: %s", ks->name,
+                 why);
+        }
         return;
     }
     if (vs->n_range + 2 > SPECL_MAX_RANGES) {
         note(notes, "%s: no CPU variant for few rows: a NAME.c holds at "
              "most %d rows ranges", ks->name, SPECL_MAX_RANGES);
         return;
-    }
-    one.target = TARGET_CPU;
-    one.tile_note[0] = '\0';
-    if (knobs_parse(&one, few->knobs, why, sizeof why) < 0 ||
-        knobs_resolve(&one, &quiet) != 0) {
-        note(notes, "%s: no CPU variant for few rows: %s", ks->name,
-             quiet.count ? quiet.first : why);
-        return;
-    }
-    /* The defaults chose them, not the spec: headers star them. */
-    for (int k = 0; k < one.op->n_knobs; k++) {
-        one.knob[k].set = 0;
     }
     snprintf(label, sizeof label, "%s at few rows",
              target_defaults_label(TARGET_CPU));
@@ -329,7 +365,7 @@ static void add_cpu_few_rows(const struct kernel_spec *ks, int cpu_variant,
     }
     struct variant_range *r = &vs->range[vs->n_range];
     memset(r, 0, 2 * sizeof *r);
-    r[0].max_rows = few->max_rows;
+    r[0].max_rows = ks->op->cpu_few_rows->max_rows;
     r[0].variant = v;
     r[1].variant = cpu_variant;
     vs->n_range += 2;

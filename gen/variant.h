@@ -91,6 +91,20 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
                     const char *device, struct variant_set *vs,
                     struct buf *notes);
 
+/* KS with its op's CPU defaults for few rows (op_def's cpu_few_rows) for
+ * TARGET_CPU, as the defaults choose them (no knob marked the spec's),
+ * into OUT: 1. 0 where the op has none for KS's shape, or where they do
+ * not validate; then WHY (SIZE bytes) says which, or is empty. */
+int cpu_few_rows_spec(const struct kernel_spec *ks, struct kernel_spec *out,
+                      char *why, size_t size);
+
+/* KS as its NAME.c runs it at ROWS rows on a CPU without a tuning
+ * database: where KS is for the CPU target, gives no knob and ROWS is up
+ * to its op's CPU rows for few rows, those defaults (in ROOM); else KS. */
+const struct kernel_spec *cpu_defaults_at(const struct kernel_spec *ks,
+                                          long rows,
+                                          struct kernel_spec *room);
+
 /* The ranges of the N row counts ROWS (ascending) of one device's
  * ladder: into MAX_ROWS[i], the most rows row count I serves (0 for the
  * last: any more). A row count serves the rows nearer to it than to its

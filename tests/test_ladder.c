@@ -733,6 +733,73 @@ static void test_gen_cpu_ranges(void)
     free(dir);
 }
 
+/* On a CPU the defaults a ladder's row count is tuned against are what
+ * NAME.c runs there: up to the CPU rows for few rows, the CPU defaults
+ * for few rows (which the search then starts from: with one evaluation
+ * they are the best), past them the CPU defaults. Elsewhere the op
+ * defaults at both. */
+static void test_tune_cpu_few_rows(void)
+{
+    struct rt rt;
+    char rt_err[256], spec[4200], db_path[4200], few_knobs[TUNE_TEXT];
+    if (rt_open(&rt, NULL, rt_err, sizeof rt_err) < 0) {
+        TU_CHECK(0, "no OpenCL device: %s", rt_err);
+        return;
+    }
+    const struct cpu_few_rows *few = op_find("lora_forward")->cpu_few_rows;
+    char *dir = tu_tempdir();
+    CU_ASSERT_FATAL(dir != NULL);
+    snprintf(spec, sizeof spec, "%s/wide.yaml", dir);
+    snprintf(db_path, sizeof db_path, "%s/db.yaml", dir);
+    FILE *f = fopen(spec, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(wide_spec, f);
+    fclose(f);
+    /* The few-rows knobs as knobs_text writes them, the rest resolved. */
+    struct spec_set set;
+    struct diags d = {.out = stderr};
+    spec_set_init(&set);
+    CU_ASSERT_FATAL(spec_read_buffer(&set, "wide.yaml",
+                                     (const unsigned char *)wide_spec,
+                                     strlen(wide_spec), &d) == 0 &&
+                    spec_set_target(&set, TARGET_CPU, &d) == 0);
+    struct kernel_spec one;
+    char why[256];
+    CU_ASSERT_FATAL(cpu_few_rows_spec(&set.kernel[0], &one, why,
+                                      sizeof why) == 1);
+    knobs_text(&one, few_knobs, sizeof few_knobs);
+    spec_set_free(&set);
+
+    char *out, *err;
+    int rc = run_specl(dir, &out, &err,
+                       "tune '%s' --kernel l_lora --rows %ld,%ld "
+                       "--strategy random --max-evals 1 --reps 2 "
+                       "--db '%s'",
+                       spec, few->max_rows, few->max_rows + 1, db_path);
+    TU_CHECK(rc == 0, "tune: exit %d\n%s%s", rc, out, err);
+    struct tunedb db;
+    tunedb_init(&db);
+    CU_ASSERT_EQUAL(tunedb_load(&db, db_path, 0, &d), 0);
+    const int cpu = rt.target == TARGET_CPU;
+    int seen = 0;
+    for (int i = 0; i < db.n; i++) {
+        const struct tune_entry *e = &db.entry[i];
+        int want_few = cpu && e->rows <= few->max_rows;
+        TU_CHECK((strcmp(e->best, few_knobs) == 0) == want_few,
+                 "rows %ld on %s: best '%s' (the CPU defaults for few "
+                 "rows: '%s')",
+                 e->rows, cpu ? "a CPU" : "a GPU", e->best, few_knobs);
+        seen++;
+    }
+    CU_ASSERT_EQUAL(seen, 2);
+    tunedb_free(&db);
+    free(out);
+    free(err);
+    rt_close(&rt);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int add_ladder_tune_tests(CU_pSuite s)
 {
     return CU_add_test(s, "ladder: --rows lists", test_rows_parse) == NULL ||
@@ -749,7 +816,10 @@ int add_ladder_tune_tests(CU_pSuite s)
                                test_gen_one_row_count) == NULL ||
                    CU_add_test(s, "ladder: a device's own ranges before "
                                "every CPU's",
-                               test_gen_cpu_ranges) == NULL
+                               test_gen_cpu_ranges) == NULL ||
+                   CU_add_test(s, "ladder: tuned on a CPU against the "
+                               "defaults for few rows",
+                               test_tune_cpu_few_rows) == NULL
                ? -1
                : 0;
 }
