@@ -38,7 +38,7 @@ help:
 	@echo "make test       the test suite (CUnit; PoCL when no other device)"
 	@echo "make test-full  the test suite with the wide sweep"
 	@echo "make test-vendor  build and run examples/cmake from the source tree and from an install"
-	@echo "make test-targets  bench/targets.py on one case (part of make test)"
+	@echo "make test-targets  bench/targets.py: its self-test and one case (part of make test)"
 	@echo "make test-wide  the wide device sweep, then numeric, sweep and stub (for a GPU: SPECL_DEVICE=P:D)"
 	@echo "make CC=clang B=build-clang smoke  build with clang, quick checks of that build"
 	@echo "make bench      benchmark specs/bench.yaml against naive and CLBlast"
@@ -182,9 +182,11 @@ test: deps
 	$(MAKE) --no-print-directory test-vendor
 	$(MAKE) --no-print-directory test-targets
 
-# bench/targets.py on PoCL: one case through specl bench, its verdict
-# printed; a filter that matches nothing is refused.
+# bench/targets.py: its verdicts on fixed figures (the GPU checks), then
+# one case on PoCL through specl bench; a filter that matches nothing is
+# refused.
 test-targets: $(B)/specl
+	python3 bench/targets.py --self-test
 	python3 bench/targets.py --specl $(B)/specl --no-peers --reps 2 \
 	    --area vocab --match "151936 f32 x 1 rows" 2>/dev/null | \
 	    grep -q '| vocab | softmax 151936 f32 x 1 rows | .* µs; .*% of a copy .* | ≥ 80% of a copy: \(met\|missed by\)'

@@ -139,10 +139,14 @@ def vocab_targets():
     for kernel, vocab in (("bf16_xent_llama2", 32000),
                           ("bf16_xent_llama3", 128256),
                           ("bf16_xent_256k", 256000)):
-        t.append(case("vocab", f"cross_entropy 4096 x {vocab} bf16", XENT,
-                      kernel, 4096, [("min_copy", 0.85), ("peer",)],
-                      peer=("xent_case", (kernel, "torch.bfloat16", vocab,
-                                          0.0, 4096))))
+        row = case("vocab", f"cross_entropy 4096 x {vocab} bf16", XENT,
+                   kernel, 4096, [("min_copy", 0.85), ("peer",)],
+                   peer=("xent_case", (kernel, "torch.bfloat16", vocab, 0.0,
+                                       4096)))
+        # the memory a step adds beside the logits: dlogits (bf16), or
+        # nothing where they are written over the logits
+        row["dlogits_mib"] = 4096 * vocab * 2 / 2**20
+        t.append(row)
     return t
 
 
@@ -498,12 +502,55 @@ def judge(t, fig, peer, rows_by_label):
     if peer is not None and "us" in peer and not any(
             c[0] == "peer" for c in t["checks"]):
         shown.append(f"PyTorch {peer['us']:.1f} µs")
+    if peer is not None and "peak_mib" in peer:
+        shown.append(f"the step's memory beside the logits: PyTorch "
+                     f"{peer['peak_mib']:.0f} MiB, specl "
+                     f"{t['dlogits_mib']:.0f} (dlogits; 0 in place)")
     if peer is not None and "decode" in t["label"]:
         shown += [f"SDPA {b} {peer[b]['us']:.1f} µs" for b in peer]
     elif peer is not None and "cudnn" in peer:
         key = "step_tflops" if "forward" in t else "tflops"
         shown.append(f"cuDNN {peer['cudnn'][key]:.1f} TFLOP/s")
     return "; ".join(shown), verdicts or ["(reference row)"]
+
+
+def self_test():
+    """judge() on fixed figures (those of an H200 run), for the checks a
+    CPU cannot run: peers, TFLOP/s, attention's forward + backward."""
+    sdpa = {"flash": {"us": 932.0, "step_us": 3635.8, "tflops": 294.9,
+                      "step_tflops": 264.6},
+            "cudnn": {"us": 514.3, "step_us": 2163.4, "tflops": 534.4,
+                      "step_tflops": 444.7}}
+    att = attention_targets()
+    fwd, step = att[1], att[2]
+    rows = {fwd["label"]: {"us": 645.3, "gflops": 426100.0}}
+    xent = next(t for t in vocab_targets() if "128256" in t["label"])
+    lora = next(t for t in lora_targets() if "adapter only f32" in t["label"])
+    cases = [
+        (fwd, rows[fwd["label"]], sdpa,
+         ["≥ 420 TFLOP/s: met", "≥ flash (294.9 TFLOP/s): met"]),
+        (step, {"us": 2126.5, "gflops": 1.0}, sdpa,
+         ["≥ 300 TFLOP/s: met", "≥ flash (264.6 TFLOP/s): met"]),
+        (step, {"us": 9000.0, "gflops": 1.0}, sdpa,
+         ["≥ 300 TFLOP/s: missed by 3.01x",
+          "≥ flash (264.6 TFLOP/s): missed by 2.65x"]),
+        (xent, {"us": 670.1, "copy_us": 494.0}, {"us": 2381.2,
+                                                  "peak_mib": 3006.0},
+         ["≥ 85% of a copy: missed by 1.15x",
+          "faster than PyTorch (2381.2 µs): met"]),
+        (lora, {"us": 117.5}, {"us": 203.1},
+         ["≤ 90 µs: missed by 1.31x",
+          "faster than PyTorch (203.1 µs): met"]),
+        (lora, {"error": "not verified"}, None, ["not run"]),
+    ]
+    for t, fig, peer, want in cases:
+        got = judge(t, fig, peer, rows)[1]
+        if got != want:
+            print(f"targets.py self-test: {t['label']}: {got}, want {want}",
+                  file=sys.stderr)
+            return 1
+    print("targets.py self-test: ok")
+    return 0
 
 
 def main():
@@ -524,7 +571,11 @@ def main():
                    help="ladder areas: seconds of search a row count")
     p.add_argument("--workdir", default=os.path.join(ROOT, "build"),
                    help="ladder areas: where their databases go")
+    p.add_argument("--self-test", action="store_true",
+                   help="check the verdicts on fixed figures, run nothing")
     a = p.parse_args()
+    if a.self_test:
+        return self_test()
     # PoCL's worker threads pinned to the cores, as bench/run.sh cpu
     # does: unpinned, one kernel's time moved by 2x from run to run.
     os.environ.setdefault("POCL_AFFINITY", "1")
