@@ -444,61 +444,58 @@ def judge(t, fig, peer, rows_by_label):
             step_tflops = 3.5 * fwd["gflops"] * fwd["us"] / step_us / 1e3
             shown = [f"{step_us:.1f} µs (backward {us:.1f})",
                      f"{step_tflops:.1f} TFLOP/s"]
+    def at_most(value, goal, what, missing):
+        if value is None:
+            verdicts.append(missing)
+        else:
+            verdict(value <= goal, value / goal, what)
+
+    def at_least(value, goal, what, missing):
+        if value is None:
+            verdicts.append(missing)
+        else:
+            verdict(value >= goal, goal / value, what)
+
+    tflops = fig["gflops"] / 1e3 if fig.get("gflops") else None
+    copy = fig["copy_us"] / us if fig.get("copy_us") else None
+    naive = fig["naive_us"] / us if fig.get("naive_us") else None
+    flash = (peer or {}).get("flash")
     for c in t["checks"]:
         kind = c[0]
         if kind == "max_us":
-            verdict(us <= c[1], us / c[1], f"≤ {c[1]} µs")
+            at_most(us, c[1], f"≤ {c[1]} µs", None)
         elif kind == "min_copy":
-            if not fig.get("copy_us"):
-                verdicts.append("no copy timed")
-                continue
-            frac = fig["copy_us"] / us
-            verdict(frac >= c[1], c[1] / frac,
-                    f"≥ {100 * c[1]:.0f}% of a copy")
+            at_least(copy, c[1], f"≥ {100 * c[1]:.0f}% of a copy",
+                     "no copy timed")
         elif kind == "min_tflops":
-            tf = fig["gflops"] / 1e3
-            verdict(tf >= c[1], c[1] / tf, f"≥ {c[1]} TFLOP/s")
+            at_least(tflops, c[1], f"≥ {c[1]} TFLOP/s", "no flops counted")
         elif kind == "min_step_tflops":
-            if step_tflops is None:
-                verdicts.append("no forward timed")
-                continue
-            verdict(step_tflops >= c[1], c[1] / step_tflops,
-                    f"≥ {c[1]} TFLOP/s")
+            at_least(step_tflops, c[1], f"≥ {c[1]} TFLOP/s",
+                     "no forward timed")
         elif kind == "min_vs_naive":
-            if not fig.get("naive_us"):
-                verdicts.append("naive kernel not timed")
-                continue
-            ratio = fig["naive_us"] / us
-            verdict(ratio >= c[1], c[1] / ratio,
-                    f"≥ {c[1]}x the naive kernel ({ratio:.2f}x)")
+            at_least(naive, c[1], f"≥ {c[1]}x the naive kernel "
+                     f"({naive or 0:.2f}x)", "naive kernel not timed")
         elif kind == "not_slower":
-            other = rows_by_label.get(c[1])
-            if not other or "error" in other:
+            ref = rows_by_label.get(c[1])
+            if not ref or "error" in ref:
                 verdicts.append(f"{c[1]} not timed")
-                continue
-            verdict(us <= other["us"], us / other["us"],
-                    f"no slower than {c[1]} ({other['us']:.1f} µs)")
+            else:
+                at_most(us, ref["us"],
+                        f"no slower than {c[1]} ({ref['us']:.1f} µs)", None)
         elif kind == "peer":
             if peer is None:
                 verdicts.append("no peer run")
-                continue
-            verdict(us < peer["us"], us / peer["us"],
-                    f"faster than PyTorch ({peer['us']:.1f} µs)")
-        elif kind in ("flash_fwd", "flash_step"):
-            flash = (peer or {}).get("flash")
-            if flash is None:
-                verdicts.append("no flash timed")
-                continue
-            if kind == "flash_fwd":
-                tf = fig["gflops"] / 1e3
-                verdict(tf >= flash["tflops"], flash["tflops"] / tf,
-                        f"≥ flash ({flash['tflops']:.1f} TFLOP/s)")
-            elif step_tflops is None:
-                verdicts.append("no forward timed")
             else:
-                verdict(step_tflops >= flash["step_tflops"],
-                        flash["step_tflops"] / step_tflops,
-                        f"≥ flash ({flash['step_tflops']:.1f} TFLOP/s)")
+                verdict(us < peer["us"], us / peer["us"],
+                        f"faster than PyTorch ({peer['us']:.1f} µs)")
+        elif kind in ("flash_fwd", "flash_step"):
+            key = "tflops" if kind == "flash_fwd" else "step_tflops"
+            mine = tflops if kind == "flash_fwd" else step_tflops
+            if flash is None or mine is None:
+                verdicts.append("no flash or no forward timed")
+            else:
+                at_least(mine, flash[key],
+                         f"≥ flash ({flash[key]:.1f} TFLOP/s)", None)
     if peer is not None and "us" in peer and not any(
             c[0] == "peer" for c in t["checks"]):
         shown.append(f"PyTorch {peer['us']:.1f} µs")
@@ -526,6 +523,9 @@ def self_test():
     rows = {fwd["label"]: {"us": 645.3, "gflops": 426100.0}}
     xent = next(t for t in vocab_targets() if "128256" in t["label"])
     lora = next(t for t in lora_targets() if "adapter only f32" in t["label"])
+    seeds = next(t for t in lora_targets() if "seeds 512 bf16" in t["label"])
+    rows["lora_forward seeds 512 f32"] = {"us": 12.4}
+    cpu = next(t for t in cpu_targets() if t["label"] == "swiglu_f32")
     cases = [
         (fwd, rows[fwd["label"]], sdpa,
          ["≥ 420 TFLOP/s: met", "≥ flash (294.9 TFLOP/s): met"]),
@@ -542,6 +542,16 @@ def self_test():
          ["≤ 90 µs: missed by 1.31x",
           "faster than PyTorch (203.1 µs): met"]),
         (lora, {"error": "not verified"}, None, ["not run"]),
+        (seeds, {"us": 11.3, "copy_us": 6.3}, None,
+         ["≤ 12 µs: met",
+          "no slower than lora_forward seeds 512 f32 (12.4 µs): met"]),
+        (seeds, {"us": 12.5}, None,
+         ["≤ 12 µs: missed by 1.04x",
+          "no slower than lora_forward seeds 512 f32 (12.4 µs): missed "
+          "by 1.008x"]),
+        (cpu, {"us": 336.3, "copy_us": 331.9, "naive_us": 870.6}, None,
+         ["≥ 3x the naive kernel (2.59x): missed by 1.16x"]),
+        (cpu, {"us": 336.3}, None, ["naive kernel not timed"]),
     ]
     for t, fig, peer, want in cases:
         got = judge(t, fig, peer, rows)[1]
