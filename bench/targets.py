@@ -37,7 +37,9 @@ is reported as such and meets nothing.
 usage: python3 bench/targets.py [--area AREA]... [--match TEXT]
                                 [--specl PATH] [--reps N] [--no-peers]
                                 [--out FILE]
-(SPECL_COMMIT names the build where the tree has no git.)
+(SPECL_COMMIT names the build where the tree has no git.) Exit status 1
+when a case did not run or failed its check against float64; a missed
+target is a result, not a failure.
 """
 import argparse
 import csv
@@ -302,9 +304,8 @@ def run_ladder(a, t):
                         str(a.ladder_budget), "--db", db],
                        capture_output=True, text=True, cwd=ROOT)
     if p.returncode != 0:
-        err = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        return None, [f"| {t['area']} | {t['label']} | specl tune exit "
-                      f"{p.returncode}: {err[:120]} | not run |"]
+        return None, [f"| {t['area']} | {t['label']} | specl tune "
+                      f"{failure(p)} | not run |"]
     lines, faster, device = [], 0, None
     for r in t["ladder"]:
         base = bench_csv(a.specl, t["spec"], t["kernel"], r, a.reps)
@@ -341,6 +342,13 @@ def run_ladder(a, t):
     return device, lines
 
 
+def failure(p):
+    """The line of a failed run's stderr that says why."""
+    lines = p.stderr.strip().splitlines() or ["no output"]
+    said = [line for line in lines if "error" in line] or lines[-1:]
+    return f"exit {p.returncode}: {said[0][:160]}"
+
+
 def bench_csv(specl, path, kernel, rows, reps, sizes=(), naive=False,
               extra=()):
     """One `specl bench --csv`: specl's time (and its copy's, flops,
@@ -359,8 +367,7 @@ def bench_csv(specl, path, kernel, rows, reps, sizes=(), naive=False,
     every = {r["variant"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
     r = every.get("specl")
     if p.returncode != 0 or r is None:
-        err = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": f"specl bench exit {p.returncode}: {err[:120]}"}
+        return {"error": f"specl bench {failure(p)}"}
     if "specl" not in ran:
         return {"error": f"not verified ({r['error']} against float64)"}
 
@@ -563,6 +570,13 @@ def self_test():
     return 0
 
 
+def reps_arg(text):
+    n = int(text)
+    if not 1 <= n <= 1000:
+        raise argparse.ArgumentTypeError(f"1 to 1000 (got {n})")
+    return n
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--area", action="append", choices=sorted(AREAS),
@@ -572,8 +586,8 @@ def main():
                    help="only the cases whose label holds TEXT")
     p.add_argument("--specl", default=os.path.join(ROOT, "build", "specl"),
                    help="the specl binary (default build/specl)")
-    p.add_argument("--reps", type=int, default=50,
-                   help="timed runs a case, specl's and PyTorch's")
+    p.add_argument("--reps", type=reps_arg, default=50, metavar="N",
+                   help="timed runs a case, specl's and PyTorch's (1-1000)")
     p.add_argument("--no-peers", action="store_true",
                    help="leave PyTorch out (its checks say so)")
     p.add_argument("--out", help="also write the table to FILE")
@@ -589,6 +603,9 @@ def main():
     # PoCL's worker threads pinned to the cores, as bench/run.sh cpu
     # does: unpinned, one kernel's time moved by 2x from run to run.
     os.environ.setdefault("POCL_AFFINITY", "1")
+    if not os.access(a.specl, os.X_OK):
+        p.error(f"no specl binary at {a.specl} (make build/specl, or "
+                "--specl PATH)")
     targets = [t for area in (a.area or GPU_AREAS)
                for t in AREAS[area]() if a.match in t["label"]]
     if not targets:
@@ -627,7 +644,8 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             f.write(where + "\n\n" + "\n".join(head + lines) + "\n")
-    return 0
+    # A target missed is a result; a case that did not run is a failure.
+    return 1 if any(line.endswith("| not run |") for line in lines) else 0
 
 
 if __name__ == "__main__":
