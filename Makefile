@@ -183,8 +183,8 @@ test: deps
 	$(MAKE) --no-print-directory test-targets
 
 # bench/targets.py: its verdicts on fixed figures (the GPU checks), then
-# one case on PoCL through specl bench; a filter that matches nothing is
-# refused.
+# one case on PoCL through specl bench; a filter that matches nothing, and
+# a case that does not run, exit non-zero.
 test-targets: $(B)/specl
 	python3 bench/targets.py --self-test
 	python3 bench/targets.py --specl $(B)/specl --no-peers --reps 2 \
@@ -192,6 +192,8 @@ test-targets: $(B)/specl
 	    grep -q '| vocab | softmax 151936 f32 x 1 rows | .* µs; .*% of a copy .* | ≥ 80% of a copy: \(met\|missed by\)'
 	! python3 bench/targets.py --no-peers --match "no such case" \
 	    2>/dev/null
+	! python3 bench/targets.py --specl /bin/false --no-peers \
+	    --area vocab --match "151936 f32 x 1 rows" >/dev/null 2>&1
 	@echo "test-targets: ok"
 
 # examples/cmake, a C++ program of two specs' kernels, configured, built
