@@ -187,41 +187,6 @@ inline floatv held_floats(heldv h)
 #if !defined(DTYPE_BF16) || VEC != 8 || CAPPED || !defined(BF16_CVT_PTX)
 #error "cross_entropy: L2_HINTS needs bf16 vectors of 8 held as stored"
 #endif
-inline ulong l2_keep(void)
-{
-    ulong policy;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
-        : "=l"(policy));
-    return policy;
-}
-inline ulong l2_drop(void)
-{
-    ulong policy;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
-        : "=l"(policy));
-    return policy;
-}
-inline uint4 load8_bits_policy(const __global storage_t *p, size_t i,
-                               ulong policy)
-{
-    uint4 v;
-    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], "
-                 "%5;"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p + i), "l"(policy));
-    return v;
-}
-inline void store8_policy(__global storage_t *p, size_t i, float8 v,
-                          ulong policy)
-{
-    const uint4 u = pack8(v);
-    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, "
-                 "%5;"
-                 :
-                 : "l"(p + i), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w),
-                   "l"(policy)
-                 : "memory");
-}
 #endif
 
 /* Vector I of X for the statistics and for the gradient, and the
@@ -230,7 +195,7 @@ inline heldv load_stats(const __global storage_t *x, size_t i, bool hinted)
 {
 #if L2_HINTS
     if (hinted) {
-        return load8_bits_policy(x, i, l2_keep());
+        return load16_policy(x + i, l2_keep());
     }
 #endif
     (void)hinted;
@@ -240,7 +205,7 @@ inline heldv load_grad(const __global storage_t *x, size_t i, bool hinted)
 {
 #if L2_HINTS
     if (hinted) {
-        return load8_bits_policy(x, i, l2_drop());
+        return load16_policy(x + i, l2_drop());
     }
 #endif
     (void)hinted;
@@ -251,7 +216,7 @@ inline void store_grad(__global storage_t *dx, size_t i, floatv v,
 {
 #if L2_HINTS
     if (hinted) {
-        store8_policy(dx, i, v, l2_drop());
+        store16_policy(dx + i, pack8(v), l2_drop());
         return;
     }
 #endif

@@ -36,6 +36,7 @@
 #endif
 
 #include "row_reduce.cl"
+#include "l2_policy.cl"
 
 /* h = H_SIGN * x, and SCALE*x - m = EXP_SCALE * (h - max h). Halving is
  * exact but for subnormal x (off by 2^-150 at most, which no exponent
@@ -271,28 +272,12 @@ inline void row_merge(__local float *pm, __local float *ps, uint lid,
  * (evict_last, 1), the outputs' reads and stores to let them go first
  * (evict_first, 2), so that a chunk's second read finds it in the
  * cache. HOW 0: a plain read or store. */
-inline ulong stream_policy(int keep)
-{
-    ulong policy;
-    if (keep) {
-        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
-            : "=l"(policy));
-    } else {
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
-            : "=l"(policy));
-    }
-    return policy;
-}
 inline floatv stream_loadv(const __global storage_t *x, size_t i, int how)
 {
     if (how == 0) {
         return loadv(x, i);
     }
-    uint4 u;
-    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], "
-                 "%5;"
-                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
-                 : "l"(x + i), "l"(stream_policy(how == 1)));
+    const uint4 u = load16_policy(x + i, how == 1 ? l2_keep() : l2_drop());
 #if defined(DTYPE_BF16)
     return unpack8(u);
 #else
@@ -307,16 +292,10 @@ inline void stream_storev(__global storage_t *y, size_t i, floatv v,
         return;
     }
 #if defined(DTYPE_BF16)
-    const uint4 u = pack8(v);
+    store16_policy(y + i, pack8(v), l2_drop());
 #else
-    const uint4 u = as_uint4(v);
+    store16_policy(y + i, as_uint4(v), l2_drop());
 #endif
-    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, "
-                 "%5;"
-                 :
-                 : "l"(y + i), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w),
-                   "l"(stream_policy(0))
-                 : "memory");
 }
 #else
 #define stream_loadv(x, i, how) ((void)(how), loadv(x, i))
