@@ -187,6 +187,8 @@ test: deps
 # a case that does not run, exit non-zero.
 test-targets: $(B)/specl
 	python3 bench/targets.py --self-test
+	python3 bench/targets.py --list --area cpu-ladder | \
+	    grep -q '^cpu-ladder: ladder tune seeds 512 f32: specs/seeds.yaml'
 	python3 bench/targets.py --specl $(B)/specl --no-peers --reps 2 \
 	    --area vocab --match "151936 f32 x 1 rows" 2>/dev/null | \
 	    grep -q '| vocab | softmax 151936 f32 x 1 rows | .* µs; .*% of a copy .* | ≥ 80% of a copy: \(met\|missed by\)'

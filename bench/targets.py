@@ -597,19 +597,33 @@ def main():
                    help="ladder areas: where their databases go")
     p.add_argument("--self-test", action="store_true",
                    help="check the verdicts on fixed figures, run nothing")
+    p.add_argument("--list", action="store_true",
+                   help="print the chosen cases and their targets, run "
+                   "nothing")
     a = p.parse_args()
     if a.self_test:
         return self_test()
     # PoCL's worker threads pinned to the cores, as bench/run.sh cpu
     # does: unpinned, one kernel's time moved by 2x from run to run.
     os.environ.setdefault("POCL_AFFINITY", "1")
-    if not os.access(a.specl, os.X_OK):
-        p.error(f"no specl binary at {a.specl} (make build/specl, or "
-                "--specl PATH)")
     targets = [t for area in (a.area or GPU_AREAS)
                for t in AREAS[area]() if a.match in t["label"]]
     if not targets:
         p.error(f"no target's label holds '{a.match}'")
+    if a.list:
+        for t in targets:
+            where = (f"{t['spec']} {t['kernel']} rows "
+                     f"{','.join(map(str, t['ladder']))} (ladder tune)"
+                     if "ladder" in t else
+                     f"{t['spec']} {t['kernel']} rows {t['rows']}" +
+                     "".join(f" --size {size}" for size in t["sizes"]))
+            checks = ", ".join(" ".join(map(str, c)) for c in t["checks"])
+            print(f"{t['area']}: {t['label']}: {where}"
+                  f"{': ' + checks if checks else ''}")
+        return 0
+    if not os.access(a.specl, os.X_OK):
+        p.error(f"no specl binary at {a.specl} (make build/specl, or "
+                "--specl PATH)")
     wanted = not a.no_peers and any(t["peer"] for t in targets)
     peers = Peers(a.reps) if wanted else None
     commit = os.environ.get("SPECL_COMMIT") or subprocess.run(
