@@ -42,6 +42,7 @@ when a case did not run or failed its check against float64; a missed
 target is a result, not a failure.
 """
 import argparse
+import ast
 import csv
 import io
 import os
@@ -79,25 +80,22 @@ def case(area, label, path, kernel, rows, checks, sizes=(), peer=None,
       ("peer", )         faster than PEER's time
       ("not_slower", L)  no slower than the row labelled L
       ("min_vs_naive", X) at least X times faster than its naive kernel
-    PEER: (peers.py function name, its arguments but reps); NAIVE: time
-    the naive kernel too."""
+    PEER: (KIND, NAME), bench/peers.py's case NAME of PEER_KINDS[KIND]
+    (at ROWS where its list leaves rows to the caller); NAIVE: time the
+    naive kernel too."""
     return {"area": area, "label": label, "spec": path, "kernel": kernel,
             "rows": rows, "sizes": list(sizes), "checks": checks,
             "peer": peer, "naive": naive}
 
 
 def lora_targets():
-    bf, f32 = "torch.bfloat16", "torch.float32"
-    t = [
+    return [
         case("lora", "lora_forward llama-q bf16", HALF, "bf16_q", 4096,
-             [("max_us", 260)], peer=("lora_forward_case",
-                                     ("bf16_q", 4096, 4096, 16, 4096))),
+             [("max_us", 260)], peer=("lora_forward", "bf16_q")),
         case("lora", "lora_forward llama-up bf16", HALF, "bf16_up", 4096,
-             [("max_us", 690)], peer=("lora_forward_case",
-                                     ("bf16_up", 4096, 11008, 16, 4096))),
+             [("max_us", 690)], peer=("lora_forward", "bf16_up")),
         case("lora", "lora_forward llama-down bf16", HALF, "bf16_down", 4096,
-             [("max_us", 570)], peer=("lora_forward_case",
-                                     ("bf16_down", 11008, 4096, 16, 4096))),
+             [("max_us", 570)], peer=("lora_forward", "bf16_down")),
         case("lora", "lora_forward seeds 512 f32", SMALL, "s512_f32", 128,
              []),
         case("lora", "lora_forward seeds 512 bf16", SMALL, "s512_bf16", 128,
@@ -106,30 +104,24 @@ def lora_targets():
              128, [("max_us", 19)]),
         case("lora", "lora_backward llama-q every gradient bf16", TRAIN_HALF,
              "bf16_q_grad", 4096, [("max_us", 330), ("peer",)],
-             peer=("lora_case", ("bf16_q_grad", bf, 4096, 4096, 16, True,
-                                 4096))),
+             peer=("lora", "bf16_q_grad")),
         case("lora", "lora_backward llama-q adapter only bf16", TRAIN_HALF,
              "bf16_q_adapter", 4096, [("max_us", 70), ("peer",)],
-             peer=("lora_case", ("bf16_q_adapter", bf, 4096, 4096, 16,
-                                 False, 4096))),
+             peer=("lora", "bf16_q_adapter")),
         case("lora", "lora_backward llama-q adapter only f32", TRAIN,
              "llama_q_proj_adapter", 4096, [("max_us", 90), ("peer",)],
-             peer=("lora_case", ("llama_q_proj_adapter", f32, 4096, 4096,
-                                 16, False, 4096))),
+             peer=("lora", "llama_q_proj_adapter")),
         case("lora", "lora_backward llama-up every gradient bf16",
              TRAIN_HALF, "bf16_up_grad", 4096, [("max_us", 640), ("peer",)],
-             peer=("lora_case", ("bf16_up_grad", bf, 4096, 11008, 16, True,
-                                 4096))),
+             peer=("lora", "bf16_up_grad")),
         case("lora", "lora_backward llama-up every gradient f32", TRAIN,
              "llama_up_proj_grad", 4096, [("max_us", 7500), ("peer",)],
-             peer=("lora_case", ("llama_up_proj_grad", f32, 4096, 11008, 16,
-                                 True, 4096))),
+             peer=("lora", "llama_up_proj_grad")),
         case("lora", "lora_backward seeds 512 every gradient bf16",
              TRAIN_HALF, "bf16_seed_grad", 128, [("max_us", 20)]),
         case("lora", "lora_backward seeds 512 every gradient f32", SEEDS,
              "seed_lora_backward_512", 128, [("max_us", 25)]),
     ]
-    return t
 
 
 def vocab_targets():
@@ -143,8 +135,7 @@ def vocab_targets():
                           ("bf16_xent_256k", 256000)):
         row = case("vocab", f"cross_entropy 4096 x {vocab} bf16", XENT,
                    kernel, 4096, [("min_copy", 0.85), ("peer",)],
-                   peer=("xent_case", (kernel, "torch.bfloat16", vocab, 0.0,
-                                       4096)))
+                   peer=("xent", kernel))
         # the memory a step adds beside the logits: dlogits (bf16), or
         # nothing where they are written over the logits
         row["dlogits_mib"] = 4096 * vocab * 2 / 2**20
@@ -152,62 +143,38 @@ def vocab_targets():
     return t
 
 
-LAYER_CASES = [
-    # kernel of bench/specs/layer.yaml, peers.py's case (None: rope's)
-    ("swiglu_4096", ("swiglu", "torch.float32", 4096, "silu")),
-    ("swiglu_11008", ("swiglu", "torch.float32", 11008, "silu")),
-    ("bf16_swiglu_4096", ("swiglu", "torch.bfloat16", 4096, "silu")),
-    ("bf16_swiglu_11008", ("swiglu", "torch.bfloat16", 11008, "silu")),
-    ("bf16_gelu_tanh_11008", ("swiglu", "torch.bfloat16", 11008,
-                              "gelu_tanh")),
-    ("swiglu_back_4096", ("swiglu_backward", "torch.float32", 4096, "silu")),
-    ("bf16_swiglu_back_4096", ("swiglu_backward", "torch.bfloat16", 4096,
-                               "silu")),
-    ("bf16_swiglu_back_11008", ("swiglu_backward", "torch.bfloat16", 11008,
-                                "silu")),
-    ("add_rmsnorm_4096", ("add_rmsnorm", "torch.float32", 4096, None)),
-    ("bf16_add_rmsnorm_4096", ("add_rmsnorm", "torch.bfloat16", 4096,
-                               None)),
-    ("rmsnorm_back_4096", ("rmsnorm_backward", "torch.float32", 4096,
-                           None)),
-    ("bf16_rmsnorm_back_4096", ("rmsnorm_backward", "torch.bfloat16", 4096,
-                                None)),
-    ("layernorm_back_4096", ("layernorm_backward", "torch.float32", 4096,
-                             None)),
-    ("bf16_layernorm_back_4096", ("layernorm_backward", "torch.bfloat16",
-                                  4096, None)),
-    ("rope_4096", None),
-    ("bf16_rope_llama3_4096", None),
+# bench/specs/layer.yaml's kernels, each named as its peers.py case.
+LAYER_KERNELS = [
+    "swiglu_4096", "swiglu_11008", "bf16_swiglu_4096", "bf16_swiglu_11008",
+    "bf16_gelu_tanh_11008", "swiglu_back_4096", "bf16_swiglu_back_4096",
+    "bf16_swiglu_back_11008", "add_rmsnorm_4096", "bf16_add_rmsnorm_4096",
+    "rmsnorm_back_4096", "bf16_rmsnorm_back_4096", "layernorm_back_4096",
+    "bf16_layernorm_back_4096", "rope_4096", "bf16_rope_llama3_4096",
 ]
 
 
 def layer_targets():
-    t = []
-    for kernel, args in LAYER_CASES:
-        if args is None:
-            peer = ("rope_case_named", (kernel, 4096))
-        else:
-            op, dtype, features, act = args
-            peer = ("case", (kernel, op, dtype, features, act, 4096))
-        t.append(case("layer", kernel, LAYER, kernel, 4096,
-                      [("min_copy", 0.90), ("peer",)], peer=peer))
-    return t
+    return [case("layer", kernel, LAYER, kernel, 4096,
+                 [("min_copy", 0.90), ("peer",)],
+                 peer=("rope" if "rope" in kernel else "layer", kernel))
+            for kernel in LAYER_KERNELS]
 
 
 ATTN_SHAPES = [
-    # label, forward kernel, backward kernel, batch, seq, heads, head_dim,
-    # causal (the design's table: batch x seq = 16k tokens, hidden 2048),
-    # the design's main row first, the longest float64 checks last
+    # label, forward kernel, backward kernel, batch, seq (the design's
+    # table: batch x seq = 16k tokens, hidden 2048), peers.py's case, the
+    # forward's and the step's TFLOP/s targets (None: flash's alone); the
+    # design's main row first, the longest float64 checks last
     ("S=4096 d=128 causal", "bf16_attn_16h", "bf16_attn_bwd_16h", 4, 4096,
-     16, 128, True),
+     "bf16_attn_16h S=4096", 420, 300),
     ("S=4096 d=128 full", "bf16_attn_16h_full", "bf16_attn_bwd_16h_full", 4,
-     4096, 16, 128, False),
+     4096, "bf16_attn_16h S=4096 full", None, None),
     ("S=4096 d=64 causal", "bf16_attn_32h_d64", "bf16_attn_bwd_32h_d64", 4,
-     4096, 32, 64, True),
+     4096, "bf16_attn_32h d64 S=4096", None, None),
     ("S=1024 d=128 causal", "bf16_attn_16h", "bf16_attn_bwd_16h", 16, 1024,
-     16, 128, True),
+     "bf16_attn_16h S=1024", None, None),
     ("S=16384 d=128 causal", "bf16_attn_16h", "bf16_attn_bwd_16h", 1, 16384,
-     16, 128, True),
+     "bf16_attn_16h S=16384", None, None),
 ]
 
 
@@ -215,21 +182,17 @@ def attention_targets():
     t = [case("attention", "attention decode B=8 32/8 heads ctx 4096", ATTN,
               "bf16_attn_llama", 8, [("max_us", 50)],
               ["seq_q=1", "seq_kv=4096"],
-              ("attn_case", ("bf16 decode", 8, 1, 4096, 32, 8, 128, True)))]
-    for label, fwd, bwd, batch, seq, heads, d, causal in ATTN_SHAPES:
+              ("attention", "bf16_attn_llama decode"))]
+    for label, fwd, bwd, batch, seq, name, fwd_tf, step_tf in ATTN_SHAPES:
         sizes = [f"seq_q={seq}", f"seq_kv={seq}"]
-        peer = ("attn_case", (f"bf16 {label}", batch, seq, seq, heads, heads,
-                              d, causal))
-        checks = [("flash_fwd",)]
-        if label == "S=4096 d=128 causal":
-            checks.insert(0, ("min_tflops", 420))
+        peer = ("attention", name)
+        checks = [("min_tflops", fwd_tf)] if fwd_tf else []
         t.append(case("attention", f"attention {label} forward", ATTN, fwd,
-                      batch, checks, sizes, peer))
-        checks = [("flash_step",)]
-        if label == "S=4096 d=128 causal":
-            checks.insert(0, ("min_step_tflops", 300))
+                      batch, checks + [("flash_fwd",)], sizes, peer))
+        checks = [("min_step_tflops", step_tf)] if step_tf else []
         row = case("attention", f"attention {label} forward + backward",
-                   ATTN_BWD, bwd, batch, checks, sizes, peer)
+                   ATTN_BWD, bwd, batch, checks + [("flash_step",)], sizes,
+                   peer)
         row["forward"] = f"attention {label} forward"
         t.append(row)
     return t
@@ -386,6 +349,19 @@ def run_specl(specl, t, reps):
                      t["sizes"], t["naive"])
 
 
+# bench/peers.py's lists of cases, by the kind a target's peer names:
+# (its list, the function that runs one, whether the rows are the
+# caller's). A case is (name, ...) as the list holds it.
+PEER_KINDS = {
+    "lora": ("LORA_CASES", "lora_case", False),
+    "lora_forward": ("LORA_FORWARD_CASES", "lora_forward_case", False),
+    "xent": ("XENT_CASES", "xent_case", False),
+    "layer": ("CASES", "case", True),
+    "rope": ("ROPE_CASES", "rope_case", True),
+    "attention": ("ATTN_CASES", "attn_case", False),
+}
+
+
 class Peers:
     """bench/peers.py's cases, run once each, their figures kept."""
 
@@ -393,32 +369,34 @@ class Peers:
         sys.path.insert(0, HERE)
         import peers  # noqa: E402  (torch only where peers are wanted)
         import torch
-        self.peers, self.torch, self.reps = peers, torch, reps
+        self.peers, self.reps = peers, reps
         self.done = {}
         self.device = f"{torch.cuda.get_device_name()}, torch " \
                       f"{torch.__version__}"
 
-    def dtype(self, v):
-        return getattr(self.torch, v[6:]) if isinstance(v, str) and \
-            v.startswith("torch.") else v
-
-    def run(self, peer):
-        key = repr(peer)
+    def run(self, peer, rows):
+        key = (peer, rows)
         if key not in self.done:
-            name, args = peer
-            args = tuple(self.dtype(a) for a in args)
-            if name == "rope_case_named":
-                kernel, rows = args
-                c = next(c for c in self.peers.ROPE_CASES if c[0] == kernel)
-                fig = self.peers.rope_case(*c, rows, self.reps)
-            elif name == "case":
-                kernel, op, dtype, features, act, rows = args
-                fig = self.peers.case(kernel, op, dtype, features, act, rows,
-                                      self.reps)
-            else:
-                fig = getattr(self.peers, name)(*args, self.reps)
-            self.done[key] = fig
+            kind, name = peer
+            cases, function, rows_apart = PEER_KINDS[kind]
+            c = next(c for c in getattr(self.peers, cases) if c[0] == name)
+            args = c + ((rows,) if rows_apart else ())
+            self.done[key] = getattr(self.peers, function)(*args, self.reps)
         return self.done[key]
+
+
+def peer_names():
+    """The case names of each of peers.py's lists, read from its text
+    (importing it needs torch and a GPU)."""
+    tree = ast.parse(open(os.path.join(HERE, "peers.py")).read())
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+            names[node.targets[0].id] = {
+                e.elts[0].value for e in node.value.elts
+                if isinstance(e, ast.Tuple) and
+                isinstance(e.elts[0], ast.Constant)}
+    return names
 
 
 def judge(t, fig, peer, rows_by_label):
@@ -560,6 +538,13 @@ def self_test():
          ["≥ 3x the naive kernel (2.59x): missed by 1.16x"]),
         (cpu, {"us": 336.3}, None, ["naive kernel not timed"]),
     ]
+    names = peer_names()
+    for t in [t for area in AREAS.values() for t in area()]:
+        if t["peer"] is not None and t["peer"][1] not in \
+                names[PEER_KINDS[t["peer"][0]][0]]:
+            print(f"targets.py self-test: {t['label']}: no case "
+                  f"'{t['peer'][1]}' in peers.py", file=sys.stderr)
+            return 1
     for t, fig, peer, want in cases:
         got = judge(t, fig, peer, rows)[1]
         if got != want:
@@ -646,7 +631,8 @@ def main():
         fig = run_specl(a.specl, t, a.reps)
         rows_by_label[t["label"]] = fig
         device = device or fig.get("device")
-        peer = peers.run(t["peer"]) if peers and t["peer"] else None
+        peer = peers.run(t["peer"], t.get("rows")) if peers and t["peer"] \
+            else None
         shown, verdicts = judge(t, fig, peer, rows_by_label)
         lines.append(f"| {t['area']} | {t['label']} | {shown} | "
                      f"{'; '.join(verdicts)} |")
