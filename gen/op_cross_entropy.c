@@ -195,16 +195,9 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     /* The shared path's bf16 rows held as stored (vectors of 8, no cap)
      * read and written with L2 eviction priorities: 0.95x the time a
      * launch at 1024 rows of 128256 on an H200 (the same section). */
-    int hints = share(ks) > 1 && ks->dtype == DTYPE_BF16 &&
-                ks->knob[ROWS_KNOB_VEC].num == 8 && cap == 0 &&
-                target_offers(ks->target, CAP_L2_HINT | CAP_CVT_BF16);
-    plan_int(p, "L2_HINTS",
-             hints ? "shared rows: L2 eviction priorities by PTX"
-                   : "no cache hints",
-             hints);
-    if (hints) {
-        p->needs |= CAP_L2_HINT;
-    }
+    rows_plan_l2_hints(ks, p, "L2_HINTS",
+                       "shared rows: L2 eviction priorities by PTX",
+                       share(ks) > 1 && ks->dtype == DTYPE_BF16 && cap == 0);
 }
 
 static void plan_buffers(const struct kernel_spec *ks, struct plan *p)

@@ -289,6 +289,21 @@ void rows_plan_shfl(const struct kernel_spec *ks, struct plan *p)
     }
 }
 
+int rows_plan_l2_hints(const struct kernel_spec *ks, struct plan *p,
+                       const char *name, const char *text, int wanted)
+{
+    long vec = (long)ks->knob[ROWS_KNOB_VEC].num;
+    int hints = wanted && target_offers(ks->target, CAP_L2_HINT) &&
+                ((ks->dtype == DTYPE_F32 && vec == 4) ||
+                 (ks->dtype == DTYPE_BF16 && vec == 8 &&
+                  target_offers(ks->target, CAP_CVT_BF16)));
+    plan_int(p, name, hints ? text : "no cache hints", hints);
+    if (hints) {
+        p->needs |= CAP_L2_HINT;
+    }
+    return hints;
+}
+
 void rows_plan_stream_max(const struct kernel_spec *ks, struct plan *p)
 {
     int gpu = ks->target != TARGET_CPU;

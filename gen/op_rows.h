@@ -142,6 +142,13 @@ void rows_plan_shfl(const struct kernel_spec *ks, struct plan *p);
  * together"). */
 void rows_plan_stream_max(const struct kernel_spec *ks, struct plan *p);
 
+/* Whether KS's rows can be read and written with L2 eviction priorities
+ * (templates/l2_policy.cl: 16-byte vectors, float32 by 4 or bf16 by 8
+ * with PTX conversions; a target that offers l2_hint); WANTED and that,
+ * as the plan's NAME (TEXT where 1), the capability then needed. */
+int rows_plan_l2_hints(const struct kernel_spec *ks, struct plan *p,
+                       const char *name, const char *text, int wanted);
+
 /* Ends P: buffers x, PARAMS (NULL-terminated; FEATURES elements each) and
  * y, and the one launch of KERNEL over them. */
 /* The norms' rescaling limits (templates/norm_scale.cl), from eps. */

@@ -145,18 +145,8 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                      STREAM_LOADS)) {
         plan_int(p, "STREAM_LOADS", "vectors an item loads at once where "
                  "it streams", STREAM_LOADS);
-        long vec = (long)ks->knob[ROWS_KNOB_VEC].num;
-        int hints = target_offers(ks->target, CAP_L2_HINT) &&
-                    ((ks->dtype == DTYPE_F32 && vec == 4) ||
-                     (ks->dtype == DTYPE_BF16 && vec == 8 &&
-                      target_offers(ks->target, CAP_CVT_BF16)));
-        plan_int(p, "STREAM_L2_HINTS",
-                 hints ? "one launch: chunks read twice kept in L2"
-                       : "no cache hints",
-                 hints);
-        if (hints) {
-            p->needs |= CAP_L2_HINT;
-        }
+        rows_plan_l2_hints(ks, p, "STREAM_L2_HINTS",
+                           "one launch: chunks read twice kept in L2", 1);
         rows_plan_stream_max(ks, p);
     }
     rows_plan_end(ks, p, "softmax", params);
