@@ -120,23 +120,27 @@ void attn_check_fields(const struct kernel_spec *ks, struct diags *d)
     }
 }
 
-int attn_visible(const struct kernel_spec *ks, long pos, long j)
+void attn_visible_keys(const struct kernel_spec *ks, long pos, long seq_kv,
+                       long *lo, long *hi)
 {
     long w = field(ks, "window");
-    return (!attn_causal(ks) || j <= pos) && (w == 0 || pos - j < w);
+    long first = w > 0 ? pos - w + 1 : 0;
+    long end = attn_causal(ks) ? pos + 1 : seq_kv;
+    *lo = first > 0 ? first : 0;
+    *hi = end < seq_kv ? end : seq_kv;
+    if (*hi < *lo) {
+        *hi = *lo;
+    }
 }
 
 double attn_visible_pairs(const struct kernel_spec *ks, long seq_q,
                           long seq_kv)
 {
-    long w = field(ks, "window");
     double pairs = 0;
     for (long i = 0; i < seq_q; i++) {
-        long pos = i + seq_kv - seq_q;
-        long hi = attn_causal(ks) ? (pos + 1 < seq_kv ? pos + 1 : seq_kv)
-                                  : seq_kv;
-        long lo = w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
-        pairs += hi > lo ? (double)(hi - lo) : 0;
+        long lo, hi;
+        attn_visible_keys(ks, i + seq_kv - seq_q, seq_kv, &lo, &hi);
+        pairs += (double)(hi - lo);
     }
     return pairs;
 }

@@ -37,8 +37,10 @@ double attn_scale(const struct kernel_spec *ks);
  * causal, a softcap of 0 or a float's reciprocal, a scale other than 0. */
 void attn_check_fields(const struct kernel_spec *ks, struct diags *d);
 
-/* Whether the query at position POS sees key J. */
-int attn_visible(const struct kernel_spec *ks, long pos, long j);
+/* The keys [*LO, *HI) of SEQ_KV that the query at position POS sees:
+ * the mask leaves one run of them (*LO == *HI: none). */
+void attn_visible_keys(const struct kernel_spec *ks, long pos, long seq_kv,
+                       long *lo, long *hi);
 
 /* The (query, key) pairs a mask leaves visible at SEQ_Q queries over
  * SEQ_KV keys, counted exactly. */

@@ -32,6 +32,7 @@
 #include "gemm_mma.h"
 #include "parallel.h"
 #include "attention_fields.h"
+#include "attention_reference.h"
 #include "op.h"
 
 #include <math.h>
@@ -547,100 +548,103 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 /* ---- checking and measuring ------------------------------------------ */
 
 
-/* The reference of one query row: O (D values) and its lse. Q one row of
- * q, K and V the keys' and values' row of its batch and kv head (stride
- * between keys KSTRIDE), S room for seq_kv scores. */
-static double reference_row(const struct kernel_spec *ks, const float *q,
-                            const float *k, const float *v, size_t kstride,
-                            long seq_kv, long pos, double *s, double *o)
-{
-    size_t d = (size_t)attn_head_dim(ks);
-    double sc = emitted_float(attn_scale(ks));
-    double cap = emitted_float(spec_field(ks, "softcap"));
-    double mx = -INFINITY, sum = 0;
-    for (long j = 0; j < seq_kv; j++) {
-        if (!attn_visible(ks, pos, j)) {
-            continue; /* the masked keys cost nothing (large benches) */
-        }
-        double dot = 0;
-        for (size_t e = 0; e < d; e++) {
-            dot += (double)q[e] * k[(size_t)j * kstride + e];
-        }
-        s[j] = sc * dot;
-        if (cap > 0) {
-            s[j] = cap * tanh(s[j] / cap);
-        }
-        mx = fmax(mx, s[j]);
-    }
-    for (size_t e = 0; e < d; e++) {
-        o[e] = 0;
-    }
-    for (long j = 0; j < seq_kv; j++) {
-        if (!attn_visible(ks, pos, j)) {
-            continue;
-        }
-        double w = exp(s[j] - mx);
-        sum += w;
-        for (size_t e = 0; e < d; e++) {
-            o[e] += w * v[(size_t)j * kstride + e];
-        }
-    }
-    if (sum == 0) {
-        return -INFINITY;
-    }
-    for (size_t e = 0; e < d; e++) {
-        o[e] /= sum;
-    }
-    return mx + log(sum);
-}
-
 struct reference_job {
     const struct kernel_spec *ks;
     const float *const *in;
     const size_t *sz;
     double *const *out;
+    double scale, cap;
+    size_t d, heads, kv_heads, tiles;
     _Atomic int failed;
 };
 
-/* Every query of head H of batch B: item b * heads + h. */
-static void reference_head(void *ctx, size_t item)
+/* o and lse of ATTN_REF_ROWS query rows of one (batch, head): item (b *
+ * heads + h) * tiles + tile. The keys stream past the rows twice: their
+ * scores and each row's max, then o = sum exp(s - max) v / sum, in key
+ * order (what a row alone in two passes computes). */
+static void reference_tile(void *ctx, size_t item)
 {
     struct reference_job *job = ctx;
-    const struct kernel_spec *ks = job->ks;
-    size_t h_n = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
-    size_t d = (size_t)attn_head_dim(ks), group = h_n / hkv;
-    size_t sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
-    size_t b = item / h_n, h = item % h_n;
-    double *s = malloc(skv * sizeof *s);
-    double o_row[256];
+    const float *const *in = job->in;
+    size_t d = job->d, sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
+    size_t tile = item % job->tiles, bh = item / job->tiles;
+    size_t b = bh / job->heads, h = bh % job->heads;
+    size_t hk = h / (job->heads / job->kv_heads), kstride = job->kv_heads * d;
+    size_t kv_at = (b * skv * job->kv_heads + hk) * d;
+    size_t i0 = tile * ATTN_REF_ROWS;
+    size_t n = sq - i0 < ATTN_REF_ROWS ? sq - i0 : ATTN_REF_ROWS;
+    size_t at[ATTN_REF_ROWS];
+    long lo[ATTN_REF_ROWS], hi[ATTN_REF_ROWS], first = (long)skv, end = 0;
+    double mx[ATTN_REF_ROWS], sum[ATTN_REF_ROWS], dots[ATTN_REF_ROWS];
+    double o[ATTN_REF_ROWS][ATTN_REF_MAX_D];
+    float q_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
+    for (size_t r = 0; r < n; r++) {
+        at[r] = ((b * sq + i0 + r) * job->heads + h) * d;
+        attn_visible_keys(job->ks, (long)(i0 + r + skv) - (long)sq,
+                          (long)skv, &lo[r], &hi[r]);
+        first = lo[r] < hi[r] && lo[r] < first ? lo[r] : first;
+        end = hi[r] > end ? hi[r] : end;
+        mx[r] = -INFINITY;
+        sum[r] = 0;
+        for (size_t e = 0; e < d; e++) {
+            o[r][e] = 0;
+        }
+    }
+    size_t span = end > first ? (size_t)(end - first) : 1;
+    double *s = malloc(n * span * sizeof *s);
     if (s == NULL) {
         job->failed = 1;
         return;
     }
-    for (size_t i = 0; i < sq; i++) {
-        size_t row = (b * sq + i) * h_n + h;
-        size_t kv_at = (b * skv * hkv + h / group) * d;
-        long pos = (long)i + (long)skv - (long)sq;
-        double lse = reference_row(ks, job->in[BUF_Q] + row * d,
-                                   job->in[BUF_K] + kv_at,
-                                   job->in[BUF_V] + kv_at, hkv * d,
-                                   (long)skv, pos, s, o_row);
-        for (size_t e = 0; job->out[BUF_O] != NULL && e < d; e++) {
-            job->out[BUF_O][row * d + e] = o_row[e];
+    attn_ref_hold(in[BUF_Q], at, n, d, q_t);
+    for (long j = first; j < end; j++) {
+        attn_ref_dots(q_t, in[BUF_K] + kv_at + (size_t)j * kstride, d, dots);
+        for (size_t r = 0; r < n; r++) {
+            if (j < lo[r] || j >= hi[r]) {
+                continue;
+            }
+            double v = job->scale * dots[r];
+            if (job->cap > 0) {
+                v = job->cap * tanh(v / job->cap);
+            }
+            s[r * span + (size_t)(j - first)] = v;
+            mx[r] = fmax(mx[r], v);
         }
-        if (job->out[BUF_LSE] != NULL) {
-            job->out[BUF_LSE][(b * h_n + h) * sq + i] = lse;
+    }
+    for (long j = first; j < end; j++) {
+        const float *v = in[BUF_V] + kv_at + (size_t)j * kstride;
+        for (size_t r = 0; r < n; r++) {
+            if (j < lo[r] || j >= hi[r]) {
+                continue;
+            }
+            double w = exp(s[r * span + (size_t)(j - first)] - mx[r]);
+            sum[r] += w;
+            attn_ref_axpy(o[r], w, v, d);
         }
     }
     free(s);
+    for (size_t r = 0; r < n; r++) {
+        for (size_t e = 0; job->out[BUF_O] != NULL && e < d; e++) {
+            job->out[BUF_O][at[r] + e] = sum[r] == 0 ? 0 : o[r][e] / sum[r];
+        }
+        if (job->out[BUF_LSE] != NULL) {
+            job->out[BUF_LSE][(b * job->heads + h) * sq + i0 + r] =
+                sum[r] == 0 ? -INFINITY : mx[r] + log(sum[r]);
+        }
+    }
 }
 
-/* A (batch, head) a call, on the host's cores (parallel.h). */
+/* Tiles of query rows of every (batch, head) on the host's cores
+ * (parallel.h). */
 static int reference(const struct kernel_spec *ks, const float *const *in,
                      const size_t *sz, double *const *out)
 {
-    struct reference_job job = {ks, in, sz, out, 0};
-    parallel_for(sz[SZ_BATCH] * (size_t)attn_heads(ks), reference_head, &job);
+    struct reference_job job = {
+        ks, in, sz, out, emitted_float(attn_scale(ks)),
+        emitted_float(spec_field(ks, "softcap")), (size_t)attn_head_dim(ks),
+        (size_t)attn_heads(ks), (size_t)attn_kv_heads(ks),
+        (sz[SZ_SEQ_Q] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS, 0};
+    parallel_for(sz[SZ_BATCH] * job.heads * job.tiles, reference_tile, &job);
     return job.failed ? -1 : 0;
 }
 

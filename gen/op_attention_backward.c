@@ -31,6 +31,7 @@
  * atomics, dq, dk, dv the same bits run to run. Rows and key tiles that
  * a causal or windowed mask hides from a whole block are skipped. */
 #include "attention_fields.h"
+#include "attention_reference.h"
 #include "gemm_mma.h"
 #include "parallel.h"
 #include "op.h"
@@ -444,100 +445,159 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 /* ---- checking and measuring ------------------------------------------ */
 
 
-static double dot(const float *a, const float *b, size_t n)
-{
-    double s = 0;
-    for (size_t e = 0; e < n; e++) {
-        s += (double)a[e] * b[e];
-    }
-    return s;
-}
-
-/* The gradients of one query row (Q, O, DO its rows; LSE) into DQ, and
- * its share of DK and DV (rows of key j at j * KSTRIDE). */
-static void reference_row(const struct kernel_spec *ks, const float *const *in,
-                          size_t qa, size_t kva, size_t kstride, long seq_kv,
-                          long pos, double lse, double *const *out)
-{
-    size_t d = (size_t)attn_head_dim(ks);
-    double sc = emitted_float(attn_scale(ks));
-    double cap = emitted_float(spec_field(ks, "softcap"));
-    const float *q = in[BUF_Q] + qa, *dout = in[BUF_DO] + qa;
-    double di = dot(dout, in[BUF_O] + qa, d);
-    for (long j = 0; j < seq_kv; j++) {
-        if (!attn_visible(ks, pos, j)) {
-            continue;
-        }
-        size_t ka = kva + (size_t)j * kstride;
-        double s = sc * dot(q, in[BUF_K] + ka, d), der = 1;
-        if (cap > 0) {
-            double t = tanh(s / cap);
-            s = cap * t;
-            der = 1 - t * t;
-        }
-        double pr = exp(s - lse);
-        double ds = pr * (dot(dout, in[BUF_V] + ka, d) - di) * der * sc;
-        for (size_t e = 0; e < d; e++) {
-            if (out[BUF_DQ] != NULL) {
-                out[BUF_DQ][qa + e] += ds * in[BUF_K][ka + e];
-            }
-            if (out[BUF_DK] != NULL) {
-                out[BUF_DK][ka + e] += ds * q[e];
-            }
-            if (out[BUF_DV] != NULL) {
-                out[BUF_DV][ka + e] += pr * dout[e];
-            }
-        }
-    }
-}
-
 struct reference_job {
     const struct kernel_spec *ks;
     const float *const *in;
     const size_t *sz;
     double *const *out;
+    double scale, cap;
+    size_t d, heads, kv_heads, q_tiles, k_tiles;
 };
 
-/* Every query of the heads of kv head HK of batch B (item b * kv_heads +
- * hk): their dq rows, and all of that kv head's dk and dv, which no
- * other item touches. */
-static void reference_kv_head(void *ctx, size_t item)
+/* P and dS of a (query, key) pair from its dots q.k (SDOT) and dO.v
+ * (PDOT), the query's LSE and D (DI). */
+static void pair_grads(const struct reference_job *job, double sdot,
+                       double pdot, double lse, double di, double *pr,
+                       double *ds)
+{
+    double s = job->scale * sdot, der = 1;
+    if (job->cap > 0) {
+        double t = tanh(s / job->cap);
+        s = job->cap * t;
+        der = 1 - t * t;
+    }
+    *pr = exp(s - lse);
+    *ds = *pr * (pdot - di) * der * job->scale;
+}
+
+/* dq of ATTN_REF_ROWS query rows of one (batch, head): item (b * heads
+ * + h) * q_tiles + tile, the keys streaming past them in order. */
+static void reference_dq(void *ctx, size_t item)
 {
     const struct reference_job *job = ctx;
-    const struct kernel_spec *ks = job->ks;
-    size_t h_n = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
-    size_t d = (size_t)attn_head_dim(ks), group = h_n / hkv;
-    size_t sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
-    size_t b = item / hkv, hk = item % hkv;
-    for (size_t i = 0; i < sq; i++) {
-        for (size_t h = hk * group; h < (hk + 1) * group; h++) {
-            size_t row = (b * sq + i) * h_n + h;
-            double lse = job->in[BUF_LSE][(b * h_n + h) * sq + i];
-            if (isinf(lse)) {
-                continue; /* a query that sees no key */
+    const float *const *in = job->in;
+    size_t d = job->d, sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
+    size_t tile = item % job->q_tiles, bh = item / job->q_tiles;
+    size_t b = bh / job->heads, h = bh % job->heads;
+    size_t hk = h / (job->heads / job->kv_heads), kstride = job->kv_heads * d;
+    size_t kv_at = (b * skv * job->kv_heads + hk) * d;
+    size_t i0 = tile * ATTN_REF_ROWS;
+    size_t n = sq - i0 < ATTN_REF_ROWS ? sq - i0 : ATTN_REF_ROWS;
+    size_t at[ATTN_REF_ROWS];
+    long lo[ATTN_REF_ROWS], hi[ATTN_REF_ROWS], first = (long)skv, end = 0;
+    double lse[ATTN_REF_ROWS], di[ATTN_REF_ROWS];
+    double sdot[ATTN_REF_ROWS], pdot[ATTN_REF_ROWS];
+    float q_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
+    float do_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
+    for (size_t r = 0; r < n; r++) {
+        size_t i = i0 + r;
+        at[r] = ((b * sq + i) * job->heads + h) * d;
+        lse[r] = in[BUF_LSE][(b * job->heads + h) * sq + i];
+        di[r] = attn_ref_dot(in[BUF_DO] + at[r], in[BUF_O] + at[r], d);
+        attn_visible_keys(job->ks, (long)(i + skv) - (long)sq, (long)skv,
+                          &lo[r], &hi[r]);
+        if (isinf(lse[r])) {
+            hi[r] = lo[r]; /* a query that sees no key */
+        }
+        first = lo[r] < hi[r] && lo[r] < first ? lo[r] : first;
+        end = hi[r] > end ? hi[r] : end;
+    }
+    attn_ref_hold(in[BUF_Q], at, n, d, q_t);
+    attn_ref_hold(in[BUF_DO], at, n, d, do_t);
+    for (long j = first; j < end; j++) {
+        const float *k = in[BUF_K] + kv_at + (size_t)j * kstride;
+        attn_ref_dots(q_t, k, d, sdot);
+        attn_ref_dots(do_t, in[BUF_V] + kv_at + (size_t)j * kstride, d, pdot);
+        for (size_t r = 0; r < n; r++) {
+            if (j < lo[r] || j >= hi[r]) {
+                continue;
             }
-            reference_row(ks, job->in, row * d, (b * skv * hkv + hk) * d,
-                          hkv * d, (long)skv, (long)i + (long)skv - (long)sq,
-                          lse, job->out);
+            double pr, ds;
+            pair_grads(job, sdot[r], pdot[r], lse[r], di[r], &pr, &ds);
+            attn_ref_axpy(job->out[BUF_DQ] + at[r], ds, k, d);
         }
     }
 }
 
-/* A (batch, kv head) a call, on the host's cores (parallel.h). */
+/* dk and dv of ATTN_REF_ROWS keys of one (batch, kv head): item (b *
+ * kv_heads + hk) * k_tiles + tile, the query rows of every head of its
+ * group streaming past them, rows in order, heads in order within one. */
+static void reference_dkv(void *ctx, size_t item)
+{
+    const struct reference_job *job = ctx;
+    const float *const *in = job->in;
+    size_t d = job->d, sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
+    size_t tile = item % job->k_tiles, bk = item / job->k_tiles;
+    size_t b = bk / job->kv_heads, hk = bk % job->kv_heads;
+    size_t group = job->heads / job->kv_heads, kstride = job->kv_heads * d;
+    size_t j0 = tile * ATTN_REF_ROWS;
+    size_t n = skv - j0 < ATTN_REF_ROWS ? skv - j0 : ATTN_REF_ROWS;
+    size_t at[ATTN_REF_ROWS];
+    double sdot[ATTN_REF_ROWS], pdot[ATTN_REF_ROWS];
+    float k_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
+    float v_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
+    for (size_t c = 0; c < n; c++) {
+        at[c] = (b * skv * job->kv_heads + hk) * d + (j0 + c) * kstride;
+    }
+    attn_ref_hold(in[BUF_K], at, n, d, k_t);
+    attn_ref_hold(in[BUF_V], at, n, d, v_t);
+    for (size_t i = 0; i < sq; i++) {
+        long lo, hi;
+        attn_visible_keys(job->ks, (long)(i + skv) - (long)sq, (long)skv,
+                          &lo, &hi);
+        lo = lo > (long)j0 ? lo : (long)j0;
+        hi = hi < (long)(j0 + n) ? hi : (long)(j0 + n);
+        for (size_t h = hk * group; lo < hi && h < (hk + 1) * group; h++) {
+            size_t qa = ((b * sq + i) * job->heads + h) * d;
+            double lse = in[BUF_LSE][(b * job->heads + h) * sq + i];
+            if (isinf(lse)) {
+                continue; /* a query that sees no key */
+            }
+            const float *q = in[BUF_Q] + qa, *dout = in[BUF_DO] + qa;
+            double di = attn_ref_dot(dout, in[BUF_O] + qa, d);
+            attn_ref_dots(k_t, q, d, sdot);
+            attn_ref_dots(v_t, dout, d, pdot);
+            for (long j = lo; j < hi; j++) {
+                size_t c = (size_t)j - j0;
+                double pr, ds;
+                pair_grads(job, sdot[c], pdot[c], lse, di, &pr, &ds);
+                if (job->out[BUF_DK] != NULL) {
+                    attn_ref_axpy(job->out[BUF_DK] + at[c], ds, q, d);
+                }
+                if (job->out[BUF_DV] != NULL) {
+                    attn_ref_axpy(job->out[BUF_DV] + at[c], pr, dout, d);
+                }
+            }
+        }
+    }
+}
+
+/* dq by tiles of query rows, then dk and dv by tiles of keys, on the
+ * host's cores (parallel.h): every item writes rows of its own. */
 static int reference(const struct kernel_spec *ks, const float *const *in,
                      const size_t *sz, double *const *out)
 {
-    size_t hkv = (size_t)attn_kv_heads(ks), d = (size_t)attn_head_dim(ks);
-    size_t nq = sz[SZ_BATCH] * sz[SZ_SEQ_Q] * (size_t)attn_heads(ks) * d;
+    size_t h = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
+    size_t d = (size_t)attn_head_dim(ks);
+    size_t nq = sz[SZ_BATCH] * sz[SZ_SEQ_Q] * h * d;
     size_t nkv = sz[SZ_BATCH] * sz[SZ_SEQ_KV] * hkv * d;
-    struct reference_job job = {ks, in, sz, out};
+    struct reference_job job = {
+        ks, in, sz, out, emitted_float(attn_scale(ks)),
+        emitted_float(spec_field(ks, "softcap")), d, h, hkv,
+        (sz[SZ_SEQ_Q] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS,
+        (sz[SZ_SEQ_KV] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS};
     for (int i = BUF_DQ; i <= BUF_DV; i++) {
         size_t n = i == BUF_DQ ? nq : nkv;
         for (size_t e = 0; out[i] != NULL && e < n; e++) {
             out[i][e] = 0;
         }
     }
-    parallel_for(sz[SZ_BATCH] * hkv, reference_kv_head, &job);
+    if (out[BUF_DQ] != NULL) {
+        parallel_for(sz[SZ_BATCH] * h * job.q_tiles, reference_dq, &job);
+    }
+    if (out[BUF_DK] != NULL || out[BUF_DV] != NULL) {
+        parallel_for(sz[SZ_BATCH] * hkv * job.k_tiles, reference_dkv, &job);
+    }
     return 0;
 }
 

@@ -1,0 +1,33 @@
+/* attention_reference.h - what the float64 references of attention and
+ * attention_backward share: a tile of rows held (query rows, or keys)
+ * while the rows they meet stream past, so that each streamed row is
+ * read once a tile, not once a row, and the tile's dots with it run
+ * side by side. Each dot sums in element order, in double, as a plain
+ * loop over one pair of rows would. */
+#ifndef SPECL_ATTENTION_REFERENCE_H
+#define SPECL_ATTENTION_REFERENCE_H
+
+#include <stddef.h>
+
+/* Rows a tile holds, and the longest row (head_dim's limit). */
+#define ATTN_REF_ROWS 32
+#define ATTN_REF_MAX_D 256
+
+/* N rows of D elements (N <= ATTN_REF_ROWS), row r at SRC + AT[r], as
+ * the columns of HELD (D x ATTN_REF_ROWS); the columns past N zero. */
+void attn_ref_hold(const float *src, const size_t *at, size_t n, size_t d,
+                   float *held);
+
+/* DOTS[r] = the dot of column r of HELD with ROW (D elements), for
+ * every column. */
+void attn_ref_dots(const float *held, const float *row, size_t d,
+                   double *dots);
+
+/* Y[e] += A * X[e] for the N elements of Y (not overlapping X). */
+void attn_ref_axpy(double *restrict y, double a, const float *restrict x,
+                   size_t n);
+
+/* The dot of rows A and B of N elements. */
+double attn_ref_dot(const float *a, const float *b, size_t n);
+
+#endif
