@@ -39,6 +39,11 @@ static const struct cap_rule rules[] = {
      "copies from global to local memory by inline PTX cp.async (NVIDIA "
      "compute capability 8.0 or later)",
      NULL, 80, 0},
+    {CAP_APPROX_TRIG, "approx_trig",
+     "native_sin and native_cos by the hardware's sin.approx and "
+     "cos.approx, absolute error near 2^-21 over [-pi, pi] (NVIDIA compute "
+     "capability 8.0 or later)",
+     NULL, 80, 0},
     {CAP_WGMMA, "wgmma",
      "wgmma on warpgroups, the PTX rebuilt for sm_90a (NVIDIA compute "
      "capability 9.0)",
@@ -322,13 +327,14 @@ static const struct {
     [TARGET_TENSOR] = {"tensor", "op defaults for NVIDIA tensor cores",
                        "NVIDIA tensor cores (compute capability 8.0+)", 0,
                        CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
-                           CAP_L2_HINT | CAP_CP_ASYNC,
+                           CAP_L2_HINT | CAP_CP_ASYNC | CAP_APPROX_TRIG,
                        HOPPER_SXM_FACTS},
     [TARGET_SM90A] = {"sm90a",
                       "op defaults for NVIDIA compute capability 9.0",
                       "NVIDIA compute capability 9.0 (wgmma)", 0,
                       CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 |
-                          CAP_L2_HINT | CAP_CP_ASYNC | CAP_WGMMA,
+                          CAP_L2_HINT | CAP_CP_ASYNC | CAP_APPROX_TRIG |
+                          CAP_WGMMA,
                       HOPPER_SXM_FACTS},
 };
 

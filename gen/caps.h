@@ -29,8 +29,10 @@ enum cap {
     CAP_WGMMA = 1 << 6,           /* wgmma, the PTX rebuilt for sm_90a */
     CAP_L2_HINT = 1 << 7,         /* inline PTX createpolicy, loads and
                                      stores with .L2::cache_hint */
-    CAP_CP_ASYNC = 1 << 8         /* inline PTX cp.async, global to
+    CAP_CP_ASYNC = 1 << 8,        /* inline PTX cp.async, global to
                                      local memory */
+    CAP_APPROX_TRIG = 1 << 9      /* native_sin and native_cos by the
+                                     hardware's sin.approx, cos.approx */
 };
 
 /* One row of the table: capability BIT is granted where the device lists

@@ -415,6 +415,19 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "HEADS_PER_ITEM", "heads sharing a work-item's cos, sin",
              heads);
     plan_int(p, "ROWS_PER_GROUP", "rows each work-item walks", rows);
+    /* Half-width rows move few bytes for each angle: there cospi and
+     * sinpi's arithmetic shows, the hardware's approximations do not
+     * (bench/RESULTS.md, "rope bf16: the angles' sine and cosine in
+     * hardware"). Their error, near 2^-21, is far below a half's. */
+    int approx = ks->dtype != DTYPE_F32 &&
+                 target_offers(ks->target, CAP_APPROX_TRIG);
+    plan_int(p, "ROPE_APPROX_TRIG",
+             approx ? "cos and sin by native_cos and native_sin"
+                    : "cos and sin by cospi and sinpi",
+             approx);
+    if (approx) {
+        p->needs |= CAP_APPROX_TRIG;
+    }
     plan_turns(ks, p);
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];

@@ -20,16 +20,19 @@
  * rint(p * hi), fraction = p * lo + (p * hi - n), the latter by fma,
  * within 2^-25 of a turn of the exact one; sinpi and cospi of twice it are
  * the cos and sin of the exact angle (a fraction within [-1/2, 1/2] needs
- * no reduction). Positions only change angles: no value of them moves a
- * load or a store. */
+ * no reduction); with ROPE_APPROX_TRIG native_cos and native_sin of 2 pi
+ * times it, the hardware's, within about 2^-21 (an angle in [-pi, pi]).
+ * Positions only change angles: no value of them moves a load or a
+ * store. */
 
 #include "storage_@dtype@.cl"
 
 #if !defined(HEADS) || !defined(HEAD_DIM) || !defined(ROT_DIM) ||          \
     !defined(VEC) || !defined(PASS_VEC) || !defined(HEADS_PER_ITEM) ||     \
     !defined(ROWS_PER_GROUP) || !defined(ROPE_STYLE) ||                    \
-    !defined(ROPE_INVERSE) || !defined(SLOTS_PER_ITEM)
-#error "rope.cl: the plan defines HEADS, HEAD_DIM, ROT_DIM, VEC, PASS_VEC, SLOTS_PER_ITEM, HEADS_PER_ITEM, ROWS_PER_GROUP, ROPE_STYLE and ROPE_INVERSE"
+    !defined(ROPE_INVERSE) || !defined(SLOTS_PER_ITEM) ||                  \
+    !defined(ROPE_APPROX_TRIG)
+#error "rope.cl: the plan defines HEADS, HEAD_DIM, ROT_DIM, VEC, PASS_VEC, SLOTS_PER_ITEM, HEADS_PER_ITEM, ROWS_PER_GROUP, ROPE_STYLE, ROPE_INVERSE and ROPE_APPROX_TRIG"
 #endif
 #if ROT_DIM % (2 * VEC) != 0 || HEAD_DIM % (ROPE_STYLE ? 2 * VEC : VEC) != 0
 #error "rope.cl: VEC divides ROT_DIM / 2, and its loads divide HEAD_DIM"
@@ -119,8 +122,14 @@ inline void rope_angles(int pos, int j, floatv *c, floatv *s)
     const floatv lo = turns(ROPE_TURNS_LO, j);
     const floatv whole = rint(p * hi);
     const floatv frac = fma(p, lo, fma(p, hi, -whole));
+#if ROPE_APPROX_TRIG
+    const floatv angle = (2.0f * M_PI_F) * frac;
+    *c = native_cos(angle);
+    *s = ROPE_INVERSE ? -native_sin(angle) : native_sin(angle);
+#else
     *c = cospi(2.0f * frac);
     *s = ROPE_INVERSE ? -sinpi(2.0f * frac) : sinpi(2.0f * frac);
+#endif
 }
 
 /* Turns pairs J .. J+VEC-1 of the head at AT. */

@@ -30,7 +30,7 @@ static unsigned all_caps(void)
 #define NV "cl_nv_device_attribute_query"
 #define SM80                                                                 \
     (CAP_SHFL_SYNC | CAP_CVT_BF16 | CAP_MMA_SYNC_BF16_F16 | CAP_L2_HINT |    \
-     CAP_CP_ASYNC)
+     CAP_CP_ASYNC | CAP_APPROX_TRIG)
 
 /* Fake devices: their extensions, the compute capability their NVIDIA
  * query reports (major, minor; read only where NV is listed), and what

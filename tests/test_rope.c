@@ -325,6 +325,64 @@ static void test_rope_reference_llama3(void)
     }
 }
 
+/* The angles' cos and sin by the hardware's approximations (native_cos
+ * and native_sin: ROPE_APPROX_TRIG, needing approx_trig) for half-width
+ * rows on NVIDIA's targets alone; f32 and the other targets by cospi and
+ * sinpi. Where the device has them, f16 and bf16 on the tensor-core
+ * target against float64 at every position range of rope_cases. */
+static long approx_trig(const struct kernel_spec *ks, unsigned *needs)
+{
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    *needs = p.needs;
+    return nu_define(&p, "ROPE_APPROX_TRIG");
+}
+
+static void test_rope_approx_trig(void)
+{
+    static const char *const dtypes[] = {"f32", "f16", "bf16"};
+    static const enum target targets[] = {TARGET_GPU, TARGET_CPU,
+                                          TARGET_TENSOR, TARGET_SM90A};
+    for (int i = 0; i < 3; i++) {
+        for (int t = 0; t < 4; t++) {
+            struct nu_kernel k;
+            struct diags d = {.out = stderr};
+            if (!nu_spec_ok(&k, "kernels:\n  - {name: t_rope, op: rope, "
+                            "dtype: %s, heads: 32, head_dim: 128}\n",
+                            dtypes[i])) {
+                continue;
+            }
+            CU_ASSERT(spec_set_target(&k.set, targets[t], &d) == 0);
+            unsigned needs;
+            long want = i > 0 && targets[t] >= TARGET_TENSOR;
+            long got = approx_trig(k.ks, &needs);
+            TU_CHECK(got == want && ((needs & CAP_APPROX_TRIG) != 0) == want,
+                     "%s, target %d: ROPE_APPROX_TRIG %ld, needs %#x "
+                     "(want %ld)", dtypes[i], (int)targets[t], got, needs,
+                     want);
+            nu_kernel_free(&k);
+        }
+    }
+    if (caps_lacking(CAP_APPROX_TRIG, nu_rt()->caps.have) != 0) {
+        return;
+    }
+    static const char *const half[] = {
+        "dtype: bf16, heads: 4, head_dim: 128, theta: 500000, " LLAMA3_SCALING,
+        "dtype: f16, heads: 3, head_dim: 80, style: interleaved, inverse: "
+        "true"};
+    for (int i = 0; i < 2; i++) {
+        struct nu_kernel k;
+        if (rope_build(&k, half[i], TARGET_TENSOR)) {
+            unsigned needs;
+            TU_CHECK(approx_trig(k.ks, &needs) == 1,
+                     "%s: not the approximations", half[i]);
+            rope_cases(&k);
+        }
+        nu_kernel_free(&k);
+    }
+}
+
 int add_rope_numeric_tests(CU_pSuite s)
 {
     return CU_add_test(s, "rope: styles, scalings, partial rotary, dtypes, "
@@ -337,7 +395,10 @@ int add_rope_numeric_tests(CU_pSuite s)
                        NULL ||
                    CU_add_test(s, "rope: the reference's llama3 "
                                "frequencies", test_rope_reference_llama3) ==
-                       NULL
+                       NULL ||
+                   CU_add_test(s, "rope: cos and sin by the hardware's "
+                               "approximations on NVIDIA, half widths",
+                               test_rope_approx_trig) == NULL
                ? -1
                : 0;
 }
