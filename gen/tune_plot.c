@@ -132,14 +132,14 @@ static void knob_lines(const struct tune_plot *pl, struct text_lines *t,
 /* The heat map's cells: per value of the first two axes, the best time
  * over the other axes; *LO and *HI: the least and greatest time. */
 static void fill_cells(const struct tune_plot *pl,
-                       double cell[TUNE_MAX_VALUES][TUNE_MAX_VALUES],
+                       double cell[TUNE_AXIS_ROOM][TUNE_AXIS_ROOM],
                        double *lo, double *hi)
 {
     const struct tune_space *sp = pl->sp;
     *lo = INFINITY;
     *hi = 0;
-    for (int x = 0; x < TUNE_MAX_VALUES; x++) {
-        for (int y = 0; y < TUNE_MAX_VALUES; y++) {
+    for (int x = 0; x < TUNE_AXIS_ROOM; x++) {
+        for (int y = 0; y < TUNE_AXIS_ROOM; y++) {
             cell[x][y] = INFINITY;
         }
     }
@@ -163,7 +163,7 @@ static void put_map(const struct tune_plot *pl, struct buf *b, int left,
 {
     const struct tune_space *sp = pl->sp;
     const struct op_def *op = pl->ks->op;
-    double cell[TUNE_MAX_VALUES][TUNE_MAX_VALUES], lo, hi;
+    double cell[TUNE_AXIS_ROOM][TUNE_AXIS_ROOM], lo, hi;
     int nx = sp->n_value[0], ny = sp->n_axis > 1 ? sp->n_value[1] : 1;
     char v[64], col[32];
     fill_cells(pl, cell, &lo, &hi);

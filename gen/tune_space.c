@@ -133,6 +133,37 @@ long tune_space_home(const struct tune_space *sp,
     return tune_space_encode(sp, idx);
 }
 
+int tune_space_add_home(struct tune_space *sp, const struct kernel_spec *ks,
+                        char *err, size_t errsize)
+{
+    for (int a = 0; a < sp->n_axis; a++) {
+        const double v = ks->knob[sp->knob[a]].num;
+        const int n = sp->n_value[a];
+        int at = 0, found = 0;
+        for (int i = 0; i < n; i++) {
+            found |= sp->value[a][i] == v;
+        }
+        if (found) {
+            continue;
+        }
+        long grown = sp->n_config / n * (n + 1);
+        if (grown > TUNE_MAX_CONFIGS) {
+            snprintf(err, errsize, "tuning space of %s with %s's own "
+                     "knobs is too large", ks->op->name, ks->name);
+            return -1;
+        }
+        while (at < n && sp->value[a][at] < v) {
+            at++;
+        }
+        memmove(&sp->value[a][at + 1], &sp->value[a][at],
+                (size_t)(n - at) * sizeof sp->value[a][0]);
+        sp->value[a][at] = v;
+        sp->n_value[a] = n + 1;
+        sp->n_config = grown;
+    }
+    return 0;
+}
+
 /* ---- the constraint filter -------------------------------------------- */
 
 void tune_reason_kind(const char *why, char *out, size_t size)
@@ -241,6 +272,9 @@ int tune_filter_run_at(const struct kernel_spec *ks, long rows,
             : NULL;
     if (space_of_axes(ks->op, axes != NULL ? axes : ks->op->tune_space,
                       &f->sp, err, errsize) < 0) {
+        return -1;
+    }
+    if (tune_space_add_home(&f->sp, ks, err, errsize) < 0) {
         return -1;
     }
     long n = f->sp.n_config;

@@ -9,20 +9,24 @@
 #include "op.h"
 
 #define TUNE_MAX_AXES 12
-#define TUNE_MAX_VALUES 16
-#define TUNE_MAX_CONFIGS 400000
+#define TUNE_MAX_VALUES 16 /* an op's list for one axis */
+/* an axis's values: the op's and the kernel's own (tune_space_add_home) */
+#define TUNE_AXIS_ROOM (TUNE_MAX_VALUES + 1)
+#define TUNE_MAX_CONFIGS 1048576
 #define TUNE_MAX_KINDS 8
 
 /* ---- the search space ------------------------------------------------- */
 
 /* The knob values a kernel's search runs over: the axes of its op's
- * tune_space, each with its values in the order the op lists them.
- * Config i picks one value per axis, the last axis varying fastest. */
+ * tune_space, each with its values in the order the op lists them (and
+ * the kernel's own, tune_space_add_home: room for one more than an op
+ * lists). Config i picks one value per axis, the last axis varying
+ * fastest. */
 struct tune_space {
     int n_axis;
     int knob[TUNE_MAX_AXES];           /* index in op->knobs */
     int n_value[TUNE_MAX_AXES];
-    double value[TUNE_MAX_AXES][TUNE_MAX_VALUES];
+    double value[TUNE_MAX_AXES][TUNE_AXIS_ROOM];
     long n_config;                     /* product of n_value */
 };
 
@@ -44,6 +48,15 @@ int tune_space_config(const struct kernel_spec *ks,
  * with none of its own), or -1 when one of them lies outside SP. */
 long tune_space_home(const struct tune_space *sp,
                      const struct kernel_spec *ks);
+
+/* Adds to each axis of SP that lacks it KS's own value of its knob, in
+ * value order, so that KS's knobs (the op defaults, some worked out from
+ * the shape, such as lora_backward's grad_rows; or the spec's own) are a
+ * config of SP: the search starts from them and its best is timed
+ * against them. Returns 0, or -1 with the reason in ERR when SP would
+ * grow past TUNE_MAX_CONFIGS. The filter's spaces hold it. */
+int tune_space_add_home(struct tune_space *sp, const struct kernel_spec *ks,
+                        char *err, size_t errsize);
 
 /* The value index of each axis of config INDEX of SP into IDX. */
 void tune_space_decode(const struct tune_space *sp, long index, int *idx);
