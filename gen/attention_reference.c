@@ -1,6 +1,38 @@
 /* attention_reference.c - the held tiles of attention_reference.h. */
 #include "attention_reference.h"
 
+#include "attention_fields.h"
+
+size_t attn_ref_tiles(const size_t *sizes)
+{
+    return (sizes[1] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS;
+}
+
+void attn_ref_tile_at(const struct kernel_spec *ks, const size_t *sizes,
+                      size_t item, struct attn_ref_tile *t)
+{
+    size_t heads = (size_t)attn_heads(ks), hkv = (size_t)attn_kv_heads(ks);
+    size_t d = (size_t)attn_head_dim(ks), sq = sizes[1], skv = sizes[2];
+    size_t tiles = attn_ref_tiles(sizes);
+    size_t tile = item % tiles, bh = item / tiles;
+    size_t b = bh / heads, h = bh % heads, i0 = tile * ATTN_REF_ROWS;
+    t->n = sq - i0 < ATTN_REF_ROWS ? sq - i0 : ATTN_REF_ROWS;
+    t->lse_at = (b * heads + h) * sq + i0;
+    t->kstride = hkv * d;
+    t->kv_at = (b * skv * hkv + h / (heads / hkv)) * d;
+    t->first = (long)skv;
+    t->end = 0;
+    for (size_t r = 0; r < t->n; r++) {
+        t->at[r] = ((b * sq + i0 + r) * heads + h) * d;
+        attn_visible_keys(ks, (long)(i0 + r + skv) - (long)sq, (long)skv,
+                          &t->lo[r], &t->hi[r]);
+        if (t->lo[r] < t->hi[r] && t->lo[r] < t->first) {
+            t->first = t->lo[r];
+        }
+        t->end = t->hi[r] > t->end ? t->hi[r] : t->end;
+    }
+}
+
 void attn_ref_hold(const float *src, const size_t *at, size_t n, size_t d,
                    float *held)
 {

@@ -9,9 +9,31 @@
 
 #include <stddef.h>
 
+#include "op.h"
+
 /* Rows a tile holds, and the longest row (head_dim's limit). */
 #define ATTN_REF_ROWS 32
 #define ATTN_REF_MAX_D 256
+
+/* A tile of ATTN_REF_ROWS query rows of one (batch, head), the last
+ * fewer, and where its rows and its kv head's keys lie. */
+struct attn_ref_tile {
+    size_t n;                  /* its rows */
+    size_t at[ATTN_REF_ROWS];  /* row r of q, o and dO from this element */
+    size_t lse_at;             /* row r's lse at lse_at + r */
+    size_t kv_at, kstride;     /* key j of k and v from kv_at + j * kstride */
+    long lo[ATTN_REF_ROWS], hi[ATTN_REF_ROWS]; /* the keys row r sees */
+    long first, end;           /* the keys some row sees */
+};
+
+/* The query tiles of each (batch, head) at SIZES (batch, seq_q,
+ * seq_kv). */
+size_t attn_ref_tiles(const size_t *sizes);
+
+/* Tile ITEM of KS at SIZES into T: item (b * heads + h) * tiles + tile,
+ * tiles = attn_ref_tiles(SIZES). */
+void attn_ref_tile_at(const struct kernel_spec *ks, const size_t *sizes,
+                      size_t item, struct attn_ref_tile *t);
 
 /* N rows of D elements (N <= ATTN_REF_ROWS), row r at SRC + AT[r], as
  * the columns of HELD (D x ATTN_REF_ROWS); the columns past N zero. */

@@ -554,36 +554,29 @@ struct reference_job {
     const size_t *sz;
     double *const *out;
     double scale, cap;
-    size_t d, heads, kv_heads, tiles;
+    size_t d;
     _Atomic int failed;
 };
 
-/* o and lse of ATTN_REF_ROWS query rows of one (batch, head): item (b *
- * heads + h) * tiles + tile. The keys stream past the rows twice: their
+/* o and lse of a tile of query rows (attn_ref_tile_at's ITEM). The keys
+ * stream past the rows twice: their
  * scores and each row's max, then o = sum exp(s - max) v / sum, in key
  * order (what a row alone in two passes computes). */
 static void reference_tile(void *ctx, size_t item)
 {
     struct reference_job *job = ctx;
     const float *const *in = job->in;
-    size_t d = job->d, sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
-    size_t tile = item % job->tiles, bh = item / job->tiles;
-    size_t b = bh / job->heads, h = bh % job->heads;
-    size_t hk = h / (job->heads / job->kv_heads), kstride = job->kv_heads * d;
-    size_t kv_at = (b * skv * job->kv_heads + hk) * d;
-    size_t i0 = tile * ATTN_REF_ROWS;
-    size_t n = sq - i0 < ATTN_REF_ROWS ? sq - i0 : ATTN_REF_ROWS;
-    size_t at[ATTN_REF_ROWS];
-    long lo[ATTN_REF_ROWS], hi[ATTN_REF_ROWS], first = (long)skv, end = 0;
+    struct attn_ref_tile t;
     double mx[ATTN_REF_ROWS], sum[ATTN_REF_ROWS], dots[ATTN_REF_ROWS];
     double o[ATTN_REF_ROWS][ATTN_REF_MAX_D];
     float q_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
+    size_t d = job->d;
+    attn_ref_tile_at(job->ks, job->sz, item, &t);
+    size_t n = t.n;
+    const long *lo = t.lo, *hi = t.hi;
+    const long first = t.first, end = t.end;
+    const float *keys = in[BUF_K] + t.kv_at, *values = in[BUF_V] + t.kv_at;
     for (size_t r = 0; r < n; r++) {
-        at[r] = ((b * sq + i0 + r) * job->heads + h) * d;
-        attn_visible_keys(job->ks, (long)(i0 + r + skv) - (long)sq,
-                          (long)skv, &lo[r], &hi[r]);
-        first = lo[r] < hi[r] && lo[r] < first ? lo[r] : first;
-        end = hi[r] > end ? hi[r] : end;
         mx[r] = -INFINITY;
         sum[r] = 0;
         for (size_t e = 0; e < d; e++) {
@@ -596,9 +589,9 @@ static void reference_tile(void *ctx, size_t item)
         job->failed = 1;
         return;
     }
-    attn_ref_hold(in[BUF_Q], at, n, d, q_t);
+    attn_ref_hold(in[BUF_Q], t.at, n, d, q_t);
     for (long j = first; j < end; j++) {
-        attn_ref_dots(q_t, in[BUF_K] + kv_at + (size_t)j * kstride, d, dots);
+        attn_ref_dots(q_t, keys + (size_t)j * t.kstride, d, dots);
         for (size_t r = 0; r < n; r++) {
             if (j < lo[r] || j >= hi[r]) {
                 continue;
@@ -612,7 +605,7 @@ static void reference_tile(void *ctx, size_t item)
         }
     }
     for (long j = first; j < end; j++) {
-        const float *v = in[BUF_V] + kv_at + (size_t)j * kstride;
+        const float *v = values + (size_t)j * t.kstride;
         for (size_t r = 0; r < n; r++) {
             if (j < lo[r] || j >= hi[r]) {
                 continue;
@@ -625,10 +618,10 @@ static void reference_tile(void *ctx, size_t item)
     free(s);
     for (size_t r = 0; r < n; r++) {
         for (size_t e = 0; job->out[BUF_O] != NULL && e < d; e++) {
-            job->out[BUF_O][at[r] + e] = sum[r] == 0 ? 0 : o[r][e] / sum[r];
+            job->out[BUF_O][t.at[r] + e] = sum[r] == 0 ? 0 : o[r][e] / sum[r];
         }
         if (job->out[BUF_LSE] != NULL) {
-            job->out[BUF_LSE][(b * job->heads + h) * sq + i0 + r] =
+            job->out[BUF_LSE][t.lse_at + r] =
                 sum[r] == 0 ? -INFINITY : mx[r] + log(sum[r]);
         }
     }
@@ -642,9 +635,9 @@ static int reference(const struct kernel_spec *ks, const float *const *in,
     struct reference_job job = {
         ks, in, sz, out, emitted_float(attn_scale(ks)),
         emitted_float(spec_field(ks, "softcap")), (size_t)attn_head_dim(ks),
-        (size_t)attn_heads(ks), (size_t)attn_kv_heads(ks),
-        (sz[SZ_SEQ_Q] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS, 0};
-    parallel_for(sz[SZ_BATCH] * job.heads * job.tiles, reference_tile, &job);
+        0};
+    parallel_for(sz[SZ_BATCH] * (size_t)attn_heads(ks) * attn_ref_tiles(sz),
+                 reference_tile, &job);
     return job.failed ? -1 : 0;
 }
 

@@ -451,7 +451,7 @@ struct reference_job {
     const size_t *sz;
     double *const *out;
     double scale, cap;
-    size_t d, heads, kv_heads, q_tiles, k_tiles;
+    size_t d, heads, kv_heads, k_tiles;
 };
 
 /* P and dS of a (query, key) pair from its dots q.k (SDOT) and dO.v
@@ -470,51 +470,40 @@ static void pair_grads(const struct reference_job *job, double sdot,
     *ds = *pr * (pdot - di) * der * job->scale;
 }
 
-/* dq of ATTN_REF_ROWS query rows of one (batch, head): item (b * heads
- * + h) * q_tiles + tile, the keys streaming past them in order. */
+/* dq of a tile of query rows (attn_ref_tile_at's ITEM), the keys
+ * streaming past them in order. */
 static void reference_dq(void *ctx, size_t item)
 {
     const struct reference_job *job = ctx;
     const float *const *in = job->in;
-    size_t d = job->d, sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
-    size_t tile = item % job->q_tiles, bh = item / job->q_tiles;
-    size_t b = bh / job->heads, h = bh % job->heads;
-    size_t hk = h / (job->heads / job->kv_heads), kstride = job->kv_heads * d;
-    size_t kv_at = (b * skv * job->kv_heads + hk) * d;
-    size_t i0 = tile * ATTN_REF_ROWS;
-    size_t n = sq - i0 < ATTN_REF_ROWS ? sq - i0 : ATTN_REF_ROWS;
-    size_t at[ATTN_REF_ROWS];
-    long lo[ATTN_REF_ROWS], hi[ATTN_REF_ROWS], first = (long)skv, end = 0;
+    struct attn_ref_tile t;
     double lse[ATTN_REF_ROWS], di[ATTN_REF_ROWS];
     double sdot[ATTN_REF_ROWS], pdot[ATTN_REF_ROWS];
     float q_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
     float do_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
-    for (size_t r = 0; r < n; r++) {
-        size_t i = i0 + r;
-        at[r] = ((b * sq + i) * job->heads + h) * d;
-        lse[r] = in[BUF_LSE][(b * job->heads + h) * sq + i];
-        di[r] = attn_ref_dot(in[BUF_DO] + at[r], in[BUF_O] + at[r], d);
-        attn_visible_keys(job->ks, (long)(i + skv) - (long)sq, (long)skv,
-                          &lo[r], &hi[r]);
+    size_t d = job->d;
+    attn_ref_tile_at(job->ks, job->sz, item, &t);
+    for (size_t r = 0; r < t.n; r++) {
+        lse[r] = in[BUF_LSE][t.lse_at + r];
+        di[r] = attn_ref_dot(in[BUF_DO] + t.at[r], in[BUF_O] + t.at[r], d);
         if (isinf(lse[r])) {
-            hi[r] = lo[r]; /* a query that sees no key */
+            t.hi[r] = t.lo[r]; /* a query that sees no key */
         }
-        first = lo[r] < hi[r] && lo[r] < first ? lo[r] : first;
-        end = hi[r] > end ? hi[r] : end;
     }
-    attn_ref_hold(in[BUF_Q], at, n, d, q_t);
-    attn_ref_hold(in[BUF_DO], at, n, d, do_t);
-    for (long j = first; j < end; j++) {
-        const float *k = in[BUF_K] + kv_at + (size_t)j * kstride;
+    attn_ref_hold(in[BUF_Q], t.at, t.n, d, q_t);
+    attn_ref_hold(in[BUF_DO], t.at, t.n, d, do_t);
+    for (long j = t.first; j < t.end; j++) {
+        const float *k = in[BUF_K] + t.kv_at + (size_t)j * t.kstride;
+        const float *v = in[BUF_V] + t.kv_at + (size_t)j * t.kstride;
         attn_ref_dots(q_t, k, d, sdot);
-        attn_ref_dots(do_t, in[BUF_V] + kv_at + (size_t)j * kstride, d, pdot);
-        for (size_t r = 0; r < n; r++) {
-            if (j < lo[r] || j >= hi[r]) {
+        attn_ref_dots(do_t, v, d, pdot);
+        for (size_t r = 0; r < t.n; r++) {
+            if (j < t.lo[r] || j >= t.hi[r]) {
                 continue;
             }
             double pr, ds;
             pair_grads(job, sdot[r], pdot[r], lse[r], di[r], &pr, &ds);
-            attn_ref_axpy(job->out[BUF_DQ] + at[r], ds, k, d);
+            attn_ref_axpy(job->out[BUF_DQ] + t.at[r], ds, k, d);
         }
     }
 }
@@ -584,7 +573,6 @@ static int reference(const struct kernel_spec *ks, const float *const *in,
     struct reference_job job = {
         ks, in, sz, out, emitted_float(attn_scale(ks)),
         emitted_float(spec_field(ks, "softcap")), d, h, hkv,
-        (sz[SZ_SEQ_Q] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS,
         (sz[SZ_SEQ_KV] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS};
     for (int i = BUF_DQ; i <= BUF_DV; i++) {
         size_t n = i == BUF_DQ ? nq : nkv;
@@ -593,7 +581,8 @@ static int reference(const struct kernel_spec *ks, const float *const *in,
         }
     }
     if (out[BUF_DQ] != NULL) {
-        parallel_for(sz[SZ_BATCH] * h * job.q_tiles, reference_dq, &job);
+        parallel_for(sz[SZ_BATCH] * h * attn_ref_tiles(sz), reference_dq,
+                     &job);
     }
     if (out[BUF_DK] != NULL || out[BUF_DV] != NULL) {
         parallel_for(sz[SZ_BATCH] * hkv * job.k_tiles, reference_dkv, &job);
