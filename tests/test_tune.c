@@ -366,6 +366,54 @@ static void test_filter_cases(void)
     spec_set_free(&s);
 }
 
+/* tune_space_add_home puts a kernel's own value of a knob into its axis
+ * in value order, leaves an axis that holds it as it is, and refuses,
+ * saying why, a space it would take past TUNE_MAX_CONFIGS. */
+static void test_space_add_home(void)
+{
+    struct spec_set s;
+    struct tune_space sp;
+    char err[256] = "";
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "add_home.yaml",
+                                         "kernels:\n  - {name: t_home, op: "
+                                         "softmax, features: 8, tile: "
+                                         "{rows: 32, wg: 16}}\n"), 0);
+    const struct kernel_spec *ks = &s.kernel[0];
+    CU_ASSERT_EQUAL_FATAL(tune_space_build(ks->op, &sp, err, sizeof err), 0);
+    long before = sp.n_config;
+    int rows_axis = -1, wg_axis = -1;
+    for (int a = 0; a < sp.n_axis; a++) {
+        const char *name = ks->op->knobs[sp.knob[a]].key;
+        rows_axis = strcmp(name, "rows") == 0 ? a : rows_axis;
+        wg_axis = strcmp(name, "wg") == 0 ? a : wg_axis;
+    }
+    CU_ASSERT_FATAL(rows_axis >= 0 && wg_axis >= 0);
+    int rows_n = sp.n_value[rows_axis], wg_n = sp.n_value[wg_axis];
+    CU_ASSERT_EQUAL(tune_space_add_home(&sp, ks, err, sizeof err), 0);
+    int ordered = 1, has32 = 0;
+    for (int v = 0; v < sp.n_value[rows_axis]; v++) {
+        has32 |= sp.value[rows_axis][v] == 32;
+        ordered &= v == 0 ||
+                   sp.value[rows_axis][v - 1] < sp.value[rows_axis][v];
+    }
+    TU_CHECK(has32 && ordered && sp.n_value[rows_axis] == rows_n + 1 &&
+                 sp.n_value[wg_axis] == wg_n &&
+                 sp.n_config == before / rows_n * (rows_n + 1) &&
+                 tune_space_home(&sp, ks) >= 0,
+             "rows 32 %s the axis (%d values, in order %d), wg's %d of %d, "
+             "%ld configs of %ld", has32 ? "in" : "not in",
+             sp.n_value[rows_axis], ordered, sp.n_value[wg_axis], wg_n,
+             sp.n_config, before);
+    /* A space at its bound takes no more. */
+    CU_ASSERT_EQUAL_FATAL(tune_space_build(ks->op, &sp, err, sizeof err), 0);
+    sp.n_config = TUNE_MAX_CONFIGS / sp.n_value[rows_axis] *
+                  sp.n_value[rows_axis];
+    TU_CHECK(tune_space_add_home(&sp, ks, err, sizeof err) < 0 &&
+                 strstr(err, "t_home's own knobs is too large") != NULL,
+             "a space past its bound: %s", err);
+    spec_set_free(&s);
+}
+
 /* The op defaults lie in the space for every kind of device, so that a
  * search's best is confirmed against them back to back (without a home
  * config it is not, and its ratio would rest on one timing of the
@@ -4062,6 +4110,8 @@ int add_tune_suite(void)
                     test_decode_mma_space) == NULL ||
         CU_add_test(s, "filter: the op defaults of every target",
                     test_filter_home_targets) == NULL ||
+        CU_add_test(s, "filter: a kernel's own knobs in its space",
+                    test_space_add_home) == NULL ||
         CU_add_test(s, "candidates: one per distinct code",
                     test_candidates_distinct) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
