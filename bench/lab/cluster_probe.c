@@ -20,29 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab_util.h"
+
 #define SOURCE "bench/lab/cluster_probe.cl"
 #define ITEMS 128
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s != NULL && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s != NULL) {
-        s[n] = '\0';
-    }
-    fclose(f);
-    return s;
-}
 
 /* PTX with the marks deleted, the target sm_90a and the cluster's
  * directives before the entry's body. */
@@ -78,15 +59,6 @@ static char *retarget(const char *text, int cluster, int explicit_cluster)
     return ptx;
 }
 
-#define CHECK(call, what)                                                  \
-    do {                                                                   \
-        cl_int e_ = (call);                                                \
-        if (e_ != CL_SUCCESS) {                                            \
-            printf("%s: status %d\n", what, e_);                          \
-            return 1;                                                      \
-        }                                                                  \
-    } while (0)
-
 int main(int argc, char **argv)
 {
     int cluster = argc > 1 ? atoi(argv[1]) : 2;
@@ -97,22 +69,21 @@ int main(int argc, char **argv)
     cl_platform_id pl;
     cl_device_id dev;
     cl_int err, st;
-    char *src = slurp(SOURCE);
-    if (src == NULL || groups < 1 || groups > 4096) {
-        printf("cluster_probe: cannot read %s, or GROUPS not 1..4096\n",
-               SOURCE);
+    if (groups < 1 || groups > 4096) {
+        printf("cluster_probe: GROUPS must be 1..4096\n");
         return 2;
     }
-    CHECK(clGetPlatformIDs(1, &pl, NULL), "platform");
-    CHECK(clGetDeviceIDs(pl, CL_DEVICE_TYPE_GPU, 1, &dev, NULL), "device");
+    char *src = slurp(SOURCE);
+    CHECK(clGetPlatformIDs(1, &pl, NULL));
+    CHECK(clGetDeviceIDs(pl, CL_DEVICE_TYPE_GPU, 1, &dev, NULL));
     cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err, "context");
+    CHECK(err);
     cl_command_queue q =
         clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
-    CHECK(err, "queue");
+    CHECK(err);
     cl_program p = clCreateProgramWithSource(ctx, 1, (const char **)&src,
                                              NULL, &err);
-    CHECK(err, "source");
+    CHECK(err);
     err = clBuildProgram(p, 1, &dev, "-cl-std=CL1.2", NULL, NULL);
     clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log,
                           NULL);
@@ -122,10 +93,9 @@ int main(int argc, char **argv)
     }
     size_t size = 0;
     CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size,
-                           NULL), "binary size");
+                           NULL));
     unsigned char *bin = malloc(size + 1);
-    CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL),
-          "binary");
+    CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL));
     bin[size] = '\0';
     char *ptx = retarget((const char *)bin, cluster, explicit_cluster);
     if (ptx == NULL) {
@@ -136,7 +106,7 @@ int main(int argc, char **argv)
     const unsigned char *pb = (const unsigned char *)ptx;
     cl_program p2 = clCreateProgramWithBinary(ctx, 1, &dev, &len, &pb, &st,
                                               &err);
-    CHECK(err, "program from the PTX");
+    CHECK(err);
     err = clBuildProgram(p2, 1, &dev, "", NULL, NULL);
     clGetProgramBuildInfo(p2, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log,
                           NULL);
@@ -145,36 +115,35 @@ int main(int argc, char **argv)
         return 1;
     }
     cl_kernel k = clCreateKernel(p2, "cluster_probe", &err);
-    CHECK(err, "kernel");
+    CHECK(err);
     cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
                                 (size_t)groups * 4 * sizeof(cl_uint), NULL,
                                 &err);
-    CHECK(err, "buffer");
+    CHECK(err);
     cl_mem ticks = clCreateBuffer(ctx, CL_MEM_READ_WRITE,
                                   (size_t)groups * sizeof(cl_ulong), NULL,
                                   &err);
-    CHECK(err, "buffer");
-    CHECK(clSetKernelArg(k, 0, sizeof out, &out), "arg 0");
-    CHECK(clSetKernelArg(k, 1, sizeof ticks, &ticks), "arg 1");
-    CHECK(clSetKernelArg(k, 2, sizeof iters, &iters), "arg 2");
+    CHECK(err);
+    CHECK(clSetKernelArg(k, 0, sizeof out, &out));
+    CHECK(clSetKernelArg(k, 1, sizeof ticks, &ticks));
+    CHECK(clSetKernelArg(k, 2, sizeof iters, &iters));
     size_t global = (size_t)ITEMS * (size_t)groups, local = ITEMS;
     cl_event ev;
     CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL,
-                                 &ev), "enqueue");
-    CHECK(clFinish(q), "finish");
+                                 &ev));
+    CHECK(clFinish(q));
     cl_ulong t0, t1;
     CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0,
-                                  &t0, NULL), "event");
+                                  &t0, NULL));
     CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1,
-                                  &t1, NULL), "event");
+                                  &t1, NULL));
     cl_uint *h = malloc((size_t)groups * 4 * sizeof *h);
     cl_ulong *t = malloc((size_t)groups * sizeof *t);
     CHECK(clEnqueueReadBuffer(q, out, CL_TRUE, 0,
                               (size_t)groups * 4 * sizeof *h, h, 0, NULL,
-                              NULL), "read");
+                              NULL));
     CHECK(clEnqueueReadBuffer(q, ticks, CL_TRUE, 0,
-                              (size_t)groups * sizeof *t, t, 0, NULL, NULL),
-          "read");
+                              (size_t)groups * sizeof *t, t, 0, NULL, NULL));
     printf("cluster %d%s, %d groups, %d barriers: %.2f us\n", cluster,
            explicit_cluster ? " (explicit)" : "", groups, iters,
            (double)(t1 - t0) / 1e3);
