@@ -353,6 +353,25 @@ static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
     return e;
 }
 
+/* "key=value ..." of the axes of SP that took KS's own value. */
+static void own_values_text(const struct kernel_spec *ks,
+                            const struct tune_space *sp, char *out,
+                            size_t size)
+{
+    out[0] = '\0';
+    for (int a = 0; a < sp->n_axis; a++) {
+        if (!(sp->own & (1u << a))) {
+            continue;
+        }
+        const struct param_def *def = &ks->op->knobs[sp->knob[a]];
+        char v[64];
+        size_t len = strlen(out);
+        param_format(def, ks->knob[sp->knob[a]].num, v, sizeof v);
+        snprintf(out + len, size - len, "%s%s=%s", len ? " " : "",
+                 def->key, v);
+    }
+}
+
 /* ---- re-timing the best ----------------------------------------------- */
 
 /* The configs that could be stored as the best, re-timed back to back:
@@ -602,6 +621,7 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     }
     r->entry = entry_of(db, rt, ks, r->rows);
     r->n_configs = f.sp.n_config;
+    own_values_text(ks, &f.sp, r->own_values, sizeof r->own_values);
     r->n_valid = f.n_valid;
     r->n_cand = f.n_cand;
     r->why = f.why;

@@ -71,6 +71,9 @@ void tune_options_init(struct tune_options *o);
 struct tune_result {
     long rows;          /* rows measured */
     long n_configs;     /* configs of the space */
+    char own_values[TUNE_TEXT]; /* "key=value ..." of the kernel's own
+                                   values its space took beside the op's
+                                   lists (tune_space_add_home); "" */
     long n_valid;       /* configs that validate */
     long n_cand;        /* distinct code among them: the candidates */
     struct tune_reasons why; /* the rejected configs, by kind */

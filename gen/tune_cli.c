@@ -119,6 +119,10 @@ static void print_start(const struct tune_result *r, void *ctx)
     printf("%s: %s %s, rows %ld: %ld configs, %ld valid, %ld distinct\n",
            ks->name, ks->op->name, shape, r->rows, r->n_configs, r->n_valid,
            r->n_cand);
+    if (r->own_values[0]) {
+        print_wrapped("  its own values beside the op's lists: ",
+                      r->own_values, 4);
+    }
     for (int k = 0; k < r->why.n_kinds; k++) {
         char lead[64];
         snprintf(lead, sizeof lead, "  %ld invalid%s: ", r->why.count[k],

@@ -160,6 +160,7 @@ int tune_space_add_home(struct tune_space *sp, const struct kernel_spec *ks,
         sp->value[a][at] = v;
         sp->n_value[a] = n + 1;
         sp->n_config = grown;
+        sp->own |= 1u << a;
     }
     return 0;
 }

@@ -28,6 +28,8 @@ struct tune_space {
     int n_value[TUNE_MAX_AXES];
     double value[TUNE_MAX_AXES][TUNE_AXIS_ROOM];
     long n_config;                     /* product of n_value */
+    unsigned own;                      /* bit a: axis a holds a value
+                                          tune_space_add_home added */
 };
 
 /* Builds OP's space into SP. Returns 0, or -1 with the reason in ERR (no

@@ -1489,10 +1489,12 @@ static void test_tune_retimed(void)
         const char *best = cases[i].lucky_wins ? ft.lucky : ft.home;
         TU_CHECK(r.retimed == 5 && r.search_best_us == 50 &&
                      r.kept_defaults == !cases[i].lucky_wins &&
-                     strcmp(r.best_knobs, best) == 0,
+                     strcmp(r.best_knobs, best) == 0 &&
+                     strcmp(r.own_values, listed ? "" : "rows=32") == 0,
                  "run %zu: %d runs back to back, %g us in the search, kept "
-                 "defaults %d, best {%s}", i, r.retimed, r.search_best_us,
-                 r.kept_defaults, r.best_knobs);
+                 "defaults %d, best {%s}, own values {%s}", i, r.retimed,
+                 r.search_best_us, r.kept_defaults, r.best_knobs,
+                 r.own_values);
         CU_ASSERT_EQUAL_FATAL(tmp_path(path, sizeof path, "retimed.yaml") !=
                                   NULL, 1);
         CU_ASSERT_EQUAL_FATAL(tunedb_save(&db, path, err, sizeof err), 0);
@@ -1921,6 +1923,8 @@ static void test_tune_narrow(void)
     int rc = specl(&out, &err, "tune '%s' --rows 64 --reps 2 --db '%s'",
                    spec_path, db_path);
     TU_CHECK(rc == 0 && strstr(out, " invalid") != NULL &&
+                 strstr(out, "  its own values beside the op's lists: "
+                             "n=8\n") != NULL &&
                  strstr(out, "no config ran correctly") == NULL &&
                  strstr(err, "error") == NULL,
              "specl tune: exit %d\n%s%s", rc, out, err);
