@@ -3,6 +3,30 @@
 
 #include "attention_fields.h"
 
+#include <math.h>
+
+void attn_ref_math_of(const struct kernel_spec *ks, struct attn_ref_math *m)
+{
+    m->scale = emitted_float(attn_scale(ks));
+    m->cap = emitted_float(spec_field(ks, "softcap"));
+    m->d = (size_t)attn_head_dim(ks);
+}
+
+double attn_ref_score(const struct attn_ref_math *m, double dot,
+                      double *slope)
+{
+    double s = m->scale * dot, der = 1;
+    if (m->cap > 0) {
+        double t = tanh(s / m->cap);
+        s = m->cap * t;
+        der = 1 - t * t;
+    }
+    if (slope != NULL) {
+        *slope = der;
+    }
+    return s;
+}
+
 size_t attn_ref_tiles(const size_t *sizes)
 {
     return (sizes[1] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS;

@@ -15,6 +15,20 @@
 #define ATTN_REF_ROWS 32
 #define ATTN_REF_MAX_D 256
 
+/* What both references take of a kernel: the scale and softcap as its
+ * kernels hold them (floats), and its head's length. */
+struct attn_ref_math {
+    double scale, cap;
+    size_t d;
+};
+void attn_ref_math_of(const struct kernel_spec *ks, struct attn_ref_math *m);
+
+/* The score of a (query, key) pair from their dot DOT: scaled, then
+ * softcapped (cap tanh(s / cap)); *SLOPE, when not NULL, the score's
+ * derivative by the scaled dot (1 - tanh^2; 1 without a cap). */
+double attn_ref_score(const struct attn_ref_math *m, double dot,
+                      double *slope);
+
 /* A tile of ATTN_REF_ROWS query rows of one (batch, head), the last
  * fewer, and where its rows and its kv head's keys lie. */
 struct attn_ref_tile {

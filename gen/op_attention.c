@@ -553,15 +553,14 @@ struct reference_job {
     const float *const *in;
     const size_t *sz;
     double *const *out;
-    double scale, cap;
-    size_t d;
+    struct attn_ref_math m;
     _Atomic int failed;
 };
 
 /* o and lse of a tile of query rows (attn_ref_tile_at's ITEM). The keys
- * stream past the rows twice: their
- * scores and each row's max, then o = sum exp(s - max) v / sum, in key
- * order (what a row alone in two passes computes). */
+ * stream past the rows twice: their scores and each row's max, then o =
+ * sum exp(s - max) v / sum, in key order (what a row alone in two passes
+ * computes). */
 static void reference_tile(void *ctx, size_t item)
 {
     struct reference_job *job = ctx;
@@ -570,7 +569,7 @@ static void reference_tile(void *ctx, size_t item)
     double mx[ATTN_REF_ROWS], sum[ATTN_REF_ROWS], dots[ATTN_REF_ROWS];
     double o[ATTN_REF_ROWS][ATTN_REF_MAX_D];
     float q_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
-    size_t d = job->d;
+    size_t d = job->m.d;
     attn_ref_tile_at(job->ks, job->sz, item, &t);
     size_t n = t.n;
     const long *lo = t.lo, *hi = t.hi;
@@ -596,10 +595,7 @@ static void reference_tile(void *ctx, size_t item)
             if (j < lo[r] || j >= hi[r]) {
                 continue;
             }
-            double v = job->scale * dots[r];
-            if (job->cap > 0) {
-                v = job->cap * tanh(v / job->cap);
-            }
+            double v = attn_ref_score(&job->m, dots[r], NULL);
             s[r * span + (size_t)(j - first)] = v;
             mx[r] = fmax(mx[r], v);
         }
@@ -632,10 +628,8 @@ static void reference_tile(void *ctx, size_t item)
 static int reference(const struct kernel_spec *ks, const float *const *in,
                      const size_t *sz, double *const *out)
 {
-    struct reference_job job = {
-        ks, in, sz, out, emitted_float(attn_scale(ks)),
-        emitted_float(spec_field(ks, "softcap")), (size_t)attn_head_dim(ks),
-        0};
+    struct reference_job job = {ks, in, sz, out, {0, 0, 0}, 0};
+    attn_ref_math_of(ks, &job.m);
     parallel_for(sz[SZ_BATCH] * (size_t)attn_heads(ks) * attn_ref_tiles(sz),
                  reference_tile, &job);
     return job.failed ? -1 : 0;

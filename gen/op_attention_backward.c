@@ -450,8 +450,8 @@ struct reference_job {
     const float *const *in;
     const size_t *sz;
     double *const *out;
-    double scale, cap;
-    size_t d, heads, kv_heads, k_tiles;
+    struct attn_ref_math m;
+    size_t heads, kv_heads, k_tiles;
 };
 
 /* P and dS of a (query, key) pair from its dots q.k (SDOT) and dO.v
@@ -460,14 +460,10 @@ static void pair_grads(const struct reference_job *job, double sdot,
                        double pdot, double lse, double di, double *pr,
                        double *ds)
 {
-    double s = job->scale * sdot, der = 1;
-    if (job->cap > 0) {
-        double t = tanh(s / job->cap);
-        s = job->cap * t;
-        der = 1 - t * t;
-    }
+    double der;
+    double s = attn_ref_score(&job->m, sdot, &der);
     *pr = exp(s - lse);
-    *ds = *pr * (pdot - di) * der * job->scale;
+    *ds = *pr * (pdot - di) * der * job->m.scale;
 }
 
 /* dq of a tile of query rows (attn_ref_tile_at's ITEM), the keys
@@ -481,7 +477,7 @@ static void reference_dq(void *ctx, size_t item)
     double sdot[ATTN_REF_ROWS], pdot[ATTN_REF_ROWS];
     float q_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
     float do_t[ATTN_REF_MAX_D * ATTN_REF_ROWS];
-    size_t d = job->d;
+    size_t d = job->m.d;
     attn_ref_tile_at(job->ks, job->sz, item, &t);
     for (size_t r = 0; r < t.n; r++) {
         lse[r] = in[BUF_LSE][t.lse_at + r];
@@ -515,7 +511,7 @@ static void reference_dkv(void *ctx, size_t item)
 {
     const struct reference_job *job = ctx;
     const float *const *in = job->in;
-    size_t d = job->d, sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
+    size_t d = job->m.d, sq = job->sz[SZ_SEQ_Q], skv = job->sz[SZ_SEQ_KV];
     size_t tile = item % job->k_tiles, bk = item / job->k_tiles;
     size_t b = bk / job->kv_heads, hk = bk % job->kv_heads;
     size_t group = job->heads / job->kv_heads, kstride = job->kv_heads * d;
@@ -571,9 +567,9 @@ static int reference(const struct kernel_spec *ks, const float *const *in,
     size_t nq = sz[SZ_BATCH] * sz[SZ_SEQ_Q] * h * d;
     size_t nkv = sz[SZ_BATCH] * sz[SZ_SEQ_KV] * hkv * d;
     struct reference_job job = {
-        ks, in, sz, out, emitted_float(attn_scale(ks)),
-        emitted_float(spec_field(ks, "softcap")), d, h, hkv,
+        ks, in, sz, out, {0, 0, 0}, h, hkv,
         (sz[SZ_SEQ_KV] + ATTN_REF_ROWS - 1) / ATTN_REF_ROWS};
+    attn_ref_math_of(ks, &job.m);
     for (int i = BUF_DQ; i <= BUF_DV; i++) {
         size_t n = i == BUF_DQ ? nq : nkv;
         for (size_t e = 0; out[i] != NULL && e < n; e++) {
