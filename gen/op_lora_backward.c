@@ -668,10 +668,13 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
         launch_fixed(l, 0, (size_t)(2 * tg_parts(c)));
         launch_over(l, 1, 1, SIZE_FIRST, (size_t)TM_M);
     } else {
+        /* T and G in work-groups apart: the second dimension */
         l->kernel = "lora_bwd_tg";
-        l->dims = 1;
+        l->dims = 2;
         l->local[0] = (size_t)c->tg_threads;
+        l->local[1] = 1;
         launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
+        launch_fixed(l, 1, 2);
     }
     launch_args(l, tg_args);
 

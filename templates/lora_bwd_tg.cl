@@ -539,9 +539,9 @@ inline void tg_store(__global float *out, __local float *red,
     }
 }
 
-/* G = SCALE * dY*B^T and SCALE * T = SCALE * X*A for rows
- * group * TG_ROWS .. + TG_ROWS: first T from X and A, then G from dY and
- * B, through the same accumulators and local memory. */
+/* SCALE * T = SCALE * X*A (group 0 along the second dimension) or G =
+ * SCALE * dY*B^T (group 1) for rows group * TG_ROWS .. + TG_ROWS: the two
+ * products in work-groups apart, so that each walks one reduction. */
 __kernel __attribute__((reqd_work_group_size(TG_THREADS, 1, 1)))
 void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
                  const __global storage_t *restrict a,
@@ -563,10 +563,15 @@ void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
     const int row0 = get_group_id(0) * TG_ROWS;
 
     float acc[TG_W][TG_RJ];
-    tg_product(acc, ms, ring, a, WEIGHT_OUT_IN, x, row0, tm, rows,
-               IN_FEATURES, tk, rl, lid);
-    tg_store(SCRATCH_T(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
-    tg_product(acc, ms, ring, b, !WEIGHT_OUT_IN, dy, row0, tm, rows,
-               OUT_FEATURES, tk, rl, lid);
-    tg_store(SCRATCH_G(scratch, rows), ms, acc, rows, row0, tm, tk, rl, lid);
+    if (get_group_id(1) == 0) {
+        tg_product(acc, ms, ring, a, WEIGHT_OUT_IN, x, row0, tm, rows,
+                   IN_FEATURES, tk, rl, lid);
+        tg_store(SCRATCH_T(scratch, rows), ms, acc, rows, row0, tm, tk, rl,
+                 lid);
+    } else {
+        tg_product(acc, ms, ring, b, !WEIGHT_OUT_IN, dy, row0, tm, rows,
+                   OUT_FEATURES, tk, rl, lid);
+        tg_store(SCRATCH_G(scratch, rows), ms, acc, rows, row0, tm, tk, rl,
+                 lid);
+    }
 }
