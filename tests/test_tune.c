@@ -1873,7 +1873,9 @@ static void test_tune_shared_db(void)
  * out_features 8): none of the listed configs is valid, but the space
  * takes the kernel's own knobs (tune_space_add_home), so the search runs
  * from them over the tiles that fit; the best is one of them (n 8),
- * re-timed against the defaults and never slower, and the database
+ * never slower than the defaults where the two were re-timed back to
+ * back (a run that timed nothing new keeps the first run's figure, which
+ * a fresh timing of the defaults may beat), and the database
  * saves and loads again; `specl tune` resumes from it. */
 static void test_tune_narrow(void)
 {
@@ -1901,7 +1903,8 @@ static void test_tune_narrow(void)
         TU_CHECK(rc == 0 && r.searched && r.error[0] == '\0' &&
                      r.n_valid > 0 && r.n_cand > 0 && r.evaluated > 0 &&
                      r.best >= 0 && strstr(r.best_knobs, " n=8 ") != NULL &&
-                     r.best_us <= r.default_us,
+                     (run > 0 || r.retimed) &&
+                     (!r.retimed || r.best_us <= r.default_us),
                  "run %d: status %d, %ld valid, %ld evaluated, best %ld "
                  "{%s} %g us, defaults %g us: %s", run + 1, rc, r.n_valid,
                  r.evaluated, r.best, r.best_knobs, r.best_us,
