@@ -869,7 +869,7 @@ static const struct tune_axis bwd_tune_space[] = {
     {"engine", "simt mma wgmma"},
     {"tg_rows", "4 8 16 32 64 128"},
     {"tg_threads", "64 128 256"},
-    {"tg_stages", "0 3"},
+    {"tg_stages", "0 3 4"},
     {"grad_threads", "32 64 128"},
     {"grad_rows", "128 512 4096"},
     {NULL, NULL},
