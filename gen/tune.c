@@ -437,8 +437,11 @@ static cl_int contest_time(struct search *s, const struct tune_filter *f,
  * timed back to back; the fastest median becomes R's best, with that
  * median as its time: the search's own figure for the best is the
  * luckiest of many medians, which a config found fast once by noise
- * would keep. Leaves R as it was when a run fails (all ran in the
- * search, or before it). */
+ * would keep. A config other than the defaults (where they are one of
+ * the space) wins only with a median below the defaults' 10th
+ * percentile: one ahead by less than the defaults' own spread is noise,
+ * and the defaults are what NAME.c runs without a database. Leaves R as
+ * it was when a run fails (all ran in the search, or before it). */
 static void retime_best(struct search *s, const struct tune_filter *f,
                         struct tune_result *r)
 {
@@ -455,9 +458,12 @@ static void retime_best(struct search *s, const struct tune_filter *f,
     if (contest_time(s, f, &c) != CL_SUCCESS || c.reps == 0) {
         return;
     }
+    /* c.index[0] is the defaults' */
     int win = -1;
     for (int i = 0; i < c.n; i++) {
-        if (c.index[i] >= 0 && (win < 0 || c.median[i] < c.median[win])) {
+        int clear = i == 0 || c.index[0] < 0 || c.median[i] < c.p10[0];
+        if (c.index[i] >= 0 && clear &&
+            (win < 0 || c.median[i] < c.median[win])) {
             win = i;
         }
     }

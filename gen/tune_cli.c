@@ -215,7 +215,7 @@ static void print_best(const struct tune_result *r)
     char lead[160];
     if (r->kept_defaults) {
         snprintf(lead, sizeof lead, "  best: the op defaults, %.1f us (the "
-                 "search's best was not faster back to back):\n    ",
+                 "search's best not below their p10 back to back):\n    ",
                  r->best_us);
     } else if (r->kept_earlier) {
         snprintf(lead, sizeof lead, "  best: the database's earlier best, "
