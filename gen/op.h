@@ -464,6 +464,11 @@ double emitted_float(double f);
 /* Helpers for plans: a #define of the .cl prelude, or a public constant
  * of NAME.h (emitted as NAME_<name>). */
 void plan_int(struct plan *p, const char *name, const char *comment, long v);
+/* The define NAME, 1 with comment ON_TEXT where ON (and then the
+ * capabilities CAPS among P's needs: its code needs them to build), else
+ * 0 with OFF_TEXT. */
+void plan_flag(struct plan *p, const char *name, const char *on_text,
+               const char *off_text, int on, unsigned caps);
 /* The define NAME of P's prelude, or NULL where it has none. */
 const struct define *plan_find_define(const struct plan *p,
                                       const char *name);

@@ -280,14 +280,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
              c);
     plan_int(p, "BLOCKS", "the most blocks of rows, a work-group each",
              blocks);
-    int shfl = row_shfl(ks);
-    plan_int(p, "ROW_SHFL",
-             shfl ? "row sums by PTX warp shuffles, a barrier per slot"
-                  : "row sums in local memory",
-             shfl);
-    if (shfl) {
-        p->needs |= CAP_SHFL_SYNC;
-    }
+    plan_flag(p, "ROW_SHFL", "row sums by PTX warp shuffles, a barrier "
+              "per slot", "row sums in local memory", row_shfl(ks),
+              CAP_SHFL_SYNC);
     plan_accumulate(ks, p);
     plan_int(p, "RED_COLS", "reduction: vectors of columns per group",
              RED_COLS);

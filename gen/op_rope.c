@@ -421,13 +421,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
      * hardware"). Their error, near 2^-21, is far below a half's. */
     int approx = ks->dtype != DTYPE_F32 &&
                  target_offers(ks->target, CAP_APPROX_TRIG);
-    plan_int(p, "ROPE_APPROX_TRIG",
-             approx ? "cos and sin by native_cos and native_sin"
-                    : "cos and sin by cospi and sinpi",
-             approx);
-    if (approx) {
-        p->needs |= CAP_APPROX_TRIG;
-    }
+    plan_flag(p, "ROPE_APPROX_TRIG", "cos and sin by native_cos and "
+              "native_sin", "cos and sin by cospi and sinpi", approx,
+              CAP_APPROX_TRIG);
     plan_turns(ks, p);
     plan_buffers(ks, p);
     struct path *pa = &p->path[p->n_path++];

@@ -279,14 +279,9 @@ void rows_plan_begin(const struct kernel_spec *ks, struct plan *p)
 
 void rows_plan_shfl(const struct kernel_spec *ks, struct plan *p)
 {
-    int shfl = target_offers(ks->target, CAP_SHFL_SYNC);
-    plan_int(p, "SHFL_PTX",
-             shfl ? "pairs merged across a warp by PTX shuffles"
-                  : "pairs merged in local memory",
-             shfl);
-    if (shfl) {
-        p->needs |= CAP_SHFL_SYNC;
-    }
+    plan_flag(p, "SHFL_PTX", "pairs merged across a warp by PTX shuffles",
+              "pairs merged in local memory",
+              target_offers(ks->target, CAP_SHFL_SYNC), CAP_SHFL_SYNC);
 }
 
 int rows_plan_l2_hints(const struct kernel_spec *ks, struct plan *p,
@@ -297,10 +292,7 @@ int rows_plan_l2_hints(const struct kernel_spec *ks, struct plan *p,
                 ((ks->dtype == DTYPE_F32 && vec == 4) ||
                  (ks->dtype == DTYPE_BF16 && vec == 8 &&
                   target_offers(ks->target, CAP_CVT_BF16)));
-    plan_int(p, name, hints ? text : "no cache hints", hints);
-    if (hints) {
-        p->needs |= CAP_L2_HINT;
-    }
+    plan_flag(p, name, text, "no cache hints", hints, CAP_L2_HINT);
     return hints;
 }
 

@@ -325,14 +325,9 @@ static void coop_defines(const struct kernel_spec *ks, struct plan *p,
 void rows_plan_grid_sync(const struct kernel_spec *ks, struct plan *p)
 {
     /* NVIDIA: the barrier's fences as membar.gl, of device scope. */
-    int membar = target_offers(ks->target, CAP_SHFL_SYNC);
-    plan_int(p, "GRID_MEMBAR_PTX",
-             membar ? "grid barrier: fences as PTX membar.gl"
-                    : "grid barrier: fences as mem_fence",
-             membar);
-    if (membar) {
-        p->needs |= CAP_SHFL_SYNC;
-    }
+    plan_flag(p, "GRID_MEMBAR_PTX", "grid barrier: fences as PTX membar.gl",
+              "grid barrier: fences as mem_fence",
+              target_offers(ks->target, CAP_SHFL_SYNC), CAP_SHFL_SYNC);
 }
 
 struct path *rows_plan_coop(const struct kernel_spec *ks, struct plan *p,

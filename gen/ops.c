@@ -265,6 +265,15 @@ void plan_int(struct plan *p, const char *name, const char *comment, long v)
     add_define(p->define, &p->n_define, name, comment)->i = v;
 }
 
+void plan_flag(struct plan *p, const char *name, const char *on_text,
+               const char *off_text, int on, unsigned caps)
+{
+    plan_int(p, name, on ? on_text : off_text, on != 0);
+    if (on) {
+        p->needs |= caps;
+    }
+}
+
 const struct define *plan_find_define(const struct plan *p,
                                       const char *name)
 {
