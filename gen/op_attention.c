@@ -180,8 +180,9 @@ static void engine_defaults(struct kernel_spec *ks)
 
 /* GPUs: blocks of 32 rows (16 past D 128), four work-items a row, so
  * that a row's outputs are a quarter of D each, and the widest key tile
- * that fits; the split path's keys over 16 work-groups a block, 32 with
- * engine: wgmma (bench/RESULTS.md, "The decode step's tiles"). CPUs: one
+ * that fits; the split path's keys over 16 work-groups a block
+ * (bench/RESULTS.md, "attention's decode step: a split's kv heads side
+ * by side"). CPUs: one
  * work-item a row (PoCL runs a group as loops over its items, each
  * item's dimensions a vector), blocks of 64 rows (32 past D 64, 16 past
  * 128), tiles of 8 keys: with GPU-like tiles PoCL ran no faster than the
@@ -200,8 +201,7 @@ static void defaults(struct kernel_spec *ks)
         bk /= 2;
     }
     spec_knob_default(ks, "block_k", (double)bk);
-    spec_knob_default(ks, "split",
-                      cpu ? 4 : engine(ks) == ATTN_WGMMA ? 32 : 16);
+    spec_knob_default(ks, "split", cpu ? 4 : 16);
 }
 
 /* engine: wgmma's tiles: warpgroups of 64 rows, keys of 64 or 128, the

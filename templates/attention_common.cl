@@ -62,6 +62,30 @@ inline size_t attn_row(int seq_q, long b, int hk, long r)
            (int)(r % GROUP);
 }
 
+/* Which work of the split path this work-group does: its split (of
+ * SPLIT) of block `block` of batch b's kv head hk. In launch order the
+ * (batch, kv head)s of one split of a block come together, so that the
+ * kv heads' tiles of the same keys, which lie side by side in k and v,
+ * are read at about the same time. Launch: dimension 0 SPLIT times the
+ * blocks (or more), dimension 1 batch * KV_HEADS. */
+struct attn_split_at {
+    long block, b;
+    int split, hk;
+};
+
+inline struct attn_split_at attn_split_group(void)
+{
+    const long heads = get_num_groups(1);
+    const long order =
+        get_group_id(0) + (long)get_num_groups(0) * get_group_id(1);
+    struct attn_split_at at;
+    at.block = order / heads / SPLIT;
+    at.split = (int)(order / heads % SPLIT);
+    at.b = order % heads / KV_HEADS;
+    at.hk = (int)(order % heads % KV_HEADS);
+    return at;
+}
+
 /* Blocks of rows of one (batch, kv head). */
 inline long attn_blocks(int seq_q)
 {

@@ -7,8 +7,8 @@
  * merges them in the last work-group of each block.
  *
  * Launch: local (2 * SPLIT_Q, 1); groups: dimension 0 SPLIT times at
- * least the blocks (split s of block n is group n * SPLIT + s),
- * dimension 1 batch * KV_HEADS. */
+ * least the blocks, dimension 1 batch * KV_HEADS, a group's split, block,
+ * batch and kv head as attn_split_group orders them. */
 #include "attention_mma_common.cl"
 
 #if !defined(SPLIT_Q) || SPLIT_Q % 16 != 0
@@ -58,8 +58,7 @@ void amp_records(int seq_q, int seq_kv, const __global storage_t *q,
 #define AMP_LOCAL                                                        \
     __local ushort room[MMA_ROOM_APART(SPLIT_Q)]                          \
         __attribute__((aligned(16)));                                     \
-    const long block = get_group_id(0) / SPLIT;                          \
-    const int split = (int)(get_group_id(0) % SPLIT)
+    const struct attn_split_at at = attn_split_group()
 
 __kernel __attribute__((reqd_work_group_size(2 * SPLIT_Q, 1, 1)))
 void attention_mma_part(const int seq_q, const int seq_kv,
@@ -68,9 +67,9 @@ void attention_mma_part(const int seq_q, const int seq_kv,
                         const __global storage_t *v, __global float *scratch)
 {
     AMP_LOCAL;
-    if (block * SPLIT_Q >= (long)GROUP * seq_q) {
+    if (at.block * SPLIT_Q >= (long)GROUP * seq_q) {
         return;
     }
-    amp_records(seq_q, seq_kv, q, k, v, scratch, block, split,
-                get_group_id(1) / KV_HEADS, get_group_id(1) % KV_HEADS, room);
+    amp_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, at.b,
+                at.hk, room);
 }

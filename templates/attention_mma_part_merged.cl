@@ -20,13 +20,12 @@ void attention_mma_part_merged(const int seq_q, const int seq_kv,
     AMP_LOCAL;
     __local uint last;
     const long rows = (long)GROUP * seq_q;
-    if (block * SPLIT_Q >= rows) {
+    if (at.block * SPLIT_Q >= rows) {
         return;
     }
-    const long b = get_group_id(1) / KV_HEADS;
-    const int hk = (int)(get_group_id(1) % KV_HEADS);
-    amp_records(seq_q, seq_kv, q, k, v, scratch, block, split, b, hk, room);
-    attn_merge_last(o, lse, scratch, sync, seq_q, b, hk,
-                    (rows + SPLIT_Q - 1) / SPLIT_Q, block, SPLIT_Q,
+    amp_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, at.b,
+                at.hk, room);
+    attn_merge_last(o, lse, scratch, sync, seq_q, at.b, at.hk,
+                    (rows + SPLIT_Q - 1) / SPLIT_Q, at.block, SPLIT_Q,
                     (__local float *)room, &last, 2 * SPLIT_Q);
 }

@@ -9,8 +9,8 @@
  * Scratch: attention_common.cl (ATTN_REC). A chunk past the keys writes
  * m = -INFINITY, l = 0 and zeros.
  * Launch: local (ITEMS, 1); groups: dimension 0 SPLIT times at least the
- * blocks (split s of block n is group n * SPLIT + s), dimension 1
- * batch * KV_HEADS. */
+ * blocks, dimension 1 batch * KV_HEADS, a group's split, block, batch
+ * and kv head as attn_split_group orders them. */
 #include "attention_common.cl"
 
 /* Local memory of a work-group: q's rows, a tile of keys or values,
@@ -60,8 +60,7 @@ void ap_records(int seq_q, int seq_kv, const __global storage_t *q,
     __local float ss[BLOCK_Q * BLOCK_K];           \
     __local float ps[BLOCK_Q * BLOCK_K];           \
     const struct ap_room room = {qs, kvs, ss, ps}; \
-    const long block = get_group_id(0) / SPLIT;    \
-    const int split = (int)(get_group_id(0) % SPLIT)
+    const struct attn_split_at at = attn_split_group()
 
 __kernel __attribute__((reqd_work_group_size(ITEMS, 1, 1)))
 void attention_part(const int seq_q, const int seq_kv,
@@ -69,9 +68,9 @@ void attention_part(const int seq_q, const int seq_kv,
                     const __global storage_t *v, __global float *scratch)
 {
     AP_LOCAL;
-    if (block >= attn_blocks(seq_q)) {
+    if (at.block >= attn_blocks(seq_q)) {
         return;
     }
-    ap_records(seq_q, seq_kv, q, k, v, scratch, block, split,
-               get_group_id(1) / KV_HEADS, get_group_id(1) % KV_HEADS, room);
+    ap_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, at.b,
+               at.hk, room);
 }

@@ -19,12 +19,11 @@ void attention_part_merged(const int seq_q, const int seq_kv,
 {
     AP_LOCAL;
     __local uint last;
-    if (block >= attn_blocks(seq_q)) {
+    if (at.block >= attn_blocks(seq_q)) {
         return;
     }
-    const long b = get_group_id(1) / KV_HEADS;
-    const int hk = (int)(get_group_id(1) % KV_HEADS);
-    ap_records(seq_q, seq_kv, q, k, v, scratch, block, split, b, hk, room);
-    attn_merge_last(o, lse, scratch, sync, seq_q, b, hk, attn_blocks(seq_q),
-                    block, BLOCK_Q, qs, &last, ITEMS);
+    ap_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, at.b,
+               at.hk, room);
+    attn_merge_last(o, lse, scratch, sync, seq_q, at.b, at.hk,
+                    attn_blocks(seq_q), at.block, BLOCK_Q, qs, &last, ITEMS);
 }
