@@ -190,6 +190,10 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
             buf_printf(&b, "sync_per %ld %u\n", pa->sync_per,
                        pa->sync_sizes);
         }
+        if (pa->units_groups != 0) {
+            buf_printf(&b, "units %ld %u %ld\n", pa->units_groups,
+                       pa->units_sizes, pa->units_fill);
+        }
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];
             buf_printf(&b, "launch %s %d %zu %zu", la->kernel, la->dims,

@@ -62,9 +62,18 @@ static void buffer_count_text(const struct op_def *op,
     }
 }
 
-/* What variant V's plan (EV) decided: the prelude, (variant 0) the
- * constants and buffers, the scratch, the kernels with their work-group
- * sizes (the ones create checks) and every path's launches. */
+/* "  while its WHAT, PER x sizes, LIMIT (else the next path)": a path's
+ * bound on a count that grows with the runtime sizes. */
+static void bound_text(const struct kernel_spec *ks, const char *what,
+                       long per, unsigned sizes, const char *limit,
+                       struct buf *out)
+{
+    struct plan_buffer count = {.per = per, .sizes = sizes};
+    buf_printf(out, "  while its %s, ", what);
+    buffer_count_text(ks->op, &count, out);
+    buf_printf(out, ", %s (else the next path)\n", limit);
+}
+
 /* " (when the call gives dgamma or dbeta)" for the if_given names NAMES
  * (NULL-terminated); nothing for none. */
 static void given_text(const char *const *names, struct buf *out)
@@ -78,6 +87,9 @@ static void given_text(const char *const *names, struct buf *out)
     }
 }
 
+/* What variant V's plan (EV) decided: the prelude, (variant 0) the
+ * constants and buffers, the scratch, the kernels with their work-group
+ * sizes (the ones create checks) and every path's launches. */
 static void plan_decisions(const struct emit_variant *ev, int v, int n,
                            struct buf *out)
 {
@@ -184,13 +196,18 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             buf_printf(out, "  while %ld <= the device's compute units "
                        "(else the next path)\n", path->coop_total);
         }
+        char limit[64];
         if (path->sync_per != 0) {
-            struct plan_buffer counters = {.per = path->sync_per,
-                                           .sizes = path->sync_sizes};
-            buf_puts(out, "  while its counters, ");
-            buffer_count_text(ks->op, &counters, out);
-            buf_printf(out, ", fit the %ld sync words (else the next "
-                       "path)\n", plan->sync_words);
+            snprintf(limit, sizeof limit, "fit the %ld sync words",
+                     plan->sync_words);
+            bound_text(ks, "counters", path->sync_per, path->sync_sizes,
+                       limit, out);
+        }
+        if (path->units_groups != 0) {
+            snprintf(limit, sizeof limit, "are at most %ld a compute unit",
+                     path->units_fill);
+            bound_text(ks, "work-groups", path->units_groups,
+                       path->units_sizes, limit, out);
         }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];

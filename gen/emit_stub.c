@@ -23,7 +23,8 @@ static const char *const hole_names[N_HOLES] = {
     "SIZE_ARGS", "SIZE_ARG_DEFS", "SIZE_ARG_UNDEFS", "OVER", "SIZE_ZERO",
     "SCRATCH_UPTO", "SIZES_UPPER", "PATH_SIZE", "HANDLE", "QUEUE",
     "MAX_ARGS", "SIZE_ARG0", "SIZE_UNUSED", "RANGES", "RANGE_DOC",
-    "USES_SYNC", "USES_SYNC_SIZED", "USES_COOP", "USES_SCRATCH",
+    "USES_SYNC", "USES_SYNC_SIZED", "USES_COOP", "USES_UNITS",
+    "USES_UNITS_SIZED", "USES_SCRATCH",
     "USES_SLICES", "USES_IF_GIVEN", "USES_UNUSED", "USES_NULLABLE",
     "USES_MAY_ALIAS", "USES_CAPS", "USES_NEEDS", "USES_NAMES",
     "USES_DEVICE_TEXT", "USES_RANGES"};
@@ -50,6 +51,7 @@ void stub_sections(const struct emit_variant *ev, int n,
             const struct path *path = &p->path[pa];
             s->coop |= path->coop_groups != 0 || path->coop_total != 0;
             s->sync_sized |= path->sync_per != 0;
+            s->units_sized |= path->units_groups != 0;
             s->scratch |= path->scratch_per != 0 || path->scratch_fixed != 0;
             s->if_given |= path->scratch_if_given[0] != NULL;
             for (int l = 0; l < path->n_launch; l++) {
@@ -374,6 +376,8 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
         {H_USES_SYNC, sec->sync},
         {H_USES_SYNC_SIZED, sec->sync_sized},
         {H_USES_COOP, sec->coop},
+        {H_USES_UNITS, sec->coop || sec->units_sized},
+        {H_USES_UNITS_SIZED, sec->units_sized},
         {H_USES_SCRATCH, sec->scratch},
         {H_USES_SLICES, sec->slices},
         {H_USES_IF_GIVEN, sec->if_given},

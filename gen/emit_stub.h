@@ -23,7 +23,8 @@ enum stub_hole {
     H_SCRATCH_UPTO, H_SIZES_UPPER, H_PATH_SIZE, H_HANDLE, H_QUEUE,
     H_MAX_ARGS, H_SIZE_ARG0, H_SIZE_UNUSED, H_RANGES, H_RANGE_DOC,
     /* The sections' conditions: "1" when the stub needs the section. */
-    H_USES_SYNC, H_USES_SYNC_SIZED, H_USES_COOP, H_USES_SCRATCH,
+    H_USES_SYNC, H_USES_SYNC_SIZED, H_USES_COOP, H_USES_UNITS,
+    H_USES_UNITS_SIZED, H_USES_SCRATCH,
     H_USES_SLICES, H_USES_IF_GIVEN, H_USES_UNUSED, H_USES_NULLABLE,
     H_USES_MAY_ALIAS, H_USES_CAPS, H_USES_NEEDS, H_USES_NAMES,
     H_USES_DEVICE_TEXT, H_USES_RANGES, N_HOLES
@@ -36,6 +37,8 @@ struct stub_sections {
     int sync;        /* grid-wide barriers' counters: a sync buffer */
     int coop;        /* paths that need all their work-groups at once */
     int sync_sized;  /* paths whose counters grow with the sizes */
+    int units;       /* the device's compute units (coop, units_sized) */
+    int units_sized; /* paths bounded by work-groups a compute unit */
     int scratch;     /* paths whose launches share scratch */
     int slices;      /* launches that pass their slices */
     int if_given;    /* launches or scratch for some outputs alone */

@@ -170,6 +170,10 @@ static int stub_tables(const char *name, const struct op_def *op,
             buf_printf(t, ", %ld, %uu", p->path[pi].sync_per,
                        p->path[pi].sync_sizes);
         }
+        if (sec->units_sized) {
+            buf_printf(t, ", %ld, %uu, %ld", p->path[pi].units_groups,
+                       p->path[pi].units_sizes, p->path[pi].units_fill);
+        }
         buf_puts(t, "},\n");
     }
     buf_puts(t, "};\n\n");

@@ -160,6 +160,16 @@ struct path {
      * rows (a path with sync_per is never the last). */
     long sync_per;
     unsigned sync_sizes;   /* SIZE_BIT mask */
+    /* Work-groups the path launches per product of the sizes units_sizes
+     * names (0: no such bound), and how many of them a compute unit is
+     * to take: the stub takes the path only while units_groups * P is at
+     * most the device's compute units times units_fill; else the next
+     * path, which must cover the same rows (a path with units_groups is
+     * never the last). Few work at run time then takes a path of more
+     * work-groups each. */
+    long units_groups;
+    unsigned units_sizes;  /* SIZE_BIT mask */
+    long units_fill;
 };
 
 /* What the kernels do with a buffer of the host API. */

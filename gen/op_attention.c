@@ -72,7 +72,12 @@ static const struct param_def knobs[] = {
      "seq_q at most this takes the split path (keys over work-groups); "
      "0: never"},
     {"split", VALUE_INT, 0, 16, 1, 1024, NULL,
-     "work-groups the keys of a block split over on the split path"},
+     "work-groups the keys of a block split over on the split path, at "
+     "least"},
+    {"split_most", VALUE_INT, 0, 64, 1, 1024, NULL,
+     "the split path's most splits: on GPUs the stub takes this many, or "
+     "half or a quarter of it, while the call's blocks times them are at "
+     "most 8 work-groups a compute unit; else split"},
 };
 
 static const char *const sizes[] = {"batch", "seq_q", "seq_kv", NULL};
@@ -83,6 +88,12 @@ enum { SZ_BATCH, SZ_SEQ_Q, SZ_SEQ_KV };
 
 enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
 
+/* The split path's work-groups a compute unit: where the call's blocks
+ * of rows split `split` ways leave the device's units idle, the stub
+ * takes a path of twice the splits while the work-groups stay at most
+ * this many a unit (bench/RESULTS.md, "attention's decode step: more
+ * splits where the work is few"). */
+#define SPLIT_FILL_PER_UNIT 8
 /* Local memory a spec may ask for, as the row ops (op_rows.c). */
 #define ATTN_MAX_LOCAL 32768
 /* engine mma: the local memory every device of compute capability 8.0
@@ -135,11 +146,13 @@ static long mma_local(long mq, long mk, long d)
 }
 
 /* Bytes of local memory of attention_mma_part: the K and V tiles, the Q
- * rows beside them (copied at once). */
-static long split_local(long sq, long mk, long d)
+ * rows beside them (copied at once); or, if more, what the merge of
+ * SPLIT_MOST records of each of its rows takes (attention_merge.cl). */
+static long split_local(long sq, long mk, long d, long split_most)
 {
     long row = ((d + 15) / 16 * 16 + 8) * 2;
-    return (2 * mk + sq) * row;
+    long tiles = (2 * mk + sq) * row, merge = 4 * sq * (2 * split_most + 1);
+    return tiles > merge ? tiles : merge;
 }
 
 /* The most local memory the prefill's tiles on warpgroups may take (Q's
@@ -202,6 +215,13 @@ static void defaults(struct kernel_spec *ks)
     }
     spec_knob_default(ks, "block_k", (double)bk);
     spec_knob_default(ks, "split", cpu ? 4 : 16);
+    /* More splits where the work is few on GPUs: up to 64, and on the
+     * float kernel as many as its merge finds room for in q's rows
+     * (merge_fits); CPUs keep `split`. */
+    long split = knob(ks, "split");
+    long most = engine(ks) != ATTN_SIMT ? 64 : ((d | 1) - 1) / 2;
+    most = most < 64 ? most : 64;
+    spec_knob_default(ks, "split_most", cpu || split > most ? split : most);
 }
 
 /* engine: wgmma's tiles: warpgroups of 64 rows, keys of 64 or 128, the
@@ -276,13 +296,23 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
                    "tile mma_k (%ld) must be a multiple of 16 (k16 steps)",
                    mk);
     }
-    long bytes = mma_local(mq, mk, hd), split_bytes = split_local(sq, mk, hd);
+    long bytes = mma_local(mq, mk, hd);
+    long split_bytes = split_local(sq, mk, hd, 1);
     bytes = bytes > split_bytes ? bytes : split_bytes;
     if (bytes > ATTN_MMA_LOCAL) {
         diag_error(d, ks->file, knob_blame(ks, "mma_k", "mma_q"),
                    "tile mma_q (%ld) or split_q (%ld) and mma_k (%ld) need "
                    "%ld bytes of local memory at head_dim %ld (at most %ld)",
                    mq, sq, mk, bytes, hd, ATTN_MMA_LOCAL);
+        return;
+    }
+    long most = knob(ks, "split_most");
+    if (split_local(sq, mk, hd, most) > ATTN_MMA_LOCAL) {
+        diag_error(d, ks->file, knob_blame(ks, "split_most", "split_q"),
+                   "tile split_most (%ld) needs %ld bytes of local memory "
+                   "for the split path's merge of split_q (%ld) rows (at "
+                   "most %ld)",
+                   most, split_local(sq, mk, hd, most), sq, ATTN_MMA_LOCAL);
     }
 }
 
@@ -302,6 +332,11 @@ static void validate(const struct kernel_spec *ks, struct diags *d)
                    "tile block_q (%ld) and block_k (%ld) need %ld bytes of "
                    "local memory at head_dim %ld (at most %d)",
                    bq, bk, bytes, attn_head_dim(ks), ATTN_MAX_LOCAL);
+    }
+    if (knob(ks, "split_most") < knob(ks, "split")) {
+        diag_error(d, ks->file, knob_blame(ks, "split_most", "split"),
+                   "tile split_most (%ld) must be at least split (%ld)",
+                   knob(ks, "split_most"), knob(ks, "split"));
     }
     validate_mma(ks, d);
 }
@@ -336,6 +371,18 @@ static void plan_buffers(const struct kernel_spec *ks, struct plan *p)
     plan_public_int(p, "HEAD_DIM", "elements per head", d);
 }
 
+/* The split path's rows a work-group and work-items. */
+static long split_rows(const struct kernel_spec *ks)
+{
+    return knob(ks, engine(ks) != ATTN_SIMT ? "split_q" : "block_q");
+}
+
+static long split_items(const struct kernel_spec *ks)
+{
+    return engine(ks) != ATTN_SIMT ? 2 * knob(ks, "split_q")
+                                   : knob(ks, "items");
+}
+
 /* The #defines of templates/attention_common.cl. */
 static void plan_defines(const struct kernel_spec *ks, struct plan *p)
 {
@@ -359,7 +406,9 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "BLOCK_K", "keys per tile", knob(ks, "block_k"));
     plan_int(p, "ITEMS", "work-items per work-group", knob(ks, "items"));
     plan_int(p, "SPLIT", "work-groups a block's keys split over (split "
-             "path)", knob(ks, "split"));
+             "path), at least", knob(ks, "split"));
+    plan_int(p, "SPLIT_MOST", "... at most (the merge's local memory)",
+             knob(ks, "split_most"));
     plan_int(p, "COMBINE_ITEMS", "work-items of attention_combine",
              ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS);
     plan_int(p, "EXP_POLY", "exponentials as a polynomial on the exponent "
@@ -401,38 +450,56 @@ static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
     launch_args(l, args);
 }
 
-/* The split path's rows a work-group and work-items. */
-static long split_rows(const struct kernel_spec *ks)
-{
-    return knob(ks, engine(ks) != ATTN_SIMT ? "split_q" : "block_q");
-}
-
-static long split_items(const struct kernel_spec *ks)
-{
-    return engine(ks) != ATTN_SIMT ? 2 * knob(ks, "split_q")
-                                   : knob(ks, "items");
-}
-
 /* Whether the part kernel's local memory holds the merge's maxima, sums
  * and scales: a block's rows times 2 split + 1 floats, in q's rows
  * (SIMT) or the tiles' room (tensor cores). */
 static int merge_fits(const struct kernel_spec *ks)
 {
-    long rows = split_rows(ks), split = knob(ks, "split");
+    long rows = split_rows(ks), split = knob(ks, "split_most");
     long d = attn_head_dim(ks);
     long room = engine(ks) != ATTN_SIMT
-                    ? split_local(rows, knob(ks, "mma_k"), d) / 4
+                    ? split_local(rows, knob(ks, "mma_k"), d, split) / 4
                     : rows * (d | 1);
     return rows * (2 * split + 1) <= room;
 }
 
 /* Scratch of the split path: per query row and split, a record of its
  * D unnormalised outputs, max and sum in whole 16-byte words. */
-static void split_scratch(const struct kernel_spec *ks, struct path *pa)
+static void split_scratch(const struct kernel_spec *ks, struct path *pa,
+                          long splits)
 {
     long rec = (attn_head_dim(ks) + 5) / 4 * 4;
-    pa->scratch_per = attn_heads(ks) * knob(ks, "split") * rec;
+    pa->scratch_per = attn_heads(ks) * splits * rec;
     pa->scratch_sizes = BATCH | SEQ_Q;
+}
+
+/* A split path's launch of KERNEL: SPLITS work-groups (its "slices"
+ * argument) for each block of ROWS rows of every (batch, kv head), as
+ * few past the blocks as the launch's dimensions can say: dimension 0
+ * SPLITS * ceil(seq_q / (ROWS / GROUP)) where GROUP divides ROWS (each
+ * block exactly), SPLITS * GROUP / ROWS * seq_q where ROWS divides
+ * GROUP, else SPLITS * GROUP * ceil(seq_q / ROWS); dimension 1 batch *
+ * KV_HEADS. */
+static void launch_splits(const struct kernel_spec *ks, struct path *pa,
+                          const char *kernel, long splits, long rows,
+                          const char *const *args)
+{
+    struct launch *l = &pa->launch[pa->n_launch++];
+    long group = attn_heads(ks) / attn_kv_heads(ks);
+    l->kernel = kernel;
+    l->dims = 2;
+    l->local[0] = (size_t)split_items(ks);
+    l->local[1] = 1;
+    l->slices = (int)splits;
+    if (rows % group == 0) {
+        launch_over(l, 0, (size_t)splits, SEQ_Q, (size_t)(rows / group));
+    } else if (group % rows == 0) {
+        launch_over(l, 0, (size_t)(splits * (group / rows)), SEQ_Q, 1);
+    } else {
+        launch_over(l, 0, (size_t)(splits * group), SEQ_Q, (size_t)rows);
+    }
+    launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
+    launch_args(l, args);
 }
 
 /* The split path in one launch: the part kernel's last work-group of
@@ -440,22 +507,41 @@ static void split_scratch(const struct kernel_spec *ks, struct path *pa)
  * ceil(GROUP / rows) per query row of each kv head. */
 static void plan_merged(const struct kernel_spec *ks, struct plan *p)
 {
-    static const char *const args[] = {"seq_q", "seq_kv", "q", "k", "v",
-                                       "o", "lse", "scratch", "sync", NULL};
-    struct path *pa = &p->path[p->n_path++];
+    static const char *const args[] = {"slices", "seq_q", "seq_kv", "q",
+                                       "k", "v", "o", "lse", "scratch",
+                                       "sync", NULL};
     long group = attn_heads(ks) / attn_kv_heads(ks), rows = split_rows(ks);
-    pa->max_rows = knob(ks, "decode_rows");
-    pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
-              "work-groups, the last of them to finish merging their "
-              "partial softmaxes";
-    launch_blocks(ks, pa,
-                  engine(ks) != ATTN_SIMT ? "attention_mma_part_merged"
-                                          : "attention_part_merged",
-                  (size_t)knob(ks, "split"), (size_t)rows,
-                  (size_t)split_items(ks), args);
-    split_scratch(ks, pa);
-    pa->sync_per = attn_kv_heads(ks) * ((group + rows - 1) / rows);
-    pa->sync_sizes = BATCH | SEQ_Q;
+    long split = knob(ks, "split");
+    /* split_most, half and a quarter of it while more than split: each
+     * while its work-groups fit SPLIT_FILL_PER_UNIT a compute unit; then
+     * split. */
+    long most = knob(ks, "split_most");
+    for (long splits = most, n = 0;; splits /= 2, n++) {
+        int more = splits > split && n < 3;
+        splits = more ? splits : split;
+        struct path *pa = &p->path[p->n_path++];
+        pa->max_rows = knob(ks, "decode_rows");
+        pa->why = more ? "seq_q <= decode_rows, few blocks: the keys of "
+                         "each block over more work-groups, the last of "
+                         "them to finish merging their partial softmaxes"
+                       : "seq_q <= decode_rows: the keys of each block "
+                         "over SPLIT work-groups, the last of them to "
+                         "finish merging their partial softmaxes";
+        launch_splits(ks, pa,
+                      engine(ks) != ATTN_SIMT ? "attention_mma_part_merged"
+                                              : "attention_part_merged",
+                      splits, rows, args);
+        split_scratch(ks, pa, splits);
+        pa->sync_per = attn_kv_heads(ks) * ((group + rows - 1) / rows);
+        pa->sync_sizes = BATCH | SEQ_Q;
+        if (more) {
+            pa->units_groups = splits * pa->sync_per;
+            pa->units_sizes = BATCH | SEQ_Q;
+            pa->units_fill = SPLIT_FILL_PER_UNIT;
+        } else {
+            break;
+        }
+    }
     p->sync_words = ATTN_SYNC_WORDS;
 }
 
@@ -463,20 +549,21 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
  * attention_combine per query row and head. */
 static void plan_split(const struct kernel_spec *ks, struct plan *p)
 {
-    static const char *const part_args[] = {"seq_q", "seq_kv", "q", "k",
-                                            "v", "scratch", NULL};
-    static const char *const combine_args[] = {"seq_q", "o", "lse",
-                                               "scratch", NULL};
+    static const char *const part_args[] = {"slices", "seq_q", "seq_kv",
+                                            "q", "k", "v", "scratch", NULL};
+    static const char *const combine_args[] = {"slices", "seq_q", "o",
+                                               "lse", "scratch", NULL};
     struct path *pa = &p->path[p->n_path++];
+    long split = knob(ks, "split");
     pa->max_rows = knob(ks, "decode_rows");
     pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
               "work-groups, then their partial softmaxes merged";
-    launch_blocks(ks, pa,
+    launch_splits(ks, pa,
                   engine(ks) != ATTN_SIMT ? "attention_mma_part"
                                           : "attention_part",
-                  (size_t)knob(ks, "split"), (size_t)split_rows(ks),
-                  (size_t)split_items(ks), part_args);
+                  split, split_rows(ks), part_args);
     struct launch *l = &pa->launch[pa->n_launch++];
+    l->slices = (int)split;
     l->kernel = "attention_combine";
     l->dims = 2;
     l->local[0] = ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS;
@@ -484,7 +571,7 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     launch_fixed(l, 0, 1);
     launch_over(l, 1, (size_t)attn_heads(ks), BATCH | SEQ_Q, 1);
     launch_args(l, combine_args);
-    split_scratch(ks, pa);
+    split_scratch(ks, pa, split);
 }
 
 static void plan(const struct kernel_spec *ks, struct plan *p)
@@ -696,7 +783,8 @@ static const struct tune_axis tune_space[] = {
  * the row path), so it neither searches nor times them, and an entry
  * leaves them to the defaults. */
 static const char *const few_rows_knobs[] = {"decode_rows", "split",
-                                             "split_q", NULL};
+                                             "split_most", "split_q",
+                                             NULL};
 
 static const char *const kernels[] = {
     "attention",          "attention_mma",

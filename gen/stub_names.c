@@ -21,7 +21,7 @@ static const char *const stub_suffixes[] = {
     "fits", "build_variant",
     "create_in_order", "match_rank", "check_target", "check_buffer",
     "check_queue_and_wait", "mem_origin", "check_aliases", "path_for",
-    "sync_fits",
+    "sync_fits", "units_fit",
     "coop_spread",
     "path_scratch", "enqueue_launch", "enqueue_buffers", "product", "count",
     "scratch_bytes_at", "sizes_ok", "runs_for", "zeroed", "range", "ranges",

@@ -18,7 +18,7 @@
  *
  * Needs the #defines HEADS, KV_HEADS, HEAD_DIM, CAUSAL, WINDOW, CAPPED,
  * SOFTCAP, INV_SOFTCAP, Q_MUL, BLOCK_Q, BLOCK_K, ITEMS, SPLIT,
- * COMBINE_ITEMS and EXP_POLY (attention_exp2.cl); buffers q
+ * SPLIT_MOST, COMBINE_ITEMS and EXP_POLY (attention_exp2.cl); buffers q
  * [batch][seq_q][HEADS][HEAD_DIM], k and v [batch][seq_kv][KV_HEADS]
  * [HEAD_DIM], o like q, lse [batch][HEADS][seq_q] (float, may be
  * NULL). */
@@ -29,7 +29,8 @@
     !defined(CAUSAL) || !defined(WINDOW) || !defined(CAPPED) ||            \
     !defined(SOFTCAP) || !defined(INV_SOFTCAP) || !defined(Q_MUL) ||       \
     !defined(BLOCK_Q) || !defined(BLOCK_K) || !defined(ITEMS) ||           \
-    !defined(SPLIT) || !defined(COMBINE_ITEMS) || !defined(EXP_POLY)
+    !defined(SPLIT) || !defined(SPLIT_MOST) || !defined(COMBINE_ITEMS) ||  \
+    !defined(EXP_POLY)
 #error "attention_common.cl: the plan's #defines are missing"
 #endif
 
@@ -47,8 +48,8 @@
 #define ATTN_LOG2E 1.44269504088896341f
 #define ATTN_LN2 0.693147180559945309f
 
-/* The split path's scratch: per query row (b, i, h), in o's order, SPLIT
- * records of ATTN_REC floats (whole 16-byte words): the row's
+/* The split path's scratch: per query row (b, i, h), in o's order, the
+ * launch's splits records of ATTN_REC floats (whole 16-byte words): the row's
  * unnormalised outputs, then its max (base 2) and sum at HEAD_DIM and
  * HEAD_DIM + 1. */
 #define ATTN_REC ((HEAD_DIM + 5) / 4 * 4)
@@ -63,24 +64,26 @@ inline size_t attn_row(int seq_q, long b, int hk, long r)
 }
 
 /* Which work of the split path this work-group does: its split (of
- * SPLIT) of block `block` of batch b's kv head hk. In launch order the
- * (batch, kv head)s of one split of a block come together, so that the
- * kv heads' tiles of the same keys, which lie side by side in k and v,
- * are read at about the same time. Launch: dimension 0 SPLIT times the
- * blocks (or more), dimension 1 batch * KV_HEADS. */
+ * SPLITS, the launch's: SPLIT, or up to SPLIT_MOST where the blocks are
+ * few) of block `block` of batch b's kv head hk; a block past the rows'
+ * for a group past the work. In launch order the (batch, kv head)s of
+ * one split of a block come together, so that the kv heads' tiles of
+ * the same keys, which lie side by side in k and v, are read at about
+ * the same time. Launch: dimension 0 SPLITS times the blocks (or more),
+ * dimension 1 batch * KV_HEADS. */
 struct attn_split_at {
     long block, b;
     int split, hk;
 };
 
-inline struct attn_split_at attn_split_group(void)
+inline struct attn_split_at attn_split_group(int splits)
 {
     const long heads = get_num_groups(1);
     const long order =
         get_group_id(0) + (long)get_num_groups(0) * get_group_id(1);
     struct attn_split_at at;
-    at.block = order / heads / SPLIT;
-    at.split = (int)(order / heads % SPLIT);
+    at.block = order / heads / splits;
+    at.split = (int)(order / heads % splits);
     at.b = order % heads / KV_HEADS;
     at.hk = (int)(order % heads % KV_HEADS);
     return at;

@@ -1,5 +1,5 @@
-/* attention_merge.cl - the split path's merge of the SPLIT records a
- * row's key chunks left in scratch (attention_common.cl, ATTN_REC) into
+/* attention_merge.cl - the split path's merge of the records a row's
+ * key chunks left in scratch (attention_common.cl, ATTN_REC) into
  * o and lse: by attention_combine in a launch of its own, or by the last
  * work-group of a block in the first launch (attention_merge_last.cl). */
 
@@ -7,37 +7,40 @@
  * loads in flight, not one record's round trip after another. */
 #define MERGE_BATCH 16
 
-/* Merges the records of the NROWS rows from row R0 of batch B's kv head
- * HK into o and lse: each record's sum and outputs scaled by
- * exp2(m_s - max), added in split order, the outputs divided by the
- * sum. W: NROWS * (2 * SPLIT + 1) floats of local memory; every
- * work-item of the group calls it (barriers). */
+/* Merges the SPLITS records of each of the NROWS rows from row R0 of
+ * batch B's kv head HK into o and lse: each record's sum and outputs
+ * scaled by exp2(m_s - max), added in split order, the outputs divided
+ * by the sum. W: NROWS * (2 * SPLIT_MOST + 1) floats of local memory;
+ * every work-item of the group calls it (barriers). */
 void attn_merge(__global storage_t *o, __global float *lse,
                 const __global float *scratch, int seq_q, long b, int hk,
-                long r0, int nrows, __local float *w, uint lid, uint items)
+                long r0, int nrows, int splits, __local float *w, uint lid,
+                uint items)
 {
-    __local float *sums = w + nrows * SPLIT, *inv = sums + nrows * SPLIT;
+    __local float *sums = w + nrows * SPLIT_MOST;
+    __local float *inv = sums + nrows * SPLIT_MOST;
     /* The records' maxima and sums, then each row's scale of each. */
-    for (uint p = lid; p < (uint)nrows * SPLIT; p += items) {
-        const size_t row = attn_row(seq_q, b, hk, r0 + p / SPLIT);
+    for (uint p = lid; p < (uint)(nrows * splits); p += items) {
+        const uint i = p / splits, s = p % splits;
+        const size_t row = attn_row(seq_q, b, hk, r0 + i);
         const __global float *rec =
-            scratch + (row * SPLIT + p % SPLIT) * ATTN_REC + HEAD_DIM;
-        w[p] = rec[0];
-        sums[p] = rec[1];
+            scratch + (row * splits + s) * ATTN_REC + HEAD_DIM;
+        w[i * SPLIT_MOST + s] = rec[0];
+        sums[i * SPLIT_MOST + s] = rec[1];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint i = lid; i < (uint)nrows; i += items) {
         const size_t row = attn_row(seq_q, b, hk, r0 + i);
-        __local float *e = w + i * SPLIT;
+        __local float *e = w + i * SPLIT_MOST;
         float mx = -INFINITY;
-        for (int s = 0; s < SPLIT; s++) {
+        for (int s = 0; s < splits; s++) {
             mx = fmax(mx, e[s]);
         }
         const float base = mx == -INFINITY ? 0.0f : mx;
         float l = 0.0f;
-        for (int s = 0; s < SPLIT; s++) {
+        for (int s = 0; s < splits; s++) {
             e[s] = exp2(e[s] - base);
-            l += sums[i * SPLIT + s] * e[s];
+            l += sums[i * SPLIT_MOST + s] * e[s];
         }
         inv[i] = l > 0.0f ? 1.0f / l : 0.0f;
         if (lse != 0) {
@@ -53,11 +56,11 @@ void attn_merge(__global storage_t *o, __global float *lse,
         const uint i = u / quads, c = 4 * (u % quads);
         const size_t row = attn_row(seq_q, b, hk, r0 + i);
         const __global float4 *rec =
-            (const __global float4 *)(scratch + row * SPLIT * ATTN_REC + c);
-        __local const float *e = w + i * SPLIT;
+            (const __global float4 *)(scratch + row * splits * ATTN_REC + c);
+        __local const float *e = w + i * SPLIT_MOST;
         float4 a = 0.0f;
         int s = 0;
-        for (; s + MERGE_BATCH <= SPLIT; s += MERGE_BATCH) {
+        for (; s + MERGE_BATCH <= splits; s += MERGE_BATCH) {
             float4 x[MERGE_BATCH];
 #pragma unroll
             for (int j = 0; j < MERGE_BATCH; j++) {
@@ -68,7 +71,7 @@ void attn_merge(__global storage_t *o, __global float *lse,
                 a += x[j] * e[s + j];
             }
         }
-        for (; s < SPLIT; s++) {
+        for (; s < splits; s++) {
             a += rec[s * (ATTN_REC / 4)] * e[s];
         }
         a *= inv[i];

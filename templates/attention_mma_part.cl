@@ -1,12 +1,13 @@
 /* attention_mma_part.cl - the split path's first launch on tensor cores
- * (f16, bf16): SPLIT work-groups per block of SPLIT_Q query rows of one
- * (batch, kv head), a warp per 16 of them, each over its chunk of the keys
- * (a multiple of MMA_K; attention_mma_common.cl), write each row's
+ * (f16, bf16): `slices` work-groups (as attention_part.cl's) per block
+ * of SPLIT_Q query rows of one (batch, kv head), a warp per 16 of them,
+ * each over its chunk of the keys (a multiple of MMA_K;
+ * attention_mma_common.cl), write each row's
  * partial max (base 2), sum and unnormalised outputs to scratch as
  * attention_part does, for attention_combine; attention_mma_part_merged.cl
  * merges them in the last work-group of each block.
  *
- * Launch: local (2 * SPLIT_Q, 1); groups: dimension 0 SPLIT times at
+ * Launch: local (2 * SPLIT_Q, 1); groups: dimension 0 slices times at
  * least the blocks, dimension 1 batch * KV_HEADS, a group's split, block,
  * batch and kv head as attn_split_group orders them. */
 #include "attention_mma_common.cl"
@@ -18,12 +19,12 @@
 /* This work-group's records, of block BLOCK of batch B's kv head HK. */
 void amp_records(int seq_q, int seq_kv, const __global storage_t *q,
                  const __global storage_t *k, const __global storage_t *v,
-                 __global float *scratch, long block, int split, long b,
-                 int hk, __local ushort *room)
+                 __global float *scratch, long block, int split,
+                 int splits, long b, int hk, __local ushort *room)
 {
     const long rows = (long)GROUP * seq_q;
     const uint t = get_local_id(0) % 4;
-    const long chunk = (((long)seq_kv + SPLIT - 1) / SPLIT + MMA_K - 1) /
+    const long chunk = (((long)seq_kv + splits - 1) / splits + MMA_K - 1) /
                        MMA_K * MMA_K;
     const long from = split * chunk;
     float m[2], l[2], acc[MMA_DT][4];
@@ -38,7 +39,8 @@ void amp_records(int seq_q, int seq_kv, const __global storage_t *q,
             continue;
         }
         __global float *rec =
-            scratch + (attn_row(seq_q, b, hk, r) * SPLIT + split) * ATTN_REC;
+            scratch +
+            (attn_row(seq_q, b, hk, r) * splits + split) * ATTN_REC;
 #pragma unroll
         for (int d = 0; d < MMA_DT; d++) {
             const int col = 8 * d + 2 * t;
@@ -54,14 +56,20 @@ void amp_records(int seq_q, int seq_kv, const __global storage_t *q,
     }
 }
 
+/* Local memory, ushorts: the tiles and Q's rows (MMA_ROOM_APART), or,
+ * if more, the merge's SPLIT_Q * (2 * SPLIT_MOST + 1) floats. */
+#define AMP_MERGE_ROOM (2 * SPLIT_Q * (2 * SPLIT_MOST + 1))
+#define AMP_ROOM                                                         \
+    (MMA_ROOM_APART(SPLIT_Q) > AMP_MERGE_ROOM ? MMA_ROOM_APART(SPLIT_Q)  \
+                                              : AMP_MERGE_ROOM)
+
 /* What both kernels of the split path declare first. */
 #define AMP_LOCAL                                                        \
-    __local ushort room[MMA_ROOM_APART(SPLIT_Q)]                          \
-        __attribute__((aligned(16)));                                     \
-    const struct attn_split_at at = attn_split_group()
+    __local ushort room[AMP_ROOM] __attribute__((aligned(16)));          \
+    const struct attn_split_at at = attn_split_group(slices)
 
 __kernel __attribute__((reqd_work_group_size(2 * SPLIT_Q, 1, 1)))
-void attention_mma_part(const int seq_q, const int seq_kv,
+void attention_mma_part(const int slices, const int seq_q, const int seq_kv,
                         const __global storage_t *q,
                         const __global storage_t *k,
                         const __global storage_t *v, __global float *scratch)
@@ -70,6 +78,6 @@ void attention_mma_part(const int seq_q, const int seq_kv,
     if (at.block * SPLIT_Q >= (long)GROUP * seq_q) {
         return;
     }
-    amp_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, at.b,
-                at.hk, room);
+    amp_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, slices,
+                at.b, at.hk, room);
 }

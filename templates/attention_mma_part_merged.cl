@@ -7,10 +7,10 @@
 #include "attention_mma_part.cl"
 #include "attention_merge_last.cl"
 
-/* Merges in the tiles' room, which holds SPLIT_Q * (2 * SPLIT + 1) floats
- * (the plan takes this kernel only then). */
+/* Merges in the tiles' room (AMP_ROOM). */
 __kernel __attribute__((reqd_work_group_size(2 * SPLIT_Q, 1, 1)))
-void attention_mma_part_merged(const int seq_q, const int seq_kv,
+void attention_mma_part_merged(const int slices, const int seq_q,
+                               const int seq_kv,
                                const __global storage_t *q,
                                const __global storage_t *k,
                                const __global storage_t *v,
@@ -23,9 +23,9 @@ void attention_mma_part_merged(const int seq_q, const int seq_kv,
     if (at.block * SPLIT_Q >= rows) {
         return;
     }
-    amp_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, at.b,
-                at.hk, room);
+    amp_records(seq_q, seq_kv, q, k, v, scratch, at.block, at.split, slices,
+                at.b, at.hk, room);
     attn_merge_last(o, lse, scratch, sync, seq_q, at.b, at.hk,
-                    (rows + SPLIT_Q - 1) / SPLIT_Q, at.block, SPLIT_Q,
+                    (rows + SPLIT_Q - 1) / SPLIT_Q, at.block, slices, SPLIT_Q,
                     (__local float *)room, &last, 2 * SPLIT_Q);
 }

@@ -288,7 +288,7 @@ static void run_stub(struct nu_kernel *k, const struct vcase *c,
 #define TINY_YAML                                                            \
     "kernels:\n  - {name: t_attn, op: attention, heads: 4, kv_heads: 2, "   \
     "head_dim: 16, causal: true, tile: {block_q: 4, block_k: 4, items: 8, " \
-    "split: 3, decode_rows: 2}}\n"
+    "split: 3, split_most: 5, decode_rows: 2}}\n"
 
 /* Causal at seq_q > seq_kv: the first seq_q - seq_kv queries see no key,
  * o exactly 0 and lse exactly -inf, the others as float64; with lse
@@ -428,10 +428,12 @@ static void check_misuse(struct nu_kernel *k)
 
 /* Small tiles: decode (seq_q 1, 2) over seq_kv from 1 to 32768 (chunks
  * past the keys, a last tile short), the row path past decode_rows,
- * batch 3; the split path in one launch while its counters (2 a query
- * row: 2 kv heads, a block each) fill the 8192 words of the sync buffer
- * and in two past them (batch 2049 at seq_q 2); queries that see no key
- * on every path; paths chosen by seq_q, and by batch * seq_q. */
+ * batch 3; the split path in one launch over 5 splits while its
+ * work-groups (10 a query row: 5 splits of 2 kv heads' blocks) are at
+ * most 8 a compute unit (batch 1 on any device), over 3 while its
+ * counters (2 a query row) fill the 8192 words of the sync buffer, and
+ * in two launches past them (batch 2049 at seq_q 2); queries that see no
+ * key on every path; paths chosen by seq_q, and by batch * seq_q. */
 static void test_attn_decode(void)
 {
     static const size_t sizes[][3] = {{1, 1, 1},    {3, 1, 2},
@@ -451,15 +453,19 @@ static void test_attn_decode(void)
             check_unseen(&k, unseen[i]);
         }
         check_misuse(&k);
-        size_t dec[3] = {64, 2, 4096}, full[3] = {2048, 2, 1};
-        size_t past[3] = {2049, 2, 1}, pre[3] = {4096, 3, 4096};
-        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, dec), 0);
-        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, full), 0);
-        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, past), 1);
-        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, pre), 2);
-        /* records of 16 outputs, max and sum in 20 floats */
+        size_t one[3] = {1, 1, 4096}, dec[3] = {64, 2, 4096};
+        size_t full[3] = {2048, 2, 1}, past[3] = {2049, 2, 1};
+        size_t pre[3] = {4096, 3, 4096};
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, one), 0);
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, full), 1);
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, past), 2);
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, pre), 3);
+        /* records of 16 outputs, max and sum in 20 floats: 5 a row
+         * while the 5 splits' path may run (at most 1024 compute units
+         * x 8 work-groups of its 10 a query row: 819 query rows), 3
+         * past that */
         CU_ASSERT(k.stub.fn_scratch_bytes(dec) ==
-                  64 * 2 * TINY_HEADS * 3 * 20 * sizeof(float));
+                  64 * 2 * TINY_HEADS * 5 * 20 * sizeof(float));
         CU_ASSERT(k.stub.fn_scratch_bytes(past) ==
                   2049 * 2 * TINY_HEADS * 3 * 20 * sizeof(float));
     }

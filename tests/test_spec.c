@@ -1815,7 +1815,9 @@ static void test_attention_backward_scratch(void)
  * tiles by the tensor memory accelerator, its maps in the scratch) in
  * half precision, mma.sync at other heads of 16-byte rows and on 8.0, the
  * float kernel for f32 and elsewhere; the split path stays on
- * attention_mma_part. */
+ * attention_mma_part: in one launch over 64, 32 (each while its
+ * work-groups fit 8 a compute unit: "slices" and the units bound) and 16
+ * splits, then in two over 16. */
 static void test_attention_engine_defaults(void)
 {
     static const struct {
@@ -1860,13 +1862,22 @@ static void test_attention_engine_defaults(void)
                  "%s D %d on target %d: needs wgmma %d", cases[i].dtype,
                  cases[i].head_dim, (int)cases[i].target, wgmma);
         if (wgmma) {
-            TU_CHECK(p.n_path == 3 &&
-                         strcmp(p.path[0].launch[0].kernel,
-                                "attention_mma_part_merged") == 0 &&
-                         strcmp(p.path[1].launch[0].kernel,
-                                "attention_mma_part") == 0,
-                     "%s D %d: the split path runs %s", cases[i].dtype,
-                     cases[i].head_dim, p.path[0].launch[0].kernel);
+            static const long splits[] = {64, 32, 16, 16};
+            int ok = p.n_path == 5;
+            for (int k = 0; ok && k < 4; k++) {
+                const struct path *pa = &p.path[k];
+                ok = strcmp(pa->launch[0].kernel,
+                            k < 3 ? "attention_mma_part_merged"
+                                  : "attention_mma_part") == 0 &&
+                     pa->launch[0].slices == splits[k] &&
+                     (pa->units_groups != 0) == (k < 2) &&
+                     (k >= 2 || (pa->units_groups == splits[k] * 2 &&
+                                 pa->units_fill == 8));
+            }
+            TU_CHECK(ok, "%s D %d: the split paths (%d paths, the first "
+                     "%s over %d)", cases[i].dtype, cases[i].head_dim,
+                     p.n_path, p.path[0].launch[0].kernel,
+                     p.path[0].launch[0].slices);
         }
         spec_set_free(&s);
     }
