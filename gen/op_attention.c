@@ -521,17 +521,16 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
         splits = more ? splits : split;
         struct path *pa = &p->path[p->n_path++];
         pa->max_rows = knob(ks, "decode_rows");
-        static const char *const few[] = {
-            "seq_q <= decode_rows and few blocks (8 work-groups a compute "
-            "unit at most): the keys of each block over split_most "
-            "work-groups, the last of them to finish merging their "
-            "partial softmaxes",
-            "the same, over half as many", "the same, over a quarter as "
-            "many"};
-        pa->why = more ? few[n]
-                       : "seq_q <= decode_rows: the keys of each block "
-                         "over SPLIT work-groups, the last of them to "
-                         "finish merging their partial softmaxes";
+        pa->why = !more ? "seq_q <= decode_rows: the keys of each block "
+                          "over SPLIT work-groups, the last of them to "
+                          "finish merging their partial softmaxes"
+                  : n == 0 ? "seq_q <= decode_rows and few blocks (8 "
+                             "work-groups a compute unit at most): the "
+                             "keys of each block over split_most "
+                             "work-groups, the last of them to finish "
+                             "merging their partial softmaxes"
+                  : n == 1 ? "the same, over half as many"
+                           : "the same, over a quarter as many";
         launch_splits(ks, pa,
                       engine(ks) != ATTN_SIMT ? "attention_mma_part_merged"
                                               : "attention_part_merged",
