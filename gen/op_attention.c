@@ -405,10 +405,8 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "BLOCK_Q", "query rows per work-group", knob(ks, "block_q"));
     plan_int(p, "BLOCK_K", "keys per tile", knob(ks, "block_k"));
     plan_int(p, "ITEMS", "work-items per work-group", knob(ks, "items"));
-    plan_int(p, "SPLIT", "work-groups a block's keys split over (split "
-             "path), at least", knob(ks, "split"));
-    plan_int(p, "SPLIT_MOST", "... at most (the merge's local memory)",
-             knob(ks, "split_most"));
+    plan_int(p, "SPLIT_MOST", "the split path's most splits (the merge's "
+             "local memory)", knob(ks, "split_most"));
     plan_int(p, "COMBINE_ITEMS", "work-items of attention_combine",
              ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS);
     plan_int(p, "EXP_POLY", "exponentials as a polynomial on the exponent "
@@ -435,9 +433,10 @@ static void plan_defines(const struct kernel_spec *ks, struct plan *p)
  * dimension 0 TIMES * GROUP * ceil(seq_q / block_q) groups (at least the
  * ceil(GROUP * seq_q / block_q) blocks; the kernel returns for the rest),
  * dimension 1 one per (batch, kv head). */
-static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
-                          const char *kernel, size_t times, size_t rows,
-                          size_t items, const char *const *args)
+static struct launch *launch_blocks(const struct kernel_spec *ks,
+                                    struct path *pa, const char *kernel,
+                                    size_t times, size_t rows, size_t items,
+                                    const char *const *args)
 {
     struct launch *l = &pa->launch[pa->n_launch++];
     size_t group = (size_t)(attn_heads(ks) / attn_kv_heads(ks));
@@ -448,6 +447,7 @@ static void launch_blocks(const struct kernel_spec *ks, struct path *pa,
     launch_over(l, 0, times * group, SEQ_Q, rows);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     launch_args(l, args);
+    return l;
 }
 
 /* Whether the part kernel's local memory holds the merge's maxima, sums
@@ -473,33 +473,26 @@ static void split_scratch(const struct kernel_spec *ks, struct path *pa,
     pa->scratch_sizes = BATCH | SEQ_Q;
 }
 
-/* A split path's launch of KERNEL: SPLITS work-groups (its "slices"
- * argument) for each block of ROWS rows of every (batch, kv head), as
- * few past the blocks as the launch's dimensions can say: dimension 0
- * SPLITS * ceil(seq_q / (ROWS / GROUP)) where GROUP divides ROWS (each
- * block exactly), SPLITS * GROUP / ROWS * seq_q where ROWS divides
- * GROUP, else SPLITS * GROUP * ceil(seq_q / ROWS); dimension 1 batch *
- * KV_HEADS. */
+/* A split path's launch of KERNEL: launch_blocks' SPLITS times (its
+ * "slices" argument), dimension 0 then as few past the blocks as the
+ * launch's dimensions can say: SPLITS * ceil(seq_q / (ROWS / GROUP))
+ * where GROUP divides ROWS (each block exactly), SPLITS * GROUP / ROWS *
+ * seq_q where ROWS divides GROUP, else launch_blocks' SPLITS * GROUP *
+ * ceil(seq_q / ROWS). */
 static void launch_splits(const struct kernel_spec *ks, struct path *pa,
                           const char *kernel, long splits, long rows,
                           const char *const *args)
 {
-    struct launch *l = &pa->launch[pa->n_launch++];
+    struct launch *l = launch_blocks(ks, pa, kernel, (size_t)splits,
+                                     (size_t)rows,
+                                     (size_t)split_items(ks), args);
     long group = attn_heads(ks) / attn_kv_heads(ks);
-    l->kernel = kernel;
-    l->dims = 2;
-    l->local[0] = (size_t)split_items(ks);
-    l->local[1] = 1;
     l->slices = (int)splits;
     if (rows % group == 0) {
         launch_over(l, 0, (size_t)splits, SEQ_Q, (size_t)(rows / group));
     } else if (group % rows == 0) {
         launch_over(l, 0, (size_t)(splits * (group / rows)), SEQ_Q, 1);
-    } else {
-        launch_over(l, 0, (size_t)(splits * group), SEQ_Q, (size_t)rows);
     }
-    launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
-    launch_args(l, args);
 }
 
 /* The split path in one launch: the part kernel's last work-group of
@@ -522,7 +515,7 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
         struct path *pa = &p->path[p->n_path++];
         pa->max_rows = knob(ks, "decode_rows");
         pa->why = !more ? "seq_q <= decode_rows: the keys of each block "
-                          "over SPLIT work-groups, the last of them to "
+                          "over `split` work-groups, the last of them to "
                           "finish merging their partial softmaxes"
                   : n == 0 ? "seq_q <= decode_rows and few blocks (8 "
                              "work-groups a compute unit at most): the "
@@ -560,7 +553,7 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     struct path *pa = &p->path[p->n_path++];
     long split = knob(ks, "split");
     pa->max_rows = knob(ks, "decode_rows");
-    pa->why = "seq_q <= decode_rows: the keys of each block over SPLIT "
+    pa->why = "seq_q <= decode_rows: the keys of each block over `split` "
               "work-groups, then their partial softmaxes merged";
     launch_splits(ks, pa,
                   engine(ks) != ATTN_SIMT ? "attention_mma_part"

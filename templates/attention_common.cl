@@ -17,8 +17,8 @@
  * m = -INFINITY and l = 0: its output is 0 and its lse -INFINITY.
  *
  * Needs the #defines HEADS, KV_HEADS, HEAD_DIM, CAUSAL, WINDOW, CAPPED,
- * SOFTCAP, INV_SOFTCAP, Q_MUL, BLOCK_Q, BLOCK_K, ITEMS, SPLIT,
- * SPLIT_MOST, COMBINE_ITEMS and EXP_POLY (attention_exp2.cl); buffers q
+ * SOFTCAP, INV_SOFTCAP, Q_MUL, BLOCK_Q, BLOCK_K, ITEMS, SPLIT_MOST,
+ * COMBINE_ITEMS and EXP_POLY (attention_exp2.cl); buffers q
  * [batch][seq_q][HEADS][HEAD_DIM], k and v [batch][seq_kv][KV_HEADS]
  * [HEAD_DIM], o like q, lse [batch][HEADS][seq_q] (float, may be
  * NULL). */
@@ -29,8 +29,7 @@
     !defined(CAUSAL) || !defined(WINDOW) || !defined(CAPPED) ||            \
     !defined(SOFTCAP) || !defined(INV_SOFTCAP) || !defined(Q_MUL) ||       \
     !defined(BLOCK_Q) || !defined(BLOCK_K) || !defined(ITEMS) ||           \
-    !defined(SPLIT) || !defined(SPLIT_MOST) || !defined(COMBINE_ITEMS) ||  \
-    !defined(EXP_POLY)
+    !defined(SPLIT_MOST) || !defined(COMBINE_ITEMS) || !defined(EXP_POLY)
 #error "attention_common.cl: the plan's #defines are missing"
 #endif
 
@@ -64,8 +63,8 @@ inline size_t attn_row(int seq_q, long b, int hk, long r)
 }
 
 /* Which work of the split path this work-group does: its split (of
- * SPLITS, the launch's: SPLIT, or up to SPLIT_MOST where the blocks are
- * few) of block `block` of batch b's kv head hk; a block past the rows'
+ * SPLITS, the launch's: the spec's `split`, or up to SPLIT_MOST where
+ * the blocks are few) of block `block` of batch b's kv head hk; a block past the rows'
  * for a group past the work. In launch order the (batch, kv head)s of
  * one split of a block come together, so that the kv heads' tiles of
  * the same keys, which lie side by side in k and v, are read at about

@@ -1,6 +1,6 @@
 /* attention_merge_last.cl - the split path in one launch: each
  * work-group of a block, its records stored, counts itself done on the
- * block's word of the sync buffer, and the last of the block's SPLIT
+ * block's word of the sync buffer, and the last of the block's splits
  * merges the block's rows (attention_merge.cl). */
 #include "attention_merge.cl"
 #include "grid_fence.cl"

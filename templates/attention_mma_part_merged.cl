@@ -1,6 +1,6 @@
 /* attention_mma_part_merged.cl - the split path in one launch on tensor
  * cores: each work-group stores its records as attention_mma_part does,
- * and the last of a block's SPLIT merges the block's rows into o and lse
+ * and the last of a block's splits merges the block's rows into o and lse
  * (attention_merge_last.cl).
  *
  * Launch: attention_mma_part's. */

@@ -1,9 +1,9 @@
 /* attention_part.cl - the split path's first launch: `slices` work-groups
- * per block of rows (the launch's splits: SPLIT, or up to SPLIT_MOST
- * where the blocks are few; attention_common.cl), each over its chunk of
- * the keys (a multiple of BLOCK_K), write each row's partial max (base
- * 2), sum and unnormalised outputs to scratch: a few query rows over a
- * long cache still fill the device. attention_part leaves the records to
+ * per block of rows (the launch's splits: the spec's `split`, or up to
+ * SPLIT_MOST where the blocks are few; attention_common.cl), each over
+ * its chunk of the keys (a multiple of BLOCK_K), write each row's
+ * partial max (base 2), sum and unnormalised outputs to scratch: a few
+ * query rows over a long cache still fill the device. attention_part leaves the records to
  * attention_combine; attention_part_merged.cl merges them in the last
  * work-group of each block.
  *

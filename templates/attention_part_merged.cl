@@ -1,6 +1,6 @@
 /* attention_part_merged.cl - the split path in one launch (SIMT): each
  * work-group stores its records as attention_part does, and the last of
- * a block's SPLIT merges the block's rows into o and lse
+ * a block's splits merges the block's rows into o and lse
  * (attention_merge_last.cl).
  *
  * Launch: attention_part's. */
