@@ -191,8 +191,9 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
                        pa->sync_sizes);
         }
         if (pa->units_groups != 0) {
-            buf_printf(&b, "units %ld %u %ld\n", pa->units_groups,
-                       pa->units_sizes, pa->units_fill);
+            buf_printf(&b, "units %ld %u %ld %ld %d\n", pa->units_groups,
+                       pa->units_sizes, pa->units_fill, pa->units_least,
+                       pa->units_least_size);
         }
         for (int l = 0; l < pa->n_launch; l++) {
             const struct launch *la = &pa->launch[l];

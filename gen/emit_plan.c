@@ -209,6 +209,11 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
             bound_text(ks, "work-groups", path->units_groups,
                        path->units_sizes, limit, out);
         }
+        if (path->units_least != 0) {
+            buf_printf(out, "  while %s >= %ld (else the next path)\n",
+                       op_size_name(ks->op, path->units_least_size),
+                       path->units_least);
+        }
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             buf_printf(out, "  %s  local ", l->kernel);

@@ -171,8 +171,10 @@ static int stub_tables(const char *name, const struct op_def *op,
                        p->path[pi].sync_sizes);
         }
         if (sec->units_sized) {
-            buf_printf(t, ", %ld, %uu, %ld", p->path[pi].units_groups,
-                       p->path[pi].units_sizes, p->path[pi].units_fill);
+            buf_printf(t, ", %ld, %uu, %ld, %ld, %du",
+                       p->path[pi].units_groups, p->path[pi].units_sizes,
+                       p->path[pi].units_fill, p->path[pi].units_least,
+                       p->path[pi].units_least_size);
         }
         buf_puts(t, "},\n");
     }

@@ -170,6 +170,11 @@ struct path {
     long units_groups;
     unsigned units_sizes;  /* SIZE_BIT mask */
     long units_fill;
+    /* With units_groups: the least the runtime size units_least_size may
+     * be (0: any), else the next path: more work-groups pay only while
+     * each of them has work enough. */
+    long units_least;
+    int units_least_size;
 };
 
 /* What the kernels do with a buffer of the host API. */

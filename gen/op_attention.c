@@ -77,7 +77,11 @@ static const struct param_def knobs[] = {
     {"split_most", VALUE_INT, 0, 64, 1, 1024, NULL,
      "the split path's most splits: on GPUs the stub takes this many, or "
      "half or a quarter of it, while the call's blocks times them are at "
-     "most 8 work-groups a compute unit; else split"},
+     "most 8 work-groups a compute unit and split_keys keys each; else "
+     "split"},
+    {"split_keys", VALUE_INT, 0, 128, 1, 65536, NULL,
+     "the fewest keys a work-group takes where the split path splits "
+     "them more than `split` ways"},
 };
 
 static const char *const sizes[] = {"batch", "seq_q", "seq_kv", NULL};
@@ -506,8 +510,8 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
     long group = attn_heads(ks) / attn_kv_heads(ks), rows = split_rows(ks);
     long split = knob(ks, "split");
     /* split_most, half and a quarter of it while more than split: each
-     * while its work-groups fit SPLIT_FILL_PER_UNIT a compute unit; then
-     * split. */
+     * while its work-groups fit SPLIT_FILL_PER_UNIT a compute unit and
+     * take split_keys keys or more; then split. */
     long most = knob(ks, "split_most");
     for (long splits = most, n = 0;; splits /= 2, n++) {
         int more = splits > split && n < 3;
@@ -517,11 +521,11 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
         pa->why = !more ? "seq_q <= decode_rows: the keys of each block "
                           "over `split` work-groups, the last of them to "
                           "finish merging their partial softmaxes"
-                  : n == 0 ? "seq_q <= decode_rows and few blocks (8 "
-                             "work-groups a compute unit at most): the "
-                             "keys of each block over split_most "
-                             "work-groups, the last of them to finish "
-                             "merging their partial softmaxes"
+                  : n == 0 ? "seq_q <= decode_rows, few blocks (8 "
+                             "work-groups a compute unit at most) and "
+                             "many keys: the keys of each block over "
+                             "split_most work-groups, the last of them "
+                             "to finish merging their partial softmaxes"
                   : n == 1 ? "the same, over half as many"
                            : "the same, over a quarter as many";
         launch_splits(ks, pa,
@@ -535,6 +539,8 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
             pa->units_groups = splits * pa->sync_per;
             pa->units_sizes = BATCH | SEQ_Q;
             pa->units_fill = SPLIT_FILL_PER_UNIT;
+            pa->units_least = splits * knob(ks, "split_keys");
+            pa->units_least_size = SZ_SEQ_KV;
         } else {
             break;
         }
@@ -780,8 +786,8 @@ static const struct tune_axis tune_space[] = {
  * the row path), so it neither searches nor times them, and an entry
  * leaves them to the defaults. */
 static const char *const few_rows_knobs[] = {"decode_rows", "split",
-                                             "split_most", "split_q",
-                                             NULL};
+                                             "split_most", "split_keys",
+                                             "split_q", NULL};
 
 static const char *const kernels[] = {
     "attention",          "attention_mma",

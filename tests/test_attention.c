@@ -288,7 +288,7 @@ static void run_stub(struct nu_kernel *k, const struct vcase *c,
 #define TINY_YAML                                                            \
     "kernels:\n  - {name: t_attn, op: attention, heads: 4, kv_heads: 2, "   \
     "head_dim: 16, causal: true, tile: {block_q: 4, block_k: 4, items: 8, " \
-    "split: 3, split_most: 5, decode_rows: 2}}\n"
+    "split: 3, split_most: 5, split_keys: 7, decode_rows: 2}}\n"
 
 /* Causal at seq_q > seq_kv: the first seq_q - seq_kv queries see no key,
  * o exactly 0 and lse exactly -inf, the others as float64; with lse
@@ -430,7 +430,8 @@ static void check_misuse(struct nu_kernel *k)
  * past the keys, a last tile short), the row path past decode_rows,
  * batch 3; the split path in one launch over 5 splits while its
  * work-groups (10 a query row: 5 splits of 2 kv heads' blocks) are at
- * most 8 a compute unit (batch 1 from 2 units), over 3 while its
+ * most 8 a compute unit (batch 1 from 2 units) and take 7 keys each
+ * (35 keys and more), over 3 while its
  * counters (2 a query row) fill the 8192 words of the sync buffer, and
  * in two launches past them (batch 2049 at seq_q 2); queries that see no
  * key on every path; paths chosen by seq_q, and by batch * seq_q. */
@@ -441,7 +442,8 @@ static void test_attn_decode(void)
                                       {1, 1, 1000}, {1, 2, 3000},
                                       {1, 1, 32768}, {1, 3, 3},
                                       {2, 5, 2},    {2048, 2, 3},
-                                      {2049, 2, 3}, {2, 2, 7}};
+                                      {2049, 2, 3}, {2, 2, 7},
+                                      {1, 1, 34},   {1, 1, 35}};
     static const size_t unseen[][3] = {{2, 2, 1}, {2049, 2, 1},
                                        {1, 19, 6}};
     struct nu_kernel k;
@@ -454,11 +456,16 @@ static void test_attn_decode(void)
         }
         check_misuse(&k);
         size_t one[3] = {1, 1, 4096}, dec[3] = {64, 2, 4096};
+        size_t few[3] = {1, 1, 34}, enough[3] = {1, 1, 35};
         size_t full[3] = {2048, 2, 1}, past[3] = {2049, 2, 1};
         size_t pre[3] = {4096, 3, 4096};
         /* the 5 splits' 10 work-groups a query row, at most 8 a unit */
         CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, one),
                         10 <= 8 * nu_compute_units() ? 0 : 1);
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, enough),
+                        10 <= 8 * nu_compute_units() ? 0 : 1);
+        /* fewer than 7 keys a work-group over 5 splits */
+        CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, few), 1);
         CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, full), 1);
         CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, past), 2);
         CU_ASSERT_EQUAL(k.stub.fn_path_index(k.stub.handle, pre), 3);

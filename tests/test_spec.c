@@ -1879,7 +1879,9 @@ static void test_attention_engine_defaults(void)
                      pa->launch[0].slices == splits[k] &&
                      (pa->units_groups != 0) == (k < 2) &&
                      (k >= 2 || (pa->units_groups == splits[k] * 2 &&
-                                 pa->units_fill == 8));
+                                 pa->units_fill == 8 &&
+                                 pa->units_least == splits[k] * 128 &&
+                                 pa->units_least_size == 2));
             }
             TU_CHECK(ok, "%s D %d: the split paths (%d paths, the first "
                      "%s over %d)", cases[i].dtype, cases[i].head_dim,
