@@ -1221,6 +1221,21 @@ static void check_path_order(const struct kernel_spec *ks,
     TU_CHECK(p->n_path >= 1 && p->path[p->n_path - 1].max_rows == 0,
              "%s: the last of %d paths does not take any rows", ks->name,
              p->n_path);
+    /* A bound the stub may fail leaves a next path; the least size is
+     * tested only beside the units bound, on a size the op has. */
+    int n_sizes = op_n_sizes(ks->op);
+    for (int i = 0; i < p->n_path; i++) {
+        const struct path *pa = &p->path[i];
+        TU_CHECK(pa->units_groups == 0 || i + 1 < p->n_path,
+                 "%s: path %d, bounded by work-groups a unit, is the last",
+                 ks->name, i);
+        TU_CHECK(pa->units_least == 0 ||
+                     (pa->units_groups != 0 && pa->units_least_size >= 0 &&
+                      pa->units_least_size < n_sizes),
+                 "%s: path %d: units_least %ld on size %d without the "
+                 "units bound", ks->name, i, pa->units_least,
+                 pa->units_least_size);
+    }
     for (int i = 0; i + 1 < p->n_path; i++) {
         if (p->path[i].coop_total != 0) {
             continue;
