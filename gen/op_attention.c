@@ -98,6 +98,10 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
  * this many a unit (bench/RESULTS.md, "attention's decode step: more
  * splits where the work is few"). */
 #define SPLIT_FILL_PER_UNIT 8
+/* Floats of a work-item's outputs on CPUs' split path (32 KiB, as many
+ * again for its q): its rows stay in the core's caches beside a tile
+ * of keys. */
+#define PART_ROWS_FLOATS 8192
 /* Local memory a spec may ask for, as the row ops (op_rows.c). */
 #define ATTN_MAX_LOCAL 32768
 /* engine mma: the local memory every device of compute capability 8.0
@@ -548,6 +552,22 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
     p->sync_words = ATTN_SYNC_WORDS;
 }
 
+/* CPUs' split path (attention_part_rows): the most kv heads, a divisor
+ * of kv_heads, whose query rows a work-item holds in PART_ROWS_FLOATS
+ * floats (the rows' outputs, and q's the same again), 0 when not one
+ * kv head's fits (attention_part then). */
+static long part_rows_kv(const struct kernel_spec *ks)
+{
+    long kv = attn_kv_heads(ks), per = attn_heads(ks) / kv *
+                                       attn_head_dim(ks);
+    for (long n = kv; n >= 1; n--) {
+        if (kv % n == 0 && n * per <= PART_ROWS_FLOATS) {
+            return n;
+        }
+    }
+    return 0;
+}
+
 /* The split path in two launches: attention_part per (block, split),
  * attention_combine per query row and head. */
 static void plan_split(const struct kernel_spec *ks, struct plan *p)
@@ -561,10 +581,25 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     pa->max_rows = knob(ks, "decode_rows");
     pa->why = "seq_q <= decode_rows: the keys of each block over `split` "
               "work-groups, then their partial softmaxes merged";
-    launch_splits(ks, pa,
-                  engine(ks) != ATTN_SIMT ? "attention_mma_part"
-                                          : "attention_part",
-                  split, split_rows(ks), part_args);
+    long rows_kv = ks->target == TARGET_CPU ? part_rows_kv(ks) : 0;
+    if (rows_kv > 0) {
+        plan_int(p, "APR_KV", "attention_part_rows: kv heads a work-item",
+                 rows_kv);
+        struct launch *l = &pa->launch[pa->n_launch++];
+        l->kernel = "attention_part_rows";
+        l->dims = 2;
+        l->local[0] = 1;
+        l->local[1] = 1;
+        l->slices = (int)split;
+        launch_over(l, 0, (size_t)split, SEQ_Q, 1);
+        launch_over(l, 1, (size_t)(attn_kv_heads(ks) / rows_kv), BATCH, 1);
+        launch_args(l, part_args);
+    } else {
+        launch_splits(ks, pa,
+                      engine(ks) != ATTN_SIMT ? "attention_mma_part"
+                                              : "attention_part",
+                      split, split_rows(ks), part_args);
+    }
     struct launch *l = &pa->launch[pa->n_launch++];
     l->slices = (int)split;
     l->kernel = "attention_combine";
@@ -792,7 +827,7 @@ static const char *const few_rows_knobs[] = {"decode_rows", "split",
 static const char *const kernels[] = {
     "attention",          "attention_mma",
     "attention_wgmma",    "attention_wgmma_tma",
-    "attention_part",     "attention_part_merged",
+    "attention_part",     "attention_part_merged", "attention_part_rows",
     "attention_mma_part", "attention_mma_part_merged",
     "attention_combine",  NULL};
 

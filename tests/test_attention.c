@@ -106,6 +106,18 @@ static void test_attn_shapes(void)
          TARGET_CPU, {{3, 2, 40}, {1, 1, 2}, {0}}},
         {"f32", "heads: 4, kv_heads: 2, head_dim: 16, tile: {split: 1}",
          TARGET_GPU, {{2, 1, 50}, {1, 4, 9}, {0}}},
+        /* CPUs' split path (attention_part_rows, a work-item per query
+         * position, split and kv heads): GQA at a head of 128 in bf16,
+         * batch > 1, chunks past the keys, queries that see no key; a
+         * window and a softcap at a head of 24; query rows past a
+         * work-item's floats (attention_part) */
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 128, causal: true",
+         TARGET_CPU, {{2, 1, 1000}, {1, 3, 77}, {1, 4, 2}, {0}}},
+        {"f32", "heads: 6, kv_heads: 3, head_dim: 24, causal: true, "
+         "window: 5, softcap: 20, scale: 1", TARGET_CPU,
+         {{2, 2, 60}, {1, 1, 3}, {0}}},
+        {"f16", "heads: 48, kv_heads: 1, head_dim: 200", TARGET_CPU,
+         {{1, 1, 50}, {0}}},
         /* D = 1: a score per key, q.k a product */
         {"f16", "heads: 3, head_dim: 1, causal: true", TARGET_GPU,
          {{2, 5, 9}, {1, 2, 40}, {0}}},

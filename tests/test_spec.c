@@ -1831,6 +1831,55 @@ static void test_attention_backward_scratch(void)
     }
 }
 
+/* attention's split path on CPUs: attention_part_rows over the most kv
+ * heads a work-item whose outputs stay within 8192 floats (all of them
+ * for Llama 3 8B's 32 query heads over 8 of 128; half of 8 at GQA 8 and
+ * a head of 256), then combined in a second launch; attention_part where
+ * one kv head's query rows pass that (48 heads of 200 over one). */
+static void test_attention_cpu_split(void)
+{
+    static const struct {
+        int heads, kv_heads, head_dim;
+        const char *part;
+        long kv_per_item;
+    } cases[] = {
+        {32, 8, 128, "attention_part_rows", 8},
+        {64, 8, 256, "attention_part_rows", 4},
+        {12, 12, 7, "attention_part_rows", 12},
+        {48, 1, 200, "attention_part", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        struct spec_set s;
+        snprintf(text, sizeof text,
+                 "kernels:\n  - {name: t_acs, op: attention, heads: %d, "
+                 "kv_heads: %d, head_dim: %d, causal: true}\n",
+                 cases[i].heads, cases[i].kv_heads, cases[i].head_dim);
+        struct plan p;
+        if (!plan_one_for(&s, text, TARGET_CPU, &p)) {
+            continue;
+        }
+        const struct path *pa = &p.path[0];
+        TU_CHECK(p.n_path == 2 && pa->n_launch == 2 &&
+                     strcmp(pa->launch[0].kernel, cases[i].part) == 0 &&
+                     strcmp(pa->launch[1].kernel, "attention_combine") == 0,
+                 "%d/%d heads of %d: the split path runs %s (%d paths)",
+                 cases[i].heads, cases[i].kv_heads, cases[i].head_dim,
+                 pa->launch[0].kernel, p.n_path);
+        if (cases[i].kv_per_item != 0) {
+            expect_define("t_acs", &p, "APR_KV", cases[i].kv_per_item);
+            TU_CHECK(pa->launch[0].local[0] == 1 &&
+                         pa->launch[0].slices == 4,
+                     "attention_part_rows: %zu items, %d slices",
+                     pa->launch[0].local[0], pa->launch[0].slices);
+        } else {
+            TU_CHECK(plan_find_define(&p, "APR_KV") == NULL,
+                     "attention_part: APR_KV defined");
+        }
+        spec_set_free(&s);
+    }
+}
+
 /* attention's prefill engine by target, dtype and head: warpgroups
  * (needing wgmma) on compute capability 9.0 at heads of 64
  * (attention_wgmma) and 80, 96, 128 and 256 (attention_wgmma_tma, its
@@ -2107,6 +2156,8 @@ int add_spec_suite(void)
             NULL ||
         CU_add_test(s, "attention: the prefill's engine by target, dtype "
                     "and head", test_attention_engine_defaults) == NULL ||
+        CU_add_test(s, "attention: CPUs' split path",
+                    test_attention_cpu_split) == NULL ||
         CU_add_test(s, "attention_backward: the scratch by target and kv "
                     "heads", test_attention_backward_scratch) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
