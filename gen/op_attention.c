@@ -75,10 +75,10 @@ static const struct param_def knobs[] = {
      "work-groups the keys of a block split over on the split path, at "
      "least"},
     {"split_most", VALUE_INT, 0, 64, 1, 1024, NULL,
-     "the split path's most splits: on GPUs the stub takes this many, or "
-     "half or a quarter of it, while the call's blocks times them are at "
-     "most 8 work-groups a compute unit and split_keys keys each; else "
-     "split"},
+     "the split path's most splits: the stub takes this many, or half or "
+     "a quarter of it, while the call's work-groups are at most 8 a "
+     "compute unit (CPUs: 2 work-items a core) and take split_keys keys "
+     "each; else split"},
     {"split_keys", VALUE_INT, 0, 128, 1, 65536, NULL,
      "the fewest keys a work-group takes where the split path splits "
      "them more than `split` ways"},
@@ -98,6 +98,9 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
  * this many a unit (bench/RESULTS.md, "attention's decode step: more
  * splits where the work is few"). */
 #define SPLIT_FILL_PER_UNIT 8
+/* The same on CPUs (attention_part_rows): a core's work-items, enough
+ * that the cores end together. */
+#define SPLIT_FILL_PER_CORE 2
 /* Floats of a work-item's outputs on CPUs' split path (32 KiB, as many
  * again for its q): its rows stay in the core's caches beside a tile
  * of keys. */
@@ -199,6 +202,22 @@ static void engine_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "split_q", 16);
 }
 
+/* CPUs' split path (attention_part_rows): the most kv heads, a divisor
+ * of kv_heads, whose query rows a work-item holds in PART_ROWS_FLOATS
+ * floats (the rows' outputs, and q's the same again), 0 when not one
+ * kv head's fits (attention_part then). */
+static long part_rows_kv(const struct kernel_spec *ks)
+{
+    long kv = attn_kv_heads(ks), per = attn_heads(ks) / kv *
+                                       attn_head_dim(ks);
+    for (long n = kv; n >= 1; n--) {
+        if (kv % n == 0 && n * per <= PART_ROWS_FLOATS) {
+            return n;
+        }
+    }
+    return 0;
+}
+
 /* GPUs: blocks of 32 rows (16 past D 128), four work-items a row, so
  * that a row's outputs are a quarter of D each, and the widest key tile
  * that fits; the split path's keys over 16 work-groups a block
@@ -229,7 +248,12 @@ static void defaults(struct kernel_spec *ks)
     long split = knob(ks, "split");
     long most = engine(ks) != ATTN_SIMT ? 64 : ((d | 1) - 1) / 2;
     most = most < 64 ? most : 64;
-    spec_knob_default(ks, "split_most", cpu || split > most ? split : most);
+    /* CPUs' attention_part_rows, a work-item per chunk of every kv
+     * head's keys, also up to 64 on many cores. */
+    if (cpu) {
+        most = part_rows_kv(ks) > 0 ? 64 : split;
+    }
+    spec_knob_default(ks, "split_most", split > most ? split : most);
 }
 
 /* engine: wgmma's tiles: warpgroups of 64 rows, keys of 64 or 128, the
@@ -552,21 +576,6 @@ static void plan_merged(const struct kernel_spec *ks, struct plan *p)
     p->sync_words = ATTN_SYNC_WORDS;
 }
 
-/* CPUs' split path (attention_part_rows): the most kv heads, a divisor
- * of kv_heads, whose query rows a work-item holds in PART_ROWS_FLOATS
- * floats (the rows' outputs, and q's the same again), 0 when not one
- * kv head's fits (attention_part then). */
-static long part_rows_kv(const struct kernel_spec *ks)
-{
-    long kv = attn_kv_heads(ks), per = attn_heads(ks) / kv *
-                                       attn_head_dim(ks);
-    for (long n = kv; n >= 1; n--) {
-        if (kv % n == 0 && n * per <= PART_ROWS_FLOATS) {
-            return n;
-        }
-    }
-    return 0;
-}
 
 /* The split path in two launches: attention_part per (block, split),
  * attention_combine per query row and head. */
@@ -576,40 +585,69 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
                                             "q", "k", "v", "scratch", NULL};
     static const char *const combine_args[] = {"slices", "seq_q", "o",
                                                "lse", "scratch", NULL};
-    struct path *pa = &p->path[p->n_path++];
     long split = knob(ks, "split");
-    pa->max_rows = knob(ks, "decode_rows");
-    pa->why = "seq_q <= decode_rows: the keys of each block over `split` "
-              "work-groups, then their partial softmaxes merged";
     long rows_kv = ks->target == TARGET_CPU ? part_rows_kv(ks) : 0;
     if (rows_kv > 0) {
         plan_int(p, "APR_KV", "attention_part_rows: kv heads a work-item",
                  rows_kv);
-        struct launch *l = &pa->launch[pa->n_launch++];
-        l->kernel = "attention_part_rows";
-        l->dims = 2;
-        l->local[0] = 1;
-        l->local[1] = 1;
-        l->slices = (int)split;
-        launch_over(l, 0, (size_t)split, SEQ_Q, 1);
-        launch_over(l, 1, (size_t)(attn_kv_heads(ks) / rows_kv), BATCH, 1);
-        launch_args(l, part_args);
-    } else {
-        launch_splits(ks, pa,
-                      engine(ks) != ATTN_SIMT ? "attention_mma_part"
-                                              : "attention_part",
-                      split, split_rows(ks), part_args);
     }
-    struct launch *l = &pa->launch[pa->n_launch++];
-    l->slices = (int)split;
-    l->kernel = "attention_combine";
-    l->dims = 2;
-    l->local[0] = ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS;
-    l->local[1] = 1;
-    launch_fixed(l, 0, 1);
-    launch_over(l, 1, (size_t)attn_heads(ks), BATCH | SEQ_Q, 1);
-    launch_args(l, combine_args);
-    split_scratch(ks, pa, split);
+    /* attention_part_rows: split_most, half and a quarter of it while
+     * more than split, each while its work-items are at most
+     * SPLIT_FILL_PER_CORE a compute unit and take split_keys keys or
+     * more; then split. */
+    long most = rows_kv > 0 ? knob(ks, "split_most") : split;
+    for (long splits = most, n = 0;; splits /= 2, n++) {
+        int more = splits > split && n < 3;
+        splits = more ? splits : split;
+        struct path *pa = &p->path[p->n_path++];
+        pa->max_rows = knob(ks, "decode_rows");
+        pa->why = !more ? "seq_q <= decode_rows: the keys of each block "
+                          "over `split` work-groups, then their partial "
+                          "softmaxes merged"
+                  : n == 0 ? "seq_q <= decode_rows, few work-items (2 a "
+                             "compute unit at most) and many keys: the "
+                             "keys over split_most work-items, then "
+                             "their partial softmaxes merged"
+                  : n == 1 ? "the same, over half as many"
+                           : "the same, over a quarter as many";
+        if (rows_kv > 0) {
+            long items = attn_kv_heads(ks) / rows_kv;
+            struct launch *l = &pa->launch[pa->n_launch++];
+            l->kernel = "attention_part_rows";
+            l->dims = 2;
+            l->local[0] = 1;
+            l->local[1] = 1;
+            l->slices = (int)splits;
+            launch_over(l, 0, (size_t)splits, SEQ_Q, 1);
+            launch_over(l, 1, (size_t)items, BATCH, 1);
+            launch_args(l, part_args);
+            if (more) {
+                pa->units_groups = splits * items;
+                pa->units_sizes = BATCH | SEQ_Q;
+                pa->units_fill = SPLIT_FILL_PER_CORE;
+                pa->units_least = splits * knob(ks, "split_keys");
+                pa->units_least_size = SZ_SEQ_KV;
+            }
+        } else {
+            launch_splits(ks, pa,
+                          engine(ks) != ATTN_SIMT ? "attention_mma_part"
+                                                  : "attention_part",
+                          splits, split_rows(ks), part_args);
+        }
+        struct launch *l = &pa->launch[pa->n_launch++];
+        l->slices = (int)splits;
+        l->kernel = "attention_combine";
+        l->dims = 2;
+        l->local[0] = ks->target == TARGET_CPU ? 1 : COMBINE_GPU_ITEMS;
+        l->local[1] = 1;
+        launch_fixed(l, 0, 1);
+        launch_over(l, 1, (size_t)attn_heads(ks), BATCH | SEQ_Q, 1);
+        launch_args(l, combine_args);
+        split_scratch(ks, pa, splits);
+        if (!more) {
+            break;
+        }
+    }
 }
 
 static void plan(const struct kernel_spec *ks, struct plan *p)

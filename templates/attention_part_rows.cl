@@ -1,15 +1,13 @@
 /* attention_part_rows.cl - the split path's first launch on CPUs: a
  * work-item per query position, split and APR_KV kv heads of a batch,
  * the query heads of those kv heads all in its hands, reading the keys
- * and values of its chunk straight from k and v. Their APR_KV heads lie
- * side by side in k and v, so a work-item walks one contiguous stretch
- * a key, which the core's prefetchers follow (a kv head alone would
- * jump a page a key). No local memory and no barriers: on a CPU a
- * work-group's items run one after the other between barriers, and the
- * staging that feeds a GPU's work-items costs more there than the
- * keys' arithmetic. One position sees a range of keys whole (causal,
- * window), so a chunk needs no mask, only its ends. Records as
- * attention_part.cl's, for attention_combine.
+ * and values of its chunk straight from k and v (their APR_KV heads lie
+ * side by side there: one stretch a key). No local memory and no
+ * barriers: on a CPU a work-group's items run one after the other
+ * between barriers, and the staging that feeds a GPU's work-items costs
+ * more there than the keys' arithmetic. One position sees a range of
+ * keys whole (causal, window), so a chunk needs no mask, only its ends.
+ * Records as attention_part.cl's, for attention_combine.
  *
  * Scratch: attention_common.cl (ATTN_REC). A chunk past the keys writes
  * m = -INFINITY, l = 0 and zeros.

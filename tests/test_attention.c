@@ -118,6 +118,14 @@ static void test_attn_shapes(void)
          {{2, 2, 60}, {1, 1, 3}, {0}}},
         {"f16", "heads: 48, kv_heads: 1, head_dim: 200", TARGET_CPU,
          {{1, 1, 50}, {0}}},
+        /* ... over more splits where its work-items are few: 4 while
+         * batch x seq_q x 4 fit 2 a compute unit and seq_kv >= 8, 2,
+         * then 1 (on 2 units: 4, 2 and 1 split at batch 1, 2 and 3;
+         * 7 keys: 2) */
+        {"f32", "heads: 4, kv_heads: 2, head_dim: 16, causal: true, "
+         "tile: {split: 1, split_most: 4, split_keys: 2}", TARGET_CPU,
+         {{1, 1, 100}, {2, 1, 100}, {3, 1, 100}, {1, 1, 7}, {1, 2, 9},
+          {0}}},
         /* D = 1: a score per key, q.k a product */
         {"f16", "heads: 3, head_dim: 1, causal: true", TARGET_GPU,
          {{2, 5, 9}, {1, 2, 40}, {0}}},

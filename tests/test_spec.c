@@ -1725,8 +1725,9 @@ static void test_decode_k_defaults(void)
  * on warpgroups on compute capability 9.0 at heads of 64, 80, 96 and 128
  * in half precision (dk and dv on mma.sync past 64 keys a work-group),
  * at 256 too (two warpgroups a work-group), mma.sync at other heads of
- * 16-byte rows and on 8.0, the float kernels for f32, for rows not of 16 bytes, when
- * asked and elsewhere; wgmma needed where a kernel takes it. */
+ * 16-byte rows and on 8.0, the float kernels for f32, for rows not of
+ * 16 bytes, when asked and elsewhere; wgmma needed where a kernel takes
+ * it. */
 static void test_attention_backward_engine_defaults(void)
 {
     static const struct {
@@ -1834,8 +1835,10 @@ static void test_attention_backward_scratch(void)
 /* attention's split path on CPUs: attention_part_rows over the most kv
  * heads a work-item whose outputs stay within 8192 floats (all of them
  * for Llama 3 8B's 32 query heads over 8 of 128; half of 8 at GQA 8 and
- * a head of 256), then combined in a second launch; attention_part where
- * one kv head's query rows pass that (48 heads of 200 over one). */
+ * a head of 256), then combined in a second launch, over 64, 32 and 16
+ * splits while their work-items are at most 2 a compute unit and keep
+ * 128 keys each, then 4; attention_part over 4 where one kv head's query
+ * rows pass that (48 heads of 200 over one). */
 static void test_attention_cpu_split(void)
 {
     static const struct {
@@ -1859,19 +1862,36 @@ static void test_attention_cpu_split(void)
         if (!plan_one_for(&s, text, TARGET_CPU, &p)) {
             continue;
         }
-        const struct path *pa = &p.path[0];
-        TU_CHECK(p.n_path == 2 && pa->n_launch == 2 &&
-                     strcmp(pa->launch[0].kernel, cases[i].part) == 0 &&
-                     strcmp(pa->launch[1].kernel, "attention_combine") == 0,
-                 "%d/%d heads of %d: the split path runs %s (%d paths)",
+        static const long splits[] = {64, 32, 16, 4};
+        int rows = cases[i].kv_per_item != 0;
+        int n_split = rows ? 4 : 1;
+        TU_CHECK(p.n_path == n_split + 1, "%d/%d heads of %d: %d paths",
                  cases[i].heads, cases[i].kv_heads, cases[i].head_dim,
-                 pa->launch[0].kernel, p.n_path);
-        if (cases[i].kv_per_item != 0) {
+                 p.n_path);
+        for (int k = 0; k < n_split && k + 1 < p.n_path; k++) {
+            const struct path *pa = &p.path[k];
+            long want = rows ? splits[k] : 4;
+            long items = rows ? cases[i].kv_heads / cases[i].kv_per_item : 0;
+            int bound = rows && k < 3;
+            TU_CHECK(pa->n_launch == 2 &&
+                         strcmp(pa->launch[0].kernel, cases[i].part) == 0 &&
+                         strcmp(pa->launch[1].kernel,
+                                "attention_combine") == 0 &&
+                         pa->launch[0].slices == want &&
+                         pa->launch[1].slices == want &&
+                         (pa->units_groups != 0) == bound &&
+                         (!bound || (pa->units_groups == want * items &&
+                                     pa->units_fill == 2 &&
+                                     pa->units_least == want * 128)),
+                     "%d/%d heads of %d: split path %d runs %s over %d",
+                     cases[i].heads, cases[i].kv_heads, cases[i].head_dim,
+                     k, pa->launch[0].kernel, pa->launch[0].slices);
+        }
+        if (rows) {
             expect_define("t_acs", &p, "APR_KV", cases[i].kv_per_item);
-            TU_CHECK(pa->launch[0].local[0] == 1 &&
-                         pa->launch[0].slices == 4,
-                     "attention_part_rows: %zu items, %d slices",
-                     pa->launch[0].local[0], pa->launch[0].slices);
+            TU_CHECK(p.path[0].launch[0].local[0] == 1,
+                     "attention_part_rows: %zu items a work-group",
+                     p.path[0].launch[0].local[0]);
         } else {
             TU_CHECK(plan_find_define(&p, "APR_KV") == NULL,
                      "attention_part: APR_KV defined");
