@@ -527,89 +527,117 @@ static void launch_splits(const struct kernel_spec *ks, struct path *pa,
     }
 }
 
+/* The split counts of the split path's paths into COUNTS: MOST, half
+ * and a quarter of it while more than `split`, then `split`; how many. */
+static int split_counts(const struct kernel_spec *ks, long most,
+                        long counts[4])
+{
+    long split = knob(ks, "split");
+    int n = 0;
+    for (long splits = most; splits > split && n < 3; splits /= 2) {
+        counts[n++] = splits;
+    }
+    counts[n++] = split;
+    return n;
+}
+
+/* A new split path of P, the I-th of N (split_counts), for seq_q up to
+ * decode_rows: FIRST says why the first of several, LAST why the last. */
+static struct path *split_path(const struct kernel_spec *ks, struct plan *p,
+                               int i, int n, const char *first,
+                               const char *last)
+{
+    struct path *pa = &p->path[p->n_path++];
+    pa->max_rows = knob(ks, "decode_rows");
+    pa->why = i == n - 1 ? last
+              : i == 0   ? first
+              : i == 1   ? "the same, over half as many"
+                         : "the same, over a quarter as many";
+    return pa;
+}
+
+/* Bounds PA, a split path of SPLITS but the last, to GROUPS work-groups
+ * per query row position at most FILL a compute unit, and to seq_kv of
+ * split_keys keys a split or more. */
+static void bound_splits(const struct kernel_spec *ks, struct path *pa,
+                         long splits, long groups, long fill)
+{
+    pa->units_groups = groups;
+    pa->units_sizes = BATCH | SEQ_Q;
+    pa->units_fill = fill;
+    pa->units_least = splits * knob(ks, "split_keys");
+    pa->units_least_size = SZ_SEQ_KV;
+}
+
 /* The split path in one launch: the part kernel's last work-group of
  * each block merges its rows; a counter per block, at most
- * ceil(GROUP / rows) per query row of each kv head. */
+ * ceil(GROUP / rows) per query row of each kv head. Over split_most,
+ * half and a quarter of it while its work-groups fit
+ * SPLIT_FILL_PER_UNIT a compute unit, then `split`. */
 static void plan_merged(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const args[] = {"slices", "seq_q", "seq_kv", "q",
                                        "k", "v", "o", "lse", "scratch",
                                        "sync", NULL};
     long group = attn_heads(ks) / attn_kv_heads(ks), rows = split_rows(ks);
-    long split = knob(ks, "split");
-    /* split_most, half and a quarter of it while more than split: each
-     * while its work-groups fit SPLIT_FILL_PER_UNIT a compute unit and
-     * take split_keys keys or more; then split. */
-    long most = knob(ks, "split_most");
-    for (long splits = most, n = 0;; splits /= 2, n++) {
-        int more = splits > split && n < 3;
-        splits = more ? splits : split;
-        struct path *pa = &p->path[p->n_path++];
-        pa->max_rows = knob(ks, "decode_rows");
-        pa->why = !more ? "seq_q <= decode_rows: the keys of each block "
-                          "over `split` work-groups, the last of them to "
-                          "finish merging their partial softmaxes"
-                  : n == 0 ? "seq_q <= decode_rows, few blocks (8 "
-                             "work-groups a compute unit at most) and "
-                             "many keys: the keys of each block over "
-                             "split_most work-groups, the last of them "
-                             "to finish merging their partial softmaxes"
-                  : n == 1 ? "the same, over half as many"
-                           : "the same, over a quarter as many";
+    long counts[4];
+    int n = split_counts(ks, knob(ks, "split_most"), counts);
+    for (int i = 0; i < n; i++) {
+        struct path *pa = split_path(
+            ks, p, i, n,
+            "seq_q <= decode_rows, few blocks (8 work-groups a compute "
+            "unit at most) and many keys: the keys of each block over "
+            "split_most work-groups, the last of them to finish merging "
+            "their partial softmaxes",
+            "seq_q <= decode_rows: the keys of each block over `split` "
+            "work-groups, the last of them to finish merging their "
+            "partial softmaxes");
         launch_splits(ks, pa,
                       engine(ks) != ATTN_SIMT ? "attention_mma_part_merged"
                                               : "attention_part_merged",
-                      splits, rows, args);
-        split_scratch(ks, pa, splits);
+                      counts[i], rows, args);
+        split_scratch(ks, pa, counts[i]);
         pa->sync_per = attn_kv_heads(ks) * ((group + rows - 1) / rows);
         pa->sync_sizes = BATCH | SEQ_Q;
-        if (more) {
-            pa->units_groups = splits * pa->sync_per;
-            pa->units_sizes = BATCH | SEQ_Q;
-            pa->units_fill = SPLIT_FILL_PER_UNIT;
-            pa->units_least = splits * knob(ks, "split_keys");
-            pa->units_least_size = SZ_SEQ_KV;
-        } else {
-            break;
+        if (i < n - 1) {
+            bound_splits(ks, pa, counts[i], counts[i] * pa->sync_per,
+                         SPLIT_FILL_PER_UNIT);
         }
     }
     p->sync_words = ATTN_SYNC_WORDS;
 }
 
-
-/* The split path in two launches: attention_part per (block, split),
- * attention_combine per query row and head. */
+/* The split path in two launches: a part kernel per chunk of keys
+ * (attention_part_rows on CPUs, where part_rows_kv finds room;
+ * attention_part or attention_mma_part per block and split elsewhere),
+ * then attention_combine per query row and head. */
 static void plan_split(const struct kernel_spec *ks, struct plan *p)
 {
     static const char *const part_args[] = {"slices", "seq_q", "seq_kv",
                                             "q", "k", "v", "scratch", NULL};
     static const char *const combine_args[] = {"slices", "seq_q", "o",
                                                "lse", "scratch", NULL};
-    long split = knob(ks, "split");
     long rows_kv = ks->target == TARGET_CPU ? part_rows_kv(ks) : 0;
     if (rows_kv > 0) {
         plan_int(p, "APR_KV", "attention_part_rows: kv heads a work-item",
                  rows_kv);
     }
-    /* attention_part_rows: split_most, half and a quarter of it while
-     * more than split, each while its work-items are at most
-     * SPLIT_FILL_PER_CORE a compute unit and take split_keys keys or
-     * more; then split. */
-    long most = rows_kv > 0 ? knob(ks, "split_most") : split;
-    for (long splits = most, n = 0;; splits /= 2, n++) {
-        int more = splits > split && n < 3;
-        splits = more ? splits : split;
-        struct path *pa = &p->path[p->n_path++];
-        pa->max_rows = knob(ks, "decode_rows");
-        pa->why = !more ? "seq_q <= decode_rows: the keys of each block "
-                          "over `split` work-groups, then their partial "
-                          "softmaxes merged"
-                  : n == 0 ? "seq_q <= decode_rows, few work-items (2 a "
-                             "compute unit at most) and many keys: the "
-                             "keys over split_most work-items, then "
-                             "their partial softmaxes merged"
-                  : n == 1 ? "the same, over half as many"
-                           : "the same, over a quarter as many";
+    /* attention_part_rows: over split_most, half and a quarter of it
+     * while its work-items fit SPLIT_FILL_PER_CORE a compute unit, then
+     * `split`; the other part kernels over `split`. */
+    long counts[4];
+    int n = split_counts(ks, rows_kv > 0 ? knob(ks, "split_most")
+                                         : knob(ks, "split"),
+                         counts);
+    for (int i = 0; i < n; i++) {
+        long splits = counts[i];
+        struct path *pa = split_path(
+            ks, p, i, n,
+            "seq_q <= decode_rows, few work-items (2 a compute unit at "
+            "most) and many keys: the keys over split_most work-items, "
+            "then their partial softmaxes merged",
+            "seq_q <= decode_rows: the keys of each block over `split` "
+            "work-groups, then their partial softmaxes merged");
         if (rows_kv > 0) {
             long items = attn_kv_heads(ks) / rows_kv;
             struct launch *l = &pa->launch[pa->n_launch++];
@@ -621,12 +649,9 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
             launch_over(l, 0, (size_t)splits, SEQ_Q, 1);
             launch_over(l, 1, (size_t)items, BATCH, 1);
             launch_args(l, part_args);
-            if (more) {
-                pa->units_groups = splits * items;
-                pa->units_sizes = BATCH | SEQ_Q;
-                pa->units_fill = SPLIT_FILL_PER_CORE;
-                pa->units_least = splits * knob(ks, "split_keys");
-                pa->units_least_size = SZ_SEQ_KV;
+            if (i < n - 1) {
+                bound_splits(ks, pa, splits, splits * items,
+                             SPLIT_FILL_PER_CORE);
             }
         } else {
             launch_splits(ks, pa,
@@ -644,9 +669,6 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
         launch_over(l, 1, (size_t)attn_heads(ks), BATCH | SEQ_Q, 1);
         launch_args(l, combine_args);
         split_scratch(ks, pa, splits);
-        if (!more) {
-            break;
-        }
     }
 }
 
