@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const struct param_def knobs[] = {
     {"engine", VALUE_CHOICE, 0, ATTN_SIMT, 0, 0, attn_engine_choices,
      "prefill: simt (every device), mma (f16, bf16: m16n8k16 on NVIDIA "
@@ -129,11 +128,6 @@ static long knob(const struct kernel_spec *ks, const char *key)
 {
     return (long)spec_knob(ks, key);
 }
-
-
-
-
-
 
 /* Floats of local memory of a block: q (block_q rows), a tile of keys or
  * values (block_k rows), rows of D | 1 floats (odd: apart in banks);
@@ -732,7 +726,6 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
 
 /* ---- checking and measuring ------------------------------------------ */
 
-
 struct reference_job {
     const struct kernel_spec *ks;
     const float *const *in;
@@ -838,7 +831,6 @@ static void naive(const struct kernel_spec *ks, struct plan *p)
     attn_naive_grid(p, SZ_SEQ_Q, (size_t)attn_heads(ks));
 }
 
-
 /* q, k, v read once, o and lse written once; 4 flops per (query, key,
  * head, dim): q.k and p.v, over the pairs a mask leaves visible (about
  * half of them when causal at seq_q = seq_kv, counted exactly). */
@@ -859,7 +851,6 @@ static void bench_sizes(const struct kernel_spec *ks, size_t *sz)
 {
     attn_bench_sizes(ks, sz, 4096);
 }
-
 
 /* engines mma and wgmma (f16, bf16 on tensor cores: validate() rejects
  * them elsewhere, the tuner wgmma off compute capability 9.0) with their
