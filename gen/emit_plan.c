@@ -150,9 +150,14 @@ static void plan_decisions(const struct emit_variant *ev, int v, int n,
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     int n_names = plan_kernels(plan, names, threads);
+    int width = 18; /* the column fits the longest name */
+    for (int i = 0; i < n_names; i++) {
+        int len = (int)strlen(names[i]);
+        width = len > width ? len : width;
+    }
     buf_puts(out, "\nkernels, work-items per group:\n");
     for (int i = 0; i < n_names; i++) {
-        buf_printf(out, "  %-18s %zu\n", names[i], threads[i]);
+        buf_printf(out, "  %-*s %zu\n", width, names[i], threads[i]);
     }
     if (plan->sync_words != 0) {
         buf_printf(out, "\nsync: %ld words of the handle's own, zeroed at "

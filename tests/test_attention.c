@@ -67,9 +67,10 @@ static void test_attn_shapes(void)
                             {3, 9, 4}, {0}}},
         /* the same on the CPU plan, whose exponentials are a polynomial
          * on the exponent bits: differences of scores past -127 in base
-         * 2 (the polynomial's clamp) */
+         * 2 (the polynomial's clamp), on the prefill and split paths */
         {"f32", "heads: 3, kv_heads: 1, head_dim: 5, causal: true, scale: "
-         "16", TARGET_CPU, {{2, 7, 7}, {1, 5, 33}, {2, 40, 17}, {0}}},
+         "16", TARGET_CPU, {{2, 7, 7}, {1, 5, 33}, {2, 40, 17}, {2, 1, 33},
+                            {1, 4, 50}, {0}}},
         /* the CPU plan over 4096 and 8192 keys without a mask: each
          * output a weighted sum of values of both signs that cancel, so
          * that its exponentials' error shows (a lesser polynomial
