@@ -236,17 +236,16 @@ static void defaults(struct kernel_spec *ks)
     }
     spec_knob_default(ks, "block_k", (double)bk);
     spec_knob_default(ks, "split", cpu ? 4 : 16);
-    /* More splits where the work is few on GPUs: up to 64, and on the
-     * float kernel as many as its merge finds room for in q's rows
-     * (merge_fits); CPUs keep `split`. */
+    /* More splits where the work is few: up to 64 on tensor cores and
+     * on CPUs' attention_part_rows (which merges in a second launch);
+     * on the GPU float kernel as many as its merge finds room for in
+     * q's rows (merge_fits); `split` on CPUs' attention_part. */
     long split = knob(ks, "split");
-    long most = engine(ks) != ATTN_SIMT ? 64 : ((d | 1) - 1) / 2;
-    most = most < 64 ? most : 64;
-    /* CPUs' attention_part_rows, a work-item per chunk of every kv
-     * head's keys, also up to 64 on many cores. */
-    if (cpu) {
-        most = part_rows_kv(ks) > 0 ? 64 : split;
-    }
+    long room = ((d | 1) - 1) / 2;
+    long most = cpu                      ? (part_rows_kv(ks) > 0 ? 64 : split)
+                : engine(ks) != ATTN_SIMT ? 64
+                : room < 64              ? room
+                                         : 64;
     spec_knob_default(ks, "split_most", split > most ? split : most);
 }
 

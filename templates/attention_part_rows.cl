@@ -104,17 +104,12 @@ void attention_part_rows(const int slices, const int seq_q, const int seq_kv,
     }
     const long b = get_group_id(1) / (KV_HEADS / APR_KV);
     const int hk0 = (int)(get_group_id(1) % (KV_HEADS / APR_KV)) * APR_KV;
-    /* The chunk's keys this position sees. */
+    /* The chunk's keys this position (rows i * GROUP on) sees. */
     const long chunk = ((long)seq_kv + slices - 1) / slices;
-    const long pos = i + seq_kv - seq_q;
-    long lo = split * chunk, hi = min(lo + chunk, (long)seq_kv);
-    (void)pos;
-#if CAUSAL
-    hi = min(hi, pos + 1);
-#endif
-#if WINDOW > 0
-    lo = max(lo, pos - WINDOW + 1);
-#endif
+    const long from = split * chunk;
+    long lo, hi;
+    attn_key_range(seq_q, seq_kv, i * GROUP, GROUP, from,
+                   min(from + chunk, (long)seq_kv), &lo, &hi);
     /* Rows r = the query heads hk0 * GROUP + r, side by side in q. */
     const size_t row0 =
         ((size_t)(b * seq_q + i) * HEADS + hk0 * GROUP) * HEAD_DIM;
