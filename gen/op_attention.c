@@ -9,8 +9,10 @@
  * positions. templates/attention_common.cl walks the key tiles of a block
  * (FlashAttention-2: online softmax, tiles hidden from every row of the
  * block skipped). Prefill: a work-group per block of rows
- * (templates/attention.cl). Decode (seq_q up to decode_rows; paths choose
- * by seq_q): the keys split over `split` work-groups per block, each
+ * (templates/attention.cl); on CPUs a work-item per rows_q positions of
+ * one head, no local memory (templates/attention_rows.cl). Decode
+ * (seq_q up to decode_rows; paths choose by seq_q): the keys split over
+ * `split` work-groups per block, each
  * writing its partial (max, sum, o) to scratch, and on GPUs the last of
  * a block's to finish merges them (templates/attention_merge_last.cl: one
  * launch, the blocks' counters in the handle's sync buffer), so that a few
@@ -63,10 +65,14 @@ static const struct param_def knobs[] = {
     {"block_q", VALUE_INT, 0, 32, 1, 256, NULL,
      "query rows per work-group (rows of one kv head's query heads)"},
     {"block_k", VALUE_INT, 0, 16, 1, 256, NULL,
-     "keys per tile staged in local memory"},
+     "keys per tile (staged in local memory, but on CPUs' paths)"},
     {"items", VALUE_INT, 0, 128, 1, 1024, NULL,
      "work-items per work-group, a multiple of block_q (items / block_q "
      "per query row)"},
+    {"rows_q", VALUE_INT, 0, 0, 0, 64, NULL,
+     "engine simt: query positions of one head a work-item takes on the "
+     "prefill path, its keys read straight from k and v (CPUs); 0: "
+     "work-groups of block_q rows sharing tiles in local memory"},
     {"decode_rows", VALUE_INT, 0, 4, 0, 1024, NULL,
      "seq_q at most this takes the split path (keys over work-groups); "
      "0: never"},
@@ -104,6 +110,8 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
  * again for its q): its rows stay in the core's caches beside a tile
  * of keys. */
 #define PART_ROWS_FLOATS 8192
+/* CPUs' prefill path: query positions a work-item (attention_rows). */
+#define CPU_ROWS_Q 4
 /* Local memory a spec may ask for, as the row ops (op_rows.c). */
 #define ATTN_MAX_LOCAL 32768
 /* engine mma: the local memory every device of compute capability 8.0
@@ -220,7 +228,9 @@ static long part_rows_kv(const struct kernel_spec *ks)
  * work-item a row (PoCL runs a group as loops over its items, each
  * item's dimensions a vector), blocks of 64 rows (32 past D 64, 16 past
  * 128), tiles of 8 keys: with GPU-like tiles PoCL ran no faster than the
- * naive kernel. */
+ * naive kernel. Their prefill takes CPU_ROWS_Q positions a work-item
+ * instead (attention_rows), whose tile of 8 keys gives a row's scores
+ * as one vector. */
 static void defaults(struct kernel_spec *ks)
 {
     long d = attn_head_dim(ks);
@@ -235,6 +245,7 @@ static void defaults(struct kernel_spec *ks)
         bk /= 2;
     }
     spec_knob_default(ks, "block_k", (double)bk);
+    spec_knob_default(ks, "rows_q", cpu ? CPU_ROWS_Q : 0);
     spec_knob_default(ks, "split", cpu ? 4 : 16);
     /* More splits where the work is few: up to 64 on tensor cores and
      * on CPUs' attention_part_rows (which merges in a second launch);
@@ -717,6 +728,22 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         pa->scratch_fixed = tma ? WGMMA_MAP_SLOTS * 64 : 0;
         return;
     }
+    long rows_q = knob(ks, "rows_q");
+    if (rows_q > 0) {
+        plan_int(p, "ROWS_Q", "attention_rows: query positions a "
+                 "work-item", rows_q);
+        pa->why = "a work-item per rows_q query positions of one head, "
+                  "over the keys they see";
+        struct launch *l = &pa->launch[pa->n_launch++];
+        l->kernel = "attention_rows";
+        l->dims = 2;
+        l->local[0] = 1;
+        l->local[1] = 1;
+        launch_over(l, 0, 1, SEQ_Q, (size_t)rows_q);
+        launch_over(l, 1, (size_t)attn_heads(ks), BATCH, 1);
+        launch_args(l, args);
+        return;
+    }
     pa->why = "a work-group per block_q query rows of one kv head's "
               "heads, over the key tiles they see";
     launch_blocks(ks, pa, "attention", 1, (size_t)knob(ks, "block_q"),
@@ -864,6 +891,7 @@ static const struct tune_axis tune_space[] = {
     {"block_q", "16 32 64"},
     {"block_k", "8 16 32 64"},
     {"items", "16 32 64 128 256"},
+    {"rows_q", "0 2 4 8"},
     {NULL, NULL},
 };
 
@@ -877,7 +905,8 @@ static const char *const few_rows_knobs[] = {"decode_rows", "split",
 static const char *const kernels[] = {
     "attention",          "attention_mma",
     "attention_wgmma",    "attention_wgmma_tma",
-    "attention_part",     "attention_part_merged", "attention_part_rows",
+    "attention_rows",     "attention_part",        "attention_part_merged",
+    "attention_part_rows",
     "attention_mma_part", "attention_mma_part_merged",
     "attention_combine",  NULL};
 
