@@ -18,28 +18,50 @@
  * multiples of 8). */
 #define AR_V8 (HEAD_DIM % 8 == 0)
 
-#if BLOCK_K == 8
-/* The sums of the lanes of each of X[0..7], in that order: three rounds
- * of adding neighbours, each halving the vectors. */
-inline float8 ar_pairs(float8 a, float8 b)
+/* A tile of 8 keys at head dims a multiple of 8 gives a row's scores
+ * as one vector: each key's dot product summed 8 lanes at a time, the 8
+ * keys' lanes folded into one vector in three rounds, its exponentials
+ * taken 8 at a time (PoCL runs exp2 lane by lane; exp2_poly.cl's
+ * arithmetic vectorizes). */
+#if BLOCK_K == 8 && AR_V8
+#define AR_LANES 1
+
+inline float8 lanes_pairs(float8 a, float8 b)
 {
     return (float8)(a.even, b.even) + (float8)(a.odd, b.odd);
 }
 
-inline float8 ar_lane_sums(const float8 x[8])
+/* The sums of the lanes of X[0..7], in that order. */
+inline float8 lanes_sums(const float8 x[8])
 {
-    const float8 w0 = ar_pairs(ar_pairs(x[0], x[1]), ar_pairs(x[2], x[3]));
-    const float8 w1 = ar_pairs(ar_pairs(x[4], x[5]), ar_pairs(x[6], x[7]));
-    return ar_pairs(w0, w1);
+    const float8 w0 =
+        lanes_pairs(lanes_pairs(x[0], x[1]), lanes_pairs(x[2], x[3]));
+    const float8 w1 =
+        lanes_pairs(lanes_pairs(x[4], x[5]), lanes_pairs(x[6], x[7]));
+    return lanes_pairs(w0, w1);
+}
+
+inline float lanes_max(float8 x)
+{
+    const float4 m = fmax(x.lo, x.hi);
+    return fmax(fmax(m.x, m.y), fmax(m.z, m.w));
+}
+
+inline float lanes_total(float8 x)
+{
+    const float4 t = x.lo + x.hi;
+    return (t.x + t.y) + (t.z + t.w);
 }
 
 /* 2^Y lane by lane, as attn_exp2. */
 #if EXP_POLY
 EXP2_POLY(float8, as_float8, as_int8)
-#define ar_exp2_8(y) exp2_poly(y)
+#define lanes_exp2(y) exp2_poly(y)
 #else
-#define ar_exp2_8(y) exp2(y)
+#define lanes_exp2(y) exp2(y)
 #endif
+#else
+#define AR_LANES 0
 #endif
 
 /* S[r][jj] = row r of Q . key jj of the tile at element AT of K (keys
@@ -81,8 +103,8 @@ inline void ar_scores(const float q[ROWS_Q][HEAD_DIM],
     }
 #pragma unroll
     for (int r = 0; r < ROWS_Q; r++) {
-#if BLOCK_K == 8
-        vstore8(ar_lane_sums(sum[r]), 0, s[r]);
+#if AR_LANES
+        vstore8(lanes_sums(sum[r]), 0, s[r]);
 #else
 #pragma unroll
         for (int jj = 0; jj < BLOCK_K; jj++) {
@@ -228,11 +250,9 @@ void attention_rows(const int seq_q, const int seq_kv,
                     s[r][jj] = -INFINITY;
                 }
             }
-#if BLOCK_K == 8
+#if AR_LANES
             const float8 s8 = vload8(0, s[r]);
-            const float4 m4 = fmax(s8.lo, s8.hi);
-            const float mt = fmax(m[r], fmax(fmax(m4.x, m4.y),
-                                             fmax(m4.z, m4.w)));
+            const float mt = fmax(m[r], lanes_max(s8));
 #else
             float mt = m[r];
             for (int jj = 0; jj < BLOCK_K; jj++) {
@@ -241,11 +261,10 @@ void attention_rows(const int seq_q, const int seq_kv,
 #endif
             /* No key seen yet: exponentials against 0 (all of them 0). */
             const float base = mt == -INFINITY ? 0.0f : mt;
-#if BLOCK_K == 8
-            const float8 p8 = ar_exp2_8(s8 - base);
+#if AR_LANES
+            const float8 p8 = lanes_exp2(s8 - base);
             vstore8(p8, 0, p[r]);
-            const float4 p4 = p8.lo + p8.hi;
-            const float sum = (p4.x + p4.y) + (p4.z + p4.w);
+            const float sum = lanes_total(p8);
 #else
             float sum = 0.0f;
             for (int jj = 0; jj < BLOCK_K; jj++) {
