@@ -70,9 +70,9 @@ static const struct param_def knobs[] = {
      "work-items per work-group, a multiple of block_q (items / block_q "
      "per query row)"},
     {"rows_q", VALUE_INT, 0, 0, 0, 64, NULL,
-     "engine simt: query positions of one head a work-item takes on the "
-     "prefill path, its keys read straight from k and v (CPUs); 0: "
-     "work-groups of block_q rows sharing tiles in local memory"},
+     "CPUs: query positions of one head a work-item takes on the prefill "
+     "path, its keys read straight from k and v; 0: work-groups of "
+     "block_q rows sharing tiles in local memory (as on GPUs)"},
     {"decode_rows", VALUE_INT, 0, 4, 0, 1024, NULL,
      "seq_q at most this takes the split path (keys over work-groups); "
      "0: never"},
@@ -728,7 +728,7 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         pa->scratch_fixed = tma ? WGMMA_MAP_SLOTS * 64 : 0;
         return;
     }
-    long rows_q = knob(ks, "rows_q");
+    long rows_q = ks->target == TARGET_CPU ? knob(ks, "rows_q") : 0;
     if (rows_q > 0) {
         plan_int(p, "ROWS_Q", "attention_rows: query positions a "
                  "work-item", rows_q);

@@ -222,8 +222,12 @@ static void print_best(const struct tune_result *r)
                  "%.1f us (faster back to back than this search's):\n    ",
                  r->best_us);
     } else {
-        snprintf(lead, sizeof lead, "  best %.1f us (%.1f GB/s, %.1f "
-                 "GFLOP/s):\n    ", r->best_us, r->best_gbs, r->best_gflops);
+        /* TFLOP/s from 1000 GFLOP/s on, as bench prints them */
+        int tera = r->best_gflops >= 1000;
+        snprintf(lead, sizeof lead, "  best %.1f us (%.1f GB/s, %.*f "
+                 "%s):\n    ", r->best_us, r->best_gbs, tera ? 2 : 1,
+                 tera ? r->best_gflops / 1000 : r->best_gflops,
+                 tera ? "TFLOP/s" : "GFLOP/s");
     }
     print_wrapped(lead, r->best_knobs, 4);
     if (r->kept_defaults) {
