@@ -16,6 +16,11 @@
  *                           keys in local memory) its rows see:
  *                           dq += scale dS k.
  *
+ * On CPUs (cpu_rows) the last two are attention_backward_dkv_rows and
+ * attention_backward_dq_rows: a work-item per cpu_rows keys or query
+ * rows, the other side read straight from memory 8 at a time, no local
+ * memory (templates/attention_backward_rows.cl).
+ *
  * With engine: mma (f16, bf16 on NVIDIA tensor cores) the last two are
  * attention_backward_dkv_mma and attention_backward_dq_mma: the same
  * sums on m16n8k16 products, a warp per 16 keys (dk, dv) or query rows
@@ -63,6 +68,10 @@ static const struct param_def knobs[] = {
      "attention_backward_dkv: query rows staged in local memory at once"},
     {"tile_k", VALUE_INT, 0, 16, 1, 256, NULL,
      "attention_backward_dq: keys staged in local memory at once"},
+    {"cpu_rows", VALUE_INT, 0, 0, 0, 64, NULL,
+     "CPUs: dq's query rows and dk's and dv's keys a work-item takes, the "
+     "others read straight from memory 8 at a time; 0: the work-group "
+     "kernels (as on GPUs)"},
 };
 
 static const char *const sizes[] = {"batch", "seq_q", "seq_kv", NULL};
@@ -175,6 +184,10 @@ static void engine_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "mma_tile", d > 128 ? 32 : 64);
 }
 
+/* CPUs' float kernels: dq's rows and dk's and dv's keys a work-item
+ * (attention_backward_dq_rows, attention_backward_dkv_rows). */
+#define CPU_ROWS 4
+
 /* GPUs: 64 work-items a group, tiles of 32 rows (fewer where the head
  * is wide); CPUs (PoCL runs a group as loops over its items): 16 items,
  * tiles of 16. */
@@ -190,6 +203,7 @@ static void defaults(struct kernel_spec *ks)
     }
     spec_knob_default(ks, "tile_q", (double)t);
     spec_knob_default(ks, "tile_k", (double)t);
+    spec_knob_default(ks, "cpu_rows", cpu ? CPU_ROWS : 0);
     engine_defaults(ks);
 }
 
@@ -363,6 +377,14 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     plan_int(p, "TILE_K", "keys in local memory", knob(ks, "tile_k"));
     plan_int(p, "DOT_ITEMS", "attention_backward_dot: work-items a group",
              (long)dot_items);
+    /* CPUs' float kernels: a work-item's rows (dq) or keys (dk, dv) */
+    size_t rows = !mma && ks->target == TARGET_CPU
+                      ? (size_t)knob(ks, "cpu_rows")
+                      : 0;
+    if (rows > 0) {
+        plan_int(p, "ABR_N", "attention_backward_dq_rows, _dkv_rows: rows "
+                 "or keys a work-item", (long)rows);
+    }
     if (mma) {
         plan_int(p, "MMA_BQ", "attention_backward_dq_mma: query rows a "
                  "work-group", (long)bq);
@@ -406,6 +428,9 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
             : mma ? "D = rowsum(dO * O); on tensor cores, dk and dv a "
                     "work-group per mma_k keys of a kv head, dq a "
                     "work-group per mma_q rows"
+            : rows ? "D = rowsum(dO * O); dk and dv a work-item per "
+                     "cpu_rows keys of a kv head, dq a work-item per "
+                     "cpu_rows rows, the others read straight from memory"
                   : "D = rowsum(dO * O); dk and dv a work-group per block_k "
                     "keys of a kv head; dq a work-group per block_q rows";
     struct launch *l = &pa->launch[pa->n_launch++];
@@ -416,23 +441,31 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
     launch_over(l, 0, (size_t)attn_heads(ks), BATCH | SEQ_Q, dot_items);
     launch_args(l, dot_args);
     l = &pa->launch[pa->n_launch++];
-    l->kernel = dkv_wgmma ? "attention_backward_dkv_wgmma"
-                : mma ? "attention_backward_dkv_mma"
-                      : "attention_backward_dkv";
+    l->kernel = rows        ? "attention_backward_dkv_rows"
+                : dkv_wgmma ? "attention_backward_dkv_wgmma"
+                : mma       ? "attention_backward_dkv_mma"
+                            : "attention_backward_dkv";
     l->dims = 2;
-    l->local[0] = dkv_wgmma ? 2 * bk * (size_t)halves : mma ? 2 * bk : bk;
+    l->local[0] = rows        ? 1
+                  : dkv_wgmma ? 2 * bk * (size_t)halves
+                  : mma       ? 2 * bk
+                              : bk;
     l->local[1] = 1;
-    launch_over(l, 0, 1, SEQ_KV, bk);
+    launch_over(l, 0, 1, SEQ_KV, rows ? rows : bk);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     launch_args(l, dkv_args);
     l = &pa->launch[pa->n_launch++];
-    l->kernel = wgmma ? "attention_backward_dq_wgmma"
-                : mma ? "attention_backward_dq_mma"
-                      : "attention_backward_dq";
+    l->kernel = rows    ? "attention_backward_dq_rows"
+                : wgmma ? "attention_backward_dq_wgmma"
+                : mma   ? "attention_backward_dq_mma"
+                        : "attention_backward_dq";
     l->dims = 2;
-    l->local[0] = wgmma ? 2 * bq * (size_t)halves : mma ? 2 * bq : bq;
+    l->local[0] = rows    ? 1
+                  : wgmma ? 2 * bq * (size_t)halves
+                  : mma   ? 2 * bq
+                          : bq;
     l->local[1] = 1;
-    launch_over(l, 0, group, SEQ_Q, bq);
+    launch_over(l, 0, group, SEQ_Q, rows ? rows : bq);
     launch_over(l, 1, (size_t)attn_kv_heads(ks), BATCH, 1);
     launch_args(l, dq_args);
     pa->scratch_per = attn_heads(ks);
@@ -635,6 +668,7 @@ static const struct tune_axis tune_space[] = {
     {"block_q", "16 32 64 128"},
     {"tile_q", "8 16 32"},
     {"tile_k", "8 16 32"},
+    {"cpu_rows", "0 2 4 8"},
     {NULL, NULL},
 };
 
@@ -644,7 +678,9 @@ static const char *const kernels[] = {"attention_backward_dot",
                                       "attention_backward_dkv_mma",
                                       "attention_backward_dq_mma",
                                       "attention_backward_dq_wgmma",
-                                      "attention_backward_dkv_wgmma", NULL};
+                                      "attention_backward_dkv_wgmma",
+                                      "attention_backward_dkv_rows",
+                                      "attention_backward_dq_rows", NULL};
 
 const struct op_def op_attention_backward = {
     .name = "attention_backward",

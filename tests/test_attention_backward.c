@@ -120,6 +120,18 @@ static void test_abw_shapes(void)
          "3, tile_k: 5}", TARGET_GPU, {{2, 33, 47}, {1, 47, 33}, {0}}},
         {"bf16", "heads: 8, kv_heads: 2, head_dim: 64", TARGET_GPU,
          {{1, 70, 130}, {0}}},
+        /* CPUs' work-item kernels (attention_backward_dq_rows, _dkv_rows)
+         * at cpu_rows that divide nothing: a work-item's rows and keys
+         * end short, span positions and heads, windows cut tiles; heads
+         * of 12 (a lane at a time) and 16 (8 lanes) */
+        {"f32", "heads: 6, kv_heads: 2, head_dim: 12, causal: true, "
+         "window: 7, softcap: 5, tile: {cpu_rows: 3}", TARGET_CPU,
+         {{2, 33, 47}, {1, 47, 33}, {0}}},
+        {"f32", "heads: 6, kv_heads: 2, head_dim: 16, causal: true, "
+         "window: 7, scale: 2, tile: {cpu_rows: 5}", TARGET_CPU,
+         {{2, 33, 47}, {1, 47, 33}, {1, 1, 9}, {0}}},
+        {"bf16", "heads: 8, kv_heads: 2, head_dim: 64, tile: {cpu_rows: "
+         "8}", TARGET_CPU, {{1, 70, 130}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case(&cases[i]);
