@@ -1,13 +1,19 @@
 /* attention_backward_dkv_rows.cl - dk and dv on CPUs: a work-item per
  * ABR_N keys of one (batch, kv head), over the query rows of every head
- * of the group that see some of them, ABR_T rows of q and dO at a time
- * read straight from memory (attention_backward_rows.cl). Each key's
+ * of the group that see some of them, DOTS_T rows of q and dO at a time
+ * read straight from memory (attention_dots.cl). Each key's
  * sums run over the rows in order: the same bits run to run.
  *
  * Launch: local (1, 1); groups: dimension 0 at least ceil(seq_kv /
  * ABR_N) (the rest return), dimension 1 batch * KV_HEADS. */
 #include "attention_backward_common.cl"
-#include "attention_backward_rows.cl"
+
+#if !defined(ABR_N) || ABR_N < 1
+#error "attention_backward_dkv_rows.cl: ABR_N, the keys of a work-item"
+#endif
+#define DOTS_N ABR_N
+#define DOTS_T 8
+#include "attention_dots.cl"
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
@@ -29,7 +35,7 @@ void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
     const int nk = (int)min((long)ABR_N, seq_kv - j0);
     const long off = (long)seq_kv - seq_q;
     float kr[ABR_N][HEAD_DIM], vr[ABR_N][HEAD_DIM];
-    float dka[ABR_N][HEAD_DIM], dva[ABR_N][HEAD_DIM];
+    float dka[ABR_N][HEAD_DIM], dva[ABR_N][HEAD_DIM], keep[ABR_N];
     for (int n = 0; n < ABR_N; n++) {
         const size_t at = ((size_t)(b * seq_kv + j0 + min(n, nk - 1)) *
                                KV_HEADS + hk) * HEAD_DIM;
@@ -39,14 +45,15 @@ void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
             dka[n][d] = 0.0f;
             dva[n][d] = 0.0f;
         }
+        keep[n] = 1.0f;
     }
     long rlo, rhi;
     abw_rows_seeing(j0, nk, seq_q, seq_kv, &rlo, &rhi);
-    for (long r0 = rlo; r0 < rhi; r0 += ABR_T) {
-        const int nt = (int)min((long)ABR_T, rhi - r0);
-        const __global storage_t *qp[ABR_T], *dop[ABR_T];
-        float lt[ABR_T], dt[ABR_T];
-        for (int t = 0; t < ABR_T; t++) {
+    for (long r0 = rlo; r0 < rhi; r0 += DOTS_T) {
+        const int nt = (int)min((long)DOTS_T, rhi - r0);
+        const __global storage_t *qp[DOTS_T], *dop[DOTS_T];
+        float lt[DOTS_T], dt[DOTS_T];
+        for (int t = 0; t < DOTS_T; t++) {
             const long r = r0 + min(t, nt - 1);
             const size_t at = abw_row_at(b, hk, r, seq_q);
             qp[t] = q + at;
@@ -54,12 +61,12 @@ void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
             lt[t] = abw_lse(lse, b, hk, r, seq_q);
             dt[t] = abw_d(scratch, b, hk, r, seq_q);
         }
-        float s[ABR_N][ABR_T], dp[ABR_N][ABR_T];
-        float p[ABR_N][ABR_T], ds[ABR_N][ABR_T];
-        abr_dots(kr, qp, s);
-        abr_dots(vr, dop, dp);
+        float s[ABR_N][DOTS_T], dp[ABR_N][DOTS_T];
+        float p[ABR_N][DOTS_T], ds[ABR_N][DOTS_T];
+        dots_of(kr, qp, s);
+        dots_of(vr, dop, dp);
         for (int n = 0; n < ABR_N; n++) {
-            for (int t = 0; t < ABR_T; t++) {
+            for (int t = 0; t < DOTS_T; t++) {
                 const long pos = (r0 + t) / GROUP + off;
                 p[n][t] = 0.0f;
                 ds[n][t] = 0.0f;
@@ -72,8 +79,8 @@ void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
                 }
             }
         }
-        abr_accumulate(dva, p, dop, nt);
-        abr_accumulate(dka, ds, qp, nt);
+        dots_accumulate(dva, keep, p, dop, nt);
+        dots_accumulate(dka, keep, ds, qp, nt);
     }
     for (int n = 0; n < nk; n++) {
         const size_t at = ((size_t)(b * seq_kv + j0 + n) * KV_HEADS + hk) *

@@ -1,14 +1,20 @@
 /* attention_backward_dq_rows.cl - dq on CPUs: a work-item per ABR_N
  * query rows of one (batch, kv head) (rows ordered as attention's
- * forward), over the keys some of them sees, ABR_T keys and values at a
- * time read straight from k and v (attention_backward_rows.cl). A row's
+ * forward), over the keys some of them sees, DOTS_T keys and values at a
+ * time read straight from k and v (attention_dots.cl). A row's
  * sum runs over the keys in order: the same bits run to run; a row that
  * sees no key (lse -inf) gets 0.
  *
  * Launch: local (1, 1); groups: dimension 0 at least ceil(GROUP * seq_q /
  * ABR_N) (the rest return), dimension 1 batch * KV_HEADS. */
 #include "attention_backward_common.cl"
-#include "attention_backward_rows.cl"
+
+#if !defined(ABR_N) || ABR_N < 1
+#error "attention_backward_dq_rows.cl: ABR_N, the rows of a work-item"
+#endif
+#define DOTS_N ABR_N
+#define DOTS_T 8
+#include "attention_dots.cl"
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_backward_dq_rows(const int seq_q, const int seq_kv,
@@ -30,12 +36,13 @@ void attention_backward_dq_rows(const int seq_q, const int seq_kv,
     const int nr = (int)min((long)ABR_N, rows - r0);
     const long off = (long)seq_kv - seq_q;
     float qr[ABR_N][HEAD_DIM], dr[ABR_N][HEAD_DIM], acc[ABR_N][HEAD_DIM];
-    float l[ABR_N], dd[ABR_N];
+    float l[ABR_N], dd[ABR_N], keep[ABR_N];
     for (int n = 0; n < ABR_N; n++) {
         const long r = r0 + min(n, nr - 1);
         const size_t at = abw_row_at(b, hk, r, seq_q);
         l[n] = n < nr ? abw_lse(lse, b, hk, r, seq_q) : -INFINITY;
         dd[n] = abw_d(scratch, b, hk, r, seq_q);
+        keep[n] = 1.0f;
         for (int d = 0; d < HEAD_DIM; d++) {
             qr[n][d] = load1(q, at + d);
             dr[n][d] = load1(do_, at + d);
@@ -53,21 +60,21 @@ void attention_backward_dq_rows(const int seq_q, const int seq_kv,
 #if ATTN_WINDOW > 0
     lo = max(lo, pos_lo - ATTN_WINDOW + 1);
 #endif
-    for (long j0 = lo; j0 < hi; j0 += ABR_T) {
-        const int nt = (int)min((long)ABR_T, hi - j0);
-        const __global storage_t *kp[ABR_T], *vp[ABR_T];
-        for (int t = 0; t < ABR_T; t++) {
+    for (long j0 = lo; j0 < hi; j0 += DOTS_T) {
+        const int nt = (int)min((long)DOTS_T, hi - j0);
+        const __global storage_t *kp[DOTS_T], *vp[DOTS_T];
+        for (int t = 0; t < DOTS_T; t++) {
             const size_t at = ((size_t)(b * seq_kv + j0 + min(t, nt - 1)) *
                                    KV_HEADS + hk) * HEAD_DIM;
             kp[t] = k + at;
             vp[t] = v + at;
         }
-        float s[ABR_N][ABR_T], dp[ABR_N][ABR_T], ds[ABR_N][ABR_T];
-        abr_dots(qr, kp, s);
-        abr_dots(dr, vp, dp);
+        float s[ABR_N][DOTS_T], dp[ABR_N][DOTS_T], ds[ABR_N][DOTS_T];
+        dots_of(qr, kp, s);
+        dots_of(dr, vp, dp);
         for (int n = 0; n < ABR_N; n++) {
             const long pos = (r0 + n) / GROUP + off;
-            for (int t = 0; t < ABR_T; t++) {
+            for (int t = 0; t < DOTS_T; t++) {
                 ds[n][t] = 0.0f;
                 if (t < nt && !isinf(l[n]) && abw_sees(pos, j0 + t)) {
                     float der;
@@ -76,7 +83,7 @@ void attention_backward_dq_rows(const int seq_q, const int seq_kv,
                 }
             }
         }
-        abr_accumulate(acc, ds, kp, nt);
+        dots_accumulate(acc, keep, ds, kp, nt);
     }
     for (int n = 0; n < nr; n++) {
         const size_t at = abw_row_at(b, hk, r0 + n, seq_q);

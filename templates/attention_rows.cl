@@ -14,33 +14,11 @@
 #error "attention_rows.cl: ROWS_Q, the query positions of a work-item"
 #endif
 
-/* Whether a row's dimensions go 8 at a time (load8: element indices
- * multiples of 8). */
-#define AR_V8 (HEAD_DIM % 8 == 0)
+#define DOTS_N ROWS_Q
+#define DOTS_T BLOCK_K
+#include "attention_dots.cl"
 
-/* A tile of 8 keys at head dims a multiple of 8 gives a row's scores
- * as one vector: each key's dot product summed 8 lanes at a time, the 8
- * keys' lanes folded into one vector in three rounds, its exponentials
- * taken 8 at a time (PoCL runs exp2 lane by lane; exp2_poly.cl's
- * arithmetic vectorizes). */
-#if BLOCK_K == 8 && AR_V8
-#define AR_LANES 1
-
-inline float8 lanes_pairs(float8 a, float8 b)
-{
-    return (float8)(a.even, b.even) + (float8)(a.odd, b.odd);
-}
-
-/* The sums of the lanes of X[0..7], in that order. */
-inline float8 lanes_sums(const float8 x[8])
-{
-    const float8 w0 =
-        lanes_pairs(lanes_pairs(x[0], x[1]), lanes_pairs(x[2], x[3]));
-    const float8 w1 =
-        lanes_pairs(lanes_pairs(x[4], x[5]), lanes_pairs(x[6], x[7]));
-    return lanes_pairs(w0, w1);
-}
-
+#if DOTS_LANES
 inline float lanes_max(float8 x)
 {
     const float4 m = fmax(x.lo, x.hi);
@@ -53,132 +31,15 @@ inline float lanes_total(float8 x)
     return (t.x + t.y) + (t.z + t.w);
 }
 
-/* 2^Y lane by lane, as attn_exp2. */
+/* 2^Y lane by lane, as attn_exp2 (PoCL runs exp2 lane by lane;
+ * exp2_poly.cl's arithmetic vectorizes). */
 #if EXP_POLY
 EXP2_POLY(float8, as_float8, as_int8)
 #define lanes_exp2(y) exp2_poly(y)
 #else
 #define lanes_exp2(y) exp2(y)
 #endif
-#else
-#define AR_LANES 0
 #endif
-
-/* S[r][jj] = row r of Q . key jj of the tile at element AT of K (keys
- * STEP elements apart), for keys jj < NK (the rest repeat the last):
- * ROWS_Q x BLOCK_K sums side by side, each key's 8 lanes loaded once
- * for every row. */
-inline void ar_scores(const float q[ROWS_Q][HEAD_DIM],
-                      const __global storage_t *k, size_t at, size_t step,
-                      int nk, float s[ROWS_Q][BLOCK_K])
-{
-    const __global storage_t *key[BLOCK_K];
-#pragma unroll
-    for (int jj = 0; jj < BLOCK_K; jj++) {
-        key[jj] = k + at + min(jj, nk - 1) * step;
-    }
-#if AR_V8
-    float8 sum[ROWS_Q][BLOCK_K];
-#pragma unroll
-    for (int r = 0; r < ROWS_Q; r++) {
-#pragma unroll
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            sum[r][jj] = 0.0f;
-        }
-    }
-    for (int d = 0; d < HEAD_DIM; d += 8) {
-        float8 k8[BLOCK_K];
-#pragma unroll
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            k8[jj] = load8(key[jj], d);
-        }
-#pragma unroll
-        for (int r = 0; r < ROWS_Q; r++) {
-            const float8 q8 = vload8(0, q[r] + d);
-#pragma unroll
-            for (int jj = 0; jj < BLOCK_K; jj++) {
-                sum[r][jj] = fma(q8, k8[jj], sum[r][jj]);
-            }
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < ROWS_Q; r++) {
-#if AR_LANES
-        vstore8(lanes_sums(sum[r]), 0, s[r]);
-#else
-#pragma unroll
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            const float4 s4 = sum[r][jj].lo + sum[r][jj].hi;
-            s[r][jj] = (s4.x + s4.y) + (s4.z + s4.w);
-        }
-#endif
-    }
-#else
-    for (int r = 0; r < ROWS_Q; r++) {
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            s[r][jj] = 0.0f;
-        }
-    }
-    for (int d = 0; d < HEAD_DIM; d++) {
-        float kd[BLOCK_K];
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            kd[jj] = load1(key[jj], d);
-        }
-        for (int r = 0; r < ROWS_Q; r++) {
-            for (int jj = 0; jj < BLOCK_K; jj++) {
-                s[r][jj] = fma(q[r][d], kd[jj], s[r][jj]);
-            }
-        }
-    }
-#endif
-}
-
-/* ACC[r] = ALPHA[r] ACC[r] + the NK values of the tile at element AT of
- * V (STEP elements apart) weighted by P[r]: each value's 8 lanes loaded
- * once for every row. */
-inline void ar_accumulate(float acc[ROWS_Q][HEAD_DIM],
-                          const float alpha[ROWS_Q],
-                          const float p[ROWS_Q][BLOCK_K],
-                          const __global storage_t *v, size_t at,
-                          size_t step, int nk)
-{
-#if AR_V8
-    for (int d = 0; d < HEAD_DIM; d += 8) {
-        float8 a[ROWS_Q];
-#pragma unroll
-        for (int r = 0; r < ROWS_Q; r++) {
-            a[r] = vload8(0, acc[r] + d) * alpha[r];
-        }
-        for (int jj = 0; jj < nk; jj++) {
-            const float8 v8 = load8(v + at + jj * step, d);
-#pragma unroll
-            for (int r = 0; r < ROWS_Q; r++) {
-                a[r] = fma(p[r][jj], v8, a[r]);
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < ROWS_Q; r++) {
-            vstore8(a[r], 0, acc[r] + d);
-        }
-    }
-#else
-    for (int d = 0; d < HEAD_DIM; d++) {
-        float a[ROWS_Q];
-        for (int r = 0; r < ROWS_Q; r++) {
-            a[r] = acc[r][d] * alpha[r];
-        }
-        for (int jj = 0; jj < nk; jj++) {
-            const float vd = load1(v, at + jj * step + d);
-            for (int r = 0; r < ROWS_Q; r++) {
-                a[r] = fma(p[r][jj], vd, a[r]);
-            }
-        }
-        for (int r = 0; r < ROWS_Q; r++) {
-            acc[r][d] = a[r];
-        }
-    }
-#endif
-}
 
 /* Whether position POS sees key J. */
 inline bool ar_sees(long pos, long j)
@@ -234,8 +95,14 @@ void attention_rows(const int seq_q, const int seq_kv,
         const int nk = (int)min((long)BLOCK_K, hi - j0);
         const size_t at = ((size_t)(b * seq_kv + j0) * KV_HEADS + hk) *
                           HEAD_DIM;
+        const __global storage_t *kp[BLOCK_K], *vp[BLOCK_K];
+        for (int jj = 0; jj < BLOCK_K; jj++) {
+            /* keys past nk repeat the last */
+            kp[jj] = k + at + min(jj, nk - 1) * step;
+            vp[jj] = v + at + min(jj, nk - 1) * step;
+        }
         float s[ROWS_Q][BLOCK_K], p[ROWS_Q][BLOCK_K], alpha[ROWS_Q];
-        ar_scores(qr, k, at, step, nk, s);
+        dots_of(qr, kp, s);
         const bool whole = nk == BLOCK_K && nr == ROWS_Q && j0 >= all_lo &&
                            j0 + BLOCK_K <= all_hi;
         for (int r = 0; r < ROWS_Q; r++) {
@@ -250,7 +117,7 @@ void attention_rows(const int seq_q, const int seq_kv,
                     s[r][jj] = -INFINITY;
                 }
             }
-#if AR_LANES
+#if DOTS_LANES
             const float8 s8 = vload8(0, s[r]);
             const float mt = fmax(m[r], lanes_max(s8));
 #else
@@ -261,7 +128,7 @@ void attention_rows(const int seq_q, const int seq_kv,
 #endif
             /* No key seen yet: exponentials against 0 (all of them 0). */
             const float base = mt == -INFINITY ? 0.0f : mt;
-#if AR_LANES
+#if DOTS_LANES
             const float8 p8 = lanes_exp2(s8 - base);
             vstore8(p8, 0, p[r]);
             const float sum = lanes_total(p8);
@@ -276,7 +143,7 @@ void attention_rows(const int seq_q, const int seq_kv,
             l[r] = l[r] * alpha[r] + sum;
             m[r] = mt;
         }
-        ar_accumulate(acc, alpha, p, v, at, step, nk);
+        dots_accumulate(acc, alpha, p, vp, nk);
     }
     for (int r = 0; r < nr; r++) {
         const long i = i0 + r;
