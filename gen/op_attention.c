@@ -9,7 +9,7 @@
  * positions. templates/attention_common.cl walks the key tiles of a block
  * (FlashAttention-2: online softmax, tiles hidden from every row of the
  * block skipped). Prefill: a work-group per block of rows
- * (templates/attention.cl); on CPUs a work-item per rows_q positions of
+ * (templates/attention.cl); on CPUs a work-item per cpu_rows positions of
  * one head, no local memory (templates/attention_rows.cl). Decode
  * (seq_q up to decode_rows; paths choose by seq_q): the keys split over
  * `split` work-groups per block, each
@@ -69,7 +69,7 @@ static const struct param_def knobs[] = {
     {"items", VALUE_INT, 0, 128, 1, 1024, NULL,
      "work-items per work-group, a multiple of block_q (items / block_q "
      "per query row)"},
-    {"rows_q", VALUE_INT, 0, 0, 0, 64, NULL,
+    {"cpu_rows", VALUE_INT, 0, 0, 0, 64, NULL,
      "CPUs: query positions of one head a work-item takes on the prefill "
      "path, its keys read straight from k and v; 0: work-groups of "
      "block_q rows sharing tiles in local memory (as on GPUs)"},
@@ -245,7 +245,7 @@ static void defaults(struct kernel_spec *ks)
         bk /= 2;
     }
     spec_knob_default(ks, "block_k", (double)bk);
-    spec_knob_default(ks, "rows_q", cpu ? CPU_ROWS_Q : 0);
+    spec_knob_default(ks, "cpu_rows", cpu ? CPU_ROWS_Q : 0);
     spec_knob_default(ks, "split", cpu ? 4 : 16);
     /* More splits where the work is few: up to 64 on tensor cores and
      * on CPUs' attention_part_rows (which merges in a second launch);
@@ -728,18 +728,18 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         pa->scratch_fixed = tma ? WGMMA_MAP_SLOTS * 64 : 0;
         return;
     }
-    long rows_q = ks->target == TARGET_CPU ? knob(ks, "rows_q") : 0;
-    if (rows_q > 0) {
+    long cpu_rows = ks->target == TARGET_CPU ? knob(ks, "cpu_rows") : 0;
+    if (cpu_rows > 0) {
         plan_int(p, "ROWS_Q", "attention_rows: query positions a "
-                 "work-item", rows_q);
-        pa->why = "a work-item per rows_q query positions of one head, "
+                 "work-item", cpu_rows);
+        pa->why = "a work-item per cpu_rows query positions of one head, "
                   "over the keys they see";
         struct launch *l = &pa->launch[pa->n_launch++];
         l->kernel = "attention_rows";
         l->dims = 2;
         l->local[0] = 1;
         l->local[1] = 1;
-        launch_over(l, 0, 1, SEQ_Q, (size_t)rows_q);
+        launch_over(l, 0, 1, SEQ_Q, (size_t)cpu_rows);
         launch_over(l, 1, (size_t)attn_heads(ks), BATCH, 1);
         launch_args(l, args);
         return;
@@ -891,7 +891,7 @@ static const struct tune_axis tune_space[] = {
     {"block_q", "16 32 64"},
     {"block_k", "8 16 32 64"},
     {"items", "16 32 64 128 256"},
-    {"rows_q", "0 2 4 8"},
+    {"cpu_rows", "0 2 4 8"},
     {NULL, NULL},
 };
 

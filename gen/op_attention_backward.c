@@ -19,7 +19,7 @@
  * On CPUs (cpu_rows) the last two are attention_backward_dkv_rows and
  * attention_backward_dq_rows: a work-item per cpu_rows keys or query
  * rows, the other side read straight from memory 8 at a time, no local
- * memory (templates/attention_backward_rows.cl).
+ * memory (templates/attention_dots.cl).
  *
  * With engine: mma (f16, bf16 on NVIDIA tensor cores) the last two are
  * attention_backward_dkv_mma and attention_backward_dq_mma: the same

@@ -127,15 +127,15 @@ static void test_attn_shapes(void)
          "tile: {split: 1, split_most: 4, split_keys: 2}", TARGET_CPU,
          {{1, 1, 100}, {2, 1, 100}, {3, 1, 100}, {1, 1, 7}, {1, 2, 9},
           {0}}},
-        /* CPUs' prefill path (attention_rows, a work-item per rows_q
+        /* CPUs' prefill path (attention_rows, a work-item per cpu_rows
          * positions of a head): positions past the last in a work-item,
          * tiles of keys other than 8 (a score a key, not 8 lanes), a
          * window, seq_q above and below seq_kv */
         {"f32", "heads: 3, kv_heads: 1, head_dim: 16, causal: true, "
-         "window: 6, scale: 16, tile: {rows_q: 3, block_k: 5}", TARGET_CPU,
+         "window: 6, scale: 16, tile: {cpu_rows: 3, block_k: 5}", TARGET_CPU,
          {{2, 7, 7}, {1, 10, 33}, {1, 40, 17}, {0}}},
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 32, causal: true, "
-         "tile: {rows_q: 8}", TARGET_CPU, {{1, 13, 29}, {2, 9, 9}, {0}}},
+         "tile: {cpu_rows: 8}", TARGET_CPU, {{1, 13, 29}, {2, 9, 9}, {0}}},
         /* D = 1: a score per key, q.k a product */
         {"f16", "heads: 3, head_dim: 1, causal: true", TARGET_GPU,
          {{2, 5, 9}, {1, 2, 40}, {0}}},
