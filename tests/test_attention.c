@@ -136,6 +136,11 @@ static void test_attn_shapes(void)
          {{2, 7, 7}, {1, 10, 33}, {1, 40, 17}, {0}}},
         {"bf16", "heads: 4, kv_heads: 2, head_dim: 32, causal: true, "
          "tile: {cpu_rows: 8}", TARGET_CPU, {{1, 13, 29}, {2, 9, 9}, {0}}},
+        /* ... and without it (cpu_rows 0): the work-group kernel on the
+         * CPU plan's exponentials */
+        {"f32", "heads: 3, kv_heads: 1, head_dim: 16, causal: true, "
+         "window: 6, scale: 16, tile: {cpu_rows: 0}", TARGET_CPU,
+         {{1, 10, 33}, {1, 40, 17}, {0}}},
         /* D = 1: a score per key, q.k a product */
         {"f16", "heads: 3, head_dim: 1, causal: true", TARGET_GPU,
          {{2, 5, 9}, {1, 2, 40}, {0}}},

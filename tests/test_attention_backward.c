@@ -132,6 +132,11 @@ static void test_abw_shapes(void)
          {{2, 33, 47}, {1, 47, 33}, {1, 1, 9}, {0}}},
         {"bf16", "heads: 8, kv_heads: 2, head_dim: 64, tile: {cpu_rows: "
          "8}", TARGET_CPU, {{1, 70, 130}, {0}}},
+        /* ... and without them (cpu_rows 0): the work-group kernels on
+         * the CPU plan's exponentials */
+        {"f32", "heads: 6, kv_heads: 2, head_dim: 12, causal: true, "
+         "window: 7, softcap: 5, tile: {cpu_rows: 0}", TARGET_CPU,
+         {{1, 47, 33}, {0}}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case(&cases[i]);
