@@ -47,6 +47,25 @@ inline int abw_sees(long pos, long j)
     return see;
 }
 
+/* The keys some row of the NR rows from R0 (rows as attention_common.cl
+ * orders them) sees: [*LO, *HI). */
+inline void abw_keys_seen(long r0, long nr, int seq_q, int seq_kv, long *lo,
+                          long *hi)
+{
+    const long off = (long)seq_kv - seq_q;
+    const long pos_lo = r0 / GROUP + off, pos_hi = (r0 + nr - 1) / GROUP + off;
+    (void)pos_lo;
+    (void)pos_hi;
+    *lo = 0;
+    *hi = seq_kv;
+#if ATTN_CAUSAL
+    *hi = min(*hi, pos_hi + 1);
+#endif
+#if ATTN_WINDOW > 0
+    *lo = max(*lo, pos_lo - ATTN_WINDOW + 1);
+#endif
+}
+
 /* The query rows that see some key of the block of NK keys from J0
  * (rows as attention_common.cl orders them): [*RLO, *RHI). */
 inline void abw_rows_seeing(long j0, int nk, int seq_q, int seq_kv,

@@ -57,17 +57,9 @@ void attention_backward_dq(const int seq_q, const int seq_kv,
         acc[d] = 0.0f;
     }
     /* The keys some row of the block sees: [lo, hi). */
-    long lo = 0, hi = seq_kv;
-    long pos_lo = r0 / GROUP + off;
-    long pos_hi = (min(r0 + BLOCK_Q, rows) - 1) / GROUP + off;
-    (void)pos_lo;
-    (void)pos_hi;
-#if ATTN_CAUSAL
-    hi = min(hi, pos_hi + 1);
-#endif
-#if ATTN_WINDOW > 0
-    lo = max(lo, pos_lo - ATTN_WINDOW + 1);
-#endif
+    long lo, hi;
+    abw_keys_seen(r0, min((long)BLOCK_Q, rows - r0), seq_q, seq_kv, &lo,
+                  &hi);
     for (long j0 = lo; j0 < hi; j0 += TILE_K) {
         barrier(CLK_LOCAL_MEM_FENCE);
         abw_load_keys(k, v, ks, vs, seq_kv, b, hk, j0, lid);

@@ -49,17 +49,8 @@ void attention_backward_dq_rows(const int seq_q, const int seq_kv,
             acc[n][d] = 0.0f;
         }
     }
-    /* The keys some row sees: [lo, hi). */
-    long lo = 0, hi = seq_kv;
-    const long pos_lo = r0 / GROUP + off, pos_hi = (r0 + nr - 1) / GROUP + off;
-    (void)pos_lo;
-    (void)pos_hi;
-#if ATTN_CAUSAL
-    hi = min(hi, pos_hi + 1);
-#endif
-#if ATTN_WINDOW > 0
-    lo = max(lo, pos_lo - ATTN_WINDOW + 1);
-#endif
+    long lo, hi;
+    abw_keys_seen(r0, nr, seq_q, seq_kv, &lo, &hi);
     for (long j0 = lo; j0 < hi; j0 += DOTS_T) {
         const int nt = (int)min((long)DOTS_T, hi - j0);
         const __global storage_t *kp[DOTS_T], *vp[DOTS_T];

@@ -147,6 +147,21 @@ inline void attn_load_q(const __global storage_t *q, __local float *qs,
     }
 }
 
+/* Whether the query at position POS sees key J. */
+inline bool attn_sees(long pos, long j)
+{
+    bool see = true;
+    (void)pos;
+    (void)j;
+#if CAUSAL
+    see = see && j <= pos;
+#endif
+#if WINDOW > 0
+    see = see && pos - j < WINDOW;
+#endif
+    return see;
+}
+
 /* This work-item's scores of the tile at J0 (NK keys) into SS: -INFINITY
  * for keys its row does not see. */
 inline void attn_scores(__local const float *qs, __local const float *kvs,
@@ -173,16 +188,7 @@ inline void attn_scores(__local const float *qs, __local const float *kvs,
         float slope;
         dot = SOFTCAP * attn_tanh(dot * INV_SOFTCAP, &slope) * ATTN_LOG2E;
 #endif
-        long j = j0 + jj;
-        int see = valid && jj < nk;
-        (void)pos;
-        (void)j;
-#if CAUSAL
-        see = see && j <= pos;
-#endif
-#if WINDOW > 0
-        see = see && pos - j < WINDOW;
-#endif
+        int see = valid && jj < nk && attn_sees(pos, j0 + jj);
         ss[rl * BLOCK_K + jj] = see ? dot : -INFINITY;
     }
 }

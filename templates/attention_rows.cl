@@ -41,21 +41,6 @@ EXP2_POLY(float8, as_float8, as_int8)
 #endif
 #endif
 
-/* Whether position POS sees key J. */
-inline bool ar_sees(long pos, long j)
-{
-    bool see = true;
-    (void)pos;
-    (void)j;
-#if CAUSAL
-    see = see && j <= pos;
-#endif
-#if WINDOW > 0
-    see = see && pos - j < WINDOW;
-#endif
-    return see;
-}
-
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_rows(const int seq_q, const int seq_kv,
                     const __global storage_t *q, const __global storage_t *k,
@@ -113,7 +98,7 @@ void attention_rows(const int seq_q, const int seq_kv,
                                                &slope) * ATTN_LOG2E;
 #endif
                 if (!whole && (jj >= nk || r >= nr ||
-                               !ar_sees(i0 + r + off, j0 + jj))) {
+                               !attn_sees(i0 + r + off, j0 + jj))) {
                     s[r][jj] = -INFINITY;
                 }
             }
