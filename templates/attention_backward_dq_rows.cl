@@ -15,6 +15,7 @@
 #define DOTS_N ABR_N
 #define DOTS_T 8
 #include "attention_dots.cl"
+DOTS_SAME(attention_backward_dq_rows_dots);
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_backward_dq_rows(const int seq_q, const int seq_kv,

@@ -11,6 +11,13 @@
 #error "attention_dots.cl: DOTS_N, DOTS_T and HEAD_DIM"
 #endif
 
+/* A program holds this file once (its kernels share what they include):
+ * a second kernel that includes it must want the same DOTS_N and
+ * DOTS_T, which DOTS_SAME checks where it is used. */
+enum { dots_n = DOTS_N, dots_t = DOTS_T };
+#define DOTS_SAME(name)                                                      \
+    typedef char name[DOTS_N == dots_n && DOTS_T == dots_t ? 1 : -1]
+
 /* Whether a vector goes 8 lanes at a time (load8: element indices
  * multiples of 8). */
 #define DOTS_V8 (HEAD_DIM % 8 == 0)

@@ -17,6 +17,7 @@
 #define DOTS_N ROWS_Q
 #define DOTS_T BLOCK_K
 #include "attention_dots.cl"
+DOTS_SAME(attention_rows_dots);
 
 #if DOTS_LANES
 inline float lanes_max(float8 x)
