@@ -110,6 +110,8 @@ enum { BUF_Q, BUF_K, BUF_V, BUF_O, BUF_LSE };
  * again for its q): its rows stay in the core's caches beside a tile
  * of keys. */
 #define PART_ROWS_FLOATS 8192
+/* ... and the most query heads of a kv head sharing each key's loads. */
+#define PART_ROWS_HEADS 8
 /* CPUs' prefill path: query positions a work-item (attention_rows). */
 #define CPU_ROWS_Q 4
 /* Local memory a spec may ask for, as the row ops (op_rows.c). */
@@ -218,6 +220,18 @@ static long part_rows_kv(const struct kernel_spec *ks)
         }
     }
     return 0;
+}
+
+/* attention_part_rows: the query heads of a kv head that share each
+ * key's loads at once, the most that divide the group up to
+ * PART_ROWS_HEADS (their scores stay in the vector registers). */
+static long part_rows_heads(const struct kernel_spec *ks)
+{
+    long group = attn_heads(ks) / attn_kv_heads(ks), n = PART_ROWS_HEADS;
+    while (group % n != 0) {
+        n--;
+    }
+    return n;
 }
 
 /* GPUs: blocks of 32 rows (16 past D 128), four work-items a row, so
@@ -625,6 +639,8 @@ static void plan_split(const struct kernel_spec *ks, struct plan *p)
     if (rows_kv > 0) {
         plan_int(p, "APR_KV", "attention_part_rows: kv heads a work-item",
                  rows_kv);
+        plan_int(p, "APR_HEADS", "attention_part_rows: query heads sharing "
+                 "a key's loads", part_rows_heads(ks));
     }
     /* attention_part_rows: over split_most, half and a quarter of it
      * while its work-items fit SPLIT_FILL_PER_CORE a compute unit, then
@@ -698,6 +714,23 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                  target_offers(ks->target, CAP_SHFL_SYNC));
         plan_merged(ks, p);
     }
+    /* CPUs' kernels share attention_dots.cl: the most vectors a
+     * work-item of either holds (attention_rows' positions, a kv head's
+     * query heads in attention_part_rows) and the keys a tile. */
+    long cpu_rows = ks->target == TARGET_CPU && engine(ks) == ATTN_SIMT
+                        ? knob(ks, "cpu_rows")
+                        : 0;
+    long dots = ks->target == TARGET_CPU && knob(ks, "decode_rows") > 0 &&
+                        part_rows_kv(ks) > 0
+                    ? part_rows_heads(ks)
+                    : 0;
+    dots = cpu_rows > dots ? cpu_rows : dots;
+    if (dots > 0) {
+        plan_int(p, "DOTS_N", "attention_dots.cl: the most vectors a "
+                 "work-item holds", dots);
+        plan_int(p, "DOTS_T", "attention_dots.cl: keys a tile",
+                 knob(ks, "block_k"));
+    }
     if (knob(ks, "decode_rows") > 0) {
         plan_split(ks, p);
     }
@@ -728,7 +761,6 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
         pa->scratch_fixed = tma ? WGMMA_MAP_SLOTS * 64 : 0;
         return;
     }
-    long cpu_rows = ks->target == TARGET_CPU ? knob(ks, "cpu_rows") : 0;
     if (cpu_rows > 0) {
         plan_int(p, "ROWS_Q", "attention_rows: query positions a "
                  "work-item", cpu_rows);

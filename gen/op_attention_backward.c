@@ -187,6 +187,8 @@ static void engine_defaults(struct kernel_spec *ks)
 /* CPUs' float kernels: dq's rows and dk's and dv's keys a work-item
  * (attention_backward_dq_rows, attention_backward_dkv_rows). */
 #define CPU_ROWS 4
+/* ... and the keys or rows they meet at a time: 8, a vector's lanes. */
+#define CPU_TILE 8
 
 /* GPUs: 64 work-items a group, tiles of 32 rows (fewer where the head
  * is wide); CPUs (PoCL runs a group as loops over its items): 16 items,
@@ -382,8 +384,10 @@ static void plan(const struct kernel_spec *ks, struct plan *p)
                       ? (size_t)knob(ks, "cpu_rows")
                       : 0;
     if (rows > 0) {
-        plan_int(p, "ABR_N", "attention_backward_dq_rows, _dkv_rows: rows "
+        plan_int(p, "DOTS_N", "attention_backward_dq_rows, _dkv_rows: rows "
                  "or keys a work-item", (long)rows);
+        plan_int(p, "DOTS_T", "attention_backward_dq_rows, _dkv_rows: the "
+                 "others a step", CPU_TILE);
     }
     if (mma) {
         plan_int(p, "MMA_BQ", "attention_backward_dq_mma: query rows a "

@@ -1,20 +1,13 @@
 /* attention_backward_dkv_rows.cl - dk and dv on CPUs: a work-item per
- * ABR_N keys of one (batch, kv head), over the query rows of every head
+ * DOTS_N keys of one (batch, kv head), over the query rows of every head
  * of the group that see some of them, DOTS_T rows of q and dO at a time
  * read straight from memory (attention_dots.cl). Each key's
  * sums run over the rows in order: the same bits run to run.
  *
  * Launch: local (1, 1); groups: dimension 0 at least ceil(seq_kv /
- * ABR_N) (the rest return), dimension 1 batch * KV_HEADS. */
+ * DOTS_N) (the rest return), dimension 1 batch * KV_HEADS. */
 #include "attention_backward_common.cl"
-
-#if !defined(ABR_N) || ABR_N < 1
-#error "attention_backward_dkv_rows.cl: ABR_N, the keys of a work-item"
-#endif
-#define DOTS_N ABR_N
-#define DOTS_T 8
 #include "attention_dots.cl"
-DOTS_SAME(attention_backward_dkv_rows_dots);
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
@@ -27,17 +20,17 @@ void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
                                  __global storage_t *dk,
                                  __global storage_t *dv)
 {
-    const long j0 = (long)get_group_id(0) * ABR_N;
+    const long j0 = (long)get_group_id(0) * DOTS_N;
     const long b = get_group_id(1) / KV_HEADS;
     const int hk = (int)(get_group_id(1) % KV_HEADS);
     if (j0 >= seq_kv) {
         return;
     }
-    const int nk = (int)min((long)ABR_N, seq_kv - j0);
+    const int nk = (int)min((long)DOTS_N, seq_kv - j0);
     const long off = (long)seq_kv - seq_q;
-    float kr[ABR_N][HEAD_DIM], vr[ABR_N][HEAD_DIM];
-    float dka[ABR_N][HEAD_DIM], dva[ABR_N][HEAD_DIM], keep[ABR_N];
-    for (int n = 0; n < ABR_N; n++) {
+    float kr[DOTS_N][HEAD_DIM], vr[DOTS_N][HEAD_DIM];
+    float dka[DOTS_N][HEAD_DIM], dva[DOTS_N][HEAD_DIM], keep[DOTS_N];
+    for (int n = 0; n < DOTS_N; n++) {
         const size_t at = ((size_t)(b * seq_kv + j0 + min(n, nk - 1)) *
                                KV_HEADS + hk) * HEAD_DIM;
         for (int d = 0; d < HEAD_DIM; d++) {
@@ -62,11 +55,11 @@ void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
             lt[t] = abw_lse(lse, b, hk, r, seq_q);
             dt[t] = abw_d(scratch, b, hk, r, seq_q);
         }
-        float s[ABR_N][DOTS_T], dp[ABR_N][DOTS_T];
-        float p[ABR_N][DOTS_T], ds[ABR_N][DOTS_T];
-        dots_of(kr, qp, s);
-        dots_of(vr, dop, dp);
-        for (int n = 0; n < ABR_N; n++) {
+        float s[DOTS_N][DOTS_T], dp[DOTS_N][DOTS_T];
+        float p[DOTS_N][DOTS_T], ds[DOTS_N][DOTS_T];
+        dots_of(DOTS_N, kr, qp, s);
+        dots_of(DOTS_N, vr, dop, dp);
+        for (int n = 0; n < DOTS_N; n++) {
             for (int t = 0; t < DOTS_T; t++) {
                 const long pos = (r0 + t) / GROUP + off;
                 p[n][t] = 0.0f;
@@ -80,8 +73,8 @@ void attention_backward_dkv_rows(const int seq_q, const int seq_kv,
                 }
             }
         }
-        dots_accumulate(dva, keep, p, dop, nt);
-        dots_accumulate(dka, keep, ds, qp, nt);
+        dots_accumulate(DOTS_N, dva, keep, p, dop, nt);
+        dots_accumulate(DOTS_N, dka, keep, ds, qp, nt);
     }
     for (int n = 0; n < nk; n++) {
         const size_t at = ((size_t)(b * seq_kv + j0 + n) * KV_HEADS + hk) *

@@ -1,4 +1,4 @@
-/* attention_backward_dq_rows.cl - dq on CPUs: a work-item per ABR_N
+/* attention_backward_dq_rows.cl - dq on CPUs: a work-item per DOTS_N
  * query rows of one (batch, kv head) (rows ordered as attention's
  * forward), over the keys some of them sees, DOTS_T keys and values at a
  * time read straight from k and v (attention_dots.cl). A row's
@@ -6,16 +6,9 @@
  * sees no key (lse -inf) gets 0.
  *
  * Launch: local (1, 1); groups: dimension 0 at least ceil(GROUP * seq_q /
- * ABR_N) (the rest return), dimension 1 batch * KV_HEADS. */
+ * DOTS_N) (the rest return), dimension 1 batch * KV_HEADS. */
 #include "attention_backward_common.cl"
-
-#if !defined(ABR_N) || ABR_N < 1
-#error "attention_backward_dq_rows.cl: ABR_N, the rows of a work-item"
-#endif
-#define DOTS_N ABR_N
-#define DOTS_T 8
 #include "attention_dots.cl"
-DOTS_SAME(attention_backward_dq_rows_dots);
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_backward_dq_rows(const int seq_q, const int seq_kv,
@@ -28,17 +21,17 @@ void attention_backward_dq_rows(const int seq_q, const int seq_kv,
                                 __global storage_t *dq)
 {
     const long rows = (long)GROUP * seq_q;
-    const long r0 = (long)get_group_id(0) * ABR_N;
+    const long r0 = (long)get_group_id(0) * DOTS_N;
     const long b = get_group_id(1) / KV_HEADS;
     const int hk = (int)(get_group_id(1) % KV_HEADS);
     if (r0 >= rows) {
         return;
     }
-    const int nr = (int)min((long)ABR_N, rows - r0);
+    const int nr = (int)min((long)DOTS_N, rows - r0);
     const long off = (long)seq_kv - seq_q;
-    float qr[ABR_N][HEAD_DIM], dr[ABR_N][HEAD_DIM], acc[ABR_N][HEAD_DIM];
-    float l[ABR_N], dd[ABR_N], keep[ABR_N];
-    for (int n = 0; n < ABR_N; n++) {
+    float qr[DOTS_N][HEAD_DIM], dr[DOTS_N][HEAD_DIM], acc[DOTS_N][HEAD_DIM];
+    float l[DOTS_N], dd[DOTS_N], keep[DOTS_N];
+    for (int n = 0; n < DOTS_N; n++) {
         const long r = r0 + min(n, nr - 1);
         const size_t at = abw_row_at(b, hk, r, seq_q);
         l[n] = n < nr ? abw_lse(lse, b, hk, r, seq_q) : -INFINITY;
@@ -61,10 +54,10 @@ void attention_backward_dq_rows(const int seq_q, const int seq_kv,
             kp[t] = k + at;
             vp[t] = v + at;
         }
-        float s[ABR_N][DOTS_T], dp[ABR_N][DOTS_T], ds[ABR_N][DOTS_T];
-        dots_of(qr, kp, s);
-        dots_of(dr, vp, dp);
-        for (int n = 0; n < ABR_N; n++) {
+        float s[DOTS_N][DOTS_T], dp[DOTS_N][DOTS_T], ds[DOTS_N][DOTS_T];
+        dots_of(DOTS_N, qr, kp, s);
+        dots_of(DOTS_N, dr, vp, dp);
+        for (int n = 0; n < DOTS_N; n++) {
             const long pos = (r0 + n) / GROUP + off;
             for (int t = 0; t < DOTS_T; t++) {
                 ds[n][t] = 0.0f;
@@ -75,7 +68,7 @@ void attention_backward_dq_rows(const int seq_q, const int seq_kv,
                 }
             }
         }
-        dots_accumulate(acc, keep, ds, kp, nt);
+        dots_accumulate(DOTS_N, acc, keep, ds, kp, nt);
     }
     for (int n = 0; n < nr; n++) {
         const size_t at = abw_row_at(b, hk, r0 + n, seq_q);

@@ -1,22 +1,16 @@
 /* attention_dots.cl - the arithmetic of the CPU attention kernels
- * (attention_rows.cl, attention_backward_dq_rows.cl,
- * attention_backward_dkv_rows.cl): a work-item's DOTS_N vectors of
- * HEAD_DIM floats (its query rows, or its keys) against a tile of DOTS_T
- * others read straight from global memory, each 8-lane stretch of
- * theirs loaded once for all DOTS_N of its own. With 8 a tile and head
- * dims a multiple of 8 (DOTS_LANES), a vector's 8 dot products come out
- * folded into one vector: three rounds of adding neighbours instead of
- * a reduction each. Include after the storage type's file. */
+ * (attention_rows.cl, attention_part_rows.cl,
+ * attention_backward_dq_rows.cl, attention_backward_dkv_rows.cl): a
+ * work-item's N vectors of HEAD_DIM floats (its query rows, or its keys;
+ * N at most the plan's DOTS_N) against a tile of DOTS_T others read
+ * straight from global memory, each 8-lane stretch of theirs loaded once
+ * for all N of its own. With 8 a tile and head dims a multiple of 8
+ * (DOTS_LANES), a vector's 8 dot products come out folded into one
+ * vector: three rounds of adding neighbours instead of a reduction each.
+ * Include after the storage type's file. */
 #if !defined(DOTS_N) || !defined(DOTS_T) || !defined(HEAD_DIM)
-#error "attention_dots.cl: DOTS_N, DOTS_T and HEAD_DIM"
+#error "attention_dots.cl: the plan's DOTS_N and DOTS_T, and HEAD_DIM"
 #endif
-
-/* A program holds this file once (its kernels share what they include):
- * a second kernel that includes it must want the same DOTS_N and
- * DOTS_T, which DOTS_SAME checks where it is used. */
-enum { dots_n = DOTS_N, dots_t = DOTS_T };
-#define DOTS_SAME(name)                                                      \
-    typedef char name[DOTS_N == dots_n && DOTS_T == dots_t ? 1 : -1]
 
 /* Whether a vector goes 8 lanes at a time (load8: element indices
  * multiples of 8). */
@@ -40,15 +34,16 @@ inline float8 dots_lane_sums(const float8 x[8])
 }
 #endif
 
-/* OUT[n][t] = A[n] . G[t] (HEAD_DIM elements each) for every n and t. */
-inline void dots_of(const float a[DOTS_N][HEAD_DIM],
+/* OUT[n][t] = A[n] . G[t] (HEAD_DIM elements each) for n < N and every
+ * t. */
+inline void dots_of(const int count, const float (*a)[HEAD_DIM],
                     const __global storage_t *const g[DOTS_T],
-                    float out[DOTS_N][DOTS_T])
+                    float (*out)[DOTS_T])
 {
 #if DOTS_V8
     float8 sum[DOTS_N][DOTS_T];
 #pragma unroll
-    for (int n = 0; n < DOTS_N; n++) {
+    for (int n = 0; n < count; n++) {
 #pragma unroll
         for (int t = 0; t < DOTS_T; t++) {
             sum[n][t] = 0.0f;
@@ -61,7 +56,7 @@ inline void dots_of(const float a[DOTS_N][HEAD_DIM],
             g8[t] = load8(g[t], d);
         }
 #pragma unroll
-        for (int n = 0; n < DOTS_N; n++) {
+        for (int n = 0; n < count; n++) {
             const float8 a8 = vload8(0, a[n] + d);
 #pragma unroll
             for (int t = 0; t < DOTS_T; t++) {
@@ -70,7 +65,7 @@ inline void dots_of(const float a[DOTS_N][HEAD_DIM],
         }
     }
 #pragma unroll
-    for (int n = 0; n < DOTS_N; n++) {
+    for (int n = 0; n < count; n++) {
 #if DOTS_LANES
         vstore8(dots_lane_sums(sum[n]), 0, out[n]);
 #else
@@ -82,7 +77,7 @@ inline void dots_of(const float a[DOTS_N][HEAD_DIM],
 #endif
     }
 #else
-    for (int n = 0; n < DOTS_N; n++) {
+    for (int n = 0; n < count; n++) {
         for (int t = 0; t < DOTS_T; t++) {
             out[n][t] = 0.0f;
         }
@@ -92,7 +87,7 @@ inline void dots_of(const float a[DOTS_N][HEAD_DIM],
         for (int t = 0; t < DOTS_T; t++) {
             gd[t] = load1(g[t], d);
         }
-        for (int n = 0; n < DOTS_N; n++) {
+        for (int n = 0; n < count; n++) {
             for (int t = 0; t < DOTS_T; t++) {
                 out[n][t] = fma(a[n][d], gd[t], out[n][t]);
             }
@@ -102,10 +97,9 @@ inline void dots_of(const float a[DOTS_N][HEAD_DIM],
 }
 
 /* ACC[n] = KEEP[n] ACC[n] + the first NT of G weighted by W[n], in
- * their order. */
-inline void dots_accumulate(float acc[DOTS_N][HEAD_DIM],
-                            const float keep[DOTS_N],
-                            const float w[DOTS_N][DOTS_T],
+ * their order, for n < N. */
+inline void dots_accumulate(const int count, float (*acc)[HEAD_DIM],
+                            const float *keep, const float (*w)[DOTS_T],
                             const __global storage_t *const g[DOTS_T],
                             int nt)
 {
@@ -113,34 +107,34 @@ inline void dots_accumulate(float acc[DOTS_N][HEAD_DIM],
     for (int d = 0; d < HEAD_DIM; d += 8) {
         float8 a[DOTS_N];
 #pragma unroll
-        for (int n = 0; n < DOTS_N; n++) {
+        for (int n = 0; n < count; n++) {
             a[n] = vload8(0, acc[n] + d) * keep[n];
         }
         for (int t = 0; t < nt; t++) {
             const float8 g8 = load8(g[t], d);
 #pragma unroll
-            for (int n = 0; n < DOTS_N; n++) {
+            for (int n = 0; n < count; n++) {
                 a[n] = fma(w[n][t], g8, a[n]);
             }
         }
 #pragma unroll
-        for (int n = 0; n < DOTS_N; n++) {
+        for (int n = 0; n < count; n++) {
             vstore8(a[n], 0, acc[n] + d);
         }
     }
 #else
     for (int d = 0; d < HEAD_DIM; d++) {
         float a[DOTS_N];
-        for (int n = 0; n < DOTS_N; n++) {
+        for (int n = 0; n < count; n++) {
             a[n] = acc[n][d] * keep[n];
         }
         for (int t = 0; t < nt; t++) {
             const float gd = load1(g[t], d);
-            for (int n = 0; n < DOTS_N; n++) {
+            for (int n = 0; n < count; n++) {
                 a[n] = fma(w[n][t], gd, a[n]);
             }
         }
-        for (int n = 0; n < DOTS_N; n++) {
+        for (int n = 0; n < count; n++) {
             acc[n][d] = a[n];
         }
     }

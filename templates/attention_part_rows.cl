@@ -7,13 +7,16 @@
  * between barriers, and the staging that feeds a GPU's work-items costs
  * more there than the keys' arithmetic. One position sees a range of
  * keys whole (causal, window), so a chunk needs no mask, only its ends.
- * Records as attention_part.cl's, for attention_combine.
+ * The query heads of one kv head share each key's and value's loads
+ * (attention_dots.cl). Records as attention_part.cl's, for
+ * attention_combine.
  *
  * Scratch: attention_common.cl (ATTN_REC). A chunk past the keys writes
  * m = -INFINITY, l = 0 and zeros.
  * Launch: local (1, 1); groups: dimension 0 slices * seq_q (split
  * fastest), dimension 1 batch * KV_HEADS / APR_KV. */
 #include "attention_common.cl"
+#include "attention_dots.cl"
 
 #if !defined(APR_KV) || KV_HEADS % APR_KV != 0
 #error "attention_part_rows.cl: APR_KV, a divisor of KV_HEADS"
@@ -21,74 +24,10 @@
 
 /* The query rows of a work-item. */
 #define APR_ROWS (APR_KV * GROUP)
-/* Whether a row's dimensions go 8 at a time (load8: element indices
- * multiples of 8). */
-#define APR_V8 (HEAD_DIM % 8 == 0)
-
-/* S[jj] = Q (HEAD_DIM floats) . key jj of the tile of NK keys at element
- * AT of K (keys STEP elements apart), jj < BLOCK_K: the keys' sums side
- * by side, BLOCK_K chains of multiply-adds rather than one; keys past NK
- * repeat the last. */
-inline void apr_scores(const float *q, const __global storage_t *k,
-                       size_t at, size_t step, int nk, float *s)
-{
-#if APR_V8
-    float8 sum[BLOCK_K];
-    const __global storage_t *key[BLOCK_K];
-#pragma unroll
-    for (int jj = 0; jj < BLOCK_K; jj++) {
-        sum[jj] = 0.0f;
-        key[jj] = k + at + min(jj, nk - 1) * step;
-    }
-    for (int d = 0; d < HEAD_DIM; d += 8) {
-        const float8 q8 = vload8(0, q + d);
-#pragma unroll
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            sum[jj] = fma(q8, load8(key[jj], d), sum[jj]);
-        }
-    }
-#pragma unroll
-    for (int jj = 0; jj < BLOCK_K; jj++) {
-        const float4 s4 = sum[jj].lo + sum[jj].hi;
-        s[jj] = (s4.x + s4.y) + (s4.z + s4.w);
-    }
-#else
-    for (int jj = 0; jj < BLOCK_K; jj++) {
-        s[jj] = 0.0f;
-    }
-    for (int d = 0; d < HEAD_DIM; d++) {
-        for (int jj = 0; jj < BLOCK_K; jj++) {
-            s[jj] += q[d] * load1(k, at + min(jj, nk - 1) * step + d);
-        }
-    }
+#if !defined(APR_HEADS) || GROUP % APR_HEADS != 0 || APR_HEADS > DOTS_N || \
+    DOTS_T != BLOCK_K
+#error "attention_part_rows.cl: APR_HEADS, a divisor of GROUP, at most DOTS_N"
 #endif
-}
-
-/* ACC (HEAD_DIM floats) = ALPHA ACC + the NK values of the tile at
- * element AT of V (STEP elements apart), weighted by P. */
-inline void apr_accumulate(float *acc, float alpha, const float *p,
-                           const __global storage_t *v, size_t at,
-                           size_t step, int nk)
-{
-#if APR_V8
-    const __global storage_t *val = v + at;
-    for (int d = 0; d < HEAD_DIM; d += 8) {
-        float8 a = vload8(0, acc + d) * alpha;
-        for (int jj = 0; jj < nk; jj++) {
-            a = fma(p[jj], load8(val + jj * step, d), a);
-        }
-        vstore8(a, 0, acc + d);
-    }
-#else
-    for (int d = 0; d < HEAD_DIM; d++) {
-        float a = acc[d] * alpha;
-        for (int jj = 0; jj < nk; jj++) {
-            a += p[jj] * load1(v, at + jj * step + d);
-        }
-        acc[d] = a;
-    }
-#endif
-}
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_part_rows(const int slices, const int seq_q, const int seq_kv,
@@ -128,31 +67,48 @@ void attention_part_rows(const int slices, const int seq_q, const int seq_kv,
         const int nk = (int)min((long)BLOCK_K, hi - j0);
         const size_t at0 =
             ((size_t)(b * seq_kv + j0) * KV_HEADS + hk0) * HEAD_DIM;
-        for (int r = 0; r < APR_ROWS; r++) {
-            const size_t at = at0 + (size_t)(r / GROUP) * HEAD_DIM;
-            float s[BLOCK_K], p[BLOCK_K];
-            apr_scores(qr[r], k, at, step, nk, s);
-            float mt = m[r];
-            for (int jj = 0; jj < nk; jj++) {
+        for (int h = 0; h < APR_KV; h++) {
+            /* kv head hk0 + h: APR_HEADS of its query heads at a time
+             * share each key's and value's loads */
+            const __global storage_t *kp[BLOCK_K], *vp[BLOCK_K];
+            for (int jj = 0; jj < BLOCK_K; jj++) {
+                /* keys past nk repeat the last */
+                const size_t at = at0 + (size_t)h * HEAD_DIM +
+                                  (size_t)min(jj, nk - 1) * step;
+                kp[jj] = k + at;
+                vp[jj] = v + at;
+            }
+            for (int r0 = h * GROUP; r0 < (h + 1) * GROUP; r0 += APR_HEADS) {
+                float s[APR_HEADS][BLOCK_K], p[APR_HEADS][BLOCK_K];
+                float alpha[APR_HEADS];
+                dots_of(APR_HEADS, qr + r0, kp, s);
+                for (int g = 0; g < APR_HEADS; g++) {
+                    const int r = r0 + g;
+                    float mt = m[r];
+                    for (int jj = 0; jj < BLOCK_K; jj++) {
 #if CAPPED
-                float slope;
-                s[jj] = SOFTCAP * attn_tanh(s[jj] * INV_SOFTCAP, &slope) *
-                        ATTN_LOG2E;
+                        float slope;
+                        s[g][jj] = SOFTCAP *
+                                   attn_tanh(s[g][jj] * INV_SOFTCAP, &slope) *
+                                   ATTN_LOG2E;
 #endif
-                mt = fmax(mt, s[jj]);
+                        s[g][jj] = jj < nk ? s[g][jj] : -INFINITY;
+                        mt = fmax(mt, s[g][jj]);
+                    }
+                    /* Scores of -inf only (infinite inputs): exponentials
+                     * against 0, all of them 0, nothing added. */
+                    const float base = mt == -INFINITY ? 0.0f : mt;
+                    float sum = 0.0f;
+                    for (int jj = 0; jj < BLOCK_K; jj++) {
+                        p[g][jj] = attn_exp2(s[g][jj] - base);
+                        sum += p[g][jj];
+                    }
+                    alpha[g] = attn_exp2(m[r] - base);
+                    l[r] = l[r] * alpha[g] + sum;
+                    m[r] = mt;
+                }
+                dots_accumulate(APR_HEADS, acc + r0, alpha, p, vp, nk);
             }
-            if (mt == -INFINITY) {
-                continue; /* scores of -inf only (infinite inputs) */
-            }
-            float sum = 0.0f;
-            for (int jj = 0; jj < nk; jj++) {
-                p[jj] = attn_exp2(s[jj] - mt);
-                sum += p[jj];
-            }
-            const float alpha = attn_exp2(m[r] - mt);
-            l[r] = l[r] * alpha + sum;
-            apr_accumulate(acc[r], alpha, p, v, at, step, nk);
-            m[r] = mt;
         }
     }
     for (int r = 0; r < APR_ROWS; r++) {

@@ -14,10 +14,10 @@
 #error "attention_rows.cl: ROWS_Q, the query positions of a work-item"
 #endif
 
-#define DOTS_N ROWS_Q
-#define DOTS_T BLOCK_K
 #include "attention_dots.cl"
-DOTS_SAME(attention_rows_dots);
+#if ROWS_Q > DOTS_N || DOTS_T != BLOCK_K
+#error "attention_rows.cl: ROWS_Q rows at most DOTS_N, tiles of BLOCK_K"
+#endif
 
 #if DOTS_LANES
 inline float lanes_max(float8 x)
@@ -88,7 +88,7 @@ void attention_rows(const int seq_q, const int seq_kv,
             vp[jj] = v + at + min(jj, nk - 1) * step;
         }
         float s[ROWS_Q][BLOCK_K], p[ROWS_Q][BLOCK_K], alpha[ROWS_Q];
-        dots_of(qr, kp, s);
+        dots_of(ROWS_Q, qr, kp, s);
         const bool whole = nk == BLOCK_K && nr == ROWS_Q && j0 >= all_lo &&
                            j0 + BLOCK_K <= all_hi;
         for (int r = 0; r < ROWS_Q; r++) {
@@ -129,7 +129,7 @@ void attention_rows(const int seq_q, const int seq_kv,
             l[r] = l[r] * alpha[r] + sum;
             m[r] = mt;
         }
-        dots_accumulate(acc, alpha, p, vp, nk);
+        dots_accumulate(ROWS_Q, acc, alpha, p, vp, nk);
     }
     for (int r = 0; r < nr; r++) {
         const long i = i0 + r;

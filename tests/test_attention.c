@@ -119,6 +119,12 @@ static void test_attn_shapes(void)
          {{2, 2, 60}, {1, 1, 3}, {0}}},
         {"f16", "heads: 48, kv_heads: 1, head_dim: 200", TARGET_CPU,
          {{1, 1, 50}, {0}}},
+        /* groups past 8 heads: 6 and 8 of a kv head's query heads at a
+         * time share its keys' loads */
+        {"f32", "heads: 24, kv_heads: 2, head_dim: 16, causal: true",
+         TARGET_CPU, {{1, 1, 300}, {2, 3, 40}, {0}}},
+        {"bf16", "heads: 16, kv_heads: 1, head_dim: 32, window: 9, causal: "
+         "true", TARGET_CPU, {{1, 2, 100}, {0}}},
         /* ... over more splits where its work-items are few: 4 while
          * batch x seq_q x 4 fit 2 a compute unit and seq_kv >= 8, 2,
          * then 1 (on 2 units: 4, 2 and 1 split at batch 1, 2 and 3;
