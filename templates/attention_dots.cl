@@ -140,3 +140,59 @@ inline void dots_accumulate(const int count, float (*acc)[HEAD_DIM],
     }
 #endif
 }
+
+#if DOTS_LANES
+inline float dots_lanes_max(float8 x)
+{
+    const float4 m = fmax(x.lo, x.hi);
+    return fmax(fmax(m.x, m.y), fmax(m.z, m.w));
+}
+
+inline float dots_lanes_total(float8 x)
+{
+    const float4 t = x.lo + x.hi;
+    return (t.x + t.y) + (t.z + t.w);
+}
+
+/* 2^Y lane by lane, as attn_exp2 (PoCL runs exp2 lane by lane;
+ * exp2_poly.cl's arithmetic vectorizes). */
+#if EXP_POLY
+EXP2_POLY(float8, as_float8, as_int8)
+#define dots_exp2(y) exp2_poly(y)
+#else
+#define dots_exp2(y) exp2(y)
+#endif
+#endif
+
+/* One row's step of the online softmax (base 2) over a tile: its scores
+ * S (-INFINITY where hidden) to probabilities P against the row's new
+ * running max *M, its sum *L updated; returns the factor its earlier
+ * outputs take. A row that has seen no key keeps *M = -INFINITY and
+ * *L = 0 (its exponentials against 0, all of them 0). */
+inline float dots_online_row(const float s[DOTS_T], float p[DOTS_T],
+                             float *m, float *l)
+{
+#if DOTS_LANES
+    const float8 s8 = vload8(0, s);
+    const float mt = fmax(*m, dots_lanes_max(s8));
+    const float base = mt == -INFINITY ? 0.0f : mt;
+    const float8 p8 = dots_exp2(s8 - base);
+    vstore8(p8, 0, p);
+    const float sum = dots_lanes_total(p8);
+#else
+    float mt = *m;
+    for (int t = 0; t < DOTS_T; t++) {
+        mt = fmax(mt, s[t]);
+    }
+    const float base = mt == -INFINITY ? 0.0f : mt;
+    float sum = 0.0f;
+    for (int t = 0; t < DOTS_T; t++) {
+        p[t] = attn_exp2(s[t] - base);
+        sum += p[t];
+    }
+#endif
+    const float alpha = attn_exp2(*m - base);
+    *l = *l * alpha + sum;
+    *m = mt;
+    return alpha;
+}

@@ -83,8 +83,6 @@ void attention_part_rows(const int slices, const int seq_q, const int seq_kv,
                 float alpha[APR_HEADS];
                 dots_of(APR_HEADS, qr + r0, kp, s);
                 for (int g = 0; g < APR_HEADS; g++) {
-                    const int r = r0 + g;
-                    float mt = m[r];
                     for (int jj = 0; jj < BLOCK_K; jj++) {
 #if CAPPED
                         float slope;
@@ -93,19 +91,9 @@ void attention_part_rows(const int slices, const int seq_q, const int seq_kv,
                                    ATTN_LOG2E;
 #endif
                         s[g][jj] = jj < nk ? s[g][jj] : -INFINITY;
-                        mt = fmax(mt, s[g][jj]);
                     }
-                    /* Scores of -inf only (infinite inputs): exponentials
-                     * against 0, all of them 0, nothing added. */
-                    const float base = mt == -INFINITY ? 0.0f : mt;
-                    float sum = 0.0f;
-                    for (int jj = 0; jj < BLOCK_K; jj++) {
-                        p[g][jj] = attn_exp2(s[g][jj] - base);
-                        sum += p[g][jj];
-                    }
-                    alpha[g] = attn_exp2(m[r] - base);
-                    l[r] = l[r] * alpha[g] + sum;
-                    m[r] = mt;
+                    alpha[g] = dots_online_row(s[g], p[g], &m[r0 + g],
+                                               &l[r0 + g]);
                 }
                 dots_accumulate(APR_HEADS, acc + r0, alpha, p, vp, nk);
             }

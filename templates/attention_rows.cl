@@ -19,29 +19,6 @@
 #error "attention_rows.cl: ROWS_Q rows at most DOTS_N, tiles of BLOCK_K"
 #endif
 
-#if DOTS_LANES
-inline float lanes_max(float8 x)
-{
-    const float4 m = fmax(x.lo, x.hi);
-    return fmax(fmax(m.x, m.y), fmax(m.z, m.w));
-}
-
-inline float lanes_total(float8 x)
-{
-    const float4 t = x.lo + x.hi;
-    return (t.x + t.y) + (t.z + t.w);
-}
-
-/* 2^Y lane by lane, as attn_exp2 (PoCL runs exp2 lane by lane;
- * exp2_poly.cl's arithmetic vectorizes). */
-#if EXP_POLY
-EXP2_POLY(float8, as_float8, as_int8)
-#define lanes_exp2(y) exp2_poly(y)
-#else
-#define lanes_exp2(y) exp2(y)
-#endif
-#endif
-
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_rows(const int seq_q, const int seq_kv,
                     const __global storage_t *q, const __global storage_t *k,
@@ -103,31 +80,7 @@ void attention_rows(const int seq_q, const int seq_kv,
                     s[r][jj] = -INFINITY;
                 }
             }
-#if DOTS_LANES
-            const float8 s8 = vload8(0, s[r]);
-            const float mt = fmax(m[r], lanes_max(s8));
-#else
-            float mt = m[r];
-            for (int jj = 0; jj < BLOCK_K; jj++) {
-                mt = fmax(mt, s[r][jj]);
-            }
-#endif
-            /* No key seen yet: exponentials against 0 (all of them 0). */
-            const float base = mt == -INFINITY ? 0.0f : mt;
-#if DOTS_LANES
-            const float8 p8 = lanes_exp2(s8 - base);
-            vstore8(p8, 0, p[r]);
-            const float sum = lanes_total(p8);
-#else
-            float sum = 0.0f;
-            for (int jj = 0; jj < BLOCK_K; jj++) {
-                p[r][jj] = attn_exp2(s[r][jj] - base);
-                sum += p[r][jj];
-            }
-#endif
-            alpha[r] = attn_exp2(m[r] - base);
-            l[r] = l[r] * alpha[r] + sum;
-            m[r] = mt;
+            alpha[r] = dots_online_row(s[r], p[r], &m[r], &l[r]);
         }
         dots_accumulate(ROWS_Q, acc, alpha, p, vp, nk);
     }
