@@ -7,7 +7,9 @@
  * for all N of its own. With 8 a tile and head dims a multiple of 8
  * (DOTS_LANES), a vector's 8 dot products come out folded into one
  * vector: three rounds of adding neighbours instead of a reduction each.
- * Include after the storage type's file. */
+ * And the forward kernels' online softmax step of a row over a tile
+ * (dots_online_row). Include after attention_common.cl or
+ * attention_backward_common.cl. */
 #if !defined(DOTS_N) || !defined(DOTS_T) || !defined(HEAD_DIM)
 #error "attention_dots.cl: the plan's DOTS_N and DOTS_T, and HEAD_DIM"
 #endif
