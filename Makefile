@@ -28,7 +28,7 @@ TEST_SRC = $(wildcard tests/*.c)
 LIBS     = -lyaml -lOpenCL -lm -ldl -pthread
 
 .PHONY: FORCE all deps run test test-full test-wide test-vendor smoke golden-update valgrind fuzz \
-        fuzz-spec fuzz-db bench mutation install uninstall clean help \
+        fuzz-spec fuzz-db fuzz-import bench mutation install uninstall clean help \
         test-targets
 all: $(B)/specl
 
@@ -45,9 +45,10 @@ help:
 	@echo "make $(B)/lab    kernel design experiments (bench/lab/lab.c)"
 	@echo "make golden-update  refresh tests/golden from the current generator"
 	@echo "make valgrind   spec reader and generator under valgrind"
-	@echo "make fuzz       fuzz-spec, then fuzz-db (clang libFuzzer), FUZZ_SECONDS each"
+	@echo "make fuzz       fuzz-spec, fuzz-db, fuzz-import (clang libFuzzer), FUZZ_SECONDS each"
 	@echo "make fuzz-spec  fuzz the spec reader and the emitter"
 	@echo "make fuzz-db    fuzz the tuning-database loader"
+	@echo "make fuzz-import  fuzz specl import (a config that reads gives specs that read)"
 	@echo "make mutation   break generated code on purpose; the suites must catch it"
 	@echo "make SANITIZE=address,undefined test"
 	@echo "make install [PREFIX=/usr/local] [DESTDIR=]  specl, its CMake package, specl.pc, specl.1, docs"
@@ -158,7 +159,8 @@ uninstall:
 # ---- tests (rules for generated stubs and fixtures live in tests/tests.mk)
 TEST_CFLAGS = $(CFLAGS) -Igen -Itests -I$(B)/tests/stubs -I$(LLVM)/include
 TEST_LIBS   = $(LIBS) -pthread -lcunit -L$(LLVM)/lib -lclang -Wl,-rpath,$(LLVM)/lib
-TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c,$(TEST_SRC)))
+TEST_OBJ    = $(patsubst tests/%.c,$(B)/tests/%.o,$(filter-out tests/fuzz_spec.c \
+              tests/fuzz_import_target.c,$(TEST_SRC)))
 
 -include tests/tests.mk
 
@@ -268,7 +270,8 @@ test-full: deps
 # what the suites need, and a second full run would double CI's time.
 SMOKE_DIR = $(B)/smoke
 smoke: deps
-	$(MAKE) --no-print-directory $(B)/specl $(B)/fuzz_replay $(B)/fuzz_db_replay
+	$(MAKE) --no-print-directory $(B)/specl $(B)/fuzz_replay $(B)/fuzz_db_replay \
+	    $(B)/fuzz_import_replay
 	rm -rf $(SMOKE_DIR)
 	$(B)/specl check $(wildcard specs/*.yaml tests/good/*.yaml) tests/golden/golden.yaml \
 	    tests/stubs.yaml
@@ -287,6 +290,7 @@ smoke: deps
 	done; done; echo "smoke: $$n files as tests/golden holds them"
 	$(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
 	$(B)/fuzz_db_replay tests/fuzz/db-regressions tests/tune/bad tuning tests/tune/a.yaml
+	$(B)/fuzz_import_replay tests/fuzz/import-regressions tests/models
 	$(B)/specl db merge $(wildcard tuning/*.yaml) tests/tune/a.yaml tests/tune/b.yaml \
 	    -o $(SMOKE_DIR)/db.yaml
 	$(B)/specl tune tests/tune/small.yaml --kernel t_softmax --rows 8 --strategy random \

@@ -507,15 +507,46 @@ static int read_all(const char *path, unsigned char **data, size_t *len,
     return 0;
 }
 
-/* Reads the config at PATH into M, reporting through D in reading order.
- * Returns the number of errors. */
-static int read_config(const char *path, struct model *m, struct diags *d)
+/* A config to read: the file at PATH, or LEN bytes at TEXT named PATH. */
+struct source {
+    const char *path;
+    const unsigned char *text;
+    size_t len;
+};
+
+/* The source's bytes into *DATA (caller frees): 0, or -1 reported. */
+static int source_bytes(const struct source *s, unsigned char **data,
+                        size_t *len, struct diags *d)
 {
+    if (s->text == NULL) {
+        return read_all(s->path, data, len, d);
+    }
+    if (s->len >= (size_t)CONFIG_MAX_BYTES) {
+        diag_error(d, s->path, (struct mark){0, 0}, "larger than %ld MiB",
+                   CONFIG_MAX_BYTES >> 20);
+        return -1;
+    }
+    *data = malloc(s->len + 1);
+    if (*data == NULL) {
+        diag_error(d, s->path, (struct mark){0, 0}, "out of memory");
+        return -1;
+    }
+    memcpy(*data, s->text, s->len);
+    *len = s->len;
+    return 0;
+}
+
+/* Reads the config S into M, reporting through D in reading order.
+ * Returns the number of errors. */
+static int read_config(const struct source *s, struct model *m,
+                       struct diags *d)
+{
+    const char *path = s->path;
     int before = d->count;
     unsigned char *data;
     size_t len;
     memset(m, 0, sizeof *m);
-    if (read_all(path, &data, &len, d) < 0) {
+    if (source_bytes(s, &data, &len, d) < 0) {
         return d->count - before;
     }
     if (json_syntax_check(data, len, path, d) != 0) {
@@ -629,16 +660,19 @@ static void report_held(const struct held *h, const char *text,
     free(order);
 }
 
-int import_read_config(const char *path, struct model *m, struct diags *d)
+/* Reads S into M, its errors reported through D in file order. */
+static int read_in_order(const struct source *s, struct model *m,
+                         struct diags *d)
 {
+    const char *path = s->path;
     char *text = NULL;
     size_t size = 0;
     struct held h = {open_memstream(&text, &size), NULL, 0, 0};
     if (h.out == NULL) {
-        return read_config(path, m, d);
+        return read_config(s, m, d);
     }
     struct diags held = {.out = h.out, .then = hold, .then_ctx = &h};
-    int errors = read_config(path, m, &held);
+    int errors = read_config(s, m, &held);
     fclose(h.out);
     if (h.n == (size_t)errors) {
         report_held(&h, text, path, d);
@@ -651,4 +685,18 @@ int import_read_config(const char *path, struct model *m, struct diags *d)
     free(h.e);
     free(text);
     return errors;
+}
+
+int import_read_config(const char *path, struct model *m, struct diags *d)
+{
+    struct source s = {path, NULL, 0};
+    return read_in_order(&s, m, d);
+}
+
+int import_read_config_text(const char *name, const unsigned char *text,
+                            size_t len, struct model *m, struct diags *d)
+{
+    struct source s = {name, text != NULL ? text : (const unsigned char *)"",
+                       len};
+    return read_in_order(&s, m, d);
 }

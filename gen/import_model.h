@@ -94,6 +94,10 @@ extern const struct family import_families[];
  * (at the value's line:col). Returns the number of errors. */
 int import_read_config(const char *path, struct model *m, struct diags *d);
 
+/* The same for LEN bytes at TEXT, named NAME in the messages. */
+int import_read_config_text(const char *name, const unsigned char *text,
+                            size_t len, struct model *m, struct diags *d);
+
 /* What the command line asks of the spec. */
 struct import_options {
     long rank;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spec.h"
 #include "version.h"
 
 #define MAX_FIELDS 12
@@ -220,12 +221,44 @@ static void write_fields(struct buf *b, const struct out_kernel *k)
     }
 }
 
+static void defaults(const struct writer *w, struct buf *b);
+
+/* Why the op rejects K (its first error, in BUF), or NULL: K alone under
+ * the spec's defaults, through the spec reader. */
+static const char *rejected(const struct writer *w,
+                            const struct out_kernel *k, char *buf,
+                            size_t size)
+{
+    struct buf text;
+    struct spec_set set;
+    struct diags quiet = {.out = NULL};
+    buf_init(&text);
+    defaults(w, &text);
+    buf_printf(&text, "kernels:\n  - name: %s\n    op: %s\n", k->name,
+               k->op);
+    write_fields(&text, k);
+    spec_set_init(&set);
+    int errors = spec_read_buffer(&set, "import", (const unsigned char *)
+                                  buf_str(&text), text.len, &quiet);
+    spec_set_free(&set);
+    buf_free(&text);
+    if (errors == 0) {
+        return NULL;
+    }
+    snprintf(buf, size, "%s", quiet.first);
+    return buf;
+}
+
 /* Writes K into the spec, or as a comment when this specl lacks its op
- * or a field. */
+ * or a field, or its op takes none of its values (an odd head_dim for
+ * rope). */
 static void put(struct writer *w, const struct out_kernel *k)
 {
-    char why[128], values[512] = "";
+    char why[DIAG_MESSAGE_MAX], values[512] = "";
     const char *lacks = missing(k, why, sizeof why);
+    if (lacks == NULL) {
+        lacks = rejected(w, k, why, sizeof why);
+    }
     buf_puts(w->out, "\n");
     comment(w->out, "  ", "%s", k->comment);
     if (lacks == NULL) {
@@ -240,7 +273,7 @@ static void put(struct writer *w, const struct out_kernel *k)
                  k->field[i].key, k->field[i].value);
     }
     comment(w->out, "  ", "%s (%s): %s (%s)", k->name, k->op, values, lacks);
-    char why_left[SPECL_NAME_MAX + 160];
+    char why_left[SPECL_NAME_MAX + DIAG_MESSAGE_MAX + 32];
     snprintf(why_left, sizeof why_left, "%s (%s): %s", k->name, k->op, lacks);
     left_out(w, why_left);
 }
@@ -496,9 +529,13 @@ static void header(struct writer *w)
             "`specl import` %s from %s.", m->family->model_type,
             m->family->architecture, SPECL_VERSION, o->config_path);
     comment(b, "", "%s", "");
-    comment(b, "", "Model: %ld layers, hidden %ld, intermediate %ld, %ld "
+    char layers[48] = ""; /* num_hidden_layers is not required */
+    if (m->layers > 0) {
+        snprintf(layers, sizeof layers, "%ld layers, ", m->layers);
+    }
+    comment(b, "", "Model: %shidden %ld, intermediate %ld, %ld "
             "heads of %ld over %ld kv heads, vocabulary %ld; rms_norm_eps "
-            "%s, rope_theta %s%s.", m->layers, m->hidden, m->intermediate,
+            "%s, rope_theta %s%s.", layers, m->hidden, m->intermediate,
             m->heads, m->head_dim, m->kv_heads, m->vocab, eps, theta,
             m->theta_given ? "" : " (not given: transformers' default)");
     comment(b, "", "LoRA: rank %ld, alpha %s (scale %s) on %s; %s.",
@@ -559,18 +596,19 @@ static void notes(struct writer *w)
     }
 }
 
-static void defaults(struct writer *w)
+/* The spec's defaults: the options' dtype, rank and alpha. */
+static void defaults(const struct writer *w, struct buf *b)
 {
     char alpha[40];
     number_text(alpha, sizeof alpha, w->o->alpha);
-    buf_printf(w->out,
-               "\ndefaults:\n"
+    buf_printf(b,
+               "defaults:\n"
                "  dtype: %s   # --dtype\n"
                "  rank: %ld\n"
                "  alpha: %s\n",
                dtype_name(w->o->dtype), w->o->rank, alpha);
     if (field_takes(op_find("lora_forward"), "weight_layout", "out_in")) {
-        buf_puts(w->out, "  weight_layout: out_in   # as PyTorch and PEFT "
+        buf_puts(b, "  weight_layout: out_in   # as PyTorch and PEFT "
                          "store them\n");
     }
 }
@@ -606,7 +644,8 @@ int import_write_spec(const struct model *m, const struct import_options *o,
     }
     header(&w);
     notes(&w);
-    defaults(&w);
+    buf_puts(out, "\n");
+    defaults(&w, out);
     buf_puts(out, "\nkernels:");
     for (int backward = 0; backward <= o->train; backward++) {
         lora_kernels(&w, backward);

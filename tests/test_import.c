@@ -2,13 +2,17 @@
  * (the .json files of tests/models) read into specs whose kernels carry
  * their widths, heads, eps, theta, scaling and activation; bad configs
  * (tests/models/bad) with the messages of their .err files; the command
- * line; and (joined to the numeric suite) an imported spec's kernels
+ * line; the fuzz target's crashers (tests/fuzz/import-regressions)
+ * replayed; and (joined to the numeric suite) an imported spec's kernels
  * built and checked on the device. */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "fuzz_import.h"
 #include "import.h"
 #include "json_syntax.h"
 #include "numeric_util.h"
@@ -444,6 +448,61 @@ static void test_import_bad(void)
     free(tmp);
 }
 
+/* Feeds every .json of DIR to the importer's fuzz target in a child
+ * process, so that a crasher fails this test and names its file instead
+ * of taking the test driver down. EXPECT_ERRORS 1: each must be
+ * rejected; 0: each must read; -1: either. Returns the number of files. */
+static int replay_import_dir(const char *dir, int expect_errors)
+{
+    char **names;
+    int n = tu_list(dir, ".json", &names);
+    for (int i = 0; i < n; i++) {
+        char *path = tu_path(dir, names[i]);
+        size_t len = 0;
+        char *data = tu_read(path, &len);
+        TU_CHECK(data != NULL, "cannot read %s", path);
+        fflush(NULL);
+        pid_t pid = data != NULL ? fork() : -1;
+        if (pid == 0) {
+            int errors = fuzz_import_input((const uint8_t *)data, len);
+            free(data); /* for valgrind, which follows the child */
+            free(path);
+            tu_free_list(names, n);
+            _exit(expect_errors < 0 || (errors != 0) == expect_errors ? 0
+                                                                     : 3);
+        }
+        int st = 0;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            TU_CHECK(code != 3, "%s: %s", path,
+                     expect_errors ? "no error reported" : "does not read");
+            TU_CHECK(code == 0 || code == 3,
+                     "%s crashes the importer (%s %d); replay it with "
+                     "build/fuzz_import_replay %s",
+                     path, code < 0 ? "signal" : "exit status",
+                     code < 0 ? WTERMSIG(st) : code, path);
+        } else if (data != NULL) {
+            CU_FAIL("cannot fork for a replay");
+        }
+        free(data);
+        free(path);
+    }
+    tu_free_list(names, n);
+    return n < 0 ? 0 : n;
+}
+
+/* The fuzz target's crashers (each named after its bug), the bad configs
+ * and the models through the target's checks: every spec written from a
+ * config that reads reads back, and none of it crashes. */
+static void test_import_fuzz_regressions(void)
+{
+    replay_import_dir("tests/fuzz/import-regressions", -1);
+    TU_CHECK(replay_import_dir(MODELS "/bad", 1) >= 5,
+             "fewer bad configs than expected in " MODELS "/bad");
+    TU_CHECK(replay_import_dir(MODELS, 0) >= 6,
+             "fewer configs than expected in " MODELS);
+}
+
 /* The command line: -o, stdout, check and gen of what it wrote, and
  * usage errors that write nothing. */
 static void test_import_cli(void)
@@ -523,6 +582,41 @@ static void test_import_scaling_left_out(void)
     free(tmp);
 }
 
+/* A kernel its op rejects (rope at an odd head_dim) is written as a
+ * comment that gives the op's reason, and said in the summary; the rest
+ * of the spec is written. */
+static void test_import_op_rejects(void)
+{
+    char *tmp = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    char *spec = tu_path(tmp, "odd.yaml"), *said = tu_path(tmp, "said");
+    int rc = tu_run("%s import tests/fuzz/import-regressions/"
+                    "rope-odd-head-dim.json -o '%s' >'%s'", TU_SPECL, spec,
+                    said);
+    char *text = tu_read(said, NULL), *written = tu_read(spec, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "wrote %s: 8 kernels, 2 left as comments: "
+             "gemma2_rope_q (rope): head_dim must be even (got 255); "
+             "gemma2_rope_k (rope): head_dim must be even (got 255)\n",
+             spec);
+    TU_CHECK(rc == 0 && text != NULL && strcmp(text, want) == 0,
+             "import at head_dim 255: exit %d, said\n%s", rc,
+             text ? text : "");
+    TU_CHECK(written != NULL &&
+                 strstr(written, "  # gemma2_rope_k (rope): heads 4, "
+                                 "head_dim 255, theta 10000 (head_dim must "
+                                 "be\n  # even (got 255))\n") != NULL &&
+                 strstr(written, "name: gemma2_attention\n") != NULL,
+             "the spec:\n%s", written ? written : "");
+    CU_ASSERT_EQUAL(tu_run("%s check '%s' >/dev/null", TU_SPECL, spec), 0);
+    free(text);
+    free(written);
+    free(spec);
+    free(said);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
 int add_import_suite(void)
 {
     CU_pSuite s = CU_add_suite("import", NULL, NULL);
@@ -538,7 +632,11 @@ int add_import_suite(void)
                    CU_add_test(s, "bad configs", test_import_bad) == NULL ||
                    CU_add_test(s, "a rope_scaling rope does not take",
                                test_import_scaling_left_out) == NULL ||
-                   CU_add_test(s, "command line", test_import_cli) == NULL
+                   CU_add_test(s, "a kernel its op rejects",
+                               test_import_op_rejects) == NULL ||
+                   CU_add_test(s, "command line", test_import_cli) == NULL ||
+                   CU_add_test(s, "fuzz regressions replayed",
+                               test_import_fuzz_regressions) == NULL
                ? -1
                : 0;
 }

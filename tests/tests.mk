@@ -137,7 +137,8 @@ VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indire
            --suppressions=tests/valgrind.supp
 VG_GOOD  = $(wildcard tests/good/*.yaml specs/*.yaml) tests/golden/golden.yaml tests/stubs.yaml
 
-valgrind: $(B)/specl $(B)/specl_tests $(B)/fuzz_replay $(B)/fuzz_db_replay
+valgrind: $(B)/specl $(B)/specl_tests $(B)/fuzz_replay $(B)/fuzz_db_replay \
+          $(B)/fuzz_import_replay
 ifdef SANITIZE
 	@echo "make valgrind: build without SANITIZE" && exit 1
 endif
@@ -154,11 +155,14 @@ endif
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_replay tests/fuzz/regressions tests/bad tests/good
 	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_db_replay tests/fuzz/db-regressions tests/tune/bad \
 	    tuning tests/tune/a.yaml
+	$(VALGRIND) --error-exitcode=1 $(B)/fuzz_import_replay tests/fuzz/import-regressions \
+	    tests/models
 	$(VALGRIND) --error-exitcode=1 $(B)/specl_tests spec emit syntax
 
-# ---- fuzzing the spec reader (and, for specs that validate, the emitter)
-# and the tuning-database loader (and, for databases that load, their
-# round trip through tunedb_format and their use by gen --db)
+# ---- fuzzing the spec reader (and, for specs that validate, the emitter),
+# the tuning-database loader (and, for databases that load, their round
+# trip through tunedb_format and their use by gen --db) and the importer
+# (a config that reads must give specs that read back)
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_DIR      = $(B)/fuzz
@@ -167,6 +171,7 @@ FUZZ_CFLAGS   = -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VER
 FUZZ_SEEDS    = $(wildcard specs/*.yaml tests/good/*.yaml tests/bad/*.yaml) \
                 tests/golden/golden.yaml tests/stubs.yaml
 FUZZ_DB_SEEDS = $(wildcard tuning/*.yaml tests/tune/*.yaml tests/tune/bad/*.yaml)
+FUZZ_IMPORT_SEEDS = $(wildcard tests/models/*.json tests/models/bad/*.json)
 
 # tests/fuzz_main.c is the main of the replay programs below; the test
 # driver has its own (fuzz_db.c it links: it replays the database
@@ -191,7 +196,19 @@ $(B)/fuzz_db_replay: tests/fuzz_db.c tests/fuzz_db.h tests/fuzz_main.c $(B)/libs
 	$(CC) $(CFLAGS) -Igen -Itests -o $@ tests/fuzz_db.c tests/fuzz_main.c \
 	    $(B)/libspecl.a $(LDFLAGS) $(LIBS)
 
-fuzz: fuzz-spec fuzz-db
+FUZZ_IMPORT_SRC = tests/fuzz_import.c tests/fuzz_import_target.c
+
+$(B)/fuzz_import: $(FUZZ_IMPORT_SRC) tests/fuzz_import.h $(LIB_SRC) $(B)/templates.c \
+           $(wildcard gen/*.h) $(VERSION_H)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_IMPORT_SRC) $(LIB_SRC) $(B)/templates.c \
+	    $(LIBS)
+
+$(B)/fuzz_import_replay: $(FUZZ_IMPORT_SRC) tests/fuzz_import.h tests/fuzz_main.c \
+           $(B)/libspecl.a
+	$(CC) $(CFLAGS) -Igen -Itests -o $@ $(FUZZ_IMPORT_SRC) tests/fuzz_main.c \
+	    $(B)/libspecl.a $(LDFLAGS) $(LIBS)
+
+fuzz: fuzz-spec fuzz-db fuzz-import
 
 fuzz-spec: $(B)/fuzz_spec
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/crashes
@@ -208,6 +225,16 @@ fuzz-db: $(B)/fuzz_db
 	    -artifact_prefix=$(FUZZ_DIR)/db-crashes/ -print_final_stats=1 \
 	    $(FUZZ_DIR)/db-corpus tests/fuzz/db-regressions
 	@echo "fuzz-db: no crash in $(FUZZ_SECONDS) s; crashers go to tests/fuzz/db-regressions/"
+
+fuzz-import: $(B)/fuzz_import
+	@mkdir -p $(FUZZ_DIR)/import-corpus $(FUZZ_DIR)/import-crashes
+	@for f in $(FUZZ_IMPORT_SEEDS); do \
+	    cp $$f $(FUZZ_DIR)/import-corpus/`echo $$f | tr / _`; done
+	$(B)/fuzz_import -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/import.dict \
+	    -artifact_prefix=$(FUZZ_DIR)/import-crashes/ -print_final_stats=1 \
+	    $(FUZZ_DIR)/import-corpus tests/fuzz/import-regressions
+	@echo "fuzz-import: no crash in $(FUZZ_SECONDS) s; crashers go to" \
+	    "tests/fuzz/import-regressions/"
 
 # Breaks generated kernels and stubs on purpose; every mutation must be
 # caught by the numeric, sweep and stub suites.
