@@ -3,6 +3,7 @@
  * would clash with another kernel's, in time linear in the names. */
 #include "spec_index.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ static void lower_name(const char *name, char *out)
     }
     out[i] = '\0';
 }
+
+static const struct strmap *symbol_tails(void);
 
 static void names_add(struct spec_names *ix, const char *name,
                       const char *file, struct mark mark)
@@ -37,7 +40,7 @@ static void names_add(struct spec_names *ix, const char *name,
     for (size_t i = 1; name[i] != '\0'; i++) {
         const char *tail = name + i + 1;
         if (name[i] == '_' &&
-            strmap_get(&ix->tails, tail, strlen(tail), &old) &&
+            strmap_get(symbol_tails(), tail, strlen(tail), &old) &&
             !strmap_get(&ix->by_prefix, name, i, &old)) {
             strmap_put(&ix->by_prefix, name, i, id);
         }
@@ -113,6 +116,22 @@ static void build_tails(struct strmap *tails)
     free(t);
 }
 
+/* The tails S (values unused): the same for every set, so built once
+ * (every op planned) and kept for the process. */
+static struct strmap tails;
+static pthread_once_t tails_once = PTHREAD_ONCE_INIT;
+
+static void tails_build_once(void)
+{
+    build_tails(&tails);
+}
+
+static const struct strmap *symbol_tails(void)
+{
+    pthread_once(&tails_once, tails_build_once);
+    return &tails;
+}
+
 void spec_names_rebuild(struct spec_names **index,
                         const struct kernel_spec *kernel, int n)
 {
@@ -124,9 +143,6 @@ void spec_names_rebuild(struct spec_names **index,
         }
     }
     struct spec_names *ix = *index;
-    if (ix->tails.n == 0) {
-        build_tails(&ix->tails);
-    }
     strmap_free(&ix->by_name);
     strmap_free(&ix->by_prefix);
     ix->n = 0;
@@ -141,7 +157,6 @@ void spec_names_free(struct spec_names *ix)
     if (ix != NULL) {
         strmap_free(&ix->by_name);
         strmap_free(&ix->by_prefix);
-        strmap_free(&ix->tails);
         free(ix->entry);
         free(ix);
     }
@@ -173,7 +188,7 @@ int spec_name_clash(struct spec_names *ix, struct diags *d, const char *path,
         char prefix[SPECL_NAME_MAX];
         const char *tail = name + i + 1;
         if (name[i] != '_' ||
-            !strmap_get(&ix->tails, tail, strlen(tail), &id)) {
+            !strmap_get(symbol_tails(), tail, strlen(tail), &id)) {
             continue;
         }
         snprintf(prefix, sizeof prefix, "%.*s", (int)i, name);

@@ -25,7 +25,6 @@ struct spec_names {
     size_t n, cap;
     struct strmap by_name;   /* lower-cased name -> entry */
     struct strmap by_prefix; /* P -> the first entry named P_S, S a tail */
-    struct strmap tails;     /* the tails S (value unused) */
     int covers;              /* the set's kernels the index holds */
 };
 
