@@ -811,6 +811,8 @@ enum stub_outcome measure_stub(struct measure_case *mc,
 {
     enum stub_outcome outcome = STUB_TIMED;
     cl_int err = stub_load(&mc->stub, mc->rt, vs, -1, log);
+    r->compile_s = mc->stub.compile_s;
+    r->build_s = mc->stub.create_s;
     if (err != CL_SUCCESS) {
         snprintf(r->note, sizeof r->note, "build failed: %s", rt_status(err));
         return STUB_BUILD_FAILED;
@@ -825,11 +827,15 @@ enum stub_outcome measure_stub(struct measure_case *mc,
                      : -1;
     snprintf(r->path_why, sizeof r->path_why, "%s",
              path != NULL ? path->why : "");
+    double t0 = now_us();
     verify_variant(mc, run_specl, r);
+    r->check_s = (now_us() - t0) / 1e6;
     if (!r->ok) {
         outcome = STUB_WRONG;
     } else {
+        t0 = now_us();
         err = time_variant(mc->rt, run_specl, mc, mc->n_sets, reps, r);
+        r->timing_s = (now_us() - t0) / 1e6;
         if (err != CL_SUCCESS) {
             r->ok = 0;
             snprintf(r->note, sizeof r->note, "%s", rt_status(err));

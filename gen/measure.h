@@ -56,6 +56,9 @@ struct result {
                            NAME_path_index picks it; -1: none */
     char path_why[160]; /* that path's description in the plan */
     char note[96];
+    /* measure_stub's seconds: NAME.c emitted and compiled, its program
+     * built (NAME_create), the outputs checked, the runs timed */
+    double compile_s, build_s, check_s, timing_s;
 };
 
 /* One kernel at one size: random inputs in several sets of device

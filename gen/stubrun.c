@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -48,6 +49,13 @@ static char *read_text(const char *path)
     char *text = dup_text(buf_str(&b));
     buf_free(&b);
     return text;
+}
+
+static double clock_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static const char *compiler(void)
@@ -199,11 +207,13 @@ static cl_int load_emitted(struct stub *s, const struct rt *rt,
     memcpy(s->plans, plans, (size_t)n_plan * sizeof *s->plans);
     s->n_plans = n_plan;
     struct rt_capture capture;
+    double t0 = clock_s();
     rt_capture_begin(&capture);
     st = variant < 0 ? fn_create(rt->ctx, rt->device, &s->handle)
                      : fn_create_variant(rt->ctx, rt->device, variant,
                                          &s->handle);
     char *said = rt_capture_end(&capture);
+    s->create_s = clock_s() - t0;
     if (st == CL_SUCCESS) {
         rt_compiler_note(rt, e->name, said);
         s->variant = fn_variant(s->handle);
@@ -251,11 +261,13 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
         vs->v[v].ks.op->plan(&vs->v[v].ks, &plans[v]);
     }
     cl_int st = CL_INVALID_PROGRAM;
+    double t0 = clock_s();
     if (emit_kernel(vs, &e, err, sizeof err) < 0) {
         set_log(log, err);
     } else {
         st = load_emitted(s, rt, &e, plans, vs->n, variant, log);
     }
+    s->compile_s = clock_s() - t0 - s->create_s;
     free(plans);
     return st;
 }

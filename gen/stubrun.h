@@ -27,6 +27,10 @@ struct stub {
     /* NAME_variant_at, which only a stub of rows ranges has; else NULL */
     int (*fn_variant_at)(const void *k, const size_t *sizes);
     void (*fn_destroy)(void *k);
+    double compile_s;  /* stub_load's seconds emitting and compiling
+                          NAME.c, and in NAME_create (the program's
+                          build) */
+    double create_s;
     cl_mem scratch;    /* caller-owned scratch, grown on demand */
     size_t scratch_size;
     cl_context ctx;

@@ -99,6 +99,10 @@ static void evaluate(struct search *s, long index)
         variants_one(&cks, &s->one);
         enum stub_outcome got =
             measure_stub(s->mc, &s->one, s->o->reps, &r, NULL);
+        res->compile_s += r.compile_s;
+        res->build_s += r.build_s;
+        res->check_s += r.check_s;
+        res->timing_s += r.timing_s;
         /* A stop while it ran may have cut it short (Ctrl-C reaches the
          * compiler too): a failure then says nothing of the config, and
          * a resume must try it again. */

@@ -84,6 +84,9 @@ struct tune_result {
     long verified;      /* ... and matched float64 */
     long timed;         /* ... and timed */
     long from_db;       /* taken from the entry's records */
+    /* Seconds the candidates built now spent: NAME.c emitted and
+     * compiled, programs built, outputs checked, runs timed. */
+    double compile_s, build_s, check_s, timing_s;
     long stale;         /* of those timed now: recorded before, but for
                            other code (or code not recorded) */
     long best;          /* config index of the fastest, -1 when none ran

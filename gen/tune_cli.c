@@ -310,6 +310,13 @@ static int tune_and_print(const struct tune_options *o, const struct rt *rt,
                r.stale);
     }
     printf("\n");
+    long made = r.evaluated - r.from_db;
+    if (made > 0) {
+        printf("  seconds a candidate: %.2f NAME.c emitted and compiled, "
+               "%.2f program built,\n    %.2f checked, %.2f timed\n",
+               r.compile_s / made, r.build_s / made, r.check_s / made,
+               r.timing_s / made);
+    }
     print_coverage(&r, o);
     print_best(&r);
     if (r.error[0]) {
