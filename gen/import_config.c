@@ -20,6 +20,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,8 @@ static int get_count(struct config *c, struct ref map, const char *key,
     if (!lookup(c, map, key, why, &v) || !number_of(c, v, key, &x)) {
         return 0;
     }
-    if (x != (double)(long)x || x < 1 || x > 16777216) {
+    /* the range first: a double past long's is no long to compare */
+    if (!(x >= 1 && x <= 16777216) || x != floor(x)) {
         diag_error(c->r.d, c->r.path, at(&c->r, v),
                    "%s must be a whole number in [1, 16777216] (got %s)",
                    key, text_of(&c->r, v));
@@ -385,7 +387,13 @@ static void read_shape(struct config *c, struct model *m)
     double partial = 1;
     m->rotary_dim = m->head_dim;
     if (get_number(c, c->root, "partial_rotary_factor", NULL, 0, &partial)) {
-        m->rotary_dim = (long)(m->head_dim * partial) / 2 * 2;
+        if (partial <= 1) {
+            m->rotary_dim = (long)(m->head_dim * partial) / 2 * 2;
+        } else if (map_lookup(&c->r, c->root, "partial_rotary_factor", &v)) {
+            diag_error(c->r.d, c->r.path, at(&c->r, v),
+                       "partial_rotary_factor must be at most 1 (got %s)",
+                       text_of(&c->r, v));
+        }
     }
 }
 
