@@ -4,6 +4,7 @@
 #include "clsource.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render.h"
@@ -130,6 +131,81 @@ static void given_hash_text(const char *const *names, struct buf *b)
     }
 }
 
+/* P's buffers and sync words as the code hash takes them. */
+static void buffers_hash_text(const struct plan *p, struct buf *b)
+{
+    for (int i = 0; i < p->n_buffer; i++) {
+        buf_printf(b, "buffer %s %ld %ld %d\n", p->buffer[i].name,
+                   p->buffer[i].per, p->buffer[i].fixed,
+                   p->buffer[i].optional);
+        /* Only when not a row buffer of the storage dtype, as above. */
+        if (p->buffer[i].sizes != (p->buffer[i].per ? SIZE_FIRST : 0u) ||
+            p->buffer[i].elem != ELEM_STORAGE) {
+            buf_printf(b, "sizes %u elem %d\n", p->buffer[i].sizes,
+                       (int)p->buffer[i].elem);
+        }
+        /* Only when set: the hashes of plans without it stay as they
+         * were (tuning databases hold them). */
+        if (p->buffer[i].may_alias != NULL) {
+            buf_printf(b, "may_alias %s\n", p->buffer[i].may_alias);
+        }
+        if (p->buffer[i].nullable) {
+            buf_puts(b, "nullable\n");
+        }
+    }
+    if (p->sync_words != 0) {
+        buf_printf(b, "sync %ld\n", p->sync_words);
+    }
+}
+
+/* Path PA of a plan as the code hash takes it; its rows (max_rows) when
+ * ROWS. */
+static void path_hash_text(const struct path *pa, int rows, struct buf *b)
+{
+    if (rows) {
+        buf_printf(b, "path %ld ", pa->max_rows);
+    } else {
+        buf_puts(b, "path ");
+    }
+    buf_printf(b, "%s\nscratch %ld %u %ld\n", pa->why, pa->scratch_per,
+               pa->scratch_sizes, pa->scratch_fixed);
+    given_hash_text(pa->scratch_if_given, b);
+    /* Each only when set: the hashes of plans without them stay as they
+     * were (tuning databases hold them). */
+    if (pa->coop_total != 0) {
+        buf_printf(b, "coop_total %ld\n", pa->coop_total);
+    }
+    if (pa->coop_groups != 0) {
+        buf_printf(b, "coop %ld\n", pa->coop_groups);
+    }
+    if (pa->coop_most != 0) {
+        buf_printf(b, "coop_most %ld\n", pa->coop_most);
+    }
+    if (pa->sync_per != 0) {
+        buf_printf(b, "sync_per %ld %u\n", pa->sync_per, pa->sync_sizes);
+    }
+    if (pa->units_groups != 0) {
+        buf_printf(b, "units %ld %u %ld %ld %d\n", pa->units_groups,
+                   pa->units_sizes, pa->units_fill, pa->units_least,
+                   pa->units_least_size);
+    }
+    for (int l = 0; l < pa->n_launch; l++) {
+        const struct launch *la = &pa->launch[l];
+        buf_printf(b, "launch %s %d %zu %zu", la->kernel, la->dims,
+                   la->local[0], la->local[1]);
+        for (int d = 0; d < 2; d++) {
+            buf_printf(b, " %zu*%u/%zu", la->groups[d], la->grid[d],
+                       la->per_group[d]);
+        }
+        buf_printf(b, " %d", la->slices);
+        for (int a = 0; la->args[a] != NULL; a++) {
+            buf_printf(b, " %s", la->args[a]);
+        }
+        buf_puts(b, "\n");
+        given_hash_text(la->if_given, b);
+    }
+}
+
 /* The hash of kernel_code_hash for KS's PLAN over TEMPLATE_FILE (NULL:
  * the op's kernels). */
 static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
@@ -148,68 +224,9 @@ static int plan_code_hash(const struct kernel_spec *ks, const struct plan *p,
         define_text(&p->constant[i], value, sizeof value);
         buf_printf(&b, "constant %s %s\n", p->constant[i].name, value);
     }
-    for (int i = 0; i < p->n_buffer; i++) {
-        buf_printf(&b, "buffer %s %ld %ld %d\n", p->buffer[i].name,
-                   p->buffer[i].per, p->buffer[i].fixed,
-                   p->buffer[i].optional);
-        /* Only when not a row buffer of the storage dtype, as above. */
-        if (p->buffer[i].sizes != (p->buffer[i].per ? SIZE_FIRST : 0u) ||
-            p->buffer[i].elem != ELEM_STORAGE) {
-            buf_printf(&b, "sizes %u elem %d\n", p->buffer[i].sizes,
-                       (int)p->buffer[i].elem);
-        }
-        /* Only when set: the hashes of plans without it stay as they
-         * were (tuning databases hold them). */
-        if (p->buffer[i].may_alias != NULL) {
-            buf_printf(&b, "may_alias %s\n", p->buffer[i].may_alias);
-        }
-        if (p->buffer[i].nullable) {
-            buf_puts(&b, "nullable\n");
-        }
-    }
-    if (p->sync_words != 0) {
-        buf_printf(&b, "sync %ld\n", p->sync_words);
-    }
+    buffers_hash_text(p, &b);
     for (int i = 0; i < p->n_path; i++) {
-        const struct path *pa = &p->path[i];
-        buf_printf(&b, "path %ld %s\nscratch %ld %u %ld\n", pa->max_rows,
-                   pa->why, pa->scratch_per, pa->scratch_sizes,
-                   pa->scratch_fixed);
-        given_hash_text(pa->scratch_if_given, &b);
-        /* Only when set, as above. */
-        if (pa->coop_total != 0) {
-            buf_printf(&b, "coop_total %ld\n", pa->coop_total);
-        }
-        if (pa->coop_groups != 0) {
-            buf_printf(&b, "coop %ld\n", pa->coop_groups);
-        }
-        if (pa->coop_most != 0) {
-            buf_printf(&b, "coop_most %ld\n", pa->coop_most);
-        }
-        if (pa->sync_per != 0) {
-            buf_printf(&b, "sync_per %ld %u\n", pa->sync_per,
-                       pa->sync_sizes);
-        }
-        if (pa->units_groups != 0) {
-            buf_printf(&b, "units %ld %u %ld %ld %d\n", pa->units_groups,
-                       pa->units_sizes, pa->units_fill, pa->units_least,
-                       pa->units_least_size);
-        }
-        for (int l = 0; l < pa->n_launch; l++) {
-            const struct launch *la = &pa->launch[l];
-            buf_printf(&b, "launch %s %d %zu %zu", la->kernel, la->dims,
-                       la->local[0], la->local[1]);
-            for (int d = 0; d < 2; d++) {
-                buf_printf(&b, " %zu*%u/%zu", la->groups[d], la->grid[d],
-                           la->per_group[d]);
-            }
-            buf_printf(&b, " %d", la->slices);
-            for (int a = 0; la->args[a] != NULL; a++) {
-                buf_printf(&b, " %s", la->args[a]);
-            }
-            buf_puts(&b, "\n");
-            given_hash_text(la->if_given, &b);
-        }
+        path_hash_text(&p->path[i], 1, &b);
     }
     *hash = fnv1a(14695981039346656037u, buf_str(&b), b.len);
     buf_free(&b);
@@ -231,4 +248,136 @@ int naive_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
     struct plan p;
     naive_plan(ks, &p);
     return plan_code_hash(ks, &p, NAIVE_TEMPLATE, hash, err, errsize);
+}
+
+/* Whether path PA runs at ROWS when the device lets it. */
+static int path_covers(const struct path *pa, long rows)
+{
+    return pa->max_rows == 0 || rows <= pa->max_rows;
+}
+
+/* Whether the stub takes path PA only on a condition of the device or of
+ * the other sizes, passing to the next path otherwise. */
+static int path_conditional(const struct path *pa)
+{
+    return pa->coop_groups != 0 || pa->coop_total != 0 ||
+           pa->sync_per != 0 || pa->units_groups != 0;
+}
+
+/* Which of P's defines and tables TEXT names: USED[i] for define i,
+ * USED[n_define + t] for table t (a table of the names' hashes, probed for
+ * each identifier of TEXT). */
+#define NAME_SLOTS 256 /* a power of two, past twice the defines and tables */
+_Static_assert(NAME_SLOTS >= 2 * (SPECL_MAX_DEFINES + SPECL_MAX_TABLES),
+               "names_used: a table too small");
+static void names_used(const struct plan *p, const char *text,
+                       unsigned char *used)
+{
+    uint64_t key[NAME_SLOTS];
+    int which[NAME_SLOTS];
+    int n = p->n_define + p->n_table;
+    for (int t = 0; t < NAME_SLOTS; t++) {
+        which[t] = -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *name = i < p->n_define ? p->define[i].name
+                                           : p->table[i - p->n_define].name;
+        uint64_t h = fnv1a(14695981039346656037u, name, strlen(name));
+        int t = (int)(h & (NAME_SLOTS - 1));
+        while (which[t] >= 0) {
+            t = (t + 1) & (NAME_SLOTS - 1);
+        }
+        key[t] = h;
+        which[t] = i;
+        used[i] = 0;
+    }
+    for (const char *c = text; *c != '\0';) {
+        if (!(*c == '_' || (*c >= 'A' && *c <= 'Z'))) {
+            c++; /* the plan's names begin with a capital or '_' */
+            continue;
+        }
+        const char *start = c;
+        while (*c == '_' || (*c >= 'A' && *c <= 'Z') ||
+               (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')) {
+            c++;
+        }
+        if (start > text && ((start[-1] >= 'a' && start[-1] <= 'z') ||
+                             (start[-1] >= '0' && start[-1] <= '9'))) {
+            continue; /* the tail of another identifier */
+        }
+        uint64_t h = fnv1a(14695981039346656037u, start, (size_t)(c - start));
+        for (int t = (int)(h & (NAME_SLOTS - 1)); which[t] >= 0;
+             t = (t + 1) & (NAME_SLOTS - 1)) {
+            if (key[t] == h) {
+                used[which[t]] = 1;
+                break;
+            }
+        }
+    }
+}
+
+int kernel_code_hash_at(const struct kernel_spec *ks, long rows,
+                        uint64_t *hash, char *err, size_t errsize)
+{
+    if (rows <= 0) {
+        return kernel_code_hash(ks, hash, err, errsize);
+    }
+    struct plan *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    ks->op->plan(ks, p);
+    /* The paths that may run at ROWS: the first that covers them, and
+     * after a conditional one the next that does, up to one that is
+     * not. */
+    int kept = 0;
+    for (int i = 0; i < p->n_path; i++) {
+        if (path_covers(&p->path[i], rows)) {
+            p->path[kept++] = p->path[i];
+            if (!path_conditional(&p->path[i])) {
+                break;
+            }
+        }
+    }
+    p->n_path = kept;
+    struct buf kernels, b;
+    buf_init(&kernels);
+    buf_init(&b);
+    int rc = cl_kernels(ks, p, NULL, &kernels, NULL, err, errsize);
+    if (rc == 0) {
+        /* The prelude's values those kernels name. */
+        unsigned char used[SPECL_MAX_DEFINES + SPECL_MAX_TABLES];
+        char value[48];
+        names_used(p, buf_str(&kernels), used);
+        for (int i = 0; i < p->n_define; i++) {
+            if (used[i]) {
+                define_text(&p->define[i], value, sizeof value);
+                buf_printf(&b, "#define %s %s\n", p->define[i].name, value);
+            }
+        }
+        for (int t = 0; t < p->n_table; t++) {
+            const struct plan_table *tb = &p->table[t];
+            if (used[p->n_define + t]) {
+                buf_printf(&b, "table %s", tb->name);
+                for (int i = 0; i < tb->n; i++) {
+                    format_float(value, sizeof value,
+                                 p->table_value[tb->at + i]);
+                    buf_printf(&b, " %s", value);
+                }
+                buf_puts(&b, "\n");
+            }
+        }
+        buf_add(&b, buf_str(&kernels), kernels.len);
+        buffers_hash_text(p, &b);
+        /* Not the paths' rows: these rows take them either way. */
+        for (int i = 0; i < p->n_path; i++) {
+            path_hash_text(&p->path[i], 0, &b);
+        }
+        *hash = fnv1a(14695981039346656037u, buf_str(&b), b.len);
+    }
+    buf_free(&kernels);
+    buf_free(&b);
+    free(p);
+    return rc;
 }

@@ -46,6 +46,16 @@ int cl_body(const struct kernel_spec *ks, const struct plan *plan,
 int kernel_code_hash(const struct kernel_spec *ks, uint64_t *hash,
                      char *err, size_t errsize);
 
+/* The hash of the code KS runs at ROWS (ROWS <= 0: kernel_code_hash): the
+ * kernels of the paths that may run at those rows (the first that covers
+ * them, and the next after one the device may refuse), the prelude's
+ * values their text names, their launches and the plan's buffers.
+ * Configs with equal hashes at ROWS run the same code there, whatever
+ * they do at other rows (the tuner times one of them). Returns 0, or -1
+ * with a message in ERR. */
+int kernel_code_hash_at(const struct kernel_spec *ks, long rows,
+                        uint64_t *hash, char *err, size_t errsize);
+
 /* The same for KS's naive stub (emit_naive): equal for kernels of one op,
  * shape and dtype, whatever their knobs. */
 int naive_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,

@@ -209,11 +209,31 @@ void tune_filter_free(struct tune_filter *f)
     f->cand = NULL;
 }
 
-/* The configs that validate emit code; merges those of equal code (an
- * open-addressing table of the hashes seen, at most half full), the home
- * config first. */
-static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
-                           char *err, size_t errsize)
+/* How many knobs of config I differ from the home config's (all, when
+ * there is no home config). */
+static int knobs_from_home(const struct tune_space *sp, long home, long i)
+{
+    int a[TUNE_MAX_AXES], h[TUNE_MAX_AXES], n = 0;
+    if (home < 0) {
+        return sp->n_axis;
+    }
+    tune_space_decode(sp, i, a);
+    tune_space_decode(sp, home, h);
+    for (int k = 0; k < sp->n_axis; k++) {
+        n += a[k] != h[k];
+    }
+    return n;
+}
+
+/* The configs that validate emit code (at ROWS, where not 0: the code
+ * that runs there); merges those of equal code (an open-addressing table
+ * of the hashes seen, at most half full). Each code's candidate is the
+ * config of it that differs from the home config in the fewest knobs
+ * (the first in space order among those; the home config for its own):
+ * a knob that does not change the code keeps the defaults' value, so an
+ * entry tuned at ROWS changes nothing of what other rows run. */
+static int merge_same_code(const struct kernel_spec *ks, long rows,
+                           struct tune_filter *f, char *err, size_t errsize)
 {
     long n = f->sp.n_config, size = 1;
     while (size < 2 * f->n_valid) {
@@ -221,8 +241,9 @@ static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
     }
     uint64_t *hash = malloc((size_t)size * sizeof *hash);
     long *slot = malloc((size_t)size * sizeof *slot);
+    int *away = malloc((size_t)size * sizeof *away);
     int rc = 0;
-    if (hash == NULL || slot == NULL) {
+    if (hash == NULL || slot == NULL || away == NULL) {
         snprintf(err, errsize, "out of memory");
         rc = -1;
     }
@@ -237,7 +258,7 @@ static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
         struct kernel_spec cks;
         uint64_t h;
         tune_space_config(ks, &f->sp, i, &cks, NULL, 0);
-        if (kernel_code_hash(&cks, &h, err, errsize) < 0) {
+        if (kernel_code_hash_at(&cks, rows, &h, err, errsize) < 0) {
             rc = -1;
             break;
         }
@@ -246,14 +267,27 @@ static int merge_same_code(const struct kernel_spec *ks, struct tune_filter *f,
         while (slot[t] >= 0 && hash[t] != h) {
             t = (t + 1) & (size - 1);
         }
-        if (slot[t] < 0) {
+        int d = knobs_from_home(&f->sp, f->home, i);
+        if (slot[t] < 0 || d < away[t]) {
             slot[t] = i;
             hash[t] = h;
+            away[t] = d;
+        }
+    }
+    /* Every config to its code's candidate. */
+    for (long i = 0; rc == 0 && i < n; i++) {
+        if (f->rep[i] < 0) {
+            continue;
+        }
+        long t = (long)(f->code[i] & (uint64_t)(size - 1));
+        while (slot[t] >= 0 && hash[t] != f->code[i]) {
+            t = (t + 1) & (size - 1);
         }
         f->rep[i] = slot[t];
     }
     free(hash);
     free(slot);
+    free(away);
     return rc;
 }
 
@@ -299,7 +333,7 @@ int tune_filter_run_at(const struct kernel_spec *ks, long rows,
             count_reason(&f->why, why);
         }
     }
-    if (merge_same_code(ks, f, err, errsize) < 0) {
+    if (merge_same_code(ks, rows, f, err, errsize) < 0) {
         tune_filter_free(f);
         return -1;
     }
@@ -311,13 +345,13 @@ int tune_filter_run_at(const struct kernel_spec *ks, long rows,
     return 0;
 }
 
-long tune_candidates(const struct kernel_spec *ks, char **texts,
+long tune_candidates(const struct kernel_spec *ks, long rows, char **texts,
                      long *n_valid)
 {
     struct tune_filter f;
     char err[256];
     *texts = NULL;
-    if (tune_filter_run(ks, &f, err, sizeof err) < 0) {
+    if (tune_filter_run_at(ks, rows, &f, err, sizeof err) < 0) {
         return -1;
     }
     long n = f.n_cand;

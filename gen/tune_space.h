@@ -93,27 +93,32 @@ struct tune_filter {
     long *rep;          /* per config: -1 when it does not validate, else
                            the candidate that emits its code (itself for
                            a candidate) */
-    uint64_t *code;     /* per valid config: kernel_code_hash of its code */
+    uint64_t *code;     /* per valid config: the hash of its code
+                           (kernel_code_hash_at the filter's rows) */
     long *cand;         /* the candidates' config indices, ascending */
     struct tune_reasons why; /* the rejected configs, by kind */
 };
 
 /* Runs the filter over KS's space into F. Among configs of equal code the
- * home config is the candidate, else the first in space order. Returns 0,
- * or -1 with the reason in ERR (F then holds nothing to free). */
+ * candidate is the one that differs from the home config in the fewest
+ * knobs (the home config for its own code), the first in space order
+ * among those. Returns 0, or -1 with the reason in ERR (F then holds
+ * nothing to free). */
 int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
                     char *err, size_t errsize);
 /* The same over the space the op searches at ROWS rows (tune_space_rows;
- * ROWS 0: tune_space). */
+ * ROWS 0: tune_space), configs compared by the code that runs at ROWS
+ * (kernel_code_hash_at): knobs of other rows' paths make no candidates. */
 int tune_filter_run_at(const struct kernel_spec *ks, long rows,
                        struct tune_filter *f, char *err, size_t errsize);
 void tune_filter_free(struct tune_filter *f);
 
-/* The candidates of KS's search (tune_filter_run's). Returns how many;
+/* The candidates of KS's search at ROWS (tune_filter_run_at's; ROWS 0:
+ * tune_filter_run's). Returns how many;
  * *TEXTS (caller frees) holds their knob texts (knobs_text) TUNE_TEXT
  * characters apart, in space order, and *N_VALID the number of valid
  * configs. -1 if the op has no usable space or memory runs out. */
-long tune_candidates(const struct kernel_spec *ks, char **texts,
+long tune_candidates(const struct kernel_spec *ks, long rows, char **texts,
                      long *n_valid);
 
 #endif

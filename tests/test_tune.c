@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clsource.h"
 #include "emit.h"
 #include "fuzz_db.h"
 #include "knobs.h"
@@ -649,6 +650,83 @@ static void test_bwd_fused_space(void)
     spec_set_free(&s);
 }
 
+/* kernel_code_hash_at of KS with the knobs TEXT at ROWS (0: the whole
+ * code); 0 where the knobs do not validate. */
+static uint64_t hash_at(const struct kernel_spec *ks, const char *text,
+                        long rows)
+{
+    struct kernel_spec cks;
+    char why[256];
+    uint64_t h = 0;
+    if (resolve_text(ks, text, &cks, why, sizeof why) != 0 ||
+        kernel_code_hash_at(&cks, rows, &h, why, sizeof why) != 0) {
+        CU_FAIL("knobs that do not validate");
+        return 0;
+    }
+    return h;
+}
+
+/* The tuner at a row count compares configs by the code that runs there:
+ * how far softmax's split path reaches (split_max) changes nothing at
+ * rows past it or within it, but does at rows between, and the row
+ * path's knobs count wherever it runs; of the configs of one
+ * code the candidate differs from the defaults in the fewest knobs, so a
+ * knob that changes nothing at the tuned rows keeps the defaults' value
+ * in the entry. */
+static void test_candidates_at_rows(void)
+{
+    static const char *const text =
+        "kernels:\n  - {name: t_rows, op: softmax, features: 32000}\n";
+    struct spec_set s;
+    struct diags d = {.out = stderr};
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "rows.yaml", text), 0);
+    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_GPU, &d), 0);
+    const struct kernel_spec *ks = &s.kernel[0];
+    /* Split paths up to 64 and 256 rows: the same row path past them. */
+    const char *to64 = "split=4 split_max=64", *to256 = "split=4 "
+                                                        "split_max=256",
+               *wide = "split=4 split_max=64 wg=256";
+    CU_ASSERT(hash_at(ks, to64, 4096) == hash_at(ks, to256, 4096));
+    CU_ASSERT(hash_at(ks, to64, 4096) != hash_at(ks, wide, 4096));
+    CU_ASSERT(hash_at(ks, to64, 128) != hash_at(ks, to256, 128));
+    CU_ASSERT(hash_at(ks, to64, 8) == hash_at(ks, to256, 8));
+    CU_ASSERT(hash_at(ks, to64, 0) != hash_at(ks, to256, 0));
+    struct tune_filter all, at;
+    char err[256];
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &all, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, 4096, &at, err, sizeof err),
+                          0);
+    TU_CHECK(at.n_cand > 1 && at.n_cand < all.n_cand &&
+                 at.n_valid == all.n_valid && at.rep[at.home] == at.home,
+             "at 4096 rows %ld candidates, %ld over all rows (%ld and %ld "
+             "valid)", at.n_cand, all.n_cand, at.n_valid, all.n_valid);
+    /* Each candidate (one in seven): setting any knob it has apart from
+     * the defaults back to theirs leaves no valid config of its code. */
+    int h[TUNE_MAX_AXES], c[TUNE_MAX_AXES];
+    tune_space_decode(&at.sp, at.home, h);
+    for (long i = 0; i < at.n_cand; i += 7) {
+        tune_space_decode(&at.sp, at.cand[i], c);
+        for (int a = 0; a < at.sp.n_axis; a++) {
+            if (c[a] == h[a]) {
+                continue;
+            }
+            int back[TUNE_MAX_AXES];
+            memcpy(back, c, sizeof back);
+            back[a] = h[a];
+            long j = tune_space_encode(&at.sp, back);
+            char mine[TUNE_TEXT], other[TUNE_TEXT];
+            config_text(ks, &at.sp, at.cand[i], mine, sizeof mine);
+            config_text(ks, &at.sp, j, other, sizeof other);
+            TU_CHECK(at.rep[j] < 0 || at.code[j] != at.code[at.cand[i]],
+                     "candidate {%s} has the code of {%s}, nearer the "
+                     "defaults", mine, other);
+        }
+    }
+    tune_filter_free(&all);
+    tune_filter_free(&at);
+    spec_set_free(&s);
+}
+
 /* Over the whole space of each op, against what the op declares and what
  * its checks say on each config: the space has the op's axes and values
  * and as many configs as their product, each a different combination of
@@ -890,7 +968,7 @@ static void test_candidates_distinct(void)
         char err[256], *texts = NULL;
         long n_valid = -1;
         CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, err, sizeof err), 0);
-        long n_cand = tune_candidates(ks, &texts, &n_valid);
+        long n_cand = tune_candidates(ks, 0, &texts, &n_valid);
         TU_CHECK(n_cand == f.n_cand && n_valid == f.n_valid,
                  "%s: tune_candidates says %ld of %ld, the filter %ld of %ld",
                  ks->name, n_cand, n_valid, f.n_cand, f.n_valid);
@@ -1039,7 +1117,9 @@ static void check_result(const struct kernel_spec *ks,
 {
     struct tune_filter f;
     char err[256];
-    CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, RUN_ROWS, &f, err,
+                                             sizeof err),
+                          0);
     TU_CHECK(rc == 0 && r->searched && r->error[0] == '\0',
              "%s: status %d, searched %d: %s", ks->name, rc, r->searched,
              r->error);
@@ -1115,7 +1195,7 @@ static void check_entry(const struct kernel_spec *ks,
         return;
     }
     char home[TUNE_TEXT], *cand = NULL;
-    long n_valid, n_cand = tune_candidates(ks, &cand, &n_valid);
+    long n_valid, n_cand = tune_candidates(ks, RUN_ROWS, &cand, &n_valid);
     CU_ASSERT_FATAL(n_cand > 0);
     knobs_text(ks, home, sizeof home);
     TU_CHECK(e->device[0] && e->driver[0], "%s: no device or driver",
@@ -1373,7 +1453,8 @@ static void test_tune_exhaustive_local(void)
     if (tune_softmax(TUNE_EXHAUSTIVE, 3, "exhaustive.yaml", &db, ks) == 0) {
         const struct tune_entry *e = entry_for(&db, ks);
         char home[TUNE_TEXT], *cand = NULL;
-        long n_valid, n_cand = tune_candidates(ks, &cand, &n_valid);
+        long n_valid, n_cand = tune_candidates(ks, RUN_ROWS, &cand,
+                                               &n_valid);
         knobs_text(ks, home, sizeof home);
         int t = 1;
         for (long i = 0; i < n_cand && t < 3 && e->n_tried == 3; i++) {
@@ -1546,7 +1627,7 @@ static void test_tune_limits(void)
     const struct kernel_spec *ks = find_kernel(&s, "t_lora");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
     char *cand = NULL;
-    long n_valid, n_cand = tune_candidates(ks, &cand, &n_valid);
+    long n_valid, n_cand = tune_candidates(ks, RUN_ROWS, &cand, &n_valid);
     free(cand);
     CU_ASSERT_FATAL(n_cand > 4);
     tunedb_init(&db);
@@ -1675,7 +1756,9 @@ static void test_tune_cli(void)
         const struct tune_entry *e = entry_for(&db, ks);
         struct tune_filter f;
         char shape[TUNE_TEXT], msg[256];
-        CU_ASSERT_EQUAL_FATAL(tune_filter_run(ks, &f, msg, sizeof msg), 0);
+        CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, 64, &f, msg,
+                                                 sizeof msg),
+                              0);
         tune_shape_text(ks, shape, sizeof shape);
         snprintf(line, sizeof line, "%s: %s %s, rows 64: "
                  "%ld configs, %ld valid, %ld distinct",
@@ -4132,6 +4215,8 @@ int add_tune_suite(void)
                     test_space_add_home) == NULL ||
         CU_add_test(s, "candidates: one per distinct code",
                     test_candidates_distinct) == NULL ||
+        CU_add_test(s, "candidates: the code that runs at the tuned rows",
+                    test_candidates_at_rows) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
         CU_add_test(s, "tune: exhaustive, local",
                     test_tune_exhaustive_local) == NULL ||
