@@ -237,29 +237,75 @@ static float from_device(const unsigned char *p, size_t i,
     return f.dt == DTYPE_F16 ? half_to_float(h) : bf16_to_float(h);
 }
 
+/* N elements of format F at P as floats into OUT, a loop per format (the
+ * outputs read back may be gigabytes). */
+static void from_device_all(const unsigned char *p, size_t n,
+                            struct device_format f, float *out)
+{
+    if (f.elem == ELEM_I32) {
+        for (size_t i = 0; i < n; i++) {
+            out[i] = from_device(p, i, f);
+        }
+    } else if (f.elem == ELEM_F32 || f.dt == DTYPE_F32) {
+        memcpy(out, p, n * sizeof *out);
+    } else if (f.dt == DTYPE_F16) {
+        for (size_t i = 0; i < n; i++) {
+            unsigned short h;
+            memcpy(&h, p + 2 * i, 2);
+            out[i] = half_to_float(h);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) { /* bf16_to_float, inline */
+            unsigned short h;
+            memcpy(&h, p + 2 * i, 2);
+            uint32_t u = (uint32_t)h << 16;
+            memcpy(&out[i], &u, 4);
+        }
+    }
+}
+
 #define CANARY_VALUE 12345.0f
 
-/* Writes output I's initial contents and its canary. */
+/* Writes output I's initial contents and its canary. An output the
+ * kernels only write is poisoned on the device (clEnqueueFillBuffer with
+ * NaN in its format: no host copy of a buffer that may be gigabytes), its
+ * canary written after it; one they read (BUFFER_INOUT) gets the host's
+ * values. */
 static cl_int reset_one_output(const struct rt *rt, const struct vcase *c,
                                const struct vbuffers *b, int i)
 {
     size_t n = c->count[i], total = n + b->canary;
     int inout = c->plan.buffer[i].role == BUFFER_INOUT;
-    float *init = malloc(total * sizeof *init);
+    struct device_format f = format_of(c, i);
+    size_t from = inout ? 0 : n; /* the host writes from here on */
+    cl_int err = CL_SUCCESS;
+    if (!inout && n > 0) {
+        const float nan = NAN;
+        void *poison = to_device(&nan, 1, f);
+        if (poison == NULL) {
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        err = clEnqueueFillBuffer(rt->queue, b->mem[i], poison, f.size, 0,
+                                  n * f.size, 0, NULL, NULL);
+        free(poison);
+    }
+    float *init = malloc((total - from) * sizeof *init);
     if (init == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    for (size_t k = 0; k < total; k++) {
-        init[k] = k >= n ? CANARY_VALUE : inout ? c->host[i][k] : NAN;
+    for (size_t k = from; k < total; k++) {
+        init[k - from] = k >= n ? CANARY_VALUE : c->host[i][k];
     }
-    struct device_format f = format_of(c, i);
-    void *st = to_device(init, total, f);
+    void *st = err == CL_SUCCESS ? to_device(init, total - from, f) : NULL;
     free(init);
-    if (st == NULL) {
+    if (err == CL_SUCCESS && st == NULL) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    cl_int err = clEnqueueWriteBuffer(rt->queue, b->mem[i], CL_TRUE, 0,
-                                      total * f.size, st, 0, NULL, NULL);
+    if (err == CL_SUCCESS) {
+        err = clEnqueueWriteBuffer(rt->queue, b->mem[i], CL_TRUE,
+                                   from * f.size, (total - from) * f.size,
+                                   st, 0, NULL, NULL);
+    }
     free(st);
     return err;
 }
@@ -326,9 +372,7 @@ static cl_int read_one_output(const struct rt *rt, const struct vcase *c,
     cl_int err = clEnqueueReadBuffer(rt->queue, b->mem[i], CL_TRUE, 0,
                                      total * f.size, raw, 0, NULL, NULL);
     if (err == CL_SUCCESS) {
-        for (size_t k = 0; k < n; k++) {
-            out[k] = from_device(raw, k, f);
-        }
+        from_device_all(raw, n, f, out);
         for (size_t k = n; k < total; k++) {
             if (from_device(raw, k, f) != canary) {
                 *canary_ok = 0;
