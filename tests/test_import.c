@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "fuzz_import.h"
 #include "import.h"
@@ -448,47 +446,11 @@ static void test_import_bad(void)
     free(tmp);
 }
 
-/* Feeds every .json of DIR to the importer's fuzz target in a child
- * process, so that a crasher fails this test and names its file instead
- * of taking the test driver down. EXPECT_ERRORS 1: each must be
- * rejected; 0: each must read; -1: either. Returns the number of files. */
-static int replay_import_dir(const char *dir, int expect_errors)
+/* A file as the importer's fuzz target takes it. */
+static int import_input(const char *path, const char *data, size_t len)
 {
-    char **names;
-    int n = tu_list(dir, ".json", &names);
-    for (int i = 0; i < n; i++) {
-        char *path = tu_path(dir, names[i]);
-        size_t len = 0;
-        char *data = tu_read(path, &len);
-        TU_CHECK(data != NULL, "cannot read %s", path);
-        fflush(NULL);
-        pid_t pid = data != NULL ? fork() : -1;
-        if (pid == 0) {
-            int errors = fuzz_import_input((const uint8_t *)data, len);
-            free(data); /* for valgrind, which follows the child */
-            free(path);
-            tu_free_list(names, n);
-            _exit(expect_errors < 0 || (errors != 0) == expect_errors ? 0
-                                                                     : 3);
-        }
-        int st = 0;
-        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
-            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-            TU_CHECK(code != 3, "%s: %s", path,
-                     expect_errors ? "no error reported" : "does not read");
-            TU_CHECK(code == 0 || code == 3,
-                     "%s crashes the importer (%s %d); replay it with "
-                     "build/fuzz_import_replay %s",
-                     path, code < 0 ? "signal" : "exit status",
-                     code < 0 ? WTERMSIG(st) : code, path);
-        } else if (data != NULL) {
-            CU_FAIL("cannot fork for a replay");
-        }
-        free(data);
-        free(path);
-    }
-    tu_free_list(names, n);
-    return n < 0 ? 0 : n;
+    (void)path;
+    return fuzz_import_input((const uint8_t *)data, len);
 }
 
 /* The fuzz target's crashers (each named after its bug), the bad configs
@@ -496,10 +458,15 @@ static int replay_import_dir(const char *dir, int expect_errors)
  * config that reads reads back, and none of it crashes. */
 static void test_import_fuzz_regressions(void)
 {
-    replay_import_dir("tests/fuzz/import-regressions", -1);
-    TU_CHECK(replay_import_dir(MODELS "/bad", 1) >= 5,
+    static const char what[] = "the importer",
+                      replayer[] = "build/fuzz_import_replay";
+    tu_replay_dir("tests/fuzz/import-regressions", ".json", import_input,
+                  -1, what, replayer);
+    TU_CHECK(tu_replay_dir(MODELS "/bad", ".json", import_input, 1, what,
+                           replayer) >= 5,
              "fewer bad configs than expected in " MODELS "/bad");
-    TU_CHECK(replay_import_dir(MODELS, 0) >= 6,
+    TU_CHECK(tu_replay_dir(MODELS, ".json", import_input, 0, what,
+                           replayer) >= 6,
              "fewer configs than expected in " MODELS);
 }
 

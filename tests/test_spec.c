@@ -1141,57 +1141,16 @@ static int replay_one(const char *path, const char *data, size_t len)
     return errors;
 }
 
-/* Feeds every file of DIR (but READMEs and .err files) to replay_one in a
- * child process, so that a crasher fails its test and names its file
- * instead of taking the test driver down; returns the number of files. */
+/* The reader and the emitter on every file of DIR (tu_replay_dir). */
 static int replay_dir(const char *dir, int expect_errors)
 {
-    char **names;
-    int n = tu_list(dir, NULL, &names), count = 0;
-    if (n < 0) {
-        return 0;
-    }
-    for (int i = 0; i < n; i++) {
-        if (strncmp(names[i], "README", 6) == 0 || names[i][0] == '.' ||
-            strstr(names[i], ".err") != NULL) {
-            continue;
-        }
-        char *path = tu_path(dir, names[i]);
-        size_t len = 0;
-        char *data = tu_read(path, &len);
-        TU_CHECK(data != NULL, "cannot read %s", path);
-        fflush(NULL);
-        pid_t pid = data != NULL ? fork() : -1;
-        if (pid == 0) {
-            int errors = replay_one(path, data, len);
-            free(data); /* for valgrind, which follows the child */
-            free(path);
-            tu_free_list(names, n);
-            _exit(expect_errors && errors == 0 ? 3 : 0);
-        }
-        int st = 0;
-        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
-            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-            TU_CHECK(code != 3, "%s: no error reported", path);
-            TU_CHECK(code == 0 || code == 3,
-                     "%s crashes the reader or the emitter (%s %d); replay "
-                     "it with build/fuzz_replay %s",
-                     path, code < 0 ? "signal" : "exit status",
-                     code < 0 ? WTERMSIG(st) : code, path);
-        } else {
-            CU_FAIL("cannot fork for a replay");
-        }
-        count++;
-        free(data);
-        free(path);
-    }
-    tu_free_list(names, n);
-    return count;
+    return tu_replay_dir(dir, NULL, replay_one, expect_errors,
+                         "the reader or the emitter", "build/fuzz_replay");
 }
 
 static void test_fuzz_regressions(void)
 {
-    replay_dir(REGRESSION_DIR, 0);
+    replay_dir(REGRESSION_DIR, -1);
     CU_ASSERT(replay_dir(BAD_DIR, 1) > 0);
     CU_ASSERT(replay_dir(GOOD_DIR, 0) > 0);
 }

@@ -2886,56 +2886,18 @@ static void test_bad_databases(void)
     tu_free_list(names, n);
 }
 
-/* Feeds every file of DIR (but READMEs and .err files) to the database
- * fuzz target in a child process, so that a crasher fails this test and
- * names its file instead of taking the test driver down. EXPECT_ERRORS
- * 1: each must be rejected; 0: each must load; -1: either. Returns the
- * number of files. */
+/* A file as the database's fuzz target takes it. */
+static int db_input(const char *path, const char *data, size_t len)
+{
+    (void)path;
+    return fuzz_db_input((const uint8_t *)data, len);
+}
+
+/* The database fuzz target on every file of DIR (tu_replay_dir). */
 static int replay_db_dir(const char *dir, int expect_errors)
 {
-    char **names;
-    int n = tu_list(dir, NULL, &names), count = 0;
-    if (n < 0) {
-        return 0;
-    }
-    for (int i = 0; i < n; i++) {
-        if (strncmp(names[i], "README", 6) == 0 || names[i][0] == '.' ||
-            ends_with(names[i], ".err")) {
-            continue;
-        }
-        char *path = tu_path(dir, names[i]);
-        size_t len = 0;
-        char *data = tu_read(path, &len);
-        TU_CHECK(data != NULL, "cannot read %s", path);
-        fflush(NULL);
-        pid_t pid = data != NULL ? fork() : -1;
-        if (pid == 0) {
-            int errors = fuzz_db_input((const uint8_t *)data, len);
-            free(data); /* for valgrind, which follows the child */
-            free(path);
-            tu_free_list(names, n);
-            _exit(expect_errors < 0 || (errors != 0) == expect_errors ? 0
-                                                                     : 3);
-        }
-        int st = 0;
-        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
-            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-            TU_CHECK(code != 3, "%s: %s", path,
-                     expect_errors ? "no error reported" : "does not load");
-            TU_CHECK(code == 0 || code == 3,
-                     "%s crashes the database loader (%s %d); replay it "
-                     "with build/fuzz_db_replay %s",
-                     path, code < 0 ? "signal" : "exit status",
-                     code < 0 ? WTERMSIG(st) : code, path);
-        } else {
-            CU_FAIL("cannot fork for a replay");
-        }
-        count++;
-        free(data);
-        free(path);
-    }
-    tu_free_list(names, n);
-    return count;
+    return tu_replay_dir(dir, NULL, db_input, expect_errors,
+                         "the database loader", "build/fuzz_db_replay");
 }
 
 /* The fuzz target's crashers (whatever they were: each is named after

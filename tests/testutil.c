@@ -215,3 +215,50 @@ int tu_count_lines(const char *s)
     }
     return n;
 }
+
+int tu_replay_dir(const char *dir, const char *suffix, tu_replay_fn input,
+                  int expect_errors, const char *what,
+                  const char *replayer)
+{
+    char **names;
+    int n = tu_list(dir, suffix, &names), count = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(names[i]);
+        if (suffix == NULL &&
+            (strncmp(names[i], "README", 6) == 0 || names[i][0] == '.' ||
+             (len >= 4 && strcmp(names[i] + len - 4, ".err") == 0))) {
+            continue;
+        }
+        char *path = tu_path(dir, names[i]);
+        char *data = tu_read(path, &len);
+        TU_CHECK(data != NULL, "cannot read %s", path);
+        fflush(NULL);
+        pid_t pid = data != NULL ? fork() : -1;
+        if (pid == 0) {
+            int errors = input(path, data, len);
+            free(data); /* for valgrind, which follows the child */
+            free(path);
+            tu_free_list(names, n);
+            _exit(expect_errors < 0 || (errors != 0) == expect_errors ? 0
+                                                                     : 3);
+        }
+        int st = 0;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            TU_CHECK(code != 3, "%s: %s", path,
+                     expect_errors ? "no error reported"
+                                   : "an error reported");
+            TU_CHECK(code == 0 || code == 3,
+                     "%s crashes %s (%s %d); replay it with %s %s", path,
+                     what, code < 0 ? "signal" : "exit status",
+                     code < 0 ? WTERMSIG(st) : code, replayer, path);
+        } else if (data != NULL) {
+            CU_FAIL("cannot fork for a replay");
+        }
+        count++;
+        free(data);
+        free(path);
+    }
+    tu_free_list(names, n);
+    return count;
+}

@@ -54,6 +54,21 @@ int tu_rmtree(const char *dir);
 int tu_list(const char *dir, const char *suffix, char ***names);
 void tu_free_list(char **names, int n);
 
+/* What tu_replay_dir feeds each file to: the file's PATH and its LEN
+ * bytes at DATA; returns the errors it reported. */
+typedef int (*tu_replay_fn)(const char *path, const char *data, size_t len);
+
+/* Feeds every file of DIR whose name ends in SUFFIX (NULL: any but
+ * READMEs, hidden files and .err files) to INPUT in a child process, so
+ * that a crasher fails the test and names its file instead of taking the
+ * test driver down. EXPECT_ERRORS 1: each must report an error; 0: none
+ * may; -1: either. WHAT names the code under test ("the importer"), and
+ * REPLAYER the program that replays a file. Returns the number of
+ * files. */
+int tu_replay_dir(const char *dir, const char *suffix, tu_replay_fn input,
+                  int expect_errors, const char *what,
+                  const char *replayer);
+
 /* "A/B" in a new string (caller frees). */
 char *tu_path(const char *a, const char *b);
 
