@@ -1787,6 +1787,18 @@ static void test_tune_cli(void)
                  f.n_cand, 200.0 / f.n_cand);
         TU_CHECK(has_line(out, line), "expected the line\n%s\nin\n%s", line,
                  out);
+        /* Where a candidate's seconds went, four of them, after it. */
+        const char *at = strstr(out, line);
+        double sec[4] = {-1, -1, -1, -1};
+        at = at != NULL ? strstr(at, "\n  seconds a candidate: ") : NULL;
+        TU_CHECK(at != NULL &&
+                     sscanf(at, "\n  seconds a candidate: %lf NAME.c emitted "
+                                "and compiled, %lf program built, %lf "
+                                "checked, %lf timed",
+                            &sec[0], &sec[1], &sec[2], &sec[3]) == 4 &&
+                     sec[0] > 0 && sec[1] >= 0 && sec[2] >= 0 && sec[3] >= 0,
+                 "no line of a candidate's seconds after the count in\n%s",
+                 out);
         if (e != NULL) {
             /* The coverage line; the best line, its knobs wrapped below
              * it, then the defaults' time and the ratio back to back, or
