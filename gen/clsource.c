@@ -250,20 +250,6 @@ int naive_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
     return plan_code_hash(ks, &p, NAIVE_TEMPLATE, hash, err, errsize);
 }
 
-/* Whether path PA runs at ROWS when the device lets it. */
-static int path_covers(const struct path *pa, long rows)
-{
-    return pa->max_rows == 0 || rows <= pa->max_rows;
-}
-
-/* Whether the stub takes path PA only on a condition of the device or of
- * the other sizes, passing to the next path otherwise. */
-static int path_conditional(const struct path *pa)
-{
-    return pa->coop_groups != 0 || pa->coop_total != 0 ||
-           pa->sync_per != 0 || pa->units_groups != 0;
-}
-
 /* Which of P's defines and tables TEXT names: USED[i] for define i,
  * USED[n_define + t] for table t (a table of the names' hashes, probed for
  * each identifier of TEXT). */
@@ -328,19 +314,7 @@ int kernel_code_hash_at(const struct kernel_spec *ks, long rows,
         return -1;
     }
     ks->op->plan(ks, p);
-    /* The paths that may run at ROWS: the first that covers them, and
-     * after a conditional one the next that does, up to one that is
-     * not. */
-    int kept = 0;
-    for (int i = 0; i < p->n_path; i++) {
-        if (path_covers(&p->path[i], rows)) {
-            p->path[kept++] = p->path[i];
-            if (!path_conditional(&p->path[i])) {
-                break;
-            }
-        }
-    }
-    p->n_path = kept;
+    plan_keep_rows(p, rows);
     struct buf kernels, b;
     buf_init(&kernels);
     buf_init(&b);

@@ -429,7 +429,7 @@ struct emit_variant *plan_variants(const struct variant_set *vs)
     struct emit_variant *ev = calloc((size_t)vs->n + 1, sizeof *ev);
     for (int v = 0; ev != NULL && v < vs->n; v++) {
         ev[v].ks = &vs->v[v].ks;
-        vs->v[v].ks.op->plan(&vs->v[v].ks, &ev[v].plan);
+        plan_of(&vs->v[v].ks, &ev[v].plan);
         ev[v].label = vs->v[v].label;
         ev[v].n_match = vs->v[v].n_match;
         ev[v].match = vs->v[v].match;

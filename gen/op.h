@@ -55,6 +55,9 @@ struct kernel_spec {
     struct param_value knob[SPECL_MAX_PARAMS];  /* as op->knobs */
     int shape_only;   /* read from a tuning entry's shape, which holds no
                          float fields: checks of what those are skip */
+    long measure_rows; /* > 0: measured at these rows alone (the tuner):
+                          its plan (plan_of) keeps only the paths they may
+                          take, so that its program builds no other */
 };
 
 /* A `#define NAME VALUE` line with a short comment saying what it is:
@@ -260,6 +263,16 @@ struct plan {
 
 /* Whether some path of P launches the __kernel KERNEL. */
 int plan_launches(const struct plan *p, const char *kernel);
+
+/* Keeps of P's paths those that may run at ROWS: the first that covers
+ * them and, after one the device or the other sizes may refuse
+ * (coop_groups, coop_total, sync_per, units_groups), the next that does,
+ * up to one that is not so; the last kept then covers any rows. */
+void plan_keep_rows(struct plan *p, long rows);
+
+/* KS's plan into P, which it clears first (the op's plan, then
+ * plan_keep_rows at KS's measure_rows where set). */
+void plan_of(const struct kernel_spec *ks, struct plan *p);
 
 /* One knob's candidate values for `specl tune`: VALUES lists them
  * separated by spaces ("64 128", or choice names). Constraints between

@@ -353,6 +353,43 @@ int plan_launches(const struct plan *p, const char *kernel)
     return 0;
 }
 
+/* Whether the stub takes path PA only on a condition of the device or of
+ * the other sizes, passing to the next path otherwise. */
+static int path_conditional(const struct path *pa)
+{
+    return pa->coop_groups != 0 || pa->coop_total != 0 ||
+           pa->sync_per != 0 || pa->units_groups != 0;
+}
+
+void plan_keep_rows(struct plan *p, long rows)
+{
+    int kept = 0;
+    for (int i = 0; i < p->n_path; i++) {
+        if (p->path[i].max_rows == 0 || rows <= p->path[i].max_rows) {
+            p->path[kept++] = p->path[i];
+            if (!path_conditional(&p->path[i])) {
+                break;
+            }
+        }
+    }
+    if (kept > 0) {
+        p->path[kept - 1].max_rows = 0;
+    }
+    for (int i = kept; i < p->n_path; i++) {
+        memset(&p->path[i], 0, sizeof p->path[i]);
+    }
+    p->n_path = kept;
+}
+
+void plan_of(const struct kernel_spec *ks, struct plan *p)
+{
+    memset(p, 0, sizeof *p);
+    ks->op->plan(ks, p);
+    if (ks->measure_rows > 0) {
+        plan_keep_rows(p, ks->measure_rows);
+    }
+}
+
 void define_text(const struct define *d, char *buf, size_t size)
 {
     if (d->kind == DEFINE_FLOAT) {

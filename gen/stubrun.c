@@ -258,7 +258,7 @@ cl_int stub_load(struct stub *s, const struct rt *rt,
         return CL_OUT_OF_HOST_MEMORY;
     }
     for (int v = 0; v < vs->n; v++) {
-        vs->v[v].ks.op->plan(&vs->v[v].ks, &plans[v]);
+        plan_of(&vs->v[v].ks, &plans[v]);
     }
     cl_int st = CL_INVALID_PROGRAM;
     double t0 = clock_s();

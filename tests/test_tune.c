@@ -727,6 +727,58 @@ static void test_candidates_at_rows(void)
     spec_set_free(&s);
 }
 
+/* What the tuner builds at some rows (measure_rows): the plan keeps the
+ * paths those rows may take, the last of them for any rows, and the
+ * program renders their kernels alone; the code that runs there is the
+ * whole plan's. */
+static void test_measure_rows(void)
+{
+    static const char *const text =
+        "kernels:\n  - {name: t_meas, op: lora_forward, dtype: bf16, "
+        "in_features: 512, out_features: 512, rank: 8}\n";
+    struct spec_set s;
+    struct diags d = {.out = stderr};
+    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "meas.yaml", text), 0);
+    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_SM90A, &d), 0);
+    struct kernel_spec ks = s.kernel[0];
+    static struct plan whole, part;
+    plan_of(&ks, &whole);
+    CU_ASSERT_FATAL(whole.n_path > 2);
+    static const long rows[] = {1, 40, 4096};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        ks.measure_rows = rows[r];
+        plan_of(&ks, &part);
+        int first = 0;
+        while (whole.path[first].max_rows != 0 &&
+               rows[r] > whole.path[first].max_rows) {
+            first++;
+        }
+        TU_CHECK(part.n_path >= 1 && part.n_path < whole.n_path &&
+                     part.path[part.n_path - 1].max_rows == 0 &&
+                     strcmp(part.path[0].why, whole.path[first].why) == 0,
+                 "at %ld rows %d paths of %d kept, the first '%s'", rows[r],
+                 part.n_path, whole.n_path,
+                 part.n_path ? part.path[0].why : "");
+        int fewer = 0;
+        for (int i = 0; i < whole.n_path; i++) {
+            for (int l = 0; l < whole.path[i].n_launch; l++) {
+                fewer |= !plan_launches(&part, whole.path[i].launch[l].kernel);
+            }
+        }
+        TU_CHECK(fewer, "at %ld rows every kernel kept", rows[r]);
+        uint64_t h_whole, h_part;
+        char err[256];
+        struct kernel_spec plain = ks;
+        plain.measure_rows = 0;
+        CU_ASSERT(kernel_code_hash_at(&plain, rows[r], &h_whole, err,
+                                      sizeof err) == 0 &&
+                  kernel_code_hash_at(&ks, rows[r], &h_part, err,
+                                      sizeof err) == 0 &&
+                  h_whole == h_part);
+    }
+    spec_set_free(&s);
+}
+
 /* Over the whole space of each op, against what the op declares and what
  * its checks say on each config: the space has the op's axes and values
  * and as many configs as their product, each a different combination of
@@ -4191,6 +4243,8 @@ int add_tune_suite(void)
                     test_candidates_distinct) == NULL ||
         CU_add_test(s, "candidates: the code that runs at the tuned rows",
                     test_candidates_at_rows) == NULL ||
+        CU_add_test(s, "candidates: built with the tuned rows' paths alone",
+                    test_measure_rows) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
         CU_add_test(s, "tune: exhaustive, local",
                     test_tune_exhaustive_local) == NULL ||
