@@ -250,9 +250,9 @@ int naive_code_hash(const struct kernel_spec *ks, uint64_t *hash, char *err,
     return plan_code_hash(ks, &p, NAIVE_TEMPLATE, hash, err, errsize);
 }
 
-/* Which of P's defines and tables TEXT names: USED[i] for define i,
- * USED[n_define + t] for table t (a table of the names' hashes, probed for
- * each identifier of TEXT). */
+/* Which of P's defines and tables the code of TEXT names (its comments
+ * and strings aside): USED[i] for define i, USED[n_define + t] for table
+ * t (a table of the names' hashes, probed for each identifier). */
 #define NAME_SLOTS 256 /* a power of two, past twice the defines and tables */
 _Static_assert(NAME_SLOTS >= 2 * (SPECL_MAX_DEFINES + SPECL_MAX_TABLES),
                "names_used: a table too small");
@@ -278,18 +278,32 @@ static void names_used(const struct plan *p, const char *text,
         used[i] = 0;
     }
     for (const char *c = text; *c != '\0';) {
-        if (!(*c == '_' || (*c >= 'A' && *c <= 'Z'))) {
-            c++; /* the plan's names begin with a capital or '_' */
+        /* Comments and strings (#error's) name what no code uses. */
+        if (c[0] == '/' && c[1] == '*') {
+            const char *end = strstr(c + 2, "*/");
+            c = end != NULL ? end + 2 : c + strlen(c);
             continue;
         }
-        const char *start = c;
+        if (c[0] == '/' && c[1] == '/') {
+            c += strcspn(c, "\n");
+            continue;
+        }
+        if (c[0] == '"') {
+            for (c++; *c != '\0' && *c != '"' && *c != '\n'; c++) {
+                c += c[0] == '\\' && c[1] != '\0';
+            }
+            c += *c == '"';
+            continue;
+        }
+        if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') ||
+              (*c >= 'a' && *c <= 'z'))) {
+            c++;
+            continue;
+        }
+        const char *start = c; /* an identifier, whole */
         while (*c == '_' || (*c >= 'A' && *c <= 'Z') ||
                (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')) {
             c++;
-        }
-        if (start > text && ((start[-1] >= 'a' && start[-1] <= 'z') ||
-                             (start[-1] >= '0' && start[-1] <= '9'))) {
-            continue; /* the tail of another identifier */
         }
         uint64_t h = fnv1a(14695981039346656037u, start, (size_t)(c - start));
         for (int t = (int)(h & (NAME_SLOTS - 1)); which[t] >= 0;
