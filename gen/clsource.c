@@ -159,10 +159,11 @@ static void buffers_hash_text(const struct plan *p, struct buf *b)
 }
 
 /* Path PA of a plan as the code hash takes it; its rows (max_rows) when
- * ROWS. */
-static void path_hash_text(const struct path *pa, int rows, struct buf *b)
+ * WITH_ROWS. */
+static void path_hash_text(const struct path *pa, int with_rows,
+                           struct buf *b)
 {
-    if (rows) {
+    if (with_rows) {
         buf_printf(b, "path %ld ", pa->max_rows);
     } else {
         buf_puts(b, "path ");
