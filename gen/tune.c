@@ -96,9 +96,6 @@ static void evaluate(struct search *s, long index)
         int stale = rec != NULL;
         struct result r;
         memset(&r, 0, sizeof r);
-        /* The program of the paths the rows take, which builds faster
-         * than NAME.c's whole one: the same kernels. */
-        cks.measure_rows = res->rows;
         variants_one(&cks, &s->one);
         enum stub_outcome got =
             measure_stub(s->mc, &s->one, s->o->reps, &r, NULL);
@@ -419,7 +416,6 @@ static cl_int contest_time(struct search *s, const struct tune_filter *f,
             tune_space_config(s->ks, &f->sp, c->index[i], &cfg, NULL, 0);
         }
         knobs_text(&cfg, knobs[i], sizeof knobs[i]);
-        cfg.measure_rows = s->r->rows;
         variants_one(&cfg, &s->one);
         err = stub_load(&stub[i], s->mc->rt, &s->one, -1, NULL);
     }
@@ -600,8 +596,13 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     /* The defaults are what NAME.c runs at these rows: on a CPU at few
      * rows, the CPU defaults for few rows (they start the search, and
      * the best must beat them). */
-    struct kernel_spec few;
-    ks = cpu_defaults_at(ks, r->rows, &few);
+    struct kernel_spec few, measured;
+    measured = *cpu_defaults_at(ks, r->rows, &few);
+    /* Every config built from it (the defaults, the candidates, those
+     * re-timed) a program of the paths the rows take, which builds
+     * faster than NAME.c's whole one: the same kernels. */
+    measured.measure_rows = r->rows;
+    ks = &measured;
     if (tune_filter_run_at(ks, r->rows, &f, r->error, sizeof r->error) <
         0) {
         return 1;
@@ -651,10 +652,8 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
 
     /* The op's defaults, measured in the same run for comparison. */
     struct result dr;
-    struct kernel_spec home = *ks;
     memset(&dr, 0, sizeof dr);
-    home.measure_rows = r->rows;
-    variants_one(&home, &s.one);
+    variants_one(ks, &s.one);
     if (measure_stub(&mc, &s.one, o->reps, &dr, NULL) == STUB_TIMED) {
         char knobs[TUNE_TEXT];
         knobs_text(ks, knobs, sizeof knobs);
