@@ -282,6 +282,13 @@ struct tune_axis {
     const char *values;
 };
 
+/* Which kernels of an op's launch sequence some of its tune_space knobs
+ * shape: NAME ("dX") and KNOBS, separated by spaces ("m n k"). */
+struct tune_part {
+    const char *name;
+    const char *knobs;
+};
+
 /* One SGEMM of a BLAS peer: c = alpha * op(a) * op(b) + beta * c,
  * row-major and dense, op(a) m x k, op(b) k x n, c m x n; op transposes
  * when trans_a (trans_b) is set, a then being stored k x m (b n x k).
@@ -352,6 +359,13 @@ struct op_def {
     /* Search space of `specl tune`, ordered by importance (the first two
      * are the axes of its plot); NULL-terminated. */
     const struct tune_axis *tune_space;
+    /* Optional, NULL-terminated: tune_space's knobs by the kernels they
+     * shape, each knob in one part, where they shape different kernels of
+     * the op's launch sequence (lora_backward's dX, T and G, dA and dB):
+     * as the sequence's time is the sum of its kernels', the local search
+     * changes one part's knobs at a time (tune.c). Axes of a space that
+     * no part names (tune_space_rows's) form one more part. */
+    const struct tune_part *tune_parts;
     /* Optional: the search space of `specl tune` at ROWS rows where the
      * op's defaults run a path there whose knobs tune_space leaves out
      * (lora_forward's lora_decode at few rows); NULL: tune_space. */

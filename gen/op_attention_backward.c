@@ -676,6 +676,14 @@ static const struct tune_axis tune_space[] = {
     {NULL, NULL},
 };
 
+/* The kernels each knob shapes (the knobs' help says which). */
+static const struct tune_part tune_parts[] = {
+    {"dk, dv and dq", "engine mma_tile cpu_rows"},
+    {"dk and dv", "mma_k block_k tile_q"},
+    {"dq", "mma_q block_q tile_k"},
+    {NULL, NULL},
+};
+
 static const char *const kernels[] = {"attention_backward_dot",
                                       "attention_backward_dkv",
                                       "attention_backward_dq",
@@ -701,6 +709,7 @@ const struct op_def op_attention_backward = {
     .validate = validate,
     .plan = plan,
     .tune_space = tune_space,
+    .tune_parts = tune_parts,
     .reference = reference,
     .naive = naive,
     .costs = costs,

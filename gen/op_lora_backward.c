@@ -875,6 +875,15 @@ static const struct tune_axis bwd_tune_space[] = {
     {NULL, NULL},
 };
 
+/* The kernels each knob shapes: dX's GEMM (and, by its engine, which
+ * kernels run), T and G's kernel, dA's and dB's. */
+static const struct tune_part bwd_tune_parts[] = {
+    {"dX", "m n wm wn k engine"},
+    {"T and G", "tg_rows tg_threads tg_stages"},
+    {"dA and dB", "grad_threads grad_rows"},
+    {NULL, NULL},
+};
+
 /* Each is templates/NAME.cl; their shared part is lora_bwd_common.cl. */
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
@@ -895,6 +904,7 @@ const struct op_def op_lora_backward = {
     .validate = bwd_validate,
     .plan = bwd_plan,
     .tune_space = bwd_tune_space,
+    .tune_parts = bwd_tune_parts,
     .tune_space_rows = bwd_fused_tune_space,
     .few_rows_knobs = bwd_fused_knobs,
     .entry_rows = bwd_fused_entry_rows,

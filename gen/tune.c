@@ -42,6 +42,7 @@ struct search {
     const struct tune_options *o;
     const struct kernel_spec *ks;
     struct measure_case *mc;
+    const struct tune_filter *f;
     const struct tune_space *sp;
     const long *rep;      /* the filter's: per valid config, the candidate
                              emitting its code */
@@ -253,6 +254,83 @@ static void climb(struct search *s, long start, uint64_t *rng)
     }
 }
 
+/* Config INDEX's values of part P's axes as one number (mixed radix),
+ * below *COMBOS, the count of such values. */
+static long part_values(const struct tune_space *sp, int p, long index,
+                        long *combos)
+{
+    int idx[TUNE_MAX_AXES];
+    long v = 0, n = 1;
+    tune_space_decode(sp, index, idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        if (sp->part[a] == p) {
+            v = v * sp->n_value[a] + idx[a];
+            n *= sp->n_value[a];
+        }
+    }
+    if (combos != NULL) {
+        *combos = n;
+    }
+    return v;
+}
+
+/* One part's knobs at a time (tune_part_candidates), the parts in turn:
+ * of each part, a random candidate among those that differ from the
+ * best so far in that part's knobs alone, and whose values of them no
+ * config has been measured with yet. The step is a sequence of kernels,
+ * each part's knobs shape some of them, and its time is their sum: a
+ * part's values that lost with the other parts' knobs at some values
+ * mostly lose at others, so the parts are searched apart, in as many
+ * evaluations as the sum of their sizes instead of the product. Ends
+ * when every part's values have been measured (or the budget ends). */
+static void search_parts(struct search *s, uint64_t *rng)
+{
+    const struct tune_space *sp = s->sp;
+    unsigned char *seen[TUNE_MAX_AXES] = {NULL};
+    int ok = 1;
+    for (int p = 0; p < sp->n_part && ok; p++) {
+        long combos;
+        part_values(sp, p, 0, &combos);
+        seen[p] = calloc((size_t)combos, 1);
+        ok = seen[p] != NULL;
+    }
+    int tried = ok;
+    while (tried && !out_of_budget(s)) {
+        tried = 0;
+        for (int p = 0; p < sp->n_part && !out_of_budget(s); p++) {
+            /* what has been measured (candidates alone are), by every
+             * part's values */
+            for (long c = 0; c < s->f->n_cand; c++) {
+                long i = s->f->cand[c];
+                enum outcome o = s->state[i].outcome;
+                if (o == TIMED || o == FAILED || o == WRONG) {
+                    for (int q = 0; q < sp->n_part; q++) {
+                        seen[q][part_values(sp, q, i, NULL)] = 1;
+                    }
+                }
+            }
+            long *cand = NULL, n_new = 0;
+            long from = s->r->best;
+            long n = from >= 0 ? tune_part_candidates(s->f, from, p, &cand)
+                               : 0;
+            for (long i = 0; i < n; i++) {
+                if (s->state[cand[i]].outcome == UNSEEN &&
+                    !seen[p][part_values(sp, p, cand[i], NULL)]) {
+                    cand[n_new++] = cand[i];
+                }
+            }
+            if (n_new > 0) {
+                try_config(s, cand[rng_next(rng) % (uint64_t)n_new]);
+                tried = 1;
+            }
+            free(cand);
+        }
+    }
+    for (int p = 0; p < sp->n_part; p++) {
+        free(seen[p]);
+    }
+}
+
 static void run_strategy(struct search *s, const long *cand)
 {
     long n = s->r->n_cand;
@@ -276,7 +354,11 @@ static void run_strategy(struct search *s, const long *cand)
             order[j] = t;
         }
     }
-    if (s->o->strategy != TUNE_LOCAL) {
+    if (s->o->strategy != TUNE_LOCAL || s->sp->n_part > 1) {
+        if (s->o->strategy == TUNE_LOCAL) {
+            search_parts(s, &rng);
+        }
+        /* then, budget left, random points */
         for (long i = 0; i < n && !out_of_budget(s); i++) {
             try_config(s, order[i]);
         }
@@ -618,6 +700,7 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     s.o = o;
     s.ks = ks;
     s.mc = &mc;
+    s.f = &f;
     s.sp = &f.sp;
     s.rep = f.rep;
     s.code = f.code;
@@ -637,6 +720,17 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     r->entry = entry_of(db, rt, ks, r->rows);
     r->n_configs = f.sp.n_config;
     own_values_text(ks, &f.sp, r->own_values, sizeof r->own_values);
+    if (o->strategy == TUNE_LOCAL) {
+        /* each part's candidates around the defaults */
+        long counts[TUNE_MAX_AXES] = {0};
+        for (int p = 0; p < f.sp.n_part; p++) {
+            long *cand = NULL;
+            counts[p] = tune_part_candidates(&f, f.home, p, &cand);
+            free(cand);
+        }
+        tune_space_parts_text(ks->op, &f.sp, counts, r->parts,
+                              sizeof r->parts);
+    }
     r->n_valid = f.n_valid;
     r->n_cand = f.n_cand;
     r->why = f.why;

@@ -23,7 +23,10 @@ enum tune_strategy {
     TUNE_EXHAUSTIVE, /* every candidate, in space order */
     TUNE_RANDOM,     /* candidates in random order */
     TUNE_LOCAL       /* random points, then hill climbing one knob step at
-                        a time from the best of them and the defaults */
+                        a time from the best of them and the defaults;
+                        where the op's knobs shape different kernels
+                        (op_def.tune_parts), one part's knobs at a time
+                        from the best so far, the parts in turn */
 };
 
 struct tune_result;
@@ -76,6 +79,10 @@ struct tune_result {
                                    lists (tune_space_add_home); "" */
     long n_valid;       /* configs that validate */
     long n_cand;        /* distinct code among them: the candidates */
+    char parts[TUNE_TEXT]; /* the local search's parts, one searched at a
+                              time, with their candidates around the
+                              defaults (tune_space_parts_text); "" for
+                              one part */
     struct tune_reasons why; /* the rejected configs, by kind */
     long max_evals;     /* evaluations the search may make (<= n_cand) */
     long evaluated;     /* candidates evaluated: built and timed now, or

@@ -123,6 +123,9 @@ static void print_start(const struct tune_result *r, void *ctx)
         print_wrapped("  its own values beside the op's lists: ",
                       r->own_values, 4);
     }
+    if (r->parts[0]) {
+        print_wrapped("  searched a part at a time: ", r->parts, 4);
+    }
     for (int k = 0; k < r->why.n_kinds; k++) {
         char lead[64];
         snprintf(lead, sizeof lead, "  %ld invalid%s: ", r->why.count[k],
@@ -395,7 +398,9 @@ static const char tune_usage[] =
     "      --kernel NAME      only that kernel\n"
     "      --strategy S       exhaustive, random, or local (default: the op\n"
     "                         defaults and random points, then hill\n"
-    "                         climbing one knob step at a time)\n"
+    "                         climbing one knob step at a time; where the\n"
+    "                         knobs shape different kernels, one part's\n"
+    "                         knobs at a time from the best so far)\n"
     "      --max-evals N      candidates to evaluate (default: all for\n"
     "                         exhaustive, else a quarter)\n"
     "      --budget SECONDS   stop searching a kernel (at each row count)\n"

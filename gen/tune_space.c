@@ -13,6 +13,104 @@
 
 /* ---- the search space ------------------------------------------------- */
 
+/* Whether KNOBS, names separated by spaces, holds NAME. */
+static int names_hold(const char *knobs, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *c = knobs; *c != '\0';) {
+        size_t len = strcspn(c, " ");
+        if (len == n && strncmp(c, name, n) == 0) {
+            return 1;
+        }
+        c += len;
+        c += *c == ' ';
+    }
+    return 0;
+}
+
+/* SP's parts (struct tune_space) from OP's tune_parts. With CHECK (SP is
+ * OP's tune_space), every knob a part names must be an axis of SP, in
+ * one part only. */
+static int parts_of_axes(const struct op_def *op, int check,
+                         struct tune_space *sp, char *err, size_t errsize)
+{
+    const struct tune_part *parts = op->tune_parts;
+    int rest = -1;
+    for (int a = 0; a < sp->n_axis; a++) {
+        sp->part[a] = -1;
+    }
+    for (int t = 0; parts != NULL && parts[t].name != NULL; t++) {
+        int part = -1;
+        for (int a = 0; a < sp->n_axis; a++) {
+            const char *key = op->knobs[sp->knob[a]].key;
+            if (!names_hold(parts[t].knobs, key)) {
+                continue;
+            }
+            if (sp->part[a] >= 0) {
+                snprintf(err, errsize, "tuning parts of %s: %s is in two "
+                         "parts", op->name, key);
+                return -1;
+            }
+            if (part < 0) {
+                part = sp->n_part++;
+                sp->part_name[part] = parts[t].name;
+            }
+            sp->part[a] = part;
+        }
+        for (const char *c = parts[t].knobs; check && *c != '\0';) {
+            size_t len = strcspn(c, " ");
+            int found = 0;
+            for (int a = 0; a < sp->n_axis; a++) {
+                const char *key = op->knobs[sp->knob[a]].key;
+                found |= strlen(key) == len && strncmp(c, key, len) == 0;
+            }
+            if (!found) {
+                snprintf(err, errsize, "tuning parts of %s: %.*s is not "
+                         "in its space", op->name, (int)len, c);
+                return -1;
+            }
+            c += len;
+            c += *c == ' ';
+        }
+    }
+    for (int a = 0; a < sp->n_axis; a++) {
+        if (sp->part[a] < 0) {
+            if (rest < 0) {
+                rest = sp->n_part++;
+                sp->part_name[rest] = NULL;
+            }
+            sp->part[a] = rest;
+        }
+    }
+    return 0;
+}
+
+void tune_space_parts_text(const struct op_def *op,
+                           const struct tune_space *sp, const long *counts,
+                           char *out, size_t size)
+{
+    out[0] = '\0';
+    for (int t = 0; sp->n_part > 1 && t < sp->n_part; t++) {
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s (", t ? ", " : "",
+                 sp->part_name[t] != NULL ? sp->part_name[t] : "the rest");
+        for (int a = 0, first = 1; a < sp->n_axis; a++) {
+            if (sp->part[a] == t) {
+                len = strlen(out);
+                snprintf(out + len, size - len, "%s%s", first ? "" : " ",
+                         op->knobs[sp->knob[a]].key);
+                first = 0;
+            }
+        }
+        len = strlen(out);
+        if (counts != NULL) {
+            snprintf(out + len, size - len, ": %ld)", counts[t]);
+        } else {
+            snprintf(out + len, size - len, ")");
+        }
+    }
+}
+
 /* SP over the axes AXES of OP's knobs. */
 static int space_of_axes(const struct op_def *op, const struct tune_axis *axes,
                          struct tune_space *sp, char *err, size_t errsize)
@@ -53,7 +151,7 @@ static int space_of_axes(const struct op_def *op, const struct tune_axis *axes,
             return -1;
         }
     }
-    return 0;
+    return parts_of_axes(op, axes == op->tune_space, sp, err, errsize);
 }
 
 int tune_space_build(const struct op_def *op, struct tune_space *sp,
@@ -343,6 +441,61 @@ int tune_filter_run_at(const struct kernel_spec *ks, long rows,
         }
     }
     return 0;
+}
+
+long tune_part_candidates(const struct tune_filter *f, long from, int part,
+                          long **out)
+{
+    const struct tune_space *sp = &f->sp;
+    int idx[TUNE_MAX_AXES], axes[TUNE_MAX_AXES], n_axes = 0;
+    long combos = 1, n = 0;
+    *out = NULL;
+    tune_space_decode(sp, from, idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        if (sp->part[a] == part) {
+            axes[n_axes++] = a;
+            combos *= sp->n_value[a];
+        }
+    }
+    long *got = malloc((size_t)combos * sizeof *got);
+    if (got == NULL) {
+        return -1;
+    }
+    /* Every value of the part's axes, FROM's elsewhere: an odometer. */
+    for (int j = 0; j < n_axes; j++) {
+        idx[axes[j]] = 0;
+    }
+    for (long c = 0; c < combos; c++) {
+        long rep = f->rep[tune_space_encode(sp, idx)];
+        int seen = rep < 0 || rep == f->rep[from];
+        for (long i = 0; !seen && i < n; i++) {
+            seen = got[i] == rep;
+        }
+        if (!seen) {
+            got[n++] = rep;
+        }
+        for (int j = n_axes - 1; j >= 0; j--) {
+            if (++idx[axes[j]] < sp->n_value[axes[j]]) {
+                break;
+            }
+            idx[axes[j]] = 0;
+        }
+    }
+    /* Ascending (insertion sort: a part's candidates are few). */
+    for (long i = 1; i < n; i++) {
+        long v = got[i], j = i - 1;
+        while (j >= 0 && got[j] > v) {
+            got[j + 1] = got[j];
+            j--;
+        }
+        got[j + 1] = v;
+    }
+    if (n == 0) {
+        free(got);
+        got = NULL;
+    }
+    *out = got;
+    return n;
 }
 
 long tune_candidates(const struct kernel_spec *ks, long rows, char **texts,

@@ -30,6 +30,11 @@ struct tune_space {
     long n_config;                     /* product of n_value */
     unsigned own;                      /* bit a: axis a holds a value
                                           tune_space_add_home added */
+    /* The op's tune_parts with an axis here, in the op's order, then one
+     * of the axes no part names, if any: axis a is in part part[a]. */
+    int n_part;
+    int part[TUNE_MAX_AXES];
+    const char *part_name[TUNE_MAX_AXES]; /* the op's; NULL: the rest */
 };
 
 /* Builds OP's space into SP. Returns 0, or -1 with the reason in ERR (no
@@ -59,6 +64,12 @@ long tune_space_home(const struct tune_space *sp,
  * grow past TUNE_MAX_CONFIGS. The filter's spaces hold it. */
 int tune_space_add_home(struct tune_space *sp, const struct kernel_spec *ks,
                         char *err, size_t errsize);
+
+/* "NAME (knob knob ...), ..." of SP's parts, or "" for one part; with
+ * COUNTS (one a part), "NAME (knob knob ...: COUNT), ...". */
+void tune_space_parts_text(const struct op_def *op,
+                           const struct tune_space *sp, const long *counts,
+                           char *out, size_t size);
 
 /* The value index of each axis of config INDEX of SP into IDX. */
 void tune_space_decode(const struct tune_space *sp, long index, int *idx);
@@ -112,6 +123,13 @@ int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
 int tune_filter_run_at(const struct kernel_spec *ks, long rows,
                        struct tune_filter *f, char *err, size_t errsize);
 void tune_filter_free(struct tune_filter *f);
+
+/* The candidates of F other than FROM's own (F->rep[FROM]) that differ
+ * from config FROM in the knobs of part PART of F's space alone (each
+ * config's candidate: the one of its code), ascending, into *OUT (caller
+ * frees; NULL when none). Returns how many, or -1 when memory runs out. */
+long tune_part_candidates(const struct tune_filter *f, long from, int part,
+                          long **out);
 
 /* The candidates of KS's search at ROWS (tune_filter_run_at's; ROWS 0:
  * tune_filter_run's). Returns how many;

@@ -45,6 +45,7 @@
 #define OUTSIDE_SPEC TUNE_DIR "/outside.yaml"
 #define BEST_SPEC TUNE_DIR "/best.yaml"
 #define GEN_SPEC TUNE_DIR "/gen.yaml"
+#define PARTS_SPEC TUNE_DIR "/parts.yaml"
 #define DB_A TUNE_DIR "/a.yaml"
 #define DB_B TUNE_DIR "/b.yaml"
 #define DB_BAD_ENTRY TUNE_DIR "/bad_entry.yaml"
@@ -1662,6 +1663,181 @@ static void test_tune_retimed(void)
         tunedb_free(&back);
         spec_set_free(&s);
     }
+}
+
+/* Whether the knob texts A and B ("key=value ...") differ in a knob that
+ * KEYS (names separated by spaces) holds (INSIDE set), or in one it does
+ * not (INSIDE clear). */
+static int texts_differ(const char *a, const char *b, const char *keys,
+                        int inside)
+{
+    while (*a != '\0' && *b != '\0') {
+        size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+        size_t key = strcspn(a, "=");
+        int held = 0;
+        for (const char *k = keys; *k != '\0';) {
+            size_t n = strcspn(k, " ");
+            held |= n == key && strncmp(k, a, n) == 0;
+            k += n;
+            k += *k == ' ';
+        }
+        if (held == inside && (la != lb || strncmp(a, b, la) != 0)) {
+            return 1;
+        }
+        a += la;
+        a += *a == ' ';
+        b += lb;
+        b += *b == ' ';
+    }
+    return 0;
+}
+
+/* lora_backward's knobs by the kernels they shape: its space has its
+ * three parts, named with their knobs; a part's candidates around the
+ * defaults are every code that a change of that part's knobs alone
+ * gives, each differing from the defaults in that part's knobs alone.
+ * A part naming a knob outside the space, or a knob in two parts, is
+ * refused. */
+static void test_tune_parts_space(void)
+{
+    struct spec_set s;
+    struct tune_filter f;
+    char err[256], text[TUNE_TEXT];
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, PARTS_SPEC), 0);
+    const struct kernel_spec *ks = find_kernel(&s, "t_backward");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, RUN_ROWS, &f, err,
+                                             sizeof err), 0);
+    tune_space_parts_text(ks->op, &f.sp, NULL, text, sizeof text);
+    TU_CHECK(f.sp.n_part == 3 &&
+                 strcmp(text, "dX (m n wm wn k engine), T and G (tg_rows "
+                              "tg_threads tg_stages), dA and dB "
+                              "(grad_threads grad_rows)") == 0,
+             "%d parts: %s", f.sp.n_part, text);
+    const long counts[] = {12, 3, 4};
+    tune_space_parts_text(ks->op, &f.sp, counts, text, sizeof text);
+    TU_CHECK(strcmp(text, "dX (m n wm wn k engine: 12), T and G (tg_rows "
+                          "tg_threads tg_stages: 3), dA and dB "
+                          "(grad_threads grad_rows: 4)") == 0,
+             "with counts: %s", text);
+    char home[TUNE_TEXT];
+    config_text(ks, &f.sp, f.home, home, sizeof home);
+    for (int p = 0; p < f.sp.n_part; p++) {
+        const char *keys = ks->op->tune_parts[p].knobs;
+        long *cand = NULL;
+        long n = tune_part_candidates(&f, f.home, p, &cand);
+        TU_CHECK(n > 1, "part %d: %ld candidates", p, n);
+        for (long i = 0; i < n; i++) {
+            char mine[TUNE_TEXT];
+            config_text(ks, &f.sp, cand[i], mine, sizeof mine);
+            TU_CHECK(f.rep[cand[i]] == cand[i] && cand[i] != f.home &&
+                         (i == 0 || cand[i] > cand[i - 1]) &&
+                         texts_differ(mine, home, keys, 1) &&
+                         !texts_differ(mine, home, keys, 0),
+                     "part %d (%s): candidate {%s}, defaults {%s}", p, keys,
+                     mine, home);
+        }
+        /* every valid config apart from the defaults in the part alone
+         * has its code among them */
+        int h[TUNE_MAX_AXES], c[TUNE_MAX_AXES];
+        long missed = 0;
+        tune_space_decode(&f.sp, f.home, h);
+        for (long i = 0; i < f.sp.n_config; i++) {
+            int other = 0, found = 0;
+            tune_space_decode(&f.sp, i, c);
+            for (int a = 0; a < f.sp.n_axis; a++) {
+                other |= f.sp.part[a] != p && c[a] != h[a];
+            }
+            if (other || f.rep[i] < 0 || f.rep[i] == f.home) {
+                continue;
+            }
+            for (long j = 0; j < n && !found; j++) {
+                found = cand[j] == f.rep[i];
+            }
+            missed += !found;
+        }
+        TU_CHECK(missed == 0, "part %d: %ld configs' code missed", p, missed);
+        free(cand);
+    }
+    tune_filter_free(&f);
+
+    /* Parts that do not fit the space. */
+    static const struct {
+        struct tune_part parts[3];
+        const char *error;
+    } bad[] = {
+        {{{"dX", "m nonesuch"}, {NULL, NULL}},
+         "tuning parts of lora_backward: nonesuch is not in its space"},
+        {{{"a", "m n"}, {"b", "k m"}, {NULL, NULL}},
+         "tuning parts of lora_backward: m is in two parts"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct op_def op = *ks->op;
+        struct tune_space sp;
+        op.tune_parts = bad[i].parts;
+        err[0] = '\0';
+        TU_CHECK(tune_space_build(&op, &sp, err, sizeof err) < 0 &&
+                     strcmp(err, bad[i].error) == 0,
+                 "bad parts %zu: '%s'", i, err);
+    }
+    spec_set_free(&s);
+}
+
+/* test_tune_parts_search's fake times: a number from the knobs' text. */
+static double hashed_us(const char *knobs, int run, void *ctx)
+{
+    (void)run;
+    (void)ctx;
+    uint64_t h = 14695981039346656037u;
+    for (const char *c = knobs; *c != '\0'; c++) {
+        h = (h ^ (unsigned char)*c) * 1099511628211u;
+    }
+    return 100 + (double)(h % 1000) / 10;
+}
+
+/* The local search over lora_backward's parts: the defaults first, then
+ * the parts in turn, each evaluation a change of that part's knobs alone
+ * from the fastest config so far (times faked from the knobs' text). */
+static void test_tune_parts_search(void)
+{
+    enum { EVALS = 5 }; /* the defaults, each part, dX again */
+    struct spec_set s;
+    struct tunedb db;
+    struct tune_options o;
+    struct tune_result r;
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, PARTS_SPEC), 0);
+    const struct kernel_spec *ks = find_kernel(&s, "t_backward");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
+    run_options(&o, TUNE_LOCAL, EVALS, 5);
+    o.fake_us = hashed_us;
+    tunedb_init(&db);
+    int rc = tune_in_process(ks, &o, &db, &r);
+    TU_CHECK(rc == 0 && r.evaluated == EVALS && r.timed == EVALS,
+             "status %d: %ld evaluated, %ld timed: %s", rc, r.evaluated,
+             r.timed, r.error);
+    const struct tune_entry *e = r.entry;
+    char home[TUNE_TEXT];
+    knobs_text(ks, home, sizeof home);
+    TU_CHECK(e != NULL && e->n_tried == EVALS &&
+                 strcmp(e->tried[0].knobs, home) == 0 &&
+                 strncmp(r.parts, "dX (", 4) == 0,
+             "%d tried, the first {%s}; parts '%s'", e ? e->n_tried : -1,
+             e && e->n_tried ? e->tried[0].knobs : "", r.parts);
+    for (int t = 1; e != NULL && t < e->n_tried; t++) {
+        int best = 0;
+        for (int u = 1; u < t; u++) {
+            best = e->tried[u].us < e->tried[best].us ? u : best;
+        }
+        const char *keys = ks->op->tune_parts[(t - 1) % 3].knobs;
+        const char *mine = e->tried[t].knobs, *from = e->tried[best].knobs;
+        TU_CHECK(e->tried[t].us == hashed_us(mine, -1, NULL) &&
+                     texts_differ(mine, from, keys, 1) &&
+                     !texts_differ(mine, from, keys, 0),
+                 "tried #%d {%s}: not a change of %s from the best so far "
+                 "{%s}", t, mine, keys, from);
+    }
+    tunedb_free(&db);
+    spec_set_free(&s);
 }
 
 /* The limits of a search: by default a quarter of the candidates
@@ -4245,6 +4421,10 @@ int add_tune_suite(void)
                     test_candidates_at_rows) == NULL ||
         CU_add_test(s, "candidates: built with the tuned rows' paths alone",
                     test_measure_rows) == NULL ||
+        CU_add_test(s, "tune: a part of the knobs at a time",
+                    test_tune_parts_space) == NULL ||
+        CU_add_test(s, "tune: the parts searched in turn",
+                    test_tune_parts_search) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
         CU_add_test(s, "tune: exhaustive, local",
                     test_tune_exhaustive_local) == NULL ||
