@@ -277,7 +277,9 @@ static long part_values(const struct tune_space *sp, int p, long index,
 /* One part's knobs at a time (tune_part_candidates), the parts in turn:
  * of each part, a random candidate among those that differ from the
  * best so far in that part's knobs alone, and whose values of them no
- * config has been measured with yet. The step is a sequence of kernels,
+ * config has been measured with yet, of those the ones nearest the best
+ * (fewest knobs apart: a tile's neighbours before another engine's
+ * tiles). The step is a sequence of kernels,
  * each part's knobs shape some of them, and its time is their sum: a
  * part's values that lost with the other parts' knobs at some values
  * mostly lose at others, so the parts are searched apart, in as many
@@ -313,9 +315,18 @@ static void search_parts(struct search *s, uint64_t *rng)
             long from = s->r->best;
             long n = from >= 0 ? tune_part_candidates(s->f, from, p, &cand)
                                : 0;
+            int nearest = TUNE_MAX_AXES + 1;
             for (long i = 0; i < n; i++) {
-                if (s->state[cand[i]].outcome == UNSEEN &&
-                    !seen[p][part_values(sp, p, cand[i], NULL)]) {
+                if (s->state[cand[i]].outcome != UNSEEN ||
+                    seen[p][part_values(sp, p, cand[i], NULL)]) {
+                    continue;
+                }
+                int d = tune_space_apart(sp, from, cand[i]);
+                if (d < nearest) {
+                    nearest = d;
+                    n_new = 0;
+                }
+                if (d == nearest) {
                     cand[n_new++] = cand[i];
                 }
             }

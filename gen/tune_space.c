@@ -307,20 +307,22 @@ void tune_filter_free(struct tune_filter *f)
     f->cand = NULL;
 }
 
+int tune_space_apart(const struct tune_space *sp, long a, long b)
+{
+    int ia[TUNE_MAX_AXES], ib[TUNE_MAX_AXES], n = 0;
+    tune_space_decode(sp, a, ia);
+    tune_space_decode(sp, b, ib);
+    for (int k = 0; k < sp->n_axis; k++) {
+        n += ia[k] != ib[k];
+    }
+    return n;
+}
+
 /* How many knobs of config I differ from the home config's (all, when
  * there is no home config). */
 static int knobs_from_home(const struct tune_space *sp, long home, long i)
 {
-    int a[TUNE_MAX_AXES], h[TUNE_MAX_AXES], n = 0;
-    if (home < 0) {
-        return sp->n_axis;
-    }
-    tune_space_decode(sp, i, a);
-    tune_space_decode(sp, home, h);
-    for (int k = 0; k < sp->n_axis; k++) {
-        n += a[k] != h[k];
-    }
-    return n;
+    return home < 0 ? sp->n_axis : tune_space_apart(sp, home, i);
 }
 
 /* The configs that validate emit code (at ROWS, where not 0: the code

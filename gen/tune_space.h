@@ -77,6 +77,9 @@ void tune_space_decode(const struct tune_space *sp, long index, int *idx);
 /* The config of SP whose axes hold the value indices IDX. */
 long tune_space_encode(const struct tune_space *sp, const int *idx);
 
+/* How many knobs configs A and B of SP differ in. */
+int tune_space_apart(const struct tune_space *sp, long a, long b);
+
 /* ---- the constraint filter -------------------------------------------- */
 
 /* Why configs were rejected: their first reasons, numbers blanked
