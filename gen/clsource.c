@@ -317,6 +317,68 @@ static void names_used(const struct plan *p, const char *text,
     }
 }
 
+/* A 64-bit digest of the N bytes at S, eight at a time (FNV-1a takes
+ * one: a tuner's filter hashes tens of thousands of kernel texts of
+ * some 100 KB each). */
+static uint64_t text_digest(const char *s, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15u ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++) {
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53u;
+    return h ^ (h >> 32);
+}
+
+/* names_used of the last kernel texts a thread saw, by their digest and
+ * the prelude's names: a tuner's configs mostly share their kernels'
+ * text and differ in the values alone. */
+#define USED_CACHE 16
+struct used_entry {
+    uint64_t text, names;
+    int n; /* defines and tables; 0: empty */
+    unsigned char used[SPECL_MAX_DEFINES + SPECL_MAX_TABLES];
+};
+static _Thread_local struct used_entry used_cache[USED_CACHE];
+static _Thread_local int used_next;
+
+/* names_used through the cache; *DIGEST gets TEXT's. */
+static void names_used_cached(const struct plan *p, const char *text,
+                              size_t len, unsigned char *used,
+                              uint64_t *digest)
+{
+    int n = p->n_define + p->n_table;
+    uint64_t names = 14695981039346656037u;
+    for (int i = 0; i < n; i++) {
+        const char *name = i < p->n_define ? p->define[i].name
+                                           : p->table[i - p->n_define].name;
+        names = fnv1a(names, name, strlen(name) + 1);
+    }
+    *digest = text_digest(text, len);
+    for (int e = 0; e < USED_CACHE; e++) {
+        const struct used_entry *c = &used_cache[e];
+        if (c->n == n && n > 0 && c->text == *digest && c->names == names) {
+            memcpy(used, c->used, (size_t)n);
+            return;
+        }
+    }
+    names_used(p, text, used);
+    struct used_entry *c = &used_cache[used_next];
+    used_next = (used_next + 1) % USED_CACHE;
+    c->text = *digest;
+    c->names = names;
+    c->n = n;
+    memcpy(c->used, used, (size_t)n);
+}
+
 int kernel_code_hash_at(const struct kernel_spec *ks, long rows,
                         uint64_t *hash, char *err, size_t errsize)
 {
@@ -338,7 +400,8 @@ int kernel_code_hash_at(const struct kernel_spec *ks, long rows,
         /* The prelude's values those kernels name. */
         unsigned char used[SPECL_MAX_DEFINES + SPECL_MAX_TABLES];
         char value[48];
-        names_used(p, buf_str(&kernels), used);
+        uint64_t digest;
+        names_used_cached(p, buf_str(&kernels), kernels.len, used, &digest);
         for (int i = 0; i < p->n_define; i++) {
             if (used[i]) {
                 define_text(&p->define[i], value, sizeof value);
@@ -357,7 +420,8 @@ int kernel_code_hash_at(const struct kernel_spec *ks, long rows,
                 buf_puts(&b, "\n");
             }
         }
-        buf_add(&b, buf_str(&kernels), kernels.len);
+        /* the kernels by their digest: their text is most of it */
+        buf_printf(&b, "kernels %016llx\n", (unsigned long long)digest);
         buffers_hash_text(p, &b);
         /* Not the paths' rows: these rows take them either way. */
         for (int i = 0; i < p->n_path; i++) {
