@@ -363,8 +363,9 @@ struct op_def {
      * shape, each knob in one part, where they shape different kernels of
      * the op's launch sequence (lora_backward's dX, T and G, dA and dB):
      * as the sequence's time is the sum of its kernels', the local search
-     * changes one part's knobs at a time (tune.c). Axes of a space that
-     * no part names (tune_space_rows's) form one more part. */
+     * changes one part's knobs at a time (tune.c). tune_space's axes
+     * that no part names form one more part; a space of tune_space_rows
+     * is one part. */
     const struct tune_part *tune_parts;
     /* Optional: the search space of `specl tune` at ROWS rows where the
      * op's defaults run a path there whose knobs tune_space leaves out

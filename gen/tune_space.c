@@ -28,13 +28,16 @@ static int names_hold(const char *knobs, const char *name)
     return 0;
 }
 
-/* SP's parts (struct tune_space) from OP's tune_parts. With CHECK (SP is
- * OP's tune_space), every knob a part names must be an axis of SP, in
- * one part only. */
-static int parts_of_axes(const struct op_def *op, int check,
-                         struct tune_space *sp, char *err, size_t errsize)
+/* SP's parts (struct tune_space) from OP's tune_parts where SP holds the
+ * axes of OP's tune_space, in which every knob a part names must be, in
+ * one part only; else (a space of few rows, tune_space_rows: one path,
+ * one kernel) one part. */
+static int parts_of_axes(const struct op_def *op,
+                         const struct tune_axis *axes, struct tune_space *sp,
+                         char *err, size_t errsize)
 {
-    const struct tune_part *parts = op->tune_parts;
+    int check = axes == op->tune_space;
+    const struct tune_part *parts = check ? op->tune_parts : NULL;
     int rest = -1;
     for (int a = 0; a < sp->n_axis; a++) {
         sp->part[a] = -1;
@@ -151,7 +154,7 @@ static int space_of_axes(const struct op_def *op, const struct tune_axis *axes,
             return -1;
         }
     }
-    return parts_of_axes(op, axes == op->tune_space, sp, err, errsize);
+    return parts_of_axes(op, axes, sp, err, errsize);
 }
 
 int tune_space_build(const struct op_def *op, struct tune_space *sp,

@@ -1692,6 +1692,14 @@ static int texts_differ(const char *a, const char *b, const char *keys,
     return 0;
 }
 
+/* Rows of KS's (lora_backward's) main path: past lora_bwd_fused's, which
+ * a GPU runs at few rows. */
+static long parts_rows(const struct kernel_spec *ks)
+{
+    long fused = (long)ks->knob[op_knob_index(ks->op, "fused_max")].num;
+    return fused >= 4096 ? fused + 1 : 4096;
+}
+
 /* lora_backward's knobs by the kernels they shape: its space has its
  * three parts, named with their knobs; a part's candidates around the
  * defaults are every code that a change of that part's knobs alone
@@ -1706,7 +1714,14 @@ static void test_tune_parts_space(void)
     CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, PARTS_SPEC), 0);
     const struct kernel_spec *ks = find_kernel(&s, "t_backward");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
-    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, RUN_ROWS, &f, err,
+    /* At few rows a GPU runs lora_bwd_fused, whose space is one part. */
+    int fused = ks->knob[op_knob_index(ks->op, "fused_max")].num >= 64;
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, 64, &f, err, sizeof err),
+                          0);
+    TU_CHECK(f.sp.n_part == (fused ? 1 : 3), "%d parts at 64 rows (%s)",
+             f.sp.n_part, fused ? "lora_bwd_fused" : "the main path");
+    tune_filter_free(&f);
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, parts_rows(ks), &f, err,
                                              sizeof err), 0);
     tune_space_parts_text(ks->op, &f.sp, NULL, text, sizeof text);
     TU_CHECK(f.sp.n_part == 3 &&
@@ -1825,6 +1840,7 @@ static void test_tune_parts_search(void)
     const struct kernel_spec *ks = find_kernel(&s, "t_backward");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
     run_options(&o, TUNE_LOCAL, EVALS, 5);
+    o.rows = parts_rows(ks);
     o.fake_us = hashed_us;
     tunedb_init(&db);
     int rc = tune_in_process(ks, &o, &db, &r);
