@@ -919,7 +919,7 @@ static const struct tune_axis tune_space[] = {
     {"mma_q", "32 64 128 192"},
     {"mma_k", "32 64 128"},
     {"wg_k", "64 128"},
-    {"wg_tma", "0 1"},
+    {"wg_tma", "false true"},
     {"block_q", "16 32 64"},
     {"block_k", "8 16 32 64"},
     {"items", "16 32 64 128 256"},

@@ -1692,6 +1692,23 @@ static int texts_differ(const char *a, const char *b, const char *keys,
     return 0;
 }
 
+/* Every op's space builds: each value of each axis reads as its knob
+ * takes it (a bool's "false true"), and its parts fit it. */
+static void test_every_space(void)
+{
+    for (int i = 0; op_registry[i] != NULL; i++) {
+        const struct op_def *op = op_registry[i];
+        struct tune_space sp;
+        char err[256] = "";
+        if (op->tune_space == NULL) {
+            continue;
+        }
+        int rc = tune_space_build(op, &sp, err, sizeof err);
+        TU_CHECK(rc == 0 && sp.n_axis > 0 && sp.n_part >= 1,
+                 "%s: %s", op->name, err);
+    }
+}
+
 /* Rows of KS's (lora_backward's) main path: past lora_bwd_fused's, which
  * a GPU runs at few rows. */
 static long parts_rows(const struct kernel_spec *ks)
@@ -4454,6 +4471,8 @@ int add_tune_suite(void)
                     test_candidates_at_rows) == NULL ||
         CU_add_test(s, "candidates: built with the tuned rows' paths alone",
                     test_measure_rows) == NULL ||
+        CU_add_test(s, "tune: every op's space", test_every_space) ==
+            NULL ||
         CU_add_test(s, "tune: a part of the knobs at a time",
                     test_tune_parts_space) == NULL ||
         CU_add_test(s, "tune: the parts searched in turn",
