@@ -12,8 +12,8 @@
  * weight_layout: out_in from W itself (N x K already), so its tile is
  * read VEC-wide along K and stored as it comes, like lora_main's W tile:
  * read from W itself (K x N), each column of the tile would be a short
- * segment of a row of W to scatter transposed, which measured slower
- * than the copy and the tile from it together (bench/RESULTS.md).
+ * segment of a row of W to scatter transposed, which is slower than the
+ * copy and the tile from it together.
  * The r stretch then takes G from the scratch and A^T from a (a[k][j],
  * contiguous along j), GEMM_RANK_K of r per stage. HAS_BASE 0 has only the
  * r stretch (and no copy of W).

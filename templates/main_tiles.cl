@@ -62,8 +62,8 @@
 
 /* How lora_main meets K's end (gemm_simt.cl's GEMM_K_GUARD, ...): it
  * clamps where VEC is 4 and T comes from lora_xa, and guards the last K
- * step otherwise (the split path, VEC 1 and 2: clamping measured slower
- * there, bench/RESULTS.md). */
+ * step otherwise (the split path, VEC 1 and 2, where clamping is the
+ * slower of the two). */
 #if IN_FEATURES % GEMM_TILE_K != 0
 #define MAIN_K_END (VEC == 4 && !XA_INLINE ? GEMM_K_CLAMP : GEMM_K_GUARD)
 #else

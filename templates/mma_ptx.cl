@@ -48,8 +48,8 @@ inline uint mma_swizzle(uint r, uint c, uint cpr)
 }
 
 /* 16 bytes from SRC to DST, asynchronously; the first SRC_BYTES of them
- * read (16 or 0), the rest zero. Through L1 (.ca), which measured faster
- * than .cg for these tiles (bench/RESULTS.md). */
+ * read (16 or 0), the rest zero. Through L1 (.ca), faster than .cg for
+ * these tiles. */
 inline void mma_copy16(__local ushort *dst, const __global storage_t *src,
                        uint src_bytes)
 {

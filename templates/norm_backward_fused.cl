@@ -6,8 +6,7 @@
  * device's compute units, one each), work-group b sums columns
  * [b * FUSED_COLS, (b + 1) * FUSED_COLS) of every partial row into
  * dgamma (and dbeta) in a fixed order: the same bits on every run. A
- * second launch would cost more than the sums (bench/RESULTS.md, "The
- * norms' backward in one launch").
+ * second launch would cost more than the sums.
  *
  * Each column's partial rows split over FUSED_LANES lanes of the group's
  * items (lane l takes rows l, l + FUSED_LANES, ...), whose sums lane 0

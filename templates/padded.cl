@@ -3,8 +3,8 @@
  *
  * lora_main loads its tiles VEC elements wide, and VEC divides K and N:
  * where K or N is no multiple of 4, every load is one or two elements,
- * which takes lora_main many more registers and a good part of its speed
- * (bench/RESULTS.md). From pad_rows rows the plan copies the operands
+ * which takes lora_main many more registers and a good part of its
+ * speed. From pad_rows rows the plan copies the operands
  * whose rows are not a multiple of 4 elements into the scratch, each row
  * padded with zeros to the next multiple of 4, and lora_main_padded
  * reads them 4 wide.
