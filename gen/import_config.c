@@ -57,6 +57,8 @@ const struct family import_families[] = {
      "silu", 0, 0, WINDOW_ALL, 0},
     {"qwen2", "Qwen2ForCausalLM", separate, {"hidden_act", NULL}, "silu", 0,
      0, WINDOW_OPT_IN, QUIRK_QKV_BIAS},
+    {"qwen3", "Qwen3ForCausalLM", separate, {"hidden_act", NULL}, "silu", 1,
+     0, WINDOW_OPT_IN, QUIRK_QK_NORM},
     {"phi3", "Phi3ForCausalLM", fused, {"hidden_act", NULL}, "silu", 0, 0,
      WINDOW_ALL, QUIRK_FUSED},
     {"gemma2", "Gemma2ForCausalLM", separate,
@@ -419,6 +421,7 @@ static void read_model(struct config *c, struct model *m)
                &m->query_scalar);
     m->tied = m->family->tied_default;
     get_bool(c, c->root, "tie_word_embeddings", &m->tied);
+    get_bool(c, c->root, "attention_bias", &m->attn_bias);
 }
 
 /* The escape "\\uXXXX" at P (6 bytes there) as its code unit: 1, or 0

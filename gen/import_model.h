@@ -46,7 +46,8 @@ enum quirk {
     QUIRK_NORM_PLUS_ONE = 2, /* RMS norm weight is 1 + the checkpoint's */
     QUIRK_EMBED_SCALE = 4,   /* embeddings times sqrt(hidden_size) */
     QUIRK_SANDWICH = 8,      /* norms after attention and MLP as well */
-    QUIRK_FUSED = 16         /* fused qkv_proj and gate_up_proj */
+    QUIRK_FUSED = 16,        /* fused qkv_proj and gate_up_proj */
+    QUIRK_QK_NORM = 32       /* q and k RMS-normed per head before rope */
 };
 
 /* A model family, by config.json's model_type. */
@@ -85,6 +86,7 @@ struct model {
     const char *act;              /* swiglu's: silu, gelu_tanh, gelu */
     int act_given;
     int tied;
+    int attn_bias;                /* attention_bias: q, k, v, o biases */
 };
 
 /* The families import knows, NULL-model_type-terminated. */

@@ -361,6 +361,26 @@ static void norm_kernels(struct writer *w, int backward)
     put(w, &k);
 }
 
+/* Qwen3's q_norm and k_norm: an RMS norm of each head's head_dim values
+ * (rows: tokens x heads), after q_proj and k_proj and before rope; with
+ * BACKWARD, its rmsnorm_backward. */
+static void qk_norm_kernel(struct writer *w, int backward)
+{
+    struct out_kernel k;
+    if (!(w->m->family->quirks & QUIRK_QK_NORM)) {
+        return;
+    }
+    begin(w, &k, backward ? "rmsnorm_backward" : "rmsnorm",
+          backward ? "qk_norm_backward" : "qk_norm");
+    snprintf(k.comment, sizeof k.comment,
+             "q_norm and k_norm: each head's %ld values (rows: tokens x "
+             "heads), before rope%s",
+             w->m->head_dim, backward ? ", backward (dx)" : "");
+    add_long(&k, "features", w->m->head_dim);
+    add_number(&k, "eps", w->m->eps);
+    put(w, &k);
+}
+
 /* One rope kernel: HEADS heads named WHICH ("q", "k", "q, k"). */
 static void rope_kernel(struct writer *w, const char *suffix,
                         const char *which, long heads, int inverse)
@@ -555,6 +575,9 @@ static void notes(struct writer *w)
     if (q & QUIRK_QKV_BIAS) {
         comment(b, "", "- q_proj, k_proj and v_proj carry a bias: "
                 "lora_forward adds none; add it to Y.");
+    } else if (m->attn_bias) {
+        comment(b, "", "- attention_bias: q_proj, k_proj, v_proj and o_proj "
+                "carry a bias: lora_forward adds none; add it to Y.");
     }
     if (q & QUIRK_FUSED) {
         comment(b, "", "- qkv_proj writes q, k and v side by side in a row "
@@ -650,6 +673,7 @@ int import_write_spec(const struct model *m, const struct import_options *o,
     for (int backward = 0; backward <= o->train; backward++) {
         lora_kernels(&w, backward);
         norm_kernels(&w, backward);
+        qk_norm_kernel(&w, backward);
         rope_kernels(&w, backward);
         attention_kernels(&w, backward);
         mlp_kernel(&w, backward);

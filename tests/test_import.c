@@ -45,6 +45,8 @@ static const struct expect models[] = {
      "gelu_tanh", 0, 4096, 50, 30, NULL},
     {"mistral-7b-v0.1.json", "mistral", 4096, 14336, 32, 8, 128, 32000,
      1e-5, 1e4, "silu", 0, 4096, 0, 0, NULL},
+    {"qwen3-0.6b.json", "qwen3", 1024, 3072, 16, 8, 128, 151936, 1e-6, 1e6,
+     "silu", 0, 0, 0, 0, NULL},
 };
 
 /* Imports the config at PATH with O (rank 16, alpha 32, bf16 and
@@ -262,6 +264,29 @@ static void check_backward(const struct expect *e, const struct spec_set *s)
              "%s %s", e->file, att);
 }
 
+/* Qwen3's q_norm and k_norm: an rmsnorm over head_dim (and with TRAIN
+ * its backward); no other family has them. */
+static void check_qk_norm(const struct expect *e, const struct spec_set *s,
+                          const char *text, int train)
+{
+    int qwen3 = strcmp(e->prefix, "qwen3") == 0;
+    TU_CHECK((strstr(text, "_qk_norm\n") != NULL) == qwen3,
+             "%s: qk_norm kernel %s", e->file, qwen3 ? "missing" : "written");
+    if (!qwen3) {
+        return;
+    }
+    const struct kernel_spec *k = find(s, e->prefix, "qk_norm");
+    TU_CHECK(k != NULL && strcmp(k->op->name, "rmsnorm") == 0 &&
+                 fld(k, "features") == e->head_dim && fld(k, "eps") == e->eps,
+             "%s qk_norm: rmsnorm over %ld", e->file, e->head_dim);
+    if (train) {
+        k = find(s, e->prefix, "qk_norm_backward");
+        TU_CHECK(k != NULL && strcmp(k->op->name, "rmsnorm_backward") == 0 &&
+                     fld(k, "features") == e->head_dim,
+                 "%s qk_norm_backward", e->file);
+    }
+}
+
 static void test_import_models(void)
 {
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
@@ -282,6 +307,7 @@ static void test_import_models(void)
                 if (strcmp(e->prefix, "llama") == 0) {
                     check_llama3(&set);
                 }
+                check_qk_norm(e, &set, buf_str(&text), train);
             }
             spec_set_free(&set);
             buf_free(&text);
@@ -584,11 +610,61 @@ static void test_import_op_rejects(void)
     free(tmp);
 }
 
+/* The note on biases: Qwen2's q, k and v always; other families' q, k,
+ * v and o where attention_bias is true (Llama's, Qwen3's), none where it
+ * is false or absent. */
+static void test_import_bias_notes(void)
+{
+    static const char *const base =
+        "{\"model_type\": \"%s\", \"hidden_size\": 64, "
+        "\"intermediate_size\": 128, \"num_attention_heads\": 4, "
+        "\"head_dim\": 16, \"vocab_size\": 100, \"rms_norm_eps\": "
+        "1e-5%s}";
+    static const struct {
+        const char *family, *extra, *note; /* NULL: no note */
+    } cases[] = {
+        {"qwen2", "", "q_proj, k_proj and v_proj carry a bias"},
+        {"llama", ", \"attention_bias\": true",
+         "attention_bias: q_proj, k_proj, v_proj and o_proj carry a bias"},
+        {"qwen3", ", \"attention_bias\": true",
+         "attention_bias: q_proj, k_proj, v_proj and o_proj carry a bias"},
+        {"llama", ", \"attention_bias\": false", NULL},
+        {"qwen3", "", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char config[512];
+        struct model m;
+        struct diags d = {.out = stderr};
+        struct import_options o = {8, 16, DTYPE_BF16, ALL_TARGETS, 0, NULL,
+                                   "config.json"};
+        struct buf text;
+        int written, left;
+        snprintf(config, sizeof config, base, cases[i].family,
+                 cases[i].extra);
+        buf_init(&text);
+        int ok = import_read_config_text("config.json",
+                                         (const unsigned char *)config,
+                                         strlen(config), &m, &d) == 0 &&
+                 import_write_spec(&m, &o, &text, &written, &left,
+                                   NULL) == 0;
+        char *flat = unwrapped(buf_str(&text));
+        const char *bias = flat ? strstr(flat, "carry a bias") : NULL;
+        TU_CHECK(ok && flat != NULL &&
+                     (cases[i].note ? strstr(flat, cases[i].note) != NULL
+                                    : bias == NULL),
+                 "%s%s: %s\n%s", cases[i].family, cases[i].extra,
+                 cases[i].note ? cases[i].note : "no note on biases",
+                 buf_str(&text));
+        free(flat);
+        buf_free(&text);
+    }
+}
+
 int add_import_suite(void)
 {
     CU_pSuite s = CU_add_suite("import", NULL, NULL);
     return s == NULL ||
-                   CU_add_test(s, "five models' configs",
+                   CU_add_test(s, "six models' configs",
                                test_import_models) == NULL ||
                    CU_add_test(s, "one kernel per shape",
                                test_import_shared_shapes) == NULL ||
@@ -601,6 +677,8 @@ int add_import_suite(void)
                                test_import_scaling_left_out) == NULL ||
                    CU_add_test(s, "a kernel its op rejects",
                                test_import_op_rejects) == NULL ||
+                   CU_add_test(s, "the notes on biases",
+                               test_import_bias_notes) == NULL ||
                    CU_add_test(s, "command line", test_import_cli) == NULL ||
                    CU_add_test(s, "fuzz regressions replayed",
                                test_import_fuzz_regressions) == NULL
