@@ -1360,9 +1360,14 @@ static void check_plot(const char *svg, const char *svg_path,
                  "%d: %.*s", svg_path, chars, x, width,
                  (int)(end - gt - 1), gt + 1);
     }
-    struct tune_space sp;
+    /* the space searched at the run's rows (a GPU's few-rows paths have
+     * spaces of their own) */
+    struct tune_filter f;
     char err[256], csv_path[4096], header[TUNE_TEXT * 2] = "";
-    CU_ASSERT_EQUAL_FATAL(tune_space_build(ks->op, &sp, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, RUN_ROWS, &f, err,
+                                             sizeof err), 0);
+    const struct tune_space sp = f.sp;
+    tune_filter_free(&f);
     for (int a = 0; a < sp.n_axis; a++) {
         char line[128];
         const char *key = ks->op->knobs[sp.knob[a]].key;
@@ -2253,6 +2258,10 @@ static void test_tune_shared_db(void)
     free(err);
 }
 
+/* Rows past the few-rows paths of every device (lora_decode on GPUs, the
+ * CPU's few-rows tiles), where the tiles run. */
+#define NARROW_ROWS 4096
+
 /* A kernel narrower than every tile the op lists (tile n >= 32 >
  * out_features 8): none of the listed configs is valid, but the space
  * takes the kernel's own knobs (tune_space_add_home), so the search runs
@@ -2281,6 +2290,7 @@ static void test_tune_narrow(void)
     TU_CHECK(tune_space_home(&sp, &s.kernel[0]) < 0,
              "t_narrow's own knobs are on the op's lists");
     run_options(&o, TUNE_LOCAL, 0, 1);
+    o.rows = NARROW_ROWS;
     tunedb_init(&db);
     for (int run = 0; run < 2; run++) {
         int rc = tune_in_process(&s.kernel[0], &o, &db, &r);
@@ -2307,8 +2317,8 @@ static void test_tune_narrow(void)
     char spec_path[4096];
     tmp_path(spec_path, sizeof spec_path, "narrow.yaml");
     write_text(spec_path, spec_text);
-    int rc = specl(&out, &err, "tune '%s' --rows 64 --reps 2 --db '%s'",
-                   spec_path, db_path);
+    int rc = specl(&out, &err, "tune '%s' --rows %d --reps 2 --db '%s'",
+                   spec_path, NARROW_ROWS, db_path);
     TU_CHECK(rc == 0 && strstr(out, " invalid") != NULL &&
                  strstr(out, "  its own values beside the op's lists: "
                              "n=8\n") != NULL &&
