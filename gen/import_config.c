@@ -50,22 +50,29 @@ static const struct proj fused[] = {
     {NULL, 0, W_HIDDEN, W_HIDDEN},
 };
 
+/* transformers' defaults, where a config leaves a key out */
 const struct family import_families[] = {
     {"llama", "LlamaForCausalLM", separate, {"hidden_act", NULL}, "silu",
-     0, 0, WINDOW_NONE, 0},
+     0, 0, WINDOW_NONE, 0, 1e4},
     {"mistral", "MistralForCausalLM", separate, {"hidden_act", NULL},
-     "silu", 0, 0, WINDOW_ALL, 0},
+     "silu", 0, 0, WINDOW_ALL, 0, 1e4},
     {"qwen2", "Qwen2ForCausalLM", separate, {"hidden_act", NULL}, "silu", 0,
-     0, WINDOW_OPT_IN, QUIRK_QKV_BIAS},
+     0, WINDOW_OPT_IN, QUIRK_QKV_BIAS, 1e4},
     {"qwen3", "Qwen3ForCausalLM", separate, {"hidden_act", NULL}, "silu", 1,
-     0, WINDOW_OPT_IN, QUIRK_QK_NORM},
+     0, WINDOW_OPT_IN, QUIRK_QK_NORM, 1e4},
     {"phi3", "Phi3ForCausalLM", fused, {"hidden_act", NULL}, "silu", 0, 0,
-     WINDOW_ALL, QUIRK_FUSED},
+     WINDOW_ALL, QUIRK_FUSED, 1e4},
     {"gemma2", "Gemma2ForCausalLM", separate,
      {"hidden_activation", "hidden_act"}, "gelu_pytorch_tanh", 1, 1,
      WINDOW_ALTERNATE,
-     QUIRK_NORM_PLUS_ONE | QUIRK_EMBED_SCALE | QUIRK_SANDWICH},
-    {NULL, NULL, NULL, {NULL, NULL}, NULL, 0, 0, WINDOW_NONE, 0},
+     QUIRK_NORM_PLUS_ONE | QUIRK_EMBED_SCALE | QUIRK_SANDWICH, 1e4},
+    {"gemma3_text", "Gemma3ForCausalLM", separate,
+     {"hidden_activation", "hidden_act"}, "gelu_pytorch_tanh", 1, 1,
+     WINDOW_PATTERN,
+     QUIRK_NORM_PLUS_ONE | QUIRK_EMBED_SCALE | QUIRK_SANDWICH |
+         QUIRK_QK_NORM | QUIRK_LOCAL_ROPE,
+     1e6},
+    {NULL, NULL, NULL, {NULL, NULL}, NULL, 0, 0, WINDOW_NONE, 0, 0},
 };
 
 /* transformers' activation names, as swiglu's activation says them. */
@@ -336,6 +343,41 @@ static void read_activation(struct config *c, struct model *m)
                key, m->activation);
 }
 
+/* layer_types (WINDOW_PATTERN): how many layers of each kind; 0 when
+ * the config has none (the pattern says), else 1, reported when an item
+ * is neither "sliding_attention" nor "full_attention". */
+static int read_layer_types(struct config *c, struct model *m)
+{
+    struct ref v;
+    char tmp[128];
+    if (!lookup(c, c->root, "layer_types", NULL, &v)) {
+        return 0;
+    }
+    if (!is_kind(&c->r, v, NODE_SEQUENCE)) {
+        diag_error(c->r.d, c->r.path, at(&c->r, v),
+                   "layer_types must be an array, found %s",
+                   json_shown(&c->r, v, tmp, sizeof tmp));
+        return 1;
+    }
+    for (size_t i = 0; i < n_items(&c->r, v); i++) {
+        struct ref t = item_of(&c->r, v, i);
+        const char *text = text_of(&c->r, t);
+        int scalar = is_kind(&c->r, t, NODE_SCALAR) &&
+                     node_of(&c->r, t)->quoted;
+        if (scalar && strcmp(text, "sliding_attention") == 0) {
+            m->local_layers++;
+        } else if (scalar && strcmp(text, "full_attention") == 0) {
+            m->global_layers++;
+        } else {
+            diag_error(c->r.d, c->r.path, at(&c->r, t),
+                       "layer_types: %s is neither \"sliding_attention\" "
+                       "nor \"full_attention\"",
+                       json_shown(&c->r, t, tmp, sizeof tmp));
+        }
+    }
+    return 1;
+}
+
 /* sliding_window, by the family's rule. */
 static void read_window(struct config *c, struct model *m)
 {
@@ -347,6 +389,11 @@ static void read_window(struct config *c, struct model *m)
     if (rule == WINDOW_OPT_IN) {
         get_bool(c, c->root, "use_sliding_window", &use);
         get_count(c, c->root, "max_window_layers", NULL, &m->window_from);
+    }
+    if (rule == WINDOW_PATTERN && !read_layer_types(c, m)) {
+        m->window_every = 6;
+        get_count(c, c->root, "sliding_window_pattern", NULL,
+                  &m->window_every);
     }
     long window = 0;
     get_count(c, c->root, "sliding_window", NULL, &window);
@@ -407,9 +454,14 @@ static void read_model(struct config *c, struct model *m)
     }
     read_shape(c, m);
     get_number(c, c->root, "rms_norm_eps", "the norms' epsilon", 0, &m->eps);
-    m->theta = 10000; /* transformers' default for every family here */
+    m->theta = m->family->theta_default;
     m->theta_given =
         get_number(c, c->root, "rope_theta", NULL, 0, &m->theta);
+    if (m->family->quirks & QUIRK_LOCAL_ROPE) {
+        m->local_theta = 10000; /* transformers' default */
+        get_number(c, c->root, "rope_local_base_freq", NULL, 0,
+                   &m->local_theta);
+    }
     read_rope_scaling(c, m);
     read_activation(c, m);
     read_window(c, m);

@@ -36,8 +36,11 @@ enum window_rule {
     WINDOW_ALL,       /* every layer, when sliding_window is not null */
     WINDOW_OPT_IN,    /* qwen2: the layers from max_window_layers on, when
                          use_sliding_window is true */
-    WINDOW_ALTERNATE  /* gemma2: every other layer (even ones), the rest
+    WINDOW_ALTERNATE, /* gemma2: every other layer (even ones), the rest
                          global */
+    WINDOW_PATTERN    /* gemma3: as layer_types says, else every
+                         sliding_window_pattern-th layer global (6 when
+                         absent), the rest local */
 };
 
 /* What a family does that the ops cannot say (notes in the spec). */
@@ -47,7 +50,9 @@ enum quirk {
     QUIRK_EMBED_SCALE = 4,   /* embeddings times sqrt(hidden_size) */
     QUIRK_SANDWICH = 8,      /* norms after attention and MLP as well */
     QUIRK_FUSED = 16,        /* fused qkv_proj and gate_up_proj */
-    QUIRK_QK_NORM = 32       /* q and k RMS-normed per head before rope */
+    QUIRK_QK_NORM = 32,      /* q and k RMS-normed per head before rope */
+    QUIRK_LOCAL_ROPE = 64    /* the sliding-window layers' rope at
+                                rope_local_base_freq, unscaled */
 };
 
 /* A model family, by config.json's model_type. */
@@ -61,6 +66,7 @@ struct family {
     int tied_default;             /* tie_word_embeddings when absent */
     enum window_rule window;
     unsigned quirks;              /* enum quirk bits */
+    double theta_default;         /* rope_theta when absent */
 };
 
 /* rope_scaling as read. */
@@ -80,6 +86,10 @@ struct model {
     long original_max;
     long window;                  /* 0: none */
     long window_from;             /* WINDOW_OPT_IN: the first such layer */
+    long window_every;            /* WINDOW_PATTERN: every Nth layer global;
+                                     0 where layer_types says which */
+    long local_layers, global_layers; /* WINDOW_PATTERN by layer_types */
+    double local_theta;           /* QUIRK_LOCAL_ROPE: rope_local_base_freq */
     double attn_softcap, final_softcap; /* 0: none */
     double query_scalar;          /* query_pre_attn_scalar; 0: none */
     char activation[32];          /* the config's name */

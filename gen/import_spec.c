@@ -381,23 +381,42 @@ static void qk_norm_kernel(struct writer *w, int backward)
     put(w, &k);
 }
 
-/* One rope kernel: HEADS heads named WHICH ("q", "k", "q, k"). */
+/* Which layers a rope kernel serves: all of them, or, where the local
+ * layers' rope differs (QUIRK_LOCAL_ROPE), the local or global ones. */
+enum rope_layers { ROPE_ALL, ROPE_LOCAL, ROPE_GLOBAL };
+
+/* One rope kernel: HEADS heads named WHICH ("q", "k", "q, k"), of the
+ * LAYERS. */
 static void rope_kernel(struct writer *w, const char *suffix,
-                        const char *which, long heads, int inverse)
+                        const char *which, long heads, int inverse,
+                        enum rope_layers layers)
 {
     const struct model *m = w->m;
     struct out_kernel k;
     char name[48];
-    snprintf(name, sizeof name, "%s%s", suffix, inverse ? "_inverse" : "");
+    static const char *const of[] = {"", " in the sliding-window layers",
+                                     " in the global layers"};
+    static const char *const tail[] = {"", "_local", "_global"};
+    snprintf(name, sizeof name, "%s%s%s", suffix, tail[layers],
+             inverse ? "_inverse" : "");
     begin(w, &k, "rope", name);
-    snprintf(k.comment, sizeof k.comment, "rotary embedding of %s: %ld "
-             "heads of %ld%s",
-             which, heads, m->head_dim,
+    snprintf(k.comment, sizeof k.comment, "rotary embedding of %s%s: %ld "
+             "head%s of %ld%s",
+             which, of[layers], heads, heads == 1 ? "" : "s", m->head_dim,
              inverse ? ", inverse (the backward: their gradients)" : "");
     add_long(&k, "heads", heads);
     add_long(&k, "head_dim", m->head_dim);
     if (m->rotary_dim != m->head_dim) {
         add_long(&k, "rotary_dim", m->rotary_dim);
+    }
+    if (layers == ROPE_LOCAL) {
+        /* rope_local_base_freq, without rope_scaling */
+        add_number(&k, "theta", m->local_theta);
+        if (inverse) {
+            add_text(&k, "inverse", "true");
+        }
+        put(w, &k);
+        return;
     }
     add_number(&k, "theta", m->theta);
     if (m->scaling == SCALING_LINEAR || m->scaling == SCALING_LLAMA3) {
@@ -415,24 +434,37 @@ static void rope_kernel(struct writer *w, const char *suffix,
     put(w, &k);
 }
 
+/* The rope kernels of LAYERS: of q and k, one when they have as many
+ * heads. */
+static void rope_pair(struct writer *w, int inverse, enum rope_layers layers)
+{
+    const struct model *m = w->m;
+    if (m->heads == m->kv_heads) {
+        rope_kernel(w, "rope", "q and k", m->heads, inverse, layers);
+        return;
+    }
+    rope_kernel(w, "rope_q", "q", m->heads, inverse, layers);
+    rope_kernel(w, "rope_k", "k", m->kv_heads, inverse, layers);
+}
+
 static void rope_kernels(struct writer *w, int inverse)
 {
     const struct model *m = w->m;
+    int local = (m->family->quirks & QUIRK_LOCAL_ROPE) && m->window > 0;
+    if (local) {
+        rope_pair(w, inverse, ROPE_LOCAL);
+    }
     if (m->scaling == SCALING_OTHER) {
         char why[160];
-        snprintf(why, sizeof why, "rope: no kernel: rope_scaling type \"%s\" "
-                 "is none that rope takes (linear, llama3)", m->scaling_name);
+        snprintf(why, sizeof why, "rope: no kernel%s: rope_scaling type "
+                 "\"%s\" is none that rope takes (linear, llama3)",
+                 local ? " for the global layers" : "", m->scaling_name);
         buf_puts(w->out, "\n");
         comment(w->out, "  ", "%s", why);
         left_out(w, why);
         return;
     }
-    if (m->heads == m->kv_heads) {
-        rope_kernel(w, "rope", "q and k", m->heads, inverse);
-        return;
-    }
-    rope_kernel(w, "rope_q", "q", m->heads, inverse);
-    rope_kernel(w, "rope_k", "k", m->kv_heads, inverse);
+    rope_pair(w, inverse, local ? ROPE_GLOBAL : ROPE_ALL);
 }
 
 /* One attention kernel (suffix SUFFIX) over WINDOW positions (0: all). */
@@ -484,6 +516,29 @@ static void attention_kernels(struct writer *w, int backward)
                      "window)", m->window_from);
             attention_kernel(w, "attention_local", layers, m->window,
                              backward);
+        }
+        return;
+    case WINDOW_PATTERN:
+        if (m->window_every > 0) {
+            snprintf(layers, sizeof layers, "every layer but every %ldth "
+                     "(sliding window)", m->window_every);
+            attention_kernel(w, "attention_local", layers, m->window,
+                             backward);
+            snprintf(layers, sizeof layers, "every %ldth layer (global)",
+                     m->window_every);
+            attention_kernel(w, "attention_global", layers, 0, backward);
+            return;
+        }
+        if (m->local_layers > 0) {
+            snprintf(layers, sizeof layers, "the sliding_attention layers "
+                     "of layer_types (%ld)", m->local_layers);
+            attention_kernel(w, "attention_local", layers, m->window,
+                             backward);
+        }
+        if (m->global_layers > 0) {
+            snprintf(layers, sizeof layers, "the full_attention layers of "
+                     "layer_types (%ld)", m->global_layers);
+            attention_kernel(w, "attention_global", layers, 0, backward);
         }
         return;
     case WINDOW_ALL:
@@ -553,11 +608,18 @@ static void header(struct writer *w)
     if (m->layers > 0) {
         snprintf(layers, sizeof layers, "%ld layers, ", m->layers);
     }
+    char local[64] = "";
+    if (m->family->quirks & QUIRK_LOCAL_ROPE) {
+        char t[40];
+        number_text(t, sizeof t, m->local_theta);
+        snprintf(local, sizeof local, ", rope_local_base_freq %s", t);
+    }
     comment(b, "", "Model: %shidden %ld, intermediate %ld, %ld "
             "heads of %ld over %ld kv heads, vocabulary %ld; rms_norm_eps "
-            "%s, rope_theta %s%s.", layers, m->hidden, m->intermediate,
+            "%s, rope_theta %s%s%s.", layers, m->hidden, m->intermediate,
             m->heads, m->head_dim, m->kv_heads, m->vocab, eps, theta,
-            m->theta_given ? "" : " (not given: transformers' default)");
+            m->theta_given ? "" : " (not given: transformers' default)",
+            local);
     comment(b, "", "LoRA: rank %ld, alpha %s (scale %s) on %s; %s.",
             o->rank, alpha, scale, targets,
             o->train ? "forward and backward (--train)"

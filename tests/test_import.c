@@ -47,7 +47,37 @@ static const struct expect models[] = {
      1e-5, 1e4, "silu", 0, 4096, 0, 0, NULL},
     {"qwen3-0.6b.json", "qwen3", 1024, 3072, 16, 8, 128, 151936, 1e-6, 1e6,
      "silu", 0, 0, 0, 0, NULL},
+    {"gemma-3-1b.json", "gemma3_text", 1152, 6912, 4, 1, 256, 262144, 1e-6,
+     1e6, "gelu_tanh", 0, 512, 0, 0, NULL},
 };
+
+/* Gemma 3's rope: a kernel (pair) for its sliding-window layers, at
+ * rope_local_base_freq, and one for its global layers, at rope_theta. */
+static int gemma3(const struct expect *e)
+{
+    return strcmp(e->prefix, "gemma3_text") == 0;
+}
+
+/* The name of E's rope kernel of q (of the global layers for Gemma 3),
+ * with SUFFIX ("", "_inverse"). */
+static const char *rope_q_name(const struct expect *e, const char *suffix,
+                               char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s%s", e->heads == e->kv_heads ? "rope" : "rope_q",
+             gemma3(e) ? "_global" : "", suffix);
+    return buf;
+}
+
+/* E's attention kernel of the sliding-window layers, where they differ
+ * from the rest, with SUFFIX. */
+static const char *attention_name(const struct expect *e, const char *suffix,
+                                  char *buf, size_t size)
+{
+    int apart = e->window && (!strcmp(e->prefix, "gemma2") || gemma3(e));
+    snprintf(buf, size, "%s%s", apart ? "attention_local" : "attention",
+             suffix);
+    return buf;
+}
 
 /* Imports the config at PATH with O (rank 16, alpha 32, bf16 and
  * TARGETS) into the spec TEXT and reads it back into SET; 1 when both
@@ -143,7 +173,8 @@ static void check_forward(const struct expect *e, const struct spec_set *s)
                  "%s %s: features %ld, eps %g", e->file, norms[i], e->hidden,
                  e->eps);
     }
-    const char *rope = e->heads == e->kv_heads ? "rope" : "rope_q";
+    char name[64];
+    const char *rope = rope_q_name(e, "", name, sizeof name);
     const struct kernel_spec *k = find(s, e->prefix, rope);
     TU_CHECK(fld(k, "heads") == e->heads && fld(k, "head_dim") ==
                  e->head_dim && fld(k, "theta") == e->theta &&
@@ -151,9 +182,18 @@ static void check_forward(const struct expect *e, const struct spec_set *s)
              "%s %s: %ld heads of %ld, theta %g, scaling %d", e->file, rope,
              e->heads, e->head_dim, e->theta, e->scaling);
     if (e->heads != e->kv_heads) {
-        k = find(s, e->prefix, "rope_k");
+        k = find(s, e->prefix, gemma3(e) ? "rope_k_global" : "rope_k");
         TU_CHECK(fld(k, "heads") == e->kv_heads, "%s rope_k: %ld heads",
                  e->file, e->kv_heads);
+    }
+    if (gemma3(e)) {
+        k = find(s, e->prefix, "rope_q_local");
+        TU_CHECK(fld(k, "theta") == 10000 && fld(k, "scaling.type") == 0 &&
+                     fld(k, "heads") == e->heads,
+                 "%s rope_q_local: theta 10000, unscaled", e->file);
+        k = find(s, e->prefix, "attention_global");
+        TU_CHECK(fld(k, "window") == 0 && fld(k, "heads") == e->heads,
+                 "%s attention_global: no window", e->file);
     }
     k = find(s, e->prefix, "swiglu");
     TU_CHECK(fld(k, "features") == e->inter &&
@@ -194,11 +234,10 @@ static char *unwrapped(const char *text)
 static void check_pending(const struct expect *e, const struct spec_set *s,
                           const char *wrapped)
 {
-    char want[256];
+    char want[256], name[64];
     char *text = unwrapped(wrapped);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    const char *att = e->window && !strcmp(e->prefix, "gemma2")
-                          ? "attention_local" : "attention";
+    const char *att = attention_name(e, "", name, sizeof name);
     if (op_find("attention") != NULL) {
         const struct kernel_spec *k = find(s, e->prefix, att);
         TU_CHECK(fld(k, "heads") == e->heads && fld(k, "kv_heads") ==
@@ -248,14 +287,12 @@ static void check_backward(const struct expect *e, const struct spec_set *s)
     TU_CHECK(fld(k, "features") == e->inter &&
                  choice_is(k, "activation", e->act),
              "%s swiglu_backward", e->file);
-    k = find(s, e->prefix,
-             e->heads == e->kv_heads ? "rope_inverse" : "rope_q_inverse");
+    char name[64];
+    k = find(s, e->prefix, rope_q_name(e, "_inverse", name, sizeof name));
     TU_CHECK(fld(k, "inverse") == 1 && fld(k, "theta") == e->theta,
              "%s rope inverse", e->file);
     /* attention's backward is a kernel, of the forward's fields. */
-    const char *att = e->window && !strcmp(e->prefix, "gemma2")
-                          ? "attention_local_backward"
-                          : "attention_backward";
+    const char *att = attention_name(e, "_backward", name, sizeof name);
     k = find(s, e->prefix, att);
     TU_CHECK(k != NULL && strcmp(k->op->name, "attention_backward") == 0 &&
                  fld(k, "heads") == e->heads &&
@@ -264,15 +301,15 @@ static void check_backward(const struct expect *e, const struct spec_set *s)
              "%s %s", e->file, att);
 }
 
-/* Qwen3's q_norm and k_norm: an rmsnorm over head_dim (and with TRAIN
- * its backward); no other family has them. */
+/* Qwen3's and Gemma 3's q_norm and k_norm: an rmsnorm over head_dim (and
+ * with TRAIN its backward); no other family has them. */
 static void check_qk_norm(const struct expect *e, const struct spec_set *s,
                           const char *text, int train)
 {
-    int qwen3 = strcmp(e->prefix, "qwen3") == 0;
-    TU_CHECK((strstr(text, "_qk_norm\n") != NULL) == qwen3,
-             "%s: qk_norm kernel %s", e->file, qwen3 ? "missing" : "written");
-    if (!qwen3) {
+    int has = strcmp(e->prefix, "qwen3") == 0 || gemma3(e);
+    TU_CHECK((strstr(text, "_qk_norm\n") != NULL) == has,
+             "%s: qk_norm kernel %s", e->file, has ? "missing" : "written");
+    if (!has) {
         return;
     }
     const struct kernel_spec *k = find(s, e->prefix, "qk_norm");
@@ -660,11 +697,74 @@ static void test_import_bias_notes(void)
     }
 }
 
+/* Gemma 3's layers by layer_types where the config has it (newer
+ * transformers), by sliding_window_pattern where not (6 when absent);
+ * an item of layer_types that names no kind is an error at it. */
+static void test_import_gemma3_layers(void)
+{
+    static const char *const base =
+        "{\"model_type\": \"gemma3_text\", \"hidden_size\": 64, "
+        "\"intermediate_size\": 128, \"num_attention_heads\": 4, "
+        "\"num_key_value_heads\": 1, \"head_dim\": 16, "
+        "\"vocab_size\": 100, \"rms_norm_eps\": 1e-6, "
+        "\"sliding_window\": 512%s}";
+    static const struct {
+        const char *extra, *local, *global; /* comments; NULL: an error */
+    } cases[] = {
+        {", \"layer_types\": [\"sliding_attention\", "
+         "\"sliding_attention\", \"full_attention\"]",
+         "# attention of the sliding_attention layers of layer_types (2)",
+         "# attention of the full_attention layers of layer_types (1)"},
+        {", \"sliding_window_pattern\": 4",
+         "# attention of every layer but every 4th (sliding window)",
+         "# attention of every 4th layer (global)"},
+        {"", "# attention of every layer but every 6th (sliding window)",
+         "# attention of every 6th layer (global)"},
+        {",\n \"layer_types\": [\"full_attention\", \"bogus\"]", NULL,
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char config[640];
+        struct model m;
+        char *errs = NULL;
+        size_t errs_len = 0;
+        FILE *ef = open_memstream(&errs, &errs_len);
+        struct diags d = {.out = ef};
+        struct import_options o = {8, 16, DTYPE_BF16, ALL_TARGETS, 0, NULL,
+                                   "config.json"};
+        struct buf text;
+        int written, left;
+        snprintf(config, sizeof config, base, cases[i].extra);
+        buf_init(&text);
+        int read = import_read_config_text("config.json",
+                                           (const unsigned char *)config,
+                                           strlen(config), &m, &d);
+        fclose(ef);
+        if (cases[i].local == NULL) {
+            TU_CHECK(read == 1 && errs != NULL &&
+                         strstr(errs, "config.json:2:36: error: layer_types: "
+                                      "a string \"bogus\" is neither") !=
+                             NULL,
+                     "case %zu: %d errors:\n%s", i, read, errs ? errs : "");
+        } else {
+            int ok = read == 0 && import_write_spec(&m, &o, &text, &written,
+                                                    &left, NULL) == 0;
+            const char *t = buf_str(&text);
+            TU_CHECK(ok && strstr(t, cases[i].local) != NULL &&
+                         strstr(t, cases[i].global) != NULL &&
+                         strstr(t, "window: 512") != NULL,
+                     "case %zu: %s\n%s", i, errs ? errs : "", t);
+        }
+        free(errs);
+        buf_free(&text);
+    }
+}
+
 int add_import_suite(void)
 {
     CU_pSuite s = CU_add_suite("import", NULL, NULL);
     return s == NULL ||
-                   CU_add_test(s, "six models' configs",
+                   CU_add_test(s, "seven models' configs",
                                test_import_models) == NULL ||
                    CU_add_test(s, "one kernel per shape",
                                test_import_shared_shapes) == NULL ||
@@ -677,6 +777,8 @@ int add_import_suite(void)
                                test_import_scaling_left_out) == NULL ||
                    CU_add_test(s, "a kernel its op rejects",
                                test_import_op_rejects) == NULL ||
+                   CU_add_test(s, "Gemma 3's local and global layers",
+                               test_import_gemma3_layers) == NULL ||
                    CU_add_test(s, "the notes on biases",
                                test_import_bias_notes) == NULL ||
                    CU_add_test(s, "command line", test_import_cli) == NULL ||
