@@ -279,12 +279,12 @@ static long part_values(const struct tune_space *sp, int p, long index,
  * best so far in that part's knobs alone, and whose values of them no
  * config has been measured with yet, of those the ones nearest the best
  * (fewest knobs apart: a tile's neighbours before another engine's
- * tiles). The step is a sequence of kernels,
- * each part's knobs shape some of them, and its time is their sum: a
- * part's values that lost with the other parts' knobs at some values
- * mostly lose at others, so the parts are searched apart, in as many
- * evaluations as the sum of their sizes instead of the product. Ends
- * when every part's values have been measured (or the budget ends). */
+ * tiles). The step is a sequence of kernels, each part's knobs shape
+ * some of them, and its time is their sum: a part's values that lost
+ * with the other parts' knobs at some values mostly lose at others, so
+ * the parts are searched apart, in as many evaluations as the sum of
+ * their sizes instead of the product. Ends when every part's values
+ * have been measured (or the budget ends). */
 static void search_parts(struct search *s, uint64_t *rng)
 {
     const struct tune_space *sp = s->sp;
