@@ -258,6 +258,17 @@ static int read_family(struct config *c, struct model *m)
                  import_families[i].model_type);
     }
     map_lookup(&c->r, c->root, "model_type", &v);
+    struct ref text;
+    if (strcmp(type, "gemma3") == 0 &&
+        map_lookup(&c->r, c->root, "text_config", &text)) {
+        /* its text_config leaves most keys to transformers' defaults */
+        diag_error(c->r.d, c->r.path, at(&c->r, v),
+                   "model_type \"gemma3\" is Gemma 3's image-text model, "
+                   "whose text_config leaves most keys to transformers' "
+                   "defaults: import a config of its language model "
+                   "(model_type \"gemma3_text\", every key given)");
+        return 0;
+    }
     diag_error(c->r.d, c->r.path, at(&c->r, v),
                "unknown model_type \"%s\" (specl imports: %s)", type, list);
     return 0;
