@@ -1817,6 +1817,18 @@ static void test_tune_parts_space(void)
                      strcmp(err, bad[i].error) == 0,
                  "bad parts %zu: '%s'", i, err);
     }
+    /* Knobs no part names are a part of their own, after the op's. */
+    static const struct tune_part some[] = {{"dX", "n m"}, {NULL, NULL}};
+    struct op_def op = *ks->op;
+    struct tune_space sp;
+    op.tune_parts = some;
+    CU_ASSERT_EQUAL_FATAL(tune_space_build(&op, &sp, err, sizeof err), 0);
+    tune_space_parts_text(&op, &sp, NULL, text, sizeof text);
+    TU_CHECK(sp.n_part == 2 &&
+                 strcmp(text, "dX (m n), the rest (wm wn k engine tg_rows "
+                              "tg_threads tg_stages grad_threads "
+                              "grad_rows)") == 0,
+             "%d parts: %s", sp.n_part, text);
     spec_set_free(&s);
 }
 
