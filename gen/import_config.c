@@ -370,7 +370,20 @@ static int read_layer_types(struct config *c, struct model *m)
                    json_shown(&c->r, v, tmp, sizeof tmp));
         return 1;
     }
-    for (size_t i = 0; i < n_items(&c->r, v); i++) {
+    size_t n = n_items(&c->r, v);
+    if (m->layers > 0 && n != (size_t)m->layers) {
+        diag_error(c->r.d, c->r.path, at(&c->r, v),
+                   "layer_types has %zu item%s, one a layer: "
+                   "num_hidden_layers is %ld", n, n == 1 ? "" : "s",
+                   m->layers);
+        return 1;
+    }
+    if (n == 0) {
+        diag_error(c->r.d, c->r.path, at(&c->r, v),
+                   "layer_types is empty: it needs one item a layer");
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
         struct ref t = item_of(&c->r, v, i);
         const char *text = text_of(&c->r, t);
         int scalar = is_kind(&c->r, t, NODE_SCALAR) &&
