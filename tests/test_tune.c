@@ -149,6 +149,18 @@ static int read_spec_text(struct spec_set *s, const char *path,
                             strlen(text), &d);
 }
 
+/* read_spec_text, then the knobs of TARGET's defaults: 0 when both went
+ * through. */
+static int read_spec_on(struct spec_set *s, const char *path,
+                        const char *text, enum target target)
+{
+    struct diags d = {.out = stderr};
+    if (read_spec_text(s, path, text) != 0) {
+        return -1;
+    }
+    return spec_set_target(s, target, &d) != 0 ? -1 : 0;
+}
+
 /* The default device (as `specl tune` opens it without --device) and the
  * naive kernels, for the tuning runs in process: opened on first use,
  * closed with the suite. NULL when there is no device. */
@@ -536,9 +548,7 @@ static void test_decode_space(void)
         "kernels:\n  - {name: t_dec, op: lora_forward, in_features: 256, "
         "out_features: 256, rank: 8}\n";
     struct spec_set s;
-    struct diags d = {.out = stderr};
-    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "dec.yaml", text), 0);
-    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_CPU, &d), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec_on(&s, "dec.yaml", text, TARGET_CPU), 0);
     const struct kernel_spec *ks = &s.kernel[0];
     const struct op_def *op = ks->op;
     int most = op_knob_index(op, "decode_max");
@@ -580,9 +590,8 @@ static void test_decode_mma_space(void)
         "kernels:\n  - {name: t_dmma, op: lora_forward, dtype: bf16, "
         "in_features: 2048, out_features: 2048, rank: 8}\n";
     struct spec_set s;
-    struct diags d = {.out = stderr};
-    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "dmma.yaml", text), 0);
-    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_TENSOR, &d), 0);
+    CU_ASSERT_EQUAL_FATAL(
+        read_spec_on(&s, "dmma.yaml", text, TARGET_TENSOR), 0);
     const struct kernel_spec *ks = &s.kernel[0];
     const struct op_def *op = ks->op;
     long decode_max = (long)ks->knob[op_knob_index(op, "decode_max")].num;
@@ -617,9 +626,7 @@ static void test_bwd_fused_space(void)
         "kernels:\n  - {name: t_fused, op: lora_backward, in_features: 512, "
         "out_features: 512, rank: 8}\n";
     struct spec_set s;
-    struct diags d = {.out = stderr};
-    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "fused.yaml", text), 0);
-    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_GPU, &d), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec_on(&s, "fused.yaml", text, TARGET_GPU), 0);
     const struct kernel_spec *ks = &s.kernel[0];
     const struct op_def *op = ks->op;
     long most = (long)ks->knob[op_knob_index(op, "fused_max")].num;
@@ -679,9 +686,7 @@ static void test_candidates_at_rows(void)
     static const char *const text =
         "kernels:\n  - {name: t_rows, op: softmax, features: 32000}\n";
     struct spec_set s;
-    struct diags d = {.out = stderr};
-    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "rows.yaml", text), 0);
-    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_GPU, &d), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec_on(&s, "rows.yaml", text, TARGET_GPU), 0);
     const struct kernel_spec *ks = &s.kernel[0];
     /* Split paths up to 64 and 256 rows: the same row path past them. */
     const char *to64 = "split=4 split_max=64", *to256 = "split=4 "
@@ -738,9 +743,7 @@ static void test_measure_rows(void)
         "kernels:\n  - {name: t_meas, op: lora_forward, dtype: bf16, "
         "in_features: 512, out_features: 512, rank: 8}\n";
     struct spec_set s;
-    struct diags d = {.out = stderr};
-    CU_ASSERT_EQUAL_FATAL(read_spec_text(&s, "meas.yaml", text), 0);
-    CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_SM90A, &d), 0);
+    CU_ASSERT_EQUAL_FATAL(read_spec_on(&s, "meas.yaml", text, TARGET_SM90A), 0);
     struct kernel_spec ks = s.kernel[0];
     static struct plan whole, part;
     plan_of(&ks, &whole);
