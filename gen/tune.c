@@ -285,6 +285,19 @@ static long part_values(const struct tune_space *sp, int p, long index,
  * the parts are searched apart, in as many evaluations as the sum of
  * their sizes instead of the product. Ends when every part's values
  * have been measured (or the budget ends). */
+/* Marks in SEEN (a map a part) the values config INDEX has, where it
+ * was measured. */
+static void mark_measured(const struct search *s, unsigned char **seen,
+                          long index)
+{
+    enum outcome o = s->state[index].outcome;
+    for (int q = 0; (o == TIMED || o == FAILED || o == WRONG) &&
+                    q < s->sp->n_part;
+         q++) {
+        seen[q][part_values(s->sp, q, index, NULL)] = 1;
+    }
+}
+
 static void search_parts(struct search *s, uint64_t *rng)
 {
     const struct tune_space *sp = s->sp;
@@ -296,21 +309,15 @@ static void search_parts(struct search *s, uint64_t *rng)
         seen[p] = calloc((size_t)combos, 1);
         ok = seen[p] != NULL;
     }
+    /* what was measured before (the defaults, a database's records):
+     * candidates alone are */
+    for (long c = 0; ok && c < s->f->n_cand; c++) {
+        mark_measured(s, seen, s->f->cand[c]);
+    }
     int tried = ok;
     while (tried && !out_of_budget(s)) {
         tried = 0;
         for (int p = 0; p < sp->n_part && !out_of_budget(s); p++) {
-            /* what has been measured (candidates alone are), by every
-             * part's values */
-            for (long c = 0; c < s->f->n_cand; c++) {
-                long i = s->f->cand[c];
-                enum outcome o = s->state[i].outcome;
-                if (o == TIMED || o == FAILED || o == WRONG) {
-                    for (int q = 0; q < sp->n_part; q++) {
-                        seen[q][part_values(sp, q, i, NULL)] = 1;
-                    }
-                }
-            }
             long *cand = NULL, n_new = 0;
             long from = s->r->best;
             long n = from >= 0 ? tune_part_candidates(s->f, from, p, &cand)
@@ -331,7 +338,9 @@ static void search_parts(struct search *s, uint64_t *rng)
                 }
             }
             if (n_new > 0) {
-                try_config(s, cand[rng_next(rng) % (uint64_t)n_new]);
+                long pick = cand[rng_next(rng) % (uint64_t)n_new];
+                try_config(s, pick);
+                mark_measured(s, seen, pick);
                 tried = 1;
             }
             free(cand);
