@@ -361,9 +361,9 @@ static void norm_kernels(struct writer *w, int backward)
     put(w, &k);
 }
 
-/* Qwen3's q_norm and k_norm: an RMS norm of each head's head_dim values
- * (rows: tokens x heads), after q_proj and k_proj and before rope; with
- * BACKWARD, its rmsnorm_backward. */
+/* Qwen3's and Gemma 3's q_norm and k_norm: an RMS norm of each head's
+ * head_dim values (rows: tokens x heads), after q_proj and k_proj and
+ * before rope; with BACKWARD, its rmsnorm_backward. */
 static void qk_norm_kernel(struct writer *w, int backward)
 {
     struct out_kernel k;
@@ -409,21 +409,15 @@ static void rope_kernel(struct writer *w, const char *suffix,
     if (m->rotary_dim != m->head_dim) {
         add_long(&k, "rotary_dim", m->rotary_dim);
     }
-    if (layers == ROPE_LOCAL) {
-        /* rope_local_base_freq, without rope_scaling */
-        add_number(&k, "theta", m->local_theta);
-        if (inverse) {
-            add_text(&k, "inverse", "true");
-        }
-        put(w, &k);
-        return;
-    }
-    add_number(&k, "theta", m->theta);
-    if (m->scaling == SCALING_LINEAR || m->scaling == SCALING_LLAMA3) {
+    /* the local layers': rope_local_base_freq, without rope_scaling */
+    int local = layers == ROPE_LOCAL;
+    enum rope_scaling_kind scaling = local ? SCALING_NONE : m->scaling;
+    add_number(&k, "theta", local ? m->local_theta : m->theta);
+    if (scaling == SCALING_LINEAR || scaling == SCALING_LLAMA3) {
         add_text(&k, "scaling.type", m->scaling_name);
         add_number(&k, "scaling.factor", m->factor);
     }
-    if (m->scaling == SCALING_LLAMA3) {
+    if (scaling == SCALING_LLAMA3) {
         add_number(&k, "scaling.low_freq_factor", m->low_freq);
         add_number(&k, "scaling.high_freq_factor", m->high_freq);
         add_long(&k, "scaling.original_max_position", m->original_max);
