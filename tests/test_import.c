@@ -697,6 +697,13 @@ static void test_import_bias_notes(void)
     }
 }
 
+/* Whether NEEDLE starts in [FROM, TO). */
+static int between(const char *from, const char *to, const char *needle)
+{
+    const char *at = strstr(from, needle);
+    return at != NULL && at < to;
+}
+
 /* Gemma 3's layers by layer_types where the config has it (newer
  * transformers), by sliding_window_pattern where not (6 when absent);
  * an item of layer_types that names no kind is an error at it. */
@@ -722,6 +729,9 @@ static void test_import_gemma3_layers(void)
          "# attention of every 6th layer (global)"},
         {",\n \"layer_types\": [\"full_attention\", \"bogus\"]", NULL,
          NULL},
+        {", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8}",
+         "# attention of every layer but every 6th (sliding window)",
+         "# attention of every 6th layer (global)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char config[640];
@@ -750,9 +760,17 @@ static void test_import_gemma3_layers(void)
             int ok = read == 0 && import_write_spec(&m, &o, &text, &written,
                                                     &left, NULL) == 0;
             const char *t = buf_str(&text);
+            /* rope_scaling is the global layers' alone */
+            const char *local = strstr(t, "name: gemma3_text_rope_q_local");
+            const char *global = strstr(t, "name: gemma3_text_rope_q_global");
+            const char *after = global ? strstr(global, "- name") : NULL;
+            int scaled = strstr(cases[i].extra, "rope_scaling") != NULL;
             TU_CHECK(ok && strstr(t, cases[i].local) != NULL &&
                          strstr(t, cases[i].global) != NULL &&
-                         strstr(t, "window: 512") != NULL,
+                         strstr(t, "window: 512") != NULL && local &&
+                         global && after &&
+                         !between(local, global, "scaling") &&
+                         between(global, after, "factor: 8") == scaled,
                      "case %zu: %s\n%s", i, errs ? errs : "", t);
         }
         free(errs);
