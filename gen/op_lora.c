@@ -618,15 +618,14 @@ static const struct tune_axis lora_tune_space[] = {
     {"xa", "prepass inline"},
     /* tensor cores: f16 and bf16 with K and N multiples of 8 (validate()
      * rejects mma elsewhere, and wm, wn past 16 for simt; the tuner
-     * wgmma off compute capability 9.0). lora_wgmma's columns, 128 or 256
-     * (other engines emit the same code whatever wg_n, which the tuner
-     * times once); its wg_m and wg_stages stay at their defaults: as axes
-     * they made the space four times as large again, for tiles the lab
-     * had already timed (bench/RESULTS.md, "lora_wgmma with a copying
-     * warpgroup"). */
+     * wgmma off compute capability 9.0); lora_mma's stages, lora_wgmma's
+     * tile (the filter leaves out the knobs of the engines a kernel does
+     * not run) */
     {"engine", "simt mma wgmma"},
     {"stages", "2 3 4"},
-    {"wg_n", "128 256"},
+    {"wg_m", "64 128 192 256"},
+    {"wg_n", "64 128 256"},
+    {"wg_stages", "3 4 5 6"},
     {NULL, NULL},
 };
 

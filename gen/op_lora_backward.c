@@ -858,14 +858,19 @@ static void bwd_plan(const struct kernel_spec *ks, struct plan *p)
 
 /* What `specl tune` searches, most important first. */
 static const struct tune_axis bwd_tune_space[] = {
+    /* dX's tile: SIMT and mma.sync's, then lora_bwd_dx_wgmma's (the
+     * filter leaves out whichever the kernel's engine does not run) */
     {"m", "32 64 128"},
     {"n", "32 64 128"},
+    {"wg_m", "64 128 192 256"},
+    {"wg_n", "64 128 256"},
     {"wm", "4 8 16 64"},
     {"wn", "4 8 64"},
     {"k", "8 16 64"},
+    {"wg_stages", "3 4 5 6"},
     /* tensor cores: f16 and bf16 (validate() rejects them elsewhere; the
-     * tuner skips wgmma off compute capability 9.0); their stages stay at
-     * the default, as an axis they took the space past its bound */
+     * tuner skips wgmma off compute capability 9.0); mma.sync's stages
+     * stay at the default */
     {"engine", "simt mma wgmma"},
     {"tg_rows", "4 8 16 32 64 128"},
     {"tg_threads", "64 128 256"},
@@ -878,7 +883,7 @@ static const struct tune_axis bwd_tune_space[] = {
 /* The kernels each knob shapes: dX's GEMM (and, by its engine, which
  * kernels run), T and G's kernel, dA's and dB's. */
 static const struct tune_part bwd_tune_parts[] = {
-    {"dX", "m n wm wn k engine"},
+    {"dX", "m n wg_m wg_n wm wn k wg_stages engine"},
     {"T and G", "tg_rows tg_threads tg_stages"},
     {"dA and dB", "grad_threads grad_rows"},
     {NULL, NULL},

@@ -740,6 +740,7 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     r->entry = entry_of(db, rt, ks, r->rows);
     r->n_configs = f.sp.n_config;
     own_values_text(ks, &f.sp, r->own_values, sizeof r->own_values);
+    snprintf(r->idle, sizeof r->idle, "%s", f.sp.idle);
     if (o->strategy == TUNE_LOCAL) {
         /* each part's candidates around the defaults */
         long counts[TUNE_MAX_AXES] = {0};

@@ -77,6 +77,8 @@ struct tune_result {
     char own_values[TUNE_TEXT]; /* "key=value ..." of the kernel's own
                                    values its space took beside the op's
                                    lists (tune_space_add_home); "" */
+    char idle[256];     /* knobs of the op's space left out, shaping no
+                           code at these rows (struct tune_space's); "" */
     long n_valid;       /* configs that validate */
     long n_cand;        /* distinct code among them: the candidates */
     char parts[TUNE_TEXT]; /* the local search's parts, one searched at a

@@ -123,6 +123,10 @@ static void print_start(const struct tune_result *r, void *ctx)
         print_wrapped("  its own values beside the op's lists: ",
                       r->own_values, 4);
     }
+    if (r->idle[0]) {
+        print_wrapped("  left out, shaping no code at these rows: ",
+                      r->idle, 4);
+    }
     if (r->parts[0]) {
         print_wrapped("  searched a part at a time: ", r->parts, 4);
     }

@@ -28,10 +28,11 @@ static int names_hold(const char *knobs, const char *name)
     return 0;
 }
 
-/* SP's parts (struct tune_space) from OP's tune_parts where SP holds the
- * axes of OP's tune_space, in which every knob a part names must be, in
- * one part only; else (a space of few rows, tune_space_rows: one path,
- * one kernel) one part. */
+/* SP's parts (struct tune_space) from OP's tune_parts where SP holds
+ * axes of OP's tune_space (AXES), in which every knob a part names must
+ * be, in one part only; else (a space of few rows, tune_space_rows: one
+ * path, one kernel) one part. SP may hold fewer axes than AXES lists
+ * (drop_idle_axes): a part none of whose knobs SP holds is none. */
 static int parts_of_axes(const struct op_def *op,
                          const struct tune_axis *axes, struct tune_space *sp,
                          char *err, size_t errsize)
@@ -63,9 +64,9 @@ static int parts_of_axes(const struct op_def *op,
         for (const char *c = parts[t].knobs; check && *c != '\0';) {
             size_t len = strcspn(c, " ");
             int found = 0;
-            for (int a = 0; a < sp->n_axis; a++) {
-                const char *key = op->knobs[sp->knob[a]].key;
-                found |= strlen(key) == len && strncmp(c, key, len) == 0;
+            for (const struct tune_axis *ax = axes; ax->knob; ax++) {
+                found |= strlen(ax->knob) == len &&
+                         strncmp(c, ax->knob, len) == 0;
             }
             if (!found) {
                 snprintf(err, errsize, "tuning parts of %s: %.*s is not "
@@ -148,19 +149,22 @@ static int space_of_axes(const struct op_def *op, const struct tune_axis *axes,
             sp->value[a][sp->n_value[a]++] = v;
         }
         sp->n_config *= sp->n_value[a];
-        if (sp->n_config > TUNE_MAX_CONFIGS) {
+        if (sp->n_config > TUNE_MAX_DECLARED) {
             snprintf(err, errsize, "tuning space of %s is too large",
                      op->name);
             return -1;
         }
     }
-    return parts_of_axes(op, axes, sp, err, errsize);
+    return 0;
 }
 
 int tune_space_build(const struct op_def *op, struct tune_space *sp,
                      char *err, size_t errsize)
 {
-    return space_of_axes(op, op->tune_space, sp, err, errsize);
+    if (space_of_axes(op, op->tune_space, sp, err, errsize) < 0) {
+        return -1;
+    }
+    return parts_of_axes(op, op->tune_space, sp, err, errsize);
 }
 
 void tune_space_decode(const struct tune_space *sp, long index, int *idx)
@@ -180,18 +184,30 @@ long tune_space_encode(const struct tune_space *sp, const int *idx)
     return index;
 }
 
+static int resolve_config(const struct kernel_spec *ks,
+                          struct kernel_spec *out, char *why, size_t size);
+
 int tune_space_config(const struct kernel_spec *ks,
                       const struct tune_space *sp, long index,
                       struct kernel_spec *out, char *why, size_t size)
 {
     int idx[TUNE_MAX_AXES] = {0};
-    struct diags quiet = {.out = NULL};
     *out = *ks;
     tune_space_decode(sp, index, idx);
     for (int a = 0; a < sp->n_axis; a++) {
         out->knob[sp->knob[a]].num = sp->value[a][idx[a]];
         out->knob[sp->knob[a]].set = 1;
     }
+    return resolve_config(ks, out, why, size);
+}
+
+/* OUT (KS with some knobs set) resolved quietly: 1 when it validates and
+ * runs on KS's target, else 0 with the first reason in WHY (when not
+ * NULL; "" when valid). */
+static int resolve_config(const struct kernel_spec *ks,
+                          struct kernel_spec *out, char *why, size_t size)
+{
+    struct diags quiet = {.out = NULL};
     int valid = knobs_resolve(out, &quiet) == 0;
     if (why != NULL) {
         snprintf(why, size, "%s", quiet.first);
@@ -248,7 +264,7 @@ int tune_space_add_home(struct tune_space *sp, const struct kernel_spec *ks,
             continue;
         }
         long grown = sp->n_config / n * (n + 1);
-        if (grown > TUNE_MAX_CONFIGS) {
+        if (grown > TUNE_MAX_DECLARED) {
             snprintf(err, errsize, "tuning space of %s with %s's own "
                      "knobs is too large", ks->op->name, ks->name);
             return -1;
@@ -262,6 +278,117 @@ int tune_space_add_home(struct tune_space *sp, const struct kernel_spec *ks,
         sp->n_value[a] = n + 1;
         sp->n_config = grown;
         sp->own |= 1u << a;
+    }
+    return 0;
+}
+
+/* ---- the axes that shape the code at the rows -------------------------- */
+
+/* Appends NAME to the space-separated list OUT of SIZE bytes. */
+static void list_add(char *out, size_t size, const char *name)
+{
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%s%s", len ? " " : "", name);
+}
+
+/* Whether OUT's code at ROWS, when OUT (resolved from KS) is valid,
+ * is HOME's: into *SAME or *DIFFERS. Returns 0, or -1 with ERR. */
+static int compare_code(const struct kernel_spec *ks, struct kernel_spec *out,
+                        long rows, uint64_t home, int *same, int *differs,
+                        char *err, size_t errsize)
+{
+    uint64_t code;
+    if (!resolve_config(ks, out, NULL, 0)) {
+        return 0;
+    }
+    if (kernel_code_hash_at(out, rows, &code, err, errsize) < 0) {
+        return -1;
+    }
+    *same |= code == home;
+    *differs |= code != home;
+    return 0;
+}
+
+/* Leaves out of SP the axes that shape nothing at ROWS for KS: each of
+ * whose other values fails to validate or emits the code of the axis's
+ * home value (KS's own), both with the home config's values elsewhere
+ * and with KS's other knobs chosen again by the defaults, and at least
+ * one emits it (lora_backward's warpgroup tile where KS runs SIMT, its
+ * SIMT tile where KS runs on warpgroups). An axis whose every other
+ * value fails may pass with other axes changed, and stays. The axes
+ * left out keep KS's values where KS sets them, else the defaults', as
+ * knobs outside the space do; their names go to SP->idle. A home config
+ * that does not validate leaves every axis. */
+static int drop_idle_axes(const struct kernel_spec *ks, long rows,
+                          struct tune_space *sp, char *err, size_t errsize)
+{
+    long home = tune_space_home(sp, ks);
+    struct kernel_spec cks;
+    uint64_t home_code;
+    int idx[TUNE_MAX_AXES], keep[TUNE_MAX_AXES];
+    if (home < 0 || !tune_space_config(ks, sp, home, &cks, NULL, 0)) {
+        return 0;
+    }
+    if (kernel_code_hash_at(&cks, rows, &home_code, err, errsize) < 0) {
+        return -1;
+    }
+    tune_space_decode(sp, home, idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        const int at = idx[a];
+        int same = 0, differs = 0, alone_valid = 0;
+        uint64_t alone_code = 0;
+        /* The home value alone, the rest by the defaults: what the
+         * other values alone are compared with. */
+        cks = *ks;
+        cks.knob[sp->knob[a]].num = sp->value[a][at];
+        cks.knob[sp->knob[a]].set = 1;
+        if (resolve_config(ks, &cks, NULL, 0)) {
+            if (kernel_code_hash_at(&cks, rows, &alone_code, err,
+                                    errsize) < 0) {
+                return -1;
+            }
+            alone_valid = 1;
+        }
+        for (int v = 0; v < sp->n_value[a] && !differs; v++) {
+            if (v == at) {
+                continue;
+            }
+            idx[a] = v;
+            for (int alone = 0; alone < 1 + alone_valid; alone++) {
+                cks = *ks;
+                for (int b = 0; b < sp->n_axis; b++) {
+                    if (b == a || !alone) {
+                        cks.knob[sp->knob[b]].num = sp->value[b][idx[b]];
+                        cks.knob[sp->knob[b]].set = 1;
+                    }
+                }
+                if (compare_code(ks, &cks, rows,
+                                 alone ? alone_code : home_code, &same,
+                                 &differs, err, errsize) < 0) {
+                    return -1;
+                }
+            }
+        }
+        idx[a] = at;
+        keep[a] = differs || !same;
+    }
+    const struct tune_space all = *sp;
+    sp->n_axis = 0;
+    sp->n_config = 1;
+    sp->own = 0;
+    sp->idle[0] = '\0';
+    for (int a = 0; a < all.n_axis; a++) {
+        if (!keep[a]) {
+            list_add(sp->idle, sizeof sp->idle,
+                     ks->op->knobs[all.knob[a]].key);
+            continue;
+        }
+        int b = sp->n_axis++;
+        sp->knob[b] = all.knob[a];
+        sp->n_value[b] = all.n_value[a];
+        memcpy(sp->value[b], all.value[a], sizeof sp->value[b]);
+        sp->own |= (all.own >> a & 1u) << b;
+        sp->n_config *= sp->n_value[b];
     }
     return 0;
 }
@@ -412,7 +539,17 @@ int tune_filter_run_at(const struct kernel_spec *ks, long rows,
                       &f->sp, err, errsize) < 0) {
         return -1;
     }
-    if (tune_space_add_home(&f->sp, ks, err, errsize) < 0) {
+    if (tune_space_add_home(&f->sp, ks, err, errsize) < 0 ||
+        drop_idle_axes(ks, rows, &f->sp, err, errsize) < 0 ||
+        parts_of_axes(ks->op, axes != NULL ? axes : ks->op->tune_space,
+                      &f->sp, err, errsize) < 0) {
+        return -1;
+    }
+    if (f->sp.n_config > TUNE_MAX_CONFIGS) {
+        snprintf(err, errsize, "tuning space of %s is too large: %ld "
+                 "configs of the knobs that shape its code at %ld rows, "
+                 "more than %ld", ks->name, f->sp.n_config, rows,
+                 (long)TUNE_MAX_CONFIGS);
         return -1;
     }
     long n = f->sp.n_config;

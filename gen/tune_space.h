@@ -8,11 +8,14 @@
 
 #include "op.h"
 
-#define TUNE_MAX_AXES 12
+#define TUNE_MAX_AXES 16
 #define TUNE_MAX_VALUES 16 /* an op's list for one axis */
 /* an axis's values: the op's and the kernel's own (tune_space_add_home) */
 #define TUNE_AXIS_ROOM (TUNE_MAX_VALUES + 1)
-#define TUNE_MAX_CONFIGS 1048576
+#define TUNE_MAX_CONFIGS 1048576 /* a space the filter searches */
+/* a space as declared, before the filter leaves out the axes that shape
+ * no code at its rows (struct tune_space's idle) */
+#define TUNE_MAX_DECLARED (1L << 40)
 #define TUNE_MAX_KINDS 8
 
 /* ---- the search space ------------------------------------------------- */
@@ -35,10 +38,16 @@ struct tune_space {
     int n_part;
     int part[TUNE_MAX_AXES];
     const char *part_name[TUNE_MAX_AXES]; /* the op's; NULL: the rest */
+    /* The filter's spaces: the knobs of the op's list left out because
+     * they shape no code at the rows for the kernel (none of their other
+     * values, the kernel's own elsewhere, emits other code), separated
+     * by spaces; "" when none. */
+    char idle[256];
 };
 
-/* Builds OP's space into SP. Returns 0, or -1 with the reason in ERR (no
- * tune_space, a bad knob or value, more than TUNE_MAX_CONFIGS configs). */
+/* Builds OP's space as declared into SP, every axis of its tune_space.
+ * Returns 0, or -1 with the reason in ERR (no tune_space, a bad knob or
+ * value or part, more than TUNE_MAX_DECLARED configs). */
 int tune_space_build(const struct op_def *op, struct tune_space *sp,
                      char *err, size_t errsize);
 
@@ -61,7 +70,7 @@ long tune_space_home(const struct tune_space *sp,
  * the shape, such as lora_backward's grad_rows; or the spec's own) are a
  * config of SP: the search starts from them and its best is timed
  * against them. Returns 0, or -1 with the reason in ERR when SP would
- * grow past TUNE_MAX_CONFIGS. The filter's spaces hold it. */
+ * grow past TUNE_MAX_DECLARED. The filter's spaces hold it. */
 int tune_space_add_home(struct tune_space *sp, const struct kernel_spec *ks,
                         char *err, size_t errsize);
 
@@ -122,7 +131,10 @@ int tune_filter_run(const struct kernel_spec *ks, struct tune_filter *f,
                     char *err, size_t errsize);
 /* The same over the space the op searches at ROWS rows (tune_space_rows;
  * ROWS 0: tune_space), configs compared by the code that runs at ROWS
- * (kernel_code_hash_at): knobs of other rows' paths make no candidates. */
+ * (kernel_code_hash_at): knobs of other rows' paths make no candidates,
+ * and axes that shape no code there for KS are left out (struct
+ * tune_space's idle) before the space is searched; what is left may not
+ * pass TUNE_MAX_CONFIGS configs. */
 int tune_filter_run_at(const struct kernel_spec *ks, long rows,
                        struct tune_filter *f, char *err, size_t errsize);
 void tune_filter_free(struct tune_filter *f);
