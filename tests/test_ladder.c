@@ -267,9 +267,11 @@ static void test_tune_ladder(void)
 /* ---- gen --db of a ladder ---------------------------------------------- */
 
 /* The kernel the database's entries are for, and three knob sets of its
- * shape that emit different code (the CPU defaults resolve the rest): a
- * layer too narrow for the CPU defaults for few rows, whose NAME.c has no
- * rows ranges but a ladder's. */
+ * shape that emit different code (the device's defaults resolve the
+ * rest), none of them a device's defaults (a GPU's tile is 32 rows of
+ * wm 4 and wn 4, a CPU's 128 rows): a layer too narrow for the CPU
+ * defaults for few rows, whose NAME.c has no rows ranges but a
+ * ladder's. */
 static const char ladder_spec[] =
     "defaults: { dtype: f32 }\n"
     "kernels:\n"
@@ -279,7 +281,7 @@ static const char knob_spec[] =
     "defaults: { dtype: f32 }\n"
     "kernels:\n"
     "  - {name: k1, op: lora_forward, in_features: 8, out_features: 32, "
-    "rank: 2, tile: {m: 32, wm: 4, wn: 4}}\n"
+    "rank: 2, tile: {m: 32, wm: 2, wn: 4}}\n"
     "  - {name: k8, op: lora_forward, in_features: 8, out_features: 32, "
     "rank: 2, tile: {m: 64, wm: 8, wn: 8, xa: prepass}}\n"
     "  - {name: k64, op: lora_forward, in_features: 8, out_features: 32, "
@@ -296,7 +298,7 @@ static const char wide_knob_spec[] =
     "defaults: { dtype: f32 }\n"
     "kernels:\n"
     "  - {name: k1, op: lora_forward, in_features: 8, out_features: 128, "
-    "rank: 2, tile: {m: 32, wm: 4, wn: 4}}\n"
+    "rank: 2, tile: {m: 32, wm: 2, wn: 4}}\n"
     "  - {name: k8, op: lora_forward, in_features: 8, out_features: 128, "
     "rank: 2, tile: {m: 64, wm: 8, wn: 8, xa: prepass}}\n"
     "  - {name: k64, op: lora_forward, in_features: 8, out_features: 128, "
