@@ -143,11 +143,19 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             if (s->target[0] != '\0') {
                 snprintf(d->target, sizeof d->target, "%s", s->target);
             }
+            /* and the defaults timed back to back with it, so that the
+             * entry's two figures stay one measurement's */
+            if (s->default_us > 0) {
+                d->default_us = s->default_us;
+                d->default_p10_us = s->default_p10_us;
+                d->default_p90_us = s->default_p90_us;
+            }
         }
         /* The defaults as last timed: a tuning run that resumes an entry
          * times them again, and a file saved earlier must not keep them
          * at what an older build took (files merged with `specl db
-         * merge` keep the first's). */
+         * merge` keep those of the file whose best stands, else the
+         * first's). */
         if (d->default_us <= 0 || s->default_fresh) {
             d->default_us = s->default_us;
             d->default_p10_us = s->default_p10_us;
