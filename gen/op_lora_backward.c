@@ -869,9 +869,10 @@ static const struct tune_axis bwd_tune_space[] = {
     {"k", "8 16 64"},
     {"wg_stages", "3 4 5 6"},
     /* tensor cores: f16 and bf16 (validate() rejects them elsewhere; the
-     * tuner skips wgmma off compute capability 9.0); mma.sync's stages
-     * stay at the default */
+     * tuner skips wgmma off compute capability 9.0), and mma.sync's K
+     * steps in flight */
     {"engine", "simt mma wgmma"},
+    {"stages", "2 3 4"},
     {"tg_rows", "4 8 16 32 64 128"},
     {"tg_threads", "64 128 256"},
     {"tg_stages", "0 3 4"},
@@ -883,7 +884,7 @@ static const struct tune_axis bwd_tune_space[] = {
 /* The kernels each knob shapes: dX's GEMM (and, by its engine, which
  * kernels run), T and G's kernel, dA's and dB's. */
 static const struct tune_part bwd_tune_parts[] = {
-    {"dX", "m n wg_m wg_n wm wn k wg_stages engine"},
+    {"dX", "m n wg_m wg_n wm wn k wg_stages engine stages"},
     {"T and G", "tg_rows tg_threads tg_stages"},
     {"dA and dB", "grad_threads grad_rows"},
     {NULL, NULL},

@@ -1761,13 +1761,14 @@ static void test_every_space(void)
 
 /* The filter leaves out the axes that shape no code at the rows: for
  * lora_backward at 4096 rows, on warpgroups (bf16, compute capability
- * 9.0) the SIMT tile and T and G's knobs, keeping the warpgroup tile;
- * on a CPU (float32) the warpgroup tile, keeping engine (its other
- * values are refused there, but could pass with other knobs). Each knob
- * left out, at each of its values with the defaults elsewhere, is
- * refused or emits the defaults' code; the declared space passes the
- * filter's bound, the space searched does not; some candidate on
- * warpgroups is another warpgroup tile. */
+ * 9.0) the SIMT tile, mma.sync's stages and T and G's knobs, keeping
+ * the warpgroup tile; on a CPU (float32) the warpgroup tile and the
+ * stages, keeping engine (its other values are refused there, but
+ * could pass with other knobs). Each knob left out, at each of its
+ * values with the defaults elsewhere, is refused or emits the defaults'
+ * code; the declared space passes the filter's bound, the space
+ * searched does not; some candidate on warpgroups is another warpgroup
+ * tile. */
 static void test_idle_axes(void)
 {
     static const char spec[] =
@@ -1780,9 +1781,10 @@ static void test_idle_axes(void)
         enum target target;
         const char *kernel, *idle, *kept;
     } cases[] = {
-        {TARGET_SM90A, "i_bf16", "m n wm tg_rows tg_threads tg_stages",
+        {TARGET_SM90A, "i_bf16",
+         "m n wm stages tg_rows tg_threads tg_stages",
          "wg_m wg_n wg_stages engine"},
-        {TARGET_CPU, "i_f32", "wg_m wg_n wg_stages",
+        {TARGET_CPU, "i_f32", "wg_m wg_n wg_stages stages",
          "m n wm wn k engine tg_rows"},
     };
     const long rows = 4096;
@@ -1980,8 +1982,9 @@ static void test_tune_parts_space(void)
     tune_space_parts_text(&op, &sp, NULL, text, sizeof text);
     TU_CHECK(sp.n_part == 2 &&
                  strcmp(text, "dX (m n), the rest (wg_m wg_n wm wn k "
-                              "wg_stages engine tg_rows tg_threads "
-                              "tg_stages grad_threads grad_rows)") == 0,
+                              "wg_stages engine stages tg_rows "
+                              "tg_threads tg_stages grad_threads "
+                              "grad_rows)") == 0,
              "%d parts: %s", sp.n_part, text);
     spec_set_free(&s);
 }
