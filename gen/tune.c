@@ -277,14 +277,64 @@ static long part_values(const struct tune_space *sp, int p, long index,
 /* One part's knobs at a time (tune_part_candidates), the parts in turn:
  * of each part, a random candidate among those that differ from the
  * best so far in that part's knobs alone, and whose values of them no
- * config has been measured with yet, of those the ones nearest the best
- * (fewest knobs apart: a tile's neighbours before another engine's
- * tiles). The step is a sequence of kernels, each part's knobs shape
- * some of them, and its time is their sum: a part's values that lost
- * with the other parts' knobs at some values mostly lose at others, so
- * the parts are searched apart, in as many evaluations as the sum of
- * their sizes instead of the product. Ends when every part's values
- * have been measured (or the budget ends). */
+ * config has been measured with yet, of those the ones whose values
+ * cost least (value_cost) and of those the nearest the best (fewest
+ * knobs apart: a tile's neighbours before another engine's tiles). The
+ * step is a sequence of kernels, each part's knobs shape some of them,
+ * and its time is their sum: a part's values that lost with the other
+ * parts' knobs at some values mostly lose at others, so the parts are
+ * searched apart, in as many evaluations as the sum of their sizes
+ * instead of the product. Ends when every part's values have been
+ * measured (or the budget ends). */
+
+/* What each value of each axis cost where a config that changed it
+ * alone from the best so far was measured: its time over the best's
+ * (a failed one as FAILED_COST); 0 where none was. A candidate's
+ * predicted cost is the product of its changed values' (1 where
+ * unknown): a K step that ran 2x slower alone puts every tile with it
+ * after those of values not yet known to lose. */
+#define FAILED_COST 2.0
+struct value_cost {
+    double of[TUNE_MAX_AXES][TUNE_AXIS_ROOM];
+};
+
+static double predicted_cost(const struct value_cost *vc,
+                             const struct tune_space *sp, long from,
+                             long index)
+{
+    int a_idx[TUNE_MAX_AXES], b_idx[TUNE_MAX_AXES];
+    double cost = 1;
+    tune_space_decode(sp, from, a_idx);
+    tune_space_decode(sp, index, b_idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        double c = vc->of[a][b_idx[a]];
+        cost *= b_idx[a] != a_idx[a] && c > 0 ? c : 1;
+    }
+    return cost;
+}
+
+/* After config INDEX, chosen against FROM (the best then), was
+ * measured: the cost of its value where it changed one knob alone. */
+static void note_cost(struct value_cost *vc, const struct search *s,
+                      long from, long index)
+{
+    const struct config_state *st = &s->state[index];
+    int a_idx[TUNE_MAX_AXES], b_idx[TUNE_MAX_AXES], changed = -1;
+    if (tune_space_apart(s->sp, from, index) != 1 ||
+        s->state[from].outcome != TIMED || s->state[from].us <= 0) {
+        return;
+    }
+    tune_space_decode(s->sp, from, a_idx);
+    tune_space_decode(s->sp, index, b_idx);
+    for (int a = 0; a < s->sp->n_axis; a++) {
+        changed = a_idx[a] != b_idx[a] ? a : changed;
+    }
+    if (st->outcome == TIMED) {
+        vc->of[changed][b_idx[changed]] = st->us / s->state[from].us;
+    } else if (st->outcome == FAILED || st->outcome == WRONG) {
+        vc->of[changed][b_idx[changed]] = FAILED_COST;
+    }
+}
 /* Marks in SEEN (a map a part) the values config INDEX has, where it
  * was measured. */
 static void mark_measured(const struct search *s, unsigned char **seen,
@@ -315,6 +365,8 @@ static void search_parts(struct search *s, uint64_t *rng)
         mark_measured(s, seen, s->f->cand[c]);
     }
     int tried = ok;
+    struct value_cost *vc = ok ? calloc(1, sizeof *vc) : NULL;
+    tried = vc != NULL;
     while (tried && !out_of_budget(s)) {
         tried = 0;
         for (int p = 0; p < sp->n_part && !out_of_budget(s); p++) {
@@ -323,29 +375,35 @@ static void search_parts(struct search *s, uint64_t *rng)
             long n = from >= 0 ? tune_part_candidates(s->f, from, p, &cand)
                                : 0;
             int nearest = TUNE_MAX_AXES + 1;
+            double least = 0;
             for (long i = 0; i < n; i++) {
                 if (s->state[cand[i]].outcome != UNSEEN ||
                     seen[p][part_values(sp, p, cand[i], NULL)]) {
                     continue;
                 }
+                double cost = predicted_cost(vc, sp, from, cand[i]);
                 int d = tune_space_apart(sp, from, cand[i]);
-                if (d < nearest) {
+                if (n_new == 0 || cost < least ||
+                    (cost == least && d < nearest)) {
+                    least = cost;
                     nearest = d;
                     n_new = 0;
                 }
-                if (d == nearest) {
+                if (cost == least && d == nearest) {
                     cand[n_new++] = cand[i];
                 }
             }
             if (n_new > 0) {
                 long pick = cand[rng_next(rng) % (uint64_t)n_new];
                 try_config(s, pick);
+                note_cost(vc, s, from, pick);
                 mark_measured(s, seen, pick);
                 tried = 1;
             }
             free(cand);
         }
     }
+    free(vc);
     for (int p = 0; p < sp->n_part; p++) {
         free(seen[p]);
     }

@@ -2022,8 +2022,9 @@ static int texts_apart(const char *a, const char *b, const char *keys)
 /* The local search over lora_backward's parts: the defaults first, then
  * the parts in turn, each evaluation a change of that part's knobs alone
  * from the fastest config so far, of one knob of the space while there
- * are such (knobs the defaults work out from them may follow; times
- * faked from the knobs' text). */
+ * are such (in five evaluations none is known to lose; knobs the
+ * defaults work out from them may follow; times faked from the knobs'
+ * text). */
 static void test_tune_parts_search(void)
 {
     enum { EVALS = 5 }; /* the defaults, each part, dX again */
@@ -2072,6 +2073,98 @@ static void test_tune_parts_search(void)
                  "so far {%s}", t, mine, keys, from);
     }
     tune_filter_free(&f);
+    tunedb_free(&db);
+    spec_set_free(&s);
+}
+
+/* test_tune_parts_cost's fake times: 100 us, but 300 for a config
+ * holding the knob value CTX ("m=64"). */
+static double one_slow_value_us(const char *knobs, int run, void *ctx)
+{
+    char padded[TUNE_TEXT + 2], key[64];
+    (void)run;
+    snprintf(padded, sizeof padded, " %s ", knobs);
+    snprintf(key, sizeof key, " %s ", (const char *)ctx);
+    return strstr(padded, key) != NULL ? 300 : 100;
+}
+
+/* The parts' search puts a value that ran slow where it alone changed
+ * after the values not known to lose: with every config at 100 us but
+ * those of one value of m at 300 (the defaults stay the best), dX's
+ * candidates are tried one knob apart first, that value's among them,
+ * then those without it; the others holding it come last. A budget of
+ * one dX candidate more than there are without it takes the value
+ * once. (lora_backward with a space of its own, two parts of a few
+ * values, so that a PoCL run takes seconds.) */
+static void test_tune_parts_cost(void)
+{
+    static const struct tune_axis axes[] = {
+        {"m", "32 64 128"}, {"wm", "4 8 16"}, {"grad_threads", "32 64"},
+        {NULL, NULL}};
+    static const struct tune_part parts[] = {
+        {"dX", "m wm"}, {"dA and dB", "grad_threads"}, {NULL, NULL}};
+    struct spec_set s;
+    struct tunedb db;
+    struct tune_options o;
+    struct tune_result r;
+    struct tune_filter f;
+    char err[256], bad[32] = "";
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, PARTS_SPEC), 0);
+    const struct kernel_spec *found = find_kernel(&s, "t_backward");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(found);
+    struct op_def op = *found->op;
+    struct kernel_spec mine = *found;
+    const struct kernel_spec *ks = &mine;
+    op.tune_space = axes;
+    op.tune_parts = parts;
+    mine.op = &op;
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, parts_rows(ks), &f, err,
+                                             sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(f.sp.n_part, 2);
+    /* the value of m other than the defaults' most of dX's candidates
+     * around them hold */
+    long n_part[2], with_bad = 0, *cand[2];
+    for (int p = 0; p < 2; p++) {
+        n_part[p] = tune_part_candidates(&f, f.home, p, &cand[p]);
+    }
+    int m = op_knob_index(ks->op, "m");
+    for (int v = 32; v <= 128; v *= 2) {
+        long holding = 0;
+        for (long i = 0; i < n_part[0]; i++) {
+            struct kernel_spec cks;
+            tune_space_config(ks, &f.sp, cand[0][i], &cks, NULL, 0);
+            holding += cks.knob[m].num == v;
+        }
+        if (holding > with_bad && ks->knob[m].num != v) {
+            with_bad = holding;
+            snprintf(bad, sizeof bad, "m=%d", v);
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        free(cand[p]);
+    }
+    tune_filter_free(&f);
+    TU_CHECK(with_bad >= 2 && n_part[0] - with_bad >= 1,
+             "dX: %ld candidates, %ld of them with %s", n_part[0], with_bad,
+             bad);
+    long rounds = n_part[0] - with_bad + 1;
+    long evals = 1 + rounds + (n_part[1] < rounds ? n_part[1] : rounds);
+    run_options(&o, TUNE_LOCAL, evals, 5);
+    o.rows = parts_rows(ks);
+    o.fake_us = one_slow_value_us;
+    o.fake_ctx = bad;
+    tunedb_init(&db);
+    int rc = tune_in_process(ks, &o, &db, &r);
+    TU_CHECK(rc == 0 && r.evaluated == evals, "status %d: %ld of %ld "
+             "evaluated: %s", rc, r.evaluated, evals, r.error);
+    const struct tune_entry *e = r.entry;
+    int holding = 0;
+    for (int t = 0; e != NULL && t < e->n_tried; t++) {
+        holding += one_slow_value_us(e->tried[t].knobs, 0, bad) > 100;
+    }
+    TU_CHECK(e != NULL && holding == 1, "%d of %d tried configs hold %s "
+             "(%ld dX candidates, %ld with it)", holding,
+             e ? e->n_tried : -1, bad, n_part[0], with_bad);
     tunedb_free(&db);
     spec_set_free(&s);
 }
@@ -4679,6 +4772,8 @@ int add_tune_suite(void)
                     test_idle_axes) == NULL ||
         CU_add_test(s, "tune: the parts searched in turn",
                     test_tune_parts_search) == NULL ||
+        CU_add_test(s, "tune: a value slow alone tried after the rest",
+                    test_tune_parts_cost) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
         CU_add_test(s, "tune: exhaustive, local",
                     test_tune_exhaustive_local) == NULL ||
