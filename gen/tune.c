@@ -274,19 +274,6 @@ static long part_values(const struct tune_space *sp, int p, long index,
     return v;
 }
 
-/* One part's knobs at a time (tune_part_candidates), the parts in turn:
- * of each part, a random candidate among those that differ from the
- * best so far in that part's knobs alone, and whose values of them no
- * config has been measured with yet, of those the ones whose values
- * cost least (value_cost) and of those the nearest the best (fewest
- * knobs apart: a tile's neighbours before another engine's tiles). The
- * step is a sequence of kernels, each part's knobs shape some of them,
- * and its time is their sum: a part's values that lost with the other
- * parts' knobs at some values mostly lose at others, so the parts are
- * searched apart, in as many evaluations as the sum of their sizes
- * instead of the product. Ends when every part's values have been
- * measured (or the budget ends). */
-
 /* What each value of each axis cost where a config that changed it
  * alone from the best so far was measured: its time over the best's
  * (a failed one as FAILED_COST); 0 where none was. A candidate's
@@ -335,6 +322,7 @@ static void note_cost(struct value_cost *vc, const struct search *s,
         vc->of[changed][b_idx[changed]] = FAILED_COST;
     }
 }
+
 /* Marks in SEEN (a map a part) the values config INDEX has, where it
  * was measured. */
 static void mark_measured(const struct search *s, unsigned char **seen,
@@ -348,6 +336,18 @@ static void mark_measured(const struct search *s, unsigned char **seen,
     }
 }
 
+/* One part's knobs at a time (tune_part_candidates), the parts in turn:
+ * of each part, a random candidate among those that differ from the
+ * best so far in that part's knobs alone, and whose values of them no
+ * config has been measured with yet, of those the ones whose values
+ * cost least (value_cost) and of those the nearest the best (fewest
+ * knobs apart: a tile's neighbours before another engine's tiles). The
+ * step is a sequence of kernels, each part's knobs shape some of them,
+ * and its time is their sum: a part's values that lost with the other
+ * parts' knobs at some values mostly lose at others, so the parts are
+ * searched apart, in as many evaluations as the sum of their sizes
+ * instead of the product. Ends when every part's values have been
+ * measured (or the budget ends). */
 static void search_parts(struct search *s, uint64_t *rng)
 {
     const struct tune_space *sp = s->sp;
@@ -364,9 +364,8 @@ static void search_parts(struct search *s, uint64_t *rng)
     for (long c = 0; ok && c < s->f->n_cand; c++) {
         mark_measured(s, seen, s->f->cand[c]);
     }
-    int tried = ok;
     struct value_cost *vc = ok ? calloc(1, sizeof *vc) : NULL;
-    tried = vc != NULL;
+    int tried = vc != NULL;
     while (tried && !out_of_budget(s)) {
         tried = 0;
         for (int p = 0; p < sp->n_part && !out_of_budget(s); p++) {
