@@ -144,11 +144,17 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
                 snprintf(d->target, sizeof d->target, "%s", s->target);
             }
             /* and the defaults timed back to back with it, so that the
-             * entry's two figures stay one measurement's */
+             * entry's two figures stay one measurement's, and what the
+             * search that found it covered */
             if (s->default_us > 0) {
                 d->default_us = s->default_us;
                 d->default_p10_us = s->default_p10_us;
                 d->default_p90_us = s->default_p90_us;
+            }
+            if (s->candidates > 0) {
+                d->searched = s->searched;
+                d->candidates = s->candidates;
+                snprintf(d->stopped, sizeof d->stopped, "%s", s->stopped);
             }
         }
         /* The defaults as last timed: a tuning run that resumes an entry
@@ -162,7 +168,8 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             d->default_p90_us = s->default_p90_us;
         }
         /* What the latest search covered (a resumed run counts what it
-         * took from the database too). */
+         * took from the database too; files merged keep the search of
+         * the best that stands, else the first's). */
         if (d->candidates <= 0 || s->search_fresh) {
             d->searched = s->searched;
             d->candidates = s->candidates;

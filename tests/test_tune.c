@@ -3355,6 +3355,36 @@ static void test_merge_in_process(void)
                  strcmp(sr->code, "0123456789abcdef") == 0,
              "a record timed in this run did not replace the file's: %g us, "
              "code '%s'", sr ? sr->us : -1, sr ? sr->code : "-");
+    /* A faster best from a file brings the figures of the run that
+     * stored it: the defaults timed with it and what its search
+     * covered. */
+    snprintf(one.entry[0].best, sizeof one.entry[0].best, "m=16 n=16");
+    one.entry[0].best_us = 5.0;
+    one.entry[0].best_fresh = 0;
+    one.entry[0].default_us = 9.0;
+    one.entry[0].default_fresh = 0;
+    one.entry[0].searched = 3;
+    one.entry[0].candidates = 10;
+    one.entry[0].search_fresh = 0;
+    snprintf(one.entry[0].stopped, sizeof one.entry[0].stopped,
+             "time budget");
+    struct tune_entry *before = (struct tune_entry *)entry_key(
+        &ab, "1.0", "lora_forward", 512);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+    before->searched = 50; /* an earlier search, complete */
+    before->candidates = 50;
+    before->stopped[0] = '\0';
+    tunedb_merge(&ab, &one);
+    shared = entry_key(&ab, "1.0", "lora_forward", 512);
+    TU_CHECK(shared != NULL && shared->best_us == 5.0 &&
+                 shared->default_us == 9.0 && shared->searched == 3 &&
+                 shared->candidates == 10 &&
+                 strcmp(shared->stopped, "time budget") == 0,
+             "a faster best from a file: %g us, defaults %g, %ld of %ld "
+             "searched ('%s')", shared ? shared->best_us : -1,
+             shared ? shared->default_us : -1,
+             shared ? shared->searched : -1,
+             shared ? shared->candidates : -1, shared ? shared->stopped : "");
     tunedb_free(&one);
 
     /* Malformed files, in process: errors at file:line:col, counted. */
