@@ -317,31 +317,47 @@ static int compare_code(const struct kernel_spec *ks, struct kernel_spec *out,
  * SIMT tile where KS runs on warpgroups). An axis whose every other
  * value fails may pass with other axes changed, and stays. The axes
  * left out keep KS's values where KS sets them, else the defaults', as
- * knobs outside the space do; their names go to SP->idle. A home config
- * that does not validate leaves every axis. */
+ * knobs outside the space do; their names go to SP->idle. Where the
+ * home config does not validate (the device lacks what KS's own knobs
+ * ask for), the defaults of the axes KS sets stand in for it; where
+ * they do not either, every axis stays. */
 static int drop_idle_axes(const struct kernel_spec *ks, long rows,
                           struct tune_space *sp, char *err, size_t errsize)
 {
     long home = tune_space_home(sp, ks);
-    struct kernel_spec cks;
-    uint64_t home_code;
-    int idx[TUNE_MAX_AXES], keep[TUNE_MAX_AXES];
-    if (home < 0 || !tune_space_config(ks, sp, home, &cks, NULL, 0)) {
+    struct kernel_spec cks, start = *ks;
+    uint64_t ref_code;
+    double ref[TUNE_MAX_AXES];
+    int keep[TUNE_MAX_AXES];
+    /* The reference: the home config; where it does not validate (a
+     * spec's engine the device lacks), the defaults of the space's knobs
+     * that the spec leaves, and the probes start from them too. */
+    int valid = home >= 0 && tune_space_config(ks, sp, home, &cks, NULL, 0);
+    if (!valid) {
+        for (int a = 0; a < sp->n_axis; a++) {
+            start.knob[sp->knob[a]].set = 0;
+        }
+        cks = start;
+        valid = resolve_config(ks, &cks, NULL, 0);
+    }
+    if (!valid) {
         return 0;
     }
-    if (kernel_code_hash_at(&cks, rows, &home_code, err, errsize) < 0) {
+    for (int a = 0; a < sp->n_axis; a++) {
+        ref[a] = cks.knob[sp->knob[a]].num;
+    }
+    if (kernel_code_hash_at(&cks, rows, &ref_code, err, errsize) < 0) {
         return -1;
     }
-    tune_space_decode(sp, home, idx);
     for (int a = 0; a < sp->n_axis; a++) {
-        const int at = idx[a];
+        const int k = sp->knob[a];
         int same = 0, differs = 0, alone_valid = 0;
         uint64_t alone_code = 0;
-        /* The home value alone, the rest by the defaults: what the
-         * other values alone are compared with. */
-        cks = *ks;
-        cks.knob[sp->knob[a]].num = sp->value[a][at];
-        cks.knob[sp->knob[a]].set = 1;
+        /* The reference's value alone, the rest by the defaults: what
+         * the other values alone are compared with. */
+        cks = start;
+        cks.knob[k].num = ref[a];
+        cks.knob[k].set = 1;
         if (resolve_config(ks, &cks, NULL, 0)) {
             if (kernel_code_hash_at(&cks, rows, &alone_code, err,
                                     errsize) < 0) {
@@ -350,26 +366,25 @@ static int drop_idle_axes(const struct kernel_spec *ks, long rows,
             alone_valid = 1;
         }
         for (int v = 0; v < sp->n_value[a] && !differs; v++) {
-            if (v == at) {
+            if (sp->value[a][v] == ref[a]) {
                 continue;
             }
-            idx[a] = v;
             for (int alone = 0; alone < 1 + alone_valid; alone++) {
-                cks = *ks;
+                cks = start;
                 for (int b = 0; b < sp->n_axis; b++) {
                     if (b == a || !alone) {
-                        cks.knob[sp->knob[b]].num = sp->value[b][idx[b]];
+                        cks.knob[sp->knob[b]].num =
+                            b == a ? sp->value[a][v] : ref[b];
                         cks.knob[sp->knob[b]].set = 1;
                     }
                 }
                 if (compare_code(ks, &cks, rows,
-                                 alone ? alone_code : home_code, &same,
+                                 alone ? alone_code : ref_code, &same,
                                  &differs, err, errsize) < 0) {
                     return -1;
                 }
             }
         }
-        idx[a] = at;
         keep[a] = differs || !same;
     }
     const struct tune_space all = *sp;
