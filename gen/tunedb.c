@@ -126,9 +126,11 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
                 tune_entry_copy_record(d, &s->tried[t]);
             }
         }
-        if (s->best[0] &&
+        int best_from_s =
+            s->best[0] &&
             (!d->best[0] || s->best_us < d->best_us ||
-             (s->best_fresh && strcmp(d->best, s->best_seen) == 0))) {
+             (s->best_fresh && strcmp(d->best, s->best_seen) == 0));
+        if (best_from_s) {
             snprintf(d->best, sizeof d->best, "%s", s->best);
             d->best_us = s->best_us;
             d->best_gbs = s->best_gbs;
@@ -143,34 +145,25 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             if (s->target[0] != '\0') {
                 snprintf(d->target, sizeof d->target, "%s", s->target);
             }
-            /* and the defaults timed back to back with it, so that the
-             * entry's two figures stay one measurement's, and what the
-             * search that found it covered */
-            if (s->default_us > 0) {
-                d->default_us = s->default_us;
-                d->default_p10_us = s->default_p10_us;
-                d->default_p90_us = s->default_p90_us;
-            }
-            if (s->candidates > 0) {
-                d->searched = s->searched;
-                d->candidates = s->candidates;
-                snprintf(d->stopped, sizeof d->stopped, "%s", s->stopped);
-            }
         }
         /* The defaults as last timed: a tuning run that resumes an entry
          * times them again, and a file saved earlier must not keep them
-         * at what an older build took (files merged with `specl db
+         * at what an older build took. A best taken from S brings the
+         * defaults timed back to back with it, so that the entry's two
+         * figures stay one measurement's (files merged with `specl db
          * merge` keep those of the file whose best stands, else the
          * first's). */
-        if (d->default_us <= 0 || s->default_fresh) {
+        if (d->default_us <= 0 || s->default_fresh ||
+            (best_from_s && s->default_us > 0)) {
             d->default_us = s->default_us;
             d->default_p10_us = s->default_p10_us;
             d->default_p90_us = s->default_p90_us;
         }
         /* What the latest search covered (a resumed run counts what it
-         * took from the database too; files merged keep the search of
-         * the best that stands, else the first's). */
-        if (d->candidates <= 0 || s->search_fresh) {
+         * took from the database too), or the search that found the best
+         * taken from S. */
+        if (d->candidates <= 0 || s->search_fresh ||
+            (best_from_s && s->candidates > 0)) {
             d->searched = s->searched;
             d->candidates = s->candidates;
             snprintf(d->stopped, sizeof d->stopped, "%s", s->stopped);
