@@ -200,68 +200,12 @@ static void try_config(struct search *s, long index)
     }
 }
 
-/* Hill climbing from START: tries the neighbours (one knob one or two
- * steps away; two when one step is invalid or emits the same code) in
- * random order and moves to the first that is faster, until none is: a
- * local optimum. */
-static void climb(struct search *s, long start, uint64_t *rng)
+/* The values of part P's axes of the config whose axes' values are IDX
+ * as one number (mixed radix), below *COMBOS, the count of such values. */
+static long part_values_of(const struct tune_space *sp, int p,
+                           const int *idx, long *combos)
 {
-    long cur = start;
-    while (!out_of_budget(s)) {
-        int idx[TUNE_MAX_AXES] = {0};
-        long moves[4 * TUNE_MAX_AXES];
-        int n_moves = 0;
-        tune_space_decode(s->sp, cur, idx);
-        for (int a = 0; a < s->sp->n_axis; a++) {
-            for (int dir = -1; dir <= 1; dir += 2) {
-                for (int step = 1; step <= 2; step++) {
-                    int v = idx[a] + dir * step;
-                    if (v < 0 || v >= s->sp->n_value[a]) {
-                        break;
-                    }
-                    int nidx[TUNE_MAX_AXES];
-                    memcpy(nidx, idx, sizeof nidx);
-                    nidx[a] = v;
-                    long n = tune_space_encode(s->sp, nidx);
-                    /* a step that changes the code (to the candidate that
-                     * emits it), else one more */
-                    if (s->state[n].outcome != INVALID &&
-                        s->rep[n] != cur) {
-                        moves[n_moves++] = s->rep[n];
-                        break;
-                    }
-                }
-            }
-        }
-        for (int m = n_moves - 1; m > 0; m--) {
-            int j = (int)(rng_next(rng) % (uint64_t)(m + 1));
-            long t = moves[m];
-            moves[m] = moves[j];
-            moves[j] = t;
-        }
-        long next = -1;
-        for (int m = 0; m < n_moves && next < 0; m++) {
-            try_config(s, moves[m]);
-            if (s->state[moves[m]].outcome == TIMED &&
-                s->state[moves[m]].us < s->state[cur].us) {
-                next = moves[m];
-            }
-        }
-        if (next < 0) {
-            return;
-        }
-        cur = next;
-    }
-}
-
-/* Config INDEX's values of part P's axes as one number (mixed radix),
- * below *COMBOS, the count of such values. */
-static long part_values(const struct tune_space *sp, int p, long index,
-                        long *combos)
-{
-    int idx[TUNE_MAX_AXES];
     long v = 0, n = 1;
-    tune_space_decode(sp, index, idx);
     for (int a = 0; a < sp->n_axis; a++) {
         if (sp->part[a] == p) {
             v = v * sp->n_value[a] + idx[a];
@@ -272,6 +216,15 @@ static long part_values(const struct tune_space *sp, int p, long index,
         *combos = n;
     }
     return v;
+}
+
+/* The same of config INDEX. */
+static long part_values(const struct tune_space *sp, int p, long index,
+                        long *combos)
+{
+    int idx[TUNE_MAX_AXES];
+    tune_space_decode(sp, index, idx);
+    return part_values_of(sp, p, idx, combos);
 }
 
 /* What each value of each axis cost where a config that changed it
@@ -285,34 +238,38 @@ struct value_cost {
     double of[TUNE_MAX_AXES][TUNE_AXIS_ROOM];
 };
 
+/* The predicted cost of the config of values B_IDX against that of
+ * A_IDX, and in *APART the count of values they differ in. */
 static double predicted_cost(const struct value_cost *vc,
-                             const struct tune_space *sp, long from,
-                             long index)
+                             const struct tune_space *sp, const int *a_idx,
+                             const int *b_idx, int *apart)
 {
-    int a_idx[TUNE_MAX_AXES], b_idx[TUNE_MAX_AXES];
     double cost = 1;
-    tune_space_decode(sp, from, a_idx);
-    tune_space_decode(sp, index, b_idx);
+    *apart = 0;
     for (int a = 0; a < sp->n_axis; a++) {
         double c = vc->of[a][b_idx[a]];
-        cost *= b_idx[a] != a_idx[a] && c > 0 ? c : 1;
+        if (b_idx[a] != a_idx[a]) {
+            cost *= c > 0 ? c : 1;
+            ++*apart;
+        }
     }
     return cost;
 }
 
-/* After config INDEX, chosen against FROM (the best then), was
- * measured: the cost of its value where it changed one knob alone. */
+/* After config CONFIG, chosen against FROM (the best then), was
+ * measured (as its code's candidate): the cost of its value where it
+ * changed one knob alone. */
 static void note_cost(struct value_cost *vc, const struct search *s,
-                      long from, long index)
+                      long from, long config)
 {
-    const struct config_state *st = &s->state[index];
+    const struct config_state *st = &s->state[s->rep[config]];
     int a_idx[TUNE_MAX_AXES], b_idx[TUNE_MAX_AXES], changed = -1;
-    if (tune_space_apart(s->sp, from, index) != 1 ||
+    if (tune_space_apart(s->sp, from, config) != 1 ||
         s->state[from].outcome != TIMED || s->state[from].us <= 0) {
         return;
     }
     tune_space_decode(s->sp, from, a_idx);
-    tune_space_decode(s->sp, index, b_idx);
+    tune_space_decode(s->sp, config, b_idx);
     for (int a = 0; a < s->sp->n_axis; a++) {
         changed = a_idx[a] != b_idx[a] ? a : changed;
     }
@@ -323,12 +280,31 @@ static void note_cost(struct value_cost *vc, const struct search *s,
     }
 }
 
-/* Marks in SEEN (a map a part) the values config INDEX has, where it
- * was measured. */
+/* Where the best moved from OLD to NEW, the costs of the values of each
+ * part whose values it changed: they were measured against the old
+ * ones (a tile's K step that lost with one engine may win with another);
+ * the other parts' costs hold, their kernels being apart. */
+static void forget_costs(struct value_cost *vc, const struct tune_space *sp,
+                         long old, long now)
+{
+    for (int p = 0; old >= 0 && old != now && p < sp->n_part; p++) {
+        if (part_values(sp, p, old, NULL) == part_values(sp, p, now, NULL)) {
+            continue;
+        }
+        for (int a = 0; a < sp->n_axis; a++) {
+            if (sp->part[a] == p) {
+                memset(vc->of[a], 0, sizeof vc->of[a]);
+            }
+        }
+    }
+}
+
+/* Marks in SEEN (a map a part) the values config INDEX has, where its
+ * code was measured. */
 static void mark_measured(const struct search *s, unsigned char **seen,
                           long index)
 {
-    enum outcome o = s->state[index].outcome;
+    enum outcome o = s->state[s->rep[index]].outcome;
     for (int q = 0; (o == TIMED || o == FAILED || o == WRONG) &&
                     q < s->sp->n_part;
          q++) {
@@ -336,23 +312,81 @@ static void mark_measured(const struct search *s, unsigned char **seen,
     }
 }
 
-/* One part's knobs at a time (tune_part_candidates), the parts in turn:
- * of each part, a random candidate among those that differ from the
- * best so far in that part's knobs alone, and whose values of them no
- * config has been measured with yet, of those the ones whose values
- * cost least (value_cost) and of those the nearest the best (fewest
- * knobs apart: a tile's neighbours before another engine's tiles). The
- * step is a sequence of kernels, each part's knobs shape some of them,
- * and its time is their sum: a part's values that lost with the other
- * parts' knobs at some values mostly lose at others, so the parts are
- * searched apart, in as many evaluations as the sum of their sizes
- * instead of the product. Ends when every part's values have been
- * measured (or the budget ends). */
+/* The configs part P's knobs reach from FROM (the other parts' knobs
+ * kept; every config where the space is one part) whose code is not
+ * measured yet, nor their part's values: of those, the ones that cost
+ * least (value_cost), of those the nearest FROM (fewest knobs apart),
+ * one config a code, into PICK; returns their count. Costs and
+ * distances are the configs' own, not their codes' candidates' (which
+ * lie nearest the defaults, not FROM). */
+static long cheapest(const struct search *s, const struct value_cost *vc,
+                     unsigned char *const *seen, long from, int p,
+                     long *pick)
+{
+    const struct tune_space *sp = s->sp;
+    int from_idx[TUNE_MAX_AXES], idx[TUNE_MAX_AXES], axes[TUNE_MAX_AXES];
+    int n_axes = 0, nearest = TUNE_MAX_AXES + 1;
+    long combos = 1, n = 0;
+    double least = 0;
+    tune_space_decode(sp, from, from_idx);
+    memcpy(idx, from_idx, sizeof idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        if (sp->part[a] == p) {
+            axes[n_axes++] = a;
+            combos *= sp->n_value[a];
+            idx[a] = 0;
+        }
+    }
+    for (long c = 0; c < combos; c++) {
+        long config = tune_space_encode(sp, idx);
+        long rep = s->rep[config];
+        if (rep >= 0 && s->state[rep].outcome == UNSEEN &&
+            !seen[p][part_values_of(sp, p, idx, NULL)]) {
+            int d;
+            double cost = predicted_cost(vc, sp, from_idx, idx, &d);
+            if (n == 0 || cost < least || (cost == least && d < nearest)) {
+                least = cost;
+                nearest = d;
+                n = 0;
+            }
+            int dup = !(cost == least && d == nearest);
+            for (long i = n - 1; i >= 0 && !dup; i--) {
+                dup = s->rep[pick[i]] == rep;
+            }
+            if (!dup) {
+                pick[n++] = config;
+            }
+        }
+        for (int j = n_axes - 1; j >= 0; j--) {
+            if (++idx[axes[j]] < sp->n_value[axes[j]]) {
+                break;
+            }
+            idx[axes[j]] = 0;
+        }
+    }
+    return n;
+}
+
+/* One part's knobs at a time, the parts in turn (a space of one part:
+ * every knob at once): of each part, a random config among the cheapest
+ * (cheapest: changed from the best so far in that part's knobs alone,
+ * untried values first, then those whose values measured alone cost
+ * least, then the nearest the best: a tile's neighbours before another
+ * engine's tiles). The best's neighbours one knob away come first, so
+ * each value gets a measured cost before any config combines it; then
+ * configs of the values that lost least, further out as the near ones
+ * are measured, and from each new best again. Where a kernel's knobs
+ * shape different kernels of a launch sequence, its time is their sum:
+ * a part's values that lost with the other parts' knobs at some values
+ * mostly lose at others, so the parts are searched apart, in as many
+ * evaluations as the sum of their sizes instead of the product. Ends
+ * when every part's values have been measured (or the budget ends). */
 static void search_parts(struct search *s, uint64_t *rng)
 {
     const struct tune_space *sp = s->sp;
     unsigned char *seen[TUNE_MAX_AXES] = {NULL};
-    int ok = 1;
+    long *pick = malloc((size_t)s->f->n_cand * sizeof *pick);
+    int ok = pick != NULL;
     for (int p = 0; p < sp->n_part && ok; p++) {
         long combos;
         part_values(sp, p, 0, &combos);
@@ -366,43 +400,26 @@ static void search_parts(struct search *s, uint64_t *rng)
     }
     struct value_cost *vc = ok ? calloc(1, sizeof *vc) : NULL;
     int tried = vc != NULL;
+    long last_best = s->r->best;
     while (tried && !out_of_budget(s)) {
         tried = 0;
         for (int p = 0; p < sp->n_part && !out_of_budget(s); p++) {
-            long *cand = NULL, n_new = 0;
             long from = s->r->best;
-            long n = from >= 0 ? tune_part_candidates(s->f, from, p, &cand)
-                               : 0;
-            int nearest = TUNE_MAX_AXES + 1;
-            double least = 0;
-            for (long i = 0; i < n; i++) {
-                if (s->state[cand[i]].outcome != UNSEEN ||
-                    seen[p][part_values(sp, p, cand[i], NULL)]) {
-                    continue;
-                }
-                double cost = predicted_cost(vc, sp, from, cand[i]);
-                int d = tune_space_apart(sp, from, cand[i]);
-                if (n_new == 0 || cost < least ||
-                    (cost == least && d < nearest)) {
-                    least = cost;
-                    nearest = d;
-                    n_new = 0;
-                }
-                if (cost == least && d == nearest) {
-                    cand[n_new++] = cand[i];
-                }
-            }
-            if (n_new > 0) {
-                long pick = cand[rng_next(rng) % (uint64_t)n_new];
-                try_config(s, pick);
-                note_cost(vc, s, from, pick);
-                mark_measured(s, seen, pick);
+            forget_costs(vc, sp, last_best, from);
+            last_best = from;
+            long n = from >= 0 ? cheapest(s, vc, seen, from, p, pick) : 0;
+            if (n > 0) {
+                long config = pick[rng_next(rng) % (uint64_t)n];
+                try_config(s, s->rep[config]);
+                note_cost(vc, s, from, config);
+                mark_measured(s, seen, config);
+                mark_measured(s, seen, s->rep[config]);
                 tried = 1;
             }
-            free(cand);
         }
     }
     free(vc);
+    free(pick);
     for (int p = 0; p < sp->n_part; p++) {
         free(seen[p]);
     }
@@ -418,7 +435,7 @@ static void run_strategy(struct search *s, const long *cand)
     }
     memcpy(order, cand, (size_t)n * sizeof *order);
     /* The op's defaults first: every strategy then knows the number to
-     * beat, and the local search climbs from there too. */
+     * beat, and the local search starts there. */
     long home = tune_space_home(s->sp, s->ks);
     if (home >= 0 && s->state[home].outcome == UNSEEN) {
         try_config(s, home);
@@ -431,52 +448,14 @@ static void run_strategy(struct search *s, const long *cand)
             order[j] = t;
         }
     }
-    if (s->o->strategy != TUNE_LOCAL || s->sp->n_part > 1) {
-        if (s->o->strategy == TUNE_LOCAL) {
-            search_parts(s, &rng);
-        }
-        /* then, budget left, random points */
-        for (long i = 0; i < n && !out_of_budget(s); i++) {
-            try_config(s, order[i]);
-        }
-        free(order);
-        return;
+    if (s->o->strategy == TUNE_LOCAL) {
+        search_parts(s, &rng);
     }
-    /* Local: half the budget on random points (measured on PoCL: a third
-     * left rmsnorm stuck in poorer basins for 4 seeds of 10, half for 1),
-     * then climb from the best of them and the defaults in turn. */
-    long seeds = s->r->max_evals / 2 > 1 ? s->r->max_evals / 2 : 1;
-    long i = 0;
-    for (; i < n && s->r->evaluated < seeds && !out_of_budget(s); i++) {
+    /* then, budget left, random points (where the defaults failed, the
+     * local search has no best to start from) */
+    for (long i = 0; i < n && !out_of_budget(s); i++) {
         try_config(s, order[i]);
     }
-    long *starts = malloc((size_t)(i + 1) * sizeof *starts);
-    long n_starts = 0;
-    for (long k = 0; starts != NULL && k < i; k++) {
-        if (s->state[order[k]].outcome == TIMED && order[k] != home) {
-            starts[n_starts++] = order[k];
-        }
-    }
-    if (starts != NULL && home >= 0 && s->state[home].outcome == TIMED) {
-        starts[n_starts++] = home; /* ranked among the others below */
-    }
-    /* Best starts first (insertion sort: few of them). */
-    for (long a = 1; a < n_starts; a++) {
-        long v = starts[a], b = a - 1;
-        while (b >= 0 && s->state[starts[b]].us > s->state[v].us) {
-            starts[b + 1] = starts[b];
-            b--;
-        }
-        starts[b + 1] = v;
-    }
-    for (long k = 0; k < n_starts && !out_of_budget(s); k++) {
-        climb(s, starts[k], &rng);
-    }
-    /* Budget left after every climb: keep sampling. */
-    for (; i < n && !out_of_budget(s); i++) {
-        try_config(s, order[i]);
-    }
-    free(starts);
     free(order);
 }
 

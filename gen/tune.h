@@ -22,11 +22,12 @@
 enum tune_strategy {
     TUNE_EXHAUSTIVE, /* every candidate, in space order */
     TUNE_RANDOM,     /* candidates in random order */
-    TUNE_LOCAL       /* random points, then hill climbing one knob step at
-                        a time from the best of them and the defaults;
-                        where the op's knobs shape different kernels
-                        (op_def.tune_parts), one part's knobs at a time
-                        from the best so far, the parts in turn */
+    TUNE_LOCAL       /* from the op defaults: each knob changed alone,
+                        then configs further out, cheapest first by
+                        what their values cost alone, around each new
+                        best; where the op's knobs shape different
+                        kernels (op_def.tune_parts), one part's knobs at
+                        a time, the parts in turn */
 };
 
 struct tune_result;

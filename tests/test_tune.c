@@ -2087,6 +2087,94 @@ static void test_tune_parts_search(void)
     spec_set_free(&s);
 }
 
+/* test_tune_local_order's fake times: the defaults (CTX, their knobs'
+ * text) 50 us, any other config 100 to 200. */
+static double home_fastest_us(const char *knobs, int run, void *ctx)
+{
+    return strcmp(knobs, ctx) == 0 ? 50 : hashed_us(knobs, run, NULL);
+}
+
+/* The local search over a space of one part (lora_forward's) times the
+ * defaults' neighbours one knob away before any config further out:
+ * with the defaults the fastest, the evaluations after them are the
+ * codes of the configs that change one knob of theirs, each once, and
+ * nothing else. */
+static void test_tune_local_order(void)
+{
+    struct spec_set s;
+    struct tunedb db;
+    struct tune_options o;
+    struct tune_result r;
+    struct tune_filter f;
+    char err[256], home[TUNE_TEXT];
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
+    const struct kernel_spec *ks0 = find_kernel(&s, "t_lora");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ks0);
+    /* what the tune measures: the defaults NAME.c runs at its rows */
+    struct kernel_spec few, ks = *cpu_defaults_at(ks0, RUN_ROWS, &few);
+    ks.measure_rows = RUN_ROWS;
+    knobs_text(&ks, home, sizeof home);
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(&ks, RUN_ROWS, &f, err,
+                                             sizeof err), 0);
+    CU_ASSERT_FATAL(f.home >= 0 && f.sp.n_part == 1);
+    /* the codes one knob from the defaults */
+    char(*near)[TUNE_TEXT] = calloc((size_t)f.n_cand, TUNE_TEXT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(near);
+    long n_near = 0;
+    int idx[TUNE_MAX_AXES];
+    for (int a = 0; a < f.sp.n_axis; a++) {
+        for (int v = 0; v < f.sp.n_value[a]; v++) {
+            tune_space_decode(&f.sp, f.home, idx);
+            if (idx[a] == v) {
+                continue;
+            }
+            idx[a] = v;
+            long rep = f.rep[tune_space_encode(&f.sp, idx)];
+            struct kernel_spec cks;
+            char text[TUNE_TEXT];
+            int seen = rep < 0 || rep == f.home;
+            if (!seen) {
+                tune_space_config(&ks, &f.sp, rep, &cks, NULL, 0);
+                knobs_text(&cks, text, sizeof text);
+            }
+            for (long i = 0; i < n_near && !seen; i++) {
+                seen = strcmp(near[i], text) == 0;
+            }
+            if (!seen) {
+                snprintf(near[n_near++], TUNE_TEXT, "%s", text);
+            }
+        }
+    }
+    TU_CHECK(n_near >= 3 && n_near < f.n_cand,
+             "%ld of %ld candidates one knob from the defaults", n_near,
+             f.n_cand);
+    for (unsigned long seed = 1; seed <= 2; seed++) {
+        run_options(&o, TUNE_LOCAL, 1 + n_near, seed);
+        o.fake_us = home_fastest_us;
+        o.fake_ctx = home;
+        tunedb_init(&db);
+        int rc = tune_in_process(ks0, &o, &db, &r);
+        const struct tune_entry *e = r.entry;
+        TU_CHECK(rc == 0 && e != NULL && e->n_tried == 1 + n_near &&
+                     strcmp(e->tried[0].knobs, home) == 0,
+                 "seed %lu: status %d, %d tried of %ld: %s", seed, rc,
+                 e ? e->n_tried : -1, 1 + n_near, r.error);
+        for (int t = 1; e != NULL && t < e->n_tried; t++) {
+            long i = 0;
+            while (i < n_near && strcmp(near[i], e->tried[t].knobs) != 0) {
+                i++;
+            }
+            TU_CHECK(i < n_near, "seed %lu: tried #%d {%s} is not one "
+                     "knob from the defaults {%s}", seed, t,
+                     e->tried[t].knobs, home);
+        }
+        tunedb_free(&db);
+    }
+    free(near);
+    tune_filter_free(&f);
+    spec_set_free(&s);
+}
+
 /* test_tune_parts_cost's fake times: 100 us, but 300 for a config
  * holding the knob value CTX ("m=64"). */
 static double one_slow_value_us(const char *knobs, int run, void *ctx)
@@ -4814,6 +4902,8 @@ int add_tune_suite(void)
                     test_tune_parts_search) == NULL ||
         CU_add_test(s, "tune: a value slow alone tried after the rest",
                     test_tune_parts_cost) == NULL ||
+        CU_add_test(s, "tune: one part: the defaults' neighbours first",
+                    test_tune_local_order) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||
         CU_add_test(s, "tune: exhaustive, local",
                     test_tune_exhaustive_local) == NULL ||
