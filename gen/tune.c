@@ -325,18 +325,11 @@ static long cheapest(const struct search *s, const struct value_cost *vc,
 {
     const struct tune_space *sp = s->sp;
     int from_idx[TUNE_MAX_AXES], idx[TUNE_MAX_AXES], axes[TUNE_MAX_AXES];
-    int n_axes = 0, nearest = TUNE_MAX_AXES + 1;
-    long combos = 1, n = 0;
+    int n_axes, nearest = TUNE_MAX_AXES + 1;
+    long n = 0;
     double least = 0;
     tune_space_decode(sp, from, from_idx);
-    memcpy(idx, from_idx, sizeof idx);
-    for (int a = 0; a < sp->n_axis; a++) {
-        if (sp->part[a] == p) {
-            axes[n_axes++] = a;
-            combos *= sp->n_value[a];
-            idx[a] = 0;
-        }
-    }
+    long combos = tune_part_first(sp, from, p, idx, axes, &n_axes);
     for (long c = 0; c < combos; c++) {
         long config = tune_space_encode(sp, idx);
         long rep = s->rep[config];
@@ -357,12 +350,7 @@ static long cheapest(const struct search *s, const struct value_cost *vc,
                 pick[n++] = config;
             }
         }
-        for (int j = n_axes - 1; j >= 0; j--) {
-            if (++idx[axes[j]] < sp->n_value[axes[j]]) {
-                break;
-            }
-            idx[axes[j]] = 0;
-        }
+        tune_part_next(sp, idx, axes, n_axes);
     }
     return n;
 }

@@ -600,27 +600,44 @@ int tune_filter_run_at(const struct kernel_spec *ks, long rows,
     return 0;
 }
 
+long tune_part_first(const struct tune_space *sp, long from, int part,
+                     int *idx, int *axes, int *n_axes)
+{
+    long combos = 1;
+    *n_axes = 0;
+    tune_space_decode(sp, from, idx);
+    for (int a = 0; a < sp->n_axis; a++) {
+        if (sp->part[a] == part) {
+            axes[(*n_axes)++] = a;
+            combos *= sp->n_value[a];
+            idx[a] = 0;
+        }
+    }
+    return combos;
+}
+
+void tune_part_next(const struct tune_space *sp, int *idx, const int *axes,
+                    int n_axes)
+{
+    for (int j = n_axes - 1; j >= 0; j--) {
+        if (++idx[axes[j]] < sp->n_value[axes[j]]) {
+            return;
+        }
+        idx[axes[j]] = 0;
+    }
+}
+
 long tune_part_candidates(const struct tune_filter *f, long from, int part,
                           long **out)
 {
     const struct tune_space *sp = &f->sp;
-    int idx[TUNE_MAX_AXES], axes[TUNE_MAX_AXES], n_axes = 0;
-    long combos = 1, n = 0;
+    int idx[TUNE_MAX_AXES], axes[TUNE_MAX_AXES], n_axes;
+    long n = 0;
     *out = NULL;
-    tune_space_decode(sp, from, idx);
-    for (int a = 0; a < sp->n_axis; a++) {
-        if (sp->part[a] == part) {
-            axes[n_axes++] = a;
-            combos *= sp->n_value[a];
-        }
-    }
+    long combos = tune_part_first(sp, from, part, idx, axes, &n_axes);
     long *got = malloc((size_t)combos * sizeof *got);
     if (got == NULL) {
         return -1;
-    }
-    /* Every value of the part's axes, FROM's elsewhere: an odometer. */
-    for (int j = 0; j < n_axes; j++) {
-        idx[axes[j]] = 0;
     }
     for (long c = 0; c < combos; c++) {
         long rep = f->rep[tune_space_encode(sp, idx)];
@@ -631,12 +648,7 @@ long tune_part_candidates(const struct tune_filter *f, long from, int part,
         if (!seen) {
             got[n++] = rep;
         }
-        for (int j = n_axes - 1; j >= 0; j--) {
-            if (++idx[axes[j]] < sp->n_value[axes[j]]) {
-                break;
-            }
-            idx[axes[j]] = 0;
-        }
+        tune_part_next(sp, idx, axes, n_axes);
     }
     /* Ascending (insertion sort: a part's candidates are few). */
     for (long i = 1; i < n; i++) {

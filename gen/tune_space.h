@@ -86,6 +86,16 @@ void tune_space_decode(const struct tune_space *sp, long index, int *idx);
 /* The config of SP whose axes hold the value indices IDX. */
 long tune_space_encode(const struct tune_space *sp, const int *idx);
 
+/* An odometer over the configs that change part PART's knobs of config
+ * FROM of SP (every value of the part's axes, FROM's elsewhere):
+ * tune_part_first sets IDX to the first of them and AXES (*N_AXES of
+ * them) to the part's axes, and returns how many configs it walks;
+ * tune_part_next steps IDX to the next (the last axis fastest). */
+long tune_part_first(const struct tune_space *sp, long from, int part,
+                     int *idx, int *axes, int *n_axes);
+void tune_part_next(const struct tune_space *sp, int *idx, const int *axes,
+                    int n_axes);
+
 /* How many knobs configs A and B of SP differ in. */
 int tune_space_apart(const struct tune_space *sp, long a, long b);
 
