@@ -342,11 +342,11 @@ static long cheapest(const struct search *s, const struct value_cost *vc,
                 nearest = d;
                 n = 0;
             }
-            int dup = !(cost == least && d == nearest);
-            for (long i = n - 1; i >= 0 && !dup; i--) {
-                dup = s->rep[pick[i]] == rep;
+            int keep = cost == least && d == nearest; /* and a new code */
+            for (long i = n - 1; i >= 0 && keep; i--) {
+                keep = s->rep[pick[i]] != rep;
             }
-            if (!dup) {
+            if (keep) {
                 pick[n++] = config;
             }
         }
