@@ -146,6 +146,7 @@ void range_rows_text(const struct variant_set *vs, int r, char *out,
 struct ladder_point {
     long rows;
     double us;
+    double gain;         /* the defaults' time over the best's (1: unknown) */
     char version[16];
     int variant;
     struct kernel_spec ks;
@@ -155,6 +156,29 @@ static int point_rows_cmp(const void *a, const void *b)
 {
     const struct ladder_point *pa = a, *pb = b;
     return (pa->rows > pb->rows) - (pa->rows < pb->rows);
+}
+
+/* The variant of VS that emits what NAME.c runs without a database at
+ * ROWS on a device of TARGET (the target its entries were tuned with:
+ * the op defaults, on a CPU at few rows the CPU's for few rows), or -1
+ * where none does. */
+static int defaults_variant(const struct kernel_spec *ks, enum target target,
+                            long rows, const struct variant_set *vs)
+{
+    struct kernel_spec one, few;
+    uint64_t hash;
+    char err[256];
+    if (for_target(ks, target, &one) < 0 ||
+        kernel_code_hash(cpu_defaults_at(&one, rows, &few), &hash, err,
+                         sizeof err) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < vs->n; i++) {
+        if (vs->v[i].code_hash == hash) {
+            return i;
+        }
+    }
+    return -1;
 }
 
 /* For TOP, the entry of KS's shape with the most rows on its device,
@@ -215,6 +239,9 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
         }
         p->rows = e->rows;
         p->us = e->best_us;
+        p->gain = e->default_us > 0 && e->best_us > 0
+                      ? e->default_us / e->best_us
+                      : 1.0;
         snprintf(p->version, sizeof p->version, "%s", e->version);
         n++;
     }
@@ -223,22 +250,45 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
         return;
     }
     qsort(point, (size_t)n, sizeof *point, point_rows_cmp);
-    /* Each row count's variant, the fewest rows first; one that cannot
-     * be had leaves its rows to its neighbours. */
-    int kept = 0;
+    /* Each row count's variant, the largest gain over the defaults first
+     * where a NAME.c cannot hold them all; one left out runs the
+     * defaults, which its tune timed at its rows (a neighbour's knobs
+     * were never timed there), else leaves its rows to its neighbours. */
+    int order[SPECL_MAX_RANGES];
     for (int i = 0; i < n; i++) {
+        int at = i;
+        while (at > 0 && point[order[at - 1]].gain < point[i].gain) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = i;
+    }
+    for (int j = 0; j < n; j++) {
+        struct ladder_point *p = &point[order[j]];
         snprintf(label, sizeof label,
                  "tuned on %.255s (driver %.127s) at rows %ld (%.1f us, "
-                 "specl %s)", top->device, top->driver, point[i].rows,
-                 point[i].us, point[i].version);
-        point[i].variant = add_variant(vs, &point[i].ks, label, NULL, 1, why,
-                                       sizeof why);
-        if (point[i].variant < 0) {
+                 "specl %s)", top->device, top->driver, p->rows, p->us,
+                 p->version);
+        p->variant = add_variant(vs, &p->ks, label, NULL, 1, why,
+                                 sizeof why);
+        int fallback = p->variant < 0 ? defaults_variant(ks, p->ks.target,
+                                                         p->rows, vs)
+                                      : -1;
+        if (p->variant < 0 && fallback >= 0) {
+            note(notes, "%s: %s: rows %ld: left out: %s; the defaults "
+                 "(variant %d) run its rows", ks->name, top->device, p->rows,
+                 why, fallback);
+            p->variant = fallback;
+        } else if (p->variant < 0) {
             note(notes, "%s: %s: rows %ld: left out: %s", ks->name,
-                 top->device, point[i].rows, why);
-            continue;
+                 top->device, p->rows, why);
         }
-        point[kept++] = point[i];
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (point[i].variant >= 0) {
+            point[kept++] = point[i];
+        }
     }
     point[kept].rows = top->rows;
     point[kept].us = top->best_us;
@@ -331,29 +381,23 @@ const struct kernel_spec *cpu_defaults_at(const struct kernel_spec *ks,
 }
 
 /* The CPU defaults for few rows of KS's op (cpu_few_rows), where it has
- * them for KS's shape, as a variant of VS, and every CPU's rows ranges:
- * up to their rows on it, past them on CPU_VARIANT, the CPU defaults.
- * Where their knobs do not validate or emit the CPU defaults' code, it
- * adds nothing and says why in NOTES. */
-static void add_cpu_few_rows(const struct kernel_spec *ks, int cpu_variant,
-                             struct variant_set *vs, struct buf *notes)
+ * them for KS's shape, as a variant of VS (before any tuned one: every
+ * CPU runs it); its index, or -1 where their knobs do not validate or
+ * emit the CPU defaults' code (CPU_VARIANT), which NOTES says. */
+static int add_cpu_few_rows(const struct kernel_spec *ks, int cpu_variant,
+                            struct variant_set *vs, struct buf *notes)
 {
     struct kernel_spec one;
     char why[256], label[640];
     if (cpu_variant < 0) {
-        return;
+        return -1;
     }
     if (!cpu_few_rows_spec(ks, &one, why, sizeof why)) {
         if (why[0]) {
             note(notes, "%s: no CPU variant for few rows: %s", ks->name,
                  why);
         }
-        return;
-    }
-    if (vs->n_range + 2 > SPECL_MAX_RANGES) {
-        note(notes, "%s: no CPU variant for few rows: a NAME.c holds at "
-             "most %d rows ranges", ks->name, SPECL_MAX_RANGES);
-        return;
+        return -1;
     }
     snprintf(label, sizeof label, "%s at few rows",
              target_defaults_label(TARGET_CPU));
@@ -361,12 +405,30 @@ static void add_cpu_few_rows(const struct kernel_spec *ks, int cpu_variant,
     if (v < 0 || v == cpu_variant) {
         note(notes, "%s: no CPU variant for few rows: %s", ks->name,
              v < 0 ? why : "the same code as the CPU defaults");
+        return -1;
+    }
+    return v;
+}
+
+/* Every CPU's rows ranges, after the tuned devices' (theirs match
+ * first): up to the op's few rows on FEW (add_cpu_few_rows' variant),
+ * past them on CPU_VARIANT, the CPU defaults. */
+static void add_cpu_ranges(const struct kernel_spec *ks, int few,
+                           int cpu_variant, struct variant_set *vs,
+                           struct buf *notes)
+{
+    if (few < 0) {
+        return;
+    }
+    if (vs->n_range + 2 > SPECL_MAX_RANGES) {
+        note(notes, "%s: no CPU variant for few rows: a NAME.c holds at "
+             "most %d rows ranges", ks->name, SPECL_MAX_RANGES);
         return;
     }
     struct variant_range *r = &vs->range[vs->n_range];
     memset(r, 0, 2 * sizeof *r);
     r[0].max_rows = ks->op->cpu_few_rows->max_rows;
-    r[0].variant = v;
+    r[0].variant = few;
     r[1].variant = cpu_variant;
     vs->n_range += 2;
 }
@@ -477,18 +539,18 @@ void variants_build(const struct kernel_spec *ks, const struct tunedb *db,
     }
 
     /* A spec that gives knobs keeps them (tile: auto asks for the
-     * database), as tunedb_apply decides for one device; a device's
-     * tuned variants come before every CPU's for few rows. */
+     * database), as tunedb_apply decides for one device; the variant every
+     * CPU runs at few rows before a device's tuned ones, whose rows
+     * ranges come before every CPU's. */
     int any_set = 0;
     for (int k = 0; k < ks->op->n_knobs; k++) {
         any_set |= ks->knob[k].set;
     }
+    int few = any_set ? -1 : add_cpu_few_rows(ks, cpu_variant, vs, notes);
     if (db != NULL && any_set && !ks->tile_auto) {
         note(notes, "%s: knobs as the spec gives them", ks->name);
     } else if (db != NULL) {
         add_tuned(ks, db, device, vs, notes);
     }
-    if (!any_set) {
-        add_cpu_few_rows(ks, cpu_variant, vs, notes);
-    }
+    add_cpu_ranges(ks, few, cpu_variant, vs, notes);
 }

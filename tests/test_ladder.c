@@ -735,6 +735,106 @@ static void test_gen_cpu_ranges(void)
     free(dir);
 }
 
+/* Eight knob sets of the wide layer that emit different code. */
+static const char full_knob_spec[] =
+    "defaults: { dtype: f32, in_features: 8, out_features: 128, rank: 2 }\n"
+    "kernels:\n"
+    "  - {name: k1, op: lora_forward, tile: {m: 32, wm: 2, wn: 4}}\n"
+    "  - {name: k2, op: lora_forward, tile: {m: 64, wm: 8, wn: 8}}\n"
+    "  - {name: k3, op: lora_forward, tile: {m: 16, wm: 4, wn: 8}}\n"
+    "  - {name: k4, op: lora_forward, tile: {m: 32, wm: 4, wn: 4}}\n"
+    "  - {name: k5, op: lora_forward, tile: {m: 16, wm: 2, wn: 4}}\n"
+    "  - {name: k6, op: lora_forward, tile: {m: 64, wm: 4, wn: 8}}\n"
+    "  - {name: k7, op: lora_forward, tile: {m: 32, wm: 8, wn: 8}}\n"
+    "  - {name: k8, op: lora_forward, tile: {m: 16, wm: 4, wn: 4}}\n";
+
+/* More row counts than a NAME.c has variants for: those whose tunes
+ * gained most over the defaults keep theirs, each of the rest runs the
+ * defaults (what its tune timed at its rows; a neighbour's knobs never
+ * ran there), and every CPU keeps its variant for few rows. */
+static void test_gen_ladder_full(void)
+{
+    struct rt rt;
+    char *dir;
+    struct spec_set set, k;
+    const struct kernel_spec *ks;
+    char knobs[3][TUNE_TEXT], spec[4200], db_path[4200], out_dir[4200];
+    char err[256];
+    struct diags d = {.out = stderr};
+    if (gen_setup(&wide, &rt, &dir, &set, &ks, knobs, spec, sizeof spec) <
+        0) {
+        return;
+    }
+    spec_set_init(&k);
+    CU_ASSERT_FATAL(spec_read_buffer(&k, "full.yaml",
+                                     (const unsigned char *)full_knob_spec,
+                                     strlen(full_knob_spec), &d) == 0 &&
+                    spec_set_target(&k, rt.target, &d) == 0 &&
+                    k.n_kernel == 8);
+    /* The defaults' time over the best's at each row count, in no order
+     * of rows; the entry of the most rows (4096) gains 2. */
+    static const long rows[7] = {1, 2, 4, 8, 16, 32, 64};
+    static const double gain[7] = {1.5, 3.0, 1.2, 2.5, 1.1, 2.2, 1.3};
+    struct tunedb db;
+    tunedb_init(&db);
+    char text[TUNE_TEXT];
+    knobs_text(&k.kernel[7], text, sizeof text);
+    add_entry(&db, &rt, rt.driver, ks, 4096, text, 100);
+    for (int i = 0; i < 7; i++) {
+        knobs_text(&k.kernel[i], text, sizeof text);
+        add_entry(&db, &rt, rt.driver, ks, rows[i], text, 10);
+        db.entry[db.n - 1].default_us = 10 * gain[i];
+    }
+    spec_set_free(&k);
+    snprintf(db_path, sizeof db_path, "%s/db.yaml", dir);
+    snprintf(out_dir, sizeof out_dir, "%s/gen", dir);
+    CU_ASSERT_FATAL(tunedb_save(&db, db_path, err, sizeof err) == 0);
+    tunedb_free(&db);
+    char *out, *errs;
+    int rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s'", spec,
+                       db_path, out_dir);
+    TU_CHECK(rc == 0 && strstr(errs, "no CPU variant for few rows") == NULL,
+             "gen --db of a full ladder: exit %d\n%s", rc, errs);
+    double least_kept = 1e9, most_left = 0;
+    long left_rows = 0;
+    int left_variant = -1;
+    for (int i = 0; i < 7; i++) {
+        char line[512];
+        snprintf(line, sizeof line, "specl: note: l_lora: %s: rows %ld: "
+                 "left out: a NAME.c holds at most %d variants; the "
+                 "defaults (variant ", rt.name, rows[i], SPECL_MAX_VARIANTS);
+        const char *p = strstr(errs, line);
+        if (p == NULL) {
+            least_kept = gain[i] < least_kept ? gain[i] : least_kept;
+            continue;
+        }
+        most_left = gain[i] > most_left ? gain[i] : most_left;
+        left_rows = rows[i];
+        left_variant = atoi(p + strlen(line));
+    }
+    TU_CHECK(left_rows > 0 && left_variant >= 0 && most_left < least_kept,
+             "gen --db of a full ladder: the least gain kept %.1f, the most "
+             "left out %.1f (none: 0)\n%s", least_kept, most_left, errs);
+    free(out);
+    free(errs);
+    /* At a row count left out the defaults run, verified. */
+    rc = run_specl(dir, &out, &errs,
+                   "bench '%s' --db '%s' --rows %ld --quick --reps 2 "
+                   "--no-naive -v", spec, db_path, left_rows);
+    char ran[64];
+    snprintf(ran, sizeof ran, "  specl ran variant %d of ", left_variant);
+    TU_CHECK(rc == 0 && strstr(out, ran) != NULL &&
+                 strstr(out, "WRONG") == NULL,
+             "bench --rows %ld: exit %d, expected '%s'\n%s%s", left_rows,
+             rc, ran, out, errs);
+    free(out);
+    free(errs);
+    spec_set_free(&set);
+    rt_close(&rt);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* On a CPU the defaults a ladder's row count is tuned against are what
  * NAME.c runs there: up to the CPU rows for few rows, the CPU defaults
  * for few rows (which the search then starts from: with one evaluation
@@ -819,6 +919,9 @@ int add_ladder_tune_tests(CU_pSuite s)
                    CU_add_test(s, "ladder: a device's own ranges before "
                                "every CPU's",
                                test_gen_cpu_ranges) == NULL ||
+                   CU_add_test(s, "ladder: more row counts than "
+                               "variants: the largest gains kept",
+                               test_gen_ladder_full) == NULL ||
                    CU_add_test(s, "ladder: tuned on a CPU against the "
                                "defaults for few rows",
                                test_tune_cpu_few_rows) == NULL
