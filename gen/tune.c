@@ -136,7 +136,8 @@ static void evaluate(struct search *s, long index)
             res->stale += stale;
             st->outcome = TIMED;
             st->us = s->o->fake_us != NULL
-                         ? s->o->fake_us(knobs, -1, s->o->fake_ctx)
+                         ? s->o->fake_us(knobs, s->r->rows, -1,
+                                           s->o->fake_ctx)
                          : r.us;
             nr = tune_entry_record(res->entry, knobs, st->us, "ok");
             break;
@@ -553,7 +554,8 @@ static cl_int contest_time(struct search *s, const struct tune_filter *f,
     }
     for (int i = 0; i < c->n && err == CL_SUCCESS; i++) {
         for (int k = 0; s->o->fake_us != NULL && k < c->reps; k++) {
-            us[i][k] = s->o->fake_us(knobs[i], k, s->o->fake_ctx);
+            us[i][k] = s->o->fake_us(knobs[i], s->r->rows, k,
+                                      s->o->fake_ctx);
         }
         c->median[i] = median(us[i], c->reps); /* sorts */
         c->p10[i] = percentile(us[i], c->reps, 0.1);
@@ -670,6 +672,11 @@ static void record_best(struct search *s, const struct tune_filter *f,
     if (r->best >= 0 &&
         (r->retimed || kept_us <= 0 ||
          (r->timed > 0 && r->best_us < kept_us))) {
+        if (strcmp(e->best, r->best_knobs) != 0) {
+            /* its crossover was another config's */
+            e->upto_rows = e->upto_next = 0;
+            e->upto_with[0] = '\0';
+        }
         snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
         e->best_us = r->best_us;
         e->best_gbs = r->best_gbs;
@@ -796,7 +803,8 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     if (measure_stub(&mc, &s.one, o->reps, &dr, NULL) == STUB_TIMED) {
         char knobs[TUNE_TEXT];
         knobs_text(ks, knobs, sizeof knobs);
-        r->default_us = o->fake_us != NULL ? o->fake_us(knobs, -1, o->fake_ctx)
+        r->default_us = o->fake_us != NULL
+                            ? o->fake_us(knobs, r->rows, -1, o->fake_ctx)
                                            : dr.us;
     }
 
@@ -835,4 +843,79 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     tune_filter_free(&f);
     mcase_free(&mc);
     return failed;
+}
+
+/* ---- a ladder's crossovers ----------------------------------------------- */
+
+/* KNOBS (a config of KS's op) at ROWS: built, checked against float64 and
+ * timed; its median into *US. -1 with why in ERR where it fails. */
+static int time_config_at(const struct rt *rt, struct naive_stubs *naive,
+                          const struct kernel_spec *ks,
+                          const struct tune_options *o, const char *knobs,
+                          long rows, double *us, char *err, size_t size)
+{
+    struct kernel_spec cfg = *ks;
+    struct diags quiet = {.out = NULL};
+    struct variant_set vs;
+    struct measure_case mc;
+    struct result res;
+    if (tunedb_entry_knobs(&cfg, knobs, rows) < 0 ||
+        knobs_resolve(&cfg, &quiet) != 0) {
+        snprintf(err, size, "its knobs do not fit: %s", quiet.first);
+        return -1;
+    }
+    cfg.measure_rows = rows;
+    if (mcase_init(&mc, rt, naive, &cfg, (size_t)rows, o->seed, 1) !=
+        CL_SUCCESS) {
+        snprintf(err, size, "cannot set up %ld rows", rows);
+        return -1;
+    }
+    variants_one(&cfg, &vs);
+    memset(&res, 0, sizeof res);
+    enum stub_outcome got = measure_stub(&mc, &vs, o->reps, &res, NULL);
+    mcase_free(&mc);
+    if (got != STUB_TIMED) {
+        snprintf(err, size, "at %ld rows: %s", rows,
+                 res.note[0] ? res.note : "it failed");
+        return -1;
+    }
+    *us = o->fake_us != NULL ? o->fake_us(knobs, rows, -1, o->fake_ctx)
+                             : res.us;
+    return 0;
+}
+
+int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
+                   const struct kernel_spec *ks, const struct tune_options *o,
+                   const char *below, const char *above, long lo, long hi,
+                   struct tune_crossover *x)
+{
+    memset(x, 0, sizeof *x);
+    x->upto = lo;
+    /* Halving the interval in log scale until its ends are within a
+     * quarter of each other: a few probes, and tiles and waves change
+     * little within a quarter. */
+    while (hi - lo > 1 && hi * 4 > lo * 5 && x->n < TUNE_MAX_PROBES) {
+        long mid = ladder_mean(lo, hi);
+        mid = mid <= lo ? lo + 1 : mid >= hi ? hi - 1 : mid;
+        struct tune_probe *p = &x->probe[x->n];
+        p->rows = mid;
+        if (time_config_at(rt, naive, ks, o, below, mid, &p->below_us,
+                           x->error, sizeof x->error) < 0 ||
+            time_config_at(rt, naive, ks, o, above, mid, &p->above_us,
+                           x->error, sizeof x->error) < 0) {
+            return -1;
+        }
+        x->n++;
+        if (p->above_us < p->below_us) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        if (o->stop != NULL && *o->stop) {
+            snprintf(x->error, sizeof x->error, "stopped");
+            return -1;
+        }
+    }
+    x->upto = lo;
+    return 0;
 }

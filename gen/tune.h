@@ -58,11 +58,11 @@ struct tune_options {
     void (*on_record)(const struct tune_result *r, void *ctx);
     void *ctx;
     /* For tests: when not NULL, every time measured is replaced by what
-     * this returns for the config's KNOBS, so that a test can make the
+     * this returns for the config's KNOBS at ROWS, so that a test can make the
      * search's figures lucky and the re-timing's not. RUN: -1 for a
      * config's median in the search (and the defaults' before it), else
      * the run's number in the re-timing after it. */
-    double (*fake_us)(const char *knobs, int run, void *ctx);
+    double (*fake_us)(const char *knobs, long rows, int run, void *ctx);
     void *fake_ctx;
 };
 
@@ -161,6 +161,29 @@ struct tune_result {
 int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
                 const struct kernel_spec *ks, const struct tune_options *o,
                 struct tunedb *db, struct tune_result *r);
+
+/* Where a ladder's neighbouring row counts cross over: between the
+ * bests of rows LO and HI (KNOBS texts BELOW and ABOVE, which emit
+ * different code), each timed (built and checked first) at rows halving
+ * the interval in log scale until its ends are within a quarter of each
+ * other; the rows of each probe and both times, and X->UPTO, the most
+ * rows where BELOW was not slower (LO where no probe had it so). Returns
+ * 0, or -1 with X->ERROR where a probe failed or O->STOP was set. */
+#define TUNE_MAX_PROBES 8
+struct tune_probe {
+    long rows;
+    double below_us, above_us;
+};
+struct tune_crossover {
+    long upto;
+    int n;
+    struct tune_probe probe[TUNE_MAX_PROBES];
+    char error[256];
+};
+int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
+                   const struct kernel_spec *ks, const struct tune_options *o,
+                   const char *below, const char *above, long lo, long hi,
+                   struct tune_crossover *x);
 
 /* Seconds on a monotonic clock, for elapsed times. */
 double tune_clock_s(void);

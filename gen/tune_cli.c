@@ -281,6 +281,70 @@ static void print_ladder(const char *name, const struct ladder_point *p,
     }
 }
 
+/* KS's entry at ROWS on RT's device in DB, or NULL. */
+static struct tune_entry *ladder_entry(struct tunedb *db, const struct rt *rt,
+                                       const struct kernel_spec *ks,
+                                       long rows)
+{
+    char shape[TUNE_TEXT];
+    tune_shape_text(ks, shape, sizeof shape);
+    return tunedb_find(db, rt->name, rt->driver, ks->op->name,
+                       dtype_name(ks->dtype), shape, rows);
+}
+
+/* After KS's ladder (its N row counts P): where the bests of neighbouring
+ * row counts differ, the rows where the one gives way to the other,
+ * timed (tune_crossover), into the entry of the fewer rows; `gen --db`
+ * ends its range there. Returns 1 when one could not be measured. */
+static int crossovers(const struct tune_options *o, const struct rt *rt,
+                      struct naive_stubs *naive, struct tunedb *db,
+                      const struct kernel_spec *ks,
+                      const struct ladder_point *p, int n)
+{
+    int failed = 0;
+    for (int i = 0; i + 1 < n && !stop_signal; i++) {
+        struct tune_entry *e = ladder_entry(db, rt, ks, p[i].rows);
+        const struct tune_entry *next = ladder_entry(db, rt, ks,
+                                                     p[i + 1].rows);
+        if (e == NULL || next == NULL || !e->best[0] || !next->best[0] ||
+            strcmp(e->best, next->best) == 0) {
+            continue;
+        }
+        if (e->upto_next == next->rows &&
+            strcmp(e->upto_with, next->best) == 0) {
+            printf("%s: rows %ld to %ld: the crossover at %ld rows, as "
+                   "measured before\n", ks->name, e->rows, next->rows,
+                   e->upto_rows);
+            continue;
+        }
+        struct tune_crossover x;
+        char best[TUNE_TEXT];
+        snprintf(best, sizeof best, "%s", e->best); /* DB may grow */
+        if (tune_crossover(rt, naive, ks, o, best, next->best, e->rows,
+                           next->rows, &x) < 0) {
+            fprintf(stderr, "specl: tune: %s: rows %ld to %ld: no "
+                    "crossover: %s\n", ks->name, e->rows, next->rows,
+                    x.error);
+            failed = 1;
+            continue;
+        }
+        e = ladder_entry(db, rt, ks, p[i].rows);
+        next = ladder_entry(db, rt, ks, p[i + 1].rows);
+        e->upto_rows = x.upto;
+        e->upto_next = next->rows;
+        snprintf(e->upto_with, sizeof e->upto_with, "%s", next->best);
+        printf("%s: rows %ld to %ld: the best of %ld rows runs up to %ld "
+               "rows", ks->name, e->rows, next->rows, e->rows, x.upto);
+        for (int k = 0; k < x.n; k++) {
+            printf("%s %ld rows %.1f against %.1f us", k ? ";" : " (at",
+                   x.probe[k].rows, x.probe[k].below_us,
+                   x.probe[k].above_us);
+        }
+        printf("%s\n", x.n ? ")" : "");
+    }
+    return failed;
+}
+
 /* Tunes KS with O and prints what it did (LADDER: one of several row
  * counts, which its progress lines name), into *POINT; returns 1 when it
  * failed. */
@@ -412,8 +476,10 @@ static const char tune_usage[] =
     "                         after that long\n"
     "      --rows M[,M...]    rows measured (default: the op's); a list\n"
     "                         (1,8,32,128) tunes each kernel at each row\n"
-    "                         count, one database entry each, which\n"
-    "                         'specl gen --db' turns into row ranges\n"
+    "                         count, one database entry each, then times\n"
+    "                         neighbours' bests between them for where\n"
+    "                         one gives way: 'specl gen --db' turns them\n"
+    "                         into row ranges that end there\n"
     "      --reps N           timed runs per config, 1 to 1000 (default 20)\n"
     "      --seed N           of the inputs and the search order (default 1)\n"
     "      --db FILE          the database (default:\n"
@@ -667,6 +733,12 @@ int specl_tune_main(int argc, char **argv)
         }
         if (n_rows > 1) {
             print_ladder(set.kernel[k].name, point, done);
+            rc |= crossovers(&o, &rt, &naive, &db, &set.kernel[k], point,
+                             done);
+            if (tunedb_save_merged(&db, db_path, err, sizeof err) < 0) {
+                fprintf(stderr, "specl: error: %s\n", err);
+                rc = 1;
+            }
         }
     }
     if (saver.saves > 0) {

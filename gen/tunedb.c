@@ -171,6 +171,15 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
         if (d->target[0] == '\0') {
             snprintf(d->target, sizeof d->target, "%s", s->target);
         }
+        /* A crossover is of the best it was measured with: it comes with
+         * a best taken from S (none, when S measured none), or from S
+         * where S measured one for the best D keeps. */
+        if (best_from_s ||
+            (s->upto_next > 0 && strcmp(s->best, d->best) == 0)) {
+            d->upto_rows = s->upto_rows;
+            d->upto_next = s->upto_next;
+            snprintf(d->upto_with, sizeof d->upto_with, "%s", s->upto_with);
+        }
     }
 }
 

@@ -294,13 +294,15 @@ enum entry_key {
     E_TRIED,
     /* optional, newer: how the times were measured, what was searched */
     E_TIME_P10, E_TIME_P90, E_DEFAULT_P10, E_DEFAULT_P90, E_RETIMED_REPS,
-    E_SEARCHED, E_CANDIDATES, E_COMPLETE, E_STOPPED, N_ENTRY_KEYS
+    E_SEARCHED, E_CANDIDATES, E_COMPLETE, E_STOPPED,
+    E_UPTO_ROWS, E_UPTO_NEXT, E_UPTO_WITH, N_ENTRY_KEYS
 };
 static const char *const entry_keys[] = {
     "device", "driver", "op", "dtype", "shape", "rows", "target", "best",
     "time_us", "gbs", "gflops", "default_us", "specl", "tried",
     "time_p10_us", "time_p90_us", "default_p10_us", "default_p90_us",
-    "retimed_reps", "searched", "candidates", "complete", "stopped", NULL};
+    "retimed_reps", "searched", "candidates", "complete", "stopped",
+    "upto_rows", "upto_next", "upto_with", NULL};
 
 /* The tuner's best is the knobs of the fastest of the entry's tried
  * configs, every knob of the op as it had them: one that is none of
@@ -339,6 +341,7 @@ static void load_entry_values(struct loader *l, struct tune_entry *e,
         {E_BEST, e->best, sizeof e->best},
         {E_SPECL, e->version, sizeof e->version},
         {E_STOPPED, e->stopped, sizeof e->stopped},
+        {E_UPTO_WITH, e->upto_with, sizeof e->upto_with},
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         if (node[texts[i].key] != NULL) {
@@ -362,6 +365,14 @@ static void load_entry_values(struct loader *l, struct tune_entry *e,
     if (node[E_CANDIDATES] != NULL) {
         integer(l, node[E_CANDIDATES], "candidates", 1, TUNEDB_MAX_CONFIGS,
                 &e->candidates);
+    }
+    if (node[E_UPTO_ROWS] != NULL) {
+        integer(l, node[E_UPTO_ROWS], "upto_rows", 1, TUNE_MAX_ROWS,
+                &e->upto_rows);
+    }
+    if (node[E_UPTO_NEXT] != NULL) {
+        integer(l, node[E_UPTO_NEXT], "upto_next", 1, TUNE_MAX_ROWS,
+                &e->upto_next);
     }
     const struct {
         enum entry_key key;
@@ -453,6 +464,30 @@ static void check_spread(struct loader *l, yaml_node_t *m,
     }
 }
 
+/* A ladder's crossover: its three keys together, its rows between the
+ * entry's and the next row count's, the next one's best a config. */
+static void check_crossover(struct loader *l, const struct tune_entry *e,
+                            yaml_node_t *m, yaml_node_t *const *node)
+{
+    int given = (node[E_UPTO_ROWS] != NULL) + (node[E_UPTO_NEXT] != NULL) +
+                (node[E_UPTO_WITH] != NULL);
+    char why[DIAG_MESSAGE_MAX];
+    const struct op_def *op = op_find(e->op);
+    if (given != 0 && given != 3) {
+        diag_error(l->d, l->path, node_mark(m), "upto_rows, upto_next and "
+                   "upto_with go together (give all three or none)");
+    } else if (given == 3 && !(e->rows <= e->upto_rows &&
+                               e->upto_rows < e->upto_next)) {
+        diag_error(l->d, l->path, node_mark(node[E_UPTO_ROWS]),
+                   "upto_rows %ld must lie from rows %ld to below upto_next "
+                   "%ld", e->upto_rows, e->rows, e->upto_next);
+    } else if (given == 3 && op != NULL &&
+               !tunedb_knobs_fit(op, e->upto_with, why, sizeof why)) {
+        diag_error(l->d, l->path, node_mark(node[E_UPTO_WITH]),
+                   "upto_with does not fit %s: %s", op->name, why);
+    }
+}
+
 /* The keys that say how E's times were measured and how much of the
  * space its search covered agree with each other (E's values read, NODE
  * as load_entry's; M the entry). Checked only when the values read
@@ -487,6 +522,7 @@ static void check_measured(struct loader *l, const struct tune_entry *e,
                    "stopped needs searched, candidates and complete");
         return;
     }
+    check_crossover(l, e, m, node);
     if (search_keys == 0) {
         return;
     }

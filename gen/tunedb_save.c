@@ -210,6 +210,11 @@ static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
         emit_plain(o, "retimed_reps", "%d", e->retimed_reps);
     }
     emit_search(o, e);
+    if (e->upto_next > 0) {
+        emit_plain(o, "upto_rows", "%ld", e->upto_rows);
+        emit_plain(o, "upto_next", "%ld", e->upto_next);
+        emit_text(o, "upto_with", e->upto_with);
+    }
     emit_text(o, "specl", e->version);
     emit_sequence(o, "tried");
     for (int t = 0; t < e->n_tried; t++) {

@@ -106,6 +106,19 @@ static int for_target(const struct kernel_spec *ks, enum target target,
     return knobs_resolve(out, &quiet) == 0 ? 0 : -1;
 }
 
+long ladder_mean(long lo, long hi)
+{
+    long long prod = (long long)lo * hi; /* <= 2^48 */
+    long long m = (long long)sqrt((double)prod);
+    while (m * m > prod) {
+        m--;
+    }
+    while ((m + 1) * (m + 1) <= prod) {
+        m++;
+    }
+    return (long)m;
+}
+
 void ladder_ranges(const long *rows, int n, long *max_rows)
 {
     for (int i = 0; i + 1 < n; i++) {
@@ -113,15 +126,7 @@ void ladder_ranges(const long *rows, int n, long *max_rows)
          * waves of work-groups): the row count nearest in log scale
          * predicts a call best, the boundary being the geometric mean,
          * rounded down (ROWS[i] <= it < ROWS[i + 1]). */
-        long long prod = (long long)rows[i] * rows[i + 1]; /* <= 2^48 */
-        long long m = (long long)sqrt((double)prod);
-        while (m * m > prod) {
-            m--;
-        }
-        while ((m + 1) * (m + 1) <= prod) {
-            m++;
-        }
-        max_rows[i] = (long)m;
+        max_rows[i] = ladder_mean(rows[i], rows[i + 1]);
     }
     if (n > 0) {
         max_rows[n - 1] = 0;
@@ -147,6 +152,8 @@ struct ladder_point {
     long rows;
     double us;
     double gain;         /* the defaults' time over the best's (1: unknown) */
+    const struct tune_entry *e;
+    int fallback;        /* left out: the defaults run its rows */
     char version[16];
     int variant;
     struct kernel_spec ks;
@@ -239,6 +246,7 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
         }
         p->rows = e->rows;
         p->us = e->best_us;
+        p->e = e;
         p->gain = e->default_us > 0 && e->best_us > 0
                       ? e->default_us / e->best_us
                       : 1.0;
@@ -279,6 +287,7 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
                  "(variant %d) run its rows", ks->name, top->device, p->rows,
                  why, fallback);
             p->variant = fallback;
+            p->fallback = 1;
         } else if (p->variant < 0) {
             note(notes, "%s: %s: rows %ld: left out: %s", ks->name,
                  top->device, p->rows, why);
@@ -290,15 +299,28 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
             point[kept++] = point[i];
         }
     }
+    memset(&point[kept], 0, sizeof point[kept]);
     point[kept].rows = top->rows;
     point[kept].us = top->best_us;
     point[kept].variant = top_variant;
+    point[kept].e = top;
     n = kept + 1;
     long rows[SPECL_MAX_RANGES], max_rows[SPECL_MAX_RANGES];
     for (int i = 0; i < n; i++) {
         rows[i] = point[i].rows;
     }
     ladder_ranges(rows, n, max_rows);
+    /* Where the tuner timed both neighbours between them, the range ends
+     * where it measured the one give way to the other. */
+    for (int i = 0; i + 1 < n; i++) {
+        const struct tune_entry *e = point[i].e, *next = point[i + 1].e;
+        if (!point[i].fallback && !point[i + 1].fallback &&
+            e->upto_next == next->rows && e->upto_rows >= e->rows &&
+            e->upto_rows < next->rows &&
+            strcmp(e->upto_with, next->best) == 0) {
+            max_rows[i] = e->upto_rows;
+        }
+    }
     /* Neighbours of the same code share a range. */
     struct variant_range range[SPECL_MAX_RANGES];
     int n_range = 0;

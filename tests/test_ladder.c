@@ -735,6 +735,92 @@ static void test_gen_cpu_ranges(void)
     free(dir);
 }
 
+/* Where the tuner measured a crossover between neighbouring row counts,
+ * their ranges meet there (saved and loaded with the entry); one measured
+ * against a best the next row count no longer has is passed over (the
+ * geometric mean). On merge a crossover goes with the best it was
+ * measured with. */
+static void test_gen_crossovers(void)
+{
+    struct rt rt;
+    char *dir;
+    struct spec_set set;
+    const struct kernel_spec *ks;
+    char knobs[3][TUNE_TEXT], spec[4200], db_path[4200], out_dir[4200];
+    char err[256];
+    if (gen_setup(&narrow, &rt, &dir, &set, &ks, knobs, spec, sizeof spec) <
+        0) {
+        return;
+    }
+    struct tunedb db;
+    tunedb_init(&db);
+    add_entry(&db, &rt, rt.driver, ks, 64, knobs[2], 30);
+    add_entry(&db, &rt, rt.driver, ks, 1, knobs[0], 3);
+    struct tune_entry *e = &db.entry[db.n - 1];
+    e->upto_rows = 5;
+    e->upto_next = 8;
+    snprintf(e->upto_with, sizeof e->upto_with, "%s", knobs[1]);
+    add_entry(&db, &rt, rt.driver, ks, 8, knobs[1], 5);
+    e = &db.entry[db.n - 1];
+    e->upto_rows = 40;
+    e->upto_next = 64;
+    snprintf(e->upto_with, sizeof e->upto_with, "%s", knobs[0]); /* stale */
+    snprintf(db_path, sizeof db_path, "%s/db.yaml", dir);
+    snprintf(out_dir, sizeof out_dir, "%s/gen", dir);
+    CU_ASSERT_FATAL(tunedb_save(&db, db_path, err, sizeof err) == 0);
+
+    /* Merged into a copy whose best at 8 rows differs: not its crossover;
+     * into one whose best is the same: its crossover. */
+    struct tunedb other;
+    tunedb_init(&other);
+    add_entry(&other, &rt, rt.driver, ks, 8, knobs[2], 4);
+    tunedb_merge(&other, &db);
+    TU_CHECK(other.entry[0].upto_next == 0,
+             "merge: a crossover of another best kept (up to %ld rows)",
+             other.entry[0].upto_rows);
+    snprintf(other.entry[0].best, sizeof other.entry[0].best, "%s",
+             knobs[1]);
+    tunedb_merge(&other, &db);
+    TU_CHECK(other.entry[0].upto_rows == 40 &&
+                 other.entry[0].upto_next == 64,
+             "merge: the crossover of the same best not taken");
+    tunedb_free(&other);
+    tunedb_free(&db);
+
+    char *out, *errs;
+    int rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s'", spec,
+                       db_path, out_dir);
+    int v1 = range_variant(errs, rt.name, "1 to 5");
+    int v8 = range_variant(errs, rt.name, "6 to 22");
+    int v64 = range_variant(errs, rt.name, "23 and more");
+    TU_CHECK(rc == 0 && v1 > 0 && v8 > 0 && v64 > 0 && v1 != v8 &&
+                 v8 != v64,
+             "gen --db of measured crossovers: exit %d, ranges' variants "
+             "%d, %d, %d\n%s", rc, v1, v8, v64, errs);
+    free(out);
+    free(errs);
+    /* Either side of the measured crossover, verified. */
+    static const long rows[] = {5, 6};
+    for (int i = 0; i < 2; i++) {
+        rc = run_specl(dir, &out, &errs,
+                       "bench '%s' --db '%s' --rows %ld --quick --reps 2 "
+                       "--no-naive -v", spec, db_path, rows[i]);
+        char ran[64];
+        snprintf(ran, sizeof ran, "  specl ran variant %d of ",
+                 i == 0 ? v1 : v8);
+        TU_CHECK(rc == 0 && strstr(out, ran) != NULL &&
+                     strstr(out, "WRONG") == NULL,
+                 "bench --rows %ld: exit %d, expected '%s'\n%s%s", rows[i],
+                 rc, ran, out, errs);
+        free(out);
+        free(errs);
+    }
+    spec_set_free(&set);
+    rt_close(&rt);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* Eight knob sets of the wide layer that emit different code. */
 static const char full_knob_spec[] =
     "defaults: { dtype: f32, in_features: 8, out_features: 128, rank: 2 }\n"
@@ -919,6 +1005,9 @@ int add_ladder_tune_tests(CU_pSuite s)
                    CU_add_test(s, "ladder: a device's own ranges before "
                                "every CPU's",
                                test_gen_cpu_ranges) == NULL ||
+                   CU_add_test(s, "ladder: ranges end at measured "
+                               "crossovers",
+                               test_gen_crossovers) == NULL ||
                    CU_add_test(s, "ladder: more row counts than "
                                "variants: the largest gains kept",
                                test_gen_ladder_full) == NULL ||

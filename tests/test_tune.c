@@ -1574,8 +1574,10 @@ struct fake_times {
     double home_step;
 };
 
-static double fake_us(const char *knobs, int run, void *ctx)
+static double fake_us(const char *knobs, long rows, int run,
+                      void *ctx)
 {
+    (void)rows;
     struct fake_times *ft = ctx;
     if (strcmp(knobs, ft->home) == 0) {
         return run < 0 ? 100 : 100 + ft->home_step * (run - 2);
@@ -2000,8 +2002,10 @@ static void test_tune_parts_space(void)
 }
 
 /* test_tune_parts_search's fake times: a number from the knobs' text. */
-static double hashed_us(const char *knobs, int run, void *ctx)
+static double hashed_us(const char *knobs, long rows, int run,
+                        void *ctx)
 {
+    (void)rows;
     (void)run;
     (void)ctx;
     uint64_t h = 14695981039346656037u;
@@ -2075,7 +2079,7 @@ static void test_tune_parts_search(void)
         char others[TUNE_TEXT];
         space_keys(ks, &f.sp, (t - 1) % 3, 0, others, sizeof others);
         space_keys(ks, &f.sp, -1, 1, axes, sizeof axes);
-        TU_CHECK(e->tried[t].us == hashed_us(mine, -1, NULL) &&
+        TU_CHECK(e->tried[t].us == hashed_us(mine, RUN_ROWS, -1, NULL) &&
                      texts_differ(mine, from, keys, 1) &&
                      !texts_differ(mine, from, others, 1) &&
                      texts_apart(mine, from, axes) == 1,
@@ -2089,9 +2093,10 @@ static void test_tune_parts_search(void)
 
 /* test_tune_local_order's fake times: the defaults (CTX, their knobs'
  * text) 50 us, any other config 100 to 200. */
-static double home_fastest_us(const char *knobs, int run, void *ctx)
+static double home_fastest_us(const char *knobs, long rows, int run,
+                              void *ctx)
 {
-    return strcmp(knobs, ctx) == 0 ? 50 : hashed_us(knobs, run, NULL);
+    return strcmp(knobs, ctx) == 0 ? 50 : hashed_us(knobs, rows, run, NULL);
 }
 
 /* The local search over a space of one part (lora_forward's) times the
@@ -2175,10 +2180,81 @@ static void test_tune_local_order(void)
     spec_set_free(&s);
 }
 
+/* test_tune_crossover's fake times: the config CTX takes 10 + rows us,
+ * any other 60 + rows / 2; they cross at 100 rows. */
+static double crossing_us(const char *knobs, long rows, int run, void *ctx)
+{
+    (void)run;
+    return strcmp(knobs, ctx) == 0 ? 10.0 + (double)rows
+                                   : 60.0 + (double)rows / 2;
+}
+
+/* Where a ladder's neighbours cross over is found by probes between their
+ * row counts, each config built, checked and timed there: with times
+ * that cross at 100 rows, from 32 to 512 rows the probes halve the
+ * interval in log scale, each inside the one before, and the config of
+ * fewer rows runs up to within a quarter below the crossing. */
+static void test_tune_crossover(void)
+{
+    struct spec_set s;
+    struct tune_options o;
+    struct tune_filter f;
+    struct tune_crossover x;
+    char err[256], below[TUNE_TEXT], above[TUNE_TEXT];
+    const struct rt *rt = device();
+    if (rt == NULL) {
+        return;
+    }
+    CU_ASSERT_EQUAL_FATAL(read_spec_for_device(&s, SMALL_SPEC), 0);
+    const struct kernel_spec *ks = find_kernel(&s, "t_lora");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
+    CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, RUN_ROWS, &f, err,
+                                             sizeof err), 0);
+    knobs_text(ks, below, sizeof below);
+    above[0] = '\0';
+    for (long i = 0; i < f.n_cand && !above[0]; i++) {
+        struct kernel_spec cks;
+        tune_space_config(ks, &f.sp, f.cand[i], &cks, NULL, 0);
+        knobs_text(&cks, above, sizeof above);
+        if (strcmp(above, below) == 0) {
+            above[0] = '\0';
+        }
+    }
+    tune_filter_free(&f);
+    CU_ASSERT_FATAL(above[0] != '\0');
+    tune_options_init(&o);
+    o.reps = 2;
+    o.fake_us = crossing_us;
+    o.fake_ctx = below;
+    int rc = tune_crossover(rt, &dev_naive, ks, &o, below, above, 32, 512,
+                            &x);
+    TU_CHECK(rc == 0 && x.upto >= 80 && x.upto < 100 && x.n >= 2 &&
+                 x.n <= 5,
+             "crossover of 32 and 512 rows at 100: status %d (%s), up to %ld "
+             "rows after %d probes", rc, x.error, x.upto, x.n);
+    long lo = 32, hi = 512;
+    for (int i = 0; i < x.n; i++) {
+        const struct tune_probe *p = &x.probe[i];
+        TU_CHECK(p->rows > lo && p->rows < hi &&
+                     p->below_us == 10.0 + (double)p->rows &&
+                     p->above_us == 60.0 + (double)p->rows / 2,
+                 "probe %d at %ld rows (between %ld and %ld): %.1f against "
+                 "%.1f us", i, p->rows, lo, hi, p->below_us, p->above_us);
+        if (p->above_us < p->below_us) {
+            hi = p->rows;
+        } else {
+            lo = p->rows;
+        }
+    }
+    spec_set_free(&s);
+}
+
 /* test_tune_parts_cost's fake times: 100 us, but 300 for a config
  * holding the knob value CTX ("m=64"). */
-static double one_slow_value_us(const char *knobs, int run, void *ctx)
+static double one_slow_value_us(const char *knobs, long rows, int run,
+                                void *ctx)
 {
+    (void)rows;
     char padded[TUNE_TEXT + 2], key[64];
     (void)run;
     snprintf(padded, sizeof padded, " %s ", knobs);
@@ -2258,7 +2334,7 @@ static void test_tune_parts_cost(void)
     const struct tune_entry *e = r.entry;
     int holding = 0;
     for (int t = 0; e != NULL && t < e->n_tried; t++) {
-        holding += one_slow_value_us(e->tried[t].knobs, 0, bad) > 100;
+        holding += one_slow_value_us(e->tried[t].knobs, RUN_ROWS, 0, bad) > 100;
     }
     TU_CHECK(e != NULL && holding == 1, "%d of %d tried configs hold %s "
              "(%ld dX candidates, %ld with it)", holding,
@@ -4902,6 +4978,8 @@ int add_tune_suite(void)
                     test_tune_parts_search) == NULL ||
         CU_add_test(s, "tune: a value slow alone tried after the rest",
                     test_tune_parts_cost) == NULL ||
+        CU_add_test(s, "tune: a ladder's crossover by probes between",
+                    test_tune_crossover) == NULL ||
         CU_add_test(s, "tune: one part: the defaults' neighbours first",
                     test_tune_local_order) == NULL ||
         CU_add_test(s, "tune: random, db, plot", test_tune_random) == NULL ||

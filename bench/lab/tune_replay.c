@@ -66,8 +66,10 @@ struct landscape {
     double *rec_us;
 };
 
-static double landscape_us(const char *knobs, int run, void *ctx)
+static double landscape_us(const char *knobs, long rows, int run,
+                           void *ctx)
 {
+    (void)rows;
     const struct landscape *l = ctx;
     (void)run;
     for (long i = 0; i < l->n; i++) {
@@ -124,7 +126,7 @@ static void replay(const struct kernel_spec *ks, long rows, long evals,
     }
     char text[TUNE_TEXT];
     knobs_text(ks, text, sizeof text);
-    double start_us = landscape_us(text, 0, l);
+    double start_us = landscape_us(text, 0, 0, l);
     struct tune_options o;
     tune_options_init(&o);
     o.strategy = TUNE_LOCAL;
