@@ -704,6 +704,13 @@ static void record_best(struct search *s, const struct tune_filter *f,
         e->default_p90_us = r->retimed ? r->default_spread[1] : 0;
         e->default_fresh = 1;
     }
+    /* A run that timed nothing and went less far than the entry's search
+     * (one that measures a ladder's crossovers, --max-evals 1) leaves
+     * that search's coverage. */
+    if (r->timed == 0 && e->candidates == r->n_cand &&
+        e->searched >= r->evaluated) {
+        return;
+    }
     e->searched = r->evaluated;
     e->candidates = r->n_cand;
     snprintf(e->stopped, sizeof e->stopped, "%s", r->stopped);

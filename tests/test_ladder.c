@@ -260,6 +260,22 @@ static void test_tune_ladder(void)
              "tune --rows 1,8 again: exit %d\n%s%s", rc, out, err);
     free(out);
     free(err);
+    /* One that goes less far and times nothing (as to measure the
+     * crossovers alone) leaves the entries' searches as they were. */
+    rc = run_specl(dir, &out, &err,
+                   "tune " SMALL_SPEC " --kernel t_lora --rows 1,8 "
+                   "--max-evals 1 --reps 2 --db '%s'", db_path);
+    tunedb_init(&db);
+    CU_ASSERT_EQUAL(tunedb_load(&db, db_path, 0, &d), 0);
+    for (int i = 0; i < db.n; i++) {
+        TU_CHECK(rc == 0 && db.entry[i].searched == 2,
+                 "tune --max-evals 1 over a database: rows %ld searched "
+                 "%ld, was 2\n%s%s", db.entry[i].rows,
+                 db.entry[i].searched, out, err);
+    }
+    tunedb_free(&db);
+    free(out);
+    free(err);
     tu_rmtree(dir);
     free(dir);
 }
