@@ -751,6 +751,24 @@ static void test_gen_cpu_ranges(void)
     free(dir);
 }
 
+/* `bench SPEC --db DB --rows ROWS` (in DIR) runs VARIANT, verified
+ * against float64. */
+static void check_bench_ran(const char *dir, const char *spec,
+                            const char *db, long rows, int variant)
+{
+    char *out, *errs, ran[64];
+    int rc = run_specl(dir, &out, &errs,
+                       "bench '%s' --db '%s' --rows %ld --quick --reps 2 "
+                       "--no-naive -v", spec, db, rows);
+    snprintf(ran, sizeof ran, "  specl ran variant %d of ", variant);
+    TU_CHECK(rc == 0 && strstr(out, ran) != NULL &&
+                 strstr(out, "WRONG") == NULL,
+             "bench --rows %ld: exit %d, expected '%s'\n%s%s", rows, rc, ran,
+             out, errs);
+    free(out);
+    free(errs);
+}
+
 /* Where the tuner measured a crossover between neighbouring row counts,
  * their ranges meet there (saved and loaded with the entry); one measured
  * against a best the next row count no longer has is passed over (the
@@ -818,18 +836,7 @@ static void test_gen_crossovers(void)
     /* Either side of the measured crossover, verified. */
     static const long rows[] = {5, 6};
     for (int i = 0; i < 2; i++) {
-        rc = run_specl(dir, &out, &errs,
-                       "bench '%s' --db '%s' --rows %ld --quick --reps 2 "
-                       "--no-naive -v", spec, db_path, rows[i]);
-        char ran[64];
-        snprintf(ran, sizeof ran, "  specl ran variant %d of ",
-                 i == 0 ? v1 : v8);
-        TU_CHECK(rc == 0 && strstr(out, ran) != NULL &&
-                     strstr(out, "WRONG") == NULL,
-                 "bench --rows %ld: exit %d, expected '%s'\n%s%s", rows[i],
-                 rc, ran, out, errs);
-        free(out);
-        free(errs);
+        check_bench_ran(dir, spec, db_path, rows[i], i == 0 ? v1 : v8);
     }
     spec_set_free(&set);
     rt_close(&rt);
@@ -920,17 +927,7 @@ static void test_gen_ladder_full(void)
     free(out);
     free(errs);
     /* At a row count left out the defaults run, verified. */
-    rc = run_specl(dir, &out, &errs,
-                   "bench '%s' --db '%s' --rows %ld --quick --reps 2 "
-                   "--no-naive -v", spec, db_path, left_rows);
-    char ran[64];
-    snprintf(ran, sizeof ran, "  specl ran variant %d of ", left_variant);
-    TU_CHECK(rc == 0 && strstr(out, ran) != NULL &&
-                 strstr(out, "WRONG") == NULL,
-             "bench --rows %ld: exit %d, expected '%s'\n%s%s", left_rows,
-             rc, ran, out, errs);
-    free(out);
-    free(errs);
+    check_bench_ran(dir, spec, db_path, left_rows, left_variant);
     spec_set_free(&set);
     rt_close(&rt);
     tu_rmtree(dir);
