@@ -58,8 +58,8 @@ struct tune_options {
     void (*on_record)(const struct tune_result *r, void *ctx);
     void *ctx;
     /* For tests: when not NULL, every time measured is replaced by what
-     * this returns for the config's KNOBS at ROWS, so that a test can make the
-     * search's figures lucky and the re-timing's not. RUN: -1 for a
+     * this returns for the config's KNOBS at ROWS, so that a test can
+     * make the search's figures lucky and the re-timing's not. RUN: -1 for a
      * config's median in the search (and the defaults' before it), else
      * the run's number in the re-timing after it. */
     double (*fake_us)(const char *knobs, long rows, int run, void *ctx);
