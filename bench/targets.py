@@ -19,10 +19,12 @@ Areas (--area, repeatable; default lora, vocab, layer and attention):
              the decode step. Its float64 checks take minutes: run it in
              a call of its own, or a few cases at a time (--match).
   ladder     a ladder tune of llama-q, f32 and bf16, over 1 to 4096 rows
-             (specl tune --rows), then each row count benched with the
-             defaults and with the tuned database in turn, the median of
-             --ladder-rounds benches each: none slower, one faster
-             (minutes: --ladder-budget seconds a row count)
+             (specl tune --rows), then each row count, and the first and
+             last rows of each rows range gen --db makes of them, benched
+             with the defaults and with the tuned database in turn, the
+             median of --ladder-rounds benches each: none slower, one
+             row count faster (minutes: --ladder-budget seconds a row
+             count)
   cpu        on a CPU (PoCL; no PyTorch: --no-peers): the layer ops
              against their naive kernels (each at most as fast as its
              copy of the bytes allows: the naive kernel's time in copies
@@ -222,12 +224,14 @@ def cpu_targets():
 
 def ladder(area, label, path, kernel, rows, clblast_rows=None):
     """A ladder tune: `specl tune PATH --kernel KERNEL --rows ROWS` into
-    a database of its own, then at each row count `specl bench` with the
-    defaults and with the database (as `gen --db` emits it): no row
-    count slower than the defaults (beyond LADDER_SPREAD; one whose tune
-    kept the defaults runs their code, and is not), at least one faster
-    (by more than it); at CLBLAST_ROWS the tuned kernel faster than
-    CLBlast's SGEMM path."""
+    a database of its own, then at each row count, and at the first and
+    last rows of each rows range `gen --db` makes (where a config runs
+    rows it was not tuned at), `specl bench` with the defaults and with
+    the database (as `gen --db` emits it): none slower than the defaults
+    (beyond LADDER_SPREAD; one that runs the defaults' code, its row
+    counts' tunes having kept them, is not), at least one row count
+    faster (by more than it); at CLBLAST_ROWS the tuned kernel faster
+    than CLBlast's SGEMM path."""
     return {"area": area, "label": label, "spec": path, "kernel": kernel,
             "ladder": list(rows), "clblast_rows": clblast_rows,
             "sizes": [], "checks": [], "peer": None, "naive": False}
@@ -275,20 +279,25 @@ def run_ladder(a, t):
                       f"{failure(p)} | not run |"]
     lines, faster, device = [], 0, None
     kept = kept_defaults(db)
-    for r in t["ladder"]:
+    ranges = rows_ranges(a, t, db)
+    ends = {end: same for end, same in range_ends(ranges, kept).items()
+            if end not in t["ladder"]}
+    for r in sorted(set(t["ladder"]) | set(ends)):
         base, tuned = ladder_rounds(a, t, r, db)
         device = device or base.get("device")
-        label = f"{t['label']} at {r} rows"
+        label = (f"{t['label']} at {r} rows" +
+                 (" (a rows range's end)" if r in ends else ""))
         if "error" in base or "error" in tuned:
             err = base.get("error") or tuned.get("error")
             lines.append(f"| {t['area']} | {label} | {err} | not run |")
             continue
         ratio = tuned["us"] / base["us"]
-        faster += r not in kept and ratio < 1 - LADDER_SPREAD
+        faster += r in t["ladder"] and r not in kept and \
+            ratio < 1 - LADDER_SPREAD
         shown = (f"defaults {base['us']:.1f} µs, tuned {tuned['us']:.1f} "
                  f"µs ({base['us'] / tuned['us']:.2f}x; the median of "
                  f"{a.ladder_rounds} alternating benches each)")
-        if r in kept:
+        if r in kept or ends.get(r):
             verdicts = ["no slower than the defaults: met (the tune kept "
                         "the defaults: the same code both ways, so the "
                         "difference is the device's spread)"]
@@ -312,6 +321,42 @@ def run_ladder(a, t):
                  f"{100 * LADDER_SPREAD:.0f}% | at least one: "
                  f"{'met' if faster else 'missed'} |")
     return device, lines
+
+
+RANGE_NOTE = re.compile(r"^specl: note: (\S+): .*: rows (\d+) (?:to (\d+)|"
+                        r"and more): variant \d+, tuned at rows ([\d, ]+)$",
+                        re.M)
+
+
+def parse_ranges(kernel, notes):
+    """The rows ranges `specl gen --db` notes for KERNEL in NOTES: (first,
+    last or None for every row above, the row counts tuned for it)."""
+    return [(int(m[2]), int(m[3]) if m[3] else None,
+             [int(r) for r in m[4].split(",")])
+            for m in RANGE_NOTE.finditer(notes) if m[1] == kernel]
+
+
+def rows_ranges(a, t, db):
+    """T's rows ranges as `specl gen --db DB` makes them (parse_ranges)."""
+    with tempfile.TemporaryDirectory() as out:
+        p = subprocess.run([a.specl, "gen", spec(t["spec"]), "--db", db,
+                            "-o", out], capture_output=True, text=True,
+                           cwd=ROOT)
+    return parse_ranges(t["kernel"], p.stderr)
+
+
+def range_ends(ranges, kept):
+    """The first and last rows of each range where another begins or
+    ends, each with whether it runs the defaults' code (every row count
+    tuned for its range kept the defaults: KEPT)."""
+    ends = {}
+    for first, last, tuned in ranges:
+        same = all(r in kept for r in tuned)
+        if first > 1:
+            ends[first] = same
+        if last is not None:
+            ends[last] = same
+    return ends
 
 
 def kept_defaults(db):
@@ -597,10 +642,31 @@ def self_test():
             print(f"targets.py self-test: {t['label']}: {got}, want {want}",
                   file=sys.stderr)
             return 1
-    if not kept_defaults_test():
+    if not kept_defaults_test() or not ranges_test():
         return 1
     print("targets.py self-test: ok")
     return 0
+
+
+def ranges_test():
+    """parse_ranges() and range_ends() on notes of an H200 ladder."""
+    notes = ("specl: note: bf16_q: NVIDIA H200: rows 1 to 64: variant 3, "
+             "tuned at rows 1, 8, 32\n"
+             "specl: note: bf16_q: NVIDIA H200: rows 65 to 181: variant 4, "
+             "tuned at rows 128\n"
+             "specl: note: other: NVIDIA H200: rows 1 to 9: variant 2, "
+             "tuned at rows 1\n"
+             "specl: note: bf16_q: NVIDIA H200: rows 182 and more: variant "
+             "3, tuned at rows 1024, 4096\n")
+    got = parse_ranges("bf16_q", notes)
+    want = [(1, 64, [1, 8, 32]), (65, 181, [128]), (182, None, [1024, 4096])]
+    ends = range_ends(got, {1, 8, 32, 1024, 4096})
+    want_ends = {64: True, 65: False, 181: False, 182: True}
+    if got != want or ends != want_ends:
+        print(f"targets.py self-test: ranges {got}, ends {ends}; want "
+              f"{want}, {want_ends}", file=sys.stderr)
+        return False
+    return True
 
 
 def kept_defaults_test():
