@@ -854,41 +854,77 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
 
 /* ---- a ladder's crossovers ----------------------------------------------- */
 
-/* KNOBS (a config of KS's op) at ROWS: built, checked against float64 and
- * timed; its median into *US. -1 with why in ERR where it fails. */
-static int time_config_at(const struct rt *rt, struct naive_stubs *naive,
-                          const struct kernel_spec *ks,
-                          const struct tune_options *o, const char *knobs,
-                          long rows, double *us, char *err, size_t size)
+/* The configs KNOBS[0] and KNOBS[1] (of KS's op) at ROWS: each built and
+ * checked against float64, then timed back to back (time_interleaved, O's
+ * reps), as the tune's best is re-timed against the defaults: the device's
+ * drift between two runs apart would otherwise decide. Their medians into
+ * US[2]; -1 with why in ERR where one fails. */
+static int time_pair_at(const struct rt *rt, struct naive_stubs *naive,
+                        const struct kernel_spec *ks,
+                        const struct tune_options *o,
+                        const char *const knobs[2], long rows, double us[2],
+                        char *err, size_t size)
 {
-    struct kernel_spec cfg = *ks;
-    struct diags quiet = {.out = NULL};
+    double runs[2][MAX_REPS];
+    struct kernel_spec cfg[2];
     struct variant_set vs;
     struct measure_case mc;
-    struct result res;
-    if (tunedb_entry_knobs(&cfg, knobs, rows) < 0 ||
-        knobs_resolve(&cfg, &quiet) != 0) {
-        snprintf(err, size, "its knobs do not fit: %s", quiet.first);
-        return -1;
+    struct stub stub[2];
+    int loaded = 0, rounds = 0, failed = 0;
+    for (int i = 0; i < 2; i++) {
+        struct diags quiet = {.out = NULL};
+        cfg[i] = *ks;
+        if (tunedb_entry_knobs(&cfg[i], knobs[i], rows) < 0 ||
+            knobs_resolve(&cfg[i], &quiet) != 0) {
+            snprintf(err, size, "its knobs do not fit: %s", quiet.first);
+            return -1;
+        }
+        cfg[i].measure_rows = rows;
     }
-    cfg.measure_rows = rows;
-    if (mcase_init(&mc, rt, naive, &cfg, (size_t)rows, o->seed, 1) !=
+    if (mcase_init(&mc, rt, naive, &cfg[0], (size_t)rows, o->seed, 1) !=
         CL_SUCCESS) {
         snprintf(err, size, "cannot set up %ld rows", rows);
         return -1;
     }
-    variants_one(&cfg, &vs);
-    memset(&res, 0, sizeof res);
-    enum stub_outcome got = measure_stub(&mc, &vs, o->reps, &res, NULL);
-    mcase_free(&mc);
-    if (got != STUB_TIMED) {
-        snprintf(err, size, "at %ld rows: %s", rows,
-                 res.note[0] ? res.note : "it failed");
-        return -1;
+    memset(stub, 0, sizeof stub);
+    for (; loaded < 2 && !failed; loaded++) {
+        struct result res;
+        memset(&res, 0, sizeof res);
+        variants_one(&cfg[loaded], &vs);
+        /* verified as MC's own stub, then moved out (with any scratch
+         * its run grew) */
+        cl_int st = stub_load(&mc.stub, rt, &vs, -1, NULL);
+        if (st != CL_SUCCESS) {
+            snprintf(err, size, "at %ld rows: build failed: %s", rows,
+                     rt_status(st));
+            failed = 1;
+            break;
+        }
+        verify_variant(&mc, run_specl, &res);
+        stub[loaded] = mc.stub;
+        memset(&mc.stub, 0, sizeof mc.stub);
+        if (!res.ok) {
+            snprintf(err, size, "at %ld rows: %s", rows,
+                     res.note[0] ? res.note : "wrong");
+            failed = 1;
+        }
     }
-    *us = o->fake_us != NULL ? o->fake_us(knobs, rows, -1, o->fake_ctx)
-                             : res.us;
-    return 0;
+    if (!failed && time_interleaved(&mc, stub, 2, o->reps, runs, &rounds) !=
+                       CL_SUCCESS) {
+        snprintf(err, size, "at %ld rows: a timed run failed", rows);
+        failed = 1;
+    }
+    for (int i = 0; i < loaded; i++) {
+        stub_unload(&stub[i]);
+    }
+    mcase_free(&mc);
+    for (int i = 0; i < 2 && !failed; i++) {
+        for (int k = 0; o->fake_us != NULL && k < rounds; k++) {
+            runs[i][k] = o->fake_us(knobs[i], rows, k, o->fake_ctx);
+        }
+        us[i] = median(runs[i], rounds);
+    }
+    return failed ? -1 : 0;
 }
 
 int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
@@ -905,13 +941,15 @@ int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
         long mid = ladder_mean(lo, hi);
         mid = mid <= lo ? lo + 1 : mid >= hi ? hi - 1 : mid;
         struct tune_probe *p = &x->probe[x->n];
+        const char *const pair[2] = {below, above};
+        double us[2];
         p->rows = mid;
-        if (time_config_at(rt, naive, ks, o, below, mid, &p->below_us,
-                           x->error, sizeof x->error) < 0 ||
-            time_config_at(rt, naive, ks, o, above, mid, &p->above_us,
-                           x->error, sizeof x->error) < 0) {
+        if (time_pair_at(rt, naive, ks, o, pair, mid, us, x->error,
+                         sizeof x->error) < 0) {
             return -1;
         }
+        p->below_us = us[0];
+        p->above_us = us[1];
         x->n++;
         if (p->above_us < p->below_us) {
             hi = mid;

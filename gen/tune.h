@@ -164,11 +164,12 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
 
 /* Where a ladder's neighbouring row counts cross over: between the
  * bests of rows LO and HI (KNOBS texts BELOW and ABOVE, which emit
- * different code), each timed (built and checked first) at rows halving
- * the interval in log scale until its ends are within a quarter of each
- * other; the rows of each probe and both times, and X->UPTO, the most
- * rows where BELOW was not slower (LO where no probe had it so). Returns
- * 0, or -1 with X->ERROR where a probe failed or O->STOP was set. */
+ * different code), both built, checked and timed back to back at rows
+ * halving the interval in log scale until its ends are within a quarter
+ * of each other; the rows of each probe and both medians, and X->UPTO,
+ * the most rows where BELOW was not slower (LO where no probe had it
+ * so). Returns 0, or -1 with X->ERROR where a probe failed or O->STOP
+ * was set. */
 #define TUNE_MAX_PROBES 8
 struct tune_probe {
     long rows;
