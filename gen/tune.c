@@ -876,7 +876,9 @@ static int time_pair_at(const struct rt *rt, struct naive_stubs *naive,
         cfg[i] = *ks;
         if (tunedb_entry_knobs(&cfg[i], knobs[i], rows) < 0 ||
             knobs_resolve(&cfg[i], &quiet) != 0) {
-            snprintf(err, size, "its knobs do not fit: %s", quiet.first);
+            snprintf(err, size, "knobs \"%.60s\" do not fit %.32s%s%.100s",
+                     knobs[i], ks->name, quiet.first[0] ? ": " : "",
+                     quiet.first);
             return -1;
         }
         cfg[i].measure_rows = rows;

@@ -2246,6 +2246,12 @@ static void test_tune_crossover(void)
             lo = p->rows;
         }
     }
+    /* A config that does not fit refuses the first probe, with why. */
+    rc = tune_crossover(rt, &dev_naive, ks, &o, below, "m=7 speed=9", 32,
+                        512, &x);
+    TU_CHECK(rc == -1 && x.n == 0 && strstr(x.error, "do not fit") != NULL,
+             "crossover against a config that does not fit: status %d, %d "
+             "probes: %s", rc, x.n, x.error);
     spec_set_free(&s);
 }
 
