@@ -319,6 +319,9 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
             e->upto_rows < next->rows &&
             strcmp(e->upto_with, next->best) == 0) {
             max_rows[i] = e->upto_rows;
+            note(notes, "%s: %s: rows %ld to %ld: the crossover measured "
+                 "at %ld rows", ks->name, top->device, e->rows, next->rows,
+                 e->upto_rows);
         }
     }
     /* Neighbours of the same code share a range. */

@@ -831,6 +831,13 @@ static void test_gen_crossovers(void)
                  v8 != v64,
              "gen --db of measured crossovers: exit %d, ranges' variants "
              "%d, %d, %d\n%s", rc, v1, v8, v64, errs);
+    char note[512];
+    snprintf(note, sizeof note, "specl: note: l_lora: %s: rows 1 to 8: the "
+             "crossover measured at 5 rows\n", rt.name);
+    TU_CHECK(strstr(errs, note) != NULL &&
+                 strstr(errs, "rows 8 to 64: the crossover") == NULL,
+             "gen --db of measured crossovers: no '%s' (or one for the "
+             "stale crossover) in\n%s", note, errs);
     free(out);
     free(errs);
     /* Either side of the measured crossover, verified. */
