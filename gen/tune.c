@@ -459,14 +459,19 @@ void tune_options_init(struct tune_options *o)
 }
 
 /* DB's entry for KS over ROWS rows on RT, made when missing. */
-static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
+struct tune_entry *tune_find_entry(struct tunedb *db, const struct rt *rt,
                                    const struct kernel_spec *ks, long rows)
 {
     char shape[TUNE_TEXT];
     tune_shape_text(ks, shape, sizeof shape);
-    struct tune_entry *e = tunedb_find(db, rt->name, rt->driver,
-                                       ks->op->name, dtype_name(ks->dtype),
-                                       shape, rows);
+    return tunedb_find(db, rt->name, rt->driver, ks->op->name,
+                       dtype_name(ks->dtype), shape, rows);
+}
+
+static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
+                                   const struct kernel_spec *ks, long rows)
+{
+    struct tune_entry *e = tune_find_entry(db, rt, ks, rows);
     if (e == NULL) {
         struct tune_entry n;
         memset(&n, 0, sizeof n);
@@ -474,7 +479,7 @@ static struct tune_entry *entry_of(struct tunedb *db, const struct rt *rt,
         snprintf(n.driver, sizeof n.driver, "%s", rt->driver);
         snprintf(n.op, sizeof n.op, "%s", ks->op->name);
         snprintf(n.dtype, sizeof n.dtype, "%s", dtype_name(ks->dtype));
-        snprintf(n.shape, sizeof n.shape, "%s", shape);
+        tune_shape_text(ks, n.shape, sizeof n.shape);
         n.rows = rows;
         e = tunedb_add(db, &n);
     }

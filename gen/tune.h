@@ -186,6 +186,10 @@ int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
                    const char *below, const char *above, long lo, long hi,
                    struct tune_crossover *x);
 
+/* KS's entry at ROWS on RT's device (and driver) in DB, or NULL. */
+struct tune_entry *tune_find_entry(struct tunedb *db, const struct rt *rt,
+                                   const struct kernel_spec *ks, long rows);
+
 /* Seconds on a monotonic clock, for elapsed times. */
 double tune_clock_s(void);
 

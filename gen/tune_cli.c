@@ -281,17 +281,6 @@ static void print_ladder(const char *name, const struct ladder_point *p,
     }
 }
 
-/* KS's entry at ROWS on RT's device in DB, or NULL. */
-static struct tune_entry *ladder_entry(struct tunedb *db, const struct rt *rt,
-                                       const struct kernel_spec *ks,
-                                       long rows)
-{
-    char shape[TUNE_TEXT];
-    tune_shape_text(ks, shape, sizeof shape);
-    return tunedb_find(db, rt->name, rt->driver, ks->op->name,
-                       dtype_name(ks->dtype), shape, rows);
-}
-
 /* After KS's ladder (its N row counts P): where the bests of neighbouring
  * row counts differ, the rows where the one gives way to the other,
  * timed (tune_crossover), into the entry of the fewer rows; `gen --db`
@@ -303,9 +292,9 @@ static int crossovers(const struct tune_options *o, const struct rt *rt,
 {
     int failed = 0;
     for (int i = 0; i + 1 < n && !stop_signal; i++) {
-        struct tune_entry *e = ladder_entry(db, rt, ks, p[i].rows);
-        const struct tune_entry *next = ladder_entry(db, rt, ks,
-                                                     p[i + 1].rows);
+        struct tune_entry *e = tune_find_entry(db, rt, ks, p[i].rows);
+        const struct tune_entry *next = tune_find_entry(db, rt, ks,
+                                                        p[i + 1].rows);
         if (e == NULL || next == NULL || !e->best[0] || !next->best[0] ||
             strcmp(e->best, next->best) == 0) {
             continue;
@@ -318,9 +307,7 @@ static int crossovers(const struct tune_options *o, const struct rt *rt,
             continue;
         }
         struct tune_crossover x;
-        char best[TUNE_TEXT];
-        snprintf(best, sizeof best, "%s", e->best); /* DB may grow */
-        if (tune_crossover(rt, naive, ks, o, best, next->best, e->rows,
+        if (tune_crossover(rt, naive, ks, o, e->best, next->best, e->rows,
                            next->rows, &x) < 0) {
             fprintf(stderr, "specl: tune: %s: rows %ld to %ld: no "
                     "crossover: %s\n", ks->name, e->rows, next->rows,
@@ -328,8 +315,6 @@ static int crossovers(const struct tune_options *o, const struct rt *rt,
             failed = 1;
             continue;
         }
-        e = ladder_entry(db, rt, ks, p[i].rows);
-        next = ladder_entry(db, rt, ks, p[i + 1].rows);
         e->upto_rows = x.upto;
         e->upto_next = next->rows;
         snprintf(e->upto_with, sizeof e->upto_with, "%s", next->best);

@@ -349,31 +349,26 @@ static void load_entry_values(struct loader *l, struct tune_entry *e,
                       texts[i].dst, texts[i].size);
         }
     }
-    if (node[E_ROWS] != NULL) {
-        integer(l, node[E_ROWS], "rows", 1, TUNE_MAX_ROWS, &e->rows);
-    }
     long reps = 0;
-    if (node[E_RETIMED_REPS] != NULL) {
-        integer(l, node[E_RETIMED_REPS], "retimed_reps", 1,
-                TUNEDB_MAX_REPS, &reps);
-        e->retimed_reps = (int)reps;
+    const struct {
+        enum entry_key key;
+        long lo, hi;
+        long *dst;
+    } integers[] = {
+        {E_ROWS, 1, TUNE_MAX_ROWS, &e->rows},
+        {E_RETIMED_REPS, 1, TUNEDB_MAX_REPS, &reps},
+        {E_SEARCHED, 0, TUNEDB_MAX_CONFIGS, &e->searched},
+        {E_CANDIDATES, 1, TUNEDB_MAX_CONFIGS, &e->candidates},
+        {E_UPTO_ROWS, 1, TUNE_MAX_ROWS, &e->upto_rows},
+        {E_UPTO_NEXT, 1, TUNE_MAX_ROWS, &e->upto_next},
+    };
+    for (size_t i = 0; i < sizeof integers / sizeof integers[0]; i++) {
+        if (node[integers[i].key] != NULL) {
+            integer(l, node[integers[i].key], entry_keys[integers[i].key],
+                    integers[i].lo, integers[i].hi, integers[i].dst);
+        }
     }
-    if (node[E_SEARCHED] != NULL) {
-        integer(l, node[E_SEARCHED], "searched", 0, TUNEDB_MAX_CONFIGS,
-                &e->searched);
-    }
-    if (node[E_CANDIDATES] != NULL) {
-        integer(l, node[E_CANDIDATES], "candidates", 1, TUNEDB_MAX_CONFIGS,
-                &e->candidates);
-    }
-    if (node[E_UPTO_ROWS] != NULL) {
-        integer(l, node[E_UPTO_ROWS], "upto_rows", 1, TUNE_MAX_ROWS,
-                &e->upto_rows);
-    }
-    if (node[E_UPTO_NEXT] != NULL) {
-        integer(l, node[E_UPTO_NEXT], "upto_next", 1, TUNE_MAX_ROWS,
-                &e->upto_next);
-    }
+    e->retimed_reps = (int)reps;
     const struct {
         enum entry_key key;
         double *dst;

@@ -170,22 +170,17 @@ static int point_rows_cmp(const void *a, const void *b)
  * the op defaults, on a CPU at few rows the CPU's for few rows), or -1
  * where none does. */
 static int defaults_variant(const struct kernel_spec *ks, enum target target,
-                            long rows, const struct variant_set *vs)
+                            long rows, struct variant_set *vs)
 {
     struct kernel_spec one, few;
-    uint64_t hash;
-    char err[256];
-    if (for_target(ks, target, &one) < 0 ||
-        kernel_code_hash(cpu_defaults_at(&one, rows, &few), &hash, err,
-                         sizeof err) < 0) {
+    char why[256];
+    if (for_target(ks, target, &one) < 0) {
         return -1;
     }
-    for (int i = 0; i < vs->n; i++) {
-        if (vs->v[i].code_hash == hash) {
-            return i;
-        }
-    }
-    return -1;
+    /* the variant of the same code, or (room left) one of its own */
+    return add_variant(vs, cpu_defaults_at(&one, rows, &few),
+                       target_defaults_label(target), NULL, 1, why,
+                       sizeof why);
 }
 
 /* For TOP, the entry of KS's shape with the most rows on its device,
