@@ -72,8 +72,9 @@ void range_text(const struct variant_set *vs, int r, struct buf *out)
     range_rows_text(vs, r, rows, sizeof rows);
     if (range->device[0]) {
         comment_text(out, range->device);
-        buf_printf(out, ", %s: variant %d (tuned at rows %s)", rows,
-                   range->variant, range->tuned);
+        buf_printf(out, ", %s: variant %d (%s%s)", rows, range->variant,
+                   range->tuned[0] ? "tuned at rows " : "the defaults, "
+                   "between tuned row counts", range->tuned);
     } else {
         buf_printf(out, "every CPU, %s: variant %d (", rows, range->variant);
         comment_text(out, vs->v[range->variant].label);

@@ -298,8 +298,10 @@ static void range_rows(const struct variant_set *vs, struct buf *b)
         if (r->device[0]) {
             buf_puts(&b[H_RANGES], "    {\"");
             c_escape(&b[H_RANGES], r->device, strlen(r->device));
-            buf_printf(&b[H_RANGES], "\", %ld, %d}, /* %s: tuned at rows "
-                       "%s */\n", r->max_rows, r->variant, upto, r->tuned);
+            buf_printf(&b[H_RANGES], "\", %ld, %d}, /* %s: %s%s */\n",
+                       r->max_rows, r->variant, upto,
+                       r->tuned[0] ? "tuned at rows " : "the defaults, "
+                       "between tuned row counts", r->tuned);
         } else {
             buf_printf(&b[H_RANGES], "    {NULL, %ld, %d}, /* every CPU, "
                        "%s */\n", r->max_rows, r->variant, upto);

@@ -679,7 +679,7 @@ static void record_best(struct search *s, const struct tune_filter *f,
          (r->timed > 0 && r->best_us < kept_us))) {
         if (strcmp(e->best, r->best_knobs) != 0) {
             /* its crossover was another config's */
-            e->upto_rows = e->upto_next = 0;
+            e->upto_rows = e->upto_next = e->next_from = 0;
             e->upto_with[0] = '\0';
         }
         snprintf(e->best, sizeof e->best, "%s", r->best_knobs);
@@ -855,119 +855,4 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
     tune_filter_free(&f);
     mcase_free(&mc);
     return failed;
-}
-
-/* ---- a ladder's crossovers ----------------------------------------------- */
-
-/* The configs KNOBS[0] and KNOBS[1] (of KS's op) at ROWS: each built and
- * checked against float64, then timed back to back (time_interleaved, O's
- * reps), as the tune's best is re-timed against the defaults: the device's
- * drift between two runs apart would otherwise decide. Their medians into
- * US[2]; -1 with why in ERR where one fails. */
-static int time_pair_at(const struct rt *rt, struct naive_stubs *naive,
-                        const struct kernel_spec *ks,
-                        const struct tune_options *o,
-                        const char *const knobs[2], long rows, double us[2],
-                        char *err, size_t size)
-{
-    double runs[2][MAX_REPS];
-    struct kernel_spec cfg[2];
-    struct variant_set vs;
-    struct measure_case mc;
-    struct stub stub[2];
-    int loaded = 0, rounds = 0, failed = 0;
-    for (int i = 0; i < 2; i++) {
-        struct diags quiet = {.out = NULL};
-        cfg[i] = *ks;
-        if (tunedb_entry_knobs(&cfg[i], knobs[i], rows) < 0 ||
-            knobs_resolve(&cfg[i], &quiet) != 0) {
-            snprintf(err, size, "knobs \"%.60s\" do not fit %.32s%s%.100s",
-                     knobs[i], ks->name, quiet.first[0] ? ": " : "",
-                     quiet.first);
-            return -1;
-        }
-        cfg[i].measure_rows = rows;
-    }
-    if (mcase_init(&mc, rt, naive, &cfg[0], (size_t)rows, o->seed, 1) !=
-        CL_SUCCESS) {
-        snprintf(err, size, "cannot set up %ld rows", rows);
-        return -1;
-    }
-    memset(stub, 0, sizeof stub);
-    for (; loaded < 2 && !failed; loaded++) {
-        struct result res;
-        memset(&res, 0, sizeof res);
-        variants_one(&cfg[loaded], &vs);
-        /* verified as MC's own stub, then moved out (with any scratch
-         * its run grew) */
-        cl_int st = stub_load(&mc.stub, rt, &vs, -1, NULL);
-        if (st != CL_SUCCESS) {
-            snprintf(err, size, "at %ld rows: build failed: %s", rows,
-                     rt_status(st));
-            failed = 1;
-            break;
-        }
-        verify_variant(&mc, run_specl, &res);
-        stub[loaded] = mc.stub;
-        memset(&mc.stub, 0, sizeof mc.stub);
-        if (!res.ok) {
-            snprintf(err, size, "at %ld rows: %s", rows,
-                     res.note[0] ? res.note : "wrong");
-            failed = 1;
-        }
-    }
-    if (!failed && time_interleaved(&mc, stub, 2, o->reps, runs, &rounds) !=
-                       CL_SUCCESS) {
-        snprintf(err, size, "at %ld rows: a timed run failed", rows);
-        failed = 1;
-    }
-    for (int i = 0; i < loaded; i++) {
-        stub_unload(&stub[i]);
-    }
-    mcase_free(&mc);
-    for (int i = 0; i < 2 && !failed; i++) {
-        for (int k = 0; o->fake_us != NULL && k < rounds; k++) {
-            runs[i][k] = o->fake_us(knobs[i], rows, k, o->fake_ctx);
-        }
-        us[i] = median(runs[i], rounds);
-    }
-    return failed ? -1 : 0;
-}
-
-int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
-                   const struct kernel_spec *ks, const struct tune_options *o,
-                   const char *below, const char *above, long lo, long hi,
-                   struct tune_crossover *x)
-{
-    memset(x, 0, sizeof *x);
-    x->upto = lo;
-    /* Halving the interval in log scale until its ends are within a
-     * quarter of each other: a few probes, and tiles and waves change
-     * little within a quarter. */
-    while (hi - lo > 1 && hi * 4 > lo * 5 && x->n < TUNE_MAX_PROBES) {
-        long mid = ladder_mean(lo, hi);
-        mid = mid <= lo ? lo + 1 : mid >= hi ? hi - 1 : mid;
-        struct tune_probe *p = &x->probe[x->n];
-        const char *const pair[2] = {below, above};
-        double us[2];
-        p->rows = mid;
-        if (time_pair_at(rt, naive, ks, o, pair, mid, us, x->error,
-                         sizeof x->error) < 0) {
-            return -1;
-        }
-        p->below_us = us[0];
-        p->above_us = us[1];
-        x->n++;
-        if (p->above_us < p->below_us) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-        if (o->stop != NULL && *o->stop) {
-            snprintf(x->error, sizeof x->error, "stopped");
-            return -1;
-        }
-    }
-    x->upto = lo;
-    return 0;
 }

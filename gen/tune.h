@@ -162,21 +162,29 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
                 const struct kernel_spec *ks, const struct tune_options *o,
                 struct tunedb *db, struct tune_result *r);
 
-/* Where a ladder's neighbouring row counts cross over: between the
- * bests of rows LO and HI (KNOBS texts BELOW and ABOVE, which emit
- * different code), both built, checked and timed back to back at rows
- * halving the interval in log scale until its ends are within a quarter
- * of each other; the rows of each probe and both medians, and X->UPTO,
- * the most rows where BELOW was not slower (LO where no probe had it
- * so). Returns 0, or -1 with X->ERROR where a probe failed or O->STOP
- * was set. */
+/* Where a ladder's neighbouring row counts give way to each other:
+ * between rows LO and HI, whose bests are the knobs texts BELOW and
+ * ABOVE (which emit different code), probes at rows between them time
+ * both bests and the defaults back to back (each built and checked
+ * first; configs of the same code at those rows timed once). Each probe
+ * halves, in log scale, the wider of two intervals: where BELOW stops
+ * winning and where ABOVE starts, until each is within a quarter.
+ * X->UPTO: the most rows where BELOW was the fastest of the three (LO
+ * where no probe had it so); X->FROM: the fewest where ABOVE was (HI
+ * where none); the rows between run the defaults, which won there or
+ * were not told apart. Returns 0, or -1 with X->ERROR where a probe
+ * failed or O->STOP was set. */
 #define TUNE_MAX_PROBES 8
+#define TUNE_CROSS_CONFIGS 3 /* below's best, above's, the defaults */
+enum tune_winner { TUNE_BELOW, TUNE_ABOVE, TUNE_DEFAULTS };
 struct tune_probe {
     long rows;
-    double below_us, above_us;
+    double below_us, above_us, defaults_us;
+    int codes;              /* distinct codes timed (1 to 3) */
+    enum tune_winner winner;
 };
 struct tune_crossover {
-    long upto;
+    long upto, from;
     int n;
     struct tune_probe probe[TUNE_MAX_PROBES];
     char error[256];

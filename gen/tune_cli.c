@@ -282,14 +282,17 @@ static void print_ladder(const char *name, const struct ladder_point *p,
 }
 
 /* After KS's ladder (its N row counts P): where the bests of neighbouring
- * row counts differ, the rows where the one gives way to the other,
- * timed (tune_crossover), into the entry of the fewer rows; `gen --db`
- * ends its range there. Returns 1 when one could not be measured. */
+ * row counts differ, the rows where the one gives way to the defaults or
+ * to the other, timed (tune_crossover), into the entry of the fewer
+ * rows; `gen --db` ends their ranges there. Returns 1 when one could not
+ * be measured. */
 static int crossovers(const struct tune_options *o, const struct rt *rt,
                       struct naive_stubs *naive, struct tunedb *db,
                       const struct kernel_spec *ks,
                       const struct ladder_point *p, int n)
 {
+    static const char *const winner[] = {"the first", "the second",
+                                         "the defaults"};
     int failed = 0;
     for (int i = 0; i + 1 < n && !stop_signal; i++) {
         struct tune_entry *e = tune_find_entry(db, rt, ks, p[i].rows);
@@ -301,9 +304,9 @@ static int crossovers(const struct tune_options *o, const struct rt *rt,
         }
         if (e->upto_next == next->rows &&
             strcmp(e->upto_with, next->best) == 0) {
-            printf("%s: rows %ld to %ld: the crossover at %ld rows, as "
-                   "measured before\n", ks->name, e->rows, next->rows,
-                   e->upto_rows);
+            printf("%s: rows %ld to %ld: the first best up to %ld rows, "
+                   "the second from %ld, as measured before\n", ks->name,
+                   e->rows, next->rows, e->upto_rows, e->next_from);
             continue;
         }
         struct tune_crossover x;
@@ -316,14 +319,20 @@ static int crossovers(const struct tune_options *o, const struct rt *rt,
             continue;
         }
         e->upto_rows = x.upto;
+        e->next_from = x.from;
         e->upto_next = next->rows;
         snprintf(e->upto_with, sizeof e->upto_with, "%s", next->best);
         printf("%s: rows %ld to %ld: the best of %ld rows runs up to %ld "
-               "rows", ks->name, e->rows, next->rows, e->rows, x.upto);
+               "rows, the best of %ld from %ld", ks->name, e->rows,
+               next->rows, e->rows, x.upto, next->rows, x.from);
+        if (x.from > x.upto + 1) {
+            printf(", the defaults between");
+        }
         for (int k = 0; k < x.n; k++) {
-            printf("%s %ld rows %.1f against %.1f us", k ? ";" : " (at",
-                   x.probe[k].rows, x.probe[k].below_us,
-                   x.probe[k].above_us);
+            const struct tune_probe *q = &x.probe[k];
+            printf("%s %ld rows %.1f, %.1f and %.1f us: %s", k ? ";" : " (at",
+                   q->rows, q->below_us, q->above_us, q->defaults_us,
+                   winner[q->winner]);
         }
         printf("%s\n", x.n ? ")" : "");
     }
@@ -462,9 +471,10 @@ static const char tune_usage[] =
     "      --rows M[,M...]    rows measured (default: the op's); a list\n"
     "                         (1,8,32,128) tunes each kernel at each row\n"
     "                         count, one database entry each, then times\n"
-    "                         neighbours' bests between them for where\n"
-    "                         one gives way: 'specl gen --db' turns them\n"
-    "                         into row ranges that end there\n"
+    "                         neighbours' bests and the defaults between\n"
+    "                         them for where each best is the fastest:\n"
+    "                         'specl gen --db' turns them into row ranges\n"
+    "                         that end there, the defaults between\n"
     "      --reps N           timed runs per config, 1 to 1000 (default 20)\n"
     "      --seed N           of the inputs and the search order (default 1)\n"
     "      --db FILE          the database (default:\n"

@@ -178,6 +178,7 @@ void tunedb_merge(struct tunedb *dst, const struct tunedb *src)
             (s->upto_next > 0 && strcmp(s->best, d->best) == 0)) {
             d->upto_rows = s->upto_rows;
             d->upto_next = s->upto_next;
+            d->next_from = s->next_from;
             snprintf(d->upto_with, sizeof d->upto_with, "%s", s->upto_with);
         }
     }

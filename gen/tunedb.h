@@ -68,9 +68,10 @@ struct tune_entry {
     char best_seen[TUNE_TEXT];
     /* The crossover of a ladder (0 where not measured): the best runs up
      * to UPTO_ROWS rows, the best of the entry at UPTO_NEXT rows (the next
-     * row count; its best was UPTO_WITH) from there, both timed at the
-     * rows between (specl tune --rows). ROWS <= UPTO_ROWS < UPTO_NEXT. */
-    long upto_rows, upto_next;
+     * row count; its best was UPTO_WITH) from NEXT_FROM, the defaults
+     * between; the three timed at the rows between (specl tune --rows).
+     * ROWS <= UPTO_ROWS < NEXT_FROM <= UPTO_NEXT. */
+    long upto_rows, upto_next, next_from;
     char upto_with[TUNE_TEXT];
     char version[16];       /* specl version that measured it */
     int n_tried;

@@ -295,14 +295,14 @@ enum entry_key {
     /* optional, newer: how the times were measured, what was searched */
     E_TIME_P10, E_TIME_P90, E_DEFAULT_P10, E_DEFAULT_P90, E_RETIMED_REPS,
     E_SEARCHED, E_CANDIDATES, E_COMPLETE, E_STOPPED,
-    E_UPTO_ROWS, E_UPTO_NEXT, E_UPTO_WITH, N_ENTRY_KEYS
+    E_UPTO_ROWS, E_UPTO_NEXT, E_UPTO_WITH, E_NEXT_FROM, N_ENTRY_KEYS
 };
 static const char *const entry_keys[] = {
     "device", "driver", "op", "dtype", "shape", "rows", "target", "best",
     "time_us", "gbs", "gflops", "default_us", "specl", "tried",
     "time_p10_us", "time_p90_us", "default_p10_us", "default_p90_us",
     "retimed_reps", "searched", "candidates", "complete", "stopped",
-    "upto_rows", "upto_next", "upto_with", NULL};
+    "upto_rows", "upto_next", "upto_with", "next_from", NULL};
 
 /* The tuner's best is the knobs of the fastest of the entry's tried
  * configs, every knob of the op as it had them: one that is none of
@@ -361,6 +361,7 @@ static void load_entry_values(struct loader *l, struct tune_entry *e,
         {E_CANDIDATES, 1, TUNEDB_MAX_CONFIGS, &e->candidates},
         {E_UPTO_ROWS, 1, TUNE_MAX_ROWS, &e->upto_rows},
         {E_UPTO_NEXT, 1, TUNE_MAX_ROWS, &e->upto_next},
+        {E_NEXT_FROM, 1, TUNE_MAX_ROWS, &e->next_from},
     };
     for (size_t i = 0; i < sizeof integers / sizeof integers[0]; i++) {
         if (node[integers[i].key] != NULL) {
@@ -459,24 +460,29 @@ static void check_spread(struct loader *l, yaml_node_t *m,
     }
 }
 
-/* A ladder's crossover: its three keys together, its rows between the
- * entry's and the next row count's, the next one's best a config. */
+/* A ladder's crossover: its four keys together, the rows in order (the
+ * entry's, its best's last, the next best's first, the next row
+ * count's), the next one's best a config. */
 static void check_crossover(struct loader *l, const struct tune_entry *e,
                             yaml_node_t *m, yaml_node_t *const *node)
 {
     int given = (node[E_UPTO_ROWS] != NULL) + (node[E_UPTO_NEXT] != NULL) +
-                (node[E_UPTO_WITH] != NULL);
+                (node[E_UPTO_WITH] != NULL) + (node[E_NEXT_FROM] != NULL);
     char why[DIAG_MESSAGE_MAX];
     const struct op_def *op = op_find(e->op);
-    if (given != 0 && given != 3) {
-        diag_error(l->d, l->path, node_mark(m), "upto_rows, upto_next and "
-                   "upto_with go together (give all three or none)");
-    } else if (given == 3 && !(e->rows <= e->upto_rows &&
-                               e->upto_rows < e->upto_next)) {
+    if (given != 0 && given != 4) {
+        diag_error(l->d, l->path, node_mark(m), "upto_rows, next_from, "
+                   "upto_next and upto_with go together (give all four or "
+                   "none)");
+    } else if (given == 4 && !(e->rows <= e->upto_rows &&
+                               e->upto_rows < e->next_from &&
+                               e->next_from <= e->upto_next)) {
         diag_error(l->d, l->path, node_mark(node[E_UPTO_ROWS]),
-                   "upto_rows %ld must lie from rows %ld to below upto_next "
-                   "%ld", e->upto_rows, e->rows, e->upto_next);
-    } else if (given == 3 && op != NULL &&
+                   "rows %ld, upto_rows %ld, next_from %ld and upto_next "
+                   "%ld must be in order: rows <= upto_rows < next_from "
+                   "<= upto_next",
+                   e->rows, e->upto_rows, e->next_from, e->upto_next);
+    } else if (given == 4 && op != NULL &&
                !tunedb_knobs_fit(op, e->upto_with, why, sizeof why)) {
         diag_error(l->d, l->path, node_mark(node[E_UPTO_WITH]),
                    "upto_with does not fit %s: %s", op->name, why);

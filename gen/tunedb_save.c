@@ -212,6 +212,7 @@ static void emit_entry(struct yaml_out *o, const struct tune_entry *e)
     emit_search(o, e);
     if (e->upto_next > 0) {
         emit_plain(o, "upto_rows", "%ld", e->upto_rows);
+        emit_plain(o, "next_from", "%ld", e->next_from);
         emit_plain(o, "upto_next", "%ld", e->upto_next);
         emit_text(o, "upto_with", e->upto_with);
     }

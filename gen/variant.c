@@ -154,6 +154,10 @@ struct ladder_point {
     double gain;         /* the defaults' time over the best's (1: unknown) */
     const struct tune_entry *e;
     int fallback;        /* left out: the defaults run its rows */
+    int gap_variant;     /* the defaults' variant, which runs the rows
+                            after its range up to GAP_UPTO (measured_ends);
+                            -1: none */
+    long gap_upto;
     char version[16];
     int variant;
     struct kernel_spec ks;
@@ -181,6 +185,47 @@ static int defaults_variant(const struct kernel_spec *ks, enum target target,
     return add_variant(vs, cpu_defaults_at(&one, rows, &few),
                        target_defaults_label(target), NULL, 1, why,
                        sizeof why);
+}
+
+/* Where the tuner measured where the bests of neighbouring row counts
+ * give way (tune_crossover: the fewer rows' best up to upto_rows, the
+ * next's from next_from, the defaults between), point I's range ends
+ * there (MAX_ROWS[i]), and the defaults' variant runs the rows before the
+ * next best's (the point's gap_variant, up to its gap_upto). One
+ * measured against a best the next row count no longer has is passed
+ * over; a point left out (running the defaults) keeps its neighbour's
+ * side. NOTES says where each was used. */
+static void measured_ends(const struct kernel_spec *ks,
+                          const struct tune_entry *top,
+                          struct ladder_point *point, int n, long *max_rows,
+                          struct variant_set *vs, struct buf *notes)
+{
+    for (int i = 0; i < n; i++) {
+        point[i].gap_variant = -1;
+    }
+    for (int i = 0; i + 1 < n; i++) {
+        struct ladder_point *p = &point[i];
+        const struct ladder_point *q = &point[i + 1];
+        const struct tune_entry *e = p->e, *next = q->e;
+        if (e->upto_next != next->rows || e->upto_rows < e->rows ||
+            e->upto_rows >= e->next_from || e->next_from > next->rows ||
+            strcmp(e->upto_with, next->best) != 0 ||
+            (p->fallback && q->fallback)) {
+            continue;
+        }
+        max_rows[i] = p->fallback ? e->next_from - 1 : e->upto_rows;
+        if (!p->fallback && !q->fallback &&
+            e->next_from > e->upto_rows + 1) {
+            /* (no room: the next best from the first best's end) */
+            p->gap_variant = defaults_variant(ks, p->ks.target,
+                                              e->upto_rows + 1, vs);
+            p->gap_upto = e->next_from - 1;
+        }
+        note(notes, "%s: %s: rows %ld to %ld: measured: the first best "
+             "fastest up to %ld rows, the second from %ld%s", ks->name,
+             top->device, e->rows, next->rows, e->upto_rows, e->next_from,
+             p->gap_variant >= 0 ? ", the defaults between" : "");
+    }
 }
 
 /* For TOP, the entry of KS's shape with the most rows on its device,
@@ -305,38 +350,33 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
         rows[i] = point[i].rows;
     }
     ladder_ranges(rows, n, max_rows);
-    /* Where the tuner timed both neighbours between them, the range ends
-     * where it measured the one give way to the other. */
-    for (int i = 0; i + 1 < n; i++) {
-        const struct tune_entry *e = point[i].e, *next = point[i + 1].e;
-        if (!point[i].fallback && !point[i + 1].fallback &&
-            e->upto_next == next->rows && e->upto_rows >= e->rows &&
-            e->upto_rows < next->rows &&
-            strcmp(e->upto_with, next->best) == 0) {
-            max_rows[i] = e->upto_rows;
-            note(notes, "%s: %s: rows %ld to %ld: the crossover measured "
-                 "at %ld rows", ks->name, top->device, e->rows, next->rows,
-                 e->upto_rows);
-        }
-    }
-    /* Neighbours of the same code share a range. */
-    struct variant_range range[SPECL_MAX_RANGES];
+    measured_ends(ks, top, point, n, max_rows, vs, notes);
+    /* Neighbours of the same code share a range; the defaults' rows
+     * between two row counts are a range of their own. */
+    struct variant_range range[2 * SPECL_MAX_RANGES];
     int n_range = 0;
     for (int i = 0; i < n; i++) {
-        struct variant_range *r = &range[n_range];
-        if (n_range > 0 && range[n_range - 1].variant == point[i].variant) {
-            r = &range[n_range - 1];
+        for (int g = 0; g < 2; g++) {
+            int variant = g == 0 ? point[i].variant : point[i].gap_variant;
+            if (variant < 0) {
+                continue;
+            }
+            struct variant_range *r = &range[n_range];
+            if (n_range > 0 && range[n_range - 1].variant == variant) {
+                r = &range[n_range - 1];
+            } else {
+                memset(r, 0, sizeof *r);
+                snprintf(r->device, sizeof r->device, "%s", top->device);
+                r->variant = variant;
+                n_range++;
+            }
             size_t len = strlen(r->tuned);
-            snprintf(r->tuned + len, sizeof r->tuned - len, ", %ld",
-                     point[i].rows);
-        } else {
-            memset(r, 0, sizeof *r);
-            snprintf(r->device, sizeof r->device, "%s", top->device);
-            r->variant = point[i].variant;
-            snprintf(r->tuned, sizeof r->tuned, "%ld", point[i].rows);
-            n_range++;
+            if (g == 0) {
+                snprintf(r->tuned + len, sizeof r->tuned - len, "%s%ld",
+                         len ? ", " : "", point[i].rows);
+            }
+            r->max_rows = g == 0 ? max_rows[i] : point[i].gap_upto;
         }
-        r->max_rows = max_rows[i];
     }
     if (n_range == 1) {
         note(notes, "%s: %s: rows %s: one config: no rows ranges",
@@ -349,8 +389,15 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
             char upto[64];
             vs->range[vs->n_range++] = range[i];
             range_rows_text(vs, vs->n_range - 1, upto, sizeof upto);
-            note(notes, "%s: %s: %s: variant %d, tuned at rows %s", ks->name,
-                 top->device, upto, range[i].variant, range[i].tuned);
+            if (range[i].tuned[0]) {
+                note(notes, "%s: %s: %s: variant %d, tuned at rows %s",
+                     ks->name, top->device, upto, range[i].variant,
+                     range[i].tuned);
+            } else {
+                note(notes, "%s: %s: %s: variant %d, the defaults, between "
+                     "tuned row counts", ks->name, top->device, upto,
+                     range[i].variant);
+            }
         }
     }
     free(point);

@@ -769,11 +769,11 @@ static void check_bench_ran(const char *dir, const char *spec,
     free(errs);
 }
 
-/* Where the tuner measured a crossover between neighbouring row counts,
- * their ranges meet there (saved and loaded with the entry); one measured
- * against a best the next row count no longer has is passed over (the
- * geometric mean). On merge a crossover goes with the best it was
- * measured with. */
+/* Where the tuner measured where neighbouring row counts' bests give way,
+ * their ranges end there (saved and loaded with the entry), and the
+ * defaults run the rows between them; one measured against a best the
+ * next row count no longer has is passed over (the geometric mean). On
+ * merge a crossover goes with the best it was measured with. */
 static void test_gen_crossovers(void)
 {
     struct rt rt;
@@ -792,11 +792,13 @@ static void test_gen_crossovers(void)
     add_entry(&db, &rt, rt.driver, ks, 1, knobs[0], 3);
     struct tune_entry *e = &db.entry[db.n - 1];
     e->upto_rows = 5;
+    e->next_from = 7;
     e->upto_next = 8;
     snprintf(e->upto_with, sizeof e->upto_with, "%s", knobs[1]);
     add_entry(&db, &rt, rt.driver, ks, 8, knobs[1], 5);
     e = &db.entry[db.n - 1];
     e->upto_rows = 40;
+    e->next_from = 41;
     e->upto_next = 64;
     snprintf(e->upto_with, sizeof e->upto_with, "%s", knobs[0]); /* stale */
     snprintf(db_path, sizeof db_path, "%s/db.yaml", dir);
@@ -816,6 +818,7 @@ static void test_gen_crossovers(void)
              knobs[1]);
     tunedb_merge(&other, &db);
     TU_CHECK(other.entry[0].upto_rows == 40 &&
+                 other.entry[0].next_from == 41 &&
                  other.entry[0].upto_next == 64,
              "merge: the crossover of the same best not taken");
     tunedb_free(&other);
@@ -825,25 +828,28 @@ static void test_gen_crossovers(void)
     int rc = run_specl(dir, &out, &errs, "gen '%s' --db '%s' -o '%s'", spec,
                        db_path, out_dir);
     int v1 = range_variant(errs, rt.name, "1 to 5");
-    int v8 = range_variant(errs, rt.name, "6 to 22");
+    int v0 = range_variant(errs, rt.name, "6 to 6");
+    int v8 = range_variant(errs, rt.name, "7 to 22");
     int v64 = range_variant(errs, rt.name, "23 and more");
-    TU_CHECK(rc == 0 && v1 > 0 && v8 > 0 && v64 > 0 && v1 != v8 &&
-                 v8 != v64,
+    TU_CHECK(rc == 0 && v1 > 0 && v0 >= 0 && v8 > 0 && v64 > 0 &&
+                 v1 != v0 && v0 != v8 && v1 != v8 && v8 != v64,
              "gen --db of measured crossovers: exit %d, ranges' variants "
-             "%d, %d, %d\n%s", rc, v1, v8, v64, errs);
+             "%d, %d (the defaults), %d, %d\n%s", rc, v1, v0, v8, v64, errs);
     char note[512];
-    snprintf(note, sizeof note, "specl: note: l_lora: %s: rows 1 to 8: the "
-             "crossover measured at 5 rows\n", rt.name);
+    snprintf(note, sizeof note, "specl: note: l_lora: %s: rows 1 to 8: "
+             "measured: the first best fastest up to 5 rows, the second "
+             "from 7, the defaults between\n", rt.name);
     TU_CHECK(strstr(errs, note) != NULL &&
-                 strstr(errs, "rows 8 to 64: the crossover") == NULL,
+                 strstr(errs, "rows 8 to 64: measured") == NULL,
              "gen --db of measured crossovers: no '%s' (or one for the "
              "stale crossover) in\n%s", note, errs);
     free(out);
     free(errs);
-    /* Either side of the measured crossover, verified. */
-    static const long rows[] = {5, 6};
-    for (int i = 0; i < 2; i++) {
-        check_bench_ran(dir, spec, db_path, rows[i], i == 0 ? v1 : v8);
+    /* Either side of each measured end, verified. */
+    const long rows[] = {5, 6, 7};
+    const int ran[] = {v1, v0, v8};
+    for (int i = 0; i < 3; i++) {
+        check_bench_ran(dir, spec, db_path, rows[i], ran[i]);
     }
     spec_set_free(&set);
     rt_close(&rt);
@@ -867,7 +873,11 @@ static const char full_knob_spec[] =
 /* More row counts than a NAME.c has variants for: those whose tunes
  * gained most over the defaults keep theirs, each of the rest runs the
  * defaults (what its tune timed at its rows; a neighbour's knobs never
- * ran there), and every CPU keeps its variant for few rows. */
+ * ran there), and every CPU keeps its variant for few rows. A measured
+ * crossover with a row count left out still ends the range where the
+ * tune measured it: the best was faster than the defaults up to there
+ * (8 rows' up to 9, the 16 left out), and the defaults were up to where
+ * the next best took over (32 rows' from 24). */
 static void test_gen_ladder_full(void)
 {
     struct rt rt;
@@ -901,6 +911,14 @@ static void test_gen_ladder_full(void)
         add_entry(&db, &rt, rt.driver, ks, rows[i], text, 10);
         db.entry[db.n - 1].default_us = 10 * gain[i];
     }
+    for (int i = 4; i <= 5; i++) { /* rows 8 and 16 */
+        struct tune_entry *e = &db.entry[i];
+        e->upto_rows = i == 4 ? 9 : 20;
+        e->next_from = i == 4 ? 12 : 24;
+        e->upto_next = db.entry[i + 1].rows;
+        snprintf(e->upto_with, sizeof e->upto_with, "%s",
+                 db.entry[i + 1].best);
+    }
     spec_set_free(&k);
     snprintf(db_path, sizeof db_path, "%s/db.yaml", dir);
     snprintf(out_dir, sizeof out_dir, "%s/gen", dir);
@@ -931,10 +949,25 @@ static void test_gen_ladder_full(void)
     TU_CHECK(left_rows > 0 && left_variant >= 0 && most_left < least_kept,
              "gen --db of a full ladder: the least gain kept %.1f, the most "
              "left out %.1f (none: 0)\n%s", least_kept, most_left, errs);
+    /* 16 rows (the least gain) left out, 8 and 32 kept */
+    int v8 = range_variant(errs, rt.name, "6 to 9");
+    int v16 = range_variant(errs, rt.name, "10 to 23");
+    int v32 = range_variant(errs, rt.name, "24 to 45");
+    TU_CHECK(v8 >= 0 && v16 == left_variant && v32 >= 0 && v8 != v16 &&
+                 v32 != v16,
+             "gen --db of a full ladder, crossovers with a row count left "
+             "out: variants %d, %d, %d (the defaults: %d)\n%s", v8, v16,
+             v32, left_variant, errs);
     free(out);
     free(errs);
-    /* At a row count left out the defaults run, verified. */
+    /* At a row count left out the defaults run, and either side of each
+     * measured end, verified. */
     check_bench_ran(dir, spec, db_path, left_rows, left_variant);
+    const long at[] = {9, 10, 23, 24};
+    const int ran[] = {v8, v16, v16, v32};
+    for (int i = 0; i < 4; i++) {
+        check_bench_ran(dir, spec, db_path, at[i], ran[i]);
+    }
     spec_set_free(&set);
     rt_close(&rt);
     tu_rmtree(dir);

@@ -2180,27 +2180,70 @@ static void test_tune_local_order(void)
     spec_set_free(&s);
 }
 
-/* test_tune_crossover's fake times: the config CTX takes 10 + rows us,
- * any other 60 + rows / 2; they cross at 100 rows. */
-static double crossing_us(const char *knobs, long rows, int run, void *ctx)
+/* test_tune_crossover's fake times, by config (CTX: the knobs texts of
+ * the first best, the second, the defaults): the first 10 + rows us, the
+ * second 100 + rows / 5, the defaults 40 + rows * 3 / 5: the first is
+ * the fastest below 75 rows, the second from 151, the defaults
+ * between. */
+static double three_us(const char *knobs, long rows, int run, void *ctx)
 {
+    const char *const *text = ctx;
+    double r = (double)rows;
     (void)run;
-    return strcmp(knobs, ctx) == 0 ? 10.0 + (double)rows
-                                   : 60.0 + (double)rows / 2;
+    return strcmp(knobs, text[0]) == 0   ? 10.0 + r
+           : strcmp(knobs, text[1]) == 0 ? 100.0 + r / 5
+                                         : 40.0 + r * 3 / 5;
 }
 
-/* Where a ladder's neighbours cross over is found by probes between their
- * row counts, each config built, checked and timed there: with times
- * that cross at 100 rows, from 32 to 512 rows the probes halve the
- * interval in log scale, each inside the one before, and the config of
- * fewer rows runs up to within a quarter below the crossing. */
+/* Checks X's probes against three_us (the first best the defaults where
+ * SAME): each inside the intervals left by those before, its times and
+ * its winner. */
+static void check_probes(const struct tune_crossover *x, int same)
+{
+    long a = 32, b = 512, c = 32, d = 512;
+    for (int i = 0; i < x->n; i++) {
+        const struct tune_probe *p = &x->probe[i];
+        double r = (double)p->rows;
+        double want[3] = {10.0 + r, 100.0 + r / 5,
+                          same ? 10.0 + r : 40.0 + r * 3 / 5};
+        enum tune_winner w = want[1] < want[0] ? TUNE_ABOVE : TUNE_BELOW;
+        w = want[2] < want[w] ? TUNE_DEFAULTS : w;
+        TU_CHECK(((p->rows > a && p->rows < b) ||
+                  (p->rows > c && p->rows < d)) &&
+                     p->below_us == want[0] && p->above_us == want[1] &&
+                     p->defaults_us == want[2] && p->winner == w &&
+                     p->codes == (same ? 2 : 3),
+                 "probe %d at %ld rows (between %ld and %ld or %ld and "
+                 "%ld): %.1f, %.1f, %.1f us, winner %d of %d codes", i,
+                 p->rows, a, b, c, d, p->below_us, p->above_us,
+                 p->defaults_us, (int)p->winner, p->codes);
+        if (p->winner == TUNE_BELOW) {
+            a = p->rows;
+        } else {
+            b = p->rows < b ? p->rows : b;
+        }
+        if (p->winner == TUNE_ABOVE) {
+            d = p->rows;
+        } else {
+            c = p->rows > c ? p->rows : c;
+        }
+    }
+}
+
+/* Where a ladder's neighbours give way is found by probes between their
+ * row counts, both bests and the defaults built, checked and timed
+ * there: with times where the defaults win between 75 and 150 rows, the
+ * probes halve the wider of the two intervals in log scale, the first
+ * best runs up to within a quarter below 75 rows and the second from
+ * within a quarter above 150. Where the first best is the defaults,
+ * their code is timed once and the two meet (at 112 rows). */
 static void test_tune_crossover(void)
 {
     struct spec_set s;
     struct tune_options o;
     struct tune_filter f;
     struct tune_crossover x;
-    char err[256], below[TUNE_TEXT], above[TUNE_TEXT];
+    char err[256], text[3][TUNE_TEXT];
     const struct rt *rt = device();
     if (rt == NULL) {
         return;
@@ -2210,44 +2253,43 @@ static void test_tune_crossover(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(ks);
     CU_ASSERT_EQUAL_FATAL(tune_filter_run_at(ks, RUN_ROWS, &f, err,
                                              sizeof err), 0);
-    knobs_text(ks, below, sizeof below);
-    above[0] = '\0';
-    for (long i = 0; i < f.n_cand && !above[0]; i++) {
+    knobs_text(ks, text[2], sizeof text[2]);
+    int found = 0;
+    for (long i = 0; i < f.n_cand && found < 2; i++) {
         struct kernel_spec cks;
         tune_space_config(ks, &f.sp, f.cand[i], &cks, NULL, 0);
-        knobs_text(&cks, above, sizeof above);
-        if (strcmp(above, below) == 0) {
-            above[0] = '\0';
-        }
+        knobs_text(&cks, text[found], sizeof text[found]);
+        found += strcmp(text[found], text[2]) != 0;
     }
     tune_filter_free(&f);
-    CU_ASSERT_FATAL(above[0] != '\0');
+    CU_ASSERT_FATAL(found == 2);
+    const char *ctx[3] = {text[0], text[1], text[2]};
     tune_options_init(&o);
     o.reps = 2;
-    o.fake_us = crossing_us;
-    o.fake_ctx = below;
-    int rc = tune_crossover(rt, &dev_naive, ks, &o, below, above, 32, 512,
-                            &x);
-    TU_CHECK(rc == 0 && x.upto >= 80 && x.upto < 100 && x.n >= 2 &&
-                 x.n <= 5,
-             "crossover of 32 and 512 rows at 100: status %d (%s), up to %ld "
-             "rows after %d probes", rc, x.error, x.upto, x.n);
-    long lo = 32, hi = 512;
-    for (int i = 0; i < x.n; i++) {
-        const struct tune_probe *p = &x.probe[i];
-        TU_CHECK(p->rows > lo && p->rows < hi &&
-                     p->below_us == 10.0 + (double)p->rows &&
-                     p->above_us == 60.0 + (double)p->rows / 2,
-                 "probe %d at %ld rows (between %ld and %ld): %.1f against "
-                 "%.1f us", i, p->rows, lo, hi, p->below_us, p->above_us);
-        if (p->above_us < p->below_us) {
-            hi = p->rows;
-        } else {
-            lo = p->rows;
-        }
-    }
+    o.fake_us = three_us;
+    o.fake_ctx = ctx;
+    int rc = tune_crossover(rt, &dev_naive, ks, &o, text[0], text[1], 32,
+                            512, &x);
+    TU_CHECK(rc == 0 && x.upto >= 60 && x.upto <= 75 && x.from > 150 &&
+                 x.from <= 188 && x.n >= 4 && x.n <= TUNE_MAX_PROBES,
+             "crossovers of 32 and 512 rows at 75 and 150: status %d (%s), "
+             "the first up to %ld rows, the second from %ld, after %d "
+             "probes", rc, x.error, x.upto, x.from, x.n);
+    check_probes(&x, 0);
+
+    /* The first best the defaults: two codes a probe, one meeting. */
+    ctx[0] = text[2];
+    rc = tune_crossover(rt, &dev_naive, ks, &o, text[2], text[1], 32, 512,
+                        &x);
+    TU_CHECK(rc == 0 && x.upto >= 90 && x.upto < 113 && x.from > 112 &&
+                 x.from <= 141 && x.n >= 2 && x.n <= 5,
+             "crossover of the defaults and a best at 112 rows: status %d "
+             "(%s), up to %ld rows, from %ld, after %d probes", rc, x.error,
+             x.upto, x.from, x.n);
+    check_probes(&x, 1);
+
     /* A config that does not fit refuses the first probe, with why. */
-    rc = tune_crossover(rt, &dev_naive, ks, &o, below, "m=7 speed=9", 32,
+    rc = tune_crossover(rt, &dev_naive, ks, &o, text[0], "m=7 speed=9", 32,
                         512, &x);
     TU_CHECK(rc == -1 && x.n == 0 && strstr(x.error, "do not fit") != NULL,
              "crossover against a config that does not fit: status %d, %d "
