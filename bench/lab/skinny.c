@@ -2,7 +2,9 @@
  * rank-16 matrix (lora_backward's T = X·A and G = dY·Bᵀ at ROWS x K,
  * both in one launch) on NVIDIA tensor cores, each config checked
  * against float64 first, beside a kernel that only reads X and dY.
- * Usage: skinny CL_FILE [WARPS MT SPLIT U]... (default 8 1 3 1). */
+ * Usage: skinny CL_FILE [WARPS MT SPLIT U STEP STAGES]... (default 8 1
+ * 3 1 0 0); STEP 32 or 64 times skinny_cp (cp.async stages) too, and
+ * STEP 0 the loads alone in two patterns (read_tiles). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
@@ -66,10 +68,56 @@ static cl_program build(cl_context ctx, cl_device_id dev, const char *src,
     return p;
 }
 
+/* What each config's run shares: the queue, the buffers, the float64
+ * references and room for an output read back. */
+struct lab {
+    cl_command_queue q;
+    cl_mem x, a, y, b, t, g;
+    double *ref_t, *ref_g;
+    float *got;
+};
+
+/* Kernel NAME of P over G in groups of L: T and G poisoned, computed,
+ * checked against float64, then timed; one line of figures. */
+static void time_products(const struct lab *lab, cl_program p,
+                          const char *name, const size_t g[2],
+                          const size_t l[2])
+{
+    const size_t n = (size_t)ROWS * K, out_bytes = (size_t)ROWS * RANK * 4;
+    const int rows = ROWS;
+    const float nan = NAN;
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, name, &err);
+    CHECK(err);
+    const cl_mem args[] = {lab->x, lab->a, lab->y, lab->b, lab->t, lab->g};
+    CHECK(clSetKernelArg(k, 0, sizeof rows, &rows));
+    for (cl_uint i = 0; i < 6; i++) {
+        CHECK(clSetKernelArg(k, i + 1, sizeof args[i], &args[i]));
+    }
+    CHECK(clEnqueueFillBuffer(lab->q, lab->t, &nan, 4, 0, out_bytes, 0,
+                              NULL, NULL));
+    CHECK(clEnqueueFillBuffer(lab->q, lab->g, &nan, 4, 0, out_bytes, 0,
+                              NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(lab->q, k, 2, NULL, g, l, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(lab->q, lab->t, CL_TRUE, 0, out_bytes,
+                              lab->got, 0, NULL, NULL));
+    double et = rel_l2(lab->got, lab->ref_t, (size_t)ROWS * RANK);
+    CHECK(clEnqueueReadBuffer(lab->q, lab->g, CL_TRUE, 0, out_bytes,
+                              lab->got, 0, NULL, NULL));
+    double eg = rel_l2(lab->got, lab->ref_g, (size_t)ROWS * RANK);
+    double us = lab_time_kernel(lab->q, k, 2, g, l, 3, REPS);
+    double flops = 2.0 * 2 * ROWS * K * RANK;
+    printf("  %s, T and G: %.2f us (%.0f GB/s of X and dY, %.1f TFLOP/s); "
+           "rel L2 T %.2e, G %.2e%s\n", name, us, 2 * n * 4 / us / 1e3,
+           flops / us / 1e6, et, eg,
+           et < 1e-5 && eg < 1e-5 ? "" : " (past float32's 1e-5)");
+    CHECK(clReleaseKernel(k));
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (argc - 2) % 4 != 0) {
-        fprintf(stderr, "usage: %s CL_FILE [WARPS MT SPLIT U]...\n",
+    if (argc < 2 || (argc - 2) % 6 != 0) {
+        fprintf(stderr, "usage: %s CL_FILE [WARPS MT SPLIT U STEP STAGES]...\n",
                 argv[0]);
         return 2;
     }
@@ -116,6 +164,7 @@ int main(int argc, char **argv)
     cl_mem bg = clCreateBuffer(ctx, CL_MEM_READ_WRITE, out_bytes, NULL, &err);
     CHECK(err);
     int rows = ROWS;
+    const struct lab lab = {q, bx, ba, by, bb, bt, bg, rt, rg, got};
 
     /* the floor: X and dY read once */
     {
@@ -137,53 +186,35 @@ int main(int argc, char **argv)
         clReleaseKernel(k);
         clReleaseProgram(p);
     }
-    for (int a = 2; a == 2 || a < argc; a += 4) {
-        int warps = 8, mt = 1, split = 3, u = 1;
+    for (int a = 2; a == 2 || a < argc; a += 6) {
+        int warps = 8, mt = 1, split = 3, u = 1, step = 0, stages = 0;
         if (a < argc) {
             warps = atoi(argv[a]);
             mt = atoi(argv[a + 1]);
             split = atoi(argv[a + 2]);
             u = atoi(argv[a + 3]);
+            step = atoi(argv[a + 4]);
+            stages = atoi(argv[a + 5]);
         }
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-cl-std=CL1.2 -cl-nv-verbose -DK=%d -DWARPS=%d -DMT=%d "
-                 "-DSPLIT=%d -DU=%d %s", K, warps, mt, split, u,
+                 "-DSPLIT=%d -DU=%d %s%d -DSTAGES=%d -DPENDING_GROUPS=%d %s",
+                 K, warps, mt, split, u, step ? "-DSTEP=" : "-DNO_STEP=",
+                 step, stages, stages - 2,
                  getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
-        printf("warps %d, mt %d, split %d, u %d:\n", warps, mt, split, u);
+        printf("warps %d, mt %d, split %d, u %d, step %d, stages %d:\n", warps,
+               mt, split, u, step, stages);
         cl_program p = build(ctx, dev, src, opts);
-        cl_kernel k = clCreateKernel(p, "skinny_tc", &err);
-        CHECK(err);
-        CHECK(clSetKernelArg(k, 0, sizeof rows, &rows));
-        CHECK(clSetKernelArg(k, 1, sizeof bx, &bx));
-        CHECK(clSetKernelArg(k, 2, sizeof ba, &ba));
-        CHECK(clSetKernelArg(k, 3, sizeof by, &by));
-        CHECK(clSetKernelArg(k, 4, sizeof bb, &bb));
-        CHECK(clSetKernelArg(k, 5, sizeof bt, &bt));
-        CHECK(clSetKernelArg(k, 6, sizeof bg, &bg));
         size_t groups = (ROWS + 16 * mt - 1) / (16 * mt);
         size_t g[2] = {groups * 32 * warps, 2}, l[2] = {32 * (size_t)warps, 1};
-        float nan = NAN;
-        CHECK(clEnqueueFillBuffer(q, bt, &nan, 4, 0, out_bytes, 0, NULL,
-                                  NULL));
-        CHECK(clEnqueueFillBuffer(q, bg, &nan, 4, 0, out_bytes, 0, NULL,
-                                  NULL));
-        CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, g, l, 0, NULL, NULL));
-        CHECK(clEnqueueReadBuffer(q, bt, CL_TRUE, 0, out_bytes, got, 0, NULL,
-                                  NULL));
-        double et = rel_l2(got, rt, (size_t)ROWS * RANK);
-        CHECK(clEnqueueReadBuffer(q, bg, CL_TRUE, 0, out_bytes, got, 0, NULL,
-                                  NULL));
-        double eg = rel_l2(got, rg, (size_t)ROWS * RANK);
-        double us = lab_time_kernel(q, k, 2, g, l, 3, REPS);
-        double flops = 2.0 * 2 * ROWS * K * RANK;
-        printf("  T and G: %.2f us (%.0f GB/s of X and dY, %.1f TFLOP/s); "
-               "rel L2 T %.2e, G %.2e%s\n", us, 2 * n * 4 / us / 1e3,
-               flops / us / 1e6, et, eg,
-               et < 1e-5 && eg < 1e-5 ? "" : " (past float32's 1e-5)");
+        time_products(&lab, p, "skinny_tc", g, l);
+        if (step) {
+            time_products(&lab, p, "skinny_cp", g, l);
+        }
         cl_kernel kr = clCreateKernel(p, "read_tiles", &err);
         CHECK(err);
-        for (int pattern = 0; pattern < 2; pattern++) {
+        for (int pattern = 0; pattern < 2 && !step; pattern++) {
             CHECK(clSetKernelArg(kr, 0, sizeof rows, &rows));
             CHECK(clSetKernelArg(kr, 1, sizeof pattern, &pattern));
             CHECK(clSetKernelArg(kr, 2, sizeof bx, &bx));
@@ -194,7 +225,6 @@ int main(int argc, char **argv)
                    pattern, r_us, 2 * n * 4 / r_us / 1e3);
         }
         clReleaseKernel(kr);
-        clReleaseKernel(k);
         clReleaseProgram(p);
     }
     return 0;

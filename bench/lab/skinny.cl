@@ -188,3 +188,165 @@ read_tiles(const int rows, const int pattern, const __global float *x,
     if (s.x + s.y + s.z + s.w == 1234.5f)
         sums[get_global_id(0)] = s.x;
 }
+
+/* skinny_cp: skinny_tc with X and dY staged by cp.async: each warp copies
+ * its 16 MT rows' next STEP values of K into its own ring of STAGES steps
+ * in local memory, each row 16 x STEP / 4 contiguous bytes (a stretch
+ * across the lanes, not a float4 of 8 rows a load), STAGES - 1 steps
+ * ahead of its products, and reads the fragments from there; P's float4s
+ * from global memory one step ahead. Rows are padded to RS floats so that
+ * the fragments' reads of rows gr and gr + 1 meet no bank twice. The
+ * ring is the warps' sums afterwards. Defines also STEP (32 or 64) and
+ * STAGES (2 or more), PENDING_GROUPS = STAGES - 2, and FRESH (1: each
+ * step's products summed apart from the running sums). */
+#ifdef STEP
+#define RS (STEP + 16)
+#define STAGE_FLOATS (16 * MT * RS)
+#define WARP_RING (STAGES * STAGE_FLOATS)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define PENDING STR(PENDING_GROUPS) /* STAGES - 2, as the host defines */
+
+inline void cp16(__local float *dst, const __global float *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"l"(dst),
+                 "l"(src)
+                 : "memory");
+}
+
+/* Starts the copies of STEP values of K from K0 of the rows from ROW0
+ * (ROWS of them in all, the rest clamped to the last) into STAGE. */
+inline void stage_rows(__local float *stage, const __global float *in,
+                       const uint rows, const uint row0, const uint k0,
+                       const uint lane)
+{
+#pragma unroll
+    for (uint q = lane; q < 16 * MT * STEP / 4; q += 32) {
+        uint r = q / (STEP / 4), c = q % (STEP / 4);
+        uint at = min(row0 + r, rows - 1);
+        cp16(stage + r * RS + 4 * c, in + (size_t)at * K + k0 + 4 * c);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+__kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void
+skinny_cp(const int rows, const __global float *restrict x,
+          const __global float *restrict a, const __global float *restrict y,
+          const __global float *restrict b, __global float *restrict t,
+          __global float *restrict g)
+{
+    __local float ring[WARPS * WARP_RING] __attribute__((aligned(16)));
+    const __global float *in = get_group_id(1) ? y : x;
+    const __global float *p = get_group_id(1) ? b : a;
+    __global float *out = get_group_id(1) ? g : t;
+    const uint lane = get_local_id(0) % 32, warp = get_local_id(0) / 32;
+    const uint gr = lane / 4, tq = lane % 4;
+    const uint row0 = get_group_id(0) * MT * 16;
+    __local float *mine = ring + warp * WARP_RING;
+    const uint kw = warp * SLICE, steps = SLICE / STEP;
+    float acc[MT][2][4];
+    for (int i = 0; i < MT; i++)
+        for (int n = 0; n < 2; n++)
+            for (int e = 0; e < 4; e++)
+                acc[i][n][e] = 0.0f;
+    for (uint s = 0; s + 1 < STAGES; s++) {
+        if (s < steps)
+            stage_rows(mine + s * STAGE_FLOATS, in, rows, row0,
+                       kw + s * STEP, lane);
+        else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    const __global float *pr[2] = {p + (size_t)gr * K + 4 * tq,
+                                   p + (size_t)(gr + 8) * K + 4 * tq};
+    float4 pc[STEP / 32][2][2], pn[STEP / 32][2][2];
+#pragma unroll
+    for (int sub = 0; sub < STEP / 32; sub++)
+        for (int n = 0; n < 2; n++) {
+            pc[sub][n][0] = vload4(0, pr[n] + kw + 32 * sub);
+            pc[sub][n][1] = vload4(0, pr[n] + kw + 32 * sub + 16);
+        }
+    for (uint s = 0; s < steps; s++) {
+        asm volatile("cp.async.wait_group " PENDING ";" ::: "memory");
+        asm volatile("bar.warp.sync -1;" ::: "memory");
+        uint next = s + STAGES - 1;
+        if (next < steps)
+            stage_rows(mine + (next % STAGES) * STAGE_FLOATS, in, rows,
+                       row0, kw + next * STEP, lane);
+        else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        uint kn = kw + (s + 1 < steps ? s + 1 : s) * STEP;
+#pragma unroll
+        for (int sub = 0; sub < STEP / 32; sub++)
+            for (int n = 0; n < 2; n++) {
+                pn[sub][n][0] = vload4(0, pr[n] + kn + 32 * sub);
+                pn[sub][n][1] = vload4(0, pr[n] + kn + 32 * sub + 16);
+            }
+        const __local float *st = mine + (s % STAGES) * STAGE_FLOATS;
+#if FRESH
+        /* the step's products summed apart, then added in float: the
+         * tensor cores' own sums lose bits over long chains */
+        float part[MT][2][4];
+        for (int i = 0; i < MT; i++)
+            for (int n = 0; n < 2; n++)
+                for (int e = 0; e < 4; e++)
+                    part[i][n][e] = 0.0f;
+#define SUMS part
+#else
+#define SUMS acc
+#endif
+#pragma unroll
+        for (int sub = 0; sub < STEP / 32; sub++) {
+            float4 xv[MT][2][2];
+            for (int i = 0; i < MT; i++)
+                for (int h = 0; h < 2; h++) {
+                    const __local float *rowp =
+                        st + (16 * i + gr + 8 * h) * RS + 32 * sub + 4 * tq;
+                    xv[i][h][0] = vload4(0, rowp);
+                    xv[i][h][1] = vload4(0, rowp + 16);
+                }
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                for (int i = 0; i < MT; i++)
+                    for (int n = 0; n < 2; n++)
+                        mma3(SUMS[i][n], ((float *)&xv[i][0][0])[e],
+                             ((float *)&xv[i][1][0])[e],
+                             ((float *)&xv[i][0][1])[e],
+                             ((float *)&xv[i][1][1])[e],
+                             ((float *)&pc[sub][n][0])[e],
+                             ((float *)&pc[sub][n][1])[e]);
+        }
+#if FRESH
+        for (int i = 0; i < MT; i++)
+            for (int n = 0; n < 2; n++)
+                for (int e = 0; e < 4; e++)
+                    acc[i][n][e] += part[i][n][e];
+#endif
+#undef SUMS
+#pragma unroll
+        for (int sub = 0; sub < STEP / 32; sub++)
+            for (int n = 0; n < 2; n++) {
+                pc[sub][n][0] = pn[sub][n][0];
+                pc[sub][n][1] = pn[sub][n][1];
+            }
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local float *red = ring; /* [warp][i][n][e][lane] */
+    for (int i = 0; i < MT; i++)
+        for (int n = 0; n < 2; n++)
+            for (int e = 0; e < 4; e++)
+                red[(((warp * MT + i) * 2 + n) * 4 + e) * 32 + lane] =
+                    acc[i][n][e];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint o = get_local_id(0); o < MT * 2 * 4 * 32; o += 32 * WARPS) {
+        uint l = o % 32, e = o / 32 % 4, n = o / 128 % 2, i = o / 256;
+        float sum = 0.0f;
+        for (int w = 0; w < WARPS; w++)
+            sum += red[w * MT * 256 + o];
+        uint r = row0 + 16 * i + l / 4 + (e >= 2 ? 8 : 0);
+        uint c = 8 * n + 2 * (l % 4) + (e & 1);
+        if (r < (uint)rows)
+            out[(size_t)r * RANK + c] = sum;
+    }
+}
+#endif
