@@ -300,8 +300,8 @@ static void range_rows(const struct variant_set *vs, struct buf *b)
             c_escape(&b[H_RANGES], r->device, strlen(r->device));
             buf_printf(&b[H_RANGES], "\", %ld, %d}, /* %s: %s%s */\n",
                        r->max_rows, r->variant, upto,
-                       r->tuned[0] ? "tuned at rows " : "the defaults, "
-                       "between tuned row counts", r->tuned);
+                       r->tuned[0] ? "tuned at rows " : "the defaults",
+                       r->tuned);
         } else {
             buf_printf(&b[H_RANGES], "    {NULL, %ld, %d}, /* every CPU, "
                        "%s */\n", r->max_rows, r->variant, upto);
