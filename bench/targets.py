@@ -649,19 +649,26 @@ def self_test():
 
 
 def ranges_test():
-    """parse_ranges() and range_ends() on notes of an H200 ladder."""
+    """parse_ranges() and range_ends() on notes of an H200 ladder: a
+    range of the defaults between tuned row counts, and the note of a
+    measured crossover, are not tuned configs' ranges."""
     notes = ("specl: note: bf16_q: NVIDIA H200: rows 1 to 64: variant 3, "
              "tuned at rows 1, 8, 32\n"
              "specl: note: bf16_q: NVIDIA H200: rows 65 to 181: variant 4, "
              "tuned at rows 128\n"
+             "specl: note: bf16_q: NVIDIA H200: rows 128 to 1024: measured: "
+             "the first best fastest up to 181 rows, the second from 215, "
+             "the defaults between\n"
+             "specl: note: bf16_q: NVIDIA H200: rows 182 to 214: variant 3, "
+             "the defaults, between tuned row counts\n"
              "specl: note: other: NVIDIA H200: rows 1 to 9: variant 2, "
              "tuned at rows 1\n"
-             "specl: note: bf16_q: NVIDIA H200: rows 182 and more: variant "
+             "specl: note: bf16_q: NVIDIA H200: rows 215 and more: variant "
              "3, tuned at rows 1024, 4096\n")
     got = parse_ranges("bf16_q", notes)
-    want = [(1, 64, [1, 8, 32]), (65, 181, [128]), (182, None, [1024, 4096])]
+    want = [(1, 64, [1, 8, 32]), (65, 181, [128]), (215, None, [1024, 4096])]
     ends = range_ends(got, {1, 8, 32, 1024, 4096})
-    want_ends = {64: True, 65: False, 181: False, 182: True}
+    want_ends = {64: True, 65: False, 181: False, 215: True}
     if got != want or ends != want_ends:
         print(f"targets.py self-test: ranges {got}, ends {ends}; want "
               f"{want}, {want_ends}", file=sys.stderr)
