@@ -164,17 +164,17 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
 
 /* Where a ladder's neighbouring row counts give way to each other:
  * between rows LO and HI, whose bests are the knobs texts BELOW and
- * ABOVE (which emit different code), probes at rows between them time
- * both bests and the defaults back to back (each built and checked
- * first; configs of the same code at those rows timed once). Each probe
- * halves, in log scale, the wider of two intervals: where BELOW stops
- * winning and where ABOVE starts, until each is within a quarter.
- * X->UPTO: the most rows where BELOW was the fastest of the three (LO
- * where no probe had it so); X->FROM: the fewest where ABOVE was (HI
- * where none); the rows between run the defaults, which won there or
- * were not told apart. Returns 0, or -1 with X->ERROR where a probe
- * failed or O->STOP was set. */
-#define TUNE_MAX_PROBES 8
+ * ABOVE (which emit different code), probes at a geometric grid of rows
+ * between them (neighbours at most a quarter apart, up to
+ * TUNE_MAX_PROBES) time both bests and the defaults back to back (each
+ * built and checked first; configs of the same code at those rows timed
+ * once). X->UPTO: the most rows to which BELOW was the fastest of the
+ * three at every probe from LO (LO where the first probe had it not);
+ * X->FROM: the fewest rows from which ABOVE was at every probe up to HI
+ * (HI where the last had it not); the rows between run the defaults,
+ * which won there, or a probe between had another best. Returns 0, or
+ * -1 with X->ERROR where a probe failed or O->STOP was set. */
+#define TUNE_MAX_PROBES 16
 #define TUNE_CROSS_CONFIGS 3 /* below's best, above's, the defaults */
 enum tune_winner { TUNE_BELOW, TUNE_ABOVE, TUNE_DEFAULTS };
 struct tune_probe {

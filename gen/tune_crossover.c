@@ -1,6 +1,7 @@
 /* tune_crossover.c - where a ladder's neighbouring row counts give way to
  * each other: their bests and the defaults built, checked and timed back
  * to back at rows between them (specl tune --rows). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,12 +144,23 @@ static int probe_at(const struct rt *rt, struct naive_stubs *naive,
     return 0;
 }
 
-/* Whether [LO, HI] is wide enough to halve: more than one row apart and
- * HI more than a quarter above LO (tiles and waves change little within
- * a quarter). */
-static int wide(long lo, long hi)
+/* The rows strictly between LO and HI at which a crossover probes: a
+ * geometric grid, neighbours (LO and HI among them) at most a quarter
+ * apart where TUNE_MAX_PROBES allow (tiles and waves change little
+ * within a quarter), each rounded and kept once. Returns their count. */
+static int probe_rows(long lo, long hi, long rows[TUNE_MAX_PROBES])
 {
-    return hi - lo > 1 && hi * 4 > lo * 5;
+    int steps = (int)ceil(log((double)hi / (double)lo) / log(1.25));
+    steps = steps > TUNE_MAX_PROBES + 1 ? TUNE_MAX_PROBES + 1 : steps;
+    int n = 0;
+    for (int k = 1; k < steps; k++) {
+        long r = lround((double)lo * pow((double)hi / (double)lo,
+                                         (double)k / steps));
+        if (r > lo && r < hi && (n == 0 || r > rows[n - 1])) {
+            rows[n++] = r;
+        }
+    }
+    return n;
 }
 
 int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
@@ -157,38 +169,34 @@ int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
                    struct tune_crossover *x)
 {
     const char *const text[TUNE_CROSS_CONFIGS] = {below, above, NULL};
-    /* below's end lies in [a, b): it won at a (its own row count) and
-     * lost at b; above's start in (c, d]. Each probe halves the wider of
-     * the two in log scale; rows from a + 1 to d - 1 run the defaults. */
-    long a = lo, b = hi, c = lo, d = hi;
+    long rows[TUNE_MAX_PROBES];
     memset(x, 0, sizeof *x);
-    while (x->n < TUNE_MAX_PROBES && (wide(a, b) || wide(c, d))) {
-        int first = !wide(c, d) || (wide(a, b) && b * c >= d * a);
-        long l = first ? a : c, h = first ? b : d;
-        long mid = ladder_mean(l, h);
-        mid = mid <= l ? l + 1 : mid >= h ? h - 1 : mid;
-        struct tune_probe *p = &x->probe[x->n];
-        if (probe_at(rt, naive, ks, o, text, mid, p, x->error,
-                     sizeof x->error) < 0) {
+    int n = probe_rows(lo, hi, rows);
+    for (int i = 0; i < n; i++) {
+        if (probe_at(rt, naive, ks, o, text, rows[i], &x->probe[x->n],
+                     x->error, sizeof x->error) < 0) {
             return -1;
         }
         x->n++;
-        if (p->winner == TUNE_BELOW) {
-            a = mid > a ? mid : a;
-        } else {
-            b = mid < b ? mid : b;
-        }
-        if (p->winner == TUNE_ABOVE) {
-            d = mid < d ? mid : d;
-        } else {
-            c = mid > c ? mid : c;
-        }
         if (o->stop != NULL && *o->stop) {
             snprintf(x->error, sizeof x->error, "stopped");
             return -1;
         }
     }
-    x->upto = a;
-    x->from = d;
+    /* below's best runs as far as it won every probe from its own rows,
+     * above's from where it won every probe up to its own: a config is
+     * run only where each probe between it and its row count had it the
+     * fastest */
+    x->upto = lo;
+    for (int i = 0; i < x->n && x->probe[i].winner == TUNE_BELOW; i++) {
+        x->upto = x->probe[i].rows;
+    }
+    x->from = hi;
+    for (int i = x->n - 1;
+         i >= 0 && x->probe[i].winner == TUNE_ABOVE &&
+         x->probe[i].rows > x->upto;
+         i--) {
+        x->from = x->probe[i].rows;
+    }
     return 0;
 }
