@@ -166,9 +166,10 @@ int tune_kernel(const struct rt *rt, struct naive_stubs *naive,
  * between rows LO and HI, whose bests are the knobs texts BELOW and
  * ABOVE (which emit different code), probes at a geometric grid of rows
  * between them (neighbours at most a quarter apart, up to
- * TUNE_MAX_PROBES) time both bests and the defaults back to back (each
- * built and checked first; configs of the same code at those rows timed
- * once). X->UPTO: the most rows to which BELOW was the fastest of the
+ * TUNE_MAX_PROBES; from LO up while BELOW is the fastest, then from HI
+ * down while ABOVE is) time both bests and the defaults back to back
+ * (each built and checked first; configs of the same code at those rows
+ * timed once). X->UPTO: the most rows to which BELOW was the fastest of the
  * three at every probe from LO (LO where the first probe had it not);
  * X->FROM: the fewest rows from which ABOVE was at every probe up to HI
  * (HI where the last had it not); the rows between run the defaults,

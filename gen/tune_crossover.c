@@ -163,6 +163,26 @@ static int probe_rows(long lo, long hi, long rows[TUNE_MAX_PROBES])
     return n;
 }
 
+/* Probe X->n at ROWS (appended to X); -1 where it failed or O->STOP was
+ * set, with why in X->ERROR. */
+static int probe_next(const struct rt *rt, struct naive_stubs *naive,
+                      const struct kernel_spec *ks,
+                      const struct tune_options *o,
+                      const char *const text[TUNE_CROSS_CONFIGS], long rows,
+                      struct tune_crossover *x)
+{
+    if (probe_at(rt, naive, ks, o, text, rows, &x->probe[x->n], x->error,
+                 sizeof x->error) < 0) {
+        return -1;
+    }
+    x->n++;
+    if (o->stop != NULL && *o->stop) {
+        snprintf(x->error, sizeof x->error, "stopped");
+        return -1;
+    }
+    return 0;
+}
+
 int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
                    const struct kernel_spec *ks, const struct tune_options *o,
                    const char *below, const char *above, long lo, long hi,
@@ -171,32 +191,35 @@ int tune_crossover(const struct rt *rt, struct naive_stubs *naive,
     const char *const text[TUNE_CROSS_CONFIGS] = {below, above, NULL};
     long rows[TUNE_MAX_PROBES];
     memset(x, 0, sizeof *x);
-    int n = probe_rows(lo, hi, rows);
-    for (int i = 0; i < n; i++) {
-        if (probe_at(rt, naive, ks, o, text, rows[i], &x->probe[x->n],
-                     x->error, sizeof x->error) < 0) {
-            return -1;
-        }
-        x->n++;
-        if (o->stop != NULL && *o->stop) {
-            snprintf(x->error, sizeof x->error, "stopped");
-            return -1;
-        }
-    }
-    /* below's best runs as far as it won every probe from its own rows,
-     * above's from where it won every probe up to its own: a config is
-     * run only where each probe between it and its row count had it the
-     * fastest */
+    int n = probe_rows(lo, hi, rows), up = 0, down = n - 1;
+    /* From LO up while below's best is the fastest, then from HI down
+     * while above's is: each runs only as far as every probe from its own
+     * row count had it the fastest, and the probes between, where the
+     * defaults run, are not needed. */
     x->upto = lo;
-    for (int i = 0; i < x->n && x->probe[i].winner == TUNE_BELOW; i++) {
-        x->upto = x->probe[i].rows;
-    }
     x->from = hi;
-    for (int i = x->n - 1;
-         i >= 0 && x->probe[i].winner == TUNE_ABOVE &&
-         x->probe[i].rows > x->upto;
-         i--) {
-        x->from = x->probe[i].rows;
+    enum tune_winner last = TUNE_BELOW;
+    while (up <= down && last == TUNE_BELOW) {
+        if (probe_next(rt, naive, ks, o, text, rows[up], x) < 0) {
+            return -1;
+        }
+        last = x->probe[x->n - 1].winner;
+        x->upto = last == TUNE_BELOW ? rows[up] : x->upto;
+        up++;
+    }
+    while (down >= up) {
+        if (probe_next(rt, naive, ks, o, text, rows[down], x) < 0) {
+            return -1;
+        }
+        if (x->probe[x->n - 1].winner != TUNE_ABOVE) {
+            return 0;
+        }
+        x->from = rows[down--];
+    }
+    /* every probe above below's last won by above's: that one too, if
+     * above's won it */
+    if (last == TUNE_ABOVE && up > 0) {
+        x->from = rows[up - 1];
     }
     return 0;
 }

@@ -2208,48 +2208,59 @@ static double three_us(const char *knobs, long rows, int run, void *ctx)
 }
 
 /* Checks X's probes between 32 and 512 rows against three_us (the first
- * best the defaults where SAME): a grid, each a quarter or less above
- * the one before, their times and winners, and X's ends: the first best
- * as far as it won every probe from 32 rows, the second from where it
- * won every probe to 512. */
+ * best the defaults where SAME): each a row count of the geometric grid
+ * between them (neighbours a quarter apart or less), with the fakes'
+ * times and winner, and X's ends as the whole grid gives them: the first
+ * best as far as it won every row count from 32, the second from where
+ * it won every one up to 512. */
 static void check_probes(const struct tune_crossover *x, int same)
 {
-    long before = 32, upto = 32, from = 512;
-    int leading = 1;
+    long grid[TUNE_MAX_PROBES];
+    enum tune_winner won[TUNE_MAX_PROBES];
+    int steps = (int)ceil(log(512.0 / 32) / log(1.25)), n = 0;
+    for (int k = 1; k < steps; k++) {
+        long r = lround(32 * pow(512.0 / 32, (double)k / steps));
+        double want[3] = {three_us_at(0, r), three_us_at(1, r),
+                          three_us_at(same ? 0 : 2, r)};
+        won[n] = want[1] < want[0] ? TUNE_ABOVE : TUNE_BELOW;
+        won[n] = want[2] < want[won[n]] ? TUNE_DEFAULTS : won[n];
+        grid[n++] = r;
+    }
+    long upto = 32, from = 512;
+    for (int i = 0; i < n && won[i] == TUNE_BELOW; i++) {
+        upto = grid[i];
+    }
+    for (int i = n - 1; i >= 0 && won[i] == TUNE_ABOVE && grid[i] > upto;
+         i--) {
+        from = grid[i];
+    }
     for (int i = 0; i < x->n; i++) {
         const struct tune_probe *p = &x->probe[i];
-        double want[3] = {three_us_at(0, p->rows), three_us_at(1, p->rows),
-                          three_us_at(same ? 0 : 2, p->rows)};
-        enum tune_winner w = want[1] < want[0] ? TUNE_ABOVE : TUNE_BELOW;
-        w = want[2] < want[w] ? TUNE_DEFAULTS : w;
-        TU_CHECK(p->rows > before && p->rows * 4 <= before * 5 + 4 &&
-                     p->below_us == want[0] && p->above_us == want[1] &&
-                     p->defaults_us == want[2] && p->winner == w &&
-                     p->codes == (same ? 2 : 3),
-                 "probe %d at %ld rows (the one before at %ld): %.1f, %.1f, "
-                 "%.1f us, winner %d of %d codes", i, p->rows, before,
+        int at = 0;
+        while (at < n && grid[at] != p->rows) {
+            at++;
+        }
+        TU_CHECK(at < n && p->below_us == three_us_at(0, p->rows) &&
+                     p->above_us == three_us_at(1, p->rows) &&
+                     p->defaults_us == three_us_at(same ? 0 : 2, p->rows) &&
+                     p->winner == won[at] && p->codes == (same ? 2 : 3),
+                 "probe %d at %ld rows (%s the grid): %.1f, %.1f, %.1f us, "
+                 "winner %d of %d codes", i, p->rows, at < n ? "on" : "off",
                  p->below_us, p->above_us, p->defaults_us, (int)p->winner,
                  p->codes);
-        leading = leading && w == TUNE_BELOW;
-        upto = leading ? p->rows : upto;
-        before = p->rows;
     }
-    for (int i = x->n - 1; i >= 0 && x->probe[i].winner == TUNE_ABOVE &&
-                           x->probe[i].rows > upto;
-         i--) {
-        from = x->probe[i].rows;
-    }
-    TU_CHECK(512 * 4 <= before * 5 + 4 && x->upto == upto &&
-                 x->from == from,
-             "probes up to %ld rows of 512; ends %ld and %ld, by the probes "
-             "%ld and %ld", before, x->upto, x->from, upto, from);
+    TU_CHECK(x->n <= n && x->upto == upto && x->from == from,
+             "%d probes of a grid of %d; ends %ld and %ld, by the grid %ld "
+             "and %ld", x->n, n, x->upto, x->from, upto, from);
 }
 
 /* Where a ladder's neighbours give way is found by probes at a grid of
- * rows between their row counts, both bests and the defaults built,
- * checked and timed there: with times where the defaults win between 75
- * and 150 rows, the first best runs up to within a quarter below 75 rows
- * and the second from within a quarter above 150. Where the second is
+ * rows between their row counts (from each end inward, as far as each
+ * best stays the fastest), both bests and the defaults built, checked
+ * and timed there: with times where the defaults win between 75 and 150
+ * rows, the first best runs up to within a quarter below 75 rows and the
+ * second from within a quarter above 150, and the rows between are not
+ * all probed. Where the second is
  * slow inside its range (a probe at 400-450 rows) it runs only from its
  * own row count; where the first best is the defaults, their code is
  * timed once and the two meet (at 112 rows). */
@@ -2288,7 +2299,7 @@ static void test_tune_crossover(void)
     int rc = tune_crossover(rt, &dev_naive, ks, &o, text[0], text[1], 32,
                             512, &x);
     TU_CHECK(rc == 0 && x.upto >= 60 && x.upto <= 75 && x.from > 150 &&
-                 x.from <= 188 && x.n >= 4 && x.n <= TUNE_MAX_PROBES,
+                 x.from <= 188 && x.n >= 4 && x.n < 12,
              "crossovers of 32 and 512 rows at 75 and 150: status %d (%s), "
              "the first up to %ld rows, the second from %ld, after %d "
              "probes", rc, x.error, x.upto, x.from, x.n);
