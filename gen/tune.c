@@ -1,7 +1,8 @@
 /* tune.c - the tuner's search over one kernel's candidates: verifying
  * every candidate before timing it, keeping the results in a
  * tuning-database entry (the space and the filter are tune_space.c's, the
- * plot tune_plot.c's, the command tune_cli.c's). */
+ * plot tune_plot.c's, a ladder's crossovers tune_crossover.c's, the
+ * command tune_cli.c's). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
