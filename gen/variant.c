@@ -106,7 +106,8 @@ static int for_target(const struct kernel_spec *ks, enum target target,
     return knobs_resolve(out, &quiet) == 0 ? 0 : -1;
 }
 
-long ladder_mean(long lo, long hi)
+/* The geometric mean of LO and HI (1 to TUNE_MAX_ROWS), rounded down. */
+static long ladder_mean(long lo, long hi)
 {
     long long prod = (long long)lo * hi; /* <= 2^48 */
     long long m = (long long)sqrt((double)prod);
@@ -155,9 +156,8 @@ struct ladder_point {
     const struct tune_entry *e;
     int fallback;        /* left out: the defaults run its rows */
     int gap_variant;     /* the defaults' variant, which runs the rows
-                            after its range up to GAP_UPTO (measured_ends);
-                            -1: none */
-    long gap_upto;
+                            after its range up to the next best's first
+                            (measured_ends); -1: none */
     char version[16];
     int variant;
     struct kernel_spec ks;
@@ -191,7 +191,7 @@ static int defaults_variant(const struct kernel_spec *ks, enum target target,
  * give way (tune_crossover: the fewer rows' best up to upto_rows, the
  * next's from next_from, the defaults between), point I's range ends
  * there (MAX_ROWS[i]), and the defaults' variant runs the rows before the
- * next best's (the point's gap_variant, up to its gap_upto). One
+ * next best's (the point's gap_variant, up to its entry's next_from). One
  * measured against a best the next row count no longer has is passed
  * over; a point left out (running the defaults) keeps its neighbour's
  * side. NOTES says where each was used. */
@@ -207,8 +207,8 @@ static void measured_ends(const struct kernel_spec *ks,
         struct ladder_point *p = &point[i];
         const struct ladder_point *q = &point[i + 1];
         const struct tune_entry *e = p->e, *next = q->e;
-        if (e->upto_next != next->rows || e->upto_rows < e->rows ||
-            e->upto_rows >= e->next_from || e->next_from > next->rows ||
+        /* (the loader keeps rows <= upto_rows < next_from <= upto_next) */
+        if (e->upto_next != next->rows ||
             strcmp(e->upto_with, next->best) != 0 ||
             (p->fallback && q->fallback)) {
             continue;
@@ -219,7 +219,6 @@ static void measured_ends(const struct kernel_spec *ks,
             /* (no room: the next best from the first best's end) */
             p->gap_variant = defaults_variant(ks, p->ks.target,
                                               e->upto_rows + 1, vs);
-            p->gap_upto = e->next_from - 1;
         }
         note(notes, "%s: %s: rows %ld to %ld: measured: the first best "
              "fastest up to %ld rows, the second from %ld%s", ks->name,
@@ -375,7 +374,7 @@ static void add_ladder(const struct kernel_spec *ks, const struct tunedb *db,
                 snprintf(r->tuned + len, sizeof r->tuned - len, "%s%ld",
                          len ? ", " : "", point[i].rows);
             }
-            r->max_rows = g == 0 ? max_rows[i] : point[i].gap_upto;
+            r->max_rows = g == 0 ? max_rows[i] : point[i].e->next_from - 1;
         }
     }
     if (n_range == 1) {

@@ -111,9 +111,6 @@ const struct kernel_spec *cpu_defaults_at(const struct kernel_spec *ks,
  * neighbours in log scale, up to floor(sqrt(ROWS[i] * ROWS[i + 1])). */
 void ladder_ranges(const long *rows, int n, long *max_rows);
 
-/* The geometric mean of LO and HI (1 to TUNE_MAX_ROWS), rounded down. */
-long ladder_mean(long lo, long hi);
-
 /* "rows A to B" (or "rows A and more") of VS's range R into OUT: its
  * first row, the one after the range before of its device (or of every
  * CPU). */
