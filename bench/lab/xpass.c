@@ -3,7 +3,8 @@
  * columns (T) and of rows (dA), each config checked against float64
  * first, beside a kernel that only reads X.
  * Usage: xpass CL_FILE [WARPS RB STAGES PARTS]... (default 4 512 3 3);
- * PARTS 1 T alone, 2 dA alone, 3 both. */
+ * PARTS 1 T alone, 2 dA alone, 3 both; LAB_OPTS adds build options
+ * (-DP_LOCAL=1). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
@@ -143,8 +144,9 @@ int main(int argc, char **argv)
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-cl-std=CL1.2 -cl-nv-verbose -DK=%d -DWARPS=%d -DRB=%d "
-                 "-DSTAGES=%d -DPENDING_GROUPS=%d -DPARTS=%d",
-                 K, warps, rb, stages, stages - 2, parts);
+                 "-DSTAGES=%d -DPENDING_GROUPS=%d -DPARTS=%d %s",
+                 K, warps, rb, stages, stages - 2, parts,
+                 getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
         printf("warps %d, rb %d, stages %d, parts %d:\n", warps, rb, stages,
                parts);
         cl_program p = build(ctx, dev, src, opts);

@@ -17,7 +17,8 @@
  * A is given as P (RANK x K, row-major), dA as dAᵀ (RANK x K); G is
  * ROWS x RANK. Defines: K (a multiple of KB), WARPS, RB (a multiple of
  * 16 x WARPS), STAGES (2 or more), PENDING_GROUPS (STAGES - 2), PARTS
- * (1: T alone, 2: dA alone, 3: both). */
+ * (1: T alone, 2: dA alone, 3: both), P_LOCAL (1: A's fragments read from
+ * local memory). */
 #define RANK 16
 #define KB 128
 #define RS (KB + 16) /* floats a staged row: 16 mod 32 banks */
@@ -93,7 +94,19 @@ xpass(const int rows, const __global float *restrict x,
 
     /* A's columns of the block as the T product's B fragments: for each
      * 32 columns (sub), n-tile n, the float4s at 4 tq and 16 + 4 tq of
-     * P's row 8 n + gr; element e is k-block e's value. */
+     * P's row 8 n + gr; element e is k-block e's value. P_LOCAL: held in
+     * local memory and read at each use, not in registers. */
+#if P_LOCAL
+    __local float pl[RANK * RS] __attribute__((aligned(16)));
+    for (uint v = get_local_id(0); v < RANK * KB / 4; v += 32 * WARPS) {
+        uint j = v / (KB / 4), c = v % (KB / 4);
+        vstore4(vload4(0, p + (size_t)j * K + col0 + 4 * c), 0,
+                pl + j * RS + 4 * c);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#define PF(sub, n, h) vload4(0, pl + (8 * (n) + gr) * RS + 32 * (sub) + \
+                                   4 * tq + 16 * (h))
+#else
     float4 pf[KB / 32][2][2];
 #pragma unroll
     for (int sub = 0; sub < KB / 32; sub++)
@@ -104,6 +117,8 @@ xpass(const int rows, const __global float *restrict x,
             pf[sub][n][0] = vload4(0, pr);
             pf[sub][n][1] = vload4(0, pr + 16);
         }
+#define PF(sub, n, h) pf[sub][n][h]
+#endif
     /* dAᵀ's running sums: m-tile mt (columns 16 mt ..), n-tile n */
     float da[KB / 16][2][4];
 #pragma unroll
@@ -150,15 +165,20 @@ xpass(const int rows, const __global float *restrict x,
                 xv[h][0] = vload4(0, rp);
                 xv[h][1] = vload4(0, rp + 16);
             }
+            float4 pv[2][2];
+#pragma unroll
+            for (int n = 0; n < 2; n++) {
+                pv[n][0] = PF(sub, n, 0);
+                pv[n][1] = PF(sub, n, 1);
+            }
 #pragma unroll
             for (int e = 0; e < 4; e++)
 #pragma unroll
                 for (int n = 0; n < 2; n++)
                     mma3(t[n], ((float *)&xv[0][0])[e],
                          ((float *)&xv[1][0])[e], ((float *)&xv[0][1])[e],
-                         ((float *)&xv[1][1])[e],
-                         ((float *)&pf[sub][n][0])[e],
-                         ((float *)&pf[sub][n][1])[e]);
+                         ((float *)&xv[1][1])[e], ((float *)&pv[n][0])[e],
+                         ((float *)&pv[n][1])[e]);
         }
 #pragma unroll
         for (int n = 0; n < 2; n++)
