@@ -17,10 +17,15 @@
  * A is given as P (RANK x K, row-major), dA as dAᵀ (RANK x K); G is
  * ROWS x RANK. Defines: K (a multiple of KB), WARPS, RB (a multiple of
  * 16 x WARPS), STAGES (2 or more), PENDING_GROUPS (STAGES - 2), PARTS
- * (1: T alone, 2: dA alone, 3: both), P_LOCAL (1: A's fragments read from
- * local memory). */
+ * (0: the copies alone, 1: T alone, 2: dA alone, 3: both), P_LOCAL (1: A's
+ * fragments read from local memory), SPLIT (1: one tf32 product, hi·hi,
+ * not float32's accuracy: the cost of the other two), TSETS (1, 2 or 4:
+ * independent sums of T's products, added at the end of a chunk). */
 #define RANK 16
 #define KB 128
+#ifndef TSETS
+#define TSETS 1
+#endif
 #define RS (KB + 16) /* floats a staged row: 16 mod 32 banks */
 #define CHUNK (16 * RS)
 #define WARP_RING (STAGES * CHUNK)
@@ -49,10 +54,12 @@ inline uint lo_of(float x)
 inline void mma3(float d[4], float a0, float a1, float a2, float a3,
                  float b0, float b1)
 {
+#if SPLIT != 1
     mma_tf32(d, lo_of(a0), lo_of(a1), lo_of(a2), lo_of(a3), hi_of(b0),
              hi_of(b1));
     mma_tf32(d, hi_of(a0), hi_of(a1), hi_of(a2), hi_of(a3), lo_of(b0),
              lo_of(b1));
+#endif
     mma_tf32(d, hi_of(a0), hi_of(a1), hi_of(a2), hi_of(a3), hi_of(b0),
              hi_of(b1));
 }
@@ -149,12 +156,16 @@ xpass(const int rows, const __global float *restrict x,
         const __local float *st = mine + (i % STAGES) * CHUNK;
 #if PARTS & 1
         /* T of the chunk over the block's columns */
-        float t[2][4];
+        /* TSETS independent sums (by sub), added at the end: shorter
+         * chains of dependent products */
+        float t[TSETS][2][4];
 #pragma unroll
-        for (int n = 0; n < 2; n++)
+        for (int u = 0; u < TSETS; u++)
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                t[n][e] = 0.0f;
+            for (int n = 0; n < 2; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    t[u][n][e] = 0.0f;
 #pragma unroll
         for (int sub = 0; sub < KB / 32; sub++) {
             float4 xv[2][2];
@@ -175,11 +186,18 @@ xpass(const int rows, const __global float *restrict x,
             for (int e = 0; e < 4; e++)
 #pragma unroll
                 for (int n = 0; n < 2; n++)
-                    mma3(t[n], ((float *)&xv[0][0])[e],
+                    mma3(t[sub % TSETS][n], ((float *)&xv[0][0])[e],
                          ((float *)&xv[1][0])[e], ((float *)&xv[0][1])[e],
                          ((float *)&xv[1][1])[e], ((float *)&pv[n][0])[e],
                          ((float *)&pv[n][1])[e]);
         }
+#pragma unroll
+        for (int u = 1; u < TSETS; u++)
+#pragma unroll
+            for (int n = 0; n < 2; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    t[0][n][e] += t[u][n][e];
 #pragma unroll
         for (int n = 0; n < 2; n++)
 #pragma unroll
@@ -187,7 +205,7 @@ xpass(const int rows, const __global float *restrict x,
                 uint r = row0 + gr + (e >= 2 ? 8 : 0);
                 uint j = 8 * n + 2 * tq + (e & 1);
                 if (r < (uint)rows)
-                    tp[((size_t)block * rows + r) * RANK + j] = t[n][e];
+                    tp[((size_t)block * rows + r) * RANK + j] = t[0][n][e];
             }
 #endif
 #if PARTS & 2
@@ -215,6 +233,11 @@ xpass(const int rows, const __global float *restrict x,
                     mma3(da[mt][n], a0, a1, a2, a3, gb[n][0], gb[n][1]);
             }
         }
+#endif
+#if PARTS == 0
+        /* the copies alone: one value of each chunk kept */
+        if (st[lane] == 12345.0f)
+            tp[lane] = st[lane + 32];
 #endif
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
