@@ -4,7 +4,8 @@
  * first, beside a kernel that only reads X.
  * Usage: xpass CL_FILE [WARPS RB STAGES PARTS]... (default 4 512 3 3);
  * PARTS 1 T alone, 2 dA alone, 3 both; LAB_OPTS adds build options
- * (-DP_LOCAL=1). */
+ * (-DP_LOCAL=1, -DU=2), and LAB_SIMT=1 times xpass_simt (float
+ * multiply-adds; PARTS 3) instead. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
@@ -150,7 +151,8 @@ int main(int argc, char **argv)
         printf("warps %d, rb %d, stages %d, parts %d:\n", warps, rb, stages,
                parts);
         cl_program p = build(ctx, dev, src, opts);
-        cl_kernel k = clCreateKernel(p, "xpass", &err);
+        const char *name = getenv("LAB_SIMT") ? "xpass_simt" : "xpass";
+        cl_kernel k = clCreateKernel(p, name, &err);
         CHECK(err);
         const cl_mem args[] = {bx, bp, bg, btp, bdap};
         CHECK(clSetKernelArg(k, 0, sizeof rows, &rows));
@@ -185,9 +187,9 @@ int main(int argc, char **argv)
             eda = rel_l2(sum, rda, np);
         }
         double us = lab_time_kernel(q, k, 2, g, l, 3, REPS);
-        printf("  xpass: %.2f us (%.0f GB/s of X); rel L2 T %.2e, dA "
+        printf("  %s: %.2f us (%.0f GB/s of X); rel L2 T %.2e, dA "
                "%.2e (-1: not computed)\n",
-               us, n * 4 / us / 1e3, et, eda);
+               name, us, n * 4 / us / 1e3, et, eda);
         clReleaseKernel(k);
         clReleaseProgram(p);
     }

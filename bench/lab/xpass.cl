@@ -276,3 +276,129 @@ __kernel void read_x(const int rows, const __global float4 *restrict x,
     if (s.x + s.y + s.z + s.w == 12345.0f)
         out[0] = s.x;
 }
+
+/* ---- xpass_simt: the same two products by float multiply-adds ---------
+ * A work-group of WARPS warps takes the same 128 columns and RB rows; a
+ * lane holds 4 columns (A's rows of them in registers, 64 floats, and
+ * their dA sums, 64) and its warp's rows in turn, every WARPS-th, loaded
+ * U rows ahead. Each row's T over the 128 columns is the warp's sum of
+ * the lanes' 16 values: reduced and scattered by 16 shuffles, a lane
+ * pair per rank. The warps' dA sums are added in warp order at the end.
+ * Defines: K, WARPS, RB (a multiple of WARPS x U), U. */
+#ifndef U
+#define U 1
+#endif
+inline float bfly(float v, const int mask)
+{
+    float r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=f"(r)
+                 : "f"(v), "r"(mask));
+    return r;
+}
+
+/* Halves the values a lane holds, N of them, with its partner across
+ * bit MASK: the lane with the bit clear keeps the first half's sums. */
+#define SCATTER(v, n, mask)                                                \
+    do {                                                                   \
+        const int up_ = (lane & (mask)) != 0;                              \
+        _Pragma("unroll") for (int k = 0; k < (n) / 2; k++) {              \
+            float give = up_ ? v[k] : v[k + (n) / 2];                      \
+            float keep = up_ ? v[k + (n) / 2] : v[k];                      \
+            v[k] = keep + bfly(give, (mask));                              \
+        }                                                                  \
+    } while (0)
+
+__kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void
+xpass_simt(const int rows, const __global float *restrict x,
+           const __global float *restrict p,
+           const __global float *restrict g, __global float *restrict tp,
+           __global float *restrict dap)
+{
+    __local float sums[KB * RANK];
+    const uint lane = get_local_id(0) % 32, warp = get_local_id(0) / 32;
+    const uint block = get_group_id(0), col0 = block * KB;
+    const uint rb = get_group_id(1), rbeg = rb * RB;
+    const uint col = col0 + 4 * lane;
+    float a[4][RANK], da[4][RANK];
+#pragma unroll
+    for (int j = 0; j < RANK; j++) {
+        float4 pv = vload4(0, p + (size_t)j * K + col);
+        a[0][j] = pv.x;
+        a[1][j] = pv.y;
+        a[2][j] = pv.z;
+        a[3][j] = pv.w;
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            da[i][j] = 0.0f;
+    }
+    const uint steps = RB / WARPS / U;
+    float4 xn[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        uint r = min(rbeg + warp + WARPS * u, (uint)rows - 1);
+        xn[u] = vload4(0, x + (size_t)r * K + col);
+    }
+    for (uint s = 0; s < steps; s++) {
+        float4 xc[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            xc[u] = xn[u];
+            uint r = min(rbeg + warp + WARPS * (U * (s + 1) + u),
+                         (uint)rows - 1);
+            if (s + 1 < steps)
+                xn[u] = vload4(0, x + (size_t)r * K + col);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint r = rbeg + warp + WARPS * (U * s + u);
+            const uint rr = min(r, (uint)rows - 1);
+            const float xv[4] = {xc[u].x, xc[u].y, xc[u].z, xc[u].w};
+            float gv[RANK];
+#pragma unroll
+            for (int q = 0; q < RANK / 4; q++) {
+                float4 g4 = vload4(q, g + (size_t)rr * RANK);
+                gv[4 * q] = g4.x;
+                gv[4 * q + 1] = g4.y;
+                gv[4 * q + 2] = g4.z;
+                gv[4 * q + 3] = g4.w;
+            }
+            const float live = r < (uint)rows ? 1.0f : 0.0f;
+            float t[RANK];
+#pragma unroll
+            for (int j = 0; j < RANK; j++) {
+                t[j] = xv[0] * a[0][j];
+#pragma unroll
+                for (int i = 1; i < 4; i++)
+                    t[j] = fma(xv[i], a[i][j], t[j]);
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    da[i][j] = fma(xv[i], gv[j] * live, da[i][j]);
+            }
+            SCATTER(t, 16, 16);
+            SCATTER(t, 8, 8);
+            SCATTER(t, 4, 4);
+            SCATTER(t, 2, 2);
+            t[0] += bfly(t[0], 1);
+            /* the lane's rank: bits 4, 3, 2, 1 of lane, high to low */
+            const uint j = 8 * ((lane >> 4) & 1) + 4 * ((lane >> 3) & 1) +
+                           2 * ((lane >> 2) & 1) + ((lane >> 1) & 1);
+            if ((lane & 1) == 0 && r < (uint)rows)
+                tp[((size_t)block * rows + r) * RANK + j] = t[0];
+        }
+    }
+    /* the warps' dA sums in warp order */
+    for (uint w = 0; w < WARPS; w++) {
+        if (warp == w)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < RANK; j++) {
+                    __local float *at = sums + j * KB + 4 * lane + i;
+                    *at = w == 0 ? da[i][j] : *at + da[i][j];
+                }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint o = get_local_id(0); o < KB * RANK; o += 32 * WARPS)
+        dap[((size_t)rb * RANK + o / KB) * K + col0 + o % KB] = sums[o];
+}
