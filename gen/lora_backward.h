@@ -99,7 +99,14 @@
       "default from the shape and the device")                               \
     X(fused_slices, VALUE_INT, 1, 1, 64,                                     \
       "lora_bwd_fused: slices of N (K for T) at one block of m rows, each "  \
-      "a work-group's; halved as the blocks double; default from the shape")
+      "a work-group's; halved as the blocks double; default from the shape")\
+    X(x_once, VALUE_INT, 0, 0, 1,                                            \
+      "1: T and dA from one read of X (lora_bwd_xpass on tf32 tensor "       \
+      "cores: float32, NVIDIA compute capability 8.0+, rank <= 16, "         \
+      "in_features a multiple of 4): G, then T and dA, then dB; 0: T and "   \
+      "G, then dA and dB, X read twice")            \
+    X(xpass_rows, VALUE_INT, 512, 64, 16777216,                              \
+      "lora_bwd_xpass: rows per work-group, a multiple of 64")
 
 /* Every value of a lora_backward spec, as numbers. */
 struct bwd {
@@ -170,6 +177,17 @@ const struct tune_axis *bwd_fused_tune_space(const struct kernel_spec *ks,
 void bwd_fused_entry_rows(struct kernel_spec *ks,
                           const struct kernel_spec *entry, long rows);
 extern const char *const bwd_fused_knobs[];
+
+/* lora_backward_xpass.c: x_once, T and dA from one read of X
+ * (lora_bwd_xpass, lora_bwd_xsum): whether the plan takes it, its
+ * checks, #defines (X_ONCE wherever lora_bwd_tg runs), the scratch past
+ * G and T it takes (per row, fixed) and its launches. */
+int bwd_xpass(const struct bwd *c);
+void bwd_xpass_check(const struct kernel_spec *ks, const struct bwd *c,
+                     struct diags *d);
+void bwd_xpass_plan(const struct bwd *c, struct plan *p);
+void bwd_xpass_scratch(const struct bwd *c, long *per_row, long *fixed);
+void bwd_xpass_launches(const struct bwd *c, struct path *pa);
 
 /* The shape's #defines, as the plan and the naive plan have them. */
 void bwd_plan_shape(const struct kernel_spec *ks, const struct bwd *c,

@@ -117,7 +117,7 @@ void launch_over(struct launch *l, int d, size_t groups, unsigned mask,
  * "scratch"). */
 void launch_args(struct launch *l, const char *const *args);
 
-#define SPECL_MAX_LAUNCHES 5
+#define SPECL_MAX_LAUNCHES 7
 #define SPECL_MAX_PATHS 12
 #define SPECL_MAX_VARIANTS 8 /* of one NAME.c (variant.h) */
 

@@ -465,6 +465,7 @@ static void bwd_validate(const struct kernel_spec *ks, struct diags *d)
     if (c.engine != ENGINE_SIMT) {
         check_tensor(ks, &c, d);
     }
+    bwd_xpass_check(ks, &c, d);
     errors = d->count;
     if (!bwd_dx_tensor(&c) && (c.input_grad || bwd_fused(&c))) {
         check_dx(ks, &c, d);
@@ -527,6 +528,7 @@ static void plan_knobs(const struct bwd *c, struct plan *p)
                  c->grad_vec);
         plan_int(p, "REDUCE_THREADS", "lora_bwd_reduce: work-items per group",
                  c->reduce_threads);
+        bwd_xpass_plan(c, p);
     } else {
         plan_int(p, "GM_WARPS", "lora_bwd_grad_mma: warps of 32 columns",
                  GM_WARPS);
@@ -631,8 +633,16 @@ static void seq_scratch(const struct bwd *c, struct path *pa)
      * ceil(rows / grad_rows) slices fit in rows * ceil(slice / grad_rows)
      * + slice floats. */
     long slice = (c->K + c->N) * c->R;
-    long per_row = 2 * c->R * tg_parts(c) + ceil_div(slice, c->grad_rows);
-    long fixed = slice + 3;
+    long parts_per_row = ceil_div(slice, c->grad_rows), parts_fixed = slice;
+    /* or, before lora_bwd_grad's, lora_bwd_xpass's partials there */
+    if (bwd_xpass(c)) {
+        long xp_per_row, xp_fixed;
+        bwd_xpass_scratch(c, &xp_per_row, &xp_fixed);
+        parts_per_row = max_l(parts_per_row, xp_per_row);
+        parts_fixed = max_l(parts_fixed, xp_fixed);
+    }
+    long per_row = 2 * c->R * tg_parts(c) + parts_per_row;
+    long fixed = parts_fixed + 3;
     /* Then W^T for lora_bwd_dx (lora_bwd_wt), K x N, at a multiple of 4
      * floats. Every sequence finds it there. */
     if (copies_wt(c)) {
@@ -668,15 +678,19 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
         launch_fixed(l, 0, (size_t)(2 * tg_parts(c)));
         launch_over(l, 1, 1, SIZE_FIRST, (size_t)TM_M);
     } else {
-        /* T and G in work-groups apart: the second dimension */
+        /* T and G in work-groups apart: the second dimension; G alone
+         * where lora_bwd_xpass computes T */
         l->kernel = "lora_bwd_tg";
         l->dims = 2;
         l->local[0] = (size_t)c->tg_threads;
         l->local[1] = 1;
         launch_over(l, 0, 1, SIZE_FIRST, (size_t)c->tg_rows);
-        launch_fixed(l, 1, 2);
+        launch_fixed(l, 1, bwd_xpass(c) ? 1 : 2);
     }
     launch_args(l, tg_args);
+    if (bwd_xpass(c)) {
+        bwd_xpass_launches(c, pa);
+    }
 
     l = &pa->launch[pa->n_launch++];
     static const char *const grad_args[] = {"rows", "x",       "dy", "da",
@@ -688,7 +702,8 @@ static void bwd_path(const struct bwd *c, int reduce, enum dx_kernel dx,
     l->dims = 2;
     l->local[0] = (size_t)(grad_tensor(c) ? 32 * GM_WARPS : c->grad_threads);
     l->local[1] = 1;
-    launch_fixed(l, 0, (size_t)grad_strips_all(c));
+    launch_fixed(l, 0, (size_t)(bwd_xpass(c) ? ceil_div(c->N, 32)
+                                             : grad_strips_all(c)));
     launch_over(l, 1, 1, SIZE_FIRST, (size_t)c->grad_rows);
     launch_args(l, grad_tensor(c) ? grad_mma_args : grad_args);
 
@@ -738,6 +753,19 @@ static const char *path_why(int reduce, int tensor, enum dx_kernel dx)
     return why[reduce ? 1 + (tensor != 0) : 0][dx];
 }
 
+/* The same with x_once (dX, if any, by lora_bwd_dx). */
+#define WHY_X "G = scale*dY*B^T, then scale*X*A and dA from one read of X " \
+              "(tensor cores) and their sums, then dB by strips of dY's "   \
+              "columns "
+static const char *xpass_why(int reduce, enum dx_kernel dx)
+{
+    static const char *const why[2][2] = {
+        {WHY_X "over every row", WHY_X "over every row" WHY_WT WHY_DX},
+        {WHY_X "per grad_rows rows, then their sums",
+         WHY_X "per grad_rows rows, their sums" WHY_WT WHY_DX}};
+    return why[reduce != 0][dx != DX_NONE];
+}
+
 /* The paths, fewest rows first: up to fused_max, lora_bwd_fused; past
  * it, a path ends where the kernels change, at grad_rows (past it,
  * partial sums of dA and dB and their sums) and, with engine: wgmma, at
@@ -768,7 +796,8 @@ static void bwd_paths(const struct bwd *c, struct plan *p)
         int reduce = rows == 0 || rows > c->grad_rows;
         enum dx_kernel dx = dx_kernel_at(c, rows);
         pa->max_rows = rows;
-        pa->why = path_why(reduce, grad_tensor(c), dx);
+        pa->why = bwd_xpass(c) ? xpass_why(reduce, dx)
+                               : path_why(reduce, grad_tensor(c), dx);
         bwd_path(c, reduce, dx, pa);
     }
 }
@@ -878,6 +907,7 @@ static const struct tune_axis bwd_tune_space[] = {
     {"tg_stages", "0 3 4"},
     {"grad_threads", "32 64 128"},
     {"grad_rows", "128 512 4096"},
+    {"x_once", "0 1"},
     {NULL, NULL},
 };
 
@@ -886,7 +916,7 @@ static const struct tune_axis bwd_tune_space[] = {
 static const struct tune_part bwd_tune_parts[] = {
     {"dX", "m n wg_m wg_n wm wn k wg_stages engine stages"},
     {"T and G", "tg_rows tg_threads tg_stages"},
-    {"dA and dB", "grad_threads grad_rows"},
+    {"dA and dB", "grad_threads grad_rows x_once"},
     {NULL, NULL},
 };
 
@@ -894,7 +924,8 @@ static const struct tune_part bwd_tune_parts[] = {
 static const char *const bwd_kernels[] = {
     "lora_bwd_tg", "lora_bwd_grad", "lora_bwd_reduce", "lora_bwd_wt",
     "lora_bwd_dx", "lora_bwd_dx_mma", "lora_bwd_dx_wgmma",
-    "lora_bwd_tg_mma", "lora_bwd_grad_mma", "lora_bwd_fused", NULL};
+    "lora_bwd_tg_mma", "lora_bwd_grad_mma", "lora_bwd_fused",
+    "lora_bwd_xpass", "lora_bwd_xsum", NULL};
 
 const struct op_def op_lora_backward = {
     .name = "lora_backward",

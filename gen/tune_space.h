@@ -12,7 +12,7 @@
 #define TUNE_MAX_VALUES 16 /* an op's list for one axis */
 /* an axis's values: the op's and the kernel's own (tune_space_add_home) */
 #define TUNE_AXIS_ROOM (TUNE_MAX_VALUES + 1)
-#define TUNE_MAX_CONFIGS 1048576 /* a space the filter searches */
+#define TUNE_MAX_CONFIGS 2097152 /* a space the filter searches */
 /* a space as declared, before the filter leaves out the axes that shape
  * no code at its rows (struct tune_space's idle) */
 #define TUNE_MAX_DECLARED (1L << 40)

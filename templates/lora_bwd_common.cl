@@ -48,6 +48,12 @@
  *                    partial sums of dA and dB, which the last
  *                    work-group of each strip adds up (no
  *                    lora_bwd_reduce).
+ *   lora_bwd_xpass, lora_bwd_xsum  X_ONCE (float32, tensor cores): after
+ *                    lora_bwd_tg's G alone, T and dA from one read of X
+ *                    as partial sums, then their sums; lora_bwd_grad and
+ *                    lora_bwd_reduce then take dB alone. The plan defines
+ *                    X_ONCE wherever lora_bwd_tg runs, and with it
+ *                    XP_ROWS and XP_BLOCKS.
  *
  * Scratch (floats), for `rows` rows:
  *   G          at 0:              rows x TG_PARTS x RANK
@@ -58,7 +64,9 @@
  *              4 (16 bytes, for float4 reads): GRAD_SLICES(rows) slices of
  *              (K + N) * RANK floats; slice s holds the sums over its rows
  *              of dA (K x RANK, row-major) then of dB^T (N x RANK: column
- *              n of dB at n * RANK). Unused with one slice.
+ *              n of dB at n * RANK). Unused with one slice. With X_ONCE
+ *              lora_bwd_xpass's partials there first (lora_bwd_xpass.cl),
+ *              summed before lora_bwd_grad writes its own.
  *   W^T        lora_bwd_wt (in_out): past the partials, rounded up
  *              to a multiple of 4 floats: N x K storage_t (W transposed,
  *              row n at n * K), written by lora_bwd_wt for lora_bwd_dx.
@@ -120,6 +128,18 @@ inline void grad_put(__global float *part, __global storage_t *da,
         store1(db, B_AT(j, n), sum);
     }
 }
+
+#if X_ONCE
+/* lora_bwd_xpass's partials, where lora_bwd_grad's go after them: T's,
+ * XP_BLOCKS x rows x RANK (a block of XP_COLS columns each), then dA's,
+ * XP_SLICES(rows) x K x RANK (a slice of XP_ROWS rows each, row-major as
+ * A in_out). */
+#define XP_COLS 128
+#define XP_SLICES(rows) CEIL_DIV((rows), XP_ROWS)
+#define SCRATCH_XT(scratch, rows) SCRATCH_PARTIALS(scratch, rows)
+#define SCRATCH_XDA(scratch, rows)                                        \
+    (SCRATCH_XT(scratch, rows) + (size_t)XP_BLOCKS * (rows) * RANK)
+#endif
 
 /* W^T (lora_bwd_wt), past the partials, at a multiple of 4 floats. */
 #define SCRATCH_WT(scratch, rows)                                         \

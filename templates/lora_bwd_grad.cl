@@ -42,8 +42,8 @@
 #error "lora_bwd_grad.cl: G and T whole (TG_PARTS 1)"
 #endif
 
-#if !defined(GRAD_THREADS) || !defined(GRAD_VEC)
-#error "lora_bwd_grad.cl: the plan must define GRAD_THREADS, GRAD_VEC"
+#if !defined(GRAD_THREADS) || !defined(GRAD_VEC) || !defined(X_ONCE)
+#error "lora_bwd_grad.cl: the plan must define GRAD_THREADS, GRAD_VEC, X_ONCE"
 #endif
 
 /* ---- Derived sizes ---- */
@@ -207,7 +207,8 @@ void lora_bwd_grad(const int rows, const __global storage_t *restrict x,
     const int cl = lid % GRAD_CL;
     const int rw = lid / GRAD_CL;
     const int live = rw < GRAD_RW;
-    const int strip = get_group_id(0);
+    /* with X_ONCE, dY's strips alone: lora_bwd_xpass computes dA */
+    const int strip = get_group_id(0) + (X_ONCE ? GRAD_STRIPS_K : 0);
     const int slice = get_group_id(1);
     const int mbeg = slice * GRAD_ROWS;
     const int mend = min(rows, mbeg + GRAD_ROWS);

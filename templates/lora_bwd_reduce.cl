@@ -6,8 +6,8 @@
  * memory. */
 #include "lora_bwd_common.cl"
 
-#if !defined(REDUCE_THREADS)
-#error "lora_bwd_reduce.cl: the plan must define REDUCE_THREADS"
+#if !defined(REDUCE_THREADS) || !defined(X_ONCE)
+#error "lora_bwd_reduce.cl: the plan must define REDUCE_THREADS, X_ONCE"
 #endif
 
 /* One work-item per element: e < K * RANK is dA's element e (k * RANK + j:
@@ -33,6 +33,9 @@ void lora_bwd_reduce(const int rows, __global storage_t *restrict da,
     /* e runs along dA's and dB's rows as they lie (lora_layout.cl); the
      * partials hold dA as K x r and dB^T as N x r */
     if (e < (size_t)IN_FEATURES * RANK) {
+        if (X_ONCE) {
+            return; /* lora_bwd_xsum wrote dA */
+        }
 #if WEIGHT_OUT_IN
         const int j = e / IN_FEATURES;
         const int k = e % IN_FEATURES;

@@ -52,9 +52,9 @@
 #endif
 
 #if !defined(TG_ROWS) || !defined(TG_THREADS) || !defined(VEC) ||       \
-    !defined(TG_XSTAGES)
+    !defined(TG_XSTAGES) || !defined(X_ONCE)
 #error "lora_bwd_tg.cl: the plan must define TG_ROWS, TG_THREADS, VEC, \
-TG_XSTAGES"
+TG_XSTAGES, X_ONCE"
 #endif
 #if TG_XSTAGES != 0 && (!defined(DTYPE_F32) || VEC != 4 || TG_XSTAGES < 2 || \
                         TG_XPENDING != TG_XSTAGES - 2)
@@ -541,7 +541,9 @@ inline void tg_store(__global float *out, __local float *red,
 
 /* SCALE * T = SCALE * X*A (group 0 along the second dimension) or G =
  * SCALE * dY*B^T (group 1) for rows group * TG_ROWS .. + TG_ROWS: the two
- * products in work-groups apart, so that each walks one reduction. */
+ * products in work-groups apart, so that each walks one reduction. With
+ * X_ONCE, G alone (one group along the second dimension): lora_bwd_xpass
+ * computes T. */
 __kernel __attribute__((reqd_work_group_size(TG_THREADS, 1, 1)))
 void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
                  const __global storage_t *restrict a,
@@ -563,7 +565,7 @@ void lora_bwd_tg(const int rows, const __global storage_t *restrict x,
     const int row0 = get_group_id(0) * TG_ROWS;
 
     float acc[TG_W][TG_RJ];
-    if (get_group_id(1) == 0) {
+    if (!X_ONCE && get_group_id(1) == 0) {
         tg_product(acc, ms, ring, a, WEIGHT_OUT_IN, x, row0, tm, rows,
                    IN_FEATURES, tk, rl, lid);
         tg_store(SCRATCH_T(scratch, rows), ms, acc, rows, row0, tm, tk, rl,

@@ -1176,6 +1176,9 @@ static void bwd_case_where_it_runs(const char *const c[3],
     if (stages != NULL && atoi(stages + strlen("tg_stages: ")) != 0) {
         needs |= CAP_CP_ASYNC;
     }
+    if (strstr(c[2], "x_once: 1") != NULL) {
+        needs |= CAP_MMA_SYNC_BF16_F16 | CAP_CP_ASYNC;
+    }
     if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
         check(c[0], c[1], c[2]);
         return;
@@ -1212,6 +1215,44 @@ static void test_bwd_tg_stages(void)
         }
     }
     lora_layout = "";
+}
+
+/* x_once: T and dA from one read of X on tf32 tensor cores
+ * (lora_bwd_xpass, lora_bwd_xsum; the device suites, elsewhere each case
+ * must validate), in both weight layouts: a last block of columns past K
+ * (1000, 264, 520), ranks of one partial block of 8 (5, 12) and two (16),
+ * one slice of rows and several (xpass_rows 64, 128: partial sums of dA
+ * summed, and rows past the last slice's), accumulate, no base, dX after
+ * it, lora_bwd_grad's slices of dB summed by lora_bwd_reduce; and the
+ * same bits on every run. */
+static void check_same_bits(const char *spec, size_t rows, const char *what);
+
+static void test_bwd_x_once(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 1000, out_features: 264, rank: 5, "
+         "input_grad: false", "x_once: 1"},
+        {"f32", "in_features: 264, out_features: 72, rank: 16, alpha: 32, "
+         "accumulate: true", "x_once: 1, xpass_rows: 64"},
+        {"f32", "in_features: 520, out_features: 1028, rank: 12",
+         "x_once: 1, xpass_rows: 128, grad_rows: 128"},
+        {"f32", "in_features: 128, out_features: 96, rank: 9, base: false",
+         "x_once: 1"},
+    };
+    for (int layout = 0; layout < 2; layout++) {
+        lora_layout = layout ? OUT_IN : "";
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            bwd_case_where_it_runs(cases[c], check_bwd_kernel);
+        }
+    }
+    lora_layout = "";
+    if (caps_lacking(CAP_MMA_SYNC_BF16_F16 | CAP_CP_ASYNC,
+                     nu_rt()->caps.have) == 0) {
+        check_same_bits("kernels:\n  - {name: t_bwd, op: lora_backward, "
+                        "in_features: 200, out_features: 136, rank: 12, "
+                        "alpha: 24, tile: {x_once: 1, xpass_rows: 64}}\n",
+                        300, "lora_backward x_once");
+    }
 }
 
 /* dX on tensor cores (lora_bwd_dx_mma, lora_bwd_dx_wgmma: the device
@@ -1700,6 +1741,8 @@ int add_numeric_suite(void)
                     test_bwd_out_in) == NULL ||
         CU_add_test(s, "lora_backward: dX on tensor cores (mma, wgmma)",
                     test_bwd_tensor) == NULL ||
+        CU_add_test(s, "lora_backward: T and dA from one read of X "
+                    "(x_once)", test_bwd_x_once) == NULL ||
         CU_add_test(s, "lora_backward: a wide rank at the defaults",
                     test_bwd_wide_rank) == NULL ||
         CU_add_test(s, "lora_backward: dA and dB the same bits every run",

@@ -1915,13 +1915,13 @@ static void test_tune_parts_space(void)
     TU_CHECK(f.sp.n_part == 3 &&
                  strcmp(text, "dX (m n wm wn k engine), T and G (tg_rows "
                               "tg_threads tg_stages), dA and dB "
-                              "(grad_threads grad_rows)") == 0,
+                              "(grad_threads grad_rows x_once)") == 0,
              "%d parts: %s", f.sp.n_part, text);
     const long counts[] = {12, 3, 4};
     tune_space_parts_text(ks->op, &f.sp, counts, text, sizeof text);
     TU_CHECK(strcmp(text, "dX (m n wm wn k engine: 12), T and G (tg_rows "
                           "tg_threads tg_stages: 3), dA and dB "
-                          "(grad_threads grad_rows: 4)") == 0,
+                          "(grad_threads grad_rows x_once: 4)") == 0,
              "with counts: %s", text);
     char home[TUNE_TEXT];
     config_text(ks, &f.sp, f.home, home, sizeof home);
@@ -1996,7 +1996,7 @@ static void test_tune_parts_space(void)
                  strcmp(text, "dX (m n), the rest (wg_m wg_n wm wn k "
                               "wg_stages engine stages tg_rows "
                               "tg_threads tg_stages grad_threads "
-                              "grad_rows)") == 0,
+                              "grad_rows x_once)") == 0,
              "%d parts: %s", sp.n_part, text);
     spec_set_free(&s);
 }
