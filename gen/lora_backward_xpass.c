@@ -3,8 +3,9 @@
  * checks, its #defines, the scratch it takes and its two launches. */
 #include "lora_backward.h"
 
-/* lora_bwd_xpass's columns of X per work-group and warps (the template's
- * XP_COLS and XP_WARPS), and lora_bwd_xsum's work-items. */
+/* lora_bwd_xpass's columns of X per work-group and warps (as measured in
+ * bench/lab/xpass.cl: 4 warps, each 16-row chunk staged in 2 steps), and
+ * lora_bwd_xsum's work-items; the plan gives the templates all three. */
 #define XP_COLS 128L
 #define XP_WARPS 4L
 #define XSUM_THREADS 256L
@@ -71,7 +72,11 @@ void bwd_xpass_plan(const struct bwd *c, struct plan *p)
     }
     plan_int(p, "XP_ROWS", "lora_bwd_xpass: rows per work-group",
              c->xpass_rows);
-    plan_int(p, "XP_BLOCKS", "lora_bwd_xpass: blocks of 128 columns",
+    plan_int(p, "XP_COLS", "lora_bwd_xpass: columns per work-group",
+             XP_COLS);
+    plan_int(p, "XP_WARPS", "lora_bwd_xpass: warps per work-group",
+             XP_WARPS);
+    plan_int(p, "XP_BLOCKS", "lora_bwd_xpass: blocks of XP_COLS columns",
              xpass_blocks(c));
     plan_int(p, "XP_TILES_N", "lora_bwd_xpass: blocks of 8 of the rank",
              ceil_div(c->R, 8));

@@ -53,7 +53,7 @@
  *                    as partial sums, then their sums; lora_bwd_grad and
  *                    lora_bwd_reduce then take dB alone. The plan defines
  *                    X_ONCE wherever lora_bwd_tg runs, and with it
- *                    XP_ROWS and XP_BLOCKS.
+ *                    XP_ROWS, XP_COLS, XP_WARPS and XP_BLOCKS.
  *
  * Scratch (floats), for `rows` rows:
  *   G          at 0:              rows x TG_PARTS x RANK
@@ -134,7 +134,6 @@ inline void grad_put(__global float *part, __global storage_t *da,
  * XP_BLOCKS x rows x RANK (a block of XP_COLS columns each), then dA's,
  * XP_SLICES(rows) x K x RANK (a slice of XP_ROWS rows each, row-major as
  * A in_out). */
-#define XP_COLS 128
 #define XP_SLICES(rows) CEIL_DIV((rows), XP_ROWS)
 #define SCRATCH_XT(scratch, rows) SCRATCH_PARTIALS(scratch, rows)
 #define SCRATCH_XDA(scratch, rows)                                        \

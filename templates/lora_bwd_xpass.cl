@@ -11,7 +11,7 @@
  * the product, is left out): float32's accuracy from three tf32
  * products.
  *
- * lora_bwd_xpass: work-group (b, s) takes XP_COLS (128) columns of X from
+ * lora_bwd_xpass: work-group (b, s) takes XP_COLS columns of X from
  * b * XP_COLS and the rows s * XP_ROWS .. + XP_ROWS. Its XP_WARPS warps
  * take 16-row chunks in turn, each copied by cp.async into the warp's
  * ring of XP_STAGES chunks; from the staged chunk a warp computes the
@@ -22,15 +22,18 @@
  * (32 * XP_WARPS). Its partials lie in the scratch as lora_bwd_common.cl
  * says (SCRATCH_XT, SCRATCH_XDA).
  *
- * The plan: XP_ROWS, XP_BLOCKS (CEIL_DIV(K, XP_COLS)), XP_TILES_N
- * (CEIL_DIV(RANK, 8)); RANK <= 16, K a multiple of 4. */
+ * The plan: XP_ROWS, XP_COLS, XP_WARPS, XP_BLOCKS (CEIL_DIV(K,
+ * XP_COLS)), XP_TILES_N (CEIL_DIV(RANK, 8)); RANK <= 16, K a multiple of
+ * 4. */
 #include "lora_bwd_common.cl"
 
-#if !defined(XP_TILES_N)
-#error "lora_bwd_xpass.cl: the plan must define XP_TILES_N"
+#if !defined(XP_TILES_N) || !defined(XP_COLS) || !defined(XP_WARPS)
+#error "lora_bwd_xpass.cl: the plan must define XP_TILES_N, XP_COLS, XP_WARPS"
+#endif
+#if XP_COLS % 32 != 0
+#error "lora_bwd_xpass.cl: XP_COLS must be a multiple of 32"
 #endif
 
-#define XP_WARPS 4
 #define XP_STAGES 2
 /* floats of a staged row: 16 past the columns, so that the float4 reads
  * of a chunk's rows (8 lanes at a time) meet no bank twice */

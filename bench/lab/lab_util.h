@@ -1,7 +1,8 @@
 /* lab_util.h - what the lab programs of bench/lab share: a checked
  * OpenCL call, a file read whole, bf16 to and from float, a comparison
- * of doubles for qsort, a kernel's median time, and a string with every
- * one of a substring replaced. Include after <CL/cl.h>. */
+ * of doubles for qsort, a kernel's median time, a string with every one
+ * of a substring replaced, and a program built with its registers
+ * printed. Include after <CL/cl.h>. */
 #ifndef SPECL_LAB_UTIL_H
 #define SPECL_LAB_UTIL_H
 
@@ -116,6 +117,31 @@ static inline char *lab_replace_all(const char *s, const char *a,
     }
     strcpy(o, p);
     return r;
+}
+
+/* SRC built for DEV with OPTS (its build log on stderr and exit 1 where
+ * it fails); the log's register and spill lines printed (ptxas, with
+ * -cl-nv-verbose). */
+static inline cl_program lab_build(cl_context ctx, cl_device_id dev,
+                                   const char *src, const char *opts)
+{
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    CHECK(err);
+    static char log[1 << 16];
+    cl_int st = clBuildProgram(p, 1, &dev, opts, NULL, NULL);
+    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log,
+                          NULL);
+    if (st != CL_SUCCESS) {
+        fprintf(stderr, "%s\n", log);
+        exit(1);
+    }
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, "Used") || strstr(line, "spill")) {
+            printf("  %s\n", line);
+        }
+    }
+    return p;
 }
 
 #endif

@@ -46,28 +46,6 @@ static void reference(const float *in, const float *p, double *out)
     }
 }
 
-static cl_program build(cl_context ctx, cl_device_id dev, const char *src,
-                        const char *opts)
-{
-    cl_int err;
-    cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CHECK(err);
-    static char log[1 << 16];
-    cl_int st = clBuildProgram(p, 1, &dev, opts, NULL, NULL);
-    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log,
-                          NULL);
-    if (st != CL_SUCCESS) {
-        fprintf(stderr, "%s\n", log);
-        exit(1);
-    }
-    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
-        if (strstr(line, "Used") || strstr(line, "spill")) {
-            printf("  %s\n", line);
-        }
-    }
-    return p;
-}
-
 /* What each config's run shares: the queue, the buffers, the float64
  * references and room for an output read back. */
 struct lab {
@@ -168,7 +146,7 @@ int main(int argc, char **argv)
 
     /* the floor: X and dY read once */
     {
-        cl_program p = build(ctx, dev, src,
+        cl_program p = lab_build(ctx, dev, src,
                              "-cl-std=CL1.2 -DK=4096 -DWARPS=8 -DMT=1 "
                              "-DSPLIT=1 -DU=1");
         cl_kernel k = clCreateKernel(p, "read_rows", &err);
@@ -205,7 +183,7 @@ int main(int argc, char **argv)
                  getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
         printf("warps %d, mt %d, split %d, u %d, step %d, stages %d:\n", warps,
                mt, split, u, step, stages);
-        cl_program p = build(ctx, dev, src, opts);
+        cl_program p = lab_build(ctx, dev, src, opts);
         size_t groups = (ROWS + 16 * mt - 1) / (16 * mt);
         size_t g[2] = {groups * 32 * warps, 2}, l[2] = {32 * (size_t)warps, 1};
         time_products(&lab, p, "skinny_tc", g, l);

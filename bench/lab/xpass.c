@@ -33,28 +33,6 @@ static double rel_l2(const double *got, const double *ref, size_t n)
     return sqrt(e / r);
 }
 
-static cl_program build(cl_context ctx, cl_device_id dev, const char *src,
-                        const char *opts)
-{
-    cl_int err;
-    cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CHECK(err);
-    static char log[1 << 16];
-    cl_int st = clBuildProgram(p, 1, &dev, opts, NULL, NULL);
-    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log,
-                          NULL);
-    if (st != CL_SUCCESS) {
-        fprintf(stderr, "%s\n", log);
-        exit(1);
-    }
-    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
-        if (strstr(line, "Used") || strstr(line, "spill")) {
-            printf("  %s\n", line);
-        }
-    }
-    return p;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2 || (argc - 2) % 4 != 0) {
@@ -120,7 +98,7 @@ int main(int argc, char **argv)
     int rows = ROWS;
 
     {
-        cl_program p = build(ctx, dev, src,
+        cl_program p = lab_build(ctx, dev, src,
                              "-cl-std=CL1.2 -DK=4096 -DWARPS=4 -DRB=512 "
                              "-DSTAGES=3 -DPENDING_GROUPS=1 -DPARTS=3");
         cl_kernel k = clCreateKernel(p, "read_x", &err);
@@ -150,7 +128,7 @@ int main(int argc, char **argv)
                  getenv("LAB_OPTS") ? getenv("LAB_OPTS") : "");
         printf("warps %d, rb %d, stages %d, parts %d:\n", warps, rb, stages,
                parts);
-        cl_program p = build(ctx, dev, src, opts);
+        cl_program p = lab_build(ctx, dev, src, opts);
         const char *name = getenv("LAB_SIMT") ? "xpass_simt" : "xpass";
         cl_kernel k = clCreateKernel(p, name, &err);
         CHECK(err);
