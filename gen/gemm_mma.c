@@ -3,6 +3,7 @@
 #include "gemm_mma.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "caps.h"
 #include "spec.h"
@@ -16,7 +17,7 @@ long gemm_mma_threads(const struct gemm_mma *g)
 
 long gemm_mma_local(const struct gemm_mma *g)
 {
-    return 2 * g->stages * (g->m * g->k + g->k * g->n);
+    return g->elem_bytes * g->stages * (g->m * g->k + g->k * g->n);
 }
 
 /* A warpgroup of 128 work-items that copies, and one that multiplies
@@ -58,15 +59,23 @@ static int pow2(long v)
 }
 
 int gemm_mma_check_dtype(const struct kernel_spec *ks, const char *engine,
-                         struct diags *d)
+                         int tf32, struct diags *d)
 {
-    if (ks->dtype != DTYPE_F32) {
+    int mma = strcmp(engine, "mma") == 0;
+    if (ks->dtype != DTYPE_F32 || (tf32 && mma)) {
         return 1;
     }
-    diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
-               "engine: %s needs dtype f16 or bf16 (tensor cores multiply "
-               "half-width values)",
-               engine);
+    if (tf32) {
+        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+                   "engine: %s needs dtype f16 or bf16 (float32 runs on "
+                   "engine: mma, three tf32 products a product)",
+                   engine);
+    } else {
+        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+                   "engine: %s needs dtype f16 or bf16 (tensor cores "
+                   "multiply half-width values)",
+                   engine);
+    }
     return 0;
 }
 
@@ -104,9 +113,9 @@ void gemm_mma_check(const struct kernel_spec *ks, const struct gemm_mma *g,
     if (bytes > MMA_LOCAL_MAX) {
         diag_error(d, file, knob_blame(ks, "stages", "k"),
                    "%s needs %ld bytes of local memory (stages %ld x (m %ld "
-                   "+ n %ld) x k %ld halves), more than %ld",
+                   "+ n %ld) x k %ld values of %ld bytes), more than %ld",
                    g->kernel, bytes, g->stages, g->m, g->n, g->k,
-                   MMA_LOCAL_MAX);
+                   g->elem_bytes, MMA_LOCAL_MAX);
     }
 }
 

@@ -36,6 +36,8 @@ struct gemm_mma {
     int tma;               /* WG_TMA: wgmma's K steps loaded by the tensor
                               memory accelerator, its maps in the scratch
                               (gemm_wgmma_map_floats) */
+    long elem_bytes;       /* a staged element: 2 (f16, bf16), or 4
+                              (float32, on tf32 units: mma alone) */
 };
 
 /* Slots of tensor maps WG_TMA keeps in the scratch, one per compute unit
@@ -49,10 +51,12 @@ long gemm_mma_local(const struct gemm_mma *g);
 long gemm_wgmma_threads(const struct gemm_mma *g);
 long gemm_wgmma_local(const struct gemm_mma *g);
 
-/* Reports, at the knob `engine` (set to ENGINE), a storage type tensor
- * cores cannot multiply (f32); returns 0 when it did. */
+/* Reports, at the knob `engine` (set to ENGINE), a storage type that
+ * engine cannot multiply: f32 where the op's instance has no float32
+ * form (TF32: it has one, on engine mma's tf32 units); returns 0 when it
+ * did. */
 int gemm_mma_check_dtype(const struct kernel_spec *ks, const char *engine,
-                         struct diags *d);
+                         int tf32, struct diags *d);
 
 /* Reports what the mma kernel's tiles break (a multiple of 16, powers of
  * two, the work-group and local memory limits) at the knob the spec gave

@@ -42,7 +42,8 @@
     X(engine, VALUE_CHOICE, ENGINE_SIMT, 0, 0,                               \
       "dX's GEMM with W: simt: float multiply-adds (lora_bwd_dx); mma: "     \
       "tensor cores (lora_bwd_dx_mma, m x n per work-group, wm x wn per "    \
-      "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "    \
+      "warp; NVIDIA, compute capability 8.0+; f32 on tf32, three products "  \
+      "a product); wgmma: as mma, f16/bf16 "                                 \
       "on warpgroups past dx_mma_max rows (lora_bwd_dx_wgmma, wg_m x wg_n; " \
       "compute capability 9.0)")                                             \
     X(m, VALUE_INT, 64, 1, 1024, "rows of dX per work-group")                \
@@ -166,6 +167,8 @@ void bwd_tg_check_stages(const struct kernel_spec *ks, const struct bwd *c,
  * fewest rows first, from path p->n_path on), and the tuning space and
  * entry hooks of its rows. */
 int bwd_fused(const struct bwd *c);
+/* The layers lora_bwd_fused's defaults take (K and N at most 2048). */
+int bwd_fused_layer(const struct bwd *c);
 void bwd_fused_defaults(struct kernel_spec *ks);
 void bwd_fused_check(const struct kernel_spec *ks, const struct bwd *c,
                      struct diags *d);

@@ -41,10 +41,6 @@ void bwd_xpass_check(const struct kernel_spec *ks, const struct bwd *c,
                    "x_once needs in_features a multiple of 4 (got %ld): it "
                    "copies X's rows 16 bytes at a time",
                    c->K);
-    } else if (c->engine != ENGINE_SIMT) {
-        diag_error(d, ks->file, at,
-                   "x_once takes engine: simt (dA and dB on tensor cores "
-                   "are engine: mma's)");
     } else if (c->xpass_rows % (16 * XP_WARPS) != 0) {
         diag_error(d, ks->file, spec_knob_mark(ks, "xpass_rows"),
                    "xpass_rows must be a multiple of %ld (got %ld): 16 rows "

@@ -568,7 +568,7 @@ void lora_gemm_mma(const struct lora *c, struct gemm_mma *g)
         .wg_stages = c->wg_stages,
         .reduce = c->K, .cols = c->N, .rank = c->R,
         .rank_parts = xa_split(c), .w_nk = c->layout == LAYOUT_OUT_IN,
-        .out_add = c->accumulate,
+        .out_add = c->accumulate, .elem_bytes = 2,
         /* the accelerator's boxes: rows of one 128-byte swizzle line */
         .tma = uses_wgmma(c) && c->k == 64};
 }

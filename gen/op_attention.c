@@ -316,7 +316,7 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
     if (engine(ks) == ATTN_SIMT) {
         return;
     }
-    if (!gemm_mma_check_dtype(ks, wgmma ? "wgmma" : "mma", d)) {
+    if (!gemm_mma_check_dtype(ks, wgmma ? "wgmma" : "mma", 0, d)) {
         return;
     }
     if (wgmma) {

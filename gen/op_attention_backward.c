@@ -234,7 +234,7 @@ static void validate_mma(const struct kernel_spec *ks, struct diags *d)
     const long values[] = {mq, mk, tile};
     int wgmma = engine(ks) == ATTN_WGMMA;
     if (engine(ks) == ATTN_SIMT ||
-        !gemm_mma_check_dtype(ks, wgmma ? "wgmma" : "mma", d)) {
+        !gemm_mma_check_dtype(ks, wgmma ? "wgmma" : "mma", 0, d)) {
         return;
     }
     if (wgmma) {

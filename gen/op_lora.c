@@ -355,7 +355,7 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "engine");
     const char *engine = lora_engine_choices[c->engine];
-    if (!gemm_mma_check_dtype(ks, engine, d)) {
+    if (!gemm_mma_check_dtype(ks, engine, 0, d)) {
         return;
     }
     if (c->K % 8 != 0 || (c->base && c->N % 8 != 0)) {

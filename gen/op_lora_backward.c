@@ -57,10 +57,12 @@ static int copies_wt(const struct bwd *c)
 #define TM_M 64L
 
 /* T, G, dA and dB on tensor cores: lora_bwd_tg_mma and lora_bwd_grad_mma
- * for lora_bwd_tg and lora_bwd_grad. */
+ * for lora_bwd_tg and lora_bwd_grad (f16 and bf16; float32's engine: mma
+ * is dX's GEMM alone, on tf32). */
 static int grad_tensor(const struct bwd *c)
 {
-    return c->engine != ENGINE_SIMT && c->R <= GM_RANK_MOST;
+    return c->engine != ENGINE_SIMT && c->dtype != DTYPE_F32 &&
+           c->R <= GM_RANK_MOST;
 }
 
 /* lora_bwd_tg_mma's stretches of the reduction a row gets: up to 4 of
@@ -143,6 +145,7 @@ static void dx_gemm_mma(const struct bwd *c, struct gemm_mma *g)
         .reduce = c->N, .cols = c->K, .rank = c->R,
         .rank_parts = tg_parts(c),
         .w_nk = c->layout == LAYOUT_IN_OUT, .out_add = 0,
+        .elem_bytes = (long)dtype_size(c->dtype),
         /* the accelerator's boxes: rows of one 128-byte swizzle line */
         .tma = bwd_dx_tensor(c) && c->engine == ENGINE_WGMMA && c->k == 64};
 }
@@ -255,16 +258,29 @@ static void grad_fit_defaults(struct kernel_spec *ks)
  * 64 x 64, N in steps of 64, 2 stages (64 KiB of local memory, which
  * every such device grants); on warpgroups 256 x 128 in 4 stages, and
  * lora_bwd_dx_mma's tiles up to half of such a tile's rows, which would
- * run its work-groups half empty. */
+ * run its work-groups half empty. Float32 with W and K and N multiples
+ * of 4: dX's GEMM on tf32 units (three products a product), in warps of
+ * 64 x 32 (the accumulators and a step's sums apart fill the registers
+ * at 64 x 64) and 128 KiB of local memory; not on the narrow layers whose
+ * few rows lora_bwd_fused takes with dX's float tile (at K = N = 512 the
+ * tf32 tiles ran 512 rows 1.46x slower: bench/RESULTS.md, "lora_backward
+ * float32's dX on tf32 tensor cores"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
     bwd_read(ks, &c);
-    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
-        ks->dtype != DTYPE_F32 && c.K % 8 == 0 && c.N % 8 == 0) {
+    int f32 = ks->dtype == DTYPE_F32;
+    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) && !f32 &&
+        c.K % 8 == 0 && c.N % 8 == 0) {
         int wgmma = target_offers(ks->target, CAP_WGMMA) && bwd_uses_w(&c) &&
                     c.K >= 64;
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
+        bwd_read(ks, &c);
+    }
+    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) && f32 &&
+        bwd_uses_w(&c) && c.K % 4 == 0 && c.N % 4 == 0 &&
+        !bwd_fused_layer(&c)) {
+        spec_knob_default(ks, "engine", ENGINE_MMA);
         bwd_read(ks, &c);
     }
     if (!bwd_dx_tensor(&c)) {
@@ -275,7 +291,7 @@ static void engine_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "k", min_l(64, pow2_ceil(max_l(c.N, 16))));
     bwd_read(ks, &c);
     spec_knob_default(ks, "wm", min_l(64, c.m));
-    spec_knob_default(ks, "wn", min_l(64, c.n));
+    spec_knob_default(ks, "wn", min_l(f32 ? 32 : 64, c.n));
     if (c.engine == ENGINE_WGMMA) {
         spec_knob_default(ks, "dx_mma_max", c.wg_m / 2);
     }
@@ -387,8 +403,8 @@ static void check_dx(const struct kernel_spec *ks, const struct bwd *c,
     check_warp_n(ks, "lora_bwd_dx", c->warp_n, c->m, c->wm, c->n, c->wn, d);
 }
 
-/* What tensor cores need: f16 or bf16, 16-byte rows; wgmma, dX's GEMM
- * with W; that GEMM's tiles (gemm_mma.h). */
+/* What tensor cores need: 16-byte rows; wgmma, dX's GEMM with W and f16
+ * or bf16; float32's (tf32), that GEMM; the GEMM's tiles (gemm_mma.h). */
 static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
                          struct diags *d)
 {
@@ -402,14 +418,22 @@ static void check_tensor(const struct kernel_spec *ks, const struct bwd *c,
                    c->input_grad ? "base: false" : "input_grad: false");
         return;
     }
-    if (!gemm_mma_check_dtype(ks, engine, d)) {
+    if (!gemm_mma_check_dtype(ks, engine, 1, d)) {
         return;
     }
-    if (c->K % 8 != 0 || c->N % 8 != 0) {
+    if (c->dtype == DTYPE_F32 && !bwd_uses_w(c)) {
+        diag_error(d, file, at,
+                   "engine: mma with dtype f32 runs dX's GEMM with W on tf32 "
+                   "units, and %s leaves none: use engine: simt",
+                   c->input_grad ? "base: false" : "input_grad: false");
+        return;
+    }
+    long chunk = 16 / (long)dtype_size(c->dtype);
+    if (c->K % chunk != 0 || c->N % chunk != 0) {
         diag_error(d, file, at,
                    "engine: %s needs in_features and out_features multiples "
-                   "of 8 (got %ld, %ld): it copies 16-byte rows",
-                   engine, c->K, c->N);
+                   "of %ld (got %ld, %ld): it copies 16-byte rows",
+                   engine, chunk, c->K, c->N);
         return;
     }
     struct gemm_mma g;

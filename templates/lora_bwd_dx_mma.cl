@@ -15,8 +15,10 @@ lora_bwd_dx_mma(const int rows, const __global storage_t *restrict dy,
                 __global storage_t *restrict dx,
                 __global float *restrict scratch)
 {
-    __local ushort xs[MMA_STAGES * MMA_X_STAGE] __attribute__((aligned(16)));
-    __local ushort ws[MMA_STAGES * MMA_W_STAGE] __attribute__((aligned(16)));
+    __local mma_local_t xs[MMA_STAGES * MMA_X_STAGE]
+        __attribute__((aligned(16)));
+    __local mma_local_t ws[MMA_STAGES * MMA_W_STAGE]
+        __attribute__((aligned(16)));
     mma_tiles((uint)rows, dy, w, a, dx, SCRATCH_G(scratch, rows), xs, ws, 1,
               0);
 }

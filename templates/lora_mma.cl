@@ -9,7 +9,9 @@ lora_mma(const int rows, const __global storage_t *restrict x,
          const __global storage_t *restrict b, __global storage_t *restrict y,
          __global float *restrict scratch)
 {
-    __local ushort xs[MMA_STAGES * MMA_X_STAGE] __attribute__((aligned(16)));
-    __local ushort ws[MMA_STAGES * MMA_W_STAGE] __attribute__((aligned(16)));
+    __local mma_local_t xs[MMA_STAGES * MMA_X_STAGE]
+        __attribute__((aligned(16)));
+    __local mma_local_t ws[MMA_STAGES * MMA_W_STAGE]
+        __attribute__((aligned(16)));
     mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws, 1, 0);
 }

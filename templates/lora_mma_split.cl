@@ -14,8 +14,10 @@ lora_mma_split(const int rows, const __global storage_t *restrict x,
                __global storage_t *restrict y,
                __global float *restrict scratch)
 {
-    __local ushort xs[MMA_STAGES * MMA_X_STAGE] __attribute__((aligned(16)));
-    __local ushort ws[MMA_STAGES * MMA_W_STAGE] __attribute__((aligned(16)));
+    __local mma_local_t xs[MMA_STAGES * MMA_X_STAGE]
+        __attribute__((aligned(16)));
+    __local mma_local_t ws[MMA_STAGES * MMA_W_STAGE]
+        __attribute__((aligned(16)));
     /* The plan launches as many slices (up to SPLIT_K) of MMA_COL_TILES
      * work-groups along 0 as the band of rows takes. */
     mma_tiles((uint)rows, x, w, b, y, scratch, xs, ws,

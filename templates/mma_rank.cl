@@ -1,13 +1,21 @@
 /* mma_rank.cl - what the tensor-core GEMMs (mma_tiles.cl, wgmma_tiles.cl)
  * share of their rank stretch: T's rows from MMA_RANK_PARTS partial sums
- * in the scratch, split into hi + lo halves of the storage type. */
+ * in the scratch, split into hi + lo halves of the storage type (float32
+ * staged as it is: its products are three tf32 ones already). */
 
+#if DTYPE_F32
+/* Ranks per step of the rank stretch: up to TILE_K, a multiple of 8. */
+#define RANK_STEP                                                        \
+    (TILE_K < CEIL_DIV(MMA_RANK, 8) * 8 ? TILE_K : CEIL_DIV(MMA_RANK, 8) * 8)
+#define RANK_DEPTH RANK_STEP
+#else
 /* Ranks per step of the rank stretch: hi halves then lo halves fill
  * 2 * RANK_STEP of a tile row's TILE_K columns. */
 #define RANK_STEP                                                        \
     (TILE_K / 2 < CEIL_DIV(MMA_RANK, 8) * 8 ? TILE_K / 2                \
                                       : CEIL_DIV(MMA_RANK, 8) * 8)
 #define RANK_DEPTH (2 * RANK_STEP) /* a multiple of 16 */
+#endif
 
 /* Row R, ranks J .. J + MMA_TQ - 1 of T (the first MMA_TQ lanes) from
  * its MMA_RANK_PARTS partial sums (0 outside). Every work-group of a row
@@ -47,6 +55,22 @@ inline float4 mma_rank_t_load(const __global float *t, uint rows, uint row0,
     return mma_t(t, rows, row0 + r, rs + j);
 }
 
+#if DTYPE_F32
+/* Stores item I's SUMS into XS, an X tile of TILE_K floats a row whose
+ * 16-byte chunks mma_swizzle places, in columns [0, RANK_STEP). */
+inline void mma_rank_t_store(__local float *xs, uint i, float4 sums)
+{
+    uint r = i / (RANK_STEP / MMA_TQ);
+    uint j = i % (RANK_STEP / MMA_TQ) * MMA_TQ;
+    __local float *at =
+        xs + r * TILE_K + mma_swizzle(r, j / 4, TILE_K / 4) * 4 + j % 4;
+#if MMA_TQ == 4
+    vstore4(sums, 0, at);
+#else
+    at[0] = sums.s0;
+#endif
+}
+#else
 /* Stores item I's SUMS into XS, an X tile of TILE_K halves a row whose
  * 16-byte chunks mma_swizzle places: hi halves in columns [0, RANK_STEP),
  * lo halves (the rest, rounded again) in [RANK_STEP, RANK_DEPTH). */
@@ -70,3 +94,4 @@ inline void mma_rank_t_store(__local ushort *xs, uint i, float4 sums)
         lo_at[e] = lo;
     }
 }
+#endif

@@ -1,5 +1,5 @@
 /* mma_tiles.cl - the tensor-core GEMM of NVIDIA compute capability 8.0
- * and later, for f16 and bf16 storage: OUT (+)= [X | T] * [W ; B], with X
+ * and later: OUT (+)= [X | T] * [W ; B], with X
  * rows x MMA_K, W MMA_K x MMA_N, T rows x MMA_RANK floats in the scratch
  * (MMA_RANK_PARTS partial sums an element, added here) and B MMA_RANK x
  * MMA_N. lora_forward runs it as Y = [X | SCALE*X*A] * [W ; B] (lora_mma,
@@ -25,18 +25,25 @@
  *     rows one ldmatrix phase reads fall in distinct banks;
  *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
  *     products run;
+ *   - float32 storage runs on tf32 units, three m16n8k8 products a
+ *     product (mma_tf32x3: float32's accuracy), its fragments 8 deep:
+ *     A's and an n-major W's by ldmatrix (a lane's 32-bit word of an
+ *     8 x 8 b16 matrix is the tf32 fragment's element), a k-major W's a
+ *     float a lane; a step's products are summed apart and then added to
+ *     the accumulators in float, since the tensor cores' own sums
+ *     truncate and that loss would grow with the reduction;
  *   - the rank stretch first: T split into two halves, hi + lo, so that
  *     it keeps 16 bits or more, against [B ; B]: up to TILE_K / 2 ranks per
- *     step, staged in the last stage's buffers while the first steps'
- *     copies are in flight, so that the latency of its loads hides behind
- *     theirs.
+ *     step (float32: T as it is against B, up to TILE_K ranks), staged in
+ *     the last stage's buffers while the first steps' copies are in
+ *     flight, so that the latency of its loads hides behind theirs.
  * The kernel's plan defines the shape (MMA_K, MMA_N, MMA_RANK,
  * MMA_RANK_PARTS, MMA_W_NK, MMA_OUT_ADD: gen/lora_common.c,
  * lora_plan_mma), the tiles, and SPLIT_K where a split path cuts the
  * reduction into slices (split_k.cl; absent: none). The kernel's common
  * part comes first: storage_t, load2, store2, CEIL_DIV. Needs MMA_K and
- * MMA_N multiples of 8 (whole 16-byte chunks; checked by the plan). Local
- * size (32 * warps, 1). */
+ * MMA_N multiples of MMA_CHUNK (whole 16-byte chunks; checked by the
+ * plan). Local size (32 * warps, 1). */
 #include "mma_ptx.cl"
 #include "mma_rank.cl"
 
@@ -55,23 +62,20 @@
 #else
 #define MMA_SPLIT 0
 #endif
-#if DTYPE_F32
-#error "mma_tiles.cl: tensor cores take f16 or bf16 storage"
-#endif
-#if MMA_K % 8 != 0 || MMA_N % 8 != 0 || TILE_K % 16 != 0 ||  \
-    MMA_WARP_M % 16 != 0 || MMA_WARP_N % 16 != 0
-#error "mma_tiles.cl: MMA_K, MMA_N multiples of 8; TILE_K and warp tiles of 16"
+#if MMA_K % MMA_CHUNK != 0 || MMA_N % MMA_CHUNK != 0 ||                 \
+    TILE_K % 16 != 0 || MMA_WARP_M % 16 != 0 || MMA_WARP_N % 16 != 0
+#error "mma_tiles.cl: MMA_K, MMA_N whole chunks; TILE_K and warp tiles of 16"
 #endif
 
 #define MMA_WARPS_N (TILE_N / MMA_WARP_N)
 #define MMA_THREADS (32 * (TILE_M / MMA_WARP_M) * MMA_WARPS_N)
 #define MMA_TILES_M (MMA_WARP_M / 16) /* m16 tiles per warp */
 #define MMA_TILES_N (MMA_WARP_N / 8)  /* n8 tiles per warp */
-#define X_CHUNKS (TILE_K / 8)         /* 16-byte chunks per X tile row */
-#define W_CHUNKS (TILE_N / 8)         /* 16-byte chunks per W tile row */
+#define X_CHUNKS (TILE_K / MMA_CHUNK) /* 16-byte chunks per X tile row */
+#define W_CHUNKS (TILE_N / MMA_CHUNK) /* 16-byte chunks per W tile row */
 #define MMA_K_TILES CEIL_DIV(MMA_K, TILE_K)
 /* Starts the copies of K step KT's X and W tiles into XS and WS. */
-inline void mma_load_step(__local ushort *xs, __local ushort *ws,
+inline void mma_load_step(__local mma_local_t *xs, __local mma_local_t *ws,
                           const __global storage_t *x,
                           const __global storage_t *w, uint rows, uint row0,
                           uint col0, uint kt, uint tid)
@@ -89,6 +93,71 @@ inline void mma_load_step(__local ushort *xs, __local ushort *ws,
 #endif
     mma_commit();
 }
+
+#if DTYPE_F32
+/* The products' depth: a tf32 fragment is 8 deep. */
+#define MMA_SLICE 8
+
+/* The warp's A fragments (MMA_TILES_M m16 tiles) and B fragments
+ * (MMA_TILES_N n8 tiles) of the 8-deep slice KK of the staged tiles, as
+ * float bits. */
+inline void mma_fragments(__local float *xs, __local float *ws, uint kk,
+                          uint warp_m, uint warp_n, uint lane,
+                          uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
+{
+    /* ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8:
+     * rows 0-7 and 8-15 of the slice's first 4 columns, then of its
+     * last 4: a0 .. a3 */
+    uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+        uint r = warp_m * MMA_WARP_M + i * 16 + row;
+        uint c = kk / 4 + chunk;
+        mma_x4(xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 4, &a[i][0],
+               &a[i][1], &a[i][2], &a[i][3]);
+    }
+#if MMA_W_NK
+    /* n-major: (n 0-7, k 0-3), (n 0-7, k 4-7), (n 8-15, k 0-3), (n 8-15,
+     * k 4-7): b0, b1 of two n8 tiles */
+    uint bn = (lane % 8) + (lane >> 4) * 8, bc = (lane >> 3) & 1;
+#pragma unroll
+    for (int j = 0; j < MMA_TILES_N / 2; j++) {
+        uint r = warp_n * MMA_WARP_N + j * 16 + bn;
+        uint c = kk / 4 + bc;
+        mma_x4(ws + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 4,
+               &b[2 * j][0], &b[2 * j][1], &b[2 * j + 1][0],
+               &b[2 * j + 1][1]);
+    }
+#else
+    /* k-major: lane (g, t) takes rows t and t + 4 of column g */
+    uint g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < MMA_TILES_N; j++) {
+        uint n = warp_n * MMA_WARP_N + j * 8 + g;
+        uint r0 = kk + t, r1 = kk + t + 4;
+        b[j][0] = as_uint(
+            ws[r0 * TILE_N + mma_swizzle(r0, n / 4, W_CHUNKS) * 4 + n % 4]);
+        b[j][1] = as_uint(
+            ws[r1 * TILE_N + mma_swizzle(r1, n / 4, W_CHUNKS) * 4 + n % 4]);
+    }
+#endif
+}
+
+/* part += the products of one 8-deep slice. */
+inline void mma_multiply(float part[MMA_TILES_M][MMA_TILES_N][4],
+                         uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
+{
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++) {
+            mma_tf32x3(part[i][j], a[i], b[j][0], b[j][1]);
+        }
+    }
+}
+#else
+/* The products' depth: an f16 or bf16 fragment is 16 deep. */
+#define MMA_SLICE 16
 
 /* The warp's A fragments (MMA_TILES_M m16 tiles) and B fragments
  * (MMA_TILES_N n8 tiles) of the 16-deep slice KK of the staged tiles. */
@@ -146,23 +215,51 @@ inline void mma_multiply(float acc[MMA_TILES_M][MMA_TILES_N][4],
     }
 }
 
-/* acc += the staged tiles XS and WS, DEPTH deep (a multiple of 16 up to
- * TILE_K; a constant at every call, so the loop unrolls). */
-inline void mma_step(__local ushort *xs, __local ushort *ws, uint depth,
-                     uint warp_m, uint warp_n, uint lane,
+#endif
+
+/* acc += the staged tiles XS and WS, DEPTH deep (a multiple of
+ * MMA_SLICE up to TILE_K; a constant at every call, so the loop
+ * unrolls). */
+inline void mma_step(__local mma_local_t *xs, __local mma_local_t *ws,
+                     uint depth, uint warp_m, uint warp_n, uint lane,
                      float acc[MMA_TILES_M][MMA_TILES_N][4])
 {
+#if DTYPE_F32
+    /* the step's sums apart, added in float (round to nearest) */
+    float part[MMA_TILES_M][MMA_TILES_N][4];
 #pragma unroll
-    for (uint kk = 0; kk < depth; kk += 16) {
+    for (int i = 0; i < MMA_TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                part[i][j][e] = 0.0f;
+#else
+#define part acc
+#endif
+#pragma unroll
+    for (uint kk = 0; kk < depth; kk += MMA_SLICE) {
         uint a[MMA_TILES_M][4], b[MMA_TILES_N][2];
         mma_fragments(xs, ws, kk, warp_m, warp_n, lane, a, b);
-        mma_multiply(acc, a, b);
+        mma_multiply(part, a, b);
     }
+#if DTYPE_F32
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] += part[i][j][e];
+#else
+#undef part
+#endif
 }
 
 /* Starts the copies of B's rows [RS, RS + RANK_STEP) of the rank stretch
  * into WS twice, as rows [0, RANK_STEP) and [RANK_STEP, RANK_DEPTH) (zero
- * past r and N), and commits them as one group. */
+ * past r and N; float32 once, RANK_DEPTH being RANK_STEP), and commits
+ * them as one group. */
 #define RANK_B_CHUNKS (RANK_STEP * W_CHUNKS)
 #if MMA_W_NK
 /* out_in: B is N x r, its rows of r seldom whole 16-byte chunks: element
@@ -170,37 +267,46 @@ inline void mma_step(__local ushort *xs, __local ushort *ws, uint depth,
  * B's column rs + j at columns j and RANK_STEP + j of row n; an empty
  * commit group keeps the pipeline's wait counts. */
 #define RANK_B_ELEMS (TILE_N * RANK_STEP)
-inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
-                            uint col0, uint rs, uint tid)
+inline void mma_load_rank_b(__local mma_local_t *ws,
+                            const __global storage_t *b, uint col0, uint rs,
+                            uint tid)
 {
-    const __global ushort *bits = (const __global ushort *)b;
+    const __global mma_local_t *bits = (const __global mma_local_t *)b;
     for (uint i = tid; i < RANK_B_ELEMS; i += MMA_THREADS) {
-        uint n = i / RANK_STEP, j = i % RANK_STEP, lo = RANK_STEP + j;
-        ushort v = rs + j < MMA_RANK && col0 + n < MMA_N
-                       ? bits[(size_t)(col0 + n) * MMA_RANK + rs + j]
-                       : 0;
-        ws[n * TILE_K + mma_swizzle(n, j / 8, X_CHUNKS) * 8 + j % 8] = v;
+        uint n = i / RANK_STEP, j = i % RANK_STEP;
+        mma_local_t v = rs + j < MMA_RANK && col0 + n < MMA_N
+                            ? bits[(size_t)(col0 + n) * MMA_RANK + rs + j]
+                            : 0;
+        ws[n * TILE_K + mma_swizzle(n, j / MMA_CHUNK, X_CHUNKS) * MMA_CHUNK +
+           j % MMA_CHUNK] = v;
+#if !DTYPE_F32
+        uint lo = RANK_STEP + j;
         ws[n * TILE_K + mma_swizzle(n, lo / 8, X_CHUNKS) * 8 + lo % 8] = v;
+#endif
     }
     mma_commit();
 }
 #else
-inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
-                            uint col0, uint rs, uint tid)
+inline void mma_load_rank_b(__local mma_local_t *ws,
+                            const __global storage_t *b, uint col0, uint rs,
+                            uint tid)
 {
 #pragma unroll
     for (uint q = 0; q < CEIL_DIV(RANK_B_CHUNKS, MMA_THREADS); q++) {
         uint i = q * MMA_THREADS + tid;
         if (RANK_B_CHUNKS % MMA_THREADS == 0 || i < RANK_B_CHUNKS) {
             uint j = i / W_CHUNKS, c = i % W_CHUNKS;
-            bool ok = rs + j < MMA_RANK && col0 + c * 8 < MMA_N;
+            bool ok = rs + j < MMA_RANK && col0 + c * MMA_CHUNK < MMA_N;
             const __global storage_t *src =
-                ok ? b + (size_t)(rs + j) * MMA_N + col0 + c * 8 : b;
+                ok ? b + (size_t)(rs + j) * MMA_N + col0 + c * MMA_CHUNK : b;
+            mma_copy16(ws + j * TILE_N +
+                           mma_swizzle(j, c, W_CHUNKS) * MMA_CHUNK,
+                       src, ok ? 16 : 0);
+#if !DTYPE_F32
             uint lo = RANK_STEP + j;
-            mma_copy16(ws + j * TILE_N + mma_swizzle(j, c, W_CHUNKS) * 8, src,
-                       ok ? 16 : 0);
             mma_copy16(ws + lo * TILE_N + mma_swizzle(lo, c, W_CHUNKS) * 8,
                        src, ok ? 16 : 0);
+#endif
         }
     }
     mma_commit();
@@ -211,7 +317,8 @@ inline void mma_load_rank_b(__local ushort *ws, const __global storage_t *b,
  * (mma_rank_t_store); every load is issued before the first store. */
 #define RANK_T_ITEMS (TILE_M * RANK_STEP / MMA_TQ)
 #define RANK_T_PER CEIL_DIV(RANK_T_ITEMS, MMA_THREADS)
-inline void mma_stage_rank_t(__local ushort *xs, const __global float *t,
+inline void mma_stage_rank_t(__local mma_local_t *xs,
+                             const __global float *t,
                              uint rows, uint row0, uint rs, uint tid)
 {
     float4 sums[RANK_T_PER];
@@ -249,8 +356,9 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
                       const __global storage_t *restrict w,
                       const __global storage_t *restrict b,
                       __global storage_t *restrict y,
-                      __global float *restrict scratch, __local ushort *xs,
-                      __local ushort *ws, const uint slices,
+                      __global float *restrict scratch,
+                      __local mma_local_t *xs, __local mma_local_t *ws,
+                      const uint slices,
                       const uint slice)
 {
     uint tid = get_local_id(0), lane = tid % 32, warp = tid / 32;
@@ -274,8 +382,8 @@ inline void mma_tiles(const uint rows, const __global storage_t *restrict x,
     /* The rank stretch first, in the last stage's buffers, which the
      * pipeline's first MMA_STAGES - 1 steps leave free: its loads are in
      * flight together with theirs. Slice 0 alone adds T*B. */
-    __local ushort *xr = xs + (MMA_STAGES - 1) * MMA_X_STAGE;
-    __local ushort *wr = ws + (MMA_STAGES - 1) * MMA_W_STAGE;
+    __local mma_local_t *xr = xs + (MMA_STAGES - 1) * MMA_X_STAGE;
+    __local mma_local_t *wr = ws + (MMA_STAGES - 1) * MMA_W_STAGE;
     if (slice == 0)
         mma_load_rank_b(wr, b, col0, 0, tid);
 

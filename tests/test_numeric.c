@@ -1272,10 +1272,19 @@ static void test_bwd_x_once(void)
  * weight layout; two and four stretches added in one work-group (K and
  * N within 2x), with two partial sums a row where local memory holds
  * two stretches (rank 24), the weight staged a value at a time (rank 12)
- * or 16 bytes at a time. */
+ * or 16 bytes at a time. Float32's dX on tf32 units (three products a
+ * product): K and N multiples of 4 and not of 8, a rank in one step and
+ * past one (72 at k 64: 64 + 8), tiles of 16-deep steps in 3 stages. */
 static void bwd_tensor_cases(void)
 {
     static const char *const cases[][3] = {
+        {"f32", "in_features: 300, out_features: 196, rank: 12",
+         "engine: mma"},
+        {"f32", "in_features: 1004, out_features: 268, rank: 72, "
+         "alpha: 16, accumulate: true", "engine: mma"},
+        {"f32", "in_features: 132, out_features: 1028, rank: 40, "
+         "scale: 0.5", "engine: mma, m: 64, n: 64, k: 16, wm: 32, wn: 32, "
+         "stages: 3"},
         {"bf16", "in_features: 1000, out_features: 1064, rank: 40, "
          "alpha: 16, accumulate: true", "engine: mma"},
         {"f16", "in_features: 264, out_features: 72, rank: 7",
