@@ -97,10 +97,12 @@ LORA_CASES = [
 ]
 
 LORA_FORWARD_CASES = [
-    # name, in_features K, out_features N, rank, rows (bench/specs/half.yaml)
-    ("bf16_q", 4096, 4096, 16, 4096),
-    ("bf16_up", 4096, 11008, 16, 4096),
-    ("bf16_down", 11008, 4096, 16, 4096),
+    # name, dtype, in_features K, out_features N, rank, rows
+    # (bench/specs/half.yaml; the float32 one bench/specs/lora.yaml)
+    ("bf16_q", torch.bfloat16, 4096, 4096, 16, 4096),
+    ("bf16_up", torch.bfloat16, 4096, 11008, 16, 4096),
+    ("bf16_down", torch.bfloat16, 11008, 4096, 16, 4096),
+    ("f32_q", torch.float32, 4096, 4096, 16, 4096),
 ]
 
 
@@ -317,10 +319,10 @@ def lora_case(name, dt, K, N, r, input_grad, rows, reps):
     return {"us": us}
 
 
-def lora_forward_case(name, K, N, r, rows, reps):
-    """Y = X*W^T + scale*(X*A^T)*B^T in bf16 on cuBLAS (PyTorch's layouts),
-    and X*W^T alone."""
-    dt = torch.bfloat16
+def lora_forward_case(name, dt, K, N, r, rows, reps):
+    """Y = X*W^T + scale*(X*A^T)*B^T on cuBLAS (PyTorch's layouts; float32
+    without TF32), and X*W^T alone."""
+    torch.backends.cuda.matmul.allow_tf32 = False
     scale = 2.0
     x = torch.randn(rows, K, device="cuda", dtype=dt)
     w = torch.randn(N, K, device="cuda", dtype=dt) * 0.02
@@ -333,7 +335,7 @@ def lora_forward_case(name, K, N, r, rows, reps):
     us = median_us(fn, reps)
     base = median_us(lambda: x @ w.t(), reps)
     flops = 2 * rows * K * N + 2 * rows * r * (K + N)
-    print(f"{name:24s} {'lora_forward':16s} {'bfloat16':9s} "
+    print(f"{name:24s} {'lora_forward':16s} {str(dt)[6:]:9s} "
           f"{rows}x{K}x{N} r{r} torch eager {us:9.1f} us "
           f"{flops / us / 1e6:7.1f} TFLOP/s; X*W^T alone {base:9.1f} us "
           f"{2 * rows * K * N / base / 1e6:7.1f} TFLOP/s")

@@ -64,6 +64,7 @@ def spec(path):
 
 
 HALF = "bench/specs/half.yaml"
+LORA = "bench/specs/lora.yaml"
 SMALL = "bench/specs/half_small.yaml"
 TRAIN_HALF = "bench/specs/train_half.yaml"
 TRAIN = "specs/llama2-7b-train.yaml"
@@ -101,6 +102,8 @@ def lora_targets():
              [("max_us", 690)], peer=("lora_forward", "bf16_up")),
         case("lora", "lora_forward llama-down bf16", HALF, "bf16_down", 4096,
              [("max_us", 570)], peer=("lora_forward", "bf16_down")),
+        case("lora", "lora_forward llama-q f32", LORA, "llama_q", 4096,
+             [("max_us", 2800), ("peer",)], peer=("lora_forward", "f32_q")),
         case("lora", "lora_forward seeds 512 f32", SMALL, "s512_f32", 128,
              []),
         case("lora", "lora_forward seeds 512 bf16", SMALL, "s512_bf16", 128,

@@ -10,6 +10,11 @@
 
 #define THREADS_MOST 1024L /* work-items per work-group */
 
+int gemm_tf32_wide(long k, long n)
+{
+    return k > TF32_WIDE || n > TF32_WIDE;
+}
+
 long gemm_mma_threads(const struct gemm_mma *g)
 {
     return 32 * (g->m / g->wm) * (g->n / g->wn);

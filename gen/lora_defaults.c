@@ -161,7 +161,9 @@ static void mma_defaults(struct kernel_spec *ks)
     spec_knob_default(ks, "k", min_l(64, pow2_ceil(c.K < 16 ? 16 : c.K)));
     lora_read(ks, &c);
     spec_knob_default(ks, "wm", min_l(64, c.m));
-    spec_knob_default(ks, "wn", min_l(64, c.n));
+    /* float32 on tf32: a K step's sums apart beside the accumulators
+     * (mma_tiles.cl) take the registers of 64 x 64 */
+    spec_knob_default(ks, "wn", min_l(c.half ? 64 : 32, c.n));
     spec_knob_default(ks, "stages", 2);
     spec_knob_default(ks, "xa", XA_PREPASS);
     if (c.engine == ENGINE_WGMMA) {
@@ -216,7 +218,7 @@ static void decode_mma_defaults(struct kernel_spec *ks)
     struct lora c;
     lora_read(ks, &c);
     int asked = spec_knob_set(ks, "decode_mma_max");
-    if (!uses_lora_mma(&c) ||
+    if (!uses_lora_mma(&c) || !c.half ||
         (!asked && (ks->target == TARGET_CPU || c.R % 8 != 0 || c.R > 64 ||
                     c.decode_rows == 0 || spec_knob_set(ks, "decode_max") ||
                     tiles_few(&c, c.decode_max)))) {
@@ -258,7 +260,7 @@ static void decode_split_defaults(struct kernel_spec *ks)
 {
     struct lora c;
     lora_read(ks, &c);
-    if (uses_mma(&c) || !c.base || spec_knob_set(ks, "decode_split_max") ||
+    if (xa_on_mma(&c) || !c.base || spec_knob_set(ks, "decode_split_max") ||
         spec_knob_set(ks, "decode_max") || ks->target == TARGET_CPU ||
         ks->dtype != DTYPE_F32 || c.decode_rows == 0 || c.R > 1024 ||
         c.K * c.N * 4 <= device_cache_share(c.dev, 2)) {
@@ -359,6 +361,12 @@ static void split_defaults(struct kernel_spec *ks)
          * one and lost from half (bench/RESULTS.md, "The tensor-core GEMM
          * over slices of K at few rows"). */
         long alone = 2 * mma_wave(&c) / (5 * col_tiles);
+        /* Float32's tiles on tf32 take three products a product: the
+         * split still won where they alone filled half a wave (llama-q
+         * at 192 and 256 rows: 1.2-1.6x), so up to a whole wave. */
+        if (!c.half) {
+            alone = mma_wave(&c) / col_tiles;
+        }
         row_tiles = row_tiles < alone ? row_tiles : alone;
         long most = (row_tiles < 1 ? 1 : row_tiles) * c.m;
         /* On warpgroups up to half of lora_wgmma's first row of tiles,
@@ -491,7 +499,9 @@ static void vec_defaults(struct kernel_spec *ks)
 /* The engine, then its tiles. Tensor cores, where the target offers them
  * (CAP_MMA_SYNC_BF16_F16) and they can run X*A and the GEMM with W; where
  * it offers wgmma too, that GEMM on warpgroups where N's tiles take them
- * (wgmma_defaults). */
+ * (wgmma_defaults). Float32 with W, K and N multiples of 4, on wide
+ * layers (gemm_tf32_wide): the GEMM with W on their tf32 units (three
+ * products a product), X*A and the few rows' paths the float kernels'. */
 static void engine_defaults(struct kernel_spec *ks)
 {
     struct lora c;
@@ -501,6 +511,12 @@ static void engine_defaults(struct kernel_spec *ks)
         int wgmma = target_offers(ks->target, CAP_WGMMA) && c.base &&
                     c.N >= 64;
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
+        lora_read(ks, &c);
+    }
+    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
+        ks->dtype == DTYPE_F32 && c.base && c.K % 4 == 0 && c.N % 4 == 0 &&
+        gemm_tf32_wide(c.K, c.N)) {
+        spec_knob_default(ks, "engine", ENGINE_MMA);
         lora_read(ks, &c);
     }
     if (c.engine != ENGINE_SIMT) {
@@ -557,7 +573,7 @@ static void xa_defaults(struct kernel_spec *ks)
         w /= 2;
     }
     /* lora_xa_mma: 64 rows a work-group (below: its stretches are long). */
-    spec_knob_default(ks, "xa_m", uses_mma(&c) ? 64 : 32 * w);
+    spec_knob_default(ks, "xa_m", xa_on_mma(&c) ? 64 : 32 * w);
     /* CPUs: one work-item along K, whose rows need no reduction across
      * items. */
     spec_knob_default(ks, "xa_k",
@@ -576,7 +592,7 @@ static void xa_defaults(struct kernel_spec *ks)
      * work-group of lora_mma (and lora_expand) sums the partial sums of T
      * of every stretch: few long stretches leave it fewer to sum
      * (bench/RESULTS.md, "The tensor-core GEMM's rank stretch"). */
-    if (uses_mma(&c)) {
+    if (xa_on_mma(&c)) {
         chunk = ceil_div(c.K, 32) * 32;
     }
     spec_knob_default(ks, "xa_chunk", chunk < step ? step : chunk);
@@ -591,12 +607,12 @@ static void xa_fit_defaults(struct kernel_spec *ks)
     long step = c.xa_k * c.vec; /* as xa_defaults' */
     /* lora_xa_mma stages the stretch whole: fewer rows of A at once where
      * the rank is wide, or K long. */
-    while (uses_mma(&c) && !spec_knob_set(ks, "xa_chunk") &&
+    while (xa_on_mma(&c) && !spec_knob_set(ks, "xa_chunk") &&
            c.xa_chunk > 32 && xa_mma_local(&c) > LOCAL_MAX) {
         spec_knob_default(ks, "xa_chunk", c.xa_chunk - 32);
         lora_read(ks, &c);
     }
-    while (!uses_mma(&c) && xa_local(&c) > LOCAL_MAX) {
+    while (!xa_on_mma(&c) && xa_local(&c) > LOCAL_MAX) {
         if (!spec_knob_set(ks, "xa_chunk") && c.xa_chunk > c.vec &&
             4 * xa_staged_a(&c) > LOCAL_MAX) {
             spec_knob_default(ks, "xa_chunk",

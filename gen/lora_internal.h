@@ -75,6 +75,7 @@ int uses_delta(const struct lora *c);
 int uses_xa(const struct lora *c);
 int uses_mma(const struct lora *c);
 int uses_lora_mma(const struct lora *c);
+int xa_on_mma(const struct lora *c);
 int uses_wgmma(const struct lora *c);
 int uses_decode_mma(const struct lora *c);
 int uses_decode_split(const struct lora *c);

@@ -91,7 +91,8 @@ enum { XA_PREPASS, XA_INLINE };
     X(engine, int, VALUE_CHOICE, ENGINE_SIMT, 0, 0, lora_engine_choices,     \
       "simt: float multiply-adds (lora_xa, lora_main); mma: tensor cores "   \
       "for X*A (lora_xa_mma) and the GEMM with W (lora_mma, wm x wn per "    \
-      "warp; NVIDIA, compute capability 8.0+, f16/bf16); wgmma: as mma, "    \
+      "warp; NVIDIA, compute capability 8.0+; f32: the GEMM with W alone, "  \
+      "on tf32, three products a product); wgmma: as mma, f16/bf16, "        \
       "the GEMM with W over all of K on warpgroups (lora_wgmma; NVIDIA, "    \
       "compute capability 9.0)")                                             \
     X(stages, long, VALUE_INT, 2, 2, 8, NULL,                                \

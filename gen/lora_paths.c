@@ -220,13 +220,14 @@ static void plan_prelude(const struct kernel_spec *ks, const struct lora *c,
     plan_public_float(p, "SCALE", "factor of (x*a)*b", spec_lora_scale(ks));
 }
 
-/* lora_xa, or on tensor cores lora_xa_mma (a warp per 16 rows), with
+/* lora_xa, or on tensor cores (f16, bf16) lora_xa_mma (a warp per 16
+ * rows), with
  * XA_SPLIT work-groups along K: as many partial sums of T. */
 static void launch_xa(const struct lora *c, struct launch *l)
 {
     static const char *const args[] = {"rows", "x", "a", "scratch", NULL};
     l->dims = 2;
-    if (uses_mma(c)) {
+    if (xa_on_mma(c)) {
         l->kernel = "lora_xa_mma";
         l->local[0] = (size_t)(2 * c->xa_m);
         l->local[1] = 1;

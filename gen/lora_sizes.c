@@ -221,6 +221,14 @@ int uses_mma(const struct lora *c)
     return c->engine != ENGINE_SIMT;
 }
 
+/* X*A on tensor cores (lora_xa_mma), and lora_decode_mma: f16 and bf16.
+ * Float32's engine: mma is the GEMM with W alone, on tf32 units; T comes
+ * from lora_xa and few rows take the float kernels' paths. */
+int xa_on_mma(const struct lora *c)
+{
+    return uses_mma(c) && c->half;
+}
+
 /* lora_mma, the GEMM over [X | T] on tensor cores, runs. (Without W,
  * lora_expand takes T*B: on tensor cores after lora_xa_mma it was
  * slower.) */
@@ -241,14 +249,14 @@ int uses_wgmma(const struct lora *c)
  * launch (tensor cores, with W). */
 int uses_decode_mma(const struct lora *c)
 {
-    return uses_lora_mma(c) && c->decode_mma_max > decode_upto(c);
+    return xa_on_mma(c) && c->base && c->decode_mma_max > decode_upto(c);
 }
 
 /* Rows above decode_max up to decode_split_max run lora_decode_split,
  * then lora_decode_sum (without tensor cores, with W). */
 int uses_decode_split(const struct lora *c)
 {
-    return !uses_mma(c) && c->base && c->decode_split_max > decode_upto(c);
+    return !xa_on_mma(c) && c->base && c->decode_split_max > decode_upto(c);
 }
 
 /* Work-groups per slice of K of lora_decode_mma or lora_decode_split:
@@ -568,7 +576,8 @@ void lora_gemm_mma(const struct lora *c, struct gemm_mma *g)
         .wg_stages = c->wg_stages,
         .reduce = c->K, .cols = c->N, .rank = c->R,
         .rank_parts = xa_split(c), .w_nk = c->layout == LAYOUT_OUT_IN,
-        .out_add = c->accumulate, .elem_bytes = 2,
+        .out_add = c->accumulate,
+        .elem_bytes = (long)dtype_size(c->half ? DTYPE_BF16 : DTYPE_F32),
         /* the accelerator's boxes: rows of one 128-byte swizzle line */
         .tma = uses_wgmma(c) && c->k == 64};
 }

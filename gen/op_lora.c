@@ -232,7 +232,7 @@ static void check_decode_split(const struct kernel_spec *ks,
                    c->decode_split_max);
         return;
     }
-    if (uses_mma(c)) {
+    if (xa_on_mma(c)) {
         return; /* lora_decode_mma's place; the knob is not used */
     }
     if (c->decode_split_max <= decode_upto(c)) {
@@ -271,7 +271,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
     if (!uses_mma(c)) {
         check_main(ks, c, d);
     }
-    if (c->decode_mma_max > 0 && uses_lora_mma(c)) {
+    if (c->decode_mma_max > 0 && xa_on_mma(c) && c->base) {
         check_decode_mma(ks, c, d);
     }
     if (c->decode_split_max > 0) {
@@ -308,7 +308,7 @@ static void check_limits(const struct kernel_spec *ks, const struct lora *c,
                    xa_split(c) * c->R, c->K, c->xa_chunk, xa_split(c), c->R,
                    INDEX_MAX);
     }
-    if (uses_xa(c) && !uses_mma(c)) {
+    if (uses_xa(c) && !xa_on_mma(c)) {
         long xw = xa_rows_per_item(c), xt = xa_threads(c);
         struct mark at = spec_knob_set(ks, "xa_chunk")
                              ? spec_knob_mark(ks, "xa_chunk")
@@ -355,30 +355,42 @@ static void check_mma(const struct kernel_spec *ks, const struct lora *c,
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "engine");
     const char *engine = lora_engine_choices[c->engine];
-    if (!gemm_mma_check_dtype(ks, engine, 0, d)) {
+    if (!gemm_mma_check_dtype(ks, engine, 1, d)) {
         return;
     }
-    if (c->K % 8 != 0 || (c->base && c->N % 8 != 0)) {
+    if (!c->half && !c->base) {
+        diag_error(d, file, at,
+                   "engine: mma with dtype f32 runs the GEMM with W on tf32 "
+                   "units, and base: false leaves none: use engine: simt");
+        return;
+    }
+    long chunk = c->half ? 8 : 4;
+    if (c->K % chunk != 0 || (c->base && c->N % chunk != 0)) {
         diag_error(d, file, at,
                    c->base ? "engine: %s needs in_features and out_features "
-                             "multiples of 8 (got %ld, %ld): it copies "
+                             "multiples of %ld (got %ld, %ld): it copies "
                              "16-byte rows"
-                           : "engine: %s needs in_features a multiple of 8 "
+                           : "engine: %s needs in_features a multiple of %ld "
                              "(got %ld): it loads 16-byte rows of X",
-                   engine, c->K, c->N);
+                   engine, chunk, c->K, c->N);
     }
     if (c->xa != XA_PREPASS) {
         diag_error(d, file, spec_knob_mark(ks, "xa"),
-                   "engine: %s takes T from lora_xa_mma: use xa: prepass",
+                   c->half ? "engine: %s takes T from lora_xa_mma: use xa: "
+                             "prepass"
+                           : "engine: %s takes T from lora_xa: use xa: "
+                             "prepass",
                    engine);
     }
-    if (c->xa_m % 16 != 0 || 2 * c->xa_m > THREADS_MAX) {
+    if (!c->half) {
+        /* T from lora_xa, whose checks are check_limits' */
+    } else if (c->xa_m % 16 != 0 || 2 * c->xa_m > THREADS_MAX) {
         diag_error(d, file, knob_blame(ks, "xa_m", "engine"),
                    "engine: %s needs xa_m a multiple of 16, at most %ld "
                    "(lora_xa_mma runs a warp per 16 rows; got %ld)",
                    engine, THREADS_MAX / 2, c->xa_m);
     }
-    if (xa_mma_local(c) > LOCAL_MAX) {
+    if (c->half && xa_mma_local(c) > LOCAL_MAX) {
         diag_error(d, file, knob_blame(ks, "xa_chunk", "engine"),
                    "lora_xa_mma needs %ld bytes of local memory for xa_chunk "
                    "%ld rows of A at rank %ld, more than %ld",

@@ -261,10 +261,11 @@ static void grad_fit_defaults(struct kernel_spec *ks)
  * run its work-groups half empty. Float32 with W and K and N multiples
  * of 4: dX's GEMM on tf32 units (three products a product), in warps of
  * 64 x 32 (the accumulators and a step's sums apart fill the registers
- * at 64 x 64) and 128 KiB of local memory; not on the narrow layers whose
- * few rows lora_bwd_fused takes with dX's float tile (at K = N = 512 the
- * tf32 tiles ran 512 rows 1.46x slower: bench/RESULTS.md, "lora_backward
- * float32's dX on tf32 tensor cores"). */
+ * at 64 x 64) and 128 KiB of local memory; on wide layers alone
+ * (gemm_tf32_wide: on the narrow ones lora_bwd_fused takes the few rows
+ * with dX's float tile, and at K = N = 512 the tf32 tiles ran 512 rows
+ * 1.46x slower: bench/RESULTS.md, "lora_backward float32's dX on tf32
+ * tensor cores"). */
 static void engine_defaults(struct kernel_spec *ks)
 {
     struct bwd c;
@@ -279,7 +280,7 @@ static void engine_defaults(struct kernel_spec *ks)
     }
     if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) && f32 &&
         bwd_uses_w(&c) && c.K % 4 == 0 && c.N % 4 == 0 &&
-        !bwd_fused_layer(&c)) {
+        gemm_tf32_wide(c.K, c.N)) {
         spec_knob_default(ks, "engine", ENGINE_MMA);
         bwd_read(ks, &c);
     }

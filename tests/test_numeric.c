@@ -829,6 +829,46 @@ static void lora_wgmma_cases(void)
     }
 }
 
+/* Float32's GEMM with W on tf32 units (engine: mma; the device suites,
+ * elsewhere each case must validate): K and N multiples of 4 and not of
+ * 8 (in_out's W k-major, its B fragments a float a lane), a rank in one
+ * step and past one (72 at k 64), accumulate, tiles of 16-deep steps in
+ * 3 stages, and the split path's slices (lora_mma_split, unequal steps)
+ * between lora_decode's rows and the tiles'. */
+static void lora_tf32_cases(void)
+{
+    static const char *const cases[][3] = {
+        {"f32", "in_features: 300, out_features: 196, rank: 12", ""},
+        {"f32", "in_features: 1004, out_features: 268, rank: 72, "
+         "alpha: 16, accumulate: true", ""},
+        {"f32", "in_features: 132, out_features: 1028, rank: 40, "
+         "scale: 0.5", "m: 64, n: 64, k: 16, wm: 32, wn: 32, stages: 3, "
+         "split_k: 3, split_max: 100, decode_max: 8"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char tile[256];
+        snprintf(tile, sizeof tile, "engine: mma%s%s",
+                 cases[c][2][0] != '\0' ? ", " : "", cases[c][2]);
+        if (caps_lacking(CAP_MMA_SYNC_BF16_F16, nu_rt()->caps.have) == 0) {
+            check_lora_kernel(cases[c][0], cases[c][1], tile);
+            continue;
+        }
+        struct nu_kernel k;
+        nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
+                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0], cases[c][1],
+                   lora_layout, tile);
+        nu_kernel_free(&k);
+    }
+}
+
+static void test_lora_tf32(void)
+{
+    lora_tf32_cases();
+    lora_layout = OUT_IN;
+    lora_tf32_cases();
+    lora_layout = "";
+}
+
 /* The tensor-core cases above in both weight layouts: out_in's W (N x K)
  * is mma.sync's B fragments as they come (ldmatrix without .trans) and
  * wgmma's B K-major; B (N x r) and A (r x K) the same. */
@@ -1736,6 +1776,8 @@ int add_numeric_suite(void)
                     test_lora_decode_mma) == NULL ||
         CU_add_test(s, "lora: the GEMM on warpgroups (wgmma)",
                     test_lora_wgmma) == NULL ||
+        CU_add_test(s, "lora: float32 on tf32 tensor cores",
+                    test_lora_tf32) == NULL ||
         CU_add_test(s, "lora: few rows over slices of K",
                     test_lora_decode_split) == NULL ||
         CU_add_test(s, "lora: weight_layout out_in on every CPU path",

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "caps.h"
 #include "clsource.h"
 #include "emit.h"
 #include "fuzz_db.h"
@@ -252,7 +253,22 @@ static int check_config(const struct kernel_spec *ks, char *why, size_t size)
     struct diags d = {.out = NULL};
     ks->op->validate(ks, &d);
     snprintf(why, size, "%s", d.first);
-    return d.count;
+    if (d.count != 0) {
+        return d.count;
+    }
+    /* and, as a candidate of the tuner, what its plan needs of the
+     * target's device (an f32 lora_forward on tf32 tensor cores) */
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    ks->op->plan(ks, &p);
+    unsigned lacking = caps_lacking(p.needs, target_caps(ks->target));
+    if (lacking != 0) {
+        char names[128];
+        caps_names(lacking, names, sizeof names);
+        snprintf(why, size, "needs %s, which the device lacks", names);
+        return 1;
+    }
+    return 0;
 }
 
 /* BASE with the knobs of TEXT set, resolved quietly by knobs_resolve (the
