@@ -45,8 +45,9 @@ inline void mma_tf32(float d[4], uint a0, uint a1, uint a2, uint a3,
 
 /* D += A*B to float32's accuracy: A a 16 x 8 block (a[0..3]) and B an
  * 8 x 8 one (b0, b1), float bits, in three tf32 products, the small
- * ones first. */
-inline void mma_tf32x3(float d[4], const uint a[4], uint b0, uint b1)
+ * ones first: float32's product of a fragment, as mma_product below is
+ * the halves'. */
+inline void mma_product(float d[4], const uint a[4], uint b0, uint b1)
 {
     mma_tf32(d, mma_tf32_lo(a[0]), mma_tf32_lo(a[1]), mma_tf32_lo(a[2]),
              mma_tf32_lo(a[3]), mma_tf32_hi(b0), mma_tf32_hi(b1));

@@ -26,12 +26,13 @@
  *     MMA_PENDING = MMA_STAGES - 2 copies stay in flight while a step's
  *     products run;
  *   - float32 storage runs on tf32 units, three m16n8k8 products a
- *     product (mma_tf32x3: float32's accuracy), its fragments 8 deep:
- *     A's and an n-major W's by ldmatrix (a lane's 32-bit word of an
- *     8 x 8 b16 matrix is the tf32 fragment's element), a k-major W's a
- *     float a lane; a step's products are summed apart and then added to
- *     the accumulators in float, since the tensor cores' own sums
- *     truncate and that loss would grow with the reduction;
+ *     product (mma_product's float32 form: float32's accuracy), its
+ *     fragments 8 deep: A's and an n-major W's by ldmatrix (a lane's
+ *     32-bit word of an 8 x 8 b16 matrix is the tf32 fragment's
+ *     element), a k-major W's a float a lane; a step's products are
+ *     summed apart and then added to the accumulators in float, since
+ *     the tensor cores' own sums truncate and that loss would grow with
+ *     the reduction;
  *   - the rank stretch first: T split into two halves, hi + lo, so that
  *     it keeps 16 bits or more, against [B ; B]: up to TILE_K / 2 ranks per
  *     step (float32: T as it is against B, up to TILE_K ranks), staged in
@@ -94,42 +95,47 @@ inline void mma_load_step(__local mma_local_t *xs, __local mma_local_t *ws,
     mma_commit();
 }
 
+/* The products' depth: a tf32 fragment is 8 deep, an f16 or bf16 one
+ * 16. */
 #if DTYPE_F32
-/* The products' depth: a tf32 fragment is 8 deep. */
 #define MMA_SLICE 8
+#else
+#define MMA_SLICE 16
+#endif
 
 /* The warp's A fragments (MMA_TILES_M m16 tiles) and B fragments
- * (MMA_TILES_N n8 tiles) of the 8-deep slice KK of the staged tiles, as
- * float bits. */
-inline void mma_fragments(__local float *xs, __local float *ws, uint kk,
-                          uint warp_m, uint warp_n, uint lane,
+ * (MMA_TILES_N n8 tiles) of the MMA_SLICE-deep slice KK of the staged
+ * tiles. ldmatrix.x4: lane l gives the address of row l % 8 of matrix
+ * l / 8; float32's are 32-bit words of its b16 matrices, which is where
+ * the tf32 fragments want them. */
+inline void mma_fragments(__local mma_local_t *xs, __local mma_local_t *ws,
+                          uint kk, uint warp_m, uint warp_n, uint lane,
                           uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
 {
-    /* ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8:
-     * rows 0-7 and 8-15 of the slice's first 4 columns, then of its
-     * last 4: a0 .. a3 */
+    /* rows 0-7 and 8-15 of the slice's first half, then of its second:
+     * a0 .. a3 */
     uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
 #pragma unroll
     for (int i = 0; i < MMA_TILES_M; i++) {
         uint r = warp_m * MMA_WARP_M + i * 16 + row;
-        uint c = kk / 4 + chunk;
-        mma_x4(xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 4, &a[i][0],
-               &a[i][1], &a[i][2], &a[i][3]);
+        uint c = kk / MMA_CHUNK + chunk;
+        mma_x4(xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * MMA_CHUNK,
+               &a[i][0], &a[i][1], &a[i][2], &a[i][3]);
     }
 #if MMA_W_NK
-    /* n-major: (n 0-7, k 0-3), (n 0-7, k 4-7), (n 8-15, k 0-3), (n 8-15,
-     * k 4-7): b0, b1 of two n8 tiles */
+    /* n-major: lane l gives row (l % 8) + (l / 16) * 8 of the 16 columns,
+     * chunk (l / 8) % 2 of the slice (mma_x4) */
     uint bn = (lane % 8) + (lane >> 4) * 8, bc = (lane >> 3) & 1;
 #pragma unroll
     for (int j = 0; j < MMA_TILES_N / 2; j++) {
         uint r = warp_n * MMA_WARP_N + j * 16 + bn;
-        uint c = kk / 4 + bc;
-        mma_x4(ws + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 4,
+        uint c = kk / MMA_CHUNK + bc;
+        mma_x4(ws + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * MMA_CHUNK,
                &b[2 * j][0], &b[2 * j][1], &b[2 * j + 1][0],
                &b[2 * j + 1][1]);
     }
-#else
-    /* k-major: lane (g, t) takes rows t and t + 4 of column g */
+#elif DTYPE_F32
+    /* k-major floats: lane (g, t) takes rows t and t + 4 of column g */
     uint g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int j = 0; j < MMA_TILES_N; j++) {
@@ -140,57 +146,8 @@ inline void mma_fragments(__local float *xs, __local float *ws, uint kk,
         b[j][1] = as_uint(
             ws[r1 * TILE_N + mma_swizzle(r1, n / 4, W_CHUNKS) * 4 + n % 4]);
     }
-#endif
-}
-
-/* part += the products of one 8-deep slice. */
-inline void mma_multiply(float part[MMA_TILES_M][MMA_TILES_N][4],
-                         uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
-{
-#pragma unroll
-    for (int i = 0; i < MMA_TILES_M; i++) {
-#pragma unroll
-        for (int j = 0; j < MMA_TILES_N; j++) {
-            mma_tf32x3(part[i][j], a[i], b[j][0], b[j][1]);
-        }
-    }
-}
 #else
-/* The products' depth: an f16 or bf16 fragment is 16 deep. */
-#define MMA_SLICE 16
-
-/* The warp's A fragments (MMA_TILES_M m16 tiles) and B fragments
- * (MMA_TILES_N n8 tiles) of the 16-deep slice KK of the staged tiles. */
-inline void mma_fragments(__local ushort *xs, __local ushort *ws,
-                          uint kk, uint warp_m, uint warp_n, uint lane,
-                          uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
-{
-    /* ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8 */
-    uint row = (lane % 8) + ((lane >> 3) & 1) * 8, chunk = lane >> 4;
-#pragma unroll
-    for (int i = 0; i < MMA_TILES_M; i++) {
-        uint r = warp_m * MMA_WARP_M + i * 16 + row;
-        uint c = kk / 8 + chunk;
-        __local ushort *p = xs + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 8;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
-                     "{%0,%1,%2,%3}, [%4];"
-                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]),
-                       "=r"(a[i][3])
-                     : "l"(p));
-    }
-#if MMA_W_NK
-    /* n-major: lane l gives row (l % 8) + (l / 16) * 8 of the 16 columns,
-     * chunk (l / 8) % 2 of the 16-deep slice (mma_x4) */
-    uint bn = (lane % 8) + (lane >> 4) * 8, bc = (lane >> 3) & 1;
-#pragma unroll
-    for (int j = 0; j < MMA_TILES_N / 2; j++) {
-        uint r = warp_n * MMA_WARP_N + j * 16 + bn;
-        uint c = kk / 8 + bc;
-        mma_x4(ws + r * TILE_K + mma_swizzle(r, c, X_CHUNKS) * 8,
-               &b[2 * j][0], &b[2 * j][1], &b[2 * j + 1][0],
-               &b[2 * j + 1][1]);
-    }
-#else
+    /* k-major halves: transposed by ldmatrix */
 #pragma unroll
     for (int j = 0; j < MMA_TILES_N / 2; j++) {
         uint r = kk + row;
@@ -202,7 +159,7 @@ inline void mma_fragments(__local ushort *xs, __local ushort *ws,
 #endif
 }
 
-/* acc += the products of one 16-deep slice. */
+/* acc += the products of one slice. */
 inline void mma_multiply(float acc[MMA_TILES_M][MMA_TILES_N][4],
                          uint a[MMA_TILES_M][4], uint b[MMA_TILES_N][2])
 {
@@ -214,8 +171,6 @@ inline void mma_multiply(float acc[MMA_TILES_M][MMA_TILES_N][4],
         }
     }
 }
-
-#endif
 
 /* acc += the staged tiles XS and WS, DEPTH deep (a multiple of
  * MMA_SLICE up to TILE_K; a constant at every call, so the loop

@@ -785,6 +785,22 @@ static void lora_decode_mma_cases(void)
     }
 }
 
+/* A lora_forward case (DTYPE, FIELDS, TILE) run where the device has
+ * NEEDS; elsewhere its spec must validate. */
+static void lora_case_where_it_runs(const char *dtype, const char *fields,
+                                    const char *tile, unsigned needs)
+{
+    if (caps_lacking(needs, nu_rt()->caps.have) == 0) {
+        check_lora_kernel(dtype, fields, tile);
+        return;
+    }
+    struct nu_kernel k;
+    nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
+               "dtype: %s, %s%s, tile: {%s}}\n", dtype, fields, lora_layout,
+               tile);
+    nu_kernel_free(&k);
+}
+
 /* lora_wgmma, the GEMM on warpgroups of compute capability 9.0 (the
  * device suites; elsewhere each case must validate): a last K step part
  * past K, tiles past N and the rows (257 to 259 rows: a second row of
@@ -817,15 +833,7 @@ static void lora_wgmma_cases(void)
         char tile[256];
         snprintf(tile, sizeof tile, "engine: wgmma, decode_max: 0, "
                  "decode_mma_max: 0, %s", cases[c][2]);
-        if (caps_lacking(CAP_WGMMA, nu_rt()->caps.have) == 0) {
-            check_lora_kernel(cases[c][0], cases[c][1], tile);
-            continue;
-        }
-        struct nu_kernel k;
-        nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
-                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0], cases[c][1],
-                   lora_layout, tile);
-        nu_kernel_free(&k);
+        lora_case_where_it_runs(cases[c][0], cases[c][1], tile, CAP_WGMMA);
     }
 }
 
@@ -849,15 +857,8 @@ static void lora_tf32_cases(void)
         char tile[256];
         snprintf(tile, sizeof tile, "engine: mma%s%s",
                  cases[c][2][0] != '\0' ? ", " : "", cases[c][2]);
-        if (caps_lacking(CAP_MMA_SYNC_BF16_F16, nu_rt()->caps.have) == 0) {
-            check_lora_kernel(cases[c][0], cases[c][1], tile);
-            continue;
-        }
-        struct nu_kernel k;
-        nu_spec_ok(&k, "kernels:\n  - {name: t_lora, op: lora_forward, "
-                   "dtype: %s, %s%s, tile: {%s}}\n", cases[c][0], cases[c][1],
-                   lora_layout, tile);
-        nu_kernel_free(&k);
+        lora_case_where_it_runs(cases[c][0], cases[c][1], tile,
+                                CAP_MMA_SYNC_BF16_F16);
     }
 }
 
