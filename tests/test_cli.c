@@ -1272,7 +1272,7 @@ static void test_tune_plot(void)
 
 /* --target tensor: the op defaults for tensor cores, one variant; the
  * half-width loras (with W in either layout, and the f16 delta) and the
- * f16 attention get engine mma, an f32 lora does not. */
+ * f16 attention get engine mma, stubs.yaml's narrow f32 loras do not. */
 static void test_target_tensor(void)
 {
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tensor 2>/dev/null "
@@ -1288,6 +1288,51 @@ static void test_target_tensor(void)
     TU_CHECK(tu_run("%s plan tests/stubs.yaml --target tpu 2>/dev/null",
                     TU_SPECL) == 2,
              "--target tpu is not a usage error");
+}
+
+/* --target tensor, float32: the GEMM with W on tf32 units (engine=mma)
+ * for lora_forward and lora_backward's dX where the layer is wider than
+ * 2048 in K or N and both are multiples of 4; float multiply-adds on
+ * narrower layers, on rows no multiple of 16 bytes, without W (base:
+ * false; lora_backward's input_grad: false too) and on other targets. */
+static void test_target_tf32(void)
+{
+    static const struct {
+        const char *op, *fields, *target;
+        int mma;
+    } cases[] = {
+        {"lora_forward", "in_features: 4096, out_features: 4096", "tensor",
+         1},
+        {"lora_forward", "in_features: 2048, out_features: 2052", "sm90a",
+         1},
+        {"lora_forward", "in_features: 2048, out_features: 2048", "tensor",
+         0},
+        {"lora_forward", "in_features: 4098, out_features: 4096", "tensor",
+         0},
+        {"lora_forward", "in_features: 4096, out_features: 4096, "
+         "base: false", "tensor", 0},
+        {"lora_forward", "in_features: 4096, out_features: 4096", "gpu", 0},
+        {"lora_backward", "in_features: 4096, out_features: 11008",
+         "tensor", 1},
+        {"lora_backward", "in_features: 11008, out_features: 512",
+         "sm90a", 1},
+        {"lora_backward", "in_features: 512, out_features: 512", "tensor",
+         0},
+        {"lora_backward", "in_features: 4096, out_features: 4096, "
+         "input_grad: false", "tensor", 0},
+        {"lora_backward", "in_features: 4096, out_features: 4096", "cpu",
+         0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = tu_run("printf 'kernels:\\n  - {name: t, op: %s, %s, "
+                        "rank: 16}\\n' | %s plan - --target %s 2>/dev/null "
+                        "| grep -q '^ \\* tile: .* engine=mma\\*'",
+                        cases[i].op, cases[i].fields, TU_SPECL,
+                        cases[i].target);
+        TU_CHECK((rc == 0) == cases[i].mma, "%s {%s} --target %s: %s",
+                 cases[i].op, cases[i].fields, cases[i].target,
+                 cases[i].mma ? "no engine=mma" : "engine=mma");
+    }
 }
 
 /* The defaults that depend on the device kind, as `plan --target` shows
@@ -1462,6 +1507,8 @@ int add_cli_suite(void)
                     test_cmake_duplicate_kernel) == NULL ||
         CU_add_test(s, "--target tensor: the tensor-core defaults",
                     test_target_tensor) == NULL ||
+        CU_add_test(s, "--target tensor: float32 on tf32 where the layer "
+                    "is wide", test_target_tf32) == NULL ||
         CU_add_test(s, "--target: decode blocks and reach, softmax merge",
                     test_target_defaults) == NULL ||
         CU_add_test(s, "--help and -h: the usage, exit 0", test_help) ==
