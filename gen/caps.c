@@ -28,8 +28,9 @@ static const struct cap_rule rules[] = {
      "compute capability 8.0 or later)",
      NULL, 80, 0},
     {CAP_MMA_SYNC_BF16_F16, "mma_sync",
-     "NVIDIA tensor cores by inline PTX mma.sync m16n8k16 on bf16 and f16, "
-     "ldmatrix and cp.async (compute capability 8.0 or later)",
+     "NVIDIA tensor cores by inline PTX mma.sync (m16n8k16 on bf16 and "
+     "f16, m16n8k8 on tf32), ldmatrix and cp.async (compute capability 8.0 "
+     "or later)",
      NULL, 80, 0},
     {CAP_L2_HINT, "l2_hint",
      "L2 eviction priorities of loads and stores by inline PTX createpolicy "

@@ -25,7 +25,8 @@ enum cap {
     CAP_SHFL_SYNC = 1 << 3,       /* inline PTX shfl.sync */
     CAP_CVT_BF16 = 1 << 4,        /* inline PTX cvt.rn.bf16x2.f32 */
     CAP_MMA_SYNC_BF16_F16 = 1 << 5, /* inline PTX mma.sync m16n8k16 on
-                                       bf16/f16, ldmatrix, cp.async */
+                                       bf16/f16 (m16n8k8 on tf32),
+                                       ldmatrix, cp.async */
     CAP_WGMMA = 1 << 6,           /* wgmma, the PTX rebuilt for sm_90a */
     CAP_L2_HINT = 1 << 7,         /* inline PTX createpolicy, loads and
                                      stores with .L2::cache_hint */
