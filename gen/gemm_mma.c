@@ -10,9 +10,11 @@
 
 #define THREADS_MOST 1024L /* work-items per work-group */
 
-int gemm_tf32_wide(long k, long n)
+int gemm_tf32_default(const struct kernel_spec *ks, long k, long n)
 {
-    return k > TF32_WIDE || n > TF32_WIDE;
+    return ks->dtype == DTYPE_F32 &&
+           target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) && k % 4 == 0 &&
+           n % 4 == 0 && (k > TF32_WIDE || n > TF32_WIDE);
 }
 
 long gemm_mma_threads(const struct gemm_mma *g)
@@ -66,21 +68,14 @@ static int pow2(long v)
 int gemm_mma_check_dtype(const struct kernel_spec *ks, const char *engine,
                          int tf32, struct diags *d)
 {
-    int mma = strcmp(engine, "mma") == 0;
-    if (ks->dtype != DTYPE_F32 || (tf32 && mma)) {
+    if (ks->dtype != DTYPE_F32 || (tf32 && strcmp(engine, "mma") == 0)) {
         return 1;
     }
-    if (tf32) {
-        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
-                   "engine: %s needs dtype f16 or bf16 (float32 runs on "
-                   "engine: mma, three tf32 products a product)",
-                   engine);
-    } else {
-        diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
-                   "engine: %s needs dtype f16 or bf16 (tensor cores "
-                   "multiply half-width values)",
-                   engine);
-    }
+    diag_error(d, ks->file, spec_knob_mark(ks, "engine"),
+               "engine: %s needs dtype f16 or bf16 (%s)", engine,
+               tf32 ? "float32 runs on engine: mma, three tf32 products a "
+                      "product"
+                    : "tensor cores multiply half-width values");
     return 0;
 }
 

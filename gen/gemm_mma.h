@@ -45,14 +45,16 @@ struct gemm_mma {
 #define WGMMA_MAP_SLOTS 128
 long gemm_wgmma_map_floats(const struct gemm_mma *g);
 
-/* Float32 on tf32 units (three products a product) is the tensor-core
- * variants' default where the layer is wider than TF32_WIDE in K or N:
- * there one tile's long run of products is one of many. On narrower
- * layers the float kernels' smaller tiles and one-launch paths keep more
- * compute units busy (K = N = 512: 1.5-2.4x faster at 192 to 1024 rows;
+/* Whether KS's GEMM with W, over K and N (the reduction and the output's
+ * columns, either order), defaults to tf32 units (engine mma, three
+ * products a product): float32 on a target with mma.sync, rows of whole
+ * 16-byte chunks, and a layer wider than TF32_WIDE in K or N, where one
+ * tile's long run of products is one of many. On narrower layers the
+ * float kernels' smaller tiles and one-launch paths keep more compute
+ * units busy (K = N = 512: 1.5-2.4x faster at 192 to 1024 rows;
  * bench/RESULTS.md, "lora_forward float32 on tf32 tensor cores"). */
 #define TF32_WIDE 2048L
-int gemm_tf32_wide(long k, long n);
+int gemm_tf32_default(const struct kernel_spec *ks, long k, long n);
 
 /* Work-items and bytes of local memory of the mma and wgmma kernels. */
 long gemm_mma_threads(const struct gemm_mma *g);

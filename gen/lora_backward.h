@@ -167,8 +167,6 @@ void bwd_tg_check_stages(const struct kernel_spec *ks, const struct bwd *c,
  * fewest rows first, from path p->n_path on), and the tuning space and
  * entry hooks of its rows. */
 int bwd_fused(const struct bwd *c);
-/* The layers lora_bwd_fused's defaults take (K and N at most 2048). */
-int bwd_fused_layer(const struct bwd *c);
 void bwd_fused_defaults(struct kernel_spec *ks);
 void bwd_fused_check(const struct kernel_spec *ks, const struct bwd *c,
                      struct diags *d);

@@ -36,11 +36,6 @@ int bwd_fused(const struct bwd *c)
     return c->fused_max > 0;
 }
 
-int bwd_fused_layer(const struct bwd *c)
-{
-    return c->K <= FUSED_NARROW && c->N <= FUSED_NARROW;
-}
-
 /* lora_bwd_fused's local memory in floats with the tile of G, as the
  * template declares it. */
 static long fused_local_of(const struct bwd *c, const struct gemm_simt *g)
@@ -128,7 +123,7 @@ void bwd_fused_defaults(struct kernel_spec *ks)
     long wave = device_wave_units(target_facts(ks->target));
     long per_block = fused_dx_tiles(&c) + 2;
     int eligible = ks->target != TARGET_CPU && c.R <= FUSED_RANK_MOST &&
-                   bwd_fused_layer(&c) &&
+                   c.K <= FUSED_NARROW && c.N <= FUSED_NARROW &&
                    4 * fused_local(&c) <= LOCAL_MAX;
     spec_knob_default(ks, "fused_slices",
                       !eligible ? 1

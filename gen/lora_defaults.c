@@ -500,7 +500,7 @@ static void vec_defaults(struct kernel_spec *ks)
  * (CAP_MMA_SYNC_BF16_F16) and they can run X*A and the GEMM with W; where
  * it offers wgmma too, that GEMM on warpgroups where N's tiles take them
  * (wgmma_defaults). Float32 with W, K and N multiples of 4, on wide
- * layers (gemm_tf32_wide): the GEMM with W on their tf32 units (three
+ * layers (gemm_tf32_default): the GEMM with W on their tf32 units (three
  * products a product), X*A and the few rows' paths the float kernels'. */
 static void engine_defaults(struct kernel_spec *ks)
 {
@@ -513,9 +513,7 @@ static void engine_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
         lora_read(ks, &c);
     }
-    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) &&
-        ks->dtype == DTYPE_F32 && c.base && c.K % 4 == 0 && c.N % 4 == 0 &&
-        gemm_tf32_wide(c.K, c.N)) {
+    if (c.base && gemm_tf32_default(ks, c.K, c.N)) {
         spec_knob_default(ks, "engine", ENGINE_MMA);
         lora_read(ks, &c);
     }

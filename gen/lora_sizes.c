@@ -577,7 +577,7 @@ void lora_gemm_mma(const struct lora *c, struct gemm_mma *g)
         .reduce = c->K, .cols = c->N, .rank = c->R,
         .rank_parts = xa_split(c), .w_nk = c->layout == LAYOUT_OUT_IN,
         .out_add = c->accumulate,
-        .elem_bytes = (long)dtype_size(c->half ? DTYPE_BF16 : DTYPE_F32),
+        .elem_bytes = c->half ? 2 : 4,
         /* the accelerator's boxes: rows of one 128-byte swizzle line */
         .tma = uses_wgmma(c) && c->k == 64};
 }

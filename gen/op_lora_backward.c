@@ -262,7 +262,7 @@ static void grad_fit_defaults(struct kernel_spec *ks)
  * of 4: dX's GEMM on tf32 units (three products a product), in warps of
  * 64 x 32 (the accumulators and a step's sums apart fill the registers
  * at 64 x 64) and 128 KiB of local memory; on wide layers alone
- * (gemm_tf32_wide: on the narrow ones lora_bwd_fused takes the few rows
+ * (gemm_tf32_default: on the narrow ones lora_bwd_fused takes the few rows
  * with dX's float tile, and at K = N = 512 the tf32 tiles ran 512 rows
  * 1.46x slower: bench/RESULTS.md, "lora_backward float32's dX on tf32
  * tensor cores"). */
@@ -278,9 +278,7 @@ static void engine_defaults(struct kernel_spec *ks)
         spec_knob_default(ks, "engine", wgmma ? ENGINE_WGMMA : ENGINE_MMA);
         bwd_read(ks, &c);
     }
-    if (target_offers(ks->target, CAP_MMA_SYNC_BF16_F16) && f32 &&
-        bwd_uses_w(&c) && c.K % 4 == 0 && c.N % 4 == 0 &&
-        gemm_tf32_wide(c.K, c.N)) {
+    if (bwd_uses_w(&c) && gemm_tf32_default(ks, c.N, c.K)) {
         spec_knob_default(ks, "engine", ENGINE_MMA);
         bwd_read(ks, &c);
     }
