@@ -10,7 +10,13 @@
  * PER x 8 registers an item, for more work-groups a compute unit.
  * LN 1 is layernorm_backward instead: four sums a row (x, x^2, g, g x),
  * and dbeta's partial row after dgamma's in each block's part.
- * Macros: D, T, PER, PF, EPS, FL, GL, ACC_LOCAL, LN. */
+ * RR 1 holds no row: the sums' loop reads x and dy, and the outputs'
+ * loop reads them again (from L1, 16 KiB a row), so that registers
+ * leave room for more work-groups a compute unit.
+ * Macros: D, T, PER, PF, EPS, FL, GL, ACC_LOCAL, LN, RR. */
+#ifndef RR
+#define RR 0
+#endif
 #ifndef LN
 #define LN 0
 #endif
@@ -44,6 +50,16 @@ inline float8 unpack(uint4 u)
 {
     const uint4 lo = u << 16, hi = u & 0xffff0000u;
     return as_float8(shuffle2(lo, hi, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+/* A load the compiler cannot merge with an earlier one of the same
+ * address (restrict lets it keep the first load's registers instead). */
+inline uint4 reload(const __global uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
 }
 
 inline uint pack2(float a, float b)
@@ -107,6 +123,73 @@ void nb_rows(const int rows, const int per_block,
         gr[k] = gamma[lid + k * T];
 #endif
     }
+#if RR
+    uint it = 0;
+    for (int r = start; r < end; r++, it++) {
+        const size_t base = (size_t)r * NV + lid;
+#if LN
+        float sx = 0.0f, ss = 0.0f, sg = 0.0f, sgx = 0.0f;
+#else
+        float ss = 0.0f, sg = 0.0f;
+#endif
+        for (uint k = 0; k < PER; k++) {
+            const float8 xv = unpack(x[base + k * T]);
+            const float8 g = GAM(k) * unpack(dy[base + k * T]);
+            const float8 a = xv * xv, b = g * xv;
+#if LN
+            sx += ((xv.s0 + xv.s1) + (xv.s2 + xv.s3)) +
+                  ((xv.s4 + xv.s5) + (xv.s6 + xv.s7));
+            sg += ((g.s0 + g.s1) + (g.s2 + g.s3)) + ((g.s4 + g.s5) + (g.s6 + g.s7));
+            sgx += ((b.s0 + b.s1) + (b.s2 + b.s3)) + ((b.s4 + b.s5) + (b.s6 + b.s7));
+#else
+            sg += ((b.s0 + b.s1) + (b.s2 + b.s3)) + ((b.s4 + b.s5) + (b.s6 + b.s7));
+#endif
+            ss += ((a.s0 + a.s1) + (a.s2 + a.s3)) + ((a.s4 + a.s5) + (a.s6 + a.s7));
+        }
+#if LN
+        sx = warp_add(sx);
+        ss = warp_add(ss);
+        sg = warp_add(sg);
+        sgx = warp_add(sgx);
+        if (lid % 32 == 0) {
+            ws[it & 1][lid / 32] = (float4)(sx, ss, sg, sgx);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float4 t = ws[it & 1][0];
+        for (uint w = 1; w < WARPS; w++) {
+            t += ws[it & 1][w];
+        }
+        const float mean = t.x / D;
+        const float rs = rsqrt(fmax(t.y / D - mean * mean, 0.0f) + EPS);
+        const float mg = t.z / D;
+        const float mgx = rs * (t.w / D - mean * mg);
+#else
+        ss = warp_add(ss);
+        sg = warp_add(sg);
+        if (lid % 32 == 0) {
+            ws[it & 1][lid / 32] = (float2)(ss, sg);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float2 t = ws[it & 1][0];
+        for (uint w = 1; w < WARPS; w++) {
+            t += ws[it & 1][w];
+        }
+        const float mean = 0.0f, mg = 0.0f;
+        const float rs = rsqrt(t.x / D + EPS);
+        const float mgx = rs * t.y / D;
+#endif
+        for (uint k = 0; k < PER; k++) {
+            const float8 dv = unpack(reload(dy + base + k * T));
+            const float8 xh = (unpack(reload(x + base + k * T)) - mean) * rs;
+            const float8 g = GAM(k) * dv;
+            dx[base + k * T] = pack(rs * (g - mg - xh * mgx));
+            ACC(k) += dv * xh;
+#if LN
+            accb[k] += dv;
+#endif
+        }
+    }
+#else
     rowv xr[PER], dr[PER];
     if (start < end) {
         for (uint k = 0; k < PER; k++) {
@@ -203,6 +286,7 @@ void nb_rows(const int rows, const int per_block,
         }
 #endif
     }
+#endif
     for (uint k = 0; k < PER; k++) {
         part[(size_t)get_group_id(0) * NV * (1 + LN) + lid + k * T] = ACC(k);
 #if LN
