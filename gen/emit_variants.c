@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl_resolve.h"
 #include "clsource.h"
 #include "emit_texts.h"
 #include "knobs.h"
@@ -351,20 +352,33 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     sec.ranges = vs != NULL && vs->n_range > 0;
     range_rows(vs, b);
     int max_kernels = 0;
+    /* The conditionals every variant's plan decides alike are resolved in
+     * each, so that the variants' texts stay as shared as they were. */
+    const struct plan *plans[SPECL_MAX_VARIANTS];
+    for (int v = 0; v < n; v++) {
+        plans[v] = &ev[v].plan;
+    }
+    struct define facts[SPECL_MAX_DEFINES];
+    int n_facts = cl_shared_facts(plans, n, facts);
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
-        struct buf prelude, text;
+        struct buf prelude, rendered, text;
         struct render_cuts cuts;
         buf_init(&prelude);
+        buf_init(&rendered);
         buf_init(&text);
         if (v > 0 && !same_api(plan, p)) {
             snprintf(err, errsize, "%s: variant %d has other buffers or "
                      "constants than variant 0", name, v);
             bad = 1;
-        } else if (cl_kernels(ev[v].ks, p, ev[v].template_file, &text,
+        } else if (cl_kernels(ev[v].ks, p, ev[v].template_file, &rendered,
                               &cuts, err, errsize) < 0) {
             bad = 1;
+        } else {
+            cl_resolve(buf_str(&rendered), rendered.len, facts, n_facts,
+                       &cuts, &text);
         }
+        buf_free(&rendered);
         if (!bad) {
             cl_prelude(p, &prelude);
             if (v == 0) {

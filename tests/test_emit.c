@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cl_resolve.h"
 #include "clsource.h"
 #include "emit.h"
 #include "emit_text.h"
@@ -512,8 +513,9 @@ static void stripped_code(const char *code, size_t n, struct buf *out)
 }
 
 /* Each variant's source as NAME.c embeds it, a list of texts, is the
- * source the generator renders for it (cl_body: its parameters, then its
- * kernels) less comments and blanks, byte for byte, and variant 0's is
+ * source the generator renders for it (its parameters, then its kernels
+ * with the conditionals every variant's plan decides alike resolved)
+ * less comments and blanks, byte for byte, and variant 0's is
  * NAME.cl's after its comment, less those; no two texts are the same, and
  * variants that share templates share texts (the .c holds fewer texts
  * than its lists name). */
@@ -525,16 +527,28 @@ static void check_variant_sources(const struct kernel_spec *ks,
     CU_ASSERT_FATAL(ev != NULL);
     const char *c = buf_str(&e->c);
     int listed = 0;
+    const struct plan *plans[SPECL_MAX_VARIANTS];
+    for (int v = 0; v < vs->n; v++) {
+        plans[v] = &ev[v].plan;
+    }
+    struct define facts[SPECL_MAX_DEFINES];
+    int n_facts = cl_shared_facts(plans, vs->n, facts);
     for (int v = 0; v < vs->n; v++) {
         struct buf want;
         char err[256] = "";
         int n_texts = 0;
         buf_init(&want);
-        struct buf rendered, cl_code;
+        struct buf rendered, kernels, cl_code;
         buf_init(&rendered);
+        buf_init(&kernels);
         buf_init(&cl_code);
-        CU_ASSERT_EQUAL(cl_body(ev[v].ks, &ev[v].plan, NULL, &rendered, err,
-                                sizeof err), 0);
+        cl_prelude(&ev[v].plan, &rendered);
+        CU_ASSERT_EQUAL(cl_kernels(ev[v].ks, &ev[v].plan, NULL, &kernels,
+                                   NULL, err, sizeof err),
+                        0);
+        cl_resolve(buf_str(&kernels), kernels.len, facts, n_facts, NULL,
+                   &rendered);
+        buf_free(&kernels);
         stripped_code(buf_str(&rendered), rendered.len, &want);
         char *got = embedded_source(c, ks->name, v, &n_texts);
         TU_CHECK(got != NULL && strcmp(got, buf_str(&want)) == 0,
@@ -957,9 +971,10 @@ static void test_source_lines(void)
  * once and without comments, indentation or blank lines (NAME.cl has
  * them), and only the runtime its plans run (132 KB before those went,
  * 170 KB with the comments). 99.7 KB with three variants; the fourth,
- * float32 on tf32 tensor cores, adds its kernels' 18 KB of text (129 KB
- * in all). */
-#define LLAMA_Q_PROJ_C_MAX 130000L
+ * float32 on tf32 tensor cores, adds its kernels' 18 KB of text (127.7
+ * KB in all), and resolving the conditionals all four plans decide
+ * alike takes 7.4 KB back (120.3 KB). */
+#define LLAMA_Q_PROJ_C_MAX 122000L
 
 /* specl gen of the specs users vendor from: NAME.c within its bound, and
  * no emitted file (NAME.cl, .h, .c) names a device or a timing. */
@@ -2043,7 +2058,8 @@ int add_emit_suite(void)
                     test_stub_names_clash) == NULL ||
         CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL ||
         CU_add_test(s, "every CPU's rows range, where it pays",
-                    test_cpu_rows_range) == NULL) {
+                    test_cpu_rows_range) == NULL ||
+        add_resolve_tests(s) < 0) {
         return -1;
     }
     return 0;

@@ -161,13 +161,10 @@ NULL
 
 /* norm_scale.cl */
 static const char *const golden_rmsnorm_text3[] = {
-"#if !defined(NORM_TINY_SUMS)|| !defined(NORM_SCALE_MAX)\n"
-"#error \"norm_scale.cl: the plan must define NORM_TINY_SUMS and NORM_SCALE_MAX\"\n"
-"#endif\n#if WG_SIZE>1\n#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n"
-"#else\n#define ROW_BARRIER() ((void)0)\n#endif\n"
-"inline bool sum_needs_scale(float sum)\n{\n#if NORM_TINY_SUMS\n"
-"return!(sum<=FLT_MAX)||sum<0x1p-60f;\n#else\nreturn!(sum<=FLT_MAX);\n#endif\n"
-"}\ninline bool group_needs_scale(const __local float*sums,uint stride,\n"
+"#if WG_SIZE>1\n#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n#else\n"
+"#define ROW_BARRIER() ((void)0)\n#endif\n"
+"inline bool sum_needs_scale(float sum)\n{\nreturn!(sum<=FLT_MAX);\n}\n"
+"inline bool group_needs_scale(const __local float*sums,uint stride,\n"
 "float own)\n{\n#if WG_SIZE==1\n(void)sums;\n(void)stride;\n"
 "return sum_needs_scale(own);\n#else\n(void)own;\nbool any=false;\n"
 "for(uint r=0;r<ROWS_PER_GROUP;r++){\nany|=sum_needs_scale(sums[r*stride]);\n"

@@ -431,9 +431,6 @@ GROUP_REDUCTION_ONE(split_max, float)
  *                   among the subnormals would show: tiny sums rescale too
  *   NORM_SCALE_MAX  the largest k: EPS * 2^2k stays finite (at most 100)
  */
-#if !defined(NORM_TINY_SUMS) || !defined(NORM_SCALE_MAX)
-#error "norm_scale.cl: the plan must define NORM_TINY_SUMS and NORM_SCALE_MAX"
-#endif
 
 /* A barrier among the items of a row. With one item per row the scaled
  * pass runs per item (rows decide alone) and needs none. */
@@ -447,11 +444,7 @@ GROUP_REDUCTION_ONE(split_max, float)
  * needs the scaled pass. NaN fails both compares and takes it too. */
 inline bool sum_needs_scale(float sum)
 {
-#if NORM_TINY_SUMS
-    return !(sum <= FLT_MAX) || sum < 0x1p-60f;
-#else
     return !(sum <= FLT_MAX);
-#endif
 }
 
 /* Whether the scaled pass runs for this item. With several items per row

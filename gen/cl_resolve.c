@@ -1,0 +1,637 @@
+/* cl_resolve.c - a rendered kernel text's conditionals resolved where
+ * the plan's integer #defines decide them (cl_resolve.h). The templates
+ * serve every plan of an op, so they branch on the plan's values; once a
+ * plan is fixed, the branches it cannot take are dead text to whoever
+ * vendors and reads NAME.cl. Conditions are evaluated as the C
+ * preprocessor would, in three values (known true, known false, not
+ * known): anything this file cannot be sure of stays for the compiler. */
+#include "cl_resolve.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <string.h>
+
+/* Nested conditionals followed at most; deeper texts are left as they
+ * are. */
+#define MAX_DEPTH 64
+
+struct fact_set {
+    const struct define *fact;
+    int n;
+    unsigned char off[SPECL_MAX_DEFINES]; /* 1: the text redefines it */
+};
+
+static const struct define *fact_find(const struct fact_set *fs,
+                                      const char *name, size_t len)
+{
+    for (int i = 0; i < fs->n; i++) {
+        if (!fs->off[i] && strlen(fs->fact[i].name) == len &&
+            memcmp(fs->fact[i].name, name, len) == 0) {
+            return &fs->fact[i];
+        }
+    }
+    return NULL;
+}
+
+/* ---- lines ------------------------------------------------------------ */
+
+/* A logical line of TEXT: [start, end), end past its newline; a
+ * directive joins the physical lines its backslashes continue. */
+struct line {
+    size_t start, end;
+    int directive;     /* its first non-blank is '#' outside a comment */
+    size_t keyword;    /* a directive's name: [keyword, keyword_end) */
+    size_t keyword_end;
+};
+
+static int is_ident(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Scans [from, to) for comments and literals from state *IN_COMMENT,
+ * leaving the state at TO. */
+static void scan_comments(const char *t, size_t from, size_t to,
+                          int *in_comment)
+{
+    for (size_t i = from; i < to; i++) {
+        if (*in_comment) {
+            if (t[i] == '*' && i + 1 < to && t[i + 1] == '/') {
+                *in_comment = 0;
+                i++;
+            }
+        } else if (t[i] == '/' && i + 1 < to && t[i + 1] == '*') {
+            *in_comment = 1;
+            i++;
+        } else if (t[i] == '/' && i + 1 < to && t[i + 1] == '/') {
+            while (i < to && t[i] != '\n') {
+                i++;
+            }
+        } else if (t[i] == '"' || t[i] == '\'') {
+            char q = t[i];
+            for (i++; i < to && t[i] != q && t[i] != '\n'; i++) {
+                i += t[i] == '\\' && i + 1 < to;
+            }
+        }
+    }
+}
+
+/* The line of T (N bytes) at AT, given the comment state there. */
+static struct line next_line(const char *t, size_t n, size_t at,
+                             int in_comment)
+{
+    struct line l = {at, at, 0, 0, 0};
+    size_t i = at;
+    while (i < n && (t[i] == ' ' || t[i] == '\t')) {
+        i++;
+    }
+    l.directive = !in_comment && i < n && t[i] == '#';
+    size_t e = at;
+    for (;;) {
+        while (e < n && t[e] != '\n') {
+            e++;
+        }
+        int continued = l.directive && e > at && t[e - 1] == '\\';
+        e += e < n;
+        if (!continued || e >= n) {
+            break;
+        }
+    }
+    l.end = e;
+    if (l.directive) {
+        i++;
+        while (i < e && (t[i] == ' ' || t[i] == '\t')) {
+            i++;
+        }
+        l.keyword = i;
+        while (i < e && is_ident(t[i])) {
+            i++;
+        }
+        l.keyword_end = i;
+    }
+    return l;
+}
+
+static int keyword_is(const char *t, const struct line *l, const char *kw)
+{
+    size_t len = l->keyword_end - l->keyword;
+    return len == strlen(kw) && memcmp(t + l->keyword, kw, len) == 0;
+}
+
+/* ---- conditions ----------------------------------------------------- */
+
+struct value {
+    int known;
+    long long v;
+};
+
+struct expr {
+    const char *t;
+    size_t at, end;
+    const struct fact_set *fs;
+    int bad; /* not an expression this file follows */
+};
+
+static const struct value unknown = {0, 0};
+
+static struct value known(long long v)
+{
+    struct value r = {1, v};
+    return r;
+}
+
+/* Skips blanks, comments and backslash-newlines. */
+static void skip_space(struct expr *e)
+{
+    const char *t = e->t;
+    while (e->at < e->end) {
+        char c = t[e->at];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            e->at++;
+        } else if (c == '\\' && e->at + 1 < e->end &&
+                   t[e->at + 1] == '\n') {
+            e->at += 2;
+        } else if (c == '/' && e->at + 1 < e->end && t[e->at + 1] == '*') {
+            size_t i = e->at + 2;
+            while (i + 1 < e->end && !(t[i] == '*' && t[i + 1] == '/')) {
+                i++;
+            }
+            if (i + 1 >= e->end) {
+                e->bad = 1;
+                e->at = e->end;
+                return;
+            }
+            e->at = i + 2;
+        } else if (c == '/' && e->at + 1 < e->end && t[e->at + 1] == '/') {
+            e->at = e->end;
+        } else {
+            return;
+        }
+    }
+}
+
+/* Whether the next token is OP (and not the start of a longer one), and
+ * if so takes it. */
+static int take(struct expr *e, const char *op)
+{
+    skip_space(e);
+    size_t len = strlen(op);
+    if (e->at + len > e->end || memcmp(e->t + e->at, op, len) != 0) {
+        return 0;
+    }
+    char next = e->at + len < e->end ? e->t[e->at + len] : '\0';
+    if ((len == 1 && strchr("&|<>=", op[0]) != NULL && next == op[0]) ||
+        (len == 1 && strchr("<>!=", op[0]) != NULL && next == '=') ||
+        (len == 2 && (op[0] == '<' || op[0] == '>') && op[1] == op[0] &&
+         next == '=')) {
+        return 0;
+    }
+    e->at += len;
+    return 1;
+}
+
+static struct value conditional(struct expr *e);
+
+static struct value number(struct expr *e)
+{
+    const char *t = e->t;
+    size_t i = e->at;
+    long long v = 0;
+    int base = 10;
+    if (t[i] == '0' && i + 1 < e->end && (t[i + 1] == 'x' || t[i + 1] == 'X')) {
+        base = 16;
+        i += 2;
+    } else if (t[i] == '0') {
+        base = 8;
+    }
+    size_t digits = i;
+    for (; i < e->end && isxdigit((unsigned char)t[i]); i++) {
+        int d = isdigit((unsigned char)t[i])
+                    ? t[i] - '0'
+                    : tolower((unsigned char)t[i]) - 'a' + 10;
+        if (d >= base || __builtin_mul_overflow(v, base, &v) ||
+            __builtin_add_overflow(v, d, &v)) {
+            e->bad = 1;
+            return unknown;
+        }
+    }
+    if (i == digits && base == 16) {
+        e->bad = 1;
+    }
+    /* l and L suffixes keep a signed value; u and U make it unsigned,
+     * which this file does not follow. */
+    while (i < e->end && (t[i] == 'l' || t[i] == 'L')) {
+        i++;
+    }
+    if (i < e->end && is_ident(t[i])) {
+        e->bad = 1;
+    }
+    e->at = i;
+    return known(v);
+}
+
+static struct value primary(struct expr *e)
+{
+    skip_space(e);
+    if (e->at >= e->end) {
+        e->bad = 1;
+        return unknown;
+    }
+    const char *t = e->t;
+    if (take(e, "(")) {
+        struct value v = conditional(e);
+        if (!take(e, ")")) {
+            e->bad = 1;
+        }
+        return v;
+    }
+    if (isdigit((unsigned char)t[e->at])) {
+        return number(e);
+    }
+    if (!is_ident(t[e->at])) {
+        e->bad = 1;
+        return unknown;
+    }
+    size_t s = e->at;
+    while (e->at < e->end && is_ident(t[e->at])) {
+        e->at++;
+    }
+    if (e->at - s == 7 && memcmp(t + s, "defined", 7) == 0) {
+        int paren = take(e, "(");
+        skip_space(e);
+        size_t n = e->at;
+        while (e->at < e->end && is_ident(t[e->at])) {
+            e->at++;
+        }
+        size_t len = e->at - n;
+        if (len == 0 || (paren && !take(e, ")"))) {
+            e->bad = 1;
+            return unknown;
+        }
+        /* Only a fact is known to be defined: any other name may be the
+         * text's or the device's. */
+        return fact_find(e->fs, t + n, len) != NULL ? known(1) : unknown;
+    }
+    const struct define *d = fact_find(e->fs, t + s, e->at - s);
+    skip_space(e);
+    if (d == NULL || (e->at < e->end && t[e->at] == '(')) {
+        return unknown;
+    }
+    return known(d->i);
+}
+
+static struct value unary(struct expr *e)
+{
+    if (take(e, "!")) {
+        struct value v = unary(e);
+        return v.known ? known(!v.v) : unknown;
+    }
+    if (take(e, "~")) {
+        struct value v = unary(e);
+        return v.known ? known(~v.v) : unknown;
+    }
+    if (take(e, "-")) {
+        struct value v = unary(e);
+        return v.known && v.v != LLONG_MIN ? known(-v.v) : unknown;
+    }
+    if (take(e, "+")) {
+        return unary(e);
+    }
+    return primary(e);
+}
+
+/* A binary operator's value where both sides are known. */
+static struct value apply(const char *op, long long a, long long b)
+{
+    long long r;
+    switch (op[0]) {
+    case '*':
+        return __builtin_mul_overflow(a, b, &r) ? unknown : known(r);
+    case '/':
+    case '%':
+        if (b == 0 || (a == LLONG_MIN && b == -1)) {
+            return unknown;
+        }
+        return known(op[0] == '/' ? a / b : a % b);
+    case '+':
+        return __builtin_add_overflow(a, b, &r) ? unknown : known(r);
+    case '-':
+        return __builtin_sub_overflow(a, b, &r) ? unknown : known(r);
+    case '<':
+        if (op[1] == '<') {
+            return a < 0 || b < 0 || b > 62 || a > (LLONG_MAX >> b)
+                       ? unknown
+                       : known(a << b);
+        }
+        return known(op[1] == '=' ? a <= b : a < b);
+    case '>':
+        if (op[1] == '>') {
+            return a < 0 || b < 0 || b > 62 ? unknown : known(a >> b);
+        }
+        return known(op[1] == '=' ? a >= b : a > b);
+    case '=':
+        return known(a == b);
+    case '!':
+        return known(a != b);
+    case '&':
+        return known(a & b);
+    case '^':
+        return known(a ^ b);
+    default: /* '|' */
+        return known(a | b);
+    }
+}
+
+/* The binary operators by level, loosest first (|| and && apart). */
+static const char *const levels[][5] = {
+    {"|", NULL},           {"^", NULL},
+    {"&", NULL},           {"==", "!=", NULL},
+    {"<=", ">=", "<", ">", NULL}, {"<<", ">>", NULL},
+    {"+", "-", NULL},      {"*", "/", "%", NULL},
+};
+#define N_LEVELS ((int)(sizeof levels / sizeof levels[0]))
+
+static struct value binary(struct expr *e, int level)
+{
+    if (level == N_LEVELS) {
+        return unary(e);
+    }
+    struct value a = binary(e, level + 1);
+    for (;;) {
+        const char *op = NULL;
+        for (int i = 0; levels[level][i] != NULL && op == NULL; i++) {
+            op = take(e, levels[level][i]) ? levels[level][i] : NULL;
+        }
+        if (op == NULL) {
+            return a;
+        }
+        struct value b = binary(e, level + 1);
+        a = a.known && b.known ? apply(op, a.v, b.v) : unknown;
+    }
+}
+
+/* && and ||: one known side may settle them, as there is nothing for the
+ * other to do but be evaluated. */
+static struct value logical_and(struct expr *e)
+{
+    struct value a = binary(e, 0);
+    while (take(e, "&&")) {
+        struct value b = binary(e, 0);
+        if ((a.known && !a.v) || (b.known && !b.v)) {
+            a = known(0);
+        } else {
+            a = a.known && b.known ? known(1) : unknown;
+        }
+    }
+    return a;
+}
+
+static struct value logical_or(struct expr *e)
+{
+    struct value a = logical_and(e);
+    while (take(e, "||")) {
+        struct value b = logical_and(e);
+        if ((a.known && a.v) || (b.known && b.v)) {
+            a = known(1);
+        } else {
+            a = a.known && b.known ? known(0) : unknown;
+        }
+    }
+    return a;
+}
+
+static struct value conditional(struct expr *e)
+{
+    struct value c = logical_or(e);
+    if (!take(e, "?")) {
+        return c;
+    }
+    struct value a = conditional(e);
+    if (!take(e, ":")) {
+        e->bad = 1;
+        return unknown;
+    }
+    struct value b = conditional(e);
+    if (!c.known) {
+        return unknown;
+    }
+    return c.v ? a : b;
+}
+
+/* The value of the #if or #elif condition of line L: 1, 0, or -1 when
+ * not known. */
+static int condition(const char *t, const struct line *l,
+                     const struct fact_set *fs)
+{
+    struct expr e = {t, l->keyword_end, l->end, fs, 0};
+    struct value v = conditional(&e);
+    skip_space(&e);
+    if (e.bad || e.at != e.end || !v.known) {
+        return -1;
+    }
+    return v.v != 0;
+}
+
+/* The value of #ifdef (SENSE 1) or #ifndef (0) on line L. */
+static int defined_condition(const char *t, const struct line *l,
+                             const struct fact_set *fs, int sense)
+{
+    struct expr e = {t, l->keyword_end, l->end, fs, 0};
+    skip_space(&e);
+    size_t s = e.at;
+    while (e.at < e.end && is_ident(t[e.at])) {
+        e.at++;
+    }
+    size_t len = e.at - s;
+    skip_space(&e);
+    if (len == 0 || e.bad || e.at != e.end ||
+        fact_find(fs, t + s, len) == NULL) {
+        return -1;
+    }
+    return sense;
+}
+
+/* ---- the text ---------------------------------------------------------- */
+
+struct group {
+    int outer; /* the text around it is kept */
+    int kept;  /* its directives stay (from the first undecided one) */
+    int taken; /* a branch known taken: the rest are dead */
+    int live;  /* the branch now read is kept */
+};
+
+/* Marks the facts that T defines or undefines; -1 where a directive ends
+ * inside a comment (the lines after it would then be a comment's). */
+static int first_pass(const char *t, size_t n, struct fact_set *fs)
+{
+    int in_comment = 0;
+    for (size_t at = 0; at < n;) {
+        struct line l = next_line(t, n, at, in_comment);
+        scan_comments(t, l.start, l.end, &in_comment);
+        if (l.directive && in_comment) {
+            return -1;
+        }
+        if (l.directive &&
+            (keyword_is(t, &l, "define") || keyword_is(t, &l, "undef"))) {
+            size_t s = l.keyword_end;
+            while (s < l.end && (t[s] == ' ' || t[s] == '\t')) {
+                s++;
+            }
+            size_t e = s;
+            while (e < l.end && is_ident(t[e])) {
+                e++;
+            }
+            const struct define *d = fact_find(fs, t + s, e - s);
+            if (d != NULL) {
+                fs->off[d - fs->fact] = 1;
+            }
+        }
+        at = l.end;
+    }
+    return 0;
+}
+
+/* Resolves T into OUT and each cut's new offset into AT; -1 where the
+ * text's conditionals do not balance or nest too deep. */
+static int resolve(const char *t, size_t n, const struct fact_set *fs,
+                   const struct render_cuts *cuts, size_t *at_out,
+                   struct buf *out)
+{
+    struct group stack[MAX_DEPTH];
+    int depth = 0, in_comment = 0, next_cut = 0;
+    for (size_t at = 0; at < n;) {
+        struct line l = next_line(t, n, at, in_comment);
+        scan_comments(t, l.start, l.end, &in_comment);
+        int live = depth == 0 || (stack[depth - 1].outer &&
+                                  stack[depth - 1].live);
+        size_t before = out->len;
+        /* What of the line is written: all of it, none, or (an #elif
+         * become an #if) all but the "el". */
+        enum { NONE, ALL, AS_IF } put = live ? ALL : NONE;
+        if (l.directive && (keyword_is(t, &l, "if") ||
+                            keyword_is(t, &l, "ifdef") ||
+                            keyword_is(t, &l, "ifndef"))) {
+            if (depth == MAX_DEPTH) {
+                return -1;
+            }
+            struct group g = {live, 0, !live, 0};
+            int c = -1;
+            if (live) {
+                c = keyword_is(t, &l, "if")
+                        ? condition(t, &l, fs)
+                        : defined_condition(t, &l, fs,
+                                            keyword_is(t, &l, "ifdef"));
+            }
+            g.kept = live && c < 0;
+            g.taken = !live || c == 1;
+            g.live = live && c != 0;
+            put = g.kept ? ALL : NONE;
+            stack[depth++] = g;
+        } else if (l.directive && keyword_is(t, &l, "elif")) {
+            if (depth == 0) {
+                return -1;
+            }
+            struct group *g = &stack[depth - 1];
+            put = NONE;
+            if (g->outer && g->kept) {
+                g->live = 1;
+                put = ALL;
+            } else if (g->outer && g->taken) {
+                g->live = 0;
+            } else if (g->outer) {
+                int c = condition(t, &l, fs);
+                g->live = c != 0;
+                g->taken = c == 1;
+                g->kept = c < 0;
+                put = g->kept ? AS_IF : NONE;
+            }
+        } else if (l.directive && keyword_is(t, &l, "else")) {
+            if (depth == 0) {
+                return -1;
+            }
+            struct group *g = &stack[depth - 1];
+            put = g->outer && g->kept ? ALL : NONE;
+            if (g->outer && !g->kept) {
+                g->live = !g->taken;
+                g->taken = 1;
+            } else {
+                g->live = g->outer;
+            }
+        } else if (l.directive && keyword_is(t, &l, "endif")) {
+            if (depth == 0) {
+                return -1;
+            }
+            struct group *g = &stack[--depth];
+            put = g->outer && g->kept ? ALL : NONE;
+        }
+        if (put == ALL) {
+            buf_add(out, t + l.start, l.end - l.start);
+        } else if (put == AS_IF) {
+            buf_add(out, t + l.start, l.keyword - l.start);
+            buf_add(out, t + l.keyword + 2, l.end - l.keyword - 2);
+        }
+        for (; cuts != NULL && next_cut < cuts->n &&
+               cuts->cut[next_cut].at < l.end;
+             next_cut++) {
+            size_t into = cuts->cut[next_cut].at - l.start;
+            size_t wrote = out->len - before;
+            at_out[next_cut] = before + (into < wrote ? into : wrote);
+        }
+        at = l.end;
+    }
+    for (; cuts != NULL && next_cut < cuts->n; next_cut++) {
+        at_out[next_cut] = out->len;
+    }
+    return depth == 0 ? 0 : -1;
+}
+
+void cl_resolve(const char *text, size_t n, const struct define *fact,
+                int n_fact, struct render_cuts *cuts, struct buf *out)
+{
+    struct fact_set fs = {fact, n_fact, {0}};
+    struct buf r;
+    size_t at[2 * RENDER_MAX_INCLUDES];
+    buf_init(&r);
+    if (first_pass(text, n, &fs) == 0 &&
+        resolve(text, n, &fs, cuts, at, &r) == 0) {
+        size_t base = out->len;
+        buf_add(out, buf_str(&r), r.len);
+        for (int c = 0; cuts != NULL && c < cuts->n; c++) {
+            cuts->cut[c].at = base + at[c];
+        }
+    } else {
+        size_t base = out->len;
+        buf_add(out, text, n);
+        for (int c = 0; cuts != NULL && c < cuts->n; c++) {
+            cuts->cut[c].at += base;
+        }
+    }
+    buf_free(&r);
+}
+
+int cl_shared_facts(const struct plan *const *plans, int n,
+                    struct define *fact)
+{
+    int count = 0;
+    if (n < 1) {
+        return 0;
+    }
+    for (int i = 0; i < plans[0]->n_define; i++) {
+        const struct define *d = &plans[0]->define[i];
+        int shared = d->kind == DEFINE_INT;
+        for (int p = 1; p < n && shared; p++) {
+            shared = 0;
+            for (int j = 0; j < plans[p]->n_define; j++) {
+                const struct define *o = &plans[p]->define[j];
+                if (strcmp(o->name, d->name) == 0) {
+                    shared = o->kind == DEFINE_INT && o->i == d->i;
+                    break;
+                }
+            }
+        }
+        if (shared) {
+            fact[count++] = *d;
+        }
+    }
+    return count;
+}

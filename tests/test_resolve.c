@@ -1,0 +1,252 @@
+/* test_resolve.c - the conditionals the plan decides, resolved before a
+ * kernel text is emitted (gen/cl_resolve.c): each kind of directive and
+ * condition on small texts, and every kernel of the spec files
+ * preprocessing to the same tokens resolved as not. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_resolve.h"
+#include "clsource.h"
+#include "spec.h"
+#include "suites.h"
+#include "testutil.h"
+#include "variant.h"
+
+static struct define int_fact(const char *name, long value)
+{
+    struct define d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    d.kind = DEFINE_INT;
+    d.i = value;
+    return d;
+}
+
+/* Each text with the facts A 1, B 0 and N 4 (U is none of them), and
+ * what it resolves to. */
+static void test_resolve_cases(void)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"#if A\nx\n#else\ny\n#endif\n", "x\n"},
+        {"#if B\nx\n#else\ny\n#endif\n", "y\n"},
+        {"#if B\nx\n#elif U\ny\n#else\nz\n#endif\n",
+         "#if U\ny\n#else\nz\n#endif\n"},
+        {"#if B\nx\n#elif A\ny\n#elif U\nz\n#endif\n", "y\n"},
+        {"#if U\nx\n#elif A\ny\n#endif\n", "#if U\nx\n#elif A\ny\n#endif\n"},
+        {"#if U\nx\n#if A\ny\n#endif\n#endif\n", "#if U\nx\ny\n#endif\n"},
+        {"#if A\n#if B\nx\n#else\ny\n#endif\n#else\nz\n#endif\n", "y\n"},
+        {"#if B\n#if U\nx\n#else\nv\n#endif\n#endif\nw\n", "w\n"},
+        {"#ifdef A\nx\n#endif\n#ifndef A\ny\n#endif\n", "x\n"},
+        {"#ifdef U\nx\n#endif\n", "#ifdef U\nx\n#endif\n"},
+        {"#if defined(A) && defined N && N > 2\nx\n#endif\n", "x\n"},
+        {"#if defined(U)\nx\n#endif\n", "#if defined(U)\nx\n#endif\n"},
+        {"#if B && U\nx\n#endif\n#if U || A\ny\n#endif\n", "y\n"},
+        {"#if U && A\nx\n#endif\n", "#if U && A\nx\n#endif\n"},
+        {"#if A ? N : U\nx\n#endif\n", "x\n"},
+        {"#if U ? A : N\nx\n#endif\n", "#if U ? A : N\nx\n#endif\n"},
+        {"#if 0x10 == 16 && (N << 2) == 16 && -N < 0 && !B && ~B == -1 && "
+         "N % 3 == 1 && N / 3 == 1 && (N ^ 5) == 1 && (N | 1) == 5 && "
+         "(N & 6) == 4 && N >> 1 == 2 && 010 == 8 && 4L == N\nx\n#endif\n",
+         "x\n"},
+        {"#if N >= 4 && N <= 4 && N != 3 && !(N < 4) && !(N > 4)\nx\n"
+         "#endif\n",
+         "x\n"},
+        {"#if A /* why */\nx\n#endif /* A */\n", "x\n"},
+        {"#if A && \\\n    N == 4\nx\n#endif\n", "x\n"},
+        {"  #  if B\nx\n  #  endif\ny\n", "y\n"},
+        /* Left to the compiler: what this file cannot be sure of. */
+        {"#if N / B\nx\n#endif\n", "#if N / B\nx\n#endif\n"},
+        {"#if 1u\nx\n#endif\n", "#if 1u\nx\n#endif\n"},
+        {"#if MAX(N, 2) > 1\nx\n#endif\n", "#if MAX(N, 2) > 1\nx\n#endif\n"},
+        {"#if N 3\nx\n#endif\n", "#if N 3\nx\n#endif\n"},
+        {"#if 1 << 70\nx\n#endif\n", "#if 1 << 70\nx\n#endif\n"},
+        {"#define A 2\n#if A\nx\n#endif\n", "#define A 2\n#if A\nx\n#endif\n"},
+        {"#undef N\n#if N\nx\n#endif\n", "#undef N\n#if N\nx\n#endif\n"},
+        /* Texts this file leaves whole. */
+        {"/*\n#if B\n*/\nx\n", "/*\n#if B\n*/\nx\n"},
+        {"#if B /* open\n*/\nx\n#endif\n", "#if B /* open\n*/\nx\n#endif\n"},
+        {"x\n#endif\n", "x\n#endif\n"},
+        {"#if B\nx\n", "#if B\nx\n"},
+        {"#else\n", "#else\n"},
+    };
+    struct define facts[3] = {int_fact("A", 1), int_fact("B", 0),
+                              int_fact("N", 4)};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct buf out;
+        buf_init(&out);
+        buf_puts(&out, "<");
+        cl_resolve(cases[i].text, strlen(cases[i].text), facts, 3, NULL,
+                   &out);
+        TU_CHECK(strcmp(buf_str(&out) + 1, cases[i].want) == 0 &&
+                     buf_str(&out)[0] == '<',
+                 "case %zu:\n%s\nresolved to:\n%s\nnot:\n%s", i,
+                 cases[i].text, buf_str(&out), cases[i].want);
+        buf_free(&out);
+    }
+}
+
+/* Template boundaries move with the text: one in a branch left out, one
+ * after it, one at the end, offsets from where the output began. */
+static void test_resolve_cuts(void)
+{
+    static const char text[] = "a\n#if B\nb\n#endif\nc\n#if A\nd\n#endif\n";
+    struct render_cuts cuts;
+    cuts.n = 4;
+    cuts.cut[0].at = (size_t)(strstr(text, "b\n") - text);
+    cuts.cut[1].at = (size_t)(strstr(text, "c\n") - text);
+    cuts.cut[2].at = (size_t)(strstr(text, "d\n") - text);
+    cuts.cut[3].at = sizeof text - 1;
+    struct define fact[2] = {int_fact("A", 1), int_fact("B", 0)};
+    struct buf out;
+    buf_init(&out);
+    buf_puts(&out, "head\n");
+    cl_resolve(text, sizeof text - 1, fact, 2, &cuts, &out);
+    TU_CHECK(strcmp(buf_str(&out), "head\na\nc\nd\n") == 0, "%s",
+             buf_str(&out));
+    TU_CHECK(cuts.cut[0].at == 7 && cuts.cut[1].at == 7 &&
+                 cuts.cut[2].at == 9 && cuts.cut[3].at == 11,
+             "cuts at %zu %zu %zu %zu", cuts.cut[0].at, cuts.cut[1].at,
+             cuts.cut[2].at, cuts.cut[3].at);
+    buf_free(&out);
+}
+
+/* cl_shared_facts: the integer #defines of equal value in every plan. */
+static void test_shared_facts(void)
+{
+    static struct plan a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.define[a.n_define++] = int_fact("SAME", 3);
+    a.define[a.n_define++] = int_fact("OTHER", 1);
+    a.define[a.n_define++] = int_fact("ONLY_A", 1);
+    a.define[a.n_define] = int_fact("SCALE", 0);
+    a.define[a.n_define++].kind = DEFINE_FLOAT;
+    b.define[b.n_define++] = int_fact("OTHER", 2);
+    b.define[b.n_define++] = int_fact("SAME", 3);
+    b.define[b.n_define] = int_fact("SCALE", 0);
+    b.define[b.n_define++].kind = DEFINE_FLOAT;
+    const struct plan *plans[2] = {&a, &b};
+    struct define fact[SPECL_MAX_DEFINES];
+    int n = cl_shared_facts(plans, 2, fact);
+    TU_CHECK(n == 1 && strcmp(fact[0].name, "SAME") == 0 && fact[0].i == 3,
+             "%d facts, the first %s", n, n > 0 ? fact[0].name : "none");
+    TU_CHECK(cl_shared_facts(plans, 1, fact) == 3, "one plan's facts");
+}
+
+/* The C preprocessor's tokens of TEXT, blanks made single spaces (NULL
+ * when cpp fails). */
+static char *preprocessed(const char *dir, const char *text)
+{
+    char *in = tu_path(dir, "in.cl"), *out = tu_path(dir, "out.i");
+    FILE *f = fopen(in, "w");
+    char *tokens = NULL;
+    if (f != NULL && fputs(text, f) >= 0 && fclose(f) == 0 &&
+        tu_run("cpp -P -undef -nostdinc -x c '%s' -o '%s' 2>/dev/null", in,
+               out) == 0) {
+        char *raw = tu_read(out, NULL);
+        if (raw != NULL) {
+            size_t n = 0;
+            for (const char *p = raw; *p != '\0'; p++) {
+                int blank = *p == ' ' || *p == '\t' || *p == '\n';
+                if (!blank) {
+                    raw[n++] = *p;
+                } else if (n > 0 && raw[n - 1] != ' ') {
+                    raw[n++] = ' ';
+                }
+            }
+            raw[n] = '\0';
+            tokens = raw;
+        }
+    }
+    free(in);
+    free(out);
+    return tokens;
+}
+
+/* Every variant `specl gen` emits for the kernels of the spec files,
+ * resolved with all of its plan's integer #defines (more than the
+ * emitted texts take, which share them between variants): after them,
+ * the C preprocessor makes the same tokens of it as of the text as
+ * rendered. */
+static void test_resolve_equivalent(void)
+{
+    static const char *const files[] = {
+        "tests/golden/golden.yaml", "tests/stubs.yaml",
+        "specs/seeds.yaml",         "specs/llama2-7b-train.yaml",
+        "specs/llama2-7b-layer-train.yaml", "specs/llama2-7b-train-bf16.yaml",
+        "tests/good/lora_tf32.yaml"};
+    char *dir = tu_tempdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    int checked = 0, shorter = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        struct spec_set s;
+        struct diags d = {.out = stderr};
+        spec_set_init(&s);
+        CU_ASSERT_EQUAL_FATAL(spec_read_file(&s, files[f], &d), 0);
+        for (int k = 0; k < s.n_kernel; k++) {
+            const struct variant_set *vs = tu_gen_variants(&s.kernel[k]);
+            for (int v = 0; v < vs->n; v++) {
+                static struct plan p;
+                char err[256];
+                struct buf prelude, text, resolved;
+                memset(&p, 0, sizeof p);
+                vs->v[v].ks.op->plan(&vs->v[v].ks, &p);
+                buf_init(&prelude);
+                buf_init(&text);
+                buf_init(&resolved);
+                cl_prelude(&p, &prelude);
+                buf_puts(&resolved, buf_str(&prelude));
+                TU_CHECK(cl_kernels(&vs->v[v].ks, &p, NULL, &text, NULL,
+                                    err, sizeof err) == 0,
+                         "%s: %s", s.kernel[k].name, err);
+                const struct plan *one = &p;
+                struct define fact[SPECL_MAX_DEFINES];
+                int n_fact = cl_shared_facts(&one, 1, fact);
+                cl_resolve(buf_str(&text), text.len, fact, n_fact, NULL,
+                           &resolved);
+                buf_puts(&prelude, buf_str(&text));
+                char *a = preprocessed(dir, buf_str(&prelude));
+                char *b = preprocessed(dir, buf_str(&resolved));
+                TU_CHECK(a != NULL && b != NULL && strcmp(a, b) == 0,
+                         "%s (%s) variant %d: the resolved text "
+                         "preprocesses to other tokens", s.kernel[k].name,
+                         files[f], v);
+                if (a != NULL && b != NULL && strcmp(a, b) != 0) {
+                    tu_report_diff("tokens", a, b);
+                }
+                checked++;
+                shorter += resolved.len < prelude.len;
+                free(a);
+                free(b);
+                buf_free(&prelude);
+                buf_free(&text);
+                buf_free(&resolved);
+            }
+        }
+        spec_set_free(&s);
+    }
+    TU_CHECK(checked > 40 && shorter * 2 > checked,
+             "%d variants checked, %d of them shorter resolved", checked,
+             shorter);
+    CU_ASSERT_EQUAL(tu_rmtree(dir), 0);
+    free(dir);
+}
+
+int add_resolve_tests(CU_pSuite s)
+{
+    if (CU_add_test(s, "resolved conditionals: each directive and operator",
+                    test_resolve_cases) == NULL ||
+        CU_add_test(s, "resolved conditionals: template boundaries moved",
+                    test_resolve_cuts) == NULL ||
+        CU_add_test(s, "resolved conditionals: the facts all plans share",
+                    test_shared_facts) == NULL ||
+        CU_add_test(s, "resolved conditionals: every spec kernel "
+                    "preprocesses the same",
+                    test_resolve_equivalent) == NULL) {
+        return -1;
+    }
+    return 0;
+}
