@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Nested conditionals followed at most; deeper texts are left as they
@@ -19,6 +20,15 @@ struct fact_set {
     const struct define *fact;
     int n;
     unsigned char off[SPECL_MAX_DEFINES]; /* 1: the text redefines it */
+    /* The names some plan's prelude defines (they may be defined where
+     * they are not facts), and those the text defines or undefines. */
+    const struct plan *const *plans;
+    int n_plans;
+    const char *text;
+    struct span {
+        size_t at, len;
+    } *named; /* where in TEXT the names it (un)defines are */
+    size_t n_named, cap_named;
 };
 
 static const struct define *fact_find(const struct fact_set *fs,
@@ -31,6 +41,56 @@ static const struct define *fact_find(const struct fact_set *fs,
         }
     }
     return NULL;
+}
+
+int cl_device_name(const char *name, size_t len)
+{
+    static const char *const prefixes[] = {"__", "cl_", "CL_", "CLK_",
+                                           "FP_", "FLT_", "DBL_", "HALF_",
+                                           "M_", "CHAR_", "SCHAR_", "UCHAR_",
+                                           "SHRT_", "USHRT_", "INT_", "UINT_",
+                                           "LONG_", "ULONG_"};
+    static const char *const names[] = {"INFINITY", "NAN", "MAXFLOAT",
+                                        "HUGE_VAL", "HUGE_VALF", "NULL",
+                                        "true", "false"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (len >= n && memcmp(name, prefixes[i], n) == 0) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strlen(names[i]) == len && memcmp(name, names[i], len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether NAME is known to be undefined where the text tests it: no
+ * plan's prelude defines it, the text never defines it, and it is none
+ * of the device's. */
+static int known_undefined(const struct fact_set *fs, const char *name,
+                           size_t len)
+{
+    if (cl_device_name(name, len)) {
+        return 0;
+    }
+    for (int p = 0; p < fs->n_plans; p++) {
+        for (int i = 0; i < fs->plans[p]->n_define; i++) {
+            const char *d = fs->plans[p]->define[i].name;
+            if (strlen(d) == len && memcmp(d, name, len) == 0) {
+                return 0;
+            }
+        }
+    }
+    for (size_t i = 0; i < fs->n_named; i++) {
+        if (fs->named[i].len == len &&
+            memcmp(fs->text + fs->named[i].at, name, len) == 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* ---- lines ------------------------------------------------------------ */
@@ -268,16 +328,22 @@ static struct value primary(struct expr *e)
             e->bad = 1;
             return unknown;
         }
-        /* Only a fact is known to be defined: any other name may be the
-         * text's or the device's. */
-        return fact_find(e->fs, t + n, len) != NULL ? known(1) : unknown;
+        if (fact_find(e->fs, t + n, len) != NULL) {
+            return known(1);
+        }
+        return known_undefined(e->fs, t + n, len) ? known(0) : unknown;
     }
-    const struct define *d = fact_find(e->fs, t + s, e->at - s);
+    size_t len = e->at - s;
+    const struct define *d = fact_find(e->fs, t + s, len);
     skip_space(e);
-    if (d == NULL || (e->at < e->end && t[e->at] == '(')) {
-        return unknown;
+    if (e->at < e->end && t[e->at] == '(') {
+        return unknown; /* a function-like macro's call */
     }
-    return known(d->i);
+    if (d != NULL) {
+        return known(d->i);
+    }
+    /* As the preprocessor takes a name that no macro defines. */
+    return known_undefined(e->fs, t + s, len) ? known(0) : unknown;
 }
 
 static struct value unary(struct expr *e)
@@ -444,11 +510,13 @@ static int defined_condition(const char *t, const struct line *l,
     }
     size_t len = e.at - s;
     skip_space(&e);
-    if (len == 0 || e.bad || e.at != e.end ||
-        fact_find(fs, t + s, len) == NULL) {
+    if (len == 0 || e.bad || e.at != e.end) {
         return -1;
     }
-    return sense;
+    if (fact_find(fs, t + s, len) != NULL) {
+        return sense;
+    }
+    return known_undefined(fs, t + s, len) ? !sense : -1;
 }
 
 /* ---- the text ---------------------------------------------------------- */
@@ -460,8 +528,9 @@ struct group {
     int live;  /* the branch now read is kept */
 };
 
-/* Marks the facts that T defines or undefines; -1 where a directive ends
- * inside a comment (the lines after it would then be a comment's). */
+/* Marks the facts that T defines or undefines and notes every name it
+ * does; -1 where a directive ends inside a comment (the lines after it
+ * would then be a comment's) or memory runs out. */
 static int first_pass(const char *t, size_t n, struct fact_set *fs)
 {
     int in_comment = 0;
@@ -485,6 +554,18 @@ static int first_pass(const char *t, size_t n, struct fact_set *fs)
             if (d != NULL) {
                 fs->off[d - fs->fact] = 1;
             }
+            if (fs->n_named == fs->cap_named) {
+                size_t cap = fs->cap_named ? 2 * fs->cap_named : 256;
+                struct span *grown =
+                    realloc(fs->named, cap * sizeof *grown);
+                if (grown == NULL) {
+                    return -1;
+                }
+                fs->named = grown;
+                fs->cap_named = cap;
+            }
+            fs->named[fs->n_named].at = s;
+            fs->named[fs->n_named++].len = e - s;
         }
         at = l.end;
     }
@@ -586,26 +667,33 @@ static int resolve(const char *t, size_t n, const struct fact_set *fs,
 }
 
 void cl_resolve(const char *text, size_t n, const struct define *fact,
-                int n_fact, struct render_cuts *cuts, struct buf *out)
+                int n_fact, const struct plan *const *plans, int n_plans,
+                struct render_cuts *cuts, struct buf *out)
 {
-    struct fact_set fs = {fact, n_fact, {0}};
+    struct fact_set fs;
+    memset(&fs, 0, sizeof fs);
+    fs.fact = fact;
+    fs.n = n_fact;
+    fs.plans = plans;
+    fs.n_plans = n_plans;
+    fs.text = text;
     struct buf r;
     size_t at[2 * RENDER_MAX_INCLUDES];
     buf_init(&r);
+    size_t base = out->len;
     if (first_pass(text, n, &fs) == 0 &&
         resolve(text, n, &fs, cuts, at, &r) == 0) {
-        size_t base = out->len;
         buf_add(out, buf_str(&r), r.len);
         for (int c = 0; cuts != NULL && c < cuts->n; c++) {
             cuts->cut[c].at = base + at[c];
         }
     } else {
-        size_t base = out->len;
         buf_add(out, text, n);
         for (int c = 0; cuts != NULL && c < cuts->n; c++) {
             cuts->cut[c].at += base;
         }
     }
+    free(fs.named);
     buf_free(&r);
 }
 

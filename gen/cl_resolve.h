@@ -11,16 +11,25 @@
 #include "render.h"
 
 /* Appends TEXT (N bytes) to OUT with every #if, #ifdef, #ifndef, #elif
- * and #else whose condition the N_FACT integer #defines FACT settle
- * resolved: the branches that cannot be taken and the directives that
- * chose them left out, a group's first undecided #elif written as its
- * #if. A condition that names anything else (a macro the text defines,
- * the device's predefined ones) is left to the compiler, as is a name
- * of FACT that TEXT itself defines or undefines. The output preprocesses
- * to the same tokens as TEXT after FACT's #defines. CUTS (NULL: none),
- * byte offsets into TEXT, become offsets into what was appended. */
+ * and #else whose condition is settled resolved: the branches that
+ * cannot be taken and the directives that chose them left out, a
+ * group's first undecided #elif written as its #if. The N_FACT integer
+ * #defines FACT settle what they name; a name that none of the N_PLANS
+ * PLANS' preludes defines, TEXT never defines and the device's compiler
+ * does not (OpenCL C's own names, extensions', vendors') is undefined,
+ * as the preprocessor takes it. Anything else (a macro TEXT defines, a
+ * fact TEXT redefines, a plan's value that is no fact) stays for the
+ * compiler. The output preprocesses to the same tokens as TEXT after a
+ * plan's prelude. CUTS (NULL: none), byte offsets into TEXT, become
+ * offsets into OUT. */
 void cl_resolve(const char *text, size_t n, const struct define *fact,
-                int n_fact, struct render_cuts *cuts, struct buf *out);
+                int n_fact, const struct plan *const *plans, int n_plans,
+                struct render_cuts *cuts, struct buf *out);
+
+/* Whether NAME (LEN bytes) is a name the device's compiler may define
+ * itself (OpenCL C's own macros, extensions', vendors'): one no plan
+ * decides. */
+int cl_device_name(const char *name, size_t len);
 
 /* Into FACT (room for SPECL_MAX_DEFINES), the integer #defines that
  * every one of the N plans gives the same value; returns their count. */

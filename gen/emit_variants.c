@@ -353,7 +353,9 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     range_rows(vs, b);
     int max_kernels = 0;
     /* The conditionals every variant's plan decides alike are resolved in
-     * each, so that the variants' texts stay as shared as they were. */
+     * each, so that the variants' texts stay as shared as they were: the
+     * facts are the values all plans share, and a name is undefined
+     * only where no plan defines it. */
     const struct plan *plans[SPECL_MAX_VARIANTS];
     for (int v = 0; v < n; v++) {
         plans[v] = &ev[v].plan;
@@ -376,7 +378,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             bad = 1;
         } else {
             cl_resolve(buf_str(&rendered), rendered.len, facts, n_facts,
-                       &cuts, &text);
+                       plans, n, &cuts, &text);
         }
         buf_free(&rendered);
         if (!bad) {

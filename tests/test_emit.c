@@ -546,8 +546,8 @@ static void check_variant_sources(const struct kernel_spec *ks,
         CU_ASSERT_EQUAL(cl_kernels(ev[v].ks, &ev[v].plan, NULL, &kernels,
                                    NULL, err, sizeof err),
                         0);
-        cl_resolve(buf_str(&kernels), kernels.len, facts, n_facts, NULL,
-                   &rendered);
+        cl_resolve(buf_str(&kernels), kernels.len, facts, n_facts, plans,
+                   vs->n, NULL, &rendered);
         buf_free(&kernels);
         stripped_code(buf_str(&rendered), rendered.len, &want);
         char *got = embedded_source(c, ks->name, v, &n_texts);

@@ -2,12 +2,14 @@
  * kernel text is emitted (gen/cl_resolve.c): each kind of directive and
  * condition on small texts, and every kernel of the spec files
  * preprocessing to the same tokens resolved as not. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cl_resolve.h"
 #include "clsource.h"
+#include "render.h"
 #include "spec.h"
 #include "suites.h"
 #include "testutil.h"
@@ -23,8 +25,9 @@ static struct define int_fact(const char *name, long value)
     return d;
 }
 
-/* Each text with the facts A 1, B 0 and N 4 (U is none of them), and
- * what it resolves to. */
+/* Each text with the facts A 1, B 0 and N 4 of a plan that also defines
+ * U (another plan's value: no fact), and what it resolves to. Z is
+ * defined nowhere. */
 static void test_resolve_cases(void)
 {
     static const struct {
@@ -71,15 +74,36 @@ static void test_resolve_cases(void)
         {"x\n#endif\n", "x\n#endif\n"},
         {"#if B\nx\n", "#if B\nx\n"},
         {"#else\n", "#else\n"},
+        /* Names no plan, text or device defines: undefined. */
+        {"#if Z\nx\n#else\ny\n#endif\n", "y\n"},
+        {"#ifdef Z\nx\n#endif\n#ifndef Z\ny\n#endif\n", "y\n"},
+        {"#if defined(Z) || !A\nx\n#endif\n", ""},
+        {"#if Z(1)\nx\n#endif\n", "#if Z(1)\nx\n#endif\n"},
+        {"#define T 1\n#if defined(T) && Z == 0\nx\n#endif\n",
+         "#define T 1\n#if defined(T) && Z == 0\nx\n#endif\n"},
+        {"#if T\nx\n#endif\n#undef T\n", "#if T\nx\n#endif\n#undef T\n"},
+        /* The device's own names: its compiler's to decide. */
+        {"#ifdef cl_khr_fp16\nx\n#endif\n", "#ifdef cl_khr_fp16\nx\n#endif\n"},
+        {"#if __OPENCL_VERSION__ >= 120\nx\n#endif\n",
+         "#if __OPENCL_VERSION__ >= 120\nx\n#endif\n"},
+        {"#if defined(FP_FAST_FMAF)\nx\n#endif\n",
+         "#if defined(FP_FAST_FMAF)\nx\n#endif\n"},
     };
     struct define facts[3] = {int_fact("A", 1), int_fact("B", 0),
                               int_fact("N", 4)};
+    static struct plan p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < 3; i++) {
+        p.define[p.n_define++] = facts[i];
+    }
+    p.define[p.n_define++] = int_fact("U", 7);
+    const struct plan *plans[1] = {&p};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct buf out;
         buf_init(&out);
         buf_puts(&out, "<");
-        cl_resolve(cases[i].text, strlen(cases[i].text), facts, 3, NULL,
-                   &out);
+        cl_resolve(cases[i].text, strlen(cases[i].text), facts, 3, plans, 1,
+                   NULL, &out);
         TU_CHECK(strcmp(buf_str(&out) + 1, cases[i].want) == 0 &&
                      buf_str(&out)[0] == '<',
                  "case %zu:\n%s\nresolved to:\n%s\nnot:\n%s", i,
@@ -103,7 +127,7 @@ static void test_resolve_cuts(void)
     struct buf out;
     buf_init(&out);
     buf_puts(&out, "head\n");
-    cl_resolve(text, sizeof text - 1, fact, 2, &cuts, &out);
+    cl_resolve(text, sizeof text - 1, fact, 2, NULL, 0, &cuts, &out);
     TU_CHECK(strcmp(buf_str(&out), "head\na\nc\nd\n") == 0, "%s",
              buf_str(&out));
     TU_CHECK(cuts.cut[0].at == 7 && cuts.cut[1].at == 7 &&
@@ -166,6 +190,74 @@ static char *preprocessed(const char *dir, const char *text)
     return tokens;
 }
 
+/* NAMES (N of them) holds NAME (LEN bytes); if not, and ADD, it is
+ * added (up to MAX). */
+static int name_in(char (*names)[32], int *n, int max, const char *name,
+                   size_t len, int add)
+{
+    for (int i = 0; i < *n; i++) {
+        if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0) {
+            return 1;
+        }
+    }
+    if (add && *n < max && len < 32) {
+        memcpy(names[*n], name, len);
+        names[(*n)++][len] = '\0';
+    }
+    return 0;
+}
+
+#define MAX_NAMES 2048
+
+/* The names the kernel templates define (DEFINED) and those their #if,
+ * #elif, #ifdef and #ifndef lines test (TESTED). */
+static void template_names(char (*defined)[32], int *n_defined,
+                           char (*tested)[32], int *n_tested)
+{
+    for (const struct template_file *f = template_files; f->name != NULL;
+         f++) {
+        size_t len = strlen(f->name);
+        if (len < 3 || strcmp(f->name + len - 3, ".cl") != 0) {
+            continue; /* the stubs' C templates */
+        }
+        for (const char *line = f->text; *line != '\0';) {
+            const char *end = strchr(line, '\n');
+            end = end != NULL ? end : line + strlen(line);
+            const char *p = line + strspn(line, " \t");
+            if (*p == '#') {
+                p += 1 + strspn(p + 1, " \t");
+                size_t kw = strspn(p, "abcdefghijklmnopqrstuvwxyz");
+                int define = kw == 6 && strncmp(p, "define", 6) == 0;
+                int test = (kw == 2 && strncmp(p, "if", 2) == 0) ||
+                           (kw == 4 && strncmp(p, "elif", 4) == 0) ||
+                           (kw == 5 && strncmp(p, "ifdef", 5) == 0) ||
+                           (kw == 6 && strncmp(p, "ifndef", 6) == 0);
+                for (p += kw; p < end && (define || test);) {
+                    if (p[0] == '/' && p[1] == '*') {
+                        break; /* the line's comment */
+                    }
+                    if (!(isalpha((unsigned char)*p) || *p == '_')) {
+                        p++;
+                        continue;
+                    }
+                    size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "abcdefghijklmnopqrstuvwxyz"
+                                         "0123456789_");
+                    if (define) {
+                        name_in(defined, n_defined, MAX_NAMES, p, n, 1);
+                        break;
+                    }
+                    if (!(n == 7 && strncmp(p, "defined", 7) == 0)) {
+                        name_in(tested, n_tested, MAX_NAMES, p, n, 1);
+                    }
+                    p += n;
+                }
+            }
+            line = *end != '\0' ? end + 1 : end;
+        }
+    }
+}
+
 /* Every variant `specl gen` emits for the kernels of the spec files,
  * resolved with all of its plan's integer #defines (more than the
  * emitted texts take, which share them between variants): after them,
@@ -174,18 +266,32 @@ static char *preprocessed(const char *dir, const char *text)
 static void test_resolve_equivalent(void)
 {
     static const char *const files[] = {
-        "tests/golden/golden.yaml", "tests/stubs.yaml",
-        "specs/seeds.yaml",         "specs/llama2-7b-train.yaml",
-        "specs/llama2-7b-layer-train.yaml", "specs/llama2-7b-train-bf16.yaml",
-        "tests/good/lora_tf32.yaml"};
+        "tests/golden/golden.yaml",
+        "tests/stubs.yaml",
+        "specs/seeds.yaml",
+        "specs/llama2-7b-train.yaml",
+        "specs/llama2-7b-layer-train.yaml",
+        "specs/llama2-7b-train-bf16.yaml",
+        "tests/good/lora_tf32.yaml",
+        "tests/good/lora_backward_x_once.yaml",
+        "bench/specs/decode_odd.yaml",
+        "bench/specs/layer.yaml",
+        "bench/specs/attention.yaml",
+        "bench/specs/attention_backward.yaml"};
     char *dir = tu_tempdir();
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
-    int checked = 0, shorter = 0;
-    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    int checked = 0, shorter = 0, n_planned = 0;
+    static char planned[MAX_NAMES][32];
+    /* Each file as specl gen emits it, then for compute capability 9.0
+     * alone (--target sm90a: the warpgroup kernels). */
+    for (size_t f = 0; f < 2 * (sizeof files / sizeof files[0]); f++) {
         struct spec_set s;
         struct diags d = {.out = stderr};
         spec_set_init(&s);
-        CU_ASSERT_EQUAL_FATAL(spec_read_file(&s, files[f], &d), 0);
+        CU_ASSERT_EQUAL_FATAL(spec_read_file(&s, files[f / 2], &d), 0);
+        if (f % 2 == 1) {
+            CU_ASSERT_EQUAL_FATAL(spec_set_target(&s, TARGET_SM90A, &d), 0);
+        }
         for (int k = 0; k < s.n_kernel; k++) {
             const struct variant_set *vs = tu_gen_variants(&s.kernel[k]);
             for (int v = 0; v < vs->n; v++) {
@@ -201,19 +307,23 @@ static void test_resolve_equivalent(void)
                 buf_puts(&resolved, buf_str(&prelude));
                 TU_CHECK(cl_kernels(&vs->v[v].ks, &p, NULL, &text, NULL,
                                     err, sizeof err) == 0,
-                         "%s: %s", s.kernel[k].name, err);
+                         "%s (%s): %s", s.kernel[k].name, files[f / 2], err);
+                for (int i = 0; i < p.n_define; i++) {
+                    name_in(planned, &n_planned, MAX_NAMES,
+                            p.define[i].name, strlen(p.define[i].name), 1);
+                }
                 const struct plan *one = &p;
                 struct define fact[SPECL_MAX_DEFINES];
                 int n_fact = cl_shared_facts(&one, 1, fact);
-                cl_resolve(buf_str(&text), text.len, fact, n_fact, NULL,
-                           &resolved);
+                cl_resolve(buf_str(&text), text.len, fact, n_fact, &one, 1,
+                           NULL, &resolved);
                 buf_puts(&prelude, buf_str(&text));
                 char *a = preprocessed(dir, buf_str(&prelude));
                 char *b = preprocessed(dir, buf_str(&resolved));
                 TU_CHECK(a != NULL && b != NULL && strcmp(a, b) == 0,
                          "%s (%s) variant %d: the resolved text "
                          "preprocesses to other tokens", s.kernel[k].name,
-                         files[f], v);
+                         files[f / 2], v);
                 if (a != NULL && b != NULL && strcmp(a, b) != 0) {
                     tu_report_diff("tokens", a, b);
                 }
@@ -231,6 +341,25 @@ static void test_resolve_equivalent(void)
     TU_CHECK(checked > 40 && shorter * 2 > checked,
              "%d variants checked, %d of them shorter resolved", checked,
              shorter);
+    /* A name a template tests is undefined where nothing defines it; so
+     * every such name must be a template's, a plan's or the device's
+     * own (cl_device_name), or the test of a device's macro would be
+     * resolved away. */
+    static char defined[MAX_NAMES][32], tested[MAX_NAMES][32];
+    int n_defined = 0, n_tested = 0, owned = 0;
+    template_names(defined, &n_defined, tested, &n_tested);
+    for (int i = 0; i < n_tested; i++) {
+        size_t len = strlen(tested[i]);
+        int ok = cl_device_name(tested[i], len) ||
+                 name_in(defined, &n_defined, MAX_NAMES, tested[i], len, 0) ||
+                 name_in(planned, &n_planned, MAX_NAMES, tested[i], len, 0);
+        owned += ok;
+        TU_CHECK(ok, "the templates test %s, which neither a template, a "
+                 "plan of the spec files nor the device defines",
+                 tested[i]);
+    }
+    TU_CHECK(n_tested > 200 && n_defined > 200, "%d names tested, %d "
+             "defined by the templates", n_tested, n_defined);
     CU_ASSERT_EQUAL(tu_rmtree(dir), 0);
     free(dir);
 }

@@ -74,11 +74,8 @@ static const char *const golden_rmsnorm_text2[] = {
 "#endif\n#if NVEC%WG_SIZE==0\n#define SLOT_IN_ROW(k, j)((void)(j),1)\n#else\n"
 "#define SLOT_IN_ROW(k, j)((k)+1<SLOTS||(j)<NVEC)\n#endif\n"
 "#define MAX2(a, b)((a)>(b)\?(a):(b))\n#if VEC==16\ntypedef float16 floatv;\n"
-"#if defined(DTYPE_BF16)&& !defined(BF16_CVT_PTX)\n"
 "inline floatv loadv(const __global storage_t*p,size_t i)\n{\n"
-"return as_float16(convert_uint16(vload16(0,p+i))<<16);\n}\n#else\n"
-"inline floatv loadv(const __global storage_t*p,size_t i)\n{\n"
-"return(float16)(load8(p,i),load8(p,i+8));\n}\n#endif\n"
+"return(float16)(load8(p,i),load8(p,i+8));\n}\n"
 "inline void storev(__global storage_t*p,size_t i,floatv v)\n{\n"
 "store8(p,i,v.lo);\nstore8(p,i+8,v.hi);\n}\ninline float hsum(floatv v)\n{\n"
 "const float8 a=v.lo+v.hi;\nconst float4 b=a.lo+a.hi;\n"
@@ -132,30 +129,17 @@ static const char *const golden_rmsnorm_text2[] = {
 "}\n#define RED_NEXT(n) ((n)>16\?(n)/8:1)\n"
 "#define GROUP_REDUCTION(NAME, T,FOLD,ITEMS)\\\n"
 " inline T NAME(__local T*part,uint lid,T v)\\\n {\\\n part[lid]=v;\\\n"
-" for(uint n=(ITEMS);n>1;n=RED_NEXT(n)){\\\n",
-" barrier(CLK_LOCAL_MEM_FENCE);\\\n const uint step=RED_NEXT(n);\\\n"
-" if(lid<step){\\\n T acc=part[lid];\\\n for(uint k=1;k<n/step;k++){\\\n"
-" acc=FOLD(acc,part[lid+k*step]);\\\n }\\\n part[lid]=acc;\\\n }\\\n }\\\n"
+" for(uint n=(ITEMS);n>1;n=RED_NEXT(n)){\\\n barrier(CLK_LOCAL_MEM_FENCE);\\\n"
+" const uint step=RED_NEXT(n);\\\n if(lid<step){\\\n T acc=part[lid];\\\n"
+" for(uint k=1;k<n/step;k++){\\\n acc=FOLD(acc,part[lid+k*step]);\\\n }\\\n"
+" part[lid]=acc;\\\n }\\\n }\\\n",
 " barrier(CLK_LOCAL_MEM_FENCE);\\\n return part[0];\\\n }\n"
 "#define GROUP_REDUCTION_ONE(NAME, T)\\\n"
 " inline T NAME(__local T*part,uint lid,T v)\\\n {\\\n (void)part;\\\n"
 " (void)lid;\\\n return v;\\\n }\n#if WG_SIZE==1\n"
 "#define ROW_REDUCTION(NAME, T,FOLD)GROUP_REDUCTION_ONE(NAME,T)\n#else\n"
 "#define ROW_REDUCTION(NAME, T,FOLD)GROUP_REDUCTION(NAME,T,FOLD,WG_SIZE)\n"
-"#endif\n#define ADD2(a, b)((a)+(b))\nROW_REDUCTION(row_sum,float,ADD2)\n"
-"#ifdef SPLIT_GROUPS\n"
-"#if !defined(SPLIT_VECS)|| !defined(SPLIT_WG)|| !defined(SUM_BLOCK)\n"
-"#error \"split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing\"\n"
-"#endif\n#if SPLIT_GROUPS*SPLIT_VECS<NVEC||(SPLIT_GROUPS-1)*SPLIT_VECS>=NVEC\n"
-"#error \"split path: SPLIT_GROUPS chunks of SPLIT_VECS must cover NVEC\"\n"
-"#endif\n#if (SPLIT_WG&(SPLIT_WG-1))!=0\n"
-"#error \"SPLIT_WG must be a power of two\"\n#endif\n"
-"inline uint chunk_end(uint c)\n{\nreturn min((c+1)*SPLIT_VECS,(uint)NVEC);\n"
-"}\n#if SPLIT_WG>1\n#define SPLIT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n"
-"GROUP_REDUCTION(split_sum,float,ADD2,SPLIT_WG)\n"
-"GROUP_REDUCTION(split_max,float,MAX2,SPLIT_WG)\n#else\n"
-"#define SPLIT_BARRIER() ((void)0)\nGROUP_REDUCTION_ONE(split_sum,float)\n"
-"GROUP_REDUCTION_ONE(split_max,float)\n#endif\n#endif\n",
+"#endif\n#define ADD2(a, b)((a)+(b))\nROW_REDUCTION(row_sum,float,ADD2)\n",
 NULL
 };
 

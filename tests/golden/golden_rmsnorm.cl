@@ -146,17 +146,10 @@ typedef float16 floatv;
 /* bf16 without the PTX conversion (CPUs): the 16 halves widened by one
  * conversion and a shift, which PoCL keeps in vector registers (load8
  * shuffles words apart); stores go through store8. */
-#if defined(DTYPE_BF16) && !defined(BF16_CVT_PTX)
-inline floatv loadv(const __global storage_t *p, size_t i)
-{
-    return as_float16(convert_uint16(vload16(0, p + i)) << 16);
-}
-#else
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
     return (float16)(load8(p, i), load8(p, i + 8));
 }
-#endif
 inline void storev(__global storage_t *p, size_t i, floatv v)
 {
     store8(p, i, v.lo);
@@ -377,41 +370,6 @@ inline bool row_live(int rows)
 /* row_sum(part, lid, v): the sum of v over the items of this row. */
 ROW_REDUCTION(row_sum, float, ADD2)
 
-#ifdef SPLIT_GROUPS
-/* The split path of the row ops whose plan has one (gen/op_rows_split.c):
- * chunk c of a row is its vectors c * SPLIT_VECS up to chunk_end(c), a
- * work-group of SPLIT_WG items each; the plan makes every chunk hold at
- * least one vector. Macros:
- *   SPLIT_GROUPS  work-groups per row (chunks), at most NVEC
- *   SPLIT_VECS    vectors per chunk; the last chunk may hold fewer
- *   SPLIT_WG      work-items per split work-group, a power of two */
-#if !defined(SPLIT_VECS) || !defined(SPLIT_WG) || !defined(SUM_BLOCK)
-#error "split path: SPLIT_VECS, SPLIT_WG and SUM_BLOCK are missing"
-#endif
-#if SPLIT_GROUPS * SPLIT_VECS < NVEC || (SPLIT_GROUPS - 1) * SPLIT_VECS >= NVEC
-#error "split path: SPLIT_GROUPS chunks of SPLIT_VECS must cover NVEC"
-#endif
-#if (SPLIT_WG & (SPLIT_WG - 1)) != 0
-#error "SPLIT_WG must be a power of two"
-#endif
-
-inline uint chunk_end(uint c)
-{
-    return min((c + 1) * SPLIT_VECS, (uint)NVEC);
-}
-
-/* A barrier among the items of a split work-group, and their sums and
- * maxima. */
-#if SPLIT_WG > 1
-#define SPLIT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-GROUP_REDUCTION(split_sum, float, ADD2, SPLIT_WG)
-GROUP_REDUCTION(split_max, float, MAX2, SPLIT_WG)
-#else
-#define SPLIT_BARRIER() ((void)0)
-GROUP_REDUCTION_ONE(split_sum, float)
-GROUP_REDUCTION_ONE(split_max, float)
-#endif
-#endif
 /* norm_scale.cl - the norms' second chance for rows whose float32 sums fail
  * (rmsnorm.cl, layernorm.cl; include it after row_reduce.cl).
  *
