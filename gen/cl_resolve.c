@@ -436,31 +436,19 @@ static struct value binary(struct expr *e, int level)
     }
 }
 
-/* && and ||: one known side may settle them, as there is nothing for the
- * other to do but be evaluated. */
-static struct value logical_and(struct expr *e)
+/* && (IS_OR 0) and || (IS_OR 1): one known side may settle them (0 for
+ * &&, 1 for ||), as there is nothing for the other to do but be
+ * evaluated. */
+static struct value logical(struct expr *e, int is_or)
 {
-    struct value a = binary(e, 0);
-    while (take(e, "&&")) {
-        struct value b = binary(e, 0);
-        if ((a.known && !a.v) || (b.known && !b.v)) {
-            a = known(0);
+    struct value a = is_or ? logical(e, 0) : binary(e, 0);
+    while (take(e, is_or ? "||" : "&&")) {
+        struct value b = is_or ? logical(e, 0) : binary(e, 0);
+        if ((a.known && (a.v != 0) == is_or) ||
+            (b.known && (b.v != 0) == is_or)) {
+            a = known(is_or);
         } else {
-            a = a.known && b.known ? known(1) : unknown;
-        }
-    }
-    return a;
-}
-
-static struct value logical_or(struct expr *e)
-{
-    struct value a = logical_and(e);
-    while (take(e, "||")) {
-        struct value b = logical_and(e);
-        if ((a.known && a.v) || (b.known && b.v)) {
-            a = known(1);
-        } else {
-            a = a.known && b.known ? known(0) : unknown;
+            a = a.known && b.known ? known(!is_or) : unknown;
         }
     }
     return a;
@@ -468,7 +456,7 @@ static struct value logical_or(struct expr *e)
 
 static struct value conditional(struct expr *e)
 {
-    struct value c = logical_or(e);
+    struct value c = logical(e, 1);
     if (!take(e, "?")) {
         return c;
     }
