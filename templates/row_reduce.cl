@@ -60,10 +60,10 @@
  * per row with wide vectors runs best. */
 #if VEC == 16
 typedef float16 floatv;
+#if defined(DTYPE_BF16) && !defined(BF16_CVT_PTX)
 /* bf16 without the PTX conversion (CPUs): the 16 halves widened by one
  * conversion and a shift, which PoCL keeps in vector registers (load8
  * shuffles words apart); stores go through store8. */
-#if defined(DTYPE_BF16) && !defined(BF16_CVT_PTX)
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
     return as_float16(convert_uint16(vload16(0, p + i)) << 16);

@@ -143,9 +143,6 @@ inline float4 load4v(const __global storage_t *p, size_t i)
  * per row with wide vectors runs best. */
 #if VEC == 16
 typedef float16 floatv;
-/* bf16 without the PTX conversion (CPUs): the 16 halves widened by one
- * conversion and a shift, which PoCL keeps in vector registers (load8
- * shuffles words apart); stores go through store8. */
 inline floatv loadv(const __global storage_t *p, size_t i)
 {
     return (float16)(load8(p, i), load8(p, i + 8));
