@@ -29,7 +29,30 @@ struct fact_set {
         size_t at, len;
     } *named; /* where in TEXT the names it (un)defines are */
     size_t n_named, cap_named;
+    /* The text's #defines and #undefs met so far on the kept lines: an
+     * object-like macro defined where every enclosing conditional is
+     * resolved is sure, its body evaluated where it is used; any other
+     * (function-like, under a conditional left to the compiler, undone
+     * by #undef) is unsure. The last of a name counts. */
+    struct macro {
+        size_t name, len, body, end;
+        int sure;
+    } *macros;
+    size_t n_macros, cap_macros;
+    int expanding; /* macro bodies being evaluated, one in another */
 };
+
+static const struct macro *macro_find(const struct fact_set *fs,
+                                      const char *name, size_t len)
+{
+    for (size_t i = fs->n_macros; i-- > 0;) {
+        const struct macro *m = &fs->macros[i];
+        if (m->len == len && memcmp(fs->text + m->name, name, len) == 0) {
+            return m;
+        }
+    }
+    return NULL;
+}
 
 static const struct define *fact_find(const struct fact_set *fs,
                                       const char *name, size_t len)
@@ -188,7 +211,7 @@ struct value {
 struct expr {
     const char *t;
     size_t at, end;
-    const struct fact_set *fs;
+    struct fact_set *fs;
     int bad; /* not an expression this file follows */
 };
 
@@ -290,6 +313,37 @@ static struct value number(struct expr *e)
     return known(v);
 }
 
+/* Whether NAME is defined here: 1, 0 or not known. */
+static struct value defined_value(const struct fact_set *fs,
+                                  const char *name, size_t len)
+{
+    if (fact_find(fs, name, len) != NULL) {
+        return known(1);
+    }
+    const struct macro *m = macro_find(fs, name, len);
+    if (m != NULL) {
+        return m->sure ? known(1) : unknown;
+    }
+    return known_undefined(fs, name, len) ? known(0) : unknown;
+}
+
+/* The value of sure macro M's body, an expression of T (not known past
+ * a few macros deep: one may name itself, which the preprocessor does
+ * not expand). */
+static struct value expansion(struct fact_set *fs, const char *t,
+                              const struct macro *m)
+{
+    if (fs->expanding >= 16) {
+        return unknown;
+    }
+    fs->expanding++;
+    struct expr sub = {t, m->body, m->end, fs, 0};
+    struct value v = conditional(&sub);
+    skip_space(&sub);
+    fs->expanding--;
+    return sub.bad || sub.at != sub.end ? unknown : v;
+}
+
 static struct value primary(struct expr *e)
 {
     skip_space(e);
@@ -328,10 +382,11 @@ static struct value primary(struct expr *e)
             e->bad = 1;
             return unknown;
         }
-        if (fact_find(e->fs, t + n, len) != NULL) {
-            return known(1);
+        if (e->fs->expanding > 0) {
+            e->bad = 1; /* "defined" from a macro: compilers differ */
+            return unknown;
         }
-        return known_undefined(e->fs, t + n, len) ? known(0) : unknown;
+        return defined_value(e->fs, t + n, len);
     }
     size_t len = e->at - s;
     const struct define *d = fact_find(e->fs, t + s, len);
@@ -341,6 +396,10 @@ static struct value primary(struct expr *e)
     }
     if (d != NULL) {
         return known(d->i);
+    }
+    const struct macro *m = macro_find(e->fs, t + s, len);
+    if (m != NULL) {
+        return m->sure ? expansion(e->fs, t, m) : unknown;
     }
     /* As the preprocessor takes a name that no macro defines. */
     return known_undefined(e->fs, t + s, len) ? known(0) : unknown;
@@ -475,7 +534,7 @@ static struct value conditional(struct expr *e)
 /* The value of the #if or #elif condition of line L: 1, 0, or -1 when
  * not known. */
 static int condition(const char *t, const struct line *l,
-                     const struct fact_set *fs)
+                     struct fact_set *fs)
 {
     struct expr e = {t, l->keyword_end, l->end, fs, 0};
     struct value v = conditional(&e);
@@ -488,7 +547,7 @@ static int condition(const char *t, const struct line *l,
 
 /* The value of #ifdef (SENSE 1) or #ifndef (0) on line L. */
 static int defined_condition(const char *t, const struct line *l,
-                             const struct fact_set *fs, int sense)
+                             struct fact_set *fs, int sense)
 {
     struct expr e = {t, l->keyword_end, l->end, fs, 0};
     skip_space(&e);
@@ -501,10 +560,37 @@ static int defined_condition(const char *t, const struct line *l,
     if (len == 0 || e.bad || e.at != e.end) {
         return -1;
     }
-    if (fact_find(fs, t + s, len) != NULL) {
-        return sense;
+    struct value v = defined_value(fs, t + s, len);
+    return !v.known ? -1 : v.v ? sense : !sense;
+}
+
+/* Notes the #define or #undef of line L, met on a kept line; SURE: every
+ * enclosing conditional is resolved. -1 when out of memory. */
+static int note_macro(const char *t, const struct line *l, int sure,
+                      struct fact_set *fs)
+{
+    size_t s = l->keyword_end;
+    while (s < l->end && (t[s] == ' ' || t[s] == '\t')) {
+        s++;
     }
-    return known_undefined(fs, t + s, len) ? !sense : -1;
+    size_t e = s;
+    while (e < l->end && is_ident(t[e])) {
+        e++;
+    }
+    if (fs->n_macros == fs->cap_macros) {
+        size_t cap = fs->cap_macros ? 2 * fs->cap_macros : 256;
+        struct macro *grown = realloc(fs->macros, cap * sizeof *grown);
+        if (grown == NULL) {
+            return -1;
+        }
+        fs->macros = grown;
+        fs->cap_macros = cap;
+    }
+    int object = keyword_is(t, l, "define") && e > s &&
+                 (e == l->end || t[e] != '(');
+    struct macro m = {s, e - s, e, l->end, sure && object};
+    fs->macros[fs->n_macros++] = m;
+    return 0;
 }
 
 /* ---- the text ---------------------------------------------------------- */
@@ -562,7 +648,7 @@ static int first_pass(const char *t, size_t n, struct fact_set *fs)
 
 /* Resolves T into OUT and each cut's new offset into AT; -1 where the
  * text's conditionals do not balance or nest too deep. */
-static int resolve(const char *t, size_t n, const struct fact_set *fs,
+static int resolve(const char *t, size_t n, struct fact_set *fs,
                    const struct render_cuts *cuts, size_t *at_out,
                    struct buf *out)
 {
@@ -632,6 +718,16 @@ static int resolve(const char *t, size_t n, const struct fact_set *fs,
             }
             struct group *g = &stack[--depth];
             put = g->outer && g->kept ? ALL : NONE;
+        } else if (l.directive && live &&
+                   (keyword_is(t, &l, "define") ||
+                    keyword_is(t, &l, "undef"))) {
+            int sure = 1;
+            for (int i = 0; i < depth; i++) {
+                sure &= !stack[i].kept;
+            }
+            if (note_macro(t, &l, sure, fs) < 0) {
+                return -1;
+            }
         }
         if (put == ALL) {
             buf_add(out, t + l.start, l.end - l.start);
@@ -682,6 +778,7 @@ void cl_resolve(const char *text, size_t n, const struct define *fact,
         }
     }
     free(fs.named);
+    free(fs.macros);
     buf_free(&r);
 }
 

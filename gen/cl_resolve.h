@@ -17,9 +17,11 @@
  * #defines FACT settle what they name; a name that none of the N_PLANS
  * PLANS' preludes defines, TEXT never defines and the device's compiler
  * does not (OpenCL C's own names, extensions', vendors') is undefined,
- * as the preprocessor takes it. Anything else (a macro TEXT defines, a
- * fact TEXT redefines, a plan's value that is no fact) stays for the
- * compiler. The output preprocesses to the same tokens as TEXT after a
+ * as the preprocessor takes it; an object-like macro TEXT defines where
+ * every enclosing conditional is resolved stands for its body's value.
+ * Anything else (a function-like macro, one defined under a conditional
+ * left to the compiler or undefined again, a plan's value that is no
+ * fact) stays for the compiler. The output preprocesses to the same tokens as TEXT after a
  * plan's prelude. CUTS (NULL: none), byte offsets into TEXT, become
  * offsets into OUT. */
 void cl_resolve(const char *text, size_t n, const struct define *fact,
