@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit_text.h"
+
 /* Nested conditionals followed at most; deeper texts are left as they
  * are. */
 #define MAX_DEPTH 64
@@ -132,30 +134,18 @@ static int is_ident(char c)
     return isalnum((unsigned char)c) || c == '_';
 }
 
-/* Scans [from, to) for comments and literals from state *IN_COMMENT,
- * leaving the state at TO. */
-static void scan_comments(const char *t, size_t from, size_t to,
-                          int *in_comment)
+/* Moves *UNTIL, the end of the block comment the next line may begin
+ * in, past the comments and quoted text of [FROM, TO) of T (N bytes). */
+static void scan_comments(const char *t, size_t n, size_t from, size_t to,
+                          size_t *until)
 {
-    for (size_t i = from; i < to; i++) {
-        if (*in_comment) {
-            if (t[i] == '*' && i + 1 < to && t[i + 1] == '/') {
-                *in_comment = 0;
-                i++;
-            }
-        } else if (t[i] == '/' && i + 1 < to && t[i + 1] == '*') {
-            *in_comment = 1;
-            i++;
-        } else if (t[i] == '/' && i + 1 < to && t[i + 1] == '/') {
-            while (i < to && t[i] != '\n') {
-                i++;
-            }
-        } else if (t[i] == '"' || t[i] == '\'') {
-            char q = t[i];
-            for (i++; i < to && t[i] != q && t[i] != '\n'; i++) {
-                i += t[i] == '\\' && i + 1 < to;
-            }
+    for (size_t p = from > *until ? from : *until; p < to;) {
+        int comment;
+        size_t k = skip_length(t + p, t + n, &comment);
+        if (comment && p + k > to) {
+            *until = p + k;
         }
+        p += k > 0 ? k : 1;
     }
 }
 
@@ -234,21 +224,13 @@ static void skip_space(struct expr *e)
         } else if (c == '\\' && e->at + 1 < e->end &&
                    t[e->at + 1] == '\n') {
             e->at += 2;
-        } else if (c == '/' && e->at + 1 < e->end && t[e->at + 1] == '*') {
-            size_t i = e->at + 2;
-            while (i + 1 < e->end && !(t[i] == '*' && t[i + 1] == '/')) {
-                i++;
-            }
-            if (i + 1 >= e->end) {
-                e->bad = 1;
-                e->at = e->end;
+        } else {
+            int comment;
+            size_t k = skip_length(t + e->at, t + e->end, &comment);
+            if (!comment) {
                 return;
             }
-            e->at = i + 2;
-        } else if (c == '/' && e->at + 1 < e->end && t[e->at + 1] == '/') {
-            e->at = e->end;
-        } else {
-            return;
+            e->at += k;
         }
     }
 }
@@ -607,11 +589,11 @@ struct group {
  * would then be a comment's) or memory runs out. */
 static int first_pass(const char *t, size_t n, struct fact_set *fs)
 {
-    int in_comment = 0;
+    size_t until = 0;
     for (size_t at = 0; at < n;) {
-        struct line l = next_line(t, n, at, in_comment);
-        scan_comments(t, l.start, l.end, &in_comment);
-        if (l.directive && in_comment) {
+        struct line l = next_line(t, n, at, at < until);
+        scan_comments(t, n, l.start, l.end, &until);
+        if (l.directive && until > l.end) {
             return -1;
         }
         if (l.directive &&
@@ -653,10 +635,11 @@ static int resolve(const char *t, size_t n, struct fact_set *fs,
                    struct buf *out)
 {
     struct group stack[MAX_DEPTH];
-    int depth = 0, in_comment = 0, next_cut = 0;
+    int depth = 0, next_cut = 0;
+    size_t until = 0;
     for (size_t at = 0; at < n;) {
-        struct line l = next_line(t, n, at, in_comment);
-        scan_comments(t, l.start, l.end, &in_comment);
+        struct line l = next_line(t, n, at, at < until);
+        scan_comments(t, n, l.start, l.end, &until);
         int live = depth == 0 || (stack[depth - 1].outer &&
                                   stack[depth - 1].live);
         size_t before = out->len;

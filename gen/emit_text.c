@@ -297,10 +297,7 @@ void compact_blanks(const char *text, size_t n, struct buf *out)
     }
 }
 
-/* The length of the comment or quoted text at P (END its end), 0 when
- * P begins neither; *COMMENT set to whether it is a comment. A line
- * comment leaves its newline; quoted text ends at its line's end. */
-static size_t skip_length(const char *p, const char *end, int *comment)
+size_t skip_length(const char *p, const char *end, int *comment)
 {
     const char *q = p + 1;
     *comment = end - p >= 2 && p[0] == '/' && (p[1] == '*' || p[1] == '/');

@@ -64,6 +64,12 @@ void source_lines(const struct buf *cl, struct buf *out);
  * it. Line by line, as strip_comments. */
 void compact_blanks(const char *text, size_t n, struct buf *out);
 
+/* The length of the comment or quoted text of OpenCL C at P (END its
+ * end), 0 when P begins neither; *COMMENT set to whether it is a comment.
+ * A line comment leaves its newline; quoted text ends at its line's end;
+ * a block comment without its end runs to END. */
+size_t skip_length(const char *p, const char *end, int *comment);
+
 /* Appends the N bytes of OpenCL C at TEXT to OUT without their comments,
  * as the compiler reads them: a comment becomes a space (one spanning
  * lines joins them, as in the compiler), trailing blanks go, and so do
