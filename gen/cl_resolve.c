@@ -19,18 +19,15 @@
 #define MAX_DEPTH 64
 
 struct fact_set {
-    const struct define *fact;
-    int n;
-    unsigned char off[SPECL_MAX_DEFINES]; /* 1: the text redefines it */
-    /* The names some plan's prelude defines (they may be defined where
-     * they are not facts), and those the text defines or undefines. */
+    /* The plans whose preludes may come before the text, and the one a
+     * condition is being evaluated for: a condition is settled only
+     * where every plan gives it the same value. */
     const struct plan *const *plans;
+    const struct render_cuts *const *plan_cuts;
     int n_plans;
+    int cur;
+    unsigned voters; /* bit p: plan p's text holds the line evaluated */
     const char *text;
-    struct span {
-        size_t at, len;
-    } *named; /* where in TEXT the names it (un)defines are */
-    size_t n_named, cap_named;
     /* The text's #defines and #undefs met so far on the kept lines: an
      * object-like macro defined where every enclosing conditional is
      * resolved is sure, its body evaluated where it is used; any other
@@ -56,13 +53,14 @@ static const struct macro *macro_find(const struct fact_set *fs,
     return NULL;
 }
 
-static const struct define *fact_find(const struct fact_set *fs,
-                                      const char *name, size_t len)
+/* Plan P's #define of NAME, or NULL where it has none. */
+static const struct define *plan_define(const struct plan *p,
+                                        const char *name, size_t len)
 {
-    for (int i = 0; i < fs->n; i++) {
-        if (!fs->off[i] && strlen(fs->fact[i].name) == len &&
-            memcmp(fs->fact[i].name, name, len) == 0) {
-            return &fs->fact[i];
+    for (int i = 0; i < p->n_define; i++) {
+        if (strlen(p->define[i].name) == len &&
+            memcmp(p->define[i].name, name, len) == 0) {
+            return &p->define[i];
         }
     }
     return NULL;
@@ -92,30 +90,14 @@ int cl_device_name(const char *name, size_t len)
     return 0;
 }
 
-/* Whether NAME is known to be undefined where the text tests it: no
- * plan's prelude defines it, the text never defines it, and it is none
- * of the device's. */
+/* Whether NAME, which the text has neither defined nor undefined so
+ * far, is known to be undefined after the current plan's prelude: the
+ * prelude does not define it, and it is none of the device's. */
 static int known_undefined(const struct fact_set *fs, const char *name,
                            size_t len)
 {
-    if (cl_device_name(name, len)) {
-        return 0;
-    }
-    for (int p = 0; p < fs->n_plans; p++) {
-        for (int i = 0; i < fs->plans[p]->n_define; i++) {
-            const char *d = fs->plans[p]->define[i].name;
-            if (strlen(d) == len && memcmp(d, name, len) == 0) {
-                return 0;
-            }
-        }
-    }
-    for (size_t i = 0; i < fs->n_named; i++) {
-        if (fs->named[i].len == len &&
-            memcmp(fs->text + fs->named[i].at, name, len) == 0) {
-            return 0;
-        }
-    }
-    return 1;
+    return !cl_device_name(name, len) &&
+           plan_define(fs->plans[fs->cur], name, len) == NULL;
 }
 
 /* ---- lines ------------------------------------------------------------ */
@@ -183,6 +165,16 @@ static struct line next_line(const char *t, size_t n, size_t at,
         l.keyword_end = i;
     }
     return l;
+}
+
+static int line_blank(const char *t, const struct line *l)
+{
+    for (size_t i = l->start; i < l->end; i++) {
+        if (!isspace((unsigned char)t[i])) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static int keyword_is(const char *t, const struct line *l, const char *kw)
@@ -299,12 +291,12 @@ static struct value number(struct expr *e)
 static struct value defined_value(const struct fact_set *fs,
                                   const char *name, size_t len)
 {
-    if (fact_find(fs, name, len) != NULL) {
-        return known(1);
-    }
     const struct macro *m = macro_find(fs, name, len);
     if (m != NULL) {
         return m->sure ? known(1) : unknown;
+    }
+    if (plan_define(fs->plans[fs->cur], name, len) != NULL) {
+        return known(1);
     }
     return known_undefined(fs, name, len) ? known(0) : unknown;
 }
@@ -371,17 +363,20 @@ static struct value primary(struct expr *e)
         return defined_value(e->fs, t + n, len);
     }
     size_t len = e->at - s;
-    const struct define *d = fact_find(e->fs, t + s, len);
     skip_space(e);
     if (e->at < e->end && t[e->at] == '(') {
         return unknown; /* a function-like macro's call */
     }
-    if (d != NULL) {
-        return known(d->i);
-    }
+    /* The text's last #define or #undef of the name met so far, else
+     * the prelude's. */
     const struct macro *m = macro_find(e->fs, t + s, len);
     if (m != NULL) {
         return m->sure ? expansion(e->fs, t, m) : unknown;
+    }
+    const struct define *d = plan_define(e->fs->plans[e->fs->cur], t + s,
+                                         len);
+    if (d != NULL) {
+        return d->kind == DEFINE_INT ? known(d->i) : unknown;
     }
     /* As the preprocessor takes a name that no macro defines. */
     return known_undefined(e->fs, t + s, len) ? known(0) : unknown;
@@ -513,10 +508,10 @@ static struct value conditional(struct expr *e)
     return c.v ? a : b;
 }
 
-/* The value of the #if or #elif condition of line L: 1, 0, or -1 when
- * not known. */
-static int condition(const char *t, const struct line *l,
-                     struct fact_set *fs)
+/* The value of the #if or #elif condition of line L after the current
+ * plan's prelude: 1, 0, or -1 when not known. */
+static int condition_for(const char *t, const struct line *l,
+                         struct fact_set *fs)
 {
     struct expr e = {t, l->keyword_end, l->end, fs, 0};
     struct value v = conditional(&e);
@@ -527,9 +522,10 @@ static int condition(const char *t, const struct line *l,
     return v.v != 0;
 }
 
-/* The value of #ifdef (SENSE 1) or #ifndef (0) on line L. */
-static int defined_condition(const char *t, const struct line *l,
-                             struct fact_set *fs, int sense)
+/* The value of #ifdef (SENSE 1) or #ifndef (0) on line L after the
+ * current plan's prelude. */
+static int defined_for(const char *t, const struct line *l,
+                       struct fact_set *fs, int sense)
 {
     struct expr e = {t, l->keyword_end, l->end, fs, 0};
     skip_space(&e);
@@ -544,6 +540,28 @@ static int defined_condition(const char *t, const struct line *l,
     }
     struct value v = defined_value(fs, t + s, len);
     return !v.known ? -1 : v.v ? sense : !sense;
+}
+
+/* The value of line L's condition (SENSE -1: #if or #elif; 1: #ifdef;
+ * 0: #ifndef) where every plan whose text holds the line gives it the
+ * same one, else -1. */
+static int condition(const char *t, const struct line *l,
+                     struct fact_set *fs, int sense)
+{
+    int value = -1, first = 1;
+    for (fs->cur = 0; fs->cur < fs->n_plans; fs->cur++) {
+        if ((fs->voters >> fs->cur & 1u) == 0) {
+            continue;
+        }
+        int c = sense < 0 ? condition_for(t, l, fs)
+                          : defined_for(t, l, fs, sense);
+        if (c < 0 || (!first && c != value)) {
+            return -1;
+        }
+        value = c;
+        first = 0;
+    }
+    return value;
 }
 
 /* Notes the #define or #undef of line L, met on a kept line; SURE: every
@@ -584,48 +602,37 @@ struct group {
     int live;  /* the branch now read is kept */
 };
 
-/* Marks the facts that T defines or undefines and notes every name it
- * does; -1 where a directive ends inside a comment (the lines after it
- * would then be a comment's) or memory runs out. */
-static int first_pass(const char *t, size_t n, struct fact_set *fs)
+/* Whether no directive of T ends inside a comment (the lines after it
+ * would then be a comment's). */
+static int directives_whole(const char *t, size_t n)
 {
     size_t until = 0;
     for (size_t at = 0; at < n;) {
         struct line l = next_line(t, n, at, at < until);
         scan_comments(t, n, l.start, l.end, &until);
         if (l.directive && until > l.end) {
-            return -1;
-        }
-        if (l.directive &&
-            (keyword_is(t, &l, "define") || keyword_is(t, &l, "undef"))) {
-            size_t s = l.keyword_end;
-            while (s < l.end && (t[s] == ' ' || t[s] == '\t')) {
-                s++;
-            }
-            size_t e = s;
-            while (e < l.end && is_ident(t[e])) {
-                e++;
-            }
-            const struct define *d = fact_find(fs, t + s, e - s);
-            if (d != NULL) {
-                fs->off[d - fs->fact] = 1;
-            }
-            if (fs->n_named == fs->cap_named) {
-                size_t cap = fs->cap_named ? 2 * fs->cap_named : 256;
-                struct span *grown =
-                    realloc(fs->named, cap * sizeof *grown);
-                if (grown == NULL) {
-                    return -1;
-                }
-                fs->named = grown;
-                fs->cap_named = cap;
-            }
-            fs->named[fs->n_named].at = s;
-            fs->named[fs->n_named++].len = e - s;
+            return 0;
         }
         at = l.end;
     }
-    return 0;
+    return 1;
+}
+
+/* The plans whose texts include template NAME (NULL: the text around
+ * the templates, which every plan's has), as bits. */
+static unsigned voters_of(const struct fact_set *fs, const char *name)
+{
+    unsigned bits = 0u;
+    for (int p = 0; p < fs->n_plans; p++) {
+        const struct render_cuts *c = fs->plan_cuts[p];
+        int holds = name == NULL || c == NULL;
+        for (int i = 0; c != NULL && i < c->n && !holds; i++) {
+            holds = c->cut[i].name != NULL &&
+                    strcmp(c->cut[i].name, name) == 0;
+        }
+        bits |= (unsigned)holds << p;
+    }
+    return bits;
 }
 
 /* Resolves T into OUT and each cut's new offset into AT; -1 where the
@@ -635,10 +642,22 @@ static int resolve(const char *t, size_t n, struct fact_set *fs,
                    struct buf *out)
 {
     struct group stack[MAX_DEPTH];
-    int depth = 0, next_cut = 0;
+    int depth = 0, next_cut = 0, segment = -1;
+    int dropped = 0, last_blank = 0;
     size_t until = 0;
+    fs->voters = voters_of(fs, NULL);
     for (size_t at = 0; at < n;) {
         struct line l = next_line(t, n, at, at < until);
+        /* The template the line is of: the last to begin or resume at
+         * or before it. */
+        int was = segment;
+        while (cuts != NULL && segment + 1 < cuts->n &&
+               cuts->cut[segment + 1].at <= l.start) {
+            segment++;
+        }
+        if (segment != was) {
+            fs->voters = voters_of(fs, cuts->cut[segment].name);
+        }
         scan_comments(t, n, l.start, l.end, &until);
         int live = depth == 0 || (stack[depth - 1].outer &&
                                   stack[depth - 1].live);
@@ -655,10 +674,10 @@ static int resolve(const char *t, size_t n, struct fact_set *fs,
             struct group g = {live, 0, !live, 0};
             int c = -1;
             if (live) {
-                c = keyword_is(t, &l, "if")
-                        ? condition(t, &l, fs)
-                        : defined_condition(t, &l, fs,
-                                            keyword_is(t, &l, "ifdef"));
+                c = condition(t, &l, fs,
+                              keyword_is(t, &l, "if")
+                                  ? -1
+                                  : keyword_is(t, &l, "ifdef"));
             }
             g.kept = live && c < 0;
             g.taken = !live || c == 1;
@@ -677,7 +696,7 @@ static int resolve(const char *t, size_t n, struct fact_set *fs,
             } else if (g->outer && g->taken) {
                 g->live = 0;
             } else if (g->outer) {
-                int c = condition(t, &l, fs);
+                int c = condition(t, &l, fs, -1);
                 g->live = c != 0;
                 g->taken = c == 1;
                 g->kept = c < 0;
@@ -712,6 +731,19 @@ static int resolve(const char *t, size_t n, struct fact_set *fs,
                 return -1;
             }
         }
+        /* A blank line that only left-out lines part from the last line
+         * written, itself blank, would leave a wider gap than the text
+         * has. */
+        int blank = !l.directive && line_blank(t, &l);
+        if (put == ALL && blank && dropped && last_blank) {
+            put = NONE;
+        }
+        if (put != NONE) {
+            last_blank = put == ALL && blank;
+            dropped = 0;
+        } else {
+            dropped = 1;
+        }
         if (put == ALL) {
             buf_add(out, t + l.start, l.end - l.start);
         } else if (put == AS_IF) {
@@ -733,22 +765,23 @@ static int resolve(const char *t, size_t n, struct fact_set *fs,
     return depth == 0 ? 0 : -1;
 }
 
-void cl_resolve(const char *text, size_t n, const struct define *fact,
-                int n_fact, const struct plan *const *plans, int n_plans,
+void cl_resolve(const char *text, size_t n, const struct plan *const *plans,
+                const struct render_cuts *const *plan_cuts, int n_plans,
                 struct render_cuts *cuts, struct buf *out)
 {
+    static const struct render_cuts *const every[SPECL_MAX_VARIANTS];
     struct fact_set fs;
     memset(&fs, 0, sizeof fs);
-    fs.fact = fact;
-    fs.n = n_fact;
     fs.plans = plans;
+    fs.plan_cuts = plan_cuts != NULL ? plan_cuts : every;
     fs.n_plans = n_plans;
     fs.text = text;
     struct buf r;
     size_t at[2 * RENDER_MAX_INCLUDES];
     buf_init(&r);
     size_t base = out->len;
-    if (first_pass(text, n, &fs) == 0 &&
+    if (n_plans > 0 && n_plans <= SPECL_MAX_VARIANTS &&
+        directives_whole(text, n) &&
         resolve(text, n, &fs, cuts, at, &r) == 0) {
         buf_add(out, buf_str(&r), r.len);
         for (int c = 0; cuts != NULL && c < cuts->n; c++) {
@@ -760,34 +793,6 @@ void cl_resolve(const char *text, size_t n, const struct define *fact,
             cuts->cut[c].at += base;
         }
     }
-    free(fs.named);
     free(fs.macros);
     buf_free(&r);
-}
-
-int cl_shared_facts(const struct plan *const *plans, int n,
-                    struct define *fact)
-{
-    int count = 0;
-    if (n < 1) {
-        return 0;
-    }
-    for (int i = 0; i < plans[0]->n_define; i++) {
-        const struct define *d = &plans[0]->define[i];
-        int shared = d->kind == DEFINE_INT;
-        for (int p = 1; p < n && shared; p++) {
-            shared = 0;
-            for (int j = 0; j < plans[p]->n_define; j++) {
-                const struct define *o = &plans[p]->define[j];
-                if (strcmp(o->name, d->name) == 0) {
-                    shared = o->kind == DEFINE_INT && o->i == d->i;
-                    break;
-                }
-            }
-        }
-        if (shared) {
-            fact[count++] = *d;
-        }
-    }
-    return count;
 }

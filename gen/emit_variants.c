@@ -352,44 +352,44 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     sec.ranges = vs != NULL && vs->n_range > 0;
     range_rows(vs, b);
     int max_kernels = 0;
-    /* The conditionals every variant's plan decides alike are resolved in
-     * each, so that the variants' texts stay as shared as they were: the
-     * facts are the values all plans share, and a name is undefined
-     * only where no plan defines it. */
+    /* Every variant's kernels rendered first: a conditional of a
+     * template is resolved where every variant whose source holds the
+     * template decides it alike, so that the variants' texts of it stay
+     * as shared as they were. */
     const struct plan *plans[SPECL_MAX_VARIANTS];
+    const struct render_cuts *plan_cuts[SPECL_MAX_VARIANTS];
+    struct buf rendered[SPECL_MAX_VARIANTS];
+    struct render_cuts cuts[SPECL_MAX_VARIANTS];
     for (int v = 0; v < n; v++) {
         plans[v] = &ev[v].plan;
-    }
-    struct define facts[SPECL_MAX_DEFINES];
-    int n_facts = cl_shared_facts(plans, n, facts);
-    for (int v = 0; v < n && !bad; v++) {
-        const struct plan *p = &ev[v].plan;
-        struct buf prelude, rendered, text;
-        struct render_cuts cuts;
-        buf_init(&prelude);
-        buf_init(&rendered);
-        buf_init(&text);
-        if (v > 0 && !same_api(plan, p)) {
+        plan_cuts[v] = &cuts[v];
+        buf_init(&rendered[v]);
+        if (bad) {
+            continue;
+        }
+        if (v > 0 && !same_api(plan, plans[v])) {
             snprintf(err, errsize, "%s: variant %d has other buffers or "
                      "constants than variant 0", name, v);
             bad = 1;
-        } else if (cl_kernels(ev[v].ks, p, ev[v].template_file, &rendered,
-                              &cuts, err, errsize) < 0) {
+        } else if (cl_kernels(ev[v].ks, plans[v], ev[v].template_file,
+                              &rendered[v], &cuts[v], err, errsize) < 0) {
             bad = 1;
-        } else {
-            cl_resolve(buf_str(&rendered), rendered.len, facts, n_facts,
-                       plans, n, &cuts, &text);
         }
-        buf_free(&rendered);
-        if (!bad) {
-            cl_prelude(p, &prelude);
-            if (v == 0) {
-                buf_puts(&e->cl, buf_str(&prelude));
-                buf_puts(&e->cl, buf_str(&text));
-            }
-            bad = source_list(name, v, texts, &prelude, &text, &cuts, b, err,
-                              errsize) < 0;
+    }
+    for (int v = 0; v < n && !bad; v++) {
+        const struct plan *p = &ev[v].plan;
+        struct buf prelude, text;
+        buf_init(&prelude);
+        buf_init(&text);
+        cl_resolve(buf_str(&rendered[v]), rendered[v].len, plans, plan_cuts,
+                   n, &cuts[v], &text);
+        cl_prelude(p, &prelude);
+        if (v == 0) {
+            buf_puts(&e->cl, buf_str(&prelude));
+            buf_puts(&e->cl, buf_str(&text));
         }
+        bad = source_list(name, v, texts, &prelude, &text, &cuts[v], b, err,
+                          errsize) < 0;
         if (!bad) {
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
@@ -403,6 +403,9 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         }
         buf_free(&prelude);
         buf_free(&text);
+    }
+    for (int v = 0; v < n; v++) {
+        buf_free(&rendered[v]);
     }
     if (bad) {
         goto done;

@@ -26,9 +26,9 @@ static struct define int_fact(const char *name, long value)
     return d;
 }
 
-/* Each text with the facts A 1, B 0 and N 4 of a plan that also defines
- * U (another plan's value: no fact), and what it resolves to. Z is
- * defined nowhere. */
+/* Each text after the preludes of two plans, and what it resolves to:
+ * both define A 1, B 0 and N 4, W 2 and 6, F a float; U 7 only the
+ * first. Z is defined nowhere. */
 static void test_resolve_cases(void)
 {
     static const struct {
@@ -50,7 +50,8 @@ static void test_resolve_cases(void)
         {"#if B && U\nx\n#endif\n#if U || A\ny\n#endif\n", "y\n"},
         {"#if U && A\nx\n#endif\n", "#if U && A\nx\n#endif\n"},
         {"#if A ? N : U\nx\n#endif\n", "x\n"},
-        {"#if U ? A : N\nx\n#endif\n", "#if U ? A : N\nx\n#endif\n"},
+        {"#if U ? A : N\nx\n#endif\n", "x\n"},
+        {"#if U ? B : N\nx\n#endif\n", "#if U ? B : N\nx\n#endif\n"},
         {"#if 0x10 == 16 && (N << 2) == 16 && -N < 0 && !B && ~B == -1 && "
          "N % 3 == 1 && N / 3 == 1 && (N ^ 5) == 1 && (N | 1) == 5 && "
          "(N & 6) == 4 && N >> 1 == 2 && 010 == 8 && 4L == N\nx\n#endif\n",
@@ -61,6 +62,19 @@ static void test_resolve_cases(void)
         {"#if A /* why */\nx\n#endif /* A */\n", "x\n"},
         {"#if A && \\\n    N == 4\nx\n#endif\n", "x\n"},
         {"  #  if B\nx\n  #  endif\ny\n", "y\n"},
+        /* Values the plans do not share, where they decide alike. */
+        {"#if W > 1 && W % 2 == 0\nx\n#else\ny\n#endif\n", "x\n"},
+        {"#if W == 2\nx\n#endif\n", "#if W == 2\nx\n#endif\n"},
+        {"#define T (W * 2)\n#if T % 4 == 0\nx\n#endif\n",
+         "#define T (W * 2)\nx\n"},
+        {"#ifdef F\nx\n#endif\n#if F\ny\n#endif\n",
+         "x\n#if F\ny\n#endif\n"},
+        {"#ifndef N\n#define N 3\n#endif\n#if N == 4\nx\n#endif\n", "x\n"},
+        {"#if N == 4\nx\n#endif\n#undef N\n#define N 5\n#if N == 5\ny\n"
+         "#endif\n",
+         "x\n#undef N\n#define N 5\ny\n"},
+        {"#ifndef U\n#define U 3\n#endif\n#if U\nx\n#endif\n",
+         "#ifndef U\n#define U 3\n#endif\n#if U\nx\n#endif\n"},
         /* Left to the compiler: what this file cannot be sure of. */
         {"#if N / B\nx\n#endif\n", "#if N / B\nx\n#endif\n"},
         {"#if 1u\nx\n#endif\n", "#if 1u\nx\n#endif\n"},
@@ -99,7 +113,7 @@ static void test_resolve_cases(void)
         {"#define S S\n#if S\nx\n#endif\n", "#define S S\n#if S\nx\n#endif\n"},
         {"#define D defined(A)\n#if D\nx\n#endif\n",
          "#define D defined(A)\n#if D\nx\n#endif\n"},
-        {"#if T\nx\n#endif\n#undef T\n", "#if T\nx\n#endif\n#undef T\n"},
+        {"#if T\nx\n#endif\n#undef T\n", "#undef T\n"},
         /* The device's own names: its compiler's to decide. */
         {"#ifdef cl_khr_fp16\nx\n#endif\n", "#ifdef cl_khr_fp16\nx\n#endif\n"},
         {"#if __OPENCL_VERSION__ >= 120\nx\n#endif\n",
@@ -107,20 +121,28 @@ static void test_resolve_cases(void)
         {"#if defined(FP_FAST_FMAF)\nx\n#endif\n",
          "#if defined(FP_FAST_FMAF)\nx\n#endif\n"},
     };
-    struct define facts[3] = {int_fact("A", 1), int_fact("B", 0),
-                              int_fact("N", 4)};
-    static struct plan p;
+    static struct plan p, q;
     memset(&p, 0, sizeof p);
+    memset(&q, 0, sizeof q);
+    static const char *const shared[] = {"A", "B", "N"};
+    static const long values[] = {1, 0, 4};
     for (int i = 0; i < 3; i++) {
-        p.define[p.n_define++] = facts[i];
+        p.define[p.n_define++] = int_fact(shared[i], values[i]);
+        q.define[q.n_define++] = int_fact(shared[2 - i], values[2 - i]);
     }
+    p.define[p.n_define++] = int_fact("W", 2);
+    q.define[q.n_define++] = int_fact("W", 6);
+    p.define[p.n_define] = int_fact("F", 0);
+    p.define[p.n_define++].kind = DEFINE_FLOAT;
+    q.define[q.n_define] = int_fact("F", 0);
+    q.define[q.n_define++].kind = DEFINE_FLOAT;
     p.define[p.n_define++] = int_fact("U", 7);
-    const struct plan *plans[1] = {&p};
+    const struct plan *plans[2] = {&p, &q};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct buf out;
         buf_init(&out);
         buf_puts(&out, "<");
-        cl_resolve(cases[i].text, strlen(cases[i].text), facts, 3, plans, 1,
+        cl_resolve(cases[i].text, strlen(cases[i].text), plans, NULL, 2,
                    NULL, &out);
         TU_CHECK(strcmp(buf_str(&out) + 1, cases[i].want) == 0 &&
                      buf_str(&out)[0] == '<',
@@ -136,16 +158,21 @@ static void test_resolve_cuts(void)
 {
     static const char text[] = "a\n#if B\nb\n#endif\nc\n#if A\nd\n#endif\n";
     struct render_cuts cuts;
+    memset(&cuts, 0, sizeof cuts);
     cuts.n = 4;
     cuts.cut[0].at = (size_t)(strstr(text, "b\n") - text);
     cuts.cut[1].at = (size_t)(strstr(text, "c\n") - text);
     cuts.cut[2].at = (size_t)(strstr(text, "d\n") - text);
     cuts.cut[3].at = sizeof text - 1;
-    struct define fact[2] = {int_fact("A", 1), int_fact("B", 0)};
+    static struct plan p;
+    memset(&p, 0, sizeof p);
+    p.define[p.n_define++] = int_fact("A", 1);
+    p.define[p.n_define++] = int_fact("B", 0);
+    const struct plan *plans[1] = {&p};
     struct buf out;
     buf_init(&out);
     buf_puts(&out, "head\n");
-    cl_resolve(text, sizeof text - 1, fact, 2, NULL, 0, &cuts, &out);
+    cl_resolve(text, sizeof text - 1, plans, NULL, 1, &cuts, &out);
     TU_CHECK(strcmp(buf_str(&out), "head\na\nc\nd\n") == 0, "%s",
              buf_str(&out));
     TU_CHECK(cuts.cut[0].at == 7 && cuts.cut[1].at == 7 &&
@@ -155,27 +182,36 @@ static void test_resolve_cuts(void)
     buf_free(&out);
 }
 
-/* cl_shared_facts: the integer #defines of equal value in every plan. */
-static void test_shared_facts(void)
+/* A template's conditional is decided by the plans whose texts hold the
+ * template: W 2 in the first plan's, 6 in the second's, whose text has
+ * no t.cl. */
+static void test_resolve_voters(void)
 {
-    static struct plan a, b;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    a.define[a.n_define++] = int_fact("SAME", 3);
-    a.define[a.n_define++] = int_fact("OTHER", 1);
-    a.define[a.n_define++] = int_fact("ONLY_A", 1);
-    a.define[a.n_define] = int_fact("SCALE", 0);
-    a.define[a.n_define++].kind = DEFINE_FLOAT;
-    b.define[b.n_define++] = int_fact("OTHER", 2);
-    b.define[b.n_define++] = int_fact("SAME", 3);
-    b.define[b.n_define] = int_fact("SCALE", 0);
-    b.define[b.n_define++].kind = DEFINE_FLOAT;
-    const struct plan *plans[2] = {&a, &b};
-    struct define fact[SPECL_MAX_DEFINES];
-    int n = cl_shared_facts(plans, 2, fact);
-    TU_CHECK(n == 1 && strcmp(fact[0].name, "SAME") == 0 && fact[0].i == 3,
-             "%d facts, the first %s", n, n > 0 ? fact[0].name : "none");
-    TU_CHECK(cl_shared_facts(plans, 1, fact) == 3, "one plan's facts");
+    static const char text[] = "#if W == 2\na\n#endif\n"
+                               "#if W == 2\nb\n#endif\n"
+                               "c\n";
+    struct render_cuts with, without;
+    memset(&with, 0, sizeof with);
+    memset(&without, 0, sizeof without);
+    with.n = 2;
+    with.cut[0].at = (size_t)(strstr(text, "\n#if") - text) + 1;
+    with.cut[0].name = "t.cl";
+    with.cut[1].at = (size_t)(strstr(text, "c\n") - text);
+    without.n = 1;
+    without.cut[0].name = "u.cl";
+    static struct plan p, q;
+    memset(&p, 0, sizeof p);
+    memset(&q, 0, sizeof q);
+    p.define[p.n_define++] = int_fact("W", 2);
+    q.define[q.n_define++] = int_fact("W", 6);
+    const struct plan *plans[2] = {&p, &q};
+    const struct render_cuts *plan_cuts[2] = {&with, &without};
+    struct buf out;
+    buf_init(&out);
+    cl_resolve(text, sizeof text - 1, plans, plan_cuts, 2, &with, &out);
+    TU_CHECK(strcmp(buf_str(&out), "#if W == 2\na\n#endif\nb\nc\n") == 0,
+             "%s", buf_str(&out));
+    buf_free(&out);
 }
 
 /* The C preprocessor's tokens of TEXT, blanks made single spaces (NULL
@@ -289,10 +325,9 @@ static uint64_t text_hash(const char *s, size_t n)
 }
 
 /* Every variant `specl gen` emits for the kernels of the spec files,
- * resolved with all of its plan's integer #defines (more than the
- * emitted texts take, which share them between variants): after them,
- * the C preprocessor makes the same tokens of it as of the text as
- * rendered. */
+ * resolved as gen resolves it, with the plans of all the variants of its
+ * NAME.c: after its own plan's prelude, the C preprocessor makes the
+ * same tokens of it as of the text as rendered. */
 static void test_resolve_equivalent(void)
 {
     static const char *const files[] = {
@@ -325,33 +360,43 @@ static void test_resolve_equivalent(void)
         }
         for (int k = 0; k < s.n_kernel; k++) {
             const struct variant_set *vs = tu_gen_variants(&s.kernel[k]);
+            /* As gen resolves them: each variant's text with the plans
+             * of every variant of its NAME.c. */
+            static struct plan plan[SPECL_MAX_VARIANTS];
+            const struct plan *plans[SPECL_MAX_VARIANTS];
+            static struct render_cuts cuts[SPECL_MAX_VARIANTS];
+            const struct render_cuts *plan_cuts[SPECL_MAX_VARIANTS];
+            struct buf texts[SPECL_MAX_VARIANTS];
             for (int v = 0; v < vs->n; v++) {
-                static struct plan p;
                 char err[256];
-                struct buf prelude, text, resolved;
-                memset(&p, 0, sizeof p);
-                vs->v[v].ks.op->plan(&vs->v[v].ks, &p);
-                buf_init(&prelude);
-                buf_init(&text);
-                buf_init(&resolved);
-                cl_prelude(&p, &prelude);
-                buf_puts(&resolved, buf_str(&prelude));
-                TU_CHECK(cl_kernels(&vs->v[v].ks, &p, NULL, &text, NULL,
-                                    err, sizeof err) == 0,
+                memset(&plan[v], 0, sizeof plan[v]);
+                vs->v[v].ks.op->plan(&vs->v[v].ks, &plan[v]);
+                plans[v] = &plan[v];
+                plan_cuts[v] = &cuts[v];
+                buf_init(&texts[v]);
+                TU_CHECK(cl_kernels(&vs->v[v].ks, &plan[v], NULL, &texts[v],
+                                    &cuts[v], err, sizeof err) == 0,
                          "%s (%s): %s", s.kernel[k].name, files[f / 2], err);
-                for (int i = 0; i < p.n_define; i++) {
+            }
+            for (int v = 0; v < vs->n; v++) {
+                const struct plan *p = &plan[v];
+                struct buf prelude, resolved, text = texts[v];
+                buf_init(&prelude);
+                buf_init(&resolved);
+                cl_prelude(p, &prelude);
+                buf_puts(&resolved, buf_str(&prelude));
+                for (int i = 0; i < p->n_define; i++) {
                     name_in(planned, &n_planned, MAX_NAMES,
-                            p.define[i].name, strlen(p.define[i].name), 1);
+                            p->define[i].name, strlen(p->define[i].name), 1);
                 }
-                const struct plan *one = &p;
-                struct define fact[SPECL_MAX_DEFINES];
-                int n_fact = cl_shared_facts(&one, 1, fact);
-                cl_resolve(buf_str(&text), text.len, fact, n_fact, &one, 1,
-                           NULL, &resolved);
+                cl_resolve(buf_str(&text), text.len, plans, plan_cuts, vs->n,
+                           &cuts[v], &resolved);
                 buf_puts(&prelude, buf_str(&text));
-                /* The same source again (kernels alike in several
-                 * files) is not preprocessed again. */
-                uint64_t h = text_hash(buf_str(&prelude), prelude.len);
+                /* The same source resolved the same again (kernels
+                 * alike in several files) is not preprocessed again. */
+                uint64_t h =
+                    text_hash(buf_str(&prelude), prelude.len) * 31u +
+                    text_hash(buf_str(&resolved), resolved.len);
                 int again = 0;
                 for (int i = 0; i < n_seen && !again; i++) {
                     again = seen[i] == h;
@@ -415,8 +460,8 @@ int add_resolve_tests(CU_pSuite s)
                     test_resolve_cases) == NULL ||
         CU_add_test(s, "resolved conditionals: template boundaries moved",
                     test_resolve_cuts) == NULL ||
-        CU_add_test(s, "resolved conditionals: the facts all plans share",
-                    test_shared_facts) == NULL ||
+        CU_add_test(s, "resolved conditionals: a template's own voters",
+                    test_resolve_voters) == NULL ||
         CU_add_test(s, "resolved conditionals: every spec kernel "
                     "preprocesses the same",
                     test_resolve_equivalent) == NULL) {

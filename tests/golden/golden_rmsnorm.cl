@@ -107,30 +107,10 @@ inline float4 load4v(const __global storage_t *p, size_t i)
  */
 /* Every value comes from the plan (gen/op_rows.c), which keeps specl's
  * knob defaults in one place. */
-#if !defined(FEATURES) || !defined(VEC) || !defined(WG_SIZE) ||            \
-    !defined(ROWS_PER_GROUP) || !defined(ROW_IN_REGISTERS) ||             \
-    !defined(NVEC) || !defined(SLOTS)
-#error "row_reduce.cl: a macro of the row ops' plan is missing"
-#endif
-
-#if !ROW_IN_REGISTERS && !defined(SUM_BLOCK)
-#error "row_reduce.cl: a streamed row needs SUM_BLOCK from the plan"
-#endif
-
-#if NVEC * VEC != FEATURES || SLOTS * WG_SIZE < NVEC
-#error "inconsistent row geometry: VEC must divide FEATURES"
-#endif
-#if (WG_SIZE & (WG_SIZE - 1)) != 0
-#error "WG_SIZE must be a power of two"
-#endif
 
 /* Whether slot k (vector j of the row) holds data: only the last slot can
  * overhang, and only when the items do not split the row evenly. */
-#if NVEC % WG_SIZE == 0
 #define SLOT_IN_ROW(k, j) ((void)(j), 1)
-#else
-#define SLOT_IN_ROW(k, j) ((k) + 1 < SLOTS || (j) < NVEC)
-#endif
 
 /* max() is undefined for infinities and fmax() spends instructions on NaN
  * (which reaches the output through exp() anyway): a plain compare keeps
@@ -271,12 +251,7 @@ inline void csum_add1(float *sum, float *err, float b)
  * barrier) and row_live() tells them not to store. */
 inline size_t row_base(int rows)
 {
-#if ROWS_PER_GROUP > 1
     return (size_t)min((int)get_global_id(1), rows - 1) * FEATURES;
-#else
-    (void)rows;
-    return (size_t)get_global_id(1) * FEATURES;
-#endif
 }
 
 /* Row parameters (gamma, beta: FEATURES values each). When a work-item's
@@ -306,12 +281,7 @@ inline void load_param(floatv out[SLOTS], const __global storage_t *p,
 
 inline bool row_live(int rows)
 {
-#if ROWS_PER_GROUP > 1
     return (int)get_global_id(1) < rows;
-#else
-    (void)rows;
-    return true;
-#endif
 }
 
 /* Reductions over the WG_SIZE partials of a row in local memory take a few
@@ -450,10 +420,6 @@ inline float norm_scale(float m)
  *
  * Include after storage_DTYPE.cl, row_reduce.cl and norm_scale.cl. Macros:
  * EPS, added to the mean square (a float literal). */
-
-#if !defined(EPS)
-#error "rmsnorm_row.cl: the plan must define EPS"
-#endif
 
 /* The whole row again at scale s, for rows whose plain sum failed
  * (norm_scale.cl): y = (x s) * rsqrt(mean((x s)^2) + EPS s^2) * gamma.
