@@ -22,7 +22,7 @@ static const char *const hole_names[N_HOLES] = {
     "N_BUFFERS", "N_SIZES", "SIZE_NAMES", "SIZE_PARAMS", "SIZE_DEF_PARAMS",
     "SIZE_ARGS", "SIZE_ARG_DEFS", "SIZE_ARG_UNDEFS", "OVER", "SIZE_ZERO",
     "SCRATCH_UPTO", "SIZES_UPPER", "PATH_SIZE", "HANDLE", "QUEUE",
-    "MAX_ARGS", "SIZE_ARG0", "SIZE_UNUSED", "RANGES", "RANGE_DOC",
+    "ARG_LISTS", "SIZE_ARG0", "SIZE_UNUSED", "RANGES", "RANGE_DOC",
     "USES_SYNC", "USES_SYNC_SIZED", "USES_COOP", "USES_UNITS",
     "USES_UNITS_SIZED", "USES_SCRATCH",
     "USES_SLICES", "USES_IF_GIVEN", "USES_UNUSED", "USES_NULLABLE",
@@ -316,27 +316,6 @@ static void stub_sizes(const char *name, const struct op_def *op,
                " * fewer %s: enough for every variant", first);
 }
 
-/* The room for a launch's arguments in the stub's tables: 8 (an end
- * mark after 7), or what the widest launch of the N variants EV needs
- * (attention_backward's 10). */
-static int max_launch_args(const struct emit_variant *ev, int n)
-{
-    int most = 8;
-    for (int v = 0; v < n; v++) {
-        const struct plan *p = &ev[v].plan;
-        for (int pa = 0; pa < p->n_path; pa++) {
-            for (int l = 0; l < p->path[pa].n_launch; l++) {
-                int a = 0;
-                while (p->path[pa].launch[l].args[a] != NULL) {
-                    a++;
-                }
-                most = a + 1 > most ? a + 1 : most;
-            }
-        }
-    }
-    return most;
-}
-
 /* Fills the remaining holes B of the stub of the N variants EV (MAX_KERNELS
  * kernels at most in one) and renders NAME.h and NAME.c into E. Returns
  * 0, or -1 with a message in ERR. */
@@ -361,7 +340,6 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     buf_puts(&b[H_QUEUE], named ? "queue" : "q");
     buf_puts(&b[H_MATH], ks->op->summary);
     buf_printf(&b[H_MAX_KERNELS], "%d", max_kernels);
-    buf_printf(&b[H_MAX_ARGS], "%d", max_launch_args(ev, n));
     buf_printf(&b[H_N_VARIANTS], "%d", n);
     char prefix[EMIT_NAME_MAX + 1];
     snprintf(prefix, sizeof prefix, "%s_", name);

@@ -14,6 +14,7 @@
 #include "clsource.h"
 #include "emit_texts.h"
 #include "knobs.h"
+#include "stub_names.h"
 
 /* Index of NAME in the plan's distinct kernel names, adding it if new. */
 static int kernel_index(const char **names, int *n, const char *name)
@@ -68,12 +69,81 @@ static int given_mask(const struct plan *p, const char *const *names,
     return 0;
 }
 
+/* The distinct argument lists of a NAME.c's launches, in the order first
+ * met: launches of a kernel pass the same arguments, so each list is
+ * written once (NAME_argsI), not in every launch of every variant. */
+struct arg_lists {
+    char **text;
+    int n, cap;
+};
+
+/* The index of argument list TEXT in AL, added (and its table appended
+ * to OUT) when new; -1 past STUB_MAX_ARG_LISTS or out of memory. */
+static int arg_list(struct arg_lists *al, const char *text, const char *name,
+                    struct buf *out)
+{
+    for (int i = 0; i < al->n; i++) {
+        if (strcmp(al->text[i], text) == 0) {
+            return i;
+        }
+    }
+    if (al->n == STUB_MAX_ARG_LISTS) {
+        return -1;
+    }
+    if (al->n == al->cap) {
+        int cap = al->cap ? 2 * al->cap : 16;
+        char **grown = realloc(al->text, (size_t)cap * sizeof *grown);
+        if (grown == NULL) {
+            return -1;
+        }
+        al->text = grown;
+        al->cap = cap;
+    }
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (copy == NULL) {
+        return -1;
+    }
+    memcpy(copy, text, len + 1);
+    al->text[al->n] = copy;
+    /* Its items four spaces in, lines within 80 columns. */
+    buf_printf(out, "static const signed char %s_args%d[] = {\n    ", name,
+               al->n);
+    size_t column = 4;
+    for (const char *item = text; *item != '\0';) {
+        const char *comma = strstr(item, ", ");
+        size_t n = comma != NULL ? (size_t)(comma - item) + 1 : strlen(item);
+        if (column > 4 && column + 1 + n > 80) {
+            buf_puts(out, "\n    ");
+            column = 4;
+        } else if (column > 4) {
+            buf_puts(out, " ");
+            column++;
+        }
+        buf_add(out, item, n);
+        column += n;
+        item += comma != NULL ? n + 1 : n;
+    }
+    buf_puts(out, "};\n");
+    return al->n++;
+}
+
+static void arg_lists_free(struct arg_lists *al)
+{
+    for (int i = 0; i < al->n; i++) {
+        free(al->text[i]);
+    }
+    free(al->text);
+}
+
 /* Variant V's kernel table, paths and NAME_variants row (stub NAME of an
- * OP kernel), with the columns of the sections SEC. */
+ * OP kernel), with the columns of the sections SEC; its launches'
+ * argument lists from AL. */
 static int stub_tables(const char *name, const struct op_def *op,
                        const struct plan *p, int v, const char *label,
-                       const struct stub_sections *sec, struct buf *b,
-                       char *err, size_t errsize)
+                       const struct stub_sections *sec,
+                       struct arg_lists *al, struct buf *b, char *err,
+                       size_t errsize)
 {
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
@@ -111,34 +181,45 @@ static int stub_tables(const char *name, const struct op_def *op,
             if (sec->slices) {
                 buf_printf(t, "%d, ", l->slices);
             }
-            buf_puts(t, "{");
+            struct buf list;
+            buf_init(&list);
             for (int a = 0; l->args[a] != NULL; a++) {
                 const char *arg = l->args[a];
                 if (op_size_index(op, arg) >= 0) {
                     char up[32];
                     upper_name(up, arg, sizeof up);
-                    buf_printf(t, "%s_ARG_%s, ", name, up);
+                    buf_printf(&list, "%s_ARG_%s, ", name, up);
                 } else if (strcmp(arg, "scratch") == 0) {
-                    buf_printf(t, "%s_ARG_SCRATCH, ", name);
+                    buf_printf(&list, "%s_ARG_SCRATCH, ", name);
                 } else if (strcmp(arg, "slices") == 0) {
-                    buf_printf(t, "%s_ARG_SLICES, ", name);
+                    buf_printf(&list, "%s_ARG_SLICES, ", name);
                 } else if (strcmp(arg, "sync") == 0 && p->sync_words > 0) {
-                    buf_printf(t, "%s_ARG_SYNC, ", name);
+                    buf_printf(&list, "%s_ARG_SYNC, ", name);
                 } else if (buffer_index(p, arg) >= 0) {
                     char up[32];
                     upper_name(up, arg, sizeof up);
-                    buf_printf(t, "%s_BUF_%s, ", name, up);
+                    buf_printf(&list, "%s_BUF_%s, ", name, up);
                 } else {
                     snprintf(err, errsize, "launch %s: unknown argument %s",
                              l->kernel, arg);
+                    buf_free(&list);
                     return -1;
                 }
+            }
+            buf_printf(&list, "%s_ARG_END", name);
+            int at = arg_list(al, buf_str(&list), name, &b[H_ARG_LISTS]);
+            buf_free(&list);
+            if (at < 0) {
+                snprintf(err, errsize, "%s: more than %d distinct argument "
+                         "lists, or out of memory", name,
+                         STUB_MAX_ARG_LISTS);
+                return -1;
             }
             unsigned if_given;
             if (given_mask(p, l->if_given, &if_given, err, errsize) < 0) {
                 return -1;
             }
-            buf_printf(t, "%s_ARG_END}", name);
+            buf_printf(t, "%s_args%d", name, at);
             if (sec->if_given) {
                 buf_printf(t, ", %uu", if_given);
             }
@@ -359,6 +440,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     const struct plan *plans[SPECL_MAX_VARIANTS];
     const struct render_cuts *plan_cuts[SPECL_MAX_VARIANTS];
     struct buf rendered[SPECL_MAX_VARIANTS];
+    struct arg_lists al = {NULL, 0, 0};
     struct render_cuts cuts[SPECL_MAX_VARIANTS];
     for (int v = 0; v < n; v++) {
         plans[v] = &ev[v].plan;
@@ -394,7 +476,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
             int k = stub_tables(name, ev[v].ks->op, p, v, ev[v].label, &sec,
-                                b, err, errsize);
+                                &al, b, err, errsize);
             if (k < 0) {
                 bad = 1;
             }
@@ -407,6 +489,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     for (int v = 0; v < n; v++) {
         buf_free(&rendered[v]);
     }
+    arg_lists_free(&al);
     if (bad) {
         goto done;
     }

@@ -28,7 +28,8 @@ static const char *const stub_suffixes[] = {
     "create_ranges", "for_rows", NULL};
 
 /* The tables numbered by variant; launches are numbered by variant and
- * path as well, kernel texts (textN) by their order in NAME.c. */
+ * path as well, kernel texts (textN) and argument lists (argsN) by their
+ * order in NAME.c. */
 static const char *const stub_numbered[] = {
     "source", "kernel_names", "kernel_threads", "paths", NULL};
 
@@ -55,6 +56,11 @@ int stub_suffix(int i, char *buf, size_t size)
     i -= SPECL_MAX_VARIANTS * SPECL_MAX_PATHS;
     if (i < STUB_MAX_TEXTS) {
         snprintf(buf, size, "text%d", i);
+        return 1;
+    }
+    i -= STUB_MAX_TEXTS;
+    if (i < STUB_MAX_ARG_LISTS) {
+        snprintf(buf, size, "args%d", i);
         return 1;
     }
     return 0;

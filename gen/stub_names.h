@@ -25,12 +25,17 @@ extern const char *const stub_host_api[];
  * among them cannot go with NAME into one unit. NAME.c's macros
  * are left out: it #undefs them at its end. */
 int stub_suffix(int i, char *buf, size_t size);
-#define STUB_SUFFIXES \
-    (48 + (4 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS + STUB_MAX_TEXTS)
+#define STUB_SUFFIXES                                                      \
+    (48 + (4 + SPECL_MAX_PATHS) * SPECL_MAX_VARIANTS + STUB_MAX_TEXTS +     \
+     STUB_MAX_ARG_LISTS)
 
 /* The distinct kernel texts one NAME.c holds, at most (NAME_textN): each
  * variant's parameters and the pieces of its rendered templates, two per
  * include (render.h's RENDER_MAX_INCLUDES) and one more. */
 #define STUB_MAX_TEXTS (SPECL_MAX_VARIANTS * (2 * 32 + 2))
+
+/* The distinct argument lists of the launches of one NAME.c, at most
+ * (NAME_argsN). */
+#define STUB_MAX_ARG_LISTS 64
 
 #endif

@@ -248,7 +248,7 @@ struct golden_rmsnorm_launch {
     size_t groups[2];
     unsigned grid[2];
     size_t per_group[2];
-    signed char args[8];
+    const signed char *args; /* its kernel's, ending in golden_rmsnorm_ARG_END */
 };
 
 /* A launch sequence; a variant runs the first of its paths whose max_rows
@@ -272,6 +272,11 @@ struct golden_rmsnorm_variant_def {
     const struct golden_rmsnorm_path *paths;
 };
 
+/* The kernels' argument lists, each once. */
+static const signed char golden_rmsnorm_args0[] = {
+    golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA,
+    golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END};
+
 /* Variant 0: its source (texts, in order), its kernels, then its paths. */
 static const char *const *const golden_rmsnorm_source0[] = {
     golden_rmsnorm_text0,   /* the parameters of variant 0 */
@@ -288,7 +293,7 @@ static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
-    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, golden_rmsnorm_args0},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
@@ -311,7 +316,7 @@ static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
-    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, {golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA, golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END}},
+    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, golden_rmsnorm_args0},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
@@ -800,8 +805,7 @@ static cl_int golden_rmsnorm_enqueue_launch(const struct golden_rmsnorm *_k,
     cl_kernel _kernel = _k->kernels[_l->kernel];
     size_t _global[2];
     cl_int _err = CL_SUCCESS;
-    for (cl_uint _a = 0; _a < 8 && _l->args[_a] != golden_rmsnorm_ARG_END && !_err;
-         _a++) {
+    for (cl_uint _a = 0; _l->args[_a] != golden_rmsnorm_ARG_END && !_err; _a++) {
         if (_l->args[_a] <= golden_rmsnorm_ARG_ROWS) {
             /* Each size was checked to be at most INT_MAX. */
             cl_int _size = (cl_int)_sizes[golden_rmsnorm_ARG_ROWS - _l->args[_a]];
