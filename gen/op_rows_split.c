@@ -17,12 +17,16 @@
 
 /* GPUs: the chunks of one row spread over about a wave, one work-group
  * per compute unit (device_wave_units of the target's facts), each item
- * of a split work-group loading at least SPLIT_ITEM_VECTORS vectors of
- * the chunk at once; rows split into fewer than SPLIT_GPU_MIN chunks
- * (under 128 KiB) gain too little to pay for a second launch. Up to as
- * many rows as a wave has units, one work-group per row would leave part
- * of that wave idle. */
-#define SPLIT_ITEM_VECTORS 2
+ * of a split work-group taking at least SPLIT_ITEM_BYTES of the chunk
+ * (two 16-byte vectors: bytes, not the plan's vectors, which a tuned or
+ * an odd width's one-element vector makes narrow); rows split into fewer
+ * than SPLIT_GPU_MIN chunks (under 128 KiB of float32 at 256 items) gain
+ * too little to pay for a second launch: one work-group a row ran 2.4x
+ * and 3.3x faster at 64 rows of 16001 floats and of 1024 read a float at
+ * a time, which counting vectors split 16 ways (bench/RESULTS.md, "The
+ * split path counts bytes"). Up to as many rows as a wave has units, one
+ * work-group per row would leave part of that wave idle. */
+#define SPLIT_ITEM_BYTES 32
 #define SPLIT_GPU_MIN 16
 /* CPUs (one work-item per work-group; PoCL runs each work-group on one
  * core): chunks of at least SPLIT_CPU_CHUNK bytes, up to
@@ -85,17 +89,16 @@ int rows_has_split(const struct kernel_spec *ks)
  * to split). */
 static long shape_split(const struct kernel_spec *ks)
 {
-    long vectors = row_vectors(ks);
+    long bytes = row_vectors(ks) * knob(ks, ROWS_KNOB_VEC) *
+                 (long)dtype_size(ks->dtype);
     if (ks->target == TARGET_CPU) {
-        long bytes = vectors * knob(ks, ROWS_KNOB_VEC) *
-                     (long)dtype_size(ks->dtype);
         long n = bytes / SPLIT_CPU_CHUNK;
         n = pow2_at_most(n < SPLIT_CPU_GROUPS ? (n > 0 ? n : 1)
                                               : SPLIT_CPU_GROUPS);
         return n >= SPLIT_CPU_MIN ? n : 0;
     }
     long groups = device_wave_units(target_facts(ks->target));
-    long n = vectors / (rows_split_items(ks) * SPLIT_ITEM_VECTORS);
+    long n = bytes / (rows_split_items(ks) * SPLIT_ITEM_BYTES);
     n = pow2_at_most(n < groups ? (n > 0 ? n : 1) : groups);
     return n >= SPLIT_GPU_MIN ? n : 0;
 }

@@ -1,19 +1,21 @@
 #!/bin/sh
-# ncu-norms.sh OUT - the norms' one-launch backward (NVIDIA variant) of
-# bench/specs/layer.yaml at 4096 x 4096, launched from its PTX by
-# ptx_run.c, timed and profiled by Nsight Compute. Needs nvcc, ncu, an
-# OpenCL driver and build/specl.
+# ncu-norms.sh OUT [KERNEL...] - the norms' one-launch backward (NVIDIA
+# variant) of bench/specs/layer.yaml at 4096 x 4096 (the four kernels
+# below, or those named), launched from its PTX by ptx_run.c, timed and
+# profiled by Nsight Compute. Needs nvcc, ncu, an OpenCL driver and
+# build/specl.
 set -e
-out=${1:?usage: ncu-norms.sh OUT}
+out=${1:?usage: ncu-norms.sh OUT [KERNEL...]}
+shift
+kernels=${*:-bf16_layernorm_back_4096 bf16_rmsnorm_back_4096 \
+    layernorm_back_4096 rmsnorm_back_4096}
 mkdir -p "$out" /tmp/ncu-norms
 t=/tmp/ncu-norms
-cc -O2 -o $t/ptx_info bench/lab/ptx_info.c -lOpenCL
-nvcc -O2 -o $t/ptx_run bench/lab/ptx_run.c -lcuda
+sh bench/lab/ptx_tools.sh $t
 build/specl gen bench/specs/layer.yaml -o $t/gen > /dev/null
 R=4096 D=4096
 N=$((R * D))
-for k in bf16_layernorm_back_4096 bf16_rmsnorm_back_4096 \
-         layernorm_back_4096 rmsnorm_back_4096; do
+for k in $kernels; do
     cc -DSTUB=$k -I $t/gen -include $t/gen/$k.c -o $t/vsrc-$k \
         bench/lab/variant_source.c -lOpenCL
     $t/vsrc-$k 2 > $t/$k.cl

@@ -9,8 +9,7 @@ set -e
 out=${1:?usage: ncu-xent.sh OUT}
 mkdir -p "$out" /tmp/ncu-xent
 t=/tmp/ncu-xent
-cc -O2 -o $t/ptx_info bench/lab/ptx_info.c -lOpenCL
-nvcc -O2 -o $t/ptx_run bench/lab/ptx_run.c -lcuda
+sh bench/lab/ptx_tools.sh $t
 build/specl gen bench/specs/xent.yaml -o $t/gen > /dev/null
 k=bf16_xent_llama3
 R=4096 V=128256

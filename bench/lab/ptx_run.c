@@ -3,11 +3,10 @@
  * launch, can profile the machine code NVIDIA's OpenCL compiler made of
  * it; also times it by CUDA events.
  *
- *   cc -O2 -o ptx_info bench/lab/ptx_info.c -lOpenCL
- *   ./ptx_info NAME-v2.cl > k.ptx        (bench/lab/variant_source.c)
- *   nvcc -O2 -o ptx_run bench/lab/ptx_run.c -lcuda
- *   ./ptx_run k.ptx KERNEL GX GY BX BY REPS ARG...
- *   ncu --clock-control none -k KERNEL -s 1 -c 1 ./ptx_run ...
+ *   DIR/ptx_info NAME-v2.cl > k.ptx    (bench/lab/variant_source.c)
+ *   sh bench/lab/ptx_tools.sh DIR   (DIR/ptx_info, DIR/ptx_run)
+ *   DIR/ptx_run k.ptx KERNEL GX GY BX BY REPS ARG...
+ *   ncu --clock-control none -k KERNEL -s 1 -c 1 DIR/ptx_run ...
  *
  * GX, GY: work-groups along dimensions 0 and 1 (OpenCL's global size
  * over its local size), BX, BY: the local size. Each ARG is one kernel
@@ -26,12 +25,15 @@
  * registers, which a CUDA launch does not set as OpenCL's does: each
  * read of one becomes 0 here, as an OpenCL launch without offsets has
  * them. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
 #include <cuda.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lab_util.h"
 
 #define MAX_ARGS 32
 
@@ -43,26 +45,6 @@ static void check(CUresult r, const char *what)
         fprintf(stderr, "ptx_run: %s: %s\n", what, s != NULL ? s : "?");
         exit(1);
     }
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s == NULL || fread(s, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "ptx_run: cannot read %s\n", path);
-        exit(1);
-    }
-    s[n] = '\0';
-    fclose(f);
-    return s;
 }
 
 /* PTX with every %envregN operand replaced by 0; their count in *N. */
@@ -93,13 +75,6 @@ static float uniform(void)
 {
     rng = rng * 1664525u + 1013904223u;
     return (float)(rng >> 8) / 8388608.0f - 1.0f;
-}
-
-static uint16_t to_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
 static uint16_t to_f16(float x)
@@ -211,7 +186,7 @@ int main(int argc, char **argv)
             n = strtoul(s + (bf ? 5 : 4), NULL, 10);
             uint16_t *h = malloc(n * 2);
             for (size_t i = 0; i < n; i++) {
-                h[i] = bf ? to_bf16(uniform()) : to_f16(uniform());
+                h[i] = bf ? tobf(uniform()) : to_f16(uniform());
             }
             ptrs[a] = device_buffer(n * 2, h);
             free(h);
