@@ -158,6 +158,25 @@ inline void slot_barrier(void)
 #endif
 }
 
+/* V of lane LANE ^ O of this item's warp, and V of lane SRC. */
+inline float lane_xor(float v, uint o)
+{
+    float w;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=f"(w)
+                 : "f"(v), "r"(o));
+    return w;
+}
+
+inline float lane_at(float v, uint src)
+{
+    float w;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=f"(w)
+                 : "f"(v), "r"(src));
+    return w;
+}
+
 /* NAME(v): V folded by FOLD over the 32 lanes of this item's warp,
  * every lane taking it: butterfly shuffles, the same operations on each
  * lane and so the same bits. */
@@ -165,11 +184,7 @@ inline void slot_barrier(void)
     inline float NAME(float v)                                               \
     {                                                                        \
         for (uint o = 16; o > 0; o >>= 1) {                                  \
-            float w;                                                         \
-            asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"  \
-                         : "=f"(w)                                           \
-                         : "f"(v), "r"(o));                                  \
-            v = FOLD(v, w);                                                  \
+            v = FOLD(v, lane_xor(v, o));                                     \
         }                                                                    \
         return v;                                                            \
     }
@@ -178,14 +193,31 @@ WARP_FOLD(warp_max, MAX2)
 
 #define ROW_WARPS (WG_SIZE / 32)
 
-/* The sum of the ROW_WARPS warp sums at PART, in warp order. */
-inline sumv warps_total(const __local sumv *part)
+/* The warps' sums at PART, SUMV_FLOATS floats a warp (LANE: this item's
+ * lane). Where they fit one a lane, each lane takes one and the lanes
+ * fold them over the warps' bits, lane i (i < SUMV_FLOATS) ending with
+ * sum i, which every lane then takes: the same bits in every item. */
+#define PART_FLOATS (ROW_WARPS * SUMV_FLOATS)
+inline sumv warps_total(const __local sumv *part, uint lane)
 {
+#if PART_FLOATS <= 32
+    float t = lane < PART_FLOATS ? ((const __local float *)part)[lane] : 0.0f;
+    for (uint o = SUMV_FLOATS; o < PART_FLOATS; o <<= 1) {
+        t += lane_xor(t, o);
+    }
+#if NORM_CENTRED
+    return (sumv)(lane_at(t, 0), lane_at(t, 1), lane_at(t, 2), lane_at(t, 3));
+#else
+    return (sumv)(lane_at(t, 0), lane_at(t, 1));
+#endif
+#else
+    (void)lane;
     sumv t = part[0];
     for (uint w = 1; w < ROW_WARPS; w++) {
         t += part[w];
     }
     return t;
+#endif
 }
 
 /* NAME(part, lid, v): V folded by FOLD over the slot's items (WARP over
@@ -209,20 +241,39 @@ inline sumv warps_total(const __local sumv *part)
 SLOT_FOLD(row_total, warp_add, ADD2)
 SLOT_FOLD(row_peak, warp_max, MAX2)
 
-/* row_sums: the row's sums (sumv), the same way. */
+/* row_sums: the row's sums (sumv), the same way, each warp folding its
+ * SUMV_FLOATS sums transposed: at the first steps a lane keeps half of
+ * the sums it still holds and sends its partner the other half (lanes
+ * with the step's bit set keep the later ones), so that after log2 of
+ * SUMV_FLOATS steps each lane holds one sum, which the remaining steps
+ * fold whole: lane i * 32 / SUMV_FLOATS ends with sum i of the warp. */
 inline sumv row_sums(__local sumv *part, uint lid, sumv v)
 {
+    const uint lane = lid % 32;
 #if NORM_CENTRED
-    v = (sumv)(warp_add(v.s0), warp_add(v.s1), warp_add(v.s2),
-               warp_add(v.s3));
+    const bool hi = (lane & 16) != 0, up = (lane & 8) != 0;
+    float a = hi ? v.s2 : v.s0, b = hi ? v.s3 : v.s1;
+    a += lane_xor(hi ? v.s0 : v.s2, 16);
+    b += lane_xor(hi ? v.s1 : v.s3, 16);
+    float k = up ? b : a;
+    k += lane_xor(up ? a : b, 8);
+    for (uint o = 4; o > 0; o >>= 1) {
+        k += lane_xor(k, o);
+    }
 #else
-    v = (sumv)(warp_add(v.s0), warp_add(v.s1));
+    const bool hi = (lane & 16) != 0;
+    float k = hi ? v.s1 : v.s0;
+    k += lane_xor(hi ? v.s0 : v.s1, 16);
+    for (uint o = 8; o > 0; o >>= 1) {
+        k += lane_xor(k, o);
+    }
 #endif
-    if (lid % 32 == 0) {
-        part[lid / 32] = v;
+    if (lane % (32 / SUMV_FLOATS) == 0) {
+        ((__local float *)part)[lid / 32 * SUMV_FLOATS +
+                                lane / (32 / SUMV_FLOATS)] = k;
     }
     slot_barrier();
-    return warps_total(part);
+    return warps_total(part, lane);
 }
 #else
 #define slot_barrier() ROW_BARRIER()
