@@ -18,6 +18,22 @@ static int rt_ok;
 static struct naive_stubs the_naive;
 static unsigned long base_seed;
 static unsigned long case_counter;
+static CU_pTest counted_test; /* the test case_counter counts the cases of */
+
+/* The seed of the next case: the base seed and the case's place among
+ * its test's cases, so that a test draws the same inputs whichever
+ * tests ran before it in the process (the suites' tests are shared
+ * between processes in any order) and alone (--only) as in the whole
+ * run. */
+static unsigned long next_seed(void)
+{
+    CU_pTest test = CU_get_current_test();
+    if (test != counted_test) {
+        counted_test = test;
+        case_counter = 0;
+    }
+    return base_seed * 1000003UL + ++case_counter;
+}
 static const char *suite_name = "numeric";
 static int verbose;       /* $SPECL_TEST_VERBOSE: a line per build and run */
 
@@ -65,6 +81,7 @@ int nu_open(const char *name)
     suite_name = name;
     base_seed = s != NULL && *s ? strtoul(s, NULL, 0) : DEFAULT_SEED;
     case_counter = 0;
+    counted_test = NULL;
     s = getenv("SPECL_TEST_VERBOSE");
     verbose = s != NULL && *s && *s != '0';
     naive_init(&the_naive);
@@ -633,8 +650,7 @@ int nu_run(struct nu_kernel *k, size_t rows, struct vdist dist)
 
 int nu_run_sizes(struct nu_kernel *k, const size_t *sizes, struct vdist dist)
 {
-    return nu_run_seed(k, sizes, base_seed * 1000003UL + ++case_counter,
-                       dist);
+    return nu_run_seed(k, sizes, next_seed(), dist);
 }
 
 int nu_run_seed(struct nu_kernel *k, const size_t *sizes, unsigned long seed,
@@ -748,7 +764,7 @@ int nu_check_naive(const struct kernel_spec *ks, const size_t *rows, int n)
     for (int i = 0; i < n; i++) {
         struct vcase c;
         struct vbuffers b;
-        unsigned long seed = base_seed * 1000003UL + ++case_counter;
+        unsigned long seed = next_seed();
         int canary_ok = 1, ok = 0;
         double err = INFINITY, bound = NAIVE_SLACK * error_bound(ks);
         double bounds[SPECL_MAX_BUFFERS] = {0};
