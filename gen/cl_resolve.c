@@ -19,9 +19,10 @@
 #define MAX_DEPTH 64
 
 struct fact_set {
-    /* The plans whose preludes may come before the text, and the one a
-     * condition is being evaluated for: a condition is settled only
-     * where every plan gives it the same value. */
+    /* The plans whose preludes may come before the text (plan p's text
+     * holds the templates PLAN_CUTS[p] names), the one a condition is
+     * being evaluated for, and those whose texts hold the line: a
+     * condition is settled only where they all give it one value. */
     const struct plan *const *plans;
     const struct render_cuts *const *plan_cuts;
     int n_plans;
@@ -602,22 +603,6 @@ struct group {
     int live;  /* the branch now read is kept */
 };
 
-/* Whether no directive of T ends inside a comment (the lines after it
- * would then be a comment's). */
-static int directives_whole(const char *t, size_t n)
-{
-    size_t until = 0;
-    for (size_t at = 0; at < n;) {
-        struct line l = next_line(t, n, at, at < until);
-        scan_comments(t, n, l.start, l.end, &until);
-        if (l.directive && until > l.end) {
-            return 0;
-        }
-        at = l.end;
-    }
-    return 1;
-}
-
 /* The plans whose texts include template NAME (NULL: the text around
  * the templates, which every plan's has), as bits. */
 static unsigned voters_of(const struct fact_set *fs, const char *name)
@@ -636,7 +621,8 @@ static unsigned voters_of(const struct fact_set *fs, const char *name)
 }
 
 /* Resolves T into OUT and each cut's new offset into AT; -1 where the
- * text's conditionals do not balance or nest too deep. */
+ * text's conditionals do not balance or nest too deep, or a directive
+ * ends inside a comment. */
 static int resolve(const char *t, size_t n, struct fact_set *fs,
                    const struct render_cuts *cuts, size_t *at_out,
                    struct buf *out)
@@ -659,6 +645,9 @@ static int resolve(const char *t, size_t n, struct fact_set *fs,
             fs->voters = voters_of(fs, cuts->cut[segment].name);
         }
         scan_comments(t, n, l.start, l.end, &until);
+        if (l.directive && until > l.end) {
+            return -1; /* the lines after it would be a comment's */
+        }
         int live = depth == 0 || (stack[depth - 1].outer &&
                                   stack[depth - 1].live);
         size_t before = out->len;
@@ -781,7 +770,6 @@ void cl_resolve(const char *text, size_t n, const struct plan *const *plans,
     buf_init(&r);
     size_t base = out->len;
     if (n_plans > 0 && n_plans <= SPECL_MAX_VARIANTS &&
-        directives_whole(text, n) &&
         resolve(text, n, &fs, cuts, at, &r) == 0) {
         buf_add(out, buf_str(&r), r.len);
         for (int c = 0; cuts != NULL && c < cuts->n; c++) {
