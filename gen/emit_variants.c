@@ -70,8 +70,9 @@ static int given_mask(const struct plan *p, const char *const *names,
 }
 
 /* The distinct argument lists of a NAME.c's launches, in the order first
- * met: launches of a kernel pass the same arguments, so each list is
- * written once (NAME_argsI), not in every launch of every variant. */
+ * met: a kernel's launches, in every variant, mostly pass the same
+ * arguments, so each list is written once (NAME_argsI) and the launches
+ * point to it. */
 struct arg_lists {
     char **text;
     int n, cap;
