@@ -179,12 +179,15 @@ inline float lane_at(float v, uint src)
 
 /* NAME(v): V folded by FOLD over the 32 lanes of this item's warp,
  * every lane taking it: butterfly shuffles, the same operations on each
- * lane and so the same bits. */
+ * lane and so the same bits. The shuffle is taken before FOLD, which may
+ * name an operand twice (MAX2): a shuffle some lanes of the warp skip
+ * waits for them forever. */
 #define WARP_FOLD(NAME, FOLD)                                                \
     inline float NAME(float v)                                               \
     {                                                                        \
         for (uint o = 16; o > 0; o >>= 1) {                                  \
-            v = FOLD(v, lane_xor(v, o));                                     \
+            const float w = lane_xor(v, o);                                  \
+            v = FOLD(v, w);                                                  \
         }                                                                    \
         return v;                                                            \
     }
