@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl_prune.h"
 #include "cl_resolve.h"
 #include "clsource.h"
 #include "emit_texts.h"
@@ -459,20 +460,30 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             bad = 1;
         }
     }
+    /* Then resolved, and the definitions no variant uses left out of
+     * all. */
+    struct buf text[SPECL_MAX_VARIANTS];
+    for (int v = 0; v < n; v++) {
+        buf_init(&text[v]);
+        if (!bad) {
+            cl_resolve(buf_str(&rendered[v]), rendered[v].len, plans,
+                       plan_cuts, n, &cuts[v], &text[v]);
+        }
+    }
+    if (!bad) {
+        cl_prune(text, cuts, n);
+    }
     for (int v = 0; v < n && !bad; v++) {
         const struct plan *p = &ev[v].plan;
-        struct buf prelude, text;
+        struct buf prelude;
         buf_init(&prelude);
-        buf_init(&text);
-        cl_resolve(buf_str(&rendered[v]), rendered[v].len, plans, plan_cuts,
-                   n, &cuts[v], &text);
-        cl_prelude(p, &prelude);
+        cl_prelude_used(p, buf_str(&text[v]), text[v].len, &prelude);
         if (v == 0) {
             buf_puts(&e->cl, buf_str(&prelude));
-            buf_puts(&e->cl, buf_str(&text));
+            buf_puts(&e->cl, buf_str(&text[v]));
         }
-        bad = source_list(name, v, texts, &prelude, &text, &cuts[v], b, err,
-                          errsize) < 0;
+        bad = source_list(name, v, texts, &prelude, &text[v], &cuts[v], b,
+                          err, errsize) < 0;
         if (!bad) {
             char knobs[TUNE_TEXT];
             knobs_text(ev[v].ks, knobs, sizeof knobs);
@@ -485,10 +496,10 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
             variant_rows(ev, v, n, knobs, sec.names, sec.asked != 0, b);
         }
         buf_free(&prelude);
-        buf_free(&text);
     }
     for (int v = 0; v < n; v++) {
         buf_free(&rendered[v]);
+        buf_free(&text[v]);
     }
     arg_lists_free(&al);
     if (bad) {

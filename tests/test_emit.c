@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cl_prune.h"
 #include "cl_resolve.h"
 #include "clsource.h"
 #include "emit.h"
@@ -513,9 +514,10 @@ static void stripped_code(const char *code, size_t n, struct buf *out)
 }
 
 /* Each variant's source as NAME.c embeds it, a list of texts, is the
- * source the generator renders for it (its parameters, then its kernels
- * with the conditionals every variant's plan decides alike resolved)
- * less comments and blanks, byte for byte, and variant 0's is
+ * source the generator renders for it (the parameters its kernels use,
+ * then its kernels with the conditionals every variant's plan decides
+ * alike resolved and the definitions no variant uses left out) less
+ * comments and blanks, byte for byte, and variant 0's is
  * NAME.cl's after its comment, less those; no two texts are the same, and
  * variants that share templates share texts (the .c holds fewer texts
  * than its lists name). */
@@ -540,6 +542,14 @@ static void check_variant_sources(const struct kernel_spec *ks,
                                    &cuts[v], err, sizeof err),
                         0);
     }
+    struct buf resolved[SPECL_MAX_VARIANTS];
+    for (int v = 0; v < vs->n; v++) {
+        buf_init(&resolved[v]);
+        cl_resolve(buf_str(&kernels[v]), kernels[v].len, plans, plan_cuts,
+                   vs->n, &cuts[v], &resolved[v]);
+        buf_free(&kernels[v]);
+    }
+    cl_prune(resolved, cuts, vs->n);
     for (int v = 0; v < vs->n; v++) {
         struct buf want;
         int n_texts = 0;
@@ -547,10 +557,10 @@ static void check_variant_sources(const struct kernel_spec *ks,
         struct buf rendered, cl_code;
         buf_init(&rendered);
         buf_init(&cl_code);
-        cl_prelude(&ev[v].plan, &rendered);
-        cl_resolve(buf_str(&kernels[v]), kernels[v].len, plans, plan_cuts,
-                   vs->n, &cuts[v], &rendered);
-        buf_free(&kernels[v]);
+        cl_prelude_used(&ev[v].plan, buf_str(&resolved[v]), resolved[v].len,
+                        &rendered);
+        buf_puts(&rendered, buf_str(&resolved[v]));
+        buf_free(&resolved[v]);
         stripped_code(buf_str(&rendered), rendered.len, &want);
         char *got = embedded_source(c, ks->name, v, &n_texts);
         TU_CHECK(got != NULL && strcmp(got, buf_str(&want)) == 0,
@@ -977,8 +987,10 @@ static void test_source_lines(void)
  * KB in all), and resolving the conditionals all four plans decide
  * alike took 7.8 KB back (119.9 KB), those the plans holding each
  * template decide alike 8.6 KB more (111.3 KB); each kernel's argument
- * list written once, not in every launch, 2.2 KB (109.1 KB). */
-#define LLAMA_Q_PROJ_C_MAX 111000L
+ * list written once, not in every launch, 2.2 KB (109.1 KB); the
+ * definitions no variant uses, and the #defines no kernel of a variant
+ * names, left out 1.7 KB (107.4 KB). */
+#define LLAMA_Q_PROJ_C_MAX 108000L
 
 /* specl gen of the specs users vendor from: NAME.c within its bound, and
  * no emitted file (NAME.cl, .h, .c) names a device or a timing. */
@@ -2063,7 +2075,7 @@ int add_emit_suite(void)
         CU_add_test(s, "gen --target cpu", test_target_cpu) == NULL ||
         CU_add_test(s, "every CPU's rows range, where it pays",
                     test_cpu_rows_range) == NULL ||
-        add_resolve_tests(s) < 0) {
+        add_resolve_tests(s) < 0 || add_prune_tests(s) < 0) {
         return -1;
     }
     return 0;

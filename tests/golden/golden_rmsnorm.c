@@ -31,10 +31,9 @@
 
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
-"#define DTYPE_F32 1\n#define FEATURES 512\n#define VEC 4\n"
-"#define WG_SIZE 64\n#define ROWS_PER_GROUP 4\n#define ROW_IN_REGISTERS 1\n"
-"#define NVEC 128\n#define SLOTS 2\n#define EPS 1e-06f\n"
-"#define NORM_TINY_SUMS 0\n#define NORM_SCALE_MAX 59\n",
+"#define FEATURES 512\n#define VEC 4\n#define WG_SIZE 64\n"
+"#define ROWS_PER_GROUP 4\n#define ROW_IN_REGISTERS 1\n#define NVEC 128\n"
+"#define SLOTS 2\n#define EPS 1e-06f\n#define NORM_SCALE_MAX 59\n",
 NULL
 };
 
@@ -54,9 +53,7 @@ static const char *const golden_rmsnorm_text1[] = {
 "inline float8 load8(const __global storage_t*p,size_t i)\n{\n"
 "return(float8)(load4(p,i),load4(p,i+4));\n}\n"
 "inline void store8(__global storage_t*p,size_t i,float8 v)\n{\n"
-"store4(p,i,v.lo);\nstore4(p,i+4,v.hi);\n}\n"
-"inline float4 load4v(const __global storage_t*p,size_t i)\n{\n"
-"return vload4(0,p+i);\n}\n",
+"store4(p,i,v.lo);\nstore4(p,i+4,v.hi);\n}\n",
 NULL
 };
 
@@ -103,8 +100,6 @@ static const char *const golden_rmsnorm_text2[] = {
 "return min(j0+BLOCK_STRIDE,(uint)NVEC);\n}\n#endif\n"
 "inline void csum_add(floatv*sum,floatv*err,floatv b)\n{\n"
 "const floatv t= *sum+b;\n*err+=fabs(*sum)>=fabs(b)\?(*sum-t)+b:(b-t)+ *sum;\n"
-"*sum=t;\n}\ninline void csum_add1(float*sum,float*err,float b)\n{\n"
-"const float t= *sum+b;\n*err+=fabs(*sum)>=fabs(b)\?(*sum-t)+b:(b-t)+ *sum;\n"
 "*sum=t;\n}\ninline size_t row_base(int rows)\n{\n"
 "return(size_t)min((int)get_global_id(1),rows-1)*FEATURES;\n}\n"
 "#if ROW_IN_REGISTERS&&SLOTS*VEC<=16\n#define PARAMS_EARLY 1\n"
@@ -198,10 +193,10 @@ NULL
 
 /* the parameters of variant 1 */
 static const char *const golden_rmsnorm_text6[] = {
-"#define DTYPE_F32 1\n#define FEATURES 512\n#define VEC 16\n"
-"#define WG_SIZE 1\n#define ROWS_PER_GROUP 16\n#define ROW_IN_REGISTERS 0\n"
-"#define NVEC 32\n#define SLOTS 32\n#define SUM_BLOCK 64\n#define EPS 1e-06f\n"
-"#define NORM_TINY_SUMS 0\n#define NORM_SCALE_MAX 59\n",
+"#define FEATURES 512\n#define VEC 16\n#define WG_SIZE 1\n"
+"#define ROWS_PER_GROUP 16\n#define ROW_IN_REGISTERS 0\n#define NVEC 32\n"
+"#define SLOTS 32\n#define SUM_BLOCK 64\n#define EPS 1e-06f\n"
+"#define NORM_SCALE_MAX 59\n",
 NULL
 };
 

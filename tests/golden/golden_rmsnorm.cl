@@ -15,7 +15,6 @@
 /* The source of variant 0; golden_rmsnorm.c holds every variant's. */
 
 /* Parameters: the values of this kernel's plan. */
-#define DTYPE_F32 1        /* storage type of every buffer */
 #define FEATURES 512       /* elements per row */
 #define VEC 4              /* elements per load and store */
 #define WG_SIZE 64         /* work-items per row */
@@ -24,7 +23,6 @@
 #define NVEC 128           /* vectors per row */
 #define SLOTS 2            /* vectors per work-item, rounded up */
 #define EPS 1e-06f         /* added to the mean square */
-#define NORM_TINY_SUMS 0   /* squares among the subnormals would show beside eps */
 #define NORM_SCALE_MAX 59  /* largest rescaling exponent */
 
 /* rmsnorm.cl - y = x / sqrt(mean(x^2) + EPS) * gamma, row by row.
@@ -73,12 +71,6 @@ inline void store8(__global storage_t *p, size_t i, float8 v)
 {
     store4(p, i, v.lo);
     store4(p, i + 4, v.hi);
-}
-/* vload4 rather than load4's float4 pointer: ptxas gives lora_xa fewer
- * registers this way, so more of its work-groups fit a compute unit. */
-inline float4 load4v(const __global storage_t *p, size_t i)
-{
-    return vload4(0, p + i);
 }
 
 /* row_reduce.cl - row geometry, vector access and the work-group sum shared
@@ -234,14 +226,6 @@ inline uint block_end(uint j0)
 inline void csum_add(floatv *sum, floatv *err, floatv b)
 {
     const floatv t = *sum + b;
-    *err += fabs(*sum) >= fabs(b) ? (*sum - t) + b : (b - t) + *sum;
-    *sum = t;
-}
-
-/* csum_add for one float (VEC 1 aside, floatv is a vector). */
-inline void csum_add1(float *sum, float *err, float b)
-{
-    const float t = *sum + b;
     *err += fabs(*sum) >= fabs(b) ? (*sum - t) + b : (b - t) + *sum;
     *sum = t;
 }
