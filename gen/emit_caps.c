@@ -176,8 +176,8 @@ void stub_caps_code(const char *name, unsigned asked, unsigned needed,
     }
     if (needed != 0) {
         buf_printf(out,
-            "/* The capabilities the variants need or are meant for (bits "
-            "of specl's\n * table), and what each is. */\n"
+            "/* The capabilities some variant needs to build (bits of "
+            "specl's table),\n * and what each is. */\n"
             "static const struct {\n"
             "    unsigned bit;\n"
             "    const char *what;\n"
@@ -188,7 +188,7 @@ void stub_caps_code(const char *name, unsigned asked, unsigned needed,
         if (asked & r->bit) {
             uses_cc |= r->cc_min != 0;
         }
-        if ((asked & r->bit) && needed != 0) {
+        if (needed & r->bit) {
             char what[256];
             snprintf(what, sizeof what, "%s: %s", r->name, r->what);
             buf_printf(out, "    {0x%xu, ", r->bit);

@@ -17,7 +17,8 @@ unsigned stub_caps_asked(const struct emit_variant *ev, int n,
  * rule of each, and nothing of the rules of the others (a stub that asks
  * nothing of NVIDIA's devices queries no compute capability), and, when
  * the variants' sources need some (NEEDED), the table NAME_caps (bit, and
- * what it is) that says what a device lacks. Nothing when ASKED is 0. */
+ * what it is) of those NEEDED names, which says what a device lacks.
+ * Nothing when ASKED is 0. */
 void stub_caps_code(const char *name, unsigned asked, unsigned needed,
                     struct buf *out);
 
