@@ -23,6 +23,7 @@ struct name_slot {
 struct names {
     struct name_slot *slot;
     size_t cap, n;
+    int failed; /* out of memory: a count may be short, so none is used */
 };
 
 static uint64_t name_hash(const char *s, size_t len)
@@ -42,6 +43,7 @@ static struct name_slot *name_at(struct names *nm, const char *s, size_t len,
         size_t cap = nm->cap ? 2 * nm->cap : 1024;
         struct name_slot *grown = calloc(cap, sizeof *grown);
         if (grown == NULL) {
+            nm->failed = 1;
             return NULL;
         }
         for (size_t i = 0; i < nm->cap; i++) {
@@ -451,7 +453,7 @@ void cl_prune(struct buf *texts, struct render_cuts *cuts, int n)
         return;
     }
     for (int removed = 1; removed;) {
-        struct names nm = {NULL, 0, 0}, pastes = {NULL, 0, 0};
+        struct names nm = {NULL, 0, 0, 0}, pastes = {NULL, 0, 0, 0};
         removed = 0;
         for (int v = 0; v < n; v++) {
             ds[v].n = 0;
@@ -468,7 +470,7 @@ void cl_prune(struct buf *texts, struct render_cuts *cuts, int n)
         }
         /* A name whose every use is one of its definitions is used by
          * no text: its definitions go (a NULL name marks them). */
-        for (int v = 0; v < n; v++) {
+        for (int v = 0; v < n && !nm.failed && !pastes.failed; v++) {
             for (size_t i = 0; i < ds[v].n; i++) {
                 struct definition *d = &ds[v].d[i];
                 struct name_slot *s = name_at(&nm, d->name, d->len, 0);
@@ -499,13 +501,13 @@ void cl_prelude_used(const struct plan *plan, const char *text, size_t n,
         cl_prelude(plan, out);
         return;
     }
-    struct names nm = {NULL, 0, 0};
+    struct names nm = {NULL, 0, 0, 0};
     count_uses(&nm, text, n);
     *kept = *plan;
     kept->n_define = 0;
     for (int i = 0; i < plan->n_define; i++) {
         const char *name = plan->define[i].name;
-        if (name_at(&nm, name, strlen(name), 0) != NULL) {
+        if (nm.failed || name_at(&nm, name, strlen(name), 0) != NULL) {
             kept->define[kept->n_define++] = plan->define[i];
         }
     }
