@@ -856,6 +856,72 @@ static void test_templates_no_lab_notes(void)
     }
 }
 
+/* Whether TEXT (OpenCL C, comments stripped) passes a warp or work-group
+ * collective (a shuffle, a barrier, or a function of the templates that
+ * holds one) in the arguments of a macro (a name in capitals), which may
+ * name an argument twice or under a condition (MAX2): a collective some
+ * items skip waits for them forever. *AT: where. */
+static int collective_in_macro(const char *text, const char **at)
+{
+    static const char *const collectives[] = {
+        "lane_xor(", "lane_at(", "shfl", "bar.sync", "barrier(",
+        "sub_group_", "warp_add(", "warp_max(", "row_total(",
+        "row_peak(", "row_sums(", NULL};
+    for (const char *p = text; *p != '\0'; p++) {
+        if (!isupper((unsigned char)*p) ||
+            (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
+            continue;
+        }
+        const char *q = p;
+        while (isupper((unsigned char)*q) || isdigit((unsigned char)*q) ||
+               *q == '_') {
+            q++;
+        }
+        while (*q == ' ') {
+            q++;
+        }
+        if (*q != '(') {
+            p = q - 1;
+            continue;
+        }
+        const char *open = q++;
+        for (int depth = 1; *q != '\0' && depth > 0; q++) {
+            depth += (*q == '(') - (*q == ')');
+        }
+        for (int c = 0; collectives[c] != NULL; c++) {
+            const char *hit = strstr(open, collectives[c]);
+            if (hit != NULL && hit < q) {
+                *at = p;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void test_templates_macro_collectives(void)
+{
+    const char *at;
+    CU_ASSERT(collective_in_macro("v = MAX2(v, lane_xor(v, o));", &at));
+    CU_ASSERT(collective_in_macro("v = FOLD(v, lane_xor(v, o));", &at));
+    CU_ASSERT(collective_in_macro("t = MAX2(t, row_peak(p, l, m));", &at));
+    CU_ASSERT(!collective_in_macro("w = lane_xor(v, o);\nv = FOLD(v, w);",
+                                   &at));
+    CU_ASSERT(!collective_in_macro("SLOT_FOLD(row_peak, warp_max, MAX2)",
+                                   &at));
+    for (int i = 0; template_files[i].name != NULL; i++) {
+        const char *text = template_files[i].text;
+        struct buf code;
+        buf_init(&code);
+        strip_comments(text, strlen(text), &code);
+        if (collective_in_macro(buf_str(&code), &at)) {
+            TU_CHECK(0, "templates/%s: a shuffle or barrier in a macro's "
+                     "arguments: %.60s", template_files[i].name, at);
+        }
+        buf_free(&code);
+    }
+}
+
 /* Each of the N CASES (input, wanted output) through FN, named NAME. */
 static void check_text_cases(const char *name,
                              void (*fn)(const char *, size_t, struct buf *),
@@ -2041,6 +2107,9 @@ int add_emit_suite(void)
                     test_golden_cli) == NULL ||
         CU_add_test(s, "no device, timing or log in the templates",
                     test_templates_no_lab_notes) == NULL ||
+        CU_add_test(s, "no shuffle or barrier in a macro's arguments in "
+                    "the templates",
+                    test_templates_macro_collectives) == NULL ||
         CU_add_test(s, "embedded kernel texts without comments",
                     test_strip_comments) == NULL ||
         CU_add_test(s, "embedded kernel texts without indentation",
