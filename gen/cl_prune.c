@@ -2,80 +2,28 @@
 #include "cl_prune.h"
 
 #include <ctype.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clsource.h"
 #include "emit_text.h"
+#include "spec_strmap.h"
 
 /* ---- names ---------------------------------------------------------- */
 
-/* How often each name occurs in code, and how often as the name of a
- * definition this file may remove: open addressing on the names' bytes
- * (the texts outlive the table). */
-struct name_slot {
-    const char *s;
-    size_t len;
-    long uses, defs;
-};
-
-struct names {
-    struct name_slot *slot;
-    size_t cap, n;
-    int failed; /* out of memory: a count may be short, so none is used */
-};
-
-static uint64_t name_hash(const char *s, size_t len)
+/* M[NAME] += BY. */
+static void name_add(struct strmap *m, const char *name, size_t len, int by)
 {
-    uint64_t h = 14695981039346656037u;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    }
-    return h;
+    int had = 0;
+    strmap_get(m, name, len, &had);
+    strmap_put(m, name, len, had + by);
 }
 
-/* The slot of NAME, added when ADD (NULL when absent or out of memory). */
-static struct name_slot *name_at(struct names *nm, const char *s, size_t len,
-                                 int add)
+static int name_count(const struct strmap *m, const char *name, size_t len)
 {
-    if (add && 2 * (nm->n + 1) > nm->cap) {
-        size_t cap = nm->cap ? 2 * nm->cap : 1024;
-        struct name_slot *grown = calloc(cap, sizeof *grown);
-        if (grown == NULL) {
-            nm->failed = 1;
-            return NULL;
-        }
-        for (size_t i = 0; i < nm->cap; i++) {
-            if (nm->slot[i].s != NULL) {
-                size_t j = name_hash(nm->slot[i].s, nm->slot[i].len) &
-                           (cap - 1);
-                while (grown[j].s != NULL) {
-                    j = (j + 1) & (cap - 1);
-                }
-                grown[j] = nm->slot[i];
-            }
-        }
-        free(nm->slot);
-        nm->slot = grown;
-        nm->cap = cap;
-    }
-    if (nm->cap == 0) {
-        return NULL;
-    }
-    size_t j = name_hash(s, len) & (nm->cap - 1);
-    for (; nm->slot[j].s != NULL; j = (j + 1) & (nm->cap - 1)) {
-        if (nm->slot[j].len == len && memcmp(nm->slot[j].s, s, len) == 0) {
-            return &nm->slot[j];
-        }
-    }
-    if (!add) {
-        return NULL;
-    }
-    nm->slot[j].s = s;
-    nm->slot[j].len = len;
-    nm->n++;
-    return &nm->slot[j];
+    int n = 0;
+    strmap_get(m, name, len, &n);
+    return n;
 }
 
 static int is_name_char(char c)
@@ -91,10 +39,10 @@ static size_t skip_blanks(const char *t, size_t n, size_t p)
     return p;
 }
 
-/* Adds the names of the N bytes of code at T (not of its comments or
- * quoted text) to NM's uses. A number's letters (0x1fu, 2.0f) are not
+/* Counts in USES the names of the N bytes of code at T (not of its
+ * comments or quoted text). A number's letters (0x1fu, 2.0f) are not
  * names. */
-static void count_uses(struct names *nm, const char *t, size_t n)
+static void count_uses(struct strmap *uses, const char *t, size_t n)
 {
     for (size_t p = 0; p < n;) {
         int comment;
@@ -106,11 +54,8 @@ static void count_uses(struct names *nm, const char *t, size_t n)
             while (e < n && is_name_char(t[e])) {
                 e++;
             }
-            struct name_slot *s =
-                isdigit((unsigned char)t[p]) ? NULL
-                                             : name_at(nm, t + p, e - p, 1);
-            if (s != NULL) {
-                s->uses++;
+            if (!isdigit((unsigned char)t[p])) {
+                name_add(uses, t + p, e - p, 1);
             }
             p = e;
         } else {
@@ -119,10 +64,10 @@ static void count_uses(struct names *nm, const char *t, size_t n)
     }
 }
 
-/* The names beside a ## in the N bytes of code at T, into NM (uses:
- * 1 for a name before one, 2 after, 3 both): a ## may paste a defined
- * name together from them. */
-static void count_pastes(struct names *nm, const char *t, size_t n)
+/* The names beside a ## in the N bytes of code at T, into PASTES (1 for
+ * a name before one, 2 after, 3 both): a ## may paste a defined name
+ * together from them. */
+static void count_pastes(struct strmap *pastes, const char *t, size_t n)
 {
     for (size_t p = 0; p + 1 < n;) {
         int comment;
@@ -148,12 +93,13 @@ static void count_pastes(struct names *nm, const char *t, size_t n)
         while (ae < n && is_name_char(t[ae])) {
             ae++;
         }
-        struct name_slot *s;
-        if (b > bs && (s = name_at(nm, t + bs, b - bs, 1)) != NULL) {
-            s->uses |= 1;
+        if (b > bs) {
+            int side = name_count(pastes, t + bs, b - bs);
+            strmap_put(pastes, t + bs, b - bs, side | 1);
         }
-        if (ae > a && (s = name_at(nm, t + a, ae - a, 1)) != NULL) {
-            s->uses |= 2;
+        if (ae > a) {
+            int side = name_count(pastes, t + a, ae - a);
+            strmap_put(pastes, t + a, ae - a, side | 2);
         }
         p += 2;
     }
@@ -161,15 +107,16 @@ static void count_pastes(struct names *nm, const char *t, size_t n)
 
 /* Whether NAME begins with a name before a ## of PASTES or ends with
  * one after. */
-static int maybe_pasted(const struct names *pastes, const char *name,
+static int maybe_pasted(const struct strmap *pastes, const char *name,
                         size_t len)
 {
     for (size_t i = 0; i < pastes->cap; i++) {
-        const struct name_slot *s = &pastes->slot[i];
-        if (s->s != NULL && s->len <= len &&
-            (((s->uses & 1) && memcmp(name, s->s, s->len) == 0) ||
-             ((s->uses & 2) &&
-              memcmp(name + len - s->len, s->s, s->len) == 0))) {
+        const char *k = pastes->key[i];
+        size_t kl = k != NULL ? strlen(k) : 0;
+        if (k != NULL && kl <= len &&
+            (((pastes->value[i] & 1) && memcmp(name, k, kl) == 0) ||
+             ((pastes->value[i] & 2) &&
+              memcmp(name + len - kl, k, kl) == 0))) {
             return 1;
         }
     }
@@ -453,36 +400,33 @@ void cl_prune(struct buf *texts, struct render_cuts *cuts, int n)
         return;
     }
     for (int removed = 1; removed;) {
-        struct names nm = {NULL, 0, 0, 0}, pastes = {NULL, 0, 0, 0};
+        struct strmap uses = {0}, defs = {0}, pastes = {0};
         removed = 0;
         for (int v = 0; v < n; v++) {
             ds[v].n = 0;
-            count_uses(&nm, buf_str(&texts[v]), texts[v].len);
+            count_uses(&uses, buf_str(&texts[v]), texts[v].len);
             count_pastes(&pastes, buf_str(&texts[v]), texts[v].len);
             find_definitions(buf_str(&texts[v]), texts[v].len, &ds[v]);
             for (size_t i = 0; i < ds[v].n; i++) {
-                struct name_slot *s =
-                    name_at(&nm, ds[v].d[i].name, ds[v].d[i].len, 0);
-                if (s != NULL) {
-                    s->defs++;
-                }
+                name_add(&defs, ds[v].d[i].name, ds[v].d[i].len, 1);
             }
         }
         /* A name whose every use is one of its definitions is used by
          * no text: its definitions go (a NULL name marks them). */
-        for (int v = 0; v < n && !nm.failed && !pastes.failed; v++) {
+        for (int v = 0; v < n; v++) {
             for (size_t i = 0; i < ds[v].n; i++) {
                 struct definition *d = &ds[v].d[i];
-                struct name_slot *s = name_at(&nm, d->name, d->len, 0);
-                if (s != NULL && s->uses == s->defs &&
+                if (name_count(&uses, d->name, d->len) ==
+                        name_count(&defs, d->name, d->len) &&
                     !maybe_pasted(&pastes, d->name, d->len)) {
                     d->name = NULL;
                     removed = 1;
                 }
             }
         }
-        free(nm.slot);
-        free(pastes.slot);
+        strmap_free(&uses);
+        strmap_free(&defs);
+        strmap_free(&pastes);
         for (int v = 0; removed && v < n; v++) {
             remove_ranges(&texts[v], &ds[v], cuts != NULL ? &cuts[v] : NULL);
         }
@@ -501,17 +445,17 @@ void cl_prelude_used(const struct plan *plan, const char *text, size_t n,
         cl_prelude(plan, out);
         return;
     }
-    struct names nm = {NULL, 0, 0, 0};
-    count_uses(&nm, text, n);
+    struct strmap uses = {0};
+    count_uses(&uses, text, n);
     *kept = *plan;
     kept->n_define = 0;
     for (int i = 0; i < plan->n_define; i++) {
         const char *name = plan->define[i].name;
-        if (nm.failed || name_at(&nm, name, strlen(name), 0) != NULL) {
+        if (name_count(&uses, name, strlen(name)) > 0) {
             kept->define[kept->n_define++] = plan->define[i];
         }
     }
     cl_prelude(kept, out);
-    free(nm.slot);
+    strmap_free(&uses);
     free(kept);
 }

@@ -1,5 +1,5 @@
 /* spec_strmap.h - memory for the spec reader: growing arrays and a string map
- * (spec_strmap.c): a part of the spec reader, for spec*.c only. */
+ * (spec_strmap.c), which cl_prune.c counts a kernel text's names in too. */
 #ifndef SPECL_SPEC_STRMAP_H
 #define SPECL_SPEC_STRMAP_H
 
