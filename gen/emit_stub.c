@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_layout.h"
 #include "clsource.h"
 #include "emit_caps.h"
 #include "render.h"
@@ -410,5 +411,11 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     buf_free(&b[H_HEADER]);
     header_comment(ev, n, name, "c", &b[H_HEADER]);
     holes[H_HEADER].value = buf_str(&b[H_HEADER]);
-    return render(&e->c, c, holes, err, errsize) < 0 ? -1 : 0;
+    if (render(&e->c, c, holes, err, errsize) < 0) {
+        return -1;
+    }
+    /* The templates are laid out for a name as long as "@NAME@". */
+    c_layout(&e->h);
+    c_layout(&e->c);
+    return 0;
 }

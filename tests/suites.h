@@ -15,6 +15,8 @@ int add_emit_suite(void);     /* test_emit.c: golden files, determinism */
 /* test_resolve.c: the emit suite's tests of resolved conditionals */
 int add_resolve_tests(CU_pSuite s);
 int add_prune_tests(CU_pSuite s);
+/* test_layout.c: the emitted C laid out, added to the emit suite. */
+int add_layout_tests(CU_pSuite s);
 int add_syntax_suite(void);   /* test_syntax.c: libclang, no device */
 int add_numeric_suite(void);  /* test_numeric.c: PoCL vs naive vs float64 */
 int add_sweep_suite(void);    /* test_sweep.c: shapes, ranks, options */

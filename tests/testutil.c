@@ -162,6 +162,31 @@ char *tu_path(const char *a, const char *b)
     return p;
 }
 
+char *tu_flat(const char *text)
+{
+    char *out = malloc(strlen(text) + 1);
+    size_t n = 0;
+    if (out == NULL) {
+        return NULL;
+    }
+    for (const char *p = text; *p != '\0'; p++) {
+        char c = *p;
+        if (c == '\n') {
+            /* The next line's indentation, and its "*" in a comment. */
+            p += strspn(p + 1, " ");
+            if (p[1] == '*' && p[2] != '/') {
+                p++;
+            }
+            c = ' ';
+        }
+        if (c != ' ' || n == 0 || out[n - 1] != ' ') {
+            out[n++] = c;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
 int tu_first_diff(const char *a, const char *b, const char **line_a,
                   const char **line_b)
 {

@@ -72,6 +72,12 @@ int tu_replay_dir(const char *dir, const char *suffix, tu_replay_fn input,
 /* "A/B" in a new string (caller frees). */
 char *tu_path(const char *a, const char *b);
 
+/* TEXT with every line break, the indentation after it and a comment
+ * line's leading "*" made one blank, and every run of blanks one blank
+ * (caller frees): what emitted C says, however its lines are laid out
+ * (gen/c_layout.c), for strstr of a flattened line. */
+char *tu_flat(const char *text);
+
 /* The 1-based line number of the first difference between A and B (0 if
  * equal); *LINE_A / *LINE_B (if not NULL) point at that line in each. */
 int tu_first_diff(const char *a, const char *b, const char **line_a,
