@@ -460,13 +460,26 @@ static void set_open(struct layout *st, int hang, int shift)
     }
 }
 
+/* The last part of a code line that put_code broke: where it starts in
+ * the output, its indentation and first token's column before, and the
+ * state before it was written (VALID 0: the line was not broken). */
+struct piece {
+    int valid;
+    size_t at;
+    int indent, from;
+    struct layout before;
+};
+
 /* One code line: INDENT blanks, then the N bytes of TEXT (from its first
  * token), which stood at column FROM; broken past C_LAYOUT_COLS, or
  * after the opener it leaves open where NEED columns (the widest element
- * of the lines that continue it) would not fit under it. */
+ * of the lines that continue it) would not fit under it. Its last part,
+ * when it was broken, into *LAST. */
 static void put_code(struct buf *out, struct layout *st, int indent,
-                     const char *text, int n, int from, int need)
+                     const char *text, int n, int from, int need,
+                     struct piece *last)
 {
+    last->valid = 0;
     struct buf line;
     buf_init(&line);
     put_blanks(&line, indent);
@@ -535,6 +548,7 @@ static void put_code(struct buf *out, struct layout *st, int indent,
                        &line_shift);
             set_open(st, hang, shift);
             need = 0;
+            last->valid = 1;
             continue;
         }
         if (len <= C_LAYOUT_COLS) {
@@ -548,14 +562,48 @@ static void put_code(struct buf *out, struct layout *st, int indent,
             }
             break_line(out, st, &line, at - 1, at, hang, from, &shift,
                        &line_shift);
+            last->valid = 1;
             continue;
         }
         break_line(out, st, &line, sc.brk[b].at - 1, sc.brk[b].at,
                    sc.brk[b].cont, from, &shift, &line_shift);
         set_open(st, -1, shift);
+        last->valid = 1;
+    }
+    if (last->valid) {
+        last->at = out->len;
+        last->indent = leading_blanks(line.data, (int)line.len);
+        last->from = last->indent - shift;
+        last->before = *st;
     }
     put_line(out, st, buf_str(&line), (int)line.len, shift, line_shift);
     buf_free(&line);
+}
+
+/* Whether the code line S (N bytes) closes the parenthesis or brace open
+ * at its start (with what is open in it closed too). */
+static int closes_open(const char *s, int n)
+{
+    int depth = 0;
+    char quote = 0;
+    for (int i = 0; i < n; i++) {
+        if (quote != 0) {
+            if (s[i] == '\\') {
+                i++;
+            } else if (s[i] == quote) {
+                quote = 0;
+            }
+        } else if (s[i] == '"' || s[i] == '\'') {
+            quote = s[i];
+        } else if (s[i] == '(' || s[i] == '[' || s[i] == '{') {
+            depth++;
+        } else if (s[i] == ')' || s[i] == ']' || s[i] == '}') {
+            if (--depth < 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* The column a code line of LEAD blanks that starts with C begins at:
@@ -643,6 +691,7 @@ void c_layout(struct buf *text)
     struct buf carry, joined;
     buf_init(&carry);
     buf_init(&joined);
+    struct piece last = {0};
     const char *p = buf_str(text);
     const char *end = p + text->len;
     while (p < end) {
@@ -685,13 +734,35 @@ void c_layout(struct buf *text)
             put_comment_line(&out, &st, p, n, next, n_next, &carry);
         } else {
             const int indent = code_indent(&st, lead, p[lead]);
-            if (st.depth > 0 && st.depth <= MAX_OPEN &&
-                st.last_code == ',' && !st.open[st.depth - 1].hanging) {
-                st.open[st.depth - 1].elem_shift = indent - lead;
+            /* The last part's columns, without its line break. */
+            const size_t tail = last.valid ? out.len - 1 - last.at : 0;
+            if (last.valid && st.last_code == ',' &&
+                closes_open(p + lead, n - lead) &&
+                tail + 1 + (size_t)(n - lead) <= C_LAYOUT_COLS) {
+                /* The last element of what a break left on a line of
+                 * its own: on that line. */
+                buf_free(&joined);
+                buf_add(&joined, out.data + last.at + last.indent,
+                        tail - (size_t)last.indent);
+                buf_add(&joined, " ", 1);
+                buf_add(&joined, p + lead, (size_t)(n - lead));
+                out.len = last.at;
+                out.data[out.len] = '\0';
+                st = last.before;
+                put_code(&out, &st, last.indent, joined.data, (int)joined.len,
+                         last.from, 0, &last);
+            } else {
+                if (st.depth > 0 && st.depth <= MAX_OPEN &&
+                    st.last_code == ',' && !st.open[st.depth - 1].hanging) {
+                    st.open[st.depth - 1].elem_shift = indent - lead;
+                }
+                put_code(&out, &st, indent, p + lead, n - lead, lead,
+                         continued_width(nl, end, lead), &last);
             }
-            put_code(&out, &st, indent, p + lead, n - lead, lead,
-                     continued_width(nl, end, lead));
+            p += n + 1;
+            continue;
         }
+        last.valid = 0;
         p += n + 1;
     }
     buf_free(&carry);

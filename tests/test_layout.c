@@ -85,6 +85,14 @@ static void test_layout_cases(void)
          "    a_rather_long_kernel_name_variants[3];\n"
          "    const struct some_kernel_path *path =\n"
          "        some_kernel_variants[k->variant].paths;\n"},
+        /* What a break left on a line of its own takes the element
+         * that closes the parenthesis, where it fits. */
+        {"static int a_kernel_name_fits(int v, const struct "
+         "a_kernel_name_limits *lim, char *why,\n"
+         "                   size_t why_size)\n",
+         "static int a_kernel_name_fits(int v, const struct "
+         "a_kernel_name_limits *lim,\n"
+         "                              char *why, size_t why_size)\n"},
         /* No final newline: none added. */
         {"int f(int a,\n  int b);", "int f(int a,\n      int b);"},
     };

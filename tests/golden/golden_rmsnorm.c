@@ -435,8 +435,7 @@ struct golden_rmsnorm_limits {
  * checks: some drivers report a CL_KERNEL_WORK_GROUP_SIZE below what
  * they run. */
 static int golden_rmsnorm_fits(int _v, const struct golden_rmsnorm_limits *_lim,
-                               char *_why,
-                               size_t _why_size)
+                               char *_why, size_t _why_size)
 {
     const struct golden_rmsnorm_variant_def *_var =
         &golden_rmsnorm_variants[_v];
@@ -515,8 +514,7 @@ static cl_int golden_rmsnorm_build_variant(
         return _err;
     }
     _err = clBuildProgram(_k->program, 1, &_dev, golden_rmsnorm_BUILD_OPTIONS,
-                          NULL,
-                          NULL);
+                          NULL, NULL);
     if (_err != CL_SUCCESS) {
         char *_log = golden_rmsnorm_read_build_log(_k->program, _dev);
         golden_rmsnorm_log_variant(&_k->build_log, _v, "the build failed:",
@@ -529,8 +527,7 @@ static cl_int golden_rmsnorm_build_variant(
         if (_err != CL_SUCCESS) {
             _k->kernels[_i] = NULL;
             golden_rmsnorm_log_variant(&_k->build_log, _v,
-                                       "clCreateKernel failed",
-                                       NULL);
+                                       "clCreateKernel failed", NULL);
         }
     }
     if (_err != CL_SUCCESS) {
@@ -657,13 +654,11 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
         _rank[_best] = -1;
     }
     return golden_rmsnorm_create_in_order(_ctx, _dev, _order,
-                                          golden_rmsnorm_N_VARIANTS,
-                                          _out);
+                                          golden_rmsnorm_N_VARIANTS, _out);
 }
 
 cl_int golden_rmsnorm_create_variant(cl_context _ctx, cl_device_id _dev,
-                                     int _variant,
-                                     struct golden_rmsnorm **_out)
+                                     int _variant, struct golden_rmsnorm **_out)
 {
     if (_out == NULL) {
         return CL_INVALID_VALUE;
@@ -860,8 +855,7 @@ static cl_int golden_rmsnorm_enqueue_launch(
 
 /* The path K's variant runs at the runtime sizes SIZES. */
 static const struct golden_rmsnorm_path *golden_rmsnorm_path_for(
-    const struct golden_rmsnorm *_k,
-    const size_t *_sizes)
+    const struct golden_rmsnorm *_k, const size_t *_sizes)
 {
     const size_t _rows = _sizes[0];
     const struct golden_rmsnorm_path *_path =
@@ -875,8 +869,7 @@ static const struct golden_rmsnorm_path *golden_rmsnorm_path_for(
 /* P * PER + FIXED, P the product of the SIZES that MASK names (1 for
  * none); SIZE_MAX when that passes SIZE_MAX. */
 static size_t golden_rmsnorm_count(unsigned _mask, const size_t *_sizes,
-                                   size_t _per,
-                                   size_t _fixed)
+                                   size_t _per, size_t _fixed)
 {
     size_t _p = golden_rmsnorm_product(_mask, _sizes);
     if (_p == 0 || (_per != 0 && _p > (SIZE_MAX - _fixed) / _per)) {
@@ -1043,14 +1036,12 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *_k,
                                       cl_mem _gamma,
                                       cl_mem _y,
                                       cl_mem _scratch, cl_uint _n_wait,
-                                      const cl_event *_wait,
-                                      cl_event *_done)
+                                      const cl_event *_wait, cl_event *_done)
 {
     const size_t _sizes[golden_rmsnorm_N_SIZES] = {_rows};
     const cl_mem _buffers[golden_rmsnorm_N_BUFFERS] = {_x, _gamma, _y};
     return golden_rmsnorm_enqueue_buffers(_k, _q, _sizes, _buffers, _scratch,
-                                          _n_wait,
-                                          _wait, _done);
+                                          _n_wait, _wait, _done);
 }
 
 cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *_k,
@@ -1058,8 +1049,7 @@ cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *_k,
                                     const size_t *_sizes,
                                     const cl_mem *_buffers,
                                     cl_mem _scratch, cl_uint _n_wait,
-                                    const cl_event *_wait,
-                                    cl_event *_done)
+                                    const cl_event *_wait, cl_event *_done)
 {
     if (_sizes == NULL || _buffers == NULL) {
         return CL_INVALID_VALUE;

@@ -65,8 +65,7 @@ cl_int golden_rmsnorm_create(cl_context ctx, cl_device_id dev,
 /* golden_rmsnorm_create with variant VARIANT (0 .. golden_rmsnorm_N_VARIANTS -
  * 1) and no other: CL_INVALID_VALUE for an index out of range. */
 cl_int golden_rmsnorm_create_variant(cl_context ctx, cl_device_id dev,
-                                     int variant,
-                                     struct golden_rmsnorm **out);
+                                     int variant, struct golden_rmsnorm **out);
 
 /* The variant K runs (-1 for NULL or a handle no variant could be built
  * for). */
@@ -131,8 +130,7 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k,
                                       cl_mem gamma,
                                       cl_mem y,
                                       cl_mem scratch, cl_uint n_wait,
-                                      const cl_event *wait,
-                                      cl_event *done);
+                                      const cl_event *wait, cl_event *done);
 
 /* The lengths of golden_rmsnorm_enqueue_array's arrays: the runtime sizes
  * (rows) and the buffers, each in golden_rmsnorm_enqueue's order. */
@@ -148,8 +146,7 @@ cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *k,
                                     cl_command_queue q,
                                     const size_t *sizes, const cl_mem *buffers,
                                     cl_mem scratch, cl_uint n_wait,
-                                    const cl_event *wait,
-                                    cl_event *done);
+                                    const cl_event *wait, cl_event *done);
 
 /* golden_rmsnorm_scratch_bytes with the runtime sizes as an array of
  * golden_rmsnorm_N_SIZES (0 for NULL). */
