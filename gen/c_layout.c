@@ -5,7 +5,6 @@
  * to what its template says whatever the kernel's name. */
 #include "c_layout.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Open parentheses and braces tracked, at most (deeper ones are counted
