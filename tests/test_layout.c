@@ -1,7 +1,8 @@
 /* test_layout.c - the emitted C laid out again once the stub templates'
- * holes are filled (gen/c_layout.c): small texts, and every NAME.c and
- * NAME.h of two model specs (within 80 columns, laid out already, the
- * same tokens as before). The stub suite builds every emitted stub. */
+ * holes are filled (gen/c_layout.c): each rule on small texts, a long
+ * name's lines (the same tokens), and every NAME.c and NAME.h of two
+ * model specs (within 80 columns, laid out already). The stub suite
+ * builds every emitted stub. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
