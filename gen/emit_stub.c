@@ -373,6 +373,14 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
         buf_puts(&b[uses[i].hole], uses[i].uses ? "1" : "");
     }
+    /* Table rows end the line their hole stands on. */
+    const int rows[] = {H_BUFFER_SHAPES, H_VARIANTS, H_MATCHES};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct buf *t = &b[rows[i]];
+        if (t->len > 0 && t->data[t->len - 1] == '\n') {
+            t->data[--t->len] = '\0';
+        }
+    }
     for (int i = 0; i < N_HOLES; i++) {
         holes[i].name = hole_names[i];
         holes[i].value = buf_str(&b[i]);

@@ -154,21 +154,22 @@ void header_comment(const struct emit_variant *ev, int n, const char *name,
         buf_puts(out, " */\n");
         return;
     }
-    /* NAME.c leaves the variants' knobs to NAME.h, which comes with it:
-     * the stub's size is what a project vendors. */
-    int knobs = strcmp(ext, "c") != 0;
+    /* NAME.c leaves the variants to NAME.h, which comes with it: the
+     * stub's size is what a project vendors. */
+    if (strcmp(ext, "c") == 0) {
+        buf_printf(out, "\n * variants: %d, of which %s_create picks one per "
+                   "device (%s.h lists them)\n */\n", n, name, name);
+        return;
+    }
     buf_printf(out, "\n * variants: %s_create picks one per device (%s.h "
-               "says how%s)\n", name, name,
-               knobs ? "" : ", with their knobs");
+               "says how)\n", name, name);
     for (int v = 0; v < n; v++) {
         buf_printf(out, " *   %d: ", v);
         comment_text(out, ev[v].label);
         buf_puts(out, "; for ");
         match_text(ev[v].match, ev[v].n_match, out);
-        if (knobs) {
-            buf_puts(out, "\n *     ");
-            knob_line(ev[v].ks, out);
-        }
+        buf_puts(out, "\n *     ");
+        knob_line(ev[v].ks, out);
         buf_puts(out, "\n");
     }
     buf_puts(out, " *   (* = not in the spec: chosen for the shape and the "
@@ -194,36 +195,58 @@ void c_escape(struct buf *out, const char *s, size_t n)
     }
 }
 
+static int word_char(char c);
+
 void source_lines(const struct buf *cl, struct buf *out)
 {
-    const char *p = buf_str(cl);
+    const char *start = buf_str(cl), *p = start;
+    const size_t room = SOURCE_LINE_MAX - 2; /* columns inside the quotes */
     size_t chunk = 0; /* characters of the string being written */
-    struct buf line;  /* the C line being written, less its closing quote */
+    struct buf line;  /* the C line being written, escaped, less quotes */
+    size_t cut = 0;   /* where LINE breaks best, in LINE and in P */
+    const char *cut_at = p;
     buf_init(&line);
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+    while (*p != '\0') {
         struct buf piece;
         buf_init(&piece);
-        c_escape(&piece, p, nl ? n - 1 : n);
-        buf_puts(&piece, nl ? "\\n" : "");
-        int split = chunk > 0 && chunk + n > SOURCE_CHUNK_MAX;
-        if (line.len > 0 &&
-            (split || line.len + piece.len + 1 > SOURCE_LINE_MAX)) {
-            buf_add(out, buf_str(&line), line.len);
-            buf_puts(out, split ? "\",\n" : "\"\n");
+        if (*p == '\n') {
+            buf_puts(&piece, "\\n");
+        } else if (*p == '?' && p[1] != '?' && (p == start || p[-1] != '?')) {
+            buf_puts(&piece, "?"); /* no trigraph without two in a row */
+        } else {
+            c_escape(&piece, p, 1);
+        }
+        if (line.len + piece.len > room || chunk == SOURCE_CHUNK_MAX) {
+            /* The line ends at its best break, else here; the rest
+             * starts the next (or a new string, past a string's most). */
+            size_t keep = cut > 0 && chunk < SOURCE_CHUNK_MAX ? cut : line.len;
+            const char *resume = keep == cut ? cut_at : p;
+            buf_puts(out, "\"");
+            buf_add(out, line.data, keep);
+            size_t back = (size_t)(p - resume);
+            chunk -= back;
+            buf_puts(out, chunk == SOURCE_CHUNK_MAX ? "\",\n" : "\"\n");
+            chunk = chunk == SOURCE_CHUNK_MAX ? 0 : chunk;
             buf_free(&line);
             buf_init(&line);
+            cut = 0;
+            p = resume;
+            buf_free(&piece);
+            continue;
         }
-        chunk = split ? 0 : chunk;
-        buf_puts(&line, line.len == 0 ? "\"" : "");
-        buf_add(&line, buf_str(&piece), piece.len);
+        buf_add(&line, piece.data, piece.len);
         buf_free(&piece);
-        chunk += n;
-        p += n;
+        chunk++;
+        /* A line breaks best outside a word or number. */
+        if (!word_char(p[0]) || !word_char(p[1])) {
+            cut = line.len;
+            cut_at = p + 1;
+        }
+        p++;
     }
     if (line.len > 0) {
-        buf_add(out, buf_str(&line), line.len);
+        buf_puts(out, "\"");
+        buf_add(out, line.data, line.len);
         buf_puts(out, "\",\n");
     }
     buf_free(&line);
@@ -295,6 +318,159 @@ void compact_blanks(const char *text, size_t n, struct buf *out)
         buf_puts(out, eol < end ? "\n" : "");
         p = eol + 1;
     }
+}
+
+/* Columns character C takes in a C string literal (c_escape). */
+static size_t escaped_width(unsigned char c)
+{
+    if (c == '\\' || c == '"' || c == '\t' || c == '?') {
+        return 2;
+    }
+    return c < 32 || c > 126 ? 4 : 1;
+}
+
+static size_t escaped_length(const struct buf *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        n += escaped_width((unsigned char)b->data[i]);
+    }
+    return n;
+}
+
+/* The quote open after the N bytes at S, QUOTE open before them. */
+static char quote_after(const char *s, size_t n, char quote)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (quote != 0) {
+            i += s[i] == '\\';
+            quote = i < n && s[i] == quote ? 0 : quote;
+        } else if (s[i] == '"' || s[i] == '\'') {
+            quote = s[i];
+        }
+    }
+    return quote;
+}
+
+/* Whether lines ending in A and beginning with B need a blank between
+ * them once joined: parts_tokens's cases, and a word beside a quote or a
+ * period (L "x" is not L"x", nor 1. 5 1.5). */
+static int join_needs_blank(char a, char b)
+{
+    if ((word_char(a) && (b == '"' || b == '\'' || b == '.')) ||
+        (word_char(b) && (a == '"' || a == '\'' || a == '.'))) {
+        return 1;
+    }
+    return parts_tokens(a, b);
+}
+
+/* Where a line of code too wide for WIDTH (a C string with its "\n")
+ * breaks: outside quotes, within WIDTH, after the last statement or
+ * brace (; { }) if any, else after the last other punctuator that is a
+ * token alone or at the last blank (which the break drops); the first
+ * such place past WIDTH when none is within; 0 for none at all. */
+static size_t code_break(const struct buf *line, size_t width)
+{
+    size_t any = 0, statement = 0, used = 2;
+    char quote = 0;
+    for (size_t i = 0; i + 1 < line->len; i++) {
+        char c = line->data[i];
+        used += escaped_width((unsigned char)c);
+        if (used > width && any > 0) {
+            break;
+        }
+        if (quote != 0) {
+            i += c == '\\';
+            quote = c == quote ? 0 : quote;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (strchr(";,{}()[]", c) != NULL ||
+                   line->data[i + 1] == ' ') {
+            any = i + 1;
+            statement = strchr(";{}", c) != NULL ? i + 1 : statement;
+            if (used > width) {
+                break;
+            }
+        }
+    }
+    return statement > 0 ? statement : any;
+}
+
+void reflow_lines(const char *text, size_t n, size_t width, struct buf *out)
+{
+    const char *p = text, *end = text + n;
+    struct buf cur, joined;
+    buf_init(&cur);
+    buf_init(&joined);
+    int have = 0;    /* CUR holds a line */
+    int code = 0;    /* CUR is code (no directive): code may join it */
+    int newline = 0; /* the last line ended in a newline */
+    char quote0 = 0; /* the quote open where CUR begins */
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        eol = eol != NULL ? eol : end;
+        size_t len = (size_t)(eol - p);
+        int continued = have && cur.len > 0 && cur.data[cur.len - 1] == '\\';
+        int line_code = continued ? code : len == 0 || *p != '#';
+        int join = continued || (have && code && line_code);
+        buf_free(&joined);
+        buf_init(&joined);
+        if (continued) {
+            /* The backslash and newline go, as the compiler splices
+             * them; of a blank on either side, outside quotes, one
+             * stays. */
+            size_t keep = cur.len - 1;
+            int twice = quote_after(cur.data, keep, quote0) == 0 &&
+                        keep > 0 && cur.data[keep - 1] == ' ' && len > 0 &&
+                        *p == ' ';
+            buf_add(&joined, cur.data, keep);
+            buf_add(&joined, p + twice, len - (size_t)twice);
+        } else if (join) {
+            buf_add(&joined, cur.data, cur.len);
+            if (cur.len > 0 && len > 0 &&
+                join_needs_blank(cur.data[cur.len - 1], *p)) {
+                buf_puts(&joined, " ");
+            }
+            buf_add(&joined, p, len);
+        }
+        int fits = width == (size_t)-1 || escaped_length(&joined) + 2 <= width;
+        if (join && (fits || (code && !continued))) {
+            buf_free(&cur);
+            cur = joined;
+            buf_init(&joined);
+        } else {
+            if (have) {
+                buf_add(out, cur.data, cur.len);
+                buf_puts(out, "\n");
+            }
+            quote0 = continued ? quote_after(cur.data, cur.len, quote0) : 0;
+            buf_free(&cur);
+            buf_init(&cur);
+            buf_add(&cur, p, len);
+            have = 1;
+            code = line_code;
+        }
+        /* Code past WIDTH breaks where it can, the rest going on. */
+        size_t at;
+        while (code && quote0 == 0 && width != (size_t)-1 &&
+               escaped_length(&cur) + 2 > width &&
+               (at = code_break(&cur, width)) > 0) {
+            size_t rest = at + (cur.data[at] == ' ');
+            buf_add(out, cur.data, at);
+            buf_puts(out, "\n");
+            memmove(cur.data, cur.data + rest, cur.len - rest);
+            cur.len -= rest;
+            cur.data[cur.len] = '\0';
+        }
+        newline = eol < end;
+        p = eol + 1;
+    }
+    if (have) {
+        buf_add(out, cur.data, cur.len);
+        buf_puts(out, newline ? "\n" : "");
+    }
+    buf_free(&cur);
+    buf_free(&joined);
 }
 
 size_t skip_length(const char *p, const char *end, int *comment)

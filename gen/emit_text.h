@@ -44,14 +44,18 @@ void c_escape(struct buf *out, const char *s, size_t n);
  * need not accept a string literal longer than 4095. */
 #define SOURCE_CHUNK_MAX 4000
 
-/* The most columns of a line of C that holds several lines of an
- * embedded text. */
+/* The most columns of a line of C of an embedded text. */
 #define SOURCE_LINE_MAX 79
 
-/* Appends CL as the strings of a C array, each followed by a comma:
- * lines of CL packed into lines of C of up to SOURCE_LINE_MAX columns
- * (a longer line alone), adjacent literals joined into strings of up to
- * SOURCE_CHUNK_MAX characters (a longer line alone). */
+/* The most columns of a line of an embedded text (reflow_lines): lines
+ * of a build log that point at the program's text stay readable. */
+#define SOURCE_FLOW_MAX 320
+
+/* Appends CL as the strings of a C array, each followed by a comma: its
+ * characters escaped and packed into lines of C of up to SOURCE_LINE_MAX
+ * columns, each broken at its last place outside a word or number (a
+ * line of C ends where it must, not where a line of CL does), adjacent
+ * literals joined into strings of up to SOURCE_CHUNK_MAX characters. */
 void source_lines(const struct buf *cl, struct buf *out);
 
 /* Appends the N bytes of OpenCL C at TEXT (strip_comments's output) to
@@ -63,6 +67,15 @@ void source_lines(const struct buf *cl, struct buf *out);
  * A(x)), and a line continued into the next keeps one blank in front of
  * it. Line by line, as strip_comments. */
 void compact_blanks(const char *text, size_t n, struct buf *out);
+
+/* Appends the N bytes of OpenCL C at TEXT (compact_blanks's output) to
+ * OUT with lines joined where C needs no line break: a line of code
+ * joins the one before when that is code too (no directive) and the two
+ * fit WIDTH columns as a C string (with their "\n"; (size_t)-1: any
+ * width), with a blank where tokens need one; a line continued with a
+ * backslash joins the next where they fit, as the compiler splices
+ * them. The same tokens, the same directives. */
+void reflow_lines(const char *text, size_t n, size_t width, struct buf *out);
 
 /* The length of the comment or quoted text of OpenCL C at P (END its
  * end), 0 when P begins neither; *COMMENT set to whether it is a comment.

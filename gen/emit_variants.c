@@ -138,52 +138,149 @@ static void arg_lists_free(struct arg_lists *al)
     free(al->text);
 }
 
+/* The tables of a NAME.c that variants share where they are the same
+ * (kernel lists, launch sequences): each one's text, and the name it
+ * was written under. */
+struct shared_tables {
+    char **text, **name;
+    int n, cap;
+};
+
+/* The name TEXT was written under in ST, or NULL when it is new. */
+static const char *shared_name(const struct shared_tables *st,
+                               const char *text)
+{
+    for (int i = 0; i < st->n; i++) {
+        if (strcmp(st->text[i], text) == 0) {
+            return st->name[i];
+        }
+    }
+    return NULL;
+}
+
+/* Records that TEXT is written under NAME; -1 when out of memory. */
+static int shared_add(struct shared_tables *st, const char *text,
+                      const char *name)
+{
+    if (st->n == st->cap) {
+        int cap = st->cap ? 2 * st->cap : 16;
+        char **text_grown = realloc(st->text, (size_t)cap * sizeof(char *));
+        if (text_grown == NULL) {
+            return -1;
+        }
+        st->text = text_grown;
+        char **name_grown = realloc(st->name, (size_t)cap * sizeof(char *));
+        if (name_grown == NULL) {
+            return -1;
+        }
+        st->name = name_grown;
+        st->cap = cap;
+    }
+    st->text[st->n] = strdup(text);
+    st->name[st->n] = strdup(name);
+    if (st->text[st->n] == NULL || st->name[st->n] == NULL) {
+        free(st->text[st->n]);
+        free(st->name[st->n]);
+        return -1;
+    }
+    st->n++;
+    return 0;
+}
+
+static void shared_tables_free(struct shared_tables *st)
+{
+    for (int i = 0; i < st->n; i++) {
+        free(st->text[i]);
+        free(st->name[i]);
+    }
+    free(st->text);
+    free(st->name);
+}
+
+/* The name of the table that holds TEXT: an earlier one that is the
+ * same, else NAME_TABLE, whose definition, DECL TABLE[] = TEXT, with
+ * COMMENT above it (NULL: none), is appended to OUT. NULL when out of
+ * memory. */
+static const char *shared_table(struct shared_tables *st, const char *decl,
+                                const char *name, const char *table,
+                                const char *text, const char *comment,
+                                struct buf *out)
+{
+    struct buf key;
+    buf_init(&key);
+    buf_printf(&key, "%s %s", decl, text);
+    const char *have = shared_name(st, buf_str(&key));
+    if (have == NULL) {
+        char full[EMIT_NAME_MAX + 48];
+        snprintf(full, sizeof full, "%s_%s", name, table);
+        if (comment != NULL) {
+            buf_printf(out, "/* %s */\n", comment);
+        }
+        buf_printf(out, "static const %s %s[] = %s;\n%s", decl, full, text,
+                   comment != NULL ? "\n" : "");
+        if (shared_add(st, buf_str(&key), full) == 0) {
+            have = st->name[st->n - 1];
+        }
+    }
+    buf_free(&key);
+    return have;
+}
+
 /* Variant V's kernel table, paths and NAME_variants row (stub NAME of an
  * OP kernel), with the columns of the sections SEC; its launches'
  * argument lists from AL. */
 static int stub_tables(const char *name, const struct op_def *op,
                        const struct plan *p, int v, const char *label,
                        const struct stub_sections *sec,
-                       struct arg_lists *al, struct buf *b, char *err,
-                       size_t errsize)
+                       struct arg_lists *al, struct shared_tables *st,
+                       struct buf *b, char *err, size_t errsize)
 {
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     size_t threads[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
     int n_names = plan_kernels(p, names, threads);
     struct buf *t = &b[H_VARIANT_TABLES];
-    buf_printf(t, "static const char *const %s_kernel_names%d[] = {", name,
-               v);
+    struct buf list;
+    char table[64];
+    const char *launches[SPECL_MAX_PATHS];
+    buf_init(&list);
+    buf_puts(&list, "{");
     for (int i = 0; i < n_names; i++) {
-        buf_printf(t, "%s\"%s\"", i ? ", " : "", names[i]);
+        buf_printf(&list, "%s\"%s\"", i ? ", " : "", names[i]);
     }
-    buf_printf(t, "};\nstatic const size_t %s_kernel_threads%d[] = {", name,
-               v);
+    buf_puts(&list, "}");
+    snprintf(table, sizeof table, "kernel_names%d", v);
+    const char *kernel_names = shared_table(st, "char *const", name, table,
+                                            buf_str(&list), NULL, t);
+    buf_free(&list);
+    buf_init(&list);
+    buf_puts(&list, "{");
     for (int i = 0; i < n_names; i++) {
-        buf_printf(t, "%s%zu", i ? ", " : "", threads[i]);
+        buf_printf(&list, "%s%zu", i ? ", " : "", threads[i]);
     }
-    buf_puts(t, "};\n\n");
+    buf_puts(&list, "}");
+    snprintf(table, sizeof table, "kernel_threads%d", v);
+    const char *kernel_threads = shared_table(st, "size_t", name, table,
+                                              buf_str(&list), NULL, t);
+    buf_free(&list);
+    buf_puts(t, "\n");
     for (int pi = 0; pi < p->n_path; pi++) {
         const struct path *path = &p->path[pi];
-        /* a band of the kind before (its slices for more rows) says so */
-        int band = pi > 0 && strcmp(path->why, p->path[pi - 1].why) == 0;
-        buf_printf(t, "/* %s */\nstatic const struct %s_launch "
-                   "%s_launches%d_%d[] = {\n",
-                   band ? "the same, for more rows" : path->why, name, name,
-                   v, pi);
+        struct buf rows;
+        buf_init(&rows);
+        buf_puts(&rows, "{\n");
         for (int li = 0; li < path->n_launch; li++) {
             const struct launch *l = &path->launch[li];
             int ki = kernel_index(names, &n_names, l->kernel);
             int two = l->dims > 1;
-            buf_printf(t, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, {%uu, %uu}, "
-                       "{%zu, %zu}, ", ki, l->dims, l->local[0],
+            buf_printf(&rows, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, "
+                       "{%uu, %uu}, {%zu, %zu}, ", ki, l->dims, l->local[0],
                        two ? l->local[1] : 1, l->groups[0],
                        two ? l->groups[1] : 1, l->grid[0],
                        two ? l->grid[1] : 0u, per_group(l, 0),
                        two ? per_group(l, 1) : 1);
             if (sec->slices) {
-                buf_printf(t, "%d, ", l->slices);
+                buf_printf(&rows, "%d, ", l->slices);
             }
-            struct buf list;
             buf_init(&list);
             for (int a = 0; l->args[a] != NULL; a++) {
                 const char *arg = l->args[a];
@@ -205,6 +302,7 @@ static int stub_tables(const char *name, const struct op_def *op,
                     snprintf(err, errsize, "launch %s: unknown argument %s",
                              l->kernel, arg);
                     buf_free(&list);
+                    buf_free(&rows);
                     return -1;
                 }
             }
@@ -215,19 +313,38 @@ static int stub_tables(const char *name, const struct op_def *op,
                 snprintf(err, errsize, "%s: more than %d distinct argument "
                          "lists, or out of memory", name,
                          STUB_MAX_ARG_LISTS);
+                buf_free(&rows);
                 return -1;
             }
             unsigned if_given;
             if (given_mask(p, l->if_given, &if_given, err, errsize) < 0) {
+                buf_free(&rows);
                 return -1;
             }
-            buf_printf(t, "%s_args%d", name, at);
+            buf_printf(&rows, "%s_args%d", name, at);
             if (sec->if_given) {
-                buf_printf(t, ", %uu", if_given);
+                buf_printf(&rows, ", %uu", if_given);
             }
-            buf_puts(t, "},\n");
+            buf_puts(&rows, "},\n");
         }
-        buf_puts(t, "};\n\n");
+        buf_puts(&rows, "}");
+        /* a band of the kind before (its slices for more rows) says so */
+        int band = pi > 0 && strcmp(path->why, p->path[pi - 1].why) == 0;
+        char decl[EMIT_NAME_MAX + 32];
+        snprintf(decl, sizeof decl, "struct %s_launch", name);
+        snprintf(table, sizeof table, "launches%d_%d", v, pi);
+        launches[pi] = shared_table(st, decl, name, table, buf_str(&rows),
+                                    band ? "the same, for more rows"
+                                         : path->why, t);
+        buf_free(&rows);
+        if (launches[pi] == NULL) {
+            snprintf(err, errsize, "%s: out of memory", name);
+            return -1;
+        }
+    }
+    if (kernel_names == NULL || kernel_threads == NULL) {
+        snprintf(err, errsize, "%s: out of memory", name);
+        return -1;
     }
     buf_printf(t, "static const struct %s_path %s_paths%d[] = {\n", name, name,
                v);
@@ -237,8 +354,8 @@ static int stub_tables(const char *name, const struct op_def *op,
                        errsize) < 0) {
             return -1;
         }
-        buf_printf(t, "    {%ld, %d, %s_launches%d_%d", p->path[pi].max_rows,
-                   p->path[pi].n_launch, name, v, pi);
+        buf_printf(t, "    {%ld, %d, %s", p->path[pi].max_rows,
+                   p->path[pi].n_launch, launches[pi]);
         if (sec->scratch) {
             buf_printf(t, ", %ld, %uu, %ld", p->path[pi].scratch_per,
                        p->path[pi].scratch_sizes, p->path[pi].scratch_fixed);
@@ -267,9 +384,8 @@ static int stub_tables(const char *name, const struct op_def *op,
     c_escape(&b[H_VARIANTS], label, strlen(label));
     buf_puts(&b[H_VARIANTS], "\",\n");
     buf_printf(&b[H_VARIANTS], "     %s_source%d,\n", name, v);
-    buf_printf(&b[H_VARIANTS],
-               "     %s_kernel_names%d, %s_kernel_threads%d, %d, %s_paths%d",
-               name, v, name, v, n_names, name, v);
+    buf_printf(&b[H_VARIANTS], "     %s, %s, %d, %s_paths%d", kernel_names,
+               kernel_threads, n_names, name, v);
     if (sec->needed != 0) {
         buf_printf(&b[H_VARIANTS], ", 0x%xu", p->needs);
     }
@@ -349,26 +465,21 @@ static void variant_rows(const struct emit_variant *ev, int v, int n,
                v + 1 < n ? "\n" : "");
 }
 
-/* Variant V's source (its PRELUDE, then its KERNELS cut at CUTS) as a
- * list of the texts of T, the texts met first added to B's sources. */
-static int source_list(const char *name, int v, struct emit_texts *t,
-                       const struct buf *prelude, const struct buf *kernels,
-                       const struct render_cuts *cuts, struct buf *b,
-                       char *err, size_t errsize)
+/* Variant V's source as the list of T's texts NAME_source<V>. */
+static void source_list(const char *name, int v, const struct emit_texts *t,
+                        struct buf *b)
 {
-    char first[48];
-    snprintf(first, sizeof first, "the parameters of variant %d", v);
     struct buf *list = &b[H_VARIANT_TABLES];
-    buf_printf(list, "/* Variant %d: its source (texts, in order), its "
-               "kernels, then its paths. */\n"
-               "static const char *const *const %s_source%d[] = {\n", v,
-               name, v);
-    if (emit_source_texts(name, t, prelude, first, kernels, cuts,
-                          &b[H_SOURCES], list, err, errsize) < 0) {
-        return -1;
+    if (v == 0) {
+        buf_puts(list, "/* Variant 0: its source (texts, in order), its "
+                       "kernels, then its paths; and so on. */\n");
+    } else {
+        buf_printf(list, "/* Variant %d. */\n", v);
     }
-    buf_puts(list, "    NULL\n};\n\n");
-    return 0;
+    buf_printf(list, "static const char *const *const %s_source%d[] = {",
+               name, v);
+    emit_texts_list(name, t, v, list);
+    buf_puts(list, "NULL};\n\n");
 }
 
 /* The rows ranges of VS as the rows of the stub's NAME_ranges (device
@@ -443,6 +554,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     const struct render_cuts *plan_cuts[SPECL_MAX_VARIANTS];
     struct buf rendered[SPECL_MAX_VARIANTS];
     struct arg_lists al = {NULL, 0, 0};
+    struct shared_tables shared = {NULL, NULL, 0, 0};
     struct render_cuts cuts[SPECL_MAX_VARIANTS];
     for (int v = 0; v < n; v++) {
         plans[v] = &ev[v].plan;
@@ -474,34 +586,41 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         cl_prune(text, cuts, n);
     }
     for (int v = 0; v < n && !bad; v++) {
-        const struct plan *p = &ev[v].plan;
         struct buf prelude;
+        char first[48];
         buf_init(&prelude);
-        cl_prelude_used(p, buf_str(&text[v]), text[v].len, &prelude);
+        cl_prelude_used(&ev[v].plan, buf_str(&text[v]), text[v].len,
+                        &prelude);
         if (v == 0) {
             buf_puts(&e->cl, buf_str(&prelude));
             buf_puts(&e->cl, buf_str(&text[v]));
         }
-        bad = source_list(name, v, texts, &prelude, &text[v], &cuts[v], b,
-                          err, errsize) < 0;
-        if (!bad) {
-            char knobs[TUNE_TEXT];
-            knobs_text(ev[v].ks, knobs, sizeof knobs);
-            int k = stub_tables(name, ev[v].ks->op, p, v, ev[v].label, &sec,
-                                &al, b, err, errsize);
-            if (k < 0) {
-                bad = 1;
-            }
-            max_kernels = k > max_kernels ? k : max_kernels;
-            variant_rows(ev, v, n, knobs, sec.names, sec.asked != 0, b);
-        }
+        snprintf(first, sizeof first, "the parameters of variant %d", v);
+        bad = emit_texts_add(texts, name, v, &prelude, first, &text[v],
+                             &cuts[v], err, errsize) < 0;
         buf_free(&prelude);
+    }
+    if (!bad) {
+        emit_texts_write(name, texts, n, &b[H_SOURCES]);
+    }
+    for (int v = 0; v < n && !bad; v++) {
+        char knobs[TUNE_TEXT];
+        source_list(name, v, texts, b);
+        knobs_text(ev[v].ks, knobs, sizeof knobs);
+        int k = stub_tables(name, ev[v].ks->op, &ev[v].plan, v, ev[v].label,
+                            &sec, &al, &shared, b, err, errsize);
+        if (k < 0) {
+            bad = 1;
+        }
+        max_kernels = k > max_kernels ? k : max_kernels;
+        variant_rows(ev, v, n, knobs, sec.names, sec.asked != 0, b);
     }
     for (int v = 0; v < n; v++) {
         buf_free(&rendered[v]);
         buf_free(&text[v]);
     }
     arg_lists_free(&al);
+    shared_tables_free(&shared);
     if (bad) {
         goto done;
     }

@@ -469,22 +469,24 @@ static char *embedded_source(const char *c, const char *name, int v,
                              int *n_texts)
 {
     char table[SPECL_NAME_MAX + 32];
-    snprintf(table, sizeof table, "%s_source%d[] = {\n", name, v);
+    snprintf(table, sizeof table, "%s_source%d[] = {", name, v);
     const char *ref = strstr(c, table);
+    const char *end = ref != NULL ? strstr(ref, "NULL};\n") : NULL;
     struct buf out;
     buf_init(&out);
     *n_texts = 0;
-    for (ref = ref ? strchr(ref, '\n') + 1 : NULL;
-         ref != NULL && strncmp(ref, "    NULL\n};", 11) != 0;
-         ref = strchr(ref, '\n') + 1) {
+    if (end == NULL) {
+        return NULL;
+    }
+    size_t n = strlen(name);
+    for (ref += strlen(table); ref < end; ref++) {
         int text;
-        char *piece = NULL;
-        size_t n = strlen(name);
-        if (strncmp(ref, "    ", 4) == 0 && strncmp(ref + 4, name, n) == 0 &&
-            sscanf(ref + 4 + n, "_text%d,", &text) == 1) {
-            snprintf(table, sizeof table, "%s_text%d[] = {\n", name, text);
-            piece = embedded_table(c, table);
+        if (strncmp(ref, name, n) != 0 ||
+            sscanf(ref + n, "_text%d,", &text) != 1) {
+            continue;
         }
+        snprintf(table, sizeof table, "%s_text%d[] = {\n", name, text);
+        char *piece = embedded_table(c, table);
         if (piece == NULL) {
             buf_free(&out);
             return NULL;
@@ -492,33 +494,35 @@ static char *embedded_source(const char *c, const char *name, int v,
         buf_puts(&out, piece);
         free(piece);
         (*n_texts)++;
-    }
-    if (ref == NULL) {
-        buf_free(&out);
-        return NULL;
+        ref += n;
     }
     char *text = strdup(buf_str(&out));
     buf_free(&out);
     return text;
 }
 
-/* CODE less comments and indentation (strip_comments, compact_blanks)
- * into OUT. */
+/* CODE less comments and indentation (strip_comments, compact_blanks),
+ * its lines joined wherever C allows (reflow_lines at any width), into
+ * OUT: the same for any text of the same tokens and directives. */
 static void stripped_code(const char *code, size_t n, struct buf *out)
 {
-    struct buf stripped;
+    struct buf stripped, compact;
     buf_init(&stripped);
+    buf_init(&compact);
     strip_comments(code, n, &stripped);
-    compact_blanks(buf_str(&stripped), stripped.len, out);
+    compact_blanks(buf_str(&stripped), stripped.len, &compact);
+    reflow_lines(buf_str(&compact), compact.len, (size_t)-1, out);
     buf_free(&stripped);
+    buf_free(&compact);
 }
 
 /* Each variant's source as NAME.c embeds it, a list of texts, is the
  * source the generator renders for it (the parameters its kernels use,
  * then its kernels with the conditionals every variant's plan decides
  * alike resolved and the definitions no variant uses left out) less
- * comments and blanks, byte for byte, and variant 0's is
- * NAME.cl's after its comment, less those; no two texts are the same, and
+ * comments and blanks, byte for byte once lines are joined wherever C
+ * allows, and variant 0's is NAME.cl's after its comment, less those;
+ * no two texts are the same, and
  * variants that share templates share texts (the .c holds fewer texts
  * than its lists name). */
 static void check_variant_sources(const struct kernel_spec *ks,
@@ -562,7 +566,16 @@ static void check_variant_sources(const struct kernel_spec *ks,
         buf_puts(&rendered, buf_str(&resolved[v]));
         buf_free(&resolved[v]);
         stripped_code(buf_str(&rendered), rendered.len, &want);
-        char *got = embedded_source(c, ks->name, v, &n_texts);
+        char *embedded = embedded_source(c, ks->name, v, &n_texts);
+        char *got = NULL;
+        if (embedded != NULL) {
+            struct buf flat;
+            buf_init(&flat);
+            reflow_lines(embedded, strlen(embedded), (size_t)-1, &flat);
+            got = strdup(buf_str(&flat));
+            buf_free(&flat);
+            free(embedded);
+        }
         TU_CHECK(got != NULL && strcmp(got, buf_str(&want)) == 0,
                  "%s.c: the embedded source of variant %d is not the one "
                  "rendered for it, less comments", ks->name, v);
@@ -720,19 +733,25 @@ static void check_decisions(const struct kernel_spec *ks,
     const char *c = buf_str(&e->c);
     int n_variants = 16;
     for (int v = 0; v < 16; v++) {
-        char want_names[SPECL_NAME_MAX + 32];
-        char want_threads[SPECL_NAME_MAX + 32];
-        snprintf(want_names, sizeof want_names, "%s_kernel_names%d[] = {",
-                 ks->name, v);
-        snprintf(want_threads, sizeof want_threads,
-                 "%s_kernel_threads%d[] = {", ks->name, v);
-        const char *names = strstr(c, want_names);
-        const char *threads = strstr(c, want_threads);
-        if (names == NULL) {
+        /* Its row of NAME_variants names its tables, which variants of
+         * the same kernels share. */
+        char source[SPECL_NAME_MAX + 32];
+        char names_table[SPECL_NAME_MAX + 40] = "";
+        char threads_table[SPECL_NAME_MAX + 40] = "";
+        snprintf(source, sizeof source, "%s_source%d,", ks->name, v);
+        const char *row = strstr(c, source);
+        if (row == NULL) {
             n_variants = v;
             break;
         }
-        CU_ASSERT_FATAL(threads != NULL);
+        row += strlen(source);
+        CU_ASSERT_FATAL(sscanf(row, " %[A-Za-z0-9_], %[A-Za-z0-9_],",
+                               names_table, threads_table) == 2);
+        strcat(names_table, "[] = {");
+        strcat(threads_table, "[] = {");
+        const char *names = strstr(c, names_table);
+        const char *threads = strstr(c, threads_table);
+        CU_ASSERT_FATAL(names != NULL && threads != NULL);
         names = strchr(names, '{') + 1;
         threads = strchr(threads, '{') + 1;
         check_kernels(ks->name, plan, names, threads);
@@ -986,17 +1005,73 @@ static void test_compact_blanks(void)
                      sizeof cases / sizeof cases[0]);
 }
 
-/* The strings of an embedded text: short lines packed into lines of C
- * of up to SOURCE_LINE_MAX columns, a longer line alone, strings of up
- * to SOURCE_CHUNK_MAX characters; read back as C reads them (the
- * literals of a string joined, escapes undone), the text itself. */
+static void reflow_any(const char *text, size_t n, struct buf *out)
+{
+    reflow_lines(text, n, (size_t)-1, out);
+}
+
+static void reflow_narrow(const char *text, size_t n, struct buf *out)
+{
+    reflow_lines(text, n, 20, out);
+}
+
+/* The embedded texts' lines join where C needs no break: code joins code
+ * (a blank where tokens need one: two words, punctuators that would
+ * join, a word beside a quote or a period), directives keep their lines,
+ * a continued line joins the next as the compiler splices them (quoted
+ * text exact); at a width, code breaks after a punctuator or at a blank
+ * and a continuation that would not fit stays. */
+static void test_reflow_lines(void)
+{
+    static const char *const any[][2] = {
+        {"a;\nb;\n", "a;b;\n"},
+        {"int x\nint y;\n", "int x int y;\n"},
+        {"#pragma unroll\nfor(;;){\nx;\n}\n", "#pragma unroll\nfor(;;){x;}\n"},
+        {"a;\n#if X\nb;\n#endif\nc;\n", "a;\n#if X\nb;\n#endif\nc;\n"},
+        {"#define A(x) \\\n (x)+1\ny;\n", "#define A(x) (x)+1\ny;\n"},
+        {"a-\n-b;\n", "a- -b;\n"},
+        {"f(L\n\"s\");\n", "f(L \"s\");\n"},
+        {"x=1.\n5;\n", "x=1. 5;\n"},
+        {"s=\"a\\\n  b\";\nz;\n", "s=\"a  b\";z;\n"},
+        {"a;\nb;", "a;b;"},
+    };
+    check_text_cases("reflow_lines", reflow_any, any,
+                     sizeof any / sizeof any[0]);
+    static const char *const narrow[][2] = {
+        {"int alpha=1;\nint beta=2;\nint gamma=3;\n",
+         "int alpha=1;\nint beta=2;\nint gamma=3;\n"},
+        {"a;\nb;\nc;\n", "a;b;c;\n"},
+        {"x=alpha+beta gamma;\n", "x=alpha+beta\ngamma;\n"},
+        {"#define LONGNAME \\\n (1+2+3+4)\n",
+         "#define LONGNAME \\\n (1+2+3+4)\n"},
+        {"#define A \\\n 1\n", "#define A 1\n"},
+    };
+    check_text_cases("reflow_lines at 20 columns", reflow_narrow, narrow,
+                     sizeof narrow / sizeof narrow[0]);
+}
+
+/* The strings of an embedded text: its characters packed into lines of
+ * C of up to SOURCE_LINE_MAX columns, a line of C ending where it must
+ * (a line of the text may span several) but never inside a word or a
+ * number, strings of up to SOURCE_CHUNK_MAX characters, no trigraph;
+ * read back as C reads them (the literals of a string joined, escapes
+ * undone), the text itself. */
 static void test_source_lines(void)
 {
     struct buf text, out;
     buf_init(&text);
     buf_init(&out);
     for (int i = 0; i < 400; i++) {
-        buf_printf(&text, i % 50 == 7 ? "#error \"line %d: %0100d\"\n"
+        if (i % 50 == 7) {
+            /* a line of the text longer than a line of C */
+            buf_printf(&text, "#error \"line %d:", i);
+            for (int w = 0; w < 40; w++) {
+                buf_puts(&text, " ab");
+            }
+            buf_puts(&text, "\"\n");
+            continue;
+        }
+        buf_printf(&text, i % 50 == 9 ? "t%d = \"?\?=%d\";\n"
                                       : "x%d = \\y? 1 : 2;\n",
                    i, 0);
     }
@@ -1006,6 +1081,9 @@ static void test_source_lines(void)
     buf_init(&back);
     buf_init(&string);
     int lines = 0, packed = 0;
+    char last = ' '; /* the last character of the line before */
+    TU_CHECK(strstr(buf_str(&out), "??") == NULL, "a trigraph: %s",
+             strstr(buf_str(&out), "??"));
     for (const char *p = buf_str(&out); *p != '\0'; lines++) {
         const char *eol = strchr(p, '\n');
         TU_CHECK(eol != NULL && *p == '"', "line %d: %.60s", lines, p);
@@ -1015,6 +1093,7 @@ static void test_source_lines(void)
         size_t cols = (size_t)(eol - p);
         int comma = eol[-1] == ',';
         int pieces = 0;
+        size_t at = string.len;
         for (const char *q = p + 1; q < eol - 1 - comma; q++) {
             if (*q == '\\') {
                 q++;
@@ -1024,13 +1103,17 @@ static void test_source_lines(void)
             }
             buf_add(&string, q, 1);
         }
-        TU_CHECK(cols <= SOURCE_LINE_MAX || pieces <= 1,
-                 "line %d packs %d lines in %zu columns", lines, pieces,
+        TU_CHECK(cols <= SOURCE_LINE_MAX, "line %d: %zu columns", lines,
                  cols);
+        TU_CHECK(at == string.len || !(isalnum((unsigned char)last) &&
+                                       isalnum((unsigned char)string.data[at])),
+                 "line %d begins inside a word: %.20s", lines, p);
+        last = string.len > 0 ? string.data[string.len - 1] : ' ';
         packed += pieces > 1;
         if (comma) {
             TU_CHECK(string.len <= SOURCE_CHUNK_MAX, "a string of %zu",
                      string.len);
+            last = ' ';
             buf_add(&back, buf_str(&string), string.len);
             buf_free(&string);
             buf_init(&string);
@@ -1059,8 +1142,12 @@ static void test_source_lines(void)
  * definitions no variant uses, and the #defines no kernel of a variant
  * names, left out 1.7 KB (107.4 KB); the capabilities table holding what
  * some variant needs, not all it is meant for, 0.8 KB (106.5 KB); its
- * lines laid out within 80 columns for its name, 1.4 KB more (107.9 KB). */
-#define LLAMA_Q_PROJ_C_MAX 108000L
+ * lines laid out within 80 columns for its name, 1.4 KB more (107.9 KB);
+ * the texts that always come together stored as one, their lines joined
+ * where C needs no break and packed into full lines of C, launch and
+ * kernel tables that variants share written once, and the header's list
+ * of variants left to NAME.h, 7.4 KB less (100.5 KB). */
+#define LLAMA_Q_PROJ_C_MAX 101000L
 
 /* specl gen of the specs users vendor from: NAME.c within its bound, and
  * no emitted file (NAME.cl, .h, .c) names a device or a timing. */
@@ -2133,6 +2220,8 @@ int add_emit_suite(void)
                     test_compact_blanks) == NULL ||
         CU_add_test(s, "embedded kernel texts packed into lines of C",
                     test_source_lines) == NULL ||
+        CU_add_test(s, "embedded kernel texts: lines joined",
+                    test_reflow_lines) == NULL ||
         CU_add_test(s, "llama2-7b and seeds: stub size, no device or timing",
                     test_emitted_lean) == NULL ||
         CU_add_test(s, "a stub's runtime sections exactly where needed",

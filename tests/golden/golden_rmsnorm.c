@@ -5,11 +5,8 @@
  * op:     rmsnorm (y = x / sqrt(mean(x^2) + eps) * gamma per row)
  * dtype:  f32
  * fields: features=512 eps=1e-06
- * variants: golden_rmsnorm_create picks one per device (golden_rmsnorm.h says
- *           how, with their knobs)
- *   0: op defaults for GPUs; for any device
- *   1: op defaults for CPUs; for CPUs
- *   (* = not in the spec: chosen for the shape and the device type)
+ * variants: 2, of which golden_rmsnorm_create picks one per device
+ *           (golden_rmsnorm.h lists them)
  */
 
 #include "golden_rmsnorm.h"
@@ -24,181 +21,127 @@
  * the end, so that several stubs build as one unit; parameters and locals
  * begin with an underscore, as no kernel name does (gcc's -Wshadow). */
 
-/* The variants' OpenCL C sources: texts stored once (strings of up to
- * 4000 characters, as C99 compilers must accept; NULL after the last)
- * without comments, indentation, blank lines or blanks that part no
- * tokens. golden_rmsnorm_sourceV lists variant V's: its #define prelude,
- * then its kernels' pieces, shared between variants. golden_rmsnorm.cl is
- * variant 0's as written. */
+/* The variants' OpenCL C sources: texts stored once, without comments,
+ * indentation or blanks that part no tokens, lines joined where C needs
+ * no break, in strings of up to 4000 characters (as C99 compilers must
+ * accept; NULL after the last). golden_rmsnorm_sourceV lists variant V's: its
+ * #define prelude, then its kernels' texts, shared between variants.
+ * golden_rmsnorm.cl is variant 0's as written. */
 
 /* the parameters of variant 0 */
 static const char *const golden_rmsnorm_text0[] = {
-"#define FEATURES 512\n#define VEC 4\n#define WG_SIZE 64\n"
-"#define ROWS_PER_GROUP 4\n#define ROW_IN_REGISTERS 1\n#define NVEC 128\n"
-"#define SLOTS 2\n#define EPS 1e-06f\n#define NORM_SCALE_MAX 59\n",
+"#define FEATURES 512\n#define VEC 4\n#define WG_SIZE 64\n#define "
+"ROWS_PER_GROUP 4\n#define ROW_IN_REGISTERS 1\n#define NVEC 128\n#define SLOTS"
+" 2\n#define EPS 1e-06f\n#define NORM_SCALE_MAX 59\n",
 NULL
 };
 
-/* storage_f32.cl */
+/* storage_f32.cl, row_reduce.cl, norm_scale.cl, rmsnorm_row.cl, rmsnorm.cl */
 static const char *const golden_rmsnorm_text1[] = {
-"typedef float storage_t;\n"
-"inline float load1(const __global storage_t*p,size_t i){return p[i];}\n"
-"inline void store1(__global storage_t*p,size_t i,float v){p[i]=v;}\n"
-"inline float4 load4(const __global storage_t*p,size_t i)\n{\n"
-"return((const __global float4*)p)[i/4];\n}\n"
-"inline void store4(__global storage_t*p,size_t i,float4 v)\n{\n"
-"((__global float4*)p)[i/4]=v;\n}\n"
-"inline float2 load2(const __global storage_t*p,size_t i)\n{\n"
-"return((const __global float2*)p)[i/2];\n}\n"
-"inline void store2(__global storage_t*p,size_t i,float2 v)\n{\n"
-"((__global float2*)p)[i/2]=v;\n}\n"
-"inline float8 load8(const __global storage_t*p,size_t i)\n{\n"
-"return(float8)(load4(p,i),load4(p,i+4));\n}\n"
-"inline void store8(__global storage_t*p,size_t i,float8 v)\n{\n"
-"store4(p,i,v.lo);\nstore4(p,i+4,v.hi);\n}\n",
-NULL
-};
-
-/* row_reduce.cl */
-static const char *const golden_rmsnorm_text2[] = {
-"#define SLOT_IN_ROW(k, j)((void)(j),1)\n"
-"#define MAX2(a, b)((a)>(b)\?(a):(b))\n#if VEC==16\ntypedef float16 floatv;\n"
-"inline floatv loadv(const __global storage_t*p,size_t i)\n{\n"
-"return(float16)(load8(p,i),load8(p,i+8));\n}\n"
-"inline void storev(__global storage_t*p,size_t i,floatv v)\n{\n"
-"store8(p,i,v.lo);\nstore8(p,i+8,v.hi);\n}\ninline float hsum(floatv v)\n{\n"
-"const float8 a=v.lo+v.hi;\nconst float4 b=a.lo+a.hi;\n"
-"return(b.x+b.y)+(b.z+b.w);\n}\ninline float hmax(floatv v)\n{\n"
-"const float8 a=MAX2(v.lo,v.hi);\nconst float4 b=MAX2(a.lo,a.hi);\n"
-"return MAX2(MAX2(b.x,b.y),MAX2(b.z,b.w));\n}\n#elif VEC==8\n"
-"typedef float8 floatv;\n"
-"inline floatv loadv(const __global storage_t*p,size_t i)\n{\n"
-"return load8(p,i);\n}\n"
-"inline void storev(__global storage_t*p,size_t i,floatv v)\n{\n"
-"store8(p,i,v);\n}\ninline float hsum(floatv v)\n{\n"
-"const float4 b=v.lo+v.hi;\nreturn(b.x+b.y)+(b.z+b.w);\n}\n"
-"inline float hmax(floatv v)\n{\nconst float4 b=MAX2(v.lo,v.hi);\n"
-"return MAX2(MAX2(b.x,b.y),MAX2(b.z,b.w));\n}\n#elif VEC==4\n"
-"typedef float4 floatv;\n"
-"inline floatv loadv(const __global storage_t*p,size_t i)\n{\n"
-"return load4(p,i);\n}\n"
-"inline void storev(__global storage_t*p,size_t i,floatv v)\n{\n"
-"store4(p,i,v);\n}\ninline float hsum(floatv v){return(v.x+v.y)+(v.z+v.w);}\n"
-"inline float hmax(floatv v){return MAX2(MAX2(v.x,v.y),MAX2(v.z,v.w));}\n"
-"#elif VEC==2\ntypedef float2 floatv;\n"
-"inline floatv loadv(const __global storage_t*p,size_t i)\n{\n"
-"return load2(p,i);\n}\n"
-"inline void storev(__global storage_t*p,size_t i,floatv v)\n{\n"
-"store2(p,i,v);\n}\ninline float hsum(floatv v){return v.x+v.y;}\n"
-"inline float hmax(floatv v){return MAX2(v.x,v.y);}\n#elif VEC==1\n"
-"typedef float floatv;\n"
-"inline floatv loadv(const __global storage_t*p,size_t i)\n{\n"
-"return load1(p,i);\n}\n"
-"inline void storev(__global storage_t*p,size_t i,floatv v)\n{\n"
-"store1(p,i,v);\n}\ninline float hsum(floatv v){return v;}\n"
-"inline float hmax(floatv v){return v;}\n#else\n"
-"#error \"VEC must be 1, 2, 4, 8 or 16\"\n#endif\n#if defined(SUM_BLOCK)\n"
-"#define BLOCK_STRIDE (SUM_BLOCK*WG_SIZE)\ninline uint block_end(uint j0)\n{\n"
-"return min(j0+BLOCK_STRIDE,(uint)NVEC);\n}\n#endif\n"
-"inline void csum_add(floatv*sum,floatv*err,floatv b)\n{\n"
-"const floatv t= *sum+b;\n*err+=fabs(*sum)>=fabs(b)\?(*sum-t)+b:(b-t)+ *sum;\n"
-"*sum=t;\n}\ninline size_t row_base(int rows)\n{\n"
-"return(size_t)min((int)get_global_id(1),rows-1)*FEATURES;\n}\n"
-"#if ROW_IN_REGISTERS&&SLOTS*VEC<=16\n#define PARAMS_EARLY 1\n"
-"#define PARAM_AT(reg, p,k,j)((reg)[k])\n#else\n#define PARAMS_EARLY 0\n"
-"#define PARAM_AT(reg, p,k,j)loadv((p),(size_t)(j)*VEC)\n#endif\n"
-"inline void load_param(floatv out[SLOTS],const __global storage_t*p,\n"
-"uint lid)\n{\n#pragma unroll\nfor(uint k=0;k<SLOTS;k++){\n"
-"const uint j=lid+k*WG_SIZE;\nif(SLOT_IN_ROW(k,j)){\nout[k]=loadv(p,j*VEC);\n"
-"}\n}\n}\ninline bool row_live(int rows)\n{\n"
-"return(int)get_global_id(1)<rows;\n}\n#define RED_NEXT(n) ((n)>16\?(n)/8:1)\n"
-"#define GROUP_REDUCTION(NAME, T,FOLD,ITEMS)\\\n"
-" inline T NAME(__local T*part,uint lid,T v)\\\n {\\\n part[lid]=v;\\\n"
-" for(uint n=(ITEMS);n>1;n=RED_NEXT(n)){\\\n barrier(CLK_LOCAL_MEM_FENCE);\\\n"
-" const uint step=RED_NEXT(n);\\\n if(lid<step){\\\n T acc=part[lid];\\\n"
-" for(uint k=1;k<n/step;k++){\\\n acc=FOLD(acc,part[lid+k*step]);\\\n }\\\n"
-" part[lid]=acc;\\\n }\\\n }\\\n barrier(CLK_LOCAL_MEM_FENCE);\\\n"
-" return part[0];\\\n }\n#define GROUP_REDUCTION_ONE(NAME, T)\\\n"
-" inline T NAME(__local T*part,uint lid,T v)\\\n {\\\n (void)part;\\\n"
-" (void)lid;\\\n return v;\\\n }\n#if WG_SIZE==1\n"
-"#define ROW_REDUCTION(NAME, T,FOLD)GROUP_REDUCTION_ONE(NAME,T)\n#else\n"
-"#define ROW_REDUCTION(NAME, T,FOLD)GROUP_REDUCTION(NAME,T,FOLD,WG_SIZE)\n"
-"#endif\n#define ADD2(a, b)((a)+(b))\nROW_REDUCTION(row_sum,float,ADD2)\n",
-NULL
-};
-
-/* norm_scale.cl */
-static const char *const golden_rmsnorm_text3[] = {
-"#if WG_SIZE>1\n#define ROW_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)\n#else\n"
-"#define ROW_BARRIER() ((void)0)\n#endif\n"
-"inline bool sum_needs_scale(float sum)\n{\nreturn!(sum<=FLT_MAX);\n}\n"
-"inline bool group_needs_scale(const __local float*sums,uint stride,\n"
-"float own)\n{\n#if WG_SIZE==1\n(void)sums;\n(void)stride;\n"
-"return sum_needs_scale(own);\n#else\n(void)own;\nbool any=false;\n"
-"for(uint r=0;r<ROWS_PER_GROUP;r++){\nany|=sum_needs_scale(sums[r*stride]);\n"
-"}\nreturn any;\n#endif\n}\nROW_REDUCTION(row_max,float,MAX2)\n"
-"inline float item_max_abs(const __global storage_t*x,size_t base,uint lid)\n"
-"{\nfloatv m=0.0f;\nfor(uint j=lid;j<NVEC;j+=WG_SIZE){\n"
-"m=MAX2(m,fabs(loadv(x,base+j*VEC)));\n}\nreturn hmax(m);\n}\n"
-"inline float norm_scale(float m)\n{\n"
-"const int k=clamp(ilogb(m),-NORM_SCALE_MAX,125);\n"
-"return as_float((uint)(127-k)<<23);\n}\n",
-NULL
-};
-
-/* rmsnorm_row.cl */
-static const char *const golden_rmsnorm_text4[] = {
-"inline void rmsnorm_scaled(const int rows,const __global storage_t*x,\n"
-"const __global storage_t*gamma,\n__global storage_t*y,size_t base,uint lid,\n"
-"__local float*part)\n{\nconst float s=\n"
-"norm_scale(row_max(part,lid,item_max_abs(x,base,lid)));\nfloatv acc=0.0f;\n"
-"floatv err=0.0f;\nfor(uint j=lid;j<NVEC;j+=WG_SIZE){\n"
-"const floatv xs=loadv(x,base+j*VEC)*s;\ncsum_add(&acc,&err,xs*xs);\n}\n"
-"ROW_BARRIER();\nconst float ss=row_sum(part,lid,hsum(acc+err));\n"
-"const float r=rsqrt(ss/(float)FEATURES+EPS*s*s);\nif(!row_live(rows)){\n"
-"return;\n}\nfor(uint j=lid;j<NVEC;j+=WG_SIZE){\nstorev(y,base+j*VEC,\n"
-"loadv(x,base+j*VEC)*s*r*loadv(gamma,j*VEC));\n}\n}\n"
-"inline void rmsnorm_rows(const int rows,const __global storage_t*x,\n"
-"const __global storage_t*gamma,\n__global storage_t*y,__local float*part)\n"
-"{\nconst uint lid=get_local_id(0);\nconst size_t base=row_base(rows);\n"
-"__local float*row_part=part+get_local_id(1)*WG_SIZE;\nfloatv acc=0.0f;\n"
-"#if ROW_IN_REGISTERS\nfloatv v[SLOTS];\n#pragma unroll\n"
-"for(uint k=0;k<SLOTS;k++){\nconst uint j=lid+k*WG_SIZE;\n"
-"if(SLOT_IN_ROW(k,j)){\nv[k]=loadv(x,base+j*VEC);\nacc+=v[k]*v[k];\n}\n}\n"
-"#else\nfloatv acc_err=0.0f;\nfor(uint j0=lid;j0<NVEC;j0+=BLOCK_STRIDE){\n"
-"floatv b=0.0f;\nfor(uint j=j0;j<block_end(j0);j+=WG_SIZE){\n"
-"const floatv xv=loadv(x,base+j*VEC);\nb+=xv*xv;\n}\n"
-"csum_add(&acc,&acc_err,b);\n}\nacc+=acc_err;\n#endif\n#if PARAMS_EARLY\n"
-"floatv g[SLOTS];\nload_param(g,gamma,lid);\n#endif\n"
-"const float ss=row_sum(row_part,lid,hsum(acc));\n"
-"const float r=rsqrt(ss/(float)FEATURES+EPS);\n"
-"if(group_needs_scale(part,WG_SIZE,ss)){\nROW_BARRIER();\n"
-"rmsnorm_scaled(rows,x,gamma,y,base,lid,row_part);\nreturn;\n}\n"
-"if(!row_live(rows)){\nreturn;\n}\n#if ROW_IN_REGISTERS\n#pragma unroll\n"
-"for(uint k=0;k<SLOTS;k++){\nconst uint j=lid+k*WG_SIZE;\n"
-"if(SLOT_IN_ROW(k,j)){\nstorev(y,base+j*VEC,v[k]*r*PARAM_AT(g,gamma,k,j));\n"
-"}\n}\n#else\nfor(uint j=lid;j<NVEC;j+=WG_SIZE){\n"
-"const floatv xv=loadv(x,base+j*VEC);\n"
-"storev(y,base+j*VEC,xv*r*loadv(gamma,j*VEC));\n}\n#endif\n}\n",
-NULL
-};
-
-/* rmsnorm.cl */
-static const char *const golden_rmsnorm_text5[] = {
-"__kernel __attribute__((reqd_work_group_size(WG_SIZE,ROWS_PER_GROUP,1)))\n"
-"void rmsnorm(const int rows,const __global storage_t*x,\n"
-"const __global storage_t*gamma,__global storage_t*y)\n{\n"
-"__local float part[ROWS_PER_GROUP*WG_SIZE];\n"
-"rmsnorm_rows(rows,x,gamma,y,part);\n}\n",
+"typedef float storage_t;inline float load1(const __global storage_t*p,size_t "
+"i){return p[i];}inline void store1(__global storage_t*p,size_t i,float v){p[i"
+"]=v;}inline float4 load4(const __global storage_t*p,size_t i){return((const "
+"__global float4*)p)[i/4];}inline void store4(__global storage_t*p,size_t i,"
+"float4 v){\n((__global float4*)p)[i/4]=v;}inline float2 load2(const __global "
+"storage_t*p,size_t i){return((const __global float2*)p)[i/2];}inline void "
+"store2(__global storage_t*p,size_t i,float2 v){((__global float2*)p)[i/2]=v;}"
+"inline float8 load8(const __global storage_t*p,size_t i){return(float8)(load4"
+"(p,i),load4(p,i+4));}\ninline void store8(__global storage_t*p,size_t i,"
+"float8 v){store4(p,i,v.lo);store4(p,i+4,v.hi);}\n#define SLOT_IN_ROW(k, j)(("
+"void)(j),1)\n#define MAX2(a, b)((a)>(b)?(a):(b))\n#if VEC==16\ntypedef "
+"float16 floatv;inline floatv loadv(const __global storage_t*p,size_t i){"
+"return(float16)(load8(p,i),load8(p,i+8));}inline void storev(__global "
+"storage_t*p,size_t i,floatv v){store8(p,i,v.lo);store8(p,i+8,v.hi);}inline "
+"float hsum(floatv v){const float8 a=v.lo+v.hi;const float4 b=a.lo+a.hi;\n"
+"return(b.x+b.y)+(b.z+b.w);}inline float hmax(floatv v){const float8 a=MAX2(v."
+"lo,v.hi);const float4 b=MAX2(a.lo,a.hi);return MAX2(MAX2(b.x,b.y),MAX2(b.z,b."
+"w));}\n#elif VEC==8\ntypedef float8 floatv;inline floatv loadv(const __global"
+" storage_t*p,size_t i){return load8(p,i);}inline void storev(__global "
+"storage_t*p,size_t i,floatv v){store8(p,i,v);}inline float hsum(floatv v){"
+"const float4 b=v.lo+v.hi;return(b.x+b.y)+(b.z+b.w);}inline float hmax(floatv "
+"v){const float4 b=MAX2(v.lo,v.hi);\nreturn MAX2(MAX2(b.x,b.y),MAX2(b.z,b.w));"
+"}\n#elif VEC==4\ntypedef float4 floatv;inline floatv loadv(const __global "
+"storage_t*p,size_t i){return load4(p,i);}inline void storev(__global "
+"storage_t*p,size_t i,floatv v){store4(p,i,v);}inline float hsum(floatv v){"
+"return(v.x+v.y)+(v.z+v.w);}inline float hmax(floatv v){return MAX2(MAX2(v.x,v"
+".y),MAX2(v.z,v.w));}\n#elif VEC==2\ntypedef float2 floatv;inline floatv loadv"
+"(const __global storage_t*p,size_t i){return load2(p,i);}inline void storev("
+"__global storage_t*p,size_t i,floatv v){store2(p,i,v);}inline float hsum("
+"floatv v){return v.x+v.y;}inline float hmax(floatv v){return MAX2(v.x,v.y);}"
+"\n#elif VEC==1\ntypedef float floatv;inline floatv loadv(const __global "
+"storage_t*p,size_t i){return load1(p,i);}inline void storev(__global "
+"storage_t*p,size_t i,floatv v){store1(p,i,v);}inline float hsum(floatv v){"
+"return v;}inline float hmax(floatv v){return v;}\n#else\n#error \"VEC must be"
+" 1, 2, 4, 8 or 16\"\n#endif\n#if defined(SUM_BLOCK)\n#define BLOCK_STRIDE ("
+"SUM_BLOCK*WG_SIZE)\ninline uint block_end(uint j0){return min(j0+BLOCK_STRIDE"
+",(uint)NVEC);}\n#endif\ninline void csum_add(floatv*sum,floatv*err,floatv b){"
+"const floatv t= *sum+b;*err+=fabs(*sum)>=fabs(b)?(*sum-t)+b:(b-t)+ *sum;*sum="
+"t;}inline size_t row_base(int rows){return(size_t)min((int)get_global_id(1),"
+"rows-1)*FEATURES;}\n#if ROW_IN_REGISTERS&&SLOTS*VEC<=16\n#define PARAMS_EARLY"
+" 1\n#define PARAM_AT(reg, p,k,j)((reg)[k])\n#else\n#define PARAMS_EARLY 0\n#"
+"define PARAM_AT(reg, p,k,j)loadv((p),(size_t)(j)*VEC)\n#endif\ninline void "
+"load_param(floatv out[SLOTS],const __global storage_t*p,uint lid){\n#pragma "
+"unroll\nfor(uint k=0;k<SLOTS;k++){const uint j=lid+k*WG_SIZE;if(SLOT_IN_ROW(k"
+",j)){out[k]=loadv(p,j*VEC);}}}inline bool row_live(int rows){return(int)"
+"get_global_id(1)<rows;}\n#define RED_NEXT(n) ((n)>16?(n)/8:1)\n#define "
+"GROUP_REDUCTION(NAME, T,FOLD,ITEMS) inline T NAME(__local T*part,uint lid,T v"
+") { part[lid]=v; for(uint n=(ITEMS);n>1;n=RED_NEXT(n)){ barrier("
+"CLK_LOCAL_MEM_FENCE); const uint step=RED_NEXT(n); if(lid<step){ T acc=part["
+"lid]; for(uint k=1;k<n/step;k++){ acc=FOLD(acc,part[lid+k*step]); } part[lid]"
+"=acc; } }\\\n barrier(CLK_LOCAL_MEM_FENCE); return part[0]; }\n#define "
+"GROUP_REDUCTION_ONE(NAME, T) inline T NAME(__local T*part,uint lid,T v) { ("
+"void)part; (void)lid; return v; }\n#if WG_SIZE==1\n#define ROW_REDUCTION(NAME"
+", T,FOLD)GROUP_REDUCTION_ONE(NAME,T)\n#else\n#define ROW_REDUCTION(NAME, T,"
+"FOLD)GROUP_",
+"REDUCTION(NAME,T,FOLD,WG_SIZE)\n#endif\n#define ADD2(a, b)((a)+(b))\n"
+"ROW_REDUCTION(row_sum,float,ADD2)\n#if WG_SIZE>1\n#define ROW_BARRIER() "
+"barrier(CLK_LOCAL_MEM_FENCE)\n#else\n#define ROW_BARRIER() ((void)0)\n#endif"
+"\ninline bool sum_needs_scale(float sum){return!(sum<=FLT_MAX);}inline bool "
+"group_needs_scale(const __local float*sums,uint stride,float own){\n#if "
+"WG_SIZE==1\n(void)sums;(void)stride;return sum_needs_scale(own);\n#else\n("
+"void)own;bool any=false;for(uint r=0;r<ROWS_PER_GROUP;r++){any|="
+"sum_needs_scale(sums[r*stride]);}return any;\n#endif\n}ROW_REDUCTION(row_max,"
+"float,MAX2)inline float item_max_abs(const __global storage_t*x,size_t base,"
+"uint lid){floatv m=0.0f;for(uint j=lid;j<NVEC;j+=WG_SIZE){m=MAX2(m,fabs(loadv"
+"(x,base+j*VEC)));}return hmax(m);}inline float norm_scale(float m){const int "
+"k=clamp(ilogb(m),-NORM_SCALE_MAX,125);\nreturn as_float((uint)(127-k)<<23);}"
+"inline void rmsnorm_scaled(const int rows,const __global storage_t*x,const "
+"__global storage_t*gamma,__global storage_t*y,size_t base,uint lid,__local "
+"float*part){const float s=norm_scale(row_max(part,lid,item_max_abs(x,base,lid"
+")));floatv acc=0.0f;floatv err=0.0f;for(uint j=lid;\nj<NVEC;j+=WG_SIZE){const"
+" floatv xs=loadv(x,base+j*VEC)*s;csum_add(&acc,&err,xs*xs);}ROW_BARRIER();"
+"const float ss=row_sum(part,lid,hsum(acc+err));const float r=rsqrt(ss/(float)"
+"FEATURES+EPS*s*s);if(!row_live(rows)){return;}for(uint j=lid;j<NVEC;j+="
+"WG_SIZE){\nstorev(y,base+j*VEC,loadv(x,base+j*VEC)*s*r*loadv(gamma,j*VEC));}}"
+"inline void rmsnorm_rows(const int rows,const __global storage_t*x,const "
+"__global storage_t*gamma,__global storage_t*y,__local float*part){const uint "
+"lid=get_local_id(0);const size_t base=row_base(rows);\n__local float*row_part"
+"=part+get_local_id(1)*WG_SIZE;floatv acc=0.0f;\n#if ROW_IN_REGISTERS\nfloatv "
+"v[SLOTS];\n#pragma unroll\nfor(uint k=0;k<SLOTS;k++){const uint j=lid+k*"
+"WG_SIZE;if(SLOT_IN_ROW(k,j)){v[k]=loadv(x,base+j*VEC);acc+=v[k]*v[k];}}\n#"
+"else\nfloatv acc_err=0.0f;for(uint j0=lid;j0<NVEC;j0+=BLOCK_STRIDE){floatv b="
+"0.0f;for(uint j=j0;j<block_end(j0);j+=WG_SIZE){const floatv xv=loadv(x,base+j"
+"*VEC);b+=xv*xv;}csum_add(&acc,&acc_err,b);}acc+=acc_err;\n#endif\n#if "
+"PARAMS_EARLY\nfloatv g[SLOTS];load_param(g,gamma,lid);\n#endif\nconst float "
+"ss=row_sum(row_part,lid,hsum(acc));const float r=rsqrt(ss/(float)FEATURES+EPS"
+");if(group_needs_scale(part,WG_SIZE,ss)){ROW_BARRIER();rmsnorm_scaled(rows,x,"
+"gamma,y,base,lid,row_part);return;}if(!row_live(rows)){return;}\n#if "
+"ROW_IN_REGISTERS\n#pragma unroll\nfor(uint k=0;k<SLOTS;k++){const uint j=lid+"
+"k*WG_SIZE;if(SLOT_IN_ROW(k,j)){storev(y,base+j*VEC,v[k]*r*PARAM_AT(g,gamma,k,"
+"j));}}\n#else\nfor(uint j=lid;j<NVEC;j+=WG_SIZE){const floatv xv=loadv(x,base"
+"+j*VEC);storev(y,base+j*VEC,xv*r*loadv(gamma,j*VEC));}\n#endif\n}__kernel "
+"__attribute__((reqd_work_group_size(WG_SIZE,ROWS_PER_GROUP,1)))void rmsnorm("
+"const int rows,const __global storage_t*x,const __global storage_t*gamma,"
+"__global storage_t*y){__local float part[ROWS_PER_GROUP*WG_SIZE];rmsnorm_rows"
+"(rows,x,gamma,y,part);}\n",
 NULL
 };
 
 /* the parameters of variant 1 */
-static const char *const golden_rmsnorm_text6[] = {
-"#define FEATURES 512\n#define VEC 16\n#define WG_SIZE 1\n"
-"#define ROWS_PER_GROUP 16\n#define ROW_IN_REGISTERS 0\n#define NVEC 32\n"
-"#define SLOTS 32\n#define SUM_BLOCK 64\n#define EPS 1e-06f\n"
-"#define NORM_SCALE_MAX 59\n",
+static const char *const golden_rmsnorm_text2[] = {
+"#define FEATURES 512\n#define VEC 16\n#define WG_SIZE 1\n#define "
+"ROWS_PER_GROUP 16\n#define ROW_IN_REGISTERS 0\n#define NVEC 32\n#define SLOTS"
+" 32\n#define SUM_BLOCK 64\n#define EPS 1e-06f\n#define NORM_SCALE_MAX 59\n",
 NULL
 };
 
@@ -226,7 +169,6 @@ static const struct {
     {512, 1u, 0, 4, 0}, /* x */
     {0, 0u, 512, 4, 0}, /* gamma */
     {512, 1u, 0, 4, 1}, /* y */
-
 };
 
 /* Kernel arguments: a buffer index, or one of these; a runtime size
@@ -275,16 +217,11 @@ static const signed char golden_rmsnorm_args0[] = {
     golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA,
     golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END};
 
-/* Variant 0: its source (texts, in order), its kernels, then its paths. */
-static const char *const *const golden_rmsnorm_source0[] = {
-    golden_rmsnorm_text0,   /* the parameters of variant 0 */
-    golden_rmsnorm_text1,   /* storage_f32.cl */
-    golden_rmsnorm_text2,   /* row_reduce.cl */
-    golden_rmsnorm_text3,   /* norm_scale.cl */
-    golden_rmsnorm_text4,   /* rmsnorm_row.cl */
-    golden_rmsnorm_text5,   /* rmsnorm.cl */
-    NULL
-};
+/* Variant 0: its source (texts, in order), its kernels, then its paths; and so
+ * on. */
+static const char *const *const
+    golden_rmsnorm_source0[] = {golden_rmsnorm_text0, golden_rmsnorm_text1,
+                                NULL};
 
 static const char *const golden_rmsnorm_kernel_names0[] = {"rmsnorm"};
 static const size_t golden_rmsnorm_kernel_threads0[] = {256};
@@ -298,18 +235,11 @@ static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
     {0, 1, golden_rmsnorm_launches0_0},
 };
 
-/* Variant 1: its source (texts, in order), its kernels, then its paths. */
-static const char *const *const golden_rmsnorm_source1[] = {
-    golden_rmsnorm_text6,   /* the parameters of variant 1 */
-    golden_rmsnorm_text1,   /* storage_f32.cl */
-    golden_rmsnorm_text2,   /* row_reduce.cl */
-    golden_rmsnorm_text3,   /* norm_scale.cl */
-    golden_rmsnorm_text4,   /* rmsnorm_row.cl */
-    golden_rmsnorm_text5,   /* rmsnorm.cl */
-    NULL
-};
+/* Variant 1. */
+static const char *const *const
+    golden_rmsnorm_source1[] = {golden_rmsnorm_text2, golden_rmsnorm_text1,
+                                NULL};
 
-static const char *const golden_rmsnorm_kernel_names1[] = {"rmsnorm"};
 static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
@@ -329,10 +259,8 @@ static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
      golden_rmsnorm_paths0},
     {"op defaults for CPUs",
      golden_rmsnorm_source1,
-     golden_rmsnorm_kernel_names1, golden_rmsnorm_kernel_threads1, 1,
-     golden_rmsnorm_paths1},
-
-};
+     golden_rmsnorm_kernel_names0, golden_rmsnorm_kernel_threads1, 1,
+     golden_rmsnorm_paths1}, };
 
 #define golden_rmsnorm_MAX_KERNELS 1
 
@@ -346,7 +274,6 @@ static const struct golden_rmsnorm_match {
 } golden_rmsnorm_matches[] = {
     {0, 0}, /* any device */
     {1, 1}, /* CPUs */
-
 };
 
 struct golden_rmsnorm {
@@ -950,7 +877,6 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
     }
     for (size_t _i = 0; _i < golden_rmsnorm_N_BUFFERS; _i++) {
         size_t _bytes = golden_rmsnorm_buffer_shapes[_i].bytes;
-        _need[_i] = 0;
         _need[_i] = golden_rmsnorm_count(
             golden_rmsnorm_buffer_shapes[_i].sizes, _sizes,
             golden_rmsnorm_buffer_shapes[_i].per,
