@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "c_layout.h"
 #include "files.h"
 #include "version.h"
 
@@ -98,8 +99,8 @@ static void knob_line(const struct kernel_spec *ks, struct buf *out)
  * variants, with their knobs but in NAME.c. The spec is named by its
  * base name: the files are the same wherever specl runs and the spec
  * lives. */
-void header_comment(const struct emit_variant *ev, int n, const char *name,
-                    const char *ext, struct buf *out)
+static void header_lines(const struct emit_variant *ev, int n,
+                         const char *name, const char *ext, struct buf *out)
 {
     const struct kernel_spec *ks = ev[0].ks;
     const struct op_def *op = ks->op;
@@ -174,6 +175,28 @@ void header_comment(const struct emit_variant *ev, int n, const char *name,
     }
     buf_puts(out, " *   (* = not in the spec: chosen for the shape and the "
                   "device type)\n */\n");
+}
+
+void header_comment(const struct emit_variant *ev, int n, const char *name,
+                    const char *ext, struct buf *out)
+{
+    /* Its lines within 80 columns whatever the names and knobs, but the
+     * first, which says what made the file, whole. */
+    struct buf comment, rest;
+    buf_init(&comment);
+    buf_init(&rest);
+    header_lines(ev, n, name, ext, &comment);
+    const char *second = strchr(buf_str(&comment), '\n');
+    size_t first = second != NULL ? (size_t)(second - comment.data) + 1
+                                  : comment.len;
+    /* Laid out under a short first line, which opens the comment. */
+    buf_puts(&rest, "/*\n");
+    buf_add(&rest, comment.data + first, comment.len - first);
+    c_layout(&rest);
+    buf_add(out, comment.data, first);
+    buf_add(out, rest.data + 3, rest.len - 3);
+    buf_free(&comment);
+    buf_free(&rest);
 }
 
 /* Appends S as the body of a C string literal. */

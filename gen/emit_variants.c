@@ -216,7 +216,12 @@ static const char *shared_table(struct shared_tables *st, const char *decl,
         if (comment != NULL) {
             buf_printf(out, "/* %s */\n", comment);
         }
-        buf_printf(out, "static const %s %s[] = %s;\n%s", decl, full, text,
+        /* A list that would pass 80 columns starts on a line of its
+         * own, where the layout can break it (stub.c's c_layout). */
+        int own_line = strchr(text, '\n') == NULL &&
+                       strlen(decl) + strlen(full) + strlen(text) + 20 > 80;
+        buf_printf(out, "static const %s %s[] = %s%s;\n%s", decl, full,
+                   own_line ? "{\n    " : "", own_line ? text + 1 : text,
                    comment != NULL ? "\n" : "");
         if (shared_add(st, buf_str(&key), full) == 0) {
             have = st->name[st->n - 1];
@@ -476,8 +481,8 @@ static void source_list(const char *name, int v, const struct emit_texts *t,
     } else {
         buf_printf(list, "/* Variant %d. */\n", v);
     }
-    buf_printf(list, "static const char *const *const %s_source%d[] = {",
-               name, v);
+    buf_printf(list, "static const char *const *const %s_source%d[] = {\n"
+               "    ", name, v);
     emit_texts_list(name, t, v, list);
     buf_puts(list, "NULL};\n\n");
 }

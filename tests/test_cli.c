@@ -1290,6 +1290,15 @@ static void test_target_tensor(void)
              "--target tpu is not a usage error");
 }
 
+/* The header of `specl plan`'s output with the lines it wraps joined
+ * again (an awk program for tu_run): a variant's knobs grep as one line.
+ */
+#define PLAN_HEADER_JOINED                                                 \
+    "awk 'BEGIN { head = 1 } NR == 1 { printf \"%%s\", $0; next } "        \
+    "head && /^ \\*      / { sub(/^ \\* +/, \" \"); printf \"%%s\", $0; "  \
+    "next } /^ \\*\\// { head = 0 } { printf \"\\n%%s\", $0 } "          \
+    "END { print \"\" }'"
+
 /* --target tensor, float32: the GEMM with W on tf32 units (engine=mma)
  * for lora_forward and lora_backward's dX where the layer is wider than
  * 2048 in K or N and both are multiples of 4; float multiply-adds on
@@ -1326,7 +1335,8 @@ static void test_target_tf32(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = tu_run("printf 'kernels:\\n  - {name: t, op: %s, %s, "
                         "rank: 16}\\n' | %s plan - --target %s 2>/dev/null "
-                        "| grep -q '^ \\* tile: .* engine=mma\\*'",
+                        "| " PLAN_HEADER_JOINED
+                        " | grep -q '^ \\* tile: .* engine=mma\\*'",
                         cases[i].op, cases[i].fields, TU_SPECL,
                         cases[i].target);
         TU_CHECK((rc == 0) == cases[i].mma, "%s {%s} --target %s: %s",
@@ -1385,7 +1395,7 @@ static void test_target_defaults(void)
                         "lora_forward, dtype: %s, in_features: 4096, "
                         "out_features: 11008, rank: 16, alpha: 32}\\n' "
                         "| %s plan - --target %s 2>/dev/null "
-                        "| grep -qF '%s'",
+                        "| " PLAN_HEADER_JOINED " | grep -qF '%s'",
                         cases[i].dtype, TU_SPECL, cases[i].target,
                         cases[i].grep) == 0,
                  "%s llama-up, --target %s: no '%s' in the plan",

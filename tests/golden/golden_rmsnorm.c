@@ -219,9 +219,8 @@ static const signed char golden_rmsnorm_args0[] = {
 
 /* Variant 0: its source (texts, in order), its kernels, then its paths; and so
  * on. */
-static const char *const *const
-    golden_rmsnorm_source0[] = {golden_rmsnorm_text0, golden_rmsnorm_text1,
-                                NULL};
+static const char *const *const golden_rmsnorm_source0[] = {
+    golden_rmsnorm_text0, golden_rmsnorm_text1, NULL};
 
 static const char *const golden_rmsnorm_kernel_names0[] = {"rmsnorm"};
 static const size_t golden_rmsnorm_kernel_threads0[] = {256};
@@ -236,9 +235,8 @@ static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
 };
 
 /* Variant 1. */
-static const char *const *const
-    golden_rmsnorm_source1[] = {golden_rmsnorm_text2, golden_rmsnorm_text1,
-                                NULL};
+static const char *const *const golden_rmsnorm_source1[] = {
+    golden_rmsnorm_text2, golden_rmsnorm_text1, NULL};
 
 static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
