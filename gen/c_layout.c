@@ -459,11 +459,12 @@ static void set_open(struct layout *st, int hang, int shift)
     }
 }
 
-/* The last part of a code line that put_code broke: where it starts in
- * the output, its indentation and first token's column before, and the
- * state before it was written (VALID 0: the line was not broken). */
+/* The last line (or last part of a line) put_code wrote: where it
+ * starts in the output, its indentation and first token's column
+ * before, and the state before it was written; BROKEN whether put_code
+ * broke the line (VALID 0: a line of another kind came after it). */
 struct piece {
-    int valid;
+    int valid, broken;
     size_t at;
     int indent, from;
     struct layout before;
@@ -478,7 +479,7 @@ static void put_code(struct buf *out, struct layout *st, int indent,
                      const char *text, int n, int from, int need,
                      struct piece *last)
 {
-    last->valid = 0;
+    last->broken = 0;
     struct buf line;
     buf_init(&line);
     put_blanks(&line, indent);
@@ -547,7 +548,7 @@ static void put_code(struct buf *out, struct layout *st, int indent,
                        &line_shift);
             set_open(st, hang, shift);
             need = 0;
-            last->valid = 1;
+            last->broken = 1;
             continue;
         }
         if (len <= C_LAYOUT_COLS) {
@@ -561,20 +562,19 @@ static void put_code(struct buf *out, struct layout *st, int indent,
             }
             break_line(out, st, &line, at - 1, at, hang, from, &shift,
                        &line_shift);
-            last->valid = 1;
+            last->broken = 1;
             continue;
         }
         break_line(out, st, &line, sc.brk[b].at - 1, sc.brk[b].at,
                    sc.brk[b].cont, from, &shift, &line_shift);
         set_open(st, -1, shift);
-        last->valid = 1;
+        last->broken = 1;
     }
-    if (last->valid) {
-        last->at = out->len;
-        last->indent = leading_blanks(line.data, (int)line.len);
-        last->from = last->indent - shift;
-        last->before = *st;
-    }
+    last->valid = 1;
+    last->at = out->len;
+    last->indent = leading_blanks(line.data, (int)line.len);
+    last->from = last->indent - shift;
+    last->before = *st;
     put_line(out, st, buf_str(&line), (int)line.len, shift, line_shift);
     buf_free(&line);
 }
@@ -630,6 +630,76 @@ static int code_indent(const struct layout *st, int lead, char c)
     /* Within an element: as far as it moved, never left of the opener. */
     const int indent = lead + o->elem_shift;
     return indent > o->col ? indent : o->col + 1;
+}
+
+/* Whether code line S (N bytes) leaves nothing open that it opens:
+ * elements that end on it, or that close what it continues. */
+static int whole_element(const char *s, int n)
+{
+    int depth = 0;
+    char quote = 0;
+    for (int i = 0; i < n; i++) {
+        if (quote != 0) {
+            if (s[i] == '\\') {
+                i++;
+            } else if (s[i] == quote) {
+                quote = 0;
+            }
+        } else if (s[i] == '"' || s[i] == '\'') {
+            quote = s[i];
+        } else if (s[i] == '(' || s[i] == '[' || s[i] == '{') {
+            depth++;
+        } else if (s[i] == ')' || s[i] == ']' || s[i] == '}') {
+            depth--;
+        }
+    }
+    return depth <= 0;
+}
+
+/* The columns of the first element of code line S (N bytes): up to and
+ * with its first ", " at its outer level, or all of it. */
+static int first_element(const char *s, int n)
+{
+    int depth = 0;
+    char quote = 0;
+    for (int i = 0; i + 1 < n; i++) {
+        if (quote != 0) {
+            if (s[i] == '\\') {
+                i++;
+            } else if (s[i] == quote) {
+                quote = 0;
+            }
+        } else if (s[i] == '"' || s[i] == '\'') {
+            quote = s[i];
+        } else if (s[i] == '(' || s[i] == '[' || s[i] == '{') {
+            depth++;
+        } else if (s[i] == ')' || s[i] == ']' || s[i] == '}') {
+            depth--;
+        } else if (depth == 0 && s[i] == ',' && s[i + 1] == ' ') {
+            return i + 1;
+        }
+    }
+    return n;
+}
+
+/* Whether the N bytes at S hold a comment (outside quotes). */
+static int has_comment(const char *s, size_t n)
+{
+    char quote = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (quote != 0) {
+            if (s[i] == '\\') {
+                i++;
+            } else if (s[i] == quote) {
+                quote = 0;
+            }
+        } else if (s[i] == '"' || s[i] == '\'') {
+            quote = s[i];
+        } else if (s[i] == '/' && (s[i + 1] == '*' || s[i + 1] == '/')) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The widest element (a piece between the ", " that part them, at the
@@ -728,18 +798,32 @@ void c_layout(struct buf *text)
             st = keep;
             st.in_directive = n > 0 && p[n - 1] == '\\';
         } else if (lead == n) {
-            buf_add(&out, "\n", 1);
+            /* One blank line where sections left out left several. */
+            if (out.len < 2 || out.data[out.len - 2] != '\n') {
+                buf_add(&out, "\n", 1);
+            }
         } else if (comment_alone(p, n, lead)) {
             put_comment_line(&out, &st, p, n, next, n_next, &carry);
         } else {
             const int indent = code_indent(&st, lead, p[lead]);
             /* The last part's columns, without its line break. */
             const size_t tail = last.valid ? out.len - 1 - last.at : 0;
-            if (last.valid && st.last_code == ',' &&
-                closes_open(p + lead, n - lead) &&
-                tail + 1 + (size_t)(n - lead) <= C_LAYOUT_COLS) {
-                /* The last element of what a break left on a line of
-                 * its own: on that line. */
+            /* The last element of what a break left on a line of its
+             * own, whole; or elements of a parenthesis (parameters,
+             * arguments) after the one before, where the first fits
+             * there (put_code breaks the rest off again). */
+            const int closing =
+                last.broken && closes_open(p + lead, n - lead);
+            const int packs = st.depth > 0 && st.depth <= MAX_OPEN &&
+                              st.open[st.depth - 1].c == '(' &&
+                              whole_element(p + lead, n - lead) &&
+                              !has_comment(out.data + last.at, tail) &&
+                              !has_comment(p + lead, n - lead);
+            const size_t room = C_LAYOUT_COLS - tail - 1;
+            if (last.valid && st.last_code == ',' && tail < C_LAYOUT_COLS &&
+                ((closing && (size_t)(n - lead) <= room) ||
+                 (packs &&
+                  (size_t)first_element(p + lead, n - lead) <= room))) {
                 buf_free(&joined);
                 buf_add(&joined, out.data + last.at + last.indent,
                         tail - (size_t)last.indent);

@@ -14,6 +14,10 @@
  * - a line that continues an open parenthesis or brace, opened before
  *   the end of its line, starts one column past it (one opened last on
  *   its line keeps its line's own indentation below it);
+ * - a line that goes on with the elements of a parenthesis (parameters,
+ *   arguments) joins the line before where its first element fits
+ *   there, as does the line that closes what a break left open; one
+ *   blank line stands for several;
  * - a line past C_LAYOUT_COLS columns breaks after the last ", " inside
  *   a parenthesis or brace that lets it fit, repeatedly; a comment that
  *   ends such a line moves above it; a comment line breaks between

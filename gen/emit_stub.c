@@ -373,8 +373,10 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
         buf_puts(&b[uses[i].hole], uses[i].uses ? "1" : "");
     }
-    /* Table rows end the line their hole stands on. */
-    const int rows[] = {H_BUFFER_SHAPES, H_VARIANTS, H_MATCHES};
+    /* Table rows, and the tables that end in a blank line, end the line
+     * their hole stands on. */
+    const int rows[] = {H_BUFFER_SHAPES, H_VARIANTS, H_MATCHES, H_SOURCES,
+                        H_VARIANT_TABLES};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct buf *t = &b[rows[i]];
         if (t->len > 0 && t->data[t->len - 1] == '\n') {

@@ -260,8 +260,9 @@ void source_lines(const struct buf *cl, struct buf *out)
         buf_add(&line, piece.data, piece.len);
         buf_free(&piece);
         chunk++;
-        /* A line breaks best outside a word or number. */
-        if (!word_char(p[0]) || !word_char(p[1])) {
+        /* A line breaks best outside a word or number (or a
+         * directive's name). */
+        if ((!word_char(p[0]) && p[0] != '#') || !word_char(p[1])) {
             cut = line.len;
             cut_at = p + 1;
         }

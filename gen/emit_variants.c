@@ -278,7 +278,7 @@ static int stub_tables(const char *name, const struct op_def *op,
             int ki = kernel_index(names, &n_names, l->kernel);
             int two = l->dims > 1;
             buf_printf(&rows, "    {%d, %d, {%zu, %zu}, {%zu, %zu}, "
-                       "{%uu, %uu}, {%zu, %zu}, ", ki, l->dims, l->local[0],
+                       "{%u, %u}, {%zu, %zu}, ", ki, l->dims, l->local[0],
                        two ? l->local[1] : 1, l->groups[0],
                        two ? l->groups[1] : 1, l->grid[0],
                        two ? l->grid[1] : 0u, per_group(l, 0),
@@ -476,10 +476,8 @@ static void source_list(const char *name, int v, const struct emit_texts *t,
 {
     struct buf *list = &b[H_VARIANT_TABLES];
     if (v == 0) {
-        buf_puts(list, "/* Variant 0: its source (texts, in order), its "
-                       "kernels, then its paths; and so on. */\n");
-    } else {
-        buf_printf(list, "/* Variant %d. */\n", v);
+        buf_puts(list, "/* Each variant's texts, kernels and paths, variant 0 "
+                       "first. */\n");
     }
     buf_printf(list, "static const char *const *const %s_source%d[] = {\n"
                "    ", name, v);

@@ -95,7 +95,19 @@ static void test_layout_cases(void)
          "a_kernel_name_limits *lim,\n"
          "                              char *why, size_t why_size)\n"},
         /* No final newline: none added. */
-        {"int f(int a,\n  int b);", "int f(int a,\n      int b);"},
+        {"int f(int a,\n  int b);", "int f(int a, int b);"},
+        /* A parenthesis' elements packed onto the lines before where
+         * they fit; an initialiser's rows and a comment's line kept. */
+        {"void g(int a,\n       int b,\n       int c)\n{\n}\n",
+         "void g(int a, int b, int c)\n{\n}\n"},
+        {"static const int t[] = {\n    1,\n    2};\n",
+         "static const int t[] = {\n    1,\n    2};\n"},
+        {"void h(int a, /* the first */\n       int b);\n",
+         "void h(int a, /* the first */\n       int b);\n"},
+        {"x = call(aaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbb,\n"
+         "         cccccccccccccccc,\n         dddddddddddddddddddd);\n",
+         "x = call(aaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbb,\n"
+         "         cccccccccccccccc, dddddddddddddddddddd);\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         check_layout(cases[i].text, cases[i].want);

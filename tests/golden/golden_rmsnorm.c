@@ -78,8 +78,8 @@ static const char *const golden_rmsnorm_text1[] = {
 "const floatv t= *sum+b;*err+=fabs(*sum)>=fabs(b)?(*sum-t)+b:(b-t)+ *sum;*sum="
 "t;}inline size_t row_base(int rows){return(size_t)min((int)get_global_id(1),"
 "rows-1)*FEATURES;}\n#if ROW_IN_REGISTERS&&SLOTS*VEC<=16\n#define PARAMS_EARLY"
-" 1\n#define PARAM_AT(reg, p,k,j)((reg)[k])\n#else\n#define PARAMS_EARLY 0\n#"
-"define PARAM_AT(reg, p,k,j)loadv((p),(size_t)(j)*VEC)\n#endif\ninline void "
+" 1\n#define PARAM_AT(reg, p,k,j)((reg)[k])\n#else\n#define PARAMS_EARLY 0\n"
+"#define PARAM_AT(reg, p,k,j)loadv((p),(size_t)(j)*VEC)\n#endif\ninline void "
 "load_param(floatv out[SLOTS],const __global storage_t*p,uint lid){\n#pragma "
 "unroll\nfor(uint k=0;k<SLOTS;k++){const uint j=lid+k*WG_SIZE;if(SLOT_IN_ROW(k"
 ",j)){out[k]=loadv(p,j*VEC);}}}inline bool row_live(int rows){return(int)"
@@ -118,10 +118,10 @@ static const char *const golden_rmsnorm_text1[] = {
 "lid=get_local_id(0);const size_t base=row_base(rows);\n__local float*row_part"
 "=part+get_local_id(1)*WG_SIZE;floatv acc=0.0f;\n#if ROW_IN_REGISTERS\nfloatv "
 "v[SLOTS];\n#pragma unroll\nfor(uint k=0;k<SLOTS;k++){const uint j=lid+k*"
-"WG_SIZE;if(SLOT_IN_ROW(k,j)){v[k]=loadv(x,base+j*VEC);acc+=v[k]*v[k];}}\n#"
-"else\nfloatv acc_err=0.0f;for(uint j0=lid;j0<NVEC;j0+=BLOCK_STRIDE){floatv b="
-"0.0f;for(uint j=j0;j<block_end(j0);j+=WG_SIZE){const floatv xv=loadv(x,base+j"
-"*VEC);b+=xv*xv;}csum_add(&acc,&acc_err,b);}acc+=acc_err;\n#endif\n#if "
+"WG_SIZE;if(SLOT_IN_ROW(k,j)){v[k]=loadv(x,base+j*VEC);acc+=v[k]*v[k];}}\n"
+"#else\nfloatv acc_err=0.0f;for(uint j0=lid;j0<NVEC;j0+=BLOCK_STRIDE){floatv b"
+"=0.0f;for(uint j=j0;j<block_end(j0);j+=WG_SIZE){const floatv xv=loadv(x,base+"
+"j*VEC);b+=xv*xv;}csum_add(&acc,&acc_err,b);}acc+=acc_err;\n#endif\n#if "
 "PARAMS_EARLY\nfloatv g[SLOTS];load_param(g,gamma,lid);\n#endif\nconst float "
 "ss=row_sum(row_part,lid,hsum(acc));const float r=rsqrt(ss/(float)FEATURES+EPS"
 ");if(group_needs_scale(part,WG_SIZE,ss)){ROW_BARRIER();rmsnorm_scaled(rows,x,"
@@ -144,7 +144,6 @@ static const char *const golden_rmsnorm_text2[] = {
 " 32\n#define SUM_BLOCK 64\n#define EPS 1e-06f\n#define NORM_SCALE_MAX 59\n",
 NULL
 };
-
 
 #define golden_rmsnorm_BUILD_OPTIONS "-cl-std=CL1.2"
 #define golden_rmsnorm_COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -217,8 +216,7 @@ static const signed char golden_rmsnorm_args0[] = {
     golden_rmsnorm_ARG_ROWS, golden_rmsnorm_BUF_X, golden_rmsnorm_BUF_GAMMA,
     golden_rmsnorm_BUF_Y, golden_rmsnorm_ARG_END};
 
-/* Variant 0: its source (texts, in order), its kernels, then its paths; and so
- * on. */
+/* Each variant's texts, kernels and paths, variant 0 first. */
 static const char *const *const golden_rmsnorm_source0[] = {
     golden_rmsnorm_text0, golden_rmsnorm_text1, NULL};
 
@@ -227,14 +225,13 @@ static const size_t golden_rmsnorm_kernel_threads0[] = {256};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches0_0[] = {
-    {0, 2, {64, 4}, {1, 1}, {0u, 1u}, {1, 4}, golden_rmsnorm_args0},
+    {0, 2, {64, 4}, {1, 1}, {0, 1}, {1, 4}, golden_rmsnorm_args0},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths0[] = {
     {0, 1, golden_rmsnorm_launches0_0},
 };
 
-/* Variant 1. */
 static const char *const *const golden_rmsnorm_source1[] = {
     golden_rmsnorm_text2, golden_rmsnorm_text1, NULL};
 
@@ -242,13 +239,12 @@ static const size_t golden_rmsnorm_kernel_threads1[] = {16};
 
 /* one work-group per `rows` rows (tile knob) */
 static const struct golden_rmsnorm_launch golden_rmsnorm_launches1_0[] = {
-    {0, 2, {1, 16}, {1, 1}, {0u, 1u}, {1, 16}, golden_rmsnorm_args0},
+    {0, 2, {1, 16}, {1, 1}, {0, 1}, {1, 16}, golden_rmsnorm_args0},
 };
 
 static const struct golden_rmsnorm_path golden_rmsnorm_paths1[] = {
     {0, 1, golden_rmsnorm_launches1_0},
 };
-
 
 static const struct golden_rmsnorm_variant_def golden_rmsnorm_variants[] = {
     {"op defaults for GPUs",
@@ -323,9 +319,6 @@ static void golden_rmsnorm_log_variant(char **_log, int _v, const char *_reason,
     }
 }
 
-
-
-
 /* Copies the program's build log for DEV into a new string (NULL if it
  * cannot be had). */
 static char *golden_rmsnorm_read_build_log(cl_program _program,
@@ -340,8 +333,8 @@ static char *golden_rmsnorm_read_build_log(cl_program _program,
     if (_log == NULL) {
         return NULL;
     }
-    if (clGetProgramBuildInfo(_program, _dev, CL_PROGRAM_BUILD_LOG, _size,
-                              _log, NULL) != CL_SUCCESS) {
+    if (clGetProgramBuildInfo(_program, _dev, CL_PROGRAM_BUILD_LOG, _size, _log,
+                              NULL) != CL_SUCCESS) {
         free(_log);
         return NULL;
     }
@@ -399,8 +392,7 @@ static int golden_rmsnorm_fits(int _v, const struct golden_rmsnorm_limits *_lim,
  * CL_SUCCESS, or the error with what went wrong appended to K's log and
  * K's program and kernels released. */
 static cl_int golden_rmsnorm_build_variant(
-    struct golden_rmsnorm *_k, cl_context _ctx,
-    cl_device_id _dev, int _v,
+    struct golden_rmsnorm *_k, cl_context _ctx, cl_device_id _dev, int _v,
     const struct golden_rmsnorm_limits *_lim)
 {
     const struct golden_rmsnorm_variant_def *_var =
@@ -564,8 +556,7 @@ cl_int golden_rmsnorm_create(cl_context _ctx, cl_device_id _dev,
     }
     for (size_t _m = 0; _m < golden_rmsnorm_COUNT(golden_rmsnorm_matches);
          _m++) {
-        int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m],
-                                           _cpu);
+        int _r = golden_rmsnorm_match_rank(&golden_rmsnorm_matches[_m], _cpu);
         int _v = golden_rmsnorm_matches[_m].variant;
         _rank[_v] = _r > _rank[_v] ? _r : _rank[_v];
     }
@@ -654,8 +645,7 @@ static cl_int golden_rmsnorm_mem_origin(cl_mem _buf, cl_mem *_root,
  * (NULL: none), of which SCRATCH_NEED bytes are used, counts as written.
  */
 static cl_int golden_rmsnorm_check_aliases(const cl_mem *_buffers,
-                                           const size_t *_need,
-                                           cl_mem _scratch,
+                                           const size_t *_need, cl_mem _scratch,
                                            size_t _scratch_need)
 {
     cl_mem _mem[golden_rmsnorm_N_BUFFERS + 1],
@@ -738,12 +728,9 @@ static size_t golden_rmsnorm_product(unsigned _mask, const size_t *_sizes)
  * *DONE (if not NULL) receives its event.
  */
 static cl_int golden_rmsnorm_enqueue_launch(
-    const struct golden_rmsnorm *_k,
-    cl_command_queue _q,
-    const struct golden_rmsnorm_launch *_l,
-    const size_t *_sizes,
-    const cl_mem *_buffers,
-    cl_uint _n_wait, const cl_event *_wait,
+    const struct golden_rmsnorm *_k, cl_command_queue _q,
+    const struct golden_rmsnorm_launch *_l, const size_t *_sizes,
+    const cl_mem *_buffers, cl_uint _n_wait, const cl_event *_wait,
     cl_event *_done)
 {
     cl_kernel _kernel = _k->kernels[_l->kernel];
@@ -845,8 +832,7 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
                                              cl_command_queue _q,
                                              const size_t *_sizes,
                                              const cl_mem *_buffers,
-                                             cl_mem _scratch,
-                                             cl_uint _n_wait,
+                                             cl_mem _scratch, cl_uint _n_wait,
                                              const cl_event *_wait,
                                              cl_event *_done)
 {
@@ -941,24 +927,17 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
 }
 
 cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *_k,
-                              cl_command_queue _q,
-                              size_t _rows,
-                              cl_mem _x,
-                              cl_mem _gamma,
-                              cl_mem _y,
-                              cl_uint _n_wait, const cl_event *_wait,
-                              cl_event *_done)
+                              cl_command_queue _q, size_t _rows, cl_mem _x,
+                              cl_mem _gamma, cl_mem _y, cl_uint _n_wait,
+                              const cl_event *_wait, cl_event *_done)
 {
     return golden_rmsnorm_enqueue_scratch(_k, _q, _rows, _x, _gamma, _y, NULL,
                                           _n_wait, _wait, _done);
 }
 
 cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *_k,
-                                      cl_command_queue _q,
-                                      size_t _rows,
-                                      cl_mem _x,
-                                      cl_mem _gamma,
-                                      cl_mem _y,
+                                      cl_command_queue _q, size_t _rows,
+                                      cl_mem _x, cl_mem _gamma, cl_mem _y,
                                       cl_mem _scratch, cl_uint _n_wait,
                                       const cl_event *_wait, cl_event *_done)
 {
@@ -969,11 +948,10 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *_k,
 }
 
 cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *_k,
-                                    cl_command_queue _q,
-                                    const size_t *_sizes,
-                                    const cl_mem *_buffers,
-                                    cl_mem _scratch, cl_uint _n_wait,
-                                    const cl_event *_wait, cl_event *_done)
+                                    cl_command_queue _q, const size_t *_sizes,
+                                    const cl_mem *_buffers, cl_mem _scratch,
+                                    cl_uint _n_wait, const cl_event *_wait,
+                                    cl_event *_done)
 {
     if (_sizes == NULL || _buffers == NULL) {
         return CL_INVALID_VALUE;

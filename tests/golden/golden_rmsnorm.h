@@ -98,13 +98,9 @@ int golden_rmsnorm_variant(const struct golden_rmsnorm *k);
  * arguments are set on the handle's kernel objects): give each thread a
  * handle of its own from golden_rmsnorm_clone. */
 cl_int golden_rmsnorm_enqueue(const struct golden_rmsnorm *k,
-                              cl_command_queue q,
-                              size_t rows,
-                              cl_mem x,
-                              cl_mem gamma,
-                              cl_mem y,
-                              cl_uint n_wait, const cl_event *wait,
-                              cl_event *done);
+                              cl_command_queue q, size_t rows, cl_mem x,
+                              cl_mem gamma, cl_mem y, cl_uint n_wait,
+                              const cl_event *wait, cl_event *done);
 
 /* Bytes of device memory the kernels of golden_rmsnorm keep between launches
  * (partial sums, padded copies) in a call of up to ROWS rows: enough for
@@ -124,13 +120,10 @@ size_t golden_rmsnorm_scratch_bytes(size_t rows);
  * The kernels write it: calls that share one SCRATCH must run one after
  * the other (one in-order queue, or wait lists). */
 cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k,
-                                      cl_command_queue q,
-                                      size_t rows,
-                                      cl_mem x,
-                                      cl_mem gamma,
-                                      cl_mem y,
-                                      cl_mem scratch, cl_uint n_wait,
-                                      const cl_event *wait, cl_event *done);
+                                      cl_command_queue q, size_t rows, cl_mem x,
+                                      cl_mem gamma, cl_mem y, cl_mem scratch,
+                                      cl_uint n_wait, const cl_event *wait,
+                                      cl_event *done);
 
 /* The lengths of golden_rmsnorm_enqueue_array's arrays: the runtime sizes
  * (rows) and the buffers, each in golden_rmsnorm_enqueue's order. */
@@ -143,10 +136,10 @@ cl_int golden_rmsnorm_enqueue_scratch(const struct golden_rmsnorm *k,
  * that drives kernels of several ops (test drivers, bindings). The same checks
  * and results. */
 cl_int golden_rmsnorm_enqueue_array(const struct golden_rmsnorm *k,
-                                    cl_command_queue q,
-                                    const size_t *sizes, const cl_mem *buffers,
-                                    cl_mem scratch, cl_uint n_wait,
-                                    const cl_event *wait, cl_event *done);
+                                    cl_command_queue q, const size_t *sizes,
+                                    const cl_mem *buffers, cl_mem scratch,
+                                    cl_uint n_wait, const cl_event *wait,
+                                    cl_event *done);
 
 /* golden_rmsnorm_scratch_bytes with the runtime sizes as an array of
  * golden_rmsnorm_N_SIZES (0 for NULL). */
