@@ -261,7 +261,7 @@ static int comment_cont(const char *s, int n, int text)
 /* Where the text of comment line S (N bytes) starts, and in *STAR the
  * column of its star (on a first line, the one that opens the comment;
  * -1: none). */
-static int comment_text(const char *s, int n, int *star)
+static int comment_text_at(const char *s, int n, int *star)
 {
     const int lead = leading_blanks(s, n);
     *star = -1;
@@ -282,7 +282,7 @@ static int comment_text(const char *s, int n, int *star)
 static int same_paragraph(const char *s, int n, int star, int cont)
 {
     int at;
-    const int text = comment_text(s, n, &at);
+    const int text = comment_text_at(s, n, &at);
     if (at != star || star < 0 || cont >= n ||
         text + leading_blanks(s + text, n - text) != cont) {
         return 0;
@@ -301,7 +301,7 @@ static void put_comment_line(struct buf *out, struct layout *st,
                              int n_next, struct buf *carry)
 {
     int star;
-    const int text = comment_text(s, n, &star);
+    const int text = comment_text_at(s, n, &star);
     const int cont = comment_cont(s, n, text);
     /* Prose, not a labelled line ("fields: ..."), flows into the next. */
     const int prose = cont == text + leading_blanks(s + text, n - text);
@@ -579,10 +579,18 @@ static void put_code(struct buf *out, struct layout *st, int indent,
     buf_free(&line);
 }
 
-/* Whether the code line S (N bytes) closes the parenthesis or brace open
- * at its start (with what is open in it closed too). */
-static int closes_open(const char *s, int n)
+/* What a code line's text (S, N bytes) holds outside quotes: whether it
+ * closes the parenthesis or brace open at its start (with what is open
+ * in it closed too), whether it leaves open nothing it opens, where its
+ * first element ends (with the ", " after it at its outer level; N if
+ * none), and whether it holds a comment. */
+struct outer {
+    int closes, whole, first, comment;
+};
+
+static struct outer outer_scan(const char *s, int n)
 {
+    struct outer o = {0, 0, n, 0};
     int depth = 0;
     char quote = 0;
     for (int i = 0; i < n; i++) {
@@ -597,12 +605,17 @@ static int closes_open(const char *s, int n)
         } else if (s[i] == '(' || s[i] == '[' || s[i] == '{') {
             depth++;
         } else if (s[i] == ')' || s[i] == ']' || s[i] == '}') {
-            if (--depth < 0) {
-                return 1;
-            }
+            o.closes |= --depth < 0;
+        } else if (i + 1 < n && s[i] == '/' &&
+                   (s[i + 1] == '*' || s[i + 1] == '/')) {
+            o.comment = 1;
+        } else if (depth == 0 && o.first == n && s[i] == ',' && i + 1 < n &&
+                   s[i + 1] == ' ') {
+            o.first = i + 1;
         }
     }
-    return 0;
+    o.whole = depth <= 0;
+    return o;
 }
 
 /* The column a code line of LEAD blanks that starts with C begins at:
@@ -630,76 +643,6 @@ static int code_indent(const struct layout *st, int lead, char c)
     /* Within an element: as far as it moved, never left of the opener. */
     const int indent = lead + o->elem_shift;
     return indent > o->col ? indent : o->col + 1;
-}
-
-/* Whether code line S (N bytes) leaves nothing open that it opens:
- * elements that end on it, or that close what it continues. */
-static int whole_element(const char *s, int n)
-{
-    int depth = 0;
-    char quote = 0;
-    for (int i = 0; i < n; i++) {
-        if (quote != 0) {
-            if (s[i] == '\\') {
-                i++;
-            } else if (s[i] == quote) {
-                quote = 0;
-            }
-        } else if (s[i] == '"' || s[i] == '\'') {
-            quote = s[i];
-        } else if (s[i] == '(' || s[i] == '[' || s[i] == '{') {
-            depth++;
-        } else if (s[i] == ')' || s[i] == ']' || s[i] == '}') {
-            depth--;
-        }
-    }
-    return depth <= 0;
-}
-
-/* The columns of the first element of code line S (N bytes): up to and
- * with its first ", " at its outer level, or all of it. */
-static int first_element(const char *s, int n)
-{
-    int depth = 0;
-    char quote = 0;
-    for (int i = 0; i + 1 < n; i++) {
-        if (quote != 0) {
-            if (s[i] == '\\') {
-                i++;
-            } else if (s[i] == quote) {
-                quote = 0;
-            }
-        } else if (s[i] == '"' || s[i] == '\'') {
-            quote = s[i];
-        } else if (s[i] == '(' || s[i] == '[' || s[i] == '{') {
-            depth++;
-        } else if (s[i] == ')' || s[i] == ']' || s[i] == '}') {
-            depth--;
-        } else if (depth == 0 && s[i] == ',' && s[i + 1] == ' ') {
-            return i + 1;
-        }
-    }
-    return n;
-}
-
-/* Whether the N bytes at S hold a comment (outside quotes). */
-static int has_comment(const char *s, size_t n)
-{
-    char quote = 0;
-    for (size_t i = 0; i + 1 < n; i++) {
-        if (quote != 0) {
-            if (s[i] == '\\') {
-                i++;
-            } else if (s[i] == quote) {
-                quote = 0;
-            }
-        } else if (s[i] == '"' || s[i] == '\'') {
-            quote = s[i];
-        } else if (s[i] == '/' && (s[i + 1] == '*' || s[i + 1] == '/')) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* The widest element (a piece between the ", " that part them, at the
@@ -779,7 +722,7 @@ void c_layout(struct buf *text)
             if (carry.len > 0) {
                 /* The words the line before had no room for, first. */
                 int star;
-                const int t = comment_text(p, n, &star);
+                const int t = comment_text_at(p, n, &star);
                 const int at = t + leading_blanks(p + t, n - t);
                 buf_free(&joined);
                 buf_add(&joined, p, (size_t)at);
@@ -812,18 +755,18 @@ void c_layout(struct buf *text)
              * own, whole; or elements of a parenthesis (parameters,
              * arguments) after the one before, where the first fits
              * there (put_code breaks the rest off again). */
-            const int closing =
-                last.broken && closes_open(p + lead, n - lead);
+            const struct outer line = outer_scan(p + lead, n - lead);
+            const struct outer none = {0, 0, 0, 0};
+            const struct outer before =
+                last.valid ? outer_scan(out.data + last.at, (int)tail) : none;
+            const int closing = last.broken && line.closes;
             const int packs = st.depth > 0 && st.depth <= MAX_OPEN &&
-                              st.open[st.depth - 1].c == '(' &&
-                              whole_element(p + lead, n - lead) &&
-                              !has_comment(out.data + last.at, tail) &&
-                              !has_comment(p + lead, n - lead);
+                              st.open[st.depth - 1].c == '(' && line.whole &&
+                              !line.comment && !before.comment;
             const size_t room = C_LAYOUT_COLS - tail - 1;
             if (last.valid && st.last_code == ',' && tail < C_LAYOUT_COLS &&
                 ((closing && (size_t)(n - lead) <= room) ||
-                 (packs &&
-                  (size_t)first_element(p + lead, n - lead) <= room))) {
+                 (packs && (size_t)line.first <= room))) {
                 buf_free(&joined);
                 buf_add(&joined, out.data + last.at + last.indent,
                         tail - (size_t)last.indent);

@@ -247,26 +247,25 @@ static int stub_tables(const char *name, const struct op_def *op,
     struct buf list;
     char table[64];
     const char *launches[SPECL_MAX_PATHS];
+    struct buf counts;
     buf_init(&list);
+    buf_init(&counts);
     buf_puts(&list, "{");
+    buf_puts(&counts, "{");
     for (int i = 0; i < n_names; i++) {
         buf_printf(&list, "%s\"%s\"", i ? ", " : "", names[i]);
+        buf_printf(&counts, "%s%zu", i ? ", " : "", threads[i]);
     }
     buf_puts(&list, "}");
+    buf_puts(&counts, "}");
     snprintf(table, sizeof table, "kernel_names%d", v);
     const char *kernel_names = shared_table(st, "char *const", name, table,
                                             buf_str(&list), NULL, t);
-    buf_free(&list);
-    buf_init(&list);
-    buf_puts(&list, "{");
-    for (int i = 0; i < n_names; i++) {
-        buf_printf(&list, "%s%zu", i ? ", " : "", threads[i]);
-    }
-    buf_puts(&list, "}");
     snprintf(table, sizeof table, "kernel_threads%d", v);
     const char *kernel_threads = shared_table(st, "size_t", name, table,
-                                              buf_str(&list), NULL, t);
+                                              buf_str(&counts), NULL, t);
     buf_free(&list);
+    buf_free(&counts);
     buf_puts(t, "\n");
     for (int pi = 0; pi < p->n_path; pi++) {
         const struct path *path = &p->path[pi];
