@@ -344,7 +344,8 @@ void compact_blanks(const char *text, size_t n, struct buf *out)
     }
 }
 
-/* Columns character C takes in a C string literal (c_escape). */
+/* Columns character C takes in a C string literal at most (c_escape;
+ * source_lines writes a `?` alone unescaped). */
 static size_t escaped_width(unsigned char c)
 {
     if (c == '\\' || c == '"' || c == '\t' || c == '?') {
@@ -367,8 +368,11 @@ static char quote_after(const char *s, size_t n, char quote)
 {
     for (size_t i = 0; i < n; i++) {
         if (quote != 0) {
-            i += s[i] == '\\';
-            quote = i < n && s[i] == quote ? 0 : quote;
+            if (s[i] == '\\') {
+                i++; /* the character it escapes */
+            } else if (s[i] == quote) {
+                quote = 0;
+            }
         } else if (s[i] == '"' || s[i] == '\'') {
             quote = s[i];
         }

@@ -120,8 +120,8 @@ static void neighbours(const struct emit_texts *t, int n, int *next,
     }
 }
 
-/* The comment of stored text S: where its pieces come from, a repeat
- * named once. */
+/* The comment of the text whose pieces run from FIRST to last[FIRST]
+ * along NEXT: where they come from, a repeat named once. */
 static void text_from(const struct emit_texts *t, int first,
                       const int *next, struct buf *out)
 {

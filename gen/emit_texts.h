@@ -39,10 +39,11 @@ struct emit_texts {
 void emit_texts_init(struct emit_texts *t);
 void emit_texts_free(struct emit_texts *t);
 
-/* Adds variant V of stub NAME's source, PRELUDE then KERNELS cut at CUTS (where each
- * template's text begins and resumes), to T as a list of pieces, each
- * less its comments and blanks, the new ones commented with FIRST or
- * the template they come from. Returns 0, or -1 with a message in ERR. */
+/* Adds variant V of stub NAME's source, PRELUDE then KERNELS cut at
+ * CUTS (where each template's text begins and resumes), to T as a list
+ * of pieces, each less its comments and blanks, the new ones commented
+ * with FIRST or the template they come from. Returns 0, or -1 with a
+ * message in ERR. */
 int emit_texts_add(struct emit_texts *t, const char *name, int v,
                    const struct buf *prelude,
                    const char *first, const struct buf *kernels,

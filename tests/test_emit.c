@@ -1033,6 +1033,7 @@ static void test_reflow_lines(void)
         {"f(L\n\"s\");\n", "f(L \"s\");\n"},
         {"x=1.\n5;\n", "x=1. 5;\n"},
         {"s=\"a\\\n  b\";\nz;\n", "s=\"a  b\";z;\n"},
+        {"s=\"\\\" \\\n b\";\n", "s=\"\\\"  b\";\n"},
         {"a;\nb;", "a;b;"},
     };
     check_text_cases("reflow_lines", reflow_any, any,
