@@ -146,7 +146,8 @@ NULL
 };
 
 #define golden_rmsnorm_BUILD_OPTIONS "-cl-std=CL1.2"
-#define golden_rmsnorm_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+#define golden_rmsnorm_COUNT(array) \
+    (sizeof(array) / sizeof((array)[0]))
 
 /* Buffers of golden_rmsnorm_enqueue, in argument order. */
 #define golden_rmsnorm_BUF_X 0
