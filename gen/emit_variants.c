@@ -70,77 +70,9 @@ static int given_mask(const struct plan *p, const char *const *names,
     return 0;
 }
 
-/* The distinct argument lists of a NAME.c's launches, in the order first
- * met: a kernel's launches, in every variant, mostly pass the same
- * arguments, so each list is written once (NAME_argsI) and the launches
- * point to it. */
-struct arg_lists {
-    char **text;
-    int n, cap;
-};
-
-/* The index of argument list TEXT in AL, added (and its table appended
- * to OUT) when new; -1 past STUB_MAX_ARG_LISTS or out of memory. */
-static int arg_list(struct arg_lists *al, const char *text, const char *name,
-                    struct buf *out)
-{
-    for (int i = 0; i < al->n; i++) {
-        if (strcmp(al->text[i], text) == 0) {
-            return i;
-        }
-    }
-    if (al->n == STUB_MAX_ARG_LISTS) {
-        return -1;
-    }
-    if (al->n == al->cap) {
-        int cap = al->cap ? 2 * al->cap : 16;
-        char **grown = realloc(al->text, (size_t)cap * sizeof *grown);
-        if (grown == NULL) {
-            return -1;
-        }
-        al->text = grown;
-        al->cap = cap;
-    }
-    size_t len = strlen(text);
-    char *copy = malloc(len + 1);
-    if (copy == NULL) {
-        return -1;
-    }
-    memcpy(copy, text, len + 1);
-    al->text[al->n] = copy;
-    /* Its items four spaces in, lines within 80 columns. */
-    buf_printf(out, "static const signed char %s_args%d[] = {\n    ", name,
-               al->n);
-    size_t column = 4;
-    for (const char *item = text; *item != '\0';) {
-        const char *comma = strstr(item, ", ");
-        size_t n = comma != NULL ? (size_t)(comma - item) + 1 : strlen(item);
-        if (column > 4 && column + 1 + n > 80) {
-            buf_puts(out, "\n    ");
-            column = 4;
-        } else if (column > 4) {
-            buf_puts(out, " ");
-            column++;
-        }
-        buf_add(out, item, n);
-        column += n;
-        item += comma != NULL ? n + 1 : n;
-    }
-    buf_puts(out, "};\n");
-    return al->n++;
-}
-
-static void arg_lists_free(struct arg_lists *al)
-{
-    for (int i = 0; i < al->n; i++) {
-        free(al->text[i]);
-    }
-    free(al->text);
-}
-
-/* The tables of a NAME.c that variants share where they are the same
- * (kernel lists, launch sequences): each one's text, and the name it
- * was written under. */
+/* Tables of a NAME.c written once where they are the same (argument
+ * lists, kernel lists, launch sequences): each one's text, and the name
+ * it was written under. */
 struct shared_tables {
     char **text, **name;
     int n, cap;
@@ -197,6 +129,47 @@ static void shared_tables_free(struct shared_tables *st)
     free(st->name);
 }
 
+/* The distinct argument lists of a NAME.c's launches, in the order first
+ * met, kept in a struct shared_tables of their own: a kernel's
+ * launches, in every variant, mostly pass the same arguments, so each
+ * list is written once (NAME_argsI) and the launches point to it. */
+
+/* The index of argument list TEXT in AL, added (and its table appended
+ * to OUT) when new; -1 past STUB_MAX_ARG_LISTS or out of memory. */
+static int arg_list(struct shared_tables *al, const char *text,
+                    const char *name, struct buf *out)
+{
+    for (int i = 0; i < al->n; i++) {
+        if (strcmp(al->text[i], text) == 0) {
+            return i;
+        }
+    }
+    char table[EMIT_NAME_MAX + 32];
+    snprintf(table, sizeof table, "%s_args%d", name, al->n);
+    if (al->n == STUB_MAX_ARG_LISTS || shared_add(al, text, table) < 0) {
+        return -1;
+    }
+    /* Its items four spaces in, lines within 80 columns. */
+    buf_printf(out, "static const signed char %s[] = {\n    ", table);
+    size_t column = 4;
+    for (const char *item = text; *item != '\0';) {
+        const char *comma = strstr(item, ", ");
+        size_t n = comma != NULL ? (size_t)(comma - item) + 1 : strlen(item);
+        if (column > 4 && column + 1 + n > 80) {
+            buf_puts(out, "\n    ");
+            column = 4;
+        } else if (column > 4) {
+            buf_puts(out, " ");
+            column++;
+        }
+        buf_add(out, item, n);
+        column += n;
+        item += comma != NULL ? n + 1 : n;
+    }
+    buf_puts(out, "};\n");
+    return al->n - 1;
+}
+
 /* The name of the table that holds TEXT: an earlier one that is the
  * same, else NAME_TABLE, whose definition, DECL TABLE[] = TEXT, with
  * COMMENT above it (NULL: none), is appended to OUT. NULL when out of
@@ -237,7 +210,7 @@ static const char *shared_table(struct shared_tables *st, const char *decl,
 static int stub_tables(const char *name, const struct op_def *op,
                        const struct plan *p, int v, const char *label,
                        const struct stub_sections *sec,
-                       struct arg_lists *al, struct shared_tables *st,
+                       struct shared_tables *al, struct shared_tables *st,
                        struct buf *b, char *err, size_t errsize)
 {
     const char *names[SPECL_MAX_PATHS * SPECL_MAX_LAUNCHES];
@@ -555,7 +528,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
     const struct plan *plans[SPECL_MAX_VARIANTS];
     const struct render_cuts *plan_cuts[SPECL_MAX_VARIANTS];
     struct buf rendered[SPECL_MAX_VARIANTS];
-    struct arg_lists al = {NULL, 0, 0};
+    struct shared_tables al = {NULL, NULL, 0, 0};
     struct shared_tables shared = {NULL, NULL, 0, 0};
     struct render_cuts cuts[SPECL_MAX_VARIANTS];
     for (int v = 0; v < n; v++) {
@@ -621,7 +594,7 @@ static int emit_variants(const char *name, const struct emit_variant *ev,
         buf_free(&rendered[v]);
         buf_free(&text[v]);
     }
-    arg_lists_free(&al);
+    shared_tables_free(&al);
     shared_tables_free(&shared);
     if (bad) {
         goto done;
