@@ -19,6 +19,9 @@
  *   z:B        B bytes of zeros (scratch, sync words)
  *   null       a NULL buffer
  * Prints the median time of REPS launches after one to warm up (µs).
+ * Inputs come from a fixed seed: the same arguments, the same values.
+ * PTX_RUN_DUMP=A:FILE writes argument A's buffer (counted from 0) to
+ * FILE after the launches, to compare two kernels' outputs.
  *
  * NVIDIA's OpenCL PTX reads the launch's global offsets (and those of a
  * grid split into several launches) from the driver's %envreg
@@ -160,6 +163,7 @@ int main(int argc, char **argv)
            "(spills, stack) a thread\n", argv[2], regs, shared, local);
 
     static CUdeviceptr ptrs[MAX_ARGS];
+    static size_t bytes[MAX_ARGS];
     static int ints[MAX_ARGS];
     void *params[MAX_ARGS];
     for (int a = 0; a < n_args; a++) {
@@ -180,6 +184,7 @@ int main(int argc, char **argv)
                 h[i] = uniform();
             }
             ptrs[a] = device_buffer(n * 4, h);
+            bytes[a] = n * 4;
             free(h);
         } else if (strncmp(s, "bf16:", 5) == 0 || strncmp(s, "f16:", 4) == 0) {
             int bf = s[0] == 'b';
@@ -189,6 +194,7 @@ int main(int argc, char **argv)
                 h[i] = bf ? tobf(uniform()) : to_f16(uniform());
             }
             ptrs[a] = device_buffer(n * 2, h);
+            bytes[a] = n * 2;
             free(h);
         } else if (sscanf(s, "lab:%zu:%u", &n, &v) == 2 && v > 0) {
             int32_t *h = malloc(n * 4);
@@ -197,9 +203,11 @@ int main(int argc, char **argv)
                        (int32_t)v;
             }
             ptrs[a] = device_buffer(n * 4, h);
+            bytes[a] = n * 4;
             free(h);
         } else if (strncmp(s, "z:", 2) == 0) {
-            ptrs[a] = device_buffer(strtoul(s + 2, NULL, 10), NULL);
+            bytes[a] = strtoul(s + 2, NULL, 10);
+            ptrs[a] = device_buffer(bytes[a], NULL);
         } else {
             fprintf(stderr, "ptx_run: argument %d: unknown '%s'\n", a, s);
             return 2;
@@ -229,6 +237,20 @@ int main(int argc, char **argv)
                argv[2], us[reps / 2], reps, us[0], us[reps - 1]);
     }
     free(us);
+    const char *dump = getenv("PTX_RUN_DUMP");
+    int da = -1, at = 0;
+    if (dump != NULL && sscanf(dump, "%d:%n", &da, &at) == 1 && da >= 0 &&
+        da < n_args && bytes[da] > 0) {
+        void *h = malloc(bytes[da]);
+        check(cuMemcpyDtoH(h, ptrs[da], bytes[da]), "cuMemcpyDtoH");
+        FILE *f = fopen(dump + at, "wb");
+        if (f == NULL || fwrite(h, 1, bytes[da], f) != bytes[da]) {
+            fprintf(stderr, "ptx_run: cannot write %s\n", dump + at);
+            return 1;
+        }
+        fclose(f);
+        free(h);
+    }
     free(ptx);
     cuDevicePrimaryCtxRelease(dev);
     return 0;
