@@ -38,7 +38,9 @@ cmp_bf16() {
 import struct, sys
 a, b = (open(f, "rb").read() for f in sys.argv[1:3])
 n = len(a) // 2
-f = lambda d, i: struct.unpack("<f", struct.pack("<I", struct.unpack_from("<H", d, 2 * i)[0] << 16))[0]
+def f(d, i):
+    bits = struct.unpack_from("<H", d, 2 * i)[0] << 16
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
 diff = max(abs(f(a, i) - f(b, i)) for i in range(n))
 big = max(abs(f(a, i)) for i in range(n))
 print(f"compare: {n} values, max |diff| {diff:.3g}, max |value| {big:.3g}")
