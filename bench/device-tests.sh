@@ -1,9 +1,11 @@
 #!/bin/sh
 # device-tests.sh - the device suites (numeric, sweep, stub contract) and
-# the wide sweep on one OpenCL device, through emitted stubs. Each suite
-# (numeric in four parts) and each of the wide sweep's PARTS runs in a
-# process of its own (each is bound by one host core: kernel builds,
-# inputs, the float64 reference).
+# the wide sweep on one OpenCL device, through emitted stubs. The suites
+# run in JOBS processes (default: the host's cores, at most 12) that share
+# them test by test (specl_tests --claim: each process takes the next
+# test none has taken, numeric's one by one, sweep and stub whole), and
+# each of the wide sweep's PARTS in a process of its own: each process is
+# bound by one host core (kernel builds, inputs, the float64 reference).
 # WHAT picks the suites (all, or suites or wide alone, for hosts that limit
 # one command's time). Logs go to LOGDIR.
 #
@@ -35,14 +37,16 @@ if [ "$what" != suites ]; then
     done
 fi
 if [ "$what" != wide ]; then
-    # The numeric suite, the longest, in four processes of a quarter each.
-    for job in numeric:0/4 numeric:1/4 numeric:2/4 numeric:3/4 sweep:0/1 \
-        stub:0/1; do
-        suite=${job%%:*}
-        part=${job#*:}
-        build/specl_tests --part "$part" "$suite" \
-            >"$logdir/$suite-${part%%/*}.txt" 2>&1 &
+    jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+    [ "$jobs" -gt 12 ] && jobs=12
+    claims=$(mktemp -d) || exit 2
+    trap 'rm -rf "$claims"' EXIT
+    j=0
+    while [ "$j" -lt "$jobs" ]; do
+        build/specl_tests --claim "$claims" numeric sweep stub \
+            >"$logdir/suites-$j.txt" 2>&1 &
         pids="$pids $!"
+        j=$((j + 1))
     done
 fi
 failed=0
