@@ -14,7 +14,8 @@ const char *const stub_host_api[] = {
 /* The names of NAME.c that NAME.h does not declare, as suffixes of
  * NAME_ (stub_names.h): types, tables and static functions. */
 static const char *const stub_suffixes[] = {
-    "launch", "path", "variant_def", "match", "limits", "buffer_shapes",
+    "launch", "path", "variant_def", "match", "limits", "buffer_shape",
+    "buffer_shapes",
     "variants", "matches", "log_append", "log_variant", "device_text",
     "read_build_log", "caps", "has_extension", "compute_capability",
     "device_caps", "caps_text", "sm90a_mark", "sm90a_ptx", "rebuild_sm90a",

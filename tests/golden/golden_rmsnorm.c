@@ -159,13 +159,13 @@ NULL
  * declare every buffer restrict: one marked written shares memory with
  * no other buffer of the call.
  */
-static const struct {
+static const struct golden_rmsnorm_buffer_shape {
     size_t per;
     unsigned sizes;
     size_t fixed;
     size_t bytes;
     int written;
-} golden_rmsnorm_buffer_shapes[golden_rmsnorm_N_BUFFERS] = {
+} golden_rmsnorm_buffer_shapes[] = {
     {512, 1u, 0, 4, 0}, /* x */
     {0, 0u, 512, 4, 0}, /* gamma */
     {512, 1u, 0, 4, 1}, /* y */
@@ -655,10 +655,12 @@ static cl_int golden_rmsnorm_check_aliases(const cl_mem *_buffers,
     size_t _size[golden_rmsnorm_N_BUFFERS + 1];
     int _written[golden_rmsnorm_N_BUFFERS + 1];
     for (int _i = 0; _i <= golden_rmsnorm_N_BUFFERS; _i++) {
-        int _buffer = _i < golden_rmsnorm_N_BUFFERS;
+        int _buffer = _i < golden_rmsnorm_N_BUFFERS; /* else the scratch */
+        const struct golden_rmsnorm_buffer_shape *_shape =
+            golden_rmsnorm_buffer_shapes + _i;
         _mem[_i] = _buffer ? _buffers[_i] : _scratch;
         _size[_i] = _buffer ? _need[_i] : _scratch_need;
-        _written[_i] = !_buffer || golden_rmsnorm_buffer_shapes[_i].written;
+        _written[_i] = !_buffer || _shape->written;
         if (_mem[_i] != NULL) {
             cl_int _err = golden_rmsnorm_mem_origin(_mem[_i], &_root[_i],
                                                     &_start[_i]);
@@ -861,11 +863,11 @@ static cl_int golden_rmsnorm_enqueue_buffers(const struct golden_rmsnorm *_k,
         return _err;
     }
     for (size_t _i = 0; _i < golden_rmsnorm_N_BUFFERS; _i++) {
-        size_t _bytes = golden_rmsnorm_buffer_shapes[_i].bytes;
-        _need[_i] = golden_rmsnorm_count(
-            golden_rmsnorm_buffer_shapes[_i].sizes, _sizes,
-            golden_rmsnorm_buffer_shapes[_i].per,
-            golden_rmsnorm_buffer_shapes[_i].fixed);
+        const struct golden_rmsnorm_buffer_shape *_shape =
+            &golden_rmsnorm_buffer_shapes[_i];
+        size_t _bytes = _shape->bytes;
+        _need[_i] = golden_rmsnorm_count(_shape->sizes, _sizes, _shape->per,
+                                         _shape->fixed);
         if (_need[_i] > SIZE_MAX / _bytes) {
             return CL_INVALID_VALUE;
         }
