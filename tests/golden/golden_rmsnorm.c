@@ -741,14 +741,14 @@ static cl_int golden_rmsnorm_enqueue_launch(
     cl_int _err = CL_SUCCESS;
     for (cl_uint _a = 0; _l->args[_a] != golden_rmsnorm_ARG_END && !_err;
          _a++) {
-        if (_l->args[_a] <= golden_rmsnorm_ARG_ROWS) {
+        int _arg = _l->args[_a];
+        if (_arg <= golden_rmsnorm_ARG_ROWS) {
             /* Each size was checked to be at most INT_MAX. */
-            cl_int _size =
-                (cl_int)_sizes[golden_rmsnorm_ARG_ROWS - _l->args[_a]];
+            int _i = golden_rmsnorm_ARG_ROWS - _arg;
+            cl_int _size = (cl_int)_sizes[_i];
             _err = clSetKernelArg(_kernel, _a, sizeof _size, &_size);
         } else {
-            _err = clSetKernelArg(_kernel, _a, sizeof(cl_mem),
-                                  &_buffers[_l->args[_a]]);
+            _err = clSetKernelArg(_kernel, _a, sizeof(cl_mem), &_buffers[_arg]);
         }
     }
     if (_err != CL_SUCCESS) {
