@@ -10,20 +10,28 @@
 #include "render.h"
 
 void define_lines(const struct define *defs, int n, const char *prefix,
-                  struct buf *out)
+                  size_t cols, struct buf *out)
 {
     char value[48];
-    size_t width = 0;
+    size_t width = 0, comment = 0;
     for (int i = 0; i < n; i++) {
         define_text(&defs[i], value, sizeof value);
         size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
         width = w > width ? w : width;
+        size_t c = strlen(defs[i].comment);
+        comment = c > comment ? c : comment;
     }
+    /* The widest aligned line: "#define " (8 columns), the widest define,
+     * then a blank and the widest comment with its delimiters (7). */
+    int above = cols != 0 && comment > 0 && 8 + width + 4 + comment + 3 > cols;
     for (int i = 0; i < n; i++) {
         define_text(&defs[i], value, sizeof value);
         size_t w = strlen(prefix) + strlen(defs[i].name) + 1 + strlen(value);
+        if (above && defs[i].comment[0]) {
+            buf_printf(out, "/* %s */\n", defs[i].comment);
+        }
         buf_printf(out, "#define %s%s %s", prefix, defs[i].name, value);
-        if (defs[i].comment[0]) {
+        if (!above && defs[i].comment[0]) {
             buf_printf(out, "%*s /* %s */", (int)(width - w), "",
                        defs[i].comment);
         }
@@ -52,7 +60,7 @@ static void table_lines(const struct plan *plan, struct buf *out)
 void cl_prelude(const struct plan *plan, struct buf *out)
 {
     buf_puts(out, "\n/* Parameters: the values of this kernel's plan. */\n");
-    define_lines(plan->define, plan->n_define, "", out);
+    define_lines(plan->define, plan->n_define, "", 0, out);
     table_lines(plan, out);
     buf_puts(out, "\n");
 }

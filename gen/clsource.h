@@ -12,9 +12,11 @@
 #include "render.h"
 
 /* Appends one `#define PREFIXNAME VALUE` line per define of DEFS (N of
- * them), values aligned and each define's comment after it. */
+ * them), each define's comment after it, the comments aligned; where
+ * that would take a line past COLS columns (0: no limit), each comment
+ * on a line of its own above its define instead. */
 void define_lines(const struct define *defs, int n, const char *prefix,
-                  struct buf *out);
+                  size_t cols, struct buf *out);
 
 /* Appends the #define prelude of PLAN: the values the kernels are built
  * with. */

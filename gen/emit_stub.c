@@ -344,7 +344,8 @@ int render_stub(const char *name, const struct emit_variant *ev, int n,
     buf_printf(&b[H_N_VARIANTS], "%d", n);
     char prefix[EMIT_NAME_MAX + 1];
     snprintf(prefix, sizeof prefix, "%s_", name);
-    define_lines(plan->constant, plan->n_constant, prefix, &b[H_CONSTANTS]);
+    define_lines(plan->constant, plan->n_constant, prefix, C_LAYOUT_COLS,
+                 &b[H_CONSTANTS]);
     stub_buffers(name, ks, plan, sec, b);
     stub_sizes(name, ks->op, b);
     stub_caps_code(name, sec->asked, sec->needed, &b[H_CAPS]);
