@@ -382,6 +382,25 @@ static void put_comment(struct buf *out, struct layout *st, int indent,
     buf_free(&b);
 }
 
+/* A preprocessor line S (N bytes) as it is; but past C_LAYOUT_COLS, a
+ * comment that ends it moves above it (not on a line a backslash
+ * continues, or continued: the comment would be the macro's). */
+static void put_directive(struct buf *out, struct layout *st, const char *s,
+                          int n)
+{
+    if (n > C_LAYOUT_COLS && !st->in_directive && s[n - 1] != '\\') {
+        struct layout probe = *st;
+        struct line_scan sc;
+        scan_line(&probe, s, n, 0, 0, &sc);
+        if (sc.comment_at >= 0) {
+            put_comment(out, st, leading_blanks(s, n), s + sc.comment_at,
+                        n - sc.comment_at);
+            n = sc.comment_at;
+        }
+    }
+    put_line(out, st, s, n, 0, 0);
+}
+
 /* Where the declarator of the declaration on line L (N bytes) starts:
  * the name (and its '*'s) before the first '[', '(' or " = ", after a
  * blank, the line starting with a word (its type); or -1. */
@@ -736,7 +755,7 @@ void c_layout(struct buf *text)
             put_comment_line(&out, &st, line, len, next, n_next, &carry);
         } else if (st.in_directive || (lead < n && p[lead] == '#')) {
             struct layout keep = st;
-            put_line(&out, &st, p, n, 0, 0);
+            put_directive(&out, &st, p, n);
             keep.in_comment = st.in_comment;
             st = keep;
             st.in_directive = n > 0 && p[n - 1] == '\\';

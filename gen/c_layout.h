@@ -21,9 +21,10 @@
  * - a line past C_LAYOUT_COLS columns breaks after the last ", " inside
  *   a parenthesis or brace that lets it fit, repeatedly; a comment that
  *   ends such a line moves above it; a comment line breaks between
- *   words, a comment's text after "label: " aligned under itself.
- * Preprocessor lines, string literals and what no rule fits stay as
- * they are. */
+ *   words, a comment's text after "label: " aligned under itself;
+ * - a preprocessor line past C_LAYOUT_COLS columns that a comment ends
+ *   (neither continued nor continuing) has it moved above it, and stays
+ *   as it is otherwise, as do string literals and what no rule fits. */
 void c_layout(struct buf *text);
 
 #endif

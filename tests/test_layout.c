@@ -54,6 +54,19 @@ static void test_layout_cases(void)
          "when none could be used */\n",
          "    /* index in the variants of this kernel; -1 when none could "
          "be used */\n    int variant;\n"},
+        /* A directive's comment that takes it past 80 columns moves
+         * above it; in a continued macro it stays. */
+        {"#define a_kernel_name_of_more_than_forty_characters_ARG_SYNC "
+         "(-1) /* the handle's */\n"
+         "#define a_kernel_name_of_more_than_forty_characters_F(a) \\\n"
+         "    a_kernel_name_of_more_than_forty_characters_G(a) /* its "
+         "first argument, a */\n",
+         "/* the handle's */\n"
+         "#define a_kernel_name_of_more_than_forty_characters_ARG_SYNC "
+         "(-1)\n"
+         "#define a_kernel_name_of_more_than_forty_characters_F(a) \\\n"
+         "    a_kernel_name_of_more_than_forty_characters_G(a) /* its "
+         "first argument, a */\n"},
         /* A long comment line breaks between words, under its label's
          * text. */
         {"/* x.c\n * fields: in_features=4096 out_features=4096 rank=16 "
