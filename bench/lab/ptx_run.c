@@ -23,11 +23,13 @@
  * PTX_RUN_DUMP=A:FILE writes argument A's buffer (counted from 0) to
  * FILE after the launches, to compare two kernels' outputs.
  *
- * NVIDIA's OpenCL PTX reads the launch's global offsets (and those of a
- * grid split into several launches) from the driver's %envreg
- * registers, which a CUDA launch does not set as OpenCL's does: each
- * read of one becomes 0 here, as an OpenCL launch without offsets has
- * them. */
+ * NVIDIA's OpenCL PTX reads from the driver's %envreg registers what a
+ * CUDA launch does not set as OpenCL's does (bench/lab/envreg_probe.cl
+ * shows which): %envreg0-2 the offset of the launch's first group (a
+ * grid split into several launches), %envreg3-5 the global offset,
+ * %envreg6-8 the groups of the whole grid (get_num_groups). Here each
+ * read becomes its value for one launch of GX x GY groups without
+ * offsets: 0, and GX, GY, 1 for the groups. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <cuda.h>
@@ -50,19 +52,26 @@ static void check(CUresult r, const char *what)
     }
 }
 
-/* PTX with every %envregN operand replaced by 0; their count in *N. */
-static char *without_envregs(const char *ptx, int *n)
+/* PTX with every %envregN operand replaced by its value for a launch of
+ * GX x GY groups without offsets (the comment above); their count in
+ * *N. */
+static char *without_envregs(const char *ptx, unsigned gx, unsigned gy,
+                             int *n)
 {
     static const char reg[] = "%envreg";
-    char *out = malloc(strlen(ptx) + 1), *o = out;
+    /* Each register's value takes at most 10 digits where its name took
+     * 8 characters or more. */
+    char *out = malloc(2 * strlen(ptx) + 1), *o = out;
     *n = 0;
     for (const char *p = ptx; *p != '\0';) {
         if (strncmp(p, reg, sizeof reg - 1) == 0) {
             p += sizeof reg - 1;
+            int r = 0;
             while (*p >= '0' && *p <= '9') {
-                p++;
+                r = 10 * r + (*p++ - '0');
             }
-            *o++ = '0';
+            unsigned v = r == 6 ? gx : r == 7 ? gy : r == 8 ? 1u : 0u;
+            o += sprintf(o, "%u", v);
             ++*n;
         } else {
             *o++ = *p++;
@@ -146,9 +155,9 @@ int main(int argc, char **argv)
     void *vals[] = {log, (void *)(uintptr_t)sizeof log};
     char *text = slurp(argv[1]);
     int n_env = 0;
-    char *ptx = without_envregs(text, &n_env);
+    char *ptx = without_envregs(text, gx, gy, &n_env);
     free(text);
-    printf("%s: %d reads of %%envreg set to 0\n", argv[1], n_env);
+    printf("%s: %d reads of %%envreg set\n", argv[1], n_env);
     CUresult r = cuModuleLoadDataEx(&mod, ptx, 2, opts, vals);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "%s\n", log);
