@@ -1,13 +1,14 @@
 #!/bin/sh
 # maxrreg-probe.sh OUT - does NVIDIA's OpenCL compiler cap registers with
-# -cl-nv-maxrregcount? kernel-info (../shared/device/ptx/kernel-info.c,
-# or KERNEL_INFO) built with that option added, on the NVIDIA variants of
+# -cl-nv-maxrregcount? KERNEL_INFO (the source of a C program that builds
+# each .cl it is given with "-cl-std=CL1.2 -cl-nv-verbose" and prints the
+# build log) built with that option added, on the NVIDIA variants of
 # cross_entropy bf16 128256 (48 registers) and the one-launch bf16
 # layernorm_backward (127): ptxas's registers and spills at each cap
 # (SEP: what joins the option and its value, "=" or " ").
 set -e
 out=${1:?usage: maxrreg-probe.sh OUT}
-src=${KERNEL_INFO:-../shared/device/ptx/kernel-info.c}
+src=${KERNEL_INFO:?set KERNEL_INFO to the kernel-info program's source}
 t=/tmp/maxrreg
 mkdir -p "$out" $t
 build/specl gen bench/specs/xent.yaml -o $t/gx > /dev/null
