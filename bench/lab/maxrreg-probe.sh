@@ -8,7 +8,7 @@
 # (SEP: what joins the option and its value, "=" or " ").
 set -e
 out=${1:?usage: maxrreg-probe.sh OUT}
-src=${KERNEL_INFO:?set KERNEL_INFO to the kernel-info program's source}
+src=${KERNEL_INFO:?set KERNEL_INFO: the source of a kernel-info program}
 t=/tmp/maxrreg
 mkdir -p "$out" $t
 build/specl gen bench/specs/xent.yaml -o $t/gx > /dev/null
