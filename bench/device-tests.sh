@@ -62,5 +62,13 @@ grep -h "kernels built\|cases run" $logs >>"$logdir/summary.txt"
 # shellcheck disable=SC2086
 grep -h -A3 "Run Summary" $logs | grep "tests\|asserts" \
     >>"$logdir/summary.txt"
+# The suites' processes' logs as one file (a host that returns a limited
+# count of files returns it whole).
+if ls "$logdir"/suites-*.txt >/dev/null 2>&1; then
+    for f in "$logdir"/suites-*.txt; do
+        echo "== $f"
+        cat "$f"
+    done >"$logdir/suites.log" && rm -f "$logdir"/suites-*.txt
+fi
 cat "$logdir/summary.txt"
 [ "$failed" -eq 0 ]
