@@ -218,7 +218,7 @@ static void decode_mma_defaults(struct kernel_spec *ks)
     struct lora c;
     lora_read(ks, &c);
     int asked = spec_knob_set(ks, "decode_mma_max");
-    if (!uses_lora_mma(&c) || !c.half ||
+    if (!uses_lora_mma(&c) || !c.half || (asked && c.decode_mma_max == 0) ||
         (!asked && (ks->target == TARGET_CPU || c.R % 8 != 0 || c.R > 64 ||
                     c.decode_rows == 0 || spec_knob_set(ks, "decode_max") ||
                     tiles_few(&c, c.decode_max)))) {

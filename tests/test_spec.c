@@ -1214,11 +1214,14 @@ static void check_path_order(const struct kernel_spec *ks,
 
 /* Knobs that turn a path off (0: never) leave no path for it, and the
  * paths stay in order, on every target's defaults: lora_decode with
- * decode_max: 0 and decode_rows at its default once took every row. */
+ * decode_max: 0 and decode_rows at its default once took every row, and
+ * decode_mma_max: 0 alone once made decode_max -1 and lora_decode_mma a
+ * path that the emitter refused. */
 static void test_paths_off(void)
 {
     static const char *const tiles[] = {
         "decode_max: 0",
+        "decode_mma_max: 0",
         "decode_max: 0, decode_mma_max: 0, split_k: 1",
         "decode_rows: 0, split_k: 1",
         "decode_max: 0, decode_mma_max: 0, split_k: 1, engine: wgmma, "
@@ -1257,6 +1260,10 @@ static void test_paths_off(void)
             int decode = plan_launches(&p, "lora_decode");
             TU_CHECK(!decode || strstr(tiles[t], "decode_max: 0") == NULL,
                      "{%s} on target %d: lora_decode runs", tiles[t],
+                     (int)targets[g]);
+            int dmma = plan_launches(&p, "lora_decode_mma");
+            TU_CHECK(!dmma || strstr(tiles[t], "decode_mma_max: 0") == NULL,
+                     "{%s} on target %d: lora_decode_mma runs", tiles[t],
                      (int)targets[g]);
             spec_set_free(&s);
         }
