@@ -116,7 +116,8 @@ enum { XA_PREPASS, XA_INLINE };
       "work-group each, summed by lora_combine (lora_main halves them as "   \
       "the rows' tiles grow past a wave); 1: no split path")                 \
     X(split_max, long, VALUE_INT, 0, 0, 16777216, NULL,                      \
-      "rows at or below which the split path runs (above decode_max)")       \
+      "rows at or below which the split path runs (above decode_max); "    \
+      "0: never")                                                            \
     X(pad_rows, long, VALUE_INT, 0, 0, 16777216, NULL,                       \
       "rows from which lora_main reads 4 elements wide from copies of X "    \
       "(in_features no multiple of 4) and of W and B (out_features no "      \

@@ -477,8 +477,8 @@ static void check_split(const struct kernel_spec *ks, const struct lora *c,
     const char *file = ks->file;
     struct mark at = spec_knob_mark(ks, "split_k");
     long decode = few_upto(c);
-    if (c->split_k <= 1) {
-        return;
+    if (c->split_k <= 1 || c->split_max == 0) {
+        return; /* no split path */
     }
     if (!c->base || c->xa != XA_PREPASS) {
         diag_error(d, file, at, "split_k (%ld) needs %s", c->split_k,

@@ -1216,12 +1216,14 @@ static void check_path_order(const struct kernel_spec *ks,
  * paths stay in order, on every target's defaults: lora_decode with
  * decode_max: 0 and decode_rows at its default once took every row, and
  * decode_mma_max: 0 alone once made decode_max -1 and lora_decode_mma a
- * path that the emitter refused. */
+ * path that the emitter refused, and split_max: 0 was refused as not
+ * above decode_max. */
 static void test_paths_off(void)
 {
     static const char *const tiles[] = {
         "decode_max: 0",
         "decode_mma_max: 0",
+        "split_max: 0",
         "decode_max: 0, decode_mma_max: 0, split_k: 1",
         "decode_rows: 0, split_k: 1",
         "decode_max: 0, decode_mma_max: 0, split_k: 1, engine: wgmma, "
@@ -1247,10 +1249,15 @@ static void test_paths_off(void)
             CU_ASSERT_PTR_NOT_NULL_FATAL(d.out);
             int refused = spec_set_target(&s, targets[g], &d) != 0;
             fclose(d.out);
+            /* Only engine: wgmma may be refused, where the target has no
+             * warpgroups. */
+            TU_CHECK(!refused || strstr(tiles[t], "engine: wgmma") != NULL,
+                     "{%s} on target %d: refused: %s", tiles[t],
+                     (int)targets[g], out);
             free(out);
             if (refused || s.n_kernel != 1) {
                 spec_set_free(&s);
-                continue; /* engine: wgmma where the target refuses it */
+                continue;
             }
             const struct kernel_spec *ks = &s.kernel[0];
             struct plan p;
@@ -1260,6 +1267,11 @@ static void test_paths_off(void)
             int decode = plan_launches(&p, "lora_decode");
             TU_CHECK(!decode || strstr(tiles[t], "decode_max: 0") == NULL,
                      "{%s} on target %d: lora_decode runs", tiles[t],
+                     (int)targets[g]);
+            int split = plan_launches(&p, "lora_main_split") +
+                        plan_launches(&p, "lora_mma_split");
+            TU_CHECK(!split || strstr(tiles[t], "split_max: 0") == NULL,
+                     "{%s} on target %d: the split path runs", tiles[t],
                      (int)targets[g]);
             int dmma = plan_launches(&p, "lora_decode_mma");
             TU_CHECK(!dmma || strstr(tiles[t], "decode_mma_max: 0") == NULL,
