@@ -128,7 +128,7 @@ enum { XA_PREPASS, XA_INLINE };
       "0: lora_delta never runs")                                            \
     X(delta_max, long, VALUE_INT, 0, 0, 16777216, NULL,                      \
       "rows at or below which lora_delta runs (above decode_max), in one "   \
-      "launch")                                                              \
+      "launch; 0: never")                                                    \
     X(delta_split, long, VALUE_INT, 1, 1, 64, NULL,                          \
       "lora_delta at its fewest rows (up to 64 work-groups of "              \
       "delta_rows): N cut into this many slices, a work-group each, each "   \

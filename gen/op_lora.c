@@ -436,6 +436,9 @@ static void check_delta(const struct kernel_spec *ks, const struct lora *c,
                    c->delta_rows);
         return;
     }
+    if (c->delta_max == 0) {
+        return; /* lora_delta never runs */
+    }
     if (c->delta_rows * c->R > 64) {
         diag_error(d, file, knob_blame(ks, "delta_rows", "delta_max"),
                    "lora_delta keeps delta_rows x rank values of T per "

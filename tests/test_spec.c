@@ -1216,14 +1216,17 @@ static void check_path_order(const struct kernel_spec *ks,
  * paths stay in order, on every target's defaults: lora_decode with
  * decode_max: 0 and decode_rows at its default once took every row, and
  * decode_mma_max: 0 alone once made decode_max -1 and lora_decode_mma a
- * path that the emitter refused, and split_max: 0 was refused as not
- * above decode_max. */
+ * path that the emitter refused, and split_max: 0 and delta_max: 0 were
+ * refused as not above decode_max. A tile that begins with "base: false"
+ * puts that field in the spec instead, at rank 16 (where lora_delta runs
+ * by default). */
 static void test_paths_off(void)
 {
     static const char *const tiles[] = {
         "decode_max: 0",
         "decode_mma_max: 0",
         "split_max: 0",
+        "base: false, delta_max: 0",
         "decode_max: 0, decode_mma_max: 0, split_k: 1",
         "decode_rows: 0, split_k: 1",
         "decode_max: 0, decode_mma_max: 0, split_k: 1, engine: wgmma, "
@@ -1237,10 +1240,14 @@ static void test_paths_off(void)
         for (size_t g = 0; g < sizeof targets / sizeof targets[0]; g++) {
             char text[512];
             struct spec_set s;
+            const char *base = "base: false, ";
+            int adapter = strncmp(tiles[t], base, strlen(base)) == 0;
             snprintf(text, sizeof text,
                      "kernels:\n  - {name: t_off, op: lora_forward, dtype: "
-                     "bf16, in_features: 1000, out_features: 1064, rank: 40, "
-                     "tile: {%s}}\n", tiles[t]);
+                     "bf16, in_features: 1000, out_features: 1064, "
+                     "rank: %s, tile: {%s}}\n",
+                     adapter ? "16, base: false" : "40",
+                     tiles[t] + (adapter ? strlen(base) : 0));
             TU_CHECK(read_text(&s, text, NULL) == 0 && s.n_kernel == 1,
                      "{%s}: the spec does not read", tiles[t]);
             char *out = NULL;
@@ -1273,11 +1280,60 @@ static void test_paths_off(void)
             TU_CHECK(!split || strstr(tiles[t], "split_max: 0") == NULL,
                      "{%s} on target %d: the split path runs", tiles[t],
                      (int)targets[g]);
+            int delta = plan_launches(&p, "lora_delta");
+            TU_CHECK(!delta || strstr(tiles[t], "delta_max: 0") == NULL,
+                     "{%s} on target %d: lora_delta runs", tiles[t],
+                     (int)targets[g]);
             int dmma = plan_launches(&p, "lora_decode_mma");
             TU_CHECK(!dmma || strstr(tiles[t], "decode_mma_max: 0") == NULL,
                      "{%s} on target %d: lora_decode_mma runs", tiles[t],
                      (int)targets[g]);
             spec_set_free(&s);
+        }
+    }
+}
+
+/* Every knob whose help says 0 turns something off takes 0 alone on each
+ * op's example kernel, f32 and bf16: the spec validates and every
+ * variant emits (decode_mma_max, split_max and delta_max at 0 were once
+ * refused, or failed in the emitter). */
+static void test_knobs_zero_off(void)
+{
+    static const char *const dtypes[] = {"f32", "bf16"};
+    for (int o = 0; op_registry[o] != NULL; o++) {
+        const struct op_def *op = op_registry[o];
+        char fields[256];
+        example_fields(op, fields, sizeof fields);
+        for (int k = 0; k < op->n_knobs; k++) {
+            const struct param_def *kn = &op->knobs[k];
+            if (kn->kind != VALUE_INT || kn->min > 0 ||
+                (strstr(kn->help, "0: never") == NULL &&
+                 strstr(kn->help, "0: none") == NULL)) {
+                continue;
+            }
+            for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
+                char text[512], *messages = NULL;
+                struct spec_set s;
+                snprintf(text, sizeof text,
+                         "kernels:\n  - {name: t_zero, op: %s, dtype: %s, "
+                         "%s, tile: {%s: 0}}\n",
+                         op->name, dtypes[t], fields, kn->key);
+                int errors = read_text(&s, text, &messages);
+                TU_CHECK(errors == 0 && s.n_kernel == 1,
+                         "%s %s %s: 0 refused: %s", op->name, dtypes[t],
+                         kn->key, messages != NULL ? messages : "");
+                free(messages);
+                if (errors == 0 && s.n_kernel == 1) {
+                    struct emitted e;
+                    char err[256];
+                    int rc = emit_kernel(tu_gen_variants(&s.kernel[0]), &e,
+                                         err, sizeof err);
+                    TU_CHECK(rc == 0, "%s %s %s: 0 does not emit: %s",
+                             op->name, dtypes[t], kn->key, err);
+                    emitted_free(&e);
+                }
+                spec_set_free(&s);
+            }
         }
     }
 }
@@ -2160,6 +2216,8 @@ int add_spec_suite(void)
                     "heads", test_attention_backward_scratch) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
+        CU_add_test(s, "knobs that 0 turns off take 0 alone",
+                    test_knobs_zero_off) == NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
             NULL ||
         CU_add_test(s, "fuzz regressions replayed", test_fuzz_regressions) ==
