@@ -11,7 +11,9 @@
 #
 #   SPECL_DEVICE=0:0 sh bench/device-tests.sh LOGDIR [PARTS] [WHAT]
 #
-# Run from the repository root after `make build/specl_tests`.
+# Run from the repository root after `make build/specl_tests`; the host
+# needs CUnit's shared library (specl_tests links it), a C compiler and
+# OpenCL's headers (SPECL_STUB_CFLAGS=-IDIR where they are not installed).
 set -u
 logdir=${1:?usage: device-tests.sh LOGDIR [PARTS] [all|suites|wide]}
 parts=${2:-8}
