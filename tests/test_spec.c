@@ -1293,11 +1293,29 @@ static void test_paths_off(void)
     }
 }
 
-/* Every knob whose help says 0 turns something off takes 0 alone on each
- * op's example kernel, f32 and bf16: the spec validates and every
- * variant emits (decode_mma_max, split_max and delta_max at 0 were once
- * refused, or failed in the emitter). */
-static void test_knobs_zero_off(void)
+/* The value that KN's help says turns its path or split off ("0:
+ * never", "0: none", "1: none", "1: no ..."), or -1. */
+static int knob_off_value(const struct param_def *kn)
+{
+    if (kn->kind != VALUE_INT) {
+        return -1;
+    }
+    if (strstr(kn->help, "0: never") != NULL ||
+        strstr(kn->help, "0: none") != NULL) {
+        return kn->min <= 0 ? 0 : -1;
+    }
+    if (strstr(kn->help, "1: none") != NULL ||
+        strstr(kn->help, "1: no ") != NULL) {
+        return kn->min <= 1 ? 1 : -1;
+    }
+    return -1;
+}
+
+/* Every knob whose help says a value turns something off takes that
+ * value alone on each op's example kernel, f32 and bf16: the spec
+ * validates and every variant emits (decode_mma_max, split_max and
+ * delta_max at 0 were once refused, or failed in the emitter). */
+static void test_knobs_off(void)
 {
     static const char *const dtypes[] = {"f32", "bf16"};
     for (int o = 0; op_registry[o] != NULL; o++) {
@@ -1306,30 +1324,29 @@ static void test_knobs_zero_off(void)
         example_fields(op, fields, sizeof fields);
         for (int k = 0; k < op->n_knobs; k++) {
             const struct param_def *kn = &op->knobs[k];
-            if (kn->kind != VALUE_INT || kn->min > 0 ||
-                (strstr(kn->help, "0: never") == NULL &&
-                 strstr(kn->help, "0: none") == NULL)) {
+            int off = knob_off_value(kn);
+            if (off < 0) {
                 continue;
             }
             for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
                 char text[512], *messages = NULL;
                 struct spec_set s;
                 snprintf(text, sizeof text,
-                         "kernels:\n  - {name: t_zero, op: %s, dtype: %s, "
-                         "%s, tile: {%s: 0}}\n",
-                         op->name, dtypes[t], fields, kn->key);
+                         "kernels:\n  - {name: t_off, op: %s, dtype: %s, "
+                         "%s, tile: {%s: %d}}\n",
+                         op->name, dtypes[t], fields, kn->key, off);
                 int errors = read_text(&s, text, &messages);
                 TU_CHECK(errors == 0 && s.n_kernel == 1,
-                         "%s %s %s: 0 refused: %s", op->name, dtypes[t],
-                         kn->key, messages != NULL ? messages : "");
+                         "%s %s %s: %d refused: %s", op->name, dtypes[t],
+                         kn->key, off, messages != NULL ? messages : "");
                 free(messages);
                 if (errors == 0 && s.n_kernel == 1) {
                     struct emitted e;
                     char err[256];
                     int rc = emit_kernel(tu_gen_variants(&s.kernel[0]), &e,
                                          err, sizeof err);
-                    TU_CHECK(rc == 0, "%s %s %s: 0 does not emit: %s",
-                             op->name, dtypes[t], kn->key, err);
+                    TU_CHECK(rc == 0, "%s %s %s: %d does not emit: %s",
+                             op->name, dtypes[t], kn->key, off, err);
                     emitted_free(&e);
                 }
                 spec_set_free(&s);
@@ -2216,8 +2233,8 @@ int add_spec_suite(void)
                     "heads", test_attention_backward_scratch) == NULL ||
         CU_add_test(s, "paths turned off, paths in order", test_paths_off) ==
             NULL ||
-        CU_add_test(s, "knobs that 0 turns off take 0 alone",
-                    test_knobs_zero_off) == NULL ||
+        CU_add_test(s, "knobs take alone the value that turns them off",
+                    test_knobs_off) == NULL ||
         CU_add_test(s, "list: example knobs are gen's", test_list_example) ==
             NULL ||
         CU_add_test(s, "fuzz regressions replayed", test_fuzz_regressions) ==
