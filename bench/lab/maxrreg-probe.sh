@@ -15,9 +15,7 @@ build/specl gen bench/specs/xent.yaml -o $t/gx > /dev/null
 build/specl gen bench/specs/layer.yaml -o $t/gl > /dev/null
 for k in bf16_xent_llama3:gx bf16_layernorm_back_4096:gl; do
     name=${k%%:*} dir=$t/${k#*:}
-    cc -DSTUB=$name -I $dir -include $dir/$name.c -o $t/vsrc-$name \
-        bench/lab/variant_source.c -lOpenCL
-    $t/vsrc-$name 2 > $t/$name.cl
+    sh bench/lab/variant_cl.sh $dir $name 2 > $t/$name.cl
 done
 for cap in 0 40 32 96 80 64; do
     opt="-cl-std=CL1.2 -cl-nv-verbose"

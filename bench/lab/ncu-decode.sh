@@ -46,9 +46,7 @@ big = max(abs(f(a, i)) for i in range(n))
 print(f"compare: {n} values, max |diff| {diff:.3g}, max |value| {big:.3g}")
 PY
 }
-cc -DSTUB=$k -I $t/gen -include $t/gen/$k.c -o $t/vsrc-$k \
-    bench/lab/variant_source.c -lOpenCL
-$t/vsrc-$k 0 > $t/$k.cl
+sh bench/lab/variant_cl.sh $t/gen $k 0 > $t/$k.cl
 base=attention_mma_part_merged
 for cfg in ${CONFIGS:-"16 1" "16 2" "32 1" "32 2" "16 3"}; do
     name=$k-$(echo $cfg | tr ' ' '-')

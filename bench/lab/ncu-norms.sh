@@ -16,9 +16,7 @@ build/specl gen bench/specs/layer.yaml -o $t/gen > /dev/null
 R=4096 D=4096
 N=$((R * D))
 for k in $kernels; do
-    cc -DSTUB=$k -I $t/gen -include $t/gen/$k.c -o $t/vsrc-$k \
-        bench/lab/variant_source.c -lOpenCL
-    $t/vsrc-$k 2 > $t/$k.cl
+    sh bench/lab/variant_cl.sh $t/gen $k 2 > $t/$k.cl
     $t/ptx_info $t/$k.cl > $t/$k.ptx
     case $k in
     bf16_*) e=bf16 ;;

@@ -20,9 +20,7 @@ sh bench/lab/ptx_tools.sh $t
 build/specl gen bench/specs/half_small.yaml -o $t/gen > /dev/null
 build/specl gen bench/specs/train_half.yaml -o $t/gen > /dev/null
 ptx() {
-    cc -DSTUB=$1 -I $t/gen -include $t/gen/$1.c -o $t/vsrc-$1 \
-        bench/lab/variant_source.c -lOpenCL
-    $t/vsrc-$1 2 > $t/$1.cl
+    sh bench/lab/variant_cl.sh $t/gen $1 2 > $t/$1.cl
     $t/ptx_info $t/$1.cl > $t/$1.ptx
 }
 # profile NAME KERNEL GX GY BX BY ARG...

@@ -14,9 +14,7 @@ build/specl gen bench/specs/xent.yaml -o $t/gen > /dev/null
 k=bf16_xent_llama3
 R=4096 V=128256
 N=$((R * V))
-cc -DSTUB=$k -I $t/gen -include $t/gen/$k.c -o $t/vsrc \
-    bench/lab/variant_source.c -lOpenCL
-$t/vsrc 2 > $t/$k.cl
+sh bench/lab/variant_cl.sh $t/gen $k 2 > $t/$k.cl
 $t/ptx_info $t/$k.cl > $t/$k.ptx
 common="i:$R bf16:$N lab:$R:$V z:$((N * 2)) z:$(((R + 1) * 4))"
 for path in shared row; do

@@ -12,9 +12,7 @@ mkdir -p "$out" $t
 sh bench/lab/ptx_tools.sh $t
 build/specl gen bench/specs/layer.yaml -o $t/gen > /dev/null
 for k in $kernels; do
-    cc -DSTUB=$k -I $t/gen -include $t/gen/$k.c -o $t/vsrc-$k \
-        bench/lab/variant_source.c -lOpenCL
-    $t/vsrc-$k 2 > "$out/$k.cl"
+    sh bench/lab/variant_cl.sh $t/gen $k 2 > "$out/$k.cl"
     $t/ptx_info "$out/$k.cl" > "$out/$k.ptx"
     ptxas -arch=sm_90a -v "$out/$k.ptx" -o $t/$k.cubin 2> "$out/$k.ptxas.txt"
     cuobjdump -sass $t/$k.cubin > "$out/$k.sass"

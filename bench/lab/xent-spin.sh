@@ -16,9 +16,7 @@ build/specl gen bench/specs/xent.yaml -o $t/gen > /dev/null
 k=bf16_xent_llama3
 R=4096 V=128256
 N=$((R * V))
-cc -DSTUB=$k -I $t/gen -include $t/gen/$k.c -o $t/vsrc \
-    bench/lab/variant_source.c -lOpenCL
-$t/vsrc 2 > $t/atomic.cl
+sh bench/lab/variant_cl.sh $t/gen $k 2 > $t/atomic.cl
 spin='while(atomic_add(&w\[ROW_ARRIVED\],0u)<SHARE_GROUPS){}'
 grep -q "$spin" $t/atomic.cl
 poll='while(atomic_add(\&w[ROW_ARRIVED],0u)<SHARE_GROUPS)'
